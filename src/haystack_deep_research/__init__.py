@@ -1,0 +1,1 @@
+"""haystack-deep-research: turn a question into a structured, cited Markdown research report."""

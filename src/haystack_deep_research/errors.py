@@ -1,0 +1,91 @@
+"""
+Every error the library raises on purpose.
+
+Errors are split by whose fault they are: a usage mistake the caller can fix by changing a call, or a
+failure during a run that the caller can retry, configure around or report::
+
+    DeepResearchError
+    ├── UsageError (also a ValueError)          the caller can fix it by changing the call
+    │   ├── ConfigurationError                  a bad parameter to a factory, tool or policy
+    │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
+    │   └── MissingCredentialsError             an API key is not set
+    └── ResearchRunError                        something failed while a run was under way
+        └── FetchError                          a URL could not be read
+            ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
+            ├── ContentTooLargeError            the body exceeded the download cap
+            ├── FetchTimeoutError               connect, read or total time ran out
+            ├── UnsupportedContentError         a content type the library does not read
+            └── ExtractionError                 the body could not be turned into text
+
+Inside a run most ``ResearchRunError`` cases never reach the caller: a tool turns them into a tool result the
+model can react to, and a failing phase is recorded in ``exit_reason`` and ``warnings``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "ContentTooLargeError",
+    "DeepResearchError",
+    "ExtractionError",
+    "FetchError",
+    "FetchTimeoutError",
+    "InvalidQuestionError",
+    "MissingCredentialsError",
+    "ResearchRunError",
+    "URLRefusedError",
+    "UnsupportedContentError",
+    "UsageError",
+]
+
+
+class DeepResearchError(Exception):
+    """Base class of every error raised on purpose by haystack-deep-research."""
+
+
+class UsageError(DeepResearchError, ValueError):
+    """The caller used the library in a way it does not support; the message says what to change."""
+
+
+class ConfigurationError(UsageError):
+    """A parameter given to a factory, tool or policy is outside its allowed values."""
+
+
+class InvalidQuestionError(UsageError):
+    """The input to ``run`` / ``run_async`` holds no question to research."""
+
+
+class MissingCredentialsError(UsageError):
+    """An API key the default clients need is not set."""
+
+
+class ResearchRunError(DeepResearchError):
+    """Something failed while a research run was under way."""
+
+
+class FetchError(ResearchRunError):
+    """A URL could not be read. ``url`` is the URL that was asked for."""
+
+    def __init__(self, message: str, *, url: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class URLRefusedError(FetchError):
+    """The URL policy refused the URL or one of its redirect hops."""
+
+
+class ContentTooLargeError(FetchError):
+    """The response body exceeded the download size cap."""
+
+
+class FetchTimeoutError(FetchError):
+    """The connect, read or total time limit ran out."""
+
+
+class UnsupportedContentError(FetchError):
+    """The response has a content type the library does not read."""
+
+
+class ExtractionError(FetchError):
+    """The response body could not be turned into text (for example a malformed or encrypted PDF)."""
