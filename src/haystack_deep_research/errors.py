@@ -10,6 +10,9 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   └── MissingCredentialsError             an API key is not set
     └── ResearchRunError                        something failed while a run was under way
+        ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
+        ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
+        ├── SearchError                         the search service failed or answered garbage
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
             ├── ContentTooLargeError            the body exceeded the download cap
@@ -27,12 +30,15 @@ __all__ = [
     "ConfigurationError",
     "ContentTooLargeError",
     "DeepResearchError",
+    "DelegationLimitError",
     "ExtractionError",
     "FetchError",
     "FetchTimeoutError",
     "InvalidQuestionError",
     "MissingCredentialsError",
     "ResearchRunError",
+    "SearchError",
+    "ToolArgumentsError",
     "URLRefusedError",
     "UnsupportedContentError",
     "UsageError",
@@ -61,6 +67,18 @@ class MissingCredentialsError(UsageError):
 
 class ResearchRunError(DeepResearchError):
     """Something failed while a research run was under way."""
+
+
+class ToolArgumentsError(ResearchRunError):
+    """A model called a tool with missing or wrongly typed arguments; the tool result tells the model the fix."""
+
+
+class DelegationLimitError(ResearchRunError):
+    """The orchestrator delegated more sub-topics than ``max_subtopics`` allows; the extra one was not run."""
+
+
+class SearchError(ResearchRunError):
+    """The web search service failed, refused the request, or answered something that is not a result list."""
 
 
 class FetchError(ResearchRunError):

@@ -1,0 +1,30 @@
+"""
+The offline testing kit: run and test deep research agents with no network and no API keys.
+
+- :class:`ScriptedChatGenerator` plays any role of a run (scope, orchestrator, researcher, summarizer, writer).
+- :class:`LoopbackSearchServer` is a Tavily-compatible search API over a small corpus, on 127.0.0.1.
+- :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects and slow bodies on 127.0.0.1.
+- :func:`forbid_network` refuses connections to anything but loopback.
+
+See docs/testing.md for a complete example.
+"""
+
+from haystack_deep_research.testing._server import LoggedRequest, RequestLog
+from haystack_deep_research.testing.generators import ScriptedChatGenerator, ScriptedModelError
+from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network
+from haystack_deep_research.testing.pdf import make_pdf
+from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
+from haystack_deep_research.testing.web_server import LoopbackWebServer
+
+__all__ = [
+    "LoggedRequest",
+    "LoopbackSearchServer",
+    "LoopbackWebServer",
+    "NetworkForbiddenError",
+    "RequestLog",
+    "ScriptedChatGenerator",
+    "ScriptedModelError",
+    "SearchDocument",
+    "forbid_network",
+    "make_pdf",
+]

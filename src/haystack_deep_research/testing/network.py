@@ -1,0 +1,59 @@
+"""A switch that forbids network connections to anything but this machine's loopback addresses."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+from haystack_deep_research.errors import UsageError
+
+
+class NetworkForbiddenError(UsageError):
+    """A test tried to connect to an address outside loopback while the network was forbidden."""
+
+
+def _is_loopback(address: Any) -> bool:
+    if not isinstance(address, tuple) or not address:
+        return True  # Unix sockets and other families carry no IP address.
+    host = str(address[0])
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def forbid_network() -> Iterator[None]:
+    """
+    Refuse every socket connection to a non-loopback address while the block runs.
+
+    Use it around tests (the project's own test suite turns it on for every test) so that nothing reaches a paid
+    service by accident: a connection attempt to any other address raises :class:`NetworkForbiddenError`.
+
+    :returns: A context manager.
+    """
+    original_connect = socket.socket.connect
+    original_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(sock: socket.socket, address: Any) -> Any:
+        if not _is_loopback(address):
+            raise NetworkForbiddenError(f"network access to {address!r} is forbidden in tests; use a loopback server.")
+        return original_connect(sock, address)
+
+    def guarded_connect_ex(sock: socket.socket, address: Any) -> Any:
+        if not _is_loopback(address):
+            raise NetworkForbiddenError(f"network access to {address!r} is forbidden in tests; use a loopback server.")
+        return original_connect_ex(sock, address)
+
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        socket.socket.connect = original_connect  # type: ignore[method-assign]
+        socket.socket.connect_ex = original_connect_ex  # type: ignore[method-assign]

@@ -1,0 +1,205 @@
+"""
+A static web server on ``127.0.0.1`` for tests: HTML pages, PDFs, redirects and slow bodies at chosen paths.
+
+Example::
+
+    with LoopbackWebServer() as web:
+        web.add_page("/a.html", "<html><body><p>Hello</p></body></html>")
+        web.add_pdf("/paper.pdf", ["Page one", "Page two"], title="A paper")
+        web.add_redirect("/old", "/a.html")
+        httpx.get(web.url("/old"), follow_redirects=True).text  # the page at /a.html
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from urllib.parse import urlsplit
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
+from haystack_deep_research.testing._validation import check_headers, check_path, check_status
+from haystack_deep_research.testing.pdf import make_pdf
+
+__all__ = ["LoopbackWebServer"]
+
+_HTML = "text/html; charset=utf-8"
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True)
+class _Route:
+    body: bytes
+    content_type: str
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay_per_chunk: float = 0.0
+    chunk_size: int = 0  # 0 sends the body in one write
+
+
+class LoopbackWebServer(LoopbackServer):
+    """
+    A static web server on ``127.0.0.1`` with an ephemeral port, for fetching pages in tests with no network.
+
+    Routes can be added before or after :meth:`start`. A path is matched exactly, first with its query string and
+    then without it. Unknown paths get a 404 HTML page; ``GET`` and ``HEAD`` are answered, other methods get 405.
+    Every request is logged in :attr:`requests`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._routes: dict[str, _Route] = {}
+        self._routes_lock = threading.Lock()
+
+    def add_page(
+        self,
+        path: str,
+        body: str | bytes,
+        *,
+        content_type: str = _HTML,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """
+        Serve a fixed body at ``path``, replacing any route already there.
+
+        :param path: The path, starting with ``/``; it may carry a query string to match only that query.
+        :param body: The body; a ``str`` is sent as UTF-8.
+        :param content_type: The ``Content-Type`` header.
+        :param status: The status code, 100 to 599.
+        :param headers: Extra response headers, for example ``{"Cache-Control": "no-store"}``.
+        :raises ConfigurationError: If an argument is out of range or of the wrong type.
+        """
+        route = _Route(_to_bytes(body), _check_content_type(content_type), check_status(status), check_headers(headers))
+        self._add(path, route)
+
+    def add_pdf(self, path: str, pages: str | Sequence[str], *, title: str | None = None) -> None:
+        """
+        Serve a PDF made by :func:`~haystack_deep_research.testing.pdf.make_pdf` at ``path``.
+
+        :param path: The path, starting with ``/``.
+        :param pages: The text of each page; a single string makes one page.
+        :param title: The document title, or ``None``.
+        :raises ConfigurationError: If ``path`` or the PDF arguments are invalid.
+        """
+        self.add_page(path, make_pdf(pages, title=title), content_type="application/pdf")
+
+    def add_redirect(self, path: str, location: str, *, status: int = 302) -> None:
+        """
+        Redirect ``path`` to ``location``.
+
+        :param path: The path, starting with ``/``.
+        :param location: The ``Location`` header, sent as given: a path on this server (``/b.html``) or any URL.
+        :param status: One of 301, 302, 303, 307 and 308.
+        :raises ConfigurationError: If ``status`` is not a redirect status or ``location`` is empty.
+        """
+        if status not in _REDIRECT_STATUSES:
+            raise ConfigurationError(
+                f"status must be one of {sorted(_REDIRECT_STATUSES)} for a redirect, got {status}."
+            )
+        if not isinstance(location, str) or not location.strip():
+            raise ConfigurationError("location must be a non-empty URL or path, like '/new.html'.")
+        body = f'<html><body><a href="{html.escape(location)}">Moved</a></body></html>'
+        self.add_page(path, body, status=status, headers={"Location": location})
+
+    def add_slow(
+        self,
+        path: str,
+        body: bytes,
+        *,
+        delay_per_chunk: float,
+        chunk_size: int = 1,
+        content_type: str = _HTML,
+    ) -> None:
+        """
+        Serve ``body`` in ``chunk_size``-byte pieces, pausing ``delay_per_chunk`` seconds before each one.
+
+        The full ``Content-Length`` is sent up front, so a client sees a slow body rather than a short one. The drip
+        stops early when the server is stopped or the client disconnects.
+
+        :param path: The path, starting with ``/``.
+        :param body: The body to drip.
+        :param delay_per_chunk: Seconds to wait before each chunk, 0 or more.
+        :param chunk_size: Bytes per chunk, 1 or more.
+        :param content_type: The ``Content-Type`` header.
+        :raises ConfigurationError: If an argument is out of range or of the wrong type.
+        """
+        if not isinstance(body, bytes):
+            raise ConfigurationError(
+                f"body must be bytes for a slow route; encode it first, got {type(body).__name__}."
+            )
+        if not isinstance(delay_per_chunk, int | float) or delay_per_chunk < 0:
+            raise ConfigurationError(f"delay_per_chunk must be 0 or more seconds, got {delay_per_chunk!r}.")
+        if not isinstance(chunk_size, int) or chunk_size < 1:
+            raise ConfigurationError(f"chunk_size must be an int of 1 or more, got {chunk_size!r}.")
+        route = _Route(
+            body, _check_content_type(content_type), delay_per_chunk=float(delay_per_chunk), chunk_size=chunk_size
+        )
+        self._add(path, route)
+
+    def remove(self, path: str) -> None:
+        """
+        Stop serving ``path``; it answers 404 afterwards. Does nothing if no route is there.
+
+        :param path: The path given when the route was added.
+        :raises ConfigurationError: If ``path`` does not start with ``/``.
+        """
+        with self._routes_lock:
+            self._routes.pop(check_path(path), None)
+
+    def _add(self, path: str, route: _Route) -> None:
+        with self._routes_lock:
+            self._routes[check_path(path)] = route
+
+    def _handle(self, handler: RequestHandler) -> None:
+        if handler.command not in {"GET", "HEAD"}:
+            handler.read_body()
+            page = _error_page(HTTPStatus.METHOD_NOT_ALLOWED, f"{handler.command} is not supported here.")
+            handler.send_bytes(405, page, content_type=_HTML, headers={"Allow": "GET, HEAD"})
+            return
+        with self._routes_lock:
+            route = self._routes.get(handler.path) or self._routes.get(urlsplit(handler.path).path)
+        if route is None:
+            page = _error_page(HTTPStatus.NOT_FOUND, f"Nothing is served at {handler.path}.")
+            handler.send_bytes(404, page, content_type=_HTML)
+        elif route.chunk_size == 0:
+            handler.send_bytes(route.status, route.body, content_type=route.content_type, headers=route.headers)
+        else:
+            self._drip(handler, route)
+
+    def _drip(self, handler: RequestHandler, route: _Route) -> None:
+        handler.send_bytes(
+            route.status, b"", content_type=route.content_type, headers={"Content-Length": str(len(route.body))}
+        )
+        if handler.command == "HEAD":
+            return
+        handler.wfile.flush()
+        for start in range(0, len(route.body), route.chunk_size):
+            if self._wait_or_stop(route.delay_per_chunk):
+                handler.close_connection = True
+                return
+            handler.wfile.write(route.body[start : start + route.chunk_size])
+            handler.wfile.flush()
+
+
+def _to_bytes(body: str | bytes) -> bytes:
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytes | bytearray | memoryview):
+        return bytes(body)
+    raise ConfigurationError(f"body must be str or bytes, got {type(body).__name__}.")
+
+
+def _check_content_type(content_type: str) -> str:
+    if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
+        raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
+    return content_type
+
+
+def _error_page(status: HTTPStatus, detail: str) -> bytes:
+    title = f"{status.value} {status.phrase}"
+    page = f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{html.escape(detail)}</p></body></html>"
+    return page.encode("utf-8")

@@ -1,0 +1,93 @@
+"""Shared fixtures. Every test runs with the network forbidden except loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from haystack.components.agents import Agent
+from haystack.utils import Secret
+
+from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
+from haystack_deep_research.testing import (
+    LoopbackSearchServer,
+    LoopbackWebServer,
+    ScriptedChatGenerator,
+    SearchDocument,
+    forbid_network,
+)
+
+LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("OPENAI_API_KEY", "TAVILY_API_KEY", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with forbid_network():
+        yield
+
+
+@pytest.fixture
+def web() -> Iterator[LoopbackWebServer]:
+    """A web server with one HTML article and one PDF report."""
+    with LoopbackWebServer() as server:
+        server.add_page(
+            "/solar.html",
+            "<html><head><title>Solar capacity 2025</title></head><body><article>"
+            "<h1>Solar capacity 2025</h1>"
+            "<p>Global solar capacity grew by 450 gigawatts in 2025, a record year for installations worldwide.</p>"
+            "<p>China installed more than half of the new capacity, followed by Europe and the United States.</p>"
+            "<p>Analysts expect growth to continue as module prices keep falling across all markets.</p>"
+            "</article></body></html>",
+        )
+        server.add_pdf(
+            "/storage.pdf",
+            ["Battery storage report. Grid battery storage doubled in 2025 to 300 gigawatt hours of capacity."],
+            title="Battery storage report",
+        )
+        yield server
+
+
+@pytest.fixture
+def search(web: LoopbackWebServer) -> Iterator[LoopbackSearchServer]:
+    """A Tavily-compatible search server whose corpus points at the web server's pages."""
+    documents = [
+        SearchDocument(web.url("/solar.html"), "Solar capacity 2025", "Global solar capacity grew in 2025 solar."),
+        SearchDocument(web.url("/storage.pdf"), "Battery storage report", "Grid battery storage doubled in 2025."),
+    ]
+    with LoopbackSearchServer(documents, require_api_key="test-key") as server:
+        yield server
+
+
+@pytest.fixture
+def make_search_tool(search: LoopbackSearchServer) -> Callable[..., WebSearchTool]:
+    """Build the library's WebSearchTool pointed at the loopback search server."""
+
+    def build(**options: Any) -> WebSearchTool:
+        return WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search.base_url, **options)
+
+    return build
+
+
+@pytest.fixture
+def make_agent(make_search_tool: Callable[..., WebSearchTool]) -> Callable[..., Agent]:
+    """Build an agent whose five models are scripted and whose tools run for real against the loopback servers."""
+
+    def build(**overrides: Any) -> Agent:
+        options: dict[str, Any] = {
+            "scope_llm": ScriptedChatGenerator(role="scope"),
+            "orchestrator_llm": ScriptedChatGenerator(
+                role="orchestrator", subtopics=["solar capacity", "battery storage"]
+            ),
+            "researcher_llm": ScriptedChatGenerator(role="researcher"),
+            "summarizer_llm": ScriptedChatGenerator(role="summarizer"),
+            "writer_llm": ScriptedChatGenerator(role="writer"),
+            "search_tool": make_search_tool(max_results=2),
+            "url_policy": LOOPBACK,
+        }
+        options.update(overrides)
+        return create_deep_research_agent(**options)
+
+    return build
