@@ -62,11 +62,13 @@ def search(web: LoopbackWebServer) -> Iterator[LoopbackSearchServer]:
 
 
 @pytest.fixture
-def make_search_tool(search: LoopbackSearchServer) -> Callable[..., WebSearchTool]:
-    """Build the library's WebSearchTool pointed at the loopback search server."""
+def make_search_tool(search: LoopbackSearchServer, monkeypatch: pytest.MonkeyPatch) -> Callable[..., WebSearchTool]:
+    """Build the library's WebSearchTool pointed at the loopback search server (serializable: the key is an env var)."""
+    monkeypatch.setenv("LOOPBACK_TAVILY_KEY", "test-key")
 
     def build(**options: Any) -> WebSearchTool:
-        return WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search.base_url, **options)
+        key = Secret.from_env_var("LOOPBACK_TAVILY_KEY")
+        return WebSearchTool(api_key=key, api_base_url=search.base_url, **options)
 
     return build
 

@@ -1,0 +1,260 @@
+"""Tests of the evidence ledger and URL normalisation."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import threading
+
+import arrow
+import pytest
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence import EvidenceLedger, SourceEntry, normalize_url, source_id
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com/a/", "https://example.com/a"),
+        ("https://example.com/a", "https://example.com/a"),
+        ("https://example.com/", "https://example.com/"),
+        ("https://example.com", "https://example.com/"),
+        ("https://example.com/a#section-2", "https://example.com/a"),
+        ("https://example.com/#top", "https://example.com/"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:80/a", "https://example.com:80/a"),
+        ("http://example.com:8080/a/", "http://example.com:8080/a"),
+        ("HTTPS://Example.COM/Path/Case", "https://example.com/Path/Case"),
+        ("https://example.com/a/?q=1", "https://example.com/a?q=1"),
+        ("https://example.com/s?b=2&a=1", "https://example.com/s?b=2&a=1"),
+        ("https://example.com/s?Q=A%20B", "https://example.com/s?Q=A%20B"),
+        ("https://User@Example.com/x", "https://User@example.com/x"),
+        ("https://[2001:DB8::1]:443/x", "https://[2001:db8::1]/x"),
+        ("  https://example.com/a  ", "https://example.com/a"),
+    ],
+)
+def test_normalize_url_removes_only_trivial_differences(url: str, expected: str) -> None:
+    assert normalize_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("http://example.com/a", "https://example.com/a"),
+        ("https://www.example.com/a", "https://example.com/a"),
+        ("https://example.com/s?a=1&b=2", "https://example.com/s?b=2&a=1"),
+        ("https://example.com/a", "https://example.com/A"),
+        ("https://example.com/a?x=1", "https://example.com/a"),
+    ],
+)
+def test_normalize_url_keeps_meaningful_differences(first: str, second: str) -> None:
+    assert normalize_url(first) != normalize_url(second)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", None, 42])
+def test_normalize_url_rejects_blank_and_non_strings(bad: object) -> None:
+    with pytest.raises(ConfigurationError):
+        normalize_url(bad)  # type: ignore[arg-type]
+
+
+def test_normalize_url_returns_unparseable_url_unchanged() -> None:
+    assert normalize_url("https://[not-ipv6/x") == "https://[not-ipv6/x"
+
+
+def test_source_id_is_stable_and_derived_from_the_normal_form() -> None:
+    digest = hashlib.sha256(b"https://example.com/a").hexdigest()
+    assert source_id("https://example.com/a") == "S" + digest[:8]
+    assert source_id("HTTPS://EXAMPLE.com:443/a/#frag") == source_id("https://example.com/a")
+    assert source_id("http://example.com/a") != source_id("https://example.com/a")
+
+
+def test_record_search_result_creates_an_entry() -> None:
+    ledger = EvidenceLedger()
+    entry = ledger.record_search_result(url="https://example.com/a", title="A", snippet="about a")
+    assert entry.id == source_id("https://example.com/a")
+    assert (entry.url, entry.title, entry.snippet, entry.kind) == (
+        "https://example.com/a",
+        "A",
+        "about a",
+        "search_result",
+    )
+    assert (entry.content_hash, entry.text, entry.summary) == ("", "", "")
+    assert arrow.get(entry.fetched_at).tzinfo is not None
+    assert len(ledger) == 1
+    assert ledger.get("https://EXAMPLE.com/a/") == entry
+
+
+def test_record_page_upgrades_a_search_result_keeping_id_and_position() -> None:
+    ledger = EvidenceLedger()
+    first = ledger.record_search_result(url="https://example.com/a", title="A", snippet="snip")
+    ledger.record_search_result(url="https://example.com/b", title="B", snippet="")
+    page = ledger.record_page(url="https://example.com/a/#intro", title="", text="full text", summary="sum")
+    assert page.id == first.id
+    assert page.kind == "page"
+    assert page.url == "https://example.com/a/#intro"
+    assert page.title == "A"
+    assert page.snippet == "snip"
+    assert page.text == "full text"
+    assert page.summary == "sum"
+    assert page.content_hash == hashlib.sha256(b"full text").hexdigest()
+    assert [entry.id for entry in ledger.entries()] == [first.id, source_id("https://example.com/b")]
+    assert len(ledger) == 2
+
+
+def test_rereading_a_page_keeps_one_entry_and_the_summary_of_unchanged_text() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_page(url="https://example.com/a", title="A", text="same", summary="first summary")
+    again = ledger.record_page(url="https://example.com/a", title="A", text="same")
+    assert len(ledger) == 1
+    assert again.summary == "first summary"
+    changed = ledger.record_page(url="https://example.com/a", title="A2", text="new text")
+    assert len(ledger) == 1
+    assert (changed.summary, changed.title, changed.text) == ("", "A2", "new text")
+
+
+def test_a_search_result_never_downgrades_a_page() -> None:
+    ledger = EvidenceLedger()
+    page = ledger.record_page(url="https://example.com/a", title="Page", text="body")
+    after = ledger.record_search_result(url="https://example.com/a/", title="Other", snippet="snip")
+    assert after.kind == "page"
+    assert after.text == "body"
+    assert after.title == "Page"
+    assert after.snippet == "snip"
+    assert after.id == page.id
+
+
+def test_set_summary_and_unknown_url() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_page(url="https://example.com/a", title="A", text="t")
+    assert ledger.set_summary("https://example.com/a/", "short").summary == "short"
+    assert ledger.get("https://example.com/a").summary == "short"  # type: ignore[union-attr]
+    with pytest.raises(ConfigurationError):
+        ledger.set_summary("https://example.com/unknown", "x")
+
+
+def test_lookups_membership_and_url_sets() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_search_result(url="https://example.com/result", title="R", snippet="")
+    ledger.record_page(url="https://Example.com/page/", title="P", text="t")
+    assert "https://example.com/page" in ledger
+    assert "https://example.com/page#x" in ledger
+    assert "http://example.com/page" not in ledger
+    assert "https://www.example.com/page" not in ledger
+    assert "" not in ledger
+    assert 3 not in ledger
+    assert ledger.get("") is None
+    assert ledger.get("https://nowhere.example/") is None
+    assert ledger.urls() == {"https://example.com/result", "https://Example.com/page/"}
+    assert ledger.read_urls() == {"https://Example.com/page/"}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"url": "", "title": "t", "snippet": "s"},
+        {"url": "https://example.com", "title": None, "snippet": "s"},
+        {"url": "https://example.com", "title": "t", "snippet": 3},
+    ],
+)
+def test_record_search_result_rejects_bad_arguments(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError):
+        EvidenceLedger().record_search_result(**kwargs)  # type: ignore[arg-type]
+
+
+def test_record_page_rejects_non_string_text() -> None:
+    with pytest.raises(ConfigurationError):
+        EvidenceLedger().record_page(url="https://example.com", title="t", text=b"bytes")  # type: ignore[arg-type]
+
+
+def test_json_round_trip_keeps_entries_order_and_ids() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_search_result(url="https://example.com/b", title="B", snippet="sb")
+    ledger.record_page(url="https://example.com/a", title="A ✓", text="text a", summary="sum a")
+    text = ledger.to_json()
+    assert [item["url"] for item in json.loads(text)] == ["https://example.com/b", "https://example.com/a"]
+    restored = EvidenceLedger.from_json(text)
+    assert restored.entries() == ledger.entries()
+    assert EvidenceLedger.from_list(ledger.to_list()).to_list() == ledger.to_list()
+    assert restored.get("https://example.com/a/") == ledger.get("https://example.com/a")
+
+
+def test_source_entry_dict_round_trip_and_validation() -> None:
+    entry = SourceEntry(id="S1", url="https://e.example/", title="T", snippet="", kind="page", fetched_at="2024-01-01")
+    assert SourceEntry.from_dict(entry.to_dict()) == entry
+    with pytest.raises(ConfigurationError, match="missing"):
+        SourceEntry.from_dict({"id": "S1", "url": "https://e.example/"})
+    with pytest.raises(ConfigurationError, match="kind"):
+        SourceEntry.from_dict({**entry.to_dict(), "kind": "rumour"})
+    with pytest.raises(ConfigurationError):
+        SourceEntry.from_dict({**entry.to_dict(), "title": 5})
+
+
+def test_from_list_rejects_duplicates_and_bad_json() -> None:
+    item = EvidenceLedger().record_search_result(url="https://e.example/a", title="", snippet="").to_dict()
+    with pytest.raises(ConfigurationError):
+        EvidenceLedger.from_list([item, {**item, "url": "https://E.example/a/"}])
+    with pytest.raises(ConfigurationError):
+        EvidenceLedger.from_json("{not json")
+    with pytest.raises(ConfigurationError):
+        EvidenceLedger.from_json('{"url": "https://e.example"}')
+
+
+def test_copies_return_the_same_shared_handle() -> None:
+    ledger = EvidenceLedger()
+    holder = {"ledger": ledger}
+    copied = copy.deepcopy(holder)
+    assert copied["ledger"] is ledger
+    assert copy.copy(ledger) is ledger
+    copied["ledger"].record_search_result(url="https://e.example/", title="", snippet="")
+    assert len(ledger) == 1
+
+
+def test_ledgers_are_independent() -> None:
+    first, second = EvidenceLedger(), EvidenceLedger()
+    first.record_search_result(url="https://e.example/", title="", snippet="")
+    assert len(second) == 0
+    assert repr(first) == "EvidenceLedger(1 sources)"
+
+
+def test_many_threads_recording_same_and_different_urls() -> None:
+    ledger = EvidenceLedger()
+    shared = [f"https://shared.example/{n}" for n in range(10)]
+    workers = 16
+    barrier = threading.Barrier(workers)
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        try:
+            barrier.wait()
+            for round_ in range(20):
+                for n, url in enumerate(shared):
+                    variant = (
+                        url.replace("https://shared.example", "HTTPS://Shared.Example:443") + "#f" if n % 2 else url
+                    )
+                    if (worker + round_) % 2:
+                        ledger.record_page(url=variant + "/", title=f"p{n}", text=f"text {n}")
+                    else:
+                        ledger.record_search_result(url=variant, title=f"r{n}", snippet="s")
+                ledger.record_page(url=f"https://own.example/{worker}/{round_}", title="", text="x")
+        except Exception as error:  # the main thread asserts that none happened
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(worker,)) for worker in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    entries = ledger.entries()
+    assert len(entries) == len(ledger) == len(shared) + workers * 20
+    assert len({entry.id for entry in entries}) == len(entries)
+    assert len({normalize_url(entry.url) for entry in entries}) == len(entries)
+    for url in shared:
+        entry = ledger.get(url)
+        assert entry is not None
+        assert entry.id == source_id(url)
+        assert entry.kind == "page"
+    assert [entry.id for entry in entries[: len(shared)]] == [source_id(url) for url in shared]
