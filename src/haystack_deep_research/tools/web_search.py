@@ -127,10 +127,9 @@ class WebSearchTool(ResearchTool):
     def _search(self, query: Any = None, hook_context: dict[str, Any] | None = None) -> str:
         if not isinstance(query, str) or not query.strip():
             raise ToolArgumentsError(f"web_search needs a non-empty string argument 'query'; got {query!r}.")
+        client = self._get_client()
         try:
-            response = self._get_client().search(
-                query.strip(), max_results=self.max_results, search_depth=self.search_depth
-            )
+            response = client.search(query.strip(), max_results=self.max_results, search_depth=self.search_depth)
         except _TAVILY_ERRORS as error:
             raise SearchError(f"the search service refused the request ({type(error).__name__}: {error}).") from error
         except (requests.RequestException, ValueError) as error:
