@@ -125,9 +125,10 @@ def test_yaml_round_trip_through_a_pipeline(make_agent: Callable[..., Agent]) ->
     pipeline = Pipeline()
     pipeline.add_component("research", make_agent())
     text = pipeline.dumps()
-    assert "haystack_deep_research.hooks.ScopeHook" in yaml.safe_load(text)["components"]["research"]["init_parameters"][
-        "hooks"
-    ]["before_run"][0]["type"]
+    assert (
+        "haystack_deep_research.hooks.ScopeHook"
+        in yaml.safe_load(text)["components"]["research"]["init_parameters"]["hooks"]["before_run"][0]["type"]
+    )
 
     loaded = Pipeline.loads(text)
     result = loaded.run({"research": {"messages": [ChatMessage.from_user("How fast is solar growing?")]}})

@@ -387,3 +387,48 @@ def test_urls_in_code_are_left_alone() -> None:
 def test_verify_rejects_non_string_urls() -> None:
     with pytest.raises(ConfigurationError):
         verify_citations("text", [b"https://a.example/"])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("heading", ["## Sources", "## sources:", "## REFERENCES ##", "### References"])
+def test_sources_heading_variants_are_rebuilt(heading: str) -> None:
+    report = f"Claim [a](https://a.example/).\n\n{heading}\n\n- [old](https://bad.example/)\n"
+    check = verify_citations(report, ["https://a.example/"], titles={"HTTPS://A.EXAMPLE": "Title A"})
+    assert check.report == f"Claim [a](https://a.example/).\n\n{heading}\n\n- [Title A](https://a.example/)\n"
+    assert check.unverified_urls == ["https://bad.example/"]
+
+
+def test_other_headings_are_not_sources_sections() -> None:
+    report = "# Sources of growth\n\n## Sources and methods\n\n- [a](https://a.example/)\n"
+    check = verify_citations(report, ["https://a.example/"])
+    assert check.report == report + "\n## Sources\n\n- [https://a.example/](https://a.example/)\n"
+    assert [c.kind for c in check.verified] == ["inline"]
+
+
+def test_definitions_inside_the_sources_section_are_kept_for_markers() -> None:
+    report = "Claim [a].\n\n## Sources\n\n[a]: https://a.example/ 'A'\n[b]: https://b.example/\n"
+    check = verify_citations(report, ["https://a.example/", "https://b.example/"])
+    assert check.report == (
+        "Claim [a].\n\n## Sources\n\n"
+        "- [https://a.example/](https://a.example/)\n"
+        "- [https://b.example/](https://b.example/)\n\n"
+        "[a]: https://a.example/\n"
+    )
+
+
+def test_check_to_dict_is_json_ready() -> None:
+    check = verify_citations("A [x](https://a.example/) and https://bad.example/.", ["https://a.example/"])
+    data = json.loads(json.dumps(check.to_dict()))
+    assert data["cited"] == ["https://a.example/", "https://bad.example/"]
+    assert data["verified_urls"] == ["https://a.example/"]
+    assert data["unverified"] == [
+        {
+            "url": "https://bad.example/",
+            "text": "",
+            "sentence": "A [x](https://a.example/) and https://bad.example/.",
+            "kind": "bare",
+            "line": 1,
+        }
+    ]
+    assert data["precision"] == 0.5
+    assert data["repaired"] is True
+    assert check.report.startswith("A [x](https://a.example/) and.\n\n## Sources\n")

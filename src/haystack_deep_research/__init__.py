@@ -52,6 +52,5 @@ __all__ = [
     "UsageError",
     "WebSearchTool",
     "WriteHook",
-    "__version__",
     "create_deep_research_agent",
 ]

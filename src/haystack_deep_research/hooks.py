@@ -24,6 +24,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import llm
 from haystack_deep_research.citations import extract_citations, verify_citations
 from haystack_deep_research.errors import InvalidQuestionError
+from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.prompts import (
     FALLBACK_REPORT,
     SCOPE_SYSTEM,
@@ -202,18 +203,20 @@ class ScopeHook(PhaseHook):
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     """
-    The URLs the report may cite: URLs in the notes that the run really retrieved.
+    The URLs the report may cite: URLs in the notes whose pages the run really read.
 
-    When the ledger is empty (the researchers used tools that do not record into it), the notes' URLs are used.
+    A search result alone does not count: its page was never read. When the ledger is empty (the researchers used
+    tools that do not record into it), the notes' URLs are used.
 
     :param notes: The researchers' notes.
-    :param run: The run, whose ledger lists what was retrieved.
+    :param run: The run, whose ledger lists what was read.
     :returns: The allowed URLs, in the order the notes first mention them.
     """
     in_notes = list(dict.fromkeys(c.url for note in notes for c in extract_citations(note)))
     if len(run.ledger) == 0:
         return in_notes
-    return [url for url in in_notes if url in run.ledger]
+    read = {normalize_url(url) for url in run.ledger.read_urls()}
+    return [url for url in in_notes if normalize_url(url) in read]
 
 
 class WriteHook(PhaseHook):
@@ -255,7 +258,7 @@ class WriteHook(PhaseHook):
         if check.unverified:
             run.warn(PHASE_WRITE, f"removed {len(check.unverified)} citation(s) of URLs the run never retrieved")
         state.set(REPORT, check.report)
-        state.set(CITATIONS, check.to_dict())
+        state.set(CITATIONS, {key: value for key, value in check.to_dict().items() if key != "report"})
         state.set(SOURCES, run.ledger.to_list())
         usage = run.usage_by_phase()
         total: dict[str, Any] = {}

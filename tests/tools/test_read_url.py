@@ -27,8 +27,9 @@ class RecordingSummarizer:
 
 
 def _tool(summarizer: object | None = None, **options: object) -> ReadUrlTool:
-    return ReadUrlTool(summarizer_llm=summarizer or ScriptedChatGenerator(role="summarizer"), url_policy=LOOPBACK,
-                       **options)  # type: ignore[arg-type]
+    return ReadUrlTool(
+        summarizer_llm=summarizer or ScriptedChatGenerator(role="summarizer"), url_policy=LOOPBACK, **options
+    )  # type: ignore[arg-type]
 
 
 def test_html_and_pdf_are_both_read_and_summarized(web: LoopbackWebServer) -> None:

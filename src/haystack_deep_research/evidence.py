@@ -1,0 +1,337 @@
+"""
+The evidence ledger: every source a research run has seen, keyed by its normalised URL.
+
+One :class:`EvidenceLedger` belongs to one research run and is shared by all of the run's sub-researchers, which
+may record sources from several threads at once; every method takes the ledger's lock. The ledger is a handle:
+copying it (``copy.copy`` or ``copy.deepcopy``, as Haystack's ``State`` does with values it hands to tools)
+returns the same object, so every tool call writes into the one ledger of its run.
+
+Entries are keyed by :func:`normalize_url`, which only removes trivial differences of spelling. Each entry gets a
+short id derived from that key (``"S"`` followed by the first 8 hex digits of its SHA-256), so the same URL always
+gets the same id, in any run and in any order of recording.
+
+A search result is recorded with :meth:`EvidenceLedger.record_search_result`; reading the page later with
+:meth:`EvidenceLedger.record_page` upgrades that entry in place (same id, same position) to a ``"page"`` entry
+holding the text the summariser saw. :meth:`EvidenceLedger.read_urls` lists only the pages that were really read,
+which is the set a report's citations should be verified against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import arrow
+
+from haystack_deep_research.errors import ConfigurationError
+
+__all__ = ["EvidenceLedger", "SourceEntry", "SourceKind", "normalize_url", "source_id"]
+
+SourceKind = Literal["search_result", "page"]
+
+_KINDS: tuple[str, ...] = ("search_result", "page")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary")
+
+
+def normalize_url(url: str) -> str:
+    """
+    Return the comparison key of ``url``, removing only trivial differences of spelling.
+
+    Lower-cases the scheme and host, drops the default port (80 for http, 443 for https), drops the fragment and
+    one trailing slash of the path (an empty or ``"/"`` path becomes ``"/"``). The query string is kept exactly.
+    Nothing looser is done: ``www.`` stays, ``http`` and ``https`` stay different, query parameters keep their
+    order. A string that cannot be parsed as a URL is returned stripped but otherwise unchanged.
+
+    :param url: The URL to normalise.
+    :returns: The normalised URL.
+    :raises ConfigurationError: If ``url`` is not a string or is blank.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigurationError(f"A URL must be a non-empty string, got {url!r}.")
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    scheme = parts.scheme.lower()
+    netloc = parts.netloc
+    if netloc:
+        userinfo, at, _ = netloc.rpartition("@")
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        if port is not None and _DEFAULT_PORTS.get(scheme) != port:
+            host = f"{host}:{port}"
+        netloc = f"{userinfo}{at}{host}"
+    path = parts.path
+    if netloc and not path:
+        path = "/"
+    elif len(path) > 1 and path.endswith("/"):
+        path = path[:-1]
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def source_id(url: str) -> str:
+    """
+    Return the stable short id of ``url``: ``"S"`` and the first 8 hex digits of the SHA-256 of its normal form.
+
+    :param url: The URL, in any of its trivially different spellings.
+    :returns: The id, for example ``"S1a2b3c4d"``.
+    :raises ConfigurationError: If ``url`` is not a string or is blank.
+    """
+    return "S" + hashlib.sha256(normalize_url(url).encode("utf-8")).hexdigest()[:8]
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _require_strings(**values: object) -> None:
+    for name, value in values.items():
+        if not isinstance(value, str):
+            raise ConfigurationError(f"{name} must be a string, got {type(value).__name__}.")
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """
+    One source in the ledger.
+
+    :param id: Short stable id derived from the normalised URL (see :func:`source_id`).
+    :param url: The URL exactly as it was retrieved.
+    :param title: Title of the search result or page.
+    :param snippet: The search engine's snippet ("" when the page was read without a search result).
+    :param kind: ``"search_result"`` (seen in results only) or ``"page"`` (its text was read).
+    :param fetched_at: ISO-8601 UTC time at which the entry was last recorded.
+    :param content_hash: SHA-256 hex digest of ``text``; ``""`` for a bare search result.
+    :param text: The text the summariser saw; ``""`` for a bare search result.
+    :param summary: Summary of the page; ``""`` until set.
+    """
+
+    id: str
+    url: str
+    title: str
+    snippet: str
+    kind: SourceKind
+    fetched_at: str
+    content_hash: str = ""
+    text: str = ""
+    summary: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """:returns: The entry as a JSON-ready dictionary, one key per field."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SourceEntry:
+        """
+        Rebuild an entry from :meth:`to_dict` output.
+
+        :param data: The dictionary; ``id``, ``url``, ``kind`` and ``fetched_at`` are required.
+        :returns: The entry.
+        :raises ConfigurationError: If a required key is missing, a value is not a string or ``kind`` is unknown.
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(f"A source entry must be a mapping, got {type(data).__name__}.")
+        missing = [key for key in ("id", "url", "kind", "fetched_at") if key not in data]
+        if missing:
+            raise ConfigurationError(f"A source entry is missing {', '.join(missing)}.")
+        values = {key: data.get(key, "") for key in _ENTRY_FIELDS}
+        _require_strings(**values)
+        if values["kind"] not in _KINDS:
+            raise ConfigurationError(f"Unknown source kind {values['kind']!r}; expected one of {_KINDS}.")
+        return cls(**cast(dict[str, Any], values))
+
+
+class EvidenceLedger:
+    """
+    Thread-safe record of every source one research run has seen, in the order first seen.
+
+    Lookups accept any trivially different spelling of a URL (see :func:`normalize_url`).
+    """
+
+    def __init__(self) -> None:
+        """Create an empty ledger."""
+        self._lock = threading.Lock()
+        self._entries: dict[str, SourceEntry] = {}
+
+    def record_search_result(self, *, url: str, title: str, snippet: str) -> SourceEntry:
+        """
+        Record a search result.
+
+        A URL already in the ledger keeps its entry: a page already read is never downgraded, and a known search
+        result only has a blank title or snippet filled in.
+
+        :param url: The result's URL.
+        :param title: The result's title.
+        :param snippet: The search engine's snippet.
+        :returns: The entry now held for the URL.
+        :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
+        """
+        key = normalize_url(url)
+        _require_strings(title=title, snippet=snippet)
+        with self._lock:
+            existing = self._entries.get(key)
+            if existing is None:
+                entry = SourceEntry(
+                    id=source_id(key),
+                    url=url.strip(),
+                    title=title,
+                    snippet=snippet,
+                    kind="search_result",
+                    fetched_at=arrow.utcnow().isoformat(),
+                )
+            else:
+                entry = replace(existing, title=existing.title or title, snippet=existing.snippet or snippet)
+            self._entries[key] = entry
+            return entry
+
+    def record_page(self, *, url: str, title: str, text: str, summary: str = "") -> SourceEntry:
+        """
+        Record a page whose text was read.
+
+        An existing entry for the same normalised URL is upgraded in place, keeping its id, position and snippet;
+        a blank ``title`` keeps the known title. Re-reading a page keeps one entry; when the text is unchanged and
+        no new ``summary`` is given, the previous summary is kept.
+
+        :param url: The URL exactly as it was retrieved.
+        :param title: The page title.
+        :param text: The text the summariser saw.
+        :param summary: The page summary, if already known.
+        :returns: The entry now held for the URL.
+        :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
+        """
+        key = normalize_url(url)
+        _require_strings(title=title, text=text, summary=summary)
+        content_hash = _sha256(text)
+        with self._lock:
+            existing = self._entries.get(key)
+            if existing is not None and not summary and existing.content_hash == content_hash:
+                summary = existing.summary
+            self._entries[key] = entry = SourceEntry(
+                id=existing.id if existing else source_id(key),
+                url=url.strip(),
+                title=title or (existing.title if existing else ""),
+                snippet=existing.snippet if existing else "",
+                kind="page",
+                fetched_at=arrow.utcnow().isoformat(),
+                content_hash=content_hash,
+                text=text,
+                summary=summary,
+            )
+            return entry
+
+    def set_summary(self, url: str, summary: str) -> SourceEntry:
+        """
+        Set the summary of a recorded source.
+
+        :param url: The source's URL, in any trivially different spelling.
+        :param summary: The summary.
+        :returns: The updated entry.
+        :raises ConfigurationError: If the URL was never recorded or ``summary`` is not a string.
+        """
+        key = normalize_url(url)
+        _require_strings(summary=summary)
+        with self._lock:
+            existing = self._entries.get(key)
+            if existing is None:
+                raise ConfigurationError(f"{url!r} is not in the evidence ledger.")
+            self._entries[key] = entry = replace(existing, summary=summary)
+            return entry
+
+    def get(self, url: str) -> SourceEntry | None:
+        """
+        Return the entry for ``url`` (compared in normal form), or ``None``.
+
+        :param url: The URL to look up.
+        :returns: The entry, or ``None`` when the URL was never recorded or is not a usable string.
+        """
+        if not isinstance(url, str) or not url.strip():
+            return None
+        key = normalize_url(url)
+        with self._lock:
+            return self._entries.get(key)
+
+    def __contains__(self, url: object) -> bool:
+        """Return whether ``url`` (compared in normal form) was recorded."""
+        return isinstance(url, str) and self.get(url) is not None
+
+    def __len__(self) -> int:
+        """Return the number of distinct sources."""
+        with self._lock:
+            return len(self._entries)
+
+    def entries(self) -> list[SourceEntry]:
+        """:returns: A new list of every entry, in the order its URL was first recorded."""
+        with self._lock:
+            return list(self._entries.values())
+
+    def urls(self) -> set[str]:
+        """:returns: The URLs of every entry, search results and pages alike, exactly as retrieved."""
+        return {entry.url for entry in self.entries()}
+
+    def read_urls(self) -> set[str]:
+        """:returns: The URLs of the pages whose text was read: the set to verify citations against."""
+        return {entry.url for entry in self.entries() if entry.kind == "page"}
+
+    def to_list(self) -> list[dict[str, str]]:
+        """:returns: Every entry as a JSON-ready dictionary, in insertion order."""
+        return [entry.to_dict() for entry in self.entries()]
+
+    def to_json(self) -> str:
+        """:returns: The ledger as a JSON array of entries, in insertion order."""
+        return json.dumps(self.to_list(), ensure_ascii=False)
+
+    @classmethod
+    def from_list(cls, data: Iterable[Mapping[str, Any]]) -> EvidenceLedger:
+        """
+        Rebuild a ledger from :meth:`to_list` output, keeping the order and the stored ids.
+
+        :param data: The entry dictionaries.
+        :returns: A new ledger.
+        :raises ConfigurationError: If an entry is malformed or two entries share a normalised URL.
+        """
+        ledger = cls()
+        for item in data:
+            entry = SourceEntry.from_dict(item)
+            key = normalize_url(entry.url)
+            if key in ledger._entries:
+                raise ConfigurationError(f"Two ledger entries have the URL {entry.url!r}.")
+            ledger._entries[key] = entry
+        return ledger
+
+    @classmethod
+    def from_json(cls, text: str) -> EvidenceLedger:
+        """
+        Rebuild a ledger from :meth:`to_json` output.
+
+        :param text: The JSON text.
+        :returns: A new ledger.
+        :raises ConfigurationError: If the text is not a JSON array of valid entries.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigurationError(f"The evidence ledger JSON is not valid: {error}.") from error
+        if not isinstance(data, list):
+            raise ConfigurationError("The evidence ledger JSON must be an array of entries.")
+        return cls.from_list(data)
+
+    def __copy__(self) -> EvidenceLedger:
+        """Return ``self``: the ledger is a shared per-run handle."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> EvidenceLedger:
+        """Return ``self``: the ledger is a shared per-run handle, also when Haystack's State deep-copies it."""
+        return self
+
+    def __repr__(self) -> str:
+        """Return a short description with the number of sources."""
+        return f"EvidenceLedger({len(self)} sources)"

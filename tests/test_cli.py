@@ -1,0 +1,99 @@
+"""The deep-research command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from haystack.components.agents import Agent
+
+from haystack_deep_research import cli
+from haystack_deep_research.testing import LoopbackWebServer
+
+
+def test_missing_keys_are_one_line_saying_what_to_set() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "haystack_deep_research.cli", "What is new in solar?"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert completed.stderr.strip().splitlines() == [
+        "deep-research: error: set OPENAI_API_KEY and TAVILY_API_KEY in the environment "
+        "(for example: export OPENAI_API_KEY=...)."
+    ]
+
+
+def test_one_missing_key_is_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    assert cli.main(["question"]) == 2
+    assert "set TAVILY_API_KEY in the environment" in capsys.readouterr().err
+
+
+@pytest.fixture
+def scripted_cli(monkeypatch: pytest.MonkeyPatch, make_agent: Callable[..., Agent]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+    monkeypatch.setattr(cli, "create_deep_research_agent", lambda **options: make_agent(**options))
+
+
+@pytest.mark.usefixtures("scripted_cli")
+def test_report_to_stdout_and_progress_to_stderr(capsys: pytest.CaptureFixture[str], web: LoopbackWebServer) -> None:
+    assert cli.main(["How fast is solar growing?", "--max-subtopics", "2"]) == 0
+
+    out, err = capsys.readouterr()
+    assert out.startswith("# Research report")
+    assert web.url("/solar.html") in out
+    assert "[scope] writing the research brief" in err
+    assert "[write] report ready" in err
+
+
+@pytest.mark.usefixtures("scripted_cli")
+def test_report_and_sources_to_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], web: LoopbackWebServer
+) -> None:
+    report, sources = tmp_path / "report.md", tmp_path / "sources.json"
+
+    assert cli.main(["How fast is solar growing?", "-o", str(report), "--sources", str(sources), "-q"]) == 0
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == ""
+    assert "## Sources" in report.read_text(encoding="utf-8")
+    urls = {entry["url"] for entry in json.loads(sources.read_text(encoding="utf-8"))}
+    assert web.url("/storage.pdf") in urls
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md", "sources.json"]
+
+
+def test_a_failing_run_is_one_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+
+    class Broken:
+        def run(self, **kwargs: object) -> dict:
+            raise ConnectionError("network unreachable")
+
+    monkeypatch.setattr(cli, "create_deep_research_agent", lambda **options: Broken())
+    assert cli.main(["question"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "deep-research: error: the run failed: ConnectionError: network unreachable"
+    )
+
+
+def test_a_bad_option_value_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+    assert cli.main(["question", "--max-subtopics", "0"]) == 2
+    assert "max_subtopics must be an integer from 1 to 50" in capsys.readouterr().err
