@@ -97,7 +97,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         handler(self)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class names it so
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 

@@ -211,7 +211,7 @@ def test_only_http_and_https_are_read(url: str) -> None:
 
 @pytest.mark.parametrize("url", ["http://", "http:///path", "https:///"])
 def test_a_url_without_a_host_is_refused(url: str) -> None:
-    with pytest.raises(URLRefusedError, match="URL refused: the URL has no host name."):
+    with pytest.raises(URLRefusedError, match=r"URL refused: the URL has no host name\."):
         UrlPolicy().check(url, resolver=no_lookups)
 
 
@@ -221,7 +221,7 @@ def test_credentials_in_the_url_are_refused() -> None:
 
 
 def test_a_resolution_failure_is_a_fetch_error_not_a_refusal() -> None:
-    with pytest.raises(FetchError, match="Could not resolve the host nowhere.test") as caught:
+    with pytest.raises(FetchError, match=r"Could not resolve the host nowhere\.test") as caught:
         UrlPolicy().check("http://nowhere.test/", resolver=resolver_for({}))
     assert not isinstance(caught.value, URLRefusedError)
     with pytest.raises(FetchError, match="no addresses found"):

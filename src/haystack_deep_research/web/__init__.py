@@ -1,0 +1,26 @@
+"""
+The guarded web layer: which URLs may be read, downloading them within limits, and turning them into text.
+
+* :class:`UrlPolicy` refuses non-http(s) URLs, denied domains and every non-public address (loopback, private,
+  link-local, cloud metadata, ...) unless it is explicitly allowed.
+* :func:`fetch` / :func:`fetch_async` download a URL under :class:`FetchLimits`, checking every redirect hop and
+  connecting to the checked address.
+* :func:`extract_text` turns a :class:`FetchedDocument` into :class:`ExtractedText`.
+"""
+
+from haystack_deep_research.web.extract import ExtractedText, extract_text
+from haystack_deep_research.web.fetch import FetchedDocument, FetchLimits, fetch, fetch_async
+from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, UrlPolicy, system_resolver
+
+__all__ = [
+    "ExtractedText",
+    "FetchLimits",
+    "FetchedDocument",
+    "ResolvedURL",
+    "Resolver",
+    "UrlPolicy",
+    "extract_text",
+    "fetch",
+    "fetch_async",
+    "system_resolver",
+]

@@ -1,0 +1,242 @@
+"""
+The steps of one fetch that do not depend on sync or async I/O.
+
+:func:`~haystack_deep_research.web.fetch.fetch` and :func:`~haystack_deep_research.web.fetch.fetch_async` only
+send requests and pull chunks; everything they decide (how to address the checked IP, whether a response is a
+redirect and where to, whether a final response is acceptable, how transport errors read) lives here.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import httpx
+
+from haystack_deep_research.errors import FetchError, FetchTimeoutError, UnsupportedContentError
+from haystack_deep_research.web._body import BodyReader, Deadline
+
+if TYPE_CHECKING:
+    from haystack_deep_research.web.fetch import FetchLimits
+    from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, UrlPolicy
+
+__all__ = [
+    "ALLOWED_CONTENT_TYPES",
+    "USER_AGENT",
+    "FinalResponse",
+    "build_request",
+    "check_hop",
+    "inspect_response",
+    "settle_content_type",
+    "too_many_redirects",
+    "transport_error",
+]
+
+USER_AGENT = "haystack-deep-research/0.1"
+ALLOWED_CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/pdf", "text/plain"})
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_HEADERS = {
+    "User-Agent": USER_AGENT,
+    "Accept": "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8",
+    "Accept-Encoding": "gzip, deflate",
+}
+
+
+@dataclass(frozen=True)
+class FinalResponse:
+    """
+    A final (non-redirect) response that passed the status and header checks; its body is still to be read.
+
+    :param status: The HTTP status code.
+    :param content_type: The lower-cased MIME type without parameters, or ``None`` when the server sent none.
+    :param charset: The declared character set, or ``None``.
+    :param reader: The body reader to feed the raw chunks into.
+    """
+
+    status: int
+    content_type: str | None
+    charset: str | None
+    reader: BodyReader
+
+
+def check_hop(policy: UrlPolicy, url: str, *, resolver: Resolver | None, asked_url: str) -> ResolvedURL:
+    """
+    Check one hop with the policy; a refused redirect target says which URL redirected there.
+
+    :param policy: The URL policy.
+    :param url: The URL of this hop.
+    :param resolver: The resolver for the policy, or ``None`` for the system resolver.
+    :param asked_url: The URL the caller asked for; errors carry it as their ``url``.
+    :returns: The accepted URL with its checked address.
+    :raises URLRefusedError: The policy refused the hop.
+    :raises FetchError: The hop's host could not be resolved.
+    """
+    try:
+        return policy.check(url, resolver=resolver)
+    except FetchError as exc:
+        if url == asked_url:
+            raise
+        raise type(exc)(f"{exc} It was reached by a redirect from {asked_url}.", url=asked_url) from exc
+
+
+def build_request(
+    client: httpx.Client | httpx.AsyncClient, target: ResolvedURL, limits: FetchLimits, deadline: Deadline
+) -> httpx.Request:
+    """
+    Build a GET request that connects to the checked address while naming the original host.
+
+    The URL's host is replaced by ``target.address`` (so no second DNS lookup happens), the ``Host`` header
+    carries the original host, and for https the original host is the TLS server name, so the certificate is
+    checked against it.
+
+    :param client: The client that will send the request.
+    :param target: The URL as accepted by the policy.
+    :param limits: The fetch limits (timeouts).
+    :param deadline: The total deadline; no timeout may run past it.
+    :returns: The request to send with ``stream=True``.
+    """
+    original = httpx.URL(target.url)
+    remaining = deadline.remaining()
+    timeout = httpx.Timeout(
+        connect=min(limits.connect_timeout, remaining),
+        read=min(limits.read_timeout, remaining),
+        write=min(limits.read_timeout, remaining),
+        pool=min(limits.connect_timeout, remaining),
+    )
+    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
+    return client.build_request(
+        "GET",
+        original.copy_with(host=target.address),
+        headers={**_HEADERS, "Host": original.netloc.decode("ascii")},
+        timeout=timeout,
+        extensions=extensions,
+    )
+
+
+def inspect_response(
+    response: httpx.Response, *, current_url: str, asked_url: str, limits: FetchLimits, deadline: Deadline
+) -> str | FinalResponse:
+    """
+    Decide what to do with a response whose headers have arrived.
+
+    :param response: The streamed response.
+    :param current_url: The URL this hop asked for (with its original host), to resolve a relative redirect.
+    :param asked_url: The URL the caller asked for, named in errors.
+    :param limits: The fetch limits (size cap).
+    :param deadline: The total deadline, handed to the body reader.
+    :returns: The absolute URL to go to next for a redirect, or the accepted final response.
+    :raises FetchError: A redirect has no usable ``Location`` or the final status is not 2xx.
+    :raises ContentTooLargeError: ``Content-Length`` announces more than ``max_bytes``.
+    :raises UnsupportedContentError: The content type or content encoding cannot be read.
+    """
+    status = response.status_code
+    if status in _REDIRECT_STATUSES:
+        location = response.headers.get("Location", "").strip()
+        if not location:
+            raise FetchError(f"HTTP {status} from {current_url} redirects without a Location header.", url=asked_url)
+        try:
+            return str(httpx.URL(current_url).join(location).copy_with(fragment=None))
+        except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
+            raise FetchError(f"{current_url} redirects to an invalid URL: {location!r}.", url=asked_url) from exc
+    if not 200 <= status < 300:
+        raise FetchError(f"HTTP {status} from {current_url}", url=asked_url)
+    content_type, charset = _parse_content_type(response.headers.get("Content-Type"))
+    if content_type is not None and content_type not in ALLOWED_CONTENT_TYPES:
+        raise _unsupported(content_type, current_url, asked_url)
+    reader = BodyReader(
+        max_bytes=limits.max_bytes,
+        content_encoding=response.headers.get("Content-Encoding"),
+        deadline=deadline,
+        url=asked_url,
+    )
+    declared = _content_length(response)
+    if declared is not None and declared > limits.max_bytes:
+        raise reader.too_large(declared)
+    return FinalResponse(status=status, content_type=content_type, charset=charset, reader=reader)
+
+
+def settle_content_type(content_type: str | None, body: bytes, *, current_url: str, asked_url: str) -> str:
+    """
+    Return the content type, recognising PDF and HTML by their first bytes when the server sent no type.
+
+    :param content_type: The type from the headers, or ``None``.
+    :param body: The body.
+    :param current_url: The URL the body came from.
+    :param asked_url: The URL the caller asked for.
+    :returns: One of the allowed content types.
+    :raises UnsupportedContentError: There was no type and the body is neither PDF nor HTML.
+    """
+    if content_type is not None:
+        return content_type
+    head = body[:1024].lstrip().lower()
+    if head.startswith(b"%pdf-"):
+        return "application/pdf"
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "text/html"
+    raise _unsupported("(none)", current_url, asked_url)
+
+
+def too_many_redirects(limits: FetchLimits, asked_url: str) -> FetchError:
+    """
+    Build the error for a redirect chain longer than allowed.
+
+    :param limits: The fetch limits (``max_redirects``).
+    :param asked_url: The URL the caller asked for.
+    :returns: The error to raise.
+    """
+    return FetchError(
+        f"{asked_url} redirected more than {limits.max_redirects} times; the redirect limit was reached.",
+        url=asked_url,
+    )
+
+
+def transport_error(exc: Exception, *, current_url: str, asked_url: str) -> FetchError:
+    """
+    Translate an httpx error into the library's error.
+
+    :param exc: The httpx error (``httpx.HTTPError`` or ``httpx.InvalidURL``).
+    :param current_url: The URL of the hop that failed.
+    :param asked_url: The URL the caller asked for.
+    :returns: A :class:`FetchTimeoutError` for timeouts, otherwise a :class:`FetchError`.
+    """
+    detail = str(exc).strip() or type(exc).__name__
+    if len(detail) > 200:
+        detail = detail[:197] + "..."
+    if isinstance(exc, httpx.ConnectTimeout):
+        return FetchTimeoutError(f"Timed out connecting to {current_url}.", url=asked_url)
+    if isinstance(exc, httpx.TimeoutException):
+        return FetchTimeoutError(f"Timed out waiting for {current_url} to respond.", url=asked_url)
+    if isinstance(exc, httpx.ConnectError):
+        return FetchError(f"Could not connect to {current_url}: {detail}", url=asked_url)
+    return FetchError(f"Reading {current_url} failed: {detail}", url=asked_url)
+
+
+def _parse_content_type(header: str | None) -> tuple[str | None, str | None]:
+    if not header or not header.strip():
+        return None, None
+    mime, *params = header.split(";")
+    charset = None
+    for param in params:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            candidate = value.strip().strip("\"'").lower()
+            try:
+                codecs.lookup(candidate)
+            except LookupError:
+                continue
+            charset = candidate
+    return mime.strip().lower() or None, charset
+
+
+def _content_length(response: httpx.Response) -> int | None:
+    value = response.headers.get("Content-Length", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def _unsupported(content_type: str, current_url: str, asked_url: str) -> UnsupportedContentError:
+    return UnsupportedContentError(
+        f"The content type {content_type} at {current_url} cannot be read; only HTML, XHTML, PDF and plain "
+        "text are supported.",
+        url=asked_url,
+    )

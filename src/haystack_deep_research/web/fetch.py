@@ -1,0 +1,273 @@
+"""
+Guarded downloading: every redirect hop checked by the URL policy, a byte cap, and a total deadline.
+
+:func:`fetch` and :func:`fetch_async` follow redirects themselves, checking each hop with a
+:class:`~haystack_deep_research.web.url_policy.UrlPolicy`, and connect to the address the policy checked rather
+than resolving the host a second time. The body is streamed and dropped as soon as it passes
+``FetchLimits.max_bytes``; a total deadline covers connecting, every redirect and the body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncIterable, Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, cast
+
+import httpx
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.web._body import Deadline
+from haystack_deep_research.web._steps import (
+    FinalResponse,
+    build_request,
+    check_hop,
+    inspect_response,
+    settle_content_type,
+    too_many_redirects,
+    transport_error,
+)
+from haystack_deep_research.web.url_policy import Resolver, UrlPolicy
+
+__all__ = ["FetchLimits", "FetchedDocument", "fetch", "fetch_async"]
+
+_MAX_REDIRECTS_CEILING = 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class FetchLimits:
+    """
+    Limits on one fetch.
+
+    :param max_bytes: The largest body accepted, in bytes (after gzip/deflate decoding).
+    :param connect_timeout: Seconds to wait for a connection.
+    :param read_timeout: Seconds to wait for each read from the connection.
+    :param total_timeout: Seconds the whole fetch may take: connecting, every redirect and the body. The
+        synchronous :func:`fetch` checks it between reads, so it can run over by at most one read.
+    :param max_redirects: The most redirects followed (0 to 20); 0 refuses any redirect.
+    :param max_pdf_pages: The most PDF pages turned into text.
+    :raises ConfigurationError: A value is out of range.
+    """
+
+    max_bytes: int = 5_000_000
+    connect_timeout: float = 5.0
+    read_timeout: float = 10.0
+    total_timeout: float = 30.0
+    max_redirects: int = 5
+    max_pdf_pages: int = 50
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes", "max_pdf_pages"):
+            _check_int(name, getattr(self, name), low=1, high=None)
+        _check_int("max_redirects", self.max_redirects, low=0, high=_MAX_REDIRECTS_CEILING)
+        for name in ("connect_timeout", "read_timeout", "total_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+                raise ConfigurationError(f"FetchLimits.{name} must be a positive number of seconds; got {value!r}.")
+            object.__setattr__(self, name, float(value))
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        Serialise the limits to a plain, JSON-compatible dictionary.
+
+        :returns: A dictionary with one key per field.
+        """
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FetchLimits:
+        """
+        Build limits from the output of :meth:`to_dict`; missing keys keep their defaults.
+
+        :param data: A mapping of field names to values.
+        :returns: The limits.
+        :raises ConfigurationError: A key is unknown or a value is out of range.
+        """
+        known = {item.name for item in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigurationError(
+                f"FetchLimits.from_dict got unknown keys {unknown}; the allowed keys are {sorted(known)}."
+            )
+        return cls(**dict(data))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FetchedDocument:
+    """
+    A downloaded document.
+
+    :param url: The URL that was asked for.
+    :param final_url: The URL the body came from, after redirects.
+    :param status: The HTTP status code of the final response.
+    :param content_type: The lower-cased MIME type without parameters, for example ``"text/html"``.
+    :param charset: The character set the server declared, or ``None``.
+    :param body: The body, decoded from gzip or deflate if it was compressed.
+    """
+
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    charset: str | None
+    body: bytes
+
+
+def fetch(
+    url: str,
+    *,
+    policy: UrlPolicy,
+    limits: FetchLimits,
+    transport: httpx.BaseTransport | None = None,
+    resolver: Resolver | None = None,
+) -> FetchedDocument:
+    """
+    Download a URL, checking it and every redirect hop with ``policy``.
+
+    The total deadline is checked before every hop and after every read, and no connect or read timeout is set
+    beyond it; a host name lookup by the system resolver runs to the resolver's own timeout.
+
+    :param url: The http or https URL to read.
+    :param policy: The URL policy applied to the URL and every redirect target.
+    :param limits: Size, time and redirect limits.
+    :param transport: An httpx transport to send requests through (for tests or a proxy); it is left open. By
+        default a fresh connection is opened for every request and closed afterwards.
+    :param resolver: Resolves host names for the policy; defaults to the system resolver.
+    :returns: The downloaded document.
+    :raises URLRefusedError: The policy refused the URL or a redirect hop.
+    :raises ContentTooLargeError: The body is larger than ``limits.max_bytes``.
+    :raises FetchTimeoutError: A connect or read timeout, or the total deadline, ran out.
+    :raises UnsupportedContentError: The content type or encoding cannot be read.
+    :raises FetchError: The final status is not 2xx, there were too many redirects, or the connection failed.
+    """
+    deadline = Deadline(limits.total_timeout, url=url)
+    current = url
+    chosen = transport or httpx.HTTPTransport(retries=0, limits=httpx.Limits(max_keepalive_connections=0))
+    client = httpx.Client(transport=chosen, follow_redirects=False, trust_env=False)
+    try:
+        for _hop in range(limits.max_redirects + 1):
+            target = check_hop(policy, current, resolver=resolver, asked_url=url)
+            current = target.url
+            try:
+                request = build_request(client, target, limits, deadline)
+                response = client.send(request, stream=True)
+                try:
+                    step = inspect_response(
+                        response, current_url=current, asked_url=url, limits=limits, deadline=deadline
+                    )
+                    if isinstance(step, FinalResponse):
+                        # The raw stream, not iter_raw(): a mock transport's response may already be read into
+                        # memory, and its stream still yields the undecoded bytes.
+                        for chunk in cast(Iterable[bytes], response.stream):
+                            step.reader.feed(chunk)
+                finally:
+                    response.close()
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                raise transport_error(exc, current_url=current, asked_url=url) from exc
+            if isinstance(step, str):
+                current = step
+                continue
+            return _document(step, asked_url=url, final_url=current)
+    finally:
+        if transport is None:  # a caller's transport stays open for the caller to reuse
+            client.close()
+    raise too_many_redirects(limits, url)
+
+
+async def fetch_async(
+    url: str,
+    *,
+    policy: UrlPolicy,
+    limits: FetchLimits,
+    transport: httpx.AsyncBaseTransport | None = None,
+    resolver: Resolver | None = None,
+) -> FetchedDocument:
+    """
+    Download a URL without blocking the event loop; the same contract as :func:`fetch`.
+
+    Host names are resolved in a worker thread, and the total deadline is enforced strictly (it also cuts a
+    read that is waiting).
+
+    :param url: The http or https URL to read.
+    :param policy: The URL policy applied to the URL and every redirect target.
+    :param limits: Size, time and redirect limits.
+    :param transport: An httpx async transport to send requests through (for tests or a proxy); it is left open.
+    :param resolver: Resolves host names for the policy; defaults to the system resolver.
+    :returns: The downloaded document.
+    :raises URLRefusedError: The policy refused the URL or a redirect hop.
+    :raises ContentTooLargeError: The body is larger than ``limits.max_bytes``.
+    :raises FetchTimeoutError: A connect or read timeout, or the total deadline, ran out.
+    :raises UnsupportedContentError: The content type or encoding cannot be read.
+    :raises FetchError: The final status is not 2xx, there were too many redirects, or the connection failed.
+    """
+    deadline = Deadline(limits.total_timeout, url=url)
+    try:
+        async with asyncio.timeout(limits.total_timeout):
+            return await _fetch_async_hops(
+                url, policy=policy, limits=limits, transport=transport, resolver=resolver, deadline=deadline
+            )
+    except TimeoutError as exc:
+        raise deadline.error() from exc
+
+
+async def _fetch_async_hops(
+    url: str,
+    *,
+    policy: UrlPolicy,
+    limits: FetchLimits,
+    transport: httpx.AsyncBaseTransport | None,
+    resolver: Resolver | None,
+    deadline: Deadline,
+) -> FetchedDocument:
+    current = url
+    chosen = transport or httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_keepalive_connections=0))
+    client = httpx.AsyncClient(transport=chosen, follow_redirects=False, trust_env=False)
+    try:
+        for _hop in range(limits.max_redirects + 1):
+            target = await asyncio.to_thread(check_hop, policy, current, resolver=resolver, asked_url=url)
+            current = target.url
+            try:
+                request = build_request(client, target, limits, deadline)
+                response = await client.send(request, stream=True)
+                try:
+                    step = inspect_response(
+                        response, current_url=current, asked_url=url, limits=limits, deadline=deadline
+                    )
+                    if isinstance(step, FinalResponse):
+                        async for chunk in cast(AsyncIterable[bytes], response.stream):
+                            step.reader.feed(chunk)
+                finally:
+                    await response.aclose()
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                raise transport_error(exc, current_url=current, asked_url=url) from exc
+            if isinstance(step, str):
+                current = step
+                continue
+            return _document(step, asked_url=url, final_url=current)
+    finally:
+        if transport is None:
+            await client.aclose()
+    raise too_many_redirects(limits, url)
+
+
+def _document(step: FinalResponse, *, asked_url: str, final_url: str) -> FetchedDocument:
+    body = step.reader.body()
+    content_type = settle_content_type(step.content_type, body, current_url=final_url, asked_url=asked_url)
+    return FetchedDocument(
+        url=asked_url,
+        final_url=final_url,
+        status=step.status,
+        content_type=content_type,
+        charset=step.charset,
+        body=body,
+    )
+
+
+def _check_int(name: str, value: object, *, low: int, high: int | None) -> None:
+    in_range = isinstance(value, int) and not isinstance(value, bool) and value >= low
+    if in_range and high is not None and isinstance(value, int):
+        in_range = value <= high
+    if not in_range:
+        bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise ConfigurationError(f"FetchLimits.{name} must be a whole number {bounds}; got {value!r}.")
