@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,8 +22,22 @@ from haystack_deep_research.testing import (
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
 
 
+LIVE_KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip live tests unless both API keys are set."""
+    missing = [key for key in LIVE_KEYS if not os.environ.get(key)]
+    for item in items:
+        if missing and item.get_closest_marker("integration"):
+            item.add_marker(pytest.mark.skip(reason=f"live test: set {' and '.join(missing)} to run it"))
+
+
 @pytest.fixture(autouse=True)
-def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    if request.node.get_closest_marker("integration"):
+        yield  # a live test talks to the real services on purpose
+        return
     for name in ("OPENAI_API_KEY", "TAVILY_API_KEY", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
     with forbid_network():
