@@ -13,7 +13,7 @@ from tavily.errors import BadRequestError, ForbiddenError, InvalidAPIKeyError, U
 from urllib3.util.retry import Retry
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import MissingCredentialsError, SearchError, ToolArgumentsError
+from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError, ToolArgumentsError
 from haystack_deep_research.prompts import SEARCH_RESULTS, fence, render_text
 from haystack_deep_research.state import HOOK_CONTEXT, run_from_context
 from haystack_deep_research.tools.base import ResearchTool
@@ -89,7 +89,7 @@ class WebSearchTool(ResearchTool):
         self.api_base_url = api_base_url
         self.max_results = _checks.int_in_range("max_results", max_results, 1, 20)
         if search_depth not in ("basic", "advanced", "fast", "ultra-fast"):
-            raise _checks.ConfigurationError(
+            raise ConfigurationError(
                 f"search_depth must be 'basic', 'advanced', 'fast' or 'ultra-fast'; got {search_depth!r}."
             )
         self.search_depth = search_depth
