@@ -1,0 +1,1 @@
+"""Offline, reproducible benchmark of haystack-deep-research against a peer deep-research agent."""

@@ -1,0 +1,64 @@
+"""
+Run the benchmark: both libraries, every scenario, in the simulated world; write docs/benchmarks.md and a timeline.
+
+    python benchmarks/run.py                      # everything, default latency model
+    python benchmarks/run.py --scenarios three --repeat 3 --ttft 0.2 --tps 200
+
+The first run creates benchmarks/.work/venv (the peer and matplotlib live only there) and re-runs itself with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness import venv  # noqa: E402
+
+REEXEC_MARK = "HDR_BENCHMARK_VENV"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line."""
+    from benchmarks.harness.scenarios import SCENARIOS
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated, from: " + ", ".join(SCENARIOS))
+    p.add_argument("--libraries", default="ours,peer", help="comma-separated: ours, peer")
+    p.add_argument("--ttft", type=float, default=0.5, help="model time to first token, seconds (default 0.5)")
+    p.add_argument("--tps", type=float, default=100.0, help="model output tokens per second; 0 = instant (default 100)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per library and scenario; the median-wall run is shown")
+    p.add_argument("--overhead-scenario", default="three", help="scenario run at latency 0 for overhead; '' skips it")
+    p.add_argument("--timeline-scenario", default="five-c2", help="scenario drawn in the timeline picture")
+    p.add_argument("--api", choices=("responses", "chat"), default="responses", help="OpenAI API flavour")
+    p.add_argument("--read-batch", action="store_true", help="researchers read all top URLs in one read_url call")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is stopped")
+    p.add_argument("--work-dir", type=Path, default=ROOT / "benchmarks" / ".work")
+    p.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    p.add_argument("--png", type=Path, default=ROOT / "benchmarks" / "timeline.png")
+    p.add_argument("--from-logs", action="store_true", help="recompute the page from the saved logs; run nothing")
+    p.add_argument("--no-setup", action="store_true", help="use the current interpreter as it is")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    """Entry point."""
+    args = parse_args(argv)
+    if not args.no_setup and not os.environ.get(REEXEC_MARK) and not venv.has_modules(sys.executable):
+        python = venv.ensure()
+        env = {**os.environ, REEXEC_MARK: "1"}
+        os.execve(str(python), [str(python), str(Path(__file__).resolve()), *argv], env)
+    from benchmarks.harness.campaign import Campaign
+
+    shown = [a for a in argv if a != "--from-logs"]  # the page shows how the figures were produced
+    return Campaign(args, command=" ".join(["python benchmarks/run.py", *shown])).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

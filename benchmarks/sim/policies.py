@@ -1,0 +1,146 @@
+"""
+The deterministic decisions of each simulated role, chosen by model name (``sim-scope``, ``sim-orchestrator``,
+``sim-researcher``, ``sim-summarizer``, ``sim-writer``).
+
+- orchestrator: delegates ``subtopics`` sub-topics in its first turn (one call each, all in that turn), then ends
+  with a one-line text turn once results are back.
+- researcher: searches once with its sub-topic, reads the top ``read_top_k`` result URLs (one ``read_url`` call per
+  URL in one turn, or one call with all of them when ``read_batch``), then answers with findings citing the URLs
+  it read.
+- summarizer, scope, writer: see :mod:`benchmarks.sim.prose`.
+
+Tools are found by name first (``research_subtopic``, ``web_search``, ``read_url``) and then by schema, and
+their arguments are shaped to each library's schema, so the same decision reaches both libraries.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from benchmarks.sim import prose
+from benchmarks.sim.conversation import Conversation, ToolCall, ToolSpec
+from benchmarks.sim.reply import IdFactory, Reply
+from benchmarks.sim.schema_args import fill_arguments, find_tool
+
+ROLES = ("scope", "orchestrator", "researcher", "summarizer", "writer")
+DONE_TEXT = "Research is complete: every aspect of the brief has a researched answer."
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """The knobs a scenario sets."""
+
+    subtopics: int = 3
+    read_top_k: int = 2
+    read_batch: bool = False
+    invent_rate: float = 0.0
+    seed: int = 7
+
+
+class UnknownRoleError(ValueError):
+    """The model name does not name a simulated role."""
+
+
+def role_of(model: str) -> str:
+    """
+    The role a model name selects.
+
+    :param model: For example ``"sim-researcher"``.
+    :returns: The role.
+    :raises UnknownRoleError: If the name is not ``sim-<role>``.
+    """
+    role = model.removeprefix("sim-")
+    if not model.startswith("sim-") or role not in ROLES:
+        raise UnknownRoleError(f"unknown model {model!r}; use one of {', '.join('sim-' + r for r in ROLES)}")
+    return role
+
+
+@dataclass
+class Policies:
+    """All roles, sharing one config and the sub-topics the orchestrator handed out in this run."""
+
+    config: PolicyConfig
+    ids: IdFactory = field(default_factory=IdFactory)
+    _subtopics: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def decide(self, conversation: Conversation) -> tuple[str, Reply, str]:
+        """
+        Decide a turn.
+
+        :param conversation: The request.
+        :returns: ``(role, reply, thread)``; ``thread`` names the agent instance (the sub-topic for researchers),
+            for the timeline.
+        :raises UnknownRoleError: If the model name selects no role.
+        """
+        role = role_of(conversation.model)
+        if role == "scope":
+            return role, Reply(text=prose.brief(_last_user(conversation))), "scope"
+        if role == "orchestrator":
+            return role, self._orchestrate(conversation), "orchestrator"
+        if role == "researcher":
+            subtopic = self._subtopic_of(conversation)
+            return role, self._research(conversation, subtopic), subtopic
+        if role == "summarizer":
+            text = conversation.all_text()
+            return role, Reply(text=prose.page_summary(text)), self._subtopic_of(conversation, default="summarizer")
+        text = prose.report(conversation.all_text(), invent_rate=self.config.invent_rate, seed=self.config.seed)
+        return role, Reply(text=text), "writer"
+
+    def _call(self, tool: ToolSpec, values: dict[str, str | list[str]], default: str | list[str]) -> ToolCall:
+        return ToolCall(self.ids.next("call"), tool.name, fill_arguments(tool, values, default))
+
+    def _orchestrate(self, conversation: Conversation) -> Reply:
+        tool = find_tool(conversation.tools, ("research_subtopic",), ("subtopic",))
+        if tool is None or any(c.name == tool.name for c in conversation.calls_made()):
+            return Reply(text=DONE_TEXT)
+        topic, aspects = prose.topic_and_aspects(conversation.all_text())
+        aspects += [f"aspect {i + 1}" for i in range(len(aspects), self.config.subtopics)]
+        subtopics = [f"{topic}: {aspect}" for aspect in aspects[: self.config.subtopics]]
+        with self._lock:
+            self._subtopics.extend(s for s in subtopics if s not in self._subtopics)
+        return Reply(tool_calls=tuple(self._call(tool, {"subtopic": s}, s) for s in subtopics))
+
+    def _subtopic_of(self, conversation: Conversation, default: str | None = None) -> str:
+        text = conversation.all_text()
+        with self._lock:
+            known = sorted(self._subtopics, key=len, reverse=True)
+        found = next((s for s in known if s in text), None)
+        if found is not None:
+            return found
+        return default if default is not None else conversation.first_user_text().strip()
+
+    def _research(self, conversation: Conversation, subtopic: str) -> Reply:
+        search = find_tool(conversation.tools, ("web_search",), ("query",))
+        read = find_tool(conversation.tools, ("read_url",), ("urls", "url"))
+        calls = conversation.calls_made()
+        results = conversation.tool_results()
+        if search is None or read is None:
+            return Reply(text=prose.researcher_summary(subtopic, []))
+        searches = [c for c in calls if c.name == search.name]
+        reads = [c for c in calls if c.name == read.name]
+        if not searches:
+            return Reply(tool_calls=(self._call(search, {"query": subtopic}, subtopic),))
+        if not reads:
+            found = [u for c in searches for u in prose.urls_in(results.get(c.call_id, ""))]
+            top = list(dict.fromkeys(found))[: self.config.read_top_k]
+            if not top:
+                return Reply(text=prose.researcher_summary(subtopic, []))
+            if self.config.read_batch:
+                return Reply(tool_calls=(self._call(read, {"urls": top, "url": top, "question": subtopic}, subtopic),))
+            return Reply(
+                tool_calls=tuple(self._call(read, {"urls": [u], "url": u, "question": subtopic}, subtopic) for u in top)
+            )
+        evidence = [(url, results.get(c.call_id, "")) for c in reads for url in _urls_of(c)]
+        return Reply(text=prose.researcher_summary(subtopic, evidence))
+
+
+def _urls_of(call: ToolCall) -> list[str]:
+    value = call.arguments.get("urls", call.arguments.get("url", []))
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def _last_user(conversation: Conversation) -> str:
+    users = [m.text for m in conversation.messages if m.role == "user"]
+    return users[-1] if users else ""

@@ -1,0 +1,77 @@
+"""The corpus is reproducible and the metrics compute what the report says they do."""
+
+from __future__ import annotations
+
+from benchmarks.harness.metrics import compute, critical_path, normalize, shortest_schedule
+from benchmarks.sim import prose
+from benchmarks.sim.corpus import build_corpus
+
+
+def test_corpus_is_the_same_for_the_same_seed_and_states_findings():
+    first, second = build_corpus(seed=3), build_corpus(seed=3)
+    assert first == second
+    assert build_corpus(seed=4) != first
+    assert {p.kind for p in first.pages} == {"html", "pdf"}
+    assert all(prose.findings_in(p.text) for p in first.pages)
+    assert "Aspects to cover: cold climate efficiency; installation cost." in first.question(2)
+
+
+def _call(role, thread, start, end, status=200):
+    return {
+        "role": role,
+        "thread": thread,
+        "start": start,
+        "end": end,
+        "status": status,
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "tool_calls": [],
+    }
+
+
+def test_critical_path_schedules_researcher_chains_on_the_slots():
+    llm = [
+        _call("scope", "scope", 0, 1),
+        _call("orchestrator", "orchestrator", 1, 2),
+        _call("researcher", "a", 2, 3),
+        _call("summarizer", "a", 3, 5),
+        _call("summarizer", "a", 3, 4),
+        _call("researcher", "a", 5, 6),
+        _call("researcher", "b", 2, 3),
+        _call("researcher", "b", 3, 3.5, status=429),
+        _call("writer", "writer", 7, 9),
+    ]
+    # serial 1 + 1 + 2; chains a = 2 + 2 = 4, b = 1
+    assert critical_path(llm, concurrency=5) == 8
+    assert critical_path(llm, concurrency=1) == 9
+
+
+def test_shortest_schedule_is_exact_for_small_sets():
+    assert shortest_schedule([3.0] * 5, 2) == 9.0
+    assert shortest_schedule([3.0, 3.0, 2.0, 2.0, 2.0], 2) == 6.0
+    assert shortest_schedule([1.0, 2.0], 5) == 2.0
+    assert shortest_schedule([], 3) == 0.0
+
+
+def test_precision_counts_unique_cited_urls_that_were_retrieved():
+    report = "See [a](http://h/x/1.html) and [a again](http://h/x/1.html), [b](http://h/x/2.html), http://h/x/9.html."
+    record = {
+        "scenario": {"name": "s", "max_concurrent": 2},
+        "library": "ours",
+        "result": {
+            "ok": True,
+            "error": "",
+            "start": 0.0,
+            "end": 2.0,
+            "cpu_s": 0.1,
+            "peak_rss_mb": 1.0,
+            "outcome": {"report": report},
+        },
+        "llm": [_call("writer", "writer", 0.5, 1.5)],
+        "search": [{"start": 0.1, "end": 0.2, "status": 200, "query": "q", "returned": ["http://h/x/2.html"]}],
+        "web": [{"start": 0.2, "end": 0.3, "status": 200, "method": "GET", "url": "http://H/x/1.html"}],
+    }
+    metrics = compute(record)
+    assert (metrics.cited, metrics.cited_retrieved) == (3, 2)
+    assert metrics.external_s == 1.2
+    assert normalize("HTTP://Example.org/a/#frag") == "http://example.org/a"

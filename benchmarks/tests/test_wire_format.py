@@ -1,0 +1,167 @@
+"""The simulator's replies parse in the installed ``openai`` client's own types and in Haystack's generators."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
+from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.tools import Tool
+from haystack.utils import Secret
+from openai import OpenAI, RateLimitError
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.responses import Response, ResponseStreamEvent
+from pydantic import TypeAdapter
+
+from benchmarks.sim.llm_server import FaultModel, SimLLMServer
+from benchmarks.sim.policies import PolicyConfig
+
+SEARCH_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "web_search",
+        "description": "Search the web.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
+}
+READ_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "read_url",
+        "description": "Read pages.",
+        "parameters": {
+            "type": "object",
+            "properties": {"urls": {"type": "array", "items": {"type": "string"}}, "question": {"type": "string"}},
+            "required": ["urls", "question"],
+        },
+    },
+}
+QUESTION = "What does the evidence say about heat pumps? Aspects to cover: cost; noise."
+
+
+@pytest.fixture
+def server():
+    with SimLLMServer(PolicyConfig(subtopics=2)) as srv:
+        yield srv
+
+
+@pytest.fixture
+def client(server):
+    with OpenAI(base_url=server.base_url, api_key="sim", max_retries=0) as c:
+        yield c
+
+
+def test_chat_completion_validates_strictly(client):
+    raw = client.chat.completions.with_raw_response.create(
+        model="sim-researcher",
+        messages=[{"role": "user", "content": "heat pumps: cost"}],
+        tools=[SEARCH_TOOL, READ_TOOL],
+    )
+    completion = ChatCompletion.model_validate(json.loads(raw.http_response.text))
+    calls = completion.choices[0].message.tool_calls or []
+    call = calls[0]
+    assert call.type == "function"
+    assert call.function.name == "web_search"
+    assert json.loads(call.function.arguments) == {"query": "heat pumps: cost"}
+    assert completion.choices[0].finish_reason == "tool_calls"
+    assert completion.usage is not None
+    assert completion.usage.prompt_tokens > 0
+
+
+def test_chat_stream_chunks_validate_and_carry_usage(client):
+    stream = client.chat.completions.create(
+        model="sim-scope",
+        messages=[{"role": "user", "content": QUESTION}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = [ChatCompletionChunk.model_validate(c.model_dump()) for c in stream]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.startswith("Research brief.")
+    assert chunks[-1].choices == []
+    assert chunks[-1].usage is not None
+
+
+def test_responses_validate_strictly(client):
+    tool = {**SEARCH_TOOL["function"], "type": "function", "strict": False}
+    raw = client.responses.with_raw_response.create(
+        model="sim-orchestrator",
+        input=[{"role": "user", "content": QUESTION}],
+        tools=[
+            {
+                **tool,
+                "name": "research_subtopic",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"subtopic": {"type": "string"}},
+                    "required": ["subtopic"],
+                },
+            }
+        ],
+    )
+    response = Response.model_validate(json.loads(raw.http_response.text))
+    calls = [o for o in response.output if o.type == "function_call"]
+    assert [json.loads(c.arguments)["subtopic"] for c in calls] == ["heat pumps: cost", "heat pumps: noise"]
+
+
+def test_responses_stream_events_validate(client):
+    adapter = TypeAdapter(ResponseStreamEvent)
+    stream = client.responses.create(model="sim-scope", input=QUESTION, stream=True)
+    events = [adapter.validate_python(e.model_dump()) for e in stream]
+    assert events[0].type == "response.created"
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text.startswith("Research brief.")
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+
+
+@pytest.mark.parametrize("generator_cls", [OpenAIChatGenerator, OpenAIResponsesChatGenerator])
+@pytest.mark.parametrize("streaming", [False, True])
+def test_haystack_generators_get_tool_calls(server, generator_cls, streaming):
+    chunks: list[StreamingChunk] = []
+    search = Tool(
+        name="web_search",
+        description="Search.",
+        function=lambda query: query,
+        parameters=SEARCH_TOOL["function"]["parameters"],
+    )
+    read = Tool(
+        name="read_url",
+        description="Read.",
+        function=lambda urls, question: question,
+        parameters=READ_TOOL["function"]["parameters"],
+    )
+    generator = generator_cls(
+        api_key=Secret.from_token("sim"),
+        model="sim-researcher",
+        api_base_url=server.base_url,
+        streaming_callback=chunks.append if streaming else None,
+        generation_kwargs={"stream_options": {"include_usage": True}}
+        if streaming and generator_cls is OpenAIChatGenerator
+        else None,
+    )
+    reply = generator.run(messages=[ChatMessage.from_user("heat pumps: cost")], tools=[search, read])["replies"][0]
+    assert reply.tool_calls[0].tool_name == "web_search"
+    assert reply.tool_calls[0].arguments == {"query": "heat pumps: cost"}
+    assert bool(chunks) == streaming
+    assert server.wait_for(1)[-1].stream == streaming
+
+
+def test_429_carries_retry_after_and_clients_retry():
+    with SimLLMServer(faults=FaultModel(rate_429=1.0, retry_after_ms=10)) as srv:
+        with OpenAI(base_url=srv.base_url, api_key="sim", max_retries=0) as c, pytest.raises(RateLimitError) as err:
+            c.chat.completions.create(model="sim-scope", messages=[{"role": "user", "content": QUESTION}])
+        assert err.value.response.headers["retry-after-ms"] == "10"
+    with SimLLMServer(faults=FaultModel(rate_429=0.5, retry_after_ms=10)) as srv:
+        with OpenAI(base_url=srv.base_url, api_key="sim", max_retries=8) as c:
+            for i in range(6):
+                c.chat.completions.create(model="sim-scope", messages=[{"role": "user", "content": f"{QUESTION} {i}"}])
+        statuses = [r.status for r in srv.wait_for(6)]
+        assert statuses.count(200) == 6
+        assert 429 in statuses
+
+
+def test_unknown_model_is_a_404(client):
+    with pytest.raises(Exception, match="unknown model"):
+        client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
