@@ -105,8 +105,8 @@ def test_to_dict_from_dict_round_trip_keeps_the_whole_tree() -> None:
     restored = Agent.from_dict(copy.deepcopy(data))
 
     assert restored.to_dict() == data
-    assert [type(h) for h in restored.hooks["before_run"]] == [ScopeHook]
-    assert [type(h) for h in restored.hooks["after_run"]] == [WriteHook]
+    assert ScopeHook in [type(h) for h in restored.hooks["before_run"]]
+    assert WriteHook in [type(h) for h in restored.hooks["after_run"]]
     delegate = next(t for t in restored.tools if isinstance(t, ResearchSubtopicTool))
     assert delegate.max_subtopics == 3
     assert next(t for t in delegate.researcher.tools if isinstance(t, WebSearchTool)).max_results == 4
@@ -125,10 +125,8 @@ def test_yaml_round_trip_through_a_pipeline(make_agent: Callable[..., Agent]) ->
     pipeline = Pipeline()
     pipeline.add_component("research", make_agent())
     text = pipeline.dumps()
-    assert (
-        "haystack_deep_research.hooks.ScopeHook"
-        in yaml.safe_load(text)["components"]["research"]["init_parameters"]["hooks"]["before_run"][0]["type"]
-    )
+    before_run = yaml.safe_load(text)["components"]["research"]["init_parameters"]["hooks"]["before_run"]
+    assert "haystack_deep_research.hooks.ScopeHook" in [hook["type"] for hook in before_run]
 
     loaded = Pipeline.loads(text)
     result = loaded.run({"research": {"messages": [ChatMessage.from_user("How fast is solar growing?")]}})

@@ -42,7 +42,7 @@ def test_one_missing_key_is_named(monkeypatch: pytest.MonkeyPatch, capsys: pytes
 def scripted_cli(monkeypatch: pytest.MonkeyPatch, make_agent: Callable[..., Agent]) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
-    monkeypatch.setattr(cli, "create_deep_research_agent", lambda **options: make_agent(**options))
+    monkeypatch.setattr(cli, "create_deep_research_agent", make_agent)
 
 
 @pytest.mark.usefixtures("scripted_cli")

@@ -20,12 +20,16 @@ from haystack_deep_research.errors import (
     InvalidQuestionError,
     MissingCredentialsError,
     ResearchRunError,
+    RunDirError,
+    StructuredOutputError,
     UsageError,
 )
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+from haystack_deep_research.grounding import GroundingStage
 from haystack_deep_research.hooks import ScopeHook, WriteHook
 from haystack_deep_research.researcher import FinalSummaryHook, ResearchSubtopicTool
-from haystack_deep_research.state import PROGRESS_KEY
+from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
+from haystack_deep_research.structured import ResearchSummary, StructuredOutputStage
 from haystack_deep_research.tools.read_url import ReadUrlTool
 from haystack_deep_research.tools.web_search import WebSearchTool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
@@ -36,18 +40,24 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PROGRESS_KEY",
+    "RUN_DIR_KEY",
     "ConfigurationError",
     "DeepResearchError",
     "EvidenceLedger",
     "FetchLimits",
     "FinalSummaryHook",
+    "GroundingStage",
     "InvalidQuestionError",
     "MissingCredentialsError",
     "ReadUrlTool",
     "ResearchRunError",
     "ResearchSubtopicTool",
+    "ResearchSummary",
+    "RunDirError",
     "ScopeHook",
     "SourceEntry",
+    "StructuredOutputError",
+    "StructuredOutputStage",
     "UrlPolicy",
     "UsageError",
     "WebSearchTool",

@@ -40,6 +40,22 @@ def number_in_range(name: str, value: Any, low: float, high: float) -> float:
     return float(value)
 
 
+def number_between(name: str, value: Any, low: float, high: float) -> float:
+    """
+    Check that ``value`` is a real number in ``[low, high]`` (both included).
+
+    :param name: The parameter name, quoted in the error.
+    :param value: The value to check.
+    :param low: The smallest allowed value.
+    :param high: The largest allowed value.
+    :returns: The value as a float.
+    :raises ConfigurationError: If the value is not a number in range.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise ConfigurationError(f"{name} must be a number from {low} to {high}; got {value!r}.")
+    return float(value)
+
+
 def chat_generator(name: str, value: Any, *, needs_tools: bool) -> Any:
     """
     Check that ``value`` looks like a Haystack chat generator.

@@ -275,15 +275,19 @@ def _citations(doc: _Doc) -> list[Citation]:
     return result
 
 
-def extract_citations(markdown: str) -> list[Citation]:
+def extract_citations(markdown: str, *, sources_section: bool = True) -> list[Citation]:
     """
     Return every citation in a Markdown report, in document order.
 
     :param markdown: The report.
+    :param sources_section: Whether to include the entries of the Sources section (see the module docstring);
+        ``False`` keeps only the citations in the body, where claims are made.
     :returns: One :class:`Citation` per occurrence of a cited URL (a marker ``[1, 2]`` gives two).
     :raises ConfigurationError: If ``markdown`` is not a string.
     """
-    return _citations(_scan(markdown))
+    doc = _scan(markdown)
+    citations = _citations(doc)
+    return citations if sources_section else [c for c in citations if c.line - 1 not in doc.section_lines]
 
 
 def _cut(line: str, start: int, end: int) -> str:

@@ -2,8 +2,13 @@
 The ``deep-research`` command.
 
     deep-research "your question" [-o report.md] [--sources sources.json]
+    deep-research check REPORT.md [--sources sources.json] [--judge]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
+
+The first argument chooses the form: exactly ``check`` runs the citation checker (see
+:mod:`haystack_deep_research.check`); anything else is a question, so ``deep-research "check the solar data"``
+still researches. To research the one-word question "check", write ``deep-research -- check``.
 """
 
 from __future__ import annotations
@@ -18,16 +23,19 @@ from pathlib import Path
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.agent import create_deep_research_agent
+from haystack_deep_research.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingCredentialsError
 from haystack_deep_research.state import PROGRESS_KEY
 
 REQUIRED_KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
+CHECK_COMMAND = "check"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deep-research",
         description="Research a question on the web and write a cited Markdown report.",
+        epilog="To check the citations of an existing report: deep-research check REPORT.md [--sources FILE].",
     )
     parser.add_argument("question", help="The research question (quote it).")
     parser.add_argument("-o", "--output", type=Path, help="Write the report to this file instead of stdout.")
@@ -70,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
     :returns: The exit status: 0 on success, 1 when the run failed, 2 for a usage error.
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == [CHECK_COMMAND]:
+        return run_check(argv[1:])
     args = _parser().parse_args(argv)
     try:
         check_credentials()

@@ -8,10 +8,13 @@ failure during a run that the caller can retry, configure around or report::
     ├── UsageError (also a ValueError)          the caller can fix it by changing the call
     │   ├── ConfigurationError                  a bad parameter to a factory, tool or policy
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
-    │   └── MissingCredentialsError             an API key is not set
+    │   ├── MissingCredentialsError             an API key is not set
+    │   └── RunDirError                         the run directory given to resume a run cannot be used
     └── ResearchRunError                        something failed while a run was under way
         ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
         ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
+        ├── BudgetExceededError                 the run's token or time budget is spent; no new research starts
+        ├── StructuredOutputError               the report could not be turned into valid structured output
         ├── SearchError                         the search service failed or answered garbage
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
@@ -26,7 +29,10 @@ model can react to, and a failing phase is recorded in ``exit_reason`` and ``war
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "BudgetExceededError",
     "ConfigurationError",
     "ContentTooLargeError",
     "DeepResearchError",
@@ -37,7 +43,9 @@ __all__ = [
     "InvalidQuestionError",
     "MissingCredentialsError",
     "ResearchRunError",
+    "RunDirError",
     "SearchError",
+    "StructuredOutputError",
     "ToolArgumentsError",
     "URLRefusedError",
     "UnsupportedContentError",
@@ -65,6 +73,10 @@ class MissingCredentialsError(UsageError):
     """An API key the default clients need is not set."""
 
 
+class RunDirError(UsageError):
+    """The run directory passed to resume a run is not a usable directory, or holds a run of another question."""
+
+
 class ResearchRunError(DeepResearchError):
     """Something failed while a research run was under way."""
 
@@ -75,6 +87,29 @@ class ToolArgumentsError(ResearchRunError):
 
 class DelegationLimitError(ResearchRunError):
     """The orchestrator delegated more sub-topics than ``max_subtopics`` allows; the extra one was not run."""
+
+
+class BudgetExceededError(ResearchRunError):
+    """The run's token or time budget is spent, so a new sub-topic was not researched."""
+
+
+class StructuredOutputError(ResearchRunError):
+    """
+    The writer model's JSON for ``output_schema`` failed validation twice (the retry showed it the errors).
+
+    :param message: What failed.
+    :param raw_text: The model's last reply, as it was.
+    :param errors: The validation errors of that reply, as pydantic lists them.
+    :param report: The final report, so the research is not lost.
+    """
+
+    def __init__(
+        self, message: str, *, raw_text: str = "", errors: list[dict[str, Any]] | None = None, report: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.raw_text = raw_text
+        self.errors = list(errors or [])
+        self.report = report
 
 
 class SearchError(ResearchRunError):

@@ -4,7 +4,8 @@ The orchestrator's two phase hooks.
 - :class:`ScopeHook` (``before_run``): checks the question, opens the run's :class:`ResearchRun`, turns the question
   into a research brief and makes the brief the whole conversation the orchestrator sees.
 - :class:`WriteHook` (``after_run``): turns the brief and the researchers' notes into the report, verifies every
-  citation against the sources the run really retrieved, and fills the run's outputs.
+  citation against the sources the run really retrieved, fills the run's outputs, then runs its report stages
+  (grounding, structured output) in order.
 
 Neither hook lets a model failure throw away the run: a failing scope model makes the question the brief, and a
 failing writer yields a report assembled from the brief and the notes, with ``exit_reason`` saying so.
@@ -21,10 +22,8 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research import llm
-from haystack_deep_research.citations import extract_citations, verify_citations
+from haystack_deep_research import _checks, llm
 from haystack_deep_research.errors import InvalidQuestionError
-from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.prompts import (
     FALLBACK_REPORT,
     SCOPE_SYSTEM,
@@ -35,9 +34,10 @@ from haystack_deep_research.prompts import (
     render_chat,
     render_text,
 )
+from haystack_deep_research.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.state import (
     BRIEF,
-    CITATIONS,
+    BRIEF_KEY,
     EXIT_REASON,
     EXIT_WRITER_FAILED,
     HOOK_CONTEXT,
@@ -51,13 +51,12 @@ from haystack_deep_research.state import (
     RUN_KEY,
     SOURCES,
     TOKEN_USAGE,
-    USAGE_BY_PHASE,
     WARNINGS,
     ResearchRun,
     SharedContext,
-    add_usage,
     run_from_context,
 )
+from haystack_deep_research.steps import ReportStage, drive, drive_async
 
 
 def question_from(messages: list[ChatMessage] | None) -> str:
@@ -91,10 +90,11 @@ class PhaseHook:
     Subclasses implement :meth:`_begin` (return ``None`` to skip the call) and :meth:`_finish`.
 
     :param chat_generator: The chat generator of this phase.
+    :raises ConfigurationError: If ``chat_generator`` is not a chat generator.
     """
 
     def __init__(self, *, chat_generator: Any) -> None:
-        self.chat_generator = chat_generator
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
 
     def _begin(self, state: State) -> tuple[Any, list[ChatMessage]] | None:
         raise NotImplementedError
@@ -171,18 +171,23 @@ class ScopeHook(PhaseHook):
     """
     ``before_run``: question → research brief, which replaces the conversation the orchestrator sees.
 
-    Raises :class:`InvalidQuestionError` before any model is called when the messages hold no question.
+    Raises :class:`InvalidQuestionError` before any model is called when the messages hold no question. A brief
+    already in ``hook_context`` (``BRIEF_KEY``, as a resumed run restores it) is used without calling the model.
 
     :param chat_generator: The scope model.
     """
 
-    def _begin(self, state: State) -> tuple[Any, list[ChatMessage]]:
+    def _begin(self, state: State) -> tuple[Any, list[ChatMessage]] | None:
         question = question_from(state.data.get(MESSAGES))
         context = dict(state.data.get(HOOK_CONTEXT) or {})
         run = ResearchRun(progress=context.get(PROGRESS_KEY))
         state.set(HOOK_CONTEXT, SharedContext({**context, RUN_KEY: run}))
         for key, empty in ((NOTES, []), (WARNINGS, []), (SOURCES, []), (REPORT, ""), (BRIEF, "")):
             state.set(key, empty, handler_override=replace_values)
+        given = context.get(BRIEF_KEY)
+        if isinstance(given, str) and given.strip():
+            self._finish(state, (question, run), ChatMessage.from_assistant(given.strip()), None)
+            return None
         run.report(PHASE_SCOPE, "writing the research brief")
         prompt = render_chat(SCOPE_SYSTEM, SCOPE_USER, today=arrow.utcnow().format("YYYY-MM-DD"), question=question)
         return (question, run), prompt
@@ -201,30 +206,70 @@ class ScopeHook(PhaseHook):
         run.report(PHASE_SCOPE, "brief ready")
 
 
-def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
-    """
-    The URLs the report may cite: URLs in the notes whose pages the run really read.
-
-    A search result alone does not count: its page was never read. When the ledger is empty (the researchers used
-    tools that do not record into it), the notes' URLs are used.
-
-    :param notes: The researchers' notes.
-    :param run: The run, whose ledger lists what was read.
-    :returns: The allowed URLs, in the order the notes first mention them.
-    """
-    in_notes = list(dict.fromkeys(c.url for note in notes for c in extract_citations(note)))
-    if len(run.ledger) == 0:
-        return in_notes
-    read = {normalize_url(url) for url in run.ledger.read_urls()}
-    return [url for url in in_notes if normalize_url(url) in read]
-
-
 class WriteHook(PhaseHook):
     """
     ``after_run``: brief + notes → Markdown report, citations verified against the evidence ledger.
 
+    Then each stage runs in order on the verified report (see :class:`~haystack_deep_research.steps.ReportStage`):
+    the factory adds a grounding stage for ``grounding=True`` and a structured-output stage for ``output_schema``.
+    A stage may raise (structured output raises ``StructuredOutputError``); the report's outputs are set before.
+
     :param chat_generator: The writer model.
+    :param stages: Report stages, run in order after the report is written and verified.
     """
+
+    def __init__(self, *, chat_generator: Any, stages: list[ReportStage] | None = None) -> None:
+        super().__init__(chat_generator=chat_generator)
+        self.stages = list(stages or [])
+
+    def run(self, state: State) -> None:
+        """
+        Write and verify the report, then run the stages.
+
+        :param state: The agent's live State.
+        """
+        super().run(state)
+        for stage in self.stages:
+            drive(stage.review(state, self.chat_generator), max_concurrency=stage.max_concurrency)
+
+    async def run_async(self, state: State) -> None:
+        """
+        Async variant of :meth:`run`.
+
+        :param state: The agent's live State.
+        """
+        await super().run_async(state)
+        for stage in self.stages:
+            await drive_async(stage.review(state, self.chat_generator), max_concurrency=stage.max_concurrency)
+
+    def warm_up(self) -> None:
+        """Warm up the writer and the stages."""
+        super().warm_up()
+        for stage in self.stages:
+            if hasattr(stage, "warm_up"):
+                stage.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized hook, with its stages.
+        """
+        data = super().to_dict()
+        data["init_parameters"]["stages"] = [component_to_dict(obj=stage, name="stage") for stage in self.stages]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The hook.
+        """
+        stages = []
+        for stage in data["init_parameters"].get("stages") or []:
+            holder = {"stage": stage}
+            deserialize_component_inplace(holder, key="stage")
+            stages.append(holder["stage"])
+        data["init_parameters"]["stages"] = stages
+        return super().from_dict(data)
 
     def _begin(self, state: State) -> tuple[Any, list[ChatMessage]]:
         run = run_from_context(state.data.get(HOOK_CONTEXT)) or ResearchRun()
@@ -253,18 +298,6 @@ class WriteHook(PhaseHook):
                 urls=urls,
             )
             state.set(EXIT_REASON, EXIT_WRITER_FAILED)
-        titles = {entry.url: entry.title for entry in run.ledger.entries() if entry.title}
-        check = verify_citations(report, urls, titles=titles)
-        if check.unverified:
-            run.warn(PHASE_WRITE, f"removed {len(check.unverified)} citation(s) of URLs the run never retrieved")
-        state.set(REPORT, check.report)
-        state.set(CITATIONS, {key: value for key, value in check.to_dict().items() if key != "report"})
-        state.set(SOURCES, run.ledger.to_list())
-        usage = run.usage_by_phase()
-        total: dict[str, Any] = {}
-        for phase_usage in usage.values():
-            total = add_usage(total, phase_usage)
-        state.set(USAGE_BY_PHASE, usage)
-        state.set(TOKEN_USAGE, total)
-        state.set(WARNINGS, run.warnings(), handler_override=replace_values)
+        reset_review_outputs(state)
+        check = publish_report(state, run, report, urls)
         run.report(PHASE_WRITE, f"report ready ({len(check.verified)} citations verified)")

@@ -51,6 +51,30 @@ RESEARCHER_FINAL = (
     "found so far: concrete findings, each with the exact URL it came from as a Markdown link, then a 'Sources:' "
     "list. Say plainly which parts of the sub-topic remain unanswered."
 )
+RESEARCHER_STOPPED = (
+    "Your research was stopped: {{ why }}. Do not call any tools. Write your final summary now from what you have "
+    "found so far: concrete findings, each with the exact URL it came from as a Markdown link, then a 'Sources:' "
+    "list. Say plainly which parts of the sub-topic remain unanswered."
+)
+STOPPED_BY_LOOP = "you kept repeating the same tool call with the same arguments"
+STOPPED_BY_TOKEN_BUDGET = "the run's token budget is spent"  # noqa: S105 - prompt text, not a secret
+STOPPED_BY_TIME_BUDGET = "the run's time budget is spent"
+
+LOOP_WARNING = (
+    "Not run: you called {{ tool }} with the same arguments {{ count }} times in a row, and it would only return the "
+    "same result again. Change course: call a tool with different arguments, use another tool, or write your final "
+    "summary now."
+)
+LOOP_STOPPED = (
+    "Not run: you kept calling {{ tool }} with the same arguments after being told to change course, so research "
+    "on this sub-topic is stopped."
+)
+
+RESUMED_SUBTOPICS = (
+    "This run was resumed. These sub-topics were already researched and their findings are kept for the report:\n"
+    "{% for subtopic in subtopics %}- {{ subtopic }}\n{% endfor %}"
+    "Delegate only what is still missing; delegating one of them again returns its saved findings."
+)
 
 SUMMARIZER_SYSTEM = (
     "You summarize one document toward a research question. Keep concrete facts, figures, dates, names and "
@@ -95,6 +119,52 @@ FALLBACK_REPORT = (
     "## Executive summary\n\n{{ brief }}\n\n"
     "## Findings\n\n{% for note in notes %}{{ note }}\n\n{% else %}No findings were gathered.\n\n{% endfor %}"
     "## Sources\n\n{% for url in urls %}- <{{ url }}>\n{% else %}No sources.\n{% endfor %}"
+)
+
+JUDGE_SYSTEM = (
+    "You are a strict fact-checker. You get one source document and numbered claims from a report that cites it. "
+    "For each claim decide whether the document supports it: 'supported' when the document states the claim or "
+    "something that directly implies it (the same facts, figures and dates); 'unsupported' when the document does "
+    "not state it, states something else, or contradicts it. Judge only against the document, never against your "
+    "own knowledge. Reply with JSON only, no prose and no Markdown fences, in this form: "
+    '{"verdicts": [{"id": 1, "verdict": "supported", "reason": "one short sentence"}]} '
+    "with exactly one entry per claim. " + DATA_RULE
+)
+JUDGE_USER = (
+    '<untrusted_source url="{{ url }}" title="{{ title }}">\n{{ source }}\n</untrusted_source>\n\n'
+    "Claims that cite this source:\n<untrusted_claims>\n"
+    "{% for claim in claims %}{{ loop.index }}. {{ claim }}\n{% endfor %}</untrusted_claims>"
+)
+
+REWRITE_USER = WRITER_USER + (
+    "\n\nA fact-checker compared your previous draft with the stored text of the sources it cites. These claims "
+    "are not supported by the sources they cite:\n<untrusted_claims>\n"
+    "{% for claim in unsupported %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
+    "{% if researched %}The notes now also hold new findings gathered to check these claims.\n{% endif %}"
+    "Write the whole report again from the notes. State each of these claims only as far as a note supports it, "
+    "citing the source that note gives for it; otherwise leave the claim out."
+)
+
+REPLAN_SUBTOPIC = (
+    "Check this claim from a draft research report against reliable sources and find out what they actually say "
+    "(the claim may be wrong, outdated or imprecise):\n{{ claim }}\n\nThe report answers this research brief:\n"
+    "{{ brief }}"
+)
+
+STRUCTURED_SYSTEM = (
+    "You turn a research report into one JSON object that conforms to the JSON schema you are given. Use only "
+    "information in the report. Where the schema asks for sources, use the URLs exactly as listed in the report's "
+    "sources. Reply with the JSON object only: no prose and no Markdown fences. " + DATA_RULE
+)
+STRUCTURED_USER = (
+    "JSON schema:\n{{ schema }}\n\n<untrusted_report>\n{{ report }}\n</untrusted_report>\n\n"
+    "Sources of the report:\n<untrusted_sources>\n"
+    "{% for source in sources %}- {{ source }}\n{% else %}(none)\n{% endfor %}</untrusted_sources>"
+)
+STRUCTURED_RETRY_USER = STRUCTURED_USER + (
+    "\n\nYour previous reply did not validate against the schema.\nPrevious reply:\n<untrusted_previous_reply>\n"
+    "{{ previous }}\n</untrusted_previous_reply>\nValidation errors:\n{{ errors }}\n\n"
+    "Reply again with a corrected JSON object only."
 )
 
 _FENCE_TAG = "untrusted_"

@@ -3,12 +3,15 @@ The sub-researcher: an Agent of its own, exposed to the orchestrator as the ``re
 
 Each call runs the researcher in a fresh State, so researchers never see each other's context. Only the
 researcher's final summary comes back, as a note: it is the tool result the orchestrator sees and it is appended to
-the run's ``notes`` for the writer. A researcher that reaches its step limit still returns a summary of what it
-gathered (one last tool-free call), marked as partial.
+the run's ``notes`` for the writer. A researcher that reaches its step limit, is stopped by the loop guard, or runs
+out of the run's budget still returns a summary of what it gathered (one last tool-free call), marked as partial.
+No researcher starts once the run's budget is spent, and a sub-topic an earlier attempt of the run completed is
+answered from the run directory (see :mod:`haystack_deep_research.resume`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import arrow
@@ -19,20 +22,38 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research.budgets import refuse_when_spent, usage_delta
 from haystack_deep_research.errors import ConfigurationError, DelegationLimitError, ToolArgumentsError
 from haystack_deep_research.hooks import PhaseHook, failure
-from haystack_deep_research.prompts import NOTE, RESEARCHER_FINAL, RESEARCHER_TASK, render_text
+from haystack_deep_research.prompts import (
+    NOTE,
+    RESEARCHER_FINAL,
+    RESEARCHER_STOPPED,
+    RESEARCHER_TASK,
+    STOPPED_BY_LOOP,
+    STOPPED_BY_TIME_BUDGET,
+    STOPPED_BY_TOKEN_BUDGET,
+    render_text,
+)
+from haystack_deep_research.resume import journal_note, resumed_note
 from haystack_deep_research.state import (
+    BUDGET_KEY,
+    EXIT_LOOP_DETECTED,
     EXIT_REASON,
+    EXIT_TIME_BUDGET,
+    EXIT_TOKEN_BUDGET,
     HOOK_CONTEXT,
     MESSAGES,
     NOTES,
     PHASE_RESEARCH,
     RUN_KEY,
+    STOP_RUN,
     TOKEN_USAGE,
+    USAGE_RECORDED,
     ResearchRun,
     SharedContext,
     add_usage,
+    append_new,
     run_from_context,
 )
 from haystack_deep_research.tools.base import ResearchTool
@@ -45,6 +66,16 @@ _PARTIAL_REASONS = {
     "max_agent_steps": "the researcher reached its step limit; this summary covers only what it gathered",
     "length": "the researcher's reply hit the model's output limit and may be cut off",
     "content_filter": "the researcher's reply was stopped by a content filter and may be incomplete",
+    EXIT_LOOP_DETECTED: "the researcher kept repeating the same tool call and was stopped; this summary covers only "
+    "what it gathered",
+    EXIT_TOKEN_BUDGET: "the run's token budget was spent; this summary covers only what the researcher gathered",
+    EXIT_TIME_BUDGET: "the run's time budget was spent; this summary covers only what the researcher gathered",
+}
+# Why a hook stopped the researcher, as the final-summary request tells the model.
+_STOPPED_BY = {
+    EXIT_LOOP_DETECTED: STOPPED_BY_LOOP,
+    EXIT_TOKEN_BUDGET: STOPPED_BY_TOKEN_BUDGET,
+    EXIT_TIME_BUDGET: STOPPED_BY_TIME_BUDGET,
 }
 
 
@@ -70,6 +101,14 @@ def _gathered_so_far(messages: list[ChatMessage]) -> str:
     )
 
 
+def _subtopic_text(subtopic: Any) -> str:
+    if not isinstance(subtopic, str) or not subtopic.strip():
+        raise ToolArgumentsError(
+            f"research_subtopic needs 'subtopic': a non-empty string describing the sub-topic; got {subtopic!r}."
+        )
+    return subtopic.strip()
+
+
 class FinalSummaryHook(PhaseHook):
     """
     ``after_run`` hook of a sub-researcher: make sure the run ends with a summary of what was gathered.
@@ -82,9 +121,14 @@ class FinalSummaryHook(PhaseHook):
     """
 
     def _begin(self, state: State) -> tuple[Any, list[ChatMessage]] | None:
+        stopped_by = state.data.get(STOP_RUN)
+        if stopped_by in _STOPPED_BY and state.data.get(EXIT_REASON) != stopped_by:
+            # A hook stopped the researcher in its last step: the stop, not the step limit, is why it ended.
+            state.set(EXIT_REASON, stopped_by)
         if not _needs_final_summary(state):
             return None
-        request = ChatMessage.from_user(RESEARCHER_FINAL)
+        why = _STOPPED_BY.get(str(state.data.get(EXIT_REASON)))
+        request = ChatMessage.from_user(render_text(RESEARCHER_STOPPED, why=why) if why else RESEARCHER_FINAL)
         return request, [*(state.data.get(MESSAGES) or []), request]
 
     def _finish(self, state: State, context: Any, reply: ChatMessage | None, error: Exception | None) -> None:
@@ -142,7 +186,7 @@ class ResearchSubtopicTool(ResearchTool):
             function=self._research,
             async_function=self._research_async,
             inputs_from_state={HOOK_CONTEXT: HOOK_CONTEXT},
-            outputs_to_state={NOTES: {"source": "note"}},
+            outputs_to_state={NOTES: {"source": "note", "handler": append_new}},
             outputs_to_string={"source": "note"},
         )
 
@@ -150,12 +194,8 @@ class ResearchSubtopicTool(ResearchTool):
         """Warm up the researcher agent."""
         self.researcher.warm_up()
 
-    def _start(self, subtopic: Any, hook_context: dict[str, Any] | None) -> tuple[str, ResearchRun | None, dict]:
-        if not isinstance(subtopic, str) or not subtopic.strip():
-            raise ToolArgumentsError(
-                f"research_subtopic needs 'subtopic': a non-empty string describing the sub-topic; got {subtopic!r}."
-            )
-        text = subtopic.strip()
+    def _start(self, text: str, hook_context: dict[str, Any] | None) -> tuple[ResearchRun | None, dict]:
+        refuse_when_spent(hook_context, text)
         run = run_from_context(hook_context)
         inputs: dict[str, Any] = {
             "messages": [
@@ -172,42 +212,57 @@ class ResearchSubtopicTool(ResearchTool):
                     "researched. Work with the findings you have and finish."
                 )
             run.report(PHASE_RESEARCH, f"[{slot}/{self.max_subtopics}] researching: {text}")
-            inputs["hook_context"] = SharedContext({RUN_KEY: run})
-        return text, run, inputs
+            shared = {RUN_KEY: run}
+            if hook_context and BUDGET_KEY in hook_context:
+                shared[BUDGET_KEY] = hook_context[BUDGET_KEY]
+            inputs["hook_context"] = SharedContext(shared)
+        return run, inputs
 
     def _note(self, subtopic: str, run: ResearchRun | None, result: dict[str, Any]) -> dict[str, Any]:
         last = result.get("last_message")
         summary = (last.text if isinstance(last, ChatMessage) else None) or "The researcher returned no summary."
         reason = _PARTIAL_REASONS.get(str(result.get(EXIT_REASON)))
         note = render_text(NOTE, subtopic=subtopic, summary=summary.strip(), partial=reason is not None, reason=reason)
+        outcome = {"note": note, "summary": summary, "partial": reason is not None}
         if run is not None:
-            run.record_usage(PHASE_RESEARCH, result.get(TOKEN_USAGE))
+            # Usage the researcher's budget hook already counted as it happened is not added twice.
+            run.record_usage(PHASE_RESEARCH, usage_delta(result.get(TOKEN_USAGE), result.get(USAGE_RECORDED)))
             run.report(PHASE_RESEARCH, f"done{' (partial)' if reason else ''}: {subtopic}")
-        return {"note": note, "summary": summary, "partial": reason is not None}
+        return outcome
 
     def _failed(self, subtopic: str, run: ResearchRun | None, error: Exception) -> None:
         if run is not None:
             run.warn(PHASE_RESEARCH, f"the researcher for '{subtopic}' failed: {type(error).__name__}: {error}")
 
     def _research(self, subtopic: Any = None, hook_context: dict[str, Any] | None = None, **_: Any) -> dict[str, Any]:
-        text, run, inputs = self._start(subtopic, hook_context)
+        text = _subtopic_text(subtopic)
+        if (resumed := resumed_note(hook_context, text)) is not None:
+            return resumed
+        run, inputs = self._start(text, hook_context)
         try:
             result = self.researcher.run(**inputs)
         except Exception as error:
             self._failed(text, run, error)
             raise
-        return self._note(text, run, result)
+        outcome = self._note(text, run, result)
+        journal_note(hook_context, text, outcome)
+        return outcome
 
     async def _research_async(
         self, subtopic: Any = None, hook_context: dict[str, Any] | None = None, **_: Any
     ) -> dict[str, Any]:
-        text, run, inputs = self._start(subtopic, hook_context)
+        text = _subtopic_text(subtopic)
+        if (resumed := resumed_note(hook_context, text)) is not None:
+            return resumed
+        run, inputs = self._start(text, hook_context)
         try:
             result = await self.researcher.run_async(**inputs)
         except Exception as error:
             self._failed(text, run, error)
             raise
-        return self._note(text, run, result)
+        outcome = self._note(text, run, result)
+        await asyncio.to_thread(journal_note, hook_context, text, outcome)  # fsync off the event loop
+        return outcome
 
     def to_dict(self) -> dict[str, Any]:
         """

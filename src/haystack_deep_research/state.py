@@ -16,6 +16,7 @@ from typing import Any
 
 from haystack.components.agents.state.state_utils import merge_lists, replace_values
 
+from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
 
 # Orchestrator state keys that are also outputs of a run.
@@ -26,18 +27,41 @@ SOURCES = "sources"
 WARNINGS = "warnings"
 USAGE_BY_PHASE = "usage_by_phase"
 CITATIONS = "citations"
+GROUNDING = "grounding"
+GROUNDING_SCORE = "grounding_score"
+REGENERATION_COUNT = "regeneration_count"
+REPLAN_COUNT = "replan_count"
+STRUCTURED = "structured"
 
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
 HOOK_CONTEXT = "hook_context"
 EXIT_REASON = "exit_reason"
 TOKEN_USAGE = "token_usage"  # noqa: S105 - a state key, not a secret
+TOOLS = "tools"
+"""Haystack's key for the tools of the current run; grounding finds the ``research_subtopic`` tool there."""
+STOP_RUN = "stop_run"
+"""Haystack's control key: a hook sets it to stop the Agent before its next model call; it becomes ``exit_reason``."""
+
+# Sub-researcher state keys (per researcher call, never shared).
+LOOP_STREAK = "loop_streak"
+"""The loop guard's record of the last tool call signature and how many times in a row it was made."""
+USAGE_RECORDED = "usage_recorded"
+"""The part of a researcher's ``token_usage`` already added to the run's ``research`` phase."""
 
 # Keys inside ``hook_context``.
 RUN_KEY = "haystack_deep_research.run"
 """Where the scope hook puts the run's :class:`ResearchRun`."""
 PROGRESS_KEY = "haystack_deep_research.progress"
 """A callable ``progress(phase: str, message: str)`` the caller may pass in ``hook_context`` to follow a run."""
+RUN_DIR_KEY = "haystack_deep_research.run_dir"
+"""A directory the caller may pass in ``hook_context`` to journal the run there and resume it after a crash."""
+BRIEF_KEY = "haystack_deep_research.brief"
+"""A research brief in ``hook_context``: the scope hook uses it instead of calling the scope model."""
+BUDGET_KEY = "haystack_deep_research.budget"
+"""Where the budget hook puts the run's live budget (shared with the sub-researchers)."""
+JOURNAL_KEY = "haystack_deep_research.journal"
+"""Where the journal hook puts the run's open journal when a run directory was given."""
 
 # Phases, as named in progress events, warnings and ``usage_by_phase``.
 PHASE_SCOPE = "scope"
@@ -45,9 +69,14 @@ PHASE_ORCHESTRATOR = "orchestrator"
 PHASE_RESEARCH = "research"
 PHASE_SUMMARIZE = "summarize"
 PHASE_WRITE = "write"
+PHASE_GROUND = "ground"
+PHASE_STRUCTURE = "structure"
 
 # ``exit_reason`` values the library sets (besides Haystack's own "text" and "max_agent_steps").
 EXIT_WRITER_FAILED = "writer_failed"
+EXIT_LOOP_DETECTED = "loop_detected"
+EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
+EXIT_TIME_BUDGET = "time_budget"
 
 ProgressCallback = Callable[[str, str], None]
 
@@ -66,6 +95,11 @@ def orchestrator_state_schema() -> dict[str, Any]:
         WARNINGS: {"type": list[str], "handler": merge_lists},
         USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
         CITATIONS: {"type": dict[str, Any], "handler": replace_values},
+        GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
+        GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
+        REGENERATION_COUNT: {"type": int, "handler": replace_values},
+        REPLAN_COUNT: {"type": int, "handler": replace_values},
+        STRUCTURED: {"type": Any, "handler": replace_values},
     }
 
 
@@ -73,9 +107,29 @@ def researcher_state_schema() -> dict[str, Any]:
     """
     Return the state schema of a sub-researcher agent.
 
-    :returns: A Haystack state schema; a sub-researcher reports back through its final message only.
+    :returns: A Haystack state schema; a sub-researcher reports back through its final message only, and keeps
+        only its own bookkeeping (the loop guard's streak, the token usage already counted) in State.
     """
-    return {}
+    return {
+        LOOP_STREAK: {"type": dict[str, Any], "handler": replace_values},
+        USAGE_RECORDED: {"type": dict[str, Any], "handler": replace_values},
+    }
+
+
+def append_new(current: list[Any] | None, new: Any) -> list[Any]:
+    """
+    A State handler that appends the items not already in the list (a note restored from a run directory is kept
+    once even when the orchestrator delegates its sub-topic again).
+
+    :param current: The list so far, or ``None``.
+    :param new: One item or a list of items.
+    :returns: A new list.
+    """
+    result = list(current or [])
+    for item in new if isinstance(new, list) else [new]:
+        if item not in result:
+            result.append(item)
+    return result
 
 
 def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -113,8 +167,16 @@ class ResearchRun:
     ledger: EvidenceLedger = field(default_factory=EvidenceLedger)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _delegated: int = 0
+    _granted: int = 0
     _usage: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     _warnings: list[str] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.progress is not None and not callable(self.progress):
+            raise ConfigurationError(
+                f"hook_context[{PROGRESS_KEY!r}] must be a callable progress(phase, message); "
+                f"got {type(self.progress).__name__}."
+            )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ResearchRun:
         return self
@@ -130,10 +192,19 @@ class ResearchRun:
         :returns: The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated.
         """
         with self._lock:
-            if self._delegated >= limit:
+            if self._delegated >= limit + self._granted:
                 return None
             self._delegated += 1
             return self._delegated
+
+    def grant_subtopics(self, count: int) -> None:
+        """
+        Allow ``count`` delegations beyond the limit: grounding's replanning researches with these.
+
+        :param count: How many more sub-topics the run may delegate.
+        """
+        with self._lock:
+            self._granted += max(count, 0)
 
     def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
         """

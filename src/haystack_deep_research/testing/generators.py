@@ -15,10 +15,15 @@ run (with the real web_search and read_url tools pointed at loopback servers) pr
     )
 
 ``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths.
+
+``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
+word rule: a claim is supported when every number in it appears in the source text and at least half of its words
+of four or more letters do too (case-insensitive); otherwise it is unsupported.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -27,13 +32,20 @@ from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 
 from haystack_deep_research.errors import ConfigurationError
 
-Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer"]
+Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
+"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding."""
+_ALL_ROLES = (*ROLES, "judge")
 
 _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
 _SOURCE_LINE = re.compile(r"^Source: (\S+)$", re.MULTILINE)
 _TITLE_LINE = re.compile(r"^Title: (.*)$", re.MULTILINE)
 _SUMMARY = re.compile(r"Summary:\n(.+?)(?:\n\n|$)", re.DOTALL)
+_JUDGED_SOURCE = re.compile(r"<untrusted_source[^>]*>\n(.*?)\n</untrusted_source>", re.DOTALL)
+_JUDGED_CLAIM = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+_TASK = "Sub-topic to research:"
 
 
 class ScriptedModelError(RuntimeError):
@@ -68,7 +80,7 @@ class ScriptedChatGenerator:
     """
     A chat generator that answers like one role of a deep research run, by fixed rules over its prompt.
 
-    :param role: "scope", "orchestrator", "researcher", "summarizer" or "writer".
+    :param role: "scope", "orchestrator", "researcher", "summarizer", "writer" or "judge".
     :param subtopics: For the orchestrator: the sub-topics it delegates, all in its first turn. Default: two
         sub-topics derived from the brief.
     :param read_top_k: For the researcher: how many search results it reads.
@@ -87,8 +99,8 @@ class ScriptedChatGenerator:
         invented_urls: list[str] | None = None,
         fail: bool = False,
     ) -> None:
-        if role not in ROLES:
-            raise ConfigurationError(f"role must be one of {', '.join(ROLES)}; got {role!r}.")
+        if role not in _ALL_ROLES:
+            raise ConfigurationError(f"role must be one of {', '.join(_ALL_ROLES)}; got {role!r}.")
         self.role = role
         self.subtopics = subtopics
         self.read_top_k = read_top_k
@@ -129,7 +141,10 @@ class ScriptedChatGenerator:
         """
         if self.fail:
             raise ScriptedModelError(f"scripted {self.role} model failure")
-        reply = getattr(self, f"_{self.role}")(messages)
+        if self.role == "researcher":
+            reply = self._researcher(messages, can_call_tools=bool(tools))
+        else:
+            reply = getattr(self, f"_{self.role}")(messages)
         if isinstance(reply, str):
             reply = ChatMessage.from_assistant(reply)
         prompt_words = sum(len((m.text or "").split()) for m in messages)
@@ -165,14 +180,15 @@ class ScriptedChatGenerator:
         calls = [ToolCall(tool_name="research_subtopic", arguments={"subtopic": s}) for s in subtopics]
         return ChatMessage.from_assistant(tool_calls=calls)
 
-    def _researcher(self, messages: list[ChatMessage]) -> ChatMessage | str:
-        subtopic = _after(_last_user_text(messages), "Sub-topic to research:")
+    def _researcher(self, messages: list[ChatMessage], *, can_call_tools: bool) -> ChatMessage | str:
+        task = next((m.text for m in messages if m.is_from(ChatRole.USER) and _TASK in (m.text or "")), None)
+        subtopic = _after(task or _last_user_text(messages), _TASK)
         results = _tool_results(messages)
-        if not results:
+        if not results and can_call_tools:
             search = ToolCall(tool_name="web_search", arguments={"query": subtopic})
             return ChatMessage.from_assistant(tool_calls=[search])
-        name, text = results[-1]
-        if name == "web_search":
+        name, text = results[-1] if results else ("", "")
+        if name == "web_search" and can_call_tools:
             urls = list(dict.fromkeys(_URL.findall(text)))[: self.read_top_k]
             if urls:
                 arguments = {"urls": urls, "question": subtopic}
@@ -206,3 +222,20 @@ class ScriptedChatGenerator:
             f"# Research report\n\n## Executive summary\n\n{_words(brief, 40)}\n\n"
             f"## Findings\n\n{findings or 'No findings.'}\n\n## Sources\n\n{sources or 'No sources.'}\n"
         )
+
+    def _judge(self, messages: list[ChatMessage]) -> str:
+        prompt = _last_user_text(messages)
+        found = _JUDGED_SOURCE.search(prompt)
+        source = (found.group(1) if found else "").lower()
+        claims = prompt.split("<untrusted_claims>", 1)[-1].split("</untrusted_claims>", 1)[0]
+        verdicts = []
+        for number, claim in _JUDGED_CLAIM.findall(claims):
+            words = [w.lower() for w in _LONG_WORD.findall(claim)]
+            numbers_found = all(n in source for n in _NUMBER.findall(claim))
+            words_found = sum(w in source for w in words) * 2 >= len(words)
+            supported = numbers_found and words_found
+            reason = "the source states it" if supported else "the source does not state it"
+            verdicts.append(
+                {"id": int(number), "verdict": "supported" if supported else "unsupported", "reason": reason}
+            )
+        return json.dumps({"verdicts": verdicts})

@@ -12,7 +12,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks, llm
-from haystack_deep_research.errors import FetchError, ToolArgumentsError
+from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.prompts import (
     PAGE_SUMMARY,
     SUMMARIZER_SYSTEM,
@@ -63,6 +63,10 @@ class ReadUrlTool(ResearchTool):
     ) -> None:
         self.summarizer_llm = _checks.chat_generator("summarizer_llm", summarizer_llm, needs_tools=False)
         self.max_content_length = _checks.int_in_range("max_content_length", max_content_length, 1_000, 1_000_000)
+        if url_policy is not None and not isinstance(url_policy, UrlPolicy):
+            raise ConfigurationError(f"url_policy must be a UrlPolicy; got {type(url_policy).__name__}.")
+        if fetch_limits is not None and not isinstance(fetch_limits, FetchLimits):
+            raise ConfigurationError(f"fetch_limits must be a FetchLimits; got {type(fetch_limits).__name__}.")
         self.url_policy = url_policy or UrlPolicy()
         self.fetch_limits = fetch_limits or FetchLimits()
         super().__init__(

@@ -85,6 +85,18 @@ class WebSearchTool(ResearchTool):
         max_retries: int = 3,
         client: SearchClient | None = None,
     ) -> None:
+        if not isinstance(api_key, Secret):
+            raise ConfigurationError(
+                "api_key must be a haystack Secret, for example Secret.from_env_var('TAVILY_API_KEY') or "
+                f"Secret.from_token('...'); got {type(api_key).__name__}."
+            )
+        if api_base_url is not None and (not isinstance(api_base_url, str) or not api_base_url.startswith("http")):
+            raise ConfigurationError(f"api_base_url must be an http(s) URL or None; got {api_base_url!r}.")
+        if client is not None and not callable(getattr(client, "search", None)):
+            raise ConfigurationError(
+                "client must have Tavily's search(query, max_results=..., search_depth=...) method; "
+                f"{type(client).__name__} has none."
+            )
         self.api_key = api_key
         self.api_base_url = api_base_url
         self.max_results = _checks.int_in_range("max_results", max_results, 1, 20)

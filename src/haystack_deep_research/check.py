@@ -1,0 +1,168 @@
+"""
+``deep-research check``: check the citations of any Markdown report, including reports this library did not write.
+
+    deep-research check REPORT.md [--sources sources.json] [--judge] [--judge-model MODEL]
+
+Citations are found as :mod:`haystack_deep_research.citations` describes (inline links, autolinks, bare URLs,
+reference definitions, numbered Sources/References lists and the markers pointing to them).
+
+- ``--sources`` names the record of what was read: the evidence ledger that ``deep-research --sources`` writes (a JSON
+  array of entries; only entries of kind ``"page"`` count as read, as in a run), or a plain JSON array of URL
+  strings. A citation verifies when its URL (normalised) is in that record. The command prints the citation
+  precision (verified cited URLs / cited URLs) and each unverified citation with its line and sentence.
+- Without ``--sources`` there is nothing to verify against: every cited URL is printed as *unverifiable*, the output
+  says so, and the exit status is 0 (a report is not failed for want of a record).
+- ``--judge`` (needs ``--sources`` as a ledger with stored texts, and ``OPENAI_API_KEY``) also judges each cited
+  claim against the stored text of its source, as grounding does in a run, and prints a verdict per claim.
+
+Exit status: 0 when every citation verifies (and, with ``--judge``, no claim is unsupported); 1 when some citation
+does not verify or some claim is judged unsupported; 2 for a usage error (bad arguments, unreadable files, no key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from haystack_deep_research.agent import DEFAULT_MODEL, default_chat_generator
+from haystack_deep_research.citations import Citation, verify_citations
+from haystack_deep_research.errors import ConfigurationError, UsageError
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.judge import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
+from haystack_deep_research.steps import drive
+
+__all__ = ["check_parser", "default_judge", "load_sources", "run_check"]
+
+DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
+
+
+def check_parser() -> argparse.ArgumentParser:
+    """:returns: The parser of ``deep-research check``."""
+    parser = argparse.ArgumentParser(
+        prog="deep-research check",
+        description="Check the citations of a Markdown report against the sources that were read.",
+    )
+    parser.add_argument("report", type=Path, help="The Markdown report to check.")
+    parser.add_argument(
+        "--sources", type=Path, help="The evidence ledger (as `deep-research --sources` writes it) or a JSON URL list."
+    )
+    parser.add_argument("--judge", action="store_true", help="Also judge each cited claim against its stored source.")
+    parser.add_argument(
+        "--judge-model", default=DEFAULT_JUDGE_MODEL, help="The OpenAI judge model (default %(default)s)."
+    )
+    return parser
+
+
+def load_sources(path: Path) -> EvidenceLedger:
+    """
+    Read the record of what was read.
+
+    :param path: A JSON file: an evidence ledger (array of entries) or an array of URL strings.
+    :returns: A ledger; plain URLs become pages without stored text.
+    :raises UsageError: If the file cannot be read or is neither form.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"cannot read the sources file {path}: {error}") from error
+    if not isinstance(data, list):
+        raise UsageError(f"{path} must hold a JSON array: ledger entries or URL strings.")
+    if all(isinstance(item, str) for item in data):
+        ledger = EvidenceLedger()
+        for url in (item for item in data if item.strip()):
+            ledger.record_page(url=url, title="", text="")
+        return ledger
+    try:
+        return EvidenceLedger.from_list(data)
+    except ConfigurationError as error:
+        raise UsageError(f"{path} is not an evidence ledger: {error}") from error
+
+
+def default_judge(model: str) -> Any:
+    """
+    The judge used by ``--judge``.
+
+    :param model: The OpenAI model name.
+    :returns: A chat generator.
+    """
+    return default_chat_generator(model)
+
+
+def _print_citations(citations: list[Citation], out: TextIO) -> None:
+    for citation in citations:
+        print(f"  - {citation.url} (line {citation.line}): {citation.sentence}", file=out)
+
+
+def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO) -> None:
+    counts = {v: sum(c.verdict == v for c in judgement.verdicts) for v in (SUPPORTED, UNSUPPORTED, UNKNOWN)}
+    print(
+        f"grounding (judge {model}): score {judgement.score:.2f}; {counts[SUPPORTED]} supported, "
+        f"{counts[UNSUPPORTED]} unsupported, {counts[UNKNOWN]} unknown",
+        file=out,
+    )
+    for verdict in judgement.verdicts:
+        reasons = "; ".join(f"{s.url}: {s.reason}" for s in verdict.sources if s.reason)
+        print(f"  - {verdict.verdict} (line {verdict.claim.line}): {verdict.claim.sentence}", file=out)
+        if reasons:
+            print(f"      {reasons}", file=out)
+    for warning in judgement.warnings:
+        print(f"deep-research check: warning: {warning}", file=err)
+
+
+def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """
+    Run ``deep-research check``.
+
+    :param argv: The arguments after ``check``.
+    :param out: Where the findings go; stdout by default.
+    :param err: Where errors and warnings go; stderr by default.
+    :returns: The exit status (see the module docstring).
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    args = check_parser().parse_args(list(argv))
+    try:
+        if args.judge and args.sources is None:
+            raise UsageError("--judge needs --sources: the ledger whose stored texts the claims are judged against.")
+        if args.judge and not os.environ.get("OPENAI_API_KEY", "").strip():
+            raise UsageError(
+                "--judge needs OPENAI_API_KEY in the environment (for example: export OPENAI_API_KEY=...)."
+            )
+        try:
+            report = args.report.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"cannot read the report {args.report}: {error}") from error
+        ledger = load_sources(args.sources) if args.sources is not None else None
+    except UsageError as error:
+        print(f"deep-research check: error: {error}", file=err)
+        return 2
+    if ledger is None:
+        check = verify_citations(report, [])
+        print(
+            f"{args.report}: {len(check.cited)} cited URL(s) in {len(check.unverified)} citation(s); no --sources "
+            "given, so every citation is unverifiable. Pass --sources with the evidence ledger (`deep-research "
+            "--sources` writes it) or a JSON list of the URLs that were read.",
+            file=out,
+        )
+        _print_citations(check.unverified, out)
+        return 0
+    check = verify_citations(report, ledger.read_urls())
+    print(
+        f"{args.report}: {len(check.cited)} cited URL(s), {len(check.verified_urls)} verified, "
+        f"{len(check.unverified_urls)} unverified; citation precision {check.precision:.2f}",
+        file=out,
+    )
+    if check.unverified:
+        print("unverified citations:", file=out)
+        _print_citations(check.unverified, out)
+    status = 1 if check.unverified else 0
+    if args.judge:
+        claims = cited_claims(report, check.verified_urls)
+        judgement = drive(judge_claims(claims, ledger, default_judge(args.judge_model)))
+        _print_judgement(judgement, args.judge_model, out, err)
+        status = 1 if any(v.verdict == UNSUPPORTED for v in judgement.verdicts) else status
+    return status

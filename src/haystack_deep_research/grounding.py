@@ -1,0 +1,275 @@
+"""
+Grounding: check each cited claim of the report against the stored text of the source it cites, and repair the
+report when too few claims are supported.
+
+Off by default; ``create_deep_research_agent(grounding=True)`` gives the write hook a :class:`GroundingStage`. After
+the report is written and its citations verified, the stage
+
+1. judges every cited claim (see :mod:`haystack_deep_research.judge`) and computes ``grounding_score``;
+2. while the score is below ``threshold``: first **regenerates** the report from the same notes, telling the writer
+   which claims were unsupported (no tool runs), at most ``max_regenerations`` times; then **replans** at most
+   ``max_replans`` times: researches each unsupported claim again with the run's ``research_subtopic`` tool, appends
+   the new notes and rewrites the report. Every new report is verified against the ledger and judged again;
+3. marks the claims that are still unsupported, and fills the outputs ``grounding_score``, ``grounding`` (one verdict
+   per claim), ``regeneration_count`` and ``replan_count``.
+
+**Rule for claims still unsupported after the last attempt: they are marked, not dropped.** The sentence stays and
+gets the marker ``*(unsupported by the cited source)*`` before its final punctuation, so a reader sees which claims
+the sources did not bear out and nothing is silently removed. Every claim judged unsupported in the final report is
+marked, whether or not the score reached the threshold; claims judged unknown are left as they are. Their entries in
+``grounding`` have ``marked: true``.
+
+Replanning finds the ``research_subtopic`` tool among the current run's tools (Haystack's State holds them), so the
+stage holds no reference to it and the agent serializes as before. Each replan round researches at most the tool's
+``max_subtopics`` unsupported claims, in report order, as delegations granted on top of the orchestrator's
+``max_subtopics``. Once the run's token or time budget is spent, no further rewrite or replan starts. A rewrite that
+fails keeps the previous report, with a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack.components.agents.state import State
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.tools import Tool
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.budgets import budget_from_context
+from haystack_deep_research.hooks import failure
+from haystack_deep_research.judge import Claim, Judgement, cited_claims, judge_claims
+from haystack_deep_research.prompts import REPLAN_SUBTOPIC, REWRITE_USER, WRITER_SYSTEM, fence, render_chat, render_text
+from haystack_deep_research.publish import allowed_urls, publish_report, publish_totals
+from haystack_deep_research.researcher import RESEARCH_SUBTOPIC_TOOL_NAME, ResearchSubtopicTool
+from haystack_deep_research.state import (
+    BRIEF,
+    CITATIONS,
+    GROUNDING,
+    GROUNDING_SCORE,
+    HOOK_CONTEXT,
+    NOTES,
+    PHASE_GROUND,
+    PHASE_WRITE,
+    REGENERATION_COUNT,
+    REPLAN_COUNT,
+    REPORT,
+    TOOLS,
+    ResearchRun,
+    run_from_context,
+)
+from haystack_deep_research.steps import Call, Phase, ask
+
+__all__ = ["UNSUPPORTED_MARK", "GroundingStage", "mark_unsupported"]
+
+UNSUPPORTED_MARK = "*(unsupported by the cited source)*"
+
+
+def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
+    """
+    Mark claims in a report by the module's rule: :data:`UNSUPPORTED_MARK` before the sentence's final punctuation.
+
+    :param report: The report.
+    :param claims: The claims to mark (found with :func:`~haystack_deep_research.judge.cited_claims` on this report).
+    :returns: The marked report and the claims that were marked (a claim whose sentence is no longer on its line,
+        or is already marked, is skipped).
+    """
+    lines = report.split("\n")
+    marked: list[Claim] = []
+    for number in sorted({claim.line for claim in claims}):
+        if not 1 <= number <= len(lines):
+            continue
+        text, edits = lines[number - 1], []
+        for claim in (c for c in claims if c.line == number):
+            start = text.find(claim.sentence)
+            if start < 0 or UNSUPPORTED_MARK in claim.sentence:
+                continue
+            end = start + len(claim.sentence) - (1 if claim.sentence[-1:] in ".!?" else 0)
+            edits.append((end, claim))
+        for end, claim in sorted(edits, key=lambda edit: edit[0], reverse=True):
+            text = f"{text[:end].rstrip()} {UNSUPPORTED_MARK}{text[end:]}"
+            marked.append(claim)
+        lines[number - 1] = text
+    return "\n".join(lines), marked
+
+
+def _research_call(tool: Tool, subtopic: str, context: Any) -> Call:
+    return Call(
+        lambda: tool.invoke(subtopic=subtopic, hook_context=context),
+        lambda: tool.invoke_async(subtopic=subtopic, hook_context=context),
+    )
+
+
+def _research_tool(state: State) -> Tool | None:
+    """The run's ``research_subtopic`` tool, found among the tools Haystack's State holds for the current run."""
+    tools = state.data.get(TOOLS) or []
+    return next((t for t in tools if isinstance(t, Tool) and t.name == RESEARCH_SUBTOPIC_TOOL_NAME), None)
+
+
+class GroundingStage:
+    """
+    A write-hook stage that judges the report's cited claims and repairs the report (see the module docstring).
+
+    :param judge_llm: The judge's chat generator. Default (``None``): the writer's.
+    :param threshold: The lowest acceptable grounding score, 0 to 1.
+    :param max_regenerations: Rewrites from the same notes, without tools, 0 to 5.
+    :param max_replans: Rounds of researching the unsupported claims again, then rewriting, 0 to 5.
+    :param max_concurrency: Judge calls and researchers running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is outside its allowed values.
+    """
+
+    def __init__(
+        self,
+        *,
+        judge_llm: Any | None = None,
+        threshold: float = 0.65,
+        max_regenerations: int = 1,
+        max_replans: int = 2,
+        max_concurrency: int = 5,
+    ) -> None:
+        if judge_llm is not None:
+            _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
+        self.judge_llm = judge_llm
+        self.threshold = _checks.number_between("grounding_threshold", threshold, 0.0, 1.0)
+        self.max_regenerations = _checks.int_in_range("max_regenerations", max_regenerations, 0, 5)
+        self.max_replans = _checks.int_in_range("max_replans", max_replans, 0, 5)
+        self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+
+    def review(self, state: State, writer: Any) -> Phase[None]:
+        """
+        Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported.
+
+        :param state: The orchestrator's live State, holding the verified report.
+        :param writer: The writer's chat generator (also the judge when ``judge_llm`` is ``None``).
+        :returns: The phase to drive.
+        """
+        run = run_from_context(state.data.get(HOOK_CONTEXT))
+        if run is None:
+            return
+        judge = self.judge_llm or writer
+        judged = yield from self._judge(state, run, judge)
+        regenerations = replans = 0
+        budget = budget_from_context(state.data.get(HOOK_CONTEXT))
+        while judged.score < self.threshold:
+            unsupported = judged.unsupported
+            if budget is not None and (spent := budget.spent(run)) is not None:
+                run.warn(PHASE_GROUND, f"the run's {budget.describe(spent)} is spent; the report is not repaired")
+                break
+            if regenerations < self.max_regenerations:
+                regenerations += 1
+                run.report(PHASE_GROUND, f"score {judged.score:.2f} is below {self.threshold}: rewriting the report")
+                rewritten = yield from self._rewrite(state, run, writer, unsupported, researched=False)
+            elif replans < self.max_replans:
+                tool = _research_tool(state)
+                if tool is None:
+                    run.warn(PHASE_GROUND, f"cannot replan: this run has no {RESEARCH_SUBTOPIC_TOOL_NAME} tool")
+                    break
+                replans += 1
+                if not (yield from self._replan(state, run, tool, unsupported)):
+                    break
+                rewritten = yield from self._rewrite(state, run, writer, unsupported, researched=True)
+            else:
+                break
+            if rewritten:  # a failed rewrite left the judged report in place
+                judged = yield from self._judge(state, run, judge)
+        self._finish(state, run, judged, regenerations, replans)
+
+    def _judge(self, state: State, run: ResearchRun, judge: Any) -> Phase[Judgement]:
+        citations = state.data.get(CITATIONS) or {}
+        claims = cited_claims(state.data.get(REPORT) or "", citations.get("verified_urls") or [])
+        run.report(PHASE_GROUND, f"judging {len(claims)} cited claim(s) against their sources")
+        judged = yield from judge_claims(claims, run.ledger, judge)
+        run.record_usage(PHASE_GROUND, judged.usage)
+        for warning in judged.warnings:
+            run.warn(PHASE_GROUND, warning)
+        return judged
+
+    def _rewrite(
+        self, state: State, run: ResearchRun, writer: Any, unsupported: list[Claim], *, researched: bool
+    ) -> Phase[bool]:
+        notes = list(state.data.get(NOTES) or [])
+        urls = allowed_urls(notes, run)
+        prompt = render_chat(
+            WRITER_SYSTEM,
+            REWRITE_USER,
+            brief=state.data.get(BRIEF) or "",
+            notes=[fence(note) for note in notes],
+            urls=urls,
+            unsupported=[fence(claim.text) for claim in unsupported],
+            researched=researched,
+        )
+        [outcome] = yield [ask(writer, prompt)]
+        if outcome.reply is not None:
+            run.record_usage(PHASE_WRITE, outcome.reply.meta.get("usage"))
+        if not outcome.text:
+            run.warn(PHASE_GROUND, f"the rewrite failed ({failure(outcome.error)}); the previous report is kept")
+            return False
+        publish_report(state, run, outcome.text, urls)
+        return True
+
+    def _replan(self, state: State, run: ResearchRun, tool: Tool, unsupported: list[Claim]) -> Phase[int]:
+        per_round = tool.max_subtopics if isinstance(tool, ResearchSubtopicTool) else self.max_concurrency
+        claims = list(dict.fromkeys(claim.text for claim in unsupported))[:per_round]
+        run.report(PHASE_GROUND, f"researching {len(claims)} unsupported claim(s) again")
+        run.grant_subtopics(len(claims))
+        brief, context = state.data.get(BRIEF) or "", state.data.get(HOOK_CONTEXT)
+        subtopics = [render_text(REPLAN_SUBTOPIC, claim=claim, brief=brief) for claim in claims]
+        outcomes = yield [_research_call(tool, subtopic, context) for subtopic in subtopics]
+        notes: list[str] = []
+        for claim, outcome in zip(claims, outcomes, strict=True):
+            note = outcome.value.get("note") if isinstance(outcome.value, dict) else None
+            if isinstance(note, str) and note.strip():
+                notes.append(note)
+            else:
+                run.warn(PHASE_GROUND, f"researching the claim '{claim}' again failed ({failure(outcome.error)})")
+        if notes:
+            state.set(NOTES, notes)
+        else:
+            run.warn(PHASE_GROUND, "replanning found nothing new; the report is kept as it is")
+        return len(notes)
+
+    def _finish(self, state: State, run: ResearchRun, judged: Judgement, regenerations: int, replans: int) -> None:
+        report, marked = mark_unsupported(state.data.get(REPORT) or "", judged.unsupported)
+        if marked:
+            state.set(REPORT, report)
+            run.warn(
+                PHASE_GROUND, f"{len(marked)} claim(s) stay unsupported by their cited sources; marked in the report"
+            )
+        state.set(GROUNDING, [{**verdict.to_dict(), "marked": verdict.claim in marked} for verdict in judged.verdicts])
+        state.set(GROUNDING_SCORE, judged.score)
+        state.set(REGENERATION_COUNT, regenerations)
+        state.set(REPLAN_COUNT, replans)
+        publish_totals(state, run)
+        run.report(
+            PHASE_GROUND,
+            f"grounding score {judged.score:.2f} after {regenerations} rewrite(s) and {replans} replan(s)",
+        )
+
+    def warm_up(self) -> None:
+        """Warm up the judge's chat generator."""
+        if self.judge_llm is not None and hasattr(self.judge_llm, "warm_up"):
+            self.judge_llm.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized stage.
+        """
+        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
+        return default_to_dict(
+            self,
+            judge_llm=judge,
+            threshold=self.threshold,
+            max_regenerations=self.max_regenerations,
+            max_replans=self.max_replans,
+            max_concurrency=self.max_concurrency,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GroundingStage:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The stage.
+        """
+        if data.get("init_parameters", {}).get("judge_llm") is not None:
+            deserialize_component_inplace(data["init_parameters"], key="judge_llm")
+        return default_from_dict(cls, data)

@@ -1,0 +1,282 @@
+"""
+Judging cited claims against the stored text of the sources they cite.
+
+A *claim* is a sentence of a report's body (outside its Sources section; reference definitions excluded) that cites
+at least one verified URL. :func:`judge_claims` makes one call to the judge model per cited source. The prompt holds
+that source's stored text — the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch — fenced as
+untrusted data, and the numbered claims that cite it. The judge answers in JSON with one verdict per claim:
+``supported`` or ``unsupported``.
+
+What the judge does not decide is ``unknown``: every claim of a source whose reply is not the JSON asked for or whose
+call failed (each with a warning), a claim the reply gives no verdict for (with a warning), a verdict other than the
+two, and a source the ledger holds no stored text for (no call is made).
+
+A claim citing several sources is ``supported`` when any of them supports it, ``unsupported`` when every one of them
+says unsupported, and ``unknown`` otherwise. The grounding score is ``supported / (supported + unsupported)`` over
+claims, and 1.0 when no claim is decided.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from haystack_deep_research.citations import extract_citations
+from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.prompts import JUDGE_SYSTEM, JUDGE_USER, fence, render_chat
+from haystack_deep_research.state import add_usage
+from haystack_deep_research.steps import Phase, ask
+
+__all__ = [
+    "SUPPORTED",
+    "UNKNOWN",
+    "UNSUPPORTED",
+    "Claim",
+    "ClaimVerdict",
+    "Judgement",
+    "SourceVerdict",
+    "Verdict",
+    "cited_claims",
+    "grounding_score",
+    "judge_claims",
+    "parse_verdicts",
+]
+
+Verdict = Literal["supported", "unsupported", "unknown"]
+SUPPORTED: Verdict = "supported"
+UNSUPPORTED: Verdict = "unsupported"
+UNKNOWN: Verdict = "unknown"
+
+_DEFINITION_LINE = re.compile(r"^\s*\[[^\]]+\]:\s")
+_INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_URL_TEXT = re.compile(r"<?https?://[^\s>]+>?", re.IGNORECASE)
+_NUMBERED_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
+_FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """
+    One cited claim of a report.
+
+    :param text: The sentence as the judge sees it: links replaced by their text, URLs and ``[1]`` markers removed.
+    :param sentence: The sentence as written in the report.
+    :param line: 1-based line number in the report.
+    :param urls: The verified URLs the sentence cites, once each, as written.
+    """
+
+    text: str
+    sentence: str
+    line: int
+    urls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceVerdict:
+    """
+    What the judge said about one claim against one source.
+
+    :param url: The source's URL as cited.
+    :param verdict: ``supported``, ``unsupported`` or ``unknown``.
+    :param reason: The judge's reason, or why the verdict is unknown.
+    """
+
+    url: str
+    verdict: Verdict
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """
+    The verdict on one claim, combined over the sources it cites.
+
+    :param claim: The claim.
+    :param verdict: ``supported``, ``unsupported`` or ``unknown`` (see the module docstring).
+    :param sources: The verdict against each cited source.
+    """
+
+    claim: Claim
+    verdict: Verdict
+    sources: tuple[SourceVerdict, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: ``claim``, ``sentence``, ``line``, ``verdict`` and ``sources`` (url, verdict, reason each)."""
+        return {
+            "claim": self.claim.text,
+            "sentence": self.claim.sentence,
+            "line": self.claim.line,
+            "verdict": self.verdict,
+            "sources": [asdict(source) for source in self.sources],
+        }
+
+
+def grounding_score(verdicts: Iterable[ClaimVerdict]) -> float:
+    """
+    :param verdicts: Claim verdicts.
+    :returns: ``supported / (supported + unsupported)``; 1.0 when no claim is decided.
+    """
+    decided = [v.verdict for v in verdicts if v.verdict != UNKNOWN]
+    return decided.count(SUPPORTED) / len(decided) if decided else 1.0
+
+
+@dataclass
+class Judgement:
+    """
+    The outcome of :func:`judge_claims`.
+
+    :param verdicts: One verdict per claim, in report order.
+    :param warnings: What went wrong on the way (unreadable replies, missing verdicts, failed calls).
+    :param usage: The judge's token usage, summed over its calls.
+    """
+
+    verdicts: list[ClaimVerdict]
+    warnings: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        """:returns: The grounding score of :attr:`verdicts`."""
+        return grounding_score(self.verdicts)
+
+    @property
+    def unsupported(self) -> list[Claim]:
+        """:returns: The claims judged unsupported, in report order."""
+        return [v.claim for v in self.verdicts if v.verdict == UNSUPPORTED]
+
+
+def _plain(sentence: str) -> str:
+    text = _URL_TEXT.sub("", _INLINE_LINK.sub(lambda link: link.group(1), sentence))
+    text = _NUMBERED_MARKER.sub("", text)
+    return " ".join(text.split())
+
+
+def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
+    """
+    Find the claims of a report: body sentences that cite at least one verified URL.
+
+    :param report: The Markdown report.
+    :param verified_urls: The URLs whose citations count (any trivially different spelling).
+    :returns: The claims, in report order, each with the verified URLs it cites.
+    """
+    verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
+    grouped: dict[tuple[int, str], dict[str, str]] = {}
+    for citation in extract_citations(report, sources_section=False):
+        key = normalize_url(citation.url)
+        if key in verified and not _DEFINITION_LINE.match(citation.sentence):
+            grouped.setdefault((citation.line, citation.sentence), {}).setdefault(key, citation.url)
+    return [
+        Claim(text=_plain(sentence) or sentence, sentence=sentence, line=line, urls=tuple(urls.values()))
+        for (line, sentence), urls in grouped.items()
+    ]
+
+
+def parse_verdicts(text: str, count: int) -> dict[int, tuple[Verdict, str]] | None:
+    """
+    Read the judge's reply.
+
+    Accepts ``{"verdicts": [...]}`` or a bare list, optionally in a Markdown code fence or surrounded by prose; each
+    item ``{"id": n, "verdict": "...", "reason": "..."}`` with ``n`` from 1 to ``count``.
+
+    :param text: The reply.
+    :param count: How many claims the prompt listed.
+    :returns: ``{id: (verdict, reason)}`` for the items that could be read (a verdict other than supported or
+        unsupported becomes unknown), or ``None`` when the reply is not such JSON at all.
+    """
+    body = text.strip()
+    fenced = _FENCED.match(body)
+    body = fenced.group(1) if fenced else body
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError:
+        start, end = body.find("{"), body.rfind("}")
+        try:
+            data = json.loads(body[start : end + 1]) if 0 <= start < end else None
+        except json.JSONDecodeError:
+            data = None
+    items = data.get("verdicts") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        return None
+    result: dict[int, tuple[Verdict, str]] = {}
+    for item in items:
+        number = item.get("id") if isinstance(item, dict) else None
+        if isinstance(number, str) and number.strip().isdigit():
+            number = int(number)
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= count:
+            continue
+        said = str(item.get("verdict") or "").strip().lower()
+        verdict: Verdict = SUPPORTED if said == SUPPORTED else UNSUPPORTED if said == UNSUPPORTED else UNKNOWN
+        result.setdefault(number, (verdict, str(item.get("reason") or "")))
+    return result
+
+
+def _combine(sources: tuple[SourceVerdict, ...]) -> Verdict:
+    verdicts = [source.verdict for source in sources]
+    if SUPPORTED in verdicts:
+        return SUPPORTED
+    return UNSUPPORTED if verdicts and all(v == UNSUPPORTED for v in verdicts) else UNKNOWN
+
+
+def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: Any) -> Phase[Judgement]:
+    """
+    Judge each claim against the stored text of each source it cites: one judge call per source, in one batch.
+
+    :param claims: The claims (see :func:`cited_claims`).
+    :param ledger: The evidence ledger holding the sources' stored texts.
+    :param judge: The judge's chat generator.
+    :returns: A phase (drive it with :func:`~haystack_deep_research.steps.drive`) returning the :class:`Judgement`.
+    """
+    by_source: dict[str, tuple[str, list[int]]] = {}
+    for index, claim in enumerate(claims):
+        for url in claim.urls:
+            by_source.setdefault(normalize_url(url), (url, []))[1].append(index)
+    found: dict[tuple[int, str], SourceVerdict] = {}
+    asked: list[str] = []
+    prompts = []
+    for key, (url, indexes) in by_source.items():
+        entry = ledger.get(url)
+        if entry is None or not entry.text.strip():
+            found.update({(i, key): SourceVerdict(url, UNKNOWN, "no stored text for this source") for i in indexes})
+            continue
+        asked.append(key)
+        prompts.append(
+            render_chat(
+                JUDGE_SYSTEM,
+                JUDGE_USER,
+                url=fence(entry.url),
+                title=fence(entry.title),
+                source=fence(entry.text),
+                claims=[fence(claims[i].text) for i in indexes],
+            )
+        )
+    outcomes = (yield [ask(judge, prompt) for prompt in prompts]) if prompts else []
+    judgement = Judgement(verdicts=[])
+    for key, outcome in zip(asked, outcomes, strict=True):
+        url, indexes = by_source[key]
+        if outcome.reply is not None:
+            judgement.usage = add_usage(judgement.usage, outcome.reply.meta.get("usage"))
+        parsed = parse_verdicts(outcome.text, len(indexes)) if outcome.error is None else None
+        if outcome.error is not None:
+            why = f"{type(outcome.error).__name__}: {outcome.error}"
+            judgement.warnings.append(
+                f"the judge call for {url} failed ({why}); its {len(indexes)} claim(s) count as unknown"
+            )
+        elif parsed is None:
+            judgement.warnings.append(
+                f"the judge's reply for {url} was not the JSON asked for; its {len(indexes)} claim(s) count as unknown"
+            )
+        elif len(parsed) < len(indexes):
+            missing = len(indexes) - len(parsed)
+            judgement.warnings.append(
+                f"the judge gave no verdict for {missing} claim(s) citing {url}; they count as unknown"
+            )
+        for number, index in enumerate(indexes, 1):
+            verdict, reason = (parsed or {}).get(number, (UNKNOWN, "the judge gave no verdict"))
+            found[(index, key)] = SourceVerdict(url, verdict, reason)
+    for index, claim in enumerate(claims):
+        sources = tuple(found[(index, normalize_url(url))] for url in claim.urls)
+        judgement.verdicts.append(ClaimVerdict(claim=claim, verdict=_combine(sources), sources=sources))
+    return judgement

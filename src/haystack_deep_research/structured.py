@@ -1,0 +1,182 @@
+"""
+Structured output: the final report turned into an instance of a pydantic model.
+
+``create_deep_research_agent(output_schema=MyModel)`` gives the write hook a :class:`StructuredOutputStage`, which
+runs last, after grounding. It makes one call to the writer model with the model's JSON schema, the final report and
+its verified sources, and validates the reply with pydantic (a Markdown code fence around the JSON is tolerated).
+When validation fails, it calls once more, showing the model its reply and the validation errors; when that fails
+too, the run raises :class:`~haystack_deep_research.errors.StructuredOutputError`, which carries the last reply
+(``raw_text``), its ``errors`` and the final ``report``. The validated instance is the run's ``structured`` output.
+
+:class:`ResearchSummary` is a ready model to pass. A schema is serialized by its import path, so it must be a
+module-level class, and loading it back needs its module on Haystack's deserialization allowlist (this package's
+own models always are; for yours, call ``haystack.core.serialization_security.allow_deserialization_module``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from haystack.components.agents.state import State
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+from haystack.utils.type_serialization import deserialize_type, serialize_type
+from pydantic import BaseModel, Field, ValidationError
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
+from haystack_deep_research.prompts import (
+    STRUCTURED_RETRY_USER,
+    STRUCTURED_SYSTEM,
+    STRUCTURED_USER,
+    fence,
+    render_chat,
+)
+from haystack_deep_research.publish import publish_totals
+from haystack_deep_research.state import (
+    CITATIONS,
+    HOOK_CONTEXT,
+    PHASE_STRUCTURE,
+    REPORT,
+    STRUCTURED,
+    ResearchRun,
+    run_from_context,
+)
+from haystack_deep_research.steps import Outcome, Phase, ask
+
+__all__ = ["ResearchSummary", "StructuredOutputStage", "parse_structured"]
+
+_FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+class ResearchSummary(BaseModel):
+    """A ready ``output_schema``: the report's summary, key findings, sources and the writer's confidence."""
+
+    summary: str = Field(description="The answer to the research question in a few sentences.")
+    key_findings: list[str] = Field(description="The most important findings, one sentence each.")
+    sources: list[str] = Field(description="URLs of the sources the findings rest on, exactly as in the report.")
+    confidence: float = Field(ge=0.0, le=1.0, description="How well the sources support the summary, 0 to 1.")
+
+
+def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | None, list[dict[str, Any]]]:
+    """
+    Validate a reply against a schema.
+
+    :param schema: The pydantic model.
+    :param text: The reply; a Markdown code fence around the JSON is removed first.
+    :returns: ``(instance, [])`` when it validates, else ``(None, errors)`` with pydantic's errors as JSON-ready dicts.
+    """
+    body = text.strip()
+    fenced = _FENCED.match(body)
+    try:
+        return schema.model_validate_json(fenced.group(1) if fenced else body), []
+    except ValidationError as error:
+        return None, json.loads(error.json(include_url=False))
+
+
+class StructuredOutputStage:
+    """
+    A write-hook stage that turns the final report into an instance of ``output_schema`` (see the module docstring).
+
+    :param output_schema: A pydantic ``BaseModel`` subclass.
+    :param chat_generator: The model that writes the JSON. Default (``None``): the writer's.
+    :raises ConfigurationError: If ``output_schema`` is not a pydantic model class.
+    """
+
+    max_concurrency = 1
+
+    def __init__(self, *, output_schema: type[BaseModel], chat_generator: Any | None = None) -> None:
+        if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
+            raise ConfigurationError(
+                "output_schema must be a pydantic BaseModel subclass, for example ResearchSummary; "
+                f"got {output_schema!r}."
+            )
+        if chat_generator is not None:
+            _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self.output_schema = output_schema
+        self.chat_generator = chat_generator
+
+    def review(self, state: State, writer: Any) -> Phase[None]:
+        """
+        Ask for the JSON, validate it, retry once with the errors; set ``structured`` or raise.
+
+        :param state: The orchestrator's live State, holding the final report.
+        :param writer: The writer's chat generator, used when this stage has none of its own.
+        :returns: The phase to drive.
+        :raises StructuredOutputError: If the second reply does not validate either.
+        """
+        run = run_from_context(state.data.get(HOOK_CONTEXT)) or ResearchRun()
+        model = self.chat_generator or writer
+        report = state.data.get(REPORT) or ""
+        titles = {entry.url: entry.title for entry in run.ledger.entries()}
+        urls = (state.data.get(CITATIONS) or {}).get("verified_urls") or []
+        variables = {
+            "schema": json.dumps(self.output_schema.model_json_schema(), ensure_ascii=False),
+            "report": fence(report),
+            "sources": [fence(f"{titles[url]} — {url}" if titles.get(url) else url) for url in urls],
+        }
+        run.report(PHASE_STRUCTURE, f"writing the structured output ({self.output_schema.__name__})")
+        [outcome] = yield [ask(model, render_chat(STRUCTURED_SYSTEM, STRUCTURED_USER, **variables))]
+        instance, errors = self._read(run, outcome)
+        if instance is None:
+            run.report(PHASE_STRUCTURE, "the structured output did not validate; asking once more")
+            retry = render_chat(
+                STRUCTURED_SYSTEM,
+                STRUCTURED_RETRY_USER,
+                **variables,
+                previous=fence(outcome.text),
+                errors=json.dumps(errors, ensure_ascii=False, indent=1),
+            )
+            [outcome] = yield [ask(model, retry)]
+            instance, errors = self._read(run, outcome)
+        publish_totals(state, run)
+        if instance is None:
+            raise StructuredOutputError(
+                f"the writer's JSON for {self.output_schema.__name__} did not validate after one retry "
+                f"({len(errors)} error(s)); see raw_text and errors",
+                raw_text=outcome.text,
+                errors=errors,
+                report=report,
+            )
+        state.set(STRUCTURED, instance)
+        run.report(PHASE_STRUCTURE, "structured output ready")
+
+    def _read(self, run: ResearchRun, outcome: Outcome) -> tuple[BaseModel | None, list[dict[str, Any]]]:
+        if outcome.reply is not None:
+            run.record_usage(PHASE_STRUCTURE, outcome.reply.meta.get("usage"))
+        if outcome.error is not None:
+            why = f"{type(outcome.error).__name__}: {outcome.error}"
+            return None, [{"type": "call_failed", "msg": f"the model call failed ({why})"}]
+        return parse_structured(self.output_schema, outcome.text)
+
+    def warm_up(self) -> None:
+        """Warm up the stage's own chat generator, if it has one."""
+        if self.chat_generator is not None and hasattr(self.chat_generator, "warm_up"):
+            self.chat_generator.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized stage; the schema is stored by its import path.
+        :raises ConfigurationError: If the schema is defined inside a function and cannot be imported by path.
+        """
+        if "<locals>" in self.output_schema.__qualname__:
+            raise ConfigurationError(
+                f"output_schema {self.output_schema.__qualname__} is defined inside a function; define it at module "
+                "level so the agent can be serialized."
+            )
+        generator = None if self.chat_generator is None else component_to_dict(obj=self.chat_generator, name="chat")
+        return default_to_dict(self, output_schema=serialize_type(self.output_schema), chat_generator=generator)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StructuredOutputStage:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The stage, with the schema imported from its path (subject to Haystack's allowlist).
+        """
+        params = data["init_parameters"]
+        params["output_schema"] = deserialize_type(params["output_schema"])
+        if params.get("chat_generator") is not None:
+            deserialize_component_inplace(params, key="chat_generator")
+        return default_from_dict(cls, data)

@@ -1,0 +1,164 @@
+"""Token and time budgets: when one is spent, research stops, the report is still written, and exit_reason says why."""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from haystack.components.agents import Agent
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import ConfigurationError, ResearchSubtopicTool, create_deep_research_agent
+from haystack_deep_research.budgets import StartBudgetHook
+from haystack_deep_research.loop_guard import LoopGuardHook
+from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
+
+QUESTION = "How fast is solar power growing?"
+TOPICS = ["solar capacity", "battery storage"]
+
+
+def _run(agent: Agent) -> dict[str, Any]:
+    return agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+
+def _tool_errors(result: dict[str, Any]) -> list[str]:
+    return [
+        str(m.tool_call_result.result)
+        for m in result["messages"]
+        if m.tool_call_result is not None and m.tool_call_result.error
+    ]
+
+
+def _searched(search: LoopbackSearchServer) -> list[str]:
+    return [r.json_body["query"] for r in search.requests if r.method == "POST"]
+
+
+def test_a_spent_token_budget_stops_research_and_the_report_is_written_from_what_was_gathered(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer
+) -> None:
+    # Scope and the orchestrator's first turn spend about 240 tokens; the first researcher soon passes 300.
+    agent = make_agent(
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS),
+        max_concurrent_researchers=1,
+        token_budget=300,
+    )
+    result = _run(agent)
+
+    assert result["exit_reason"] == "token_budget"
+    assert len(result["notes"]) == 1
+    assert result["notes"][0].startswith("## solar capacity")
+    assert "[Partial: the run's token budget was spent" in result["notes"][0]
+    assert _tool_errors(result) == [
+        "research_subtopic failed: the token budget of 300 tokens for this run is spent, so 'battery storage' was "
+        "not researched. Do not delegate more; reply that research is complete."
+    ]
+    assert _searched(search) == ["solar capacity"]  # no new research started once the budget was spent
+    assert any(w.startswith("orchestrator: the token budget of 300 tokens (") for w in result["warnings"])
+    assert result["report"].startswith("# Research report")
+    assert "## Sources" in result["report"]
+    assert set(result["usage_by_phase"]) == {"scope", "orchestrator", "research", "summarize", "write"}
+    assert result["token_usage"]["total_tokens"] > 300  # the closing calls (summary, writer) still ran
+
+
+def test_a_spent_time_budget_stops_research_at_the_next_step(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer
+) -> None:
+    scripted = ScriptedChatGenerator(role="researcher")
+
+    def slow_researcher(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        time.sleep(0.5)  # two calls take 1 s: past the budget, whatever the machine's speed
+        return scripted.run(messages, tools)["replies"][0]
+
+    agent = make_agent(
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS),
+        researcher_llm=MockChatGenerator(response_fn=slow_researcher),
+        max_concurrent_researchers=1,
+        time_budget=0.9,
+    )
+    started = time.monotonic()
+    result = _run(agent)
+
+    assert time.monotonic() - started < 5
+    assert result["exit_reason"] == "time_budget"
+    assert len(result["notes"]) == 1
+    assert "[Partial: the run's time budget was spent" in result["notes"][0]
+    assert any("time budget of 0.9 seconds for this run is spent" in e for e in _tool_errors(result))
+    assert "battery storage" not in _searched(search)
+    assert result["report"].startswith("# Research report")
+
+
+def test_researcher_usage_is_counted_once_including_the_final_summary(make_agent: Callable[..., Agent]) -> None:
+    scripted = ScriptedChatGenerator(role="researcher")
+    spent: list[int] = []
+
+    def counted(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        reply = scripted.run(messages, tools)["replies"][0]
+        spent.append(reply.meta["usage"]["total_tokens"])
+        return reply
+
+    # Two steps: search, read; the step limit then forces a final summary, whose usage is added at the end.
+    agent = make_agent(researcher_llm=MockChatGenerator(response_fn=counted), max_researcher_steps=2)
+    result = _run(agent)
+
+    assert len(spent) == 6  # two researchers, three calls each
+    assert result["usage_by_phase"]["research"]["total_tokens"] == sum(spent)
+
+
+def test_without_budgets_a_run_ends_as_before(make_agent: Callable[..., Agent]) -> None:
+    result = _run(make_agent())
+
+    assert result["exit_reason"] == "text"
+    assert not any("budget" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("token_budget", 0, "token_budget must be an integer from 1 to 1000000000; got 0"),
+        ("token_budget", 10.5, "token_budget must be an integer from 1 to 1000000000; got 10.5"),
+        ("token_budget", "1000", "token_budget must be an integer from 1 to 1000000000; got '1000'"),
+        ("token_budget", True, "token_budget must be an integer from 1 to 1000000000; got True"),
+        ("time_budget", 0, "time_budget must be a number greater than 0 and at most 604800.0; got 0"),
+        ("time_budget", -5, "time_budget must be a number greater than 0"),
+        ("time_budget", math.inf, "time_budget must be a number greater than 0"),
+        ("time_budget", math.nan, "time_budget must be a number greater than 0"),
+        ("time_budget", "60", "time_budget must be a number greater than 0"),
+        ("loop_threshold", 1, "loop_threshold must be an integer from 2 to 20; got 1"),
+        ("loop_threshold", 21, "loop_threshold must be an integer from 2 to 20; got 21"),
+    ],
+)
+def test_bad_budgets_and_thresholds_are_refused_when_the_agent_is_built(name: str, value: object, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"^{message}"):
+        create_deep_research_agent(**{name: value})  # type: ignore[arg-type]
+
+
+def test_budgets_and_threshold_survive_serialization() -> None:
+    agent = create_deep_research_agent(token_budget=50_000, time_budget=90, loop_threshold=4)
+
+    restored = Agent.from_dict(copy.deepcopy(agent.to_dict()))
+
+    start = next(h for h in restored.hooks["before_run"] if isinstance(h, StartBudgetHook))
+    assert (start.token_budget, start.time_budget) == (50_000, 90.0)
+    delegate = next(t for t in restored.tools if isinstance(t, ResearchSubtopicTool))
+    guard = next(h for h in delegate.researcher.hooks["before_tool"] if isinstance(h, LoopGuardHook))
+    assert guard.threshold == 4
+
+
+async def test_the_async_path_honours_the_token_budget(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer
+) -> None:
+    agent = make_agent(
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS),
+        max_concurrent_researchers=1,
+        token_budget=300,
+    )
+    result = await agent.run_async(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert result["exit_reason"] == "token_budget"
+    assert _searched(search) == ["solar capacity"]
+    assert result["report"].startswith("# Research report")

@@ -1,0 +1,304 @@
+"""
+Fault injection: one test per failure a run meets in the wild, each ending with a report, its brief, notes and
+sources intact, and an ``exit_reason`` that says what happened.
+
+Cases covered elsewhere, not repeated here: a sub-researcher that raises, malformed tool arguments and a failing
+writer (tests/test_nothing_lost.py); budgets running out (tests/test_budgets.py); a run killed midway and resumed
+(tests/test_journal.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import respx
+from haystack.components.agents import Agent
+from haystack.components.generators.chat import MockChatGenerator, OpenAIResponsesChatGenerator
+from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.utils import Secret
+
+from haystack_deep_research import FetchLimits, WebSearchTool
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+
+QUESTION = "How fast is solar power growing?"
+API = "https://api.openai.test/v1"
+
+
+def _run(agent: Agent) -> dict[str, Any]:
+    return agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+
+def _pages(result: dict[str, Any]) -> set[str]:
+    return {entry["url"] for entry in result["sources"] if entry["kind"] == "page"}
+
+
+def _researcher_saw(result: dict[str, Any], text: str) -> bool:
+    """Whether a researcher's note, or the orchestrator's view of it, mentions ``text``."""
+    return any(text in note for note in result["notes"])
+
+
+def _openai(model: str, *, max_retries: int = 2) -> OpenAIResponsesChatGenerator:
+    # http_client_kwargs makes the generator use an httpx client, which respx intercepts.
+    return OpenAIResponsesChatGenerator(
+        api_key=Secret.from_token("sk-test"),
+        model=model,
+        api_base_url=API,
+        max_retries=max_retries,
+        http_client_kwargs={"timeout": 5},
+    )
+
+
+def _openai_text(model: str, text: str) -> httpx.Response:
+    content = [{"type": "output_text", "text": text, "annotations": []}]
+    message = {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "content": content}
+    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "model": model,
+        "status": "completed",
+        "output": [message],
+        "usage": usage,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    return httpx.Response(200, json=body)
+
+
+def _report_citing(url: str) -> str:
+    return f"# Solar\n\n## Executive summary\n\nSolar grew fast [Solar]({url}).\n\n## Sources\n\n- [Solar]({url})\n"
+
+
+def _assert_intact(result: dict[str, Any], *, notes: int = 2) -> None:
+    assert result["brief"].startswith("Research brief:")
+    assert len(result["notes"]) == notes
+    assert result["report"].startswith("# ")
+
+
+# --- the models ---------------------------------------------------------------------------------------------------
+
+
+def test_an_llm_429_is_retried_after_the_delay_its_retry_after_header_asks_for(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    attempts: list[float] = []
+
+    def openai(request: httpx.Request) -> httpx.Response:
+        attempts.append(time.monotonic())
+        if len(attempts) == 1:
+            return httpx.Response(429, headers={"retry-after-ms": "300"}, json={"error": {"message": "slow down"}})
+        return _openai_text("writer-model", _report_citing(web.url("/solar.html")))
+
+    with respx.mock(assert_all_called=False) as mock:
+        mock.post(f"{API}/responses").mock(side_effect=openai)
+        mock.route(host="127.0.0.1").pass_through()
+        result = _run(make_agent(writer_llm=_openai("writer-model")))
+
+    assert len(attempts) == 2
+    assert attempts[1] - attempts[0] >= 0.29  # Retry-After was honoured, not a blind immediate retry
+    _assert_intact(result)
+    assert result["report"].startswith("# Solar")
+    assert web.url("/solar.html") in _pages(result)
+    assert result["exit_reason"] == "text"
+
+
+def test_llm_5xx_answers_are_retried_with_backoff_until_one_succeeds(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    attempts: list[float] = []
+
+    def openai(request: httpx.Request) -> httpx.Response:
+        attempts.append(time.monotonic())
+        if len(attempts) <= 2:
+            status = 503 if len(attempts) == 1 else 500
+            return httpx.Response(status, headers={"retry-after-ms": "100"}, json={"error": {"message": "busy"}})
+        return _openai_text("writer-model", _report_citing(web.url("/solar.html")))
+
+    with respx.mock(assert_all_called=False) as mock:
+        mock.post(f"{API}/responses").mock(side_effect=openai)
+        mock.route(host="127.0.0.1").pass_through()
+        result = _run(make_agent(writer_llm=_openai("writer-model", max_retries=2)))
+
+    assert len(attempts) == 3
+    assert all(later - earlier >= 0.09 for earlier, later in itertools.pairwise(attempts))
+    _assert_intact(result)
+    assert result["report"].startswith("# Solar")
+    assert result["exit_reason"] == "text"
+    assert result["usage_by_phase"]["write"]["total_tokens"] == 15
+
+
+def test_an_llm_timeout_loses_only_the_page_it_was_summarizing(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    attempts = {"timed_out": 0}
+
+    def summarizer(request: httpx.Request) -> httpx.Response:
+        if "Battery storage" in json.dumps(json.loads(request.content)["input"]):
+            attempts["timed_out"] += 1
+            raise httpx.ReadTimeout("timed out", request=request)
+        return _openai_text("summarizer-model", "Global solar capacity grew by 450 gigawatts in 2025.")
+
+    with respx.mock(assert_all_called=False) as mock:
+        mock.post(f"{API}/responses").mock(side_effect=summarizer)
+        mock.route(host="127.0.0.1").pass_through()
+        result = _run(make_agent(summarizer_llm=_openai("summarizer-model", max_retries=1)))
+
+    assert attempts["timed_out"] >= 2  # the timeout was retried once, per read of the PDF
+    _assert_intact(result)
+    assert _pages(result) == {web.url("/solar.html")}  # the timed-out PDF is not a source; the page is
+    assert result["exit_reason"] == "text"
+    assert web.url("/solar.html") in result["report"]
+
+
+# --- the search service -------------------------------------------------------------------------------------------
+
+
+def test_a_search_service_that_is_down_leaves_notes_that_say_so(
+    make_agent: Callable[..., Agent], make_search_tool: Callable[..., WebSearchTool], search: LoopbackSearchServer
+) -> None:
+    search.fail_next(503, count=4)
+
+    result = _run(make_agent(search_tool=make_search_tool(max_results=2, max_retries=1)))
+
+    searches = [r for r in search.requests.wait_for(4) if r.method == "POST"]
+    assert [r.status for r in searches] == [503] * 4  # each of the two searches was tried twice
+    _assert_intact(result)
+    assert all("no readable sources were found" in note for note in result["notes"])
+    assert result["sources"] == []
+    assert result["exit_reason"] == "text"
+
+
+def test_a_search_service_answering_garbage_is_a_tool_error_not_a_crash(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer
+) -> None:
+    search.fail_next(200, garbage=True, count=2)
+
+    result = _run(make_agent())
+
+    _assert_intact(result)
+    assert all("no readable sources were found" in note for note in result["notes"])
+    assert result["sources"] == []
+    assert result["exit_reason"] == "text"
+
+
+# --- the web ------------------------------------------------------------------------------------------------------
+
+
+def test_404_and_500_pages_are_skipped_and_the_search_results_kept(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    web.add_page("/solar.html", "<html><body>gone</body></html>", status=404)
+    web.add_page("/storage.pdf", "<html><body>server error</body></html>", status=500)
+
+    result = _run(make_agent())
+
+    _assert_intact(result)
+    assert _pages(result) == set()
+    assert {entry["url"] for entry in result["sources"]} == {web.url("/solar.html"), web.url("/storage.pdf")}
+    assert result["exit_reason"] == "text"
+
+
+def test_a_slow_page_is_cut_at_the_total_timeout_and_the_others_are_read(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    web.add_slow("/solar.html", b"<html><body>" + b"x" * 200 + b"</body></html>", delay_per_chunk=0.1, chunk_size=20)
+    limits = FetchLimits(total_timeout=0.5, read_timeout=2.0, connect_timeout=2.0)
+
+    started = time.monotonic()
+    result = _run(make_agent(fetch_limits=limits))
+
+    assert time.monotonic() - started < 10
+    _assert_intact(result)
+    assert _pages(result) == {web.url("/storage.pdf")}
+    assert "300 gigawatt hours" in "\n".join(result["notes"])
+    assert result["exit_reason"] == "text"
+
+
+def test_a_redirect_to_the_cloud_metadata_address_is_refused(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    web.add_redirect("/solar.html", "http://169.254.169.254/latest/meta-data/")
+
+    result = _run(make_agent())
+
+    _assert_intact(result)
+    assert _pages(result) == {web.url("/storage.pdf")}
+    assert all("169.254.169.254" not in entry["url"] for entry in result["sources"])
+    assert result["exit_reason"] == "text"
+
+
+def test_file_and_loopback_urls_a_model_picks_are_refused_under_the_default_policy(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    chosen = ["file:///etc/passwd", web.url("/solar.html"), f"http://localhost:{web.port}/storage.pdf"]
+    seen: list[str] = []
+
+    def researcher(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
+        results = [m.tool_call_result for m in messages if m.tool_call_result is not None]
+        if tools and not results:
+            arguments = {"urls": chosen, "question": "solar growth"}
+            return ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name="read_url", arguments=arguments)])
+        seen.extend(str(r.result) for r in results)
+        return "Nothing could be read."
+
+    agent = make_agent(
+        researcher_llm=MockChatGenerator(response_fn=researcher),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity"]),
+        url_policy=None,
+    )
+    result = _run(agent)
+
+    lines = "\n".join(seen)
+    assert all(f"Could not read {url}" in lines for url in chosen)
+    assert len(web.requests) == 0  # nothing reached the loopback server
+    _assert_intact(result, notes=1)
+    assert result["sources"] == []
+    assert result["exit_reason"] == "text"
+
+
+def test_a_malformed_pdf_is_skipped_and_the_html_page_is_read(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    web.add_page("/storage.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog broken", content_type="application/pdf")
+
+    result = _run(make_agent())
+
+    _assert_intact(result)
+    assert _pages(result) == {web.url("/solar.html")}
+    assert "450 gigawatts" in "\n".join(result["notes"])
+    assert result["exit_reason"] == "text"
+
+
+# --- the researchers ----------------------------------------------------------------------------------------------
+
+
+def test_a_researcher_looping_on_the_same_call_is_warned_then_stopped_with_a_partial_note(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer
+) -> None:
+    def looper(messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
+        if tools:  # the same search, with the same arguments, every step
+            return ChatMessage.from_assistant(
+                tool_calls=[ToolCall(tool_name="web_search", arguments={"query": "solar"})]
+            )
+        return "Solar capacity grew in 2025, according to the search results."  # the final, tool-free summary
+
+    agent = make_agent(
+        researcher_llm=MockChatGenerator(response_fn=looper),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity"]),
+    )
+    result = _run(agent)
+
+    assert len(search.requests) == 2  # the third identical call was answered with a warning, the fourth stopped it
+    note = result["notes"][0]
+    assert "Solar capacity grew in 2025" in note
+    assert "[Partial: the researcher kept repeating the same tool call and was stopped" in note
+    assert any("kept calling web_search with the same arguments" in w for w in result["warnings"])
+    _assert_intact(result, notes=1)
+    assert result["exit_reason"] == "text"

@@ -1,0 +1,293 @@
+"""Grounding: cited claims are judged against the stored source text; the report is rewritten, then researched again."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from haystack.components.agents import Agent
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import ConfigurationError, GroundingStage, WriteHook, create_deep_research_agent
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+
+QUESTION = "How fast are solar power and grid storage growing?"
+INVENTED = "https://invented.example/report"
+FALSE_CLAIM = "Global solar capacity fell by 90 percent in 2025"
+TRUE_CLAIM = "Global solar capacity grew by 450 gigawatts in 2025"
+STORAGE_CLAIM = "Grid battery storage doubled in 2025 to 300 gigawatt hours"
+MARK = "*(unsupported by the cited source)*"
+
+
+def _report(solar_claim: str, solar: str, storage: str, *, invented: bool = False) -> str:
+    extra = f" Analysts call it the end of solar [Blog]({INVENTED})." if invented else ""
+    return (
+        "# Solar and storage\n\n## Executive summary\n\n"
+        f"{solar_claim} [Solar capacity 2025]({solar}). {STORAGE_CLAIM} [Battery storage report]({storage}).{extra}\n\n"
+        f"## Sources\n\n- [Solar capacity 2025]({solar})\n- [Battery storage report]({storage})\n"
+    )
+
+
+class Writer:
+    """A writer that states the false solar claim until ``fixed_by`` says the prompt lets it correct itself."""
+
+    def __init__(self, web: LoopbackWebServer, search: LoopbackSearchServer, fixed_by: Callable[[str], bool]) -> None:
+        self.solar, self.storage = web.url("/solar.html"), web.url("/storage.pdf")
+        self.search, self.fixed_by = search, fixed_by
+        self.prompts: list[str] = []
+        self.searches_seen: list[int] = []
+
+    def __call__(self, messages: list[ChatMessage]) -> str:
+        prompt = messages[-1].text or ""
+        self.prompts.append(prompt)
+        self.searches_seen.append(len(self.search.requests))
+        claim = TRUE_CLAIM if self.fixed_by(prompt) else FALSE_CLAIM
+        return _report(claim, self.solar, self.storage, invented=len(self.prompts) == 1)
+
+
+class RecordingJudge:
+    """The scripted judge, remembering each prompt it judged."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        self._judge = ScriptedChatGenerator(role="judge")
+        self.generator = MockChatGenerator(response_fn=self)
+
+    def __call__(self, messages: list[ChatMessage]) -> ChatMessage:
+        self.prompts.append(messages[-1].text or "")
+        return self._judge.run(messages)["replies"][0]
+
+
+def _notes_in(prompt: str) -> int:
+    return prompt.count("<untrusted_note ")
+
+
+def _run(agent: Agent) -> dict[str, Any]:
+    return agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+
+def _agent(make_agent: Callable[..., Agent], writer: Writer, **options: Any) -> Agent:
+    options.setdefault("judge_llm", ScriptedChatGenerator(role="judge"))
+    return make_agent(writer_llm=MockChatGenerator(response_fn=writer), grounding=True, **options)
+
+
+def test_without_grounding_the_outputs_are_present_and_empty(make_agent: Callable[..., Agent]) -> None:
+    result = _run(make_agent())
+
+    assert result["grounding_score"] is None
+    assert (result["grounding"], result["regeneration_count"], result["replan_count"]) == ([], 0, 0)
+    assert result["structured"] is None
+
+
+def test_an_unsupported_claim_is_fixed_by_rewriting_from_the_same_notes_without_tools(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: "not supported by the sources they cite" in prompt)
+    judge = RecordingJudge()
+    result = _run(_agent(make_agent, writer, judge_llm=judge.generator))
+
+    # The first draft cited an invented URL, removed by verification before judging, and a claim its source does not
+    # state; the judge saw each cited source once per draft, never the claim whose citation was removed.
+    assert any("removed 1 citation(s) of URLs the run never retrieved" in w for w in result["warnings"])
+    assert INVENTED not in result["report"]
+    assert len(judge.prompts) == 4
+    assert not any("end of solar" in p for p in judge.prompts)
+    assert FALSE_CLAIM in judge.prompts[0]
+    assert TRUE_CLAIM in judge.prompts[2]
+    assert len(writer.prompts) == 2
+    feedback = writer.prompts[1].split("A fact-checker", 1)[1]  # the rewrite lists only the unsupported claim
+    assert FALSE_CLAIM in feedback
+    assert STORAGE_CLAIM not in feedback
+    # Regeneration ran no tool: the search server saw no request after the research phase.
+    assert writer.searches_seen == [2, 2]
+    assert len(search.requests) == 2
+    assert result["tool_call_counts"]["research_subtopic"] == 2
+    assert (result["regeneration_count"], result["replan_count"]) == (1, 0)
+    assert result["grounding_score"] == 1.0
+    assert TRUE_CLAIM in result["report"]
+    assert FALSE_CLAIM not in result["report"]
+    assert [v["verdict"] for v in result["grounding"]] == ["supported", "supported"]
+    assert result["citations"]["verified_urls"] == [web.url("/solar.html"), web.url("/storage.pdf")]
+    assert "ground" in result["usage_by_phase"]
+
+
+def test_when_rewriting_is_not_enough_the_unsupported_claim_is_researched_again(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: _notes_in(prompt) > 2)
+    result = _run(_agent(make_agent, writer))
+
+    assert (result["regeneration_count"], result["replan_count"]) == (1, 1)
+    assert result["grounding_score"] == 1.0
+    # A researcher really ran again: one more search, about the claim, and its note was appended.
+    queries = [r.json_body["query"] for r in search.requests.snapshot()]
+    assert len(queries) == 3
+    assert FALSE_CLAIM in queries[2]
+    assert len(result["notes"]) == 3
+    assert FALSE_CLAIM in result["notes"][2]
+    assert writer.searches_seen == [2, 2, 3]
+    assert "The notes now also hold new findings" in writer.prompts[2]
+    assert TRUE_CLAIM in result["report"]
+    assert MARK not in result["report"]
+
+
+def test_a_claim_that_stays_unsupported_is_marked_after_the_last_attempt(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: False)
+    result = _run(_agent(make_agent, writer))
+
+    assert (result["regeneration_count"], result["replan_count"]) == (1, 2)
+    assert len(writer.prompts) == 4  # the draft, one rewrite, one rewrite after each replan
+    assert len(search.requests) == 4  # two researchers, then one per replan
+    assert result["grounding_score"] == 0.5
+    report = result["report"]
+    assert f"{FALSE_CLAIM} [Solar capacity 2025]({web.url('/solar.html')}) {MARK}." in report
+    assert report.count(MARK) == 1
+    false, storage = result["grounding"]
+    assert false["claim"] == f"{FALSE_CLAIM} Solar capacity 2025."  # as the judge saw it: link text, no URL
+    assert (false["verdict"], false["marked"], false["line"]) == ("unsupported", True, 5)
+    assert false["sources"] == [
+        {"url": web.url("/solar.html"), "verdict": "unsupported", "reason": "the source does not state it"}
+    ]
+    assert (storage["verdict"], storage["marked"]) == ("supported", False)
+    assert any("stay unsupported" in w for w in result["warnings"])
+
+
+def test_a_score_at_the_threshold_needs_no_repair_but_unsupported_claims_are_still_marked(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: False)
+    result = _run(_agent(make_agent, writer, grounding_threshold=0.5))
+
+    assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
+    assert len(writer.prompts) == 1
+    assert result["grounding_score"] == 0.5
+    assert result["report"].count(MARK) == 1
+
+
+def test_a_spent_token_budget_stops_repairs_but_not_marking(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: False)
+    # Enough for the research (about 1,650 scripted tokens), not for the draft and the judge on top.
+    result = _run(_agent(make_agent, writer, token_budget=1_800))
+
+    assert len(result["notes"]) == 2
+    assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
+    assert len(writer.prompts) == 1
+    assert result["grounding_score"] == 0.5
+    assert result["report"].count(MARK) == 1
+    assert any("token budget of 1,800 tokens is spent; the report is not repaired" in w for w in result["warnings"])
+
+
+def test_a_failing_rewrite_keeps_the_previous_report(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    draft = Writer(web, search, fixed_by=lambda prompt: False)
+
+    def writer(messages: list[ChatMessage]) -> str:
+        if "A fact-checker" in (messages[-1].text or ""):
+            raise ConnectionError("writer unavailable")
+        return draft(messages)
+
+    judge = RecordingJudge()
+    agent = make_agent(
+        writer_llm=MockChatGenerator(response_fn=writer), grounding=True, judge_llm=judge.generator, max_replans=0
+    )
+    result = _run(agent)
+
+    assert result["regeneration_count"] == 1
+    assert len(judge.prompts) == 2  # the unchanged report was not judged again
+    assert FALSE_CLAIM in result["report"]
+    assert result["report"].count(MARK) == 1
+    assert any("the rewrite failed (ConnectionError: writer unavailable)" in w for w in result["warnings"])
+
+
+def test_malformed_judge_json_makes_claims_unknown_with_a_warning(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: False)
+
+    def judge(messages: list[ChatMessage]) -> str:
+        if "storage" in (messages[-1].text or "").split("</untrusted_source>")[0]:
+            return '```json\n{"verdicts": [{"id": 1, "verdict": "supported", "reason": "stated"}]}\n```'
+        return "Both claims look fine to me!"
+
+    result = _run(_agent(make_agent, writer, judge_llm=MockChatGenerator(response_fn=judge)))
+
+    assert [v["verdict"] for v in result["grounding"]] == ["unknown", "supported"]
+    assert result["grounding_score"] == 1.0  # only decided claims count
+    assert result["regeneration_count"] == 0
+    assert any("was not the JSON asked for" in w for w in result["warnings"])
+    assert MARK not in result["report"]
+
+
+def test_the_writer_is_the_judge_by_default(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: False)
+    judge = ScriptedChatGenerator(role="judge")
+
+    def writer_and_judge(messages: list[ChatMessage]) -> Any:
+        if "fact-checker" in (messages[0].text or ""):
+            return judge.run(messages)["replies"][0]
+        return writer(messages)
+
+    agent = make_agent(writer_llm=MockChatGenerator(response_fn=writer_and_judge), grounding=True, max_replans=0)
+    result = _run(agent)
+
+    assert [v["verdict"] for v in result["grounding"]] == ["unsupported", "supported"]
+    assert result["regeneration_count"] == 1
+
+
+async def test_grounding_also_runs_with_run_async(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    writer = Writer(web, search, fixed_by=lambda prompt: _notes_in(prompt) > 2)
+    result = await _agent(make_agent, writer).run_async(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert (result["regeneration_count"], result["replan_count"]) == (1, 1)
+    assert len(search.requests) == 3
+    assert result["grounding_score"] == 1.0
+
+
+def test_a_grounded_agent_round_trips_and_the_restored_agent_grounds(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    agent = make_agent(grounding=True, judge_llm=ScriptedChatGenerator(role="judge"), grounding_threshold=0.8)
+    data = agent.to_dict()
+
+    restored = Agent.from_dict(copy.deepcopy(data))
+
+    assert restored.to_dict() == data
+    write = next(h for h in restored.hooks["after_run"] if isinstance(h, WriteHook))
+    [stage] = write.stages
+    assert isinstance(stage, GroundingStage)
+    assert stage.threshold == 0.8
+    result = _run(restored)
+    # The scripted writer's "Finding 1 is supported by source 1" states nothing the sources say.
+    assert result["grounding_score"] == 0.0
+    assert result["regeneration_count"] == 1
+    assert result["replan_count"] == 2
+    assert len(re.findall(re.escape(MARK), result["report"])) == 2
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"grounding": True, "grounding_threshold": 1.5}, "grounding_threshold must be a number from 0.0 to 1.0"),
+        ({"grounding": True, "max_regenerations": 6}, "max_regenerations must be an integer from 0 to 5"),
+        ({"max_replans": -1}, "max_replans must be an integer from 0 to 5"),
+        ({"grounding": "yes"}, "grounding must be True or False"),
+        ({"judge_llm": ScriptedChatGenerator(role="judge")}, "judge_llm is used only with grounding=True"),
+        ({"grounding": True, "judge_llm": "gpt-5.4"}, "judge_llm must be a Haystack chat generator"),
+    ],
+)
+def test_bad_grounding_options_raise_a_configuration_error(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        create_deep_research_agent(**options)

@@ -1,0 +1,232 @@
+"""Resuming a run from its run directory: a killed run picks up where it stopped, without paying twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from haystack.components.agents import Agent
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import RUN_DIR_KEY, RunDirError
+from haystack_deep_research.journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+from haystack_deep_research.testing.generators import ROLES
+
+QUESTION = "How fast is solar power growing?"
+TOPICS = ["solar capacity", "battery storage"]
+
+# The child runs the agent with scripted models against the parent's loopback servers, one researcher at a time.
+# The second researcher hangs, so the child is killed after the first note is journaled and before the second.
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from haystack.components.generators.chat import MockChatGenerator
+    from haystack.dataclasses import ChatMessage
+    from haystack.utils import Secret
+    from haystack_deep_research import RUN_DIR_KEY, UrlPolicy, WebSearchTool, create_deep_research_agent
+    from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
+
+    run_dir, search_url, question = sys.argv[1:4]
+    scripted = ScriptedChatGenerator(role="researcher")
+
+    def researcher(messages, tools):
+        if "battery storage" in messages[1].text:
+            time.sleep(60)  # killed long before this ends
+        return scripted.run(messages, tools)["replies"][0]
+
+    agent = create_deep_research_agent(
+        scope_llm=ScriptedChatGenerator(role="scope"),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity", "battery storage"]),
+        researcher_llm=MockChatGenerator(response_fn=researcher),
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        writer_llm=ScriptedChatGenerator(role="writer"),
+        search_tool=WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search_url, max_results=2),
+        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        max_concurrent_researchers=1,
+    )
+    with forbid_network():
+        agent.run(messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir})
+    """
+)
+
+
+def _records(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / JOURNAL_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+
+
+def _searched(search: LoopbackSearchServer) -> list[str]:
+    return [r.json_body["query"] for r in search.requests if r.method == "POST"]
+
+
+class _Calls:
+    """Counts the calls each scripted role gets."""
+
+    def __init__(self) -> None:
+        self.by_role: dict[str, int] = {role: 0 for role in ROLES}
+
+    def model(self, role: str, **options: Any) -> MockChatGenerator:
+        scripted = ScriptedChatGenerator(role=role, **options)  # type: ignore[arg-type]
+
+        def reply(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+            self.by_role[role] += 1
+            return scripted.run(messages, tools)["replies"][0]
+
+        return MockChatGenerator(response_fn=reply)
+
+    def models(self) -> dict[str, Any]:
+        return {
+            **{f"{role}_llm": self.model(role) for role in ROLES},
+            "orchestrator_llm": self.model("orchestrator", subtopics=TOPICS),
+        }
+
+
+def _echo_writer(messages: list[ChatMessage]) -> str:
+    """A writer whose report is its prompt, so the test can see every note that reached it."""
+    return "# Report\n\n" + (messages[-1].text or "")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_killed_run_resumes_without_researching_a_completed_subtopic_again(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    run_dir, script, log = tmp_path / "run", tmp_path / "child.py", tmp_path / "child.log"
+    script.write_text(CHILD, encoding="utf-8")
+    with open(log, "wb") as errors:
+        child = subprocess.Popen(
+            [sys.executable, str(script), str(run_dir), search.base_url, QUESTION],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while not any(r["type"] == "note" for r in _records(run_dir)):
+            assert child.poll() is None, log.read_text(encoding="utf-8", errors="replace")
+            assert time.monotonic() < deadline, "the first note was never journaled"
+            time.sleep(0.05)
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+    assert child.returncode == -signal.SIGKILL
+    assert [r["subtopic"] for r in _records(run_dir) if r["type"] == "note"] == ["solar capacity"]
+    assert _searched(search) == ["solar capacity"]  # the second researcher hung in its first model call
+
+    calls = _Calls()
+    agent = make_agent(**{**calls.models(), "writer_llm": MockChatGenerator(response_fn=_echo_writer)})
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: str(run_dir)})
+
+    assert calls.by_role["scope"] == 0  # the journaled brief was reused
+    told = [m.text or "" for m in result["messages"] if m.text and m.text.startswith("This run was resumed.")]
+    assert len(told) == 1
+    assert "- solar capacity\n" in told[0]  # the orchestrator is told what is done
+    assert _searched(search) == ["solar capacity", "battery storage"]  # solar capacity was not searched again
+    assert [note.split("\n", 1)[0] for note in result["notes"]] == ["## solar capacity", "## battery storage"]
+    assert "450 gigawatts" in result["report"]  # the restored note reached the writer
+    assert "300 gigawatt hours" in result["report"]  # and so did the new one
+    assert {entry["url"] for entry in result["sources"]} >= {web.url("/solar.html"), web.url("/storage.pdf")}
+    assert result["exit_reason"] == "text"
+    assert [r["type"] for r in _records(run_dir)][-1] == "end"
+    assert (run_dir / REPORT_FILE).read_text(encoding="utf-8") == result["report"]
+
+
+def test_rerunning_a_finished_run_spends_nothing_on_scope_or_research(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer, tmp_path: Path
+) -> None:
+    context = {RUN_DIR_KEY: tmp_path / "run"}
+    first = make_agent(orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS)).run(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context=context
+    )
+    searches = len(_searched(search))
+
+    calls = _Calls()
+    again = make_agent(**calls.models()).run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+
+    assert calls.by_role["scope"] == calls.by_role["researcher"] == calls.by_role["summarizer"] == 0
+    assert len(_searched(search)) == searches
+    assert again["brief"] == first["brief"]
+    assert sorted(again["notes"]) == sorted(first["notes"])
+    assert again["sources"] == first["sources"]
+    assert [r["type"] for r in _records(tmp_path / "run")] == ["start", "brief", "note", "note", "end", "resume", "end"]
+    assert json.loads((tmp_path / "run" / LEDGER_FILE).read_text(encoding="utf-8")) == again["sources"]
+
+
+def test_a_torn_last_journal_line_is_dropped_and_the_run_resumes(
+    make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    with open(run_dir / JOURNAL_FILE, "a", encoding="utf-8") as journal:
+        journal.write('{"type": "note", "subtopic": "cut o')  # a crash in the middle of an append
+
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+
+    assert len(result["notes"]) == 2
+    assert all(line.endswith("}") for line in (run_dir / JOURNAL_FILE).read_text(encoding="utf-8").splitlines())
+
+
+def _bad_run_dirs(tmp_path: Path) -> list[tuple[object, str]]:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory", encoding="utf-8")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / JOURNAL_FILE).write_text(
+        json.dumps({"type": "start", "version": 1, "question": "Why is the sky blue?"}) + "\n", encoding="utf-8"
+    )
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / JOURNAL_FILE).write_text(
+        json.dumps({"type": "start", "version": 1, "question": QUESTION}) + "\nnot json\n{}\n", encoding="utf-8"
+    )
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / JOURNAL_FILE).write_text('{"some": "other file"}\n', encoding="utf-8")
+    return [
+        (42, "run_dir must be a directory path (a non-empty str or os.PathLike), got int"),
+        ("  ", "run_dir must be a directory path"),
+        (a_file, "is a file; pass the path of a directory"),
+        (other, "holds a run of another question ('Why is the sky blue?'); pass the same question to resume it"),
+        (corrupt, "line 2 is not a journal record"),
+        (foreign, "is not a journal of this library"),
+    ]
+
+
+def test_a_bad_run_dir_is_refused_before_any_model_is_called(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
+    for run_dir, message in _bad_run_dirs(tmp_path):
+        calls = _Calls()
+        agent = make_agent(**calls.models())
+        with pytest.raises(RunDirError, match=re.escape(message)):
+            agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+        assert sum(calls.by_role.values()) == 0, run_dir
+
+
+def test_a_run_dir_error_is_a_usage_error_and_a_value_error() -> None:
+    assert issubclass(RunDirError, ValueError)
+
+
+async def test_the_async_path_journals_and_resumes_too(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
+    context = {RUN_DIR_KEY: str(tmp_path / "run")}
+    first = await make_agent().run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+
+    calls = _Calls()
+    again = await make_agent(**calls.models()).run_async(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context=context
+    )
+
+    assert sum(calls.by_role.values()) == calls.by_role["orchestrator"] + calls.by_role["writer"]
+    assert sorted(again["notes"]) == sorted(first["notes"])
+    assert [r["type"] for r in _records(tmp_path / "run")].count("note") == 2

@@ -1,0 +1,112 @@
+"""Claims, the judge's replies and the verdict rules, without an agent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import EvidenceLedger
+from haystack_deep_research.citations import extract_citations
+from haystack_deep_research.grounding import UNSUPPORTED_MARK, mark_unsupported
+from haystack_deep_research.judge import cited_claims, judge_claims, parse_verdicts
+from haystack_deep_research.steps import drive, drive_async
+
+A, B, C = "https://a.example/x", "https://b.example/y", "https://c.example/z"
+REPORT = f"""# Report
+
+Wind output rose 10% in 2024 [A]({A}) [B]({B}). Nothing cited here. Prices fell [C]({C})!
+Costs dropped [1].
+
+[1]: {A}
+
+## Sources
+
+- [A]({A})
+- [B]({B})
+"""
+
+
+def test_claims_are_body_sentences_with_verified_citations_grouped_per_sentence() -> None:
+    claims = cited_claims(REPORT, [A, B])
+
+    assert [(c.text, c.line, c.urls) for c in claims] == [
+        ("Wind output rose 10% in 2024 A B.", 3, (A, B)),
+        ("Costs dropped.", 4, (A,)),
+    ]
+    assert all(c.line < 7 for c in extract_citations(REPORT, sources_section=False))
+    assert {c.line for c in extract_citations(REPORT)} >= {10, 11}
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ('{"verdicts": [{"id": 1, "verdict": "Supported", "reason": "ok"}]}', {1: ("supported", "ok")}),
+        ('```json\n[{"id": "2", "verdict": "unsupported"}]\n```', {2: ("unsupported", "")}),
+        ('Here you go: {"verdicts": [{"id": 1, "verdict": "maybe"}]} Hope it helps.', {1: ("unknown", "")}),
+        ('{"verdicts": [{"id": 9, "verdict": "supported"}, {"id": true, "verdict": "supported"}, "x"]}', {}),
+        ("All supported.", None),
+        ('{"verdicts": "supported"}', None),
+    ],
+)
+def test_replies_are_read_leniently(reply: str, expected: dict[int, Any] | None) -> None:
+    assert parse_verdicts(reply, 2) == expected
+
+
+def _ledger() -> EvidenceLedger:
+    ledger = EvidenceLedger()
+    ledger.record_page(url=A, title="A", text="Wind output rose 10% in 2024.")
+    ledger.record_page(url=B, title="B", text="Something else entirely.")
+    ledger.record_search_result(url=C, title="C", snippet="never read")
+    return ledger
+
+
+def _judge(verdicts: dict[str, str]) -> MockChatGenerator:
+    """Answers for each source by its URL: the same verdict for all its claims; "garbage" is not JSON."""
+
+    def answer(messages: list[ChatMessage]) -> str:
+        prompt = messages[-1].text or ""
+        verdict = next(v for url, v in verdicts.items() if f'url="{url}"' in prompt)
+        count = prompt.split("<untrusted_claims>")[1].count("\n") - 1
+        if verdict == "garbage":
+            return "no JSON here"
+        return json.dumps({"verdicts": [{"id": i, "verdict": verdict} for i in range(1, count + 1)]})
+
+    return MockChatGenerator(response_fn=answer)
+
+
+def test_a_claim_is_supported_when_any_cited_source_supports_it() -> None:
+    claims = cited_claims(REPORT, [A, B, C])
+    judged = drive(judge_claims(claims, _ledger(), _judge({A: "supported", B: "unsupported"})))
+
+    assert [v.verdict for v in judged.verdicts] == ["supported", "unknown", "supported"]
+    assert judged.verdicts[1].sources[0].reason == "no stored text for this source"  # C was only a search result
+    assert judged.score == 1.0
+
+
+async def test_unsupported_needs_every_source_and_garbage_is_unknown_with_a_warning() -> None:
+    claims = cited_claims(REPORT, [A, B])
+    judged = await drive_async(judge_claims(claims, _ledger(), _judge({A: "unsupported", B: "garbage"})))
+
+    assert [v.verdict for v in judged.verdicts] == ["unknown", "unsupported"]
+    assert judged.score == 0.0
+    assert judged.warnings == [f"the judge's reply for {B} was not the JSON asked for; its 1 claim(s) count as unknown"]
+
+
+def test_marking_puts_the_marker_before_the_final_punctuation() -> None:
+    claims = cited_claims(REPORT, [A, B, C])
+
+    wind, prices, costs = claims
+    marked, done = mark_unsupported(REPORT, [wind, costs])
+
+    lines = marked.split("\n")
+    assert lines[2] == (
+        f"Wind output rose 10% in 2024 [A]({A}) [B]({B}) {UNSUPPORTED_MARK}. Nothing cited here. Prices fell [C]({C})!"
+    )
+    assert lines[3] == f"Costs dropped [1] {UNSUPPORTED_MARK}."
+    assert done == [wind, costs]
+    assert prices.text == "Prices fell C!"
+    assert mark_unsupported(marked, cited_claims(marked, [A]))[1] == []  # already marked: left alone
