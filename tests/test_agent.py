@@ -21,6 +21,7 @@ from haystack_deep_research import (
     WriteHook,
     create_deep_research_agent,
 )
+from haystack_deep_research.preserve import PreservingChatGenerator
 from haystack_deep_research.testing.generators import ROLES
 
 
@@ -74,8 +75,10 @@ def test_defaults_build_without_any_api_key() -> None:
     agent = create_deep_research_agent()
 
     assert isinstance(agent, Agent)
-    assert isinstance(agent.chat_generator, OpenAIResponsesChatGenerator)
-    assert agent.chat_generator.model == "gpt-5.4"
+    assert isinstance(agent.chat_generator, PreservingChatGenerator)
+    orchestrator = agent.chat_generator.chat_generator
+    assert isinstance(orchestrator, OpenAIResponsesChatGenerator)
+    assert orchestrator.model == "gpt-5.4"
     assert agent.max_agent_steps == 8
     assert agent.tool_concurrency_limit == 5
     delegate = next(t for t in agent.tools if isinstance(t, ResearchSubtopicTool))

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
@@ -197,3 +198,45 @@ def test_a_citation_a_page_injected_is_removed_because_it_was_never_retrieved(
     assert attacker not in result["report"]  # verification removed it
     assert {c["url"] for c in result["citations"]["unverified"]} == {attacker}
     assert any("never retrieved" in w for w in result["warnings"])
+
+
+def test_an_orchestrator_model_failing_after_research_still_yields_the_report(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    scripted = ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity", "battery storage"])
+
+    def orchestrator(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        if any(m.tool_call_result is not None for m in messages):
+            raise ConnectionError("provider unreachable")  # the call after the researchers came back
+        return scripted.run(messages, tools)["replies"][0]
+
+    result = _run(make_agent(orchestrator_llm=MockChatGenerator(response_fn=orchestrator)))
+
+    assert result["exit_reason"] == "orchestrator_failed"
+    assert len(result["notes"]) == 2
+    assert f"]({web.url('/solar.html')})" in result["report"]
+    assert any(w.startswith("orchestrator: the orchestrator model failed (ConnectionError") for w in result["warnings"])
+
+
+def test_an_orchestrator_model_failing_before_any_research_raises_its_error(make_agent: Callable[..., Agent]) -> None:
+    def broken(messages: list[ChatMessage]) -> str:
+        raise ConnectionError("invalid API key")
+
+    agent = make_agent(orchestrator_llm=MockChatGenerator(response_fn=broken))
+    with pytest.raises(ConnectionError, match="invalid API key"):
+        _run(agent)
+
+
+async def test_the_async_path_keeps_the_research_too(make_agent: Callable[..., Agent]) -> None:
+    scripted = ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity"])
+
+    def orchestrator(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        if any(m.tool_call_result is not None for m in messages):
+            raise TimeoutError("model timed out")
+        return scripted.run(messages, tools)["replies"][0]
+
+    agent = make_agent(orchestrator_llm=MockChatGenerator(response_fn=orchestrator))
+    result = await agent.run_async(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert result["exit_reason"] == "orchestrator_failed"
+    assert len(result["notes"]) == 1

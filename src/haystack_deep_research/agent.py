@@ -15,6 +15,7 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.grounding import GroundingStage
 from haystack_deep_research.hooks import ScopeHook, WriteHook
 from haystack_deep_research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.preserve import PreservingChatGenerator
 from haystack_deep_research.prompts import ORCHESTRATOR_SYSTEM, RESEARCHER_SYSTEM, render_text
 from haystack_deep_research.researcher import FinalSummaryHook, ResearchSubtopicTool
 from haystack_deep_research.resume import CloseJournalHook, OpenJournalHook, ResumeHook
@@ -203,7 +204,7 @@ def create_deep_research_agent(
         },
     )
     return Agent(
-        chat_generator=orchestrator,
+        chat_generator=PreservingChatGenerator(chat_generator=orchestrator),
         tools=[ResearchSubtopicTool(researcher=researcher, max_subtopics=max_subtopics), create_think_tool()],
         system_prompt=render_text(ORCHESTRATOR_SYSTEM, max_subtopics=max_subtopics),
         state_schema=orchestrator_state_schema(),

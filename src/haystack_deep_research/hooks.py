@@ -24,6 +24,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks, llm
 from haystack_deep_research.errors import InvalidQuestionError
+from haystack_deep_research.preserve import model_failure
 from haystack_deep_research.prompts import (
     FALLBACK_REPORT,
     SCOPE_SYSTEM,
@@ -38,6 +39,7 @@ from haystack_deep_research.publish import allowed_urls, publish_report, reset_r
 from haystack_deep_research.state import (
     BRIEF,
     BRIEF_KEY,
+    EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,
     EXIT_WRITER_FAILED,
     HOOK_CONTEXT,
@@ -274,6 +276,10 @@ class WriteHook(PhaseHook):
     def _begin(self, state: State) -> tuple[Any, list[ChatMessage]]:
         run = run_from_context(state.data.get(HOOK_CONTEXT)) or ResearchRun()
         run.record_usage(PHASE_ORCHESTRATOR, state.data.get(TOKEN_USAGE))
+        failed = model_failure(state.data.get(MESSAGES))
+        if failed is not None:
+            run.warn(PHASE_ORCHESTRATOR, f"the orchestrator model failed ({failed}); the report uses the notes so far")
+            state.set(EXIT_REASON, EXIT_ORCHESTRATOR_FAILED)
         notes = list(state.data.get(NOTES) or [])
         urls = allowed_urls(notes, run)
         run.report(PHASE_WRITE, f"writing the report from {len(notes)} notes and {len(urls)} sources")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from haystack.components.builders import ChatPromptBuilder, PromptBuilder
+from haystack.components.builders import PromptBuilder
 from haystack.dataclasses import ChatMessage
 
 DATA_RULE = (
@@ -184,12 +184,8 @@ def fence(text: str) -> str:
 
 
 @functools.cache
-def _chat_builder(system: str, user: str) -> ChatPromptBuilder:
-    return ChatPromptBuilder(template=[ChatMessage.from_system(system), ChatMessage.from_user(user)])
-
-
-@functools.cache
 def _text_builder(template: str) -> PromptBuilder:
+    # One builder per template: a PromptBuilder compiles its template once, when it is built.
     return PromptBuilder(template=template)
 
 
@@ -197,12 +193,18 @@ def render_chat(system: str, user: str, **variables: Any) -> list[ChatMessage]:
     """
     Render a system + user prompt pair.
 
+    Each part is rendered by its own cached template (a ``ChatPromptBuilder`` would compile both templates again on
+    every call); the values still reach the text only as template variables.
+
     :param system: One of the ``*_SYSTEM`` templates.
     :param user: One of the user templates.
     :param variables: The template variables.
     :returns: The rendered system and user messages.
     """
-    return list(_chat_builder(system, user).run(**variables)["prompt"])
+    return [
+        ChatMessage.from_system(render_text(system, **variables)),
+        ChatMessage.from_user(render_text(user, **variables)),
+    ]
 
 
 def render_text(template: str, **variables: Any) -> str:

@@ -18,6 +18,7 @@ from haystack.components.agents.state.state_utils import merge_lists, replace_va
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.read_cache import ReadCache
 
 # Orchestrator state keys that are also outputs of a run.
 BRIEF = "brief"
@@ -74,6 +75,7 @@ PHASE_STRUCTURE = "structure"
 
 # ``exit_reason`` values the library sets (besides Haystack's own "text" and "max_agent_steps").
 EXIT_WRITER_FAILED = "writer_failed"
+EXIT_ORCHESTRATOR_FAILED = "orchestrator_failed"
 EXIT_LOOP_DETECTED = "loop_detected"
 EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
 EXIT_TIME_BUDGET = "time_budget"
@@ -165,6 +167,7 @@ class ResearchRun:
 
     progress: ProgressCallback | None = None
     ledger: EvidenceLedger = field(default_factory=EvidenceLedger)
+    reads: ReadCache = field(default_factory=ReadCache, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _delegated: int = 0
     _granted: int = 0

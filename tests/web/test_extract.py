@@ -59,6 +59,7 @@ def encrypt(pdf: bytes, *, user_password: str) -> bytes:
     return output.getvalue()
 
 
+ARTICLE_SENTENCE = "Tide pools form where the sea retreats at low tide and leaves water behind in rocky hollows."
 ARTICLE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Tide Pools of the North Coast</title></head>
 <body>
@@ -98,6 +99,28 @@ def test_the_title_tag_is_used_when_the_extractor_finds_no_title(monkeypatch: py
     page = b"<?xml version='1.0' encoding='utf-8'?><html><head><title> Fallback\n Title </title></head></html>"
     result = extract_text(document(page, "text/html", "utf-8"), max_pdf_pages=5)
     assert (result.title, result.text) == ("Fallback Title", "Some main text.")
+
+
+@pytest.mark.parametrize(
+    ("head", "headings", "title"),
+    [
+        (
+            "<meta property='og:title' content=' Tide  Pools '><title>Tide Pools | Coastal Society</title>",
+            1,
+            "Tide Pools",
+        ),
+        ("<title>Tide Pools | Coastal Society</title>", 1, "Heading 1"),
+        ("<title>Tide Pools | Coastal Society</title>", 2, "Tide Pools | Coastal Society"),
+        ("", 0, ""),
+    ],
+)
+def test_the_title_is_og_title_then_the_only_h1_then_the_title_tag(head: str, headings: int, title: str) -> None:
+    h1 = "".join(f"<h1>Heading {n}</h1>" for n in range(1, headings + 1))
+    paragraphs = "".join(f"<p>{ARTICLE_SENTENCE} Paragraph {n}.</p>" for n in range(4))
+    page = f"<html><head>{head}</head><body><article>{h1}{paragraphs}</article></body></html>"
+    result = extract_text(document(page.encode(), "text/html", "utf-8"), max_pdf_pages=5)
+    assert result.title == title
+    assert "Paragraph 3." in result.text
 
 
 def test_xhtml_is_read_like_html() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterable, Iterable, Mapping
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
@@ -28,11 +29,14 @@ from haystack_deep_research.web._steps import (
     too_many_redirects,
     transport_error,
 )
+from haystack_deep_research.web._tls import lend_context
 from haystack_deep_research.web.url_policy import Resolver, UrlPolicy
 
 __all__ = ["FetchLimits", "FetchedDocument", "fetch", "fetch_async"]
 
 _MAX_REDIRECTS_CEILING = 20
+# Our own transport serves one fetch: its connections are never kept for another request or host.
+_ONE_USE = httpx.Limits(max_keepalive_connections=0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,7 +136,8 @@ def fetch(
     :param policy: The URL policy applied to the URL and every redirect target.
     :param limits: Size, time and redirect limits.
     :param transport: An httpx transport to send requests through (for tests or a proxy); it is left open. By
-        default a fresh connection is opened for every request and closed afterwards.
+        default a fresh connection is opened for every request and closed afterwards; only the
+        verifying TLS context is reused, one fetch at a time.
     :param resolver: Resolves host names for the policy; defaults to the system resolver.
     :returns: The downloaded document.
     :raises URLRefusedError: The policy refused the URL or a redirect hop.
@@ -143,9 +148,12 @@ def fetch(
     """
     deadline = Deadline(limits.total_timeout, url=url)
     current = url
-    chosen = transport or httpx.HTTPTransport(retries=0, limits=httpx.Limits(max_keepalive_connections=0))
-    client = httpx.Client(transport=chosen, follow_redirects=False, trust_env=False)
-    try:
+    with ExitStack() as own:
+        if transport is None:  # a caller's transport stays open for the caller to reuse
+            transport = own.enter_context(
+                httpx.HTTPTransport(verify=own.enter_context(lend_context()), retries=0, limits=_ONE_USE)
+            )
+        client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False)
         for _hop in range(limits.max_redirects + 1):
             target = check_hop(policy, current, resolver=resolver, asked_url=url)
             current = target.url
@@ -169,9 +177,6 @@ def fetch(
                 current = step
                 continue
             return _document(step, asked_url=url, final_url=current)
-    finally:
-        if transport is None:  # a caller's transport stays open for the caller to reuse
-            client.close()
     raise too_many_redirects(limits, url)
 
 
@@ -221,9 +226,12 @@ async def _fetch_async_hops(
     deadline: Deadline,
 ) -> FetchedDocument:
     current = url
-    chosen = transport or httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_keepalive_connections=0))
-    client = httpx.AsyncClient(transport=chosen, follow_redirects=False, trust_env=False)
-    try:
+    async with AsyncExitStack() as own:
+        if transport is None:  # a caller's transport stays open for the caller to reuse
+            transport = await own.enter_async_context(
+                httpx.AsyncHTTPTransport(verify=own.enter_context(lend_context()), retries=0, limits=_ONE_USE)
+            )
+        client = httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False)
         for _hop in range(limits.max_redirects + 1):
             target = await asyncio.to_thread(check_hop, policy, current, resolver=resolver, asked_url=url)
             current = target.url
@@ -245,9 +253,6 @@ async def _fetch_async_hops(
                 current = step
                 continue
             return _document(step, asked_url=url, final_url=current)
-    finally:
-        if transport is None:
-            await client.aclose()
     raise too_many_redirects(limits, url)
 
 

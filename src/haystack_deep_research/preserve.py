@@ -1,0 +1,133 @@
+"""
+The orchestrator's model failing after research has begun must not throw that research away.
+
+Haystack's Agent lets an exception from its chat generator end ``run`` at once, before the ``after_run`` hooks: the
+notes gathered so far would be lost with it. :class:`PreservingChatGenerator` wraps the orchestrator's generator:
+once at least one sub-topic has been researched, a failing call becomes a final text reply marked in its ``meta``,
+so the Agent stops normally and the write hook writes the report from the notes, with
+``exit_reason="orchestrator_failed"``. A failure before any research is re-raised: there is nothing to keep, and the
+caller should see the provider's error (a wrong key, say).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+
+FAILURE_META = "haystack_deep_research.model_failure"
+"""The ``meta`` key of the stand-in reply; its value says what failed."""
+
+RESEARCH_TOOL_NAME = "research_subtopic"
+
+
+def _research_done(messages: list[ChatMessage]) -> bool:
+    return any(
+        m.tool_call_result is not None
+        and not m.tool_call_result.error
+        and m.tool_call_result.origin.tool_name == RESEARCH_TOOL_NAME
+        for m in messages
+    )
+
+
+def _stand_in(error: Exception) -> dict[str, list[ChatMessage]]:
+    why = f"{type(error).__name__}: {error}"
+    reply = ChatMessage.from_assistant(
+        f"Research stopped: the orchestrator model failed ({why}).",
+        meta={"finish_reason": "stop", FAILURE_META: why},
+    )
+    return {"replies": [reply]}
+
+
+@component
+class PreservingChatGenerator:
+    """
+    Wrap a chat generator so that its failure after research has begun ends the run instead of discarding it.
+
+    :param chat_generator: The orchestrator's chat generator.
+    :raises ConfigurationError: If it is not a chat generator that supports tools.
+    """
+
+    def __init__(self, *, chat_generator: Any) -> None:
+        self.chat_generator = _checks.chat_generator("orchestrator_llm", chat_generator, needs_tools=True)
+
+    def warm_up(self) -> None:
+        """Warm up the wrapped generator."""
+        if hasattr(self.chat_generator, "warm_up"):
+            self.chat_generator.warm_up()
+
+    async def warm_up_async(self) -> None:
+        """Warm up the wrapped generator on the serving event loop."""
+        if hasattr(self.chat_generator, "warm_up_async"):
+            await self.chat_generator.warm_up_async()
+        else:
+            self.warm_up()
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        """
+        Call the wrapped generator.
+
+        :param messages: The conversation.
+        :param tools: The tools offered.
+        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
+        :returns: The wrapped generator's replies, or a stand-in final reply after research has begun.
+        """
+        try:
+            return self.chat_generator.run(messages=messages, tools=tools, **kwargs)
+        except Exception as error:
+            if not _research_done(messages):
+                raise
+            return _stand_in(error)
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(
+        self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any
+    ) -> dict[str, list[ChatMessage]]:
+        """
+        Async variant of :meth:`run`.
+
+        :param messages: The conversation.
+        :param tools: The tools offered.
+        :param kwargs: Other generator inputs.
+        :returns: The wrapped generator's replies, or a stand-in final reply after research has begun.
+        """
+        try:
+            if hasattr(self.chat_generator, "run_async"):
+                return await self.chat_generator.run_async(messages=messages, tools=tools, **kwargs)
+            return self.chat_generator.run(messages=messages, tools=tools, **kwargs)
+        except Exception as error:
+            if not _research_done(messages):
+                raise
+            return _stand_in(error)
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized wrapper, with the wrapped generator nested.
+        """
+        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PreservingChatGenerator:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The wrapper.
+        """
+        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
+        return default_from_dict(cls, data)
+
+
+def model_failure(messages: list[ChatMessage] | None) -> str | None:
+    """
+    Say whether the run ended on a stand-in reply, and why.
+
+    :param messages: The orchestrator's messages.
+    :returns: The failure, or ``None`` when the last reply is a real one.
+    """
+    last = messages[-1] if messages else None
+    return last.meta.get(FAILURE_META) if last is not None else None
