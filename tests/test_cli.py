@@ -97,3 +97,23 @@ def test_a_bad_option_value_is_a_usage_error(
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
     assert cli.main(["question", "--max-subtopics", "0"]) == 2
     assert "max_subtopics must be an integer from 1 to 50" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("scripted_cli")
+def test_run_dir_and_budgets_reach_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = tmp_path / "run"
+
+    code = cli.main(["How fast is solar growing?", "--run-dir", str(run_dir), "--token-budget", "1000000", "-q"])
+
+    assert code == 0
+    assert (run_dir / "journal.jsonl").exists()
+    assert capsys.readouterr().out.startswith("# Research report")
+
+
+@pytest.mark.usefixtures("scripted_cli")
+def test_a_spent_token_budget_still_prints_a_report(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["How fast is solar growing?", "--token-budget", "1"]) == 0
+
+    out, err = capsys.readouterr()
+    assert out.startswith("# Research report")
+    assert "[warning] orchestrator: the token budget of 1 tokens" in err

@@ -1,7 +1,8 @@
 """
 The ``deep-research`` command.
 
-    deep-research "your question" [-o report.md] [--sources sources.json]
+    deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
+                  [--token-budget N] [--time-budget SECONDS] [--grounding]
     deep-research check REPORT.md [--sources sources.json] [--judge]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
@@ -25,7 +26,7 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research.agent import create_deep_research_agent
 from haystack_deep_research.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingCredentialsError
-from haystack_deep_research.state import PROGRESS_KEY
+from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
 
 REQUIRED_KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
 CHECK_COMMAND = "check"
@@ -41,6 +42,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", type=Path, help="Write the report to this file instead of stdout.")
     parser.add_argument("--sources", type=Path, help="Also write the evidence ledger as JSON to this file.")
     parser.add_argument("--max-subtopics", type=int, default=5, help="Sub-topics to research (default 5).")
+    parser.add_argument(
+        "--run-dir", type=Path, help="Journal the run here; re-running with the same directory resumes it."
+    )
+    parser.add_argument("--token-budget", type=int, help="Stop researching after this many tokens (all phases).")
+    parser.add_argument("--time-budget", type=float, help="Stop researching after this many seconds.")
+    parser.add_argument(
+        "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="Do not print progress to stderr.")
     return parser
 
@@ -84,8 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         check_credentials()
-        agent = create_deep_research_agent(max_subtopics=args.max_subtopics)
-        context = {} if args.quiet else {PROGRESS_KEY: _progress}
+        agent = create_deep_research_agent(
+            max_subtopics=args.max_subtopics,
+            token_budget=args.token_budget,
+            time_budget=args.time_budget,
+            grounding=args.grounding,
+        )
+        context: dict[str, object] = {} if args.quiet else {PROGRESS_KEY: _progress}
+        if args.run_dir is not None:
+            context[RUN_DIR_KEY] = args.run_dir
         result = agent.run(messages=[ChatMessage.from_user(args.question)], hook_context=context)
     except (MissingCredentialsError, DeepResearchError) as error:
         print(f"deep-research: error: {error}", file=sys.stderr)
