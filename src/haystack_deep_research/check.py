@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from haystack_deep_research.agent import DEFAULT_MODEL, default_chat_generator
-from haystack_deep_research.citations import Citation, verify_citations
+from haystack_deep_research.citations import Citation
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.judge import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
 from haystack_deep_research.steps import drive
+from haystack_deep_research.verification import verify_citations
 
 __all__ = ["check_parser", "default_judge", "load_sources", "run_check"]
 

@@ -16,7 +16,7 @@ from typing import Any
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
-from haystack_deep_research.citations import CitationCheck, extract_citations, verify_citations
+from haystack_deep_research.citations import extract_citations
 from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.state import (
     CITATIONS,
@@ -34,6 +34,7 @@ from haystack_deep_research.state import (
     ResearchRun,
     add_usage,
 )
+from haystack_deep_research.verification import CitationCheck, verify_citations
 
 __all__ = ["allowed_urls", "publish_report", "publish_totals", "reset_review_outputs"]
 
