@@ -30,6 +30,7 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import BudgetExceededError
+from haystack_deep_research.hooks import StatelessHook
 from haystack_deep_research.state import (
     BUDGET_KEY,
     EXIT_TIME_BUDGET,
@@ -236,25 +237,7 @@ class StartBudgetHook:
         return default_from_dict(cls, data)
 
 
-class _StatelessHook:
-    """Serialization of the budget hooks that take no parameters."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized hook.
-        """
-        return default_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        return default_from_dict(cls, data)
-
-
-class EnforceBudgetHook(_StatelessHook):
+class EnforceBudgetHook(StatelessHook):
     """Orchestrator ``before_llm`` hook: stop the orchestrator once the run's token or time budget is spent."""
 
     allowed_hook_points = ("before_llm",)
@@ -272,7 +255,7 @@ class EnforceBudgetHook(_StatelessHook):
             state.set(STOP_RUN, reason)
 
 
-class ResearcherBudgetHook(_StatelessHook):
+class ResearcherBudgetHook(StatelessHook):
     """
     Sub-researcher ``before_llm`` hook: count the researcher's token usage as it happens, and stop the researcher
     once the run's budget is spent.

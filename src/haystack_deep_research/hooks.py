@@ -84,6 +84,24 @@ def _text(reply: ChatMessage | None) -> str:
     return ((reply.text if reply is not None else None) or "").strip()
 
 
+class StatelessHook:
+    """The serialization of a hook that takes no parameters: all it needs is in the State it is given."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized hook.
+        """
+        return default_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The hook.
+        """
+        return default_from_dict(cls, data)
+
+
 class PhaseHook:
     """
     A hook that makes one call to its chat generator: prepare, call (sync or async), then apply the reply.

@@ -26,10 +26,9 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.hooks import question_from
+from haystack_deep_research.hooks import StatelessHook, question_from
 from haystack_deep_research.journal import RunJournal
 from haystack_deep_research.prompts import RESUMED_SUBTOPICS, render_text
 from haystack_deep_research.state import (
@@ -106,25 +105,7 @@ def journal_note(hook_context: Mapping[str, Any] | None, subtopic: str, outcome:
         _journal_failed(run, PHASE_RESEARCH, f"the note on '{subtopic}'", error)
 
 
-class _StatelessHook:
-    """Serialization shared by the hooks of this module, which take no parameters."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized hook.
-        """
-        return default_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        return default_from_dict(cls, data)
-
-
-class OpenJournalHook(_StatelessHook):
+class OpenJournalHook(StatelessHook):
     """
     ``before_run`` hook, registered before the scope hook: open the journal of the run directory, if one was given.
 
@@ -146,7 +127,7 @@ class OpenJournalHook(_StatelessHook):
         state.set(HOOK_CONTEXT, SharedContext(context), handler_override=replace_values)
 
 
-class ResumeHook(_StatelessHook):
+class ResumeHook(StatelessHook):
     """
     ``before_run`` hook, registered after the scope hook: journal the brief and restore what earlier attempts did.
     """
@@ -175,7 +156,7 @@ class ResumeHook(_StatelessHook):
         run.report(PHASE_RESEARCH, f"resumed: {len(notes)} sub-topic(s) and {len(restored)} source(s) restored")
 
 
-class CloseJournalHook(_StatelessHook):
+class CloseJournalHook(StatelessHook):
     """``after_run`` hook, registered after the write hook: write the report and the final ledger to the run dir."""
 
     def run(self, state: State) -> None:
