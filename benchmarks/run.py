@@ -42,6 +42,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--work-dir", type=Path, default=ROOT / "benchmarks" / ".work")
     p.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
     p.add_argument("--png", type=Path, default=ROOT / "benchmarks" / "timeline.png")
+    p.add_argument(
+        "--baseline",
+        default=str(ROOT / "benchmarks" / "baseline.json"),
+        help="earlier figures shown in the page's Improvements section; '' leaves the section out",
+    )
     p.add_argument("--from-logs", action="store_true", help="recompute the page from the saved logs; run nothing")
     p.add_argument("--no-setup", action="store_true", help="use the current interpreter as it is")
     return p.parse_args(argv)

@@ -46,3 +46,14 @@ def test_tiny_scenario_produces_a_cited_report(library: str, tmp_path: Path) -> 
     assert metrics.cited_retrieved >= 1, record["result"]["outcome"]["report"]
     assert metrics.llm_calls > 0
     assert metrics.web_requests > 0
+
+
+def test_a_warm_up_run_happens_first_and_is_left_out_of_the_figures(tmp_path: Path) -> None:
+    options = RunOptions(
+        latency=LatencyModel(ttft_s=0.001, tokens_per_s=0.0), work_dir=tmp_path, timeout_s=45, warmup_runs=1
+    )
+    record = run_one(SMOKE, "ours", sys.executable, options)
+    metrics = compute(record)
+    assert metrics.ok, f"ours failed: {metrics.error}\n{record['stderr']}"
+    warm_up = [call for call in record["llm"] if call["start"] < record["result"]["start"]]
+    assert len(warm_up) == metrics.llm_calls > 0  # the same question, asked once before the measured run

@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import report, targets, venv
+from benchmarks.harness import improvements, report, targets, venv
 from benchmarks.harness.metrics import RunMetrics, compute
 from benchmarks.harness.orchestrate import RunOptions, run_one
 from benchmarks.harness.scenarios import SCENARIOS, Scenario
@@ -162,6 +162,15 @@ class Campaign:
             verdicts.append(targets.check_overhead(self.overhead["ours"]))
         return verdicts
 
+    def _improvements(self) -> list[str]:
+        path = self.args.baseline
+        baseline = improvements.Baseline.load(Path(path)) if path else None
+        if baseline is None or (baseline.scenario, "ours") not in self.metrics:
+            return []
+        ours = improvements.current_figures(self.metrics.get((baseline.scenario, "ours")), self.overhead.get("ours"))
+        peer = improvements.current_figures(self.metrics.get((baseline.scenario, "peer")), self.overhead.get("peer"))
+        return improvements.render(baseline, ours, peer, self.floor)
+
     def _write(self, latency: LatencyModel) -> None:
         timeline_records = [self.records[k] for k in self.records if k[0] == self.args.timeline_scenario]
         png_rel = os.path.relpath(self.args.png, self.args.doc.parent)
@@ -197,6 +206,7 @@ class Campaign:
             timeline=png_rel,
             timeline_scenario=self.args.timeline_scenario,
             notes=self.notes,
+            improvements=self._improvements(),
         )
         report.write(data, self.args.doc)
         print(f"Wrote {self.args.doc} and {self.args.png}", flush=True)

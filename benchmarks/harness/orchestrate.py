@@ -118,6 +118,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
             max_subtopics=scenario.subtopics,
             max_concurrent=scenario.max_concurrent,
             api=options.api,
+            warmup_runs=options.warmup_runs,
         )
         spec_path = runs / f"{stem}.spec.json"
         spec.save(spec_path)

@@ -30,6 +30,7 @@ class ReportInput:
     timeline: str
     timeline_scenario: str
     notes: Sequence[str]
+    improvements: Sequence[str] = ()
 
 
 def _fmt(value: float, digits: int = 2) -> str:
@@ -93,6 +94,7 @@ def render(data: ReportInput) -> str:
         ["target", "scenario", "haystack-deep-research", "met", "reason if missed"],
         [[v.target, v.scenario, v.value, "yes" if v.met else "no", v.reason] for v in data.verdicts],
     )
+    out += ["", *data.improvements] if data.improvements else []
     out += ["", "## Results by scenario", ""]
     for scenario in data.scenarios:
         cols = [data.runs.get((scenario.name, lib)) for lib in libs]

@@ -77,7 +77,8 @@ class ReadClaim:
 
         :returns: The shared summary, or ``None`` when the owner's read failed.
         """
-        return await asyncio.wrap_future(self._future)
+        # Shielded: a cancelled waiter must not cancel the read that the owner and the other waiters share.
+        return await asyncio.shield(asyncio.wrap_future(self._future))
 
 
 class ReadCache:

@@ -169,9 +169,8 @@ class ResearchSubtopicTool(ResearchTool):
         super().__init__(
             name=RESEARCH_SUBTOPIC_TOOL_NAME,
             description=(
-                "Delegate one focused, self-contained sub-topic to a researcher who searches the web and reads "
-                "sources, and get back a summary of the findings with exact source URLs. Several calls in one turn "
-                "run in parallel."
+                "Delegate one self-contained sub-topic to a researcher who searches and reads the web; returns a "
+                "summary of the findings with exact source URLs. Calls in one turn run in parallel."
             ),
             parameters={
                 "type": "object",

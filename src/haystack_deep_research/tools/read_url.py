@@ -21,6 +21,7 @@ from haystack_deep_research.prompts import (
     render_chat,
     render_text,
 )
+from haystack_deep_research.read_cache import CachedRead
 from haystack_deep_research.state import HOOK_CONTEXT, PHASE_SUMMARIZE, ResearchRun, run_from_context
 from haystack_deep_research.tools.base import ResearchTool
 from haystack_deep_research.web import FetchLimits, UrlPolicy, extract_text, fetch, fetch_async
@@ -45,6 +46,8 @@ class ReadUrlTool(ResearchTool):
     trafilatura, PDF through pypdf, plain text as is), cut to ``max_content_length`` characters, and summarized by
     ``summarizer_llm`` (which has no tools). Every document is summarized, concurrently. A URL that cannot be read
     gives a line saying why; the other URLs are still read. Every page read is recorded in the run's evidence ledger.
+    Within one run a page is read once per question: a researcher asking for a URL that another one has read (or
+    is reading) with the same question gets that summary instead of fetching and summarizing the page again.
 
     :param summarizer_llm: The chat generator that summarizes a page toward the question.
     :param max_content_length: Characters of page text given to the summarizer, 1,000 to 1,000,000.
@@ -72,8 +75,8 @@ class ReadUrlTool(ResearchTool):
         super().__init__(
             name=READ_URL_TOOL_NAME,
             description=(
-                f"Read up to {MAX_URLS_PER_CALL} web pages or PDFs and get a summary of each toward your question. "
-                "Only pages read with this tool may be cited."
+                f"Read up to {MAX_URLS_PER_CALL} web pages or PDFs; get a summary of each toward your question. "
+                "Only pages read here may be cited."
             ),
             parameters={
                 "type": "object",
@@ -83,9 +86,9 @@ class ReadUrlTool(ResearchTool):
                         "items": {"type": "string"},
                         "minItems": 1,
                         "maxItems": MAX_URLS_PER_CALL,
-                        "description": "Exact URLs to read, as found in search results.",
+                        "description": "Exact URLs from search results.",
                     },
-                    "question": {"type": "string", "description": "What you want to learn from these pages."},
+                    "question": {"type": "string", "description": "What to learn from the pages."},
                 },
                 "required": ["urls", "question"],
             },
@@ -102,6 +105,8 @@ class ReadUrlTool(ResearchTool):
     def _read(self, urls: Any = None, question: Any = None, hook_context: dict[str, Any] | None = None) -> str:
         url_list, question_text = _check_arguments(urls, question)
         run = run_from_context(hook_context)
+        if len(url_list) == 1:  # one page needs no worker threads
+            return self._read_one(url_list[0], question_text, run)
         with ThreadPoolExecutor(max_workers=len(url_list)) as pool:
             parts = list(pool.map(lambda url: self._read_one(url, question_text, run), url_list))
         return "\n\n---\n\n".join(parts)
@@ -115,6 +120,36 @@ class ReadUrlTool(ResearchTool):
         return "\n\n---\n\n".join(parts)
 
     def _read_one(self, url: str, question: str, run: ResearchRun | None) -> str:
+        claim = run.reads.claim(url, question) if run is not None else None
+        if claim is not None and not claim.owner:
+            shared = claim.wait()
+            if shared is not None:
+                return self._render(url, shared)
+            claim = None  # the other researcher's read failed: read the page here
+        outcome: CachedRead | str = ""
+        try:
+            outcome = self._read_fresh(url, question, run)
+        finally:
+            if claim is not None:
+                claim.settle(outcome if isinstance(outcome, CachedRead) else None)
+        return self._render(url, outcome) if isinstance(outcome, CachedRead) else outcome
+
+    async def _read_one_async(self, url: str, question: str, run: ResearchRun | None) -> str:
+        claim = run.reads.claim(url, question) if run is not None else None
+        if claim is not None and not claim.owner:
+            shared = await claim.wait_async()
+            if shared is not None:
+                return self._render(url, shared)
+            claim = None
+        outcome: CachedRead | str = ""
+        try:
+            outcome = await self._read_fresh_async(url, question, run)
+        finally:
+            if claim is not None:
+                claim.settle(outcome if isinstance(outcome, CachedRead) else None)
+        return self._render(url, outcome) if isinstance(outcome, CachedRead) else outcome
+
+    def _read_fresh(self, url: str, question: str, run: ResearchRun | None) -> CachedRead | str:
         try:
             page = self._page(fetch(url, policy=self.url_policy, limits=self.fetch_limits))
         except FetchError as error:
@@ -125,7 +160,7 @@ class ReadUrlTool(ResearchTool):
             return _summarizer_failed(url, error)
         return self._finish(url, page, reply, run)
 
-    async def _read_one_async(self, url: str, question: str, run: ResearchRun | None) -> str:
+    async def _read_fresh_async(self, url: str, question: str, run: ResearchRun | None) -> CachedRead | str:
         try:
             page = self._page(await fetch_async(url, policy=self.url_policy, limits=self.fetch_limits))
         except FetchError as error:
@@ -152,7 +187,7 @@ class ReadUrlTool(ResearchTool):
             content=fence(page.text),
         )
 
-    def _finish(self, url: str, page: _Page, reply: ChatMessage | None, run: ResearchRun | None) -> str:
+    def _finish(self, url: str, page: _Page, reply: ChatMessage | None, run: ResearchRun | None) -> CachedRead | str:
         summary = ((reply.text if reply is not None else None) or "").strip()
         if run is not None:
             if reply is not None:
@@ -161,13 +196,16 @@ class ReadUrlTool(ResearchTool):
                 run.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary)
         if not summary:
             return f"Could not read {url}: the summarizer returned no text."
+        return CachedRead(title=page.title, summary=summary, partial=page.partial)
+
+    def _render(self, url: str, read: CachedRead) -> str:
         return render_text(
             PAGE_SUMMARY,
             url=url,
-            title=page.title,
-            partial=page.partial,
+            title=read.title,
+            partial=read.partial,
             limit=self.max_content_length,
-            summary=summary,
+            summary=read.summary,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -26,8 +26,7 @@ def create_think_tool() -> Tool:
     return Tool(
         name=THINK_TOOL_NAME,
         description=(
-            "Reflect before the next action: what do the findings so far establish, what is still missing, "
-            "and what will you do next? Has no effect besides recording the reflection."
+            "Reflect before acting: what the findings establish, what is missing, what to do next. Changes nothing."
         ),
         parameters={
             "type": "object",

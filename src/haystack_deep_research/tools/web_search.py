@@ -110,9 +110,8 @@ class WebSearchTool(ResearchTool):
         super().__init__(
             name=WEB_SEARCH_TOOL_NAME,
             description=(
-                "Search the web. Returns up to "
-                f"{self.max_results} results, each with title, exact URL and a snippet. Snippets are not enough "
-                "to cite: read the promising pages with read_url."
+                f"Search the web: up to {self.max_results} results, each with title, exact URL and snippet. "
+                "Snippets are not enough to cite: read the pages with read_url."
             ),
             parameters={
                 "type": "object",
