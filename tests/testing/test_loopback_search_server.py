@@ -211,3 +211,15 @@ def test_documents_snapshot():
 def test_bad_arguments_raise_configuration_error(call):
     with pytest.raises(ConfigurationError):
         call()
+
+
+def test_the_log_keeps_arrival_order_even_when_responses_finish_out_of_order() -> None:
+    from haystack_deep_research.testing import LoggedRequest, RequestLog
+
+    log = RequestLog()
+    late = LoggedRequest(method="POST", path="/search", status=200, started=2.0, finished=2.1)
+    early = LoggedRequest(method="POST", path="/search", status=429, started=1.0, finished=2.5)
+    log.append(late)
+    log.append(early)
+
+    assert [entry.status for entry in log.wait_for(2)] == [429, 200]

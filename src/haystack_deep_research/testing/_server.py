@@ -9,6 +9,7 @@ only decide how to answer one request.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -54,7 +55,12 @@ class LoggedRequest:
 
 
 class RequestLog(Sequence[LoggedRequest]):
-    """A thread-safe, append-only list of :class:`LoggedRequest`; reading it never blocks the server for long."""
+    """
+    A thread-safe list of :class:`LoggedRequest`, in the order the requests arrived.
+
+    Requests are logged when their response is finished, which on a threaded server is not always the order they
+    arrived in; each entry is put in its place by its ``started`` time. Reading never blocks the server for long.
+    """
 
     def __init__(self) -> None:
         self._entries: list[LoggedRequest] = []
@@ -63,11 +69,11 @@ class RequestLog(Sequence[LoggedRequest]):
     def append(self, entry: LoggedRequest) -> None:
         """Add one finished request and wake anyone waiting in :meth:`wait_for`."""
         with self._changed:
-            self._entries.append(entry)
+            bisect.insort(self._entries, entry, key=lambda logged: logged.started)
             self._changed.notify_all()
 
     def snapshot(self) -> list[LoggedRequest]:
-        """Copy the entries logged so far, oldest first, into a new list."""
+        """Copy the entries logged so far, in arrival order, into a new list."""
         with self._changed:
             return list(self._entries)
 

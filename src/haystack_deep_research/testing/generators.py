@@ -63,11 +63,11 @@ def _after(text: str, marker: str) -> str:
     return text.split(marker, 1)[1].strip() if marker in text else text.strip()
 
 
-def _tool_results(messages: list[ChatMessage]) -> list[tuple[str, str]]:
+def _tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[tuple[str, str]]:
     return [
         (m.tool_call_result.origin.tool_name, str(m.tool_call_result.result))
         for m in messages
-        if m.tool_call_result is not None
+        if m.tool_call_result is not None and (errors or not m.tool_call_result.error)
     ]
 
 
@@ -183,10 +183,10 @@ class ScriptedChatGenerator:
     def _researcher(self, messages: list[ChatMessage], *, can_call_tools: bool) -> ChatMessage | str:
         task = next((m.text for m in messages if m.is_from(ChatRole.USER) and _TASK in (m.text or "")), None)
         subtopic = _after(task or _last_user_text(messages), _TASK)
-        results = _tool_results(messages)
-        if not results and can_call_tools:
+        if not _tool_results(messages) and can_call_tools:
             search = ToolCall(tool_name="web_search", arguments={"query": subtopic})
             return ChatMessage.from_assistant(tool_calls=[search])
+        results = _tool_results(messages, errors=False)  # a failed call gives nothing to read or cite
         name, text = results[-1] if results else ("", "")
         if name == "web_search" and can_call_tools:
             urls = list(dict.fromkeys(_URL.findall(text)))[: self.read_top_k]
