@@ -103,6 +103,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
         read_top_k=scenario.read_top_k,
         read_batch=options.read_batch,
         invent_rate=scenario.invent_rate,
+        researcher_invent_rate=scenario.researcher_invent_rate,
         seed=options.seed,
     )
     faults = FaultModel(rate_429=scenario.rate_429, seed=options.seed)

@@ -35,6 +35,7 @@ class PolicyConfig:
     read_top_k: int = 2
     read_batch: bool = False
     invent_rate: float = 0.0
+    researcher_invent_rate: float = 0.0
     seed: int = 7
 
 
@@ -133,7 +134,11 @@ class Policies:
                 tool_calls=tuple(self._call(read, {"urls": [u], "url": u, "question": subtopic}, subtopic) for u in top)
             )
         evidence = [(url, results.get(c.call_id, "")) for c in reads for url in _urls_of(c)]
-        return Reply(text=prose.researcher_summary(subtopic, evidence))
+        return Reply(
+            text=prose.researcher_summary(
+                subtopic, evidence, invent_rate=self.config.researcher_invent_rate, seed=self.config.seed
+            )
+        )
 
 
 def _urls_of(call: ToolCall) -> list[str]:

@@ -76,22 +76,32 @@ def page_summary(document: str, limit: int = 5) -> str:
     return "\n".join(lines)
 
 
-def researcher_summary(subtopic: str, evidence: list[tuple[str, str]], per_source: int = 2) -> str:
+def researcher_summary(
+    subtopic: str, evidence: list[tuple[str, str]], per_source: int = 2, *, invent_rate: float = 0.0, seed: int = 0
+) -> str:
     """
     The researcher's final answer: findings from each page it read, each cited with that page's exact URL.
+
+    With ``invent_rate`` > 0 a finding's citation is replaced by a made-up URL on the same site when a hash of
+    (seed, finding, url path) falls under the rate, the same decision for every library.
 
     :param subtopic: The sub-topic researched.
     :param evidence: ``(url, tool result)`` pairs for the pages read, in the order they were read.
     :param per_source: Findings kept per page.
+    :param invent_rate: Share of citations to replace with invented URLs, 0 to 1.
+    :param seed: Mixed into the hash.
     :returns: The summary with a ``Sources:`` list.
     """
     sentences: list[str] = []
     cited: list[str] = []
     for url, result in evidence:
-        findings = findings_in(result)[:per_source]
-        if findings:
-            cited.append(url)
-            sentences.extend(f"{f[:-1]} ([source]({url}))." for f in findings)
+        for finding in findings_in(result)[:per_source]:
+            cite = url
+            if invent_rate > 0 and unit_hash(seed, "research-invent", finding, urlsplit(url).path) < invent_rate:
+                cite = _invented(url, f"{seed}:research:{finding}")
+            cited.append(cite)
+            sentences.append(f"{finding[:-1]} ([source]({cite})).")
+    cited = list(dict.fromkeys(cited))
     if not cited:
         return f"Summary for {subtopic}: none of the pages read could be used, so this sub-topic remains open."
     body = " ".join(sentences)

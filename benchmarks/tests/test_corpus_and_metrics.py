@@ -75,3 +75,17 @@ def test_precision_counts_unique_cited_urls_that_were_retrieved():
     assert (metrics.cited, metrics.cited_retrieved) == (3, 2)
     assert metrics.external_s == 1.2
     assert normalize("HTTP://Example.org/a/#frag") == "http://example.org/a"
+
+
+def test_researchers_invent_citations_only_at_the_set_rate() -> None:
+    from benchmarks.sim import prose
+
+    page = "Finding AB-1-2-3: solar grew in the sample. Finding AB-1-2-4: storage doubled in the sample."
+    evidence = [("http://127.0.0.1:1/aspect/one.html", page)]
+
+    honest = prose.researcher_summary("solar", evidence, invent_rate=0.0, seed=7)
+    inventive = prose.researcher_summary("solar", evidence, invent_rate=1.0, seed=7)
+
+    assert "http://127.0.0.1:1/aspect/one.html" in honest
+    assert "http://127.0.0.1:1/aspect/one.html" not in inventive
+    assert inventive == prose.researcher_summary("solar", evidence, invent_rate=1.0, seed=7)
