@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from resolvers import PUBLIC_IP, fixed_resolver
 
 from haystack_deep_research.errors import (
     ConfigurationError,
@@ -25,17 +26,6 @@ from haystack_deep_research.web import FetchLimits, UrlPolicy, fetch
 
 if TYPE_CHECKING:
     from conftest import LoopbackServer
-
-PUBLIC_IP = "93.184.216.34"  # only ever "reached" through httpx.MockTransport, never connected to
-
-
-def fixed_resolver(answers: dict[str, list[str]]):  # type: ignore[no-untyped-def]
-    def resolve(host: str, port: int) -> list[str]:
-        if host not in answers:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return answers[host]
-
-    return resolve
 
 
 def echo_host(request: BaseHTTPRequestHandler) -> None:
