@@ -53,7 +53,7 @@ SUMMARIZER = ScriptedChatGenerator(role="summarizer")
         (lambda: StartBudgetHook(token_budget=-1), "token_budget must be an integer from 1 to 1000000000"),
         (lambda: StartBudgetHook(time_budget=0.0), "time_budget must be a number greater than 0"),
         (lambda: UrlPolicy(allow_hosts=("not a host!",)), "allow_hosts"),
-        (lambda: FetchLimits(total_timeout=-1), "FetchLimits.total_timeout must be a positive number of seconds"),
+        (lambda: FetchLimits(total_timeout=-1), "FetchLimits.total_timeout must be a number greater than 0"),
     ],
 )
 def test_a_bad_argument_raises_a_configuration_error_naming_the_fix(build: Callable[[], Any], message: str) -> None:

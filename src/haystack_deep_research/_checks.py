@@ -3,56 +3,46 @@
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
 
 
-def int_in_range(name: str, value: Any, low: int, high: int) -> int:
+def int_in_range(name: str, value: Any, low: int, high: int | None = None) -> int:
     """
     Check that ``value`` is an int (not a bool) in ``[low, high]``.
 
     :param name: The parameter name, quoted in the error.
     :param value: The value to check.
     :param low: Smallest allowed value.
-    :param high: Largest allowed value.
+    :param high: Largest allowed value, or ``None`` for no upper bound.
     :returns: The value.
     :raises ConfigurationError: If the value is not an int in range.
     """
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(f"{name} must be an integer from {low} to {high}; got {value!r}.")
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise ConfigurationError(f"{name} must be an integer {bounds}; got {value!r}.")
     return value
 
 
-def number_in_range(name: str, value: Any, low: float, high: float) -> float:
+def number_in_range(name: str, value: Any, low: float, high: float = math.inf, *, include_low: bool = False) -> float:
     """
-    Check that ``value`` is a real number in ``(low, high]`` (``low`` excluded).
+    Check that ``value`` is a finite real number in ``(low, high]``, or ``[low, high]`` with ``include_low``.
 
     :param name: The parameter name, quoted in the error.
     :param value: The value to check.
-    :param low: The exclusive lower bound.
-    :param high: The inclusive upper bound.
+    :param low: The lower bound, excluded unless ``include_low``.
+    :param high: The inclusive upper bound; by default none.
+    :param include_low: Whether ``low`` itself is allowed.
     :returns: The value as a float.
     :raises ConfigurationError: If the value is not a number in range.
     """
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low < value <= high:
-        raise ConfigurationError(f"{name} must be a number greater than {low} and at most {high}; got {value!r}.")
-    return float(value)
-
-
-def number_between(name: str, value: Any, low: float, high: float) -> float:
-    """
-    Check that ``value`` is a real number in ``[low, high]`` (both included).
-
-    :param name: The parameter name, quoted in the error.
-    :param value: The value to check.
-    :param low: The smallest allowed value.
-    :param high: The largest allowed value.
-    :returns: The value as a float.
-    :raises ConfigurationError: If the value is not a number in range.
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ConfigurationError(f"{name} must be a number from {low} to {high}; got {value!r}.")
+    is_number = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+    if not is_number or not (low <= value if include_low else low < value) or value > high:
+        lower = f"from {low}" if include_low else f"greater than {low}"
+        upper = "" if math.isinf(high) else (f" to {high}" if include_low else f" and at most {high}")
+        raise ConfigurationError(f"{name} must be a number {lower}{upper}; got {value!r}.")
     return float(value)
 
 

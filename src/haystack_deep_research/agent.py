@@ -144,12 +144,10 @@ def create_deep_research_agent(
         (all phases), ``tool_call_counts`` and ``exit_reason``.
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
     """
-    _checks.int_in_range("max_subtopics", max_subtopics, 1, 50)
     _checks.int_in_range("max_concurrent_researchers", max_concurrent_researchers, 1, 50)
     _checks.int_in_range("max_orchestrator_steps", max_orchestrator_steps, 1, 100)
     _checks.int_in_range("max_researcher_steps", max_researcher_steps, 1, 200)
     _checks.int_in_range("max_search_results", max_search_results, 1, 20)
-    _checks.int_in_range("max_content_length", max_content_length, 1_000, 1_000_000)
     if search_tool is not None and not isinstance(search_tool, Tool):
         raise ConfigurationError(f"search_tool must be a Haystack Tool; got {type(search_tool).__name__}.")
     if url_policy is not None and not isinstance(url_policy, UrlPolicy):

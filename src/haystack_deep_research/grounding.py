@@ -130,7 +130,7 @@ class GroundingStage:
         if judge_llm is not None:
             _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         self.judge_llm = judge_llm
-        self.threshold = _checks.number_between("grounding_threshold", threshold, 0.0, 1.0)
+        self.threshold = _checks.number_in_range("grounding_threshold", threshold, 0.0, 1.0, include_low=True)
         self.max_regenerations = _checks.int_in_range("max_regenerations", max_regenerations, 0, 5)
         self.max_replans = _checks.int_in_range("max_replans", max_replans, 0, 5)
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)

@@ -232,5 +232,5 @@ def test_an_unknown_content_type_is_refused() -> None:
 
 @pytest.mark.parametrize("pages", [0, -1, True, 2.0])
 def test_max_pdf_pages_must_be_positive(pages: object) -> None:
-    with pytest.raises(ConfigurationError, match="max_pdf_pages must be a whole number of at least 1"):
+    with pytest.raises(ConfigurationError, match="max_pdf_pages must be an integer of at least 1"):
         extract_text(document(b"x", "text/plain"), max_pdf_pages=pages)  # type: ignore[arg-type]

@@ -379,15 +379,15 @@ def test_limits_round_trip_through_a_dict() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_bytes": 0}, "FetchLimits.max_bytes must be a whole number of at least 1; got 0."),
-        ({"max_bytes": 10.5}, "FetchLimits.max_bytes must be a whole number of at least 1; got 10.5."),
-        ({"max_pdf_pages": True}, "FetchLimits.max_pdf_pages must be a whole number of at least 1; got True."),
-        ({"max_redirects": -1}, "FetchLimits.max_redirects must be a whole number from 0 to 20; got -1."),
-        ({"max_redirects": 21}, "FetchLimits.max_redirects must be a whole number from 0 to 20; got 21."),
-        ({"connect_timeout": 0}, "FetchLimits.connect_timeout must be a positive number of seconds; got 0."),
-        ({"read_timeout": -1.0}, "FetchLimits.read_timeout must be a positive number of seconds; got -1.0."),
-        ({"total_timeout": float("inf")}, "FetchLimits.total_timeout must be a positive number of seconds; got inf."),
-        ({"total_timeout": "30"}, "FetchLimits.total_timeout must be a positive number of seconds; got '30'."),
+        ({"max_bytes": 0}, "FetchLimits.max_bytes must be an integer of at least 1; got 0."),
+        ({"max_bytes": 10.5}, "FetchLimits.max_bytes must be an integer of at least 1; got 10.5."),
+        ({"max_pdf_pages": True}, "FetchLimits.max_pdf_pages must be an integer of at least 1; got True."),
+        ({"max_redirects": -1}, "FetchLimits.max_redirects must be an integer from 0 to 20; got -1."),
+        ({"max_redirects": 21}, "FetchLimits.max_redirects must be an integer from 0 to 20; got 21."),
+        ({"connect_timeout": 0}, "FetchLimits.connect_timeout must be a number greater than 0; got 0."),
+        ({"read_timeout": -1.0}, "FetchLimits.read_timeout must be a number greater than 0; got -1.0."),
+        ({"total_timeout": float("inf")}, "FetchLimits.total_timeout must be a number greater than 0; got inf."),
+        ({"total_timeout": "30"}, "FetchLimits.total_timeout must be a number greater than 0; got '30'."),
     ],
 )
 def test_bad_limits_are_rejected_at_construction(kwargs: dict[str, object], message: str) -> None:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, overload
 
-from haystack_deep_research.errors import ConfigurationError, UsageError
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import UsageError
 from haystack_deep_research.testing._validation import check_path
 
 __all__ = ["LoggedRequest", "LoopbackServer", "RequestHandler", "RequestLog"]
@@ -95,10 +96,8 @@ class RequestLog(Sequence[LoggedRequest]):
         :raises ConfigurationError: If ``count`` is negative or ``timeout`` is not positive.
         :raises TimeoutError: If fewer than ``count`` entries were logged within ``timeout`` seconds.
         """
-        if count < 0:
-            raise ConfigurationError(f"count must be 0 or more, got {count}.")
-        if timeout <= 0:
-            raise ConfigurationError(f"timeout must be a positive number of seconds, got {timeout}.")
+        _checks.int_in_range("count", count, 0)
+        _checks.number_in_range("timeout", timeout, 0)
         with self._changed:
             if not self._changed.wait_for(lambda: len(self._entries) >= count, timeout=timeout):
                 raise TimeoutError(f"{len(self._entries)} of {count} requests were logged within {timeout} s.")
@@ -281,8 +280,7 @@ class LoopbackServer:
         :param timeout: The most seconds to wait for the server thread.
         :raises ConfigurationError: If ``timeout`` is not positive.
         """
-        if timeout <= 0:
-            raise ConfigurationError(f"timeout must be a positive number of seconds, got {timeout}.")
+        _checks.number_in_range("timeout", timeout, 0)
         with self._lock:
             httpd, thread = self._httpd, self._thread
             self._httpd = self._thread = None

@@ -19,7 +19,8 @@ import lxml.html
 import pypdf
 import trafilatura
 
-from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ExtractionError, UnsupportedContentError
 from haystack_deep_research.web.fetch import FetchedDocument
 
 __all__ = ["ExtractedText", "extract_text"]
@@ -53,8 +54,7 @@ def extract_text(document: FetchedDocument, *, max_pdf_pages: int) -> ExtractedT
     :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF or plain text.
     :raises ExtractionError: The PDF is malformed or encrypted, or the document holds no text to read.
     """
-    if isinstance(max_pdf_pages, bool) or not isinstance(max_pdf_pages, int) or max_pdf_pages < 1:
-        raise ConfigurationError(f"max_pdf_pages must be a whole number of at least 1; got {max_pdf_pages!r}.")
+    _checks.int_in_range("max_pdf_pages", max_pdf_pages, 1)
     if document.content_type in _HTML_TYPES:
         return _extract_html(document)
     if document.content_type == "application/pdf":

@@ -10,7 +10,6 @@ than resolving the host a second time. The body is streamed and dropped as soon 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import AsyncIterable, Iterable, Mapping
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, fields
@@ -18,6 +17,7 @@ from typing import Any, cast
 
 import httpx
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.web._body import Deadline
 from haystack_deep_research.web._steps import (
@@ -63,13 +63,10 @@ class FetchLimits:
 
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_pdf_pages"):
-            _check_int(name, getattr(self, name), low=1, high=None)
-        _check_int("max_redirects", self.max_redirects, low=0, high=_MAX_REDIRECTS_CEILING)
+            _checks.int_in_range(f"FetchLimits.{name}", getattr(self, name), 1)
+        _checks.int_in_range("FetchLimits.max_redirects", self.max_redirects, 0, _MAX_REDIRECTS_CEILING)
         for name in ("connect_timeout", "read_timeout", "total_timeout"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
-                raise ConfigurationError(f"FetchLimits.{name} must be a positive number of seconds; got {value!r}.")
-            object.__setattr__(self, name, float(value))
+            object.__setattr__(self, name, _checks.number_in_range(f"FetchLimits.{name}", getattr(self, name), 0))
 
     def to_dict(self) -> dict[str, Any]:
         """
@@ -267,12 +264,3 @@ def _document(step: FinalResponse, *, asked_url: str, final_url: str) -> Fetched
         charset=step.charset,
         body=body,
     )
-
-
-def _check_int(name: str, value: object, *, low: int, high: int | None) -> None:
-    in_range = isinstance(value, int) and not isinstance(value, bool) and value >= low
-    if in_range and high is not None and isinstance(value, int):
-        in_range = value <= high
-    if not in_range:
-        bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise ConfigurationError(f"FetchLimits.{name} must be a whole number {bounds}; got {value!r}.")
