@@ -267,13 +267,12 @@ class ResearchSubtopicTool(ResearchTool):
         """
         :returns: The serialized tool, with the researcher agent nested.
         """
-        return {
-            "type": f"{type(self).__module__}.{type(self).__qualname__}",
-            "data": {
+        return self._serialized(
+            {
                 "researcher": component_to_dict(obj=self.researcher, name="researcher"),
                 "max_subtopics": self.max_subtopics,
-            },
-        }
+            }
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResearchSubtopicTool:

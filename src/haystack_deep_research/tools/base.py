@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
 
@@ -48,6 +49,15 @@ class ResearchTool(Tool):
             return await self.async_function(**kwargs)
         except Exception as error:
             raise self._tool_error(error) from error
+
+    def _serialized(self, data: dict[str, Any]) -> dict[str, Any]:
+        """
+        Wrap a tool's own parameters in Haystack's serialization envelope.
+
+        :param data: The parameters ``from_dict`` needs to rebuild the tool.
+        :returns: ``{"type": <qualified class name>, "data": data}``.
+        """
+        return {"type": generate_qualified_class_name(type(self)), "data": data}
 
     def _tool_error(self, error: Exception) -> ToolInvocationError:
         if isinstance(error, ToolInvocationError):

@@ -214,15 +214,14 @@ class ReadUrlTool(ResearchTool):
 
         :returns: The serialized tool.
         """
-        return {
-            "type": f"{type(self).__module__}.{type(self).__qualname__}",
-            "data": {
+        return self._serialized(
+            {
                 "summarizer_llm": component_to_dict(obj=self.summarizer_llm, name="summarizer_llm"),
                 "max_content_length": self.max_content_length,
                 "url_policy": self.url_policy.to_dict(),
                 "fetch_limits": self.fetch_limits.to_dict(),
-            },
-        }
+            }
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReadUrlTool:

@@ -161,16 +161,15 @@ class WebSearchTool(ResearchTool):
         """
         if self._client is not None and not isinstance(self._client, TavilyClient):
             logger.warning("WebSearchTool: the injected search client is not serialized.")
-        return {
-            "type": f"{type(self).__module__}.{type(self).__qualname__}",
-            "data": {
+        return self._serialized(
+            {
                 "api_key": self.api_key.to_dict(),
                 "api_base_url": self.api_base_url,
                 "max_results": self.max_results,
                 "search_depth": self.search_depth,
                 "max_retries": self.max_retries,
-            },
-        }
+            }
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WebSearchTool:
