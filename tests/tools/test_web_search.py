@@ -8,7 +8,7 @@ import pytest
 from haystack.tools.errors import ToolInvocationError
 from haystack.utils import Secret
 
-from haystack_deep_research import ConfigurationError, EvidenceLedger, MissingCredentialsError, WebSearchTool
+from haystack_deep_research import ConfigurationError, MissingCredentialsError, WebSearchTool
 from haystack_deep_research.state import RUN_KEY, ResearchRun, SharedContext
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
@@ -127,7 +127,3 @@ def test_round_trip(make_search_tool: Callable[..., WebSearchTool]) -> None:
     restored = WebSearchTool.from_dict(tool.to_dict())
     assert restored.to_dict() == tool.to_dict()
     assert restored.max_results == 3
-
-
-def test_ledger_type_is_public() -> None:
-    assert isinstance(ResearchRun().ledger, EvidenceLedger)
