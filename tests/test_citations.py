@@ -6,10 +6,8 @@ import json
 
 import pytest
 
-from haystack_deep_research.citations import Citation, extract_citations
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import EvidenceLedger
-from haystack_deep_research.verification import verify_citations
+from haystack_deep_research.evidence import Citation, EvidenceLedger, extract_citations, verify_citations
 
 
 def urls_and_kinds(markdown: str) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import EvidenceLedger
-from haystack_deep_research.citations import extract_citations
+from haystack_deep_research.evidence import extract_citations
 from haystack_deep_research.grounding import UNSUPPORTED_MARK, mark_unsupported
 from haystack_deep_research.judge import cited_claims, judge_claims, parse_verdicts
 from haystack_deep_research.steps import drive, drive_async

@@ -24,7 +24,7 @@ from haystack_deep_research.errors import (
     StructuredOutputError,
     UsageError,
 )
-from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+from haystack_deep_research.evidence.ledger import EvidenceLedger, SourceEntry
 from haystack_deep_research.grounding import GroundingStage
 from haystack_deep_research.hooks import ScopeHook, WriteHook
 from haystack_deep_research.researcher import FinalSummaryHook, ResearchSubtopicTool

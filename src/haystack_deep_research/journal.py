@@ -27,7 +27,7 @@ from typing import Any
 import arrow
 
 from haystack_deep_research.errors import ConfigurationError, RunDirError
-from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.ledger import EvidenceLedger
 
 JOURNAL_FILE = "journal.jsonl"
 LEDGER_FILE = "ledger.json"

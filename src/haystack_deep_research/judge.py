@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from haystack_deep_research.citations import extract_citations
-from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.ledger import EvidenceLedger, normalize_url
 from haystack_deep_research.prompts import JUDGE_SYSTEM, JUDGE_USER, fence, render_chat
 from haystack_deep_research.state import add_usage
 from haystack_deep_research.steps import Phase, ask

@@ -2,7 +2,7 @@
 How a written report becomes the run's outputs.
 
 - :func:`allowed_urls`: the URLs a report may cite (URLs in the notes whose pages the run really read).
-- :func:`publish_report`: verify a report's citations against them (see :mod:`haystack_deep_research.citations`),
+- :func:`publish_report`: verify a report's citations against them (see :mod:`haystack_deep_research.evidence`),
   repair it, and fill ``report``, ``citations``, ``sources`` and the totals. The write hook calls it for the first
   draft; the grounding stage calls it again for every rewrite.
 - :func:`publish_totals`: refresh ``usage_by_phase``, ``token_usage`` and ``warnings`` after further calls.
@@ -16,8 +16,9 @@ from typing import Any
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
-from haystack_deep_research.citations import extract_citations
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.ledger import normalize_url
+from haystack_deep_research.evidence.verification import CitationCheck, verify_citations
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,
@@ -34,7 +35,6 @@ from haystack_deep_research.state import (
     ResearchRun,
     add_usage,
 )
-from haystack_deep_research.verification import CitationCheck, verify_citations
 
 __all__ = ["allowed_urls", "publish_report", "publish_totals", "reset_review_outputs"]
 

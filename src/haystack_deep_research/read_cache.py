@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.ledger import normalize_url
 
 __all__ = ["CachedRead", "ReadCache", "ReadClaim"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from haystack.components.agents.state.state_utils import merge_lists, replace_values
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.ledger import EvidenceLedger
 from haystack_deep_research.read_cache import ReadCache
 
 # Orchestrator state keys that are also outputs of a run.

@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from haystack_deep_research.citations import Citation, _citations, _Doc, _Hit, _key, _scan
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.citations import Citation, _citations, _Doc, _Hit, _key, _scan
+from haystack_deep_research.evidence.ledger import normalize_url
 
 __all__ = ["CitationCheck", "verify_citations"]
 

@@ -8,7 +8,7 @@ list (``1. [Title](url)``, ``[1] Title — url``, ``- url``) and markers ``[1]``
 in the text that point to such a definition or numbered entry. Images ``![alt](url)`` and code are never citations.
 
 Checking the citations against what was read, and repairing the report, is
-:mod:`haystack_deep_research.verification`.
+:mod:`haystack_deep_research.evidence.verification`.
 """
 
 from __future__ import annotations

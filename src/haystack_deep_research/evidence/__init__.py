@@ -1,0 +1,24 @@
+"""
+Evidence: what a run really read, the citations of a report, and their verification.
+
+- :class:`EvidenceLedger` records every search result and page of one run (:mod:`.ledger`).
+- :func:`extract_citations` finds the cited URLs of a Markdown report (:mod:`.citations`).
+- :func:`verify_citations` checks them against what was read and repairs the report (:mod:`.verification`).
+"""
+
+from haystack_deep_research.evidence.citations import Citation, CitationKind, extract_citations
+from haystack_deep_research.evidence.ledger import EvidenceLedger, SourceEntry, SourceKind, normalize_url, source_id
+from haystack_deep_research.evidence.verification import CitationCheck, verify_citations
+
+__all__ = [
+    "Citation",
+    "CitationCheck",
+    "CitationKind",
+    "EvidenceLedger",
+    "SourceEntry",
+    "SourceKind",
+    "extract_citations",
+    "normalize_url",
+    "source_id",
+    "verify_citations",
+]
