@@ -11,6 +11,7 @@ from haystack import Pipeline
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator, OpenAIResponsesChatGenerator
 from haystack.dataclasses import ChatMessage
+from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research import (
     ConfigurationError,
@@ -21,8 +22,8 @@ from haystack_deep_research import (
     WriteHook,
     create_deep_research_agent,
 )
-from haystack_deep_research.preserve import PreservingChatGenerator
-from haystack_deep_research.testing.generators import ROLES
+from haystack_deep_research.research import PreservingChatGenerator
+from haystack_deep_research.testing import ROLES
 
 
 @pytest.mark.parametrize(
@@ -81,21 +82,25 @@ def test_defaults_build_without_any_api_key() -> None:
     assert orchestrator.model == "gpt-5.4"
     assert agent.max_agent_steps == 8
     assert agent.tool_concurrency_limit == 5
-    delegate = next(t for t in agent.tools if isinstance(t, ResearchSubtopicTool))
+    delegate = next(t for t in flatten_tools_or_toolsets(agent.tools) if isinstance(t, ResearchSubtopicTool))
     researcher = delegate.researcher
     assert researcher.chat_generator.model == "gpt-5.4-mini"
     assert researcher.max_agent_steps == 20
-    search = next(t for t in researcher.tools if isinstance(t, WebSearchTool))
+    search = next(t for t in flatten_tools_or_toolsets(researcher.tools) if isinstance(t, WebSearchTool))
     assert search.max_results == 10
-    assert sorted(t.name for t in researcher.tools) == ["read_url", "think_tool", "web_search"]
-    assert sorted(t.name for t in agent.tools) == ["research_subtopic", "think_tool"]
+    assert sorted(t.name for t in flatten_tools_or_toolsets(researcher.tools)) == [
+        "read_url",
+        "think_tool",
+        "web_search",
+    ]
+    assert sorted(t.name for t in flatten_tools_or_toolsets(agent.tools)) == ["research_subtopic", "think_tool"]
 
 
 def test_limits_reach_the_agents() -> None:
     agent = create_deep_research_agent(
         max_subtopics=3, max_concurrent_researchers=2, max_orchestrator_steps=4, max_researcher_steps=6
     )
-    delegate = next(t for t in agent.tools if isinstance(t, ResearchSubtopicTool))
+    delegate = next(t for t in flatten_tools_or_toolsets(agent.tools) if isinstance(t, ResearchSubtopicTool))
     assert (agent.max_agent_steps, agent.tool_concurrency_limit) == (4, 2)
     assert (delegate.max_subtopics, delegate.researcher.max_agent_steps) == (3, 6)
     assert "at most 3 sub-topics" in agent.system_prompt
@@ -110,9 +115,14 @@ def test_to_dict_from_dict_round_trip_keeps_the_whole_tree() -> None:
     assert restored.to_dict() == data
     assert ScopeHook in [type(h) for h in restored.hooks["before_run"]]
     assert WriteHook in [type(h) for h in restored.hooks["after_run"]]
-    delegate = next(t for t in restored.tools if isinstance(t, ResearchSubtopicTool))
+    delegate = next(t for t in flatten_tools_or_toolsets(restored.tools) if isinstance(t, ResearchSubtopicTool))
     assert delegate.max_subtopics == 3
-    assert next(t for t in delegate.researcher.tools if isinstance(t, WebSearchTool)).max_results == 4
+    assert (
+        next(
+            t for t in flatten_tools_or_toolsets(delegate.researcher.tools) if isinstance(t, WebSearchTool)
+        ).max_results
+        == 4
+    )
 
 
 def test_a_restored_agent_runs(make_agent: Callable[..., Agent]) -> None:
@@ -129,7 +139,7 @@ def test_yaml_round_trip_through_a_pipeline(make_agent: Callable[..., Agent]) ->
     pipeline.add_component("research", make_agent())
     text = pipeline.dumps()
     before_run = yaml.safe_load(text)["components"]["research"]["init_parameters"]["hooks"]["before_run"]
-    assert "haystack_deep_research.hooks.ScopeHook" in [hook["type"] for hook in before_run]
+    assert "haystack_deep_research.research.scope.ScopeHook" in [hook["type"] for hook in before_run]
 
     loaded = Pipeline.loads(text)
     result = loaded.run({"research": {"messages": [ChatMessage.from_user("How fast is solar growing?")]}})

@@ -24,8 +24,8 @@ from haystack_deep_research import (
     WriteHook,
     create_deep_research_agent,
 )
-from haystack_deep_research.budgets import StartBudgetHook
-from haystack_deep_research.loop_guard import LoopGuardHook
+from haystack_deep_research.research import LoopGuardHook
+from haystack_deep_research.run import OpenRunHook
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 SUMMARIZER = ScriptedChatGenerator(role="summarizer")
@@ -49,9 +49,9 @@ SUMMARIZER = ScriptedChatGenerator(role="summarizer")
         (lambda: ScopeHook(chat_generator="gpt-5.4"), "chat_generator must be a Haystack chat generator"),
         (lambda: WriteHook(chat_generator=None), "chat_generator must be a Haystack chat generator"),
         (lambda: FinalSummaryHook(chat_generator=42), "chat_generator must be a Haystack chat generator"),
-        (lambda: LoopGuardHook(threshold=0), "loop_threshold must be an integer from 2 to 20"),
-        (lambda: StartBudgetHook(token_budget=-1), "token_budget must be an integer from 1 to 1000000000"),
-        (lambda: StartBudgetHook(time_budget=0.0), "time_budget must be a number greater than 0"),
+        (lambda: LoopGuardHook(threshold=0), "threshold must be an integer from 2 to 20"),
+        (lambda: OpenRunHook(token_budget=-1), "token_budget must be an integer from 1 to 1000000000"),
+        (lambda: OpenRunHook(time_budget=0.0), "time_budget must be a number greater than 0"),
         (lambda: UrlPolicy(allow_hosts=("not a host!",)), "allow_hosts"),
         (lambda: FetchLimits(total_timeout=-1), "FetchLimits.total_timeout must be a number greater than 0"),
     ],

@@ -12,10 +12,10 @@ import pytest
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
+from haystack.tools import flatten_tools_or_toolsets
 
-from haystack_deep_research import ConfigurationError, ResearchSubtopicTool, create_deep_research_agent
-from haystack_deep_research.budgets import StartBudgetHook
-from haystack_deep_research.loop_guard import LoopGuardHook
+from haystack_deep_research import ConfigurationError, ResearchSubtopicTool, ScopeHook, create_deep_research_agent
+from haystack_deep_research.research import LoopGuardHook
 from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"
@@ -142,9 +142,9 @@ def test_budgets_and_threshold_survive_serialization() -> None:
 
     restored = Agent.from_dict(copy.deepcopy(agent.to_dict()))
 
-    start = next(h for h in restored.hooks["before_run"] if isinstance(h, StartBudgetHook))
+    start = next(h for h in restored.hooks["before_run"] if isinstance(h, ScopeHook))
     assert (start.token_budget, start.time_budget) == (50_000, 90.0)
-    delegate = next(t for t in restored.tools if isinstance(t, ResearchSubtopicTool))
+    delegate = next(t for t in flatten_tools_or_toolsets(restored.tools) if isinstance(t, ResearchSubtopicTool))
     guard = next(h for h in delegate.researcher.hooks["before_tool"] if isinstance(h, LoopGuardHook))
     assert guard.threshold == 4
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from haystack.components.agents import Agent
 
-from haystack_deep_research import EvidenceLedger, check, cli
+from haystack_deep_research import EvidenceLedger, cli
+from haystack_deep_research.cli import check
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 # A report this library did not write: numbered markers, a References list, one inline link.
@@ -175,7 +176,7 @@ def test_a_question_that_starts_with_check_is_still_researched(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
-    monkeypatch.setattr(cli, "create_deep_research_agent", make_agent)
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", make_agent)
 
     assert cli.main(["check the latest solar capacity numbers", "-q"]) == 0
     assert cli.main(["-q", "--", "check"]) == 0

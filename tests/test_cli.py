@@ -42,7 +42,7 @@ def test_one_missing_key_is_named(monkeypatch: pytest.MonkeyPatch, capsys: pytes
 def scripted_cli(monkeypatch: pytest.MonkeyPatch, make_agent: Callable[..., Agent]) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
-    monkeypatch.setattr(cli, "create_deep_research_agent", make_agent)
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", make_agent)
 
 
 @pytest.mark.usefixtures("scripted_cli")
@@ -83,7 +83,7 @@ def test_a_failing_run_is_one_line_not_a_traceback(
         def run(self, **kwargs: object) -> dict:
             raise ConnectionError("network unreachable")
 
-    monkeypatch.setattr(cli, "create_deep_research_agent", lambda **options: Broken())
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", lambda **options: Broken())
     assert cli.main(["question"]) == 1
     assert capsys.readouterr().err.strip() == (
         "deep-research: error: the run failed: ConnectionError: network unreachable"

@@ -20,9 +20,8 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import RUN_DIR_KEY, RunDirError
-from haystack_deep_research.journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
-from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
-from haystack_deep_research.testing.generators import ROLES
+from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
+from haystack_deep_research.testing import ROLES, LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"
 TOPICS = ["solar capacity", "battery storage"]

@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ReadUrlTool, UrlPolicy
-from haystack_deep_research.state import RUN_KEY, ResearchRun, SharedContext
+from haystack_deep_research import ReadUrlTool, ResearchRun, UrlPolicy
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
@@ -50,10 +49,6 @@ class AsyncGatedSummarizer:
         return self.inner.run(messages)
 
 
-def _context(run: ResearchRun) -> SharedContext:
-    return SharedContext({RUN_KEY: run})
-
-
 def _fetches(web: LoopbackWebServer, path: str) -> int:
     return sum(1 for request in web.requests.snapshot() if request.path == path)
 
@@ -65,7 +60,7 @@ def test_researchers_reading_one_page_at_once_share_one_read(web: LoopbackWebSer
     url = web.url("/solar.html")
 
     def read(question: str) -> str:
-        return tool.invoke(urls=[url], question=question, hook_context=_context(run))
+        return tool.bind(run.view()).invoke(urls=[url], question=question)
 
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = [pool.submit(read, q) for q in ("Solar growth?", "solar   GROWTH?", "Solar growth?")]
@@ -84,10 +79,8 @@ def test_a_page_summarized_earlier_in_the_run_is_not_read_again(web: LoopbackWeb
     tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK)
     run = ResearchRun()
 
-    first = tool.invoke(urls=[web.url("/solar.html")], question="growth?", hook_context=_context(run))
-    again = tool.invoke(
-        urls=[web.url("/solar.html/"), web.url("/storage.pdf")], question="growth?", hook_context=_context(run)
-    )
+    first = tool.bind(run.view()).invoke(urls=[web.url("/solar.html")], question="growth?")
+    again = tool.bind(run.view()).invoke(urls=[web.url("/solar.html/"), web.url("/storage.pdf")], question="growth?")
 
     assert summarizer.calls == 2  # the PDF only
     assert _fetches(web, "/solar.html") == 1
@@ -104,9 +97,9 @@ def test_another_question_or_another_run_reads_the_page_again(web: LoopbackWebSe
     run, other_run = ResearchRun(), ResearchRun()
     url = web.url("/solar.html")
 
-    tool.invoke(urls=[url], question="growth?", hook_context=_context(run))
-    tool.invoke(urls=[url], question="Which countries installed most?", hook_context=_context(run))
-    tool.invoke(urls=[url], question="growth?", hook_context=_context(other_run))
+    tool.bind(run.view()).invoke(urls=[url], question="growth?")
+    tool.bind(run.view()).invoke(urls=[url], question="Which countries installed most?")
+    tool.bind(other_run.view()).invoke(urls=[url], question="growth?")
     tool.invoke(urls=[url], question="growth?")  # outside a run nothing is shared
 
     assert summarizer.calls == 4
@@ -118,9 +111,9 @@ def test_a_failed_read_is_not_kept_and_the_next_researcher_reads_the_page(web: L
     run = ResearchRun()
     url = web.url("/late.html")
 
-    missing = tool.invoke(urls=[url], question="q", hook_context=_context(run))
+    missing = tool.bind(run.view()).invoke(urls=[url], question="q")
     web.add_page("/late.html", "<html><body><article><p>" + "Tides follow the moon. " * 10 + "</p></article></body>")
-    found = tool.invoke(urls=[url], question="q", hook_context=_context(run))
+    found = tool.bind(run.view()).invoke(urls=[url], question="q")
 
     assert f"Could not read {url}: HTTP 404" in missing
     assert "Tides follow the moon" in found
@@ -134,7 +127,7 @@ async def test_async_researchers_share_one_read_and_a_cancelled_one_does_not_spo
     url = web.url("/solar.html")
 
     def read() -> asyncio.Task[str]:
-        return asyncio.create_task(tool.invoke_async(urls=[url], question="growth?", hook_context=_context(run)))
+        return asyncio.create_task(tool.bind(run.view()).invoke_async(urls=[url], question="growth?"))
 
     owner = read()
     await asyncio.wait_for(summarizer.entered.wait(), timeout=10)
@@ -147,5 +140,5 @@ async def test_async_researchers_share_one_read_and_a_cancelled_one_does_not_spo
     assert cancelled.cancelled()
     assert summarizer.calls == 1
     assert all("450 gigawatts" in text for text in texts)
-    assert "450 gigawatts" in await tool.invoke_async(urls=[url], question="growth?", hook_context=_context(run))
+    assert "450 gigawatts" in await tool.bind(run.view()).invoke_async(urls=[url], question="growth?")
     assert _fetches(web, "/solar.html") == 1

@@ -137,7 +137,7 @@ def test_the_schema_is_serialized_by_its_import_path(make_agent: Callable[..., A
     assert stage.output_schema is ResearchSummary
     stored = next(h for h in data["init_parameters"]["hooks"]["after_run"] if h["type"].endswith("WriteHook"))
     assert stored["init_parameters"]["stages"][0]["init_parameters"]["output_schema"] == (
-        "haystack_deep_research.structured.ResearchSummary"
+        "haystack_deep_research.report.structured.ResearchSummary"
     )
 
 

@@ -8,12 +8,17 @@ haystack-deep-research: turn a question into a structured, cited Markdown resear
 >>> print(result["report"])  # doctest: +SKIP
 
 Importing the package adds it to Haystack's deserialization allowlist, so an agent it built can be loaded back
-with ``Agent.from_dict`` or from a Pipeline YAML without further configuration.
+with ``Agent.from_dict`` or from a Pipeline YAML without further configuration. Heavy clients (openai, tavily,
+trafilatura, pypdf) are imported when first used.
+
+The package is organised by concept; each subpackage's ``__init__`` is its public face:
+``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``report``,
+``evidence``, ``tools``, ``web``, ``cli`` and ``testing``.
 """
 
 from haystack.core.serialization_security import allow_deserialization_module
 
-from haystack_deep_research.agent import create_deep_research_agent
+from haystack_deep_research.agents import create_deep_research_agent
 from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
@@ -24,14 +29,13 @@ from haystack_deep_research.errors import (
     StructuredOutputError,
     UsageError,
 )
-from haystack_deep_research.evidence.ledger import EvidenceLedger, SourceEntry
-from haystack_deep_research.grounding import GroundingStage
-from haystack_deep_research.hooks import ScopeHook, WriteHook
-from haystack_deep_research.researcher import FinalSummaryHook, ResearchSubtopicTool
-from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
-from haystack_deep_research.structured import ResearchSummary, StructuredOutputStage
-from haystack_deep_research.tools.read_url import ReadUrlTool
-from haystack_deep_research.tools.web_search import WebSearchTool
+from haystack_deep_research.events import Event, EventStream
+from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
+from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY
+from haystack_deep_research.tools import ReadUrlTool, RunToolset, WebSearchTool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 allow_deserialization_module("haystack_deep_research")
@@ -39,10 +43,14 @@ allow_deserialization_module("haystack_deep_research")
 __version__ = "0.1.0"
 
 __all__ = [
+    "BRIEF_KEY",
+    "EVENTS_KEY",
     "PROGRESS_KEY",
     "RUN_DIR_KEY",
     "ConfigurationError",
     "DeepResearchError",
+    "Event",
+    "EventStream",
     "EvidenceLedger",
     "FetchLimits",
     "FinalSummaryHook",
@@ -50,10 +58,12 @@ __all__ = [
     "InvalidQuestionError",
     "MissingCredentialsError",
     "ReadUrlTool",
+    "ResearchRun",
     "ResearchRunError",
     "ResearchSubtopicTool",
     "ResearchSummary",
     "RunDirError",
+    "RunToolset",
     "ScopeHook",
     "SourceEntry",
     "StructuredOutputError",

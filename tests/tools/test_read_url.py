@@ -7,8 +7,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import ConfigurationError, ReadUrlTool, UrlPolicy
-from haystack_deep_research.state import RUN_KEY, ResearchRun, SharedContext
+from haystack_deep_research import ConfigurationError, ReadUrlTool, ResearchRun, UrlPolicy
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
@@ -36,10 +35,10 @@ def test_html_and_pdf_are_both_read_and_summarized(web: LoopbackWebServer) -> No
     summarizer = RecordingSummarizer()
     run = ResearchRun()
 
-    text = _tool(summarizer).invoke(
-        urls=[web.url("/solar.html"), web.url("/storage.pdf")],
-        question="How fast is capacity growing?",
-        hook_context=SharedContext({RUN_KEY: run}),
+    text = (
+        _tool(summarizer)
+        .bind(run.view())
+        .invoke(urls=[web.url("/solar.html"), web.url("/storage.pdf")], question="How fast is capacity growing?")
     )
 
     assert len(summarizer.prompts) == 2
@@ -107,9 +106,8 @@ def test_a_missing_page_is_reported_per_url(web: LoopbackWebServer) -> None:
 
 def test_a_failing_summarizer_is_reported_per_url_and_nothing_is_recorded(web: LoopbackWebServer) -> None:
     run = ResearchRun()
-    text = _tool(ScriptedChatGenerator(role="summarizer", fail=True)).invoke(
-        urls=[web.url("/solar.html")], question="q", hook_context=SharedContext({RUN_KEY: run})
-    )
+    tool = _tool(ScriptedChatGenerator(role="summarizer", fail=True)).bind(run.view())
+    text = tool.invoke(urls=[web.url("/solar.html")], question="q")
 
     assert "the summarizer failed (ScriptedModelError" in text
     assert len(run.ledger) == 0

@@ -8,8 +8,7 @@ import pytest
 from haystack.tools.errors import ToolInvocationError
 from haystack.utils import Secret
 
-from haystack_deep_research import ConfigurationError, MissingCredentialsError, WebSearchTool
-from haystack_deep_research.state import RUN_KEY, ResearchRun, SharedContext
+from haystack_deep_research import ConfigurationError, MissingCredentialsError, ResearchRun, WebSearchTool
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
 
@@ -38,7 +37,7 @@ def test_every_result_is_recorded_in_the_runs_ledger(
     make_search_tool: Callable[..., WebSearchTool], web: LoopbackWebServer
 ) -> None:
     run = ResearchRun()
-    make_search_tool().invoke(query="2025", hook_context=SharedContext({RUN_KEY: run}))
+    make_search_tool().bind(run.view()).invoke(query="2025")
 
     entries = {entry.url: entry for entry in run.ledger.entries()}
     assert set(entries) == {web.url("/solar.html"), web.url("/storage.pdf")}

@@ -10,13 +10,14 @@ See docs/testing.md for a complete example.
 """
 
 from haystack_deep_research.testing._server import LoggedRequest, RequestLog
-from haystack_deep_research.testing.generators import ScriptedChatGenerator, ScriptedModelError
+from haystack_deep_research.testing.generators import ROLES, ScriptedChatGenerator, ScriptedModelError
 from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network
 from haystack_deep_research.testing.pdf import make_pdf
 from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
 from haystack_deep_research.testing.web_server import LoopbackWebServer
 
 __all__ = [
+    "ROLES",
     "LoggedRequest",
     "LoopbackSearchServer",
     "LoopbackWebServer",

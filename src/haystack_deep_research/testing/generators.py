@@ -1,8 +1,10 @@
 """
 Scripted chat generators that play each role of a deep research run, with no model and no key.
 
-``ScriptedChatGenerator(role=...)`` reads its prompt the way a model would and answers by fixed rules, so a whole
-run (with the real web_search and read_url tools pointed at loopback servers) produces a real report::
+``ScriptedChatGenerator(role=...)`` answers by fixed rules from the data its prompt was rendered with (the template
+variables every prompt of the library carries in its meta), the tool names and the message roles, never from the
+prompt's wording, so a whole run (with the real web_search and read_url tools pointed at loopback servers) produces a
+real report::
 
     agent = create_deep_research_agent(
         scope_llm=ScriptedChatGenerator(role="scope"),
@@ -31,6 +33,7 @@ from haystack import component, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.prompts import PAGE_SEPARATOR, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, prompt_of
 
 Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
@@ -38,14 +41,9 @@ ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "
 _ALL_ROLES = (*ROLES, "judge")
 
 _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
-_SOURCE_LINE = re.compile(r"^Source: (\S+)$", re.MULTILINE)
-_TITLE_LINE = re.compile(r"^Title: (.*)$", re.MULTILINE)
-_SUMMARY = re.compile(r"Summary:\n(.+?)(?:\n\n|$)", re.DOTALL)
-_JUDGED_SOURCE = re.compile(r"<untrusted_source[^>]*>\n(.*?)\n</untrusted_source>", re.DOTALL)
-_JUDGED_CLAIM = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
+_LABEL = re.compile(r"^[A-Z][a-z]*:$")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
-_TASK = "Sub-topic to research:"
 
 
 class ScriptedModelError(RuntimeError):
@@ -59,8 +57,13 @@ def _last_user_text(messages: list[ChatMessage]) -> str:
     return ""
 
 
-def _after(text: str, marker: str) -> str:
-    return text.split(marker, 1)[1].strip() if marker in text else text.strip()
+def _prompt(messages: list[ChatMessage], *names: str) -> dict[str, Any]:
+    """The variables of the last user message rendered from one of the named templates (``{}`` if none)."""
+    for message in reversed(messages):
+        found = prompt_of(message) if message.is_from(ChatRole.USER) else None
+        if found is not None and (not names or found[0] in names):
+            return found[1]
+    return {}
 
 
 def _tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[tuple[str, str]]:
@@ -169,73 +172,68 @@ class ScriptedChatGenerator:
         return self.run(messages, tools, **kwargs)
 
     def _scope(self, messages: list[ChatMessage]) -> str:
-        question = _after(_last_user_text(messages), "Research question:")
-        return f"Research brief: find reliable, current sources that answer: {question}"
+        question = _prompt(messages, "scope").get("question") or _last_user_text(messages)
+        return f"Research brief: find reliable, current sources that answer: {str(question).strip()}"
 
     def _orchestrator(self, messages: list[ChatMessage]) -> ChatMessage | str:
         if _tool_results(messages):
             return "Research is complete."
         brief = _last_user_text(messages)
         subtopics = self.subtopics or [f"Background: {brief}", f"Recent developments: {brief}"]
-        calls = [ToolCall(tool_name="research_subtopic", arguments={"subtopic": s}) for s in subtopics]
+        calls = [ToolCall(tool_name=RESEARCH_SUBTOPIC, arguments={"subtopic": s}) for s in subtopics]
         return ChatMessage.from_assistant(tool_calls=calls)
 
     def _researcher(self, messages: list[ChatMessage], *, can_call_tools: bool) -> ChatMessage | str:
-        task = next((m.text for m in messages if m.is_from(ChatRole.USER) and _TASK in (m.text or "")), None)
-        subtopic = _after(task or _last_user_text(messages), _TASK)
+        subtopic = str(_prompt(messages, "researcher_task").get("subtopic") or _last_user_text(messages)).strip()
         if not _tool_results(messages) and can_call_tools:
-            search = ToolCall(tool_name="web_search", arguments={"query": subtopic})
+            search = ToolCall(tool_name=WEB_SEARCH, arguments={"query": subtopic})
             return ChatMessage.from_assistant(tool_calls=[search])
         results = _tool_results(messages, errors=False)  # a failed call gives nothing to read or cite
         name, text = results[-1] if results else ("", "")
-        if name == "web_search" and can_call_tools:
+        if name == WEB_SEARCH and can_call_tools:
             urls = list(dict.fromkeys(_URL.findall(text)))[: self.read_top_k]
             if urls:
                 arguments = {"urls": urls, "question": subtopic}
-                return ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name="read_url", arguments=arguments)])
+                return ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name=READ_URL, arguments=arguments)])
         lines = []
-        for _, result in results:
-            for block in result.split("\n---\n"):
-                source, title, summary = _SOURCE_LINE.search(block), _TITLE_LINE.search(block), _SUMMARY.search(block)
-                if source and summary:
-                    label = (title.group(1).strip() if title else "") or "source"
-                    lines.append(f"- {_words(summary.group(1), 30)} [{label}]({source.group(1)})")
+        for tool, result in results:
+            if tool != READ_URL:
+                continue
+            for block in result.split(PAGE_SEPARATOR):
+                found = _URL.search(block)
+                words = [w for w in block.split() if not _URL.search(w) and not _LABEL.match(w)]
+                if found and words:
+                    lines.append(f"- {_words(' '.join(words), 30)} [source]({found.group(0)})")
         lines += [f"- A further claim [unverified]({url})" for url in self.invented_urls]
         if not lines:
             return f"Findings on {subtopic}: no readable sources were found."
         return f"Findings on {subtopic}:\n" + "\n".join(lines)
 
     def _summarizer(self, messages: list[ChatMessage]) -> str:
-        text = _last_user_text(messages)
-        content = text.split(">", 1)[1] if "<untrusted_document" in text else text
-        content = content.split("</untrusted_document>", 1)[0]
-        return _words(content, 40) or "The document is empty."
+        content = _prompt(messages, "summarizer").get("content")
+        return (
+            _words(str(content if content is not None else _last_user_text(messages)), 40) or "The document is empty."
+        )
 
     def _writer(self, messages: list[ChatMessage]) -> str:
-        prompt = _last_user_text(messages)
-        brief = _after(prompt.split("<untrusted_note", 1)[0], "Research brief:")
-        allowed = prompt.rsplit("Allowed source URLs:", 1)[-1]
-        urls = [u for u in _URL.findall(allowed)] + self.invented_urls
+        given = _prompt(messages, "writer", "rewrite")
+        urls = [str(url) for url in given.get("urls") or []] + self.invented_urls
         findings = "\n".join(f"- Finding {i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1))
         sources = "\n".join(f"- [source {i}]({u})" for i, u in enumerate(urls, 1))
         return (
-            f"# Research report\n\n## Executive summary\n\n{_words(brief, 40)}\n\n"
+            f"# Research report\n\n## Executive summary\n\n{_words(str(given.get('brief') or ''), 40)}\n\n"
             f"## Findings\n\n{findings or 'No findings.'}\n\n## Sources\n\n{sources or 'No sources.'}\n"
         )
 
     def _judge(self, messages: list[ChatMessage]) -> str:
-        prompt = _last_user_text(messages)
-        found = _JUDGED_SOURCE.search(prompt)
-        source = (found.group(1) if found else "").lower()
-        claims = prompt.split("<untrusted_claims>", 1)[-1].split("</untrusted_claims>", 1)[0]
+        given = _prompt(messages, "judge")
+        source = str(given.get("source") or "").lower()
         verdicts = []
-        for number, claim in _JUDGED_CLAIM.findall(claims):
-            words = [w.lower() for w in _LONG_WORD.findall(claim)]
-            numbers_found = all(n in source for n in _NUMBER.findall(claim))
+        for number, claim in enumerate(given.get("claims") or [], 1):
+            words = [w.lower() for w in _LONG_WORD.findall(str(claim))]
+            numbers_found = all(n in source for n in _NUMBER.findall(str(claim)))
             words_found = sum(w in source for w in words) * 2 >= len(words)
             supported = numbers_found and words_found
             reason = "the source states it" if supported else "the source does not state it"
-            verdicts.append(
-                {"id": int(number), "verdict": "supported" if supported else "unsupported", "reason": reason}
-            )
+            verdicts.append({"id": number, "verdict": "supported" if supported else "unsupported", "reason": reason})
         return json.dumps({"verdicts": verdicts})

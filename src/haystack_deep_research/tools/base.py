@@ -1,24 +1,99 @@
-"""The base of the library's own tools: one place that turns a failure into a clean tool error."""
+"""
+The base of the library's own tools, and the toolset that gives each run its own copies of them.
+
+A :class:`ResearchTool` is written once as a phase (:meth:`ResearchTool.phase`) that the sync and async invocations
+drive. It works inside a run through the run's view, which it is handed either by the run's ``before_run`` hook (for
+the copies a :class:`RunToolset` spawns for each run) or by :meth:`ResearchTool.bind`. Outside a run it works alone:
+nothing it reads is recorded. A failure reaches the model as a short tool error, with advice from
+:mod:`haystack_deep_research.prompts`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from dataclasses import dataclass
+from typing import Any, Self
 
 from haystack.core.serialization import generate_qualified_class_name
-from haystack.tools import Tool
+from haystack.tools import Tool, Toolset
 from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research.errors import DeepResearchError
+from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
+from haystack_deep_research.run import Phase, RunView, UsesModels, drive, drive_async
+
+__all__ = ["ResearchTool", "RunToolset"]
 
 
-class ResearchTool(Tool):
+class _Slot:
+    """Where a tool copy keeps the run it works in; ``spawned`` copies belong to one run."""
+
+    def __init__(self, view: RunView | None = None, *, spawned: bool = False) -> None:
+        self.view = view
+        self.spawned = spawned
+
+
+class ResearchTool(UsesModels, Tool):
     """
-    A Haystack Tool whose failures reach the model as a short, actionable message.
+    A Haystack Tool of this library: one phase, driven sync or async, working inside a run.
 
-    Haystack's default wording repeats every argument (including the run's shared context); this base reports the
-    library's typed errors by their own message and anything else by its type and message. Either way the Agent turns
-    the raised ``ToolInvocationError`` into a tool result marked as an error, and the run goes on.
+    Subclasses call ``super().__init__(name=..., description=..., parameters=..., **tool_options)`` and implement
+    :meth:`phase`. ``max_concurrency`` bounds the calls of one batch of the phase.
     """
+
+    max_concurrency: int = 5
+
+    def __init__(self, **tool_options: Any) -> None:
+        self._slot = _Slot()
+        super().__init__(function=self._invoke, async_function=self._invoke_async, **tool_options)
+
+    def phase(self, view: RunView | None, **arguments: Any) -> Phase[Any]:
+        """
+        The tool's work.
+
+        :param view: The view of the run the tool works in, or ``None`` outside a run.
+        :param arguments: The model's arguments.
+        :returns: The phase; it returns the tool result.
+        """
+        raise NotImplementedError
+
+    def _invoke(self, **arguments: Any) -> Any:
+        return drive(self.phase(self._slot.view, **arguments), max_concurrency=self.max_concurrency)
+
+    async def _invoke_async(self, **arguments: Any) -> Any:
+        return await drive_async(self.phase(self._slot.view, **arguments), max_concurrency=self.max_concurrency)
+
+    def _copy(self, slot: _Slot) -> Self:
+        clone = copy.copy(self)
+        clone._slot = slot
+        clone.function = clone._invoke
+        clone.async_function = clone._invoke_async
+        return clone
+
+    def bind(self, view: RunView | None) -> Self:
+        """
+        A copy of this tool that works in a run.
+
+        :param view: The view of the run (a sub-researcher's view, or the run's own), or ``None`` for no run.
+        :returns: The bound copy; this tool is unchanged.
+        """
+        return self._copy(_Slot(view, spawned=True))
+
+    def spawn(self) -> Self:
+        """:returns: A copy for one run, to be handed the run's view by the run's ``before_run`` hook."""
+        return self._copy(_Slot(spawned=True))
+
+    def attach_run(self, view: RunView) -> bool:
+        """
+        Take the run's view, if this copy belongs to one run.
+
+        :param view: The view.
+        :returns: Whether the view was taken (a tool shared by several runs takes none).
+        """
+        if not self._slot.spawned:
+            return False
+        self._slot.view = view
+        return True
 
     def invoke(self, **kwargs: Any) -> Any:
         """
@@ -26,12 +101,10 @@ class ResearchTool(Tool):
 
         :param kwargs: The tool arguments.
         :returns: The tool result.
-        :raises ToolInvocationError: If the tool failed; the message says why.
+        :raises ToolInvocationError: If the tool failed; the message says why and what to do.
         """
-        if self.function is None:
-            return super().invoke(**kwargs)
         try:
-            return self.function(**kwargs)
+            return self._invoke(**kwargs)
         except Exception as error:
             raise self._tool_error(error) from error
 
@@ -41,12 +114,10 @@ class ResearchTool(Tool):
 
         :param kwargs: The tool arguments.
         :returns: The tool result.
-        :raises ToolInvocationError: If the tool failed; the message says why.
+        :raises ToolInvocationError: If the tool failed; the message says why and what to do.
         """
-        if self.async_function is None:
-            return await super().invoke_async(**kwargs)
         try:
-            return await self.async_function(**kwargs)
+            return await self._invoke_async(**kwargs)
         except Exception as error:
             raise self._tool_error(error) from error
 
@@ -62,6 +133,30 @@ class ResearchTool(Tool):
     def _tool_error(self, error: Exception) -> ToolInvocationError:
         if isinstance(error, ToolInvocationError):
             return error
-        if isinstance(error, DeepResearchError):
-            return ToolInvocationError(f"{self.name} failed: {error}", tool_name=self.name)
-        return ToolInvocationError(f"{self.name} failed: {type(error).__name__}: {error}", tool_name=self.name)
+        # The library's typed errors speak for themselves; anything else is named by its type.
+        detail = str(error) if isinstance(error, DeepResearchError) else f"{type(error).__name__}: {error}"
+        advice = next((text for kind, text in TOOL_ERROR_ADVICE.items() if isinstance(error, kind)), "")
+        message = render_text(TOOL_FAILED, tool=self.name, error=detail, advice=advice)
+        return ToolInvocationError(message, tool_name=self.name)
+
+
+@dataclass
+class RunToolset(Toolset):
+    """
+    A Toolset whose tools of this library get fresh copies for every run (Haystack's ``Toolset.spawn``), so that one
+    agent serves many runs at once and each run's tools record into that run only.
+    """
+
+    def spawn(self, selected_tool_names: set[str] | None = None) -> RunToolset:
+        """
+        :param selected_tool_names: Ignored: the Agent applies a selection itself.
+        :returns: A copy for one run.
+        """
+        return RunToolset(tools=[tool.spawn() if isinstance(tool, ResearchTool) else tool for tool in self.tools])
+
+    def bind(self, view: RunView | None) -> list[Tool]:
+        """
+        :param view: The view of the run the tools will work in.
+        :returns: The tools, those of this library bound to ``view``.
+        """
+        return [tool.bind(view) if isinstance(tool, ResearchTool) else tool for tool in self.tools]

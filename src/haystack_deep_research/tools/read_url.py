@@ -2,32 +2,41 @@
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import component_to_dict
-from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research import _checks, llm
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
+from haystack_deep_research.events import PageRead, PageRefused
 from haystack_deep_research.prompts import (
+    MAX_URLS_PER_READ,
+    PAGE_SEPARATOR,
     PAGE_SUMMARY,
-    SUMMARIZER_SYSTEM,
-    SUMMARIZER_USER,
+    PAGE_UNREADABLE,
+    QUESTION_MISSING,
+    QUESTION_PARAMETER,
+    READ_URL,
+    READ_URL_DESCRIPTION,
+    SUMMARIZER,
+    SUMMARIZER_EMPTY,
+    SUMMARIZER_FAILED,
+    TOO_MANY_URLS,
+    URLS_MISSING,
+    URLS_PARAMETER,
     fence,
     render_chat,
     render_text,
 )
-from haystack_deep_research.read_cache import CachedRead
-from haystack_deep_research.state import HOOK_CONTEXT, PHASE_SUMMARIZE, ResearchRun, run_from_context
+from haystack_deep_research.run import CachedRead, Call, Phase, RunView, ask, blocking, subphase
+from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.base import ResearchTool
-from haystack_deep_research.web import FetchLimits, UrlPolicy, extract_text, fetch, fetch_async
+from haystack_deep_research.web import FetchedDocument, FetchLimits, UrlPolicy, extract_text, fetch, fetch_async
 
-READ_URL_TOOL_NAME = "read_url"
-MAX_URLS_PER_CALL = 5
+__all__ = ["ReadUrlTool"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ class ReadUrlTool(ResearchTool):
 
     Each URL is fetched under the URL policy and the fetch limits, routed by its content type (HTML through
     trafilatura, PDF through pypdf, plain text as is), cut to ``max_content_length`` characters, and summarized by
-    ``summarizer_llm`` (which has no tools). Every document is summarized, concurrently. A URL that cannot be read
+    ``summarizer_llm`` (which has no tools). The URLs of one call are read side by side. A URL that cannot be read
     gives a line saying why; the other URLs are still read. Every page read is recorded in the run's evidence ledger.
     Within one run a page is read once per question: a researcher asking for a URL that another one has read (or
     is reading) with the same question gets that summary instead of fetching and summarizing the page again.
@@ -59,7 +68,7 @@ class ReadUrlTool(ResearchTool):
     def __init__(
         self,
         *,
-        summarizer_llm: Any,
+        summarizer_llm: ChatGenerator,
         max_content_length: int = 50_000,
         url_policy: UrlPolicy | None = None,
         fetch_limits: FetchLimits | None = None,
@@ -72,12 +81,10 @@ class ReadUrlTool(ResearchTool):
             raise ConfigurationError(f"fetch_limits must be a FetchLimits; got {type(fetch_limits).__name__}.")
         self.url_policy = url_policy or UrlPolicy()
         self.fetch_limits = fetch_limits or FetchLimits()
+        self.max_concurrency = MAX_URLS_PER_READ
         super().__init__(
-            name=READ_URL_TOOL_NAME,
-            description=(
-                f"Read up to {MAX_URLS_PER_CALL} web pages or PDFs; get a summary of each toward your question. "
-                "Only pages read here may be cited."
-            ),
+            name=READ_URL,
+            description=READ_URL_DESCRIPTION,
             parameters={
                 "type": "object",
                 "properties": {
@@ -85,118 +92,100 @@ class ReadUrlTool(ResearchTool):
                         "type": "array",
                         "items": {"type": "string"},
                         "minItems": 1,
-                        "maxItems": MAX_URLS_PER_CALL,
-                        "description": "Exact URLs from search results.",
+                        "maxItems": MAX_URLS_PER_READ,
+                        "description": URLS_PARAMETER,
                     },
-                    "question": {"type": "string", "description": "What to learn from the pages."},
+                    "question": {"type": "string", "description": QUESTION_PARAMETER},
                 },
                 "required": ["urls", "question"],
             },
-            function=self._read,
-            async_function=self._read_async,
-            inputs_from_state={HOOK_CONTEXT: HOOK_CONTEXT},
         )
 
-    def warm_up(self) -> None:
-        """Warm up the summarizer."""
-        if hasattr(self.summarizer_llm, "warm_up"):
-            self.summarizer_llm.warm_up()
+    def _used_models(self) -> list[Any]:
+        return [self.summarizer_llm]
 
-    def _read(self, urls: Any = None, question: Any = None, hook_context: dict[str, Any] | None = None) -> str:
-        url_list, question_text = _check_arguments(urls, question)
-        run = run_from_context(hook_context)
-        if len(url_list) == 1:  # one page needs no worker threads
-            return self._read_one(url_list[0], question_text, run)
-        with ThreadPoolExecutor(max_workers=len(url_list)) as pool:
-            parts = list(pool.map(lambda url: self._read_one(url, question_text, run), url_list))
-        return "\n\n---\n\n".join(parts)
+    def phase(self, view: RunView | None, urls: Any = None, question: Any = None, **_: Any) -> Phase[str]:
+        """
+        Read every URL side by side; each gives its summary or the reason it could not be read.
 
-    async def _read_async(
-        self, urls: Any = None, question: Any = None, hook_context: dict[str, Any] | None = None
-    ) -> str:
-        url_list, question_text = _check_arguments(urls, question)
-        run = run_from_context(hook_context)
-        parts = await asyncio.gather(*(self._read_one_async(url, question_text, run) for url in url_list))
-        return "\n\n---\n\n".join(parts)
+        :param view: The researcher's view of the run, or ``None``.
+        :param urls: The model's URLs (a single URL string is accepted).
+        :param question: What the model wants to learn from them.
+        :returns: The phase; it returns the summaries, separated.
+        :raises ToolArgumentsError: (from the phase) If the arguments are missing or malformed.
+        """
+        url_list, text = _check_arguments(urls, question)
+        reads = [subphase(lambda url=url: self._read_one(view, url, text)) for url in url_list]  # type: ignore[misc]
+        outcomes = yield reads
+        for outcome in outcomes:
+            if outcome.error is not None:
+                raise outcome.error
+        return PAGE_SEPARATOR.join(str(outcome.value) for outcome in outcomes)
 
-    def _read_one(self, url: str, question: str, run: ResearchRun | None) -> str:
-        claim = run.reads.claim(url, question) if run is not None else None
+    def _read_one(self, view: RunView | None, url: str, question: str) -> Phase[str]:
+        claim = view.reads.claim(url, question) if view is not None else None
         if claim is not None and not claim.owner:
-            shared = claim.wait()
-            if shared is not None:
-                return self._render(url, shared)
+            [waited] = yield [Call(claim.wait, claim.wait_async)]
+            if isinstance(waited.value, CachedRead):
+                if view is not None:
+                    view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=waited.value.title, shared=True))
+                return self._render(url, waited.value)
             claim = None  # the other researcher's read failed: read the page here
         outcome: CachedRead | str = ""
         try:
-            outcome = self._read_fresh(url, question, run)
+            outcome = yield from self._read_fresh(view, url, question)
         finally:
             if claim is not None:
                 claim.settle(outcome if isinstance(outcome, CachedRead) else None)
         return self._render(url, outcome) if isinstance(outcome, CachedRead) else outcome
 
-    async def _read_one_async(self, url: str, question: str, run: ResearchRun | None) -> str:
-        claim = run.reads.claim(url, question) if run is not None else None
-        if claim is not None and not claim.owner:
-            shared = await claim.wait_async()
-            if shared is not None:
-                return self._render(url, shared)
-            claim = None
-        outcome: CachedRead | str = ""
-        try:
-            outcome = await self._read_fresh_async(url, question, run)
-        finally:
-            if claim is not None:
-                claim.settle(outcome if isinstance(outcome, CachedRead) else None)
-        return self._render(url, outcome) if isinstance(outcome, CachedRead) else outcome
+    def _read_fresh(self, view: RunView | None, url: str, question: str) -> Phase[CachedRead | str]:
+        policy, limits = self.url_policy, self.fetch_limits
+        [fetched] = yield [
+            Call(
+                lambda: fetch(url, policy=policy, limits=limits), lambda: fetch_async(url, policy=policy, limits=limits)
+            )
+        ]
+        if fetched.error is None:
+            [extracted] = yield [blocking(self._page, fetched.value)]
+        else:
+            extracted = fetched
+        if isinstance(extracted.error, FetchError):
+            if view is not None:
+                view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(extracted.error)))
+            return render_text(PAGE_UNREADABLE, url=url, reason=str(extracted.error))
+        if extracted.error is not None:
+            raise extracted.error
+        page: _Page = extracted.value
+        [summarized] = yield [ask(self.summarizer_llm, self._prompt(page, question), role="summarizer")]
+        summary = summarized.text
+        if view is not None:
+            if summarized.reply is not None:
+                view.record_usage(PHASE_SUMMARIZE, summarized.reply.meta.get("usage"))
+            if summary:
+                view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary)
+                view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text)))
+        if summarized.error is not None:
+            error = f"{type(summarized.error).__name__}: {summarized.error}"
+            return render_text(PAGE_UNREADABLE, url=url, reason=render_text(SUMMARIZER_FAILED, error=error))
+        if not summary:
+            return render_text(PAGE_UNREADABLE, url=url, reason=SUMMARIZER_EMPTY)
+        return CachedRead(title=page.title, summary=summary, partial=page.partial)
 
-    def _read_fresh(self, url: str, question: str, run: ResearchRun | None) -> CachedRead | str:
-        try:
-            page = self._page(fetch(url, policy=self.url_policy, limits=self.fetch_limits))
-        except FetchError as error:
-            return f"Could not read {url}: {error}"
-        try:
-            reply = llm.call(self.summarizer_llm, self._prompt(page, question))
-        except Exception as error:
-            return _summarizer_failed(url, error)
-        return self._finish(url, page, reply, run)
-
-    async def _read_fresh_async(self, url: str, question: str, run: ResearchRun | None) -> CachedRead | str:
-        try:
-            page = self._page(await fetch_async(url, policy=self.url_policy, limits=self.fetch_limits))
-        except FetchError as error:
-            return f"Could not read {url}: {error}"
-        try:
-            reply = await llm.call_async(self.summarizer_llm, self._prompt(page, question))
-        except Exception as error:
-            return _summarizer_failed(url, error)
-        return self._finish(url, page, reply, run)
-
-    def _page(self, document: Any) -> _Page:
+    def _page(self, document: FetchedDocument) -> _Page:
         extracted = extract_text(document, max_pdf_pages=self.fetch_limits.max_pdf_pages)
         text = extracted.text
         partial = len(text) > self.max_content_length
         return _Page(url=document.url, title=extracted.title, text=text[: self.max_content_length], partial=partial)
 
-    def _prompt(self, page: _Page, question: str) -> list[ChatMessage]:
+    def _prompt(self, page: _Page, question: str) -> Any:
         return render_chat(
-            SUMMARIZER_SYSTEM,
-            SUMMARIZER_USER,
+            SUMMARIZER,
             question=fence(question),
             url=page.url,
             title=fence(page.title),
             content=fence(page.text),
         )
-
-    def _finish(self, url: str, page: _Page, reply: ChatMessage | None, run: ResearchRun | None) -> CachedRead | str:
-        summary = ((reply.text if reply is not None else None) or "").strip()
-        if run is not None:
-            if reply is not None:
-                run.record_usage(PHASE_SUMMARIZE, reply.meta.get("usage"))
-            if summary:
-                run.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary)
-        if not summary:
-            return f"Could not read {url}: the summarizer returned no text."
-        return CachedRead(title=page.title, summary=summary, partial=page.partial)
 
     def _render(self, url: str, read: CachedRead) -> str:
         return render_text(
@@ -238,19 +227,14 @@ class ReadUrlTool(ResearchTool):
         return cls(**params)
 
 
-def _summarizer_failed(url: str, error: Exception) -> str:
-    """The line a researcher sees when a page was fetched but its summary could not be made."""
-    return f"Could not read {url}: the summarizer failed ({type(error).__name__}: {error})."
-
-
 def _check_arguments(urls: Any, question: Any) -> tuple[list[str], str]:
     """Validate the model's arguments, accepting a single URL string as a one-element list."""
     if isinstance(urls, str):
         urls = [urls]
     if not isinstance(urls, list) or not urls or not all(isinstance(u, str) and u.strip() for u in urls):
-        raise ToolArgumentsError(f"read_url needs 'urls': a list of 1 to {MAX_URLS_PER_CALL} URL strings.")
-    if len(urls) > MAX_URLS_PER_CALL:
-        raise ToolArgumentsError(f"read_url reads at most {MAX_URLS_PER_CALL} URLs per call; got {len(urls)}.")
+        raise ToolArgumentsError(URLS_MISSING)
+    if len(urls) > MAX_URLS_PER_READ:
+        raise ToolArgumentsError(render_text(TOO_MANY_URLS, count=len(urls)))
     if not isinstance(question, str) or not question.strip():
-        raise ToolArgumentsError("read_url needs 'question': a non-empty string saying what to learn from the pages.")
+        raise ToolArgumentsError(QUESTION_MISSING)
     return list(dict.fromkeys(u.strip() for u in urls)), question.strip()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from haystack.tools import Tool
 
-THINK_TOOL_NAME = "think_tool"
+from haystack_deep_research.prompts import REFLECTION_PARAMETER, THINK, THINK_ACKNOWLEDGEMENT, THINK_DESCRIPTION
+
+__all__ = ["create_think_tool", "think"]
 
 
 def think(reflection: str) -> str:
@@ -14,7 +16,7 @@ def think(reflection: str) -> str:
     :param reflection: What the model has learned, what is missing and what it will do next.
     :returns: A short acknowledgement.
     """
-    return "Reflection recorded."
+    return THINK_ACKNOWLEDGEMENT
 
 
 def create_think_tool() -> Tool:
@@ -24,13 +26,11 @@ def create_think_tool() -> Tool:
     :returns: A Haystack Tool that records a reflection and changes nothing.
     """
     return Tool(
-        name=THINK_TOOL_NAME,
-        description=(
-            "Reflect before acting: what the findings establish, what is missing, what to do next. Changes nothing."
-        ),
+        name=THINK,
+        description=THINK_DESCRIPTION,
         parameters={
             "type": "object",
-            "properties": {"reflection": {"type": "string", "description": "Your reflection."}},
+            "properties": {"reflection": {"type": "string", "description": REFLECTION_PARAMETER}},
             "required": ["reflection"],
         },
         function=think,

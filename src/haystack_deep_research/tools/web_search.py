@@ -1,28 +1,37 @@
-"""``web_search``: the library's own search tool over tavily-python."""
+"""``web_search``: the library's own search tool over tavily-python (imported when the first search runs)."""
 
 from __future__ import annotations
 
-import logging
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import requests
+from haystack import logging
 from haystack.utils import Secret, deserialize_secrets_inplace
-from requests.adapters import HTTPAdapter
-from tavily import TavilyClient
-from tavily.errors import BadRequestError, ForbiddenError, InvalidAPIKeyError, UsageLimitExceededError
-from urllib3.util.retry import Retry
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError, ToolArgumentsError
-from haystack_deep_research.prompts import SEARCH_RESULTS, fence, render_text
-from haystack_deep_research.state import HOOK_CONTEXT, run_from_context
+from haystack_deep_research.events import SearchDone
+from haystack_deep_research.prompts import (
+    QUERY_MISSING,
+    QUERY_PARAMETER,
+    SEARCH_RESULTS,
+    WEB_SEARCH,
+    WEB_SEARCH_DESCRIPTION,
+    fence,
+    render_text,
+)
+from haystack_deep_research.run import Phase, RunView, blocking
+from haystack_deep_research.state import PHASE_RESEARCH
 from haystack_deep_research.tools.base import ResearchTool
+
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["SearchClient", "WebSearchTool"]
 
 logger = logging.getLogger(__name__)
 
-WEB_SEARCH_TOOL_NAME = "web_search"
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
-_TAVILY_ERRORS = (UsageLimitExceededError, ForbiddenError, InvalidAPIKeyError, BadRequestError)
+_MAX_RETRY_AFTER_S = 10.0
 
 
 class SearchClient(Protocol):
@@ -33,17 +42,17 @@ class SearchClient(Protocol):
         ...
 
 
-class _CappedRetry(Retry):
-    """urllib3 retries that honour ``Retry-After`` but never wait longer than ``max_retry_after`` seconds."""
-
-    max_retry_after = 10.0
-
-    def parse_retry_after(self, retry_after: str) -> float:
-        return min(super().parse_retry_after(retry_after), self.max_retry_after)
-
-
 def _retrying_session(max_retries: int) -> requests.Session:
-    retry = _CappedRetry(
+    """A requests session retrying 429 and 5xx answers, honouring ``Retry-After`` up to 10 seconds."""
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
+    class CappedRetry(Retry):
+        def parse_retry_after(self, retry_after: str) -> float:
+            return min(super().parse_retry_after(retry_after), _MAX_RETRY_AFTER_S)
+
+    retry = CappedRetry(
         total=max_retries,
         status_forcelist=_RETRY_STATUSES,
         allowed_methods=frozenset({"POST"}),
@@ -108,22 +117,19 @@ class WebSearchTool(ResearchTool):
         self.max_retries = _checks.int_in_range("max_retries", max_retries, 0, 10)
         self._client = client
         super().__init__(
-            name=WEB_SEARCH_TOOL_NAME,
-            description=(
-                f"Search the web: up to {self.max_results} results, each with title, exact URL and snippet. "
-                "Snippets are not enough to cite: read the pages with read_url."
-            ),
+            name=WEB_SEARCH,
+            description=render_text(WEB_SEARCH_DESCRIPTION, max_results=self.max_results),
             parameters={
                 "type": "object",
-                "properties": {"query": {"type": "string", "description": "A focused search query."}},
+                "properties": {"query": {"type": "string", "description": QUERY_PARAMETER}},
                 "required": ["query"],
             },
-            function=self._search,
-            inputs_from_state={HOOK_CONTEXT: HOOK_CONTEXT},
         )
 
     def _get_client(self) -> SearchClient:
         if self._client is None:
+            from tavily import TavilyClient
+
             key = self.api_key.resolve_value()
             if not key:
                 raise MissingCredentialsError(
@@ -135,23 +141,42 @@ class WebSearchTool(ResearchTool):
             )
         return self._client
 
-    def _search(self, query: Any = None, hook_context: dict[str, Any] | None = None) -> str:
-        if not isinstance(query, str) or not query.strip():
-            raise ToolArgumentsError(f"web_search needs a non-empty string argument 'query'; got {query!r}.")
+    def _search(self, query: str) -> list[dict[str, str]]:
+        import requests
+        from tavily.errors import BadRequestError, ForbiddenError, InvalidAPIKeyError, UsageLimitExceededError
+
         client = self._get_client()
         try:
-            response = client.search(query.strip(), max_results=self.max_results, search_depth=self.search_depth)
-        except _TAVILY_ERRORS as error:
+            response = client.search(query, max_results=self.max_results, search_depth=self.search_depth)
+        except (UsageLimitExceededError, ForbiddenError, InvalidAPIKeyError, BadRequestError) as error:
             raise SearchError(f"the search service refused the request ({type(error).__name__}: {error}).") from error
         except (requests.RequestException, ValueError) as error:
             raise SearchError(f"the search service could not be reached or answered garbage ({error}).") from error
-        results = _parse_results(response, limit=self.max_results)
-        run = run_from_context(hook_context)
-        if run is not None:
+        return _parse_results(response, limit=self.max_results)
+
+    def phase(self, view: RunView | None, query: Any = None, **_: Any) -> Phase[str]:
+        """
+        Search, record the results in the run's ledger, and render them fenced.
+
+        :param view: The researcher's view of the run, or ``None``.
+        :param query: The model's query.
+        :returns: The phase; it returns the rendered results.
+        :raises ToolArgumentsError: (from the phase) If the query is missing or blank.
+        :raises SearchError: (from the phase) If the service failed or answered garbage.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ToolArgumentsError(render_text(QUERY_MISSING, got=repr(query)))
+        text = query.strip()
+        [searched] = yield [blocking(self._search, text)]
+        if searched.error is not None:
+            raise searched.error
+        results: list[dict[str, str]] = searched.value
+        if view is not None:
             for result in results:
-                run.ledger.record_search_result(url=result["url"], title=result["title"], snippet=result["snippet"])
+                view.ledger.record_search_result(url=result["url"], title=result["title"], snippet=result["snippet"])
+            view.emit(SearchDone(phase=PHASE_RESEARCH, query=text, results=len(results)))
         fenced = [{key: fence(value) for key, value in result.items()} for result in results]
-        return render_text(SEARCH_RESULTS, query=fence(query.strip()), results=fenced)
+        return render_text(SEARCH_RESULTS, query=fence(text), results=fenced)
 
     def to_dict(self) -> dict[str, Any]:
         """
@@ -159,7 +184,7 @@ class WebSearchTool(ResearchTool):
 
         :returns: The serialized tool.
         """
-        if self._client is not None and not isinstance(self._client, TavilyClient):
+        if self._client is not None and type(self._client).__module__.split(".")[0] != "tavily":
             logger.warning("WebSearchTool: the injected search client is not serialized.")
         return self._serialized(
             {

@@ -27,7 +27,7 @@ from typing import Any
 import arrow
 
 from haystack_deep_research.errors import ConfigurationError, RunDirError
-from haystack_deep_research.evidence.ledger import EvidenceLedger
+from haystack_deep_research.evidence import EvidenceLedger
 
 JOURNAL_FILE = "journal.jsonl"
 LEDGER_FILE = "ledger.json"
@@ -97,7 +97,7 @@ class RunJournal:
     """
     The open journal of one run directory. Thread-safe: parallel sub-researchers record their notes at once.
 
-    Create it with :meth:`open`. A deep copy returns the same object, as it is carried in ``hook_context``.
+    Create it with :meth:`open`; the run that opened it owns it.
 
     :param directory: The run directory.
     """
@@ -108,9 +108,6 @@ class RunJournal:
         self._brief: str | None = None
         self._notes: dict[str, JournaledNote] = {}
         self._ledger: list[dict[str, Any]] = []
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> RunJournal:
-        return self
 
     def __repr__(self) -> str:
         return f"RunJournal({str(self.directory)!r}, notes={len(self._notes)})"

@@ -27,24 +27,11 @@ from pydantic import BaseModel, Field, ValidationError
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
-from haystack_deep_research.prompts import (
-    STRUCTURED_RETRY_USER,
-    STRUCTURED_SYSTEM,
-    STRUCTURED_USER,
-    fence,
-    render_chat,
-)
-from haystack_deep_research.publish import publish_totals
-from haystack_deep_research.state import (
-    CITATIONS,
-    HOOK_CONTEXT,
-    PHASE_STRUCTURE,
-    REPORT,
-    STRUCTURED,
-    ResearchRun,
-    run_from_context,
-)
-from haystack_deep_research.steps import Outcome, Phase, ask
+from haystack_deep_research.events import PhaseEnded, PhaseStarted
+from haystack_deep_research.prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat
+from haystack_deep_research.run import Outcome, Phase, ResearchRun, UsesModels, ask, publish
+from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
+from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 
 __all__ = ["ResearchSummary", "StructuredOutputStage", "parse_structured"]
 
@@ -76,7 +63,7 @@ def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | No
         return None, json.loads(error.json(include_url=False))
 
 
-class StructuredOutputStage:
+class StructuredOutputStage(UsesModels):
     """
     A write-hook stage that turns the final report into an instance of ``output_schema`` (see the module docstring).
 
@@ -98,16 +85,19 @@ class StructuredOutputStage:
         self.output_schema = output_schema
         self.chat_generator = chat_generator
 
-    def review(self, state: State, writer: Any) -> Phase[None]:
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator] if self.chat_generator is not None else []
+
+    def review(self, state: State, run: ResearchRun, writer: Any) -> Phase[None]:
         """
         Ask for the JSON, validate it, retry once with the errors; set ``structured`` or raise.
 
         :param state: The orchestrator's live State, holding the final report.
+        :param run: The run.
         :param writer: The writer's chat generator, used when this stage has none of its own.
         :returns: The phase to drive.
         :raises StructuredOutputError: If the second reply does not validate either.
         """
-        run = run_from_context(state.data.get(HOOK_CONTEXT)) or ResearchRun()
         model = self.chat_generator or writer
         report = state.data.get(REPORT) or ""
         titles = {entry.url: entry.title for entry in run.ledger.entries()}
@@ -117,21 +107,23 @@ class StructuredOutputStage:
             "report": fence(report),
             "sources": [fence(f"{titles[url]} — {url}" if titles.get(url) else url) for url in urls],
         }
-        run.report(PHASE_STRUCTURE, f"writing the structured output ({self.output_schema.__name__})")
-        [outcome] = yield [ask(model, render_chat(STRUCTURED_SYSTEM, STRUCTURED_USER, **variables))]
+        detail = f"writing the structured output ({self.output_schema.__name__})"
+        run.events.emit(PhaseStarted(phase=PHASE_STRUCTURE, detail=detail))
+        [outcome] = yield [ask(model, render_chat(STRUCTURED, **variables), role="structure")]
         instance, errors = self._read(run, outcome)
         if instance is None:
-            run.report(PHASE_STRUCTURE, "the structured output did not validate; asking once more")
+            run.events.emit(
+                PhaseStarted(phase=PHASE_STRUCTURE, detail="the structured output did not validate; asking once more")
+            )
             retry = render_chat(
-                STRUCTURED_SYSTEM,
-                STRUCTURED_RETRY_USER,
+                STRUCTURED_RETRY,
                 **variables,
                 previous=fence(outcome.text),
                 errors=json.dumps(errors, ensure_ascii=False, indent=1),
             )
-            [outcome] = yield [ask(model, retry)]
+            [outcome] = yield [ask(model, retry, role="structure")]
             instance, errors = self._read(run, outcome)
-        publish_totals(state, run)
+        publish(state, run)
         if instance is None:
             raise StructuredOutputError(
                 f"the writer's JSON for {self.output_schema.__name__} did not validate after one retry "
@@ -140,8 +132,8 @@ class StructuredOutputStage:
                 errors=errors,
                 report=report,
             )
-        state.set(STRUCTURED, instance)
-        run.report(PHASE_STRUCTURE, "structured output ready")
+        state.set(STRUCTURED_OUTPUT, instance)
+        run.events.emit(PhaseEnded(phase=PHASE_STRUCTURE, detail="structured output ready"))
 
     def _read(self, run: ResearchRun, outcome: Outcome) -> tuple[BaseModel | None, list[dict[str, Any]]]:
         if outcome.reply is not None:
@@ -150,11 +142,6 @@ class StructuredOutputStage:
             why = f"{type(outcome.error).__name__}: {outcome.error}"
             return None, [{"type": "call_failed", "msg": f"the model call failed ({why})"}]
         return parse_structured(self.output_schema, outcome.text)
-
-    def warm_up(self) -> None:
-        """Warm up the stage's own chat generator, if it has one."""
-        if self.chat_generator is not None and hasattr(self.chat_generator, "warm_up"):
-            self.chat_generator.warm_up()
 
     def to_dict(self) -> dict[str, Any]:
         """

@@ -5,7 +5,7 @@ report when too few claims are supported.
 Off by default; ``create_deep_research_agent(grounding=True)`` gives the write hook a :class:`GroundingStage`. After
 the report is written and its citations verified, the stage
 
-1. judges every cited claim (see :mod:`haystack_deep_research.judge`) and computes ``grounding_score``;
+1. judges every cited claim (see :mod:`haystack_deep_research.report.judge`) and computes ``grounding_score``;
 2. while the score is below ``threshold``: first **regenerates** the report from the same notes, telling the writer
    which claims were unsupported (no tool runs), at most ``max_regenerations`` times; then **replans** at most
    ``max_replans`` times: researches each unsupported claim again with the run's ``research_subtopic`` tool, appends
@@ -36,29 +36,23 @@ from haystack.tools import Tool
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research.budgets import budget_from_context
-from haystack_deep_research.hooks import failure
-from haystack_deep_research.judge import Claim, Judgement, cited_claims, judge_claims
-from haystack_deep_research.prompts import REPLAN_SUBTOPIC, REWRITE_USER, WRITER_SYSTEM, fence, render_chat, render_text
-from haystack_deep_research.publish import allowed_urls, publish_report, publish_totals
-from haystack_deep_research.researcher import RESEARCH_SUBTOPIC_TOOL_NAME, ResearchSubtopicTool
+from haystack_deep_research.events import Notice
+from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, REWRITE, fence, render_chat, render_text
+from haystack_deep_research.report.judge import Claim, Judgement, cited_claims, judge_claims
+from haystack_deep_research.report.publish import allowed_urls, publish_report
+from haystack_deep_research.research import ResearchSubtopicTool, failure
+from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, ask, publish
 from haystack_deep_research.state import (
-    BRIEF,
     CITATIONS,
     GROUNDING,
     GROUNDING_SCORE,
-    HOOK_CONTEXT,
-    NOTES,
     PHASE_GROUND,
     PHASE_WRITE,
     REGENERATION_COUNT,
     REPLAN_COUNT,
     REPORT,
     TOOLS,
-    ResearchRun,
-    run_from_context,
 )
-from haystack_deep_research.steps import Call, Phase, ask
 
 __all__ = ["UNSUPPORTED_MARK", "GroundingStage", "mark_unsupported"]
 
@@ -70,7 +64,7 @@ def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]
     Mark claims in a report by the module's rule: :data:`UNSUPPORTED_MARK` before the sentence's final punctuation.
 
     :param report: The report.
-    :param claims: The claims to mark (found with :func:`~haystack_deep_research.judge.cited_claims` on this report).
+    :param claims: The claims to mark (found with :func:`~haystack_deep_research.report.cited_claims` on this report).
     :returns: The marked report and the claims that were marked (a claim whose sentence is no longer on its line,
         or is already marked, is skipped).
     """
@@ -93,20 +87,21 @@ def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]
     return "\n".join(lines), marked
 
 
-def _research_call(tool: Tool, subtopic: str, context: Any) -> Call:
-    return Call(
-        lambda: tool.invoke(subtopic=subtopic, hook_context=context),
-        lambda: tool.invoke_async(subtopic=subtopic, hook_context=context),
-    )
+def _research_call(tool: Tool, subtopic: str) -> Call:
+    return Call(lambda: tool.invoke(subtopic=subtopic), lambda: tool.invoke_async(subtopic=subtopic))
+
+
+def _notice(run: ResearchRun, text: str) -> None:
+    run.events.emit(Notice(phase=PHASE_GROUND, text=text))
 
 
 def _research_tool(state: State) -> Tool | None:
     """The run's ``research_subtopic`` tool, found among the tools Haystack's State holds for the current run."""
     tools = state.data.get(TOOLS) or []
-    return next((t for t in tools if isinstance(t, Tool) and t.name == RESEARCH_SUBTOPIC_TOOL_NAME), None)
+    return next((t for t in tools if isinstance(t, Tool) and t.name == RESEARCH_SUBTOPIC), None)
 
 
-class GroundingStage:
+class GroundingStage(UsesModels):
     """
     A write-hook stage that judges the report's cited claims and repairs the report (see the module docstring).
 
@@ -130,39 +125,39 @@ class GroundingStage:
         if judge_llm is not None:
             _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         self.judge_llm = judge_llm
-        self.threshold = _checks.number_in_range("grounding_threshold", threshold, 0.0, 1.0, include_low=True)
+        self.threshold = _checks.number_in_range("threshold", threshold, 0.0, 1.0, include_low=True)
         self.max_regenerations = _checks.int_in_range("max_regenerations", max_regenerations, 0, 5)
         self.max_replans = _checks.int_in_range("max_replans", max_replans, 0, 5)
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
 
-    def review(self, state: State, writer: Any) -> Phase[None]:
+    def _used_models(self) -> list[Any]:
+        return [self.judge_llm] if self.judge_llm is not None else []
+
+    def review(self, state: State, run: ResearchRun, writer: Any) -> Phase[None]:
         """
         Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported.
 
         :param state: The orchestrator's live State, holding the verified report.
+        :param run: The run.
         :param writer: The writer's chat generator (also the judge when ``judge_llm`` is ``None``).
         :returns: The phase to drive.
         """
-        run = run_from_context(state.data.get(HOOK_CONTEXT))
-        if run is None:
-            return
         judge = self.judge_llm or writer
         judged = yield from self._judge(state, run, judge)
         regenerations = replans = 0
-        budget = budget_from_context(state.data.get(HOOK_CONTEXT))
         while judged.score < self.threshold:
             unsupported = judged.unsupported
-            if budget is not None and (spent := budget.spent(run)) is not None:
-                run.warn(PHASE_GROUND, f"the run's {budget.describe(spent)} is spent; the report is not repaired")
+            if (spent := run.spent()) is not None:
+                run.warn(PHASE_GROUND, f"the run's {run.budget.describe(spent)} is spent; the report is not repaired")
                 break
             if regenerations < self.max_regenerations:
                 regenerations += 1
-                run.report(PHASE_GROUND, f"score {judged.score:.2f} is below {self.threshold}: rewriting the report")
+                _notice(run, f"score {judged.score:.2f} is below {self.threshold}: rewriting the report")
                 rewritten = yield from self._rewrite(state, run, writer, unsupported, researched=False)
             elif replans < self.max_replans:
                 tool = _research_tool(state)
                 if tool is None:
-                    run.warn(PHASE_GROUND, f"cannot replan: this run has no {RESEARCH_SUBTOPIC_TOOL_NAME} tool")
+                    run.warn(PHASE_GROUND, f"cannot replan: this run has no {RESEARCH_SUBTOPIC} tool")
                     break
                 replans += 1
                 if not (yield from self._replan(state, run, tool, unsupported)):
@@ -177,7 +172,7 @@ class GroundingStage:
     def _judge(self, state: State, run: ResearchRun, judge: Any) -> Phase[Judgement]:
         citations = state.data.get(CITATIONS) or {}
         claims = cited_claims(state.data.get(REPORT) or "", citations.get("verified_urls") or [])
-        run.report(PHASE_GROUND, f"judging {len(claims)} cited claim(s) against their sources")
+        _notice(run, f"judging {len(claims)} cited claim(s) against their sources")
         judged = yield from judge_claims(claims, run.ledger, judge)
         run.record_usage(PHASE_GROUND, judged.usage)
         for warning in judged.warnings:
@@ -187,18 +182,17 @@ class GroundingStage:
     def _rewrite(
         self, state: State, run: ResearchRun, writer: Any, unsupported: list[Claim], *, researched: bool
     ) -> Phase[bool]:
-        notes = list(state.data.get(NOTES) or [])
+        notes = run.notes()
         urls = allowed_urls(notes, run)
         prompt = render_chat(
-            WRITER_SYSTEM,
-            REWRITE_USER,
-            brief=state.data.get(BRIEF) or "",
+            REWRITE,
+            brief=run.brief,
             notes=[fence(note) for note in notes],
             urls=urls,
             unsupported=[fence(claim.text) for claim in unsupported],
             researched=researched,
         )
-        [outcome] = yield [ask(writer, prompt)]
+        [outcome] = yield [ask(writer, prompt, role="writer")]
         if outcome.reply is not None:
             run.record_usage(PHASE_WRITE, outcome.reply.meta.get("usage"))
         if not outcome.text:
@@ -210,11 +204,10 @@ class GroundingStage:
     def _replan(self, state: State, run: ResearchRun, tool: Tool, unsupported: list[Claim]) -> Phase[int]:
         per_round = tool.max_subtopics if isinstance(tool, ResearchSubtopicTool) else self.max_concurrency
         claims = list(dict.fromkeys(claim.text for claim in unsupported))[:per_round]
-        run.report(PHASE_GROUND, f"researching {len(claims)} unsupported claim(s) again")
+        _notice(run, f"researching {len(claims)} unsupported claim(s) again")
         run.grant_subtopics(len(claims))
-        brief, context = state.data.get(BRIEF) or "", state.data.get(HOOK_CONTEXT)
-        subtopics = [render_text(REPLAN_SUBTOPIC, claim=claim, brief=brief) for claim in claims]
-        outcomes = yield [_research_call(tool, subtopic, context) for subtopic in subtopics]
+        subtopics = [render_text(REPLAN_SUBTOPIC, claim=claim, brief=run.brief) for claim in claims]
+        outcomes = yield [_research_call(tool, subtopic) for subtopic in subtopics]
         notes: list[str] = []
         for claim, outcome in zip(claims, outcomes, strict=True):
             note = outcome.value.get("note") if isinstance(outcome.value, dict) else None
@@ -222,9 +215,7 @@ class GroundingStage:
                 notes.append(note)
             else:
                 run.warn(PHASE_GROUND, f"researching the claim '{claim}' again failed ({failure(outcome.error)})")
-        if notes:
-            state.set(NOTES, notes)
-        else:
+        if not notes:
             run.warn(PHASE_GROUND, "replanning found nothing new; the report is kept as it is")
         return len(notes)
 
@@ -239,16 +230,8 @@ class GroundingStage:
         state.set(GROUNDING_SCORE, judged.score)
         state.set(REGENERATION_COUNT, regenerations)
         state.set(REPLAN_COUNT, replans)
-        publish_totals(state, run)
-        run.report(
-            PHASE_GROUND,
-            f"grounding score {judged.score:.2f} after {regenerations} rewrite(s) and {replans} replan(s)",
-        )
-
-    def warm_up(self) -> None:
-        """Warm up the judge's chat generator."""
-        if self.judge_llm is not None and hasattr(self.judge_llm, "warm_up"):
-            self.judge_llm.warm_up()
+        publish(state, run)
+        _notice(run, f"grounding score {judged.score:.2f} after {regenerations} rewrite(s) and {replans} replan(s)")
 
     def to_dict(self) -> dict[str, Any]:
         """

@@ -7,7 +7,7 @@ result and ask the same thing of it. With a :class:`ReadCache` the first one fet
 other that asks for the same URL with the same question meanwhile waits for that summary, and any that asks later
 gets it at once. A read that fails is not kept: whoever asks next reads the page itself.
 
-One cache belongs to one run (it lives in the run's ``ResearchRun``, never on the agent or the tool). It is
+One cache belongs to one run (its :class:`~haystack_deep_research.run.ResearchRun`, never the agent or the tool). It is
 thread-safe, and a wait works from a worker thread and from an asyncio task alike.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from haystack_deep_research.evidence.ledger import normalize_url
+from haystack_deep_research.evidence import normalize_url
 
 __all__ = ["CachedRead", "ReadCache", "ReadClaim"]
 

@@ -3,7 +3,7 @@
 
     deep-research check REPORT.md [--sources sources.json] [--judge] [--judge-model MODEL]
 
-Citations are found as :mod:`haystack_deep_research.evidence.citations` describes (inline links, autolinks, bare URLs,
+Citations are found as :mod:`haystack_deep_research.evidence` describes (inline links, autolinks, bare URLs,
 reference definitions, numbered Sources/References lists and the markers pointing to them).
 
 - ``--sources`` names the record of what was read: the evidence ledger that ``deep-research --sources`` writes (a JSON
@@ -29,13 +29,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from haystack_deep_research.agent import DEFAULT_MODEL, default_chat_generator
+from haystack_deep_research.agents import DEFAULT_MODEL, default_chat_generator
 from haystack_deep_research.errors import ConfigurationError, UsageError
-from haystack_deep_research.evidence.citations import Citation
-from haystack_deep_research.evidence.ledger import EvidenceLedger
-from haystack_deep_research.evidence.verification import verify_citations
-from haystack_deep_research.judge import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
-from haystack_deep_research.steps import drive
+from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
+from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
+from haystack_deep_research.run import drive
 
 __all__ = ["check_parser", "default_judge", "load_sources", "run_check"]
 

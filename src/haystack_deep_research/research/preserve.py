@@ -11,65 +11,70 @@ caller should see the provider's error (a wrong key, say).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from haystack import component
+from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, RESEARCH_SUBTOPIC, render_text
+from haystack_deep_research.run import Call, Phase, UsesModels, drive, drive_async
+
+__all__ = ["FAILURE_META", "PreservingChatGenerator", "model_failure"]
 
 FAILURE_META = "haystack_deep_research.model_failure"
 """The ``meta`` key of the stand-in reply; its value says what failed."""
-
-RESEARCH_TOOL_NAME = "research_subtopic"
 
 
 def _research_done(messages: list[ChatMessage]) -> bool:
     return any(
         m.tool_call_result is not None
         and not m.tool_call_result.error
-        and m.tool_call_result.origin.tool_name == RESEARCH_TOOL_NAME
+        and m.tool_call_result.origin.tool_name == RESEARCH_SUBTOPIC
         for m in messages
     )
 
 
-def _stand_in(error: Exception) -> dict[str, list[ChatMessage]]:
-    why = f"{type(error).__name__}: {error}"
-    reply = ChatMessage.from_assistant(
-        f"Research stopped: the orchestrator model failed ({why}).",
-        meta={"finish_reason": "stop", FAILURE_META: why},
-    )
-    return {"replies": [reply]}
-
-
 @component
-class PreservingChatGenerator:
+class PreservingChatGenerator(UsesModels):
     """
     Wrap a chat generator so that its failure after research has begun ends the run instead of discarding it.
 
-    :param chat_generator: The orchestrator's chat generator.
+    :param chat_generator: The orchestrator's chat generator; it must support tools.
     :raises ConfigurationError: If it is not a chat generator that supports tools.
     """
 
-    def __init__(self, *, chat_generator: Any) -> None:
-        self.chat_generator = _checks.chat_generator("orchestrator_llm", chat_generator, needs_tools=True)
+    def __init__(self, *, chat_generator: ChatGenerator) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
 
-    def warm_up(self) -> None:
-        """Warm up the wrapped generator."""
-        if hasattr(self.chat_generator, "warm_up"):
-            self.chat_generator.warm_up()
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
 
-    async def warm_up_async(self) -> None:
-        """Warm up the wrapped generator on the serving event loop."""
-        if hasattr(self.chat_generator, "warm_up_async"):
-            await self.chat_generator.warm_up_async()
-        else:
-            self.warm_up()
+    def _phase(self, messages: list[ChatMessage], tools: Any, kwargs: dict[str, Any]) -> Phase[dict[str, Any]]:
+        generator = self.chat_generator
+
+        async def run_async() -> Any:
+            if hasattr(generator, "run_async"):
+                return await generator.run_async(messages=messages, tools=tools, **kwargs)
+            return await asyncio.to_thread(generator.run, messages=messages, tools=tools, **kwargs)
+
+        [called] = yield [Call(lambda: generator.run(messages=messages, tools=tools, **kwargs), run_async)]
+        if called.error is None:
+            return called.value
+        if not _research_done(messages):
+            raise called.error
+        why = f"{type(called.error).__name__}: {called.error}"
+        reply = ChatMessage.from_assistant(
+            render_text(ORCHESTRATOR_STAND_IN, why=why), meta={"finish_reason": "stop", FAILURE_META: why}
+        )
+        return {"replies": [reply]}
 
     @component.output_types(replies=list[ChatMessage])
-    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
         """
         Call the wrapped generator.
 
@@ -78,33 +83,19 @@ class PreservingChatGenerator:
         :param kwargs: Other generator inputs (streaming callback, generation kwargs).
         :returns: The wrapped generator's replies, or a stand-in final reply after research has begun.
         """
-        try:
-            return self.chat_generator.run(messages=messages, tools=tools, **kwargs)
-        except Exception as error:
-            if not _research_done(messages):
-                raise
-            return _stand_in(error)
+        return drive(self._phase(messages, tools, kwargs))
 
     @component.output_types(replies=list[ChatMessage])
-    async def run_async(
-        self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any
-    ) -> dict[str, list[ChatMessage]]:
+    async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
         """
-        Async variant of :meth:`run`.
+        Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a worker thread.
 
         :param messages: The conversation.
         :param tools: The tools offered.
         :param kwargs: Other generator inputs.
         :returns: The wrapped generator's replies, or a stand-in final reply after research has begun.
         """
-        try:
-            if hasattr(self.chat_generator, "run_async"):
-                return await self.chat_generator.run_async(messages=messages, tools=tools, **kwargs)
-            return self.chat_generator.run(messages=messages, tools=tools, **kwargs)
-        except Exception as error:
-            if not _research_done(messages):
-                raise
-            return _stand_in(error)
+        return await drive_async(self._phase(messages, tools, kwargs))
 
     def to_dict(self) -> dict[str, Any]:
         """

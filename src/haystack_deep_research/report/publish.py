@@ -1,24 +1,21 @@
 """
-How a written report becomes the run's outputs.
+Publishing a report: the URLs it may cite, verifying its citations against the ledger, and the outputs it sets.
 
 - :func:`allowed_urls`: the URLs a report may cite (URLs in the notes whose pages the run really read).
 - :func:`publish_report`: verify a report's citations against them (see :mod:`haystack_deep_research.evidence`),
-  repair it, and fill ``report``, ``citations``, ``sources`` and the totals. The write hook calls it for the first
-  draft; the grounding stage calls it again for every rewrite.
-- :func:`publish_totals`: refresh ``usage_by_phase``, ``token_usage`` and ``warnings`` after further calls.
+  repair it, and set ``report`` and ``citations`` and the outputs that mirror the run. The write hook calls it for
+  the first draft; the grounding stage calls it again for every rewrite.
 - :func:`reset_review_outputs`: the outputs of the report stages, before any stage has run.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
-from haystack_deep_research.evidence.citations import extract_citations
-from haystack_deep_research.evidence.ledger import normalize_url
-from haystack_deep_research.evidence.verification import CitationCheck, verify_citations
+from haystack_deep_research.events import CitationRemoved, ReportReady
+from haystack_deep_research.evidence import CitationCheck, extract_citations, normalize_url, verify_citations
+from haystack_deep_research.run import ResearchRun, publish
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,
@@ -27,16 +24,10 @@ from haystack_deep_research.state import (
     REGENERATION_COUNT,
     REPLAN_COUNT,
     REPORT,
-    SOURCES,
     STRUCTURED,
-    TOKEN_USAGE,
-    USAGE_BY_PHASE,
-    WARNINGS,
-    ResearchRun,
-    add_usage,
 )
 
-__all__ = ["allowed_urls", "publish_report", "publish_totals", "reset_review_outputs"]
+__all__ = ["allowed_urls", "publish_report", "reset_review_outputs"]
 
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
@@ -57,28 +48,13 @@ def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     return [url for url in in_notes if normalize_url(url) in read]
 
 
-def publish_totals(state: State, run: ResearchRun) -> None:
-    """
-    Refresh the outputs that sum up the run so far: ``usage_by_phase``, ``token_usage`` and ``warnings``.
-
-    :param state: The orchestrator's live State.
-    :param run: The run.
-    """
-    usage = run.usage_by_phase()
-    total: dict[str, Any] = {}
-    for phase_usage in usage.values():
-        total = add_usage(total, phase_usage)
-    state.set(USAGE_BY_PHASE, usage)
-    state.set(TOKEN_USAGE, total)
-    state.set(WARNINGS, run.warnings(), handler_override=replace_values)
-
-
 def publish_report(state: State, run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
     """
     Verify a report's citations against the allowed URLs, repair it, and make it the run's report.
 
-    Sets ``report`` (repaired), ``citations`` (the findings, without the report), ``sources`` (the ledger) and the
-    totals of :func:`publish_totals`. A report that cited URLs the run never read adds a warning.
+    Sets ``report`` (repaired), ``citations`` (the findings, without the report) and the outputs that mirror the run
+    (``sources``, ``warnings``, usage, ...). A report that cited URLs the run never read adds a warning, and each
+    removed citation a :class:`~haystack_deep_research.events.CitationRemoved` event.
 
     :param state: The orchestrator's live State.
     :param run: The run.
@@ -88,12 +64,14 @@ def publish_report(state: State, run: ResearchRun, report: str, urls: list[str])
     """
     titles = {entry.url: entry.title for entry in run.ledger.entries() if entry.title}
     check = verify_citations(report, urls, titles=titles)
+    for citation in check.unverified:
+        run.events.emit(CitationRemoved(phase=PHASE_WRITE, url=citation.url, line=citation.line))
     if check.unverified:
         run.warn(PHASE_WRITE, f"removed {len(check.unverified)} citation(s) of URLs the run never retrieved")
     state.set(REPORT, check.report)
     state.set(CITATIONS, {key: value for key, value in check.to_dict().items() if key != "report"})
-    state.set(SOURCES, run.ledger.to_list())
-    publish_totals(state, run)
+    publish(state, run)
+    run.events.emit(ReportReady(phase=PHASE_WRITE, verified=len(check.verified), removed=len(check.unverified)))
     return check
 
 

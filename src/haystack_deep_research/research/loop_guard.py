@@ -25,16 +25,10 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ToolCall
 
 from haystack_deep_research import _checks
+from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import LOOP_STOPPED, LOOP_WARNING, render_text
-from haystack_deep_research.state import (
-    EXIT_LOOP_DETECTED,
-    HOOK_CONTEXT,
-    LOOP_STREAK,
-    MESSAGES,
-    PHASE_RESEARCH,
-    STOP_RUN,
-    run_from_context,
-)
+from haystack_deep_research.run import view_of
+from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, MESSAGES, PHASE_RESEARCH, STOP_RUN
 
 DEFAULT_LOOP_THRESHOLD = 3
 MIN_LOOP_THRESHOLD = 2
@@ -75,7 +69,7 @@ class LoopGuardHook:
     allowed_hook_points = ("before_tool",)
 
     def __init__(self, *, threshold: int = DEFAULT_LOOP_THRESHOLD) -> None:
-        self.threshold = _checks.int_in_range("loop_threshold", threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
+        self.threshold = _checks.int_in_range("threshold", threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
 
     def run(self, state: State) -> None:
         """
@@ -108,17 +102,18 @@ class LoopGuardHook:
         if looping is None:
             return
         self._answer_without_running(state, pending.tool_calls, looping.tool_name, longest, stop=stop)
-        run = run_from_context(state.data.get(HOOK_CONTEXT))
+        view = view_of(state)
         if stop:
             state.set(STOP_RUN, EXIT_LOOP_DETECTED)
-            if run is not None:
-                run.warn(
+            if view is not None:
+                view.warn(
                     PHASE_RESEARCH,
                     f"a researcher kept calling {looping.tool_name} with the same arguments ({longest} times in a "
                     "row) and was stopped; its note covers what it gathered before",
                 )
-        elif run is not None:
-            run.report(PHASE_RESEARCH, f"a researcher repeated {looping.tool_name}; it was told to change course")
+        elif view is not None:
+            text = f"a researcher repeated {looping.tool_name}; it was told to change course"
+            view.emit(Notice(phase=PHASE_RESEARCH, text=text))
 
     @staticmethod
     def _answer_without_running(state: State, calls: list[ToolCall], tool: str, count: int, *, stop: bool) -> None:

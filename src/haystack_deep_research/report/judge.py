@@ -24,11 +24,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from haystack_deep_research.evidence.citations import extract_citations
-from haystack_deep_research.evidence.ledger import EvidenceLedger, normalize_url
-from haystack_deep_research.prompts import JUDGE_SYSTEM, JUDGE_USER, fence, render_chat
-from haystack_deep_research.state import add_usage
-from haystack_deep_research.steps import Phase, ask
+from haystack_deep_research.evidence import EvidenceLedger, extract_citations, normalize_url
+from haystack_deep_research.prompts import JUDGE, fence, render_chat
+from haystack_deep_research.run import Phase, add_usage, ask
 
 __all__ = [
     "SUPPORTED",
@@ -227,7 +225,7 @@ def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: Any) -> Pha
     :param claims: The claims (see :func:`cited_claims`).
     :param ledger: The evidence ledger holding the sources' stored texts.
     :param judge: The judge's chat generator.
-    :returns: A phase (drive it with :func:`~haystack_deep_research.steps.drive`) returning the :class:`Judgement`.
+    :returns: A phase (drive it with :func:`~haystack_deep_research.run.drive`) returning the :class:`Judgement`.
     """
     by_source: dict[str, tuple[str, list[int]]] = {}
     for index, claim in enumerate(claims):
@@ -244,15 +242,14 @@ def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: Any) -> Pha
         asked.append(key)
         prompts.append(
             render_chat(
-                JUDGE_SYSTEM,
-                JUDGE_USER,
+                JUDGE,
                 url=fence(entry.url),
                 title=fence(entry.title),
                 source=fence(entry.text),
                 claims=[fence(claims[i].text) for i in indexes],
             )
         )
-    outcomes = (yield [ask(judge, prompt) for prompt in prompts]) if prompts else []
+    outcomes = (yield [ask(judge, prompt, role="judge") for prompt in prompts]) if prompts else []
     judgement = Judgement(verdicts=[])
     for key, outcome in zip(asked, outcomes, strict=True):
         url, indexes = by_source[key]

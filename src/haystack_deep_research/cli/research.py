@@ -8,7 +8,7 @@ The ``deep-research`` command.
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
 
 The first argument chooses the form: exactly ``check`` runs the citation checker (see
-:mod:`haystack_deep_research.check`); anything else is a question, so ``deep-research "check the solar data"``
+:mod:`haystack_deep_research.cli.check`); anything else is a question, so ``deep-research "check the solar data"``
 still researches. To research the one-word question "check", write ``deep-research -- check``.
 """
 
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.agent import create_deep_research_agent
-from haystack_deep_research.check import run_check
+from haystack_deep_research.agents import create_deep_research_agent
+from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingCredentialsError
 from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
 

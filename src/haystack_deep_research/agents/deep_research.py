@@ -1,0 +1,213 @@
+"""``create_deep_research_agent``: the front door. Wiring only; every behaviour lives in the hooks and tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack.components.agents import Agent
+from haystack.components.generators.chat.types import ChatGenerator
+from haystack.tools import Tool
+from pydantic import BaseModel
+
+from haystack_deep_research import _checks
+from haystack_deep_research.agents.models import DEFAULT_MODEL, DEFAULT_SMALL_MODEL, default_chat_generator
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.prompts import ORCHESTRATOR_SYSTEM, RESEARCHER_SYSTEM, render_text
+from haystack_deep_research.report import GroundingStage, ReportStage, StructuredOutputStage, WriteHook
+from haystack_deep_research.research import (
+    DEFAULT_LOOP_THRESHOLD,
+    FinalSummaryHook,
+    LoopGuardHook,
+    PreservingChatGenerator,
+    ResearchSubtopicTool,
+    ScopeHook,
+)
+from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
+from haystack_deep_research.run import BudgetHook, RunBudget
+from haystack_deep_research.state import orchestrator_state_schema, researcher_state_schema
+from haystack_deep_research.tools import ReadUrlTool, RunToolset, WebSearchTool, create_think_tool
+from haystack_deep_research.web import FetchLimits, UrlPolicy
+
+__all__ = ["create_deep_research_agent"]
+
+_ROLES = {
+    "scope_llm": (DEFAULT_MODEL, False),
+    "orchestrator_llm": (DEFAULT_MODEL, True),
+    "researcher_llm": (DEFAULT_SMALL_MODEL, True),
+    "summarizer_llm": (DEFAULT_SMALL_MODEL, False),
+    "writer_llm": (DEFAULT_MODEL, False),
+}
+
+
+def _models(given: dict[str, ChatGenerator | None]) -> dict[str, ChatGenerator]:
+    """Each role's model: the one given (checked under the factory's parameter name) or the role's default."""
+    models = {}
+    for role, (default, needs_tools) in _ROLES.items():
+        model = given[role] if given[role] is not None else default_chat_generator(default)
+        models[role] = _checks.chat_generator(role, model, needs_tools=needs_tools)
+    return models
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """Check every parameter under the factory's own name before any component is built."""
+    _checks.int_in_range("max_subtopics", options["max_subtopics"], 1, 50)
+    _checks.int_in_range("max_concurrent_researchers", options["max_concurrent_researchers"], 1, 50)
+    _checks.int_in_range("max_orchestrator_steps", options["max_orchestrator_steps"], 1, 100)
+    _checks.int_in_range("max_researcher_steps", options["max_researcher_steps"], 1, 200)
+    _checks.int_in_range("max_search_results", options["max_search_results"], 1, 20)
+    _checks.int_in_range("max_content_length", options["max_content_length"], 1_000, 1_000_000)
+    _checks.int_in_range("loop_threshold", options["loop_threshold"], MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
+    _checks.number_in_range("grounding_threshold", options["grounding_threshold"], 0.0, 1.0, include_low=True)
+    _checks.int_in_range("max_regenerations", options["max_regenerations"], 0, 5)
+    _checks.int_in_range("max_replans", options["max_replans"], 0, 5)
+    RunBudget(token_budget=options["token_budget"], time_budget=options["time_budget"])
+    kinds = (("search_tool", Tool, "Haystack Tool"), ("url_policy", UrlPolicy, "UrlPolicy"))
+    for name, kind, called in (*kinds, ("fetch_limits", FetchLimits, "FetchLimits")):
+        value = options[name]
+        if value is not None and not isinstance(value, kind):
+            raise ConfigurationError(f"{name} must be a {called}; got {type(value).__name__}.")
+    if not isinstance(options["grounding"], bool):
+        raise ConfigurationError(f"grounding must be True or False; got {options['grounding']!r}.")
+    if options["judge_llm"] is not None:
+        if not options["grounding"]:
+            raise ConfigurationError(
+                "judge_llm is used only with grounding=True; pass grounding=True or drop judge_llm."
+            )
+        _checks.chat_generator("judge_llm", options["judge_llm"], needs_tools=False)
+    schema = options["output_schema"]
+    if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise ConfigurationError(
+            f"output_schema must be a pydantic BaseModel subclass, for example ResearchSummary; got {schema!r}."
+        )
+
+
+def _report_stages(options: dict[str, Any]) -> list[ReportStage]:
+    stages: list[ReportStage] = []
+    if options["grounding"]:
+        stages.append(
+            GroundingStage(
+                judge_llm=options["judge_llm"],
+                threshold=options["grounding_threshold"],
+                max_regenerations=options["max_regenerations"],
+                max_replans=options["max_replans"],
+                max_concurrency=options["max_concurrent_researchers"],
+            )
+        )
+    if options["output_schema"] is not None:
+        stages.append(StructuredOutputStage(output_schema=options["output_schema"]))
+    return stages
+
+
+def create_deep_research_agent(
+    *,
+    scope_llm: ChatGenerator | None = None,
+    orchestrator_llm: ChatGenerator | None = None,
+    researcher_llm: ChatGenerator | None = None,
+    summarizer_llm: ChatGenerator | None = None,
+    writer_llm: ChatGenerator | None = None,
+    max_subtopics: int = 5,
+    max_concurrent_researchers: int = 5,
+    max_orchestrator_steps: int = 8,
+    max_researcher_steps: int = 20,
+    max_search_results: int = 10,
+    max_content_length: int = 50_000,
+    search_tool: Tool | None = None,
+    url_policy: UrlPolicy | None = None,
+    fetch_limits: FetchLimits | None = None,
+    token_budget: int | None = None,
+    time_budget: float | None = None,
+    loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
+    grounding: bool = False,
+    judge_llm: ChatGenerator | None = None,
+    grounding_threshold: float = 0.65,
+    max_regenerations: int = 1,
+    max_replans: int = 2,
+    output_schema: type[BaseModel] | None = None,
+) -> Agent:
+    """
+    Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
+
+    The result is a plain Haystack ``Agent``: run it with ``run`` or ``run_async``, put it in a Pipeline, serialize it
+    with ``to_dict`` / ``from_dict``. Pass the question as ``messages=[ChatMessage.from_user("...")]``.
+
+    :param scope_llm: Turns the question into a research brief. Default: OpenAI "gpt-5.4".
+    :param orchestrator_llm: Plans, delegates sub-topics and checks coverage; must support tools. Default "gpt-5.4".
+    :param researcher_llm: Each sub-researcher's search / read / think loop; must support tools.
+        Default "gpt-5.4-mini".
+    :param summarizer_llm: Summarizes each page read toward the researcher's question. Default "gpt-5.4-mini".
+    :param writer_llm: Turns the brief and the notes into the report. Default "gpt-5.4".
+    :param max_subtopics: Sub-topics the orchestrator may delegate in one run, 1 to 50 (enforced in code).
+    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50.
+    :param max_orchestrator_steps: Orchestrator loop steps, 1 to 100.
+    :param max_researcher_steps: Each sub-researcher's loop steps, 1 to 200.
+    :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
+    :param max_content_length: Page characters given to the summarizer, 1,000 to 1,000,000.
+    :param search_tool: The researchers' search tool. Default: the library's ``WebSearchTool`` (Tavily,
+        ``TAVILY_API_KEY``). Another tool should return titles, exact URLs and snippets.
+    :param url_policy: Which URLs ``read_url`` may fetch. Default: public http(s) addresses only.
+    :param fetch_limits: Download cap, timeouts, redirects and PDF pages for ``read_url``.
+    :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``. Once
+        spent, no new research starts, running researchers summarize what they have, the report is written and
+        ``exit_reason`` is "token_budget".
+    :param time_budget: Seconds of wall-clock time one run may take (more than 0, up to 7 days), or ``None``; when
+        spent the run ends the same way with ``exit_reason`` "time_budget".
+    :param loop_threshold: Identical tool calls in a row (same tool, same arguments) that make a researcher's loop,
+        2 to 20: that call is answered with an error telling the model to change course, and the next identical one
+        stops the researcher, whose note is then marked partial.
+    :param grounding: Judge every cited claim against the stored text of its source and repair the report when the
+        grounding score is below ``grounding_threshold`` (see docs/evidence.md). Off by default.
+    :param judge_llm: The grounding judge; only with ``grounding=True``. Default: the writer model.
+    :param grounding_threshold: The lowest acceptable grounding score, 0 to 1.
+    :param max_regenerations: With grounding: rewrites from the same notes, without tools, 0 to 5.
+    :param max_replans: With grounding: rounds of researching unsupported claims again, then rewriting, 0 to 5.
+    :param output_schema: A pydantic model class (for example ``ResearchSummary``): the final report is also turned
+        into an instance of it, the ``structured`` output. Fails with ``StructuredOutputError`` after one retry.
+    :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
+        ``citations``, ``warnings``, ``usage_by_phase``, ``grounding_score`` (``None`` without grounding),
+        ``grounding`` (per-claim verdicts), ``regeneration_count``, ``replan_count``, ``structured`` (``None``
+        without a schema) and the Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage``
+        (all phases), ``tool_call_counts`` and ``exit_reason``.
+    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
+    """
+    options = dict(locals())
+    _check_options(options)
+    models = _models({role: options[role] for role in _ROLES})
+    researcher_tools = [
+        search_tool or WebSearchTool(max_results=max_search_results),
+        ReadUrlTool(
+            summarizer_llm=models["summarizer_llm"],
+            max_content_length=max_content_length,
+            url_policy=url_policy,
+            fetch_limits=fetch_limits,
+        ),
+        create_think_tool(),
+    ]
+    budget = BudgetHook()
+    researcher = Agent(
+        chat_generator=models["researcher_llm"],
+        tools=[RunToolset(tools=researcher_tools)],
+        system_prompt=render_text(RESEARCHER_SYSTEM, max_steps=max_researcher_steps),
+        state_schema=researcher_state_schema(),
+        max_agent_steps=max_researcher_steps,
+        hooks={
+            "before_llm": [budget],
+            "before_tool": [LoopGuardHook(threshold=loop_threshold)],
+            "after_run": [FinalSummaryHook(chat_generator=models["researcher_llm"])],
+        },
+    )
+    orchestrator_tools = [ResearchSubtopicTool(researcher=researcher, max_subtopics=max_subtopics), create_think_tool()]
+    return Agent(
+        chat_generator=PreservingChatGenerator(chat_generator=models["orchestrator_llm"]),
+        tools=[RunToolset(tools=orchestrator_tools)],
+        system_prompt=render_text(ORCHESTRATOR_SYSTEM, max_subtopics=max_subtopics),
+        state_schema=orchestrator_state_schema(),
+        max_agent_steps=max_orchestrator_steps,
+        tool_concurrency_limit=max_concurrent_researchers,
+        hooks={
+            "before_run": [
+                ScopeHook(chat_generator=models["scope_llm"], token_budget=token_budget, time_budget=time_budget)
+            ],
+            "before_llm": [budget],
+            "after_run": [WriteHook(chat_generator=models["writer_llm"], stages=_report_stages(options))],
+        },
+    )

@@ -1,0 +1,7 @@
+"""``python -m haystack_deep_research.cli``: the ``deep-research`` command."""
+
+import sys
+
+from haystack_deep_research.cli.research import main
+
+sys.exit(main())

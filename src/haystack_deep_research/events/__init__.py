@@ -1,0 +1,49 @@
+"""
+Typed events: what happens in a run, as it happens.
+
+Pass ``hook_context={EVENTS_KEY: on_event}`` to a run to receive every :class:`Event`, or iterate them with
+:class:`EventStream`. The older ``hook_context={PROGRESS_KEY: progress}`` receives each event as one
+``progress(phase, line)`` call.
+"""
+
+from haystack_deep_research.events.bus import EventBus, Subscriber, progress_view
+from haystack_deep_research.events.stream import EventStream
+from haystack_deep_research.events.types import (
+    BudgetReached,
+    CitationRemoved,
+    Event,
+    Notice,
+    PageRead,
+    PageRefused,
+    PhaseEnded,
+    PhaseStarted,
+    ReportReady,
+    RunEnded,
+    RunStarted,
+    SearchDone,
+    SubagentCompleted,
+    SubagentSpawned,
+    WarningRaised,
+)
+
+__all__ = [
+    "BudgetReached",
+    "CitationRemoved",
+    "Event",
+    "EventBus",
+    "EventStream",
+    "Notice",
+    "PageRead",
+    "PageRefused",
+    "PhaseEnded",
+    "PhaseStarted",
+    "ReportReady",
+    "RunEnded",
+    "RunStarted",
+    "SearchDone",
+    "SubagentCompleted",
+    "SubagentSpawned",
+    "Subscriber",
+    "WarningRaised",
+    "progress_view",
+]

@@ -1,0 +1,47 @@
+"""
+The report layer: the write hook that writes and verifies the report and closes the run, the grounding stage and
+its judge, the structured-output stage, and publishing a verified report.
+"""
+
+from haystack_deep_research.report.grounding import UNSUPPORTED_MARK, GroundingStage, mark_unsupported
+from haystack_deep_research.report.judge import (
+    SUPPORTED,
+    UNKNOWN,
+    UNSUPPORTED,
+    Claim,
+    ClaimVerdict,
+    Judgement,
+    SourceVerdict,
+    cited_claims,
+    grounding_score,
+    judge_claims,
+    parse_verdicts,
+)
+from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
+from haystack_deep_research.report.structured import ResearchSummary, StructuredOutputStage, parse_structured
+from haystack_deep_research.report.writer import ReportStage, WriteHook
+
+__all__ = [
+    "SUPPORTED",
+    "UNKNOWN",
+    "UNSUPPORTED",
+    "UNSUPPORTED_MARK",
+    "Claim",
+    "ClaimVerdict",
+    "GroundingStage",
+    "Judgement",
+    "ReportStage",
+    "ResearchSummary",
+    "SourceVerdict",
+    "StructuredOutputStage",
+    "WriteHook",
+    "allowed_urls",
+    "cited_claims",
+    "grounding_score",
+    "judge_claims",
+    "mark_unsupported",
+    "parse_structured",
+    "parse_verdicts",
+    "publish_report",
+    "reset_review_outputs",
+]

@@ -1,0 +1,134 @@
+"""
+The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run.
+
+:class:`WriteHook` is the run's :class:`~haystack_deep_research.run.CloseRunHook` plus the write phase: the brief and
+the researchers' notes become a Markdown report, every citation is verified against the sources the run really
+read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
+stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
+output raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error
+propagates. A failing writer yields a report assembled from the brief and the notes, with ``exit_reason`` saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from haystack.components.agents.state import State
+from haystack.components.generators.chat.types import ChatGenerator
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import PhaseStarted
+from haystack_deep_research.prompts import FALLBACK_REPORT, WRITER, fence, render_chat, render_text
+from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
+from haystack_deep_research.research import failure, model_failure
+from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun, ask
+from haystack_deep_research.state import (
+    EXIT_ORCHESTRATOR_FAILED,
+    EXIT_REASON,
+    EXIT_WRITER_FAILED,
+    MESSAGES,
+    PHASE_ORCHESTRATOR,
+    PHASE_WRITE,
+)
+
+__all__ = ["ReportStage", "WriteHook"]
+
+
+class ReportStage(Protocol):
+    """
+    A step that runs after the report is written and verified; it may judge, rewrite or convert the report.
+
+    ``max_concurrency`` bounds the calls of one batch of its phase.
+    """
+
+    max_concurrency: int
+
+    def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
+        """
+        :param state: The orchestrator's live State, holding the verified report.
+        :param run: The run.
+        :param writer: The writer's chat generator.
+        :returns: The phase to drive.
+        """
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized stage."""
+        ...
+
+
+class WriteHook(CloseRunHook):
+    """
+    ``after_run``: brief + notes → Markdown report, citations verified against the evidence ledger, then the stages.
+
+    :param chat_generator: The writer model.
+    :param stages: Report stages, run in order after the report is written and verified.
+    :raises ConfigurationError: If ``chat_generator`` is not a chat generator.
+    """
+
+    def __init__(self, *, chat_generator: ChatGenerator, stages: list[ReportStage] | None = None) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self.stages = list(stages or [])
+        self.max_concurrency = max([5, *(stage.max_concurrency for stage in self.stages)])
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator, *self.stages]
+
+    def finish(self, state: State, run: ResearchRun) -> Phase[None]:
+        """
+        Write and verify the report, then run the stages.
+
+        :param state: The orchestrator's live State.
+        :param run: The run.
+        :returns: The phase.
+        """
+        failed = model_failure(state.data.get(MESSAGES))
+        if failed is not None:
+            run.warn(PHASE_ORCHESTRATOR, f"the orchestrator model failed ({failed}); the report uses the notes so far")
+            state.set(EXIT_REASON, EXIT_ORCHESTRATOR_FAILED)
+        notes = run.notes()
+        urls = allowed_urls(notes, run)
+        detail = f"writing the report from {len(notes)} notes and {len(urls)} sources"
+        run.events.emit(PhaseStarted(phase=PHASE_WRITE, detail=detail))
+        prompt = render_chat(WRITER, brief=run.brief, notes=[fence(n) for n in notes], urls=urls)
+        [written] = yield [ask(self.chat_generator, prompt, role="writer")]
+        if written.reply is not None:
+            run.record_usage(PHASE_WRITE, written.reply.meta.get("usage"))
+        report = written.text
+        if not report:
+            why = failure(written.error)
+            run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the notes")
+            report = render_text(FALLBACK_REPORT, error=why, brief=run.brief, notes=notes, urls=urls)
+            state.set(EXIT_REASON, EXIT_WRITER_FAILED)
+        reset_review_outputs(state)
+        publish_report(state, run, report, urls)
+        for stage in self.stages:
+            yield from stage.review(state, run, self.chat_generator)
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized hook, with its stages.
+        """
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
+            stages=[component_to_dict(obj=stage, name="stage") for stage in self.stages],
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WriteHook:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The hook.
+        """
+        params = data["init_parameters"]
+        deserialize_component_inplace(params, key="chat_generator")
+        stages = []
+        for stage in params.get("stages") or []:
+            holder = {"stage": stage}
+            deserialize_component_inplace(holder, key="stage")
+            stages.append(holder["stage"])
+        params["stages"] = stages
+        return default_from_dict(cls, data)

@@ -1,0 +1,157 @@
+"""
+The end of a sub-researcher's run: make sure it ends with a summary of what it gathered, and count its usage.
+
+When the researcher stopped at its step limit, was stopped by the loop guard or the run's budget, or ended without a
+text reply, :class:`FinalSummaryHook` makes one last call to the researcher's model, without tools, asking for the
+summary. If that call fails too, the summary is assembled from the tool results the researcher collected, so
+nothing it gathered is lost. :data:`PARTIAL_REASONS` says, per ``exit_reason``, why such a note is partial.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack.components.agents.state import State
+from haystack.components.generators.chat.types import ChatGenerator
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage, ChatRole
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.prompts import (
+    RESEARCHER_FINAL,
+    RESEARCHER_STOPPED,
+    STOPPED_BY_LOOP,
+    STOPPED_BY_TIME_BUDGET,
+    STOPPED_BY_TOKEN_BUDGET,
+    render_user,
+)
+from haystack_deep_research.run import Phase, PhaseHook, add_usage, ask, view_of
+from haystack_deep_research.state import (
+    EXIT_LOOP_DETECTED,
+    EXIT_REASON,
+    EXIT_TIME_BUDGET,
+    EXIT_TOKEN_BUDGET,
+    MESSAGES,
+    PHASE_RESEARCH,
+    STOP_RUN,
+    TOKEN_USAGE,
+)
+
+__all__ = ["PARTIAL_REASONS", "FinalSummaryHook", "failure"]
+
+SUMMARY_FAILED = "summary_failed"
+PARTIAL_REASONS = {
+    SUMMARY_FAILED: "the researcher could not write a summary; these are the raw results it gathered",
+    "max_agent_steps": "the researcher reached its step limit; this summary covers only what it gathered",
+    "length": "the researcher's reply hit the model's output limit and may be cut off",
+    "content_filter": "the researcher's reply was stopped by a content filter and may be incomplete",
+    EXIT_LOOP_DETECTED: "the researcher kept repeating the same tool call and was stopped; this summary covers only "
+    "what it gathered",
+    EXIT_TOKEN_BUDGET: "the run's token budget was spent; this summary covers only what the researcher gathered",
+    EXIT_TIME_BUDGET: "the run's time budget was spent; this summary covers only what the researcher gathered",
+}
+"""Why a researcher's note is partial, by the researcher's ``exit_reason``."""
+
+# Why a hook stopped the researcher, as the final-summary request tells the model.
+_STOPPED_BY = {
+    EXIT_LOOP_DETECTED: STOPPED_BY_LOOP,
+    EXIT_TOKEN_BUDGET: STOPPED_BY_TOKEN_BUDGET,
+    EXIT_TIME_BUDGET: STOPPED_BY_TIME_BUDGET,
+}
+
+
+def failure(error: Exception | None) -> str:
+    """
+    Say why a call produced no text.
+
+    :param error: The exception the call raised, or ``None`` when it returned no text.
+    :returns: A short reason.
+    """
+    return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
+
+
+def _needs_final_summary(state: State) -> bool:
+    if state.data.get(EXIT_REASON) in PARTIAL_REASONS:
+        return True
+    messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+    last = messages[-1] if messages else None
+    return last is None or not last.is_from(ChatRole.ASSISTANT) or not (last.text or "").strip()
+
+
+def _gathered_so_far(messages: list[ChatMessage]) -> str:
+    """The tool results a researcher collected, used when even the final summary call fails."""
+    results = [
+        message.tool_call_result.result
+        for message in messages
+        if message.tool_call_result is not None and not message.tool_call_result.error
+    ]
+    if not results:
+        return "The researcher gathered nothing before it stopped."
+    return "The researcher could not write its summary; these are the results it gathered:\n\n" + "\n\n".join(
+        str(result) for result in results
+    )
+
+
+class FinalSummaryHook(PhaseHook):
+    """
+    ``after_run`` hook of a sub-researcher: make sure the run ends with a summary of what was gathered (see the module
+    docstring), then count the researcher's token usage into the run.
+
+    :param chat_generator: The researcher's chat generator.
+    :raises ConfigurationError: If it is not a chat generator.
+    """
+
+    allowed_hook_points = ("after_run",)
+
+    def __init__(self, *, chat_generator: ChatGenerator) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    def phase(self, state: State) -> Phase[None]:
+        """
+        :param state: The researcher's live State.
+        :returns: The phase.
+        """
+        stopped_by = state.data.get(STOP_RUN)
+        if stopped_by in _STOPPED_BY and state.data.get(EXIT_REASON) != stopped_by:
+            # A hook stopped the researcher in its last step: the stop, not the step limit, is why it ended.
+            state.set(EXIT_REASON, stopped_by)
+        view = view_of(state)
+        if _needs_final_summary(state):
+            why = _STOPPED_BY.get(str(state.data.get(EXIT_REASON)))
+            request = render_user(RESEARCHER_STOPPED, why=why) if why else render_user(RESEARCHER_FINAL)
+            messages = [*(state.data.get(MESSAGES) or []), request]
+            [summary] = yield [ask(self.chat_generator, messages, role="researcher")]
+            reply = summary.reply
+            if reply is None or not summary.text:
+                if view is not None:
+                    view.warn(
+                        PHASE_RESEARCH,
+                        f"a researcher could not write its final summary ({failure(summary.error)}); its raw results "
+                        "are kept",
+                    )
+                reply = ChatMessage.from_assistant(_gathered_so_far(state.data.get(MESSAGES) or []))
+                state.set(EXIT_REASON, SUMMARY_FAILED)
+            else:
+                usage = reply.meta.get("usage")
+                if isinstance(usage, dict):
+                    state.set(TOKEN_USAGE, add_usage(state.data.get(TOKEN_USAGE), usage))
+            state.set(MESSAGES, [request, reply])
+        if view is not None:
+            view.count_usage(state.data.get(TOKEN_USAGE))
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized hook."""
+        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FinalSummaryHook:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The hook.
+        """
+        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
+        return default_from_dict(cls, data)

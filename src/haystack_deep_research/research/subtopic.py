@@ -1,0 +1,180 @@
+"""
+The sub-researcher: an Agent of its own, exposed to the orchestrator as the ``research_subtopic`` tool.
+
+Each call runs the researcher in a fresh State with its own view of the run, so researchers never see each other's
+context while their tools record into the one run. Only the researcher's final summary comes back, as a note: it is
+the tool result the orchestrator sees and it joins the run's notes for the writer. A researcher that reaches its
+step limit, is stopped by the loop guard, or runs out of the run's budget still returns a summary of what it
+gathered, marked as partial. No researcher starts once the run's budget is spent, and a sub-topic an earlier attempt
+of the run completed is answered from the run directory (see :mod:`haystack_deep_research.run.resume`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import arrow
+from haystack.components.agents import Agent
+from haystack.core.serialization import component_to_dict
+from haystack.dataclasses import ChatMessage
+from haystack.tools import Tool, Toolset
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import (
+    BudgetExceededError,
+    ConfigurationError,
+    DelegationLimitError,
+    ToolArgumentsError,
+)
+from haystack_deep_research.events import SubagentCompleted, SubagentSpawned
+from haystack_deep_research.prompts import (
+    NOTE,
+    RESEARCH_SUBTOPIC,
+    RESEARCH_SUBTOPIC_DESCRIPTION,
+    RESEARCHER_TASK,
+    SUBTOPIC_MISSING,
+    SUBTOPIC_PARAMETER,
+    render_text,
+    render_user,
+)
+from haystack_deep_research.research.final_summary import PARTIAL_REASONS
+from haystack_deep_research.run import Call, Phase, RunView
+from haystack_deep_research.run.journal import JournaledNote
+from haystack_deep_research.run.resume import journal_note, resumed_note
+from haystack_deep_research.state import EXIT_REASON, PHASE_RESEARCH, RUN_KEY
+from haystack_deep_research.tools import ResearchTool, RunToolset
+
+__all__ = ["ResearchSubtopicTool"]
+
+
+def _subtopic_text(subtopic: Any) -> str:
+    if not isinstance(subtopic, str) or not subtopic.strip():
+        raise ToolArgumentsError(render_text(SUBTOPIC_MISSING, got=repr(subtopic)))
+    return subtopic.strip()
+
+
+def _bound_tools(tools: Any, view: RunView) -> list[Tool | Toolset]:
+    """The researcher's tools for one call, those of this library bound to the researcher's view."""
+    bound: list[Tool | Toolset] = []
+    for item in [tools] if isinstance(tools, Toolset) else list(tools or []):
+        if isinstance(item, RunToolset):
+            bound.extend(item.bind(view))
+        elif isinstance(item, ResearchTool):
+            bound.append(item.bind(view))
+        else:
+            bound.append(item)
+    return bound
+
+
+class ResearchSubtopicTool(ResearchTool):
+    """
+    The orchestrator's ``research_subtopic`` tool: run one sub-researcher on one sub-topic in its own State.
+
+    The tool result, and the note added to the run's ``notes``, is the researcher's final summary under the sub-topic
+    as a heading, marked as partial when the researcher stopped early. The run's ``max_subtopics`` is enforced here:
+    a delegation beyond it is refused with a tool error and not run.
+
+    :param researcher: The sub-researcher Agent.
+    :param max_subtopics: How many sub-topics one run may delegate, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, researcher: Agent, max_subtopics: int = 5) -> None:
+        if not isinstance(researcher, Agent):
+            raise ConfigurationError(f"researcher must be a Haystack Agent; got {type(researcher).__name__}.")
+        self.researcher = researcher
+        self.max_subtopics = _checks.int_in_range("max_subtopics", max_subtopics, 1, 50)
+        super().__init__(
+            name=RESEARCH_SUBTOPIC,
+            description=RESEARCH_SUBTOPIC_DESCRIPTION,
+            parameters={
+                "type": "object",
+                "properties": {"subtopic": {"type": "string", "description": SUBTOPIC_PARAMETER}},
+                "required": ["subtopic"],
+            },
+            outputs_to_string={"source": "note"},
+        )
+
+    def _used_models(self) -> list[Any]:
+        return [self.researcher]
+
+    def phase(self, view: RunView | None, subtopic: Any = None, **_: Any) -> Phase[dict[str, Any]]:
+        """
+        Research one sub-topic (or answer it from the run directory) and return its note.
+
+        :param view: The orchestrator's view of the run, or ``None`` outside a run.
+        :param subtopic: The model's sub-topic.
+        :returns: The phase; it returns ``note``, ``summary`` and ``partial``.
+        :raises ToolArgumentsError: (from the phase) If the sub-topic is missing or blank.
+        :raises BudgetExceededError: (from the phase) If the run's budget is spent.
+        :raises DelegationLimitError: (from the phase) If ``max_subtopics`` sub-topics were delegated already.
+        """
+        text = _subtopic_text(subtopic)
+        inputs: dict[str, Any] = {
+            "messages": [render_user(RESEARCHER_TASK, today=arrow.utcnow().format("YYYY-MM-DD"), subtopic=text)]
+        }
+        if view is not None:
+            restored = resumed_note(view, text)
+            if restored is not None:
+                view.run.add_notes([restored.note])
+                view.emit(SubagentCompleted(phase=PHASE_RESEARCH, subtopic=text, note=restored.note, restored=True))
+                return _result(restored)
+            if (reason := view.spent()) is not None:
+                budget = view.run.budget.describe(reason)
+                raise BudgetExceededError(f"the {budget} for this run is spent, so '{text}' was not researched.")
+            slot = view.run.claim_subtopic(self.max_subtopics)
+            if slot is None:
+                raise DelegationLimitError(
+                    f"the limit of {self.max_subtopics} sub-topics for this run is reached, so '{text}' was not "
+                    "researched."
+                )
+            view.emit(SubagentSpawned(phase=PHASE_RESEARCH, subtopic=text, slot=slot, limit=self.max_subtopics))
+            child = view.run.researcher(text)
+            inputs.update(hook_context={RUN_KEY: child}, tools=_bound_tools(self.researcher.tools, child))
+        [ran] = yield [Call(lambda: self.researcher.run(**inputs), lambda: self.researcher.run_async(**inputs))]
+        if ran.error is not None:
+            if view is not None:
+                view.warn(
+                    PHASE_RESEARCH, f"the researcher for '{text}' failed: {type(ran.error).__name__}: {ran.error}"
+                )
+            raise ran.error
+        note = _note(text, ran.value)
+        if view is not None:
+            view.run.add_notes([note.note])
+            yield from journal_note(view, text, note)
+            view.emit(SubagentCompleted(phase=PHASE_RESEARCH, subtopic=text, note=note.note, partial=note.partial))
+        return _result(note)
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized tool, with the researcher agent nested.
+        """
+        return self._serialized(
+            {
+                "researcher": component_to_dict(obj=self.researcher, name="researcher"),
+                "max_subtopics": self.max_subtopics,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResearchSubtopicTool:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The tool.
+        """
+        params = dict(data["data"])
+        deserialize_component_inplace(params, key="researcher")
+        return cls(**params)
+
+
+def _note(subtopic: str, result: dict[str, Any]) -> JournaledNote:
+    last = result.get("last_message")
+    summary = (last.text if isinstance(last, ChatMessage) else None) or "The researcher returned no summary."
+    reason = PARTIAL_REASONS.get(str(result.get(EXIT_REASON)))
+    note = render_text(NOTE, subtopic=subtopic, summary=summary.strip(), partial=reason is not None, reason=reason)
+    return JournaledNote(subtopic=subtopic, note=note, summary=summary, partial=reason is not None)
+
+
+def _result(note: JournaledNote) -> dict[str, Any]:
+    return {"note": note.note, "summary": note.summary, "partial": note.partial}

@@ -1,0 +1,74 @@
+"""
+Run budgets: a cap on the tokens a run spends across all its phases, and on its wall-clock time.
+
+A budget is checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
+before a sub-topic is delegated), and the time budget also caps every page download, so a run whose researchers are
+stuck in I/O still ends on time. The calls that close a run (a stopped researcher's final summary, the writer) still
+run after a budget is spent, so the total can end a little above ``token_budget``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from haystack_deep_research import _checks
+from haystack_deep_research.state import EXIT_TIME_BUDGET, EXIT_TOKEN_BUDGET
+
+__all__ = ["MAX_TIME_BUDGET_S", "MAX_TOKEN_BUDGET", "RunBudget"]
+
+MAX_TOKEN_BUDGET = 1_000_000_000
+MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class RunBudget:
+    """
+    The budget of one run: its limits and its clock, which starts when the budget is made.
+
+    :param token_budget: Total tokens the run may spend across all phases, 1 to 1,000,000,000, or ``None``.
+    :param time_budget: Seconds of wall-clock time the run may take (more than 0, up to 7 days), or ``None``.
+    :raises ConfigurationError: If a budget is out of range.
+    """
+
+    token_budget: int | None = None
+    time_budget: float | None = None
+    started: float = field(default_factory=time.monotonic, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.token_budget is not None:
+            _checks.int_in_range("token_budget", self.token_budget, 1, MAX_TOKEN_BUDGET)
+        if self.time_budget is not None:
+            seconds = _checks.number_in_range("time_budget", self.time_budget, 0, MAX_TIME_BUDGET_S)
+            object.__setattr__(self, "time_budget", seconds)
+
+    def time_left(self) -> float | None:
+        """:returns: Seconds left of the time budget (0 when spent), or ``None`` without a time budget."""
+        if self.time_budget is None:
+            return None
+        return max(self.time_budget - (time.monotonic() - self.started), 0.0)
+
+    def check(self, tokens_used: int) -> tuple[str, str] | None:
+        """
+        Check both budgets.
+
+        :param tokens_used: The tokens the run has spent so far.
+        :returns: ``(reason, detail)`` when a budget is spent (``reason`` is ``"token_budget"`` or
+            ``"time_budget"``, ``detail`` says it in words), else ``None``.
+        """
+        if self.token_budget is not None and tokens_used >= self.token_budget:
+            return EXIT_TOKEN_BUDGET, f"the token budget of {self.token_budget:,} tokens ({tokens_used:,} used)"
+        left = self.time_left()
+        if left is not None and left <= 0:
+            elapsed = time.monotonic() - self.started
+            return EXIT_TIME_BUDGET, f"the time budget of {self.time_budget:g} s ({elapsed:.1f} s elapsed)"
+        return None
+
+    def describe(self, reason: str) -> str:
+        """
+        :param reason: ``"token_budget"`` or ``"time_budget"``.
+        :returns: The budget in words, for messages.
+        """
+        if reason == EXIT_TOKEN_BUDGET:
+            return f"token budget of {self.token_budget:,} tokens"
+        return f"time budget of {self.time_budget:g} seconds"

@@ -1,0 +1,252 @@
+"""
+One research run, and the views of it that the orchestrator and each sub-researcher work through.
+
+A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
+cache, the budget, the run directory's journal, the events, the warnings and the token usage per phase. It is
+opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`.lifecycle`); in between,
+hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
+sub-researcher through a view of its own that names its sub-topic and counts its usage. The run is thread-safe:
+parallel sub-researchers write into it at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from haystack_deep_research.events import BudgetReached, Event, EventBus, WarningRaised
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.journal import RunJournal
+from haystack_deep_research.run.read_cache import ReadCache
+from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
+from haystack_deep_research.state import PHASE_ORCHESTRATOR, PHASE_RESEARCH
+
+__all__ = ["ResearchRun", "RunView"]
+
+
+class ResearchRun:
+    """
+    Everything of one research run.
+
+    :param question: The research question.
+    :param budget: The run's budget; no limits by default.
+    :param journal: The open journal of the run directory, or ``None`` when the run has none.
+    :param events: Where the run's events go; a bus with no subscribers by default.
+    """
+
+    def __init__(
+        self,
+        *,
+        question: str = "",
+        budget: RunBudget | None = None,
+        journal: RunJournal | None = None,
+        events: EventBus | None = None,
+    ) -> None:
+        self.id = events.run_id if events is not None else uuid.uuid4().hex
+        self.question = question
+        self.brief = ""
+        self.ledger = EvidenceLedger()
+        self.reads = ReadCache()
+        self.budget = budget or RunBudget()
+        self.journal = journal
+        self.events = events or EventBus(self.id)
+        self._lock = threading.Lock()
+        self._notes: list[str] = []
+        self._delegated = 0
+        self._granted = 0
+        self._usage: dict[str, dict[str, Any]] = {}
+        self._warnings: list[str] = []
+        self._spent: str | None = None
+
+    def __repr__(self) -> str:
+        return f"ResearchRun(id={self.id!r}, notes={len(self._notes)}, sources={len(self.ledger)})"
+
+    def view(self) -> RunView:
+        """:returns: The run's own view, through which the orchestrator and its hooks work."""
+        return RunView(self, researcher="", phase=PHASE_ORCHESTRATOR)
+
+    def researcher(self, subtopic: str) -> RunView:
+        """
+        :param subtopic: The sub-topic a sub-researcher is about to research.
+        :returns: That researcher's view of the run.
+        """
+        return RunView(self, researcher=subtopic, phase=PHASE_RESEARCH)
+
+    def add_notes(self, notes: Iterable[str]) -> None:
+        """
+        Add notes for the writer; a note already held is kept once (a resumed run may delegate a sub-topic again).
+
+        :param notes: The notes.
+        """
+        with self._lock:
+            for note in notes:
+                if note not in self._notes:
+                    self._notes.append(note)
+
+    def notes(self) -> list[str]:
+        """:returns: A copy of the notes, in the order they were added."""
+        with self._lock:
+            return list(self._notes)
+
+    def claim_subtopic(self, limit: int) -> int | None:
+        """
+        Claim one delegation slot.
+
+        :param limit: How many sub-topics the run may delegate in all.
+        :returns: The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated.
+        """
+        with self._lock:
+            if self._delegated >= limit + self._granted:
+                return None
+            self._delegated += 1
+            return self._delegated
+
+    def grant_subtopics(self, count: int) -> None:
+        """
+        Allow ``count`` delegations beyond the limit: grounding's replanning researches with these.
+
+        :param count: How many more sub-topics the run may delegate.
+        """
+        with self._lock:
+            self._granted += max(count, 0)
+
+    def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
+        """
+        Add token usage to a phase's total.
+
+        :param phase: One of the ``PHASE_*`` names.
+        :param usage: A usage dict as found in ``ChatMessage.meta["usage"]``.
+        """
+        if not usage:
+            return
+        with self._lock:
+            self._usage[phase] = add_usage(self._usage.get(phase), usage)
+
+    def usage_by_phase(self) -> dict[str, dict[str, Any]]:
+        """:returns: A copy of the token usage recorded so far, per phase."""
+        with self._lock:
+            return {phase: dict(usage) for phase, usage in self._usage.items()}
+
+    def total_usage(self) -> dict[str, Any]:
+        """:returns: The token usage of all phases summed."""
+        total: dict[str, Any] = {}
+        for usage in self.usage_by_phase().values():
+            total = add_usage(total, usage)
+        return total
+
+    def tokens_used(self) -> int:
+        """:returns: The tokens spent so far across all phases."""
+        return sum(total_tokens(usage) for usage in self.usage_by_phase().values())
+
+    def warn(self, phase: str, message: str, *, researcher: str = "") -> None:
+        """
+        Record something that went wrong without ending the run; it appears in the ``warnings`` output.
+
+        :param phase: One of the ``PHASE_*`` names.
+        :param message: What happened.
+        :param researcher: The sub-topic of the researcher it happened to, if any.
+        """
+        with self._lock:
+            self._warnings.append(f"{phase}: {message}")
+        self.events.emit(WarningRaised(phase=phase, text=message), researcher=researcher)
+
+    def warnings(self) -> list[str]:
+        """:returns: A copy of the warnings recorded so far."""
+        with self._lock:
+            return list(self._warnings)
+
+    def spent(self) -> str | None:
+        """
+        Check the budget; the first time it is found spent, a warning and a :class:`BudgetReached` event follow.
+
+        :returns: ``"token_budget"`` or ``"time_budget"`` when that budget is spent, else ``None``.
+        """
+        found = self.budget.check(self.tokens_used())
+        if found is None:
+            return None
+        reason, detail = found
+        with self._lock:
+            first, self._spent = self._spent is None, self._spent or reason
+        if first:
+            self.events.emit(BudgetReached(phase=PHASE_ORCHESTRATOR, reason=reason, detail=detail))
+            self.warn(
+                PHASE_ORCHESTRATOR,
+                f"{detail} is spent: no new research starts and the report is written from what was gathered",
+            )
+        return reason
+
+
+class RunView:
+    """
+    How one agent of a run (the orchestrator, or one sub-researcher) works with the run.
+
+    A view forwards to its run, stamps the events it emits with its researcher's sub-topic, and counts its agent's
+    token usage into its phase as it grows (:meth:`count_usage`), each part once.
+
+    :param run: The run.
+    :param researcher: The sub-topic of the sub-researcher, or ``""`` for the orchestrator.
+    :param phase: The phase its agent's model calls count toward.
+    """
+
+    def __init__(self, run: ResearchRun, *, researcher: str, phase: str) -> None:
+        self.run = run
+        self.researcher = researcher
+        self.phase = phase
+        self._counted: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"RunView(run={self.run.id!r}, researcher={self.researcher!r})"
+
+    @property
+    def ledger(self) -> EvidenceLedger:
+        """The run's evidence ledger."""
+        return self.run.ledger
+
+    @property
+    def reads(self) -> ReadCache:
+        """The run's read cache."""
+        return self.run.reads
+
+    def emit(self, event: Event) -> Event:
+        """
+        :param event: An event of this agent.
+        :returns: The event as delivered (with the run id and the researcher's sub-topic).
+        """
+        return self.run.events.emit(event, researcher=self.researcher)
+
+    def warn(self, phase: str, message: str) -> None:
+        """
+        :param phase: One of the ``PHASE_*`` names.
+        :param message: What went wrong.
+        """
+        self.run.warn(phase, message, researcher=self.researcher)
+
+    def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
+        """
+        :param phase: One of the ``PHASE_*`` names.
+        :param usage: A usage dict of one model call.
+        """
+        self.run.record_usage(phase, usage)
+
+    def count_usage(self, token_usage: Mapping[str, Any] | None) -> None:
+        """
+        Count the part of this agent's ``token_usage`` not counted yet into the view's phase.
+
+        :param token_usage: The agent's ``token_usage`` so far.
+        """
+        with self._lock:
+            delta = usage_delta(token_usage, self._counted)
+            self._counted = add_usage(self._counted, delta)
+        self.run.record_usage(self.phase, delta)
+
+    def spent(self) -> str | None:
+        """:returns: The budget that is spent (see :meth:`ResearchRun.spent`), or ``None``."""
+        return self.run.spent()
+
+    def time_left(self) -> float | None:
+        """:returns: Seconds left of the run's time budget, or ``None`` without one."""
+        return self.run.budget.time_left()

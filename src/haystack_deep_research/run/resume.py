@@ -1,0 +1,141 @@
+"""
+Resuming a run: how the run directory's journal is wired into a research run.
+
+The run directory is a run-time input, so one agent serves many runs, each with its own directory::
+
+    agent.run(messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: "runs/solar-2025"})
+
+Run again with the same question and directory after a crash, and the run picks up where it stopped:
+
+- opening the run opens the journal (:func:`open_journal`); a journaled brief is used without calling the scope model;
+- once the brief is known, :func:`restore` journals it, restores the evidence ledger and the notes of completed
+  sub-topics, and tells the orchestrator which sub-topics are already done;
+- ``research_subtopic`` answers a completed sub-topic from the journal (:func:`resumed_note`, matched by
+  :func:`~haystack_deep_research.run.journal.subtopic_key`) and journals every new note (:func:`journal_note`);
+- closing the run writes the report and the final ledger (:func:`close_journal`).
+
+Without ``RUN_DIR_KEY`` in ``hook_context`` nothing here does anything. A write that fails is a warning, never a lost
+result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from haystack.components.agents.state import State
+
+from haystack_deep_research.events import Notice
+from haystack_deep_research.prompts import RESUMED_SUBTOPICS, render_user
+from haystack_deep_research.run.journal import JournaledNote, RunJournal
+from haystack_deep_research.run.phases import Phase, blocking
+from haystack_deep_research.run.research_run import ResearchRun, RunView
+from haystack_deep_research.state import EXIT_REASON, MESSAGES, PHASE_RESEARCH, PHASE_WRITE, REPORT, RUN_DIR_KEY
+
+__all__ = ["close_journal", "journal_note", "open_journal", "restore", "resumed_note"]
+
+
+def open_journal(context: Mapping[str, Any], question: str) -> Phase[RunJournal | None]:
+    """
+    Open the journal of the run directory named in ``hook_context``, if any.
+
+    :param context: The run's ``hook_context``.
+    :param question: The run's question.
+    :returns: The phase; it returns the journal, or ``None`` without a run directory.
+    :raises RunDirError: (from the phase) If the directory cannot be used.
+    """
+    if context.get(RUN_DIR_KEY) is None:
+        return None
+    [opened] = yield [blocking(RunJournal.open, context[RUN_DIR_KEY], question)]
+    if opened.error is not None:
+        raise opened.error
+    return opened.value
+
+
+def _failed(run: ResearchRun, phase: str, what: str, error: Exception | None) -> None:
+    if error is not None:
+        run.warn(phase, f"could not write {what} to the run directory ({error}); a resumed run would redo it")
+
+
+def restore(state: State, run: ResearchRun) -> Phase[None]:
+    """
+    Journal the brief, and restore the ledger and the notes an earlier attempt completed.
+
+    :param state: The orchestrator's live State.
+    :param run: The run, whose brief is set.
+    :returns: The phase.
+    """
+    journal = run.journal
+    if journal is None:
+        return
+    [written] = yield [blocking(journal.record_brief, run.brief)]
+    _failed(run, PHASE_RESEARCH, "the brief", written.error)
+    restored = journal.ledger()
+    if len(restored):
+        run.ledger = restored
+    notes = journal.notes()
+    if not notes:
+        return
+    run.add_notes(note.note for note in notes)
+    state.set(MESSAGES, [render_user(RESUMED_SUBTOPICS, subtopics=[note.subtopic for note in notes])])
+    run.events.emit(
+        Notice(
+            phase=PHASE_RESEARCH,
+            text=f"resumed: {len(notes)} sub-topic(s) and {len(restored)} source(s) restored",
+        )
+    )
+
+
+def resumed_note(view: RunView, subtopic: str) -> JournaledNote | None:
+    """
+    :param view: The orchestrator's view of the run.
+    :param subtopic: The sub-topic being delegated.
+    :returns: The journaled note of that sub-topic when an earlier attempt of this run completed it, else ``None``.
+    """
+    journal = view.run.journal
+    return journal.find_note(subtopic) if journal is not None else None
+
+
+def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[None]:
+    """
+    Journal a completed sub-topic and snapshot the ledger. A failing write is a warning, never a lost note.
+
+    :param view: The orchestrator's view of the run.
+    :param subtopic: The sub-topic as delegated.
+    :param note: What the researcher returned.
+    :returns: The phase.
+    """
+    journal = view.run.journal
+    if journal is None:
+        return
+    record = blocking(
+        journal.record_note,
+        subtopic=subtopic,
+        note=note.note,
+        summary=note.summary,
+        partial=note.partial,
+        ledger=view.ledger,
+    )
+    [written] = yield [record]
+    _failed(view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error)
+
+
+def close_journal(state: State, run: ResearchRun) -> Phase[None]:
+    """
+    Write the report and the final ledger to the run directory, and journal the end of the attempt.
+
+    :param state: The orchestrator's live State, holding the report and the exit reason.
+    :param run: The run.
+    :returns: The phase.
+    """
+    journal = run.journal
+    if journal is None:
+        return
+    end = blocking(
+        journal.record_end,
+        report=str(state.data.get(REPORT) or ""),
+        exit_reason=state.data.get(EXIT_REASON),
+        ledger=run.ledger,
+    )
+    [written] = yield [end]
+    _failed(run, PHASE_WRITE, "the report", written.error)
