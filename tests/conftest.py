@@ -1,8 +1,13 @@
-"""Shared fixtures. Every test runs with the network forbidden except loopback."""
+"""
+Shared fixtures. Every test runs with the network forbidden except loopback (connections and name look-ups), and
+Haystack's telemetry off, so the suite is a specification of the library alone.
+"""
 
 from __future__ import annotations
 
 import os
+
+os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"  # before Haystack is imported: it reads this once, at import
 from collections.abc import Callable, Iterator
 from typing import Any
 

@@ -18,6 +18,7 @@ from haystack_deep_research.research import (
     DEFAULT_LOOP_THRESHOLD,
     FinalSummaryHook,
     LoopGuardHook,
+    PlanHook,
     PreservingChatGenerator,
     ResearchSubtopicTool,
     ScopeHook,
@@ -208,6 +209,7 @@ def create_deep_research_agent(
                 ScopeHook(chat_generator=models["scope_llm"], token_budget=token_budget, time_budget=time_budget)
             ],
             "before_llm": [budget],
+            "before_tool": [PlanHook()],
             "after_run": [WriteHook(chat_generator=models["writer_llm"], stages=_report_stages(options))],
         },
     )

@@ -155,16 +155,18 @@ class SubagentSpawned(Event):
 
     :param subtopic: Its sub-topic.
     :param slot: Its number among the run's delegations (1-based).
+    :param planned: How many sub-topics the run has planned so far (at least ``slot``).
     :param limit: How many sub-topics the run may delegate.
     """
 
     kind: ClassVar[str] = "subagent_spawned"
     subtopic: str
     slot: int
+    planned: int
     limit: int
 
     def describe(self) -> str:
-        return f"[{self.slot}/{self.limit}] researching: {self.subtopic}"
+        return f"[{self.slot}/{self.planned}] researching: {self.subtopic}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -207,6 +207,7 @@ class GroundingStage(UsesModels):
         _notice(run, f"researching {len(claims)} unsupported claim(s) again")
         run.grant_subtopics(len(claims))
         subtopics = [render_text(REPLAN_SUBTOPIC, claim=claim, brief=run.brief) for claim in claims]
+        run.plan(subtopics)
         outcomes = yield [_research_call(tool, subtopic) for subtopic in subtopics]
         notes: list[str] = []
         for claim, outcome in zip(claims, outcomes, strict=True):

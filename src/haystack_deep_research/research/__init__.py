@@ -6,6 +6,7 @@ when the orchestrator's model fails.
 
 from haystack_deep_research.research.final_summary import PARTIAL_REASONS, FinalSummaryHook, failure
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook, call_signature
+from haystack_deep_research.research.plan import PlanHook
 from haystack_deep_research.research.preserve import FAILURE_META, PreservingChatGenerator, model_failure
 from haystack_deep_research.research.scope import ScopeHook
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
@@ -16,6 +17,7 @@ __all__ = [
     "PARTIAL_REASONS",
     "FinalSummaryHook",
     "LoopGuardHook",
+    "PlanHook",
     "PreservingChatGenerator",
     "ResearchSubtopicTool",
     "ScopeHook",

@@ -111,6 +111,7 @@ class ResearchSubtopicTool(ResearchTool):
         :raises DelegationLimitError: (from the phase) If ``max_subtopics`` sub-topics were delegated already.
         """
         text = _subtopic_text(subtopic)
+        position: int | None = None
         inputs: dict[str, Any] = {
             "messages": [render_user(RESEARCHER_TASK, today=arrow.utcnow().format("YYYY-MM-DD"), subtopic=text)]
         }
@@ -129,7 +130,12 @@ class ResearchSubtopicTool(ResearchTool):
                     f"the limit of {self.max_subtopics} sub-topics for this run is reached, so '{text}' was not "
                     "researched."
                 )
-            view.emit(SubagentSpawned(phase=PHASE_RESEARCH, subtopic=text, slot=slot, limit=self.max_subtopics))
+            position = view.run.position(text)
+            planned = max(view.run.planned(), slot)
+            spawned = SubagentSpawned(
+                phase=PHASE_RESEARCH, subtopic=text, slot=slot, planned=planned, limit=self.max_subtopics
+            )
+            view.emit(spawned)
             child = view.run.researcher(text)
             inputs.update(hook_context={RUN_KEY: child}, tools=_bound_tools(self.researcher.tools, child))
         [ran] = yield [Call(lambda: self.researcher.run(**inputs), lambda: self.researcher.run_async(**inputs))]
@@ -141,7 +147,7 @@ class ResearchSubtopicTool(ResearchTool):
             raise ran.error
         note = _note(text, ran.value)
         if view is not None:
-            view.run.add_notes([note.note])
+            view.run.add_notes([note.note], position=position)
             yield from journal_note(view, text, note)
             view.emit(SubagentCompleted(phase=PHASE_RESEARCH, subtopic=text, note=note.note, partial=note.partial))
         return _result(note)

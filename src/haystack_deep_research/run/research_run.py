@@ -54,7 +54,9 @@ class ResearchRun:
         self.journal = journal
         self.events = events or EventBus(self.id)
         self._lock = threading.Lock()
-        self._notes: list[str] = []
+        self._restored: list[str] = []
+        self._notes: dict[int, str] = {}
+        self._plan: list[str | None] = []
         self._delegated = 0
         self._granted = 0
         self._usage: dict[str, dict[str, Any]] = {}
@@ -62,7 +64,7 @@ class ResearchRun:
         self._spent: str | None = None
 
     def __repr__(self) -> str:
-        return f"ResearchRun(id={self.id!r}, notes={len(self._notes)}, sources={len(self.ledger)})"
+        return f"ResearchRun(id={self.id!r}, notes={len(self.notes())}, sources={len(self.ledger)})"
 
     def view(self) -> RunView:
         """:returns: The run's own view, through which the orchestrator and its hooks work."""
@@ -75,21 +77,58 @@ class ResearchRun:
         """
         return RunView(self, researcher=subtopic, phase=PHASE_RESEARCH)
 
-    def add_notes(self, notes: Iterable[str]) -> None:
+    def plan(self, subtopics: Iterable[str]) -> None:
+        """
+        Record the sub-topics about to be researched side by side, in the order the model asked for them: their notes
+        keep that order whatever order they finish in.
+
+        :param subtopics: The sub-topics, as delegated.
+        """
+        with self._lock:
+            self._plan.extend(" ".join(subtopic.split()) for subtopic in subtopics)
+
+    def planned(self) -> int:
+        """:returns: How many sub-topics were planned (or delegated unplanned) so far in the run."""
+        with self._lock:
+            return len(self._plan)
+
+    def position(self, subtopic: str) -> int:
+        """
+        Take the place of a sub-topic among the run's notes: its first unclaimed planned place, else the next one.
+
+        :param subtopic: The sub-topic, as delegated.
+        :returns: The place (0-based).
+        """
+        key = " ".join(subtopic.split())
+        with self._lock:
+            for index, planned in enumerate(self._plan):
+                if planned == key:
+                    self._plan[index] = None
+                    return index
+            self._plan.append(None)
+            return len(self._plan) - 1
+
+    def add_notes(self, notes: Iterable[str], *, position: int | None = None) -> None:
         """
         Add notes for the writer; a note already held is kept once (a resumed run may delegate a sub-topic again).
 
         :param notes: The notes.
+        :param position: The place of a delegated sub-topic's note (see :meth:`position`); notes given without one
+            (restored from a run directory) come before every delegated note, in the order given.
         """
         with self._lock:
             for note in notes:
-                if note not in self._notes:
-                    self._notes.append(note)
+                if note in self._restored or note in self._notes.values():
+                    continue
+                if position is None:
+                    self._restored.append(note)
+                else:
+                    self._notes[position] = note
 
     def notes(self) -> list[str]:
-        """:returns: A copy of the notes, in the order they were added."""
+        """:returns: A copy of the notes: restored ones first, then delegated ones in the order they were asked for."""
         with self._lock:
-            return list(self._notes)
+            return [*self._restored, *(self._notes[key] for key in sorted(self._notes))]
 
     def claim_subtopic(self, limit: int) -> int | None:
         """

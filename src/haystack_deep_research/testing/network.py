@@ -1,4 +1,4 @@
-"""A switch that forbids network connections to anything but this machine's loopback addresses."""
+"""A switch that forbids network connections and name look-ups to anything but this machine's loopback addresses."""
 
 from __future__ import annotations
 
@@ -13,6 +13,21 @@ from haystack_deep_research.errors import UsageError
 
 class NetworkForbiddenError(UsageError):
     """A test tried to connect to an address outside loopback while the network was forbidden."""
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+
+
+def _is_loopback_host(host: Any) -> bool:
+    if host is None:
+        return True  # getaddrinfo(None, port) names the local wildcard address
+    text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+    if text.lower().rstrip(".") in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(text.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
 
 
 def _is_loopback(address: Any) -> bool:
@@ -30,15 +45,23 @@ def _is_loopback(address: Any) -> bool:
 @contextlib.contextmanager
 def forbid_network() -> Iterator[None]:
     """
-    Refuse every socket connection to a non-loopback address while the block runs.
+    Refuse every socket connection to a non-loopback address, and every name look-up of a non-loopback name, while
+    the block runs.
 
     Use it around tests (the project's own test suite turns it on for every test) so that nothing reaches a paid
-    service by accident: a connection attempt to any other address raises :class:`NetworkForbiddenError`.
+    service by accident: a connection attempt to any other address, or a DNS look-up of any other name, raises
+    :class:`NetworkForbiddenError`.
 
     :returns: A context manager.
     """
     original_connect = socket.socket.connect
     original_connect_ex = socket.socket.connect_ex
+    original_getaddrinfo = socket.getaddrinfo
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _is_loopback_host(host):
+            raise NetworkForbiddenError(f"looking up {host!r} is forbidden in tests; use a loopback server.")
+        return original_getaddrinfo(host, *args, **kwargs)
 
     def guarded_connect(sock: socket.socket, address: Any) -> Any:
         if not _is_loopback(address):
@@ -52,8 +75,10 @@ def forbid_network() -> Iterator[None]:
 
     socket.socket.connect = guarded_connect  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign,assignment]
+    socket.getaddrinfo = guarded_getaddrinfo
     try:
         yield
     finally:
         socket.socket.connect = original_connect  # type: ignore[method-assign]
         socket.socket.connect_ex = original_connect_ex  # type: ignore[method-assign]
+        socket.getaddrinfo = original_getaddrinfo

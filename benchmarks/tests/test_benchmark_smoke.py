@@ -13,15 +13,11 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.harness import venv  # noqa: E402
-from benchmarks.harness.metrics import compute  # noqa: E402
-from benchmarks.harness.orchestrate import RunOptions, run_one  # noqa: E402
-from benchmarks.harness.scenarios import SMOKE  # noqa: E402
-from benchmarks.sim.llm_server import LatencyModel  # noqa: E402
+from benchmarks.harness import venv
+from benchmarks.harness.metrics import compute
+from benchmarks.harness.orchestrate import RunOptions, run_one
+from benchmarks.harness.scenarios import SMOKE
+from benchmarks.sim.llm_server import LatencyModel
 
 PEER_MODULE = "haystack_integrations.agent_pack"
 
