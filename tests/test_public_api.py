@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,14 @@ from haystack_deep_research import errors
 
 
 @pytest.mark.parametrize(
-    "module", ["haystack_deep_research", "haystack_deep_research.testing", "haystack_deep_research.web"]
+    "module",
+    [
+        "haystack_deep_research",
+        *(
+            f"haystack_deep_research.{name}"
+            for name in ("agents", "cli", "events", "evidence", "report", "research", "run", "testing", "tools", "web")
+        ),
+    ],
 )
 def test_all_is_sorted_and_complete(module: str) -> None:
     imported = importlib.import_module(module)
@@ -35,3 +44,18 @@ def test_usage_errors_are_value_errors_and_run_errors_are_not() -> None:
 
 def test_version_is_exposed() -> None:
     assert haystack_deep_research.__version__ == "0.1.0"
+
+
+def test_tests_import_only_public_modules() -> None:
+    """A public module is the package, a subpackage, or a module of the package root not named with an underscore."""
+    package = Path(haystack_deep_research.__file__).parent
+    private = []
+    for path in Path(__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("haystack_deep_research"):
+                parts = node.module.split(".")[1:]
+                target = package.joinpath(*parts)
+                public = not any(part.startswith("_") for part in parts) and (target.is_dir() or len(parts) == 1)
+                if not public:
+                    private.append(f"{path.name}: {node.module}")
+    assert not private

@@ -7,7 +7,7 @@ from tavily import AsyncTavilyClient, TavilyClient
 from tavily.errors import BadRequestError, InvalidAPIKeyError, UsageLimitExceededError
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
+from haystack_deep_research.testing import LoopbackSearchServer, SearchDocument
 
 KEY = "tvly-test-key"
 

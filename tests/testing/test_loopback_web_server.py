@@ -7,7 +7,7 @@ import pypdf
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError, UsageError
-from haystack_deep_research.testing.web_server import LoopbackWebServer
+from haystack_deep_research.testing import LoopbackWebServer
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pypdf
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing.pdf import make_pdf
+from haystack_deep_research.testing import make_pdf
 
 
 def _read(data: bytes) -> pypdf.PdfReader:
