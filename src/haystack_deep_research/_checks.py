@@ -6,6 +6,8 @@ import inspect
 import math
 from typing import Any
 
+from haystack.components.generators.chat.types import ChatGenerator
+
 from haystack_deep_research.errors import ConfigurationError
 
 
@@ -46,7 +48,7 @@ def number_in_range(name: str, value: Any, low: float, high: float = math.inf, *
     return float(value)
 
 
-def chat_generator(name: str, value: Any, *, needs_tools: bool) -> Any:
+def chat_generator(name: str, value: Any, *, needs_tools: bool) -> ChatGenerator:
     """
     Check that ``value`` looks like a Haystack chat generator.
 

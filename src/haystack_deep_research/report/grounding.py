@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from haystack.components.agents.state import State
+from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.tools import Tool
 from haystack.utils.deserialization import deserialize_component_inplace
@@ -116,7 +117,7 @@ class GroundingStage(UsesModels):
     def __init__(
         self,
         *,
-        judge_llm: Any | None = None,
+        judge_llm: ChatGenerator | None = None,
         threshold: float = 0.65,
         max_regenerations: int = 1,
         max_replans: int = 2,
@@ -133,7 +134,7 @@ class GroundingStage(UsesModels):
     def _used_models(self) -> list[Any]:
         return [self.judge_llm] if self.judge_llm is not None else []
 
-    def review(self, state: State, run: ResearchRun, writer: Any) -> Phase[None]:
+    def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
         """
         Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported.
 
@@ -169,7 +170,7 @@ class GroundingStage(UsesModels):
                 judged = yield from self._judge(state, run, judge)
         self._finish(state, run, judged, regenerations, replans)
 
-    def _judge(self, state: State, run: ResearchRun, judge: Any) -> Phase[Judgement]:
+    def _judge(self, state: State, run: ResearchRun, judge: ChatGenerator) -> Phase[Judgement]:
         citations = state.data.get(CITATIONS) or {}
         claims = cited_claims(state.data.get(REPORT) or "", citations.get("verified_urls") or [])
         _notice(run, f"judging {len(claims)} cited claim(s) against their sources")
@@ -180,7 +181,7 @@ class GroundingStage(UsesModels):
         return judged
 
     def _rewrite(
-        self, state: State, run: ResearchRun, writer: Any, unsupported: list[Claim], *, researched: bool
+        self, state: State, run: ResearchRun, writer: ChatGenerator, unsupported: list[Claim], *, researched: bool
     ) -> Phase[bool]:
         notes = run.notes()
         urls = allowed_urls(notes, run)

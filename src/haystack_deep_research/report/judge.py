@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from haystack.components.generators.chat.types import ChatGenerator
+
 from haystack_deep_research.evidence import EvidenceLedger, extract_citations, normalize_url
 from haystack_deep_research.prompts import JUDGE, fence, render_chat
 from haystack_deep_research.run import Phase, add_usage, ask
@@ -218,7 +220,7 @@ def _combine(sources: tuple[SourceVerdict, ...]) -> Verdict:
     return UNSUPPORTED if verdicts and all(v == UNSUPPORTED for v in verdicts) else UNKNOWN
 
 
-def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: Any) -> Phase[Judgement]:
+def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: ChatGenerator) -> Phase[Judgement]:
     """
     Judge each claim against the stored text of each source it cites: one judge call per source, in one batch.
 

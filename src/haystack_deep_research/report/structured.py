@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from haystack.components.agents.state import State
+from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
@@ -74,7 +75,7 @@ class StructuredOutputStage(UsesModels):
 
     max_concurrency = 1
 
-    def __init__(self, *, output_schema: type[BaseModel], chat_generator: Any | None = None) -> None:
+    def __init__(self, *, output_schema: type[BaseModel], chat_generator: ChatGenerator | None = None) -> None:
         if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
             raise ConfigurationError(
                 "output_schema must be a pydantic BaseModel subclass, for example ResearchSummary; "
@@ -88,7 +89,7 @@ class StructuredOutputStage(UsesModels):
     def _used_models(self) -> list[Any]:
         return [self.chat_generator] if self.chat_generator is not None else []
 
-    def review(self, state: State, run: ResearchRun, writer: Any) -> Phase[None]:
+    def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
         """
         Ask for the JSON, validate it, retry once with the errors; set ``structured`` or raise.
 

@@ -49,7 +49,8 @@ class PreservingChatGenerator(UsesModels):
     """
 
     def __init__(self, *, chat_generator: ChatGenerator) -> None:
-        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
+        # Any: Haystack's ChatGenerator protocol declares run(messages) only; this one is checked to take tools.
+        self.chat_generator: Any = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
 
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
