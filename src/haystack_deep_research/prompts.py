@@ -22,6 +22,7 @@ from haystack.components.builders import PromptBuilder
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import BudgetExceededError, DelegationLimitError
+from haystack_deep_research.state import EXIT_LOOP_DETECTED, EXIT_SUMMARY_FAILED, EXIT_TIME_BUDGET, EXIT_TOKEN_BUDGET
 
 PROMPT_META_KEY = "haystack_deep_research.prompt"
 """The ``meta`` key of a rendered user prompt: ``{"name": <template name>, "variables": {...}}``."""
@@ -186,6 +187,18 @@ PAGE_SUMMARY = Template(
 PAGE_UNREADABLE = Template("page_unreadable", "Could not read {{ url }}: {{ reason }}")
 SUMMARIZER_EMPTY = "the summarizer returned no text."
 SUMMARIZER_FAILED = Template("summarizer_failed", "the summarizer failed ({{ error }}).")
+
+PARTIAL_REASONS = {
+    EXIT_SUMMARY_FAILED: "the researcher could not write a summary; these are the raw results it gathered",
+    "max_agent_steps": "the researcher reached its step limit; this summary covers only what it gathered",
+    "length": "the researcher's reply hit the model's output limit and may be cut off",
+    "content_filter": "the researcher's reply was stopped by a content filter and may be incomplete",
+    EXIT_LOOP_DETECTED: "the researcher kept repeating the same tool call and was stopped; this summary covers only "
+    "what it gathered",
+    EXIT_TOKEN_BUDGET: "the run's token budget was spent; this summary covers only what the researcher gathered",
+    EXIT_TIME_BUDGET: "the run's time budget was spent; this summary covers only what the researcher gathered",
+}
+"""Why a researcher's note is partial, by the researcher's ``exit_reason``."""
 
 NOTE = Template("note", "## {{ subtopic }}\n\n{{ summary }}{% if partial %}\n\n[Partial: {{ reason }}]{% endif %}")
 

@@ -69,6 +69,8 @@ EXIT_ORCHESTRATOR_FAILED = "orchestrator_failed"
 EXIT_LOOP_DETECTED = "loop_detected"
 EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
 EXIT_TIME_BUDGET = "time_budget"
+EXIT_SUMMARY_FAILED = "summary_failed"
+"""A sub-researcher's exit reason when even its final summary could not be written."""
 
 ProgressCallback = Callable[[str, str], None]
 

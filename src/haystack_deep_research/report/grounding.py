@@ -41,8 +41,7 @@ from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, REWRITE, fence, render_chat, render_text
 from haystack_deep_research.report.judge import Claim, Judgement, cited_claims, judge_claims
 from haystack_deep_research.report.publish import allowed_urls, publish_report
-from haystack_deep_research.research import ResearchSubtopicTool, failure
-from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, ask, publish
+from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, ask, failure, publish
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,
@@ -203,7 +202,7 @@ class GroundingStage(UsesModels):
         return True
 
     def _replan(self, state: State, run: ResearchRun, tool: Tool, unsupported: list[Claim]) -> Phase[int]:
-        per_round = tool.max_subtopics if isinstance(tool, ResearchSubtopicTool) else self.max_concurrency
+        per_round = getattr(tool, "max_subtopics", self.max_concurrency)
         claims = list(dict.fromkeys(claim.text for claim in unsupported))[:per_round]
         _notice(run, f"researching {len(claims)} unsupported claim(s) again")
         run.grant_subtopics(len(claims))

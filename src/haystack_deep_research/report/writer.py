@@ -22,8 +22,8 @@ from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.prompts import FALLBACK_REPORT, WRITER, fence, render_chat, render_text
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
-from haystack_deep_research.research import failure, model_failure
-from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun, ask
+from haystack_deep_research.research import model_failure
+from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun, ask, failure
 from haystack_deep_research.state import (
     EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,

@@ -4,7 +4,7 @@ runs a sub-researcher, the sub-researcher's final-summary hook and loop guard, a
 when the orchestrator's model fails.
 """
 
-from haystack_deep_research.research.final_summary import PARTIAL_REASONS, FinalSummaryHook, failure
+from haystack_deep_research.research.final_summary import FinalSummaryHook
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook, call_signature
 from haystack_deep_research.research.plan import PlanHook
 from haystack_deep_research.research.preserve import FAILURE_META, PreservingChatGenerator, model_failure
@@ -14,7 +14,6 @@ from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 __all__ = [
     "DEFAULT_LOOP_THRESHOLD",
     "FAILURE_META",
-    "PARTIAL_REASONS",
     "FinalSummaryHook",
     "LoopGuardHook",
     "PlanHook",
@@ -22,6 +21,5 @@ __all__ = [
     "ResearchSubtopicTool",
     "ScopeHook",
     "call_signature",
-    "failure",
     "model_failure",
 ]

@@ -4,7 +4,7 @@ The end of a sub-researcher's run: make sure it ends with a summary of what it g
 When the researcher stopped at its step limit, was stopped by the loop guard or the run's budget, or ended without a
 text reply, :class:`FinalSummaryHook` makes one last call to the researcher's model, without tools, asking for the
 summary. If that call fails too, the summary is assembled from the tool results the researcher collected, so
-nothing it gathered is lost. :data:`PARTIAL_REASONS` says, per ``exit_reason``, why such a note is partial.
+nothing it gathered is lost.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.prompts import (
+    PARTIAL_REASONS,
     RESEARCHER_FINAL,
     RESEARCHER_STOPPED,
     STOPPED_BY_LOOP,
@@ -26,10 +27,11 @@ from haystack_deep_research.prompts import (
     STOPPED_BY_TOKEN_BUDGET,
     render_user,
 )
-from haystack_deep_research.run import Phase, PhaseHook, add_usage, ask, view_of
+from haystack_deep_research.run import Phase, PhaseHook, add_usage, ask, failure, view_of
 from haystack_deep_research.state import (
     EXIT_LOOP_DETECTED,
     EXIT_REASON,
+    EXIT_SUMMARY_FAILED,
     EXIT_TIME_BUDGET,
     EXIT_TOKEN_BUDGET,
     MESSAGES,
@@ -38,20 +40,7 @@ from haystack_deep_research.state import (
     TOKEN_USAGE,
 )
 
-__all__ = ["PARTIAL_REASONS", "FinalSummaryHook", "failure"]
-
-SUMMARY_FAILED = "summary_failed"
-PARTIAL_REASONS = {
-    SUMMARY_FAILED: "the researcher could not write a summary; these are the raw results it gathered",
-    "max_agent_steps": "the researcher reached its step limit; this summary covers only what it gathered",
-    "length": "the researcher's reply hit the model's output limit and may be cut off",
-    "content_filter": "the researcher's reply was stopped by a content filter and may be incomplete",
-    EXIT_LOOP_DETECTED: "the researcher kept repeating the same tool call and was stopped; this summary covers only "
-    "what it gathered",
-    EXIT_TOKEN_BUDGET: "the run's token budget was spent; this summary covers only what the researcher gathered",
-    EXIT_TIME_BUDGET: "the run's time budget was spent; this summary covers only what the researcher gathered",
-}
-"""Why a researcher's note is partial, by the researcher's ``exit_reason``."""
+__all__ = ["FinalSummaryHook"]
 
 # Why a hook stopped the researcher, as the final-summary request tells the model.
 _STOPPED_BY = {
@@ -59,16 +48,6 @@ _STOPPED_BY = {
     EXIT_TOKEN_BUDGET: STOPPED_BY_TOKEN_BUDGET,
     EXIT_TIME_BUDGET: STOPPED_BY_TIME_BUDGET,
 }
-
-
-def failure(error: Exception | None) -> str:
-    """
-    Say why a call produced no text.
-
-    :param error: The exception the call raised, or ``None`` when it returned no text.
-    :returns: A short reason.
-    """
-    return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
 
 
 def _needs_final_summary(state: State) -> bool:
@@ -134,7 +113,7 @@ class FinalSummaryHook(PhaseHook):
                         "are kept",
                     )
                 reply = ChatMessage.from_assistant(_gathered_so_far(state.data.get(MESSAGES) or []))
-                state.set(EXIT_REASON, SUMMARY_FAILED)
+                state.set(EXIT_REASON, EXIT_SUMMARY_FAILED)
             else:
                 usage = reply.meta.get("usage")
                 if isinstance(usage, dict):

@@ -23,8 +23,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import SCOPE, render_chat
-from haystack_deep_research.research.final_summary import failure
-from haystack_deep_research.run import OpenRunHook, Phase, ResearchRun, ask
+from haystack_deep_research.run import OpenRunHook, Phase, ResearchRun, ask, failure
 from haystack_deep_research.run.resume import restore
 from haystack_deep_research.state import BRIEF_KEY, HOOK_CONTEXT, MESSAGES, PHASE_SCOPE
 

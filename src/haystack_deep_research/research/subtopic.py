@@ -30,6 +30,7 @@ from haystack_deep_research.errors import (
 from haystack_deep_research.events import SubagentCompleted, SubagentSpawned
 from haystack_deep_research.prompts import (
     NOTE,
+    PARTIAL_REASONS,
     RESEARCH_SUBTOPIC,
     RESEARCH_SUBTOPIC_DESCRIPTION,
     RESEARCHER_TASK,
@@ -38,7 +39,6 @@ from haystack_deep_research.prompts import (
     render_text,
     render_user,
 )
-from haystack_deep_research.research.final_summary import PARTIAL_REASONS
 from haystack_deep_research.run import Call, Phase, RunView
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.resume import journal_note, resumed_note

@@ -10,7 +10,6 @@ from haystack_deep_research.run.lifecycle import (
     BudgetHook,
     CloseRunHook,
     OpenRunHook,
-    publish,
     question_from,
     view_of,
 )
@@ -23,10 +22,11 @@ from haystack_deep_research.run.phases import (
     blocking,
     drive,
     drive_async,
+    failure,
     subphase,
 )
 from haystack_deep_research.run.read_cache import CachedRead, ReadCache, ReadClaim
-from haystack_deep_research.run.research_run import ResearchRun, RunView
+from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
 from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "blocking",
     "drive",
     "drive_async",
+    "failure",
     "publish",
     "question_from",
     "subphase",

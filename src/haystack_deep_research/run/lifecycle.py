@@ -30,27 +30,22 @@ from haystack_deep_research.events import EventBus, RunEnded, RunStarted, progre
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
 from haystack_deep_research.run.phases import Phase
-from haystack_deep_research.run.research_run import ResearchRun, RunView
+from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
 from haystack_deep_research.run.resume import close_journal, open_journal
 from haystack_deep_research.state import (
-    BRIEF,
     EVENTS_KEY,
     EXIT_REASON,
     HOOK_CONTEXT,
     MESSAGES,
-    NOTES,
     PHASE_RUN,
     PROGRESS_KEY,
     RUN_KEY,
-    SOURCES,
     STOP_RUN,
     TOKEN_USAGE,
     TOOLS,
-    USAGE_BY_PHASE,
-    WARNINGS,
 )
 
-__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "publish", "question_from", "view_of"]
+__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "question_from", "view_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -111,22 +106,6 @@ def _events(run_id: str, context: dict[str, Any]) -> EventBus:
             raise ConfigurationError(f"hook_context[{key!r}] must be a callable {shape}; got {type(given).__name__}.")
         subscribers.append(adapt(given) if adapt is not None else given)
     return EventBus(run_id, subscribers)
-
-
-def publish(state: State, run: ResearchRun) -> None:
-    """
-    Set the outputs that mirror the run: ``brief``, ``notes``, ``sources``, ``warnings``, ``usage_by_phase`` and
-    ``token_usage`` (all phases).
-
-    :param state: The orchestrator's live State.
-    :param run: The run.
-    """
-    state.set(BRIEF, run.brief, handler_override=replace_values)
-    state.set(NOTES, run.notes(), handler_override=replace_values)
-    state.set(SOURCES, run.ledger.to_list(), handler_override=replace_values)
-    state.set(WARNINGS, run.warnings(), handler_override=replace_values)
-    state.set(USAGE_BY_PHASE, run.usage_by_phase(), handler_override=replace_values)
-    state.set(TOKEN_USAGE, run.total_usage(), handler_override=replace_values)
 
 
 class OpenRunHook(PhaseHook):

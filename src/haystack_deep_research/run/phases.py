@@ -26,7 +26,7 @@ from haystack import tracing
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.dataclasses import ChatMessage
 
-__all__ = ["Call", "Outcome", "Phase", "ask", "blocking", "drive", "drive_async", "model_name", "subphase"]
+__all__ = ["Call", "Outcome", "Phase", "ask", "blocking", "drive", "drive_async", "failure", "model_name", "subphase"]
 
 T = TypeVar("T")
 
@@ -72,6 +72,16 @@ class Outcome:
 
 
 Phase = Generator[list[Call], list[Outcome], T]
+
+
+def failure(error: Exception | None) -> str:
+    """
+    Say why a model call produced no text.
+
+    :param error: The exception the call raised, or ``None`` when it returned no text.
+    :returns: A short reason.
+    """
+    return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
 
 
 def model_name(generator: Any) -> str:

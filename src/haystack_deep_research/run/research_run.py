@@ -16,15 +16,27 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from haystack.components.agents.state import State
+from haystack.components.agents.state.state_utils import replace_values
+
 from haystack_deep_research.events import BudgetReached, Event, EventBus, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.read_cache import ReadCache
 from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
-from haystack_deep_research.state import PHASE_ORCHESTRATOR, PHASE_RESEARCH
+from haystack_deep_research.state import (
+    BRIEF,
+    NOTES,
+    PHASE_ORCHESTRATOR,
+    PHASE_RESEARCH,
+    SOURCES,
+    TOKEN_USAGE,
+    USAGE_BY_PHASE,
+    WARNINGS,
+)
 
-__all__ = ["ResearchRun", "RunView"]
+__all__ = ["ResearchRun", "RunView", "publish"]
 
 
 class ResearchRun:
@@ -289,3 +301,19 @@ class RunView:
     def time_left(self) -> float | None:
         """:returns: Seconds left of the run's time budget, or ``None`` without one."""
         return self.run.budget.time_left()
+
+
+def publish(state: State, run: ResearchRun) -> None:
+    """
+    Set the outputs that mirror the run: ``brief``, ``notes``, ``sources``, ``warnings``, ``usage_by_phase`` and
+    ``token_usage`` (all phases).
+
+    :param state: The orchestrator's live State.
+    :param run: The run.
+    """
+    state.set(BRIEF, run.brief, handler_override=replace_values)
+    state.set(NOTES, run.notes(), handler_override=replace_values)
+    state.set(SOURCES, run.ledger.to_list(), handler_override=replace_values)
+    state.set(WARNINGS, run.warnings(), handler_override=replace_values)
+    state.set(USAGE_BY_PHASE, run.usage_by_phase(), handler_override=replace_values)
+    state.set(TOKEN_USAGE, run.total_usage(), handler_override=replace_values)
