@@ -7,6 +7,7 @@ hook point, so nothing depends on the order of a hook list.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -133,3 +134,26 @@ def test_each_agent_has_one_hook_per_hook_point(make_agent: Callable[..., Agent]
 
     for hooks in (agent.hooks, delegate.researcher.hooks):
         assert all(len(registered) == 1 for registered in hooks.values()), hooks
+
+
+class SyncOnly:
+    """A scripted model without ``run_async`` that records the threads it was called on."""
+
+    def __init__(self, role: str, threads: set[int]) -> None:
+        self.inner = ScriptedChatGenerator(role=role)  # type: ignore[arg-type]
+        self.threads = threads
+
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        self.threads.add(threading.get_ident())
+        return self.inner.run(messages, tools, **kwargs)
+
+
+async def test_run_async_never_calls_a_sync_only_model_on_the_event_loop(make_agent: Callable[..., Agent]) -> None:
+    threads: set[int] = set()
+    models = {name: SyncOnly(name.removesuffix("_llm"), threads) for name in ROLE_MODELS if name != "judge_llm"}
+
+    result = await make_agent(**models).run_async(messages=[ChatMessage.from_user("How fast is solar growing?")])
+
+    assert "## Sources" in result["report"]
+    assert threads
+    assert threading.get_ident() not in threads
