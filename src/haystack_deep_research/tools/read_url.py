@@ -12,6 +12,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.events import PageRead, PageRefused
+from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.prompts import (
     MAX_URLS_PER_READ,
     PAGE_SEPARATOR,
@@ -174,7 +175,7 @@ class ReadUrlTool(ResearchTool):
 
     def _page(self, document: FetchedDocument) -> _Page:
         extracted = extract_text(document, max_pdf_pages=self.fetch_limits.max_pdf_pages)
-        text = extracted.text
+        text = clean_text(extracted.text)
         partial = len(text) > self.max_content_length
         return _Page(url=document.url, title=extracted.title, text=text[: self.max_content_length], partial=partial)
 

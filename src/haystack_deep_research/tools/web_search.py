@@ -10,6 +10,7 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError, ToolArgumentsError
 from haystack_deep_research.events import SearchDone
+from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.prompts import (
     QUERY_MISSING,
     QUERY_PARAMETER,
@@ -170,7 +171,7 @@ class WebSearchTool(ResearchTool):
         [searched] = yield [blocking(self._search, text)]
         if searched.error is not None:
             raise searched.error
-        results: list[dict[str, str]] = searched.value
+        results = [{key: clean_text(value) for key, value in result.items()} for result in searched.value]
         if view is not None:
             for result in results:
                 view.ledger.record_search_result(url=result["url"], title=result["title"], snippet=result["snippet"])
