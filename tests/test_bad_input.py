@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from typing import Any
@@ -12,10 +13,14 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import (
+    EVENTS_KEY,
     PROGRESS_KEY,
+    RUN_DIR_KEY,
     ConfigurationError,
+    Event,
     FetchLimits,
     FinalSummaryHook,
+    InvalidQuestionError,
     ReadUrlTool,
     ResearchSubtopicTool,
     ScopeHook,
@@ -53,6 +58,9 @@ SUMMARIZER = ScriptedChatGenerator(role="summarizer")
         (lambda: OpenRunHook(token_budget=-1), "token_budget must be an integer from 1 to 1000000000"),
         (lambda: OpenRunHook(time_budget=0.0), "time_budget must be a number greater than 0"),
         (lambda: UrlPolicy(allow_hosts=("not a host!",)), "allow_hosts"),
+        (lambda: UrlPolicy.from_dict("127.0.0.1"), "UrlPolicy.from_dict needs a mapping such as"),
+        (lambda: UrlPolicy.from_dict(None), "as to_dict returns; got NoneType"),
+        (lambda: UrlPolicy.from_dict([["allow_hosts", ["127.0.0.1"]]]), "UrlPolicy.from_dict needs a mapping"),
         (lambda: FetchLimits(total_timeout=-1), "FetchLimits.total_timeout must be a number greater than 0"),
     ],
 )
@@ -71,3 +79,109 @@ def test_a_progress_callback_that_cannot_be_called_is_refused_before_any_model_i
     with pytest.raises(ConfigurationError, match=rf"hook_context\['{PROGRESS_KEY}'\] must be a callable"):
         agent.run(messages=[ChatMessage.from_user("How fast is solar growing?")], hook_context={PROGRESS_KEY: "log"})
     assert calls == []
+
+
+QUESTION = "How fast is solar growing?"
+
+
+class _Counted:
+    """Scripted models that count every call, so a test can say that nothing ran."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def models(self) -> dict[str, Any]:
+        def model(role: str, **options: Any) -> MockChatGenerator:
+            scripted = ScriptedChatGenerator(role=role, **options)  # type: ignore[arg-type]
+
+            def reply(messages: list[ChatMessage], tools: Any = None) -> ChatMessage:
+                self.calls += 1
+                return scripted.run(messages, tools)["replies"][0]
+
+            return MockChatGenerator(response_fn=reply)
+
+        return {
+            "scope_llm": model("scope"),
+            "orchestrator_llm": model("orchestrator", subtopics=["solar capacity"]),
+            "researcher_llm": model("researcher"),
+            "summarizer_llm": model("summarizer"),
+            "writer_llm": model("writer"),
+        }
+
+
+def _run(agent: Agent, how: str, **inputs: Any) -> dict[str, Any]:
+    if how == "run_async":
+        return asyncio.run(agent.run_async(**inputs))
+    return agent.run(**inputs)
+
+
+@pytest.mark.parametrize("how", ["run", "run_async"])
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        (QUESTION, "messages must be a list of ChatMessage, not a string; pass messages=[ChatMessage.from_user("),
+        ([QUESTION], "messages[0] is a str, not a ChatMessage; build each message with ChatMessage.from_user(...)"),
+        (
+            [{"role": "user", "content": QUESTION}],
+            "messages[0] is a dict, not a ChatMessage; build each message with ChatMessage.from_dict(...)",
+        ),
+        (
+            [ChatMessage.from_user(QUESTION), "and another"],
+            "messages[1] is a str, not a ChatMessage",
+        ),
+        (
+            ChatMessage.from_user(QUESTION),
+            "messages must be a list of ChatMessage; wrap the message: messages=[message]",
+        ),
+        ((ChatMessage.from_user(QUESTION),), "messages must be a list of ChatMessage, for example"),
+        (None, "got NoneType"),
+    ],
+)
+def test_malformed_messages_raise_an_invalid_question_error_before_anything_runs(
+    make_agent: Callable[..., Agent], how: str, messages: Any, message: str
+) -> None:
+    counted = _Counted()
+    agent = make_agent(**counted.models())
+
+    with pytest.raises(InvalidQuestionError, match=re.escape(message)):
+        _run(agent, how, messages=messages)
+    assert counted.calls == 0
+
+
+@pytest.mark.parametrize("how", ["run", "run_async"])
+@pytest.mark.parametrize("hook_context", [[], "runs/one", 42, [(RUN_DIR_KEY, "runs/one")]])
+def test_a_hook_context_that_is_not_a_dict_raises_a_configuration_error(
+    make_agent: Callable[..., Agent], how: str, hook_context: Any
+) -> None:
+    counted = _Counted()
+    agent = make_agent(**counted.models())
+
+    with pytest.raises(
+        ConfigurationError, match=rf"hook_context must be a dict, .*; got {type(hook_context).__name__}"
+    ):
+        _run(agent, how, messages=[ChatMessage.from_user(QUESTION)], hook_context=hook_context)
+    assert counted.calls == 0
+
+
+def test_a_progress_callback_and_an_event_subscriber_that_raise_never_stop_research(
+    make_agent: Callable[..., Agent],
+) -> None:
+    seen = {"progress": 0, "events": 0}
+
+    def progress(phase: str, line: str) -> None:
+        seen["progress"] += 1
+        raise RuntimeError("the display went away")
+
+    def on_event(event: Event) -> None:
+        seen["events"] += 1
+        raise ValueError("the queue is closed")
+
+    result = make_agent().run(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context={PROGRESS_KEY: progress, EVENTS_KEY: on_event}
+    )
+
+    assert seen["progress"] > 1  # they were called, raised, and called again
+    assert seen["events"] > seen["progress"]
+    assert result["exit_reason"] == "text"
+    assert len(result["notes"]) == 2
+    assert "## Sources" in result["report"]

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research.agents.models import DEFAULT_MODEL, DEFAULT_SMALL_MODEL, default_chat_generator
+from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.prompts import ORCHESTRATOR_SYSTEM, RESEARCHER_SYSTEM, render_text
 from haystack_deep_research.report import GroundingStage, ReportStage, StructuredOutputStage, WriteHook
@@ -128,8 +129,10 @@ def create_deep_research_agent(
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
 
-    The result is a plain Haystack ``Agent``: run it with ``run`` or ``run_async``, put it in a Pipeline, serialize it
-    with ``to_dict`` / ``from_dict``. Pass the question as ``messages=[ChatMessage.from_user("...")]``.
+    The result is a Haystack ``Agent``: run it with ``run`` or ``run_async``, put it in a Pipeline, serialize it
+    with ``to_dict`` / ``from_dict``. Pass the question as ``messages=[ChatMessage.from_user("...")]``. It is a
+    :class:`~haystack_deep_research.agents.ResearchAgent`, which refuses malformed run input with typed errors; it
+    serializes as a plain ``Agent``.
 
     :param scope_llm: Turns the question into a research brief. Default: OpenAI "gpt-5.4".
     :param orchestrator_llm: Plans, delegates sub-topics and checks coverage; must support tools. Default "gpt-5.4".
@@ -197,7 +200,7 @@ def create_deep_research_agent(
         },
     )
     orchestrator_tools = [ResearchSubtopicTool(researcher=researcher, max_subtopics=max_subtopics), create_think_tool()]
-    return Agent(
+    return ResearchAgent(
         chat_generator=PreservingChatGenerator(chat_generator=models["orchestrator_llm"]),
         tools=[RunToolset(tools=orchestrator_tools)],
         system_prompt=render_text(ORCHESTRATOR_SYSTEM, max_subtopics=max_subtopics),

@@ -4,6 +4,7 @@ phase driver every hook and tool is written with.
 """
 
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.entry import check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook, UsesModels
 from haystack_deep_research.run.journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE, RunJournal, subtopic_key
 from haystack_deep_research.run.lifecycle import (
@@ -54,6 +55,8 @@ __all__ = [
     "add_usage",
     "ask",
     "blocking",
+    "check_hook_context",
+    "check_messages",
     "drive",
     "drive_async",
     "failure",

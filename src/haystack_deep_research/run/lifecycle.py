@@ -23,11 +23,13 @@ from haystack import logging
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import default_from_dict, default_to_dict
-from haystack.dataclasses import ChatMessage, ChatRole
+from haystack.dataclasses import ChatRole
 
 from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
 from haystack_deep_research.events import EventBus, RunEnded, RunStarted, progress_view
+from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.entry import check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
 from haystack_deep_research.run.phases import Phase
 from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
@@ -52,22 +54,16 @@ logger = logging.getLogger(__name__)
 
 def question_from(messages: Any) -> str:
     """
-    Find the research question: the text of the last user message.
+    Find the research question: the text of the last user message, cleaned (see
+    :func:`~haystack_deep_research.evidence.clean_text`).
 
     :param messages: The messages passed to ``run``.
     :returns: The question, stripped.
     :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` or holds no user message with text.
     """
-    if isinstance(messages, ChatMessage):
-        raise InvalidQuestionError("messages must be a list of ChatMessage; wrap the message: messages=[message].")
-    if not isinstance(messages, list) or not all(isinstance(m, ChatMessage) for m in messages):
-        raise InvalidQuestionError(
-            f"messages must be a list of ChatMessage, for example [ChatMessage.from_user('your question')]; "
-            f"got {type(messages).__name__}."
-        )
-    for message in reversed(messages):
+    for message in reversed(check_messages(messages)):
         if message.is_from(ChatRole.USER):
-            text = (message.text or "").strip()
+            text = clean_text(message.text or "").strip()
             if text:
                 return text
             break
@@ -87,12 +83,7 @@ def view_of(state: State) -> RunView | None:
 
 
 def _context(state: State) -> dict[str, Any]:
-    context = state.data.get(HOOK_CONTEXT)
-    if context is None:
-        return {}
-    if not isinstance(context, dict):
-        raise ConfigurationError(f"hook_context must be a dict; got {type(context).__name__}.")
-    return context
+    return check_hook_context(state.data.get(HOOK_CONTEXT))
 
 
 def _events(run_id: str, context: dict[str, Any]) -> EventBus:

@@ -161,8 +161,14 @@ class UrlPolicy:
 
         :param data: A mapping with the optional keys ``allow_hosts`` and ``deny_domains`` (lists of strings).
         :returns: The policy.
-        :raises ConfigurationError: A key is unknown or a value is not a list of valid entries.
+        :raises ConfigurationError: ``data`` is not a mapping, a key is unknown or a value is not a list of valid
+            entries.
         """
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(
+                "UrlPolicy.from_dict needs a mapping such as {'allow_hosts': ['127.0.0.1']}, as to_dict returns; "
+                f"got {type(data).__name__}."
+            )
         unknown = sorted(set(data) - {"allow_hosts", "deny_domains"})
         if unknown:
             raise ConfigurationError(
