@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from haystack_deep_research import (
     InvalidQuestionError,
     ReadUrlTool,
     ResearchSubtopicTool,
+    RunDirError,
     ScopeHook,
     UrlPolicy,
     WebSearchTool,
@@ -160,6 +162,27 @@ def test_a_hook_context_that_is_not_a_dict_raises_a_configuration_error(
         ConfigurationError, match=rf"hook_context must be a dict, .*; got {type(hook_context).__name__}"
     ):
         _run(agent, how, messages=[ChatMessage.from_user(QUESTION)], hook_context=hook_context)
+    assert counted.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("run_dir", "message"),
+    [
+        ("runs/a\x00b", "contains a NUL character, which no file system accepts; remove it"),
+        ("x" * 300, "is too long for the file system (File name too long); pass a shorter path"),
+        ("/".join(["y" * 200] * 40), "is too long for the file system (File name too long); pass a shorter path"),
+        (b"runs/one", "run_dir must be a directory path (a non-empty str or os.PathLike), got bytes"),
+    ],
+)
+def test_a_run_dir_no_file_system_accepts_raises_a_run_dir_error(
+    make_agent: Callable[..., Agent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_dir: Any, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    counted = _Counted()
+    agent = make_agent(**counted.models())
+
+    with pytest.raises(RunDirError, match=re.escape(message)):
+        agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
     assert counted.calls == 0
 
 

@@ -3,8 +3,9 @@ Fault injection: one test per failure a run meets in the wild, each ending with 
 sources intact, and an ``exit_reason`` that says what happened.
 
 Cases covered elsewhere, not repeated here: a sub-researcher that raises, malformed tool arguments and a failing
-writer (tests/test_nothing_lost.py); budgets running out (tests/test_budgets.py); a run killed midway and resumed
-(tests/test_journal.py).
+writer (tests/test_nothing_lost.py); budgets running out (tests/run/test_budgets.py); a run killed midway and resumed,
+or killed while writing its run directory (tests/run/test_journal.py); a disk that fills up while a note is journaled
+(tests/run/test_run_dir.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,7 +24,8 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIRespons
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
-from haystack_deep_research import FetchLimits, WebSearchTool
+from haystack_deep_research import RUN_DIR_KEY, FetchLimits, WebSearchTool
+from haystack_deep_research.run import LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"
@@ -302,3 +305,43 @@ def test_a_researcher_looping_on_the_same_call_is_warned_then_stopped_with_a_par
     assert any("kept calling web_search with the same arguments" in w for w in result["warnings"])
     _assert_intact(result, notes=1)
     assert result["exit_reason"] == "text"
+
+
+# --- the run directory --------------------------------------------------------------------------------------------
+
+
+def test_a_run_dir_that_cannot_take_the_ledger_or_the_report_costs_only_those_copies(
+    make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    (run_dir / LEDGER_FILE).mkdir(parents=True)  # writing either file fails with an OSError, as on a full disk
+    (run_dir / REPORT_FILE).mkdir()
+    context = {RUN_DIR_KEY: run_dir}
+
+    first = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+
+    _assert_intact(first)
+    assert first["exit_reason"] == "text"
+    problems = [w for w in first["warnings"] if "run directory" in w]
+    assert len(problems) == 2  # the notes were journaled: no warning says they would be researched again
+    assert any(w.startswith(f"write: could not write {LEDGER_FILE}") for w in problems)
+    assert any(w.endswith("the sources are in the result and in the journal") for w in problems)
+    assert any(w.startswith(f"write: could not write {REPORT_FILE}") for w in problems)
+    assert any(w.endswith("the report is in the result") for w in problems)
+
+    (run_dir / LEDGER_FILE).rmdir()
+    (run_dir / REPORT_FILE).rmdir()
+    researched: list[str] = []
+    scripted = ScriptedChatGenerator(role="researcher")
+
+    def researcher(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        researched.append(messages[1].text or "")
+        return scripted.run(messages, tools)["replies"][0]
+
+    resumed = make_agent(researcher_llm=MockChatGenerator(response_fn=researcher)).run(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context=context
+    )
+
+    assert researched == []  # both notes were journaled
+    assert resumed["sources"] == first["sources"]  # and came back with every source they were written from
+    assert resumed["warnings"] == []

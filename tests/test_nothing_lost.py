@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.utils import Secret
 
-from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+from haystack_deep_research import RUN_DIR_KEY, ResearchSummary, StructuredOutputError, WebSearchTool
+from haystack_deep_research.run import JOURNAL_FILE, REPORT_FILE
+from haystack_deep_research.testing import (
+    LoopbackSearchServer,
+    LoopbackWebServer,
+    ScriptedChatGenerator,
+    SearchDocument,
+)
 
 QUESTION = "How fast is solar power growing?"
 
@@ -240,3 +250,60 @@ async def test_the_async_path_keeps_the_research_too(make_agent: Callable[..., A
 
     assert result["exit_reason"] == "orchestrator_failed"
     assert len(result["notes"]) == 1
+
+
+def test_text_that_cannot_be_encoded_never_costs_the_result_or_the_run_dir(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    # A lone surrogate is a valid Python str and a valid JSON escape, but cannot be encoded as UTF-8; an escape
+    # sequence would rewrite the terminal a progress line is printed on.
+    question = "How fast is solar power growing?\ud800"
+    documents = [
+        SearchDocument(web.url("/solar.html"), "Solar capacity 2025", "Global solar capacity grew \udcff in 2025."),
+        SearchDocument(web.url("/storage.pdf"), "Battery storage", "Grid battery \x1b[2Jstorage doubled in 2025."),
+    ]
+    run_dir = tmp_path / "run"
+    with LoopbackSearchServer(documents) as search:
+        tool = WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search.base_url, max_results=2)
+        result = make_agent(search_tool=tool).run(
+            messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir}
+        )
+        written = (run_dir / REPORT_FILE).read_text(encoding="utf-8")
+        again = make_agent(search_tool=tool).run(
+            messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir}
+        )
+
+    assert result["exit_reason"] == "text"
+    assert result["warnings"] == []
+    assert written == result["report"]
+    snippets = {entry["url"]: entry["snippet"] for entry in result["sources"]}
+    assert snippets[web.url("/solar.html")] == "Global solar capacity grew \ufffd in 2025."
+    assert snippets[web.url("/storage.pdf")] == "Grid battery [2Jstorage doubled in 2025."
+    assert json.loads((run_dir / JOURNAL_FILE).read_text(encoding="utf-8").splitlines()[0])["question"] == (
+        "How fast is solar power growing?\ufffd"
+    )
+    assert sorted(again["notes"]) == sorted(result["notes"])  # the same question resumes its directory
+    assert again["sources"] == result["sources"]
+
+
+def test_a_report_stage_that_raises_still_leaves_the_report_in_the_run_dir(
+    make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    scripted = ScriptedChatGenerator(role="writer")
+
+    def writer(messages: list[ChatMessage]) -> ChatMessage | str:
+        if (messages[-1].text or "").startswith("JSON schema:"):
+            return "Sorry, here is a summary in prose."  # never valid JSON: structured output fails
+        return scripted.run(messages)["replies"][0]
+
+    run_dir = tmp_path / "run"
+    agent = make_agent(writer_llm=MockChatGenerator(response_fn=writer), output_schema=ResearchSummary)
+    with pytest.raises(StructuredOutputError) as caught:
+        agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+
+    assert caught.value.report.startswith("# ")
+    assert (run_dir / REPORT_FILE).read_text(encoding="utf-8") == caught.value.report
+    records = [json.loads(line) for line in (run_dir / JOURNAL_FILE).read_text(encoding="utf-8").splitlines()]
+    assert [r["type"] for r in records] == ["start", "brief", "note", "note", "end"]
+    resumed = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    assert resumed["exit_reason"] == "text"  # the run that raised released its directory

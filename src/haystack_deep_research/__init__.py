@@ -26,6 +26,7 @@ from haystack_deep_research.errors import (
     MissingCredentialsError,
     ResearchRunError,
     RunDirError,
+    RunDirInUseError,
     StructuredOutputError,
     UsageError,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "ResearchSubtopicTool",
     "ResearchSummary",
     "RunDirError",
+    "RunDirInUseError",
     "RunToolset",
     "ScopeHook",
     "SourceEntry",

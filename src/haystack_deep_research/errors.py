@@ -10,6 +10,7 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
     │   └── RunDirError                         the run directory given to resume a run cannot be used
+    │       └── RunDirInUseError                another run is using that run directory
     └── ResearchRunError                        something failed while a run was under way
         ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
         ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
@@ -44,6 +45,7 @@ __all__ = [
     "MissingCredentialsError",
     "ResearchRunError",
     "RunDirError",
+    "RunDirInUseError",
     "SearchError",
     "StructuredOutputError",
     "ToolArgumentsError",
@@ -75,6 +77,10 @@ class MissingCredentialsError(UsageError):
 
 class RunDirError(UsageError):
     """The run directory passed to resume a run is not a usable directory, or holds a run of another question."""
+
+
+class RunDirInUseError(RunDirError):
+    """Another run, in this process or another, holds the run directory's lock; one run at a time may use it."""
 
 
 class ResearchRunError(DeepResearchError):

@@ -52,6 +52,8 @@ BRIEF_KEY = "haystack_deep_research.brief"
 """A research brief in ``hook_context``: the scope hook uses it instead of calling the scope model."""
 EVENTS_KEY = "haystack_deep_research.on_event"
 """A callable ``on_event(event)`` the caller may pass in ``hook_context`` to receive the run's typed events."""
+RUN_GUARD_KEY = "haystack_deep_research.run_guard"
+"""Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.run.RunGuard` that closes what its run opened."""
 
 # Phases, as named in events, warnings and ``usage_by_phase`` (``run`` names the events that open and close a run).
 PHASE_RUN = "run"

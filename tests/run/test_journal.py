@@ -8,7 +8,7 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,46 +19,12 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import RUN_DIR_KEY, RunDirError
-from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
+from haystack_deep_research import RUN_DIR_KEY, RunDirError, RunDirInUseError
+from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, LOCK_FILE, REPORT_FILE
 from haystack_deep_research.testing import ROLES, LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"
 TOPICS = ["solar capacity", "battery storage"]
-
-# The child runs the agent with scripted models against the parent's loopback servers, one researcher at a time.
-# The second researcher hangs, so the child is killed after the first note is journaled and before the second.
-CHILD = textwrap.dedent(
-    """
-    import sys, time
-    from haystack.components.generators.chat import MockChatGenerator
-    from haystack.dataclasses import ChatMessage
-    from haystack.utils import Secret
-    from haystack_deep_research import RUN_DIR_KEY, UrlPolicy, WebSearchTool, create_deep_research_agent
-    from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
-
-    run_dir, search_url, question = sys.argv[1:4]
-    scripted = ScriptedChatGenerator(role="researcher")
-
-    def researcher(messages, tools):
-        if "battery storage" in messages[1].text:
-            time.sleep(60)  # killed long before this ends
-        return scripted.run(messages, tools)["replies"][0]
-
-    agent = create_deep_research_agent(
-        scope_llm=ScriptedChatGenerator(role="scope"),
-        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity", "battery storage"]),
-        researcher_llm=MockChatGenerator(response_fn=researcher),
-        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-        writer_llm=ScriptedChatGenerator(role="writer"),
-        search_tool=WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search_url, max_results=2),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
-        max_concurrent_researchers=1,
-    )
-    with forbid_network():
-        agent.run(messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir})
-    """
-)
 
 
 def _records(run_dir: Path) -> list[dict[str, Any]]:
@@ -101,22 +67,26 @@ def _echo_writer(messages: list[ChatMessage]) -> str:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_a_killed_run_resumes_without_researching_a_completed_subtopic_again(
-    make_agent: Callable[..., Agent], search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+    make_agent: Callable[..., Agent],
+    search: LoopbackSearchServer,
+    web: LoopbackWebServer,
+    spawn_run: Callable[..., subprocess.Popen[str]],
+    tmp_path: Path,
 ) -> None:
-    run_dir, script, log = tmp_path / "run", tmp_path / "child.py", tmp_path / "child.log"
-    script.write_text(CHILD, encoding="utf-8")
-    with open(log, "wb") as errors:
-        child = subprocess.Popen(
-            [sys.executable, str(script), str(run_dir), search.base_url, QUESTION],
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-        )
+    run_dir = tmp_path / "run"
+    child = spawn_run(run_dir, QUESTION, "hang")
     try:
         deadline = time.monotonic() + 60
         while not any(r["type"] == "note" for r in _records(run_dir)):
-            assert child.poll() is None, log.read_text(encoding="utf-8", errors="replace")
+            assert child.poll() is None, child.communicate()[1]
             assert time.monotonic() < deadline, "the first note was never journaled"
             time.sleep(0.05)
+        calls = _Calls()
+        with pytest.raises(RunDirInUseError, match="is in use by another run"):  # the child holds the directory
+            make_agent(**calls.models()).run(
+                messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+            )
+        assert sum(calls.by_role.values()) == 0
     finally:
         if child.poll() is None:
             os.kill(child.pid, signal.SIGKILL)
@@ -141,6 +111,106 @@ def test_a_killed_run_resumes_without_researching_a_completed_subtopic_again(
     assert result["exit_reason"] == "text"
     assert [r["type"] for r in _records(run_dir)][-1] == "end"
     assert (run_dir / REPORT_FILE).read_text(encoding="utf-8") == result["report"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_run_killed_while_writing_its_run_dir_keeps_every_journaled_note_with_its_sources(
+    make_agent: Callable[..., Agent],
+    search: LoopbackSearchServer,
+    web: LoopbackWebServer,
+    spawn_run: Callable[..., subprocess.Popen[str]],
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    child = spawn_run(run_dir, QUESTION, "kill_at_ledger_write")
+    child.communicate(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    journaled = {r["subtopic"] for r in _records(run_dir) if r["type"] == "note"}
+    searched = len(_searched(search))
+
+    calls = _Calls()
+    result = make_agent(**calls.models()).run(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+    )
+
+    researched_again = {n.split("\n", 1)[0].removeprefix("## ") for n in result["notes"]} - journaled
+    assert len(_searched(search)) - searched == len(researched_again)  # only what was not journaled is redone
+    pages = {entry["url"] for entry in result["sources"] if entry["kind"] == "page"}
+    assert pages == {web.url("/solar.html"), web.url("/storage.pdf")}  # every journaled note came with its sources
+    assert web.url("/solar.html") in result["report"]  # so its citations still verify
+    assert web.url("/storage.pdf") in result["report"]
+    assert result["citations"]["unverified"] == []
+
+
+def test_a_second_run_on_a_busy_run_dir_is_refused_and_the_first_run_is_untouched(
+    make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    inside, release = threading.Event(), threading.Event()
+    scripted = ScriptedChatGenerator(role="researcher")
+
+    def waiting_researcher(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        inside.set()
+        release.wait(30)
+        return scripted.run(messages, tools)["replies"][0]
+
+    first_agent = make_agent(
+        researcher_llm=MockChatGenerator(response_fn=waiting_researcher),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity"]),
+    )
+    results: dict[str, Any] = {}
+
+    def first_run() -> None:
+        context = {RUN_DIR_KEY: run_dir}
+        results["first"] = first_agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+
+    thread = threading.Thread(target=first_run)
+    thread.start()
+    try:
+        assert inside.wait(30), "the first run never started researching"
+        calls = _Calls()
+        with pytest.raises(RunDirInUseError, match=re.escape(f"is in use by another run (its {LOCK_FILE} is locked)")):
+            make_agent(**calls.models()).run(
+                messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: str(run_dir)}
+            )
+        assert sum(calls.by_role.values()) == 0
+    finally:
+        release.set()
+        thread.join(60)
+
+    assert results["first"]["exit_reason"] == "text"
+    assert [r["type"] for r in _records(run_dir)] == ["start", "brief", "note", "end"]  # nothing of the refused run
+    again = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    assert again["exit_reason"] == "text"  # the directory was released when the first run ended
+
+
+def _broken_orchestrator(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+    raise ConnectionError("provider down")
+
+
+def test_a_run_that_fails_releases_its_run_dir(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
+    context = {RUN_DIR_KEY: tmp_path / "run"}
+    failing = make_agent(orchestrator_llm=MockChatGenerator(response_fn=_broken_orchestrator))
+
+    with pytest.raises(Exception, match="provider down") as failed:
+        failing.run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+
+    assert failed.traceback  # the failed run's frames (and so the run itself) are still alive here
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+    assert result["exit_reason"] == "text"
+    assert [r["type"] for r in _records(tmp_path / "run")][:3] == ["start", "brief", "resume"]
+
+
+async def test_an_async_run_that_fails_releases_its_run_dir(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
+    context = {RUN_DIR_KEY: tmp_path / "run"}
+    failing = make_agent(orchestrator_llm=MockChatGenerator(response_fn=_broken_orchestrator))
+
+    with pytest.raises(Exception, match="provider down") as failed:
+        await failing.run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+
+    assert failed.traceback
+    result = await make_agent().run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+    assert result["exit_reason"] == "text"
 
 
 def test_rerunning_a_finished_run_spends_nothing_on_scope_or_research(
@@ -184,18 +254,24 @@ def _bad_run_dirs(tmp_path: Path) -> list[tuple[object, str]]:
     other = tmp_path / "other"
     other.mkdir()
     (other / JOURNAL_FILE).write_text(
-        json.dumps({"type": "start", "version": 1, "question": "Why is the sky blue?"}) + "\n", encoding="utf-8"
+        json.dumps({"type": "start", "version": 2, "question": "Why is the sky blue?"}) + "\n", encoding="utf-8"
     )
     corrupt = tmp_path / "corrupt"
     corrupt.mkdir()
     (corrupt / JOURNAL_FILE).write_text(
-        json.dumps({"type": "start", "version": 1, "question": QUESTION}) + "\nnot json\n{}\n", encoding="utf-8"
+        json.dumps({"type": "start", "version": 2, "question": QUESTION}) + "\nnot json\n{}\n", encoding="utf-8"
     )
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / JOURNAL_FILE).write_text('{"some": "other file"}\n', encoding="utf-8")
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / JOURNAL_FILE).write_text(
+        json.dumps({"type": "start", "version": 1, "question": QUESTION}) + "\n", encoding="utf-8"
+    )
     return [
         (42, "run_dir must be a directory path (a non-empty str or os.PathLike), got int"),
+        (older, "was written by another version of this library (journal version 1; this one reads version 2)"),
         ("  ", "run_dir must be a directory path"),
         (a_file, "is a file; pass the path of a directory"),
         (other, "holds a run of another question ('Why is the sky blue?'); pass the same question to resume it"),

@@ -131,8 +131,8 @@ def create_deep_research_agent(
 
     The result is a Haystack ``Agent``: run it with ``run`` or ``run_async``, put it in a Pipeline, serialize it
     with ``to_dict`` / ``from_dict``. Pass the question as ``messages=[ChatMessage.from_user("...")]``. It is a
-    :class:`~haystack_deep_research.agents.ResearchAgent`, which refuses malformed run input with typed errors; it
-    serializes as a plain ``Agent``.
+    :class:`~haystack_deep_research.agents.ResearchAgent`, which refuses malformed run input with typed errors and
+    closes a run that fails; it serializes as a plain ``Agent``.
 
     :param scope_llm: Turns the question into a research brief. Default: OpenAI "gpt-5.4".
     :param orchestrator_llm: Plans, delegates sub-topics and checks coverage; must support tools. Default "gpt-5.4".

@@ -4,9 +4,16 @@ phase driver every hook and tool is written with.
 """
 
 from haystack_deep_research.run.budget import RunBudget
-from haystack_deep_research.run.entry import check_hook_context, check_messages
+from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook, UsesModels
-from haystack_deep_research.run.journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE, RunJournal, subtopic_key
+from haystack_deep_research.run.journal import (
+    JOURNAL_FILE,
+    LEDGER_FILE,
+    LOCK_FILE,
+    REPORT_FILE,
+    RunJournal,
+    subtopic_key,
+)
 from haystack_deep_research.run.lifecycle import (
     BudgetHook,
     CloseRunHook,
@@ -33,6 +40,7 @@ from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delt
 __all__ = [
     "JOURNAL_FILE",
     "LEDGER_FILE",
+    "LOCK_FILE",
     "MODEL_CALL_SPAN",
     "REPORT_FILE",
     "BudgetHook",
@@ -48,6 +56,7 @@ __all__ = [
     "ResearchRun",
     "RunBound",
     "RunBudget",
+    "RunGuard",
     "RunJournal",
     "RunView",
     "StatelessHook",

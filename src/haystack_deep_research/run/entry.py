@@ -1,22 +1,29 @@
 """
-What a run checks at its door.
+What a run checks at its door, and what it closes on its way out.
 
 - :func:`check_messages` and :func:`check_hook_context` refuse malformed run input with the library's typed errors,
   naming what to change. The run's ``before_run`` hook calls them, and so does
   :class:`~haystack_deep_research.agents.ResearchAgent` before Haystack's ``Agent.run`` touches its input: Haystack
   fails on a ``messages`` that is not a list of ``ChatMessage`` (a string, a bare message, a list of dicts) with a
   ``TypeError`` or an ``AttributeError`` from deep inside, before any hook runs.
+- :class:`RunGuard` closes what a run opened (the run directory's journal and its lock) when the agent's run ends,
+  also when it fails: Haystack runs no ``after_run`` hook after an exception.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
+from haystack import logging
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
 
-__all__ = ["check_hook_context", "check_messages"]
+__all__ = ["RunGuard", "check_hook_context", "check_messages"]
+
+logger = logging.getLogger(__name__)
 
 _EXAMPLE = "messages=[ChatMessage.from_user('your question')]"
 
@@ -63,3 +70,45 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
             f"hook_context must be a dict, for example {{RUN_DIR_KEY: 'runs/one'}}; got {type(hook_context).__name__}."
         )
     return hook_context
+
+
+class RunGuard:
+    """
+    What one agent run opened that must be closed when the run ends, whatever the way it ends.
+
+    The agent puts a guard in ``hook_context`` (under ``RUN_GUARD_KEY``) for the run's life; the run's ``before_run``
+    hook registers what it opens; the agent calls :meth:`close` once its run returned or raised. Closing something
+    twice must be harmless: a run that ends normally has already closed it. Copying the guard returns the guard.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closers: list[Callable[[], None]] = []
+
+    def __repr__(self) -> str:
+        return f"RunGuard(open={len(self._closers)})"
+
+    def __copy__(self) -> RunGuard:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> RunGuard:
+        return self
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """
+        :param closer: Called once by :meth:`close`.
+        """
+        with self._lock:
+            self._closers.append(closer)
+
+    def close(self) -> None:
+        """Call every registered closer once, newest first; one that raises is logged and the others still run."""
+        with self._lock:
+            closers, self._closers = self._closers[::-1], []
+        for closer in closers:
+            try:
+                closer()
+            except Exception as error:  # closing must go on; the run's own outcome is what the caller sees
+                logger.warning(
+                    "Closing a run failed: {error_type}: {error}", error_type=type(error).__name__, error=error
+                )

@@ -1,38 +1,42 @@
 """
 The run journal: what a research run has completed, written to disk as it completes, so a crashed run can resume.
 
-A run directory holds three files:
+A run directory holds:
 
 ``journal.jsonl``
-    Append-only, one JSON record per line, each flushed and fsynced before the run goes on: ``start`` (the
-    question), ``resume`` (each later attempt), ``brief``, one ``note`` per completed sub-topic, and ``end``
-    (the exit reason). A crash can at worst leave a torn last line, which is cut off when the journal is opened.
-``ledger.json``
-    The evidence ledger, replaced atomically (temporary file, fsync, ``os.replace``) after each note.
-``report.md``
-    The final report, replaced atomically when the run ends.
+    Append-only, one JSON record per line, each written, flushed and fsynced before the run goes on, all or nothing
+    (see :mod:`.run_dir`): ``start`` (the question), ``resume`` (each later attempt), ``brief``, one ``note``
+    per completed sub-topic and ``end`` (the exit reason). A ``note`` record holds the note **and its evidence**: the
+    ledger entries added or changed since the previous record, so a note is never journaled without the sources it
+    was written from. Resuming restores the ledger from these records alone.
+``ledger.json``, ``report.md``
+    The evidence ledger and the report at the end of an attempt, each replaced atomically: copies for reading.
+``run.lock``
+    Locked (an OS file lock) by the run using the directory, from the moment it opens the journal until it closes
+    it, also when the run fails; a second run on the same directory is refused with :class:`RunDirInUseError`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import arrow
+import filelock
 
-from haystack_deep_research.errors import ConfigurationError, RunDirError
+from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
 from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.run.run_dir import JournalFile, atomic_write_text, check_run_dir, shown, unusable
+
+__all__ = ["JOURNAL_FILE", "LEDGER_FILE", "LOCK_FILE", "REPORT_FILE", "JournaledNote", "RunJournal", "subtopic_key"]
 
 JOURNAL_FILE = "journal.jsonl"
 LEDGER_FILE = "ledger.json"
 REPORT_FILE = "report.md"
-JOURNAL_VERSION = 1
+LOCK_FILE = "run.lock"
+JOURNAL_VERSION = 2
 
 
 def subtopic_key(subtopic: str) -> str:
@@ -47,33 +51,6 @@ def subtopic_key(subtopic: str) -> str:
 
 def _same_question(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """
-    Replace a file's content atomically: a reader sees the old file or the new one, never a mix.
-
-    :param path: The file to write.
-    :param text: Its new content.
-    :raises OSError: If the file cannot be written.
-    """
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    if os.name == "posix":  # make the rename itself durable
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
 
 
 @dataclass(frozen=True)
@@ -97,17 +74,20 @@ class RunJournal:
     """
     The open journal of one run directory. Thread-safe: parallel sub-researchers record their notes at once.
 
-    Create it with :meth:`open`; the run that opened it owns it.
+    Create it with :meth:`open`; the run that opened it owns it (and the directory's lock) until :meth:`close`.
 
     :param directory: The run directory.
     """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self._file = JournalFile(directory / JOURNAL_FILE)
+        self._dir_lock = filelock.FileLock(directory / LOCK_FILE, thread_local=False)
         self._lock = threading.Lock()
+        self._closed = False
         self._brief: str | None = None
         self._notes: dict[str, JournaledNote] = {}
-        self._ledger: list[dict[str, Any]] = []
+        self._journaled: dict[str, dict[str, Any]] = {}  # ledger entries as journaled, by id, in order first seen
 
     def __repr__(self) -> str:
         return f"RunJournal({str(self.directory)!r}, notes={len(self._notes)})"
@@ -115,51 +95,54 @@ class RunJournal:
     @classmethod
     def open(cls, run_dir: Any, question: str) -> RunJournal:
         """
-        Open (or start) the journal in ``run_dir`` for ``question``.
+        Open (or start) the journal in ``run_dir`` for ``question``, locking the directory.
 
         :param run_dir: The run directory, a ``str`` or ``os.PathLike``; created if missing.
         :param question: The run's research question; a journal of another question is refused.
         :returns: The journal, holding what earlier attempts completed.
+        :raises RunDirInUseError: If another run (in this process or another) is using the directory.
         :raises RunDirError: If ``run_dir`` is not a usable directory, holds a run of another question, or its
-            journal or ledger is not one this library wrote.
+            journal is not one this library wrote.
         """
-        if isinstance(run_dir, bool) or not isinstance(run_dir, str | os.PathLike) or not str(run_dir).strip():
-            raise RunDirError(
-                "run_dir must be a directory path (a non-empty str or os.PathLike), "
-                f"got {type(run_dir).__name__}: {run_dir!r}."
-            )
-        directory = Path(run_dir).expanduser()
-        if directory.exists() and not directory.is_dir():
-            raise RunDirError(f"run_dir {str(directory)!r} is a file; pass the path of a directory.")
+        directory = check_run_dir(run_dir)
         journal = cls(directory)
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            path = directory / JOURNAL_FILE
-            if path.exists() and journal._load(path, question):
+            journal._dir_lock.acquire(timeout=0)
+        except filelock.Timeout:
+            raise RunDirInUseError(
+                f"run_dir {shown(str(directory))} is in use by another run (its {LOCK_FILE} is locked); wait for "
+                "that run to end, or pass another run_dir."
+            ) from None
+        except OSError as error:
+            raise unusable(directory, error) from error
+        try:
+            if journal._load(question):
                 journal._append({"type": "resume"})
             else:
                 journal._append({"type": "start", "version": JOURNAL_VERSION, "question": question})
         except OSError as error:
-            raise RunDirError(
-                f"run_dir {str(directory)!r} cannot be used ({error.strerror or error}); pass a writable directory."
-            ) from error
+            journal.close()
+            raise unusable(directory, error) from error
+        except BaseException:
+            journal.close()
+            raise
         return journal
 
-    def _load(self, path: Path, question: str) -> bool:
+    def _load(self, question: str) -> bool:
         """Read the journal of an earlier attempt; ``False`` when it holds no whole record (a fresh start)."""
-        data = path.read_bytes()
-        complete, _, torn = data.rpartition(b"\n")
-        if torn:  # a crash in the middle of an append: keep only whole records
-            os.truncate(path, len(complete) + 1 if complete else 0)
-        lines = complete.split(b"\n") if complete else []
-        records = [self._record(path, number, line) for number, line in enumerate(lines, 1)]
+        records = self._file.read()
         if not records:
             return False
-        if records[0].get("type") != "start" or records[0].get("version") != JOURNAL_VERSION:
+        path, first = self._file.path, records[0]
+        if first.get("type") != "start" or "version" not in first:
+            raise RunDirError(f"{path} is not a journal of this library; pass a new run_dir.")
+        if first.get("version") != JOURNAL_VERSION:
             raise RunDirError(
-                f"{path} is not a journal of this library (version {JOURNAL_VERSION}); pass a new run_dir."
+                f"{path} was written by another version of this library (journal version {first.get('version')!r}; "
+                f"this one reads version {JOURNAL_VERSION}); pass a new run_dir."
             )
-        started = str(records[0].get("question") or "")
+        started = str(first.get("question") or "")
         if not _same_question(started, question):
             raise RunDirError(
                 f"run_dir {str(self.directory)!r} holds a run of another question ({started!r}); pass the same "
@@ -176,42 +159,34 @@ class RunJournal:
                     summary=str(record.get("summary") or ""),
                     partial=bool(record.get("partial")),
                 )
-        self._ledger = self._read_ledger()
+            for entry in record.get("sources") or []:
+                self._journaled[str(entry.get("id") if isinstance(entry, dict) else entry)] = entry
+        try:
+            EvidenceLedger.from_list(self._journaled.values())
+        except ConfigurationError as error:
+            raise RunDirError(
+                f"{path} holds sources this library did not write ({error}); pass a new run_dir."
+            ) from error
         return True
 
-    @staticmethod
-    def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            raise RunDirError(f"{path} line {number} is not a journal record ({error}); pass a new run_dir.") from error
-        if not isinstance(record, dict):
-            raise RunDirError(f"{path} line {number} is not a journal record; pass a new run_dir.")
-        return record
-
-    def _read_ledger(self) -> list[dict[str, Any]]:
-        path = self.directory / LEDGER_FILE
-        if not path.exists():
-            return []
-        refused = f"{path} is not an evidence ledger this library wrote"
-        try:
-            entries = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as error:
-            raise RunDirError(f"{refused} ({error}); pass a new run_dir.") from error
-        if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-            raise RunDirError(f"{refused} (not a list of entries); pass a new run_dir.")
-        try:
-            EvidenceLedger.from_list(entries)
-        except ConfigurationError as error:
-            raise RunDirError(f"{refused} ({error}); pass a new run_dir.") from error
-        return entries
-
     def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps({**record, "at": arrow.utcnow().isoformat()}, ensure_ascii=False)
-        with self._lock, open(self.directory / JOURNAL_FILE, "a", encoding="utf-8") as file:
-            file.write(line + "\n")
-            file.flush()
-            os.fsync(file.fileno())
+        with self._lock:
+            self._append_locked(record)
+
+    def _append_locked(self, record: dict[str, Any]) -> None:
+        if self._closed:
+            raise RunDirError(f"the journal of run_dir {str(self.directory)!r} is closed; its run has ended.")
+        self._file.append(record)
+
+    def _changed_sources(self, ledger: EvidenceLedger) -> list[dict[str, Any]]:
+        """The ledger entries not journaled yet, or changed since (call with the lock held)."""
+        return [entry for entry in ledger.to_list() if self._journaled.get(entry["id"]) != entry]
+
+    def _append_with_sources(self, record: dict[str, Any], ledger: EvidenceLedger) -> None:
+        with self._lock:
+            sources = self._changed_sources(ledger)
+            self._append_locked({**record, "sources": sources})
+            self._journaled.update((entry["id"], entry) for entry in sources)
 
     @property
     def brief(self) -> str | None:
@@ -236,17 +211,17 @@ class RunJournal:
 
     def ledger(self) -> EvidenceLedger:
         """
-        :returns: A new evidence ledger holding the sources the journal's last snapshot recorded.
+        :returns: A new evidence ledger holding every source the journal's records hold.
         """
         with self._lock:
-            return EvidenceLedger.from_list(self._ledger)
+            return EvidenceLedger.from_list(self._journaled.values())
 
     def record_brief(self, brief: str) -> None:
         """
         Journal the brief, unless it is the one already journaled.
 
         :param brief: The brief.
-        :raises OSError: If the journal cannot be written.
+        :raises OSError: If the journal cannot be written; nothing of the record is then on disk.
         """
         if brief == self.brief:
             return
@@ -256,42 +231,59 @@ class RunJournal:
 
     def record_note(self, *, subtopic: str, note: str, summary: str, partial: bool, ledger: EvidenceLedger) -> None:
         """
-        Journal a completed sub-topic, then snapshot the ledger.
+        Journal a completed sub-topic together with its evidence, as one record.
 
         :param subtopic: The sub-topic as delegated.
         :param note: Its note.
         :param summary: The researcher's summary.
         :param partial: Whether the researcher stopped early.
-        :param ledger: The run's ledger, snapshotted after the note.
-        :raises OSError: If the journal or the snapshot cannot be written.
+        :param ledger: The run's ledger; its entries not journaled yet go into the record.
+        :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
+            researches the sub-topic again.
         """
         record = {"type": "note", "subtopic": subtopic, "note": note, "summary": summary, "partial": partial}
-        self._append(record)
+        self._append_with_sources(record, ledger)
         with self._lock:
             self._notes[subtopic_key(subtopic)] = JournaledNote(subtopic, note, summary, partial)
-        self.snapshot_ledger(ledger)
 
-    def snapshot_ledger(self, ledger: EvidenceLedger) -> None:
+    def record_end(self, *, exit_reason: str | None, ledger: EvidenceLedger) -> None:
+        """
+        Journal the end of the attempt, with the ledger entries not journaled yet.
+
+        :param exit_reason: The run's exit reason.
+        :param ledger: The run's ledger.
+        :raises OSError: If the journal cannot be written.
+        """
+        self._append_with_sources({"type": "end", "exit_reason": exit_reason}, ledger)
+
+    def write_ledger(self, ledger: EvidenceLedger) -> None:
         """
         Replace ``ledger.json`` atomically with the ledger's entries.
 
         :param ledger: The run's ledger.
-        :raises OSError: If the snapshot cannot be written.
+        :raises OSError: If the file cannot be written.
         """
-        entries = ledger.to_list()
-        with self._lock:
-            atomic_write_text(self.directory / LEDGER_FILE, json.dumps(entries, ensure_ascii=False))
-            self._ledger = entries
+        atomic_write_text(self.directory / LEDGER_FILE, json.dumps(ledger.to_list(), ensure_ascii=False))
 
-    def record_end(self, *, report: str, exit_reason: str | None, ledger: EvidenceLedger) -> None:
+    def write_report(self, report: str) -> None:
         """
-        Write the final ledger and report atomically, then journal the end of the attempt.
+        Replace ``report.md`` atomically.
 
         :param report: The report.
-        :param exit_reason: The run's exit reason.
-        :param ledger: The run's ledger.
-        :raises OSError: If a file cannot be written.
+        :raises OSError: If the file cannot be written.
         """
-        self.snapshot_ledger(ledger)
         atomic_write_text(self.directory / REPORT_FILE, report)
-        self._append({"type": "end", "exit_reason": exit_reason})
+
+    @property
+    def closed(self) -> bool:
+        """Whether the journal is closed (and the directory's lock released)."""
+        with self._lock:
+            return self._closed
+
+    def close(self) -> None:
+        """Release the run directory's lock; nothing more is journaled. Closing again does nothing."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._dir_lock.release(force=True)

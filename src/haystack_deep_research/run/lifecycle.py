@@ -29,8 +29,9 @@ from haystack_deep_research.errors import ConfigurationError, InvalidQuestionErr
 from haystack_deep_research.events import EventBus, RunEnded, RunStarted, progress_view
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run.budget import RunBudget
-from haystack_deep_research.run.entry import check_hook_context, check_messages
+from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
+from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.phases import Phase
 from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
 from haystack_deep_research.run.resume import close_journal, open_journal
@@ -41,6 +42,7 @@ from haystack_deep_research.state import (
     MESSAGES,
     PHASE_RUN,
     PROGRESS_KEY,
+    RUN_GUARD_KEY,
     RUN_KEY,
     STOP_RUN,
     TOKEN_USAGE,
@@ -127,6 +129,18 @@ class OpenRunHook(PhaseHook):
         context = _context(state)
         bus = _events(uuid.uuid4().hex, context)
         journal = yield from open_journal(context, question)
+        if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
+            guard.on_close(journal.close)
+        try:
+            yield from self._open(state, context, question, journal, bus)
+        except BaseException:
+            if journal is not None:
+                journal.close()
+            raise
+
+    def _open(
+        self, state: State, context: dict[str, Any], question: str, journal: RunJournal | None, bus: EventBus
+    ) -> Phase[None]:
         budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
         run = ResearchRun(question=question, budget=budget, journal=journal, events=bus)
         view = run.view()

@@ -12,10 +12,11 @@ Run again with the same question and directory after a crash, and the run picks 
   sub-topics, and tells the orchestrator which sub-topics are already done;
 - ``research_subtopic`` answers a completed sub-topic from the journal (:func:`resumed_note`, matched by
   :func:`~haystack_deep_research.run.journal.subtopic_key`) and journals every new note (:func:`journal_note`);
-- closing the run writes the report and the final ledger (:func:`close_journal`).
+- closing the run journals its end, writes the report and the final ledger, and releases the directory
+  (:func:`close_journal`).
 
-Without ``RUN_DIR_KEY`` in ``hook_context`` nothing here does anything. A write that fails is a warning, never a lost
-result.
+Without ``RUN_DIR_KEY`` in ``hook_context`` nothing here does anything. A write that fails is a warning that says what
+it costs, never a lost result.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from haystack.components.agents.state import State
 
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import RESUMED_SUBTOPICS, render_user
-from haystack_deep_research.run.journal import JournaledNote, RunJournal
+from haystack_deep_research.run.journal import LEDGER_FILE, REPORT_FILE, JournaledNote, RunJournal
 from haystack_deep_research.run.phases import Phase, blocking
 from haystack_deep_research.run.research_run import ResearchRun, RunView
 from haystack_deep_research.state import EXIT_REASON, MESSAGES, PHASE_RESEARCH, PHASE_WRITE, REPORT, RUN_DIR_KEY
 
 __all__ = ["close_journal", "journal_note", "open_journal", "restore", "resumed_note"]
+
+_END_LOST = "a resumed run would not restore the sources found after the last note"
 
 
 def open_journal(context: Mapping[str, Any], question: str) -> Phase[RunJournal | None]:
@@ -52,9 +55,9 @@ def open_journal(context: Mapping[str, Any], question: str) -> Phase[RunJournal 
     return opened.value
 
 
-def _failed(run: ResearchRun, phase: str, what: str, error: Exception | None) -> None:
+def _failed(run: ResearchRun, phase: str, what: str, error: Exception | None, consequence: str) -> None:
     if error is not None:
-        run.warn(phase, f"could not write {what} to the run directory ({error}); a resumed run would redo it")
+        run.warn(phase, f"could not write {what} to the run directory ({error}); {consequence}")
 
 
 def restore(state: State, run: ResearchRun) -> Phase[None]:
@@ -69,7 +72,7 @@ def restore(state: State, run: ResearchRun) -> Phase[None]:
     if journal is None:
         return
     [written] = yield [blocking(journal.record_brief, run.brief)]
-    _failed(run, PHASE_RESEARCH, "the brief", written.error)
+    _failed(run, PHASE_RESEARCH, "the brief", written.error, "a resumed run would write it again")
     restored = journal.ledger()
     if len(restored):
         run.ledger = restored
@@ -98,7 +101,8 @@ def resumed_note(view: RunView, subtopic: str) -> JournaledNote | None:
 
 def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[None]:
     """
-    Journal a completed sub-topic and snapshot the ledger. A failing write is a warning, never a lost note.
+    Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
+    nothing of the record is on disk then, so a resumed run researches the sub-topic again.
 
     :param view: The orchestrator's view of the run.
     :param subtopic: The sub-topic as delegated.
@@ -117,12 +121,16 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
         ledger=view.ledger,
     )
     [written] = yield [record]
-    _failed(view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error)
+    _failed(
+        view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error, "a resumed run would research it again"
+    )
 
 
 def close_journal(state: State, run: ResearchRun) -> Phase[None]:
     """
-    Write the report and the final ledger to the run directory, and journal the end of the attempt.
+    Journal the end of the attempt (with the sources not journaled yet), write ``ledger.json`` and ``report.md``, and
+    close the journal, releasing the directory. Each write that fails is a warning saying what it costs; the others
+    are still made.
 
     :param state: The orchestrator's live State, holding the report and the exit reason.
     :param run: The run.
@@ -131,11 +139,12 @@ def close_journal(state: State, run: ResearchRun) -> Phase[None]:
     journal = run.journal
     if journal is None:
         return
-    end = blocking(
-        journal.record_end,
-        report=str(state.data.get(REPORT) or ""),
-        exit_reason=state.data.get(EXIT_REASON),
-        ledger=run.ledger,
-    )
-    [written] = yield [end]
-    _failed(run, PHASE_WRITE, "the report", written.error)
+    try:
+        [ended] = yield [blocking(journal.record_end, exit_reason=state.data.get(EXIT_REASON), ledger=run.ledger)]
+        _failed(run, PHASE_WRITE, "the end of the run", ended.error, _END_LOST)
+        [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
+        _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
+        [report] = yield [blocking(journal.write_report, str(state.data.get(REPORT) or ""))]
+        _failed(run, PHASE_WRITE, REPORT_FILE, report.error, "the report is in the result")
+    finally:
+        journal.close()

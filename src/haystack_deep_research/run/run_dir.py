@@ -1,0 +1,222 @@
+"""
+The run directory on disk: its path checked, and its files written so that a crash or a failed write never leaves
+them half-written.
+
+- :func:`check_run_dir` refuses a path no file system accepts (a NUL character, too long) with a ``RunDirError``
+  saying what to change, not the ``ValueError`` or ``OSError`` ``pathlib`` raises.
+- :class:`JournalFile` is an append-only file of JSON records, one per line. Each append is all or nothing: the line
+  is written, flushed and fsynced, and when that fails part-way (a full disk, a quota, an I/O error) the file is cut
+  back to its last complete record before the error propagates, so no later record is ever glued onto half a line.
+  (Should even the cut fail, the next append makes it first.) Reading cuts off a torn last line (a crash in the
+  middle of an append) and survives a torn line in the middle (a half-written record with a complete one glued on,
+  as an earlier version of this library could leave after a full disk): the torn part is dropped and the record
+  glued onto it kept.
+- :func:`atomic_write_text` replaces a whole file atomically (temporary file, fsync, ``os.replace``).
+
+Every text written passes :func:`~haystack_deep_research.evidence.clean_text`, so text that cannot be encoded as
+UTF-8 (a lone surrogate from a web page) never makes a write fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from haystack import logging
+
+from haystack_deep_research.errors import RunDirError
+from haystack_deep_research.evidence import clean_text
+
+__all__ = ["JournalFile", "atomic_write_text", "check_run_dir", "shown", "unusable"]
+
+logger = logging.getLogger(__name__)
+
+_RECORD_START = b'{"type": '
+"""How every record line starts (``json.dumps`` of a dict whose first key is ``type``)."""
+
+
+def shown(path: str) -> str:
+    """:returns: ``path`` quoted, shortened in the middle when it is long."""
+    return repr(path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}")
+
+
+def check_run_dir(run_dir: Any) -> Path:
+    """
+    Check a run directory's path, looking at the file system but changing nothing.
+
+    :param run_dir: The run directory as the caller gave it.
+    :returns: The path.
+    :raises RunDirError: If it is not a non-empty ``str`` or ``os.PathLike``, holds a NUL character, is too long for
+        the file system, names a file, or cannot be looked at.
+    """
+    path = os.fspath(run_dir) if isinstance(run_dir, str | os.PathLike) and not isinstance(run_dir, bool) else None
+    if not isinstance(path, str) or not path.strip():
+        raise RunDirError(
+            "run_dir must be a directory path (a non-empty str or os.PathLike), "
+            f"got {type(run_dir).__name__}: {run_dir!r}."
+        )
+    if "\x00" in path:
+        raise RunDirError(f"run_dir {shown(path)} contains a NUL character, which no file system accepts; remove it.")
+    directory = Path(path).expanduser()
+    try:
+        is_file = directory.exists() and not directory.is_dir()
+    except OSError as error:
+        raise unusable(directory, error) from error
+    if is_file:
+        raise RunDirError(f"run_dir {shown(str(directory))} is a file; pass the path of a directory.")
+    return directory
+
+
+def unusable(directory: Path, error: OSError) -> RunDirError:
+    """
+    :param directory: A run directory.
+    :param error: Why it could not be used.
+    :returns: The error to raise, saying what to change.
+    """
+    if error.errno == errno.ENAMETOOLONG:
+        return RunDirError(
+            f"run_dir {shown(str(directory))} is too long for the file system ({error.strerror}); pass a shorter path."
+        )
+    return RunDirError(
+        f"run_dir {shown(str(directory))} cannot be used ({error.strerror or error}); pass a writable directory."
+    )
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a file's creation or renaming in ``directory`` durable (POSIX; a no-op elsewhere)."""
+    if os.name != "posix":
+        return
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """
+    Replace a file's content atomically: a reader sees the old file or the new one, never a mix.
+
+    :param path: The file to write.
+    :param text: Its new content; text that cannot be encoded is cleaned first (see the module docstring).
+    :raises OSError: If the file cannot be written.
+    """
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(clean_text(text))
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    _sync_directory(path.parent)
+
+
+class JournalFile:
+    """
+    An append-only file of JSON records, one per line, each append all or nothing (see the module docstring).
+
+    Not thread-safe and for one writer: the caller serializes appends and holds the run directory's lock.
+
+    :param path: The file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._size: int | None = None  # the length of the complete records, once known
+
+    def __repr__(self) -> str:
+        return f"JournalFile({str(self.path)!r})"
+
+    def read(self) -> list[dict[str, Any]]:
+        """
+        Read every complete record, cutting a torn last line off the file.
+
+        :returns: The records, in order; ``[]`` when the file does not exist or holds no complete record.
+        :raises RunDirError: If a line is not a record this library wrote.
+        :raises OSError: If the file cannot be read or cut.
+        """
+        if not self.path.exists():
+            self._size = 0
+            return []
+        data = self.path.read_bytes()
+        complete, _, torn = data.rpartition(b"\n")
+        self._size = len(complete) + 1 if complete else 0
+        if torn:  # a crash in the middle of an append: keep only whole records
+            os.truncate(self.path, self._size)
+        records: list[dict[str, Any]] = []
+        for number, line in enumerate(complete.split(b"\n") if complete else [], 1):
+            if line.strip():
+                records.extend(self._parse(number, line))
+        return records
+
+    def _parse(self, number: int, line: bytes) -> list[dict[str, Any]]:
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            if not line.startswith(_RECORD_START):
+                raise RunDirError(
+                    f"{self.path} line {number} is not a journal record ({error}); pass a new run_dir."
+                ) from error
+            return self._glued(number, line)
+        if not isinstance(record, dict):
+            raise RunDirError(f"{self.path} line {number} is not a journal record; pass a new run_dir.")
+        return [record]
+
+    def _glued(self, number: int, line: bytes) -> list[dict[str, Any]]:
+        """A torn record, possibly with a complete one glued on: keep the complete one."""
+        start = line.find(_RECORD_START, 1)
+        while start != -1:
+            with contextlib.suppress(ValueError):
+                record = json.loads(line[start:])
+                if isinstance(record, dict):
+                    logger.warning(
+                        "{path} line {number} starts with a half-written record; it was dropped and the record "
+                        "after it kept.",
+                        path=str(self.path),
+                        number=number,
+                    )
+                    return [record]
+            start = line.find(_RECORD_START, start + 1)
+        logger.warning(
+            "{path} line {number} is a half-written record; it was dropped.", path=str(self.path), number=number
+        )
+        return []
+
+    def append(self, record: dict[str, Any]) -> None:
+        """
+        Append one record as one line, durably; on failure the file keeps exactly its earlier records.
+
+        :param record: The record; its first key should be ``type``.
+        :raises OSError: If the record cannot be written (the file is then cut back to its earlier records).
+        """
+        data = (clean_text(json.dumps(record, ensure_ascii=False)) + "\n").encode("utf-8")
+        created = not self.path.exists()
+        handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            start = os.fstat(handle).st_size
+            if self._size is not None and start > self._size:  # an earlier failed append could not be cut back
+                os.ftruncate(handle, self._size)
+                start = self._size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(handle, view) :]
+                os.fsync(handle)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(handle, start)
+                raise
+            self._size = start + len(data)
+        finally:
+            os.close(handle)
+        if created:
+            _sync_directory(self.path.parent)
