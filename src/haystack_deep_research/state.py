@@ -69,6 +69,8 @@ EXIT_ORCHESTRATOR_FAILED = "orchestrator_failed"
 EXIT_LOOP_DETECTED = "loop_detected"
 EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
 EXIT_TIME_BUDGET = "time_budget"
+EXIT_NO_EVIDENCE = "no_evidence"
+"""The run read no page and no document (search down, or nothing found): the report says so in its first lines."""
 
 ProgressCallback = Callable[[str, str], None]
 

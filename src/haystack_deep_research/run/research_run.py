@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from haystack_deep_research.events import BudgetReached, Event, EventBus, WarningRaised
-from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence import EvidenceLedger, SearchLog
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.read_cache import ReadCache
@@ -49,6 +49,7 @@ class ResearchRun:
         self.question = question
         self.brief = ""
         self.ledger = EvidenceLedger()
+        self.searches = SearchLog()
         self.reads = ReadCache()
         self.budget = budget or RunBudget()
         self.journal = journal
@@ -244,6 +245,11 @@ class RunView:
     def ledger(self) -> EvidenceLedger:
         """The run's evidence ledger."""
         return self.run.ledger
+
+    @property
+    def searches(self) -> SearchLog:
+        """The run's search log."""
+        return self.run.searches
 
     @property
     def reads(self) -> ReadCache:
