@@ -21,7 +21,15 @@ from haystack_deep_research.sources.datastore import (
 )
 from haystack_deep_research.sources.datastore_tool import MAX_DOCUMENT_CHARS, DatastoreSearchTool, datastore_tools
 from haystack_deep_research.sources.ddgs import DdgsClient, DdgsSearch
+from haystack_deep_research.sources.folder import FolderRetriever, folder_store_name, index_folder
 from haystack_deep_research.sources.hits import SearchHit, normalize_hits
+from haystack_deep_research.sources.indexing import (
+    FILE_TYPES,
+    FolderIndex,
+    IndexProgress,
+    build_index,
+    default_cache_dir,
+)
 from haystack_deep_research.sources.plugins import ComponentSearch, ToolSearch, search_backend
 from haystack_deep_research.sources.search import SearchBackend, SearchTool
 from haystack_deep_research.sources.selection import KEYLESS_NOTICE, SEARCH_NAMES, default_search_name, resolve_search
@@ -29,6 +37,7 @@ from haystack_deep_research.sources.tavily import SearchClient, TavilySearch, We
 
 __all__ = [
     "DEFAULT_TOP_K",
+    "FILE_TYPES",
     "KEYLESS_NOTICE",
     "MAX_DOCUMENT_CHARS",
     "MAX_TOP_K",
@@ -38,6 +47,9 @@ __all__ = [
     "DatastoreSearchTool",
     "DdgsClient",
     "DdgsSearch",
+    "FolderIndex",
+    "FolderRetriever",
+    "IndexProgress",
     "SearchBackend",
     "SearchClient",
     "SearchHit",
@@ -45,10 +57,14 @@ __all__ = [
     "TavilySearch",
     "ToolSearch",
     "WebSearchTool",
+    "build_index",
     "citation_target",
     "datastore_tools",
     "datastores_from",
+    "default_cache_dir",
     "default_search_name",
+    "folder_store_name",
+    "index_folder",
     "normalize_hits",
     "resolve_search",
     "routing_prompt",
