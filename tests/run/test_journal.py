@@ -113,7 +113,8 @@ def test_a_killed_run_resumes_without_researching_a_completed_subtopic_again(
         )
     try:
         deadline = time.monotonic() + 60
-        while not any(r["type"] == "note" for r in _records(run_dir)):
+        # The note is journaled first, then the ledger snapshot: wait for both before killing the child.
+        while not (any(r["type"] == "note" for r in _records(run_dir)) and (run_dir / LEDGER_FILE).exists()):
             assert child.poll() is None, log.read_text(encoding="utf-8", errors="replace")
             assert time.monotonic() < deadline, "the first note was never journaled"
             time.sleep(0.05)
