@@ -175,7 +175,11 @@ def test_a_search_service_that_is_down_leaves_notes_that_say_so(
     _assert_intact(result)
     assert all("no readable sources were found" in note for note in result["notes"])
     assert result["sources"] == []
-    assert result["exit_reason"] == "text"
+    # Search was down for the whole run: the report says so in its first lines, and why.
+    assert result["exit_reason"] == "no_evidence"
+    assert "**No evidence:**" in "\n".join(result["report"].splitlines()[:3])
+    assert "all 2 searches failed" in result["report"]
+    assert any("no evidence: all 2 searches failed" in w and "503" in w for w in result["warnings"])
 
 
 def test_a_search_service_answering_garbage_is_a_tool_error_not_a_crash(
@@ -188,7 +192,8 @@ def test_a_search_service_answering_garbage_is_a_tool_error_not_a_crash(
     _assert_intact(result)
     assert all("no readable sources were found" in note for note in result["notes"])
     assert result["sources"] == []
-    assert result["exit_reason"] == "text"
+    assert result["exit_reason"] == "no_evidence"
+    assert any("no evidence: all 2 searches failed" in w and "garbage" in w for w in result["warnings"])
 
 
 # --- the web ------------------------------------------------------------------------------------------------------
@@ -205,7 +210,8 @@ def test_404_and_500_pages_are_skipped_and_the_search_results_kept(
     _assert_intact(result)
     assert _pages(result) == set()
     assert {entry["url"] for entry in result["sources"]} == {web.url("/solar.html"), web.url("/storage.pdf")}
-    assert result["exit_reason"] == "text"
+    assert result["exit_reason"] == "no_evidence"  # results were found, but no page could be read
+    assert any("no page or document could be read" in w for w in result["warnings"])
 
 
 def test_a_slow_page_is_cut_at_the_total_timeout_and_the_others_are_read(
@@ -263,7 +269,7 @@ def test_file_and_loopback_urls_a_model_picks_are_refused_under_the_default_poli
     assert len(web.requests) == 0  # nothing reached the loopback server
     _assert_intact(result, notes=1)
     assert result["sources"] == []
-    assert result["exit_reason"] == "text"
+    assert result["exit_reason"] == "no_evidence"
 
 
 def test_a_malformed_pdf_is_skipped_and_the_html_page_is_read(
@@ -304,7 +310,7 @@ def test_a_researcher_looping_on_the_same_call_is_warned_then_stopped_with_a_par
     assert "[Partial: the researcher kept repeating the same tool call and was stopped" in note
     assert any("kept calling web_search with the same arguments" in w for w in result["warnings"])
     _assert_intact(result, notes=1)
-    assert result["exit_reason"] == "text"
+    assert result["exit_reason"] == "no_evidence"  # it only ever searched: nothing was read
 
 
 # --- the run directory --------------------------------------------------------------------------------------------

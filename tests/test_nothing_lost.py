@@ -61,7 +61,7 @@ def test_a_researcher_at_its_step_limit_still_returns_a_partial_summary(
     note = result["notes"][0]
     assert "Solar grew by 450 GW in 2025" in note
     assert "[Partial: the researcher reached its step limit" in note
-    assert result["exit_reason"] == "text"
+    assert result["exit_reason"] == "no_evidence"  # it only thought: nothing was read
     assert result["report"]
 
 

@@ -18,7 +18,10 @@ from haystack_deep_research import errors
         "haystack_deep_research",
         *(
             f"haystack_deep_research.{name}"
-            for name in ("agents", "cli", "events", "evidence", "report", "research", "run", "testing", "tools", "web")
+            for name in (
+                *("agents", "cli", "events", "evidence", "report", "research"),
+                *("run", "sources", "testing", "tools", "web"),
+            )
         ),
     ],
 )

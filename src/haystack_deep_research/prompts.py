@@ -32,6 +32,8 @@ RESEARCH_SUBTOPIC = "research_subtopic"
 WEB_SEARCH = "web_search"
 READ_URL = "read_url"
 THINK = "think_tool"
+DATASTORE_TOOL_PREFIX = "search_"
+"""A datastore named ``reports`` is searched with the tool ``search_reports``."""
 
 MAX_URLS_PER_READ = 5
 """The most URLs one ``read_url`` call reads."""
@@ -99,6 +101,22 @@ RESEARCHER_SYSTEM = (
     "the exact URL it came from as a Markdown link, then a 'Sources:' list. Cite only URLs you read with "
     f"{READ_URL}; search snippets are not enough. " + DATA_RULE
 )
+RESEARCHER_SYSTEM_DOCUMENTS = (
+    "You research one sub-topic in private document stores: search them with their search tools (several queries "
+    f"and stores if needed), reflect with {THINK}. You have at most {{{{ max_steps }}}} steps; stop once the findings "
+    "are solid. Final reply: a compressed summary of concrete facts, figures and dates, each followed by the exact "
+    "Source of the document it came from as a Markdown link, then a 'Sources:' list. Cite only documents the store "
+    "searches returned, by their Source exactly as given. " + DATA_RULE
+)
+"""The researcher's system prompt when it has no web tools (``web=False``): document stores only."""
+DATASTORE_ROUTING = Template(
+    "datastore_routing",
+    "Private document stores{% if web %} (besides the web){% endif %}: search the store whose description fits "
+    "what you need, one query per call:\n"
+    "{% for store in stores %}- {{ store.tool }}: {{ store.description }}\n{% endfor %}"
+    "A document a store search returns counts as read: cite it by its Source, exactly as given.",
+)
+"""The routing block added to a researcher's system prompt, built from the datastores' descriptions."""
 RESEARCHER_TASK = Template("researcher_task", "Today's date: {{ today }}\n\nSub-topic to research:\n{{ subtopic }}")
 _FINAL_SUMMARY_REQUEST = (
     "Do not call any tools. Write your final summary now from what you have found so far: concrete findings, each "
@@ -184,6 +202,15 @@ PAGE_SUMMARY = Template(
     "{% if partial %}(Only the first {{ limit }} characters were read.)\n{% endif %}"
     "Summary:\n{{ summary }}",
 )
+DOCUMENT_SEPARATOR = "\n\n---\n\n"
+"""Separates the documents of one datastore search result."""
+DOCUMENT_RESULTS = Template(
+    "document_results",
+    '<untrusted_documents store="{{ store }}" query="{{ query }}">\n'
+    "{% for d in documents %}[{{ loop.index }}] {{ d.title }}\nSource: {{ d.url }}\n{{ d.text }}"
+    "{% if not loop.last %}" + DOCUMENT_SEPARATOR + "{% endif %}"
+    "{% else %}No documents.{% endfor %}\n</untrusted_documents>",
+)
 PAGE_UNREADABLE = Template("page_unreadable", "Could not read {{ url }}: {{ reason }}")
 SUMMARIZER_EMPTY = "the summarizer returned no text."
 SUMMARIZER_FAILED = Template("summarizer_failed", "the summarizer failed ({{ error }}).")
@@ -211,6 +238,13 @@ FALLBACK_REPORT = Template(
     "## Findings\n\n{% for note in notes %}{{ note }}\n\n{% else %}No findings were gathered.\n\n{% endfor %}"
     "## Sources\n\n{% for url in urls %}- <{{ url }}>\n{% else %}No sources.\n{% endfor %}",
 )
+
+NO_EVIDENCE_NOTICE = Template(
+    "no_evidence_notice",
+    "> **No evidence:** this run read no web page and no document ({{ cause }}). Nothing in this report is backed "
+    "by a source; treat it as unverified.\n\n",
+)
+"""The first lines of the report of a run whose evidence ledger holds nothing read."""
 
 JUDGE = ChatTemplate(
     "judge",
@@ -275,6 +309,12 @@ WEB_SEARCH_DESCRIPTION = Template(
     f"Snippets are not enough to cite: read the pages with {READ_URL}.",
 )
 QUERY_PARAMETER = "A focused search query."
+DATASTORE_SEARCH_DESCRIPTION = Template(
+    "datastore_search_description",
+    "Search the private document store '{{ name }}'{% if description %}: {{ description }}{% endif %}. Returns up "
+    "to {{ top_k }} passages, each with its Source and text; they count as read and may be cited by that Source.",
+)
+TOP_K_PARAMETER = "How many passages to return (optional)."
 READ_URL_DESCRIPTION = (
     f"Read up to {MAX_URLS_PER_READ} web pages or PDFs; get a summary of each toward your question. "
     "Only pages read here may be cited."
@@ -293,6 +333,12 @@ SUBTOPIC_MISSING = Template(
     f"{RESEARCH_SUBTOPIC} needs 'subtopic': a non-empty string describing the sub-topic; got {{{{ got }}}}.",
 )
 QUERY_MISSING = Template("query_missing", f"{WEB_SEARCH} needs a non-empty string argument 'query'; got {{{{ got }}}}.")
+STORE_QUERY_MISSING = Template(
+    "store_query_missing", "{{ tool }} needs a non-empty string argument 'query'; got {{ got }}."
+)
+TOP_K_INVALID = Template(
+    "top_k_invalid", "{{ tool }} takes 'top_k' as a whole number from 1 to {{ limit }}; got {{ got }}."
+)
 URLS_MISSING = f"{READ_URL} needs 'urls': a list of 1 to {MAX_URLS_PER_READ} URL strings."
 TOO_MANY_URLS = Template(
     "too_many_urls", f"{READ_URL} reads at most {MAX_URLS_PER_READ} URLs per call; got {{{{ count }}}}."

@@ -73,6 +73,8 @@ EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
 EXIT_TIME_BUDGET = "time_budget"
 EXIT_SUMMARY_FAILED = "summary_failed"
 """A sub-researcher's exit reason when even its final summary could not be written."""
+EXIT_NO_EVIDENCE = "no_evidence"
+"""The run read no page and no document (search down, or nothing found): the report says so in its first lines."""
 
 ProgressCallback = Callable[[str, str], None]
 

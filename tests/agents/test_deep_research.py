@@ -23,6 +23,7 @@ from haystack_deep_research import (
     create_deep_research_agent,
 )
 from haystack_deep_research.research import PreservingChatGenerator
+from haystack_deep_research.sources import DdgsSearch, SearchTool
 from haystack_deep_research.testing import ROLES
 
 
@@ -86,8 +87,10 @@ def test_defaults_build_without_any_api_key() -> None:
     researcher = delegate.researcher
     assert researcher.chat_generator.model == "gpt-5.4-mini"
     assert researcher.max_agent_steps == 20
-    search = next(t for t in flatten_tools_or_toolsets(researcher.tools) if isinstance(t, WebSearchTool))
+    search = next(t for t in flatten_tools_or_toolsets(researcher.tools) if isinstance(t, SearchTool))
     assert search.max_results == 10
+    assert isinstance(search.backend, DdgsSearch)  # no TAVILY_API_KEY here: the keyless search
+    assert not isinstance(search, WebSearchTool)
     assert sorted(t.name for t in flatten_tools_or_toolsets(researcher.tools)) == [
         "read_url",
         "think_tool",
@@ -118,9 +121,7 @@ def test_to_dict_from_dict_round_trip_keeps_the_whole_tree() -> None:
     delegate = next(t for t in flatten_tools_or_toolsets(restored.tools) if isinstance(t, ResearchSubtopicTool))
     assert delegate.max_subtopics == 3
     assert (
-        next(
-            t for t in flatten_tools_or_toolsets(delegate.researcher.tools) if isinstance(t, WebSearchTool)
-        ).max_results
+        next(t for t in flatten_tools_or_toolsets(delegate.researcher.tools) if isinstance(t, SearchTool)).max_results
         == 4
     )
 

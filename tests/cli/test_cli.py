@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,20 +22,22 @@ def test_missing_keys_are_one_line_saying_what_to_set() -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)},  # the code under test, no keys
         check=False,
     )
     assert completed.returncode == 2
     assert completed.stdout == ""
     assert completed.stderr.strip().splitlines() == [
-        "deep-research: error: set OPENAI_API_KEY and TAVILY_API_KEY in the environment "
-        "(for example: export OPENAI_API_KEY=...)."
+        "deep-research: error: set OPENAI_API_KEY in the environment (for example: export OPENAI_API_KEY=...) "
+        "or pass --base-url for an OpenAI-compatible server."
     ]
 
 
-def test_one_missing_key_is_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tavily_asked_for_by_name_needs_its_key(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
-    assert cli.main(["question"]) == 2
+    assert cli.main(["question", "--search", "tavily"]) == 2
     assert "set TAVILY_API_KEY in the environment" in capsys.readouterr().err
 
 

@@ -431,3 +431,19 @@ def test_check_to_dict_is_json_ready() -> None:
     assert data["precision"] == 0.5
     assert data["repaired"] is True
     assert check.report.startswith("A [x](https://a.example/) and.\n\n## Sources\n")
+
+
+def test_documents_are_cited_by_file_and_doc_uris() -> None:
+    report = (
+        "Sales grew [Q3 report](file:///data/q3%20report.pdf). See also <doc://notes/42> and doc://notes/7.\n\n"
+        "## Sources\n\n- [Q3 report](file:///data/q3%20report.pdf)\n"
+    )
+    urls = [c.url for c in extract_citations(report)]
+    assert urls == ["file:///data/q3%20report.pdf", "doc://notes/42", "doc://notes/7", "file:///data/q3%20report.pdf"]
+
+
+def test_document_citations_are_verified_like_pages() -> None:
+    check = verify_citations("A [fact](file:///a.md) and [invented](doc://s/none).", ["file:///a.md"])
+    assert check.verified_urls == ["file:///a.md"]
+    assert check.unverified_urls == ["doc://s/none"]
+    assert "[invented]" not in check.report

@@ -258,3 +258,30 @@ def test_many_threads_recording_same_and_different_urls() -> None:
         assert entry.id == source_id(url)
         assert entry.kind == "page"
     assert [entry.id for entry in entries[: len(shared)]] == [source_id(url) for url in shared]
+
+
+def test_a_retrieved_document_counts_as_read_and_round_trips() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_search_result(url="https://a.example/x", title="X", snippet="s")
+    ledger.record_document(url="file:///data/report.pdf", title="report.pdf", text="Chunk one.", store="reports")
+    ledger.record_document(url="file:///data/report.pdf", title="report.pdf", text="Chunk two.", store="reports")
+    ledger.record_document(url="doc://notes/42", title="42", text="A note.", store="notes")
+
+    assert ledger.read_urls() == {"file:///data/report.pdf", "doc://notes/42"}
+    entry = ledger.get("file:///data/report.pdf")
+    assert (entry.kind, entry.snippet) == ("document", "reports")
+    assert entry.text == "Chunk one.\n\nChunk two."  # every chunk read is kept for verification
+    restored = EvidenceLedger.from_list(ledger.to_list())
+    assert restored.to_list() == ledger.to_list()
+    assert restored.read_urls() == ledger.read_urls()
+
+
+def test_a_page_already_read_stays_a_page_when_a_store_returns_it() -> None:
+    ledger = EvidenceLedger()
+    page = ledger.record_page(url="https://a.example/x", title="X", text="page text")
+    assert ledger.record_document(url="https://a.example/x", title="X", text="other", store="s") == page
+
+
+def test_a_ledger_written_before_documents_existed_still_loads() -> None:
+    old = [{"id": "S1", "url": "https://a.example", "kind": "page", "fetched_at": "2025-01-01T00:00:00+00:00"}]
+    assert EvidenceLedger.from_list(old).read_urls() == {"https://a.example"}

@@ -13,6 +13,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import ConfigurationError, GroundingStage, WriteHook, create_deep_research_agent
+from haystack_deep_research.report import NoEvidenceStage
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast are solar power and grid storage growing?"
@@ -266,8 +267,9 @@ def test_a_grounded_agent_round_trips_and_the_restored_agent_grounds(
 
     assert restored.to_dict() == data
     write = next(h for h in restored.hooks["after_run"] if isinstance(h, WriteHook))
-    [stage] = write.stages
+    stage, last = write.stages
     assert isinstance(stage, GroundingStage)
+    assert isinstance(last, NoEvidenceStage)
     assert stage.threshold == 0.8
     result = _run(restored)
     # The scripted writer's "Finding 1 is supported by source 1" states nothing the sources say.

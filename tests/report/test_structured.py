@@ -132,11 +132,11 @@ def test_the_schema_is_serialized_by_its_import_path(make_agent: Callable[..., A
 
     assert restored.to_dict() == data
     write = next(h for h in restored.hooks["after_run"] if isinstance(h, WriteHook))
-    [stage] = write.stages
+    stage = write.stages[-1]
     assert isinstance(stage, StructuredOutputStage)
     assert stage.output_schema is ResearchSummary
     stored = next(h for h in data["init_parameters"]["hooks"]["after_run"] if h["type"].endswith("WriteHook"))
-    assert stored["init_parameters"]["stages"][0]["init_parameters"]["output_schema"] == (
+    assert stored["init_parameters"]["stages"][-1]["init_parameters"]["output_schema"] == (
         "haystack_deep_research.report.structured.ResearchSummary"
     )
 

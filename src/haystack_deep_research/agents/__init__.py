@@ -2,16 +2,22 @@
 
 from haystack_deep_research.agents.deep_research import create_deep_research_agent
 from haystack_deep_research.agents.models import (
+    APIS,
     DEFAULT_MODEL,
     DEFAULT_SMALL_MODEL,
+    chat_generator,
     default_chat_generator,
+    role_models,
 )
 from haystack_deep_research.agents.research_agent import ResearchAgent
 
 __all__ = [
+    "APIS",
     "DEFAULT_MODEL",
     "DEFAULT_SMALL_MODEL",
     "ResearchAgent",
+    "chat_generator",
     "create_deep_research_agent",
     "default_chat_generator",
+    "role_models",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from haystack.components.agents import Agent
@@ -13,8 +14,19 @@ from haystack_deep_research import _checks
 from haystack_deep_research.agents.models import DEFAULT_MODEL, DEFAULT_SMALL_MODEL, default_chat_generator
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.prompts import ORCHESTRATOR_SYSTEM, RESEARCHER_SYSTEM, render_text
-from haystack_deep_research.report import GroundingStage, ReportStage, StructuredOutputStage, WriteHook
+from haystack_deep_research.prompts import (
+    ORCHESTRATOR_SYSTEM,
+    RESEARCHER_SYSTEM,
+    RESEARCHER_SYSTEM_DOCUMENTS,
+    render_text,
+)
+from haystack_deep_research.report import (
+    GroundingStage,
+    NoEvidenceStage,
+    ReportStage,
+    StructuredOutputStage,
+    WriteHook,
+)
 from haystack_deep_research.research import (
     DEFAULT_LOOP_THRESHOLD,
     FinalSummaryHook,
@@ -26,8 +38,16 @@ from haystack_deep_research.research import (
 )
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import BudgetHook, RunBudget
+from haystack_deep_research.sources import (
+    ToolSearch,
+    datastore_tools,
+    datastores_from,
+    resolve_search,
+    routing_prompt,
+)
+from haystack_deep_research.sources.search import SearchTool
 from haystack_deep_research.state import orchestrator_state_schema, researcher_state_schema
-from haystack_deep_research.tools import ReadUrlTool, RunToolset, WebSearchTool, create_think_tool
+from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset, create_think_tool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 __all__ = ["create_deep_research_agent"]
@@ -76,11 +96,56 @@ def _check_options(options: dict[str, Any]) -> None:
                 "judge_llm is used only with grounding=True; pass grounding=True or drop judge_llm."
             )
         _checks.chat_generator("judge_llm", options["judge_llm"], needs_tools=False)
+    if not isinstance(options["web"], bool):
+        raise ConfigurationError(f"web must be True or False; got {options['web']!r}.")
+    if options["search"] is not None and options["search_tool"] is not None:
+        raise ConfigurationError("pass either search or search_tool, not both (search_tool is the older name).")
+    if not options["web"]:
+        if options["search"] is not None or options["search_tool"] is not None:
+            raise ConfigurationError("web=False has no web search: drop search / search_tool, or set web=True.")
+        if not options["datastores"]:
+            raise ConfigurationError(
+                "web=False leaves the researchers nothing to search: pass datastores={...} (for example "
+                "index_folder('./docs')), or set web=True."
+            )
     schema = options["output_schema"]
     if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise ConfigurationError(
             f"output_schema must be a pydantic BaseModel subclass, for example ResearchSummary; got {schema!r}."
         )
+
+
+def _web_search(options: dict[str, Any]) -> Tool:
+    """The researchers' web search: ``search_tool`` as given (a plain Tool with a query goes through the one search
+    path), else the ``search`` choice ("auto" by default)."""
+    given = options["search_tool"]
+    if given is None:
+        return resolve_search(options["search"] or "auto", max_results=options["max_search_results"])
+    if isinstance(given, ResearchTool) or "query" not in (given.parameters.get("properties") or {}):
+        return given  # the library's own tools, or a tool of another shape, as they are
+    return SearchTool(backend=ToolSearch(tool=given), max_results=options["max_search_results"])
+
+
+def _researcher_tools(options: dict[str, Any], models: dict[str, ChatGenerator], stores: list[Any]) -> list[Tool]:
+    tools: list[Tool] = []
+    if options["web"]:
+        tools.append(_web_search(options))
+        tools.append(
+            ReadUrlTool(
+                summarizer_llm=models["summarizer_llm"],
+                max_content_length=options["max_content_length"],
+                url_policy=options["url_policy"],
+                fetch_limits=options["fetch_limits"],
+            )
+        )
+    return [*tools, *datastore_tools(stores), create_think_tool()]
+
+
+def _researcher_prompt(options: dict[str, Any], stores: list[Any]) -> str:
+    base = RESEARCHER_SYSTEM if options["web"] else RESEARCHER_SYSTEM_DOCUMENTS
+    system = render_text(base, max_steps=options["max_researcher_steps"])
+    routing = routing_prompt(stores, web=options["web"])
+    return f"{system}\n\n{routing}" if routing else system
 
 
 def _report_stages(options: dict[str, Any]) -> list[ReportStage]:
@@ -95,6 +160,7 @@ def _report_stages(options: dict[str, Any]) -> list[ReportStage]:
                 max_concurrency=options["max_concurrent_researchers"],
             )
         )
+    stages.append(NoEvidenceStage())
     if options["output_schema"] is not None:
         stages.append(StructuredOutputStage(output_schema=options["output_schema"]))
     return stages
@@ -125,6 +191,9 @@ def create_deep_research_agent(
     max_regenerations: int = 1,
     max_replans: int = 2,
     output_schema: type[BaseModel] | None = None,
+    search: Any = None,
+    datastores: Mapping[str, Any] | None = None,
+    web: bool = True,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -146,8 +215,9 @@ def create_deep_research_agent(
     :param max_researcher_steps: Each sub-researcher's loop steps, 1 to 200.
     :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
     :param max_content_length: Page characters given to the summarizer, 1,000 to 1,000,000.
-    :param search_tool: The researchers' search tool. Default: the library's ``WebSearchTool`` (Tavily,
-        ``TAVILY_API_KEY``). Another tool should return titles, exact URLs and snippets.
+    :param search_tool: The researchers' search tool, as a Haystack Tool (the older form of ``search``). A Tool with
+        a ``query`` parameter goes through the library's search path (results recorded in the ledger and fenced);
+        the library's own tools and tools of another shape are used as they are.
     :param url_policy: Which URLs ``read_url`` may fetch. Default: public http(s) addresses only.
     :param fetch_limits: Download cap, timeouts, redirects and PDF pages for ``read_url``.
     :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``. Once
@@ -166,6 +236,16 @@ def create_deep_research_agent(
     :param max_replans: With grounding: rounds of researching unsupported claims again, then rewriting, 0 to 5.
     :param output_schema: A pydantic model class (for example ``ResearchSummary``): the final report is also turned
         into an instance of it, the ``structured`` output. Fails with ``StructuredOutputError`` after one retry.
+    :param search: The web search: "auto" (default: Tavily when ``TAVILY_API_KEY`` is set, else the keyless ddgs
+        search, which the run says once in its warnings), "tavily", "ddgs", a search backend, any Haystack
+        web-search component with a ``query`` input, or a Haystack Tool with a ``query`` parameter. Every choice is
+        normalized to title, exact URL and snippet, limited to ``max_search_results``, recorded in the evidence
+        ledger and fenced as untrusted.
+    :param datastores: Your own documents: a mapping of name to ``{"retriever": <Haystack retriever or component
+        with a query input>, "description": "...", "top_k": 6, "min_score": None}``. Each store becomes a
+        ``search_<name>`` tool for the researchers, and the descriptions a routing block in their system prompt.
+        Retrieved documents count as read and may be cited (see docs/sources.md).
+    :param web: ``False`` researches the datastores only: no ``web_search`` and no ``read_url``.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase``, ``grounding_score`` (``None`` without grounding),
         ``grounding`` (per-claim verdicts), ``regeneration_count``, ``replan_count``, ``structured`` (``None``
@@ -176,21 +256,13 @@ def create_deep_research_agent(
     options = dict(locals())
     _check_options(options)
     models = _models({role: options[role] for role in _ROLES})
-    researcher_tools = [
-        search_tool or WebSearchTool(max_results=max_search_results),
-        ReadUrlTool(
-            summarizer_llm=models["summarizer_llm"],
-            max_content_length=max_content_length,
-            url_policy=url_policy,
-            fetch_limits=fetch_limits,
-        ),
-        create_think_tool(),
-    ]
+    stores = datastores_from(datastores)
+    researcher_tools = _researcher_tools(options, models, stores)
     budget = BudgetHook()
     researcher = Agent(
         chat_generator=models["researcher_llm"],
         tools=[RunToolset(tools=researcher_tools)],
-        system_prompt=render_text(RESEARCHER_SYSTEM, max_steps=max_researcher_steps),
+        system_prompt=_researcher_prompt(options, stores),
         state_schema=researcher_state_schema(),
         max_agent_steps=max_researcher_steps,
         hooks={

@@ -3,9 +3,23 @@ The ``deep-research`` command.
 
     deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
                   [--token-budget N] [--time-budget SECONDS] [--grounding]
+                  [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
+                  [--base-url URL] [--api chat|responses]
+                  [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
     deep-research check REPORT.md [--sources sources.json] [--judge]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
+
+Models and search, with their environment equivalents (an option wins over its variable):
+
+- ``--model`` (``DEEP_RESEARCH_MODEL``): orchestrator, scope and writer; ``--small-model``
+  (``DEEP_RESEARCH_SMALL_MODEL``): researcher and summarizer; ``--role-model ROLE=NAME`` (repeatable) for one role.
+- ``--base-url`` (``OPENAI_BASE_URL``): any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio); then no
+  ``OPENAI_API_KEY`` is needed, and ``--api`` (``DEEP_RESEARCH_API``) defaults to ``chat``.
+- ``--search`` (``DEEP_RESEARCH_SEARCH``): ``auto`` uses Tavily when ``TAVILY_API_KEY`` is set, else the keyless
+  ddgs search.
+- ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
+  lets the researchers search it; ``--no-web`` researches the documents only.
 
 The first argument chooses the form: exactly ``check`` runs the citation checker (see
 :mod:`haystack_deep_research.cli.check`); anything else is a question, so ``deep-research "check the solar data"``
@@ -18,24 +32,35 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.agents import create_deep_research_agent
+from haystack_deep_research.agents import APIS, create_deep_research_agent, role_models
 from haystack_deep_research.cli.check import run_check
-from haystack_deep_research.errors import DeepResearchError, MissingCredentialsError
+from haystack_deep_research.cli.index_progress import index_progress
+from haystack_deep_research.errors import ConfigurationError, DeepResearchError, MissingCredentialsError
+from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
 from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
 
-REQUIRED_KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
+REQUIRED_KEYS = ("OPENAI_API_KEY",)
 CHECK_COMMAND = "check"
+ENVIRONMENT = {
+    "model": "DEEP_RESEARCH_MODEL",
+    "small_model": "DEEP_RESEARCH_SMALL_MODEL",
+    "base_url": "OPENAI_BASE_URL",
+    "api": "DEEP_RESEARCH_API",
+    "search": "DEEP_RESEARCH_SEARCH",
+}
+"""The environment variable behind each option."""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deep-research",
-        description="Research a question on the web and write a cited Markdown report.",
+        description="Research a question on the web and in your documents, and write a cited Markdown report.",
         epilog="To check the citations of an existing report: deep-research check REPORT.md [--sources FILE].",
     )
     parser.add_argument("question", help="The research question (quote it).")
@@ -50,22 +75,58 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
     )
+    parser.add_argument("--model", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL).")
+    parser.add_argument(
+        "--small-model", help="Model of the researchers and the summarizer (env DEEP_RESEARCH_SMALL_MODEL)."
+    )
+    parser.add_argument(
+        "--role-model",
+        action="append",
+        default=[],
+        metavar="ROLE=NAME",
+        help="Model of one role (orchestrator, scope, writer, researcher, summarizer, judge); repeatable.",
+    )
+    parser.add_argument(
+        "--base-url", help="An OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL)."
+    )
+    parser.add_argument(
+        "--api", choices=APIS, help="chat (Chat Completions) or responses; default chat with --base-url."
+    )
+    parser.add_argument(
+        "--search",
+        choices=SEARCH_NAMES,
+        help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs.",
+    )
+    parser.add_argument(
+        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
+    )
+    parser.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
+    parser.add_argument("--index-dir", type=Path, help="Keep the --docs indexes here (default: the user's cache).")
     parser.add_argument("-q", "--quiet", action="store_true", help="Do not print progress to stderr.")
     return parser
 
 
-def check_credentials(environ: dict[str, str] | None = None) -> None:
+def check_credentials(
+    environ: Mapping[str, str] | None = None, *, base_url: str | None = None, search: str | None = None
+) -> None:
     """
-    Check that the default clients' API keys are set.
+    Check that the API keys the chosen clients need are set.
+
+    ``OPENAI_API_KEY`` is needed unless the models run on another server (``base_url``); ``TAVILY_API_KEY`` only
+    when Tavily is asked for by name (``auto`` falls back to the keyless search).
 
     :param environ: The environment to look in; ``os.environ`` by default.
+    :param base_url: The OpenAI-compatible server, if any.
+    :param search: The search asked for, if any.
     :raises MissingCredentialsError: If a key is missing; the message names what to set.
     """
     env = os.environ if environ is None else environ
-    missing = [key for key in REQUIRED_KEYS if not env.get(key, "").strip()]
+    needed = [*([] if base_url else REQUIRED_KEYS), *(["TAVILY_API_KEY"] if search == "tavily" else [])]
+    missing = [key for key in needed if not env.get(key, "").strip()]
     if missing:
+        hint = " or pass --base-url for an OpenAI-compatible server" if "OPENAI_API_KEY" in missing else ""
         raise MissingCredentialsError(
-            f"set {' and '.join(missing)} in the environment (for example: export {missing[0]}=...)."
+            f"set {' and '.join(missing)} in the environment (for example: export {missing[0]}=...){hint}."
         )
 
 
@@ -80,6 +141,43 @@ def _write(path: Path, text: str) -> None:
     temporary.replace(path)
 
 
+def _option(args: argparse.Namespace, name: str) -> Any:
+    value = getattr(args, name)
+    return value if value else (os.environ.get(ENVIRONMENT[name], "").strip() or None)
+
+
+def _roles(pairs: list[str]) -> dict[str, str]:
+    roles = {}
+    for pair in pairs:
+        role, equals, name = pair.partition("=")
+        if not equals or not role.strip() or not name.strip():
+            raise ConfigurationError(f"--role-model takes ROLE=NAME, for example researcher=qwen3:8b; got {pair!r}.")
+        roles[role.strip()] = name.strip()
+    return roles
+
+
+def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The factory arguments the options ask for; nothing for what was left at its default."""
+    model, small, base_url, api = (_option(args, name) for name in ("model", "small_model", "base_url", "api"))
+    roles = _roles(args.role_model)
+    options: dict[str, Any] = {}
+    if model or small or roles or base_url or api:
+        options.update(role_models(model=model, small_model=small, roles=roles, base_url=base_url, api=api))
+    if (search := _option(args, "search")) is not None:
+        options["search"] = search
+    if args.no_web:
+        options["web"] = False
+    if args.docs:
+        stores: dict[str, Any] = {}
+        for folder in args.docs:
+            name = folder_store_name(folder)
+            name = name if name not in stores else f"{name}_{len(stores) + 1}"
+            with index_progress(str(folder), quiet=args.quiet) as progress:
+                stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
+        options["datastores"] = stores
+    return options
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """
     Run the command.
@@ -92,12 +190,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(argv[1:])
     args = _parser().parse_args(argv)
     try:
-        check_credentials()
+        check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
         agent = create_deep_research_agent(
             max_subtopics=args.max_subtopics,
             token_budget=args.token_budget,
             time_budget=args.time_budget,
             grounding=args.grounding,
+            **_agent_options(args),
         )
         context: dict[str, object] = {} if args.quiet else {PROGRESS_KEY: _progress}
         if args.run_dir is not None:

@@ -3,12 +3,14 @@ Evidence: what a run really read, the citations of a report, and their verificat
 
 - :class:`EvidenceLedger` records every search result and page of one run (:mod:`.ledger`).
 - :func:`extract_citations` finds the cited URLs of a Markdown report (:mod:`.citations`).
+- :class:`SearchLog` records what a run's searches gave, to explain a run that found nothing (:mod:`.searches`).
 - :func:`verify_citations` checks them against what was read and repairs the report (:mod:`.verification`).
 - :func:`clean_text` makes text from outside the library safe to store and show (:mod:`.text`).
 """
 
 from haystack_deep_research.evidence.citations import Citation, CitationKind, extract_citations
 from haystack_deep_research.evidence.ledger import EvidenceLedger, SourceEntry, SourceKind, normalize_url, source_id
+from haystack_deep_research.evidence.searches import SearchLog, SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.evidence.verification import CitationCheck, verify_citations
 
@@ -17,6 +19,8 @@ __all__ = [
     "CitationCheck",
     "CitationKind",
     "EvidenceLedger",
+    "SearchLog",
+    "SearchOutcome",
     "SourceEntry",
     "SourceKind",
     "clean_text",

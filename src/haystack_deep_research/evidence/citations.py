@@ -1,7 +1,8 @@
 """
 Finding the citations in a Markdown report and checking them against the sources that were really read.
 
-:func:`extract_citations` finds every cited ``http(s)`` URL: inline links ``[text](url)`` (also with a title or
+:func:`extract_citations` finds every cited ``http(s)`` URL (and ``file://`` and ``doc://`` URIs, the citation
+targets of documents retrieved from datastores): inline links ``[text](url)`` (also with a title or
 with the URL in angle brackets), autolinks ``<url>``, bare URLs (trailing punctuation that is not part of the URL
 is dropped, balanced parentheses are kept), reference definitions ``[1]: url``, entries of a Sources/References
 list (``1. [Title](url)``, ``[1] Title — url``, ``- url``) and markers ``[1]``, ``[1, 2]`` or ``[text][label]``
@@ -34,8 +35,10 @@ _LINK = re.compile(
     r"\(\s*(?:<([^<>]*)>|((?:[^\s()]|\([^\s()]*\))*))"  # (<url> or (url with balanced parentheses
     r"""(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)"""  # an optional "title", then )
 )
-_AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>", re.IGNORECASE)
-_BARE = re.compile(r"https?://[^\s<>\"'`\x00\x01]+", re.IGNORECASE)
+_SCHEMES = ("http://", "https://", "file://", "doc://")
+"""The schemes a citation may use: web pages, and documents retrieved from datastores (files and ``doc://`` ids)."""
+_AUTOLINK = re.compile(r"<((?:https?|file|doc)://[^\s<>]+)>", re.IGNORECASE)
+_BARE = re.compile(r"(?:https?|file|doc)://[^\s<>\"'`\x00\x01]+", re.IGNORECASE)
 _FULL_REF = re.compile(r"\[([^\[\]\x00]+)\]\[([^\[\]\x00]*)\]")
 _MARKER = re.compile(r"\[([^\[\]\x00]+)\]")
 _CODE_SPAN = re.compile(r"(`+).+?\1")
@@ -91,8 +94,9 @@ class _Doc:
     definitions: dict[str, tuple[str, int, bool]] = field(default_factory=dict)  # label: url, line, in Sources
 
 
-def _is_http(url: str) -> bool:
-    return url.lower().startswith(("http://", "https://")) and len(url) > len("https://")
+def _is_citable(url: str) -> bool:
+    lowered = url.lower()
+    return any(lowered.startswith(scheme) and len(url) > len(scheme) for scheme in _SCHEMES)
 
 
 def _key(label: str) -> str:
@@ -117,7 +121,7 @@ def _scan_links(index: int, line: str, masked: str, kind: CitationKind | None) -
     def link(match: re.Match[str]) -> str:
         group = 3 if match.group(3) is not None else 4
         url, text = line[match.start(group) : match.end(group)], line[match.start(2) : match.end(2)]
-        if not match.group(1) and _is_http(url):
+        if not match.group(1) and _is_citable(url):
             hits.append(_Hit(index, match.start(), match.end(), "link", kind or "inline", [url], text))
         return "\x00" * len(match.group(0))
 
@@ -125,7 +129,7 @@ def _scan_links(index: int, line: str, masked: str, kind: CitationKind | None) -
         autolink = match.re is _AUTOLINK
         url = line[match.start(1) : match.end(1)] if autolink else _trim_url(match.group(0))
         length = len(match.group(0)) if autolink else len(url)
-        if _is_http(url):
+        if _is_citable(url):
             hits.append(_Hit(index, match.start(), match.start() + length, "cut", kind or "bare", [url]))
         return "\x00" * length + match.group(0)[length:]
 
@@ -139,7 +143,7 @@ def _scan_line(doc: _Doc, index: int, in_section: bool) -> str | None:
     definition = _DEFINITION.match(masked)
     if definition:
         url = definition.group(2) if definition.group(2) is not None else definition.group(3)
-        if _is_http(url):
+        if _is_citable(url):
             title = definition.group(4).strip().strip("\"'()")
             doc.hits.append(_Hit(index, 0, len(line), "line", "reference", [url], title))
             doc.definitions.setdefault(_key(definition.group(1)), (url, index, in_section))

@@ -12,8 +12,11 @@ gets the same id, in any run and in any order of recording.
 
 A search result is recorded with :meth:`EvidenceLedger.record_search_result`; reading the page later with
 :meth:`EvidenceLedger.record_page` upgrades that entry in place (same id, same position) to a ``"page"`` entry
-holding the text the summariser saw. :meth:`EvidenceLedger.read_urls` lists only the pages that were really read,
-which is the set a report's citations should be verified against.
+holding the text the summariser saw. A document retrieved from a datastore is recorded with
+:meth:`EvidenceLedger.record_document` as a ``"document"`` entry: its content is the text that was read, so it
+counts as read at once, keyed by its citation target (an ``http(s)`` URL, a ``file://`` URI or a
+``doc://<store>/<id>`` URI). :meth:`EvidenceLedger.read_urls` lists only the pages and documents that were really
+read, which is the set a report's citations should be verified against.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["EvidenceLedger", "SourceEntry", "SourceKind", "normalize_url", "source_id"]
 
-SourceKind = Literal["search_result", "page"]
+SourceKind = Literal["search_result", "page", "document"]
 
-_KINDS: tuple[str, ...] = ("search_result", "page")
+_KINDS: tuple[str, ...] = ("search_result", "page", "document")
+_READ_KINDS = ("page", "document")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary")
 
@@ -107,8 +111,10 @@ class SourceEntry:
     :param id: Short stable id derived from the normalised URL (see :func:`source_id`).
     :param url: The URL exactly as it was retrieved.
     :param title: Title of the search result or page.
-    :param snippet: The search engine's snippet ("" when the page was read without a search result).
-    :param kind: ``"search_result"`` (seen in results only) or ``"page"`` (its text was read).
+    :param snippet: The search engine's snippet ("" when the page was read without a search result); for a document,
+        the datastore it came from.
+    :param kind: ``"search_result"`` (seen in results only), ``"page"`` (its text was read) or ``"document"`` (retrieved
+        from a datastore: its content is the text read).
     :param fetched_at: ISO-8601 UTC time at which the entry was last recorded.
     :param content_hash: SHA-256 hex digest of ``text``; ``""`` for a bare search result.
     :param text: The text the summariser saw; ``""`` for a bare search result.
@@ -228,6 +234,43 @@ class EvidenceLedger:
             )
             return entry
 
+    def record_document(self, *, url: str, title: str, text: str, store: str = "") -> SourceEntry:
+        """
+        Record a document retrieved from a datastore: its content is the text that was read.
+
+        A web page already read under the same URL stays a page (with its text); anything else becomes a
+        ``"document"`` entry, keeping an existing entry's id and position. Another chunk of the same document (same
+        citation target, text not yet held) is appended to the entry's text, so the text holds every chunk read.
+
+        :param url: The document's citation target: an ``http(s)`` URL, a ``file://`` URI or a ``doc://`` URI.
+        :param title: The document's title (or file name).
+        :param text: The retrieved content.
+        :param store: The datastore's name, kept as the entry's snippet.
+        :returns: The entry now held for the URL.
+        :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
+        """
+        key = normalize_url(url)
+        _require_strings(title=title, text=text, store=store)
+        with self._lock:
+            existing = self._entries.get(key)
+            if existing is not None and existing.kind == "page":
+                return existing
+            if existing is not None and existing.kind == "document":
+                if text in existing.text:
+                    return existing
+                text = f"{existing.text}\n\n{text}"
+            self._entries[key] = entry = SourceEntry(
+                id=existing.id if existing else source_id(key),
+                url=url.strip(),
+                title=title or (existing.title if existing else ""),
+                snippet=store or (existing.snippet if existing else ""),
+                kind="document",
+                fetched_at=arrow.utcnow().isoformat(),
+                content_hash=_sha256(text),
+                text=text,
+            )
+            return entry
+
     def set_summary(self, url: str, summary: str) -> SourceEntry:
         """
         Set the summary of a recorded source.
@@ -278,8 +321,8 @@ class EvidenceLedger:
         return {entry.url for entry in self.entries()}
 
     def read_urls(self) -> set[str]:
-        """:returns: The URLs of the pages whose text was read: the set to verify citations against."""
-        return {entry.url for entry in self.entries() if entry.kind == "page"}
+        """:returns: The URLs of the pages and documents whose text was read: the set to verify citations against."""
+        return {entry.url for entry in self.entries() if entry.kind in _READ_KINDS}
 
     def to_list(self) -> list[dict[str, str]]:
         """:returns: Every entry as a JSON-ready dictionary, in insertion order."""

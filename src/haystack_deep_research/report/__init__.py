@@ -17,6 +17,7 @@ from haystack_deep_research.report.judge import (
     judge_claims,
     parse_verdicts,
 )
+from haystack_deep_research.report.no_evidence import NoEvidenceStage
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.report.structured import ResearchSummary, StructuredOutputStage, parse_structured
 from haystack_deep_research.report.writer import ReportStage, WriteHook
@@ -30,6 +31,7 @@ __all__ = [
     "ClaimVerdict",
     "GroundingStage",
     "Judgement",
+    "NoEvidenceStage",
     "ReportStage",
     "ResearchSummary",
     "SourceVerdict",

@@ -20,7 +20,7 @@ from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
 from haystack_deep_research.events import BudgetReached, Event, EventBus, WarningRaised
-from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence import EvidenceLedger, SearchLog
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.read_cache import ReadCache
@@ -61,6 +61,7 @@ class ResearchRun:
         self.question = question
         self.brief = ""
         self.ledger = EvidenceLedger()
+        self.searches = SearchLog()
         self.reads = ReadCache()
         self.budget = budget or RunBudget()
         self.journal = journal
@@ -256,6 +257,11 @@ class RunView:
     def ledger(self) -> EvidenceLedger:
         """The run's evidence ledger."""
         return self.run.ledger
+
+    @property
+    def searches(self) -> SearchLog:
+        """The run's search log."""
+        return self.run.searches
 
     @property
     def reads(self) -> ReadCache:

@@ -2,6 +2,8 @@
 The offline testing kit: run and test deep research agents with no network and no API keys.
 
 - :class:`ScriptedChatGenerator` plays any role of a run (scope, orchestrator, researcher, summarizer, writer).
+- :class:`LoopbackChatServer` is an OpenAI Chat Completions API on 127.0.0.1 whose models are chat generators
+  (by default the scripted roles, one per model name), for runs through real HTTP clients and the CLI.
 - :class:`LoopbackSearchServer` is a Tavily-compatible search API over a small corpus, on 127.0.0.1.
 - :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects and slow bodies on 127.0.0.1.
 - :func:`forbid_network` refuses connections to anything but loopback.
@@ -10,6 +12,7 @@ See docs/testing.md for a complete example.
 """
 
 from haystack_deep_research.testing._server import LoggedRequest, RequestLog
+from haystack_deep_research.testing.chat_server import LoopbackChatServer
 from haystack_deep_research.testing.generators import ROLES, ScriptedChatGenerator, ScriptedModelError
 from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network
 from haystack_deep_research.testing.pdf import make_pdf
@@ -19,6 +22,7 @@ from haystack_deep_research.testing.web_server import LoopbackWebServer
 __all__ = [
     "ROLES",
     "LoggedRequest",
+    "LoopbackChatServer",
     "LoopbackSearchServer",
     "LoopbackWebServer",
     "NetworkForbiddenError",

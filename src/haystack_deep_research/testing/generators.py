@@ -16,6 +16,11 @@ real report::
         url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
     )
 
+The researcher calls the search tools it is offered, by name: ``web_search`` and every datastore's ``search_<name>``
+(all in its first turn), then ``read_url`` on the top web results when offered, and cites the pages read and the
+documents the stores returned. Over HTTP (see :class:`~haystack_deep_research.testing.LoopbackChatServer`) prompts
+lose their meta: the writer then cites every address its prompt holds.
+
 ``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths.
 
 ``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
@@ -31,16 +36,25 @@ from typing import Any, Literal
 
 from haystack import component, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
+from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.prompts import PAGE_SEPARATOR, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, prompt_of
+from haystack_deep_research.prompts import (
+    DATASTORE_TOOL_PREFIX,
+    DOCUMENT_SEPARATOR,
+    PAGE_SEPARATOR,
+    READ_URL,
+    RESEARCH_SUBTOPIC,
+    WEB_SEARCH,
+    prompt_of,
+)
 
 Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
 """The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding."""
 _ALL_ROLES = (*ROLES, "judge")
 
-_URL = re.compile(r"https?://[^\s<>()\"'\]]+")
+_URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _LABEL = re.compile(r"^[A-Z][a-z]*:$")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
@@ -72,6 +86,23 @@ def _tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[t
         for m in messages
         if m.tool_call_result is not None and (errors or not m.tool_call_result.error)
     ]
+
+
+def _last_turn(messages: list[ChatMessage]) -> list[tuple[str, str]]:
+    """The successful tool results after the last assistant message."""
+    since = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
+    return _tool_results(messages[since + 1 :], errors=False)
+
+
+def _tool_names(tools: Any) -> list[str]:
+    try:
+        return [tool.name for tool in flatten_tools_or_toolsets(tools)]
+    except (TypeError, AttributeError):  # a bare list of names from a loopback server
+        return [str(tool) for tool in tools or []]
+
+
+def _is_store_search(name: str) -> bool:
+    return name.startswith(DATASTORE_TOOL_PREFIX)
 
 
 def _words(text: str, limit: int) -> str:
@@ -137,7 +168,8 @@ class ScriptedChatGenerator:
         Answer the prompt by the role's rules.
 
         :param messages: The prompt.
-        :param tools: The tools offered (ignored: the rules know the library's tool names).
+        :param tools: The tools offered; the researcher calls the search tools among them (``web_search`` and every
+            datastore's ``search_<name>``), then ``read_url`` when offered.
         :param kwargs: Other generator arguments (ignored).
         :returns: ``{"replies": [reply]}`` with usage counted in words.
         :raises ScriptedModelError: If created with ``fail=True``.
@@ -145,7 +177,7 @@ class ScriptedChatGenerator:
         if self.fail:
             raise ScriptedModelError(f"scripted {self.role} model failure")
         if self.role == "researcher":
-            reply = self._researcher(messages, can_call_tools=bool(tools))
+            reply = self._researcher(messages, _tool_names(tools) if tools else [])
         else:
             reply = getattr(self, f"_{self.role}")(messages)
         if isinstance(reply, str):
@@ -183,25 +215,30 @@ class ScriptedChatGenerator:
         calls = [ToolCall(tool_name=RESEARCH_SUBTOPIC, arguments={"subtopic": s}) for s in subtopics]
         return ChatMessage.from_assistant(tool_calls=calls)
 
-    def _researcher(self, messages: list[ChatMessage], *, can_call_tools: bool) -> ChatMessage | str:
+    def _researcher(self, messages: list[ChatMessage], offered: list[str]) -> ChatMessage | str:
         subtopic = str(_prompt(messages, "researcher_task").get("subtopic") or _last_user_text(messages)).strip()
-        if not _tool_results(messages) and can_call_tools:
-            search = ToolCall(tool_name=WEB_SEARCH, arguments={"query": subtopic})
-            return ChatMessage.from_assistant(tool_calls=[search])
-        results = _tool_results(messages, errors=False)  # a failed call gives nothing to read or cite
-        name, text = results[-1] if results else ("", "")
-        if name == WEB_SEARCH and can_call_tools:
-            urls = list(dict.fromkeys(_URL.findall(text)))[: self.read_top_k]
+        if not _tool_results(messages) and offered:
+            names = [name for name in offered if name == WEB_SEARCH or _is_store_search(name)] or [WEB_SEARCH]
+            calls = [ToolCall(tool_name=name, arguments={"query": subtopic}) for name in names]
+            return ChatMessage.from_assistant(tool_calls=calls)
+        searched = [text for name, text in _last_turn(messages) if name == WEB_SEARCH]
+        if searched and offered:
+            urls = list(dict.fromkeys(url for text in searched for url in _URL.findall(text)))[: self.read_top_k]
             if urls:
                 arguments = {"urls": urls, "question": subtopic}
                 return ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name=READ_URL, arguments=arguments)])
         lines = []
-        for tool, result in results:
-            if tool != READ_URL:
+        for tool, result in _tool_results(messages, errors=False):  # a failed call gives nothing to cite
+            if tool == READ_URL:
+                blocks = result.split(PAGE_SEPARATOR)
+            elif _is_store_search(tool):
+                blocks = result.split(DOCUMENT_SEPARATOR)
+            else:
                 continue
-            for block in result.split(PAGE_SEPARATOR):
+            for block in blocks:
                 found = _URL.search(block)
-                words = [w for w in block.split() if not _URL.search(w) and not _LABEL.match(w)]
+                text = " ".join(line for line in block.splitlines() if not line.lstrip().startswith("<"))
+                words = [w for w in text.split() if not _URL.search(w) and not _LABEL.match(w)]
                 if found and words:
                     lines.append(f"- {_words(' '.join(words), 30)} [source]({found.group(0)})")
         lines += [f"- A further claim [unverified]({url})" for url in self.invented_urls]
@@ -217,7 +254,11 @@ class ScriptedChatGenerator:
 
     def _writer(self, messages: list[ChatMessage]) -> str:
         given = _prompt(messages, "writer", "rewrite")
-        urls = [str(url) for url in given.get("urls") or []] + self.invented_urls
+        if given:
+            urls = [str(url) for url in given.get("urls") or []]
+        else:  # a prompt without its meta (over HTTP): cite every address the prompt holds
+            urls = list(dict.fromkeys(_URL.findall(_last_user_text(messages))))
+        urls += self.invented_urls
         findings = "\n".join(f"- Finding {i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1))
         sources = "\n".join(f"- [source {i}]({u})" for i, u in enumerate(urls, 1))
         return (

@@ -1,0 +1,85 @@
+"""
+The search log: what one run's searches gave, so that a run that found nothing can say why.
+
+Every search tool of a run (web search and datastore search alike) records each search in the run's
+:class:`SearchLog`: which tool, how many results, or the error it failed with. At the end of the run the log
+explains an empty evidence ledger (:meth:`SearchLog.explain`): every search failed, every search returned nothing,
+or no search was made at all. The log also remembers notices that must be given once per run
+(:meth:`SearchLog.first`), such as the choice of a keyless search engine.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+__all__ = ["SearchLog", "SearchOutcome"]
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """
+    One search.
+
+    :param tool: The tool's name (``web_search``, ``search_<store>``).
+    :param query: The query.
+    :param results: How many results it gave (0 after an error).
+    :param error: Why it failed, or ``""``.
+    """
+
+    tool: str
+    query: str
+    results: int = 0
+    error: str = ""
+
+
+class SearchLog:
+    """The searches of one run, in the order they finished; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._outcomes: list[SearchOutcome] = []
+        self._given: set[str] = set()
+
+    def record(self, outcome: SearchOutcome) -> None:
+        """
+        :param outcome: One finished search.
+        """
+        with self._lock:
+            self._outcomes.append(outcome)
+
+    def outcomes(self) -> list[SearchOutcome]:
+        """:returns: A copy of the searches recorded so far."""
+        with self._lock:
+            return list(self._outcomes)
+
+    def first(self, key: str) -> bool:
+        """
+        :param key: What a once-per-run notice is about.
+        :returns: ``True`` the first time ``key`` is asked for in this run, ``False`` afterwards.
+        """
+        with self._lock:
+            if key in self._given:
+                return False
+            self._given.add(key)
+            return True
+
+    def explain(self) -> str:
+        """
+        Say why the run has no evidence, from what its searches gave.
+
+        :returns: One sentence without a final period, for example "all 3 searches failed (web_search: ...)".
+        """
+        outcomes = self.outcomes()
+        failed = [outcome for outcome in outcomes if outcome.error]
+        if not outcomes:
+            return "no search was made"
+        if len(failed) == len(outcomes):
+            last = failed[-1]
+            return f"all {len(outcomes)} searches failed (last error, {last.tool}: {last.error})"
+        found = sum(outcome.results for outcome in outcomes)
+        if found == 0:
+            empty = len(outcomes) - len(failed)
+            detail = f", {len(failed)} failed (last error, {failed[-1].tool}: {failed[-1].error})" if failed else ""
+            return f"{empty} of {len(outcomes)} searches returned no results{detail}"
+        return f"the searches returned {found} results, but no page or document could be read"

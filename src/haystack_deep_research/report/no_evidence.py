@@ -1,0 +1,68 @@
+"""
+The report of a run that read nothing: :class:`NoEvidenceStage`, a report stage of every deep research run.
+
+When the run's evidence ledger holds no page and no document (search down, nothing found, nothing readable), the
+report cannot cite anything, whatever the writer wrote. The stage then puts a notice in the report's first lines
+(right under its title, or at the very top when it has none) saying so and why (from the run's search log), adds a
+warning naming the cause, and sets ``exit_reason`` to ``"no_evidence"`` unless the run already ended for a reason
+of its own (a budget, a failed writer or orchestrator).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack.components.agents.state import State
+from haystack.components.generators.chat.types import ChatGenerator
+from haystack.core.serialization import default_from_dict, default_to_dict
+
+from haystack_deep_research.prompts import NO_EVIDENCE_NOTICE, render_text
+from haystack_deep_research.run import Phase, ResearchRun, publish
+from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_REASON, PHASE_RESEARCH, REPORT
+
+__all__ = ["NoEvidenceStage"]
+
+_NORMAL_EXITS = ("", "text", "max_agent_steps")
+"""Haystack's own exit reasons: a run that ends this way with nothing read ends with ``no_evidence`` instead."""
+
+
+def _with_notice(report: str, notice: str) -> str:
+    first, newline, rest = report.partition("\n")
+    if first.startswith("# "):
+        return f"{first}\n\n{notice}{rest.lstrip(chr(10))}" if newline else f"{first}\n\n{notice}"
+    return notice + report
+
+
+class NoEvidenceStage:
+    """A report stage: say in the report's first lines, in ``warnings`` and in ``exit_reason`` that nothing was read."""
+
+    max_concurrency = 1
+
+    def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
+        """
+        :param state: The orchestrator's live State, holding the verified report.
+        :param run: The run.
+        :param writer: The writer model (unused).
+        :returns: The phase; it makes no call.
+        """
+        yield from ()
+        if run.ledger.read_urls():
+            return
+        cause = run.searches.explain()
+        run.warn(PHASE_RESEARCH, f"no evidence: {cause}; the report cites no source")
+        state.set(REPORT, _with_notice(str(state.data.get(REPORT) or ""), render_text(NO_EVIDENCE_NOTICE, cause=cause)))
+        if str(state.data.get(EXIT_REASON) or "") in _NORMAL_EXITS:
+            state.set(EXIT_REASON, EXIT_NO_EVIDENCE)
+        publish(state, run)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized stage."""
+        return default_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NoEvidenceStage:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The stage.
+        """
+        return default_from_dict(cls, data)

@@ -1,0 +1,123 @@
+"""
+One search result, whatever engine gave it: :class:`SearchHit` (title, exact URL, snippet), and
+:func:`normalize_hits`, which turns the shapes search engines and Haystack components answer with into hits.
+
+Accepted shapes:
+
+- a Tavily response: ``{"results": [{"url", "title", "content"}, ...]}``;
+- a Haystack web-search component's output: ``{"documents": [Document, ...], "links": [str, ...]}`` (documents carry
+  the URL in ``meta["link"]``, ``meta["url"]`` or ``meta["source_url"]`` and the title in ``meta["title"]``; links
+  without a document become hits without a snippet);
+- a list of such documents, of dictionaries (``url`` / ``href`` / ``link``; ``title``; ``snippet`` / ``content`` /
+  ``body`` / ``description``, as ddgs answers) or of URL strings.
+
+A result without an ``http(s)`` URL is dropped: nothing else could be read or cited. The URL is kept exactly as the
+engine gave it (stripped); duplicates keep their first occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from haystack import Document
+
+from haystack_deep_research.errors import SearchError
+from haystack_deep_research.evidence import clean_text
+
+__all__ = ["SearchHit", "normalize_hits"]
+
+_URL_KEYS = ("url", "href", "link", "source_url")
+_TITLE_KEYS = ("title", "name")
+_SNIPPET_KEYS = ("snippet", "content", "body", "description")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """
+    One search result.
+
+    :param title: The result's title ("" when the engine gave none).
+    :param url: The exact URL, as the engine gave it.
+    :param snippet: The engine's snippet ("" when it gave none).
+    """
+
+    title: str
+    url: str
+    snippet: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """:returns: ``{"title", "url", "snippet"}``."""
+        return {"title": self.title, "url": self.url, "snippet": self.snippet}
+
+
+def _text(value: Any) -> str:
+    return clean_text(" ".join(str(value).split())) if value is not None else ""
+
+
+def _first(data: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
+
+
+def _hit(item: Any) -> SearchHit | None:
+    if isinstance(item, SearchHit):
+        return item
+    if isinstance(item, str):
+        return SearchHit(title="", url=clean_text(item.strip()))
+    if isinstance(item, Document):
+        meta = item.meta or {}
+        url = _first(meta, _URL_KEYS)
+        return SearchHit(
+            title=_text(_first(meta, _TITLE_KEYS)), url=clean_text(url.strip()), snippet=_text(item.content)
+        )
+    if isinstance(item, Mapping):
+        url = _first(item, _URL_KEYS)
+        return SearchHit(
+            title=_text(_first(item, _TITLE_KEYS)),
+            url=clean_text(url.strip()),
+            snippet=_text(_first(item, _SNIPPET_KEYS)),
+        )
+    return None
+
+
+def _items(raw: Any) -> Iterable[Any]:
+    if isinstance(raw, Mapping):
+        if isinstance(raw.get("results"), list):
+            return raw["results"]
+        if "documents" in raw or "links" in raw:
+            documents = list(raw.get("documents") or [])
+            known = {hit.url for hit in map(_hit, documents) if hit is not None}
+            links = [link for link in raw.get("links") or [] if isinstance(link, str) and link.strip() not in known]
+            return [*documents, *links]
+        raise SearchError(
+            "the search answered a mapping without 'results', 'documents' or 'links'; "
+            f"its keys are {sorted(map(str, raw))[:8]}."
+        )
+    if isinstance(raw, list | tuple):
+        return raw
+    raise SearchError(f"the search answered {type(raw).__name__}, not a list of results.")
+
+
+def normalize_hits(raw: Any, *, limit: int) -> list[SearchHit]:
+    """
+    Turn what a search engine answered into at most ``limit`` hits (see the module docstring for the shapes).
+
+    :param raw: The engine's answer.
+    :param limit: The most hits to keep.
+    :returns: The hits with an ``http(s)`` URL, duplicates removed, in the engine's order.
+    :raises SearchError: If the answer has none of the accepted shapes.
+    """
+    hits: dict[str, SearchHit] = {}
+    for item in _items(raw):
+        hit = _hit(item)
+        if hit is None or not hit.url.lower().startswith(("http://", "https://")) or hit.url in hits:
+            continue
+        hits[hit.url] = hit
+        if len(hits) >= limit:
+            break
+    return list(hits.values())

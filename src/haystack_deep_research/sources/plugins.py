@@ -1,0 +1,168 @@
+"""
+Plugging Haystack's own search components and tools into the one search path.
+
+- :class:`ComponentSearch`: any Haystack component with a ``query`` input that returns ``documents`` and/or
+  ``links`` (``SerperDevWebSearch``, ``SearchApiWebSearch``, ``DuckduckgoApiWebSearch`` of ddgs-haystack, a
+  retriever pipeline wrapped in a ``SuperComponent``, ...).
+- :class:`ToolSearch`: any Haystack ``Tool`` taking a ``query`` argument (a ``ComponentTool`` over such a component,
+  a function tool returning result dictionaries, ...).
+- :func:`search_backend`: pick the right wrapper for an object, so ``create_deep_research_agent(search=...)`` takes
+  any of them.
+
+Either way the results go through :class:`~.search.SearchTool`: normalized, limited to ``max_results``, recorded in
+the evidence ledger and fenced as untrusted, exactly like the built-in engines.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from haystack.core.serialization import component_to_dict, import_class_by_name
+from haystack.tools import Tool
+from haystack.tools.errors import ToolInvocationError
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research.errors import ConfigurationError, SearchError
+from haystack_deep_research.sources.search import SearchBackend
+
+__all__ = ["ComponentSearch", "ToolSearch", "accepts_input", "is_component", "search_backend"]
+
+
+def is_component(obj: Any) -> bool:
+    """:returns: Whether ``obj`` is a Haystack component instance."""
+    return hasattr(obj, "__haystack_input__") and callable(getattr(obj, "run", None))
+
+
+def accepts_input(obj: Any, name: str) -> bool:
+    """
+    :param obj: A Haystack component.
+    :param name: An input name.
+    :returns: Whether the component takes that input.
+    """
+    sockets = getattr(obj, "__haystack_input__", None)
+    if sockets is not None:
+        return name in sockets
+    return name in inspect.signature(obj.run).parameters
+
+
+class ComponentSearch:
+    """
+    A Haystack component with a ``query`` input, as a search backend. Its output's ``documents`` (URL in
+    ``meta["link"]``, ``meta["url"]`` or ``meta["source_url"]``) and ``links`` become hits.
+
+    :param component: The component; it is warmed up with the agent.
+    :raises ConfigurationError: If it is not a component with a ``query`` input.
+    """
+
+    def __init__(self, *, component: Any) -> None:
+        if not is_component(component):
+            raise ConfigurationError(
+                f"component must be a Haystack component (decorated with @component); got {type(component).__name__}."
+            )
+        if not accepts_input(component, "query"):
+            raise ConfigurationError(
+                f"{type(component).__name__} has no 'query' input; a search component must take the query as "
+                "'query' (wrap another one in a SuperComponent with input_mapping={'query': [...]})."
+            )
+        self.component = component
+
+    def warm_up(self) -> None:
+        """Warm up the component."""
+        if hasattr(self.component, "warm_up"):
+            self.component.warm_up()
+
+    def search(self, query: str, *, max_results: int) -> Any:
+        """
+        :param query: The query.
+        :param max_results: Unused: the component's own ``top_k`` applies, and the tool keeps ``max_results``.
+        :returns: The component's output.
+        """
+        return self.component.run(query=query)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized backend, the component serialized by Haystack."""
+        return {
+            "type": f"{type(self).__module__}.{type(self).__name__}",
+            "init_parameters": {"component": component_to_dict(obj=self.component, name="component")},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ComponentSearch:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The backend.
+        """
+        params = dict(data["init_parameters"])
+        deserialize_component_inplace(params, key="component")
+        return cls(**params)
+
+
+class ToolSearch:
+    """
+    A Haystack Tool taking a ``query`` argument, as a search backend; its result (a component's output, a list of
+    documents or dictionaries) becomes hits.
+
+    :param tool: The tool.
+    :raises ConfigurationError: If it is not a Tool with a ``query`` parameter.
+    """
+
+    def __init__(self, *, tool: Tool) -> None:
+        if not isinstance(tool, Tool):
+            raise ConfigurationError(f"tool must be a Haystack Tool; got {type(tool).__name__}.")
+        if "query" not in (tool.parameters.get("properties") or {}):
+            raise ConfigurationError(
+                f"the tool {tool.name!r} has no 'query' parameter; a search tool must take the query as 'query'."
+            )
+        self.tool = tool
+
+    def search(self, query: str, *, max_results: int) -> Any:
+        """
+        :param query: The query.
+        :param max_results: Unused: the tool's own limit applies, and the search tool keeps ``max_results``.
+        :returns: The tool's result.
+        :raises SearchError: If the tool failed.
+        """
+        try:
+            return self.tool.invoke(query=query)
+        except ToolInvocationError as error:
+            raise SearchError(f"the search tool {self.tool.name!r} failed: {error}") from error
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized backend, the tool serialized by Haystack."""
+        return {
+            "type": f"{type(self).__module__}.{type(self).__name__}",
+            "init_parameters": {"tool": self.tool.to_dict()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolSearch:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The backend.
+        """
+        tool_data = data["init_parameters"]["tool"]
+        kind = import_class_by_name(tool_data["type"])
+        return cls(tool=kind.from_dict(tool_data))  # type: ignore[attr-defined]
+
+
+def search_backend(source: Any) -> SearchBackend:
+    """
+    The search backend for ``source``.
+
+    :param source: A backend (an object with ``search(query, *, max_results)``), a Haystack component with a
+        ``query`` input, or a Haystack Tool with a ``query`` parameter.
+    :returns: The backend.
+    :raises ConfigurationError: If ``source`` is none of these.
+    """
+    if isinstance(source, Tool):
+        return ToolSearch(tool=source)
+    if is_component(source):
+        return ComponentSearch(component=source)
+    if callable(getattr(source, "search", None)) and callable(getattr(source, "to_dict", None)):
+        return source
+    raise ConfigurationError(
+        "search must be 'tavily', 'ddgs', 'auto', a search backend (an object with search(query, *, max_results) and "
+        "to_dict), a Haystack component with a 'query' input, or a Haystack Tool with a 'query' parameter; "
+        f"got {type(source).__name__}."
+    )

@@ -1,0 +1,181 @@
+"""
+``web_search``: the one path every web search takes, whatever engine answers it.
+
+:class:`SearchTool` asks a *search backend* (Tavily, ddgs, any Haystack web-search component or Tool) for results,
+normalizes them into hits (title, exact URL, snippet; see :mod:`.hits`), keeps at most ``max_results``, records
+every hit in the run's evidence ledger and every search (or its failure) in the run's search log, and renders the
+hits to the model fenced as untrusted data. The library's Tavily tool is one instance of it
+(:class:`~haystack_deep_research.sources.tavily.WebSearchTool`).
+
+A backend is any object with ``search(query, *, max_results) -> answer`` (and optionally an awaitable
+``search_async`` with the same arguments), where the answer is one of the shapes :func:`.hits.normalize_hits`
+accepts, plus ``to_dict`` / ``from_dict`` for serialization.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchError, ToolArgumentsError
+from haystack_deep_research.events import SearchDone
+from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.prompts import (
+    QUERY_MISSING,
+    QUERY_PARAMETER,
+    SEARCH_RESULTS,
+    WEB_SEARCH,
+    WEB_SEARCH_DESCRIPTION,
+    fence,
+    render_text,
+)
+from haystack_deep_research.run import Call, Phase, RunView, blocking
+from haystack_deep_research.sources.hits import SearchHit, normalize_hits
+from haystack_deep_research.state import PHASE_RESEARCH
+from haystack_deep_research.tools.base import ResearchTool
+
+__all__ = ["SearchBackend", "SearchTool", "backend_from_dict", "backend_to_dict"]
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    """What :class:`SearchTool` needs from a search engine."""
+
+    def search(self, query: str, *, max_results: int) -> Any:
+        """
+        :param query: The query.
+        :param max_results: The most results wanted.
+        :returns: The engine's answer, in a shape :func:`~haystack_deep_research.sources.normalize_hits` accepts.
+        """
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized backend."""
+        ...
+
+
+def backend_to_dict(backend: Any) -> dict[str, Any]:
+    """
+    :param backend: A search backend.
+    :returns: Its serialized form: ``{"type": <qualified class name>, ...}`` as its ``to_dict`` returns.
+    """
+    data = backend.to_dict()
+    data.setdefault("type", generate_qualified_class_name(type(backend)))
+    return dict(data)
+
+
+def backend_from_dict(data: dict[str, Any]) -> Any:
+    """
+    :param data: What :func:`backend_to_dict` returned.
+    :returns: The backend, rebuilt by its class's ``from_dict``.
+    """
+    kind = import_class_by_name(data["type"])
+    from_dict = getattr(kind, "from_dict", None)
+    return from_dict(data) if callable(from_dict) else default_from_dict(kind, data)
+
+
+def _check_backend(backend: Any) -> Any:
+    if not callable(getattr(backend, "search", None)):
+        raise ConfigurationError(
+            "backend must have a search(query, *, max_results) method (for example DdgsSearch() or TavilySearch()); "
+            f"{type(backend).__name__} has none. Wrap a Haystack component or Tool with search_backend(...)."
+        )
+    return backend
+
+
+class SearchTool(ResearchTool):
+    """
+    Search the web through a backend and return title, exact URL and snippet of each result, fenced as untrusted.
+
+    Every result is recorded in the run's evidence ledger (as a search result: it still has to be read to be
+    cited), and every search in the run's search log. A backend failure is a tool error the model can react to.
+
+    :param backend: The search engine (see the module docstring).
+    :param max_results: Results per search, 1 to 20; extra results the engine gives are dropped.
+    :param notice: Said once per run, as a warning, the first time the tool searches (for example which engine a
+        default picked); ``""`` for none.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, backend: Any, max_results: int = 10, notice: str = "") -> None:
+        if not isinstance(notice, str):
+            raise ConfigurationError(f"notice must be a string; got {type(notice).__name__}.")
+        self.backend = _check_backend(backend)
+        self.max_results = _checks.int_in_range("max_results", max_results, 1, 20)
+        self.notice = notice
+        super().__init__(
+            name=WEB_SEARCH,
+            description=render_text(WEB_SEARCH_DESCRIPTION, max_results=self.max_results),
+            parameters={
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": QUERY_PARAMETER}},
+                "required": ["query"],
+            },
+        )
+
+    def _used_models(self) -> list[Any]:
+        return [self.backend]
+
+    def _call(self, query: str) -> Call:
+        backend, limit = self.backend, self.max_results
+        if callable(getattr(backend, "search_async", None)):
+            return Call(
+                lambda: backend.search(query, max_results=limit), lambda: backend.search_async(query, max_results=limit)
+            )
+        return blocking(backend.search, query, max_results=limit)
+
+    def phase(self, view: RunView | None, query: Any = None, **_: Any) -> Phase[str]:
+        """
+        Search, record the results in the run's ledger and search log, and render them fenced.
+
+        :param view: The researcher's view of the run, or ``None``.
+        :param query: The model's query.
+        :returns: The phase; it returns the rendered results.
+        :raises ToolArgumentsError: (from the phase) If the query is missing or blank.
+        :raises SearchError: (from the phase) If the engine failed or answered something that is not a result list.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ToolArgumentsError(render_text(QUERY_MISSING, got=repr(query)))
+        text = query.strip()
+        if view is not None and self.notice and view.searches.first(f"{self.name}:{self.notice}"):
+            view.warn(PHASE_RESEARCH, self.notice)
+        [searched] = yield [self._call(text)]
+        try:
+            if searched.error is not None:
+                raise searched.error
+            hits = normalize_hits(searched.value, limit=self.max_results)
+        except Exception as error:
+            failure = error if isinstance(error, DeepResearchError) else SearchError(f"{type(error).__name__}: {error}")
+            if view is not None:
+                view.searches.record(SearchOutcome(tool=self.name, query=text, error=str(failure)))
+            raise failure from error
+        if view is not None:
+            self._record(view, text, hits)
+        fenced = [{key: fence(value) for key, value in hit.to_dict().items()} for hit in hits]
+        return render_text(SEARCH_RESULTS, query=fence(text), results=fenced)
+
+    def _record(self, view: RunView, query: str, hits: list[SearchHit]) -> None:
+        for hit in hits:
+            view.ledger.record_search_result(url=hit.url, title=hit.title, snippet=hit.snippet)
+        view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(hits)))
+        view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(hits)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized tool, its backend nested.
+        """
+        return self._serialized(
+            {"backend": backend_to_dict(self.backend), "max_results": self.max_results, "notice": self.notice}
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchTool:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The tool.
+        """
+        params = dict(data["data"])
+        params["backend"] = backend_from_dict(params["backend"])
+        return cls(**params)

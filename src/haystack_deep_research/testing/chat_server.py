@@ -1,0 +1,184 @@
+"""
+A loopback server speaking OpenAI's Chat Completions API, answered by Haystack chat generators (by default the
+scripted roles), so a whole run can go through real HTTP clients (``OpenAIChatGenerator``, the CLI's ``--base-url``)
+with no model and no key::
+
+    with LoopbackChatServer() as server:            # model "scope" is ScriptedChatGenerator(role="scope"), ...
+        generator = chat_generator("researcher", base_url=server.openai_base_url)
+
+How a request is answered: the request's ``model`` picks the generator (``models={"name": generator}``; by default
+each role name plays that role); the OpenAI messages become Haystack ``ChatMessage`` objects (system, user,
+assistant with tool calls, tool results matched to their calls by id) and the offered tools become Haystack ``Tool``
+stubs with their names, descriptions and schemas; the generator's first reply goes back as a ``chat.completion``.
+
+Limits, by the nature of HTTP: a prompt's ``meta`` does not travel, so a scripted role answers from the message text,
+tool names and message roles alone (the scripted writer then cites every address its prompt holds); a tool result's
+error flag does not travel either (a failed call reads as a result); streaming is not served. A model listed in
+``no_tools`` answers a request that offers tools with HTTP 400 "does not support tools", as Ollama does for such
+models.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.tools import Tool
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
+from haystack_deep_research.testing.generators import ROLES, Role, ScriptedChatGenerator
+
+__all__ = ["LoopbackChatServer"]
+
+_JSON = "application/json"
+
+
+def _error(handler: RequestHandler, status: int, message: str, code: str) -> None:
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": code}}
+    handler.send_bytes(status, json.dumps(body).encode("utf-8"), content_type=_JSON)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
+
+
+def _messages(raw: list[dict[str, Any]]) -> list[ChatMessage]:
+    """OpenAI chat messages as Haystack messages; tool results find their call by id."""
+    calls: dict[str, ToolCall] = {}
+    messages = []
+    for item in raw:
+        role, content = item.get("role"), _text(item.get("content"))
+        if role in ("system", "developer"):
+            messages.append(ChatMessage.from_system(content))
+        elif role == "user":
+            messages.append(ChatMessage.from_user(content))
+        elif role == "assistant":
+            tool_calls = []
+            for call in item.get("tool_calls") or []:
+                function = call.get("function") or {}
+                arguments = json.loads(function.get("arguments") or "{}")
+                made = ToolCall(tool_name=function.get("name", ""), arguments=arguments, id=call.get("id"))
+                calls[str(call.get("id"))] = made
+                tool_calls.append(made)
+            messages.append(ChatMessage.from_assistant(content or None, tool_calls=tool_calls))
+        elif role == "tool":
+            origin = calls.get(str(item.get("tool_call_id"))) or ToolCall(tool_name="", arguments={})
+            messages.append(ChatMessage.from_tool(tool_result=content, origin=origin))
+    return messages
+
+
+def _tools(raw: list[dict[str, Any]] | None) -> list[Tool]:
+    stubs = []
+    for item in raw or []:
+        function = item.get("function") or {}
+        stubs.append(
+            Tool(
+                name=function.get("name", ""),
+                description=function.get("description") or "",
+                parameters=function.get("parameters") or {"type": "object", "properties": {}},
+                function=lambda **_: None,
+            )
+        )
+    return stubs
+
+
+def _completion(model: str, reply: ChatMessage, number: int) -> dict[str, Any]:
+    tool_calls = [
+        {
+            "id": call.id or f"call_{number}_{index}",
+            "type": "function",
+            "function": {"name": call.tool_name, "arguments": json.dumps(call.arguments)},
+        }
+        for index, call in enumerate(reply.tool_calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    usage = reply.meta.get("usage") or {}
+    prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    return {
+        "id": f"chatcmpl-loopback-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop", "logprobs": None}
+        ],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }
+
+
+class LoopbackChatServer(LoopbackServer):
+    """
+    An OpenAI Chat Completions API on ``127.0.0.1`` (``POST /v1/chat/completions``), answered by chat generators
+    chosen by the request's model name (see the module docstring).
+
+    :param models: Model name to Haystack chat generator; by default each role name ("scope", "orchestrator",
+        "researcher", "summarizer", "writer", "judge") to a ``ScriptedChatGenerator`` of that role.
+    :param no_tools: Model names that answer a request offering tools with HTTP 400 "does not support tools".
+    :raises ConfigurationError: If a model is not a chat generator.
+    """
+
+    def __init__(self, models: Mapping[str, Any] | None = None, *, no_tools: Iterable[str] = ()) -> None:
+        super().__init__()
+        roles = cast(tuple[Role, ...], (*ROLES, "judge"))
+        defaults: dict[str, Any] = {role: ScriptedChatGenerator(role=role) for role in roles}
+        chosen: dict[str, Any] = dict(models) if models is not None else defaults
+        for name, generator in chosen.items():
+            if not callable(getattr(generator, "run", None)):
+                raise ConfigurationError(f"models[{name!r}] must be a chat generator; got {type(generator).__name__}.")
+        self._models = chosen
+        self._no_tools = frozenset(no_tools)
+        self._served = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def openai_base_url(self) -> str:
+        """The address to give an OpenAI client or ``--base-url``: ``http://127.0.0.1:<port>/v1``."""
+        return f"{self.base_url}/v1"
+
+    def _handle(self, handler: RequestHandler) -> None:
+        raw = handler.read_body()
+        try:
+            handler.json_body = json.loads(raw) if raw else None
+        except ValueError:
+            handler.json_body = None
+        body = handler.json_body
+        if handler.command != "POST" or not handler.path.rstrip("/").endswith("/chat/completions"):
+            _error(handler, 404, f"No endpoint at {handler.command} {handler.path}; use POST /v1/chat/completions.", "")
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            _error(handler, 400, "The body must be a JSON object with a 'messages' list.", "invalid_body")
+            return
+        model = str(body.get("model"))
+        if body.get("stream"):
+            _error(handler, 400, "Streaming is not served by this loopback server.", "stream_unsupported")
+        elif model not in self._models:
+            _error(
+                handler, 404, f"The model '{model}' does not exist; known: {sorted(self._models)}.", "model_not_found"
+            )
+        elif body.get("tools") and model in self._no_tools:
+            _error(handler, 400, f"registry/{model} does not support tools", "tools_unsupported")
+        else:
+            self._answer(handler, model, body)
+
+    def _answer(self, handler: RequestHandler, model: str, body: dict[str, Any]) -> None:
+        with self._count_lock:
+            self._served += 1
+            number = self._served
+        tools = _tools(body.get("tools"))
+        try:
+            result = self._models[model].run(messages=_messages(body["messages"]), tools=tools or None)
+        except Exception as error:  # the generator's failure becomes the server's, as a provider's would
+            _error(handler, 500, f"{type(error).__name__}: {error}", "server_error")
+            return
+        reply = (result.get("replies") or [ChatMessage.from_assistant("")])[0]
+        payload = json.dumps(_completion(model, reply, number)).encode("utf-8")
+        handler.send_bytes(200, payload, content_type=_JSON)

@@ -1,0 +1,87 @@
+"""Role models: OpenAI or any OpenAI-compatible server, chat or responses, keys optional on other servers."""
+
+from __future__ import annotations
+
+import pytest
+from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
+from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.dataclasses import ChatMessage
+from haystack.utils import Secret
+
+from haystack_deep_research import ConfigurationError, create_deep_research_agent
+from haystack_deep_research.agents import chat_generator, role_models
+from haystack_deep_research.testing import LoopbackChatServer
+
+
+def test_openai_by_default_speaks_the_responses_api() -> None:
+    generator = chat_generator("gpt-5.4-mini")
+    assert type(generator) is OpenAIResponsesChatGenerator
+    assert generator.api_base_url is None
+    assert chat_generator("gpt-5.4", api="chat").__class__ is OpenAIChatGenerator
+
+
+def test_another_server_speaks_chat_completions_and_needs_no_key() -> None:
+    with LoopbackChatServer() as server:
+        generator = chat_generator("scope", base_url=server.openai_base_url)
+        reply = generator.run(messages=[ChatMessage.from_user("Why do tides happen?")])["replies"][0]
+        sent = server.requests.wait_for(1)[0]
+
+    assert isinstance(generator, OpenAIChatGenerator)
+    assert reply.text == "Research brief: find reliable, current sources that answer: Why do tides happen?"
+    assert sent.headers["authorization"] == "Bearer no-key"  # a placeholder, not a real key
+
+
+def test_a_key_set_in_the_environment_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-hosted")
+    with LoopbackChatServer() as server:
+        chat_generator("scope", base_url=server.openai_base_url).run(messages=[ChatMessage.from_user("q")])
+        assert server.requests.wait_for(1)[0].headers["authorization"] == "Bearer sk-hosted"
+
+
+def test_an_explicit_key_is_a_plain_openai_generator() -> None:
+    generator = chat_generator("m", base_url="http://127.0.0.1:9/v1", api_key=Secret.from_env_var("MY_KEY"))
+    assert type(generator) is OpenAIChatGenerator
+
+
+def test_generators_round_trip() -> None:
+    generator = chat_generator("llama3.2", base_url="http://127.0.0.1:9/v1", generation_kwargs={"temperature": 0})
+    restored = component_from_dict(type(generator), component_to_dict(generator, "g"), "g")
+    assert restored.to_dict() == generator.to_dict()
+    assert type(restored) is type(generator)
+
+
+def test_role_models_split_large_small_and_overrides() -> None:
+    models = role_models(model="big", small_model="small", roles={"researcher": "r", "judge": "j"})
+    assert {role: generator.model for role, generator in models.items()} == {
+        "orchestrator_llm": "big",
+        "scope_llm": "big",
+        "writer_llm": "big",
+        "researcher_llm": "r",
+        "summarizer_llm": "small",
+        "judge_llm": "j",
+    }
+    assert role_models(model="one")["summarizer_llm"].model == "one"  # one model for every role
+    assert role_models()["researcher_llm"].model == "gpt-5.4-mini"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: chat_generator(""), "model must be a non-empty model name"),
+        (lambda: chat_generator("m", api="completions"), "api must be 'chat' or 'responses'"),
+        (lambda: chat_generator("m", base_url="localhost:11434"), "base_url must be an http"),
+        (lambda: role_models(roles={"critic": "x"}), "unknown role"),
+    ],
+)
+def test_bad_choices_are_refused(call: object, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        call()  # type: ignore[operator]
+
+
+def test_a_model_without_tool_calling_is_refused_at_build_time() -> None:
+    class TextOnly:
+        def run(self, messages: list[ChatMessage]) -> dict:
+            return {"replies": []}
+
+    with pytest.raises(ConfigurationError, match="researcher_llm must support tool calling"):
+        create_deep_research_agent(researcher_llm=TextOnly())

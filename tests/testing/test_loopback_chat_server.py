@@ -1,0 +1,68 @@
+"""LoopbackChatServer: the OpenAI Chat Completions API on loopback, answered by chat generators."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.dataclasses import ChatMessage
+from haystack.tools import Tool
+
+from haystack_deep_research import ConfigurationError, create_deep_research_agent
+from haystack_deep_research.agents import chat_generator, role_models
+from haystack_deep_research.testing import LoopbackChatServer
+
+SEARCH = Tool(
+    name="web_search",
+    description="Search the web.",
+    parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    function=lambda query: query,
+)
+
+
+def test_tool_calls_and_tool_results_make_the_round_trip() -> None:
+    with LoopbackChatServer() as server:
+        researcher = chat_generator("researcher", base_url=server.openai_base_url)
+        task = [ChatMessage.from_user("solar capacity")]
+        first = researcher.run(messages=task, tools=[SEARCH])["replies"][0]
+        [call] = first.tool_calls
+        result = ChatMessage.from_tool(tool_result="No results.", origin=call)
+        second = researcher.run(messages=[*task, first, result], tools=[SEARCH])["replies"][0]
+        tools_sent = server.requests.wait_for(2)[0].json_body["tools"]
+
+    assert (call.tool_name, call.arguments) == ("web_search", {"query": "solar capacity"})
+    assert [tool["function"]["name"] for tool in tools_sent] == ["web_search"]
+    assert second.text == "Findings on solar capacity: no readable sources were found."
+
+
+def test_models_are_chosen_by_name_and_unknown_ones_are_404() -> None:
+    with LoopbackChatServer({"fixed": MockChatGenerator(responses=["hello"])}) as server:
+        ok = httpx.post(
+            f"{server.openai_base_url}/chat/completions",
+            json={"model": "fixed", "messages": [{"role": "user", "content": "hi"}]},
+        )
+        missing = httpx.post(
+            f"{server.openai_base_url}/chat/completions",
+            json={"model": "other", "messages": [{"role": "user", "content": "hi"}]},
+        )
+    assert ok.json()["choices"][0]["message"]["content"] == "hello"
+    assert missing.status_code == 404
+    assert missing.json()["error"]["code"] == "model_not_found"
+
+
+def test_a_model_without_tool_support_fails_the_run_clearly() -> None:
+    with LoopbackChatServer(no_tools={"researcher"}) as server:
+        roles = {role: role for role in ("scope", "orchestrator", "researcher", "summarizer", "writer")}
+        models = role_models(base_url=server.openai_base_url, roles=roles)
+        for generator in models.values():
+            generator.max_retries = 0
+        agent = create_deep_research_agent(**models, search="ddgs", max_subtopics=1)
+        result = agent.run(messages=[ChatMessage.from_user("Why do tides happen?")])
+
+    assert any("does not support tools" in warning for warning in result["warnings"])
+    assert result["exit_reason"] == "no_evidence"
+
+
+def test_a_non_generator_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="must be a chat generator"):
+        LoopbackChatServer({"x": object()})
