@@ -34,7 +34,7 @@ from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY
+from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY, STREAMING_KEY
 from haystack_deep_research.tools import ReadUrlTool, RunToolset, WebSearchTool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
@@ -47,6 +47,7 @@ __all__ = [
     "EVENTS_KEY",
     "PROGRESS_KEY",
     "RUN_DIR_KEY",
+    "STREAMING_KEY",
     "ConfigurationError",
     "DeepResearchError",
     "Event",

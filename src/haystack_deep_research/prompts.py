@@ -118,8 +118,8 @@ LOOP_WARNING = Template(
 )
 LOOP_STOPPED = Template(
     "loop_stopped",
-    "Not run: you kept calling {{ tool }} with the same arguments after being told to change course, so research "
-    "on this sub-topic is stopped.",
+    "Not run: you kept calling {{ tool }} with the same arguments after being told to change course, so your work "
+    "on this task is stopped.",
 )
 
 RESUMED_SUBTOPICS = Template(

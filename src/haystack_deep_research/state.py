@@ -26,6 +26,16 @@ REGENERATION_COUNT = "regeneration_count"
 REPLAN_COUNT = "replan_count"
 STRUCTURED = "structured"
 
+# Deep agent state keys that are also outputs of its runs.
+PLAN = "plan"
+"""The deep agent's current plan, written and rewritten by reflexion."""
+TODOS = "todos"
+"""The deep agent's todo list at the end of the run (``content`` and ``status`` of each item)."""
+SUBMISSION = "submission"
+"""The arguments of the deep agent's accepted call of its submit tool, or ``None``."""
+GROUNDING_ROUNDS = "grounding_rounds"
+"""How many times per-turn grounding sent the deep agent's answer back for more research."""
+
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
 HOOK_CONTEXT = "hook_context"
@@ -52,6 +62,9 @@ BRIEF_KEY = "haystack_deep_research.brief"
 """A research brief in ``hook_context``: the scope hook uses it instead of calling the scope model."""
 EVENTS_KEY = "haystack_deep_research.on_event"
 """A callable ``on_event(event)`` the caller may pass in ``hook_context`` to receive the run's typed events."""
+STREAMING_KEY = "haystack_deep_research.streaming_callback"
+"""A Haystack streaming callback the caller may pass in ``hook_context``: every model of the run streams to it, each
+chunk tagged with its role (see :mod:`haystack_deep_research.run.streaming`)."""
 
 # Phases, as named in events, warnings and ``usage_by_phase`` (``run`` names the events that open and close a run).
 PHASE_RUN = "run"
@@ -62,6 +75,14 @@ PHASE_SUMMARIZE = "summarize"
 PHASE_WRITE = "write"
 PHASE_GROUND = "ground"
 PHASE_STRUCTURE = "structure"
+PHASE_AGENT = "agent"
+"""The deep agent's own loop."""
+PHASE_SUBAGENT = "subagent"
+PHASE_REFLECT = "reflect"
+PHASE_CONDENSE = "condense"
+"""Condensing the older turns of a long conversation into a summary."""
+PHASE_FILES = "files"
+PHASE_TODOS = "todos"
 
 # ``exit_reason`` values the library sets (besides Haystack's own "text" and "max_agent_steps").
 EXIT_WRITER_FAILED = "writer_failed"
@@ -69,6 +90,12 @@ EXIT_ORCHESTRATOR_FAILED = "orchestrator_failed"
 EXIT_LOOP_DETECTED = "loop_detected"
 EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
 EXIT_TIME_BUDGET = "time_budget"
+EXIT_MAX_ITERATIONS = "max_iterations"
+EXIT_CONFIDENCE_MET = "confidence_met"
+EXIT_TEXT = "text"
+"""Haystack's own reason for a reply without tool calls; the deep agent's exit condition for a plain answer."""
+HAYSTACK_MAX_STEPS = "max_agent_steps"
+"""Haystack's own reason for stopping at ``max_agent_steps``."""
 
 ProgressCallback = Callable[[str, str], None]
 
@@ -92,6 +119,28 @@ def orchestrator_state_schema() -> dict[str, Any]:
         REGENERATION_COUNT: {"type": int, "handler": replace_values},
         REPLAN_COUNT: {"type": int, "handler": replace_values},
         STRUCTURED: {"type": Any, "handler": replace_values},
+    }
+
+
+def deep_agent_state_schema() -> dict[str, Any]:
+    """
+    Return the state schema of a deep agent.
+
+    :returns: A Haystack state schema declaring the outputs a deep agent adds to the Agent's own.
+    """
+    return {
+        REPORT: {"type": str, "handler": replace_values},
+        SOURCES: {"type": list[dict[str, Any]], "handler": replace_values},
+        WARNINGS: {"type": list[str], "handler": merge_lists},
+        USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
+        GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
+        GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
+        GROUNDING_ROUNDS: {"type": int, "handler": replace_values},
+        STRUCTURED: {"type": Any, "handler": replace_values},
+        SUBMISSION: {"type": dict[str, Any] | None, "handler": replace_values},
+        PLAN: {"type": str, "handler": replace_values},
+        TODOS: {"type": list[dict[str, Any]], "handler": replace_values},
+        LOOP_STREAK: {"type": dict[str, Any], "handler": replace_values},
     }
 
 

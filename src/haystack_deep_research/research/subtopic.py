@@ -42,6 +42,7 @@ from haystack_deep_research.research.final_summary import PARTIAL_REASONS
 from haystack_deep_research.run import Call, Phase, RunView
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.resume import journal_note, resumed_note
+from haystack_deep_research.run.streaming import for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, PHASE_RESEARCH, RUN_KEY
 from haystack_deep_research.tools import ResearchTool, RunToolset
 
@@ -138,7 +139,15 @@ class ResearchSubtopicTool(ResearchTool):
             view.emit(spawned)
             child = view.run.researcher(text)
             inputs.update(hook_context={RUN_KEY: child}, tools=_bound_tools(self.researcher.tools, child))
-        [ran] = yield [Call(lambda: self.researcher.run(**inputs), lambda: self.researcher.run_async(**inputs))]
+        streaming = view.run.streaming_callback if view is not None else None
+        [ran] = yield [
+            Call(
+                lambda: self.researcher.run(**inputs, streaming_callback=for_sync(streaming, "researcher", text)),
+                lambda: self.researcher.run_async(
+                    **inputs, streaming_callback=for_async(streaming, "researcher", text)
+                ),
+            )
+        ]
         if ran.error is not None:
             if view is not None:
                 view.warn(

@@ -16,7 +16,8 @@ real report::
         url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
     )
 
-``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths.
+``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths. Given a
+``streaming_callback``, a generator streams its reply's text as one chunk before returning it.
 
 ``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
 word rule: a claim is supported when every number in it appears in the source text and at least half of its words
@@ -25,12 +26,13 @@ of four or more letters do too (case-insensitive); otherwise it is unsupported.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import Any, Literal
 
 from haystack import component, default_from_dict, default_to_dict
-from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
+from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk, ToolCall
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.prompts import PAGE_SEPARATOR, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, prompt_of
@@ -138,10 +140,20 @@ class ScriptedChatGenerator:
 
         :param messages: The prompt.
         :param tools: The tools offered (ignored: the rules know the library's tool names).
-        :param kwargs: Other generator arguments (ignored).
+        :param kwargs: Other generator arguments; a ``streaming_callback`` receives the reply's text as one chunk.
         :returns: ``{"replies": [reply]}`` with usage counted in words.
         :raises ScriptedModelError: If created with ``fail=True``.
         """
+        result = self._answer(messages, tools)
+        callback = kwargs.get("streaming_callback")
+        if callback is not None:
+            callback(self._chunk(result["replies"][0]))
+        return result
+
+    def _chunk(self, reply: ChatMessage) -> StreamingChunk:
+        return StreamingChunk(content=reply.text or "", meta={"model": f"scripted-{self.role}"})
+
+    def _answer(self, messages: list[ChatMessage], tools: Any) -> dict[str, list[ChatMessage]]:
         if self.fail:
             raise ScriptedModelError(f"scripted {self.role} model failure")
         if self.role == "researcher":
@@ -166,10 +178,16 @@ class ScriptedChatGenerator:
 
         :param messages: The prompt.
         :param tools: The tools offered.
-        :param kwargs: Other generator arguments.
+        :param kwargs: Other generator arguments; a ``streaming_callback`` (plain or coroutine) receives the reply.
         :returns: ``{"replies": [reply]}``.
         """
-        return self.run(messages, tools, **kwargs)
+        result = self._answer(messages, tools)
+        callback = kwargs.get("streaming_callback")
+        if callback is not None:
+            delivered = callback(self._chunk(result["replies"][0]))
+            if inspect.isawaitable(delivered):
+                await delivered
+        return result
 
     def _scope(self, messages: list[ChatMessage]) -> str:
         question = _prompt(messages, "scope").get("question") or _last_user_text(messages)

@@ -5,8 +5,17 @@ run its own copies.
 """
 
 from haystack_deep_research.tools.base import ResearchTool, RunToolset
+from haystack_deep_research.tools.coercion import coerce_arguments
 from haystack_deep_research.tools.read_url import ReadUrlTool
 from haystack_deep_research.tools.think import create_think_tool
 from haystack_deep_research.tools.web_search import SearchClient, WebSearchTool
 
-__all__ = ["ReadUrlTool", "ResearchTool", "RunToolset", "SearchClient", "WebSearchTool", "create_think_tool"]
+__all__ = [
+    "ReadUrlTool",
+    "ResearchTool",
+    "RunToolset",
+    "SearchClient",
+    "WebSearchTool",
+    "coerce_arguments",
+    "create_think_tool",
+]
