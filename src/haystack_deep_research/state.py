@@ -43,6 +43,9 @@ EXIT_REASON = "exit_reason"
 TOKEN_USAGE = "token_usage"  # noqa: S105 - a state key, not a secret
 TOOLS = "tools"
 """Haystack's key for the tools of the current run; grounding finds the ``research_subtopic`` tool there."""
+CONTINUE_RUN = "continue_run"
+"""Haystack's control key: an ``on_exit`` hook sets it to keep the Agent running instead of stopping."""
+STEP_COUNT = "step_count"
 STOP_RUN = "stop_run"
 """Haystack's control key: a hook sets it to stop the Agent before its next model call; it becomes ``exit_reason``."""
 

@@ -1,9 +1,23 @@
 """
-The research layer of the deep research agent: the scope hook that opens a run, the ``research_subtopic`` tool that
-runs a sub-researcher, the sub-researcher's final-summary hook and loop guard, and the wrapper that keeps research
-when the orchestrator's model fails.
+The research layer. For the deep research agent: the scope hook that opens a run, the ``research_subtopic`` tool
+that runs a sub-researcher, the sub-researcher's final-summary hook, and the wrapper that keeps research when the
+orchestrator's model fails. For the deep agent: its exit conditions (its other layers are in
+:mod:`haystack_deep_research.loop`). Shared by both: the loop guard and the tool-call hooks.
 """
 
+from haystack_deep_research.research.exits import (
+    AllOf,
+    AnyOf,
+    ConfidenceMet,
+    ExitCondition,
+    MaxIterations,
+    StepCall,
+    StepFacts,
+    TextReply,
+    TokenLimit,
+    ToolCalled,
+    exit_condition_from_dict,
+)
 from haystack_deep_research.research.final_summary import PARTIAL_REASONS, FinalSummaryHook, failure
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuard, LoopGuardHook, call_signature
 from haystack_deep_research.research.plan import PlanHook
@@ -16,15 +30,26 @@ __all__ = [
     "DEFAULT_LOOP_THRESHOLD",
     "FAILURE_META",
     "PARTIAL_REASONS",
+    "AllOf",
+    "AnyOf",
+    "ConfidenceMet",
+    "ExitCondition",
     "FinalSummaryHook",
     "LoopGuard",
     "LoopGuardHook",
+    "MaxIterations",
     "PlanHook",
     "PreservingChatGenerator",
     "ResearchSubtopicTool",
     "ScopeHook",
+    "StepCall",
+    "StepFacts",
+    "TextReply",
+    "TokenLimit",
+    "ToolCalled",
     "ToolResultsHook",
     "call_signature",
+    "exit_condition_from_dict",
     "failure",
     "model_failure",
 ]

@@ -23,6 +23,7 @@ from typing import Any
 from haystack import logging
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
+from haystack.core.errors import SerializationError
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.callable_serialization import deserialize_callable, serialize_callable
@@ -223,7 +224,13 @@ class OpenRunHook(PhaseHook):
         """:returns: The serialized parameters of the run's opening, for a subclass's ``to_dict``."""
         parameters: dict[str, Any] = {"token_budget": self.token_budget, "time_budget": self.time_budget}
         if self.on_event is not None:
-            parameters["on_event"] = serialize_callable(self.on_event)
+            try:
+                parameters["on_event"] = serialize_callable(self.on_event)
+            except SerializationError as error:
+                raise ConfigurationError(
+                    f"on_event cannot be serialized ({error}); pass a module-level function, or pass the subscriber "
+                    f"per run in hook_context[{EVENTS_KEY!r}]."
+                ) from error
         return parameters
 
     @classmethod

@@ -19,6 +19,11 @@ real report::
 ``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths. Given a
 ``streaming_callback``, a generator streams its reply's text as one chunk before returning it.
 
+``role="agent"`` plays a deep agent's model: its turns are ``steps`` in order (the turn number is the number of
+assistant messages so far; after the last step it answers "Done."), and it also answers the prompts the deep agent's
+layers send to the agent's own model: a reflection says the step was fine and keeps the plan, a conversation
+summary keeps the first words of each message, and judging follows the judge's rule below.
+
 ``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
 word rule: a claim is supported when every number in it appears in the source text and at least half of its words
 of four or more letters do too (case-insensitive); otherwise it is unsupported.
@@ -37,10 +42,14 @@ from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk, ToolCall
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.prompts import PAGE_SEPARATOR, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, prompt_of
 
-Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge"]
+Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
-"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding."""
-_ALL_ROLES = (*ROLES, "judge")
+"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding, and ``"agent"`` plays a
+deep agent (``create_deep_agent``)."""
+_ALL_ROLES = (*ROLES, "judge", "agent")
+Step = dict[str, Any] | list[dict[str, Any]] | str
+"""One scripted deep-agent step: a tool call ``{"tool_name": ..., "arguments": {...}}``, a list of them (one turn),
+or a text reply."""
 
 _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
 _LABEL = re.compile(r"^[A-Z][a-z]*:$")
@@ -92,6 +101,7 @@ class ScriptedChatGenerator:
     :param invented_urls: For the researcher and the writer: URLs cited although never retrieved (to test
         citation verification).
     :param fail: Raise :class:`ScriptedModelError` on every call.
+    :param steps: For the deep agent: its turns (see :data:`Step`).
     :raises ConfigurationError: If the role is unknown.
     """
 
@@ -103,6 +113,7 @@ class ScriptedChatGenerator:
         read_top_k: int = 2,
         invented_urls: list[str] | None = None,
         fail: bool = False,
+        steps: list[Step] | None = None,
     ) -> None:
         if role not in _ALL_ROLES:
             raise ConfigurationError(f"role must be one of {', '.join(_ALL_ROLES)}; got {role!r}.")
@@ -111,6 +122,7 @@ class ScriptedChatGenerator:
         self.read_top_k = read_top_k
         self.invented_urls = list(invented_urls or [])
         self.fail = fail
+        self.steps = list(steps or [])
 
     def to_dict(self) -> dict[str, Any]:
         """
@@ -123,6 +135,7 @@ class ScriptedChatGenerator:
             read_top_k=self.read_top_k,
             invented_urls=self.invented_urls,
             fail=self.fail,
+            steps=self.steps,
         )
 
     @classmethod
@@ -188,6 +201,27 @@ class ScriptedChatGenerator:
             if inspect.isawaitable(delivered):
                 await delivered
         return result
+
+    def _agent(self, messages: list[ChatMessage]) -> ChatMessage | str:
+        found = prompt_of(messages[-1]) if messages else None
+        name, given = found if found is not None else ("", {})
+        if name == "judge":
+            return self._judge(messages)
+        if name == "reflect":
+            plan = given.get("plan") or "1. Use the tools. 2. Answer."
+            return json.dumps({"step_ok": True, "critique": "The step moved the task forward.", "plan": plan})
+        if name == "condense":
+            return "\n".join(f"- {_words(str(line), 12)}" for line in given.get("transcript") or [])
+        turn = sum(1 for message in messages if message.is_from(ChatRole.ASSISTANT))
+        step = self.steps[turn] if turn < len(self.steps) else "Done."
+        if isinstance(step, str):
+            return step
+        calls = step if isinstance(step, list) else [step]
+        return ChatMessage.from_assistant(
+            tool_calls=[
+                ToolCall(tool_name=call["tool_name"], arguments=dict(call.get("arguments") or {})) for call in calls
+            ]
+        )
 
     def _scope(self, messages: list[ChatMessage]) -> str:
         question = _prompt(messages, "scope").get("question") or _last_user_text(messages)

@@ -28,7 +28,7 @@ from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, rende
 from haystack_deep_research.run import Phase, RunView, UsesModels, drive, drive_async
 from haystack_deep_research.tools.coercion import coerce_arguments
 
-__all__ = ["ResearchTool", "RunToolset"]
+__all__ = ["ResearchTool", "RunToolset", "bind_tools"]
 
 
 class _Slot:
@@ -173,3 +173,22 @@ class RunToolset(Toolset):
         :returns: The tools, those of this library bound to ``view``.
         """
         return [tool.bind(view) if isinstance(tool, ResearchTool) else tool for tool in self.tools]
+
+
+def bind_tools(tools: Any, view: RunView) -> list[Tool | Toolset]:
+    """
+    The tools of a nested agent (a sub-researcher, a subagent) for one call, those of this library bound to its view.
+
+    :param tools: The nested agent's tools (a list of tools and toolsets, or one toolset).
+    :param view: The nested agent's view of the run.
+    :returns: The tools to pass to its ``run``.
+    """
+    bound: list[Tool | Toolset] = []
+    for item in [tools] if isinstance(tools, Toolset) else list(tools or []):
+        if isinstance(item, RunToolset):
+            bound.extend(item.bind(view))
+        elif isinstance(item, ResearchTool):
+            bound.append(item.bind(view))
+        else:
+            bound.append(item)
+    return bound
