@@ -11,6 +11,8 @@ from haystack_deep_research.report.judge import (
     Claim,
     ClaimVerdict,
     Judgement,
+    SourceText,
+    SourceTexts,
     SourceVerdict,
     cited_claims,
     grounding_score,
@@ -18,7 +20,12 @@ from haystack_deep_research.report.judge import (
     parse_verdicts,
 )
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
-from haystack_deep_research.report.structured import ResearchSummary, StructuredOutputStage, parse_structured
+from haystack_deep_research.report.structured import (
+    ResearchSummary,
+    StructuredOutputStage,
+    parse_structured,
+    strict_output_kwargs,
+)
 from haystack_deep_research.report.writer import ReportStage, WriteHook
 
 __all__ = [
@@ -32,6 +39,8 @@ __all__ = [
     "Judgement",
     "ReportStage",
     "ResearchSummary",
+    "SourceText",
+    "SourceTexts",
     "SourceVerdict",
     "StructuredOutputStage",
     "WriteHook",
@@ -44,4 +53,5 @@ __all__ = [
     "parse_verdicts",
     "publish_report",
     "reset_review_outputs",
+    "strict_output_kwargs",
 ]
