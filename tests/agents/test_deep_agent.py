@@ -222,3 +222,17 @@ async def test_run_async_ends_the_same_way() -> None:
 
     assert result["exit_reason"] == "submit_research"
     assert result["structured"].confidence == 0.95
+
+
+def test_the_same_call_again_and_again_is_a_loop_but_new_arguments_are_progress() -> None:
+    sweep = [search(f"vendor {n}") for n in range(6)]
+    looping = [search("CRM")] * 6
+
+    swept = build([*sweep, submit()]).run(messages=QUESTION)
+    stuck = build(looping).run(messages=QUESTION)
+
+    assert swept["exit_reason"] == "submit_research"
+    assert "Not run" not in _texts(swept)
+    assert stuck["exit_reason"] == "loop_detected"
+    assert "Not run: you called search_kb with the same arguments 3 times in a row" in _texts(stuck)
+    assert any("the agent kept calling search_kb with the same arguments" in w for w in stuck["warnings"])

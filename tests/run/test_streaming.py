@@ -8,8 +8,9 @@ from collections.abc import Callable
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.tools import tool
 
-from haystack_deep_research import STREAMING_KEY
+from haystack_deep_research import STREAMING_KEY, EventStream, SubAgentDef, create_deep_agent
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import ResearchSummary
 from haystack_deep_research.run import AGENT_META, ROLE_META
@@ -87,3 +88,63 @@ def test_a_tagged_chunk_is_a_copy_and_stays_a_streaming_chunk(make_agent: Callab
 
     assert all(isinstance(chunk, StreamingChunk) for chunk in chunks)
     assert all(chunk.meta.get("model", "").startswith("scripted-") for chunk in chunks if chunk.content)
+
+
+def _deep_agent() -> Agent:
+    search = {"tool_name": "search_kb", "arguments": {"query": "CRM"}}
+    task = {"tool_name": "task", "arguments": {"subagent_type": "analyst", "task": "Research Acme."}}
+    analyst = SubAgentDef(
+        name="analyst",
+        description="Researches one competitor.",
+        system_prompt="Research the competitor.",
+        tools=[search_kb],
+        chat_generator=ScriptedChatGenerator(role="agent", steps=[search, "Acme leads the mid-market segment."]),
+    )
+    return create_deep_agent(
+        chat_generator=ScriptedChatGenerator(role="agent", steps=[search, task, "Acme leads the mid-market segment."]),
+        tools=[search_kb],
+        system_prompt="Research.",
+        subagents=[analyst],
+        summarize_after_messages=4,
+        summarize_keep_recent=2,
+    )
+
+
+@tool
+def search_kb(query: str) -> str:
+    """Search the knowledge base."""
+    return f"{query}: Acme leads the mid-market segment."
+
+
+def test_every_model_of_a_deep_agent_streams_tagged_with_its_role() -> None:
+    chunks: list[StreamingChunk] = []
+
+    result = _deep_agent().run(
+        messages=QUESTION, streaming_callback=chunks.append, hook_context={STREAMING_KEY: chunks.append}
+    )
+
+    assert (result["exit_reason"], result["step_count"]) == ("text", 3)
+    assert {"reflexion", "judge", "subagent", "summarizer"} <= _roles(chunks)
+    assert {chunk.meta.get(AGENT_META) for chunk in chunks if chunk.meta.get(ROLE_META) == "subagent"} == {"analyst"}
+    assert any(ROLE_META not in chunk.meta and chunk.content for chunk in chunks)  # the agent's own model, as Haystack
+
+
+def test_a_deep_agent_adopts_the_runs_callback_once_a_library_tool_runs() -> None:
+    chunks: list[StreamingChunk] = []
+
+    _deep_agent().run(messages=QUESTION, streaming_callback=chunks.append)
+
+    assert "subagent" in _roles(chunks)  # the task tool handed the callback to the run
+
+
+async def test_an_event_stream_hands_the_callback_to_the_run_from_its_start(make_agent: Callable[..., Agent]) -> None:
+    chunks: list[StreamingChunk] = []
+
+    async def collect(chunk: StreamingChunk) -> None:
+        chunks.append(chunk)
+
+    stream = EventStream(make_agent(), messages=QUESTION, streaming_callback=collect)
+    kinds = [event.kind async for event in stream]
+
+    assert kinds[-1] == "run_ended"
+    assert _roles(chunks) == {"scope", "orchestrator", "researcher", "summarizer", "writer"}

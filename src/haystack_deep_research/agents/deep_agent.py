@@ -118,7 +118,8 @@ def _datastores(datastores: Any) -> tuple[list[Tool], str]:
             "datastores= needs the datastore layer (haystack_deep_research.sources), which this installation does "
             "not have; give the agent your retrieval tools in tools= instead."
         ) from error
-    return list(sources.datastore_tools(datastores)), str(sources.routing_prompt(datastores))
+    routing = getattr(sources, "routing_prompt", None)
+    return list(sources.datastore_tools(datastores)), str(routing(datastores)) if callable(routing) else ""
 
 
 def create_deep_agent(
@@ -235,7 +236,7 @@ def create_deep_agent(
     if datastores is not None:
         store_tools, routing = _datastores(datastores)
         library += store_tools
-        rules = f"{routing}\n\n{rules}"
+        rules = f"{routing}\n\n{rules}" if routing else rules
     termination = termination or default_termination(
         submit_tool=submit_tool,
         min_confidence=min_confidence,

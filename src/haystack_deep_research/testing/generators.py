@@ -22,7 +22,8 @@ real report::
 ``role="agent"`` plays a deep agent's model: its turns are ``steps`` in order (the turn number is the number of
 assistant messages so far; after the last step it answers "Done."), and it also answers the prompts the deep agent's
 layers send to the agent's own model: a reflection says the step was fine and keeps the plan, a conversation
-summary keeps the first words of each message, and judging follows the judge's rule below.
+summary keeps the first words of each message (and how many model turns it replaced, so the steps go on in order
+after the conversation is condensed), and judging follows the judge's rule below.
 
 ``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
 word rule: a claim is supported when every number in it appears in the source text and at least half of its words
@@ -55,6 +56,7 @@ _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
 _LABEL = re.compile(r"^[A-Z][a-z]*:$")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+_TURNS = re.compile(r"\bturns: (\d+)")
 
 
 class ScriptedModelError(RuntimeError):
@@ -83,6 +85,11 @@ def _tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[t
         for m in messages
         if m.tool_call_result is not None and (errors or not m.tool_call_result.error)
     ]
+
+
+def _condensed_turns(texts: list[str]) -> int:
+    """The model turns a scripted conversation summary says it replaced (its summaries start with ``turns: N``)."""
+    return max((int(found.group(1)) for text in texts if (found := _TURNS.search(text))), default=0)
 
 
 def _words(text: str, limit: int) -> str:
@@ -211,8 +218,11 @@ class ScriptedChatGenerator:
             plan = given.get("plan") or "1. Use the tools. 2. Answer."
             return json.dumps({"step_ok": True, "critique": "The step moved the task forward.", "plan": plan})
         if name == "condense":
-            return "\n".join(f"- {_words(str(line), 12)}" for line in given.get("transcript") or [])
-        turn = sum(1 for message in messages if message.is_from(ChatRole.ASSISTANT))
+            lines = [str(line) for line in given.get("transcript") or []]
+            turns = _condensed_turns(lines) + sum(1 for line in lines if line.startswith("assistant"))
+            return f"turns: {turns}\n" + "\n".join(f"- {_words(line, 12)}" for line in lines)
+        assistant = sum(1 for message in messages if message.is_from(ChatRole.ASSISTANT))
+        turn = assistant + _condensed_turns([m.text or "" for m in messages if m.is_from(ChatRole.USER)])
         step = self.steps[turn] if turn < len(self.steps) else "Done."
         if isinstance(step, str):
             return step
