@@ -13,7 +13,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 from pydantic import BaseModel, Field
 
-from haystack_deep_research import ConfigurationError, MemoryBackend, TodoState, create_deep_agent
+from haystack_deep_research import ConfigurationError, MemoryBackend, SubAgentDef, TodoState, create_deep_agent
 from haystack_deep_research.research import MaxIterations, ToolCalled
 from haystack_deep_research.testing import ScriptedChatGenerator
 
@@ -196,7 +196,17 @@ def test_bad_options_are_refused_at_once_naming_the_fix(options: dict[str, Any],
 
 
 def test_the_agent_is_a_plain_haystack_agent_that_round_trips_through_yaml() -> None:
-    agent = build([search(), submit()], enable_filesystem=True, enable_todos=True, summarize_after_messages=30)
+    analyst = SubAgentDef(
+        name="analyst", description="Researches one competitor.", system_prompt="Research it.", tools=[search_kb]
+    )
+    agent = build(
+        [search(), submit()],
+        enable_filesystem=True,
+        enable_todos=True,
+        summarize_after_messages=30,
+        subagents=[analyst],
+        memory_files=["~/no-such-AGENTS.md"],
+    )
 
     allow_deserialization_module(__name__)  # the tools of this test module
     restored = Agent.from_dict(yaml.safe_load(yaml.safe_dump(agent.to_dict())))
