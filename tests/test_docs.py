@@ -1,4 +1,7 @@
-"""The Python blocks of the documentation pages run, in order, offline, in a folder holding ./notes."""
+"""
+The Python blocks of the documentation pages run, in order, offline, in a folder holding ./notes; blocks marked as
+needing API keys (``<!-- needs keys -->`` on the line before) must still compile.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 _BLOCK = re.compile(r"(<!-- needs keys -->\n)?```python\n(.*?)```", re.DOTALL)
 
 
-@pytest.mark.parametrize("page", ["providers.md", "sources.md", "testing.md"])
+@pytest.mark.parametrize("page", ["deep-agent.md", "providers.md", "sources.md", "testing.md"])
 def test_the_python_blocks_of_a_page_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -22,8 +25,10 @@ def test_the_python_blocks_of_a_page_run(page: str, tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("SERPERDEV_API_KEY", "placeholder")  # built, never called
-    blocks = [code for marker, code in _BLOCK.findall((DOCS / page).read_text(encoding="utf-8")) if not marker]
-    assert blocks
-    namespace: dict[str, object] = {}
-    for code in blocks:
-        exec(compile(code, f"{page} block", "exec"), namespace)
+    blocks = _BLOCK.findall((DOCS / page).read_text(encoding="utf-8"))
+    assert blocks, f"{page} has no Python blocks"
+    namespace: dict[str, object] = {"__name__": f"docs_{page.replace('-', '_').removesuffix('.md')}"}
+    for number, (needs_keys, code) in enumerate(blocks, 1):
+        compiled = compile(code, f"{page} block {number}", "exec")
+        if not needs_keys:
+            exec(compiled, namespace)

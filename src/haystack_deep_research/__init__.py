@@ -7,18 +7,21 @@ haystack-deep-research: turn a question into a structured, cited Markdown resear
 >>> result = agent.run(messages=[ChatMessage.from_user("your research question")])  # doctest: +SKIP
 >>> print(result["report"])  # doctest: +SKIP
 
+``create_deep_agent(chat_generator=..., tools=..., system_prompt=...)`` builds the other shape: one agent loop with
+composable exit conditions, reflexion, per-turn grounding and opt-in capability layers (docs/deep-agent.md).
+
 Importing the package adds it to Haystack's deserialization allowlist, so an agent it built can be loaded back
 with ``Agent.from_dict`` or from a Pipeline YAML without further configuration. Heavy clients (openai, tavily,
 trafilatura, pypdf) are imported when first used.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
-``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``report``,
-``evidence``, ``tools``, ``web``, ``cli`` and ``testing``.
+``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``loop`` (the deep
+agent's layers), ``report``, ``evidence``, ``tools``, ``web``, ``cli`` and ``testing``.
 """
 
 from haystack.core.serialization_security import allow_deserialization_module
 
-from haystack_deep_research.agents import create_deep_research_agent
+from haystack_deep_research.agents import create_deep_agent, create_deep_research_agent
 from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
@@ -36,8 +39,15 @@ from haystack_deep_research.report import GroundingStage, ResearchSummary, Struc
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.sources import WebSearchTool
-from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY
-from haystack_deep_research.tools import ReadUrlTool, RunToolset
+from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY, STREAMING_KEY
+from haystack_deep_research.tools import (
+    DiskBackend,
+    MemoryBackend,
+    ReadUrlTool,
+    RunToolset,
+    SubAgentDef,
+    TodoState,
+)
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 allow_deserialization_module("haystack_deep_research")
@@ -49,8 +59,10 @@ __all__ = [
     "EVENTS_KEY",
     "PROGRESS_KEY",
     "RUN_DIR_KEY",
+    "STREAMING_KEY",
     "ConfigurationError",
     "DeepResearchError",
+    "DiskBackend",
     "Event",
     "EventStream",
     "EvidenceLedger",
@@ -58,6 +70,7 @@ __all__ = [
     "FinalSummaryHook",
     "GroundingStage",
     "InvalidQuestionError",
+    "MemoryBackend",
     "MissingCredentialsError",
     "ReadUrlTool",
     "ResearchRun",
@@ -71,9 +84,12 @@ __all__ = [
     "SourceEntry",
     "StructuredOutputError",
     "StructuredOutputStage",
+    "SubAgentDef",
+    "TodoState",
     "UrlPolicy",
     "UsageError",
     "WebSearchTool",
     "WriteHook",
+    "create_deep_agent",
     "create_deep_research_agent",
 ]

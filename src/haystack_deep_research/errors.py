@@ -17,6 +17,7 @@ failure during a run that the caller can retry, configure around or report::
         ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
         ├── BudgetExceededError                 the run's token or time budget is spent; no new research starts
         ├── StructuredOutputError               the report could not be turned into valid structured output
+        ├── ScratchSpaceError                   a scratch-space file operation was refused (path, size, missing file)
         ├── SearchError                         the search service failed or answered garbage
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
@@ -48,6 +49,7 @@ __all__ = [
     "ResearchRunError",
     "RunDirError",
     "RunDirInUseError",
+    "ScratchSpaceError",
     "SearchError",
     "StructuredOutputError",
     "ToolArgumentsError",
@@ -137,6 +139,13 @@ class StructuredOutputError(ResearchRunError):
         self.raw_text = raw_text
         self.errors = list(errors or [])
         self.report = report
+
+
+class ScratchSpaceError(ResearchRunError):
+    """
+    A scratch-space file operation was refused or failed: a path outside the space (absolute, ``..``, a symbolic
+    link), a file or space over its size limit, a missing file, an edit whose text is absent or ambiguous.
+    """
 
 
 class SearchError(ResearchRunError):

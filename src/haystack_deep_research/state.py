@@ -26,6 +26,16 @@ REGENERATION_COUNT = "regeneration_count"
 REPLAN_COUNT = "replan_count"
 STRUCTURED = "structured"
 
+# Deep agent state keys that are also outputs of its runs.
+PLAN = "plan"
+"""The deep agent's current plan, written and rewritten by reflexion."""
+TODOS = "todos"
+"""The deep agent's todo list at the end of the run (``content`` and ``status`` of each item)."""
+SUBMISSION = "submission"
+"""The arguments of the deep agent's accepted call of its submit tool, or ``None``."""
+GROUNDING_ROUNDS = "grounding_rounds"
+"""How many times per-turn grounding sent the deep agent's answer back for more research."""
+
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
 HOOK_CONTEXT = "hook_context"
@@ -33,6 +43,9 @@ EXIT_REASON = "exit_reason"
 TOKEN_USAGE = "token_usage"  # noqa: S105 - a state key, not a secret
 TOOLS = "tools"
 """Haystack's key for the tools of the current run; grounding finds the ``research_subtopic`` tool there."""
+CONTINUE_RUN = "continue_run"
+"""Haystack's control key: an ``on_exit`` hook sets it to keep the Agent running instead of stopping."""
+STEP_COUNT = "step_count"
 STOP_RUN = "stop_run"
 """Haystack's control key: a hook sets it to stop the Agent before its next model call; it becomes ``exit_reason``."""
 
@@ -54,6 +67,9 @@ EVENTS_KEY = "haystack_deep_research.on_event"
 """A callable ``on_event(event)`` the caller may pass in ``hook_context`` to receive the run's typed events."""
 RUN_GUARD_KEY = "haystack_deep_research.run_guard"
 """Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.run.RunGuard` that closes what its run opened."""
+STREAMING_KEY = "haystack_deep_research.streaming_callback"
+"""A Haystack streaming callback the caller may pass in ``hook_context``: every model of the run streams to it, each
+chunk tagged with its role (see :mod:`haystack_deep_research.run.streaming`)."""
 
 # Phases, as named in events, warnings and ``usage_by_phase`` (``run`` names the events that open and close a run).
 PHASE_RUN = "run"
@@ -64,6 +80,14 @@ PHASE_SUMMARIZE = "summarize"
 PHASE_WRITE = "write"
 PHASE_GROUND = "ground"
 PHASE_STRUCTURE = "structure"
+PHASE_AGENT = "agent"
+"""The deep agent's own loop."""
+PHASE_SUBAGENT = "subagent"
+PHASE_REFLECT = "reflect"
+PHASE_CONDENSE = "condense"
+"""Condensing the older turns of a long conversation into a summary."""
+PHASE_FILES = "files"
+PHASE_TODOS = "todos"
 
 # ``exit_reason`` values the library sets (besides Haystack's own "text" and "max_agent_steps").
 EXIT_WRITER_FAILED = "writer_failed"
@@ -75,6 +99,12 @@ EXIT_SUMMARY_FAILED = "summary_failed"
 """A sub-researcher's exit reason when even its final summary could not be written."""
 EXIT_NO_EVIDENCE = "no_evidence"
 """The run read no page and no document (search down, or nothing found): the report says so in its first lines."""
+EXIT_MAX_ITERATIONS = "max_iterations"
+EXIT_CONFIDENCE_MET = "confidence_met"
+EXIT_TEXT = "text"
+"""Haystack's own reason for a reply without tool calls; the deep agent's exit condition for a plain answer."""
+HAYSTACK_MAX_STEPS = "max_agent_steps"
+"""Haystack's own reason for stopping at ``max_agent_steps``."""
 
 ProgressCallback = Callable[[str, str], None]
 
@@ -98,6 +128,28 @@ def orchestrator_state_schema() -> dict[str, Any]:
         REGENERATION_COUNT: {"type": int, "handler": replace_values},
         REPLAN_COUNT: {"type": int, "handler": replace_values},
         STRUCTURED: {"type": Any, "handler": replace_values},
+    }
+
+
+def deep_agent_state_schema() -> dict[str, Any]:
+    """
+    Return the state schema of a deep agent.
+
+    :returns: A Haystack state schema declaring the outputs a deep agent adds to the Agent's own.
+    """
+    return {
+        REPORT: {"type": str, "handler": replace_values},
+        SOURCES: {"type": list[dict[str, Any]], "handler": replace_values},
+        WARNINGS: {"type": list[str], "handler": merge_lists},
+        USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
+        GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
+        GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
+        GROUNDING_ROUNDS: {"type": int, "handler": replace_values},
+        STRUCTURED: {"type": Any, "handler": replace_values},
+        SUBMISSION: {"type": dict[str, Any] | None, "handler": replace_values},
+        PLAN: {"type": str, "handler": replace_values},
+        TODOS: {"type": list[dict[str, Any]], "handler": replace_values},
+        LOOP_STREAK: {"type": dict[str, Any], "handler": replace_values},
     }
 
 

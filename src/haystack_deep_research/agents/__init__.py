@@ -1,5 +1,6 @@
 """The agent shapes of the library; each module is wiring only, over the shared layers."""
 
+from haystack_deep_research.agents.deep_agent import create_deep_agent, default_termination
 from haystack_deep_research.agents.deep_research import create_deep_research_agent
 from haystack_deep_research.agents.models import (
     APIS,
@@ -17,7 +18,9 @@ __all__ = [
     "DEFAULT_SMALL_MODEL",
     "ResearchAgent",
     "chat_generator",
+    "create_deep_agent",
     "create_deep_research_agent",
     "default_chat_generator",
+    "default_termination",
     "role_models",
 ]

@@ -35,6 +35,7 @@ from haystack_deep_research.research import (
     PreservingChatGenerator,
     ResearchSubtopicTool,
     ScopeHook,
+    ToolResultsHook,
 )
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import BudgetHook, RunBudget
@@ -258,16 +259,18 @@ def create_deep_research_agent(
     models = _models({role: options[role] for role in _ROLES})
     stores = datastores_from(datastores)
     researcher_tools = _researcher_tools(options, models, stores)
-    budget = BudgetHook()
+    budget, results = BudgetHook(), ToolResultsHook()
     researcher = Agent(
         chat_generator=models["researcher_llm"],
         tools=[RunToolset(tools=researcher_tools)],
         system_prompt=_researcher_prompt(options, stores),
         state_schema=researcher_state_schema(),
         max_agent_steps=max_researcher_steps,
+        tool_streaming_callback_passthrough=True,
         hooks={
             "before_llm": [budget],
             "before_tool": [LoopGuardHook(threshold=loop_threshold)],
+            "after_tool": [results],
             "after_run": [FinalSummaryHook(chat_generator=models["researcher_llm"])],
         },
     )
@@ -279,12 +282,14 @@ def create_deep_research_agent(
         state_schema=orchestrator_state_schema(),
         max_agent_steps=max_orchestrator_steps,
         tool_concurrency_limit=max_concurrent_researchers,
+        tool_streaming_callback_passthrough=True,
         hooks={
             "before_run": [
                 ScopeHook(chat_generator=models["scope_llm"], token_budget=token_budget, time_budget=time_budget)
             ],
             "before_llm": [budget],
             "before_tool": [PlanHook()],
+            "after_tool": [results],
             "after_run": [WriteHook(chat_generator=models["writer_llm"], stages=_report_stages(options))],
         },
     )

@@ -6,6 +6,17 @@ Pass ``hook_context={EVENTS_KEY: on_event}`` to a run to receive every :class:`E
 ``progress(phase, line)`` call.
 """
 
+from haystack_deep_research.events.agent import (
+    ConversationCondensed,
+    ExitReached,
+    FileRead,
+    FileWritten,
+    Reflected,
+    TodoAdded,
+    TodoCompleted,
+    ToolCalled,
+    ToolReturned,
+)
 from haystack_deep_research.events.bus import EventBus, Subscriber, progress_view
 from haystack_deep_research.events.stream import EventStream
 from haystack_deep_research.events.types import (
@@ -29,14 +40,19 @@ from haystack_deep_research.events.types import (
 __all__ = [
     "BudgetReached",
     "CitationRemoved",
+    "ConversationCondensed",
     "Event",
     "EventBus",
     "EventStream",
+    "ExitReached",
+    "FileRead",
+    "FileWritten",
     "Notice",
     "PageRead",
     "PageRefused",
     "PhaseEnded",
     "PhaseStarted",
+    "Reflected",
     "ReportReady",
     "RunEnded",
     "RunStarted",
@@ -44,6 +60,10 @@ __all__ = [
     "SubagentCompleted",
     "SubagentSpawned",
     "Subscriber",
+    "TodoAdded",
+    "TodoCompleted",
+    "ToolCalled",
+    "ToolReturned",
     "WarningRaised",
     "progress_view",
 ]

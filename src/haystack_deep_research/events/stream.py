@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from haystack_deep_research.events.types import Event
-from haystack_deep_research.state import EVENTS_KEY
+from haystack_deep_research.state import EVENTS_KEY, STREAMING_KEY
 
 __all__ = ["EventStream"]
 
@@ -32,7 +32,8 @@ class EventStream:
 
     :param agent: An agent of this library (anything whose ``run_async`` accepts ``hook_context``).
     :param run_kwargs: The arguments of ``run_async`` (``messages``, ``hook_context``, ...). A subscriber already in
-        ``hook_context`` under ``EVENTS_KEY`` still receives every event.
+        ``hook_context`` under ``EVENTS_KEY`` still receives every event. A ``streaming_callback`` is also handed to
+        the run itself (``hook_context[STREAMING_KEY]``), so every model of the run streams to it from the start.
     """
 
     def __init__(self, agent: _AsyncRunnable, **run_kwargs: Any) -> None:
@@ -55,6 +56,8 @@ class EventStream:
                 chained(event)
 
         context[EVENTS_KEY] = deliver
+        if self._kwargs.get("streaming_callback") is not None:
+            context.setdefault(STREAMING_KEY, self._kwargs["streaming_callback"])
         task = asyncio.ensure_future(self._agent.run_async(**{**self._kwargs, "hook_context": context}))
         try:
             while True:

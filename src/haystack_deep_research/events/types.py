@@ -11,7 +11,7 @@ Event classes (``kind`` in brackets)::
     ├── PhaseEnded (phase_ended)            a phase ended
     ├── Notice (notice)                     something worth showing happened
     ├── WarningRaised (warning)             something went wrong without ending the run
-    ├── SubagentSpawned (subagent_spawned)  a sub-researcher started on a sub-topic
+    ├── SubagentSpawned (subagent_spawned)  a sub-researcher (or a deep agent's subagent) started
     ├── SubagentCompleted (subagent_completed)  it returned its note (restored from a run directory, or partial)
     ├── SearchDone (search)                 a search returned results
     ├── PageRead (page_read)                a page was fetched, extracted and summarized
@@ -19,6 +19,8 @@ Event classes (``kind`` in brackets)::
     ├── CitationRemoved (citation_removed)  a citation of something the run never read left the report
     ├── BudgetReached (budget_reached)      a token or time budget is spent
     └── ReportReady (report_ready)          the verified report is in place
+
+The events of an agent's loop and of the deep agent's layers are in :mod:`haystack_deep_research.events.agent`.
 """
 
 from __future__ import annotations
@@ -157,15 +159,19 @@ class SubagentSpawned(Event):
     :param slot: Its number among the run's delegations (1-based).
     :param planned: How many sub-topics the run has planned so far (at least ``slot``).
     :param limit: How many sub-topics the run may delegate.
+    :param agent: The name of the deep agent's subagent that runs the task (then ``subtopic`` is the task), or ``""``.
     """
 
     kind: ClassVar[str] = "subagent_spawned"
     subtopic: str
-    slot: int
-    planned: int
-    limit: int
+    slot: int = 0
+    planned: int = 0
+    limit: int = 0
+    agent: str = ""
 
     def describe(self) -> str:
+        if self.agent:
+            return f"subagent {self.agent}: {self.subtopic}"
         return f"[{self.slot}/{self.planned}] researching: {self.subtopic}"
 
 
@@ -178,6 +184,7 @@ class SubagentCompleted(Event):
     :param note: The note it returned.
     :param partial: Whether it stopped early.
     :param restored: Whether the note came from the run directory instead of a new researcher.
+    :param agent: The name of the deep agent's subagent that ran the task, or ``""``.
     """
 
     kind: ClassVar[str] = "subagent_completed"
@@ -185,8 +192,11 @@ class SubagentCompleted(Event):
     note: str
     partial: bool = False
     restored: bool = False
+    agent: str = ""
 
     def describe(self) -> str:
+        if self.agent:
+            return f"subagent {self.agent} done{' (partial)' if self.partial else ''}: {self.subtopic}"
         if self.restored:
             return f"restored from the run directory, not researched again: {self.subtopic}"
         return f"done{' (partial)' if self.partial else ''}: {self.subtopic}"

@@ -11,6 +11,8 @@ from haystack_deep_research.report.judge import (
     Claim,
     ClaimVerdict,
     Judgement,
+    SourceText,
+    SourceTexts,
     SourceVerdict,
     cited_claims,
     grounding_score,
@@ -19,7 +21,12 @@ from haystack_deep_research.report.judge import (
 )
 from haystack_deep_research.report.no_evidence import NoEvidenceStage
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
-from haystack_deep_research.report.structured import ResearchSummary, StructuredOutputStage, parse_structured
+from haystack_deep_research.report.structured import (
+    ResearchSummary,
+    StructuredOutputStage,
+    parse_structured,
+    strict_output_kwargs,
+)
 from haystack_deep_research.report.writer import ReportStage, WriteHook
 
 __all__ = [
@@ -34,6 +41,8 @@ __all__ = [
     "NoEvidenceStage",
     "ReportStage",
     "ResearchSummary",
+    "SourceText",
+    "SourceTexts",
     "SourceVerdict",
     "StructuredOutputStage",
     "WriteHook",
@@ -46,4 +55,5 @@ __all__ = [
     "parse_verdicts",
     "publish_report",
     "reset_review_outputs",
+    "strict_output_kwargs",
 ]

@@ -173,7 +173,7 @@ class GroundingStage(UsesModels):
         citations = state.data.get(CITATIONS) or {}
         claims = cited_claims(state.data.get(REPORT) or "", citations.get("verified_urls") or [])
         _notice(run, f"judging {len(claims)} cited claim(s) against their sources")
-        judged = yield from judge_claims(claims, run.ledger, judge)
+        judged = yield from judge_claims(claims, run.ledger, judge, streaming_callback=run.streaming_callback)
         run.record_usage(PHASE_GROUND, judged.usage)
         for warning in judged.warnings:
             run.warn(PHASE_GROUND, warning)
@@ -192,7 +192,7 @@ class GroundingStage(UsesModels):
             unsupported=[fence(claim.text) for claim in unsupported],
             researched=researched,
         )
-        [outcome] = yield [ask(writer, prompt, role="writer")]
+        [outcome] = yield [ask(writer, prompt, role="writer", streaming_callback=run.streaming_callback)]
         if outcome.reply is not None:
             run.record_usage(PHASE_WRITE, outcome.reply.meta.get("usage"))
         if not outcome.text:

@@ -22,11 +22,11 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from haystack.components.generators.chat.types import ChatGenerator
 
-from haystack_deep_research.evidence import EvidenceLedger, extract_citations, normalize_url
+from haystack_deep_research.evidence import extract_citations, normalize_url
 from haystack_deep_research.prompts import JUDGE, fence, render_chat
 from haystack_deep_research.run import Phase, add_usage, ask
 
@@ -37,6 +37,8 @@ __all__ = [
     "Claim",
     "ClaimVerdict",
     "Judgement",
+    "SourceText",
+    "SourceTexts",
     "SourceVerdict",
     "Verdict",
     "cited_claims",
@@ -55,6 +57,36 @@ _INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL_TEXT = re.compile(r"<?https?://[^\s>]+>?", re.IGNORECASE)
 _NUMBERED_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 _FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+class SourceText(Protocol):
+    """A source a judge reads: the evidence ledger's entries have this shape."""
+
+    @property
+    def url(self) -> str:
+        """The source's address, as cited."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """Its title."""
+        ...
+
+    @property
+    def text(self) -> str:
+        """The text the claims are judged against."""
+        ...
+
+
+class SourceTexts(Protocol):
+    """Where the judge finds a source's text by the URL a claim cites: the evidence ledger, or another trail."""
+
+    def get(self, url: str) -> SourceText | None:
+        """
+        :param url: A cited URL.
+        :returns: The source, or ``None`` when unknown.
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -220,13 +252,16 @@ def _combine(sources: tuple[SourceVerdict, ...]) -> Verdict:
     return UNSUPPORTED if verdicts and all(v == UNSUPPORTED for v in verdicts) else UNKNOWN
 
 
-def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: ChatGenerator) -> Phase[Judgement]:
+def judge_claims(
+    claims: list[Claim], ledger: SourceTexts, judge: ChatGenerator, *, streaming_callback: Any = None
+) -> Phase[Judgement]:
     """
     Judge each claim against the stored text of each source it cites: one judge call per source, in one batch.
 
     :param claims: The claims (see :func:`cited_claims`).
-    :param ledger: The evidence ledger holding the sources' stored texts.
+    :param ledger: The evidence ledger holding the sources' stored texts (or any :class:`SourceTexts`).
     :param judge: The judge's chat generator.
+    :param streaming_callback: The run's streaming callback, or ``None``.
     :returns: A phase (drive it with :func:`~haystack_deep_research.run.drive`) returning the :class:`Judgement`.
     """
     by_source: dict[str, tuple[str, list[int]]] = {}
@@ -251,7 +286,11 @@ def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: ChatGenerat
                 claims=[fence(claims[i].text) for i in indexes],
             )
         )
-    outcomes = (yield [ask(judge, prompt, role="judge") for prompt in prompts]) if prompts else []
+    outcomes = (
+        (yield [ask(judge, prompt, role="judge", streaming_callback=streaming_callback) for prompt in prompts])
+        if prompts
+        else []
+    )
     judgement = Judgement(verdicts=[])
     for key, outcome in zip(asked, outcomes, strict=True):
         url, indexes = by_source[key]

@@ -8,6 +8,11 @@ When validation fails, it calls once more, showing the model its reply and the v
 too, the run raises :class:`~haystack_deep_research.errors.StructuredOutputError`, which carries the last reply
 (``raw_text``), its ``errors`` and the final ``report``. The validated instance is the run's ``structured`` output.
 
+Where the model's provider has a strict structured-output mode, the stage uses it (:func:`strict_output_kwargs`):
+OpenAI's Chat Completions generators get ``generation_kwargs={"response_format": schema}`` and its Responses
+generator ``{"text_format": schema}``, so the provider enforces the schema; the reply is still validated, and a call
+the provider refuses in strict mode (a schema strict mode cannot express) is retried without it.
+
 :class:`ResearchSummary` is a ready model to pass. A schema is serialized by its import path, so it must be a
 module-level class, and loading it back needs its module on Haystack's deserialization allowlist (this package's
 own models always are; for yours, call ``haystack.core.serialization_security.allow_deserialization_module``).
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from haystack.components.agents.state import State
@@ -34,7 +40,7 @@ from haystack_deep_research.run import Outcome, Phase, ResearchRun, UsesModels, 
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 
-__all__ = ["ResearchSummary", "StructuredOutputStage", "parse_structured"]
+__all__ = ["ResearchSummary", "StructuredOutputStage", "parse_structured", "strict_output_kwargs"]
 
 _FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
 
@@ -62,6 +68,32 @@ def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | No
         return schema.model_validate_json(fenced.group(1) if fenced else body), []
     except ValidationError as error:
         return None, json.loads(error.json(include_url=False))
+
+
+# Haystack's generators with a strict structured-output mode: module, class, and the generation_kwargs key for it.
+_STRICT_MODES = (
+    ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "response_format"),
+    ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "text_format"),
+)
+
+
+def strict_output_kwargs(generator: Any, schema: type[BaseModel]) -> dict[str, Any] | None:
+    """
+    The generation settings that make a generator's provider enforce a schema, when it has such a mode.
+
+    Detection is by class (subclasses such as Azure's count), looked up only in modules already imported: a
+    generator of such a class has imported its module, so nothing is imported here.
+
+    :param generator: A chat generator.
+    :param schema: The pydantic model.
+    :returns: ``{"response_format": schema}`` or ``{"text_format": schema}``, or ``None`` for other generators.
+    """
+    for module_name, class_name, key in _STRICT_MODES:
+        module = sys.modules.get(module_name)
+        kind = getattr(module, class_name, None) if module is not None else None
+        if isinstance(kind, type) and isinstance(generator, kind):
+            return {key: schema}
+    return None
 
 
 class StructuredOutputStage(UsesModels):
@@ -110,8 +142,14 @@ class StructuredOutputStage(UsesModels):
         }
         detail = f"writing the structured output ({self.output_schema.__name__})"
         run.events.emit(PhaseStarted(phase=PHASE_STRUCTURE, detail=detail))
-        [outcome] = yield [ask(model, render_chat(STRUCTURED, **variables), role="structure")]
+        options: dict[str, Any] = {"streaming_callback": run.streaming_callback}
+        strict = strict_output_kwargs(model, self.output_schema)
+        if strict is not None:
+            options["generation_kwargs"] = strict
+        [outcome] = yield [ask(model, render_chat(STRUCTURED, **variables), role="structure", **options)]
         instance, errors = self._read(run, outcome)
+        if instance is None and outcome.error is not None and strict is not None:
+            options.pop("generation_kwargs")  # the provider refused strict mode: validate and retry instead
         if instance is None:
             run.events.emit(
                 PhaseStarted(phase=PHASE_STRUCTURE, detail="the structured output did not validate; asking once more")
@@ -122,7 +160,7 @@ class StructuredOutputStage(UsesModels):
                 previous=fence(outcome.text),
                 errors=json.dumps(errors, ensure_ascii=False, indent=1),
             )
-            [outcome] = yield [ask(model, retry, role="structure")]
+            [outcome] = yield [ask(model, retry, role="structure", **options)]
             instance, errors = self._read(run, outcome)
         publish(state, run)
         if instance is None:

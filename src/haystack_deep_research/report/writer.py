@@ -93,7 +93,7 @@ class WriteHook(CloseRunHook):
         detail = f"writing the report from {len(notes)} notes and {len(urls)} sources"
         run.events.emit(PhaseStarted(phase=PHASE_WRITE, detail=detail))
         prompt = render_chat(WRITER, brief=run.brief, notes=[fence(n) for n in notes], urls=urls)
-        [written] = yield [ask(self.chat_generator, prompt, role="writer")]
+        [written] = yield [ask(self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback)]
         if written.reply is not None:
             run.record_usage(PHASE_WRITE, written.reply.meta.get("usage"))
         report = written.text

@@ -103,7 +103,10 @@ class FinalSummaryHook(PhaseHook):
             why = _STOPPED_BY.get(str(state.data.get(EXIT_REASON)))
             request = render_user(RESEARCHER_STOPPED, why=why) if why else render_user(RESEARCHER_FINAL)
             messages = [*(state.data.get(MESSAGES) or []), request]
-            [summary] = yield [ask(self.chat_generator, messages, role="researcher")]
+            streaming = view.run.streaming_callback if view is not None else None
+            agent = view.researcher if view is not None else ""
+            call = ask(self.chat_generator, messages, role="researcher", streaming_callback=streaming, agent=agent)
+            [summary] = yield [call]
             reply = summary.reply
             if reply is None or not summary.text:
                 if view is not None:

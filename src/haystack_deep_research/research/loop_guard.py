@@ -1,18 +1,19 @@
 """
-The loop guard: stop a sub-researcher that keeps making the same tool call with the same arguments.
+The loop guard: stop an agent that keeps making the same tool call with the same arguments.
 
 A model that repeats a call it already made gets the same result again and spends a step and tokens on it. The
-guard is a ``before_tool`` hook of the sub-researcher. It compares each pending call with the ones before it, by
-tool name *and* arguments: the same tool with other arguments is progress, the same call again extends a streak.
+guard compares each pending call with the ones before it, by tool name *and* arguments: the same tool with other
+arguments is progress (paged discovery, sweeping a list of inputs), the same call again extends a streak.
 
 - When a streak reaches ``threshold``, none of the step's calls run. Each gets an error tool result telling the
   model to change course, so the conversation stays well formed and the model can recover.
-- When the model makes the same call again after that, the calls are answered the same way and the researcher is
-  stopped (``stop_run`` = ``"loop_detected"``); its final-summary hook then writes a summary of what it gathered,
-  marked as partial because of the loop.
+- When the model makes the same call again after that, the calls are answered the same way and the agent is
+  stopped (``stop_run`` = ``"loop_detected"``). A sub-researcher's final-summary hook then writes a summary of what
+  it gathered, marked as partial because of the loop.
 
-The streak lives in the researcher's own State (one State per ``research_subtopic`` call), never on the hook, so
-one hook object serves every researcher of every run at once.
+:class:`LoopGuard` is the one implementation; both agent shapes use it: the sub-researchers of the deep research
+agent through :class:`LoopGuardHook`, the deep agent (and its subagents) inside its own ``before_tool`` hook. The
+streak lives in the agent's own State, never on the guard, so one guard serves every agent of every run at once.
 """
 
 from __future__ import annotations
@@ -22,13 +23,20 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.core.serialization import default_from_dict, default_to_dict
-from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.dataclasses import ToolCall
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import LOOP_STOPPED, LOOP_WARNING, render_text
-from haystack_deep_research.run import view_of
-from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, MESSAGES, PHASE_RESEARCH, STOP_RUN
+from haystack_deep_research.research.tool_calls import (
+    announce_calls,
+    answer_without_running,
+    coerce_pending_calls,
+)
+from haystack_deep_research.run import RunView, view_of
+from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, PHASE_RESEARCH, STOP_RUN
+
+__all__ = ["DEFAULT_LOOP_THRESHOLD", "LoopGuard", "LoopGuardHook", "call_signature"]
 
 DEFAULT_LOOP_THRESHOLD = 3
 MIN_LOOP_THRESHOLD = 2
@@ -57,36 +65,40 @@ def call_signature(call: ToolCall) -> str:
     return f"{call.tool_name}:{arguments}"
 
 
-class LoopGuardHook:
+def _who(view: RunView) -> str:
+    if view.phase == PHASE_RESEARCH:
+        return "a researcher"
+    return f"the {view.phase} '{view.researcher}'" if view.researcher else f"the {view.phase}"
+
+
+class LoopGuard:
     """
-    ``before_tool`` hook of a sub-researcher: answer a repeated call with an error, then stop a persisting loop.
+    Tell a loop from progress by tool name and arguments (see the module docstring).
 
     :param threshold: How many identical calls in a row make a loop, 2 to 20. The call that reaches it is answered
-        with an error telling the model to change course; the next identical call stops the researcher.
+        with an error telling the model to change course; the next identical call stops the agent.
     :raises ConfigurationError: If ``threshold`` is out of range.
     """
-
-    allowed_hook_points = ("before_tool",)
 
     def __init__(self, *, threshold: int = DEFAULT_LOOP_THRESHOLD) -> None:
         self.threshold = _checks.int_in_range("threshold", threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
 
-    def run(self, state: State) -> None:
+    def check(self, state: State, calls: list[ToolCall]) -> bool:
         """
-        Check the pending tool calls; block them (and maybe stop the researcher) when they repeat.
+        Check the step's pending calls; answer them without running (and maybe stop the agent) when they repeat.
 
-        :param state: The researcher's live State.
+        :param state: The agent's live State, whose schema holds ``loop_streak``.
+        :param calls: The step's pending tool calls.
+        :returns: Whether the calls were answered without running.
         """
-        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
-        pending = messages[-1] if messages else None
-        if pending is None or not pending.tool_calls:
-            return
+        if not calls:
+            return False
         streak = state.data.get(LOOP_STREAK) or {}
         signature, count = streak.get("signature"), int(streak.get("count") or 0)
         warned = streak.get("warned")  # the call the model was told, in an earlier step, to stop repeating
         looping: ToolCall | None = None
         longest, stop = 0, False
-        for call in pending.tool_calls:
+        for call in calls:
             current = call_signature(call)
             if current == signature:
                 count += 1
@@ -100,37 +112,54 @@ class LoopGuardHook:
             warned = signature
         state.set(LOOP_STREAK, {"signature": signature, "count": count, "warned": warned})
         if looping is None:
-            return
-        self._answer_without_running(state, pending.tool_calls, looping.tool_name, longest, stop=stop)
+            return False
+        text = render_text(LOOP_STOPPED if stop else LOOP_WARNING, tool=looping.tool_name, count=longest)
+        answer_without_running(state, [(call, text) for call in calls])
         view = view_of(state)
         if stop:
             state.set(STOP_RUN, EXIT_LOOP_DETECTED)
             if view is not None:
                 view.warn(
-                    PHASE_RESEARCH,
-                    f"a researcher kept calling {looping.tool_name} with the same arguments ({longest} times in a "
-                    "row) and was stopped; its note covers what it gathered before",
+                    view.phase,
+                    f"{_who(view)} kept calling {looping.tool_name} with the same arguments ({longest} times in a "
+                    "row) and was stopped; what it gathered before is kept",
                 )
         elif view is not None:
-            text = f"a researcher repeated {looping.tool_name}; it was told to change course"
-            view.emit(Notice(phase=PHASE_RESEARCH, text=text))
-
-    @staticmethod
-    def _answer_without_running(state: State, calls: list[ToolCall], tool: str, count: int, *, stop: bool) -> None:
-        """Append an error result for every pending call: the Agent then runs no tool in this step."""
-        text = render_text(LOOP_STOPPED if stop else LOOP_WARNING, tool=tool, count=count)
-        state.set(MESSAGES, [ChatMessage.from_tool(tool_result=text, origin=call, error=True) for call in calls])
+            view.emit(
+                Notice(phase=view.phase, text=f"{_who(view)} repeated {looping.tool_name}; told to change course")
+            )
+        return True
 
     def to_dict(self) -> dict[str, Any]:
         """
-        :returns: The serialized hook.
+        :returns: The serialized guard.
         """
         return default_to_dict(self, threshold=self.threshold)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LoopGuardHook:
+    def from_dict(cls, data: dict[str, Any]) -> Any:
         """
         :param data: What ``to_dict`` returned.
-        :returns: The hook.
+        :returns: The guard.
         """
         return default_from_dict(cls, data)
+
+
+class LoopGuardHook(LoopGuard):
+    """
+    ``before_tool`` hook of a sub-researcher: coerce the step's arguments to the tools' schemas, answer a repeated
+    call with an error (then stop a persisting loop), and announce the calls that run (``ToolCalled``).
+
+    :param threshold: See :class:`LoopGuard`.
+    :raises ConfigurationError: If ``threshold`` is out of range.
+    """
+
+    allowed_hook_points = ("before_tool",)
+
+    def run(self, state: State) -> None:
+        """
+        :param state: The researcher's live State.
+        """
+        calls = coerce_pending_calls(state)
+        if not self.check(state, calls):
+            announce_calls(view_of(state), calls)

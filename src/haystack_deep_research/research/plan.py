@@ -10,6 +10,7 @@ from haystack.components.agents.state import State
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.prompts import RESEARCH_SUBTOPIC
+from haystack_deep_research.research.tool_calls import announce_calls
 from haystack_deep_research.run import StatelessHook, view_of
 from haystack_deep_research.state import MESSAGES
 
@@ -17,7 +18,10 @@ __all__ = ["PlanHook"]
 
 
 class PlanHook(StatelessHook):
-    """``before_tool`` of the orchestrator: plan this step's ``research_subtopic`` calls, in the model's order."""
+    """
+    ``before_tool`` of the orchestrator: plan this step's ``research_subtopic`` calls, in the model's order, and
+    announce the step's calls (``ToolCalled``).
+    """
 
     allowed_hook_points = ("before_tool",)
 
@@ -37,3 +41,4 @@ class PlanHook(StatelessHook):
             and call.arguments["subtopic"].strip()
         ]
         view.run.plan(subtopics)
+        announce_calls(view, list(messages[-1].tool_calls))

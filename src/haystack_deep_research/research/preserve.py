@@ -23,6 +23,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, RESEARCH_SUBTOPIC, render_text
 from haystack_deep_research.run import Call, Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run.streaming import for_async, for_sync
 
 __all__ = ["FAILURE_META", "PreservingChatGenerator", "model_failure"]
 
@@ -57,6 +58,10 @@ class PreservingChatGenerator(UsesModels):
 
     def _phase(self, messages: list[ChatMessage], tools: Any, kwargs: dict[str, Any]) -> Phase[dict[str, Any]]:
         generator = self.chat_generator
+        if kwargs.get("streaming_callback") is not None:  # the orchestrator's chunks, tagged like every other role's
+            given = kwargs["streaming_callback"]
+            tagged = for_sync(given, "orchestrator") or for_async(given, "orchestrator")
+            kwargs = {**kwargs, "streaming_callback": tagged}
 
         async def run_async() -> Any:
             if hasattr(generator, "run_async"):

@@ -67,7 +67,7 @@ class ScopeHook(OpenRunHook):
         else:
             run.events.emit(PhaseStarted(phase=PHASE_SCOPE, detail="writing the research brief"))
             prompt = render_chat(SCOPE, today=arrow.utcnow().format("YYYY-MM-DD"), question=run.question)
-            [scoped] = yield [ask(self.chat_generator, prompt, role="scope")]
+            [scoped] = yield [ask(self.chat_generator, prompt, role="scope", streaming_callback=run.streaming_callback)]
             if scoped.reply is not None:
                 run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
             brief = scoped.text

@@ -19,6 +19,7 @@ from haystack_deep_research.run.lifecycle import (
     CloseRunHook,
     OpenRunHook,
     question_from,
+    restore_on_event,
     view_of,
 )
 from haystack_deep_research.run.phases import (
@@ -35,14 +36,24 @@ from haystack_deep_research.run.phases import (
 )
 from haystack_deep_research.run.read_cache import CachedRead, ReadCache, ReadClaim
 from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
+from haystack_deep_research.run.streaming import (
+    AGENT_META,
+    ROLE_META,
+    accepts_streaming,
+    for_async,
+    for_sync,
+    tag_chunk,
+)
 from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
 
 __all__ = [
+    "AGENT_META",
     "JOURNAL_FILE",
     "LEDGER_FILE",
     "LOCK_FILE",
     "MODEL_CALL_SPAN",
     "REPORT_FILE",
+    "ROLE_META",
     "BudgetHook",
     "CachedRead",
     "Call",
@@ -61,6 +72,7 @@ __all__ = [
     "RunView",
     "StatelessHook",
     "UsesModels",
+    "accepts_streaming",
     "add_usage",
     "ask",
     "blocking",
@@ -69,10 +81,14 @@ __all__ = [
     "drive",
     "drive_async",
     "failure",
+    "for_async",
+    "for_sync",
     "publish",
     "question_from",
+    "restore_on_event",
     "subphase",
     "subtopic_key",
+    "tag_chunk",
     "total_tokens",
     "usage_delta",
     "view_of",

@@ -1,10 +1,11 @@
 """
 One run, one lifecycle: the run is opened by one ``before_run`` hook and closed by one ``after_run`` hook.
 
-- :class:`OpenRunHook` checks the question and the run-time inputs in ``hook_context``, opens the run directory's
-  journal, makes the :class:`~haystack_deep_research.run.ResearchRun`, puts its view in ``hook_context`` (under
-  ``RUN_KEY``) and hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass adds its own
-  opening work there: the deep research agent writes its brief).
+- :class:`OpenRunHook` checks the question and the run-time inputs in ``hook_context`` (event subscribers, progress
+  callback, streaming callback, run directory), opens the run directory's journal, makes the
+  :class:`~haystack_deep_research.run.ResearchRun`, puts its view in ``hook_context`` (under ``RUN_KEY``) and hands
+  it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass adds its own opening work there: the deep
+  research agent writes its brief, the deep agent reads its memory files).
 - :class:`CloseRunHook` runs :meth:`CloseRunHook.finish` (the deep research agent writes its report there), then
   publishes the run's outputs, writes the run directory and emits ``RunEnded`` — also when ``finish`` raised, before
   the error propagates.
@@ -22,16 +23,17 @@ from typing import Any
 from haystack import logging
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
+from haystack.core.errors import SerializationError
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatRole
+from haystack.utils.callable_serialization import deserialize_callable, serialize_callable
 
 from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
-from haystack_deep_research.events import EventBus, RunEnded, RunStarted, progress_view
+from haystack_deep_research.events import EventBus, RunEnded, RunStarted, Subscriber, progress_view
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
-from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.phases import Phase
 from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
 from haystack_deep_research.run.resume import close_journal, open_journal
@@ -40,16 +42,18 @@ from haystack_deep_research.state import (
     EXIT_REASON,
     HOOK_CONTEXT,
     MESSAGES,
+    PHASE_ORCHESTRATOR,
     PHASE_RUN,
     PROGRESS_KEY,
     RUN_GUARD_KEY,
     RUN_KEY,
     STOP_RUN,
+    STREAMING_KEY,
     TOKEN_USAGE,
     TOOLS,
 )
 
-__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "question_from", "view_of"]
+__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "question_from", "restore_on_event", "view_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +92,8 @@ def _context(state: State) -> dict[str, Any]:
     return check_hook_context(state.data.get(HOOK_CONTEXT))
 
 
-def _events(run_id: str, context: dict[str, Any]) -> EventBus:
-    subscribers = []
+def _events(run_id: str, context: dict[str, Any], own: Subscriber | None) -> EventBus:
+    subscribers = [own] if own is not None else []
     for key, adapt in ((PROGRESS_KEY, progress_view), (EVENTS_KEY, None)):
         given = context.get(key)
         if given is None:
@@ -101,21 +105,40 @@ def _events(run_id: str, context: dict[str, Any]) -> EventBus:
     return EventBus(run_id, subscribers)
 
 
+def _streaming(context: dict[str, Any]) -> Any:
+    given = context.get(STREAMING_KEY)
+    if given is not None and not callable(given):
+        raise ConfigurationError(
+            f"hook_context[{STREAMING_KEY!r}] must be a Haystack streaming callback, a callable taking a "
+            f"StreamingChunk; got {type(given).__name__}."
+        )
+    return given
+
+
 class OpenRunHook(PhaseHook):
     """
     ``before_run``: open the run (see the module docstring).
 
     :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
     :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
-    :raises ConfigurationError: If a budget is out of range.
+    :param on_event: A callable receiving every event of every run of the agent (besides any subscriber passed in
+        ``hook_context``), or ``None``. A module-level function serializes with the hook; a lambda does not.
+    :raises ConfigurationError: If a budget is out of range or ``on_event`` is not callable.
     """
 
     allowed_hook_points = ("before_run",)
+    run_phase = PHASE_ORCHESTRATOR
+    """The phase the run's own agent counts its model calls toward."""
 
-    def __init__(self, *, token_budget: int | None = None, time_budget: float | None = None) -> None:
+    def __init__(
+        self, *, token_budget: int | None = None, time_budget: float | None = None, on_event: Subscriber | None = None
+    ) -> None:
         budget = RunBudget(token_budget=token_budget, time_budget=time_budget)
+        if on_event is not None and not callable(on_event):
+            raise ConfigurationError(f"on_event must be a callable on_event(event); got {type(on_event).__name__}.")
         self.token_budget = budget.token_budget
         self.time_budget = budget.time_budget
+        self.on_event = on_event
 
     def phase(self, state: State) -> Phase[None]:
         """
@@ -127,23 +150,22 @@ class OpenRunHook(PhaseHook):
         """
         question = question_from(state.data.get(MESSAGES))
         context = _context(state)
-        bus = _events(uuid.uuid4().hex, context)
+        bus = _events(uuid.uuid4().hex, context, self.on_event)
+        streaming = _streaming(context)
         journal = yield from open_journal(context, question)
         if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
             guard.on_close(journal.close)
+        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
+        run = ResearchRun(question=question, budget=budget, journal=journal, events=bus, streaming_callback=streaming)
         try:
-            yield from self._open(state, context, question, journal, bus)
+            yield from self._open(state, context, run)
         except BaseException:
             if journal is not None:
                 journal.close()
             raise
 
-    def _open(
-        self, state: State, context: dict[str, Any], question: str, journal: RunJournal | None, bus: EventBus
-    ) -> Phase[None]:
-        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
-        run = ResearchRun(question=question, budget=budget, journal=journal, events=bus)
-        view = run.view()
+    def _open(self, state: State, context: dict[str, Any], run: ResearchRun) -> Phase[None]:
+        view = run.view(self.run_phase)
         state.set(HOOK_CONTEXT, {**context, RUN_KEY: view}, handler_override=replace_values)
         shared = [
             getattr(tool, "name", repr(tool))
@@ -156,7 +178,7 @@ class OpenRunHook(PhaseHook):
                 "read is recorded). Put them in a RunToolset.",
                 tools=shared,
             )
-        run.events.emit(RunStarted(phase=PHASE_RUN, question=question))
+        run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
         yield from self.begin(state, run)
         publish(state, run)
 
@@ -172,7 +194,20 @@ class OpenRunHook(PhaseHook):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook."""
-        return default_to_dict(self, token_budget=self.token_budget, time_budget=self.time_budget)
+        return default_to_dict(self, **self._open_parameters())
+
+    def _open_parameters(self) -> dict[str, Any]:
+        """:returns: The serialized parameters of the run's opening, for a subclass's ``to_dict``."""
+        parameters: dict[str, Any] = {"token_budget": self.token_budget, "time_budget": self.time_budget}
+        if self.on_event is not None:
+            try:
+                parameters["on_event"] = serialize_callable(self.on_event)
+            except SerializationError as error:
+                raise ConfigurationError(
+                    f"on_event cannot be serialized ({error}); pass a module-level function, or pass the subscriber "
+                    f"per run in hook_context[{EVENTS_KEY!r}]."
+                ) from error
+        return parameters
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
@@ -180,7 +215,15 @@ class OpenRunHook(PhaseHook):
         :param data: What ``to_dict`` returned.
         :returns: The hook.
         """
+        restore_on_event(data)
         return default_from_dict(cls, data)
+
+
+def restore_on_event(data: dict[str, Any]) -> None:
+    """Turn a serialized ``on_event`` back into the callable, in place."""
+    parameters = data.get("init_parameters") or {}
+    if isinstance(parameters.get("on_event"), str):
+        parameters["on_event"] = deserialize_callable(parameters["on_event"])
 
 
 class CloseRunHook(PhaseHook):

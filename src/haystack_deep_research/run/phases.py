@@ -26,6 +26,8 @@ from haystack import tracing
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research.run.streaming import accepts_streaming, for_async, for_sync
+
 __all__ = ["Call", "Outcome", "Phase", "ask", "blocking", "drive", "drive_async", "failure", "model_name", "subphase"]
 
 T = TypeVar("T")
@@ -110,7 +112,15 @@ def _first_reply(result: dict[str, Any], span: Any) -> ChatMessage | None:
     return reply
 
 
-def ask(generator: ChatGenerator, messages: list[ChatMessage], *, role: str) -> Call:
+def ask(
+    generator: ChatGenerator,
+    messages: list[ChatMessage],
+    *,
+    role: str,
+    streaming_callback: Any = None,
+    generation_kwargs: dict[str, Any] | None = None,
+    agent: str = "",
+) -> Call:
     """
     A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`.
 
@@ -119,18 +129,32 @@ def ask(generator: ChatGenerator, messages: list[ChatMessage], *, role: str) -> 
     :param generator: A Haystack chat generator.
     :param messages: The prompt.
     :param role: The role of the call (``scope``, ``summarizer``, ``writer``, ``judge``, ...), a span tag.
+    :param streaming_callback: The run's streaming callback, or ``None``: the generator streams to it (when its
+        ``run`` takes one), each chunk tagged with ``role`` (see :mod:`haystack_deep_research.run.streaming`).
+    :param generation_kwargs: Generation settings for this call only (for example a strict ``response_format``).
+    :param agent: The sub-researcher's sub-topic or subagent's name the call works for, tagged on streamed chunks.
     :returns: A call whose value is the first reply (a ``ChatMessage``) or ``None``.
     """
+    streams = streaming_callback is not None and accepts_streaming(generator)
+    extra: dict[str, Any] = {"generation_kwargs": generation_kwargs} if generation_kwargs else {}
 
     def run() -> ChatMessage | None:
+        callback = for_sync(streaming_callback, role, agent) if streams else None
+        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
         with _model_span(generator, role, messages) as span:
-            return _first_reply(generator.run(messages=messages), span)
+            return _first_reply(generator.run(messages=messages, **inputs), span)
 
     async def run_async() -> ChatMessage | None:
+        callback = for_async(streaming_callback, role, agent) if streams else None
+        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
         with _model_span(generator, role, messages) as span:
             if hasattr(generator, "run_async"):
-                return _first_reply(await generator.run_async(messages=messages), span)
-            return _first_reply(await asyncio.to_thread(generator.run, messages=messages), span)
+                return _first_reply(await generator.run_async(messages=messages, **inputs), span)
+            if callback is not None:  # a sync run in a worker thread streams through a plain callback
+                inputs["streaming_callback"] = for_sync(streaming_callback, role, agent)
+                if inputs["streaming_callback"] is None:
+                    del inputs["streaming_callback"]
+            return _first_reply(await asyncio.to_thread(generator.run, messages=messages, **inputs), span)
 
     return Call(run, run_async)
 

@@ -2,7 +2,8 @@
 One research run, and the views of it that the orchestrator and each sub-researcher work through.
 
 A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
-cache, the budget, the run directory's journal, the events, the warnings and the token usage per phase. It is
+cache, the budget, the run directory's journal, the events, the warnings, the token usage per phase, the streaming
+callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
 opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`.lifecycle`); in between,
 hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
 sub-researcher through a view of its own that names its sub-topic and counts its usage. The run is thread-safe:
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
@@ -38,6 +39,8 @@ from haystack_deep_research.state import (
 
 __all__ = ["ResearchRun", "RunView", "publish"]
 
+T = TypeVar("T")
+
 
 class ResearchRun:
     """
@@ -47,6 +50,7 @@ class ResearchRun:
     :param budget: The run's budget; no limits by default.
     :param journal: The open journal of the run directory, or ``None`` when the run has none.
     :param events: Where the run's events go; a bus with no subscribers by default.
+    :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class ResearchRun:
         budget: RunBudget | None = None,
         journal: RunJournal | None = None,
         events: EventBus | None = None,
+        streaming_callback: Any = None,
     ) -> None:
         self.id = events.run_id if events is not None else uuid.uuid4().hex
         self.question = question
@@ -66,7 +71,9 @@ class ResearchRun:
         self.budget = budget or RunBudget()
         self.journal = journal
         self.events = events or EventBus(self.id)
+        self.streaming_callback = streaming_callback
         self._lock = threading.Lock()
+        self._resources: dict[str, Any] = {}
         self._restored: list[str] = []
         self._notes: dict[int, str] = {}
         self._plan: list[str | None] = []
@@ -79,9 +86,36 @@ class ResearchRun:
     def __repr__(self) -> str:
         return f"ResearchRun(id={self.id!r}, notes={len(self.notes())}, sources={len(self.ledger)})"
 
-    def view(self) -> RunView:
-        """:returns: The run's own view, through which the orchestrator and its hooks work."""
-        return RunView(self, researcher="", phase=PHASE_ORCHESTRATOR)
+    def view(self, phase: str = PHASE_ORCHESTRATOR) -> RunView:
+        """
+        :param phase: The phase the run's own agent counts its model calls toward.
+        :returns: The run's own view, through which its agent (the orchestrator, or a deep agent) and hooks work.
+        """
+        return RunView(self, researcher="", phase=phase)
+
+    def adopt_streaming(self, callback: Any) -> None:
+        """
+        Take a streaming callback for the run's models, unless the run already has one.
+
+        :param callback: The streaming callback the Agent's ``run`` was given (Haystack hands it to the tools).
+        """
+        with self._lock:
+            if self.streaming_callback is None and callback is not None:
+                self.streaming_callback = callback
+
+    def resource(self, key: str, factory: Callable[[], T]) -> T:
+        """
+        A resource that lives as long as the run (a scratch space, a todo list), made on first use.
+
+        :param key: The resource's name.
+        :param factory: Makes it.
+        :returns: The run's resource under ``key``.
+        """
+        with self._lock:
+            if key not in self._resources:
+                self._resources[key] = factory()
+            resource: T = self._resources[key]
+            return resource
 
     def researcher(self, subtopic: str) -> RunView:
         """
@@ -312,14 +346,19 @@ class RunView:
 def publish(state: State, run: ResearchRun) -> None:
     """
     Set the outputs that mirror the run: ``brief``, ``notes``, ``sources``, ``warnings``, ``usage_by_phase`` and
-    ``token_usage`` (all phases).
+    ``token_usage`` (all phases), those the agent's state schema declares.
 
     :param state: The orchestrator's live State.
     :param run: The run.
     """
-    state.set(BRIEF, run.brief, handler_override=replace_values)
-    state.set(NOTES, run.notes(), handler_override=replace_values)
-    state.set(SOURCES, run.ledger.to_list(), handler_override=replace_values)
-    state.set(WARNINGS, run.warnings(), handler_override=replace_values)
-    state.set(USAGE_BY_PHASE, run.usage_by_phase(), handler_override=replace_values)
-    state.set(TOKEN_USAGE, run.total_usage(), handler_override=replace_values)
+    outputs = {
+        BRIEF: run.brief,
+        NOTES: run.notes(),
+        SOURCES: run.ledger.to_list(),
+        WARNINGS: run.warnings(),
+        USAGE_BY_PHASE: run.usage_by_phase(),
+        TOKEN_USAGE: run.total_usage(),
+    }
+    for key, value in outputs.items():
+        if key in state.schema:  # an agent shape declares the outputs it has
+            state.set(key, value, handler_override=replace_values)

@@ -21,7 +21,14 @@ The researcher calls the search tools it is offered, by name: ``web_search`` and
 documents the stores returned. Over HTTP (see :class:`~haystack_deep_research.testing.LoopbackChatServer`) prompts
 lose their meta: the writer then cites every address its prompt holds.
 
-``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths.
+``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths. Given a
+``streaming_callback``, a generator streams its reply's text as one chunk before returning it.
+
+``role="agent"`` plays a deep agent's model: its turns are ``steps`` in order (the turn number is the number of
+assistant messages so far; after the last step it answers "Done."), and it also answers the prompts the deep agent's
+layers send to the agent's own model: a reflection says the step was fine and keeps the plan, a conversation
+summary keeps the first words of each message (and how many model turns it replaced, so the steps go on in order
+after the conversation is condensed), and judging follows the judge's rule below.
 
 ``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
 word rule: a claim is supported when every number in it appears in the source text and at least half of its words
@@ -30,12 +37,13 @@ of four or more letters do too (case-insensitive); otherwise it is unsupported.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import Any, Literal
 
 from haystack import component, default_from_dict, default_to_dict
-from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
+from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk, ToolCall
 from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research.errors import ConfigurationError
@@ -49,15 +57,20 @@ from haystack_deep_research.prompts import (
     prompt_of,
 )
 
-Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge"]
+Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
-"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding."""
-_ALL_ROLES = (*ROLES, "judge")
+"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding, and ``"agent"`` plays a
+deep agent (``create_deep_agent``)."""
+_ALL_ROLES = (*ROLES, "judge", "agent")
+Step = dict[str, Any] | list[dict[str, Any]] | str
+"""One scripted deep-agent step: a tool call ``{"tool_name": ..., "arguments": {...}}``, a list of them (one turn),
+or a text reply."""
 
 _URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _LABEL = re.compile(r"^[A-Z][a-z]*:$")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+_TURNS = re.compile(r"\bturns: (\d+)")
 
 
 class ScriptedModelError(RuntimeError):
@@ -105,6 +118,11 @@ def _is_store_search(name: str) -> bool:
     return name.startswith(DATASTORE_TOOL_PREFIX)
 
 
+def _condensed_turns(texts: list[str]) -> int:
+    """The model turns a scripted conversation summary says it replaced (its summaries start with ``turns: N``)."""
+    return max((int(found.group(1)) for text in texts if (found := _TURNS.search(text))), default=0)
+
+
 def _words(text: str, limit: int) -> str:
     return " ".join(text.split()[:limit])
 
@@ -121,6 +139,7 @@ class ScriptedChatGenerator:
     :param invented_urls: For the researcher and the writer: URLs cited although never retrieved (to test
         citation verification).
     :param fail: Raise :class:`ScriptedModelError` on every call.
+    :param steps: For the deep agent: its turns (see :data:`Step`).
     :raises ConfigurationError: If the role is unknown.
     """
 
@@ -132,6 +151,7 @@ class ScriptedChatGenerator:
         read_top_k: int = 2,
         invented_urls: list[str] | None = None,
         fail: bool = False,
+        steps: list[Step] | None = None,
     ) -> None:
         if role not in _ALL_ROLES:
             raise ConfigurationError(f"role must be one of {', '.join(_ALL_ROLES)}; got {role!r}.")
@@ -140,6 +160,7 @@ class ScriptedChatGenerator:
         self.read_top_k = read_top_k
         self.invented_urls = list(invented_urls or [])
         self.fail = fail
+        self.steps = list(steps or [])
 
     def to_dict(self) -> dict[str, Any]:
         """
@@ -152,6 +173,7 @@ class ScriptedChatGenerator:
             read_top_k=self.read_top_k,
             invented_urls=self.invented_urls,
             fail=self.fail,
+            steps=self.steps,
         )
 
     @classmethod
@@ -170,10 +192,20 @@ class ScriptedChatGenerator:
         :param messages: The prompt.
         :param tools: The tools offered; the researcher calls the search tools among them (``web_search`` and every
             datastore's ``search_<name>``), then ``read_url`` when offered.
-        :param kwargs: Other generator arguments (ignored).
+        :param kwargs: Other generator arguments; a ``streaming_callback`` receives the reply's text as one chunk.
         :returns: ``{"replies": [reply]}`` with usage counted in words.
         :raises ScriptedModelError: If created with ``fail=True``.
         """
+        result = self._answer(messages, tools)
+        callback = kwargs.get("streaming_callback")
+        if callback is not None:
+            callback(self._chunk(result["replies"][0]))
+        return result
+
+    def _chunk(self, reply: ChatMessage) -> StreamingChunk:
+        return StreamingChunk(content=reply.text or "", meta={"model": f"scripted-{self.role}"})
+
+    def _answer(self, messages: list[ChatMessage], tools: Any) -> dict[str, list[ChatMessage]]:
         if self.fail:
             raise ScriptedModelError(f"scripted {self.role} model failure")
         if self.role == "researcher":
@@ -198,10 +230,40 @@ class ScriptedChatGenerator:
 
         :param messages: The prompt.
         :param tools: The tools offered.
-        :param kwargs: Other generator arguments.
+        :param kwargs: Other generator arguments; a ``streaming_callback`` (plain or coroutine) receives the reply.
         :returns: ``{"replies": [reply]}``.
         """
-        return self.run(messages, tools, **kwargs)
+        result = self._answer(messages, tools)
+        callback = kwargs.get("streaming_callback")
+        if callback is not None:
+            delivered = callback(self._chunk(result["replies"][0]))
+            if inspect.isawaitable(delivered):
+                await delivered
+        return result
+
+    def _agent(self, messages: list[ChatMessage]) -> ChatMessage | str:
+        found = prompt_of(messages[-1]) if messages else None
+        name, given = found if found is not None else ("", {})
+        if name == "judge":
+            return self._judge(messages)
+        if name == "reflect":
+            plan = given.get("plan") or "1. Use the tools. 2. Answer."
+            return json.dumps({"step_ok": True, "critique": "The step moved the task forward.", "plan": plan})
+        if name == "condense":
+            lines = [str(line) for line in given.get("transcript") or []]
+            turns = _condensed_turns(lines) + sum(1 for line in lines if line.startswith("assistant"))
+            return f"turns: {turns}\n" + "\n".join(f"- {_words(line, 12)}" for line in lines)
+        assistant = sum(1 for message in messages if message.is_from(ChatRole.ASSISTANT))
+        turn = assistant + _condensed_turns([m.text or "" for m in messages if m.is_from(ChatRole.USER)])
+        step = self.steps[turn] if turn < len(self.steps) else "Done."
+        if isinstance(step, str):
+            return step
+        calls = step if isinstance(step, list) else [step]
+        return ChatMessage.from_assistant(
+            tool_calls=[
+                ToolCall(tool_name=call["tool_name"], arguments=dict(call.get("arguments") or {})) for call in calls
+            ]
+        )
 
     def _scope(self, messages: list[ChatMessage]) -> str:
         question = _prompt(messages, "scope").get("question") or _last_user_text(messages)

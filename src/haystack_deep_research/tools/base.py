@@ -6,6 +6,11 @@ drive. It works inside a run through the run's view, which it is handed either b
 the copies a :class:`RunToolset` spawns for each run) or by :meth:`ResearchTool.bind`. Outside a run it works alone:
 nothing it reads is recorded. A failure reaches the model as a short tool error, with advice from
 :mod:`haystack_deep_research.prompts`.
+
+Before the phase runs, the model's arguments go through :func:`~haystack_deep_research.tools.coercion.coerce_arguments`
+(numbers a provider sent as strings become numbers, by the tool's JSON schema). When the Agent runs with a streaming
+callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set it), Haystack hands the callback to
+the tool, and the run adopts it for its models (see :mod:`haystack_deep_research.run.streaming`).
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from haystack.tools.errors import ToolInvocationError
 from haystack_deep_research.errors import DeepResearchError
 from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research.run import Phase, RunView, UsesModels, drive, drive_async
+from haystack_deep_research.tools.coercion import coerce_arguments
 
-__all__ = ["ResearchTool", "RunToolset"]
+__all__ = ["ResearchTool", "RunToolset", "bind_tools"]
 
 
 class _Slot:
@@ -57,11 +63,18 @@ class ResearchTool(UsesModels, Tool):
         """
         raise NotImplementedError
 
-    def _invoke(self, **arguments: Any) -> Any:
-        return drive(self.phase(self._slot.view, **arguments), max_concurrency=self.max_concurrency)
+    def _prepared(self, streaming_callback: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+        if streaming_callback is not None and self._slot.view is not None:
+            self._slot.view.run.adopt_streaming(streaming_callback)
+        return coerce_arguments(self.parameters, arguments)
 
-    async def _invoke_async(self, **arguments: Any) -> Any:
-        return await drive_async(self.phase(self._slot.view, **arguments), max_concurrency=self.max_concurrency)
+    def _invoke(self, streaming_callback: Any = None, **arguments: Any) -> Any:
+        prepared = self._prepared(streaming_callback, arguments)
+        return drive(self.phase(self._slot.view, **prepared), max_concurrency=self.max_concurrency)
+
+    async def _invoke_async(self, streaming_callback: Any = None, **arguments: Any) -> Any:
+        prepared = self._prepared(streaming_callback, arguments)
+        return await drive_async(self.phase(self._slot.view, **prepared), max_concurrency=self.max_concurrency)
 
     def _copy(self, slot: _Slot) -> Self:
         clone = copy.copy(self)
@@ -160,3 +173,22 @@ class RunToolset(Toolset):
         :returns: The tools, those of this library bound to ``view``.
         """
         return [tool.bind(view) if isinstance(tool, ResearchTool) else tool for tool in self.tools]
+
+
+def bind_tools(tools: Any, view: RunView) -> list[Tool | Toolset]:
+    """
+    The tools of a nested agent (a sub-researcher, a subagent) for one call, those of this library bound to its view.
+
+    :param tools: The nested agent's tools (a list of tools and toolsets, or one toolset).
+    :param view: The nested agent's view of the run.
+    :returns: The tools to pass to its ``run``.
+    """
+    bound: list[Tool | Toolset] = []
+    for item in [tools] if isinstance(tools, Toolset) else list(tools or []):
+        if isinstance(item, RunToolset):
+            bound.extend(item.bind(view))
+        elif isinstance(item, ResearchTool):
+            bound.append(item.bind(view))
+        else:
+            bound.append(item)
+    return bound

@@ -158,7 +158,12 @@ class ReadUrlTool(ResearchTool):
         if extracted.error is not None:
             raise extracted.error
         page: _Page = extracted.value
-        [summarized] = yield [ask(self.summarizer_llm, self._prompt(page, question), role="summarizer")]
+        streaming = view.run.streaming_callback if view is not None else None
+        agent = view.researcher if view is not None else ""
+        prompt = self._prompt(page, question)
+        [summarized] = yield [
+            ask(self.summarizer_llm, prompt, role="summarizer", streaming_callback=streaming, agent=agent)
+        ]
         summary = summarized.text
         if view is not None:
             if summarized.reply is not None:

@@ -1,0 +1,172 @@
+"""
+The events of an agent's own loop and of the deep agent's capability layers (``kind`` in brackets)::
+
+    Event
+    ├── ToolCalled (tool_called)            a tool call is about to run: tool name, arguments
+    ├── ToolReturned (tool_returned)        a tool call returned: its result, or its error
+    ├── Reflected (reflected)               reflexion judged the last step; the plan may have been rewritten
+    ├── ConversationCondensed (condensed)   older turns of the conversation became a summary
+    ├── FileRead (fs_read)                  a scratch-space file was read (or listed, or searched)
+    ├── FileWritten (fs_write)              a scratch-space file was written or edited
+    ├── TodoAdded (todo_added)              an item joined the todo list
+    ├── TodoCompleted (todo_completed)      an item of the todo list was completed
+    └── ExitReached (exit_reached)          an exit condition fired: why the loop ends
+
+Both agent shapes emit the tool events; the deep agent emits the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from haystack_deep_research.events.types import Event
+
+__all__ = [
+    "ConversationCondensed",
+    "ExitReached",
+    "FileRead",
+    "FileWritten",
+    "Reflected",
+    "TodoAdded",
+    "TodoCompleted",
+    "ToolCalled",
+    "ToolReturned",
+]
+
+_PREVIEW = 120
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCalled(Event):
+    """A tool call is about to run. :param tool: The tool's name. :param arguments: The arguments it runs with."""
+
+    kind: ClassVar[str] = "tool_called"
+    tool: str
+    arguments: dict[str, Any]
+
+    def describe(self) -> str:
+        return f"calling {self.tool}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolReturned(Event):
+    """
+    A tool call returned.
+
+    :param tool: The tool's name.
+    :param result: Its result as the model reads it (shortened in :meth:`describe` only).
+    :param error: Whether it failed (the result is then the error the model reads).
+    """
+
+    kind: ClassVar[str] = "tool_returned"
+    tool: str
+    result: str
+    error: bool = False
+
+    def describe(self) -> str:
+        return f"{self.tool} {'failed' if self.error else 'returned'}: {_preview(self.result)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reflected(Event):
+    """
+    Reflexion judged the last step.
+
+    :param step_ok: Whether the step moved the task forward.
+    :param critique: What was wrong with it, or why it was right.
+    :param plan: The plan after the reflection.
+    :param plan_rewritten: Whether the plan was rewritten.
+    """
+
+    kind: ClassVar[str] = "reflected"
+    step_ok: bool
+    critique: str = ""
+    plan: str = ""
+    plan_rewritten: bool = False
+
+    def describe(self) -> str:
+        if self.plan_rewritten:
+            return f"the last step was wrong, plan rewritten: {_preview(self.critique)}"
+        return f"the last step was {'fine' if self.step_ok else 'wrong'}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConversationCondensed(Event):
+    """Older turns became a summary. :param condensed: Messages replaced. :param kept: Messages kept verbatim."""
+
+    kind: ClassVar[str] = "condensed"
+    condensed: int
+    kept: int
+
+    def describe(self) -> str:
+        return f"condensed {self.condensed} older message(s); {self.kept} kept verbatim"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileRead(Event):
+    """A scratch-space file was read. :param path: Its path (a directory or pattern for ``ls``, ``glob``, ``grep``)."""
+
+    kind: ClassVar[str] = "fs_read"
+    path: str
+
+    def describe(self) -> str:
+        return f"read {self.path}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileWritten(Event):
+    """A scratch-space file was written. :param path: Its path. :param chars: Its size afterwards, in characters."""
+
+    kind: ClassVar[str] = "fs_write"
+    path: str
+    chars: int = 0
+
+    def describe(self) -> str:
+        return f"wrote {self.path} ({self.chars} characters)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TodoAdded(Event):
+    """An item joined the todo list. :param content: What is to be done."""
+
+    kind: ClassVar[str] = "todo_added"
+    content: str
+
+    def describe(self) -> str:
+        return f"todo: {self.content}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TodoCompleted(Event):
+    """An item of the todo list was completed. :param content: What was done."""
+
+    kind: ClassVar[str] = "todo_completed"
+    content: str
+
+    def describe(self) -> str:
+        return f"done: {self.content}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExitReached(Event):
+    """
+    An exit condition fired and the agent's loop ends.
+
+    :param reason: The condition's reason, also the run's ``exit_reason``.
+    :param detail: The condition in words.
+    :param final_message_preview: The beginning of the final answer.
+    """
+
+    kind: ClassVar[str] = "exit_reached"
+    reason: str
+    detail: str = ""
+    final_message_preview: str = ""
+
+    def describe(self) -> str:
+        return f"exit: {self.detail or self.reason}"

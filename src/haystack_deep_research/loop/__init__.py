@@ -1,0 +1,40 @@
+"""
+The deep agent's loop: the hooks of ``create_deep_agent`` and the layers they wire, each in its own module.
+
+- :mod:`.deep_hooks` opens and closes a run (memory files, outputs, structured output, ``ExitReached``);
+- :mod:`.deep_loop` holds the hooks of each step (exit conditions, submission check, grounding, reflexion);
+- :mod:`.reflexion`, :mod:`.turn_grounding`, :mod:`.condense`, :mod:`.memory` and :mod:`.submission` are the layers.
+
+The exit conditions are in :mod:`haystack_deep_research.research.exits`, the tools of the capability layers in
+:mod:`haystack_deep_research.tools`.
+"""
+
+from haystack_deep_research.loop.condense import Condenser
+from haystack_deep_research.loop.deep_hooks import DeepCloseHook, DeepRunHook
+from haystack_deep_research.loop.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
+from haystack_deep_research.loop.memory import MemoryFile, read_memory_files
+from haystack_deep_research.loop.reflexion import Reflection, Reflexion
+from haystack_deep_research.loop.submission import answer_text, drop_sentences, payload, takes_schema
+from haystack_deep_research.loop.turn_grounding import EvidenceTrail, Grounded, TurnGrounding, answer_claims
+
+__all__ = [
+    "AnswerHook",
+    "Condenser",
+    "DeepCloseHook",
+    "DeepRunHook",
+    "EvidenceTrail",
+    "Grounded",
+    "MemoryFile",
+    "Reflection",
+    "Reflexion",
+    "StepReviewHook",
+    "StepStartHook",
+    "ToolStepHook",
+    "TurnGrounding",
+    "answer_claims",
+    "answer_text",
+    "drop_sentences",
+    "payload",
+    "read_memory_files",
+    "takes_schema",
+]

@@ -1,0 +1,207 @@
+"""
+The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subclasses of the run layer's.
+
+- :class:`DeepRunHook` opens the run (ledger, budget, events, warnings, usage, streaming, as for every agent of the
+  library; its model calls count toward the ``agent`` phase), hands a caller's ``TodoState`` to the run, and
+  prepends the memory files to the system prompt (:mod:`.memory`).
+- :class:`DeepCloseHook` settles why the loop ended (``exit_reason``: the reason of the exit condition that fired;
+  Haystack's ``max_agent_steps`` reads ``max_iterations``), fills the outputs (``report`` with the final answer,
+  ``submission``, ``todos``), emits ``ExitReached``, turns the answer into ``output_schema`` when one is set (the
+  accepted submission when the submit tool takes the schema, else the structured-output stage over the final answer,
+  which raises ``StructuredOutputError`` when even its retry does not validate; a run that ended without any answer,
+  out of budget, has no structured output and a warning says so), then closes the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack.components.agents.state import State
+from haystack.components.agents.state.state_utils import replace_values
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage, ChatRole
+from haystack.utils.deserialization import deserialize_component_inplace
+from haystack.utils.type_serialization import deserialize_type, serialize_type
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.events import ExitReached
+from haystack_deep_research.loop.memory import check_memory_paths, read_memory_files
+from haystack_deep_research.loop.submission import payload
+from haystack_deep_research.prompts import MEMORY_FILES, render_text
+from haystack_deep_research.report import StructuredOutputStage
+from haystack_deep_research.run import CloseRunHook, OpenRunHook, Phase, ResearchRun, blocking, restore_on_event
+from haystack_deep_research.state import (
+    EXIT_MAX_ITERATIONS,
+    EXIT_REASON,
+    GROUNDING,
+    GROUNDING_ROUNDS,
+    GROUNDING_SCORE,
+    HAYSTACK_MAX_STEPS,
+    MESSAGES,
+    PHASE_AGENT,
+    PLAN,
+    REPORT,
+    STOP_RUN,
+    STRUCTURED,
+    SUBMISSION,
+    TODOS,
+)
+from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
+
+__all__ = ["DeepCloseHook", "DeepRunHook"]
+
+PREVIEW_CHARS = 200
+
+# The outputs every run returns, also when it ends early: their values before the loop sets them.
+_OUTPUTS: dict[str, Any] = {
+    REPORT: "",
+    SUBMISSION: None,
+    STRUCTURED: None,
+    PLAN: "",
+    TODOS: list,
+    GROUNDING: list,
+    GROUNDING_SCORE: None,
+    GROUNDING_ROUNDS: 0,
+}
+
+
+class DeepRunHook(OpenRunHook):
+    """
+    ``before_run`` of a deep agent (see the module docstring).
+
+    :param token_budget: Total tokens one run may spend across all phases and subagents, or ``None``.
+    :param time_budget: Seconds one run may take, or ``None``.
+    :param on_event: A callable receiving every event of every run, or ``None``.
+    :param memory_files: Paths of Markdown files prepended to the system prompt; missing ones are skipped.
+    :param todo_state: A ``TodoState`` every run writes into (not serialized), or ``None`` for one per run.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    run_phase = PHASE_AGENT
+
+    def __init__(
+        self,
+        *,
+        token_budget: int | None = None,
+        time_budget: float | None = None,
+        on_event: Any = None,
+        memory_files: list[str] | None = None,
+        todo_state: TodoState | None = None,
+    ) -> None:
+        super().__init__(token_budget=token_budget, time_budget=time_budget, on_event=on_event)
+        self.memory_files = check_memory_paths(memory_files)
+        self.todo_state = todo_state
+
+    def begin(self, state: State, run: ResearchRun) -> Phase[None]:
+        """
+        :param state: The agent's live State.
+        :param run: The run.
+        :returns: The phase.
+        """
+        for key, value in _OUTPUTS.items():
+            state.set(key, value() if callable(value) else value, handler_override=replace_values)
+        if self.todo_state is not None:
+            given = self.todo_state
+            run.resource(TODOS_RESOURCE, lambda: given)
+        if not self.memory_files:
+            return
+        [read] = yield [blocking(read_memory_files, self.memory_files)]
+        if read.error is not None:
+            run.warn(PHASE_AGENT, f"the memory files could not be read ({type(read.error).__name__}: {read.error})")
+            return
+        files, warnings = read.value
+        for warning in warnings:
+            run.warn(PHASE_AGENT, warning)
+        if not files:
+            return
+        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+        has_system = bool(messages) and messages[0].is_from(ChatRole.SYSTEM)
+        prompt = (messages[0].text or "") if has_system else ""
+        text = render_text(MEMORY_FILES, files=[{"path": f.path, "text": f.text} for f in files], system_prompt=prompt)
+        rest = messages[1:] if has_system else messages
+        state.set(MESSAGES, [ChatMessage.from_system(text.strip()), *rest], handler_override=replace_values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized hook (a caller's ``todo_state`` is a live object and is not kept)."""
+        return default_to_dict(self, **self._open_parameters(), memory_files=self.memory_files)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DeepRunHook:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The hook.
+        """
+        restore_on_event(data)
+        return default_from_dict(cls, data)
+
+
+class DeepCloseHook(CloseRunHook):
+    """
+    ``after_run`` of a deep agent (see the module docstring).
+
+    :param chat_generator: The agent's own model (it writes the structured output when one is needed).
+    :param output_schema: The pydantic model of the result, or ``None``.
+    """
+
+    max_concurrency = 1
+
+    def __init__(self, *, chat_generator: Any, output_schema: Any = None) -> None:
+        self.chat_generator = chat_generator
+        self.output_schema = output_schema
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    def finish(self, state: State, run: ResearchRun) -> Phase[None]:
+        """
+        :param state: The agent's live State.
+        :param run: The run.
+        :returns: The phase.
+        """
+        reason = str(state.data.get(STOP_RUN) or state.data.get(EXIT_REASON) or "")
+        reason = EXIT_MAX_ITERATIONS if reason == HAYSTACK_MAX_STEPS else reason
+        state.set(EXIT_REASON, reason)
+        answer = str(state.data.get(REPORT) or "")
+        if not answer:
+            messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+            answer = next((m.text or "" for m in reversed(messages) if m.is_from(ChatRole.ASSISTANT) and m.text), "")
+            state.set(REPORT, answer.strip())
+        state.set(TODOS, run.resource(TODOS_RESOURCE, TodoState).to_list())
+        preview = " ".join(str(state.data.get(REPORT) or "").split())[:PREVIEW_CHARS]
+        run.events.emit(ExitReached(phase=PHASE_AGENT, reason=reason, final_message_preview=preview))
+        if self.output_schema is None:
+            return
+        submission = state.data.get(SUBMISSION)
+        instance = payload(submission, self.output_schema)[0] if isinstance(submission, dict) else None
+        if instance is not None:
+            state.set(STRUCTURED, instance)
+        elif state.data.get(REPORT):
+            yield from StructuredOutputStage(output_schema=self.output_schema).review(state, run, self.chat_generator)
+        else:
+            run.warn(PHASE_AGENT, f"the run ended ({reason}) without an answer, so there is no structured output")
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized hook; the schema is stored by its import path.
+        :raises ConfigurationError: If the schema is defined inside a function and cannot be imported by path.
+        """
+        if self.output_schema is not None and "<locals>" in self.output_schema.__qualname__:
+            raise ConfigurationError(
+                f"output_schema {self.output_schema.__qualname__} is defined inside a function; define it at module "
+                "level so the agent can be serialized."
+            )
+        schema = serialize_type(self.output_schema) if self.output_schema is not None else None
+        model = component_to_dict(obj=self.chat_generator, name="chat_generator")
+        return default_to_dict(self, chat_generator=model, output_schema=schema)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DeepCloseHook:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The hook.
+        """
+        params = data["init_parameters"]
+        deserialize_component_inplace(params, key="chat_generator")
+        if isinstance(params.get("output_schema"), str):
+            params["output_schema"] = deserialize_type(params["output_schema"])
+        return default_from_dict(cls, data)

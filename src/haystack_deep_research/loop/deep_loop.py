@@ -1,0 +1,248 @@
+"""
+The hooks of the deep agent's tool loop, one per hook point; each is wiring over the layers that hold the logic.
+
+- :class:`StepStartHook` (``before_llm``): counts usage, ends the loop at a step boundary when an exit condition
+  fires there (``MaxIterations``, ``TokenLimit``) or the run's budget is spent (``stop_run``), else condenses a long
+  conversation (:mod:`.condense`).
+- :class:`ToolStepHook` (``before_tool``): coerces arguments to each tool's schema, refuses a submission that does
+  not match ``output_schema`` (:mod:`.submission`), guards against loops (:mod:`.loop_guard`) and announces the
+  calls that run.
+- :class:`StepReviewHook` (``after_tool``): announces results and adds them to the evidence trail; when the exit
+  conditions fire on the step (a successful submission with enough confidence), grounds the answer
+  (:mod:`.turn_grounding`) and ends the loop (``stop_run``) or sends it back; otherwise tells the model why a
+  submission was not enough, then reflects on the step (:mod:`.reflexion`).
+- :class:`AnswerHook` (``on_exit``): the model replied without tools; when the exit conditions fire the answer is
+  grounded and accepted, otherwise the loop goes on (``continue_run``) with a message saying what ending needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack.components.agents.state import State
+from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
+from pydantic import BaseModel
+
+from haystack_deep_research.loop.deep_settings import DeepHook
+from haystack_deep_research.loop.submission import answer_text, drop_sentences, payload, takes_schema
+from haystack_deep_research.loop.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
+from haystack_deep_research.prompts import (
+    GROUNDING_SEND_BACK,
+    LOW_CONFIDENCE,
+    NOT_RUN_WITH_INVALID_SUBMISSION,
+    SUBMISSION_INVALID,
+    SUBMIT_REMINDER,
+    fence,
+    render_text,
+    render_user,
+)
+from haystack_deep_research.research.exits import StepCall, StepFacts, confidence_of
+from haystack_deep_research.research.loop_guard import LoopGuard
+from haystack_deep_research.research.tool_calls import (
+    announce_calls,
+    announce_results,
+    answer_without_running,
+    coerce_pending_calls,
+)
+from haystack_deep_research.run import Phase, RunView, view_of
+from haystack_deep_research.state import (
+    CONTINUE_RUN,
+    EXIT_MAX_ITERATIONS,
+    EXIT_REASON,
+    EXIT_TIME_BUDGET,
+    EXIT_TOKEN_BUDGET,
+    GROUNDING,
+    GROUNDING_ROUNDS,
+    GROUNDING_SCORE,
+    MESSAGES,
+    REPORT,
+    STEP_COUNT,
+    STOP_RUN,
+    SUBMISSION,
+    TOKEN_USAGE,
+    TOOLS,
+)
+
+__all__ = ["AnswerHook", "StepReviewHook", "StepStartHook", "ToolStepHook"]
+
+_OUT_OF_BUDGET = (EXIT_MAX_ITERATIONS, EXIT_TOKEN_BUDGET, EXIT_TIME_BUDGET)
+
+
+def _step_results(messages: list[ChatMessage]) -> list[tuple[ToolCall, Any, bool]]:
+    """The step's calls with their results, in order: the tool messages after the last assistant message."""
+    step = []
+    for message in reversed(messages):
+        if message.is_from(ChatRole.ASSISTANT):
+            break
+        result = message.tool_call_result
+        if result is not None:
+            step.append((result.origin, result.result, not result.error))
+    return list(reversed(step))
+
+
+def _publish_grounding(state: State, grounded: Grounded) -> None:
+    state.set(GROUNDING_SCORE, grounded.judgement.score)
+    verdicts = grounded.judgement.verdicts
+    state.set(GROUNDING, [{**v.to_dict(), "dropped": v.claim.sentence in grounded.dropped} for v in verdicts])
+
+
+def _ground(hook: DeepHook, state: State, view: RunView, answer: Any) -> Phase[Any | None]:
+    """Ground an answer: ``None`` when it was sent back (with a message), else the answer with claims dropped."""
+    if hook.grounding is None:
+        return answer
+    rounds = int(state.data.get(GROUNDING_ROUNDS) or 0)
+    grounded = yield from hook.grounding.review(view, answer_text(answer), rounds, hook.chat_generator)
+    _publish_grounding(state, grounded)
+    if grounded.send_back:
+        state.set(GROUNDING_ROUNDS, rounds + 1)
+        claims = [fence(claim.text) for claim in grounded.judgement.unsupported]
+        score, threshold = f"{grounded.judgement.score:.2f}", f"{hook.grounding.threshold:g}"
+        state.set(MESSAGES, [render_user(GROUNDING_SEND_BACK, claims=claims, score=score, threshold=threshold)])
+        return None
+    return drop_sentences(answer, set(grounded.dropped))
+
+
+class StepStartHook(DeepHook):
+    """``before_llm`` of a deep agent (see the module docstring)."""
+
+    allowed_hook_points = ("before_llm",)
+    settings = ("termination", "chat_generator", "condenser")
+
+    def phase(self, state: State) -> Phase[None]:
+        """
+        :param state: The agent's live State.
+        :returns: The phase.
+        """
+        view = view_of(state)
+        if view is None:
+            return
+        view.count_usage(state.data.get(TOKEN_USAGE))
+        if state.data.get(STOP_RUN) is not None:
+            return
+        facts = StepFacts(steps=int(state.data.get(STEP_COUNT) or 0), tokens=view.run.tokens_used())
+        reason = self.termination.fired(facts) or view.spent()
+        if reason is not None:
+            state.set(STOP_RUN, reason)
+        elif self.condenser is not None:
+            yield from self.condenser.condense(state, view, self.chat_generator)
+
+
+class ToolStepHook(DeepHook):
+    """``before_tool`` of a deep agent (see the module docstring)."""
+
+    allowed_hook_points = ("before_tool",)
+    settings = ("submit_tool", "output_schema", "loop_threshold")
+
+    def run(self, state: State) -> None:
+        """
+        :param state: The agent's live State.
+        """
+        calls = coerce_pending_calls(state)
+        if self._refuse_invalid_submission(state, calls):
+            return
+        if not LoopGuard(threshold=self.loop_threshold).check(state, calls):
+            announce_calls(view_of(state), calls)
+
+    async def run_async(self, state: State) -> None:
+        """
+        :param state: The agent's live State.
+        """
+        self.run(state)
+
+    def _refuse_invalid_submission(self, state: State, calls: list[ToolCall]) -> bool:
+        schema: type[BaseModel] | None = self.output_schema
+        submits = [call for call in calls if call.tool_name == self.submit_tool]
+        if schema is None or not submits:
+            return False
+        tool = next((t for t in state.data.get(TOOLS) or [] if getattr(t, "name", None) == self.submit_tool), None)
+        if tool is None or not takes_schema(getattr(tool, "parameters", None), schema):
+            return False
+        errors = next((found for call in submits if (found := payload(call.arguments, schema)[1])), None)
+        if errors is None:
+            return False
+        problems = "\n".join(f"- {'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in errors)
+        refused = render_text(SUBMISSION_INVALID, tool=self.submit_tool, schema=schema.__name__, errors=problems)
+        held = render_text(NOT_RUN_WITH_INVALID_SUBMISSION, tool=self.submit_tool)
+        answer_without_running(state, [(call, refused if call in submits else held) for call in calls])
+        return True
+
+
+class StepReviewHook(DeepHook):
+    """``after_tool`` of a deep agent (see the module docstring)."""
+
+    allowed_hook_points = ("after_tool",)
+    settings = ("termination", "chat_generator", "submit_tool", "min_confidence", "grounding", "reflexion")
+
+    def phase(self, state: State) -> Phase[None]:
+        """
+        :param state: The agent's live State.
+        :returns: The phase.
+        """
+        view = view_of(state)
+        if view is None:
+            return
+        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+        step = _step_results(messages)
+        announce_results(view, messages)
+        trail = view.run.resource(TRAIL_RESOURCE, EvidenceTrail)
+        for call, result, succeeded in step:
+            if succeeded and call.tool_name != self.submit_tool:
+                trail.add(call.tool_name, dict(call.arguments), str(result))
+        view.count_usage(state.data.get(TOKEN_USAGE))
+        calls = tuple(StepCall(call.tool_name, dict(call.arguments), succeeded) for call, _, succeeded in step)
+        facts = StepFacts(steps=int(state.data.get(STEP_COUNT) or 0) + 1, tokens=view.run.tokens_used(), calls=calls)
+        reason = self.termination.fired(facts)
+        submitted = next((c for c in reversed(calls) if c.tool == self.submit_tool and c.succeeded), None)
+        if reason is not None:
+            answer: Any = dict(submitted.arguments) if submitted is not None else None
+            if answer is not None and reason not in _OUT_OF_BUDGET:
+                answer = yield from _ground(self, state, view, answer)
+                if answer is None:
+                    return  # sent back for more research
+            if answer is not None:
+                state.set(SUBMISSION, answer)
+                state.set(REPORT, answer_text(answer))
+            state.set(STOP_RUN, reason)
+            return
+        confidence = confidence_of(submitted.arguments) if submitted is not None else None
+        if confidence is not None and confidence < self.min_confidence:
+            note = render_user(
+                LOW_CONFIDENCE, confidence=confidence, minimum=self.min_confidence, tool=self.submit_tool
+            )
+            state.set(MESSAGES, [note])
+        if self.reflexion is not None:
+            yield from self.reflexion.reflect(state, view, self.chat_generator)
+
+
+class AnswerHook(DeepHook):
+    """``on_exit`` of a deep agent (see the module docstring)."""
+
+    allowed_hook_points = ("on_exit",)
+    settings = ("termination", "chat_generator", "submit_tool", "grounding")
+
+    def phase(self, state: State) -> Phase[None]:
+        """
+        :param state: The agent's live State.
+        :returns: The phase.
+        """
+        view = view_of(state)
+        if view is None:
+            return
+        view.count_usage(state.data.get(TOKEN_USAGE))
+        facts = StepFacts(steps=int(state.data.get(STEP_COUNT) or 0), tokens=view.run.tokens_used(), text_reply=True)
+        reason = self.termination.fired(facts)
+        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+        text = (messages[-1].text or "").strip() if messages else ""
+        if reason is None:
+            if self.submit_tool:
+                state.set(MESSAGES, [render_user(SUBMIT_REMINDER, tool=self.submit_tool)])
+                state.set(CONTINUE_RUN, True)
+            return
+        answer: Any = text
+        if reason not in _OUT_OF_BUDGET:
+            answer = yield from _ground(self, state, view, text)
+            if answer is None:
+                state.set(CONTINUE_RUN, True)
+                return
+        state.set(REPORT, answer)
+        state.set(EXIT_REASON, reason)

@@ -1,0 +1,171 @@
+"""
+Per-turn grounding: inside the deep agent's loop, each answer is judged against the evidence its tool calls returned.
+
+Every tool result of the run joins the run's :class:`EvidenceTrail` (a run resource, so condensing the conversation
+loses none of it). When the agent answers (its submit tool succeeds, or it replies without tools), each sentence of
+the answer of at least four words is a claim, and the library's one judge
+(:func:`~haystack_deep_research.report.judge_claims`, the same prompt and verdict rules as the deep research
+agent's grounding) judges them all in one call against the trail. With a score below ``threshold``:
+
+- while re-research rounds are left (``max_rounds``), the answer is **sent back**: the model reads the unsupported
+  claims and researches them again before answering anew;
+- after that, the answer is accepted with its unsupported claims **dropped**, and a warning says how many.
+
+Claims judged unsupported in an accepted answer are dropped whatever the score. An answer given without any tool
+evidence has nothing to be judged against and is accepted as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import Notice
+from haystack_deep_research.report import Claim, Judgement, judge_claims
+from haystack_deep_research.run import Phase, RunView, UsesModels
+from haystack_deep_research.state import PHASE_GROUND
+
+__all__ = ["TRAIL_RESOURCE", "EvidenceTrail", "Grounded", "TurnGrounding", "answer_claims"]
+
+TRAIL_RESOURCE = "evidence_trail"
+TRAIL_URL = "evidence:tool-results"
+MAX_TRAIL_CHARS = 100_000
+MIN_CLAIM_WORDS = 4
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+@dataclass(frozen=True)
+class _Trail:
+    url: str
+    title: str
+    text: str
+
+
+class EvidenceTrail:
+    """What the tool calls of a run returned, in order; the judge reads the latest ``MAX_TRAIL_CHARS`` of it."""
+
+    def __init__(self) -> None:
+        self._entries: list[str] = []
+        self._lock = threading.Lock()
+
+    def add(self, tool: str, arguments: dict[str, Any], result: str) -> None:
+        """
+        :param tool: The tool that was called.
+        :param arguments: Its arguments.
+        :param result: What it returned.
+        """
+        entry = f"[{tool} {json.dumps(arguments, ensure_ascii=False, default=str)}]\n{result}"
+        with self._lock:
+            self._entries.append(entry)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def get(self, url: str) -> _Trail | None:
+        """
+        :param url: The trail's own address.
+        :returns: The trail as one source, or ``None`` when empty or asked for another address.
+        """
+        with self._lock:
+            text = "\n\n".join(self._entries)[-MAX_TRAIL_CHARS:]
+        return _Trail(TRAIL_URL, "the evidence the tool calls returned", text) if text and url == TRAIL_URL else None
+
+
+def answer_claims(text: str) -> list[Claim]:
+    """
+    :param text: An answer.
+    :returns: Its claims: sentences (within lines) of at least four words that hold a letter.
+    """
+    claims = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for part in _SENTENCE_END.split(line.strip(" \t-*")):
+            sentence = part.strip()
+            if len(sentence.split()) >= MIN_CLAIM_WORDS and _LETTER.search(sentence):
+                claims.append(Claim(text=sentence, sentence=sentence, line=number, urls=(TRAIL_URL,)))
+    return claims
+
+
+@dataclass(frozen=True)
+class Grounded:
+    """
+    The verdict on one answer.
+
+    :param judgement: The judge's verdicts.
+    :param send_back: Whether the answer goes back for more research.
+    :param dropped: The sentences to drop from the accepted answer.
+    """
+
+    judgement: Judgement
+    send_back: bool
+    dropped: frozenset[str]
+
+
+class TurnGrounding(UsesModels):
+    """
+    Judge each answer against the run's evidence trail (see the module docstring).
+
+    :param judge_llm: The judge; ``None`` uses the agent's own model.
+    :param threshold: The lowest acceptable grounding score, 0 to 1.
+    :param max_rounds: How many times an answer may be sent back for more research, 0 to 5.
+    :raises ConfigurationError: If a parameter is out of range.
+    """
+
+    def __init__(self, *, judge_llm: Any = None, threshold: float = 0.65, max_rounds: int = 2) -> None:
+        if judge_llm is not None:
+            _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
+        self.judge_llm = judge_llm
+        self.threshold = _checks.number_in_range("grounding_threshold", threshold, 0.0, 1.0, include_low=True)
+        self.max_rounds = _checks.int_in_range("max_grounding_rounds", max_rounds, 0, 5)
+
+    def _used_models(self) -> list[Any]:
+        return [self.judge_llm] if self.judge_llm is not None else []
+
+    def review(self, view: RunView, answer: str, rounds: int, model: Any) -> Phase[Grounded]:
+        """
+        :param view: The agent's view of its run.
+        :param answer: The answer's text.
+        :param rounds: How many times answers of this run were sent back already.
+        :param model: The agent's own model, the judge when ``judge_llm`` is ``None``.
+        :returns: The phase; it returns the verdict.
+        """
+        trail = view.run.resource(TRAIL_RESOURCE, EvidenceTrail)
+        claims = answer_claims(answer)
+        judged = yield from judge_claims(
+            claims, trail, self.judge_llm or model, streaming_callback=view.run.streaming_callback
+        )
+        view.record_usage(PHASE_GROUND, judged.usage)
+        for warning in judged.warnings:
+            view.warn(PHASE_GROUND, warning)
+        unsupported = frozenset(claim.sentence for claim in judged.unsupported)
+        send_back = judged.score < self.threshold and rounds < self.max_rounds
+        detail = f"grounding score {judged.score:.2f} over {len(claims)} claim(s) against {len(trail)} tool result(s)"
+        action = "; sent back for more research" if send_back else ""
+        view.emit(Notice(phase=PHASE_GROUND, text=detail + action))
+        if unsupported and not send_back:
+            view.warn(PHASE_GROUND, f"{len(unsupported)} claim(s) unsupported by the tool evidence were dropped")
+        return Grounded(judgement=judged, send_back=send_back, dropped=frozenset() if send_back else unsupported)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized settings."""
+        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
+        return default_to_dict(self, judge_llm=judge, threshold=self.threshold, max_rounds=self.max_rounds)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnGrounding:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The grounding layer.
+        """
+        if data.get("init_parameters", {}).get("judge_llm") is not None:
+            deserialize_component_inplace(data["init_parameters"], key="judge_llm")
+        return default_from_dict(cls, data)

@@ -1,0 +1,321 @@
+"""
+Exit conditions: when the deep agent's tool loop ends, as small objects that compose and test without a model.
+
+A condition looks at :class:`StepFacts` (what the last step did, how many steps and tokens the run has spent) and
+says whether it fires. ``a & b`` fires when both fire, ``a | b`` when either does; the reason of the condition that
+fired becomes the run's ``exit_reason``. The deep agent's default::
+
+    base = ToolCalled(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
+    termination = base | TokenLimit(total_token_budget) | MaxIterations(max_iterations)
+
+- :class:`ToolCalled` fires when the step called the tool; with ``require_success`` (the default) only when the
+  call succeeded, so a submit tool that raises does not end the loop: the model reads the rejection and goes on.
+- :class:`ConfidenceMet` fires when the step's call carries a ``confidence`` (at the top of its arguments or one
+  object down, as in ``submit(result={..., "confidence": 0.9})``; a string ``"0.9"`` counts) of at least the
+  minimum. A call without one meets only a minimum of 0.
+- :class:`TokenLimit` fires once the run has spent that many tokens (all phases and subagents).
+- :class:`MaxIterations` fires once the agent has taken that many steps (model calls).
+- :class:`TextReply` fires when the model answered without calling a tool.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.state import EXIT_CONFIDENCE_MET, EXIT_MAX_ITERATIONS, EXIT_TEXT, EXIT_TOKEN_BUDGET
+
+__all__ = [
+    "AllOf",
+    "AnyOf",
+    "ConfidenceMet",
+    "ExitCondition",
+    "MaxIterations",
+    "StepCall",
+    "StepFacts",
+    "TextReply",
+    "TokenLimit",
+    "ToolCalled",
+    "exit_condition_from_dict",
+]
+
+
+@dataclass(frozen=True)
+class StepCall:
+    """
+    One tool call of the last step.
+
+    :param tool: The tool's name.
+    :param arguments: The arguments it ran with.
+    :param succeeded: Whether it returned without an error.
+    """
+
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    succeeded: bool = True
+
+
+@dataclass(frozen=True)
+class StepFacts:
+    """
+    What an exit condition sees.
+
+    :param steps: Steps (model calls) the agent has taken, this one included.
+    :param tokens: Tokens the run has spent so far.
+    :param calls: The tool calls of the last step (none at a step boundary or after a text reply).
+    :param text_reply: Whether the last reply had no tool calls.
+    """
+
+    steps: int = 0
+    tokens: int = 0
+    calls: tuple[StepCall, ...] = ()
+    text_reply: bool = False
+
+
+def confidence_of(arguments: Mapping[str, Any]) -> float | None:
+    """
+    :param arguments: A tool call's arguments.
+    :returns: The ``confidence`` they carry (at the top level or in one nested object), as a number, or ``None``.
+    """
+    found = arguments.get("confidence")
+    if found is None:
+        nested = [value.get("confidence") for value in arguments.values() if isinstance(value, Mapping)]
+        found = next((value for value in nested if value is not None), None)
+    if isinstance(found, str):
+        try:
+            found = float(found.strip())
+        except ValueError:
+            return None
+    if isinstance(found, bool) or not isinstance(found, int | float) or not math.isfinite(found):
+        return None
+    return float(found)
+
+
+class ExitCondition:
+    """A condition that ends the loop. Compose with ``&`` (both) and ``|`` (either)."""
+
+    def fired(self, facts: StepFacts) -> str | None:
+        """
+        :param facts: What the last step did.
+        :returns: The exit reason when the condition fires, else ``None``.
+        """
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """:returns: The condition in words."""
+        raise NotImplementedError
+
+    def tools(self) -> set[str]:
+        """:returns: The tools whose calls this condition looks for."""
+        return set()
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The condition as a JSON-ready dict (see :func:`exit_condition_from_dict`)."""
+        raise NotImplementedError
+
+    def __and__(self, other: ExitCondition) -> ExitCondition:
+        return AllOf((self, other))
+
+    def __or__(self, other: ExitCondition) -> ExitCondition:
+        return AnyOf((self, other))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.describe()}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExitCondition) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(repr(self.to_dict()))
+
+
+class ToolCalled(ExitCondition):
+    """
+    Fires when the last step called ``tool`` (and, with ``require_success``, the call succeeded).
+
+    :param tool: The tool's name.
+    :param require_success: Whether a call that failed counts.
+    :raises ConfigurationError: If ``tool`` is not a non-empty string.
+    """
+
+    def __init__(self, tool: str, *, require_success: bool = True) -> None:
+        if not isinstance(tool, str) or not tool.strip():
+            raise ConfigurationError(f"ToolCalled needs the name of a tool; got {tool!r}.")
+        self.tool = tool
+        self.require_success = bool(require_success)
+
+    def fired(self, facts: StepFacts) -> str | None:
+        called = [c for c in facts.calls if c.tool == self.tool and (c.succeeded or not self.require_success)]
+        return self.tool if called else None
+
+    def describe(self) -> str:
+        return f"{self.tool} was called{' and succeeded' if self.require_success else ''}"
+
+    def tools(self) -> set[str]:
+        return {self.tool}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "tool_called", "tool": self.tool, "require_success": self.require_success}
+
+
+class ConfidenceMet(ExitCondition):
+    """
+    Fires when a call of the last step carries a ``confidence`` of at least ``minimum``.
+
+    :param minimum: The lowest confidence that ends the loop, 0 to 1.
+    :raises ConfigurationError: If ``minimum`` is outside 0 to 1.
+    """
+
+    def __init__(self, minimum: float) -> None:
+        self.minimum = _checks.number_in_range("min_confidence", minimum, 0.0, 1.0, include_low=True)
+
+    def fired(self, facts: StepFacts) -> str | None:
+        carried = [confidence_of(call.arguments) for call in facts.calls if call.succeeded]
+        known = [value for value in carried if value is not None]
+        if known:
+            return EXIT_CONFIDENCE_MET if max(known) >= self.minimum else None
+        return EXIT_CONFIDENCE_MET if facts.calls and self.minimum <= 0 else None
+
+    def describe(self) -> str:
+        return f"confidence is at least {self.minimum:g}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "confidence_met", "minimum": self.minimum}
+
+
+class TokenLimit(ExitCondition):
+    """
+    Fires once the run has spent ``tokens`` tokens.
+
+    :param tokens: The limit, 1 to 1,000,000,000.
+    :raises ConfigurationError: If it is out of range.
+    """
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = _checks.int_in_range("total_token_budget", tokens, 1, 1_000_000_000)
+
+    def fired(self, facts: StepFacts) -> str | None:
+        return EXIT_TOKEN_BUDGET if facts.tokens >= self.tokens else None
+
+    def describe(self) -> str:
+        return f"{self.tokens:,} tokens are spent"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "token_limit", "tokens": self.tokens}
+
+
+class MaxIterations(ExitCondition):
+    """
+    Fires once the agent has taken ``steps`` steps.
+
+    :param steps: The limit, 1 to 1,000.
+    :raises ConfigurationError: If it is out of range.
+    """
+
+    def __init__(self, steps: int) -> None:
+        self.steps = _checks.int_in_range("max_iterations", steps, 1, 1_000)
+
+    def fired(self, facts: StepFacts) -> str | None:
+        return EXIT_MAX_ITERATIONS if facts.steps >= self.steps else None
+
+    def describe(self) -> str:
+        return f"{self.steps} steps are taken"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "max_iterations", "steps": self.steps}
+
+
+class TextReply(ExitCondition):
+    """Fires when the model answered without calling a tool."""
+
+    def fired(self, facts: StepFacts) -> str | None:
+        return EXIT_TEXT if facts.text_reply else None
+
+    def describe(self) -> str:
+        return "the model answered without calling a tool"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "text_reply"}
+
+
+class AllOf(ExitCondition):
+    """
+    Fires when every part fires; the reason is the first part's.
+
+    :param parts: The conditions.
+    """
+
+    def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
+        self.parts = _flatten(AllOf, parts)
+
+    def fired(self, facts: StepFacts) -> str | None:
+        reasons = [part.fired(facts) for part in self.parts]
+        return reasons[0] if all(reason is not None for reason in reasons) else None
+
+    def describe(self) -> str:
+        return " and ".join(f"({part.describe()})" for part in self.parts)
+
+    def tools(self) -> set[str]:
+        return set().union(*(part.tools() for part in self.parts))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "all_of", "parts": [part.to_dict() for part in self.parts]}
+
+
+class AnyOf(ExitCondition):
+    """
+    Fires when any part fires; the reason is that of the first part that fired.
+
+    :param parts: The conditions.
+    """
+
+    def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
+        self.parts = _flatten(AnyOf, parts)
+
+    def fired(self, facts: StepFacts) -> str | None:
+        return next((reason for part in self.parts if (reason := part.fired(facts)) is not None), None)
+
+    def describe(self) -> str:
+        return " or ".join(f"({part.describe()})" for part in self.parts)
+
+    def tools(self) -> set[str]:
+        return set().union(*(part.tools() for part in self.parts))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "any_of", "parts": [part.to_dict() for part in self.parts]}
+
+
+def _flatten(kind: type[AllOf | AnyOf], parts: tuple[ExitCondition, ...]) -> tuple[ExitCondition, ...]:
+    flat: list[ExitCondition] = []
+    for part in parts:
+        if not isinstance(part, ExitCondition):
+            raise ConfigurationError(f"exit conditions compose only with exit conditions; got {type(part).__name__}.")
+        flat.extend(part.parts if isinstance(part, kind) else (part,))
+    return tuple(flat)
+
+
+def exit_condition_from_dict(data: Mapping[str, Any]) -> ExitCondition:
+    """
+    :param data: What :meth:`ExitCondition.to_dict` returned.
+    :returns: The condition.
+    :raises ConfigurationError: If ``data`` is not a serialized condition.
+    """
+    kind = data.get("type") if isinstance(data, Mapping) else None
+    if kind == "tool_called":
+        return ToolCalled(data["tool"], require_success=data.get("require_success", True))
+    if kind == "confidence_met":
+        return ConfidenceMet(data["minimum"])
+    if kind == "token_limit":
+        return TokenLimit(data["tokens"])
+    if kind == "max_iterations":
+        return MaxIterations(data["steps"])
+    if kind == "text_reply":
+        return TextReply()
+    if kind in ("all_of", "any_of"):
+        parts = tuple(exit_condition_from_dict(part) for part in data.get("parts") or [])
+        return AllOf(parts) if kind == "all_of" else AnyOf(parts)
+    raise ConfigurationError(f"not a serialized exit condition: {data!r}.")

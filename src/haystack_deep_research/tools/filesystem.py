@@ -1,0 +1,220 @@
+"""
+The deep agent's scratch space: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``.
+
+:func:`create_filesystem_tools` makes the six tools over one backend (see :mod:`.scratch`). Without a backend each
+run gets its own in-memory space, gone when the run ends; with ``DiskBackend(root=...)`` files persist under that
+root and never outside it. Every read emits ``FileRead`` and every write ``FileWritten`` (see
+:mod:`haystack_deep_research.events.agent`); a refused path or a file too large is a tool error the model reads.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Any
+
+from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
+from haystack_deep_research.events import FileRead, FileWritten
+from haystack_deep_research.prompts import (
+    EDIT_FILE,
+    EDIT_FILE_DESCRIPTION,
+    GLOB,
+    GLOB_DESCRIPTION,
+    GREP,
+    GREP_DESCRIPTION,
+    LS,
+    LS_DESCRIPTION,
+    READ_FILE,
+    READ_FILE_DESCRIPTION,
+    SCRATCH_AMBIGUOUS_EDIT,
+    SCRATCH_BAD_PATTERN,
+    SCRATCH_EMPTY,
+    SCRATCH_NO_MATCH,
+    SCRATCH_WRITTEN,
+    WRITE_FILE,
+    WRITE_FILE_DESCRIPTION,
+    render_text,
+)
+from haystack_deep_research.run import Phase, RunView, blocking
+from haystack_deep_research.tools.base import ResearchTool
+from haystack_deep_research.tools.scratch import MemoryBackend, ScratchBackend, backend_from_dict, scratch_path
+
+__all__ = ["FilesystemTool", "create_filesystem_tools"]
+
+SCRATCH_RESOURCE = "scratch"
+MAX_LINES = 2_000
+MAX_MATCHES = 200
+
+_STRING = {"type": "string"}
+_PARAMETERS: dict[str, dict[str, Any]] = {
+    WRITE_FILE: {"properties": {"path": _STRING, "content": _STRING}, "required": ["path", "content"]},
+    READ_FILE: {
+        "properties": {"path": _STRING, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
+        "required": ["path"],
+    },
+    LS: {"properties": {"path": _STRING}, "required": []},
+    EDIT_FILE: {
+        "properties": {"path": _STRING, "old": _STRING, "new": _STRING, "replace_all": {"type": "boolean"}},
+        "required": ["path", "old", "new"],
+    },
+    GLOB: {"properties": {"pattern": _STRING}, "required": ["pattern"]},
+    GREP: {"properties": {"pattern": _STRING, "glob": _STRING}, "required": ["pattern"]},
+}
+_DESCRIPTIONS = {
+    WRITE_FILE: WRITE_FILE_DESCRIPTION,
+    READ_FILE: READ_FILE_DESCRIPTION,
+    LS: LS_DESCRIPTION,
+    EDIT_FILE: EDIT_FILE_DESCRIPTION,
+    GLOB: GLOB_DESCRIPTION,
+    GREP: GREP_DESCRIPTION,
+}
+
+
+_Done = tuple[str, str, int | None]
+
+
+def _text(name: str, value: Any, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not allow_empty and not value):
+        raise ToolArgumentsError(render_text(SCRATCH_EMPTY, name=name, got=repr(value)))
+    return value
+
+
+class FilesystemTool(ResearchTool):
+    """
+    One scratch-space operation as a tool.
+
+    :param operation: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` or ``grep``.
+    :param backend: Where files live; ``None`` (default) gives each run its own in-memory space.
+    :raises ToolArgumentsError: (when invoked) If an argument is missing; a refused path raises ``ScratchSpaceError``.
+    """
+
+    def __init__(self, *, operation: str, backend: ScratchBackend | None = None) -> None:
+        if operation not in _PARAMETERS:
+            raise ConfigurationError(f"operation must be one of {', '.join(_PARAMETERS)}; got {operation!r}.")
+        self.operation = operation
+        self.backend = backend
+        self._alone = MemoryBackend()  # used only outside a run, when no backend is given
+        super().__init__(
+            name=operation,
+            description=_DESCRIPTIONS[operation],
+            parameters={"type": "object", **_PARAMETERS[operation]},
+        )
+
+    def _space(self, view: RunView | None) -> ScratchBackend:
+        if self.backend is not None:
+            return self.backend
+        return view.run.resource(SCRATCH_RESOURCE, MemoryBackend) if view is not None else self._alone
+
+    def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
+        """
+        :param view: The agent's view of its run, or ``None``.
+        :param arguments: The model's arguments.
+        :returns: The phase; it returns what the model reads.
+        """
+        space = self._space(view)
+        [done] = yield [blocking(getattr(self, f"_{self.operation}"), space, **arguments)]
+        if done.error is not None:
+            raise done.error
+        text, path, written = done.value
+        if view is not None:
+            event = FileWritten(phase=view.phase, path=path, chars=written) if written is not None else None
+            view.emit(event or FileRead(phase=view.phase, path=path))
+        return str(text)
+
+    # Each operation returns (what the model reads, the path it touched, the size written or None for a read).
+
+    def _write_file(self, space: ScratchBackend, path: Any = None, content: Any = None, **_: Any) -> _Done:
+        where, text = scratch_path(_text("path", path)), _text("content", content, allow_empty=True)
+        space.write(where, text)
+        return render_text(SCRATCH_WRITTEN, path=where, chars=len(text)), where, len(text)
+
+    def _read_file(
+        self, space: ScratchBackend, path: Any = None, offset: Any = 0, limit: Any = MAX_LINES, **_: Any
+    ) -> _Done:
+        where = scratch_path(_text("path", path))
+        lines = space.read(where).splitlines()
+        start = max(offset if isinstance(offset, int) else 0, 0)
+        count = min(max(limit if isinstance(limit, int) else MAX_LINES, 1), MAX_LINES)
+        shown = [f"{number:6d}\t{line}" for number, line in enumerate(lines[start : start + count], start + 1)]
+        return "\n".join(shown) or render_text(SCRATCH_NO_MATCH, what=f"lines in {where}"), where, None
+
+    def _ls(self, space: ScratchBackend, path: Any = "", **_: Any) -> _Done:
+        where = scratch_path(path)
+        prefix = f"{where}/" if where else ""
+        entries = set()
+        for file in space.files():
+            if file.startswith(prefix):
+                first, _sep, rest = file[len(prefix) :].partition("/")
+                entries.add(f"{first}/" if rest else first)
+        return "\n".join(sorted(entries)) or render_text(SCRATCH_NO_MATCH, what="files"), where or ".", None
+
+    def _edit_file(
+        self,
+        space: ScratchBackend,
+        path: Any = None,
+        old: Any = None,
+        new: Any = None,
+        replace_all: Any = False,
+        **_: Any,
+    ) -> _Done:
+        where, before, after = scratch_path(_text("path", path)), _text("old", old), _text("new", new, allow_empty=True)
+        text = space.read(where)
+        found = text.count(before)
+        if found == 0:
+            raise ScratchSpaceError(render_text(SCRATCH_NO_MATCH, what=f"'{before}' in {where}"))
+        if found > 1 and replace_all is not True:
+            raise ScratchSpaceError(render_text(SCRATCH_AMBIGUOUS_EDIT, path=where, count=found))
+        edited = text.replace(before, after) if replace_all is True else text.replace(before, after, 1)
+        space.write(where, edited)
+        return render_text(SCRATCH_WRITTEN, path=where, chars=len(edited)), where, len(edited)
+
+    def _glob(self, space: ScratchBackend, pattern: Any = None, **_: Any) -> _Done:
+        wanted = _text("pattern", pattern).strip().removeprefix("./")
+        matched = [path for path in space.files() if fnmatch.fnmatchcase(path, wanted)]
+        return "\n".join(matched) or render_text(SCRATCH_NO_MATCH, what=f"files matching {wanted}"), wanted, None
+
+    def _grep(self, space: ScratchBackend, pattern: Any = None, glob: Any = None, **_: Any) -> _Done:
+        wanted = _text("pattern", pattern)
+        try:
+            expression = re.compile(wanted)
+        except re.error as error:
+            raise ScratchSpaceError(render_text(SCRATCH_BAD_PATTERN, pattern=wanted, error=str(error))) from error
+        among = glob.strip().removeprefix("./") if isinstance(glob, str) and glob.strip() else "*"
+        found: list[str] = []
+        for path in space.files():
+            if not fnmatch.fnmatchcase(path, among):
+                continue
+            for number, line in enumerate(space.read(path).splitlines(), 1):
+                if expression.search(line) and len(found) < MAX_MATCHES:
+                    found.append(f"{path}:{number}: {line}")
+        return "\n".join(found) or render_text(SCRATCH_NO_MATCH, what=f"lines matching {wanted}"), among, None
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized tool (a memory backend's files are not kept)."""
+        backend = self.backend.to_dict() if self.backend is not None else None
+        return self._serialized({"operation": self.operation, "backend": backend})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FilesystemTool:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The tool.
+        """
+        params = data["data"]
+        return cls(operation=params["operation"], backend=backend_from_dict(params.get("backend")))
+
+
+def create_filesystem_tools(backend: ScratchBackend | None = None) -> list[FilesystemTool]:
+    """
+    The six scratch-space tools over one backend.
+
+    :param backend: ``None`` (each run gets its own in-memory space), a ``MemoryBackend`` shared by every run, or a
+        ``DiskBackend(root=...)``.
+    :returns: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``.
+    :raises ConfigurationError: If ``backend`` is not a scratch backend.
+    """
+    if backend is not None and not isinstance(backend, ScratchBackend):
+        raise ConfigurationError(
+            f"backend must be a MemoryBackend or DiskBackend(root=...); got {type(backend).__name__}."
+        )
+    return [FilesystemTool(operation=operation, backend=backend) for operation in _PARAMETERS]

@@ -1,0 +1,204 @@
+"""
+Where the deep agent's filesystem tools keep their files: an ephemeral in-memory space (the default, one per run) or
+a directory on disk, confined to its root.
+
+Paths are relative POSIX paths (``notes/plan.md``). Both backends refuse, with a
+:class:`~haystack_deep_research.errors.ScratchSpaceError` the model reads as a tool error: an absolute path, a path
+with a ``..`` segment, a file larger than ``max_file_chars``, more than ``max_files`` files. The disk backend also
+refuses any path that passes through a symbolic link (so nothing outside its root is read or written, whatever the
+links inside it point to) and creates its root when first written to.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol, runtime_checkable
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError
+from haystack_deep_research.prompts import (
+    SCRATCH_ABSOLUTE,
+    SCRATCH_ESCAPE,
+    SCRATCH_LINK,
+    SCRATCH_NOT_FOUND,
+    SCRATCH_TOO_LARGE,
+    SCRATCH_TOO_MANY,
+    render_text,
+)
+
+__all__ = ["DiskBackend", "MemoryBackend", "ScratchBackend", "scratch_path"]
+
+DEFAULT_MAX_FILE_CHARS = 200_000
+DEFAULT_MAX_FILES = 1_000
+
+
+def scratch_path(path: Any) -> str:
+    """
+    Check and normalise a scratch-space path.
+
+    :param path: The model's path.
+    :returns: The path as relative POSIX segments joined by ``/`` (``""`` for the root).
+    :raises ScratchSpaceError: If it is absolute or has a ``..`` segment.
+    """
+    text = str(path if path is not None else "").strip().replace("\\", "/")
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        raise ScratchSpaceError(render_text(SCRATCH_ABSOLUTE, path=text))
+    parts = [part for part in PurePosixPath(text).parts if part not in ("", ".")]
+    if ".." in parts:
+        raise ScratchSpaceError(render_text(SCRATCH_ESCAPE, path=text))
+    return "/".join(parts)
+
+
+@runtime_checkable
+class ScratchBackend(Protocol):
+    """What the filesystem tools need from a backend."""
+
+    def read(self, path: str) -> str:
+        """:returns: The text of the file at ``path``. :raises ScratchSpaceError: If there is none."""
+        ...
+
+    def write(self, path: str, text: str) -> None:
+        """Write (create or replace) the file at ``path``."""
+        ...
+
+    def files(self) -> list[str]:
+        """:returns: Every file's path, sorted."""
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The backend's serialized settings."""
+        ...
+
+
+class _Limits:
+    def __init__(self, max_file_chars: int, max_files: int) -> None:
+        self.max_file_chars = _checks.int_in_range("max_file_chars", max_file_chars, 1, 100_000_000)
+        self.max_files = _checks.int_in_range("max_files", max_files, 1, 1_000_000)
+
+    def check(self, path: str, text: str, existing: int, exists: bool) -> None:
+        if len(text) > self.max_file_chars:
+            raise ScratchSpaceError(
+                render_text(SCRATCH_TOO_LARGE, path=path, chars=len(text), limit=self.max_file_chars)
+            )
+        if not exists and existing >= self.max_files:
+            raise ScratchSpaceError(render_text(SCRATCH_TOO_MANY, limit=self.max_files))
+
+
+class MemoryBackend(_Limits):
+    """
+    Files held in memory, gone when the run ends (each run of a deep agent gets a fresh one).
+
+    :param max_file_chars: The largest file, in characters.
+    :param max_files: The most files.
+    :raises ConfigurationError: If a limit is out of range.
+    """
+
+    def __init__(self, *, max_file_chars: int = DEFAULT_MAX_FILE_CHARS, max_files: int = DEFAULT_MAX_FILES) -> None:
+        super().__init__(max_file_chars, max_files)
+        self._files: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def read(self, path: str) -> str:
+        """:returns: The file's text. :raises ScratchSpaceError: If there is no such file."""
+        with self._lock:
+            if path not in self._files:
+                raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path))
+            return self._files[path]
+
+    def write(self, path: str, text: str) -> None:
+        """Create or replace a file. :raises ScratchSpaceError: If a limit is exceeded."""
+        with self._lock:
+            self.check(path, text, len(self._files), path in self._files)
+            self._files[path] = text
+
+    def files(self) -> list[str]:
+        """:returns: Every file's path, sorted."""
+        with self._lock:
+            return sorted(self._files)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The settings (the files are not kept)."""
+        return {"type": "memory", "max_file_chars": self.max_file_chars, "max_files": self.max_files}
+
+
+class DiskBackend(_Limits):
+    """
+    Files in a directory on disk, confined to it.
+
+    :param root: The directory; created on first write.
+    :param max_file_chars: The largest file, in characters.
+    :param max_files: The most files under the root.
+    :raises ConfigurationError: If ``root`` exists and is not a directory, or a limit is out of range.
+    """
+
+    def __init__(
+        self, *, root: str | Path, max_file_chars: int = DEFAULT_MAX_FILE_CHARS, max_files: int = DEFAULT_MAX_FILES
+    ) -> None:
+        super().__init__(max_file_chars, max_files)
+        self.root = Path(root).expanduser().absolute()
+        if self.root.exists() and not self.root.is_dir():
+            raise ConfigurationError(f"root must be a directory; {self.root} is a file. Pass a directory path.")
+        self._lock = threading.Lock()
+
+    def _target(self, path: str) -> Path:
+        target = self.root
+        for part in path.split("/") if path else []:
+            target = target / part
+            if target.is_symlink():
+                raise ScratchSpaceError(render_text(SCRATCH_LINK, path=path))
+        if self.root.is_symlink():
+            raise ScratchSpaceError(render_text(SCRATCH_LINK, path=path))
+        return target
+
+    def read(self, path: str) -> str:
+        """:returns: The file's text. :raises ScratchSpaceError: If there is no such file or it is a link."""
+        target = self._target(path)
+        if not target.is_file():
+            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path))
+        return target.read_text(encoding="utf-8", errors="replace")
+
+    def write(self, path: str, text: str) -> None:
+        """Create or replace a file. :raises ScratchSpaceError: If a limit is exceeded or the path is a link."""
+        with self._lock:
+            target = self._target(path)
+            if not path or target.is_dir():
+                raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
+            self.check(path, text, len(self.files()), target.exists())
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._target(path)  # the directories just made are real directories, never links
+            target.write_text(text, encoding="utf-8")
+
+    def files(self) -> list[str]:
+        """:returns: Every regular file under the root (links are not followed), sorted."""
+        if not self.root.is_dir() or self.root.is_symlink():
+            return []
+        found = []
+        for directory, subdirectories, names in os.walk(self.root, followlinks=False):
+            subdirectories[:] = [name for name in subdirectories if not Path(directory, name).is_symlink()]
+            for name in names:
+                full = Path(directory, name)
+                if full.is_file() and not full.is_symlink():
+                    found.append(full.relative_to(self.root).as_posix())
+        return sorted(found)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The settings."""
+        return {
+            "type": "disk",
+            "root": str(self.root),
+            "max_file_chars": self.max_file_chars,
+            "max_files": self.max_files,
+        }
+
+
+def backend_from_dict(data: dict[str, Any] | None) -> ScratchBackend | None:
+    """
+    :param data: What a backend's ``to_dict`` returned, or ``None``.
+    :returns: The backend (a memory backend comes back empty), or ``None``.
+    """
+    if data is None:
+        return None
+    options = {key: value for key, value in data.items() if key != "type"}
+    return DiskBackend(**options) if data.get("type") == "disk" else MemoryBackend(**options)

@@ -1,0 +1,114 @@
+"""output_schema without a schema-shaped submission: the answer is structured by the provider's strict mode where the
+model has one, by validate-and-retry otherwise; and the per-completion cap reaches the provider."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import respx
+from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGenerator, OpenAIResponsesChatGenerator
+from haystack.dataclasses import ChatMessage
+from haystack.utils import Secret
+from pydantic import BaseModel
+
+from haystack_deep_research import create_deep_agent
+from haystack_deep_research.prompts import prompt_of
+from haystack_deep_research.report import strict_output_kwargs
+from haystack_deep_research.testing import ScriptedChatGenerator
+
+API = "https://api.openai.test/v1"
+ANSWER = "Acme leads the mid-market CRM segment."
+
+
+class Verdict(BaseModel):
+    leader: str
+    confidence: float
+
+
+def test_strict_mode_is_known_for_openai_generators_only() -> None:
+    key = Secret.from_token("sk-test")
+
+    assert strict_output_kwargs(OpenAIChatGenerator(api_key=key), Verdict) == {"response_format": Verdict}
+    assert strict_output_kwargs(OpenAIResponsesChatGenerator(api_key=key), Verdict) == {"text_format": Verdict}
+    assert strict_output_kwargs(ScriptedChatGenerator(role="writer"), Verdict) is None
+
+
+def test_a_plain_answer_is_structured_with_validate_and_retry() -> None:
+    replies = iter(['{"leader": "Acme"}', '{"leader": "Acme", "confidence": 0.8}'])
+    prompts: list[str] = []
+
+    def reply(messages: list[ChatMessage]) -> str:
+        found = prompt_of(messages[-1])
+        if found is not None and found[0].startswith("structured"):
+            prompts.append(found[0])
+            return next(replies)
+        return ANSWER
+
+    agent = create_deep_agent(
+        chat_generator=MockChatGenerator(response_fn=reply),
+        tools=[],
+        system_prompt="Answer.",
+        output_schema=Verdict,
+        grounding=False,
+        reflexion=False,
+    )
+
+    result = agent.run(messages=[ChatMessage.from_user("Who leads?")])
+
+    assert result["structured"] == Verdict(leader="Acme", confidence=0.8)
+    assert prompts == ["structured", "structured_retry"]
+    assert result["report"] == ANSWER
+
+
+def _responses(text: str) -> httpx.Response:
+    content = [{"type": "output_text", "text": text, "annotations": []}]
+    message = {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "content": content}
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "total_tokens": 15,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+    body: dict[str, Any] = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "model": "gpt-test",
+        "status": "completed",
+        "output": [message],
+        "usage": usage,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    return httpx.Response(200, json=body)
+
+
+@respx.mock
+def test_openai_gets_the_output_cap_on_each_completion_and_the_schema_in_strict_mode() -> None:
+    route = respx.post(f"{API}/responses").mock(
+        side_effect=[_responses(ANSWER), _responses(json.dumps({"leader": "Acme", "confidence": 0.9}))]
+    )
+    model = OpenAIResponsesChatGenerator(
+        api_key=Secret.from_token("sk-test"), model="gpt-test", api_base_url=API, http_client_kwargs={"timeout": 5}
+    )
+    agent = create_deep_agent(
+        chat_generator=model,
+        tools=[],
+        system_prompt="Answer.",
+        output_schema=Verdict,
+        max_output_tokens=256,
+        grounding=False,
+        reflexion=False,
+    )
+
+    result = agent.run(messages=[ChatMessage.from_user("Who leads?")])
+
+    loop_call, structured_call = (json.loads(call.request.content) for call in route.calls)
+    assert loop_call["max_output_tokens"] == 256
+    assert structured_call["text"]["format"]["type"] == "json_schema"
+    assert structured_call["text"]["format"]["name"] == "Verdict"
+    assert result["structured"] == Verdict(leader="Acme", confidence=0.9)
