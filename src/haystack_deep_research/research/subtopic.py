@@ -17,7 +17,6 @@ import arrow
 from haystack.components.agents import Agent
 from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.tools import Tool, Toolset
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
@@ -43,7 +42,7 @@ from haystack_deep_research.run import Call, Phase, RunView
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.resume import journal_note, resumed_note
 from haystack_deep_research.state import EXIT_REASON, PHASE_RESEARCH, RUN_KEY
-from haystack_deep_research.tools import ResearchTool, RunToolset
+from haystack_deep_research.tools import ResearchTool, bind_tools
 
 __all__ = ["ResearchSubtopicTool"]
 
@@ -52,19 +51,6 @@ def _subtopic_text(subtopic: Any) -> str:
     if not isinstance(subtopic, str) or not subtopic.strip():
         raise ToolArgumentsError(render_text(SUBTOPIC_MISSING, got=repr(subtopic)))
     return subtopic.strip()
-
-
-def _bound_tools(tools: Any, view: RunView) -> list[Tool | Toolset]:
-    """The researcher's tools for one call, those of this library bound to the researcher's view."""
-    bound: list[Tool | Toolset] = []
-    for item in [tools] if isinstance(tools, Toolset) else list(tools or []):
-        if isinstance(item, RunToolset):
-            bound.extend(item.bind(view))
-        elif isinstance(item, ResearchTool):
-            bound.append(item.bind(view))
-        else:
-            bound.append(item)
-    return bound
 
 
 class ResearchSubtopicTool(ResearchTool):
@@ -137,7 +123,7 @@ class ResearchSubtopicTool(ResearchTool):
             )
             view.emit(spawned)
             child = view.run.researcher(text)
-            inputs.update(hook_context={RUN_KEY: child}, tools=_bound_tools(self.researcher.tools, child))
+            inputs.update(hook_context={RUN_KEY: child}, tools=bind_tools(self.researcher.tools, child))
         [ran] = yield [Call(lambda: self.researcher.run(**inputs), lambda: self.researcher.run_async(**inputs))]
         if ran.error is not None:
             if view is not None:

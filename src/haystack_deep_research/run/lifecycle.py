@@ -50,7 +50,7 @@ from haystack_deep_research.state import (
     WARNINGS,
 )
 
-__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "publish", "question_from", "view_of"]
+__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "event_bus", "publish", "question_from", "view_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,16 @@ def _context(state: State) -> dict[str, Any]:
     return context
 
 
-def _events(run_id: str, context: dict[str, Any]) -> EventBus:
+def event_bus(run_id: str, context: dict[str, Any]) -> EventBus:
+    """
+    The event bus of a run, delivering to the callbacks the caller put in ``hook_context``.
+
+    :param run_id: The run's id.
+    :param context: The run's ``hook_context``: ``EVENTS_KEY`` (``on_event(event)``) and ``PROGRESS_KEY``
+        (``progress(phase, message)``) are read.
+    :returns: The bus.
+    :raises ConfigurationError: If one of them is not callable.
+    """
     subscribers = []
     for key, adapt in ((PROGRESS_KEY, progress_view), (EVENTS_KEY, None)):
         given = context.get(key)
@@ -155,7 +164,7 @@ class OpenRunHook(PhaseHook):
         """
         question = question_from(state.data.get(MESSAGES))
         context = _context(state)
-        bus = _events(uuid.uuid4().hex, context)
+        bus = event_bus(uuid.uuid4().hex, context)
         journal = yield from open_journal(context, question)
         budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
         run = ResearchRun(question=question, budget=budget, journal=journal, events=bus)

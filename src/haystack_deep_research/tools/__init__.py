@@ -4,9 +4,17 @@ The tools of the library: ``web_search`` (Tavily), ``read_url`` (guarded fetch, 
 run its own copies.
 """
 
-from haystack_deep_research.tools.base import ResearchTool, RunToolset
+from haystack_deep_research.tools.base import ResearchTool, RunToolset, bind_tools
 from haystack_deep_research.tools.read_url import ReadUrlTool
 from haystack_deep_research.tools.think import create_think_tool
 from haystack_deep_research.tools.web_search import SearchClient, WebSearchTool
 
-__all__ = ["ReadUrlTool", "ResearchTool", "RunToolset", "SearchClient", "WebSearchTool", "create_think_tool"]
+__all__ = [
+    "ReadUrlTool",
+    "ResearchTool",
+    "RunToolset",
+    "SearchClient",
+    "WebSearchTool",
+    "bind_tools",
+    "create_think_tool",
+]

@@ -22,7 +22,7 @@ from haystack_deep_research.errors import DeepResearchError
 from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research.run import Phase, RunView, UsesModels, drive, drive_async
 
-__all__ = ["ResearchTool", "RunToolset"]
+__all__ = ["ResearchTool", "RunToolset", "bind_tools"]
 
 
 class _Slot:
@@ -160,3 +160,24 @@ class RunToolset(Toolset):
         :returns: The tools, those of this library bound to ``view``.
         """
         return [tool.bind(view) if isinstance(tool, ResearchTool) else tool for tool in self.tools]
+
+
+def bind_tools(tools: Any, view: RunView | None) -> list[Tool | Toolset]:
+    """
+    An agent's tools for one run, those of this library bound to a view of the run (pass them as the Agent's
+    ``tools`` argument of ``run``).
+
+    :param tools: The agent's ``tools``: a list of tools and toolsets, or one toolset.
+    :param view: The view the tools work in.
+    :returns: The tools: a :class:`RunToolset` is unpacked into its bound tools, a :class:`ResearchTool` is bound,
+        anything else is kept as it is.
+    """
+    bound: list[Tool | Toolset] = []
+    for item in [tools] if isinstance(tools, Toolset) else list(tools or []):
+        if isinstance(item, RunToolset):
+            bound.extend(item.bind(view))
+        elif isinstance(item, ResearchTool):
+            bound.append(item.bind(view))
+        else:
+            bound.append(item)
+    return bound
