@@ -17,3 +17,14 @@ def test_the_offline_example_writes_a_cited_report(capsys: pytest.CaptureFixture
     assert report.startswith("# Research report")
     assert "/tides.html)" in report
     assert "/moon.pdf)" in report
+
+
+def test_the_workflow_example_rewrites_then_replans_until_grounded(capsys: pytest.CaptureFixture[str]) -> None:
+    runpy.run_path(str(EXAMPLES / "research_workflow.py"), run_name="__main__")
+
+    out = capsys.readouterr().out
+    assert out.startswith("# Summary")
+    assert "Spring tides occur at new and full moon" in out
+    assert "Tides stopped in 1990" not in out
+    assert "grounding 100%, rewrites 1, replans 1, exit reason grounded" in out
+    assert '"confidence": 0.8' in out

@@ -11,7 +11,13 @@ from haystack_deep_research import errors
 
 
 @pytest.mark.parametrize(
-    "module", ["haystack_deep_research", "haystack_deep_research.testing", "haystack_deep_research.web"]
+    "module",
+    [
+        "haystack_deep_research",
+        "haystack_deep_research.testing",
+        "haystack_deep_research.web",
+        "haystack_deep_research.workflow",
+    ],
 )
 def test_all_is_sorted_and_complete(module: str) -> None:
     imported = importlib.import_module(module)

@@ -13,12 +13,12 @@ trafilatura, pypdf) are imported when first used.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
 ``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``report``,
-``evidence``, ``tools``, ``web``, ``cli`` and ``testing``.
+``evidence``, ``tools``, ``web``, ``workflow`` (the research workflow's steps), ``cli`` and ``testing``.
 """
 
 from haystack.core.serialization_security import allow_deserialization_module
 
-from haystack_deep_research.agents import create_deep_research_agent
+from haystack_deep_research.agents import create_deep_research_agent, create_research_workflow
 from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
@@ -73,4 +73,5 @@ __all__ = [
     "WebSearchTool",
     "WriteHook",
     "create_deep_research_agent",
+    "create_research_workflow",
 ]

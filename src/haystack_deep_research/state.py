@@ -26,6 +26,11 @@ REGENERATION_COUNT = "regeneration_count"
 REPLAN_COUNT = "replan_count"
 STRUCTURED = "structured"
 
+# Outputs of the research workflow that the deep research agent does not have.
+SUMMARY = "summary"
+CAUSAL_CHAIN = "causal_chain"
+STRUCTURED_OUTPUT = "structured_output"
+
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
 HOOK_CONTEXT = "hook_context"
@@ -62,6 +67,12 @@ PHASE_SUMMARIZE = "summarize"
 PHASE_WRITE = "write"
 PHASE_GROUND = "ground"
 PHASE_STRUCTURE = "structure"
+# Phases of the research workflow (besides ``ground`` and ``structure``) and of a multi-item scan.
+PHASE_EXECUTE = "execute"
+PHASE_CAUSAL = "causal"
+PHASE_SUMMARY = "summary"
+PHASE_REPLAN = "replan"
+PHASE_SCAN = "scan"
 
 # ``exit_reason`` values the library sets (besides Haystack's own "text" and "max_agent_steps").
 EXIT_WRITER_FAILED = "writer_failed"
@@ -69,6 +80,10 @@ EXIT_ORCHESTRATOR_FAILED = "orchestrator_failed"
 EXIT_LOOP_DETECTED = "loop_detected"
 EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
 EXIT_TIME_BUDGET = "time_budget"
+# ``exit_reason`` values of the research workflow.
+EXIT_GROUNDED = "grounded"
+EXIT_GROUNDING_EXHAUSTED = "grounding_exhausted"
+EXIT_STRUCTURED_OUTPUT_FAILED = "structured_output_failed"
 
 ProgressCallback = Callable[[str, str], None]
 

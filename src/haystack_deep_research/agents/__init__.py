@@ -6,5 +6,12 @@ from haystack_deep_research.agents.models import (
     DEFAULT_SMALL_MODEL,
     default_chat_generator,
 )
+from haystack_deep_research.agents.research_workflow import create_research_workflow
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_SMALL_MODEL", "create_deep_research_agent", "default_chat_generator"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_SMALL_MODEL",
+    "create_deep_research_agent",
+    "create_research_workflow",
+    "default_chat_generator",
+]
