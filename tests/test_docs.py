@@ -10,7 +10,7 @@ import pytest
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 NEEDS_KEYS = "<!-- needs keys -->"
 _BLOCK = re.compile(r"(?P<before>[^\n]*)\n```python\n(?P<code>.*?)\n```", re.DOTALL)
-PAGES = ["workflow.md"]
+PAGES = ["workflow.md", "scans.md"]
 
 
 def _blocks() -> list[tuple[str, int, str]]:

@@ -28,3 +28,14 @@ def test_the_workflow_example_rewrites_then_replans_until_grounded(capsys: pytes
     assert "Tides stopped in 1990" not in out
     assert "grounding 100%, rewrites 1, replans 1, exit reason grounded" in out
     assert '"confidence": 0.8' in out
+
+
+def test_the_scan_example_researches_each_item_once(capsys: pytest.CaptureFixture[str]) -> None:
+    runpy.run_path(str(EXAMPLES / "scan_items.py"), run_name="__main__")
+
+    out = capsys.readouterr().out
+    assert out.count("researching ") == 3
+    assert "scan ended: 3 row(s), 0 failed, 0 skipped" in out
+    assert "scan started: 3 item(s), 3 already done" in out
+    assert "/moon.html']" in out
+    assert out.rstrip().endswith("second run researched 0, skipped 3")

@@ -13,7 +13,8 @@ trafilatura, pypdf) are imported when first used.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
 ``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``report``,
-``evidence``, ``tools``, ``web``, ``workflow`` (the research workflow's steps), ``cli`` and ``testing``.
+``evidence``, ``tools``, ``web``, ``workflow`` (the research workflow's steps), ``scans`` (multi-item scans),
+``cli`` and ``testing``.
 """
 
 from haystack.core.serialization_security import allow_deserialization_module
@@ -24,6 +25,7 @@ from haystack_deep_research.errors import (
     DeepResearchError,
     InvalidQuestionError,
     MissingCredentialsError,
+    MissingExtraError,
     ResearchRunError,
     RunDirError,
     StructuredOutputError,
@@ -34,6 +36,7 @@ from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
 from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY
 from haystack_deep_research.tools import ReadUrlTool, RunToolset, WebSearchTool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
@@ -56,7 +59,11 @@ __all__ = [
     "FinalSummaryHook",
     "GroundingStage",
     "InvalidQuestionError",
+    "ItemRef",
+    "KnowledgeProvider",
+    "KnowledgeRow",
     "MissingCredentialsError",
+    "MissingExtraError",
     "ReadUrlTool",
     "ResearchRun",
     "ResearchRunError",
@@ -64,6 +71,7 @@ __all__ = [
     "ResearchSummary",
     "RunDirError",
     "RunToolset",
+    "ScanRunner",
     "ScopeHook",
     "SourceEntry",
     "StructuredOutputError",

@@ -9,6 +9,7 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── ConfigurationError                  a bad parameter to a factory, tool or policy
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
+    │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
     │   └── RunDirError                         the run directory given to resume a run cannot be used
     └── ResearchRunError                        something failed while a run was under way
         ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
@@ -42,6 +43,7 @@ __all__ = [
     "FetchTimeoutError",
     "InvalidQuestionError",
     "MissingCredentialsError",
+    "MissingExtraError",
     "ResearchRunError",
     "RunDirError",
     "SearchError",
@@ -71,6 +73,19 @@ class InvalidQuestionError(UsageError):
 
 class MissingCredentialsError(UsageError):
     """An API key the default clients need is not set."""
+
+
+class MissingExtraError(UsageError):
+    """
+    An optional integration was asked for, but the package it needs is not installed; the message names the extra.
+
+    :param message: What was asked for and the ``pip install 'haystack-deep-research[extra]'`` that provides it.
+    :param extra: The name of the extra.
+    """
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 class RunDirError(UsageError):

@@ -7,6 +7,7 @@ Pass ``hook_context={EVENTS_KEY: on_event}`` to a run to receive every :class:`E
 """
 
 from haystack_deep_research.events.bus import EventBus, Subscriber, progress_view
+from haystack_deep_research.events.scan import ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
 from haystack_deep_research.events.stream import EventStream
 from haystack_deep_research.events.types import (
     BudgetReached,
@@ -32,6 +33,10 @@ __all__ = [
     "Event",
     "EventBus",
     "EventStream",
+    "ItemDone",
+    "ItemFailed",
+    "ItemSkipped",
+    "ItemStarted",
     "Notice",
     "PageRead",
     "PageRefused",
@@ -40,6 +45,8 @@ __all__ = [
     "ReportReady",
     "RunEnded",
     "RunStarted",
+    "ScanEnded",
+    "ScanStarted",
     "SearchDone",
     "SubagentCompleted",
     "SubagentSpawned",
