@@ -4,11 +4,13 @@ The ``deep-research`` command.
     deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
                   [--token-budget N] [--time-budget SECONDS] [--grounding]
     deep-research check REPORT.md [--sources sources.json] [--judge]
+    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
 
 The first argument chooses the form: exactly ``check`` runs the citation checker (see
-:mod:`haystack_deep_research.cli.check`); anything else is a question, so ``deep-research "check the solar data"``
+:mod:`haystack_deep_research.cli.check`), exactly ``scan`` a multi-item scan (see
+:mod:`haystack_deep_research.cli.scan`); anything else is a question, so ``deep-research "check the solar data"``
 still researches. To research the one-word question "check", write ``deep-research -- check``.
 """
 
@@ -30,6 +32,7 @@ from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
 
 REQUIRED_KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
 CHECK_COMMAND = "check"
+SCAN_COMMAND = "scan"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,6 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == [CHECK_COMMAND]:
         return run_check(argv[1:])
+    if argv[:1] == [SCAN_COMMAND]:
+        from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
+
+        return run_scan_command(argv[1:])
     args = _parser().parse_args(argv)
     try:
         check_credentials()
