@@ -42,6 +42,7 @@ from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.prompts import PAGE_SEPARATOR, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, prompt_of
+from haystack_deep_research.testing._summary_rules import cited, fill_schema, one_sentence
 
 Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "causal", "summarize"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
@@ -55,8 +56,6 @@ _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
 _LABEL = re.compile(r"^[A-Z][a-z]*:$")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
-_SENTENCE_END = re.compile(r"[.!?](?=\s)")
-_CITED_LINE = re.compile(r"^\s*[-*]\s+(.*\[[^\]]*\]\((https?://[^)\s]+)\).*)$")
 
 
 class ScriptedModelError(RuntimeError):
@@ -264,7 +263,7 @@ class ScriptedChatGenerator:
         return json.dumps({"verdicts": verdicts})
 
     def _causal(self, messages: list[ChatMessage]) -> str:
-        lines = [line for finding in _prompt(messages, "causal").get("findings") or [] for line in _cited(finding)]
+        lines = [line for finding in _prompt(messages, "causal").get("findings") or [] for line in cited(finding)]
         if not lines:
             return "No causal chain: the findings cite no sources."
         return "\n".join(f"{number}. {text}" for number, (text, _) in enumerate(lines, 1))
@@ -272,15 +271,15 @@ class ScriptedChatGenerator:
     def _summarize(self, messages: list[ChatMessage]) -> str:
         structured = _prompt(messages, "structured", "structured_retry")
         if structured:
-            return json.dumps(_fill(json.loads(str(structured.get("schema") or "{}")), structured))
+            return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))
         name, given = next(
             (found for m in reversed(messages) if (found := prompt_of(m)) and found[0].startswith("summary")),
             ("summary", {}),
         )
         urls = [str(url) for url in given.get("urls") or []]
         findings = [str(finding) for finding in given.get("findings") or []]
-        cited = [(text, url) for finding in findings for text, url in _cited(finding) if url in urls]
-        lines = list(dict.fromkeys(f"- {_one_sentence(text)} [source]({url})." for text, url in cited))
+        allowed = [(text, url) for finding in findings for text, url in cited(finding) if url in urls]
+        lines = list(dict.fromkeys(f"- {one_sentence(text)} [source]({url})." for text, url in allowed))
         for claim in self.unsupported_claims:
             if urls and self._states(claim, name, findings, [str(c) for c in given.get("unsupported") or []]):
                 lines.append(f"- {claim} [source]({urls[0]}).")
@@ -301,40 +300,3 @@ class ScriptedChatGenerator:
         if self.corrects == "on_new_evidence":
             return not any(claim in finding for finding in findings)
         return True
-
-
-def _fill(schema: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """An object for a JSON schema, filled from a report: strings from its first paragraph, lists of strings from its
-    finding lines (or, for a property named like sources or urls, the report's sources), numbers at 0.8 within their
-    bounds, integers 1, booleans true."""
-    report = str(given.get("report") or "")
-    paragraphs = [p.strip() for p in report.split("\n\n") if p.strip() and not p.lstrip().startswith(("#", "-"))]
-    findings = [claim for text, _ in _cited(report) if (claim := _one_sentence(text))]
-    sources = [found.group(0) for source in given.get("sources") or [] if (found := _URL.search(str(source)))]
-    filled: dict[str, Any] = {}
-    for name, spec in (schema.get("properties") or {}).items():
-        kind = spec.get("type")
-        if kind == "string":
-            filled[name] = paragraphs[0] if paragraphs else "No summary."
-        elif kind == "array":
-            filled[name] = sources if any(key in name.lower() for key in ("source", "url")) else findings
-        elif kind in ("number", "integer"):
-            low, high = spec.get("minimum", 0), spec.get("maximum", 1 if kind == "number" else 10)
-            filled[name] = min(max(0.8 if kind == "number" else 1, low), high)
-        elif kind == "boolean":
-            filled[name] = True
-        else:
-            filled[name] = {}
-    return filled
-
-
-def _one_sentence(text: str) -> str:
-    """A cited line as one claim: its links and URLs removed, its sentences joined into one."""
-    plain = _URL.sub("", re.sub(r"\[([^\]]*)\]\([^)]*\)", "", text))
-    return _SENTENCE_END.sub(",", " ".join(plain.split())).rstrip(" .,;:!?")
-
-
-def _cited(text: str) -> list[tuple[str, str]]:
-    """The list lines of a text that cite a URL as a Markdown link: ``(line without its bullet, URL)``."""
-    matches = (_CITED_LINE.match(line) for line in text.splitlines())
-    return [(match.group(1).strip(), match.group(2)) for match in matches if match]
