@@ -165,7 +165,8 @@ class ExecuteStep(UsesModels):
         title = workflow.task_title or run.question
         view = RunView(run, researcher="" if workflow.task is None else title, phase=PHASE_EXECUTE)
         tools = bind_tools(self.agent.tools, view)
-        inputs: dict[str, Any] = {"messages": [task], "hook_context": {RUN_KEY: view}, "tools": tools}
+        context = {**(hook_context or {}), RUN_KEY: view}  # the caller's request-scoped inputs reach the hooks too
+        inputs: dict[str, Any] = {"messages": [task], "hook_context": context, "tools": tools}
         view.emit(PhaseStarted(phase=PHASE_EXECUTE, detail=f"gathering evidence: {title}"))
         [ran] = yield [Call(lambda: self.agent.run(**inputs), lambda: self.agent.run_async(**inputs))]
         if ran.error is not None:
