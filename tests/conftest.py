@@ -12,10 +12,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from haystack import Pipeline
 from haystack.components.agents import Agent
 from haystack.utils import Secret
 
-from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
+from haystack_deep_research import (
+    ReadUrlTool,
+    ResearchSummary,
+    UrlPolicy,
+    WebSearchTool,
+    create_deep_research_agent,
+    create_research_workflow,
+)
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,
@@ -111,5 +119,25 @@ def make_agent(make_search_tool: Callable[..., WebSearchTool]) -> Callable[..., 
         }
         options.update(overrides)
         return create_deep_research_agent(**options)
+
+    return build
+
+
+@pytest.fixture
+def make_workflow(make_search_tool: Callable[..., WebSearchTool]) -> Callable[..., Pipeline]:
+    """Build a research workflow whose models are scripted and whose tools run for real against the loopback servers."""
+
+    def build(**overrides: Any) -> Pipeline:
+        read_url = ReadUrlTool(summarizer_llm=ScriptedChatGenerator(role="summarizer"), url_policy=LOOPBACK)
+        options: dict[str, Any] = {
+            "chat_generator": ScriptedChatGenerator(role="researcher"),
+            "tools": [make_search_tool(max_results=2), read_url],
+            "output_schema": ResearchSummary,
+            "causal_llm": ScriptedChatGenerator(role="causal"),
+            "summary_llm": ScriptedChatGenerator(role="summarize"),
+            "judge_llm": ScriptedChatGenerator(role="judge"),
+        }
+        options.update(overrides)
+        return create_research_workflow(**options)
 
     return build

@@ -16,7 +16,9 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 _BLOCK = re.compile(r"(<!-- needs keys -->\n)?```python\n(.*?)```", re.DOTALL)
 
 
-@pytest.mark.parametrize("page", ["deep-agent.md", "providers.md", "sources.md", "testing.md"])
+@pytest.mark.parametrize(
+    "page", ["deep-agent.md", "providers.md", "scans.md", "sources.md", "testing.md", "workflow.md"]
+)
 def test_the_python_blocks_of_a_page_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -20,7 +20,7 @@ from haystack_deep_research import errors
             f"haystack_deep_research.{name}"
             for name in (
                 *("agents", "cli", "events", "evidence", "loop", "report", "research"),
-                *("run", "sources", "testing", "tools", "web"),
+                *("run", "scans", "sources", "testing", "tools", "web", "workflow"),
             )
         ),
     ],

@@ -16,17 +16,19 @@ trafilatura, pypdf) are imported when first used.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
 ``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``loop`` (the deep
-agent's layers), ``report``, ``evidence``, ``tools``, ``web``, ``cli`` and ``testing``.
+agent's layers), ``report``, ``evidence``, ``sources``, ``tools``, ``web``, ``workflow`` (the research workflow's
+steps), ``scans`` (multi-item scans), ``cli`` and ``testing``.
 """
 
 from haystack.core.serialization_security import allow_deserialization_module
 
-from haystack_deep_research.agents import create_deep_agent, create_deep_research_agent
+from haystack_deep_research.agents import create_deep_agent, create_deep_research_agent, create_research_workflow
 from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
     InvalidQuestionError,
     MissingCredentialsError,
+    MissingExtraError,
     ResearchRunError,
     RunDirError,
     RunDirInUseError,
@@ -38,6 +40,7 @@ from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
 from haystack_deep_research.sources import WebSearchTool
 from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY, STREAMING_KEY
 from haystack_deep_research.tools import (
@@ -70,8 +73,12 @@ __all__ = [
     "FinalSummaryHook",
     "GroundingStage",
     "InvalidQuestionError",
+    "ItemRef",
+    "KnowledgeProvider",
+    "KnowledgeRow",
     "MemoryBackend",
     "MissingCredentialsError",
+    "MissingExtraError",
     "ReadUrlTool",
     "ResearchRun",
     "ResearchRunError",
@@ -80,6 +87,7 @@ __all__ = [
     "RunDirError",
     "RunDirInUseError",
     "RunToolset",
+    "ScanRunner",
     "ScopeHook",
     "SourceEntry",
     "StructuredOutputError",
@@ -92,4 +100,5 @@ __all__ = [
     "WriteHook",
     "create_deep_agent",
     "create_deep_research_agent",
+    "create_research_workflow",
 ]

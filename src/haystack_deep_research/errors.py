@@ -10,6 +10,7 @@ failure during a run that the caller can retry, configure around or report::
     │   │   └── MissingExtraError               an optional integration's package is not installed
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
+    │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
     │   └── RunDirError                         the run directory given to resume a run cannot be used
     │       └── RunDirInUseError                another run is using that run directory
     └── ResearchRunError                        something failed while a run was under way

@@ -297,6 +297,70 @@ ORCHESTRATOR_STAND_IN = Template(
     "orchestrator_stand_in", "Research stopped: the orchestrator model failed ({{ why }})."
 )
 
+# The research workflow: execute (a tool loop), causal inference, summary, rewrite, and a replan's focused task.
+EXECUTE_SYSTEM = (
+    "You gather the evidence that answers a research question, with the tools you are given. Use them until the "
+    "evidence is solid; you have at most {{ max_steps }} steps. Final reply: the findings as concrete facts, figures "
+    "and dates, each followed by the exact URL it came from as a Markdown link, then a 'Sources:' list. Cite only "
+    "sources your tools returned; never invent a URL. " + DATA_RULE
+)
+EXECUTE_TASK = Template("execute_task", "Today's date: {{ today }}\n\nResearch question:\n{{ question }}")
+REPLAN_TASK = Template(
+    "replan_task",
+    "Today's date: {{ today }}\n\nResearch question:\n{{ question }}\n\n"
+    "A fact-checker found these claims of the draft summary unsupported by the evidence gathered so far:\n"
+    "<untrusted_claims>\n{% for claim in claims %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
+    "Gather evidence on exactly these claims: find what reliable sources say about each (it may be wrong, outdated "
+    "or imprecise).",
+)
+REPLAN_NOTE_TITLE = Template(
+    "replan_note_title", "Evidence on claims checked again (round {{ round }}): {{ claims | join('; ') }}"
+)
+_FINDINGS = (
+    "Research question:\n{{ question }}\n\n"
+    '{% for note in findings %}<untrusted_findings index="{{ loop.index }}">\n{{ note }}\n</untrusted_findings>\n\n'
+    "{% endfor %}"
+)
+CAUSAL = ChatTemplate(
+    "causal",
+    system=(
+        "From the findings, build the causal chain behind the answer to the research question: a numbered list of "
+        "steps 'cause -> effect' (causes, mechanisms, effects), each citing the URL of the finding it rests on as a "
+        "Markdown link. Mark a link the findings only suggest with (uncertain). Add nothing the findings do not "
+        "state. " + DATA_RULE
+    ),
+    user=_FINDINGS,
+)
+_SUMMARY_USER = (
+    _FINDINGS
+    + "{% if causal_chain %}Causal chain built from the findings:\n<untrusted_causal_chain>\n{{ causal_chain }}\n"
+    "</untrusted_causal_chain>\n\n{% endif %}"
+    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+)
+SUMMARY = ChatTemplate(
+    "summary",
+    system=(
+        "Distil the findings into a summary that answers the research question, in the question's language, in "
+        "Markdown: the answer in a few sentences, then the key findings, one per line. Back every factual claim with "
+        "an inline citation [short title](url), citing only URLs from the allowed list, exactly as written there. "
+        "When a causal chain is given, explain the answer along it. Say where the evidence is missing or "
+        "conflicting. " + DATA_RULE
+    ),
+    user=_SUMMARY_USER,
+)
+SUMMARY_REWRITE = ChatTemplate(
+    "summary_rewrite",
+    system=SUMMARY.system,
+    user=_SUMMARY_USER
+    + (
+        "\n\nYour previous draft:\n<untrusted_draft>\n{{ previous }}\n</untrusted_draft>\n"
+        "A fact-checker compared it with the stored text of the sources it cites. These claims are not supported "
+        "by the sources they cite:\n<untrusted_claims>\n{% for claim in unsupported %}- {{ claim }}\n{% endfor %}"
+        "</untrusted_claims>\nWrite the whole summary again from the findings. State each of these claims only as "
+        "far as a finding supports it, citing the source that finding gives for it; otherwise leave the claim out."
+    ),
+)
+
 # Tool descriptions and the descriptions of their parameters.
 RESEARCH_SUBTOPIC_DESCRIPTION = (
     "Delegate one self-contained sub-topic to a researcher who searches and reads the web; returns a summary of the "

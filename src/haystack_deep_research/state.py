@@ -36,6 +36,11 @@ SUBMISSION = "submission"
 GROUNDING_ROUNDS = "grounding_rounds"
 """How many times per-turn grounding sent the deep agent's answer back for more research."""
 
+# Outputs of the research workflow that the deep research agent does not have.
+SUMMARY = "summary"
+CAUSAL_CHAIN = "causal_chain"
+STRUCTURED_OUTPUT = "structured_output"
+
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
 HOOK_CONTEXT = "hook_context"
@@ -89,6 +94,13 @@ PHASE_CONDENSE = "condense"
 PHASE_FILES = "files"
 PHASE_TODOS = "todos"
 
+# Phases of the research workflow (besides ``ground`` and ``structure``) and of a multi-item scan.
+PHASE_EXECUTE = "execute"
+PHASE_CAUSAL = "causal"
+PHASE_SUMMARY = "summary"
+PHASE_REPLAN = "replan"
+PHASE_SCAN = "scan"
+
 # ``exit_reason`` values the library sets (besides Haystack's own "text" and "max_agent_steps").
 EXIT_WRITER_FAILED = "writer_failed"
 EXIT_ORCHESTRATOR_FAILED = "orchestrator_failed"
@@ -105,6 +117,11 @@ EXIT_TEXT = "text"
 """Haystack's own reason for a reply without tool calls; the deep agent's exit condition for a plain answer."""
 HAYSTACK_MAX_STEPS = "max_agent_steps"
 """Haystack's own reason for stopping at ``max_agent_steps``."""
+
+# ``exit_reason`` values of the research workflow.
+EXIT_GROUNDED = "grounded"
+EXIT_GROUNDING_EXHAUSTED = "grounding_exhausted"
+EXIT_STRUCTURED_OUTPUT_FAILED = "structured_output_failed"
 
 ProgressCallback = Callable[[str, str], None]
 

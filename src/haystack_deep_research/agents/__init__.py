@@ -11,6 +11,7 @@ from haystack_deep_research.agents.models import (
     role_models,
 )
 from haystack_deep_research.agents.research_agent import ResearchAgent
+from haystack_deep_research.agents.research_workflow import create_research_workflow
 
 __all__ = [
     "APIS",
@@ -20,6 +21,7 @@ __all__ = [
     "chat_generator",
     "create_deep_agent",
     "create_deep_research_agent",
+    "create_research_workflow",
     "default_chat_generator",
     "default_termination",
     "role_models",

@@ -7,6 +7,7 @@ The ``deep-research`` command.
                   [--base-url URL] [--api chat|responses]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
     deep-research check REPORT.md [--sources sources.json] [--judge]
+    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
 
@@ -22,7 +23,8 @@ Models and search, with their environment equivalents (an option wins over its v
   lets the researchers search it; ``--no-web`` researches the documents only.
 
 The first argument chooses the form: exactly ``check`` runs the citation checker (see
-:mod:`haystack_deep_research.cli.check`); anything else is a question, so ``deep-research "check the solar data"``
+:mod:`haystack_deep_research.cli.check`), exactly ``scan`` a multi-item scan (see
+:mod:`haystack_deep_research.cli.scan`); anything else is a question, so ``deep-research "check the solar data"``
 still researches. To research the one-word question "check", write ``deep-research -- check``.
 """
 
@@ -55,6 +57,7 @@ ENVIRONMENT = {
     "search": "DEEP_RESEARCH_SEARCH",
 }
 """The environment variable behind each option."""
+SCAN_COMMAND = "scan"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -188,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == [CHECK_COMMAND]:
         return run_check(argv[1:])
+    if argv[:1] == [SCAN_COMMAND]:
+        from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
+
+        return run_scan_command(argv[1:])
     args = _parser().parse_args(argv)
     try:
         check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))

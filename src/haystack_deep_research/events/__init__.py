@@ -18,6 +18,7 @@ from haystack_deep_research.events.agent import (
     ToolReturned,
 )
 from haystack_deep_research.events.bus import EventBus, Subscriber, progress_view
+from haystack_deep_research.events.scan import ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
 from haystack_deep_research.events.stream import EventStream
 from haystack_deep_research.events.types import (
     BudgetReached,
@@ -47,6 +48,10 @@ __all__ = [
     "ExitReached",
     "FileRead",
     "FileWritten",
+    "ItemDone",
+    "ItemFailed",
+    "ItemSkipped",
+    "ItemStarted",
     "Notice",
     "PageRead",
     "PageRefused",
@@ -56,6 +61,8 @@ __all__ = [
     "ReportReady",
     "RunEnded",
     "RunStarted",
+    "ScanEnded",
+    "ScanStarted",
     "SearchDone",
     "SubagentCompleted",
     "SubagentSpawned",

@@ -3,7 +3,8 @@ The report layer: the write hook that writes and verifies the report and closes 
 its judge, the structured-output stage, and publishing a verified report.
 """
 
-from haystack_deep_research.report.grounding import UNSUPPORTED_MARK, GroundingStage, mark_unsupported
+from haystack_deep_research.report.assessment import UNSUPPORTED_MARK, judge_report, mark_unsupported, verdict_outputs
+from haystack_deep_research.report.grounding import GroundingStage
 from haystack_deep_research.report.judge import (
     SUPPORTED,
     UNKNOWN,
@@ -20,7 +21,13 @@ from haystack_deep_research.report.judge import (
     parse_verdicts,
 )
 from haystack_deep_research.report.no_evidence import NoEvidenceStage
-from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
+from haystack_deep_research.report.publish import (
+    allowed_urls,
+    citation_findings,
+    publish_report,
+    reset_review_outputs,
+    verify_report,
+)
 from haystack_deep_research.report.structured import (
     ResearchSummary,
     StructuredOutputStage,
@@ -47,13 +54,17 @@ __all__ = [
     "StructuredOutputStage",
     "WriteHook",
     "allowed_urls",
+    "citation_findings",
     "cited_claims",
     "grounding_score",
     "judge_claims",
+    "judge_report",
     "mark_unsupported",
     "parse_structured",
     "parse_verdicts",
     "publish_report",
     "reset_review_outputs",
     "strict_output_kwargs",
+    "verdict_outputs",
+    "verify_report",
 ]

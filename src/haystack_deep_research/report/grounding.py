@@ -13,11 +13,10 @@ the report is written and its citations verified, the stage
 3. marks the claims that are still unsupported, and fills the outputs ``grounding_score``, ``grounding`` (one verdict
    per claim), ``regeneration_count`` and ``replan_count``.
 
-**Rule for claims still unsupported after the last attempt: they are marked, not dropped.** The sentence stays and
-gets the marker ``*(unsupported by the cited source)*`` before its final punctuation, so a reader sees which claims
-the sources did not bear out and nothing is silently removed. Every claim judged unsupported in the final report is
-marked, whether or not the score reached the threshold; claims judged unknown are left as they are. Their entries in
-``grounding`` have ``marked: true``.
+Judging and marking are those of :mod:`haystack_deep_research.report.assessment`, shared with the research workflow.
+**Rule for claims still unsupported after the last attempt: they are marked, not dropped.** Every claim judged
+unsupported in the final report is marked, whether or not the score reached the threshold; claims judged unknown are
+left as they are. Their entries in ``grounding`` have ``marked: true``.
 
 Replanning finds the ``research_subtopic`` tool among the current run's tools (Haystack's State holds them), so the
 stage holds no reference to it and the agent serializes as before. Each replan round researches at most the tool's
@@ -39,7 +38,8 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, REWRITE, fence, render_chat, render_text
-from haystack_deep_research.report.judge import Claim, Judgement, cited_claims, judge_claims
+from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
+from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, ask, failure, publish
 from haystack_deep_research.state import (
@@ -54,37 +54,7 @@ from haystack_deep_research.state import (
     TOOLS,
 )
 
-__all__ = ["UNSUPPORTED_MARK", "GroundingStage", "mark_unsupported"]
-
-UNSUPPORTED_MARK = "*(unsupported by the cited source)*"
-
-
-def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
-    """
-    Mark claims in a report by the module's rule: :data:`UNSUPPORTED_MARK` before the sentence's final punctuation.
-
-    :param report: The report.
-    :param claims: The claims to mark (found with :func:`~haystack_deep_research.report.cited_claims` on this report).
-    :returns: The marked report and the claims that were marked (a claim whose sentence is no longer on its line,
-        or is already marked, is skipped).
-    """
-    lines = report.split("\n")
-    marked: list[Claim] = []
-    for number in sorted({claim.line for claim in claims}):
-        if not 1 <= number <= len(lines):
-            continue
-        text, edits = lines[number - 1], []
-        for claim in (c for c in claims if c.line == number):
-            start = text.find(claim.sentence)
-            if start < 0 or UNSUPPORTED_MARK in claim.sentence:
-                continue
-            end = start + len(claim.sentence) - (1 if claim.sentence[-1:] in ".!?" else 0)
-            edits.append((end, claim))
-        for end, claim in sorted(edits, key=lambda edit: edit[0], reverse=True):
-            text = f"{text[:end].rstrip()} {UNSUPPORTED_MARK}{text[end:]}"
-            marked.append(claim)
-        lines[number - 1] = text
-    return "\n".join(lines), marked
+__all__ = ["GroundingStage"]
 
 
 def _research_call(tool: Tool, subtopic: str) -> Call:
@@ -171,13 +141,7 @@ class GroundingStage(UsesModels):
 
     def _judge(self, state: State, run: ResearchRun, judge: ChatGenerator) -> Phase[Judgement]:
         citations = state.data.get(CITATIONS) or {}
-        claims = cited_claims(state.data.get(REPORT) or "", citations.get("verified_urls") or [])
-        _notice(run, f"judging {len(claims)} cited claim(s) against their sources")
-        judged = yield from judge_claims(claims, run.ledger, judge, streaming_callback=run.streaming_callback)
-        run.record_usage(PHASE_GROUND, judged.usage)
-        for warning in judged.warnings:
-            run.warn(PHASE_GROUND, warning)
-        return judged
+        return (yield from judge_report(run, state.data.get(REPORT) or "", citations.get("verified_urls") or [], judge))
 
     def _rewrite(
         self, state: State, run: ResearchRun, writer: ChatGenerator, unsupported: list[Claim], *, researched: bool
@@ -227,7 +191,7 @@ class GroundingStage(UsesModels):
             run.warn(
                 PHASE_GROUND, f"{len(marked)} claim(s) stay unsupported by their cited sources; marked in the report"
             )
-        state.set(GROUNDING, [{**verdict.to_dict(), "marked": verdict.claim in marked} for verdict in judged.verdicts])
+        state.set(GROUNDING, verdict_outputs(judged, marked))
         state.set(GROUNDING_SCORE, judged.score)
         state.set(REGENERATION_COUNT, regenerations)
         state.set(REPLAN_COUNT, replans)

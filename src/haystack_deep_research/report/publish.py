@@ -2,13 +2,16 @@
 Publishing a report: the URLs it may cite, verifying its citations against the ledger, and the outputs it sets.
 
 - :func:`allowed_urls`: the URLs a report may cite (URLs in the notes whose pages the run really read).
-- :func:`publish_report`: verify a report's citations against them (see :mod:`haystack_deep_research.evidence`),
-  repair it, and set ``report`` and ``citations`` and the outputs that mirror the run. The write hook calls it for
-  the first draft; the grounding stage calls it again for every rewrite.
+- :func:`verify_report`: verify a report's citations against them (see :mod:`haystack_deep_research.evidence`) and
+  repair it, with the run's warnings and events; the research workflow verifies every summary with it.
+- :func:`publish_report`: :func:`verify_report`, then set ``report`` and ``citations`` and the outputs that mirror the
+  run. The write hook calls it for the first draft; the grounding stage calls it again for every rewrite.
 - :func:`reset_review_outputs`: the outputs of the report stages, before any stage has run.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
@@ -27,7 +30,7 @@ from haystack_deep_research.state import (
     STRUCTURED,
 )
 
-__all__ = ["allowed_urls", "publish_report", "reset_review_outputs"]
+__all__ = ["allowed_urls", "citation_findings", "publish_report", "reset_review_outputs", "verify_report"]
 
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
@@ -48,19 +51,18 @@ def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     return [url for url in in_notes if normalize_url(url) in read]
 
 
-def publish_report(state: State, run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
+def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
     """
-    Verify a report's citations against the allowed URLs, repair it, and make it the run's report.
+    Verify a report's citations against the allowed URLs and repair it.
 
-    Sets ``report`` (repaired), ``citations`` (the findings, without the report) and the outputs that mirror the run
-    (``sources``, ``warnings``, usage, ...). A report that cited URLs the run never read adds a warning, and each
-    removed citation a :class:`~haystack_deep_research.events.CitationRemoved` event.
+    A report that cited URLs the run never read adds a warning, and each removed citation a
+    :class:`~haystack_deep_research.events.CitationRemoved` event; a :class:`~haystack_deep_research.events.ReportReady`
+    event follows.
 
-    :param state: The orchestrator's live State.
-    :param run: The run.
-    :param report: The report as the writer wrote it.
+    :param run: The run, whose ledger gives the sources' titles.
+    :param report: The report as the model wrote it.
     :param urls: The URLs it may cite (see :func:`allowed_urls`).
-    :returns: The outcome of the verification.
+    :returns: The outcome of the verification; ``check.report`` is the repaired report.
     """
     titles = {entry.url: entry.title for entry in run.ledger.entries() if entry.title}
     check = verify_citations(report, urls, titles=titles)
@@ -68,10 +70,35 @@ def publish_report(state: State, run: ResearchRun, report: str, urls: list[str])
         run.events.emit(CitationRemoved(phase=PHASE_WRITE, url=citation.url, line=citation.line))
     if check.unverified:
         run.warn(PHASE_WRITE, f"removed {len(check.unverified)} citation(s) of URLs the run never retrieved")
-    state.set(REPORT, check.report)
-    state.set(CITATIONS, {key: value for key, value in check.to_dict().items() if key != "report"})
-    publish(state, run)
     run.events.emit(ReportReady(phase=PHASE_WRITE, verified=len(check.verified), removed=len(check.unverified)))
+    return check
+
+
+def citation_findings(check: CitationCheck) -> dict[str, Any]:
+    """
+    :param check: The outcome of a verification.
+    :returns: The ``citations`` output: the findings of the check, without the report.
+    """
+    return {key: value for key, value in check.to_dict().items() if key != "report"}
+
+
+def publish_report(state: State, run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
+    """
+    Verify a report's citations against the allowed URLs, repair it, and make it the run's report.
+
+    Sets ``report`` (repaired), ``citations`` (the findings, without the report) and the outputs that mirror the run
+    (``sources``, ``warnings``, usage, ...); see :func:`verify_report` for the warnings and events.
+
+    :param state: The orchestrator's live State.
+    :param run: The run.
+    :param report: The report as the writer wrote it.
+    :param urls: The URLs it may cite (see :func:`allowed_urls`).
+    :returns: The outcome of the verification.
+    """
+    check = verify_report(run, report, urls)
+    state.set(REPORT, check.report)
+    state.set(CITATIONS, citation_findings(check))
+    publish(state, run)
     return check
 
 

@@ -131,10 +131,26 @@ class StructuredOutputStage(UsesModels):
         :returns: The phase to drive.
         :raises StructuredOutputError: If the second reply does not validate either.
         """
-        model = self.chat_generator or writer
-        report = state.data.get(REPORT) or ""
-        titles = {entry.url: entry.title for entry in run.ledger.entries()}
         urls = (state.data.get(CITATIONS) or {}).get("verified_urls") or []
+        try:
+            instance = yield from self.convert(run, state.data.get(REPORT) or "", urls, writer)
+        finally:
+            publish(state, run)
+        state.set(STRUCTURED_OUTPUT, instance)
+
+    def convert(self, run: ResearchRun, report: str, urls: list[str], writer: Any) -> Phase[BaseModel]:
+        """
+        Turn a report into an instance of ``output_schema``: ask for the JSON, validate it, retry once with the errors.
+
+        :param run: The run (usage, events).
+        :param report: The final, verified report.
+        :param urls: Its verified source URLs.
+        :param writer: The chat generator to use when this stage has none of its own.
+        :returns: The phase; it returns the validated instance.
+        :raises StructuredOutputError: (from the phase) If the second reply does not validate either.
+        """
+        model = self.chat_generator or writer
+        titles = {entry.url: entry.title for entry in run.ledger.entries()}
         variables = {
             "schema": json.dumps(self.output_schema.model_json_schema(), ensure_ascii=False),
             "report": fence(report),
@@ -162,7 +178,6 @@ class StructuredOutputStage(UsesModels):
             )
             [outcome] = yield [ask(model, retry, role="structure", **options)]
             instance, errors = self._read(run, outcome)
-        publish(state, run)
         if instance is None:
             raise StructuredOutputError(
                 f"the writer's JSON for {self.output_schema.__name__} did not validate after one retry "
@@ -171,8 +186,8 @@ class StructuredOutputStage(UsesModels):
                 errors=errors,
                 report=report,
             )
-        state.set(STRUCTURED_OUTPUT, instance)
         run.events.emit(PhaseEnded(phase=PHASE_STRUCTURE, detail="structured output ready"))
+        return instance
 
     def _read(self, run: ResearchRun, outcome: Outcome) -> tuple[BaseModel | None, list[dict[str, Any]]]:
         if outcome.reply is not None:

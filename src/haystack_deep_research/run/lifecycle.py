@@ -53,7 +53,7 @@ from haystack_deep_research.state import (
     TOOLS,
 )
 
-__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "question_from", "restore_on_event", "view_of"]
+__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "event_bus", "question_from", "restore_on_event", "view_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,17 @@ def _context(state: State) -> dict[str, Any]:
     return check_hook_context(state.data.get(HOOK_CONTEXT))
 
 
-def _events(run_id: str, context: dict[str, Any], own: Subscriber | None) -> EventBus:
+def event_bus(run_id: str, context: dict[str, Any], *, own: Subscriber | None = None) -> EventBus:
+    """
+    The event bus of a run, delivering to the callbacks the caller put in ``hook_context``.
+
+    :param run_id: The run's id.
+    :param context: The run's ``hook_context``: ``EVENTS_KEY`` (``on_event(event)``) and ``PROGRESS_KEY``
+        (``progress(phase, message)``) are read.
+    :param own: A subscriber of the agent itself (its ``on_event=``), delivered first.
+    :returns: The bus.
+    :raises ConfigurationError: If one of them is not callable.
+    """
     subscribers = [own] if own is not None else []
     for key, adapt in ((PROGRESS_KEY, progress_view), (EVENTS_KEY, None)):
         given = context.get(key)
@@ -150,7 +160,7 @@ class OpenRunHook(PhaseHook):
         """
         question = question_from(state.data.get(MESSAGES))
         context = _context(state)
-        bus = _events(uuid.uuid4().hex, context, self.on_event)
+        bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
         streaming = _streaming(context)
         journal = yield from open_journal(context, question)
         if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):

@@ -33,6 +33,14 @@ after the conversation is condensed), and judging follows the judge's rule below
 ``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
 word rule: a claim is supported when every number in it appears in the source text and at least half of its words
 of four or more letters do too (case-insensitive); otherwise it is unsupported.
+
+The research workflow (``create_research_workflow``) adds two roles. ``role="researcher"`` also plays its Execute
+agent (the question of an ``execute_task``, or the claims of a ``replan_task``, is what it searches for).
+``role="causal"`` answers a ``causal`` prompt with a numbered chain of the findings' cited lines.
+``role="summarize"`` answers a ``summary`` or ``summary_rewrite`` prompt with a summary that restates each cited
+finding line whose URL is allowed, then states each of its ``unsupported_claims`` citing the first allowed URL —
+unless its ``corrects`` rule drops it: ``"never"``; ``"on_rewrite"`` (dropped from a rewrite that lists it as
+unsupported); ``"on_new_evidence"`` (dropped once a finding mentions it, as the findings of a replan about it do).
 """
 
 from __future__ import annotations
@@ -56,15 +64,18 @@ from haystack_deep_research.prompts import (
     WEB_SEARCH,
     prompt_of,
 )
+from haystack_deep_research.testing._summary_rules import cited, fill_schema, one_sentence
 
-Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent"]
+Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal", "summarize"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
-"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding, and ``"agent"`` plays a
-deep agent (``create_deep_agent``)."""
-_ALL_ROLES = (*ROLES, "judge", "agent")
+"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding, ``"agent"`` plays a
+deep agent (``create_deep_agent``), and ``"causal"`` and ``"summarize"`` play the research workflow's steps."""
+_ALL_ROLES = (*ROLES, "judge", "agent", "causal", "summarize")
 Step = dict[str, Any] | list[dict[str, Any]] | str
 """One scripted deep-agent step: a tool call ``{"tool_name": ..., "arguments": {...}}``, a list of them (one turn),
 or a text reply."""
+Corrects = Literal["never", "on_rewrite", "on_new_evidence"]
+_CORRECTS = ("never", "on_rewrite", "on_new_evidence")
 
 _URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _LABEL = re.compile(r"^[A-Z][a-z]*:$")
@@ -132,15 +143,17 @@ class ScriptedChatGenerator:
     """
     A chat generator that answers like one role of a deep research run, by fixed rules over its prompt.
 
-    :param role: "scope", "orchestrator", "researcher", "summarizer", "writer" or "judge".
+    :param role: "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "causal" or "summarize".
     :param subtopics: For the orchestrator: the sub-topics it delegates, all in its first turn. Default: two
         sub-topics derived from the brief.
     :param read_top_k: For the researcher: how many search results it reads.
-    :param invented_urls: For the researcher and the writer: URLs cited although never retrieved (to test
+    :param invented_urls: For the researcher, the writer and summarize: URLs cited although never retrieved (to test
         citation verification).
+    :param unsupported_claims: For summarize: claims it states although no finding supports them.
+    :param corrects: For summarize: when it drops an unsupported claim (see the module docstring).
     :param fail: Raise :class:`ScriptedModelError` on every call.
     :param steps: For the deep agent: its turns (see :data:`Step`).
-    :raises ConfigurationError: If the role is unknown.
+    :raises ConfigurationError: If the role or ``corrects`` is unknown.
     """
 
     def __init__(
@@ -150,15 +163,21 @@ class ScriptedChatGenerator:
         subtopics: list[str] | None = None,
         read_top_k: int = 2,
         invented_urls: list[str] | None = None,
+        unsupported_claims: list[str] | None = None,
+        corrects: Corrects = "on_rewrite",
         fail: bool = False,
         steps: list[Step] | None = None,
     ) -> None:
         if role not in _ALL_ROLES:
             raise ConfigurationError(f"role must be one of {', '.join(_ALL_ROLES)}; got {role!r}.")
+        if corrects not in _CORRECTS:
+            raise ConfigurationError(f"corrects must be one of {', '.join(_CORRECTS)}; got {corrects!r}.")
         self.role = role
         self.subtopics = subtopics
         self.read_top_k = read_top_k
         self.invented_urls = list(invented_urls or [])
+        self.unsupported_claims = list(unsupported_claims or [])
+        self.corrects = corrects
         self.fail = fail
         self.steps = list(steps or [])
 
@@ -171,7 +190,9 @@ class ScriptedChatGenerator:
             role=self.role,
             subtopics=self.subtopics,
             read_top_k=self.read_top_k,
-            invented_urls=self.invented_urls,
+            invented_urls=list(self.invented_urls),
+            unsupported_claims=list(self.unsupported_claims),
+            corrects=self.corrects,
             fail=self.fail,
             steps=self.steps,
         )
@@ -278,7 +299,9 @@ class ScriptedChatGenerator:
         return ChatMessage.from_assistant(tool_calls=calls)
 
     def _researcher(self, messages: list[ChatMessage], offered: list[str]) -> ChatMessage | str:
-        subtopic = str(_prompt(messages, "researcher_task").get("subtopic") or _last_user_text(messages)).strip()
+        given = _prompt(messages, "researcher_task", "execute_task", "replan_task")
+        task = given.get("subtopic") or "; ".join(given.get("claims") or []) or given.get("question")
+        subtopic = str(task or _last_user_text(messages)).strip()
         if not _tool_results(messages) and offered:
             names = [name for name in offered if name == WEB_SEARCH or _is_store_search(name)] or [WEB_SEARCH]
             calls = [ToolCall(tool_name=name, arguments={"query": subtopic}) for name in names]
@@ -340,3 +363,42 @@ class ScriptedChatGenerator:
             reason = "the source states it" if supported else "the source does not state it"
             verdicts.append({"id": number, "verdict": "supported" if supported else "unsupported", "reason": reason})
         return json.dumps({"verdicts": verdicts})
+
+    def _causal(self, messages: list[ChatMessage]) -> str:
+        lines = [line for finding in _prompt(messages, "causal").get("findings") or [] for line in cited(finding)]
+        if not lines:
+            return "No causal chain: the findings cite no sources."
+        return "\n".join(f"{number}. {text}" for number, (text, _) in enumerate(lines, 1))
+
+    def _summarize(self, messages: list[ChatMessage]) -> str:
+        structured = _prompt(messages, "structured", "structured_retry")
+        if structured:
+            return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))
+        name, given = next(
+            (found for m in reversed(messages) if (found := prompt_of(m)) and found[0].startswith("summary")),
+            ("summary", {}),
+        )
+        urls = [str(url) for url in given.get("urls") or []]
+        findings = [str(finding) for finding in given.get("findings") or []]
+        allowed = [(text, url) for finding in findings for text, url in cited(finding) if url in urls]
+        lines = list(dict.fromkeys(f"- {one_sentence(text)} [source]({url})." for text, url in allowed))
+        for claim in self.unsupported_claims:
+            if urls and self._states(claim, name, findings, [str(c) for c in given.get("unsupported") or []]):
+                lines.append(f"- {claim} [source]({urls[0]}).")
+        lines += [f"- A further claim [unverified]({url})." for url in self.invented_urls]
+        chain = str(given.get("causal_chain") or "")
+        steps = sum(1 for line in chain.splitlines() if line[:1].isdigit())
+        return (
+            f"# Summary\n\n{_words(str(given.get('question') or ''), 30)}\n\n"
+            + (f"Causal chain: {steps} step(s) considered.\n\n" if chain else "")
+            + "## Key findings\n\n"
+            + ("\n".join(lines) or "No findings.")
+            + "\n"
+        )
+
+    def _states(self, claim: str, template: str, findings: list[str], unsupported: list[str]) -> bool:
+        if self.corrects == "on_rewrite":
+            return not (template == "summary_rewrite" and any(claim in text for text in unsupported))
+        if self.corrects == "on_new_evidence":
+            return not any(claim in finding for finding in findings)
+        return True

@@ -175,13 +175,15 @@ class RunToolset(Toolset):
         return [tool.bind(view) if isinstance(tool, ResearchTool) else tool for tool in self.tools]
 
 
-def bind_tools(tools: Any, view: RunView) -> list[Tool | Toolset]:
+def bind_tools(tools: Any, view: RunView | None) -> list[Tool | Toolset]:
     """
-    The tools of a nested agent (a sub-researcher, a subagent) for one call, those of this library bound to its view.
+    An agent's tools for one run, those of this library bound to a view of the run (pass them as the Agent's
+    ``tools`` argument of ``run``).
 
-    :param tools: The nested agent's tools (a list of tools and toolsets, or one toolset).
-    :param view: The nested agent's view of the run.
-    :returns: The tools to pass to its ``run``.
+    :param tools: The agent's ``tools``: a list of tools and toolsets, or one toolset.
+    :param view: The view the tools work in.
+    :returns: The tools: a :class:`RunToolset` is unpacked into its bound tools, a :class:`ResearchTool` is bound,
+        anything else is kept as it is.
     """
     bound: list[Tool | Toolset] = []
     for item in [tools] if isinstance(tools, Toolset) else list(tools or []):

@@ -1,0 +1,143 @@
+"""``create_research_workflow``: a Haystack Pipeline with a quality loop. Wiring only; the steps are in ``workflow``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from haystack import Pipeline
+from haystack.components.generators.chat.types import ChatGenerator
+from haystack.components.joiners import BranchJoiner
+from haystack.tools import Tool, Toolset
+from pydantic import BaseModel
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD
+from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
+from haystack_deep_research.run import RunBudget
+from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.workflow import (
+    CausalStep,
+    ExecuteStep,
+    FinishStep,
+    GroundingEval,
+    GroundingRouter,
+    RegenerateStep,
+    ReplanStep,
+    SummarizeStep,
+    WorkflowRun,
+    execute_agent,
+)
+
+__all__ = ["create_research_workflow"]
+
+
+def _check(options: dict[str, Any]) -> None:
+    for name in ("causal_llm", "summary_llm", "judge_llm"):
+        if options[name] is not None:
+            _checks.chat_generator(name, options[name], needs_tools=False)
+    schema = options["output_schema"]
+    if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise ConfigurationError(
+            f"output_schema must be a pydantic BaseModel subclass (for example ResearchSummary) or None; "
+            f"got {schema!r}."
+        )
+    if not isinstance(options["causal_inference"], bool):
+        raise ConfigurationError(f"causal_inference must be True or False; got {options['causal_inference']!r}.")
+    _checks.int_in_range("loop_threshold", options["loop_threshold"], MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
+    RunBudget(token_budget=options["token_budget"], time_budget=options["time_budget"])
+
+
+def create_research_workflow(
+    *,
+    chat_generator: ChatGenerator,
+    tools: list[Tool | Toolset],
+    output_schema: type[BaseModel] | None,
+    datastores: Mapping[str, Any] | None = None,
+    causal_inference: bool = True,
+    grounding_threshold: float = 0.65,
+    max_regenerations: int = 1,
+    max_replans: int = 2,
+    causal_llm: ChatGenerator | None = None,
+    summary_llm: ChatGenerator | None = None,
+    judge_llm: ChatGenerator | None = None,
+    max_steps: int = 20,
+    loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
+    token_budget: int | None = None,
+    time_budget: float | None = None,
+) -> Pipeline:
+    """
+    Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
+
+    Execute (a tool loop gathers evidence) → Causal inference (a causal chain from the evidence; optional) →
+    Summarize (a summary citing only sources really read) → Grounding eval (a judge scores each cited claim against
+    the stored text of its source) → done when the score meets ``grounding_threshold``. Below it, Regenerate
+    (rewrite the summary without tools) while rewrites are left, then Replan (a task focused on the unsupported
+    claims, back to Execute) while replans are left; the run ends when both are used up. Run it with
+    ``pipeline.run({"question": "..."})`` (or ``run_async``); the outputs are under ``"finish"``.
+
+    :param chat_generator: The Execute agent's model (must support tools); also the model of every other step that
+        has none of its own.
+    :param tools: The Execute agent's tools: Haystack Tools and Toolsets (for example ``WebSearchTool()`` and
+        ``ReadUrlTool(...)``, which record what they read in the run's evidence ledger).
+    :param output_schema: A pydantic model class: the final summary becomes an instance of it, the
+        ``structured_output`` output; ``None`` for none.
+    :param datastores: Named document stores whose search tools are added to ``tools`` (needs
+        ``haystack_deep_research.sources.datastore_tools``; a clear error until it is available).
+    :param causal_inference: Build a causal chain between Execute and Summarize.
+    :param grounding_threshold: The lowest acceptable grounding score, 0 to 1.
+    :param max_regenerations: Rewrites of the summary in one run, without tools, 0 to 5.
+    :param max_replans: Focused Execute rounds in one run, 0 to 5.
+    :param causal_llm: The causal-inference model. Default: ``chat_generator``.
+    :param summary_llm: The model that writes, rewrites and structures the summary. Default: ``chat_generator``.
+    :param judge_llm: The grounding judge. Default: ``chat_generator``.
+    :param max_steps: Steps of each Execute round's tool loop, 1 to 200.
+    :param loop_threshold: Identical tool calls in a row that make a loop, 2 to 20 (see ``LoopGuardHook``).
+    :param token_budget: Total tokens one run may spend across all steps, or ``None``; once spent, no rewrite or
+        replan starts and ``exit_reason`` is ``token_budget``.
+    :param time_budget: Seconds of wall-clock time one run may take, or ``None`` (``exit_reason`` ``time_budget``).
+    :returns: The Pipeline. Its ``finish`` outputs: ``structured_output``, ``grounding_score``, ``replan_count``,
+        ``regeneration_count``, ``summary``, ``causal_chain``, ``grounding``, ``citations``, ``sources``, ``notes``,
+        ``warnings``, ``usage_by_phase``, ``token_usage`` and ``exit_reason`` (see ``FinishStep``).
+    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
+    """
+    options = dict(locals())
+    _check(options)
+    every_tool = [*tools, *datastore_tools(datastores)] if isinstance(tools, list) and datastores else tools
+    agent = execute_agent(
+        routing=routing_prompt(datastores) if datastores else "",
+        chat_generator=chat_generator,
+        tools=every_tool,
+        max_steps=max_steps,
+        loop_threshold=loop_threshold,
+    )
+    router = GroundingRouter(
+        threshold=grounding_threshold, max_regenerations=max_regenerations, max_replans=max_replans
+    )
+    writer = summary_llm or chat_generator
+    pipeline = Pipeline()
+    pipeline.add_component("execute", ExecuteStep(agent=agent, token_budget=token_budget, time_budget=time_budget))
+    if causal_inference:
+        pipeline.add_component("causal", CausalStep(chat_generator=causal_llm or chat_generator))
+    pipeline.add_component("summarize", SummarizeStep(chat_generator=writer))
+    pipeline.add_component("to_grounding", BranchJoiner(WorkflowRun))
+    pipeline.add_component("grounding", GroundingEval(judge_llm=judge_llm or chat_generator))
+    pipeline.add_component("router", router)
+    pipeline.add_component("regenerate", RegenerateStep(chat_generator=writer))
+    pipeline.add_component("replan", ReplanStep())
+    pipeline.add_component("finish", FinishStep(chat_generator=writer, output_schema=output_schema))
+    if causal_inference:
+        pipeline.connect("execute.workflow", "causal.workflow")
+        pipeline.connect("causal.workflow", "summarize.workflow")
+    else:
+        pipeline.connect("execute.workflow", "summarize.workflow")
+    pipeline.connect("summarize.workflow", "to_grounding.value")
+    pipeline.connect("regenerate.workflow", "to_grounding.value")
+    pipeline.connect("to_grounding.value", "grounding.workflow")
+    pipeline.connect("grounding.workflow", "router.workflow")
+    pipeline.connect("router.done", "finish.workflow")
+    pipeline.connect("router.regenerate", "regenerate.workflow")
+    pipeline.connect("router.replan", "replan.workflow")
+    pipeline.connect("replan.workflow", "execute.workflow")
+    return pipeline

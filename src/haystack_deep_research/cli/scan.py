@@ -1,0 +1,222 @@
+"""
+``deep-research scan``: research every item of a list (or of a provider), one research workflow run each.
+
+    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [--csv rows.csv]
+                       [--concurrency N] [--attempts N] [--progress bar|lines|none]
+
+``ITEMS`` is a text file with one item per line (each line is the item's research question), or a provider class
+given as ``module:Class`` (a :class:`~haystack_deep_research.scans.KnowledgeProvider` built with no arguments). Each
+item is researched by ``create_research_workflow`` with the default models (``OPENAI_API_KEY``) and web tools
+(Tavily with ``TAVILY_API_KEY``, else the keyless search), and its structured output (``--schema``, default
+``ResearchSummary``) becomes its row in ``--out``. Rerunning with the same ``--out`` researches only the items not
+finished yet. ``--ray ADDRESS`` runs the
+items on a Ray cluster (``local`` starts one on this machine; needs ``haystack-deep-research[ray]``).
+
+Progress goes to stderr: a live bar (``haystack-deep-research[cli]``; the default when rich is installed), one line
+per item (the default otherwise), or nothing. Exit status: 0 when every item has a row, 1 when some item failed, 2
+for a usage error (bad arguments, unreadable items, no key, a missing extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from haystack import Pipeline
+from pydantic import BaseModel
+
+from haystack_deep_research.agents import DEFAULT_SMALL_MODEL, create_research_workflow, default_chat_generator
+from haystack_deep_research.cli.research import check_credentials
+from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
+from haystack_deep_research.events import Event
+from haystack_deep_research.report import ResearchSummary
+from haystack_deep_research.scans import (
+    KnowledgeProvider,
+    ListProvider,
+    LocalExecutor,
+    RayExecutor,
+    ScanExecutor,
+    ScanRunner,
+)
+from haystack_deep_research.sources import resolve_search
+from haystack_deep_research.tools import ReadUrlTool
+
+__all__ = ["run_scan_command", "scan_parser", "scan_workflow"]
+
+
+def scan_parser() -> argparse.ArgumentParser:
+    """:returns: The parser of ``deep-research scan``."""
+    parser = argparse.ArgumentParser(
+        prog="deep-research scan", description="Research every item of a list, one research workflow run each."
+    )
+    parser.add_argument("items", help="A text file with one item per line, or a provider class as module:Class.")
+    parser.add_argument("--out", type=Path, required=True, help="The JSONL file of rows (rerun it to resume).")
+    parser.add_argument("--schema", help="The row's pydantic model as module:Model (default: ResearchSummary).")
+    parser.add_argument("--ray", metavar="ADDRESS", help="Research on Ray: a cluster address, or 'local'.")
+    parser.add_argument("--csv", type=Path, help="Also write every row to this CSV file at the end.")
+    parser.add_argument("--concurrency", type=int, default=4, help="Items researched at once (default 4).")
+    parser.add_argument("--attempts", type=int, default=3, help="Attempts per item (default 3).")
+    parser.add_argument("--progress", choices=("bar", "lines", "none"), help="Progress display on stderr.")
+    return parser
+
+
+def scan_workflow(output_schema: type[BaseModel]) -> Pipeline:
+    """
+    The research of one item: the research workflow with the default models and web tools.
+
+    :param output_schema: The row's model.
+    :returns: The Pipeline.
+    """
+    model = default_chat_generator(DEFAULT_SMALL_MODEL)
+    return create_research_workflow(
+        chat_generator=model,
+        tools=[resolve_search("auto"), ReadUrlTool(summarizer_llm=model)],
+        output_schema=output_schema,
+    )
+
+
+def _imported(spec: str, what: str) -> Any:
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise UsageError(f"{what} must be given as module:Name; got {spec!r}.")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as error:
+        raise UsageError(f"cannot import {what} {spec}: {error}") from error
+
+
+def _provider(items: str) -> KnowledgeProvider:
+    if Path(items).is_file() or ":" not in items:
+        return ListProvider.from_file(items)
+    found = _imported(items, "the provider")
+    if not (isinstance(found, type) and issubclass(found, KnowledgeProvider)):
+        raise UsageError(f"{items} is not a KnowledgeProvider class.")
+    return found()
+
+
+def _schema(spec: str | None) -> type[BaseModel]:
+    if spec is None:
+        return ResearchSummary
+    found = _imported(spec, "the schema")
+    if not (isinstance(found, type) and issubclass(found, BaseModel)):
+        raise UsageError(f"{spec} is not a pydantic model class.")
+    return found
+
+
+class _Lines:
+    """One line per finished or failed item, and the scan's start and end."""
+
+    def __call__(self, event: Event) -> None:
+        if event.kind in ("scan_started", "item_done", "item_failed", "scan_ended"):
+            print(f"[scan] {event.describe()}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+class _Bar:
+    """A live progress bar (rich): items done of all, failures, items per minute, elapsed time."""
+
+    def __init__(self) -> None:
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        except ImportError as error:
+            raise MissingExtraError("Progress bars", extra="cli", module="rich") from error
+        self._progress = Progress(
+            TextColumn("scan"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed · {task.fields[rate]} items/min"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+        self._task: Any = None
+        self._researched = self._failed = 0
+        self._started = time.monotonic()
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "scan_started":
+            self._progress.start()
+            total, done = getattr(event, "total", 0), getattr(event, "done", 0)
+            self._task = self._progress.add_task("scan", total=total, completed=done, failed=0, rate="0.0")
+            self._started = time.monotonic()
+            return
+        if self._task is None:
+            return
+        finished = event.kind == "item_done" or (event.kind == "item_failed" and getattr(event, "final", False))
+        if finished:
+            self._researched += 1
+            self._failed += event.kind == "item_failed"
+            minutes = max(time.monotonic() - self._started, 1e-9) / 60
+            rate = f"{self._researched / minutes:.1f}"
+            self._progress.update(self._task, advance=1, failed=self._failed, rate=rate)
+
+    def close(self) -> None:
+        """Stop the live display; its last frame stays."""
+        self._progress.stop()
+
+
+def _display(choice: str | None) -> _Lines | _Bar | None:
+    if choice == "none":
+        return None
+    if choice == "lines":
+        return _Lines()
+    if choice == "bar":
+        return _Bar()
+    try:
+        return _Bar()
+    except MissingExtraError:
+        return _Lines()
+
+
+def run_scan_command(argv: Sequence[str]) -> int:
+    """
+    Run ``deep-research scan``.
+
+    :param argv: The arguments after ``scan``.
+    :returns: The exit status: 0 when every item has a row, 1 when some item failed, 2 for a usage error.
+    """
+    args = scan_parser().parse_args(list(argv))
+    display = None
+    try:
+        provider = _provider(args.items)
+        schema = _schema(args.schema)
+        check_credentials()
+        executor: ScanExecutor = (
+            LocalExecutor() if args.ray is None else RayExecutor(address=None if args.ray == "local" else args.ray)
+        )
+        display = _display(args.progress)
+        runner = ScanRunner(
+            provider=provider,
+            research=partial(scan_workflow, schema),
+            results=args.out,
+            executor=executor,
+            max_concurrency=args.concurrency,
+            max_attempts=args.attempts,
+            on_event=display,
+        )
+        result = runner.run()
+        if args.csv is not None:
+            result.write_csv(args.csv)
+    except UsageError as error:
+        print(f"deep-research scan: error: {error}", file=sys.stderr)
+        return 2
+    except DeepResearchError as error:
+        print(f"deep-research scan: error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # a cluster or provider failure: one line, not a traceback
+        print(f"deep-research scan: error: the scan failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if display is not None:
+            display.close()
+    failures = f"; {len(result.failed)} failed, see {runner.results.failures_path}" if result.failed else ""
+    print(f"[done] {len(result.rows)} row(s) in {args.out}{failures}", file=sys.stderr)
+    return 1 if result.failed else 0

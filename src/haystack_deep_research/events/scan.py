@@ -1,0 +1,125 @@
+"""
+The typed events of a multi-item scan (see :mod:`haystack_deep_research.scans`), in the scan's own stream.
+
+Every event carries the scan's id as its ``run_id`` and the phase ``scan``; the item events name their item::
+
+    Event
+    ├── ScanStarted (scan_started)      a scan began: how many items, how many already done
+    ├── ItemSkipped (item_skipped)      an item is not researched: done in an earlier scan, or listed twice
+    ├── ItemStarted (item_started)      an attempt at an item began
+    ├── ItemDone (item_done)            an item's row is written
+    ├── ItemFailed (item_failed)        an attempt failed; retried, or recorded as failed when no attempt is left
+    └── ScanEnded (scan_ended)          the scan ended: how many rows, failures and skips
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from haystack_deep_research.events.types import Event
+
+__all__ = ["ItemDone", "ItemFailed", "ItemSkipped", "ItemStarted", "ScanEnded", "ScanStarted"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScanStarted(Event):
+    """
+    A scan began.
+
+    :param total: How many distinct items the provider listed.
+    :param done: How many of them earlier scans already finished (they are skipped).
+    """
+
+    kind: ClassVar[str] = "scan_started"
+    total: int
+    done: int = 0
+
+    def describe(self) -> str:
+        return f"scan started: {self.total} item(s), {self.done} already done"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ItemSkipped(Event):
+    """An item is not researched. :param item: Its name. :param reason: Why."""
+
+    kind: ClassVar[str] = "item_skipped"
+    item: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"skipped {self.item}: {self.reason}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ItemStarted(Event):
+    """An attempt at an item began. :param item: Its name. :param attempt: The attempt's number (1-based)."""
+
+    kind: ClassVar[str] = "item_started"
+    item: str
+    attempt: int = 1
+
+    def describe(self) -> str:
+        return f"researching {self.item}" + (f" (attempt {self.attempt})" if self.attempt > 1 else "")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ItemDone(Event):
+    """
+    An item's row is written.
+
+    :param item: Its name.
+    :param attempt: The attempt that succeeded.
+    :param seconds: How long that attempt took.
+    """
+
+    kind: ClassVar[str] = "item_done"
+    item: str
+    attempt: int = 1
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        return f"done {self.item} in {self.seconds:.1f} s"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ItemFailed(Event):
+    """
+    An attempt at an item failed.
+
+    :param item: Its name.
+    :param attempt: The attempt's number.
+    :param error: What went wrong, as ``Type: message``.
+    :param final: Whether no attempt is left: the item is recorded as failed.
+    """
+
+    kind: ClassVar[str] = "item_failed"
+    item: str
+    attempt: int
+    error: str
+    final: bool = False
+
+    def describe(self) -> str:
+        outcome = "failed" if self.final else f"attempt {self.attempt} failed, retrying"
+        return f"{self.item} {outcome}: {self.error}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScanEnded(Event):
+    """
+    A scan ended.
+
+    :param rows: Rows written by this scan.
+    :param failed: Items recorded as failed by this scan.
+    :param skipped: Items skipped (done before, or listed twice).
+    :param seconds: The scan's wall-clock time.
+    """
+
+    kind: ClassVar[str] = "scan_ended"
+    rows: int
+    failed: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        return f"scan ended: {self.rows} row(s), {self.failed} failed, {self.skipped} skipped in {self.seconds:.1f} s"

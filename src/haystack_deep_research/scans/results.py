@@ -1,0 +1,128 @@
+"""
+Where a scan's rows go: an append-only JSONL file, read back when a scan starts so finished items are not researched
+again, and exported to CSV.
+
+Each finished item is one line ``{"item": {...}, "id": ..., "data": {...}}``, appended (and flushed to disk) the
+moment the item is done, in the order items finish. Items whose every attempt failed go, one line each with the
+error, to a second file next to it (``rows.failures.jsonl`` beside ``rows.jsonl``); they are not finished, so the
+next scan tries them again. A crash can cut the last line short: reading back drops such a line (and cuts it off
+the file before anything is appended), so its item is researched again.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.scans.items import ItemRef, KnowledgeRow
+
+__all__ = ["ResultsFile", "write_csv"]
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+    with path.open("a", encoding="utf-8") as file:
+        file.write(line)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _whole_lines(path: Path) -> list[str]:
+    """The file's complete lines; a last line cut short by a crash is cut off the file."""
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    end = raw.rfind(b"\n") + 1
+    if end < len(raw):
+        with path.open("r+b") as file:
+            file.truncate(end)
+    return raw[:end].decode("utf-8").splitlines()
+
+
+class ResultsFile:
+    """
+    The results of a scan on disk (see the module docstring).
+
+    :param path: The JSONL file of rows; created with its folder when the first row is written.
+    :raises ConfigurationError: If the path is a folder or its lines are not this file's records.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise ConfigurationError(f"the results file {self.path} is a folder; name a file such as rows.jsonl.")
+        self.failures_path = self.path.with_name(f"{self.path.stem}.failures{self.path.suffix or '.jsonl'}")
+
+    def rows(self) -> list[tuple[ItemRef, KnowledgeRow]]:
+        """
+        :returns: The finished items and their rows, in the order they were written.
+        :raises ConfigurationError: If a line is not a record of this file.
+        """
+        found = []
+        for number, line in enumerate(_whole_lines(self.path), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                found.append((ItemRef.from_dict(record["item"]), KnowledgeRow.from_dict(record)))
+            except (ValueError, KeyError, TypeError) as error:
+                raise ConfigurationError(
+                    f"{self.path} line {number} is not a row of a scan ({error}); name a new results file."
+                ) from error
+        return found
+
+    def add_row(self, ref: ItemRef, row: KnowledgeRow) -> None:
+        """
+        Append one finished item's row and flush it to disk.
+
+        :param ref: The item.
+        :param row: Its row.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _append(self.path, {"item": ref.to_dict(), **row.to_dict()})
+
+    def add_failure(self, ref: ItemRef, error: str, attempts: int) -> None:
+        """
+        Append one failed item to the failures file.
+
+        :param ref: The item.
+        :param error: Its last error.
+        :param attempts: How many attempts were made.
+        """
+        self.failures_path.parent.mkdir(parents=True, exist_ok=True)
+        _append(self.failures_path, {"item": ref.to_dict(), "error": error, "attempts": attempts})
+
+    def failures(self) -> list[dict[str, Any]]:
+        """:returns: Every failure recorded so far (``item``, ``error``, ``attempts``), oldest first."""
+        return [json.loads(line) for line in _whole_lines(self.failures_path) if line.strip()]
+
+
+def _cell(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+
+
+def write_csv(rows: Iterable[KnowledgeRow], path: str | Path) -> Path:
+    """
+    Write rows as CSV: an ``id`` column, then one column per data field in first-seen order; lists and dicts as JSON.
+
+    :param rows: The rows.
+    :param path: The CSV file (replaced atomically).
+    :returns: The path.
+    """
+    rows = list(rows)
+    columns = list(dict.fromkeys(key for row in rows for key in row.data))
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.tmp")
+    with temporary.open("w", encoding="utf-8", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["id", *columns])
+        for row in rows:
+            writer.writerow([row.id, *(_cell(row.data.get(column)) for column in columns)])
+    temporary.replace(target)
+    return target

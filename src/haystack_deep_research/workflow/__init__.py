@@ -1,0 +1,28 @@
+"""
+The research workflow's steps: Haystack components that ``create_research_workflow`` wires into a Pipeline with a
+quality loop (Execute → Causal inference → Summarize → Grounding eval → done, or Regenerate / Replan and round again).
+
+Each step works inside one :class:`~haystack_deep_research.run.ResearchRun`, carried along the Pipeline's edges in a
+:class:`WorkflowRun`; the steps hold no per-run data.
+"""
+
+from haystack_deep_research.workflow.causal import CausalStep
+from haystack_deep_research.workflow.execute import ExecuteStep, execute_agent
+from haystack_deep_research.workflow.finish import FinishStep
+from haystack_deep_research.workflow.grounding import GroundingEval
+from haystack_deep_research.workflow.router import GroundingRouter, ReplanStep
+from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeStep
+from haystack_deep_research.workflow.workflow_run import WorkflowRun
+
+__all__ = [
+    "CausalStep",
+    "ExecuteStep",
+    "FinishStep",
+    "GroundingEval",
+    "GroundingRouter",
+    "RegenerateStep",
+    "ReplanStep",
+    "SummarizeStep",
+    "WorkflowRun",
+    "execute_agent",
+]

@@ -1,0 +1,87 @@
+"""
+Causal inference: build the causal chain behind the answer from the evidence gathered so far.
+
+On by default (``create_research_workflow(causal_inference=False)`` leaves the step out, and Execute goes straight to
+Summarize). One call to the model, without tools, with the findings fenced as data; the chain it returns goes to the
+summary. A failed call is a warning: the summary is then written without a chain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import PhaseEnded, PhaseStarted
+from haystack_deep_research.prompts import CAUSAL, fence, render_chat
+from haystack_deep_research.run import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.state import PHASE_CAUSAL
+from haystack_deep_research.workflow.workflow_run import WorkflowRun
+
+__all__ = ["CausalStep"]
+
+
+@component
+class CausalStep(UsesModels):
+    """
+    The workflow's causal-inference step (see the module docstring).
+
+    :param chat_generator: The model that builds the chain.
+    :raises ConfigurationError: If it is not a chat generator.
+    """
+
+    def __init__(self, *, chat_generator: Any) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    @component.output_types(workflow=WorkflowRun)
+    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """
+        :param workflow: The run, after Execute.
+        :returns: ``workflow``: the run with its ``causal_chain``.
+        """
+        return {"workflow": drive(self.phase(workflow))}
+
+    @component.output_types(workflow=WorkflowRun)
+    async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """
+        :param workflow: The run, after Execute.
+        :returns: ``workflow``: the run with its ``causal_chain``.
+        """
+        return {"workflow": await drive_async(self.phase(workflow))}
+
+    def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
+        """
+        :param workflow: The run.
+        :returns: The phase; it returns the run with its causal chain (``""`` after a failure).
+        """
+        run = workflow.run
+        notes = run.notes()
+        run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))
+        prompt = render_chat(CAUSAL, question=run.question, findings=[fence(note) for note in notes])
+        [outcome] = yield [ask(self.chat_generator, prompt, role="causal")]
+        if outcome.reply is not None:
+            run.record_usage(PHASE_CAUSAL, outcome.reply.meta.get("usage"))
+        if not outcome.text:
+            run.warn(PHASE_CAUSAL, f"causal inference failed ({failure(outcome.error)}); the summary has no chain")
+            return workflow.but(causal_chain="")
+        run.events.emit(PhaseEnded(phase=PHASE_CAUSAL, detail="causal chain ready"))
+        return workflow.but(causal_chain=outcome.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized step."""
+        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CausalStep:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step.
+        """
+        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
+        return default_from_dict(cls, data)

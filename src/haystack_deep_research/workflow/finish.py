@@ -1,0 +1,175 @@
+"""
+Done: mark what stays unsupported, turn the summary into ``output_schema``, close the run, set the outputs.
+
+Claims the last judgement found unsupported are marked in the summary, not dropped (the rule of
+:mod:`haystack_deep_research.report.assessment`). With an ``output_schema`` the summary becomes an instance of it
+through the deep research agent's structured-output stage (one retry with the validation errors); when that fails
+too, the workflow does not throw the research away: ``structured_output`` is ``None``, a warning holds the errors and
+``exit_reason`` is ``structured_output_failed``. Then the run is closed with ``RunEnded``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+from haystack.utils.type_serialization import deserialize_type
+from pydantic import BaseModel
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import StructuredOutputError
+from haystack_deep_research.events import RunEnded
+from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, verdict_outputs
+from haystack_deep_research.run import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.state import (
+    CAUSAL_CHAIN,
+    CITATIONS,
+    EXIT_REASON,
+    EXIT_STRUCTURED_OUTPUT_FAILED,
+    GROUNDING,
+    GROUNDING_SCORE,
+    NOTES,
+    PHASE_GROUND,
+    PHASE_RUN,
+    PHASE_STRUCTURE,
+    REGENERATION_COUNT,
+    REPLAN_COUNT,
+    SOURCES,
+    STRUCTURED_OUTPUT,
+    SUMMARY,
+    TOKEN_USAGE,
+    USAGE_BY_PHASE,
+    WARNINGS,
+)
+from haystack_deep_research.workflow.workflow_run import WorkflowRun
+
+__all__ = ["FinishStep"]
+
+_OUTPUTS = {
+    STRUCTURED_OUTPUT: BaseModel | None,
+    GROUNDING_SCORE: float | None,
+    REPLAN_COUNT: int,
+    REGENERATION_COUNT: int,
+    SUMMARY: str,
+    CAUSAL_CHAIN: str,
+    GROUNDING: list[dict[str, Any]],
+    CITATIONS: dict[str, Any],
+    SOURCES: list[dict[str, Any]],
+    NOTES: list[str],
+    WARNINGS: list[str],
+    USAGE_BY_PHASE: dict[str, Any],
+    TOKEN_USAGE: dict[str, Any],
+    EXIT_REASON: str,
+}
+
+
+@component
+class FinishStep(UsesModels):
+    """
+    The workflow's last step (see the module docstring).
+
+    :param chat_generator: The model that writes the structured output.
+    :param output_schema: A pydantic model class, or ``None`` for no structured output.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, chat_generator: Any, output_schema: type[BaseModel] | None = None) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self._stage = None if output_schema is None else StructuredOutputStage(output_schema=output_schema)
+        self.output_schema = output_schema
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    @component.output_types(**_OUTPUTS)
+    def run(self, workflow: WorkflowRun) -> dict[str, Any]:
+        """
+        :param workflow: The run, routed to done.
+        :returns: ``structured_output`` (an ``output_schema`` instance, or ``None``), ``grounding_score``,
+            ``replan_count``, ``regeneration_count``, ``summary`` (Markdown, citations verified, unsupported claims
+            marked), ``causal_chain``, ``grounding`` (one verdict per claim), ``citations`` (the citation check),
+            ``sources`` (the evidence ledger), ``notes`` (one per Execute round), ``warnings``, ``usage_by_phase``,
+            ``token_usage`` (all steps) and ``exit_reason`` (``grounded``, ``grounding_exhausted``,
+            ``token_budget``, ``time_budget`` or ``structured_output_failed``).
+        """
+        return drive(self.phase(workflow))
+
+    @component.output_types(**_OUTPUTS)
+    async def run_async(self, workflow: WorkflowRun) -> dict[str, Any]:
+        """
+        :param workflow: The run, routed to done.
+        :returns: The outputs listed under :meth:`run`.
+        """
+        return await drive_async(self.phase(workflow))
+
+    def phase(self, workflow: WorkflowRun) -> Phase[dict[str, Any]]:
+        """
+        :param workflow: The run.
+        :returns: The phase; it returns the workflow's outputs.
+        """
+        run = workflow.run
+        summary, verdicts, exit_reason = workflow.summary, [], workflow.exit_reason
+        if workflow.judgement is not None:
+            summary, marked = mark_unsupported(summary, workflow.judgement.unsupported)
+            if marked:
+                run.warn(PHASE_GROUND, f"{len(marked)} claim(s) stay unsupported by their cited sources; marked")
+            verdicts = verdict_outputs(workflow.judgement, marked)
+        structured: BaseModel | None = None
+        if self._stage is not None:
+            try:
+                structured = yield from self._stage.convert(run, summary, workflow.verified_urls, self.chat_generator)
+            except StructuredOutputError as error:
+                run.warn(PHASE_STRUCTURE, f"{error}: {error.errors}")
+                exit_reason = EXIT_STRUCTURED_OUTPUT_FAILED
+        notes = run.notes()
+        run.events.emit(
+            RunEnded(
+                phase=PHASE_RUN,
+                exit_reason=exit_reason,
+                notes=len(notes),
+                sources=len(run.ledger),
+                warnings=len(run.warnings()),
+            )
+        )
+        return {
+            STRUCTURED_OUTPUT: structured,
+            GROUNDING_SCORE: workflow.score,
+            REPLAN_COUNT: workflow.replans,
+            REGENERATION_COUNT: workflow.regenerations,
+            SUMMARY: summary,
+            CAUSAL_CHAIN: workflow.causal_chain,
+            GROUNDING: verdicts,
+            CITATIONS: dict(workflow.citations),
+            SOURCES: run.ledger.to_list(),
+            NOTES: notes,
+            WARNINGS: run.warnings(),
+            USAGE_BY_PHASE: run.usage_by_phase(),
+            TOKEN_USAGE: run.total_usage(),
+            EXIT_REASON: exit_reason,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """
+        :returns: The serialized step; the schema is stored by its import path.
+        :raises ConfigurationError: If the schema is defined inside a function.
+        """
+        schema = None if self._stage is None else self._stage.to_dict()["init_parameters"]["output_schema"]
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
+            output_schema=schema,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FinishStep:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step, with the schema imported from its path (subject to Haystack's allowlist).
+        """
+        params = data["init_parameters"]
+        deserialize_component_inplace(params, key="chat_generator")
+        if params.get("output_schema") is not None:
+            params["output_schema"] = deserialize_type(params["output_schema"])
+        return default_from_dict(cls, data)

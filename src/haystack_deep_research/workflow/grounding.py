@@ -1,0 +1,86 @@
+"""
+Grounding eval: the judge scores the summary's cited claims against the stored text of their sources.
+
+The judge is the deep research agent's (:func:`haystack_deep_research.report.judge_report`): one call per cited
+source, with that source's stored text from the run's evidence ledger — what was really read, never a re-fetch — and
+the claims that cite it. The score is ``supported / (supported + unsupported)``, 1.0 when no claim is decided.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import PhaseEnded
+from haystack_deep_research.report import judge_report
+from haystack_deep_research.run import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.state import PHASE_GROUND
+from haystack_deep_research.workflow.workflow_run import WorkflowRun
+
+__all__ = ["GroundingEval"]
+
+
+@component
+class GroundingEval(UsesModels):
+    """
+    The workflow's grounding eval (see the module docstring).
+
+    :param judge_llm: The judge model.
+    :param max_concurrency: Judge calls running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, judge_llm: Any, max_concurrency: int = 5) -> None:
+        self.judge_llm = _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
+        self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+
+    def _used_models(self) -> list[Any]:
+        return [self.judge_llm]
+
+    @component.output_types(workflow=WorkflowRun)
+    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """
+        :param workflow: The run, with a verified summary.
+        :returns: ``workflow``: the run with the ``judgement`` of its summary.
+        """
+        return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
+
+    @component.output_types(workflow=WorkflowRun)
+    async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """
+        :param workflow: The run, with a verified summary.
+        :returns: ``workflow``: the run with the ``judgement`` of its summary.
+        """
+        return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
+
+    def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
+        """
+        :param workflow: The run.
+        :returns: The phase; it returns the run with its judgement.
+        """
+        run = workflow.run
+        judged = yield from judge_report(run, workflow.summary, workflow.verified_urls, self.judge_llm)
+        detail = f"grounding score {judged.score:.2f} ({len(judged.unsupported)} unsupported claim(s))"
+        run.events.emit(PhaseEnded(phase=PHASE_GROUND, detail=detail))
+        return workflow.but(judgement=judged)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized step."""
+        return default_to_dict(
+            self,
+            judge_llm=component_to_dict(obj=self.judge_llm, name="judge_llm"),
+            max_concurrency=self.max_concurrency,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GroundingEval:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step.
+        """
+        deserialize_component_inplace(data["init_parameters"], key="judge_llm")
+        return default_from_dict(cls, data)

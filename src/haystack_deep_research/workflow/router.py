@@ -1,0 +1,120 @@
+"""
+The quality loop's decisions: :class:`GroundingRouter` after each grounding eval, :class:`ReplanStep` before a
+focused Execute round.
+
+After each judgement the router sends the run on exactly one way:
+
+- ``done`` when the score meets ``threshold`` (exit reason ``grounded``);
+- ``regenerate`` while fewer than ``max_regenerations`` rewrites were made (a rewrite runs no tool);
+- ``replan`` once rewrites are used up, while fewer than ``max_replans`` replans were made;
+- ``done`` when both are used up (exit reason ``grounding_exhausted``), or once the run's token or time budget is
+  spent (exit reason ``token_budget`` / ``time_budget``, with a warning): no further model call starts.
+
+Rewrites are counted over the whole run, not per replan. :class:`ReplanStep` turns the judge's unsupported claims
+into a task for Execute focused on exactly those claims.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import arrow
+from haystack import component
+from haystack.core.serialization import default_from_dict, default_to_dict
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import Notice
+from haystack_deep_research.prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
+from haystack_deep_research.state import EXIT_GROUNDED, EXIT_GROUNDING_EXHAUSTED, PHASE_GROUND, PHASE_REPLAN
+from haystack_deep_research.workflow.workflow_run import WorkflowRun
+
+__all__ = ["GroundingRouter", "ReplanStep"]
+
+
+@component
+class GroundingRouter:
+    """
+    Route a judged run: done, regenerate or replan (see the module docstring).
+
+    :param threshold: The lowest acceptable grounding score, 0 to 1.
+    :param max_regenerations: Rewrites of the summary in one run, 0 to 5.
+    :param max_replans: Replans in one run, 0 to 5.
+    :raises ConfigurationError: If a parameter is outside its range.
+    """
+
+    def __init__(self, *, threshold: float = 0.65, max_regenerations: int = 1, max_replans: int = 2) -> None:
+        self.threshold = _checks.number_in_range("grounding_threshold", threshold, 0.0, 1.0, include_low=True)
+        self.max_regenerations = _checks.int_in_range("max_regenerations", max_regenerations, 0, 5)
+        self.max_replans = _checks.int_in_range("max_replans", max_replans, 0, 5)
+
+    @component.output_types(done=WorkflowRun, regenerate=WorkflowRun, replan=WorkflowRun)
+    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """
+        :param workflow: The judged run.
+        :returns: Exactly one of ``done``, ``regenerate`` (rewrite count raised) or ``replan`` (replan count raised).
+        """
+        run = workflow.run
+        score = workflow.score if workflow.score is not None else 1.0
+        if score >= self.threshold:
+            return {"done": workflow.but(exit_reason=EXIT_GROUNDED)}
+        if (spent := run.spent()) is not None:
+            run.warn(PHASE_GROUND, f"the run's {run.budget.describe(spent)} is spent; the summary is not repaired")
+            return {"done": workflow.but(exit_reason=spent)}
+        below = f"score {score:.2f} is below {self.threshold}"
+        if workflow.regenerations < self.max_regenerations:
+            run.events.emit(Notice(phase=PHASE_GROUND, text=f"{below}: rewriting the summary"))
+            return {"regenerate": workflow.but(regenerations=workflow.regenerations + 1)}
+        if workflow.replans < self.max_replans:
+            run.events.emit(Notice(phase=PHASE_GROUND, text=f"{below}: gathering evidence on the unsupported claims"))
+            return {"replan": workflow.but(replans=workflow.replans + 1)}
+        run.events.emit(Notice(phase=PHASE_GROUND, text=f"{below} after every rewrite and replan"))
+        return {"done": workflow.but(exit_reason=EXIT_GROUNDING_EXHAUSTED)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized router."""
+        return default_to_dict(
+            self,
+            threshold=self.threshold,
+            max_regenerations=self.max_regenerations,
+            max_replans=self.max_replans,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GroundingRouter:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The router.
+        """
+        return default_from_dict(cls, data)
+
+
+@component
+class ReplanStep:
+    """Write Execute's next task: gather evidence on exactly the claims the judge found unsupported."""
+
+    @component.output_types(workflow=WorkflowRun)
+    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """
+        :param workflow: The run routed to a replan (its replan count already raised).
+        :returns: ``workflow``: the run with its focused ``task`` for Execute.
+        """
+        run = workflow.run
+        unsupported = workflow.judgement.unsupported if workflow.judgement is not None else []
+        claims = list(dict.fromkeys(claim.text for claim in unsupported))
+        today = arrow.utcnow().format("YYYY-MM-DD")
+        task = render_user(REPLAN_TASK, today=today, question=run.question, claims=[fence(claim) for claim in claims])
+        title = render_text(REPLAN_NOTE_TITLE, round=workflow.replans, claims=claims)
+        run.events.emit(Notice(phase=PHASE_REPLAN, text=f"replan {workflow.replans}: {len(claims)} claim(s) to check"))
+        return {"workflow": workflow.but(task=task, task_title=title)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized step."""
+        return default_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReplanStep:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step.
+        """
+        return default_from_dict(cls, data)

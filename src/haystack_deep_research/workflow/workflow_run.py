@@ -1,0 +1,75 @@
+"""
+What travels along the research workflow's edges: one :class:`WorkflowRun` per run of the Pipeline.
+
+The Pipeline's components hold no per-run data: each step receives the run's :class:`WorkflowRun`, does its work in
+the :class:`~haystack_deep_research.run.ResearchRun` it carries (ledger, notes, events, usage, budget) and passes on a
+copy with its own results (causal chain, summary, judgement, counts). So one Pipeline object serves many runs at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research.report import Judgement
+from haystack_deep_research.run import ResearchRun
+
+__all__ = ["WorkflowRun"]
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    """
+    One run of the research workflow, as it moves from step to step.
+
+    Haystack's Pipeline deep-copies the values it hands from one component to the next; a ``WorkflowRun`` is
+    immutable and carries a handle to its run, so copying it returns the same object.
+
+    :param run: The research run: question, notes (one per Execute round), evidence ledger, events, usage, budget.
+    :param causal_chain: The causal chain built from the findings, or ``""`` (causal inference off, or failed).
+    :param summary: The current summary, its citations verified.
+    :param citations: The citation check of the summary, without the summary (``verified_urls``, ``unverified``, ...).
+    :param judgement: The grounding judge's verdicts on the current summary, or ``None`` before it was judged.
+    :param regenerations: Rewrites of the summary so far.
+    :param replans: Replans so far.
+    :param task: The focused task of the next Execute round (set by Replan), or ``None`` for the question itself.
+    :param task_title: The heading of the note that task's findings become.
+    :param exit_reason: Why the loop ended (set when it does).
+    """
+
+    run: ResearchRun
+    causal_chain: str = ""
+    summary: str = ""
+    citations: dict[str, Any] = field(default_factory=dict)
+    judgement: Judgement | None = None
+    regenerations: int = 0
+    replans: int = 0
+    task: ChatMessage | None = None
+    task_title: str = ""
+    exit_reason: str = ""
+
+    def __copy__(self) -> WorkflowRun:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> WorkflowRun:
+        return self
+
+    def but(self, **changes: Any) -> WorkflowRun:
+        """
+        :param changes: Fields to change.
+        :returns: A copy with those fields changed (the run is the same object).
+        """
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def verified_urls(self) -> list[str]:
+        """The URLs the current summary cites that the run really read."""
+        return list(self.citations.get("verified_urls") or [])
+
+    @property
+    def score(self) -> float | None:
+        """The grounding score of the current summary, or ``None`` before it was judged."""
+        return None if self.judgement is None else self.judgement.score

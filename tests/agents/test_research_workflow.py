@@ -1,0 +1,271 @@
+"""create_research_workflow: every route of the quality loop, with scripted models and the real tools on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from haystack import Pipeline
+from haystack.core.errors import PipelineRuntimeError
+from pydantic import BaseModel, Field
+
+from haystack_deep_research import (
+    EVENTS_KEY,
+    ConfigurationError,
+    Event,
+    InvalidQuestionError,
+    ResearchSummary,
+    create_research_workflow,
+)
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+
+QUESTION = "How fast are solar power and grid storage growing?"
+FALSE_CLAIM = "Global solar capacity fell by 90 percent in 2025"
+MARK = "*(unsupported by the cited source)*"
+
+
+def _run(pipeline: Pipeline, question: str = QUESTION, **inputs: Any) -> dict[str, Any]:
+    return pipeline.run({"question": question, **inputs})["finish"]
+
+
+def _stubborn(corrects: str) -> ScriptedChatGenerator:
+    """A summarizer that states the false claim, and drops it by the given rule."""
+    return ScriptedChatGenerator(role="summarize", unsupported_claims=[FALSE_CLAIM], corrects=corrects)  # type: ignore[arg-type]
+
+
+def test_a_grounded_summary_passes_the_first_time(
+    make_workflow: Callable[..., Pipeline], web: LoopbackWebServer, search: LoopbackSearchServer
+) -> None:
+    result = _run(make_workflow())
+
+    assert result["exit_reason"] == "grounded"
+    assert result["grounding_score"] == 1.0
+    assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
+    # Execute read both pages; the summary cites exactly those, verified against the ledger.
+    read = [web.url("/solar.html"), web.url("/storage.pdf")]
+    assert sorted(s["url"] for s in result["sources"] if s["kind"] == "page") == sorted(read)
+    assert sorted(result["citations"]["verified_urls"]) == sorted(read)
+    assert "Global solar capacity grew by 450 gigawatts in 2025" in result["summary"]
+    assert [v["verdict"] for v in result["grounding"]] == ["supported", "supported"]
+    # Causal inference ran between Execute and Summarize, and the summary was written along its chain.
+    assert result["causal_chain"].startswith("1. ")
+    assert "Causal chain: 2 step(s) considered." in result["summary"]
+    structured = result["structured_output"]
+    assert isinstance(structured, ResearchSummary)
+    assert sorted(structured.sources) == sorted(read)
+    assert len(search.requests) == 1
+    assert len(result["notes"]) == 1
+    assert {"execute", "causal", "summary", "ground", "structure"} <= set(result["usage_by_phase"])
+    assert result["warnings"] == []
+
+
+def test_a_low_score_is_fixed_by_regenerating_without_running_tools(
+    make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
+) -> None:
+    result = _run(make_workflow(summary_llm=_stubborn("on_rewrite"), grounding_threshold=0.9))
+
+    assert (result["regeneration_count"], result["replan_count"]) == (1, 0)
+    assert result["exit_reason"] == "grounded"
+    assert result["grounding_score"] == 1.0
+    assert FALSE_CLAIM not in result["summary"]
+    assert len(search.requests) == 1  # the rewrite ran no tool
+    assert len(result["notes"]) == 1
+
+
+def test_when_regenerating_is_not_enough_a_replan_gathers_evidence_on_the_unsupported_claim(
+    make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
+) -> None:
+    result = _run(make_workflow(summary_llm=_stubborn("on_new_evidence"), grounding_threshold=0.9))
+
+    assert (result["regeneration_count"], result["replan_count"]) == (1, 1)
+    assert result["exit_reason"] == "grounded"
+    assert result["grounding_score"] == 1.0
+    # Execute ran again on a task focused on exactly the unsupported claim; its findings became a second note.
+    queries = [r.json_body["query"] for r in search.requests.snapshot()]
+    assert len(queries) == 2
+    assert FALSE_CLAIM in queries[1]
+    assert QUESTION not in queries[1]
+    assert len(result["notes"]) == 2
+    assert result["notes"][1].startswith("## Evidence on claims checked again (round 1): " + FALSE_CLAIM)
+    assert FALSE_CLAIM not in result["summary"]
+
+
+def test_without_regenerations_a_low_score_replans_at_once(
+    make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
+) -> None:
+    workflow = make_workflow(summary_llm=_stubborn("on_new_evidence"), grounding_threshold=0.9, max_regenerations=0)
+    result = _run(workflow)
+
+    assert (result["regeneration_count"], result["replan_count"]) == (0, 1)
+    assert result["grounding_score"] == 1.0
+    assert len(search.requests) == 2
+
+
+def test_when_both_are_used_up_the_run_ends_with_the_claim_marked(
+    make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
+) -> None:
+    workflow = make_workflow(summary_llm=_stubborn("never"), grounding_threshold=0.9, max_replans=2)
+    result = _run(workflow)
+
+    assert result["exit_reason"] == "grounding_exhausted"
+    assert (result["regeneration_count"], result["replan_count"]) == (1, 2)
+    assert result["grounding_score"] == pytest.approx(2 / 3)
+    assert len(search.requests) == 3  # the first round and two replans
+    assert f"{FALSE_CLAIM} [source](" in result["summary"]
+    assert MARK in result["summary"]
+    marked = [v for v in result["grounding"] if v["marked"]]
+    assert [v["claim"] for v in marked] == [f"{FALSE_CLAIM} source."]
+    assert any("1 claim(s) stay unsupported" in w for w in result["warnings"])
+    # The research is kept: the structured output is still written, from the marked summary.
+    assert isinstance(result["structured_output"], ResearchSummary)
+
+
+def test_with_causal_inference_off_execute_goes_straight_to_summarize(make_workflow: Callable[..., Pipeline]) -> None:
+    workflow = make_workflow(causal_inference=False, causal_llm=ScriptedChatGenerator(role="causal", fail=True))
+    result = _run(workflow)
+
+    assert "causal" not in workflow.graph.nodes
+    assert result["causal_chain"] == ""
+    assert "Causal chain" not in result["summary"]
+    assert "causal" not in result["usage_by_phase"]
+    assert result["warnings"] == []
+    assert result["grounding_score"] == 1.0
+
+
+def test_a_summary_citing_a_url_never_read_loses_that_citation(
+    make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
+) -> None:
+    invented = "https://invented.example/report"
+    result = _run(make_workflow(summary_llm=ScriptedChatGenerator(role="summarize", invented_urls=[invented])))
+
+    assert invented not in result["summary"]
+    assert result["citations"]["unverified_urls"] == [invented]
+    assert any("removed 1 citation(s) of URLs the run never retrieved" in w for w in result["warnings"])
+
+
+def test_the_pipeline_round_trips_through_yaml_and_runs_the_same(make_workflow: Callable[..., Pipeline]) -> None:
+    workflow = make_workflow(summary_llm=_stubborn("on_rewrite"), grounding_threshold=0.9)
+    loaded = Pipeline.loads(workflow.dumps())
+
+    original, again = workflow.to_dict(), loaded.to_dict()
+    assert again["components"] == original["components"]
+    key = lambda c: (c["sender"], c["receiver"])  # noqa: E731
+    assert sorted(again["connections"], key=key) == sorted(original["connections"], key=key)
+    first, second = _run(workflow), _run(loaded)
+    assert (second["regeneration_count"], second["replan_count"]) == (first["regeneration_count"], 0)
+    assert second["summary"] == first["summary"]
+
+
+async def test_one_pipeline_serves_concurrent_runs_without_mixing_them(
+    make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
+) -> None:
+    workflow = make_workflow()
+    solar, storage = await asyncio.gather(
+        workflow.run_async({"question": "solar capacity installations worldwide"}),
+        workflow.run_async({"question": "grid battery storage doubled"}),
+    )
+
+    assert solar["finish"]["notes"][0].startswith("## solar capacity installations worldwide")
+    assert storage["finish"]["notes"][0].startswith("## grid battery storage doubled")
+    assert len(solar["finish"]["notes"]) == len(storage["finish"]["notes"]) == 1
+    assert solar["finish"]["exit_reason"] == storage["finish"]["exit_reason"] == "grounded"
+
+
+def test_events_open_and_close_the_run_and_name_every_step(make_workflow: Callable[..., Pipeline]) -> None:
+    events: list[Event] = []
+    result = _run(make_workflow(), hook_context={EVENTS_KEY: events.append})
+
+    assert events[0].kind == "run_started"
+    assert events[-1].kind == "run_ended"
+    assert events[-1].describe().startswith("run ended (grounded)")
+    assert len({event.run_id for event in events}) == 1
+    phases = {event.phase for event in events}
+    assert {"execute", "research", "causal", "summary", "ground", "structure"} <= phases
+    assert result["exit_reason"] == "grounded"
+
+
+def test_a_spent_budget_ends_the_loop_without_repairing(
+    make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
+) -> None:
+    unbounded = _run(make_workflow(summary_llm=_stubborn("never"), grounding_threshold=0.9, max_replans=0))
+    enough_to_gather = int(unbounded["usage_by_phase"]["execute"]["total_tokens"]) + 1
+    workflow = make_workflow(summary_llm=_stubborn("never"), grounding_threshold=0.9, token_budget=enough_to_gather)
+    result = _run(workflow)
+
+    assert result["exit_reason"] == "token_budget"
+    assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
+    assert any("token budget" in w and "not repaired" in w for w in result["warnings"])
+    assert MARK in result["summary"]
+    assert len(search.requests) == 2  # one Execute round per run
+
+
+def test_failing_models_keep_the_research(make_workflow: Callable[..., Pipeline], web: LoopbackWebServer) -> None:
+    workflow = make_workflow(
+        causal_llm=ScriptedChatGenerator(role="causal", fail=True),
+        summary_llm=ScriptedChatGenerator(role="summarize", fail=True),
+        output_schema=None,
+    )
+    result = _run(workflow)
+
+    # The summary was assembled from the notes, its citations verified; the chain is missing, with a warning each.
+    assert web.url("/solar.html") in result["summary"]
+    assert result["causal_chain"] == ""
+    assert any(w.startswith("causal: causal inference failed (ScriptedModelError") for w in result["warnings"])
+    assert any(w.startswith("summary: the summary failed (ScriptedModelError") for w in result["warnings"])
+    assert result["structured_output"] is None
+
+
+def test_a_failing_execute_agent_is_a_warning(make_workflow: Callable[..., Pipeline]) -> None:
+    result = _run(make_workflow(chat_generator=ScriptedChatGenerator(role="researcher", fail=True)))
+
+    assert result["notes"] == []
+    assert any(w.startswith("execute: gathering evidence failed") for w in result["warnings"])
+
+
+class Impossible(BaseModel):
+    """A schema no summary fits."""
+
+    count: int = Field(ge=100, le=10)
+
+
+def test_structured_output_that_never_validates_keeps_the_summary(make_workflow: Callable[..., Pipeline]) -> None:
+    result = _run(make_workflow(output_schema=Impossible))
+
+    assert result["exit_reason"] == "structured_output_failed"
+    assert result["structured_output"] is None
+    assert result["grounding_score"] == 1.0
+    assert "## Key findings" in result["summary"]
+    assert any("did not validate after one retry" in w for w in result["warnings"])
+
+
+def test_an_empty_question_is_refused(make_workflow: Callable[..., Pipeline]) -> None:
+    with pytest.raises(PipelineRuntimeError) as raised:
+        _run(make_workflow(), question="  ")
+    assert isinstance(raised.value.__cause__, InvalidQuestionError)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"grounding_threshold": 1.5}, "grounding_threshold must be a number from 0.0 to 1.0"),
+        ({"max_replans": 6}, "max_replans must be an integer from 0 to 5"),
+        ({"max_regenerations": -1}, "max_regenerations must be an integer from 0 to 5"),
+        ({"output_schema": dict}, "output_schema must be a pydantic BaseModel subclass"),
+        ({"causal_inference": "yes"}, "causal_inference must be True or False"),
+        ({"tools": "web_search"}, "tools must be a list of Haystack Tools or Toolsets"),
+        ({"datastores": {"reports": object()}}, "datastores['reports'] must be a mapping with a 'retriever'"),
+        ({"judge_llm": object()}, "judge_llm"),
+        ({"token_budget": 0}, "token_budget"),
+    ],
+)
+def test_bad_parameters_are_refused_at_once(overrides: dict[str, Any], message: str) -> None:
+    options: dict[str, Any] = {
+        "chat_generator": ScriptedChatGenerator(role="researcher"),
+        "tools": [],
+        "output_schema": None,
+    }
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        create_research_workflow(**{**options, **overrides})
