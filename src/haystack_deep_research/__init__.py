@@ -34,7 +34,7 @@ from haystack_deep_research.events import Event, EventStream
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
-from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run import Price, ResearchRun
 from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY
 from haystack_deep_research.tools import ReadUrlTool, RunToolset, WebSearchTool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
@@ -58,6 +58,7 @@ __all__ = [
     "GroundingStage",
     "InvalidQuestionError",
     "MissingCredentialsError",
+    "Price",
     "ReadUrlTool",
     "ResearchRun",
     "ResearchRunError",

@@ -19,6 +19,7 @@ REPORT = "report"
 SOURCES = "sources"
 WARNINGS = "warnings"
 USAGE_BY_PHASE = "usage_by_phase"
+COST = "cost"
 CITATIONS = "citations"
 GROUNDING = "grounding"
 GROUNDING_SCORE = "grounding_score"
@@ -73,6 +74,7 @@ EXIT_TOKEN_BUDGET = "token_budget"  # noqa: S105 - an exit reason, not a secret
 EXIT_TIME_BUDGET = "time_budget"
 EXIT_SUMMARY_FAILED = "summary_failed"
 """A sub-researcher's exit reason when even its final summary could not be written."""
+EXIT_COST_BUDGET = "cost_budget"
 
 ProgressCallback = Callable[[str, str], None]
 
@@ -90,6 +92,7 @@ def orchestrator_state_schema() -> dict[str, Any]:
         SOURCES: {"type": list[dict[str, Any]], "handler": replace_values},
         WARNINGS: {"type": list[str], "handler": merge_lists},
         USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
+        COST: {"type": float | None, "handler": replace_values},
         CITATIONS: {"type": dict[str, Any], "handler": replace_values},
         GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},

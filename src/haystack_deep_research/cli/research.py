@@ -2,7 +2,7 @@
 The ``deep-research`` command.
 
     deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
-                  [--token-budget N] [--time-budget SECONDS] [--grounding]
+                  [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
     deep-research check REPORT.md [--sources sources.json] [--judge]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--token-budget", type=int, help="Stop researching after this many tokens (all phases).")
     parser.add_argument("--time-budget", type=float, help="Stop researching after this many seconds.")
+    parser.add_argument(
+        "--max-cost", type=float, help="Stop researching once the model calls have cost this many US dollars."
+    )
     parser.add_argument(
         "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
     )
@@ -97,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_subtopics=args.max_subtopics,
             token_budget=args.token_budget,
             time_budget=args.time_budget,
+            cost_budget=args.max_cost,
             grounding=args.grounding,
         )
         context: dict[str, object] = {} if args.quiet else {PROGRESS_KEY: _progress}

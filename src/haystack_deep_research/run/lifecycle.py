@@ -29,6 +29,7 @@ from haystack_deep_research.errors import ConfigurationError, InvalidQuestionErr
 from haystack_deep_research.events import EventBus, RunEnded, RunStarted, progress_view
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
 from haystack_deep_research.run.journal import RunJournal
@@ -107,15 +108,51 @@ class OpenRunHook(PhaseHook):
 
     :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
     :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
-    :raises ConfigurationError: If a budget is out of range.
+    :param cost_budget: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
+    :param phase_models: The model each phase of the run calls, by phase name: what each phase's usage costs.
+    :param prices: Model prices on top of the defaults (see :mod:`haystack_deep_research.run.cost`).
+    :raises ConfigurationError: If a budget is out of range, or ``prices`` is not a dict of ``Price``.
     """
 
     allowed_hook_points = ("before_run",)
 
-    def __init__(self, *, token_budget: int | None = None, time_budget: float | None = None) -> None:
-        budget = RunBudget(token_budget=token_budget, time_budget=time_budget)
+    def __init__(
+        self,
+        *,
+        token_budget: int | None = None,
+        time_budget: float | None = None,
+        cost_budget: float | None = None,
+        phase_models: dict[str, str] | None = None,
+        prices: dict[str, Price] | None = None,
+    ) -> None:
+        budget = RunBudget(token_budget=token_budget, time_budget=time_budget, cost_budget=cost_budget)
+        CostMeter(phase_models=phase_models, prices=prices)
         self.token_budget = budget.token_budget
         self.time_budget = budget.time_budget
+        self.cost_budget = budget.cost_budget
+        self.phase_models = dict(phase_models or {})
+        self.prices = dict(prices or {})
+
+    def run_parameters(self) -> dict[str, Any]:
+        """:returns: The run's parameters, serialized (a subclass adds them to its own ``to_dict``)."""
+        return {
+            "token_budget": self.token_budget,
+            "time_budget": self.time_budget,
+            "cost_budget": self.cost_budget,
+            "phase_models": self.phase_models,
+            "prices": {model: price.to_dict() for model, price in self.prices.items()},
+        }
+
+    @staticmethod
+    def run_parameters_from_dict(init_parameters: dict[str, Any]) -> None:
+        """
+        Turn serialized prices back into :class:`Price` objects, in place.
+
+        :param init_parameters: The ``init_parameters`` of a serialized hook.
+        """
+        prices = init_parameters.get("prices")
+        if isinstance(prices, dict):
+            init_parameters["prices"] = {model: Price.from_dict(price) for model, price in prices.items()}
 
     def phase(self, state: State) -> Phase[None]:
         """
@@ -141,8 +178,15 @@ class OpenRunHook(PhaseHook):
     def _open(
         self, state: State, context: dict[str, Any], question: str, journal: RunJournal | None, bus: EventBus
     ) -> Phase[None]:
-        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
-        run = ResearchRun(question=question, budget=budget, journal=journal, events=bus)
+        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget, cost_budget=self.cost_budget)
+        run = ResearchRun(
+            question=question,
+            budget=budget,
+            journal=journal,
+            events=bus,
+            phase_models=self.phase_models,
+            prices=self.prices,
+        )
         view = run.view()
         state.set(HOOK_CONTEXT, {**context, RUN_KEY: view}, handler_override=replace_values)
         shared = [
@@ -172,7 +216,7 @@ class OpenRunHook(PhaseHook):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook."""
-        return default_to_dict(self, token_budget=self.token_budget, time_budget=self.time_budget)
+        return default_to_dict(self, **self.run_parameters())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
@@ -180,6 +224,7 @@ class OpenRunHook(PhaseHook):
         :param data: What ``to_dict`` returned.
         :returns: The hook.
         """
+        cls.run_parameters_from_dict(data.get("init_parameters") or {})
         return default_from_dict(cls, data)
 
 

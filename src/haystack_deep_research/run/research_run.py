@@ -2,7 +2,7 @@
 One research run, and the views of it that the orchestrator and each sub-researcher work through.
 
 A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
-cache, the budget, the run directory's journal, the events, the warnings and the token usage per phase. It is
+cache, the budget, the run directory's journal, the events, the warnings, and the token usage and cost per phase. It is
 opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`.lifecycle`); in between,
 hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
 sub-researcher through a view of its own that names its sub-topic and counts its usage. The run is thread-safe:
@@ -22,11 +22,13 @@ from haystack.components.agents.state.state_utils import replace_values
 from haystack_deep_research.events import BudgetReached, Event, EventBus, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.read_cache import ReadCache
 from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
 from haystack_deep_research.state import (
     BRIEF,
+    COST,
     NOTES,
     PHASE_ORCHESTRATOR,
     PHASE_RESEARCH,
@@ -47,6 +49,9 @@ class ResearchRun:
     :param budget: The run's budget; no limits by default.
     :param journal: The open journal of the run directory, or ``None`` when the run has none.
     :param events: Where the run's events go; a bus with no subscribers by default.
+    :param phase_models: The model each phase calls, by phase name (``{"scope": "gpt-5.4", ...}``): what its usage
+        costs. A phase with usage and no model here has no known cost.
+    :param prices: Model prices on top of the default ones (see :mod:`haystack_deep_research.run.cost`).
     """
 
     def __init__(
@@ -56,6 +61,8 @@ class ResearchRun:
         budget: RunBudget | None = None,
         journal: RunJournal | None = None,
         events: EventBus | None = None,
+        phase_models: Mapping[str, str] | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.id = events.run_id if events is not None else uuid.uuid4().hex
         self.question = question
@@ -65,6 +72,7 @@ class ResearchRun:
         self.budget = budget or RunBudget()
         self.journal = journal
         self.events = events or EventBus(self.id)
+        self.costs = CostMeter(phase_models=phase_models, prices=prices, warn=self.warn)
         self._lock = threading.Lock()
         self._restored: list[str] = []
         self._notes: dict[int, str] = {}
@@ -192,6 +200,24 @@ class ResearchRun:
         """:returns: The tokens spent so far across all phases."""
         return sum(total_tokens(usage) for usage in self.usage_by_phase().values())
 
+    def cost_by_phase(self) -> dict[str, float | None]:
+        """
+        :returns: What each phase's usage cost in US dollars, at the price of the phase's model; ``None`` for a phase
+            whose cost is unknown (a warning says why, once).
+        """
+        return self.costs.by_phase(self.usage_by_phase())
+
+    def cost(self) -> float | None:
+        """:returns: What the run has cost so far in US dollars, or ``None`` when some phase's cost is unknown."""
+        return self.costs.total(self.usage_by_phase())
+
+    def usage_report(self) -> dict[str, dict[str, Any]]:
+        """
+        :returns: The token usage per phase (as :meth:`usage_by_phase`), each with the phase's ``model`` (or
+            ``None``) and ``cost`` in US dollars (``None`` when unknown).
+        """
+        return self.costs.report(self.usage_by_phase())
+
     def warn(self, phase: str, message: str, *, researcher: str = "") -> None:
         """
         Record something that went wrong without ending the run; it appears in the ``warnings`` output.
@@ -213,9 +239,10 @@ class ResearchRun:
         """
         Check the budget; the first time it is found spent, a warning and a :class:`BudgetReached` event follow.
 
-        :returns: ``"token_budget"`` or ``"time_budget"`` when that budget is spent, else ``None``.
+        :returns: ``"token_budget"``, ``"cost_budget"`` or ``"time_budget"`` when that budget is spent, else ``None``.
         """
-        found = self.budget.check(self.tokens_used())
+        cost = self.cost() if self.budget.cost_budget is not None else None
+        found = self.budget.check(self.tokens_used(), cost)
         if found is None:
             return None
         reason, detail = found
@@ -305,15 +332,18 @@ class RunView:
 
 def publish(state: State, run: ResearchRun) -> None:
     """
-    Set the outputs that mirror the run: ``brief``, ``notes``, ``sources``, ``warnings``, ``usage_by_phase`` and
-    ``token_usage`` (all phases).
+    Set the outputs that mirror the run: ``brief``, ``notes``, ``sources``, ``warnings``, ``usage_by_phase`` (each
+    phase's usage with its ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown) and ``token_usage``
+    (all phases).
 
     :param state: The orchestrator's live State.
     :param run: The run.
     """
+    usage = run.usage_report()  # may warn once of an unknown cost, so before the warnings are published
     state.set(BRIEF, run.brief, handler_override=replace_values)
     state.set(NOTES, run.notes(), handler_override=replace_values)
     state.set(SOURCES, run.ledger.to_list(), handler_override=replace_values)
     state.set(WARNINGS, run.warnings(), handler_override=replace_values)
-    state.set(USAGE_BY_PHASE, run.usage_by_phase(), handler_override=replace_values)
+    state.set(USAGE_BY_PHASE, usage, handler_override=replace_values)
+    state.set(COST, run.cost(), handler_override=replace_values)
     state.set(TOKEN_USAGE, run.total_usage(), handler_override=replace_values)
