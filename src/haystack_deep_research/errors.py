@@ -7,6 +7,7 @@ failure during a run that the caller can retry, configure around or report::
     DeepResearchError
     ├── UsageError (also a ValueError)          the caller can fix it by changing the call
     │   ├── ConfigurationError                  a bad parameter to a factory, tool or policy
+    │   │   └── MissingExtraError               an optional integration's package is not installed
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
     │   └── RunDirError                         the run directory given to resume a run cannot be used
@@ -43,6 +44,7 @@ __all__ = [
     "FetchTimeoutError",
     "InvalidQuestionError",
     "MissingCredentialsError",
+    "MissingExtraError",
     "ResearchRunError",
     "RunDirError",
     "RunDirInUseError",
@@ -65,6 +67,25 @@ class UsageError(DeepResearchError, ValueError):
 
 class ConfigurationError(UsageError):
     """A parameter given to a factory, tool or policy is outside its allowed values."""
+
+
+class MissingExtraError(ConfigurationError):
+    """
+    An optional integration needs a package that is not installed; the message names the extra to install.
+
+    :param feature: What needs it, for example "Qdrant datastores".
+    :param extra: The extra of haystack-deep-research that installs it.
+    :param module: The module that could not be imported.
+    """
+
+    def __init__(self, feature: str, *, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} need the '{module}' package, which is not installed. Install it with "
+            f"`pip install haystack-deep-research[{extra}]`."
+        )
+        self.feature = feature
+        self.extra = extra
+        self.module = module
 
 
 class InvalidQuestionError(UsageError):
