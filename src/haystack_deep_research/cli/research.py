@@ -4,11 +4,13 @@ The ``deep-research`` command.
     deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
                   [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
     deep-research check REPORT.md [--sources sources.json] [--judge]
+    deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
 
 The first argument chooses the form: exactly ``check`` runs the citation checker (see
-:mod:`haystack_deep_research.cli.check`); anything else is a question, so ``deep-research "check the solar data"``
+:mod:`haystack_deep_research.cli.check`), exactly ``mcp`` runs the MCP server (see
+:mod:`haystack_deep_research.cli.mcp`); anything else is a question, so ``deep-research "check the solar data"``
 still researches. To research the one-word question "check", write ``deep-research -- check``.
 """
 
@@ -25,11 +27,13 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.agents import create_deep_research_agent
 from haystack_deep_research.cli.check import run_check
+from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.errors import DeepResearchError, MissingCredentialsError
 from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
 
 REQUIRED_KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
 CHECK_COMMAND = "check"
+MCP_COMMAND = "mcp"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == [CHECK_COMMAND]:
         return run_check(argv[1:])
+    if argv[:1] == [MCP_COMMAND]:
+        return run_mcp(argv[1:])
     args = _parser().parse_args(argv)
     try:
         check_credentials()

@@ -1,0 +1,62 @@
+"""
+Where the MCP server's agents come from: ``create_deep_research_agent`` with the tool's options, or, for tests only,
+a factory named in the environment.
+
+``DEEP_RESEARCH_AGENT_FACTORY=module:function`` makes the server build each run's agent with ``function(**options)``
+instead (the options are the ``deep_research`` tool's: ``max_subtopics``, budgets, ``grounding``). It exists so that
+tests can run the real server over stdio with scripted models and loopback servers; it is not a way to configure a
+production server (anyone who can set the server's environment could run their own code with it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+from haystack_deep_research.errors import ConfigurationError
+
+__all__ = ["AGENT_FACTORY_ENV", "AgentFactory", "agent_factory", "default_agent"]
+
+AGENT_FACTORY_ENV = "DEEP_RESEARCH_AGENT_FACTORY"
+"""Test-only: the environment variable naming a ``module:function`` that builds the server's agents."""
+
+AgentFactory = Callable[..., Any]
+"""Builds one run's agent from the ``deep_research`` tool's options (keyword arguments)."""
+
+
+def default_agent(**options: Any) -> Any:
+    """
+    The agent of a real server: the default models and search, which need ``OPENAI_API_KEY`` and ``TAVILY_API_KEY``.
+
+    :param options: Parameters of ``create_deep_research_agent``.
+    :returns: The agent.
+    :raises MissingCredentialsError: If a key is missing.
+    """
+    from haystack_deep_research.agents import create_deep_research_agent
+    from haystack_deep_research.cli.research import check_credentials
+
+    check_credentials()
+    return create_deep_research_agent(**options)
+
+
+def agent_factory(environ: dict[str, str] | None = None) -> AgentFactory:
+    """
+    :param environ: The environment to read; ``os.environ`` by default.
+    :returns: The factory named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else :func:`default_agent`.
+    :raises ConfigurationError: If the variable is set but does not name an importable callable.
+    """
+    spec = (os.environ if environ is None else environ).get(AGENT_FACTORY_ENV, "").strip()
+    if not spec:
+        return default_agent
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise ConfigurationError(f"{AGENT_FACTORY_ENV} must look like 'module:function'; got {spec!r}.")
+    try:
+        factory = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as error:
+        raise ConfigurationError(f"{AGENT_FACTORY_ENV}={spec!r} cannot be loaded: {error}.") from error
+    if not callable(factory):
+        raise ConfigurationError(f"{AGENT_FACTORY_ENV}={spec!r} names {type(factory).__name__}, not a function.")
+    return factory
