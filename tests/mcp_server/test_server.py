@@ -12,14 +12,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 import haystack_deep_research
-from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.mcp_server import AGENT_FACTORY_ENV, agent_factory, default_agent
+from haystack_deep_research.serving import AGENT_FACTORY_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,15 +125,6 @@ async def test_a_cancelled_request_cancels_the_run(tmp_path: Path) -> None:
     assert len(slow) == 1
     assert slow[0].duration < 60  # the whole body would have taken about 8 minutes
     assert not still_serving.is_error
-
-
-def test_the_agent_factory_comes_from_the_environment_only_when_set() -> None:
-    assert agent_factory({}) is default_agent
-    assert agent_factory({AGENT_FACTORY_ENV: "tests.support:scripted_agent"}).__name__ == "scripted_agent"
-    with pytest.raises(ConfigurationError, match="must look like 'module:function'"):
-        agent_factory({AGENT_FACTORY_ENV: "tests.support"})
-    with pytest.raises(ConfigurationError, match="cannot be loaded"):
-        agent_factory({AGENT_FACTORY_ENV: "tests.support:no_such_factory"})
 
 
 def _free_port() -> int:

@@ -5,15 +5,6 @@ Needs the optional extra: ``pip install "haystack-deep-research[mcp]"`` (the off
 Importing this subpackage without it raises :class:`~haystack_deep_research.errors.MissingExtraError`.
 """
 
-from haystack_deep_research.mcp_server.factory import AGENT_FACTORY_ENV, AgentFactory, agent_factory, default_agent
 from haystack_deep_research.mcp_server.server import SERVER_NAME, build_server, serve
 
-__all__ = [
-    "AGENT_FACTORY_ENV",
-    "SERVER_NAME",
-    "AgentFactory",
-    "agent_factory",
-    "build_server",
-    "default_agent",
-    "serve",
-]
+__all__ = ["SERVER_NAME", "build_server", "serve"]

@@ -26,8 +26,8 @@ from pydantic import Field
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import EventStream
-from haystack_deep_research.mcp_server.factory import AgentFactory
-from haystack_deep_research.mcp_server.factory import agent_factory as factory_from_environment
+from haystack_deep_research.serving import AgentFactory
+from haystack_deep_research.serving import agent_factory as factory_from_environment
 
 try:
     import anyio

@@ -1,11 +1,11 @@
 """
-Where the MCP server's agents come from: ``create_deep_research_agent`` with the tool's options, or, for tests only,
-a factory named in the environment.
+Where a server's agents come from (the MCP server, a Hayhooks wrapper): ``create_deep_research_agent`` with the
+server's options, or, for tests only, a factory named in the environment.
 
-``DEEP_RESEARCH_AGENT_FACTORY=module:function`` makes the server build each run's agent with ``function(**options)``
-instead (the options are the ``deep_research`` tool's: ``max_subtopics``, budgets, ``grounding``). It exists so that
-tests can run the real server over stdio with scripted models and loopback servers; it is not a way to configure a
-production server (anyone who can set the server's environment could run their own code with it).
+``DEEP_RESEARCH_AGENT_FACTORY=module:function`` makes a server build its agents with ``function(**options)`` instead
+(for the MCP server the options are the ``deep_research`` tool's: ``max_subtopics``, budgets, ``grounding``). It
+exists so that tests can run the real servers in another process with scripted models and loopback servers; it is
+not a way to configure a production server.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from haystack_deep_research.errors import ConfigurationError
 __all__ = ["AGENT_FACTORY_ENV", "AgentFactory", "agent_factory", "default_agent"]
 
 AGENT_FACTORY_ENV = "DEEP_RESEARCH_AGENT_FACTORY"
-"""Test-only: the environment variable naming a ``module:function`` that builds the server's agents."""
+"""Test-only: the environment variable naming a ``module:function`` that builds a server's agents."""
 
 AgentFactory = Callable[..., Any]
-"""Builds one run's agent from the ``deep_research`` tool's options (keyword arguments)."""
+"""Builds an agent from a server's options (keyword arguments of ``create_deep_research_agent``)."""
 
 
 def default_agent(**options: Any) -> Any:
