@@ -17,3 +17,10 @@ def test_the_offline_example_writes_a_cited_report(capsys: pytest.CaptureFixture
     assert report.startswith("# Research report")
     assert "/tides.html)" in report
     assert "/moon.pdf)" in report
+
+
+def test_the_testing_guide_shows_the_example_the_suite_runs() -> None:
+    guide = (EXAMPLES.parent / "docs" / "testing.md").read_text(encoding="utf-8")
+    shown = guide.split("## A complete offline run\n\n```python\n", 1)[1].split("```\n", 1)[0]
+
+    assert shown == (EXAMPLES / "offline_run.py").read_text(encoding="utf-8")
