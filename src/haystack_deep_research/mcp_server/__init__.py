@@ -2,7 +2,7 @@
 The MCP server (``deep-research mcp``): the ``deep_research`` and ``check_report`` tools over stdio or streamable HTTP.
 
 Needs the optional extra: ``pip install "haystack-deep-research[mcp]"`` (the official ``mcp`` SDK, 2.x line).
-Importing this subpackage without it raises :class:`~haystack_deep_research.errors.MissingExtraError`.
+Building the server without it raises :class:`~haystack_deep_research.errors.MissingExtraError`.
 """
 
 from haystack_deep_research.mcp_server.server import SERVER_NAME, build_server, serve

@@ -8,7 +8,8 @@ The MCP server: deep research and citation checking as tools, over stdio or stre
 - ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
   check`` does.
 
-The SDK is the optional extra ``mcp`` (the 2.x line); importing this module without it raises ``MissingExtraError``.
+The SDK is the optional extra ``mcp`` (the 2.x line), imported when the server is built: :func:`build_server` raises
+``MissingExtraError`` without it.
 """
 
 import asyncio
@@ -28,14 +29,6 @@ from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import EventStream
 from haystack_deep_research.serving import AgentFactory
 from haystack_deep_research.serving import agent_factory as factory_from_environment
-
-try:
-    import anyio
-    from mcp.server.mcpserver import Context, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import CallToolResult, ContentBlock, TextContent
-except ImportError as error:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError("MCP servers", extra="mcp", module="mcp") from error
 
 __all__ = ["SERVER_NAME", "build_server", "serve"]
 
@@ -91,16 +84,23 @@ def _check(report: str, sources: list[Any] | None, judge: bool) -> tuple[int, st
     return status, text.strip()
 
 
-def build_server(*, agent_factory: AgentFactory | None = None) -> MCPServer:
+def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
     """
     Build the MCP server.
 
     :param agent_factory: Builds each run's agent from the ``deep_research`` tool's options. Default: the factory
         named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else ``create_deep_research_agent`` with the default
         models (``OPENAI_API_KEY`` and ``TAVILY_API_KEY`` are checked when a run starts).
-    :returns: The server; run it with :func:`serve` or the SDK's own ``run``.
+    :returns: The server, the SDK's ``MCPServer``; run it with :func:`serve` or its own ``run``.
+    :raises MissingExtraError: If the ``mcp`` SDK is not installed (``pip install haystack-deep-research[mcp]``).
     :raises ConfigurationError: If ``DEEP_RESEARCH_AGENT_FACTORY`` is set but cannot be loaded.
     """
+    try:
+        from mcp.server.mcpserver import Context, MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+        from mcp.types import CallToolResult, ContentBlock, TextContent
+    except ImportError as error:
+        raise MissingExtraError("MCP servers", extra="mcp", module="mcp") from error
     factory = agent_factory or factory_from_environment()
     server = MCPServer(SERVER_NAME, instructions=_INSTRUCTIONS)
 
@@ -155,7 +155,7 @@ def build_server(*, agent_factory: AgentFactory | None = None) -> MCPServer:
         judge: Annotated[bool, Field(description="Also judge each cited claim (needs OPENAI_API_KEY).")] = False,
     ) -> CallToolResult:
         """Check the citations of a Markdown report against the sources that were read, as `deep-research check`."""
-        status, text = await anyio.to_thread.run_sync(_check, report, sources, judge)
+        status, text = await asyncio.to_thread(_check, report, sources, judge)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content={"status": status},
