@@ -49,3 +49,10 @@ def test_the_scan_example_researches_each_item_once(capsys: pytest.CaptureFixtur
     assert "scan started: 3 item(s), 3 already done" in out
     assert "/moon.html']" in out
     assert out.rstrip().endswith("second run researched 0, skipped 3")
+
+
+def test_the_testing_guide_shows_the_example_the_suite_runs() -> None:
+    guide = (EXAMPLES.parent / "docs" / "testing.md").read_text(encoding="utf-8")
+    shown = guide.split("## A complete offline run\n\n```python\n", 1)[1].split("```\n", 1)[0]
+
+    assert shown == (EXAMPLES / "offline_run.py").read_text(encoding="utf-8")

@@ -39,7 +39,7 @@ from haystack_deep_research.events import Event, EventStream
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
-from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run import Price, ResearchRun
 from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
 from haystack_deep_research.sources import WebSearchTool
 from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY, STREAMING_KEY
@@ -79,6 +79,7 @@ __all__ = [
     "MemoryBackend",
     "MissingCredentialsError",
     "MissingExtraError",
+    "Price",
     "ReadUrlTool",
     "ResearchRun",
     "ResearchRunError",

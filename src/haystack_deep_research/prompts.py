@@ -22,7 +22,13 @@ from haystack.components.builders import PromptBuilder
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import BudgetExceededError, DelegationLimitError
-from haystack_deep_research.state import EXIT_LOOP_DETECTED, EXIT_SUMMARY_FAILED, EXIT_TIME_BUDGET, EXIT_TOKEN_BUDGET
+from haystack_deep_research.state import (
+    EXIT_COST_BUDGET,
+    EXIT_LOOP_DETECTED,
+    EXIT_SUMMARY_FAILED,
+    EXIT_TIME_BUDGET,
+    EXIT_TOKEN_BUDGET,
+)
 
 PROMPT_META_KEY = "haystack_deep_research.prompt"
 """The ``meta`` key of a rendered user prompt: ``{"name": <template name>, "variables": {...}}``."""
@@ -128,6 +134,7 @@ RESEARCHER_STOPPED = Template("researcher_stopped", "Your research was stopped: 
 STOPPED_BY_LOOP = "you kept repeating the same tool call with the same arguments"
 STOPPED_BY_TOKEN_BUDGET = "the run's token budget is spent"  # noqa: S105 - prompt text, not a secret
 STOPPED_BY_TIME_BUDGET = "the run's time budget is spent"
+STOPPED_BY_COST_BUDGET = "the run's cost budget is spent"
 
 LOOP_WARNING = Template(
     "loop_warning",
@@ -224,6 +231,7 @@ PARTIAL_REASONS = {
     "what it gathered",
     EXIT_TOKEN_BUDGET: "the run's token budget was spent; this summary covers only what the researcher gathered",
     EXIT_TIME_BUDGET: "the run's time budget was spent; this summary covers only what the researcher gathered",
+    EXIT_COST_BUDGET: "the run's cost budget was spent; this summary covers only what the researcher gathered",
 }
 """Why a researcher's note is partial, by the researcher's ``exit_reason``."""
 

@@ -19,6 +19,7 @@ REPORT = "report"
 SOURCES = "sources"
 WARNINGS = "warnings"
 USAGE_BY_PHASE = "usage_by_phase"
+COST = "cost"
 CITATIONS = "citations"
 GROUNDING = "grounding"
 GROUNDING_SCORE = "grounding_score"
@@ -122,6 +123,7 @@ HAYSTACK_MAX_STEPS = "max_agent_steps"
 EXIT_GROUNDED = "grounded"
 EXIT_GROUNDING_EXHAUSTED = "grounding_exhausted"
 EXIT_STRUCTURED_OUTPUT_FAILED = "structured_output_failed"
+EXIT_COST_BUDGET = "cost_budget"
 
 ProgressCallback = Callable[[str, str], None]
 
@@ -139,6 +141,7 @@ def orchestrator_state_schema() -> dict[str, Any]:
         SOURCES: {"type": list[dict[str, Any]], "handler": replace_values},
         WARNINGS: {"type": list[str], "handler": merge_lists},
         USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
+        COST: {"type": float | None, "handler": replace_values},
         CITATIONS: {"type": dict[str, Any], "handler": replace_values},
         GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},

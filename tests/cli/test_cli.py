@@ -8,11 +8,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from haystack.components.agents import Agent
 
-from haystack_deep_research import cli
+from haystack_deep_research import Price, cli
 from haystack_deep_research.testing import LoopbackWebServer
 
 
@@ -120,3 +121,19 @@ def test_a_spent_token_budget_still_prints_a_report(capsys: pytest.CaptureFixtur
     out, err = capsys.readouterr()
     assert out.startswith("# Research report")
     assert "[warning] orchestrator: the token budget of 1 tokens" in err
+
+
+@pytest.mark.usefixtures("scripted_cli")
+def test_a_spent_cost_budget_still_prints_a_report(
+    monkeypatch: pytest.MonkeyPatch, make_agent: Callable[..., Agent], capsys: pytest.CaptureFixture[str]
+) -> None:
+    def priced_agent(**options: Any) -> Agent:  # scripted models cost nothing; these are priced like a real model
+        return make_agent(**options, prices={"ScriptedChatGenerator": Price(input_per_mtok=1e4, output_per_mtok=1e4)})
+
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", priced_agent)
+
+    assert cli.main(["How fast is solar growing?", "--max-cost", "0.5"]) == 0
+
+    out, err = capsys.readouterr()
+    assert out.startswith("# Research report")
+    assert "[warning] orchestrator: the cost budget of $0.5 ($" in err

@@ -101,7 +101,8 @@ def test_a_row_cut_short_by_a_crash_is_researched_again(tmp_path: Path) -> None:
 
     assert again.asked == ["item-02"]
     assert [row.id for row in result.rows] == ITEMS[:3]
-    assert [json.loads(line)["id"] for line in results.read_text().splitlines()] == ["item-00", "item-01", "item-02"]
+    # The file is appended to as items finish, whatever their order; the torn line is gone.
+    assert sorted(json.loads(line)["id"] for line in results.read_text().splitlines()) == ITEMS[:3]
 
 
 def test_failed_attempts_are_retried_and_an_item_that_always_fails_is_recorded(tmp_path: Path) -> None:

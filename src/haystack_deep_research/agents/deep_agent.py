@@ -33,10 +33,19 @@ from haystack_deep_research.research.exits import (
     TokenLimit,
     ToolCalled,
 )
-from haystack_deep_research.run import BudgetHook
+from haystack_deep_research.run import BudgetHook, model_name
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.sources import datastore_tools, routing_prompt
-from haystack_deep_research.state import deep_agent_state_schema, researcher_state_schema
+from haystack_deep_research.state import (
+    PHASE_AGENT,
+    PHASE_CONDENSE,
+    PHASE_GROUND,
+    PHASE_REFLECT,
+    PHASE_STRUCTURE,
+    PHASE_SUBAGENT,
+    deep_agent_state_schema,
+    researcher_state_schema,
+)
 from haystack_deep_research.tools import RunToolset
 from haystack_deep_research.tools.filesystem import create_filesystem_tools
 from haystack_deep_research.tools.scratch import ScratchBackend
@@ -107,6 +116,16 @@ def _subagent(definition: SubAgentDef, model: Any, loop_threshold: int) -> tuple
         },
     )
     return definition.description, agent
+
+
+def _phase_models(model: ChatGenerator, subagents: Sequence[SubAgentDef] | None) -> dict[str, str]:
+    """The model each phase of a deep agent's run calls (what its usage costs)."""
+    own = model_name(model)
+    phases = dict.fromkeys((PHASE_AGENT, PHASE_REFLECT, PHASE_CONDENSE, PHASE_GROUND, PHASE_STRUCTURE), own)
+    children = {model_name(d.chat_generator) if d.chat_generator is not None else own for d in subagents or []}
+    if len(children) == 1:  # several subagent models share one phase: its cost is then unknown
+        phases[PHASE_SUBAGENT] = children.pop()
+    return phases
 
 
 def create_deep_agent(
@@ -268,6 +287,7 @@ def create_deep_agent(
                 DeepRunHook(
                     token_budget=total_token_budget,
                     on_event=on_event,
+                    phase_models=_phase_models(model, subagents),
                     memory_files=memory_files,  # type: ignore[arg-type]  # checked by the hook
                     todo_state=todo_state,
                 )

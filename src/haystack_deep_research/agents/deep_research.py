@@ -38,7 +38,7 @@ from haystack_deep_research.research import (
     ToolResultsHook,
 )
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import BudgetHook, RunBudget
+from haystack_deep_research.run import BudgetHook, CostMeter, Price, RunBudget, model_name
 from haystack_deep_research.sources import (
     ToolSearch,
     datastore_tools,
@@ -47,7 +47,17 @@ from haystack_deep_research.sources import (
     routing_prompt,
 )
 from haystack_deep_research.sources.search import SearchTool
-from haystack_deep_research.state import orchestrator_state_schema, researcher_state_schema
+from haystack_deep_research.state import (
+    PHASE_GROUND,
+    PHASE_ORCHESTRATOR,
+    PHASE_RESEARCH,
+    PHASE_SCOPE,
+    PHASE_STRUCTURE,
+    PHASE_SUMMARIZE,
+    PHASE_WRITE,
+    orchestrator_state_schema,
+    researcher_state_schema,
+)
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset, create_think_tool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
@@ -83,7 +93,9 @@ def _check_options(options: dict[str, Any]) -> None:
     _checks.number_in_range("grounding_threshold", options["grounding_threshold"], 0.0, 1.0, include_low=True)
     _checks.int_in_range("max_regenerations", options["max_regenerations"], 0, 5)
     _checks.int_in_range("max_replans", options["max_replans"], 0, 5)
-    RunBudget(token_budget=options["token_budget"], time_budget=options["time_budget"])
+    RunBudget(
+        token_budget=options["token_budget"], time_budget=options["time_budget"], cost_budget=options["cost_budget"]
+    )
     kinds = (("search_tool", Tool, "Haystack Tool"), ("url_policy", UrlPolicy, "UrlPolicy"))
     for name, kind, called in (*kinds, ("fetch_limits", FetchLimits, "FetchLimits")):
         value = options[name]
@@ -149,6 +161,28 @@ def _researcher_prompt(options: dict[str, Any], stores: list[Any]) -> str:
     return f"{system}\n\n{routing}" if routing else system
 
 
+def _phase_models(models: dict[str, ChatGenerator], options: dict[str, Any]) -> dict[str, str]:
+    """The model each phase calls (what its usage costs); checks that a cost budget can be priced."""
+    writer = model_name(models["writer_llm"])
+    phases = {
+        PHASE_SCOPE: model_name(models["scope_llm"]),
+        PHASE_ORCHESTRATOR: model_name(models["orchestrator_llm"]),
+        PHASE_RESEARCH: model_name(models["researcher_llm"]),
+        PHASE_SUMMARIZE: model_name(models["summarizer_llm"]),
+        PHASE_WRITE: writer,
+        PHASE_GROUND: model_name(options["judge_llm"]) if options["judge_llm"] is not None else writer,
+        PHASE_STRUCTURE: writer,
+    }
+    if options["cost_budget"] is not None:
+        unpriced = CostMeter(prices=options["prices"]).unpriced(phases)
+        if unpriced:
+            raise ConfigurationError(
+                f"cost_budget needs the price of every model the run calls; none is known for {', '.join(unpriced)}. "
+                f"Pass prices={{{unpriced[0]!r}: Price(input_per_mtok=..., output_per_mtok=...)}}."
+            )
+    return phases
+
+
 def _report_stages(options: dict[str, Any]) -> list[ReportStage]:
     stages: list[ReportStage] = []
     if options["grounding"]:
@@ -185,6 +219,8 @@ def create_deep_research_agent(
     fetch_limits: FetchLimits | None = None,
     token_budget: int | None = None,
     time_budget: float | None = None,
+    cost_budget: float | None = None,
+    prices: dict[str, Price] | None = None,
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     grounding: bool = False,
     judge_llm: ChatGenerator | None = None,
@@ -226,6 +262,10 @@ def create_deep_research_agent(
         ``exit_reason`` is "token_budget".
     :param time_budget: Seconds of wall-clock time one run may take (more than 0, up to 7 days), or ``None``; when
         spent the run ends the same way with ``exit_reason`` "time_budget".
+    :param cost_budget: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``; when
+        spent the run ends the same way with ``exit_reason`` "cost_budget". Every model's price must be known.
+    :param prices: Prices of models the library has no price for, by model name, for example
+        ``{"my-model": Price(input_per_mtok=1.0, output_per_mtok=4.0)}``; a given price replaces a default one.
     :param loop_threshold: Identical tool calls in a row (same tool, same arguments) that make a researcher's loop,
         2 to 20: that call is answered with an error telling the model to change course, and the next identical one
         stops the researcher, whose note is then marked partial.
@@ -248,15 +288,17 @@ def create_deep_research_agent(
         Retrieved documents count as read and may be cited (see docs/sources.md).
     :param web: ``False`` researches the datastores only: no ``web_search`` and no ``read_url``.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
-        ``citations``, ``warnings``, ``usage_by_phase``, ``grounding_score`` (``None`` without grounding),
-        ``grounding`` (per-claim verdicts), ``regeneration_count``, ``replan_count``, ``structured`` (``None``
-        without a schema) and the Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage``
-        (all phases), ``tool_call_counts`` and ``exit_reason``.
+        ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
+        (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
+        without grounding), ``grounding`` (per-claim verdicts), ``regeneration_count``, ``replan_count``,
+        ``structured`` (``None`` without a schema) and the Agent's own ``messages``, ``last_message``,
+        ``step_count``, ``token_usage`` (all phases), ``tool_call_counts`` and ``exit_reason``.
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
     """
     options = dict(locals())
     _check_options(options)
     models = _models({role: options[role] for role in _ROLES})
+    phase_models = _phase_models(models, options)
     stores = datastores_from(datastores)
     researcher_tools = _researcher_tools(options, models, stores)
     budget, results = BudgetHook(), ToolResultsHook()
@@ -285,7 +327,14 @@ def create_deep_research_agent(
         tool_streaming_callback_passthrough=True,
         hooks={
             "before_run": [
-                ScopeHook(chat_generator=models["scope_llm"], token_budget=token_budget, time_budget=time_budget)
+                ScopeHook(
+                    chat_generator=models["scope_llm"],
+                    token_budget=token_budget,
+                    time_budget=time_budget,
+                    cost_budget=cost_budget,
+                    phase_models=phase_models,
+                    prices=prices,
+                )
             ],
             "before_llm": [budget],
             "before_tool": [PlanHook()],

@@ -2,12 +2,13 @@
 The ``deep-research`` command.
 
     deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
-                  [--token-budget N] [--time-budget SECONDS] [--grounding]
+                  [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
     deep-research check REPORT.md [--sources sources.json] [--judge]
     deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
+    deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT]
 
 Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
 
@@ -24,8 +25,9 @@ Models and search, with their environment equivalents (an option wins over its v
 
 The first argument chooses the form: exactly ``check`` runs the citation checker (see
 :mod:`haystack_deep_research.cli.check`), exactly ``scan`` a multi-item scan (see
-:mod:`haystack_deep_research.cli.scan`); anything else is a question, so ``deep-research "check the solar data"``
-still researches. To research the one-word question "check", write ``deep-research -- check``.
+:mod:`haystack_deep_research.cli.scan`), exactly ``mcp`` runs the MCP server (see
+:mod:`haystack_deep_research.cli.mcp`); anything else is a question, so ``deep-research "check the solar data"`` still
+researches. To research the one-word question "check", write ``deep-research -- check``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research.agents import APIS, create_deep_research_agent, role_models
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.index_progress import index_progress
+from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, MissingCredentialsError
 from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
 from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
@@ -58,6 +61,7 @@ ENVIRONMENT = {
 }
 """The environment variable behind each option."""
 SCAN_COMMAND = "scan"
+MCP_COMMAND = "mcp"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--token-budget", type=int, help="Stop researching after this many tokens (all phases).")
     parser.add_argument("--time-budget", type=float, help="Stop researching after this many seconds.")
+    parser.add_argument(
+        "--max-cost", type=float, help="Stop researching once the model calls have cost this many US dollars."
+    )
     parser.add_argument(
         "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
     )
@@ -195,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
 
         return run_scan_command(argv[1:])
+    if argv[:1] == [MCP_COMMAND]:
+        return run_mcp(argv[1:])
     args = _parser().parse_args(argv)
     try:
         check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
@@ -202,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_subtopics=args.max_subtopics,
             token_budget=args.token_budget,
             time_budget=args.time_budget,
+            cost_budget=args.max_cost,
             grounding=args.grounding,
             **_agent_options(args),
         )

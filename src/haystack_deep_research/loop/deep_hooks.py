@@ -29,7 +29,7 @@ from haystack_deep_research.loop.memory import check_memory_paths, read_memory_f
 from haystack_deep_research.loop.submission import payload
 from haystack_deep_research.prompts import MEMORY_FILES, render_text
 from haystack_deep_research.report import StructuredOutputStage
-from haystack_deep_research.run import CloseRunHook, OpenRunHook, Phase, ResearchRun, blocking, restore_on_event
+from haystack_deep_research.run import CloseRunHook, OpenRunHook, Phase, Price, ResearchRun, blocking
 from haystack_deep_research.state import (
     EXIT_MAX_ITERATIONS,
     EXIT_REASON,
@@ -72,6 +72,9 @@ class DeepRunHook(OpenRunHook):
     :param token_budget: Total tokens one run may spend across all phases and subagents, or ``None``.
     :param time_budget: Seconds one run may take, or ``None``.
     :param on_event: A callable receiving every event of every run, or ``None``.
+    :param cost_budget: US dollars one run's model calls may cost, or ``None``.
+    :param phase_models: The model each phase calls, by phase name: what each phase's usage costs.
+    :param prices: Model prices on top of the defaults.
     :param memory_files: Paths of Markdown files prepended to the system prompt; missing ones are skipped.
     :param todo_state: A ``TodoState`` every run writes into (not serialized), or ``None`` for one per run.
     :raises ConfigurationError: If a parameter is invalid.
@@ -85,10 +88,20 @@ class DeepRunHook(OpenRunHook):
         token_budget: int | None = None,
         time_budget: float | None = None,
         on_event: Any = None,
+        cost_budget: float | None = None,
+        phase_models: dict[str, str] | None = None,
+        prices: dict[str, Price] | None = None,
         memory_files: list[str] | None = None,
         todo_state: TodoState | None = None,
     ) -> None:
-        super().__init__(token_budget=token_budget, time_budget=time_budget, on_event=on_event)
+        super().__init__(
+            token_budget=token_budget,
+            time_budget=time_budget,
+            on_event=on_event,
+            cost_budget=cost_budget,
+            phase_models=phase_models,
+            prices=prices,
+        )
         self.memory_files = check_memory_paths(memory_files)
         self.todo_state = todo_state
 
@@ -123,7 +136,7 @@ class DeepRunHook(OpenRunHook):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook (a caller's ``todo_state`` is a live object and is not kept)."""
-        return default_to_dict(self, **self._open_parameters(), memory_files=self.memory_files)
+        return default_to_dict(self, **self.run_parameters(), memory_files=self.memory_files)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeepRunHook:
@@ -131,7 +144,7 @@ class DeepRunHook(OpenRunHook):
         :param data: What ``to_dict`` returned.
         :returns: The hook.
         """
-        restore_on_event(data)
+        cls.run_parameters_from_dict(data.get("init_parameters") or {})
         return default_from_dict(cls, data)
 
 

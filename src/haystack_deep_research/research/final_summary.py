@@ -22,6 +22,7 @@ from haystack_deep_research.prompts import (
     PARTIAL_REASONS,
     RESEARCHER_FINAL,
     RESEARCHER_STOPPED,
+    STOPPED_BY_COST_BUDGET,
     STOPPED_BY_LOOP,
     STOPPED_BY_TIME_BUDGET,
     STOPPED_BY_TOKEN_BUDGET,
@@ -29,6 +30,7 @@ from haystack_deep_research.prompts import (
 )
 from haystack_deep_research.run import Phase, PhaseHook, add_usage, ask, failure, view_of
 from haystack_deep_research.state import (
+    EXIT_COST_BUDGET,
     EXIT_LOOP_DETECTED,
     EXIT_REASON,
     EXIT_SUMMARY_FAILED,
@@ -47,6 +49,7 @@ _STOPPED_BY = {
     EXIT_LOOP_DETECTED: STOPPED_BY_LOOP,
     EXIT_TOKEN_BUDGET: STOPPED_BY_TOKEN_BUDGET,
     EXIT_TIME_BUDGET: STOPPED_BY_TIME_BUDGET,
+    EXIT_COST_BUDGET: STOPPED_BY_COST_BUDGET,
 }
 
 

@@ -23,7 +23,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import SCOPE, render_chat
-from haystack_deep_research.run import OpenRunHook, Phase, ResearchRun, ask, failure
+from haystack_deep_research.run import OpenRunHook, Phase, Price, ResearchRun, ask, failure
 from haystack_deep_research.run.resume import restore
 from haystack_deep_research.state import BRIEF_KEY, HOOK_CONTEXT, MESSAGES, PHASE_SCOPE
 
@@ -40,13 +40,29 @@ class ScopeHook(OpenRunHook):
     :param chat_generator: The scope model.
     :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
     :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
+    :param cost_budget: US dollars one run's model calls may cost, or ``None``.
+    :param phase_models: The model each phase of the run calls, by phase name (what its usage costs).
+    :param prices: Model prices on top of the defaults.
     :raises ConfigurationError: If a parameter is invalid.
     """
 
     def __init__(
-        self, *, chat_generator: ChatGenerator, token_budget: int | None = None, time_budget: float | None = None
+        self,
+        *,
+        chat_generator: ChatGenerator,
+        token_budget: int | None = None,
+        time_budget: float | None = None,
+        cost_budget: float | None = None,
+        phase_models: dict[str, str] | None = None,
+        prices: dict[str, Price] | None = None,
     ) -> None:
-        super().__init__(token_budget=token_budget, time_budget=time_budget)
+        super().__init__(
+            token_budget=token_budget,
+            time_budget=time_budget,
+            cost_budget=cost_budget,
+            phase_models=phase_models,
+            prices=prices,
+        )
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
 
     def _used_models(self) -> list[Any]:
@@ -87,8 +103,7 @@ class ScopeHook(OpenRunHook):
         return default_to_dict(
             self,
             chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            token_budget=self.token_budget,
-            time_budget=self.time_budget,
+            **self.run_parameters(),
         )
 
     @classmethod
@@ -98,4 +113,5 @@ class ScopeHook(OpenRunHook):
         :returns: The hook.
         """
         deserialize_component_inplace(data["init_parameters"], key="chat_generator")
+        cls.run_parameters_from_dict(data["init_parameters"])
         return default_from_dict(cls, data)

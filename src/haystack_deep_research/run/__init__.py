@@ -1,9 +1,10 @@
 """
-The run layer: one :class:`ResearchRun` per run, its lifecycle hooks, budget, journal, read cache and usage, and the
-phase driver every hook and tool is written with.
+The run layer: one :class:`ResearchRun` per run, its lifecycle hooks, budget, journal, read cache, usage and cost, and
+the phase driver every hook and tool is written with.
 """
 
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF, CostMeter, Price, price_of, usage_cost
 from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook, UsesModels
 from haystack_deep_research.run.journal import (
@@ -20,7 +21,6 @@ from haystack_deep_research.run.lifecycle import (
     OpenRunHook,
     event_bus,
     question_from,
-    restore_on_event,
     view_of,
 )
 from haystack_deep_research.run.phases import (
@@ -33,6 +33,7 @@ from haystack_deep_research.run.phases import (
     drive,
     drive_async,
     failure,
+    model_name,
     subphase,
 )
 from haystack_deep_research.run.read_cache import CachedRead, ReadCache, ReadClaim
@@ -49,20 +50,24 @@ from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delt
 
 __all__ = [
     "AGENT_META",
+    "DEFAULT_PRICES",
     "JOURNAL_FILE",
     "LEDGER_FILE",
     "LOCK_FILE",
     "MODEL_CALL_SPAN",
+    "PRICES_AS_OF",
     "REPORT_FILE",
     "ROLE_META",
     "BudgetHook",
     "CachedRead",
     "Call",
     "CloseRunHook",
+    "CostMeter",
     "OpenRunHook",
     "Outcome",
     "Phase",
     "PhaseHook",
+    "Price",
     "ReadCache",
     "ReadClaim",
     "ResearchRun",
@@ -85,13 +90,15 @@ __all__ = [
     "failure",
     "for_async",
     "for_sync",
+    "model_name",
+    "price_of",
     "publish",
     "question_from",
-    "restore_on_event",
     "subphase",
     "subtopic_key",
     "tag_chunk",
     "total_tokens",
+    "usage_cost",
     "usage_delta",
     "view_of",
 ]

@@ -63,8 +63,7 @@ class UsesModels:
 class PhaseHook(UsesModels):
     """
     A hook written once as a phase: :meth:`phase` holds the logic, ``run`` and ``run_async`` drive it.
-
-    :param max_concurrency: Calls of one batch of the phase running at once.
+    ``max_concurrency`` (a class attribute) bounds the calls of one batch of the phase running at once.
     """
 
     max_concurrency: int = 5

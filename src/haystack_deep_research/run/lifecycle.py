@@ -32,6 +32,7 @@ from haystack_deep_research.errors import ConfigurationError, InvalidQuestionErr
 from haystack_deep_research.events import EventBus, RunEnded, RunStarted, Subscriber, progress_view
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
 from haystack_deep_research.run.phases import Phase
@@ -53,7 +54,7 @@ from haystack_deep_research.state import (
     TOOLS,
 )
 
-__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "event_bus", "question_from", "restore_on_event", "view_of"]
+__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "event_bus", "question_from", "view_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,11 @@ class OpenRunHook(PhaseHook):
     :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
     :param on_event: A callable receiving every event of every run of the agent (besides any subscriber passed in
         ``hook_context``), or ``None``. A module-level function serializes with the hook; a lambda does not.
-    :raises ConfigurationError: If a budget is out of range or ``on_event`` is not callable.
+    :param cost_budget: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
+    :param phase_models: The model each phase of the run calls, by phase name: what each phase's usage costs.
+    :param prices: Model prices on top of the defaults (see :mod:`haystack_deep_research.run.cost`).
+    :raises ConfigurationError: If a budget is out of range, ``prices`` is not a dict of ``Price``, or ``on_event``
+        is not callable.
     """
 
     allowed_hook_points = ("before_run",)
@@ -141,14 +146,57 @@ class OpenRunHook(PhaseHook):
     """The phase the run's own agent counts its model calls toward."""
 
     def __init__(
-        self, *, token_budget: int | None = None, time_budget: float | None = None, on_event: Subscriber | None = None
+        self,
+        *,
+        token_budget: int | None = None,
+        time_budget: float | None = None,
+        cost_budget: float | None = None,
+        phase_models: dict[str, str] | None = None,
+        prices: dict[str, Price] | None = None,
+        on_event: Subscriber | None = None,
     ) -> None:
-        budget = RunBudget(token_budget=token_budget, time_budget=time_budget)
+        budget = RunBudget(token_budget=token_budget, time_budget=time_budget, cost_budget=cost_budget)
+        CostMeter(phase_models=phase_models, prices=prices)
         if on_event is not None and not callable(on_event):
             raise ConfigurationError(f"on_event must be a callable on_event(event); got {type(on_event).__name__}.")
         self.token_budget = budget.token_budget
         self.time_budget = budget.time_budget
+        self.cost_budget = budget.cost_budget
+        self.phase_models = dict(phase_models or {})
+        self.prices = dict(prices or {})
         self.on_event = on_event
+
+    def run_parameters(self) -> dict[str, Any]:
+        """:returns: The run's parameters, serialized (a subclass adds them to its own ``to_dict``)."""
+        parameters: dict[str, Any] = {
+            "token_budget": self.token_budget,
+            "time_budget": self.time_budget,
+            "cost_budget": self.cost_budget,
+            "phase_models": self.phase_models,
+            "prices": {model: price.to_dict() for model, price in self.prices.items()},
+        }
+        if self.on_event is not None:
+            try:
+                parameters["on_event"] = serialize_callable(self.on_event)
+            except SerializationError as error:
+                raise ConfigurationError(
+                    f"on_event cannot be serialized ({error}); pass a module-level function, or pass the subscriber "
+                    f"per run in hook_context[{EVENTS_KEY!r}]."
+                ) from error
+        return parameters
+
+    @staticmethod
+    def run_parameters_from_dict(init_parameters: dict[str, Any]) -> None:
+        """
+        Turn serialized prices and ``on_event`` back into objects, in place.
+
+        :param init_parameters: The ``init_parameters`` of a serialized hook.
+        """
+        prices = init_parameters.get("prices")
+        if isinstance(prices, dict):
+            init_parameters["prices"] = {model: Price.from_dict(price) for model, price in prices.items()}
+        if isinstance(init_parameters.get("on_event"), str):
+            init_parameters["on_event"] = deserialize_callable(init_parameters["on_event"])
 
     def phase(self, state: State) -> Phase[None]:
         """
@@ -165,8 +213,16 @@ class OpenRunHook(PhaseHook):
         journal = yield from open_journal(context, question)
         if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
             guard.on_close(journal.close)
-        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
-        run = ResearchRun(question=question, budget=budget, journal=journal, events=bus, streaming_callback=streaming)
+        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget, cost_budget=self.cost_budget)
+        run = ResearchRun(
+            question=question,
+            budget=budget,
+            journal=journal,
+            events=bus,
+            streaming_callback=streaming,
+            phase_models=self.phase_models,
+            prices=self.prices,
+        )
         try:
             yield from self._open(state, context, run)
         except BaseException:
@@ -204,20 +260,7 @@ class OpenRunHook(PhaseHook):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook."""
-        return default_to_dict(self, **self._open_parameters())
-
-    def _open_parameters(self) -> dict[str, Any]:
-        """:returns: The serialized parameters of the run's opening, for a subclass's ``to_dict``."""
-        parameters: dict[str, Any] = {"token_budget": self.token_budget, "time_budget": self.time_budget}
-        if self.on_event is not None:
-            try:
-                parameters["on_event"] = serialize_callable(self.on_event)
-            except SerializationError as error:
-                raise ConfigurationError(
-                    f"on_event cannot be serialized ({error}); pass a module-level function, or pass the subscriber "
-                    f"per run in hook_context[{EVENTS_KEY!r}]."
-                ) from error
-        return parameters
+        return default_to_dict(self, **self.run_parameters())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
@@ -225,15 +268,8 @@ class OpenRunHook(PhaseHook):
         :param data: What ``to_dict`` returned.
         :returns: The hook.
         """
-        restore_on_event(data)
+        cls.run_parameters_from_dict(data.get("init_parameters") or {})
         return default_from_dict(cls, data)
-
-
-def restore_on_event(data: dict[str, Any]) -> None:
-    """Turn a serialized ``on_event`` back into the callable, in place."""
-    parameters = data.get("init_parameters") or {}
-    if isinstance(parameters.get("on_event"), str):
-        parameters["on_event"] = deserialize_callable(parameters["on_event"])
 
 
 class CloseRunHook(PhaseHook):

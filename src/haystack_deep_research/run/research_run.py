@@ -2,8 +2,8 @@
 One research run, and the views of it that the orchestrator and each sub-researcher work through.
 
 A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
-cache, the budget, the run directory's journal, the events, the warnings, the token usage per phase, the streaming
-callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
+cache, the budget, the run directory's journal, the events, the warnings, the token usage and cost per phase, the
+streaming callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
 opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`.lifecycle`); in between,
 hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
 sub-researcher through a view of its own that names its sub-topic and counts its usage. The run is thread-safe:
@@ -23,11 +23,13 @@ from haystack.components.agents.state.state_utils import replace_values
 from haystack_deep_research.events import BudgetReached, Event, EventBus, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger, SearchLog
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.read_cache import ReadCache
 from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
 from haystack_deep_research.state import (
     BRIEF,
+    COST,
     NOTES,
     PHASE_ORCHESTRATOR,
     PHASE_RESEARCH,
@@ -51,6 +53,9 @@ class ResearchRun:
     :param journal: The open journal of the run directory, or ``None`` when the run has none.
     :param events: Where the run's events go; a bus with no subscribers by default.
     :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
+    :param phase_models: The model each phase calls, by phase name (``{"scope": "gpt-5.4", ...}``): what its usage
+        costs. A phase with usage and no model here has no known cost.
+    :param prices: Model prices on top of the default ones (see :mod:`haystack_deep_research.run.cost`).
     """
 
     def __init__(
@@ -61,6 +66,8 @@ class ResearchRun:
         journal: RunJournal | None = None,
         events: EventBus | None = None,
         streaming_callback: Any = None,
+        phase_models: Mapping[str, str] | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.id = events.run_id if events is not None else uuid.uuid4().hex
         self.question = question
@@ -72,6 +79,7 @@ class ResearchRun:
         self.journal = journal
         self.events = events or EventBus(self.id)
         self.streaming_callback = streaming_callback
+        self.costs = CostMeter(phase_models=phase_models, prices=prices, warn=self.warn)
         self._lock = threading.Lock()
         self._resources: dict[str, Any] = {}
         self._restored: list[str] = []
@@ -227,6 +235,24 @@ class ResearchRun:
         """:returns: The tokens spent so far across all phases."""
         return sum(total_tokens(usage) for usage in self.usage_by_phase().values())
 
+    def cost_by_phase(self) -> dict[str, float | None]:
+        """
+        :returns: What each phase's usage cost in US dollars, at the price of the phase's model; ``None`` for a phase
+            whose cost is unknown (a warning says why, once).
+        """
+        return self.costs.by_phase(self.usage_by_phase())
+
+    def cost(self) -> float | None:
+        """:returns: What the run has cost so far in US dollars, or ``None`` when some phase's cost is unknown."""
+        return self.costs.total(self.usage_by_phase())
+
+    def usage_report(self) -> dict[str, dict[str, Any]]:
+        """
+        :returns: The token usage per phase (as :meth:`usage_by_phase`), each with the phase's ``model`` (or
+            ``None``) and ``cost`` in US dollars (``None`` when unknown).
+        """
+        return self.costs.report(self.usage_by_phase())
+
     def warn(self, phase: str, message: str, *, researcher: str = "") -> None:
         """
         Record something that went wrong without ending the run; it appears in the ``warnings`` output.
@@ -248,9 +274,10 @@ class ResearchRun:
         """
         Check the budget; the first time it is found spent, a warning and a :class:`BudgetReached` event follow.
 
-        :returns: ``"token_budget"`` or ``"time_budget"`` when that budget is spent, else ``None``.
+        :returns: ``"token_budget"``, ``"cost_budget"`` or ``"time_budget"`` when that budget is spent, else ``None``.
         """
-        found = self.budget.check(self.tokens_used())
+        cost = self.cost() if self.budget.cost_budget is not None else None
+        found = self.budget.check(self.tokens_used(), cost)
         if found is None:
             return None
         reason, detail = found
@@ -345,18 +372,21 @@ class RunView:
 
 def publish(state: State, run: ResearchRun) -> None:
     """
-    Set the outputs that mirror the run: ``brief``, ``notes``, ``sources``, ``warnings``, ``usage_by_phase`` and
-    ``token_usage`` (all phases), those the agent's state schema declares.
+    Set the outputs that mirror the run: ``brief``, ``notes``, ``sources``, ``warnings``, ``usage_by_phase`` (each
+    phase's usage with its ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown) and ``token_usage``
+    (all phases), those the agent's state schema declares.
 
     :param state: The orchestrator's live State.
     :param run: The run.
     """
+    usage = run.usage_report()  # may warn once of an unknown cost, so before the warnings are published
     outputs = {
         BRIEF: run.brief,
         NOTES: run.notes(),
         SOURCES: run.ledger.to_list(),
         WARNINGS: run.warnings(),
-        USAGE_BY_PHASE: run.usage_by_phase(),
+        USAGE_BY_PHASE: usage,
+        COST: run.cost(),
         TOKEN_USAGE: run.total_usage(),
     }
     for key, value in outputs.items():

@@ -1,0 +1,51 @@
+"""
+MkDocs hook: a page may link to a file of the repository outside docs/ (``![timeline](../benchmarks/timeline.png)``,
+as it reads on GitHub); the file is copied into the site under ``_repo/`` and the link is pointed at the copy.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+_LINK = re.compile(r"(\]\()(\.\./[^)\s#]+)")
+
+
+def _outside_links(page_src: Path, docs: Path, repo: Path, markdown: str) -> dict[str, Path]:
+    found = {}
+    for match in _LINK.finditer(markdown):
+        target = (page_src.parent / match.group(2)).resolve()
+        if target.is_file() and repo in target.parents and docs not in target.parents:
+            found[match.group(2)] = target
+    return found
+
+
+def on_files(files: Files, config: Any) -> Files:
+    docs = Path(config["docs_dir"]).resolve()
+    repo = docs.parent
+    for page in [file for file in files if file.src_uri.endswith(".md")]:
+        source = Path(page.abs_src_path or "")
+        for target in _outside_links(source, docs, repo, source.read_text(encoding="utf-8")).values():
+            uri = posixpath.join("_repo", target.relative_to(repo).as_posix())
+            if files.get_file_from_path(uri) is None:
+                files.append(File.generated(config, uri, abs_src_path=str(target)))
+    return files
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    docs = Path(config["docs_dir"]).resolve()
+    source = Path(page.file.abs_src_path)
+    links = _outside_links(source, docs, docs.parent, markdown)
+
+    def point(match: re.Match[str]) -> str:
+        target = links.get(match.group(2))
+        if target is None:
+            return match.group(0)
+        uri = posixpath.join("_repo", target.relative_to(docs.parent).as_posix())
+        return match.group(1) + posixpath.relpath(uri, posixpath.dirname(page.file.src_uri) or ".")
+
+    return _LINK.sub(point, markdown)

@@ -1,0 +1,54 @@
+"""
+``deep-research mcp``: serve deep research to MCP clients.
+
+    deep-research mcp                                  # stdio: an MCP client starts this command
+    deep-research mcp --transport http [--host H] [--port P]   # streamable HTTP at http://H:P/mcp
+
+The server's tools are described in :mod:`haystack_deep_research.mcp_server`. Runs need ``OPENAI_API_KEY`` and
+``TAVILY_API_KEY``, checked when a run starts; the server itself needs the ``mcp`` extra.
+
+Exit status: 0 when the server stopped, 2 for a usage error (bad arguments, the extra not installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from haystack_deep_research.errors import UsageError
+
+__all__ = ["mcp_parser", "run_mcp"]
+
+
+def mcp_parser() -> argparse.ArgumentParser:
+    """:returns: The parser of ``deep-research mcp``."""
+    parser = argparse.ArgumentParser(
+        prog="deep-research mcp", description="Serve deep research and citation checking to MCP clients."
+    )
+    parser.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or streamable HTTP."
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default %(default)s).")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP: the port to listen on (default %(default)s).")
+    return parser
+
+
+def run_mcp(argv: Sequence[str]) -> int:
+    """
+    Run ``deep-research mcp``.
+
+    :param argv: The arguments after ``mcp``.
+    :returns: The exit status (see the module docstring).
+    """
+    args = mcp_parser().parse_args(list(argv))
+    try:
+        from haystack_deep_research.mcp_server import serve
+
+        serve(transport=args.transport, host=args.host, port=args.port)
+    except UsageError as error:
+        print(f"deep-research mcp: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0

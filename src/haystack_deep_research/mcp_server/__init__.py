@@ -1,0 +1,10 @@
+"""
+The MCP server (``deep-research mcp``): the ``deep_research`` and ``check_report`` tools over stdio or streamable HTTP.
+
+Needs the optional extra: ``pip install "haystack-deep-research[mcp]"`` (the official ``mcp`` SDK, 2.x line).
+Building the server without it raises :class:`~haystack_deep_research.errors.MissingExtraError`.
+"""
+
+from haystack_deep_research.mcp_server.server import SERVER_NAME, build_server, serve
+
+__all__ = ["SERVER_NAME", "build_server", "serve"]

@@ -1,0 +1,180 @@
+"""
+The MCP server: deep research and citation checking as tools, over stdio or streamable HTTP (official ``mcp`` SDK).
+
+- ``deep_research(question, max_subtopics?, token_budget?, time_budget?, max_cost?, grounding?)`` runs one research
+  run and returns the report (text) with its exit reason, cost, warnings and the URLs read (structured content).
+  Each event of the run is sent as a progress notification when the client asked for progress; a client that
+  cancels the request cancels the run.
+- ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
+  check`` does.
+
+The SDK is the optional extra ``mcp`` (the 2.x line), imported when the server is built: :func:`build_server` raises
+``MissingExtraError`` without it.
+"""
+
+import asyncio
+import io
+import json
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from haystack import logging
+from haystack.dataclasses import ChatMessage
+from pydantic import Field
+
+from haystack_deep_research.cli.check import run_check
+from haystack_deep_research.errors import DeepResearchError, MissingExtraError
+from haystack_deep_research.events import EventStream
+from haystack_deep_research.serving import AgentFactory
+from haystack_deep_research.serving import agent_factory as factory_from_environment
+
+__all__ = ["SERVER_NAME", "build_server", "serve"]
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "haystack-deep-research"
+_INSTRUCTIONS = (
+    "deep_research researches a question on the web with parallel sub-researchers and returns a Markdown report "
+    "whose every citation points to a page it read; it takes minutes and reports progress. check_report checks the "
+    "citations of any Markdown report against a list of the URLs that were read."
+)
+
+
+def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
+    read = [entry["url"] for entry in result.get("sources") or [] if entry.get("kind") == "page"]
+    return {
+        "exit_reason": str(result.get("exit_reason") or ""),
+        "cost": result.get("cost"),
+        "warnings": list(result.get("warnings") or []),
+        "sources": read,
+        "notes": len(result.get("notes") or []),
+    }
+
+
+def _status_line(summary: Mapping[str, Any]) -> str:
+    cost = summary["cost"]
+    lines = [
+        f"exit reason: {summary['exit_reason']}; {summary['notes']} notes; {len(summary['sources'])} pages read; "
+        f"cost: {f'${cost:.4f}' if isinstance(cost, int | float) else 'unknown'}",
+        *(f"warning: {warning}" for warning in summary["warnings"]),
+    ]
+    return "\n".join(lines)
+
+
+def _check(report: str, sources: list[Any] | None, judge: bool) -> tuple[int, str]:
+    """Run ``deep-research check`` on the given texts, in a temporary directory; returns its status and output."""
+    with tempfile.TemporaryDirectory(prefix="deep-research-check-") as folder:
+        path = Path(folder) / "report.md"
+        path.write_text(report, encoding="utf-8")
+        argv = [str(path)]
+        if sources is not None:
+            sources_path = Path(folder) / "sources.json"
+            sources_path.write_text(json.dumps(sources), encoding="utf-8")
+            argv += ["--sources", str(sources_path)]
+        if judge:
+            argv.append("--judge")
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            status = run_check(argv, out=out, err=err)
+        except SystemExit as stop:  # argparse refuses the arguments
+            status = int(stop.code or 2)
+        text = (out.getvalue() + err.getvalue()).replace(str(path), "report.md").replace(folder, ".")
+    return status, text.strip()
+
+
+def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
+    """
+    Build the MCP server.
+
+    :param agent_factory: Builds each run's agent from the ``deep_research`` tool's options. Default: the factory
+        named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else ``create_deep_research_agent`` with the default
+        models (``OPENAI_API_KEY`` and ``TAVILY_API_KEY`` are checked when a run starts).
+    :returns: The server, the SDK's ``MCPServer``; run it with :func:`serve` or its own ``run``.
+    :raises MissingExtraError: If the ``mcp`` SDK is not installed (``pip install haystack-deep-research[mcp]``).
+    :raises ConfigurationError: If ``DEEP_RESEARCH_AGENT_FACTORY`` is set but cannot be loaded.
+    """
+    try:
+        from mcp.server.mcpserver import Context, MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+        from mcp.types import CallToolResult, ContentBlock, TextContent
+    except ImportError as error:
+        raise MissingExtraError("MCP servers", extra="mcp", module="mcp") from error
+    factory = agent_factory or factory_from_environment()
+    server = MCPServer(SERVER_NAME, instructions=_INSTRUCTIONS)
+
+    @server.tool(name="deep_research")
+    async def deep_research(
+        *,
+        question: Annotated[str, Field(description="The research question.")],
+        ctx: Context,
+        max_subtopics: Annotated[int, Field(description="Sub-topics to research, 1 to 50.")] = 5,
+        token_budget: Annotated[int | None, Field(description="Stop researching after this many tokens.")] = None,
+        time_budget: Annotated[float | None, Field(description="Stop researching after this many seconds.")] = None,
+        max_cost: Annotated[float | None, Field(description="Stop researching at this cost in US dollars.")] = None,
+        grounding: Annotated[bool, Field(description="Judge each cited claim against its source.")] = False,
+    ) -> CallToolResult:
+        """Research a question on the web and return a Markdown report whose every citation was read."""
+        count = 0
+        try:
+            agent = factory(
+                max_subtopics=max_subtopics,
+                token_budget=token_budget,
+                time_budget=time_budget,
+                cost_budget=max_cost,
+                grounding=grounding,
+            )
+            stream = EventStream(agent, messages=[ChatMessage.from_user(question)])
+            async for event in stream:
+                count += 1
+                await ctx.report_progress(count, None, event.describe())
+        except asyncio.CancelledError:
+            logger.info("deep_research was cancelled by the client after {count} events; the run stops.", count=count)
+            raise
+        except DeepResearchError as error:  # a usage mistake or a run failure the library names: said as it is
+            raise ToolError(str(error)) from error
+        except Exception as error:  # a provider or network failure: one line, as the command line says it
+            raise ToolError(f"the run failed: {type(error).__name__}: {error}") from error
+        result = stream.result or {}
+        summary = _summary(result)
+        content: list[ContentBlock] = [
+            TextContent(type="text", text=str(result.get("report") or "")),
+            TextContent(type="text", text=_status_line(summary)),
+        ]
+        return CallToolResult(content=content, structured_content=summary)
+
+    @server.tool(name="check_report")
+    async def check_report(
+        *,
+        report: Annotated[str, Field(description="The Markdown report to check.")],
+        sources: Annotated[
+            list[Any] | None,
+            Field(description="The URLs that were read, or an evidence ledger (the `sources` of a research run)."),
+        ] = None,
+        judge: Annotated[bool, Field(description="Also judge each cited claim (needs OPENAI_API_KEY).")] = False,
+    ) -> CallToolResult:
+        """Check the citations of a Markdown report against the sources that were read, as `deep-research check`."""
+        status, text = await asyncio.to_thread(_check, report, sources, judge)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"status": status},
+            is_error=status == 2,
+        )
+
+    return server
+
+
+def serve(*, transport: Literal["stdio", "http"] = "stdio", host: str = "127.0.0.1", port: int = 8000) -> None:
+    """
+    Build the server and run it until it is stopped.
+
+    :param transport: ``"stdio"`` (a client starts the server) or ``"http"`` (streamable HTTP at ``/mcp``).
+    :param host: The address the HTTP server listens on.
+    :param port: The port the HTTP server listens on.
+    """
+    server = build_server()
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)

@@ -1,0 +1,178 @@
+"""
+A run's progress in a notebook: one Markdown block, updated in place as the run's events arrive.
+
+:class:`LiveProgress` is an event subscriber (pass it in ``hook_context`` under ``EVENTS_KEY``); it reads only the
+typed events of :mod:`haystack_deep_research.events`, never text. In an IPython kernel it shows one display that it
+updates in place; elsewhere it writes one line per event to a text stream. :func:`run_with_progress` runs an agent
+with it and returns the result as a :class:`~haystack_deep_research.notebook.ResearchResult`.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO, cast
+
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import (
+    Event,
+    EventStream,
+    PageRead,
+    PageRefused,
+    RunEnded,
+    RunStarted,
+    SearchDone,
+    SubagentCompleted,
+    SubagentSpawned,
+    WarningRaised,
+)
+from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
+from haystack_deep_research.notebook.result import ResearchResult, _cell
+
+__all__ = ["LiveProgress", "run_with_progress"]
+
+_RECENT = 5
+
+
+class LiveProgress:
+    """
+    Show a run's progress as it happens.
+
+    ::
+
+        progress = LiveProgress()
+        result = await agent.run_async(messages=[...], hook_context={EVENTS_KEY: progress})
+
+    :param show: Where the progress block goes: called with the block's Markdown each time it changes. Default: an
+        IPython display updated in place when running in a notebook, else one line per event on ``stream``.
+    :param stream: Where lines go outside a notebook (default: stderr).
+    :param min_interval: Seconds between two updates of the block (0 to 10); the final state is always shown.
+    :raises ConfigurationError: If ``min_interval`` is out of range.
+    """
+
+    def __init__(
+        self,
+        *,
+        show: Callable[[str], Any] | None = None,
+        stream: TextIO | None = None,
+        min_interval: float = 0.2,
+    ) -> None:
+        self.min_interval = _checks.number_in_range("min_interval", min_interval, 0.0, 10.0, include_low=True)
+        self._show = show
+        self._stream = stream
+        self._handle: Any = None
+        self._lock = threading.Lock()
+        self._last_shown = 0.0
+        self.question = ""
+        self.phase = ""
+        self.subtopics: dict[str, str] = {}
+        self.searches = 0
+        self.pages_read = 0
+        self.pages_refused = 0
+        self.warnings = 0
+        self.exit_reason: str | None = None
+        self.recent: deque[str] = deque(maxlen=_RECENT)
+
+    def __call__(self, event: Event) -> None:
+        """
+        Take one event of the run.
+
+        :param event: The event.
+        """
+        with self._lock:
+            self._take(event)
+            final = isinstance(event, RunEnded)
+            now = time.monotonic()
+            due = final or now - self._last_shown >= self.min_interval or isinstance(event, RunStarted)
+            if due:
+                self._last_shown = now
+            block = self.to_markdown() if due else None
+        if self._show is not None:
+            if block is not None:
+                self._show(block)
+        elif in_notebook():
+            if block is not None:
+                self._update_display(block)
+        else:
+            print(f"[{event.phase}] {event.describe()}", file=self._stream or sys.stderr, flush=True)
+
+    def _take(self, event: Event) -> None:
+        self.phase = event.phase
+        if not isinstance(event, RunStarted | RunEnded):
+            self.recent.append(event.describe())
+        if isinstance(event, RunStarted):
+            self.question = event.question
+        elif isinstance(event, SubagentSpawned):
+            self.subtopics[event.subtopic] = "researching"
+        elif isinstance(event, SubagentCompleted):
+            self.subtopics[event.subtopic] = "restored" if event.restored else "partial" if event.partial else "done"
+        elif isinstance(event, SearchDone):
+            self.searches += 1
+        elif isinstance(event, PageRead):
+            self.pages_read += 1
+        elif isinstance(event, PageRefused):
+            self.pages_refused += 1
+        elif isinstance(event, WarningRaised):
+            self.warnings += 1
+        elif isinstance(event, RunEnded):
+            self.exit_reason = event.exit_reason
+
+    def to_markdown(self) -> str:
+        """:returns: The progress block: the question, the counts, each sub-topic's state and the latest events."""
+        done = sum(state != "researching" for state in self.subtopics.values())
+        state = (
+            f"finished ({_cell(self.exit_reason)})" if self.exit_reason is not None else f"{self.phase or 'starting'}"
+        )
+        lines = [
+            f"**Researching:** {_cell(self.question, limit=200)}",
+            "",
+            f"{state} · {done}/{len(self.subtopics)} sub-topics · {self.searches} searches · {self.pages_read} pages "
+            f"read · {self.pages_refused} refused · {self.warnings} warnings",
+        ]
+        marks = {"researching": "…", "done": "✓", "partial": "◐", "restored": "↺"}
+        if self.subtopics:
+            lines += ["", *(f"- {marks[s]} {_cell(topic, limit=120)}" for topic, s in self.subtopics.items())]
+        if self.recent and self.exit_reason is None:
+            lines += ["", "Latest:", "", *(f"- {_cell(line, limit=160)}" for line in self.recent)]
+        return "\n".join(lines)
+
+    def _update_display(self, block: str) -> None:
+        display, markdown = ipython_display()
+        if self._handle is None:
+            self._handle = display(markdown(block), display_id=True)
+        else:
+            self._handle.update(markdown(block))
+
+
+async def run_with_progress(
+    agent: Any,
+    question: str | list[ChatMessage],
+    *,
+    progress: LiveProgress | None = None,
+    **run_kwargs: Any,
+) -> ResearchResult:
+    """
+    Run an agent with live progress and return its result ready for display: ``await run_with_progress(agent, "...")``.
+
+    The events come through :class:`~haystack_deep_research.events.EventStream`, so the progress block is updated on
+    the notebook's event loop. Interrupting the cell cancels the run.
+
+    :param agent: An agent of this library.
+    :param question: The question, or the messages to run with.
+    :param progress: The progress display; a new :class:`LiveProgress` by default.
+    :param run_kwargs: More arguments of ``run_async`` (a subscriber in ``hook_context`` under ``EVENTS_KEY`` still
+        receives every event).
+    :returns: The result, a :class:`ResearchResult`.
+    """
+    messages = [ChatMessage.from_user(question)] if isinstance(question, str) else question
+    progress = progress if progress is not None else LiveProgress()
+    context: Mapping[str, Any] = run_kwargs.pop("hook_context", None) or {}
+    stream = EventStream(agent, messages=messages, hook_context=dict(context), **run_kwargs)
+    async for event in stream:
+        progress(event)
+    return ResearchResult.from_run(cast("dict[str, Any]", stream.result))  # set once the stream has ended

@@ -1,0 +1,233 @@
+"""
+What a run's token usage costs: model prices, and the cost of a usage dict at a price.
+
+The prices of the default models are kept here, once, with the date they were read (:data:`PRICES_AS_OF`). Pass
+prices of other models as ``prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)}``; a price given
+for a default model replaces the one here. A model with no known price gives no cost (``None``), never a guess.
+
+Costs are in US dollars at the standard rates for prompts under 272K tokens; OpenAI bills longer prompts, Batch, Flex
+and regional processing at other rates, which this table does not model.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from types import MappingProxyType
+from typing import Any
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.run.usage import total_tokens
+
+__all__ = ["DEFAULT_PRICES", "PRICES_AS_OF", "CostMeter", "Price", "merge_prices", "price_of", "usage_cost"]
+
+PRICES_AS_OF = "2026-11-30"
+"""The day the prices in :data:`DEFAULT_PRICES` were read from OpenAI's model pages."""
+
+_MAX_PRICE = 10_000.0
+_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+_INPUT_KEYS = ("input_tokens", "prompt_tokens")
+_OUTPUT_KEYS = ("output_tokens", "completion_tokens")
+_DETAIL_KEYS = ("input_tokens_details", "prompt_tokens_details")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Price:
+    """
+    The price of one model, in US dollars per million tokens.
+
+    :param input_per_mtok: Input (prompt) tokens, 0 to 10,000.
+    :param output_per_mtok: Output tokens, reasoning tokens included, 0 to 10,000.
+    :param cached_input_per_mtok: Input tokens served from the provider's prompt cache, 0 to 10,000; ``None`` bills
+        them at the input price.
+    :raises ConfigurationError: If a price is not a number in range.
+    """
+
+    input_per_mtok: float
+    output_per_mtok: float
+    cached_input_per_mtok: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok"):
+            value = getattr(self, name)
+            if value is not None or name != "cached_input_per_mtok":
+                checked = _checks.number_in_range(f"Price.{name}", value, 0.0, _MAX_PRICE, include_low=True)
+                object.__setattr__(self, name, checked)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The price as a JSON-ready dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Price:
+        """
+        :param data: What :meth:`to_dict` returned.
+        :returns: The price.
+        """
+        return cls(**dict(data))
+
+
+DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(
+    {
+        "gpt-5.4": Price(input_per_mtok=2.50, output_per_mtok=15.00, cached_input_per_mtok=0.25),
+        "gpt-5.4-mini": Price(input_per_mtok=0.75, output_per_mtok=4.50, cached_input_per_mtok=0.075),
+        # Test doubles bill nothing: the testing kit's scripted generators and Haystack's MockChatGenerator.
+        "ScriptedChatGenerator": Price(input_per_mtok=0.0, output_per_mtok=0.0),
+        "mock-model": Price(input_per_mtok=0.0, output_per_mtok=0.0),
+    }
+)
+"""The prices the library knows, by model name (read on :data:`PRICES_AS_OF`)."""
+
+
+def merge_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
+    """
+    The default prices with the caller's on top.
+
+    :param prices: Prices by model name, or ``None``.
+    :returns: The merged table.
+    :raises ConfigurationError: If ``prices`` is not a mapping of non-empty model names to :class:`Price`.
+    """
+    if prices is None:
+        return dict(DEFAULT_PRICES)
+    if not isinstance(prices, Mapping):
+        raise ConfigurationError(
+            f"prices must be a dict of model name to Price, for example {{'my-model': Price(input_per_mtok=1.0, "
+            f"output_per_mtok=2.0)}}; got {type(prices).__name__}."
+        )
+    for model, price in prices.items():
+        if not isinstance(model, str) or not model.strip() or not isinstance(price, Price):
+            raise ConfigurationError(
+                f"prices must map model names to Price(input_per_mtok=..., output_per_mtok=...); got {model!r}: "
+                f"{type(price).__name__}."
+            )
+    return {**DEFAULT_PRICES, **prices}
+
+
+def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
+    """
+    :param model: A model name, as configured (a dated snapshot such as ``gpt-5.4-2026-03-05`` falls back to its
+        alias's price when it has none of its own).
+    :param prices: The price table.
+    :returns: The model's price, or ``None`` when it is unknown.
+    """
+    return prices.get(model) or prices.get(_SNAPSHOT.sub("", model))
+
+
+def _count(usage: Mapping[str, Any], keys: tuple[str, ...]) -> float | None:
+    for key in keys:
+        value = usage.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def usage_cost(usage: Mapping[str, Any] | None, price: Price) -> float | None:
+    """
+    The cost of a usage dict (OpenAI Chat or Responses naming) at a price.
+
+    :param usage: The usage, as chat generators report it in ``meta["usage"]`` (summed over calls), or ``None``.
+    :param price: The model's price.
+    :returns: The cost in US dollars; 0 for no usage; ``None`` when the usage does not say how many input and output
+        tokens it holds, or counts prompt caching in a way this function does not know, so no number would be right.
+    """
+    usage = usage or {}
+    if not usage:
+        return 0.0
+    if any("cache" in key for key in usage):  # provider-specific cache accounting (not OpenAI's)
+        return None
+    spent_in, spent_out = _count(usage, _INPUT_KEYS), _count(usage, _OUTPUT_KEYS)
+    if spent_in is None and spent_out is None:
+        return None
+    spent_in, spent_out = spent_in or 0.0, spent_out or 0.0
+    cached = 0.0
+    for key in _DETAIL_KEYS:
+        details = usage.get(key)
+        if isinstance(details, Mapping):
+            cached = min(_count(details, ("cached_tokens",)) or 0.0, spent_in)
+    cached_price = price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+    dollars = (spent_in - cached) * price.input_per_mtok + cached * cached_price + spent_out * price.output_per_mtok
+    return dollars / 1_000_000
+
+
+class CostMeter:
+    """
+    Prices a run's usage per phase, by the model each phase calls; says once per model (or phase) when a cost cannot
+    be known.
+
+    :param phase_models: The model each phase calls, by phase name (``{"scope": "gpt-5.4", ...}``).
+    :param prices: Prices on top of :data:`DEFAULT_PRICES`, or ``None``.
+    :param warn: Called as ``warn(phase, message)`` the first time a cost is unknown for a model (or a phase with no
+        model).
+    :raises ConfigurationError: If ``prices`` is not a mapping of model names to :class:`Price`.
+    """
+
+    def __init__(
+        self,
+        *,
+        phase_models: Mapping[str, str] | None = None,
+        prices: Mapping[str, Price] | None = None,
+        warn: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.phase_models = dict(phase_models or {})
+        self.prices = merge_prices(prices)
+        self._warn = warn
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def by_phase(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
+        """
+        :param usage_by_phase: Token usage per phase.
+        :returns: US dollars per phase; ``None`` for a phase whose cost is unknown.
+        """
+        costs: dict[str, float | None] = {}
+        for phase, usage in usage_by_phase.items():
+            model = self.phase_models.get(phase)
+            price = price_of(model, self.prices) if model else None
+            costs[phase] = usage_cost(usage, price) if price is not None else None
+            if costs[phase] is None and total_tokens(usage):
+                self._unknown(phase, model, price)
+        return costs
+
+    def total(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
+        """
+        :param usage_by_phase: Token usage per phase.
+        :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
+        """
+        costs = self.by_phase(usage_by_phase).values()
+        return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
+
+    def report(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """
+        :param usage_by_phase: Token usage per phase.
+        :returns: Each phase's usage with its ``model`` (or ``None``) and ``cost`` (US dollars, or ``None``).
+        """
+        costs = self.by_phase(usage_by_phase)
+        return {
+            phase: {**usage, "model": self.phase_models.get(phase), "cost": costs[phase]}
+            for phase, usage in usage_by_phase.items()
+        }
+
+    def unpriced(self, models: Mapping[str, str]) -> list[str]:
+        """
+        :param models: Model names by phase.
+        :returns: The model names among them with no known price, each once, in order.
+        """
+        return list(dict.fromkeys(model for model in models.values() if price_of(model, self.prices) is None))
+
+    def _unknown(self, phase: str, model: str | None, price: Price | None) -> None:
+        key = model or f"phase {phase}"
+        with self._lock:
+            first = key not in self._said
+            self._said.add(key)
+        if not first or self._warn is None:
+            return
+        if model is None:
+            why = f"the model of the {phase} phase is not known"
+        elif price is None:
+            why = f"no price is known for model {model!r}; pass prices={{{model!r}: Price(...)}}"
+        else:
+            why = f"the usage that model {model!r} reports does not say its input and output tokens"
+        self._warn(phase, f"the run's cost is unknown: {why}")

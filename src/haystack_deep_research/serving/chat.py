@@ -1,0 +1,67 @@
+"""
+A research run as a chat reply: the question from OpenAI-style chat messages, and the run streamed as chunks.
+
+:func:`stream_research` yields each event of the run as a reasoning chunk (OpenAI-compatible servers such as Hayhooks
+send these as ``reasoning_content`` deltas, which chat UIs show as the model's thinking and plain clients ignore), then
+the report as content. Closing the stream early (a client that disconnects) cancels the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any, cast
+
+from haystack.dataclasses import ChatMessage, ReasoningContent, StreamingChunk
+
+from haystack_deep_research.errors import InvalidQuestionError
+from haystack_deep_research.events import Event, EventStream
+
+__all__ = ["question_from_chat", "stream_research"]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": "..."}, ...]
+        return " ".join(str(part.get("text") or "") for part in content if isinstance(part, Mapping))
+    return ""
+
+
+def question_from_chat(messages: Sequence[Mapping[str, Any]]) -> str:
+    """
+    :param messages: OpenAI-style chat messages (``{"role": "user", "content": "..."}``; content may be a list of
+        text parts).
+    :returns: The text of the last user message, stripped.
+    :raises InvalidQuestionError: If there is no user message with text.
+    """
+    for message in reversed(list(messages or [])):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            text = _text(message.get("content")).strip()
+            if text:
+                return text
+            break
+    raise InvalidQuestionError("No research question: the last user message must hold the question as text.")
+
+
+async def stream_research(
+    agent: Any, question: str, *, progress: bool = True, **run_kwargs: Any
+) -> AsyncGenerator[StreamingChunk, None]:
+    """
+    Run an agent and stream the run: one reasoning chunk per event, then the report as one content chunk.
+
+    :param agent: An agent of this library.
+    :param question: The research question.
+    :param progress: Whether to stream the events as reasoning chunks.
+    :param run_kwargs: More arguments of ``run_async`` (``hook_context``, ...).
+    :returns: The chunks, as an async generator.
+    """
+    stream = EventStream(agent, messages=[ChatMessage.from_user(question)], **run_kwargs)
+    async with aclosing(cast("AsyncGenerator[Event, None]", aiter(stream))) as events:
+        async for event in events:
+            if progress:
+                yield StreamingChunk(
+                    content="", index=0, reasoning=ReasoningContent(reasoning_text=f"{event.describe()}\n")
+                )
+    result = stream.result or {}
+    yield StreamingChunk(content=str(result.get("report") or ""), finish_reason="stop")

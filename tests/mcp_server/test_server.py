@@ -1,0 +1,179 @@
+"""The MCP server, driven by the official SDK's client over stdio: research with progress, checking, cancelling."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+import haystack_deep_research
+from haystack_deep_research.serving import AGENT_FACTORY_ENV
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE_ROOT = Path(haystack_deep_research.__file__).resolve().parents[1]  # the server imports the package from here
+SEARCH_URL_ENV = "DEEP_RESEARCH_TEST_SEARCH_URL"
+
+
+@asynccontextmanager
+async def _session(search: LoopbackSearchServer, errlog: Path) -> AsyncIterator[ClientSession]:
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "haystack_deep_research.cli", "mcp"],
+        env={
+            "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(REPO)]),
+            "HAYSTACK_TELEMETRY_ENABLED": "False",
+            AGENT_FACTORY_ENV: "tests.support:scripted_agent",  # test-only: scripted models, loopback servers
+            SEARCH_URL_ENV: search.base_url,
+        },
+    )
+    with errlog.open("w", encoding="utf-8") as errors:
+        async with stdio_client(server, errlog=errors) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+async def test_deep_research_returns_the_report_and_reports_progress_from_the_runs_events(
+    search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    progress: list[tuple[float, str]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message or ""))
+
+    async with _session(search, tmp_path / "server.log") as session:
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        result = await session.call_tool(
+            "deep_research", {"question": "How fast is solar growing?"}, progress_callback=on_progress
+        )
+
+    assert tools == {"deep_research", "check_report"}
+    assert not result.is_error
+    report = result.content[0].text  # type: ignore[union-attr]
+    assert report.startswith("# Research report")
+    assert f"]({web.url('/solar.html')})" in report
+    summary = dict(result.structured_content or {})
+    assert sorted(summary.pop("sources")) == sorted([web.url("/solar.html"), web.url("/storage.pdf")])
+    assert summary == {"exit_reason": "text", "cost": 0.0, "warnings": [], "notes": 2}
+    messages = [message for _, message in progress]
+    assert messages[0] == "run started: How fast is solar growing?"
+    assert "[1/2] researching: solar capacity" in messages
+    assert any(message.startswith("report ready") for message in messages)
+    values = [value for value, _ in progress]
+    assert values == sorted(set(values))  # progress only grows
+
+
+async def test_check_report_and_a_bad_argument_are_answered_as_tool_results(
+    search: LoopbackSearchServer, tmp_path: Path
+) -> None:
+    report = "# R\n\nRead [here](https://example.org/read); invented [there](https://example.org/invented).\n"
+
+    async with _session(search, tmp_path / "server.log") as session:
+        checked = await session.call_tool("check_report", {"report": report, "sources": ["https://example.org/read"]})
+        refused = await session.call_tool("deep_research", {"question": "Solar?", "max_subtopics": 0})
+
+    text = checked.content[0].text  # type: ignore[union-attr]
+    assert checked.structured_content == {"status": 1}
+    assert text.startswith("report.md: 2 cited URL(s), 1 verified, 1 unverified; citation precision 0.50")
+    assert "https://example.org/invented (line 3)" in text
+    assert refused.is_error
+    assert refused.content[0].text.endswith(": max_subtopics must be an integer from 1 to 50; got 0.")  # type: ignore[union-attr]
+
+
+async def test_a_cancelled_request_cancels_the_run(tmp_path: Path) -> None:
+    with LoopbackWebServer() as web:
+        web.add_page("/fast.html", "<html><body><p>Solar capacity grew by 450 gigawatts in 2025.</p></body></html>")
+        web.add_slow("/slow.html", b"<html><body>" + b"x" * 100_000, delay_per_chunk=0.05, chunk_size=10)  # ~8 min
+        corpus = [
+            SearchDocument(web.url("/fast.html"), "Fast", "solar capacity fast"),
+            SearchDocument(web.url("/slow.html"), "Slow", "solar capacity slow"),
+        ]
+        with LoopbackSearchServer(corpus, require_api_key="test-key") as search:
+            one_page_read = anyio.Event()
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                if (message or "").startswith("read "):  # the fast page is read: the slow one is being fetched
+                    one_page_read.set()
+
+            async with _session(search, tmp_path / "server.log") as session:
+                async with anyio.create_task_group() as group:
+
+                    async def research() -> None:
+                        arguments = {"question": "Solar?", "max_subtopics": 1}
+                        await session.call_tool("deep_research", arguments, progress_callback=on_progress)
+
+                    group.start_soon(research)
+                    with anyio.fail_after(60):
+                        await one_page_read.wait()
+                    group.cancel_scope.cancel()  # the client abandons the request; the SDK sends a cancellation
+
+                # The server is still up, yet the slow download ends: the cancelled run dropped it.
+                logged = await anyio.to_thread.run_sync(lambda: web.requests.wait_for(2, timeout=20))
+                still_serving = await session.call_tool("check_report", {"report": "# R\n"})
+
+    slow = [request for request in logged if request.path == "/slow.html"]
+    assert len(slow) == 1
+    assert slow[0].duration < 60  # the whole body would have taken about 8 minutes
+    assert not still_serving.is_error
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start_http_server(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "haystack_deep_research.cli", "mcp", "--transport", "http", "--port", str(port)]
+    with log.open("wb") as errors:
+        return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+
+
+def _wait_until_listening(port: int, process: subprocess.Popen[bytes], *, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        assert process.poll() is None, "the server exited before listening"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"the server did not listen on port {port} within {timeout} s"
+            time.sleep(0.05)
+
+
+async def test_the_server_answers_over_streamable_http(
+    search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(REPO)]),
+        AGENT_FACTORY_ENV: "tests.support:scripted_agent",  # test-only: scripted models, loopback servers
+        SEARCH_URL_ENV: search.base_url,
+    }
+    process = _start_http_server(port, env, tmp_path / "server.log")
+    try:
+        await anyio.to_thread.run_sync(_wait_until_listening, port, process)
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("deep_research", {"question": "How fast is solar growing?"})
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+    assert not result.is_error
+    assert result.content[0].text.startswith("# Research report")  # type: ignore[union-attr]
+    assert web.url("/storage.pdf") in (result.structured_content or {})["sources"]

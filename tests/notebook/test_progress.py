@@ -1,0 +1,63 @@
+"""Live progress from a run's events: counts and sub-topics, updated as the run goes."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import EVENTS_KEY
+from haystack_deep_research.events import Event
+from haystack_deep_research.notebook import LiveProgress, ResearchResult, run_with_progress
+
+
+async def test_run_with_progress_shows_every_stage_and_returns_a_displayable_result(
+    make_agent: Callable[..., Agent],
+) -> None:
+    blocks: list[str] = []
+    seen: list[Event] = []
+
+    result = await run_with_progress(
+        make_agent(),
+        "How fast is solar growing?",
+        progress=LiveProgress(show=blocks.append, min_interval=0),
+        hook_context={EVENTS_KEY: seen.append},
+    )
+
+    assert isinstance(result, ResearchResult)
+    assert result["exit_reason"] == "text"
+    assert blocks[0].startswith("**Researching:** How fast is solar growing?")
+    assert any("… solar capacity" in block for block in blocks)  # a sub-topic shown while it was researched
+    final = blocks[-1]
+    assert "finished (text) · 2/2 sub-topics · 2 searches · 2 pages read · 0 refused · 0 warnings" in final
+    assert "- ✓ solar capacity" in final
+    assert "- ✓ battery storage" in final
+    assert len(blocks) == len(seen)  # one update per event with no throttling; the caller's subscriber got them all
+
+
+def test_outside_a_notebook_each_event_is_one_line(make_agent: Callable[..., Agent]) -> None:
+    stream = io.StringIO()
+
+    make_agent().run(
+        messages=[ChatMessage.from_user("How fast is solar growing?")],
+        hook_context={EVENTS_KEY: LiveProgress(stream=stream)},
+    )
+
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[run] run started: How fast is solar growing?"
+    assert "[research] [1/2] researching: solar capacity" in lines
+    assert lines[-1].startswith("[run] run ended (text): 2 notes, ")
+
+
+def test_updates_are_throttled_but_the_final_state_is_always_shown(make_agent: Callable[..., Agent]) -> None:
+    blocks: list[str] = []
+
+    make_agent().run(
+        messages=[ChatMessage.from_user("How fast is solar growing?")],
+        hook_context={EVENTS_KEY: LiveProgress(show=blocks.append, min_interval=10)},
+    )
+
+    assert len(blocks) == 2  # the start, then nothing for 10 s but the end
+    assert "finished (text)" in blocks[-1]

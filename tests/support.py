@@ -1,0 +1,54 @@
+"""
+Test-only agent factories for servers the tests start in another process.
+
+``DEEP_RESEARCH_AGENT_FACTORY=tests.support:scripted_agent`` makes ``deep-research mcp`` (or a Hayhooks wrapper) build
+its agents here: scripted models, the real web_search and read_url tools against the test's loopback servers, whose
+search URL the test passes in ``DEEP_RESEARCH_TEST_SEARCH_URL``. The process is kept off the network.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from haystack.components.agents import Agent
+from haystack.utils import Secret
+
+from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
+from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
+
+SEARCH_URL_ENV = "DEEP_RESEARCH_TEST_SEARCH_URL"
+SEARCH_KEY = "test-key"
+TOPICS = ["solar capacity", "battery storage"]
+
+_OFFLINE: list[Any] = []
+
+
+def _stay_offline() -> None:
+    """Forbid the network for the rest of this process (once)."""
+    if not _OFFLINE:
+        guard = forbid_network()
+        guard.__enter__()
+        _OFFLINE.append(guard)
+
+
+def scripted_agent(**options: Any) -> Agent:
+    """
+    :param options: The server's options for ``create_deep_research_agent`` (``None`` values are left out).
+    :returns: An agent with scripted models that researches against the loopback servers of the calling test.
+    """
+    _stay_offline()
+    given = {name: value for name, value in options.items() if value is not None}
+    subtopics = TOPICS[: given.get("max_subtopics", len(TOPICS))]
+    return create_deep_research_agent(
+        scope_llm=ScriptedChatGenerator(role="scope"),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=subtopics),
+        researcher_llm=ScriptedChatGenerator(role="researcher"),
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        writer_llm=ScriptedChatGenerator(role="writer"),
+        search_tool=WebSearchTool(
+            api_key=Secret.from_token(SEARCH_KEY), api_base_url=os.environ[SEARCH_URL_ENV], max_results=2
+        ),
+        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        **given,
+    )
