@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 
 import pytest
+from markdown_it import MarkdownIt
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, extract_citations, verify_citations
@@ -45,11 +47,13 @@ def test_inline_link_forms(markdown: str, url: str) -> None:
     assert urls_and_kinds(markdown) == [(url, "inline")]
 
 
-def test_images_are_not_citations_but_a_link_around_an_image_is() -> None:
+def test_images_are_citations_and_so_is_a_link_around_an_image() -> None:
     markdown = "![chart](https://img.example/c.png)\n\n[![logo](https://img.example/l.png)](https://site.example/)"
     citations = extract_citations(markdown)
     assert [(c.url, c.kind, c.text) for c in citations] == [
-        ("https://site.example/", "inline", "![logo](https://img.example/l.png)")
+        ("https://img.example/c.png", "image", "chart"),
+        ("https://site.example/", "inline", "![logo](https://img.example/l.png)"),
+        ("https://img.example/l.png", "image", "logo"),
     ]
 
 
@@ -149,6 +153,7 @@ def test_every_form_in_one_report_in_document_order() -> None:
         ("https://b.example/", "bare"),
         ("https://c.example/", "bare"),
         ("https://d.example/", "reference"),
+        ("https://img.example/x.png", "image"),
         ("https://d.example/", "reference"),
     ]
 
@@ -431,3 +436,170 @@ def test_check_to_dict_is_json_ready() -> None:
     assert data["precision"] == 0.5
     assert data["repaired"] is True
     assert check.report.startswith("A [x](https://a.example/) and.\n\n## Sources\n")
+
+
+# --- every link a reader sees ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("report", "url", "repaired"),
+    [
+        ("See [a](//evil.example/x) now.\n", "//evil.example/x", "See a now.\n"),
+        ("See [a] now.\n\n[a]: //evil.example/x\n", "//evil.example/x", "See a now.\n"),
+        ('See <a href="//evil.example/x">the site</a> now.\n', "//evil.example/x", "See the site now.\n"),
+        ("<p>\n<a href='//evil.example/x'>block</a>\n</p>\n", "//evil.example/x", "<p>\nblock\n</p>\n"),
+        ("See //evil.example/x now.\n", "//evil.example/x", "See now.\n"),
+    ],
+)
+def test_protocol_relative_links_are_cited_and_never_verified(report: str, url: str, repaired: str) -> None:
+    check = verify_citations(report, ["https://evil.example/x", "http://evil.example/x"])
+    assert check.unverified_urls == [url]
+    assert check.report == repaired
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "Read [this](&#104;ttps://evil.example/x) first.\n",
+        "Read [this](&#x68;ttps://evil.example/x) first.\n",
+        "Read &#104;ttps://evil.example/x first.\n",
+        "Read h&#116;tps://evil.example/x first.\n",
+    ],
+)
+def test_entity_encoded_schemes_are_read_decoded(report: str) -> None:
+    check = verify_citations(report, [])
+    assert check.unverified_urls == ["https://evil.example/x"]
+    assert "evil.example" not in check.report
+
+
+def test_www_autolinks_are_cited_as_the_http_urls_they_open() -> None:
+    report = "See www.evil.example/a_b_c and WWW.Evil.example. Not README.md, Node.js or example.com.\n"
+    assert [(c.url, c.kind) for c in extract_citations(report)] == [
+        ("http://www.evil.example/a_b_c", "bare"),
+        ("http://WWW.Evil.example", "bare"),
+    ]
+    assert verify_citations(report, []).report == "See and. Not README.md, Node.js or example.com.\n"
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        # a backtick in the info string of a backtick fence: not a fence
+        "Intro.\n\n``` not`a fence\n[hidden](https://evil.example/a)\n\nMore text.\n",
+        # a fence inside a list item ends with the item
+        "1. Run:\n   ```\n   pip install x\n\n[hidden](https://evil.example/a)\n\n   ```\n",
+    ],
+)
+def test_a_link_after_a_line_that_only_looks_like_a_fence_is_cited(report: str) -> None:
+    assert [c.url for c in extract_citations(report)] == ["https://evil.example/a"]
+    assert "(https://evil.example/a)" not in verify_citations(report, []).report
+
+
+def test_script_and_data_links_are_cited_and_never_verified() -> None:
+    report = (
+        "Go [click](javascript:alert(1)) or <javascript:alert(2)> here.\n"
+        "![px](data:image/png;base64,AAAA) [d](data:text/html,hi) [t](<java\tscript:alert(3)>) end.\n"
+    )
+    urls = ["javascript:alert(1)", "javascript:alert(2)", "data:image/png;base64,AAAA", "data:text/html,hi"]
+    check = verify_citations(report, urls)
+    assert check.unverified_urls == [*urls, "java\tscript:alert(3)"]
+    assert check.verified == []
+    assert check.report == "Go click or here.\npx d t end.\n"
+
+
+def test_mail_and_phone_links_are_not_citations() -> None:
+    assert extract_citations("Write [us](mailto:a@b.example), call <tel:+123>, or a@b.example.") == []
+
+
+def test_an_unverified_image_keeps_its_description() -> None:
+    report = "Growth ![chart of growth](https://evil.example/c.png) was fast ![](https://evil.example/d.png).\n"
+    check = verify_citations(report, [])
+    assert check.report == "Growth chart of growth was fast.\n"
+    assert [c.kind for c in check.unverified] == ["image", "image"]
+
+
+@pytest.mark.parametrize(
+    ("report", "repaired"),
+    [
+        ("Claim [fake\nsource](https://evil.example/a) holds.\n", "Claim fake\nsource holds.\n"),
+        (
+            "> Quoted [q](https://evil.example/q) and\nlazy https://evil.example/lazy end.\n",
+            "> Quoted q and\nlazy end.\n",
+        ),
+        (
+            "| a | b |\n|---|---|\n| x \\| [l](https://evil.example/t) | https://evil.example/u |\n",
+            "| a | b |\n|---|---|\n| x \\| l | |\n",
+        ),
+        (
+            "- one\n  - two [x](https://evil.example/x) and [ok](https://good.example/)\n\t- tab https://evil.example/t\n",
+            "- one\n  - two x and [ok](https://good.example/)\n\t- tab\n",
+        ),
+        ("Title [s](https://evil.example/s)\n=====\n", "Title s\n=====\n"),
+        ("## Heading [h](https://evil.example/h) ##\n", "## Heading h ##\n"),
+        (
+            '<div>\n<a href="https://evil.example/b">kept text</a><img src="https://evil.example/p.png">\n</div>\n',
+            "<div>\nkept text\n</div>\n",
+        ),
+        ("See <a href='https://evil.example/x'>the <b>site</b></a> now.\n", "See the <b>site</b> now.\n"),
+        ("Claim [1].\n\n[1]:\n  https://evil.example/r\n  'title'\nNext.\n", "Claim.\n\nNext.\n"),
+        ("See [www.evil.example/x](https://evil.example/y) now.\n", "See now.\n"),
+        ("[![logo](https://evil.example/l.png)](https://good.example/) ok\n", "[logo](https://good.example/) ok\n"),
+        (
+            "One [a](https://evil.example/a).\r\nTwo [b](https://good.example/).\r\n",
+            "One a.\nTwo [b](https://good.example/).\n",
+        ),
+    ],
+)
+def test_links_in_odd_layouts_are_repaired_in_place(report: str, repaired: str) -> None:
+    check = verify_citations(report, ["https://good.example/"])
+    assert check.report.split("\n\n## Sources\n")[0].rstrip("\n") + "\n" == repaired
+
+
+def test_urls_with_quotes_and_parentheses_are_read_whole() -> None:
+    urls = ["https://example.com/it's", "https://en.wikipedia.org/wiki/Bird_(disambiguation)"]
+    report = f"Read {urls[0]} and {urls[1]}.\n\n## Sources\n\n1. Its — {urls[0]}\n2. Birds: {urls[1]}\n"
+    assert {c.url for c in extract_citations(report)} == set(urls)
+    check = verify_citations(report, urls)
+    assert check.unverified == []
+    assert check.report.startswith(f"Read {urls[0]} and {urls[1]}.\n")
+
+
+HOSTILE = [
+    "A [p](//evil.example/1), //evil.example/2, [r], <a href=//evil.example/3>x</a>.\n\n[r]: //evil.example/4\n",
+    "Entity [e](&#104;ttps://evil.example/5) and &#104;ttps://evil.example/6 and www.evil.example/7.\n",
+    "``` not`a fence\n[f](https://evil.example/8)\n\n1. x\n   ```\n   y\n\n[g](https://evil.example/9)\n",
+    "[![i](https://evil.example/10.png)](https://evil.example/11) [www.evil.example/12](https://good.example/)\n",
+    "<div>\n<img src=https://evil.example/13.png srcset='https://evil.example/14.png 2x'>\n<a href=x>y</a>\n</div>\n",
+    "> [q\n> r](https://evil.example/15)\n\n| c |\n|---|\n| [t](https://evil.example/16) \\| u |\n",
+    "Claim [1][2] and [2].\n\n## References\n\n1. https://good.example/\n2. <https://evil.example/17>\n",
+    "[a]: https://evil.example/18\n[b]:\n  https://evil.example/19\n\n[a] [b] [c](<https://evil.example/20 x>)\n",
+]
+
+
+class _Hrefs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("href", "src"):
+                self.urls.append(value or "")
+            elif name == "srcset":
+                self.urls += [part.split()[0] for part in (value or "").split(",") if part.split()]
+
+
+@pytest.mark.parametrize("report", HOSTILE)
+def test_a_commonmark_renderer_shows_no_link_that_was_not_read(report: str) -> None:
+    renderer = MarkdownIt("gfm-like")
+    check = verify_citations(report, ["https://good.example/"])
+
+    before, after = _Hrefs(), _Hrefs()
+    before.feed(renderer.render(report))
+    after.feed(renderer.render(check.report))
+
+    assert any("evil.example" in url for url in before.urls)
+    assert [url for url in after.urls if "://" in url or url.startswith("//")] == [
+        url for url in after.urls if url == "https://good.example/"
+    ]
+    assert verify_citations(check.report, ["https://good.example/"]).report == check.report
