@@ -12,6 +12,8 @@ import pytest
 from haystack.components.agents import Agent
 
 from haystack_deep_research import EvidenceLedger, check, cli
+from haystack_deep_research.evidence import extract_citations
+from haystack_deep_research.judge import cited_claims
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 # A report this library did not write: numbered markers, a References list, one inline link.
@@ -181,3 +183,141 @@ def test_a_question_that_starts_with_check_is_still_researched(
     assert cli.main(["-q", "--", "check"]) == 0
 
     assert capsys.readouterr().out.count("# Research report") == 2
+
+
+# --- reports written elsewhere: numbered markers and a reference list under a title in their own language ----------
+
+FOREIGN_REPORTS = Path(__file__).parent / "data" / "foreign_reports"
+# For each report: how many marker citations its body holds, and the URL each label stands for.
+FOREIGN_MARKERS: dict[str, tuple[int, dict[str, str]]] = {
+    "de_quellen_fett.md": (
+        8,
+        {
+            "1": "https://www.waermepumpe.de/presse/zahlen-daten/",
+            "2": "https://www.bmwk.de/Redaktion/DE/Artikel/Energie/geg.html",
+            "3": "https://www.kfw.de/inlandsfoerderung/Privatpersonen/Bestehende-Immobilie/Förderprodukte/Heizungsförderung-für-Privatpersonen-Wohngebäude-(458)/",
+            "4": "https://ec.europa.eu/eurostat/statistics-explained/index.php?title=Electricity_price_statistics",
+        },
+    ),
+    "en_perplexity_sources_colon.md": (
+        11,
+        {
+            "1": "https://www.iea.org/reports/batteries-and-secure-energy-transitions",
+            "2": "https://about.bnef.com/blog/lithium-ion-battery-pack-prices-hit-record-low-of-139-kwh/",
+            "3": "https://en.wikipedia.org/wiki/Battery_storage_power_station_(grid)",
+            "4": "https://www.eia.gov/todayinenergy/detail.php?id=61202",
+            "5": "https://emp.lbl.gov/queues",
+        },
+    ),
+    "es_referencias_lista.md": (
+        7,
+        {
+            "1": "https://www.meteo.cat/wpweb/climatologia/el-clima-ara/balanc-climatic-2023/",
+            "2": "https://aca.gencat.cat/es/laigua/estat-del-medi-hidric/recursos-disponibles/estat-de-les-reserves-daigua-als-embassaments/",
+            "3": "https://www.uniopagesos.cat/es/noticias/perdidas-regadio",
+            "4": "https://www.boe.es/buscar/act.php?id=BOE-A-2023-10497",
+            "5": "https://www.ipcc.ch/report/ar6/wg1/chapter/chapter-11/",
+            "6": "https://es.wikipedia.org/wiki/Desalaci%C3%B3n",
+        },
+    ),
+    "fr_references_definitions.md": (
+        6,
+        {
+            "1": "https://www.edf.fr/groupe-edf/espaces-dedies/journalistes/tous-les-communiques-de-presse/production-nucleaire-2024",
+            "2": "https://www.asn.fr/l-asn-informe/actualites/corrosion-sous-contrainte",
+            "3": "https://www.cours-des-comptes.fr/publications/la-filiere-epr",
+            "4": "https://fr.wikipedia.org/wiki/EPR2",
+        },
+    ),
+    "it_fonti_link.md": (
+        4,
+        {
+            "1": "https://www.istat.it/comunicato-stampa/movimento-turistico-in-italia-anno-2024/",
+            "2": "https://www.bancaditalia.it/statistiche/tematiche/rapporti-estero/turismo-internazionale/",
+            "3": "https://www.comune.venezia.it/it/content/contributo-accesso",
+            "4": "https://en.wikipedia.org/wiki/Overtourism_(disambiguation)",
+        },
+    ),
+    "ja_shutten.md": (
+        5,
+        {
+            "1": "https://www.meti.go.jp/policy/mono_info_service/joho/conference/semicon_digital.html",
+            "2": "https://www.nikkei.com/article/DGXZQOUC242W20U4A220C2000000/",
+            "3": "https://www.rapidus.inc/news_topics/",
+            "4": "https://www.meti.go.jp/press/2024/semiconductor-talent.html",
+        },
+    ),
+    "ko_untitled_list.md": (
+        6,
+        {
+            "1": "https://kostat.go.kr/board.es?mid=a10301010000&bid=204&act=view&list_no=428430",
+            "2": "https://www.yna.co.kr/view/AKR20240228069200002",
+            "3": "https://www.betterfuture.go.kr/front/policySpace/basicPlan.do",
+            "4": "https://www.oecd.org/en/publications/society-at-a-glance-2024_918d8db3-en.html",
+        },
+    ),
+    "pt_notas_rodape.md": (
+        5,
+        {
+            "^1": "https://www.gov.br/inpe/pt-br/assuntos/ultimas-noticias/prodes-2023",
+            "^2": "https://www.gov.br/ibama/pt-br/assuntos/noticias/2024/balanco-fiscalizacao",
+            "^3": "https://alerta.mapbiomas.org/relatorio",
+            "^4": "https://www.nature.com/articles/d41586-024-03001-0",
+        },
+    ),
+    "ru_istochniki_skobki.md": (
+        5,
+        {
+            "1": "https://mcx.gov.ru/press-service/news/eksport-pshenitsy-2024/",
+            "2": "https://www.reuters.com/markets/commodities/russias-wheat-exports-2024-06-28/",
+            "3": "https://ru.wikipedia.org/wiki/Экспорт_зерна_из_России",
+        },
+    ),
+    "zh_cankao_wenxian.md": (
+        6,
+        {
+            "1": "http://www.caam.org.cn/chn/4/cate_39/con_5236374.html",
+            "2": "http://www.customs.gov.cn/customs/302249/zfxxgk/2799825/302274/index.html",
+            "3": "https://www.reuters.com/business/autos-transportation/byd-global-expansion-2024/",
+            "4": "https://ec.europa.eu/commission/presscorner/detail/en/ip_24_3630",
+            "5": "https://zh.wikipedia.org/wiki/中欧电动汽车贸易争端",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOREIGN_MARKERS))
+def test_the_markers_of_reports_written_elsewhere_are_linked_to_their_sources(name: str) -> None:
+    report = (FOREIGN_REPORTS / name).read_text(encoding="utf-8")
+    count, labels = FOREIGN_MARKERS[name]
+
+    body = extract_citations(report, sources_section=False)
+
+    assert len(body) == count
+    assert {(c.kind, c.text, c.url) for c in body} == {("reference", label, url) for label, url in labels.items()}
+    claims = cited_claims(report, labels.values())
+    assert {claim.line for claim in claims} == {c.line for c in body}  # no entry of the reference list is a claim
+    assert all("http" not in claim.text and "[" not in claim.text for claim in claims)
+
+
+@pytest.mark.parametrize("name", sorted(FOREIGN_MARKERS))
+def test_check_verifies_the_markers_of_reports_written_elsewhere(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = FOREIGN_REPORTS / name
+    citations = extract_citations(report.read_text(encoding="utf-8"))
+    labels = FOREIGN_MARKERS[name][1]
+    missing = sorted(labels)[1]
+    cited = list(dict.fromkeys(c.url for c in citations))
+    urls = tmp_path / "urls.json"
+    urls.write_text(json.dumps([url for url in cited if url != labels[missing]]), encoding="utf-8")
+
+    status = cli.main(["check", str(report), "--sources", str(urls)])
+
+    out = capsys.readouterr().out
+    assert status == 1
+    assert f"{len(cited)} cited URL(s), {len(cited) - 1} verified, 1 unverified" in out
+    flagged = [c for c in citations if c.url == labels[missing]]
+    listed = out.split("unverified citations:\n", 1)[1].splitlines()
+    assert listed == [f"  - {c.url} (line {c.line}): {c.sentence}" for c in flagged]
+    assert any(c.text == missing for c in flagged)  # a marker, not only the entry of the list

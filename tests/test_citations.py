@@ -603,3 +603,125 @@ def test_a_commonmark_renderer_shows_no_link_that_was_not_read(report: str) -> N
         url for url in after.urls if url == "https://good.example/"
     ]
     assert verify_citations(check.report, ["https://good.example/"]).report == check.report
+
+
+# --- citation styles of reports written elsewhere -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "References",
+        "**References**",
+        "Sources:",
+        "*Works cited*",
+        "7. Bibliography",
+        "Referencias",
+        "__Fuentes__:",
+        "Quellen:",
+        "Références",
+        "Источники",
+        "参考文献",
+        "出典\uff1a",
+        "## 参考文献",
+        "### Referências",
+    ],
+)
+def test_a_plain_line_or_a_heading_in_many_languages_starts_the_sources_section(title: str) -> None:
+    report = f"Claim [1].\n\n{title}\n\n1. One — https://one.example/\n"
+    assert [(c.url, c.text, c.line) for c in extract_citations(report)] == [
+        ("https://one.example/", "1", 1),
+        ("https://one.example/", "One", 5),
+    ]
+    assert extract_citations(report, sources_section=False)[0].sentence == "Claim [1]."
+
+
+def test_a_plain_title_section_ends_where_the_blocks_stop_citing() -> None:
+    report = (
+        "Claim [1]. Other [2].\n\nSources\n[1] https://one.example/\n[2] https://two.example/\n\nThat is all, folks.\n"
+    )
+    check = verify_citations(report, ["https://one.example/"])
+    assert check.report == (
+        "Claim [1]. Other.\n\nSources\n\n- [https://one.example/](https://one.example/)\n\n"
+        "[1]: https://one.example/\n\nThat is all, folks.\n"
+    )
+
+
+def test_a_marker_after_the_final_punctuation_belongs_to_the_sentence_before() -> None:
+    report = (
+        "Claim one.[1] Claim two. [2][3] Claim three [1]. 中文句子[2]。下一句[3]。\n\n"
+        "References\n[1] https://one.example/\n[2] https://two.example/\n[3] https://three.example/\n"
+    )
+    assert [(c.text, c.sentence) for c in extract_citations(report, sources_section=False)] == [
+        ("1", "Claim one.[1]"),
+        ("2", "Claim two. [2][3]"),
+        ("3", "Claim two. [2][3]"),
+        ("1", "Claim three [1]."),
+        ("2", "中文句子[2]。"),
+        ("3", "下一句[3]。"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("marker", "labels"),
+    [
+        ("[1, 3]", ["1", "3"]),
+        ("[1;2]", ["1", "2"]),
+        ("[1-3]", ["1", "2", "3"]),
+        ("[1\u20132]", ["1", "2"]),
+        ("[1][3]", ["1", "3"]),
+        ("【2】", ["2"]),
+        ("【3†source】", ["3"]),
+        ("[1](#ref-1)", ["1"]),
+        ("[[2]](#cite-2)", ["2"]),
+    ],
+)
+def test_marker_forms(marker: str, labels: list[str]) -> None:
+    report = (
+        f"Claim {marker}.\n\nReferences\n\n1. https://a.example/1\n2. https://a.example/2\n3. https://a.example/3\n"
+    )
+    body = extract_citations(report, sources_section=False)
+    assert [c.url for c in body] == [f"https://a.example/{label}" for label in labels]
+
+
+@pytest.mark.parametrize("text", ["[4]", "[1, 4]", "[see above]", "[1-80]", "[x](#ref)"])
+def test_brackets_that_name_no_entry_are_not_markers(text: str) -> None:
+    report = f"Claim {text}.\n\nReferences\n\n1. https://a.example/1\n"
+    assert extract_citations(report, sources_section=False) == []
+
+
+def test_footnotes_link_their_markers_and_an_unverified_one_goes_whole() -> None:
+    report = (
+        "Rates fell.[^1] Fines rose.[^2] A note.[^3]\n\n"
+        "[^1]: INPE, Taxa PRODES 2023, https://one.example/prodes\n"
+        "[^2]: [Ibama report](https://two.example/ibama)\n"
+        "[^3]: Just a remark.\n"
+    )
+    assert [(c.text, c.url, c.sentence) for c in extract_citations(report, sources_section=False)] == [
+        ("^1", "https://one.example/prodes", "Rates fell.[^1]"),
+        ("^2", "https://two.example/ibama", "Fines rose.[^2]"),
+    ]
+    check = verify_citations(report, ["https://one.example/prodes"])
+    assert check.report.split("\n\n## Sources")[0] == (
+        "Rates fell.[^1] Fines rose. A note.[^3]\n\n"
+        "[^1]: INPE, Taxa PRODES 2023, https://one.example/prodes\n"
+        "[^3]: Just a remark."
+    )
+
+
+def test_an_untitled_reference_list_after_the_body_is_the_sources_section() -> None:
+    report = (
+        "Claim one [1]. Claim two [2].\n\n---\n\n"
+        "[1] First source https://one.example/\n[2] Second source\n    https://two.example/\n"
+    )
+    body = extract_citations(report, sources_section=False)
+    assert [(c.text, c.url) for c in body] == [("1", "https://one.example/"), ("2", "https://two.example/")]
+    assert verify_citations(report, ["https://one.example/"]).report == (
+        "Claim one [1]. Claim two.\n\n---\n\n## Sources\n\n- [https://one.example/](https://one.example/)\n\n"
+        "[1]: https://one.example/\n"
+    )
+
+
+def test_a_list_without_markers_pointing_to_it_is_body() -> None:
+    report = "Findings:\n\n1. Solar grew https://one.example/\n2. Wind grew https://two.example/\n"
+    assert [c.kind for c in extract_citations(report, sources_section=False)] == ["bare", "bare"]

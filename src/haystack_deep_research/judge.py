@@ -1,11 +1,12 @@
 """
 Judging cited claims against the stored text of the sources they cite.
 
-A *claim* is a sentence of a report's body (outside its Sources section; reference definitions excluded) that cites
-at least one verified URL. :func:`judge_claims` makes one call to the judge model per cited source. The prompt holds
-that source's stored text — the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch — fenced as
-untrusted data, and the numbered claims that cite it. The judge answers in JSON with one verdict per claim:
-``supported`` or ``unsupported``.
+A *claim* is a sentence of a report's body (outside its Sources section; reference definitions, footnotes and
+reference-list entries excluded) that cites at least one verified URL; a marker right after a sentence's final
+punctuation cites that sentence. :func:`judge_claims` makes one call to the judge model per cited source. The prompt
+holds that source's stored text — the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch —
+fenced as untrusted data, and the numbered claims that cite it. The judge answers in JSON with one verdict per
+claim: ``supported`` or ``unsupported``.
 
 What the judge does not decide is ``unknown``: every claim of a source whose reply is not the JSON asked for or whose
 call failed (each with a warning), a claim the reply gives no verdict for (with a warning), a verdict other than the
@@ -24,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from haystack_deep_research.evidence._reader import plain_text, reference_env
+from haystack_deep_research.evidence._styles import marker_like
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.ledger import EvidenceLedger, normalize_url
 from haystack_deep_research.prompts import JUDGE_SYSTEM, JUDGE_USER, fence, render_chat
@@ -50,10 +53,10 @@ SUPPORTED: Verdict = "supported"
 UNSUPPORTED: Verdict = "unsupported"
 UNKNOWN: Verdict = "unknown"
 
-_DEFINITION_LINE = re.compile(r"^\s*\[[^\]]+\]:\s")
-_INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_URL_TEXT = re.compile(r"<?https?://[^\s>]+>?", re.IGNORECASE)
-_NUMBERED_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
+_URL_TEXT = re.compile(r"(?:https?:)?//[^\s<>]+|www\.[^\s<>]+", re.IGNORECASE)
+_MARKERS = re.compile(
+    r"\s*(?:\[\s*\^?\d{1,4}(?:\s*[,;\-\u2013]\s*\^?\d{1,4})*\s*\]|\[\^[^\[\]\s]{1,30}\]|\u3010[^\u3010\u3011]{1,80}\u3011)"
+)
 _FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -62,7 +65,8 @@ class Claim:
     """
     One cited claim of a report.
 
-    :param text: The sentence as the judge sees it: links replaced by their text, URLs and ``[1]`` markers removed.
+    :param text: The sentence as the judge sees it: links replaced by their text, images by their description, URLs,
+        raw HTML and markers (``[1]``, ``[1, 2]``, ``[^1]``) removed.
     :param sentence: The sentence as written in the report.
     :param line: 1-based line number in the report.
     :param urls: The verified URLs the sentence cites, once each, as written.
@@ -148,10 +152,10 @@ class Judgement:
         return [v.claim for v in self.verdicts if v.verdict == UNSUPPORTED]
 
 
-def _plain(sentence: str) -> str:
-    text = _URL_TEXT.sub("", _INLINE_LINK.sub(lambda link: link.group(1), sentence))
-    text = _NUMBERED_MARKER.sub("", text)
-    return " ".join(text.split())
+def _plain(sentence: str, env: dict[str, Any]) -> str:
+    """The sentence as a reader sees it, less its URLs and citation markers."""
+    text = plain_text(sentence, env, is_marker=marker_like)
+    return " ".join(_MARKERS.sub("", _URL_TEXT.sub("", text)).split())
 
 
 def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
@@ -166,10 +170,11 @@ def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
     grouped: dict[tuple[int, str], dict[str, str]] = {}
     for citation in extract_citations(report, sources_section=False):
         key = normalize_url(citation.url)
-        if key in verified and not _DEFINITION_LINE.match(citation.sentence):
+        if key in verified:
             grouped.setdefault((citation.line, citation.sentence), {}).setdefault(key, citation.url)
+    env = reference_env(report)
     return [
-        Claim(text=_plain(sentence) or sentence, sentence=sentence, line=line, urls=tuple(urls.values()))
+        Claim(text=_plain(sentence, env) or sentence, sentence=sentence, line=line, urls=tuple(urls.values()))
         for (line, sentence), urls in grouped.items()
     ]
 

@@ -157,6 +157,8 @@ def plain_text(fragment: str, env: dict[str, Any], *, is_marker: Callable[[str],
         if token.type == "link_open":
             text = fragment[token.meta["span"][0] + 1 : token.meta.get("label_end", 0)]
             skip.append(token.markup in ("autolink", "linkify") or is_marker(text))
+            if out and skip[-1]:  # the blank before a removed link goes with it
+                out[-1] = out[-1].rstrip()
         elif token.type == "link_close":
             skip.pop()
         elif any(skip):

@@ -131,5 +131,6 @@ def repair(doc: Doc, retrieved: Mapping[str, str], failed_url: Callable[[str], b
     if doc.section_heading is None and sources:
         closer = _closer(text)
         text = text.rstrip("\n") + (f"\n{closer}" if closer else "")
-        return text + ("\n\n" if text.strip() else "") + "## Sources\n\n" + "\n".join(sources) + "\n"
+        appended = ["## Sources", "", *sources, *(["", *definitions] if definitions else [])]
+        return text + ("\n\n" if text.strip() else "") + "\n".join(appended) + "\n"
     return text.rstrip("\n") + "\n" if doc.parsed.text.endswith("\n") else text

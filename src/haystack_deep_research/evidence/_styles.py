@@ -1,10 +1,11 @@
 """
 The citation styles of a report: its Sources section, reference-list entries, footnotes and markers.
 
-- **Sources section.** A heading, or a paragraph's first line, that says only "Sources", "References" or an
-  equivalent in another language (``Referencias``, ``Quellen``, ``参考文献``, ...), bold or with a colon. A heading's
-  section runs to the next heading of the same or a higher level; a plain line's section runs on over the blocks
-  that cite something, and ends at the first that does not, or at a heading.
+- **Sources section.** A heading, or a paragraph's first line (also as a list item, ``7. Sources``), that says only
+  "Sources", "References" or an equivalent in another language (``Referencias``, ``Quellen``, ``参考文献``, ...),
+  bold or with a colon. A heading's section runs to the next heading of the same or a higher level; a plain line's
+  section runs on over the blocks that cite something, and ends at the first that does not, or at a heading. A list
+  without a title that ends the report may be one too (see :func:`_untitled_list`).
 - **Entries.** In the Sources section, a line that starts with a label (``[1]``, ``(1)``, ``1.``, ``1)``, ``[^1]:``)
   starts an entry, up to the next such line or the end of its block; the entry's first URL is what the label means.
   Anywhere in the report, a paragraph line starting ``[label]:`` that CommonMark does not read as a definition (a
@@ -63,6 +64,7 @@ _MARKER = re.compile(
 )
 _RANGE = re.compile(r"(\d{1,4})\s*[-\u2013\u2014]\s*(\d{1,4})")
 _SEPARATORS = " \t\n\u2014\u2013-:,."
+_PLAIN = ("paragraph_open", "ordered_list_open", "bullet_list_open")  # a plain title: a paragraph, or "7. Sources"
 
 
 def is_title(text: str) -> bool:
@@ -94,12 +96,12 @@ def find_sections(doc: Doc) -> None:
     citing = _citing_lines(doc)
     for index, (first, end, kind) in enumerate(units):
         block = blocks.get(first)
-        if block is None or kind not in ("heading_open", "paragraph_open"):
+        if block is None:
             continue
         if kind == "heading_open" and is_title(block.content):
             later = (unit for unit in units[index + 1 :] if unit[2] == "heading_open")
             stop = next((unit[0] for unit in later if blocks[unit[0]].level <= block.level), len(parsed.lines))
-        elif kind == "paragraph_open" and is_title(block.content.split("\n")[0]):
+        elif kind in _PLAIN and block.kind == "paragraph" and is_title(block.content.split("\n")[0]):
             stop = end
             for next_first, next_end, next_kind in units[index + 1 :]:
                 cites = next_kind == "definition" or _cites(citing, next_first, next_end)
@@ -110,6 +112,40 @@ def find_sections(doc: Doc) -> None:
             continue
         doc.section_lines.update(range(first, stop))
         doc.section_heading = first if doc.section_heading is None else doc.section_heading
+    if not doc.section_lines:
+        _untitled_list(doc, units, citing)
+
+
+def _untitled_list(doc: Doc, units: list[tuple[int, int, str]], citing: list[int]) -> None:
+    """
+    Take a reference list without a title for the Sources section: the blocks that end the report, right after the
+    body (not after a heading; a rule between aside), made of entries that each start with a label (not a footnote's
+    ``[label]:``) and cite something, when a marker of the body names one of their labels.
+    """
+    first = end = None
+    for unit_first, unit_end, kind in reversed(units):
+        if kind == "hr" and first is None:
+            continue
+        if kind not in _PLAIN:
+            break
+        rows = [row for row in range(unit_first, unit_end) if doc.lines[row].strip()]
+        starts = [row for row in rows if _entry_label(doc.lines[row], True)]
+        if not rows or rows[0] not in starts or any(":" in doc.lines[row].split("]", 1)[-1][:1] for row in starts):
+            break
+        bounds = zip(starts, [*starts[1:], unit_end], strict=True)
+        if not all(_cites(citing, row, stop) for row, stop in bounds) or any(
+            row not in starts and not doc.lines[row][:1].isspace() for row in rows
+        ):
+            break
+        first, end = unit_first, end or unit_end
+    above = [kind for unit_first, _, kind in units if unit_first < (first or 0) and kind != "hr"]
+    if first is None or end is None or above[-1:] == ["heading_open"]:  # a list under another title is not one
+        return
+    named = {key(found[0]) for row in range(first, end) if (found := _entry_label(doc.lines[row], True))}
+    body = "\n".join(doc.lines[:first])
+    marked = {key(label) for match in _MARKER.finditer(body) for label in _labels(_body(match), None) or []}
+    if named & marked:
+        doc.section_lines.update(range(first, end))
 
 
 def split_links(doc: Doc) -> tuple[list[Hit], list[Link]]:
@@ -206,6 +242,10 @@ def _labels(body: str, known: dict[str, tuple[str, int, bool]] | None) -> list[s
     return labels if labels and (known is None or all(key(label) in known for label in labels)) else None
 
 
+def _body(match: re.Match[str]) -> str:
+    return next(group for group in match.groups() if group is not None)
+
+
 def _marker(doc: Doc, span: tuple[int, int], labels: list[str], *, lines: tuple[int, int], body: str) -> Hit:
     urls = [doc.definitions[key(label)][0] for label in labels]
     return Hit(*span, "marker", "reference", urls, body, labels, lines=lines)
@@ -236,7 +276,7 @@ def find_markers(doc: Doc, maybe: list[Link]) -> None:
         for start, end in block.segments:
             text, spans = decoded(doc.parsed.text, start, end)
             for match in _MARKER.finditer(text):
-                body = next(group for group in match.groups() if group is not None)
+                body = _body(match)
                 begin, finish = spans[match.start()][0], spans[match.end() - 1][1]
                 labels = _labels(body, known)
                 before = bisect_left(taken_starts, finish) - 1  # the last span starting before this one ends

@@ -123,6 +123,7 @@ def _citations(doc: Doc) -> list[Citation]:
         for (start, end), hit in zip(spans, hits, strict=True):
             before, after = bisect_right(ends, start), bisect_left(ends, end)
             span = (ends[before - 1] if before else 0, ends[after] if after < len(ends) else len(line))
+            span = (0, len(line)) if hit.entry else span  # an entry is not split into sentences
             if span not in sentences:
                 sentences[span] = _LINE_PREFIX.sub("", line[span[0] : span[1]].strip(), count=1).strip()
             for position, url in enumerate(hit.urls):
