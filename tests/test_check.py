@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from haystack.components.agents import Agent
+from haystack.components.generators.chat import OpenAIResponsesChatGenerator
 
 from haystack_deep_research import EvidenceLedger, check, cli
 from haystack_deep_research.evidence import extract_citations
@@ -138,11 +141,90 @@ def test_judge_gives_a_verdict_per_claim(
     out = capsys.readouterr().out
     assert status == 1
     assert models == ["gpt-5.4"]
-    assert "grounding (judge gpt-5.4): score 0.50; 1 supported, 1 unsupported, 0 unknown" in out
+    assert "grounding (judge gpt-5.4): score 0.50 over 2 of 2 claim(s); 1 supported, 1 unsupported\n" in out
     assert "  - supported (line 3): Heat pump sales fell by 5 percent in 2024 [1]." in out
     assert (
         "  - unsupported (line 4): Subsidies matter too, see the [policy brief](https://policy.example/brief)." in out
     )
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    "judge",
+    [
+        lambda model: ScriptedChatGenerator(role="judge", fail=True),
+        lambda model: OpenAIResponsesChatGenerator(
+            model=model, api_base_url=f"http://127.0.0.1:{_closed_port()}/v1", max_retries=0, timeout=5
+        ),
+    ],
+    ids=["failing", "unreachable"],
+)
+def test_a_judge_that_judges_nothing_gives_no_score_and_exits_3(
+    judge: Callable[[str], Any],
+    report: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", judge)
+    urls = tmp_path / "all.json"
+    ledger = EvidenceLedger.from_list(json.loads(_ledger(tmp_path, PAGES).read_text(encoding="utf-8")))
+    ledger.record_page(url=OUTLOOK, title="Industry outlook", text="Installers expect a rebound next year.")
+    urls.write_text(ledger.to_json(), encoding="utf-8")
+
+    status = cli.main(["check", str(report), "--sources", str(urls), "--judge"])
+
+    captured = capsys.readouterr()
+    assert status == check.NOTHING_JUDGED == 3
+    assert "score" not in captured.out.replace("no score", "")
+    assert "grounding (judge gpt-5.4): no score; none of the 3 claim(s) could be judged" in captured.out
+    assert (
+        f"  - not judged (line 3): Heat pump sales fell by 5 percent in 2024 [1].\n      {SALES}: the judge call failed"
+        in (captured.out)
+    )
+    assert "the judge could judge none of the 3 cited claim(s)" in captured.err
+
+
+def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", lambda model: ScriptedChatGenerator(role="judge"))
+    path = tmp_path / "report.md"
+    path.write_text(f"Heat pump sales fell by 5 percent in 2024 [s]({SALES}). Policy changed [p]({POLICY}).\n")
+    ledger = EvidenceLedger()
+    ledger.record_page(url=SALES, title="", text=PAGES[SALES])
+    ledger.record_page(url=POLICY, title="", text="")
+    (tmp_path / "sources.json").write_text(ledger.to_json(), encoding="utf-8")
+
+    status = cli.main(["check", str(path), "--sources", str(tmp_path / "sources.json"), "--judge"])
+
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "score 1.00 over 1 of 2 claim(s); 1 supported, 0 unsupported; 1 could not be judged" in out
+    assert f"  - not judged (line 1): Policy changed [p]({POLICY}).\n      {POLICY}: no stored text" in out
+
+
+def test_judging_against_a_plain_url_list_is_a_usage_error(
+    report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", lambda model: ScriptedChatGenerator(role="judge"))
+    urls = tmp_path / "urls.json"
+    urls.write_text(json.dumps([SALES, OUTLOOK, POLICY]), encoding="utf-8")
+
+    assert cli.main(["check", str(report), "--sources", str(urls), "--judge"]) == 2
+
+    captured = capsys.readouterr()
+    assert "score" not in captured.out
+    assert captured.err.startswith("deep-research check: error: --judge needs the stored texts")
+    assert "`deep-research --sources`" in captured.err
 
 
 def test_a_report_the_library_wrote_checks_clean_against_its_own_ledger(

@@ -264,12 +264,15 @@ def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: Any) -> Pha
         if outcome.reply is not None:
             judgement.usage = add_usage(judgement.usage, outcome.reply.meta.get("usage"))
         parsed = parse_verdicts(outcome.text, len(indexes)) if outcome.error is None else None
+        missed = "the judge gave no verdict"
         if outcome.error is not None:
-            why = f"{type(outcome.error).__name__}: {outcome.error}"
+            missed = f"the judge call failed ({type(outcome.error).__name__}: {outcome.error})"
             judgement.warnings.append(
-                f"the judge call for {url} failed ({why}); its {len(indexes)} claim(s) count as unknown"
+                f"the judge call for {url} failed ({type(outcome.error).__name__}: {outcome.error}); "
+                f"its {len(indexes)} claim(s) count as unknown"
             )
         elif parsed is None:
+            missed = "the judge's reply was not the JSON asked for"
             judgement.warnings.append(
                 f"the judge's reply for {url} was not the JSON asked for; its {len(indexes)} claim(s) count as unknown"
             )
@@ -279,7 +282,7 @@ def judge_claims(claims: list[Claim], ledger: EvidenceLedger, judge: Any) -> Pha
                 f"the judge gave no verdict for {missing} claim(s) citing {url}; they count as unknown"
             )
         for number, index in enumerate(indexes, 1):
-            verdict, reason = (parsed or {}).get(number, (UNKNOWN, "the judge gave no verdict"))
+            verdict, reason = (parsed or {}).get(number, (UNKNOWN, missed))
             found[(index, key)] = SourceVerdict(url, verdict, reason)
     for index, claim in enumerate(claims):
         sources = tuple(found[(index, normalize_url(url))] for url in claim.urls)
