@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from html.parser import HTMLParser
 
 import pytest
@@ -725,3 +726,27 @@ def test_an_untitled_reference_list_after_the_body_is_the_sources_section() -> N
 def test_a_list_without_markers_pointing_to_it_is_body() -> None:
     report = "Findings:\n\n1. Solar grew https://one.example/\n2. Wind grew https://two.example/\n"
     assert [c.kind for c in extract_citations(report, sources_section=False)] == ["bare", "bare"]
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        ">" * 30 + " deep [x](https://evil.example/q) and [ok](https://good.example/)\n",
+        "".join("  " * depth + "- x\n" for depth in range(40)) + "  " * 40 + "- [x](https://evil.example/q)\n",
+    ],
+)
+def test_a_link_nested_deeper_than_the_parser_goes_is_still_cited(report: str) -> None:
+    assert "https://evil.example/q" in [c.url for c in extract_citations(report)]
+    assert "evil.example" not in verify_citations(report, ["https://good.example/"]).report
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["ftp://x", "https://a.b/", "&#104;ttps://a.b/", "www.", "[a](https://evil.example/) ", "https://evil.example/ "],
+)
+def test_hostile_repetition_is_read_in_linear_time(pattern: str) -> None:
+    report = pattern * 15_000  # quadratic reading, as linkify-it's search or markdown-it's scheme rule, takes minutes
+    started = time.monotonic()
+    check = verify_citations(report, [])
+    assert time.monotonic() - started < 30
+    assert "evil.example" not in check.report

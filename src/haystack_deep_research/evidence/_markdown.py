@@ -5,7 +5,8 @@ The report is read by :data:`._reader.READER` (CommonMark with GFM's tables, str
 inline content is placed in the report (:mod:`._positions`). Its links are then: inline and reference links, images
 and autolinks as markdown-it makes them; raw HTML tags naming a URL (:mod:`._html`); and bare links, found by the
 linkifier in the plain text between those after entities and backslash escapes are decoded, so that a scheme spelled
-``&#104;ttps:`` still counts. Nothing inside a code span, a code block or a fence is read, as no renderer links it.
+``&#104;ttps:`` still counts. Nothing inside a code span, a code block or a fence is read, as no renderer links it;
+a line nested deeper than markdown-it goes, which another renderer may show, is read on its own.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ from markdown_it.token import Token
 
 from haystack_deep_research.evidence._html import Tag, read_tags
 from haystack_deep_research.evidence._positions import align, check, plain_segments, span
-from haystack_deep_research.evidence._reader import LINKED_SCHEMAS, LINKIFIER, READER, SPANS, decoded, trim_bare
+from haystack_deep_research.evidence._reader import READER, SPANS, bare_links, decoded, trim_bare
 
 __all__ = ["Block", "Definition", "Link", "LinkForm", "Parsed", "parse", "parse_fragment"]
 
 LinkForm = Literal["inline", "reference", "image", "autolink", "bare", "html"]
 
+_LEAVES = frozenset(
+    {"paragraph_open", "heading_open", "fence", "code_block", "html_block", "hr", "table_open", "definition"}
+)
 _HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))
 
 
@@ -115,12 +119,8 @@ def _bare_links(parsed: Parsed, block: Block) -> None:
     """Add the bare links of a block's plain text, read once its entities and escapes are decoded."""
     for start, end in block.segments:
         text, spans = decoded(parsed.text, start, end)
-        for match in (LINKIFIER.match(text) or []) if LINKIFIER.test(text) else []:
-            schema = match.schema.lower()
-            last = match.index + len(trim_bare(match.raw)) - 1
-            if schema in LINKED_SCHEMAS and last >= match.index:
-                url = ("http://" if schema == "www." else "") + trim_bare(match.url)
-                parsed.links.append(Link(url, "bare", spans[match.index][0], spans[last][1], lines=_lines(block)))
+        for first, last, url in bare_links(text):
+            parsed.links.append(Link(url, "bare", spans[first][0], spans[last - 1][1], lines=_lines(block)))
 
 
 def _lines(block: Block) -> tuple[int, int]:
@@ -130,6 +130,7 @@ def _lines(block: Block) -> tuple[int, int]:
 def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block: Block) -> None:
     """Add the links, images and HTML tags of one inline token."""
     children, src = token.children or [], token.content
+    closings = _closing_anchors(children)
     for index, child in enumerate(children):
         where = child.meta.get("span") if child.meta else None
         if where is None:
@@ -157,19 +158,32 @@ def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block
             url = str(child.attrs.get("src", ""))
             parsed.links.append(Link(url, "image", start, end, text, None, None, mapped, _lines(block)))
         elif child.type == "html_inline":
+            closing = closings.get(index)
             for tag in read_tags(child.content):
-                after = children[index + 1 :]
-                parsed.links += _tag_links(tag, (start, end), after=after, offsets=offsets, mapped=mapped, block=block)
+                tail = span(offsets, *closing.meta["span"]) if closing is not None and offsets is not None else None
+                parsed.links += _tag_links(tag, (start, end), tail=tail, mapped=mapped, block=block)
+
+
+def _closing_anchors(children: list[Token]) -> dict[int, Token]:
+    """For each inline ``<a ...>`` tag (by index), the ``</a>`` that closes it, if any."""
+    closings: dict[int, Token] = {}
+    opened: list[int] = []
+    for index, child in enumerate(children):
+        if child.type != "html_inline":
+            continue
+        if re.match(r"<a[\s>]", child.content, re.IGNORECASE):
+            opened.append(index)
+        elif re.match(r"</a\s*>", child.content, re.IGNORECASE) and opened:
+            closings[opened.pop()] = child
+    return closings
 
 
 def _tag_links(
-    tag: Tag, where: tuple[int, int], *, after: list[Token], offsets: list[int] | None, mapped: bool, block: Block
+    tag: Tag, where: tuple[int, int], *, tail: tuple[int, int] | None, mapped: bool, block: Block
 ) -> list[Link]:
     """The links of one inline HTML tag; an anchor's text runs to its closing tag, if there is one."""
     if tag.name != "a":
         return [Link(url, "html", *where, mapped=mapped, lines=_lines(block)) for url in tag.urls]
-    closing = next((t for t in after if t.type == "html_inline" and re.match(r"</a\s*>", t.content, re.I)), None)
-    tail = span(offsets, *closing.meta["span"]) if closing is not None and offsets is not None else None
     text = (where[1], tail[0] if tail else where[1])
     return [Link(url, "html", *where, text, None, tail, mapped, _lines(block)) for url in tag.urls]
 
@@ -249,9 +263,27 @@ def parse(markdown: str) -> Parsed:
             parsed.blocks.append(block)
             _inline_links(parsed, token, offsets, block)
             _bare_links(parsed, block)
+    parsed.links += _unread_links(parsed, tokens)
     parsed.links.sort(key=lambda item: (item.start, -item.end))
     parsed.unclosed = _closer(parsed, tokens)
     return parsed
+
+
+def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
+    """
+    The links of the lines markdown-it leaves unread: those nested deeper than it goes (``maxNesting``), which
+    another renderer may still show. Each such line is read as inline Markdown on its own.
+    """
+    read: set[int] = set()
+    for token in tokens:
+        if token.type in _LEAVES and token.map:
+            read.update(range(*token.map))
+    links: list[Link] = []
+    for row, line in enumerate(parsed.lines):
+        if row not in read and line.strip() and line.strip(" \t>-*+") != "":
+            start = parsed.starts[row]
+            links += parse_fragment(parsed, start, start + len(line), (row, row + 1))
+    return links
 
 
 def parse_fragment(parsed: Parsed, start: int, end: int, lines: tuple[int, int]) -> list[Link]:

@@ -7,9 +7,10 @@ percent-encode the rest). The inline rules that make links, images, raw HTML, co
 so that each records its span in the inline source (``meta["span"]`` on the token it makes, and a list of spans per
 inline token), and a link or image records where its text ends (``meta["label_end"]``).
 
-Bare links outside markdown-it's own ``scheme://`` rule are left to the caller, who finds them with :data:`READER`'s
-linkifier in the plain text between those spans; the linkifier knows the schemes and GFM's ``www.`` links (before
-any domain), and guesses no other host names.
+Bare links outside markdown-it's own ``scheme://`` rule are left to the caller, who finds them with
+:func:`bare_links` in the plain text between those spans: ``http(s)://``, ``ftp://`` and ``//`` links as linkify-it
+reads them, and GFM's ``www.`` links (before any domain); no other host name is guessed. Both read the text once,
+left to right: linkify-it's own search, and markdown-it's rule, take time quadratic in some hostile inputs.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from typing import Any
 
 from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline, autolink, backtick, html_inline, image, link, linkify, newline
+from markdown_it.rules_inline import StateInline, autolink, backtick, html_inline, image, link, newline
 
-__all__ = ["LINKED_SCHEMAS", "LINKIFIER", "READER", "SPANS", "decoded", "plain_text", "reference_env", "trim_bare"]
+__all__ = ["READER", "SPANS", "bare_links", "decoded", "plain_text", "reference_env", "trim_bare"]
 
 SPANS = "_haystack_deep_research_spans"
-LINKED_SCHEMAS = ("http:", "https:", "ftp:", "//", "www.")
+_SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
+_WWW = re.compile(r"(?:^|(?<=[\s*_~(]))www\.[^\s<>]+", re.IGNORECASE)
+_ENTITY_END = re.compile(r"&[A-Za-z0-9]+;$")
 _MARKED = ("link_open", "image", "html_inline", "code_inline")
 _ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -47,11 +50,33 @@ class _Reader(MarkdownIt):
         return link
 
 
-def _linkifier() -> LinkifyIt:
-    """linkify-it with schemes and GFM's ``www.`` links, guessing no bare host names or e-mail addresses."""
-    linkifier = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
-    tail = linkifier.re["src_host_port_strict"] + linkifier.re["src_path"]
-    return linkifier.add("www.", {"validate": re.compile("^" + tail, re.IGNORECASE)})
+LINKIFIER = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
+_SCHEMES = re.compile(LINKIFIER.re["schema_search"], re.IGNORECASE)
+
+
+def _linkify(state: StateInline, silent: bool) -> bool:
+    """markdown-it's rule for ``scheme://`` links, reading only the end of the pending text, where a scheme is."""
+    pos = state.pos
+    if state.linkLevel > 0 or state.src[pos : pos + 3] != "://":
+        return False
+    pending = state.pending
+    scheme = _SCHEME.search(pending[-40:])
+    if scheme is None or (scheme.start(1) == 0 and len(pending) > 40):
+        return False
+    proto = scheme.group(1)
+    found = LINKIFIER.match_at_start(state.src[pos - len(proto) :])
+    if not found:
+        return False
+    url = str(found.url).rstrip("*")
+    if not silent:
+        state.pending = pending[: -len(proto)]
+        opening = state.push("link_open", "a", 1)
+        opening.attrs, opening.markup, opening.info = {"href": url}, "linkify", "auto"
+        state.push("text", "", 0).content = url
+        closing = state.push("link_close", "a", -1)
+        closing.markup, closing.info = "linkify", "auto"
+    state.pos += len(url) - len(proto)
+    return True
 
 
 def _tracked(rule: Rule, label: int | None = None) -> Rule:
@@ -59,13 +84,15 @@ def _tracked(rule: Rule, label: int | None = None) -> Rule:
 
     def run(state: StateInline, silent: bool) -> bool:
         start, count = state.pos, len(state.tokens)
-        label_end = -1
-        if label is not None and not silent and state.src[start + label : start + label + 1] == "[":
-            label_end = state.md.helpers.parseLinkLabel(state, start + label, label == 0)
         if not rule(state, silent):
             return False
         if silent:
             return True
+        label_end = -1
+        if label is not None:  # the label's end, found as the rule found it (it keeps no record of it)
+            end, state.pos = state.pos, start
+            label_end = state.md.helpers.parseLinkLabel(state, start + label, label == 0)
+            state.pos = end
         new = state.tokens[count:]
         for index, token in enumerate(new[:-1]):
             if token.markup == "linkify":  # its scheme was taken back from the pending text
@@ -80,9 +107,6 @@ def _tracked(rule: Rule, label: int | None = None) -> Rule:
     return run
 
 
-LINKIFIER = _linkifier()
-
-
 def _build() -> MarkdownIt:
     reader = _Reader("gfm-like", {"inline_definitions": True, "store_labels": True})
     reader.linkify = LINKIFIER
@@ -90,7 +114,7 @@ def _build() -> MarkdownIt:
     reader.core.ruler.disable("text_join")  # would replace the children lists that the spans are kept by
     reader.inline.ruler.at("link", _tracked(link, label=0))
     reader.inline.ruler.at("image", _tracked(image, label=1))
-    rules: dict[str, Rule] = {"autolink": autolink, "linkify": linkify, "html_inline": html_inline}
+    rules: dict[str, Rule] = {"autolink": autolink, "linkify": _linkify, "html_inline": html_inline}
     for name, rule in (rules | {"backticks": backtick, "newline": newline}).items():
         reader.inline.ruler.at(name, _tracked(rule))
     return reader
@@ -102,6 +126,40 @@ READER = _build()
 def trim_bare(url: str) -> str:
     """:returns: A bare link less the punctuation GFM leaves out of its end (``?``, ``!``, ``.``, ``,``, ``:``, ...)."""
     return url.rstrip("?!.,:*_~")
+
+
+def _trim_www(url: str) -> str:
+    """GFM's end of a ``www.`` link: no trailing ``?!.,:*_~``, unbalanced ``)`` or entity reference."""
+    while True:
+        trimmed = url.rstrip("?!.,:*_~")
+        if trimmed.endswith(")") and trimmed.count("(") < trimmed.count(")"):
+            trimmed = trimmed[:-1]
+        trimmed = _ENTITY_END.sub("", trimmed)
+        if trimmed == url:
+            return url
+        url = trimmed
+
+
+def bare_links(text: str) -> list[tuple[int, int, str]]:
+    """
+    :param text: Plain text, entities and escapes decoded.
+    :returns: The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://`` and ``//`` links, and
+        ``www.`` links (their URL with ``http://`` added).
+    """
+    found: list[tuple[int, int, str]] = []
+    at = 0
+    while (match := _SCHEMES.search(text, at)) is not None:
+        schema, start = match.group(2).lower(), match.start(2)
+        length = LINKIFIER.test_schema_at(text, schema, match.end()) if schema != "mailto:" else 0
+        raw = trim_bare(text[start : match.end() + length]) if length else ""
+        if len(raw) > len(schema):
+            found.append((start, start + len(raw), raw))
+        at = match.end() + length
+    for match in _WWW.finditer(text):
+        raw = _trim_www(match.group())
+        if len(raw) > len("www.") and not any(a < match.start() + len(raw) and match.start() < b for a, b, _ in found):
+            found.append((match.start(), match.start() + len(raw), "http://" + raw))
+    return sorted(found)
 
 
 def decoded(source: str, start: int, end: int) -> tuple[str, list[tuple[int, int]]]:

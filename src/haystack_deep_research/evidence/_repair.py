@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from haystack_deep_research.evidence._document import Doc, Hit, key
+from haystack_deep_research.evidence._edits import Edit, apply_edits
 from haystack_deep_research.evidence._markdown import parse
 from haystack_deep_research.evidence.ledger import normalize_url
 
@@ -19,8 +20,6 @@ __all__ = ["NO_SOURCES", "repair", "source_line"]
 
 NO_SOURCES = "_No verified sources were cited._"
 _NOTHING_LEFT = re.compile(r"^\s*(?:[-*+>]|\d+[.)])?\s*$")
-
-Edit = tuple[int, int, str]
 
 
 def source_line(url: str, title: str) -> str:
@@ -31,41 +30,22 @@ def source_line(url: str, title: str) -> str:
     return f"- [{label}]({url})"
 
 
-def _cut(text: str, start: int, end: int) -> Edit:
-    """Remove ``text[start:end]``, with the space before it and a pair of parentheses it leaves empty."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    left, right = text[line_start:start], text[end:line_end]
-    if left.rstrip().endswith("(") and right.lstrip().startswith(")"):
-        left, right = left.rstrip()[:-1], right.lstrip()[1:]
-    if left[-1:].isspace() and (not right or right[0] in " \t.,;:!?)"):
-        left = left.rstrip()
-    middle = "\n" * text.count("\n", start, end)
-    return line_start, line_end, left + middle + (right.lstrip() if not left.strip() else right)
-
-
-def _edits(doc: Doc, hit: Hit, failed: list[bool]) -> list[tuple[int, int, Callable[[str], Edit]]]:
-    """The edits that remove the failed URLs of one hit, each computed on the text as it is when applied."""
-
-    def replace(start: int, end: int, new: str) -> tuple[int, int, Callable[[str], Edit]]:
-        new += "\n" * max(0, doc.parsed.text.count("\n", start, end) - new.count("\n"))
-        return start, end, lambda current: (start, end, new)
-
+def _edits(doc: Doc, hit: Hit, failed: list[bool]) -> list[Edit]:
+    """The edits that remove the failed URLs of one hit."""
     if hit.mode == "link" and hit.keep is not None and doc.text(hit.keep).strip():
         inside = hit.start <= hit.keep[0] and hit.keep[1] <= hit.end  # else the text follows (an HTML anchor)
-        edits = [replace(hit.start, hit.end, doc.text(hit.keep) if inside else "")]
-        return edits + ([replace(*hit.tail, "")] if hit.tail else [])
+        edits: list[Edit] = [(hit.start, hit.end, doc.text(hit.keep) if inside else "")]
+        return edits + ([(*hit.tail, "")] if hit.tail else [])
     if hit.mode == "marker" and not all(failed):
         kept = ", ".join(label for label, flag in zip(hit.refs, failed, strict=True) if not flag)
-        return [replace(hit.start, hit.end, f"[{kept}]")]
-    return [(hit.start, hit.end, lambda current: _cut(current, hit.start, hit.end))]
+        return [(hit.start, hit.end, f"[{kept}]")]
+    return [(hit.start, hit.end, None)]
 
 
 def _body(doc: Doc, failed_url: Callable[[str], bool]) -> tuple[list[str], set[int], set[int]]:
     """Apply the rule to the body: the edited lines, the lines to drop and the lines an edit touched."""
     drop: set[int] = set()
-    edits: list[tuple[int, int, Callable[[str], Edit]]] = []
+    edits: list[Edit] = []
     for hit in doc.hits:
         failed = [failed_url(url) for url in hit.urls]
         if doc.line(hit) in doc.section_lines or not any(failed):
@@ -74,19 +54,25 @@ def _body(doc: Doc, failed_url: Callable[[str], bool]) -> tuple[list[str], set[i
             drop.update(range(*hit.lines))
         else:
             edits += _edits(doc, hit, failed)
-    chosen: list[tuple[int, int, Callable[[str], Edit]]] = []
+    groups: list[tuple[int, int, list[Edit]]] = []  # the edits to make, by the lines they span
     reach = -1
-    for start, end, make in sorted(edits, key=lambda edit: (edit[0], -edit[1])):
-        first = doc.parsed.line_of(start)
-        if start >= reach and first not in drop and first not in doc.section_lines:
-            chosen.append((start, end, make))  # an edit inside another (in a link's text) waits for the next pass
-            reach = max(reach, end)
-    text, touched = doc.parsed.text, set[int]()
-    for start, end, make in reversed(chosen):
-        touched.update(range(doc.parsed.line_of(start), doc.parsed.line_of(max(start, end - 1)) + 1))
-        begin, finish, new = make(text)
-        text = text[:begin] + new + text[finish:]
-    return text.split("\n"), drop, touched
+    for start, end, new in sorted(edits, key=lambda edit: (edit[0], -edit[1])):
+        first, last = doc.parsed.line_of(start), doc.parsed.line_of(max(start, end - 1))
+        if start < reach or first in drop or first in doc.section_lines:
+            continue  # inside an edit made (a link's text: the next pass sees to it), or on a line that goes
+        reach = end
+        if groups and first <= groups[-1][1]:
+            groups[-1][2].append((start, end, new))
+            groups[-1] = (groups[-1][0], max(last, groups[-1][1]), groups[-1][2])
+        else:
+            groups.append((first, last, [(start, end, new)]))
+    lines, touched = list(doc.lines), set[int]()
+    for first, last, group in groups:
+        base = doc.parsed.starts[first]
+        text = "\n".join(lines[first : last + 1])
+        lines[first : last + 1] = apply_edits(text, [(a - base, b - base, new) for a, b, new in group]).split("\n")
+        touched.update(range(first, last + 1))
+    return lines, drop, touched
 
 
 def _closer(text: str) -> str:
