@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 import time
 from html.parser import HTMLParser
 
@@ -508,6 +510,13 @@ def test_script_and_data_links_are_cited_and_never_verified() -> None:
     assert check.report == "Go click or here.\npx d t end.\n"
 
 
+def test_only_the_kinds_of_url_a_run_reads_can_verify() -> None:
+    urls = ["https://a.example/x", "doc://store/42", "file:///data/report.pdf", "ftp://a.example/f", "https:a.example"]
+    check = verify_citations(" ".join(f"[{n}]({url})" for n, url in enumerate(urls)), urls)
+    assert check.verified_urls == urls[:3]
+    assert check.unverified_urls == urls[3:]
+
+
 def test_mail_and_phone_links_are_not_citations() -> None:
     assert extract_citations("Write [us](mailto:a@b.example), call <tel:+123>, or a@b.example.") == []
 
@@ -582,12 +591,46 @@ class _Hrefs(HTMLParser):
         super().__init__()
         self.urls: list[str] = []
 
+    def feed(self, data: str) -> None:
+        super().feed(re.sub(r"<!(?!--)", " !", data))  # the standard parser can fail on a bad declaration
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
             if name in ("href", "src"):
                 self.urls.append(value or "")
             elif name == "srcset":
                 self.urls += [part.split()[0] for part in (value or "").split(",") if part.split()]
+
+
+PIECES = [
+    *("text ", "Claim", ". ", "\n", "\n\n", "> ", "- ", "1. ", "    ", "\t", "## ", "Sources", "**Quellen:**", "---"),
+    *("[", "]", "(", ")", "<", ">", "`", "```", "~~~", "*", "_", "|", "\\", "&#104;", "&amp;", ":", "^", "|---|"),
+    *("[1]", "[2]", "[1, 2]", "[^1]", "[^1]: ", "[1]: ", "\u30101\u3011", '<a href="', '">', "</a>", "<img src="),
+    *("<div>", "</div>", "![", "](", "www.", "https://", "//", "https://good.example/a", "https://evil.example/b"),
+    *("http://good.example/c_(d)", "https://evil.example/it's", "//evil.example/p", "javascript:alert(1)"),
+]
+
+
+def _absolute(url: str) -> bool:
+    return url.strip().startswith("//") or re.match(r"\s*[A-Za-z][A-Za-z0-9+.-]*:", url) is not None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_hostile_text_is_repaired_until_nothing_unread_is_linked(seed: int) -> None:
+    rng = random.Random(seed)
+    renderer = MarkdownIt("gfm-like")
+    for _ in range(25):
+        report = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 60)))
+        retrieved = [url for url in ("https://good.example/a", "http://good.example/c_(d)") if rng.random() < 0.7]
+
+        check = verify_citations(report, retrieved)
+
+        assert verify_citations(check.report, retrieved).unverified == [], report
+        shown = _Hrefs()
+        shown.feed(renderer.render(check.report))
+        allowed = {url.rstrip("/") for url in retrieved}
+        read = [url.strip().split("#")[0].rstrip("/").rstrip("?!.,:*_~") for url in shown.urls if _absolute(url)]
+        assert [url for url in read if url not in allowed and not url.startswith("mailto:")] == [], report
 
 
 @pytest.mark.parametrize("report", HOSTILE)
@@ -750,3 +793,24 @@ def test_hostile_repetition_is_read_in_linear_time(pattern: str) -> None:
     check = verify_citations(report, [])
     assert time.monotonic() - started < 30
     assert "evil.example" not in check.report
+
+
+def test_an_indented_block_after_a_footnote_is_read_as_its_text() -> None:
+    report = "Claim.[^1]\n\n[^1]: A note.\n\n    More at [x](https://evil.example/f).\n\nCode:\n\n    [y](https://c.example/)\n"
+    assert [c.url for c in extract_citations(report)] == ["https://evil.example/f"]
+    assert verify_citations(report, []).report == report.replace("[x](https://evil.example/f)", "x")
+
+
+@pytest.mark.parametrize(
+    ("report", "url"),
+    [
+        ('<div><a href="//evil.example/p\n\nText after.\n', "//evil.example/p"),  # the tag runs on in a browser
+        ("<div>\n<![x <img src=https://evil.example/i.png>\n</div>\n", "https://evil.example/i.png"),
+        ("<div>\n<!DOCTYPE x[ <a href='https://evil.example/a'>a</a>\n</div>\n", "https://evil.example/a"),
+        ("<p style=\"background: url('https://evil.example/bg.png')\">x</p>\n", "https://evil.example/bg.png"),
+        ('<meta http-equiv="refresh" content="0; url=https://evil.example/r">\n', "https://evil.example/r"),
+    ],
+)
+def test_raw_html_that_is_broken_or_indirect_still_cites(report: str, url: str) -> None:
+    assert [c.url for c in extract_citations(report)] == [url]
+    assert "evil.example" not in verify_citations(report, []).report

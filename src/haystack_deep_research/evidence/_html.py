@@ -5,7 +5,8 @@ Every start tag is read with its attributes decoded as a browser decodes them. A
 URL attributes (``href``, ``src``, ``action``, ``poster``, ...), each candidate of ``srcset`` and ``ping``, the
 ``url(...)`` of a ``style`` and the target of a ``<meta http-equiv="refresh">``. An anchor ``<a>`` is paired with
 its closing tag, so that its content can be kept when the link goes. Comments and the content of ``<script>`` and
-``<style>`` hold no tags.
+``<style>`` hold no tags. A tag left open at the end (``<a href="//x.example`` with no closing quote) runs on, in a
+browser, into what follows; it is read as if closed there, and spans to the end.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _URL_ATTRIBUTES = frozenset(
     }
 )
 _CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))""", re.IGNORECASE)
+_DECLARATION = re.compile(r"<!(?!--)")
 _REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\"\s]+)", re.IGNORECASE)
 
 
@@ -116,6 +118,15 @@ def read_tags(text: str) -> list[Tag]:
     :returns: The start tags that name URLs, in document order, with offsets in ``text``.
     """
     reader = _Reader(text)
-    reader.feed(text)
+    reader.feed(_DECLARATION.sub(" !", text))  # a declaration names no URL, and the parser may fail on a bad one
+    rest = reader.rawdata  # what the parser could not finish: a tag left open runs on into what follows it
     reader.close()
+    if re.match(r"<[A-Za-z]", rest):
+        start = len(text) - len(rest)
+        for ending in ('">', "'>", ">"):
+            finished = _Reader(rest + ending)
+            finished.feed(_DECLARATION.sub(" !", rest + ending))
+            finished.close()
+            if finished.tags:
+                return reader.tags + [Tag(tag.name, tag.urls, start, len(text)) for tag in finished.tags[:1]]
     return reader.tags

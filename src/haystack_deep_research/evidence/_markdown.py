@@ -20,7 +20,7 @@ from markdown_it.token import Token
 
 from haystack_deep_research.evidence._html import Tag, read_tags
 from haystack_deep_research.evidence._positions import align, check, plain_segments, span
-from haystack_deep_research.evidence._reader import READER, SPANS, bare_links, decoded, trim_bare
+from haystack_deep_research.evidence._reader import READER, SPANS, bare_links, decoded, token_runs, trim_bare
 
 __all__ = ["Block", "Definition", "Link", "LinkForm", "Parsed", "parse", "parse_fragment"]
 
@@ -116,11 +116,21 @@ class Parsed:
 
 
 def _bare_links(parsed: Parsed, block: Block) -> None:
-    """Add the bare links of a block's plain text, read once its entities and escapes are decoded."""
+    """
+    Add the bare links of a block's plain text, in both readings renderers make: the whole text once its entities
+    and escapes are decoded, as GFM reads it, and the pieces between delimiters, escapes and entities, one by one,
+    as markdown-it's own linkify reads ``scheme://`` links. Where the two disagree (``-https://x.example/a_(b)``:
+    ``.../a_(b)`` or ``.../a``), both links count.
+    """
     for start, end in block.segments:
         text, spans = decoded(parsed.text, start, end)
-        for first, last, url in bare_links(text):
-            parsed.links.append(Link(url, "bare", spans[first][0], spans[last - 1][1], lines=_lines(block)))
+        found = {(spans[first][0], spans[last - 1][1]): url for first, last, url in bare_links(text)}
+        raw = parsed.text[start:end]
+        for run_start, run_end in token_runs(raw):
+            for first, last, url in bare_links(raw[run_start:run_end], www=False):
+                found.setdefault((start + run_start + first, start + run_start + last), url)
+        for (begin, finish), url in found.items():
+            parsed.links.append(Link(url, "bare", begin, finish, lines=_lines(block)))
 
 
 def _lines(block: Block) -> tuple[int, int]:
@@ -271,13 +281,18 @@ def parse(markdown: str) -> Parsed:
 
 def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
     """
-    The links of the lines markdown-it leaves unread: those nested deeper than it goes (``maxNesting``), which
-    another renderer may still show. Each such line is read as inline Markdown on its own.
+    The links of the lines markdown-it leaves unread that another renderer may show: those nested deeper than it goes
+    (``maxNesting``), and an indented block after a footnote ``[^1]: ...``, which GFM reads as the footnote's text.
+    Each such line is read as inline Markdown on its own.
     """
     read: set[int] = set()
+    previous: Token | None = None
     for token in tokens:
-        if token.type in _LEAVES and token.map:
-            read.update(range(*token.map))
+        footnote = previous is not None and previous.map and parsed.lines[previous.map[0]].lstrip().startswith("[^")
+        if token.type in _LEAVES and token.map and not (token.type == "code_block" and footnote):
+            read.update(range(*token.map))  # (indented text after a footnote continues it, where footnotes exist)
+        if token.level == 0 and token.map:
+            previous = token
     links: list[Link] = []
     for row, line in enumerate(parsed.lines):
         if row not in read and line.strip() and line.strip(" \t>-*+") != "":

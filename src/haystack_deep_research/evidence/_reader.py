@@ -24,12 +24,13 @@ from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline, autolink, backtick, html_inline, image, link, newline
 
-__all__ = ["READER", "SPANS", "bare_links", "decoded", "plain_text", "reference_env", "trim_bare"]
+__all__ = ["READER", "SPANS", "bare_links", "decoded", "plain_text", "reference_env", "token_runs", "trim_bare"]
 
 SPANS = "_haystack_deep_research_spans"
 _SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
 _WWW = re.compile(r"(?:^|(?<=[\s*_~(]))www\.[^\s<>]+", re.IGNORECASE)
 _ENTITY_END = re.compile(r"&[A-Za-z0-9]+;$")
+_TOKEN_BREAKS = re.compile(r"[*_~]+|\\.|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _MARKED = ("link_open", "image", "html_inline", "code_inline")
 _ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -86,7 +87,7 @@ def _tracked(rule: Rule, label: int | None = None) -> Rule:
         start, count = state.pos, len(state.tokens)
         if not rule(state, silent):
             return False
-        if silent:
+        if silent or len(state.tokens) == count:  # nothing made: text (an unmatched run of backticks)
             return True
         label_end = -1
         if label is not None:  # the label's end, found as the rule found it (it keeps no record of it)
@@ -140,9 +141,10 @@ def _trim_www(url: str) -> str:
         url = trimmed
 
 
-def bare_links(text: str) -> list[tuple[int, int, str]]:
+def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
     """
     :param text: Plain text, entities and escapes decoded.
+    :param www: Whether to find GFM's ``www.`` links too.
     :returns: The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://`` and ``//`` links, and
         ``www.`` links (their URL with ``http://`` added).
     """
@@ -155,11 +157,25 @@ def bare_links(text: str) -> list[tuple[int, int, str]]:
         if len(raw) > len(schema):
             found.append((start, start + len(raw), raw))
         at = match.end() + length
-    for match in _WWW.finditer(text):
+    for match in _WWW.finditer(text) if www else ():
         raw = _trim_www(match.group())
         if len(raw) > len("www.") and not any(a < match.start() + len(raw) and match.start() < b for a, b, _ in found):
             found.append((match.start(), match.start() + len(raw), "http://" + raw))
     return sorted(found)
+
+
+def token_runs(text: str) -> list[tuple[int, int]]:
+    """
+    The runs of ``text`` between emphasis delimiters (``*``, ``_``, ``~``), escapes and entities: the pieces that
+    markdown-it's own linkify reads one by one, where a link may end that a reading of the whole text extends.
+    """
+    runs: list[tuple[int, int]] = []
+    at = 0
+    for found in _TOKEN_BREAKS.finditer(text):
+        if found.start() > at:
+            runs.append((at, found.start()))
+        at = found.end()
+    return [*runs, (at, len(text))] if at < len(text) else runs
 
 
 def decoded(source: str, start: int, end: int) -> tuple[str, list[tuple[int, int]]]:

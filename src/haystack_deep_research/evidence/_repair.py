@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from haystack_deep_research.evidence._document import Doc, Hit, key
 from haystack_deep_research.evidence._edits import Edit, apply_edits
 from haystack_deep_research.evidence._markdown import parse
+from haystack_deep_research.evidence._styles import NO_SOURCES
 from haystack_deep_research.evidence.ledger import normalize_url
 
-__all__ = ["NO_SOURCES", "repair", "source_line"]
+__all__ = ["repair", "source_line"]
 
-NO_SOURCES = "_No verified sources were cited._"
 _NOTHING_LEFT = re.compile(r"^\s*(?:[-*+>]|\d+[.)])?\s*$")
 
 
@@ -113,10 +113,13 @@ def repair(doc: Doc, retrieved: Mapping[str, str], failed_url: Callable[[str], b
             out += [""] if after_block and line.strip() else []
             after_block = False
             out.append(line)
-    text = "\n".join(out)
     if doc.section_heading is None and sources:
+        while out and not out[-1].strip():
+            out.pop()
+        text = "\n".join(out)
         closer = _closer(text)
-        text = text.rstrip("\n") + (f"\n{closer}" if closer else "")
+        text += f"\n{closer}" if closer else ""
         appended = ["## Sources", "", *sources, *(["", *definitions] if definitions else [])]
         return text + ("\n\n" if text.strip() else "") + "\n".join(appended) + "\n"
+    text = "\n".join(out)
     return text.rstrip("\n") + "\n" if doc.parsed.text.endswith("\n") else text

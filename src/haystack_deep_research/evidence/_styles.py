@@ -20,12 +20,16 @@ import re
 import unicodedata
 from bisect import bisect_left
 from itertools import accumulate
+from typing import NamedTuple
 
 from haystack_deep_research.evidence._document import Doc, Hit, citable, key, link_hit
 from haystack_deep_research.evidence._markdown import Link, parse_fragment
 from haystack_deep_research.evidence._reader import decoded
 
-__all__ = ["find_entries", "find_markers", "find_sections", "marker_like", "split_links"]
+__all__ = ["NO_SOURCES", "find_entries", "find_markers", "find_sections", "marker_like", "split_links"]
+
+NO_SOURCES = "_No verified sources were cited._"
+"""What a rebuilt Sources section says when nothing cited was verified (and part of the section when read again)."""
 
 _TITLES = frozenset(
     word.casefold()
@@ -105,6 +109,7 @@ def find_sections(doc: Doc) -> None:
             stop = end
             for next_first, next_end, next_kind in units[index + 1 :]:
                 cites = next_kind == "definition" or _cites(citing, next_first, next_end)
+                cites = cites or doc.lines[next_first].strip() == NO_SOURCES
                 if next_kind == "heading_open" or not cites:
                     break
                 stop = next_end
@@ -129,8 +134,9 @@ def _untitled_list(doc: Doc, units: list[tuple[int, int, str]], citing: list[int
         if kind not in _PLAIN:
             break
         rows = [row for row in range(unit_first, unit_end) if doc.lines[row].strip()]
-        starts = [row for row in rows if _entry_label(doc.lines[row], True)]
-        if not rows or rows[0] not in starts or any(":" in doc.lines[row].split("]", 1)[-1][:1] for row in starts):
+        labels = {row: found for row in rows if (found := _entry_label(doc.lines[row], True))}
+        starts = list(labels)
+        if not rows or rows[0] not in labels or any(found.colon for found in labels.values()):
             break
         bounds = zip(starts, [*starts[1:], unit_end], strict=True)
         if not all(_cites(citing, row, stop) for row, stop in bounds) or any(
@@ -141,7 +147,7 @@ def _untitled_list(doc: Doc, units: list[tuple[int, int, str]], citing: list[int
     above = [kind for unit_first, _, kind in units if unit_first < (first or 0) and kind != "hr"]
     if first is None or end is None or above[-1:] == ["heading_open"]:  # a list under another title is not one
         return
-    named = {key(found[0]) for row in range(first, end) if (found := _entry_label(doc.lines[row], True))}
+    named = {key(found.label) for row in range(first, end) if (found := _entry_label(doc.lines[row], True))}
     body = "\n".join(doc.lines[:first])
     marked = {key(label) for match in _MARKER.finditer(body) for label in _labels(_body(match), None) or []}
     if named & marked:
@@ -190,12 +196,19 @@ def _define(doc: Doc, label: str, hits: list[Hit], *, in_section: bool, lines: t
         doc.definitions.setdefault(key(label), (hits[0].urls[0], lines[0], in_section))
 
 
-def _entry_label(line: str, in_section: bool) -> tuple[str, int] | None:
-    """The label that starts an entry line, and where it ends."""
+class _Label(NamedTuple):
+    label: str
+    end: int  # where it ends in its line
+    colon: bool  # written ``[label]:``, as a definition or footnote
+
+
+def _entry_label(line: str, in_section: bool) -> _Label | None:
+    """The label that starts an entry line: any label in the Sources section, ``[label]:`` anywhere."""
     match = _LABEL.match(line, _PREFIX.match(line).end())  # type: ignore[union-attr]  # the prefix may be empty
     if match is None or not (in_section or match.group(2)):
         return None
-    return next(group for group in (match.group(1), match.group(3), match.group(4)) if group), match.end()
+    label = next(group for group in (match.group(1), match.group(3), match.group(4)) if group)
+    return _Label(label, match.end(), bool(match.group(2)))
 
 
 def find_entries(doc: Doc) -> None:
@@ -211,7 +224,7 @@ def find_entries(doc: Doc) -> None:
         for row in range(block.first, block.end):
             found = _entry_label(doc.lines[row], in_section) if row != doc.section_heading else None
             if found:
-                entries.append((row, *found))
+                entries.append((row, found.label, found.end))
         for number, (row, label, label_end) in enumerate(entries):
             stop = entries[number + 1][0] if number + 1 < len(entries) else block.end
             first, last = parsed.starts[row], parsed.starts[stop - 1] + len(doc.lines[stop - 1])
@@ -246,27 +259,31 @@ def _body(match: re.Match[str]) -> str:
     return next(group for group in match.groups() if group is not None)
 
 
-def _marker(doc: Doc, span: tuple[int, int], labels: list[str], *, lines: tuple[int, int], body: str) -> Hit:
-    urls = [doc.definitions[key(label)][0] for label in labels]
-    return Hit(*span, "marker", "reference", urls, body, labels, lines=lines)
+def _marker(
+    doc: Doc, span: tuple[int, int], labels: list[str], *, body: str, lines: tuple[int, int], link: Link | None = None
+) -> Hit:
+    """A marker naming ``labels``; a reference link's own URL stands for its label."""
+    urls = [link.url] if link is not None else [doc.definitions[key(label)][0] for label in labels]
+    mapped = link.mapped if link is not None else True
+    return Hit(*span, "marker", "reference", urls, body, labels, lines=lines, mapped=mapped)
 
 
 def find_markers(doc: Doc, maybe: list[Link]) -> None:
     """Find the markers of the body (see the module docstring) and add them to ``doc.hits``."""
     known = doc.definitions
     for link in maybe:
-        text, label = doc.text(link.text), link.label or ""
+        text, label, lines = doc.text(link.text), link.label or "", link.lines
         if link.form == "reference" and key(text) == key(label):  # [1] or [1][]
-            doc.hits.append(
-                Hit(link.start, link.end, "marker", "reference", [link.url], label, [label], lines=link.lines)
-            )
+            if citable(link.url):
+                doc.hits.append(_marker(doc, (link.start, link.end), [label], body=label, lines=lines, link=link))
         elif link.form == "reference" and link.text is not None:  # [1][2]: two markers
             middle = link.text[1] + 1
             if (found := _labels(text, known)) is not None:
-                doc.hits.append(_marker(doc, (link.start, middle), found, lines=link.lines, body=text))
-            doc.hits.append(Hit(middle, link.end, "marker", "reference", [link.url], label, [label], lines=link.lines))
-        elif (found := _labels(text.strip().strip("[]【】"), known)) is not None:
-            doc.hits.append(_marker(doc, (link.start, link.end), found, lines=link.lines, body=text))
+                doc.hits.append(_marker(doc, (link.start, middle), found, body=text, lines=lines))
+            if citable(link.url):
+                doc.hits.append(_marker(doc, (middle, link.end), [label], body=label, lines=lines, link=link))
+        elif (found := _labels(text.strip().strip("[]\u3010\u3011"), known)) is not None:
+            doc.hits.append(_marker(doc, (link.start, link.end), found, body=text, lines=lines))
     taken = sorted((hit.start, hit.end) for hit in doc.hits)
     taken_starts = [start for start, _ in taken]
     reach = list(accumulate((end for _, end in taken), max))  # the furthest end of the spans up to each one
@@ -281,4 +298,4 @@ def find_markers(doc: Doc, maybe: list[Link]) -> None:
                 labels = _labels(body, known)
                 before = bisect_left(taken_starts, finish) - 1  # the last span starting before this one ends
                 if labels is not None and not (before >= 0 and reach[before] > begin):
-                    doc.hits.append(_marker(doc, (begin, finish), labels, lines=(block.first, block.end), body=body))
+                    doc.hits.append(_marker(doc, (begin, finish), labels, body=body, lines=(block.first, block.end)))

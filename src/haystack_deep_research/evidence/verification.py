@@ -2,9 +2,10 @@
 Checking a report's citations against the sources that were really read, and repairing the report.
 
 :func:`verify_citations` compares every cited URL (see :mod:`haystack_deep_research.evidence.citations`) with the
-retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.normalize_url`. Only an ``http`` or
-``https`` URL can verify: a ``javascript:`` or ``data:`` link, a protocol-relative ``//host`` link and any other
-scheme never do. The report is repaired by this rule:
+retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.normalize_url`. Only a URL of a kind
+a run reads can verify (``http(s)://``, and ``file://`` or ``doc://`` for documents from datastores): a
+``javascript:`` or ``data:`` link, a protocol-relative ``//host`` link and any other scheme never do. The report is
+repaired by this rule:
 
 * an unverified inline link ``[text](url)`` or ``[text][label]``, or an image, is replaced by its bare text (the
   image by its description): the claim stays, the link goes; an unverified HTML anchor loses its tags and keeps its
@@ -20,9 +21,10 @@ scheme never do. The report is repaired by this rule:
   definitions ``[1]: url``. A report with verified citations and no such section gets one appended; a section left
   with nothing verified says so.
 
-The repaired report is read again, and repaired again while it still cites anything unverified (the text of a
-removed link may itself hold a link); a link whose position cannot be established takes the lines of its block with
-it. So the repaired report cites nothing that was not read, as this parser reads it.
+The repaired report is read and repaired again until that changes nothing (the text of a removed link may itself
+hold a link, a removal may make a line the Sources title); a link whose place cannot be established takes the lines
+of its block with it, and if no fixed point comes every line still citing something unverified goes. So the
+repaired report cites nothing that was not read, as this parser reads it, and repairing it again changes nothing.
 """
 
 from __future__ import annotations
@@ -110,10 +112,10 @@ def verify_citations(
     sources = [source_line(retrieved[key], title_of.get(key, "")) for key in good]
     text = repair(doc, retrieved, failed, sources)
     for _ in range(_PASSES):
-        again = _scan(text)
-        if not any(failed(url) for hit in again.hits for url in hit.urls):
+        again = repair(_scan(text), retrieved, failed, sources)
+        if again == text:
             break
-        text = repair(again, retrieved, failed, sources)
+        text = again
     else:
         text = _strip_lines(text, failed)
     return CitationCheck(
