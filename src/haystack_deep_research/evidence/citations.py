@@ -12,8 +12,10 @@ links a reader sees, wherever a renderer shows them:
   ``[^1]``, ``[1][2]`` pointing to them (``reference``); see :mod:`._styles` for the citation styles understood.
 
 A link counts when it leads to another document: any scheme (``javascript:`` and ``data:`` included) or ``//``,
-except ``mailto:`` and ``tel:``. Links inside code spans and code blocks are not citations, and neither is a link
-that CommonMark does not make (text inside a fence, even one that only looks closed).
+except ``mailto:`` and ``tel:``. Links inside code spans, code blocks and fences are not citations, and code is what
+CommonMark says it is: a line that only looks like a fence hides nothing. Where renderers differ, every reading
+counts: a bare link as GFM and as markdown-it read it, a line nested deeper than markdown-it goes, a raw HTML tag
+left open.
 
 Checking the citations against what was read, and repairing the report, is
 :mod:`haystack_deep_research.evidence.verification`.
