@@ -814,3 +814,49 @@ def test_an_indented_block_after_a_footnote_is_read_as_its_text() -> None:
 def test_raw_html_that_is_broken_or_indirect_still_cites(report: str, url: str) -> None:
     assert [c.url for c in extract_citations(report)] == [url]
     assert "evil.example" not in verify_citations(report, []).report
+
+
+WORDS = ["solar", "wind", "capacity", "grew", "fell", "prices", "demand", "in", "2024", "analysts", "record"]
+SITES = [
+    *(f"https://site{number}.example/path_{number}/page-{number}.html" for number in range(6)),
+    "https://en.wikipedia.org/wiki/Bird_(disambiguation)",
+    "https://example.com/it's",
+    "https://www.example.org/a?b=1&c=2",
+]
+
+
+def _legitimate_report(rng: random.Random) -> tuple[str, int]:
+    """A report in a common style, citing only SITES, and the line of its Sources title."""
+    labels = [str(number) for number in range(1, rng.randint(2, 6))]
+
+    def sentence() -> str:
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 10))).capitalize()
+        chosen = rng.random()
+        if chosen < 0.25:
+            text += f" [{rng.choice(['source', 'the report'])}]({rng.choice(SITES)})"
+        elif chosen < 0.6:
+            text += f" [{rng.choice(labels)}]" if rng.random() < 0.7 else f" [{labels[0]}, {labels[-1]}]"
+        elif chosen < 0.7:
+            text += f" {rng.choice(SITES)}"
+        return text + rng.choice([".", "!", f".[{rng.choice(labels)}]"])
+
+    lines = ["# Report", ""]
+    for _ in range(rng.randint(1, 3)):
+        lines += ["## Findings", "", " ".join(sentence() for _ in range(rng.randint(1, 3))), ""]
+        lines += [f"- {sentence()}" for _ in range(rng.randint(0, 2))] + ["", f"> {sentence()}", ""]
+    title = len(lines)
+    lines += [rng.choice(["References", "**Sources:**", "## References", "Quellen", "\u53c2\u8003\u6587\u732e"]), ""]
+    entry = rng.choice(["{n}. Title {n} — {url}", "[{n}] Title {n}, {url}", "{n}. [Title {n}]({url})"])
+    return "\n".join([*lines, *(entry.format(n=label, url=rng.choice(SITES)) for label in labels)]) + "\n", title
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_report_citing_only_what_was_read_keeps_its_body(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(25):
+        report, title = _legitimate_report(rng)
+
+        check = verify_citations(report, [c.url for c in extract_citations(report)])
+
+        assert check.unverified == [], report
+        assert check.report.split("\n")[:title] == report.split("\n")[:title], report

@@ -52,6 +52,8 @@ class _Reader(MarkdownIt):
 
 
 LINKIFIER = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
+LINKIFIER.match_at_start("https://a.example //a.example")  # compiles its lazy patterns now, not in a running thread
+LINKIFIER.test_schema_at("x //a.example", "//", 4)
 _SCHEMES = re.compile(LINKIFIER.re["schema_search"], re.IGNORECASE)
 
 
