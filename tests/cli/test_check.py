@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from haystack.components.agents import Agent
+from haystack.components.generators.chat import OpenAIResponsesChatGenerator
 
 from haystack_deep_research import EvidenceLedger, cli
 from haystack_deep_research.cli import check
+from haystack_deep_research.evidence import extract_citations
+from haystack_deep_research.report import cited_claims
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 # A report this library did not write: numbered markers, a References list, one inline link.
@@ -137,11 +142,90 @@ def test_judge_gives_a_verdict_per_claim(
     out = capsys.readouterr().out
     assert status == 1
     assert models == ["gpt-5.4"]
-    assert "grounding (judge gpt-5.4): score 0.50; 1 supported, 1 unsupported, 0 unknown" in out
+    assert "grounding (judge gpt-5.4): score 0.50 over 2 of 2 claim(s); 1 supported, 1 unsupported\n" in out
     assert "  - supported (line 3): Heat pump sales fell by 5 percent in 2024 [1]." in out
     assert (
         "  - unsupported (line 4): Subsidies matter too, see the [policy brief](https://policy.example/brief)." in out
     )
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    "judge",
+    [
+        lambda model: ScriptedChatGenerator(role="judge", fail=True),
+        lambda model: OpenAIResponsesChatGenerator(
+            model=model, api_base_url=f"http://127.0.0.1:{_closed_port()}/v1", max_retries=0, timeout=5
+        ),
+    ],
+    ids=["failing", "unreachable"],
+)
+def test_a_judge_that_judges_nothing_gives_no_score_and_exits_3(
+    judge: Callable[[str], Any],
+    report: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", judge)
+    urls = tmp_path / "all.json"
+    ledger = EvidenceLedger.from_list(json.loads(_ledger(tmp_path, PAGES).read_text(encoding="utf-8")))
+    ledger.record_page(url=OUTLOOK, title="Industry outlook", text="Installers expect a rebound next year.")
+    urls.write_text(ledger.to_json(), encoding="utf-8")
+
+    status = cli.main(["check", str(report), "--sources", str(urls), "--judge"])
+
+    captured = capsys.readouterr()
+    assert status == check.NOTHING_JUDGED == 3
+    assert "score" not in captured.out.replace("no score", "")
+    assert "grounding (judge gpt-5.4): no score; none of the 3 claim(s) could be judged" in captured.out
+    assert (
+        f"  - not judged (line 3): Heat pump sales fell by 5 percent in 2024 [1].\n      {SALES}: the judge call failed"
+        in (captured.out)
+    )
+    assert "the judge could judge none of the 3 cited claim(s)" in captured.err
+
+
+def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", lambda model: ScriptedChatGenerator(role="judge"))
+    path = tmp_path / "report.md"
+    path.write_text(f"Heat pump sales fell by 5 percent in 2024 [s]({SALES}). Policy changed [p]({POLICY}).\n")
+    ledger = EvidenceLedger()
+    ledger.record_page(url=SALES, title="", text=PAGES[SALES])
+    ledger.record_page(url=POLICY, title="", text="")
+    (tmp_path / "sources.json").write_text(ledger.to_json(), encoding="utf-8")
+
+    status = cli.main(["check", str(path), "--sources", str(tmp_path / "sources.json"), "--judge"])
+
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "score 1.00 over 1 of 2 claim(s); 1 supported, 0 unsupported; 1 could not be judged" in out
+    assert f"  - not judged (line 1): Policy changed [p]({POLICY}).\n      {POLICY}: no stored text" in out
+
+
+def test_judging_against_a_plain_url_list_is_a_usage_error(
+    report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", lambda model: ScriptedChatGenerator(role="judge"))
+    urls = tmp_path / "urls.json"
+    urls.write_text(json.dumps([SALES, OUTLOOK, POLICY]), encoding="utf-8")
+
+    assert cli.main(["check", str(report), "--sources", str(urls), "--judge"]) == 2
+
+    captured = capsys.readouterr()
+    assert "score" not in captured.out
+    assert captured.err.startswith("deep-research check: error: --judge needs the stored texts")
+    assert "`deep-research --sources`" in captured.err
 
 
 def test_a_report_the_library_wrote_checks_clean_against_its_own_ledger(
@@ -182,3 +266,141 @@ def test_a_question_that_starts_with_check_is_still_researched(
     assert cli.main(["-q", "--", "check"]) == 0
 
     assert capsys.readouterr().out.count("# Research report") == 2
+
+
+# --- reports written elsewhere: numbered markers and a reference list under a title in their own language ----------
+
+FOREIGN_REPORTS = Path(__file__).parent / "data" / "foreign_reports"
+# For each report: how many marker citations its body holds, and the URL each label stands for.
+FOREIGN_MARKERS: dict[str, tuple[int, dict[str, str]]] = {
+    "de_quellen_fett.md": (
+        8,
+        {
+            "1": "https://www.waermepumpe.de/presse/zahlen-daten/",
+            "2": "https://www.bmwk.de/Redaktion/DE/Artikel/Energie/geg.html",
+            "3": "https://www.kfw.de/inlandsfoerderung/Privatpersonen/Bestehende-Immobilie/Förderprodukte/Heizungsförderung-für-Privatpersonen-Wohngebäude-(458)/",
+            "4": "https://ec.europa.eu/eurostat/statistics-explained/index.php?title=Electricity_price_statistics",
+        },
+    ),
+    "en_perplexity_sources_colon.md": (
+        11,
+        {
+            "1": "https://www.iea.org/reports/batteries-and-secure-energy-transitions",
+            "2": "https://about.bnef.com/blog/lithium-ion-battery-pack-prices-hit-record-low-of-139-kwh/",
+            "3": "https://en.wikipedia.org/wiki/Battery_storage_power_station_(grid)",
+            "4": "https://www.eia.gov/todayinenergy/detail.php?id=61202",
+            "5": "https://emp.lbl.gov/queues",
+        },
+    ),
+    "es_referencias_lista.md": (
+        7,
+        {
+            "1": "https://www.meteo.cat/wpweb/climatologia/el-clima-ara/balanc-climatic-2023/",
+            "2": "https://aca.gencat.cat/es/laigua/estat-del-medi-hidric/recursos-disponibles/estat-de-les-reserves-daigua-als-embassaments/",
+            "3": "https://www.uniopagesos.cat/es/noticias/perdidas-regadio",
+            "4": "https://www.boe.es/buscar/act.php?id=BOE-A-2023-10497",
+            "5": "https://www.ipcc.ch/report/ar6/wg1/chapter/chapter-11/",
+            "6": "https://es.wikipedia.org/wiki/Desalaci%C3%B3n",
+        },
+    ),
+    "fr_references_definitions.md": (
+        6,
+        {
+            "1": "https://www.edf.fr/groupe-edf/espaces-dedies/journalistes/tous-les-communiques-de-presse/production-nucleaire-2024",
+            "2": "https://www.asn.fr/l-asn-informe/actualites/corrosion-sous-contrainte",
+            "3": "https://www.cours-des-comptes.fr/publications/la-filiere-epr",
+            "4": "https://fr.wikipedia.org/wiki/EPR2",
+        },
+    ),
+    "it_fonti_link.md": (
+        4,
+        {
+            "1": "https://www.istat.it/comunicato-stampa/movimento-turistico-in-italia-anno-2024/",
+            "2": "https://www.bancaditalia.it/statistiche/tematiche/rapporti-estero/turismo-internazionale/",
+            "3": "https://www.comune.venezia.it/it/content/contributo-accesso",
+            "4": "https://en.wikipedia.org/wiki/Overtourism_(disambiguation)",
+        },
+    ),
+    "ja_shutten.md": (
+        5,
+        {
+            "1": "https://www.meti.go.jp/policy/mono_info_service/joho/conference/semicon_digital.html",
+            "2": "https://www.nikkei.com/article/DGXZQOUC242W20U4A220C2000000/",
+            "3": "https://www.rapidus.inc/news_topics/",
+            "4": "https://www.meti.go.jp/press/2024/semiconductor-talent.html",
+        },
+    ),
+    "ko_untitled_list.md": (
+        6,
+        {
+            "1": "https://kostat.go.kr/board.es?mid=a10301010000&bid=204&act=view&list_no=428430",
+            "2": "https://www.yna.co.kr/view/AKR20240228069200002",
+            "3": "https://www.betterfuture.go.kr/front/policySpace/basicPlan.do",
+            "4": "https://www.oecd.org/en/publications/society-at-a-glance-2024_918d8db3-en.html",
+        },
+    ),
+    "pt_notas_rodape.md": (
+        5,
+        {
+            "^1": "https://www.gov.br/inpe/pt-br/assuntos/ultimas-noticias/prodes-2023",
+            "^2": "https://www.gov.br/ibama/pt-br/assuntos/noticias/2024/balanco-fiscalizacao",
+            "^3": "https://alerta.mapbiomas.org/relatorio",
+            "^4": "https://www.nature.com/articles/d41586-024-03001-0",
+        },
+    ),
+    "ru_istochniki_skobki.md": (
+        5,
+        {
+            "1": "https://mcx.gov.ru/press-service/news/eksport-pshenitsy-2024/",
+            "2": "https://www.reuters.com/markets/commodities/russias-wheat-exports-2024-06-28/",
+            "3": "https://ru.wikipedia.org/wiki/Экспорт_зерна_из_России",
+        },
+    ),
+    "zh_cankao_wenxian.md": (
+        6,
+        {
+            "1": "http://www.caam.org.cn/chn/4/cate_39/con_5236374.html",
+            "2": "http://www.customs.gov.cn/customs/302249/zfxxgk/2799825/302274/index.html",
+            "3": "https://www.reuters.com/business/autos-transportation/byd-global-expansion-2024/",
+            "4": "https://ec.europa.eu/commission/presscorner/detail/en/ip_24_3630",
+            "5": "https://zh.wikipedia.org/wiki/中欧电动汽车贸易争端",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOREIGN_MARKERS))
+def test_the_markers_of_reports_written_elsewhere_are_linked_to_their_sources(name: str) -> None:
+    report = (FOREIGN_REPORTS / name).read_text(encoding="utf-8")
+    count, labels = FOREIGN_MARKERS[name]
+
+    body = extract_citations(report, sources_section=False)
+
+    assert len(body) == count
+    assert {(c.kind, c.text, c.url) for c in body} == {("reference", label, url) for label, url in labels.items()}
+    claims = cited_claims(report, labels.values())
+    assert {claim.line for claim in claims} == {c.line for c in body}  # no entry of the reference list is a claim
+    assert all("http" not in claim.text and "[" not in claim.text for claim in claims)
+
+
+@pytest.mark.parametrize("name", sorted(FOREIGN_MARKERS))
+def test_check_verifies_the_markers_of_reports_written_elsewhere(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = FOREIGN_REPORTS / name
+    citations = extract_citations(report.read_text(encoding="utf-8"))
+    labels = FOREIGN_MARKERS[name][1]
+    missing = sorted(labels)[1]
+    cited = list(dict.fromkeys(c.url for c in citations))
+    urls = tmp_path / "urls.json"
+    urls.write_text(json.dumps([url for url in cited if url != labels[missing]]), encoding="utf-8")
+
+    status = cli.main(["check", str(report), "--sources", str(urls)])
+
+    out = capsys.readouterr().out
+    assert status == 1
+    assert f"{len(cited)} cited URL(s), {len(cited) - 1} verified, 1 unverified" in out
+    flagged = [c for c in citations if c.url == labels[missing]]
+    listed = out.split("unverified citations:\n", 1)[1].splitlines()
+    assert listed == [f"  - {c.url} (line {c.line}): {c.sentence}" for c in flagged]
+    assert any(c.text == missing for c in flagged)  # a marker, not only the entry of the list

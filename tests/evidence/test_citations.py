@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
+import re
+import time
+from html.parser import HTMLParser
 
 import pytest
+from markdown_it import MarkdownIt
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, extract_citations, verify_citations
@@ -45,11 +50,13 @@ def test_inline_link_forms(markdown: str, url: str) -> None:
     assert urls_and_kinds(markdown) == [(url, "inline")]
 
 
-def test_images_are_not_citations_but_a_link_around_an_image_is() -> None:
+def test_images_are_citations_and_so_is_a_link_around_an_image() -> None:
     markdown = "![chart](https://img.example/c.png)\n\n[![logo](https://img.example/l.png)](https://site.example/)"
     citations = extract_citations(markdown)
     assert [(c.url, c.kind, c.text) for c in citations] == [
-        ("https://site.example/", "inline", "![logo](https://img.example/l.png)")
+        ("https://img.example/c.png", "image", "chart"),
+        ("https://site.example/", "inline", "![logo](https://img.example/l.png)"),
+        ("https://img.example/l.png", "image", "logo"),
     ]
 
 
@@ -149,6 +156,7 @@ def test_every_form_in_one_report_in_document_order() -> None:
         ("https://b.example/", "bare"),
         ("https://c.example/", "bare"),
         ("https://d.example/", "reference"),
+        ("https://img.example/x.png", "image"),
         ("https://d.example/", "reference"),
     ]
 
@@ -433,17 +441,422 @@ def test_check_to_dict_is_json_ready() -> None:
     assert check.report.startswith("A [x](https://a.example/) and.\n\n## Sources\n")
 
 
-def test_documents_are_cited_by_file_and_doc_uris() -> None:
+# --- every link a reader sees ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("report", "url", "repaired"),
+    [
+        ("See [a](//evil.example/x) now.\n", "//evil.example/x", "See a now.\n"),
+        ("See [a] now.\n\n[a]: //evil.example/x\n", "//evil.example/x", "See a now.\n"),
+        ('See <a href="//evil.example/x">the site</a> now.\n', "//evil.example/x", "See the site now.\n"),
+        ("<p>\n<a href='//evil.example/x'>block</a>\n</p>\n", "//evil.example/x", "<p>\nblock\n</p>\n"),
+        ("See //evil.example/x now.\n", "//evil.example/x", "See now.\n"),
+    ],
+)
+def test_protocol_relative_links_are_cited_and_never_verified(report: str, url: str, repaired: str) -> None:
+    check = verify_citations(report, ["https://evil.example/x", "http://evil.example/x"])
+    assert check.unverified_urls == [url]
+    assert check.report == repaired
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "Read [this](&#104;ttps://evil.example/x) first.\n",
+        "Read [this](&#x68;ttps://evil.example/x) first.\n",
+        "Read &#104;ttps://evil.example/x first.\n",
+        "Read h&#116;tps://evil.example/x first.\n",
+    ],
+)
+def test_entity_encoded_schemes_are_read_decoded(report: str) -> None:
+    check = verify_citations(report, [])
+    assert check.unverified_urls == ["https://evil.example/x"]
+    assert "evil.example" not in check.report
+
+
+def test_www_autolinks_are_cited_as_the_http_urls_they_open() -> None:
+    report = "See www.evil.example/a_b_c and WWW.Evil.example. Not README.md, Node.js or example.com.\n"
+    assert [(c.url, c.kind) for c in extract_citations(report)] == [
+        ("http://www.evil.example/a_b_c", "bare"),
+        ("http://WWW.Evil.example", "bare"),
+    ]
+    assert verify_citations(report, []).report == "See and. Not README.md, Node.js or example.com.\n"
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        # a backtick in the info string of a backtick fence: not a fence
+        "Intro.\n\n``` not`a fence\n[hidden](https://evil.example/a)\n\nMore text.\n",
+        # a fence inside a list item ends with the item
+        "1. Run:\n   ```\n   pip install x\n\n[hidden](https://evil.example/a)\n\n   ```\n",
+    ],
+)
+def test_a_link_after_a_line_that_only_looks_like_a_fence_is_cited(report: str) -> None:
+    assert [c.url for c in extract_citations(report)] == ["https://evil.example/a"]
+    assert "(https://evil.example/a)" not in verify_citations(report, []).report
+
+
+def test_script_and_data_links_are_cited_and_never_verified() -> None:
     report = (
-        "Sales grew [Q3 report](file:///data/q3%20report.pdf). See also <doc://notes/42> and doc://notes/7.\n\n"
-        "## Sources\n\n- [Q3 report](file:///data/q3%20report.pdf)\n"
+        "Go [click](javascript:alert(1)) or <javascript:alert(2)> here.\n"
+        "![px](data:image/png;base64,AAAA) [d](data:text/html,hi) [t](<java\tscript:alert(3)>) end.\n"
     )
-    urls = [c.url for c in extract_citations(report)]
-    assert urls == ["file:///data/q3%20report.pdf", "doc://notes/42", "doc://notes/7", "file:///data/q3%20report.pdf"]
+    urls = ["javascript:alert(1)", "javascript:alert(2)", "data:image/png;base64,AAAA", "data:text/html,hi"]
+    check = verify_citations(report, urls)
+    assert check.unverified_urls == [*urls, "java\tscript:alert(3)"]
+    assert check.verified == []
+    assert check.report == "Go click or here.\npx d t end.\n"
 
 
-def test_document_citations_are_verified_like_pages() -> None:
-    check = verify_citations("A [fact](file:///a.md) and [invented](doc://s/none).", ["file:///a.md"])
-    assert check.verified_urls == ["file:///a.md"]
-    assert check.unverified_urls == ["doc://s/none"]
-    assert "[invented]" not in check.report
+def test_only_the_kinds_of_url_a_run_reads_can_verify() -> None:
+    urls = ["https://a.example/x", "doc://store/42", "file:///data/report.pdf", "ftp://a.example/f", "https:a.example"]
+    check = verify_citations(" ".join(f"[{n}]({url})" for n, url in enumerate(urls)), urls)
+    assert check.verified_urls == urls[:3]
+    assert check.unverified_urls == urls[3:]
+
+
+def test_mail_and_phone_links_are_not_citations() -> None:
+    assert extract_citations("Write [us](mailto:a@b.example), call <tel:+123>, or a@b.example.") == []
+
+
+def test_an_unverified_image_keeps_its_description() -> None:
+    report = "Growth ![chart of growth](https://evil.example/c.png) was fast ![](https://evil.example/d.png).\n"
+    check = verify_citations(report, [])
+    assert check.report == "Growth chart of growth was fast.\n"
+    assert [c.kind for c in check.unverified] == ["image", "image"]
+
+
+@pytest.mark.parametrize(
+    ("report", "repaired"),
+    [
+        ("Claim [fake\nsource](https://evil.example/a) holds.\n", "Claim fake\nsource holds.\n"),
+        (
+            "> Quoted [q](https://evil.example/q) and\nlazy https://evil.example/lazy end.\n",
+            "> Quoted q and\nlazy end.\n",
+        ),
+        (
+            "| a | b |\n|---|---|\n| x \\| [l](https://evil.example/t) | https://evil.example/u |\n",
+            "| a | b |\n|---|---|\n| x \\| l | |\n",
+        ),
+        (
+            "- one\n  - two [x](https://evil.example/x) and [ok](https://good.example/)\n\t- tab https://evil.example/t\n",
+            "- one\n  - two x and [ok](https://good.example/)\n\t- tab\n",
+        ),
+        ("Title [s](https://evil.example/s)\n=====\n", "Title s\n=====\n"),
+        ("## Heading [h](https://evil.example/h) ##\n", "## Heading h ##\n"),
+        (
+            '<div>\n<a href="https://evil.example/b">kept text</a><img src="https://evil.example/p.png">\n</div>\n',
+            "<div>\nkept text\n</div>\n",
+        ),
+        ("See <a href='https://evil.example/x'>the <b>site</b></a> now.\n", "See the <b>site</b> now.\n"),
+        ("Claim [1].\n\n[1]:\n  https://evil.example/r\n  'title'\nNext.\n", "Claim.\n\nNext.\n"),
+        ("See [www.evil.example/x](https://evil.example/y) now.\n", "See now.\n"),
+        ("[![logo](https://evil.example/l.png)](https://good.example/) ok\n", "[logo](https://good.example/) ok\n"),
+        (
+            "One [a](https://evil.example/a).\r\nTwo [b](https://good.example/).\r\n",
+            "One a.\nTwo [b](https://good.example/).\n",
+        ),
+    ],
+)
+def test_links_in_odd_layouts_are_repaired_in_place(report: str, repaired: str) -> None:
+    check = verify_citations(report, ["https://good.example/"])
+    assert check.report.split("\n\n## Sources\n")[0].rstrip("\n") + "\n" == repaired
+
+
+def test_urls_with_quotes_and_parentheses_are_read_whole() -> None:
+    urls = ["https://example.com/it's", "https://en.wikipedia.org/wiki/Bird_(disambiguation)"]
+    report = f"Read {urls[0]} and {urls[1]}.\n\n## Sources\n\n1. Its — {urls[0]}\n2. Birds: {urls[1]}\n"
+    assert {c.url for c in extract_citations(report)} == set(urls)
+    check = verify_citations(report, urls)
+    assert check.unverified == []
+    assert check.report.startswith(f"Read {urls[0]} and {urls[1]}.\n")
+
+
+HOSTILE = [
+    "A [p](//evil.example/1), //evil.example/2, [r], <a href=//evil.example/3>x</a>.\n\n[r]: //evil.example/4\n",
+    "Entity [e](&#104;ttps://evil.example/5) and &#104;ttps://evil.example/6 and www.evil.example/7.\n",
+    "``` not`a fence\n[f](https://evil.example/8)\n\n1. x\n   ```\n   y\n\n[g](https://evil.example/9)\n",
+    "[![i](https://evil.example/10.png)](https://evil.example/11) [www.evil.example/12](https://good.example/)\n",
+    "<div>\n<img src=https://evil.example/13.png srcset='https://evil.example/14.png 2x'>\n<a href=x>y</a>\n</div>\n",
+    "> [q\n> r](https://evil.example/15)\n\n| c |\n|---|\n| [t](https://evil.example/16) \\| u |\n",
+    "Claim [1][2] and [2].\n\n## References\n\n1. https://good.example/\n2. <https://evil.example/17>\n",
+    "[a]: https://evil.example/18\n[b]:\n  https://evil.example/19\n\n[a] [b] [c](<https://evil.example/20 x>)\n",
+]
+
+
+class _Hrefs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def feed(self, data: str) -> None:
+        super().feed(re.sub(r"<!(?!--)", " !", data))  # the standard parser can fail on a bad declaration
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("href", "src"):
+                self.urls.append(value or "")
+            elif name == "srcset":
+                self.urls += [part.split()[0] for part in (value or "").split(",") if part.split()]
+
+
+PIECES = [
+    *("text ", "Claim", ". ", "\n", "\n\n", "> ", "- ", "1. ", "    ", "\t", "## ", "Sources", "**Quellen:**", "---"),
+    *("[", "]", "(", ")", "<", ">", "`", "```", "~~~", "*", "_", "|", "\\", "&#104;", "&amp;", ":", "^", "|---|"),
+    *("[1]", "[2]", "[1, 2]", "[^1]", "[^1]: ", "[1]: ", "\u30101\u3011", '<a href="', '">', "</a>", "<img src="),
+    *("<div>", "</div>", "![", "](", "www.", "https://", "//", "https://good.example/a", "https://evil.example/b"),
+    *("http://good.example/c_(d)", "https://evil.example/it's", "//evil.example/p", "javascript:alert(1)"),
+]
+
+
+def _absolute(url: str) -> bool:
+    return url.strip().startswith("//") or re.match(r"\s*[A-Za-z][A-Za-z0-9+.-]*:", url) is not None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_hostile_text_is_repaired_until_nothing_unread_is_linked(seed: int) -> None:
+    rng = random.Random(seed)
+    renderer = MarkdownIt("gfm-like")
+    for _ in range(25):
+        report = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 60)))
+        retrieved = [url for url in ("https://good.example/a", "http://good.example/c_(d)") if rng.random() < 0.7]
+
+        check = verify_citations(report, retrieved)
+
+        assert verify_citations(check.report, retrieved).unverified == [], report
+        shown = _Hrefs()
+        shown.feed(renderer.render(check.report))
+        allowed = {url.rstrip("/") for url in retrieved}
+        read = [url.strip().split("#")[0].rstrip("/").rstrip("?!.,:*_~") for url in shown.urls if _absolute(url)]
+        assert [url for url in read if url not in allowed and not url.startswith("mailto:")] == [], report
+
+
+@pytest.mark.parametrize("report", HOSTILE)
+def test_a_commonmark_renderer_shows_no_link_that_was_not_read(report: str) -> None:
+    renderer = MarkdownIt("gfm-like")
+    check = verify_citations(report, ["https://good.example/"])
+
+    before, after = _Hrefs(), _Hrefs()
+    before.feed(renderer.render(report))
+    after.feed(renderer.render(check.report))
+
+    assert any("evil.example" in url for url in before.urls)
+    assert [url for url in after.urls if "://" in url or url.startswith("//")] == [
+        url for url in after.urls if url == "https://good.example/"
+    ]
+    assert verify_citations(check.report, ["https://good.example/"]).report == check.report
+
+
+# --- citation styles of reports written elsewhere -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "References",
+        "**References**",
+        "Sources:",
+        "*Works cited*",
+        "7. Bibliography",
+        "Referencias",
+        "__Fuentes__:",
+        "Quellen:",
+        "Références",
+        "Источники",
+        "参考文献",
+        "出典\uff1a",
+        "## 参考文献",
+        "### Referências",
+    ],
+)
+def test_a_plain_line_or_a_heading_in_many_languages_starts_the_sources_section(title: str) -> None:
+    report = f"Claim [1].\n\n{title}\n\n1. One — https://one.example/\n"
+    assert [(c.url, c.text, c.line) for c in extract_citations(report)] == [
+        ("https://one.example/", "1", 1),
+        ("https://one.example/", "One", 5),
+    ]
+    assert extract_citations(report, sources_section=False)[0].sentence == "Claim [1]."
+
+
+def test_a_plain_title_section_ends_where_the_blocks_stop_citing() -> None:
+    report = (
+        "Claim [1]. Other [2].\n\nSources\n[1] https://one.example/\n[2] https://two.example/\n\nThat is all, folks.\n"
+    )
+    check = verify_citations(report, ["https://one.example/"])
+    assert check.report == (
+        "Claim [1]. Other.\n\nSources\n\n- [https://one.example/](https://one.example/)\n\n"
+        "[1]: https://one.example/\n\nThat is all, folks.\n"
+    )
+
+
+def test_a_marker_after_the_final_punctuation_belongs_to_the_sentence_before() -> None:
+    report = (
+        "Claim one.[1] Claim two. [2][3] Claim three [1]. 中文句子[2]。下一句[3]。\n\n"
+        "References\n[1] https://one.example/\n[2] https://two.example/\n[3] https://three.example/\n"
+    )
+    assert [(c.text, c.sentence) for c in extract_citations(report, sources_section=False)] == [
+        ("1", "Claim one.[1]"),
+        ("2", "Claim two. [2][3]"),
+        ("3", "Claim two. [2][3]"),
+        ("1", "Claim three [1]."),
+        ("2", "中文句子[2]。"),
+        ("3", "下一句[3]。"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("marker", "labels"),
+    [
+        ("[1, 3]", ["1", "3"]),
+        ("[1;2]", ["1", "2"]),
+        ("[1-3]", ["1", "2", "3"]),
+        ("[1\u20132]", ["1", "2"]),
+        ("[1][3]", ["1", "3"]),
+        ("【2】", ["2"]),
+        ("【3†source】", ["3"]),
+        ("[1](#ref-1)", ["1"]),
+        ("[[2]](#cite-2)", ["2"]),
+    ],
+)
+def test_marker_forms(marker: str, labels: list[str]) -> None:
+    report = (
+        f"Claim {marker}.\n\nReferences\n\n1. https://a.example/1\n2. https://a.example/2\n3. https://a.example/3\n"
+    )
+    body = extract_citations(report, sources_section=False)
+    assert [c.url for c in body] == [f"https://a.example/{label}" for label in labels]
+
+
+@pytest.mark.parametrize("text", ["[4]", "[1, 4]", "[see above]", "[1-80]", "[x](#ref)"])
+def test_brackets_that_name_no_entry_are_not_markers(text: str) -> None:
+    report = f"Claim {text}.\n\nReferences\n\n1. https://a.example/1\n"
+    assert extract_citations(report, sources_section=False) == []
+
+
+def test_footnotes_link_their_markers_and_an_unverified_one_goes_whole() -> None:
+    report = (
+        "Rates fell.[^1] Fines rose.[^2] A note.[^3]\n\n"
+        "[^1]: INPE, Taxa PRODES 2023, https://one.example/prodes\n"
+        "[^2]: [Ibama report](https://two.example/ibama)\n"
+        "[^3]: Just a remark.\n"
+    )
+    assert [(c.text, c.url, c.sentence) for c in extract_citations(report, sources_section=False)] == [
+        ("^1", "https://one.example/prodes", "Rates fell.[^1]"),
+        ("^2", "https://two.example/ibama", "Fines rose.[^2]"),
+    ]
+    check = verify_citations(report, ["https://one.example/prodes"])
+    assert check.report.split("\n\n## Sources")[0] == (
+        "Rates fell.[^1] Fines rose. A note.[^3]\n\n"
+        "[^1]: INPE, Taxa PRODES 2023, https://one.example/prodes\n"
+        "[^3]: Just a remark."
+    )
+
+
+def test_an_untitled_reference_list_after_the_body_is_the_sources_section() -> None:
+    report = (
+        "Claim one [1]. Claim two [2].\n\n---\n\n"
+        "[1] First source https://one.example/\n[2] Second source\n    https://two.example/\n"
+    )
+    body = extract_citations(report, sources_section=False)
+    assert [(c.text, c.url) for c in body] == [("1", "https://one.example/"), ("2", "https://two.example/")]
+    assert verify_citations(report, ["https://one.example/"]).report == (
+        "Claim one [1]. Claim two.\n\n---\n\n## Sources\n\n- [https://one.example/](https://one.example/)\n\n"
+        "[1]: https://one.example/\n"
+    )
+
+
+def test_a_list_without_markers_pointing_to_it_is_body() -> None:
+    report = "Findings:\n\n1. Solar grew https://one.example/\n2. Wind grew https://two.example/\n"
+    assert [c.kind for c in extract_citations(report, sources_section=False)] == ["bare", "bare"]
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        ">" * 30 + " deep [x](https://evil.example/q) and [ok](https://good.example/)\n",
+        "".join("  " * depth + "- x\n" for depth in range(40)) + "  " * 40 + "- [x](https://evil.example/q)\n",
+    ],
+)
+def test_a_link_nested_deeper_than_the_parser_goes_is_still_cited(report: str) -> None:
+    assert "https://evil.example/q" in [c.url for c in extract_citations(report)]
+    assert "evil.example" not in verify_citations(report, ["https://good.example/"]).report
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["ftp://x", "https://a.b/", "&#104;ttps://a.b/", "www.", "[a](https://evil.example/) ", "https://evil.example/ "],
+)
+def test_hostile_repetition_is_read_in_linear_time(pattern: str) -> None:
+    report = pattern * 15_000  # quadratic reading, as linkify-it's search or markdown-it's scheme rule, takes minutes
+    started = time.monotonic()
+    check = verify_citations(report, [])
+    assert time.monotonic() - started < 30
+    assert "evil.example" not in check.report
+
+
+def test_an_indented_block_after_a_footnote_is_read_as_its_text() -> None:
+    report = "Claim.[^1]\n\n[^1]: A note.\n\n    More at [x](https://evil.example/f).\n\nCode:\n\n    [y](https://c.example/)\n"
+    assert [c.url for c in extract_citations(report)] == ["https://evil.example/f"]
+    assert verify_citations(report, []).report == report.replace("[x](https://evil.example/f)", "x")
+
+
+@pytest.mark.parametrize(
+    ("report", "url"),
+    [
+        ('<div><a href="//evil.example/p\n\nText after.\n', "//evil.example/p"),  # the tag runs on in a browser
+        ("<div>\n<![x <img src=https://evil.example/i.png>\n</div>\n", "https://evil.example/i.png"),
+        ("<div>\n<!DOCTYPE x[ <a href='https://evil.example/a'>a</a>\n</div>\n", "https://evil.example/a"),
+        ("<p style=\"background: url('https://evil.example/bg.png')\">x</p>\n", "https://evil.example/bg.png"),
+        ('<meta http-equiv="refresh" content="0; url=https://evil.example/r">\n', "https://evil.example/r"),
+    ],
+)
+def test_raw_html_that_is_broken_or_indirect_still_cites(report: str, url: str) -> None:
+    assert [c.url for c in extract_citations(report)] == [url]
+    assert "evil.example" not in verify_citations(report, []).report
+
+
+WORDS = ["solar", "wind", "capacity", "grew", "fell", "prices", "demand", "in", "2024", "analysts", "record"]
+SITES = [
+    *(f"https://site{number}.example/path_{number}/page-{number}.html" for number in range(6)),
+    "https://en.wikipedia.org/wiki/Bird_(disambiguation)",
+    "https://example.com/it's",
+    "https://www.example.org/a?b=1&c=2",
+]
+
+
+def _legitimate_report(rng: random.Random) -> tuple[str, int]:
+    """A report in a common style, citing only SITES, and the line of its Sources title."""
+    labels = [str(number) for number in range(1, rng.randint(2, 6))]
+
+    def sentence() -> str:
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 10))).capitalize()
+        chosen = rng.random()
+        if chosen < 0.25:
+            text += f" [{rng.choice(['source', 'the report'])}]({rng.choice(SITES)})"
+        elif chosen < 0.6:
+            text += f" [{rng.choice(labels)}]" if rng.random() < 0.7 else f" [{labels[0]}, {labels[-1]}]"
+        elif chosen < 0.7:
+            text += f" {rng.choice(SITES)}"
+        return text + rng.choice([".", "!", f".[{rng.choice(labels)}]"])
+
+    lines = ["# Report", ""]
+    for _ in range(rng.randint(1, 3)):
+        lines += ["## Findings", "", " ".join(sentence() for _ in range(rng.randint(1, 3))), ""]
+        lines += [f"- {sentence()}" for _ in range(rng.randint(0, 2))] + ["", f"> {sentence()}", ""]
+    title = len(lines)
+    lines += [rng.choice(["References", "**Sources:**", "## References", "Quellen", "\u53c2\u8003\u6587\u732e"]), ""]
+    entry = rng.choice(["{n}. Title {n} — {url}", "[{n}] Title {n}, {url}", "{n}. [Title {n}]({url})"])
+    return "\n".join([*lines, *(entry.format(n=label, url=rng.choice(SITES)) for label in labels)]) + "\n", title
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_report_citing_only_what_was_read_keeps_its_body(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(25):
+        report, title = _legitimate_report(rng)
+
+        check = verify_citations(report, [c.url for c in extract_citations(report)])
+
+        assert check.unverified == [], report
+        assert check.report.split("\n")[:title] == report.split("\n")[:title], report

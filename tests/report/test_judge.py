@@ -109,3 +109,22 @@ def test_marking_puts_the_marker_before_the_final_punctuation() -> None:
     assert done == [wind, costs]
     assert prices.text == "Prices fell C!"
     assert mark_unsupported(marked, cited_claims(marked, [A]))[1] == []  # already marked: left alone
+
+
+def test_claims_of_a_report_written_elsewhere_follow_its_markers_and_skip_its_reference_list() -> None:
+    bird, its = "https://en.wikipedia.org/wiki/Bird_(disambiguation)", "https://example.com/it's"
+    report = (
+        "Birds fly.[1] Some [birds](" + bird + ") swim. [2] Cats purr [^a].\n"
+        f"Also {its} says so [1, 2].\n\n"
+        f"References\n[1] Birds — {bird}\n[2] It's — {its}\n\n"
+        f"[^a]: Cats, {A}\n"
+    )
+
+    claims = cited_claims(report, [bird, its, A])
+
+    assert [(c.text, c.sentence, c.line, c.urls) for c in claims] == [
+        ("Birds fly.", "Birds fly.[1]", 1, (bird,)),
+        ("Some birds swim.", f"Some [birds]({bird}) swim. [2]", 1, (bird, its)),
+        ("Cats purr.", "Cats purr [^a].", 1, (A,)),
+        ("Also says so.", f"Also {its} says so [1, 2].", 2, (its, bird)),
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -62,9 +63,7 @@ def _retriever(path: str | None) -> SuperComponent:
             content="Canteen menu: soup of the day and fresh bread.", meta={"url": "https://archive.example/menu"}
         ),
     ]
-    for document in documents:
-        document.sparse_embedding = sparse(document.content or "")
-    store.write_documents(documents)
+    store.write_documents([replace(d, sparse_embedding=sparse(d.content or "")) for d in documents])
     pipeline = Pipeline()
     pipeline.add_component("embedder", KeywordSparseEmbedder())
     pipeline.add_component("retriever", retrievers.QdrantSparseEmbeddingRetriever(document_store=store))

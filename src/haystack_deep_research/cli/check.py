@@ -3,8 +3,10 @@
 
     deep-research check REPORT.md [--sources sources.json] [--judge] [--judge-model MODEL]
 
-Citations are found as :mod:`haystack_deep_research.evidence` describes (inline links, autolinks, bare URLs,
-reference definitions, numbered Sources/References lists and the markers pointing to them).
+Citations are found as :mod:`haystack_deep_research.evidence` describes: every link a reader sees (inline
+and reference links, images, autolinks, bare URLs, raw HTML), and the markers of the common citation styles (``[1]``
+markers with a reference list under a heading or a plain title line in any of many languages, ``[1]: url``
+definitions, footnotes ``[^1]``), each attached to the sentence it supports.
 
 - ``--sources`` names the record of what was read: the evidence ledger that ``deep-research --sources`` writes (a JSON
   array of entries; only entries of kind ``"page"`` count as read, as in a run), or a plain JSON array of URL
@@ -13,10 +15,14 @@ reference definitions, numbered Sources/References lists and the markers pointin
 - Without ``--sources`` there is nothing to verify against: every cited URL is printed as *unverifiable*, the output
   says so, and the exit status is 0 (a report is not failed for want of a record).
 - ``--judge`` (needs ``--sources`` as a ledger with stored texts, and ``OPENAI_API_KEY``) also judges each cited
-  claim against the stored text of its source, as grounding does in a run, and prints a verdict per claim.
+  claim against the stored text of its source, as grounding does in a run, and prints a verdict per claim. A claim
+  the judge could not decide (no stored text for its source, a failed call, an unreadable reply) is listed as *not
+  judged*, with why; the score counts only the claims judged, and with none judged there is no score.
 
 Exit status: 0 when every citation verifies (and, with ``--judge``, no claim is unsupported); 1 when some citation
-does not verify or some claim is judged unsupported; 2 for a usage error (bad arguments, unreadable files, no key).
+does not verify or some claim is judged unsupported; 2 for a usage error (bad arguments, unreadable files, no key,
+``--judge`` with sources that hold no stored text); 3 when ``--judge`` could judge none of the cited claims (the judge
+unreachable, say) and nothing else failed.
 """
 
 from __future__ import annotations
@@ -35,9 +41,11 @@ from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_cit
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
 from haystack_deep_research.run import drive
 
-__all__ = ["check_parser", "default_judge", "load_sources", "run_check"]
+__all__ = ["NOTHING_JUDGED", "check_parser", "default_judge", "load_sources", "run_check"]
 
 DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
+NOTHING_JUDGED = 3
+"""The exit status when ``--judge`` could judge none of the cited claims."""
 
 
 def check_parser() -> argparse.ArgumentParser:
@@ -97,20 +105,31 @@ def _print_citations(citations: list[Citation], out: TextIO) -> None:
         print(f"  - {citation.url} (line {citation.line}): {citation.sentence}", file=out)
 
 
-def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO) -> None:
-    counts = {v: sum(c.verdict == v for c in judgement.verdicts) for v in (SUPPORTED, UNSUPPORTED, UNKNOWN)}
-    print(
-        f"grounding (judge {model}): score {judgement.score:.2f}; {counts[SUPPORTED]} supported, "
-        f"{counts[UNSUPPORTED]} unsupported, {counts[UNKNOWN]} unknown",
-        file=out,
-    )
-    for verdict in judgement.verdicts:
+def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO) -> int:
+    """Print the verdicts, and the claims that could not be judged with why; return how many were judged."""
+    verdicts = judgement.verdicts
+    judged = [verdict for verdict in verdicts if verdict.verdict != UNKNOWN]
+    counts = {v: sum(c.verdict == v for c in verdicts) for v in (SUPPORTED, UNSUPPORTED, UNKNOWN)}
+    if not verdicts:
+        print(f"grounding (judge {model}): no claim cites a verified source, so there is nothing to judge", file=out)
+    elif judged:
+        not_judged = f"; {counts[UNKNOWN]} could not be judged" if counts[UNKNOWN] else ""
+        print(
+            f"grounding (judge {model}): score {judgement.score:.2f} over {len(judged)} of {len(verdicts)} claim(s); "
+            f"{counts[SUPPORTED]} supported, {counts[UNSUPPORTED]} unsupported{not_judged}",
+            file=out,
+        )
+    else:
+        print(f"grounding (judge {model}): no score; none of the {len(verdicts)} claim(s) could be judged", file=out)
+    for verdict in verdicts:
         reasons = "; ".join(f"{s.url}: {s.reason}" for s in verdict.sources if s.reason)
-        print(f"  - {verdict.verdict} (line {verdict.claim.line}): {verdict.claim.sentence}", file=out)
+        said = "not judged" if verdict.verdict == UNKNOWN else verdict.verdict
+        print(f"  - {said} (line {verdict.claim.line}): {verdict.claim.sentence}", file=out)
         if reasons:
             print(f"      {reasons}", file=out)
     for warning in judgement.warnings:
         print(f"deep-research check: warning: {warning}", file=err)
+    return len(judged)
 
 
 def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -136,6 +155,11 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"cannot read the report {args.report}: {error}") from error
         ledger = load_sources(args.sources) if args.sources is not None else None
+        if args.judge and ledger is not None and not any(entry.text.strip() for entry in ledger.entries()):
+            raise UsageError(
+                f"--judge needs the stored texts of the pages that were read, and {args.sources} holds none (a plain "
+                "URL list never does): pass the evidence ledger that `deep-research --sources` writes."
+            )
     except UsageError as error:
         print(f"deep-research check: error: {error}", file=err)
         return 2
@@ -161,7 +185,14 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
     status = 1 if check.unverified else 0
     if args.judge:
         claims = cited_claims(report, check.verified_urls)
-        judgement = drive(judge_claims(claims, ledger, default_judge(args.judge_model)))
-        _print_judgement(judgement, args.judge_model, out, err)
+        judgement = drive(judge_claims(claims, ledger, default_judge(args.judge_model))) if claims else Judgement([])
+        judged = _print_judgement(judgement, args.judge_model, out, err)
         status = 1 if any(v.verdict == UNSUPPORTED for v in judgement.verdicts) else status
+        if claims and not judged:
+            print(
+                f"deep-research check: error: the judge could judge none of the {len(claims)} cited claim(s) "
+                "(see why above); nothing was verified against the sources' texts.",
+                file=err,
+            )
+            status = status or NOTHING_JUDGED
     return status

@@ -1,36 +1,48 @@
 """
 Checking a report's citations against the sources that were really read, and repairing the report.
 
-:func:`verify_citations` compares every cited URL with the retrieved URLs, both normalised with
-:func:`~haystack_deep_research.evidence.normalize_url`, and repairs the report by this rule:
+:func:`verify_citations` compares every cited URL (see :mod:`haystack_deep_research.evidence.citations`) with the
+retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.normalize_url`. Only a URL of a kind
+a run reads can verify (``http(s)://``, and ``file://`` or ``doc://`` for documents from datastores): a
+``javascript:`` or ``data:`` link, a protocol-relative ``//host`` link and any other scheme never do. The report is
+repaired by this rule:
 
-* an unverified inline link ``[text](url)`` or ``[text][label]`` is replaced by its bare text: the claim stays,
-  the link goes;
+* an unverified inline link ``[text](url)`` or ``[text][label]``, or an image, is replaced by its bare text (the
+  image by its description): the claim stays, the link goes; an unverified HTML anchor loses its tags and keeps its
+  content; any other HTML tag with an unverified URL is removed;
 * an unverified bare URL or autolink is removed (with a pair of parentheses it leaves empty);
-* an unverified reference definition line is removed, and so are its markers in the text;
-* the Sources section (the first heading of level 2 or lower named "Sources" or "References", case-insensitive,
-  down to the next heading of the same or a higher level; later such sections are merged into it) is rebuilt to
-  list exactly the verified cited URLs, once each, in first-cited order, as ``- [title or url](url)`` with the URL
-  as it was retrieved. Numbered entries of the old list that markers in the text point to are kept below the list
-  as reference definitions ``[1]: url``. A report with verified citations and no such section gets one appended;
-  a section left with nothing verified says so.
+* an unverified reference definition line is removed, and so are its markers in the text; so is a footnote or other
+  entry written ``[label]: ...`` whose URL fails, whole;
+* a line that a removal leaves with nothing but a list or quote marker is dropped;
+* the Sources section (see :mod:`haystack_deep_research.evidence._styles`: a heading or a plain line such as
+  "Sources", "References" or "Quellen"; later such sections are merged into the first) is rebuilt to list exactly
+  the verified cited URLs, once each, in first-cited order, as ``- [title or url](url)`` with the URL as it was
+  retrieved. Entries of the old list that markers in the text point to are kept below the list as reference
+  definitions ``[1]: url``. A report with verified citations and no such section gets one appended; a section left
+  with nothing verified says so.
+
+The repaired report is read and repaired again until that changes nothing (the text of a removed link may itself
+hold a link, a removal may make a line the Sources title); a link whose place cannot be established takes the lines
+of its block with it, and if no fixed point comes every line still citing something unverified goes. So the
+repaired report cites nothing that was not read, as this parser reads it, and repairing it again changes nothing.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence.citations import Citation, _citations, _Doc, _Hit, _key, _scan
+from haystack_deep_research.evidence._document import verifiable
+from haystack_deep_research.evidence._repair import repair, source_line
+from haystack_deep_research.evidence.citations import Citation, _citations, _scan
 from haystack_deep_research.evidence.ledger import normalize_url
 
 __all__ = ["CitationCheck", "verify_citations"]
 
-_NOTHING_LEFT = re.compile(r"^\s*(?:[-*+>]|\d+[.)])?\s*$")
-_NO_SOURCES = "_No verified sources were cited._"
+_PASSES = 8
 
 
 @dataclass
@@ -64,74 +76,6 @@ class CitationCheck:
         return asdict(self)
 
 
-def _cut(line: str, start: int, end: int) -> str:
-    """Remove ``line[start:end]``, with the space before it and a pair of parentheses it leaves empty."""
-    left, right = line[:start], line[end:]
-    if left.rstrip().endswith("(") and right.lstrip().startswith(")"):
-        left, right = left.rstrip()[:-1], right.lstrip()[1:]
-    if left[-1:].isspace() and (not right or right[0] in " \t.,;:!?)"):
-        left = left.rstrip()
-    return left + (right.lstrip() if not left.strip() else right)
-
-
-def _repair_line(line: str, hits: list[_Hit], bad: set[str]) -> str | None:
-    """Apply the repair rule to one line outside the Sources section; ``None`` means drop the line."""
-    changed = False
-    for hit in sorted(hits, key=lambda item: item.start, reverse=True):
-        flags = [normalize_url(url) in bad for url in hit.urls]
-        if not any(flags):
-            continue
-        changed = True
-        if hit.mode == "line":
-            return None
-        if hit.mode == "link":
-            line = line[: hit.start] + hit.text + line[hit.end :]
-        elif hit.mode == "marker" and not all(flags):
-            kept = ", ".join(label for label, flag in zip(hit.refs, flags, strict=True) if not flag)
-            line = f"{line[: hit.start]}[{kept}]{line[hit.end :]}"
-        else:
-            line = _cut(line, hit.start, hit.end)
-    return None if changed and _NOTHING_LEFT.match(line) else line
-
-
-def _source_line(url: str, title: str) -> str:
-    label = (" ".join(title.split()) or url).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    if re.search(r"[\s<>]", url) or url.count("(") != url.count(")"):
-        url = f"<{url}>"
-    return f"- [{label}]({url})"
-
-
-def _rebuild(doc: _Doc, report: str, retrieved: Mapping[str, str], bad: set[str], sources: list[str]) -> str:
-    """Repair the body lines and put the rebuilt Sources section in place of the old one (or append it)."""
-    body: dict[int, list[_Hit]] = {}
-    kept: dict[str, tuple[int, str]] = {}
-    for hit in (hit for hit in doc.hits if hit.line not in doc.section_lines):
-        body.setdefault(hit.line, []).append(hit)
-        for label, url in zip(hit.refs, hit.urls, strict=False):  # only markers and [text][label] have refs
-            _, defined_at, in_section = doc.definitions[_key(label)]
-            if in_section and normalize_url(url) in retrieved:
-                kept.setdefault(_key(label), (defined_at, f"[{label}]: {retrieved[normalize_url(url)]}"))
-    repaired = {index: _repair_line(doc.lines[index], hits, bad) for index, hits in body.items()}
-    definitions = [text for _, text in sorted(kept.values())]
-    out: list[str] = []
-    after_block = False
-    for index, line in enumerate(doc.lines):
-        if index == doc.section_heading:
-            while out and not out[-1].strip():
-                out.pop()
-            out += [*([""] if out else []), line.strip(), "", *(sources or [_NO_SOURCES])]
-            out += ["", *definitions] if definitions else []
-            after_block = True
-        elif index not in doc.section_lines and (new := repaired.get(index, line)) is not None:
-            out += [""] if after_block and new.strip() else []
-            after_block = False
-            out.append(new)
-    text = "\n".join(out)
-    if doc.section_heading is None and sources:
-        return text.rstrip("\n") + ("\n\n" if text.strip() else "") + "## Sources\n\n" + "\n".join(sources) + "\n"
-    return text.rstrip("\n") + "\n" if report.endswith("\n") else text
-
-
 def verify_citations(
     report: str, retrieved_urls: Iterable[str], *, titles: Mapping[str, str] | None = None
 ) -> CitationCheck:
@@ -153,17 +97,29 @@ def verify_citations(
         if url.strip():
             retrieved.setdefault(normalize_url(url), url.strip())
     title_of = {normalize_url(url): title for url, title in (titles or {}).items() if url.strip()}
+
+    @cache
+    def failed(url: str) -> bool:
+        return not verifiable(url) or normalize_url(url) not in retrieved
+
     cited: dict[str, str] = {}
     verified: list[Citation] = []
     unverified: list[Citation] = []
     for citation in _citations(doc):
-        key = normalize_url(citation.url)
-        cited.setdefault(key, citation.url)
-        (verified if key in retrieved else unverified).append(citation)
-    good = [key for key in cited if key in retrieved]
-    sources = [_source_line(retrieved[key], title_of.get(key, "")) for key in good]
+        cited.setdefault(normalize_url(citation.url), citation.url)
+        (unverified if failed(citation.url) else verified).append(citation)
+    good = [key for key, url in cited.items() if not failed(url)]
+    sources = [source_line(retrieved[key], title_of.get(key, "")) for key in good]
+    text = repair(doc, retrieved, failed, sources)
+    for _ in range(_PASSES):
+        again = repair(_scan(text), retrieved, failed, sources)
+        if again == text:
+            break
+        text = again
+    else:
+        text = _strip_lines(text, failed)
     return CitationCheck(
-        report=_rebuild(doc, report, retrieved, set(cited) - set(good), sources),
+        report=text,
         cited=list(cited.values()),
         verified=verified,
         unverified=unverified,
@@ -171,5 +127,15 @@ def verify_citations(
         repaired=bool(unverified),
         precision=len(good) / len(cited) if cited else 1.0,
         verified_urls=[cited[key] for key in good],
-        unverified_urls=[cited[key] for key in cited if key not in retrieved],
+        unverified_urls=[url for key, url in cited.items() if key not in good],
     )
+
+
+def _strip_lines(text: str, failed: Callable[[str], bool]) -> str:
+    """The last resort: drop every line that still cites something unverified until nothing does."""
+    while True:
+        doc = _scan(text)
+        lines = {doc.line(hit) for hit in doc.hits if any(failed(url) for url in hit.urls)}
+        if not lines:
+            return text
+        text = "\n".join(line for index, line in enumerate(doc.lines) if index not in lines)

@@ -1,11 +1,12 @@
 """
 Judging cited claims against the stored text of the sources they cite.
 
-A *claim* is a sentence of a report's body (outside its Sources section; reference definitions excluded) that cites
-at least one verified URL. :func:`judge_claims` makes one call to the judge model per cited source. The prompt holds
-that source's stored text — the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch — fenced as
-untrusted data, and the numbered claims that cite it. The judge answers in JSON with one verdict per claim:
-``supported`` or ``unsupported``.
+A *claim* is a sentence of a report's body (outside its Sources section; reference definitions, footnotes and
+reference-list entries excluded) that cites at least one verified URL; a marker right after a sentence's final
+punctuation cites that sentence. :func:`judge_claims` makes one call to the judge model per cited source. The prompt
+holds that source's stored text — the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch —
+fenced as untrusted data, and the numbered claims that cite it. The judge answers in JSON with one verdict per
+claim: ``supported`` or ``unsupported``.
 
 What the judge does not decide is ``unknown``: every claim of a source whose reply is not the JSON asked for or whose
 call failed (each with a warning), a claim the reply gives no verdict for (with a warning), a verdict other than the
@@ -26,7 +27,7 @@ from typing import Any, Literal, Protocol
 
 from haystack.components.generators.chat.types import ChatGenerator
 
-from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.evidence import extract_citations, normalize_url, sentence_reader
 from haystack_deep_research.prompts import JUDGE, fence, render_chat
 from haystack_deep_research.run import Phase, add_usage, ask
 
@@ -52,10 +53,6 @@ SUPPORTED: Verdict = "supported"
 UNSUPPORTED: Verdict = "unsupported"
 UNKNOWN: Verdict = "unknown"
 
-_DEFINITION_LINE = re.compile(r"^\s*\[[^\]]+\]:\s")
-_INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_URL_TEXT = re.compile(r"<?https?://[^\s>]+>?", re.IGNORECASE)
-_NUMBERED_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 _FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -94,7 +91,8 @@ class Claim:
     """
     One cited claim of a report.
 
-    :param text: The sentence as the judge sees it: links replaced by their text, URLs and ``[1]`` markers removed.
+    :param text: The sentence as the judge sees it: links replaced by their text, images by their description, URLs,
+        raw HTML and markers (``[1]``, ``[1, 2]``, ``[^1]``) removed.
     :param sentence: The sentence as written in the report.
     :param line: 1-based line number in the report.
     :param urls: The verified URLs the sentence cites, once each, as written.
@@ -180,12 +178,6 @@ class Judgement:
         return [v.claim for v in self.verdicts if v.verdict == UNSUPPORTED]
 
 
-def _plain(sentence: str) -> str:
-    text = _URL_TEXT.sub("", _INLINE_LINK.sub(lambda link: link.group(1), sentence))
-    text = _NUMBERED_MARKER.sub("", text)
-    return " ".join(text.split())
-
-
 def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
     """
     Find the claims of a report: body sentences that cite at least one verified URL.
@@ -198,10 +190,11 @@ def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
     grouped: dict[tuple[int, str], dict[str, str]] = {}
     for citation in extract_citations(report, sources_section=False):
         key = normalize_url(citation.url)
-        if key in verified and not _DEFINITION_LINE.match(citation.sentence):
+        if key in verified:
             grouped.setdefault((citation.line, citation.sentence), {}).setdefault(key, citation.url)
+    read = sentence_reader(report)
     return [
-        Claim(text=_plain(sentence) or sentence, sentence=sentence, line=line, urls=tuple(urls.values()))
+        Claim(text=read(sentence) or sentence, sentence=sentence, line=line, urls=tuple(urls.values()))
         for (line, sentence), urls in grouped.items()
     ]
 
@@ -297,12 +290,15 @@ def judge_claims(
         if outcome.reply is not None:
             judgement.usage = add_usage(judgement.usage, outcome.reply.meta.get("usage"))
         parsed = parse_verdicts(outcome.text, len(indexes)) if outcome.error is None else None
+        missed = "the judge gave no verdict"
         if outcome.error is not None:
-            why = f"{type(outcome.error).__name__}: {outcome.error}"
+            missed = f"the judge call failed ({type(outcome.error).__name__}: {outcome.error})"
             judgement.warnings.append(
-                f"the judge call for {url} failed ({why}); its {len(indexes)} claim(s) count as unknown"
+                f"the judge call for {url} failed ({type(outcome.error).__name__}: {outcome.error}); "
+                f"its {len(indexes)} claim(s) count as unknown"
             )
         elif parsed is None:
+            missed = "the judge's reply was not the JSON asked for"
             judgement.warnings.append(
                 f"the judge's reply for {url} was not the JSON asked for; its {len(indexes)} claim(s) count as unknown"
             )
@@ -312,7 +308,7 @@ def judge_claims(
                 f"the judge gave no verdict for {missing} claim(s) citing {url}; they count as unknown"
             )
         for number, index in enumerate(indexes, 1):
-            verdict, reason = (parsed or {}).get(number, (UNKNOWN, "the judge gave no verdict"))
+            verdict, reason = (parsed or {}).get(number, (UNKNOWN, missed))
             found[(index, key)] = SourceVerdict(url, verdict, reason)
     for index, claim in enumerate(claims):
         sources = tuple(found[(index, normalize_url(url))] for url in claim.urls)

@@ -37,16 +37,14 @@ def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     """
     The URLs the report may cite: URLs in the notes whose pages the run really read.
 
-    A search result alone does not count: its page was never read. When the ledger is empty (the researchers used
-    tools that do not record into it), the notes' URLs are used.
+    A search result alone does not count: its page was never read. An empty ledger allows nothing: a run that read
+    nothing cannot cite anything, whatever URLs the notes hold.
 
     :param notes: The researchers' notes.
     :param run: The run, whose ledger lists what was read.
     :returns: The allowed URLs, in the order the notes first mention them.
     """
     in_notes = list(dict.fromkeys(c.url for note in notes for c in extract_citations(note)))
-    if len(run.ledger) == 0:
-        return in_notes
     read = {normalize_url(url) for url in run.ledger.read_urls()}
     return [url for url in in_notes if normalize_url(url) in read]
 

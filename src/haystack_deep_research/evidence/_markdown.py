@@ -1,0 +1,235 @@
+"""
+Reading a report as a reader sees it, into a :class:`._parsed.Parsed`: its blocks, link reference definitions and
+links, each by its place in the report.
+
+The report is read by :data:`._reader.READER` (CommonMark with GFM's tables, strikethrough and autolinks), and every
+inline content is placed in the report (:mod:`._positions`). Its links are then: inline and reference links, images
+and autolinks as markdown-it makes them; raw HTML tags naming a URL (:mod:`._html`); and bare links, found by the
+linkifier in the plain text between those after entities and backslash escapes are decoded, so that a scheme spelled
+``&#104;ttps:`` still counts. Nothing inside a code span, a code block or a fence is read, as no renderer links it;
+a line nested deeper than markdown-it goes, which another renderer may show, is read on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from markdown_it.token import Token
+
+from haystack_deep_research.evidence._html import Tag, read_tags
+from haystack_deep_research.evidence._parsed import Block, Definition, Link, LinkForm, Parsed
+from haystack_deep_research.evidence._positions import align, check, plain_segments, span
+from haystack_deep_research.evidence._reader import READER, SPANS, bare_links, decoded, token_runs, trim_bare
+
+__all__ = ["parse", "parse_fragment"]
+
+_LEAVES = frozenset(
+    {"paragraph_open", "heading_open", "fence", "code_block", "html_block", "hr", "table_open", "definition"}
+)
+_HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))
+
+
+def _bare_links(parsed: Parsed, block: Block) -> None:
+    """
+    Add the bare links of a block's plain text, in both readings renderers make: the whole text once its entities
+    and escapes are decoded, as GFM reads it, and the pieces between delimiters, escapes and entities, one by one,
+    as markdown-it's own linkify reads ``scheme://`` links. Where the two disagree (``-https://x.example/a_(b)``:
+    ``.../a_(b)`` or ``.../a``), both links count.
+    """
+    for start, end in block.segments:
+        text, spans = decoded(parsed.text, start, end)
+        found = {(spans[first][0], spans[last - 1][1]): url for first, last, url in bare_links(text)}
+        raw = parsed.text[start:end]
+        for run_start, run_end in token_runs(raw):
+            for first, last, url in bare_links(raw[run_start:run_end], www=False):
+                found.setdefault((start + run_start + first, start + run_start + last), url)
+        for (begin, finish), url in found.items():
+            parsed.links.append(Link(url, "bare", begin, finish, lines=_lines(block)))
+
+
+def _lines(block: Block) -> tuple[int, int]:
+    return block.first, block.end
+
+
+def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block: Block) -> None:
+    """Add the links, images and HTML tags of one inline token."""
+    children, src = token.children or [], token.content
+    closings = _closing_anchors(children)
+    for index, child in enumerate(children):
+        where = child.meta.get("span") if child.meta else None
+        if where is None:
+            continue
+        start, end = span(offsets, *where) if offsets else (parsed.starts[block.first],) * 2
+        mapped = offsets is not None and check(parsed.text, offsets, src, *where)
+        label_end = child.meta["label_end"]
+        if child.type == "link_open" and child.markup in ("autolink", "linkify"):
+            url = str(child.attrs.get("href", ""))
+            trimmed = url if child.markup == "autolink" else trim_bare(url)
+            form: LinkForm = "autolink" if child.markup == "autolink" else "bare"
+            finish = end - len(url) + len(trimmed)
+            parsed.links.append(Link(trimmed, form, start, finish, None, None, None, mapped, _lines(block)))
+        elif child.type == "link_open":
+            text = span(offsets, where[0] + 1, label_end) if offsets else None
+            label = child.meta.get("label")
+            if label is not None:  # a reference link: [text][label], [text][] or [text]
+                written = src[label_end + 2 : where[1] - 1] if src[label_end + 1 : label_end + 2] == "[" else ""
+                label = written or src[where[0] + 1 : label_end]
+            form = "reference" if label is not None else "inline"
+            url = str(child.attrs.get("href", ""))
+            parsed.links.append(Link(url, form, start, end, text, label, None, mapped, _lines(block)))
+        elif child.type == "image":
+            text = span(offsets, where[0] + 2, label_end) if offsets else None
+            url = str(child.attrs.get("src", ""))
+            parsed.links.append(Link(url, "image", start, end, text, None, None, mapped, _lines(block)))
+        elif child.type == "html_inline":
+            closing = closings.get(index)
+            for tag in read_tags(child.content):
+                tail = span(offsets, *closing.meta["span"]) if closing is not None and offsets is not None else None
+                parsed.links += _tag_links(tag, (start, end), tail=tail, mapped=mapped, block=block)
+
+
+def _closing_anchors(children: list[Token]) -> dict[int, Token]:
+    """For each inline ``<a ...>`` tag (by index), the ``</a>`` that closes it, if any."""
+    closings: dict[int, Token] = {}
+    opened: list[int] = []
+    for index, child in enumerate(children):
+        if child.type != "html_inline":
+            continue
+        if re.match(r"<a[\s>]", child.content, re.IGNORECASE):
+            opened.append(index)
+        elif re.match(r"</a\s*>", child.content, re.IGNORECASE) and opened:
+            closings[opened.pop()] = child
+    return closings
+
+
+def _tag_links(
+    tag: Tag, where: tuple[int, int], *, tail: tuple[int, int] | None, mapped: bool, block: Block
+) -> list[Link]:
+    """The links of one inline HTML tag; an anchor's text runs to its closing tag, if there is one."""
+    if tag.name != "a":
+        return [Link(url, "html", *where, mapped=mapped, lines=_lines(block)) for url in tag.urls]
+    text = (where[1], tail[0] if tail else where[1])
+    return [Link(url, "html", *where, text, None, tail, mapped, _lines(block)) for url in tag.urls]
+
+
+def _html_block(parsed: Parsed, token: Token) -> None:
+    """Add the links of a raw HTML block: each tag is removed whole, an anchor's content kept."""
+    first, end = token.map or (0, 0)
+    offsets = align(parsed.lines, parsed.starts, token.content, first, None)
+    for tag in read_tags(token.content):
+        mapped = offsets is not None and check(parsed.text, offsets, token.content, tag.start, tag.end)
+        if offsets is None:
+            where, text, tail = (parsed.starts[first],) * 2, None, None
+        else:
+            where = span(offsets, tag.start, tag.end)
+            text = span(offsets, tag.end, tag.close[0]) if tag.close else (where[1], where[1])
+            tail = span(offsets, *tag.close) if tag.close else None
+        parsed.links += [Link(url, "html", *where, text, None, tail, mapped, (first, end)) for url in tag.urls]
+
+
+def _closer(parsed: Parsed, tokens: list[Token]) -> str:
+    """The line that closes the last top-level block if it runs to the end of the report unclosed; else ``""``."""
+    last = next((token for token in reversed(tokens) if token.level == 0 and token.map), None)
+    if last is None or last.map is None or last.map[1] < len(parsed.lines) - parsed.text.endswith("\n"):
+        return ""
+    final = parsed.lines[last.map[1] - 1].strip()
+    if last.type == "fence":
+        fence = last.markup
+        closed = last.map[1] - 1 > last.map[0] and final == fence[0] * len(final) and len(final) >= len(fence)
+        return "" if closed else fence
+    if last.type == "html_block":
+        opening = last.content.lstrip().lower()
+        tag = re.match(r"<(script|pre|style|textarea)(?=[\s>]|$)", opening)
+        end = f"</{tag.group(1)}>" if tag else next((e for s, e in _HTML_ENDS if opening.startswith(s)), "")
+        return end if end and end not in final.lower() else ""
+    return ""
+
+
+def parse(markdown: str) -> Parsed:
+    """
+    Parse a report.
+
+    :param markdown: The report; ``\\r\\n`` and ``\\r`` line ends are read as ``\\n`` and NUL as U+FFFD, as
+        CommonMark does, and offsets refer to the text so normalised.
+    :returns: The parsed report.
+    """
+    text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    parsed = Parsed(text, lines, starts)
+    env: dict[str, Any] = {}
+    tokens = READER.parse(text, env)
+    parsed.references = env.get("references", {})
+    cell: list[int] | None = None
+    for number, token in enumerate(tokens):
+        if token.level == 0 and token.map and token.nesting >= 0:
+            parsed.units.append((token.map[0], token.map[1], token.type))
+        if token.type in ("tr_open", "tr_close"):
+            cell = [0] if token.type == "tr_open" else None
+        elif token.type == "definition" and token.map:
+            first, end = token.map
+            after = starts[first] + lines[first].find("]:") + 2
+            meta = token.meta
+            parsed.definitions.append(Definition(meta["label"], meta["url"], meta["title"], first, end, after))
+        elif token.type == "html_block":
+            _html_block(parsed, token)
+        elif token.type == "inline" and token.map:
+            opener = tokens[number - 1]
+            kind = {"heading_open": "heading", "paragraph_open": "paragraph"}.get(opener.type, "cell")
+            level = int(opener.tag[1]) if kind == "heading" else 0
+            block = Block(kind, token.map[0], token.map[1], token.content, level)
+            offsets = align(lines, starts, token.content, token.map[0], cell if kind == "cell" else None)
+            if offsets is not None:
+                opaque = env.get(SPANS, {}).get(id(token.children), [])
+                block.segments = plain_segments(offsets, len(token.content), opaque)
+            parsed.blocks.append(block)
+            _inline_links(parsed, token, offsets, block)
+            _bare_links(parsed, block)
+    parsed.links += _unread_links(parsed, tokens)
+    parsed.links.sort(key=lambda item: (item.start, -item.end))
+    parsed.unclosed = _closer(parsed, tokens)
+    return parsed
+
+
+def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
+    """
+    The links of the lines markdown-it leaves unread that another renderer may show: those nested deeper than it goes
+    (``maxNesting``), and an indented block after a footnote ``[^1]: ...``, which GFM reads as the footnote's text.
+    Each such line is read as inline Markdown on its own.
+    """
+    read: set[int] = set()
+    previous: Token | None = None
+    for token in tokens:
+        footnote = previous is not None and previous.map and parsed.lines[previous.map[0]].lstrip().startswith("[^")
+        if token.type in _LEAVES and token.map and not (token.type == "code_block" and footnote):
+            read.update(range(*token.map))  # (indented text after a footnote continues it, where footnotes exist)
+        if token.level == 0 and token.map:
+            previous = token
+    links: list[Link] = []
+    for row, line in enumerate(parsed.lines):
+        if row not in read and line.strip() and line.strip(" \t>-*+") != "":
+            start = parsed.starts[row]
+            links += parse_fragment(parsed, start, start + len(line), (row, row + 1))
+    return links
+
+
+def parse_fragment(parsed: Parsed, start: int, end: int, lines: tuple[int, int]) -> list[Link]:
+    """
+    The links of ``parsed.text[start:end]`` read as inline Markdown: for text that a renderer may show although
+    CommonMark does not (a footnote written as a link reference definition, ``[^1]: [Title](url)``).
+
+    :returns: The links, with offsets in the report.
+    """
+    env: dict[str, Any] = {"references": parsed.references}
+    source = parsed.text[start:end]
+    inner = Parsed(parsed.text, parsed.lines, parsed.starts, references=parsed.references)
+    offsets = list(range(start, end + 1))
+    block = Block("fragment", *lines, source)
+    for token in READER.parseInline(source, env):
+        block.segments = plain_segments(offsets, len(source), env.get(SPANS, {}).get(id(token.children), []))
+        _inline_links(inner, token, offsets, block)
+        _bare_links(inner, block)
+    return inner.links

@@ -1,0 +1,302 @@
+"""
+The citation styles of a report: its Sources section, reference-list entries, footnotes and markers.
+
+- **Sources section.** A heading, or a paragraph's first line (also as a list item, ``7. Sources``), that says only
+  "Sources", "References" or an equivalent in another language (``Referencias``, ``Quellen``, ``参考文献``, ...),
+  bold or with a colon. A heading's section runs to the next heading of the same or a higher level; a plain line's
+  section runs on over the blocks that cite something, and ends at the first that does not, or at a heading. A list
+  without a title that ends the report may be one too (see :func:`_untitled_list`).
+- **Entries.** In the Sources section, a line that starts with a label (``[1]``, ``(1)``, ``1.``, ``1)``, ``[^1]:``)
+  starts an entry, up to the next such line or the end of its block; the entry's first URL is what the label means.
+  Anywhere in the report, a paragraph line starting ``[label]:`` that CommonMark does not read as a definition (a
+  footnote such as ``[^1]: Title, https://...``) is an entry too, removed whole when its URL fails.
+- **Markers.** In the body, ``[1]``, ``[1, 2]``, ``[1-3]``, ``[^1]``, ``【1】`` and ``[1][2]`` cite the entries or
+  definitions with those labels (all of them must exist); so does a link to an anchor whose text is such a label.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left
+from itertools import accumulate
+from typing import NamedTuple
+
+from haystack_deep_research.evidence._document import Doc, Hit, citable, key, link_hit
+from haystack_deep_research.evidence._markdown import parse_fragment
+from haystack_deep_research.evidence._parsed import Link
+from haystack_deep_research.evidence._reader import decoded
+
+__all__ = ["NO_SOURCES", "find_entries", "find_markers", "find_sections", "marker_like", "split_links"]
+
+NO_SOURCES = "_No verified sources were cited._"
+"""What a rebuilt Sources section says when nothing cited was verified (and part of the section when read again)."""
+
+_TITLES = frozenset(
+    word.casefold()
+    for word in (
+        # English
+        "sources", "source", "references", "reference list", "bibliography", "works cited", "citations",
+        "cited sources", "sources cited", "cited works", "footnotes", "notes and references", "references and notes",
+        # Spanish, Portuguese, Catalan, Galician
+        "referencias", "fuentes", "bibliografía", "obras citadas", "fuentes consultadas", "referencias bibliográficas",
+        "referências", "fontes", "bibliografia", "referències", "fonts",
+        # French, Italian, Romanian
+        "références", "bibliographie", "riferimenti", "fonti", "riferimenti bibliografici", "referințe", "surse",
+        # German, Dutch, Scandinavian, Finnish
+        "quellen", "quellenangaben", "literatur", "literaturverzeichnis", "referenzen", "einzelnachweise", "belege",
+        "quellenverzeichnis", "bronnen", "referenties", "bronvermelding", "literatuur", "källor", "referenser",
+        "kilder", "referencer", "referanser", "lähteet", "viitteet",
+        # Central and Eastern European
+        "źródła", "bibliografia", "przypisy", "zdroje", "literatura", "források", "irodalom", "izvori",
+        "источники", "литература", "список литературы", "ссылки", "джерела", "список джерел", "източници",
+        # Greek, Turkish, Hebrew, Arabic, Persian, Hindi
+        "πηγές", "βιβλιογραφία", "αναφορές", "kaynaklar", "kaynakça", "מקורות", "המקורות", "المراجع", "المصادر",
+        "منابع", "संदर्भ", "स्रोत",
+        # East and South-East Asian
+        "参考文献", "参考资料", "参考資料", "来源", "來源", "资料来源", "資料來源", "出典", "出处", "出處", "引用",
+        "引用文献", "참고 문헌", "참고문헌", "출처", "참고 자료", "tài liệu tham khảo", "nguồn", "nguồn tham khảo",
+        "referensi", "sumber", "daftar pustaka", "rujukan", "แหล่งที่มา", "อ้างอิง", "เอกสารอ้างอิง",
+    )
+)  # fmt: skip
+_TITLE = re.compile(r"[\s*_]*(?:\d{1,2}(?:\.\d{1,2})*\.?\s+)?(.*?)[\s*_:\uff1a.]*")
+_PREFIX = re.compile(r"(?:[ \t]*>)*[ \t]*(?:[-*+][ \t]+)?")
+_LABEL = re.compile(r"(?:\[(\^?[^\[\]\s]{1,30})\](:?)|\((\d{1,4})\)|(\d{1,4})[.)])(?=\s|$)")
+_MARKER = re.compile(
+    r"\[\s*([^\[\]\n]{1,80}?)\s*\]"  # [1], [1, 2], [^1]
+    r"|\u3010\s*([^\u3010\u3011\n]{1,80}?)\s*\u3011"  # 【1】
+    r"|\uff3b\s*([^\uff3b\uff3d\n]{1,80}?)\s*\uff3d"  # full-width [1]
+)
+_RANGE = re.compile(r"(\d{1,4})\s*[-\u2013\u2014]\s*(\d{1,4})")
+_SEPARATORS = " \t\n\u2014\u2013-:,."
+_PLAIN = ("paragraph_open", "ordered_list_open", "bullet_list_open")  # a plain title: a paragraph, or "7. Sources"
+
+
+def is_title(text: str) -> bool:
+    """:returns: Whether ``text`` names a Sources section (see the module docstring)."""
+    match = _TITLE.fullmatch(unicodedata.normalize("NFC", text.strip()))
+    return match is not None and " ".join(match.group(1).split()).casefold() in _TITLES
+
+
+def marker_like(text: str) -> bool:
+    """:returns: Whether a label looks like a citation marker: a number or a footnote label ``^x``."""
+    return re.fullmatch(r"\^\S{1,30}|\d{1,4}", text.strip()) is not None
+
+
+def _citing_lines(doc: Doc) -> list[int]:
+    """The lines where a link that cites something starts, in order."""
+    return sorted({doc.parsed.line_of(link.start) for link in doc.parsed.links if citable(link.url)})
+
+
+def _cites(citing: list[int], first: int, end: int) -> bool:
+    at = bisect_left(citing, first)
+    return at < len(citing) and citing[at] < end
+
+
+def find_sections(doc: Doc) -> None:
+    """Find the Sources section(s) and set ``doc.section_lines`` and ``doc.section_heading``."""
+    parsed = doc.parsed
+    blocks = {block.first: block for block in parsed.blocks if block.kind in ("heading", "paragraph")}
+    units = sorted(parsed.units)
+    citing = _citing_lines(doc)
+    for index, (first, end, kind) in enumerate(units):
+        block = blocks.get(first)
+        if block is None:
+            continue
+        if kind == "heading_open" and is_title(block.content):
+            later = (unit for unit in units[index + 1 :] if unit[2] == "heading_open")
+            stop = next((unit[0] for unit in later if blocks[unit[0]].level <= block.level), len(parsed.lines))
+        elif kind in _PLAIN and block.kind == "paragraph" and is_title(block.content.split("\n")[0]):
+            stop = end
+            for next_first, next_end, next_kind in units[index + 1 :]:
+                cites = next_kind == "definition" or _cites(citing, next_first, next_end)
+                cites = cites or doc.lines[next_first].strip() == NO_SOURCES
+                if next_kind == "heading_open" or not cites:
+                    break
+                stop = next_end
+        else:
+            continue
+        doc.section_lines.update(range(first, stop))
+        doc.section_heading = first if doc.section_heading is None else doc.section_heading
+    if not doc.section_lines:
+        _untitled_list(doc, units, citing)
+
+
+def _untitled_list(doc: Doc, units: list[tuple[int, int, str]], citing: list[int]) -> None:
+    """
+    Take a reference list without a title for the Sources section: the blocks that end the report, right after the
+    body (not after a heading; a rule between aside), made of entries that each start with a label (not a footnote's
+    ``[label]:``) and cite something, when a marker of the body names one of their labels.
+    """
+    first = end = None
+    for unit_first, unit_end, kind in reversed(units):
+        if kind == "hr" and first is None:
+            continue
+        if kind not in _PLAIN:
+            break
+        rows = [row for row in range(unit_first, unit_end) if doc.lines[row].strip()]
+        labels = {row: found for row in rows if (found := _entry_label(doc.lines[row], True))}
+        starts = list(labels)
+        if not rows or rows[0] not in labels or any(found.colon for found in labels.values()):
+            break
+        bounds = zip(starts, [*starts[1:], unit_end], strict=True)
+        if not all(_cites(citing, row, stop) for row, stop in bounds) or any(
+            row not in starts and not doc.lines[row][:1].isspace() for row in rows
+        ):
+            break
+        first, end = unit_first, end or unit_end
+    above = [kind for unit_first, _, kind in units if unit_first < (first or 0) and kind != "hr"]
+    if first is None or end is None or above[-1:] == ["heading_open"]:  # a list under another title is not one
+        return
+    named = {key(found.label) for row in range(first, end) if (found := _entry_label(doc.lines[row], True))}
+    body = "\n".join(doc.lines[:first])
+    marked = {key(label) for match in _MARKER.finditer(body) for label in _labels(_body(match), None) or []}
+    if named & marked:
+        doc.section_lines.update(range(first, end))
+
+
+def split_links(doc: Doc) -> tuple[list[Hit], list[Link]]:
+    """:returns: The spans of the links that cite something, and the links that may be markers instead."""
+    hits: list[Hit] = []
+    maybe: list[Link] = []
+    for link in doc.parsed.links:
+        in_body = doc.parsed.line_of(link.start) not in doc.section_lines
+        text = doc.text(link.text)
+        if in_body and link.form in ("inline", "reference") and link.text is not None:
+            is_marker = link.form == "reference" and (marker_like(text) or marker_like(link.label or ""))
+            if is_marker or (not citable(link.url) and _labels(text.strip().strip("[]\u3010\u3011"), None) is not None):
+                maybe.append(link)
+                continue
+        if citable(link.url):
+            hits.append(link_hit(doc, link))
+    for definition in doc.parsed.definitions:
+        lines = (definition.first, definition.end)
+        in_section = definition.first in doc.section_lines
+        start, end = doc.parsed.starts[definition.first], doc.parsed.starts[definition.end - 1]
+        end += len(doc.lines[definition.end - 1])
+        if definition.label.startswith("^"):  # a footnote: a renderer with footnotes shows its text
+            found = [link_hit(doc, link) for link in parse_fragment(doc.parsed, definition.after, end, lines)]
+            found = [hit for hit in found if citable(hit.urls[0])]
+            if found:
+                found[0].mode, found[0].lines = "line", lines
+            _define(doc, definition.label, found, in_section=in_section, lines=lines)
+            hits += found
+        elif citable(definition.url):
+            hit = Hit(start, end, "line", "reference", [definition.url], definition.title, lines=lines, entry=True)
+            doc.definitions.setdefault(key(definition.label), (definition.url, definition.first, in_section))
+            doc.entry_lines.update(range(*lines))
+            hits.append(hit)
+    return hits, maybe
+
+
+def _define(doc: Doc, label: str, hits: list[Hit], *, in_section: bool, lines: tuple[int, int]) -> None:
+    doc.entry_lines.update(range(*lines))
+    for hit in hits:
+        hit.entry, hit.kind = True, "reference"
+    if hits:
+        doc.definitions.setdefault(key(label), (hits[0].urls[0], lines[0], in_section))
+
+
+class _Label(NamedTuple):
+    label: str
+    end: int  # where it ends in its line
+    colon: bool  # written ``[label]:``, as a definition or footnote
+
+
+def _entry_label(line: str, in_section: bool) -> _Label | None:
+    """The label that starts an entry line: any label in the Sources section, ``[label]:`` anywhere."""
+    match = _LABEL.match(line, _PREFIX.match(line).end())  # type: ignore[union-attr]  # the prefix may be empty
+    if match is None or not (in_section or match.group(2)):
+        return None
+    label = next(group for group in (match.group(1), match.group(3), match.group(4)) if group)
+    return _Label(label, match.end(), bool(match.group(2)))
+
+
+def find_entries(doc: Doc) -> None:
+    """Find the labelled entries (see the module docstring) and record their labels in ``doc.definitions``."""
+    parsed = doc.parsed
+    doc.hits.sort(key=lambda hit: (hit.start, -hit.end))
+    starts = [hit.start for hit in doc.hits]
+    for block in parsed.blocks:
+        if block.kind != "paragraph":
+            continue
+        in_section = block.first in doc.section_lines
+        entries = []
+        for row in range(block.first, block.end):
+            found = _entry_label(doc.lines[row], in_section) if row != doc.section_heading else None
+            if found:
+                entries.append((row, found.label, found.end))
+        for number, (row, label, label_end) in enumerate(entries):
+            stop = entries[number + 1][0] if number + 1 < len(entries) else block.end
+            first, last = parsed.starts[row], parsed.starts[stop - 1] + len(doc.lines[stop - 1])
+            span = doc.hits[bisect_left(starts, first) : bisect_left(starts, last)]
+            inside = [hit for hit in span if hit.mode != "line"]
+            if inside:
+                title = doc.parsed.text[first + label_end : inside[0].start].strip(_SEPARATORS)
+                inside[0].text = inside[0].text or " ".join(title.split())
+                if not in_section:
+                    inside[0].mode, inside[0].lines = "line", (row, stop)
+            _define(doc, label, inside, in_section=in_section, lines=(row, stop))
+
+
+def _labels(body: str, known: dict[str, tuple[str, int, bool]] | None) -> list[str] | None:
+    """The labels a marker's text names, if it is a marker: all of them must be ``known`` (any, when ``None``)."""
+    if known is not None and key(body) in known:
+        return [body]
+    labels: list[str] = []
+    for piece in re.split(r"[,;\uff0c\uff1b\u3001]", body):
+        part = piece.split("\u2020")[0].strip()  # 【1†source】
+        span = _RANGE.fullmatch(part)
+        if span and int(span.group(1)) < int(span.group(2)) <= int(span.group(1)) + 50:
+            labels += [str(number) for number in range(int(span.group(1)), int(span.group(2)) + 1)]
+        elif marker_like(part):
+            labels.append(part)
+        else:
+            return None
+    return labels if labels and (known is None or all(key(label) in known for label in labels)) else None
+
+
+def _body(match: re.Match[str]) -> str:
+    return next(group for group in match.groups() if group is not None)
+
+
+def _marker(
+    doc: Doc, span: tuple[int, int], labels: list[str], *, body: str, lines: tuple[int, int], link: Link | None = None
+) -> Hit:
+    """A marker naming ``labels``; a reference link's own URL stands for its label."""
+    urls = [link.url] if link is not None else [doc.definitions[key(label)][0] for label in labels]
+    mapped = link.mapped if link is not None else True
+    return Hit(*span, "marker", "reference", urls, body, labels, lines=lines, mapped=mapped)
+
+
+def find_markers(doc: Doc, maybe: list[Link]) -> None:
+    """Find the markers of the body (see the module docstring) and add them to ``doc.hits``."""
+    known = doc.definitions
+    for link in maybe:
+        text, label, lines = doc.text(link.text), link.label or "", link.lines
+        if link.form == "reference" and key(text) == key(label):  # [1] or [1][]
+            if citable(link.url):
+                doc.hits.append(_marker(doc, (link.start, link.end), [label], body=label, lines=lines, link=link))
+        elif link.form == "reference" and link.text is not None:  # [1][2]: two markers
+            middle = link.text[1] + 1
+            if (found := _labels(text, known)) is not None:
+                doc.hits.append(_marker(doc, (link.start, middle), found, body=text, lines=lines))
+            if citable(link.url):
+                doc.hits.append(_marker(doc, (middle, link.end), [label], body=label, lines=lines, link=link))
+        elif (found := _labels(text.strip().strip("[]\u3010\u3011"), known)) is not None:
+            doc.hits.append(_marker(doc, (link.start, link.end), found, body=text, lines=lines))
+    taken = sorted((hit.start, hit.end) for hit in doc.hits)
+    taken_starts = [start for start, _ in taken]
+    reach = list(accumulate((end for _, end in taken), max))  # the furthest end of the spans up to each one
+    for block in doc.parsed.blocks:
+        if block.first in doc.section_lines or block.first in doc.entry_lines:
+            continue
+        for start, end in block.segments:
+            text, spans = decoded(doc.parsed.text, start, end)
+            for match in _MARKER.finditer(text):
+                body = _body(match)
+                begin, finish = spans[match.start()][0], spans[match.end() - 1][1]
+                labels = _labels(body, known)
+                before = bisect_left(taken_starts, finish) - 1  # the last span starting before this one ends
+                if labels is not None and not (before >= 0 and reach[before] > begin):
+                    doc.hits.append(_marker(doc, (begin, finish), labels, body=body, lines=(block.first, block.end)))
