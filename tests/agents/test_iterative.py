@@ -14,8 +14,10 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import (
     EVENTS_KEY,
+    RUN_DIR_KEY,
     ConfigurationError,
     InvalidQuestionError,
+    RunDirError,
     UrlPolicy,
     WebSearchTool,
     create_iterative_research_agent,
@@ -25,6 +27,18 @@ from haystack_deep_research.events import Event, PageRead, SearchDone, SearchRou
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
+
+
+class Interrupted(ScriptedChatGenerator):
+    """A model whose call is interrupted (Ctrl-C), which no step catches."""
+
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        raise KeyboardInterrupt
+
+    async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        raise KeyboardInterrupt
+
+
 QUESTION = "How fast are solar capacity and battery storage growing?"
 
 
@@ -342,3 +356,70 @@ def test_a_replay_that_asks_something_new_says_so_in_its_warnings(
     replayed = research(make_iterative(["battery storage", None], replay_from=tmp_path), question="Another question?")
 
     assert any("holds no model for this request" in warning for warning in replayed["warnings"])
+
+
+def test_an_update_keeps_fresh_findings_and_looks_for_what_is_new(
+    make_iterative: Callable[..., IterativeResearchAgent], search: LoopbackSearchServer, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    first = research(make_iterative(["solar capacity", None]), **{RUN_DIR_KEY: run_dir})
+    searched = len(search.requests.wait_for(1))
+
+    updated = make_iterative(["battery storage", None]).update(run_dir)
+
+    assert updated["topics"] == ["solar capacity", "battery storage"]
+    assert len(search.requests.wait_for(searched + 1)) == searched + 1  # only the new topic was searched
+    assert updated["changes"]["kept_topics"] == ["solar capacity"]
+    assert updated["changes"]["rechecked_topics"] == []
+    assert updated["changes"]["new_topics"] == ["battery storage"]
+    assert "## What changed since the last run" in updated["report"]
+    assert (run_dir / "report.md").read_text(encoding="utf-8") == updated["report"]
+    assert (run_dir / "report.previous.md").read_text(encoding="utf-8") == first["report"]
+
+
+def test_an_update_checks_stale_sources_again_and_says_which_pages_changed(
+    make_iterative: Callable[..., IterativeResearchAgent], web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    research(make_iterative(["solar capacity", "battery storage", None]), **{RUN_DIR_KEY: run_dir})
+    web.add_page(
+        "/solar.html",
+        "<html><head><title>Solar capacity 2026</title></head><body><article><h1>Solar capacity 2026</h1>"
+        "<p>Global solar capacity grew by 600 gigawatts in 2026, again a record year for solar.</p>"
+        "</article></body></html>",
+    )
+
+    updated = make_iterative([None], cache_ttl=1e-9).update(run_dir)  # every source is stale
+
+    changes = updated["changes"]
+    assert changes["rechecked_topics"] == ["solar capacity", "battery storage"]
+    assert changes["changed_sources"] == [web.url("/solar.html")]
+    assert changes["unchanged_sources"] == [web.url("/storage.pdf")]
+    assert changes["new_topics"] == [] and changes["new_sources"] == []
+    assert "600 gigawatts" in updated["findings"][0]
+    assert f"<{web.url('/solar.html')}>" in updated["report"].split("## Executive summary")[0]
+
+
+def test_updating_a_directory_without_a_finished_run_is_a_usage_error(
+    make_iterative: Callable[..., IterativeResearchAgent], tmp_path: Path
+) -> None:
+    with pytest.raises(RunDirError):
+        make_iterative().update(tmp_path / "nothing")
+
+
+def test_a_run_that_failed_part_way_resumes_without_searching_its_findings_again(
+    make_iterative: Callable[..., IterativeResearchAgent], search: LoopbackSearchServer, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):  # the process is interrupted while the report is written
+        research(
+            make_iterative(["solar capacity", None], writer_llm=Interrupted(role="writer")), **{RUN_DIR_KEY: run_dir}
+        )
+    searched = len(search.requests.wait_for(1))
+
+    # The restored topic counts as round 1, so the analysis is asked for round 2 first.
+    resumed = research(make_iterative(["(round 1 is restored)", "battery storage", None]), **{RUN_DIR_KEY: run_dir})
+
+    assert resumed["topics"] == ["solar capacity", "battery storage"]
+    assert len(search.requests.wait_for(searched + 1)) == searched + 1
+    assert resumed["rounds"] == 2
