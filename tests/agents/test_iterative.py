@@ -342,7 +342,8 @@ def test_a_recorded_run_replays_identically_with_no_network_and_no_model(
     replayed = research(replaying)
 
     assert replayed["report"] == recorded["report"]
-    assert replayed["warnings"] == [] and replayed["grounding_score"] == recorded["grounding_score"]
+    assert replayed["warnings"] == []
+    assert replayed["grounding_score"] == recorded["grounding_score"]
     assert {s["url"] for s in replayed["sources"]} == {s["url"] for s in recorded["sources"]}
     assert research(replaying_failing)["report"] == recorded["report"]
     assert requests == len(search.requests) + len(web.requests)
@@ -395,7 +396,8 @@ def test_an_update_checks_stale_sources_again_and_says_which_pages_changed(
     assert changes["rechecked_topics"] == ["solar capacity", "battery storage"]
     assert changes["changed_sources"] == [web.url("/solar.html")]
     assert changes["unchanged_sources"] == [web.url("/storage.pdf")]
-    assert changes["new_topics"] == [] and changes["new_sources"] == []
+    assert changes["new_topics"] == []
+    assert changes["new_sources"] == []
     assert "600 gigawatts" in updated["findings"][0]
     assert f"<{web.url('/solar.html')}>" in updated["report"].split("## Executive summary")[0]
 

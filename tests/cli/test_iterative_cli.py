@@ -85,8 +85,10 @@ def test_a_recorded_run_replays_with_no_network(
     assert cli.main(["replay", str(tape), "-q"]) == 0
 
     assert capsys.readouterr().out == recorded
-    assert manifest["question"] == "Solar growth?" and manifest["depth"] == 2
-    assert built[-1]["replay_from"] == tape and search.base_url == search_url
+    assert manifest["question"] == "Solar growth?"
+    assert manifest["depth"] == 2
+    assert built[-1]["replay_from"] == tape
+    assert search.base_url == search_url
     assert requests == len(search.requests) + len(web.requests)
 
 
