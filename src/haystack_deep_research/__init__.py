@@ -22,7 +22,12 @@ steps), ``scans`` (multi-item scans), ``cli`` and ``testing``.
 
 from haystack.core.serialization_security import allow_deserialization_module
 
-from haystack_deep_research.agents import create_deep_agent, create_deep_research_agent, create_research_workflow
+from haystack_deep_research.agents import (
+    create_deep_agent,
+    create_deep_research_agent,
+    create_iterative_research_agent,
+    create_research_workflow,
+)
 from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
@@ -39,7 +44,7 @@ from haystack_deep_research.events import Event, EventStream
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
-from haystack_deep_research.run import Price, ResearchRun
+from haystack_deep_research.run import Price, ResearchCache, ResearchRun
 from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
 from haystack_deep_research.sources import WebSearchTool
 from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY, STREAMING_KEY
@@ -81,6 +86,7 @@ __all__ = [
     "MissingExtraError",
     "Price",
     "ReadUrlTool",
+    "ResearchCache",
     "ResearchRun",
     "ResearchRunError",
     "ResearchSubtopicTool",
@@ -101,5 +107,6 @@ __all__ = [
     "WriteHook",
     "create_deep_agent",
     "create_deep_research_agent",
+    "create_iterative_research_agent",
     "create_research_workflow",
 ]

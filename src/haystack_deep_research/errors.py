@@ -20,6 +20,7 @@ failure during a run that the caller can retry, configure around or report::
         ├── StructuredOutputError               the report could not be turned into valid structured output
         ├── ScratchSpaceError                   a scratch-space file operation was refused (path, size, missing file)
         ├── SearchError                         the search service failed or answered garbage
+        ├── ReplayMissError                     a replayed run asked something its recording does not hold
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
             ├── ContentTooLargeError            the body exceeded the download cap
@@ -47,6 +48,7 @@ __all__ = [
     "InvalidQuestionError",
     "MissingCredentialsError",
     "MissingExtraError",
+    "ReplayMissError",
     "ResearchRunError",
     "RunDirError",
     "RunDirInUseError",
@@ -151,6 +153,10 @@ class ScratchSpaceError(ResearchRunError):
 
 class SearchError(ResearchRunError):
     """The web search service failed, refused the request, or answered something that is not a result list."""
+
+
+class ReplayMissError(ResearchRunError):
+    """A run replayed from a recording asked a model or a tool something the recording does not hold."""
 
 
 class FetchError(ResearchRunError):

@@ -369,6 +369,75 @@ SUMMARY_REWRITE = ChatTemplate(
     ),
 )
 
+# The iterative research agent: the analysis model's decision, what a search round found, the final report.
+_ANALYSIS_SYSTEM = (
+    "You steer an iterative web research. You get the research question, the topics already searched and what the "
+    "searches found. Decide whether another search would add what the findings still lack, and what to search next. "
+    "Reply with JSON only, no prose and no Markdown fences: "
+    '{"nextSearchTopic": {% if max_topics > 1 %}"a query" or ["query 1", "query 2"]{% else %}"a query"{% endif %}, '
+    '"shouldContinue": true}. nextSearchTopic is '
+    "{% if max_topics > 1 %}one search query, or a list of up to {{ max_topics }} independent queries searched at "
+    "once{% else %}one search query{% endif %}, in the question's language, each different from every topic already "
+    'searched. When the findings answer the question, reply {"nextSearchTopic": null, "shouldContinue": false}. '
+    + DATA_RULE
+)
+_ANALYSIS_USER = (
+    "{% if since %}This updates research last done on {{ since }}: look for what is new or changed since then.\n\n"
+    "{% endif %}Research question:\n{{ question }}\n\nSearch round {{ round }} of {{ depth }}.\n\n"
+    "Topics already searched:\n<untrusted_topics>\n{% for topic in topics %}- {{ topic }}\n{% else %}(none)\n"
+    "{% endfor %}</untrusted_topics>\n\n"
+    '{% for note in findings %}<untrusted_findings index="{{ loop.index }}">\n{{ note }}\n</untrusted_findings>\n\n'
+    "{% endfor %}"
+    "{% if refused %}You proposed topics that repeat topics already searched, so they were refused:\n"
+    "<untrusted_refused>\n{% for topic in refused %}- {{ topic }}\n{% endfor %}</untrusted_refused>\n"
+    "Propose different topics, or stop.{% endif %}"
+)
+ANALYSIS = ChatTemplate("analysis", system=_ANALYSIS_SYSTEM, user=_ANALYSIS_USER)
+ANALYSIS_RETRY = ChatTemplate(
+    "analysis_retry",
+    system=_ANALYSIS_SYSTEM,
+    user=_ANALYSIS_USER
+    + (
+        "\n\nYour previous reply was not a valid decision.\nPrevious reply:\n<untrusted_previous_reply>\n"
+        "{{ previous }}\n</untrusted_previous_reply>\nErrors:\n{{ errors }}\n\nReply again with the JSON object only."
+    ),
+)
+TOPIC_NO_RESULTS = "The search returned no results."
+TOPIC_SEARCH_FAILED = Template("topic_search_failed", "The search failed: {{ error }}")
+TOPIC_NOTHING_READ = "None of the results could be read, so nothing here may be cited."
+ITERATIVE_REPORT = ChatTemplate(
+    "iterative_report",
+    system=(
+        "Write a comprehensive research report in Markdown from the findings of several rounds of web research, in "
+        "the language of the research question: a '# ' title, then these sections in this order: "
+        "'## {{ sections.summary }}' (executive summary), '## {{ sections.findings }}' (the main findings grouped by "
+        "theme, one '### ' heading per theme), '## {{ sections.conclusions }}' (conclusions and recommendations), "
+        "'## {{ sections.uncertainties }}' (remaining uncertainties and disagreements), '## {{ sections.future }}' "
+        "(future research directions), '## {{ sections.sources }}' listing each cited URL once."
+        "{% if translate %} Translate these headings into the question's language.{% endif %} Use only what the "
+        "findings state; add nothing. Back every factual claim with an inline citation [short title](url), citing "
+        "only URLs from the allowed list, exactly as written there; never invent or alter a URL. " + DATA_RULE
+    ),
+    user=(
+        "Research question:\n{{ question }}\n\nTopics searched:\n<untrusted_topics>\n"
+        "{% for topic in topics %}- {{ topic }}\n{% endfor %}</untrusted_topics>\n\n"
+        '{% for note in findings %}<untrusted_findings index="{{ loop.index }}">\n{{ note }}\n</untrusted_findings>'
+        "\n\n{% endfor %}"
+        "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+    ),
+)
+WHAT_CHANGED = Template(
+    "what_changed",
+    "## {{ labels.changed }} ({{ since }})\n\n"
+    "{% if new_topics %}- {{ labels.new_topics }}: {{ new_topics | join('; ') }}\n{% endif %}"
+    "{% if rechecked %}- {{ labels.rechecked }}: {{ rechecked | join('; ') }}\n{% endif %}"
+    "{% if kept %}- {{ labels.kept }}: {{ kept | join('; ') }}\n{% endif %}"
+    "{% for url in changed %}- {{ labels.changed_source }}: <{{ url }}>\n{% endfor %}"
+    "{% for url in added %}- {{ labels.new_source }}: <{{ url }}>\n{% endfor %}"
+    "{% if not (new_topics or changed or added) %}- {{ labels.nothing_new }}\n{% endif %}",
+)
+"""The section an update of an iterative run puts after the report's title, written from data (no model)."""
+
 # Tool descriptions and the descriptions of their parameters.
 RESEARCH_SUBTOPIC_DESCRIPTION = (
     "Delegate one self-contained sub-topic to a researcher who searches and reads the web; returns a summary of the "

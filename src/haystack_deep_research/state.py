@@ -42,6 +42,16 @@ SUMMARY = "summary"
 CAUSAL_CHAIN = "causal_chain"
 STRUCTURED_OUTPUT = "structured_output"
 
+# Outputs of the iterative research agent that the other shapes do not have.
+TOPICS = "topics"
+"""The topics the iterative agent searched, in the order it searched them (the seed's ``topics``)."""
+FINDINGS = "findings"
+"""What each search of the iterative agent found (the seed's ``findings``): one note per topic, in topic order."""
+CHANGES = "changes"
+"""What an update of a finished iterative run changed: kept, re-checked, changed and new topics and sources."""
+ROUNDS = "rounds"
+"""How many search rounds the iterative agent ran (at most its ``depth``)."""
+
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
 HOOK_CONTEXT = "hook_context"
@@ -102,6 +112,12 @@ PHASE_SUMMARY = "summary"
 PHASE_REPLAN = "replan"
 PHASE_SCAN = "scan"
 
+# Phases of the iterative research agent (besides ``summarize``, ``write`` and ``ground``).
+PHASE_ANALYZE = "analyze"
+"""The analysis model deciding the next search topic (``nextSearchTopic`` / ``shouldContinue``)."""
+PHASE_SEARCH = "search"
+"""One round of searches (and reading their top results)."""
+
 # ``exit_reason`` values the library sets (besides Haystack's own "text" and "max_agent_steps").
 EXIT_WRITER_FAILED = "writer_failed"
 EXIT_ORCHESTRATOR_FAILED = "orchestrator_failed"
@@ -124,6 +140,16 @@ EXIT_GROUNDED = "grounded"
 EXIT_GROUNDING_EXHAUSTED = "grounding_exhausted"
 EXIT_STRUCTURED_OUTPUT_FAILED = "structured_output_failed"
 EXIT_COST_BUDGET = "cost_budget"
+
+# ``exit_reason`` values of the iterative research agent.
+EXIT_DEPTH_REACHED = "depth_reached"
+"""Every one of the ``depth`` rounds ran."""
+EXIT_ANALYSIS_STOPPED = "analysis_stopped"
+"""The analysis model answered ``shouldContinue: false``."""
+EXIT_NO_NEW_TOPICS = "no_new_topics"
+"""The analysis model proposed only topics already searched (or near duplicates), even when asked again."""
+EXIT_DECISION_FAILED = "decision_failed"
+"""The analysis model's reply was not a valid decision, even after one retry: the search stopped, with a warning."""
 
 ProgressCallback = Callable[[str, str], None]
 

@@ -2,6 +2,8 @@
 
 from haystack_deep_research.agents.deep_agent import create_deep_agent, default_termination
 from haystack_deep_research.agents.deep_research import create_deep_research_agent
+from haystack_deep_research.agents.iterative import create_iterative_research_agent
+from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
 from haystack_deep_research.agents.models import (
     APIS,
     DEFAULT_MODEL,
@@ -17,10 +19,12 @@ __all__ = [
     "APIS",
     "DEFAULT_MODEL",
     "DEFAULT_SMALL_MODEL",
+    "IterativeResearchAgent",
     "ResearchAgent",
     "chat_generator",
     "create_deep_agent",
     "create_deep_research_agent",
+    "create_iterative_research_agent",
     "create_research_workflow",
     "default_chat_generator",
     "default_termination",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,7 +39,15 @@ from haystack_deep_research.research import (
     ToolResultsHook,
 )
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import BudgetHook, CostMeter, Price, RunBudget, model_name
+from haystack_deep_research.run import (
+    DEFAULT_CACHE_TTL,
+    BudgetHook,
+    CostMeter,
+    Price,
+    ResearchCache,
+    RunBudget,
+    model_name,
+)
 from haystack_deep_research.sources import (
     ToolSearch,
     datastore_tools,
@@ -93,6 +102,7 @@ def _check_options(options: dict[str, Any]) -> None:
     _checks.number_in_range("grounding_threshold", options["grounding_threshold"], 0.0, 1.0, include_low=True)
     _checks.int_in_range("max_regenerations", options["max_regenerations"], 0, 5)
     _checks.int_in_range("max_replans", options["max_replans"], 0, 5)
+    _checks.number_in_range("cache_ttl", options["cache_ttl"], 0.0)
     RunBudget(
         token_budget=options["token_budget"], time_budget=options["time_budget"], cost_budget=options["cost_budget"]
     )
@@ -142,13 +152,20 @@ def _web_search(options: dict[str, Any]) -> Tool:
 def _researcher_tools(options: dict[str, Any], models: dict[str, ChatGenerator], stores: list[Any]) -> list[Tool]:
     tools: list[Tool] = []
     if options["web"]:
-        tools.append(_web_search(options))
+        cache_dir = options["cache_dir"]
+        cache = None if cache_dir is None else ResearchCache(directory=cache_dir, ttl=options["cache_ttl"])
+        search = _web_search(options)
+        if cache is not None and isinstance(search, SearchTool):  # a copy: the caller's tool keeps its own cache
+            search = search.spawn()
+            search.cache = cache
+        tools.append(search)
         tools.append(
             ReadUrlTool(
                 summarizer_llm=models["summarizer_llm"],
                 max_content_length=options["max_content_length"],
                 url_policy=options["url_policy"],
                 fetch_limits=options["fetch_limits"],
+                cache=cache,
             )
         )
     return [*tools, *datastore_tools(stores), create_think_tool()]
@@ -231,6 +248,8 @@ def create_deep_research_agent(
     search: Any = None,
     datastores: Mapping[str, Any] | None = None,
     web: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    cache_ttl: float = DEFAULT_CACHE_TTL,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -287,6 +306,9 @@ def create_deep_research_agent(
         ``search_<name>`` tool for the researchers, and the descriptions a routing block in their system prompt.
         Retrieved documents count as read and may be cited (see docs/sources.md).
     :param web: ``False`` researches the datastores only: no ``web_search`` and no ``read_url``.
+    :param cache_dir: A directory for the cross-run cache of searches, page texts and page summaries (see
+        docs/caching.md), or ``None`` for none: researching the same question again searches and fetches nothing.
+    :param cache_ttl: Seconds a cached entry is used (default one day).
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``

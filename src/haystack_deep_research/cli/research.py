@@ -6,6 +6,9 @@ The ``deep-research`` command.
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
+                  [--mode deep|iterative] [--depth N] [--cache DIR] [--cache-ttl SECONDS] [--record DIR]
+    deep-research replay DIR
+    deep-research update RUN_DIR [options]
     deep-research check REPORT.md [--sources sources.json] [--judge]
     deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
     deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT]
@@ -22,6 +25,10 @@ Models and search, with their environment equivalents (an option wins over its v
   ddgs search.
 - ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
   lets the researchers search it; ``--no-web`` researches the documents only.
+- ``--mode iterative`` runs the iterative agent (``--depth`` rounds of analysis and search, see
+  :mod:`haystack_deep_research.cli.iterative`); ``--cache DIR`` keeps searches, pages and summaries across runs (both
+  modes); ``--record DIR`` records an iterative run, ``replay DIR`` runs it again offline, ``update RUN_DIR``
+  researches a finished iterative run again.
 
 The first argument chooses the form: exactly ``check`` runs the citation checker (see
 :mod:`haystack_deep_research.cli.check`), exactly ``scan`` a multi-item scan (see
@@ -42,9 +49,16 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.agents import APIS, create_deep_research_agent, role_models
+from haystack_deep_research.agents import (
+    APIS,
+    create_deep_research_agent,
+    create_iterative_research_agent,
+    role_models,
+)
+from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.index_progress import index_progress
+from haystack_deep_research.cli.iterative import iterative_options, replay_options, write_manifest
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, MissingCredentialsError
 from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
@@ -62,6 +76,9 @@ ENVIRONMENT = {
 """The environment variable behind each option."""
 SCAN_COMMAND = "scan"
 MCP_COMMAND = "mcp"
+REPLAY_COMMAND = "replay"
+UPDATE_COMMAND = "update"
+MODES = ("deep", "iterative")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -112,6 +129,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
     parser.add_argument("--index-dir", type=Path, help="Keep the --docs indexes here (default: the user's cache).")
+    parser.add_argument(
+        "--mode", choices=MODES, default="deep", help="deep (sub-researchers, default) or iterative (depth rounds)."
+    )
+    parser.add_argument("--depth", type=int, default=3, help="Iterative mode: rounds of analysis and search (3).")
+    parser.add_argument("--cache", type=Path, help="Keep searches, pages and summaries here across runs.")
+    parser.add_argument("--cache-ttl", type=float, help="Seconds a cached entry is used (default one day).")
+    parser.add_argument("--record", type=Path, help="Iterative mode: record the run here (replay it with replay DIR).")
     parser.add_argument("-q", "--quiet", action="store_true", help="Do not print progress to stderr.")
     return parser
 
@@ -188,6 +212,54 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _command_argv(argv: list[str]) -> list[str]:
+    """``update RUN_DIR ...`` and ``replay DIR ...`` as the options of an iterative run of the journaled question."""
+    directory, rest = Path(argv[1]), argv[2:]
+    if argv[0] == REPLAY_COMMAND:
+        question, _ = replay_options(directory)
+        return [*rest, "--mode", "iterative", "--", question]
+    return [*rest, "--mode", "iterative", "--run-dir", str(directory), "--", journaled_question(directory)]
+
+
+def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[str, Any]]:
+    """The agent the options ask for, and (iterative mode) the arguments it was built with."""
+    if replay is not None:
+        _, options = replay_options(replay)
+        return create_iterative_research_agent(**options), options
+    check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
+    options = _agent_options(args)
+    if args.cache is not None:
+        options["cache_dir"] = args.cache
+    if args.cache_ttl is not None:
+        options["cache_ttl"] = args.cache_ttl
+    if args.mode == "iterative":
+        built = iterative_options(args, options)
+        return create_iterative_research_agent(**built), built
+    if args.record is not None:
+        raise ConfigurationError("--record records iterative runs; add --mode iterative.")
+    agent = create_deep_research_agent(
+        max_subtopics=args.max_subtopics,
+        token_budget=args.token_budget,
+        time_budget=args.time_budget,
+        cost_budget=args.max_cost,
+        grounding=args.grounding,
+        **options,
+    )
+    return agent, {}
+
+
+def _research(args: argparse.Namespace, *, update: bool, replay: Path | None) -> dict[str, Any]:
+    agent, built = _build(args, replay=replay)
+    context: dict[str, object] = {} if args.quiet else {PROGRESS_KEY: _progress}
+    if args.run_dir is not None:
+        context[RUN_DIR_KEY] = args.run_dir
+    extra = {"update": True} if update else {}
+    result: dict[str, Any] = agent.run(messages=[ChatMessage.from_user(args.question)], hook_context=context, **extra)
+    if built.get("record_to") is not None:
+        write_manifest(Path(built["record_to"]), args.question, agent, built)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """
     Run the command.
@@ -204,21 +276,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_scan_command(argv[1:])
     if argv[:1] == [MCP_COMMAND]:
         return run_mcp(argv[1:])
+    update = argv[:1] == [UPDATE_COMMAND] and len(argv) > 1
+    replay = Path(argv[1]) if argv[:1] == [REPLAY_COMMAND] and len(argv) > 1 else None
+    try:
+        if update or replay:
+            argv = _command_argv(argv)
+    except DeepResearchError as error:
+        print(f"deep-research: error: {error}", file=sys.stderr)
+        return 2
     args = _parser().parse_args(argv)
     try:
-        check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
-        agent = create_deep_research_agent(
-            max_subtopics=args.max_subtopics,
-            token_budget=args.token_budget,
-            time_budget=args.time_budget,
-            cost_budget=args.max_cost,
-            grounding=args.grounding,
-            **_agent_options(args),
-        )
-        context: dict[str, object] = {} if args.quiet else {PROGRESS_KEY: _progress}
-        if args.run_dir is not None:
-            context[RUN_DIR_KEY] = args.run_dir
-        result = agent.run(messages=[ChatMessage.from_user(args.question)], hook_context=context)
+        result = _research(args, update=update, replay=replay)
     except (MissingCredentialsError, DeepResearchError) as error:
         print(f"deep-research: error: {error}", file=sys.stderr)
         return 2 if isinstance(error, MissingCredentialsError | ValueError) else 1

@@ -18,6 +18,7 @@ from haystack_deep_research.events.agent import (
     ToolReturned,
 )
 from haystack_deep_research.events.bus import EventBus, Subscriber, progress_view
+from haystack_deep_research.events.iterative import SearchDecided, SearchRoundDone, TopicRefused
 from haystack_deep_research.events.scan import ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
 from haystack_deep_research.events.stream import EventStream
 from haystack_deep_research.events.types import (
@@ -63,7 +64,9 @@ __all__ = [
     "RunStarted",
     "ScanEnded",
     "ScanStarted",
+    "SearchDecided",
     "SearchDone",
+    "SearchRoundDone",
     "SubagentCompleted",
     "SubagentSpawned",
     "Subscriber",
@@ -71,6 +74,7 @@ __all__ = [
     "TodoCompleted",
     "ToolCalled",
     "ToolReturned",
+    "TopicRefused",
     "WarningRaised",
     "progress_view",
 ]

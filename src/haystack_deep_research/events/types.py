@@ -204,14 +204,21 @@ class SubagentCompleted(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class SearchDone(Event):
-    """A search returned. :param query: The query. :param results: How many results it gave."""
+    """
+    A search returned.
+
+    :param query: The query.
+    :param results: How many results it gave.
+    :param cached: Whether the results came from the cross-run cache instead of the search engine.
+    """
 
     kind: ClassVar[str] = "search"
     query: str
     results: int
+    cached: bool = False
 
     def describe(self) -> str:
-        return f"searched '{self.query}': {self.results} result(s)"
+        return f"searched '{self.query}': {self.results} result(s){' (cached)' if self.cached else ''}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,6 +230,7 @@ class PageRead(Event):
     :param title: Its title.
     :param chars: Characters of text given to the summarizer.
     :param shared: Whether the summary was shared by another researcher of the run instead of read again.
+    :param cached: Whether the page's text came from the cross-run cache instead of being fetched.
     """
 
     kind: ClassVar[str] = "page_read"
@@ -230,9 +238,11 @@ class PageRead(Event):
     title: str = ""
     chars: int = 0
     shared: bool = False
+    cached: bool = False
 
     def describe(self) -> str:
-        return f"{'shared' if self.shared else 'read'} {self.url}"
+        verb = "shared" if self.shared else "read (cached)" if self.cached else "read"
+        return f"{verb} {self.url}"
 
 
 @dataclass(frozen=True, kw_only=True)

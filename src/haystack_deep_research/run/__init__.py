@@ -4,6 +4,18 @@ the phase driver every hook and tool is written with.
 """
 
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.cache import (
+    CACHE_KINDS,
+    DEFAULT_CACHE_TTL,
+    CacheStore,
+    ResearchCache,
+    cache_from_dict,
+    cache_to_dict,
+    check_cache,
+    page_key,
+    search_key,
+    summary_key,
+)
 from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF, CostMeter, Price, price_of, usage_cost
 from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook, UsesModels
@@ -37,6 +49,13 @@ from haystack_deep_research.run.phases import (
     subphase,
 )
 from haystack_deep_research.run.read_cache import CachedRead, ReadCache, ReadClaim
+from haystack_deep_research.run.recording import (
+    EXCHANGES_FILE,
+    Recording,
+    RecordingChatGenerator,
+    ReplayChatGenerator,
+    prompt_key,
+)
 from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
 from haystack_deep_research.run.streaming import (
     AGENT_META,
@@ -50,7 +69,10 @@ from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delt
 
 __all__ = [
     "AGENT_META",
+    "CACHE_KINDS",
+    "DEFAULT_CACHE_TTL",
     "DEFAULT_PRICES",
+    "EXCHANGES_FILE",
     "JOURNAL_FILE",
     "LEDGER_FILE",
     "LOCK_FILE",
@@ -59,6 +81,7 @@ __all__ = [
     "REPORT_FILE",
     "ROLE_META",
     "BudgetHook",
+    "CacheStore",
     "CachedRead",
     "Call",
     "CloseRunHook",
@@ -70,6 +93,10 @@ __all__ = [
     "Price",
     "ReadCache",
     "ReadClaim",
+    "Recording",
+    "RecordingChatGenerator",
+    "ReplayChatGenerator",
+    "ResearchCache",
     "ResearchRun",
     "RunBound",
     "RunBudget",
@@ -82,6 +109,9 @@ __all__ = [
     "add_usage",
     "ask",
     "blocking",
+    "cache_from_dict",
+    "cache_to_dict",
+    "check_cache",
     "check_hook_context",
     "check_messages",
     "drive",
@@ -91,11 +121,15 @@ __all__ = [
     "for_async",
     "for_sync",
     "model_name",
+    "page_key",
     "price_of",
+    "prompt_key",
     "publish",
     "question_from",
+    "search_key",
     "subphase",
     "subtopic_key",
+    "summary_key",
     "tag_chunk",
     "total_tokens",
     "usage_cost",

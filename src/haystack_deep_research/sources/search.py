@@ -10,6 +10,10 @@ hits to the model fenced as untrusted data. The library's Tavily tool is one ins
 A backend is any object with ``search(query, *, max_results) -> answer`` (and optionally an awaitable
 ``search_async`` with the same arguments), where the answer is one of the shapes :func:`.hits.normalize_hits`
 accepts, plus ``to_dict`` / ``from_dict`` for serialization.
+
+With a ``cache`` (see :mod:`haystack_deep_research.run.cache`) a search is looked up first, by engine, query and
+result count, and the engine is asked only on a miss; the hits it gave are stored. A cached search is recorded in the
+ledger and the search log like any other.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from haystack_deep_research.prompts import (
     fence,
     render_text,
 )
-from haystack_deep_research.run import Call, Phase, RunView, blocking
+from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking, search_key
+from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.sources.hits import SearchHit, normalize_hits
 from haystack_deep_research.state import PHASE_RESEARCH
 from haystack_deep_research.tools.base import ResearchTool
@@ -96,15 +101,19 @@ class SearchTool(ResearchTool):
     :param max_results: Results per search, 1 to 20; extra results the engine gives are dropped.
     :param notice: Said once per run, as a warning, the first time the tool searches (for example which engine a
         default picked); ``""`` for none.
+    :param cache: A cross-run cache of search results (for example ``ResearchCache(directory=...)``), or ``None``.
     :raises ConfigurationError: If a parameter is invalid.
     """
 
-    def __init__(self, *, backend: Any, max_results: int = 10, notice: str = "") -> None:
+    def __init__(
+        self, *, backend: Any, max_results: int = 10, notice: str = "", cache: CacheStore | None = None
+    ) -> None:
         if not isinstance(notice, str):
             raise ConfigurationError(f"notice must be a string; got {type(notice).__name__}.")
         self.backend = _check_backend(backend)
         self.max_results = _checks.int_in_range("max_results", max_results, 1, 20)
         self.notice = notice
+        self.cache = check_cache(cache)
         super().__init__(
             name=WEB_SEARCH,
             description=render_text(WEB_SEARCH_DESCRIPTION, max_results=self.max_results),
@@ -138,9 +147,38 @@ class SearchTool(ResearchTool):
         """
         if not isinstance(query, str) or not query.strip():
             raise ToolArgumentsError(render_text(QUERY_MISSING, got=repr(query)))
+        hits = yield from self.search_hits(view, query)
+        fenced = [{key: fence(value) for key, value in hit.to_dict().items()} for hit in hits]
+        return render_text(SEARCH_RESULTS, query=fence(query.strip()), results=fenced)
+
+    def engine(self) -> str:
+        """:returns: What names the engine in cache keys: the backend's class, and its address when it has one."""
+        base = getattr(self.backend, "api_base_url", None)
+        name = f"{type(self.backend).__module__}.{type(self.backend).__qualname__}"
+        return f"{name}@{base}" if isinstance(base, str) and base else name
+
+    def search_hits(self, view: RunView | None, query: str) -> Phase[list[SearchHit]]:
+        """
+        Search (or take the cached search) and record the hits in the run's ledger and search log.
+
+        :param view: The view of the run the search belongs to, or ``None``.
+        :param query: The query, not blank.
+        :returns: The phase; it returns the hits, at most ``max_results``, in the engine's order.
+        :raises SearchError: (from the phase) If the engine failed or answered something that is not a result list.
+        """
         text = query.strip()
         if view is not None and self.notice and view.searches.first(f"{self.name}:{self.notice}"):
             view.warn(PHASE_RESEARCH, self.notice)
+        key = search_key(self.engine(), text, self.max_results)
+        if self.cache is not None:
+            [cached] = yield [blocking(self.cache.get, "search", key)]
+            if cached.error is not None:
+                raise cached.error
+            if isinstance(cached.value, dict):
+                hits = [SearchHit(**hit) for hit in cached.value.get("hits") or []]
+                if view is not None:
+                    self._record(view, text, hits, cached=True)
+                return hits
         [searched] = yield [self._call(text)]
         try:
             if searched.error is not None:
@@ -151,24 +189,28 @@ class SearchTool(ResearchTool):
             if view is not None:
                 view.searches.record(SearchOutcome(tool=self.name, query=text, error=str(failure)))
             raise failure from error
+        if self.cache is not None:
+            yield [blocking(self.cache.put, "search", key, {"hits": [hit.to_dict() for hit in hits]})]
         if view is not None:
             self._record(view, text, hits)
-        fenced = [{key: fence(value) for key, value in hit.to_dict().items()} for hit in hits]
-        return render_text(SEARCH_RESULTS, query=fence(text), results=fenced)
+        return hits
 
-    def _record(self, view: RunView, query: str, hits: list[SearchHit]) -> None:
+    def _record(self, view: RunView, query: str, hits: list[SearchHit], *, cached: bool = False) -> None:
         for hit in hits:
             view.ledger.record_search_result(url=hit.url, title=hit.title, snippet=hit.snippet)
         view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(hits)))
-        view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(hits)))
+        view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(hits), cached=cached))
 
     def to_dict(self) -> dict[str, Any]:
         """
         :returns: The serialized tool, its backend nested.
         """
-        return self._serialized(
-            {"backend": backend_to_dict(self.backend), "max_results": self.max_results, "notice": self.notice}
-        )
+        data = {"backend": backend_to_dict(self.backend), "max_results": self.max_results, "notice": self.notice}
+        return self._serialized({**data, **self.cache_parameters()})
+
+    def cache_parameters(self) -> dict[str, Any]:
+        """:returns: ``{"cache": <serialized cache>}`` when the tool has one, else ``{}`` (a subclass's ``to_dict``)."""
+        return {} if self.cache is None else {"cache": cache_to_dict(self.cache)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SearchTool:
@@ -178,4 +220,5 @@ class SearchTool(ResearchTool):
         """
         params = dict(data["data"])
         params["backend"] = backend_from_dict(params["backend"])
+        params["cache"] = cache_from_dict(params.get("cache"))
         return cls(**params)

@@ -13,6 +13,8 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError
+from haystack_deep_research.run import CacheStore
+from haystack_deep_research.run.cache import cache_from_dict
 from haystack_deep_research.sources.search import SearchTool
 
 if TYPE_CHECKING:
@@ -174,6 +176,7 @@ class WebSearchTool(SearchTool):
     :param client: An object with Tavily's ``search`` method, used instead of building a ``TavilyClient``.
         An injected client is not serialized.
     :param notice: Said once per run as a warning, the first time the tool searches; ``""`` for none.
+    :param cache: A cross-run cache of search results (for example ``ResearchCache(directory=...)``), or ``None``.
     :raises ConfigurationError: If a parameter is out of range.
     """
 
@@ -187,6 +190,7 @@ class WebSearchTool(SearchTool):
         max_retries: int = 3,
         client: SearchClient | None = None,
         notice: str = "",
+        cache: CacheStore | None = None,
     ) -> None:
         backend = TavilySearch(
             api_key=api_key,
@@ -195,13 +199,14 @@ class WebSearchTool(SearchTool):
             max_retries=max_retries,
             client=client,
         )
-        super().__init__(backend=backend, max_results=max_results, notice=notice)
+        super().__init__(backend=backend, max_results=max_results, notice=notice, cache=cache)
         self.tavily = backend
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized tool; an injected client is left out."""
         backend = self.tavily.to_dict()["init_parameters"]
-        return self._serialized({**backend, "max_results": self.max_results, "notice": self.notice})
+        data = {**backend, "max_results": self.max_results, "notice": self.notice}
+        return self._serialized({**data, **self.cache_parameters()})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WebSearchTool:
@@ -211,4 +216,5 @@ class WebSearchTool(SearchTool):
         """
         params = dict(data["data"])
         deserialize_secrets_inplace(params, keys=["api_key"])
+        params["cache"] = cache_from_dict(params.get("cache"))
         return cls(**params)

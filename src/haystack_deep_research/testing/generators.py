@@ -37,6 +37,11 @@ of four or more letters do too (case-insensitive); otherwise it is unsupported.
 The research workflow (``create_research_workflow``) adds two roles. ``role="researcher"`` also plays its Execute
 agent (the question of an ``execute_task``, or the claims of a ``replan_task``, is what it searches for).
 ``role="causal"`` answers a ``causal`` prompt with a numbered chain of the findings' cited lines.
+The iterative agent (``create_iterative_research_agent``) adds ``role="analysis"``: round ``r`` of its decisions is
+``steps[r - 1]`` (a topic, a list of topics, ``None`` to stop, or a raw reply), read from the prompt's ``round``
+variable; without steps it searches an aspect of the question each round until ``depth``. ``role="writer"`` answers
+its ``iterative_report`` prompt with the prompt's section headings, one theme per topic citing its allowed URLs.
+
 ``role="summarize"`` answers a ``summary`` or ``summary_rewrite`` prompt with a summary that restates each cited
 finding line whose URL is allowed, then states each of its ``unsupported_claims`` citing the first allowed URL —
 unless its ``corrects`` rule drops it: ``"never"``; ``"on_rewrite"`` (dropped from a rewrite that lists it as
@@ -64,16 +69,20 @@ from haystack_deep_research.prompts import (
     WEB_SEARCH,
     prompt_of,
 )
+from haystack_deep_research.testing._analysis_rules import analysis_reply, iterative_report
 from haystack_deep_research.testing._summary_rules import cited, fill_schema, one_sentence
 
-Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal", "summarize"]
+Role = Literal[
+    "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal", "summarize", "analysis"
+]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
 """The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding, ``"agent"`` plays a
-deep agent (``create_deep_agent``), and ``"causal"`` and ``"summarize"`` play the research workflow's steps."""
-_ALL_ROLES = (*ROLES, "judge", "agent", "causal", "summarize")
-Step = dict[str, Any] | list[dict[str, Any]] | str
-"""One scripted deep-agent step: a tool call ``{"tool_name": ..., "arguments": {...}}``, a list of them (one turn),
-or a text reply."""
+deep agent (``create_deep_agent``), ``"causal"`` and ``"summarize"`` play the research workflow's steps, and
+``"analysis"`` the iterative agent's analysis model."""
+_ALL_ROLES = (*ROLES, "judge", "agent", "causal", "summarize", "analysis")
+Step = dict[str, Any] | list[Any] | str | None
+"""One scripted step: for the deep agent a tool call ``{"tool_name": ..., "arguments": {...}}``, a list of them (one
+turn) or a text reply; for the analysis model a round's decision (see ``_analysis_rules``)."""
 Corrects = Literal["never", "on_rewrite", "on_new_evidence"]
 _CORRECTS = ("never", "on_rewrite", "on_new_evidence")
 
@@ -143,7 +152,8 @@ class ScriptedChatGenerator:
     """
     A chat generator that answers like one role of a deep research run, by fixed rules over its prompt.
 
-    :param role: "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "causal" or "summarize".
+    :param role: "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal",
+        "summarize" or "analysis".
     :param subtopics: For the orchestrator: the sub-topics it delegates, all in its first turn. Default: two
         sub-topics derived from the brief.
     :param read_top_k: For the researcher: how many search results it reads.
@@ -152,7 +162,8 @@ class ScriptedChatGenerator:
     :param unsupported_claims: For summarize: claims it states although no finding supports them.
     :param corrects: For summarize: when it drops an unsupported claim (see the module docstring).
     :param fail: Raise :class:`ScriptedModelError` on every call.
-    :param steps: For the deep agent: its turns (see :data:`Step`).
+    :param steps: For the deep agent: its turns; for the analysis model: its decisions, one per round (see
+        :data:`Step`).
     :raises ConfigurationError: If the role or ``corrects`` is unknown.
     """
 
@@ -277,9 +288,9 @@ class ScriptedChatGenerator:
         assistant = sum(1 for message in messages if message.is_from(ChatRole.ASSISTANT))
         turn = assistant + _condensed_turns([m.text or "" for m in messages if m.is_from(ChatRole.USER)])
         step = self.steps[turn] if turn < len(self.steps) else "Done."
-        if isinstance(step, str):
-            return step
-        calls = step if isinstance(step, list) else [step]
+        if isinstance(step, str) or step is None:
+            return step or "Done."
+        calls: list[dict[str, Any]] = step if isinstance(step, list) else [step]
         return ChatMessage.from_assistant(
             tool_calls=[
                 ToolCall(tool_name=call["tool_name"], arguments=dict(call.get("arguments") or {})) for call in calls
@@ -337,7 +348,14 @@ class ScriptedChatGenerator:
             _words(str(content if content is not None else _last_user_text(messages)), 40) or "The document is empty."
         )
 
+    def _analysis(self, messages: list[ChatMessage]) -> str:
+        found = next((prompt_of(m) for m in reversed(messages) if prompt_of(m) is not None), None)
+        name, given = found if found is not None else ("analysis", {})
+        return analysis_reply(name, given, self.steps)
+
     def _writer(self, messages: list[ChatMessage]) -> str:
+        if report := _prompt(messages, "iterative_report"):
+            return iterative_report(report)
         given = _prompt(messages, "writer", "rewrite")
         if given:
             urls = [str(url) for url in given.get("urls") or []]

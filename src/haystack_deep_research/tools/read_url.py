@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
@@ -32,7 +32,20 @@ from haystack_deep_research.prompts import (
     render_chat,
     render_text,
 )
-from haystack_deep_research.run import CachedRead, Call, Phase, RunView, ask, blocking, subphase
+from haystack_deep_research.run import (
+    CachedRead,
+    CacheStore,
+    Call,
+    Phase,
+    RunView,
+    ask,
+    blocking,
+    model_name,
+    page_key,
+    subphase,
+    summary_key,
+)
+from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.base import ResearchTool
 from haystack_deep_research.web import FetchedDocument, FetchLimits, UrlPolicy, extract_text, fetch, fetch_async
@@ -63,6 +76,9 @@ class ReadUrlTool(ResearchTool):
     :param max_content_length: Characters of page text given to the summarizer, 1,000 to 1,000,000.
     :param url_policy: Which URLs may be fetched; by default public http(s) addresses only.
     :param fetch_limits: Size cap, timeouts, redirect and PDF page limits.
+    :param cache: A cross-run cache (for example ``ResearchCache(directory=...)``), or ``None``: a page's text is
+        looked up (by URL) before it is fetched, and its summary (by URL, question and summarizer model) before the
+        summarizer is called; what was fetched and summarized is stored.
     :raises ConfigurationError: If a parameter is out of range.
     """
 
@@ -73,7 +89,9 @@ class ReadUrlTool(ResearchTool):
         max_content_length: int = 50_000,
         url_policy: UrlPolicy | None = None,
         fetch_limits: FetchLimits | None = None,
+        cache: CacheStore | None = None,
     ) -> None:
+        self.cache = check_cache(cache)
         self.summarizer_llm = _checks.chat_generator("summarizer_llm", summarizer_llm, needs_tools=False)
         self.max_content_length = _checks.int_in_range("max_content_length", max_content_length, 1_000, 1_000_000)
         if url_policy is not None and not isinstance(url_policy, UrlPolicy):
@@ -140,24 +158,63 @@ class ReadUrlTool(ResearchTool):
                 claim.settle(outcome if isinstance(outcome, CachedRead) else None)
         return self._render(url, outcome) if isinstance(outcome, CachedRead) else outcome
 
+    def _cached(self, kind: str, key: str) -> Phase[dict[str, Any] | None]:
+        if self.cache is None:
+            return None
+        [found] = yield [blocking(self.cache.get, kind, key)]
+        if found.error is not None:
+            raise found.error
+        return found.value if isinstance(found.value, dict) else None
+
+    def _cached_page(self, url: str) -> Phase[_Page | None]:
+        found = yield from self._cached("page", page_key(url))
+        if found is None or (found.get("partial") and int(found.get("limit") or 0) < self.max_content_length):
+            return None  # cut shorter than this tool reads: fetch it again
+        text = str(found.get("text") or "")
+        partial = bool(found.get("partial")) or len(text) > self.max_content_length
+        return _Page(
+            url=url, title=str(found.get("title") or ""), text=text[: self.max_content_length], partial=partial
+        )
+
     def _read_fresh(self, view: RunView | None, url: str, question: str) -> Phase[CachedRead | str]:
         policy, limits = self.url_policy, self.fetch_limits
-        [fetched] = yield [
-            Call(
-                lambda: fetch(url, policy=policy, limits=limits), lambda: fetch_async(url, policy=policy, limits=limits)
-            )
-        ]
-        if fetched.error is None:
-            [extracted] = yield [blocking(self._page, fetched.value)]
-        else:
-            extracted = fetched
-        if isinstance(extracted.error, FetchError):
-            if view is not None:
-                view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(extracted.error)))
-            return render_text(PAGE_UNREADABLE, url=url, reason=str(extracted.error))
-        if extracted.error is not None:
-            raise extracted.error
-        page: _Page = extracted.value
+        page = yield from self._cached_page(url)
+        cached = page is not None
+        if page is None:
+            [fetched] = yield [
+                Call(
+                    lambda: fetch(url, policy=policy, limits=limits),
+                    lambda: fetch_async(url, policy=policy, limits=limits),
+                )
+            ]
+            if fetched.error is None:
+                [extracted] = yield [blocking(self._page, fetched.value)]
+            else:
+                extracted = fetched
+            if isinstance(extracted.error, FetchError):
+                if view is not None:
+                    view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(extracted.error)))
+                return render_text(PAGE_UNREADABLE, url=url, reason=str(extracted.error))
+            if extracted.error is not None:
+                raise extracted.error
+            page = extracted.value
+            if self.cache is not None:
+                stored = {**asdict(page), "limit": self.max_content_length}
+                yield [blocking(self.cache.put, "page", page_key(url), stored)]
+        summary, failed = yield from self._summary(view, url, page, question)
+        if view is not None and summary:
+            view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary)
+            view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text), cached=cached))
+        if failed is not None:
+            return render_text(PAGE_UNREADABLE, url=url, reason=failed)
+        return CachedRead(title=page.title, summary=summary, partial=page.partial)
+
+    def _summary(self, view: RunView | None, url: str, page: _Page, question: str) -> Phase[tuple[str, str | None]]:
+        """The page's summary toward the question (cached, or from the summarizer) and why there is none."""
+        key = summary_key(url, question, model_name(self.summarizer_llm))
+        found = yield from self._cached("summary", key)
+        if found is not None and str(found.get("summary") or "").strip():
+            return str(found["summary"]), None
         streaming = view.run.streaming_callback if view is not None else None
         agent = view.researcher if view is not None else ""
         prompt = self._prompt(page, question)
@@ -165,18 +222,16 @@ class ReadUrlTool(ResearchTool):
             ask(self.summarizer_llm, prompt, role="summarizer", streaming_callback=streaming, agent=agent)
         ]
         summary = summarized.text
-        if view is not None:
-            if summarized.reply is not None:
-                view.record_usage(PHASE_SUMMARIZE, summarized.reply.meta.get("usage"))
-            if summary:
-                view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary)
-                view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text)))
+        if view is not None and summarized.reply is not None:
+            view.record_usage(PHASE_SUMMARIZE, summarized.reply.meta.get("usage"))
         if summarized.error is not None:
             error = f"{type(summarized.error).__name__}: {summarized.error}"
-            return render_text(PAGE_UNREADABLE, url=url, reason=render_text(SUMMARIZER_FAILED, error=error))
+            return summary, render_text(SUMMARIZER_FAILED, error=error)
         if not summary:
-            return render_text(PAGE_UNREADABLE, url=url, reason=SUMMARIZER_EMPTY)
-        return CachedRead(title=page.title, summary=summary, partial=page.partial)
+            return summary, SUMMARIZER_EMPTY
+        if self.cache is not None:
+            yield [blocking(self.cache.put, "summary", key, {"summary": summary})]
+        return summary, None
 
     def _page(self, document: FetchedDocument) -> _Page:
         extracted = extract_text(document, max_pdf_pages=self.fetch_limits.max_pdf_pages)
@@ -215,6 +270,7 @@ class ReadUrlTool(ResearchTool):
                 "max_content_length": self.max_content_length,
                 "url_policy": self.url_policy.to_dict(),
                 "fetch_limits": self.fetch_limits.to_dict(),
+                **({} if self.cache is None else {"cache": cache_to_dict(self.cache)}),
             }
         )
 
@@ -230,6 +286,7 @@ class ReadUrlTool(ResearchTool):
         deserialize_component_inplace(params, key="summarizer_llm")
         params["url_policy"] = UrlPolicy.from_dict(params["url_policy"])
         params["fetch_limits"] = FetchLimits.from_dict(params["fetch_limits"])
+        params["cache"] = cache_from_dict(params.get("cache"))
         return cls(**params)
 
 

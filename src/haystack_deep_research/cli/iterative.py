@@ -1,0 +1,123 @@
+"""
+The iterative mode of the ``deep-research`` command, and its recordings.
+
+    deep-research --mode iterative [--depth 3] [--cache DIR] [--record DIR] "question"
+    deep-research replay DIR [-o report.md]
+    deep-research update RUN_DIR [--depth N] [model and search options]
+
+``--mode iterative`` builds ``create_iterative_research_agent``: its analysis model is the orchestrator's (``--model``
+or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
+records the run and writes ``recording.json`` there (the question and the options it ran with), which ``replay DIR``
+reads to run it again from the recording, with no network, no model and no key. ``update RUN_DIR`` researches the
+finished iterative run in ``RUN_DIR`` again (see ``IterativeResearchAgent.update``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from haystack_deep_research.agents import role_models
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
+from haystack_deep_research.sources import default_search_name
+
+__all__ = ["MANIFEST_FILE", "iterative_options", "replay_options", "write_manifest"]
+
+MANIFEST_FILE = "recording.json"
+"""What a recording made by the command holds besides its exchanges: the question and the options."""
+
+_ROLES = {"analysis_llm": "orchestrator_llm", "writer_llm": "writer_llm", "summarizer_llm": "summarizer_llm"}
+
+
+def iterative_options(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
+    """
+    :param args: The parsed command line.
+    :param options: The main agent's options the command line asked for (models, search, datastores).
+    :returns: The arguments of ``create_iterative_research_agent``.
+    """
+    models = {key: options.pop(key) for key in list(options) if key.endswith("_llm")}
+    if not models:
+        models = role_models()
+    chosen = {own: models[main] for own, main in _ROLES.items() if main in models}
+    if args.grounding and "judge_llm" in models:
+        chosen["judge_llm"] = models["judge_llm"]
+    return {
+        **chosen,
+        **options,
+        "depth": args.depth,
+        "grounding": args.grounding,
+        "token_budget": args.token_budget,
+        "time_budget": args.time_budget,
+        "cost_budget": args.max_cost,
+        "cache_dir": args.cache,
+        "record_to": args.record,
+    }
+
+
+def _models_of(agent: Any) -> dict[str, str]:
+    """The names of the models an iterative agent calls, by factory argument."""
+    pipeline = agent.pipeline
+    write, read_url = pipeline.get_component("write"), pipeline.get_component("search").read_url
+    models = {
+        "analysis_llm": pipeline.get_component("decide").chat_generator,
+        "writer_llm": write.chat_generator,
+        "summarizer_llm": read_url.summarizer_llm if read_url is not None else None,
+        "judge_llm": write.judge_llm,
+    }
+    return {role: model_name(model) for role, model in models.items() if model is not None}
+
+
+def write_manifest(directory: Path, question: str, agent: Any, options: dict[str, Any]) -> None:
+    """
+    Write ``recording.json``: what ``replay`` needs to run the recording again.
+
+    :param directory: The recording's directory.
+    :param question: The question.
+    :param agent: The iterative agent that made the recording.
+    :param options: The arguments the agent was built with.
+    """
+    search = options.get("search") or "auto"
+    manifest = {
+        "question": question,
+        "depth": options["depth"],
+        "grounding": options["grounding"],
+        "search": default_search_name() if search == "auto" else search if isinstance(search, str) else "auto",
+        "web": options.get("web", True),
+        "models": _models_of(agent),
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MANIFEST_FILE).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
+    """
+    :param directory: A recording made with ``--record``.
+    :returns: The recorded question, and the arguments of ``create_iterative_research_agent`` that replay it.
+    :raises ConfigurationError: If the directory holds no recording made by the command.
+    """
+    path = directory / MANIFEST_FILE
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ConfigurationError(
+            f"{str(directory)!r} holds no recording made with --record ({MANIFEST_FILE}: {error})."
+        ) from error
+    recording = Recording(directory=directory, mode="replay")
+    models = {
+        role: ReplayChatGenerator(recording=recording, model=str(name))
+        for role, name in dict(manifest.get("models") or {}).items()
+    }
+    if "analysis_llm" not in models or "writer_llm" not in models:
+        raise ConfigurationError(f"{path} names no analysis and writer models; record the run again.")
+    options = {
+        **models,
+        "depth": int(manifest.get("depth") or 3),
+        "grounding": bool(manifest.get("grounding")),
+        "search": str(manifest.get("search") or "auto"),
+        "web": bool(manifest.get("web", True)),
+        "replay_from": directory,
+    }
+    return str(manifest["question"]), options

@@ -1,0 +1,43 @@
+"""
+The iterative research agent's steps: Haystack components that ``create_iterative_research_agent`` wires into a
+Pipeline with a loop (start, then router → decide → search up to ``depth`` times, then write → finish): the seed's
+depth workflow.
+
+Each step works inside one :class:`~haystack_deep_research.run.ResearchRun`, carried along the Pipeline's edges in
+an :class:`IterationRun`; the steps hold no per-run data.
+"""
+
+from haystack_deep_research.iterative.decide import DecideStep
+from haystack_deep_research.iterative.decision import SearchDecision, extract_json_object, parse_decision
+from haystack_deep_research.iterative.finish import PREVIOUS_REPORT_FILE, FinishStep
+from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
+from haystack_deep_research.iterative.router import RoundRouter
+from haystack_deep_research.iterative.search import SearchStep
+from haystack_deep_research.iterative.sections import ReportSections, report_sections
+from haystack_deep_research.iterative.start import StartStep
+from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter, normalize_topic
+from haystack_deep_research.iterative.update import changes, plan_update, sources_of
+from haystack_deep_research.iterative.write import WriteStep
+
+__all__ = [
+    "DEFAULT_SIMILARITY",
+    "PREVIOUS_REPORT_FILE",
+    "DecideStep",
+    "FinishStep",
+    "IterationRun",
+    "ReportSections",
+    "RoundRouter",
+    "SearchDecision",
+    "SearchStep",
+    "StartStep",
+    "TopicFilter",
+    "UpdatePlan",
+    "WriteStep",
+    "changes",
+    "extract_json_object",
+    "normalize_topic",
+    "parse_decision",
+    "plan_update",
+    "report_sections",
+    "sources_of",
+]

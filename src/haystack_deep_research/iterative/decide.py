@@ -1,0 +1,173 @@
+"""
+Each round's analysis: the analysis model reads the question, the findings so far and the topics already searched,
+and answers the seed's decision ``{"nextSearchTopic": ..., "shouldContinue": ...}``.
+
+:class:`DecideStep` makes the call and routes on the answer: ``search`` with the round's topics, or ``done``. It is
+robust to what models do:
+
+- the JSON is found in a fenced block or in prose around it, and validated with pydantic (see :mod:`.decision`);
+- a reply that is not a valid decision gets **one retry** showing the model its reply and the validation errors; a
+  second invalid reply stops the rounds with a warning (``exit_reason`` ``decision_failed``), as does a failing
+  model: the report is still written from the findings so far;
+- proposed topics that repeat a topic already searched (see :mod:`.topics`) are refused (a ``TopicRefused`` event
+  each); when every proposal is refused the model is asked once more, told which were refused, and when it proposes
+  only repeats again the rounds stop (``exit_reason`` ``no_new_topics``);
+- at most ``max_parallel_searches`` topics are searched in one round; more are dropped with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import SearchDecided, TopicRefused
+from haystack_deep_research.iterative.decision import SearchDecision, parse_decision
+from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter
+from haystack_deep_research.prompts import ANALYSIS, ANALYSIS_RETRY, fence, render_chat
+from haystack_deep_research.run import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.state import (
+    EXIT_ANALYSIS_STOPPED,
+    EXIT_DECISION_FAILED,
+    EXIT_NO_NEW_TOPICS,
+    PHASE_ANALYZE,
+)
+
+__all__ = ["DecideStep"]
+
+
+@component
+class DecideStep(UsesModels):
+    """
+    The analysis step of each round (see the module docstring).
+
+    :param chat_generator: The analysis model.
+    :param depth: The rounds of a run, 1 to 50 (the prompt says which round this is).
+    :param max_parallel_searches: The most topics one round searches, 1 to 10.
+    :param similarity: From this similarity (0 to 1) on, a proposed topic repeats a searched one.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(
+        self,
+        *,
+        chat_generator: Any,
+        depth: int = 3,
+        max_parallel_searches: int = 10,
+        similarity: float = DEFAULT_SIMILARITY,
+    ) -> None:
+        self.chat_generator = _checks.chat_generator("analysis_llm", chat_generator, needs_tools=False)
+        self.depth = _checks.int_in_range("depth", depth, 1, 50)
+        self.max_parallel_searches = _checks.int_in_range("max_parallel_searches", max_parallel_searches, 1, 10)
+        self.similarity = _checks.number_in_range("topic_similarity", similarity, 0.0, 1.0)
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    @component.output_types(search=IterationRun, done=IterationRun)
+    def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run, before a round.
+        :returns: ``search`` (the round's topics in ``planned``) or ``done`` (with its ``exit_reason``).
+        """
+        return drive(self.phase(iteration))
+
+    @component.output_types(search=IterationRun, done=IterationRun)
+    async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run, before a round.
+        :returns: ``search`` or ``done``.
+        """
+        return await drive_async(self.phase(iteration))
+
+    def _ask(
+        self, iteration: IterationRun, refused: list[str], previous: str = "", errors: str = ""
+    ) -> Phase[tuple[SearchDecision | None, str, str]]:
+        run = iteration.run
+        prompt = render_chat(
+            ANALYSIS_RETRY if previous else ANALYSIS,
+            question=run.question,
+            round=iteration.rounds + 1,
+            depth=self.depth,
+            max_topics=self.max_parallel_searches,
+            topics=[fence(topic) for topic in iteration.topics],
+            findings=[fence(note) for note in run.notes()],
+            since=iteration.update.since if iteration.update is not None else "",
+            refused=[fence(topic) for topic in refused],
+            previous=fence(previous),
+            errors=errors,
+        )
+        [asked] = yield [ask(self.chat_generator, prompt, role="analysis", streaming_callback=run.streaming_callback)]
+        if asked.reply is not None:
+            run.record_usage(PHASE_ANALYZE, asked.reply.meta.get("usage"))
+        if not asked.text:
+            return None, "", failure(asked.error)
+        decision, found = parse_decision(asked.text)
+        return decision, asked.text, json.dumps(found, ensure_ascii=False, indent=1) if found else ""
+
+    def _decision(self, iteration: IterationRun, refused: list[str]) -> Phase[SearchDecision | None]:
+        run = iteration.run
+        decision, reply, errors = yield from self._ask(iteration, refused)
+        if decision is None and reply:
+            decision, reply, errors = yield from self._ask(iteration, refused, previous=reply, errors=errors)
+        if decision is None:
+            why = " ".join(errors.split()) if reply else errors
+            run.warn(PHASE_ANALYZE, f"the analysis model gave no valid decision ({why}); the search stops here")
+        return decision
+
+    def phase(self, iteration: IterationRun) -> Phase[dict[str, IterationRun]]:
+        """
+        :param iteration: The run, before a round.
+        :returns: The phase; it returns ``{"search": ...}`` or ``{"done": ...}``.
+        """
+        run, number = iteration.run, iteration.rounds + 1
+        refused: list[str] = []
+        for _ in range(2):  # the first answer, and once more when it only repeats searched topics
+            decision = yield from self._decision(iteration, refused)
+            if decision is None:
+                return {"done": iteration.but(exit_reason=EXIT_DECISION_FAILED)}
+            if not decision.shouldContinue:
+                run.events.emit(SearchDecided(phase=PHASE_ANALYZE, round=number))
+                return {"done": iteration.but(exit_reason=EXIT_ANALYSIS_STOPPED)}
+            new, repeats = TopicFilter(iteration.topics, similarity=self.similarity).split(decision.topics)
+            for topic in repeats:
+                run.events.emit(TopicRefused(phase=PHASE_ANALYZE, topic=topic))
+            if new:
+                if len(new) > self.max_parallel_searches:
+                    run.warn(
+                        PHASE_ANALYZE,
+                        f"the analysis proposed {len(new)} topics; only the first {self.max_parallel_searches} "
+                        "(max_parallel_searches) are searched",
+                    )
+                    new = new[: self.max_parallel_searches]
+                run.events.emit(
+                    SearchDecided(phase=PHASE_ANALYZE, topics=tuple(new), should_continue=True, round=number)
+                )
+                return {"search": iteration.but(planned=tuple(new))}
+            refused = repeats
+        run.warn(PHASE_ANALYZE, "the analysis proposed only topics already searched, twice; the search stops here")
+        return {"done": iteration.but(exit_reason=EXIT_NO_NEW_TOPICS)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized step."""
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
+            depth=self.depth,
+            max_parallel_searches=self.max_parallel_searches,
+            similarity=self.similarity,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DecideStep:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step.
+        """
+        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
+        return default_from_dict(cls, data)

@@ -1,0 +1,155 @@
+"""
+Done: close the run and set the iterative agent's outputs.
+
+With a run directory, :class:`FinishStep` journals the end of the run (with the sources not journaled yet), writes
+``ledger.json`` and ``report.md`` (an update first keeps the report it replaces as ``report.previous.md``) and
+releases the directory; a write that fails is a warning, never a lost report. Then ``RunEnded`` is emitted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import default_from_dict, default_to_dict
+
+from haystack_deep_research.events import RunEnded
+from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.run import Phase, ResearchRun, blocking, drive, drive_async
+from haystack_deep_research.run.run_dir import atomic_write_text
+from haystack_deep_research.state import (
+    CHANGES,
+    CITATIONS,
+    COST,
+    EXIT_REASON,
+    FINDINGS,
+    GROUNDING,
+    GROUNDING_SCORE,
+    PHASE_RUN,
+    PHASE_WRITE,
+    REPORT,
+    ROUNDS,
+    SOURCES,
+    TOKEN_USAGE,
+    TOPICS,
+    USAGE_BY_PHASE,
+    WARNINGS,
+)
+
+__all__ = ["PREVIOUS_REPORT_FILE", "FinishStep"]
+
+PREVIOUS_REPORT_FILE = "report.previous.md"
+"""Where an update keeps the report it replaced, in the run directory."""
+
+_OUTPUTS: dict[str, Any] = {
+    REPORT: str,
+    TOPICS: list[str],
+    FINDINGS: list[str],
+    SOURCES: list[dict[str, Any]],
+    CITATIONS: dict[str, Any],
+    WARNINGS: list[str],
+    EXIT_REASON: str,
+    ROUNDS: int,
+    USAGE_BY_PHASE: dict[str, Any],
+    COST: float | None,
+    TOKEN_USAGE: dict[str, Any],
+    GROUNDING_SCORE: float | None,
+    GROUNDING: list[dict[str, Any]],
+    CHANGES: dict[str, Any],
+}
+
+
+def _close(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
+    journal = run.journal
+    if journal is None:
+        return
+    writes = [
+        ("the end of the run", lambda: journal.record_end(exit_reason=iteration.exit_reason, ledger=run.ledger)),
+        ("ledger.json", lambda: journal.write_ledger(run.ledger)),
+    ]
+    if iteration.update is not None and iteration.update.previous_report:
+        previous = Path(journal.directory) / PREVIOUS_REPORT_FILE
+        writes.append((PREVIOUS_REPORT_FILE, lambda: atomic_write_text(previous, iteration.update.previous_report)))  # type: ignore[union-attr]
+    writes.append(("report.md", lambda: journal.write_report(iteration.report)))
+    try:
+        for what, write in writes:
+            [written] = yield [blocking(write)]
+            if written.error is not None:
+                run.warn(PHASE_WRITE, f"could not write {what} to the run directory ({written.error})")
+    finally:
+        journal.close()
+
+
+@component
+class FinishStep:
+    """The iterative agent's last step (see the module docstring)."""
+
+    @component.output_types(**_OUTPUTS)
+    def run(self, iteration: IterationRun) -> dict[str, Any]:
+        """
+        :param iteration: The run, its report written.
+        :returns: ``report`` (Markdown, citations verified), ``topics`` (searched, in order), ``findings`` (one note
+            per topic), ``sources`` (the evidence ledger), ``citations`` (the citation check), ``warnings``,
+            ``exit_reason`` (``depth_reached``, ``analysis_stopped``, ``no_new_topics``, ``decision_failed``,
+            ``no_evidence``, ``writer_failed`` or a budget), ``rounds``, ``usage_by_phase`` (per phase: tokens,
+            ``model``, ``cost``), ``cost`` (US dollars, ``None`` when a price is unknown), ``token_usage`` (all
+            phases), ``grounding_score`` and ``grounding`` (``None`` and ``[]`` without grounding) and ``changes``
+            (what an update changed; ``{}`` otherwise).
+        """
+        return drive(self.phase(iteration))
+
+    @component.output_types(**_OUTPUTS)
+    async def run_async(self, iteration: IterationRun) -> dict[str, Any]:
+        """
+        :param iteration: The run, its report written.
+        :returns: The outputs listed under :meth:`run`.
+        """
+        return await drive_async(self.phase(iteration))
+
+    def phase(self, iteration: IterationRun) -> Phase[dict[str, Any]]:
+        """
+        :param iteration: The run.
+        :returns: The phase; it returns the outputs.
+        """
+        run = iteration.run
+        yield from _close(run, iteration)
+        usage = run.usage_report()  # may warn once of an unknown price, so before the warnings are read
+        notes = run.notes()
+        run.events.emit(
+            RunEnded(
+                phase=PHASE_RUN,
+                exit_reason=iteration.exit_reason,
+                notes=len(notes),
+                sources=len(run.ledger),
+                warnings=len(run.warnings()),
+            )
+        )
+        return {
+            REPORT: iteration.report,
+            TOPICS: list(iteration.topics),
+            FINDINGS: notes,
+            SOURCES: run.ledger.to_list(),
+            CITATIONS: dict(iteration.citations),
+            WARNINGS: run.warnings(),
+            EXIT_REASON: iteration.exit_reason,
+            ROUNDS: iteration.rounds,
+            USAGE_BY_PHASE: usage,
+            COST: run.cost(),
+            TOKEN_USAGE: run.total_usage(),
+            GROUNDING_SCORE: iteration.judgement.score if iteration.judgement is not None else None,
+            GROUNDING: list(iteration.grounding),
+            CHANGES: dict(iteration.changes),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized step."""
+        return default_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FinishStep:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step.
+        """
+        return default_from_dict(cls, data)

@@ -1,0 +1,181 @@
+"""
+A round of searches: every planned topic is searched side by side (at most ``max_parallel_searches`` at once), as
+the seed's "query only" search, and its findings become one note.
+
+For each topic the :class:`SearchStep`:
+
+1. searches the web with the query alone, through the one search path (:class:`~haystack_deep_research.sources
+   .SearchTool`: hits normalized, recorded in the evidence ledger and the search log, cached across runs when the
+   tool has a cache);
+2. reads the top ``read_top_k`` results with ``read_url`` (URL policy, guarded fetch, extraction, a summary toward the
+   topic; each page read is recorded in the ledger with the text the summarizer saw): search snippets are never
+   evidence, only pages read are;
+3. searches every datastore with the same query (documents retrieved count as read);
+4. makes the finding: a note headed by the topic, holding the page summaries with their URLs (and the documents), or
+   saying that nothing could be read. The note is journaled with its sources when the run has a run directory.
+
+A failing search or an unreadable page is part of the finding (and a warning), never the end of the run. After the
+round the topics count as searched, and a ``SearchRoundDone`` event gives the seed's progress line,
+``"{k}/{depth}th search executed."``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError, DeepResearchError
+from haystack_deep_research.events import Notice, SearchRoundDone
+from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.prompts import (
+    MAX_URLS_PER_READ,
+    NOTE,
+    TOPIC_NO_RESULTS,
+    TOPIC_NOTHING_READ,
+    TOPIC_SEARCH_FAILED,
+    render_text,
+)
+from haystack_deep_research.run import Phase, ResearchRun, UsesModels, drive, drive_async, subphase
+from haystack_deep_research.run.journal import JournaledNote
+from haystack_deep_research.run.resume import journal_note
+from haystack_deep_research.sources import DatastoreSearchTool, SearchTool
+from haystack_deep_research.state import PHASE_SEARCH
+from haystack_deep_research.tools import ReadUrlTool
+
+__all__ = ["SearchStep"]
+
+
+def _tool_from_dict(data: dict[str, Any] | None) -> Any:
+    if data is None:
+        return None
+    return import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
+
+
+@component
+class SearchStep(UsesModels):
+    """
+    One round of searches (see the module docstring).
+
+    :param search: The web search (``None`` to search the datastores only).
+    :param read_url: The page reader; required with ``search``.
+    :param datastores: One search tool per datastore.
+    :param read_top_k: Results of each search that are read, 1 to 5.
+    :param max_parallel_searches: Topics searched at once, 1 to 10.
+    :param depth: The rounds of a run (for the progress line).
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(
+        self,
+        *,
+        search: SearchTool | None,
+        read_url: ReadUrlTool | None,
+        datastores: list[DatastoreSearchTool] | None = None,
+        read_top_k: int = 3,
+        max_parallel_searches: int = 10,
+        depth: int = 3,
+    ) -> None:
+        if search is not None and not isinstance(search, SearchTool):
+            raise ConfigurationError(f"search must be a SearchTool (see resolve_search); got {type(search).__name__}.")
+        if search is not None and not isinstance(read_url, ReadUrlTool):
+            raise ConfigurationError("read_url must be a ReadUrlTool when the web is searched.")
+        stores = list(datastores or [])
+        if not all(isinstance(store, DatastoreSearchTool) for store in stores):
+            raise ConfigurationError("datastores must be DatastoreSearchTools (see datastore_tools).")
+        if search is None and not stores:
+            raise ConfigurationError("there is nothing to search: give a web search or at least one datastore.")
+        self.search = search
+        self.read_url = read_url
+        self.datastores = stores
+        self.read_top_k = _checks.int_in_range("read_top_k", read_top_k, 1, MAX_URLS_PER_READ)
+        self.max_parallel_searches = _checks.int_in_range("max_parallel_searches", max_parallel_searches, 1, 10)
+        self.depth = _checks.int_in_range("depth", depth, 1, 50)
+
+    def _used_models(self) -> list[Any]:
+        return [tool for tool in (self.search, self.read_url, *self.datastores) if tool is not None]
+
+    @component.output_types(iteration=IterationRun)
+    def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run, with the round's topics in ``planned``.
+        :returns: ``iteration``: the run with the round's findings, its topics searched.
+        """
+        return {"iteration": drive(self.phase(iteration), max_concurrency=self.max_parallel_searches)}
+
+    @component.output_types(iteration=IterationRun)
+    async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run, with the round's topics in ``planned``.
+        :returns: ``iteration``: the run with the round's findings.
+        """
+        return {"iteration": await drive_async(self.phase(iteration), max_concurrency=self.max_parallel_searches)}
+
+    def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
+        """
+        :param iteration: The run, with the round's topics in ``planned``.
+        :returns: The phase; it returns the run after the round.
+        """
+        run, planned = iteration.run, iteration.planned
+        run.plan(planned)
+        yield [subphase(lambda topic=topic: self._topic(run, topic)) for topic in planned]  # type: ignore[misc]
+        topics = (*iteration.topics, *planned)
+        if iteration.recheck:
+            run.events.emit(Notice(phase=PHASE_SEARCH, text=f"checked {len(planned)} stale topic(s) again"))
+            return iteration.but(topics=topics, planned=(), recheck=())
+        rounds = iteration.rounds + 1
+        run.events.emit(SearchRoundDone(phase=PHASE_SEARCH, round=rounds, depth=self.depth, topics=planned))
+        return iteration.but(topics=topics, planned=(), rounds=rounds)
+
+    def _topic(self, run: ResearchRun, topic: str) -> Phase[None]:
+        view = run.researcher(topic)
+        parts: list[str] = []
+        if self.search is not None and self.read_url is not None:
+            try:
+                hits = yield from self.search.search_hits(view, topic)
+                urls = [hit.url for hit in hits][: self.read_top_k]
+                if urls:
+                    parts.append((yield from self.read_url.phase(view, urls=urls, question=topic)))
+                    if not any(url in run.ledger.read_urls() for url in urls):
+                        parts.append(TOPIC_NOTHING_READ)
+                else:
+                    parts.append(TOPIC_NO_RESULTS)
+            except DeepResearchError as error:
+                view.warn(PHASE_SEARCH, f"searching '{topic}' failed ({error})")
+                parts.append(render_text(TOPIC_SEARCH_FAILED, error=str(error)))
+        for store in self.datastores:
+            try:
+                parts.append((yield from store.phase(view, query=topic)))
+            except Exception as error:  # a retriever's failure is part of the finding, never the end of the run
+                view.warn(PHASE_SEARCH, f"searching {store.name} for '{topic}' failed ({type(error).__name__})")
+                parts.append(render_text(TOPIC_SEARCH_FAILED, error=f"{store.name}: {type(error).__name__}: {error}"))
+        summary = "\n\n".join(part for part in parts if part)
+        note = render_text(NOTE, subtopic=topic, summary=summary, partial=False, reason=None)
+        run.add_notes([note], position=run.position(topic))
+        yield from journal_note(run.view(PHASE_SEARCH), topic, JournaledNote(topic, note, summary, False))
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized step, with its tools."""
+        return default_to_dict(
+            self,
+            search=self.search.to_dict() if self.search is not None else None,
+            read_url=self.read_url.to_dict() if self.read_url is not None else None,
+            datastores=[store.to_dict() for store in self.datastores],
+            read_top_k=self.read_top_k,
+            max_parallel_searches=self.max_parallel_searches,
+            depth=self.depth,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchStep:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step.
+        """
+        params = data["init_parameters"]
+        params["search"] = _tool_from_dict(params.get("search"))
+        params["read_url"] = _tool_from_dict(params.get("read_url"))
+        params["datastores"] = [_tool_from_dict(store) for store in params.get("datastores") or []]
+        return default_from_dict(cls, data)

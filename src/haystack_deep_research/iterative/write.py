@@ -1,0 +1,196 @@
+"""
+The comprehensive analysis: a separate (reasoning) model writes the report from every finding, then its citations
+are verified against what the run really read.
+
+:class:`WriteStep` gives the writer the question, the topics searched, the findings (fenced as data) and the URLs it
+may cite (URLs in the findings whose pages the run read, see ``allowed_urls``), with the report's sections in the
+question's language (see :mod:`.sections`): executive summary, main findings grouped by theme, conclusions and
+recommendations, remaining uncertainties, future research directions, sources. Then:
+
+- an update puts its "what changed" section, written from data, after the title (see :mod:`.update`);
+- every citation is verified and repaired (``verify_report``): a citation of anything never read is removed;
+- a run that read nothing gets the no-evidence notice in its first lines (``exit_reason`` ``no_evidence``);
+- with a judge, every cited claim is judged against the stored text of its source (``judge_report``) and claims the
+  sources do not support are marked, never dropped.
+
+A failing writer gives a report assembled from the findings (``exit_reason`` ``writer_failed``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.events import PhaseStarted
+from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.iterative.sections import ReportSections, report_sections
+from haystack_deep_research.iterative.update import changes
+from haystack_deep_research.prompts import (
+    FALLBACK_REPORT,
+    ITERATIVE_REPORT,
+    NO_EVIDENCE_NOTICE,
+    WHAT_CHANGED,
+    fence,
+    render_chat,
+    render_text,
+)
+from haystack_deep_research.report import (
+    allowed_urls,
+    citation_findings,
+    judge_report,
+    mark_unsupported,
+    verdict_outputs,
+    verify_report,
+)
+from haystack_deep_research.run import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.state import (
+    EXIT_COST_BUDGET,
+    EXIT_NO_EVIDENCE,
+    EXIT_TIME_BUDGET,
+    EXIT_TOKEN_BUDGET,
+    EXIT_WRITER_FAILED,
+    PHASE_GROUND,
+    PHASE_WRITE,
+)
+
+__all__ = ["WriteStep"]
+
+_OWN_REASONS = (EXIT_TOKEN_BUDGET, EXIT_TIME_BUDGET, EXIT_COST_BUDGET, EXIT_WRITER_FAILED)
+
+
+def _with_changes(report: str, section: str) -> str:
+    """Put the section after the report's title line (or first, when it has none)."""
+    lines = report.split("\n")
+    if lines and lines[0].startswith("# "):
+        return "\n".join([lines[0], "", section.rstrip(), "", *lines[1:]]).replace("\n\n\n\n", "\n\n")
+    return f"{section.rstrip()}\n\n{report}"
+
+
+def _changes_section(found: dict[str, Any], sections: ReportSections) -> str:
+    return render_text(
+        WHAT_CHANGED,
+        labels=sections.to_dict(),
+        since=found["since"],
+        new_topics=found["new_topics"],
+        rechecked=found["rechecked_topics"],
+        kept=found["kept_topics"],
+        changed=found["changed_sources"],
+        added=found["new_sources"],
+    )
+
+
+@component
+class WriteStep(UsesModels):
+    """
+    Write, verify (and optionally judge) the report (see the module docstring).
+
+    :param chat_generator: The writer model.
+    :param judge_llm: The grounding judge, or ``None`` for no grounding.
+    :param max_concurrency: Judge calls running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, chat_generator: Any, judge_llm: Any = None, max_concurrency: int = 5) -> None:
+        self.chat_generator = _checks.chat_generator("writer_llm", chat_generator, needs_tools=False)
+        self.judge_llm = (
+            None if judge_llm is None else _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
+        )
+        self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+
+    def _used_models(self) -> list[Any]:
+        return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
+
+    @component.output_types(iteration=IterationRun)
+    def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run, its rounds done.
+        :returns: ``iteration``: the run with its ``report``, ``citations`` (and ``judgement``).
+        """
+        return {"iteration": drive(self.phase(iteration), max_concurrency=self.max_concurrency)}
+
+    @component.output_types(iteration=IterationRun)
+    async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run, its rounds done.
+        :returns: ``iteration``: the run with its report.
+        """
+        return {"iteration": await drive_async(self.phase(iteration), max_concurrency=self.max_concurrency)}
+
+    def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
+        """
+        :param iteration: The run, its rounds done.
+        :returns: The phase; it returns the run with its report.
+        """
+        run, exit_reason = iteration.run, iteration.exit_reason
+        notes = run.notes()
+        urls = allowed_urls(notes, run)
+        sections = report_sections(run.question)
+        run.events.emit(
+            PhaseStarted(
+                phase=PHASE_WRITE, detail=f"writing the report from {len(notes)} findings and {len(urls)} sources"
+            )
+        )
+        prompt = render_chat(
+            ITERATIVE_REPORT,
+            question=run.question,
+            topics=[fence(topic) for topic in iteration.topics],
+            findings=[fence(note) for note in notes],
+            urls=urls,
+            sections=sections.to_dict(),
+            translate=sections.translate,
+        )
+        [written] = yield [ask(self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback)]
+        if written.reply is not None:
+            run.record_usage(PHASE_WRITE, written.reply.meta.get("usage"))
+        report = written.text
+        if not report:
+            why = failure(written.error)
+            run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the findings")
+            report = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
+            exit_reason = EXIT_WRITER_FAILED
+        found = changes(iteration)
+        if found:
+            report = _with_changes(report, _changes_section(found, sections))
+        check = verify_report(run, report, urls)
+        report = check.report
+        if not run.ledger.read_urls():
+            cause = run.searches.explain()
+            run.warn(PHASE_WRITE, f"the run read no page and no document ({cause})")
+            report = render_text(NO_EVIDENCE_NOTICE, cause=cause) + report
+            exit_reason = exit_reason if exit_reason in _OWN_REASONS else EXIT_NO_EVIDENCE
+        iteration = iteration.but(report=report, citations=citation_findings(check), exit_reason=exit_reason)
+        if self.judge_llm is None:
+            return iteration.but(changes=found)
+        judged = yield from judge_report(run, report, iteration.citations.get("verified_urls") or [], self.judge_llm)
+        marked_report, marked = mark_unsupported(report, judged.unsupported)
+        if marked:
+            run.warn(PHASE_GROUND, f"{len(marked)} claim(s) are not supported by their cited sources; marked")
+        return iteration.but(
+            report=marked_report, judgement=judged, grounding=tuple(verdict_outputs(judged, marked)), changes=found
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized step."""
+        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
+            judge_llm=judge,
+            max_concurrency=self.max_concurrency,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WriteStep:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The step.
+        """
+        params = data["init_parameters"]
+        deserialize_component_inplace(params, key="chat_generator")
+        if params.get("judge_llm") is not None:
+            deserialize_component_inplace(params, key="judge_llm")
+        return default_from_dict(cls, data)

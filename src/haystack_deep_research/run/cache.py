@@ -1,0 +1,246 @@
+"""
+The cross-run cache: search results, fetched page texts and page summaries kept on disk, so that researching the
+same question again (or a question that leads to the same searches and pages) searches and fetches nothing.
+
+One module, used at two seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks
+its engine and stores what the engine answered; ``read_url`` looks a page's text up before it fetches the page, and
+the page's summary (by URL, question and summarizer model) before it calls the summarizer. Every entry has a time to
+live; an older entry is a miss, and the next store replaces it.
+
+A store is anything with ``get(kind, key)``, ``put(kind, key, value)`` and ``to_dict()`` (:class:`CacheStore`):
+:class:`ResearchCache` keeps entries on disk, and a recording (:mod:`.recording`) records and replays them through
+the same seams. Entries are JSON, one file each (``<directory>/<kind>/<2 hex>/<sha256>.json``), written atomically,
+so several processes may share one directory. A cache never fails a run: a file that cannot be read is a miss, and
+one that cannot be written is a logged warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from haystack import logging
+from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.run.run_dir import atomic_write_text
+
+__all__ = [
+    "CACHE_KINDS",
+    "DEFAULT_CACHE_TTL",
+    "CacheStore",
+    "ResearchCache",
+    "cache_from_dict",
+    "cache_to_dict",
+    "check_cache",
+    "page_key",
+    "search_key",
+    "summary_key",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CACHE_TTL = 86_400.0
+"""One day: how long a cached search, page or summary is used, and how long an iterative run's sources count as
+fresh when it is updated."""
+
+CACHE_KINDS = ("search", "page", "summary")
+"""What is cached: search results (by engine, query and result count), page texts (by URL), page summaries (by URL,
+question and model)."""
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def search_key(engine: str, query: str, max_results: int) -> str:
+    """
+    :param engine: The search engine (the backend's class, and its address when it has one).
+    :param query: The query.
+    :param max_results: The most results asked for.
+    :returns: The cache key of a search: the query compared without case and extra whitespace.
+    """
+    return json.dumps([engine, _words(query), max_results], ensure_ascii=False)
+
+
+def page_key(url: str) -> str:
+    """
+    :param url: A page's URL.
+    :returns: The cache key of its text: the URL in normal form (see ``normalize_url``).
+    """
+    return normalize_url(url)
+
+
+def summary_key(url: str, question: str, model: str) -> str:
+    """
+    :param url: A page's URL.
+    :param question: What the summary was written toward.
+    :param model: The summarizer model's name.
+    :returns: The cache key of the summary.
+    """
+    return json.dumps([normalize_url(url), _words(question), model], ensure_ascii=False)
+
+
+@runtime_checkable
+class CacheStore(Protocol):
+    """Where the seams look entries up and store them."""
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        """
+        :param kind: One of :data:`CACHE_KINDS`.
+        :param key: The entry's key (see :func:`search_key`, :func:`page_key`, :func:`summary_key`).
+        :returns: The stored value, or ``None`` on a miss.
+        """
+        ...
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        """
+        :param kind: One of :data:`CACHE_KINDS`.
+        :param key: The entry's key.
+        :param value: A JSON-ready value.
+        """
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized store."""
+        ...
+
+
+class ResearchCache:
+    """
+    Search results, page texts and page summaries on disk, each used for ``ttl`` seconds after it was stored.
+
+    :param directory: Where the entries live; created on the first store.
+    :param ttl: Seconds an entry is used, more than 0 (default one day).
+    :raises ConfigurationError: If ``directory`` is not a path or ``ttl`` is not a positive number.
+    """
+
+    def __init__(self, *, directory: str | os.PathLike[str], ttl: float = DEFAULT_CACHE_TTL) -> None:
+        if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
+            raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
+        self.directory = Path(directory).expanduser()
+        self.ttl = _checks.number_in_range("ttl", ttl, 0.0)
+        self._lock = threading.Lock()
+        self._hits = 0
+        self._misses = 0
+
+    def __repr__(self) -> str:
+        return f"ResearchCache(directory={str(self.directory)!r}, ttl={self.ttl})"
+
+    def _path(self, kind: str, key: str) -> Path:
+        if kind not in CACHE_KINDS:
+            raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+        return self.directory / kind / digest[:2] / f"{digest}.json"
+
+    def _count(self, hit: bool) -> None:
+        with self._lock:
+            if hit:
+                self._hits += 1
+            else:
+                self._misses += 1
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """``{"hits": ..., "misses": ...}`` of this object's look-ups."""
+        with self._lock:
+            return {"hits": self._hits, "misses": self._misses}
+
+    def age(self, kind: str, key: str) -> float | None:
+        """
+        :param kind: One of :data:`CACHE_KINDS`.
+        :param key: The entry's key.
+        :returns: Seconds since the entry was stored, or ``None`` when there is none.
+        """
+        entry = self._read(kind, key)
+        return None if entry is None else max(time.time() - float(entry["stored_at"]), 0.0)
+
+    def _read(self, kind: str, key: str) -> dict[str, Any] | None:
+        path = self._path(kind, key)
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as error:
+            logger.warning("Cache entry {path} is unreadable ({error}); it counts as a miss.", path=path, error=error)
+            return None
+        valid = isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("value"), dict)
+        return entry if valid and isinstance(entry.get("stored_at"), int | float) else None
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        """
+        :param kind: One of :data:`CACHE_KINDS`.
+        :param key: The entry's key.
+        :returns: The stored value when it is younger than ``ttl``, else ``None``.
+        """
+        entry = self._read(kind, key)
+        fresh = entry is not None and time.time() - float(entry["stored_at"]) < self.ttl
+        self._count(fresh)
+        return dict(entry["value"]) if fresh and entry is not None else None
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        """
+        Store an entry, replacing an older one; a failed write is a logged warning, never an error.
+
+        :param kind: One of :data:`CACHE_KINDS`.
+        :param key: The entry's key.
+        :param value: A JSON-ready value.
+        """
+        path = self._path(kind, key)
+        record = json.dumps({"key": key, "stored_at": time.time(), "value": value}, ensure_ascii=False)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, record)
+        except OSError as error:
+            logger.warning("Could not write the cache entry {path} ({error}).", path=path, error=error)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized cache (its directory and time to live)."""
+        return default_to_dict(self, directory=str(self.directory), ttl=self.ttl)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResearchCache:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The cache.
+        """
+        return default_from_dict(cls, data)
+
+
+def cache_to_dict(cache: CacheStore | None) -> dict[str, Any] | None:
+    """
+    :param cache: A store, or ``None``.
+    :returns: Its serialized form (with its ``type``), or ``None``.
+    """
+    return None if cache is None else cache.to_dict()
+
+
+def cache_from_dict(data: dict[str, Any] | None) -> CacheStore | None:
+    """
+    :param data: What :func:`cache_to_dict` returned.
+    :returns: The store, rebuilt by its class's ``from_dict``; ``None`` for ``None``.
+    """
+    if data is None:
+        return None
+    store: CacheStore = import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
+    return store
+
+
+def check_cache(cache: Any) -> CacheStore | None:
+    """
+    :param cache: What was passed as ``cache``.
+    :returns: It, when it is ``None`` or a store.
+    :raises ConfigurationError: If it is anything else.
+    """
+    if cache is not None and not isinstance(cache, CacheStore):
+        raise ConfigurationError(
+            f"cache must be a ResearchCache (or another store with get, put and to_dict); got {type(cache).__name__}."
+        )
+    return cache

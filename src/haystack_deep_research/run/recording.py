@@ -1,0 +1,332 @@
+"""
+Record and replay: keep every model exchange and tool result of a run in a directory, then run it again from there
+with no network and no model call.
+
+Recording and replaying are wrappers at the seams, never special cases in an agent shape:
+
+- models: :class:`RecordingChatGenerator` wraps a chat generator and records each reply under the prompt it
+  answered; :class:`ReplayChatGenerator` answers each prompt with the recorded reply and calls nothing;
+- tools: a :class:`Recording` is a cache store (see :mod:`.cache`), handed to the search and ``read_url`` tools as
+  their ``cache``. Recording, it passes look-ups to the cache it wraps (if any) and records every search result, page
+  text and page summary the run used, whether it came from the cache or the network; replaying, it answers every
+  look-up from the recording, so no engine, page or summarizer is ever asked.
+
+Everything else (normalizing hits, the evidence ledger, extraction, citation verification) runs again for real, so a
+replay yields the recorded run's report exactly. Prompts are matched by content, so parallel calls replay in any
+order; dates (``YYYY-MM-DD``) are masked in the match, so a recording replays on another day. A look-up the
+recording cannot answer raises :class:`~haystack_deep_research.errors.ReplayMissError` (a tool error or a model
+failure inside the run, which its warnings show), never a network request.
+
+The directory holds ``exchanges.jsonl``: one JSON record per line (``kind``, ``key``, ``value``), appended as the
+run goes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from haystack import component
+from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage
+from haystack.utils.deserialization import deserialize_component_inplace
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError, ReplayMissError
+from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.run.cache import CACHE_KINDS, CacheStore, cache_from_dict, cache_to_dict, check_cache
+from haystack_deep_research.run.phases import model_name
+
+__all__ = ["EXCHANGES_FILE", "Recording", "RecordingChatGenerator", "ReplayChatGenerator", "prompt_key"]
+
+EXCHANGES_FILE = "exchanges.jsonl"
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: Path) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(str(path.resolve()), threading.Lock())
+
+
+def prompt_key(messages: list[ChatMessage]) -> str:
+    """
+    :param messages: A prompt.
+    :returns: What a recorded reply is matched by: a hash of each message's role, text, tool calls and tool results,
+        with dates masked.
+    """
+    parts = [
+        [
+            message.role.value,
+            message.text or "",
+            [[call.tool_name, call.arguments] for call in message.tool_calls],
+            str(message.tool_call_result.result) if message.tool_call_result is not None else "",
+        ]
+        for message in messages
+    ]
+    text = _DATE.sub("<date>", json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Recording:
+    """
+    A run's recording directory, written or read (see the module docstring). It is also a cache store, handed to the
+    tools as their ``cache``.
+
+    :param directory: The directory; created when recording.
+    :param mode: ``"record"`` or ``"replay"``.
+    :param cache: Recording: the cache whose look-ups it passes on and records (``None``: every look-up misses, so
+        the tools search and fetch). Not used when replaying.
+    :raises ConfigurationError: If a parameter is invalid, or a directory to replay holds no recording.
+    """
+
+    def __init__(
+        self,
+        *,
+        directory: str | os.PathLike[str],
+        mode: Literal["record", "replay"],
+        cache: CacheStore | None = None,
+    ) -> None:
+        if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
+            raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
+        if mode not in ("record", "replay"):
+            raise ConfigurationError(f"mode must be 'record' or 'replay'; got {mode!r}.")
+        self.directory = Path(directory).expanduser()
+        self.mode = mode
+        self.cache = check_cache(cache)
+        self._lock = threading.Lock()
+        self._loaded: dict[tuple[str, str], list[dict[str, Any]]] | None = None
+        self._served: dict[tuple[str, str], int] = {}
+        if mode == "replay" and not (self.directory / EXCHANGES_FILE).is_file():
+            raise ConfigurationError(
+                f"{str(self.directory)!r} holds no recording ({EXCHANGES_FILE} is missing); record a run there first."
+            )
+
+    def __repr__(self) -> str:
+        return f"Recording(directory={str(self.directory)!r}, mode={self.mode!r})"
+
+    @property
+    def path(self) -> Path:
+        """The recording's file of exchanges."""
+        return self.directory / EXCHANGES_FILE
+
+    def record(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        """
+        Append one exchange (recording only; replaying, nothing is written).
+
+        :param kind: ``"model"`` or one of the cache kinds.
+        :param key: What it is matched by.
+        :param value: A JSON-ready value.
+        :raises OSError: If the recording cannot be written.
+        """
+        if self.mode != "record":
+            return
+        line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
+        with _file_lock(self.path):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(handle, view) :]
+            finally:
+                os.close(handle)
+
+    def _exchanges(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        with self._lock:
+            if self._loaded is None:
+                loaded: dict[tuple[str, str], list[dict[str, Any]]] = {}
+                for line in self.path.read_text(encoding="utf-8").splitlines():
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue  # a torn last line of a recording that was cut off
+                    if isinstance(record, dict) and isinstance(record.get("value"), dict):
+                        loaded.setdefault((str(record.get("type")), str(record.get("key"))), []).append(record["value"])
+                self._loaded = loaded
+            return self._loaded
+
+    def replayed(self, kind: str, key: str) -> dict[str, Any]:
+        """
+        The recorded value of an exchange; an exchange recorded several times is answered in the recorded order (the
+        last answer again once they are used up).
+
+        :param kind: ``"model"`` or one of the cache kinds.
+        :param key: What it is matched by.
+        :returns: The value.
+        :raises ReplayMissError: If the recording holds no such exchange.
+        """
+        values = self._exchanges().get((kind, key))
+        if not values:
+            raise ReplayMissError(
+                f"the recording in {str(self.directory)!r} holds no {kind} for this request: the run asked something "
+                "the recorded run did not (a changed question, option or model)."
+            )
+        with self._lock:
+            served = self._served.get((kind, key), 0)
+            self._served[(kind, key)] = served + 1
+        return dict(values[min(served, len(values) - 1)])
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        """
+        :param kind: One of the cache kinds.
+        :param key: The entry's key.
+        :returns: Replaying: the recorded value. Recording: the wrapped cache's value (recorded), or ``None``.
+        :raises ReplayMissError: Replaying, if the recording holds no such entry.
+        """
+        if kind not in CACHE_KINDS:
+            raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+        if self.mode == "replay":
+            return self.replayed(kind, key)
+        found = self.cache.get(kind, key) if self.cache is not None else None
+        if found is not None:
+            self.record(kind, key, found)
+        return found
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        """
+        Recording: record the entry and store it in the wrapped cache. Replaying: nothing.
+
+        :param kind: One of the cache kinds.
+        :param key: The entry's key.
+        :param value: A JSON-ready value.
+        """
+        if self.mode == "record":
+            self.record(kind, key, value)
+            if self.cache is not None:
+                self.cache.put(kind, key, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized recording (directory, mode and the wrapped cache)."""
+        return default_to_dict(self, directory=str(self.directory), mode=self.mode, cache=cache_to_dict(self.cache))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Recording:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The recording.
+        """
+        data["init_parameters"]["cache"] = cache_from_dict(data["init_parameters"].get("cache"))
+        return default_from_dict(cls, data)
+
+
+def _recording(value: Any) -> Recording:
+    if not isinstance(value, Recording):
+        raise ConfigurationError(f"recording must be a Recording; got {type(value).__name__}.")
+    return value
+
+
+@component
+class RecordingChatGenerator:
+    """
+    A chat generator that records every reply of the generator it wraps (see the module docstring).
+
+    :param chat_generator: The generator that answers.
+    :param recording: Where the replies are recorded (a ``Recording`` in ``"record"`` mode).
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, chat_generator: Any, recording: Recording) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self.recording = _recording(recording)
+        self.model = model_name(chat_generator)
+
+    def warm_up(self) -> None:
+        """Warm up the wrapped generator."""
+        if hasattr(self.chat_generator, "warm_up"):
+            self.chat_generator.warm_up()
+
+    def _kept(self, messages: list[ChatMessage], result: dict[str, Any]) -> dict[str, Any]:
+        replies = list(result.get("replies") or [])
+        if replies:
+            self.recording.record("model", prompt_key(messages), {"reply": replies[0].to_dict()})
+        return {"replies": replies}
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        """
+        :param messages: The prompt.
+        :param kwargs: Passed on to the wrapped generator (``streaming_callback``, ``generation_kwargs``, ...).
+        :returns: The wrapped generator's ``replies``.
+        """
+        return self._kept(messages, self.chat_generator.run(messages=messages, **kwargs))
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        """
+        :param messages: The prompt.
+        :param kwargs: Passed on to the wrapped generator.
+        :returns: The wrapped generator's ``replies``.
+        """
+        if hasattr(self.chat_generator, "run_async"):
+            return self._kept(messages, await self.chat_generator.run_async(messages=messages, **kwargs))
+        return self.run(messages, **kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized generator, with the one it wraps."""
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
+            recording=self.recording.to_dict(),
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RecordingChatGenerator:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The generator.
+        """
+        params = data["init_parameters"]
+        deserialize_component_inplace(params, key="chat_generator")
+        params["recording"] = Recording.from_dict(params["recording"])
+        return default_from_dict(cls, data)
+
+
+@component
+class ReplayChatGenerator:
+    """
+    A chat generator that answers every prompt with the reply a recording holds for it, and calls no model.
+
+    :param recording: The recording (a ``Recording`` in ``"replay"`` mode).
+    :param model: The name of the recorded model (cache keys of page summaries carry it).
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, recording: Recording, model: str = "") -> None:
+        self.recording = _recording(recording)
+        if not isinstance(model, str):
+            raise ConfigurationError(f"model must be a string; got {type(model).__name__}.")
+        self.model = model
+
+    def _reply(self, messages: list[ChatMessage]) -> dict[str, Any]:
+        reply = ChatMessage.from_dict(self.recording.replayed("model", prompt_key(messages))["reply"])
+        return {"replies": [reply]}
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        """
+        :param messages: The prompt.
+        :param kwargs: Ignored (nothing is generated).
+        :returns: ``{"replies": [the recorded reply]}``.
+        :raises ReplayMissError: If the recording holds no reply for this prompt.
+        """
+        return self._reply(messages)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized generator."""
+        return default_to_dict(self, recording=self.recording.to_dict(), model=self.model)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReplayChatGenerator:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The generator.
+        """
+        data["init_parameters"]["recording"] = Recording.from_dict(data["init_parameters"]["recording"])
+        return default_from_dict(cls, data)

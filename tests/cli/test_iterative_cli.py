@@ -1,0 +1,115 @@
+"""The deep-research command's iterative mode: --mode iterative, --depth, --cache, --record, replay and update."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from haystack_deep_research import UrlPolicy, WebSearchTool, cli, create_iterative_research_agent
+from haystack_deep_research.agents import IterativeResearchAgent
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+
+LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch, make_search_tool: Callable[..., WebSearchTool]) -> list[dict[str, Any]]:
+    """The command builds its iterative agents with scripted models and the loopback servers; what it asked for."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+    asked: list[dict[str, Any]] = []
+
+    def factory(**options: Any) -> IterativeResearchAgent:
+        asked.append(options)
+        scripted = {
+            "analysis_llm": ScriptedChatGenerator(role="analysis", steps=["solar capacity", "battery storage"]),
+            "writer_llm": ScriptedChatGenerator(role="writer"),
+            "summarizer_llm": ScriptedChatGenerator(role="summarizer"),
+        }
+        if options.get("replay_from") is not None:  # the recording's models, as the command made them
+            scripted = {role: options[role] for role in scripted if role in options}
+        tool = make_search_tool(max_results=2)
+        return create_iterative_research_agent(**{**options, **scripted, "search": tool, "url_policy": LOOPBACK})
+
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_iterative_research_agent", factory)
+    return asked
+
+
+def test_iterative_mode_shows_the_rounds_and_prints_the_report(
+    built: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], web: LoopbackWebServer
+) -> None:
+    assert cli.main(["--mode", "iterative", "--depth", "2", "How fast is solar growing?"]) == 0
+
+    out, err = capsys.readouterr()
+    assert built[0]["depth"] == 2
+    assert "[search] 1/2th search executed." in err
+    assert "[search] 2/2th search executed." in err
+    assert out.startswith("# How fast is solar growing?")
+    assert web.url("/solar.html") in out
+
+
+def test_cache_makes_the_second_run_search_nothing(
+    built: list[dict[str, Any]], search: LoopbackSearchServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--mode", "iterative", "--depth", "2", "--cache", str(tmp_path), "How fast is solar growing?"]
+    assert cli.main(argv) == 0
+    searched = len(search.requests.wait_for(2))
+
+    assert cli.main(argv) == 0
+
+    assert built[1]["cache_dir"] == tmp_path
+    with pytest.raises(TimeoutError):
+        search.requests.wait_for(searched + 1, timeout=0.3)
+    assert "(cached)" in capsys.readouterr().err
+
+
+def test_a_recorded_run_replays_with_no_network(
+    built: list[dict[str, Any]],
+    search: LoopbackSearchServer,
+    web: LoopbackWebServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tape = tmp_path / "tape"
+    assert cli.main(["--mode", "iterative", "--depth", "2", "--record", str(tape), "-q", "Solar growth?"]) == 0
+    recorded = capsys.readouterr().out
+    manifest = json.loads((tape / "recording.json").read_text(encoding="utf-8"))
+    requests = len(search.requests.wait_for(2)) + len(web.requests.wait_for(2))
+    search_url = search.base_url  # the replay is built with the recorded search engine, which it never calls
+    web.stop()
+
+    assert cli.main(["replay", str(tape), "-q"]) == 0
+
+    assert capsys.readouterr().out == recorded
+    assert manifest["question"] == "Solar growth?"
+    assert manifest["depth"] == 2
+    assert built[-1]["replay_from"] == tape
+    assert search.base_url == search_url
+    assert requests == len(search.requests) + len(web.requests)
+
+
+def test_update_researches_a_finished_run_again(
+    built: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    assert cli.main(["--mode", "iterative", "--depth", "1", "--run-dir", str(run_dir), "-q", "Solar growth?"]) == 0
+    capsys.readouterr()
+
+    assert cli.main(["update", str(run_dir), "--depth", "2", "-q"]) == 0
+
+    out = capsys.readouterr().out
+    assert "## What changed since the last run" in out
+    assert (run_dir / "report.md").read_text(encoding="utf-8").strip() == out.strip()
+
+
+def test_update_and_replay_of_a_directory_without_a_run_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert cli.main(["update", str(tmp_path)]) == 2
+    assert "holds no journal of a run" in capsys.readouterr().err
+    assert cli.main(["replay", str(tmp_path)]) == 2
+    assert "holds no recording made with --record" in capsys.readouterr().err
