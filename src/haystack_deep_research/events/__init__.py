@@ -34,7 +34,9 @@ from haystack_deep_research.events.types import (
     RunStarted,
     SearchDone,
     SubagentCompleted,
+    SubagentFailed,
     SubagentSpawned,
+    UsageRecorded,
     WarningRaised,
 )
 
@@ -65,12 +67,14 @@ __all__ = [
     "ScanStarted",
     "SearchDone",
     "SubagentCompleted",
+    "SubagentFailed",
     "SubagentSpawned",
     "Subscriber",
     "TodoAdded",
     "TodoCompleted",
     "ToolCalled",
     "ToolReturned",
+    "UsageRecorded",
     "WarningRaised",
     "progress_view",
 ]
