@@ -1,16 +1,22 @@
 """
 The ``deep-research`` command.
 
-    deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
-                  [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
+    deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR] [--json]
+                  [--max-subtopics N] [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
+                  [--progress auto|rich|plain|none] [-q]
     deep-research check REPORT.md [--sources sources.json] [--judge]
     deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
     deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT]
 
-Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
+Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
+:mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
+object instead. The options are checked (output paths included) before any model is called; every user error is one
+line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 report written, 1 run failed, 2
+usage error, 130 interrupted. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or
+stdout), ``--sources`` and the run directory; a run that fails saves it the same way.
 
 Models and search, with their environment equivalents (an option wins over its variable):
 
@@ -23,35 +29,40 @@ Models and search, with their environment equivalents (an option wins over its v
 - ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
   lets the researchers search it; ``--no-web`` researches the documents only.
 
-The first argument chooses the form: exactly ``check`` runs the citation checker (see
-:mod:`haystack_deep_research.cli.check`), exactly ``scan`` a multi-item scan (see
-:mod:`haystack_deep_research.cli.scan`), exactly ``mcp`` runs the MCP server (see
-:mod:`haystack_deep_research.cli.mcp`); anything else is a question, so ``deep-research "check the solar data"`` still
-researches. To research the one-word question "check", write ``deep-research -- check``.
+The first argument chooses the form: a name in :data:`SUBCOMMANDS` (``check``, ``scan``, ``mcp``) runs that command;
+anything else is a question, so ``deep-research "check the solar data"`` still researches. To research the one-word
+question "check", write ``deep-research -- check``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from haystack.dataclasses import ChatMessage
-
-from haystack_deep_research.agents import APIS, create_deep_research_agent, role_models
+from haystack_deep_research.agents import create_deep_research_agent, role_models
 from haystack_deep_research.cli.check import run_check
+from haystack_deep_research.cli.display import Display, make_display
+from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.index_progress import index_progress
 from haystack_deep_research.cli.mcp import run_mcp
-from haystack_deep_research.errors import ConfigurationError, DeepResearchError, MissingCredentialsError
-from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
-from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
+from haystack_deep_research.cli.options import research_parser
+from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
+from haystack_deep_research.cli.paths import check_output_paths
+from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
+from haystack_deep_research.cli.summary import RunSummary
+from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, UsageError
+from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.run import CostMeter, model_name
+from haystack_deep_research.sources import folder_store_name, index_folder
+from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
 REQUIRED_KEYS = ("OPENAI_API_KEY",)
 CHECK_COMMAND = "check"
+SCAN_COMMAND = "scan"
+MCP_COMMAND = "mcp"
 ENVIRONMENT = {
     "model": "DEEP_RESEARCH_MODEL",
     "small_model": "DEEP_RESEARCH_SMALL_MODEL",
@@ -60,60 +71,20 @@ ENVIRONMENT = {
     "search": "DEEP_RESEARCH_SEARCH",
 }
 """The environment variable behind each option."""
-SCAN_COMMAND = "scan"
-MCP_COMMAND = "mcp"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="deep-research",
-        description="Research a question on the web and in your documents, and write a cited Markdown report.",
-        epilog="To check the citations of an existing report: deep-research check REPORT.md [--sources FILE].",
-    )
-    parser.add_argument("question", help="The research question (quote it).")
-    parser.add_argument("-o", "--output", type=Path, help="Write the report to this file instead of stdout.")
-    parser.add_argument("--sources", type=Path, help="Also write the evidence ledger as JSON to this file.")
-    parser.add_argument("--max-subtopics", type=int, default=5, help="Sub-topics to research (default 5).")
-    parser.add_argument(
-        "--run-dir", type=Path, help="Journal the run here; re-running with the same directory resumes it."
-    )
-    parser.add_argument("--token-budget", type=int, help="Stop researching after this many tokens (all phases).")
-    parser.add_argument("--time-budget", type=float, help="Stop researching after this many seconds.")
-    parser.add_argument(
-        "--max-cost", type=float, help="Stop researching once the model calls have cost this many US dollars."
-    )
-    parser.add_argument(
-        "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
-    )
-    parser.add_argument("--model", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL).")
-    parser.add_argument(
-        "--small-model", help="Model of the researchers and the summarizer (env DEEP_RESEARCH_SMALL_MODEL)."
-    )
-    parser.add_argument(
-        "--role-model",
-        action="append",
-        default=[],
-        metavar="ROLE=NAME",
-        help="Model of one role (orchestrator, scope, writer, researcher, summarizer, judge); repeatable.",
-    )
-    parser.add_argument(
-        "--base-url", help="An OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL)."
-    )
-    parser.add_argument(
-        "--api", choices=APIS, help="chat (Chat Completions) or responses; default chat with --base-url."
-    )
-    parser.add_argument(
-        "--search",
-        choices=SEARCH_NAMES,
-        help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs.",
-    )
-    parser.add_argument(
-        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
-    )
-    parser.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
-    parser.add_argument("--index-dir", type=Path, help="Keep the --docs indexes here (default: the user's cache).")
-    parser.add_argument("-q", "--quiet", action="store_true", help="Do not print progress to stderr.")
-    return parser
+def _run_scan(argv: Sequence[str]) -> int:
+    from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
+
+    return run_scan_command(argv)
+
+
+SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
+    CHECK_COMMAND: run_check,
+    SCAN_COMMAND: _run_scan,
+    MCP_COMMAND: run_mcp,
+}
+"""The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
 
 
 def check_credentials(
@@ -140,17 +111,6 @@ def check_credentials(
         )
 
 
-def _progress(phase: str, message: str) -> None:
-    print(f"[{phase}] {message}", file=sys.stderr, flush=True)
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically: a crash never leaves a half-written file behind."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
-
-
 def _option(args: argparse.Namespace, name: str) -> Any:
     value = getattr(args, name)
     return value if value else (os.environ.get(ENVIRONMENT[name], "").strip() or None)
@@ -173,6 +133,8 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if model or small or roles or base_url or api:
         options.update(role_models(model=model, small_model=small, roles=roles, base_url=base_url, api=api))
+    if args.max_cost is not None:
+        _check_prices(options)
     if (search := _option(args, "search")) is not None:
         options["search"] = search
     if args.no_web:
@@ -182,31 +144,68 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
         for folder in args.docs:
             name = folder_store_name(folder)
             name = name if name not in stores else f"{name}_{len(stores) + 1}"
-            with index_progress(str(folder), quiet=args.quiet) as progress:
+            with index_progress(str(folder), quiet=args.quiet or args.progress == "none") as progress:
                 stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
         options["datastores"] = stores
     return options
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """
-    Run the command.
+def _check_prices(options: Mapping[str, Any]) -> None:
+    """--max-cost needs a price for every model: say so before a folder is indexed or a model called."""
+    models = {name: model_name(value) for name, value in options.items() if name.endswith("_llm")}
+    unpriced = CostMeter().unpriced(models)
+    if unpriced:
+        raise UsageError(
+            f"--max-cost needs the price of every model; none is known for {', '.join(unpriced)}. Use --token-budget "
+            "instead, or the default models."
+        )
 
-    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: The exit status: 0 on success, 1 when the run failed, 2 for a usage error.
-    """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == [CHECK_COMMAND]:
-        return run_check(argv[1:])
-    if argv[:1] == [SCAN_COMMAND]:
-        from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
 
-        return run_scan_command(argv[1:])
-    if argv[:1] == [MCP_COMMAND]:
-        return run_mcp(argv[1:])
-    args = _parser().parse_args(argv)
+def _question(text: str) -> str:
+    question = clean_text(text).strip()
+    if not question:
+        raise UsageError('the question is empty; ask one in quotes: deep-research "your question".')
+    return question
+
+
+def _check(args: argparse.Namespace) -> str:
+    """Everything that can be checked before a model is called; the question, cleaned."""
+    question = _question(args.question)
+    check_output_paths(output=args.output, sources=args.sources, run_dir=args.run_dir)
+    check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
+    if args.no_web and not args.docs:
+        raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
+    return question
+
+
+def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, display: Display) -> int:
+    """Save and print what the run gave, finished or not; the exit status."""
+    finished = outcome.result is not None
+    result = outcome.result if outcome.result is not None else unfinished_result(outcome, question)
+    saved = save_outputs(result, output=args.output, sources=args.sources, run=outcome.run, finished=finished)
+    if finished or outcome.run is not None:  # a run that never opened has nothing to sum up
+        display.summarize(RunSummary.of(result, display.tracker.progress(), saved=tuple(saved.lines)))
+    error = error_line(outcome.error) if outcome.error is not None else None
+    lines = [error] if error else []
+    if outcome.interrupted and outcome.run is None:
+        lines.append("deep-research: interrupted before the research began; nothing to save.")
+    for line in lines + [f"deep-research: error: {failure}" for failure in saved.failures]:
+        print(line, file=sys.stderr, flush=True)
+    if args.json:
+        print_stdout(result_json(result, question, error=error))
+    elif saved.report_on_stdout:
+        print_stdout(str(result["report"]))
+    if outcome.interrupted:
+        return ExitCode.INTERRUPTED
+    if outcome.error is not None:
+        return exit_code_of(outcome.error)
+    return ExitCode.RUN_FAILED if saved.failures else ExitCode.OK
+
+
+def _research(args: argparse.Namespace) -> int:
     try:
-        check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
+        question = _check(args)
+        display = make_display("none" if args.quiet else args.progress)
         agent = create_deep_research_agent(
             max_subtopics=args.max_subtopics,
             token_budget=args.token_budget,
@@ -215,27 +214,47 @@ def main(argv: Sequence[str] | None = None) -> int:
             grounding=args.grounding,
             **_agent_options(args),
         )
-        context: dict[str, object] = {} if args.quiet else {PROGRESS_KEY: _progress}
-        if args.run_dir is not None:
-            context[RUN_DIR_KEY] = args.run_dir
-        result = agent.run(messages=[ChatMessage.from_user(args.question)], hook_context=context)
-    except (MissingCredentialsError, DeepResearchError) as error:
-        print(f"deep-research: error: {error}", file=sys.stderr)
-        return 2 if isinstance(error, MissingCredentialsError | ValueError) else 1
-    except Exception as error:  # a provider or network failure: one line, not a traceback
-        print(f"deep-research: error: the run failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    for warning in result.get("warnings") or []:
-        print(f"[warning] {warning}", file=sys.stderr)
-    if args.sources is not None:
-        _write(args.sources, json.dumps(result.get("sources") or [], indent=2, ensure_ascii=False))
-    if args.output is not None:
-        _write(args.output, result["report"])
-        if not args.quiet:
-            print(f"[done] report written to {args.output} (exit reason: {result['exit_reason']})", file=sys.stderr)
-    else:
-        print(result["report"])
-    return 0
+    except KeyboardInterrupt:
+        print("deep-research: interrupted before the research began; nothing to save.", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as error:  # a usage mistake, or a failure while indexing --docs: one line, no traceback
+        print(error_line(error), file=sys.stderr)
+        if args.json:
+            print_stdout(result_json({}, args.question, error=error_line(error)))
+        return exit_code_of(error)
+    context: dict[str, Any] = {EVENTS_KEY: display}
+    if args.run_dir is not None:
+        context[RUN_DIR_KEY] = args.run_dir
+    display.start()
+    try:
+        outcome = run_research(agent, question, context)
+        if outcome.interrupted:
+            display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
+    finally:
+        display.stop()
+    return _finish(args, question, outcome, display)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run the command.
+
+    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
+    :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 when the report was
+        written, 1 when the run failed, 2 for a usage error, 130 when interrupted.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
+    try:
+        args = research_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
+    try:
+        return _research(args)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first one's partial report was being saved
+        print("deep-research: interrupted.", file=sys.stderr)
+        return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":
