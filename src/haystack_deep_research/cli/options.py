@@ -84,10 +84,17 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     :param parser: The parser to add the group to.
     """
     group = parser.add_argument_group("output")
-    group.add_argument("-o", "--output", type=Path, help="Write the report to this file instead of stdout.")
-    group.add_argument("--sources", type=Path, help="Also write the evidence ledger as JSON to this file.")
     group.add_argument(
-        "--run-dir", type=Path, help="Journal the run here; re-running with the same directory resumes it."
+        "-o", "--output", type=Path, metavar="FILE", help="Write the report to this file instead of stdout."
+    )
+    group.add_argument(
+        "--sources", type=Path, metavar="FILE", help="Also write the evidence ledger as JSON to this file."
+    )
+    group.add_argument(
+        "--run-dir",
+        type=Path,
+        metavar="DIR",
+        help="Journal the run here; re-running with the same directory resumes it.",
     )
     group.add_argument(
         "--json",
@@ -107,20 +114,26 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--max-subtopics",
         type=_bounded_int(1, MAX_SUBTOPICS),
+        metavar="N",
         default=5,
         help=f"Sub-topics to research, 1 to {MAX_SUBTOPICS} (default 5).",
     )
     group.add_argument(
         "--token-budget",
         type=_bounded_int(1, MAX_TOKEN_BUDGET),
+        metavar="N",
         help="Stop researching after this many tokens (all phases).",
     )
     group.add_argument(
-        "--time-budget", type=_bounded_number(MAX_TIME_BUDGET_S), help="Stop researching after this many seconds."
+        "--time-budget",
+        type=_bounded_number(MAX_TIME_BUDGET_S),
+        metavar="SECONDS",
+        help="Stop researching after this many seconds.",
     )
     group.add_argument(
         "--max-cost",
         type=_bounded_number(MAX_COST_BUDGET),
+        metavar="USD",
         help="Stop researching once the model calls have cost this many US dollars.",
     )
     group.add_argument(
@@ -135,9 +148,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     :param parser: The parser to add the group to.
     """
     group = parser.add_argument_group("models")
-    group.add_argument("--model", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL).")
     group.add_argument(
-        "--small-model", help="Model of the researchers and the summarizer (env DEEP_RESEARCH_SMALL_MODEL)."
+        "--model", metavar="NAME", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL)."
+    )
+    group.add_argument(
+        "--small-model",
+        metavar="NAME",
+        help="Model of the researchers and the summarizer (env DEEP_RESEARCH_SMALL_MODEL).",
     )
     group.add_argument(
         "--role-model",
@@ -147,7 +164,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="Model of one role (orchestrator, scope, writer, researcher, summarizer, judge); repeatable.",
     )
     group.add_argument(
-        "--base-url", help="An OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL)."
+        "--base-url",
+        metavar="URL",
+        help="An OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL).",
     )
     group.add_argument(
         "--api",
@@ -173,7 +192,9 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
         "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
     )
     group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
-    group.add_argument("--index-dir", type=Path, help="Keep the --docs indexes here (default: the user's cache).")
+    group.add_argument(
+        "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
+    )
 
 
 def add_display_options(parser: argparse.ArgumentParser) -> None:
