@@ -47,7 +47,14 @@ from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTo
 from haystack_deep_research.run import Price, ResearchCache, ResearchRun
 from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
 from haystack_deep_research.sources import WebSearchTool
-from haystack_deep_research.state import BRIEF_KEY, EVENTS_KEY, PROGRESS_KEY, RUN_DIR_KEY, STREAMING_KEY
+from haystack_deep_research.state import (
+    BRIEF_KEY,
+    EVENTS_KEY,
+    PROGRESS_KEY,
+    RUN_DIR_KEY,
+    RUN_OPENED_KEY,
+    STREAMING_KEY,
+)
 from haystack_deep_research.tools import (
     DiskBackend,
     MemoryBackend,
@@ -67,6 +74,7 @@ __all__ = [
     "EVENTS_KEY",
     "PROGRESS_KEY",
     "RUN_DIR_KEY",
+    "RUN_OPENED_KEY",
     "STREAMING_KEY",
     "ConfigurationError",
     "DeepResearchError",

@@ -83,6 +83,10 @@ EVENTS_KEY = "haystack_deep_research.on_event"
 """A callable ``on_event(event)`` the caller may pass in ``hook_context`` to receive the run's typed events."""
 RUN_GUARD_KEY = "haystack_deep_research.run_guard"
 """Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.run.RunGuard` that closes what its run opened."""
+RUN_OPENED_KEY = "haystack_deep_research.on_run_opened"
+"""A callable ``on_run_opened(run)`` the caller may pass in ``hook_context``: the run's ``before_run`` hook calls it
+with the :class:`~haystack_deep_research.run.ResearchRun` once the run is open, so a caller can keep what the run
+gathered when the run itself never returns (the command line saves a partial report on Ctrl-C)."""
 STREAMING_KEY = "haystack_deep_research.streaming_callback"
 """A Haystack streaming callback the caller may pass in ``hook_context``: every model of the run streams to it, each
 chunk tagged with its role (see :mod:`haystack_deep_research.run.streaming`)."""
@@ -140,6 +144,11 @@ EXIT_GROUNDED = "grounded"
 EXIT_GROUNDING_EXHAUSTED = "grounding_exhausted"
 EXIT_STRUCTURED_OUTPUT_FAILED = "structured_output_failed"
 EXIT_COST_BUDGET = "cost_budget"
+EXIT_INTERRUPTED = "interrupted"
+"""The command line's exit reason for a run the user interrupted (Ctrl-C): its report holds the notes gathered."""
+EXIT_FAILED = "failed"
+"""The command line's exit reason for a run that raised (a provider or network failure): its report holds the notes
+gathered before."""
 
 # ``exit_reason`` values of the iterative research agent.
 EXIT_DEPTH_REACHED = "depth_reached"

@@ -84,7 +84,7 @@ def test_a_failing_run_is_one_line_not_a_traceback(
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
 
     class Broken:
-        def run(self, **kwargs: object) -> dict:
+        async def run_async(self, **kwargs: object) -> dict:
             raise ConnectionError("network unreachable")
 
     monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", lambda **options: Broken())
@@ -100,7 +100,10 @@ def test_a_bad_option_value_is_a_usage_error(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
     assert cli.main(["question", "--max-subtopics", "0"]) == 2
-    assert "max_subtopics must be an integer from 1 to 50" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "deep-research: error: argument --max-subtopics: must be an integer from 1 to 50; got '0' "
+        "(see deep-research --help)\n"
+    )
 
 
 @pytest.mark.usefixtures("scripted_cli")

@@ -28,7 +28,7 @@ class _Captured:
         self.agent = create_deep_research_agent(**options)
         return self
 
-    def run(self, **kwargs: Any) -> dict[str, Any]:
+    async def run_async(self, **kwargs: Any) -> dict[str, Any]:
         return {"report": "# Report\n", "exit_reason": "text", "warnings": [], "sources": []}
 
     def researcher_tools(self) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def test_the_responses_api_on_a_server_is_a_choice(monkeypatch: pytest.MonkeyPat
     [
         (["--role-model", "writer"], "--role-model takes ROLE=NAME"),
         (["--role-model", "critic=x"], "unknown role(s) ['critic']"),
-        (["--no-web"], "web=False leaves the researchers nothing to search"),
+        (["--no-web"], "--no-web leaves the researchers nothing to search; add --docs FOLDER."),
     ],
 )
 def test_bad_options_are_usage_errors(

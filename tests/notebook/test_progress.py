@@ -9,7 +9,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import EVENTS_KEY
-from haystack_deep_research.events import Event
+from haystack_deep_research.events import Event, UsageRecorded
 from haystack_deep_research.notebook import LiveProgress, ResearchResult, run_with_progress
 
 
@@ -34,7 +34,8 @@ async def test_run_with_progress_shows_every_stage_and_returns_a_displayable_res
     assert "finished (text) · 2/2 sub-topics · 2 searches · 2 pages read · 0 refused · 0 warnings" in final
     assert "- ✓ solar capacity" in final
     assert "- ✓ battery storage" in final
-    assert len(blocks) == len(seen)  # one update per event with no throttling; the caller's subscriber got them all
+    shown = [event for event in seen if not isinstance(event, UsageRecorded)]  # usage is counted, never shown alone
+    assert len(blocks) == len(shown)  # one update per event with no throttling; the caller's subscriber got them all
 
 
 def test_outside_a_notebook_each_event_is_one_line(make_agent: Callable[..., Agent]) -> None:

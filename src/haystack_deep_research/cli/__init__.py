@@ -1,5 +1,32 @@
-"""The ``deep-research`` command: research a question (:mod:`.research`) or check a report (:mod:`.check`)."""
+"""
+The ``deep-research`` command: research a question (:mod:`.research`), check a report (:mod:`.check`), scan many
+items (:mod:`.scan`), serve over MCP (:mod:`.mcp`).
 
+What the research command is made of, for reuse and tests: its options (:mod:`.options`), output paths
+(:mod:`.paths`), exit codes (:mod:`.exit_codes`), the run under Ctrl-C (:mod:`.session`), the tracker of a run's
+events (:mod:`.tracker`), its displays (:mod:`.display`, :mod:`.live`) and summary (:mod:`.summary`).
+"""
+
+from haystack_deep_research.cli.display import Display, PlainDisplay, make_display
+from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.live import RichDisplay, render_progress, render_summary
+from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.research import main
+from haystack_deep_research.cli.summary import RunSummary
+from haystack_deep_research.cli.tracker import Researcher, RunProgress, RunTracker
 
-__all__ = ["main"]
+__all__ = [
+    "Display",
+    "ExitCode",
+    "PlainDisplay",
+    "Researcher",
+    "RichDisplay",
+    "RunProgress",
+    "RunSummary",
+    "RunTracker",
+    "main",
+    "make_display",
+    "render_progress",
+    "render_summary",
+    "research_parser",
+]

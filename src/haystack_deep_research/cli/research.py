@@ -1,19 +1,25 @@
 """
 The ``deep-research`` command.
 
-    deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR]
-                  [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
+    deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR] [--json]
+                  [--max-subtopics N] [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
                   [--mode deep|iterative] [--depth N] [--cache DIR] [--cache-ttl SECONDS] [--record DIR]
-    deep-research replay DIR
+                  [--progress auto|rich|plain|none] [-q]
+    deep-research replay DIR [options]
     deep-research update RUN_DIR [options]
     deep-research check REPORT.md [--sources sources.json] [--judge]
     deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
     deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT]
 
-Progress goes to stderr, the report to stdout or the ``-o`` file. A missing API key is a one-line error.
+Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
+:mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
+object instead. The options are checked (output paths included) before any model is called; every user error is one
+line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 report written, 1 run failed, 2
+usage error, 130 interrupted. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or
+stdout), ``--sources`` and the run directory; a run that fails saves it the same way.
 
 Models and search, with their environment equivalents (an option wins over its variable):
 
@@ -25,47 +31,51 @@ Models and search, with their environment equivalents (an option wins over its v
   ddgs search.
 - ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
   lets the researchers search it; ``--no-web`` researches the documents only.
-- ``--mode iterative`` runs the iterative agent (``--depth`` rounds of analysis and search, see
-  :mod:`haystack_deep_research.cli.iterative`); ``--cache DIR`` keeps searches, pages and summaries across runs (both
-  modes); ``--record DIR`` records an iterative run, ``replay DIR`` runs it again offline, ``update RUN_DIR``
-  researches a finished iterative run again.
 
-The first argument chooses the form: exactly ``check`` runs the citation checker (see
-:mod:`haystack_deep_research.cli.check`), exactly ``scan`` a multi-item scan (see
-:mod:`haystack_deep_research.cli.scan`), exactly ``mcp`` runs the MCP server (see
-:mod:`haystack_deep_research.cli.mcp`); anything else is a question, so ``deep-research "check the solar data"`` still
-researches. To research the one-word question "check", write ``deep-research -- check``.
+``--mode iterative`` researches in rounds of analysis and search (see :mod:`haystack_deep_research.cli.iterative`);
+``replay DIR`` runs a run recorded with ``--record DIR`` again with no network and no model, and ``update RUN_DIR``
+researches a finished iterative run again.
+
+The first argument chooses the form: a name in :data:`SUBCOMMANDS` (``check``, ``scan``, ``mcp``, ``replay``,
+``update``) runs that command;
+anything else is a question, so ``deep-research "check the solar data"`` still researches. To research the one-word
+question "check", write ``deep-research -- check``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from haystack.dataclasses import ChatMessage
-
-from haystack_deep_research.agents import (
-    APIS,
-    create_deep_research_agent,
-    create_iterative_research_agent,
-    role_models,
-)
+from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent, role_models
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.check import run_check
+from haystack_deep_research.cli.display import Display, make_display
+from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.index_progress import index_progress
 from haystack_deep_research.cli.iterative import iterative_options, replay_options, write_manifest
 from haystack_deep_research.cli.mcp import run_mcp
-from haystack_deep_research.errors import ConfigurationError, DeepResearchError, MissingCredentialsError
-from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
-from haystack_deep_research.state import PROGRESS_KEY, RUN_DIR_KEY
+from haystack_deep_research.cli.options import research_parser
+from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
+from haystack_deep_research.cli.paths import check_output_paths
+from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
+from haystack_deep_research.cli.summary import RunSummary
+from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, UsageError
+from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.run import CostMeter, model_name
+from haystack_deep_research.sources import folder_store_name, index_folder
+from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
 REQUIRED_KEYS = ("OPENAI_API_KEY",)
 CHECK_COMMAND = "check"
+SCAN_COMMAND = "scan"
+MCP_COMMAND = "mcp"
+REPLAY_COMMAND = "replay"
+UPDATE_COMMAND = "update"
 ENVIRONMENT = {
     "model": "DEEP_RESEARCH_MODEL",
     "small_model": "DEEP_RESEARCH_SMALL_MODEL",
@@ -74,70 +84,51 @@ ENVIRONMENT = {
     "search": "DEEP_RESEARCH_SEARCH",
 }
 """The environment variable behind each option."""
-SCAN_COMMAND = "scan"
-MCP_COMMAND = "mcp"
-REPLAY_COMMAND = "replay"
-UPDATE_COMMAND = "update"
-MODES = ("deep", "iterative")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="deep-research",
-        description="Research a question on the web and in your documents, and write a cited Markdown report.",
-        epilog="To check the citations of an existing report: deep-research check REPORT.md [--sources FILE].",
-    )
-    parser.add_argument("question", help="The research question (quote it).")
-    parser.add_argument("-o", "--output", type=Path, help="Write the report to this file instead of stdout.")
-    parser.add_argument("--sources", type=Path, help="Also write the evidence ledger as JSON to this file.")
-    parser.add_argument("--max-subtopics", type=int, default=5, help="Sub-topics to research (default 5).")
-    parser.add_argument(
-        "--run-dir", type=Path, help="Journal the run here; re-running with the same directory resumes it."
-    )
-    parser.add_argument("--token-budget", type=int, help="Stop researching after this many tokens (all phases).")
-    parser.add_argument("--time-budget", type=float, help="Stop researching after this many seconds.")
-    parser.add_argument(
-        "--max-cost", type=float, help="Stop researching once the model calls have cost this many US dollars."
-    )
-    parser.add_argument(
-        "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
-    )
-    parser.add_argument("--model", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL).")
-    parser.add_argument(
-        "--small-model", help="Model of the researchers and the summarizer (env DEEP_RESEARCH_SMALL_MODEL)."
-    )
-    parser.add_argument(
-        "--role-model",
-        action="append",
-        default=[],
-        metavar="ROLE=NAME",
-        help="Model of one role (orchestrator, scope, writer, researcher, summarizer, judge); repeatable.",
-    )
-    parser.add_argument(
-        "--base-url", help="An OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL)."
-    )
-    parser.add_argument(
-        "--api", choices=APIS, help="chat (Chat Completions) or responses; default chat with --base-url."
-    )
-    parser.add_argument(
-        "--search",
-        choices=SEARCH_NAMES,
-        help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs.",
-    )
-    parser.add_argument(
-        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
-    )
-    parser.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
-    parser.add_argument("--index-dir", type=Path, help="Keep the --docs indexes here (default: the user's cache).")
-    parser.add_argument(
-        "--mode", choices=MODES, default="deep", help="deep (sub-researchers, default) or iterative (depth rounds)."
-    )
-    parser.add_argument("--depth", type=int, default=3, help="Iterative mode: rounds of analysis and search (3).")
-    parser.add_argument("--cache", type=Path, help="Keep searches, pages and summaries here across runs.")
-    parser.add_argument("--cache-ttl", type=float, help="Seconds a cached entry is used (default one day).")
-    parser.add_argument("--record", type=Path, help="Iterative mode: record the run here (replay it with replay DIR).")
-    parser.add_argument("-q", "--quiet", action="store_true", help="Do not print progress to stderr.")
-    return parser
+def _run_scan(argv: Sequence[str]) -> int:
+    from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
+
+    return run_scan_command(argv)
+
+
+def _run_replay(argv: Sequence[str]) -> int:
+    """``replay DIR [options]``: the recorded run again, from its recording."""
+    if not argv or argv[0].startswith("-"):
+        return _usage("replay needs the recording's directory: deep-research replay DIR")
+    directory = Path(argv[0])
+    try:
+        question, _ = replay_options(directory)
+    except (UsageError, OSError) as error:
+        return _usage(str(error))
+    return _main([*argv[1:], "--mode", "iterative", "--", question], replay=directory)
+
+
+def _run_update(argv: Sequence[str]) -> int:
+    """``update RUN_DIR [options]``: a finished iterative run researched again."""
+    if not argv or argv[0].startswith("-"):
+        return _usage("update needs the run directory: deep-research update RUN_DIR")
+    directory = Path(argv[0])
+    try:
+        question = journaled_question(directory)
+    except (UsageError, OSError) as error:
+        return _usage(str(error))
+    return _main([*argv[1:], "--mode", "iterative", "--run-dir", str(directory), "--", question], update=True)
+
+
+def _usage(message: str) -> int:
+    print(f"deep-research: error: {message}", file=sys.stderr)
+    return ExitCode.USAGE
+
+
+SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
+    CHECK_COMMAND: run_check,
+    SCAN_COMMAND: _run_scan,
+    MCP_COMMAND: run_mcp,
+    REPLAY_COMMAND: _run_replay,
+    UPDATE_COMMAND: _run_update,
+}
+"""The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
 
 
 def check_credentials(
@@ -164,17 +155,6 @@ def check_credentials(
         )
 
 
-def _progress(phase: str, message: str) -> None:
-    print(f"[{phase}] {message}", file=sys.stderr, flush=True)
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically: a crash never leaves a half-written file behind."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
-
-
 def _option(args: argparse.Namespace, name: str) -> Any:
     value = getattr(args, name)
     return value if value else (os.environ.get(ENVIRONMENT[name], "").strip() or None)
@@ -197,6 +177,8 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if model or small or roles or base_url or api:
         options.update(role_models(model=model, small_model=small, roles=roles, base_url=base_url, api=api))
+    if args.max_cost is not None:
+        _check_prices(options)
     if (search := _option(args, "search")) is not None:
         options["search"] = search
     if args.no_web:
@@ -206,19 +188,45 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
         for folder in args.docs:
             name = folder_store_name(folder)
             name = name if name not in stores else f"{name}_{len(stores) + 1}"
-            with index_progress(str(folder), quiet=args.quiet) as progress:
+            with index_progress(str(folder), quiet=args.quiet or args.progress == "none") as progress:
                 stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
         options["datastores"] = stores
+    if args.cache is not None:
+        options["cache_dir"] = args.cache
+    if args.cache_ttl is not None:
+        options["cache_ttl"] = args.cache_ttl
     return options
 
 
-def _command_argv(argv: list[str]) -> list[str]:
-    """``update RUN_DIR ...`` and ``replay DIR ...`` as the options of an iterative run of the journaled question."""
-    directory, rest = Path(argv[1]), argv[2:]
-    if argv[0] == REPLAY_COMMAND:
-        question, _ = replay_options(directory)
-        return [*rest, "--mode", "iterative", "--", question]
-    return [*rest, "--mode", "iterative", "--run-dir", str(directory), "--", journaled_question(directory)]
+def _check_prices(options: Mapping[str, Any]) -> None:
+    """--max-cost needs a price for every model: say so before a folder is indexed or a model called."""
+    models = {name: model_name(value) for name, value in options.items() if name.endswith("_llm")}
+    unpriced = CostMeter().unpriced(models)
+    if unpriced:
+        raise UsageError(
+            f"--max-cost needs the price of every model; none is known for {', '.join(unpriced)}. Use --token-budget "
+            "instead, or the default models."
+        )
+
+
+def _question(text: str) -> str:
+    question = clean_text(text).strip()
+    if not question:
+        raise UsageError('the question is empty; ask one in quotes: deep-research "your question".')
+    return question
+
+
+def _check(args: argparse.Namespace, *, replay: bool) -> str:
+    """Everything that can be checked before a model is called; the question, cleaned."""
+    question = _question(args.question)
+    check_output_paths(output=args.output, sources=args.sources, run_dir=args.run_dir)
+    if not replay:  # a replay calls no model and no search
+        check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
+    if args.no_web and not args.docs:
+        raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
+    if args.record is not None and args.mode != "iterative":
+        raise UsageError("--record records iterative runs; add --mode iterative.")
+    return question
 
 
 def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[str, Any]]:
@@ -226,17 +234,10 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
     if replay is not None:
         _, options = replay_options(replay)
         return create_iterative_research_agent(**options), options
-    check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
     options = _agent_options(args)
-    if args.cache is not None:
-        options["cache_dir"] = args.cache
-    if args.cache_ttl is not None:
-        options["cache_ttl"] = args.cache_ttl
     if args.mode == "iterative":
         built = iterative_options(args, options)
         return create_iterative_research_agent(**built), built
-    if args.record is not None:
-        raise ConfigurationError("--record records iterative runs; add --mode iterative.")
     agent = create_deep_research_agent(
         max_subtopics=args.max_subtopics,
         token_budget=args.token_budget,
@@ -248,16 +249,56 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
     return agent, {}
 
 
-def _research(args: argparse.Namespace, *, update: bool, replay: Path | None) -> dict[str, Any]:
-    agent, built = _build(args, replay=replay)
-    context: dict[str, object] = {} if args.quiet else {PROGRESS_KEY: _progress}
+def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, display: Display) -> int:
+    """Save and print what the run gave, finished or not; the exit status."""
+    finished = outcome.result is not None
+    result = outcome.result if outcome.result is not None else unfinished_result(outcome, question)
+    saved = save_outputs(result, output=args.output, sources=args.sources, run=outcome.run, finished=finished)
+    if finished or outcome.run is not None:  # a run that never opened has nothing to sum up
+        display.summarize(RunSummary.of(result, display.tracker.progress(), saved=tuple(saved.lines)))
+    error = error_line(outcome.error) if outcome.error is not None else None
+    lines = [error] if error else []
+    if outcome.interrupted and outcome.run is None:
+        lines.append("deep-research: interrupted before the research began; nothing to save.")
+    for line in lines + [f"deep-research: error: {failure}" for failure in saved.failures]:
+        print(line, file=sys.stderr, flush=True)
+    if args.json:
+        print_stdout(result_json(result, question, error=error))
+    elif saved.report_on_stdout:
+        print_stdout(str(result["report"]))
+    if outcome.interrupted:
+        return ExitCode.INTERRUPTED
+    if outcome.error is not None:
+        return exit_code_of(outcome.error)
+    return ExitCode.RUN_FAILED if saved.failures else ExitCode.OK
+
+
+def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | None = None) -> int:
+    try:
+        question = _check(args, replay=replay is not None)
+        display = make_display("none" if args.quiet else args.progress)
+        agent, built = _build(args, replay=replay)
+    except KeyboardInterrupt:
+        print("deep-research: interrupted before the research began; nothing to save.", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as error:  # a usage mistake, or a failure while indexing --docs: one line, no traceback
+        print(error_line(error), file=sys.stderr)
+        if args.json:
+            print_stdout(result_json({}, args.question, error=error_line(error)))
+        return exit_code_of(error)
+    context: dict[str, Any] = {EVENTS_KEY: display}
     if args.run_dir is not None:
         context[RUN_DIR_KEY] = args.run_dir
-    extra = {"update": True} if update else {}
-    result: dict[str, Any] = agent.run(messages=[ChatMessage.from_user(args.question)], hook_context=context, **extra)
-    if built.get("record_to") is not None:
-        write_manifest(Path(built["record_to"]), args.question, agent, built)
-    return result
+    display.start()
+    try:
+        outcome = run_research(agent, question, context, **({"update": True} if update else {}))
+        if outcome.interrupted:
+            display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
+    finally:
+        display.stop()
+    if outcome.result is not None and built.get("record_to") is not None:
+        write_manifest(Path(built["record_to"]), question, agent, built)
+    return _finish(args, question, outcome, display)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -265,45 +306,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run the command.
 
     :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: The exit status: 0 on success, 1 when the run failed, 2 for a usage error.
+    :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 when the report was
+        written, 1 when the run failed, 2 for a usage error, 130 when interrupted.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == [CHECK_COMMAND]:
-        return run_check(argv[1:])
-    if argv[:1] == [SCAN_COMMAND]:
-        from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
+    return _main(argv)
 
-        return run_scan_command(argv[1:])
-    if argv[:1] == [MCP_COMMAND]:
-        return run_mcp(argv[1:])
-    update = argv[:1] == [UPDATE_COMMAND] and len(argv) > 1
-    replay = Path(argv[1]) if argv[:1] == [REPLAY_COMMAND] and len(argv) > 1 else None
+
+def _main(argv: Sequence[str], *, update: bool = False, replay: Path | None = None) -> int:
     try:
-        if update or replay:
-            argv = _command_argv(argv)
-    except DeepResearchError as error:
-        print(f"deep-research: error: {error}", file=sys.stderr)
-        return 2
-    args = _parser().parse_args(argv)
+        args = research_parser().parse_args(list(argv))
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
-        result = _research(args, update=update, replay=replay)
-    except (MissingCredentialsError, DeepResearchError) as error:
-        print(f"deep-research: error: {error}", file=sys.stderr)
-        return 2 if isinstance(error, MissingCredentialsError | ValueError) else 1
-    except Exception as error:  # a provider or network failure: one line, not a traceback
-        print(f"deep-research: error: the run failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    for warning in result.get("warnings") or []:
-        print(f"[warning] {warning}", file=sys.stderr)
-    if args.sources is not None:
-        _write(args.sources, json.dumps(result.get("sources") or [], indent=2, ensure_ascii=False))
-    if args.output is not None:
-        _write(args.output, result["report"])
-        if not args.quiet:
-            print(f"[done] report written to {args.output} (exit reason: {result['exit_reason']})", file=sys.stderr)
-    else:
-        print(result["report"])
-    return 0
+        return _research(args, update=update, replay=replay)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first one's partial report was being saved
+        print("deep-research: interrupted.", file=sys.stderr)
+        return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":

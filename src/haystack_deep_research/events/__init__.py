@@ -35,7 +35,9 @@ from haystack_deep_research.events.types import (
     RunStarted,
     SearchDone,
     SubagentCompleted,
+    SubagentFailed,
     SubagentSpawned,
+    UsageRecorded,
     WarningRaised,
 )
 
@@ -68,6 +70,7 @@ __all__ = [
     "SearchDone",
     "SearchRoundDone",
     "SubagentCompleted",
+    "SubagentFailed",
     "SubagentSpawned",
     "Subscriber",
     "TodoAdded",
@@ -75,6 +78,7 @@ __all__ = [
     "ToolCalled",
     "ToolReturned",
     "TopicRefused",
+    "UsageRecorded",
     "WarningRaised",
     "progress_view",
 ]

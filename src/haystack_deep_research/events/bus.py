@@ -15,7 +15,7 @@ from typing import Any
 from haystack import logging, tracing
 
 from haystack_deep_research.events.agent import ToolCalled, ToolReturned
-from haystack_deep_research.events.types import Event, RunEnded, RunStarted
+from haystack_deep_research.events.types import Event, RunEnded, RunStarted, UsageRecorded
 
 __all__ = ["EventBus", "Subscriber", "progress_view"]
 
@@ -28,14 +28,15 @@ Subscriber = Callable[[Event], Any]
 def progress_view(progress: Callable[[str, str], Any]) -> Subscriber:
     """
     Adapt a ``progress(phase, message)`` callback to the event stream: each event becomes one ``(phase, line)`` call,
-    except the two that open and close the run and the per-call tool events (searches and pages have their own).
+    except the two that open and close the run and the per-call tool and usage events (searches and pages have their
+    own).
 
     :param progress: The callback.
     :returns: A subscriber.
     """
 
     def view(event: Event) -> None:
-        if not isinstance(event, RunStarted | RunEnded | ToolCalled | ToolReturned):
+        if not isinstance(event, RunStarted | RunEnded | ToolCalled | ToolReturned | UsageRecorded):
             progress(event.phase, event.describe())
 
     return view

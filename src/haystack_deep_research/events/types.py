@@ -13,11 +13,13 @@ Event classes (``kind`` in brackets)::
     ├── WarningRaised (warning)             something went wrong without ending the run
     ├── SubagentSpawned (subagent_spawned)  a sub-researcher (or a deep agent's subagent) started
     ├── SubagentCompleted (subagent_completed)  it returned its note (restored from a run directory, or partial)
+    ├── SubagentFailed (subagent_failed)    it failed: no note (the orchestrator reads the error)
     ├── SearchDone (search)                 a search returned results
     ├── PageRead (page_read)                a page was fetched, extracted and summarized
     ├── PageRefused (page_refused)          a page could not be read, and why
     ├── CitationRemoved (citation_removed)  a citation of something the run never read left the report
     ├── BudgetReached (budget_reached)      a token or time budget is spent
+    ├── UsageRecorded (usage)               model calls' token usage was counted: the run's tokens and cost so far
     └── ReportReady (report_ready)          the verified report is in place
 
 The events of an agent's loop and of the deep agent's layers are in :mod:`haystack_deep_research.events.agent`.
@@ -43,7 +45,9 @@ __all__ = [
     "RunStarted",
     "SearchDone",
     "SubagentCompleted",
+    "SubagentFailed",
     "SubagentSpawned",
+    "UsageRecorded",
     "WarningRaised",
 ]
 
@@ -203,6 +207,27 @@ class SubagentCompleted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SubagentFailed(Event):
+    """
+    A sub-researcher failed without a note; the orchestrator gets the error as the tool result.
+
+    :param subtopic: Its sub-topic.
+    :param error: The error, as ``Type: message``.
+    :param agent: The name of the deep agent's subagent that ran the task, or ``""``.
+    """
+
+    kind: ClassVar[str] = "subagent_failed"
+    subtopic: str
+    error: str
+    agent: str = ""
+
+    def describe(self) -> str:
+        if self.agent:
+            return f"subagent {self.agent} failed: {self.subtopic} ({self.error})"
+        return f"failed: {self.subtopic} ({self.error})"
+
+
+@dataclass(frozen=True, kw_only=True)
 class SearchDone(Event):
     """
     A search returned.
@@ -279,6 +304,26 @@ class BudgetReached(Event):
 
     def describe(self) -> str:
         return f"{self.detail or self.reason} is spent"
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageRecorded(Event):
+    """
+    Token usage of model calls was counted into the run: emitted each time a phase's usage grows.
+
+    :param tokens: The tokens just counted (of the ``researcher`` when set, else of the run's own models).
+    :param run_tokens: The run's tokens so far, all phases.
+    :param cost: What the run has cost so far in US dollars, or ``None`` while some phase's cost is unknown.
+    """
+
+    kind: ClassVar[str] = "usage"
+    tokens: int
+    run_tokens: int
+    cost: float | None = None
+
+    def describe(self) -> str:
+        spent = f", ${self.cost:.4f}" if self.cost is not None else ""
+        return f"{self.tokens} tokens ({self.run_tokens} in the run so far{spent})"
 
 
 @dataclass(frozen=True, kw_only=True)

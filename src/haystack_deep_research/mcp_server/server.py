@@ -26,7 +26,7 @@ from pydantic import Field
 
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
-from haystack_deep_research.events import EventStream
+from haystack_deep_research.events import EventStream, UsageRecorded
 from haystack_deep_research.serving import AgentFactory
 from haystack_deep_research.serving import agent_factory as factory_from_environment
 
@@ -127,6 +127,8 @@ def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
             )
             stream = EventStream(agent, messages=[ChatMessage.from_user(question)])
             async for event in stream:
+                if isinstance(event, UsageRecorded):  # a count per model call: the result has the total
+                    continue
                 count += 1
                 await ctx.report_progress(count, None, event.describe())
         except asyncio.CancelledError:

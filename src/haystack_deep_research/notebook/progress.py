@@ -29,6 +29,7 @@ from haystack_deep_research.events import (
     SearchDone,
     SubagentCompleted,
     SubagentSpawned,
+    UsageRecorded,
     WarningRaised,
 )
 from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
@@ -84,6 +85,8 @@ class LiveProgress:
 
         :param event: The event.
         """
+        if isinstance(event, UsageRecorded):  # one per model call; the result holds the totals
+            return
         with self._lock:
             self._take(event)
             final = isinstance(event, RunEnded)

@@ -26,7 +26,7 @@ from haystack_deep_research.errors import (
     DelegationLimitError,
     ToolArgumentsError,
 )
-from haystack_deep_research.events import SubagentCompleted, SubagentSpawned
+from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
 from haystack_deep_research.prompts import (
     NOTE,
     PARTIAL_REASONS,
@@ -136,9 +136,9 @@ class ResearchSubtopicTool(ResearchTool):
         ]
         if ran.error is not None:
             if view is not None:
-                view.warn(
-                    PHASE_RESEARCH, f"the researcher for '{text}' failed: {type(ran.error).__name__}: {ran.error}"
-                )
+                why = f"{type(ran.error).__name__}: {ran.error}"
+                view.warn(PHASE_RESEARCH, f"the researcher for '{text}' failed: {why}")
+                view.emit(SubagentFailed(phase=PHASE_RESEARCH, subtopic=text, error=why))
             raise ran.error
         note = _note(text, ran.value)
         if view is not None:

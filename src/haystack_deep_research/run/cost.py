@@ -182,12 +182,15 @@ class CostMeter:
         :param usage_by_phase: Token usage per phase.
         :returns: US dollars per phase; ``None`` for a phase whose cost is unknown.
         """
+        return self._priced(usage_by_phase, warn=True)
+
+    def _priced(self, usage_by_phase: Mapping[str, Mapping[str, Any]], *, warn: bool) -> dict[str, float | None]:
         costs: dict[str, float | None] = {}
         for phase, usage in usage_by_phase.items():
             model = self.phase_models.get(phase)
             price = price_of(model, self.prices) if model else None
             costs[phase] = usage_cost(usage, price) if price is not None else None
-            if costs[phase] is None and total_tokens(usage):
+            if warn and costs[phase] is None and total_tokens(usage):
                 self._unknown(phase, model, price)
         return costs
 
@@ -197,6 +200,16 @@ class CostMeter:
         :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
         """
         costs = self.by_phase(usage_by_phase).values()
+        return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
+
+    def estimate(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
+        """
+        The total as :meth:`total` gives it, without any warning: for progress displays while the run goes on.
+
+        :param usage_by_phase: Token usage per phase.
+        :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
+        """
+        costs = self._priced(usage_by_phase, warn=False).values()
         return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
 
     def report(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

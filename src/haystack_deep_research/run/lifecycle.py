@@ -2,10 +2,11 @@
 One run, one lifecycle: the run is opened by one ``before_run`` hook and closed by one ``after_run`` hook.
 
 - :class:`OpenRunHook` checks the question and the run-time inputs in ``hook_context`` (event subscribers, progress
-  callback, streaming callback, run directory), opens the run directory's journal, makes the
-  :class:`~haystack_deep_research.run.ResearchRun`, puts its view in ``hook_context`` (under ``RUN_KEY``) and hands
-  it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass adds its own opening work there: the deep
-  research agent writes its brief, the deep agent reads its memory files).
+  callback, streaming callback, run directory, ``on_run_opened``), opens the run directory's journal, makes the
+  :class:`~haystack_deep_research.run.ResearchRun` (handing it to ``on_run_opened``), puts its view in
+  ``hook_context`` (under ``RUN_KEY``) and hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a
+  subclass adds its own opening work there: the deep research agent writes its brief, the deep agent reads its
+  memory files).
 - :class:`CloseRunHook` runs :meth:`CloseRunHook.finish` (the deep research agent writes its report there), then
   publishes the run's outputs, writes the run directory and emits ``RunEnded`` — also when ``finish`` raised, before
   the error propagates.
@@ -48,6 +49,7 @@ from haystack_deep_research.state import (
     PROGRESS_KEY,
     RUN_GUARD_KEY,
     RUN_KEY,
+    RUN_OPENED_KEY,
     STOP_RUN,
     STREAMING_KEY,
     TOKEN_USAGE,
@@ -114,6 +116,15 @@ def event_bus(run_id: str, context: dict[str, Any], *, own: Subscriber | None = 
             raise ConfigurationError(f"hook_context[{key!r}] must be a callable {shape}; got {type(given).__name__}.")
         subscribers.append(adapt(given) if adapt is not None else given)
     return EventBus(run_id, subscribers)
+
+
+def _opened(context: dict[str, Any]) -> Any:
+    given = context.get(RUN_OPENED_KEY)
+    if given is not None and not callable(given):
+        raise ConfigurationError(
+            f"hook_context[{RUN_OPENED_KEY!r}] must be a callable on_run_opened(run); got {type(given).__name__}."
+        )
+    return given
 
 
 def _streaming(context: dict[str, Any]) -> Any:
@@ -210,6 +221,7 @@ class OpenRunHook(PhaseHook):
         context = _context(state)
         bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
         streaming = _streaming(context)
+        opened = _opened(context)
         journal = yield from open_journal(context, question)
         if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
             guard.on_close(journal.close)
@@ -224,6 +236,8 @@ class OpenRunHook(PhaseHook):
             prices=self.prices,
         )
         try:
+            if opened is not None:
+                opened(run)
             yield from self._open(state, context, run)
         except BaseException:
             if journal is not None:

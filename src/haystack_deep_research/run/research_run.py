@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
-from haystack_deep_research.events import BudgetReached, Event, EventBus, WarningRaised
+from haystack_deep_research.events import BudgetReached, Event, EventBus, UsageRecorded, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger, SearchLog
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.cost import CostMeter, Price
@@ -207,17 +207,26 @@ class ResearchRun:
         with self._lock:
             self._granted += max(count, 0)
 
-    def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
+    def record_usage(self, phase: str, usage: Mapping[str, Any] | None, *, researcher: str = "") -> None:
         """
-        Add token usage to a phase's total.
+        Add token usage to a phase's total; a :class:`~haystack_deep_research.events.UsageRecorded` event follows
+        with the run's tokens and cost so far.
 
         :param phase: One of the ``PHASE_*`` names.
         :param usage: A usage dict as found in ``ChatMessage.meta["usage"]``.
+        :param researcher: The sub-topic of the researcher whose model calls these were, if any.
         """
         if not usage:
             return
         with self._lock:
             self._usage[phase] = add_usage(self._usage.get(phase), usage)
+        tokens = total_tokens(usage)
+        if tokens:
+            spent = self.usage_by_phase()
+            run_tokens = sum(total_tokens(phase_usage) for phase_usage in spent.values())
+            cost = self.costs.estimate(spent)  # no warning here: the run's outputs say once when a cost is unknown
+            counted = UsageRecorded(phase=phase, tokens=tokens, run_tokens=run_tokens, cost=cost)
+            self.events.emit(counted, researcher=researcher)
 
     def usage_by_phase(self) -> dict[str, dict[str, Any]]:
         """:returns: A copy of the token usage recorded so far, per phase."""
@@ -348,7 +357,7 @@ class RunView:
         :param phase: One of the ``PHASE_*`` names.
         :param usage: A usage dict of one model call.
         """
-        self.run.record_usage(phase, usage)
+        self.run.record_usage(phase, usage, researcher=self.researcher)
 
     def count_usage(self, token_usage: Mapping[str, Any] | None) -> None:
         """
@@ -359,7 +368,7 @@ class RunView:
         with self._lock:
             delta = usage_delta(token_usage, self._counted)
             self._counted = add_usage(self._counted, delta)
-        self.run.record_usage(self.phase, delta)
+        self.run.record_usage(self.phase, delta, researcher=self.researcher)
 
     def spent(self) -> str | None:
         """:returns: The budget that is spent (see :meth:`ResearchRun.spent`), or ``None``."""

@@ -15,7 +15,7 @@ from typing import Any, cast
 from haystack.dataclasses import ChatMessage, ReasoningContent, StreamingChunk
 
 from haystack_deep_research.errors import InvalidQuestionError
-from haystack_deep_research.events import Event, EventStream
+from haystack_deep_research.events import Event, EventStream, UsageRecorded
 
 __all__ = ["question_from_chat", "stream_research"]
 
@@ -59,7 +59,7 @@ async def stream_research(
     stream = EventStream(agent, messages=[ChatMessage.from_user(question)], **run_kwargs)
     async with aclosing(cast("AsyncGenerator[Event, None]", aiter(stream))) as events:
         async for event in events:
-            if progress:
+            if progress and not isinstance(event, UsageRecorded):  # a count per model call: the result has the total
                 yield StreamingChunk(
                     content="", index=0, reasoning=ReasoningContent(reasoning_text=f"{event.describe()}\n")
                 )

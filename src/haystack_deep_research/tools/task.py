@@ -22,7 +22,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
-from haystack_deep_research.events import SubagentCompleted, SubagentSpawned
+from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
 from haystack_deep_research.prompts import SUBAGENT_EMPTY, TASK, TASK_DESCRIPTION, TASK_INVALID, render_text
 from haystack_deep_research.run import Call, Phase, RunView, for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, EXIT_TEXT, PHASE_SUBAGENT, RUN_KEY
@@ -127,7 +127,9 @@ class TaskTool(ResearchTool):
         ]
         if ran.error is not None:
             if view is not None:
-                view.warn(PHASE_SUBAGENT, f"subagent {name} failed: {type(ran.error).__name__}: {ran.error}")
+                why = f"{type(ran.error).__name__}: {ran.error}"
+                view.warn(PHASE_SUBAGENT, f"subagent {name} failed: {why}")
+                view.emit(SubagentFailed(phase=PHASE_SUBAGENT, subtopic=text, error=why, agent=name))
             raise ran.error
         last = ran.value.get("last_message")
         answer = ((last.text if isinstance(last, ChatMessage) else None) or "").strip()

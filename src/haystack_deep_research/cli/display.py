@@ -1,0 +1,170 @@
+"""
+What the command shows on stderr while a run goes on, built on the run's typed events.
+
+- :class:`Display` follows the run with a :class:`~haystack_deep_research.cli.tracker.RunTracker` and shows nothing
+  (``--progress none``, ``-q``);
+- :class:`PlainDisplay` writes one line per step (``--progress plain``, and the default when stderr is not a
+  terminal), each line tagged with its phase and, for a researcher's steps, the researcher's number;
+- :class:`~haystack_deep_research.cli.live.RichDisplay` keeps a live view (``--progress rich``, and the default when
+  rich is installed and stderr is a terminal; ``TTY_COMPATIBLE=1`` makes rich treat stderr as a terminal).
+
+Every display is an event subscriber: pass it in ``hook_context`` under ``EVENTS_KEY``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TextIO
+
+from haystack_deep_research.cli.summary import RunSummary
+from haystack_deep_research.cli.tracker import RunTracker
+from haystack_deep_research.events import (
+    Event,
+    PhaseEnded,
+    RunEnded,
+    RunStarted,
+    SubagentCompleted,
+    SubagentFailed,
+    SubagentSpawned,
+    ToolCalled,
+    ToolReturned,
+    UsageRecorded,
+)
+
+__all__ = ["Display", "PlainDisplay", "make_display"]
+
+_UNSHOWN = (ToolCalled, ToolReturned, UsageRecorded, RunEnded)
+"""Events with no line of their own: per-call detail, and the run's end (the summary follows)."""
+_MAX_LINE = 240
+
+
+class Display:
+    """
+    Follow a run and show nothing; the base of the displays.
+
+    :param tracker: Where the run stands; a new tracker by default.
+    """
+
+    def __init__(self, tracker: RunTracker | None = None) -> None:
+        self.tracker = tracker or RunTracker()
+
+    def __call__(self, event: Event) -> None:
+        """
+        Take one event of the run: track it, then show it.
+
+        :param event: The event.
+        """
+        self.tracker(event)
+        self.show(event)
+
+    def show(self, event: Event) -> None:
+        """
+        Show one event (the tracker has taken it).
+
+        :param event: The event.
+        """
+
+    def start(self) -> None:
+        """The run is about to start: start the clock (and a live view)."""
+        self.tracker.start()
+
+    def stop(self) -> None:
+        """The run is over: stop updating (a live view leaves its last frame)."""
+
+    def summarize(self, summary: RunSummary) -> None:
+        """
+        Show how the run ended.
+
+        :param summary: The summary.
+        """
+
+
+class PlainDisplay(Display):
+    """
+    One line per step on a text stream, and the summary as ``[done]`` and ``[warning]`` lines.
+
+    :param tracker: Where the run stands; a new tracker by default.
+    :param stream: Where the lines go; stderr by default.
+    """
+
+    def __init__(self, tracker: RunTracker | None = None, *, stream: TextIO | None = None) -> None:
+        super().__init__(tracker)
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def _print(self, line: str) -> None:
+        flat = " ".join(line.split())  # one step, one line: model-written text may hold line breaks
+        with self._lock:
+            print(flat if len(flat) <= _MAX_LINE else flat[: _MAX_LINE - 1] + "…", file=self._stream or sys.stderr)
+            (self._stream or sys.stderr).flush()
+
+    def show(self, event: Event) -> None:
+        """
+        Write the event's line, if it has one.
+
+        :param event: The event.
+        """
+        line = self.line(event)
+        if line is not None:
+            self._print(line)
+
+    def line(self, event: Event) -> str | None:
+        """
+        :param event: An event the tracker has taken.
+        :returns: Its line, or ``None`` for an event shown only in the summary (tool calls, usage, the run's end).
+        """
+        if isinstance(event, _UNSHOWN):
+            return None
+        if isinstance(event, RunStarted):
+            return f"[{event.phase}] researching: {event.question}"
+        text = event.describe()
+        if isinstance(event, SubagentSpawned):
+            return f"[{event.phase}] {text}"
+        subtopic = event.subtopic if isinstance(event, SubagentCompleted | SubagentFailed) else event.researcher
+        who = self.tracker.researcher(subtopic) if subtopic else None
+        tag = f"{event.phase} #{who.slot}" if who is not None and who.slot else event.phase
+        if isinstance(event, SubagentCompleted) and who is not None and not event.restored:
+            searches = f"{who.searches} search{'' if who.searches == 1 else 'es'}"
+            pages = f"{who.pages} page{'' if who.pages == 1 else 's'} read"
+            text += f" ({searches}, {pages}, {who.tokens:,} tokens, {who.seconds:.1f}s)"
+        if isinstance(event, PhaseEnded) and (seconds := self.tracker.stage_seconds(event.phase)) is not None:
+            text += f" ({seconds:.1f}s)"
+        return f"[{tag}] {text}"
+
+    def summarize(self, summary: RunSummary) -> None:
+        """
+        Write the summary: one ``[done]`` line per fact, one ``[warning]`` line per warning.
+
+        :param summary: The summary.
+        """
+        for line in summary.lines():
+            self._print(f"[done] {line}")
+        for warning in summary.warnings:
+            self._print(f"[warning] {warning}")
+
+
+def _rich_terminal() -> bool:
+    try:
+        from rich.console import Console
+    except ImportError:
+        return False
+    return Console(stderr=True).is_terminal
+
+
+def make_display(mode: str, tracker: RunTracker | None = None) -> Display:
+    """
+    The display a ``--progress`` mode asks for.
+
+    :param mode: ``auto``, ``rich``, ``plain`` or ``none``.
+    :param tracker: Where the run stands; a new tracker by default.
+    :returns: The display, not started.
+    :raises MissingExtraError: If ``rich`` is asked for and rich is not installed.
+    """
+    if mode == "none":
+        return Display(tracker)
+    if mode == "plain" or (mode == "auto" and not _rich_terminal()):
+        return PlainDisplay(tracker)
+    from haystack_deep_research.cli.live import RichDisplay  # it builds on this module
+
+    return RichDisplay(tracker)

@@ -1,0 +1,159 @@
+"""
+The live view of ``deep-research`` (rich, the ``cli`` extra): the stages with their elapsed time, one row per
+researcher (its sub-topic, searches, pages read, tokens, time and state), planned and done sub-topics, tokens and the
+estimated cost so far, and the latest warning; then the summary as a panel.
+
+The view is redrawn a few times a second from the tracker, on rich's own refresh thread, so events are never
+slowed down by drawing. When stderr is not a terminal rich prints the last frame once, without escape codes. rich is
+imported when a view is made or drawn: without it, :class:`RichDisplay` raises ``MissingExtraError``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from haystack_deep_research.cli.display import Display
+from haystack_deep_research.cli.summary import RunSummary, money
+from haystack_deep_research.cli.tracker import (
+    DONE,
+    FAILED,
+    PARTIAL,
+    RESTORED,
+    RUNNING,
+    STOPPED,
+    RunProgress,
+    RunTracker,
+)
+from haystack_deep_research.errors import MissingExtraError
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+__all__ = ["RichDisplay", "render_progress", "render_summary"]
+
+_STATE_STYLE = {
+    RUNNING: ("●", "yellow"),
+    DONE: ("✓", "green"),
+    PARTIAL: ("◐", "yellow"),
+    FAILED: ("✗", "red"),
+    RESTORED: ("↺", "cyan"),
+    STOPPED: ("■", "red"),
+}
+
+
+def _stage_mark(active: bool) -> tuple[str, str]:
+    return ("● ", "yellow") if active else ("✓ ", "green")
+
+
+def render_progress(progress: RunProgress) -> RenderableType:
+    """
+    :param progress: Where the run stands.
+    :returns: The live view of it.
+    """
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    title = Text.assemble(("deep-research ", "bold"), progress.question or "starting")
+    stages = Text(" → ", style="dim").join(
+        Text.assemble(("● ", "yellow") if stage.active else ("✓ ", "green"), f"{stage.name} {stage.seconds:.1f}s")
+        for stage in progress.stages
+    )
+    limit = f" (limit {progress.limit})" if progress.limit else ""
+    warnings = f"{len(progress.warnings)} warning{'' if len(progress.warnings) == 1 else 's'}"
+    counts = Text(
+        f"sub-topics {progress.done}/{progress.planned} done{limit} · {progress.pages_read} pages read · "
+        f"{progress.tokens:,} tokens · cost {money(progress.cost)} · {warnings} · {progress.seconds:.1f}s"
+    )
+    parts: list[RenderableType] = [title, stages or Text("starting", style="dim"), counts]
+    if progress.researchers:
+        table = Table(box=None, pad_edge=False, padding=(0, 1), expand=True)
+        table.add_column("#", justify="right", style="dim", no_wrap=True)
+        table.add_column("sub-topic", ratio=1, no_wrap=True, overflow="ellipsis")
+        for name in ("searches", "pages", "tokens", "time"):
+            table.add_column(name, justify="right", no_wrap=True)
+        table.add_column("state", no_wrap=True)
+        for researcher in progress.researchers:
+            mark, style = _STATE_STYLE.get(researcher.state, ("?", ""))
+            table.add_row(
+                str(researcher.slot) if researcher.slot else "-",
+                " ".join(researcher.subtopic.split()),
+                str(researcher.searches),
+                str(researcher.pages),
+                f"{researcher.tokens:,}",
+                f"{researcher.seconds:.1f}s",
+                Text(f"{mark} {researcher.state}", style=style),
+            )
+        parts.append(table)
+    if progress.warnings:
+        parts.append(Text(f"warning: {progress.warnings[-1]}", style="yellow", no_wrap=True, overflow="ellipsis"))
+    return Group(*parts)
+
+
+def render_summary(summary: RunSummary) -> RenderableType:
+    """
+    :param summary: How the run ended.
+    :returns: The summary as a panel: one fact per line, then the warnings.
+    """
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.text import Text
+
+    style = "green" if summary.exit_reason not in ("interrupted", "failed") else "red"
+    lines = [Text(summary.lines()[0], style=f"bold {style}"), *(Text(line) for line in summary.lines()[1:])]
+    lines += [Text(f"warning: {warning}", style="yellow") for warning in summary.warnings]
+    return Panel(Group(*lines), title="deep-research", title_align="left", expand=False)
+
+
+class RichDisplay(Display):
+    """
+    A live view on a rich console, and the summary as a panel.
+
+    :param tracker: Where the run stands; a new tracker by default.
+    :param console: The console; stderr by default.
+    :param refresh_per_second: How often the view is redrawn.
+    """
+
+    def __init__(
+        self, tracker: RunTracker | None = None, *, console: Console | None = None, refresh_per_second: float = 4.0
+    ) -> None:
+        try:
+            from rich.console import Console
+            from rich.live import Live
+        except ImportError as error:
+            raise MissingExtraError("The live display (--progress rich)", extra="cli", module="rich") from error
+        super().__init__(tracker)
+        self._started = False
+        self.console: Console = console or Console(stderr=True)
+        self._live: Any = Live(
+            console=self.console,
+            get_renderable=self._view,
+            refresh_per_second=refresh_per_second,
+            redirect_stdout=False,
+        )
+
+    def _view(self) -> RenderableType:
+        return render_progress(self.tracker.progress())
+
+    def start(self) -> None:
+        """Start the clock and the live view."""
+        super().start()
+        self._live.start()
+        self._started = True
+
+    def stop(self) -> None:
+        """Stop the live view; its last frame stays on screen (printed once when the console is not a terminal)."""
+        if not self._started:
+            return
+        self._started = False
+        self._live.stop()
+        if not self.console.is_terminal:
+            self.console.line()  # rich ends the frame with a new line only on a terminal
+
+    def summarize(self, summary: RunSummary) -> None:
+        """
+        Print the summary panel.
+
+        :param summary: The summary.
+        """
+        self.console.print(render_summary(summary))

@@ -1,0 +1,267 @@
+"""
+The options of ``deep-research "question"``, one group per concern.
+
+Each ``add_*_options(parser)`` function adds one group (it shows as its own section of ``--help``);
+:func:`research_parser` builds the parser from :data:`OPTION_GROUPS`. A new option joins the group it belongs to, or
+a new group function joins :data:`OPTION_GROUPS`. Numbers are checked here, so a bad value is a usage error in the
+option's own terms (``argument --max-subtopics: must be an integer from 1 to 50``) before anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from haystack_deep_research.agents import APIS
+from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.run.budget import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
+from haystack_deep_research.sources import SEARCH_NAMES
+
+__all__ = [
+    "MODES",
+    "OPTION_GROUPS",
+    "PROGRESS_MODES",
+    "CommandParser",
+    "add_display_options",
+    "add_iterative_options",
+    "add_model_options",
+    "add_output_options",
+    "add_research_options",
+    "add_source_options",
+    "research_parser",
+]
+
+PROGRESS_MODES = ("auto", "rich", "plain", "none")
+"""``--progress``: ``auto`` is ``rich`` when rich is installed and stderr is a terminal, else ``plain``."""
+
+MAX_SUBTOPICS = 50
+"""The most sub-topics one run may delegate (the factory's own limit)."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``deep-research: error: ... (see deep-research --help)``."""
+
+    def error(self, message: str) -> NoReturn:
+        """
+        Print the error as one line and exit with the usage error status.
+
+        :param message: What is wrong.
+        :raises SystemExit: Always, with status 2.
+        """
+        self.exit(ExitCode.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _bounded_int(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be an integer from {low} to {high}; got {text!r}")
+        return value
+
+    return parse
+
+
+def _bounded_number(high: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 < value <= high:  # NaN fails both comparisons
+            raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {high:g}; got {text!r}")
+        return value
+
+    return parse
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """
+    Where the report and the evidence go: ``-o``, ``--sources``, ``--run-dir``, ``--json``.
+
+    :param parser: The parser to add the group to.
+    """
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="Write the report to this file instead of stdout."
+    )
+    group.add_argument(
+        "--sources", type=Path, metavar="FILE", help="Also write the evidence ledger as JSON to this file."
+    )
+    group.add_argument(
+        "--run-dir",
+        type=Path,
+        metavar="DIR",
+        help="Journal the run here; re-running with the same directory resumes it.",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        help="Print one JSON object on stdout (report, sources, citations, warnings, exit_reason, usage_by_phase, "
+        "cost) instead of the Markdown report.",
+    )
+
+
+def add_research_options(parser: argparse.ArgumentParser) -> None:
+    """
+    How much research, and when it stops: ``--max-subtopics``, the budgets, ``--grounding``.
+
+    :param parser: The parser to add the group to.
+    """
+    group = parser.add_argument_group("research and budgets")
+    group.add_argument(
+        "--max-subtopics",
+        type=_bounded_int(1, MAX_SUBTOPICS),
+        metavar="N",
+        default=5,
+        help=f"Sub-topics to research, 1 to {MAX_SUBTOPICS} (default 5).",
+    )
+    group.add_argument(
+        "--token-budget",
+        type=_bounded_int(1, MAX_TOKEN_BUDGET),
+        metavar="N",
+        help="Stop researching after this many tokens (all phases).",
+    )
+    group.add_argument(
+        "--time-budget",
+        type=_bounded_number(MAX_TIME_BUDGET_S),
+        metavar="SECONDS",
+        help="Stop researching after this many seconds.",
+    )
+    group.add_argument(
+        "--max-cost",
+        type=_bounded_number(MAX_COST_BUDGET),
+        metavar="USD",
+        help="Stop researching once the model calls have cost this many US dollars.",
+    )
+    group.add_argument(
+        "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
+    )
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """
+    Which models, on which server: ``--model``, ``--small-model``, ``--role-model``, ``--base-url``, ``--api``.
+
+    :param parser: The parser to add the group to.
+    """
+    group = parser.add_argument_group("models")
+    group.add_argument(
+        "--model", metavar="NAME", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL)."
+    )
+    group.add_argument(
+        "--small-model",
+        metavar="NAME",
+        help="Model of the researchers and the summarizer (env DEEP_RESEARCH_SMALL_MODEL).",
+    )
+    group.add_argument(
+        "--role-model",
+        action="append",
+        default=[],
+        metavar="ROLE=NAME",
+        help="Model of one role (orchestrator, scope, writer, researcher, summarizer, judge); repeatable.",
+    )
+    group.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="An OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL).",
+    )
+    group.add_argument(
+        "--api",
+        choices=APIS,
+        help="chat (Chat Completions) or responses; default chat with --base-url (env DEEP_RESEARCH_API).",
+    )
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """
+    What the researchers search: ``--search``, ``--docs``, ``--no-web``, ``--index-dir``.
+
+    :param parser: The parser to add the group to.
+    """
+    group = parser.add_argument_group("sources")
+    group.add_argument(
+        "--search",
+        choices=SEARCH_NAMES,
+        help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs "
+        "(env DEEP_RESEARCH_SEARCH).",
+    )
+    group.add_argument(
+        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
+    )
+    group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
+    group.add_argument(
+        "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
+    )
+
+
+MODES = ("deep", "iterative")
+"""``--mode``: ``deep`` (parallel sub-researchers) or ``iterative`` (rounds of analysis and search)."""
+
+
+def add_iterative_options(parser: argparse.ArgumentParser) -> None:
+    """
+    The research mode and what lasts across runs: ``--mode``, ``--depth``, ``--cache``, ``--cache-ttl``, ``--record``.
+
+    :param parser: The parser to add the group to.
+    """
+    group = parser.add_argument_group("mode and cache")
+    group.add_argument(
+        "--mode", choices=MODES, default="deep", help="deep (sub-researchers, default) or iterative (depth rounds)."
+    )
+    group.add_argument(
+        "--depth", type=_bounded_int(1, 20), default=3, help="Iterative mode: rounds of analysis and search (3)."
+    )
+    group.add_argument("--cache", type=Path, help="Keep searches, pages and summaries here across runs.")
+    group.add_argument(
+        "--cache-ttl", type=_bounded_number(365 * 24 * 3600.0), help="Seconds a cached entry is used (one day)."
+    )
+    group.add_argument("--record", type=Path, help="Iterative mode: record the run here (replay it with replay DIR).")
+
+
+def add_display_options(parser: argparse.ArgumentParser) -> None:
+    """
+    What stderr shows while the run goes on: ``--progress``, ``-q``.
+
+    :param parser: The parser to add the group to.
+    """
+    group = parser.add_argument_group("progress")
+    group.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default="auto",
+        help="rich: a live view of the phases and researchers; plain: one line per step; none: nothing. "
+        "Default auto: rich when rich is installed and stderr is a terminal, else plain.",
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", help="Do not print progress to stderr (same as --progress none)."
+    )
+
+
+OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
+    add_output_options,
+    add_research_options,
+    add_model_options,
+    add_iterative_options,
+    add_source_options,
+    add_display_options,
+)
+"""The option groups of ``deep-research "question"``, in ``--help`` order."""
+
+
+def research_parser() -> argparse.ArgumentParser:
+    """:returns: The parser of ``deep-research "question"``."""
+    parser = CommandParser(
+        prog="deep-research",
+        description="Research a question on the web and in your documents, and write a cited Markdown report.",
+        epilog="Other commands: deep-research check REPORT.md, deep-research scan ITEMS --out rows.jsonl, "
+        "deep-research mcp. Exit status: 0 report written, 1 run failed, 2 usage error, 130 interrupted.",
+    )
+    parser.add_argument("question", help='The research question, quoted: deep-research "your question".')
+    for add_group in OPTION_GROUPS:
+        add_group(parser)
+    return parser

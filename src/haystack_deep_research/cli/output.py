@@ -1,0 +1,110 @@
+"""
+Where the command puts a run's results: the report (``-o`` or stdout), the evidence ledger (``--sources``), the run
+directory's copies, and the ``--json`` object.
+
+A report is never lost to a write that fails after the run: the error is one line on stderr and the report goes to
+stdout instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from haystack_deep_research.cli.paths import write_text
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.run import ResearchRun
+
+__all__ = ["JSON_KEYS", "Saved", "result_json", "save_outputs"]
+
+JSON_KEYS = ("report", "exit_reason", "sources", "citations", "warnings", "usage_by_phase", "cost")
+"""The keys of the ``--json`` object besides ``question`` (and ``error`` when the run failed)."""
+
+
+@dataclass
+class Saved:
+    """
+    What was written where.
+
+    :param lines: One line per output written (``report written to report.md``), for the summary.
+    :param failures: One line per output that could not be written.
+    :param report_on_stdout: Whether the report still has to go to stdout.
+    """
+
+    lines: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    report_on_stdout: bool = False
+
+
+def _write(saved: Saved, what: str, path: Path, text: str) -> bool:
+    try:
+        write_text(path, text)
+    except OSError as error:
+        saved.failures.append(f"could not write the {what} to {path} ({error.strerror or error})")
+        return False
+    saved.lines.append(f"{what} written to {path}")
+    return True
+
+
+def save_outputs(
+    result: Mapping[str, Any],
+    *,
+    output: Path | None,
+    sources: Path | None,
+    run: ResearchRun | None = None,
+    finished: bool = True,
+) -> Saved:
+    """
+    Write the report and the ledger where the options say.
+
+    :param result: The run's result (or the partial result of a run that never finished).
+    :param output: ``-o``: the report's file; ``None`` for stdout.
+    :param sources: ``--sources``: the ledger's file, if any.
+    :param run: The run; for one that never finished, its run directory (if any) gets the partial report and the
+        ledger, as a finished run's does.
+    :param finished: Whether the run finished (its run directory is then already written).
+    :returns: What was written where; a report that could not be written is to go to stdout.
+    """
+    saved = Saved()
+    report = str(result.get("report") or "")
+    ledger = list(result.get("sources") or [])
+    if sources is not None and (finished or ledger):
+        _write(saved, "evidence ledger", sources, json.dumps(ledger, indent=2, ensure_ascii=False))
+    if report and output is not None:
+        saved.report_on_stdout = not _write(saved, "report", output, report)
+    elif report:
+        saved.report_on_stdout = True
+    journal = run.journal if run is not None else None
+    if not finished and journal is not None:
+        try:
+            journal.write_ledger(EvidenceLedger.from_list(ledger))
+            if report:
+                journal.write_report(report)
+            saved.lines.append(f"partial report and ledger written to {journal.directory}: rerun the command to resume")
+        except OSError as error:
+            saved.failures.append(f"could not write to the run directory {journal.directory} ({error})")
+    return saved
+
+
+def result_json(result: Mapping[str, Any], question: str, *, error: str | None = None) -> str:
+    """
+    :param result: The run's result (or a partial result).
+    :param question: The research question.
+    :param error: Why the run failed, if it did.
+    :returns: The ``--json`` object: ``question``, then :data:`JSON_KEYS`, then ``error`` when given.
+    """
+    payload: dict[str, Any] = {"question": question, **{key: result.get(key) for key in JSON_KEYS}}
+    if error is not None:
+        payload["error"] = error
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+
+
+def print_stdout(text: str) -> None:
+    """
+    :param text: What goes to stdout (the report, or the JSON object).
+    """
+    print(text, file=sys.stdout, flush=True)

@@ -1,0 +1,96 @@
+"""
+The command's output paths, checked before anything is run, and written so that a crash never leaves half a file.
+
+A run can take minutes and cost money, so ``-o``, ``--sources`` and ``--run-dir`` are checked before any model is
+called: a file path must not name a folder, and its folder must exist and be writable; the run directory must not
+name a file, and the nearest folder that exists on its path must be writable (the run creates the rest).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from haystack_deep_research.errors import UsageError
+
+__all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "write_text"]
+
+
+def _writable_folder(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def check_output_file(path: Path, option: str) -> Path:
+    """
+    Check that a file can be written at ``path``.
+
+    :param path: The path given.
+    :param option: The option it was given with (``-o``, ``--sources``), quoted in the error.
+    :returns: The path.
+    :raises UsageError: If it names a folder, its folder does not exist or is not a folder, or cannot be written.
+    """
+    if path.is_dir():
+        raise UsageError(f"{option} {path} is a folder; give a file path, for example {path / 'report.md'}.")
+    folder = path.parent
+    if not folder.exists():
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first (mkdir -p {folder}).")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: {folder} is not a folder.")
+    if not _writable_folder(folder):
+        raise UsageError(f"{option} {path}: the folder {folder} is not writable; choose another path.")
+    return path
+
+
+def check_run_dir_path(path: Path) -> Path:
+    """
+    Check that ``path`` can be a run directory.
+
+    :param path: The ``--run-dir`` given.
+    :returns: The path.
+    :raises UsageError: If it names a file, or the nearest existing folder on its path cannot be written.
+    """
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--run-dir {path} is a file; give a folder (it is created if missing).")
+    existing = next((folder for folder in (path, *path.absolute().parents) if folder.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise UsageError(f"--run-dir {path}: {existing} is not a folder.")
+    if not _writable_folder(existing):
+        raise UsageError(f"--run-dir {path}: the folder {existing} is not writable; choose another path.")
+    return path
+
+
+def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Path | None) -> None:
+    """
+    Check every output path the command was given (see the module docstring).
+
+    :param output: ``-o``, if given.
+    :param sources: ``--sources``, if given.
+    :param run_dir: ``--run-dir``, if given.
+    :raises UsageError: If one cannot be used, or ``-o`` and ``--sources`` name the same file.
+    """
+    if output is not None:
+        check_output_file(output, "-o")
+    if sources is not None:
+        check_output_file(sources, "--sources")
+    if output is not None and sources is not None and output.absolute() == sources.absolute():
+        raise UsageError(f"-o and --sources both name {output}; give two files.")
+    if run_dir is not None:
+        check_run_dir_path(run_dir)
+
+
+def write_text(path: Path, text: str) -> None:
+    """
+    Replace a file's content atomically: a crash never leaves a half-written file behind. The file gets the user's
+    usual permissions (a temporary file from :mod:`tempfile` would be readable by its owner only).
+
+    :param path: The file.
+    :param text: Its new content.
+    :raises OSError: If it cannot be written.
+    """
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

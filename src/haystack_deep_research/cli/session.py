@@ -1,0 +1,122 @@
+"""
+Running the agent for the command, and what a run that never finished leaves behind.
+
+:func:`run_research` runs the agent with ``run_async`` under :func:`asyncio.run`. Ctrl-C (SIGINT) cancels the run's
+task (asyncio's own handling: the first Ctrl-C cancels, a second one stops at once); the cancellation reaches every
+researcher, the run directory is released, and the run comes back as interrupted, with the
+:class:`~haystack_deep_research.run.ResearchRun` the run opened (handed over through ``on_run_opened``). A run that
+raises comes back the same way, with its error.
+
+:func:`unfinished_result` turns such a run into a result: the notes gathered so far assembled into a report as the
+write hook's fallback does (the same template), its citations verified against the pages the run really read, and
+the run's ledger, warnings and usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
+from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN, RUN_OPENED_KEY
+
+__all__ = ["RunOutcome", "run_research", "unfinished_result"]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """
+    How a run of the command ended.
+
+    :param result: The run's result, or ``None`` when it never finished.
+    :param run: The run, once it opened (``None`` when it was stopped before).
+    :param interrupted: Whether Ctrl-C stopped it.
+    :param error: What made it fail, if it failed.
+    """
+
+    result: dict[str, Any] | None
+    run: ResearchRun | None
+    interrupted: bool = False
+    error: Exception | None = None
+
+
+def run_research(agent: Any, question: str, hook_context: dict[str, Any], **run_options: Any) -> RunOutcome:
+    """
+    Run the agent on the question until it finishes, fails or is interrupted.
+
+    :param agent: An agent of this library (its ``run_async`` is used).
+    :param question: The research question.
+    :param hook_context: The run-time inputs; ``on_run_opened`` is added.
+    :param run_options: Further inputs of ``run_async`` (``update=True`` for an iterative agent's update).
+    :returns: How the run ended.
+    """
+    opened: list[ResearchRun] = []
+    context = {**hook_context, RUN_OPENED_KEY: opened.append}
+    messages = [ChatMessage.from_user(question)]
+    try:
+        result = asyncio.run(agent.run_async(messages=messages, hook_context=context, **run_options))
+    except KeyboardInterrupt:
+        return RunOutcome(None, opened[0] if opened else None, interrupted=True)
+    except Exception as error:  # a provider or network failure: the caller keeps what was gathered and says why
+        return RunOutcome(None, opened[0] if opened else None, error=error)
+    return RunOutcome(result, opened[0] if opened else None)
+
+
+def _cause(outcome: RunOutcome) -> str:
+    if outcome.interrupted:
+        return "it never ran: the run was interrupted with Ctrl-C"
+    error = outcome.error
+    return f"it never ran: the run failed with {type(error).__name__}: {error}"
+
+
+def unfinished_result(outcome: RunOutcome, question: str) -> dict[str, Any]:
+    """
+    The result of a run that never finished: what it gathered, as a partial report.
+
+    :param outcome: The run's outcome (interrupted or failed).
+    :param question: The research question.
+    :returns: The result's keys: ``report`` (the notes assembled into a report whose citations were verified; ``""``
+        when no note was gathered), ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``
+        (``interrupted`` or ``failed``), ``usage_by_phase``, ``cost`` and ``token_usage``.
+    """
+    exit_reason = EXIT_INTERRUPTED if outcome.interrupted else EXIT_FAILED
+    run = outcome.run
+    if run is None:
+        return {
+            "report": "",
+            "brief": "",
+            "notes": [],
+            "sources": [],
+            "citations": {},
+            "warnings": [],
+            "exit_reason": exit_reason,
+            "usage_by_phase": {},
+            "cost": None,
+            "token_usage": {},
+        }
+    what = "was interrupted (Ctrl-C)" if outcome.interrupted else f"failed ({type(outcome.error).__name__})"
+    run.warn(PHASE_RUN, f"the run {what} before its report was written; the report holds the notes gathered")
+    notes = run.notes()
+    report, citations = "", {}
+    if notes:
+        urls = allowed_urls(notes, run)
+        draft = render_text(FALLBACK_REPORT, error=_cause(outcome), brief=run.brief or question, notes=notes, urls=urls)
+        check = verify_report(run, draft, urls)
+        report, citations = check.report, citation_findings(check)
+    return {
+        "report": report,
+        "brief": run.brief,
+        "notes": notes,
+        "sources": run.ledger.to_list(),
+        "citations": citations,
+        "warnings": run.warnings(),
+        "exit_reason": exit_reason,
+        "usage_by_phase": run.usage_report(),
+        "cost": run.cost(),
+        "token_usage": run.total_usage(),
+    }

@@ -1,0 +1,300 @@
+"""
+Where a run stands, folded from its typed events: what the command's displays show.
+
+:class:`RunTracker` is an event subscriber (``hook_context={EVENTS_KEY: tracker}``); it reads the events' fields,
+never their text, and is thread-safe (researchers emit from several threads at once). :meth:`RunTracker.progress`
+returns a frozen :class:`RunProgress`: the stages with their elapsed time, one :class:`Researcher` per sub-topic
+(its searches, pages read, tokens, time and state), planned and done sub-topics, the run's tokens and estimated cost,
+its warnings and its citations.
+
+Stages follow the run: a stage starts with its first event and ends with its ``PhaseEnded`` or when the next stage
+starts; the orchestrator's own model calls and the summarizer's count toward ``research``. An event of a stage that
+has ended (a grounding rewrite's usage, counted toward ``write``) does not open it again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from haystack_deep_research.events import (
+    Event,
+    PageRead,
+    PhaseEnded,
+    ReportReady,
+    RunEnded,
+    RunStarted,
+    SearchDone,
+    SubagentCompleted,
+    SubagentFailed,
+    SubagentSpawned,
+    UsageRecorded,
+    WarningRaised,
+)
+from haystack_deep_research.state import PHASE_ORCHESTRATOR, PHASE_RESEARCH, PHASE_RUN, PHASE_SUMMARIZE
+
+__all__ = ["DONE", "FAILED", "PARTIAL", "RESTORED", "RUNNING", "STOPPED", "Researcher", "RunProgress", "RunTracker"]
+
+RUNNING, DONE, PARTIAL, FAILED, RESTORED, STOPPED = "running", "done", "partial", "failed", "restored", "stopped"
+"""A researcher's states: ``restored`` is a note taken from the run directory, ``stopped`` one cut by Ctrl-C."""
+
+_STAGE_OF = {PHASE_ORCHESTRATOR: PHASE_RESEARCH, PHASE_SUMMARIZE: PHASE_RESEARCH}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """
+    One stage of the run.
+
+    :param name: Its phase name (``scope``, ``research``, ``write``, ...).
+    :param seconds: How long it took, or has taken so far.
+    :param active: Whether it is under way.
+    """
+
+    name: str
+    seconds: float
+    active: bool
+
+
+@dataclass(frozen=True)
+class Researcher:
+    """
+    One sub-researcher.
+
+    :param slot: Its number among the run's delegations (0 for a note restored from the run directory).
+    :param subtopic: Its sub-topic.
+    :param state: ``running``, ``done``, ``partial``, ``failed``, ``restored`` or ``stopped``.
+    :param searches: Searches it made.
+    :param pages: Pages it read.
+    :param tokens: Tokens its model calls (and its summarizer's) spent.
+    :param seconds: How long it took, or has taken so far.
+    :param error: Why it failed, if it did.
+    """
+
+    slot: int
+    subtopic: str
+    state: str
+    searches: int = 0
+    pages: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """
+    Where a run stands.
+
+    :param question: The research question.
+    :param stages: The stages so far, in order.
+    :param researchers: The sub-researchers, in the order they started.
+    :param planned: Sub-topics planned so far.
+    :param limit: Sub-topics the run may delegate (0 while unknown).
+    :param tokens: Tokens spent so far, all phases.
+    :param cost: Estimated cost so far in US dollars, or ``None`` while unknown.
+    :param warnings: The warnings so far, as ``phase: text``.
+    :param pages_read: Distinct pages read.
+    :param verified: Citations verified in the report, or ``None`` before the report is ready.
+    :param removed: Citations removed from the report.
+    :param exit_reason: Why the run ended, or ``None`` while it goes on.
+    :param seconds: Time since the run started.
+    """
+
+    question: str
+    stages: tuple[Stage, ...]
+    researchers: tuple[Researcher, ...]
+    planned: int
+    limit: int
+    tokens: int
+    cost: float | None
+    warnings: tuple[str, ...]
+    pages_read: int
+    verified: int | None
+    removed: int
+    exit_reason: str | None
+    seconds: float
+
+    @property
+    def done(self) -> int:
+        """Sub-topics with a note (done, partial or restored)."""
+        return sum(r.state in (DONE, PARTIAL, RESTORED) for r in self.researchers)
+
+    @property
+    def failed(self) -> int:
+        """Sub-topics whose researcher failed."""
+        return sum(r.state == FAILED for r in self.researchers)
+
+
+@dataclass
+class _Researcher:
+    slot: int
+    subtopic: str
+    started: float
+    state: str = RUNNING
+    searches: int = 0
+    pages: int = 0
+    tokens: int = 0
+    ended: float | None = None
+    error: str = ""
+
+
+class RunTracker:
+    """
+    Follow a run from its events (see the module docstring).
+
+    :param clock: Seconds as a monotonic number; ``time.monotonic`` by default (tests pass a fake clock).
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._started = clock()
+        self._ended: float | None = None
+        self._question = ""
+        self._stages: dict[str, list[float | None]] = {}  # name -> [started, ended]
+        self._current: str | None = None
+        self._researchers: dict[str, _Researcher] = {}
+        self._planned = self._limit = self._tokens = 0
+        self._cost: float | None = None
+        self._warnings: list[str] = []
+        self._pages: set[str] = set()
+        self._verified: int | None = None
+        self._removed = 0
+        self._exit_reason: str | None = None
+
+    def start(self) -> None:
+        """Start the clock of the run (it also starts when the tracker is made)."""
+        with self._lock:
+            self._started = self._clock()
+
+    def __call__(self, event: Event) -> None:
+        """
+        Take one event of the run.
+
+        :param event: The event.
+        """
+        with self._lock:
+            now = self._clock()
+            self._follow_stage(event, now)
+            self._take(event, now)
+
+    def researcher(self, subtopic: str) -> Researcher | None:
+        """
+        :param subtopic: A sub-topic, as its events name it.
+        :returns: Its researcher as it stands, or ``None`` when no researcher has it.
+        """
+        with self._lock:
+            found = self._researchers.get(subtopic)
+            return self._frozen(found, self._clock()) if found is not None else None
+
+    def stage_seconds(self, name: str) -> float | None:
+        """
+        :param name: A stage's name.
+        :returns: How long the stage took (so far), or ``None`` if it has not started.
+        """
+        with self._lock:
+            times = self._stages.get(_STAGE_OF.get(name, name))
+            if times is None or times[0] is None:
+                return None
+            return (times[1] if times[1] is not None else self._clock()) - times[0]
+
+    def interrupt(self) -> None:
+        """Mark the run as cut short: its stage ends, and every researcher still running is ``stopped``."""
+        with self._lock:
+            now = self._clock()
+            self._close_stage(now)
+            self._ended = now
+            for found in self._researchers.values():
+                if found.state == RUNNING:
+                    found.state, found.ended = STOPPED, now
+
+    def progress(self) -> RunProgress:
+        """:returns: Where the run stands now."""
+        with self._lock:
+            now = self._clock()
+            stages = tuple(
+                Stage(name, (end if end is not None else now) - (start or now), end is None)
+                for name, (start, end) in self._stages.items()
+            )
+            return RunProgress(
+                question=self._question,
+                stages=stages,
+                researchers=tuple(self._frozen(found, now) for found in self._researchers.values()),
+                planned=max(self._planned, sum(r.slot > 0 for r in self._researchers.values())),
+                limit=self._limit,
+                tokens=self._tokens,
+                cost=self._cost,
+                warnings=tuple(self._warnings),
+                pages_read=len(self._pages),
+                verified=self._verified,
+                removed=self._removed,
+                exit_reason=self._exit_reason,
+                seconds=(self._ended if self._ended is not None else now) - self._started,
+            )
+
+    @staticmethod
+    def _frozen(found: _Researcher, now: float) -> Researcher:
+        return Researcher(
+            slot=found.slot,
+            subtopic=found.subtopic,
+            state=found.state,
+            searches=found.searches,
+            pages=found.pages,
+            tokens=found.tokens,
+            seconds=(found.ended if found.ended is not None else now) - found.started,
+            error=found.error,
+        )
+
+    def _close_stage(self, now: float) -> None:
+        if self._current is not None:
+            self._stages[self._current][1] = now
+            self._current = None
+
+    def _follow_stage(self, event: Event, now: float) -> None:
+        if event.phase == PHASE_RUN or isinstance(event, WarningRaised):
+            return
+        stage = _STAGE_OF.get(event.phase, event.phase)
+        if stage not in self._stages:
+            self._close_stage(now)
+            self._stages[stage] = [now, None]
+            self._current = stage
+        if isinstance(event, PhaseEnded) and stage == self._current:
+            self._close_stage(now)
+
+    def _take(self, event: Event, now: float) -> None:
+        found = self._researchers.get(event.researcher) if event.researcher else None
+        if isinstance(event, RunStarted):
+            self._question = event.question
+        elif isinstance(event, RunEnded):
+            self._exit_reason = event.exit_reason
+            self._close_stage(now)
+            self._ended = now
+        elif isinstance(event, SubagentSpawned):
+            self._researchers[event.subtopic] = _Researcher(slot=event.slot, subtopic=event.subtopic, started=now)
+            self._planned, self._limit = max(self._planned, event.planned), max(self._limit, event.limit)
+        elif isinstance(event, SubagentCompleted):
+            done = self._researchers.setdefault(event.subtopic, _Researcher(0, event.subtopic, started=now))
+            done.state = RESTORED if event.restored else PARTIAL if event.partial else DONE
+            done.ended = now
+        elif isinstance(event, SubagentFailed):
+            failed = self._researchers.setdefault(event.subtopic, _Researcher(0, event.subtopic, started=now))
+            failed.state, failed.error, failed.ended = FAILED, event.error, now
+        elif isinstance(event, SearchDone):
+            if found is not None:
+                found.searches += 1
+        elif isinstance(event, PageRead):
+            self._pages.add(event.url)
+            if found is not None:
+                found.pages += 1
+        elif isinstance(event, UsageRecorded):
+            if event.run_tokens >= self._tokens:  # events of parallel researchers may arrive out of order
+                self._tokens, self._cost = event.run_tokens, event.cost
+            if found is not None:
+                found.tokens += event.tokens
+        elif isinstance(event, WarningRaised):
+            self._warnings.append(f"{event.phase}: {event.text}")
+        elif isinstance(event, ReportReady):
+            self._verified, self._removed = event.verified, event.removed
