@@ -3,7 +3,8 @@ The offline testing kit: run and test deep research agents with no network and n
 
 - :class:`ScriptedChatGenerator` plays any role of a run (scope, orchestrator, researcher, summarizer, writer).
 - :class:`LoopbackSearchServer` is a Tavily-compatible search API over a small corpus, on 127.0.0.1.
-- :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects and slow bodies on 127.0.0.1.
+- :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects, slow bodies and raw (even
+  hostile) responses on 127.0.0.1.
 - :func:`forbid_network` refuses connections to anything but loopback.
 
 See docs/testing.md for a complete example.
