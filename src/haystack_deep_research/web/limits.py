@@ -1,4 +1,4 @@
-"""The limits on one fetch: download size, timeouts, redirects and PDF pages."""
+"""The limits on one fetch: download size, timeouts, transfer rate, redirects and PDF pages."""
 
 from __future__ import annotations
 
@@ -22,8 +22,14 @@ class FetchLimits:
     :param max_bytes: The largest body accepted, in bytes (after gzip/deflate decoding).
     :param connect_timeout: Seconds to wait for a connection.
     :param read_timeout: Seconds to wait for each read from the connection.
-    :param total_timeout: Seconds the whole fetch may take: connecting, every redirect and the body. The
-        synchronous :func:`fetch` checks it between reads, so it can run over by at most one read.
+    :param total_timeout: Seconds the whole fetch may take: name lookups, connecting, TLS, every redirect, headers
+        and body. Both the synchronous and the asynchronous fetch stop at this deadline, whatever the server does.
+    :param min_transfer_rate: Bytes per second each response must keep up, on average, once ``transfer_grace``
+        seconds have passed since its request was sent: ``t`` seconds into a response, at least
+        ``min_transfer_rate * (t - transfer_grace)`` bytes of body must have arrived. It cuts servers that trickle
+        their headers or body long before ``total_timeout``. ``0`` turns the rule off.
+    :param transfer_grace: Seconds each response may take before ``min_transfer_rate`` applies: connecting, TLS,
+        the server's thinking time and the headers.
     :param max_redirects: The most redirects followed (0 to 20); 0 refuses any redirect.
     :param max_pdf_pages: The most PDF pages turned into text.
     :raises ConfigurationError: A value is out of range.
@@ -33,6 +39,8 @@ class FetchLimits:
     connect_timeout: float = 5.0
     read_timeout: float = 10.0
     total_timeout: float = 30.0
+    min_transfer_rate: float = 16_384.0
+    transfer_grace: float = 5.0
     max_redirects: int = 5
     max_pdf_pages: int = 50
 
@@ -40,8 +48,10 @@ class FetchLimits:
         for name in ("max_bytes", "max_pdf_pages"):
             _checks.int_in_range(f"FetchLimits.{name}", getattr(self, name), 1)
         _checks.int_in_range("FetchLimits.max_redirects", self.max_redirects, 0, _MAX_REDIRECTS_CEILING)
-        for name in ("connect_timeout", "read_timeout", "total_timeout"):
+        for name in ("connect_timeout", "read_timeout", "total_timeout", "transfer_grace"):
             object.__setattr__(self, name, _checks.number_in_range(f"FetchLimits.{name}", getattr(self, name), 0))
+        rate = _checks.number_in_range("FetchLimits.min_transfer_rate", self.min_transfer_rate, 0, include_low=True)
+        object.__setattr__(self, "min_transfer_rate", rate)
 
     def to_dict(self) -> dict[str, Any]:
         """
