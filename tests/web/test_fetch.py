@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -340,6 +341,24 @@ def test_no_time_left_fails_before_any_request(web: LoopbackWebServer, loopback_
 def test_a_bad_deadline_is_a_configuration_error(loopback_policy, deadline_s: object) -> None:
     with pytest.raises(ConfigurationError, match="deadline_s must be a number from 0"):
         fetch("http://127.0.0.1:9/", policy=loopback_policy, limits=FetchLimits(), deadline_s=deadline_s)  # type: ignore[arg-type]
+
+
+def test_a_slow_name_lookup_ends_at_the_deadline(web: LoopbackWebServer, loopback_policy) -> None:
+    release = threading.Event()
+
+    def stuck(host: str, port: int) -> list[str]:
+        release.wait(5)
+        return ["127.0.0.1"]
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(FetchTimeoutError, match=r"took longer than the total limit of 0\.3 seconds"):
+            fetch(
+                "http://slow-dns.test/", policy=loopback_policy, limits=FetchLimits(total_timeout=0.3), resolver=stuck
+            )
+        assert time.monotonic() - started < 1.5
+    finally:
+        release.set()
 
 
 def test_a_silent_server_hits_the_read_timeout(web: LoopbackWebServer, loopback_policy) -> None:

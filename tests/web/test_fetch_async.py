@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator
 
@@ -193,3 +194,21 @@ async def test_a_refused_connection_is_a_fetch_error(loopback_policy, quick_limi
         port = probe.getsockname()[1]
     with pytest.raises(FetchError, match="Could not connect to"):
         await fetch_async(f"http://127.0.0.1:{port}/", policy=loopback_policy, limits=quick_limits)
+
+
+async def test_a_slow_name_lookup_ends_at_the_deadline(loopback_policy) -> None:
+    release = threading.Event()
+
+    def stuck(host: str, port: int) -> list[str]:
+        release.wait(5)
+        return ["127.0.0.1"]
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(FetchTimeoutError, match=r"took longer than the total limit of 0\.3 seconds"):
+            await fetch_async(
+                "http://slow-dns.test/", policy=loopback_policy, limits=FetchLimits(total_timeout=0.3), resolver=stuck
+            )
+        assert time.monotonic() - started < 1.5
+    finally:
+        release.set()
