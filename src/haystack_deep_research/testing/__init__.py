@@ -4,7 +4,8 @@ The offline testing kit: run and test deep research agents with no network and n
 - :class:`ScriptedChatGenerator` plays any role of a run (scope, orchestrator, researcher, summarizer, writer).
 - :class:`LoopbackSearchServer` is a Tavily-compatible search API over a small corpus, on 127.0.0.1.
 - :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects, slow bodies and raw (even
-  hostile) responses on 127.0.0.1.
+  hostile) responses on 127.0.0.1; :func:`make_scanned_pdf` and :func:`make_inflating_pdf` build the PDFs a reader
+  must survive (a scan without text, a decompression bomb).
 - :func:`forbid_network` refuses connections to anything but loopback.
 
 See docs/testing.md for a complete example.
@@ -13,7 +14,7 @@ See docs/testing.md for a complete example.
 from haystack_deep_research.testing._server import LoggedRequest, RequestLog
 from haystack_deep_research.testing.generators import ScriptedChatGenerator, ScriptedModelError
 from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network
-from haystack_deep_research.testing.pdf import make_pdf
+from haystack_deep_research.testing.pdf import make_inflating_pdf, make_pdf, make_scanned_pdf
 from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
 from haystack_deep_research.testing.web_server import LoopbackWebServer
 
@@ -27,5 +28,7 @@ __all__ = [
     "ScriptedModelError",
     "SearchDocument",
     "forbid_network",
+    "make_inflating_pdf",
     "make_pdf",
+    "make_scanned_pdf",
 ]
