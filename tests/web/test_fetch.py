@@ -446,6 +446,9 @@ def test_limits_round_trip_through_a_dict() -> None:
         "transfer_grace": 5.0,
         "max_redirects": 0,
         "max_pdf_pages": 50,
+        "max_pdf_decompressed_bytes": 4_000_000,
+        "extraction_timeout": 10.0,
+        "max_extraction_memory": 268_435_456,
     }
     assert FetchLimits.from_dict(data) == limits
     assert FetchLimits.from_dict({}) == FetchLimits()
@@ -465,6 +468,15 @@ def test_limits_round_trip_through_a_dict() -> None:
         ({"total_timeout": "30"}, "FetchLimits.total_timeout must be a number greater than 0; got '30'."),
         ({"min_transfer_rate": -1}, "FetchLimits.min_transfer_rate must be a number from 0; got -1."),
         ({"transfer_grace": 0}, "FetchLimits.transfer_grace must be a number greater than 0; got 0."),
+        ({"extraction_timeout": 0}, "FetchLimits.extraction_timeout must be a number greater than 0; got 0."),
+        (
+            {"max_pdf_decompressed_bytes": 0},
+            "FetchLimits.max_pdf_decompressed_bytes must be an integer of at least 1; got 0.",
+        ),
+        (
+            {"max_extraction_memory": 1024},
+            "FetchLimits.max_extraction_memory must be an integer of at least 33554432; got 1024.",
+        ),
     ],
 )
 def test_bad_limits_are_rejected_at_construction(kwargs: dict[str, object], message: str) -> None:
