@@ -312,6 +312,18 @@ def test_a_body_slower_than_the_minimum_rate_is_cut_after_the_grace_period(
     )
 
 
+def test_trickled_headers_are_cut_by_the_minimum_rate_after_the_grace_period(
+    web: LoopbackWebServer, loopback_policy
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Padding: " + b"p" * 200 + b"\r\n\r\nbody"
+    web.add_raw("/trickle", head, chunk_size=1, delay_per_chunk=0.05)
+    limits = FetchLimits(read_timeout=2.0, total_timeout=10.0, min_transfer_rate=1000, transfer_grace=0.5)
+    started = time.monotonic()
+    with pytest.raises(FetchTimeoutError, match="sent its response slower than 1000 bytes per second"):
+        fetch(web.url("/trickle"), policy=loopback_policy, limits=limits)
+    assert time.monotonic() - started < 2.0
+
+
 def test_a_body_that_keeps_the_minimum_rate_is_read(web: LoopbackWebServer, loopback_policy) -> None:
     web.add_slow("/steady", b"s" * 40, delay_per_chunk=0.02, chunk_size=4, content_type="text/plain")
     limits = FetchLimits(total_timeout=10.0, min_transfer_rate=10, transfer_grace=0.05)

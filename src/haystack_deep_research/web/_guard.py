@@ -82,6 +82,14 @@ class ConnectionGuard:
             if self.fired:
                 self._cut()
 
+    def follow(self) -> None:
+        """Move the alarm earlier if the deadline moved earlier (a new hop starts its transfer-rate clock)."""
+        with self._lock:
+            if self._done or self._alarm is None or self._alarm.when <= self._deadline.expires_at():
+                return
+            self._alarm.cancel()
+            self._arm()
+
     def resolver(self, resolver: Resolver | None) -> Resolver:
         """
         Wrap a resolver so that waiting for it ends at the deadline.

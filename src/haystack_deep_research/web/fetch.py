@@ -111,6 +111,7 @@ def fetch(
             target = check_hop(policy, current, resolver=guard.resolver(resolver), asked_url=url)
             current = target.url
             deadline.start_hop()
+            guard.follow()
             try:
                 request = build_request(client, target, limits, deadline)
                 request.extensions["trace"] = guard.trace
