@@ -12,24 +12,21 @@ for only until the deadline.
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from haystack_deep_research.web._body import Deadline
+from haystack_deep_research.web._threads import waiting_threads
 from haystack_deep_research.web._watchdog import Alarm, call_at
 from haystack_deep_research.web.url_policy import Resolver, system_resolver
 
 __all__ = ["ConnectionGuard"]
 
 # Lookups stuck in a slow resolver keep a thread until the resolver gives up; this many may be stuck at once.
-_LOOKUP_THREADS = 8
-_lookups: tuple[int, ThreadPoolExecutor] | None = None
-_lookups_lock = threading.Lock()
+_LOOKUP_THREADS = 32
 
 
 class ConnectionGuard:
@@ -100,7 +97,7 @@ class ConnectionGuard:
         chosen = resolver or system_resolver
 
         def bounded(host: str, port: int) -> list[str]:
-            future = _lookup_pool().submit(chosen, host, port)
+            future = waiting_threads("haystack-deep-research-dns", _LOOKUP_THREADS).submit(chosen, host, port)
             try:
                 return future.result(timeout=self._deadline.remaining())
             except FutureTimeout:
@@ -132,12 +129,3 @@ class ConnectionGuard:
         if self._socket is not None:
             self._socket.close()
         self._socket = sock
-
-
-def _lookup_pool() -> ThreadPoolExecutor:
-    global _lookups  # noqa: PLW0603 - one small pool per process, made on first use
-    with _lookups_lock:
-        if _lookups is None or _lookups[0] != os.getpid():  # a forked child has none of the pool's threads
-            pool = ThreadPoolExecutor(max_workers=_LOOKUP_THREADS, thread_name_prefix="haystack-deep-research-dns")
-            _lookups = (os.getpid(), pool)
-        return _lookups[1]

@@ -40,6 +40,7 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             bufsize=0,
+            start_new_session=True,  # Ctrl-C at a terminal stops the caller, not the parsers it waits on
         )
         self.ready = False
 

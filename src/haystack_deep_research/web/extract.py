@@ -12,6 +12,7 @@ blocks an event loop (:func:`extract_text_async`). Whatever goes wrong comes out
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +20,15 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
 from haystack_deep_research.web import _pool
 from haystack_deep_research.web._charsets import decode
+from haystack_deep_research.web._threads import waiting_threads
 from haystack_deep_research.web.fetch import FetchedDocument
 from haystack_deep_research.web.limits import FetchLimits
 
 __all__ = ["ExtractedText", "extract_text", "extract_text_async"]
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# Threads that wait for a parser process on behalf of extract_text_async; waiting is all they do.
+_WAITING_THREADS = 64
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,8 +89,8 @@ async def extract_text_async(
     """
     Extract the title and main text of a fetched document without blocking the event loop.
 
-    The same contract as :func:`extract_text`. The parse waits in a worker thread; cancelling the awaiting task
-    kills the parser process working on the document.
+    The same contract as :func:`extract_text`. The parse is waited for in a thread of the library's own (not the
+    event loop's default executor); cancelling the awaiting task kills the parser process working on the document.
 
     :param document: The downloaded document.
     :param max_pdf_pages: The most PDF pages to read; ``None`` takes ``limits.max_pdf_pages``.
@@ -102,8 +106,11 @@ async def extract_text_async(
     if request.header is None:
         return request.plain_text()
     ticket = _pool.Ticket()
+    waiting = waiting_threads("haystack-deep-research-parse", _WAITING_THREADS)
     try:
-        answer = await asyncio.to_thread(_pool.parse, **request.arguments(ticket))
+        answer = await asyncio.get_running_loop().run_in_executor(
+            waiting, functools.partial(_pool.parse, **request.arguments(ticket))
+        )
     except asyncio.CancelledError:
         ticket.cancel()
         raise
