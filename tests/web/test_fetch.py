@@ -459,8 +459,8 @@ def test_limits_round_trip_through_a_dict() -> None:
         "max_redirects": 0,
         "max_pdf_pages": 50,
         "max_pdf_decompressed_bytes": 4_000_000,
-        "extraction_timeout": 10.0,
-        "max_extraction_memory": 268_435_456,
+        "extraction_timeout": 15.0,
+        "max_extraction_memory": 104_857_600,
     }
     assert FetchLimits.from_dict(data) == limits
     assert FetchLimits.from_dict({}) == FetchLimits()

@@ -56,8 +56,8 @@ class FetchLimits:
     max_redirects: int = 5
     max_pdf_pages: int = 50
     max_pdf_decompressed_bytes: int = 4_000_000
-    extraction_timeout: float = 10.0
-    max_extraction_memory: int = 256 * 1024 * 1024
+    extraction_timeout: float = 15.0
+    max_extraction_memory: int = 100 * 1024 * 1024
 
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_pdf_pages", "max_pdf_decompressed_bytes"):
