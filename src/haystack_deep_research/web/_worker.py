@@ -50,39 +50,61 @@ def main() -> None:
         os.dup2(devnull.fileno(), 1)
     answers.write(_frames.encode({"ready": True}))
     idle_size = _data_size()
+    parsers = {"html": html_text, "pdf": pdf_text}
     while _wait_for_work(requests):
         frame = _frames.read(requests)
         if frame is None:
             return
-        header, body = frame
-        allowed = int(header["max_memory"])
-        _limit_memory(allowed)
-        try:
-            if header["kind"] == "pdf":
-                title, text = pdf_text(
-                    body,
-                    url=header["url"],
-                    max_pages=int(header["max_pdf_pages"]),
-                    max_decompressed=int(header["max_pdf_decompressed_bytes"]),
-                )
-            else:
-                title, text = html_text(body, charset=header["charset"], url=header["url"])
-        except ExtractionError as exc:
-            answers.write(_frames.encode({"error": str(exc)}))
-            continue
-        except MemoryError:
-            answers.write(_frames.encode({"out_of_memory": True}))
-            return
-        except Exception as exc:  # a parser bug: report it as this document's failure, keep serving
-            answers.write(_frames.encode({"error": _failed(header, exc)}))
-            continue
-        # A document that came close to the memory limit may have hit it inside a parser that carried on, and memory
-        # freed inside the process is not always given back: past half the allowance, hand over to a fresh process.
-        retire = idle_size is not None and (_data_size() or 0) > idle_size + allowed // 2
-        answers.write(_frames.encode({"title": title, "retire": retire}, text.encode("utf-8", "surrogatepass")))
-        if retire:
+        answer, payload = _answer(*frame, parsers=parsers, idle_size=idle_size)
+        answers.write(_frames.encode(answer, payload))
+        if answer.get("out_of_memory") or answer.get("retire"):
             return
     sys.exit(IDLE_EXIT)
+
+
+def _answer(
+    header: dict[str, Any], body: bytes, *, parsers: dict[str, Any], idle_size: int | None
+) -> tuple[dict[str, Any], bytes]:
+    """Parse one document under its memory limit; the answer's header and payload."""
+    allowed = int(header["max_memory"])
+    size_before = _status_kib("VmSize")
+    _limit_memory(allowed)
+    try:
+        if header["kind"] == "pdf":
+            title, text = parsers["pdf"](
+                body,
+                url=header["url"],
+                max_pages=int(header["max_pdf_pages"]),
+                max_decompressed=int(header["max_pdf_decompressed_bytes"]),
+            )
+        else:
+            title, text = parsers["html"](body, charset=header["charset"], url=header["url"])
+    except MemoryError:
+        return {"out_of_memory": True}, b""
+    except Exception as exc:  # a parser's failure (or bug) is this document's failure; the process keeps serving
+        if _came_near(size_before, allowed):  # C code that ran out of memory reports it as some other error
+            return {"out_of_memory": True}, b""
+        message = str(exc) if isinstance(exc, ExtractionError) else _failed(header, exc)
+        return {"error": message}, b""
+    # A document that came close to the memory limit may have hit it inside a parser that carried on, and memory
+    # freed inside the process is not always given back: past half the allowance, hand over to a fresh process.
+    retire = idle_size is not None and (_data_size() or 0) > idle_size + allowed // 2
+    return {"title": title, "retire": retire}, text.encode("utf-8", "surrogatepass")
+
+
+def _came_near(size_before: int | None, allowed: int) -> bool:
+    """Whether this process's size peaked within a quarter of ``allowed`` of the limit during the document."""
+    peak = _status_kib("VmPeak")
+    return size_before is not None and peak is not None and (peak - size_before) * 1024 >= allowed * 3 // 4
+
+
+def _status_kib(field: str) -> int | None:
+    """A ``kB`` field of ``/proc/self/status``, or ``None`` off Linux."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith(f"{field}:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def _wait_for_work(requests: Any) -> bool:
