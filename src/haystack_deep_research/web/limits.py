@@ -28,7 +28,7 @@ class FetchLimits:
     :param total_timeout: Seconds the whole fetch may take: name lookups, connecting, TLS, every redirect, headers
         and body. Both the synchronous and the asynchronous fetch stop at this deadline, whatever the server does.
     :param min_transfer_rate: Bytes per second each response must keep up, on average, once ``transfer_grace``
-        seconds have passed since its request was sent: ``t`` seconds into a response, at least
+        seconds have passed since its request began (connecting included): ``t`` seconds into a request, at least
         ``min_transfer_rate * (t - transfer_grace)`` bytes of body must have arrived. It cuts servers that trickle
         their headers or body long before ``total_timeout``. ``0`` turns the rule off.
     :param transfer_grace: Seconds each response may take before ``min_transfer_rate`` applies: connecting, TLS,
