@@ -14,9 +14,20 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 
-from haystack_deep_research import ConfigurationError, ResearchSubtopicTool, ScopeHook, create_deep_research_agent
+from haystack_deep_research import (
+    ConfigurationError,
+    FetchLimits,
+    ResearchSubtopicTool,
+    ScopeHook,
+    create_deep_research_agent,
+)
 from haystack_deep_research.research import LoopGuardHook
-from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
+from haystack_deep_research.testing import (
+    LoopbackSearchServer,
+    LoopbackWebServer,
+    ScriptedChatGenerator,
+    SearchDocument,
+)
 
 QUESTION = "How fast is solar power growing?"
 TOPICS = ["solar capacity", "battery storage"]
@@ -162,3 +173,29 @@ async def test_the_async_path_honours_the_token_budget(
     assert result["exit_reason"] == "token_budget"
     assert _searched(search) == ["solar capacity"]
     assert result["report"].startswith("# Research report")
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+async def test_the_time_budget_ends_a_run_whose_researchers_are_stuck_reading(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer, web: LoopbackWebServer, run_async: bool
+) -> None:
+    # A page that answers its headers and then stalls; every search leads to it.
+    web.add_raw(
+        "/stall.html",
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html>",
+        hold_open=True,
+    )
+    search.add_document(SearchDocument(web.url("/stall.html"), "Stalled", "solar capacity storage stalled"))
+    agent = make_agent(
+        researcher_llm=ScriptedChatGenerator(role="researcher", read_top_k=3),
+        fetch_limits=FetchLimits(total_timeout=60, min_transfer_rate=1, transfer_grace=60),
+        time_budget=2,
+    )
+    started = time.monotonic()
+
+    messages = [ChatMessage.from_user(QUESTION)]
+    result = await agent.run_async(messages=messages) if run_async else agent.run(messages=messages)
+
+    assert time.monotonic() - started < 30  # the stalled read was cut at the budget, not at its own 60 s
+    assert result["exit_reason"] == "time_budget"
+    assert result["report"]

@@ -133,6 +133,64 @@ def test_slow_body_is_dripped(web, http):
     assert entry.duration >= 5 * 0.03 * 0.8
 
 
+def test_slow_body_without_content_length_ends_at_close(web, http):
+    web.add_slow("/stream", b"abcdef", delay_per_chunk=0, chunk_size=2, content_type="text/plain", content_length=False)
+
+    response = http.get(web.url("/stream"))
+
+    assert "content-length" not in response.headers
+    assert response.content == b"abcdef"
+
+
+def test_raw_response_is_sent_as_given_and_logged_with_its_status(web, http):
+    web.add_raw("/raw", b"HTTP/1.1 203 Odd\r\nX-Raw: yes\r\nContent-Length: 2\r\n\r\nhi")
+
+    response = http.get(web.url("/raw"))
+
+    (entry,) = web.requests.wait_for(1)
+    assert (response.status_code, response.reason_phrase, response.headers["x-raw"]) == (203, "Odd", "yes")
+    assert response.content == b"hi"
+    assert (entry.path, entry.status) == ("/raw", 203)
+
+
+def test_raw_response_can_trickle_its_headers(web, http):
+    web.add_raw("/trickle", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", chunk_size=4, delay_per_chunk=0.02)
+
+    response = http.get(web.url("/trickle"))
+
+    (entry,) = web.requests.wait_for(1)
+    assert response.content == b"ok"
+    assert entry.duration >= 9 * 0.02 * 0.8  # 36 bytes in nine pieces
+
+
+def test_empty_raw_response_drops_the_connection(web, http):
+    web.add_raw("/drop", b"")
+
+    with pytest.raises(httpx.RemoteProtocolError):
+        http.get(web.url("/drop"))
+    assert web.requests.wait_for(1)[0].status == 0
+
+
+def test_held_connection_stays_silent_until_the_client_leaves(web):
+    web.add_raw("/stall", b"", hold_open=True)
+
+    with httpx.Client(trust_env=False, timeout=0.2) as client, pytest.raises(httpx.ReadTimeout):
+        client.get(web.url("/stall"))
+    (entry,) = web.requests.wait_for(1)  # logged once the client hung up
+    assert entry.status == 0
+
+
+def test_stop_releases_a_held_connection_within_bounds():
+    server = LoopbackWebServer().start()
+    server.add_raw("/stall", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", hold_open=True)
+    with httpx.Client(trust_env=False, timeout=5.0) as client, client.stream("GET", server.url("/stall")) as response:
+        started = time.monotonic()
+        server.stop(timeout=2.0)
+        assert time.monotonic() - started < 2.5
+        with pytest.raises(httpx.HTTPError):
+            response.read()
+
+
 def test_stop_cuts_a_slow_body_short_within_bounds(http):
     server = LoopbackWebServer().start()
     server.add_slow("/forever", b"x" * 1000, delay_per_chunk=1.0)
@@ -209,6 +267,9 @@ def test_nothing_is_written_to_stderr(web, http, capfd):
         lambda w: w.add_slow("/a", "text", delay_per_chunk=0.1),
         lambda w: w.add_slow("/a", b"x", delay_per_chunk=-1),
         lambda w: w.add_slow("/a", b"x", delay_per_chunk=0.1, chunk_size=0),
+        lambda w: w.add_raw("/a", "HTTP/1.1 200 OK"),
+        lambda w: w.add_raw("/a", b"", delay_per_chunk=True),
+        lambda w: w.add_raw("/a", b"", chunk_size=-1),
         lambda w: w.add_pdf("/a", []),
         lambda w: w.stop(timeout=0),
     ],

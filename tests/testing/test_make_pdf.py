@@ -5,7 +5,7 @@ import pypdf
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing import make_pdf
+from haystack_deep_research.testing import make_inflating_pdf, make_pdf, make_scanned_pdf
 
 
 def _read(data: bytes) -> pypdf.PdfReader:
@@ -85,3 +85,50 @@ def test_xref_offsets_point_at_objects():
 def test_bad_arguments_raise_configuration_error(pages, title):
     with pytest.raises(ConfigurationError):
         make_pdf(pages, title=title)
+
+
+def test_compressed_pdf_reads_the_same_and_is_smaller():
+    pages = ["Solar panels convert sunlight. " * 20, "Wind turbines convert wind."]
+    plain, compressed = make_pdf(pages), make_pdf(pages, compress=True)
+
+    assert len(compressed) < len(plain)
+    assert b"/FlateDecode" in compressed
+    assert [page.extract_text() for page in _read(compressed).pages] == [
+        page.extract_text() for page in _read(plain).pages
+    ]
+
+
+def test_scanned_pdf_holds_one_image_per_page_and_only_its_footer_as_text():
+    reader = _read(make_scanned_pdf(2, footer="Scanned"))
+
+    assert len(reader.pages) == 2
+    assert [len(page.images) for page in reader.pages] == [1, 1]
+    assert [page.extract_text() for page in reader.pages] == ["1 Scanned", "2 Scanned"]
+    assert _read(make_scanned_pdf()).pages[0].extract_text() == ""
+
+
+def test_inflating_pdf_is_small_but_inflates_to_the_size_asked():
+    data = make_inflating_pdf(1_000_003, pages=2)
+
+    reader = _read(data)
+
+    assert len(data) < 20_000
+    assert len(reader.pages) == 2
+    content = reader.pages[1].get_contents()
+    assert content is not None
+    assert len(content.get_data()) == 1_000_003
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: make_scanned_pdf(0),
+        lambda: make_scanned_pdf(True),
+        lambda: make_scanned_pdf(1, footer=5),
+        lambda: make_inflating_pdf(0),
+        lambda: make_inflating_pdf(10, pages=0),
+    ],
+)
+def test_bad_arguments_to_the_other_builders_raise_configuration_error(call):
+    with pytest.raises(ConfigurationError):
+        call()

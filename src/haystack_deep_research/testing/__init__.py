@@ -5,7 +5,9 @@ The offline testing kit: run and test deep research agents with no network and n
 - :class:`LoopbackChatServer` is an OpenAI Chat Completions API on 127.0.0.1 whose models are chat generators
   (by default the scripted roles, one per model name), for runs through real HTTP clients and the CLI.
 - :class:`LoopbackSearchServer` is a Tavily-compatible search API over a small corpus, on 127.0.0.1.
-- :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects and slow bodies on 127.0.0.1.
+- :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects, slow bodies and raw (even
+  hostile) responses on 127.0.0.1; :func:`make_scanned_pdf` and :func:`make_inflating_pdf` build the PDFs a reader
+  must survive (a scan without text, a decompression bomb).
 - :func:`forbid_network` refuses connections to anything but loopback.
 
 See docs/testing.md for a complete example.
@@ -15,7 +17,7 @@ from haystack_deep_research.testing._server import LoggedRequest, RequestLog
 from haystack_deep_research.testing.chat_server import LoopbackChatServer
 from haystack_deep_research.testing.generators import ROLES, ScriptedChatGenerator, ScriptedModelError
 from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network
-from haystack_deep_research.testing.pdf import make_pdf
+from haystack_deep_research.testing.pdf import make_inflating_pdf, make_pdf, make_scanned_pdf
 from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
 from haystack_deep_research.testing.web_server import LoopbackWebServer
 
@@ -31,5 +33,7 @@ __all__ = [
     "ScriptedModelError",
     "SearchDocument",
     "forbid_network",
+    "make_inflating_pdf",
     "make_pdf",
+    "make_scanned_pdf",
 ]

@@ -1,5 +1,6 @@
 """
-A tiny PDF writer for tests: one US Letter page per string, plain Helvetica text, nothing else.
+A tiny PDF writer for tests: one US Letter page per string, plain Helvetica text, nothing else; and two kinds of
+PDF a reader must cope with: scans without a text layer, and decompression bombs.
 
 The output is a complete PDF 1.4 file (catalog, page tree, one content stream per page, cross-reference table and
 trailer) that ordinary PDF readers, pypdf included, open and extract the text from.
@@ -8,11 +9,12 @@ trailer) that ordinary PDF readers, pypdf included, open and extract the text fr
 from __future__ import annotations
 
 import textwrap
+import zlib
 from collections.abc import Sequence
 
 from haystack_deep_research.errors import ConfigurationError
 
-__all__ = ["make_pdf"]
+__all__ = ["make_inflating_pdf", "make_pdf", "make_scanned_pdf"]
 
 _PAGE_WIDTH = 612
 _PAGE_HEIGHT = 792
@@ -23,7 +25,7 @@ _LEADING = 14
 _CHARS_PER_LINE = 84
 
 
-def make_pdf(pages: str | Sequence[str], *, title: str | None = None) -> bytes:
+def make_pdf(pages: str | Sequence[str], *, title: str | None = None, compress: bool = False) -> bytes:
     """
     Write a small, valid PDF with one page per string.
 
@@ -33,6 +35,7 @@ def make_pdf(pages: str | Sequence[str], *, title: str | None = None) -> bytes:
 
     :param pages: The text of each page; a single string makes a one-page PDF. An empty string is a blank page.
     :param title: The document title stored in the ``/Info`` dictionary, or ``None`` for none.
+    :param compress: Whether to compress the content streams (``/FlateDecode``), as most real PDFs do.
     :returns: The PDF file's bytes.
     :raises ConfigurationError: If ``pages`` is empty or holds something other than strings, or ``title`` is not a
         string.
@@ -46,23 +49,91 @@ def make_pdf(pages: str | Sequence[str], *, title: str | None = None) -> bytes:
     if title is not None and not isinstance(title, str):
         raise ConfigurationError(f"title must be a str or None, got {type(title).__name__}.")
 
-    # Object numbers: 1 catalog, 2 page tree, 3 font, then a (page, content) pair per page, then the info dict.
+    pages_drawn = []
+    for text in page_texts:
+        lines = _wrap(text)
+        height = max(_PAGE_HEIGHT, 2 * _MARGIN + _LEADING * len(lines))
+        pages_drawn.append((_content_stream(lines, top=height - _MARGIN), height))
+    return _document(pages_drawn, title=title, compress=compress)
+
+
+def make_scanned_pdf(page_count: int = 1, *, footer: str = "") -> bytes:
+    """
+    Write a PDF like a scan without a text layer: each page is one grey image, plus at most a short footer.
+
+    :param page_count: The number of pages, at least 1.
+    :param footer: Text drawn at the foot of every page after the page number (``"1 "``, ``"2 "``, ...), as
+        scanners stamp; ``""`` draws nothing, so the PDF holds no text at all.
+    :returns: The PDF file's bytes.
+    :raises ConfigurationError: If ``page_count`` is below 1 or ``footer`` is not a string.
+    """
+    if isinstance(page_count, bool) or not isinstance(page_count, int) or page_count < 1:
+        raise ConfigurationError(f"page_count must be an int of at least 1, got {page_count!r}.")
+    if not isinstance(footer, str):
+        raise ConfigurationError(f"footer must be a str, got {type(footer).__name__}.")
+    pages = []
+    for number in range(1, page_count + 1):
+        stream = b"q %d 0 0 %d 0 0 cm /Im1 Do Q" % (_PAGE_WIDTH, _PAGE_HEIGHT)
+        if footer:
+            stamp = f"{number} {footer}".encode("cp1252", errors="replace")
+            stream += b"\nBT /F1 8 Tf 72 24 Td " + _literal(stamp) + b" Tj ET"
+        pages.append((stream, _PAGE_HEIGHT))
+    return _document(pages, title=None, compress=False, image=True)
+
+
+def make_inflating_pdf(inflated_bytes: int, *, pages: int = 1) -> bytes:
+    """
+    Write a decompression bomb: pages whose content streams are small compressed and ``inflated_bytes`` each inflated.
+
+    The content is a run of text-showing operators, the costliest kind for a reader to parse: a 74 MB page compresses
+    to about 110 KB.
+
+    :param inflated_bytes: The size of each page's content once decompressed, at least 1.
+    :param pages: The number of pages, at least 1.
+    :returns: The PDF file's bytes.
+    :raises ConfigurationError: If an argument is out of range.
+    """
+    for name, value in (("inflated_bytes", inflated_bytes), ("pages", pages)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigurationError(f"{name} must be an int of at least 1, got {value!r}.")
+    unit = b"(a) Tj\n"
+    block = unit * (65536 // len(unit))
+    compressor = zlib.compressobj(9)
+    parts = [compressor.compress(block) for _ in range(inflated_bytes // len(block))]
+    whole_units = inflated_bytes % len(block) // len(unit) * len(unit)
+    padding = b" " * (inflated_bytes % len(unit))  # whitespace, so the stream stays well-formed at any size
+    parts += [compressor.compress(block[:whole_units] + padding), compressor.flush()]
+    stream = b"".join(parts)
+    return _document([(stream, _PAGE_HEIGHT)] * pages, title=None, compress=False, precompressed=True)
+
+
+def _document(
+    pages: list[tuple[bytes, int]],
+    *,
+    title: str | None,
+    compress: bool,
+    image: bool = False,
+    precompressed: bool = False,
+) -> bytes:
+    # Object numbers: 1 catalog, 2 page tree, 3 font, 4 image, then a (page, content) pair per page, then the info.
     objects: list[bytes] = [
         b"",
         b"",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 "
+        b"/Length 64 >>\nstream\n" + bytes(range(0, 256, 4)) + b"\nendstream",
     ]
+    resources = "/Font << /F1 3 0 R >>" + (" /XObject << /Im1 4 0 R >>" if image else "")
     page_refs: list[str] = []
-    for text in page_texts:
+    for stream, height in pages:
         page_number, content_number = len(objects) + 1, len(objects) + 2
-        lines = _wrap(text)
-        height = max(_PAGE_HEIGHT, 2 * _MARGIN + _LEADING * len(lines))
-        stream = _content_stream(lines, top=height - _MARGIN)
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {_PAGE_WIDTH} {height}] "
-            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {content_number} 0 R >>".encode("ascii")
+            f"/Resources << {resources} >> /Contents {content_number} 0 R >>".encode("ascii")
         )
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        data, flate = (zlib.compress(stream, 9), True) if compress else (stream, precompressed)
+        dictionary = b"<< /Length %d%s >>" % (len(data), b" /Filter /FlateDecode" if flate else b"")
+        objects.append(dictionary + b"\nstream\n" + data + b"\nendstream")
         page_refs.append(f"{page_number} 0 R")
     objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(page_refs)}] /Count {len(page_refs)} >>".encode("ascii")

@@ -1,5 +1,6 @@
 """
-A static web server on ``127.0.0.1`` for tests: HTML pages, PDFs, redirects and slow bodies at chosen paths.
+A static web server on ``127.0.0.1`` for tests: HTML pages, PDFs, redirects, slow bodies and raw (even broken or
+hostile) responses at chosen paths.
 
 Example::
 
@@ -7,12 +8,16 @@ Example::
         web.add_page("/a.html", "<html><body><p>Hello</p></body></html>")
         web.add_pdf("/paper.pdf", ["Page one", "Page two"], title="A paper")
         web.add_redirect("/old", "/a.html")
+        web.add_slow("/drip", b"x" * 100, delay_per_chunk=1.0)  # a body trickling at one byte a second
+        web.add_raw("/headers", b"HTTP/1.1 200 OK\\r\\nX-Slow: ...", chunk_size=1, delay_per_chunk=1.0)
         httpx.get(web.url("/old"), follow_redirects=True).text  # the page at /a.html
 """
 
 from __future__ import annotations
 
 import html
+import re
+import select
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +43,9 @@ class _Route:
     headers: Mapping[str, str] = field(default_factory=dict)
     delay_per_chunk: float = 0.0
     chunk_size: int = 0  # 0 sends the body in one write
+    content_length: bool = True  # False: no Content-Length; the body ends when the connection closes
+    raw: bool = False  # the body is the whole response, status line and headers included
+    hold_open: bool = False  # after the body, keep the connection open and silent
 
 
 class LoopbackWebServer(LoopbackServer):
@@ -113,30 +121,66 @@ class LoopbackWebServer(LoopbackServer):
         delay_per_chunk: float,
         chunk_size: int = 1,
         content_type: str = _HTML,
+        content_length: bool = True,
     ) -> None:
         """
         Serve ``body`` in ``chunk_size``-byte pieces, pausing ``delay_per_chunk`` seconds before each one.
 
-        The full ``Content-Length`` is sent up front, so a client sees a slow body rather than a short one. The drip
-        stops early when the server is stopped or the client disconnects.
+        By default the full ``Content-Length`` is sent up front, so a client sees a slow body rather than a short
+        one. The drip stops early when the server is stopped or the client disconnects.
 
         :param path: The path, starting with ``/``.
         :param body: The body to drip.
         :param delay_per_chunk: Seconds to wait before each chunk, 0 or more.
         :param chunk_size: Bytes per chunk, 1 or more.
         :param content_type: The ``Content-Type`` header.
+        :param content_length: Whether to send ``Content-Length``; without it the body ends when the server closes
+            the connection, so a client cannot tell a body cut short from a complete one.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        if not isinstance(body, bytes):
-            raise ConfigurationError(
-                f"body must be bytes for a slow route; encode it first, got {type(body).__name__}."
-            )
-        if not isinstance(delay_per_chunk, int | float) or delay_per_chunk < 0:
-            raise ConfigurationError(f"delay_per_chunk must be 0 or more seconds, got {delay_per_chunk!r}.")
-        if not isinstance(chunk_size, int) or chunk_size < 1:
-            raise ConfigurationError(f"chunk_size must be an int of 1 or more, got {chunk_size!r}.")
+        _check_drip(body, delay_per_chunk, chunk_size, what="a slow route")
         route = _Route(
-            body, _check_content_type(content_type), delay_per_chunk=float(delay_per_chunk), chunk_size=chunk_size
+            body,
+            _check_content_type(content_type),
+            delay_per_chunk=float(delay_per_chunk),
+            chunk_size=chunk_size,
+            content_length=bool(content_length),
+        )
+        self._add(path, route)
+
+    def add_raw(
+        self,
+        path: str,
+        response: bytes,
+        *,
+        delay_per_chunk: float = 0.0,
+        chunk_size: int = 0,
+        hold_open: bool = False,
+    ) -> None:
+        """
+        Answer ``path`` with ``response`` written to the connection exactly as given: status line, headers and body.
+
+        Use it for responses no well-behaved server sends: headers trickled a byte at a time, a ``Content-Length``
+        that lies, a malformed status line, or (with ``b""``) a connection dropped without an answer. The request
+        log records the status from the status line, or ``0`` when there is none.
+
+        :param path: The path, starting with ``/``.
+        :param response: The bytes to send, for example ``b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nhi"``.
+        :param delay_per_chunk: Seconds to wait before each chunk, 0 or more.
+        :param chunk_size: Bytes per chunk, 1 or more; 0 (the default) sends everything in one write.
+        :param hold_open: After sending, keep the connection open and silent until the client leaves or the server
+            stops (a server that stalls); by default the connection is closed.
+        :raises ConfigurationError: If an argument is out of range or of the wrong type.
+        """
+        _check_drip(response, delay_per_chunk, chunk_size, what="a raw route", allow_zero_chunk=True)
+        route = _Route(
+            response,
+            "",
+            status=_status_of(response),
+            delay_per_chunk=float(delay_per_chunk),
+            chunk_size=chunk_size,
+            raw=True,
+            hold_open=bool(hold_open),
         )
         self._add(path, route)
 
@@ -165,24 +209,59 @@ class LoopbackWebServer(LoopbackServer):
         if route is None:
             page = _error_page(HTTPStatus.NOT_FOUND, f"Nothing is served at {handler.path}.")
             handler.send_bytes(404, page, content_type=_HTML)
+        elif route.raw:
+            handler.status_sent = route.status
+            handler.close_connection = True
+            if self._drip(handler, route) and route.hold_open:
+                self._hold(handler)
         elif route.chunk_size == 0:
             handler.send_bytes(route.status, route.body, content_type=route.content_type, headers=route.headers)
         else:
-            self._drip(handler, route)
+            handler.send_response(route.status)
+            handler.send_header("Content-Type", route.content_type)
+            if route.content_length:
+                handler.send_header("Content-Length", str(len(route.body)))
+            else:
+                handler.close_connection = True
+            handler.end_headers()
+            if handler.command != "HEAD":
+                self._drip(handler, route)
 
-    def _drip(self, handler: RequestHandler, route: _Route) -> None:
-        handler.send_bytes(
-            route.status, b"", content_type=route.content_type, headers={"Content-Length": str(len(route.body))}
-        )
-        if handler.command == "HEAD":
-            return
+    def _drip(self, handler: RequestHandler, route: _Route) -> bool:
+        """Write the route's body chunk by chunk; ``False`` if the server stopped first."""
         handler.wfile.flush()
-        for start in range(0, len(route.body), route.chunk_size):
+        size = route.chunk_size or max(len(route.body), 1)
+        for start in range(0, len(route.body), size):
             if self._wait_or_stop(route.delay_per_chunk):
                 handler.close_connection = True
-                return
-            handler.wfile.write(route.body[start : start + route.chunk_size])
+                return False
+            handler.wfile.write(route.body[start : start + size])
             handler.wfile.flush()
+        return True
+
+    def _hold(self, handler: RequestHandler) -> None:
+        """Keep the connection open, sending nothing, until the client closes it or the server stops."""
+        while not self._wait_or_stop(0):
+            readable, _, _ = select.select([handler.connection], [], [], 0.05)
+            if readable and not handler.connection.recv(65536):
+                return
+
+
+def _check_drip(
+    body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
+) -> None:
+    if not isinstance(body, bytes):
+        raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
+    if isinstance(delay_per_chunk, bool) or not isinstance(delay_per_chunk, int | float) or not delay_per_chunk >= 0:
+        raise ConfigurationError(f"delay_per_chunk must be 0 or more seconds, got {delay_per_chunk!r}.")
+    smallest = 0 if allow_zero_chunk else 1
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < smallest:
+        raise ConfigurationError(f"chunk_size must be an int of {smallest} or more, got {chunk_size!r}.")
+
+
+def _status_of(response: bytes) -> int:
+    match = re.match(rb"HTTP/\d(?:\.\d)? (\d{3})", response)
+    return int(match.group(1)) if match else 0
 
 
 def _to_bytes(body: str | bytes) -> bytes:

@@ -48,7 +48,16 @@ from haystack_deep_research.run import (
 from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.base import ResearchTool
-from haystack_deep_research.web import FetchedDocument, FetchLimits, UrlPolicy, extract_text, fetch, fetch_async
+from haystack_deep_research.web import (
+    ExtractedText,
+    FetchedDocument,
+    FetchLimits,
+    UrlPolicy,
+    extract_text,
+    extract_text_async,
+    fetch,
+    fetch_async,
+)
 
 __all__ = ["ReadUrlTool"]
 
@@ -181,14 +190,23 @@ class ReadUrlTool(ResearchTool):
         page = yield from self._cached_page(url)
         cached = page is not None
         if page is None:
+            # The run's time budget caps every read: research stuck in I/O still ends on time.
+            left = view.time_left() if view is not None else None
             [fetched] = yield [
                 Call(
-                    lambda: fetch(url, policy=policy, limits=limits),
-                    lambda: fetch_async(url, policy=policy, limits=limits),
+                    lambda: fetch(url, policy=policy, limits=limits, deadline_s=left),
+                    lambda: fetch_async(url, policy=policy, limits=limits, deadline_s=left),
                 )
             ]
             if fetched.error is None:
-                [extracted] = yield [blocking(self._page, fetched.value)]
+                document: FetchedDocument = fetched.value
+                left = view.time_left() if view is not None else None
+                [extracted] = yield [
+                    Call(
+                        lambda: extract_text(document, limits=limits, deadline_s=left),
+                        lambda: extract_text_async(document, limits=limits, deadline_s=left),
+                    )
+                ]
             else:
                 extracted = fetched
             if isinstance(extracted.error, FetchError):
@@ -197,7 +215,7 @@ class ReadUrlTool(ResearchTool):
                 return render_text(PAGE_UNREADABLE, url=url, reason=str(extracted.error))
             if extracted.error is not None:
                 raise extracted.error
-            page = extracted.value
+            page = self._page(url, extracted.value)
             if self.cache is not None:
                 stored = {**asdict(page), "limit": self.max_content_length}
                 yield [blocking(self.cache.put, "page", page_key(url), stored)]
@@ -233,11 +251,11 @@ class ReadUrlTool(ResearchTool):
             yield [blocking(self.cache.put, "summary", key, {"summary": summary})]
         return summary, None
 
-    def _page(self, document: FetchedDocument) -> _Page:
-        extracted = extract_text(document, max_pdf_pages=self.fetch_limits.max_pdf_pages)
+    def _page(self, url: str, extracted: ExtractedText) -> _Page:
         text = clean_text(extracted.text)
         partial = len(text) > self.max_content_length
-        return _Page(url=document.url, title=extracted.title, text=text[: self.max_content_length], partial=partial)
+        title = clean_text(extracted.title)
+        return _Page(url=url, title=title, text=text[: self.max_content_length], partial=partial)
 
     def _prompt(self, page: _Page, question: str) -> Any:
         return render_chat(

@@ -5,10 +5,11 @@ The guarded web layer: which URLs may be read, downloading them within limits, a
   link-local, cloud metadata, ...) unless it is explicitly allowed.
 * :func:`fetch` / :func:`fetch_async` download a URL under :class:`FetchLimits`, checking every redirect hop and
   connecting to the checked address.
-* :func:`extract_text` turns a :class:`FetchedDocument` into :class:`ExtractedText`.
+* :func:`extract_text` / :func:`extract_text_async` turn a :class:`FetchedDocument` into :class:`ExtractedText`,
+  parsing HTML and PDF in a separate process under a time and memory bound.
 """
 
-from haystack_deep_research.web.extract import ExtractedText, extract_text
+from haystack_deep_research.web.extract import ExtractedText, extract_text, extract_text_async
 from haystack_deep_research.web.fetch import FetchedDocument, fetch, fetch_async
 from haystack_deep_research.web.limits import FetchLimits
 from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, UrlPolicy, system_resolver
@@ -21,6 +22,7 @@ __all__ = [
     "Resolver",
     "UrlPolicy",
     "extract_text",
+    "extract_text_async",
     "fetch",
     "fetch_async",
     "system_resolver",

@@ -9,26 +9,65 @@ allowed, so a small compressed body that would expand to gigabytes is cut at the
 
 from __future__ import annotations
 
+import math
 import time
 import zlib
+from typing import TYPE_CHECKING
 
 from haystack_deep_research.errors import ContentTooLargeError, FetchError, FetchTimeoutError, UnsupportedContentError
+
+if TYPE_CHECKING:
+    from haystack_deep_research.web.limits import FetchLimits
 
 __all__ = ["BodyReader", "Deadline"]
 
 
 class Deadline:
     """
-    The total time a fetch may take, counted from construction.
+    When a fetch must end: its total time limit, and the transfer-rate rule of the response being read.
 
-    :param seconds: The time limit.
+    The total is ``min(limits.total_timeout, deadline_s)``, counted from construction. Each response (each
+    redirect hop) starts with :meth:`start_hop`; from then on the fetch must also end by
+    ``hop start + transfer_grace + body bytes received / min_transfer_rate`` (see :class:`FetchLimits`), a moment
+    that moves later as bytes arrive.
+
+    :param limits: The fetch limits.
     :param url: The URL asked for, named in the timeout error.
+    :param deadline_s: Seconds the caller has left, or ``None``.
     """
 
-    def __init__(self, seconds: float, *, url: str) -> None:
-        self.seconds = seconds
+    def __init__(self, limits: FetchLimits, *, url: str, deadline_s: float | None = None) -> None:
         self.url = url
-        self._end = time.monotonic() + seconds
+        self._limits = limits
+        self._by_caller = deadline_s is not None and deadline_s < limits.total_timeout
+        self._seconds = deadline_s if deadline_s is not None and self._by_caller else limits.total_timeout
+        self._end = time.monotonic() + self._seconds
+        self._hop_end = math.inf
+        self._received = 0
+
+    def start_hop(self) -> None:
+        """Start the rate rule over for a new request."""
+        self._received = 0
+        if self._limits.min_transfer_rate > 0:
+            self._hop_end = time.monotonic() + self._limits.transfer_grace
+
+    def add(self, count: int) -> None:
+        """
+        Count body bytes received from the connection; each buys ``1 / min_transfer_rate`` seconds.
+
+        :param count: The bytes just received (as sent, before decompression).
+        """
+        self._received += count
+        if self._limits.min_transfer_rate > 0:
+            self._hop_end += count / self._limits.min_transfer_rate
+
+    def expires_at(self) -> float:
+        """
+        The ``time.monotonic()`` at which the fetch must stop, given what has arrived so far.
+
+        :returns: The earlier of the total deadline and the transfer-rate deadline.
+        """
+        return min(self._end, self._hop_end)
 
     def remaining(self) -> float:
         """
@@ -37,19 +76,32 @@ class Deadline:
         :returns: Seconds left (at least a small positive number, so it can serve as a socket timeout).
         :raises FetchTimeoutError: The deadline has passed.
         """
-        left = self._end - time.monotonic()
+        left = self.expires_at() - time.monotonic()
         if left <= 0:
             raise self.error()
         return max(left, 0.001)
 
     def error(self) -> FetchTimeoutError:
         """
-        Build the error for an exceeded deadline.
+        Build the error for an exceeded deadline, naming the limit that ran out.
 
         :returns: A :class:`FetchTimeoutError` naming the URL and the limit.
         """
+        if self._hop_end < self._end:
+            rate = self._limits.min_transfer_rate
+            return FetchTimeoutError(
+                f"{self.url} sent its response slower than {rate:g} bytes per second after the first "
+                f"{self._limits.transfer_grace:g} seconds (FetchLimits.min_transfer_rate), so it was cut off "
+                f"after {self._received} bytes of body.",
+                url=self.url,
+            )
+        if self._by_caller:
+            return FetchTimeoutError(
+                f"Reading {self.url} was stopped when the caller's deadline of {self._seconds:g} seconds ran out.",
+                url=self.url,
+            )
         return FetchTimeoutError(
-            f"Reading {self.url} took longer than the total limit of {self.seconds:g} seconds.", url=self.url
+            f"Reading {self.url} took longer than the total limit of {self._seconds:g} seconds.", url=self.url
         )
 
 
@@ -86,6 +138,7 @@ class BodyReader:
         :raises FetchTimeoutError: The deadline has passed.
         :raises FetchError: The compressed data is corrupt.
         """
+        self._deadline.add(len(chunk))
         allowance = self._max_bytes - len(self._buffer) + 1
         data = chunk if self._decoder is None else self._decompress(chunk, allowance)
         self._started = True

@@ -2,30 +2,33 @@
 Turning a downloaded document into plain text: main text of HTML pages, the text layer of PDFs, plain text.
 
 :func:`extract_text` routes by content type: HTML and XHTML go through trafilatura (boilerplate such as menus
-and footers is dropped), PDFs through pypdf (the first ``max_pdf_pages`` pages), plain text is decoded. Whatever
-goes wrong inside a parser comes out as an :class:`~haystack_deep_research.errors.ExtractionError` whose message
-says what happened to which URL.
+and footers is dropped), PDFs through pypdf, plain text is decoded. HTML and PDF are parsed in a separate process
+(see ``_pool.py``), so that a hostile document costs at most ``FetchLimits.extraction_timeout`` seconds and
+``FetchLimits.max_extraction_memory`` bytes: the process is killed when the time runs out, and parsing never
+blocks an event loop (:func:`extract_text_async`). Whatever goes wrong comes out as an
+:class:`~haystack_deep_research.errors.ExtractionError` whose message says what happened to which URL.
 """
 
 from __future__ import annotations
 
-import codecs
-import io
+import asyncio
+import functools
 from dataclasses import dataclass
-from itertools import islice
-
-import lxml.etree
-import lxml.html
-import pypdf
-import trafilatura
+from typing import Any
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import ExtractionError, UnsupportedContentError
+from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
+from haystack_deep_research.web import _pool
+from haystack_deep_research.web._charsets import decode
+from haystack_deep_research.web._threads import waiting_threads
 from haystack_deep_research.web.fetch import FetchedDocument
+from haystack_deep_research.web.limits import FetchLimits
 
-__all__ = ["ExtractedText", "extract_text"]
+__all__ = ["ExtractedText", "extract_text", "extract_text_async"]
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# Threads that wait for a parser process on behalf of extract_text_async; waiting is all they do.
+_WAITING_THREADS = 64
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,121 +46,139 @@ class ExtractedText:
     content_type: str
 
 
-def extract_text(document: FetchedDocument, *, max_pdf_pages: int) -> ExtractedText:
+def extract_text(
+    document: FetchedDocument,
+    *,
+    max_pdf_pages: int | None = None,
+    limits: FetchLimits | None = None,
+    deadline_s: float | None = None,
+) -> ExtractedText:
     """
     Extract the title and main text of a fetched document.
 
+    HTML and PDF documents are parsed in a separate process within the extraction limits of ``limits``; plain text
+    is decoded here.
+
     :param document: The downloaded document.
-    :param max_pdf_pages: The most PDF pages to read (at least 1); later pages are ignored.
+    :param max_pdf_pages: The most PDF pages to read (at least 1); later pages are ignored. ``None`` takes
+        ``limits.max_pdf_pages``.
+    :param limits: The extraction limits (``max_pdf_pages``, ``max_pdf_decompressed_bytes``,
+        ``extraction_timeout``, ``max_extraction_memory``); ``None`` takes the defaults of :class:`FetchLimits`.
+    :param deadline_s: Seconds the caller has left in all, waiting for a free parser process included (for example
+        what remains of a run's time budget); ``None`` for no limit beyond ``limits.extraction_timeout``.
     :returns: The title and text.
-    :raises ConfigurationError: ``max_pdf_pages`` is below 1.
+    :raises ConfigurationError: ``max_pdf_pages`` is below 1, ``limits`` is not a :class:`FetchLimits`, or
+        ``deadline_s`` is negative.
     :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF or plain text.
-    :raises ExtractionError: The PDF is malformed or encrypted, or the document holds no text to read.
+    :raises ExtractionError: The document is malformed, encrypted, holds no text, or could not be parsed within
+        the time and memory allowed.
     """
-    _checks.int_in_range("max_pdf_pages", max_pdf_pages, 1)
-    if document.content_type in _HTML_TYPES:
-        return _extract_html(document)
-    if document.content_type == "application/pdf":
-        return _extract_pdf(document, max_pdf_pages)
-    if document.content_type == "text/plain":
-        return _extract_plain(document)
-    raise UnsupportedContentError(
-        f"The content type {document.content_type} at {document.final_url} cannot be read; only HTML, XHTML, "
-        "PDF and plain text are supported.",
-        url=document.url,
-    )
+    request = _Request(document, max_pdf_pages=max_pdf_pages, limits=limits, deadline_s=deadline_s)
+    if request.header is None:
+        return request.plain_text()
+    return request.answer(_pool.parse(**request.arguments(_pool.Ticket())))
 
 
-def _extract_html(document: FetchedDocument) -> ExtractedText:
-    markup: str | bytes = document.body if document.charset is None else _decode(document.body, document.charset)
+async def extract_text_async(
+    document: FetchedDocument,
+    *,
+    max_pdf_pages: int | None = None,
+    limits: FetchLimits | None = None,
+    deadline_s: float | None = None,
+) -> ExtractedText:
+    """
+    Extract the title and main text of a fetched document without blocking the event loop.
+
+    The same contract as :func:`extract_text`. The parse is waited for in a thread of the library's own (not the
+    event loop's default executor); cancelling the awaiting task kills the parser process working on the document.
+
+    :param document: The downloaded document.
+    :param max_pdf_pages: The most PDF pages to read; ``None`` takes ``limits.max_pdf_pages``.
+    :param limits: The extraction limits; ``None`` takes the defaults of :class:`FetchLimits`.
+    :param deadline_s: Seconds the caller has left in all; ``None`` for no limit beyond the extraction timeout.
+    :returns: The title and text.
+    :raises ConfigurationError: An argument is out of range.
+    :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF or plain text.
+    :raises ExtractionError: The document is malformed, encrypted, holds no text, or could not be parsed within
+        the time and memory allowed.
+    """
+    request = _Request(document, max_pdf_pages=max_pdf_pages, limits=limits, deadline_s=deadline_s)
+    if request.header is None:
+        return request.plain_text()
+    ticket = _pool.Ticket()
+    waiting = waiting_threads("haystack-deep-research-parse", _WAITING_THREADS)
     try:
-        # Without trafilatura's metadata pass: it looks for dates, authors and licences this library never uses,
-        # and costs about four times the text extraction itself.
-        result = trafilatura.bare_extraction(
-            markup, url=document.final_url, with_metadata=False, include_comments=False, include_tables=True
+        answer = await asyncio.get_running_loop().run_in_executor(
+            waiting, functools.partial(_pool.parse, **request.arguments(ticket))
         )
-        text = (getattr(result, "text", None) or "").strip()
-    except Exception as exc:  # trafilatura and lxml raise many unrelated types on bad markup
-        raise ExtractionError(
-            f"The page at {document.final_url} could not be parsed as HTML ({type(exc).__name__}).",
-            url=document.url,
-        ) from exc
-    if not text:
-        raise ExtractionError(f"The page at {document.final_url} has no main text to read.", url=document.url)
-    return ExtractedText(title=_html_title(markup), text=text, content_type=document.content_type)
+    except asyncio.CancelledError:
+        ticket.cancel()
+        raise
+    return request.answer(answer)
 
 
-def _html_title(markup: str | bytes) -> str:
-    """
-    The page's title: its ``og:title``, else its only ``<h1>``, else its ``<title>`` tag, whitespace collapsed.
+class _Request:
+    """One document checked and routed: a request for a parser process, or plain text to decode here."""
 
-    A page whose markup lxml cannot parse simply has no title here.
-    """
-    data = markup.encode("utf-8") if isinstance(markup, str) else markup
-    try:
-        tree = lxml.html.fromstring(data) if data.strip() else None
-    except (lxml.etree.ParserError, ValueError):
-        return ""
-    if tree is None:
-        return ""
-    headings = tree.findall(".//h1")
-    candidates = (
-        *(meta.get("content") for meta in tree.iterfind(".//meta[@property='og:title']")),
-        headings[0].text_content() if len(headings) == 1 else None,
-        tree.findtext(".//title"),
-    )
-    return next((" ".join(c.split()) for c in candidates if c and c.strip()), "")
+    def __init__(
+        self,
+        document: FetchedDocument,
+        *,
+        max_pdf_pages: int | None,
+        limits: FetchLimits | None,
+        deadline_s: float | None,
+    ) -> None:
+        if limits is not None and not isinstance(limits, FetchLimits):
+            raise ConfigurationError(f"limits must be a FetchLimits or None; got {type(limits).__name__}.")
+        self.limits = limits or FetchLimits()
+        pages = self.limits.max_pdf_pages if max_pdf_pages is None else max_pdf_pages
+        _checks.int_in_range("max_pdf_pages", pages, 1)
+        if deadline_s is not None:
+            deadline_s = _checks.number_in_range("deadline_s", deadline_s, 0, include_low=True)
+        self.deadline_s = deadline_s
+        self.document = document
+        self.header: dict[str, Any] | None = None
+        common = {"url": document.final_url, "max_memory": self.limits.max_extraction_memory}
+        if document.content_type in _HTML_TYPES:
+            self.header = {"kind": "html", "charset": document.charset, **common}
+        elif document.content_type == "application/pdf":
+            self.header = {
+                "kind": "pdf",
+                "max_pdf_pages": pages,
+                "max_pdf_decompressed_bytes": self.limits.max_pdf_decompressed_bytes,
+                **common,
+            }
+        elif document.content_type != "text/plain":
+            raise UnsupportedContentError(
+                f"The content type {document.content_type} at {document.final_url} cannot be read; only HTML, "
+                "XHTML, PDF and plain text are supported.",
+                url=document.url,
+            )
 
+    def arguments(self, ticket: _pool.Ticket) -> dict[str, Any]:
+        assert self.header is not None
+        return {
+            "header": self.header,
+            "body": self.document.body,
+            "url": self.document.final_url,
+            "asked_url": self.document.url,
+            "timeout": self.limits.extraction_timeout,
+            "deadline_s": self.deadline_s,
+            "ticket": ticket,
+        }
 
-def _extract_pdf(document: FetchedDocument, max_pdf_pages: int) -> ExtractedText:
-    url = document.final_url
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(document.body))
-        locked = reader.is_encrypted and not _unlock(reader)
-    except Exception as exc:  # pypdf raises its own errors and plain ValueError/KeyError on broken files
-        raise _malformed(document, exc) from exc
-    if locked:
-        raise ExtractionError(f"The PDF at {url} is encrypted and cannot be read.", url=document.url)
-    try:
-        metadata = reader.metadata
-        title = str(metadata.title or "").strip() if metadata is not None else ""
-        pages = [page.extract_text() or "" for page in islice(reader.pages, max_pdf_pages)]
-    except Exception as exc:  # see above
-        raise _malformed(document, exc) from exc
-    text = "\n\n".join(page.strip() for page in pages if page.strip())
-    if not text:
-        raise ExtractionError(
-            f"The PDF at {url} has no text to read (it may hold only scanned images).", url=document.url
+    def answer(self, answer: tuple[dict[str, Any], bytes]) -> ExtractedText:
+        header, payload = answer
+        if "error" in header:
+            raise ExtractionError(str(header["error"]), url=self.document.url)
+        return ExtractedText(
+            title=str(header.get("title", "")),
+            text=payload.decode("utf-8", "surrogatepass"),
+            content_type=self.document.content_type,
         )
-    return ExtractedText(title=title, text=text, content_type=document.content_type)
 
-
-def _unlock(reader: pypdf.PdfReader) -> bool:
-    """Open a PDF that is encrypted with an empty user password, as PDF viewers do."""
-    try:
-        return reader.decrypt("") != pypdf.PasswordType.NOT_DECRYPTED
-    except pypdf.errors.DependencyError:
-        # The encryption needs a cryptography package that is not installed; treat the PDF as locked.
-        return False
-
-
-def _malformed(document: FetchedDocument, exc: Exception) -> ExtractionError:
-    return ExtractionError(
-        f"The PDF at {document.final_url} is malformed and cannot be read ({type(exc).__name__}: {exc}).",
-        url=document.url,
-    )
-
-
-def _extract_plain(document: FetchedDocument) -> ExtractedText:
-    text = _decode(document.body, document.charset or "utf-8-sig").strip()
-    if not text:
-        raise ExtractionError(f"The document at {document.final_url} is empty.", url=document.url)
-    return ExtractedText(title="", text=text, content_type=document.content_type)
-
-
-def _decode(body: bytes, charset: str) -> str:
-    try:
-        codecs.lookup(charset)
-    except LookupError:
-        charset = "utf-8"
-    return body.decode(charset, errors="replace")
+    def plain_text(self) -> ExtractedText:
+        text = decode(self.document.body, self.document.charset or "utf-8-sig").strip()
+        if not text:
+            raise ExtractionError(f"The document at {self.document.final_url} is empty.", url=self.document.url)
+        return ExtractedText(title="", text=text, content_type=self.document.content_type)

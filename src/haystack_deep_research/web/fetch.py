@@ -1,23 +1,30 @@
 """
-Guarded downloading: every redirect hop checked by the URL policy, a byte cap, and a total deadline.
+Guarded downloading: every redirect hop checked by the URL policy, a byte cap, and a deadline nothing outlasts.
 
 :func:`fetch` and :func:`fetch_async` follow redirects themselves, checking each hop with a
 :class:`~haystack_deep_research.web.url_policy.UrlPolicy`, and connect to the address the policy checked rather
 than resolving the host a second time. The body is streamed and dropped as soon as it passes
-``FetchLimits.max_bytes``; a total deadline covers connecting, every redirect and the body.
+``FetchLimits.max_bytes``. One deadline covers name lookups, connecting, TLS, every redirect, headers and body:
+``FetchLimits.total_timeout`` (or the caller's ``deadline_s``, if sooner), and the transfer-rate rule of
+``FetchLimits.min_transfer_rate``. The asynchronous fetch enforces it with an asyncio timeout; the synchronous one
+shuts the connection down from a watchdog thread (see ``_guard.py``), which costs far less per fetch than running
+the asynchronous fetch in a private event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, Iterable
+import time
+from collections.abc import AsyncIterable, Callable, Iterable
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
 from typing import cast
 
 import httpx
 
+from haystack_deep_research import _checks
 from haystack_deep_research.web._body import Deadline
+from haystack_deep_research.web._guard import ConnectionGuard
 from haystack_deep_research.web._steps import (
     FinalResponse,
     build_request,
@@ -65,12 +72,14 @@ def fetch(
     limits: FetchLimits,
     transport: httpx.BaseTransport | None = None,
     resolver: Resolver | None = None,
+    deadline_s: float | None = None,
 ) -> FetchedDocument:
     """
     Download a URL, checking it and every redirect hop with ``policy``.
 
-    The total deadline is checked before every hop and after every read, and no connect or read timeout is set
-    beyond it; a host name lookup by the system resolver runs to the resolver's own timeout.
+    The fetch ends by its deadline whatever the server does (trickled headers or body included): a watchdog shuts
+    the connection down when it passes, and waiting for a name lookup ends there too. With a ``transport`` of the
+    caller's, which opens no socket of the library's, the deadline is checked between reads instead.
 
     :param url: The http or https URL to read.
     :param policy: The URL policy applied to the URL and every redirect target.
@@ -79,26 +88,33 @@ def fetch(
         default a fresh connection is opened for every request and closed afterwards; only the
         verifying TLS context is reused, one fetch at a time.
     :param resolver: Resolves host names for the policy; defaults to the system resolver.
+    :param deadline_s: Seconds the caller has left (for example what remains of a run's time budget); the fetch
+        ends by ``min(limits.total_timeout, deadline_s)``. ``None`` leaves it to ``limits.total_timeout``.
     :returns: The downloaded document.
     :raises URLRefusedError: The policy refused the URL or a redirect hop.
     :raises ContentTooLargeError: The body is larger than ``limits.max_bytes``.
     :raises FetchTimeoutError: A connect or read timeout, or the total deadline, ran out.
     :raises UnsupportedContentError: The content type or encoding cannot be read.
     :raises FetchError: The final status is not 2xx, there were too many redirects, or the connection failed.
+    :raises ConfigurationError: ``deadline_s`` is negative or not a number.
     """
-    deadline = Deadline(limits.total_timeout, url=url)
+    deadline = Deadline(limits, url=url, deadline_s=_check_deadline(deadline_s))
     current = url
     with ExitStack() as own:
+        guard = own.enter_context(ConnectionGuard(deadline))
         if transport is None:  # a caller's transport stays open for the caller to reuse
             transport = own.enter_context(
                 httpx.HTTPTransport(verify=own.enter_context(lend_context()), retries=0, limits=_ONE_USE)
             )
         client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False)
         for _hop in range(limits.max_redirects + 1):
-            target = check_hop(policy, current, resolver=resolver, asked_url=url)
+            target = check_hop(policy, current, resolver=guard.resolver(resolver), asked_url=url)
             current = target.url
+            deadline.start_hop()
+            guard.follow()
             try:
                 request = build_request(client, target, limits, deadline)
+                request.extensions["trace"] = guard.trace
                 response = client.send(request, stream=True)
                 try:
                     step = inspect_response(
@@ -109,9 +125,13 @@ def fetch(
                         # memory, and its stream still yields the undecoded bytes.
                         for chunk in cast(Iterable[bytes], response.stream):
                             step.reader.feed(chunk)
+                        if guard.fired:  # a body that ends with the connection looks complete once it is cut
+                            raise deadline.error()
                 finally:
                     response.close()
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                if guard.fired:  # the watchdog cut the connection: the error is the deadline's
+                    raise deadline.error() from exc
                 raise transport_error(exc, current_url=current, asked_url=url) from exc
             if isinstance(step, str):
                 current = step
@@ -127,30 +147,44 @@ async def fetch_async(
     limits: FetchLimits,
     transport: httpx.AsyncBaseTransport | None = None,
     resolver: Resolver | None = None,
+    deadline_s: float | None = None,
 ) -> FetchedDocument:
     """
     Download a URL without blocking the event loop; the same contract as :func:`fetch`.
 
-    Host names are resolved in a worker thread, and the total deadline is enforced strictly (it also cuts a
-    read that is waiting).
+    Host names are resolved in a worker thread, and the deadline is enforced strictly (it also cuts a read that is
+    waiting, with any transport).
 
     :param url: The http or https URL to read.
     :param policy: The URL policy applied to the URL and every redirect target.
     :param limits: Size, time and redirect limits.
     :param transport: An httpx async transport to send requests through (for tests or a proxy); it is left open.
     :param resolver: Resolves host names for the policy; defaults to the system resolver.
+    :param deadline_s: Seconds the caller has left; the fetch ends by ``min(limits.total_timeout, deadline_s)``.
     :returns: The downloaded document.
     :raises URLRefusedError: The policy refused the URL or a redirect hop.
     :raises ContentTooLargeError: The body is larger than ``limits.max_bytes``.
     :raises FetchTimeoutError: A connect or read timeout, or the total deadline, ran out.
     :raises UnsupportedContentError: The content type or encoding cannot be read.
     :raises FetchError: The final status is not 2xx, there were too many redirects, or the connection failed.
+    :raises ConfigurationError: ``deadline_s`` is negative or not a number.
     """
-    deadline = Deadline(limits.total_timeout, url=url)
+    deadline = Deadline(limits, url=url, deadline_s=_check_deadline(deadline_s))
+    loop = asyncio.get_running_loop()
     try:
-        async with asyncio.timeout(limits.total_timeout):
+        async with asyncio.timeout_at(_loop_time(loop, deadline)) as timeout:
+
+            def follow() -> None:  # the transfer-rate rule moves the deadline as bytes arrive
+                timeout.reschedule(_loop_time(loop, deadline))
+
             return await _fetch_async_hops(
-                url, policy=policy, limits=limits, transport=transport, resolver=resolver, deadline=deadline
+                url,
+                policy=policy,
+                limits=limits,
+                transport=transport,
+                resolver=resolver,
+                deadline=deadline,
+                follow=follow,
             )
     except TimeoutError as exc:
         raise deadline.error() from exc
@@ -164,6 +198,7 @@ async def _fetch_async_hops(
     transport: httpx.AsyncBaseTransport | None,
     resolver: Resolver | None,
     deadline: Deadline,
+    follow: Callable[[], None],
 ) -> FetchedDocument:
     current = url
     async with AsyncExitStack() as own:
@@ -175,6 +210,8 @@ async def _fetch_async_hops(
         for _hop in range(limits.max_redirects + 1):
             target = await asyncio.to_thread(check_hop, policy, current, resolver=resolver, asked_url=url)
             current = target.url
+            deadline.start_hop()
+            follow()
             try:
                 request = build_request(client, target, limits, deadline)
                 response = await client.send(request, stream=True)
@@ -185,6 +222,7 @@ async def _fetch_async_hops(
                     if isinstance(step, FinalResponse):
                         async for chunk in cast(AsyncIterable[bytes], response.stream):
                             step.reader.feed(chunk)
+                            follow()
                 finally:
                     await response.aclose()
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -194,6 +232,17 @@ async def _fetch_async_hops(
                 continue
             return _document(step, asked_url=url, final_url=current)
     raise too_many_redirects(limits, url)
+
+
+def _check_deadline(deadline_s: float | None) -> float | None:
+    if deadline_s is None:
+        return None
+    return _checks.number_in_range("deadline_s", deadline_s, 0, include_low=True)
+
+
+def _loop_time(loop: asyncio.AbstractEventLoop, deadline: Deadline) -> float:
+    """The deadline on the event loop's clock, which need not be ``time.monotonic()``."""
+    return loop.time() + (deadline.expires_at() - time.monotonic())
 
 
 def _document(step: FinalResponse, *, asked_url: str, final_url: str) -> FetchedDocument:

@@ -1,0 +1,241 @@
+"""
+A small pool of parser processes (see ``_worker.py``) and the deadlines that stop them.
+
+Each document goes to an idle process; the watchdog (``_watchdog.py``) kills the process when the document takes
+longer than allowed, or when the caller's own deadline passes, and a new process replaces it at once, loading its
+parsers while nothing waits on it. Up to ``_MAX_WORKERS`` documents are parsed at once; more wait for a free process,
+for as long as the caller's deadline allows. A process that idles for five minutes exits (its memory goes back to
+the system) and is started again on demand; starting one takes about a quarter of a second.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from haystack_deep_research.errors import ExtractionError
+from haystack_deep_research.web import _frames
+from haystack_deep_research.web._process import Stopwatch, Worker
+from haystack_deep_research.web._worker import IDLE_EXIT
+
+__all__ = ["Ticket", "parse"]
+
+_MAX_WORKERS = max(2, min(8, os.cpu_count() or 2))
+_STARTUP_LIMIT = 60.0
+
+
+class Ticket:
+    """Lets an awaiting coroutine that was cancelled stop the parse it asked for."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.cancelled = False
+        self._stop: Stopwatch | None = None
+
+    def cancel(self) -> None:
+        """Stop waiting for a process, or kill the one parsing the document."""
+        with self._lock:
+            self.cancelled = True
+            stop = self._stop
+        if stop is not None:
+            stop.fire_now("cancelled")
+        _pool().wake()
+
+    def watch(self, stop: Stopwatch | None) -> None:
+        with self._lock:
+            self._stop = stop
+        if stop is not None and self.cancelled:
+            stop.fire_now("cancelled")
+
+
+def parse(
+    header: dict[str, Any],
+    body: bytes,
+    *,
+    url: str,
+    asked_url: str,
+    timeout: float,
+    deadline_s: float | None,
+    ticket: Ticket,
+) -> tuple[dict[str, Any], bytes]:
+    """
+    Have a parser process answer one request, within ``timeout`` of work and ``deadline_s`` in all.
+
+    :param header: The request header (see ``_worker.py``).
+    :param body: The document.
+    :param url: The document's URL, named in error messages.
+    :param asked_url: The URL the caller asked for, the ``url`` of the errors.
+    :param timeout: Seconds the process may work on the document.
+    :param deadline_s: Seconds the caller waits in all (for a free process, its start and the work), or ``None``.
+    :param ticket: Cancels the request from another thread.
+    :returns: The answer's header and payload.
+    :raises ExtractionError: The document took too long, ran out of memory, or the process failed.
+    """
+    started = time.monotonic()
+    caller_end = started + deadline_s if deadline_s is not None else None
+    limits = _Limits(url=url, asked_url=asked_url, timeout=timeout, deadline_s=deadline_s, caller_end=caller_end)
+    request = _frames.encode(header, body)
+    for _attempt in range(3):  # a process that idled out just as it was picked is replaced and the request resent
+        answer = _pool().run(request, limits, ticket)
+        if answer is not None:
+            return answer
+    raise ExtractionError(f"The parser processes kept exiting before reading {url}.", url=asked_url)
+
+
+class _Limits:
+    def __init__(
+        self, *, url: str, asked_url: str, timeout: float, deadline_s: float | None, caller_end: float | None
+    ) -> None:
+        self.url, self.asked_url, self.timeout = url, asked_url, timeout
+        self.deadline_s, self.caller_end = deadline_s, caller_end
+
+    def error(self, reason: str, exit_status: int | None = None, *, detail: str = "") -> ExtractionError:
+        return ExtractionError(self._message(reason, exit_status, detail), url=self.asked_url)
+
+    def _message(self, reason: str, exit_status: int | None, detail: str) -> str:
+        if reason == "timeout":
+            return (
+                f"Extracting the text of {self.url} took longer than the {self.timeout:g} seconds allowed "
+                "(FetchLimits.extraction_timeout); the document was not read."
+            )
+        if reason == "caller":
+            return (
+                f"Extracting the text of {self.url} was stopped when the caller's deadline of {self.deadline_s:g} "
+                "seconds ran out."
+            )
+        if reason == "cancelled":
+            return f"Extracting the text of {self.url} was cancelled."
+        if reason == "spawn":
+            return (
+                f"No parser process could be started to read {self.url} ({detail}); check that {sys.executable} "
+                "can be run."
+            )
+        if reason in {"startup", "startup_failed"}:
+            how = f"took over {_STARTUP_LIMIT:g} seconds" if reason == "startup" else f"exited with {exit_status}"
+            return (
+                f"The parser process to read {self.url} did not start (it {how}); check that {sys.executable} can "
+                "import lxml, trafilatura and pypdf."
+            )
+        return (
+            f"The parser process stopped while reading {self.url} (exit status {exit_status}); the document was "
+            "not read."
+        )
+
+
+class _Pool:
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._changed = threading.Condition()
+        self._idle: list[Worker] = []
+        self._count = 0
+        atexit.register(self.close)
+
+    def wake(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    def run(self, request: bytes, limits: _Limits, ticket: Ticket) -> tuple[dict[str, Any], bytes] | None:
+        worker = self._acquire(limits, ticket)
+        stop = Stopwatch(worker)
+        ticket.watch(stop)
+        answer: tuple[dict[str, Any], bytes] | None = None
+        starting = not worker.ready
+        try:
+            if starting:
+                caller_end = limits.caller_end if limits.caller_end is not None else float("inf")
+                startup_end = time.monotonic() + _STARTUP_LIMIT
+                stop.arm(min(startup_end, caller_end), "startup" if startup_end <= caller_end else "caller")
+                if _frames.read(worker.stdout) != ({"ready": True}, b""):
+                    raise _frames.FrameError("The parser process did not report that it is ready.")
+                worker.ready = True
+                starting = False
+            work_end = time.monotonic() + limits.timeout
+            caller_end = limits.caller_end if limits.caller_end is not None else float("inf")
+            stop.arm(min(work_end, caller_end), "timeout" if work_end <= caller_end else "caller")
+            worker.stdin.write(request)
+            answer = _frames.read(worker.stdout)
+        except (OSError, _frames.FrameError):
+            answer = None
+        finally:
+            ticket.watch(None)
+            reason = stop.stop()
+            healthy = (
+                answer is not None
+                and reason is None
+                and not answer[0].get("out_of_memory")
+                and not answer[0].get("retire")
+            )
+            self._release(worker, healthy=healthy)
+        if answer is not None:
+            if "out_of_memory" in answer[0]:
+                raise ExtractionError(
+                    f"Extracting the text of {limits.url} needed more memory than allowed "
+                    "(FetchLimits.max_extraction_memory); the document was not read.",
+                    url=limits.asked_url,
+                )
+            return answer
+        status = worker.process.wait()
+        if reason is None and status == IDLE_EXIT:
+            return None  # it had just quit for idling: try again with another process
+        if reason is None and starting:
+            reason = "startup_failed"
+        raise limits.error(reason or "crashed", status)
+
+    def close(self) -> None:
+        with self._changed:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.close()
+
+    def _acquire(self, limits: _Limits, ticket: Ticket) -> Worker:
+        with self._changed:
+            while True:
+                if ticket.cancelled:
+                    raise limits.error("cancelled")
+                left = None if limits.caller_end is None else limits.caller_end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise limits.error("caller")
+                while self._idle:
+                    worker = self._idle.pop()
+                    if worker.process.poll() is None:
+                        return worker
+                    self._count -= 1  # it quit for idling
+                    worker.close()
+                if self._count < _MAX_WORKERS:
+                    try:
+                        worker = Worker()
+                    except OSError as exc:
+                        raise limits.error("spawn", detail=str(exc)) from exc
+                    self._count += 1
+                    return worker
+                self._changed.wait(left)
+
+    def _release(self, worker: Worker, *, healthy: bool) -> None:
+        if not healthy:
+            worker.close()
+        with self._changed:
+            if healthy:
+                self._idle.append(worker)
+            else:
+                self._count -= 1
+                with contextlib.suppress(OSError):  # if no replacement starts now, one starts when needed
+                    self._idle.append(Worker())  # a replacement loads its parsers before anyone needs it
+                    self._count += 1
+            self._changed.notify()
+
+
+_lock = threading.Lock()
+_current: _Pool | None = None
+
+
+def _pool() -> _Pool:
+    global _current  # noqa: PLW0603 - one pool per process, made on first use
+    with _lock:
+        if _current is None or _current.pid != os.getpid():  # a forked child must not share its parent's processes
+            _current = _Pool()
+        return _current

@@ -1,0 +1,104 @@
+"""
+One background thread that runs short actions at given times: the web layer's way to cut blocking calls.
+
+A thread blocked in ``recv`` on a socket, or in ``read`` on a pipe to a parser process, cannot be interrupted from
+Python. It can be released from outside: shutting the socket down, or killing the process, makes the blocked call
+return at once. :func:`call_at` schedules such an action; one daemon thread serves every fetch and extraction, so a
+deadline costs a heap entry, not a thread.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = ["Alarm", "call_at"]
+
+_logger = logging.getLogger(__name__)
+
+
+class Alarm:
+    """
+    An action scheduled by :func:`call_at`.
+
+    :param when: The ``time.monotonic()`` at which the action runs.
+    :param action: The action; it runs on the watchdog thread and must return quickly.
+    """
+
+    def __init__(self, when: float, action: Callable[[], None]) -> None:
+        self.when = when
+        self._action: Callable[[], None] | None = action
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the action was cancelled or has already been taken to run."""
+        return self._action is None
+
+    def cancel(self) -> None:
+        """Keep the action from running; it does nothing once the action has started."""
+        self._action = None
+
+    def _take(self) -> Callable[[], None] | None:
+        action, self._action = self._action, None
+        return action
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self._pid = os.getpid()
+        self._changed = threading.Condition()
+        self._heap: list[tuple[float, int, Alarm]] = []
+        self._order = itertools.count()
+        threading.Thread(target=self._serve, name="haystack-deep-research-watchdog", daemon=True).start()
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+    def schedule(self, alarm: Alarm) -> None:
+        with self._changed:
+            heapq.heappush(self._heap, (alarm.when, next(self._order), alarm))
+            if self._heap[0][2] is alarm:
+                self._changed.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._changed:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    while self._heap and self._heap[0][2].cancelled:  # finished guards leave no work behind
+                        heapq.heappop(self._heap)
+                    self._changed.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                action = heapq.heappop(self._heap)[2]._take()
+            if action is None:
+                continue
+            try:
+                action()
+            except Exception:  # one failing action must not stop the deadlines of every other fetch
+                _logger.exception("A deadline action of the web layer failed.")
+
+
+_lock = threading.Lock()
+_watchdog: _Watchdog | None = None
+
+
+def call_at(when: float, action: Callable[[], None]) -> Alarm:
+    """
+    Run ``action`` on the watchdog thread at ``when`` (a ``time.monotonic()`` value), unless cancelled first.
+
+    :param when: When to run it; a time in the past runs it at once.
+    :param action: A quick action that releases a blocked call (shut a socket down, kill a process).
+    :returns: The alarm, to cancel when the guarded call finished in time.
+    """
+    global _watchdog  # noqa: PLW0603 - one watchdog per process, started on first use
+    alarm = Alarm(when, action)
+    with _lock:
+        if _watchdog is None or _watchdog.pid != os.getpid():  # a forked child has no watchdog thread
+            _watchdog = _Watchdog()
+        watchdog = _watchdog
+    watchdog.schedule(alarm)
+    return alarm

@@ -1,0 +1,142 @@
+"""
+The parser process: it reads documents from stdin and writes their text to stdout, one frame each.
+
+HTML and PDF parsers run C code (libxml2) and pure-Python loops that a hostile document can keep busy for minutes or
+fill memory with; a thread running them cannot be stopped. So they run here, in a process of their own that the
+library kills when a document takes longer than allowed (see ``_pool.py``). Before each document the process caps
+its own data segment at what it holds plus ``FetchLimits.max_extraction_memory`` (Linux enforces this; elsewhere
+only the time limit applies). After running out of memory it answers and exits, so the next document gets a fresh
+process.
+
+The process is started without running the package's ``__init__`` (which imports Haystack): ``_pool.py`` registers
+empty package modules and imports this one, which imports only the parsers, ``errors`` and ``_frames``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import sys
+import warnings
+from typing import Any
+
+from haystack_deep_research.errors import ExtractionError
+from haystack_deep_research.web import _frames
+
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None  # type: ignore[assignment]
+
+__all__ = ["IDLE_EXIT", "main"]
+
+#: The exit status of a process that quit after waiting :data:`_IDLE_SECONDS` for work.
+IDLE_EXIT = 3
+_IDLE_SECONDS = 300.0
+
+
+def main() -> None:
+    """Serve documents until stdin closes, the process idles too long, or a document exhausts its memory."""
+    logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
+    warnings.simplefilter("ignore")
+    from haystack_deep_research.web._html_text import html_text
+    from haystack_deep_research.web._pdf_text import pdf_text
+
+    requests = os.fdopen(0, "rb", buffering=0)
+    answers = os.fdopen(os.dup(1), "wb", buffering=0)
+    with open(os.devnull, "wb") as devnull:  # a stray print() in a parser must not corrupt the frames
+        os.dup2(devnull.fileno(), 1)
+    answers.write(_frames.encode({"ready": True}))
+    idle_size = _data_size()
+    parsers = {"html": html_text, "pdf": pdf_text}
+    while _wait_for_work(requests):
+        frame = _frames.read(requests)
+        if frame is None:
+            return
+        answer, payload = _answer(*frame, parsers=parsers, idle_size=idle_size)
+        answers.write(_frames.encode(answer, payload))
+        if answer.get("out_of_memory") or answer.get("retire"):
+            return
+    sys.exit(IDLE_EXIT)
+
+
+def _answer(
+    header: dict[str, Any], body: bytes, *, parsers: dict[str, Any], idle_size: int | None
+) -> tuple[dict[str, Any], bytes]:
+    """Parse one document under its memory limit; the answer's header and payload."""
+    allowed = int(header["max_memory"])
+    size_before = _status_kib("VmSize")
+    _limit_memory(allowed)
+    try:
+        if header["kind"] == "pdf":
+            title, text = parsers["pdf"](
+                body,
+                url=header["url"],
+                max_pages=int(header["max_pdf_pages"]),
+                max_decompressed=int(header["max_pdf_decompressed_bytes"]),
+            )
+        else:
+            title, text = parsers["html"](body, charset=header["charset"], url=header["url"])
+    except MemoryError:
+        return {"out_of_memory": True}, b""
+    except Exception as exc:  # a parser's failure (or bug) is this document's failure; the process keeps serving
+        if _came_near(size_before, allowed):  # C code that ran out of memory reports it as some other error
+            return {"out_of_memory": True}, b""
+        message = str(exc) if isinstance(exc, ExtractionError) else _failed(header, exc)
+        return {"error": message}, b""
+    # A document that came close to the memory limit may have hit it inside a parser that carried on, and memory
+    # freed inside the process is not always given back: past half the allowance, hand over to a fresh process.
+    retire = idle_size is not None and (_data_size() or 0) > idle_size + allowed // 2
+    return {"title": title, "retire": retire}, text.encode("utf-8", "surrogatepass")
+
+
+def _came_near(size_before: int | None, allowed: int) -> bool:
+    """Whether this process's size peaked within a quarter of ``allowed`` of the limit during the document."""
+    peak = _status_kib("VmPeak")
+    return size_before is not None and peak is not None and (peak - size_before) * 1024 >= allowed * 3 // 4
+
+
+def _status_kib(field: str) -> int | None:
+    """A ``kB`` field of ``/proc/self/status``, or ``None`` off Linux."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith(f"{field}:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _wait_for_work(requests: Any) -> bool:
+    """Wait for the next request; ``False`` after idling :data:`_IDLE_SECONDS` (POSIX only)."""
+    if os.name != "posix":
+        return True
+    readable, _, _ = select.select([requests], [], [], _IDLE_SECONDS)
+    return bool(readable)
+
+
+def _data_size() -> int | None:
+    """The bytes of this process's data segment (heap and private mappings), or ``None`` off Linux."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[5]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _limit_memory(extra: int) -> None:
+    """Let the data segment grow by at most ``extra`` bytes from here (Linux; elsewhere nothing happens)."""
+    size = _data_size()
+    if resource is None or size is None:
+        return  # not Linux: RLIMIT_DATA would not cover memory mappings there
+    limit = size + extra
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    with contextlib.suppress(ValueError, OSError):  # a hard limit below what is in use: leave the limit as it is
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+
+
+def _failed(header: dict[str, Any], exc: Exception) -> str:
+    kind = "PDF" if header.get("kind") == "pdf" else "page"
+    return f"The {kind} at {header.get('url')} could not be read: the parser failed ({type(exc).__name__}: {exc})."
