@@ -188,7 +188,7 @@ async def test_the_time_budget_ends_a_run_whose_researchers_are_stuck_reading(
     search.add_document(SearchDocument(web.url("/stall.html"), "Stalled", "solar capacity storage stalled"))
     agent = make_agent(
         researcher_llm=ScriptedChatGenerator(role="researcher", read_top_k=3),
-        fetch_limits=FetchLimits(total_timeout=60, min_transfer_rate=1, transfer_grace=60),
+        fetch_limits=FetchLimits(total_timeout=60, read_timeout=60, min_transfer_rate=1, transfer_grace=60),
         time_budget=2,
     )
     started = time.monotonic()
