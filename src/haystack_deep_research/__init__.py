@@ -20,14 +20,11 @@ agent's layers), ``report``, ``evidence``, ``sources``, ``tools``, ``web``, ``wo
 steps), ``scans`` (multi-item scans), ``cli`` and ``testing``.
 """
 
+from typing import TYPE_CHECKING
+
 from haystack.core.serialization_security import allow_deserialization_module
 
-from haystack_deep_research.agents import (
-    create_deep_agent,
-    create_deep_research_agent,
-    create_iterative_research_agent,
-    create_research_workflow,
-)
+from haystack_deep_research._lazy import lazy_exports
 from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
@@ -40,13 +37,6 @@ from haystack_deep_research.errors import (
     StructuredOutputError,
     UsageError,
 )
-from haystack_deep_research.events import Event, EventStream
-from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
-from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
-from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
-from haystack_deep_research.run import Price, ResearchCache, ResearchRun
-from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
-from haystack_deep_research.sources import WebSearchTool
 from haystack_deep_research.state import (
     BRIEF_KEY,
     EVENTS_KEY,
@@ -55,15 +45,53 @@ from haystack_deep_research.state import (
     RUN_OPENED_KEY,
     STREAMING_KEY,
 )
-from haystack_deep_research.tools import (
-    DiskBackend,
-    MemoryBackend,
-    ReadUrlTool,
-    RunToolset,
-    SubAgentDef,
-    TodoState,
+
+if TYPE_CHECKING:
+    from haystack_deep_research.agents import (
+        create_deep_agent,
+        create_deep_research_agent,
+        create_iterative_research_agent,
+        create_research_workflow,
+    )
+    from haystack_deep_research.events import Event, EventStream
+    from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+    from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
+    from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
+    from haystack_deep_research.run import Price, ResearchCache, ResearchRun
+    from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
+    from haystack_deep_research.sources import WebSearchTool
+    from haystack_deep_research.tools import (
+        DiskBackend,
+        MemoryBackend,
+        ReadUrlTool,
+        RunToolset,
+        SubAgentDef,
+        TodoState,
+    )
+    from haystack_deep_research.web import FetchLimits, UrlPolicy
+
+# Everything else is imported when first used: `import haystack_deep_research` costs little more than `import haystack`.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    globals(),
+    {
+        ".agents": (
+            "create_deep_agent",
+            "create_deep_research_agent",
+            "create_iterative_research_agent",
+            "create_research_workflow",
+        ),
+        ".events": ("Event", "EventStream"),
+        ".evidence": ("EvidenceLedger", "SourceEntry"),
+        ".report": ("GroundingStage", "ResearchSummary", "StructuredOutputStage", "WriteHook"),
+        ".research": ("FinalSummaryHook", "ResearchSubtopicTool", "ScopeHook"),
+        ".run": ("Price", "ResearchCache", "ResearchRun"),
+        ".scans": ("ItemRef", "KnowledgeProvider", "KnowledgeRow", "ScanRunner"),
+        ".sources": ("WebSearchTool",),
+        ".tools": ("DiskBackend", "MemoryBackend", "ReadUrlTool", "RunToolset", "SubAgentDef", "TodoState"),
+        ".web": ("FetchLimits", "UrlPolicy"),
+    },
 )
-from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 allow_deserialization_module("haystack_deep_research")
 

@@ -6,8 +6,8 @@ import copy
 import hashlib
 import json
 import threading
+from datetime import datetime
 
-import arrow
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError
@@ -82,7 +82,7 @@ def test_record_search_result_creates_an_entry() -> None:
         "search_result",
     )
     assert (entry.content_hash, entry.text, entry.summary) == ("", "", "")
-    assert arrow.get(entry.fetched_at).tzinfo is not None
+    assert datetime.fromisoformat(entry.fetched_at).tzinfo is not None
     assert len(ledger) == 1
     assert ledger.get("https://EXAMPLE.com/a/") == entry
 

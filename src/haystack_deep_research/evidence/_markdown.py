@@ -2,7 +2,7 @@
 Reading a report as a reader sees it, into a :class:`._parsed.Parsed`: its blocks, link reference definitions and
 links, each by its place in the report.
 
-The report is read by :data:`._reader.READER` (CommonMark with GFM's tables, strikethrough and autolinks), and every
+The report is read by :func:`._reader.reader` (CommonMark with GFM's tables, strikethrough and autolinks), and every
 inline content is placed in the report (:mod:`._positions`). Its links are then: inline and reference links, images
 and autolinks as markdown-it makes them; raw HTML tags naming a URL (:mod:`._html`); and bare links, found by the
 linkifier in the plain text between those after entities and backslash escapes are decoded, so that a scheme spelled
@@ -13,14 +13,15 @@ a line nested deeper than markdown-it goes, which another renderer may show, is 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 from haystack_deep_research.evidence._html import Tag, read_tags
 from haystack_deep_research.evidence._parsed import Block, Definition, Link, LinkForm, Parsed
 from haystack_deep_research.evidence._positions import align, check, plain_segments, span
-from haystack_deep_research.evidence._reader import READER, SPANS, bare_links, decoded, token_runs, trim_bare
+from haystack_deep_research.evidence._reader import SPANS, bare_links, decoded, reader, token_runs, trim_bare
 
 __all__ = ["parse", "parse_fragment"]
 
@@ -161,7 +162,7 @@ def parse(markdown: str) -> Parsed:
         starts.append(starts[-1] + len(line) + 1)
     parsed = Parsed(text, lines, starts)
     env: dict[str, Any] = {}
-    tokens = READER.parse(text, env)
+    tokens = reader().parse(text, env)
     parsed.references = env.get("references", {})
     cell: list[int] | None = None
     for number, token in enumerate(tokens):
@@ -228,7 +229,7 @@ def parse_fragment(parsed: Parsed, start: int, end: int, lines: tuple[int, int])
     inner = Parsed(parsed.text, parsed.lines, parsed.starts, references=parsed.references)
     offsets = list(range(start, end + 1))
     block = Block("fragment", *lines, source)
-    for token in READER.parseInline(source, env):
+    for token in reader().parseInline(source, env):
         block.segments = plain_segments(offsets, len(source), env.get(SPANS, {}).get(id(token.children), []))
         _inline_links(inner, token, offsets, block)
         _bare_links(inner, block)

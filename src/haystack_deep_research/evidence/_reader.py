@@ -15,16 +15,20 @@ left to right: linkify-it's own search, and markdown-it's rule, take time quadra
 
 from __future__ import annotations
 
+import functools
 import html
 import re
+import threading
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from linkify_it import LinkifyIt
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline, autolink, backtick, html_inline, image, link, newline
+if TYPE_CHECKING:
+    from linkify_it import LinkifyIt
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
 
-__all__ = ["READER", "SPANS", "bare_links", "decoded", "plain_text", "reference_env", "token_runs", "trim_bare"]
+__all__ = ["SPANS", "bare_links", "decoded", "plain_text", "reader", "reference_env", "token_runs", "trim_bare"]
 
 SPANS = "_haystack_deep_research_spans"
 _SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
@@ -35,26 +39,27 @@ _MARKED = ("link_open", "image", "html_inline", "code_inline")
 _ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
-Rule = Callable[[StateInline, bool], bool]
+Rule = Callable[["StateInline", bool], bool]
 
 
-class _Reader(MarkdownIt):
-    """markdown-it that keeps every destination as written: nothing is filtered out or percent-encoded."""
-
-    def validateLink(self, url: str) -> bool:
-        return True
-
-    def normalizeLink(self, url: str) -> str:
-        return url
-
-    def normalizeLinkText(self, link: str) -> str:
-        return link
+@dataclass(frozen=True)
+class _Parts:
+    reader: MarkdownIt
+    linkifier: LinkifyIt
+    schemes: re.Pattern[str]
 
 
-LINKIFIER = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
-LINKIFIER.match_at_start("https://a.example //a.example")  # compiles its lazy patterns now, not in a running thread
-LINKIFIER.test_schema_at("x //a.example", "//", 4)
-_SCHEMES = re.compile(LINKIFIER.re["schema_search"], re.IGNORECASE)
+_LOCK = threading.Lock()
+
+
+def reader() -> MarkdownIt:
+    """:returns: The report reader (built on first use: importing markdown-it is not free)."""
+    return _parts().reader
+
+
+def _parts() -> _Parts:
+    with _LOCK:  # built once, and linkify-it's lazy patterns compiled here, never in two threads at once
+        return _build()
 
 
 def _linkify(state: StateInline, silent: bool) -> bool:
@@ -67,7 +72,7 @@ def _linkify(state: StateInline, silent: bool) -> bool:
     if scheme is None or (scheme.start(1) == 0 and len(pending) > 40):
         return False
     proto = scheme.group(1)
-    found = LINKIFIER.match_at_start(state.src[pos - len(proto) :])
+    found = _build().linkifier.match_at_start(state.src[pos - len(proto) :])
     if not found:
         return False
     url = str(found.url).rstrip("*")
@@ -110,9 +115,29 @@ def _tracked(rule: Rule, label: int | None = None) -> Rule:
     return run
 
 
-def _build() -> MarkdownIt:
-    reader = _Reader("gfm-like", {"inline_definitions": True, "store_labels": True})
-    reader.linkify = LINKIFIER
+@functools.cache
+def _build() -> _Parts:
+    from linkify_it import LinkifyIt
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import autolink, backtick, html_inline, image, link, newline
+
+    class Reader(MarkdownIt):
+        """markdown-it that keeps every destination as written: nothing is filtered out or percent-encoded."""
+
+        def validateLink(self, url: str) -> bool:
+            return True
+
+        def normalizeLink(self, url: str) -> str:
+            return url
+
+        def normalizeLinkText(self, link: str) -> str:
+            return link
+
+    linkifier = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
+    linkifier.match_at_start("https://a.example //a.example")  # compiles its lazy patterns now
+    linkifier.test_schema_at("x //a.example", "//", 4)
+    reader = Reader("gfm-like", {"inline_definitions": True, "store_labels": True})
+    reader.linkify = linkifier
     reader.core.ruler.disable("linkify")  # the caller finds these bare links, with their positions
     reader.core.ruler.disable("text_join")  # would replace the children lists that the spans are kept by
     reader.inline.ruler.at("link", _tracked(link, label=0))
@@ -120,10 +145,7 @@ def _build() -> MarkdownIt:
     rules: dict[str, Rule] = {"autolink": autolink, "linkify": _linkify, "html_inline": html_inline}
     for name, rule in (rules | {"backticks": backtick, "newline": newline}).items():
         reader.inline.ruler.at(name, _tracked(rule))
-    return reader
-
-
-READER = _build()
+    return _Parts(reader, linkifier, re.compile(linkifier.re["schema_search"], re.IGNORECASE))
 
 
 def trim_bare(url: str) -> str:
@@ -152,9 +174,10 @@ def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
     """
     found: list[tuple[int, int, str]] = []
     at = 0
-    while (match := _SCHEMES.search(text, at)) is not None:
+    parts = _parts()
+    while (match := parts.schemes.search(text, at)) is not None:
         schema, start = match.group(2).lower(), match.start(2)
-        length = LINKIFIER.test_schema_at(text, schema, match.end()) if schema != "mailto:" else 0
+        length = parts.linkifier.test_schema_at(text, schema, match.end()) if schema != "mailto:" else 0
         raw = trim_bare(text[start : match.end() + length]) if length else ""
         if len(raw) > len(schema):
             found.append((start, start + len(raw), raw))
@@ -210,7 +233,7 @@ def decoded(source: str, start: int, end: int) -> tuple[str, list[tuple[int, int
 def reference_env(markdown: str) -> dict[str, Any]:
     """:returns: A markdown-it environment holding the link reference definitions of ``markdown``."""
     env: dict[str, Any] = {}
-    READER.parse(markdown, env)
+    reader().parse(markdown, env)
     return {"references": env.get("references", {})}
 
 
@@ -226,7 +249,7 @@ def plain_text(fragment: str, env: dict[str, Any], *, is_marker: Callable[[str],
     :param is_marker: Tells whether a link's text is a citation marker.
     :returns: The text.
     """
-    tokens = READER.parseInline(fragment, {"references": env.get("references", {})})
+    tokens = reader().parseInline(fragment, {"references": env.get("references", {})})
     out: list[str] = []
     skip: list[bool] = []
     for token in tokens[0].children or [] if tokens else []:

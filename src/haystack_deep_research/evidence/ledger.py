@@ -29,8 +29,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
-import arrow
-
+from haystack_deep_research._clock import now_iso
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["EvidenceLedger", "SourceEntry", "SourceKind", "normalize_url", "source_id"]
@@ -192,7 +191,7 @@ class EvidenceLedger:
                     title=title,
                     snippet=snippet,
                     kind="search_result",
-                    fetched_at=arrow.utcnow().isoformat(),
+                    fetched_at=now_iso(),
                 )
             else:
                 entry = replace(existing, title=existing.title or title, snippet=existing.snippet or snippet)
@@ -227,7 +226,7 @@ class EvidenceLedger:
                 title=title or (existing.title if existing else ""),
                 snippet=existing.snippet if existing else "",
                 kind="page",
-                fetched_at=arrow.utcnow().isoformat(),
+                fetched_at=now_iso(),
                 content_hash=content_hash,
                 text=text,
                 summary=summary,
@@ -265,7 +264,7 @@ class EvidenceLedger:
                 title=title or (existing.title if existing else ""),
                 snippet=store or (existing.snippet if existing else ""),
                 kind="document",
-                fetched_at=arrow.utcnow().isoformat(),
+                fetched_at=now_iso(),
                 content_hash=_sha256(text),
                 text=text,
             )

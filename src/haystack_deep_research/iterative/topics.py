@@ -19,8 +19,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from rapidfuzz import fuzz, utils
-
 __all__ = ["DEFAULT_SIMILARITY", "TopicFilter", "normalize_topic"]
 
 DEFAULT_SIMILARITY = 0.88
@@ -41,6 +39,8 @@ def normalize_topic(topic: str) -> str:
     :returns: Its comparison form: its content words (NFKC, case folded, punctuation and function words dropped),
         each once, sorted.
     """
+    from rapidfuzz import utils  # imported when the iterative agent first compares topics
+
     words = utils.default_process(unicodedata.normalize("NFKC", topic).casefold()).split()
     return " ".join(sorted({word for word in words if word not in _FUNCTION_WORDS}))
 
@@ -69,7 +69,7 @@ class TopicFilter:
         for known in self._known:
             if numbers != set(_NUMBER.findall(known)):
                 continue
-            if candidate == known or fuzz.ratio(candidate, known) >= self.similarity * 100:
+            if candidate == known or _similarity(candidate, known) >= self.similarity * 100:
                 return True
         return False
 
@@ -89,3 +89,10 @@ class TopicFilter:
                 new.append(topic)
                 self._known.append(normalize_topic(topic))
         return new, refused
+
+
+def _similarity(first: str, second: str) -> float:
+    """rapidfuzz's normalized Indel similarity, 0 to 100."""
+    from rapidfuzz import fuzz
+
+    return float(fuzz.ratio(first, second))

@@ -22,8 +22,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-import arrow
-
+from haystack_deep_research._clock import parse_iso, today
 from haystack_deep_research.evidence import EvidenceLedger, extract_citations, normalize_url
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
 from haystack_deep_research.run.journal import JournaledNote
@@ -47,8 +46,8 @@ def _age(ledger: EvidenceLedger, url: str, now: float) -> float:
     if entry is None:
         return float("inf")
     try:
-        return now - arrow.get(entry.fetched_at).timestamp()
-    except (arrow.parser.ParserError, ValueError, TypeError):
+        return now - parse_iso(entry.fetched_at).timestamp()
+    except (ValueError, TypeError, AttributeError):
         return float("inf")
 
 
@@ -75,7 +74,7 @@ def plan_update(
             stale.append(note.subtopic)
     read = [entry for entry in ledger.entries() if entry.url in ledger.read_urls()]
     latest = max((entry.fetched_at for entry in read), default="")
-    since = arrow.get(latest).format("YYYY-MM-DD") if latest else arrow.utcnow().format("YYYY-MM-DD")
+    since = parse_iso(latest).strftime("%Y-%m-%d") if latest else today()
     plan = UpdatePlan(
         since=since,
         previous_report=previous_report,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import arrow
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.components.generators.chat.types import ChatGenerator
@@ -21,6 +20,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._clock import today
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import SCOPE, render_chat
 from haystack_deep_research.run import OpenRunHook, Phase, Price, ResearchRun, ask, failure
@@ -82,7 +82,7 @@ class ScopeHook(OpenRunHook):
             brief = given.strip()
         else:
             run.events.emit(PhaseStarted(phase=PHASE_SCOPE, detail="writing the research brief"))
-            prompt = render_chat(SCOPE, today=arrow.utcnow().format("YYYY-MM-DD"), question=run.question)
+            prompt = render_chat(SCOPE, today=today(), question=run.question)
             [scoped] = yield [ask(self.chat_generator, prompt, role="scope", streaming_callback=run.streaming_callback)]
             if scoped.reply is not None:
                 run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))

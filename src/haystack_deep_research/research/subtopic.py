@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import arrow
 from haystack.components.agents import Agent
 from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._clock import today
 from haystack_deep_research.errors import (
     BudgetExceededError,
     ConfigurationError,
@@ -99,9 +99,7 @@ class ResearchSubtopicTool(ResearchTool):
         """
         text = _subtopic_text(subtopic)
         position: int | None = None
-        inputs: dict[str, Any] = {
-            "messages": [render_user(RESEARCHER_TASK, today=arrow.utcnow().format("YYYY-MM-DD"), subtopic=text)]
-        }
+        inputs: dict[str, Any] = {"messages": [render_user(RESEARCHER_TASK, today=today(), subtopic=text)]}
         if view is not None:
             restored = resumed_note(view, text)
             if restored is not None:

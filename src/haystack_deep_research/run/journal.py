@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import filelock
-
 from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.run.run_dir import JournalFile, atomic_write_text, check_run_dir, shown, unusable
@@ -82,7 +80,9 @@ class RunJournal:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._file = JournalFile(directory / JOURNAL_FILE)
-        self._dir_lock = filelock.FileLock(directory / LOCK_FILE, thread_local=False)
+        from filelock import FileLock  # imported when a run directory is first used
+
+        self._dir_lock = FileLock(directory / LOCK_FILE, thread_local=False)
         self._lock = threading.Lock()
         self._closed = False
         self._brief: str | None = None
@@ -106,10 +106,12 @@ class RunJournal:
         """
         directory = check_run_dir(run_dir)
         journal = cls(directory)
+        from filelock import Timeout
+
         try:
             directory.mkdir(parents=True, exist_ok=True)
             journal._dir_lock.acquire(timeout=0)
-        except filelock.Timeout:
+        except Timeout:
             raise RunDirInUseError(
                 f"run_dir {shown(str(directory))} is in use by another run (its {LOCK_FILE} is locked); wait for "
                 "that run to end, or pass another run_dir."

@@ -16,7 +16,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import arrow
 from haystack import component
 from haystack.components.agents import Agent
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
@@ -25,6 +24,7 @@ from haystack.tools import Tool, Toolset
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._clock import today
 from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
 from haystack_deep_research.events import PhaseEnded, PhaseStarted, RunStarted
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
@@ -162,8 +162,8 @@ class ExecuteStep(UsesModels):
             budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
             workflow = _open(question, hook_context, budget)
         run = workflow.run
-        today = arrow.utcnow().format("YYYY-MM-DD")
-        task = workflow.task or render_user(EXECUTE_TASK, today=today, question=run.question)
+        date = today()
+        task = workflow.task or render_user(EXECUTE_TASK, today=date, question=run.question)
         title = workflow.task_title or run.question
         view = RunView(run, researcher="" if workflow.task is None else title, phase=PHASE_EXECUTE)
         tools = bind_tools(self.agent.tools, view)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import arrow
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research import _checks
+from haystack_deep_research._clock import today
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
 from haystack_deep_research.state import EXIT_GROUNDED, EXIT_GROUNDING_EXHAUSTED, PHASE_GROUND, PHASE_REPLAN
@@ -101,8 +101,8 @@ class ReplanStep:
         run = workflow.run
         unsupported = workflow.judgement.unsupported if workflow.judgement is not None else []
         claims = list(dict.fromkeys(claim.text for claim in unsupported))
-        today = arrow.utcnow().format("YYYY-MM-DD")
-        task = render_user(REPLAN_TASK, today=today, question=run.question, claims=[fence(claim) for claim in claims])
+        date = today()
+        task = render_user(REPLAN_TASK, today=date, question=run.question, claims=[fence(claim) for claim in claims])
         title = render_text(REPLAN_NOTE_TITLE, round=workflow.replans, claims=claims)
         run.events.emit(Notice(phase=PHASE_REPLAN, text=f"replan {workflow.replans}: {len(claims)} claim(s) to check"))
         return {"workflow": workflow.but(task=task, task_title=title)}
