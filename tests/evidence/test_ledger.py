@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import threading
@@ -200,16 +199,6 @@ def test_from_list_rejects_duplicates_and_bad_json() -> None:
         EvidenceLedger.from_json("{not json")
     with pytest.raises(ConfigurationError):
         EvidenceLedger.from_json('{"url": "https://e.example"}')
-
-
-def test_copies_return_the_same_shared_handle() -> None:
-    ledger = EvidenceLedger()
-    holder = {"ledger": ledger}
-    copied = copy.deepcopy(holder)
-    assert copied["ledger"] is ledger
-    assert copy.copy(ledger) is ledger
-    copied["ledger"].record_search_result(url="https://e.example/", title="", snippet="")
-    assert len(ledger) == 1
 
 
 def test_ledgers_are_independent() -> None:

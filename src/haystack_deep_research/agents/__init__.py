@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         DEFAULT_MODEL,
         DEFAULT_SMALL_MODEL,
         chat_generator,
+        check_credentials,
         default_chat_generator,
         role_models,
     )
@@ -36,6 +37,7 @@ __getattr__, __dir__ = lazy_exports(
             "DEFAULT_MODEL",
             "DEFAULT_SMALL_MODEL",
             "chat_generator",
+            "check_credentials",
             "default_chat_generator",
             "role_models",
         ),
@@ -51,6 +53,7 @@ __all__ = [
     "IterativeResearchAgent",
     "ResearchAgent",
     "chat_generator",
+    "check_credentials",
     "create_deep_agent",
     "create_deep_research_agent",
     "create_iterative_research_agent",

@@ -11,12 +11,13 @@ needed (importing openai is slow).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from haystack.utils import Secret
 
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError
 
 if TYPE_CHECKING:
     from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
@@ -30,6 +31,7 @@ __all__ = [
     "LARGE_ROLES",
     "SMALL_ROLES",
     "chat_generator",
+    "check_credentials",
     "default_chat_generator",
     "role_models",
 ]
@@ -144,3 +146,27 @@ def role_models(
     small = small_model or (model if model else DEFAULT_SMALL_MODEL)
     names = {role: large for role in LARGE_ROLES} | {role: small for role in SMALL_ROLES} | overrides
     return {f"{role}_llm": chat_generator(name, base_url=base_url, api=api) for role, name in names.items()}
+
+
+def check_credentials(
+    environ: Mapping[str, str] | None = None, *, base_url: str | None = None, search: str | None = None
+) -> None:
+    """
+    Check that the API keys the chosen clients need are set.
+
+    ``OPENAI_API_KEY`` is needed unless the models run on another server (``base_url``); ``TAVILY_API_KEY`` only
+    when Tavily is asked for by name (``auto`` falls back to the keyless search).
+
+    :param environ: The environment to look in; ``os.environ`` by default.
+    :param base_url: The OpenAI-compatible server, if any.
+    :param search: The search asked for, if any.
+    :raises MissingCredentialsError: If a key is missing; the message names what to set.
+    """
+    env = os.environ if environ is None else environ
+    needed = [*([] if base_url else ["OPENAI_API_KEY"]), *(["TAVILY_API_KEY"] if search == "tavily" else [])]
+    missing = [key for key in needed if not env.get(key, "").strip()]
+    if missing:
+        hint = " or pass --base-url for an OpenAI-compatible server" if "OPENAI_API_KEY" in missing else ""
+        raise MissingCredentialsError(
+            f"set {' and '.join(missing)} in the environment (for example: export {missing[0]}=...){hint}."
+        )

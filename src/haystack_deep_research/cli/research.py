@@ -51,7 +51,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent, role_models
+from haystack_deep_research.agents import (
+    check_credentials,
+    create_deep_research_agent,
+    create_iterative_research_agent,
+    role_models,
+)
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.display import Display, make_display
@@ -64,13 +69,12 @@ from haystack_deep_research.cli.output import print_stdout, result_json, save_ou
 from haystack_deep_research.cli.paths import check_output_paths
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.summary import RunSummary
-from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, UsageError
+from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run import CostMeter, model_name
 from haystack_deep_research.sources import folder_store_name, index_folder
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
-REQUIRED_KEYS = ("OPENAI_API_KEY",)
 CHECK_COMMAND = "check"
 SCAN_COMMAND = "scan"
 MCP_COMMAND = "mcp"
@@ -129,30 +133,6 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     UPDATE_COMMAND: _run_update,
 }
 """The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
-
-
-def check_credentials(
-    environ: Mapping[str, str] | None = None, *, base_url: str | None = None, search: str | None = None
-) -> None:
-    """
-    Check that the API keys the chosen clients need are set.
-
-    ``OPENAI_API_KEY`` is needed unless the models run on another server (``base_url``); ``TAVILY_API_KEY`` only
-    when Tavily is asked for by name (``auto`` falls back to the keyless search).
-
-    :param environ: The environment to look in; ``os.environ`` by default.
-    :param base_url: The OpenAI-compatible server, if any.
-    :param search: The search asked for, if any.
-    :raises MissingCredentialsError: If a key is missing; the message names what to set.
-    """
-    env = os.environ if environ is None else environ
-    needed = [*([] if base_url else REQUIRED_KEYS), *(["TAVILY_API_KEY"] if search == "tavily" else [])]
-    missing = [key for key in needed if not env.get(key, "").strip()]
-    if missing:
-        hint = " or pass --base-url for an OpenAI-compatible server" if "OPENAI_API_KEY" in missing else ""
-        raise MissingCredentialsError(
-            f"set {' and '.join(missing)} in the environment (for example: export {missing[0]}=...){hint}."
-        )
 
 
 def _option(args: argparse.Namespace, name: str) -> Any:

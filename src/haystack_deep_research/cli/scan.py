@@ -31,8 +31,12 @@ from typing import Any
 from haystack import Pipeline
 from pydantic import BaseModel
 
-from haystack_deep_research.agents import DEFAULT_SMALL_MODEL, create_research_workflow, default_chat_generator
-from haystack_deep_research.cli.research import check_credentials
+from haystack_deep_research.agents import (
+    DEFAULT_SMALL_MODEL,
+    check_credentials,
+    create_research_workflow,
+    default_chat_generator,
+)
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
 from haystack_deep_research.report import ResearchSummary

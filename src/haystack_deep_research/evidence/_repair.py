@@ -15,7 +15,7 @@ from haystack_deep_research.evidence._document import Doc, Hit, key
 from haystack_deep_research.evidence._edits import Edit, apply_edits
 from haystack_deep_research.evidence._markdown import parse
 from haystack_deep_research.evidence._styles import NO_SOURCES
-from haystack_deep_research.evidence.ledger import normalize_url
+from haystack_deep_research.evidence.entry import normalize_url
 
 __all__ = ["repair", "source_line"]
 

@@ -1,10 +1,9 @@
 """
 The evidence ledger: every source a research run has seen, keyed by its normalised URL.
 
-One :class:`EvidenceLedger` belongs to one research run and is shared by all of the run's sub-researchers, which
-may record sources from several threads at once; every method takes the ledger's lock. The ledger is a handle:
-copying it (``copy.copy`` or ``copy.deepcopy``, as Haystack's ``State`` does with values it hands to tools)
-returns the same object, so every tool call writes into the one ledger of its run.
+One :class:`EvidenceLedger` belongs to one research run (its :class:`~haystack_deep_research.run.ResearchRun`) and is
+shared by all of the run's sub-researchers, which may record sources from several threads at once; every method takes
+the ledger's lock.
 
 Entries are keyed by :func:`normalize_url`, which only removes trivial differences of spelling. Each entry gets a
 short id derived from that key (``"S"`` followed by the first 8 hex digits of its SHA-256), so the same URL always
@@ -21,138 +20,24 @@ read, which is the set a report's citations should be verified against.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal, cast
-from urllib.parse import urlsplit, urlunsplit
+from dataclasses import replace
+from typing import Any
 
 from haystack_deep_research._clock import now_iso
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence.entry import (
+    READ_KINDS,
+    SourceEntry,
+    normalize_url,
+    require_strings,
+    sha256,
+    source_id,
+)
 
-__all__ = ["EvidenceLedger", "SourceEntry", "SourceKind", "normalize_url", "source_id"]
-
-SourceKind = Literal["search_result", "page", "document"]
-
-_KINDS: tuple[str, ...] = ("search_result", "page", "document")
-_READ_KINDS = ("page", "document")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-_ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary")
-
-
-def normalize_url(url: str) -> str:
-    """
-    Return the comparison key of ``url``, removing only trivial differences of spelling.
-
-    Lower-cases the scheme and host, drops the default port (80 for http, 443 for https), drops the fragment and
-    one trailing slash of the path (an empty or ``"/"`` path becomes ``"/"``). The query string is kept exactly.
-    Nothing looser is done: ``www.`` stays, ``http`` and ``https`` stay different, query parameters keep their
-    order. A string that cannot be parsed as a URL is returned stripped but otherwise unchanged.
-
-    :param url: The URL to normalise.
-    :returns: The normalised URL.
-    :raises ConfigurationError: If ``url`` is not a string or is blank.
-    """
-    if not isinstance(url, str) or not url.strip():
-        raise ConfigurationError(f"A URL must be a non-empty string, got {url!r}.")
-    url = url.strip()
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return url
-    scheme = parts.scheme.lower()
-    netloc = parts.netloc
-    if netloc:
-        userinfo, at, _ = netloc.rpartition("@")
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        if port is not None and _DEFAULT_PORTS.get(scheme) != port:
-            host = f"{host}:{port}"
-        netloc = f"{userinfo}{at}{host}"
-    path = parts.path
-    if netloc and not path:
-        path = "/"
-    elif len(path) > 1 and path.endswith("/"):
-        path = path[:-1]
-    return urlunsplit((scheme, netloc, path, parts.query, ""))
-
-
-def source_id(url: str) -> str:
-    """
-    Return the stable short id of ``url``: ``"S"`` and the first 8 hex digits of the SHA-256 of its normal form.
-
-    :param url: The URL, in any of its trivially different spellings.
-    :returns: The id, for example ``"S1a2b3c4d"``.
-    :raises ConfigurationError: If ``url`` is not a string or is blank.
-    """
-    return "S" + hashlib.sha256(normalize_url(url).encode("utf-8")).hexdigest()[:8]
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _require_strings(**values: object) -> None:
-    for name, value in values.items():
-        if not isinstance(value, str):
-            raise ConfigurationError(f"{name} must be a string, got {type(value).__name__}.")
-
-
-@dataclass(frozen=True)
-class SourceEntry:
-    """
-    One source in the ledger.
-
-    :param id: Short stable id derived from the normalised URL (see :func:`source_id`).
-    :param url: The URL exactly as it was retrieved.
-    :param title: Title of the search result or page.
-    :param snippet: The search engine's snippet ("" when the page was read without a search result); for a document,
-        the datastore it came from.
-    :param kind: ``"search_result"`` (seen in results only), ``"page"`` (its text was read) or ``"document"`` (retrieved
-        from a datastore: its content is the text read).
-    :param fetched_at: ISO-8601 UTC time at which the entry was last recorded.
-    :param content_hash: SHA-256 hex digest of ``text``; ``""`` for a bare search result.
-    :param text: The text the summariser saw; ``""`` for a bare search result.
-    :param summary: Summary of the page; ``""`` until set.
-    """
-
-    id: str
-    url: str
-    title: str
-    snippet: str
-    kind: SourceKind
-    fetched_at: str
-    content_hash: str = ""
-    text: str = ""
-    summary: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        """:returns: The entry as a JSON-ready dictionary, one key per field."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SourceEntry:
-        """
-        Rebuild an entry from :meth:`to_dict` output.
-
-        :param data: The dictionary; ``id``, ``url``, ``kind`` and ``fetched_at`` are required.
-        :returns: The entry.
-        :raises ConfigurationError: If a required key is missing, a value is not a string or ``kind`` is unknown.
-        """
-        if not isinstance(data, Mapping):
-            raise ConfigurationError(f"A source entry must be a mapping, got {type(data).__name__}.")
-        missing = [key for key in ("id", "url", "kind", "fetched_at") if key not in data]
-        if missing:
-            raise ConfigurationError(f"A source entry is missing {', '.join(missing)}.")
-        values = {key: data.get(key, "") for key in _ENTRY_FIELDS}
-        _require_strings(**values)
-        if values["kind"] not in _KINDS:
-            raise ConfigurationError(f"Unknown source kind {values['kind']!r}; expected one of {_KINDS}.")
-        return cls(**cast(dict[str, Any], values))
+__all__ = ["EvidenceLedger"]
 
 
 class EvidenceLedger:
@@ -181,7 +66,7 @@ class EvidenceLedger:
         :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
         """
         key = normalize_url(url)
-        _require_strings(title=title, snippet=snippet)
+        require_strings(title=title, snippet=snippet)
         with self._lock:
             existing = self._entries.get(key)
             if existing is None:
@@ -214,8 +99,8 @@ class EvidenceLedger:
         :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
         """
         key = normalize_url(url)
-        _require_strings(title=title, text=text, summary=summary)
-        content_hash = _sha256(text)
+        require_strings(title=title, text=text, summary=summary)
+        content_hash = sha256(text)
         with self._lock:
             existing = self._entries.get(key)
             if existing is not None and not summary and existing.content_hash == content_hash:
@@ -249,7 +134,7 @@ class EvidenceLedger:
         :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
         """
         key = normalize_url(url)
-        _require_strings(title=title, text=text, store=store)
+        require_strings(title=title, text=text, store=store)
         with self._lock:
             existing = self._entries.get(key)
             if existing is not None and existing.kind == "page":
@@ -265,7 +150,7 @@ class EvidenceLedger:
                 snippet=store or (existing.snippet if existing else ""),
                 kind="document",
                 fetched_at=now_iso(),
-                content_hash=_sha256(text),
+                content_hash=sha256(text),
                 text=text,
             )
             return entry
@@ -280,7 +165,7 @@ class EvidenceLedger:
         :raises ConfigurationError: If the URL was never recorded or ``summary`` is not a string.
         """
         key = normalize_url(url)
-        _require_strings(summary=summary)
+        require_strings(summary=summary)
         with self._lock:
             existing = self._entries.get(key)
             if existing is None:
@@ -321,7 +206,7 @@ class EvidenceLedger:
 
     def read_urls(self) -> set[str]:
         """:returns: The URLs of the pages and documents whose text was read: the set to verify citations against."""
-        return {entry.url for entry in self.entries() if entry.kind in _READ_KINDS}
+        return {entry.url for entry in self.entries() if entry.kind in READ_KINDS}
 
     def to_list(self) -> list[dict[str, str]]:
         """:returns: Every entry as a JSON-ready dictionary, in insertion order."""
@@ -365,14 +250,6 @@ class EvidenceLedger:
         if not isinstance(data, list):
             raise ConfigurationError("The evidence ledger JSON must be an array of entries.")
         return cls.from_list(data)
-
-    def __copy__(self) -> EvidenceLedger:
-        """Return ``self``: the ledger is a shared per-run handle."""
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> EvidenceLedger:
-        """Return ``self``: the ledger is a shared per-run handle, also when Haystack's State deep-copies it."""
-        return self
 
     def __repr__(self) -> str:
         """Return a short description with the number of sources."""

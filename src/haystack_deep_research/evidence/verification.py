@@ -38,7 +38,7 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence._document import verifiable
 from haystack_deep_research.evidence._repair import repair, source_line
 from haystack_deep_research.evidence.citations import Citation, _citations, _scan
-from haystack_deep_research.evidence.ledger import normalize_url
+from haystack_deep_research.evidence.entry import normalize_url
 
 __all__ = ["CitationCheck", "verify_citations"]
 

@@ -16,6 +16,7 @@ from haystack_deep_research.run.cache import (
     search_key,
     summary_key,
 )
+from haystack_deep_research.run.context import event_bus, question_from, view_of
 from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF, CostMeter, Price, price_of, usage_cost
 from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook, UsesModels
@@ -27,14 +28,8 @@ from haystack_deep_research.run.journal import (
     RunJournal,
     subtopic_key,
 )
-from haystack_deep_research.run.lifecycle import (
-    BudgetHook,
-    CloseRunHook,
-    OpenRunHook,
-    event_bus,
-    question_from,
-    view_of,
-)
+from haystack_deep_research.run.lifecycle import BudgetHook, CloseRunHook, OpenRunHook
+from haystack_deep_research.run.outputs import publish
 from haystack_deep_research.run.phases import (
     MODEL_CALL_SPAN,
     Call,
@@ -56,7 +51,7 @@ from haystack_deep_research.run.recording import (
     ReplayChatGenerator,
     prompt_key,
 )
-from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
+from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.streaming import (
     AGENT_META,
     ROLE_META,
@@ -66,6 +61,7 @@ from haystack_deep_research.run.streaming import (
     tag_chunk,
 )
 from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
+from haystack_deep_research.run.view import RunView
 
 __all__ = [
     "AGENT_META",

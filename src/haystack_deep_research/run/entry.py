@@ -88,12 +88,6 @@ class RunGuard:
     def __repr__(self) -> str:
         return f"RunGuard(open={len(self._closers)})"
 
-    def __copy__(self) -> RunGuard:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> RunGuard:
-        return self
-
     def on_close(self, closer: Callable[[], None]) -> None:
         """
         :param closer: Called once by :meth:`close`.

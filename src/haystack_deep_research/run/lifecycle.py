@@ -26,18 +26,25 @@ from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.errors import SerializationError
 from haystack.core.serialization import default_from_dict, default_to_dict
-from haystack.dataclasses import ChatRole
 from haystack.utils.callable_serialization import deserialize_callable, serialize_callable
 
-from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
-from haystack_deep_research.events import EventBus, RunEnded, RunStarted, Subscriber, progress_view
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.events import RunEnded, RunStarted, Subscriber
 from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.context import (
+    context_of,
+    event_bus,
+    on_run_opened,
+    question_from,
+    streaming_of,
+    view_of,
+)
 from haystack_deep_research.run.cost import CostMeter, Price
-from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
+from haystack_deep_research.run.entry import RunGuard
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
+from haystack_deep_research.run.outputs import publish
 from haystack_deep_research.run.phases import Phase
-from haystack_deep_research.run.research_run import ResearchRun, RunView, publish
+from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.resume import close_journal, open_journal
 from haystack_deep_research.state import (
     EVENTS_KEY,
@@ -46,95 +53,16 @@ from haystack_deep_research.state import (
     MESSAGES,
     PHASE_ORCHESTRATOR,
     PHASE_RUN,
-    PROGRESS_KEY,
     RUN_GUARD_KEY,
     RUN_KEY,
-    RUN_OPENED_KEY,
     STOP_RUN,
-    STREAMING_KEY,
     TOKEN_USAGE,
     TOOLS,
 )
 
-__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "event_bus", "question_from", "view_of"]
+__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook"]
 
 logger = logging.getLogger(__name__)
-
-
-def question_from(messages: Any) -> str:
-    """
-    Find the research question: the text of the last user message, cleaned (see
-    :func:`~haystack_deep_research.evidence.clean_text`).
-
-    :param messages: The messages passed to ``run``.
-    :returns: The question, stripped.
-    :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` or holds no user message with text.
-    """
-    for message in reversed(check_messages(messages)):
-        if message.is_from(ChatRole.USER):
-            text = clean_text(message.text or "").strip()
-            if text:
-                return text
-            break
-    raise InvalidQuestionError(
-        "No research question: pass messages=[ChatMessage.from_user('your question')] with a non-empty question."
-    )
-
-
-def view_of(state: State) -> RunView | None:
-    """
-    :param state: An agent's live State.
-    :returns: The agent's view of its run, or ``None`` when it runs outside a run of this library.
-    """
-    context = state.data.get(HOOK_CONTEXT)
-    view = context.get(RUN_KEY) if isinstance(context, dict) else None
-    return view if isinstance(view, RunView) else None
-
-
-def _context(state: State) -> dict[str, Any]:
-    return check_hook_context(state.data.get(HOOK_CONTEXT))
-
-
-def event_bus(run_id: str, context: dict[str, Any], *, own: Subscriber | None = None) -> EventBus:
-    """
-    The event bus of a run, delivering to the callbacks the caller put in ``hook_context``.
-
-    :param run_id: The run's id.
-    :param context: The run's ``hook_context``: ``EVENTS_KEY`` (``on_event(event)``) and ``PROGRESS_KEY``
-        (``progress(phase, message)``) are read.
-    :param own: A subscriber of the agent itself (its ``on_event=``), delivered first.
-    :returns: The bus.
-    :raises ConfigurationError: If one of them is not callable.
-    """
-    subscribers = [own] if own is not None else []
-    for key, adapt in ((PROGRESS_KEY, progress_view), (EVENTS_KEY, None)):
-        given = context.get(key)
-        if given is None:
-            continue
-        if not callable(given):
-            shape = "progress(phase, message)" if key == PROGRESS_KEY else "on_event(event)"
-            raise ConfigurationError(f"hook_context[{key!r}] must be a callable {shape}; got {type(given).__name__}.")
-        subscribers.append(adapt(given) if adapt is not None else given)
-    return EventBus(run_id, subscribers)
-
-
-def _opened(context: dict[str, Any]) -> Any:
-    given = context.get(RUN_OPENED_KEY)
-    if given is not None and not callable(given):
-        raise ConfigurationError(
-            f"hook_context[{RUN_OPENED_KEY!r}] must be a callable on_run_opened(run); got {type(given).__name__}."
-        )
-    return given
-
-
-def _streaming(context: dict[str, Any]) -> Any:
-    given = context.get(STREAMING_KEY)
-    if given is not None and not callable(given):
-        raise ConfigurationError(
-            f"hook_context[{STREAMING_KEY!r}] must be a Haystack streaming callback, a callable taking a "
-            f"StreamingChunk; got {type(given).__name__}."
-        )
-    return given
 
 
 class OpenRunHook(PhaseHook):
@@ -218,10 +146,10 @@ class OpenRunHook(PhaseHook):
         :raises ConfigurationError: (from the phase) If a ``hook_context`` entry has the wrong type.
         """
         question = question_from(state.data.get(MESSAGES))
-        context = _context(state)
+        context = context_of(state)
         bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
-        streaming = _streaming(context)
-        opened = _opened(context)
+        streaming = streaming_of(context)
+        opened = on_run_opened(context)
         journal = yield from open_journal(context, question)
         if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
             guard.on_close(journal.close)

@@ -35,8 +35,7 @@ def default_agent(**options: Any) -> Any:
     :returns: The agent.
     :raises MissingCredentialsError: If a key is missing.
     """
-    from haystack_deep_research.agents import create_deep_research_agent
-    from haystack_deep_research.cli.research import check_credentials
+    from haystack_deep_research.agents import check_credentials, create_deep_research_agent
 
     check_credentials()
     return create_deep_research_agent(**options)

@@ -1,0 +1,136 @@
+"""
+One source of the evidence ledger (:class:`SourceEntry`), and how sources are keyed: :func:`normalize_url`, which only
+removes trivial differences of spelling, and :func:`source_id`, a short id derived from that key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit, urlunsplit
+
+from haystack_deep_research.errors import ConfigurationError
+
+__all__ = ["READ_KINDS", "SourceEntry", "SourceKind", "normalize_url", "require_strings", "sha256", "source_id"]
+
+SourceKind = Literal["search_result", "page", "document"]
+
+_KINDS: tuple[str, ...] = ("search_result", "page", "document")
+READ_KINDS = ("page", "document")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary")
+
+
+def normalize_url(url: str) -> str:
+    """
+    Return the comparison key of ``url``, removing only trivial differences of spelling.
+
+    Lower-cases the scheme and host, drops the default port (80 for http, 443 for https), drops the fragment and
+    one trailing slash of the path (an empty or ``"/"`` path becomes ``"/"``). The query string is kept exactly.
+    Nothing looser is done: ``www.`` stays, ``http`` and ``https`` stay different, query parameters keep their
+    order. A string that cannot be parsed as a URL is returned stripped but otherwise unchanged.
+
+    :param url: The URL to normalise.
+    :returns: The normalised URL.
+    :raises ConfigurationError: If ``url`` is not a string or is blank.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigurationError(f"A URL must be a non-empty string, got {url!r}.")
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    scheme = parts.scheme.lower()
+    netloc = parts.netloc
+    if netloc:
+        userinfo, at, _ = netloc.rpartition("@")
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        if port is not None and _DEFAULT_PORTS.get(scheme) != port:
+            host = f"{host}:{port}"
+        netloc = f"{userinfo}{at}{host}"
+    path = parts.path
+    if netloc and not path:
+        path = "/"
+    elif len(path) > 1 and path.endswith("/"):
+        path = path[:-1]
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def source_id(url: str) -> str:
+    """
+    Return the stable short id of ``url``: ``"S"`` and the first 8 hex digits of the SHA-256 of its normal form.
+
+    :param url: The URL, in any of its trivially different spellings.
+    :returns: The id, for example ``"S1a2b3c4d"``.
+    :raises ConfigurationError: If ``url`` is not a string or is blank.
+    """
+    return "S" + hashlib.sha256(normalize_url(url).encode("utf-8")).hexdigest()[:8]
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def require_strings(**values: object) -> None:
+    for name, value in values.items():
+        if not isinstance(value, str):
+            raise ConfigurationError(f"{name} must be a string, got {type(value).__name__}.")
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """
+    One source in the ledger.
+
+    :param id: Short stable id derived from the normalised URL (see :func:`source_id`).
+    :param url: The URL exactly as it was retrieved.
+    :param title: Title of the search result or page.
+    :param snippet: The search engine's snippet ("" when the page was read without a search result); for a document,
+        the datastore it came from.
+    :param kind: ``"search_result"`` (seen in results only), ``"page"`` (its text was read) or ``"document"`` (retrieved
+        from a datastore: its content is the text read).
+    :param fetched_at: ISO-8601 UTC time at which the entry was last recorded.
+    :param content_hash: SHA-256 hex digest of ``text``; ``""`` for a bare search result.
+    :param text: The text the summariser saw; ``""`` for a bare search result.
+    :param summary: Summary of the page; ``""`` until set.
+    """
+
+    id: str
+    url: str
+    title: str
+    snippet: str
+    kind: SourceKind
+    fetched_at: str
+    content_hash: str = ""
+    text: str = ""
+    summary: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """:returns: The entry as a JSON-ready dictionary, one key per field."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SourceEntry:
+        """
+        Rebuild an entry from :meth:`to_dict` output.
+
+        :param data: The dictionary; ``id``, ``url``, ``kind`` and ``fetched_at`` are required.
+        :returns: The entry.
+        :raises ConfigurationError: If a required key is missing, a value is not a string or ``kind`` is unknown.
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(f"A source entry must be a mapping, got {type(data).__name__}.")
+        missing = [key for key in ("id", "url", "kind", "fetched_at") if key not in data]
+        if missing:
+            raise ConfigurationError(f"A source entry is missing {', '.join(missing)}.")
+        values = {key: data.get(key, "") for key in _ENTRY_FIELDS}
+        require_strings(**values)
+        if values["kind"] not in _KINDS:
+            raise ConfigurationError(f"Unknown source kind {values['kind']!r}; expected one of {_KINDS}.")
+        return cls(**cast(dict[str, Any], values))
