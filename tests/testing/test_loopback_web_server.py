@@ -277,3 +277,12 @@ def test_nothing_is_written_to_stderr(web, http, capfd):
 def test_bad_arguments_raise_configuration_error(call):
     with pytest.raises(ConfigurationError):
         call(LoopbackWebServer())
+
+
+def test_a_request_whose_response_was_read_is_already_in_the_log() -> None:
+    with LoopbackWebServer() as web:
+        web.add_page("/a", "<html><body><p>A page.</p></body></html>")
+        with httpx.Client() as http:
+            for count in range(1, 201):
+                assert http.get(web.url("/a")).status_code == 200
+                assert len(web.requests) == count  # read at once, without waiting: never one behind

@@ -122,10 +122,17 @@ class RequestLog(Sequence[LoggedRequest]):
 
 
 class RequestHandler(BaseHTTPRequestHandler):
-    """Hands every request to the owning :class:`LoopbackServer`, logs it, and never writes to stderr."""
+    """
+    Hands every request to the owning :class:`LoopbackServer`, logs it, and never writes to stderr.
+
+    Responses are buffered: the end of a response leaves the server only after the request is in the log, so a client
+    that has read a whole response always finds its request logged (reading the log right after a request is never a
+    race).
+    """
 
     server: _QuietHTTPServer
     server_version = "LoopbackServer/1.0"
+    wbufsize = 1 << 20  # buffered: the framework flushes after the handler (and the log entry) is done
     status_sent: int = 0
     json_body: Any = None
 

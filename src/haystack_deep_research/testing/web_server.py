@@ -212,7 +212,7 @@ class LoopbackWebServer(LoopbackServer):
         elif route.raw:
             handler.status_sent = route.status
             handler.close_connection = True
-            if self._drip(handler, route) and route.hold_open:
+            if self._drip(handler, route, flush_last=route.hold_open) and route.hold_open:
                 self._hold(handler)
         elif route.chunk_size == 0:
             handler.send_bytes(route.status, route.body, content_type=route.content_type, headers=route.headers)
@@ -227,16 +227,21 @@ class LoopbackWebServer(LoopbackServer):
             if handler.command != "HEAD":
                 self._drip(handler, route)
 
-    def _drip(self, handler: RequestHandler, route: _Route) -> bool:
-        """Write the route's body chunk by chunk; ``False`` if the server stopped first."""
+    def _drip(self, handler: RequestHandler, route: _Route, *, flush_last: bool = False) -> bool:
+        """
+        Write the route's body chunk by chunk; ``False`` if the server stopped first. The last chunk is left in the
+        buffer (the framework sends it once the request is logged) unless ``flush_last``.
+        """
         handler.wfile.flush()
         size = route.chunk_size or max(len(route.body), 1)
-        for start in range(0, len(route.body), size):
+        starts = range(0, len(route.body), size)
+        for start in starts:
             if self._wait_or_stop(route.delay_per_chunk):
                 handler.close_connection = True
                 return False
             handler.wfile.write(route.body[start : start + size])
-            handler.wfile.flush()
+            if start != starts[-1] or flush_last:
+                handler.wfile.flush()
         return True
 
     def _hold(self, handler: RequestHandler) -> None:
