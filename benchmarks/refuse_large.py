@@ -18,10 +18,11 @@ import argparse
 import json
 import subprocess
 import sys
-import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from haystack_deep_research.testing import LoopbackWebServer
 
 ROOT = Path(__file__).resolve().parents[1]
 TOTAL = 200 * 1024 * 1024
@@ -55,44 +56,28 @@ print(json.dumps({"outcome": outcome, "seconds": elapsed, "rss_before_kib": befo
 """
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.0"
-    sent: dict[str, int] = {}  # noqa: RUF012 - shared by the handler threads on purpose
+_SENT: dict[str, int] = {}
 
-    def log_message(self, format: str, *args: object) -> None:
-        return
 
-    def do_GET(self) -> None:
-        path = self.path
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        if path == "/declared":
-            self.send_header("Content-Length", str(TOTAL))
-        if path == "/gzipped":
-            self.send_header("Content-Encoding", "gzip")
-        self.end_headers()
-        sent = 0
-        try:
-            if path == "/gzipped":
-                compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
-                block = b"<p>" + b"a" * (CHUNK - 7) + b"</p>"
-                for _ in range(TOTAL // CHUNK):
-                    data = compressor.compress(block)
-                    if data:
-                        self.wfile.write(data)
-                        sent += len(data)
-                data = compressor.flush()
-                self.wfile.write(data)
-                sent += len(data)
-            else:
-                block = b"a" * CHUNK
-                for _ in range(TOTAL // CHUNK):
-                    self.wfile.write(block)
-                    sent += CHUNK
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client hung up: that is the point
-        finally:
-            _Handler.sent[path] = sent
+def _chunks(path: str) -> Callable[[], Iterator[bytes]]:
+    """The body of one case, made 64 KiB at a time; what was made is counted as sent."""
+
+    def gzipped() -> Iterator[bytes]:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = b"<p>" + b"a" * (CHUNK - 7) + b"</p>"
+        for _ in range(TOTAL // CHUNK):
+            yield compressor.compress(block)
+        yield compressor.flush()
+
+    def chunks() -> Iterator[bytes]:
+        _SENT[path] = 0
+        parts = gzipped() if path == "/gzipped" else (b"a" * CHUNK for _ in range(TOTAL // CHUNK))
+        for part in parts:
+            if part:
+                _SENT[path] += len(part)
+                yield part
+
+    return chunks
 
 
 def _measure(url: str, mode: str) -> dict[str, object]:
@@ -107,25 +92,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "memory.md")
     args = parser.parse_args(argv)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     rows = []
-    try:
+    with LoopbackWebServer() as server:
+        server.add_stream("/declared", _chunks("/declared"), content_length=TOTAL)
+        server.add_stream("/streamed", _chunks("/streamed"))
+        server.add_stream("/gzipped", _chunks("/gzipped"), headers={"Content-Encoding": "gzip"})
         for path, title in CASES.items():
             for mode in ("sync", "async"):
-                _Handler.sent.pop(path, None)
-                figures = _measure(f"http://127.0.0.1:{server.server_address[1]}{path}", mode)
-                server_sent = _Handler.sent.get(path, 0)
+                _SENT.pop(path, None)
+                figures = _measure(server.url(path), mode)
+                server_sent = _SENT.get(path, 0)
                 growth = (int(figures["rss_after_kib"]) - int(figures["rss_before_kib"])) / 1024  # type: ignore[call-overload]
                 rows.append(
                     f"| {title} | {mode} | {figures['outcome']} | {server_sent / 1024:,.0f} | "
                     f"{float(figures['seconds']):.2f} | {int(figures['rss_before_kib']) / 1024:.0f} | {growth:.1f} |"  # type: ignore[call-overload]
                 )
                 print(rows[-1], flush=True)
-    finally:
-        server.shutdown()
-        server.server_close()
     page = [
         "# Memory while refusing a large response",
         "",

@@ -286,3 +286,29 @@ def test_a_request_whose_response_was_read_is_already_in_the_log() -> None:
             for count in range(1, 201):
                 assert http.get(web.url("/a")).status_code == 200
                 assert len(web.requests) == count  # read at once, without waiting: never one behind
+
+
+def test_a_streamed_body_is_made_chunk_by_chunk_with_or_without_a_length() -> None:
+    made: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for number in range(3):
+            made.append(number)
+            yield b"<p>%d</p>" % number
+
+    with LoopbackWebServer() as web:
+        web.add_stream("/sized", chunks, content_length=24)
+        web.add_stream("/open", chunks, headers={"X-Kind": "stream"})
+        with httpx.Client() as http:
+            sized, unsized = http.get(web.url("/sized")), http.get(web.url("/open"))
+
+    assert sized.text == unsized.text == "<p>0</p><p>1</p><p>2</p>"
+    assert sized.headers["Content-Length"] == "24"
+    assert "Content-Length" not in unsized.headers
+    assert unsized.headers["X-Kind"] == "stream"
+    assert made == [0, 1, 2, 0, 1, 2]
+
+
+def test_a_stream_needs_a_callable() -> None:
+    with LoopbackWebServer() as web, pytest.raises(ConfigurationError, match="chunks must be a callable"):
+        web.add_stream("/x", [b"a"])  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ import html
 import re
 import select
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from urllib.parse import urlsplit
@@ -46,6 +46,7 @@ class _Route:
     content_length: bool = True  # False: no Content-Length; the body ends when the connection closes
     raw: bool = False  # the body is the whole response, status line and headers included
     hold_open: bool = False  # after the body, keep the connection open and silent
+    stream: Callable[[], Iterable[bytes]] | None = None  # the body, made chunk by chunk for each request
 
 
 class LoopbackWebServer(LoopbackServer):
@@ -148,6 +149,38 @@ class LoopbackWebServer(LoopbackServer):
         )
         self._add(path, route)
 
+    def add_stream(
+        self,
+        path: str,
+        chunks: Callable[[], Iterable[bytes]],
+        *,
+        content_type: str = _HTML,
+        headers: Mapping[str, str] | None = None,
+        content_length: int | None = None,
+    ) -> None:
+        """
+        Serve a body made chunk by chunk for each request, never held whole: for bodies too large to keep in memory.
+
+        :param path: The path, starting with ``/``.
+        :param chunks: Called once per request; yields the body's chunks. It may count what it yields.
+        :param content_type: The ``Content-Type`` header.
+        :param headers: Extra response headers (``Content-Encoding`` for a compressed stream, say).
+        :param content_length: The ``Content-Length`` to announce, or ``None`` for none (the body then ends when the
+            connection closes).
+        :raises ConfigurationError: If an argument is of the wrong type or out of range.
+        """
+        if not callable(chunks):
+            raise ConfigurationError(f"chunks must be a callable returning an iterable of bytes; got {chunks!r}.")
+        if content_length is not None and (isinstance(content_length, bool) or not isinstance(content_length, int)):
+            raise ConfigurationError(f"content_length must be an int or None; got {content_length!r}.")
+        if content_length is not None and content_length < 0:
+            raise ConfigurationError(f"content_length must be 0 or more; got {content_length!r}.")
+        extra = {**check_headers(headers)}
+        if content_length is not None:
+            extra["Content-Length"] = str(content_length)
+        checked = _check_content_type(content_type)
+        self._add(path, _Route(b"", checked, headers=extra, content_length=content_length is not None, stream=chunks))
+
     def add_raw(
         self,
         path: str,
@@ -209,6 +242,19 @@ class LoopbackWebServer(LoopbackServer):
         if route is None:
             page = _error_page(HTTPStatus.NOT_FOUND, f"Nothing is served at {handler.path}.")
             handler.send_bytes(404, page, content_type=_HTML)
+        elif route.stream is not None:
+            handler.send_response(route.status)
+            handler.send_header("Content-Type", route.content_type)
+            for name, value in route.headers.items():
+                handler.send_header(name, value)
+            if not route.content_length:
+                handler.close_connection = True
+            handler.end_headers()
+            if handler.command != "HEAD":
+                for chunk in route.stream():
+                    if not self.running:
+                        break
+                    handler.wfile.write(chunk)
         elif route.raw:
             handler.status_sent = route.status
             handler.close_connection = True
