@@ -24,8 +24,8 @@ class RunSpec:
     max_concurrent: int = 5
     max_results: int = 5
     api: str = "responses"
-    llm_timeout_s: float = 60.0
-    llm_max_retries: int = 5
+    llm_timeout_s: float | None = 60.0
+    llm_max_retries: int | None = 5
     warmup_runs: int = 0
 
     def save(self, path: Path) -> None:
