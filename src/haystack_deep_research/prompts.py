@@ -171,6 +171,66 @@ REWRITE = ChatTemplate(
     ),
 )
 
+# The report written in parts, each a generation of bounded length: one section per note, side by side with the
+# opening (title and executive summary). A grounding rewrite regenerates only the parts holding unsupported claims.
+SECTION_WORDS = 500
+"""The most words the writer is asked for in one section."""
+OPENING_WORDS = 250
+"""The most words the writer is asked for in the executive summary."""
+
+_CITE_RULE = (
+    "Back every factual claim with an inline citation [short title](url), citing only URLs from the allowed list "
+    "below, exactly as written there; never invent or alter a URL, and use no numbered or reference-style citations. "
+)
+_SECTION_USER = (
+    "Research brief:\n{{ brief }}\n\nThis is section {{ number }} of {{ total }} of the report.\n\n"
+    '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
+    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+)
+_REWRITE_PART = (
+    "{% if previous %}\n\nYour previous version of this part:\n<untrusted_previous_part>\n{{ previous }}\n"
+    "</untrusted_previous_part>{% endif %}\n\n"
+    "A fact-checker compared the report with the stored text of the sources it cites. These claims of this part "
+    "are not supported by the sources they cite:\n<untrusted_claims>\n"
+    "{% for claim in unsupported %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
+    "{% if researched %}The notes now also hold new findings gathered to check these claims.\n{% endif %}"
+    "Write this part again from the notes. State each of these claims only as far as a note supports it, citing "
+    "the source that note gives for it; otherwise leave the claim out."
+)
+_SECTION_SYSTEM = (
+    "You write one section of a research report in Markdown, in the brief's language, from the researchers' notes "
+    "below: start with a '## ' heading of a few words naming what the section covers, use '### ' for any "
+    "sub-headings, and stay within {{ max_words }} words. The title, the executive summary, the other sections and "
+    "the Sources list are written separately: write none of them. " + _CITE_RULE + "Say where the findings are "
+    "incomplete or disagree. " + DATA_RULE
+)
+_OPENING_SYSTEM = (
+    "You write the opening of a research report in Markdown, in the brief's language: a '# ' title, then "
+    "'## Executive summary' answering the brief from the researchers' notes below in at most {{ max_words }} words. "
+    "The sections and the Sources list are written separately: write nothing after the executive summary. "
+    + _CITE_RULE
+    + DATA_RULE
+)
+WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)
+REWRITE_SECTION = ChatTemplate("rewrite_section", system=_SECTION_SYSTEM, user=_SECTION_USER + _REWRITE_PART)
+WRITER_OPENING = ChatTemplate("writer_opening", system=_OPENING_SYSTEM, user=_WRITER_USER)
+REWRITE_OPENING = ChatTemplate("rewrite_opening", system=_OPENING_SYSTEM, user=_WRITER_USER + _REWRITE_PART)
+WRITER_PART_TEMPLATES = ("writer_section", "rewrite_section", "writer_opening", "rewrite_opening")
+"""The names of the templates of the report's parts."""
+
+REPORT_TITLE = "Research report"
+"""The title of a report whose opening the writer could not write."""
+SUMMARY_HEADING = "Executive summary"
+FALLBACK_SECTION = Template(
+    "fallback_section",
+    "*The report writer could not write this section ({{ error }}); below is the researcher's note as it was written.*",
+)
+FALLBACK_OPENING = Template(
+    "fallback_opening",
+    "*The report writer could not write the executive summary ({{ error }}); the sections below hold the "
+    "findings.*\n\n{{ brief }}",
+)
+
 SEARCH_RESULTS = Template(
     "search_results",
     '<untrusted_search_results query="{{ query }}">\n'

@@ -136,9 +136,10 @@ def create_deep_research_agent(
     :param researcher_llm: Each sub-researcher's search / read / think loop; must support tools.
         Default "gpt-5.4-mini".
     :param summarizer_llm: Summarizes each page read toward the researcher's question. Default "gpt-5.4-mini".
-    :param writer_llm: Turns the brief and the notes into the report. Default "gpt-5.4".
+    :param writer_llm: Turns the brief and the notes into the report, written in parts side by side (the opening
+        and one section per note), so no call's output grows with the research. Default "gpt-5.4".
     :param max_subtopics: Sub-topics the orchestrator may delegate in one run, 1 to 50 (enforced in code).
-    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50.
+    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50; also the writer's calls at once.
     :param max_orchestrator_steps: Orchestrator loop steps, 1 to 100.
     :param max_researcher_steps: Each sub-researcher's loop steps, 1 to 200.
     :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
@@ -210,6 +211,12 @@ def create_deep_research_agent(
             ],
             "before_llm": [budget],
             "before_tool": [PlanHook()],
-            "after_run": [WriteHook(chat_generator=models["writer_llm"], stages=_report_stages(options))],
+            "after_run": [
+                WriteHook(
+                    chat_generator=models["writer_llm"],
+                    stages=_report_stages(options),
+                    max_concurrency=max_concurrent_researchers,
+                )
+            ],
         },
     )

@@ -8,6 +8,13 @@ When validation fails, it calls once more, showing the model its reply and the v
 too, the run raises :class:`~haystack_deep_research.errors.StructuredOutputError`, which carries the last reply
 (``raw_text``), its ``errors`` and the final ``report``. The validated instance is the run's ``structured`` output.
 
+The JSON object grows with the report (a finding per line, a URL per source), so its call may take longer than a
+client's timeout allows for a whole reply. When the model's ``run`` takes a ``streaming_callback`` and the model does
+not stream already, the stage asks for the reply as a stream and drops the chunks: a client's read timeout (Haystack's
+OpenAI generators: 30 s by default) then applies to the wait between two chunks, not to the whole reply. The reply is
+the same message as without streaming; with Haystack's ``OpenAIChatGenerator`` the stream is asked to include the
+token usage, so usage is still counted.
+
 :class:`ResearchSummary` is a ready model to pass. A schema is serialized by its import path, so it must be a
 module-level class, and loading it back needs its module on Haystack's deserialization allowlist (this package's
 own models always are; for yours, call ``haystack.core.serialization_security.allow_deserialization_module``).
@@ -15,12 +22,15 @@ own models always are; for yours, call ``haystack.core.serialization_security.al
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import re
 from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 from pydantic import BaseModel, Field, ValidationError
@@ -29,7 +39,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat
+from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import Outcome, Phase, ResearchRun, UsesModels, ask, publish
+from haystack_deep_research.run.phases import model_name
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 
@@ -61,6 +73,49 @@ def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | No
         return schema.model_validate_json(fenced.group(1) if fenced else body), []
     except ValidationError as error:
         return None, json.loads(error.json(include_url=False))
+
+
+def _drop(chunk: StreamingChunk) -> None:
+    """A streaming callback that keeps nothing: the generator still assembles the whole reply."""
+
+
+async def _drop_async(chunk: StreamingChunk) -> None:
+    """The async form of :func:`_drop`."""
+
+
+class _Streamed:
+    """A chat generator called with a streaming callback that drops the chunks (see the module docstring)."""
+
+    def __init__(self, generator: Any) -> None:
+        self.generator = generator
+        self.model = model_name(generator)
+
+    def _options(self, callback: Any) -> dict[str, Any]:
+        options: dict[str, Any] = {"streaming_callback": callback}
+        from haystack.components.generators.chat.openai import OpenAIChatGenerator
+
+        if isinstance(self.generator, OpenAIChatGenerator):  # its stream carries usage only when asked to
+            options["generation_kwargs"] = {"stream_options": {"include_usage": True}}
+        return options
+
+    def run(self, messages: list[ChatMessage]) -> dict[str, Any]:
+        return dict(self.generator.run(messages=messages, **self._options(_drop)))
+
+    async def run_async(self, messages: list[ChatMessage]) -> dict[str, Any]:
+        if hasattr(self.generator, "run_async"):
+            return dict(await self.generator.run_async(messages=messages, **self._options(_drop_async)))
+        return await asyncio.to_thread(self.run, messages)
+
+
+def _streamed(generator: Any) -> Any:
+    """The generator as the stage calls it: streamed when it can stream and does not already."""
+    if getattr(generator, "streaming_callback", None) is not None:
+        return generator
+    try:
+        takes_callback = "streaming_callback" in inspect.signature(generator.run).parameters
+    except (TypeError, ValueError):
+        takes_callback = False
+    return _Streamed(generator) if takes_callback else generator
 
 
 class StructuredOutputStage(UsesModels):
@@ -98,7 +153,7 @@ class StructuredOutputStage(UsesModels):
         :returns: The phase to drive.
         :raises StructuredOutputError: If the second reply does not validate either.
         """
-        model = self.chat_generator or writer
+        model = _streamed(self.chat_generator or writer)
         report = state.data.get(REPORT) or ""
         titles = {entry.url: entry.title for entry in run.ledger.entries()}
         urls = (state.data.get(CITATIONS) or {}).get("verified_urls") or []
@@ -140,6 +195,8 @@ class StructuredOutputStage(UsesModels):
             run.record_usage(PHASE_STRUCTURE, outcome.reply.meta.get("usage"))
         if outcome.error is not None:
             why = f"{type(outcome.error).__name__}: {outcome.error}"
+            if is_timeout(outcome.error):
+                run.warn(PHASE_STRUCTURE, f"the structured-output call failed ({why}); {TIMEOUT_ADVICE}")
             return None, [{"type": "call_failed", "msg": f"the model call failed ({why})"}]
         return parse_structured(self.output_schema, outcome.text)
 

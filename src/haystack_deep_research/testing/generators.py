@@ -16,6 +16,11 @@ real report::
         url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
     )
 
+``role="writer"`` plays every writer step: a whole report (the ``writer`` and ``rewrite`` prompts), one section
+(``writer_section``, ``rewrite_section``: a ``##`` heading from the note's first line, then one cited finding per
+allowed URL) and the opening (``writer_opening``, ``rewrite_opening``: a title and the brief's first words as the
+executive summary, plus one citation of each ``invented_urls`` entry).
+
 ``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths.
 
 ``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
@@ -33,7 +38,14 @@ from haystack import component, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.prompts import PAGE_SEPARATOR, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, prompt_of
+from haystack_deep_research.prompts import (
+    PAGE_SEPARATOR,
+    READ_URL,
+    RESEARCH_SUBTOPIC,
+    WEB_SEARCH,
+    WRITER_PART_TEMPLATES,
+    prompt_of,
+)
 
 Role = Literal["scope", "orchestrator", "researcher", "summarizer", "writer", "judge"]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
@@ -57,13 +69,18 @@ def _last_user_text(messages: list[ChatMessage]) -> str:
     return ""
 
 
-def _prompt(messages: list[ChatMessage], *names: str) -> dict[str, Any]:
-    """The variables of the last user message rendered from one of the named templates (``{}`` if none)."""
+def _named_prompt(messages: list[ChatMessage], *names: str) -> tuple[str, dict[str, Any]]:
+    """The name and variables of the last user message rendered from one of the named templates."""
     for message in reversed(messages):
         found = prompt_of(message) if message.is_from(ChatRole.USER) else None
         if found is not None and (not names or found[0] in names):
-            return found[1]
-    return {}
+            return found
+    return "", {}
+
+
+def _prompt(messages: list[ChatMessage], *names: str) -> dict[str, Any]:
+    """The variables of the last user message rendered from one of the named templates (``{}`` if none)."""
+    return _named_prompt(messages, *names)[1]
 
 
 def _tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[tuple[str, str]]:
@@ -216,7 +233,13 @@ class ScriptedChatGenerator:
         )
 
     def _writer(self, messages: list[ChatMessage]) -> str:
-        given = _prompt(messages, "writer", "rewrite")
+        name, given = _named_prompt(messages, "writer", "rewrite", *WRITER_PART_TEMPLATES)
+        if name.endswith("_section"):
+            return self._section(given)
+        if name.endswith("_opening"):
+            brief = _words(str(given.get("brief") or ""), 40)
+            findings = " ".join(f"A key finding [source]({url})." for url in self.invented_urls)
+            return f"# Research report\n\n## Executive summary\n\n{brief} {findings}".strip() + "\n"
         urls = [str(url) for url in given.get("urls") or []] + self.invented_urls
         findings = "\n".join(f"- Finding {i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1))
         sources = "\n".join(f"- [source {i}]({u})" for i, u in enumerate(urls, 1))
@@ -224,6 +247,16 @@ class ScriptedChatGenerator:
             f"# Research report\n\n## Executive summary\n\n{_words(str(given.get('brief') or ''), 40)}\n\n"
             f"## Findings\n\n{findings or 'No findings.'}\n\n## Sources\n\n{sources or 'No sources.'}\n"
         )
+
+    @staticmethod
+    def _section(given: dict[str, Any]) -> str:
+        number = given.get("number") or 1
+        notes = [str(note) for note in given.get("notes") or []]
+        heading = _words(notes[0].split("\n", 1)[0].lstrip("#"), 6) if notes else f"Part {number}"
+        urls = [str(url) for url in given.get("urls") or []]
+        lines = [f"- Finding {number}.{i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1)]
+        findings = "\n".join(lines)
+        return f"## {heading}\n\n{findings or 'No findings.'}\n"
 
     def _judge(self, messages: list[ChatMessage]) -> str:
         given = _prompt(messages, "judge")
