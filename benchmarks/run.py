@@ -47,6 +47,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="a timeline picture of the earlier code, shown next to this run's when it exists",
     )
     p.add_argument("--ours-src", default="", help="import haystack-deep-research from this src folder instead")
+    p.add_argument(
+        "--ours-option",
+        action="append",
+        default=[],
+        help="NAME=VALUE (JSON) passed to create_deep_research_agent, e.g. passage_budget=0; repeatable",
+    )
     p.add_argument("--api", choices=("responses", "chat"), default="responses", help="OpenAI API flavour")
     p.add_argument("--read-batch", action="store_true", help="researchers read all top URLs in one read_url call")
     p.add_argument("--seed", type=int, default=7)

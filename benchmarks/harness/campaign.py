@@ -67,6 +67,15 @@ def _median_run(pairs: list[tuple[dict[str, Any], RunMetrics]]) -> tuple[dict[st
     return ordered[(len(ordered) - 1) // 2]
 
 
+def _option(text: str) -> tuple[str, Any]:
+    """``name=value`` with the value read as JSON (a bare word stays a string)."""
+    name, _, raw = text.partition("=")
+    try:
+        return name.strip(), json.loads(raw)
+    except ValueError:
+        return name.strip(), raw
+
+
 def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
@@ -110,6 +119,7 @@ class Campaign:
             seed=self.args.seed,
             timeout_s=self.args.timeout,
             ours_src=self.ours_src,
+            ours_options=tuple(_option(text) for text in self.args.ours_option),
         )
 
     def _measure(

@@ -35,6 +35,8 @@ class RunOptions:
     warmup_runs: int = 0
     ours_src: Path | None = None
     """Another checkout's ``src`` folder: ``ours`` is imported from there instead (to measure a "before")."""
+    ours_options: tuple[tuple[str, Any], ...] = ()
+    """Extra factory arguments for ``ours`` (to measure one lever at a time)."""
 
 
 def child_env(library_path: Path | None = None) -> dict[str, str]:
@@ -133,6 +135,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
             llm_timeout_s=scenario.llm_timeout_s,
             llm_max_retries=scenario.llm_max_retries,
             warmup_runs=options.warmup_runs,
+            ours_options=dict(options.ours_options) if library == "ours" else {},
         )
         spec_path = runs / f"{stem}.spec.json"
         spec.save(spec_path)
@@ -159,6 +162,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
         "library": library,
         "latency": asdict(latency),
         "ours_src": str(options.ours_src or ""),
+        "ours_options": dict(options.ours_options),
         "api": options.api,
         "read_batch": options.read_batch,
         "seed": options.seed,

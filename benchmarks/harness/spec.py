@@ -27,6 +27,8 @@ class RunSpec:
     llm_timeout_s: float | None = 60.0
     llm_max_retries: int | None = 5
     warmup_runs: int = 0
+    ours_options: dict[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for this library's factory (``--ours-option``), to measure one lever at a time."""
 
     def save(self, path: Path) -> None:
         """Write the spec as JSON."""
