@@ -46,9 +46,12 @@ def test_every_prompt_that_sees_web_text_says_it_is_data(system: str) -> None:
 
 def test_only_read_pages_may_be_cited_and_the_language_follows_the_question() -> None:
     assert "Cite only URLs you read with read_url; search snippets are not enough." in RESEARCHER_SYSTEM
-    for writer in (WRITER, WRITER_SECTION, WRITER_OPENING):
-        assert "citing only URLs from the allowed list below, exactly as written there; never invent" in writer.system
-        assert "in the brief's language" in writer.system
+    assert "citing only URLs from the allowed list below, exactly as written there; never invent" in WRITER.system
+    for part in (WRITER_SECTION, WRITER_OPENING):
+        assert "with a URL from the allowed list below, exactly as written there; never invent or alter" in part.system
+    assert "in the brief's language" in WRITER.system
+    assert "in the brief's language" in WRITER_OPENING.system
+    assert "in the notes' language" in WRITER_SECTION.system
     assert "written in the question's language" in SCOPE.system
 
 

@@ -141,6 +141,19 @@ SUMMARIZER = ChatTemplate(
         '<untrusted_document url="{{ url }}" title="{{ title }}">\n{{ content }}\n</untrusted_document>'
     ),
 )
+SUMMARIZER_PASSAGES = ChatTemplate(
+    "summarizer_passages",
+    system=SUMMARIZER.system,
+    user=(
+        "Research question: {{ question }}\n\n"
+        "The document's {{ kept }} passages (of {{ total }}) most relevant to the question; [...] marks text left "
+        "out.\n"
+        '<untrusted_document url="{{ url }}" title="{{ title }}">\n{{ content }}\n</untrusted_document>'
+    ),
+)
+"""The summarizer's prompt when it reads only a page's most relevant passages."""
+OMITTED = "[...]"
+"""Stands where passages of a document were left out of what the summarizer reads."""
 
 _WRITER_USER = (
     "Research brief:\n{{ brief }}\n\n"
@@ -179,11 +192,11 @@ OPENING_WORDS = 250
 """The most words the writer is asked for in the executive summary."""
 
 _CITE_RULE = (
-    "Back every factual claim with an inline citation [short title](url), citing only URLs from the allowed list "
-    "below, exactly as written there; never invent or alter a URL, and use no numbered or reference-style citations. "
+    "Cite every factual claim inline as [short title](url) with a URL from the allowed list below, exactly as "
+    "written there; never invent or alter a URL; no numbered citations. "
 )
 _SECTION_USER = (
-    "Research brief:\n{{ brief }}\n\nThis is section {{ number }} of {{ total }} of the report.\n\n"
+    "Section {{ number }} of {{ total }}.\n\n"
     '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
     "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
 )
@@ -198,18 +211,15 @@ _REWRITE_PART = (
     "the source that note gives for it; otherwise leave the claim out."
 )
 _SECTION_SYSTEM = (
-    "You write one section of a research report in Markdown, in the brief's language, from the researchers' notes "
-    "below: start with a '## ' heading of a few words naming what the section covers, use '### ' for any "
-    "sub-headings, and stay within {{ max_words }} words. The title, the executive summary, the other sections and "
-    "the Sources list are written separately: write none of them. " + _CITE_RULE + "Say where the findings are "
+    "You write one section of a research report in Markdown, in the notes' language, from the researchers' notes "
+    "below: a '## ' heading of a few words, then at most {{ max_words }} words ('### ' for sub-headings). Write only "
+    "this section: no title, executive summary or Sources list. " + _CITE_RULE + "Say where the findings are "
     "incomplete or disagree. " + DATA_RULE
 )
 _OPENING_SYSTEM = (
     "You write the opening of a research report in Markdown, in the brief's language: a '# ' title, then "
     "'## Executive summary' answering the brief from the researchers' notes below in at most {{ max_words }} words. "
-    "The sections and the Sources list are written separately: write nothing after the executive summary. "
-    + _CITE_RULE
-    + DATA_RULE
+    "Sections and the Sources list are written separately: write nothing after the summary. " + _CITE_RULE + DATA_RULE
 )
 WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)
 REWRITE_SECTION = ChatTemplate("rewrite_section", system=_SECTION_SYSTEM, user=_SECTION_USER + _REWRITE_PART)
@@ -231,12 +241,16 @@ FALLBACK_OPENING = Template(
     "findings.*\n\n{{ brief }}",
 )
 
+SNIPPET_LABEL = "Snippet: "
+SEARCH_RESULTS_END = "</untrusted_search_results>"
 SEARCH_RESULTS = Template(
     "search_results",
     '<untrusted_search_results query="{{ query }}">\n'
-    "{% for r in results %}[{{ loop.index }}] {{ r.title }}\nURL: {{ r.url }}\nSnippet: {{ r.snippet }}\n\n"
-    "{% else %}No results.\n{% endfor %}</untrusted_search_results>",
+    "{% for r in results %}[{{ loop.index }}] {{ r.title }}\nURL: {{ r.url }}\n" + SNIPPET_LABEL + "{{ r.snippet }}\n\n"
+    "{% else %}No results.\n{% endfor %}" + SEARCH_RESULTS_END,
 )
+SNIPPETS_LEFT_OUT = "(The snippets of these results were left out once you had seen them; titles and URLs are kept.)"
+"""Follows a researcher's search results whose snippets were dropped after the model had acted on them."""
 PAGE_SUMMARY = Template(
     "page_summary",
     "Source: {{ url }}\nTitle: {{ title }}\n"
@@ -244,6 +258,10 @@ PAGE_SUMMARY = Template(
     "Summary:\n{{ summary }}",
 )
 PAGE_UNREADABLE = Template("page_unreadable", "Could not read {{ url }}: {{ reason }}")
+PAGE_DUPLICATE = Template(
+    "page_duplicate",
+    "(This page has the same text as {{ url }}, read earlier in this run; this is that page's summary.)\n{{ summary }}",
+)
 SUMMARIZER_EMPTY = "the summarizer returned no text."
 SUMMARIZER_FAILED = Template("summarizer_failed", "the summarizer failed ({{ error }}).")
 

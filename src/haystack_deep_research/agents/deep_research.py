@@ -27,6 +27,7 @@ from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_L
 from haystack_deep_research.run import BudgetHook, RunBudget
 from haystack_deep_research.state import orchestrator_state_schema, researcher_state_schema
 from haystack_deep_research.tools import ReadUrlTool, RunToolset, WebSearchTool, create_think_tool
+from haystack_deep_research.tools.read_url import DEFAULT_PASSAGE_BUDGET, passage_budget_value
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 __all__ = ["create_deep_research_agent"]
@@ -57,6 +58,7 @@ def _check_options(options: dict[str, Any]) -> None:
     _checks.int_in_range("max_researcher_steps", options["max_researcher_steps"], 1, 200)
     _checks.int_in_range("max_search_results", options["max_search_results"], 1, 20)
     _checks.int_in_range("max_content_length", options["max_content_length"], 1_000, 1_000_000)
+    passage_budget_value(options["passage_budget"])
     _checks.int_in_range("loop_threshold", options["loop_threshold"], MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
     _checks.number_in_range("grounding_threshold", options["grounding_threshold"], 0.0, 1.0, include_low=True)
     _checks.int_in_range("max_regenerations", options["max_regenerations"], 0, 5)
@@ -112,6 +114,7 @@ def create_deep_research_agent(
     max_researcher_steps: int = 20,
     max_search_results: int = 10,
     max_content_length: int = 50_000,
+    passage_budget: int = DEFAULT_PASSAGE_BUDGET,
     search_tool: Tool | None = None,
     url_policy: UrlPolicy | None = None,
     fetch_limits: FetchLimits | None = None,
@@ -143,7 +146,9 @@ def create_deep_research_agent(
     :param max_orchestrator_steps: Orchestrator loop steps, 1 to 100.
     :param max_researcher_steps: Each sub-researcher's loop steps, 1 to 200.
     :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
-    :param max_content_length: Page characters given to the summarizer, 1,000 to 1,000,000.
+    :param max_content_length: Page characters read and kept in the evidence ledger, 1,000 to 1,000,000.
+    :param passage_budget: Characters of a page's passages most relevant to the researcher's question that the
+        summarizer reads (ranked with BM25), 500 to 1,000,000, or 0 for the whole page.
     :param search_tool: The researchers' search tool. Default: the library's ``WebSearchTool`` (Tavily,
         ``TAVILY_API_KEY``). Another tool should return titles, exact URLs and snippets.
     :param url_policy: Which URLs ``read_url`` may fetch. Default: public http(s) addresses only.
@@ -179,6 +184,7 @@ def create_deep_research_agent(
         ReadUrlTool(
             summarizer_llm=models["summarizer_llm"],
             max_content_length=max_content_length,
+            passage_budget=passage_budget,
             url_policy=url_policy,
             fetch_limits=fetch_limits,
         ),

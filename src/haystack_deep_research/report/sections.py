@@ -102,7 +102,6 @@ def _section_request(
     template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
     messages = render_chat(
         template,
-        brief=run.brief,
         notes=[fence(note) for note in notes],
         urls=_allowed_in(notes, urls),
         number=number,

@@ -13,6 +13,9 @@ tool name *and* arguments: the same tool with other arguments is progress, the s
 
 The streak lives in the researcher's own State (one State per ``research_subtopic`` call), never on the hook, so
 one hook object serves every researcher of every run at once.
+
+Being the researcher's one ``before_tool`` hook, it also keeps the researcher's context small before each tool step
+(:mod:`.condense`): search results the model has already acted on keep only their titles and URLs.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ import json
 from typing import Any
 
 from haystack.components.agents.state import State
+from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ToolCall
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import LOOP_STOPPED, LOOP_WARNING, render_text
+from haystack_deep_research.research.condense import condense_seen_results
 from haystack_deep_research.run import view_of
 from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, MESSAGES, PHASE_RESEARCH, STOP_RUN
 
@@ -59,7 +64,8 @@ def call_signature(call: ToolCall) -> str:
 
 class LoopGuardHook:
     """
-    ``before_tool`` hook of a sub-researcher: answer a repeated call with an error, then stop a persisting loop.
+    ``before_tool`` hook of a sub-researcher: answer a repeated call with an error, then stop a persisting loop;
+    condense the search results the model has acted on (see the module docstring).
 
     :param threshold: How many identical calls in a row make a loop, 2 to 20. The call that reaches it is answered
         with an error telling the model to change course; the next identical call stops the researcher.
@@ -81,6 +87,9 @@ class LoopGuardHook:
         pending = messages[-1] if messages else None
         if pending is None or not pending.tool_calls:
             return
+        condensed = condense_seen_results(messages)
+        if condensed is not None:
+            state.set(MESSAGES, condensed, handler_override=replace_values)
         streak = state.data.get(LOOP_STREAK) or {}
         signature, count = streak.get("signature"), int(streak.get("count") or 0)
         warned = streak.get("warned")  # the call the model was told, in an earlier step, to stop repeating

@@ -227,7 +227,7 @@ class ScriptedChatGenerator:
         return f"Findings on {subtopic}:\n" + "\n".join(lines)
 
     def _summarizer(self, messages: list[ChatMessage]) -> str:
-        content = _prompt(messages, "summarizer").get("content")
+        content = _prompt(messages, "summarizer", "summarizer_passages").get("content")
         return (
             _words(str(content if content is not None else _last_user_text(messages)), 40) or "The document is empty."
         )
