@@ -197,8 +197,9 @@ def shortest_schedule(jobs: list[float], slots: int) -> float:
     """
     The shortest time in which ``jobs`` (durations) can all finish on ``slots`` parallel slots.
 
-    Exact (a pruned search) for up to :data:`EXACT_SCHEDULE_LIMIT` jobs; beyond that the classic lower bound, the
-    larger of the longest job and the total work over the slots.
+    Exact (a pruned search) for up to :data:`EXACT_SCHEDULE_LIMIT` jobs; beyond that a lower bound, the largest of
+    the longest job, the total work over the slots, and the ``ceil(jobs / slots)`` shortest jobs together (some slot
+    must run that many jobs one after another).
 
     :param jobs: Job durations.
     :param slots: Jobs allowed to run at once, 1 or more.
@@ -209,7 +210,8 @@ def shortest_schedule(jobs: list[float], slots: int) -> float:
     if not ordered:
         return 0.0
     if len(ordered) > EXACT_SCHEDULE_LIMIT:
-        return max(ordered[0], sum(ordered) / width)
+        per_slot = -(-len(ordered) // width)
+        return max(ordered[0], sum(ordered) / width, sum(ordered[-per_slot:]))
     best = sum(ordered)
     loads = [0.0] * width
 

@@ -62,6 +62,11 @@ def test_shortest_schedule_is_exact_for_small_sets():
     assert shortest_schedule([], 3) == 0.0
 
 
+def test_beyond_the_exact_limit_the_schedule_bound_counts_the_jobs_some_slot_must_chain():
+    assert shortest_schedule([2.0] * 20 + [1.0], 10) == 2.0 + 2.0 + 1.0  # 21 jobs on 10 slots: one slot runs three
+    assert shortest_schedule([10.0] + [1.0] * 11, 4) == 10.0
+
+
 def test_precision_counts_unique_cited_urls_that_were_retrieved():
     report = "See [a](http://h/x/1.html) and [a again](http://h/x/1.html), [b](http://h/x/2.html), http://h/x/9.html."
     record = {
