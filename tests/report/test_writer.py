@@ -176,17 +176,24 @@ def test_a_section_the_writer_fails_on_twice_holds_its_note_and_the_rest_is_writ
     assert not any("timed out" in warning for warning in result["warnings"])
 
 
+def _timeout_underneath() -> Exception:
+    error = RuntimeError("the generation failed")
+    error.__cause__ = httpx.ReadTimeout("read timed out")
+    return error
+
+
+@pytest.mark.parametrize(("error", "kind"), [(_timeout, "APITimeoutError"), (_timeout_underneath, "RuntimeError")])
 def test_a_part_that_timed_out_is_tried_once_more_and_the_warning_says_how_to_give_up_sooner(
-    make_agent: Callable[..., Agent],
+    make_agent: Callable[..., Agent], error: Callable[[], Exception], kind: str
 ) -> None:
     failures = iter([True])
-    writer = Flaky(lambda name, _: name == "writer_opening" and next(failures, False), _timeout)
+    writer = Flaky(lambda name, _: name == "writer_opening" and next(failures, False), error)
     result = make_agent(writer_llm=writer.generator).run(messages=[ChatMessage.from_user(QUESTION)])
 
     assert writer.calls.count("writer_opening") == 2
     assert result["report"].startswith("# Research report\n\n## Executive summary\n\nResearch brief:")
     [warning] = [w for w in result["warnings"] if w.startswith("write:")]
-    assert "the writer's call for the opening (title and executive summary) failed (APITimeoutError" in warning
+    assert f"the writer's call for the opening (title and executive summary) failed ({kind}" in warning
     assert "it timed out after the chat generator's client had retried it" in warning
     assert "max_retries" in warning
     assert warning.endswith("it succeeded when tried once more")
