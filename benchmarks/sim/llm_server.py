@@ -122,6 +122,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # The listen backlog: socketserver's default of 5 drops connections beyond it when many arrive at once (a burst
+    # of researchers), and each dropped one waits a second for its SYN to be sent again; real endpoints queue them.
+    request_queue_size = 1024
 
     def __init__(self, owner: SimLLMServer) -> None:
         self.owner = owner
