@@ -26,6 +26,7 @@ import asyncio
 import inspect
 import json
 import re
+import threading
 from typing import Any
 
 from haystack.components.agents.state import State
@@ -48,6 +49,7 @@ from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 __all__ = ["ResearchSummary", "StructuredOutputStage", "parse_structured"]
 
 _FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
+_IMPORT_LOCK = threading.Lock()
 
 
 class ResearchSummary(BaseModel):
@@ -92,7 +94,8 @@ class _Streamed:
 
     def _options(self, callback: Any) -> dict[str, Any]:
         options: dict[str, Any] = {"streaming_callback": callback}
-        from haystack.components.generators.chat.openai import OpenAIChatGenerator
+        with _IMPORT_LOCK:  # Haystack's lazily imported packages are not safe to import from two threads at once
+            from haystack.components.generators.chat.openai import OpenAIChatGenerator
 
         if isinstance(self.generator, OpenAIChatGenerator):  # its stream carries usage only when asked to
             options["generation_kwargs"] = {"stream_options": {"include_usage": True}}

@@ -16,7 +16,9 @@ claims against.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["PASSAGE_CHARS", "Excerpt", "relevant_passages", "split_passages"]
 
@@ -24,6 +26,7 @@ PASSAGE_CHARS = 400
 """The longest passage, in characters (shorter paragraphs are packed together up to it)."""
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_IMPORT_LOCK = threading.Lock()
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 
 
@@ -104,11 +107,21 @@ def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
     return _packed(paragraphs, size, "\n\n")
 
 
+def _ranking_classes() -> tuple[Any, Any]:
+    """
+    Haystack's ``Document`` and ``InMemoryDocumentStore``, imported on first use (they are not needed to import this
+    package). The import holds a lock: Haystack's lazily imported packages, imported by two threads at once (the
+    researchers' first pages are read side by side), can leave one of them with a half-built module.
+    """
+    with _IMPORT_LOCK:
+        from haystack import Document
+        from haystack.document_stores.in_memory import InMemoryDocumentStore
+    return Document, InMemoryDocumentStore
+
+
 def _scores(passages: list[str], question: str, wanted: int) -> dict[int, float]:
     """BM25+ scores of the ``wanted`` best passages, by position."""
-    from haystack import Document
-    from haystack.document_stores.in_memory import InMemoryDocumentStore
-
+    Document, InMemoryDocumentStore = _ranking_classes()
     store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
     try:
         store.write_documents([Document(id=str(index), content=text) for index, text in enumerate(passages)])
