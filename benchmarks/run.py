@@ -3,6 +3,8 @@ Run the benchmark: both libraries, every scenario, in the simulated world; write
 
     python benchmarks/run.py                      # everything, default latency model
     python benchmarks/run.py --scenarios three --repeat 3 --ttft 0.2 --tps 200
+    python benchmarks/run.py --libraries ours --ours-src OLD/src --save-baseline benchmarks/baseline.json \
+        --baseline-description "..." --png benchmarks/timeline-before.png --doc /tmp/before.md   # a "before"
 
 The first run creates benchmarks/.work/venv (the peer and matplotlib live only there) and re-runs itself with it.
 """
@@ -33,8 +35,24 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--ttft", type=float, default=0.5, help="model time to first token, seconds (default 0.5)")
     p.add_argument("--tps", type=float, default=100.0, help="model output tokens per second; 0 = instant (default 100)")
     p.add_argument("--repeat", type=int, default=1, help="runs per library and scenario; the median-wall run is shown")
-    p.add_argument("--overhead-scenario", default="three", help="scenario run at latency 0 for overhead; '' skips it")
-    p.add_argument("--timeline-scenario", default="five-c2", help="scenario drawn in the timeline picture")
+    p.add_argument(
+        "--overhead-scenario",
+        default="three,scale-20,scale-50",
+        help="comma-separated scenarios also run at latency 0 for overhead; '' skips them",
+    )
+    p.add_argument("--timeline-scenario", default="scale-20", help="scenario drawn in the timeline picture")
+    p.add_argument(
+        "--timeline-before",
+        default=str(ROOT / "benchmarks" / "timeline-before.png"),
+        help="a timeline picture of the earlier code, shown next to this run's when it exists",
+    )
+    p.add_argument("--ours-src", default="", help="import haystack-deep-research from this src folder instead")
+    p.add_argument(
+        "--ours-option",
+        action="append",
+        default=[],
+        help="NAME=VALUE (JSON) passed to create_deep_research_agent, e.g. passage_budget=0; repeatable",
+    )
     p.add_argument("--api", choices=("responses", "chat"), default="responses", help="OpenAI API flavour")
     p.add_argument("--read-batch", action="store_true", help="researchers read all top URLs in one read_url call")
     p.add_argument("--seed", type=int, default=7)
@@ -47,6 +65,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default=str(ROOT / "benchmarks" / "baseline.json"),
         help="earlier figures shown in the page's Improvements section; '' leaves the section out",
     )
+    p.add_argument("--save-baseline", type=Path, default=None, help="also write this run's figures as a baseline file")
+    p.add_argument("--baseline-description", default="", help="what --save-baseline measured, one sentence")
     p.add_argument("--from-logs", action="store_true", help="recompute the page from the saved logs; run nothing")
     p.add_argument("--no-setup", action="store_true", help="use the current interpreter as it is")
     return p.parse_args(argv)

@@ -102,9 +102,10 @@ def test_an_llm_429_is_retried_after_the_delay_its_retry_after_header_asks_for(
     with respx.mock(assert_all_called=False) as mock:
         mock.post(f"{API}/responses").mock(side_effect=openai)
         mock.route(host="127.0.0.1").pass_through()
-        result = _run(make_agent(writer_llm=_openai("writer-model")))
+        # One writer call at a time, so the calls reach the server in order: the opening, then one per note.
+        result = _run(make_agent(writer_llm=_openai("writer-model"), max_concurrent_researchers=1))
 
-    assert len(attempts) == 2
+    assert len(attempts) == 1 + 3  # the refused call again, then the two sections
     assert attempts[1] - attempts[0] >= 0.29  # Retry-After was honoured, not a blind immediate retry
     _assert_intact(result)
     assert result["report"].startswith("# Solar")
@@ -127,14 +128,16 @@ def test_llm_5xx_answers_are_retried_with_backoff_until_one_succeeds(
     with respx.mock(assert_all_called=False) as mock:
         mock.post(f"{API}/responses").mock(side_effect=openai)
         mock.route(host="127.0.0.1").pass_through()
-        result = _run(make_agent(writer_llm=_openai("writer-model", max_retries=2)))
+        agent = make_agent(writer_llm=_openai("writer-model", max_retries=2), max_concurrent_researchers=1)
+        result = _run(agent)
 
-    assert len(attempts) == 3
-    assert all(later - earlier >= 0.09 for earlier, later in itertools.pairwise(attempts))
+    assert len(attempts) == 3 + 2  # the opening's three tries, then the two sections
+    assert all(later - earlier >= 0.09 for earlier, later in itertools.pairwise(attempts[:3]))
     _assert_intact(result)
     assert result["report"].startswith("# Solar")
     assert result["exit_reason"] == "text"
-    assert result["usage_by_phase"]["write"]["total_tokens"] == 15
+    assert result["usage_by_phase"]["write"]["total_tokens"] == 3 * 15  # three answered calls
+    assert not [w for w in result["warnings"] if "writer" in w and "failed" in w]  # the client's retries, not ours
 
 
 def test_an_llm_timeout_loses_only_the_page_it_was_summarizing(

@@ -1,4 +1,4 @@
-"""A whole benchmark invocation: every library on every scenario, then the page and the picture."""
+"""A whole benchmark invocation: every library on every scenario, then the page and the pictures."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks import import_time
 from benchmarks.harness import improvements, report, targets, venv
 from benchmarks.harness.metrics import RunMetrics, compute
 from benchmarks.harness.orchestrate import RunOptions, run_one
-from benchmarks.harness.scenarios import SCENARIOS, Scenario
+from benchmarks.harness.scenarios import SCALE_SERIES, SCENARIOS, Scenario
 from benchmarks.harness.spec import LIBRARY_NAMES
 from benchmarks.sim.corpus import build_corpus
 from benchmarks.sim.llm_server import LatencyModel, SimLLMServer
@@ -24,12 +25,15 @@ FLOOR_CALLS = 50
 
 NOTES = (
     "The simulator never looks at which library is calling: roles are chosen by model name, tools are found by "
-    "name and then by schema, and every decision depends only on what the request contains.",
+    "name and then by schema, and every decision depends only on what the request contains. The writer role "
+    "answers a request for one section of a report with that section, and a request for a report's opening with "
+    "its title and executive summary (told apart by what the system message asks for); any other writer request "
+    "gets a whole report.",
     "Researchers read their top results with one read_url call per URL, all in one turn, for both libraries "
     "(`--read-batch` sends one call with every URL instead; the peer's read_url then summarizes only the first "
     "page it fetched).",
-    "Both libraries get the same generator class, timeout (60 s) and retry count (5), and 5 search results per "
-    "query; every other setting is each library's default.",
+    "Both libraries get the same generator class, timeout and retry count (60 s and 5 unless the scenario says "
+    "otherwise), and 5 search results per query; every other setting is each library's default.",
     "The peer's Tavily tool has no base-URL option, so its search component is handed a `TavilyClient` pointed "
     "at the loopback search server before the run (the tool only builds its own client when it has none).",
     "Each library and scenario runs in a fresh world (new servers, same corpus and seed) and a fresh interpreter.",
@@ -63,20 +67,36 @@ def _median_run(pairs: list[tuple[dict[str, Any], RunMetrics]]) -> tuple[dict[st
     return ordered[(len(ordered) - 1) // 2]
 
 
+def _option(text: str) -> tuple[str, Any]:
+    """``name=value`` with the value read as JSON (a bare word stays a string)."""
+    name, _, raw = text.partition("=")
+    try:
+        return name.strip(), json.loads(raw)
+    except ValueError:
+        return name.strip(), raw
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 class Campaign:
     """Runs, measures and reports."""
 
     def __init__(self, args: argparse.Namespace, *, command: str) -> None:
         self.args = args
         self.command = command.strip()
-        self.scenarios = [SCENARIOS[n.strip()] for n in args.scenarios.split(",") if n.strip()]
-        self.libraries = [lib.strip() for lib in args.libraries.split(",") if lib.strip()]
+        self.scenarios = [SCENARIOS[n] for n in _names(args.scenarios)]
+        self.overhead_scenarios = [SCENARIOS[n] for n in _names(args.overhead_scenario)]
+        self.libraries = _names(args.libraries)
         self.notes = list(NOTES)
         self.pythons = self._interpreters()
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.metrics: dict[tuple[str, str], RunMetrics] = {}
-        self.overhead: dict[str, RunMetrics] = {}
+        self.overhead: dict[tuple[str, str], RunMetrics] = {}
         self.floor: dict[str, float] = {}
+        self.imports: dict[str, float] = {}
+        self.ours_src = Path(args.ours_src).resolve() if args.ours_src else None
 
     def _interpreters(self) -> dict[str, str]:
         found = {"ours": sys.executable}
@@ -98,6 +118,8 @@ class Campaign:
             read_batch=self.args.read_batch,
             seed=self.args.seed,
             timeout_s=self.args.timeout,
+            ours_src=self.ours_src,
+            ours_options=tuple(_option(text) for text in self.args.ours_option),
         )
 
     def _measure(
@@ -120,7 +142,8 @@ class Campaign:
             print(
                 f"  {scenario.name:14} {LIBRARY_NAMES[library]:24} run {i + 1}: wall {metrics.wall_s:7.2f} s, "
                 f"bound {metrics.bound_s:6.2f} s, {metrics.input_tokens:7,} in / {metrics.output_tokens:6,} out "
-                f"tokens, precision {metrics.precision:.2f}  [{status}]",
+                f"tokens, facts {metrics.facts}, precision {metrics.precision:.2f}, exit {metrics.exit_reason}  "
+                f"[{status}]",
                 flush=True,
             )
             pairs.append((record, metrics))
@@ -137,20 +160,32 @@ class Campaign:
                 record, metrics = self._measure(scenario, library, latency, "")
                 self.records[scenario.name, library] = record
                 self.metrics[scenario.name, library] = metrics
-        if self.args.overhead_scenario:
-            zero = SCENARIOS[self.args.overhead_scenario]
+        for zero in self.overhead_scenarios:
             for library in self.pythons:
-                self.overhead[library] = self._measure(zero, library, LatencyModel(0.0, 0.0), "-latency0", warmup=1)[1]
-        if self.args.overhead_scenario and not self.args.from_logs:
-            self.floor = measure_floor(self.pythons.get("ours", sys.executable), self.args.api)
-            (self.args.work_dir / "runs" / "floor.json").write_text(json.dumps(self.floor))
-        elif (self.args.work_dir / "runs" / "floor.json").exists():
-            self.floor = json.loads((self.args.work_dir / "runs" / "floor.json").read_text())
+                measured = self._measure(zero, library, LatencyModel(0.0, 0.0), "-latency0", warmup=1)[1]
+                self.overhead[zero.name, library] = measured
+        self._side_figures()
         if self.records and self.args.from_logs:
             latency = LatencyModel(**next(iter(self.records.values()))["latency"])
         self._write(latency)
         failed = [m for m in [*self.metrics.values(), *self.overhead.values()] if not m.ok]
         return 1 if failed else 0
+
+    def _side_figures(self) -> None:
+        """The bare generator call's cost and the import time: measured now, or read back with --from-logs."""
+        runs = self.args.work_dir / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        if self.args.from_logs:
+            for name, target in (("floor.json", self.floor), ("import_time.json", self.imports)):
+                if (runs / name).exists():
+                    target.update(json.loads((runs / name).read_text()))
+            return
+        if self.overhead_scenarios:
+            self.floor = measure_floor(self.pythons.get("ours", sys.executable), self.args.api)
+            (runs / "floor.json").write_text(json.dumps(self.floor))
+        if "ours" in self.pythons:
+            self.imports = import_time.measure(self.pythons["ours"], library_path=self.ours_src)
+            (runs / "import_time.json").write_text(json.dumps(self.imports))
 
     def _verdicts(self) -> list[targets.Verdict]:
         verdicts = []
@@ -158,29 +193,47 @@ class Campaign:
             ours = self.metrics.get((scenario.name, "ours"))
             if ours is not None:
                 verdicts += targets.check(ours, self.metrics.get((scenario.name, "peer")))
-        if "ours" in self.overhead:
-            verdicts.append(targets.check_overhead(self.overhead["ours"]))
+                if scenario.name in SCALE_SERIES[1:]:
+                    verdicts += targets.check_memory(ours, self.metrics.get((scenario.name, "peer")))
+        for zero in self.overhead_scenarios:
+            ours = self.overhead.get((zero.name, "ours"))
+            if ours is not None:
+                verdicts += targets.check_overhead(ours, self.overhead.get((zero.name, "peer")))
         return verdicts
 
-    def _improvements(self) -> list[str]:
+    def now_figures(self) -> dict[str, dict[str, dict[str, float]]]:
+        """This run's figures for the Improvements section and for a saved baseline."""
+        found: dict[str, dict[str, dict[str, float]]] = {}
+        for (scenario, library), run in self.metrics.items():
+            found.setdefault(scenario, {})[library] = improvements.figures(run, self.overhead.get((scenario, library)))
+        for (scenario, library), zero in self.overhead.items():
+            if (scenario, library) not in self.metrics:
+                found.setdefault(scenario, {})[library] = improvements.figures(None, zero)
+        return found
+
+    def _improvements(self, verdicts: list[targets.Verdict]) -> list[str]:
         path = self.args.baseline
         baseline = improvements.Baseline.load(Path(path)) if path else None
-        if baseline is None or (baseline.scenario, "ours") not in self.metrics:
+        if baseline is None:
             return []
-        ours = improvements.current_figures(self.metrics.get((baseline.scenario, "ours")), self.overhead.get("ours"))
-        peer = improvements.current_figures(self.metrics.get((baseline.scenario, "peer")), self.overhead.get("peer"))
-        return improvements.render(baseline, ours, peer, self.floor)
+        missed = [f"{v.target} on `{v.scenario}`: {v.value}. {v.reason}." for v in verdicts if not v.met]
+        return improvements.render(baseline, self.now_figures(), missed)
 
     def _write(self, latency: LatencyModel) -> None:
-        timeline_records = [self.records[k] for k in self.records if k[0] == self.args.timeline_scenario]
         png_rel = os.path.relpath(self.args.png, self.args.doc.parent)
+        timeline_records = [self.records[k] for k in self.records if k[0] == self.args.timeline_scenario]
         if timeline_records:
             from benchmarks.harness.timeline import draw
 
             caption = f"{self.args.timeline_scenario}: {SCENARIOS[self.args.timeline_scenario].title}"
             draw(timeline_records, self.args.png, caption)
+        if self.args.save_baseline:
+            improvements.Baseline(self.args.baseline_description, self.now_figures()).save(self.args.save_baseline)
+            print(f"Wrote {self.args.save_baseline}", flush=True)
+        before = self.args.timeline_before
         corpus = build_corpus(seed=self.args.seed)
         pdfs = sum(p.kind == "pdf" for p in corpus.pages)
+        verdicts = self._verdicts()
         data = report.ReportInput(
             command=self.command,
             environment={
@@ -193,7 +246,7 @@ class Campaign:
                 "CPU cores": str(os.cpu_count()),
             },
             settings={
-                "model latency": f"{latency.ttft_s} s to first token, then {latency.tokens_per_s:g} output tokens/s",
+                "model latency": latency.describe() + " (a scenario may set its own output rate and prompt reading)",
                 "OpenAI API": self.args.api,
                 "corpus": f"{len(corpus.pages)} pages ({pdfs} PDF), seed {self.args.seed}",
                 "runs per library and scenario": f"{max(1, self.args.repeat)} (median wall shown)",
@@ -202,11 +255,13 @@ class Campaign:
             runs=self.metrics,
             overhead=self.overhead,
             floor=self.floor,
-            verdicts=self._verdicts(),
+            imports=self.imports,
+            verdicts=verdicts,
             timeline=png_rel,
+            timeline_before=os.path.relpath(before, self.args.doc.parent) if before and Path(before).exists() else "",
             timeline_scenario=self.args.timeline_scenario,
             notes=self.notes,
-            improvements=self._improvements(),
+            improvements=self._improvements(verdicts),
         )
         report.write(data, self.args.doc)
         print(f"Wrote {self.args.doc} and {self.args.png}", flush=True)

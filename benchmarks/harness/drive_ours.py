@@ -44,6 +44,7 @@ class OursRunner:
             url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
             max_subtopics=spec.max_subtopics,
             max_concurrent_researchers=spec.max_concurrent,
+            **spec.ours_options,
         )
 
     def run(self, question: str) -> Outcome:

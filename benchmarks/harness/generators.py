@@ -16,7 +16,7 @@ def generator(spec: RunSpec, role: str) -> Any:
     """
     A generator for one role, talking to the simulated LLM server through the real ``openai`` client.
 
-    :param spec: The run spec (server URL, API flavour, timeout, retries).
+    :param spec: The run spec (server URL, API flavour, timeout, retries; ``None`` keeps the generator's default).
     :param role: One of :data:`ROLES`; the model is ``sim-<role>``.
     :returns: An ``OpenAIResponsesChatGenerator`` (``api == "responses"``) or an ``OpenAIChatGenerator``.
     """

@@ -1,9 +1,13 @@
 """
 The figures of one run, computed from the child's measurements and the three servers' logs.
 
-- critical-path bound: the sum of the scope, orchestrator and writer calls, plus the researcher phase: the shortest
+- critical-path bound: the sum of the scope and orchestrator calls, plus the researcher phase: the shortest
   schedule of the researcher chains (each chain is a researcher's own turns plus its longest page summary) on the
-  scenario's number of concurrent researchers. Only calls answered 200 count.
+  scenario's number of concurrent researchers, plus the writer phase: the writer's calls fall into groups of calls
+  that overlap in time (one group per round the library sent side by side; a single call is a group of one), and
+  each group counts the shortest schedule of its calls on the same number of slots. Only calls answered 200 count.
+- abandoned calls: requests the client gave up on before the reply was sent (a timeout), and their tokens.
+- facts in the report: the corpus's numbered findings that the report states word for word (each counted once).
 - citation precision: cited URLs (links and bare URLs in the report, unique) that were retrieved in this run
   (fetched from the web server, or returned by the search server) over all cited URLs.
 - overhead per step: wall time not covered by any server handling a request, over the number of LLM calls.
@@ -11,14 +15,18 @@ The figures of one run, computed from the child's measurements and the three ser
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from benchmarks.sim.prose import urls_in
+from benchmarks.sim.corpus import build_corpus
+from benchmarks.sim.prose import FINDING, urls_in
 
-SERIAL_ROLES = ("scope", "orchestrator", "writer")
+SERIAL_ROLES = ("scope", "orchestrator")
+FACT_ID = re.compile(r"Finding ([A-Z]+-\d+-\d+-\d+): ")
 WINDOW_SLACK_S = 0.001
 EXACT_SCHEDULE_LIMIT = 10
 
@@ -52,6 +60,11 @@ class RunMetrics:
     cited: int = 0
     cited_retrieved: int = 0
     external_s: float = 0.0
+    facts: int = 0
+    bound_parts: dict[str, float] = field(default_factory=dict)
+    exit_reason: str = ""
+    abandoned: int = 0
+    abandoned_tokens: int = 0
 
     @property
     def ratio(self) -> float:
@@ -96,16 +109,63 @@ def normalize(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
 
 
-def critical_path(llm: list[dict[str, Any]], concurrency: int) -> float:
+@functools.cache
+def corpus_facts(seed: int) -> dict[str, str]:
     """
-    The critical-path bound of a run's own LLM calls.
+    The corpus's numbered findings, by fact id, as a report would state them (without the closing full stop).
+
+    :param seed: The corpus seed.
+    :returns: ``{fact_id: sentence}``.
+    """
+    facts: dict[str, str] = {}
+    for page in build_corpus(seed=seed).pages:
+        for sentence in FINDING.findall(page.text):
+            match = FACT_ID.match(sentence)
+            if match is not None:
+                facts[match.group(1)] = sentence[:-1]
+    return facts
+
+
+def facts_in(report: str, facts: dict[str, str]) -> int:
+    """
+    :param report: A report.
+    :param facts: The corpus's findings (see :func:`corpus_facts`).
+    :returns: How many different findings the report states word for word.
+    """
+    found = {fact_id for fact_id in FACT_ID.findall(report) if fact_id in facts}
+    return sum(facts[fact_id] in report for fact_id in found)
+
+
+def overlapping_groups(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """
+    Split calls into groups of calls that overlap in time: what a library sent side by side.
+
+    :param calls: Call records.
+    :returns: The groups, in time order.
+    """
+    groups: list[list[dict[str, Any]]] = []
+    reach = float("-inf")
+    for call in sorted(calls, key=lambda c: c["start"]):
+        if groups and call["start"] < reach:
+            groups[-1].append(call)
+            reach = max(reach, call["end"])
+        else:
+            groups.append([call])
+            reach = call["end"]
+    return groups
+
+
+def critical_path_parts(llm: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
+    """
+    The critical-path bound of a run's own LLM calls, by phase.
 
     :param llm: The LLM server's call records.
-    :param concurrency: The most researchers allowed at once.
-    :returns: Seconds.
+    :param concurrency: The most researchers allowed at once (also the slots the writer's calls may share).
+    :returns: Seconds of ``scope``, ``orchestrator``, ``research`` and ``writer``.
     """
     done = [c for c in llm if c["status"] == 200]
-    serial = sum(c["end"] - c["start"] for c in done if c["role"] in SERIAL_ROLES)
+    parts = {role: sum(c["end"] - c["start"] for c in done if c["role"] == role) for role in SERIAL_ROLES}
+    writer = [c for c in done if c["role"] == "writer"]
     turns: dict[str, float] = defaultdict(float)
     longest_summary: dict[str, float] = defaultdict(float)
     for call in done:
@@ -115,15 +175,31 @@ def critical_path(llm: list[dict[str, Any]], concurrency: int) -> float:
             thread = call["thread"]
             longest_summary[thread] = max(longest_summary[thread], call["end"] - call["start"])
     chains = [turns[t] + longest_summary[t] for t in set(turns) | set(longest_summary)]
-    return serial + shortest_schedule(chains, concurrency)
+    parts["research"] = shortest_schedule(chains, concurrency)
+    parts["writer"] = sum(
+        shortest_schedule([c["end"] - c["start"] for c in group], concurrency) for group in overlapping_groups(writer)
+    )
+    return parts
+
+
+def critical_path(llm: list[dict[str, Any]], concurrency: int) -> float:
+    """
+    The critical-path bound of a run's own LLM calls (the sum of :func:`critical_path_parts`).
+
+    :param llm: The LLM server's call records.
+    :param concurrency: The most researchers allowed at once.
+    :returns: Seconds.
+    """
+    return sum(critical_path_parts(llm, concurrency).values())
 
 
 def shortest_schedule(jobs: list[float], slots: int) -> float:
     """
     The shortest time in which ``jobs`` (durations) can all finish on ``slots`` parallel slots.
 
-    Exact (a pruned search) for up to :data:`EXACT_SCHEDULE_LIMIT` jobs; beyond that the classic lower bound, the
-    larger of the longest job and the total work over the slots.
+    Exact (a pruned search) for up to :data:`EXACT_SCHEDULE_LIMIT` jobs; beyond that a lower bound, the largest of
+    the longest job, the total work over the slots, and the ``ceil(jobs / slots)`` shortest jobs together (some slot
+    must run that many jobs one after another).
 
     :param jobs: Job durations.
     :param slots: Jobs allowed to run at once, 1 or more.
@@ -134,7 +210,8 @@ def shortest_schedule(jobs: list[float], slots: int) -> float:
     if not ordered:
         return 0.0
     if len(ordered) > EXACT_SCHEDULE_LIMIT:
-        return max(ordered[0], sum(ordered) / width)
+        per_slot = -(-len(ordered) // width)
+        return max(ordered[0], sum(ordered) / width, sum(ordered[-per_slot:]))
     best = sum(ordered)
     loads = [0.0] * width
 
@@ -189,17 +266,20 @@ def compute(record: dict[str, Any]) -> RunMetrics:
             usage.output_tokens += call["output_tokens"]
         elif call["status"] == 429:
             usage.throttled += 1
+    abandoned = [c for c in llm if c["status"] == 499]
     retrieved = {normalize(w["url"]) for w in web if 0 < w["status"] < 400}
     retrieved |= {normalize(u) for s in search for u in s["returned"]}
     cited = {normalize(u) for u in urls_in(result["outcome"]["report"])}
     intervals = [(e["start"], e["end"]) for e in (*llm, *search, *web)]
+    parts = critical_path_parts(llm, record["scenario"]["max_concurrent"])
     return RunMetrics(
         scenario=record["scenario"]["name"],
         library=record["library"],
         ok=bool(result["ok"]),
         error=str(result["error"]),
         wall_s=end - start,
-        bound_s=critical_path(llm, record["scenario"]["max_concurrent"]),
+        bound_s=sum(parts.values()),
+        bound_parts=parts,
         roles=dict(roles),
         tool_calls=sum(len(c["tool_calls"]) for c in llm if c["status"] == 200),
         search_requests=len(search),
@@ -209,4 +289,8 @@ def compute(record: dict[str, Any]) -> RunMetrics:
         cited=len(cited),
         cited_retrieved=len(cited & retrieved),
         external_s=_union_within(intervals, start, end),
+        exit_reason=str(result["outcome"].get("exit_reason") or ""),
+        abandoned=len(abandoned),
+        abandoned_tokens=sum(c["input_tokens"] + c["output_tokens"] for c in abandoned),
+        facts=facts_in(result["outcome"]["report"], corpus_facts(int(record.get("seed", 7)))),
     )

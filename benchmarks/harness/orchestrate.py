@@ -33,10 +33,22 @@ class RunOptions:
     seed: int = 7
     timeout_s: float = 600.0
     warmup_runs: int = 0
+    ours_src: Path | None = None
+    """Another checkout's ``src`` folder: ``ours`` is imported from there instead (to measure a "before")."""
+    ours_options: tuple[tuple[str, Any], ...] = ()
+    """Extra factory arguments for ``ours`` (to measure one lever at a time)."""
 
 
-def child_env() -> dict[str, str]:
+def child_env(library_path: Path | None = None) -> dict[str, str]:
+    """
+    The environment of a run's subprocess: telemetry off, no proxies.
+
+    :param library_path: A folder put first on ``PYTHONPATH``, so the library is imported from there.
+    :returns: The environment.
+    """
     env = dict(os.environ)
+    if library_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(library_path), *filter(None, [env.get("PYTHONPATH")])])
     env.update({"HAYSTACK_TELEMETRY_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1"})
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
         env.pop(name, None)
@@ -107,9 +119,10 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
         seed=options.seed,
     )
     faults = FaultModel(rate_429=scenario.rate_429, seed=options.seed)
+    latency = scenario.latency(options.latency)
     result_path = runs / f"{stem}.result.json"
     result_path.unlink(missing_ok=True)
-    with open_world(corpus, config, options.latency, faults) as world:
+    with open_world(corpus, config, latency, faults) as world:
         spec = RunSpec(
             library=library,
             question=corpus.question(scenario.subtopics),
@@ -119,7 +132,10 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
             max_subtopics=scenario.subtopics,
             max_concurrent=scenario.max_concurrent,
             api=options.api,
+            llm_timeout_s=scenario.llm_timeout_s,
+            llm_max_retries=scenario.llm_max_retries,
             warmup_runs=options.warmup_runs,
+            ours_options=dict(options.ours_options) if library == "ours" else {},
         )
         spec_path = runs / f"{stem}.spec.json"
         spec.save(spec_path)
@@ -128,7 +144,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
             proc = subprocess.run(
                 command,
                 cwd=ROOT,
-                env=child_env(),
+                env=child_env(options.ours_src if library == "ours" else None),
                 capture_output=True,
                 text=True,
                 timeout=options.timeout_s,
@@ -144,7 +160,9 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
     record = {
         "scenario": asdict(scenario),
         "library": library,
-        "latency": asdict(options.latency),
+        "latency": asdict(latency),
+        "ours_src": str(options.ours_src or ""),
+        "ours_options": dict(options.ours_options),
         "api": options.api,
         "read_batch": options.read_batch,
         "seed": options.seed,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.harness.metrics import RunMetrics
-from benchmarks.harness.scenarios import Scenario
+from benchmarks.harness.scenarios import SCALE_SERIES, SCENARIOS, Scenario
 from benchmarks.harness.spec import LIBRARY_NAMES
 from benchmarks.harness.targets import Verdict
 
@@ -24,13 +24,15 @@ class ReportInput:
     settings: dict[str, str]
     scenarios: Sequence[Scenario]
     runs: dict[tuple[str, str], RunMetrics]
-    overhead: dict[str, RunMetrics]
+    overhead: dict[tuple[str, str], RunMetrics]
     floor: dict[str, float]
     verdicts: Sequence[Verdict]
     timeline: str
     timeline_scenario: str
     notes: Sequence[str]
     improvements: Sequence[str] = ()
+    imports: dict[str, float] | None = None
+    timeline_before: str = ""
 
 
 def _fmt(value: float, digits: int = 2) -> str:
@@ -52,15 +54,88 @@ def _metric_rows(cols: Sequence[RunMetrics | None]) -> list[list[str]]:
         row("wall time (s)", lambda m: _fmt(m.wall_s)),
         row("critical-path bound (s)", lambda m: _fmt(m.bound_s)),
         row("wall / bound", lambda m: _fmt(m.ratio)),
+        row("exit reason", lambda m: m.exit_reason or "—"),
         row("LLM calls (answered)", lambda m: str(m.llm_calls)),
         row("LLM requests answered 429", lambda m: str(sum(r.throttled for r in m.roles.values()))),
+        row("LLM requests abandoned (timeouts) / their tokens", lambda m: f"{m.abandoned} / {m.abandoned_tokens:,}"),
         row("input tokens", lambda m: f"{m.input_tokens:,}"),
         row("output tokens", lambda m: f"{m.output_tokens:,}"),
         row("tool calls (made by the models)", lambda m: str(m.tool_calls)),
         row("search requests / page fetches", lambda m: f"{m.search_requests} / {m.web_requests}"),
         row("peak RSS (MiB)", lambda m: _fmt(m.peak_rss_mb, 0)),
         row("citation precision", lambda m: f"{_fmt(m.precision)} ({m.cited_retrieved}/{m.cited})"),
+        row("corpus facts stated in the report", lambda m: str(m.facts)),
     ]
+
+
+def _scale_section(data: ReportInput) -> list[str]:
+    names = [n for n in SCALE_SERIES if (n, "ours") in data.runs]
+    if len(names) < 2:
+        return []
+
+    def pair(get: object, name: str, source: dict, digits: int = 2) -> str:
+        cells = []
+        for lib in ("ours", "peer"):
+            m = source.get((name, lib))
+            cells.append("—" if m is None else _fmt(get(m), digits))  # type: ignore[operator]
+        return " / ".join(cells)
+
+    rows = []
+    for name in names:
+        scenario = SCENARIOS[name]
+        rows.append(
+            [
+                f"`{name}`",
+                f"{scenario.subtopics} @ {scenario.max_concurrent}",
+                pair(lambda m: m.wall_s, name, data.runs),
+                pair(lambda m: m.ratio, name, data.runs),
+                pair(lambda m: m.overhead_ms_per_step, name, data.overhead),
+                pair(lambda m: m.cpu_ms_per_step, name, data.overhead),
+                pair(lambda m: m.peak_rss_mb, name, data.runs, 0),
+                pair(lambda m: float(m.input_tokens), name, data.runs, 0),
+            ]
+        )
+    out = [
+        "## Scale",
+        "",
+        "The same world with ever more sub-questions (prompt reading modelled). Each cell is haystack-deep-research / "
+        "agent-pack-haystack. Overhead and CPU per step come from the same scenario run again at model latency 0 "
+        "on a warm agent.",
+        "",
+    ]
+    out += _table(
+        [
+            "scenario",
+            "sub-questions @ concurrency",
+            "wall (s)",
+            "wall / own critical path",
+            "overhead per step (ms)",
+            "CPU per step (ms)",
+            "peak RSS (MiB)",
+            "input tokens",
+        ],
+        rows,
+    )
+    first, last = names[0], names[-1]
+    growth = []
+    for lib, label in (("ours", "haystack-deep-research"), ("peer", "agent-pack-haystack")):
+        a, b = data.runs.get((first, lib)), data.runs.get((last, lib))
+        za, zb = data.overhead.get((first, lib)), data.overhead.get((last, lib))
+        if a is None or b is None:
+            continue
+        text = (
+            f"{label}: from `{first}` to `{last}` wall / critical path goes {a.ratio:.2f} → {b.ratio:.2f}, "
+            f"peak RSS {a.peak_rss_mb:.0f} → {b.peak_rss_mb:.0f} MiB ({b.peak_rss_mb - a.peak_rss_mb:+.0f})"
+        )
+        if za is not None and zb is not None:
+            text += (
+                f", overhead per step {za.overhead_ms_per_step:.2f} → {zb.overhead_ms_per_step:.2f} ms "
+                f"(x{zb.overhead_ms_per_step / za.overhead_ms_per_step:.2f})"
+                if za.overhead_ms_per_step
+                else ""
+            )
+        growth.append(f"- {text}.")
+    return [*out, "", "How each grows:", "", *growth, ""]
 
 
 def _role_rows(cols: Sequence[RunMetrics | None]) -> list[list[str]]:
@@ -103,6 +178,7 @@ def render(data: ReportInput) -> str:
         out += ["", "LLM calls / input tokens / output tokens by role:", ""]
         out += _table(["role", *names], _role_rows(cols))
         out.append("")
+    out += _scale_section(data)
     out += [
         "## Library overhead (model latency 0)",
         "",
@@ -111,11 +187,11 @@ def render(data: ReportInput) -> str:
         "time includes that set-up.",
         "",
     ]
-    cols = [data.overhead.get(lib) for lib in libs]
+    zero_names = list(dict.fromkeys(name for name, _ in data.overhead))
+    cols = [data.overhead.get((n, lib)) for n in zero_names for lib in libs]
     out += _table(
-        ["", *names],
+        ["", *(f"`{n}`, {LIBRARY_NAMES[lib]}" for n in zero_names for lib in libs)],
         [
-            ["scenario", *("—" if m is None else m.scenario for m in cols)],
             ["wall time (s)", *("—" if m is None else _fmt(m.wall_s, 3) for m in cols)],
             ["time inside the servers (s)", *("—" if m is None else _fmt(m.external_s, 3) for m in cols)],
             ["LLM calls (agent steps)", *("—" if m is None else str(m.llm_calls) for m in cols)],
@@ -131,25 +207,45 @@ def render(data: ReportInput) -> str:
             f"{data.floor['cpu_ms_per_call']:.1f} ms of CPU, averaged over {data.floor['calls']:.0f} warm calls: a "
             "floor under any library's per-step overhead on this machine.",
         ]
-    out += [
-        "",
-        "## Timeline",
-        "",
-        f"Scenario `{data.timeline_scenario}`, one row per agent:",
-        "",
-        f"![timeline]({data.timeline})",
-        "",
-    ]
+    if data.imports:
+        extra = data.imports["library_s"]
+        verdict = "within" if extra <= 0.25 else "not within"
+        out += [
+            "",
+            "## Import time",
+            "",
+            f"`import haystack_deep_research` takes {extra:.3f} s on top of `import haystack` "
+            f"({data.imports['haystack_s']:.3f} s), "
+            f"median of {data.imports['runs']:.0f} fresh interpreters (`python benchmarks/import_time.py`): {verdict} "
+            "the 0.25 s target.",
+        ]
+    out += ["", "## Timeline", ""]
+    if data.timeline_before:
+        out += [
+            f"Scenario `{data.timeline_scenario}`, one row per agent. Before (the earlier code, the same scenario):",
+            "",
+            f"![timeline before]({data.timeline_before})",
+            "",
+            "After (this run, with the peer below):",
+        ]
+    else:
+        out.append(f"Scenario `{data.timeline_scenario}`, one row per agent:")
+    out += ["", f"![timeline]({data.timeline})", ""]
     out += ["## Setup", ""]
     out += [f"- {k}: {v}" for k, v in {**data.environment, **data.settings}.items()]
     out += ["", "## How each figure is computed", ""]
     out += [
         "- **wall time**: `time.monotonic()` around `agent.run(...)` in a fresh subprocess per library and "
         "scenario; imports and agent construction are excluded.",
-        "- **critical-path bound**: from the LLM server's log of this run: scope + orchestrator turns + writer, plus "
+        "- **critical-path bound**: from the LLM server's log of this run: scope + orchestrator turns, plus "
         "the researcher phase, which is the shortest schedule of the researcher chains (each chain is one "
-        "researcher's turns plus its longest page summary) on the scenario's number of concurrent researchers. "
-        "Only calls answered 200 count, so time lost to 429 back-off shows up as wall / bound above 1.",
+        "researcher's turns plus its longest page summary) on the scenario's number of concurrent researchers, plus "
+        "the writer phase: the writer's calls split into groups of calls that overlapped in time (what the library "
+        "sent side by side; one call is a group of one), each group counting the shortest schedule of its calls on "
+        "the same number of slots. Only calls answered 200 count, so time lost to 429 back-off or to abandoned "
+        "requests shows up as wall / bound above 1.",
+        "- **model latency**: every reply waits the time to first token, plus, where a scenario models prompt "
+        "reading, one second per 8,000 input tokens, plus its output tokens at the output rate.",
         "- **tokens**: counted by the simulator with one rule for every request: a quarter of the characters of "
         "every message, tool call, tool result and tool schema sent (plus 4 per message), and of every reply.",
         "- **tool calls**: tool calls in the models' replies; search requests and page fetches are counted at the "
@@ -158,6 +254,11 @@ def render(data: ReportInput) -> str:
         "- **citation precision**: unique URLs cited in the report (Markdown links and bare URLs) that were "
         "retrieved in the run (fetched from the web server or returned by the search server), over all unique "
         "cited URLs.",
+        "- **corpus facts stated in the report**: the corpus's numbered findings (each page states its own, such as "
+        "`Finding RHP-2-3-1: ...`) that the report repeats word for word, each counted once: what survived from "
+        "page to summary to note to report.",
+        "- **abandoned requests**: requests whose client hung up before the reply was sent (a client timeout), "
+        "with the tokens the simulator had billed for them; they are not in the token totals above.",
         "- **overhead per step**: at model latency 0, wall time not covered by any server handling a request, "
         "divided by the number of LLM calls; CPU per step is the process's user + system time over the same calls.",
         "",

@@ -24,9 +24,11 @@ class RunSpec:
     max_concurrent: int = 5
     max_results: int = 5
     api: str = "responses"
-    llm_timeout_s: float = 60.0
-    llm_max_retries: int = 5
+    llm_timeout_s: float | None = 60.0
+    llm_max_retries: int | None = 5
     warmup_runs: int = 0
+    ours_options: dict[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for this library's factory (``--ours-option``), to measure one lever at a time."""
 
     def save(self, path: Path) -> None:
         """Write the spec as JSON."""

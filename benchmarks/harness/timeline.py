@@ -43,6 +43,33 @@ def _fetch_threads(record: dict[str, Any]) -> dict[str, str]:
     return owner
 
 
+def _lanes(calls: list[dict[str, Any]]) -> dict[int, tuple[int, int]]:
+    """Give calls that overlap in time a lane each: ``{id(call): (lane, lanes in its group)}``."""
+    placed: dict[int, tuple[int, int]] = {}
+    group: list[tuple[dict[str, Any], int]] = []
+    reach = float("-inf")
+
+    def close() -> None:
+        count = 1 + max((lane for _, lane in group), default=0)
+        placed.update({id(call): (lane, count) for call, lane in group})
+
+    ends: list[float] = []
+    for call in sorted(calls, key=lambda c: c["start"]):
+        if group and call["start"] >= reach:
+            close()
+            group, ends = [], []
+        lane = next((i for i, end in enumerate(ends) if end <= call["start"]), len(ends))
+        if lane == len(ends):
+            ends.append(call["end"])
+        else:
+            ends[lane] = call["end"]
+        group.append((call, lane))
+        reach = max(reach, call["end"]) if len(group) > 1 else call["end"]
+    if group:
+        close()
+    return placed
+
+
 def draw_run(ax: Any, record: dict[str, Any], title: str) -> None:
     """Draw one run on ``ax``: times are seconds from the start of ``run``."""
     t0 = record["result"]["start"]
@@ -63,6 +90,7 @@ def draw_run(ax: Any, record: dict[str, Any], title: str) -> None:
                     edgecolor="#aaaaaa",
                     linewidth=0,
                 )
+    lanes = _lanes([c for c in calls if c["role"] == "writer" and c["status"] != 429])
     for call in calls:
         row = str(call["thread"]) if call["thread"] in y else ("writer" if call["role"] == "writer" else "")
         if not row:
@@ -71,6 +99,10 @@ def draw_run(ax: Any, record: dict[str, Any], title: str) -> None:
             ax.plot([call["start"] - t0] * 2, [y[row] - 0.45, y[row] + 0.45], color=COLORS["429"], linewidth=1)
             continue
         height, offset = (0.4, 0.2) if call["role"] == "summarizer" else (0.8, 0.0)
+        if call["role"] == "writer" and id(call) in lanes:  # calls side by side: one thin lane each
+            lane, count = lanes[id(call)]
+            height = 0.8 / count
+            offset = -0.4 + height * (lane + 0.5)
         ax.barh(
             y[row] + offset,
             max(call["end"] - call["start"], 0.002),
@@ -127,6 +159,8 @@ def draw(records: list[dict[str, Any]], path: Path, caption: str) -> None:
     for ax, record in zip(axes[:, 0], records, strict=True):
         wall = record["result"]["end"] - record["result"]["start"]
         draw_run(ax, record, f"{LIBRARY_NAMES[record['library']]} — wall {wall:.2f} s")
+    longest = max(record["result"]["end"] - record["result"]["start"] for record in records)
+    axes[-1, 0].set_xlim(0, 1.02 * longest)  # the shared axis spans the longest run, not the first one drawn
     axes[-1, 0].set_xlabel("seconds since run() was called")
     roles = ("scope", "orchestrator", "researcher", "summarizer", "writer")
     legend = [Patch(color=COLORS[k], label=f"LLM: {k}") for k in roles]

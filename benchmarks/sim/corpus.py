@@ -1,6 +1,6 @@
 """
-A generated research corpus: one topic split into facets, several pages per facet (HTML and PDF), plus distractor
-pages on unrelated topics. Everything is made from a seed; nothing is downloaded.
+A generated research corpus: one topic split into 50 facets, several pages per facet (HTML and PDF), plus
+distractor pages on unrelated topics. Everything is made from a seed; nothing is downloaded.
 
 Each page states numbered facts such as ``Finding HP-2-3-1: ...``; a fact id names its facet, page and position,
 so a summary or report that keeps facts can be traced back to the page they came from.
@@ -45,6 +45,53 @@ FACETS = (
     "noise levels",
     "subsidy programmes",
 )
+MORE_FACETS = (
+    "defrost cycles",
+    "ground source loops",
+    "domestic hot water",
+    "smart controls",
+    "demand response",
+    "retrofit insulation",
+    "radiator sizing",
+    "underfloor heating",
+    "compressor lifetime",
+    "warranty claims",
+    "installer training",
+    "supply chains",
+    "energy labels",
+    "consumer satisfaction",
+    "rental housing",
+    "social housing",
+    "district heating",
+    "carbon savings",
+    "electricity tariffs",
+    "peak demand",
+    "solar pairing",
+    "battery pairing",
+    "outdoor unit placement",
+    "planning permission",
+    "building codes",
+    "heat loss surveys",
+    "flow temperatures",
+    "seasonal performance",
+    "frost protection",
+    "humidity control",
+    "indoor air quality",
+    "cooling mode",
+    "multi split systems",
+    "apartment installations",
+    "heritage buildings",
+    "financing options",
+    "resale value",
+    "end of life recycling",
+    "manufacturer market share",
+    "hybrid boilers",
+    "water source systems",
+    "commissioning checks",
+    "performance monitoring",
+)
+"""Facets written after the original ones and the distractors, so the pages of the first seven stay byte for byte
+the same: the scenarios with 20 and 50 sub-questions get a facet each."""
 
 PageKind = Literal["html", "pdf"]
 
@@ -159,4 +206,9 @@ def build_corpus(
             for f_index, facet in enumerate(facets)
             for n in range(distractors_per_topic)
         )
-    return Corpus(TOPIC, FACETS, tuple(pages))
+    pages.extend(
+        _page(rng, TOPIC, facet, f_index + 1, n, paragraphs_per_page, pdf_every)
+        for f_index, facet in enumerate(MORE_FACETS, start=len(FACETS))
+        for n in range(pages_per_facet)
+    )
+    return Corpus(TOPIC, FACETS + MORE_FACETS, tuple(pages))

@@ -32,14 +32,32 @@ IDLE_CONNECTION_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class LatencyModel:
-    """Time to first token plus output tokens at a fixed rate; ``tokens_per_s`` 0 means instant generation."""
+    """
+    Time to first token plus output tokens at a fixed rate.
+
+    ``tokens_per_s`` 0 means instant generation. ``prefill_tokens_per_s`` models reading the prompt: each input
+    token adds ``1 / prefill_tokens_per_s`` seconds to the time to first token (0 means reading is free).
+    """
 
     ttft_s: float = 0.0
     tokens_per_s: float = 0.0
+    prefill_tokens_per_s: float = 0.0
+
+    def first_token_s(self, input_tokens: int) -> float:
+        """Seconds before the first output token of a request with ``input_tokens`` tokens of input."""
+        prefill = input_tokens / self.prefill_tokens_per_s if self.prefill_tokens_per_s > 0 else 0.0
+        return self.ttft_s + prefill
 
     def generation_s(self, output_tokens: int) -> float:
         """Seconds to generate ``output_tokens`` after the first token."""
         return output_tokens / self.tokens_per_s if self.tokens_per_s > 0 else 0.0
+
+    def describe(self) -> str:
+        """The model in words, for the report."""
+        text = f"{self.ttft_s:g} s to first token"
+        if self.prefill_tokens_per_s > 0:
+            text += f" plus 1 s per {self.prefill_tokens_per_s:,.0f} input tokens"
+        return text + (f", then {self.tokens_per_s:g} output tokens/s" if self.tokens_per_s > 0 else ", instant output")
 
 
 @dataclass(frozen=True)
@@ -104,6 +122,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # The listen backlog: socketserver's default of 5 drops connections beyond it when many arrive at once (a burst
+    # of researchers), and each dropped one waits a second for its SYN to be sent again; real endpoints queue them.
+    request_queue_size = 1024
 
     def __init__(self, owner: SimLLMServer) -> None:
         self.owner = owner
@@ -244,7 +265,7 @@ class SimLLMServer:
         ids = self.policies.ids
         model = conversation.model
         if not conversation.stream:
-            time.sleep(self.latency.ttft_s + self.latency.generation_s(usage.output_tokens))
+            time.sleep(self.latency.first_token_s(usage.input_tokens) + self.latency.generation_s(usage.output_tokens))
             if conversation.api == "chat":
                 handler._json(200, wire_chat.completion(reply, model=model, usage=usage, ids=ids))
             else:
@@ -271,12 +292,12 @@ class SimLLMServer:
         first = True
         for event in events:
             if _is_content(event):
-                time.sleep(self.latency.ttft_s if first else pause)
+                time.sleep(self.latency.first_token_s(usage.input_tokens) if first else pause)
                 first = False
             prefix = f"event: {event['type']}\n" if api == "responses" else ""
             handler._chunk(f"{prefix}data: {json.dumps(event)}\n\n".encode())
         if first:
-            time.sleep(self.latency.ttft_s)
+            time.sleep(self.latency.first_token_s(usage.input_tokens))
         if api == "chat":
             handler._chunk(b"data: [DONE]\n\n")
         handler._chunk(b"")

@@ -7,7 +7,10 @@ The deterministic decisions of each simulated role, chosen by model name (``sim-
 - researcher: searches once with its sub-topic, reads the top ``read_top_k`` result URLs (one ``read_url`` call per
   URL in one turn, or one call with all of them when ``read_batch``), then answers with findings citing the URLs
   it read.
-- summarizer, scope, writer: see :mod:`benchmarks.sim.prose`.
+- summarizer, scope, writer: see :mod:`benchmarks.sim.prose`. The writer tells three requests apart by what its
+  system message asks for: one section of a report (it says "one section of a research report"; the reply is that
+  section alone), the opening of a report (it says "opening of a research report"; the reply is the title and the
+  executive summary), or, otherwise, a whole report.
 
 Tools are found by name first (``research_subtopic``, ``web_search``, ``read_url``) and then by schema, and
 their arguments are shaped to each library's schema, so the same decision reaches both libraries.
@@ -15,6 +18,7 @@ their arguments are shaped to each library's schema, so the same decision reache
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -23,6 +27,8 @@ from benchmarks.sim.conversation import Conversation, ToolCall, ToolSpec
 from benchmarks.sim.reply import IdFactory, Reply
 from benchmarks.sim.schema_args import fill_arguments, find_tool
 
+SECTION_REQUEST = re.compile(r"\bone section of a research report\b", re.IGNORECASE)
+OPENING_REQUEST = re.compile(r"\bopening of a research report\b", re.IGNORECASE)
 ROLES = ("scope", "orchestrator", "researcher", "summarizer", "writer")
 DONE_TEXT = "Research is complete: every aspect of the brief has a researched answer."
 
@@ -86,8 +92,16 @@ class Policies:
         if role == "summarizer":
             text = conversation.all_text()
             return role, Reply(text=prose.page_summary(text)), self._subtopic_of(conversation, default="summarizer")
-        text = prose.report(conversation.all_text(), invent_rate=self.config.invent_rate, seed=self.config.seed)
-        return role, Reply(text=text), "writer"
+        return role, Reply(text=self._write(conversation)), "writer"
+
+    def _write(self, conversation: Conversation) -> str:
+        asked = "\n".join(m.text for m in conversation.messages if m.role == "system")
+        text, options = conversation.all_text(), {"invent_rate": self.config.invent_rate, "seed": self.config.seed}
+        if SECTION_REQUEST.search(asked):
+            return prose.section(text, **options)
+        if OPENING_REQUEST.search(asked):
+            return prose.opening(text, **options)
+        return prose.report(text, **options)
 
     def _call(self, tool: ToolSpec, values: dict[str, str | list[str]], default: str | list[str]) -> ToolCall:
         return ToolCall(self.ids.next("call"), tool.name, fill_arguments(tool, values, default))

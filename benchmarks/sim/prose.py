@@ -116,6 +116,66 @@ def _invented(url: str, salt: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{folder}/{number}.html"
 
 
+def _cited_findings(text: str, invent_rate: float, seed: int) -> tuple[dict[str, list[str]], dict[str, None], int]:
+    """The findings the input ties to a URL, as bullets grouped by the URL's folder, and the URLs cited."""
+    pairs = list(dict.fromkeys(re.findall(r"(Finding [A-Z]+-\d+-\d+-\d+: [^(\n]*?)\s*\(\[source\]\((\S+?)\)\)", text)))
+    sections: dict[str, list[str]] = {}
+    cited: dict[str, None] = {}
+    for finding, real_url in pairs:
+        url = real_url
+        # Hash the path, not the host and port, so both libraries' runs (on different ports) decide alike.
+        if invent_rate > 0 and unit_hash(seed, "invent", finding, urlsplit(url).path) < invent_rate:
+            url = _invented(url, f"{seed}:{finding}")
+        cited.setdefault(url, None)
+        folder = urlsplit(url).path.rsplit("/", 2)[-2] if url.count("/") > 3 else "findings"
+        sections.setdefault(folder.replace("-", " ").capitalize(), []).append(f"- {finding}. [source]({url})")
+    return sections, cited, len(pairs)
+
+
+def section(text: str, *, invent_rate: float, seed: int) -> str:
+    """
+    One section of a report, as a writer asked for a single section writes it: a ``## `` heading named after the
+    first aspect its findings come from, the findings as cited bullets (further aspects under ``### `` headings),
+    and nothing else.
+
+    :param text: Everything the writer was sent for this section.
+    :param invent_rate: Share of citations to replace with invented URLs, 0 to 1.
+    :param seed: Mixed into the hash.
+    :returns: The section.
+    """
+    sections, _, count = _cited_findings(text, invent_rate, seed)
+    if not count:
+        return "## Findings\n\nThe notes for this section hold no cited findings."
+    lines: list[str] = []
+    for index, (title, bullets) in enumerate(sections.items()):
+        lines += [*([""] if lines else []), f"{'##' if index == 0 else '###'} {title}", "", *bullets]
+    return "\n".join(lines)
+
+
+def opening(text: str, *, invent_rate: float, seed: int) -> str:
+    """
+    The opening of a report, as a writer asked only for it writes it: the title and the executive summary.
+
+    :param text: Everything the writer was sent (the brief and the notes).
+    :param invent_rate: Share of citations to replace with invented URLs, 0 to 1.
+    :param seed: Mixed into the hash.
+    :returns: The title and the executive summary.
+    """
+    topic, _ = topic_and_aspects(text)
+    sections, cited, count = _cited_findings(text, invent_rate, seed)
+    title = f"# {topic.capitalize() or 'Research report'}"
+    return "\n".join([title, "", "## Executive summary", "", _summary(sections, cited, count)])
+
+
+def _summary(sections: dict[str, list[str]], cited: dict[str, None], count: int) -> str:
+    if not count:
+        return "No cited findings were available."
+    return (
+        f"The evidence gathered covers {len(sections)} aspects with {count} cited findings from "
+        f"{len(cited)} sources. Figures differ by region and sample; each is cited to its page below."
+    )
+
+
 def report(text: str, *, invent_rate: float, seed: int) -> str:
     """
     The writer's Markdown report over its whole input.
@@ -130,29 +190,12 @@ def report(text: str, *, invent_rate: float, seed: int) -> str:
     :returns: The report.
     """
     topic, _ = topic_and_aspects(text)
-    pairs = list(dict.fromkeys(re.findall(r"(Finding [A-Z]+-\d+-\d+-\d+: [^(\n]*?)\s*\(\[source\]\((\S+?)\)\)", text)))
-    sections: dict[str, list[str]] = {}
-    cited: dict[str, None] = {}
-    for finding, real_url in pairs:
-        url = real_url
-        # Hash the path, not the host and port, so both libraries' runs (on different ports) decide alike.
-        if invent_rate > 0 and unit_hash(seed, "invent", finding, urlsplit(url).path) < invent_rate:
-            url = _invented(url, f"{seed}:{finding}")
-        cited.setdefault(url, None)
-        folder = urlsplit(url).path.rsplit("/", 2)[-2] if url.count("/") > 3 else "findings"
-        sections.setdefault(folder.replace("-", " ").capitalize(), []).append(f"- {finding}. [source]({url})")
-    if not pairs:
+    sections, cited, count = _cited_findings(text, invent_rate, seed)
+    if not count:
         return (
             f"# {topic.capitalize() or 'Research report'}\n\n## Executive summary\n\nNo cited findings were available."
         )
-    lines = [
-        f"# {topic.capitalize()}",
-        "",
-        "## Executive summary",
-        "",
-        f"The evidence gathered covers {len(sections)} aspects with {len(pairs)} cited findings from "
-        f"{len(cited)} sources. Figures differ by region and sample; each is cited to its page below.",
-    ]
+    lines = [f"# {topic.capitalize()}", "", "## Executive summary", "", _summary(sections, cited, count)]
     for title, bullets in sections.items():
         lines += ["", f"## {title}", "", *bullets]
     lines += ["", "## Sources", "", *(f"- {u}" for u in cited)]

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from benchmarks.harness.metrics import compute, critical_path, normalize, shortest_schedule
+from benchmarks.harness.metrics import (
+    compute,
+    corpus_facts,
+    critical_path,
+    critical_path_parts,
+    facts_in,
+    normalize,
+    shortest_schedule,
+)
 from benchmarks.sim import prose
 from benchmarks.sim.corpus import build_corpus
+from benchmarks.sim.llm_server import LatencyModel
 
 
 def test_corpus_is_the_same_for_the_same_seed_and_states_findings():
@@ -53,6 +62,11 @@ def test_shortest_schedule_is_exact_for_small_sets():
     assert shortest_schedule([], 3) == 0.0
 
 
+def test_beyond_the_exact_limit_the_schedule_bound_counts_the_jobs_some_slot_must_chain():
+    assert shortest_schedule([2.0] * 20 + [1.0], 10) == 2.0 + 2.0 + 1.0  # 21 jobs on 10 slots: one slot runs three
+    assert shortest_schedule([10.0] + [1.0] * 11, 4) == 10.0
+
+
 def test_precision_counts_unique_cited_urls_that_were_retrieved():
     report = "See [a](http://h/x/1.html) and [a again](http://h/x/1.html), [b](http://h/x/2.html), http://h/x/9.html."
     record = {
@@ -89,3 +103,64 @@ def test_researchers_invent_citations_only_at_the_set_rate() -> None:
     assert "http://127.0.0.1:1/aspect/one.html" in honest
     assert "http://127.0.0.1:1/aspect/one.html" not in inventive
     assert inventive == prose.researcher_summary("solar", evidence, invent_rate=1.0, seed=7)
+
+
+def test_writer_calls_sent_side_by_side_count_once_on_the_slots():
+    llm = [
+        _call("scope", "scope", 0, 1),
+        _call("writer", "writer", 2, 4),  # three sections side by side
+        _call("writer", "writer", 2.1, 4.1),
+        _call("writer", "writer", 2.2, 3.2),
+        _call("writer", "writer", 5, 6),  # then one call on its own
+    ]
+    parts = critical_path_parts(llm, concurrency=5)
+    assert parts["writer"] == 2 + 1
+    assert critical_path(llm, concurrency=2) == 1 + 3 + 1  # on two slots the three sections need 2 + 1
+
+
+def test_facts_are_counted_once_and_only_word_for_word():
+    facts = corpus_facts(7)
+    fact_id, sentence = next(iter(facts.items()))
+    assert sentence.startswith(f"Finding {fact_id}: ")
+    assert not sentence.endswith(".")
+    altered = sentence.replace(" was ", " was about ")
+    report = f"- {sentence}. [source](http://h/a)\n- {sentence}. again\n- {altered}."
+    assert facts_in(report, facts) == 1
+    assert facts_in(f"- {altered}.", facts) == 0
+
+
+def test_prompt_reading_adds_to_the_time_to_first_token():
+    latency = LatencyModel(ttft_s=0.5, tokens_per_s=100, prefill_tokens_per_s=8_000)
+    assert latency.first_token_s(16_000) == 2.5
+    assert LatencyModel(ttft_s=0.5).first_token_s(16_000) == 0.5
+    assert latency.generation_s(50) == 0.5
+
+
+def test_the_simulated_writer_answers_a_section_or_an_opening_as_asked():
+    from benchmarks.sim.conversation import Conversation, Message
+    from benchmarks.sim.policies import Policies, PolicyConfig
+
+    note = (
+        "Research brief. Objective: establish what the evidence says about heat pumps. Aspects to cover: noise.\n"
+        "Finding AB-1-2-3: the noise was 40 points in the sample ([source](http://h/heat-pumps/noise/1.html))."
+    )
+
+    def ask(system: str) -> str:
+        messages = [Message("system", system), Message("user", note)]
+        conversation = Conversation("chat", "sim-writer", False, messages, [])
+        return Policies(PolicyConfig()).decide(conversation)[1].text
+
+    section = ask("You write one section of a research report.")
+    opening = ask("You write the opening of a research report.")
+    whole = ask("You write research reports.")
+    assert section.startswith("## Noise\n")
+    assert "Sources" not in section
+    assert "Executive summary" not in section
+    assert "Finding AB-1-2-3: the noise was 40 points in the sample. [source](http://h/heat-pumps/noise/1.html)" in (
+        section
+    )
+    assert opening.startswith("# Heat pumps\n\n## Executive summary\n")
+    assert "Finding" not in opening
+    assert whole.startswith("# Heat pumps")
+    assert "## Sources" in whole
+    assert "## Noise" in whole

@@ -167,6 +167,19 @@ SUMMARIZER = ChatTemplate(
         '<untrusted_document url="{{ url }}" title="{{ title }}">\n{{ content }}\n</untrusted_document>'
     ),
 )
+SUMMARIZER_PASSAGES = ChatTemplate(
+    "summarizer_passages",
+    system=SUMMARIZER.system,
+    user=(
+        "Research question: {{ question }}\n\n"
+        "The document's {{ kept }} passages (of {{ total }}) most relevant to the question; [...] marks text left "
+        "out.\n"
+        '<untrusted_document url="{{ url }}" title="{{ title }}">\n{{ content }}\n</untrusted_document>'
+    ),
+)
+"""The summarizer's prompt when it reads only a page's most relevant passages."""
+OMITTED = "[...]"
+"""Stands where passages of a document were left out of what the summarizer reads."""
 
 _WRITER_USER = (
     "Research brief:\n{{ brief }}\n\n"
@@ -197,12 +210,73 @@ REWRITE = ChatTemplate(
     ),
 )
 
+# The report written in parts, each a generation of bounded length: one section per note, side by side with the
+# opening (title and executive summary). A grounding rewrite regenerates only the parts holding unsupported claims.
+SECTION_WORDS = 500
+"""The most words the writer is asked for in one section."""
+OPENING_WORDS = 250
+"""The most words the writer is asked for in the executive summary."""
+
+_CITE_RULE = (
+    "Cite every factual claim inline as [short title](url) with a URL from the allowed list below, exactly as "
+    "written there; never invent or alter a URL; no numbered citations. "
+)
+_SECTION_USER = (
+    "Section {{ number }} of {{ total }}.\n\n"
+    '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
+    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+)
+_REWRITE_PART = (
+    "{% if previous %}\n\nYour previous version of this part:\n<untrusted_previous_part>\n{{ previous }}\n"
+    "</untrusted_previous_part>{% endif %}\n\n"
+    "A fact-checker compared the report with the stored text of the sources it cites. These claims of this part "
+    "are not supported by the sources they cite:\n<untrusted_claims>\n"
+    "{% for claim in unsupported %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
+    "{% if researched %}The notes now also hold new findings gathered to check these claims.\n{% endif %}"
+    "Write this part again from the notes. State each of these claims only as far as a note supports it, citing "
+    "the source that note gives for it; otherwise leave the claim out."
+)
+_SECTION_SYSTEM = (
+    "You write one section of a research report in Markdown, in the notes' language, from the researchers' notes "
+    "below: a '## ' heading of a few words, then at most {{ max_words }} words ('### ' for sub-headings). Write only "
+    "this section: no title, executive summary or Sources list. " + _CITE_RULE + "Say where the findings are "
+    "incomplete or disagree. " + DATA_RULE
+)
+_OPENING_SYSTEM = (
+    "You write the opening of a research report in Markdown, in the brief's language: a '# ' title, then "
+    "'## Executive summary' answering the brief from the researchers' notes below in at most {{ max_words }} words. "
+    "Sections and the Sources list are written separately: write nothing after the summary. " + _CITE_RULE + DATA_RULE
+)
+WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)
+REWRITE_SECTION = ChatTemplate("rewrite_section", system=_SECTION_SYSTEM, user=_SECTION_USER + _REWRITE_PART)
+WRITER_OPENING = ChatTemplate("writer_opening", system=_OPENING_SYSTEM, user=_WRITER_USER)
+REWRITE_OPENING = ChatTemplate("rewrite_opening", system=_OPENING_SYSTEM, user=_WRITER_USER + _REWRITE_PART)
+WRITER_PART_TEMPLATES = ("writer_section", "rewrite_section", "writer_opening", "rewrite_opening")
+"""The names of the templates of the report's parts."""
+
+REPORT_TITLE = "Research report"
+"""The title of a report whose opening the writer could not write."""
+SUMMARY_HEADING = "Executive summary"
+FALLBACK_SECTION = Template(
+    "fallback_section",
+    "*The report writer could not write this section ({{ error }}); below is the researcher's note as it was written.*",
+)
+FALLBACK_OPENING = Template(
+    "fallback_opening",
+    "*The report writer could not write the executive summary ({{ error }}); the sections below hold the "
+    "findings.*\n\n{{ brief }}",
+)
+
+SNIPPET_LABEL = "Snippet: "
+SEARCH_RESULTS_END = "</untrusted_search_results>"
 SEARCH_RESULTS = Template(
     "search_results",
     '<untrusted_search_results query="{{ query }}">\n'
-    "{% for r in results %}[{{ loop.index }}] {{ r.title }}\nURL: {{ r.url }}\nSnippet: {{ r.snippet }}\n\n"
-    "{% else %}No results.\n{% endfor %}</untrusted_search_results>",
+    "{% for r in results %}[{{ loop.index }}] {{ r.title }}\nURL: {{ r.url }}\n" + SNIPPET_LABEL + "{{ r.snippet }}\n\n"
+    "{% else %}No results.\n{% endfor %}" + SEARCH_RESULTS_END,
 )
+SNIPPETS_LEFT_OUT = "(The snippets of these results were left out once you had seen them; titles and URLs are kept.)"
+"""Follows a researcher's search results whose snippets were dropped after the model had acted on them."""
 PAGE_SUMMARY = Template(
     "page_summary",
     "Source: {{ url }}\nTitle: {{ title }}\n"
@@ -219,6 +293,10 @@ DOCUMENT_RESULTS = Template(
     "{% else %}No documents.{% endfor %}\n</untrusted_documents>",
 )
 PAGE_UNREADABLE = Template("page_unreadable", "Could not read {{ url }}: {{ reason }}")
+PAGE_DUPLICATE = Template(
+    "page_duplicate",
+    "(This page has the same text as {{ url }}, read earlier in this run; this is that page's summary.)\n{{ summary }}",
+)
 SUMMARIZER_EMPTY = "the summarizer returned no text."
 SUMMARIZER_FAILED = Template("summarizer_failed", "the summarizer failed ({{ error }}).")
 

@@ -30,8 +30,19 @@ class Verdict(BaseModel):
 def test_strict_mode_is_known_for_openai_generators_only() -> None:
     key = Secret.from_token("sk-test")
 
-    assert strict_output_kwargs(OpenAIChatGenerator(api_key=key), Verdict) == {"response_format": Verdict}
-    assert strict_output_kwargs(OpenAIResponsesChatGenerator(api_key=key), Verdict) == {"text_format": Verdict}
+    chat = strict_output_kwargs(OpenAIChatGenerator(api_key=key), Verdict)
+    responses = strict_output_kwargs(
+        OpenAIResponsesChatGenerator(api_key=key, generation_kwargs={"text": {"verbosity": "low"}}), Verdict
+    )
+
+    assert chat is not None
+    assert responses is not None
+    schema = chat["response_format"]["json_schema"]
+    assert chat["response_format"]["type"] == "json_schema"
+    assert (schema["name"], schema["strict"]) == ("Verdict", True)
+    assert schema["schema"]["required"] == ["leader", "confidence"]
+    assert schema["schema"]["additionalProperties"] is False
+    assert responses["text"] == {"verbosity": "low", "format": {"type": "json_schema", **schema}}
     assert strict_output_kwargs(ScriptedChatGenerator(role="writer"), Verdict) is None
 
 
@@ -62,7 +73,7 @@ def test_a_plain_answer_is_structured_with_validate_and_retry() -> None:
     assert result["report"] == ANSWER
 
 
-def _responses(text: str) -> httpx.Response:
+def _response_body(text: str) -> dict[str, Any]:
     content = [{"type": "output_text", "text": text, "annotations": []}]
     message = {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "content": content}
     usage = {
@@ -84,13 +95,32 @@ def _responses(text: str) -> httpx.Response:
         "tool_choice": "auto",
         "tools": [],
     }
-    return httpx.Response(200, json=body)
+    return body
+
+
+def _responses(text: str) -> httpx.Response:
+    return httpx.Response(200, json=_response_body(text))
+
+
+def _streamed_responses(text: str) -> httpx.Response:
+    """The same reply as a Responses API event stream: the text in two deltas, then the completed response."""
+    half = len(text) // 2
+    events: list[dict[str, Any]] = [
+        {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": part}
+        for part in (text[:half], text[half:])
+    ]
+    events.append({"type": "response.completed", "response": _response_body(text)})
+    stream = "".join(
+        f"event: {event['type']}\ndata: {json.dumps({**event, 'sequence_number': n})}\n\n"
+        for n, event in enumerate(events)
+    )
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, text=stream)
 
 
 @respx.mock
 def test_openai_gets_the_output_cap_on_each_completion_and_the_schema_in_strict_mode() -> None:
     route = respx.post(f"{API}/responses").mock(
-        side_effect=[_responses(ANSWER), _responses(json.dumps({"leader": "Acme", "confidence": 0.9}))]
+        side_effect=[_responses(ANSWER), _streamed_responses(json.dumps({"leader": "Acme", "confidence": 0.9}))]
     )
     model = OpenAIResponsesChatGenerator(
         api_key=Secret.from_token("sk-test"), model="gpt-test", api_base_url=API, http_client_kwargs={"timeout": 5}
@@ -111,4 +141,6 @@ def test_openai_gets_the_output_cap_on_each_completion_and_the_schema_in_strict_
     assert loop_call["max_output_tokens"] == 256
     assert structured_call["text"]["format"]["type"] == "json_schema"
     assert structured_call["text"]["format"]["name"] == "Verdict"
+    assert structured_call["stream"] is True  # a client's read timeout applies between chunks, not to the whole JSON
     assert result["structured"] == Verdict(leader="Acme", confidence=0.9)
+    assert result["usage_by_phase"]["structure"]["total_tokens"] == 15  # the stream carried the usage

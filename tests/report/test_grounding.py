@@ -13,6 +13,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import ConfigurationError, GroundingStage, WriteHook, create_deep_research_agent
+from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import NoEvidenceStage
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
@@ -24,30 +25,34 @@ STORAGE_CLAIM = "Grid battery storage doubled in 2025 to 300 gigawatt hours"
 MARK = "*(unsupported by the cited source)*"
 
 
-def _report(solar_claim: str, solar: str, storage: str, *, invented: bool = False) -> str:
-    extra = f" Analysts call it the end of solar [Blog]({INVENTED})." if invented else ""
-    return (
-        "# Solar and storage\n\n## Executive summary\n\n"
-        f"{solar_claim} [Solar capacity 2025]({solar}). {STORAGE_CLAIM} [Battery storage report]({storage}).{extra}\n\n"
-        f"## Sources\n\n- [Solar capacity 2025]({solar})\n- [Battery storage report]({storage})\n"
-    )
-
-
 class Writer:
-    """A writer that states the false solar claim until ``fixed_by`` says the prompt lets it correct itself."""
+    """
+    Plays the writer's parts by template name: an opening without claims (citing an invented URL in the first one),
+    a solar section that states the false claim until ``fixed_by`` says the prompt lets it correct itself, and a
+    storage section.
+    """
 
     def __init__(self, web: LoopbackWebServer, search: LoopbackSearchServer, fixed_by: Callable[[str], bool]) -> None:
         self.solar, self.storage = web.url("/solar.html"), web.url("/storage.pdf")
         self.search, self.fixed_by = search, fixed_by
-        self.prompts: list[str] = []
+        self.prompts: list[tuple[str, str]] = []
         self.searches_seen: list[int] = []
 
     def __call__(self, messages: list[ChatMessage]) -> str:
+        name, variables = prompt_of(messages[-1]) or ("", {})
         prompt = messages[-1].text or ""
-        self.prompts.append(prompt)
+        self.prompts.append((name, prompt))
         self.searches_seen.append(len(self.search.requests))
-        claim = TRUE_CLAIM if self.fixed_by(prompt) else FALSE_CLAIM
-        return _report(claim, self.solar, self.storage, invented=len(self.prompts) == 1)
+        if name.endswith("_opening"):
+            extra = f" Analysts call it the end of solar [Blog]({INVENTED})." if len(self.prompts) == 1 else ""
+            return f"# Solar and storage\n\n## Executive summary\n\nSolar and storage both grew in 2025.{extra}\n"
+        if "## solar capacity" in str(variables["notes"][0]):
+            claim = TRUE_CLAIM if self.fixed_by(prompt) else FALSE_CLAIM
+            return f"## Solar\n\n{claim} [Solar capacity 2025]({self.solar}).\n"
+        return f"## Storage\n\n{STORAGE_CLAIM} [Battery storage report]({self.storage}).\n"
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.prompts]
 
 
 class RecordingJudge:
@@ -63,8 +68,12 @@ class RecordingJudge:
         return self._judge.run(messages)["replies"][0]
 
 
-def _notes_in(prompt: str) -> int:
-    return prompt.count("<untrusted_note ")
+def _line_of(report: str, text: str) -> int:
+    return next(number for number, line in enumerate(report.split("\n"), 1) if text in line)
+
+
+RESEARCHED = "The notes now also hold new findings"
+DRAFT = ["writer_opening", "writer_section", "writer_section"]
 
 
 def _run(agent: Agent) -> dict[str, Any]:
@@ -99,12 +108,14 @@ def test_an_unsupported_claim_is_fixed_by_rewriting_from_the_same_notes_without_
     assert not any("end of solar" in p for p in judge.prompts)
     assert FALSE_CLAIM in judge.prompts[0]
     assert TRUE_CLAIM in judge.prompts[2]
-    assert len(writer.prompts) == 2
-    feedback = writer.prompts[1].split("A fact-checker", 1)[1]  # the rewrite lists only the unsupported claim
+    # The draft was written in parts; the rewrite wrote again only the section holding the unsupported claim.
+    assert writer.names() == [*DRAFT, "rewrite_section"]
+    feedback = writer.prompts[-1][1].split("A fact-checker", 1)[1]  # the rewrite lists only the unsupported claim
     assert FALSE_CLAIM in feedback
     assert STORAGE_CLAIM not in feedback
+    assert f"{FALSE_CLAIM} [Solar capacity 2025]" in writer.prompts[-1][1]  # it saw its previous version
     # Regeneration ran no tool: the search server saw no request after the research phase.
-    assert writer.searches_seen == [2, 2]
+    assert writer.searches_seen == [2, 2, 2, 2]
     assert len(search.requests) == 2
     assert result["tool_call_counts"]["research_subtopic"] == 2
     assert (result["regeneration_count"], result["replan_count"]) == (1, 0)
@@ -114,12 +125,20 @@ def test_an_unsupported_claim_is_fixed_by_rewriting_from_the_same_notes_without_
     assert [v["verdict"] for v in result["grounding"]] == ["supported", "supported"]
     assert result["citations"]["verified_urls"] == [web.url("/solar.html"), web.url("/storage.pdf")]
     assert "ground" in result["usage_by_phase"]
+    report = result["report"]
+    assert report.startswith("# Solar and storage\n\n## Executive summary\n")
+    assert [line for line in report.split("\n") if line.startswith("## ")] == [
+        "## Executive summary",
+        "## Solar",
+        "## Storage",
+        "## Sources",
+    ]
 
 
 def test_when_rewriting_is_not_enough_the_unsupported_claim_is_researched_again(
     make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
 ) -> None:
-    writer = Writer(web, search, fixed_by=lambda prompt: _notes_in(prompt) > 2)
+    writer = Writer(web, search, fixed_by=lambda prompt: RESEARCHED in prompt)
     result = _run(_agent(make_agent, writer))
 
     assert (result["regeneration_count"], result["replan_count"]) == (1, 1)
@@ -130,8 +149,11 @@ def test_when_rewriting_is_not_enough_the_unsupported_claim_is_researched_again(
     assert FALSE_CLAIM in queries[2]
     assert len(result["notes"]) == 3
     assert FALSE_CLAIM in result["notes"][2]
-    assert writer.searches_seen == [2, 2, 3]
-    assert "The notes now also hold new findings" in writer.prompts[2]
+    assert writer.names() == [*DRAFT, "rewrite_section", "rewrite_section"]
+    assert writer.searches_seen[-1] == 3
+    last = writer.prompts[-1][1]
+    assert RESEARCHED in last
+    assert result["notes"][2].split("\n", 1)[1].strip()[:40] in last  # the new note reached the solar section
     assert TRUE_CLAIM in result["report"]
     assert MARK not in result["report"]
 
@@ -143,7 +165,8 @@ def test_a_claim_that_stays_unsupported_is_marked_after_the_last_attempt(
     result = _run(_agent(make_agent, writer))
 
     assert (result["regeneration_count"], result["replan_count"]) == (1, 2)
-    assert len(writer.prompts) == 4  # the draft, one rewrite, one rewrite after each replan
+    # the draft's three parts, then the solar section once per rewrite: one rewrite, one after each replan
+    assert writer.names() == [*DRAFT, "rewrite_section", "rewrite_section", "rewrite_section"]
     assert len(search.requests) == 4  # two researchers, then one per replan
     assert result["grounding_score"] == 0.5
     report = result["report"]
@@ -151,7 +174,8 @@ def test_a_claim_that_stays_unsupported_is_marked_after_the_last_attempt(
     assert report.count(MARK) == 1
     false, storage = result["grounding"]
     assert false["claim"] == f"{FALSE_CLAIM} Solar capacity 2025."  # as the judge saw it: link text, no URL
-    assert (false["verdict"], false["marked"], false["line"]) == ("unsupported", True, 5)
+    assert (false["verdict"], false["marked"]) == ("unsupported", True)
+    assert false["line"] == _line_of(report, FALSE_CLAIM)
     assert false["sources"] == [
         {"url": web.url("/solar.html"), "verdict": "unsupported", "reason": "the source does not state it"}
     ]
@@ -166,7 +190,7 @@ def test_a_score_at_the_threshold_needs_no_repair_but_unsupported_claims_are_sti
     result = _run(_agent(make_agent, writer, grounding_threshold=0.5))
 
     assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
-    assert len(writer.prompts) == 1
+    assert writer.names() == DRAFT
     assert result["grounding_score"] == 0.5
     assert result["report"].count(MARK) == 1
 
@@ -180,7 +204,7 @@ def test_a_spent_token_budget_stops_repairs_but_not_marking(
 
     assert len(result["notes"]) == 2
     assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
-    assert len(writer.prompts) == 1
+    assert writer.names() == DRAFT
     assert result["grounding_score"] == 0.5
     assert result["report"].count(MARK) == 1
     assert any("token budget of 1,800 tokens is spent; the report is not repaired" in w for w in result["warnings"])
@@ -249,7 +273,7 @@ def test_the_writer_is_the_judge_by_default(
 async def test_grounding_also_runs_with_run_async(
     make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
 ) -> None:
-    writer = Writer(web, search, fixed_by=lambda prompt: _notes_in(prompt) > 2)
+    writer = Writer(web, search, fixed_by=lambda prompt: RESEARCHED in prompt)
     result = await _agent(make_agent, writer).run_async(messages=[ChatMessage.from_user(QUESTION)])
 
     assert (result["regeneration_count"], result["replan_count"]) == (1, 1)
@@ -272,11 +296,12 @@ def test_a_grounded_agent_round_trips_and_the_restored_agent_grounds(
     assert isinstance(last, NoEvidenceStage)
     assert stage.threshold == 0.8
     result = _run(restored)
-    # The scripted writer's "Finding 1 is supported by source 1" states nothing the sources say.
+    # The scripted writer's "Finding 1.1 is supported by source 1" states nothing the sources say.
     assert result["grounding_score"] == 0.0
     assert result["regeneration_count"] == 1
     assert result["replan_count"] == 2
-    assert len(re.findall(re.escape(MARK), result["report"])) == 2
+    assert len(result["grounding"]) >= 2
+    assert len(re.findall(re.escape(MARK), result["report"])) == len(result["grounding"])
 
 
 @pytest.mark.parametrize(

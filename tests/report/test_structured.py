@@ -8,9 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from haystack import component
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
-from haystack.dataclasses import ChatMessage
+from haystack.dataclasses import ChatMessage, StreamingChunk
 from pydantic import BaseModel
 
 from haystack_deep_research import (
@@ -170,3 +171,47 @@ def test_grounding_runs_before_the_structured_output(make_agent: Callable[..., A
     assert result["regeneration_count"] == 1
     assert "*(unsupported by the cited source)*" in writer.structured_prompts[0]  # it saw the final, marked report
     assert isinstance(result["structured"], ResearchSummary)
+
+
+@component
+class StreamRecorder:
+    """Delegates to a writer; records, per call, whether the caller asked for a stream."""
+
+    def __init__(self, writer: Writer) -> None:
+        self.writer = writer
+        self.streamed: list[tuple[bool, bool]] = []  # (structured prompt, streamed)
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], streaming_callback: Any = None) -> dict[str, list[ChatMessage]]:
+        structured = (messages[-1].text or "").startswith("JSON schema:")
+        self.streamed.append((structured, streaming_callback is not None))
+        reply = self.writer(messages)
+        return {"replies": [reply if isinstance(reply, ChatMessage) else ChatMessage.from_assistant(reply)]}
+
+
+def test_the_structured_call_is_streamed_so_a_client_timeout_applies_between_chunks(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    recorder = StreamRecorder(Writer([_summary(web)]))
+    agent = make_agent(writer_llm=recorder, output_schema=ResearchSummary)
+
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert isinstance(result["structured"], ResearchSummary)
+    assert (True, True) in recorder.streamed  # the JSON was asked for as a stream
+    assert all(not streamed for structured, streamed in recorder.streamed if not structured)  # report parts: not
+
+
+def test_a_model_that_streams_already_keeps_its_own_streaming_callback(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    chunks: list[StreamingChunk] = []
+    writer = Writer([_summary(web)])
+    generator = MockChatGenerator(response_fn=writer, streaming_callback=chunks.append)
+
+    result = make_agent(writer_llm=generator, output_schema=ResearchSummary).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
+
+    assert isinstance(result["structured"], ResearchSummary)
+    assert '"confidence":' in "".join(chunk.content for chunk in chunks)  # the caller's callback saw the JSON

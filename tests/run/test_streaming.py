@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import httpx
+import respx
 from haystack.components.agents import Agent
-from haystack.components.generators.chat import MockChatGenerator
+from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.tools import tool
+from haystack.utils import Secret
 
 from haystack_deep_research import STREAMING_KEY, EventStream, SubAgentDef, create_deep_agent
 from haystack_deep_research.prompts import prompt_of
@@ -88,6 +91,45 @@ def test_a_tagged_chunk_is_a_copy_and_stays_a_streaming_chunk(make_agent: Callab
 
     assert all(isinstance(chunk, StreamingChunk) for chunk in chunks)
     assert all(chunk.meta.get("model", "").startswith("scripted-") for chunk in chunks if chunk.content)
+
+
+API = "https://api.openai.test/v1"
+
+
+def _chat_stream(request: httpx.Request) -> httpx.Response:
+    """A Chat Completions event stream: the text, then, when the request asks for it, a chunk with the usage."""
+    asked = json.loads(request.content)
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "writer-model"}
+    text = "# Solar\n\n## Executive summary\n\nSolar grew."
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    if asked.get("stream_options", {}).get("include_usage"):
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        chunks.append({**base, "choices": [], "usage": usage})
+    body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, text=body)
+
+
+def test_a_streamed_openai_reply_still_counts_its_tokens(make_agent: Callable[..., Agent]) -> None:
+    chunks: list[StreamingChunk] = []
+
+    with respx.mock(assert_all_called=False) as mock:
+        route = mock.post(f"{API}/chat/completions").mock(side_effect=_chat_stream)
+        mock.route(host="127.0.0.1").pass_through()
+        writer = OpenAIChatGenerator(
+            api_key=Secret.from_token("sk-test"),
+            model="writer-model",
+            api_base_url=API,
+            http_client_kwargs={"timeout": 5},
+        )
+        result = make_agent(writer_llm=writer).run(messages=QUESTION, streaming_callback=chunks.append)
+
+    assert route.calls  # the writer's parts
+    assert all(json.loads(call.request.content)["stream"] for call in route.calls)
+    assert result["usage_by_phase"]["write"]["total_tokens"] == 15 * len(route.calls)
+    assert "writer" in _roles(chunks)
 
 
 def _deep_agent() -> Agent:

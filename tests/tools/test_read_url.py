@@ -8,6 +8,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research import ConfigurationError, ReadUrlTool, ResearchRun, UrlPolicy
+from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
@@ -132,15 +133,115 @@ def test_a_single_url_string_is_accepted(web: LoopbackWebServer) -> None:
     assert "450 gigawatts" in _tool().invoke(urls=web.url("/solar.html"), question="q")
 
 
+TOPICS = ("harbour cranes", "orchard pests", "glacier retreat", "violin varnish", "subway tiles", "kelp farming")
+
+
+def _article(paragraphs: list[str]) -> str:
+    return "<html><body><article>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</article></body></html>"
+
+
+def _filler(topic: str, number: int) -> str:
+    return f"Paragraph {number} is about {topic}, which this report covers at length for the general reader here."
+
+
+def test_the_summarizer_reads_the_passages_most_relevant_to_the_question_and_the_ledger_keeps_the_page(
+    web: LoopbackWebServer,
+) -> None:
+    paragraphs = [_filler(TOPICS[n % len(TOPICS)], n) for n in range(40)]
+    paragraphs[17] = "Tidal barrage output reached 240 megawatts at the estuary, the tidal barrage operator said."
+    paragraphs[33] = "A second tidal barrage on the northern coast raised the combined output to 310 megawatts."
+    web.add_page("/long-report.html", _article(paragraphs))
+    summarizer, run = RecordingSummarizer(), ResearchRun()
+
+    text = (
+        _tool(summarizer, passage_budget=900)
+        .bind(run.view())
+        .invoke(urls=[web.url("/long-report.html")], question="What is the tidal barrage output?")
+    )
+
+    user = summarizer.prompts[0][1]
+    assert prompt_of(user)[0] == "summarizer_passages"
+    document = user.text.split("<untrusted_document", 1)[1]
+    assert "240 megawatts" in document
+    assert "310 megawatts" in document
+    assert "Paragraph 5 is about" not in document
+    assert "[...]" in document  # the reader sees where text was left out
+    assert len(document) < 1_200
+    assert "240 megawatts" in text
+    [entry] = run.ledger.entries()
+    assert "Paragraph 5 is about" in entry.text  # grounding judges against the whole page
+    assert "310 megawatts" in entry.text
+
+
+def test_a_page_within_the_budget_or_with_no_budget_is_read_whole(web: LoopbackWebServer) -> None:
+    web.add_page("/long-report.html", _article([_filler(TOPICS[n % 6], n) for n in range(40)]))
+    short, whole = RecordingSummarizer(), RecordingSummarizer()
+
+    _tool(short).invoke(urls=[web.url("/solar.html")], question="solar")
+    _tool(whole, passage_budget=0).invoke(urls=[web.url("/long-report.html")], question="kelp")
+
+    assert prompt_of(short.prompts[0][1])[0] == "summarizer"
+    assert prompt_of(whole.prompts[0][1])[0] == "summarizer"
+    assert all(f"Paragraph {n} is about" in whole.prompts[0][1].text for n in range(40))
+
+
+def test_a_page_without_text_is_not_summarized(web: LoopbackWebServer) -> None:
+    web.add_page("/blank.html", "<html><body><article> </article></body></html>")
+    summarizer, run = RecordingSummarizer(), ResearchRun()
+
+    text = _tool(summarizer).bind(run.view()).invoke(urls=[web.url("/blank.html")], question="anything")
+
+    assert text.startswith(f"Could not read {web.url('/blank.html')}: ")
+    assert summarizer.prompts == []
+    assert len(run.ledger) == 0
+
+
+def test_a_page_repeating_one_already_read_in_the_run_is_not_summarized_again(web: LoopbackWebServer) -> None:
+    story = [f"The coastal wind farm produced {n}00 gigawatt hours in year {n} of its operation." for n in range(12)]
+    web.add_page("/original.html", _article(story))
+    web.add_page("/mirror.html", _article([*story, "Republished with permission."]))
+    summarizer, run = RecordingSummarizer(), ResearchRun()
+    tool = _tool(summarizer).bind(run.view())
+
+    first = tool.invoke(urls=[web.url("/original.html")], question="wind farm output")
+    again = tool.invoke(urls=[web.url("/mirror.html")], question="yearly production of the wind farm")
+
+    assert len(summarizer.prompts) == 1
+    assert f"(This page has the same text as {web.url('/original.html')}, read earlier in this run" in again
+    assert first.split("Summary:\n", 1)[1] in again  # the earlier summary
+    assert {entry.url for entry in run.ledger.entries() if entry.kind == "page"} == {
+        web.url("/original.html"),
+        web.url("/mirror.html"),
+    }  # both were really read, so both may be cited
+
+
+def test_pages_that_only_share_a_template_are_both_summarized(web: LoopbackWebServer) -> None:
+    for name, place in (("north", "northern"), ("south", "southern")):
+        web.add_page(
+            f"/{name}.html",
+            _article([f"Site {n} in the {place} region logged {n * 7} outages in the year." for n in range(12)]),
+        )
+    summarizer = RecordingSummarizer()
+    tool = _tool(summarizer).bind(ResearchRun().view())
+
+    tool.invoke(urls=[web.url("/north.html")], question="outages")
+    tool.invoke(urls=[web.url("/south.html")], question="outages")
+
+    assert len(summarizer.prompts) == 2
+
+
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="max_content_length must be an integer from 1000 to 1000000"):
         _tool(max_content_length=10)
+    with pytest.raises(ConfigurationError, match="passage_budget must be 0 \\(the whole page\\) or an integer"):
+        _tool(passage_budget=100)
     with pytest.raises(ConfigurationError, match="summarizer_llm must be a Haystack chat generator"):
         ReadUrlTool(summarizer_llm=object())
 
 
 def test_round_trip() -> None:
-    tool = _tool(MockChatGenerator(responses="summary"), max_content_length=2_000)
+    tool = _tool(MockChatGenerator(responses="summary"), max_content_length=2_000, passage_budget=0)
     restored = ReadUrlTool.from_dict(tool.to_dict())
     assert restored.to_dict() == tool.to_dict()
     assert restored.url_policy == LOOPBACK
+    assert restored.passage_budget == 0

@@ -68,6 +68,7 @@ from haystack_deep_research.state import (
     researcher_state_schema,
 )
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset, create_think_tool
+from haystack_deep_research.tools.read_url import DEFAULT_PASSAGE_BUDGET, passage_budget_value
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 __all__ = ["create_deep_research_agent"]
@@ -98,6 +99,7 @@ def _check_options(options: dict[str, Any]) -> None:
     _checks.int_in_range("max_researcher_steps", options["max_researcher_steps"], 1, 200)
     _checks.int_in_range("max_search_results", options["max_search_results"], 1, 20)
     _checks.int_in_range("max_content_length", options["max_content_length"], 1_000, 1_000_000)
+    passage_budget_value(options["passage_budget"])
     _checks.int_in_range("loop_threshold", options["loop_threshold"], MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
     _checks.number_in_range("grounding_threshold", options["grounding_threshold"], 0.0, 1.0, include_low=True)
     _checks.int_in_range("max_regenerations", options["max_regenerations"], 0, 5)
@@ -163,6 +165,7 @@ def _researcher_tools(options: dict[str, Any], models: dict[str, ChatGenerator],
             ReadUrlTool(
                 summarizer_llm=models["summarizer_llm"],
                 max_content_length=options["max_content_length"],
+                passage_budget=options["passage_budget"],
                 url_policy=options["url_policy"],
                 fetch_limits=options["fetch_limits"],
                 cache=cache,
@@ -231,6 +234,7 @@ def create_deep_research_agent(
     max_researcher_steps: int = 20,
     max_search_results: int = 10,
     max_content_length: int = 50_000,
+    passage_budget: int = DEFAULT_PASSAGE_BUDGET,
     search_tool: Tool | None = None,
     url_policy: UrlPolicy | None = None,
     fetch_limits: FetchLimits | None = None,
@@ -264,13 +268,16 @@ def create_deep_research_agent(
     :param researcher_llm: Each sub-researcher's search / read / think loop; must support tools.
         Default "gpt-5.4-mini".
     :param summarizer_llm: Summarizes each page read toward the researcher's question. Default "gpt-5.4-mini".
-    :param writer_llm: Turns the brief and the notes into the report. Default "gpt-5.4".
+    :param writer_llm: Turns the brief and the notes into the report, written in parts side by side (the opening
+        and one section per note), so no call's output grows with the research. Default "gpt-5.4".
     :param max_subtopics: Sub-topics the orchestrator may delegate in one run, 1 to 50 (enforced in code).
-    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50.
+    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50; also the writer's calls at once.
     :param max_orchestrator_steps: Orchestrator loop steps, 1 to 100.
     :param max_researcher_steps: Each sub-researcher's loop steps, 1 to 200.
     :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
-    :param max_content_length: Page characters given to the summarizer, 1,000 to 1,000,000.
+    :param max_content_length: Page characters read and kept in the evidence ledger, 1,000 to 1,000,000.
+    :param passage_budget: Characters of a page's passages most relevant to the researcher's question that the
+        summarizer reads (ranked with BM25), 500 to 1,000,000, or 0 for the whole page.
     :param search_tool: The researchers' search tool, as a Haystack Tool (the older form of ``search``). A Tool with
         a ``query`` parameter goes through the library's search path (results recorded in the ledger and fenced);
         the library's own tools and tools of another shape are used as they are.
@@ -361,6 +368,12 @@ def create_deep_research_agent(
             "before_llm": [budget],
             "before_tool": [PlanHook()],
             "after_tool": [results],
-            "after_run": [WriteHook(chat_generator=models["writer_llm"], stages=_report_stages(options))],
+            "after_run": [
+                WriteHook(
+                    chat_generator=models["writer_llm"],
+                    stages=_report_stages(options),
+                    max_concurrency=max_concurrent_researchers,
+                )
+            ],
         },
     )

@@ -9,7 +9,10 @@ the report is written and its citations verified, the stage
 2. while the score is below ``threshold``: first **regenerates** the report from the same notes, telling the writer
    which claims were unsupported (no tool runs), at most ``max_regenerations`` times; then **replans** at most
    ``max_replans`` times: researches each unsupported claim again with the run's ``research_subtopic`` tool, appends
-   the new notes and rewrites the report. Every new report is verified against the ledger and judged again;
+   the new notes and rewrites the report. A rewrite writes again only the parts of the report (its opening, its
+   sections) that hold unsupported claims, side by side, each from its own notes and the notes researched again for
+   its claims (see :mod:`.sections`); the other parts stay as they are. Every new report is verified against the
+   ledger and judged again;
 3. marks the claims that are still unsupported, and fills the outputs ``grounding_score``, ``grounding`` (one verdict
    per claim), ``regeneration_count`` and ``replan_count``.
 
@@ -37,17 +40,17 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
-from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, REWRITE, fence, render_chat, render_text
+from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, render_text
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
 from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
-from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, ask, failure, publish
+from haystack_deep_research.report.sections import rewrite_report
+from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, failure, publish
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,
     GROUNDING_SCORE,
     PHASE_GROUND,
-    PHASE_WRITE,
     REGENERATION_COUNT,
     REPLAN_COUNT,
     REPORT,
@@ -123,16 +126,17 @@ class GroundingStage(UsesModels):
             if regenerations < self.max_regenerations:
                 regenerations += 1
                 _notice(run, f"score {judged.score:.2f} is below {self.threshold}: rewriting the report")
-                rewritten = yield from self._rewrite(state, run, writer, unsupported, researched=False)
+                rewritten = yield from self._rewrite(state, run, writer, unsupported, found=None)
             elif replans < self.max_replans:
                 tool = _research_tool(state)
                 if tool is None:
                     run.warn(PHASE_GROUND, f"cannot replan: this run has no {RESEARCH_SUBTOPIC} tool")
                     break
                 replans += 1
-                if not (yield from self._replan(state, run, tool, unsupported)):
+                found = yield from self._replan(state, run, tool, unsupported)
+                if not found:
                     break
-                rewritten = yield from self._rewrite(state, run, writer, unsupported, researched=True)
+                rewritten = yield from self._rewrite(state, run, writer, unsupported, found=found)
             else:
                 break
             if rewritten:  # a failed rewrite left the judged report in place
@@ -144,28 +148,27 @@ class GroundingStage(UsesModels):
         return (yield from judge_report(run, state.data.get(REPORT) or "", citations.get("verified_urls") or [], judge))
 
     def _rewrite(
-        self, state: State, run: ResearchRun, writer: ChatGenerator, unsupported: list[Claim], *, researched: bool
+        self,
+        state: State,
+        run: ResearchRun,
+        writer: ChatGenerator,
+        unsupported: list[Claim],
+        *,
+        found: dict[str, str] | None,
     ) -> Phase[bool]:
         notes = run.notes()
         urls = allowed_urls(notes, run)
-        prompt = render_chat(
-            REWRITE,
-            brief=run.brief,
-            notes=[fence(note) for note in notes],
-            urls=urls,
-            unsupported=[fence(claim.text) for claim in unsupported],
-            researched=researched,
+        report = state.data.get(REPORT) or ""
+        written = yield from rewrite_report(
+            writer, run, report, notes=notes, urls=urls, unsupported=unsupported, found=found
         )
-        [outcome] = yield [ask(writer, prompt, role="writer", streaming_callback=run.streaming_callback)]
-        if outcome.reply is not None:
-            run.record_usage(PHASE_WRITE, outcome.reply.meta.get("usage"))
-        if not outcome.text:
-            run.warn(PHASE_GROUND, f"the rewrite failed ({failure(outcome.error)}); the previous report is kept")
+        if not written.report:
+            run.warn(PHASE_GROUND, f"the rewrite failed ({written.why}); the previous report is kept")
             return False
-        publish_report(state, run, outcome.text, urls)
+        publish_report(state, run, written.report, urls)
         return True
 
-    def _replan(self, state: State, run: ResearchRun, tool: Tool, unsupported: list[Claim]) -> Phase[int]:
+    def _replan(self, state: State, run: ResearchRun, tool: Tool, unsupported: list[Claim]) -> Phase[dict[str, str]]:
         per_round = getattr(tool, "max_subtopics", self.max_concurrency)
         claims = list(dict.fromkeys(claim.text for claim in unsupported))[:per_round]
         _notice(run, f"researching {len(claims)} unsupported claim(s) again")
@@ -173,16 +176,16 @@ class GroundingStage(UsesModels):
         subtopics = [render_text(REPLAN_SUBTOPIC, claim=claim, brief=run.brief) for claim in claims]
         run.plan(subtopics)
         outcomes = yield [_research_call(tool, subtopic) for subtopic in subtopics]
-        notes: list[str] = []
+        found: dict[str, str] = {}
         for claim, outcome in zip(claims, outcomes, strict=True):
             note = outcome.value.get("note") if isinstance(outcome.value, dict) else None
             if isinstance(note, str) and note.strip():
-                notes.append(note)
+                found[claim] = note
             else:
                 run.warn(PHASE_GROUND, f"researching the claim '{claim}' again failed ({failure(outcome.error)})")
-        if not notes:
+        if not found:
             run.warn(PHASE_GROUND, "replanning found nothing new; the report is kept as it is")
-        return len(notes)
+        return found
 
     def _finish(self, state: State, run: ResearchRun, judged: Judgement, regenerations: int, replans: int) -> None:
         report, marked = mark_unsupported(state.data.get(REPORT) or "", judged.unsupported)

@@ -9,9 +9,15 @@ too, the run raises :class:`~haystack_deep_research.errors.StructuredOutputError
 (``raw_text``), its ``errors`` and the final ``report``. The validated instance is the run's ``structured`` output.
 
 Where the model's provider has a strict structured-output mode, the stage uses it (:func:`strict_output_kwargs`):
-OpenAI's Chat Completions generators get ``generation_kwargs={"response_format": schema}`` and its Responses
-generator ``{"text_format": schema}``, so the provider enforces the schema; the reply is still validated, and a call
-the provider refuses in strict mode (a schema strict mode cannot express) is retried without it.
+OpenAI's Chat Completions generators get the schema as a strict JSON schema in ``response_format`` and its Responses
+generator in ``text``, so the provider enforces the schema; the reply is still validated, and a call the provider
+refuses in strict mode (a schema strict mode cannot express) is retried without it.
+
+The JSON object grows with the report (a finding per line, a URL per source), so its call may take longer than a
+client's timeout allows for a whole reply. The stage asks for the reply as a stream (``ask(..., keep_alive=True)``;
+the chunks are dropped unless the run streams): a client's read timeout (Haystack's OpenAI generators: 30 s by
+default) then applies to the wait between two chunks, not to the whole reply. A call that still times out is said
+so in ``warnings``, with how to give the client more time.
 
 :class:`ResearchSummary` is a ready model to pass. A schema is serialized by its import path, so it must be a
 module-level class, and loading it back needs its module on Haystack's deserialization allowlist (this package's
@@ -36,6 +42,7 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat
+from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import Outcome, Phase, ResearchRun, UsesModels, ask, publish
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
@@ -73,7 +80,7 @@ def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | No
 # Haystack's generators with a strict structured-output mode: module, class, and the generation_kwargs key for it.
 _STRICT_MODES = (
     ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "response_format"),
-    ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "text_format"),
+    ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "text"),
 )
 
 
@@ -86,13 +93,24 @@ def strict_output_kwargs(generator: Any, schema: type[BaseModel]) -> dict[str, A
 
     :param generator: A chat generator.
     :param schema: The pydantic model.
-    :returns: ``{"response_format": schema}`` or ``{"text_format": schema}``, or ``None`` for other generators.
+    :returns: ``{"response_format": {"type": "json_schema", "json_schema": ...}}`` or ``{"text": {"format":
+        {"type": "json_schema", ...}}}``, or ``None`` for other generators. The schema is given as a strict JSON
+        schema, not as the pydantic class, because the class form is accepted only by OpenAI's non-streaming
+        ``parse`` endpoints and the stage streams.
     """
     for module_name, class_name, key in _STRICT_MODES:
         module = sys.modules.get(module_name)
         kind = getattr(module, class_name, None) if module is not None else None
         if isinstance(kind, type) and isinstance(generator, kind):
-            return {key: schema}
+            # The same conversion Haystack's OpenAI generators use to serialize a pydantic response format; a
+            # generator of these classes has imported the openai package already.
+            from openai.lib._pydantic import to_strict_json_schema
+
+            strict = {"name": schema.__name__, "strict": True, "schema": to_strict_json_schema(schema)}
+            if key == "response_format":
+                return {key: {"type": "json_schema", "json_schema": strict}}
+            own = (getattr(generator, "generation_kwargs", None) or {}).get(key) or {}
+            return {key: {**own, "format": {"type": "json_schema", **strict}}}
     return None
 
 
@@ -158,7 +176,7 @@ class StructuredOutputStage(UsesModels):
         }
         detail = f"writing the structured output ({self.output_schema.__name__})"
         run.events.emit(PhaseStarted(phase=PHASE_STRUCTURE, detail=detail))
-        options: dict[str, Any] = {"streaming_callback": run.streaming_callback}
+        options: dict[str, Any] = {"streaming_callback": run.streaming_callback, "keep_alive": True}
         strict = strict_output_kwargs(model, self.output_schema)
         if strict is not None:
             options["generation_kwargs"] = strict
@@ -194,6 +212,8 @@ class StructuredOutputStage(UsesModels):
             run.record_usage(PHASE_STRUCTURE, outcome.reply.meta.get("usage"))
         if outcome.error is not None:
             why = f"{type(outcome.error).__name__}: {outcome.error}"
+            if is_timeout(outcome.error):
+                run.warn(PHASE_STRUCTURE, f"the structured-output call failed ({why}); {TIMEOUT_ADVICE}")
             return None, [{"type": "call_failed", "msg": f"the model call failed ({why})"}]
         return parse_structured(self.output_schema, outcome.text)
 

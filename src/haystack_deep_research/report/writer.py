@@ -6,7 +6,8 @@ the researchers' notes become a Markdown report, every citation is verified agai
 read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
 stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
 output raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error
-propagates. A failing writer yields a report assembled from the brief and the notes, with ``exit_reason`` saying so.
+propagates. A writer that fails on every part yields a report assembled from the brief and the notes, with
+``exit_reason`` saying so; a part it fails on twice is filled in from the notes, with a warning.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
-from haystack_deep_research.prompts import FALLBACK_REPORT, WRITER, fence, render_chat, render_text
+from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
+from haystack_deep_research.report.sections import write_report
 from haystack_deep_research.research import model_failure
-from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun, ask, failure
+from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun
 from haystack_deep_research.state import (
     EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,
@@ -65,13 +67,17 @@ class WriteHook(CloseRunHook):
 
     :param chat_generator: The writer model.
     :param stages: Report stages, run in order after the report is written and verified.
-    :raises ConfigurationError: If ``chat_generator`` is not a chat generator.
+    :param max_concurrency: The writer's calls running at once (the parts of the report), 1 to 50.
+    :raises ConfigurationError: If ``chat_generator`` is not a chat generator or ``max_concurrency`` is out of range.
     """
 
-    def __init__(self, *, chat_generator: ChatGenerator, stages: list[ReportStage] | None = None) -> None:
+    def __init__(
+        self, *, chat_generator: ChatGenerator, stages: list[ReportStage] | None = None, max_concurrency: int = 5
+    ) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.stages = list(stages or [])
-        self.max_concurrency = max([5, *(stage.max_concurrency for stage in self.stages)])
+        self.writer_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+        self.max_concurrency = max([self.writer_concurrency, *(stage.max_concurrency for stage in self.stages)])
 
     def _used_models(self) -> list[Any]:
         return [self.chat_generator, *self.stages]
@@ -90,17 +96,13 @@ class WriteHook(CloseRunHook):
             state.set(EXIT_REASON, EXIT_ORCHESTRATOR_FAILED)
         notes = run.notes()
         urls = allowed_urls(notes, run)
-        detail = f"writing the report from {len(notes)} notes and {len(urls)} sources"
+        detail = f"writing the report in {len(notes) + 1} parts from {len(notes)} notes and {len(urls)} sources"
         run.events.emit(PhaseStarted(phase=PHASE_WRITE, detail=detail))
-        prompt = render_chat(WRITER, brief=run.brief, notes=[fence(n) for n in notes], urls=urls)
-        [written] = yield [ask(self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback)]
-        if written.reply is not None:
-            run.record_usage(PHASE_WRITE, written.reply.meta.get("usage"))
-        report = written.text
+        written = yield from write_report(self.chat_generator, run, notes, urls)
+        report = written.report
         if not report:
-            why = failure(written.error)
-            run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the notes")
-            report = render_text(FALLBACK_REPORT, error=why, brief=run.brief, notes=notes, urls=urls)
+            run.warn(PHASE_WRITE, f"the writer failed ({written.why}); the report was assembled from the notes")
+            report = render_text(FALLBACK_REPORT, error=written.why, brief=run.brief, notes=notes, urls=urls)
             state.set(EXIT_REASON, EXIT_WRITER_FAILED)
         reset_review_outputs(state)
         publish_report(state, run, report, urls)
@@ -115,6 +117,7 @@ class WriteHook(CloseRunHook):
             self,
             chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
             stages=[component_to_dict(obj=stage, name="stage") for stage in self.stages],
+            max_concurrency=self.writer_concurrency,
         )
 
     @classmethod

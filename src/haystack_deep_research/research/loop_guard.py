@@ -14,6 +14,10 @@ arguments is progress (paged discovery, sweeping a list of inputs), the same cal
 :class:`LoopGuard` is the one implementation; both agent shapes use it: the sub-researchers of the deep research
 agent through :class:`LoopGuardHook`, the deep agent (and its subagents) inside its own ``before_tool`` hook. The
 streak lives in the agent's own State, never on the guard, so one guard serves every agent of every run at once.
+
+Being a sub-researcher's one ``before_tool`` hook, :class:`LoopGuardHook` also keeps the researcher's context small
+before each tool step (:mod:`.seen_results`): search results the model has already acted on keep only their titles and
+URLs.
 """
 
 from __future__ import annotations
@@ -22,19 +26,21 @@ import json
 from typing import Any
 
 from haystack.components.agents.state import State
+from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ToolCall
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import LOOP_STOPPED, LOOP_WARNING, render_text
+from haystack_deep_research.research.seen_results import condense_seen_results
 from haystack_deep_research.research.tool_calls import (
     announce_calls,
     answer_without_running,
     coerce_pending_calls,
 )
 from haystack_deep_research.run import RunView, view_of
-from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, PHASE_RESEARCH, STOP_RUN
+from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, MESSAGES, PHASE_RESEARCH, STOP_RUN
 
 __all__ = ["DEFAULT_LOOP_THRESHOLD", "LoopGuard", "LoopGuardHook", "call_signature"]
 
@@ -147,8 +153,9 @@ class LoopGuard:
 
 class LoopGuardHook(LoopGuard):
     """
-    ``before_tool`` hook of a sub-researcher: coerce the step's arguments to the tools' schemas, answer a repeated
-    call with an error (then stop a persisting loop), and announce the calls that run (``ToolCalled``).
+    ``before_tool`` hook of a sub-researcher: condense the search results the model has acted on, coerce the step's
+    arguments to the tools' schemas, answer a repeated call with an error (then stop a persisting loop), and announce
+    the calls that run (``ToolCalled``).
 
     :param threshold: See :class:`LoopGuard`.
     :raises ConfigurationError: If ``threshold`` is out of range.
@@ -160,6 +167,9 @@ class LoopGuardHook(LoopGuard):
         """
         :param state: The researcher's live State.
         """
+        condensed = condense_seen_results(state.data.get(MESSAGES) or [])
+        if condensed is not None:
+            state.set(MESSAGES, condensed, handler_override=replace_values)
         calls = coerce_pending_calls(state)
         if not self.check(state, calls):
             announce_calls(view_of(state), calls)

@@ -26,7 +26,13 @@ from haystack import tracing
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.run.streaming import accepts_streaming, for_async, for_sync
+from haystack_deep_research.run.streaming import (
+    accepts_streaming,
+    drop_chunk,
+    for_async,
+    for_sync,
+    stream_usage_kwargs,
+)
 
 __all__ = ["Call", "Outcome", "Phase", "ask", "blocking", "drive", "drive_async", "failure", "model_name", "subphase"]
 
@@ -120,11 +126,14 @@ def ask(
     streaming_callback: Any = None,
     generation_kwargs: dict[str, Any] | None = None,
     agent: str = "",
+    keep_alive: bool = False,
 ) -> Call:
     """
     A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`.
 
     A generator without ``run_async`` runs in a worker thread on the async path, so the event loop is never blocked.
+    A call that streams to Haystack's ``OpenAIChatGenerator`` asks the stream to carry the token usage, which it
+    otherwise leaves out (see :func:`~haystack_deep_research.run.streaming.stream_usage_kwargs`).
 
     :param generator: A Haystack chat generator.
     :param messages: The prompt.
@@ -133,10 +142,17 @@ def ask(
         ``run`` takes one), each chunk tagged with ``role`` (see :mod:`haystack_deep_research.run.streaming`).
     :param generation_kwargs: Generation settings for this call only (for example a strict ``response_format``).
     :param agent: The sub-researcher's sub-topic or subagent's name the call works for, tagged on streamed chunks.
+    :param keep_alive: Ask for the reply as a stream even without a streaming callback (its chunks are dropped), so
+        that a client's read timeout applies to the wait between two chunks, not to the whole reply. A generator
+        with a streaming callback of its own keeps it.
     :returns: A call whose value is the first reply (a ``ChatMessage``) or ``None``.
     """
+    own = getattr(generator, "streaming_callback", None) is not None
+    if streaming_callback is None and keep_alive and not own:
+        streaming_callback = drop_chunk
     streams = streaming_callback is not None and accepts_streaming(generator)
-    extra: dict[str, Any] = {"generation_kwargs": generation_kwargs} if generation_kwargs else {}
+    settings = {**(generation_kwargs or {}), **(stream_usage_kwargs(generator) if streams or own else {})}
+    extra: dict[str, Any] = {"generation_kwargs": settings} if settings else {}
 
     def run() -> ChatMessage | None:
         callback = for_sync(streaming_callback, role, agent) if streams else None

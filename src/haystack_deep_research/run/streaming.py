@@ -17,12 +17,22 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from haystack.dataclasses import StreamingChunk
 
-__all__ = ["AGENT_META", "ROLE_META", "accepts_streaming", "for_async", "for_sync", "tag_chunk"]
+__all__ = [
+    "AGENT_META",
+    "ROLE_META",
+    "accepts_streaming",
+    "drop_chunk",
+    "for_async",
+    "for_sync",
+    "stream_usage_kwargs",
+    "tag_chunk",
+]
 
 ROLE_META = "haystack_deep_research.role"
 """The ``StreamingChunk.meta`` key naming the role of the model that streamed the chunk."""
@@ -95,3 +105,33 @@ def accepts_streaming(generator: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return "streaming_callback" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+def drop_chunk(chunk: StreamingChunk) -> None:
+    """A streaming callback that keeps nothing: the generator still assembles the whole reply."""
+
+
+# Haystack's chat generators whose stream leaves the token usage out unless asked: module and class.
+_USAGE_ON_REQUEST = (("haystack.components.generators.chat.openai", "OpenAIChatGenerator"),)
+
+
+def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
+    """
+    The generation settings that make a streamed reply carry its token usage, for generators that need them.
+
+    Haystack's ``OpenAIChatGenerator`` (and subclasses such as Azure's) gets ``stream_options={"include_usage":
+    True}`` unless its own ``generation_kwargs`` set ``stream_options``. Detection is by class, looked up only in
+    modules already imported, so nothing is imported here.
+
+    :param generator: A chat generator that is about to stream.
+    :returns: The settings to add to the call, or ``{}``.
+    """
+    own = getattr(generator, "generation_kwargs", None) or {}
+    if "stream_options" in own:
+        return {}
+    for module_name, class_name in _USAGE_ON_REQUEST:
+        module = sys.modules.get(module_name)
+        kind = getattr(module, class_name, None) if module is not None else None
+        if isinstance(kind, type) and isinstance(generator, kind):
+            return {"stream_options": {"include_usage": True}}
+    return {}

@@ -199,6 +199,7 @@ class RequestHandler(BaseHTTPRequestHandler):
 
 class _QuietHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # socketserver's 5 drops bursts of connections, each then retried a second later
 
     def __init__(self, owner: LoopbackServer) -> None:
         self.owner = owner

@@ -21,6 +21,11 @@ The researcher calls the search tools it is offered, by name: ``web_search`` and
 documents the stores returned. Over HTTP (see :class:`~haystack_deep_research.testing.LoopbackChatServer`) prompts
 lose their meta: the writer then cites every address its prompt holds.
 
+``role="writer"`` plays every writer step: a whole report (the ``writer`` and ``rewrite`` prompts), one section
+(``writer_section``, ``rewrite_section``: a ``##`` heading from the note's first line, then one cited finding per
+allowed URL) and the opening (``writer_opening``, ``rewrite_opening``: a title and the brief's first words as the
+executive summary, plus one citation of each ``invented_urls`` entry).
+
 ``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths. Given a
 ``streaming_callback``, a generator streams its reply's text as one chunk before returning it.
 
@@ -67,6 +72,7 @@ from haystack_deep_research.prompts import (
     READ_URL,
     RESEARCH_SUBTOPIC,
     WEB_SEARCH,
+    WRITER_PART_TEMPLATES,
     prompt_of,
 )
 from haystack_deep_research.testing._analysis_rules import analysis_reply, iterative_report
@@ -104,13 +110,18 @@ def _last_user_text(messages: list[ChatMessage]) -> str:
     return ""
 
 
-def _prompt(messages: list[ChatMessage], *names: str) -> dict[str, Any]:
-    """The variables of the last user message rendered from one of the named templates (``{}`` if none)."""
+def _named_prompt(messages: list[ChatMessage], *names: str) -> tuple[str, dict[str, Any]]:
+    """The name and variables of the last user message rendered from one of the named templates."""
     for message in reversed(messages):
         found = prompt_of(message) if message.is_from(ChatRole.USER) else None
         if found is not None and (not names or found[0] in names):
-            return found[1]
-    return {}
+            return found
+    return "", {}
+
+
+def _prompt(messages: list[ChatMessage], *names: str) -> dict[str, Any]:
+    """The variables of the last user message rendered from one of the named templates (``{}`` if none)."""
+    return _named_prompt(messages, *names)[1]
 
 
 def _tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[tuple[str, str]]:
@@ -343,7 +354,7 @@ class ScriptedChatGenerator:
         return f"Findings on {subtopic}:\n" + "\n".join(lines)
 
     def _summarizer(self, messages: list[ChatMessage]) -> str:
-        content = _prompt(messages, "summarizer").get("content")
+        content = _prompt(messages, "summarizer", "summarizer_passages").get("content")
         return (
             _words(str(content if content is not None else _last_user_text(messages)), 40) or "The document is empty."
         )
@@ -356,7 +367,13 @@ class ScriptedChatGenerator:
     def _writer(self, messages: list[ChatMessage]) -> str:
         if report := _prompt(messages, "iterative_report"):
             return iterative_report(report)
-        given = _prompt(messages, "writer", "rewrite")
+        name, given = _named_prompt(messages, "writer", "rewrite", *WRITER_PART_TEMPLATES)
+        if name.endswith("_section"):
+            return self._section(given)
+        if name.endswith("_opening"):
+            brief = _words(str(given.get("brief") or ""), 40)
+            findings = " ".join(f"A key finding [source]({url})." for url in self.invented_urls)
+            return f"# Research report\n\n## Executive summary\n\n{brief} {findings}".strip() + "\n"
         if given:
             urls = [str(url) for url in given.get("urls") or []]
         else:  # a prompt without its meta (over HTTP): cite every address the prompt holds
@@ -368,6 +385,16 @@ class ScriptedChatGenerator:
             f"# Research report\n\n## Executive summary\n\n{_words(str(given.get('brief') or ''), 40)}\n\n"
             f"## Findings\n\n{findings or 'No findings.'}\n\n## Sources\n\n{sources or 'No sources.'}\n"
         )
+
+    @staticmethod
+    def _section(given: dict[str, Any]) -> str:
+        number = given.get("number") or 1
+        notes = [str(note) for note in given.get("notes") or []]
+        heading = _words(notes[0].split("\n", 1)[0].lstrip("#"), 6) if notes else f"Part {number}"
+        urls = [str(url) for url in given.get("urls") or []]
+        lines = [f"- Finding {number}.{i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1)]
+        findings = "\n".join(lines)
+        return f"## {heading}\n\n{findings or 'No findings.'}\n"
 
     def _judge(self, messages: list[ChatMessage]) -> str:
         given = _prompt(messages, "judge")

@@ -1,4 +1,7 @@
-"""``read_url``: fetch pages and PDFs under the URL policy, extract their text, and summarize it toward a question."""
+"""
+``read_url``: fetch pages and PDFs under the URL policy, extract their text, and summarize the passages most relevant
+to a question.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +15,11 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.events import PageRead, PageRefused
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence import SourceEntry, clean_text
 from haystack_deep_research.prompts import (
     MAX_URLS_PER_READ,
+    OMITTED,
+    PAGE_DUPLICATE,
     PAGE_SEPARATOR,
     PAGE_SUMMARY,
     PAGE_UNREADABLE,
@@ -25,6 +30,7 @@ from haystack_deep_research.prompts import (
     SUMMARIZER,
     SUMMARIZER_EMPTY,
     SUMMARIZER_FAILED,
+    SUMMARIZER_PASSAGES,
     TOO_MANY_URLS,
     URLS_MISSING,
     URLS_PARAMETER,
@@ -48,6 +54,8 @@ from haystack_deep_research.run import (
 from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.base import ResearchTool
+from haystack_deep_research.tools.duplicates import near_duplicate
+from haystack_deep_research.tools.passages import Excerpt, relevant_passages
 from haystack_deep_research.web import (
     ExtractedText,
     FetchedDocument,
@@ -59,7 +67,10 @@ from haystack_deep_research.web import (
     fetch_async,
 )
 
-__all__ = ["ReadUrlTool"]
+__all__ = ["DEFAULT_PASSAGE_BUDGET", "ReadUrlTool"]
+
+DEFAULT_PASSAGE_BUDGET = 2_000
+"""Characters of a page's most relevant passages the summarizer reads, by default."""
 
 
 @dataclass(frozen=True)
@@ -75,19 +86,24 @@ class ReadUrlTool(ResearchTool):
     Read web pages and PDFs and return a summary of each toward the researcher's question.
 
     Each URL is fetched under the URL policy and the fetch limits, routed by its content type (HTML through
-    trafilatura, PDF through pypdf, plain text as is), cut to ``max_content_length`` characters, and summarized by
-    ``summarizer_llm`` (which has no tools). The URLs of one call are read side by side. A URL that cannot be read
-    gives a line saying why; the other URLs are still read. Every page read is recorded in the run's evidence ledger.
-    Within one run a page is read once per question: a researcher asking for a URL that another one has read (or
-    is reading) with the same question gets that summary instead of fetching and summarizing the page again.
+    trafilatura, PDF through pypdf, plain text as is) and cut to ``max_content_length`` characters. The summarizer
+    (``summarizer_llm``, which has no tools) reads the passages of the page most relevant to the question, ranked
+    with BM25, up to ``passage_budget`` characters (see :mod:`.passages`); the run's evidence ledger records the
+    page's whole text, which grounding checks claims against. The URLs of one call are read side by side. A URL that
+    cannot be read gives a line saying why; the other URLs are still read. A page whose text nearly repeats one the
+    run has already summarized is not summarized again (see :mod:`.duplicates`): its summary is that page's, said to
+    be so. Within one run a page is read once per question: a researcher asking for a URL that another one has read
+    (or is reading) with the same question gets that summary instead of fetching and summarizing the page again.
 
     :param summarizer_llm: The chat generator that summarizes a page toward the question.
-    :param max_content_length: Characters of page text given to the summarizer, 1,000 to 1,000,000.
+    :param max_content_length: Characters of page text read and kept, 1,000 to 1,000,000.
+    :param passage_budget: Characters of the page's most relevant passages given to the summarizer, 500 to
+        1,000,000, or 0 for the whole page (up to ``max_content_length``).
     :param url_policy: Which URLs may be fetched; by default public http(s) addresses only.
     :param fetch_limits: Size cap, timeouts, redirect and PDF page limits.
     :param cache: A cross-run cache (for example ``ResearchCache(directory=...)``), or ``None``: a page's text is
-        looked up (by URL) before it is fetched, and its summary (by URL, question and summarizer model) before the
-        summarizer is called; what was fetched and summarized is stored.
+        looked up (by URL) before it is fetched, and its summary (by URL, question, summarizer model and passage
+        budget) before the summarizer is called; what was fetched and summarized is stored.
     :raises ConfigurationError: If a parameter is out of range.
     """
 
@@ -99,10 +115,12 @@ class ReadUrlTool(ResearchTool):
         url_policy: UrlPolicy | None = None,
         fetch_limits: FetchLimits | None = None,
         cache: CacheStore | None = None,
+        passage_budget: int = DEFAULT_PASSAGE_BUDGET,
     ) -> None:
         self.cache = check_cache(cache)
         self.summarizer_llm = _checks.chat_generator("summarizer_llm", summarizer_llm, needs_tools=False)
         self.max_content_length = _checks.int_in_range("max_content_length", max_content_length, 1_000, 1_000_000)
+        self.passage_budget = passage_budget_value(passage_budget)
         if url_policy is not None and not isinstance(url_policy, UrlPolicy):
             raise ConfigurationError(f"url_policy must be a UrlPolicy; got {type(url_policy).__name__}.")
         if fetch_limits is not None and not isinstance(fetch_limits, FetchLimits):
@@ -219,7 +237,14 @@ class ReadUrlTool(ResearchTool):
             if self.cache is not None:
                 stored = {**asdict(page), "limit": self.max_content_length}
                 yield [blocking(self.cache.put, "page", page_key(url), stored)]
-        summary, failed = yield from self._summary(view, url, page, question)
+        entries = view.ledger.entries() if view is not None else []
+        [prepared] = yield [blocking(self._prepare, page, question, entries)]
+        if prepared.error is not None:
+            raise prepared.error
+        excerpt, earlier = prepared.value
+        if earlier is not None:
+            return self._repeat(view, page, earlier)
+        summary, failed = yield from self._summary(view, page, excerpt, question)
         if view is not None and summary:
             view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary)
             view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text), cached=cached))
@@ -227,15 +252,17 @@ class ReadUrlTool(ResearchTool):
             return render_text(PAGE_UNREADABLE, url=url, reason=failed)
         return CachedRead(title=page.title, summary=summary, partial=page.partial)
 
-    def _summary(self, view: RunView | None, url: str, page: _Page, question: str) -> Phase[tuple[str, str | None]]:
+    def _summary(
+        self, view: RunView | None, page: _Page, excerpt: Excerpt, question: str
+    ) -> Phase[tuple[str, str | None]]:
         """The page's summary toward the question (cached, or from the summarizer) and why there is none."""
-        key = summary_key(url, question, model_name(self.summarizer_llm))
+        key = summary_key(page.url, question, f"{model_name(self.summarizer_llm)} passages={self.passage_budget}")
         found = yield from self._cached("summary", key)
         if found is not None and str(found.get("summary") or "").strip():
             return str(found["summary"]), None
         streaming = view.run.streaming_callback if view is not None else None
         agent = view.researcher if view is not None else ""
-        prompt = self._prompt(page, question)
+        prompt = self._prompt(page, excerpt, question)
         [summarized] = yield [
             ask(self.summarizer_llm, prompt, role="summarizer", streaming_callback=streaming, agent=agent)
         ]
@@ -257,13 +284,29 @@ class ReadUrlTool(ResearchTool):
         title = clean_text(extracted.title)
         return _Page(url=url, title=title, text=text[: self.max_content_length], partial=partial)
 
-    def _prompt(self, page: _Page, question: str) -> Any:
+    def _prepare(self, page: _Page, question: str, entries: list[SourceEntry]) -> tuple[Excerpt, SourceEntry | None]:
+        """Choose the passages the summarizer reads, and look for a page read earlier that this one repeats."""
+        budget = self.passage_budget or len(page.text)
+        return relevant_passages(page.text, question, budget=budget), near_duplicate(page.text, page.url, entries)
+
+    def _repeat(self, view: RunView | None, page: _Page, earlier: SourceEntry) -> CachedRead:
+        """A page that repeats one read earlier in the run: recorded as read, summarized by the earlier summary."""
+        if view is not None:
+            view.ledger.record_page(url=page.url, title=page.title, text=page.text, summary=earlier.summary)
+            view.emit(PageRead(phase=PHASE_RESEARCH, url=page.url, title=page.title, shared=True))
+        summary = render_text(PAGE_DUPLICATE, url=earlier.url, summary=earlier.summary)
+        return CachedRead(title=page.title, summary=summary, partial=page.partial)
+
+    def _prompt(self, page: _Page, excerpt: Excerpt, question: str) -> Any:
+        values = {"question": fence(question), "url": page.url, "title": fence(page.title)}
+        if excerpt.whole:
+            return render_chat(SUMMARIZER, content=fence(page.text), **values)
         return render_chat(
-            SUMMARIZER,
-            question=fence(question),
-            url=page.url,
-            title=fence(page.title),
-            content=fence(page.text),
+            SUMMARIZER_PASSAGES,
+            content=fence(excerpt.text(OMITTED)),
+            kept=len(excerpt.passages),
+            total=excerpt.total,
+            **values,
         )
 
     def _render(self, url: str, read: CachedRead) -> str:
@@ -286,6 +329,7 @@ class ReadUrlTool(ResearchTool):
             {
                 "summarizer_llm": component_to_dict(obj=self.summarizer_llm, name="summarizer_llm"),
                 "max_content_length": self.max_content_length,
+                "passage_budget": self.passage_budget,
                 "url_policy": self.url_policy.to_dict(),
                 "fetch_limits": self.fetch_limits.to_dict(),
                 **({} if self.cache is None else {"cache": cache_to_dict(self.cache)}),
@@ -306,6 +350,19 @@ class ReadUrlTool(ResearchTool):
         params["fetch_limits"] = FetchLimits.from_dict(params["fetch_limits"])
         params["cache"] = cache_from_dict(params.get("cache"))
         return cls(**params)
+
+
+def passage_budget_value(value: Any) -> int:
+    """
+    :param value: A ``passage_budget``.
+    :returns: It, checked: 0 (the whole page) or 500 to 1,000,000 characters.
+    :raises ConfigurationError: If it is neither.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 500 <= value <= 1_000_000):
+        return value
+    raise ConfigurationError(
+        f"passage_budget must be 0 (the whole page) or an integer from 500 to 1000000; got {value!r}."
+    )
 
 
 def _check_arguments(urls: Any, question: Any) -> tuple[list[str], str]:

@@ -1,0 +1,191 @@
+"""
+The shape of a report written in parts, and how a writer's reply becomes one part.
+
+A report is written as its *opening* (a ``# `` title and ``## Executive summary``) and one ``## `` section per note,
+each by its own model call (see :mod:`.sections`). This module turns a reply into a part whatever the model added
+around it, renders the parts as one document, and splits a rendered report back into its parts, so a grounding
+rewrite can regenerate only the parts that hold unsupported claims.
+
+The rules, applied to every reply:
+
+- a section keeps one ``## `` heading (its first; a reply without one gets the note's sub-topic), a ``# `` title
+  and any further ``#`` / ``##`` heading it wrote become ``###``, and an executive summary or a Sources list it wrote
+  is dropped with its content (the report has one of each);
+- the opening keeps its ``# `` title and the text of its executive summary; anything it wrote after the summary
+  (sections, a Sources list) is dropped, because the sections are written separately;
+- rendering gives every section a heading of its own: a heading already used gets its number appended.
+
+Only ATX headings (``#``) outside code fences count as headings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from haystack_deep_research.prompts import REPORT_TITLE, SUMMARY_HEADING
+
+__all__ = ["Part", "ReportParts", "opening_from_reply", "parse_report", "render_report", "section_from_reply"]
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SUMMARY_NAMES = {"executive summary", "summary", "tl;dr", "overview"}
+_SOURCES_NAMES = {"sources", "references", "bibliography", "works cited"}
+
+
+@dataclass(frozen=True)
+class Part:
+    """
+    One part of a report.
+
+    :param heading: A section's ``##`` heading, or the opening's title.
+    :param body: The text under it (for the opening: the executive summary's text).
+    :param first_line: 1-based line of the part in the report it was parsed from (0 when not parsed).
+    :param last_line: Its last line there, inclusive (0 when not parsed).
+    """
+
+    heading: str
+    body: str
+    first_line: int = 0
+    last_line: int = 0
+
+    def holds(self, line: int) -> bool:
+        """:returns: Whether the 1-based ``line`` of the parsed report lies in this part."""
+        return self.first_line <= line <= self.last_line
+
+
+@dataclass(frozen=True)
+class ReportParts:
+    """
+    A report split into its opening and its sections (its Sources list is rebuilt on publishing, so it is not kept).
+
+    :param opening: The title and the executive summary.
+    :param sections: The sections, in order.
+    """
+
+    opening: Part
+    sections: list[Part]
+
+
+@dataclass
+class _Block:
+    level: int  # 0 before the first heading
+    title: str
+    line: int  # 0-based line of the heading (of the first line for level 0)
+    lines: list[str]
+
+
+def _blocks(text: str, *, max_level: int = 2) -> list[_Block]:
+    """Split text at headings of ``max_level`` or higher (fewer ``#``) outside code fences."""
+    blocks = [_Block(0, "", 0, [])]
+    fence = ""
+    for index, line in enumerate(text.split("\n")):
+        opener = _FENCE.match(line)
+        if fence or opener:
+            closes = fence and opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence)
+            fence = "" if closes else fence or (opener.group(1) if opener else "")
+            blocks[-1].lines.append(line)
+            continue
+        heading = _HEADING.match(line)
+        if heading and len(heading.group(1)) <= max_level:
+            blocks.append(_Block(len(heading.group(1)), heading.group(2).strip(), index, []))
+        else:
+            blocks[-1].lines.append(line)
+    return blocks
+
+
+def _name(title: str) -> str:
+    return " ".join(title.strip().rstrip(":").split()).casefold()
+
+
+def _demoted(block: _Block) -> list[str]:
+    return [f"### {block.title}", *block.lines] if block.level else block.lines
+
+
+def _tidy(lines: list[str]) -> str:
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def section_from_reply(text: str, fallback_heading: str) -> Part:
+    """
+    Turn the writer's reply for one section into a section, by the module's rules.
+
+    :param text: The reply.
+    :param fallback_heading: The heading when the reply has no ``##`` heading (the note's sub-topic).
+    :returns: The section.
+    """
+    heading, lines = "", []
+    for block in _blocks(text):
+        name = _name(block.title)
+        if block.level and (name in _SOURCES_NAMES or name == "executive summary"):
+            continue
+        if block.level == 2 and not heading:
+            heading = block.title
+            lines += block.lines
+        else:
+            lines += _demoted(block)
+    return Part(heading=heading or " ".join(fallback_heading.split()), body=_tidy(lines))
+
+
+def opening_from_reply(text: str) -> Part:
+    """
+    Turn the writer's reply for the opening into the opening, by the module's rules.
+
+    :param text: The reply.
+    :returns: The title as ``heading`` and the executive summary's text as ``body``.
+    """
+    blocks = _blocks(text)
+    title = next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+    summary = next((b for b in blocks if b.level == 2 and _name(b.title) in _SUMMARY_NAMES), None)
+    if summary is not None:
+        return Part(heading=title, body=_tidy(summary.lines))
+    lines: list[str] = []
+    for block in blocks:  # no summary heading: the text up to the first section is the summary
+        if block.level == 2:
+            break
+        lines += block.lines
+    return Part(heading=title, body=_tidy(lines))
+
+
+def render_report(opening: Part, sections: list[Part]) -> str:
+    """
+    Render the parts as one Markdown document (without a Sources list: publishing builds it).
+
+    :param opening: The title and the executive summary.
+    :param sections: The sections, in order.
+    :returns: The report.
+    """
+    out = [f"# {opening.heading}", "", f"## {SUMMARY_HEADING}", "", opening.body]
+    used: set[str] = {_name(SUMMARY_HEADING), *_SOURCES_NAMES}
+    for number, section in enumerate(sections, 1):
+        heading = section.heading
+        if _name(heading) in used:
+            heading = f"{heading} ({number})"
+        used.add(_name(heading))
+        out += ["", f"## {heading}", "", section.body]
+    return _tidy(out) + "\n"
+
+
+def parse_report(report: str) -> ReportParts | None:
+    """
+    Split a report rendered by :func:`render_report` (and since verified or marked) back into its parts.
+
+    :param report: The report.
+    :returns: The parts with their line ranges, or ``None`` when the report does not have the shape of one written
+        in parts (an executive summary followed by at least one section).
+    """
+    blocks = _blocks(report)
+    total = report.count("\n") + 1
+    ends = [block.line for block in blocks[1:]] + [total]
+    summary_name = _name(SUMMARY_HEADING)
+    summary_at = next((i for i, b in enumerate(blocks) if b.level == 2 and _name(b.title) == summary_name), -1)
+    if summary_at < 0:
+        return None
+    title = next((b.title for b in blocks[:summary_at] if b.level == 1 and b.title), REPORT_TITLE)
+    opening = Part(title, _tidy(blocks[summary_at].lines), 1, ends[summary_at])
+    sections = [
+        Part(block.title, _tidy(block.lines), block.line + 1, ends[index])
+        for index, block in enumerate(blocks)
+        if index > summary_at and block.level == 2 and _name(block.title) not in _SOURCES_NAMES
+    ]
+    return ReportParts(opening=opening, sections=sections) if sections else None

@@ -1,0 +1,247 @@
+"""
+Writing the report in parts, so that no model call's output grows with the research.
+
+:func:`write_report` makes one batch of calls: the *opening* (a ``# `` title and an executive summary of at most
+:data:`~haystack_deep_research.prompts.OPENING_WORDS` words, from all the notes) and one *section* per note (at most
+:data:`~haystack_deep_research.prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
+it). They run side by side, as many at once as the write hook allows (``max_concurrent_researchers`` in the
+factory), so the writer's share of the run's time is that of its longest part, and every call fits a normal client
+timeout and output limit however many sub-topics were researched. The parts become one document by the rules of
+:mod:`.draft`; citations are verified once, on the whole report, when it is published.
+
+Each call is tried at most twice (see :mod:`.attempts`). A section whose calls both failed holds the researcher's
+note as written, under a line saying so; an opening that failed gets the title "Research report" and the brief.
+When every call failed, :func:`write_report` returns no report, and the write hook assembles one from the notes.
+
+:func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported claims are written
+again, each from its notes (the notes that cite a URL the part cites, plus the notes researched again for its
+claims), and the other parts are kept as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from haystack.components.generators.chat.types import ChatGenerator
+
+from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.prompts import (
+    FALLBACK_OPENING,
+    FALLBACK_SECTION,
+    OPENING_WORDS,
+    REPORT_TITLE,
+    REWRITE_OPENING,
+    REWRITE_SECTION,
+    SECTION_WORDS,
+    SUMMARY_HEADING,
+    WRITER_OPENING,
+    WRITER_SECTION,
+    fence,
+    render_chat,
+    render_text,
+)
+from haystack_deep_research.report.attempts import Attempt, Request, ask_twice
+from haystack_deep_research.report.draft import (
+    Part,
+    opening_from_reply,
+    parse_report,
+    render_report,
+    section_from_reply,
+)
+from haystack_deep_research.report.judge import Claim
+from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.state import PHASE_WRITE
+
+__all__ = ["Written", "rewrite_report", "write_report"]
+
+OPENING = "the opening (title and executive summary)"
+
+
+@dataclass(frozen=True)
+class Written:
+    """
+    What writing the report gave.
+
+    :param report: The report, or ``""`` when no part could be written.
+    :param parts: How many parts were asked for.
+    :param failed: How many of them the writer could not write.
+    :param why: Why the first failed part failed, or ``""``.
+    """
+
+    report: str
+    parts: int
+    failed: int = 0
+    why: str = ""
+
+
+def _urls(text: str) -> set[str]:
+    return {normalize_url(citation.url) for citation in extract_citations(text)}
+
+
+def _allowed_in(notes: list[str], urls: list[str]) -> list[str]:
+    """The allowed URLs that the notes cite, in the order of the allowed list."""
+    cited = set().union(*(_urls(note) for note in notes)) if notes else set()
+    return [url for url in urls if normalize_url(url) in cited]
+
+
+def _subtopic(note: str) -> str:
+    """A note's heading (its sub-topic), the fallback heading of its section."""
+    first = note.strip().split("\n", 1)[0]
+    return first.lstrip("#").strip() if first.startswith("#") else " ".join(first.split()[:8])
+
+
+def _fallback_section(note: str, why: str) -> Part:
+    kept = section_from_reply(note, _subtopic(note))
+    return Part(kept.heading, f"{render_text(FALLBACK_SECTION, error=why)}\n\n{kept.body}".strip())
+
+
+def _section_request(
+    run: ResearchRun, notes: list[str], urls: list[str], number: int, total: int, **more: Any
+) -> Request:
+    template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
+    messages = render_chat(
+        template,
+        notes=[fence(note) for note in notes],
+        urls=_allowed_in(notes, urls),
+        number=number,
+        total=total,
+        max_words=SECTION_WORDS,
+        **more,
+    )
+    heading = _subtopic(notes[0]) if notes else ""
+    return Request(f"section {number} of {total} ('{heading}')", messages)
+
+
+def _opening_request(run: ResearchRun, notes: list[str], urls: list[str], **more: Any) -> Request:
+    template = REWRITE_OPENING if "unsupported" in more else WRITER_OPENING
+    notes = [fence(note) for note in notes]
+    messages = render_chat(template, brief=run.brief, notes=notes, urls=urls, max_words=OPENING_WORDS, **more)
+    return Request(OPENING, messages)
+
+
+def _claims(claims: list[Claim]) -> list[str]:
+    return [fence(claim.text) for claim in claims]
+
+
+def write_report(
+    generator: ChatGenerator,
+    run: ResearchRun,
+    notes: list[str],
+    urls: list[str],
+    *,
+    unsupported: list[Claim] | None = None,
+    researched: bool = False,
+) -> Phase[Written]:
+    """
+    Write the report in parts, side by side (see the module docstring).
+
+    :param generator: The writer model.
+    :param run: The run (its brief; usage and warnings go there).
+    :param notes: The researchers' notes, one section each, in order.
+    :param urls: The URLs the report may cite.
+    :param unsupported: For a rewrite of a report that was not written in parts: the claims a fact-checker found
+        unsupported; each section is told those that cite a URL its note cites, the opening all of them.
+    :param researched: Whether the notes hold findings researched again for those claims.
+    :returns: The phase; it returns the report (``""`` when no part could be written).
+    """
+    total = len(notes)
+    more: dict[str, Any] = {}
+    if unsupported:
+        more = {"unsupported": _claims(unsupported), "researched": researched, "previous": ""}
+    requests = [_opening_request(run, notes, urls, **more)]
+    for number, note in enumerate(notes, 1):
+        mine = [c for c in unsupported or [] if {normalize_url(u) for u in c.urls} & _urls(note)]
+        extra: dict[str, Any] = {"unsupported": _claims(mine), "researched": researched, "previous": ""} if mine else {}
+        requests.append(_section_request(run, [note], urls, number, total, **extra))
+    attempts = yield from ask_twice(generator, requests, run)
+    failed = [attempt for attempt in attempts if not attempt.text]
+    if len(failed) == len(attempts):
+        return Written("", len(attempts), len(failed), failed[0].why)
+    opening = _opening(run, attempts[0])
+    sections = [
+        _section(run, request, note, attempt)
+        for request, note, attempt in zip(requests[1:], notes, attempts[1:], strict=True)
+    ]
+    why = failed[0].why if failed else ""
+    return Written(render_report(opening, sections), len(attempts), len(failed), why)
+
+
+def _opening(run: ResearchRun, attempt: Attempt) -> Part:
+    if attempt.text:
+        return opening_from_reply(attempt.text)
+    run.warn(PHASE_WRITE, f"the writer failed twice on {OPENING} ({attempt.why}); the report opens with the brief")
+    return Part(REPORT_TITLE, render_text(FALLBACK_OPENING, error=attempt.why, brief=run.brief))
+
+
+def _section(run: ResearchRun, request: Request, note: str, attempt: Attempt) -> Part:
+    if attempt.text:
+        return section_from_reply(attempt.text, _subtopic(note))
+    run.warn(
+        PHASE_WRITE,
+        f"the writer failed twice on {request.what} ({attempt.why}); that section holds the researcher's note as "
+        "written",
+    )
+    return _fallback_section(note, attempt.why)
+
+
+def rewrite_report(
+    generator: ChatGenerator,
+    run: ResearchRun,
+    report: str,
+    *,
+    notes: list[str],
+    urls: list[str],
+    unsupported: list[Claim],
+    found: dict[str, str] | None = None,
+) -> Phase[Written]:
+    """
+    Write again the parts of ``report`` that hold unsupported claims (see the module docstring).
+
+    :param generator: The writer model.
+    :param run: The run.
+    :param report: The published report the claims were found in (their line numbers refer to it).
+    :param notes: The notes, including any researched again.
+    :param urls: The URLs the report may cite.
+    :param unsupported: The unsupported claims.
+    :param found: Notes researched again, by the text of the claim they check (``None``: no research ran).
+    :returns: The phase; it returns the new report (``""`` when every part asked for failed).
+    """
+    researched = found is not None
+    parts = parse_report(report)
+    if parts is None:  # not written in parts (e.g. assembled from the notes): write it in parts now
+        return (yield from write_report(generator, run, notes, urls, unsupported=unsupported, researched=researched))
+    total = len(parts.sections)
+    requests: list[Request] = []
+    places: list[int] = []  # -1 is the opening, else the section's index
+    opening_claims = [claim for claim in unsupported if parts.opening.holds(claim.line)]
+    if opening_claims:
+        previous = fence(f"## {SUMMARY_HEADING}\n\n{parts.opening.body}")
+        more = {"unsupported": _claims(opening_claims), "researched": researched, "previous": previous}
+        requests.append(_opening_request(run, notes, urls, **more))
+        places.append(-1)
+    for index, section in enumerate(parts.sections):
+        claims = [claim for claim in unsupported if section.holds(claim.line)]
+        if not claims:
+            continue
+        text = f"## {section.heading}\n\n{section.body}"
+        mine = [note for note in notes if _urls(note) & _urls(text)]
+        mine += [found[c.text] for c in claims if found and c.text in found and found[c.text] not in mine]
+        more = {"unsupported": _claims(claims), "researched": researched, "previous": fence(text)}
+        requests.append(_section_request(run, mine, urls, index + 1, total, **more))
+        places.append(index)
+    if not requests:
+        return Written(report, 0)
+    attempts = yield from ask_twice(generator, requests, run)
+    if not any(attempt.text for attempt in attempts):
+        return Written("", len(attempts), len(attempts), attempts[0].why)
+    opening, sections = parts.opening, list(parts.sections)
+    for request, place, attempt in zip(requests, places, attempts, strict=True):
+        if not attempt.text:
+            run.warn(PHASE_WRITE, f"rewriting {request.what} failed twice ({attempt.why}); it is kept as it was")
+        elif place < 0:
+            opening = Part(opening.heading, opening_from_reply(attempt.text).body)
+        else:
+            sections[place] = section_from_reply(attempt.text, sections[place].heading)
+    failed = [attempt for attempt in attempts if not attempt.text]
+    return Written(render_report(opening, sections), len(attempts), len(failed), failed[0].why if failed else "")

@@ -1,0 +1,161 @@
+"""
+What of a page the summarizer reads: the passages most relevant to the question, up to a budget of characters.
+
+A page longer than the budget is split into passages: its paragraphs (blocks between blank lines), packed together
+while they fit in :data:`PASSAGE_CHARS` characters, a longer paragraph cut at sentence ends (or, for a run-on text,
+at spaces). The passages are ranked against the question with BM25 (Haystack's ``InMemoryDocumentStore``, BM25+,
+an instance-local store made for the page and freed with it), and the best are kept, best first, while they fit in
+the budget; passages with the same score are taken in page order, so when no passage shares a word with the
+question the page's beginning is kept. The kept passages are given back in page order. A page that fits the budget
+is given whole.
+
+Only what the summarizer reads is cut: the evidence ledger keeps the page's whole text, which grounding judges
+claims against.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PASSAGE_CHARS", "Excerpt", "relevant_passages", "split_passages"]
+
+PASSAGE_CHARS = 400
+"""The longest passage, in characters (shorter paragraphs are packed together up to it)."""
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_IMPORT_LOCK = threading.Lock()
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """
+    What the summarizer reads of a page.
+
+    :param passages: The kept passages, in page order (the whole page as one passage when it fits the budget).
+    :param positions: Their 0-based places among the page's passages.
+    :param total: How many passages the page was split into (1 when it was not split).
+    """
+
+    passages: tuple[str, ...]
+    positions: tuple[int, ...]
+    total: int
+
+    @property
+    def whole(self) -> bool:
+        """Whether the whole page is kept."""
+        return len(self.passages) == self.total
+
+    def text(self, omission: str) -> str:
+        """
+        :param omission: What stands where passages were left out (before, between or after the kept ones).
+        :returns: The kept passages as one text.
+        """
+        parts: list[str] = []
+        expected = 0
+        for position, passage in zip(self.positions, self.passages, strict=True):
+            if position > expected:
+                parts.append(omission)
+            parts.append(passage)
+            expected = position + 1
+        if expected < self.total:
+            parts.append(omission)
+        return "\n\n".join(parts)
+
+
+def _pieces(paragraph: str, size: int) -> list[str]:
+    """Cut a paragraph longer than ``size`` at sentence ends, and a sentence longer than ``size`` at spaces."""
+    sentences: list[str] = []
+    for sentence in _SENTENCE_END.split(paragraph):
+        rest = sentence.strip()
+        while len(rest) > size:
+            cut = rest.rfind(" ", 0, size)
+            cut = cut if cut > 0 else size
+            sentences.append(rest[:cut])
+            rest = rest[cut:].lstrip()
+        if rest:
+            sentences.append(rest)
+    return _packed(sentences, size, " ")
+
+
+def _packed(parts: list[str], size: int, joiner: str) -> list[str]:
+    packed: list[str] = []
+    for part in parts:
+        if packed and len(packed[-1]) + len(joiner) + len(part) <= size:
+            packed[-1] = f"{packed[-1]}{joiner}{part}"
+        else:
+            packed.append(part)
+    return packed
+
+
+def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
+    """
+    Split a text into passages of at most ``size`` characters (see the module docstring).
+
+    :param text: The page text.
+    :param size: The longest passage.
+    :returns: The passages, in page order; joined, they hold every word of the text.
+    """
+    paragraphs: list[str] = []
+    for block in _BLANK_LINE.split(text):
+        paragraph = block.strip()
+        if paragraph:
+            paragraphs += [paragraph] if len(paragraph) <= size else _pieces(paragraph, size)
+    return _packed(paragraphs, size, "\n\n")
+
+
+def _ranking_classes() -> tuple[Any, Any]:
+    """
+    Haystack's ``Document`` and ``InMemoryDocumentStore``, imported on first use (they are not needed to import this
+    package). The import holds a lock: Haystack's lazily imported packages, imported by two threads at once (the
+    researchers' first pages are read side by side), can leave one of them with a half-built module.
+    """
+    with _IMPORT_LOCK:
+        from haystack import Document
+        from haystack.document_stores.in_memory import InMemoryDocumentStore
+    return Document, InMemoryDocumentStore
+
+
+def _scores(passages: list[str], question: str, wanted: int) -> dict[int, float]:
+    """BM25+ scores of the ``wanted`` best passages, by position."""
+    Document, InMemoryDocumentStore = _ranking_classes()
+    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
+    try:
+        store.write_documents([Document(id=str(index), content=text) for index, text in enumerate(passages)])
+        found = store.bm25_retrieval(query=question, top_k=wanted, scale_score=False)
+    finally:
+        store.shutdown()
+    return {int(document.id): float(document.score or 0.0) for document in found}
+
+
+def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
+    """
+    The passages of a page the summarizer reads (see the module docstring).
+
+    :param text: The page text.
+    :param question: What the researcher wants to learn from the page.
+    :param budget: The most characters to keep (the separators between passages are not counted).
+    :returns: The excerpt.
+    """
+    if len(text) <= budget:
+        return Excerpt((text,), (0,), 1)
+    passages = split_passages(text)
+    # Rank only as many as could fill the budget twice over: the store copies every document it returns.
+    average = max(1, sum(len(p) for p in passages) // len(passages))
+    wanted = min(len(passages), 2 * budget // average + 1)
+    scores = _scores(passages, question, wanted) if question.strip() else {}
+    order = sorted(range(len(passages)), key=lambda index: (-scores.get(index, 0.0), index))
+    kept: list[int] = []
+    used = 0
+    for index in order:
+        if used + len(passages[index]) <= budget:
+            kept.append(index)
+            used += len(passages[index])
+    if not kept:  # every passage is longer than the budget: keep the best one, cut to it
+        best = order[0]
+        return Excerpt((passages[best][:budget],), (best,), len(passages))
+    kept.sort()
+    return Excerpt(tuple(passages[index] for index in kept), tuple(kept), len(passages))
