@@ -15,6 +15,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from haystack_deep_research import WebSearchTool, WriteHook
+from haystack_deep_research.evidence import headings
 from haystack_deep_research.prompts import WRITER, prompt_of, render_chat
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
@@ -241,6 +242,37 @@ def test_the_parts_read_as_one_document_whatever_a_part_adds_around_itself(
     assert report.count("Summary of") == 1  # only the opening's summary stays
     assert report.count("### Details") == 2  # a part's own sub-parts stay, one level down
     assert report.count(f"]({solar})") == 2 + 1  # one citation per section, once in Sources
+
+
+def test_headings_are_read_as_commonmark_reads_them(make_agent: Callable[..., Agent], web: LoopbackWebServer) -> None:
+    solar = web.url("/solar.html")
+
+    def writer(messages: list[ChatMessage]) -> str:
+        name, variables = prompt_of(messages[-1]) or ("", {})
+        if name != "writer_section":
+            return "# Energy\n\n## Executive summary\n\nEnergy grew."
+        topic = str(variables["notes"][0]).split("\n", 1)[0].lstrip("# ")
+        # An underlined heading is a heading; a '#' line in a code fence or a list item is not one.
+        return (
+            f"{topic.title()}\n---\n\nSolar grew [Solar]({solar}).\n\n```\n# not a heading\n```\n\n"
+            "- # a list item\n\nDetails\n=======\n\nMore."
+        )
+
+    report = make_agent(writer_llm=MockChatGenerator(response_fn=writer)).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )["report"]
+
+    assert [(h.level, h.title) for h in headings(report)] == [
+        (1, "Energy"),
+        (2, "Executive summary"),
+        (2, "Solar Capacity"),
+        (3, "Details"),
+        (2, "Battery Storage"),
+        (3, "Details"),
+        (2, "Sources"),
+    ]
+    assert report.count("```\n# not a heading\n```") == 2  # code stays code
+    assert report.count("- # a list item") == 2
 
 
 def test_the_write_hook_round_trips_with_its_concurrency(make_agent: Callable[..., Agent]) -> None:

@@ -15,7 +15,9 @@ The rules, applied to every reply:
   (sections, a Sources list) is dropped, because the sections are written separately;
 - rendering gives every section a heading of its own: a heading already used gets its number appended.
 
-Only ATX headings (``#``) outside code fences count as headings.
+A heading is what a CommonMark renderer shows as one at the top level of the document (read with markdown-it, as
+citations are): ``#`` lines and underlined (``===``, ``---``) headings, never a ``#`` line inside a code fence, a
+list item or a block quote.
 """
 
 from __future__ import annotations
@@ -23,12 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from haystack_deep_research.evidence import headings
 from haystack_deep_research.prompts import REPORT_TITLE, SUMMARY_HEADING
 
 __all__ = ["Part", "ReportParts", "opening_from_reply", "parse_report", "render_report", "section_from_reply"]
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SUMMARY_NAMES = {"executive summary", "summary", "tl;dr", "overview"}
 _SOURCES_NAMES = {"sources", "references", "bibliography", "works cited"}
 
@@ -76,21 +77,17 @@ class _Block:
 
 
 def _blocks(text: str, *, max_level: int = 2) -> list[_Block]:
-    """Split text at headings of ``max_level`` or higher (fewer ``#``) outside code fences."""
+    """Split text at its top-level headings of ``max_level`` or higher (fewer ``#``), as CommonMark reads them."""
+    lines = text.split("\n")
     blocks = [_Block(0, "", 0, [])]
-    fence = ""
-    for index, line in enumerate(text.split("\n")):
-        opener = _FENCE.match(line)
-        if fence or opener:
-            closes = fence and opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence)
-            fence = "" if closes else fence or (opener.group(1) if opener else "")
-            blocks[-1].lines.append(line)
+    start = 0
+    for heading in headings(text):
+        if heading.level > max_level:
             continue
-        heading = _HEADING.match(line)
-        if heading and len(heading.group(1)) <= max_level:
-            blocks.append(_Block(len(heading.group(1)), heading.group(2).strip(), index, []))
-        else:
-            blocks[-1].lines.append(line)
+        blocks[-1].lines += lines[start : heading.line]
+        blocks.append(_Block(heading.level, heading.title, heading.line, []))
+        start = heading.end
+    blocks[-1].lines += lines[start:]
     return blocks
 
 
