@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-__all__ = ["cited", "fill_schema", "one_sentence"]
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research.prompts import prompt_of
+from haystack_deep_research.testing._messages import prompt_variables, words
+
+__all__ = ["causal_reply", "cited", "fill_schema", "one_sentence", "summarize_reply"]
 
 _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -59,3 +65,61 @@ def cited(text: str) -> list[tuple[str, str]]:
     """
     matches = (_CITED_LINE.match(line) for line in text.splitlines())
     return [(match.group(1).strip(), match.group(2)) for match in matches if match]
+
+
+def causal_reply(given: dict[str, Any]) -> str:
+    """
+    :param given: The variables of a ``causal`` prompt.
+    :returns: A numbered chain, one step per cited line of the findings.
+    """
+    lines = [line for finding in given.get("findings") or [] for line in cited(finding)]
+    if not lines:
+        return "No causal chain: the findings cite no sources."
+    return "\n".join(f"{number}. {text}" for number, (text, _) in enumerate(lines, 1))
+
+
+def summarize_reply(
+    messages: list[ChatMessage], unsupported_claims: list[str], corrects: str, invented_urls: list[str]
+) -> str:
+    """
+    The scripted ``summarize`` role's reply: a structured-output JSON, or a summary of the findings' cited lines.
+
+    :param messages: The prompt.
+    :param unsupported_claims: Claims the summary states with the first allowed URL, until ``corrects`` says not.
+    :param corrects: When those claims are dropped: "never", "on_rewrite" or "on_new_evidence".
+    :param invented_urls: URLs the summary cites that no finding holds.
+    :returns: The reply text.
+    """
+    structured = prompt_variables(messages, "structured", "structured_retry")
+    if structured:
+        return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))
+    name, given = next(
+        (found for m in reversed(messages) if (found := prompt_of(m)) and found[0].startswith("summary")),
+        ("summary", {}),
+    )
+    urls = [str(url) for url in given.get("urls") or []]
+    findings = [str(finding) for finding in given.get("findings") or []]
+    allowed = [(text, url) for finding in findings for text, url in cited(finding) if url in urls]
+    lines = list(dict.fromkeys(f"- {one_sentence(text)} [source]({url})." for text, url in allowed))
+    flagged = [str(c) for c in given.get("unsupported") or []]
+    for claim in unsupported_claims:
+        if urls and _states(claim, corrects, name, findings, flagged):
+            lines.append(f"- {claim} [source]({urls[0]}).")
+    lines += [f"- A further claim [unverified]({url})." for url in invented_urls]
+    chain = str(given.get("causal_chain") or "")
+    steps = sum(1 for line in chain.splitlines() if line[:1].isdigit())
+    return (
+        f"# Summary\n\n{words(str(given.get('question') or ''), 30)}\n\n"
+        + (f"Causal chain: {steps} step(s) considered.\n\n" if chain else "")
+        + "## Key findings\n\n"
+        + ("\n".join(lines) or "No findings.")
+        + "\n"
+    )
+
+
+def _states(claim: str, corrects: str, template: str, findings: list[str], unsupported: list[str]) -> bool:
+    if corrects == "on_rewrite":
+        return not (template == "summary_rewrite" and any(claim in text for text in unsupported))
+    if corrects == "on_new_evidence":
+        return not any(claim in finding for finding in findings)
+    return True

@@ -72,11 +72,18 @@ from haystack_deep_research.prompts import (
     READ_URL,
     RESEARCH_SUBTOPIC,
     WEB_SEARCH,
-    WRITER_PART_TEMPLATES,
     prompt_of,
 )
-from haystack_deep_research.testing._analysis_rules import analysis_reply, iterative_report
-from haystack_deep_research.testing._summary_rules import cited, fill_schema, one_sentence
+from haystack_deep_research.testing._analysis_rules import analysis_reply
+from haystack_deep_research.testing._messages import (
+    last_turn,
+    last_user_text,
+    prompt_variables,
+    tool_results,
+    words,
+)
+from haystack_deep_research.testing._report_rules import judge_reply, writer_reply
+from haystack_deep_research.testing._summary_rules import causal_reply, summarize_reply
 
 Role = Literal[
     "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal", "summarize", "analysis"
@@ -94,48 +101,11 @@ _CORRECTS = ("never", "on_rewrite", "on_new_evidence")
 
 _URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _LABEL = re.compile(r"^[A-Z][a-z]*:$")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_LONG_WORD = re.compile(r"[^\W\d_]{4,}")
 _TURNS = re.compile(r"\bturns: (\d+)")
 
 
 class ScriptedModelError(RuntimeError):
     """Raised by a ``ScriptedChatGenerator`` created with ``fail=True``."""
-
-
-def _last_user_text(messages: list[ChatMessage]) -> str:
-    for message in reversed(messages):
-        if message.is_from(ChatRole.USER) and message.text:
-            return message.text
-    return ""
-
-
-def _named_prompt(messages: list[ChatMessage], *names: str) -> tuple[str, dict[str, Any]]:
-    """The name and variables of the last user message rendered from one of the named templates."""
-    for message in reversed(messages):
-        found = prompt_of(message) if message.is_from(ChatRole.USER) else None
-        if found is not None and (not names or found[0] in names):
-            return found
-    return "", {}
-
-
-def _prompt(messages: list[ChatMessage], *names: str) -> dict[str, Any]:
-    """The variables of the last user message rendered from one of the named templates (``{}`` if none)."""
-    return _named_prompt(messages, *names)[1]
-
-
-def _tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[tuple[str, str]]:
-    return [
-        (m.tool_call_result.origin.tool_name, str(m.tool_call_result.result))
-        for m in messages
-        if m.tool_call_result is not None and (errors or not m.tool_call_result.error)
-    ]
-
-
-def _last_turn(messages: list[ChatMessage]) -> list[tuple[str, str]]:
-    """The successful tool results after the last assistant message."""
-    since = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
-    return _tool_results(messages[since + 1 :], errors=False)
 
 
 def _tool_names(tools: Any) -> list[str]:
@@ -152,10 +122,6 @@ def _is_store_search(name: str) -> bool:
 def _condensed_turns(texts: list[str]) -> int:
     """The model turns a scripted conversation summary says it replaced (its summaries start with ``turns: N``)."""
     return max((int(found.group(1)) for text in texts if (found := _TURNS.search(text))), default=0)
-
-
-def _words(text: str, limit: int) -> str:
-    return " ".join(text.split()[:limit])
 
 
 @component
@@ -295,7 +261,7 @@ class ScriptedChatGenerator:
         if name == "condense":
             lines = [str(line) for line in given.get("transcript") or []]
             turns = _condensed_turns(lines) + sum(1 for line in lines if line.startswith("assistant"))
-            return f"turns: {turns}\n" + "\n".join(f"- {_words(line, 12)}" for line in lines)
+            return f"turns: {turns}\n" + "\n".join(f"- {words(line, 12)}" for line in lines)
         assistant = sum(1 for message in messages if message.is_from(ChatRole.ASSISTANT))
         turn = assistant + _condensed_turns([m.text or "" for m in messages if m.is_from(ChatRole.USER)])
         step = self.steps[turn] if turn < len(self.steps) else "Done."
@@ -309,33 +275,33 @@ class ScriptedChatGenerator:
         )
 
     def _scope(self, messages: list[ChatMessage]) -> str:
-        question = _prompt(messages, "scope").get("question") or _last_user_text(messages)
+        question = prompt_variables(messages, "scope").get("question") or last_user_text(messages)
         return f"Research brief: find reliable, current sources that answer: {str(question).strip()}"
 
     def _orchestrator(self, messages: list[ChatMessage]) -> ChatMessage | str:
-        if _tool_results(messages):
+        if tool_results(messages):
             return "Research is complete."
-        brief = _last_user_text(messages)
+        brief = last_user_text(messages)
         subtopics = self.subtopics or [f"Background: {brief}", f"Recent developments: {brief}"]
         calls = [ToolCall(tool_name=RESEARCH_SUBTOPIC, arguments={"subtopic": s}) for s in subtopics]
         return ChatMessage.from_assistant(tool_calls=calls)
 
     def _researcher(self, messages: list[ChatMessage], offered: list[str]) -> ChatMessage | str:
-        given = _prompt(messages, "researcher_task", "execute_task", "replan_task")
+        given = prompt_variables(messages, "researcher_task", "execute_task", "replan_task")
         task = given.get("subtopic") or "; ".join(given.get("claims") or []) or given.get("question")
-        subtopic = str(task or _last_user_text(messages)).strip()
-        if not _tool_results(messages) and offered:
+        subtopic = str(task or last_user_text(messages)).strip()
+        if not tool_results(messages) and offered:
             names = [name for name in offered if name == WEB_SEARCH or _is_store_search(name)] or [WEB_SEARCH]
             calls = [ToolCall(tool_name=name, arguments={"query": subtopic}) for name in names]
             return ChatMessage.from_assistant(tool_calls=calls)
-        searched = [text for name, text in _last_turn(messages) if name == WEB_SEARCH]
+        searched = [text for name, text in last_turn(messages) if name == WEB_SEARCH]
         if searched and offered:
             urls = list(dict.fromkeys(url for text in searched for url in _URL.findall(text)))[: self.read_top_k]
             if urls:
                 arguments = {"urls": urls, "question": subtopic}
                 return ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name=READ_URL, arguments=arguments)])
         lines = []
-        for tool, result in _tool_results(messages, errors=False):  # a failed call gives nothing to cite
+        for tool, result in tool_results(messages, errors=False):  # a failed call gives nothing to cite
             if tool == READ_URL:
                 blocks = result.split(PAGE_SEPARATOR)
             elif _is_store_search(tool):
@@ -345,19 +311,17 @@ class ScriptedChatGenerator:
             for block in blocks:
                 found = _URL.search(block)
                 text = " ".join(line for line in block.splitlines() if not line.lstrip().startswith("<"))
-                words = [w for w in text.split() if not _URL.search(w) and not _LABEL.match(w)]
-                if found and words:
-                    lines.append(f"- {_words(' '.join(words), 30)} [source]({found.group(0)})")
+                kept = [w for w in text.split() if not _URL.search(w) and not _LABEL.match(w)]
+                if found and kept:
+                    lines.append(f"- {words(' '.join(kept), 30)} [source]({found.group(0)})")
         lines += [f"- A further claim [unverified]({url})" for url in self.invented_urls]
         if not lines:
             return f"Findings on {subtopic}: no readable sources were found."
         return f"Findings on {subtopic}:\n" + "\n".join(lines)
 
     def _summarizer(self, messages: list[ChatMessage]) -> str:
-        content = _prompt(messages, "summarizer", "summarizer_passages").get("content")
-        return (
-            _words(str(content if content is not None else _last_user_text(messages)), 40) or "The document is empty."
-        )
+        content = prompt_variables(messages, "summarizer", "summarizer_passages").get("content")
+        return words(str(content if content is not None else last_user_text(messages)), 40) or "The document is empty."
 
     def _analysis(self, messages: list[ChatMessage]) -> str:
         found = next((prompt_of(m) for m in reversed(messages) if prompt_of(m) is not None), None)
@@ -365,85 +329,13 @@ class ScriptedChatGenerator:
         return analysis_reply(name, given, self.steps)
 
     def _writer(self, messages: list[ChatMessage]) -> str:
-        if report := _prompt(messages, "iterative_report"):
-            return iterative_report(report)
-        name, given = _named_prompt(messages, "writer", "rewrite", *WRITER_PART_TEMPLATES)
-        if name.endswith("_section"):
-            return self._section(given)
-        if name.endswith("_opening"):
-            brief = _words(str(given.get("brief") or ""), 40)
-            findings = " ".join(f"A key finding [source]({url})." for url in self.invented_urls)
-            return f"# Research report\n\n## Executive summary\n\n{brief} {findings}".strip() + "\n"
-        if given:
-            urls = [str(url) for url in given.get("urls") or []]
-        else:  # a prompt without its meta (over HTTP): cite every address the prompt holds
-            urls = list(dict.fromkeys(_URL.findall(_last_user_text(messages))))
-        urls += self.invented_urls
-        findings = "\n".join(f"- Finding {i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1))
-        sources = "\n".join(f"- [source {i}]({u})" for i, u in enumerate(urls, 1))
-        return (
-            f"# Research report\n\n## Executive summary\n\n{_words(str(given.get('brief') or ''), 40)}\n\n"
-            f"## Findings\n\n{findings or 'No findings.'}\n\n## Sources\n\n{sources or 'No sources.'}\n"
-        )
-
-    @staticmethod
-    def _section(given: dict[str, Any]) -> str:
-        number = given.get("number") or 1
-        notes = [str(note) for note in given.get("notes") or []]
-        heading = _words(notes[0].split("\n", 1)[0].lstrip("#"), 6) if notes else f"Part {number}"
-        urls = [str(url) for url in given.get("urls") or []]
-        lines = [f"- Finding {number}.{i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1)]
-        findings = "\n".join(lines)
-        return f"## {heading}\n\n{findings or 'No findings.'}\n"
+        return writer_reply(messages, self.invented_urls)
 
     def _judge(self, messages: list[ChatMessage]) -> str:
-        given = _prompt(messages, "judge")
-        source = str(given.get("source") or "").lower()
-        verdicts = []
-        for number, claim in enumerate(given.get("claims") or [], 1):
-            words = [w.lower() for w in _LONG_WORD.findall(str(claim))]
-            numbers_found = all(n in source for n in _NUMBER.findall(str(claim)))
-            words_found = sum(w in source for w in words) * 2 >= len(words)
-            supported = numbers_found and words_found
-            reason = "the source states it" if supported else "the source does not state it"
-            verdicts.append({"id": number, "verdict": "supported" if supported else "unsupported", "reason": reason})
-        return json.dumps({"verdicts": verdicts})
+        return judge_reply(prompt_variables(messages, "judge"))
 
     def _causal(self, messages: list[ChatMessage]) -> str:
-        lines = [line for finding in _prompt(messages, "causal").get("findings") or [] for line in cited(finding)]
-        if not lines:
-            return "No causal chain: the findings cite no sources."
-        return "\n".join(f"{number}. {text}" for number, (text, _) in enumerate(lines, 1))
+        return causal_reply(prompt_variables(messages, "causal"))
 
     def _summarize(self, messages: list[ChatMessage]) -> str:
-        structured = _prompt(messages, "structured", "structured_retry")
-        if structured:
-            return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))
-        name, given = next(
-            (found for m in reversed(messages) if (found := prompt_of(m)) and found[0].startswith("summary")),
-            ("summary", {}),
-        )
-        urls = [str(url) for url in given.get("urls") or []]
-        findings = [str(finding) for finding in given.get("findings") or []]
-        allowed = [(text, url) for finding in findings for text, url in cited(finding) if url in urls]
-        lines = list(dict.fromkeys(f"- {one_sentence(text)} [source]({url})." for text, url in allowed))
-        for claim in self.unsupported_claims:
-            if urls and self._states(claim, name, findings, [str(c) for c in given.get("unsupported") or []]):
-                lines.append(f"- {claim} [source]({urls[0]}).")
-        lines += [f"- A further claim [unverified]({url})." for url in self.invented_urls]
-        chain = str(given.get("causal_chain") or "")
-        steps = sum(1 for line in chain.splitlines() if line[:1].isdigit())
-        return (
-            f"# Summary\n\n{_words(str(given.get('question') or ''), 30)}\n\n"
-            + (f"Causal chain: {steps} step(s) considered.\n\n" if chain else "")
-            + "## Key findings\n\n"
-            + ("\n".join(lines) or "No findings.")
-            + "\n"
-        )
-
-    def _states(self, claim: str, template: str, findings: list[str], unsupported: list[str]) -> bool:
-        if self.corrects == "on_rewrite":
-            return not (template == "summary_rewrite" and any(claim in text for text in unsupported))
-        if self.corrects == "on_new_evidence":
-            return not any(claim in finding for finding in findings)
-        return True
+        return summarize_reply(messages, self.unsupported_claims, self.corrects, self.invented_urls)

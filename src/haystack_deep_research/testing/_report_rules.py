@@ -1,0 +1,68 @@
+"""How the scripted ``writer`` and ``judge`` roles answer: a report or one of its parts citing the allowed URLs, and
+verdicts by the words a source holds."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research.prompts import WRITER_PART_TEMPLATES
+from haystack_deep_research.testing._analysis_rules import iterative_report
+from haystack_deep_research.testing._messages import last_user_text, named_prompt, prompt_variables, words
+
+__all__ = ["judge_reply", "writer_reply"]
+
+_URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
+def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
+    """The scripted writer's reply to any writer prompt (see :mod:`..generators`)."""
+    if report := prompt_variables(messages, "iterative_report"):
+        return iterative_report(report)
+    name, given = named_prompt(messages, "writer", "rewrite", *WRITER_PART_TEMPLATES)
+    if name.endswith("_section"):
+        return _section(given)
+    if name.endswith("_opening"):
+        brief = words(str(given.get("brief") or ""), 40)
+        findings = " ".join(f"A key finding [source]({url})." for url in invented_urls)
+        return f"# Research report\n\n## Executive summary\n\n{brief} {findings}".strip() + "\n"
+    if given:
+        urls = [str(url) for url in given.get("urls") or []]
+    else:  # a prompt without its meta (over HTTP): cite every address the prompt holds
+        urls = list(dict.fromkeys(_URL.findall(last_user_text(messages))))
+    urls += invented_urls
+    findings = "\n".join(f"- Finding {i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1))
+    sources = "\n".join(f"- [source {i}]({u})" for i, u in enumerate(urls, 1))
+    return (
+        f"# Research report\n\n## Executive summary\n\n{words(str(given.get('brief') or ''), 40)}\n\n"
+        f"## Findings\n\n{findings or 'No findings.'}\n\n## Sources\n\n{sources or 'No sources.'}\n"
+    )
+
+
+def _section(given: dict[str, Any]) -> str:
+    number = given.get("number") or 1
+    notes = [str(note) for note in given.get("notes") or []]
+    heading = words(notes[0].split("\n", 1)[0].lstrip("#"), 6) if notes else f"Part {number}"
+    urls = [str(url) for url in given.get("urls") or []]
+    lines = [f"- Finding {number}.{i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1)]
+    findings = "\n".join(lines)
+    return f"## {heading}\n\n{findings or 'No findings.'}\n"
+
+
+def judge_reply(given: dict[str, Any]) -> str:
+    """The scripted judge's verdicts: a claim is supported when the source holds its numbers and most of its words."""
+    source = str(given.get("source") or "").lower()
+    verdicts = []
+    for number, claim in enumerate(given.get("claims") or [], 1):
+        words = [w.lower() for w in _LONG_WORD.findall(str(claim))]
+        numbers_found = all(n in source for n in _NUMBER.findall(str(claim)))
+        words_found = sum(w in source for w in words) * 2 >= len(words)
+        supported = numbers_found and words_found
+        reason = "the source states it" if supported else "the source does not state it"
+        verdicts.append({"id": number, "verdict": "supported" if supported else "unsupported", "reason": reason})
+    return json.dumps({"verdicts": verdicts})
