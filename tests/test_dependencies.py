@@ -4,6 +4,7 @@ made where first used (optional integrations) as dependencies or in an extra."""
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.metadata
 import re
 import sys
@@ -63,3 +64,32 @@ def test_every_imported_module_is_declared() -> None:
         if not names & allowed:
             missing.append(f"{module} ({'imported at module level' if eager else 'imported where used'})")
     assert not missing, f"declare in pyproject.toml: {missing}"
+
+
+def _run_time_haystack_imports() -> list[tuple[str, str]]:
+    """(file, module) of every ``from haystack... import`` made inside a function: it may run on a worker thread."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("haystack."):
+                    found.append((str(path.relative_to(PACKAGE)), node.module or ""))
+    return found
+
+
+def test_nothing_is_imported_through_a_lazy_haystack_package_at_run_time() -> None:
+    # A Haystack package that resolves its names lazily (a LazyImporter in sys.modules) is not safe to resolve from
+    # two threads at once: one of them can get ImportError. Imports made where first used name the defining module.
+    from lazy_imports import LazyImporter
+
+    imports = _run_time_haystack_imports()
+    assert any(module.endswith("in_memory.document_store") for _, module in imports)  # the check sees them
+    lazy = sorted(
+        f"{file}: {module}"
+        for file, module in set(imports)
+        if isinstance(sys.modules.get(module) or importlib.import_module(module), LazyImporter)
+    )
+    assert not lazy, f"import from the defining module instead: {lazy}"

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / "benchmarks" / ".work" / "venv"
 REQUIREMENTS = ROOT / "benchmarks" / "requirements.txt"
-NEEDED = ("haystack_deep_research", "haystack_integrations.agent_pack", "matplotlib")
+NEEDED = ("haystack_deep_research", "haystack_integrations.agent_pack", "arrow", "matplotlib")
 
 
 def python_path(venv: Path = VENV) -> Path:

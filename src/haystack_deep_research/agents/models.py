@@ -20,7 +20,8 @@ from haystack.utils import Secret
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError
 
 if TYPE_CHECKING:
-    from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
+    from haystack.components.generators.chat.openai import OpenAIChatGenerator
+    from haystack.components.generators.chat.openai_responses import OpenAIResponsesChatGenerator
 
 __all__ = [
     "APIS",
@@ -57,7 +58,7 @@ def default_chat_generator(model: str) -> OpenAIResponsesChatGenerator:
     :param model: The OpenAI model name.
     :returns: A chat generator.
     """
-    from haystack.components.generators.chat import OpenAIResponsesChatGenerator
+    from haystack.components.generators.chat.openai_responses import OpenAIResponsesChatGenerator
 
     return OpenAIResponsesChatGenerator(model=model, timeout=DEFAULT_TIMEOUT_S, max_retries=DEFAULT_MAX_RETRIES)
 
@@ -99,7 +100,8 @@ def chat_generator(
     chosen = api or ("chat" if base_url else "responses")
     if chosen not in APIS:
         raise ConfigurationError(f"api must be 'chat' or 'responses'; got {api!r}.")
-    from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
+    from haystack.components.generators.chat.openai import OpenAIChatGenerator
+    from haystack.components.generators.chat.openai_responses import OpenAIResponsesChatGenerator
 
     from haystack_deep_research.agents.compatible import CompatibleChatGenerator, CompatibleResponsesChatGenerator
 

@@ -87,12 +87,10 @@ def _manifest(folder: Path, files: list[Path], settings: dict[str, Any]) -> dict
 
 
 def _converter(suffix: str) -> Any:
-    from haystack.components.converters import (
-        HTMLToDocument,
-        MarkdownToDocument,
-        PyPDFToDocument,
-        TextFileToDocument,
-    )
+    from haystack.components.converters.html import HTMLToDocument
+    from haystack.components.converters.markdown import MarkdownToDocument
+    from haystack.components.converters.pypdf import PyPDFToDocument
+    from haystack.components.converters.txt import TextFileToDocument
 
     if suffix == ".pdf":
         return PyPDFToDocument(store_full_path=True)
@@ -141,7 +139,7 @@ def build_index(
     :raises ConfigurationError: If the folder does not exist, holds no file of a supported type, or a setting is out
         of range.
     """
-    from haystack.components.preprocessors import DocumentSplitter
+    from haystack.components.preprocessors.document_splitter import DocumentSplitter
 
     root = Path(folder).expanduser().resolve()
     if not root.is_dir():

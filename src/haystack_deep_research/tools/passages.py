@@ -16,7 +16,6 @@ claims against.
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +25,6 @@ PASSAGE_CHARS = 400
 """The longest passage, in characters (shorter paragraphs are packed together up to it)."""
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_IMPORT_LOCK = threading.Lock()
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 
 
@@ -110,12 +108,13 @@ def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
 def _ranking_classes() -> tuple[Any, Any]:
     """
     Haystack's ``Document`` and ``InMemoryDocumentStore``, imported on first use (they are not needed to import this
-    package). The import holds a lock: Haystack's lazily imported packages, imported by two threads at once (the
-    researchers' first pages are read side by side), can leave one of them with a half-built module.
+    package). The store is imported from the module that defines it, not from its package: the package resolves its
+    names lazily, and two threads resolving the same name at once (the researchers' first pages are read side by
+    side) can have one of them fail with ``ImportError``; a plain module import is made thread-safe by Python itself.
     """
-    with _IMPORT_LOCK:
-        from haystack import Document
-        from haystack.document_stores.in_memory import InMemoryDocumentStore
+    from haystack.dataclasses.document import Document
+    from haystack.document_stores.in_memory.document_store import InMemoryDocumentStore
+
     return Document, InMemoryDocumentStore
 
 
