@@ -21,17 +21,14 @@ _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
 class SearchDecision(BaseModel):
-    """
-    One decision of the analysis model.
-
-    :param nextSearchTopic: The next topic to search, a list of topics to search at once, or ``None``.
-    :param shouldContinue: Whether to search again; when ``True`` at least one non-blank topic is required.
-    """
+    """One decision of the analysis model."""
 
     model_config = ConfigDict(extra="ignore")
 
     nextSearchTopic: str | list[str] | None = None
+    """The next topic to search, a list of topics to search at once, or ``None``."""
     shouldContinue: bool
+    """Whether to search again; when ``True`` at least one non-blank topic is required."""
 
     @field_validator("nextSearchTopic")
     @classmethod

@@ -1,0 +1,159 @@
+"""
+What the report writer, the grounding judge and the structured-output stage read, and the texts of a report the
+writer could not write.
+"""
+
+from __future__ import annotations
+
+from haystack_deep_research.prompts._base import DATA_RULE, ChatTemplate, Template
+
+_WRITER_USER = (
+    "Research brief:\n{{ brief }}\n\n"
+    '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
+    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+)
+WRITER = ChatTemplate(
+    "writer",
+    system=(
+        "Write the final research report in Markdown, in the brief's language: a '# ' title, '## Executive summary', "
+        "'## ' sections that answer the brief, then '## Sources' listing each cited URL once. Back every factual "
+        "claim with an inline citation [short title](url), citing only URLs from the allowed list below, exactly as "
+        "written there; never invent or alter a URL. Say where the findings are incomplete or disagree. " + DATA_RULE
+    ),
+    user=_WRITER_USER,
+)
+REWRITE = ChatTemplate(
+    "rewrite",
+    system=WRITER.system,
+    user=_WRITER_USER
+    + (
+        "\n\nA fact-checker compared your previous draft with the stored text of the sources it cites. These claims "
+        "are not supported by the sources they cite:\n<untrusted_claims>\n"
+        "{% for claim in unsupported %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
+        "{% if researched %}The notes now also hold new findings gathered to check these claims.\n{% endif %}"
+        "Write the whole report again from the notes. State each of these claims only as far as a note supports it, "
+        "citing the source that note gives for it; otherwise leave the claim out."
+    ),
+)
+
+# The report written in parts, each a generation of bounded length: one section per note, side by side with the
+# opening (title and executive summary). A grounding rewrite regenerates only the parts holding unsupported claims.
+SECTION_WORDS = 500
+"""The most words the writer is asked for in one section."""
+OPENING_WORDS = 250
+"""The most words the writer is asked for in the executive summary."""
+
+_CITE_RULE = (
+    "Cite every factual claim inline as [short title](url) with a URL from the allowed list below, exactly as "
+    "written there; never invent or alter a URL; no numbered citations. "
+)
+_SECTION_USER = (
+    "Section {{ number }} of {{ total }}.\n\n"
+    '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
+    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+)
+_REWRITE_PART = (
+    "{% if previous %}\n\nYour previous version of this part:\n<untrusted_previous_part>\n{{ previous }}\n"
+    "</untrusted_previous_part>{% endif %}\n\n"
+    "A fact-checker compared the report with the stored text of the sources it cites. These claims of this part "
+    "are not supported by the sources they cite:\n<untrusted_claims>\n"
+    "{% for claim in unsupported %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
+    "{% if researched %}The notes now also hold new findings gathered to check these claims.\n{% endif %}"
+    "Write this part again from the notes. State each of these claims only as far as a note supports it, citing "
+    "the source that note gives for it; otherwise leave the claim out."
+)
+_SECTION_SYSTEM = (
+    "You write one section of a research report in Markdown, in the notes' language, from the researchers' notes "
+    "below: a '## ' heading of a few words, then at most {{ max_words }} words ('### ' for sub-headings). Write only "
+    "this section: no title, executive summary or Sources list. " + _CITE_RULE + "Say where the findings are "
+    "incomplete or disagree. " + DATA_RULE
+)
+_OPENING_SYSTEM = (
+    "You write the opening of a research report in Markdown, in the brief's language: a '# ' title, then "
+    "'## Executive summary' answering the brief from the researchers' notes below in at most {{ max_words }} words. "
+    "Sections and the Sources list are written separately: write nothing after the summary. " + _CITE_RULE + DATA_RULE
+)
+WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)
+REWRITE_SECTION = ChatTemplate("rewrite_section", system=_SECTION_SYSTEM, user=_SECTION_USER + _REWRITE_PART)
+WRITER_OPENING = ChatTemplate("writer_opening", system=_OPENING_SYSTEM, user=_WRITER_USER)
+REWRITE_OPENING = ChatTemplate("rewrite_opening", system=_OPENING_SYSTEM, user=_WRITER_USER + _REWRITE_PART)
+WRITER_PART_TEMPLATES = ("writer_section", "rewrite_section", "writer_opening", "rewrite_opening")
+"""The names of the templates of the report's parts."""
+
+REPORT_TITLE = "Research report"
+"""The title of a report whose opening the writer could not write."""
+SUMMARY_HEADING = "Executive summary"
+FALLBACK_SECTION = Template(
+    "fallback_section",
+    "*The report writer could not write this section ({{ error }}); below is the researcher's note as it was written.*",
+)
+FALLBACK_OPENING = Template(
+    "fallback_opening",
+    "*The report writer could not write the executive summary ({{ error }}); the sections below hold the "
+    "findings.*\n\n{{ brief }}",
+)
+
+
+FALLBACK_REPORT = Template(
+    "fallback_report",
+    "# Research report\n\n"
+    "*The report writer failed ({{ error }}); this report was assembled from the brief and the researchers' "
+    "notes without further editing.*\n\n"
+    "## Executive summary\n\n{{ brief }}\n\n"
+    "## Findings\n\n{% for note in notes %}{{ note }}\n\n{% else %}No findings were gathered.\n\n{% endfor %}"
+    "## Sources\n\n{% for url in urls %}- <{{ url }}>\n{% else %}No sources.\n{% endfor %}",
+)
+
+NO_EVIDENCE_NOTICE = Template(
+    "no_evidence_notice",
+    "> **No evidence:** this run read no web page and no document ({{ cause }}). Nothing in this report is backed "
+    "by a source; treat it as unverified.\n\n",
+)
+"""The first lines of the report of a run whose evidence ledger holds nothing read."""
+
+JUDGE = ChatTemplate(
+    "judge",
+    system=(
+        "You are a strict fact-checker. You get one source document and numbered claims from a report that cites "
+        "it. For each claim decide whether the document supports it: 'supported' when the document states the claim "
+        "or something that directly implies it (the same facts, figures and dates); 'unsupported' when the document "
+        "does not state it, states something else, or contradicts it. Judge only against the document, never "
+        "against your own knowledge. Reply with JSON only, no prose and no Markdown fences, in this form: "
+        '{"verdicts": [{"id": 1, "verdict": "supported", "reason": "one short sentence"}]} '
+        "with exactly one entry per claim. " + DATA_RULE
+    ),
+    user=(
+        '<untrusted_source url="{{ url }}" title="{{ title }}">\n{{ source }}\n</untrusted_source>\n\n'
+        "Claims that cite this source:\n<untrusted_claims>\n"
+        "{% for claim in claims %}{{ loop.index }}. {{ claim }}\n{% endfor %}</untrusted_claims>"
+    ),
+)
+
+REPLAN_SUBTOPIC = Template(
+    "replan_subtopic",
+    "Check this claim from a draft research report against reliable sources and find out what they actually say "
+    "(the claim may be wrong, outdated or imprecise):\n{{ claim }}\n\nThe report answers this research brief:\n"
+    "{{ brief }}",
+)
+
+_STRUCTURED_USER = (
+    "JSON schema:\n{{ schema }}\n\n<untrusted_report>\n{{ report }}\n</untrusted_report>\n\n"
+    "Sources of the report:\n<untrusted_sources>\n"
+    "{% for source in sources %}- {{ source }}\n{% else %}(none)\n{% endfor %}</untrusted_sources>"
+)
+_STRUCTURED_SYSTEM = (
+    "You turn a research report into one JSON object that conforms to the JSON schema you are given. Use only "
+    "information in the report. Where the schema asks for sources, use the URLs exactly as listed in the report's "
+    "sources. Reply with the JSON object only: no prose and no Markdown fences. " + DATA_RULE
+)
+STRUCTURED = ChatTemplate("structured", system=_STRUCTURED_SYSTEM, user=_STRUCTURED_USER)
+STRUCTURED_RETRY = ChatTemplate(
+    "structured_retry",
+    system=_STRUCTURED_SYSTEM,
+    user=_STRUCTURED_USER
+    + (
+        "\n\nYour previous reply did not validate against the schema.\nPrevious reply:\n<untrusted_previous_reply>\n"
+        "{{ previous }}\n</untrusted_previous_reply>\nValidation errors:\n{{ errors }}\n\n"
+        "Reply again with a corrected JSON object only."
+    ),
+)
