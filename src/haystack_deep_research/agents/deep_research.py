@@ -55,7 +55,7 @@ from haystack_deep_research.state import (
     researcher_state_schema,
 )
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset, create_think_tool
-from haystack_deep_research.tools.read_url import DEFAULT_PASSAGE_BUDGET
+from haystack_deep_research.tools.passages import DEFAULT_PASSAGE_BUDGET
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 __all__ = ["create_deep_research_agent"]

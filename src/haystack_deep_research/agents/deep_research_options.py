@@ -23,7 +23,7 @@ from haystack_deep_research.state import (
     PHASE_SUMMARIZE,
     PHASE_WRITE,
 )
-from haystack_deep_research.tools.read_url import passage_budget_value
+from haystack_deep_research.tools.passages import passage_budget_value
 from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 __all__ = ["ROLES", "check_options", "phase_models", "role_models"]

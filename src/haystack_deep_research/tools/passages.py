@@ -19,7 +19,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PASSAGE_CHARS", "Excerpt", "relevant_passages", "split_passages"]
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
+
+__all__ = [
+    "DEFAULT_PASSAGE_BUDGET",
+    "PASSAGE_CHARS",
+    "Excerpt",
+    "passage_budget_value",
+    "relevant_passages",
+    "split_passages",
+    "summarizer_prompt",
+]
+
+DEFAULT_PASSAGE_BUDGET = 2_000
+"""Characters of a page's most relevant passages the summarizer reads, by default."""
 
 PASSAGE_CHARS = 400
 """The longest passage, in characters (shorter paragraphs are packed together up to it)."""
@@ -158,3 +174,39 @@ def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
         return Excerpt((passages[best][:budget],), (best,), len(passages))
     kept.sort()
     return Excerpt(tuple(passages[index] for index in kept), tuple(kept), len(passages))
+
+
+def passage_budget_value(value: Any) -> int:
+    """
+    :param value: A ``passage_budget``.
+    :returns: It, checked: 0 (the whole page) or 500 to 1,000,000 characters.
+    :raises ConfigurationError: If it is neither.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 500 <= value <= 1_000_000):
+        return value
+    raise ConfigurationError(
+        f"passage_budget must be 0 (the whole page) or an integer from 500 to 1000000; got {value!r}."
+    )
+
+
+def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:
+    """
+    The summarizer's prompt for a page: the whole page when it fits the budget, else the kept passages.
+
+    :param url: The page's URL.
+    :param title: Its title.
+    :param text: Its text.
+    :param excerpt: What :func:`relevant_passages` kept of it.
+    :param question: What the researcher wants to learn from it.
+    :returns: The system and user messages; page text, title and question are fenced as untrusted.
+    """
+    values = {"question": fence(question), "url": url, "title": fence(title)}
+    if excerpt.whole:
+        return render_chat(SUMMARIZER, content=fence(text), **values)
+    return render_chat(
+        SUMMARIZER_PASSAGES,
+        content=fence(excerpt.text(OMITTED)),
+        kept=len(excerpt.passages),
+        total=excerpt.total,
+        **values,
+    )

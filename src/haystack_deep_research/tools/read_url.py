@@ -18,7 +18,6 @@ from haystack_deep_research.events import PageRead, PageRefused
 from haystack_deep_research.evidence import SourceEntry, clean_text
 from haystack_deep_research.prompts import (
     MAX_URLS_PER_READ,
-    OMITTED,
     PAGE_DUPLICATE,
     PAGE_SEPARATOR,
     PAGE_SUMMARY,
@@ -27,15 +26,11 @@ from haystack_deep_research.prompts import (
     QUESTION_PARAMETER,
     READ_URL,
     READ_URL_DESCRIPTION,
-    SUMMARIZER,
     SUMMARIZER_EMPTY,
     SUMMARIZER_FAILED,
-    SUMMARIZER_PASSAGES,
     TOO_MANY_URLS,
     URLS_MISSING,
     URLS_PARAMETER,
-    fence,
-    render_chat,
     render_text,
 )
 from haystack_deep_research.run import (
@@ -55,9 +50,14 @@ from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, che
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.base import ResearchTool
 from haystack_deep_research.tools.duplicates import near_duplicate
-from haystack_deep_research.tools.passages import Excerpt, relevant_passages
+from haystack_deep_research.tools.passages import (
+    DEFAULT_PASSAGE_BUDGET,
+    Excerpt,
+    passage_budget_value,
+    relevant_passages,
+    summarizer_prompt,
+)
 from haystack_deep_research.web import (
-    ExtractedText,
     FetchedDocument,
     FetchLimits,
     UrlPolicy,
@@ -68,9 +68,6 @@ from haystack_deep_research.web import (
 )
 
 __all__ = ["DEFAULT_PASSAGE_BUDGET", "ReadUrlTool"]
-
-DEFAULT_PASSAGE_BUDGET = 2_000
-"""Characters of a page's most relevant passages the summarizer reads, by default."""
 
 
 @dataclass(frozen=True)
@@ -197,11 +194,7 @@ class ReadUrlTool(ResearchTool):
         found = yield from self._cached("page", page_key(url))
         if found is None or (found.get("partial") and int(found.get("limit") or 0) < self.max_content_length):
             return None  # cut shorter than this tool reads: fetch it again
-        text = str(found.get("text") or "")
-        partial = bool(found.get("partial")) or len(text) > self.max_content_length
-        return _Page(
-            url=url, title=str(found.get("title") or ""), text=text[: self.max_content_length], partial=partial
-        )
+        return self._cut(url, str(found.get("title") or ""), str(found.get("text") or ""), bool(found.get("partial")))
 
     def _read_fresh(self, view: RunView | None, url: str, question: str) -> Phase[CachedRead | str]:
         policy, limits = self.url_policy, self.fetch_limits
@@ -233,7 +226,7 @@ class ReadUrlTool(ResearchTool):
                 return render_text(PAGE_UNREADABLE, url=url, reason=str(extracted.error))
             if extracted.error is not None:
                 raise extracted.error
-            page = self._page(url, extracted.value)
+            page = self._cut(url, clean_text(extracted.value.title), clean_text(extracted.value.text))
             if self.cache is not None:
                 stored = {**asdict(page), "limit": self.max_content_length}
                 yield [blocking(self.cache.put, "page", page_key(url), stored)]
@@ -262,7 +255,7 @@ class ReadUrlTool(ResearchTool):
             return str(found["summary"]), None
         streaming = view.run.streaming_callback if view is not None else None
         agent = view.researcher if view is not None else ""
-        prompt = self._prompt(page, excerpt, question)
+        prompt = summarizer_prompt(page.url, page.title, page.text, excerpt, question)
         [summarized] = yield [
             ask(self.summarizer_llm, prompt, role="summarizer", streaming_callback=streaming, agent=agent)
         ]
@@ -278,10 +271,9 @@ class ReadUrlTool(ResearchTool):
             yield [blocking(self.cache.put, "summary", key, {"summary": summary})]
         return summary, None
 
-    def _page(self, url: str, extracted: ExtractedText) -> _Page:
-        text = clean_text(extracted.text)
-        partial = len(text) > self.max_content_length
-        title = clean_text(extracted.title)
+    def _cut(self, url: str, title: str, text: str, partial: bool = False) -> _Page:
+        """The page as this tool reads it: its text cut to ``max_content_length`` characters."""
+        partial = partial or len(text) > self.max_content_length
         return _Page(url=url, title=title, text=text[: self.max_content_length], partial=partial)
 
     def _prepare(self, page: _Page, question: str, entries: list[SourceEntry]) -> tuple[Excerpt, SourceEntry | None]:
@@ -296,18 +288,6 @@ class ReadUrlTool(ResearchTool):
             view.emit(PageRead(phase=PHASE_RESEARCH, url=page.url, title=page.title, shared=True))
         summary = render_text(PAGE_DUPLICATE, url=earlier.url, summary=earlier.summary)
         return CachedRead(title=page.title, summary=summary, partial=page.partial)
-
-    def _prompt(self, page: _Page, excerpt: Excerpt, question: str) -> Any:
-        values = {"question": fence(question), "url": page.url, "title": fence(page.title)}
-        if excerpt.whole:
-            return render_chat(SUMMARIZER, content=fence(page.text), **values)
-        return render_chat(
-            SUMMARIZER_PASSAGES,
-            content=fence(excerpt.text(OMITTED)),
-            kept=len(excerpt.passages),
-            total=excerpt.total,
-            **values,
-        )
 
     def _render(self, url: str, read: CachedRead) -> str:
         return render_text(
@@ -350,19 +330,6 @@ class ReadUrlTool(ResearchTool):
         params["fetch_limits"] = FetchLimits.from_dict(params["fetch_limits"])
         params["cache"] = cache_from_dict(params.get("cache"))
         return cls(**params)
-
-
-def passage_budget_value(value: Any) -> int:
-    """
-    :param value: A ``passage_budget``.
-    :returns: It, checked: 0 (the whole page) or 500 to 1,000,000 characters.
-    :raises ConfigurationError: If it is neither.
-    """
-    if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 500 <= value <= 1_000_000):
-        return value
-    raise ConfigurationError(
-        f"passage_budget must be 0 (the whole page) or an integer from 500 to 1000000; got {value!r}."
-    )
 
 
 def _check_arguments(urls: Any, question: Any) -> tuple[list[str], str]:
