@@ -9,6 +9,7 @@ from pathlib import Path
 
 from benchmarks.harness.metrics import RunMetrics
 from benchmarks.harness.scenarios import SCALE_SERIES, SCENARIOS, Scenario
+from benchmarks.harness.sections import kept_sections
 from benchmarks.harness.spec import LIBRARY_NAMES
 from benchmarks.harness.targets import Verdict
 
@@ -282,6 +283,7 @@ def render(data: ReportInput) -> str:
 
 
 def write(data: ReportInput, path: Path) -> None:
-    """Write the page to ``path``."""
+    """Write the page to ``path``, keeping the sections other generators wrote there (see :mod:`.sections`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(data))
+    kept = kept_sections(path.read_text(encoding="utf-8")) if path.exists() else []
+    path.write_text(render(data) + "".join(f"\n{section}\n" for section in kept), encoding="utf-8")
