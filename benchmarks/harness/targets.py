@@ -39,14 +39,22 @@ def _role_gap(ours: RunMetrics, peer: RunMetrics) -> str:
     )
 
 
-def _bound_reason(m: RunMetrics) -> str:
+def _bound_reason(m: RunMetrics, peer: RunMetrics | None) -> str:
     throttled = sum(r.throttled for r in m.roles.values())
     if throttled:
         return (
             f"{throttled} LLM requests were answered 429 and retried after a wait; the bound counts only answered calls"
         )
     outside = m.wall_s - m.bound_s
-    return f"{outside:.2f} s of the run is outside the LLM calls on the critical path (tools, page fetches, scheduling)"
+    reason = (
+        f"{outside:.2f} s of the run is outside the LLM calls on the critical path (tools, page fetches, scheduling)"
+    )
+    if peer is not None and peer.ok:
+        reason += (
+            f"; the peer's run has {peer.wall_s - peer.bound_s:.2f} s outside its own, a smaller share of its longer "
+            f"critical path ({peer.bound_s:.2f} s vs {m.bound_s:.2f} s)"
+        )
+    return reason
 
 
 def describe_path(m: RunMetrics) -> str:
@@ -71,7 +79,7 @@ def check(ours: RunMetrics, peer: RunMetrics | None) -> list[Verdict]:
             name,
             f"{ratio:.2f}x",
             ratio <= WALL_OVER_BOUND,
-            "" if ratio <= WALL_OVER_BOUND else _bound_reason(ours),
+            "" if ratio <= WALL_OVER_BOUND else _bound_reason(ours, peer),
         )
     ]
     if peer is None or not peer.ok:
