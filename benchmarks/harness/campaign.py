@@ -52,7 +52,7 @@ def measure_floor(python: str, api: str) -> dict[str, float]:
     from benchmarks.harness.orchestrate import ROOT, child_env
 
     with SimLLMServer() as server:
-        command = [python, "-m", "benchmarks.harness.floor", server.base_url, api, str(FLOOR_CALLS)]
+        command = [python, "-m", "benchmarks.harness.floor", server.api_url, api, str(FLOOR_CALLS)]
         proc = subprocess.run(
             command, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=120, check=False
         )

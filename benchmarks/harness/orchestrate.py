@@ -126,7 +126,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
         spec = RunSpec(
             library=library,
             question=corpus.question(scenario.subtopics),
-            llm_url=world.llm.base_url,
+            llm_url=world.llm.api_url,
             search_url=world.search.base_url,
             result_path=str(result_path),
             max_subtopics=scenario.subtopics,

@@ -16,17 +16,16 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from benchmarks.sim import wire_chat, wire_responses
 from benchmarks.sim.conversation import Conversation, parse_chat, parse_responses
 from benchmarks.sim.policies import Policies, PolicyConfig, UnknownRoleError
 from benchmarks.sim.prose import unit_hash
 from benchmarks.sim.reply import Reply, Usage
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
 
-HOST = "127.0.0.1"
 IDLE_CONNECTION_TIMEOUT_S = 30.0
 
 
@@ -86,59 +85,34 @@ class CallRecord:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(RequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, as real endpoints speak
     # Headers and body go out in separate writes; without TCP_NODELAY, Nagle's algorithm meets the client's delayed
     # ACK and adds ~40 ms to every reply, which would be billed to the libraries as overhead.
     disable_nagle_algorithm = True
-    server: _HTTPServer
     timeout = IDLE_CONNECTION_TIMEOUT_S
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the benchmark's output clean."""
+    def json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self.send_bytes(status, json.dumps(body).encode(), content_type="application/json", headers=headers)
 
-    def do_GET(self) -> None:
-        self._json(404, {"error": {"message": "not found", "type": "invalid_request_error", "code": None}})
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        self.server.owner.handle(self, self.path.split("?")[0], raw)
-
-    def _json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _chunk(self, data: bytes) -> None:
+    def chunk(self, data: bytes) -> None:
+        """Send one chunk of a chunked body; the last (empty) one stays buffered until the call is logged."""
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+        if data:
+            self.wfile.flush()
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    # The listen backlog: socketserver's default of 5 drops connections beyond it when many arrive at once (a burst
-    # of researchers), and each dropped one waits a second for its SYN to be sent again; real endpoints queue them.
-    request_queue_size = 1024
-
-    def __init__(self, owner: SimLLMServer) -> None:
-        self.owner = owner
-        super().__init__((HOST, 0), _Handler)
-
-
-class SimLLMServer:
+class SimLLMServer(LoopbackServer):
     """
-    The simulated LLM endpoint. Use as a context manager; ``base_url`` is what ``api_base_url`` takes.
+    The simulated LLM endpoint, a loopback server of the testing kit. Use as a context manager; ``api_url`` is what
+    ``api_base_url`` takes.
 
     :param config: The role policies' knobs.
     :param latency: The latency model.
     :param faults: The 429 injection model.
     """
+
+    handler_class = _Handler
 
     def __init__(
         self, config: PolicyConfig | None = None, latency: LatencyModel | None = None, faults: FaultModel | None = None
@@ -148,90 +122,65 @@ class SimLLMServer:
         self.faults = faults or FaultModel()
         self._records: list[CallRecord] = []
         self._requests = 0
-        self._lock = threading.Lock()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._count_lock = threading.Lock()
+        super().__init__()
 
     @property
-    def base_url(self) -> str:
+    def api_url(self) -> str:
         """For example ``http://127.0.0.1:5123/v1``."""
-        if self._httpd is None:
-            raise RuntimeError("the server is not running")
-        return f"http://{HOST}:{self._httpd.server_address[1]}/v1"
+        return self.url("/v1")
 
     @property
     def records(self) -> list[CallRecord]:
         """A copy of the call log, in the order calls finished."""
-        with self._lock:
+        with self._count_lock:
             return list(self._records)
 
     def wait_for(self, count: int, timeout: float = 5.0) -> list[CallRecord]:
         """
-        Wait until ``count`` calls are logged (a client can finish reading a reply just before it is logged).
+        Wait until ``count`` calls are logged.
 
         :raises TimeoutError: If fewer were logged within ``timeout`` seconds.
         """
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            records = self.records
-            if len(records) >= count:
-                return records
-            time.sleep(0.005)
-        raise TimeoutError(f"{len(self.records)} of {count} calls logged within {timeout} s")
-
-    def start(self) -> SimLLMServer:
-        """Bind an ephemeral port and serve in a daemon thread."""
-        self._httpd = _HTTPServer(self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port; waits at most a few seconds."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-            self._httpd = None
-
-    def __enter__(self) -> SimLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.requests.wait_for(count, timeout=timeout)
+        return self.records
 
     def dump(self, path: Path) -> None:
         """Write the call log as JSON."""
         path.write_text(json.dumps([asdict(r) for r in self.records], indent=1))
 
-    def handle(self, handler: _Handler, path: str, raw: bytes) -> None:
-        """Answer one POST."""
+    def _handle(self, handler: RequestHandler) -> None:
+        """Answer one request: a POST to one of the two endpoints."""
+        handler = cast(_Handler, handler)  # the server runs handler_class
         start = time.monotonic()
+        path = handler.path.split("?")[0]
+        if handler.command != "POST":
+            handler.json(404, _error("not found", "invalid_request_error"))
+            return
         try:
-            body = json.loads(raw or b"{}")
+            body = json.loads(handler.read_body() or b"{}")
         except ValueError:
-            handler._json(400, _error("the body is not JSON", "invalid_request_error"))
+            handler.json(400, _error("the body is not JSON", "invalid_request_error"))
             return
         if path.endswith("/chat/completions"):
             conversation = parse_chat(body)
         elif path.endswith("/responses"):
             conversation = parse_responses(body)
         else:
-            handler._json(404, _error(f"no endpoint at {path}", "invalid_request_error"))
+            handler.json(404, _error(f"no endpoint at {path}", "invalid_request_error"))
             return
         try:
             role, reply, thread = self.policies.decide(conversation)
         except UnknownRoleError as err:
-            handler._json(404, _error(str(err), "invalid_request_error", "model_not_found"))
+            handler.json(404, _error(str(err), "invalid_request_error", "model_not_found"))
             return
         except Exception as err:  # a policy bug must answer, not hang the client
-            handler._json(500, _error(f"simulator error: {err!r}", "server_error"))
+            handler.json(500, _error(f"simulator error: {err!r}", "server_error"))
             return
         record = CallRecord(role, thread, conversation.model, conversation.api, conversation.stream, 200, start, start)
         if self._throttled():
             record.status = 429
-            handler._json(
+            handler.json(
                 429, _error("Rate limit reached (simulated).", "requests", "rate_limit_exceeded"), self._retry()
             )
         else:
@@ -243,7 +192,7 @@ class SimLLMServer:
             except (BrokenPipeError, ConnectionResetError):
                 record.status = 499
         record.end = time.monotonic()
-        with self._lock:
+        with self._count_lock:
             self._records.append(record)
 
     def _throttled(self) -> bool:
@@ -252,7 +201,7 @@ class SimLLMServer:
         if rate <= 0:
             return False
         phase = unit_hash(self.faults.seed, "429-phase")
-        with self._lock:
+        with self._count_lock:
             self._requests += 1
             n = self._requests
         return math.floor(n * rate + phase) > math.floor((n - 1) * rate + phase)
@@ -267,9 +216,9 @@ class SimLLMServer:
         if not conversation.stream:
             time.sleep(self.latency.first_token_s(usage.input_tokens) + self.latency.generation_s(usage.output_tokens))
             if conversation.api == "chat":
-                handler._json(200, wire_chat.completion(reply, model=model, usage=usage, ids=ids))
+                handler.json(200, wire_chat.completion(reply, model=model, usage=usage, ids=ids))
             else:
-                handler._json(
+                handler.json(
                     200, wire_responses.response(reply, model=model, usage=usage, tools=conversation.raw_tools, ids=ids)
                 )
             return
@@ -295,12 +244,12 @@ class SimLLMServer:
                 time.sleep(self.latency.first_token_s(usage.input_tokens) if first else pause)
                 first = False
             prefix = f"event: {event['type']}\n" if api == "responses" else ""
-            handler._chunk(f"{prefix}data: {json.dumps(event)}\n\n".encode())
+            handler.chunk(f"{prefix}data: {json.dumps(event)}\n\n".encode())
         if first:
             time.sleep(self.latency.first_token_s(usage.input_tokens))
         if api == "chat":
-            handler._chunk(b"data: [DONE]\n\n")
-        handler._chunk(b"")
+            handler.chunk(b"data: [DONE]\n\n")
+        handler.chunk(b"")
 
 
 def _is_content(event: dict[str, Any]) -> bool:

@@ -203,7 +203,7 @@ class _QuietHTTPServer(ThreadingHTTPServer):
 
     def __init__(self, owner: LoopbackServer) -> None:
         self.owner = owner
-        super().__init__((_HOST, 0), RequestHandler)
+        super().__init__((_HOST, 0), owner.handler_class)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Swallow handler errors instead of printing a traceback to stderr."""
@@ -214,8 +214,12 @@ class LoopbackServer:
     Base class of the loopback servers: an HTTP server on ``127.0.0.1`` with an ephemeral port, run in a daemon
     thread. Use it as a context manager, or call :meth:`start` and :meth:`stop`.
 
-    Subclasses implement :meth:`_handle`.
+    Subclasses implement :meth:`_handle`, and may set :attr:`handler_class` to a :class:`RequestHandler` subclass
+    (for example one that speaks HTTP/1.1 with keep-alive).
     """
+
+    handler_class: type[RequestHandler] = RequestHandler
+    """The request handler the server runs for every connection."""
 
     def __init__(self) -> None:
         self._log = RequestLog()
