@@ -155,11 +155,6 @@ def render(figures: dict[str, Measured], repeats: int, page_delay: float) -> str
     return "\n".join(lines)
 
 
-def write_section(doc: Path, section: str) -> None:
-    """Replace this script's section of the page (between its markers), or append it; the rest stays as it is."""
-    sections.write_section(doc, START, END, section)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Measure, print, and write the section."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -171,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     section = render(measure(args.repeats, args.page_delay), args.repeats, args.page_delay)
     print(section)
     if not args.no_doc:
-        write_section(args.doc, section)
+        sections.write_section(args.doc, section)
     return 0
 
 

@@ -51,8 +51,8 @@ def _bound_reason(m: RunMetrics, peer: RunMetrics | None) -> str:
     )
     if peer is not None and peer.ok:
         reason += (
-            f"; the peer's run has {peer.wall_s - peer.bound_s:.2f} s outside its own, a smaller share of its longer "
-            f"critical path ({peer.bound_s:.2f} s vs {m.bound_s:.2f} s)"
+            f"; the peer's run has {peer.wall_s - peer.bound_s:.2f} s outside its critical path of "
+            f"{peer.bound_s:.2f} s (this run's: {m.bound_s:.2f} s)"
         )
     return reason
 

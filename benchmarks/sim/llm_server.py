@@ -92,10 +92,10 @@ class _Handler(RequestHandler):
     disable_nagle_algorithm = True
     timeout = IDLE_CONNECTION_TIMEOUT_S
 
-    def json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         self.send_bytes(status, json.dumps(body).encode(), content_type="application/json", headers=headers)
 
-    def chunk(self, data: bytes) -> None:
+    def send_chunk(self, data: bytes) -> None:
         """Send one chunk of a chunked body; the last (empty) one stays buffered until the call is logged."""
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         if data:
@@ -138,7 +138,8 @@ class SimLLMServer(LoopbackServer):
 
     def wait_for(self, count: int, timeout: float = 5.0) -> list[CallRecord]:
         """
-        Wait until ``count`` calls are logged.
+        Wait until ``count`` requests are answered (every request a client sent, refused ones included), then give
+        the call log.
 
         :raises TimeoutError: If fewer were logged within ``timeout`` seconds.
         """
@@ -155,32 +156,32 @@ class SimLLMServer(LoopbackServer):
         start = time.monotonic()
         path = handler.path.split("?")[0]
         if handler.command != "POST":
-            handler.json(404, _error("not found", "invalid_request_error"))
+            handler.send_json(404, _error("not found", "invalid_request_error"))
             return
         try:
             body = json.loads(handler.read_body() or b"{}")
         except ValueError:
-            handler.json(400, _error("the body is not JSON", "invalid_request_error"))
+            handler.send_json(400, _error("the body is not JSON", "invalid_request_error"))
             return
         if path.endswith("/chat/completions"):
             conversation = parse_chat(body)
         elif path.endswith("/responses"):
             conversation = parse_responses(body)
         else:
-            handler.json(404, _error(f"no endpoint at {path}", "invalid_request_error"))
+            handler.send_json(404, _error(f"no endpoint at {path}", "invalid_request_error"))
             return
         try:
             role, reply, thread = self.policies.decide(conversation)
         except UnknownRoleError as err:
-            handler.json(404, _error(str(err), "invalid_request_error", "model_not_found"))
+            handler.send_json(404, _error(str(err), "invalid_request_error", "model_not_found"))
             return
         except Exception as err:  # a policy bug must answer, not hang the client
-            handler.json(500, _error(f"simulator error: {err!r}", "server_error"))
+            handler.send_json(500, _error(f"simulator error: {err!r}", "server_error"))
             return
         record = CallRecord(role, thread, conversation.model, conversation.api, conversation.stream, 200, start, start)
         if self._throttled():
             record.status = 429
-            handler.json(
+            handler.send_json(
                 429, _error("Rate limit reached (simulated).", "requests", "rate_limit_exceeded"), self._retry()
             )
         else:
@@ -216,9 +217,9 @@ class SimLLMServer(LoopbackServer):
         if not conversation.stream:
             time.sleep(self.latency.first_token_s(usage.input_tokens) + self.latency.generation_s(usage.output_tokens))
             if conversation.api == "chat":
-                handler.json(200, wire_chat.completion(reply, model=model, usage=usage, ids=ids))
+                handler.send_json(200, wire_chat.completion(reply, model=model, usage=usage, ids=ids))
             else:
-                handler.json(
+                handler.send_json(
                     200, wire_responses.response(reply, model=model, usage=usage, tools=conversation.raw_tools, ids=ids)
                 )
             return
@@ -244,12 +245,12 @@ class SimLLMServer(LoopbackServer):
                 time.sleep(self.latency.first_token_s(usage.input_tokens) if first else pause)
                 first = False
             prefix = f"event: {event['type']}\n" if api == "responses" else ""
-            handler.chunk(f"{prefix}data: {json.dumps(event)}\n\n".encode())
+            handler.send_chunk(f"{prefix}data: {json.dumps(event)}\n\n".encode())
         if first:
             time.sleep(self.latency.first_token_s(usage.input_tokens))
         if api == "chat":
-            handler.chunk(b"data: [DONE]\n\n")
-        handler.chunk(b"")
+            handler.send_chunk(b"data: [DONE]\n\n")
+        handler.send_chunk(b"")
 
 
 def _is_content(event: dict[str, Any]) -> bool:

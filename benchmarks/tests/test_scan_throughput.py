@@ -1,8 +1,6 @@
-"""The scan benchmark: a small local scan finishes every item, and its section replaces only itself in the page."""
+"""The scan benchmark: a small local scan finishes every item."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from benchmarks import scan_throughput
 from haystack_deep_research.scans import LocalExecutor
@@ -17,17 +15,3 @@ def test_a_small_local_scan_writes_a_row_per_item() -> None:
 
     assert measured.rows == 2
     assert measured.per_minute > 0
-
-
-def test_the_section_replaces_itself_and_keeps_the_rest(tmp_path: Path) -> None:
-    doc = tmp_path / "benchmarks.md"
-    doc.write_text("# Benchmarks\n\nOther sections.\n", encoding="utf-8")
-    first = f"{scan_throughput.START}\nold figures\n{scan_throughput.END}"
-    scan_throughput.write_section(doc, first)
-    scan_throughput.write_section(doc, first.replace("old", "new"))
-
-    text = doc.read_text(encoding="utf-8")
-    assert text.startswith("# Benchmarks\n\nOther sections.\n\n")
-    assert "new figures" in text
-    assert "old figures" not in text
-    assert text.count(scan_throughput.START) == 1
