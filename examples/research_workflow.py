@@ -1,5 +1,6 @@
 """The research workflow with no API key and no network: scripted models, loopback search and web."""
 
+from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from haystack_deep_research import ReadUrlTool, ResearchSummary, UrlPolicy, WebSearchTool, create_research_workflow
@@ -30,9 +31,9 @@ with LoopbackWebServer() as web:
             judge_llm=ScriptedChatGenerator(role="judge"),
             grounding_threshold=0.9,
         )
-        result = workflow.run({"question": "What causes spring tides?"})["finish"]
+        result = workflow.run(messages=[ChatMessage.from_user("What causes spring tides?")])
 
-print(result["summary"])
+print(result["report"])
 print(f"grounding {result['grounding_score']:.0%}, rewrites {result['regeneration_count']}, "
       f"replans {result['replan_count']}, exit reason {result['exit_reason']}")
-print(result["structured_output"].model_dump_json(indent=1))
+print(result["structured"].model_dump_json(indent=1))

@@ -228,13 +228,19 @@ def test_an_orchestrator_model_failing_after_research_still_yields_the_report(
     assert any(w.startswith("orchestrator: the orchestrator model failed (ConnectionError") for w in result["warnings"])
 
 
-def test_an_orchestrator_model_failing_before_any_research_raises_its_error(make_agent: Callable[..., Agent]) -> None:
+def test_an_orchestrator_model_failing_before_any_research_ends_the_run_with_its_error(
+    make_agent: Callable[..., Agent],
+) -> None:
     def broken(messages: list[ChatMessage]) -> str:
         raise ConnectionError("invalid API key")
 
-    agent = make_agent(orchestrator_llm=MockChatGenerator(response_fn=broken))
-    with pytest.raises(ConnectionError, match="invalid API key"):
-        _run(agent)
+    result = _run(make_agent(orchestrator_llm=MockChatGenerator(response_fn=broken)))
+
+    assert result["exit_reason"] == "orchestrator_failed"
+    assert result["brief"]  # the scope call was paid for: its brief is kept
+    assert result["notes"] == []
+    assert any("invalid API key" in warning for warning in result["warnings"])
+    assert "invalid API key" not in result["report"]
 
 
 async def test_the_async_path_keeps_the_research_too(make_agent: Callable[..., Agent]) -> None:

@@ -38,19 +38,33 @@ GROUNDING_ROUNDS = "grounding_rounds"
 """How many times per-turn grounding sent the deep agent's answer back for more research."""
 
 # Outputs of the research workflow that the deep research agent does not have.
-SUMMARY = "summary"
 CAUSAL_CHAIN = "causal_chain"
-STRUCTURED_OUTPUT = "structured_output"
 
 # Outputs of the iterative research agent that the other shapes do not have.
 TOPICS = "topics"
 """The topics the iterative agent searched, in the order it searched them (the seed's ``topics``)."""
-FINDINGS = "findings"
-"""What each search of the iterative agent found (the seed's ``findings``): one note per topic, in topic order."""
 CHANGES = "changes"
 """What an update of a finished iterative run changed: kept, re-checked, changed and new topics and sources."""
 ROUNDS = "rounds"
 """How many search rounds the iterative agent ran (at most its ``depth``)."""
+
+SHARED_OUTPUTS = (
+    "report",
+    "brief",
+    "notes",
+    "sources",
+    "citations",
+    "warnings",
+    "exit_reason",
+    "usage_by_phase",
+    "cost",
+    "token_usage",
+    "structured",
+    "grounding_score",
+    "grounding",
+)
+"""The outputs every shape returns under these names, also after failures (a shape may add its own, never rename
+one of these): the run contract's outputs."""
 
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
@@ -142,6 +156,9 @@ HAYSTACK_MAX_STEPS = "max_agent_steps"
 # ``exit_reason`` values of the research workflow.
 EXIT_GROUNDED = "grounded"
 EXIT_GROUNDING_EXHAUSTED = "grounding_exhausted"
+EXIT_NOT_JUDGED = "not_judged"
+"""The research workflow's summary could not be judged: most of its cited claims (or all: it cites nothing the run
+read) had no verdict, so it is not called grounded."""
 EXIT_STRUCTURED_OUTPUT_FAILED = "structured_output_failed"
 EXIT_COST_BUDGET = "cost_budget"
 EXIT_INTERRUPTED = "interrupted"
@@ -194,9 +211,13 @@ def deep_agent_state_schema() -> dict[str, Any]:
     """
     return {
         REPORT: {"type": str, "handler": replace_values},
+        BRIEF: {"type": str, "handler": replace_values},
+        NOTES: {"type": list[str], "handler": merge_lists},
         SOURCES: {"type": list[dict[str, Any]], "handler": replace_values},
+        CITATIONS: {"type": dict[str, Any], "handler": replace_values},
         WARNINGS: {"type": list[str], "handler": merge_lists},
         USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
+        COST: {"type": float | None, "handler": replace_values},
         GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
         GROUNDING_ROUNDS: {"type": int, "handler": replace_values},

@@ -79,8 +79,8 @@ def test_each_round_searches_the_decided_topic_and_the_report_cites_the_pages_re
         "1/3th search executed.",
         "2/3th search executed.",
     ]
-    assert len(result["findings"]) == 2
-    assert result["findings"][0].startswith("## solar capacity")
+    assert len(result["notes"]) == 2
+    assert result["notes"][0].startswith("## solar capacity")
     assert web.url("/solar.html") in result["report"]
     assert web.url("/storage.pdf") in result["report"]
     assert result["citations"]["unverified"] == []
@@ -191,7 +191,7 @@ def test_a_round_searches_several_topics_at_once_in_the_proposed_order(
 
     assert result["topics"] == ["battery storage", "solar capacity"]
     assert result["rounds"] == 1
-    assert [f.splitlines()[0] for f in result["findings"]] == ["## battery storage", "## solar capacity"]
+    assert [f.splitlines()[0] for f in result["notes"]] == ["## battery storage", "## solar capacity"]
     assert [e.topics for e in events if isinstance(e, SearchRoundDone)] == [("battery storage", "solar capacity")]
     assert len(search.requests.wait_for(2)) == 2
 
@@ -398,7 +398,7 @@ def test_an_update_checks_stale_sources_again_and_says_which_pages_changed(
     assert changes["unchanged_sources"] == [web.url("/storage.pdf")]
     assert changes["new_topics"] == []
     assert changes["new_sources"] == []
-    assert "600 gigawatts" in updated["findings"][0]
+    assert "600 gigawatts" in updated["notes"][0]
     assert f"<{web.url('/solar.html')}>" in updated["report"].split("## Executive summary")[0]
 
 

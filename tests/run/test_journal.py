@@ -184,15 +184,19 @@ def test_a_second_run_on_a_busy_run_dir_is_refused_and_the_first_run_is_untouche
     assert again["exit_reason"] == "text"  # the directory was released when the first run ended
 
 
+class Aborted(BaseException):
+    """What ends a run with an exception: not a model failure (a run survives those), an abort from outside."""
+
+
 def _broken_orchestrator(messages: list[ChatMessage], tools: Any) -> ChatMessage:
-    raise ConnectionError("provider down")
+    raise Aborted("provider down")
 
 
 def test_a_run_that_fails_releases_its_run_dir(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
     context = {RUN_DIR_KEY: tmp_path / "run"}
     failing = make_agent(orchestrator_llm=MockChatGenerator(response_fn=_broken_orchestrator))
 
-    with pytest.raises(Exception, match="provider down") as failed:
+    with pytest.raises(Aborted, match="provider down") as failed:
         failing.run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
 
     assert failed.traceback  # the failed run's frames (and so the run itself) are still alive here
@@ -205,7 +209,7 @@ async def test_an_async_run_that_fails_releases_its_run_dir(make_agent: Callable
     context = {RUN_DIR_KEY: tmp_path / "run"}
     failing = make_agent(orchestrator_llm=MockChatGenerator(response_fn=_broken_orchestrator))
 
-    with pytest.raises(Exception, match="provider down") as failed:
+    with pytest.raises(Aborted, match="provider down") as failed:
         await failing.run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
 
     assert failed.traceback

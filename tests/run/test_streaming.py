@@ -50,7 +50,7 @@ def test_the_callback_in_hook_context_reaches_every_role_including_scope(make_ag
 
     agent.run(messages=QUESTION, hook_context={STREAMING_KEY: chunks.append})
 
-    assert _roles(chunks) == {"scope", "researcher", "summarizer", "writer"}
+    assert _roles(chunks) == {"scope", "orchestrator", "researcher", "summarizer", "writer"}
     researchers = {chunk.meta.get(AGENT_META) for chunk in chunks if chunk.meta.get(ROLE_META) == "researcher"}
     assert researchers == {"solar capacity", "battery storage"}  # each researcher's chunks name its sub-topic
 

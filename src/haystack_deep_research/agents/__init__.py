@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from haystack_deep_research.agents.research_agent import ResearchAgent
     from haystack_deep_research.agents.research_workflow import create_research_workflow
+    from haystack_deep_research.agents.workflow import ResearchWorkflow
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -43,6 +44,7 @@ __getattr__, __dir__ = lazy_exports(
         ),
         ".research_agent": ("ResearchAgent",),
         ".research_workflow": ("create_research_workflow",),
+        ".workflow": ("ResearchWorkflow",),
     },
 )
 
@@ -52,6 +54,7 @@ __all__ = [
     "DEFAULT_SMALL_MODEL",
     "IterativeResearchAgent",
     "ResearchAgent",
+    "ResearchWorkflow",
     "chat_generator",
     "check_credentials",
     "create_deep_agent",

@@ -11,6 +11,7 @@ from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
 from haystack_deep_research import _checks
+from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Subscriber
 from haystack_deep_research.loop.condense import Condenser
@@ -23,6 +24,7 @@ from haystack_deep_research.research import (
     DEFAULT_LOOP_THRESHOLD,
     FinalSummaryHook,
     LoopGuardHook,
+    PreservingChatGenerator,
     ToolResultsHook,
 )
 from haystack_deep_research.research.exits import (
@@ -275,8 +277,8 @@ def create_deep_agent(
         if max_output_tokens is not None
         else model
     )
-    return Agent(
-        chat_generator=agent_model,
+    return ResearchAgent(
+        chat_generator=PreservingChatGenerator(chat_generator=agent_model, role=None),
         tools=[RunToolset(tools=[*library, *plain]), *sets],
         system_prompt=rules,
         state_schema=deep_agent_state_schema(),

@@ -183,9 +183,9 @@ def create_iterative_research_agent(
     :param cache_ttl: Seconds a cached entry is used, and a source counts as fresh when a run is updated.
     :param record_to: Record every model exchange and tool result of each run in this directory.
     :param replay_from: Answer every model call and tool from a recording in this directory: no network, no model.
-    :returns: The agent, a Haystack component. Its outputs: ``report``, ``topics``, ``findings``, ``sources``,
-        ``citations``, ``warnings``, ``exit_reason``, ``rounds``, ``usage_by_phase``, ``cost``, ``token_usage``,
-        ``grounding_score``, ``grounding`` and ``changes``.
+    :returns: The agent, a Haystack component. Its outputs: the shared ones (``report``, ``brief``, ``notes``,
+        ``sources``, ``citations``, ``warnings``, ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``,
+        ``structured``, ``grounding_score``, ``grounding``) and its own ``topics``, ``rounds`` and ``changes``.
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
     """
     options = dict(locals())
@@ -205,17 +205,15 @@ def create_iterative_research_agent(
             fetch_limits=fetch_limits,
             cache=store,
         )
-    start = StartStep(
-        depth=depth,
-        freshness=cache_ttl,
-        token_budget=token_budget,
-        time_budget=time_budget,
-        cost_budget=cost_budget,
-        phase_models=_phase_models(models, options),
-        prices=prices,
-    )
+    run_settings = {
+        "token_budget": token_budget,
+        "time_budget": time_budget,
+        "cost_budget": cost_budget,
+        "phase_models": _phase_models(models, options),
+        "prices": prices,
+    }
     pipeline = Pipeline()
-    pipeline.add_component("start", start)
+    pipeline.add_component("start", StartStep(depth=depth, freshness=cache_ttl))
     pipeline.add_component("next_round", BranchJoiner(IterationRun))
     pipeline.add_component("router", RoundRouter(depth=depth))
     pipeline.add_component(
@@ -253,4 +251,4 @@ def create_iterative_research_agent(
     pipeline.connect("decide.done", "to_write.value")
     pipeline.connect("to_write.value", "write.iteration")
     pipeline.connect("write.iteration", "finish.iteration")
-    return IterativeResearchAgent(pipeline=pipeline)
+    return IterativeResearchAgent(pipeline=pipeline, run_settings=run_settings)

@@ -1,10 +1,10 @@
 """
 ``IterativeResearchAgent``: the iterative research Pipeline as one Haystack component, run like the main agent.
 
-It is a Haystack ``SuperComponent`` over the Pipeline that ``create_iterative_research_agent`` builds, with the
-main agent's interface (``run(messages=[ChatMessage.from_user(...)], hook_context={...})``) and its two guarantees:
-malformed input is refused with a typed error before anything runs, and what a run opened (its run directory's lock)
-is closed however the run ends, also when a step raises. It serializes as itself (the Pipeline nested, as YAML
+It is called like every shape of the library (``run(messages=[ChatMessage.from_user(...)], hook_context={...})``,
+``run_async``) and honours the run contract of :class:`~haystack_deep_research.run.shape.PipelineShape`: malformed
+input is refused with a typed error before anything runs, the run is opened before the Pipeline runs and closed after
+it however it ends, and typed errors reach the caller unwrapped. It serializes as itself (the Pipeline nested, as YAML
 shows it) and nests in other Pipelines. :meth:`IterativeResearchAgent.update` researches a finished run again.
 """
 
@@ -16,39 +16,16 @@ from typing import Any
 
 from haystack import Pipeline, component
 from haystack.core.serialization import default_from_dict, default_to_dict
-from haystack.core.super_component import SuperComponent
-from haystack.core.super_component.utils import _delegate_default
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import RunDirError
-from haystack_deep_research.run import JOURNAL_FILE, RunGuard, check_hook_context, check_messages
+from haystack_deep_research.iterative.finish import OUTPUT_TYPES
+from haystack_deep_research.run import JOURNAL_FILE, OpenRunHook, ResearchRun, check_hook_context
 from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
-from haystack_deep_research.state import RUN_DIR_KEY, RUN_GUARD_KEY
+from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.state import RUN_DIR_KEY
 
-__all__ = ["INPUTS", "OUTPUTS", "IterativeResearchAgent", "journaled_question"]
-
-INPUTS = {"messages": ["start.messages"], "hook_context": ["start.hook_context"], "update": ["start.update"]}
-"""The agent's inputs, mapped onto its Pipeline."""
-OUTPUTS = {
-    f"finish.{name}": name
-    for name in (
-        "report",
-        "topics",
-        "findings",
-        "sources",
-        "citations",
-        "warnings",
-        "exit_reason",
-        "rounds",
-        "usage_by_phase",
-        "cost",
-        "token_usage",
-        "grounding_score",
-        "grounding",
-        "changes",
-    )
-}
-"""The agent's outputs, taken from its Pipeline's last step."""
+__all__ = ["IterativeResearchAgent", "journaled_question"]
 
 
 def journaled_question(run_dir: str | os.PathLike[str]) -> str:
@@ -66,58 +43,64 @@ def journaled_question(run_dir: str | os.PathLike[str]) -> str:
 
 
 @component
-class IterativeResearchAgent(SuperComponent):
+class IterativeResearchAgent(PipelineShape):
     """
     The iterative research Pipeline as one component (see the module docstring). Build it with
     ``create_iterative_research_agent``.
 
-    :param pipeline: The Pipeline.
-    :param input_mapping: Its inputs (default :data:`INPUTS`).
-    :param output_mapping: Its outputs (default :data:`OUTPUTS`).
+    :param pipeline: The Pipeline (its ``start`` step begins the rounds, its ``finish`` step gives the outputs).
+    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
+        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
     """
 
-    def __init__(
-        self,
-        *,
-        pipeline: Pipeline,
-        input_mapping: dict[str, list[str]] | None = None,
-        output_mapping: dict[str, str] | None = None,
-    ) -> None:
-        SuperComponent.__init__(
-            self, pipeline=pipeline, input_mapping=input_mapping or INPUTS, output_mapping=output_mapping or OUTPUTS
-        )
+    def __init__(self, *, pipeline: Pipeline, run_settings: dict[str, Any] | None = None) -> None:
+        PipelineShape.__init__(self, pipeline=pipeline, opener=OpenRunHook(**(run_settings or {})))
 
-    def run(self, **kwargs: Any) -> dict[str, Any]:
+    def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
+        """
+        :param run: The open run.
+        :param inputs: ``update``.
+        :returns: The Pipeline's input data.
+        """
+        return {"start": {"update": bool(inputs.get("update", False))}}
+
+    def warm_up(self) -> None:
+        """Warm up the Pipeline's components."""
+        self.pipeline.warm_up()
+
+    @component.output_types(**OUTPUT_TYPES)
+    def run(
+        self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None, update: bool = False
+    ) -> dict[str, Any]:
         """
         Research the question of the last user message.
 
-        :param kwargs: ``messages`` (a list of ``ChatMessage``), ``hook_context`` (run-time inputs: ``EVENTS_KEY``,
-            ``PROGRESS_KEY``, ``STREAMING_KEY``, ``RUN_DIR_KEY``) and ``update`` (research the finished run in
-            ``RUN_DIR_KEY`` again).
-        :returns: ``report``, ``topics``, ``findings``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
-            ``rounds``, ``usage_by_phase``, ``cost``, ``token_usage``, ``grounding_score``, ``grounding`` and
-            ``changes`` (see ``FinishStep``).
+        :param messages: The conversation; its last user message is the question.
+        :param hook_context: Run-time inputs: ``EVENTS_KEY``, ``PROGRESS_KEY``, ``STREAMING_KEY``, ``RUN_DIR_KEY``,
+            ``RUN_OPENED_KEY``.
+        :param update: Research the finished run in ``RUN_DIR_KEY`` again.
+        :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
+            ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
+            ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``FinishStep``).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question.
         :raises ConfigurationError: If ``hook_context`` is not a dict.
+        :raises RunDirError: If the run directory cannot be used.
         """
-        guard, inputs = _guarded(kwargs)
-        try:
-            return SuperComponent.run(self, **inputs)
-        finally:
-            guard.close()
+        return self.research(messages, hook_context, update=update)
 
-    async def run_async(self, **kwargs: Any) -> dict[str, Any]:
+    @component.output_types(**OUTPUT_TYPES)
+    async def run_async(
+        self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None, update: bool = False
+    ) -> dict[str, Any]:
         """
         Async variant of :meth:`run`.
 
-        :param kwargs: As for :meth:`run`.
+        :param messages: The conversation; its last user message is the question.
+        :param hook_context: Run-time inputs.
+        :param update: Research the finished run in ``RUN_DIR_KEY`` again.
         :returns: As for :meth:`run`.
         """
-        guard, inputs = _guarded(kwargs)
-        try:
-            return await SuperComponent.run_async(self, **inputs)
-        finally:
-            guard.close()
+        return await self.research_async(messages, hook_context, update=update)
 
     def update(self, run_dir: str | os.PathLike[str], *, hook_context: dict[str, Any] | None = None) -> dict[str, Any]:
         """
@@ -134,13 +117,8 @@ class IterativeResearchAgent(SuperComponent):
         return self.run(messages=[ChatMessage.from_user(question)], hook_context=context, update=True)
 
     def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized agent: its Pipeline and mappings."""
-        return default_to_dict(
-            self,
-            pipeline=self.pipeline.to_dict(),
-            input_mapping=self._original_input_mapping,
-            output_mapping=self._original_output_mapping,
-        )
+        """:returns: The serialized agent: its Pipeline and run settings."""
+        return default_to_dict(self, pipeline=self.pipeline.to_dict(), run_settings=self.opener.run_parameters())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> IterativeResearchAgent:
@@ -148,14 +126,7 @@ class IterativeResearchAgent(SuperComponent):
         :param data: What ``to_dict`` returned.
         :returns: The agent.
         """
-        data["init_parameters"]["pipeline"] = Pipeline.from_dict(data["init_parameters"]["pipeline"])
+        parameters = data["init_parameters"]
+        parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
+        OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
         return default_from_dict(cls, data)
-
-
-def _guarded(given: dict[str, Any]) -> tuple[RunGuard, dict[str, Any]]:
-    # Inside a Pipeline, an input left unconnected arrives as Haystack's "use the default" marker.
-    inputs = {name: value for name, value in given.items() if value is not _delegate_default}
-    check_messages(inputs.get("messages"))
-    guard = RunGuard()
-    context = {**check_hook_context(inputs.get("hook_context")), RUN_GUARD_KEY: guard}
-    return guard, {**inputs, "hook_context": context}

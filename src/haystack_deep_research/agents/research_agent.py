@@ -26,7 +26,7 @@ from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack.tools import ToolsType
 
 from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
-from haystack_deep_research.state import RUN_GUARD_KEY
+from haystack_deep_research.state import RUN_GUARD_KEY, STREAMING_KEY
 
 __all__ = ["ResearchAgent"]
 
@@ -51,7 +51,8 @@ class ResearchAgent(Agent):
         Check the input, then run the Agent; what the run opened is closed however it ends.
 
         :param messages: A list of ``ChatMessage``.
-        :param streaming_callback: As for ``Agent.run``.
+        :param streaming_callback: As for ``Agent.run``; without one, the ``STREAMING_KEY`` callback of
+            ``hook_context`` (if any), so the agent's own model streams like every other model of the run.
         :param generation_kwargs: As for ``Agent.run``.
         :param tools: As for ``Agent.run``.
         :param hook_context: A dict of run-time inputs for the hooks, or ``None``.
@@ -64,7 +65,7 @@ class ResearchAgent(Agent):
         try:
             return super().run(
                 messages,
-                streaming_callback,
+                streaming_callback or context.get(STREAMING_KEY),
                 generation_kwargs=generation_kwargs,
                 tools=tools,
                 hook_context=context,
@@ -100,7 +101,7 @@ class ResearchAgent(Agent):
         try:
             return await super().run_async(
                 messages,
-                streaming_callback,
+                streaming_callback or context.get(STREAMING_KEY),
                 generation_kwargs=generation_kwargs,
                 tools=tools,
                 hook_context=context,

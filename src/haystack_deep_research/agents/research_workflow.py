@@ -12,11 +12,22 @@ from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
 from haystack_deep_research import _checks
+from haystack_deep_research.agents.workflow import ResearchWorkflow
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import RunBudget
+from haystack_deep_research.run import CostMeter, Price, RunBudget, model_name
 from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.state import (
+    PHASE_CAUSAL,
+    PHASE_EXECUTE,
+    PHASE_GROUND,
+    PHASE_RESEARCH,
+    PHASE_STRUCTURE,
+    PHASE_SUMMARIZE,
+    PHASE_SUMMARY,
+)
+from haystack_deep_research.tools import ReadUrlTool
 from haystack_deep_research.workflow import (
     CausalStep,
     ExecuteStep,
@@ -46,7 +57,30 @@ def _check(options: dict[str, Any]) -> None:
     if not isinstance(options["causal_inference"], bool):
         raise ConfigurationError(f"causal_inference must be True or False; got {options['causal_inference']!r}.")
     _checks.int_in_range("loop_threshold", options["loop_threshold"], MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
-    RunBudget(token_budget=options["token_budget"], time_budget=options["time_budget"])
+    RunBudget(
+        token_budget=options["token_budget"], time_budget=options["time_budget"], cost_budget=options["cost_budget"]
+    )
+
+
+def _phase_models(options: dict[str, Any], writer: ChatGenerator) -> dict[str, str]:
+    """The model each phase calls (what its usage costs); checks that a cost budget can be priced."""
+    main = options["chat_generator"]
+    readers = [tool.summarizer_llm for tool in options["tools"] if isinstance(tool, ReadUrlTool)]
+    phases = {
+        PHASE_EXECUTE: model_name(main),
+        PHASE_RESEARCH: model_name(main),
+        PHASE_SUMMARIZE: model_name(readers[0] if readers else main),
+        PHASE_CAUSAL: model_name(options["causal_llm"] or main),
+        PHASE_SUMMARY: model_name(writer),
+        PHASE_GROUND: model_name(options["judge_llm"] or main),
+        PHASE_STRUCTURE: model_name(writer),
+    }
+    if options["cost_budget"] is not None and (unpriced := CostMeter(prices=options["prices"]).unpriced(phases)):
+        raise ConfigurationError(
+            f"cost_budget needs the price of every model the run calls; none is known for {', '.join(unpriced)}. "
+            f"Pass prices={{{unpriced[0]!r}: Price(input_per_mtok=..., output_per_mtok=...)}}."
+        )
+    return phases
 
 
 def create_research_workflow(
@@ -66,7 +100,9 @@ def create_research_workflow(
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     token_budget: int | None = None,
     time_budget: float | None = None,
-) -> Pipeline:
+    cost_budget: float | None = None,
+    prices: dict[str, Price] | None = None,
+) -> ResearchWorkflow:
     """
     Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
 
@@ -74,15 +110,16 @@ def create_research_workflow(
     Summarize (a summary citing only sources really read) → Grounding eval (a judge scores each cited claim against
     the stored text of its source) → done when the score meets ``grounding_threshold``. Below it, Regenerate
     (rewrite the summary without tools) while rewrites are left, then Replan (a task focused on the unsupported
-    claims, back to Execute) while replans are left; the run ends when both are used up. Run it with
-    ``pipeline.run({"question": "..."})`` (or ``run_async``); the outputs are under ``"finish"``.
+    claims, back to Execute) while replans are left; the run ends when both are used up. Run it like every shape:
+    ``workflow.run(messages=[ChatMessage.from_user("...")])`` (or ``run_async``), with the same ``hook_context``
+    inputs (event subscribers, streaming callback, run directory).
 
     :param chat_generator: The Execute agent's model (must support tools); also the model of every other step that
         has none of its own.
     :param tools: The Execute agent's tools: Haystack Tools and Toolsets (for example ``WebSearchTool()`` and
         ``ReadUrlTool(...)``, which record what they read in the run's evidence ledger).
     :param output_schema: A pydantic model class: the final summary becomes an instance of it, the
-        ``structured_output`` output; ``None`` for none.
+        ``structured`` output; ``None`` for none.
     :param datastores: Named document stores whose search tools are added to ``tools`` (needs
         ``haystack_deep_research.sources.datastore_tools``; a clear error until it is available).
     :param causal_inference: Build a causal chain between Execute and Summarize.
@@ -97,9 +134,12 @@ def create_research_workflow(
     :param token_budget: Total tokens one run may spend across all steps, or ``None``; once spent, no rewrite or
         replan starts and ``exit_reason`` is ``token_budget``.
     :param time_budget: Seconds of wall-clock time one run may take, or ``None`` (``exit_reason`` ``time_budget``).
-    :returns: The Pipeline. Its ``finish`` outputs: ``structured_output``, ``grounding_score``, ``replan_count``,
-        ``regeneration_count``, ``summary``, ``causal_chain``, ``grounding``, ``citations``, ``sources``, ``notes``,
-        ``warnings``, ``usage_by_phase``, ``token_usage`` and ``exit_reason`` (see ``FinishStep``).
+    :param cost_budget: US dollars one run may cost, or ``None`` (every model's price must be known).
+    :param prices: Prices of models the library has no price for (see ``Price``).
+    :returns: The workflow, a Haystack component over its Pipeline (``workflow.pipeline``). Its outputs: the shared
+        ones (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
+        ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``, ``grounding``) and its own
+        ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see ``FinishStep``).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
     """
     options = dict(locals())
@@ -117,7 +157,7 @@ def create_research_workflow(
     )
     writer = summary_llm or chat_generator
     pipeline = Pipeline()
-    pipeline.add_component("execute", ExecuteStep(agent=agent, token_budget=token_budget, time_budget=time_budget))
+    pipeline.add_component("execute", ExecuteStep(agent=agent))
     if causal_inference:
         pipeline.add_component("causal", CausalStep(chat_generator=causal_llm or chat_generator))
     pipeline.add_component("summarize", SummarizeStep(chat_generator=writer))
@@ -140,4 +180,11 @@ def create_research_workflow(
     pipeline.connect("router.regenerate", "regenerate.workflow")
     pipeline.connect("router.replan", "replan.workflow")
     pipeline.connect("replan.workflow", "execute.workflow")
-    return pipeline
+    run_settings = {
+        "token_budget": token_budget,
+        "time_budget": time_budget,
+        "cost_budget": cost_budget,
+        "phase_models": _phase_models(options, writer),
+        "prices": prices,
+    }
+    return ResearchWorkflow(pipeline=pipeline, run_settings=run_settings)

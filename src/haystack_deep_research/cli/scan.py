@@ -28,11 +28,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from haystack import Pipeline
 from pydantic import BaseModel
 
 from haystack_deep_research.agents import (
     DEFAULT_SMALL_MODEL,
+    ResearchWorkflow,
     check_credentials,
     create_research_workflow,
     default_chat_generator,
@@ -70,12 +70,12 @@ def scan_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def scan_workflow(output_schema: type[BaseModel]) -> Pipeline:
+def scan_workflow(output_schema: type[BaseModel]) -> ResearchWorkflow:
     """
     The research of one item: the research workflow with the default models and web tools.
 
     :param output_schema: The row's model.
-    :returns: The Pipeline.
+    :returns: The workflow.
     """
     model = default_chat_generator(DEFAULT_SMALL_MODEL)
     return create_research_workflow(

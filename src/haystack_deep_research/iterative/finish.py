@@ -17,35 +17,40 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.run import Phase, ResearchRun, blocking, drive, drive_async
+from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.state import (
+    BRIEF,
     CHANGES,
     CITATIONS,
     COST,
     EXIT_REASON,
-    FINDINGS,
     GROUNDING,
     GROUNDING_SCORE,
+    NOTES,
     PHASE_RUN,
     PHASE_WRITE,
     REPORT,
     ROUNDS,
     SOURCES,
+    STRUCTURED,
     TOKEN_USAGE,
     TOPICS,
     USAGE_BY_PHASE,
     WARNINGS,
 )
 
-__all__ = ["PREVIOUS_REPORT_FILE", "FinishStep"]
+__all__ = ["OUTPUT_TYPES", "PREVIOUS_REPORT_FILE", "FinishStep"]
 
 PREVIOUS_REPORT_FILE = "report.previous.md"
 """Where an update keeps the report it replaced, in the run directory."""
 
-_OUTPUTS: dict[str, Any] = {
+OUTPUT_TYPES: dict[str, Any] = {
     REPORT: str,
     TOPICS: list[str],
-    FINDINGS: list[str],
+    BRIEF: str,
+    NOTES: list[str],
+    STRUCTURED: Any,
     SOURCES: list[dict[str, Any]],
     CITATIONS: dict[str, Any],
     WARNINGS: list[str],
@@ -58,39 +63,33 @@ _OUTPUTS: dict[str, Any] = {
     GROUNDING: list[dict[str, Any]],
     CHANGES: dict[str, Any],
 }
+"""The iterative agent's outputs and their types: the shared outputs and its own (``topics``, ``rounds``,
+``changes``)."""
 
 
 def _close(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
     journal = run.journal
     if journal is None:
         return
-    writes = [
-        ("the end of the run", lambda: journal.record_end(exit_reason=iteration.exit_reason, ledger=run.ledger)),
-        ("ledger.json", lambda: journal.write_ledger(run.ledger)),
-    ]
     if iteration.update is not None and iteration.update.previous_report:
-        previous = Path(journal.directory) / PREVIOUS_REPORT_FILE
-        writes.append((PREVIOUS_REPORT_FILE, lambda: atomic_write_text(previous, iteration.update.previous_report)))  # type: ignore[union-attr]
-    writes.append(("report.md", lambda: journal.write_report(iteration.report)))
-    try:
-        for what, write in writes:
-            [written] = yield [blocking(write)]
-            if written.error is not None:
-                run.warn(PHASE_WRITE, f"could not write {what} to the run directory ({written.error})")
-    finally:
-        journal.close()
+        previous, text = Path(journal.directory) / PREVIOUS_REPORT_FILE, iteration.update.previous_report
+        [written] = yield [blocking(atomic_write_text, previous, text)]
+        if written.error is not None:
+            run.warn(PHASE_WRITE, f"could not write {PREVIOUS_REPORT_FILE} to the run directory ({written.error})")
+    yield from write_outcome(run, report=iteration.report, exit_reason=iteration.exit_reason)
 
 
 @component
 class FinishStep:
     """The iterative agent's last step (see the module docstring)."""
 
-    @component.output_types(**_OUTPUTS)
+    @component.output_types(**OUTPUT_TYPES)
     def run(self, iteration: IterationRun) -> dict[str, Any]:
         """
         :param iteration: The run, its report written.
-        :returns: ``report`` (Markdown, citations verified), ``topics`` (searched, in order), ``findings`` (one note
-            per topic), ``sources`` (the evidence ledger), ``citations`` (the citation check), ``warnings``,
+        :returns: ``report`` (Markdown, citations verified), ``brief`` (the question), ``topics`` (searched, in
+            order), ``notes`` (one per topic), ``sources`` (the evidence ledger), ``citations`` (the citation check),
+            ``structured`` (``None``: this shape has no output schema), ``warnings``,
             ``exit_reason`` (``depth_reached``, ``analysis_stopped``, ``no_new_topics``, ``decision_failed``,
             ``no_evidence``, ``writer_failed`` or a budget), ``rounds``, ``usage_by_phase`` (per phase: tokens,
             ``model``, ``cost``), ``cost`` (US dollars, ``None`` when a price is unknown), ``token_usage`` (all
@@ -99,7 +98,7 @@ class FinishStep:
         """
         return drive(self.phase(iteration))
 
-    @component.output_types(**_OUTPUTS)
+    @component.output_types(**OUTPUT_TYPES)
     async def run_async(self, iteration: IterationRun) -> dict[str, Any]:
         """
         :param iteration: The run, its report written.
@@ -128,7 +127,9 @@ class FinishStep:
         return {
             REPORT: iteration.report,
             TOPICS: list(iteration.topics),
-            FINDINGS: notes,
+            BRIEF: run.brief,
+            NOTES: notes,
+            STRUCTURED: None,
             SOURCES: run.ledger.to_list(),
             CITATIONS: dict(iteration.citations),
             WARNINGS: run.warnings(),

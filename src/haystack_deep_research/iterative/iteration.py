@@ -15,6 +15,7 @@ from typing import Any
 
 from haystack_deep_research.report import Judgement
 from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run.shape import current_run
 
 __all__ = ["IterationRun", "UpdatePlan"]
 
@@ -45,10 +46,9 @@ class IterationRun:
     """
     One run of the iterative research agent, as it moves from step to step.
 
-    Haystack's Pipeline deep-copies the values it hands from one component to the next; an ``IterationRun`` is
-    immutable and carries a handle to its run, so copying it returns the same object.
+    Haystack's Pipeline deep-copies the values it hands from one component to the next, so an ``IterationRun`` is
+    plain data: the run it belongs to is not on it but opened around the Pipeline (:attr:`run` finds it).
 
-    :param run: The research run: question, findings (its notes, one per topic), evidence ledger, events, usage.
     :param topics: The topics searched so far, in order (never searched again).
     :param rounds: The search rounds run so far (at most ``depth``).
     :param planned: The topics the next round searches (the decision's ``nextSearchTopic``).
@@ -62,7 +62,6 @@ class IterationRun:
     :param changes: What an update changed (see :mod:`.update`); empty for other runs.
     """
 
-    run: ResearchRun
     topics: tuple[str, ...] = ()
     rounds: int = 0
     planned: tuple[str, ...] = ()
@@ -75,15 +74,14 @@ class IterationRun:
     update: UpdatePlan | None = None
     changes: dict[str, Any] = field(default_factory=dict)
 
-    def __copy__(self) -> IterationRun:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> IterationRun:
-        return self
+    @property
+    def run(self) -> ResearchRun:
+        """The research run this value belongs to: the run its shape opened (see ``run.shape``)."""
+        return current_run().run
 
     def but(self, **changes: Any) -> IterationRun:
         """
         :param changes: Fields to change.
-        :returns: A copy with those fields changed (the run is the same object).
+        :returns: A copy with those fields changed .
         """
         return dataclasses.replace(self, **changes)

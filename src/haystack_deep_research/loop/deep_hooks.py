@@ -28,9 +28,12 @@ from haystack_deep_research.events import ExitReached
 from haystack_deep_research.loop.memory import check_memory_paths, read_memory_files
 from haystack_deep_research.loop.submission import payload
 from haystack_deep_research.prompts import MEMORY_FILES, render_text
-from haystack_deep_research.report import StructuredOutputStage
+from haystack_deep_research.report import StructuredOutputStage, citation_findings, verify_report
+from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import CloseRunHook, OpenRunHook, Phase, Price, ResearchRun, blocking
 from haystack_deep_research.state import (
+    CITATIONS,
+    EXIT_FAILED,
     EXIT_MAX_ITERATIONS,
     EXIT_REASON,
     GROUNDING,
@@ -55,6 +58,7 @@ PREVIEW_CHARS = 200
 # The outputs every run returns, also when it ends early: their values before the loop sets them.
 _OUTPUTS: dict[str, Any] = {
     REPORT: "",
+    CITATIONS: dict,
     SUBMISSION: None,
     STRUCTURED: None,
     PLAN: "",
@@ -113,6 +117,7 @@ class DeepRunHook(OpenRunHook):
         """
         for key, value in _OUTPUTS.items():
             state.set(key, value() if callable(value) else value, handler_override=replace_values)
+        run.brief = run.question
         if self.todo_state is not None:
             given = self.todo_state
             run.resource(TODOS_RESOURCE, lambda: given)
@@ -173,12 +178,18 @@ class DeepCloseHook(CloseRunHook):
         """
         reason = str(state.data.get(STOP_RUN) or state.data.get(EXIT_REASON) or "")
         reason = EXIT_MAX_ITERATIONS if reason == HAYSTACK_MAX_STEPS else reason
-        state.set(EXIT_REASON, reason)
         answer = str(state.data.get(REPORT) or "")
-        if not answer:
+        if (failed := model_failure(state.data.get(MESSAGES))) is not None:
+            run.warn(PHASE_AGENT, f"the agent's model failed ({failed}); the run ends with what it gathered")
+            reason, answer = EXIT_FAILED, ""
+        elif not answer:
             messages: list[ChatMessage] = state.data.get(MESSAGES) or []
             answer = next((m.text or "" for m in reversed(messages) if m.is_from(ChatRole.ASSISTANT) and m.text), "")
-            state.set(REPORT, answer.strip())
+        state.set(EXIT_REASON, reason)
+        # The answer leaves the library only with its citations verified against what the run really read.
+        check = verify_report(run, answer.strip(), sorted(run.ledger.read_urls()))
+        state.set(REPORT, check.report)
+        state.set(CITATIONS, citation_findings(check))
         state.set(TODOS, run.resource(TODOS_RESOURCE, TodoState).to_list())
         preview = " ".join(str(state.data.get(REPORT) or "").split())[:PREVIEW_CHARS]
         run.events.emit(ExitReached(phase=PHASE_AGENT, reason=reason, final_message_preview=preview))

@@ -1,12 +1,13 @@
 """
-The orchestrator's model failing after research has begun must not throw that research away.
+An agent's own model failing must not throw the run away.
 
 Haystack's Agent lets an exception from its chat generator end ``run`` at once, before the ``after_run`` hooks: the
-notes gathered so far would be lost with it. :class:`PreservingChatGenerator` wraps the orchestrator's generator:
-once at least one sub-topic has been researched, a failing call becomes a final text reply marked in its ``meta``,
-so the Agent stops normally and the write hook writes the report from the notes, with
-``exit_reason="orchestrator_failed"``. A failure before any research is re-raised: there is nothing to keep, and the
-caller should see the provider's error (a wrong key, say).
+brief, the notes gathered so far and the run directory's outcome would be lost with it, and the caller would get an
+exception instead of the run contract's outputs. :class:`PreservingChatGenerator` wraps the model of an agent the
+library runs (the deep research agent's orchestrator, the deep agent): a failing call becomes a final text reply
+marked in its ``meta``, so the Agent stops normally and its ``after_run`` hook closes the run from what it has, with an
+honest ``exit_reason`` (``orchestrator_failed``; ``failed`` for the deep agent) and a warning that carries the
+provider's error (a wrong key, say). The stand-in text itself never becomes report content.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, RESEARCH_SUBTOPIC, render_text
+from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, render_text
 from haystack_deep_research.run import Call, Phase, UsesModels, drive, drive_async
 from haystack_deep_research.run.streaming import for_async, for_sync
 
@@ -31,36 +32,29 @@ FAILURE_META = "haystack_deep_research.model_failure"
 """The ``meta`` key of the stand-in reply; its value says what failed."""
 
 
-def _research_done(messages: list[ChatMessage]) -> bool:
-    return any(
-        m.tool_call_result is not None
-        and not m.tool_call_result.error
-        and m.tool_call_result.origin.tool_name == RESEARCH_SUBTOPIC
-        for m in messages
-    )
-
-
 @component
 class PreservingChatGenerator(UsesModels):
     """
-    Wrap a chat generator so that its failure after research has begun ends the run instead of discarding it.
+    Wrap a chat generator so that its failure ends the run instead of discarding it.
 
-    :param chat_generator: The orchestrator's chat generator; it must support tools.
+    :param chat_generator: The agent's chat generator; it must support tools.
+    :param role: The role its streamed chunks are tagged with, or ``None`` to pass them on as Haystack streams them.
     :raises ConfigurationError: If it is not a chat generator that supports tools.
     """
 
-    def __init__(self, *, chat_generator: ChatGenerator) -> None:
+    def __init__(self, *, chat_generator: ChatGenerator, role: str | None = "orchestrator") -> None:
         # Any: Haystack's ChatGenerator protocol declares run(messages) only; this one is checked to take tools.
         self.chat_generator: Any = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
+        self.role = role
 
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
 
     def _phase(self, messages: list[ChatMessage], tools: Any, kwargs: dict[str, Any]) -> Phase[dict[str, Any]]:
         generator = self.chat_generator
-        if kwargs.get("streaming_callback") is not None:  # the orchestrator's chunks, tagged like every other role's
+        if self.role is not None and kwargs.get("streaming_callback") is not None:  # tagged like every other role's
             given = kwargs["streaming_callback"]
-            tagged = for_sync(given, "orchestrator") or for_async(given, "orchestrator")
+            tagged = for_sync(given, self.role) or for_async(given, self.role)
             kwargs = {**kwargs, "streaming_callback": tagged}
 
         async def run_async() -> Any:
@@ -71,8 +65,6 @@ class PreservingChatGenerator(UsesModels):
         [called] = yield [Call(lambda: generator.run(messages=messages, tools=tools, **kwargs), run_async)]
         if called.error is None:
             return called.value
-        if not _research_done(messages):
-            raise called.error
         why = f"{type(called.error).__name__}: {called.error}"
         reply = ChatMessage.from_assistant(
             render_text(ORCHESTRATOR_STAND_IN, why=why), meta={"finish_reason": "stop", FAILURE_META: why}
@@ -87,7 +79,7 @@ class PreservingChatGenerator(UsesModels):
         :param messages: The conversation.
         :param tools: The tools offered.
         :param kwargs: Other generator inputs (streaming callback, generation kwargs).
-        :returns: The wrapped generator's replies, or a stand-in final reply after research has begun.
+        :returns: The wrapped generator's replies, or a stand-in final reply when it failed.
         """
         return drive(self._phase(messages, tools, kwargs))
 
@@ -99,7 +91,7 @@ class PreservingChatGenerator(UsesModels):
         :param messages: The conversation.
         :param tools: The tools offered.
         :param kwargs: Other generator inputs.
-        :returns: The wrapped generator's replies, or a stand-in final reply after research has begun.
+        :returns: The wrapped generator's replies, or a stand-in final reply when it failed.
         """
         return await drive_async(self._phase(messages, tools, kwargs))
 
@@ -107,7 +99,8 @@ class PreservingChatGenerator(UsesModels):
         """
         :returns: The serialized wrapper, with the wrapped generator nested.
         """
-        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
+        model = component_to_dict(obj=self.chat_generator, name="chat_generator")
+        return default_to_dict(self, chat_generator=model, role=self.role)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PreservingChatGenerator:

@@ -52,6 +52,7 @@ from haystack_deep_research.run.recording import (
     prompt_key,
 )
 from haystack_deep_research.run.research_run import ResearchRun
+from haystack_deep_research.run.shape import OpenRun, PipelineShape, current_run, running
 from haystack_deep_research.run.streaming import (
     AGENT_META,
     ROLE_META,
@@ -82,10 +83,12 @@ __all__ = [
     "Call",
     "CloseRunHook",
     "CostMeter",
+    "OpenRun",
     "OpenRunHook",
     "Outcome",
     "Phase",
     "PhaseHook",
+    "PipelineShape",
     "Price",
     "ReadCache",
     "ReadClaim",
@@ -110,6 +113,7 @@ __all__ = [
     "check_cache",
     "check_hook_context",
     "check_messages",
+    "current_run",
     "drive",
     "drive_async",
     "event_bus",
@@ -122,6 +126,7 @@ __all__ = [
     "prompt_key",
     "publish",
     "question_from",
+    "running",
     "search_key",
     "subphase",
     "subtopic_key",

@@ -147,22 +147,11 @@ class OpenRunHook(PhaseHook):
         """
         question = question_from(state.data.get(MESSAGES))
         context = context_of(state)
-        bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
-        streaming = streaming_of(context)
         opened = on_run_opened(context)
-        journal = yield from open_journal(context, question)
+        run = yield from self.open_run(question, context)
+        journal = run.journal
         if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
             guard.on_close(journal.close)
-        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget, cost_budget=self.cost_budget)
-        run = ResearchRun(
-            question=question,
-            budget=budget,
-            journal=journal,
-            events=bus,
-            streaming_callback=streaming,
-            phase_models=self.phase_models,
-            prices=self.prices,
-        )
         try:
             if opened is not None:
                 opened(run)
@@ -171,6 +160,31 @@ class OpenRunHook(PhaseHook):
             if journal is not None:
                 journal.close()
             raise
+
+    def open_run(self, question: str, context: dict[str, Any]) -> Phase[ResearchRun]:
+        """
+        Make the run of one question: its event bus, streaming callback, journal (with a run directory), budget and
+        prices. Every shape opens its run here: the agents in this hook, the Pipeline shapes before their Pipeline runs.
+
+        :param question: The run's question.
+        :param context: The caller's ``hook_context``, checked.
+        :returns: The phase; it returns the open run (its journal, if any, is open: the caller closes it).
+        :raises RunDirError: (from the phase) If the run directory cannot be used.
+        :raises ConfigurationError: (from the phase) If a ``hook_context`` entry has the wrong type.
+        """
+        bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
+        streaming = streaming_of(context)
+        journal = yield from open_journal(context, question)
+        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget, cost_budget=self.cost_budget)
+        return ResearchRun(
+            question=question,
+            budget=budget,
+            journal=journal,
+            events=bus,
+            streaming_callback=streaming,
+            phase_models=self.phase_models,
+            prices=self.prices,
+        )
 
     def _open(self, state: State, context: dict[str, Any], run: ResearchRun) -> Phase[None]:
         view = run.view(self.run_phase)

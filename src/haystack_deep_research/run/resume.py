@@ -34,7 +34,7 @@ from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.view import RunView
 from haystack_deep_research.state import EXIT_REASON, MESSAGES, PHASE_RESEARCH, PHASE_WRITE, REPORT, RUN_DIR_KEY
 
-__all__ = ["close_journal", "journal_note", "open_journal", "restore", "resumed_note"]
+__all__ = ["close_journal", "journal_note", "open_journal", "restore", "resumed_note", "write_outcome"]
 
 _END_LOST = "a resumed run would not restore the sources found after the last note"
 
@@ -127,11 +127,31 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     )
 
 
+def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[None]:
+    """
+    Journal the end of the attempt (with the sources not journaled yet), and write ``ledger.json`` and ``report.md``.
+    Each write that fails is a warning saying what it costs; the others are still made. Every shape ends its run
+    directory this way.
+
+    :param run: The run.
+    :param report: The report.
+    :param exit_reason: Why the run ended.
+    :returns: The phase.
+    """
+    journal = run.journal
+    if journal is None:
+        return
+    [ended] = yield [blocking(journal.record_end, exit_reason=exit_reason, ledger=run.ledger)]
+    _failed(run, PHASE_WRITE, "the end of the run", ended.error, _END_LOST)
+    [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
+    _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
+    [written] = yield [blocking(journal.write_report, report)]
+    _failed(run, PHASE_WRITE, REPORT_FILE, written.error, "the report is in the result")
+
+
 def close_journal(state: State, run: ResearchRun) -> Phase[None]:
     """
-    Journal the end of the attempt (with the sources not journaled yet), write ``ledger.json`` and ``report.md``, and
-    close the journal, releasing the directory. Each write that fails is a warning saying what it costs; the others
-    are still made.
+    Write the run directory's outcome (:func:`write_outcome`) and close the journal, releasing the directory.
 
     :param state: The orchestrator's live State, holding the report and the exit reason.
     :param run: The run.
@@ -141,11 +161,7 @@ def close_journal(state: State, run: ResearchRun) -> Phase[None]:
     if journal is None:
         return
     try:
-        [ended] = yield [blocking(journal.record_end, exit_reason=state.data.get(EXIT_REASON), ledger=run.ledger)]
-        _failed(run, PHASE_WRITE, "the end of the run", ended.error, _END_LOST)
-        [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
-        _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
-        [report] = yield [blocking(journal.write_report, str(state.data.get(REPORT) or ""))]
-        _failed(run, PHASE_WRITE, REPORT_FILE, report.error, "the report is in the result")
+        report, exit_reason = str(state.data.get(REPORT) or ""), str(state.data.get(EXIT_REASON) or "")
+        yield from write_outcome(run, report=report, exit_reason=exit_reason)
     finally:
         journal.close()

@@ -104,17 +104,16 @@ def row_data(result: Mapping[str, Any]) -> dict[str, Any]:
     """
     The fields of a row from the result of any of the library's shapes.
 
-    :param result: The outputs of one research run: the research workflow's ``finish`` outputs, or a deep research
-        agent's result.
-    :returns: The structured output's fields (``structured_output`` or ``structured``, dumped as JSON), else the
-        ``summary`` (or ``report``) text; then ``grounding_score``, ``regeneration_count``, ``replan_count`` and
-        ``exit_reason`` where the result has them.
+    :param result: The outputs of one research run (the shared outputs of every shape).
+    :returns: The structured output's fields (``structured``, dumped as JSON), else the ``report`` text (or a
+        research callable's ``summary``) as ``summary``; then ``grounding_score``, ``regeneration_count``,
+        ``replan_count`` and ``exit_reason`` where the result has them.
     """
-    structured = result.get("structured_output", result.get("structured"))
+    structured = result.get("structured")
     data: dict[str, Any] = {}
     if isinstance(structured, BaseModel):
         data.update(structured.model_dump(mode="json"))
-    elif (text := result.get("summary") or result.get("report")) is not None:
+    elif (text := result.get("report", result.get("summary"))) is not None:  # a callable may say summary
         data["summary"] = str(text)
     data.update({key: result[key] for key in _ROW_EXTRAS if key in result})
     return data

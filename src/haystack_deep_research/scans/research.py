@@ -4,12 +4,13 @@ One research run for one item, whatever the shape: the research workflow, the de
 A scan is given a *research factory*: a callable with no arguments that returns a fresh runnable for one item. The
 runnable is
 
-- a Haystack ``Pipeline`` (such as ``create_research_workflow(...)``): run with ``{"question": prompt}``; the result
-  is its one leaf component's outputs (``finish`` for the research workflow), or ``{leaf: outputs}`` for several;
-- a Haystack ``Agent`` (such as ``create_deep_research_agent(...)``): run with the prompt as the user message; the
-  result is its outputs without ``messages``;
+- a shape of this library (``create_deep_research_agent``, ``create_deep_agent``, ``create_research_workflow``,
+  ``create_iterative_research_agent``) or any Haystack ``Agent``: run with the prompt as the user message; the result
+  is its outputs without ``messages`` (the shared outputs: ``report``, ``structured``, ``exit_reason``, ...);
+- a Haystack ``Pipeline`` of your own: run with ``{"question": prompt}``; the result is its one leaf component's
+  outputs, or ``{leaf: outputs}`` for several;
 - any other callable: called with the prompt; it returns a mapping (or a pydantic model, which becomes
-  ``{"structured_output": model}``).
+  ``{"structured": model}``).
 
 The factory is called once per item, in the process that researches it (a Ray worker, with ``executor="ray"``), so it
 must be picklable there: a module-level function, or ``functools.partial`` of one.
@@ -26,7 +27,7 @@ from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.run import blocking
+from haystack_deep_research.run import PipelineShape, blocking
 
 __all__ = ["ResearchFactory", "research_item", "research_item_async"]
 
@@ -44,7 +45,7 @@ def _agent_outputs(result: Mapping[str, Any]) -> dict[str, Any]:
 
 def _called(result: Any) -> dict[str, Any]:
     if isinstance(result, BaseModel):
-        return {"structured_output": result}
+        return {"structured": result}
     if isinstance(result, Mapping):
         return dict(result)
     raise ConfigurationError(
@@ -54,10 +55,10 @@ def _called(result: Any) -> dict[str, Any]:
 
 def _runnable(research: ResearchFactory) -> Any:
     runnable = research()
-    if not isinstance(runnable, Pipeline | Agent) and not callable(runnable):
+    if not isinstance(runnable, Pipeline | Agent | PipelineShape) and not callable(runnable):
         raise ConfigurationError(
-            "the research factory must return a Pipeline, an Agent or a callable taking the prompt; "
-            f"it returned {type(runnable).__name__}."
+            "the research factory must return one of the library's agents or workflows, a Haystack Agent or "
+            f"Pipeline, or a callable taking the prompt; it returned {type(runnable).__name__}."
         )
     return runnable
 
@@ -74,6 +75,8 @@ def research_item(research: ResearchFactory, prompt: str) -> dict[str, Any]:
     runnable = _runnable(research)
     if isinstance(runnable, Pipeline):
         return _leaves(runnable.run({"question": prompt}))
+    if isinstance(runnable, PipelineShape):
+        return runnable.research([ChatMessage.from_user(prompt)], None)
     if isinstance(runnable, Agent):
         return _agent_outputs(runnable.run(messages=[ChatMessage.from_user(prompt)]))
     return _called(runnable(prompt))
@@ -91,6 +94,8 @@ async def research_item_async(research: ResearchFactory, prompt: str) -> dict[st
     runnable = _runnable(research)
     if isinstance(runnable, Pipeline):
         return _leaves(await runnable.run_async({"question": prompt}))
+    if isinstance(runnable, PipelineShape):
+        return await runnable.research_async([ChatMessage.from_user(prompt)], None)
     if isinstance(runnable, Agent):
         return _agent_outputs(await runnable.run_async(messages=[ChatMessage.from_user(prompt)]))
     return _called(await blocking(runnable, prompt).run_async())

@@ -1,10 +1,12 @@
 """
 Execute: an agent's tool loop gathers the evidence, inside the workflow's run.
 
-:class:`ExecuteStep` opens the run on its first visit (question, budget, events; ``RunStarted``) and, on every visit,
-runs its Agent on the question, or on the focused task a replan set, with the run's view in ``hook_context`` and its
-tools bound to that view: what the library's tools read goes into the run's evidence ledger, the agent's usage into
-the ``execute`` phase, its events into the run's stream. The agent's final reply becomes one note (its findings).
+The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run.shape`).
+:class:`ExecuteStep` starts it on its first visit (``RunStarted``) and, on every visit, runs its Agent on the question,
+or on the focused task a replan set, with the run's view in ``hook_context`` and its tools bound to that view: what the
+library's tools read goes into the run's evidence ledger, the agent's usage into the ``execute`` phase, its events into
+the run's stream. The agent's final reply becomes one note (its findings), journaled in the run directory, if any: a
+resumed run restores it instead of gathering it again.
 
 The Agent is the seam: :func:`execute_agent` builds the default one (a tool loop with the library's budget hook, loop
 guard and final-summary hook); any Haystack Agent whose hooks read the run from ``hook_context`` can take its place.
@@ -13,7 +15,6 @@ A failing agent never ends the workflow: the failure is a warning and the workfl
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from haystack import component
@@ -25,22 +26,15 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._clock import today
-from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
-from haystack_deep_research.events import PhaseEnded, PhaseStarted, RunStarted
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted, RunStarted
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
 from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD, FinalSummaryHook, LoopGuardHook
-from haystack_deep_research.run import (
-    BudgetHook,
-    Call,
-    Phase,
-    ResearchRun,
-    RunBudget,
-    RunView,
-    UsesModels,
-    drive,
-    drive_async,
-    event_bus,
-)
+from haystack_deep_research.run import BudgetHook, Call, Phase, RunView, UsesModels, drive, drive_async
+from haystack_deep_research.run.journal import JournaledNote
+from haystack_deep_research.run.resume import journal_note, resumed_note
+from haystack_deep_research.run.shape import current_run
+from haystack_deep_research.run.streaming import for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, PHASE_RUN, RUN_KEY, researcher_state_schema
 from haystack_deep_research.tools import RunToolset, bind_tools
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
@@ -87,105 +81,85 @@ def execute_agent(
     )
 
 
-def _open(question: Any, hook_context: Any, budget: RunBudget) -> WorkflowRun:
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidQuestionError(
-            f"question must be a non-empty string, for example pipeline.run({{'question': '...'}}); got {question!r}."
-        )
-    if hook_context is not None and not isinstance(hook_context, dict):
-        raise ConfigurationError(f"hook_context must be a dict; got {type(hook_context).__name__}.")
-    run = ResearchRun(question=question.strip(), budget=budget, events=event_bus(uuid.uuid4().hex, hook_context or {}))
-    run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
-    return WorkflowRun(run=run)
-
-
 @component
 class ExecuteStep(UsesModels):
     """
     The workflow's Execute step (see the module docstring).
 
     :param agent: The Agent that gathers the evidence (default: :func:`execute_agent`).
-    :param token_budget: Total tokens one workflow run may spend across all steps, or ``None``.
-    :param time_budget: Seconds of wall-clock time one workflow run may take, or ``None``.
-    :raises ConfigurationError: If the agent is not a Haystack Agent or a budget is out of range.
+    :raises ConfigurationError: If the agent is not a Haystack Agent.
     """
 
-    def __init__(self, *, agent: Agent, token_budget: int | None = None, time_budget: float | None = None) -> None:
+    def __init__(self, *, agent: Agent) -> None:
         if not isinstance(agent, Agent):
             raise ConfigurationError(f"agent must be a Haystack Agent; got {type(agent).__name__}.")
-        budget = RunBudget(token_budget=token_budget, time_budget=time_budget)
         self.agent = agent
-        self.token_budget = budget.token_budget
-        self.time_budget = budget.time_budget
 
     def _used_models(self) -> list[Any]:
         return [self.agent]
 
     @component.output_types(workflow=WorkflowRun)
-    def run(
-        self, question: str, workflow: WorkflowRun | None = None, hook_context: dict[str, Any] | None = None
-    ) -> dict[str, WorkflowRun]:
+    def run(self, question: str, workflow: WorkflowRun | None = None) -> dict[str, WorkflowRun]:
         """
-        Gather evidence: on the first visit for ``question``, after a replan for the focused task it set.
+        Gather evidence: on the first visit for the question, after a replan for the focused task it set.
 
-        :param question: The research question.
-        :param workflow: The run, when a replan sends it back; ``None`` on the first visit.
-        :param hook_context: Run-time inputs: ``EVENTS_KEY`` (``on_event(event)``) and ``PROGRESS_KEY``
-            (``progress(phase, message)``) receive the run's events.
-        :returns: ``workflow``: the run, with one more note.
-        :raises InvalidQuestionError: If the question is empty.
+        :param question: The research question (the run's own; the workflow passes it).
+        :param workflow: The run's value, when a replan sends it back; ``None`` on the first visit.
+        :returns: ``workflow``: the run's value, with one more note.
         """
-        return {"workflow": drive(self.phase(question, workflow, hook_context))}
+        return {"workflow": drive(self.phase(question, workflow))}
 
     @component.output_types(workflow=WorkflowRun)
-    async def run_async(
-        self, question: str, workflow: WorkflowRun | None = None, hook_context: dict[str, Any] | None = None
-    ) -> dict[str, WorkflowRun]:
+    async def run_async(self, question: str, workflow: WorkflowRun | None = None) -> dict[str, WorkflowRun]:
         """
         Async variant of :meth:`run`.
 
         :param question: The research question.
-        :param workflow: The run, when a replan sends it back.
-        :param hook_context: Run-time inputs (see :meth:`run`).
+        :param workflow: The run's value, when a replan sends it back.
         :returns: ``workflow``.
         """
-        return {"workflow": await drive_async(self.phase(question, workflow, hook_context))}
+        return {"workflow": await drive_async(self.phase(question, workflow))}
 
-    def phase(self, question: str, workflow: WorkflowRun | None, hook_context: Any) -> Phase[WorkflowRun]:
+    def phase(self, question: str, workflow: WorkflowRun | None) -> Phase[WorkflowRun]:
         """
         :param question: The research question.
-        :param workflow: The run, or ``None`` on the first visit.
-        :param hook_context: Run-time inputs.
-        :returns: The phase; it returns the run with the round's note added.
+        :param workflow: The run's value, or ``None`` on the first visit.
+        :returns: The phase; it returns the run's value with the round's note added.
         """
+        opened = current_run()
+        run = opened.run
         if workflow is None:
-            budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget)
-            workflow = _open(question, hook_context, budget)
-        run = workflow.run
+            run.brief = run.question
+            run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
+            workflow = WorkflowRun()
         date = today()
         task = workflow.task or render_user(EXECUTE_TASK, today=date, question=run.question)
         title = workflow.task_title or run.question
         view = RunView(run, researcher="" if workflow.task is None else title, phase=PHASE_EXECUTE)
+        if (journaled := resumed_note(view, title)) is not None:  # an earlier attempt of this run gathered it
+            run.add_notes([journaled.note], position=run.position(title))
+            view.emit(Notice(phase=PHASE_EXECUTE, text=f"resumed: the findings on '{title}' restored"))
+            return workflow.but(task=None, task_title="")
         tools = bind_tools(self.agent.tools, view)
-        context = {**(hook_context or {}), RUN_KEY: view}  # the caller's request-scoped inputs reach the hooks too
+        context = {**opened.context, RUN_KEY: view}  # the caller's request-scoped inputs reach the hooks too
         inputs: dict[str, Any] = {"messages": [task], "hook_context": context, "tools": tools}
+        streaming = run.streaming_callback
+        sync_inputs = {**inputs, "streaming_callback": for_sync(streaming, "execute", title)} if streaming else inputs
+        async_inputs = {**inputs, "streaming_callback": for_async(streaming, "execute", title)} if streaming else inputs
         view.emit(PhaseStarted(phase=PHASE_EXECUTE, detail=f"gathering evidence: {title}"))
-        [ran] = yield [Call(lambda: self.agent.run(**inputs), lambda: self.agent.run_async(**inputs))]
+        [ran] = yield [Call(lambda: self.agent.run(**sync_inputs), lambda: self.agent.run_async(**async_inputs))]
         if ran.error is not None:
             view.warn(PHASE_EXECUTE, f"gathering evidence failed ({type(ran.error).__name__}: {ran.error})")
         else:
-            run.add_notes([_note(title, ran.value)], position=run.position(title))
+            note = _note(title, ran.value)
+            run.add_notes([note], position=run.position(title))
+            yield from journal_note(view, title, JournaledNote(subtopic=title, note=note, summary=note, partial=False))
         view.emit(PhaseEnded(phase=PHASE_EXECUTE, detail=f"{len(run.ledger.read_urls())} source(s) read so far"))
         return workflow.but(task=None, task_title="")
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized step, with its agent."""
-        return default_to_dict(
-            self,
-            agent=component_to_dict(obj=self.agent, name="agent"),
-            token_budget=self.token_budget,
-            time_budget=self.time_budget,
-        )
+        return default_to_dict(self, agent=component_to_dict(obj=self.agent, name="agent"))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExecuteStep:

@@ -4,8 +4,9 @@ Done: mark what stays unsupported, turn the summary into ``output_schema``, clos
 Claims the last judgement found unsupported are marked in the summary, not dropped (the rule of
 :mod:`haystack_deep_research.report.assessment`). With an ``output_schema`` the summary becomes an instance of it
 through the deep research agent's structured-output stage (one retry with the validation errors); when that fails
-too, the workflow does not throw the research away: ``structured_output`` is ``None``, a warning holds the errors and
-``exit_reason`` is ``structured_output_failed``. Then the run is closed with ``RunEnded``.
+too, the workflow does not throw the research away: ``structured`` is ``None``, a warning holds the errors and
+``exit_reason`` is ``structured_output_failed``. With a run directory, the
+report, the ledger and the end of the run are written there. Then ``RunEnded`` is emitted.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, verdict_outputs
 from haystack_deep_research.run import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.state import (
+    BRIEF,
     CAUSAL_CHAIN,
     CITATIONS,
+    COST,
     EXIT_REASON,
     EXIT_STRUCTURED_OUTPUT_FAILED,
     GROUNDING,
@@ -36,33 +40,37 @@ from haystack_deep_research.state import (
     PHASE_STRUCTURE,
     REGENERATION_COUNT,
     REPLAN_COUNT,
+    REPORT,
     SOURCES,
-    STRUCTURED_OUTPUT,
-    SUMMARY,
+    STRUCTURED,
     TOKEN_USAGE,
     USAGE_BY_PHASE,
     WARNINGS,
 )
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
-__all__ = ["FinishStep"]
+__all__ = ["OUTPUT_TYPES", "FinishStep"]
 
-_OUTPUTS = {
-    STRUCTURED_OUTPUT: BaseModel | None,
-    GROUNDING_SCORE: float | None,
-    REPLAN_COUNT: int,
-    REGENERATION_COUNT: int,
-    SUMMARY: str,
-    CAUSAL_CHAIN: str,
-    GROUNDING: list[dict[str, Any]],
-    CITATIONS: dict[str, Any],
-    SOURCES: list[dict[str, Any]],
+OUTPUT_TYPES: dict[str, Any] = {
+    REPORT: str,
+    BRIEF: str,
     NOTES: list[str],
+    SOURCES: list[dict[str, Any]],
+    CITATIONS: dict[str, Any],
     WARNINGS: list[str],
-    USAGE_BY_PHASE: dict[str, Any],
-    TOKEN_USAGE: dict[str, Any],
     EXIT_REASON: str,
+    USAGE_BY_PHASE: dict[str, Any],
+    COST: float | None,
+    TOKEN_USAGE: dict[str, Any],
+    STRUCTURED: BaseModel | None,
+    GROUNDING_SCORE: float | None,
+    GROUNDING: list[dict[str, Any]],
+    CAUSAL_CHAIN: str,
+    REGENERATION_COUNT: int,
+    REPLAN_COUNT: int,
 }
+"""The workflow's outputs and their types: the shared outputs and its own (``causal_chain``, ``regeneration_count``,
+``replan_count``)."""
 
 
 @component
@@ -83,20 +91,21 @@ class FinishStep(UsesModels):
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
 
-    @component.output_types(**_OUTPUTS)
+    @component.output_types(**OUTPUT_TYPES)
     def run(self, workflow: WorkflowRun) -> dict[str, Any]:
         """
         :param workflow: The run, routed to done.
-        :returns: ``structured_output`` (an ``output_schema`` instance, or ``None``), ``grounding_score``,
-            ``replan_count``, ``regeneration_count``, ``summary`` (Markdown, citations verified, unsupported claims
-            marked), ``causal_chain``, ``grounding`` (one verdict per claim), ``citations`` (the citation check),
-            ``sources`` (the evidence ledger), ``notes`` (one per Execute round), ``warnings``, ``usage_by_phase``,
-            ``token_usage`` (all steps) and ``exit_reason`` (``grounded``, ``grounding_exhausted``,
-            ``token_budget``, ``time_budget`` or ``structured_output_failed``).
+        :returns: ``report`` (the summary: Markdown, citations verified, unsupported claims marked), ``brief`` (the
+            question), ``notes`` (one per Execute round), ``sources`` (the evidence ledger), ``citations`` (the
+            citation check), ``warnings``, ``exit_reason`` (``grounded``, ``grounding_exhausted``, ``token_budget``,
+            ``time_budget`` or ``structured_output_failed``), ``usage_by_phase``, ``cost`` (US dollars, ``None``
+            when a price is unknown), ``token_usage`` (all steps), ``structured`` (an ``output_schema`` instance, or
+            ``None``), ``grounding_score``, ``grounding`` (one verdict per claim), and the workflow's own
+            ``causal_chain``, ``regeneration_count`` and ``replan_count``.
         """
         return drive(self.phase(workflow))
 
-    @component.output_types(**_OUTPUTS)
+    @component.output_types(**OUTPUT_TYPES)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, Any]:
         """
         :param workflow: The run, routed to done.
@@ -123,6 +132,8 @@ class FinishStep(UsesModels):
             except StructuredOutputError as error:
                 run.warn(PHASE_STRUCTURE, f"{error}: {error.errors}")
                 exit_reason = EXIT_STRUCTURED_OUTPUT_FAILED
+        yield from write_outcome(run, report=summary, exit_reason=exit_reason)
+        usage = run.usage_report()  # may warn once of an unknown price, so before the warnings are read
         notes = run.notes()
         run.events.emit(
             RunEnded(
@@ -134,20 +145,22 @@ class FinishStep(UsesModels):
             )
         )
         return {
-            STRUCTURED_OUTPUT: structured,
-            GROUNDING_SCORE: workflow.score,
-            REPLAN_COUNT: workflow.replans,
-            REGENERATION_COUNT: workflow.regenerations,
-            SUMMARY: summary,
-            CAUSAL_CHAIN: workflow.causal_chain,
-            GROUNDING: verdicts,
-            CITATIONS: dict(workflow.citations),
-            SOURCES: run.ledger.to_list(),
+            REPORT: summary,
+            BRIEF: run.brief,
             NOTES: notes,
+            SOURCES: run.ledger.to_list(),
+            CITATIONS: dict(workflow.citations),
             WARNINGS: run.warnings(),
-            USAGE_BY_PHASE: run.usage_by_phase(),
-            TOKEN_USAGE: run.total_usage(),
             EXIT_REASON: exit_reason,
+            USAGE_BY_PHASE: usage,
+            COST: run.cost(),
+            TOKEN_USAGE: run.total_usage(),
+            STRUCTURED: structured,
+            GROUNDING_SCORE: workflow.score,
+            GROUNDING: verdicts,
+            CAUSAL_CHAIN: workflow.causal_chain,
+            REGENERATION_COUNT: workflow.regenerations,
+            REPLAN_COUNT: workflow.replans,
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -4,6 +4,9 @@ focused Execute round.
 
 After each judgement the router sends the run on exactly one way:
 
+- ``done`` when the summary cannot be judged: it cites nothing the run read, or most of its cited claims got no
+  verdict (exit reason ``not_judged``, or ``no_evidence`` when the run read nothing), with a warning. A summary is
+  never called grounded on claims nobody judged;
 - ``done`` when the score meets ``threshold`` (exit reason ``grounded``);
 - ``regenerate`` while fewer than ``max_regenerations`` rewrites were made (a rewrite runs no tool);
 - ``replan`` once rewrites are used up, while fewer than ``max_replans`` replans were made;
@@ -25,10 +28,32 @@ from haystack_deep_research import _checks
 from haystack_deep_research._clock import today
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
-from haystack_deep_research.state import EXIT_GROUNDED, EXIT_GROUNDING_EXHAUSTED, PHASE_GROUND, PHASE_REPLAN
+from haystack_deep_research.report import UNKNOWN
+from haystack_deep_research.state import (
+    EXIT_GROUNDED,
+    EXIT_GROUNDING_EXHAUSTED,
+    EXIT_NO_EVIDENCE,
+    EXIT_NOT_JUDGED,
+    PHASE_GROUND,
+    PHASE_REPLAN,
+)
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["GroundingRouter", "ReplanStep"]
+
+
+def _unjudged(workflow: WorkflowRun) -> str | None:
+    """Why the summary cannot be called grounded whatever its score, or ``None`` when enough of it was judged."""
+    verdicts = [] if workflow.judgement is None else [v.verdict for v in workflow.judgement.verdicts]
+    unknown = verdicts.count(UNKNOWN)
+    if not verdicts:
+        return "the summary cites no source the run read, so none of it could be judged; it is not called grounded"
+    if unknown * 2 > len(verdicts):
+        return (
+            f"{unknown} of {len(verdicts)} cited claim(s) could not be judged against their sources; the summary is "
+            "not called grounded"
+        )
+    return None
 
 
 @component
@@ -54,6 +79,11 @@ class GroundingRouter:
         :returns: Exactly one of ``done``, ``regenerate`` (rewrite count raised) or ``replan`` (replan count raised).
         """
         run = workflow.run
+        if (unjudged := _unjudged(workflow)) is not None:
+            run.warn(PHASE_GROUND, unjudged)
+            if not run.ledger.read_urls():
+                return {"done": workflow.but(exit_reason=EXIT_NO_EVIDENCE)}
+            return {"done": workflow.but(exit_reason=EXIT_NOT_JUDGED)}
         score = workflow.score if workflow.score is not None else 1.0
         if score >= self.threshold:
             return {"done": workflow.but(exit_reason=EXIT_GROUNDED)}

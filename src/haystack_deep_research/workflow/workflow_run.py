@@ -14,8 +14,9 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.report import Judgement
+from haystack_deep_research.report import UNKNOWN, Judgement
 from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run.shape import current_run
 
 __all__ = ["WorkflowRun"]
 
@@ -25,10 +26,9 @@ class WorkflowRun:
     """
     One run of the research workflow, as it moves from step to step.
 
-    Haystack's Pipeline deep-copies the values it hands from one component to the next; a ``WorkflowRun`` is
-    immutable and carries a handle to its run, so copying it returns the same object.
+    Haystack's Pipeline deep-copies the values it hands from one component to the next, so a ``WorkflowRun`` is
+    plain data: the run it belongs to is not on it but opened around the Pipeline (:attr:`run` finds it).
 
-    :param run: The research run: question, notes (one per Execute round), evidence ledger, events, usage, budget.
     :param causal_chain: The causal chain built from the findings, or ``""`` (causal inference off, or failed).
     :param summary: The current summary, its citations verified.
     :param citations: The citation check of the summary, without the summary (``verified_urls``, ``unverified``, ...).
@@ -40,7 +40,6 @@ class WorkflowRun:
     :param exit_reason: Why the loop ended (set when it does).
     """
 
-    run: ResearchRun
     causal_chain: str = ""
     summary: str = ""
     citations: dict[str, Any] = field(default_factory=dict)
@@ -51,16 +50,15 @@ class WorkflowRun:
     task_title: str = ""
     exit_reason: str = ""
 
-    def __copy__(self) -> WorkflowRun:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> WorkflowRun:
-        return self
+    @property
+    def run(self) -> ResearchRun:
+        """The research run this value belongs to: the run its shape opened (see ``run.shape``)."""
+        return current_run().run
 
     def but(self, **changes: Any) -> WorkflowRun:
         """
         :param changes: Fields to change.
-        :returns: A copy with those fields changed (the run is the same object).
+        :returns: A copy with those fields changed .
         """
         return dataclasses.replace(self, **changes)
 
@@ -71,5 +69,7 @@ class WorkflowRun:
 
     @property
     def score(self) -> float | None:
-        """The grounding score of the current summary, or ``None`` before it was judged."""
-        return None if self.judgement is None else self.judgement.score
+        """The grounding score of the current summary; ``None`` before it was judged or when no claim was decided."""
+        if self.judgement is None or all(v.verdict == UNKNOWN for v in self.judgement.verdicts):
+            return None
+        return self.judgement.score

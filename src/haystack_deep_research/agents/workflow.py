@@ -1,0 +1,95 @@
+"""
+``ResearchWorkflow``: the research workflow's Pipeline as one Haystack component, run like every other shape.
+
+It is called as ``run(messages=[ChatMessage.from_user(...)], hook_context={...})`` (or ``run_async``) and honours the
+run contract of :class:`~haystack_deep_research.run.shape.PipelineShape`: malformed input is refused with a typed
+error before anything runs; the run is opened before the Pipeline runs (event subscribers, streaming callback, run
+directory, budgets) and closed after it however it ends; typed errors reach the caller unwrapped; the shared outputs
+come back under their shared names. It serializes as itself (the Pipeline nested) and nests in other Pipelines; its
+Pipeline is ``workflow.pipeline``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import Pipeline, component
+from haystack.core.serialization import default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research.run import OpenRunHook, ResearchRun
+from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.workflow.finish import OUTPUT_TYPES
+
+__all__ = ["ResearchWorkflow"]
+
+
+@component
+class ResearchWorkflow(PipelineShape):
+    """
+    The research workflow as one component (see the module docstring). Build it with ``create_research_workflow``.
+
+    :param pipeline: The Pipeline (its ``execute`` step takes the question, its ``finish`` step gives the outputs).
+    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
+        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
+    """
+
+    def __init__(self, *, pipeline: Pipeline, run_settings: dict[str, Any] | None = None) -> None:
+        PipelineShape.__init__(self, pipeline=pipeline, opener=OpenRunHook(**(run_settings or {})))
+
+    def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
+        """
+        :param run: The open run.
+        :param inputs: None.
+        :returns: The Pipeline's input data: the question, to the ``execute`` step.
+        """
+        return {"execute": {"question": run.question}}
+
+    def warm_up(self) -> None:
+        """Warm up the Pipeline's components."""
+        self.pipeline.warm_up()
+
+    @component.output_types(**OUTPUT_TYPES)
+    def run(self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None) -> dict[str, Any]:
+        """
+        Research the question of the last user message.
+
+        :param messages: The conversation; its last user message is the question.
+        :param hook_context: Run-time inputs: ``EVENTS_KEY``, ``PROGRESS_KEY``, ``STREAMING_KEY``, ``RUN_DIR_KEY``,
+            ``RUN_OPENED_KEY``.
+        :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
+            ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
+            ``grounding``) and the workflow's own ``causal_chain``, ``regeneration_count`` and ``replan_count``.
+        :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question.
+        :raises ConfigurationError: If ``hook_context`` is not a dict.
+        :raises RunDirError: If the run directory cannot be used.
+        """
+        return self.research(messages, hook_context)
+
+    @component.output_types(**OUTPUT_TYPES)
+    async def run_async(
+        self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """
+        Async variant of :meth:`run`.
+
+        :param messages: The conversation; its last user message is the question.
+        :param hook_context: Run-time inputs.
+        :returns: As for :meth:`run`.
+        """
+        return await self.research_async(messages, hook_context)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized workflow: its Pipeline and run settings."""
+        return default_to_dict(self, pipeline=self.pipeline.to_dict(), run_settings=self.opener.run_parameters())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResearchWorkflow:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The workflow.
+        """
+        parameters = data["init_parameters"]
+        parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
+        OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
+        return default_from_dict(cls, data)

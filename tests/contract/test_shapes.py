@@ -1,0 +1,251 @@
+"""
+The run contract, the same cases for all four shapes, driven by plain Haystack fakes written for this file.
+
+None of the models here follows the library's prompts (the testing kit's scripted roles do): each is a Haystack
+``@component`` with ``run(messages, tools=None)`` that answers the same text whatever it is asked, or fails, or
+Haystack's own ``MockChatGenerator``. What every shape must do with them is the contract: the same shared outputs
+under the same names and types, events delivered to any callable, typed errors unwrapped, a run directory written,
+usage and cost, streaming to every model, and a report with an honest ``exit_reason`` when the model fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from haystack import component
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.tools import Tool
+
+from haystack_deep_research import (
+    EVENTS_KEY,
+    RUN_DIR_KEY,
+    STREAMING_KEY,
+    ConfigurationError,
+    InvalidQuestionError,
+    RunDirError,
+    create_deep_agent,
+    create_deep_research_agent,
+    create_iterative_research_agent,
+    create_research_workflow,
+)
+from haystack_deep_research.events import Event, RunEnded, RunStarted
+from haystack_deep_research.state import SHARED_OUTPUTS
+
+QUESTION = "Why do tides rise twice a day?"
+ANSWER = "Tides rise twice a day because the moon's pull bulges the oceans on both sides of the earth."
+USAGE = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
+
+
+@component
+class PlainModel:
+    """Answers every call with the same text and usage; streams it when given a callback; counts its calls."""
+
+    def __init__(self, text: str = ANSWER) -> None:
+        self.text = text
+        self.calls = 0
+        self.streamed = 0
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(
+        self, messages: list[ChatMessage], tools: Any = None, streaming_callback: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        self.calls += 1
+        if streaming_callback is not None:
+            self.streamed += 1
+            streaming_callback(StreamingChunk(content=self.text))
+        return {"replies": [ChatMessage.from_assistant(self.text, meta={"model": "mock-model", "usage": USAGE})]}
+
+
+@component
+class FailingModel:
+    """Every call fails, as a provider outage would."""
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        raise ConnectionError("the model server is down")
+
+
+def _search(query: str) -> list[dict[str, str]]:
+    return []
+
+
+SEARCH = Tool(
+    name="web_search",
+    description="Search the web.",
+    parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    function=_search,
+)
+
+
+def deep_research(model: Any) -> Any:
+    return create_deep_research_agent(
+        scope_llm=model,
+        orchestrator_llm=model,
+        researcher_llm=model,
+        summarizer_llm=model,
+        writer_llm=model,
+        search_tool=SEARCH,
+    )
+
+
+def deep_agent(model: Any) -> Any:
+    return create_deep_agent(chat_generator=model, tools=[SEARCH], system_prompt="Answer the question.")
+
+
+def workflow(model: Any) -> Any:
+    return create_research_workflow(chat_generator=model, tools=[SEARCH], output_schema=None)
+
+
+def iterative(model: Any) -> Any:
+    return create_iterative_research_agent(analysis_llm=model, writer_llm=model, search=SEARCH)
+
+
+SHAPES: dict[str, Callable[[Any], Any]] = {
+    "deep_research_agent": deep_research,
+    "deep_agent": deep_agent,
+    "research_workflow": workflow,
+    "iterative_agent": iterative,
+}
+
+TYPES: dict[str, Any] = {
+    "report": str,
+    "brief": str,
+    "notes": list,
+    "sources": list,
+    "citations": dict,
+    "warnings": list,
+    "exit_reason": str,
+    "usage_by_phase": dict,
+    "cost": (float, type(None)),
+    "token_usage": dict,
+    "grounding": list,
+    "grounding_score": (float, type(None)),
+}
+
+shapes = pytest.mark.parametrize("build", SHAPES.values(), ids=SHAPES.keys())
+
+
+def _ask(agent: Any, **inputs: Any) -> dict[str, Any]:
+    return agent.run(messages=[ChatMessage.from_user(QUESTION)], **inputs)
+
+
+@shapes
+def test_every_shape_returns_the_shared_outputs_under_the_shared_names(build: Callable[[Any], Any]) -> None:
+    result = _ask(build(PlainModel()))
+
+    missing = [name for name in SHARED_OUTPUTS if name not in result]
+    assert missing == []
+    for name, kind in TYPES.items():
+        assert isinstance(result[name], kind), (name, type(result[name]).__name__)
+    assert result["brief"]
+    assert result["exit_reason"]
+
+
+@shapes
+def test_every_shape_runs_on_haystacks_own_mock_generator(build: Callable[[Any], Any]) -> None:
+    result = _ask(build(MockChatGenerator(responses=ANSWER)))
+
+    assert isinstance(result["report"], str)
+    assert result["usage_by_phase"]
+    assert result["cost"] == 0.0  # the mock model bills nothing: the cost is known, not unknown
+    assert not any("cost is unknown" in warning for warning in result["warnings"])
+
+
+class Collector:
+    """An event subscriber that is an object, not a function or a bound list method."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+
+@shapes
+def test_an_object_subscriber_receives_the_runs_events(build: Callable[[Any], Any]) -> None:
+    collector = Collector()
+    _ask(build(PlainModel()), hook_context={EVENTS_KEY: collector})
+
+    kinds = [type(event) for event in collector.events]
+    assert kinds[0] is RunStarted
+    assert RunEnded in kinds
+    assert len({event.run_id for event in collector.events}) == 1
+
+
+@shapes
+async def test_an_object_subscriber_receives_the_runs_events_async(build: Callable[[Any], Any]) -> None:
+    collector = Collector()
+    await build(PlainModel()).run_async(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context={EVENTS_KEY: collector}
+    )
+
+    assert [type(event) for event in collector.events][:1] == [RunStarted]
+    assert RunEnded in [type(event) for event in collector.events]
+
+
+@shapes
+@pytest.mark.parametrize(
+    ("inputs", "error"),
+    [
+        ({"messages": QUESTION}, InvalidQuestionError),
+        ({"messages": [ChatMessage.from_user("   ")]}, InvalidQuestionError),
+        ({"messages": [{"role": "user", "content": QUESTION}]}, InvalidQuestionError),
+        ({"messages": [ChatMessage.from_user(QUESTION)], "hook_context": 5}, ConfigurationError),
+        ({"messages": [ChatMessage.from_user(QUESTION)], "hook_context": {EVENTS_KEY: "print"}}, ConfigurationError),
+    ],
+)
+def test_bad_input_gets_the_typed_error_itself(
+    build: Callable[[Any], Any], inputs: dict[str, Any], error: type[Exception]
+) -> None:
+    model = PlainModel()
+    with pytest.raises(error):
+        build(model).run(**inputs)
+    assert model.calls == 0  # refused at the door: nothing was paid for
+
+
+@shapes
+def test_an_unusable_run_directory_is_a_run_dir_error_unwrapped(build: Callable[[Any], Any], tmp_path: Path) -> None:
+    taken = tmp_path / "a-file"
+    taken.write_text("not a directory", encoding="utf-8")
+    with pytest.raises(RunDirError):
+        _ask(build(PlainModel()), hook_context={RUN_DIR_KEY: taken})
+    with pytest.raises(RunDirError):
+        asyncio.run(
+            build(PlainModel()).run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: taken})
+        )
+
+
+@shapes
+def test_the_run_directory_holds_the_report_and_is_released(build: Callable[[Any], Any], tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    first = _ask(build(PlainModel()), hook_context={RUN_DIR_KEY: run_dir})
+
+    assert (run_dir / "report.md").read_text(encoding="utf-8") == first["report"]
+    assert (run_dir / "ledger.json").is_file()
+    again = _ask(build(PlainModel()), hook_context={RUN_DIR_KEY: run_dir})  # the lock was released
+    assert again["exit_reason"]
+
+
+@shapes
+def test_streaming_reaches_every_model_call(build: Callable[[Any], Any]) -> None:
+    model = PlainModel()
+    chunks: list[StreamingChunk] = []
+    _ask(build(model), hook_context={STREAMING_KEY: chunks.append})
+
+    assert model.calls > 0
+    assert model.streamed == model.calls
+    assert len(chunks) == model.calls
+
+
+@shapes
+def test_a_failing_model_still_yields_a_report_with_an_honest_exit_reason(build: Callable[[Any], Any]) -> None:
+    result = _ask(build(FailingModel()))
+
+    assert isinstance(result["report"], str)
+    assert result["exit_reason"] not in {"", "grounded", "confidence_met", "text", "depth_reached"}
+    assert result["warnings"]
