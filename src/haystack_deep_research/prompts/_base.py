@@ -98,6 +98,32 @@ def fence(text: str) -> str:
     return "".join(pieces) + text[done:] if pieces else text
 
 
+# One of the library's fence tags as a model may echo it: opening or closing, defused by fence or not, with its
+# attributes (cut at the next "<" or after 2,000 characters).
+_ECHOED_TAG = re.compile(r"<\s*\\?\s*/?\s*untrusted_\w*(?:[^<>]{0,2000}>)?", re.IGNORECASE)
+
+
+def unfence(text: str) -> str:
+    """
+    Remove every fence tag of the library's from text a model wrote, for example a report.
+
+    A model may echo the ``<untrusted_page url="...">`` tags it was shown (or their defused forms, ``<\\/untrusted_``);
+    they are the library's markup, never part of a report. They are found in every spelling :func:`fence` defuses.
+
+    :param text: Text a model wrote.
+    :returns: The text without such tags, everything else as it was.
+    """
+    if not any(char in text for char in _LESS_THAN):
+        return text
+    folded, origin = _folded(text)
+    pieces: list[str] = []
+    done = 0
+    for tag in _ECHOED_TAG.finditer(folded):
+        pieces.append(text[done : origin[tag.start()]])
+        done = origin[tag.end() - 1] + 1
+    return "".join(pieces) + text[done:] if pieces else text
+
+
 def _folded(text: str) -> tuple[str, list[int]]:
     """The text without format characters and each other character NFKC-normalized; the origin of each character."""
     if text.isascii():
