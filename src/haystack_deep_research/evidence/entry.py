@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence.text import plain_title
 
 __all__ = ["READ_KINDS", "SourceEntry", "SourceKind", "normalize_url", "require_strings", "sha256", "source_id"]
 
@@ -90,7 +91,9 @@ class SourceEntry:
 
     :param id: Short stable id derived from the normalised URL (see :func:`source_id`).
     :param url: The URL exactly as it was retrieved.
-    :param title: Title of the search result or page.
+    :param title: Title of the search result, page or document, as plain text: whatever it is given is made plain
+        here (see :func:`~haystack_deep_research.evidence.text.plain_title`), so no title in the ledger or in a
+        Sources list rebuilt from it holds a link, an image or HTML.
     :param snippet: The search engine's snippet ("" when the page was read without a search result); for a document,
         the datastore it came from.
     :param kind: ``"search_result"`` (seen in results only), ``"page"`` (its text was read) or ``"document"`` (retrieved
@@ -110,6 +113,10 @@ class SourceEntry:
     content_hash: str = ""
     text: str = ""
     summary: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.title, str):  # the one place a title enters the ledger, from any source or a journal
+            object.__setattr__(self, "title", plain_title(self.title))
 
     def to_dict(self) -> dict[str, str]:
         """:returns: The entry as a JSON-ready dictionary, one key per field."""

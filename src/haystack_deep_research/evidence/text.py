@@ -7,13 +7,19 @@ UTF-8, so writing them to a file or an HTTP body raises ``UnicodeEncodeError``) 
 escape sequence that rewrites the terminal a progress line is printed on). :func:`clean_text` is the one place that
 removes them; it runs wherever such text enters a run (the question, search results, fetched text) and on every
 record written to a run directory.
+
+A title (of a page, a search result or a document) goes into a report's Sources list, so it must also hold no
+markup: :func:`plain_title` keeps only the text a Markdown reader would show, less every link, image address and
+HTML tag, so that no title can become a live link or HTML in a report.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["clean_text"]
+from haystack_deep_research.evidence._reader import bare_links, plain_text
+
+__all__ = ["clean_text", "plain_title"]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes: U+FFFD REPLACEMENT CHARACTER, the character UTF-8 decoders use for bad input."""
@@ -21,6 +27,12 @@ REPLACEMENT = "\ufffd"
 _SURROGATES = re.compile("[\ud800-\udfff]")
 # C0 controls but tab, line feed and carriage return; DEL; C1 controls (0x9b is a one-byte CSI on some terminals).
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# A title longer than this is cut before it is read (no title needs more; reading costs time per character).
+MAX_TITLE_CHARS = 1_000
+# Reading a title as Markdown again may reveal markup its entities or escapes hid; a title still changing after
+# this many readings loses every character Markdown builds links and tags from.
+_TITLE_READINGS = 4
+_MARKUP = re.compile(r"[<>\[\]()`*_&\\!]")
 
 
 def clean_text(text: str) -> str:
@@ -32,3 +44,37 @@ def clean_text(text: str) -> str:
     :returns: The text, encodable as UTF-8 and free of control characters.
     """
     return _CONTROLS.sub("", _SURROGATES.sub(REPLACEMENT, text))
+
+
+def plain_title(title: str) -> str:
+    """
+    The text a reader sees in a title read as Markdown, less every URL, on one line.
+
+    A link gives its text and an image its description; an autolink, a bare URL, raw HTML (``<a href=...>``,
+    ``<script>``) give nothing. The title is read again until nothing changes, so markup hidden behind entities or
+    escapes (``&lt;script&gt;``) goes too. Plain titles come back unchanged, whitespace collapsed.
+
+    :param title: A title from outside the library.
+    :returns: The plain title; ``""`` when nothing but markup and URLs was left.
+    """
+    text = _one_line(clean_text(title)[:MAX_TITLE_CHARS])
+    for _ in range(_TITLE_READINGS):
+        read = _one_line(_without_bare_links(plain_text(text, {}, is_marker=_no_marker)))
+        if read == text:
+            return text
+        text = read
+    return _one_line(_without_bare_links(_MARKUP.sub(" ", text)))
+
+
+def _no_marker(_text: str) -> bool:
+    return False
+
+
+def _without_bare_links(text: str) -> str:
+    for start, end, _url in reversed(bare_links(text)):
+        text = text[:start] + text[end:]
+    return text
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

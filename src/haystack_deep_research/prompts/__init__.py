@@ -33,6 +33,7 @@ from haystack_deep_research.prompts._base import (
     render_chat,
     render_text,
     render_user,
+    unfence,
 )
 from haystack_deep_research.prompts.deep_agent import (
     CONDENSE,
@@ -322,4 +323,5 @@ __all__ = [
     "render_chat",
     "render_text",
     "render_user",
+    "unfence",
 ]

@@ -6,6 +6,8 @@ rule that text from the web is data.
 from __future__ import annotations
 
 import functools
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,17 +66,79 @@ DATA_RULE = (
 )
 
 
+# An opening or closing untrusted_ tag as a reader may take it: any case, blanks around the slash. It is matched in
+# the text folded by _folded, where zero-width and other format characters are gone and look-alikes are ASCII.
+_FENCE_TAG = re.compile(r"<\s*(/?)\s*untrusted_", re.IGNORECASE)
+_DEFUSED = {"/": "<\\/untrusted_", "": "<\\untrusted_"}
+_LESS_THAN = ("<", "\ufe64", "\uff1c")  # every character NFKC makes "<"
+
+
 def fence(text: str) -> str:
     """
     Make untrusted text safe to place inside an ``<untrusted_...>`` block.
 
     Any opening or closing ``untrusted_`` tag inside the text is defused, so the text cannot close its block early
-    and pose as an instruction.
+    and pose as an instruction. Tags are found however they are spelled: in any case, with blanks around the slash
+    (``< / UNTRUSTED_``), split by zero-width or other format characters (Unicode category Cf), or written in
+    look-alike characters that NFKC normalization makes ASCII (full-width ``\\uff1c\\uff0f``).
 
     :param text: Text that came from the web or from notes built from it.
-    :returns: The text with its ``<untrusted_`` and ``</untrusted_`` sequences neutralised.
+    :returns: The text with every such tag written as ``<\\/untrusted_`` (closing) or ``<\\untrusted_`` (opening);
+        everything else is kept as it is.
     """
-    return text.replace("</untrusted_", "<\\/untrusted_").replace("<untrusted_", "<\\untrusted_")
+    if not any(char in text for char in _LESS_THAN):
+        return text
+    folded, origin = _folded(text)
+    pieces: list[str] = []
+    done = 0
+    for tag in _FENCE_TAG.finditer(folded):
+        start, end = origin[tag.start()], origin[tag.end() - 1] + 1
+        pieces += [text[done:start], _DEFUSED[tag.group(1)]]
+        done = end
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+# One of the library's fence tags as a model may echo it: opening or closing, defused by fence or not, with its
+# attributes (cut at the next "<" or after 2,000 characters).
+_ECHOED_TAG = re.compile(r"<\s*\\?\s*/?\s*untrusted_\w*(?:[^<>]{0,2000}>)?", re.IGNORECASE)
+
+
+def unfence(text: str) -> str:
+    """
+    Remove every fence tag of the library's from text a model wrote, for example a report.
+
+    A model may echo the ``<untrusted_page url="...">`` tags it was shown (or their defused forms, ``<\\/untrusted_``);
+    they are the library's markup, never part of a report. They are found in every spelling :func:`fence` defuses.
+
+    :param text: Text a model wrote.
+    :returns: The text without such tags, everything else as it was.
+    """
+    if not any(char in text for char in _LESS_THAN):
+        return text
+    folded, origin = _folded(text)
+    pieces: list[str] = []
+    done = 0
+    for tag in _ECHOED_TAG.finditer(folded):
+        pieces.append(text[done : origin[tag.start()]])
+        done = origin[tag.end() - 1] + 1
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """The text without format characters and each other character NFKC-normalized; the origin of each character."""
+    if text.isascii():
+        return text, list(range(len(text)))
+    chars: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char.isascii():
+            chars.append(char)
+            origin.append(index)
+        elif unicodedata.category(char) != "Cf":
+            normal = unicodedata.normalize("NFKC", char)
+            chars.append(normal)
+            origin += [index] * len(normal)
+    return "".join(chars), origin
 
 
 @functools.cache

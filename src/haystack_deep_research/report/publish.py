@@ -18,6 +18,7 @@ from haystack.components.agents.state.state_utils import replace_values
 
 from haystack_deep_research.events import CitationRemoved, ReportReady
 from haystack_deep_research.evidence import CitationCheck, extract_citations, normalize_url, verify_citations
+from haystack_deep_research.prompts import unfence
 from haystack_deep_research.run import ResearchRun, publish
 from haystack_deep_research.state import (
     CITATIONS,
@@ -53,6 +54,9 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     """
     Verify a report's citations against the allowed URLs and repair it.
 
+    The library's own fence tags (``<untrusted_page ...>``), which a model may echo from its prompt, are removed
+    first: every shape's report, summary and draft passes here, so none reaches a reader.
+
     A report that cited URLs the run never read adds a warning, and each removed citation a
     :class:`~haystack_deep_research.events.CitationRemoved` event; a :class:`~haystack_deep_research.events.ReportReady`
     event follows.
@@ -63,7 +67,7 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     :returns: The outcome of the verification; ``check.report`` is the repaired report.
     """
     titles = {entry.url: entry.title for entry in run.ledger.entries() if entry.title}
-    check = verify_citations(report, urls, titles=titles)
+    check = verify_citations(unfence(report), urls, titles=titles)
     for citation in check.unverified:
         run.events.emit(CitationRemoved(phase=PHASE_WRITE, url=citation.url, line=citation.line))
     if check.unverified:

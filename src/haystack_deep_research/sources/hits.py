@@ -25,6 +25,7 @@ from haystack import Document
 
 from haystack_deep_research.errors import SearchError
 from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import plain_title
 
 __all__ = ["SearchHit", "normalize_hits"]
 
@@ -38,7 +39,8 @@ class SearchHit:
     """
     One search result.
 
-    :param title: The result's title ("" when the engine gave none).
+    :param title: The result's title as plain text, the one the ledger keeps ("" when the engine gave none): links,
+        images and HTML in an engine's title are dropped, so a title cannot hand a researcher a URL to read.
     :param url: The exact URL, as the engine gave it.
     :param snippet: The engine's snippet ("" when it gave none).
     """
@@ -46,6 +48,10 @@ class SearchHit:
     title: str
     url: str
     snippet: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.title, str):
+            object.__setattr__(self, "title", plain_title(self.title))
 
     def to_dict(self) -> dict[str, str]:
         """:returns: ``{"title", "url", "snippet"}``."""

@@ -16,7 +16,7 @@ import lxml.html
 import trafilatura
 
 from haystack_deep_research.errors import ExtractionError
-from haystack_deep_research.web._charsets import decode
+from haystack_deep_research.web._charsets import decode_html
 
 __all__ = ["html_text"]
 
@@ -34,14 +34,15 @@ def html_text(body: bytes, *, charset: str | None, url: str) -> tuple[str, str]:
     Extract the title and main text of an HTML or XHTML page.
 
     :param body: The page as downloaded.
-    :param charset: The character set the server declared, or ``None`` to let the parser detect it.
+    :param charset: The character set the server declared, or ``None`` to take the one the page declares.
     :param url: The page's URL, named in errors.
     :returns: The title (``""`` when there is none) and the main text.
     :raises ExtractionError: The markup is pathological or cannot be parsed, or the page has no main text.
     :raises MemoryError: Parsing needed more memory than the process may use.
     """
     _check_attributes(body, url)
-    markup: str | bytes = body if charset is None else decode(body, charset)
+    # Decoded once, here: the text and the title are read from the same characters, whatever the parsers guess.
+    markup = decode_html(body, charset)
     try:
         # Without trafilatura's metadata pass: it looks for dates, authors and licences this library never uses,
         # and costs about four times the text extraction itself.
@@ -72,15 +73,16 @@ def _check_attributes(body: bytes, url: str) -> None:
         )
 
 
-def _title(markup: str | bytes) -> str:
+def _title(markup: str) -> str:
     """
     The page's title: its ``og:title``, else its only ``<h1>``, else its ``<title>`` tag, whitespace collapsed.
 
     A page whose markup lxml cannot parse simply has no title here.
     """
-    data = markup.encode("utf-8") if isinstance(markup, str) else markup
+    data = markup.encode("utf-8")
     try:
-        tree = lxml.html.fromstring(data) if data.strip() else None
+        # The encoding is given: the markup's own <meta charset> or XML declaration no longer applies to it.
+        tree = lxml.html.fromstring(data, parser=lxml.html.HTMLParser(encoding="utf-8")) if data.strip() else None
     except (lxml.etree.ParserError, ValueError):
         return ""
     if tree is None:

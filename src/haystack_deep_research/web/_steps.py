@@ -8,7 +8,6 @@ redirect and where to, whether a final response is acceptable, how transport err
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,7 @@ import httpx
 
 from haystack_deep_research.errors import FetchError, FetchTimeoutError, UnsupportedContentError
 from haystack_deep_research.web._body import BodyReader, Deadline
+from haystack_deep_research.web._charsets import text_charset
 
 if TYPE_CHECKING:
     from haystack_deep_research.web.limits import FetchLimits
@@ -220,12 +220,7 @@ def _parse_content_type(header: str | None) -> tuple[str | None, str | None]:
     for param in params:
         key, _, value = param.partition("=")
         if key.strip().lower() == "charset":
-            candidate = value.strip().strip("\"'").lower()
-            try:
-                codecs.lookup(candidate)
-            except LookupError:
-                continue
-            charset = candidate
+            charset = text_charset(value.strip().strip("\"'")) or charset
     return mime.strip().lower() or None, charset
 
 

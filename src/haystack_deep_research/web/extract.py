@@ -178,7 +178,7 @@ class _Request:
         )
 
     def plain_text(self) -> ExtractedText:
-        text = decode(self.document.body, self.document.charset or "utf-8-sig").strip()
+        text = decode(self.document.body, self.document.charset).strip()
         if not text:
             raise ExtractionError(f"The document at {self.document.final_url} is empty.", url=self.document.url)
         return ExtractedText(title="", text=text, content_type=self.document.content_type)
