@@ -860,3 +860,18 @@ def test_a_report_citing_only_what_was_read_keeps_its_body(seed: int) -> None:
 
         assert check.unverified == [], report
         assert check.report.split("\n")[:title] == report.split("\n")[:title], report
+
+
+@pytest.mark.parametrize(
+    "url", ["doc://corpus/tram/x.html", "file:///srv/notes/tram.md", "file://host/share/a.pdf", "mcp://wiki/page/7"]
+)
+def test_bare_document_uris_are_citations_like_bare_pages(url: str) -> None:
+    citations = extract_citations(f"Fact. ({url}). Another fact, see {url}, too.")
+    assert [(c.url, c.kind) for c in citations] == [(url, "bare"), (url, "bare")]
+    check = verify_citations(f"Trams run at night ({url}).\n", [url])
+    assert check.verified_urls == [url]
+    assert check.unverified == []
+
+
+def test_document_schemes_without_a_document_are_not_citations() -> None:
+    assert extract_citations("doc:// alone, file://host alone, file:/x, mcp: text and adoc://x/y.") == []
