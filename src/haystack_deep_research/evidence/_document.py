@@ -105,6 +105,8 @@ class Doc:
     :param section_heading: The line of the first Sources title, if any.
     :param definitions: For each label key: its URL, the line defining it and whether that is in the Sources section.
     :param entry_lines: Lines of definitions and reference-list entries.
+    :param unresolved: The body's spans that look like markers (``[3]``) but name a label nothing defines, with
+        their text.
     """
 
     parsed: Parsed
@@ -113,6 +115,7 @@ class Doc:
     section_heading: int | None = None
     definitions: dict[str, tuple[str, int, bool]] = field(default_factory=dict)
     entry_lines: set[int] = field(default_factory=set)
+    unresolved: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def lines(self) -> list[str]:
