@@ -142,7 +142,8 @@ def test_judge_gives_a_verdict_per_claim(
     out = capsys.readouterr().out
     assert status == 1
     assert models == ["gpt-5.4"]
-    assert "grounding (judge gpt-5.4): score 0.50 over 2 of 2 claim(s); 1 supported, 1 unsupported\n" in out
+    summary = "score 0.50 over 2 of 2 claim(s); 2 judged, 0 not judged; 1 supported, 1 unsupported\n"
+    assert f"grounding (judge gpt-5.4): {summary}" in out
     assert "  - supported (line 3): Heat pump sales fell by 5 percent in 2024 [1]." in out
     assert (
         "  - unsupported (line 4): Subsidies matter too, see the [policy brief](https://policy.example/brief)." in out
@@ -182,14 +183,16 @@ def test_a_judge_that_judges_nothing_gives_no_score_and_exits_3(
     status = cli.main(["check", str(report), "--sources", str(urls), "--judge"])
 
     captured = capsys.readouterr()
-    assert status == check.NOTHING_JUDGED == 3
+    assert status == check.NOT_JUDGED == 3
     assert "score" not in captured.out.replace("no score", "")
     assert "grounding (judge gpt-5.4): no score; none of the 3 claim(s) could be judged" in captured.out
     assert (
         f"  - not judged (line 3): Heat pump sales fell by 5 percent in 2024 [1].\n      {SALES}: the judge call failed"
         in (captured.out)
     )
-    assert "the judge could judge none of the 3 cited claim(s)" in captured.err
+    assert "the judge could not judge any of the 3 cited claim(s) (see why above); 0 judged, 3 not judged" in (
+        captured.err
+    )
 
 
 def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
@@ -206,9 +209,11 @@ def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
 
     status = cli.main(["check", str(path), "--sources", str(tmp_path / "sources.json"), "--judge"])
 
-    out = capsys.readouterr().out
-    assert status == 0
-    assert "score 1.00 over 1 of 2 claim(s); 1 supported, 0 unsupported; 1 could not be judged" in out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert status == check.NOT_JUDGED == 3  # a claim not judged is not a claim supported
+    assert "score 1.00 over 1 of 2 claim(s); 1 judged, 1 not judged; 1 supported, 0 unsupported" in out
+    assert "could not judge 1 of the 2 cited claim(s) (see why above); 1 judged, 1 not judged" in captured.err
     assert f"  - not judged (line 1): Policy changed [p]({POLICY}).\n      {POLICY}: no stored text" in out
 
 
@@ -404,3 +409,23 @@ def test_check_verifies_the_markers_of_reports_written_elsewhere(
     listed = out.split("unverified citations:\n", 1)[1].splitlines()
     assert listed == [f"  - {c.url} (line {c.line}): {c.sentence}" for c in flagged]
     assert any(c.text == missing for c in flagged)  # a marker, not only the entry of the list
+
+
+def test_a_report_whose_fence_hides_its_references_fails_with_the_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = Path(__file__).parents[1] / "evidence" / "data" / "fence_closed_with_marker.md"
+    urls = tmp_path / "urls.json"
+    urls.write_text(json.dumps(["https://wien.example/pilot/final-report", "https://energy.example/sizing"]))
+
+    for argv in (["check", str(report)], ["check", str(report), "--sources", str(urls)]):
+        status = cli.main(argv)
+
+        captured = capsys.readouterr()
+        assert status == check.UNREADABLE == 4
+        assert f"{report}: 3 problem(s) hide citations from a reader:" in captured.out
+        assert "  - line 11: the code fence ``` opened here never closes, so lines 12-24 read as code" in captured.out
+        assert "marker(s) such as [1], [2], [3] on line(s) 3, 4, 5, 9 point to no reference" in captured.out
+        assert "reference(s) on line(s) 18, 20, 21, 22, 23, 24 stand inside code" in captured.out
+        assert "does not read as its author meant" in captured.err
+    assert "0 cited URL(s), 0 verified, 0 unverified; citation precision 1.00" in captured.out

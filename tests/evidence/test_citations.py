@@ -860,3 +860,37 @@ def test_a_report_citing_only_what_was_read_keeps_its_body(seed: int) -> None:
 
         assert check.unverified == [], report
         assert check.report.split("\n")[:title] == report.split("\n")[:title], report
+
+
+@pytest.mark.parametrize(
+    "url", ["doc://corpus/tram/x.html", "file:///srv/notes/tram.md", "file://host/share/a.pdf", "mcp://wiki/page/7"]
+)
+def test_bare_document_uris_are_citations_like_bare_pages(url: str) -> None:
+    citations = extract_citations(f"Fact. ({url}). Another fact, see {url}, too.")
+    assert [(c.url, c.kind) for c in citations] == [(url, "bare"), (url, "bare")]
+    check = verify_citations(f"Trams run at night ({url}).\n", [url])
+    assert check.verified_urls == [url]
+    assert check.unverified == []
+
+
+def test_document_schemes_without_a_document_are_not_citations() -> None:
+    assert extract_citations("doc:// alone, file://host alone, file:/x, mcp: text and adoc://x/y.") == []
+
+
+def test_a_comment_that_never_closes_is_read_in_one_pass_and_its_tags_still_count() -> None:
+    # each "<!--" left open made the HTML parser read the rest again: quadratic in their number
+    report = "Intro.\n\n<!-- note\n" + "<!-- again\n" * 6000 + '<a href="https://evil.example/x">x</a>\n'
+
+    check = verify_citations(report, [])
+
+    assert check.unverified_urls == ["https://evil.example/x"]
+    assert "evil.example" not in check.report
+
+
+def test_a_processing_instruction_that_never_closes_is_read_in_one_pass() -> None:
+    report = "Intro [a](https://a.example/).\n\n<?x note\n" + "<? again\n" * 6000
+
+    check = verify_citations(report, ["https://a.example/"])
+
+    assert check.verified_urls == ["https://a.example/"]
+    assert check.report.count("<? again") == 6000

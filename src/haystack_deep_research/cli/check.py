@@ -17,12 +17,18 @@ definitions, footnotes ``[^1]``), each attached to the sentence it supports.
 - ``--judge`` (needs ``--sources`` as a ledger with stored texts, and ``OPENAI_API_KEY``) also judges each cited
   claim against the stored text of its source, as grounding does in a run, and prints a verdict per claim. A claim
   the judge could not decide (no stored text for its source, a failed call, an unreadable reply) is listed as *not
-  judged*, with why; the score counts only the claims judged, and with none judged there is no score.
+  judged*, with why, and fails the check; the score counts only the claims judged, and with none judged there is no
+  score.
 
-Exit status: 0 when every citation verifies (and, with ``--judge``, no claim is unsupported); 1 when some citation
-does not verify or some claim is judged unsupported; 2 for a usage error (bad arguments, unreadable files, no key,
-``--judge`` with sources that hold no stored text); 3 when ``--judge`` could judge none of the cited claims (the judge
-unreachable, say) and nothing else failed.
+Before any of that, the report is read for what would hide its citations from a reader (see
+:mod:`haystack_deep_research.evidence.problems`): a code fence that never closes, markers that point to no reference a
+reader can see, references inside code. Each is printed with its line numbers, and the report fails.
+
+Exit status: 0 when every citation verifies (and, with ``--judge``, every claim was judged and none is unsupported);
+1 when some citation does not verify or some claim is judged unsupported; 2 for a usage error (bad arguments,
+unreadable files, no key, ``--judge`` with sources that hold no stored text); 3 when ``--judge`` could not judge some
+cited claim (the judge unreachable, a source without stored text) and nothing else failed; 4 when the report's
+Markdown hides citations from a reader (see above) and no citation failed to verify.
 """
 
 from __future__ import annotations
@@ -37,15 +43,17 @@ from typing import Any, TextIO
 
 from haystack_deep_research.agents import DEFAULT_MODEL, default_chat_generator
 from haystack_deep_research.errors import ConfigurationError, UsageError
-from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
+from haystack_deep_research.evidence import Citation, EvidenceLedger, ReadingProblem, reading_problems, verify_citations
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
 from haystack_deep_research.run import drive
 
-__all__ = ["NOTHING_JUDGED", "check_parser", "default_judge", "load_sources", "run_check"]
+__all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 
 DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
-NOTHING_JUDGED = 3
-"""The exit status when ``--judge`` could judge none of the cited claims."""
+NOT_JUDGED = 3
+"""The exit status when ``--judge`` could not judge some cited claim (and nothing else failed)."""
+UNREADABLE = 4
+"""The exit status when the report's Markdown hides citations from a reader (and every citation read verifies)."""
 
 
 def check_parser() -> argparse.ArgumentParser:
@@ -113,10 +121,10 @@ def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO)
     if not verdicts:
         print(f"grounding (judge {model}): no claim cites a verified source, so there is nothing to judge", file=out)
     elif judged:
-        not_judged = f"; {counts[UNKNOWN]} could not be judged" if counts[UNKNOWN] else ""
         print(
             f"grounding (judge {model}): score {judgement.score:.2f} over {len(judged)} of {len(verdicts)} claim(s); "
-            f"{counts[SUPPORTED]} supported, {counts[UNSUPPORTED]} unsupported{not_judged}",
+            f"{len(judged)} judged, {counts[UNKNOWN]} not judged; "
+            f"{counts[SUPPORTED]} supported, {counts[UNSUPPORTED]} unsupported",
             file=out,
         )
     else:
@@ -163,6 +171,9 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
     except UsageError as error:
         print(f"deep-research check: error: {error}", file=err)
         return 2
+    problems = reading_problems(report)
+    _print_problems(args.report, problems, out, err)
+    unreadable = UNREADABLE if problems else 0
     if ledger is None:
         check = verify_citations(report, [])
         print(
@@ -172,7 +183,7 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
             file=out,
         )
         _print_citations(check.unverified, out)
-        return 0
+        return unreadable
     check = verify_citations(report, ledger.read_urls())
     print(
         f"{args.report}: {len(check.cited)} cited URL(s), {len(check.verified_urls)} verified, "
@@ -182,17 +193,33 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
     if check.unverified:
         print("unverified citations:", file=out)
         _print_citations(check.unverified, out)
-    status = 1 if check.unverified else 0
+    status = 1 if check.unverified else unreadable
     if args.judge:
         claims = cited_claims(report, check.verified_urls)
         judgement = drive(judge_claims(claims, ledger, default_judge(args.judge_model))) if claims else Judgement([])
         judged = _print_judgement(judgement, args.judge_model, out, err)
         status = 1 if any(v.verdict == UNSUPPORTED for v in judgement.verdicts) else status
-        if claims and not judged:
+        if judged < len(claims):
+            what = "any" if not judged else f"{len(claims) - judged}"
             print(
-                f"deep-research check: error: the judge could judge none of the {len(claims)} cited claim(s) "
-                "(see why above); nothing was verified against the sources' texts.",
+                f"deep-research check: error: the judge could not judge {what} of the {len(claims)} cited claim(s) "
+                f"(see why above); {judged} judged, {len(claims) - judged} not judged, and a claim not judged is not "
+                "supported.",
                 file=err,
             )
-            status = status or NOTHING_JUDGED
+            status = status or NOT_JUDGED
     return status
+
+
+def _print_problems(path: Path, problems: list[ReadingProblem], out: TextIO, err: TextIO) -> None:
+    """Print what hides the report's citations from a reader, and one error line saying the report fails for it."""
+    if not problems:
+        return
+    print(f"{path}: {len(problems)} problem(s) hide citations from a reader:", file=out)
+    for problem in problems:
+        print(f"  - {problem.message}", file=out)
+    print(
+        f"deep-research check: error: {path} does not read as its author meant (see the problems above); fix its "
+        "Markdown and check it again.",
+        file=err,
+    )

@@ -4,8 +4,8 @@ A report as the citation layer sees it: the parsed report and the spans that cit
 A span (:class:`Hit`) is a link, a reference definition, an entry of a reference list or a marker pointing to one,
 with what removing it takes (its ``mode``). Which destinations count as citations is decided here: anything a
 browser would open as another document (a URL with a scheme, or one starting with two slashes), except ``mailto:``
-and ``tel:``. Only the kinds of URL a run reads can ever be verified: ``http`` and ``https``, and ``file://`` and
-``doc://`` for documents retrieved from datastores.
+and ``tel:``. Only the kinds of URL a run reads can ever be verified: ``http`` and ``https``, ``file://`` and
+``doc://`` for documents retrieved from datastores, and ``mcp://`` for resources read through tools.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ Mode = Literal["link", "cut", "line", "marker"]
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _NOT_SOURCES = frozenset({"mailto", "tel"})
-_READ_SCHEMES = frozenset({"http", "https", "file", "doc"})
+_READ_SCHEMES = frozenset({"http", "https", "file", "doc", "mcp"})
 _KINDS: dict[str, CitationKind] = {
     "inline": "inline",
     "reference": "reference",
@@ -49,7 +49,7 @@ def citable(url: str) -> bool:
 
 
 def verifiable(url: str) -> bool:
-    """:returns: Whether ``url`` is of a kind a run reads: ``http(s)://``, ``file://`` or ``doc://``."""
+    """:returns: Whether ``url`` is of a kind a run reads: ``http(s)://``, ``file://``, ``doc://`` or ``mcp://``."""
     browsed = _as_browsed(url)
     scheme = _SCHEME.match(browsed)
     return scheme is not None and scheme.group(1).lower() in _READ_SCHEMES and browsed[scheme.end() :][:2] == "//"
@@ -105,6 +105,8 @@ class Doc:
     :param section_heading: The line of the first Sources title, if any.
     :param definitions: For each label key: its URL, the line defining it and whether that is in the Sources section.
     :param entry_lines: Lines of definitions and reference-list entries.
+    :param unresolved: The body's spans that look like markers (``[3]``) but name a label nothing defines, with
+        their text.
     """
 
     parsed: Parsed
@@ -113,6 +115,7 @@ class Doc:
     section_heading: int | None = None
     definitions: dict[str, tuple[str, int, bool]] = field(default_factory=dict)
     entry_lines: set[int] = field(default_factory=set)
+    unresolved: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def lines(self) -> list[str]:

@@ -5,8 +5,9 @@ Every start tag is read with its attributes decoded as a browser decodes them. A
 URL attributes (``href``, ``src``, ``action``, ``poster``, ...), each candidate of ``srcset`` and ``ping``, the
 ``url(...)`` of a ``style`` and the target of a ``<meta http-equiv="refresh">``. An anchor ``<a>`` is paired with
 its closing tag, so that its content can be kept when the link goes. Comments and the content of ``<script>`` and
-``<style>`` hold no tags. A tag left open at the end (``<a href="//x.example`` with no closing quote) runs on, in a
-browser, into what follows; it is read as if closed there, and spans to the end.
+``<style>`` hold no tags, but a comment that never closes is read as text, so the tags after it count (and the reading
+stays linear). A tag left open at the end (``<a href="//x.example`` with no closing quote) runs on, in a browser, into
+what follows; it is read as if closed there, and spans to the end.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ _URL_ATTRIBUTES = frozenset(
 )
 _CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))""", re.IGNORECASE)
 _DECLARATION = re.compile(r"<!(?!--)")
+_COMMENT = re.compile(r"<!--")
+_INSTRUCTION = re.compile(r"<\?")
 _REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\"\s]+)", re.IGNORECASE)
 
 
@@ -112,20 +115,32 @@ class _Reader(HTMLParser):
             self.anchors.pop().close = (start, end + 1 if end >= 0 else len(self.text))
 
 
+def _neutral(text: str) -> str:
+    """
+    ``text`` as the parser is fed it, of the same length: a declaration names no URL, and the parser may fail on a bad
+    one; a comment or processing instruction that never closes is read as text, so the tags after it still count.
+    (The parser itself reads a never closed one again from each ``<`` that follows, in time quadratic in their number.)
+    """
+    last_close, last_end = text.rfind("-->"), text.rfind(">")
+    text = _COMMENT.sub(lambda found: " !--" if found.start() + 2 > last_close else found.group(), text)
+    text = _INSTRUCTION.sub(lambda found: " ?" if found.start() > last_end else found.group(), text)
+    return _DECLARATION.sub(" !", text)
+
+
 def read_tags(text: str) -> list[Tag]:
     """
     :param text: Raw HTML: one tag or a whole block.
     :returns: The start tags that name URLs, in document order, with offsets in ``text``.
     """
     reader = _Reader(text)
-    reader.feed(_DECLARATION.sub(" !", text))  # a declaration names no URL, and the parser may fail on a bad one
+    reader.feed(_neutral(text))
     rest = reader.rawdata  # what the parser could not finish: a tag left open runs on into what follows it
     reader.close()
     if re.match(r"<[A-Za-z]", rest):
         start = len(text) - len(rest)
         for ending in ('">', "'>", ">"):
             finished = _Reader(rest + ending)
-            finished.feed(_DECLARATION.sub(" !", rest + ending))
+            finished.feed(_neutral(rest + ending))
             finished.close()
             if finished.tags:
                 return reader.tags + [Tag(tag.name, tag.urls, start, len(text)) for tag in finished.tags[:1]]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 from haystack_deep_research.evidence._html import Tag, read_tags
-from haystack_deep_research.evidence._parsed import Block, Definition, Link, LinkForm, Parsed
+from haystack_deep_research.evidence._parsed import Block, Code, Definition, Link, LinkForm, Parsed
 from haystack_deep_research.evidence._positions import align, check, plain_segments, span
 from haystack_deep_research.evidence._reader import SPANS, bare_links, decoded, reader, token_runs, trim_bare
 
@@ -129,6 +129,17 @@ def _html_block(parsed: Parsed, token: Token) -> None:
         parsed.links += [Link(url, "html", *where, text, None, tail, mapped, (first, end)) for url in tag.urls]
 
 
+def _code(parsed: Parsed, token: Token) -> Code:
+    """A code block, and for a fence whether a closing fence ends it (only its fence's character, as long or longer)."""
+    first, end = token.map or (0, 0)
+    if token.type == "code_block":
+        return Code(first, end, "", True)
+    fence = token.markup
+    closing = re.compile(rf"[ \t>]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*")
+    closed = end - 1 > first and closing.fullmatch(parsed.lines[end - 1]) is not None
+    return Code(first, end, fence, closed)
+
+
 def _closer(parsed: Parsed, tokens: list[Token]) -> str:
     """The line that closes the last top-level block if it runs to the end of the report unclosed; else ``""``."""
     last = next((token for token in reversed(tokens) if token.level == 0 and token.map), None)
@@ -177,6 +188,8 @@ def parse(markdown: str) -> Parsed:
             parsed.definitions.append(Definition(meta["label"], meta["url"], meta["title"], first, end, after))
         elif token.type == "html_block":
             _html_block(parsed, token)
+        elif token.type in ("fence", "code_block") and token.map:
+            parsed.code.append(_code(parsed, token))
         elif token.type == "inline" and token.map:
             opener = tokens[number - 1]
             kind = {"heading_open": "heading", "paragraph_open": "paragraph"}.get(opener.type, "cell")

@@ -9,7 +9,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Block", "Definition", "Link", "LinkForm", "Parsed"]
+__all__ = ["Block", "Code", "Definition", "Link", "LinkForm", "Parsed"]
 
 LinkForm = Literal["inline", "reference", "image", "autolink", "bare", "html"]
 
@@ -54,6 +54,16 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Code:
+    """A code block or fence: its lines (first and past-the-end), its fence (``""`` for an indented block), closed."""
+
+    first: int
+    end: int
+    fence: str
+    closed: bool
+
+
+@dataclass(frozen=True)
 class Definition:
     """A link reference definition ``[label]: url "title"``; ``after`` is the offset just after its ``]:``."""
 
@@ -78,6 +88,7 @@ class Parsed:
     :param definitions: Its link reference definitions (duplicates too).
     :param units: Its top-level blocks: first line, past-the-end line and markdown-it token type.
     :param references: markdown-it's reference definitions, by normalised label.
+    :param code: Its code blocks and fences, at any depth.
     :param unclosed: The line that closes its last block when that runs to the end unclosed (a fence, an HTML
         comment, ...), so that text appended after it is not swallowed; ``""`` otherwise.
     """
@@ -90,6 +101,7 @@ class Parsed:
     definitions: list[Definition] = field(default_factory=list)
     units: list[tuple[int, int, str]] = field(default_factory=list)
     references: dict[str, Any] = field(default_factory=dict)
+    code: list[Code] = field(default_factory=list)
     unclosed: str = ""
 
     def line_of(self, offset: int) -> int:

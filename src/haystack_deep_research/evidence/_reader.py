@@ -9,8 +9,10 @@ inline token), and a link or image records where its text ends (``meta["label_en
 
 Bare links outside markdown-it's own ``scheme://`` rule are left to the caller, who finds them with
 :func:`bare_links` in the plain text between those spans: ``http(s)://``, ``ftp://`` and ``//`` links as linkify-it
-reads them, and GFM's ``www.`` links (before any domain); no other host name is guessed. Both read the text once,
-left to right: linkify-it's own search, and markdown-it's rule, take time quadratic in some hostile inputs.
+reads them, the document URIs a run cites as it cites pages (``doc://store/...``, ``file:///path``, ``mcp://...``;
+see :data:`DOCUMENT_SCHEMES`), and GFM's ``www.`` links (before any domain); no other host name is guessed. Both
+read the text once, left to right: linkify-it's own search, and markdown-it's rule, take time quadratic in some
+hostile inputs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,17 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.rules_inline import StateInline
 
-__all__ = ["SPANS", "bare_links", "decoded", "plain_text", "reader", "reference_env", "token_runs", "trim_bare"]
+__all__ = [
+    "DOCUMENT_SCHEMES",
+    "SPANS",
+    "bare_links",
+    "decoded",
+    "plain_text",
+    "reader",
+    "reference_env",
+    "token_runs",
+    "trim_bare",
+]
 
 SPANS = "_haystack_deep_research_spans"
 _SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
@@ -40,6 +52,24 @@ _ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 Rule = Callable[["StateInline", bool], bool]
+
+DOCUMENT_SCHEMES = ("doc:", "file:", "mcp:")
+"""The schemes of the documents a run reads besides pages, read bare as ``http://`` links are."""
+
+
+class _DocumentURI:
+    """linkify-it's validator of a bare document URI: ``//``, a host and a path (``file:`` needs only the path)."""
+
+    def __init__(self, src_path: str, *, host_required: bool) -> None:
+        host = r"[\w.~-]+(?::\d{1,5})?"
+        self._pattern = re.compile(rf"//(?:{host}){'' if host_required else '?'}{src_path}", re.IGNORECASE)
+        self._host_required = host_required
+
+    def validate(self, text: str, pos: int) -> int:
+        found = self._pattern.match(text, pos)
+        if found is None or len(found.group()) <= 2 or (not self._host_required and "/" not in found.group()[2:]):
+            return 0
+        return len(found.group())
 
 
 @dataclass(frozen=True)
@@ -134,6 +164,9 @@ def _build() -> _Parts:
             return link
 
     linkifier = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
+    for schema in DOCUMENT_SCHEMES:  # a bound method: linkify-it calls it in place, with no copy of the text's tail
+        validator = _DocumentURI(linkifier.re["src_path"], host_required=schema != "file:")
+        linkifier.add(schema, {"validate": validator.validate})
     linkifier.match_at_start("https://a.example //a.example")  # compiles its lazy patterns now
     linkifier.test_schema_at("x //a.example", "//", 4)
     reader = Reader("gfm-like", {"inline_definitions": True, "store_labels": True})
@@ -169,8 +202,8 @@ def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
     """
     :param text: Plain text, entities and escapes decoded.
     :param www: Whether to find GFM's ``www.`` links too.
-    :returns: The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://`` and ``//`` links, and
-        ``www.`` links (their URL with ``http://`` added).
+    :returns: The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://``, ``//`` and document
+        (``doc://``, ``file://``, ``mcp://``) links, and ``www.`` links (their URL with ``http://`` added).
     """
     found: list[tuple[int, int, str]] = []
     at = 0

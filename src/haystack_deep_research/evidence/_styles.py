@@ -27,7 +27,16 @@ from haystack_deep_research.evidence._markdown import parse_fragment
 from haystack_deep_research.evidence._parsed import Link
 from haystack_deep_research.evidence._reader import decoded
 
-__all__ = ["NO_SOURCES", "find_entries", "find_markers", "find_sections", "marker_like", "split_links"]
+__all__ = [
+    "NO_SOURCES",
+    "entry_label",
+    "find_entries",
+    "find_markers",
+    "find_sections",
+    "is_title",
+    "marker_like",
+    "split_links",
+]
 
 NO_SOURCES = "_No verified sources were cited._"
 """What a rebuilt Sources section says when nothing cited was verified (and part of the section when read again)."""
@@ -135,7 +144,7 @@ def _untitled_list(doc: Doc, units: list[tuple[int, int, str]], citing: list[int
         if kind not in _PLAIN:
             break
         rows = [row for row in range(unit_first, unit_end) if doc.lines[row].strip()]
-        labels = {row: found for row in rows if (found := _entry_label(doc.lines[row], True))}
+        labels = {row: found for row in rows if (found := entry_label(doc.lines[row], True))}
         starts = list(labels)
         if not rows or rows[0] not in labels or any(found.colon for found in labels.values()):
             break
@@ -148,7 +157,7 @@ def _untitled_list(doc: Doc, units: list[tuple[int, int, str]], citing: list[int
     above = [kind for unit_first, _, kind in units if unit_first < (first or 0) and kind != "hr"]
     if first is None or end is None or above[-1:] == ["heading_open"]:  # a list under another title is not one
         return
-    named = {key(found.label) for row in range(first, end) if (found := _entry_label(doc.lines[row], True))}
+    named = {key(found.label) for row in range(first, end) if (found := entry_label(doc.lines[row], True))}
     body = "\n".join(doc.lines[:first])
     marked = {key(label) for match in _MARKER.finditer(body) for label in _labels(_body(match), None) or []}
     if named & marked:
@@ -203,7 +212,7 @@ class _Label(NamedTuple):
     colon: bool  # written ``[label]:``, as a definition or footnote
 
 
-def _entry_label(line: str, in_section: bool) -> _Label | None:
+def entry_label(line: str, in_section: bool) -> _Label | None:
     """The label that starts an entry line: any label in the Sources section, ``[label]:`` anywhere."""
     match = _LABEL.match(line, _PREFIX.match(line).end())  # type: ignore[union-attr]  # the prefix may be empty
     if match is None or not (in_section or match.group(2)):
@@ -223,7 +232,7 @@ def find_entries(doc: Doc) -> None:
         in_section = block.first in doc.section_lines
         entries = []
         for row in range(block.first, block.end):
-            found = _entry_label(doc.lines[row], in_section) if row != doc.section_heading else None
+            found = entry_label(doc.lines[row], in_section) if row != doc.section_heading else None
             if found:
                 entries.append((row, found.label, found.end))
         for number, (row, label, label_end) in enumerate(entries):
@@ -298,5 +307,9 @@ def find_markers(doc: Doc, maybe: list[Link]) -> None:
                 begin, finish = spans[match.start()][0], spans[match.end() - 1][1]
                 labels = _labels(body, known)
                 before = bisect_left(taken_starts, finish) - 1  # the last span starting before this one ends
-                if labels is not None and not (before >= 0 and reach[before] > begin):
+                if before >= 0 and reach[before] > begin:
+                    continue
+                if labels is not None:
                     doc.hits.append(_marker(doc, (begin, finish), labels, body=body, lines=(block.first, block.end)))
+                elif _labels(body, None) is not None:  # it looks like a marker, but names no entry a reader sees
+                    doc.unresolved.append((begin, finish, body))

@@ -6,8 +6,9 @@ links a reader sees, wherever a renderer shows them:
 
 - inline links ``[text](url)`` and reference links ``[text][label]`` (kind ``inline`` / ``reference``), images
   ``![alt](url)`` (``image``), raw HTML tags with a URL such as ``<a href>`` or ``<img src>`` (``html``);
-- autolinks ``<url>`` and bare links (``bare``): ``http(s)://``, ``ftp://``, protocol-relative ``//host/...`` and
-  GFM's ``www.`` links (cited as ``http://www...``), also with an entity-encoded scheme such as ``&#104;ttps:``;
+- autolinks ``<url>`` and bare links (``bare``): ``http(s)://``, ``ftp://``, protocol-relative ``//host/...``, the
+  document URIs a run reads (``doc://store/...``, ``file:///path``, ``mcp://...``) and GFM's ``www.`` links (cited as
+  ``http://www...``), also with an entity-encoded scheme such as ``&#104;ttps:``;
 - reference definitions ``[1]: url`` and the entries of a Sources section, and the markers ``[1]``, ``[1, 2]``,
   ``[^1]``, ``[1][2]`` pointing to them (``reference``); see :mod:`._styles` for the citation styles understood.
 
