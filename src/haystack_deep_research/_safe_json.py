@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_JSON_DEPTH", "loads", "raw_decode"]
+__all__ = ["MAX_JSON_DEPTH", "JSONTooDeepError", "loads", "raw_decode"]
 
 MAX_JSON_DEPTH = 64
 """The deepest nesting of arrays and objects accepted; nothing the library reads or asks for comes near it."""
@@ -27,6 +27,10 @@ _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _DECODER = json.JSONDecoder()
 
 
+class JSONTooDeepError(json.JSONDecodeError):
+    """A text nested deeper than :data:`MAX_JSON_DEPTH` (a ``JSONDecodeError``, so a malformed text like any other)."""
+
+
 def _check_depth(text: str, start: int = 0, *, one_value: bool = False) -> None:
     depth = 0
     for token in _TOKENS.finditer(text, start):
@@ -34,7 +38,7 @@ def _check_depth(text: str, start: int = 0, *, one_value: bool = False) -> None:
         if mark in "[{":
             depth += 1
             if depth > MAX_JSON_DEPTH:
-                raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, token.start())
+                raise JSONTooDeepError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, token.start())
         elif mark in "]}":
             depth -= 1
             if depth <= 0 and one_value:
@@ -47,7 +51,8 @@ def loads(text: str | bytes) -> Any:
 
     :param text: The text (bytes are decoded as UTF-8).
     :returns: The value.
-    :raises json.JSONDecodeError: If the text is not JSON, or is nested deeper than :data:`MAX_JSON_DEPTH`.
+    :raises json.JSONDecodeError: If the text is not JSON (:class:`JSONTooDeepError` if it is nested deeper than
+        :data:`MAX_JSON_DEPTH`).
     :raises UnicodeDecodeError: If bytes are not UTF-8.
     """
     body = text.decode("utf-8") if isinstance(text, bytes) else text
@@ -55,7 +60,7 @@ def loads(text: str | bytes) -> Any:
     try:
         return json.loads(body)
     except RecursionError:
-        raise json.JSONDecodeError("nested too deeply to parse", body, 0) from None
+        raise JSONTooDeepError("nested too deeply to parse", body, 0) from None
 
 
 def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
@@ -71,4 +76,4 @@ def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
     try:
         return _DECODER.raw_decode(text, start)
     except RecursionError:
-        raise json.JSONDecodeError("nested too deeply to parse", text, start) from None
+        raise JSONTooDeepError("nested too deeply to parse", text, start) from None
