@@ -11,6 +11,7 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
     │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
+    │   ├── RecordingError                      a recording to replay is damaged or not one this library wrote
     │   └── RunDirError                         the run directory given to resume a run cannot be used
     │       └── RunDirInUseError                another run is using that run directory
     └── ResearchRunError                        something failed while a run was under way
@@ -48,6 +49,7 @@ __all__ = [
     "InvalidQuestionError",
     "MissingCredentialsError",
     "MissingExtraError",
+    "RecordingError",
     "ReplayMissError",
     "ResearchRunError",
     "RunDirError",
@@ -99,6 +101,13 @@ class InvalidQuestionError(UsageError):
 
 class MissingCredentialsError(UsageError):
     """An API key the default clients need is not set."""
+
+
+class RecordingError(UsageError):
+    """A recording to replay (its ``exchanges.jsonl`` or ``recording.json``) is damaged or not one this library wrote.
+
+    The message names the file and the line or field; record the run again.
+    """
 
 
 class RunDirError(UsageError):

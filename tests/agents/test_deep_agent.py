@@ -119,6 +119,15 @@ def test_a_submission_that_does_not_match_the_schema_is_refused_before_the_tool_
     assert len(SUBMITTED) == 1  # the invalid one never reached the tool
 
 
+def test_a_submission_nested_too_deeply_is_refused_and_the_next_one_ends_the_loop() -> None:
+    result = build([search(), call("submit_research", result="[" * 1200), submit(0.9)]).run(messages=QUESTION)
+
+    assert result["exit_reason"] == "submit_research"
+    assert result["structured"].confidence == 0.9
+    assert "do not match the required schema ResearchResult" in _texts(result)
+    assert len(SUBMITTED) == 1  # the nested one never reached the tool
+
+
 def test_the_token_limit_ends_the_loop() -> None:
     steps = [search(f"query {n}") for n in range(30)]
 

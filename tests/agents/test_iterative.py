@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
-from haystack import Pipeline
+from haystack import Pipeline, component
+from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import (
@@ -425,3 +426,44 @@ def test_a_run_that_failed_part_way_resumes_without_searching_its_findings_again
     assert resumed["topics"] == ["solar capacity", "battery storage"]
     assert len(search.requests.wait_for(searched + 1)) == searched + 1
     assert resumed["rounds"] == 2
+
+
+@component
+class NestedAfterFirstDecision:
+    """An analysis model whose first decision is valid and whose later replies are ``[`` nested 1,200 deep."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None) -> dict[str, list[ChatMessage]]:
+        self.calls += 1
+        first = '{"nextSearchTopic": "solar capacity", "shouldContinue": true}'
+        return {"replies": [ChatMessage.from_assistant(first if self.calls == 1 else "[" * 1200)]}
+
+
+def test_a_decision_nested_too_deeply_is_retried_then_stops_the_rounds_with_the_report_written(
+    make_iterative: Callable[..., IterativeResearchAgent], web: LoopbackWebServer
+) -> None:
+    analysis = NestedAfterFirstDecision()
+
+    result = research(make_iterative(analysis_llm=analysis, depth=3))
+
+    assert analysis.calls == 3  # the first decision, then the nested reply and its one retry
+    assert result["exit_reason"] == "decision_failed"
+    assert result["topics"] == ["solar capacity"]
+    assert web.url("/solar.html") in result["report"]
+    assert any("gave no valid decision" in w for w in result["warnings"])
+
+
+def test_a_judge_reply_nested_too_deeply_leaves_the_claims_unknown(
+    make_iterative: Callable[..., IterativeResearchAgent], web: LoopbackWebServer
+) -> None:
+    judge = MockChatGenerator(response_fn=lambda messages: "[" * 1200)
+
+    result = research(make_iterative(["solar capacity", None], grounding=True, judge_llm=judge))
+
+    assert web.url("/solar.html") in result["report"]
+    assert result["grounding"]
+    assert {v["verdict"] for v in result["grounding"]} == {"unknown"}
+    assert any("was not the JSON asked for" in w for w in result["warnings"])

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from haystack import Pipeline
+from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel, Field
 
@@ -241,6 +242,17 @@ def test_structured_output_that_never_validates_keeps_the_summary(make_workflow:
     assert result["grounding_score"] == 1.0
     assert "## Key findings" in result["report"]
     assert any("did not validate after one retry" in w for w in result["warnings"])
+
+
+def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_summary_survives(
+    make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
+) -> None:
+    result = _run(make_workflow(judge_llm=MockChatGenerator(response_fn=lambda messages: "[" * 1200)))
+
+    assert "Global solar capacity grew by 450 gigawatts in 2025" in result["report"]
+    assert result["grounding"]
+    assert {v["verdict"] for v in result["grounding"]} == {"unknown"}
+    assert any("was not the JSON asked for" in w for w in result["warnings"])
 
 
 def test_an_empty_question_is_refused(make_workflow: Callable[..., Pipeline]) -> None:

@@ -113,3 +113,29 @@ def test_update_and_replay_of_a_directory_without_a_run_are_usage_errors(
     assert "holds no journal of a run" in capsys.readouterr().err
     assert cli.main(["replay", str(tmp_path)]) == 2
     assert "holds no recording made with --record" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("manifest", "field"),
+    [
+        ([], "'the whole file'"),
+        ({"question": "Solar growth?", "depth": "three", "models": {"analysis_llm": "a"}}, "'depth'"),
+        ({"question": "Solar growth?", "models": ["analysis_llm", "writer_llm"]}, "'models'"),
+        ({"question": "Solar growth?", "models": {"writer_llm": "w"}}, "'models'"),
+        ({"models": {"analysis_llm": "a", "writer_llm": "w"}}, "'question'"),
+        ("[" * 1200, "is not JSON"),
+    ],
+)
+def test_replay_of_a_damaged_recording_json_is_a_usage_error_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], manifest: Any, field: str
+) -> None:
+    (tmp_path / "exchanges.jsonl").write_text("", encoding="utf-8")
+    text = manifest if isinstance(manifest, str) else json.dumps(manifest)
+    (tmp_path / "recording.json").write_text(text, encoding="utf-8")
+
+    assert cli.main(["replay", str(tmp_path)]) == 2
+
+    err = capsys.readouterr().err
+    assert "recording.json" in err
+    assert field in err
+    assert "Traceback" not in err

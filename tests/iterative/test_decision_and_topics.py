@@ -88,3 +88,14 @@ def test_a_round_may_not_repeat_itself() -> None:
 
     assert new == ["battery storage", "grid prices"]
     assert refused == ["Battery-storage", "solar"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["[" * 1200, "{" * 1200, 'My decision: {"nextSearchTopic": ' + "[" * 1200, "```json\n" + '{"a":' * 1200 + "\n```"],
+)
+def test_json_nested_too_deeply_is_a_malformed_reply_not_a_crash(reply: str) -> None:
+    decision, errors = parse_decision(reply)
+
+    assert decision is None
+    assert "holds no JSON object" in str(errors)

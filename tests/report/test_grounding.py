@@ -318,3 +318,17 @@ def test_a_grounded_agent_round_trips_and_the_restored_agent_grounds(
 def test_bad_grounding_options_raise_a_configuration_error(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=re.escape(message)):
         create_deep_research_agent(**options)
+
+
+def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_report_survives(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    agent = make_agent(grounding=True, judge_llm=MockChatGenerator(response_fn=lambda messages: "[" * 1200))
+
+    result = _run(agent)
+
+    assert web.url("/solar.html") in result["report"]
+    assert result["grounding"]
+    assert {v["verdict"] for v in result["grounding"]} == {"unknown"}
+    assert result["exit_reason"] == "text"
+    assert any("was not the JSON asked for" in w for w in result["warnings"])

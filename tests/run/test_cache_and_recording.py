@@ -9,7 +9,7 @@ import pytest
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import ConfigurationError, ReadUrlTool, ResearchCache
-from haystack_deep_research.errors import ReplayMissError
+from haystack_deep_research.errors import RecordingError, ReplayMissError
 from haystack_deep_research.run import (
     Recording,
     RecordingChatGenerator,
@@ -106,6 +106,54 @@ def test_a_recording_records_cache_hits_too_and_replays_them(tmp_path: Path) -> 
     ]
     with pytest.raises(ConfigurationError, match="holds no recording"):
         Recording(directory=tmp_path / "nothing", mode="replay")
+
+
+def _recorded(directory: Path) -> Path:
+    recording = Recording(directory=directory, mode="record")
+    recording.put("search", "q", {"hits": []})
+    recording.put("page", "https://e.org/", {"text": "read"})
+    return recording.path
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("[" * 1200, "nested deeper than"),
+        ('{"type": "page", "key": "https://e.org/x", "value": ' + "[" * 1200 + "]" * 1200 + "}", "nested deeper than"),
+        ('{"type": "page", "key": "https://e.org/x", "value": "text"}', "'value'"),
+        ('["page", "https://e.org/x"]', "'record'"),
+        ("not json", "not a JSON record"),
+    ],
+)
+def test_a_damaged_line_refuses_the_recording_naming_the_file_and_line(tmp_path: Path, line: str, why: str) -> None:
+    path = _recorded(tmp_path)
+    first, second = path.read_text(encoding="utf-8").splitlines()
+    path.write_text(f"{first}\n{line}\n{second}\n", encoding="utf-8")
+
+    with pytest.raises(RecordingError, match="line 2 is not a recorded exchange") as raised:
+        Recording(directory=tmp_path, mode="replay")
+
+    assert str(path) in str(raised.value)
+    assert why in str(raised.value)
+
+
+def test_a_line_that_is_not_utf8_refuses_the_recording(tmp_path: Path) -> None:
+    path = _recorded(tmp_path)
+    path.write_bytes(path.read_bytes() + b'{"type": "page", "key": "caf\xe9", "value": {}}\n')
+
+    with pytest.raises(RecordingError, match="line 3 is not a recorded exchange"):
+        Recording(directory=tmp_path, mode="replay")
+
+
+def test_a_torn_last_exchange_is_dropped_and_the_rest_replays(tmp_path: Path) -> None:
+    path = _recorded(tmp_path)
+    path.write_bytes(path.read_bytes() + b'{"type": "search", "key": "q2", "val')
+
+    replay = Recording(directory=tmp_path, mode="replay")
+
+    assert replay.get("page", "https://e.org/") == {"text": "read"}
+    with pytest.raises(ReplayMissError):
+        replay.get("search", "q2")
 
 
 def test_recording_generators_round_trip(tmp_path: Path) -> None:

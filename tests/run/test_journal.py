@@ -252,6 +252,46 @@ def test_a_torn_last_journal_line_is_dropped_and_the_run_resumes(
     assert all(line.endswith("}") for line in (run_dir / JOURNAL_FILE).read_text(encoding="utf-8").splitlines())
 
 
+def test_a_journal_line_nested_too_deeply_is_skipped_with_a_warning_and_the_run_resumes(
+    make_agent: Callable[..., Agent], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    run_dir = tmp_path / "run"
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    with open(run_dir / JOURNAL_FILE, "a", encoding="utf-8") as journal:
+        journal.write('{"type": "note", "subtopic": "x", "note": ' + "[" * 1200 + "]" * 1200 + "}\n")
+    calls = _Calls()
+
+    result = make_agent(**calls.models()).run(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+    )
+
+    assert calls.by_role["researcher"] == 0  # both notes were restored from the journal
+    assert len(result["notes"]) == 2
+    assert result["report"].startswith("# ")
+    assert "nested deeper than 64 levels" in caplog.text
+
+
+def test_a_journal_record_with_malformed_sources_is_skipped_and_its_subtopic_researched_again(
+    make_agent: Callable[..., Agent], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    run_dir = tmp_path / "run"
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    records = _records(run_dir)
+    first_note = next(n for n, record in enumerate(records) if record["type"] == "note")
+    records[first_note]["sources"] = 5
+    (run_dir / JOURNAL_FILE).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    calls = _Calls()
+
+    result = make_agent(**calls.models()).run(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+    )
+
+    assert calls.by_role["researcher"] > 0  # the skipped note's sub-topic was researched again
+    assert len(result["notes"]) == 2
+    assert result["report"].startswith("# ")
+    assert "holds sources that are not a list of entries" in caplog.text
+
+
 def _bad_run_dirs(tmp_path: Path) -> list[tuple[object, str]]:
     a_file = tmp_path / "a-file"
     a_file.write_text("not a directory", encoding="utf-8")

@@ -105,6 +105,34 @@ def test_a_row_cut_short_by_a_crash_is_researched_again(tmp_path: Path) -> None:
     assert sorted(json.loads(line)["id"] for line in results.read_text().splitlines()) == ITEMS[:3]
 
 
+@pytest.mark.parametrize("damage", [b'"caf\xe9', b"[" * 1200])
+def test_a_damaged_row_is_skipped_with_a_warning_and_its_item_researched_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: bytes
+) -> None:
+    results = tmp_path / "rows.jsonl"
+    _runner(Recorder().factory, results, provider=ITEMS[:3]).run()
+    lines = results.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"About', damage)  # the second row finished is damaged
+    damaged_id = json.loads(results.read_text().splitlines()[1])["id"]
+    results.write_bytes(b"\n".join(lines))
+
+    again = Recorder()
+    result = _runner(again.factory, results, provider=ITEMS[:3]).run()
+
+    assert again.asked == [damaged_id]
+    assert sorted(row.id for row in result.rows) == ITEMS[:3]
+    assert "line 2 is damaged" in caplog.text
+
+
+def test_a_row_whose_text_holds_a_lone_surrogate_is_written_as_utf8(tmp_path: Path) -> None:
+    results = tmp_path / "rows.jsonl"
+
+    result = _runner(lambda: lambda prompt: {"summary": "caf\udce9"}, results, provider=["item"]).run()
+
+    assert [row.id for row in result.rows] == ["item"]
+    assert json.loads(results.read_text(encoding="utf-8"))["data"] == {"summary": "caf\ufffd"}
+
+
 def test_failed_attempts_are_retried_and_an_item_that_always_fails_is_recorded(tmp_path: Path) -> None:
     events: list[Event] = []
     recorder = Recorder(fail={"item-01": 1, "item-02": 5})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -108,3 +109,28 @@ def test_a_run_over_a_folder_cites_its_files(folder: Path, tmp_path: Path) -> No
     assert f"]({storage})" in result["report"]
     assert {entry["url"] for entry in result["sources"]} == {tides, storage}
     assert result["exit_reason"] == "text"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a file name that is not UTF-8 is a POSIX case")
+def test_a_file_name_that_is_not_utf8_becomes_a_clean_title_and_the_ledger_serializes(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.txt"), "w", encoding="utf-8") as file:
+        file.write("Spring tides reached 4.2 metres at the northern gauge.\n")
+    agent = create_deep_research_agent(
+        scope_llm=ScriptedChatGenerator(role="scope"),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["spring tides"]),
+        researcher_llm=ScriptedChatGenerator(role="researcher"),
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        writer_llm=ScriptedChatGenerator(role="writer"),
+        datastores={"notes": index_folder(root, cache_dir=tmp_path / "cache", top_k=1)},
+        web=False,
+    )
+
+    result = agent.run(messages=[ChatMessage.from_user("Spring tides?")])
+
+    [entry] = result["sources"]
+    assert entry["title"] == "caf\ufffd.txt"
+    assert entry["url"] == (root / os.fsdecode(b"caf\xe9.txt")).as_uri()  # the real file, its byte as %E9
+    assert "%E9" in entry["url"]
+    json.dumps(result["sources"], ensure_ascii=False).encode("utf-8")  # what --sources writes

@@ -22,6 +22,7 @@ from typing import Any
 from haystack_deep_research.agents import role_models
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
+from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.sources import default_search_name
 
 __all__ = ["MANIFEST_FILE", "iterative_options", "replay_options", "write_manifest"]
@@ -97,27 +98,22 @@ def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
     :param directory: A recording made with ``--record``.
     :returns: The recorded question, and the arguments of ``create_iterative_research_agent`` that replay it.
     :raises ConfigurationError: If the directory holds no recording made by the command.
+    :raises RecordingError: If its ``recording.json`` or its exchanges are damaged (the message names file and field).
     """
     path = directory / MANIFEST_FILE
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+    if not path.is_file():
         raise ConfigurationError(
-            f"{str(directory)!r} holds no recording made with --record ({MANIFEST_FILE}: {error})."
-        ) from error
+            f"{str(directory)!r} holds no recording made with --record ({MANIFEST_FILE} is missing)."
+        )
+    manifest = read_manifest(path)
     recording = Recording(directory=directory, mode="replay")
-    models = {
-        role: ReplayChatGenerator(recording=recording, model=str(name))
-        for role, name in dict(manifest.get("models") or {}).items()
-    }
-    if "analysis_llm" not in models or "writer_llm" not in models:
-        raise ConfigurationError(f"{path} names no analysis and writer models; record the run again.")
+    models = {role: ReplayChatGenerator(recording=recording, model=name) for role, name in manifest.models.items()}
     options = {
         **models,
-        "depth": int(manifest.get("depth") or 3),
-        "grounding": bool(manifest.get("grounding")),
-        "search": str(manifest.get("search") or "auto"),
-        "web": bool(manifest.get("web", True)),
+        "depth": manifest.depth,
+        "grounding": manifest.grounding,
+        "search": manifest.search,
+        "web": manifest.web,
         "replay_from": directory,
     }
-    return str(manifest["question"]), options
+    return manifest.question, options

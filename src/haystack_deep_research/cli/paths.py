@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from haystack_deep_research.errors import UsageError
+from haystack_deep_research.evidence import clean_text
 
 __all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "write_text"]
 
@@ -89,7 +90,7 @@ def write_text(path: Path, text: str) -> None:
     """
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        temporary.write_text(text, encoding="utf-8")
+        temporary.write_text(clean_text(text), encoding="utf-8")  # a lone surrogate can never abort the write
         temporary.replace(path)
     except BaseException:
         temporary.unlink(missing_ok=True)

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from haystack_deep_research import _safe_json
+
 __all__ = ["SearchDecision", "extract_json_object", "parse_decision"]
 
 _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
@@ -58,19 +60,18 @@ def extract_json_object(text: str) -> Any:
     :param text: The reply.
     :returns: The whole reply parsed as JSON; else the content of the first fenced block that parses; else the first
         JSON object embedded in the text (prose before or after it is ignored).
-    :raises ValueError: If the reply holds no JSON object.
+    :raises ValueError: If the reply holds no JSON object (JSON nested too deeply is none).
     """
     body = text.strip()
     candidates = [body, *(match.group(1).strip() for match in _FENCED.finditer(body))]
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return _safe_json.loads(candidate)
         except ValueError:
             continue
-    decoder = json.JSONDecoder()
     for start in (index for index, character in enumerate(body) if character == "{"):
         try:
-            value, _ = decoder.raw_decode(body, start)
+            value, _ = _safe_json.raw_decode(body, start)
         except ValueError:
             continue
         if isinstance(value, dict):

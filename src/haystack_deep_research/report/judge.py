@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol
 
 from haystack.components.generators.chat.types import ChatGenerator
 
+from haystack_deep_research import _safe_json
 from haystack_deep_research.evidence import extract_citations, normalize_url, sentence_reader
 from haystack_deep_research.prompts import JUDGE, fence, render_chat
 from haystack_deep_research.run import Phase, add_usage, ask
@@ -215,11 +216,11 @@ def parse_verdicts(text: str, count: int) -> dict[int, tuple[Verdict, str]] | No
     fenced = _FENCED.match(body)
     body = fenced.group(1) if fenced else body
     try:
-        data = json.loads(body)
+        data = _safe_json.loads(body)
     except json.JSONDecodeError:
         start, end = body.find("{"), body.rfind("}")
         try:
-            data = json.loads(body[start : end + 1]) if 0 <= start < end else None
+            data = _safe_json.loads(body[start : end + 1]) if 0 <= start < end else None
         except json.JSONDecodeError:
             data = None
     items = data.get("verdicts") if isinstance(data, dict) else data

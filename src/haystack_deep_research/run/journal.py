@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from haystack import logging
+
 from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.run.run_dir import JournalFile, atomic_write_text, check_run_dir, shown, unusable
@@ -35,6 +37,8 @@ LEDGER_FILE = "ledger.json"
 REPORT_FILE = "report.md"
 LOCK_FILE = "run.lock"
 JOURNAL_VERSION = 2
+
+logger = logging.getLogger(__name__)
 
 
 def subtopic_key(subtopic: str) -> str:
@@ -150,7 +154,17 @@ class RunJournal:
                 f"run_dir {str(self.directory)!r} holds a run of another question ({started!r}); pass the same "
                 "question to resume it, or a new run_dir to start a new run."
             )
-        for record in records:
+        for number, record in enumerate(records, 1):
+            sources = record.get("sources") or []
+            if not isinstance(sources, list) or not all(isinstance(entry, dict) for entry in sources):
+                logger.warning(
+                    "{path} record {number} ({kind}) holds sources that are not a list of entries; it was skipped, "
+                    "so what it recorded is researched again.",
+                    path=str(path),
+                    number=number,
+                    kind=str(record.get("type")),
+                )
+                continue
             if record.get("type") == "brief" and isinstance(record.get("brief"), str):
                 self._brief = record["brief"]
             elif record.get("type") == "note" and isinstance(record.get("note"), str):
@@ -161,8 +175,8 @@ class RunJournal:
                     summary=str(record.get("summary") or ""),
                     partial=bool(record.get("partial")),
                 )
-            for entry in record.get("sources") or []:
-                self._journaled[str(entry.get("id") if isinstance(entry, dict) else entry)] = entry
+            for entry in sources:
+                self._journaled[str(entry.get("id"))] = entry
         try:
             EvidenceLedger.from_list(self._journaled.values())
         except ConfigurationError as error:

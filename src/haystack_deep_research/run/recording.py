@@ -41,6 +41,7 @@ from haystack_deep_research.errors import ConfigurationError, ReplayMissError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run.cache import CACHE_KINDS, CacheStore, cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.run.phases import model_name
+from haystack_deep_research.run.recording_files import Exchanges, read_exchanges
 
 __all__ = ["EXCHANGES_FILE", "Recording", "RecordingChatGenerator", "ReplayChatGenerator", "prompt_key"]
 
@@ -84,6 +85,7 @@ class Recording:
     :param cache: Recording: the cache whose look-ups it passes on and records (``None``: every look-up misses, so
         the tools search and fetch). Not used when replaying.
     :raises ConfigurationError: If a parameter is invalid, or a directory to replay holds no recording.
+    :raises RecordingError: If the recording to replay is damaged (see :func:`.recording_files.read_exchanges`).
     """
 
     def __init__(
@@ -101,12 +103,14 @@ class Recording:
         self.mode = mode
         self.cache = check_cache(cache)
         self._lock = threading.Lock()
-        self._loaded: dict[tuple[str, str], list[dict[str, Any]]] | None = None
+        self._loaded: Exchanges | None = None
         self._served: dict[tuple[str, str], int] = {}
         if mode == "replay" and not (self.directory / EXCHANGES_FILE).is_file():
             raise ConfigurationError(
                 f"{str(self.directory)!r} holds no recording ({EXCHANGES_FILE} is missing); record a run there first."
             )
+        if mode == "replay":
+            self._exchanges()  # a damaged recording is refused now, not at its first look-up
 
     def __repr__(self) -> str:
         return f"Recording(directory={str(self.directory)!r}, mode={self.mode!r})"
@@ -138,18 +142,10 @@ class Recording:
             finally:
                 os.close(handle)
 
-    def _exchanges(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    def _exchanges(self) -> Exchanges:
         with self._lock:
             if self._loaded is None:
-                loaded: dict[tuple[str, str], list[dict[str, Any]]] = {}
-                for line in self.path.read_text(encoding="utf-8").splitlines():
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        continue  # a torn last line of a recording that was cut off
-                    if isinstance(record, dict) and isinstance(record.get("value"), dict):
-                        loaded.setdefault((str(record.get("type")), str(record.get("key"))), []).append(record["value"])
-                self._loaded = loaded
+                self._loaded = read_exchanges(self.path)
             return self._loaded
 
     def replayed(self, kind: str, key: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from typing import Any
 
 from haystack import logging
 
+from haystack_deep_research import _safe_json
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.evidence import clean_text
 
@@ -160,7 +161,16 @@ class JournalFile:
 
     def _parse(self, number: int, line: bytes) -> list[dict[str, Any]]:
         try:
-            record = json.loads(line)
+            record = _safe_json.loads(line)
+        except _safe_json.JSONTooDeepError:
+            logger.warning(
+                "{path} line {number} is nested deeper than {depth} levels, which no journal record is; it was "
+                "skipped.",
+                path=str(self.path),
+                number=number,
+                depth=_safe_json.MAX_JSON_DEPTH,
+            )
+            return []
         except ValueError as error:
             if not line.startswith(_RECORD_START):
                 raise RunDirError(
@@ -176,7 +186,7 @@ class JournalFile:
         start = line.find(_RECORD_START, 1)
         while start != -1:
             with contextlib.suppress(ValueError):
-                record = json.loads(line[start:])
+                record = _safe_json.loads(line[start:])
                 if isinstance(record, dict):
                     logger.warning(
                         "{path} line {number} starts with a half-written record; it was dropped and the record "

@@ -18,14 +18,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from haystack import logging
+
+from haystack_deep_research import _safe_json
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.scans.items import ItemRef, KnowledgeRow
 
 __all__ = ["ResultsFile", "write_csv"]
 
+logger = logging.getLogger(__name__)
+
 
 def _append(path: Path, record: dict[str, Any]) -> None:
-    line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+    line = clean_text(json.dumps(record, ensure_ascii=False, allow_nan=False)) + "\n"  # always encodable as UTF-8
     with path.open("a", encoding="utf-8") as file:
         file.write(line)
         file.flush()
@@ -33,7 +39,10 @@ def _append(path: Path, record: dict[str, Any]) -> None:
 
 
 def _whole_lines(path: Path) -> list[str]:
-    """The file's complete lines; a last line cut short by a crash is cut off the file."""
+    """
+    The file's complete lines; a last line cut short by a crash is cut off the file. A line that is not UTF-8 or is
+    nested deeper than any record (a damaged line) is skipped with a warning, so its item is researched again.
+    """
     if not path.exists():
         return []
     raw = path.read_bytes()
@@ -41,7 +50,24 @@ def _whole_lines(path: Path) -> list[str]:
     if end < len(raw):
         with path.open("r+b") as file:
             file.truncate(end)
-    return raw[:end].decode("utf-8").splitlines()
+    lines = []
+    for number, line in enumerate(raw[:end].split(b"\n")[:-1], 1):
+        try:
+            text = line.decode("utf-8")
+            if text.strip():
+                _safe_json.loads(text)
+        except (UnicodeDecodeError, _safe_json.JSONTooDeepError) as error:
+            logger.warning(
+                "{path} line {number} is damaged ({error}); it was skipped, so its item is researched again.",
+                path=str(path),
+                number=number,
+                error=str(error),
+            )
+            continue
+        except ValueError:
+            pass  # not JSON: the reader says so
+        lines.append(text)
+    return lines
 
 
 class ResultsFile:
@@ -68,7 +94,7 @@ class ResultsFile:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = _safe_json.loads(line)
                 found.append((ItemRef.from_dict(record["item"]), KnowledgeRow.from_dict(record)))
             except (ValueError, KeyError, TypeError) as error:
                 raise ConfigurationError(
@@ -99,7 +125,17 @@ class ResultsFile:
 
     def failures(self) -> list[dict[str, Any]]:
         """:returns: Every failure recorded so far (``item``, ``error``, ``attempts``), oldest first."""
-        return [json.loads(line) for line in _whole_lines(self.failures_path) if line.strip()]
+        found = []
+        for line in _whole_lines(self.failures_path):
+            if line.strip():
+                try:
+                    found.append(_safe_json.loads(line))
+                except ValueError:
+                    logger.warning(
+                        "{path} holds a line that is not a failure record; it was skipped.",
+                        path=str(self.failures_path),
+                    )
+        return found
 
 
 def _cell(value: Any) -> Any:

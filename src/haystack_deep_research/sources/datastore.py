@@ -19,6 +19,7 @@ else ``doc://<store>/<file_path or document id>``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from haystack import Document
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.prompts import DATASTORE_ROUTING, DATASTORE_TOOL_PREFIX, render_text
 from haystack_deep_research.sources.plugins import accepts_input, is_component
 
@@ -151,23 +153,24 @@ def citation_target(store: str, document: Document) -> str:
     if isinstance(path, str | PurePath) and str(path).strip():
         if Path(path).is_absolute():
             return Path(path).as_uri()
-        return f"doc://{store}/{quote(PurePath(path).as_posix())}"
+        return f"doc://{store}/{quote(os.fsencode(PurePath(path).as_posix()))}"  # undecodable bytes as %XX
     return f"doc://{store}/{quote(str(document.id), safe='')}"
 
 
 def title_of(document: Document) -> str:
     """
     :param document: A retrieved document.
-    :returns: Its ``meta["title"]``, else the name of its file, else its id.
+    :returns: Its ``meta["title"]``, else the name of its file, else its id; always encodable as UTF-8 (a file name
+        that is not UTF-8 gets U+FFFD for its undecodable bytes).
     """
     meta = document.meta or {}
     title = meta.get("title")
     if isinstance(title, str) and title.strip():
-        return " ".join(title.split())
+        return clean_text(" ".join(title.split()))
     path = meta.get("file_path")
     if isinstance(path, str | PurePath) and str(path).strip():
-        return PurePath(path).name
-    return str(document.id)
+        return os.fsencode(PurePath(path).name).decode("utf-8", "replace")
+    return clean_text(str(document.id))
 
 
 def routing_prompt(datastores: Any, *, web: bool = True) -> str:

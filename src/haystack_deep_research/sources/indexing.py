@@ -167,7 +167,8 @@ def build_index(
             skipped += 1
             continue
         for document in documents:
-            document.meta.setdefault("title", path.name)
+            # A name that is not UTF-8 (Python decodes its bytes to lone surrogates) becomes a title with U+FFFD.
+            document.meta.setdefault("title", os.fsencode(path.name).decode("utf-8", "replace"))
         store.write_documents(splitter.run(documents=documents)["documents"], policy=DuplicatePolicy.OVERWRITE)
     if progress is not None:
         progress(len(files), len(files), "")

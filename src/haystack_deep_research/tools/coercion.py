@@ -16,11 +16,12 @@ converts only for a model class, while a Haystack tool carries a plain JSON sche
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from haystack_deep_research import _safe_json
 
 __all__ = ["coerce_arguments"]
 
@@ -74,7 +75,7 @@ def _scalar(value: str, kinds: list[str]) -> Any:
             return value.strip().lower() == "true"
         elif kind in ("object", "array"):
             try:
-                decoded = json.loads(value)
+                decoded = _safe_json.loads(value)
             except ValueError:
                 continue
             if isinstance(decoded, dict if kind == "object" else list):

@@ -1,0 +1,79 @@
+"""
+Parsing JSON the library did not write itself: model replies, journal lines, recordings, scan rows.
+
+Python's :mod:`json` parses nesting by recursion, so a text of about a thousand ``[`` raises ``RecursionError``
+(not a ``ValueError``), which every ``except ValueError`` lets through and which ends the run. :func:`loads` and
+:func:`raw_decode` first bound the nesting depth (:data:`MAX_JSON_DEPTH`) with a linear scan that skips the insides
+of strings, then parse with :mod:`json`; a text nested deeper, or one the parser still cannot finish, raises
+:class:`json.JSONDecodeError` like any other malformed text, so callers treat it as one: retry, skip, or refuse.
+
+The standard parser stays (rather than ``pydantic_core.from_json``, which bounds nesting itself) because callers
+need its ``raw_decode`` to find a JSON object embedded in prose, and its error positions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["MAX_JSON_DEPTH", "JSONTooDeepError", "loads", "raw_decode"]
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects accepted; nothing the library reads or asks for comes near it."""
+
+# A whole JSON string (escapes included), or one bracket: the scan steps over strings without looking inside them.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_DECODER = json.JSONDecoder()
+
+
+class JSONTooDeepError(json.JSONDecodeError):
+    """A text nested deeper than :data:`MAX_JSON_DEPTH` (a ``JSONDecodeError``, so a malformed text like any other)."""
+
+
+def _check_depth(text: str, start: int = 0, *, one_value: bool = False) -> None:
+    depth = 0
+    for token in _TOKENS.finditer(text, start):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise JSONTooDeepError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, token.start())
+        elif mark in "]}":
+            depth -= 1
+            if depth <= 0 and one_value:
+                return  # the value that starts at ``start`` has ended: what follows is not part of it
+
+
+def loads(text: str | bytes) -> Any:
+    """
+    Parse a JSON text whose nesting is bounded.
+
+    :param text: The text (bytes are decoded as UTF-8).
+    :returns: The value.
+    :raises json.JSONDecodeError: If the text is not JSON (:class:`JSONTooDeepError` if it is nested deeper than
+        :data:`MAX_JSON_DEPTH`).
+    :raises UnicodeDecodeError: If bytes are not UTF-8.
+    """
+    body = text.decode("utf-8") if isinstance(text, bytes) else text
+    _check_depth(body)
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise JSONTooDeepError("nested too deeply to parse", body, 0) from None
+
+
+def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
+    """
+    Parse the JSON value that starts at ``start``, ignoring what follows it.
+
+    :param text: The text.
+    :param start: Where the value starts.
+    :returns: ``(value, end)``: the value and the index just after it.
+    :raises json.JSONDecodeError: If no JSON value starts there, or it is nested deeper than :data:`MAX_JSON_DEPTH`.
+    """
+    _check_depth(text, start, one_value=True)
+    try:
+        return _DECODER.raw_decode(text, start)
+    except RecursionError:
+        raise JSONTooDeepError("nested too deeply to parse", text, start) from None
