@@ -34,6 +34,7 @@ from haystack_deep_research.errors import (
     ResearchRunError,
     RunDirError,
     RunDirInUseError,
+    SearchShapeError,
     StructuredOutputError,
     UsageError,
 )
@@ -132,6 +133,7 @@ __all__ = [
     "RunToolset",
     "ScanRunner",
     "ScopeHook",
+    "SearchShapeError",
     "SourceEntry",
     "StructuredOutputError",
     "StructuredOutputStage",

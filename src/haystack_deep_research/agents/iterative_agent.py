@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from haystack import Pipeline, component
+from haystack.core.errors import PipelineRuntimeError
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.core.super_component import SuperComponent
 from haystack.core.super_component.utils import _delegate_default
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.errors import RunDirError
+from haystack_deep_research.errors import DeepResearchError, RunDirError
 from haystack_deep_research.run import JOURNAL_FILE, RunGuard, check_hook_context, check_messages
 from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
 from haystack_deep_research.state import RUN_DIR_KEY, RUN_GUARD_KEY
@@ -65,6 +66,12 @@ def journaled_question(run_dir: str | os.PathLike[str]) -> str:
     return question
 
 
+def _unwrapped(error: PipelineRuntimeError) -> Exception:
+    """The library's typed error a step raised, as it was raised (typed errors reach the caller unwrapped)."""
+    cause = error.__cause__
+    return cause if isinstance(cause, DeepResearchError) else error
+
+
 @component
 class IterativeResearchAgent(SuperComponent):
     """
@@ -103,6 +110,8 @@ class IterativeResearchAgent(SuperComponent):
         guard, inputs = _guarded(kwargs)
         try:
             return SuperComponent.run(self, **inputs)
+        except PipelineRuntimeError as error:
+            raise _unwrapped(error) from error.__cause__
         finally:
             guard.close()
 
@@ -116,6 +125,8 @@ class IterativeResearchAgent(SuperComponent):
         guard, inputs = _guarded(kwargs)
         try:
             return await SuperComponent.run_async(self, **inputs)
+        except PipelineRuntimeError as error:
+            raise _unwrapped(error) from error.__cause__
         finally:
             guard.close()
 

@@ -23,7 +23,7 @@ from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research.errors import DeepResearchError
+from haystack_deep_research.errors import DeepResearchError, SearchShapeError
 from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research.run import Phase, RunView, UsesModels, drive, drive_async
 from haystack_deep_research.tools.coercion import coerce_arguments
@@ -118,6 +118,8 @@ class ResearchTool(UsesModels, Tool):
         """
         try:
             return self._invoke(**kwargs)
+        except SearchShapeError:
+            raise  # the caller's own tool answers what no run can read: stopping is the only fix
         except Exception as error:
             raise self._tool_error(error) from error
 
@@ -131,6 +133,8 @@ class ResearchTool(UsesModels, Tool):
         """
         try:
             return await self._invoke_async(**kwargs)
+        except SearchShapeError:
+            raise  # the caller's own tool answers what no run can read: stopping is the only fix
         except Exception as error:
             raise self._tool_error(error) from error
 
