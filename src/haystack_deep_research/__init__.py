@@ -35,6 +35,7 @@ from haystack_deep_research.errors import (
     ResearchRunError,
     RunDirError,
     RunDirInUseError,
+    SearchShapeError,
     StructuredOutputError,
     UsageError,
 )
@@ -134,6 +135,7 @@ __all__ = [
     "RunToolset",
     "ScanRunner",
     "ScopeHook",
+    "SearchShapeError",
     "SourceEntry",
     "StructuredOutputError",
     "StructuredOutputStage",

@@ -7,7 +7,8 @@ failure during a run that the caller can retry, configure around or report::
     DeepResearchError
     ├── UsageError (also a ValueError)          the caller can fix it by changing the call
     │   ├── ConfigurationError                  a bad parameter to a factory, tool or policy
-    │   │   └── MissingExtraError               an optional integration's package is not installed
+    │   │   ├── MissingExtraError               an optional integration's package is not installed
+    │   │   └── SearchShapeError                a search tool or component answers a shape the library cannot read
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
     │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
@@ -56,6 +57,7 @@ __all__ = [
     "RunDirInUseError",
     "ScratchSpaceError",
     "SearchError",
+    "SearchShapeError",
     "StructuredOutputError",
     "ToolArgumentsError",
     "URLRefusedError",
@@ -93,6 +95,30 @@ class MissingExtraError(ConfigurationError):
         self.feature = feature
         self.extra = extra
         self.module = module
+
+
+SEARCH_SHAPES = (
+    "text with one URL per result (title, `URL: ...` and snippet per result as Haystack's TavilyWebSearchTool "
+    "renders them, `Source: ...` lines, markdown `[title](url)` lists, numbered lists of bare URLs), a list of "
+    "dictionaries (url / link / href, title / name, content / snippet / body), a list of Haystack Documents (URL in "
+    "meta['url'] or meta['link']), or a web-search component's output {'documents': [...], 'links': [...]}"
+)
+"""The answers a search tool or component may give, as :class:`SearchShapeError` names them."""
+
+
+class SearchShapeError(ConfigurationError):
+    """
+    A search tool or component answers (or is declared to answer) a shape the library cannot read into results.
+
+    :param got: What it answered, for example "int" or "a list holding object".
+    """
+
+    def __init__(self, got: str) -> None:
+        super().__init__(
+            f"the search answered {got}, which the library cannot read into results. A search tool or component "
+            f"must answer {SEARCH_SHAPES}; change it to return one of these."
+        )
+        self.got = got
 
 
 class InvalidQuestionError(UsageError):

@@ -335,7 +335,11 @@ def test_a_recorded_run_replays_identically_with_no_network_and_no_model(
     replaying = build(replay_from=tmp_path / "tape")
     failing = ScriptedChatGenerator(role="writer", fail=True)  # replaying calls no model: even a failing one is fine
     replaying_failing = create_iterative_research_agent(
-        analysis_llm=failing, writer_llm=failing, search=make_search_tool(max_results=2), replay_from=tmp_path / "tape"
+        analysis_llm=failing,
+        writer_llm=failing,
+        search=make_search_tool(max_results=2),
+        url_policy=LOOPBACK,  # recorded pages pass the replaying run's URL policy, like cached ones
+        replay_from=tmp_path / "tape",
     )
     search.stop()
     web.stop()

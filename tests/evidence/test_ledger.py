@@ -274,3 +274,14 @@ def test_a_page_already_read_stays_a_page_when_a_store_returns_it() -> None:
 def test_a_ledger_written_before_documents_existed_still_loads() -> None:
     old = [{"id": "S1", "url": "https://a.example", "kind": "page", "fetched_at": "2025-01-01T00:00:00+00:00"}]
     assert EvidenceLedger.from_list(old).read_urls() == {"https://a.example"}
+
+
+def test_a_note_names_a_document_only_by_its_whole_uri() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_document(url="file:///notes/tides.md", title="Tides", text="600 MW", store="notes")
+    ledger.record_search_result(url="https://unread.example/a", title="Unread", snippet="")
+
+    assert ledger.read_sources_in("Source: file:///notes/tides.md.\nSee https://unread.example/a") == [
+        "file:///notes/tides.md"
+    ]
+    assert ledger.read_sources_in("Source: file:///notes/tides.md.bak and file:///notes/tides") == []

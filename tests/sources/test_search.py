@@ -10,7 +10,7 @@ from haystack.core.serialization_security import allow_deserialization_module
 from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import ConfigurationError, ResearchRun
+from haystack_deep_research import ConfigurationError, ResearchRun, SearchShapeError
 from haystack_deep_research.sources import (
     ComponentSearch,
     DdgsSearch,
@@ -74,8 +74,8 @@ def test_results_without_a_web_url_and_duplicates_are_dropped() -> None:
     assert [hit.url for hit in normalize_hits(raw, limit=5)] == ["https://a.example"]
 
 
-def test_an_answer_of_another_shape_is_a_search_error() -> None:
-    with pytest.raises(ToolInvocationError, match="without 'results', 'documents' or 'links'"):
+def test_an_answer_of_another_shape_is_refused_naming_the_accepted_shapes() -> None:
+    with pytest.raises(SearchShapeError, match=r"without 'results', 'documents' or 'links'.*TavilyWebSearchTool"):
         SearchTool(backend=FakeBackend({"answer": 42})).invoke(query="q")
 
 

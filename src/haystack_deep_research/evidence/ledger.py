@@ -15,12 +15,15 @@ holding the text the summariser saw. A document retrieved from a datastore is re
 :meth:`EvidenceLedger.record_document` as a ``"document"`` entry: its content is the text that was read, so it
 counts as read at once, keyed by its citation target (an ``http(s)`` URL, a ``file://`` URI or a
 ``doc://<store>/<id>`` URI). :meth:`EvidenceLedger.read_urls` lists only the pages and documents that were really
-read, which is the set a report's citations should be verified against.
+read, which is the set a report's citations should be verified against, and :meth:`EvidenceLedger.read_sources_in`
+the read sources a note names: those it cites, and the documents whose URI it states as a tool rendered it
+(``Source: file:///...``), so that a finding made of retrieved documents offers them to the writer.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -28,6 +31,7 @@ from typing import Any
 
 from haystack_deep_research._clock import now_iso
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.entry import (
     READ_KINDS,
     SourceEntry,
@@ -208,6 +212,21 @@ class EvidenceLedger:
         """:returns: The URLs of the pages and documents whose text was read: the set to verify citations against."""
         return {entry.url for entry in self.entries() if entry.kind in READ_KINDS}
 
+    def read_sources_in(self, text: str) -> list[str]:
+        """
+        The read sources a text names: the URLs it cites whose pages or documents were read, then the documents whose
+        URI it states as written (a ``file://`` or ``doc://`` URI is no link a Markdown reader sees), in order.
+
+        :param text: A note or finding.
+        :returns: The sources' URLs (as the text cites them; documents as recorded), without repeats.
+        """
+        read = {normalize_url(url) for url in self.read_urls()}
+        named = {url: None for url in (c.url for c in extract_citations(text)) if normalize_url(url) in read}
+        keys = {normalize_url(url) for url in named}
+        documents = [e.url for e in self.entries() if e.kind == "document" and normalize_url(e.url) not in keys]
+        stated = sorted((text.find(url), url) for url in documents if _states(text, url))
+        return [*named, *(url for _, url in stated)]
+
     def to_list(self) -> list[dict[str, str]]:
         """:returns: Every entry as a JSON-ready dictionary, in insertion order."""
         return [entry.to_dict() for entry in self.entries()]
@@ -254,3 +273,8 @@ class EvidenceLedger:
     def __repr__(self) -> str:
         """Return a short description with the number of sources."""
         return f"EvidenceLedger({len(self)} sources)"
+
+
+def _states(text: str, uri: str) -> bool:
+    """Whether ``text`` holds ``uri`` as a whole token (not the start of a longer URI)."""
+    return re.search(re.escape(uri) + r"(?=[.,;:!?]*(?:[\s<>()\[\]\"'`]|$))", text) is not None

@@ -27,7 +27,7 @@ from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import ConfigurationError, DeepResearchError
+from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
 from haystack_deep_research.events import Notice, SearchRoundDone
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.prompts import (
@@ -120,7 +120,10 @@ class SearchStep(UsesModels):
         """
         run, planned = iteration.run, iteration.planned
         run.plan(planned)
-        yield [subphase(lambda topic=topic: self._topic(run, topic)) for topic in planned]  # type: ignore[misc]
+        searched = yield [subphase(lambda topic=topic: self._topic(run, topic)) for topic in planned]  # type: ignore[misc]
+        mistake = next((done.error for done in searched if isinstance(done.error, UsageError)), None)
+        if mistake is not None:
+            raise mistake  # a usage mistake (the caller's search answers what no round can read) reaches the caller
         topics = (*iteration.topics, *planned)
         if iteration.recheck:
             run.events.emit(Notice(phase=PHASE_SEARCH, text=f"checked {len(planned)} stale topic(s) again"))
@@ -142,6 +145,8 @@ class SearchStep(UsesModels):
                         parts.append(TOPIC_NOTHING_READ)
                 else:
                     parts.append(TOPIC_NO_RESULTS)
+            except SearchShapeError:
+                raise  # the caller's search answers what no round could read: a usage mistake, not a finding
             except DeepResearchError as error:
                 view.warn(PHASE_SEARCH, f"searching '{topic}' failed ({error})")
                 parts.append(render_text(TOPIC_SEARCH_FAILED, error=str(error)))

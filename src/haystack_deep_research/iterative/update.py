@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from haystack_deep_research._clock import parse_iso, today
-from haystack_deep_research.evidence import EvidenceLedger, extract_citations, normalize_url
+from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
 from haystack_deep_research.run.journal import JournaledNote
 
@@ -34,11 +34,10 @@ def sources_of(note: str, ledger: EvidenceLedger) -> list[str]:
     """
     :param note: A finding.
     :param ledger: The run's ledger.
-    :returns: The URLs the finding cites whose pages (or documents) the run read, in order.
+    :returns: The URLs the finding cites whose pages the run read, and the documents it retrieved whose URI the
+        finding states, in order.
     """
-    read = {normalize_url(url) for url in ledger.read_urls()}
-    cited = dict.fromkeys(citation.url for citation in extract_citations(note))
-    return [url for url in cited if normalize_url(url) in read]
+    return ledger.read_sources_in(note)
 
 
 def _age(ledger: EvidenceLedger, url: str, now: float) -> float:

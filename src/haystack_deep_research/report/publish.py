@@ -17,7 +17,7 @@ from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
 from haystack_deep_research.events import CitationRemoved, ReportReady
-from haystack_deep_research.evidence import CitationCheck, extract_citations, normalize_url, verify_citations
+from haystack_deep_research.evidence import CitationCheck, verify_citations
 from haystack_deep_research.prompts import unfence
 from haystack_deep_research.run import ResearchRun, publish
 from haystack_deep_research.state import (
@@ -36,7 +36,8 @@ __all__ = ["allowed_urls", "citation_findings", "publish_report", "reset_review_
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     """
-    The URLs the report may cite: URLs in the notes whose pages the run really read.
+    The URLs the report may cite: URLs in the notes whose pages the run really read, and the documents it retrieved
+    whose URI the notes state (see :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
 
     A search result alone does not count: its page was never read. An empty ledger allows nothing: a run that read
     nothing cannot cite anything, whatever URLs the notes hold.
@@ -45,9 +46,7 @@ def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     :param run: The run, whose ledger lists what was read.
     :returns: The allowed URLs, in the order the notes first mention them.
     """
-    in_notes = list(dict.fromkeys(c.url for note in notes for c in extract_citations(note)))
-    read = {normalize_url(url) for url in run.ledger.read_urls()}
-    return [url for url in in_notes if normalize_url(url) in read]
+    return list(dict.fromkeys(url for note in notes for url in run.ledger.read_sources_in(note)))
 
 
 def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:

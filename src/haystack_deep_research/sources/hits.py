@@ -9,7 +9,11 @@ Accepted shapes:
   the URL in ``meta["link"]``, ``meta["url"]`` or ``meta["source_url"]`` and the title in ``meta["title"]``; links
   without a document become hits without a snippet);
 - a list of such documents, of dictionaries (``url`` / ``href`` / ``link``; ``title``; ``snippet`` / ``content`` /
-  ``body`` / ``description``, as ddgs answers) or of URL strings.
+  ``body`` / ``description``, as ddgs answers) or of URL strings;
+- text: the results rendered one URL per result (as Haystack's ``TavilyWebSearchTool`` renders them, ``URL:`` or
+  ``Source:`` lines, markdown links, numbered lists of bare URLs; see :mod:`._hit_text`), or JSON of a shape above.
+
+Any other answer is refused with :class:`~haystack_deep_research.errors.SearchShapeError`, which names these shapes.
 
 A result without an ``http(s)`` URL is dropped: nothing else could be read or cited. The URL is kept exactly as the
 engine gave it (stripped); duplicates keep their first occurrence.
@@ -17,15 +21,17 @@ engine gave it (stripped); duplicates keep their first occurrence.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from haystack import Document
 
-from haystack_deep_research.errors import SearchError
+from haystack_deep_research.errors import SearchShapeError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.evidence.text import plain_title
+from haystack_deep_research.sources._hit_text import text_results
 
 __all__ = ["SearchHit", "normalize_hits"]
 
@@ -91,7 +97,21 @@ def _hit(item: Any) -> SearchHit | None:
     return None
 
 
+def _from_text(text: str) -> Iterable[Any]:
+    stripped = text.strip()
+    if stripped[:1] in ("[", "{"):
+        try:
+            return _items(json.loads(stripped))
+        except ValueError:
+            pass  # not JSON after all: read as rendered text
+    return [
+        SearchHit(title=_text(title), url=url, snippet=_text(snippet)) for title, url, snippet in text_results(text)
+    ]
+
+
 def _items(raw: Any) -> Iterable[Any]:
+    if isinstance(raw, str):
+        return _from_text(raw)
     if isinstance(raw, Mapping):
         if isinstance(raw.get("results"), list):
             return raw["results"]
@@ -100,13 +120,15 @@ def _items(raw: Any) -> Iterable[Any]:
             known = {hit.url for hit in map(_hit, documents) if hit is not None}
             links = [link for link in raw.get("links") or [] if isinstance(link, str) and link.strip() not in known]
             return [*documents, *links]
-        raise SearchError(
-            "the search answered a mapping without 'results', 'documents' or 'links'; "
-            f"its keys are {sorted(map(str, raw))[:8]}."
+        raise SearchShapeError(
+            f"a mapping without 'results', 'documents' or 'links' (its keys are {sorted(map(str, raw))[:8]})"
         )
     if isinstance(raw, list | tuple):
+        unread = [item for item in raw if not isinstance(item, SearchHit | str | Document | Mapping)]
+        if unread:
+            raise SearchShapeError(f"a list holding {type(unread[0]).__name__}")
         return raw
-    raise SearchError(f"the search answered {type(raw).__name__}, not a list of results.")
+    raise SearchShapeError(type(raw).__name__)
 
 
 def normalize_hits(raw: Any, *, limit: int) -> list[SearchHit]:
@@ -116,7 +138,7 @@ def normalize_hits(raw: Any, *, limit: int) -> list[SearchHit]:
     :param raw: The engine's answer.
     :param limit: The most hits to keep.
     :returns: The hits with an ``http(s)`` URL, duplicates removed, in the engine's order.
-    :raises SearchError: If the answer has none of the accepted shapes.
+    :raises SearchShapeError: If the answer has none of the accepted shapes.
     """
     hits: dict[str, SearchHit] = {}
     for item in _items(raw):

@@ -16,14 +16,18 @@ the evidence ledger and fenced as untrusted, exactly like the built-in engines.
 from __future__ import annotations
 
 import inspect
+import types
+import typing
+from collections import abc
 from typing import Any
 
+from haystack.core.component.types import OutputSocket
 from haystack.core.serialization import component_to_dict, import_class_by_name
 from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research.errors import ConfigurationError, SearchError
+from haystack_deep_research.errors import ConfigurationError, SearchError, SearchShapeError
 from haystack_deep_research.sources.search import SearchBackend
 
 __all__ = ["ComponentSearch", "ToolSearch", "accepts_input", "is_component", "search_backend"]
@@ -46,6 +50,48 @@ def accepts_input(obj: Any, name: str) -> bool:
     return name in inspect.signature(obj.run).parameters
 
 
+_READABLE = (str, list, tuple, abc.Mapping)
+_RESULT_OUTPUTS = ("documents", "links", "results")
+
+
+def _readable(hint: Any) -> bool:
+    """Whether a declared return type may hold an answer :func:`~.hits.normalize_hits` reads (unknown ones may)."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_readable(arg) for arg in typing.get_args(hint) if arg is not type(None))
+    kind = origin or hint
+    if hint is None or kind is type(None):
+        return False
+    if not isinstance(kind, type) or kind.__module__ == "collections.abc" or kind is object:
+        return True  # Any, a TypeVar, an abstract collection: decided by what it answers
+    return issubclass(kind, _READABLE)
+
+
+def _check_declared_return(tool: Tool) -> None:
+    function = tool.function or tool.async_function
+    if function is None:
+        return
+    try:
+        declared = typing.get_type_hints(function).get("return", inspect.Signature.empty)
+    except (NameError, TypeError):
+        return  # an annotation that cannot be resolved says nothing
+    if declared is inspect.Signature.empty:
+        return
+    if inspect.iscoroutinefunction(function) and typing.get_origin(declared) is abc.Coroutine:
+        declared = typing.get_args(declared)[-1]
+    if not _readable(declared):
+        raise SearchShapeError(f"{getattr(declared, '__name__', declared)} (the declared return of {tool.name!r})")
+
+
+def _check_outputs(component: Any) -> None:
+    outputs = getattr(component, "__haystack_output__", None)
+    names = [name for name, socket in vars(outputs).items() if isinstance(socket, OutputSocket)] if outputs else []
+    if names and not any(name in names for name in _RESULT_OUTPUTS):
+        raise SearchShapeError(
+            f"outputs named {', '.join(sorted(names))} (the outputs {type(component).__name__} declares)"
+        )
+
+
 class ComponentSearch:
     """
     A Haystack component with a ``query`` input, as a search backend. Its output's ``documents`` (URL in
@@ -53,6 +99,7 @@ class ComponentSearch:
 
     :param component: The component; it is warmed up with the agent.
     :raises ConfigurationError: If it is not a component with a ``query`` input.
+    :raises SearchShapeError: If it declares outputs and none is ``documents``, ``links`` or ``results``.
     """
 
     def __init__(self, *, component: Any) -> None:
@@ -65,6 +112,7 @@ class ComponentSearch:
                 f"{type(component).__name__} has no 'query' input; a search component must take the query as "
                 "'query' (wrap another one in a SuperComponent with input_mapping={'query': [...]})."
             )
+        _check_outputs(component)
         self.component = component
 
     def warm_up(self) -> None:
@@ -105,6 +153,7 @@ class ToolSearch:
 
     :param tool: The tool.
     :raises ConfigurationError: If it is not a Tool with a ``query`` parameter.
+    :raises SearchShapeError: If its function declares a return type no accepted answer has (``int``, ``None``, ...).
     """
 
     def __init__(self, *, tool: Tool) -> None:
@@ -114,6 +163,7 @@ class ToolSearch:
             raise ConfigurationError(
                 f"the tool {tool.name!r} has no 'query' parameter; a search tool must take the query as 'query'."
             )
+        _check_declared_return(tool)
         self.tool = tool
 
     def search(self, query: str, *, max_results: int) -> Any:

@@ -23,7 +23,13 @@ from typing import Any, Protocol, runtime_checkable
 from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchError, ToolArgumentsError
+from haystack_deep_research.errors import (
+    ConfigurationError,
+    DeepResearchError,
+    SearchError,
+    SearchShapeError,
+    ToolArgumentsError,
+)
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome
 from haystack_deep_research.prompts import (
@@ -164,7 +170,9 @@ class SearchTool(ResearchTool):
         :param view: The view of the run the search belongs to, or ``None``.
         :param query: The query, not blank.
         :returns: The phase; it returns the hits, at most ``max_results``, in the engine's order.
-        :raises SearchError: (from the phase) If the engine failed or answered something that is not a result list.
+        :raises SearchError: (from the phase) If the engine failed, or answered an unreadable shape after readable ones.
+        :raises SearchShapeError: (from the phase) If the engine's first answer in the run has a shape the library
+            cannot read: it reaches the caller, since no later search of the run could be read either.
         """
         text = query.strip()
         if view is not None and self.notice and view.searches.first(f"{self.name}:{self.notice}"):
@@ -186,6 +194,8 @@ class SearchTool(ResearchTool):
             hits = normalize_hits(searched.value, limit=self.max_results)
         except Exception as error:
             failure = error if isinstance(error, DeepResearchError) else SearchError(f"{type(error).__name__}: {error}")
+            if isinstance(failure, SearchShapeError) and self._answered(view):
+                failure = SearchError(str(failure))  # one odd answer after readable ones: the model may go on
             if view is not None:
                 view.searches.record(SearchOutcome(tool=self.name, query=text, error=str(failure)))
             raise failure from error
@@ -194,6 +204,11 @@ class SearchTool(ResearchTool):
         if view is not None:
             self._record(view, text, hits)
         return hits
+
+    def _answered(self, view: RunView | None) -> bool:
+        """Whether this tool gave a readable answer earlier in the run (a shape error is then no usage mistake)."""
+        outcomes = view.searches.outcomes() if view is not None else []
+        return any(outcome.tool == self.name and not outcome.error for outcome in outcomes)
 
     def _record(self, view: RunView, query: str, hits: list[SearchHit], *, cached: bool = False) -> None:
         for hit in hits:

@@ -5,7 +5,8 @@ A :class:`ResearchTool` is written once as a phase (:meth:`ResearchTool.phase`) 
 drive. It works inside a run through the run's view, which it is handed either by the run's ``before_run`` hook (for
 the copies a :class:`RunToolset` spawns for each run) or by :meth:`ResearchTool.bind`. Outside a run it works alone:
 nothing it reads is recorded. A failure reaches the model as a short tool error, with advice from
-:mod:`haystack_deep_research.prompts`.
+:mod:`haystack_deep_research.prompts`, except a :class:`~haystack_deep_research.errors.SearchShapeError`: the caller's
+own search answers what no run can read, so it reaches the caller, through every agent that holds the tool.
 
 Before the phase runs, the model's arguments go through :func:`~haystack_deep_research.tools.coercion.coerce_arguments`
 (numbers a provider sent as strings become numbers, by the tool's JSON schema). When the Agent runs with a streaming
@@ -23,7 +24,7 @@ from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research.errors import DeepResearchError
+from haystack_deep_research.errors import DeepResearchError, SearchShapeError
 from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research.run import Phase, RunView, UsesModels, drive, drive_async
 from haystack_deep_research.tools.coercion import coerce_arguments
@@ -118,6 +119,8 @@ class ResearchTool(UsesModels, Tool):
         """
         try:
             return self._invoke(**kwargs)
+        except SearchShapeError:
+            raise  # the caller's own tool answers what no run can read: stopping is the only fix
         except Exception as error:
             raise self._tool_error(error) from error
 
@@ -131,6 +134,8 @@ class ResearchTool(UsesModels, Tool):
         """
         try:
             return await self._invoke_async(**kwargs)
+        except SearchShapeError:
+            raise  # the caller's own tool answers what no run can read: stopping is the only fix
         except Exception as error:
             raise self._tool_error(error) from error
 

@@ -76,6 +76,7 @@ class _Page:
     title: str
     text: str
     partial: bool
+    final_url: str = ""  # where the body came from, after redirects ("" in entries cached before it was kept)
 
 
 class ReadUrlTool(ResearchTool):
@@ -190,16 +191,26 @@ class ReadUrlTool(ResearchTool):
             raise found.error
         return found.value if isinstance(found.value, dict) else None
 
-    def _cached_page(self, url: str) -> Phase[_Page | None]:
+    def _cached_page(self, url: str) -> Phase[_Page | FetchError | None]:
+        """The cached page, if this run's URL policy admits the URL asked for and the one the body came from."""
         found = yield from self._cached("page", page_key(url))
         if found is None or (found.get("partial") and int(found.get("limit") or 0) < self.max_content_length):
             return None  # cut shorter than this tool reads: fetch it again
-        return self._cut(url, str(found.get("title") or ""), str(found.get("text") or ""), bool(found.get("partial")))
+        final, policy = str(found.get("final_url") or url), self.url_policy
+        [admitted] = yield [blocking(lambda: [policy.check(one) for one in dict.fromkeys((url, final))])]
+        if isinstance(admitted.error, FetchError):
+            return admitted.error  # stored by a run under another policy: this run may not read it
+        if admitted.error is not None:
+            raise admitted.error
+        title, text = str(found.get("title") or ""), str(found.get("text") or "")
+        return self._cut(url, title, text, bool(found.get("partial")), final_url=final)
 
     def _read_fresh(self, view: RunView | None, url: str, question: str) -> Phase[CachedRead | str]:
         policy, limits = self.url_policy, self.fetch_limits
-        page = yield from self._cached_page(url)
-        cached = page is not None
+        found = yield from self._cached_page(url)
+        page, cached = (found, True) if isinstance(found, _Page) else (None, False)
+        if isinstance(found, FetchError):
+            return self._refused(view, url, found)
         if page is None:
             # The run's time budget caps every read: research stuck in I/O still ends on time.
             left = view.time_left() if view is not None else None
@@ -221,12 +232,11 @@ class ReadUrlTool(ResearchTool):
             else:
                 extracted = fetched
             if isinstance(extracted.error, FetchError):
-                if view is not None:
-                    view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(extracted.error)))
-                return render_text(PAGE_UNREADABLE, url=url, reason=str(extracted.error))
+                return self._refused(view, url, extracted.error)
             if extracted.error is not None:
                 raise extracted.error
-            page = self._cut(url, clean_text(extracted.value.title), clean_text(extracted.value.text))
+            title, text = clean_text(extracted.value.title), clean_text(extracted.value.text)
+            page = self._cut(url, title, text, final_url=document.final_url)
             if self.cache is not None:
                 stored = {**asdict(page), "limit": self.max_content_length}
                 yield [blocking(self.cache.put, "page", page_key(url), stored)]
@@ -271,10 +281,15 @@ class ReadUrlTool(ResearchTool):
             yield [blocking(self.cache.put, "summary", key, {"summary": summary})]
         return summary, None
 
-    def _cut(self, url: str, title: str, text: str, partial: bool = False) -> _Page:
+    def _cut(self, url: str, title: str, text: str, partial: bool = False, *, final_url: str = "") -> _Page:
         """The page as this tool reads it: its text cut to ``max_content_length`` characters."""
         partial = partial or len(text) > self.max_content_length
-        return _Page(url=url, title=title, text=text[: self.max_content_length], partial=partial)
+        return _Page(url=url, title=title, text=text[: self.max_content_length], partial=partial, final_url=final_url)
+
+    def _refused(self, view: RunView | None, url: str, error: FetchError) -> str:
+        if view is not None:
+            view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(error)))
+        return render_text(PAGE_UNREADABLE, url=url, reason=str(error))
 
     def _prepare(self, page: _Page, question: str, entries: list[SourceEntry]) -> tuple[Excerpt, SourceEntry | None]:
         """Choose the passages the summarizer reads, and look for a page read earlier that this one repeats."""

@@ -1,0 +1,195 @@
+"""A user's own search tool or component, written the way users write them, read into results in every shape."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from haystack import Document, component
+from haystack.dataclasses import ChatMessage
+from haystack.tools import Tool
+
+from haystack_deep_research import (
+    ResearchRun,
+    SearchShapeError,
+    UrlPolicy,
+    create_deep_research_agent,
+    create_iterative_research_agent,
+)
+from haystack_deep_research.sources import SearchHit, SearchTool, normalize_hits, search_backend
+from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
+
+LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
+QUERY = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+ARTICLE = (
+    "<html><head><title>Tidal power 2025</title></head><body><article><h1>Tidal power 2025</h1>"
+    "<p>Tidal power capacity reached 600 megawatts in 2025, led by new turbines off the coast of Scotland.</p>"
+    "<p>Operators expect costs to fall as turbine designs standardise across the industry.</p>"
+    "</article></body></html>"
+)
+
+
+@pytest.fixture
+def pages() -> Iterator[LoopbackWebServer]:
+    with LoopbackWebServer() as server:
+        server.add_page("/tides.html", ARTICLE)
+        server.add_page("/primer.html", ARTICLE.replace("Tidal power 2025", "Ocean energy primer"))
+        yield server
+
+
+def _tavily_rendering(url: str, second: str = "https://primer.example/ocean", aside: str = "") -> str:
+    """What Haystack's TavilyWebSearchTool gives a model: '- title', '  URL: url', '  snippet' per result."""
+    first = f"- Tidal power 2025\n  URL: {url}\n  Tidal capacity grew{aside}.\n"
+    return f"{first}- Ocean energy primer\n  URL: {second}\n  An intro."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            _tavily_rendering("https://t.example/a", aside="; see https://aside.example/x"),
+            [
+                SearchHit(
+                    "Tidal power 2025", "https://t.example/a", "Tidal capacity grew; see https://aside.example/x."
+                ),
+                SearchHit("Ocean energy primer", "https://primer.example/ocean", "An intro."),
+            ],
+        ),
+        (
+            "Title: A\nSource: https://a.example\nContent: aa\nTitle: B\nSource: https://b.example\nContent: bb",
+            [SearchHit("A", "https://a.example", "aa"), SearchHit("B", "https://b.example", "bb")],
+        ),
+        (
+            "Results:\n- [Alpha](https://a.example/1) - the first\n- [Beta](<https://b.example/2>): the second",
+            [
+                SearchHit("Alpha", "https://a.example/1", "the first"),
+                SearchHit("Beta", "https://b.example/2", "the second"),
+            ],
+        ),
+        (
+            "1. https://a.example/x.\n2. Beta https://b.example\n   about beta",
+            [SearchHit("", "https://a.example/x"), SearchHit("Beta", "https://b.example", "about beta")],
+        ),
+        ('[{"link": "https://j.example", "name": "J", "body": "json"}]', [SearchHit("J", "https://j.example", "json")]),
+        ("No results.", []),
+    ],
+)
+def test_text_renderings_are_read_one_result_per_url(text: str, expected: list[SearchHit]) -> None:
+    assert normalize_hits(text, limit=10) == expected
+
+
+@pytest.mark.parametrize("answer", [42, None, [object()], {"answer": "yes"}])
+def test_an_unreadable_answer_is_refused_at_the_first_call_naming_the_shapes(answer: Any) -> None:
+    tool = Tool(name="web_search", description="search", parameters=QUERY, function=lambda query: answer)
+
+    with pytest.raises(SearchShapeError, match=r"URL: .*TavilyWebSearchTool.*'documents'"):
+        SearchTool(backend=search_backend(tool)).bind(ResearchRun().view()).invoke(query="q")
+
+
+def test_an_odd_answer_after_readable_ones_is_a_search_error_for_the_model() -> None:
+    answers = iter([[{"url": "https://a.example"}], 42])
+    tool = Tool(name="web_search", description="search", parameters=QUERY, function=lambda query: next(answers))
+    bound = SearchTool(backend=search_backend(tool)).bind(ResearchRun().view())
+
+    bound.invoke(query="first")
+    with pytest.raises(Exception, match="web_search failed: the search answered int") as raised:
+        bound.invoke(query="second")
+    assert not isinstance(raised.value, SearchShapeError)
+
+
+def test_a_declared_unreadable_shape_is_refused_when_the_agent_is_built() -> None:
+    def count(query: str) -> int:
+        return len(query)
+
+    with pytest.raises(SearchShapeError, match=r"answered int \(the declared return of 'web_search'\)"):
+        create_deep_research_agent(
+            search_tool=Tool(name="web_search", description="s", parameters=QUERY, function=count)
+        )
+
+    @component
+    class Answerer:
+        @component.output_types(answer=str)
+        def run(self, query: str) -> dict[str, Any]:
+            return {"answer": query}
+
+    with pytest.raises(SearchShapeError, match="outputs named answer"):
+        create_iterative_research_agent(
+            search=Answerer(),
+            analysis_llm=ScriptedChatGenerator(role="analysis"),
+            writer_llm=ScriptedChatGenerator(role="writer"),
+        )
+
+
+def _deep_research(search_tool: Tool) -> dict[str, Any]:
+    agent = create_deep_research_agent(
+        scope_llm=ScriptedChatGenerator(role="scope"),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["tidal power"]),
+        researcher_llm=ScriptedChatGenerator(role="researcher"),
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        writer_llm=ScriptedChatGenerator(role="writer"),
+        search_tool=search_tool,
+        url_policy=LOOPBACK,
+    )
+    return agent.run(messages=[ChatMessage.from_user("How much tidal power is installed?")])
+
+
+def _iterative(search: Any) -> dict[str, Any]:
+    agent = create_iterative_research_agent(
+        analysis_llm=ScriptedChatGenerator(role="analysis", steps=["tidal power", None]),
+        writer_llm=ScriptedChatGenerator(role="writer"),
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        search=search,
+        url_policy=LOOPBACK,
+        read_top_k=1,
+    )
+    return agent.run(messages=[ChatMessage.from_user("How much tidal power is installed?")])
+
+
+def test_a_plain_tool_answering_the_tavily_rendering_is_read_cited_and_recorded(pages: LoopbackWebServer) -> None:
+    url, primer = pages.url("/tides.html"), pages.url("/primer.html")
+    rendering = _tavily_rendering(url, primer)
+    tool = Tool(name="web_search", description="search", parameters=QUERY, function=lambda query: rendering)
+
+    for result in (_deep_research(tool), _iterative(tool)):
+        assert result["exit_reason"] != "no_evidence", result["warnings"]
+        assert f"]({url})" in result["report"]
+        read = {entry["url"]: entry for entry in result["sources"]}
+        assert (read[url]["kind"], read[url]["title"]) == ("page", "Tidal power 2025")
+        assert read[primer]["kind"] in ("search_result", "page")
+
+
+@component
+class UserWebSearch:
+    """Written as users write a web-search component: documents with the URL in meta['link'], and links."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    @component.output_types(documents=list[Document], links=list[str])
+    def run(self, query: str) -> dict[str, Any]:
+        document = Document(content=f"Tidal power, {query}.", meta={"title": "Tidal power 2025", "link": self.url})
+        return {"documents": [document], "links": [self.url]}
+
+
+def test_a_plain_component_and_a_tool_of_documents_are_read_and_cited(pages: LoopbackWebServer) -> None:
+    url = pages.url("/tides.html")
+    documents = Tool(
+        name="web_search",
+        description="search",
+        parameters=QUERY,
+        function=lambda query: [Document(content="Tidal power.", meta={"url": url, "title": "Tides"})],
+    )
+
+    for result in (_deep_research(documents), _iterative(UserWebSearch(url)), _iterative(documents)):
+        assert f"]({url})" in result["report"]
+        assert url in {entry["url"] for entry in result["sources"] if entry["kind"] == "page"}
+
+
+def test_a_run_whose_tool_answers_an_unreadable_shape_stops_with_the_typed_error(pages: LoopbackWebServer) -> None:
+    tool = Tool(name="web_search", description="search", parameters=QUERY, function=lambda query: 42)
+
+    with pytest.raises(SearchShapeError, match="the search answered int"):
+        _deep_research(tool)
+    with pytest.raises(SearchShapeError, match="the search answered int"):
+        _iterative(tool)
