@@ -23,6 +23,8 @@ failure during a run that the caller can retry, configure around or report::
         ├── ScratchSpaceError                   a scratch-space file operation was refused (path, size, missing file)
         ├── SearchError                         the search service failed or answered garbage
         ├── ReplayMissError                     a replayed run asked something its recording does not hold
+        ├── LocalFileRefusedError               a local file was not read: not a regular file, outside its folder,
+        │                                       or over its size cap (also an OSError)
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
             ├── ContentTooLargeError            the body exceeded the download cap
@@ -48,6 +50,7 @@ __all__ = [
     "FetchError",
     "FetchTimeoutError",
     "InvalidQuestionError",
+    "LocalFileRefusedError",
     "MissingCredentialsError",
     "MissingExtraError",
     "RecordingError",
@@ -192,6 +195,25 @@ class SearchError(ResearchRunError):
 
 class ReplayMissError(ResearchRunError):
     """A run replayed from a recording asked a model or a tool something the recording does not hold."""
+
+
+class LocalFileRefusedError(ResearchRunError, OSError):
+    """
+    A local file (a document of an indexed folder, a memory file, a cache entry, a folder index) was not read: it is
+    not a regular file (a FIFO, a device, a folder), it resolves outside the folder it must stay in (through a
+    symbolic link), or it is larger than its size cap. The message names the file and the reason; replace the file
+    with a regular one inside its folder, or remove it. An ``OSError``, so code that treats an unreadable file as a
+    miss treats a refused one the same way.
+
+    :param message: What was refused and why.
+    :param path: The file, as given.
+    :param reason: ``"not_regular"``, ``"outside_root"`` or ``"too_large"``.
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
 
 
 class FetchError(ResearchRunError):

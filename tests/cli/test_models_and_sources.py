@@ -128,6 +128,22 @@ def test_docs_are_indexed_with_progress_and_searched(
     assert any((tmp_path / "idx").iterdir())
 
 
+def test_docs_name_each_file_left_out_and_why(
+    monkeypatch: pytest.MonkeyPatch,
+    captured: _Captured,
+    folder: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    (tmp_path / "id_rsa.txt").write_text("-----BEGIN PRIVATE KEY-----\n")
+    (folder / "key.txt").symlink_to(tmp_path / "id_rsa.txt")
+    assert cli.main(["q", "--docs", str(folder), "--no-web", "--index-dir", str(tmp_path / "idx")]) == 0
+
+    err = capsys.readouterr().err
+    assert f"[index] {folder}: skipped key.txt: it leads outside {folder} (through a symbolic link)" in err
+
+
 def test_a_run_on_a_loopback_server_over_a_folder_cites_its_files(
     folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

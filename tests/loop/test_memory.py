@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +55,36 @@ def test_a_path_that_cannot_be_read_is_skipped_with_a_warning(tmp_path: Path) ->
 def test_memory_files_must_be_a_list_of_paths() -> None:
     with pytest.raises(ConfigurationError, match="memory_files must be a list of paths"):
         _system_prompt_seen("~/AGENTS.md")
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "device", "outside"])
+def test_a_memory_file_that_is_no_regular_file_in_its_folder_is_skipped(hostile: str, tmp_path: Path) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    memory = folder / "AGENTS.md"
+    if hostile == "fifo":
+        os.mkfifo(memory)  # a plain open would block the run forever
+    elif hostile == "device":
+        memory.symlink_to("/dev/zero")  # a plain read would fill memory
+    else:
+        (tmp_path / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----", encoding="utf-8")
+        memory.symlink_to(tmp_path / "id_rsa")  # would send the key to the model
+
+    system, result = _system_prompt_seen([str(memory)])
+
+    assert system.startswith("You are a market-research agent.")
+    assert "PRIVATE KEY" not in system
+    [warning] = result["warnings"]
+    expected = "it is not a regular file" if hostile == "fifo" else "it leads outside"
+    assert warning.startswith(f"agent: the memory file {memory} could not be read (LocalFileRefusedError: ")
+    assert expected in warning
+
+
+def test_a_link_to_a_file_of_the_same_folder_is_read(tmp_path: Path) -> None:
+    (tmp_path / "rules.md").write_text("Cite the knowledge base.", encoding="utf-8")
+    (tmp_path / "AGENTS.md").symlink_to(tmp_path / "rules.md")
+
+    system, result = _system_prompt_seen([str(tmp_path / "AGENTS.md")])
+
+    assert "Cite the knowledge base." in system
+    assert result["warnings"] == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,23 @@ def test_recording_generators_round_trip(tmp_path: Path) -> None:
 
     assert again.recording.directory == tmp_path
     assert again.model == "ScriptedChatGenerator"
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "device", "outside"])
+def test_an_entry_that_is_no_regular_file_inside_the_cache_is_a_miss(hostile: str, tmp_path: Path) -> None:
+    cache = ResearchCache(directory=tmp_path / "cache")
+    cache.put("page", "k", {"text": "old"})
+    [entry] = list((tmp_path / "cache").rglob("*.json"))
+    entry.unlink()
+    if hostile == "fifo":
+        os.mkfifo(entry)  # a plain open would block the run forever
+    elif hostile == "device":
+        entry.symlink_to("/dev/zero")  # a plain read would fill memory
+    else:
+        outside = tmp_path / "planted.json"
+        outside.write_text(json.dumps({"key": "k", "stored_at": 1e12, "value": {"text": "planted"}}))
+        entry.symlink_to(outside)
+
+    assert cache.get("page", "k") is None
+    cache.put("page", "k", {"text": "new"})  # the store replaces whatever stood there
+    assert cache.get("page", "k") == {"text": "new"}

@@ -61,7 +61,7 @@ from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
-from haystack_deep_research.cli.index_progress import index_progress
+from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.cli.iterative import iterative_options, replay_options, write_manifest
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
@@ -170,6 +170,7 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
             name = name if name not in stores else f"{name}_{len(stores) + 1}"
             with index_progress(str(folder), quiet=args.quiet or args.progress == "none") as progress:
                 stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
+            print_skipped(str(folder), stores[name]["retriever"].index.warnings, quiet=args.quiet)
         options["datastores"] = stores
     if args.cache is not None:
         options["cache_dir"] = args.cache

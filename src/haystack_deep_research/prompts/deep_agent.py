@@ -107,6 +107,19 @@ SCRATCH_AMBIGUOUS_EDIT = Template(
 )
 SCRATCH_BAD_PATTERN = Template("scratch_bad_pattern", "Not a valid regular expression '{{ pattern }}': {{ error }}.")
 SCRATCH_EMPTY = Template("scratch_empty", "'{{ name }}' must be a non-empty string; got {{ got }}.")
+SCRATCH_HARD_LINK = Template(
+    "scratch_hard_link",
+    "Refused: '{{ path }}' is a hard link (the same file also lies elsewhere); write another path.",
+)
+SCRATCH_BINARY = Template(
+    "scratch_binary", "Refused: '{{ path }}' is not a text file (not UTF-8, or it holds NUL bytes); it is left as is."
+)
+SCRATCH_UNREADABLE = Template("scratch_unreadable", "Refused: '{{ path }}' cannot be read: {{ why }}.")
+SCRATCH_SLOW_PATTERN = Template(
+    "scratch_slow_pattern",
+    "Refused: the regular expression '{{ pattern }}' took longer than {{ seconds }} seconds to search; it nests "
+    "repetitions that backtrack without end. Use a simpler pattern (no repeated groups of repetitions).",
+)
 
 WRITE_TODOS_DESCRIPTION = (
     "Replace your todo list: the whole list, each item with 'content' and 'status' (pending, in_progress, "

@@ -11,7 +11,8 @@ A store is anything with ``get(kind, key)``, ``put(kind, key, value)`` and ``to_
 :class:`ResearchCache` keeps entries on disk, and a recording (:mod:`.recording`) records and replays them through
 the same seams. Entries are JSON, one file each (``<directory>/<kind>/<2 hex>/<sha256>.json``), written atomically,
 so several processes may share one directory. A cache never fails a run: a file that cannot be read is a miss, and
-one that cannot be written is a logged warning.
+one that cannot be written is a logged warning. Entries are read only when they are regular files inside the
+directory, at most ``MAX_ENTRY_BYTES`` long (see :mod:`haystack_deep_research._local_files`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from haystack import logging
 from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
 
 from haystack_deep_research import _checks
+from haystack_deep_research._local_files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.run.run_dir import atomic_write_text
@@ -50,6 +52,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_CACHE_TTL = 86_400.0
 """One day: how long a cached search, page or summary is used, and how long an iterative run's sources count as
 fresh when it is updated."""
+
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+"""The largest cache entry read; a larger file (or one that is not a regular file inside the cache directory: a FIFO,
+a device, a link out) is a miss with a logged warning, never a blocked or exhausted run."""
 
 CACHE_KINDS = ("search", "page", "summary")
 """What is cached: search results (by engine, query and result count), page texts (by URL), page summaries (by URL,
@@ -165,7 +171,7 @@ class ResearchCache:
     def _read(self, kind: str, key: str) -> dict[str, Any] | None:
         path = self._path(kind, key)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry = json.loads(read_regular_file(path, root=self.directory, max_bytes=MAX_ENTRY_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as error:

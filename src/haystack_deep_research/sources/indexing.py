@@ -1,16 +1,17 @@
 """
 Indexing a folder of documents with Haystack's own parts, and keeping the index while the files are unchanged.
 
-:func:`build_index` walks a folder for PDF, HTML, Markdown and text files, converts each with Haystack's converter
-for its type (``PyPDFToDocument``, ``HTMLToDocument``, ``MarkdownToDocument``, ``TextFileToDocument``, keeping the
-full file path in ``meta["file_path"]``), splits the text into passages of ``split_length`` words with Haystack's
+:func:`build_index` walks a folder for PDF, HTML, Markdown and text files (regular files inside the folder only, see
+:mod:`._folder_files`), turns each into text (PDF and HTML in the web reader's bounded parser processes, Markdown and
+text with Haystack's ``MarkdownToDocument`` and ``TextFileToDocument``, keeping the full file path in
+``meta["file_path"]``), splits the text into passages of ``split_length`` words with Haystack's
 ``DocumentSplitter`` (by word: splitting by sentence needs an nltk download at run time), and writes the passages
 into an ``InMemoryDocumentStore``, searched with BM25.
 
 The index is saved in ``cache_dir`` (by default ``$XDG_CACHE_HOME/haystack-deep-research/indexes`` or
 ``~/.cache/...``, one sub-folder per indexed folder) with a manifest of every file's path, size and modification
 time. The next call with the same folder and settings loads it instead of indexing again, as long as no file was
-added, removed or changed.
+added, removed or changed. What was not indexed, and why, is in :attr:`FolderIndex.warnings` (and logged).
 """
 
 from __future__ import annotations
@@ -23,23 +24,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from haystack import Document
+from haystack import Document, logging
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
 from haystack_deep_research import _checks
+from haystack_deep_research._local_files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.run.run_dir import atomic_write_text
+from haystack_deep_research.sources._folder_files import FILE_TYPES, FolderFile, folder_files, read_documents
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["FILE_TYPES", "FolderIndex", "IndexProgress", "build_index", "default_cache_dir"]
-
-FILE_TYPES = (".pdf", ".html", ".htm", ".md", ".markdown", ".txt", ".text")
-"""The file suffixes indexed (case-insensitive)."""
 
 IndexProgress = Callable[[int, int, str], Any]
 """``progress(done, total, file)``: called before each file is indexed and once more when all are done."""
 
-_FORMAT = 1
+_FORMAT = 2  # 2: files found and read under the guards of _folder_files; PDF and HTML parsed in processes
 _INDEX_FILE = "index.json"
+_MAX_INDEX_BYTES = 1024 * 1024 * 1024
 _MANIFEST_FILE = "manifest.json"
 
 
@@ -50,9 +54,12 @@ class FolderIndex:
 
     :param store: The document store holding the passages.
     :param files: The files indexed.
-    :param skipped: Files that gave no text (empty, or unreadable by their converter).
+    :param skipped: Files (and folders) not indexed: ``len(warnings)``.
     :param reused: Whether the index was loaded from the cache instead of built.
     :param path: Where the index is kept.
+    :param warnings: One line per file or folder not indexed, saying why: a link leading out of the folder, a FIFO
+        or device, a file over the size cap, a folder too deep, a file that gave no text or could not be parsed
+        within the limits.
     """
 
     store: InMemoryDocumentStore
@@ -60,6 +67,7 @@ class FolderIndex:
     skipped: int
     reused: bool
     path: Path
+    warnings: tuple[str, ...] = ()
 
 
 def default_cache_dir() -> Path:
@@ -68,55 +76,28 @@ def default_cache_dir() -> Path:
     return Path(base) / "haystack-deep-research" / "indexes"
 
 
-def _files(folder: Path) -> list[Path]:
-    found = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [
-            Path(root) / n for n in sorted(names) if not n.startswith(".") and Path(n).suffix.lower() in FILE_TYPES
-        ]
-    return found
-
-
-def _manifest(folder: Path, files: list[Path], settings: dict[str, Any]) -> dict[str, Any]:
-    entries = []
-    for path in files:
-        stat = path.stat()
-        entries.append([str(path.relative_to(folder)), stat.st_size, stat.st_mtime_ns])
+def _manifest(folder: Path, files: list[FolderFile], settings: dict[str, Any]) -> dict[str, Any]:
+    entries = [[file.path.relative_to(folder).as_posix(), file.size, file.mtime_ns] for file in files]
     return {"format": _FORMAT, "folder": str(folder), "settings": settings, "files": entries}
 
 
-def _converter(suffix: str) -> Any:
-    from haystack.components.converters.html import HTMLToDocument
-    from haystack.components.converters.markdown import MarkdownToDocument
-    from haystack.components.converters.pypdf import PyPDFToDocument
-    from haystack.components.converters.txt import TextFileToDocument
-
-    if suffix == ".pdf":
-        return PyPDFToDocument(store_full_path=True)
-    if suffix in (".html", ".htm"):
-        return HTMLToDocument(store_full_path=True)
-    if suffix in (".md", ".markdown"):
-        return MarkdownToDocument(store_full_path=True, progress_bar=False)
-    return TextFileToDocument(store_full_path=True)
+def _read_json(path: Path, root: Path) -> Any:
+    return json.loads(read_regular_file(path, root=root, max_bytes=_MAX_INDEX_BYTES).decode("utf-8"))
 
 
-def _convert(path: Path) -> list[Document]:
-    converted = _converter(path.suffix.lower()).run(sources=[path])["documents"]
-    return [document for document in converted if (document.content or "").strip()]
-
-
-def _load(where: Path, manifest: dict[str, Any]) -> InMemoryDocumentStore | None:
+def _load(where: Path, manifest: dict[str, Any]) -> tuple[InMemoryDocumentStore, list[str]] | None:
+    """The cached index and the lines of what it skipped, when it was made from these very files."""
     try:
-        stored = json.loads((where / _MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stored = _read_json(where / _MANIFEST_FILE, where)
+        if not isinstance(stored, dict) or stored.get("manifest") != manifest:
+            return None
+        data = _read_json(where / _INDEX_FILE, where)
+        documents = [Document.from_dict(document) for document in data.pop("documents")]
+        store = InMemoryDocumentStore.from_dict(data)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # a refused or broken cache is rebuilt
         return None
-    if stored.get("manifest") != manifest:
-        return None
-    try:
-        return InMemoryDocumentStore.load_from_disk(str(where / _INDEX_FILE))
-    except (OSError, ValueError, KeyError):
-        return None
+    store.write_documents(documents, policy=DuplicatePolicy.OVERWRITE)
+    return store, [str(line) for line in stored.get("skipped", [])]
 
 
 def build_index(
@@ -146,33 +127,52 @@ def build_index(
         raise ConfigurationError(f"{folder} is not a folder; pass a folder of PDF, HTML, Markdown or text files.")
     _checks.int_in_range("split_length", split_length, 20, 2_000)
     _checks.int_in_range("split_overlap", split_overlap, 0, split_length // 2)
-    files = _files(root)
+    files, refused = folder_files(root)
     if not files:
-        raise ConfigurationError(f"{folder} holds no file to index; supported: {', '.join(FILE_TYPES)}.")
+        found = f" ({len(refused)} skipped: {'; '.join(refused[:3])})" if refused else ""
+        raise ConfigurationError(f"{folder} holds no file to index{found}; supported: {', '.join(FILE_TYPES)}.")
     settings = {"split_length": split_length, "split_overlap": split_overlap}
     manifest = _manifest(root, files, settings)
     key = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     where = Path(cache_dir).expanduser().resolve() / key if cache_dir is not None else default_cache_dir() / key
     loaded = _load(where, manifest)
     if loaded is not None:
-        return FolderIndex(store=loaded, files=len(files), skipped=0, reused=True, path=where)
+        store, unread = loaded
+        return _index(store, files, refused + unread, reused=True, path=where)
     splitter = DocumentSplitter(split_by="word", split_length=split_length, split_overlap=split_overlap)
     store = InMemoryDocumentStore()
-    skipped = 0
-    for done, path in enumerate(files):
+    unread = []
+    for done, file in enumerate(files):
         if progress is not None:
-            progress(done, len(files), str(path.relative_to(root)))
-        documents = _convert(path)
-        if not documents:
-            skipped += 1
+            progress(done, len(files), file.path.relative_to(root).as_posix())
+        documents, why = read_documents(file, root)
+        if why:
+            unread.append(why)
             continue
         for document in documents:
             # A name that is not UTF-8 (Python decodes its bytes to lone surrogates) becomes a title with U+FFFD.
-            document.meta.setdefault("title", os.fsencode(path.name).decode("utf-8", "replace"))
+            document.meta.setdefault("title", os.fsencode(file.path.name).decode("utf-8", "replace"))
         store.write_documents(splitter.run(documents=documents)["documents"], policy=DuplicatePolicy.OVERWRITE)
     if progress is not None:
         progress(len(files), len(files), "")
+    _save(where, store, {"manifest": manifest, "skipped": unread})
+    return _index(store, files, refused + unread, reused=False, path=where)
+
+
+def _save(where: Path, store: InMemoryDocumentStore, manifest: dict[str, Any]) -> None:
+    """Write the index, then its manifest, each atomically: whatever stood at their paths (a FIFO) is replaced."""
+    data = store.to_dict()
+    data["documents"] = [document.to_dict(flatten=False) for document in store.filter_documents()]
     where.mkdir(parents=True, exist_ok=True)
-    store.save_to_disk(str(where / _INDEX_FILE))
-    (where / _MANIFEST_FILE).write_text(json.dumps({"manifest": manifest}), encoding="utf-8")
-    return FolderIndex(store=store, files=len(files), skipped=skipped, reused=False, path=where)
+    atomic_write_text(where / _INDEX_FILE, json.dumps(data))
+    atomic_write_text(where / _MANIFEST_FILE, json.dumps(manifest))
+
+
+def _index(
+    store: InMemoryDocumentStore, files: list[FolderFile], skipped: list[str], *, reused: bool, path: Path
+) -> FolderIndex:
+    for line in skipped:
+        logger.warning("Not indexed: {line}", line=line)
+    return FolderIndex(
+        store=store, files=len(files), skipped=len(skipped), reused=reused, path=path, warnings=tuple(skipped)
+    )

@@ -5,13 +5,17 @@ The deep agent's scratch space: ``write_file``, ``read_file``, ``ls``, ``edit_fi
 run gets its own in-memory space, gone when the run ends; with ``DiskBackend(root=...)`` files persist under that
 root and never outside it. Every read emits ``FileRead`` and every write ``FileWritten`` (see
 :mod:`haystack_deep_research.events.agent`); a refused path or a file too large is a tool error the model reads.
+``grep`` runs the model's pattern with the ``regex`` package under a time limit (``GREP_SECONDS``), so a pattern that
+backtracks without end is a tool error, not a frozen process.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import re
+import time
 from typing import Any
+
+import regex
 
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
 from haystack_deep_research.events import FileRead, FileWritten
@@ -30,6 +34,7 @@ from haystack_deep_research.prompts import (
     SCRATCH_BAD_PATTERN,
     SCRATCH_EMPTY,
     SCRATCH_NO_MATCH,
+    SCRATCH_SLOW_PATTERN,
     SCRATCH_WRITTEN,
     WRITE_FILE,
     WRITE_FILE_DESCRIPTION,
@@ -44,6 +49,8 @@ __all__ = ["FilesystemTool", "create_filesystem_tools"]
 SCRATCH_RESOURCE = "scratch"
 MAX_LINES = 2_000
 MAX_MATCHES = 200
+GREP_SECONDS = 2.0
+"""The most time one ``grep`` may spend matching, all files together; a slower pattern is a tool error."""
 
 _STRING = {"type": "string"}
 _PARAMETERS: dict[str, dict[str, Any]] = {
@@ -176,16 +183,26 @@ class FilesystemTool(ResearchTool):
     def _grep(self, space: ScratchBackend, pattern: Any = None, glob: Any = None, **_: Any) -> _Done:
         wanted = _text("pattern", pattern)
         try:
-            expression = re.compile(wanted)
-        except re.error as error:
+            expression = regex.compile(wanted)
+        except regex.error as error:
             raise ScratchSpaceError(render_text(SCRATCH_BAD_PATTERN, pattern=wanted, error=str(error))) from error
         among = glob.strip().removeprefix("./") if isinstance(glob, str) and glob.strip() else "*"
         found: list[str] = []
+        deadline = time.monotonic() + GREP_SECONDS
         for path in space.files():
-            if not fnmatch.fnmatchcase(path, among):
+            if not fnmatch.fnmatchcase(path, among) or len(found) >= MAX_MATCHES:
                 continue
-            for number, line in enumerate(space.read(path).splitlines(), 1):
-                if expression.search(line) and len(found) < MAX_MATCHES:
+            try:
+                lines = space.read(path).splitlines()
+            except ScratchSpaceError:  # a binary file or a hard link: not searched, as grep skips binary files
+                continue
+            for number, line in enumerate(lines, 1):
+                try:  # a pattern may backtrack for hours: regex stops it, and lets other threads run meanwhile
+                    hit = expression.search(line, concurrent=True, timeout=max(deadline - time.monotonic(), 0.001))
+                except TimeoutError as error:
+                    slow = render_text(SCRATCH_SLOW_PATTERN, pattern=wanted, seconds=f"{GREP_SECONDS:g}")
+                    raise ScratchSpaceError(slow) from error
+                if hit and len(found) < MAX_MATCHES:
                     found.append(f"{path}:{number}: {line}")
         return "\n".join(found) or render_text(SCRATCH_NO_MATCH, what=f"lines matching {wanted}"), among, None
 

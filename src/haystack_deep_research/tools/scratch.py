@@ -6,27 +6,35 @@ Paths are relative POSIX paths (``notes/plan.md``). Both backends refuse, with a
 :class:`~haystack_deep_research.errors.ScratchSpaceError` the model reads as a tool error: an absolute path, a path
 with a ``..`` segment, a file larger than ``max_file_chars``, more than ``max_files`` files. The disk backend also
 refuses any path that passes through a symbolic link (so nothing outside its root is read or written, whatever the
-links inside it point to) and creates its root when first written to.
+links inside it point to), a file with more than one hard link (writing it would change the same file outside the
+root), anything but a regular file (a FIFO would block), and a file that is not UTF-8 text or holds NUL bytes (an edit
+would rewrite it lossily); it writes each file atomically and creates its root when first written to.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
 from haystack_deep_research import _checks
+from haystack_deep_research._local_files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError
 from haystack_deep_research.prompts import (
     SCRATCH_ABSOLUTE,
+    SCRATCH_BINARY,
     SCRATCH_ESCAPE,
+    SCRATCH_HARD_LINK,
     SCRATCH_LINK,
     SCRATCH_NOT_FOUND,
     SCRATCH_TOO_LARGE,
     SCRATCH_TOO_MANY,
+    SCRATCH_UNREADABLE,
     render_text,
 )
+from haystack_deep_research.run.run_dir import atomic_write_text
 
 __all__ = ["DiskBackend", "MemoryBackend", "ScratchBackend", "scratch_path"]
 
@@ -152,12 +160,46 @@ class DiskBackend(_Limits):
             raise ScratchSpaceError(render_text(SCRATCH_LINK, path=path))
         return target
 
+    def _check_existing(self, path: str, target: Path) -> bool:
+        """Whether ``target`` exists; refuse it when it is a hard link or not a regular file."""
+        try:
+            status = os.lstat(target)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISDIR(status.st_mode):
+            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
+        if not stat.S_ISREG(status.st_mode):
+            raise ScratchSpaceError(
+                render_text(
+                    SCRATCH_UNREADABLE, path=path, why="it is not a regular file (a FIFO, a device or a socket)"
+                )
+            )
+        if status.st_nlink > 1:  # writing would change the same file wherever else it lies, outside the root too
+            raise ScratchSpaceError(render_text(SCRATCH_HARD_LINK, path=path))
+        return True
+
     def read(self, path: str) -> str:
-        """:returns: The file's text. :raises ScratchSpaceError: If there is no such file or it is a link."""
+        """
+        :returns: The file's text.
+        :raises ScratchSpaceError: If there is no such file, it is a link (symbolic or hard), not a regular file, too
+            large, or not UTF-8 text.
+        """
         target = self._target(path)
-        if not target.is_file():
-            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path))
-        return target.read_text(encoding="utf-8", errors="replace")
+        if not path or not self._check_existing(path, target):
+            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
+        try:
+            data = read_regular_file(target, root=self.root, max_bytes=4 * self.max_file_chars)
+        except FileNotFoundError as error:
+            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path)) from error
+        except OSError as error:  # LocalFileRefusedError included: swapped for a FIFO or a link, or too large
+            why = str(error).partition(" was not read: ")[2].rstrip(".") or str(error)
+            raise ScratchSpaceError(render_text(SCRATCH_UNREADABLE, path=path, why=why)) from error
+        if b"\0" in data:  # a binary file: editing it as text would rewrite it lossily
+            raise ScratchSpaceError(render_text(SCRATCH_BINARY, path=path))
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ScratchSpaceError(render_text(SCRATCH_BINARY, path=path)) from error
 
     def write(self, path: str, text: str) -> None:
         """Create or replace a file. :raises ScratchSpaceError: If a limit is exceeded or the path is a link."""
@@ -165,10 +207,10 @@ class DiskBackend(_Limits):
             target = self._target(path)
             if not path or target.is_dir():
                 raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
-            self.check(path, text, len(self.files()), target.exists())
+            self.check(path, text, len(self.files()), self._check_existing(path, target))
             target.parent.mkdir(parents=True, exist_ok=True)
             self._target(path)  # the directories just made are real directories, never links
-            target.write_text(text, encoding="utf-8")
+            atomic_write_text(target, text)  # a new file: whatever appeared at the path meanwhile is replaced
 
     def files(self) -> list[str]:
         """:returns: Every regular file under the root (links are not followed), sorted."""

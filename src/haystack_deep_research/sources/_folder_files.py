@@ -1,0 +1,175 @@
+"""
+The files of a folder to index, found and read as guardedly as a web page.
+
+:func:`folder_files` walks the folder without recursion (``os.walk`` recurses in Python 3.11, so a deep enough tree
+ends in a ``RecursionError``) and keeps only regular files that resolve inside the folder (see
+:mod:`haystack_deep_research._local_files`): a symbolic link to a file elsewhere, a FIFO, a device, a file over
+:data:`MAX_DOCUMENT_BYTES` or a folder deeper than :data:`MAX_DEPTH` is skipped, with one line saying why.
+:func:`convert` reads one file the same way and turns it into text: PDF and HTML in the web reader's parser
+processes, under :data:`DOCUMENT_LIMITS` of time, memory and decompressed size (a PDF bomb costs at most those,
+never the indexing process's own memory); Markdown and text with Haystack's converters.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from haystack import Document
+from haystack.dataclasses import ByteStream
+
+from haystack_deep_research._local_files import checked_stat, read_regular_file
+from haystack_deep_research.errors import ExtractionError, LocalFileRefusedError
+from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text
+
+__all__ = [
+    "DOCUMENT_LIMITS",
+    "FILE_TYPES",
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "FolderFile",
+    "convert",
+    "folder_files",
+    "read_documents",
+]
+
+FILE_TYPES = (".pdf", ".html", ".htm", ".md", ".markdown", ".txt", ".text")
+"""The file suffixes indexed (case-insensitive)."""
+
+MAX_DEPTH = 64
+"""The deepest folder indexed, counted from the folder given; deeper folders are skipped with a warning."""
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+"""The largest file indexed; a larger one is skipped with a warning."""
+
+DOCUMENT_LIMITS = FetchLimits(
+    max_bytes=MAX_DOCUMENT_BYTES,
+    max_pdf_pages=2_000,
+    max_pdf_decompressed_bytes=64 * 1024 * 1024,
+    extraction_timeout=120.0,
+    max_extraction_memory=512 * 1024 * 1024,
+)
+"""What parsing one PDF or HTML file may cost: a local document may be a whole book, so more than a web page."""
+
+_HTML = (".html", ".htm")
+
+
+@dataclass(frozen=True)
+class FolderFile:
+    """
+    A file to index.
+
+    :param path: Its path (under the folder; it may be a link to another file of the folder).
+    :param size: Its size in bytes.
+    :param mtime_ns: When it was last changed.
+    """
+
+    path: Path
+    size: int
+    mtime_ns: int
+
+
+def _name(path: str | Path, root: Path) -> str:
+    return Path(path).relative_to(root).as_posix()
+
+
+def folder_files(root: Path) -> tuple[list[FolderFile], list[str]]:
+    """
+    Find the files to index, depth first in name order; hidden files and folders are left out.
+
+    :param root: The folder, resolved.
+    :returns: ``(files, skipped)``: the files, and one line per file or folder skipped saying why.
+    """
+    files: list[FolderFile] = []
+    skipped: list[str] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as error:
+            skipped.append(f"{_name(folder, root)}/: the folder could not be listed ({error.strerror or error})")
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 > MAX_DEPTH:
+                    skipped.append(f"{_name(entry.path, root)}/: deeper than the {MAX_DEPTH} folders indexed")
+                else:
+                    subfolders.append(Path(entry.path))
+                continue
+            if entry.is_symlink() and entry.is_dir():
+                skipped.append(f"{_name(entry.path, root)}/: a link to a folder (links to folders are not followed)")
+                continue
+            if Path(entry.name).suffix.lower() not in FILE_TYPES:
+                continue
+            try:
+                status = checked_stat(entry.path, root=root, max_bytes=MAX_DOCUMENT_BYTES)
+            except OSError as error:  # LocalFileRefusedError included: a link out, a FIFO, a device, too large
+                skipped.append(f"{_name(entry.path, root)}: {_reason(error)}")
+                continue
+            files.append(FolderFile(path=Path(entry.path), size=status.st_size, mtime_ns=status.st_mtime_ns))
+        stack.extend((folder, depth + 1) for folder in reversed(subfolders))
+    return files, skipped
+
+
+def _reason(error: OSError) -> str:
+    if isinstance(error, LocalFileRefusedError):
+        return str(error).partition(" was not read: ")[2] or str(error)
+    return f"could not be read ({type(error).__name__}: {error.strerror or error})"
+
+
+def read_documents(file: FolderFile, root: Path) -> tuple[list[Document], str]:
+    """
+    :param file: The file.
+    :param root: The folder it must stay in.
+    :returns: ``(documents, "")``, or ``([], why)`` with one line saying why the file gave nothing to index.
+    """
+    try:
+        documents = convert(file, root)
+    except (OSError, ExtractionError) as error:  # refused, unreadable, or not parsed within DOCUMENT_LIMITS
+        reason = _reason(error) if isinstance(error, OSError) else str(error)
+        return [], f"{_name(file.path, root)}: {reason}"
+    return documents, "" if documents else f"{_name(file.path, root)}: no text to index"
+
+
+def convert(file: FolderFile, root: Path) -> list[Document]:
+    """
+    Read one file and turn it into documents with its text.
+
+    :param file: The file.
+    :param root: The folder it must stay in.
+    :returns: Its documents (``meta["file_path"]`` is the full path, ``meta["title"]`` its title or file name);
+        none when it holds no text.
+    :raises OSError: It cannot be read, or is refused (:class:`~haystack_deep_research.errors.LocalFileRefusedError`).
+    :raises ExtractionError: A PDF or HTML file is malformed, holds no text, or costs more than
+        :data:`DOCUMENT_LIMITS` allow.
+    """
+    data = read_regular_file(file.path, root=root, max_bytes=MAX_DOCUMENT_BYTES)
+    suffix = file.path.suffix.lower()
+    meta = {"file_path": str(file.path)}
+    if suffix == ".pdf" or suffix in _HTML:
+        address = file.path.absolute().as_uri()
+        content_type = "application/pdf" if suffix == ".pdf" else "text/html"
+        fetched = FetchedDocument(
+            url=address, final_url=address, status=200, content_type=content_type, charset=None, body=data
+        )
+        extracted = extract_text(fetched, limits=DOCUMENT_LIMITS)
+        documents = [Document(content=extracted.text, meta={**meta, "title": extracted.title or file.path.name})]
+    else:
+        documents = _converter(suffix).run(sources=[ByteStream(data=data, meta=meta)])["documents"]
+    return [document for document in documents if (document.content or "").strip()]
+
+
+def _converter(suffix: str) -> Any:
+    from haystack.components.converters.markdown import MarkdownToDocument
+    from haystack.components.converters.txt import TextFileToDocument
+
+    if suffix in (".md", ".markdown"):
+        return MarkdownToDocument(store_full_path=True, progress_bar=False)
+    return TextFileToDocument(store_full_path=True)
