@@ -83,7 +83,7 @@ def test_a_subagent_without_its_own_model_uses_the_parents() -> None:
 
     [task] = [t for t in agent.tools[0].tools if t.name == "task"]
 
-    assert task.subagents["competitor_analyst"][1].chat_generator is agent.chat_generator
+    assert task.subagents["competitor_analyst"][1].chat_generator.chat_generator is agent.chat_generator.chat_generator
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,7 @@ from haystack_deep_research.research.exits import (
     TokenLimit,
     ToolCalled,
 )
-from haystack_deep_research.run import BudgetHook, model_name
+from haystack_deep_research.run import BudgetHook, DeadlineChatGenerator, model_name
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.state import (
@@ -102,7 +102,7 @@ def _subagent(definition: SubAgentDef, model: Any, loop_threshold: int) -> tuple
     plain, sets = _split(list(definition.tools), f"subagent {definition.name!r} tools")
     generator = definition.chat_generator or model
     agent = Agent(
-        chat_generator=generator,
+        chat_generator=DeadlineChatGenerator(chat_generator=generator),
         tools=[RunToolset(tools=plain), *sets],
         system_prompt=definition.system_prompt,
         state_schema=researcher_state_schema(),
@@ -276,7 +276,7 @@ def create_deep_agent(
         else model
     )
     return Agent(
-        chat_generator=agent_model,
+        chat_generator=DeadlineChatGenerator(chat_generator=agent_model),
         tools=[RunToolset(tools=[*library, *plain]), *sets],
         system_prompt=rules,
         state_schema=deep_agent_state_schema(),

@@ -35,6 +35,7 @@ from haystack_deep_research.state import (
     EXIT_ANALYSIS_STOPPED,
     EXIT_DECISION_FAILED,
     EXIT_NO_NEW_TOPICS,
+    EXIT_TIME_BUDGET,
     PHASE_ANALYZE,
 )
 
@@ -102,7 +103,15 @@ class DecideStep(UsesModels):
             previous=fence(previous),
             errors=errors,
         )
-        [asked] = yield [ask(self.chat_generator, prompt, role="analysis", streaming_callback=run.streaming_callback)]
+        [asked] = yield [
+            ask(
+                self.chat_generator,
+                prompt,
+                role="analysis",
+                streaming_callback=run.streaming_callback,
+                budget=run.budget,
+            )
+        ]
         if asked.reply is not None:
             run.record_usage(PHASE_ANALYZE, asked.reply.meta.get("usage"))
         if not asked.text:
@@ -130,7 +139,8 @@ class DecideStep(UsesModels):
         for _ in range(2):  # the first answer, and once more when it only repeats searched topics
             decision = yield from self._decision(iteration, refused)
             if decision is None:
-                return {"done": iteration.but(exit_reason=EXIT_DECISION_FAILED)}
+                failed = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_DECISION_FAILED
+                return {"done": iteration.but(exit_reason=failed)}
             if not decision.shouldContinue:
                 run.events.emit(SearchDecided(phase=PHASE_ANALYZE, round=number))
                 return {"done": iteration.but(exit_reason=EXIT_ANALYSIS_STOPPED)}

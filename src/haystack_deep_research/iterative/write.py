@@ -143,7 +143,11 @@ class WriteStep(UsesModels):
             sections=sections.to_dict(),
             translate=sections.translate,
         )
-        [written] = yield [ask(self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback)]
+        [written] = yield [
+            ask(
+                self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback, budget=run.budget
+            )
+        ]
         if written.reply is not None:
             run.record_usage(PHASE_WRITE, written.reply.meta.get("usage"))
         report = written.text
@@ -151,7 +155,7 @@ class WriteStep(UsesModels):
             why = failure(written.error)
             run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the findings")
             report = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
-            exit_reason = EXIT_WRITER_FAILED
+            exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
         found = changes(iteration)
         if found:
             report = _with_changes(report, _changes_section(found, sections))

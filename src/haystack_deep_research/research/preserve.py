@@ -6,12 +6,13 @@ notes gathered so far would be lost with it. :class:`PreservingChatGenerator` wr
 once at least one sub-topic has been researched, a failing call becomes a final text reply marked in its ``meta``,
 so the Agent stops normally and the write hook writes the report from the notes, with
 ``exit_reason="orchestrator_failed"``. A failure before any research is re-raised: there is nothing to keep, and the
-caller should see the provider's error (a wrong key, say).
+caller should see the provider's error (a wrong key, say). A call still in flight when the run's time budget runs
+out is cut (see :mod:`haystack_deep_research.run.deadline`): the Agent's next budget check ends the run with
+``exit_reason="time_budget"``, before research or after.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from haystack import component
@@ -21,8 +22,11 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research.errors import DeadlineExceededError
 from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, RESEARCH_SUBTOPIC, render_text
 from haystack_deep_research.run import Call, Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run.bounded import deadline_reply
+from haystack_deep_research.run.deadline import bound_budget, call_sync_within_async, call_within, call_within_async
 from haystack_deep_research.run.streaming import for_async, for_sync
 
 __all__ = ["FAILURE_META", "PreservingChatGenerator", "model_failure"]
@@ -63,14 +67,23 @@ class PreservingChatGenerator(UsesModels):
             tagged = for_sync(given, "orchestrator") or for_async(given, "orchestrator")
             kwargs = {**kwargs, "streaming_callback": tagged}
 
+        budget = bound_budget()
+
+        def run() -> Any:
+            return call_within(lambda: generator.run(messages=messages, tools=tools, **kwargs), budget)
+
         async def run_async() -> Any:
             if hasattr(generator, "run_async"):
-                return await generator.run_async(messages=messages, tools=tools, **kwargs)
-            return await asyncio.to_thread(generator.run, messages=messages, tools=tools, **kwargs)
+                return await call_within_async(
+                    lambda: generator.run_async(messages=messages, tools=tools, **kwargs), budget
+                )
+            return await call_sync_within_async(lambda: generator.run(messages=messages, tools=tools, **kwargs), budget)
 
-        [called] = yield [Call(lambda: generator.run(messages=messages, tools=tools, **kwargs), run_async)]
+        [called] = yield [Call(run, run_async)]
         if called.error is None:
             return called.value
+        if isinstance(called.error, DeadlineExceededError):  # the Agent's next budget check ends the run
+            return deadline_reply(called.error)
         if not _research_done(messages):
             raise called.error
         why = f"{type(called.error).__name__}: {called.error}"

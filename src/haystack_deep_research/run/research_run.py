@@ -272,6 +272,15 @@ class ResearchRun:
         with self._lock:
             return list(self._warnings)
 
+    def out_of_time(self) -> bool:
+        """
+        Say whether the time budget is spent, so that a model call failing now was cut at the deadline (see
+        :mod:`.deadline`); the first time, a warning and a :class:`BudgetReached` event follow, as for :meth:`spent`.
+
+        :returns: ``True`` when the run's time budget is spent.
+        """
+        return self.budget.time_left() == 0 and self.spent() is not None
+
     def spent(self) -> str | None:
         """
         Check the budget; the first time it is found spent, a warning and a :class:`BudgetReached` event follow.

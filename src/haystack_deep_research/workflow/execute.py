@@ -32,6 +32,7 @@ from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD, FinalSummary
 from haystack_deep_research.run import (
     BudgetHook,
     Call,
+    DeadlineChatGenerator,
     Phase,
     ResearchRun,
     RunBudget,
@@ -74,7 +75,7 @@ def execute_agent(
     plain = [tool for tool in tools if isinstance(tool, Tool)]
     toolsets = [tool for tool in tools if isinstance(tool, Toolset)]
     return Agent(
-        chat_generator=chat_generator,
+        chat_generator=DeadlineChatGenerator(chat_generator=chat_generator),
         tools=[RunToolset(tools=plain), *toolsets] if plain else toolsets,
         system_prompt="\n\n".join(filter(None, [render_text(EXECUTE_SYSTEM, max_steps=max_steps), routing])),
         state_schema=researcher_state_schema(),

@@ -28,6 +28,7 @@ from haystack_deep_research.state import (
     CITATIONS,
     EXIT_REASON,
     EXIT_STRUCTURED_OUTPUT_FAILED,
+    EXIT_TIME_BUDGET,
     GROUNDING,
     GROUNDING_SCORE,
     NOTES,
@@ -122,7 +123,7 @@ class FinishStep(UsesModels):
                 structured = yield from self._stage.convert(run, summary, workflow.verified_urls, self.chat_generator)
             except StructuredOutputError as error:
                 run.warn(PHASE_STRUCTURE, f"{error}: {error.errors}")
-                exit_reason = EXIT_STRUCTURED_OUTPUT_FAILED
+                exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_STRUCTURED_OUTPUT_FAILED
         notes = run.notes()
         run.events.emit(
             RunEnded(
