@@ -12,6 +12,8 @@ robust to what models do:
 - proposed topics that repeat a topic already searched (see :mod:`.topics`) are refused (a ``TopicRefused`` event
   each); when every proposal is refused the model is asked once more, told which were refused, and when it proposes
   only repeats again the rounds stop (``exit_reason`` ``no_new_topics``);
+- a proposed topic that is an error message (see :meth:`~haystack_deep_research.evidence.SearchLog.echoes_error`)
+  is refused with a warning;
 - at most ``max_parallel_searches`` topics are searched in one round; more are dropped with a warning.
 """
 
@@ -144,7 +146,11 @@ class DecideStep(UsesModels):
             if not decision.shouldContinue:
                 run.events.emit(SearchDecided(phase=PHASE_ANALYZE, round=number))
                 return {"done": iteration.but(exit_reason=EXIT_ANALYSIS_STOPPED)}
-            new, repeats = TopicFilter(iteration.topics, similarity=self.similarity).split(decision.topics)
+            errors = [topic for topic in decision.topics if run.searches.echoes_error(topic)]
+            if errors:  # a tool's or model's error text is never a topic, nor a heading of the report
+                run.warn(PHASE_ANALYZE, f"the analysis proposed {len(errors)} error message(s) as topics; refused")
+            proposed = [topic for topic in decision.topics if topic not in errors]
+            new, repeats = TopicFilter(iteration.topics, similarity=self.similarity).split(proposed)
             for topic in repeats:
                 run.events.emit(TopicRefused(phase=PHASE_ANALYZE, topic=topic))
             if new:

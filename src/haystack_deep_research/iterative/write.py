@@ -162,9 +162,8 @@ class WriteStep(UsesModels):
         check = verify_report(run, report, urls)
         report = check.report
         if not run.ledger.read_urls():
-            cause = run.searches.explain()
-            run.warn(PHASE_WRITE, f"the run read no page and no document ({cause})")
-            report = render_text(NO_EVIDENCE_NOTICE, cause=cause) + report
+            run.warn(PHASE_WRITE, f"the run read no page and no document ({run.searches.explain()})")
+            report = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary()) + report
             exit_reason = exit_reason if exit_reason in _OWN_REASONS else EXIT_NO_EVIDENCE
         iteration = iteration.but(report=report, citations=citation_findings(check), exit_reason=exit_reason)
         if self.judge_llm is None:
