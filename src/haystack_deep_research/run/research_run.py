@@ -82,7 +82,7 @@ class ResearchRun:
         self._granted = 0
         self._usage: dict[str, dict[str, Any]] = {}
         self._warnings: list[str] = []
-        self._spent: str | None = None
+        self._spent: set[str] = set()
 
     def __repr__(self) -> str:
         return f"ResearchRun(id={self.id!r}, notes={len(self.notes())}, sources={len(self.ledger)})"
@@ -283,7 +283,8 @@ class ResearchRun:
 
     def spent(self) -> str | None:
         """
-        Check the budget; the first time it is found spent, a warning and a :class:`BudgetReached` event follow.
+        Check the budget; the first time each budget is found spent, a warning naming it and a :class:`BudgetReached`
+        event follow (so the budget that ends the run is always the one a warning names).
 
         :returns: ``"token_budget"``, ``"cost_budget"`` or ``"time_budget"`` when that budget is spent, else ``None``.
         """
@@ -293,7 +294,8 @@ class ResearchRun:
             return None
         reason, detail = found
         with self._lock:
-            first, self._spent = self._spent is None, self._spent or reason
+            first = reason not in self._spent  # each budget found spent warns once, in its own words
+            self._spent.add(reason)
         if first:
             self.events.emit(BudgetReached(phase=PHASE_ORCHESTRATOR, reason=reason, detail=detail))
             self.warn(
