@@ -181,7 +181,8 @@ def test_a_search_service_that_is_down_leaves_notes_that_say_so(
     # Search was down for the whole run: the report says so in its first lines, and why.
     assert result["exit_reason"] == "no_evidence"
     assert "**No evidence:**" in "\n".join(result["report"].splitlines()[:3])
-    assert "all 2 searches failed" in result["report"]
+    assert "(every search failed), so nothing in this report is backed by a source" in result["report"]
+    assert "503" not in result["report"]  # the details go to the warnings
     assert any("no evidence: all 2 searches failed" in w and "503" in w for w in result["warnings"])
 
 

@@ -19,6 +19,7 @@ failure during a run that the caller can retry, configure around or report::
         ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
         ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
         ├── BudgetExceededError                 the run's token or time budget is spent; no new research starts
+        │   └── DeadlineExceededError           a model call was still running when the time budget ran out
         ├── StructuredOutputError               the report could not be turned into valid structured output
         ├── ScratchSpaceError                   a scratch-space file operation was refused (path, size, missing file)
         ├── SearchError                         the search service failed or answered garbage
@@ -44,6 +45,7 @@ __all__ = [
     "BudgetExceededError",
     "ConfigurationError",
     "ContentTooLargeError",
+    "DeadlineExceededError",
     "DeepResearchError",
     "DelegationLimitError",
     "ExtractionError",
@@ -161,6 +163,14 @@ class DelegationLimitError(ResearchRunError):
 
 class BudgetExceededError(ResearchRunError):
     """The run's token or time budget is spent, so a new sub-topic was not researched."""
+
+
+class DeadlineExceededError(BudgetExceededError):
+    """
+    A model call was still running when the run's time budget ran out; the run stopped waiting for it (the call is
+    abandoned, not awaited) and ends with what it gathered. Pass a larger ``time_budget``, or a faster model or
+    server, or a smaller ``timeout`` to the chat generator so that a stuck server fails sooner.
+    """
 
 
 class StructuredOutputError(ResearchRunError):

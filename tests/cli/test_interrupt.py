@@ -106,3 +106,39 @@ def test_ctrl_c_saves_a_partial_report_exits_130_and_the_rerun_resumes(
     assert code == 0, err
     assert "[research] resumed: 2 sub-topic(s) and 2 source(s) restored" in err.splitlines()
     assert "The report writer failed" not in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_sigterm_saves_the_partial_report_json_and_ledger_as_ctrl_c_does_and_exits_143(
+    folder: Path, tmp_path: Path
+) -> None:
+    writer = HeldWriter()
+    models: dict[str, Any] = {role: ScriptedChatGenerator(role=role) for role in ROLES}
+    models["writer"] = writer
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env["HAYSTACK_TELEMETRY_ENABLED"] = "False"
+    with LoopbackChatServer(models) as server:
+        argv = [*_argv(server, folder, tmp_path), "--json"]
+        command = [sys.executable, "-m", "haystack_deep_research.cli", *argv]
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            assert writer.asked.wait(timeout=120), "the run never reached its writer"
+            child.send_signal(signal.SIGTERM)  # what timeout, systemd and Kubernetes send
+            out, err = child.communicate(timeout=120)
+        finally:
+            writer.release.set()
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
+
+    assert child.returncode == 143, err
+    assert "Traceback" not in err
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert report.count("## Background: ") == 1  # both notes gathered before the signal are in it
+    assert report.count("## Recent developments: ") == 1
+    tides = (folder / "tides.md").as_uri()
+    ledger = {entry["url"] for entry in json.loads((tmp_path / "sources.json").read_text(encoding="utf-8"))}
+    assert tides in ledger
+    printed = json.loads(out)
+    assert printed["exit_reason"] == "interrupted"
+    assert printed["report"] == report
+    assert tides in (tmp_path / "run" / "ledger.json").read_text(encoding="utf-8")

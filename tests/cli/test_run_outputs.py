@@ -165,3 +165,29 @@ def test_json_of_a_failed_run_holds_the_partial_report_and_the_error(
     assert answer["warnings"] == [
         "run: the run failed (TimeoutError) before its report was written; the report holds the notes gathered"
     ]
+
+
+class _FailsBeforeAnyNote:
+    """An agent whose run opens and then fails before any note is gathered."""
+
+    async def run_async(self, *, messages: Any, hook_context: dict[str, Any]) -> dict[str, Any]:
+        hook_context[RUN_OPENED_KEY](ResearchRun(question=messages[-1].text))
+        raise TimeoutError("read timed out")
+
+
+def test_a_run_that_fails_before_any_note_does_not_claim_its_report_holds_notes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setattr(
+        "haystack_deep_research.cli.research.create_deep_research_agent", lambda **_: _FailsBeforeAnyNote()
+    )
+
+    code = cli.main(["How did tides change?", "--json", "-q"])
+
+    answer = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert answer["report"] == ""
+    assert answer["warnings"] == [
+        "run: the run failed (TimeoutError) before its report was written; no note was gathered, so there is no report"
+    ]

@@ -19,3 +19,15 @@ def test_each_cause_is_named() -> None:
 def test_a_notice_is_given_once() -> None:
     log = SearchLog()
     assert [log.first("keyless"), log.first("keyless"), log.first("other")] == [True, False, True]
+
+
+def test_the_summary_holds_no_error_text_and_an_echoed_error_is_recognised() -> None:
+    log = SearchLog()
+    assert log.summary() == "no search was made"
+    log.record(SearchOutcome("web_search", "solar", error="SearchError: 400 Client Error: Bad Request for url"))
+    assert log.summary() == "every search failed"
+    assert log.echoes_error("searcherror: 400 client error: bad request for url http://x")  # repeats the error
+    assert log.echoes_error("HTTP 429 Too Many Requests")  # shaped like one
+    assert log.echoes_error("ValueError: invalid literal")
+    assert not log.echoes_error("solar capacity growth in 2025")
+    assert not log.echoes_error("Error correction in quantum computers")

@@ -22,6 +22,7 @@ from haystack_deep_research import (
     create_deep_research_agent,
 )
 from haystack_deep_research.research import LoopGuardHook
+from haystack_deep_research.run import ResearchRun, RunBudget
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,
@@ -199,3 +200,16 @@ async def test_the_time_budget_ends_a_run_whose_researchers_are_stuck_reading(
     assert time.monotonic() - started < 30  # the stalled read was cut at the budget, not at its own 60 s
     assert result["exit_reason"] == "time_budget"
     assert result["report"]
+
+
+def test_each_spent_budget_warns_in_its_own_words() -> None:
+    # The time budget is found spent first (by a page read, say); then the tokens run out, which ends the run.
+    run = ResearchRun(budget=RunBudget(token_budget=100, time_budget=1, started=time.monotonic() - 5))
+    assert run.spent() == "time_budget"
+    run.record_usage("research", {"total_tokens": 150})
+
+    assert run.spent() == "token_budget"
+    assert run.spent() == "token_budget"  # warned once
+    spent = [w for w in run.warnings() if "is spent" in w]
+    assert len(spent) == 2
+    assert spent[1].startswith("orchestrator: the token budget of 100 tokens (150 used) is spent")

@@ -83,9 +83,8 @@ def test_a_subagent_without_its_own_model_uses_the_parents() -> None:
 
     [task] = [t for t in agent.tools[0].tools if t.name == "task"]
 
-    assert (
-        task.subagents["competitor_analyst"][1].chat_generator is agent.chat_generator.chat_generator
-    )  # inside the wrapper that keeps a failed run
+    parents = agent.chat_generator.chat_generator  # inside the wrappers that keep a failed run and bound its calls
+    assert task.subagents["competitor_analyst"][1].chat_generator.chat_generator is parents
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ from haystack_deep_research.research.exits import (
     TokenLimit,
     ToolCalled,
 )
-from haystack_deep_research.run import BudgetHook, model_name
+from haystack_deep_research.run import BudgetHook, DeadlineChatGenerator, model_name
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.state import (
@@ -104,7 +104,7 @@ def _subagent(definition: SubAgentDef, model: Any, loop_threshold: int) -> tuple
     plain, sets = _split(list(definition.tools), f"subagent {definition.name!r} tools")
     generator = definition.chat_generator or model
     agent = Agent(
-        chat_generator=generator,
+        chat_generator=DeadlineChatGenerator(chat_generator=generator),
         tools=[RunToolset(tools=plain), *sets],
         system_prompt=definition.system_prompt,
         state_schema=researcher_state_schema(),

@@ -39,6 +39,7 @@ from haystack_deep_research.research import (
 from haystack_deep_research.run import (
     DEFAULT_CACHE_TTL,
     BudgetHook,
+    DeadlineChatGenerator,
     Price,
     ResearchCache,
 )
@@ -231,7 +232,7 @@ def create_deep_research_agent(
     researcher_tools = _researcher_tools(options, models, stores)
     budget, results = BudgetHook(), ToolResultsHook()
     researcher = Agent(
-        chat_generator=models["researcher_llm"],
+        chat_generator=DeadlineChatGenerator(chat_generator=models["researcher_llm"]),
         tools=[RunToolset(tools=researcher_tools)],
         system_prompt=_researcher_prompt(options, stores),
         state_schema=researcher_state_schema(),

@@ -8,6 +8,7 @@ code   meaning
 1      the run failed: a provider, network or model error ended it before a report was written
 2      a usage error: a bad option, a missing key, an unusable path; nothing was run
 130    interrupted (Ctrl-C): what was gathered was saved as a partial report
+143    terminated (SIGTERM, as ``timeout``, systemd and Kubernetes send): saved exactly as for Ctrl-C
 =====  ==========================================================================================
 """
 
@@ -27,6 +28,7 @@ class ExitCode(IntEnum):
     RUN_FAILED = 1
     USAGE = 2
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 def exit_code_of(error: BaseException) -> ExitCode:

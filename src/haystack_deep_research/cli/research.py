@@ -18,8 +18,9 @@ Progress goes to stderr (a live view with rich when stderr is a terminal, else o
 :mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
 object instead. The options are checked (output paths included) before any model is called; every user error is one
 line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 report written, 1 run failed, 2
-usage error, 130 interrupted. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or
-stdout), ``--sources`` and the run directory; a run that fails saves it the same way.
+usage error, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to
+``-o`` (or stdout), ``--sources`` and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run
+that fails.
 
 Models and search, with their environment equivalents (an option wins over its variable):
 
@@ -68,6 +69,7 @@ from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.paths import check_output_paths
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
+from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import clean_text
@@ -288,12 +290,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
     :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 when the report was
-        written, 1 when the run failed, 2 for a usage error, 130 when interrupted.
+        written, 1 when the run failed, 2 for a usage error, 130 when interrupted, 143 when terminated (SIGTERM, saved
+        as for Ctrl-C).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]](argv[1:])
-    return _main(argv)
+    with sigterm_interrupts() as termination:  # SIGTERM takes Ctrl-C's path: the partial report is saved
+        code = SUBCOMMANDS[argv[0]](argv[1:]) if argv[:1] and argv[0] in SUBCOMMANDS else _main(argv)
+    return ExitCode.TERMINATED if termination.received and code == ExitCode.INTERRUPTED else code
 
 
 def _main(argv: Sequence[str], *, update: bool = False, replay: Path | None = None) -> int:

@@ -100,8 +100,9 @@ def unfinished_result(outcome: RunOutcome, question: str) -> dict[str, Any]:
             "token_usage": {},
         }
     what = "was interrupted (Ctrl-C)" if outcome.interrupted else f"failed ({type(outcome.error).__name__})"
-    run.warn(PHASE_RUN, f"the run {what} before its report was written; the report holds the notes gathered")
     notes = run.notes()
+    kept = "the report holds the notes gathered" if notes else "no note was gathered, so there is no report"
+    run.warn(PHASE_RUN, f"the run {what} before its report was written; {kept}")
     report, citations = "", {}
     if notes:
         urls = allowed_urls(notes, run)

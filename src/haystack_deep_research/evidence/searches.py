@@ -1,19 +1,32 @@
 """
 The search log: what one run's searches gave, so that a run that found nothing can say why.
 
-Every search tool of a run (web search and datastore search alike) records each search in the run's
-:class:`SearchLog`: which tool, how many results, or the error it failed with. At the end of the run the log
-explains an empty evidence ledger (:meth:`SearchLog.explain`): every search failed, every search returned nothing,
-or no search was made at all. The log also remembers notices that must be given once per run
-(:meth:`SearchLog.first`), such as the choice of a keyless search engine.
+Every search tool of a run (web search and datastore search alike) records each search in the run's :class:`SearchLog`:
+which tool, how many results, or the error it failed with. At the end of the run the log explains an empty evidence
+ledger: :meth:`SearchLog.explain` in detail (for warnings), :meth:`SearchLog.summary` in a few words without error text
+or queries (for the report): every search failed, every search returned nothing, or no search was made at all.
+:meth:`SearchLog.echoes_error` tells a model's sub-topic or topic that only repeats an error message (one the run's
+searches failed with, or any text shaped like one) from a real one. The log also remembers notices that must be given
+once per run (:meth:`SearchLog.first`), such as the choice of a keyless search engine.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 
 __all__ = ["SearchLog", "SearchOutcome"]
+
+_ERROR_SHAPES = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b\s*:"  # TypeError: ..., SearchError: ...
+    r"|^\W*(?:error|exception|traceback)\s*[:(]|^\W*failed to invoke\b"  # "Error: ...", "Failed to invoke Tool ..."
+    r"|\b(?:HTTP(?:/\d(?:\.\d)?)?\s*)?[45]\d\d\b\W*(?:bad request|unauthori[sz]ed|forbidden|not found|too many "
+    r"requests|internal server error|bad gateway|service unavailable|gateway time-?out|payment required)",
+    re.IGNORECASE,
+)
+_ECHO_CHARS = 24
+"""How much of a recorded error a text must repeat, word for word, to be taken for an echo of it."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +76,38 @@ class SearchLog:
                 return False
             self._given.add(key)
             return True
+
+    def summary(self) -> str:
+        """
+        Say in a few words why the run has no evidence, without error text or queries (those go to the warnings).
+
+        :returns: For example "every search failed".
+        """
+        outcomes = self.outcomes()
+        if not outcomes:
+            return "no search was made"
+        if all(outcome.error for outcome in outcomes):
+            return "every search failed"
+        if sum(outcome.results for outcome in outcomes) == 0:
+            return "the searches found nothing"
+        return "no page or document found could be read"
+
+    def echoes_error(self, text: str) -> bool:
+        """
+        :param text: A sub-topic or topic a model proposed.
+        :returns: Whether it is an error message rather than something to research: it repeats one the run's
+            searches failed with, or reads like one (an exception, an HTTP error status).
+        """
+        folded = " ".join(text.split()).casefold()
+        if _ERROR_SHAPES.search(" ".join(text.split())):
+            return True
+        for outcome in self.outcomes():
+            error = " ".join(outcome.error.split()).casefold()
+            if len(error) >= _ECHO_CHARS and (
+                error[:_ECHO_CHARS] in folded or (len(folded) >= _ECHO_CHARS and folded in error)
+            ):
+                return True
+        return False
 
     def explain(self) -> str:
         """

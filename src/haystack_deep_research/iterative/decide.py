@@ -12,6 +12,8 @@ robust to what models do:
 - proposed topics that repeat a topic already searched (see :mod:`.topics`) are refused (a ``TopicRefused`` event
   each); when every proposal is refused the model is asked once more, told which were refused, and when it proposes
   only repeats again the rounds stop (``exit_reason`` ``no_new_topics``);
+- a proposed topic that is an error message (see :meth:`~haystack_deep_research.evidence.SearchLog.echoes_error`)
+  is refused with a warning;
 - at most ``max_parallel_searches`` topics are searched in one round; more are dropped with a warning.
 """
 
@@ -35,6 +37,7 @@ from haystack_deep_research.state import (
     EXIT_ANALYSIS_STOPPED,
     EXIT_DECISION_FAILED,
     EXIT_NO_NEW_TOPICS,
+    EXIT_TIME_BUDGET,
     PHASE_ANALYZE,
 )
 
@@ -102,7 +105,15 @@ class DecideStep(UsesModels):
             previous=fence(previous),
             errors=errors,
         )
-        [asked] = yield [ask(self.chat_generator, prompt, role="analysis", streaming_callback=run.streaming_callback)]
+        [asked] = yield [
+            ask(
+                self.chat_generator,
+                prompt,
+                role="analysis",
+                streaming_callback=run.streaming_callback,
+                budget=run.budget,
+            )
+        ]
         if asked.reply is not None:
             run.record_usage(PHASE_ANALYZE, asked.reply.meta.get("usage"))
         if not asked.text:
@@ -130,11 +141,16 @@ class DecideStep(UsesModels):
         for _ in range(2):  # the first answer, and once more when it only repeats searched topics
             decision = yield from self._decision(iteration, refused)
             if decision is None:
-                return {"done": iteration.but(exit_reason=EXIT_DECISION_FAILED)}
+                failed = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_DECISION_FAILED
+                return {"done": iteration.but(exit_reason=failed)}
             if not decision.shouldContinue:
                 run.events.emit(SearchDecided(phase=PHASE_ANALYZE, round=number))
                 return {"done": iteration.but(exit_reason=EXIT_ANALYSIS_STOPPED)}
-            new, repeats = TopicFilter(iteration.topics, similarity=self.similarity).split(decision.topics)
+            errors = [topic for topic in decision.topics if run.searches.echoes_error(topic)]
+            if errors:  # a tool's or model's error text is never a topic, nor a heading of the report
+                run.warn(PHASE_ANALYZE, f"the analysis proposed {len(errors)} error message(s) as topics; refused")
+            proposed = [topic for topic in decision.topics if topic not in errors]
+            new, repeats = TopicFilter(iteration.topics, similarity=self.similarity).split(proposed)
             for topic in repeats:
                 run.events.emit(TopicRefused(phase=PHASE_ANALYZE, topic=topic))
             if new:

@@ -143,7 +143,11 @@ class WriteStep(UsesModels):
             sections=sections.to_dict(),
             translate=sections.translate,
         )
-        [written] = yield [ask(self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback)]
+        [written] = yield [
+            ask(
+                self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback, budget=run.budget
+            )
+        ]
         if written.reply is not None:
             run.record_usage(PHASE_WRITE, written.reply.meta.get("usage"))
         report = written.text
@@ -151,16 +155,15 @@ class WriteStep(UsesModels):
             why = failure(written.error)
             run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the findings")
             report = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
-            exit_reason = EXIT_WRITER_FAILED
+            exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
         found = changes(iteration)
         if found:
             report = _with_changes(report, _changes_section(found, sections))
         check = verify_report(run, report, urls)
         report = check.report
         if not run.ledger.read_urls():
-            cause = run.searches.explain()
-            run.warn(PHASE_WRITE, f"the run read no page and no document ({cause})")
-            report = render_text(NO_EVIDENCE_NOTICE, cause=cause) + report
+            run.warn(PHASE_WRITE, f"the run read no page and no document ({run.searches.explain()})")
+            report = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary()) + report
             exit_reason = exit_reason if exit_reason in _OWN_REASONS else EXIT_NO_EVIDENCE
         iteration = iteration.but(report=report, citations=citation_findings(check), exit_reason=exit_reason)
         if self.judge_llm is None:

@@ -101,7 +101,8 @@ class Condenser(UsesModels):
             return
         prompt = render_chat(CONDENSE, transcript=[_line(message) for message in older])
         streaming = view.run.streaming_callback
-        [outcome] = yield [ask(self.chat_generator or model, prompt, role="summarizer", streaming_callback=streaming)]
+        model = self.chat_generator or model
+        [outcome] = yield [ask(model, prompt, role="summarizer", streaming_callback=streaming, budget=view.run.budget)]
         if outcome.reply is not None:
             view.record_usage(PHASE_CONDENSE, outcome.reply.meta.get("usage"))
         if not outcome.text:

@@ -101,6 +101,7 @@ class Reflexion(UsesModels):
                 role="reflexion",
                 streaming_callback=streaming,
                 agent=view.researcher,
+                budget=view.run.budget,
             )
         ]
         if outcome.reply is not None:

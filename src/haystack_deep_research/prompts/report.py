@@ -106,10 +106,12 @@ FALLBACK_REPORT = Template(
 
 NO_EVIDENCE_NOTICE = Template(
     "no_evidence_notice",
-    "> **No evidence:** this run read no web page and no document ({{ cause }}). Nothing in this report is backed "
-    "by a source; treat it as unverified.\n\n",
+    "> **No evidence:** this run read no web page and no document ({{ cause }}), so nothing in this report is "
+    "backed by a source; treat it as unverified.\n\n",
 )
-"""The first lines of the report of a run whose evidence ledger holds nothing read."""
+"""The first lines of the report of a run whose evidence ledger holds nothing read: one sentence, whose ``cause`` is
+the search log's :meth:`~haystack_deep_research.evidence.SearchLog.summary` (no error text, no query: the details go
+to the warnings)."""
 
 JUDGE = ChatTemplate(
     "judge",

@@ -45,6 +45,11 @@ SUBTOPIC_MISSING = Template(
     "subtopic_missing",
     f"{RESEARCH_SUBTOPIC} needs 'subtopic': a non-empty string describing the sub-topic; got {{{{ got }}}}.",
 )
+SUBTOPIC_IS_ERROR = Template(
+    "subtopic_is_error",
+    f"Not run: that {RESEARCH_SUBTOPIC} 'subtopic' is an error message, not something to research. Delegate a "
+    "question about the research brief, or reply that research is complete.",
+)
 QUERY_MISSING = Template("query_missing", f"{WEB_SEARCH} needs a non-empty string argument 'query'; got {{{{ got }}}}.")
 STORE_QUERY_MISSING = Template(
     "store_query_missing", "{{ tool }} needs a non-empty string argument 'query'; got {{ got }}."

@@ -107,7 +107,10 @@ def _usable(run: ResearchRun, request: Request, outcome: Outcome, phase: str) ->
 
 
 def _ask(generator: ChatGenerator, request: Request, run: ResearchRun, role: str) -> Call:
-    return ask(generator, request.messages, role=role, streaming_callback=run.streaming_callback, agent=request.what)
+    streaming = run.streaming_callback
+    return ask(
+        generator, request.messages, role=role, streaming_callback=streaming, agent=request.what, budget=run.budget
+    )
 
 
 def ask_twice(

@@ -1,11 +1,11 @@
 """
 The report of a run that read nothing: :class:`NoEvidenceStage`, a report stage of every deep research run.
 
-When the run's evidence ledger holds no page and no document (search down, nothing found, nothing readable), the
-report cannot cite anything, whatever the writer wrote. The stage then puts a notice in the report's first lines
-(right under its title, or at the very top when it has none) saying so and why (from the run's search log), adds a
-warning naming the cause, and sets ``exit_reason`` to ``"no_evidence"`` unless the run already ended for a reason
-of its own (a budget, a failed writer or orchestrator).
+When the run's evidence ledger holds no page and no document (search down, nothing found, nothing readable), the report
+cannot cite anything, whatever the writer wrote. The stage then puts a notice in the report's first lines (right under
+its title, or at the very top when it has none) saying so and why in one sentence (from the run's search log, without
+error text or queries), adds a warning naming the cause in detail, and sets ``exit_reason`` to ``"no_evidence"`` unless
+the run already ended for a reason of its own (a budget, a failed writer or orchestrator).
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ class NoEvidenceStage:
         yield from ()
         if run.ledger.read_urls():
             return
-        cause = run.searches.explain()
-        run.warn(PHASE_RESEARCH, f"no evidence: {cause}; the report cites no source")
-        state.set(REPORT, _with_notice(str(state.data.get(REPORT) or ""), render_text(NO_EVIDENCE_NOTICE, cause=cause)))
+        run.warn(PHASE_RESEARCH, f"no evidence: {run.searches.explain()}; the report cites no source")
+        notice = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary())
+        state.set(REPORT, _with_notice(str(state.data.get(REPORT) or ""), notice))
         if str(state.data.get(EXIT_REASON) or "") in _NORMAL_EXITS:
             state.set(EXIT_REASON, EXIT_NO_EVIDENCE)
         publish(state, run)

@@ -56,7 +56,8 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     The library's own fence tags (``<untrusted_page ...>``), which a model may echo from its prompt, are removed
     first: every shape's report, summary and draft passes here, so none reaches a reader.
 
-    A report that cited URLs the run never read adds a warning, and each removed citation a
+    A report that cited URLs the run never read adds a warning, and so does a report that cites none of the sources
+    the run read (once per run, also over rewrites); each removed citation adds a
     :class:`~haystack_deep_research.events.CitationRemoved` event; a :class:`~haystack_deep_research.events.ReportReady`
     event follows.
 
@@ -71,6 +72,10 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
         run.events.emit(CitationRemoved(phase=PHASE_WRITE, url=citation.url, line=citation.line))
     if check.unverified:
         run.warn(PHASE_WRITE, f"removed {len(check.unverified)} citation(s) of URLs the run never retrieved")
+    read = len(run.ledger.read_urls())
+    uncited = f"the run read {read} source{'s' if read != 1 else ''} and the report cites none"
+    if read and not check.verified_urls and f"{PHASE_WRITE}: {uncited}" not in run.warnings():  # once per run
+        run.warn(PHASE_WRITE, uncited)
     run.events.emit(ReportReady(phase=PHASE_WRITE, verified=len(check.verified), removed=len(check.unverified)))
     return check
 

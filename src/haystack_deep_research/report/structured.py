@@ -177,6 +177,7 @@ class StructuredOutputStage(UsesModels):
         detail = f"writing the structured output ({self.output_schema.__name__})"
         run.events.emit(PhaseStarted(phase=PHASE_STRUCTURE, detail=detail))
         options: dict[str, Any] = {"streaming_callback": run.streaming_callback, "keep_alive": True}
+        options["budget"] = run.budget
         strict = strict_output_kwargs(model, self.output_schema)
         if strict is not None:
             options["generation_kwargs"] = strict

@@ -29,6 +29,7 @@ from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun
 from haystack_deep_research.state import (
     EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,
+    EXIT_TIME_BUDGET,
     EXIT_WRITER_FAILED,
     MESSAGES,
     PHASE_ORCHESTRATOR,
@@ -103,7 +104,7 @@ class WriteHook(CloseRunHook):
         if not report:
             run.warn(PHASE_WRITE, f"the writer failed ({written.why}); the report was assembled from the notes")
             report = render_text(FALLBACK_REPORT, error=written.why, brief=run.brief, notes=notes, urls=urls)
-            state.set(EXIT_REASON, EXIT_WRITER_FAILED)
+            state.set(EXIT_REASON, EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED)
         reset_review_outputs(state)
         publish_report(state, run, report, urls)
         for stage in self.stages:

@@ -18,6 +18,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research.errors import DeadlineExceededError
 from haystack_deep_research.prompts import (
     PARTIAL_REASONS,
     RESEARCHER_FINAL,
@@ -108,7 +109,9 @@ class FinalSummaryHook(PhaseHook):
             messages = [*(state.data.get(MESSAGES) or []), request]
             streaming = view.run.streaming_callback if view is not None else None
             agent = view.researcher if view is not None else ""
-            call = ask(self.chat_generator, messages, role="researcher", streaming_callback=streaming, agent=agent)
+            budget = view.run.budget if view is not None else None
+            model = self.chat_generator
+            call = ask(model, messages, role="researcher", streaming_callback=streaming, agent=agent, budget=budget)
             [summary] = yield [call]
             reply = summary.reply
             if reply is None or not summary.text:
@@ -119,7 +122,8 @@ class FinalSummaryHook(PhaseHook):
                         "are kept",
                     )
                 reply = ChatMessage.from_assistant(_gathered_so_far(state.data.get(MESSAGES) or []))
-                state.set(EXIT_REASON, EXIT_SUMMARY_FAILED)
+                cut = isinstance(summary.error, DeadlineExceededError)  # the raw results are kept as time ran out
+                state.set(EXIT_REASON, EXIT_TIME_BUDGET if cut else EXIT_SUMMARY_FAILED)
             else:
                 usage = reply.meta.get("usage")
                 if isinstance(usage, dict):

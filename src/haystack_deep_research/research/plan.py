@@ -39,6 +39,7 @@ class PlanHook(StatelessHook):
             if call.tool_name == RESEARCH_SUBTOPIC
             and isinstance(call.arguments.get("subtopic"), str)
             and call.arguments["subtopic"].strip()
+            and not view.run.searches.echoes_error(call.arguments["subtopic"])  # refused by the tool: never planned
         ]
         view.run.plan(subtopics)
         announce_calls(view, list(messages[-1].tool_calls))

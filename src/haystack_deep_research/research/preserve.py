@@ -8,11 +8,12 @@ library runs (the deep research agent's orchestrator, the deep agent): a failing
 marked in its ``meta``, so the Agent stops normally and its ``after_run`` hook closes the run from what it has, with an
 honest ``exit_reason`` (``orchestrator_failed``; ``failed`` for the deep agent) and a warning that carries the
 provider's error (a wrong key, say). The stand-in text itself never becomes report content.
+A call still in flight when the run's time budget runs out is cut (see :mod:`haystack_deep_research.run.deadline`):
+the Agent's next budget check ends the run with ``exit_reason="time_budget"``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from haystack import component
@@ -22,8 +23,11 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research.errors import DeadlineExceededError
 from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, render_text
 from haystack_deep_research.run import Call, Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run.bounded import deadline_reply
+from haystack_deep_research.run.deadline import bound_budget, call_sync_within_async, call_within, call_within_async
 from haystack_deep_research.run.streaming import for_async, for_sync
 
 __all__ = ["FAILURE_META", "PreservingChatGenerator", "model_failure"]
@@ -57,14 +61,23 @@ class PreservingChatGenerator(UsesModels):
             tagged = for_sync(given, self.role) or for_async(given, self.role)
             kwargs = {**kwargs, "streaming_callback": tagged}
 
+        budget = bound_budget()
+
+        def run() -> Any:
+            return call_within(lambda: generator.run(messages=messages, tools=tools, **kwargs), budget)
+
         async def run_async() -> Any:
             if hasattr(generator, "run_async"):
-                return await generator.run_async(messages=messages, tools=tools, **kwargs)
-            return await asyncio.to_thread(generator.run, messages=messages, tools=tools, **kwargs)
+                return await call_within_async(
+                    lambda: generator.run_async(messages=messages, tools=tools, **kwargs), budget
+                )
+            return await call_sync_within_async(lambda: generator.run(messages=messages, tools=tools, **kwargs), budget)
 
-        [called] = yield [Call(lambda: generator.run(messages=messages, tools=tools, **kwargs), run_async)]
+        [called] = yield [Call(run, run_async)]
         if called.error is None:
             return called.value
+        if isinstance(called.error, DeadlineExceededError):  # the Agent's next budget check ends the run
+            return deadline_reply(called.error)
         why = f"{type(called.error).__name__}: {called.error}"
         reply = ChatMessage.from_assistant(
             render_text(ORCHESTRATOR_STAND_IN, why=why), meta={"finish_reason": "stop", FAILURE_META: why}

@@ -83,7 +83,15 @@ class ScopeHook(OpenRunHook):
         else:
             run.events.emit(PhaseStarted(phase=PHASE_SCOPE, detail="writing the research brief"))
             prompt = render_chat(SCOPE, today=today(), question=run.question)
-            [scoped] = yield [ask(self.chat_generator, prompt, role="scope", streaming_callback=run.streaming_callback)]
+            [scoped] = yield [
+                ask(
+                    self.chat_generator,
+                    prompt,
+                    role="scope",
+                    streaming_callback=run.streaming_callback,
+                    budget=run.budget,
+                )
+            ]
             if scoped.reply is not None:
                 run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
             brief = scoped.text

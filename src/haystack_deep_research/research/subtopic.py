@@ -33,6 +33,7 @@ from haystack_deep_research.prompts import (
     RESEARCH_SUBTOPIC,
     RESEARCH_SUBTOPIC_DESCRIPTION,
     RESEARCHER_TASK,
+    SUBTOPIC_IS_ERROR,
     SUBTOPIC_MISSING,
     SUBTOPIC_PARAMETER,
     render_text,
@@ -93,7 +94,7 @@ class ResearchSubtopicTool(ResearchTool):
         :param view: The orchestrator's view of the run, or ``None`` outside a run.
         :param subtopic: The model's sub-topic.
         :returns: The phase; it returns ``note``, ``summary`` and ``partial``.
-        :raises ToolArgumentsError: (from the phase) If the sub-topic is missing or blank.
+        :raises ToolArgumentsError: (from the phase) If the sub-topic is missing or blank, or is an error message.
         :raises BudgetExceededError: (from the phase) If the run's budget is spent.
         :raises DelegationLimitError: (from the phase) If ``max_subtopics`` sub-topics were delegated already.
         """
@@ -101,6 +102,8 @@ class ResearchSubtopicTool(ResearchTool):
         position: int | None = None
         inputs: dict[str, Any] = {"messages": [render_user(RESEARCHER_TASK, today=today(), subtopic=text)]}
         if view is not None:
+            if view.run.searches.echoes_error(text):  # a tool's or model's error text is never a sub-topic
+                raise ToolArgumentsError(render_text(SUBTOPIC_IS_ERROR))
             restored = resumed_note(view, text)
             if restored is not None:
                 view.run.add_notes([restored.note])

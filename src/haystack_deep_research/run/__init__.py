@@ -3,6 +3,7 @@ The run layer: one :class:`ResearchRun` per run, its lifecycle hooks, budget, jo
 the phase driver every hook and tool is written with.
 """
 
+from haystack_deep_research.run.bounded import DEADLINE_META, DeadlineChatGenerator
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.cache import (
     CACHE_KINDS,
@@ -67,6 +68,7 @@ from haystack_deep_research.run.view import RunView
 __all__ = [
     "AGENT_META",
     "CACHE_KINDS",
+    "DEADLINE_META",
     "DEFAULT_CACHE_TTL",
     "DEFAULT_PRICES",
     "EXCHANGES_FILE",
@@ -83,6 +85,7 @@ __all__ = [
     "Call",
     "CloseRunHook",
     "CostMeter",
+    "DeadlineChatGenerator",
     "OpenRun",
     "OpenRunHook",
     "Outcome",

@@ -2,9 +2,11 @@
 Run budgets: a cap on the tokens a run spends across all its phases, on what they cost, and on its wall-clock time.
 
 A budget is checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
-before a sub-topic is delegated), and the time budget also caps every page download, so a run whose researchers are
-stuck in I/O still ends on time. The calls that close a run (a stopped researcher's final summary, the writer) still
-run after a budget is spent, so the total can end a little above ``token_budget`` (or ``cost_budget``).
+before a sub-topic is delegated). The time budget is also a deadline: it caps every page download and every model
+call in flight (see :mod:`.deadline`), so a run whose researchers are stuck in I/O or whose model server never
+answers still ends on time. The calls that close a run (a stopped researcher's final summary, the writer) still run
+after a token or cost budget is spent, so the total can end a little above ``token_budget`` (or ``cost_budget``);
+once the time budget is spent they are not started, and the report is assembled from the notes gathered.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ One run, one lifecycle: the run is opened by one ``before_run`` hook and closed 
   publishes the run's outputs, writes the run directory and emits ``RunEnded`` — also when ``finish`` raised, before
   the error propagates.
 - :class:`BudgetHook` (``before_llm`` of the orchestrator and of every sub-researcher) counts the agent's token usage
-  into the run as it grows and stops the agent once the run's budget is spent.
+  into the run as it grows, stops the agent once the run's budget is spent, and bounds the step's model call by what
+  is left of the time budget.
 
 Each agent has exactly one hook at each of these points, so nothing depends on the order of a hook list.
 """
@@ -40,6 +41,7 @@ from haystack_deep_research.run.context import (
     view_of,
 )
 from haystack_deep_research.run.cost import CostMeter, Price
+from haystack_deep_research.run.deadline import bind
 from haystack_deep_research.run.entry import RunGuard
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
 from haystack_deep_research.run.outputs import publish
@@ -287,7 +289,9 @@ class CloseRunHook(PhaseHook):
 class BudgetHook(StatelessHook):
     """
     ``before_llm`` of the orchestrator and of every sub-researcher: count the agent's new token usage into the run,
-    and stop the agent once the run's token or time budget is spent (``stop_run`` becomes its ``exit_reason``).
+    stop the agent once the run's token or time budget is spent (``stop_run`` becomes its ``exit_reason``), and else
+    bind the run's budget to the step's model call, which :class:`~haystack_deep_research.run.deadline.
+    DeadlineChatGenerator` cuts at the deadline. ``run_async`` runs on the event loop, so the binding reaches the call.
     """
 
     allowed_hook_points = ("before_llm",)
@@ -297,8 +301,15 @@ class BudgetHook(StatelessHook):
         :param state: The agent's live State.
         """
         view = view_of(state)
+        bind(view.run.budget if view is not None else None)
         if view is None:
             return
         view.count_usage(state.data.get(TOKEN_USAGE))
         if (reason := view.spent()) is not None:
             state.set(STOP_RUN, reason)
+
+    async def run_async(self, state: State) -> None:
+        """
+        :param state: The agent's live State.
+        """
+        self.run(state)

@@ -26,6 +26,8 @@ from haystack import tracing
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research.run.budget import RunBudget
+from haystack_deep_research.run.deadline import call_sync_within_async, call_within, call_within_async
 from haystack_deep_research.run.streaming import (
     accepts_streaming,
     drop_chunk,
@@ -127,6 +129,7 @@ def ask(
     generation_kwargs: dict[str, Any] | None = None,
     agent: str = "",
     keep_alive: bool = False,
+    budget: RunBudget | None = None,
 ) -> Call:
     """
     A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`.
@@ -145,6 +148,8 @@ def ask(
     :param keep_alive: Ask for the reply as a stream even without a streaming callback (its chunks are dropped), so
         that a client's read timeout applies to the wait between two chunks, not to the whole reply. A generator
         with a streaming callback of its own keeps it.
+    :param budget: The run's budget: the call waits no longer than its time budget has left and then fails with
+        :class:`~haystack_deep_research.errors.DeadlineExceededError` (see :mod:`.deadline`); ``None`` for no bound.
     :returns: A call whose value is the first reply (a ``ChatMessage``) or ``None``.
     """
     own = getattr(generator, "streaming_callback", None) is not None
@@ -158,19 +163,21 @@ def ask(
         callback = for_sync(streaming_callback, role, agent) if streams else None
         inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
         with _model_span(generator, role, messages) as span:
-            return _first_reply(generator.run(messages=messages, **inputs), span)
+            return _first_reply(call_within(lambda: generator.run(messages=messages, **inputs), budget), span)
 
     async def run_async() -> ChatMessage | None:
         callback = for_async(streaming_callback, role, agent) if streams else None
         inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
         with _model_span(generator, role, messages) as span:
             if hasattr(generator, "run_async"):
-                return _first_reply(await generator.run_async(messages=messages, **inputs), span)
+                started = await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
+                return _first_reply(started, span)
             if callback is not None:  # a sync run in a worker thread streams through a plain callback
                 inputs["streaming_callback"] = for_sync(streaming_callback, role, agent)
                 if inputs["streaming_callback"] is None:
                     del inputs["streaming_callback"]
-            return _first_reply(await asyncio.to_thread(generator.run, messages=messages, **inputs), span)
+            threaded = await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
+            return _first_reply(threaded, span)
 
     return Call(run, run_async)
 

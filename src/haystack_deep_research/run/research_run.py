@@ -82,7 +82,7 @@ class ResearchRun:
         self._granted = 0
         self._usage: dict[str, dict[str, Any]] = {}
         self._warnings: list[str] = []
-        self._spent: str | None = None
+        self._spent: set[str] = set()
 
     def __repr__(self) -> str:
         return f"ResearchRun(id={self.id!r}, notes={len(self.notes())}, sources={len(self.ledger)})"
@@ -272,9 +272,19 @@ class ResearchRun:
         with self._lock:
             return list(self._warnings)
 
+    def out_of_time(self) -> bool:
+        """
+        Say whether the time budget is spent, so that a model call failing now was cut at the deadline (see
+        :mod:`.deadline`); the first time, a warning and a :class:`BudgetReached` event follow, as for :meth:`spent`.
+
+        :returns: ``True`` when the run's time budget is spent.
+        """
+        return self.budget.time_left() == 0 and self.spent() is not None
+
     def spent(self) -> str | None:
         """
-        Check the budget; the first time it is found spent, a warning and a :class:`BudgetReached` event follow.
+        Check the budget; the first time each budget is found spent, a warning naming it and a :class:`BudgetReached`
+        event follow (so the budget that ends the run is always the one a warning names).
 
         :returns: ``"token_budget"``, ``"cost_budget"`` or ``"time_budget"`` when that budget is spent, else ``None``.
         """
@@ -284,7 +294,8 @@ class ResearchRun:
             return None
         reason, detail = found
         with self._lock:
-            first, self._spent = self._spent is None, self._spent or reason
+            first = reason not in self._spent  # each budget found spent warns once, in its own words
+            self._spent.add(reason)
         if first:
             self.events.emit(BudgetReached(phase=PHASE_ORCHESTRATOR, reason=reason, detail=detail))
             self.warn(

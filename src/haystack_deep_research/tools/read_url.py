@@ -267,7 +267,14 @@ class ReadUrlTool(ResearchTool):
         agent = view.researcher if view is not None else ""
         prompt = summarizer_prompt(page.url, page.title, page.text, excerpt, question)
         [summarized] = yield [
-            ask(self.summarizer_llm, prompt, role="summarizer", streaming_callback=streaming, agent=agent)
+            ask(
+                self.summarizer_llm,
+                prompt,
+                role="summarizer",
+                streaming_callback=streaming,
+                agent=agent,
+                budget=view.run.budget if view is not None else None,
+            )
         ]
         summary = summarized.text
         if view is not None and summarized.reply is not None:

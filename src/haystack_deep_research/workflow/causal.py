@@ -64,7 +64,11 @@ class CausalStep(UsesModels):
         notes = run.notes()
         run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))
         prompt = render_chat(CAUSAL, question=run.question, findings=[fence(note) for note in notes])
-        [outcome] = yield [ask(self.chat_generator, prompt, role="causal", streaming_callback=run.streaming_callback)]
+        [outcome] = yield [
+            ask(
+                self.chat_generator, prompt, role="causal", streaming_callback=run.streaming_callback, budget=run.budget
+            )
+        ]
         if outcome.reply is not None:
             run.record_usage(PHASE_CAUSAL, outcome.reply.meta.get("usage"))
         if not outcome.text:

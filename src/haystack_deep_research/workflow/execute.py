@@ -30,7 +30,16 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted, RunStarted
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
 from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD, FinalSummaryHook, LoopGuardHook
-from haystack_deep_research.run import BudgetHook, Call, Phase, RunView, UsesModels, drive, drive_async
+from haystack_deep_research.run import (
+    BudgetHook,
+    Call,
+    DeadlineChatGenerator,
+    Phase,
+    RunView,
+    UsesModels,
+    drive,
+    drive_async,
+)
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.resume import journal_note, resumed_note
 from haystack_deep_research.run.shape import current_run
@@ -68,7 +77,7 @@ def execute_agent(
     plain = [tool for tool in tools if isinstance(tool, Tool)]
     toolsets = [tool for tool in tools if isinstance(tool, Toolset)]
     return Agent(
-        chat_generator=chat_generator,
+        chat_generator=DeadlineChatGenerator(chat_generator=chat_generator),
         tools=[RunToolset(tools=plain), *toolsets] if plain else toolsets,
         system_prompt="\n\n".join(filter(None, [render_text(EXECUTE_SYSTEM, max_steps=max_steps), routing])),
         state_schema=researcher_state_schema(),

@@ -32,6 +32,7 @@ from haystack_deep_research.state import (
     COST,
     EXIT_REASON,
     EXIT_STRUCTURED_OUTPUT_FAILED,
+    EXIT_TIME_BUDGET,
     GROUNDING,
     GROUNDING_SCORE,
     NOTES,
@@ -131,7 +132,7 @@ class FinishStep(UsesModels):
                 structured = yield from self._stage.convert(run, summary, workflow.verified_urls, self.chat_generator)
             except StructuredOutputError as error:
                 run.warn(PHASE_STRUCTURE, f"{error}: {error.errors}")
-                exit_reason = EXIT_STRUCTURED_OUTPUT_FAILED
+                exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_STRUCTURED_OUTPUT_FAILED
         yield from write_outcome(run, report=summary, exit_reason=exit_reason)
         usage = run.usage_report()  # may warn once of an unknown price, so before the warnings are read
         notes = run.notes()

@@ -49,7 +49,9 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool) -> Phase[Workflo
         detail = f"summarizing {len(notes)} note(s) and {len(urls)} source(s)"
     run.events.emit(PhaseStarted(phase=PHASE_SUMMARY, detail=detail))
     prompt: list[ChatMessage] = render_chat(SUMMARY_REWRITE if rewrite else SUMMARY, **variables)
-    [outcome] = yield [ask(model, prompt, role="summarize", streaming_callback=run.streaming_callback)]
+    [outcome] = yield [
+        ask(model, prompt, role="summarize", streaming_callback=run.streaming_callback, budget=run.budget)
+    ]
     if outcome.reply is not None:
         run.record_usage(PHASE_SUMMARY, outcome.reply.meta.get("usage"))
     text = outcome.text
