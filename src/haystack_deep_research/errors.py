@@ -11,8 +11,9 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
     │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
-    │   └── RunDirError                         the run directory given to resume a run cannot be used
-    │       └── RunDirInUseError                another run is using that run directory
+    │   ├── RunDirError                         the run directory given to resume a run cannot be used
+    │   │   └── RunDirInUseError                another run is using that run directory
+    │   └── ScanInUseError                      another scan is writing the same results file
     └── ResearchRunError                        something failed while a run was under way
         ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
         ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
@@ -21,6 +22,7 @@ failure during a run that the caller can retry, configure around or report::
         ├── ScratchSpaceError                   a scratch-space file operation was refused (path, size, missing file)
         ├── SearchError                         the search service failed or answered garbage
         ├── ReplayMissError                     a replayed run asked something its recording does not hold
+        ├── ResearchFailedError                 a run ended with a failing exit_reason (a scan records it as failed)
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
             ├── ContentTooLargeError            the body exceeded the download cap
@@ -49,9 +51,11 @@ __all__ = [
     "MissingCredentialsError",
     "MissingExtraError",
     "ReplayMissError",
+    "ResearchFailedError",
     "ResearchRunError",
     "RunDirError",
     "RunDirInUseError",
+    "ScanInUseError",
     "ScratchSpaceError",
     "SearchError",
     "StructuredOutputError",
@@ -109,8 +113,32 @@ class RunDirInUseError(RunDirError):
     """Another run, in this process or another, holds the run directory's lock; one run at a time may use it."""
 
 
+class ScanInUseError(UsageError):
+    """Another scan, in this process or another, holds the results file's lock; one scan at a time may write it."""
+
+
 class ResearchRunError(DeepResearchError):
     """Something failed while a research run was under way."""
+
+
+class ResearchFailedError(ResearchRunError):
+    """
+    A research run returned, but its ``exit_reason`` says it failed (its writer or its structured output failed).
+
+    :param exit_reason: The run's exit reason.
+    :param detail: What the run's warnings say about it.
+    :param partial: What the run gathered all the same (JSON-ready), kept with the failure.
+    """
+
+    def __init__(self, exit_reason: str, detail: str = "", partial: dict[str, Any] | None = None) -> None:
+        why = f": {detail}" if detail else ""
+        super().__init__(
+            f"the research ended with exit_reason {exit_reason!r}{why}. Check the model's key, quota and "
+            "endpoint; a rerun tries this item again."
+        )
+        self.exit_reason = exit_reason
+        self.detail = detail
+        self.partial = partial
 
 
 class ToolArgumentsError(ResearchRunError):

@@ -6,8 +6,9 @@ runnable is
 
 - a Haystack ``Pipeline`` (such as ``create_research_workflow(...)``): run with ``{"question": prompt}``; the result
   is its one leaf component's outputs (``finish`` for the research workflow), or ``{leaf: outputs}`` for several;
-- a Haystack ``Agent`` (such as ``create_deep_research_agent(...)``): run with the prompt as the user message; the
-  result is its outputs without ``messages``;
+- a Haystack component that takes ``messages``: an ``Agent`` (such as ``create_deep_research_agent(...)`` or
+  ``create_deep_agent(...)``) or the iterative research agent (``create_iterative_research_agent(...)``, a
+  ``SuperComponent``): run with the prompt as the user message; the result is its outputs without ``messages``;
 - any other callable: called with the prompt; it returns a mapping (or a pydantic model, which becomes
   ``{"structured_output": model}``).
 
@@ -21,7 +22,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from haystack import Pipeline
-from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
@@ -52,11 +52,18 @@ def _called(result: Any) -> dict[str, Any]:
     )
 
 
+def _takes_messages(runnable: Any) -> bool:
+    """A Haystack component (an Agent, a SuperComponent) with a ``messages`` input: run like the agents."""
+    sockets = getattr(runnable, "__haystack_input__", None)
+    return sockets is not None and "messages" in sockets
+
+
 def _runnable(research: ResearchFactory) -> Any:
     runnable = research()
-    if not isinstance(runnable, Pipeline | Agent) and not callable(runnable):
+    if not isinstance(runnable, Pipeline) and not _takes_messages(runnable) and not callable(runnable):
         raise ConfigurationError(
-            "the research factory must return a Pipeline, an Agent or a callable taking the prompt; "
+            "the research factory must return a Pipeline, an agent (a component taking messages, such as "
+            "create_iterative_research_agent's) or a callable taking the prompt; "
             f"it returned {type(runnable).__name__}."
         )
     return runnable
@@ -74,14 +81,14 @@ def research_item(research: ResearchFactory, prompt: str) -> dict[str, Any]:
     runnable = _runnable(research)
     if isinstance(runnable, Pipeline):
         return _leaves(runnable.run({"question": prompt}))
-    if isinstance(runnable, Agent):
+    if _takes_messages(runnable):
         return _agent_outputs(runnable.run(messages=[ChatMessage.from_user(prompt)]))
     return _called(runnable(prompt))
 
 
 async def research_item_async(research: ResearchFactory, prompt: str) -> dict[str, Any]:
     """
-    Research one prompt on the event loop: a Pipeline's or Agent's ``run_async``; a plain callable in a worker thread.
+    Research one prompt on the event loop: a Pipeline's or agent's ``run_async``; a plain callable in a worker thread.
 
     :param research: The research factory.
     :param prompt: The item's prompt.
@@ -91,6 +98,6 @@ async def research_item_async(research: ResearchFactory, prompt: str) -> dict[st
     runnable = _runnable(research)
     if isinstance(runnable, Pipeline):
         return _leaves(await runnable.run_async({"question": prompt}))
-    if isinstance(runnable, Agent):
+    if _takes_messages(runnable):
         return _agent_outputs(await runnable.run_async(messages=[ChatMessage.from_user(prompt)]))
     return _called(await blocking(runnable, prompt).run_async())

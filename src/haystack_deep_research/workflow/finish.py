@@ -28,6 +28,7 @@ from haystack_deep_research.state import (
     CITATIONS,
     EXIT_REASON,
     EXIT_STRUCTURED_OUTPUT_FAILED,
+    EXIT_WRITER_FAILED,
     GROUNDING,
     GROUNDING_SCORE,
     NOTES,
@@ -92,7 +93,8 @@ class FinishStep(UsesModels):
             marked), ``causal_chain``, ``grounding`` (one verdict per claim), ``citations`` (the citation check),
             ``sources`` (the evidence ledger), ``notes`` (one per Execute round), ``warnings``, ``usage_by_phase``,
             ``token_usage`` (all steps) and ``exit_reason`` (``grounded``, ``grounding_exhausted``,
-            ``token_budget``, ``time_budget`` or ``structured_output_failed``).
+            ``token_budget``, ``time_budget``, ``structured_output_failed`` or ``writer_failed``: the summary call
+            failed and the summary was assembled from the notes; its ``grounding_score`` is then ``None``).
         """
         return drive(self.phase(workflow))
 
@@ -123,6 +125,8 @@ class FinishStep(UsesModels):
             except StructuredOutputError as error:
                 run.warn(PHASE_STRUCTURE, f"{error}: {error.errors}")
                 exit_reason = EXIT_STRUCTURED_OUTPUT_FAILED
+        if workflow.writer_failed:  # the summary is a fallback from the notes: the root cause is the writer
+            exit_reason = EXIT_WRITER_FAILED
         notes = run.notes()
         run.events.emit(
             RunEnded(

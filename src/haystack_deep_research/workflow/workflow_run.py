@@ -38,6 +38,8 @@ class WorkflowRun:
     :param task: The focused task of the next Execute round (set by Replan), or ``None`` for the question itself.
     :param task_title: The heading of the note that task's findings become.
     :param exit_reason: Why the loop ended (set when it does).
+    :param writer_failed: The current summary was assembled from the notes because the summary call failed: it is
+        not judged (its score is ``None``) and the run ends with ``writer_failed``.
     """
 
     run: ResearchRun
@@ -50,6 +52,7 @@ class WorkflowRun:
     task: ChatMessage | None = None
     task_title: str = ""
     exit_reason: str = ""
+    writer_failed: bool = False
 
     def __copy__(self) -> WorkflowRun:
         return self
@@ -71,5 +74,5 @@ class WorkflowRun:
 
     @property
     def score(self) -> float | None:
-        """The grounding score of the current summary, or ``None`` before it was judged."""
-        return None if self.judgement is None else self.judgement.score
+        """The grounding score of the current summary, or ``None`` before it was judged or when it is a fallback."""
+        return None if self.judgement is None or self.writer_failed else self.judgement.score
