@@ -13,7 +13,8 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
     │   ├── RunDirError                         the run directory given to resume a run cannot be used
     │   │   └── RunDirInUseError                another run is using that run directory
-    │   └── ScanInUseError                      another scan is writing the same results file
+    │   ├── ScanInUseError                      another scan is writing the same results file
+    │   └── RequestRefusedError                 a server refused a request: another site's page, or no valid token
     └── ResearchRunError                        something failed while a run was under way
         ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
         ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
@@ -51,6 +52,7 @@ __all__ = [
     "MissingCredentialsError",
     "MissingExtraError",
     "ReplayMissError",
+    "RequestRefusedError",
     "ResearchFailedError",
     "ResearchRunError",
     "RunDirError",
@@ -115,6 +117,20 @@ class RunDirInUseError(RunDirError):
 
 class ScanInUseError(UsageError):
     """Another scan, in this process or another, holds the results file's lock; one scan at a time may write it."""
+
+
+class RequestRefusedError(UsageError):
+    """
+    A server of the library refused an HTTP request before any research started: it came from a web page of another
+    origin (not in the allow-list), or without the bearer token the server requires.
+
+    :param message: What was refused and how to be let in.
+    :param status_code: The HTTP status to answer: 401 (no or wrong token) or 403 (a refused origin).
+    """
+
+    def __init__(self, message: str, *, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
 class ResearchRunError(DeepResearchError):

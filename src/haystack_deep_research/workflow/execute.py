@@ -37,6 +37,7 @@ from haystack_deep_research.run import (
     RunBudget,
     RunView,
     UsesModels,
+    check_question,
     drive,
     drive_async,
     event_bus,
@@ -94,7 +95,9 @@ def _open(question: Any, hook_context: Any, budget: RunBudget) -> WorkflowRun:
         )
     if hook_context is not None and not isinstance(hook_context, dict):
         raise ConfigurationError(f"hook_context must be a dict; got {type(hook_context).__name__}.")
-    run = ResearchRun(question=question.strip(), budget=budget, events=event_bus(uuid.uuid4().hex, hook_context or {}))
+    run = ResearchRun(
+        question=check_question(question.strip()), budget=budget, events=event_bus(uuid.uuid4().hex, hook_context or {})
+    )
     run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
     return WorkflowRun(run=run)
 
