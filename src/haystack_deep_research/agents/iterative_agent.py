@@ -21,7 +21,7 @@ from haystack.core.super_component.utils import _delegate_default
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import RunDirError
-from haystack_deep_research.run import JOURNAL_FILE, RunGuard, check_hook_context, check_messages
+from haystack_deep_research.run import JOURNAL_FILE, RunGuard, check_hook_context, question_from
 from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
 from haystack_deep_research.state import RUN_DIR_KEY, RUN_GUARD_KEY
 
@@ -97,7 +97,8 @@ class IterativeResearchAgent(SuperComponent):
         :returns: ``report``, ``topics``, ``findings``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
             ``rounds``, ``usage_by_phase``, ``cost``, ``token_usage``, ``grounding_score``, ``grounding`` and
             ``changes`` (see ``FinishStep``).
-        :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question.
+        :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question, or the question
+            is longer than ``MAX_QUESTION_CHARS``.
         :raises ConfigurationError: If ``hook_context`` is not a dict.
         """
         guard, inputs = _guarded(kwargs)
@@ -155,7 +156,7 @@ class IterativeResearchAgent(SuperComponent):
 def _guarded(given: dict[str, Any]) -> tuple[RunGuard, dict[str, Any]]:
     # Inside a Pipeline, an input left unconnected arrives as Haystack's "use the default" marker.
     inputs = {name: value for name, value in given.items() if value is not _delegate_default}
-    check_messages(inputs.get("messages"))
+    question_from(inputs.get("messages"))  # a malformed input or a bad question is refused before the Pipeline runs
     guard = RunGuard()
     context = {**check_hook_context(inputs.get("hook_context")), RUN_GUARD_KEY: guard}
     return guard, {**inputs, "hook_context": context}

@@ -41,6 +41,7 @@ from haystack_deep_research.agents import (
     default_chat_generator,
 )
 from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
 from haystack_deep_research.report import ResearchSummary
@@ -60,7 +61,7 @@ __all__ = ["run_scan_command", "scan_parser", "scan_workflow"]
 
 def scan_parser() -> argparse.ArgumentParser:
     """:returns: The parser of ``deep-research scan``."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="deep-research scan", description="Research every item of a list, one research workflow run each."
     )
     parser.add_argument("items", help="A text file with one item per line, or a provider class as module:Class.")
@@ -192,7 +193,10 @@ def run_scan_command(argv: Sequence[str]) -> int:
     :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``RUN_FAILED`` when some item failed,
         ``USAGE`` for a usage error.
     """
-    args = scan_parser().parse_args(list(argv))
+    try:
+        args = scan_parser().parse_args(list(argv))
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     display = None
     try:
         provider = _provider(args.items)
