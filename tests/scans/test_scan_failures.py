@@ -113,6 +113,18 @@ def test_a_second_scan_of_the_same_results_file_is_refused(tmp_path: Path) -> No
     [error] = refused
     assert "in use by another scan" in str(error)
     assert "rows.jsonl.lock" in str(error)
+    # The same results file object, shared by two scans, is refused too.
+    shared = ResultsFile(tmp_path / "shared.jsonl")
+
+    def nested(prompt: str) -> dict[str, Any]:
+        try:
+            ScanRunner(provider=["other"], research=lambda: research, results=shared).run()
+        except ScanInUseError as error:
+            refused.append(error)
+        return {"summary": f"About {prompt}."}
+
+    ScanRunner(provider=["solar"], research=lambda: nested, results=shared).run()
+    assert len(refused) == 2
     # The lock goes with the scan: the next scan of the file runs.
     again = ScanRunner(provider=["solar", "wind"], research=lambda: research, results=results).run()
     assert [row.id for row in again.rows] == ["solar", "wind"]

@@ -74,14 +74,17 @@ class ResultsFile:
         :raises ScanInUseError: If another scan, in this process or another, holds it.
         :raises ConfigurationError: If the lock file cannot be created.
         """
+        in_use = ScanInUseError(
+            f"the results file {self.path} is in use by another scan (its {self.lock_path.name} is locked); "
+            "wait for that scan to end, or pass another results file."
+        )
+        if self._lock.is_locked:  # a second scan given this same ResultsFile: the lock itself is re-entrant
+            raise in_use
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._lock.acquire(timeout=0)
         except Timeout:
-            raise ScanInUseError(
-                f"the results file {self.path} is in use by another scan (its {self.lock_path.name} is locked); "
-                "wait for that scan to end, or pass another results file."
-            ) from None
+            raise in_use from None
         except OSError as error:
             raise ConfigurationError(f"cannot lock the results file {self.path}: {error}") from error
 
