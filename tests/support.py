@@ -3,7 +3,9 @@ Test-only agent factories for servers the tests start in another process.
 
 ``DEEP_RESEARCH_AGENT_FACTORY=tests.support:scripted_agent`` makes ``deep-research mcp`` (or a Hayhooks wrapper) build
 its agents here: scripted models, the real web_search and read_url tools against the test's loopback servers, whose
-search URL the test passes in ``DEEP_RESEARCH_TEST_SEARCH_URL``. The process is kept off the network.
+search URL the test passes in ``DEEP_RESEARCH_TEST_SEARCH_URL``. The process is kept off the network. With
+``DEEP_RESEARCH_TEST_CALL_LOG`` set, every model call appends its role to that file, so a test can see which calls a
+server made, and when.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import os
 from typing import Any
 
 from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
 from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
 
 SEARCH_URL_ENV = "DEEP_RESEARCH_TEST_SEARCH_URL"
+CALL_LOG_ENV = "DEEP_RESEARCH_TEST_CALL_LOG"
 SEARCH_KEY = "test-key"
 TOPICS = ["solar capacity", "battery storage"]
 
@@ -32,6 +36,24 @@ def _stay_offline() -> None:
         _OFFLINE.append(guard)
 
 
+class _LoggedModel(ScriptedChatGenerator):
+    """A scripted model that appends its role to the call log before each call."""
+
+    def _log(self) -> None:
+        with open(os.environ[CALL_LOG_ENV], "a", encoding="utf-8") as log:
+            log.write(f"{self.role}\n")
+
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        self._log()
+        return super().run(messages, tools, **kwargs)
+
+    async def run_async(
+        self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any
+    ) -> dict[str, list[ChatMessage]]:
+        self._log()
+        return await super().run_async(messages, tools, **kwargs)
+
+
 def scripted_agent(**options: Any) -> Agent:
     """
     :param options: The server's options for ``create_deep_research_agent`` (``None`` values are left out).
@@ -40,12 +62,13 @@ def scripted_agent(**options: Any) -> Agent:
     _stay_offline()
     given = {name: value for name, value in options.items() if value is not None}
     subtopics = TOPICS[: given.get("max_subtopics", len(TOPICS))]
+    model = _LoggedModel if os.environ.get(CALL_LOG_ENV) else ScriptedChatGenerator
     return create_deep_research_agent(
-        scope_llm=ScriptedChatGenerator(role="scope"),
-        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=subtopics),
-        researcher_llm=ScriptedChatGenerator(role="researcher"),
-        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-        writer_llm=ScriptedChatGenerator(role="writer"),
+        scope_llm=model(role="scope"),
+        orchestrator_llm=model(role="orchestrator", subtopics=subtopics),
+        researcher_llm=model(role="researcher"),
+        summarizer_llm=model(role="summarizer"),
+        writer_llm=model(role="writer"),
         search_tool=WebSearchTool(
             api_key=Secret.from_token(SEARCH_KEY), api_base_url=os.environ[SEARCH_URL_ENV], max_results=2
         ),

@@ -13,8 +13,10 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── MissingCredentialsError             an API key is not set
     │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
     │   ├── RecordingError                      a recording to replay is damaged or not one this library wrote
-    │   └── RunDirError                         the run directory given to resume a run cannot be used
-    │       └── RunDirInUseError                another run is using that run directory
+    │   ├── RunDirError                         the run directory given to resume a run cannot be used
+    │   │   └── RunDirInUseError                another run is using that run directory
+    │   ├── ScanInUseError                      another scan is writing the same results file
+    │   └── RequestRefusedError                 a server refused a request: another site's page, or no valid token
     └── ResearchRunError                        something failed while a run was under way
         ├── ToolArgumentsError                  a model called a tool with missing or wrongly typed arguments
         ├── DelegationLimitError                the orchestrator asked for more than max_subtopics sub-topics
@@ -26,6 +28,7 @@ failure during a run that the caller can retry, configure around or report::
         ├── ReplayMissError                     a replayed run asked something its recording does not hold
         ├── LocalFileRefusedError               a local file was not read: not a regular file, outside its folder,
         │                                       or over its size cap (also an OSError)
+        ├── ResearchFailedError                 a run ended with a failing exit_reason (a scan records it as failed)
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
             ├── ContentTooLargeError            the body exceeded the download cap
@@ -57,9 +60,12 @@ __all__ = [
     "MissingExtraError",
     "RecordingError",
     "ReplayMissError",
+    "RequestRefusedError",
+    "ResearchFailedError",
     "ResearchRunError",
     "RunDirError",
     "RunDirInUseError",
+    "ScanInUseError",
     "ScratchSpaceError",
     "SearchError",
     "SearchShapeError",
@@ -149,8 +155,46 @@ class RunDirInUseError(RunDirError):
     """Another run, in this process or another, holds the run directory's lock; one run at a time may use it."""
 
 
+class ScanInUseError(UsageError):
+    """Another scan, in this process or another, holds the results file's lock; one scan at a time may write it."""
+
+
+class RequestRefusedError(UsageError):
+    """
+    A server of the library refused an HTTP request before any research started: it came from a web page of another
+    origin (not in the allow-list), or without the bearer token the server requires.
+
+    :param message: What was refused and how to be let in.
+    :param status_code: The HTTP status to answer: 401 (no or wrong token) or 403 (a refused origin).
+    """
+
+    def __init__(self, message: str, *, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
 class ResearchRunError(DeepResearchError):
     """Something failed while a research run was under way."""
+
+
+class ResearchFailedError(ResearchRunError):
+    """
+    A research run returned, but its ``exit_reason`` says it failed (its writer or its structured output failed).
+
+    :param exit_reason: The run's exit reason.
+    :param detail: What the run's warnings say about it.
+    :param partial: What the run gathered all the same (JSON-ready), kept with the failure.
+    """
+
+    def __init__(self, exit_reason: str, detail: str = "", partial: dict[str, Any] | None = None) -> None:
+        why = f": {detail}" if detail else ""
+        super().__init__(
+            f"the research ended with exit_reason {exit_reason!r}{why}. Check the model's key, quota and "
+            "endpoint; a rerun tries this item again."
+        )
+        self.exit_reason = exit_reason
+        self.detail = detail
+        self.partial = partial
 
 
 class ToolArgumentsError(ResearchRunError):

@@ -167,6 +167,12 @@ EXIT_FAILED = "failed"
 """The command line's exit reason for a run that raised (a provider or network failure): its report holds the notes
 gathered before."""
 
+FAILED_EXIT_REASONS = frozenset(
+    {EXIT_WRITER_FAILED, EXIT_ORCHESTRATOR_FAILED, EXIT_STRUCTURED_OUTPUT_FAILED, EXIT_FAILED}
+)
+"""The exit reasons of a run that returned without the research it was asked for: its report (or structured output)
+is a fallback assembled after a failure. A scan records such an item as failed and tries it again on the next run."""
+
 # ``exit_reason`` values of the iterative research agent.
 EXIT_DEPTH_REACHED = "depth_reached"
 """Every one of the ``depth`` rounds ran."""

@@ -219,6 +219,8 @@ def test_failing_models_keep_the_research(make_workflow: Callable[..., Pipeline]
     assert any(w.startswith("causal: causal inference failed (ScriptedModelError") for w in result["warnings"])
     assert any(w.startswith("summary: the summary failed (ScriptedModelError") for w in result["warnings"])
     assert result["structured"] is None
+    # The run says its writer failed, and a summary assembled from the notes is not graded.
+    assert (result["exit_reason"], result["grounding_score"]) == ("writer_failed", None)
 
 
 def test_a_failing_execute_agent_is_a_warning(make_workflow: Callable[..., Pipeline]) -> None:

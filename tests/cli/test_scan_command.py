@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from haystack import Pipeline
+from haystack import Pipeline, component
+from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
 from haystack_deep_research import cli
@@ -148,3 +149,44 @@ def test_ray_without_the_extra_names_it(
     argv = ["scan", _items(tmp_path, "solar"), "--out", str(tmp_path / "r.jsonl"), "--ray", "local"]
     assert cli.main(argv) == 2
     assert "pip install haystack-deep-research[ray]" in capsys.readouterr().err
+
+
+@component
+class _DownModel:
+    """A chat generator whose every call raises, as a provider outage does."""
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        raise RuntimeError("503 Service Unavailable: the model is down")
+
+
+def test_a_scan_whose_model_is_down_fails_and_a_rerun_tries_again(
+    monkeypatch: pytest.MonkeyPatch,
+    make_workflow: Callable[..., Pipeline],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+    down = _DownModel()
+    roles = ("chat_generator", "causal_llm", "summary_llm", "judge_llm")
+    researched: list[int] = []
+
+    def workflow(output_schema: type[BaseModel]) -> Pipeline:
+        researched.append(1)
+        return make_workflow(output_schema=output_schema, **dict.fromkeys(roles, down))
+
+    monkeypatch.setattr("haystack_deep_research.cli.scan.scan_workflow", workflow)
+    items = _items(tmp_path, "solar", "storage", "wind")
+    out = tmp_path / "rows.jsonl"
+    argv = ["scan", items, "--out", str(out), "--attempts", "1", "--progress", "lines"]
+
+    assert cli.main(argv) == cli.ExitCode.RUN_FAILED
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith(f"[done] 0 row(s) in {out}; 3 failed, see {tmp_path / 'rows.failures.jsonl'}")
+    assert err.count("writer_failed") >= 3
+    assert not out.exists() or out.read_text() == ""
+
+    assert cli.main(argv) == cli.ExitCode.RUN_FAILED
+    assert "[scan] scan started: 3 item(s), 0 already done" in capsys.readouterr().err
+    assert len(researched) == 6  # every failed item was researched again

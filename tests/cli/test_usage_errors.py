@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import haystack_deep_research
 from haystack_deep_research import cli
 from haystack_deep_research.testing import LoopbackChatServer
 
@@ -186,3 +187,44 @@ def test_a_cost_budget_with_unpriced_models_is_refused_before_anything_runs(
     assert line.startswith("deep-research: error: --max-cost needs the price of every model; none is known for ")
     assert line.endswith(". Use --token-budget instead, or the default models.")
     assert all(role in line for role in ROLES)
+
+
+def test_a_question_over_the_limit_is_refused_before_the_run(
+    server: LoopbackChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _error(["solar " * 4_000], server, capsys)  # 24,000 characters
+
+    assert line.startswith("deep-research: error: The question is 23,999 characters long; the limit is 20,000.")
+
+
+@pytest.mark.parametrize("port", ["-5", "0", "70000", "http"])
+def test_a_bad_mcp_port_is_one_line(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["mcp", "--transport", "http", "--port", port]) == cli.ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"deep-research mcp: error: argument --port: must be an integer from 1 to 65535; got {port!r} "
+        "(see deep-research mcp --help)"
+    ]
+
+
+def test_a_bad_scan_option_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["scan", "items.txt"]) == cli.ExitCode.USAGE
+    assert capsys.readouterr().err.splitlines() == [
+        "deep-research scan: error: the following arguments are required: --out (see deep-research scan --help)"
+    ]
+
+
+def test_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == f"deep-research {haystack_deep_research.__version__}\n"
+
+
+@pytest.mark.parametrize(("command", "positional"), [("replay", "DIR"), ("update", "RUN_DIR")])
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_replay_and_update_have_help(
+    command: str, positional: str, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([command, flag]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: deep-research {command} [-h] {positional}\n")
+    assert "iterative run" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -177,3 +179,75 @@ async def test_the_server_answers_over_streamable_http(
     assert not result.is_error
     assert result.content[0].text.startswith("# Research report")  # type: ignore[union-attr]
     assert web.url("/storage.pdf") in (result.structured_content or {})["sources"]
+
+
+def _wait_for_line(log: Path, text: str, *, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log.read_text(encoding="utf-8", errors="replace"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_run_whose_http_client_went_away_is_cancelled(tmp_path: Path) -> None:
+    calls, log = tmp_path / "calls.log", tmp_path / "server.log"
+    calls.touch()
+    with LoopbackWebServer() as web:
+        web.add_page("/fast.html", "<html><body><p>Solar capacity grew by 450 gigawatts in 2025.</p></body></html>")
+        web.add_slow("/slow.html", b"<html><body>" + b"x" * 100_000, delay_per_chunk=0.05, chunk_size=10)  # ~8 min
+        corpus = [
+            SearchDocument(web.url("/fast.html"), "Fast", "solar capacity fast"),
+            SearchDocument(web.url("/slow.html"), "Slow", "solar capacity slow"),
+        ]
+        with LoopbackSearchServer(corpus, require_api_key="test-key") as search:
+            port = _free_port()
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(REPO)]),
+                AGENT_FACTORY_ENV: "tests.support:scripted_agent",
+                SEARCH_URL_ENV: search.base_url,
+                "DEEP_RESEARCH_TEST_CALL_LOG": str(calls),
+            }
+            process = _start_http_server(port, env, log)
+            try:
+                _wait_until_listening(port, process)
+                url = f"http://127.0.0.1:{port}/mcp"
+                headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+                with httpx.Client(timeout=30) as client:
+                    hello = {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    }
+                    opened = client.post(
+                        url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+                    )
+                    headers |= {
+                        "mcp-session-id": opened.headers["mcp-session-id"],
+                        "mcp-protocol-version": "2025-06-18",
+                    }
+                    client.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    call = {
+                        "name": "deep_research",
+                        "arguments": {"question": "Solar?", "max_subtopics": 1},
+                        "_meta": {"progressToken": "run"},
+                    }
+                    request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+                    with client.stream("POST", url, headers=headers, json=request) as answer:
+                        for line in answer.iter_lines():
+                            message = json.loads(line[5:]).get("params", {}) if line.startswith("data:") else {}
+                            if str(message.get("message", "")).startswith("read "):
+                                break  # the fast page is read, the slow one is being fetched: the client goes away
+                made_before = calls.read_text().split()
+                # No notifications/cancelled was sent: the connection just closed.
+                assert _wait_for_line(log, "deep_research was cancelled", timeout=20)
+                slow = [request for request in web.requests.wait_for(2, timeout=20) if request.path == "/slow.html"]
+                made = calls.read_text().split()
+            finally:
+                process.terminate()
+                process.wait(timeout=10)
+
+    assert "researcher" in made_before
+    assert made == made_before  # no model was called after the client went away: nothing more was paid for
+    assert len(slow) == 1  # and the slow download was dropped

@@ -13,7 +13,14 @@ import pytest
 from haystack import Pipeline
 from haystack.components.agents import Agent
 
-from haystack_deep_research import ConfigurationError, Event, MissingExtraError, ResearchSummary
+from haystack_deep_research import (
+    ConfigurationError,
+    Event,
+    MissingExtraError,
+    ResearchSummary,
+    UrlPolicy,
+    create_iterative_research_agent,
+)
 from haystack_deep_research.scans import (
     ItemRef,
     KnowledgeProvider,
@@ -23,6 +30,7 @@ from haystack_deep_research.scans import (
     ResultsFile,
     ScanRunner,
 )
+from haystack_deep_research.testing import ScriptedChatGenerator
 
 
 class Crash(BaseException):
@@ -267,3 +275,25 @@ def test_ray_missing_is_an_error_naming_the_extra(monkeypatch: pytest.MonkeyPatc
         _runner(Recorder().factory, tmp_path / "rows.jsonl", executor=RayExecutor()).run()
     assert raised.value.extra == "ray"
     assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_the_iterative_research_agent_researches_each_item(
+    tmp_path: Path, make_search_tool: Callable[..., Any]
+) -> None:
+    def iterative() -> Any:
+        return create_iterative_research_agent(
+            analysis_llm=ScriptedChatGenerator(role="analysis", steps=["solar capacity", None]),
+            writer_llm=ScriptedChatGenerator(role="writer"),
+            summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+            search=make_search_tool(max_results=2),
+            url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+            read_top_k=1,
+            depth=2,
+        )
+
+    result = _runner(iterative, tmp_path / "rows.jsonl", provider=Inventory()).run()
+
+    assert result.failed == {}
+    assert [row.id for row in result.rows] == ["alpha", "beta"]
+    assert all(row.data["report_chars"] > 100 for row in result.rows)
+    assert {row.data["exit"] for row in result.rows} <= {"analysis_stopped", "depth_reached"}

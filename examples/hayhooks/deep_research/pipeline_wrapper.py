@@ -5,15 +5,38 @@ Serve the deep research agent over HTTP with Hayhooks: ``hayhooks run --pipeline
 - ``POST /v1/chat/completions`` with ``"model": "deep_research"`` is an OpenAI-compatible chat endpoint; with
   ``"stream": true`` each event of the run arrives as a ``reasoning_content`` delta and the report as content.
 
+Requests from web pages of other origins are refused (HTTP 403) unless ``DEEP_RESEARCH_ALLOWED_ORIGINS`` lists them;
+with ``DEEP_RESEARCH_TOKEN`` set, every request needs ``Authorization: Bearer <token>`` (HTTP 401 otherwise). An
+empty question, or one longer than 20,000 characters, is answered with HTTP 422.
+
 Runs need OPENAI_API_KEY and TAVILY_API_KEY. Install with ``pip install "haystack-deep-research[hayhooks]"``.
 """
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 
+from fastapi import HTTPException
 from hayhooks import BasePipelineWrapper
 from haystack.dataclasses import ChatMessage
+from starlette.datastructures import Headers
 
-from haystack_deep_research.serving import agent_factory, question_from_chat, stream_research
+from haystack_deep_research.errors import InvalidQuestionError, RequestRefusedError
+from haystack_deep_research.serving import (
+    RequestGuard,
+    agent_factory,
+    http_status,
+    question_from_chat,
+    question_from_text,
+    stream_research,
+)
+
+
+def _admitted(guard: RequestGuard, headers: Headers | None, question: Callable[[], str]) -> str:
+    """The request's question, once the guard let the request in; an HTTP error (401, 403, 422) otherwise."""
+    try:
+        guard.check(headers)
+        return question()
+    except (RequestRefusedError, InvalidQuestionError) as error:
+        raise HTTPException(status_code=http_status(error), detail=str(error)) from None
 
 
 class PipelineWrapper(BasePipelineWrapper):
@@ -21,11 +44,15 @@ class PipelineWrapper(BasePipelineWrapper):
         # The default agent (DEEP_RESEARCH_AGENT_FACTORY, a test-only setting, swaps in scripted models). One agent
         # serves every request: runs keep their data apart.
         self.pipeline = agent_factory()()
+        self.guard = RequestGuard.from_env()
 
-    async def run_api_async(self, question: str) -> str:
+    async def run_api_async(self, question: str, headers: Headers | None = None) -> str:
         """Research a question on the web and return a Markdown report whose every citation was read."""
-        result = await self.pipeline.run_async(messages=[ChatMessage.from_user(question)])
+        asked = _admitted(self.guard, headers, lambda: question_from_text(question))
+        result = await self.pipeline.run_async(messages=[ChatMessage.from_user(asked)])
         return result["report"]
 
-    async def run_chat_completion_async(self, model: str, messages: list[dict], body: dict) -> AsyncGenerator:
-        return stream_research(self.pipeline, question_from_chat(messages))
+    async def run_chat_completion_async(
+        self, model: str, messages: list[dict], body: dict, headers: Headers | None = None
+    ) -> AsyncGenerator:
+        return stream_research(self.pipeline, _admitted(self.guard, headers, lambda: question_from_chat(messages)))

@@ -82,7 +82,8 @@ class IterativeResearchAgent(PipelineShape):
         :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
             ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
             ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``FinishStep``).
-        :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question.
+        :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question, or the question
+            is longer than ``MAX_QUESTION_CHARS``.
         :raises ConfigurationError: If ``hook_context`` is not a dict.
         :raises RunDirError: If the run directory cannot be used.
         """

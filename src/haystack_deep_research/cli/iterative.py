@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from haystack_deep_research.agents import role_models
+from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
 from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.sources import default_search_name
 
-__all__ = ["MANIFEST_FILE", "iterative_options", "replay_options", "write_manifest"]
+__all__ = ["MANIFEST_FILE", "iterative_options", "replay_options", "subcommand_help", "write_manifest"]
 
 MANIFEST_FILE = "recording.json"
 """What a recording made by the command holds besides its exchanges: the question and the options."""
@@ -117,3 +120,33 @@ def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
         "replay_from": directory,
     }
     return manifest.question, options
+
+
+_HELP = {
+    "replay": (
+        "DIR",
+        "Run a recorded iterative run again from its recording (DIR, written with --record): no model and no search "
+        "is called. Options of deep-research may follow DIR (-o, --json, --progress, ...).",
+    ),
+    "update": (
+        "RUN_DIR",
+        "Research a finished iterative run again (RUN_DIR, its --run-dir), keeping what it found; the report says "
+        "what changed. Options of deep-research may follow RUN_DIR.",
+    ),
+}
+"""The positional argument and description of ``replay`` and ``update``, for their ``--help``."""
+
+
+def subcommand_help(command: str, argv: Sequence[str]) -> int | None:
+    """
+    :param command: ``replay`` or ``update``.
+    :param argv: The arguments after it.
+    :returns: With ``-h`` or ``--help`` first, 0 once the command's help is printed; else ``None``.
+    """
+    if not argv or argv[0] not in ("-h", "--help"):
+        return None
+    positional, description = _HELP[command]
+    parser = CommandParser(prog=f"deep-research {command}", description=description)
+    parser.add_argument(positional.lower(), metavar=positional, help="The directory.")
+    parser.print_help()
+    return ExitCode.OK

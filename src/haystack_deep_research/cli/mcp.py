@@ -7,7 +7,8 @@
 The server's tools are described in :mod:`haystack_deep_research.mcp_server`. Runs need ``OPENAI_API_KEY`` and
 ``TAVILY_API_KEY``, checked when a run starts; the server itself needs the ``mcp`` extra.
 
-Exit status: 0 when the server stopped, 2 for a usage error (bad arguments, the extra not installed).
+Exit status: 0 when the server stopped, 2 for a usage error (bad arguments such as a port outside 1 to 65535, the
+extra not installed), printed as one line.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.options import CommandParser, bounded_int
 from haystack_deep_research.errors import UsageError
 
 __all__ = ["mcp_parser", "run_mcp"]
@@ -23,14 +26,16 @@ __all__ = ["mcp_parser", "run_mcp"]
 
 def mcp_parser() -> argparse.ArgumentParser:
     """:returns: The parser of ``deep-research mcp``."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="deep-research mcp", description="Serve deep research and citation checking to MCP clients."
     )
     parser.add_argument(
         "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or streamable HTTP."
     )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default %(default)s).")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP: the port to listen on (default %(default)s).")
+    parser.add_argument(
+        "--port", type=bounded_int(1, 65535), default=8000, help="HTTP: the port to listen on (default %(default)s)."
+    )
     return parser
 
 
@@ -41,14 +46,17 @@ def run_mcp(argv: Sequence[str]) -> int:
     :param argv: The arguments after ``mcp``.
     :returns: The exit status (see the module docstring).
     """
-    args = mcp_parser().parse_args(list(argv))
+    try:
+        args = mcp_parser().parse_args(list(argv))
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
         from haystack_deep_research.mcp_server import serve
 
         serve(transport=args.transport, host=args.host, port=args.port)
     except UsageError as error:
         print(f"deep-research mcp: error: {error}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except KeyboardInterrupt:
         pass
-    return 0
+    return ExitCode.OK

@@ -30,6 +30,7 @@ __all__ = [
     "add_output_options",
     "add_research_options",
     "add_source_options",
+    "bounded_int",
     "research_parser",
 ]
 
@@ -53,7 +54,13 @@ class CommandParser(argparse.ArgumentParser):
         self.exit(ExitCode.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _bounded_int(low: int, high: int) -> Callable[[str], int]:
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """
+    :param low: The smallest value accepted.
+    :param high: The largest value accepted.
+    :returns: An argparse ``type`` reading an integer from ``low`` to ``high``; anything else is a one-line error.
+    """
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -115,14 +122,14 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("research and budgets")
     group.add_argument(
         "--max-subtopics",
-        type=_bounded_int(1, MAX_SUBTOPICS),
+        type=bounded_int(1, MAX_SUBTOPICS),
         metavar="N",
         default=5,
         help=f"Sub-topics to research, 1 to {MAX_SUBTOPICS} (default 5).",
     )
     group.add_argument(
         "--token-budget",
-        type=_bounded_int(1, MAX_TOKEN_BUDGET),
+        type=bounded_int(1, MAX_TOKEN_BUDGET),
         metavar="N",
         help="Stop researching after this many tokens (all phases).",
     )
@@ -214,7 +221,7 @@ def add_iterative_options(parser: argparse.ArgumentParser) -> None:
         "--mode", choices=MODES, default="deep", help="deep (sub-researchers, default) or iterative (depth rounds)."
     )
     group.add_argument(
-        "--depth", type=_bounded_int(1, 20), default=3, help="Iterative mode: rounds of analysis and search (3)."
+        "--depth", type=bounded_int(1, 20), default=3, help="Iterative mode: rounds of analysis and search (3)."
     )
     group.add_argument("--cache", type=Path, help="Keep searches, pages and summaries here across runs.")
     group.add_argument(
@@ -253,6 +260,12 @@ OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
 """The option groups of ``deep-research "question"``, in ``--help`` order."""
 
 
+def _version() -> str:
+    from haystack_deep_research import __version__  # the package imports the command line lazily
+
+    return __version__
+
+
 def research_parser() -> argparse.ArgumentParser:
     """:returns: The parser of ``deep-research "question"``."""
     parser = CommandParser(
@@ -262,6 +275,7 @@ def research_parser() -> argparse.ArgumentParser:
         "deep-research mcp. Exit status: 0 report written, 1 run failed, 2 usage error, 130 interrupted.",
     )
     parser.add_argument("question", help='The research question, quoted: deep-research "your question".')
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     for add_group in OPTION_GROUPS:
         add_group(parser)
     return parser

@@ -63,7 +63,7 @@ from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
-from haystack_deep_research.cli.iterative import iterative_options, replay_options, write_manifest
+from haystack_deep_research.cli.iterative import iterative_options, replay_options, subcommand_help, write_manifest
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
@@ -73,7 +73,7 @@ from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import clean_text
-from haystack_deep_research.run import CostMeter, model_name
+from haystack_deep_research.run import CostMeter, check_question, model_name
 from haystack_deep_research.sources import folder_store_name, index_folder
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
@@ -100,6 +100,8 @@ def _run_scan(argv: Sequence[str]) -> int:
 
 def _run_replay(argv: Sequence[str]) -> int:
     """``replay DIR [options]``: the recorded run again, from its recording."""
+    if (shown := subcommand_help(REPLAY_COMMAND, argv)) is not None:
+        return shown
     if not argv or argv[0].startswith("-"):
         return _usage("replay needs the recording's directory: deep-research replay DIR")
     directory = Path(argv[0])
@@ -112,6 +114,8 @@ def _run_replay(argv: Sequence[str]) -> int:
 
 def _run_update(argv: Sequence[str]) -> int:
     """``update RUN_DIR [options]``: a finished iterative run researched again."""
+    if (shown := subcommand_help(UPDATE_COMMAND, argv)) is not None:
+        return shown
     if not argv or argv[0].startswith("-"):
         return _usage("update needs the run directory: deep-research update RUN_DIR")
     directory = Path(argv[0])
@@ -196,7 +200,7 @@ def _question(text: str) -> str:
     question = clean_text(text).strip()
     if not question:
         raise UsageError('the question is empty; ask one in quotes: deep-research "your question".')
-    return question
+    return check_question(question)
 
 
 def _check(args: argparse.Namespace, *, replay: bool) -> str:

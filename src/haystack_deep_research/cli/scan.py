@@ -13,8 +13,11 @@ finished yet. ``--ray ADDRESS`` runs the
 items on a Ray cluster (``local`` starts one on this machine; needs ``haystack-deep-research[ray]``).
 
 Progress goes to stderr: a live bar (``haystack-deep-research[cli]``; the default when rich is installed), one line
-per item (the default otherwise), or nothing. Exit status: 0 when every item has a row, 1 when some item failed, 2
-for a usage error (bad arguments, unreadable items, no key, a missing extra).
+per item (the default otherwise), or nothing. An item whose research failed (every attempt raised, or returned with a
+failing ``exit_reason`` such as ``writer_failed``) gets no row: it is recorded with its reason in the failures file
+beside ``--out``, counted in the last line, and researched again by the next run. Exit status (``ExitCode``): 0 when
+every item has a row, 1 when some item failed, 2 for a usage error (bad arguments, unreadable items, no key, a missing
+extra, another scan writing the same ``--out``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from haystack_deep_research.agents import (
     create_research_workflow,
     default_chat_generator,
 )
+from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
 from haystack_deep_research.report import ResearchSummary
@@ -56,7 +61,7 @@ __all__ = ["run_scan_command", "scan_parser", "scan_workflow"]
 
 def scan_parser() -> argparse.ArgumentParser:
     """:returns: The parser of ``deep-research scan``."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="deep-research scan", description="Research every item of a list, one research workflow run each."
     )
     parser.add_argument("items", help="A text file with one item per line, or a provider class as module:Class.")
@@ -185,9 +190,13 @@ def run_scan_command(argv: Sequence[str]) -> int:
     Run ``deep-research scan``.
 
     :param argv: The arguments after ``scan``.
-    :returns: The exit status: 0 when every item has a row, 1 when some item failed, 2 for a usage error.
+    :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``RUN_FAILED`` when some item failed,
+        ``USAGE`` for a usage error.
     """
-    args = scan_parser().parse_args(list(argv))
+    try:
+        args = scan_parser().parse_args(list(argv))
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     display = None
     try:
         provider = _provider(args.items)
@@ -211,16 +220,16 @@ def run_scan_command(argv: Sequence[str]) -> int:
             result.write_csv(args.csv)
     except UsageError as error:
         print(f"deep-research scan: error: {error}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except DeepResearchError as error:
         print(f"deep-research scan: error: {error}", file=sys.stderr)
-        return 1
+        return ExitCode.RUN_FAILED
     except Exception as error:  # a cluster or provider failure: one line, not a traceback
         print(f"deep-research scan: error: the scan failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
+        return ExitCode.RUN_FAILED
     finally:
         if display is not None:
             display.close()
     failures = f"; {len(result.failed)} failed, see {runner.results.failures_path}" if result.failed else ""
     print(f"[done] {len(result.rows)} row(s) in {args.out}{failures}", file=sys.stderr)
-    return 1 if result.failed else 0
+    return ExitCode.RUN_FAILED if result.failed else ExitCode.OK

@@ -4,7 +4,8 @@ The MCP server: deep research and citation checking as tools, over stdio or stre
 - ``deep_research(question, max_subtopics?, token_budget?, time_budget?, max_cost?, grounding?)`` runs one research
   run and returns the report (text) with its exit reason, cost, warnings and the URLs read (structured content).
   Each event of the run is sent as a progress notification when the client asked for progress; a client that
-  cancels the request cancels the run.
+  cancels the request, or goes away before the answer (its stdio closes, its HTTP connection drops), cancels the
+  run: no model is called for it any more.
 - ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
   check`` does.
 
@@ -27,6 +28,7 @@ from pydantic import Field
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import EventStream, UsageRecorded
+from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
 from haystack_deep_research.serving import AgentFactory
 from haystack_deep_research.serving import agent_factory as factory_from_environment
 
@@ -177,6 +179,9 @@ def serve(*, transport: Literal["stdio", "http"] = "stdio", host: str = "127.0.0
     """
     server = build_server()
     if transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+        server.run("stdio")  # the SDK cancels the requests in flight when the client's end closes
+        return
+    import uvicorn  # a dependency of the mcp SDK's HTTP transport
+
+    app = CancelOnDisconnect(server.streamable_http_app(host=host))  # the SDK's app, as its own run would serve it
+    uvicorn.run(app, host=host, port=port, log_level=server.settings.log_level.lower())

@@ -19,7 +19,13 @@ from haystack_deep_research.run.cache import (
 )
 from haystack_deep_research.run.context import event_bus, question_from, view_of
 from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF, CostMeter, Price, price_of, usage_cost
-from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
+from haystack_deep_research.run.entry import (
+    MAX_QUESTION_CHARS,
+    RunGuard,
+    check_hook_context,
+    check_messages,
+    check_question,
+)
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook, UsesModels
 from haystack_deep_research.run.journal import (
     JOURNAL_FILE,
@@ -75,6 +81,7 @@ __all__ = [
     "JOURNAL_FILE",
     "LEDGER_FILE",
     "LOCK_FILE",
+    "MAX_QUESTION_CHARS",
     "MODEL_CALL_SPAN",
     "PRICES_AS_OF",
     "REPORT_FILE",
@@ -116,6 +123,7 @@ __all__ = [
     "check_cache",
     "check_hook_context",
     "check_messages",
+    "check_question",
     "current_run",
     "drive",
     "drive_async",

@@ -13,7 +13,7 @@ from haystack.dataclasses import ChatRole
 from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
 from haystack_deep_research.events import EventBus, Subscriber, progress_view
 from haystack_deep_research.evidence import clean_text
-from haystack_deep_research.run.entry import check_hook_context, check_messages
+from haystack_deep_research.run.entry import check_hook_context, check_messages, check_question
 from haystack_deep_research.run.view import RunView
 from haystack_deep_research.state import (
     EVENTS_KEY,
@@ -34,13 +34,14 @@ def question_from(messages: Any) -> str:
 
     :param messages: The messages passed to ``run``.
     :returns: The question, stripped.
-    :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` or holds no user message with text.
+    :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
+        the question is longer than ``MAX_QUESTION_CHARS``.
     """
     for message in reversed(check_messages(messages)):
         if message.is_from(ChatRole.USER):
             text = clean_text(message.text or "").strip()
             if text:
-                return text
+                return check_question(text)
             break
     raise InvalidQuestionError(
         "No research question: pass messages=[ChatMessage.from_user('your question')] with a non-empty question."

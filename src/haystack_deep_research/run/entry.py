@@ -1,6 +1,8 @@
 """
 What a run checks at its door, and what it closes on its way out.
 
+- :func:`check_question` refuses a question longer than :data:`MAX_QUESTION_CHARS` (every shape, the command line and
+  the servers call it), before any model is called.
 - :func:`check_messages` and :func:`check_hook_context` refuse malformed run input with the library's typed errors,
   naming what to change. The run's ``before_run`` hook calls them, and so does
   :class:`~haystack_deep_research.agents.ResearchAgent` before Haystack's ``Agent.run`` touches its input: Haystack
@@ -21,11 +23,30 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
 
-__all__ = ["RunGuard", "check_hook_context", "check_messages"]
+__all__ = ["MAX_QUESTION_CHARS", "RunGuard", "check_hook_context", "check_messages", "check_question"]
 
 logger = logging.getLogger(__name__)
 
 _EXAMPLE = "messages=[ChatMessage.from_user('your question')]"
+
+MAX_QUESTION_CHARS = 20_000
+"""The longest research question, in characters (after stripping): longer text is material, not a question."""
+
+
+def check_question(question: str) -> str:
+    """
+    Check a research question's length.
+
+    :param question: The question, stripped.
+    :returns: The question.
+    :raises InvalidQuestionError: If it is longer than :data:`MAX_QUESTION_CHARS`; the message says what to do.
+    """
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidQuestionError(
+            f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. Ask a shorter "
+            "question, and give long material as documents (datastores=..., or a folder) instead."
+        )
+    return question
 
 
 def check_messages(messages: Any) -> list[ChatMessage]:

@@ -5,8 +5,9 @@ A scan is given a *research factory*: a callable with no arguments that returns 
 runnable is
 
 - a shape of this library (``create_deep_research_agent``, ``create_deep_agent``, ``create_research_workflow``,
-  ``create_iterative_research_agent``) or any Haystack ``Agent``: run with the prompt as the user message; the result
-  is its outputs without ``messages`` (the shared outputs: ``report``, ``structured``, ``exit_reason``, ...);
+  ``create_iterative_research_agent``) or any Haystack component that takes ``messages`` (an ``Agent``): run with
+  the prompt as the user message; the result is its outputs without ``messages`` (the shared outputs: ``report``,
+  ``structured``, ``exit_reason``, ...);
 - a Haystack ``Pipeline`` of your own: run with ``{"question": prompt}``; the result is its one leaf component's
   outputs, or ``{leaf: outputs}`` for several;
 - any other callable: called with the prompt; it returns a mapping (or a pydantic model, which becomes
@@ -22,12 +23,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from haystack import Pipeline
-from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.run import PipelineShape, blocking
+from haystack_deep_research.run import blocking
 
 __all__ = ["ResearchFactory", "research_item", "research_item_async"]
 
@@ -53,12 +53,18 @@ def _called(result: Any) -> dict[str, Any]:
     )
 
 
+def _takes_messages(runnable: Any) -> bool:
+    """A Haystack component (an Agent, a SuperComponent) with a ``messages`` input: run like the agents."""
+    sockets = getattr(runnable, "__haystack_input__", None)
+    return sockets is not None and "messages" in sockets
+
+
 def _runnable(research: ResearchFactory) -> Any:
     runnable = research()
-    if not isinstance(runnable, Pipeline | Agent | PipelineShape) and not callable(runnable):
+    if not isinstance(runnable, Pipeline) and not _takes_messages(runnable) and not callable(runnable):
         raise ConfigurationError(
-            "the research factory must return one of the library's agents or workflows, a Haystack Agent or "
-            f"Pipeline, or a callable taking the prompt; it returned {type(runnable).__name__}."
+            "the research factory must return one of the library's agents or workflows, a Haystack component taking "
+            f"messages (an Agent), a Pipeline, or a callable taking the prompt; it returned {type(runnable).__name__}."
         )
     return runnable
 
@@ -75,16 +81,14 @@ def research_item(research: ResearchFactory, prompt: str) -> dict[str, Any]:
     runnable = _runnable(research)
     if isinstance(runnable, Pipeline):
         return _leaves(runnable.run({"question": prompt}))
-    if isinstance(runnable, PipelineShape):
-        return runnable.research([ChatMessage.from_user(prompt)], None)
-    if isinstance(runnable, Agent):
+    if _takes_messages(runnable):
         return _agent_outputs(runnable.run(messages=[ChatMessage.from_user(prompt)]))
     return _called(runnable(prompt))
 
 
 async def research_item_async(research: ResearchFactory, prompt: str) -> dict[str, Any]:
     """
-    Research one prompt on the event loop: a Pipeline's or Agent's ``run_async``; a plain callable in a worker thread.
+    Research one prompt on the event loop: a Pipeline's or agent's ``run_async``; a plain callable in a worker thread.
 
     :param research: The research factory.
     :param prompt: The item's prompt.
@@ -94,8 +98,6 @@ async def research_item_async(research: ResearchFactory, prompt: str) -> dict[st
     runnable = _runnable(research)
     if isinstance(runnable, Pipeline):
         return _leaves(await runnable.run_async({"question": prompt}))
-    if isinstance(runnable, PipelineShape):
-        return await runnable.research_async([ChatMessage.from_user(prompt)], None)
-    if isinstance(runnable, Agent):
+    if _takes_messages(runnable):
         return _agent_outputs(await runnable.run_async(messages=[ChatMessage.from_user(prompt)]))
     return _called(await blocking(runnable, prompt).run_async())

@@ -5,8 +5,13 @@ again, and exported to CSV.
 Each finished item is one line ``{"item": {...}, "id": ..., "data": {...}}``, appended (and flushed to disk) the
 moment the item is done, in the order items finish. Items whose every attempt failed go, one line each with the
 error, to a second file next to it (``rows.failures.jsonl`` beside ``rows.jsonl``); they are not finished, so the
-next scan tries them again. A crash can cut the last line short: reading back drops such a line (and cuts it off
-the file before anything is appended), so its item is researched again.
+next scan tries them again; a failed item's line keeps its ``exit_reason`` and what its run did gather (``partial``),
+so paid research is not thrown away. A crash can cut the last line short: reading back drops such a line (and cuts it
+off the file before anything is appended), so its item is researched again.
+
+One scan at a time writes a results file: :meth:`ResultsFile.lock` takes a lock file beside it (``rows.jsonl.lock``)
+for the whole scan, and a second scan of the same file is refused with :class:`ScanInUseError` at once, before it
+researches anything.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from haystack import logging
 
 from haystack_deep_research import _safe_json
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.errors import ConfigurationError, ScanInUseError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.scans.items import ItemRef, KnowledgeRow
 
@@ -83,6 +89,33 @@ class ResultsFile:
         if self.path.is_dir():
             raise ConfigurationError(f"the results file {self.path} is a folder; name a file such as rows.jsonl.")
         self.failures_path = self.path.with_name(f"{self.path.stem}.failures{self.path.suffix or '.jsonl'}")
+        self.lock_path = self.path.with_name(f"{self.path.name}.lock")
+        self._lock = FileLock(self.lock_path, thread_local=False)
+
+    def lock(self) -> None:
+        """
+        Take the results file's lock for one scan (released by :meth:`unlock`).
+
+        :raises ScanInUseError: If another scan, in this process or another, holds it.
+        :raises ConfigurationError: If the lock file cannot be created.
+        """
+        in_use = ScanInUseError(
+            f"the results file {self.path} is in use by another scan (its {self.lock_path.name} is locked); "
+            "wait for that scan to end, or pass another results file."
+        )
+        if self._lock.is_locked:  # a second scan given this same ResultsFile: the lock itself is re-entrant
+            raise in_use
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            raise in_use from None
+        except OSError as error:
+            raise ConfigurationError(f"cannot lock the results file {self.path}: {error}") from error
+
+    def unlock(self) -> None:
+        """Release the lock :meth:`lock` took."""
+        self._lock.release()
 
     def rows(self) -> list[tuple[ItemRef, KnowledgeRow]]:
         """
@@ -112,16 +145,31 @@ class ResultsFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _append(self.path, {"item": ref.to_dict(), **row.to_dict()})
 
-    def add_failure(self, ref: ItemRef, error: str, attempts: int) -> None:
+    def add_failure(
+        self,
+        ref: ItemRef,
+        error: str,
+        attempts: int,
+        *,
+        exit_reason: str | None = None,
+        partial: dict[str, Any] | None = None,
+    ) -> None:
         """
         Append one failed item to the failures file.
 
         :param ref: The item.
         :param error: Its last error.
         :param attempts: How many attempts were made.
+        :param exit_reason: The failing ``exit_reason`` of its last run, when the run returned one.
+        :param partial: What the last run gathered (JSON-ready), when it returned.
         """
         self.failures_path.parent.mkdir(parents=True, exist_ok=True)
-        _append(self.failures_path, {"item": ref.to_dict(), "error": error, "attempts": attempts})
+        record: dict[str, Any] = {"item": ref.to_dict(), "error": error, "attempts": attempts}
+        if exit_reason is not None:
+            record["exit_reason"] = exit_reason
+        if partial is not None:
+            record["partial"] = partial
+        _append(self.failures_path, record)
 
     def failures(self) -> list[dict[str, Any]]:
         """:returns: Every failure recorded so far (``item``, ``error``, ``attempts``), oldest first."""

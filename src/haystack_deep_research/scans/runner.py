@@ -5,7 +5,11 @@ The scan runner: one research run per item of a provider, rows collected on disk
 there (a rerun after a crash researches only what is left), then researches the others with at most
 ``max_concurrency`` in flight. Each attempt runs on the executor (this process by default, or Ray); a failed attempt
 is retried after ``retry_delay`` seconds, doubling, up to ``max_attempts`` in all, and an item whose every attempt
-failed is recorded in the failures file, not in the rows. Every finished row is appended to the results file at once.
+failed is recorded in the failures file, not in the rows. A research run that returns but whose ``exit_reason`` says it
+failed (``writer_failed``, ``structured_output_failed``, ...: see ``FAILED_EXIT_REASONS``) is a failed attempt too, so
+it is retried, counted and recorded with its reason and what it gathered, never as a finished row; a row of such a run
+left by an older version is researched again. Every finished row is appended to the results file at once. The
+results file is locked for the whole scan: a second scan of the same file raises ``ScanInUseError`` before it starts.
 Each step is an event of the scan (``ScanStarted``, ``ItemStarted``, ``ItemDone``, ``ItemFailed``, ``ItemSkipped``,
 ``ScanEnded``) delivered to ``on_event``.
 """
@@ -16,13 +20,13 @@ import asyncio
 import collections
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.errors import ConfigurationError, ResearchFailedError
 from haystack_deep_research.events import (
     Event,
     EventBus,
@@ -34,11 +38,11 @@ from haystack_deep_research.events import (
     ScanStarted,
 )
 from haystack_deep_research.scans.executors import LocalExecutor, ScanExecutor
-from haystack_deep_research.scans.items import ItemRef, KnowledgeProvider, KnowledgeRow, ListProvider
+from haystack_deep_research.scans.items import ItemRef, KnowledgeProvider, KnowledgeRow, ListProvider, row_data
 from haystack_deep_research.scans.ray_executor import RayExecutor
 from haystack_deep_research.scans.research import ResearchFactory
 from haystack_deep_research.scans.results import ResultsFile, write_csv
-from haystack_deep_research.state import PHASE_SCAN
+from haystack_deep_research.state import EXIT_REASON, FAILED_EXIT_REASONS, PHASE_SCAN, WARNINGS
 
 __all__ = ["ScanResult", "ScanRunner"]
 
@@ -74,6 +78,21 @@ class ScanResult:
 def _error_text(error: BaseException) -> str:
     first = (str(error).strip().splitlines() or [""])[0]
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+def _failed_run(result: Mapping[str, Any]) -> ResearchFailedError | None:
+    """The failure a run's outputs report (a failing ``exit_reason``), or ``None`` for research that finished."""
+    exit_reason = result.get(EXIT_REASON)
+    if exit_reason not in FAILED_EXIT_REASONS:
+        return None
+    warnings = [str(text) for text in result.get(WARNINGS) or [] if "failed" in str(text)]
+    partial = {key: value for key, value in row_data(result).items() if key != "grounding_score"}
+    return ResearchFailedError(str(exit_reason), warnings[-1] if warnings else "", partial)
+
+
+def _finished(row: KnowledgeRow) -> bool:
+    """A row read back is finished unless an older version wrote a failed run's fallback as a row."""
+    return row.data.get(EXIT_REASON) not in FAILED_EXIT_REASONS
 
 
 def _executor(executor: Any) -> ScanExecutor:
@@ -144,10 +163,17 @@ class ScanRunner:
 
         :returns: The result.
         """
+        await asyncio.to_thread(self.results.lock)
+        try:
+            return await self._scan()
+        finally:
+            self.results.unlock()
+
+    async def _scan(self) -> ScanResult:
         started = time.monotonic()
         bus = EventBus(uuid.uuid4().hex, [self.on_event] if self.on_event is not None else [])
         items = await asyncio.to_thread(self.provider.list_items)
-        finished = dict((ref.key, row) for ref, row in await asyncio.to_thread(self.results.rows))
+        finished = {ref.key: row for ref, row in await asyncio.to_thread(self.results.rows) if _finished(row)}
         order: dict[tuple[str, str], int] = {}
         todo: collections.deque[ItemRef] = collections.deque()
         skips: list[ItemSkipped] = []
@@ -211,7 +237,15 @@ class ScanRunner:
                     bus.emit(ItemFailed(phase=PHASE_SCAN, item=ref.name, attempt=attempt, error=text, final=final))
                     if final:
                         failed[ref.name] = text
-                        await asyncio.to_thread(self.results.add_failure, ref, text, attempt)
+                        run = error if isinstance(error, ResearchFailedError) else None
+                        await asyncio.to_thread(
+                            self.results.add_failure,
+                            ref,
+                            text,
+                            attempt,
+                            exit_reason=None if run is None else run.exit_reason,
+                            partial=None if run is None else run.partial,
+                        )
                     elif self.retry_delay:
                         await asyncio.sleep(self.retry_delay * 2 ** (attempt - 1))
                     continue
@@ -223,6 +257,8 @@ class ScanRunner:
     async def _attempt(self, ref: ItemRef) -> KnowledgeRow:
         prompt = await asyncio.to_thread(self.provider.describe_item, ref)
         result = await self.executor.research(prompt)
+        if (failure := _failed_run(result)) is not None:
+            raise failure
         row = await asyncio.to_thread(self.provider.to_row, ref, result)
         if not isinstance(row, KnowledgeRow):
             raise ConfigurationError(f"to_row must return a KnowledgeRow; it returned {type(row).__name__}.")

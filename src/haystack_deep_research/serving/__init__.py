@@ -1,18 +1,25 @@
 """
-What servers of the library share: where their agents come from, and a run streamed as a chat reply.
+What servers of the library share: where their agents come from, who may start a run, and a run streamed as a chat
+reply.
 
 Used by the MCP server (:mod:`haystack_deep_research.mcp_server`) and by the Hayhooks pipeline wrapper in
 ``examples/hayhooks``; needs no optional package.
 """
 
-from haystack_deep_research.serving.chat import question_from_chat, stream_research
+from haystack_deep_research.serving.chat import question_from_chat, question_from_text, stream_research
 from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV, AgentFactory, agent_factory, default_agent
+from haystack_deep_research.serving.guard import ALLOWED_ORIGINS_ENV, TOKEN_ENV, RequestGuard, http_status
 
 __all__ = [
     "AGENT_FACTORY_ENV",
+    "ALLOWED_ORIGINS_ENV",
+    "TOKEN_ENV",
     "AgentFactory",
+    "RequestGuard",
     "agent_factory",
     "default_agent",
+    "http_status",
     "question_from_chat",
+    "question_from_text",
     "stream_research",
 ]

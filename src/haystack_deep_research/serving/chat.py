@@ -16,8 +16,9 @@ from haystack.dataclasses import ChatMessage, ReasoningContent, StreamingChunk
 
 from haystack_deep_research.errors import InvalidQuestionError
 from haystack_deep_research.events import Event, EventStream, UsageRecorded
+from haystack_deep_research.run import check_question
 
-__all__ = ["question_from_chat", "stream_research"]
+__all__ = ["question_from_chat", "question_from_text", "stream_research"]
 
 
 def _text(content: Any) -> str:
@@ -33,15 +34,28 @@ def question_from_chat(messages: Sequence[Mapping[str, Any]]) -> str:
     :param messages: OpenAI-style chat messages (``{"role": "user", "content": "..."}``; content may be a list of
         text parts).
     :returns: The text of the last user message, stripped.
-    :raises InvalidQuestionError: If there is no user message with text.
+    :raises InvalidQuestionError: If there is no user message with text, or its text is longer than
+        ``MAX_QUESTION_CHARS``.
     """
     for message in reversed(list(messages or [])):
         if isinstance(message, Mapping) and message.get("role") == "user":
             text = _text(message.get("content")).strip()
             if text:
-                return text
+                return check_question(text)
             break
     raise InvalidQuestionError("No research question: the last user message must hold the question as text.")
+
+
+def question_from_text(question: Any) -> str:
+    """
+    :param question: A research question as a server received it (the ``question`` of a request body).
+    :returns: The question, stripped.
+    :raises InvalidQuestionError: If it is not a string, is blank, or is longer than ``MAX_QUESTION_CHARS``.
+    """
+    text = question.strip() if isinstance(question, str) else ""
+    if not text:
+        raise InvalidQuestionError("No research question: send {'question': '...'} with a non-empty question.")
+    return check_question(text)
 
 
 async def stream_research(

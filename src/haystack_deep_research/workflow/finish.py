@@ -33,6 +33,7 @@ from haystack_deep_research.state import (
     EXIT_REASON,
     EXIT_STRUCTURED_OUTPUT_FAILED,
     EXIT_TIME_BUDGET,
+    EXIT_WRITER_FAILED,
     GROUNDING,
     GROUNDING_SCORE,
     NOTES,
@@ -99,7 +100,9 @@ class FinishStep(UsesModels):
         :returns: ``report`` (the summary: Markdown, citations verified, unsupported claims marked), ``brief`` (the
             question), ``notes`` (one per Execute round), ``sources`` (the evidence ledger), ``citations`` (the
             citation check), ``warnings``, ``exit_reason`` (``grounded``, ``grounding_exhausted``, ``token_budget``,
-            ``time_budget`` or ``structured_output_failed``), ``usage_by_phase``, ``cost`` (US dollars, ``None``
+            ``time_budget``, ``structured_output_failed``, ``writer_failed`` (the summary
+            call failed and the summary was assembled from the notes; its ``grounding_score`` is then ``None``),
+            ``not_judged`` or ``no_evidence``), ``usage_by_phase``, ``cost`` (US dollars, ``None``
             when a price is unknown), ``token_usage`` (all steps), ``structured`` (an ``output_schema`` instance, or
             ``None``), ``grounding_score``, ``grounding`` (one verdict per claim), and the workflow's own
             ``causal_chain``, ``regeneration_count`` and ``replan_count``.
@@ -133,6 +136,8 @@ class FinishStep(UsesModels):
             except StructuredOutputError as error:
                 run.warn(PHASE_STRUCTURE, f"{error}: {error.errors}")
                 exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_STRUCTURED_OUTPUT_FAILED
+        if workflow.writer_failed:  # the summary is a fallback from the notes: the root cause is the writer
+            exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
         yield from write_outcome(run, report=summary, exit_reason=exit_reason)
         usage = run.usage_report()  # may warn once of an unknown price, so before the warnings are read
         notes = run.notes()

@@ -55,6 +55,7 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool) -> Phase[Workflo
     if outcome.reply is not None:
         run.record_usage(PHASE_SUMMARY, outcome.reply.meta.get("usage"))
     text = outcome.text
+    writer_failed = False
     if not text:
         why = failure(outcome.error)
         if rewrite:
@@ -62,8 +63,11 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool) -> Phase[Workflo
             return workflow
         run.warn(PHASE_SUMMARY, f"the summary failed ({why}); it was assembled from the notes")
         text = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
+        writer_failed = True
     check = verify_report(run, text, urls)
-    return workflow.but(summary=check.report, citations=citation_findings(check), judgement=None)
+    return workflow.but(
+        summary=check.report, citations=citation_findings(check), judgement=None, writer_failed=writer_failed
+    )
 
 
 class _SummaryStep(UsesModels):

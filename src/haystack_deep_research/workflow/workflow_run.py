@@ -38,6 +38,8 @@ class WorkflowRun:
     :param task: The focused task of the next Execute round (set by Replan), or ``None`` for the question itself.
     :param task_title: The heading of the note that task's findings become.
     :param exit_reason: Why the loop ended (set when it does).
+    :param writer_failed: The current summary was assembled from the notes because the summary call failed: it is
+        not judged (its score is ``None``) and the run ends with ``writer_failed``.
     """
 
     causal_chain: str = ""
@@ -49,6 +51,7 @@ class WorkflowRun:
     task: ChatMessage | None = None
     task_title: str = ""
     exit_reason: str = ""
+    writer_failed: bool = False
 
     @property
     def run(self) -> ResearchRun:
@@ -69,7 +72,12 @@ class WorkflowRun:
 
     @property
     def score(self) -> float | None:
-        """The grounding score of the current summary; ``None`` before it was judged or when no claim was decided."""
-        if self.judgement is None or all(v.verdict == UNKNOWN for v in self.judgement.verdicts):
+        """
+        The grounding score of the current summary; ``None`` before it was judged, when no claim was decided, or when
+        the summary is a fallback assembled from the notes.
+        """
+        if self.judgement is None or self.writer_failed:
+            return None
+        if all(v.verdict == UNKNOWN for v in self.judgement.verdicts):
             return None
         return self.judgement.score

@@ -1,0 +1,86 @@
+"""
+Who may start a research run on a server: same-origin callers only, and, when one is set, only with the bearer token.
+
+A research server on ``127.0.0.1`` is reachable by every web page open in the operator's browser: a page of any site
+can ``fetch`` it, start paid research and, with permissive CORS, read the report back. :class:`RequestGuard` refuses
+such requests before anything runs:
+
+- **Origin.** A browser names the page's origin in the ``Origin`` header of every cross-origin request (and of every
+  POST). A request with an ``Origin`` is refused (HTTP 403) unless that origin is in the allow-list,
+  ``DEEP_RESEARCH_ALLOWED_ORIGINS`` (comma-separated, such as ``http://localhost:3000``; empty by default). Clients
+  that are not browsers (curl, the OpenAI SDK, MCP clients) send no ``Origin`` and are not affected.
+- **Token.** With ``DEEP_RESEARCH_TOKEN`` set, every request must carry ``Authorization: Bearer <token>`` (HTTP 401
+  otherwise; compared in constant time). A call without HTTP headers at all is refused too: it cannot show the token.
+
+:func:`http_status` gives the HTTP status of a refused request or a bad question (422), for a server to answer with.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from haystack_deep_research.errors import InvalidQuestionError, RequestRefusedError
+
+__all__ = ["ALLOWED_ORIGINS_ENV", "TOKEN_ENV", "RequestGuard", "http_status"]
+
+ALLOWED_ORIGINS_ENV = "DEEP_RESEARCH_ALLOWED_ORIGINS"
+"""The environment variable listing the web origins allowed to call the server, comma-separated."""
+TOKEN_ENV = "DEEP_RESEARCH_TOKEN"  # noqa: S105 - the variable's name, not a secret
+"""The environment variable holding the bearer token the server requires (none by default)."""
+
+
+@dataclass(frozen=True)
+class RequestGuard:
+    """
+    The server's rule for who may start a run (see the module docstring).
+
+    :param allowed_origins: Web origins (``scheme://host[:port]``) allowed to call the server; none by default.
+    :param token: The bearer token every request must carry, or ``None`` for none.
+    """
+
+    allowed_origins: frozenset[str] = field(default_factory=frozenset)
+    token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> RequestGuard:
+        """
+        :param environ: The environment to read; ``os.environ`` by default.
+        :returns: The guard of ``DEEP_RESEARCH_ALLOWED_ORIGINS`` and ``DEEP_RESEARCH_TOKEN``.
+        """
+        env = os.environ if environ is None else environ
+        origins = frozenset(o.strip().rstrip("/") for o in env.get(ALLOWED_ORIGINS_ENV, "").split(",") if o.strip())
+        token = env.get(TOKEN_ENV, "").strip() or None
+        return cls(allowed_origins=origins, token=token)
+
+    def check(self, headers: Mapping[str, str] | None) -> None:
+        """
+        :param headers: The request's HTTP headers (names in any case), or ``None`` for a call without HTTP.
+        :raises RequestRefusedError: If the request may not start a run; its ``status_code`` is 403 or 401.
+        """
+        given = {str(name).lower(): str(value) for name, value in (headers or {}).items()}
+        origin = given.get("origin")
+        if origin is not None and origin.rstrip("/") not in self.allowed_origins:
+            raise RequestRefusedError(
+                f"requests from the web page origin {origin!r} are refused; to let a page of that origin call this "
+                f"server, add it to {ALLOWED_ORIGINS_ENV} (comma-separated).",
+                status_code=403,
+            )
+        if self.token is None:
+            return
+        scheme, _, presented = given.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(), self.token.encode()):
+            raise RequestRefusedError(
+                f"this server requires a bearer token ({TOKEN_ENV}): send the header 'Authorization: Bearer <token>'.",
+                status_code=401,
+            )
+
+
+def http_status(error: InvalidQuestionError | RequestRefusedError) -> int:
+    """
+    :param error: Why a request was refused.
+    :returns: The HTTP status to answer: the refusal's own (401, 403), or 422 for a bad question.
+    """
+    return error.status_code if isinstance(error, RequestRefusedError) else 422
