@@ -153,6 +153,7 @@ def create_deep_research_agent(
     web: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     cache_ttl: float = DEFAULT_CACHE_TTL,
+    clarify: bool = False,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -215,12 +216,17 @@ def create_deep_research_agent(
     :param cache_dir: A directory for the cross-run cache of searches, page texts and page summaries (see
         docs/caching.md), or ``None`` for none: researching the same question again searches and fetches nothing.
     :param cache_ttl: Seconds a cached entry is used (default one day).
+    :param clarify: Let the scope model ask one clarifying question when the question is too ambiguous to research:
+        the run then ends after that one call with ``exit_reason`` "clarification_needed" and the question in the
+        ``clarification`` output (and as the last of ``messages``). Run again with the user's answer appended to
+        those messages to research. Off by default.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
         without grounding), ``grounding`` (per-claim verdicts), ``regeneration_count``, ``replan_count``,
-        ``structured`` (``None`` without a schema) and the Agent's own ``messages``, ``last_message``,
-        ``step_count``, ``token_usage`` (all phases), ``tool_call_counts`` and ``exit_reason``.
+        ``structured`` (``None`` without a schema), ``clarification`` (``""`` unless the run asked one) and the
+        Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage`` (all phases),
+        ``tool_call_counts`` and ``exit_reason``.
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
     """
     options = dict(locals())
@@ -262,6 +268,7 @@ def create_deep_research_agent(
                     cost_budget=cost_budget,
                     phase_models=models_by_phase,
                     prices=prices,
+                    clarify=clarify,
                 )
             ],
             "before_llm": [budget],

@@ -27,6 +27,7 @@ from haystack_deep_research.report.sections import write_report
 from haystack_deep_research.research import model_failure
 from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun
 from haystack_deep_research.state import (
+    EXIT_CLARIFICATION_NEEDED,
     EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,
     EXIT_WRITER_FAILED,
@@ -84,12 +85,17 @@ class WriteHook(CloseRunHook):
 
     def finish(self, state: State, run: ResearchRun) -> Phase[None]:
         """
-        Write and verify the report, then run the stages.
+        Write and verify the report, then run the stages; a run that stopped to ask a clarifying question gets an
+        empty report and no stage.
 
         :param state: The orchestrator's live State.
         :param run: The run.
         :returns: The phase.
         """
+        if state.data.get(EXIT_REASON) == EXIT_CLARIFICATION_NEEDED:  # the scope phase asked the user: nothing to write
+            reset_review_outputs(state)
+            publish_report(state, run, "", [])
+            return
         failed = model_failure(state.data.get(MESSAGES))
         if failed is not None:
             run.warn(PHASE_ORCHESTRATOR, f"the orchestrator model failed ({failed}); the report uses the notes so far")
