@@ -23,6 +23,7 @@ from haystack_deep_research.report import (
     GroundingStage,
     NoEvidenceStage,
     ReportStage,
+    ReportStyle,
     StructuredOutputStage,
     WriteHook,
 )
@@ -112,6 +113,7 @@ def _report_stages(options: dict[str, Any]) -> list[ReportStage]:
                 max_regenerations=options["max_regenerations"],
                 max_replans=options["max_replans"],
                 max_concurrency=options["max_concurrent_researchers"],
+                style=options["style"],
             )
         )
     stages.append(NoEvidenceStage())
@@ -154,6 +156,9 @@ def create_deep_research_agent(
     cache_dir: str | os.PathLike[str] | None = None,
     cache_ttl: float = DEFAULT_CACHE_TTL,
     clarify: bool = False,
+    report_type: str = "research_report",
+    tone: str = "objective",
+    report_length: int | str | None = None,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -220,6 +225,11 @@ def create_deep_research_agent(
         the run then ends after that one call with ``exit_reason`` "clarification_needed" and the question in the
         ``clarification`` output (and as the last of ``messages``). Run again with the user's answer appended to
         those messages to research. Off by default.
+    :param report_type: The report's form: "research_report" (default), "detailed_report", "outline",
+        "resource_list" or "executive_brief". Every form's citations are verified the same way.
+    :param tone: "objective" (default), "formal", "analytical", "informal", or a short description of a tone.
+    :param report_length: The report's target length in words (100 to 20,000), "short", "medium" or "long";
+        ``None`` (default) for the writer's usual length (each part bounded, whatever the number of sub-topics).
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
@@ -231,6 +241,7 @@ def create_deep_research_agent(
     """
     options = dict(locals())
     check_options(options)
+    options["style"] = style = ReportStyle(report_type=report_type, tone=tone, report_length=report_length)
     models = role_models({role: options[role] for role in ROLES})
     models_by_phase = phase_models(models, options)
     stores = datastores_from(datastores)
@@ -279,6 +290,7 @@ def create_deep_research_agent(
                     chat_generator=models["writer_llm"],
                     stages=_report_stages(options),
                     max_concurrency=max_concurrent_researchers,
+                    style=style,
                 )
             ],
         },

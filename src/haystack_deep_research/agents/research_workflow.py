@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import RunBudget
@@ -66,6 +67,9 @@ def create_research_workflow(
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     token_budget: int | None = None,
     time_budget: float | None = None,
+    report_type: str = "research_report",
+    tone: str = "objective",
+    report_length: int | str | None = None,
 ) -> Pipeline:
     """
     Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
@@ -97,6 +101,10 @@ def create_research_workflow(
     :param token_budget: Total tokens one run may spend across all steps, or ``None``; once spent, no rewrite or
         replan starts and ``exit_reason`` is ``token_budget``.
     :param time_budget: Seconds of wall-clock time one run may take, or ``None`` (``exit_reason`` ``time_budget``).
+    :param report_type: The summary's form: "research_report" (default), "detailed_report", "outline",
+        "resource_list" or "executive_brief" (as for ``create_deep_research_agent``).
+    :param tone: "objective" (default), "formal", "analytical", "informal", or a short description of a tone.
+    :param report_length: The summary's target length in words (100 to 20,000), "short", "medium" or "long".
     :returns: The Pipeline. Its ``finish`` outputs: ``structured_output``, ``grounding_score``, ``replan_count``,
         ``regeneration_count``, ``summary``, ``causal_chain``, ``grounding``, ``citations``, ``sources``, ``notes``,
         ``warnings``, ``usage_by_phase``, ``token_usage`` and ``exit_reason`` (see ``FinishStep``).
@@ -104,6 +112,7 @@ def create_research_workflow(
     """
     options = dict(locals())
     _check(options)
+    style = ReportStyle(report_type=report_type, tone=tone, report_length=report_length)
     every_tool = [*tools, *datastore_tools(datastores)] if isinstance(tools, list) and datastores else tools
     agent = execute_agent(
         routing=routing_prompt(datastores) if datastores else "",
@@ -120,11 +129,11 @@ def create_research_workflow(
     pipeline.add_component("execute", ExecuteStep(agent=agent, token_budget=token_budget, time_budget=time_budget))
     if causal_inference:
         pipeline.add_component("causal", CausalStep(chat_generator=causal_llm or chat_generator))
-    pipeline.add_component("summarize", SummarizeStep(chat_generator=writer))
+    pipeline.add_component("summarize", SummarizeStep(chat_generator=writer, style=style))
     pipeline.add_component("to_grounding", BranchJoiner(WorkflowRun))
     pipeline.add_component("grounding", GroundingEval(judge_llm=judge_llm or chat_generator))
     pipeline.add_component("router", router)
-    pipeline.add_component("regenerate", RegenerateStep(chat_generator=writer))
+    pipeline.add_component("regenerate", RegenerateStep(chat_generator=writer, style=style))
     pipeline.add_component("replan", ReplanStep())
     pipeline.add_component("finish", FinishStep(chat_generator=writer, output_schema=output_schema))
     if causal_inference:

@@ -152,6 +152,18 @@ class ScopeHook(OpenRunHook):
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
 
+    def question_of(self, messages: Any) -> str:
+        """
+        The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it
+        opened with (so a run directory of the first turn is the same run).
+
+        :param messages: The messages passed to ``run``.
+        :returns: The question.
+        :raises InvalidQuestionError: If the messages hold no question.
+        """
+        last = super().question_of(messages)
+        return _conversation(messages, last).question if self.clarify else last
+
     def begin(self, state: State, run: ResearchRun) -> Phase[None]:
         """
         Write the brief (or take the one already known), make it the conversation, restore earlier work.
