@@ -8,10 +8,13 @@ search URL the test passes in ``DEEP_RESEARCH_TEST_SEARCH_URL``. The process is 
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
+from haystack import component
 from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
@@ -32,6 +35,20 @@ def _stay_offline() -> None:
         _OFFLINE.append(guard)
 
 
+CLARIFYING_QUESTION = "Which region should the research cover?"
+
+
+@component
+class ClarifyingScope:
+    """A scope model that asks one clarifying question, then writes the brief from the answered conversation."""
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        text = messages[-1].text or ""
+        reply = f"Brief: {text}" if "answer" in text else json.dumps({"clarification": CLARIFYING_QUESTION})
+        return {"replies": [ChatMessage.from_assistant(reply)]}
+
+
 def scripted_agent(**options: Any) -> Agent:
     """
     :param options: The server's options for ``create_deep_research_agent`` (``None`` values are left out).
@@ -41,7 +58,7 @@ def scripted_agent(**options: Any) -> Agent:
     given = {name: value for name, value in options.items() if value is not None}
     subtopics = TOPICS[: given.get("max_subtopics", len(TOPICS))]
     return create_deep_research_agent(
-        scope_llm=ScriptedChatGenerator(role="scope"),
+        scope_llm=ClarifyingScope() if given.get("clarify") else ScriptedChatGenerator(role="scope"),
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=subtopics),
         researcher_llm=ScriptedChatGenerator(role="researcher"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),

@@ -177,3 +177,23 @@ async def test_the_server_answers_over_streamable_http(
     assert not result.is_error
     assert result.content[0].text.startswith("# Research report")  # type: ignore[union-attr]
     assert web.url("/storage.pdf") in (result.structured_content or {})["sources"]
+
+
+async def test_a_clarifying_question_is_the_tool_result_and_the_answer_leads_to_research(
+    search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    question = {"question": "How fast is solar growing?", "clarify": True}
+    async with _session(search, tmp_path / "server.log") as session:
+        asked = await session.call_tool("deep_research", question)
+        text = asked.content[0].text  # type: ignore[union-attr]
+        answered = await session.call_tool(
+            "deep_research", {**question, "clarifying_question": text, "answer": "Europe", "report_type": "outline"}
+        )
+
+    assert not asked.is_error
+    assert text == "Which region should the research cover?"
+    assert dict(asked.structured_content or {})["exit_reason"] == "clarification_needed"
+    assert dict(asked.structured_content or {})["clarification"] == text
+    assert not answered.is_error
+    assert "clarification" not in dict(answered.structured_content or {})
+    assert answered.content[0].text.startswith("# ")  # type: ignore[union-attr]
