@@ -10,9 +10,11 @@ server made, and when.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
+from haystack import component
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
@@ -54,6 +56,20 @@ class _LoggedModel(ScriptedChatGenerator):
         return await super().run_async(messages, tools, **kwargs)
 
 
+CLARIFYING_QUESTION = "Which region should the research cover?"
+
+
+@component
+class ClarifyingScope:
+    """A scope model that asks one clarifying question, then writes the brief from the answered conversation."""
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        text = messages[-1].text or ""
+        reply = f"Brief: {text}" if "answer" in text else json.dumps({"clarification": CLARIFYING_QUESTION})
+        return {"replies": [ChatMessage.from_assistant(reply)]}
+
+
 def scripted_agent(**options: Any) -> Agent:
     """
     :param options: The server's options for ``create_deep_research_agent`` (``None`` values are left out).
@@ -64,7 +80,7 @@ def scripted_agent(**options: Any) -> Agent:
     subtopics = TOPICS[: given.get("max_subtopics", len(TOPICS))]
     model = _LoggedModel if os.environ.get(CALL_LOG_ENV) else ScriptedChatGenerator
     return create_deep_research_agent(
-        scope_llm=model(role="scope"),
+        scope_llm=ClarifyingScope() if given.get("clarify") else model(role="scope"),
         orchestrator_llm=model(role="orchestrator", subtopics=subtopics),
         researcher_llm=model(role="researcher"),
         summarizer_llm=model(role="summarizer"),

@@ -72,3 +72,17 @@ def chat_generator(name: str, value: Any, *, needs_tools: bool) -> ChatGenerator
             f"{type(value).__name__} does not. Use a chat generator with tool support."
         )
     return value
+
+
+def boolean(name: str, value: Any) -> bool:
+    """
+    Check that ``value`` is ``True`` or ``False``.
+
+    :param name: The parameter name, quoted in the error.
+    :param value: The value to check.
+    :returns: The value.
+    :raises ConfigurationError: If it is not a bool.
+    """
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False; got {value!r}.")
+    return value

@@ -26,6 +26,8 @@ GROUNDING_SCORE = "grounding_score"
 REGENERATION_COUNT = "regeneration_count"
 REPLAN_COUNT = "replan_count"
 STRUCTURED = "structured"
+CLARIFICATION = "clarification"
+"""The clarifying question a ``clarify=True`` run asks instead of researching (``""`` when it researched)."""
 
 # Deep agent state keys that are also outputs of its runs.
 PLAN = "plan"
@@ -180,6 +182,9 @@ EXIT_ANALYSIS_STOPPED = "analysis_stopped"
 """The analysis model answered ``shouldContinue: false``."""
 EXIT_NO_NEW_TOPICS = "no_new_topics"
 """The analysis model proposed only topics already searched (or near duplicates), even when asked again."""
+EXIT_CLARIFICATION_NEEDED = "clarification_needed"
+"""With ``clarify=True``: the scope model asked one clarifying question (the ``clarification`` output) instead of
+writing a brief; nothing else ran. Run again with the question and the user's answer in the conversation."""
 EXIT_DECISION_FAILED = "decision_failed"
 """The analysis model's reply was not a valid decision, even after one retry: the search stopped, with a warning."""
 
@@ -206,6 +211,7 @@ def orchestrator_state_schema() -> dict[str, Any]:
         REGENERATION_COUNT: {"type": int, "handler": replace_values},
         REPLAN_COUNT: {"type": int, "handler": replace_values},
         STRUCTURED: {"type": Any, "handler": replace_values},
+        CLARIFICATION: {"type": str, "handler": replace_values},
     }
 
 

@@ -251,3 +251,23 @@ def test_a_run_whose_http_client_went_away_is_cancelled(tmp_path: Path) -> None:
     assert "researcher" in made_before
     assert made == made_before  # no model was called after the client went away: nothing more was paid for
     assert len(slow) == 1  # and the slow download was dropped
+
+
+async def test_a_clarifying_question_is_the_tool_result_and_the_answer_leads_to_research(
+    search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    question = {"question": "How fast is solar growing?", "clarify": True}
+    async with _session(search, tmp_path / "server.log") as session:
+        asked = await session.call_tool("deep_research", question)
+        text = asked.content[0].text  # type: ignore[union-attr]
+        answered = await session.call_tool(
+            "deep_research", {**question, "clarifying_question": text, "answer": "Europe", "report_type": "outline"}
+        )
+
+    assert not asked.is_error
+    assert text == "Which region should the research cover?"
+    assert dict(asked.structured_content or {})["exit_reason"] == "clarification_needed"
+    assert dict(asked.structured_content or {})["clarification"] == text
+    assert not answered.is_error
+    assert "clarification" not in dict(answered.structured_content or {})
+    assert answered.content[0].text.startswith("# ")  # type: ignore[union-attr]

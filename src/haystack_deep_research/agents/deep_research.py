@@ -23,6 +23,7 @@ from haystack_deep_research.report import (
     GroundingStage,
     NoEvidenceStage,
     ReportStage,
+    ReportStyle,
     StructuredOutputStage,
     WriteHook,
 )
@@ -113,6 +114,7 @@ def _report_stages(options: dict[str, Any]) -> list[ReportStage]:
                 max_regenerations=options["max_regenerations"],
                 max_replans=options["max_replans"],
                 max_concurrency=options["max_concurrent_researchers"],
+                style=options["style"],
             )
         )
     stages.append(NoEvidenceStage())
@@ -154,6 +156,10 @@ def create_deep_research_agent(
     web: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     cache_ttl: float = DEFAULT_CACHE_TTL,
+    clarify: bool = False,
+    report_type: str = "research_report",
+    tone: str = "objective",
+    report_length: int | str | None = None,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -216,16 +222,27 @@ def create_deep_research_agent(
     :param cache_dir: A directory for the cross-run cache of searches, page texts and page summaries (see
         docs/caching.md), or ``None`` for none: researching the same question again searches and fetches nothing.
     :param cache_ttl: Seconds a cached entry is used (default one day).
+    :param clarify: Let the scope model ask one clarifying question when the question is too ambiguous to research:
+        the run then ends after that one call with ``exit_reason`` "clarification_needed" and the question in the
+        ``clarification`` output (and as the last of ``messages``). Run again with the user's answer appended to
+        those messages to research. Off by default.
+    :param report_type: The report's form: "research_report" (default), "detailed_report", "outline",
+        "resource_list" or "executive_brief". Every form's citations are verified the same way.
+    :param tone: "objective" (default), "formal", "analytical", "informal", or a short description of a tone.
+    :param report_length: The report's target length in words (100 to 20,000), "short", "medium" or "long";
+        ``None`` (default) for the writer's usual length (each part bounded, whatever the number of sub-topics).
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
         without grounding), ``grounding`` (per-claim verdicts), ``regeneration_count``, ``replan_count``,
-        ``structured`` (``None`` without a schema) and the Agent's own ``messages``, ``last_message``,
-        ``step_count``, ``token_usage`` (all phases), ``tool_call_counts`` and ``exit_reason``.
+        ``structured`` (``None`` without a schema), ``clarification`` (``""`` unless the run asked one) and the
+        Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage`` (all phases),
+        ``tool_call_counts`` and ``exit_reason``.
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
     """
     options = dict(locals())
     check_options(options)
+    options["style"] = style = ReportStyle(report_type=report_type, tone=tone, report_length=report_length)
     models = role_models({role: options[role] for role in ROLES})
     models_by_phase = phase_models(models, options)
     stores = datastores_from(datastores)
@@ -263,6 +280,7 @@ def create_deep_research_agent(
                     cost_budget=cost_budget,
                     phase_models=models_by_phase,
                     prices=prices,
+                    clarify=clarify,
                 )
             ],
             "before_llm": [budget],
@@ -273,6 +291,7 @@ def create_deep_research_agent(
                     chat_generator=models["writer_llm"],
                     stages=_report_stages(options),
                     max_concurrency=max_concurrent_researchers,
+                    style=style,
                 )
             ],
         },

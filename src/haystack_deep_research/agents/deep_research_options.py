@@ -76,6 +76,7 @@ def check_options(options: dict[str, Any]) -> None:
                 "judge_llm is used only with grounding=True; pass grounding=True or drop judge_llm."
             )
         _checks.chat_generator("judge_llm", options["judge_llm"], needs_tools=False)
+    _checks.boolean("clarify", options["clarify"])
     if not isinstance(options["web"], bool):
         raise ConfigurationError(f"web must be True or False; got {options['web']!r}.")
     if options["search"] is not None and options["search_tool"] is not None:

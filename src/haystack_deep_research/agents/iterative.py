@@ -24,6 +24,7 @@ from haystack_deep_research.iterative import (
     StartStep,
     WriteStep,
 )
+from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import (
     DEFAULT_CACHE_TTL,
     CacheStore,
@@ -147,6 +148,9 @@ def create_iterative_research_agent(
     cache_ttl: float = DEFAULT_CACHE_TTL,
     record_to: str | os.PathLike[str] | None = None,
     replay_from: str | os.PathLike[str] | None = None,
+    report_type: str = "research_report",
+    tone: str = "objective",
+    report_length: int | str | None = None,
 ) -> IterativeResearchAgent:
     """
     Create an iterative research agent: ``depth`` rounds of analysis → search, then one comprehensive report.
@@ -183,6 +187,10 @@ def create_iterative_research_agent(
     :param cache_ttl: Seconds a cached entry is used, and a source counts as fresh when a run is updated.
     :param record_to: Record every model exchange and tool result of each run in this directory.
     :param replay_from: Answer every model call and tool from a recording in this directory: no network, no model.
+    :param report_type: The report's form: "research_report" (default), "detailed_report", "outline",
+        "resource_list" or "executive_brief" (as for ``create_deep_research_agent``).
+    :param tone: "objective" (default), "formal", "analytical", "informal", or a short description of a tone.
+    :param report_length: The report's target length in words (100 to 20,000), "short", "medium" or "long".
     :returns: The agent, a Haystack component. Its outputs: the shared ones (``report``, ``brief``, ``notes``,
         ``sources``, ``citations``, ``warnings``, ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``,
         ``structured``, ``grounding_score``, ``grounding``) and its own ``topics``, ``rounds`` and ``changes``.
@@ -190,6 +198,7 @@ def create_iterative_research_agent(
     """
     options = dict(locals())
     _check(options)
+    style = ReportStyle(report_type=report_type, tone=tone, report_length=report_length)
     store, recording = _store(options)
     models = _models(options, recording)
     web_search, read_url = None, None
@@ -238,7 +247,7 @@ def create_iterative_research_agent(
     )
     pipeline.add_component("to_search", BranchJoiner(IterationRun))
     pipeline.add_component("to_write", BranchJoiner(IterationRun))
-    pipeline.add_component("write", WriteStep(chat_generator=models["writer"], judge_llm=models["judge"]))
+    pipeline.add_component("write", WriteStep(chat_generator=models["writer"], judge_llm=models["judge"], style=style))
     pipeline.add_component("finish", FinishStep())
     pipeline.connect("start.iteration", "next_round.value")
     pipeline.connect("search.iteration", "next_round.value")

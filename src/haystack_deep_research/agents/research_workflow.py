@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from haystack_deep_research import _checks
 from haystack_deep_research.agents.workflow import ResearchWorkflow
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import CostMeter, Price, RunBudget, model_name
@@ -102,6 +103,9 @@ def create_research_workflow(
     time_budget: float | None = None,
     cost_budget: float | None = None,
     prices: dict[str, Price] | None = None,
+    report_type: str = "research_report",
+    tone: str = "objective",
+    report_length: int | str | None = None,
 ) -> ResearchWorkflow:
     """
     Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
@@ -136,6 +140,10 @@ def create_research_workflow(
     :param time_budget: Seconds of wall-clock time one run may take, or ``None`` (``exit_reason`` ``time_budget``).
     :param cost_budget: US dollars one run may cost, or ``None`` (every model's price must be known).
     :param prices: Prices of models the library has no price for (see ``Price``).
+    :param report_type: The summary's form: "research_report" (default), "detailed_report", "outline",
+        "resource_list" or "executive_brief" (as for ``create_deep_research_agent``).
+    :param tone: "objective" (default), "formal", "analytical", "informal", or a short description of a tone.
+    :param report_length: The summary's target length in words (100 to 20,000), "short", "medium" or "long".
     :returns: The workflow, a Haystack component over its Pipeline (``workflow.pipeline``). Its outputs: the shared
         ones (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
         ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``, ``grounding``) and its own
@@ -144,6 +152,7 @@ def create_research_workflow(
     """
     options = dict(locals())
     _check(options)
+    style = ReportStyle(report_type=report_type, tone=tone, report_length=report_length)
     every_tool = [*tools, *datastore_tools(datastores)] if isinstance(tools, list) and datastores else tools
     agent = execute_agent(
         routing=routing_prompt(datastores) if datastores else "",
@@ -160,11 +169,11 @@ def create_research_workflow(
     pipeline.add_component("execute", ExecuteStep(agent=agent))
     if causal_inference:
         pipeline.add_component("causal", CausalStep(chat_generator=causal_llm or chat_generator))
-    pipeline.add_component("summarize", SummarizeStep(chat_generator=writer))
+    pipeline.add_component("summarize", SummarizeStep(chat_generator=writer, style=style))
     pipeline.add_component("to_grounding", BranchJoiner(WorkflowRun))
     pipeline.add_component("grounding", GroundingEval(judge_llm=judge_llm or chat_generator))
     pipeline.add_component("router", router)
-    pipeline.add_component("regenerate", RegenerateStep(chat_generator=writer))
+    pipeline.add_component("regenerate", RegenerateStep(chat_generator=writer, style=style))
     pipeline.add_component("replan", ReplanStep())
     pipeline.add_component("finish", FinishStep(chat_generator=writer, output_schema=output_schema))
     if causal_inference:

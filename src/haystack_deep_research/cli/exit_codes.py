@@ -7,6 +7,7 @@ code   meaning
 0      the report was written (``exit_reason`` says how the run ended: a spent budget still writes)
 1      the run failed: a provider, network or model error ended it before a report was written
 2      a usage error: a bad option, a missing key, an unusable path; nothing was run
+3      ``--clarify`` without a terminal: the clarifying question was printed; run again with the answer
 130    interrupted (Ctrl-C): what was gathered was saved as a partial report
 143    terminated (SIGTERM, as ``timeout``, systemd and Kubernetes send): saved exactly as for Ctrl-C
 =====  ==========================================================================================
@@ -27,6 +28,7 @@ class ExitCode(IntEnum):
     OK = 0
     RUN_FAILED = 1
     USAGE = 2
+    CLARIFICATION_NEEDED = 3
     INTERRUPTED = 130
     TERMINATED = 143
 

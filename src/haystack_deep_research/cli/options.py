@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from haystack_deep_research.agents import APIS
 from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.prompts import REPORT_TYPES
 from haystack_deep_research.run.budget import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
 from haystack_deep_research.sources import SEARCH_NAMES
 
@@ -150,6 +151,40 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _length(text: str) -> int | str:
+    """``--length``: a number of words, or a named length (checked by the factory, which names the accepted ones)."""
+    return int(text) if text.strip().isdigit() else text.strip()
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """
+    What the report looks like, and whether the question may be clarified first: ``--report-type``, ``--tone``,
+    ``--length``, ``--clarify``.
+
+    :param parser: The parser to add the group to.
+    """
+    group = parser.add_argument_group("report")
+    group.add_argument(
+        "--report-type",
+        choices=tuple(REPORT_TYPES),
+        help="research_report (default), detailed_report, outline, resource_list or executive_brief.",
+    )
+    group.add_argument(
+        "--tone", help="objective (default), formal, analytical, informal, or a few words describing the tone."
+    )
+    group.add_argument(
+        "--length",
+        type=_length,
+        metavar="WORDS|short|medium|long",
+        help="The report's target length: words (100 to 20000), or short, medium, long.",
+    )
+    group.add_argument(
+        "--clarify",
+        action="store_true",
+        help="Let the run ask one clarifying question first: asked on a terminal, else printed (exit status 3).",
+    )
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """
     Which models, on which server: ``--model``, ``--small-model``, ``--role-model``, ``--base-url``, ``--api``.
@@ -252,6 +287,7 @@ def add_display_options(parser: argparse.ArgumentParser) -> None:
 OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
     add_output_options,
     add_research_options,
+    add_report_options,
     add_model_options,
     add_iterative_options,
     add_source_options,
@@ -272,7 +308,8 @@ def research_parser() -> argparse.ArgumentParser:
         prog="deep-research",
         description="Research a question on the web and in your documents, and write a cited Markdown report.",
         epilog="Other commands: deep-research check REPORT.md, deep-research scan ITEMS --out rows.jsonl, "
-        "deep-research mcp. Exit status: 0 report written, 1 run failed, 2 usage error, 130 interrupted.",
+        "deep-research mcp. Exit status: 0 report written, 1 run failed, 2 usage error, 130 interrupted, 3 "
+        "clarification needed (--clarify without a terminal).",
     )
     parser.add_argument("question", help='The research question, quoted: deep-research "your question".')
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")

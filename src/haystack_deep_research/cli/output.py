@@ -95,9 +95,12 @@ def result_json(result: Mapping[str, Any], question: str, *, error: str | None =
     :param result: The run's result (or a partial result).
     :param question: The research question.
     :param error: Why the run failed, if it did.
-    :returns: The ``--json`` object: ``question``, then :data:`JSON_KEYS`, then ``error`` when given.
+    :returns: The ``--json`` object: ``question``, then :data:`JSON_KEYS`, then ``clarification`` when the run asked
+        one, then ``error`` when given.
     """
     payload: dict[str, Any] = {"question": question, **{key: result.get(key) for key in JSON_KEYS}}
+    if result.get("clarification"):  # a --clarify run that asked instead of researching
+        payload["clarification"] = result["clarification"]
     if error is not None:
         payload["error"] = error
     return json.dumps(payload, indent=2, ensure_ascii=False, default=str)

@@ -18,9 +18,9 @@ Progress goes to stderr (a live view with rich when stderr is a terminal, else o
 :mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
 object instead. The options are checked (output paths included) before any model is called; every user error is one
 line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 report written, 1 run failed, 2
-usage error, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to
-``-o`` (or stdout), ``--sources`` and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run
-that fails.
+usage error, 3 clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 130 interrupted, 143
+terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or stdout), ``--sources``
+and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run that fails.
 
 Models and search, with their environment equivalents (an option wins over its variable):
 
@@ -60,6 +60,7 @@ from haystack_deep_research.agents import (
 )
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.check import run_check
+from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
@@ -182,6 +183,8 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
         options["cache_dir"] = args.cache
     if args.cache_ttl is not None:
         options["cache_ttl"] = args.cache_ttl
+    style = {"report_type": args.report_type, "tone": args.tone, "report_length": args.length}
+    options.update({name: value for name, value in style.items() if value is not None})
     return options
 
 
@@ -213,6 +216,8 @@ def _check(args: argparse.Namespace, *, replay: bool) -> str:
         raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
     if args.record is not None and args.mode != "iterative":
         raise UsageError("--record records iterative runs; add --mode iterative.")
+    if args.clarify and args.mode == "iterative":
+        raise UsageError("--clarify asks its question in the deep mode; drop --mode iterative or --clarify.")
     return question
 
 
@@ -231,6 +236,7 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         time_budget=args.time_budget,
         cost_budget=args.max_cost,
         grounding=args.grounding,
+        clarify=args.clarify,
         **options,
     )
     return agent, {}
@@ -260,6 +266,18 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
     return ExitCode.RUN_FAILED if saved.failures else ExitCode.OK
 
 
+def _run(agent: Any, question: str, context: dict[str, Any], display: Display, **options: Any) -> RunOutcome:
+    """One run of the agent with the display live; ``options`` go to :func:`run_research`."""
+    display.start()
+    try:
+        outcome = run_research(agent, question, context, **{k: v for k, v in options.items() if v})
+        if outcome.interrupted:
+            display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
+    finally:
+        display.stop()
+    return outcome
+
+
 def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | None = None) -> int:
     try:
         question = _check(args, replay=replay is not None)
@@ -276,13 +294,13 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
     context: dict[str, Any] = {EVENTS_KEY: display}
     if args.run_dir is not None:
         context[RUN_DIR_KEY] = args.run_dir
-    display.start()
-    try:
-        outcome = run_research(agent, question, context, **({"update": True} if update else {}))
-        if outcome.interrupted:
-            display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
-    finally:
-        display.stop()
+    outcome = _run(agent, question, context, display, update=update)
+    if (asked := clarification_of(outcome)) is not None:  # --clarify: one question before the research
+        answer = ask_on_terminal(asked)
+        if answer is None:
+            return print_clarification(question, outcome.result or {}, asked, json=args.json)
+        context[EVENTS_KEY] = display = make_display("none" if args.quiet else args.progress)
+        outcome = _run(agent, question, context, display, messages=follow_up(outcome, answer))
     if outcome.result is not None and built.get("record_to") is not None:
         write_manifest(Path(built["record_to"]), question, agent, built)
     return _finish(args, question, outcome, display)

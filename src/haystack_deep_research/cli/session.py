@@ -45,19 +45,27 @@ class RunOutcome:
     error: Exception | None = None
 
 
-def run_research(agent: Any, question: str, hook_context: dict[str, Any], **run_options: Any) -> RunOutcome:
+def run_research(
+    agent: Any,
+    question: str,
+    hook_context: dict[str, Any],
+    *,
+    messages: list[ChatMessage] | None = None,
+    **run_options: bool,
+) -> RunOutcome:
     """
     Run the agent on the question until it finishes, fails or is interrupted.
 
     :param agent: An agent of this library (its ``run_async`` is used).
     :param question: The research question.
     :param hook_context: The run-time inputs; ``on_run_opened`` is added.
+    :param messages: The conversation to run on instead of the question alone (a clarifying question answered).
     :param run_options: Further inputs of ``run_async`` (``update=True`` for an iterative agent's update).
     :returns: How the run ended.
     """
     opened: list[ResearchRun] = []
     context = {**hook_context, RUN_OPENED_KEY: opened.append}
-    messages = [ChatMessage.from_user(question)]
+    messages = messages or [ChatMessage.from_user(question)]
     try:
         result = asyncio.run(agent.run_async(messages=messages, hook_context=context, **run_options))
     except KeyboardInterrupt:

@@ -10,16 +10,13 @@ instead, which the decide step shows the model in its one retry.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from haystack_deep_research import _safe_json
+from haystack_deep_research._replies import extract_json_object
 
 __all__ = ["SearchDecision", "extract_json_object", "parse_decision"]
-
-_FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
 class SearchDecision(BaseModel):
@@ -51,32 +48,6 @@ class SearchDecision(BaseModel):
         value = self.nextSearchTopic
         topics = value if isinstance(value, list) else [value] if value else []
         return [topic for topic in topics if topic]
-
-
-def extract_json_object(text: str) -> Any:
-    """
-    Find a JSON value in a model's reply.
-
-    :param text: The reply.
-    :returns: The whole reply parsed as JSON; else the content of the first fenced block that parses; else the first
-        JSON object embedded in the text (prose before or after it is ignored).
-    :raises ValueError: If the reply holds no JSON object (JSON nested too deeply is none).
-    """
-    body = text.strip()
-    candidates = [body, *(match.group(1).strip() for match in _FENCED.finditer(body))]
-    for candidate in candidates:
-        try:
-            return _safe_json.loads(candidate)
-        except ValueError:
-            continue
-    for start in (index for index, character in enumerate(body) if character == "{"):
-        try:
-            value, _ = _safe_json.raw_decode(body, start)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise ValueError("the reply holds no JSON object")
 
 
 def parse_decision(text: str) -> tuple[SearchDecision | None, list[dict[str, Any]]]:

@@ -39,6 +39,7 @@ from haystack_deep_research.prompts import (
     render_text,
 )
 from haystack_deep_research.report import (
+    ReportStyle,
     allowed_urls,
     citation_findings,
     judge_report,
@@ -91,15 +92,19 @@ class WriteStep(UsesModels):
     :param chat_generator: The writer model.
     :param judge_llm: The grounding judge, or ``None`` for no grounding.
     :param max_concurrency: Judge calls running at once, 1 to 50.
+    :param style: The report's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
     :raises ConfigurationError: If a parameter is invalid.
     """
 
-    def __init__(self, *, chat_generator: Any, judge_llm: Any = None, max_concurrency: int = 5) -> None:
+    def __init__(
+        self, *, chat_generator: Any, judge_llm: Any = None, max_concurrency: int = 5, style: ReportStyle | None = None
+    ) -> None:
         self.chat_generator = _checks.chat_generator("writer_llm", chat_generator, needs_tools=False)
         self.judge_llm = (
             None if judge_llm is None else _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         )
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+        self.style = ReportStyle.of(style)
 
     def _used_models(self) -> list[Any]:
         return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
@@ -134,14 +139,16 @@ class WriteStep(UsesModels):
                 phase=PHASE_WRITE, detail=f"writing the report from {len(notes)} findings and {len(urls)} sources"
             )
         )
-        prompt = render_chat(
-            ITERATIVE_REPORT,
-            question=run.question,
-            topics=[fence(topic) for topic in iteration.topics],
-            findings=[fence(note) for note in notes],
-            urls=urls,
-            sections=sections.to_dict(),
-            translate=sections.translate,
+        prompt = self.style.apply(
+            render_chat(
+                ITERATIVE_REPORT,
+                question=run.question,
+                topics=[fence(topic) for topic in iteration.topics],
+                findings=[fence(note) for note in notes],
+                urls=urls,
+                sections=sections.to_dict(),
+                translate=sections.translate,
+            )
         )
         [written] = yield [
             ask(
@@ -184,6 +191,7 @@ class WriteStep(UsesModels):
             chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
             judge_llm=judge,
             max_concurrency=self.max_concurrency,
+            style=self.style.to_dict(),
         )
 
     @classmethod

@@ -5,7 +5,9 @@ The MCP server: deep research and citation checking as tools, over stdio or stre
   run and returns the report (text) with its exit reason, cost, warnings and the URLs read (structured content).
   Each event of the run is sent as a progress notification when the client asked for progress; a client that
   cancels the request, or goes away before the answer (its stdio closes, its HTTP connection drops), cancels the
-  run: no model is called for it any more.
+  run: no model is called for it any more. ``report_type``, ``tone`` and ``report_length`` shape the report; with
+  ``clarify`` the result may be one clarifying question instead (text, and ``clarification`` in the structured
+  content, ``exit_reason`` "clarification_needed"): call again with ``clarifying_question`` and the user's ``answer``.
 - ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
   check`` does.
 
@@ -52,6 +54,7 @@ def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
         "warnings": list(result.get("warnings") or []),
         "sources": read,
         "notes": len(result.get("notes") or []),
+        **({"clarification": result["clarification"]} if result.get("clarification") else {}),
     }
 
 
@@ -116,9 +119,31 @@ def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
         time_budget: Annotated[float | None, Field(description="Stop researching after this many seconds.")] = None,
         max_cost: Annotated[float | None, Field(description="Stop researching at this cost in US dollars.")] = None,
         grounding: Annotated[bool, Field(description="Judge each cited claim against its source.")] = False,
+        clarify: Annotated[
+            bool, Field(description="May answer with one clarifying question instead of researching.")
+        ] = False,
+        clarifying_question: Annotated[
+            str | None, Field(description="The clarifying question an earlier call returned (with answer).")
+        ] = None,
+        answer: Annotated[str | None, Field(description="The user's answer to clarifying_question.")] = None,
+        report_type: Annotated[
+            str | None,
+            Field(description="research_report, detailed_report, outline, resource_list or executive_brief."),
+        ] = None,
+        tone: Annotated[str | None, Field(description="objective, formal, analytical, informal, or free text.")] = None,
+        report_length: Annotated[
+            int | str | None, Field(description="Target words (100 to 20000), or short, medium, long.")
+        ] = None,
     ) -> CallToolResult:
-        """Research a question on the web and return a Markdown report whose every citation was read."""
+        """
+        Research a question on the web and return a Markdown report whose every citation was read. With clarify,
+        the result may be one clarifying question instead: call again with it and the user's answer.
+        """
         count = 0
+        style = {"report_type": report_type, "tone": tone, "report_length": report_length}
+        messages = [ChatMessage.from_user(question)]
+        if clarifying_question and answer:  # the second turn of a clarification
+            messages += [ChatMessage.from_assistant(clarifying_question), ChatMessage.from_user(answer)]
         try:
             agent = factory(
                 max_subtopics=max_subtopics,
@@ -126,8 +151,10 @@ def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
                 time_budget=time_budget,
                 cost_budget=max_cost,
                 grounding=grounding,
+                **({"clarify": True} if clarify else {}),
+                **{name: value for name, value in style.items() if value is not None},
             )
-            stream = EventStream(agent, messages=[ChatMessage.from_user(question)])
+            stream = EventStream(agent, messages=messages)
             async for event in stream:
                 if isinstance(event, UsageRecorded):  # a count per model call: the result has the total
                     continue
@@ -143,7 +170,7 @@ def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
         result = stream.result or {}
         summary = _summary(result)
         content: list[ContentBlock] = [
-            TextContent(type="text", text=str(result.get("report") or "")),
+            TextContent(type="text", text=str(result.get("clarification") or result.get("report") or "")),
             TextContent(type="text", text=_status_line(summary)),
         ]
         return CallToolResult(content=content, structured_content=summary)

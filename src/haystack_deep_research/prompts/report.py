@@ -80,6 +80,39 @@ REWRITE_OPENING = ChatTemplate("rewrite_opening", system=_OPENING_SYSTEM, user=_
 WRITER_PART_TEMPLATES = ("writer_section", "rewrite_section", "writer_opening", "rewrite_opening")
 """The names of the templates of the report's parts."""
 
+# The form of a report (report_type, tone, report_length): one block added to the writer's system prompt.
+REPORT_TYPES = {
+    "research_report": "a research report (the usual form)",
+    "detailed_report": (
+        "a detailed report: go deep, with '### ' sub-sections, concrete figures and dates, and the points where the "
+        "sources disagree; use the full length allowed"
+    ),
+    "outline": (
+        "an outline: headings with nested bullet points of the key findings, each bullet a short phrase with its "
+        "inline citation; no running prose"
+    ),
+    "resource_list": (
+        "an annotated resource list: under headings, one bullet per source, its inline citation [title](url) "
+        "followed by one or two sentences on what it offers for the brief"
+    ),
+    "executive_brief": (
+        "an executive brief for a decision maker: conclusions and their implications first, in short paragraphs or "
+        "bullets, with no background the reader does not need"
+    ),
+}
+"""The report types, each with what the writer is told it means."""
+TONES = ("objective", "formal", "analytical", "informal")
+"""The tones offered by name; any short description of a tone is accepted too."""
+REPORT_LENGTHS = {"short": 500, "medium": 1_200, "long": 3_000}
+"""The named target lengths, in words."""
+REPORT_STYLE = Template(
+    "report_style",
+    "Form of the report: {{ types[report_type] }}. Write in a {{ tone }} tone."
+    "{% if words %} The whole report should run to about {{ words }} words.{% endif %} "
+    "The citation rules above still hold for every claim.",
+)
+"""The block a non-default report style adds to the writer's system prompt."""
+
 REPORT_TITLE = "Research report"
 """The title of a report whose opening the writer could not write."""
 SUMMARY_HEADING = "Executive summary"

@@ -22,15 +22,42 @@ from haystack_deep_research.state import (
     EXIT_TOKEN_BUDGET,
 )
 
-SCOPE = ChatTemplate(
-    "scope",
-    system=(
-        "Turn the research question into a brief for a research team, written in the question's language: the "
-        "objective, the sub-questions that matter, the scope (time frame, regions, preferred sources) and what the "
-        "final report must contain. Do not answer the question. Reply with the brief only."
-    ),
-    user="Today's date: {{ today }}\n\nResearch question:\n{{ question }}",
+_SCOPE_SYSTEM = (
+    "Turn the research question into a brief for a research team, written in the question's language: the "
+    "objective, the sub-questions that matter, the scope (time frame, regions, preferred sources) and what the "
+    "final report must contain. Do not answer the question. "
 )
+_SCOPE_USER = "Today's date: {{ today }}\n\nResearch question:\n{{ question }}"
+SCOPE = ChatTemplate("scope", system=_SCOPE_SYSTEM + "Reply with the brief only.", user=_SCOPE_USER)
+SCOPE_CLARIFY = ChatTemplate(
+    "scope_clarify",
+    system=_SCOPE_SYSTEM
+    + (
+        "If the question is so ambiguous or broad that one answer from the user would change the research "
+        "substantially, ask that one clarifying question instead of writing the brief. Reply with JSON only, no prose "
+        'and no Markdown fences: {"clarification": "your one question"} to ask, or {"brief": "the brief"} to go '
+        "ahead. Ask only when it matters; otherwise write the brief."
+    ),
+    user=_SCOPE_USER,
+)
+"""The scope prompt with ``clarify=True``: a brief, or one clarifying question, as JSON."""
+SCOPE_CLARIFIED = ChatTemplate(
+    "scope_clarified",
+    system=SCOPE.system,
+    user=_SCOPE_USER
+    + (
+        "{% for turn in clarifications %}\n\nClarifying question asked: {{ turn.question }}\n"
+        "The user's answer: {{ turn.answer }}{% endfor %}\n\nWrite the brief from the question and the answers."
+    ),
+)
+"""The scope prompt of a conversation in which clarifying questions were answered: the brief from all of it."""
+CLARIFIED_QUESTION = Template(
+    "clarified_question",
+    "{{ question }}{% for turn in clarifications %}\n\n{{ turn.question }}\n{{ turn.answer }}{% endfor %}",
+)
+"""The brief when the scope model fails: the question, with any clarifying questions and their answers."""
+MAX_CLARIFICATION_CHARS = 1_000
+"""The longest clarifying question a run returns; a longer one is cut."""
 
 ORCHESTRATOR_SYSTEM = (
     "You lead a research team; the user message is the research brief. Split it into focused sub-topics and "

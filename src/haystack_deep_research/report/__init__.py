@@ -34,6 +34,7 @@ from haystack_deep_research.report.structured import (
     parse_structured,
     strict_output_kwargs,
 )
+from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.report.writer import ReportStage, WriteHook
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "Judgement",
     "NoEvidenceStage",
     "ReportStage",
+    "ReportStyle",
     "ResearchSummary",
     "SourceText",
     "SourceTexts",

@@ -45,6 +45,7 @@ from haystack_deep_research.report.assessment import judge_report, mark_unsuppor
 from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.report.sections import rewrite_report
+from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, failure, publish
 from haystack_deep_research.state import (
     CITATIONS,
@@ -83,6 +84,7 @@ class GroundingStage(UsesModels):
     :param max_regenerations: Rewrites from the same notes, without tools, 0 to 5.
     :param max_replans: Rounds of researching the unsupported claims again, then rewriting, 0 to 5.
     :param max_concurrency: Judge calls and researchers running at once, 1 to 50.
+    :param style: The report's type, tone and length, kept when a part is written again.
     :raises ConfigurationError: If a parameter is outside its allowed values.
     """
 
@@ -94,6 +96,7 @@ class GroundingStage(UsesModels):
         max_regenerations: int = 1,
         max_replans: int = 2,
         max_concurrency: int = 5,
+        style: ReportStyle | None = None,
     ) -> None:
         if judge_llm is not None:
             _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
@@ -102,6 +105,7 @@ class GroundingStage(UsesModels):
         self.max_regenerations = _checks.int_in_range("max_regenerations", max_regenerations, 0, 5)
         self.max_replans = _checks.int_in_range("max_replans", max_replans, 0, 5)
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+        self.style = ReportStyle.of(style)
 
     def _used_models(self) -> list[Any]:
         return [self.judge_llm] if self.judge_llm is not None else []
@@ -160,7 +164,7 @@ class GroundingStage(UsesModels):
         urls = allowed_urls(notes, run)
         report = state.data.get(REPORT) or ""
         written = yield from rewrite_report(
-            writer, run, report, notes=notes, urls=urls, unsupported=unsupported, found=found
+            writer, run, report, notes=notes, urls=urls, unsupported=unsupported, found=found, style=self.style
         )
         if not written.report:
             run.warn(PHASE_GROUND, f"the rewrite failed ({written.why}); the previous report is kept")
@@ -213,6 +217,7 @@ class GroundingStage(UsesModels):
             max_regenerations=self.max_regenerations,
             max_replans=self.max_replans,
             max_concurrency=self.max_concurrency,
+            style=self.style.to_dict(),
         )
 
     @classmethod

@@ -29,11 +29,9 @@ from haystack_deep_research.evidence import extract_citations, normalize_url
 from haystack_deep_research.prompts import (
     FALLBACK_OPENING,
     FALLBACK_SECTION,
-    OPENING_WORDS,
     REPORT_TITLE,
     REWRITE_OPENING,
     REWRITE_SECTION,
-    SECTION_WORDS,
     SUMMARY_HEADING,
     WRITER_OPENING,
     WRITER_SECTION,
@@ -50,6 +48,7 @@ from haystack_deep_research.report.draft import (
     section_from_reply,
 )
 from haystack_deep_research.report.judge import Claim
+from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.state import PHASE_WRITE
 
@@ -97,7 +96,7 @@ def _fallback_section(note: str, why: str) -> Part:
 
 
 def _section_request(
-    run: ResearchRun, notes: list[str], urls: list[str], number: int, total: int, **more: Any
+    run: ResearchRun, notes: list[str], urls: list[str], number: int, total: int, *, style: ReportStyle, **more: Any
 ) -> Request:
     template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
     messages = render_chat(
@@ -106,18 +105,20 @@ def _section_request(
         urls=_allowed_in(notes, urls),
         number=number,
         total=total,
-        max_words=SECTION_WORDS,
+        max_words=style.part_words(total)[1],
         **more,
     )
     heading = _subtopic(notes[0]) if notes else ""
-    return Request(f"section {number} of {total} ('{heading}')", messages)
+    return Request(f"section {number} of {total} ('{heading}')", style.apply(messages))
 
 
-def _opening_request(run: ResearchRun, notes: list[str], urls: list[str], **more: Any) -> Request:
+def _opening_request(run: ResearchRun, notes: list[str], urls: list[str], style: ReportStyle, **more: Any) -> Request:
     template = REWRITE_OPENING if "unsupported" in more else WRITER_OPENING
-    notes = [fence(note) for note in notes]
-    messages = render_chat(template, brief=run.brief, notes=notes, urls=urls, max_words=OPENING_WORDS, **more)
-    return Request(OPENING, messages)
+    words = style.part_words(len(notes))[0]
+    messages = render_chat(
+        template, brief=run.brief, notes=[fence(n) for n in notes], urls=urls, max_words=words, **more
+    )
+    return Request(OPENING, style.apply(messages))
 
 
 def _claims(claims: list[Claim]) -> list[str]:
@@ -132,6 +133,7 @@ def write_report(
     *,
     unsupported: list[Claim] | None = None,
     researched: bool = False,
+    style: ReportStyle | None = None,
 ) -> Phase[Written]:
     """
     Write the report in parts, side by side (see the module docstring).
@@ -143,17 +145,19 @@ def write_report(
     :param unsupported: For a rewrite of a report that was not written in parts: the claims a fact-checker found
         unsupported; each section is told those that cite a URL its note cites, the opening all of them.
     :param researched: Whether the notes hold findings researched again for those claims.
+    :param style: The report's type, tone and length (the default style when ``None``).
     :returns: The phase; it returns the report (``""`` when no part could be written).
     """
+    style = style or ReportStyle()
     total = len(notes)
     more: dict[str, Any] = {}
     if unsupported:
         more = {"unsupported": _claims(unsupported), "researched": researched, "previous": ""}
-    requests = [_opening_request(run, notes, urls, **more)]
+    requests = [_opening_request(run, notes, urls, style, **more)]
     for number, note in enumerate(notes, 1):
         mine = [c for c in unsupported or [] if {normalize_url(u) for u in c.urls} & _urls(note)]
         extra: dict[str, Any] = {"unsupported": _claims(mine), "researched": researched, "previous": ""} if mine else {}
-        requests.append(_section_request(run, [note], urls, number, total, **extra))
+        requests.append(_section_request(run, [note], urls, number, total, style=style, **extra))
     attempts = yield from ask_twice(generator, requests, run)
     failed = [attempt for attempt in attempts if not attempt.text]
     if len(failed) == len(attempts):
@@ -194,6 +198,7 @@ def rewrite_report(
     urls: list[str],
     unsupported: list[Claim],
     found: dict[str, str] | None = None,
+    style: ReportStyle | None = None,
 ) -> Phase[Written]:
     """
     Write again the parts of ``report`` that hold unsupported claims (see the module docstring).
@@ -205,12 +210,17 @@ def rewrite_report(
     :param urls: The URLs the report may cite.
     :param unsupported: The unsupported claims.
     :param found: Notes researched again, by the text of the claim they check (``None``: no research ran).
+    :param style: The report's type, tone and length (the default style when ``None``).
     :returns: The phase; it returns the new report (``""`` when every part asked for failed).
     """
-    researched = found is not None
+    researched, style = found is not None, style or ReportStyle()
     parts = parse_report(report)
     if parts is None:  # not written in parts (e.g. assembled from the notes): write it in parts now
-        return (yield from write_report(generator, run, notes, urls, unsupported=unsupported, researched=researched))
+        return (
+            yield from write_report(
+                generator, run, notes, urls, unsupported=unsupported, researched=researched, style=style
+            )
+        )
     total = len(parts.sections)
     requests: list[Request] = []
     places: list[int] = []  # -1 is the opening, else the section's index
@@ -218,7 +228,7 @@ def rewrite_report(
     if opening_claims:
         previous = fence(f"## {SUMMARY_HEADING}\n\n{parts.opening.body}")
         more = {"unsupported": _claims(opening_claims), "researched": researched, "previous": previous}
-        requests.append(_opening_request(run, notes, urls, **more))
+        requests.append(_opening_request(run, notes, urls, style, **more))
         places.append(-1)
     for index, section in enumerate(parts.sections):
         claims = [claim for claim in unsupported if section.holds(claim.line)]
@@ -228,7 +238,7 @@ def rewrite_report(
         mine = [note for note in notes if _urls(note) & _urls(text)]
         mine += [found[c.text] for c in claims if found and c.text in found and found[c.text] not in mine]
         more = {"unsupported": _claims(claims), "researched": researched, "previous": fence(text)}
-        requests.append(_section_request(run, mine, urls, index + 1, total, **more))
+        requests.append(_section_request(run, mine, urls, index + 1, total, style=style, **more))
         places.append(index)
     if not requests:
         return Written(report, 0)

@@ -24,9 +24,11 @@ from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.report.sections import write_report
+from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.research import model_failure
 from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun
 from haystack_deep_research.state import (
+    EXIT_CLARIFICATION_NEEDED,
     EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,
     EXIT_TIME_BUDGET,
@@ -69,15 +71,22 @@ class WriteHook(CloseRunHook):
     :param chat_generator: The writer model.
     :param stages: Report stages, run in order after the report is written and verified.
     :param max_concurrency: The writer's calls running at once (the parts of the report), 1 to 50.
+    :param style: The report's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
     :raises ConfigurationError: If ``chat_generator`` is not a chat generator or ``max_concurrency`` is out of range.
     """
 
     def __init__(
-        self, *, chat_generator: ChatGenerator, stages: list[ReportStage] | None = None, max_concurrency: int = 5
+        self,
+        *,
+        chat_generator: ChatGenerator,
+        stages: list[ReportStage] | None = None,
+        max_concurrency: int = 5,
+        style: ReportStyle | None = None,
     ) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.stages = list(stages or [])
         self.writer_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+        self.style = ReportStyle.of(style)
         self.max_concurrency = max([self.writer_concurrency, *(stage.max_concurrency for stage in self.stages)])
 
     def _used_models(self) -> list[Any]:
@@ -85,12 +94,17 @@ class WriteHook(CloseRunHook):
 
     def finish(self, state: State, run: ResearchRun) -> Phase[None]:
         """
-        Write and verify the report, then run the stages.
+        Write and verify the report, then run the stages; a run that stopped to ask a clarifying question gets an
+        empty report and no stage.
 
         :param state: The orchestrator's live State.
         :param run: The run.
         :returns: The phase.
         """
+        if state.data.get(EXIT_REASON) == EXIT_CLARIFICATION_NEEDED:  # the scope phase asked the user: nothing to write
+            reset_review_outputs(state)
+            publish_report(state, run, "", [])
+            return
         failed = model_failure(state.data.get(MESSAGES))
         if failed is not None:
             run.warn(PHASE_ORCHESTRATOR, f"the orchestrator model failed ({failed}); the report uses the notes so far")
@@ -99,7 +113,7 @@ class WriteHook(CloseRunHook):
         urls = allowed_urls(notes, run)
         detail = f"writing the report in {len(notes) + 1} parts from {len(notes)} notes and {len(urls)} sources"
         run.events.emit(PhaseStarted(phase=PHASE_WRITE, detail=detail))
-        written = yield from write_report(self.chat_generator, run, notes, urls)
+        written = yield from write_report(self.chat_generator, run, notes, urls, style=self.style)
         report = written.report
         if not report:
             run.warn(PHASE_WRITE, f"the writer failed ({written.why}); the report was assembled from the notes")
@@ -119,6 +133,7 @@ class WriteHook(CloseRunHook):
             chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
             stages=[component_to_dict(obj=stage, name="stage") for stage in self.stages],
             max_concurrency=self.writer_concurrency,
+            style=self.style.to_dict(),
         )
 
     @classmethod

@@ -6,10 +6,18 @@ open, the scope model turns the question into a brief, which replaces the conver
 brief already known (journaled by an earlier attempt of the run, or passed in ``hook_context`` under ``BRIEF_KEY``) is
 used without calling the model, and a failing scope model makes the question the brief, with a warning. Then the
 run directory's earlier work is restored (see :mod:`haystack_deep_research.run.resume`).
+
+With ``clarify=True`` the scope model may instead ask one clarifying question (a JSON reply,
+``{"clarification": "..."}`` or ``{"brief": "..."}``; a reply that is not such an object is the brief). The run then
+stops before the orchestrator's first call with ``exit_reason`` "clarification_needed", the question in the
+``clarification`` output and appended to ``messages`` as an assistant turn. Run again with the user's answer appended
+(``[question, clarifying question, answer]``): the scope model writes the brief from the whole exchange and asks
+nothing more.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from haystack.components.agents.state import State
@@ -21,13 +29,85 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._clock import today
+from haystack_deep_research._replies import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.prompts import SCOPE, render_chat
+from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.prompts import (
+    CLARIFIED_QUESTION,
+    MAX_CLARIFICATION_CHARS,
+    SCOPE,
+    SCOPE_CLARIFIED,
+    SCOPE_CLARIFY,
+    render_chat,
+    render_text,
+)
 from haystack_deep_research.run import OpenRunHook, Phase, Price, ResearchRun, ask, failure
 from haystack_deep_research.run.resume import restore
-from haystack_deep_research.state import BRIEF_KEY, HOOK_CONTEXT, MESSAGES, PHASE_SCOPE
+from haystack_deep_research.state import (
+    BRIEF_KEY,
+    CLARIFICATION,
+    EXIT_CLARIFICATION_NEEDED,
+    HOOK_CONTEXT,
+    MESSAGES,
+    PHASE_SCOPE,
+    STOP_RUN,
+)
 
 __all__ = ["ScopeHook"]
+
+MAX_CLARIFICATION_TURNS = 5
+"""The most clarifying questions and answers of a conversation the scope model reads (the latest ones)."""
+
+
+@dataclass(frozen=True)
+class _Conversation:
+    """The research question and the clarifying questions answered since (oldest first)."""
+
+    question: str
+    clarifications: list[dict[str, str]]
+
+
+def _conversation(messages: Any, question: str) -> _Conversation:
+    """
+    Read a clarification exchange: the first user message is the question, each assistant turn followed by a user
+    turn a clarifying question and its answer. A conversation without an assistant turn is the run's question.
+    """
+    turns = [m for m in messages or [] if isinstance(m, ChatMessage) and not m.is_from(ChatRole.SYSTEM) and m.text]
+    if not any(m.is_from(ChatRole.ASSISTANT) for m in turns):
+        return _Conversation(question, [])
+    first = next((m for m in turns if m.is_from(ChatRole.USER)), None)
+    start = turns.index(first) + 1 if first is not None else 0
+    pairs = [
+        {"question": clean_text(asked.text or "").strip(), "answer": clean_text(answer.text or "").strip()}
+        for asked, answer in zip(turns[start:], turns[start + 1 :], strict=False)
+        if asked.is_from(ChatRole.ASSISTANT) and answer.is_from(ChatRole.USER)
+    ]
+    opening = clean_text(first.text or "").strip() if first is not None else question
+    return _Conversation(opening or question, pairs[-MAX_CLARIFICATION_TURNS:])
+
+
+def _clarifying_question(reply: str) -> str | None:
+    """The clarifying question of a clarify-mode scope reply, or ``None`` when the reply is a brief."""
+    try:
+        data = extract_json_object(reply)
+    except ValueError:
+        return None  # prose: the brief itself
+    if not isinstance(data, dict) or (isinstance(data.get("brief"), str) and data["brief"].strip()):
+        return None
+    asked = data.get("clarification")
+    if not isinstance(asked, str) or not clean_text(asked).strip():
+        return None
+    return clean_text(asked).strip()[:MAX_CLARIFICATION_CHARS]
+
+
+def _brief_of(reply: str) -> str:
+    """The brief of a scope reply: the ``brief`` of a JSON reply, else the reply as it is."""
+    try:
+        data = extract_json_object(reply)
+    except ValueError:
+        return reply
+    brief = data.get("brief") if isinstance(data, dict) else None
+    return brief.strip() if isinstance(brief, str) and brief.strip() else reply
 
 
 class ScopeHook(OpenRunHook):
@@ -43,6 +123,8 @@ class ScopeHook(OpenRunHook):
     :param cost_budget: US dollars one run's model calls may cost, or ``None``.
     :param phase_models: The model each phase of the run calls, by phase name (what its usage costs).
     :param prices: Model prices on top of the defaults.
+    :param clarify: Let the scope model ask one clarifying question instead of writing the brief (see the module
+        docstring).
     :raises ConfigurationError: If a parameter is invalid.
     """
 
@@ -55,6 +137,7 @@ class ScopeHook(OpenRunHook):
         cost_budget: float | None = None,
         phase_models: dict[str, str] | None = None,
         prices: dict[str, Price] | None = None,
+        clarify: bool = False,
     ) -> None:
         super().__init__(
             token_budget=token_budget,
@@ -64,9 +147,22 @@ class ScopeHook(OpenRunHook):
             prices=prices,
         )
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self.clarify = _checks.boolean("clarify", clarify)
 
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
+
+    def question_of(self, messages: Any) -> str:
+        """
+        The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it
+        opened with (so a run directory of the first turn is the same run).
+
+        :param messages: The messages passed to ``run``.
+        :returns: The question.
+        :raises InvalidQuestionError: If the messages hold no question.
+        """
+        last = super().question_of(messages)
+        return _conversation(messages, last).question if self.clarify else last
 
     def begin(self, state: State, run: ResearchRun) -> Phase[None]:
         """
@@ -77,12 +173,21 @@ class ScopeHook(OpenRunHook):
         :returns: The phase.
         """
         context = state.data.get(HOOK_CONTEXT) or {}
+        state.set(CLARIFICATION, "", handler_override=replace_values)
         given = run.journal.brief if run.journal is not None and run.journal.brief else context.get(BRIEF_KEY)
+        messages = list(state.data.get(MESSAGES) or [])
         if isinstance(given, str) and given.strip():
             brief = given.strip()
         else:
+            talk = _conversation(messages, run.question)
+            clarify = self.clarify and not talk.clarifications  # one clarifying question per conversation
             run.events.emit(PhaseStarted(phase=PHASE_SCOPE, detail="writing the research brief"))
-            prompt = render_chat(SCOPE, today=today(), question=run.question)
+            if talk.clarifications:
+                prompt = render_chat(
+                    SCOPE_CLARIFIED, today=today(), question=talk.question, clarifications=talk.clarifications
+                )
+            else:
+                prompt = render_chat(SCOPE_CLARIFY if clarify else SCOPE, today=today(), question=talk.question)
             [scoped] = yield [
                 ask(
                     self.chat_generator,
@@ -94,23 +199,36 @@ class ScopeHook(OpenRunHook):
             ]
             if scoped.reply is not None:
                 run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
-            brief = scoped.text
+            asked = _clarifying_question(scoped.text) if clarify and scoped.text else None
+            if asked is not None:
+                self._ask_user(state, run, messages, asked)
+                return
+            brief = _brief_of(scoped.text) if clarify else scoped.text
             if not brief:
                 run.warn(
                     PHASE_SCOPE, f"the scope model failed ({failure(scoped.error)}); the question serves as the brief"
                 )
-                brief = run.question
+                brief = render_text(CLARIFIED_QUESTION, question=talk.question, clarifications=talk.clarifications)
         run.brief = brief
-        system = [m for m in state.data.get(MESSAGES) or [] if m.is_from(ChatRole.SYSTEM)]
+        system = [m for m in messages if m.is_from(ChatRole.SYSTEM)]
         state.set(MESSAGES, [*system, ChatMessage.from_user(brief)], handler_override=replace_values)
         run.events.emit(PhaseEnded(phase=PHASE_SCOPE, detail="brief ready"))
         yield from restore(state, run)
+
+    @staticmethod
+    def _ask_user(state: State, run: ResearchRun, messages: list[ChatMessage], asked: str) -> None:
+        """Stop the run before the orchestrator's first call, with the clarifying question as its outcome."""
+        state.set(CLARIFICATION, asked, handler_override=replace_values)
+        state.set(MESSAGES, [*messages, ChatMessage.from_assistant(asked)], handler_override=replace_values)
+        state.set(STOP_RUN, EXIT_CLARIFICATION_NEEDED)
+        run.events.emit(PhaseEnded(phase=PHASE_SCOPE, detail="a clarifying question for the user"))
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook."""
         return default_to_dict(
             self,
             chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
+            clarify=self.clarify,
             **self.run_parameters(),
         )
 

@@ -147,7 +147,7 @@ class OpenRunHook(PhaseHook):
         :raises RunDirError: (from the phase) If the run directory cannot be used.
         :raises ConfigurationError: (from the phase) If a ``hook_context`` entry has the wrong type.
         """
-        question = question_from(state.data.get(MESSAGES))
+        question = self.question_of(state.data.get(MESSAGES))
         context = context_of(state)
         opened = on_run_opened(context)
         run = yield from self.open_run(question, context)
@@ -162,6 +162,16 @@ class OpenRunHook(PhaseHook):
             if journal is not None:
                 journal.close()
             raise
+
+    def question_of(self, messages: Any) -> str:
+        """
+        The run's question: the last user message (a subclass may read the conversation otherwise).
+
+        :param messages: The messages passed to ``run``.
+        :returns: The question.
+        :raises InvalidQuestionError: If the messages hold no question.
+        """
+        return question_from(messages)
 
     def open_run(self, question: str, context: dict[str, Any]) -> Phase[ResearchRun]:
         """

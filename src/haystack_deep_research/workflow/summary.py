@@ -23,7 +23,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.prompts import FALLBACK_REPORT, SUMMARY, SUMMARY_REWRITE, fence, render_chat, render_text
-from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
+from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
 from haystack_deep_research.run import Phase, UsesModels, ask, drive, drive_async, failure
 from haystack_deep_research.state import PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
@@ -31,7 +31,7 @@ from haystack_deep_research.workflow.workflow_run import WorkflowRun
 __all__ = ["RegenerateStep", "SummarizeStep"]
 
 
-def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool) -> Phase[WorkflowRun]:
+def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportStyle) -> Phase[WorkflowRun]:
     run = workflow.run
     notes = run.notes()
     urls = allowed_urls(notes, run)
@@ -48,7 +48,7 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool) -> Phase[Workflo
     else:
         detail = f"summarizing {len(notes)} note(s) and {len(urls)} source(s)"
     run.events.emit(PhaseStarted(phase=PHASE_SUMMARY, detail=detail))
-    prompt: list[ChatMessage] = render_chat(SUMMARY_REWRITE if rewrite else SUMMARY, **variables)
+    prompt: list[ChatMessage] = style.apply(render_chat(SUMMARY_REWRITE if rewrite else SUMMARY, **variables))
     [outcome] = yield [
         ask(model, prompt, role="summarize", streaming_callback=run.streaming_callback, budget=run.budget)
     ]
@@ -75,8 +75,9 @@ class _SummaryStep(UsesModels):
 
     rewrite = False
 
-    def __init__(self, *, chat_generator: Any) -> None:
+    def __init__(self, *, chat_generator: Any, style: ReportStyle | None = None) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self.style = ReportStyle.of(style)
 
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
@@ -86,11 +87,15 @@ class _SummaryStep(UsesModels):
         :param workflow: The run.
         :returns: The phase; it returns the run with its new, verified summary.
         """
-        return _write(workflow, self.chat_generator, rewrite=self.rewrite)
+        return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized step."""
-        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
+            style=self.style.to_dict(),
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
@@ -108,6 +113,7 @@ class SummarizeStep(_SummaryStep):
     The workflow's Summarize step: notes (and causal chain) → a summary with verified citations.
 
     :param chat_generator: The model that writes the summary.
+    :param style: The summary's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
     :raises ConfigurationError: If it is not a chat generator.
     """
 
@@ -134,6 +140,7 @@ class RegenerateStep(_SummaryStep):
     The workflow's Regenerate step: rewrite the summary from the same notes, without tools, minus unsupported claims.
 
     :param chat_generator: The model that rewrites the summary.
+    :param style: The summary's type, tone and length, kept in the rewrite.
     :raises ConfigurationError: If it is not a chat generator.
     """
 

@@ -1,0 +1,137 @@
+"""
+The form of a report: its type, its tone and its length, honoured by the writer of every shape.
+
+:class:`ReportStyle` is a small value object, checked when it is made. The default (a ``research_report``, objective,
+of the writer's usual length) is the report as the library always wrote it, and adds nothing to the writer's
+prompts; any other style adds one block to the writer's system prompt (:data:`~haystack_deep_research.prompts.
+REPORT_STYLE`, rendered with the style's values as template variables) and, for the report written in parts, sets
+the words asked of each part. Citation rules and their verification are the same for every style.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.prompts import (
+    OPENING_WORDS,
+    REPORT_LENGTHS,
+    REPORT_STYLE,
+    REPORT_TYPES,
+    SECTION_WORDS,
+    TONES,
+    render_text,
+)
+
+__all__ = ["DEFAULT_REPORT_TYPE", "DEFAULT_TONE", "ReportStyle"]
+
+DEFAULT_REPORT_TYPE = "research_report"
+DEFAULT_TONE = "objective"
+MAX_TONE_CHARS = 80
+MIN_WORDS, MAX_WORDS = 100, 20_000
+_PART_WORDS = {"detailed_report": (OPENING_WORDS, 2 * SECTION_WORDS), "executive_brief": (OPENING_WORDS, 150)}
+"""The words asked of the opening and of each section by type, when no length is given (else the defaults)."""
+
+
+@dataclass(frozen=True)
+class ReportStyle:
+    """
+    The form of a report.
+
+    :param report_type: One of :data:`~haystack_deep_research.prompts.REPORT_TYPES`: "research_report" (default),
+        "detailed_report", "outline", "resource_list", "executive_brief".
+    :param tone: "objective" (default), "formal", "analytical", "informal", or a short free text (up to 80
+        characters, one line), for example "plain language for a general audience".
+    :param report_length: The report's target length: words (100 to 20,000), "short", "medium" or "long", or
+        ``None`` for the writer's usual length.
+    :raises ConfigurationError: If a value is not one of those accepted; the message names them.
+    """
+
+    report_type: str = DEFAULT_REPORT_TYPE
+    tone: str = DEFAULT_TONE
+    report_length: int | str | None = None
+
+    def __post_init__(self) -> None:
+        if self.report_type not in REPORT_TYPES:
+            raise ConfigurationError(f"report_type must be one of {', '.join(REPORT_TYPES)}; got {self.report_type!r}.")
+        tone = " ".join(clean_text(self.tone).split()) if isinstance(self.tone, str) else ""
+        if not tone or len(tone) > MAX_TONE_CHARS:
+            raise ConfigurationError(
+                f"tone must be one of {', '.join(TONES)}, or a short description of up to {MAX_TONE_CHARS} "
+                f"characters; got {self.tone!r}."
+            )
+        object.__setattr__(self, "tone", tone)
+        length = self.report_length
+        words = isinstance(length, int) and not isinstance(length, bool) and MIN_WORDS <= length <= MAX_WORDS
+        if length is not None and not words and length not in REPORT_LENGTHS:
+            raise ConfigurationError(
+                f"report_length must be a number of words from {MIN_WORDS} to {MAX_WORDS}, or one of "
+                f"{', '.join(REPORT_LENGTHS)}; got {length!r}."
+            )
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is the report as the library always wrote it (nothing is added to the prompts)."""
+        return self == ReportStyle()
+
+    @property
+    def words(self) -> int | None:
+        """The target length in words, or ``None`` for the writer's usual length."""
+        length = self.report_length
+        return REPORT_LENGTHS[length] if isinstance(length, str) else length
+
+    def part_words(self, sections: int) -> tuple[int, int]:
+        """
+        :param sections: How many sections the report written in parts has.
+        :returns: The most words asked of the opening and of each section.
+        """
+        if self.words is None:
+            return _PART_WORDS.get(self.report_type, (OPENING_WORDS, SECTION_WORDS))
+        opening = max(60, min(OPENING_WORDS * 2, self.words // 5))
+        return opening, max(60, (self.words - opening) // max(sections, 1))
+
+    def apply(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """
+        Add the style's block to a writer prompt's system message (nothing for the default style).
+
+        :param messages: A rendered writer prompt: a system message, then the user message.
+        :returns: The prompt the writer is sent.
+        """
+        if self.is_default or not messages or not messages[0].text:
+            return messages
+        block = render_text(
+            REPORT_STYLE, types=REPORT_TYPES, report_type=self.report_type, tone=self.tone, words=self.words
+        )
+        return [ChatMessage.from_system(f"{messages[0].text}\n\n{block}"), *messages[1:]]
+
+    @classmethod
+    def of(cls, value: ReportStyle | dict[str, Any] | None) -> ReportStyle:
+        """
+        :param value: A style, a serialized one (``to_dict``), or ``None`` for the default.
+        :returns: The style.
+        :raises ConfigurationError: If ``value`` is none of these.
+        """
+        if value is None:
+            return cls()
+        if isinstance(value, ReportStyle):
+            return value
+        if isinstance(value, dict):
+            return cls.from_dict(value)
+        raise ConfigurationError(f"style must be a ReportStyle; got {type(value).__name__}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The style, serialized."""
+        return {"report_type": self.report_type, "tone": self.tone, "report_length": self.report_length}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReportStyle:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The style.
+        """
+        known = ("report_type", "tone", "report_length")
+        return cls(**{key: data[key] for key in known if key in data})

@@ -1,0 +1,149 @@
+"""``--clarify`` and the report options of the deep-research command."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from haystack import component
+from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import cli
+from haystack_deep_research.cli import ExitCode
+from haystack_deep_research.testing import ScriptedChatGenerator
+
+ASKED = "Which country should the report cover?"
+
+
+@component
+class ListScope:
+    """A scope model replying from a list, in order, keeping what it was sent."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.received: list[list[ChatMessage]] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        self.received.append(list(messages))
+        return {"replies": [ChatMessage.from_assistant(self.replies.pop(0))]}
+
+
+@component
+class RecordingWriter:
+    """The scripted writer, keeping every prompt it was sent."""
+
+    def __init__(self) -> None:
+        self.inner = ScriptedChatGenerator(role="writer")
+        self.received: list[list[ChatMessage]] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        self.received.append(list(messages))
+        return self.inner.run(messages=messages)
+
+
+class Terminal(io.StringIO):
+    """A standard input that is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def scope() -> ListScope:
+    return ListScope([json.dumps({"clarification": ASKED}), "Brief: solar capacity in Spain since 2020."])
+
+
+@pytest.fixture
+def writer() -> RecordingWriter:
+    return RecordingWriter()
+
+
+@pytest.fixture(autouse=True)
+def scripted(
+    monkeypatch: pytest.MonkeyPatch, make_agent: Callable[..., Agent], scope: ListScope, writer: RecordingWriter
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+
+    def build(**options: Any) -> Agent:
+        return make_agent(scope_llm=scope, writer_llm=writer, **options)
+
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", build)
+
+
+def test_without_a_terminal_the_question_is_printed_and_the_exit_status_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], writer: RecordingWriter
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("Spain\n"))  # piped: not a terminal
+
+    code = cli.main(["How much solar?", "--clarify", "-q"])
+
+    out, err = capsys.readouterr()
+    assert code == ExitCode.CLARIFICATION_NEEDED == 3
+    assert out.strip() == ASKED
+    assert "needs a clarification" in err
+    assert writer.received == []
+
+
+def test_json_carries_the_clarification(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+
+    assert cli.main(["How much solar?", "--clarify", "--json", "-q"]) == 3
+
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["clarification"] == ASKED
+    assert payload["exit_reason"] == "clarification_needed"
+    assert payload["report"] == ""
+
+
+def test_on_a_terminal_the_answer_is_read_and_the_research_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scope: ListScope
+) -> None:
+    monkeypatch.setattr("sys.stdin", Terminal("Spain\n"))
+
+    code = cli.main(["How much solar?", "--clarify", "-q"])
+
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert ASKED in err
+    assert out.startswith("# ")
+    second = scope.received[1][-1].text or ""
+    assert "How much solar?" in second
+    assert "Spain" in second
+
+
+def test_clarify_is_refused_in_iterative_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["How much solar?", "--clarify", "--mode", "iterative"]) == 2
+    assert "--clarify" in capsys.readouterr().err
+
+
+def test_report_options_reach_the_writer(capsys: pytest.CaptureFixture[str], writer: RecordingWriter) -> None:
+    code = cli.main(["How much solar?", "--report-type", "outline", "--tone", "formal", "--length", "short", "-q"])
+
+    assert code == 0
+    systems = [prompt[0].text or "" for prompt in writer.received]
+    assert systems
+    assert all("an outline" in text for text in systems)
+    assert all("formal tone" in text for text in systems)
+    assert all("about 500 words" in text for text in systems)
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--report-type", "poem"], "invalid choice"),
+        (["--length", "huge"], "short, medium, long"),
+        (["--length", "5"], "from 100 to 20000"),
+    ],
+)
+def test_bad_report_options_are_usage_errors(
+    options: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["How much solar?", *options, "-q"]) == 2
+    assert named in capsys.readouterr().err

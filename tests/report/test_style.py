@@ -1,0 +1,144 @@
+"""report_type, tone and report_length: honoured by the writer of every shape, citations verified the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from haystack import Pipeline, component
+from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research import ConfigurationError, UrlPolicy, WebSearchTool, create_iterative_research_agent
+from haystack_deep_research.report import ReportStyle
+from haystack_deep_research.testing import ScriptedChatGenerator
+
+INVENTED = "https://invented.example/made-up"
+QUESTION = "How fast is solar growing?"
+TYPES = {
+    "research_report": "the usual form",
+    "detailed_report": "a detailed report",
+    "outline": "an outline",
+    "resource_list": "an annotated resource list",
+    "executive_brief": "an executive brief",
+}
+
+
+@component
+class Recording:
+    """A scripted writer that cites an invented URL and keeps every prompt it was sent."""
+
+    def __init__(self, role: str = "writer") -> None:
+        self.inner = ScriptedChatGenerator(role=role, invented_urls=[INVENTED])
+        self.received: list[list[ChatMessage]] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        self.received.append(list(messages))
+        return self.inner.run(messages=messages)
+
+    def systems(self) -> list[str]:
+        return [prompt[0].text or "" for prompt in self.received]
+
+
+@pytest.mark.parametrize("report_type", list(TYPES))
+def test_every_report_type_of_the_main_agent_is_asked_for_and_its_citations_verified(
+    make_agent: Callable[..., Agent], report_type: str
+) -> None:
+    writer = Recording()
+
+    result = make_agent(writer_llm=writer, report_type=report_type, tone="analytical", report_length=800).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
+
+    systems = writer.systems()
+    assert len(systems) == 3  # the opening and one section per note
+    assert all(TYPES[report_type] in text for text in systems)
+    assert all("analytical tone" in text and "about 800 words" in text for text in systems)
+    assert INVENTED not in result["report"]
+    assert INVENTED in result["citations"]["unverified_urls"]
+
+
+def test_the_default_style_leaves_the_writer_prompts_as_they_were(make_agent: Callable[..., Agent]) -> None:
+    writer = Recording()
+
+    make_agent(writer_llm=writer).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert not any("Form of the report" in text for text in writer.systems())
+
+
+def test_a_target_length_sets_the_words_of_each_part(make_agent: Callable[..., Agent]) -> None:
+    writer = Recording()
+
+    make_agent(writer_llm=writer, report_length="long").run(messages=[ChatMessage.from_user(QUESTION)])
+
+    opening, *sections = writer.systems()
+    assert "at most 500 words" in opening
+    assert all("at most 1250 words" in text for text in sections)
+
+
+def test_a_hostile_tone_is_one_cleaned_line_and_stays_a_template_value(make_agent: Callable[..., Agent]) -> None:
+    writer = Recording()
+    tone = "calm {{ 7 * 7 }}\n\x1b[31m"
+
+    make_agent(writer_llm=writer, tone=tone).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert all("calm {{ 7 * 7 }} [31m tone" in text for text in writer.systems())
+
+
+def test_the_iterative_agent_writes_the_style_asked_for(make_search_tool: Callable[..., WebSearchTool]) -> None:
+    writer = Recording()
+    agent = create_iterative_research_agent(
+        analysis_llm=ScriptedChatGenerator(role="analysis", steps=[["solar capacity"], None]),
+        writer_llm=writer,
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        search=make_search_tool(max_results=2),
+        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        read_top_k=1,
+        report_type="executive_brief",
+        tone="formal",
+        report_length="short",
+    )
+
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+    [system] = writer.systems()
+    assert "an executive brief" in system
+    assert "formal tone" in system
+    assert "about 500 words" in system
+    assert INVENTED not in result["report"]
+
+
+def test_the_research_workflow_summary_writes_the_style_asked_for(make_workflow: Callable[..., Pipeline]) -> None:
+    writer = Recording(role="summarize")
+
+    result = make_workflow(summary_llm=writer, report_type="resource_list", grounding_threshold=0.0).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
+
+    assert any("an annotated resource list" in text for text in writer.systems())
+    assert INVENTED not in result["report"]
+    assert result["citations"]["unverified_urls"] == [INVENTED]
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"report_type": "poem"}, "research_report, detailed_report, outline, resource_list, executive_brief"),
+        ({"tone": ""}, "objective, formal, analytical, informal"),
+        ({"tone": "x" * 81}, "up to 80 characters"),
+        ({"report_length": "huge"}, "short, medium, long"),
+        ({"report_length": 10}, "from 100 to 20000"),
+        ({"report_length": True}, "from 100 to 20000"),
+    ],
+)
+def test_invalid_style_values_name_the_accepted_ones(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigurationError, match=named):
+        ReportStyle(**options)
+
+
+def test_a_style_round_trips() -> None:
+    style = ReportStyle(report_type="outline", tone="informal", report_length=300)
+
+    assert ReportStyle.from_dict(style.to_dict()) == style
