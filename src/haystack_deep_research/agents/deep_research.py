@@ -8,6 +8,7 @@ from typing import Any
 
 from haystack.components.agents import Agent
 from haystack.components.generators.chat.types import ChatGenerator
+from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool
 from pydantic import BaseModel
 
@@ -36,6 +37,7 @@ from haystack_deep_research.research import (
     ScopeHook,
     ToolResultsHook,
 )
+from haystack_deep_research.research.approval import plan_review_hooks
 from haystack_deep_research.run import (
     DEFAULT_CACHE_TTL,
     BudgetHook,
@@ -153,6 +155,7 @@ def create_deep_research_agent(
     web: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     cache_ttl: float = DEFAULT_CACHE_TTL,
+    approve_plan: ConfirmationStrategy | None = None,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -215,6 +218,11 @@ def create_deep_research_agent(
     :param cache_dir: A directory for the cross-run cache of searches, page texts and page summaries (see
         docs/caching.md), or ``None`` for none: researching the same question again searches and fetches nothing.
     :param cache_ttl: Seconds a cached entry is used (default one day).
+    :param approve_plan: A Haystack confirmation strategy (for example ``BlockingConfirmationStrategy`` with
+        ``AlwaysAskPolicy`` and ``RichConsoleUI``) that shows each sub-topic the orchestrator plans to a person before
+        any researcher starts: accepted, edited (the new text is researched) or dropped (the orchestrator reads the
+        feedback). Decisions are ``PlanReviewed`` events and, with a run directory, journaled: a resumed run does not
+        ask again (see docs/plan-approval.md). ``None`` (default) asks nobody.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
@@ -265,7 +273,7 @@ def create_deep_research_agent(
                 )
             ],
             "before_llm": [budget],
-            "before_tool": [PlanHook()],
+            "before_tool": [*plan_review_hooks(approve_plan), PlanHook()],
             "after_tool": [results],
             "after_run": [
                 WriteHook(
