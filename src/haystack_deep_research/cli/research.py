@@ -3,6 +3,7 @@ The ``deep-research`` command.
 
     deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR] [--json]
                   [--max-subtopics N] [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
+                  [--approve-plan]
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
@@ -58,6 +59,7 @@ from haystack_deep_research.agents import (
     role_models,
 )
 from haystack_deep_research.agents.iterative_agent import journaled_question
+from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
@@ -206,6 +208,7 @@ def _check(args: argparse.Namespace, *, replay: bool) -> str:
         raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
     if args.record is not None and args.mode != "iterative":
         raise UsageError("--record records iterative runs; add --mode iterative.")
+    check_approve_plan(args)
     return question
 
 
@@ -224,6 +227,7 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         time_budget=args.time_budget,
         cost_budget=args.max_cost,
         grounding=args.grounding,
+        approve_plan=console_plan_review() if args.approve_plan else None,
         **options,
     )
     return agent, {}
@@ -256,7 +260,7 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
 def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | None = None) -> int:
     try:
         question = _check(args, replay=replay is not None)
-        display = make_display("none" if args.quiet else args.progress)
+        display = make_display(progress_mode(args))
         agent, built = _build(args, replay=replay)
     except KeyboardInterrupt:
         print("deep-research: interrupted before the research began; nothing to save.", file=sys.stderr)

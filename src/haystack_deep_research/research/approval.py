@@ -27,7 +27,8 @@ from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ToolCall
-from haystack.hooks.human_in_the_loop import ConfirmationHook, ToolExecutionDecision
+from haystack.hooks.human_in_the_loop.dataclasses import ToolExecutionDecision
+from haystack.hooks.human_in_the_loop.hooks import ConfirmationHook
 from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.hooks.protocol import Hook
 from haystack.utils.deserialization import deserialize_component_inplace
