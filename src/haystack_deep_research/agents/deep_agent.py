@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from haystack.components.agents import Agent
 from haystack.components.generators.chat.types import ChatGenerator
+from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
@@ -27,6 +28,7 @@ from haystack_deep_research.research import (
     PreservingChatGenerator,
     ToolResultsHook,
 )
+from haystack_deep_research.research.approval import confirmation_hooks
 from haystack_deep_research.research.exits import (
     ConfidenceMet,
     ExitCondition,
@@ -160,6 +162,7 @@ def create_deep_agent(
     summarize_keep_recent: int = 10,
     summarizer_llm: ChatGenerator | None = None,
     on_event: Subscriber | None = None,
+    confirm_tools: ConfirmationStrategy | Mapping[str | tuple[str, ...], ConfirmationStrategy] | None = None,
     **unexpected: Any,
 ) -> Agent:
     """
@@ -199,6 +202,11 @@ def create_deep_agent(
     :param summarize_keep_recent: The latest messages always kept verbatim.
     :param summarizer_llm: The summarizing model; default the agent's.
     :param on_event: A callable receiving every event of every run (see haystack_deep_research.events).
+    :param confirm_tools: Ask a person before tool calls run, with Haystack's human-in-the-loop hooks: a confirmation
+        strategy for every tool (for example ``BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(),
+        confirmation_ui=RichConsoleUI())``), or a mapping of tool name (a tuple of names, or ``"*"`` for the rest) to
+        strategy, as Haystack's ``ConfirmationHook`` takes it. A rejected call does not run; the model reads the
+        feedback as its error result. ``None`` (default) asks nobody.
     :returns: The ``Agent``. Its run returns ``report`` (the final answer), ``submission`` (the accepted submit
         arguments, or ``None``), ``structured`` (with ``output_schema``), ``exit_reason`` (the reason of the exit
         condition that fired: the submit tool's name, ``"text"``, ``"token_budget"``, ``"max_iterations"``, ...),
@@ -245,6 +253,7 @@ def create_deep_agent(
         library += datastore_tools(datastores)
         routing = routing_prompt(datastores)
         rules = f"{routing}\n\n{rules}" if routing else rules
+    confirmations = confirmation_hooks(confirm_tools, _tool_names([*library, *plain], sets))
     termination = termination or default_termination(
         submit_tool=submit_tool,
         min_confidence=min_confidence,
@@ -295,7 +304,7 @@ def create_deep_agent(
                 )
             ],
             "before_llm": [hook(StepStartHook)],
-            "before_tool": [hook(ToolStepHook)],
+            "before_tool": [*confirmations, hook(ToolStepHook)],
             "after_tool": [hook(StepReviewHook)],
             "on_exit": [hook(AnswerHook)],
             "after_run": [DeepCloseHook(chat_generator=model, output_schema=output_schema)],

@@ -8,6 +8,7 @@ from typing import Any
 
 from haystack.components.agents import Agent
 from haystack.components.generators.chat.types import ChatGenerator
+from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool
 from pydantic import BaseModel
 
@@ -37,6 +38,7 @@ from haystack_deep_research.research import (
     ScopeHook,
     ToolResultsHook,
 )
+from haystack_deep_research.research.approval import plan_review_hooks
 from haystack_deep_research.run import (
     DEFAULT_CACHE_TTL,
     BudgetHook,
@@ -160,6 +162,7 @@ def create_deep_research_agent(
     report_type: str = "research_report",
     tone: str = "objective",
     report_length: int | str | None = None,
+    approve_plan: ConfirmationStrategy | None = None,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -231,6 +234,11 @@ def create_deep_research_agent(
     :param tone: "objective" (default), "formal", "analytical", "informal", or a short description of a tone.
     :param report_length: The report's target length in words (100 to 20,000), "short", "medium" or "long";
         ``None`` (default) for the writer's usual length (each part bounded, whatever the number of sub-topics).
+    :param approve_plan: A Haystack confirmation strategy (for example ``BlockingConfirmationStrategy`` with
+        ``AlwaysAskPolicy`` and ``RichConsoleUI``) that shows each sub-topic the orchestrator plans to a person before
+        any researcher starts: accepted, edited (the new text is researched) or dropped (the orchestrator reads the
+        feedback). Decisions are ``PlanReviewed`` events and, with a run directory, journaled: a resumed run does not
+        ask again (see docs/plan-approval.md). ``None`` (default) asks nobody.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
@@ -284,7 +292,7 @@ def create_deep_research_agent(
                 )
             ],
             "before_llm": [budget],
-            "before_tool": [PlanHook()],
+            "before_tool": [*plan_review_hooks(approve_plan), PlanHook()],
             "after_tool": [results],
             "after_run": [
                 WriteHook(

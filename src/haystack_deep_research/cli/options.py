@@ -116,7 +116,7 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 
 def add_research_options(parser: argparse.ArgumentParser) -> None:
     """
-    How much research, and when it stops: ``--max-subtopics``, the budgets, ``--grounding``.
+    How much research, and when it stops: ``--max-subtopics``, the budgets, ``--grounding``, ``--approve-plan``.
 
     :param parser: The parser to add the group to.
     """
@@ -148,6 +148,11 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
+    )
+    group.add_argument(
+        "--approve-plan",
+        action="store_true",
+        help="Review each planned sub-topic at the terminal before it is researched: accept, edit or drop it.",
     )
 
 

@@ -3,6 +3,7 @@ The ``deep-research`` command.
 
     deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR] [--json]
                   [--max-subtopics N] [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
+                  [--approve-plan]
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
@@ -59,6 +60,7 @@ from haystack_deep_research.agents import (
     role_models,
 )
 from haystack_deep_research.agents.iterative_agent import journaled_question
+from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.display import Display, make_display
@@ -218,6 +220,7 @@ def _check(args: argparse.Namespace, *, replay: bool) -> str:
         raise UsageError("--record records iterative runs; add --mode iterative.")
     if args.clarify and args.mode == "iterative":
         raise UsageError("--clarify asks its question in the deep mode; drop --mode iterative or --clarify.")
+    check_approve_plan(args)
     return question
 
 
@@ -237,6 +240,7 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         cost_budget=args.max_cost,
         grounding=args.grounding,
         clarify=args.clarify,
+        approve_plan=console_plan_review() if args.approve_plan else None,
         **options,
     )
     return agent, {}
@@ -281,7 +285,7 @@ def _run(agent: Any, question: str, context: dict[str, Any], display: Display, *
 def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | None = None) -> int:
     try:
         question = _check(args, replay=replay is not None)
-        display = make_display("none" if args.quiet else args.progress)
+        display = make_display(progress_mode(args))
         agent, built = _build(args, replay=replay)
     except KeyboardInterrupt:
         print("deep-research: interrupted before the research began; nothing to save.", file=sys.stderr)

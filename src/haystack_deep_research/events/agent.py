@@ -4,6 +4,7 @@ The events of an agent's own loop and of the deep agent's capability layers (``k
     Event
     ├── ToolCalled (tool_called)            a tool call is about to run: tool name, arguments
     ├── ToolReturned (tool_returned)        a tool call returned: its result, or its error
+    ├── PlanReviewed (plan_reviewed)        a person accepted, edited or dropped a planned sub-topic
     ├── Reflected (reflected)               reflexion judged the last step; the plan may have been rewritten
     ├── ConversationCondensed (condensed)   older turns of the conversation became a summary
     ├── FileRead (fs_read)                  a scratch-space file was read (or listed, or searched)
@@ -12,7 +13,8 @@ The events of an agent's own loop and of the deep agent's capability layers (``k
     ├── TodoCompleted (todo_completed)      an item of the todo list was completed
     └── ExitReached (exit_reached)          an exit condition fired: why the loop ends
 
-Both agent shapes emit the tool events; the deep agent emits the others.
+Both agent shapes emit the tool events; the deep research agent emits ``PlanReviewed`` (with ``approve_plan``); the
+deep agent emits the others.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "ExitReached",
     "FileRead",
     "FileWritten",
+    "PlanReviewed",
     "Reflected",
     "TodoAdded",
     "TodoCompleted",
@@ -71,6 +74,32 @@ class ToolReturned(Event):
 
     def describe(self) -> str:
         return f"{self.tool} {'failed' if self.error else 'returned'}: {_preview(self.result)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanReviewed(Event):
+    """
+    A person reviewed a sub-topic the orchestrator planned, before any researcher started on it.
+
+    :param subtopic: The sub-topic as planned.
+    :param decision: ``"accept"``, ``"edit"`` (researched as ``edited_to``) or ``"drop"`` (not researched; the
+        orchestrator reads ``feedback``).
+    :param edited_to: The sub-topic researched instead, for an edit; else ``None``.
+    :param feedback: What the orchestrator was told, or ``None``.
+    :param restored: Whether the decision came from the run directory instead of the person.
+    """
+
+    kind: ClassVar[str] = "plan_reviewed"
+    subtopic: str
+    decision: str
+    edited_to: str | None = None
+    feedback: str | None = None
+    restored: bool = False
+
+    def describe(self) -> str:
+        said = {"accept": "accepted", "edit": f"edited to '{self.edited_to}'", "drop": "dropped"}
+        verb = said.get(self.decision, self.decision)
+        return f"plan: {verb}{' (from the run directory)' if self.restored else ''}: {self.subtopic}"
 
 
 @dataclass(frozen=True, kw_only=True)

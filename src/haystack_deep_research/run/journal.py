@@ -5,8 +5,9 @@ A run directory holds:
 
 ``journal.jsonl``
     Append-only, one JSON record per line, each written, flushed and fsynced before the run goes on, all or nothing
-    (see :mod:`.run_dir`): ``start`` (the question), ``resume`` (each later attempt), ``brief``, one ``note``
-    per completed sub-topic and ``end`` (the exit reason). A ``note`` record holds the note **and its evidence**: the
+    (see :mod:`.run_dir`): ``start`` (the question), ``resume`` (each later attempt), ``brief``, one ``decision``
+    per sub-topic a person reviewed (``approve_plan``), one ``note`` per completed sub-topic and ``end`` (the exit
+    reason). A ``note`` record holds the note **and its evidence**: the
     ledger entries added or changed since the previous record, so a note is never journaled without the sources it
     was written from. Resuming restores the ledger from these records alone.
 ``ledger.json``, ``report.md``
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,25 @@ from haystack import logging
 
 from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
 from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.run.journal_records import (
+    DECISION_FIELDS,
+    JournaledDecision,
+    JournaledNote,
+    decision_of,
+    subtopic_key,
+)
 from haystack_deep_research.run.run_dir import JournalFile, atomic_write_text, check_run_dir, shown, unusable
 
-__all__ = ["JOURNAL_FILE", "LEDGER_FILE", "LOCK_FILE", "REPORT_FILE", "JournaledNote", "RunJournal", "subtopic_key"]
+__all__ = [
+    "JOURNAL_FILE",
+    "LEDGER_FILE",
+    "LOCK_FILE",
+    "REPORT_FILE",
+    "JournaledDecision",
+    "JournaledNote",
+    "RunJournal",
+    "subtopic_key",
+]
 
 JOURNAL_FILE = "journal.jsonl"
 LEDGER_FILE = "ledger.json"
@@ -41,35 +57,8 @@ JOURNAL_VERSION = 2
 logger = logging.getLogger(__name__)
 
 
-def subtopic_key(subtopic: str) -> str:
-    """
-    The key a sub-topic is matched by when a run resumes: case-folded, whitespace collapsed, end punctuation dropped.
-
-    :param subtopic: The sub-topic text.
-    :returns: Its key.
-    """
-    return " ".join(subtopic.casefold().split()).rstrip(" .;:!?")
-
-
 def _same_question(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
-
-
-@dataclass(frozen=True)
-class JournaledNote:
-    """
-    A completed sub-topic as the journal holds it.
-
-    :param subtopic: The sub-topic as it was delegated.
-    :param note: The note the writer received.
-    :param summary: The researcher's summary inside the note.
-    :param partial: Whether the researcher stopped early.
-    """
-
-    subtopic: str
-    note: str
-    summary: str
-    partial: bool
 
 
 class RunJournal:
@@ -91,6 +80,7 @@ class RunJournal:
         self._closed = False
         self._brief: str | None = None
         self._notes: dict[str, JournaledNote] = {}
+        self._decisions: dict[str, JournaledDecision] = {}
         self._journaled: dict[str, dict[str, Any]] = {}  # ledger entries as journaled, by id, in order first seen
 
     def __repr__(self) -> str:
@@ -175,6 +165,9 @@ class RunJournal:
                     summary=str(record.get("summary") or ""),
                     partial=bool(record.get("partial")),
                 )
+            elif record.get("type") == "decision" and isinstance(record.get("decision"), str):
+                decided = decision_of(record)
+                self._decisions[subtopic_key(decided.subtopic)] = decided
             for entry in sources:
                 self._journaled[str(entry.get("id"))] = entry
         try:
@@ -224,6 +217,27 @@ class RunJournal:
         """
         with self._lock:
             return self._notes.get(subtopic_key(subtopic))
+
+    def find_decision(self, subtopic: str) -> JournaledDecision | None:
+        """
+        :param subtopic: A sub-topic the orchestrator plans.
+        :returns: The person's journaled review of a sub-topic with the same key, else ``None``.
+        """
+        with self._lock:
+            return self._decisions.get(subtopic_key(subtopic))
+
+    def record_decision(self, decision: JournaledDecision) -> None:
+        """
+        Journal a person's review of a planned sub-topic.
+
+        :param decision: The review.
+        :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
+            asks about the sub-topic again.
+        """
+        record = {"type": "decision", **{name: getattr(decision, name) for name in DECISION_FIELDS}}
+        self._append(record)
+        with self._lock:
+            self._decisions[subtopic_key(decision.subtopic)] = decision
 
     def ledger(self) -> EvidenceLedger:
         """

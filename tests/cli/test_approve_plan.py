@@ -1,0 +1,73 @@
+"""deep-research --approve-plan: the person at the terminal reviews the plan; without a terminal it is a usage error."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import pytest
+from haystack.components.agents import Agent
+
+from haystack_deep_research import cli
+
+
+class Terminal(io.StringIO):
+    """Typed answers on a stdin that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def scripted_cli(monkeypatch: pytest.MonkeyPatch, make_agent: Callable[..., Agent]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", make_agent)
+
+
+@pytest.mark.usefixtures("scripted_cli")
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ([], "--approve-plan asks at the terminal, but stdin is not one; run it in a terminal, or drop --approve-plan"),
+        (["--mode", "iterative"], "--approve-plan reviews the sub-topics of --mode deep; drop it or --mode iterative"),
+    ],
+)
+def test_approve_plan_without_a_terminal_is_a_one_line_usage_error(
+    options: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+
+    code = cli.main(["How fast is solar growing?", "--approve-plan", *options])
+
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err.splitlines() == [f"deep-research: error: {message}."]
+
+
+@pytest.mark.usefixtures("scripted_cli")
+def test_a_live_view_is_refused_with_approve_plan(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+
+    assert cli.main(["How fast is solar growing?", "--approve-plan", "--progress", "rich"]) == 2
+    assert "use --progress plain" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("scripted_cli")
+def test_the_person_at_the_terminal_accepts_one_subtopic_and_drops_the_other(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", Terminal("y\nn\nnot needed\n"))  # accept, then reject with feedback
+
+    code = cli.main(["How fast is solar growing?", "--approve-plan"])
+
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert out.startswith("# Research report")
+    assert "Tool Execution Request" in err  # Haystack's console UI asked, on stderr
+    assert "plan: accepted: solar capacity" in err
+    assert "plan: dropped: battery storage" in err
+    assert "researching: battery storage" not in err
