@@ -2,6 +2,9 @@
 What the exports share: the report read by markdown-it (raw HTML off, so no tag of the report passes through), each
 cited link followed by a ``cite`` token numbering its passage, and the passages themselves.
 
+markdown-it's link check stays (no ``javascript:``, ``vbscript:`` or ``data:`` link), except that a ``file:`` or
+``doc:`` link to a source a passage was taken from is kept: verification proved the run read it.
+
 A link gets the passage whose URL it links to and whose citing sentence stands in the link's block (the sentence
 verification found it in); failing that, the first passage of its URL. Passages come from the run's ``citations``
 output (``citations["passages"]``, see :func:`~haystack_deep_research.report.passages.cited_passages`); a result
@@ -72,10 +75,14 @@ def cited_tokens(result: Mapping[str, Any]) -> Cited:
     report = result.get("report") or ""
     if not isinstance(report, str):
         raise ConfigurationError(f"A report must be a string, got {type(report).__name__}.")
-    tokens = MarkdownIt("commonmark", {"html": False, "linkify": True}).enable(["linkify", "table"]).parse(report)
     by_url: dict[str, list[Mapping[str, Any]]] = {}
     for entry in _passages(result):
         by_url.setdefault(normalize_url(entry["url"]), []).append(entry)
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True}).enable(["linkify", "table"])
+    usual = md.validateLink
+    # markdown-it refuses file: links; a verified citation of a document read from a folder is one (see the module).
+    md.validateLink = lambda url: usual(url) or (bool(url.strip()) and normalize_url(url) in by_url)  # type: ignore[method-assign]
+    tokens = md.parse(report)
     numbers: dict[tuple[str, str], Passage] = {}
     for block in tokens:
         if block.type != "inline" or not block.children:
