@@ -93,3 +93,23 @@ def test_an_export_whose_extra_is_missing_is_refused_before_the_run(
     assert code == 2
     assert f"pip install haystack-deep-research[{extra}]" in err
     assert not (tmp_path / f"report{suffix}").exists()
+
+
+def test_an_export_that_fails_after_the_run_keeps_the_markdown_report(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(result: object, path: object) -> None:
+        raise RuntimeError("the font file is corrupt")
+
+    monkeypatch.setattr("haystack_deep_research.cli.output.export_pdf", broken)
+    target = tmp_path / "report.pdf"
+
+    code = _run(folder, tmp_path, "-o", str(target))
+
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert out.startswith("# ")  # the Markdown report, on stdout
+    assert (folder / "tides.md").as_uri() in out
+    assert f"could not export the report as pdf to {target} (RuntimeError: the font file is corrupt)" in err
+    assert not target.exists()
+    assert not (tmp_path / ".report.pdf.tmp").exists()

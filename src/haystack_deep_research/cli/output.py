@@ -6,8 +6,8 @@ directory's copies, and the ``--json`` object.
 shows the passage of its source behind it (see :mod:`haystack_deep_research.report`). The ``--sources`` file is the
 ledger, each entry with a ``passages`` list: the ``sentence`` of the report citing it and the ``passage`` behind it.
 
-A report is never lost to a write that fails after the run: the error is one line on stderr and the report goes to
-stdout instead.
+A report is never lost to a write or an export that fails after the run: the error is one line on stderr and the
+Markdown report goes to stdout instead.
 """
 
 from __future__ import annotations
@@ -58,6 +58,11 @@ def _write(saved: Saved, what: str, path: Path, text: str, result: Mapping[str, 
             write_text(path, text)
     except OSError as error:
         saved.failures.append(f"could not write the {what} to {path} ({error.strerror or error})")
+        return False
+    except Exception as error:  # the run is paid for: an export that fails reports why, and the Markdown is kept
+        if kind == "markdown":
+            raise
+        saved.failures.append(f"could not export the {what} as {kind} to {path} ({type(error).__name__}: {error})")
         return False
     saved.lines.append(f"{what} written to {path}")
     return True

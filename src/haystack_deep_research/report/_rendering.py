@@ -152,7 +152,7 @@ def blocks(cited: Cited) -> list[Block]:
     """
     :param cited: The report's tokens.
     :returns: The report as plain blocks for the Word and PDF writers; a link keeps its text and, when that differs
-        from its URL, the URL after it in parentheses; an image keeps its description.
+        from its URL and no citation note gives it, the URL after it in parentheses; an image keeps its description.
     """
     found: list[Block] = []
     lists = quotes = 0
@@ -201,5 +201,7 @@ def _runs(children: list[Token]) -> list[Run]:
             if href and shown.strip() != href.strip() and child.markup != "linkify":
                 runs.append(Run(f" ({href})"))
         elif child.type == "cite":
+            if runs and runs[-1].text == f" ({href})":  # the endnote gives the URL of a cited link
+                runs.pop()
             runs.append(Run(str(child.meta["passage"].number), cite=child.meta["passage"].number))
     return runs

@@ -36,6 +36,7 @@ button.cite { font: inherit; font-size: .75em; vertical-align: super; line-heigh
 .note[popover] { max-width: 32rem; padding: .8rem 1rem; border: 1px solid #7a9cc6; border-radius: .4rem;
   box-shadow: 0 .3rem 1rem rgb(0 0 0 / .2); font-size: .9rem; }
 .note .title { display: block; font-weight: 600; }
+.note button.close { float: right; border: none; background: none; font-size: 1rem; cursor: pointer; }
 .note .url { display: block; word-break: break-all; }
 .note .read { display: block; color: #555; font-size: .85em; }
 .note .passage { display: block; margin-top: .5rem; padding-left: .7rem; border-left: 3px solid #7a9cc6;
@@ -67,7 +68,11 @@ def _cite(self: RendererHTML, tokens: Sequence[Token], idx: int, options: Option
     if number in seen:  # the note is already in the page: a second button opens the same one
         return button
     seen.add(number)
-    return f'{button}<span class="note" id="note-{number}" popover>{_note(passage)}</span>'
+    close = (
+        f'<button type="button" class="close" popovertarget="note-{number}" popovertargetaction="hide" '
+        'aria-label="Close">&#x2715;</button>'
+    )
+    return f'{button}<span class="note" id="note-{number}" popover>{close}{_note(passage)}</span>'
 
 
 def _link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
