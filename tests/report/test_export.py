@@ -81,3 +81,16 @@ def test_an_export_without_its_extra_names_the_extra(
 
     with pytest.raises(MissingExtraError, match=rf"pip install haystack-deep-research\[{extra}\]"):
         export(_result(), tmp_path / "r")
+
+
+def test_a_passage_with_a_script_url_in_a_forged_result_links_nothing() -> None:
+    forged = "javascript:alert(1)"
+    result = {
+        "report": f"Tides rose [here]({forged}) and [there](file:///etc/passwd).\n",
+        "citations": {"passages": [{"url": forged, "title": "x", "read_at": "", "sentence": "", "passage": "p"}]},
+    }
+
+    tree = lxml_html.fromstring(export_html(result))
+
+    assert tree.xpath("//a[@href]") == []
+    assert tree.xpath("//button") == []

@@ -8,7 +8,8 @@ markdown-it's link check stays (no ``javascript:``, ``vbscript:`` or ``data:`` l
 A link gets the passage whose URL it links to and whose citing sentence stands in the link's block (the sentence
 verification found it in); failing that, the first passage of its URL. Passages come from the run's ``citations``
 output (``citations["passages"]``, see :func:`~haystack_deep_research.report.passages.cited_passages`); a result
-without them exports without citation notes.
+without them exports without citation notes, and a passage whose URL is not of a kind a run reads (``http(s)://``,
+``file://``, ``doc://``) is ignored, whoever wrote the result.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from markdown_it.token import Token
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence._document import verifiable
 
 __all__ = ["Cited", "Passage", "cited_tokens", "xml_text"]
 
@@ -59,7 +61,9 @@ def xml_text(text: str) -> str:
 def _passages(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     citations = result.get("citations") or {}
     found = citations.get("passages") if isinstance(citations, Mapping) else None
-    return [p for p in found or [] if isinstance(p, Mapping) and isinstance(p.get("url"), str) and p["url"].strip()]
+    return [
+        p for p in found or [] if isinstance(p, Mapping) and isinstance(p.get("url"), str) and verifiable(p["url"])
+    ]
 
 
 def _flat(text: str) -> str:
