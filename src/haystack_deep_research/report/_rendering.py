@@ -61,9 +61,7 @@ def xml_text(text: str) -> str:
 def _passages(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     citations = result.get("citations") or {}
     found = citations.get("passages") if isinstance(citations, Mapping) else None
-    return [
-        p for p in found or [] if isinstance(p, Mapping) and isinstance(p.get("url"), str) and verifiable(p["url"])
-    ]
+    return [p for p in found or [] if isinstance(p, Mapping) and isinstance(p.get("url"), str) and verifiable(p["url"])]
 
 
 def _flat(text: str) -> str:
