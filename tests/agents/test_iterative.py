@@ -85,6 +85,10 @@ def test_each_round_searches_the_decided_topic_and_the_report_cites_the_pages_re
     assert web.url("/solar.html") in result["report"]
     assert web.url("/storage.pdf") in result["report"]
     assert result["citations"]["unverified"] == []
+    texts = {source["url"]: source["text"] for source in result["sources"]}
+    passages = result["citations"]["passages"]
+    assert {passage["url"] for passage in passages} == {web.url("/solar.html"), web.url("/storage.pdf")}
+    assert all(passage["passage"] and passage["passage"] in texts[passage["url"]] for passage in passages)
     assert result["warnings"] == []
     for heading in ("## Executive summary", "## Main findings", "## Conclusions and recommendations"):
         assert heading in result["report"]

@@ -144,6 +144,7 @@ def test_every_shape_returns_the_shared_outputs_under_the_shared_names(build: Ca
         assert isinstance(result[name], kind), (name, type(result[name]).__name__)
     assert result["brief"]
     assert result["exit_reason"]
+    assert result["citations"]["passages"] == []  # the shared verification ran; this run read nothing to quote
 
 
 @shapes

@@ -2,8 +2,12 @@
 Where the command puts a run's results: the report (``-o`` or stdout), the evidence ledger (``--sources``), the run
 directory's copies, and the ``--json`` object.
 
-A report is never lost to a write that fails after the run: the error is one line on stderr and the report goes to
-stdout instead.
+``-o`` writes the Markdown report, or by its suffix an HTML page, a Word document or a PDF in which every citation
+shows the passage of its source behind it (see :mod:`haystack_deep_research.report`). The ``--sources`` file is the
+ledger, each entry with a ``passages`` list: the ``sentence`` of the report citing it and the ``passage`` behind it.
+
+A report is never lost to a write or an export that fails after the run: the error is one line on stderr and the
+Markdown report goes to stdout instead.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research.cli.paths import write_text
-from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.cli.paths import report_format, write_file, write_text
+from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.report import export_docx, export_html, export_pdf
 from haystack_deep_research.run import ResearchRun
 
 __all__ = ["JSON_KEYS", "Saved", "result_json", "save_outputs"]
@@ -40,11 +45,24 @@ class Saved:
     report_on_stdout: bool = False
 
 
-def _write(saved: Saved, what: str, path: Path, text: str) -> bool:
+def _write(saved: Saved, what: str, path: Path, text: str, result: Mapping[str, Any] | None = None) -> bool:
+    """Write ``text`` to ``path``, or for a report (``result`` given) the export its suffix names."""
+    kind = report_format(path) if result is not None else "markdown"
     try:
-        write_text(path, text)
+        if kind == "html" and result is not None:
+            write_text(path, export_html(result))
+        elif kind in ("docx", "pdf") and result is not None:
+            export = export_docx if kind == "docx" else export_pdf
+            write_file(path, lambda temporary: export(result, temporary))
+        else:
+            write_text(path, text)
     except OSError as error:
         saved.failures.append(f"could not write the {what} to {path} ({error.strerror or error})")
+        return False
+    except Exception as error:  # the run is paid for: an export that fails reports why, and the Markdown is kept
+        if kind == "markdown":
+            raise
+        saved.failures.append(f"could not export the {what} as {kind} to {path} ({type(error).__name__}: {error})")
         return False
     saved.lines.append(f"{what} written to {path}")
     return True
@@ -73,9 +91,10 @@ def save_outputs(
     report = str(result.get("report") or "")
     ledger = list(result.get("sources") or [])
     if sources is not None and (finished or ledger):
-        _write(saved, "evidence ledger", sources, json.dumps(ledger, indent=2, ensure_ascii=False))
+        text = json.dumps(with_passages(ledger, result.get("citations")), indent=2, ensure_ascii=False)
+        _write(saved, "evidence ledger", sources, text)
     if report and output is not None:
-        saved.report_on_stdout = not _write(saved, "report", output, report)
+        saved.report_on_stdout = not _write(saved, "report", output, report, result)
     elif report:
         saved.report_on_stdout = True
     journal = run.journal if run is not None else None
@@ -88,6 +107,27 @@ def save_outputs(
         except OSError as error:
             saved.failures.append(f"could not write to the run directory {journal.directory} ({error})")
     return saved
+
+
+def with_passages(ledger: list[Any], citations: Any) -> list[Any]:
+    """
+    :param ledger: The ledger's entries (``sources``).
+    :param citations: The ``citations`` output.
+    :returns: The entries, each with ``passages``: for every sentence of the report citing it, the ``sentence`` and
+        the ``passage`` of its text behind it (see :func:`haystack_deep_research.report.cited_passages`).
+    """
+    found = citations.get("passages") if isinstance(citations, Mapping) else None
+    by_url: dict[str, list[dict[str, str]]] = {}
+    for passage in found or []:
+        if isinstance(passage, Mapping) and isinstance(passage.get("url"), str) and passage["url"].strip():
+            cited = {"sentence": passage.get("sentence", ""), "passage": passage.get("passage", "")}
+            by_url.setdefault(normalize_url(passage["url"]), []).append(cited)
+    entries: list[Any] = []
+    for entry in ledger:
+        url = entry.get("url") if isinstance(entry, Mapping) else None
+        passages = by_url.get(normalize_url(url), []) if isinstance(url, str) and url.strip() else []
+        entries.append({**entry, "passages": passages} if isinstance(entry, Mapping) else entry)
+    return entries
 
 
 def result_json(result: Mapping[str, Any], question: str, *, error: str | None = None) -> str:

@@ -3,18 +3,39 @@ The command's output paths, checked before anything is run, and written so that 
 
 A run can take minutes and cost money, so ``-o``, ``--sources`` and ``--run-dir`` are checked before any model is
 called: a file path must not name a folder, and its folder must exist and be writable; the run directory must not
-name a file, and the nearest folder that exists on its path must be writable (the run creates the rest).
+name a file, and the nearest folder that exists on its path must be writable (the run creates the rest). The suffix
+of ``-o`` chooses the report's format (:func:`report_format`); a Word or PDF report whose extra is not installed is
+refused then too.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
-from haystack_deep_research.errors import UsageError
+from haystack_deep_research.errors import MissingExtraError, UsageError
 from haystack_deep_research.evidence import clean_text
 
-__all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "write_text"]
+__all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "report_format", "write_file", "write_text"]
+
+ReportFormat = Literal["markdown", "html", "docx", "pdf"]
+_FORMATS: dict[str, ReportFormat] = {".html": "html", ".htm": "html", ".docx": "docx", ".pdf": "pdf"}
+_EXTRAS = {
+    "docx": ("Word exports (-o report.docx)", "docx", "docx", "python-docx"),
+    "pdf": ("PDF exports (-o report.pdf)", "pdf", "fpdf", "fpdf2"),
+}
+
+
+def report_format(path: Path) -> ReportFormat:
+    """
+    :param path: ``-o``.
+    :returns: The report's format by the path's suffix: ``.html``/``.htm``, ``.docx`` and ``.pdf`` are exports
+        (see :mod:`haystack_deep_research.report`); any other suffix (``.md``, none) gets the Markdown.
+    """
+    return _FORMATS.get(path.suffix.lower(), "markdown")
 
 
 def _writable_folder(folder: Path) -> bool:
@@ -68,9 +89,16 @@ def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Pa
     :param sources: ``--sources``, if given.
     :param run_dir: ``--run-dir``, if given.
     :raises UsageError: If one cannot be used, or ``-o`` and ``--sources`` name the same file.
+    :raises MissingExtraError: If ``-o`` names a Word or PDF file and the extra that writes it is not installed.
     """
     if output is not None:
         check_output_file(output, "-o")
+        if report_format(output) in _EXTRAS:
+            feature, extra, module, package = _EXTRAS[report_format(output)]
+            try:
+                importlib.import_module(module)
+            except ImportError as error:
+                raise MissingExtraError(feature, extra=extra, module=package) from error
     if sources is not None:
         check_output_file(sources, "--sources")
     if output is not None and sources is not None and output.absolute() == sources.absolute():
@@ -81,16 +109,29 @@ def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Pa
 
 def write_text(path: Path, text: str) -> None:
     """
-    Replace a file's content atomically: a crash never leaves a half-written file behind. The file gets the user's
-    usual permissions (a temporary file from :mod:`tempfile` would be readable by its owner only).
+    Replace a file's content atomically (see :func:`write_file`).
 
     :param path: The file.
     :param text: Its new content.
     :raises OSError: If it cannot be written.
     """
+    # Cleaned first: a lone surrogate (a file name that is not UTF-8) can never abort the write.
+    write_file(path, lambda temporary: temporary.write_text(clean_text(text), encoding="utf-8"))
+
+
+def write_file(path: Path, writer: Callable[[Path], object]) -> None:
+    """
+    Replace a file's content atomically: ``writer`` writes a temporary file beside it, which then replaces it, so a
+    crash never leaves a half-written file behind. The file gets the user's usual permissions (a temporary file from
+    :mod:`tempfile` would be readable by its owner only).
+
+    :param path: The file.
+    :param writer: Writes the new content to the path it is given.
+    :raises OSError: If it cannot be written.
+    """
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        temporary.write_text(clean_text(text), encoding="utf-8")  # a lone surrogate can never abort the write
+        writer(temporary)
         temporary.replace(path)
     except BaseException:
         temporary.unlink(missing_ok=True)

@@ -59,6 +59,10 @@ class CitationCheck:
     :param precision: Verified cited URLs divided by cited URLs (unique URLs); 1.0 when nothing is cited.
     :param verified_urls: The verified URLs of ``cited``, in first-cited order (the rebuilt Sources list).
     :param unverified_urls: The unverified URLs of ``cited``, in first-cited order.
+    :param passages: For every verified citation in the body, the passage of its source that supports the sentence
+        citing it: ``url``, ``title``, ``read_at``, ``sentence`` and ``passage``, one entry per sentence and URL in
+        citing order. :func:`verify_citations` has no ledger and leaves it empty;
+        :func:`haystack_deep_research.report.verify_report` fills it from the run's ledger.
     """
 
     report: str
@@ -70,6 +74,7 @@ class CitationCheck:
     precision: float
     verified_urls: list[str] = field(default_factory=list)
     unverified_urls: list[str] = field(default_factory=list)
+    passages: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The outcome as a JSON-ready dictionary, citations included."""

@@ -1,9 +1,13 @@
 """
 The report layer: the write hook that writes and verifies the report and closes the run, the grounding stage and
-its judge, the structured-output stage, and publishing a verified report.
+its judge, the structured-output stage, publishing a verified report with the passage behind each citation, and
+exporting it as a page a reader can check (:func:`export_html`), a Word document (:func:`export_docx`) or a PDF
+(:func:`export_pdf`).
 """
 
 from haystack_deep_research.report.assessment import UNSUPPORTED_MARK, judge_report, mark_unsupported, verdict_outputs
+from haystack_deep_research.report.export_files import export_docx, export_pdf
+from haystack_deep_research.report.export_html import export_html
 from haystack_deep_research.report.grounding import GroundingStage
 from haystack_deep_research.report.judge import (
     SUPPORTED,
@@ -21,6 +25,7 @@ from haystack_deep_research.report.judge import (
     parse_verdicts,
 )
 from haystack_deep_research.report.no_evidence import NoEvidenceStage
+from haystack_deep_research.report.passages import cited_passages
 from haystack_deep_research.report.publish import (
     allowed_urls,
     citation_findings,
@@ -58,6 +63,10 @@ __all__ = [
     "allowed_urls",
     "citation_findings",
     "cited_claims",
+    "cited_passages",
+    "export_docx",
+    "export_html",
+    "export_pdf",
     "grounding_score",
     "judge_claims",
     "judge_report",

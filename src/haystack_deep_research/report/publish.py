@@ -11,6 +11,7 @@ Publishing a report: the URLs it may cite, verifying its citations against the l
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from haystack.components.agents.state import State
@@ -19,6 +20,7 @@ from haystack.components.agents.state.state_utils import replace_values
 from haystack_deep_research.events import CitationRemoved, ReportReady
 from haystack_deep_research.evidence import CitationCheck, verify_citations
 from haystack_deep_research.prompts import unfence
+from haystack_deep_research.report.passages import cited_passages
 from haystack_deep_research.run import ResearchRun, publish
 from haystack_deep_research.state import (
     CITATIONS,
@@ -64,10 +66,12 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     :param run: The run, whose ledger gives the sources' titles.
     :param report: The report as the model wrote it.
     :param urls: The URLs it may cite (see :func:`allowed_urls`).
-    :returns: The outcome of the verification; ``check.report`` is the repaired report.
+    :returns: The outcome of the verification; ``check.report`` is the repaired report and ``check.passages`` the
+        passage of its source behind each citation (see :func:`~haystack_deep_research.report.passages.cited_passages`).
     """
     titles = {entry.url: entry.title for entry in run.ledger.entries() if entry.title}
     check = verify_citations(unfence(report), urls, titles=titles)
+    check = replace(check, passages=cited_passages(check.report, run.ledger))
     for citation in check.unverified:
         run.events.emit(CitationRemoved(phase=PHASE_WRITE, url=citation.url, line=citation.line))
     if check.unverified:
@@ -83,7 +87,8 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
 def citation_findings(check: CitationCheck) -> dict[str, Any]:
     """
     :param check: The outcome of a verification.
-    :returns: The ``citations`` output: the findings of the check, without the report.
+    :returns: The ``citations`` output: the findings of the check, without the report; ``passages`` holds the
+        passage of its source behind each verified citation.
     """
     return {key: value for key, value in check.to_dict().items() if key != "report"}
 

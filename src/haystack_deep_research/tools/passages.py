@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_PASSAGE_BUDGET",
     "PASSAGE_CHARS",
     "Excerpt",
+    "best_passages",
     "passage_budget_value",
     "relevant_passages",
     "split_passages",
@@ -174,6 +175,36 @@ def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
         return Excerpt((passages[best][:budget],), (best,), len(passages))
     kept.sort()
     return Excerpt(tuple(passages[index] for index in kept), tuple(kept), len(passages))
+
+
+def best_passages(text: str, queries: list[str], *, size: int = PASSAGE_CHARS) -> list[str]:
+    """
+    The passage of a text that best matches each query: one window of at most ``size`` characters, cut as
+    :func:`split_passages` cuts, ranked with the same BM25+ store (built once for all the queries). Ties go to the
+    earlier passage, so a query that shares no word with the text gets the text's beginning.
+
+    :param text: The stored text of a source.
+    :param queries: What to match, for example the sentences that cite the source.
+    :param size: The longest passage.
+    :returns: One passage per query, in the queries' order; ``""`` for every query when the text is blank.
+    """
+    passages = split_passages(text, size)
+    if not passages:
+        return ["" for _ in queries]
+    if len(passages) == 1:
+        return [passages[0] for _ in queries]
+    Document, InMemoryDocumentStore = _ranking_classes()
+    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
+    best: list[str] = []
+    try:
+        store.write_documents([Document(id=str(index), content=part) for index, part in enumerate(passages)])
+        for query in queries:
+            found = store.bm25_retrieval(query=query, top_k=len(passages), scale_score=False) if query.strip() else []
+            ranked = sorted(found, key=lambda document: (-float(document.score or 0.0), int(document.id)))
+            best.append(passages[int(ranked[0].id)] if ranked else passages[0])
+    finally:
+        store.shutdown()
+    return best
 
 
 def passage_budget_value(value: Any) -> int:

@@ -1,0 +1,96 @@
+"""The exports of a report: HTML (one page, nothing of a source runs), Word and PDF, each with the passages."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import html as lxml_html
+
+from haystack_deep_research import ResearchRun
+from haystack_deep_research.errors import MissingExtraError
+from haystack_deep_research.report import citation_findings, export_docx, export_html, export_pdf, verify_report
+
+URL = "https://tides.example/report"
+PASSAGE = "The harbour gauge recorded spring tides of 4.2 metres in March 2024."
+
+
+def _result(title: str = "Harbour tides", extra: str = "") -> dict[str, Any]:
+    run = ResearchRun(question="How high were the tides?")
+    run.ledger.record_page(url=URL, title=title, text=f"{PASSAGE} {extra}")
+    report = (
+        "# Tides\n\n"
+        f'Spring tides reached 4.2 metres [Harbour]({URL}). <img src=x onerror="alert(1)"> '
+        "[run me](javascript:alert(1)) ![pixel](https://tracker.example/p.png)\n"
+    )
+    check = verify_report(run, report, [URL])
+    return {"report": check.report, "citations": citation_findings(check)}
+
+
+def test_the_page_holds_no_markup_from_the_report_or_a_source() -> None:
+    hostile = "<script>alert(1)</script><style>*{display:none}</style>"
+    page = export_html(_result(title=f"Tides {hostile}", extra=f'{hostile}<a href="https://evil.example">x</a>'))
+
+    tree = lxml_html.fromstring(page)
+    assert tree.xpath("//script") == []
+    assert len(tree.xpath("//style")) == 1
+    assert tree.xpath("//img | //iframe | //object | //svg") == []
+    assert [a for a in tree.xpath("//@*") if a.attrname.startswith("on")] == []
+    assert tree.xpath("//a[starts-with(@href, 'javascript')]") == []
+    assert {a.get("href") for a in tree.xpath("//a[@href]")} == {URL}  # evil.example stays text in the passage
+    (policy,) = tree.xpath("//meta[@http-equiv='Content-Security-Policy']/@content")
+    assert "default-src 'none'" in policy
+    assert "script-src 'none'" in policy
+    (note,) = tree.xpath("//span[@id='note-1']")
+    assert note.get("popover") is not None
+    assert PASSAGE in note.text_content()
+    assert "<script>alert(1)</script>" in note.text_content()  # as text
+
+
+def test_a_word_document_lists_the_passages_as_endnotes(tmp_path: Path) -> None:
+    docx = pytest.importorskip("docx")
+
+    target = export_docx(_result(title="Tides \x00\x0b of the harbour", extra="\x1b[31m"), tmp_path / "r.docx")
+
+    paragraphs = [p.text for p in docx.Document(str(target)).paragraphs]
+    assert paragraphs[0] == "Tides"
+    assert any(p.startswith("Spring tides reached 4.2 metres Harbour[1]") for p in paragraphs)
+    index = paragraphs.index("Cited passages")
+    assert paragraphs[index + 1].startswith(f"[1] Tides of the harbour - {URL} (read ")  # control characters gone
+    assert paragraphs[index + 2].startswith(PASSAGE)
+
+
+def test_a_pdf_lists_the_passages_as_endnotes(tmp_path: Path) -> None:
+    pytest.importorskip("fpdf")
+    from pypdf import PdfReader
+
+    target = export_pdf(_result(title="Gezeiten \u00fcber \u03a9 and \u6771\u4eac"), tmp_path / "r.pdf")
+
+    text = " ".join(" ".join(page.extract_text() for page in PdfReader(str(target)).pages).split())
+    assert "Cited passages" in text
+    assert "4.2 metres in March 2024" in text
+
+
+@pytest.mark.parametrize(("export", "module", "extra"), [(export_docx, "docx", "docx"), (export_pdf, "fpdf", "pdf")])
+def test_an_export_without_its_extra_names_the_extra(
+    export: Any, module: str, extra: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+
+    with pytest.raises(MissingExtraError, match=rf"pip install haystack-deep-research\[{extra}\]"):
+        export(_result(), tmp_path / "r")
+
+
+def test_a_passage_with_a_script_url_in_a_forged_result_links_nothing() -> None:
+    forged = "javascript:alert(1)"
+    result = {
+        "report": f"Tides rose [here]({forged}) and [there](file:///etc/passwd).\n",
+        "citations": {"passages": [{"url": forged, "title": "x", "read_at": "", "sentence": "", "passage": "p"}]},
+    }
+
+    tree = lxml_html.fromstring(export_html(result))
+
+    assert tree.xpath("//a[@href]") == []
+    assert tree.xpath("//button") == []
