@@ -23,12 +23,13 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.loop.memory import check_memory_paths, read_memory_files
 from haystack_deep_research.loop.submission import payload
 from haystack_deep_research.prompts import MEMORY_FILES, render_text
 from haystack_deep_research.report import StructuredOutputStage, citation_findings, verify_report
+from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import CloseRunHook, OpenRunHook, Phase, Price, ResearchRun, blocking
 from haystack_deep_research.state import (
@@ -198,7 +199,10 @@ class DeepCloseHook(CloseRunHook):
         submission = state.data.get(SUBMISSION)
         instance = payload(submission, self.output_schema)[0] if isinstance(submission, dict) else None
         if instance is not None:
-            state.set(STRUCTURED, instance)
+            try:
+                state.set(STRUCTURED, verify_structured(instance, run, report=str(state.data.get(REPORT) or "")))
+            except StructuredOutputError as error:  # the answer and everything gathered are still returned
+                run.warn(PHASE_AGENT, str(error))
         elif state.data.get(REPORT):
             yield from StructuredOutputStage(output_schema=self.output_schema).review(state, run, self.chat_generator)
         else:

@@ -43,6 +43,7 @@ from haystack_deep_research.errors import ConfigurationError, StructuredOutputEr
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat
 from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
+from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.run import Outcome, Phase, ResearchRun, UsesModels, ask, publish
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
@@ -205,6 +206,7 @@ class StructuredOutputStage(UsesModels):
                 errors=errors,
                 report=report,
             )
+        instance = verify_structured(instance, run, report=report)
         run.events.emit(PhaseEnded(phase=PHASE_STRUCTURE, detail="structured output ready"))
         return instance
 
