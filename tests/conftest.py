@@ -8,6 +8,10 @@ from __future__ import annotations
 import os
 
 os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"  # before Haystack is imported: it reads this once, at import
+import tempfile
+
+# The key that seals journaled sources lives outside every run directory: for the tests, in a folder of their own.
+os.environ.setdefault("DEEP_RESEARCH_JOURNAL_KEY_FILE", os.path.join(tempfile.mkdtemp(), "journal.key"))
 from collections.abc import Callable, Iterator
 from typing import Any
 

@@ -35,6 +35,7 @@ from haystack_deep_research.run.journal_records import (
     decision_of,
     subtopic_key,
 )
+from haystack_deep_research.run.journal_seal import seal, unseal
 from haystack_deep_research.run.run_dir import JournalFile, atomic_write_text, check_run_dir, shown, unusable
 
 __all__ = [
@@ -144,6 +145,7 @@ class RunJournal:
                 f"run_dir {str(self.directory)!r} holds a run of another question ({started!r}); pass the same "
                 "question to resume it, or a new run_dir to start a new run."
             )
+        untrusted = 0
         for number, record in enumerate(records, 1):
             sources = record.get("sources") or []
             if not isinstance(sources, list) or not all(isinstance(entry, dict) for entry in sources):
@@ -169,7 +171,16 @@ class RunJournal:
                 decided = decision_of(record)
                 self._decisions[subtopic_key(decided.subtopic)] = decided
             for entry in sources:
-                self._journaled[str(entry.get("id"))] = entry
+                restored, trusted = unseal(entry)
+                untrusted += not trusted
+                self._journaled[str(restored.get("id"))] = restored
+        if untrusted:
+            logger.warning(
+                "{path} holds {count} read source(s) this library did not journal (their seal does not verify); "
+                "they are restored as search results only, so nothing cites them as read.",
+                path=str(path),
+                count=untrusted,
+            )
         try:
             EvidenceLedger.from_list(self._journaled.values())
         except ConfigurationError as error:
@@ -194,7 +205,7 @@ class RunJournal:
     def _append_with_sources(self, record: dict[str, Any], ledger: EvidenceLedger) -> None:
         with self._lock:
             sources = self._changed_sources(ledger)
-            self._append_locked({**record, "sources": sources})
+            self._append_locked({**record, "sources": [seal(entry) for entry in sources]})
             self._journaled.update((entry["id"], entry) for entry in sources)
 
     @property

@@ -1,0 +1,81 @@
+"""
+What a run directory's journal says was read is trusted only when this library wrote it.
+
+A resumed run restores the journal's sources as read, so whoever can edit ``journal.jsonl`` could add a page the run
+never read and have it cited as verified. Each source that counts as read (a page or a document) is therefore sealed
+when journaled: an HMAC-SHA256 of the entry under a key kept outside the run directory (``journal.key`` in the
+user's cache directory, ``$XDG_CACHE_HOME/haystack-deep-research``, created readable by its owner only). When the
+journal is read again, an entry whose seal does not verify (forged, edited, or sealed on another machine) is restored
+as a search result only: its URL is known, nothing counts as read, so nothing cites it as verified; the note that
+cited it is researched again only if it has no other verified source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+__all__ = ["KEY_ENV", "seal", "unseal"]
+
+KEY_ENV = "DEEP_RESEARCH_JOURNAL_KEY_FILE"
+"""An environment variable naming another file for the key (tests, or a key shared by the machines of one team)."""
+
+_SEALED_KINDS = ("page", "document")
+_SEAL = "seal"
+
+
+def _key_file() -> Path:
+    given = os.environ.get(KEY_ENV)
+    if given:
+        return Path(given)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "haystack-deep-research" / "journal.key"
+
+
+def _key() -> bytes:
+    path = _key_file()
+    try:
+        key = path.read_bytes()
+        if len(key) >= 32:
+            return key
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(key)
+    return key
+
+
+def _mac(entry: dict[str, Any]) -> str:
+    body = json.dumps({k: v for k, v in entry.items() if k != _SEAL}, sort_keys=True, ensure_ascii=False)
+    return hmac.new(_key(), body.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
+
+
+def seal(entry: dict[str, Any]) -> dict[str, Any]:
+    """
+    :param entry: A ledger entry as journaled.
+    :returns: The entry, with its seal when it counts as read.
+    """
+    return {**entry, _SEAL: _mac(entry)} if entry.get("kind") in _SEALED_KINDS else dict(entry)
+
+
+def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """
+    :param entry: A ledger entry as read back from the journal.
+    :returns: The entry without its seal, and whether it was trusted as it was (``False``: a page or document whose
+        seal does not verify, restored as a bare search result).
+    """
+    given = entry.get(_SEAL)
+    plain = {k: v for k, v in entry.items() if k != _SEAL}
+    if plain.get("kind") not in _SEALED_KINDS:
+        return plain, True
+    if isinstance(given, str) and hmac.compare_digest(given, _mac(plain)):
+        return plain, True
+    return {**plain, "kind": "search_result", "text": "", "content_hash": "", "summary": ""}, False
