@@ -255,3 +255,32 @@ def test_the_same_call_again_and_again_is_a_loop_but_new_arguments_are_progress(
     assert stuck["exit_reason"] == "loop_detected"
     assert "Not run: you called search_kb with the same arguments 3 times in a row" in _texts(stuck)
     assert any("the agent kept calling search_kb with the same arguments" in w for w in stuck["warnings"])
+
+
+def test_a_report_the_agent_writes_to_a_file_leaves_the_run_with_verified_citations(tmp_path: Any) -> None:
+    from haystack_deep_research import DiskBackend
+
+    invented = "https://invented.example/crm-study"
+    content = f"# CRM report\n\nMid-market CRM spend grew ([a study]({invented})).\n"
+    steps = [call("write_file", path="report.md", content=content), "The report is in report.md."]
+    agent = build(steps, enable_filesystem=True, backend=DiskBackend(root=tmp_path), output_schema=None)
+
+    result = agent.run(messages=QUESTION)
+
+    written = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert invented not in written  # a link the run never read does not survive in the deliverable
+    assert "Mid-market CRM spend grew" in written  # the claim itself is kept
+    assert any("report.md" in w and "never read" in w for w in result["warnings"])
+
+
+def test_the_answer_leaves_the_run_with_verified_citations() -> None:
+    from haystack.components.generators.chat import MockChatGenerator
+
+    invented = "https://invented.example/asked-for-by-a-page"
+    model = MockChatGenerator(responses=[f"CRM spend grew ([source]({invented}))."])
+    result = build([], chat_generator=model, output_schema=None, submit_tool=None, reflexion=False).run(
+        messages=QUESTION
+    )
+
+    assert invented not in result["report"]
+    assert result["citations"]["unverified_urls"] == [invented]

@@ -25,6 +25,7 @@ from haystack.utils.type_serialization import deserialize_type, serialize_type
 
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
+from haystack_deep_research.evidence import verify_citations
 from haystack_deep_research.loop.memory import check_memory_paths, read_memory_files
 from haystack_deep_research.loop.submission import payload
 from haystack_deep_research.prompts import MEMORY_FILES, render_text
@@ -43,6 +44,7 @@ from haystack_deep_research.state import (
     HAYSTACK_MAX_STEPS,
     MESSAGES,
     PHASE_AGENT,
+    PHASE_FILES,
     PLAN,
     REPORT,
     STOP_RUN,
@@ -50,6 +52,8 @@ from haystack_deep_research.state import (
     SUBMISSION,
     TODOS,
 )
+from haystack_deep_research.tools.filesystem import WRITTEN_FILES
+from haystack_deep_research.tools.scratch import ScratchBackend
 from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 
 __all__ = ["DeepCloseHook", "DeepRunHook"]
@@ -68,6 +72,28 @@ _OUTPUTS: dict[str, Any] = {
     GROUNDING_SCORE: None,
     GROUNDING_ROUNDS: 0,
 }
+
+
+_DELIVERABLES = (".md", ".markdown", ".txt", ".rst")
+
+
+def _check_written_files(run: ResearchRun) -> Phase[None]:
+    """A text file the agent wrote (often its deliverable) leaves the run with its citations verified, as its answer."""
+    read_urls = sorted(run.ledger.read_urls())
+    written_files: dict[str, ScratchBackend] = run.resource(WRITTEN_FILES, dict)
+    for path, space in list(written_files.items()):
+        if not path.lower().endswith(_DELIVERABLES):
+            continue
+        [read] = yield [blocking(space.read, path)]
+        if read.error is not None:
+            continue  # deleted or refused since: nothing of it leaves the run
+        check = verify_citations(str(read.value), read_urls)
+        if not check.unverified:
+            continue
+        [written] = yield [blocking(space.write, path, check.report)]
+        removed = f"removed {len(check.unverified)} citation(s) of URLs the run never read from {path}"
+        unwritten = f"{path} cites URLs the run never read, and could not be repaired ({written.error})"
+        run.warn(PHASE_FILES, removed if written.error is None else unwritten)
 
 
 class DeepRunHook(OpenRunHook):
@@ -191,6 +217,7 @@ class DeepCloseHook(CloseRunHook):
         check = verify_report(run, answer.strip(), sorted(run.ledger.read_urls()))
         state.set(REPORT, check.report)
         state.set(CITATIONS, citation_findings(check))
+        yield from _check_written_files(run)
         state.set(TODOS, run.resource(TODOS_RESOURCE, TodoState).to_list())
         preview = " ".join(str(state.data.get(REPORT) or "").split())[:PREVIEW_CHARS]
         run.events.emit(ExitReached(phase=PHASE_AGENT, reason=reason, final_message_preview=preview))

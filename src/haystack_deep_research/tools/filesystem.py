@@ -44,9 +44,11 @@ from haystack_deep_research.run import Phase, RunView, blocking
 from haystack_deep_research.tools.base import ResearchTool
 from haystack_deep_research.tools.scratch import MemoryBackend, ScratchBackend, backend_from_dict, scratch_path
 
-__all__ = ["FilesystemTool", "create_filesystem_tools"]
+__all__ = ["WRITTEN_FILES", "FilesystemTool", "create_filesystem_tools"]
 
 SCRATCH_RESOURCE = "scratch"
+WRITTEN_FILES = "written_files"
+"""The run resource listing the files the run wrote or edited, by path, with the space they are in."""
 MAX_LINES = 2_000
 MAX_MATCHES = 200
 GREP_SECONDS = 2.0
@@ -124,6 +126,9 @@ class FilesystemTool(ResearchTool):
             raise done.error
         text, path, written = done.value
         if view is not None:
+            if written is not None:  # a file the run wrote: checked like a report when the run closes
+                written_files: dict[str, ScratchBackend] = view.run.resource(WRITTEN_FILES, dict)
+                written_files[path] = space
             event = FileWritten(phase=view.phase, path=path, chars=written) if written is not None else None
             view.emit(event or FileRead(phase=view.phase, path=path))
         return str(text)
