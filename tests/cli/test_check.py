@@ -166,7 +166,7 @@ def _closed_port() -> int:
     ],
     ids=["failing", "unreachable"],
 )
-def test_a_judge_that_judges_nothing_gives_no_score_and_exits_3(
+def test_a_judge_that_judges_nothing_gives_no_score_and_exits_partial(
     judge: Callable[[str], Any],
     report: Path,
     tmp_path: Path,
@@ -183,7 +183,7 @@ def test_a_judge_that_judges_nothing_gives_no_score_and_exits_3(
     status = cli.main(["check", str(report), "--sources", str(urls), "--judge"])
 
     captured = capsys.readouterr()
-    assert status == check.NOT_JUDGED == 3
+    assert status == check.NOT_JUDGED == 5
     assert "score" not in captured.out.replace("no score", "")
     assert "grounding (judge gpt-5.4): no score; none of the 3 claim(s) could be judged" in captured.out
     assert (
@@ -211,7 +211,7 @@ def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
 
     captured = capsys.readouterr()
     out = captured.out
-    assert status == check.NOT_JUDGED == 3  # a claim not judged is not a claim supported
+    assert status == check.NOT_JUDGED == 5  # a claim not judged is not a claim supported
     assert "score 1.00 over 1 of 2 claim(s); 1 judged, 1 not judged; 1 supported, 0 unsupported" in out
     assert "could not judge 1 of the 2 cited claim(s) (see why above); 1 judged, 1 not judged" in captured.err
     assert f"  - not judged (line 1): Policy changed [p]({POLICY}).\n      {POLICY}: no stored text" in out

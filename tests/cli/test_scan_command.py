@@ -181,12 +181,12 @@ def test_a_scan_whose_model_is_down_fails_and_a_rerun_tries_again(
     out = tmp_path / "rows.jsonl"
     argv = ["scan", items, "--out", str(out), "--attempts", "1", "--progress", "lines"]
 
-    assert cli.main(argv) == cli.ExitCode.RUN_FAILED
+    assert cli.main(argv) == cli.ExitCode.RESEARCH_FAILED  # every item failed
     err = capsys.readouterr().err
     assert err.rstrip().endswith(f"[done] 0 row(s) in {out}; 3 failed, see {tmp_path / 'rows.failures.jsonl'}")
     assert err.count("writer_failed") >= 3
     assert not out.exists() or out.read_text() == ""
 
-    assert cli.main(argv) == cli.ExitCode.RUN_FAILED
+    assert cli.main(argv) == cli.ExitCode.RESEARCH_FAILED
     assert "[scan] scan started: 3 item(s), 0 already done" in capsys.readouterr().err
     assert len(researched) == 6  # every failed item was researched again

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from haystack_deep_research.agents import DEFAULT_MODEL, default_chat_generator
+from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, ReadingProblem, reading_problems, verify_citations
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
@@ -50,9 +51,9 @@ from haystack_deep_research.run import drive
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 
 DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
-NOT_JUDGED = 3
+NOT_JUDGED = ExitCode.PARTIAL
 """The exit status when ``--judge`` could not judge some cited claim (and nothing else failed)."""
-UNREADABLE = 4
+UNREADABLE = ExitCode.UNREADABLE
 """The exit status when the report's Markdown hides citations from a reader (and every citation read verifies)."""
 
 

@@ -64,7 +64,7 @@ from haystack_deep_research.cli.approval import check_approve_plan, console_plan
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.display import Display, make_display
-from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
+from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.cli.iterative import iterative_options, replay_options, subcommand_help, write_manifest
 from haystack_deep_research.cli.mcp import run_mcp
@@ -267,7 +267,7 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
         return ExitCode.INTERRUPTED
     if outcome.error is not None:
         return exit_code_of(outcome.error)
-    return ExitCode.RUN_FAILED if saved.failures else ExitCode.OK
+    return ExitCode.RUN_FAILED if saved.failures else outcome_code(result)
 
 
 def _run(agent: Any, question: str, context: dict[str, Any], display: Display, **options: Any) -> RunOutcome:

@@ -232,4 +232,6 @@ def run_scan_command(argv: Sequence[str]) -> int:
             display.close()
     failures = f"; {len(result.failed)} failed, see {runner.results.failures_path}" if result.failed else ""
     print(f"[done] {len(result.rows)} row(s) in {args.out}{failures}", file=sys.stderr)
-    return ExitCode.RUN_FAILED if result.failed else ExitCode.OK
+    if not result.failed:
+        return ExitCode.OK
+    return ExitCode.PARTIAL if result.rows else ExitCode.RESEARCH_FAILED
