@@ -5,7 +5,7 @@ A span (:class:`Hit`) is a link, a reference definition, an entry of a reference
 with what removing it takes (its ``mode``). Which destinations count as citations is decided here: anything a
 browser would open as another document (a URL with a scheme, or one starting with two slashes), except ``mailto:``
 and ``tel:``. Only the kinds of URL a run reads can ever be verified: ``http`` and ``https``, and ``file://`` and
-``doc://`` for documents retrieved from datastores.
+``doc://`` for documents retrieved from datastores, and ``mcp://`` for the results of MCP servers' tools.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ Mode = Literal["link", "cut", "line", "marker"]
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _NOT_SOURCES = frozenset({"mailto", "tel"})
-_READ_SCHEMES = frozenset({"http", "https", "file", "doc"})
+_READ_SCHEMES = frozenset({"http", "https", "file", "doc", "mcp"})
 _KINDS: dict[str, CitationKind] = {
     "inline": "inline",
     "reference": "reference",
@@ -49,7 +49,7 @@ def citable(url: str) -> bool:
 
 
 def verifiable(url: str) -> bool:
-    """:returns: Whether ``url`` is of a kind a run reads: ``http(s)://``, ``file://`` or ``doc://``."""
+    """:returns: Whether ``url`` is of a kind a run reads: ``http(s)://``, ``file://``, ``doc://`` or ``mcp://``."""
     browsed = _as_browsed(url)
     scheme = _SCHEME.match(browsed)
     return scheme is not None and scheme.group(1).lower() in _READ_SCHEMES and browsed[scheme.end() :][:2] == "//"

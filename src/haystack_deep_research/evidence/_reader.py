@@ -8,9 +8,9 @@ so that each records its span in the inline source (``meta["span"]`` on the toke
 inline token), and a link or image records where its text ends (``meta["label_end"]``).
 
 Bare links outside markdown-it's own ``scheme://`` rule are left to the caller, who finds them with
-:func:`bare_links` in the plain text between those spans: ``http(s)://``, ``ftp://`` and ``//`` links as linkify-it
-reads them, and GFM's ``www.`` links (before any domain); no other host name is guessed. Both read the text once,
-left to right: linkify-it's own search, and markdown-it's rule, take time quadratic in some hostile inputs.
+:func:`bare_links` in the plain text between those spans: ``http(s)://``, ``ftp://``, ``mcp://`` and ``//`` links as
+linkify-it reads them, and GFM's ``www.`` links (before any domain); no other host name is guessed. Both read the text
+once, left to right: linkify-it's own search, and markdown-it's rule, take time quadratic in some hostile inputs.
 """
 
 from __future__ import annotations
@@ -134,6 +134,7 @@ def _build() -> _Parts:
             return link
 
     linkifier = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
+    linkifier.add("mcp:", "http:")  # the citation targets of MCP tool results, read like http links
     linkifier.match_at_start("https://a.example //a.example")  # compiles its lazy patterns now
     linkifier.test_schema_at("x //a.example", "//", 4)
     reader = Reader("gfm-like", {"inline_definitions": True, "store_labels": True})
@@ -169,8 +170,8 @@ def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
     """
     :param text: Plain text, entities and escapes decoded.
     :param www: Whether to find GFM's ``www.`` links too.
-    :returns: The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://`` and ``//`` links, and
-        ``www.`` links (their URL with ``http://`` added).
+    :returns: The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://``, ``mcp://`` and ``//``
+        links, and ``www.`` links (their URL with ``http://`` added).
     """
     found: list[tuple[int, int, str]] = []
     at = 0
