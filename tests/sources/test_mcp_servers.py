@@ -22,7 +22,9 @@ from haystack_deep_research import (
     MissingExtraError,
     ResearchRun,
     ResearchSubtopicTool,
+    create_deep_agent,
     create_deep_research_agent,
+    create_research_workflow,
 )
 from haystack_deep_research.sources import MCPToolset
 from haystack_deep_research.testing import ScriptedChatGenerator
@@ -51,18 +53,22 @@ def _gone(tmp_path: Path) -> bool:
 
 @component
 class TicketResearcher:
-    """A researcher model of this test: it calls the ticket search once, then cites what it returned and one
-    address it invents."""
+    """A model of this test: offered the ticket search (or a notes store) and not yet called, it calls it; otherwise
+    it cites every Source it was ever shown, and one address it invents."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
         results = [m.tool_call_result.result for m in messages if m.tool_call_result is not None]
-        names = [tool.name for tool in tools or [] if tool.name in ("tickets_search_tickets", "search_notes")]
+        offered = [tool.name for tool in flatten_tools_or_toolsets(tools or [])]
+        names = [name for name in offered if name in ("tickets_search_tickets", "search_notes")]
         if not results and names:
             calls = [ToolCall(tool_name=name, arguments={"query": "checkout EU"}) for name in names]
             return {"replies": [ChatMessage.from_assistant(tool_calls=calls)]}
-        cited = [url for text in results for url in _SOURCE.findall(text)]
-        lines = [f"- Checkout requests from EU customers time out after 30 seconds [ticket]({url})." for url in cited]
+        self.seen += [url for text in results for url in _SOURCE.findall(text) if url not in self.seen]
+        lines = [f"- EU checkout requests time out after 30 seconds [ticket]({url})." for url in self.seen]
         lines.append(f"- A refund bug was reported too [ticket]({INVENTED}).")
         return {"replies": [ChatMessage.from_assistant("Findings:\n" + "\n".join(lines))]}
 
@@ -199,3 +205,23 @@ def test_without_the_extra_the_error_names_it(tmp_path: Path, monkeypatch: pytes
 def test_a_bad_server_is_refused_with_the_fix(options: dict[str, Any], said: str) -> None:
     with pytest.raises(ConfigurationError, match=said):
         MCPServer(**options)
+
+
+def _deep_agent(server: MCPServer) -> Any:
+    return create_deep_agent(chat_generator=TicketResearcher(), tools=[], mcp_servers=[server], system_prompt="Answer.")
+
+
+def _workflow(server: MCPServer) -> Any:
+    model = TicketResearcher()
+    return create_research_workflow(chat_generator=model, tools=[], mcp_servers=[server], output_schema=None)
+
+
+@pytest.mark.parametrize("build", [_deep_agent, _workflow], ids=["deep_agent", "research_workflow"])
+def test_every_agent_shape_cites_the_server_and_closes_it(tmp_path: Path, build: Any) -> None:
+    result = build(_server(tmp_path)).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert "](mcp://tickets/search_tickets/T-101)" in result["report"]
+    assert INVENTED not in result["report"]
+    assert "mcp://tickets/search_tickets/T-101" in {entry["url"] for entry in result["sources"]}
+    assert not [warning for warning in result["warnings"] if "MCP" in warning]
+    assert _gone(tmp_path)

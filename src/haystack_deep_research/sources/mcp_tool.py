@@ -198,6 +198,7 @@ class MCPToolset(RunToolset):
     servers: list[MCPServer] = field(default_factory=list)
     spawned: bool = field(default=False, repr=False, compare=False)
     view: RunView | None = field(default=None, repr=False, compare=False)
+    listed: list[Tool] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.servers = mcp_servers_from(self.servers)
@@ -237,7 +238,9 @@ class MCPToolset(RunToolset):
     def __iter__(self) -> Any:
         if self.view is None:
             return iter([_RunPlaceholder(self)] if self.spawned else [])
-        return iter(self.view.run.resource(f"mcp_tools:{id(self)}", lambda: self.bind(self.view)))
+        if self.listed is None:  # this copy belongs to one run: its tools are listed once
+            self.listed = self.bind(self.view)
+        return iter(self.listed)
 
     def __len__(self) -> int:
         return len(list(iter(self)))
