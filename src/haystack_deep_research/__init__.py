@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
     from haystack_deep_research.run import Price, ResearchCache, ResearchRun
     from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
-    from haystack_deep_research.sources import WebSearchTool
+    from haystack_deep_research.sources import MCPServer, WebSearchTool
     from haystack_deep_research.tools import (
         DiskBackend,
         MemoryBackend,
@@ -89,7 +89,7 @@ __getattr__, __dir__ = lazy_exports(
         ".research": ("FinalSummaryHook", "ResearchSubtopicTool", "ScopeHook"),
         ".run": ("Price", "ResearchCache", "ResearchRun"),
         ".scans": ("ItemRef", "KnowledgeProvider", "KnowledgeRow", "ScanRunner"),
-        ".sources": ("WebSearchTool",),
+        ".sources": ("MCPServer", "WebSearchTool"),
         ".tools": ("DiskBackend", "MemoryBackend", "ReadUrlTool", "RunToolset", "SubAgentDef", "TodoState"),
         ".web": ("FetchLimits", "UrlPolicy"),
     },
@@ -119,6 +119,7 @@ __all__ = [
     "ItemRef",
     "KnowledgeProvider",
     "KnowledgeRow",
+    "MCPServer",
     "MemoryBackend",
     "MissingCredentialsError",
     "MissingExtraError",

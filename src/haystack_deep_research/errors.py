@@ -25,6 +25,7 @@ failure during a run that the caller can retry, configure around or report::
         ├── StructuredOutputError               the report could not be turned into valid structured output
         ├── ScratchSpaceError                   a scratch-space file operation was refused (path, size, missing file)
         ├── SearchError                         the search service failed or answered garbage
+        │   └── MCPServerError                  an MCP server did not start, or a call to it failed or timed out
         ├── ReplayMissError                     a replayed run asked something its recording does not hold
         ├── LocalFileRefusedError               a local file was not read: not a regular file, outside its folder,
         │                                       or over its size cap (also an OSError)
@@ -56,6 +57,7 @@ __all__ = [
     "FetchTimeoutError",
     "InvalidQuestionError",
     "LocalFileRefusedError",
+    "MCPServerError",
     "MissingCredentialsError",
     "MissingExtraError",
     "RecordingError",
@@ -245,6 +247,13 @@ class ScratchSpaceError(ResearchRunError):
 
 class SearchError(ResearchRunError):
     """The web search service failed, refused the request, or answered something that is not a result list."""
+
+
+class MCPServerError(SearchError):
+    """
+    An MCP server given as a source did not start, did not answer within its timeout, or failed a call; the message
+    names the server and what to check (its command, URL or timeouts).
+    """
 
 
 class ReplayMissError(ResearchRunError):

@@ -894,3 +894,19 @@ def test_a_processing_instruction_that_never_closes_is_read_in_one_pass() -> Non
 
     assert check.verified_urls == ["https://a.example/"]
     assert check.report.count("<? again") == 6000
+
+
+def test_mcp_results_verify_bare_or_linked_and_invented_ones_go() -> None:
+    report = (
+        "# Checkout\n\nEU checkout times out (mcp://tickets/search_tickets/T-101). A refund bug, see "
+        "mcp://tickets/search_tickets/T-999, and [a wiki page](mcp://wiki/search/zz).\n"
+    )
+
+    check = verify_citations(report, {"mcp://tickets/search_tickets/T-101"})
+
+    assert check.verified_urls == ["mcp://tickets/search_tickets/T-101"]
+    assert {c.url for c in check.unverified} == {"mcp://tickets/search_tickets/T-999", "mcp://wiki/search/zz"}
+    assert "(mcp://tickets/search_tickets/T-101)" in check.report
+    assert "T-999" not in check.report
+    assert "mcp://wiki" not in check.report
+    assert "a wiki page" in check.report

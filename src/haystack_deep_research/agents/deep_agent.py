@@ -39,7 +39,7 @@ from haystack_deep_research.research.exits import (
 )
 from haystack_deep_research.run import BudgetHook, DeadlineChatGenerator, model_name
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
-from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.sources import MCPServer, datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
     PHASE_AGENT,
     PHASE_CONDENSE,
@@ -158,6 +158,7 @@ def create_deep_agent(
     subagents: Sequence[SubAgentDef] | None = None,
     memory_files: Sequence[str] | None = None,
     datastores: Any = None,
+    mcp_servers: list[MCPServer] | None = None,
     summarize_after_messages: int | None = None,
     summarize_keep_recent: int = 10,
     summarizer_llm: ChatGenerator | None = None,
@@ -198,6 +199,8 @@ def create_deep_agent(
     :param subagents: ``SubAgentDef``\\ s the agent hands tasks to through a ``task`` tool.
     :param memory_files: AGENTS.md-style files prepended to the system prompt; missing paths are skipped.
     :param datastores: Named document stores, wired by the datastore layer (see docs/deep-agent.md).
+    :param mcp_servers: MCP servers whose tools the agent may call, as for ``create_deep_research_agent`` (one
+        connection per run and server, listed at the run's first step and closed with the run).
     :param summarize_after_messages: Condense older turns once the conversation holds more messages, or ``None``.
     :param summarize_keep_recent: The latest messages always kept verbatim.
     :param summarizer_llm: The summarizing model; default the agent's.
@@ -288,7 +291,7 @@ def create_deep_agent(
     )
     return ResearchAgent(
         chat_generator=PreservingChatGenerator(chat_generator=agent_model, role=None),
-        tools=[RunToolset(tools=[*library, *plain]), *sets],
+        tools=[RunToolset(tools=[*library, *plain]), *sets, *mcp_toolsets(mcp_servers)],
         system_prompt=rules,
         state_schema=deep_agent_state_schema(),
         max_agent_steps=max_iterations,

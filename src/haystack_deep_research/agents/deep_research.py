@@ -47,9 +47,11 @@ from haystack_deep_research.run import (
     ResearchCache,
 )
 from haystack_deep_research.sources import (
+    MCPServer,
     ToolSearch,
     datastore_tools,
     datastores_from,
+    mcp_toolsets,
     resolve_search,
     routing_prompt,
 )
@@ -155,6 +157,7 @@ def create_deep_research_agent(
     output_schema: type[BaseModel] | None = None,
     search: Any = None,
     datastores: Mapping[str, Any] | None = None,
+    mcp_servers: list[MCPServer] | None = None,
     web: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     cache_ttl: float = DEFAULT_CACHE_TTL,
@@ -221,7 +224,11 @@ def create_deep_research_agent(
         with a query input>, "description": "...", "top_k": 6, "min_score": None}``. Each store becomes a
         ``search_<name>`` tool for the researchers, and the descriptions a routing block in their system prompt.
         Retrieved documents count as read and may be cited (see docs/sources.md).
-    :param web: ``False`` researches the datastores only: no ``web_search`` and no ``read_url``.
+    :param mcp_servers: MCP servers whose tools the researchers may call (a list of :class:`MCPServer`): each tool
+        becomes ``<server>_<tool>``, each run connects once on first use and closes with the run, and what the tools
+        return counts as read, cited as ``mcp://<server>/<tool>/<id>`` or the URL it gives (needs the ``[mcp]`` extra;
+        see docs/sources.md). A server that does not start is a warning; the run goes on.
+    :param web: ``False`` researches the datastores and MCP servers only: no ``web_search`` and no ``read_url``.
     :param cache_dir: A directory for the cross-run cache of searches, page texts and page summaries (see
         docs/caching.md), or ``None`` for none: researching the same question again searches and fetches nothing.
     :param cache_ttl: Seconds a cached entry is used (default one day).
@@ -258,7 +265,7 @@ def create_deep_research_agent(
     budget, results = BudgetHook(), ToolResultsHook()
     researcher = Agent(
         chat_generator=DeadlineChatGenerator(chat_generator=models["researcher_llm"]),
-        tools=[RunToolset(tools=researcher_tools)],
+        tools=[RunToolset(tools=researcher_tools), *mcp_toolsets(mcp_servers)],
         system_prompt=_researcher_prompt(options, stores),
         state_schema=researcher_state_schema(),
         max_agent_steps=max_researcher_steps,

@@ -84,10 +84,10 @@ def check_options(options: dict[str, Any]) -> None:
     if not options["web"]:
         if options["search"] is not None or options["search_tool"] is not None:
             raise ConfigurationError("web=False has no web search: drop search / search_tool, or set web=True.")
-        if not options["datastores"]:
+        if not options["datastores"] and not options["mcp_servers"]:
             raise ConfigurationError(
                 "web=False leaves the researchers nothing to search: pass datastores={...} (for example "
-                "index_folder('./docs')), or set web=True."
+                "index_folder('./docs')) or mcp_servers=[MCPServer(...)], or set web=True."
             )
     schema = options["output_schema"]
     if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):

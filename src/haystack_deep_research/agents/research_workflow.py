@@ -18,7 +18,7 @@ from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import CostMeter, Price, RunBudget, model_name
-from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.sources import MCPServer, datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
     PHASE_CAUSAL,
     PHASE_EXECUTE,
@@ -90,6 +90,7 @@ def create_research_workflow(
     tools: list[Tool | Toolset],
     output_schema: type[BaseModel] | None,
     datastores: Mapping[str, Any] | None = None,
+    mcp_servers: list[MCPServer] | None = None,
     causal_inference: bool = True,
     grounding_threshold: float = 0.65,
     max_regenerations: int = 1,
@@ -126,6 +127,8 @@ def create_research_workflow(
         ``structured`` output; ``None`` for none.
     :param datastores: Named document stores whose search tools are added to ``tools`` (needs
         ``haystack_deep_research.sources.datastore_tools``; a clear error until it is available).
+    :param mcp_servers: MCP servers whose tools the Execute agent may call, as for ``create_deep_research_agent``
+        (one connection per run and server, closed with the run; results cited as ``mcp://`` or the URL they give).
     :param causal_inference: Build a causal chain between Execute and Summarize.
     :param grounding_threshold: The lowest acceptable grounding score, 0 to 1.
     :param max_regenerations: Rewrites of the summary in one run, without tools, 0 to 5.
@@ -153,7 +156,8 @@ def create_research_workflow(
     options = dict(locals())
     _check(options)
     style = ReportStyle(report_type=report_type, tone=tone, report_length=report_length)
-    every_tool = [*tools, *datastore_tools(datastores)] if isinstance(tools, list) and datastores else tools
+    sources: list[Tool | Toolset] = [*datastore_tools(datastores), *mcp_toolsets(mcp_servers)]
+    every_tool = [*tools, *sources] if isinstance(tools, list) else tools
     agent = execute_agent(
         routing=routing_prompt(datastores) if datastores else "",
         chat_generator=chat_generator,

@@ -3,7 +3,8 @@ Checking a report's citations against the sources that were really read, and rep
 
 :func:`verify_citations` compares every cited URL (see :mod:`haystack_deep_research.evidence.citations`) with the
 retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.normalize_url`. Only a URL of a kind
-a run reads can verify (``http(s)://``, and ``file://`` or ``doc://`` for documents from datastores): a
+a run reads can verify (``http(s)://``, ``file://`` or ``doc://`` for documents from datastores, ``mcp://`` for the
+results of MCP tools): a
 ``javascript:`` or ``data:`` link, a protocol-relative ``//host`` link and any other scheme never do. The report is
 repaired by this rule:
 

@@ -8,7 +8,8 @@ One run, one lifecycle: the run is opened by one ``before_run`` hook and closed 
   subclass adds its own opening work there: the deep research agent writes its brief, the deep agent reads its
   memory files).
 - :class:`CloseRunHook` runs :meth:`CloseRunHook.finish` (the deep research agent writes its report there), then
-  publishes the run's outputs, writes the run directory and emits ``RunEnded`` — also when ``finish`` raised, before
+  closes the run's resources (:meth:`~haystack_deep_research.run.ResearchRun.close`: its MCP connections), publishes
+  the run's outputs, writes the run directory and emits ``RunEnded`` — also when ``finish`` raised, before
   the error propagates.
 - :class:`BudgetHook` (``before_llm`` of the orchestrator and of every sub-researcher) counts the agent's token usage
   into the run as it grows, stops the agent once the run's budget is spent, and bounds the step's model call by what
@@ -152,13 +153,16 @@ class OpenRunHook(PhaseHook):
         opened = on_run_opened(context)
         run = yield from self.open_run(question, context)
         journal = run.journal
-        if journal is not None and isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
-            guard.on_close(journal.close)
+        if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
+            guard.on_close(run.close)
+            if journal is not None:
+                guard.on_close(journal.close)
         try:
             if opened is not None:
                 opened(run)
             yield from self._open(state, context, run)
         except BaseException:
+            run.close()
             if journal is not None:
                 journal.close()
             raise
@@ -260,6 +264,7 @@ class CloseRunHook(PhaseHook):
             yield from self.finish(state, run)
         except Exception as error:  # the run is closed first; then the error propagates
             failure = error
+        run.close()
         yield from close_journal(state, run)
         publish(state, run)
         ended = RunEnded(

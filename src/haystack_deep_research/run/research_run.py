@@ -27,6 +27,7 @@ from haystack_deep_research.run.view import RunView
 from haystack_deep_research.state import (
     PHASE_ORCHESTRATOR,
     PHASE_RESEARCH,
+    PHASE_RUN,
 )
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class ResearchRun:
         self.costs = CostMeter(phase_models=phase_models, prices=prices, warn=self.warn)
         self._lock = threading.Lock()
         self._resources: dict[str, Any] = {}
+        self._closers: list[Callable[[], None]] = []
         self._restored: list[str] = []
         self._notes: dict[int, str] = {}
         self._plan: list[str | None] = []
@@ -104,19 +106,35 @@ class ResearchRun:
             if self.streaming_callback is None and callback is not None:
                 self.streaming_callback = callback
 
-    def resource(self, key: str, factory: Callable[[], T]) -> T:
+    def resource(self, key: str, factory: Callable[[], T], *, close: Callable[[T], None] | None = None) -> T:
         """
-        A resource that lives as long as the run (a scratch space, a todo list), made on first use.
+        A resource that lives as long as the run (a scratch space, a todo list, a connection), made on first use.
 
         :param key: The resource's name.
-        :param factory: Makes it.
+        :param factory: Makes it (cheaply: it runs under the run's lock).
+        :param close: Called with the resource when the run closes (see :meth:`close`), if it was made.
         :returns: The run's resource under ``key``.
         """
         with self._lock:
             if key not in self._resources:
-                self._resources[key] = factory()
+                self._resources[key] = made = factory()
+                if close is not None:
+                    self._closers.append(lambda: close(made))
             resource: T = self._resources[key]
             return resource
+
+    def close(self) -> None:
+        """
+        Close the run's resources that asked for it, newest first, once: every shape calls this when its run ends,
+        however it ends. One that raises is a warning of the run; the others still close.
+        """
+        with self._lock:
+            closers, self._closers = self._closers[::-1], []
+        for closer in closers:
+            try:
+                closer()
+            except Exception as error:  # closing goes on; the run's outcome is what the caller sees
+                self.warn(PHASE_RUN, f"closing a resource of the run failed: {type(error).__name__}: {error}")
 
     def researcher(self, subtopic: str) -> RunView:
         """

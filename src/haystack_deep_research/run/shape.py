@@ -13,8 +13,9 @@ read. :class:`PipelineShape` therefore
 - makes the open run the *current run* (a context variable, so concurrent runs of one object never mix and a run's
   worker threads and tasks see it) while its Pipeline runs; the steps find it with :func:`current_run` and pass only
   plain data along the edges;
-- closes what the run opened (its journal and the run directory's lock) however the Pipeline ends, and re-raises the
-  library's typed errors unwrapped from Haystack's ``PipelineRuntimeError``.
+- closes what the run opened (its resources, such as MCP connections, its journal and the run directory's lock)
+  however the Pipeline ends, and re-raises the library's typed errors unwrapped from Haystack's
+  ``PipelineRuntimeError``.
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ class PipelineShape:
         except PipelineRuntimeError as error:
             raise _unwrapped(error) from error.__cause__
         finally:
+            run.close()
             if run.journal is not None:
                 run.journal.close()
 

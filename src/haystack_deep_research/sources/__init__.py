@@ -7,6 +7,9 @@ Sources: where the researchers' evidence comes from.
   (``"auto"``: Tavily with ``TAVILY_API_KEY``, else ddgs).
 - Datastores: your own documents behind any Haystack retriever. :func:`datastore_tools` builds one ``search_<name>``
   tool per store and :func:`routing_prompt` the routing block of a system prompt; both work for any agent shape.
+- MCP servers: the tools of any MCP server (:class:`MCPServer`, a stdio command or a streamable-HTTP URL), one
+  ``<server>_<tool>`` tool each in an :class:`MCPToolset`, connected once per run; their results are read like
+  documents and cited as ``mcp://<server>/<tool>/<id>`` (or the URL a result gives).
 - Folders: :func:`index_folder` indexes PDF, HTML, Markdown and text files into an in-memory BM25 store, persisted
   and reused while the files are unchanged, and returns a datastore spec.
 """
@@ -30,6 +33,8 @@ from haystack_deep_research.sources.indexing import (
     build_index,
     default_cache_dir,
 )
+from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
+from haystack_deep_research.sources.mcp_tool import MCPTool, MCPToolset, mcp_toolsets
 from haystack_deep_research.sources.plugins import ComponentSearch, ToolSearch, search_backend
 from haystack_deep_research.sources.search import SearchBackend, SearchTool
 from haystack_deep_research.sources.selection import KEYLESS_NOTICE, SEARCH_NAMES, default_search_name, resolve_search
@@ -50,6 +55,9 @@ __all__ = [
     "FolderIndex",
     "FolderRetriever",
     "IndexProgress",
+    "MCPServer",
+    "MCPTool",
+    "MCPToolset",
     "SearchBackend",
     "SearchClient",
     "SearchHit",
@@ -65,6 +73,8 @@ __all__ = [
     "default_search_name",
     "folder_store_name",
     "index_folder",
+    "mcp_servers_from",
+    "mcp_toolsets",
     "normalize_hits",
     "resolve_search",
     "routing_prompt",

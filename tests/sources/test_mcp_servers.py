@@ -1,0 +1,227 @@
+"""MCP servers as sources: a real MCP server over stdio, its tools called by the researchers, its results cited."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from haystack import Document, component
+from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.tools import flatten_tools_or_toolsets
+from haystack.tools.errors import ToolInvocationError
+
+from haystack_deep_research import (
+    ConfigurationError,
+    MCPServer,
+    MissingExtraError,
+    ResearchRun,
+    ResearchSubtopicTool,
+    create_deep_agent,
+    create_deep_research_agent,
+    create_research_workflow,
+)
+from haystack_deep_research.sources import MCPToolset
+from haystack_deep_research.testing import ScriptedChatGenerator
+
+pytest.importorskip("mcp")
+
+SERVER = Path(__file__).parent / "data" / "ticket_server.py"
+QUESTION = "Why do EU customers fail to check out?"
+INVENTED = "mcp://tickets/search_tickets/T-999"
+_SOURCE = re.compile(r"^Source: (\S+)$", re.MULTILINE)
+
+
+def _server(tmp_path: Path, mode: str = "ok", **options: Any) -> MCPServer:
+    env = {"TICKETS_MODE": mode, "TICKETS_PID_FILE": str(tmp_path / "server.pid")}
+    return MCPServer(name="tickets", command=[sys.executable, str(SERVER)], env=env, **options)
+
+
+def _gone(tmp_path: Path) -> bool:
+    pid = int((tmp_path / "server.pid").read_text())
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@component
+class TicketResearcher:
+    """A model of this test: offered the ticket search (or a notes store) and not yet called, it calls it; otherwise
+    it cites every Source it was ever shown, and one address it invents."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        results = [m.tool_call_result.result for m in messages if m.tool_call_result is not None]
+        offered = [tool.name for tool in flatten_tools_or_toolsets(tools or [])]
+        names = [name for name in offered if name in ("tickets_search_tickets", "search_notes")]
+        if not results and names:
+            calls = [ToolCall(tool_name=name, arguments={"query": "checkout EU"}) for name in names]
+            return {"replies": [ChatMessage.from_assistant(tool_calls=calls)]}
+        self.seen += [url for text in results for url in _SOURCE.findall(text) if url not in self.seen]
+        lines = [f"- EU checkout requests time out after 30 seconds [ticket]({url})." for url in self.seen]
+        lines.append(f"- A refund bug was reported too [ticket]({INVENTED}).")
+        return {"replies": [ChatMessage.from_assistant("Findings:\n" + "\n".join(lines))]}
+
+
+def _agent(server: MCPServer, **options: Any) -> Any:
+    models = {
+        "scope_llm": ScriptedChatGenerator(role="scope"),
+        "orchestrator_llm": ScriptedChatGenerator(role="orchestrator", subtopics=["checkout failures"]),
+        "researcher_llm": TicketResearcher(),
+        "summarizer_llm": ScriptedChatGenerator(role="summarizer"),
+        "writer_llm": ScriptedChatGenerator(role="writer", invented_urls=[INVENTED]),
+    }
+    return create_deep_research_agent(**{**models, **options}, mcp_servers=[server], web=False)
+
+
+def test_a_run_cites_what_the_mcp_server_returned_and_drops_an_invented_address(tmp_path: Path) -> None:
+    result = _agent(_server(tmp_path)).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    report = result["report"]
+    assert "](mcp://tickets/search_tickets/T-101)" in report
+    assert INVENTED not in report
+    assert INVENTED in [entry["url"] for entry in result["citations"]["unverified"]]
+    sources = {entry["url"]: entry for entry in result["sources"]}
+    ticket = sources["mcp://tickets/search_tickets/T-101"]
+    assert ticket["kind"] == "document"
+    assert ticket["title"] == "Checkout times out for EU customers"
+    assert "30 seconds" in ticket["text"]
+    assert not [warning for warning in result["warnings"] if "MCP" in warning]
+    assert _gone(tmp_path)  # the run closed its session, and the server process with it
+
+
+@pytest.mark.parametrize(
+    ("mode", "options", "said"),
+    [
+        ("crash", {}, "could not be started"),
+        ("hang", {"connect_timeout": 1.0}, "did not start and list its tools within 1 s"),
+    ],
+)
+def test_a_server_that_does_not_start_is_a_warning_and_the_run_goes_on(
+    tmp_path: Path, mode: str, options: dict[str, Any], said: str
+) -> None:
+    notes = InMemoryDocumentStore()
+    notes.write_documents(
+        [Document(content="EU checkout fails since release 3.2.", meta={"url": "https://notes.example/eu"})]
+    )
+    agent = _agent(
+        _server(tmp_path, mode, **options),
+        datastores={"notes": {"retriever": InMemoryBM25Retriever(document_store=notes)}},
+    )
+
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+    [warning] = [warning for warning in result["warnings"] if "MCP server 'tickets'" in warning]
+    assert said in warning
+    assert "The run goes on without its tools." in warning
+    assert result["report"].strip()
+    assert result["exit_reason"] == "text"
+    assert [entry["url"] for entry in result["sources"]] == ["https://notes.example/eu"]
+    assert "](https://notes.example/eu)" in result["report"]
+    assert _gone(tmp_path)
+
+
+def test_a_missing_command_is_a_warning_too(tmp_path: Path) -> None:
+    server = MCPServer(name="tickets", command=[str(tmp_path / "no-such-server")])
+    result = _agent(server).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert any("MCP server 'tickets' could not be started" in warning for warning in result["warnings"])
+
+
+def test_results_are_fenced_and_cited_by_the_url_they_give(tmp_path: Path) -> None:
+    run = ResearchRun()
+    tools = {tool.name: tool for tool in MCPToolset(servers=[_server(tmp_path)]).bind(run.view())}
+    try:
+        text = tools["tickets_search_tickets"].invoke(query="invoice VAT")
+        count = tools["tickets_ticket_count"].invoke()
+    finally:
+        run.close()
+
+    assert "Source: https://tickets.example/T-102" in text
+    assert "</untrusted_documents>" not in text.removesuffix("</untrusted_documents>")
+    assert text.startswith('<untrusted_documents store="tickets/search_tickets" query="query: invoice VAT">')
+    [counted] = [url for url in run.ledger.read_urls() if url.startswith("mcp://tickets/ticket_count/")]
+    assert re.fullmatch(r"mcp://tickets/ticket_count/[0-9a-f]{16}", counted)  # no id: a hash of call and result
+    assert f"Source: {counted}" in count
+    assert "https://tickets.example/T-102" in run.ledger.read_urls()
+    assert _gone(tmp_path)
+
+
+def test_a_call_past_its_timeout_is_a_tool_error_and_recorded(tmp_path: Path) -> None:
+    run = ResearchRun()
+    [export] = [
+        t for t in MCPToolset(servers=[_server(tmp_path, call_timeout=0.5)]).bind(run.view()) if "export" in t.name
+    ]
+    try:
+        with pytest.raises(ToolInvocationError, match=re.escape("took more than 0.5 s")):
+            export.invoke()
+    finally:
+        run.close()
+
+    [outcome] = run.searches.outcomes()
+    assert outcome.tool == "tickets_export_tickets"
+    assert "MCPServerError" in outcome.error
+    assert _gone(tmp_path)
+
+
+def test_an_agent_with_mcp_servers_round_trips(tmp_path: Path) -> None:
+    server = _server(tmp_path)
+    agent = _agent(server, researcher_llm=ScriptedChatGenerator(role="researcher"))
+    restored = type(agent).from_dict(agent.to_dict())
+
+    researcher = next(t for t in flatten_tools_or_toolsets(restored.tools) if isinstance(t, ResearchSubtopicTool))
+    [toolset] = [tools for tools in researcher.researcher.tools if isinstance(tools, MCPToolset)]
+    assert toolset.servers == [server]
+    assert toolset.servers[0].env == server.env
+
+
+def test_without_the_extra_the_error_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    with pytest.raises(MissingExtraError, match=re.escape("pip install haystack-deep-research[mcp]")):
+        _agent(_server(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"name": "my_wiki", "command": ["wiki"]}, "hyphens"),
+        ({"name": "wiki"}, "exactly one of command"),
+        ({"name": "wiki", "command": ["wiki"], "url": "http://127.0.0.1:1/mcp"}, "exactly one of command"),
+        ({"name": "wiki", "command": "wiki --stdio"}, "non-empty list of strings"),
+        ({"name": "wiki", "url": "ftp://127.0.0.1/mcp"}, "http"),
+        ({"name": "wiki", "command": ["wiki"], "call_timeout": 0}, "call_timeout"),
+    ],
+)
+def test_a_bad_server_is_refused_with_the_fix(options: dict[str, Any], said: str) -> None:
+    with pytest.raises(ConfigurationError, match=said):
+        MCPServer(**options)
+
+
+def _deep_agent(server: MCPServer) -> Any:
+    return create_deep_agent(chat_generator=TicketResearcher(), tools=[], mcp_servers=[server], system_prompt="Answer.")
+
+
+def _workflow(server: MCPServer) -> Any:
+    model = TicketResearcher()
+    return create_research_workflow(chat_generator=model, tools=[], mcp_servers=[server], output_schema=None)
+
+
+@pytest.mark.parametrize("build", [_deep_agent, _workflow], ids=["deep_agent", "research_workflow"])
+def test_every_agent_shape_cites_the_server_and_closes_it(tmp_path: Path, build: Any) -> None:
+    result = build(_server(tmp_path)).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert "](mcp://tickets/search_tickets/T-101)" in result["report"]
+    assert INVENTED not in result["report"]
+    assert "mcp://tickets/search_tickets/T-101" in {entry["url"] for entry in result["sources"]}
+    assert not [warning for warning in result["warnings"] if "MCP" in warning]
+    assert _gone(tmp_path)
