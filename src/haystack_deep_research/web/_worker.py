@@ -9,7 +9,8 @@ only the time limit applies). After running out of memory it answers and exits, 
 process.
 
 The process is started without running the package's ``__init__`` (which imports Haystack): ``_pool.py`` registers
-empty package modules and imports this one, which imports only the parsers, ``errors`` and ``_frames``.
+empty package modules and imports this one, which imports only the parsers, ``errors`` and ``_frames``. Haystack's
+office converters (``_office_text.py``) are imported on the first Word, PowerPoint or Excel file a process is given.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main() -> None:
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
     warnings.simplefilter("ignore")
     from haystack_deep_research.web._html_text import html_text
+    from haystack_deep_research.web._office_text import office_text
     from haystack_deep_research.web._pdf_text import pdf_text
 
     requests = os.fdopen(0, "rb", buffering=0)
@@ -50,7 +52,7 @@ def main() -> None:
         os.dup2(devnull.fileno(), 1)
     answers.write(_frames.encode({"ready": True}))
     idle_size = _data_size()
-    parsers = {"html": html_text, "pdf": pdf_text}
+    parsers = {"html": html_text, "office": office_text, "pdf": pdf_text}
     while _wait_for_work(requests):
         frame = _frames.read(requests)
         if frame is None:
@@ -77,6 +79,8 @@ def _answer(
                 max_pages=int(header["max_pdf_pages"]),
                 max_decompressed=int(header["max_pdf_decompressed_bytes"]),
             )
+        elif header["kind"] == "office":
+            title, text = parsers["office"](body, kind=str(header["format"]), url=header["url"])
         else:
             title, text = parsers["html"](body, charset=header["charset"], url=header["url"])
     except MemoryError:
@@ -138,5 +142,5 @@ def _limit_memory(extra: int) -> None:
 
 
 def _failed(header: dict[str, Any], exc: Exception) -> str:
-    kind = "PDF" if header.get("kind") == "pdf" else "page"
+    kind = {"pdf": "PDF", "office": "file"}.get(str(header.get("kind")), "page")
     return f"The {kind} at {header.get('url')} could not be read: the parser failed ({type(exc).__name__}: {exc})."
