@@ -38,7 +38,7 @@ def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
     """
     # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
-    from haystack.dataclasses import ByteStream
+    from haystack.dataclasses.byte_stream import ByteStream
 
     if kind not in OFFICE_KINDS:
         raise ExtractionError(f"The file at {url} could not be read: {kind!r} is not an office format read here.")
