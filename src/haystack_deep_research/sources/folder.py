@@ -64,6 +64,12 @@ class FolderRetriever:
                 )
             return self.index
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line per file or folder not indexed, saying why (:attr:`FolderIndex.warnings`); none before indexing."""
+        index = self.index
+        return index.warnings if index is not None else ()
+
     @component.output_types(documents=list[Document])
     def run(self, query: str, top_k: int = DEFAULT_TOP_K) -> dict[str, list[Document]]:
         """
