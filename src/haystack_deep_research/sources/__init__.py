@@ -7,8 +7,8 @@ Sources: where the researchers' evidence comes from.
   (``"auto"``: Tavily with ``TAVILY_API_KEY``, else ddgs).
 - Datastores: your own documents behind any Haystack retriever. :func:`datastore_tools` builds one ``search_<name>``
   tool per store and :func:`routing_prompt` the routing block of a system prompt; both work for any agent shape.
-- Folders: :func:`index_folder` indexes PDF, HTML, Markdown and text files into an in-memory BM25 store, persisted
-  and reused while the files are unchanged, and returns a datastore spec.
+- Folders: :func:`index_folder` indexes PDF, HTML, Markdown, text, CSV, Word, PowerPoint and Excel files into an
+  in-memory BM25 store, persisted and reused while the files are unchanged, and returns a datastore spec.
 """
 
 from haystack_deep_research.sources.datastore import (
