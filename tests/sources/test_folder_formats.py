@@ -122,3 +122,16 @@ def test_a_damaged_office_file_and_a_binary_text_file_are_skipped_with_their_rea
         "blob.txt: blob.txt is not text in any encoding recognised (a binary file?).",
         f"fake.docx: The file at {(root / 'fake.docx').as_uri()} could not be read: it is not a valid .docx file.",
     )
+
+
+def test_a_title_with_links_and_markup_is_cleaned_before_anyone_sees_it(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    hostile = "[Quarterly](https://evil.example/track) <img src=x onerror=alert(1)>Review"
+    write_docx(root / "q.docx", title=hostile, text="Selkie numbers held steady.")
+    (root / "links.md").write_text("# See [Tide](http://evil.example/) <b>Tables</b>\n\nKelp forests grew.\n")
+
+    index = index_folder(root, cache_dir=tmp_path / "cache")["retriever"]
+
+    assert _best(index, "selkie")[1] == "Quarterly Review"
+    assert _best(index, "kelp")[1] == "See Tide Tables"

@@ -15,7 +15,7 @@ common encoding with Haystack's converters (see :mod:`._text_files`).
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,8 +164,10 @@ def _missing_module(suffix: str) -> str | None:
     """The package an office suffix's converter needs that cannot be imported, or ``None``."""
     for module, package in _OFFICE_TYPES[suffix][1]:
         try:
-            importlib.import_module(module)
-        except ImportError:
+            found = importlib.util.find_spec(module)  # looked up, not imported: the parser processes import it
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
             return package
     return None
 

@@ -34,6 +34,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack_deep_research import _checks
 from haystack_deep_research._local_files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence.text import plain_title
 from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.sources._folder_files import (
     FILE_TYPES,
@@ -161,10 +162,12 @@ def build_index(
             unread.append(why)
             continue
         for document in documents:
+            # A document's own title is cleaned as the ledger cleans every title (no link, image or HTML), here
+            # already, since the researchers see it in each search result.
             title = document.meta.get("title")
-            if not isinstance(title, str) or not title.strip():
-                # A name that is not UTF-8 (Python decodes its bytes to lone surrogates) becomes a title with U+FFFD.
-                document.meta["title"] = os.fsencode(file.path.name).decode("utf-8", "replace")
+            title = plain_title(title) if isinstance(title, str) else ""
+            # A name that is not UTF-8 (Python decodes its bytes to lone surrogates) becomes a title with U+FFFD.
+            document.meta["title"] = title or os.fsencode(file.path.name).decode("utf-8", "replace")
         store.write_documents(splitter.run(documents=documents)["documents"], policy=DuplicatePolicy.OVERWRITE)
     if progress is not None:
         progress(len(files), len(files), "")
