@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import resource
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from haystack_deep_research.sources import FolderRetriever, index_folder
+from haystack_deep_research.sources import FolderRetriever, _folder_files, index_folder
 from haystack_deep_research.testing import make_pdf
+from haystack_deep_research.web import FetchLimits
 
 docx = pytest.importorskip("docx")
 pptx = pytest.importorskip("pptx")
@@ -135,3 +138,37 @@ def test_a_title_with_links_and_markup_is_cleaned_before_anyone_sees_it(tmp_path
 
     assert _best(index, "selkie")[1] == "Quarterly Review"
     assert _best(index, "kelp")[1] == "See Tide Tables"
+
+
+def test_a_word_file_that_unpacks_past_the_memory_allowed_is_cut_in_its_parser_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    write_docx(root / "fine.docx", text="Selkies sang at dusk.")
+    with (
+        zipfile.ZipFile(root / "fine.docx") as valid,
+        zipfile.ZipFile(root / "bomb.docx", "w", compression=zipfile.ZIP_DEFLATED) as bomb,
+    ):
+        for item in valid.infolist():
+            if item.filename != "word/document.xml":
+                bomb.writestr(item, valid.read(item))
+        with bomb.open("word/document.xml", "w") as part:  # 64 MiB of text in about 70 KiB
+            part.write(b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">')
+            part.write(b"<w:body><w:p><w:r><w:t>")
+            for _ in range(64):
+                part.write(b"a" * 1024 * 1024)
+            part.write(b"</w:t></w:r></w:p></w:body></w:document>")
+    assert (root / "bomb.docx").stat().st_size < 1024 * 1024
+    limits = FetchLimits(max_extraction_memory=32 * 1024 * 1024, extraction_timeout=60.0)
+    monkeypatch.setattr(_folder_files, "DOCUMENT_LIMITS", limits)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    index = index_folder(root, cache_dir=tmp_path / "cache")["retriever"]
+
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 40 * 1024  # KiB: never unpacked here
+    assert _best(index, "selkies")[0] == "fine.docx"
+    assert index.index.warnings == (
+        f"bomb.docx: Extracting the text of {(root / 'bomb.docx').as_uri()} needed more memory than allowed "
+        "(FetchLimits.max_extraction_memory); the document was not read.",
+    )

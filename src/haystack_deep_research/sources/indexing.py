@@ -70,8 +70,8 @@ class FolderIndex:
     :param reused: Whether the index was loaded from the cache instead of built.
     :param path: Where the index is kept.
     :param warnings: One line per file or folder not indexed, saying why: a link leading out of the folder, a FIFO
-        or device, a file over the size cap, a folder too deep, a file that gave no text or could not be parsed
-        within the limits.
+        or device, a file over the size cap, a folder too deep, an office file whose extra is not installed (the line
+        names it), a file that gave no text, is not text in any encoding, or could not be parsed within the limits.
     """
 
     store: InMemoryDocumentStore

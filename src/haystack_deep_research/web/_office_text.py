@@ -18,10 +18,12 @@ from typing import Any
 
 from haystack_deep_research.errors import ExtractionError
 
-__all__ = ["OFFICE_KINDS", "office_text"]
+__all__ = ["OFFICE_KINDS", "load", "office_text"]
 
 OFFICE_KINDS = ("docx", "pptx", "xlsx")
 """The kinds of office file read, named by their suffix."""
+
+_LOADED: set[str] = set()
 
 
 def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
@@ -36,8 +38,6 @@ def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
     :raises ImportError: The packages its converter needs are not installed.
     :raises MemoryError: Reading needed more memory than the process may use.
     """
-    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
-    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     from haystack.dataclasses.byte_stream import ByteStream
 
     if kind not in OFFICE_KINDS:
@@ -59,7 +59,26 @@ def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
     return _title(kind, body, documents[0].meta), text
 
 
+def load(kind: str) -> bool:
+    """
+    Import the converter of an office kind (Haystack and the converter's packages), once per process.
+
+    The parser process calls this before it caps its memory for the file: the code is not the file's cost.
+
+    :param kind: One of :data:`OFFICE_KINDS`.
+    :returns: Whether it was imported now (``False`` when it already was, or the kind is unknown).
+    :raises ImportError: The packages the converter needs are not installed.
+    """
+    if kind not in OFFICE_KINDS or kind in _LOADED:
+        return False
+    _converter(kind)
+    _LOADED.add(kind)
+    return True
+
+
 def _converter(kind: str) -> Any:
+    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     if kind == "docx":
         from haystack.components.converters.docx import DOCXToDocument
 

@@ -57,6 +57,8 @@ def main() -> None:
         frame = _frames.read(requests)
         if frame is None:
             return
+        if frame[0].get("kind") == "office":
+            idle_size = _load_office(str(frame[0].get("format")), idle_size)
         answer, payload = _answer(*frame, parsers=parsers, idle_size=idle_size)
         answers.write(_frames.encode(answer, payload))
         if answer.get("out_of_memory") or answer.get("retire"):
@@ -96,6 +98,23 @@ def _answer(
     return {"title": title, "retire": retire}, text.encode("utf-8", "surrogatepass")
 
 
+def _load_office(kind: str, idle_size: int | None) -> int | None:
+    """
+    Import an office converter before the file's memory cap, with the cap of an earlier document lifted: Haystack
+    and pandas take more memory than a web page's allowance, and they are the parser's cost, not the file's.
+
+    :returns: The size of the process at rest from now on.
+    """
+    from haystack_deep_research.web._office_text import load
+
+    _limit_memory(None)
+    try:
+        loaded = load(kind)
+    except ImportError:  # the file's answer says so: office_text imports the same converter, under the file's cap
+        loaded = False
+    return _data_size() if loaded else idle_size
+
+
 def _came_near(size_before: int | None, allowed: int) -> bool:
     """Whether this process's size peaked within a quarter of ``allowed`` of the limit during the document."""
     peak = _status_kib("VmPeak")
@@ -128,13 +147,16 @@ def _data_size() -> int | None:
         return None
 
 
-def _limit_memory(extra: int) -> None:
-    """Let the data segment grow by at most ``extra`` bytes from here (Linux; elsewhere nothing happens)."""
+def _limit_memory(extra: int | None) -> None:
+    """
+    Let the data segment grow by at most ``extra`` bytes from here (Linux; elsewhere nothing happens); ``None`` lifts
+    the cap to the hard limit.
+    """
     size = _data_size()
     if resource is None or size is None:
         return  # not Linux: RLIMIT_DATA would not cover memory mappings there
-    limit = size + extra
     _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    limit = hard if extra is None else size + extra
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     with contextlib.suppress(ValueError, OSError):  # a hard limit below what is in use: leave the limit as it is
