@@ -92,7 +92,7 @@ def test_ctrl_c_saves_a_partial_report_exits_130_and_the_rerun_resumes(
     assert report.count("## Background: ") == 1  # both notes, in the order they were asked for
     assert report.count("## Recent developments: ") == 1
     tides = (folder / "tides.md").as_uri()
-    assert f"[tides.md]({tides})" in report.split("## Sources", 1)[1]
+    assert f"[Tides]({tides})" in report.split("## Sources", 1)[1]  # the document's own title, its first heading
     ledger = {entry["url"] for entry in json.loads((tmp_path / "sources.json").read_text(encoding="utf-8"))}
     assert tides in ledger
     run_dir = tmp_path / "run"

@@ -273,16 +273,20 @@ class ResearchRun:
         """
         return self.costs.report(self.usage_by_phase())
 
-    def warn(self, phase: str, message: str, *, researcher: str = "") -> None:
+    def warn(self, phase: str, message: str, *, researcher: str = "", once: bool = False) -> None:
         """
         Record something that went wrong without ending the run; it appears in the ``warnings`` output.
 
         :param phase: One of the ``PHASE_*`` names.
         :param message: What happened.
         :param researcher: The sub-topic of the researcher it happened to, if any.
+        :param once: Record it only if the run holds no such warning yet (something every researcher may notice).
         """
+        line = f"{phase}: {message}"
         with self._lock:
-            self._warnings.append(f"{phase}: {message}")
+            if once and line in self._warnings:
+                return
+            self._warnings.append(line)
         self.events.emit(WarningRaised(phase=phase, text=message), researcher=researcher)
 
     def warnings(self) -> list[str]:

@@ -66,12 +66,13 @@ class RunView:
         """
         return self.run.events.emit(event, researcher=self.researcher)
 
-    def warn(self, phase: str, message: str) -> None:
+    def warn(self, phase: str, message: str, *, once: bool = False) -> None:
         """
         :param phase: One of the ``PHASE_*`` names.
         :param message: What went wrong.
+        :param once: Record it only if the run holds no such warning yet.
         """
-        self.run.warn(phase, message, researcher=self.researcher)
+        self.run.warn(phase, message, researcher=self.researcher, once=once)
 
     def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
         """

@@ -10,8 +10,8 @@ Sources: where the researchers' evidence comes from.
 - MCP servers: the tools of any MCP server (:class:`MCPServer`, a stdio command or a streamable-HTTP URL), one
   ``<server>_<tool>`` tool each in an :class:`MCPToolset`, connected once per run; their results are read like
   documents and cited as ``mcp://<server>/<tool>/<id>`` (or the URL a result gives).
-- Folders: :func:`index_folder` indexes PDF, HTML, Markdown and text files into an in-memory BM25 store, persisted
-  and reused while the files are unchanged, and returns a datastore spec.
+- Folders: :func:`index_folder` indexes PDF, HTML, Markdown, text, CSV, Word, PowerPoint and Excel files into an
+  in-memory BM25 store, persisted and reused while the files are unchanged, and returns a datastore spec.
 """
 
 from haystack_deep_research.sources.datastore import (

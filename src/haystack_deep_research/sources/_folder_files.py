@@ -7,21 +7,24 @@ ends in a ``RecursionError``) and keeps only regular files that resolve inside t
 :data:`MAX_DOCUMENT_BYTES` or a folder deeper than :data:`MAX_DEPTH` is skipped, with one line saying why.
 :func:`convert` reads one file the same way and turns it into text: PDF and HTML in the web reader's parser
 processes, under :data:`DOCUMENT_LIMITS` of time, memory and decompressed size (a PDF bomb costs at most those,
-never the indexing process's own memory); Markdown and text with Haystack's converters.
+never the indexing process's own memory); Word, PowerPoint and Excel files (ZIP archives that may unpack into much
+more) in the same processes under the same limits, with Haystack's converters, when the ``office`` extra is
+installed (without it such a file is skipped with a line naming the extra); text, Markdown and CSV files in any
+common encoding with Haystack's converters (see :mod:`._text_files`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from haystack import Document
-from haystack.dataclasses import ByteStream
 
 from haystack_deep_research._local_files import checked_stat, read_regular_file
-from haystack_deep_research.errors import ExtractionError, LocalFileRefusedError
+from haystack_deep_research.errors import ExtractionError, LocalFileRefusedError, MissingExtraError
+from haystack_deep_research.sources._text_files import TEXT_TYPES, text_documents
 from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text
 
 __all__ = [
@@ -29,13 +32,25 @@ __all__ = [
     "FILE_TYPES",
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
+    "OFFICE_EXTRA",
     "FolderFile",
     "convert",
     "folder_files",
+    "office_readers",
     "read_documents",
 ]
 
-FILE_TYPES = (".pdf", ".html", ".htm", ".md", ".markdown", ".txt", ".text")
+_OFFICE = "application/vnd.openxmlformats-officedocument."
+# Each office suffix: its content type, and the modules its Haystack converter imports (and the package of each).
+_OFFICE_TYPES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    ".docx": (f"{_OFFICE}wordprocessingml.document", (("docx", "python-docx"),)),
+    ".pptx": (f"{_OFFICE}presentationml.presentation", (("pptx", "python-pptx"),)),
+    ".xlsx": (f"{_OFFICE}spreadsheetml.sheet", (("openpyxl", "openpyxl"), ("pandas", "pandas"))),
+}
+OFFICE_EXTRA = "office"
+"""The extra of haystack-deep-research that installs the packages Word, PowerPoint and Excel files are read with."""
+
+FILE_TYPES = (".pdf", ".html", ".htm", *TEXT_TYPES, *_OFFICE_TYPES)
 """The file suffixes indexed (case-insensitive)."""
 
 MAX_DEPTH = 64
@@ -52,8 +67,6 @@ DOCUMENT_LIMITS = FetchLimits(
     max_extraction_memory=512 * 1024 * 1024,
 )
 """What parsing one PDF or HTML file may cost: a local document may be a whole book, so more than a web page."""
-
-_HTML = (".html", ".htm")
 
 
 @dataclass(frozen=True)
@@ -132,10 +145,31 @@ def read_documents(file: FolderFile, root: Path) -> tuple[list[Document], str]:
     """
     try:
         documents = convert(file, root)
+    except MissingExtraError as error:
+        suffix = file.path.suffix.lower()
+        reason = f"install haystack-deep-research[{error.extra}] to read {suffix} files ({error.module} is missing)"
+        return [], f"{_name(file.path, root)}: {reason}"
     except (OSError, ExtractionError) as error:  # refused, unreadable, or not parsed within DOCUMENT_LIMITS
         reason = _reason(error) if isinstance(error, OSError) else str(error)
         return [], f"{_name(file.path, root)}: {reason}"
     return documents, "" if documents else f"{_name(file.path, root)}: no text to index"
+
+
+def office_readers() -> tuple[str, ...]:
+    """:returns: The office suffixes that can be read here: those whose converter's packages are installed."""
+    return tuple(suffix for suffix in _OFFICE_TYPES if _missing_module(suffix) is None)
+
+
+def _missing_module(suffix: str) -> str | None:
+    """The package an office suffix's converter needs that cannot be imported, or ``None``."""
+    for module, package in _OFFICE_TYPES[suffix][1]:
+        try:
+            found = importlib.util.find_spec(module)  # looked up, not imported: the parser processes import it
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            return package
+    return None
 
 
 def convert(file: FolderFile, root: Path) -> list[Document]:
@@ -144,32 +178,28 @@ def convert(file: FolderFile, root: Path) -> list[Document]:
 
     :param file: The file.
     :param root: The folder it must stay in.
-    :returns: Its documents (``meta["file_path"]`` is the full path, ``meta["title"]`` its title or file name);
-        none when it holds no text.
+    :returns: Its documents (``meta["file_path"]`` is the full path, ``meta["title"]`` its own title when it has one:
+        an HTML page's, a PDF's or an office file's, a Markdown file's first heading); none when it holds no text.
     :raises OSError: It cannot be read, or is refused (:class:`~haystack_deep_research.errors.LocalFileRefusedError`).
-    :raises ExtractionError: A PDF or HTML file is malformed, holds no text, or costs more than
-        :data:`DOCUMENT_LIMITS` allow.
+    :raises MissingExtraError: It is an office file and the packages of the ``office`` extra are not installed.
+    :raises ExtractionError: A PDF, HTML or office file is malformed, holds no text, or costs more than
+        :data:`DOCUMENT_LIMITS` allow; a text file is not text in any encoding recognised.
     """
-    data = read_regular_file(file.path, root=root, max_bytes=MAX_DOCUMENT_BYTES)
     suffix = file.path.suffix.lower()
+    missing = _missing_module(suffix) if suffix in _OFFICE_TYPES else None
+    if missing is not None:
+        raise MissingExtraError(f"{suffix} files", extra=OFFICE_EXTRA, module=missing)
+    data = read_regular_file(file.path, root=root, max_bytes=MAX_DOCUMENT_BYTES)
     meta = {"file_path": str(file.path)}
-    if suffix == ".pdf" or suffix in _HTML:
+    if suffix in TEXT_TYPES:
+        documents = text_documents(data, file.path, meta)
+    else:
         address = file.path.absolute().as_uri()
-        content_type = "application/pdf" if suffix == ".pdf" else "text/html"
+        content_type = _OFFICE_TYPES[suffix][0] if suffix in _OFFICE_TYPES else "text/html"
+        content_type = "application/pdf" if suffix == ".pdf" else content_type
         fetched = FetchedDocument(
             url=address, final_url=address, status=200, content_type=content_type, charset=None, body=data
         )
         extracted = extract_text(fetched, limits=DOCUMENT_LIMITS)
-        documents = [Document(content=extracted.text, meta={**meta, "title": extracted.title or file.path.name})]
-    else:
-        documents = _converter(suffix).run(sources=[ByteStream(data=data, meta=meta)])["documents"]
+        documents = [Document(content=extracted.text, meta={**meta, "title": extracted.title})]
     return [document for document in documents if (document.content or "").strip()]
-
-
-def _converter(suffix: str) -> Any:
-    from haystack.components.converters.markdown import MarkdownToDocument
-    from haystack.components.converters.txt import TextFileToDocument
-
-    if suffix in (".md", ".markdown"):
-        return MarkdownToDocument(store_full_path=True, progress_bar=False)
-    return TextFileToDocument(store_full_path=True)

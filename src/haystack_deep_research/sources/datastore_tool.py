@@ -4,7 +4,8 @@
 Retrieved documents are read at once: each is recorded in the run's evidence ledger as a ``"document"`` entry under
 its citation target (see :func:`~.datastore.citation_target`) with the text the model is shown, so it may be cited
 and is verified like a web page. The text reaches the model fenced as untrusted data. Arguments that providers send
-as strings (``"top_k": "6"``) are coerced.
+as strings (``"top_k": "6"``) are coerced. A store made from a folder (:func:`~.folder.index_folder`) puts each file
+it did not index, and why, into the run's ``warnings`` the first time the run searches it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from haystack_deep_research.prompts import (
 )
 from haystack_deep_research.run import Call, Phase, RunView, blocking
 from haystack_deep_research.sources.datastore import MAX_TOP_K, Datastore, citation_target, datastores_from, title_of
+from haystack_deep_research.sources.folder import FolderRetriever
 from haystack_deep_research.sources.plugins import accepts_input
 from haystack_deep_research.state import PHASE_RESEARCH
 from haystack_deep_research.tools.base import ResearchTool
@@ -128,6 +130,9 @@ class DatastoreSearchTool(ResearchTool):
         text = query.strip()
         limit = _top_k(self.name, top_k, self.datastore.top_k)
         [retrieved] = yield [self._call(text, limit)]
+        if view is not None and isinstance(self.datastore.retriever, FolderRetriever):
+            for line in self.datastore.retriever.warnings:  # once per run, whichever researcher searches first
+                view.warn(PHASE_RESEARCH, f"{self.datastore.name}: not indexed: {line}", once=True)
         if retrieved.error is not None:
             if view is not None:
                 error = f"{type(retrieved.error).__name__}: {retrieved.error}"

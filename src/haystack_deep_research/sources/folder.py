@@ -27,8 +27,8 @@ __all__ = ["FolderRetriever", "folder_store_name", "index_folder"]
 @component
 class FolderRetriever:
     """
-    BM25 search over the PDF, HTML, Markdown and text files of a folder, indexed on first use (or at
-    :meth:`warm_up`) and cached while the files are unchanged (see :mod:`.indexing`).
+    BM25 search over the documents of a folder (PDF, HTML, Markdown, text, CSV, DOCX, PPTX, XLSX), indexed on first
+    use (or at :meth:`warm_up`) and cached while the files are unchanged (see :mod:`.indexing`).
 
     :param folder: The folder.
     :param cache_dir: Where the index is kept; the user's cache folder by default.
@@ -63,6 +63,12 @@ class FolderRetriever:
                     progress=progress,
                 )
             return self.index
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line per file or folder not indexed, saying why (:attr:`FolderIndex.warnings`); none before indexing."""
+        index = self.index
+        return index.warnings if index is not None else ()
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, top_k: int = DEFAULT_TOP_K) -> dict[str, list[Document]]:
@@ -114,7 +120,7 @@ def index_folder(
     """
     Index a folder now (or load its cached index) and return a datastore spec for ``datastores=``.
 
-    :param folder: The folder of PDF, HTML, Markdown and text files.
+    :param folder: The folder of documents (see :data:`~.indexing.FILE_TYPES`).
     :param description: What the folder holds, for the researchers' routing block; by default "documents in
         <folder name>".
     :param top_k: Passages per search.

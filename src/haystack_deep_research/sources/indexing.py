@@ -1,17 +1,20 @@
 """
 Indexing a folder of documents with Haystack's own parts, and keeping the index while the files are unchanged.
 
-:func:`build_index` walks a folder for PDF, HTML, Markdown and text files (regular files inside the folder only, see
-:mod:`._folder_files`), turns each into text (PDF and HTML in the web reader's bounded parser processes, Markdown and
-text with Haystack's ``MarkdownToDocument`` and ``TextFileToDocument``, keeping the full file path in
-``meta["file_path"]``), splits the text into passages of ``split_length`` words with Haystack's
-``DocumentSplitter`` (by word: splitting by sentence needs an nltk download at run time), and writes the passages
-into an ``InMemoryDocumentStore``, searched with BM25.
+:func:`build_index` walks a folder for PDF, HTML, Markdown, text, CSV, Word, PowerPoint and Excel files (regular
+files inside the folder only, see :mod:`._folder_files`), turns each into text (PDF, HTML and office files in the web
+reader's bounded parser processes, the office files with Haystack's ``DOCXToDocument``, ``PPTXToDocument`` and
+``XLSXToDocument``; Markdown, text and CSV in any common encoding with Haystack's ``MarkdownToDocument``,
+``TextFileToDocument`` and ``CSVToDocument``), keeping the full file path in ``meta["file_path"]`` and the document's
+own title in ``meta["title"]`` (the file name when it has none), splits the text into passages of ``split_length``
+words with Haystack's ``DocumentSplitter`` (by word: splitting by sentence needs an nltk download at run time), and
+writes the passages into an ``InMemoryDocumentStore``, searched with BM25.
 
 The index is saved in ``cache_dir`` (by default ``$XDG_CACHE_HOME/haystack-deep-research/indexes`` or
 ``~/.cache/...``, one sub-folder per indexed folder) with a manifest of every file's path, size and modification
 time. The next call with the same folder and settings loads it instead of indexing again, as long as no file was
-added, removed or changed. What was not indexed, and why, is in :attr:`FolderIndex.warnings` (and logged).
+added, removed or changed and the same office formats can be read (installing the ``office`` extra re-indexes).
+What was not indexed, and why, is in :attr:`FolderIndex.warnings` (and logged).
 """
 
 from __future__ import annotations
@@ -31,8 +34,15 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack_deep_research import _checks
 from haystack_deep_research._local_files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence.text import plain_title
 from haystack_deep_research.run.run_dir import atomic_write_text
-from haystack_deep_research.sources._folder_files import FILE_TYPES, FolderFile, folder_files, read_documents
+from haystack_deep_research.sources._folder_files import (
+    FILE_TYPES,
+    FolderFile,
+    folder_files,
+    office_readers,
+    read_documents,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +51,9 @@ __all__ = ["FILE_TYPES", "FolderIndex", "IndexProgress", "build_index", "default
 IndexProgress = Callable[[int, int, str], Any]
 """``progress(done, total, file)``: called before each file is indexed and once more when all are done."""
 
-_FORMAT = 2  # 2: files found and read under the guards of _folder_files; PDF and HTML parsed in processes
+# 2: files found and read under the guards of _folder_files; PDF and HTML parsed in processes.
+# 3: office files and CSV; text in any encoding; documents titled by their own title.
+_FORMAT = 3
 _INDEX_FILE = "index.json"
 _MAX_INDEX_BYTES = 1024 * 1024 * 1024
 _MANIFEST_FILE = "manifest.json"
@@ -58,8 +70,8 @@ class FolderIndex:
     :param reused: Whether the index was loaded from the cache instead of built.
     :param path: Where the index is kept.
     :param warnings: One line per file or folder not indexed, saying why: a link leading out of the folder, a FIFO
-        or device, a file over the size cap, a folder too deep, a file that gave no text or could not be parsed
-        within the limits.
+        or device, a file over the size cap, a folder too deep, an office file whose extra is not installed (the line
+        names it), a file that gave no text, is not text in any encoding, or could not be parsed within the limits.
     """
 
     store: InMemoryDocumentStore
@@ -124,14 +136,14 @@ def build_index(
 
     root = Path(folder).expanduser().resolve()
     if not root.is_dir():
-        raise ConfigurationError(f"{folder} is not a folder; pass a folder of PDF, HTML, Markdown or text files.")
+        raise ConfigurationError(f"{folder} is not a folder; pass a folder of documents ({', '.join(FILE_TYPES)}).")
     _checks.int_in_range("split_length", split_length, 20, 2_000)
     _checks.int_in_range("split_overlap", split_overlap, 0, split_length // 2)
     files, refused = folder_files(root)
     if not files:
         found = f" ({len(refused)} skipped: {'; '.join(refused[:3])})" if refused else ""
         raise ConfigurationError(f"{folder} holds no file to index{found}; supported: {', '.join(FILE_TYPES)}.")
-    settings = {"split_length": split_length, "split_overlap": split_overlap}
+    settings = {"split_length": split_length, "split_overlap": split_overlap, "office": list(office_readers())}
     manifest = _manifest(root, files, settings)
     key = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     where = Path(cache_dir).expanduser().resolve() / key if cache_dir is not None else default_cache_dir() / key
@@ -150,8 +162,12 @@ def build_index(
             unread.append(why)
             continue
         for document in documents:
+            # A document's own title is cleaned as the ledger cleans every title (no link, image or HTML), here
+            # already, since the researchers see it in each search result.
+            title = document.meta.get("title")
+            title = plain_title(title) if isinstance(title, str) else ""
             # A name that is not UTF-8 (Python decodes its bytes to lone surrogates) becomes a title with U+FFFD.
-            document.meta.setdefault("title", os.fsencode(file.path.name).decode("utf-8", "replace"))
+            document.meta["title"] = title or os.fsencode(file.path.name).decode("utf-8", "replace")
         store.write_documents(splitter.run(documents=documents)["documents"], policy=DuplicatePolicy.OVERWRITE)
     if progress is not None:
         progress(len(files), len(files), "")

@@ -9,7 +9,8 @@ only the time limit applies). After running out of memory it answers and exits, 
 process.
 
 The process is started without running the package's ``__init__`` (which imports Haystack): ``_pool.py`` registers
-empty package modules and imports this one, which imports only the parsers, ``errors`` and ``_frames``.
+empty package modules and imports this one, which imports only the parsers, ``errors`` and ``_frames``. Haystack's
+office converters (``_office_text.py``) are imported on the first Word, PowerPoint or Excel file a process is given.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main() -> None:
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
     warnings.simplefilter("ignore")
     from haystack_deep_research.web._html_text import html_text
+    from haystack_deep_research.web._office_text import office_text
     from haystack_deep_research.web._pdf_text import pdf_text
 
     requests = os.fdopen(0, "rb", buffering=0)
@@ -50,11 +52,13 @@ def main() -> None:
         os.dup2(devnull.fileno(), 1)
     answers.write(_frames.encode({"ready": True}))
     idle_size = _data_size()
-    parsers = {"html": html_text, "pdf": pdf_text}
+    parsers = {"html": html_text, "office": office_text, "pdf": pdf_text}
     while _wait_for_work(requests):
         frame = _frames.read(requests)
         if frame is None:
             return
+        if frame[0].get("kind") == "office":
+            idle_size = _load_office(str(frame[0].get("format")), idle_size)
         answer, payload = _answer(*frame, parsers=parsers, idle_size=idle_size)
         answers.write(_frames.encode(answer, payload))
         if answer.get("out_of_memory") or answer.get("retire"):
@@ -77,6 +81,8 @@ def _answer(
                 max_pages=int(header["max_pdf_pages"]),
                 max_decompressed=int(header["max_pdf_decompressed_bytes"]),
             )
+        elif header["kind"] == "office":
+            title, text = parsers["office"](body, kind=str(header["format"]), url=header["url"])
         else:
             title, text = parsers["html"](body, charset=header["charset"], url=header["url"])
     except MemoryError:
@@ -90,6 +96,23 @@ def _answer(
     # freed inside the process is not always given back: past half the allowance, hand over to a fresh process.
     retire = idle_size is not None and (_data_size() or 0) > idle_size + allowed // 2
     return {"title": title, "retire": retire}, text.encode("utf-8", "surrogatepass")
+
+
+def _load_office(kind: str, idle_size: int | None) -> int | None:
+    """
+    Import an office converter before the file's memory cap, with the cap of an earlier document lifted: Haystack
+    and pandas take more memory than a web page's allowance, and they are the parser's cost, not the file's.
+
+    :returns: The size of the process at rest from now on.
+    """
+    from haystack_deep_research.web._office_text import load
+
+    _limit_memory(None)
+    try:
+        loaded = load(kind)
+    except ImportError:  # the file's answer says so: office_text imports the same converter, under the file's cap
+        loaded = False
+    return _data_size() if loaded else idle_size
 
 
 def _came_near(size_before: int | None, allowed: int) -> bool:
@@ -124,13 +147,16 @@ def _data_size() -> int | None:
         return None
 
 
-def _limit_memory(extra: int) -> None:
-    """Let the data segment grow by at most ``extra`` bytes from here (Linux; elsewhere nothing happens)."""
+def _limit_memory(extra: int | None) -> None:
+    """
+    Let the data segment grow by at most ``extra`` bytes from here (Linux; elsewhere nothing happens); ``None`` lifts
+    the cap to the hard limit.
+    """
     size = _data_size()
     if resource is None or size is None:
         return  # not Linux: RLIMIT_DATA would not cover memory mappings there
-    limit = size + extra
     _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    limit = hard if extra is None else size + extra
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     with contextlib.suppress(ValueError, OSError):  # a hard limit below what is in use: leave the limit as it is
@@ -138,5 +164,5 @@ def _limit_memory(extra: int) -> None:
 
 
 def _failed(header: dict[str, Any], exc: Exception) -> str:
-    kind = "PDF" if header.get("kind") == "pdf" else "page"
+    kind = {"pdf": "PDF", "office": "file"}.get(str(header.get("kind")), "page")
     return f"The {kind} at {header.get('url')} could not be read: the parser failed ({type(exc).__name__}: {exc})."

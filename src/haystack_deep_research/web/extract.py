@@ -2,7 +2,8 @@
 Turning a downloaded document into plain text: main text of HTML pages, the text layer of PDFs, plain text.
 
 :func:`extract_text` routes by content type: HTML and XHTML go through trafilatura (boilerplate such as menus
-and footers is dropped), PDFs through pypdf, plain text is decoded. HTML and PDF are parsed in a separate process
+and footers is dropped), PDFs through pypdf, Word, PowerPoint and Excel files (read from local folders) through
+Haystack's converters, plain text is decoded. All but plain text are parsed in a separate process
 (see ``_pool.py``), so that a hostile document costs at most ``FetchLimits.extraction_timeout`` seconds and
 ``FetchLimits.max_extraction_memory`` bytes: the process is killed when the time runs out, and parsing never
 blocks an event loop (:func:`extract_text_async`). Whatever goes wrong comes out as an
@@ -27,6 +28,14 @@ from haystack_deep_research.web.limits import FetchLimits
 __all__ = ["ExtractedText", "extract_text", "extract_text_async"]
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_OFFICE = "application/vnd.openxmlformats-officedocument."
+# Word, PowerPoint and Excel files, parsed with Haystack's converters (only local folders are read in these formats:
+# the web reader does not accept them).
+_OFFICE_TYPES = {
+    f"{_OFFICE}wordprocessingml.document": "docx",
+    f"{_OFFICE}presentationml.presentation": "pptx",
+    f"{_OFFICE}spreadsheetml.sheet": "xlsx",
+}
 # Threads that wait for a parser process on behalf of extract_text_async; waiting is all they do.
 _WAITING_THREADS = 64
 
@@ -56,8 +65,8 @@ def extract_text(
     """
     Extract the title and main text of a fetched document.
 
-    HTML and PDF documents are parsed in a separate process within the extraction limits of ``limits``; plain text
-    is decoded here.
+    HTML, PDF and office documents are parsed in a separate process within the extraction limits of ``limits``;
+    plain text is decoded here.
 
     :param document: The downloaded document.
     :param max_pdf_pages: The most PDF pages to read (at least 1); later pages are ignored. ``None`` takes
@@ -69,7 +78,7 @@ def extract_text(
     :returns: The title and text.
     :raises ConfigurationError: ``max_pdf_pages`` is below 1, ``limits`` is not a :class:`FetchLimits`, or
         ``deadline_s`` is negative.
-    :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF or plain text.
+    :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF, plain text, DOCX, PPTX or XLSX.
     :raises ExtractionError: The document is malformed, encrypted, holds no text, or could not be parsed within
         the time and memory allowed.
     """
@@ -98,7 +107,7 @@ async def extract_text_async(
     :param deadline_s: Seconds the caller has left in all; ``None`` for no limit beyond the extraction timeout.
     :returns: The title and text.
     :raises ConfigurationError: An argument is out of range.
-    :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF or plain text.
+    :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF, plain text, DOCX, PPTX or XLSX.
     :raises ExtractionError: The document is malformed, encrypted, holds no text, or could not be parsed within
         the time and memory allowed.
     """
@@ -148,10 +157,12 @@ class _Request:
                 "max_pdf_decompressed_bytes": self.limits.max_pdf_decompressed_bytes,
                 **common,
             }
+        elif document.content_type in _OFFICE_TYPES:
+            self.header = {"kind": "office", "format": _OFFICE_TYPES[document.content_type], **common}
         elif document.content_type != "text/plain":
             raise UnsupportedContentError(
                 f"The content type {document.content_type} at {document.final_url} cannot be read; only HTML, "
-                "XHTML, PDF and plain text are supported.",
+                "XHTML, PDF, plain text, DOCX, PPTX and XLSX are supported.",
                 url=document.url,
             )
 

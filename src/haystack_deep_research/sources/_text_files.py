@@ -1,0 +1,123 @@
+"""
+Text, Markdown and CSV files of a folder: decoded in whatever encoding they were written in, titled by themselves.
+
+A file is read as UTF-8 when it is valid UTF-8 (a byte order mark is dropped); otherwise its encoding is detected
+with charset-normalizer (Latin-1 and Windows-1252, UTF-16 and UTF-32 with or without a byte order mark, Shift JIS,
+and the rest of the encodings Python knows). Bytes no encoding reads as text (a binary file named ``.txt``) give a
+:class:`~haystack_deep_research.errors.ExtractionError`, never a silent skip. The decoded text is then converted by
+Haystack's own ``TextFileToDocument``, ``MarkdownToDocument`` and ``CSVToDocument``.
+
+A Markdown file's title is its first level-one heading (``# Title`` or an underlined one), read with markdown-it-py
+so that a ``#`` line inside a code block is not taken for one.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+from typing import Any
+
+from haystack import Document
+from haystack.dataclasses import ByteStream
+
+from haystack_deep_research.errors import ExtractionError
+
+__all__ = ["TEXT_TYPES", "decode_text", "markdown_title", "text_documents"]
+
+_MARKDOWN = (".md", ".markdown")
+TEXT_TYPES = (*_MARKDOWN, ".txt", ".text", ".csv")
+"""The suffixes of files read as text."""
+
+# Checked in this order: a UTF-32 little-endian mark begins with the UTF-16 one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_PREFERRED = "cp1252"
+
+
+def decode_text(data: bytes, *, name: str) -> tuple[str, str]:
+    """
+    Decode the bytes of a text file.
+
+    :param data: The bytes.
+    :param name: The file's name, for the error.
+    :returns: ``(text, encoding)``: the text, and the name of the encoding it was read in.
+    :raises ExtractionError: If the bytes are not text in any encoding detected.
+    """
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError:
+        pass  # not UTF-8: detect the encoding below
+    for mark, encoding in _BOMS:  # a byte order mark says it; charset-normalizer would weigh it against the text
+        if data.startswith(mark):
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError:
+                break
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(data)
+    best = matches.best()
+    if best is None:
+        raise ExtractionError(f"{name} is not text in any encoding recognised (a binary file?).")
+    # Short Latin text reads equally well in several code pages (French in Windows-1250 and Windows-1252 alike);
+    # a tie goes to the most common one, as the WHATWG default for such text is Windows-1252.
+    tied = [match for match in matches if (match.chaos, match.coherence) == (best.chaos, best.coherence)]
+    if any(_PREFERRED in match.could_be_from_charset for match in tied):
+        return data.decode(_PREFERRED), _PREFERRED
+    return str(best), best.encoding
+
+
+def markdown_title(text: str) -> str:
+    """
+    :param text: Markdown.
+    :returns: The text of its first level-one heading, or ``""`` when it has none.
+    """
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    for number, token in enumerate(tokens[:-1]):
+        if token.type == "heading_open" and token.tag == "h1":
+            inline = tokens[number + 1]
+            words = "".join(child.content for child in inline.children or [] if child.type in ("text", "code_inline"))
+            if words.strip():
+                return " ".join(words.split())
+    return ""
+
+
+def text_documents(data: bytes, path: Path, meta: dict[str, Any]) -> list[Document]:
+    """
+    Turn a text, Markdown or CSV file into documents with Haystack's converters.
+
+    :param data: The file's bytes.
+    :param path: The file's path.
+    :param meta: The documents' meta (``file_path``); ``encoding`` and, for Markdown with a heading, ``title`` are
+        added.
+    :returns: The documents.
+    :raises ExtractionError: If the bytes are not text in any encoding detected.
+    """
+    from haystack.components.converters.csv import CSVToDocument
+    from haystack.components.converters.markdown import MarkdownToDocument
+    from haystack.components.converters.txt import TextFileToDocument
+
+    text, encoding = decode_text(data, name=path.name)
+    suffix = path.suffix.lower()
+    meta = {**meta, "encoding": encoding}
+    converter: Any
+    if suffix in _MARKDOWN:
+        title = markdown_title(text)
+        meta.update({"title": title} if title else {})
+        converter = MarkdownToDocument(store_full_path=True, progress_bar=False)
+    elif suffix == ".csv":
+        converter = CSVToDocument(encoding="utf-8", store_full_path=True)
+    else:
+        converter = TextFileToDocument(encoding="utf-8", store_full_path=True)
+    # The converters decode with meta["encoding"]: the text goes to them as UTF-8, its encoding stays in the meta.
+    stream = ByteStream(data=text.encode("utf-8", "replace"), meta={**meta, "encoding": "utf-8"})
+    documents = converter.run(sources=[stream])["documents"]
+    for document in documents:
+        document.meta["encoding"] = encoding
+    return list(documents)
