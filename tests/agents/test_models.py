@@ -38,8 +38,9 @@ def test_a_key_set_in_the_environment_is_sent(monkeypatch: pytest.MonkeyPatch) -
         assert server.requests.wait_for(1)[0].headers["authorization"] == "Bearer sk-hosted"
 
 
-def test_an_explicit_key_is_a_plain_openai_generator() -> None:
-    generator = chat_generator("m", base_url="http://127.0.0.1:9/v1", api_key=Secret.from_env_var("MY_KEY"))
+def test_an_explicit_key_without_tool_choice_is_a_plain_openai_generator() -> None:
+    key = Secret.from_env_var("MY_KEY")
+    generator = chat_generator("m", base_url="http://127.0.0.1:9/v1", api_key=key, tool_choice=None)
     assert type(generator) is OpenAIChatGenerator
 
 
