@@ -186,7 +186,8 @@ def test_a_cost_budget_with_unpriced_models_is_refused_before_anything_runs(
 
     assert line.startswith("deep-research: error: --max-cost needs the price of every model; none is known for ")
     assert line.endswith(
-        ". Give it with --price orchestrator=INPUT,OUTPUT (US dollars per million tokens), or use --token-budget instead."
+        ". Give it with --price orchestrator=INPUT,OUTPUT (US dollars per million tokens), or use --token-budget "
+        "instead."
     )
     assert all(role in line for role in ROLES)
 
