@@ -233,8 +233,9 @@ def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str]
     :returns: The option's value, else its environment variable's (read as the option reads it), else ``None``.
     """
     value = getattr(args, name, None)
-    if value or name not in ENVIRONMENT:
-        return value if value or value == 0 else None
+    given = value is not None and value is not False and value != []
+    if given or name not in ENVIRONMENT:
+        return value if given else None
     text = _environment(name, os.environ if environ is None else environ)
     return _from_environment(name, text) if text is not None else None
 
