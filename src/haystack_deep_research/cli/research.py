@@ -135,7 +135,7 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
 
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The factory arguments the options ask for; nothing for what was left at its default."""
-    options = factory_arguments(args, quiet=args.quiet or args.progress == "none")
+    options = factory_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet)
     if args.max_cost is not None:
         _check_prices(options)
     if args.cache is not None:

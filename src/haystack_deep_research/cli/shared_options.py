@@ -198,10 +198,13 @@ def _environment(name: str, environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def _api(text: str) -> str:
-    if text not in APIS:
-        raise argparse.ArgumentTypeError(f"must be {' or '.join(APIS)}; got {text!r}")
-    return text
+def _one_of(choices: tuple[str, ...]) -> Any:
+    def read(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(choices)}; got {text!r}")
+        return text
+
+    return read
 
 
 def _from_environment(name: str, text: str) -> Any:
@@ -212,17 +215,13 @@ def _from_environment(name: str, text: str) -> Any:
         "max_tokens": bounded_int(1, _MAX_TOKENS),
         "prices": lambda value: [parse_price(part) for part in value.replace(";", " ").split()],
         "no_tool_choice": lambda value: value.lower() in ("1", "true", "yes"),
-        "api": _api,
-        "search": lambda value: value if value in SEARCH_NAMES else _choice(value, SEARCH_NAMES),
+        "api": _one_of(APIS),
+        "search": _one_of(SEARCH_NAMES),
     }
     try:
         return readers.get(name, str)(text)
     except argparse.ArgumentTypeError as error:
         raise ConfigurationError(f"{ENVIRONMENT[name][0]} {error}.") from None
-
-
-def _choice(text: str, choices: tuple[str, ...]) -> str:
-    raise argparse.ArgumentTypeError(f"must be one of {', '.join(choices)}; got {text!r}")
 
 
 def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str] | None = None) -> Any:
@@ -303,7 +302,11 @@ def check_option_credentials(args: argparse.Namespace, environ: Mapping[str, str
 
 
 def factory_arguments(
-    args: argparse.Namespace, environ: Mapping[str, str] | None = None, *, quiet: bool = True
+    args: argparse.Namespace,
+    environ: Mapping[str, str] | None = None,
+    *,
+    quiet: bool = True,
+    quiet_skipped: bool | None = None,
 ) -> dict[str, Any]:
     """
     The arguments of a research factory the shared options ask for (see :func:`model_arguments`), with ``search``,
@@ -312,6 +315,7 @@ def factory_arguments(
     :param args: Parsed options (see :func:`add_shared_options`).
     :param environ: The environment behind options left out; ``os.environ`` by default.
     :param quiet: Print no indexing progress.
+    :param quiet_skipped: Print nothing about the files an index left out; ``quiet`` by default.
     :returns: The arguments; nothing for what was left at its default.
     :raises ConfigurationError: If an option or environment value is invalid.
     """
@@ -326,7 +330,8 @@ def factory_arguments(
         name = name if name not in stores else f"{name}_{len(stores) + 1}"
         with index_progress(str(folder), quiet=quiet) as progress:
             stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
-        print_skipped(str(folder), stores[name]["retriever"].index.warnings, quiet=quiet)
+        skipped = stores[name]["retriever"].index.warnings
+        print_skipped(str(folder), skipped, quiet=quiet if quiet_skipped is None else quiet_skipped)
     if stores:
         arguments["datastores"] = stores
     return arguments
