@@ -12,9 +12,9 @@ The ``deep-research`` command.
                   [--progress auto|rich|plain|none] [-q]
     deep-research replay DIR [options]
     deep-research update RUN_DIR [options]
-    deep-research check REPORT.md [--sources sources.json] [--judge]
-    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
-    deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT]
+    deep-research check REPORT.md [--sources sources.json] [--judge] [model options]
+    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [model and source options]
+    deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT] [model and source options]
 
 Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
 :mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON

@@ -185,7 +185,7 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
             list[Any] | None,
             Field(description="The URLs that were read, or an evidence ledger (the `sources` of a research run)."),
         ] = None,
-        judge: Annotated[bool, Field(description="Also judge each cited claim (needs OPENAI_API_KEY).")] = False,
+        judge: Annotated[bool, Field(description="Also judge each cited claim with the server's judge model.")] = False,
     ) -> CallToolResult:
         """Check the citations of a Markdown report against the sources that were read, as `deep-research check`."""
         status, text = await asyncio.to_thread(_check, report, sources, judge, judge_llm)
