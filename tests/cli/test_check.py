@@ -134,7 +134,7 @@ def test_judge_gives_a_verdict_per_claim(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     models: list[str] = []
     monkeypatch.setattr(
-        check, "default_judge", lambda model: models.append(model) or ScriptedChatGenerator(role="judge")
+        check, "default_judge", lambda model, *_: models.append(model) or ScriptedChatGenerator(role="judge")
     )
 
     status = cli.main(["check", str(report), "--sources", str(_ledger(tmp_path, PAGES)), "--judge"])
@@ -159,8 +159,8 @@ def _closed_port() -> int:
 @pytest.mark.parametrize(
     "judge",
     [
-        lambda model: ScriptedChatGenerator(role="judge", fail=True),
-        lambda model: OpenAIResponsesChatGenerator(
+        lambda model, *_: ScriptedChatGenerator(role="judge", fail=True),
+        lambda model, *_: OpenAIResponsesChatGenerator(
             model=model, api_base_url=f"http://127.0.0.1:{_closed_port()}/v1", max_retries=0, timeout=5
         ),
     ],
@@ -199,7 +199,7 @@ def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setattr(check, "default_judge", lambda model: ScriptedChatGenerator(role="judge"))
+    monkeypatch.setattr(check, "default_judge", lambda model, *_: ScriptedChatGenerator(role="judge"))
     path = tmp_path / "report.md"
     path.write_text(f"Heat pump sales fell by 5 percent in 2024 [s]({SALES}). Policy changed [p]({POLICY}).\n")
     ledger = EvidenceLedger()
@@ -221,7 +221,7 @@ def test_judging_against_a_plain_url_list_is_a_usage_error(
     report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setattr(check, "default_judge", lambda model: ScriptedChatGenerator(role="judge"))
+    monkeypatch.setattr(check, "default_judge", lambda model, *_: ScriptedChatGenerator(role="judge"))
     urls = tmp_path / "urls.json"
     urls.write_text(json.dumps([SALES, OUTLOOK, POLICY]), encoding="utf-8")
 

@@ -11,6 +11,7 @@ import pytest
 
 from haystack_deep_research import UrlPolicy, WebSearchTool, cli, create_iterative_research_agent
 from haystack_deep_research.agents import IterativeResearchAgent
+from haystack_deep_research.run import Price
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
@@ -139,3 +140,16 @@ def test_replay_of_a_damaged_recording_json_is_a_usage_error_naming_the_field(
     assert "recording.json" in err
     assert field in err
     assert "Traceback" not in err
+
+
+def test_iterative_mode_takes_the_shared_model_options(
+    built: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], web: LoopbackWebServer
+) -> None:
+    server = "http://127.0.0.1:9/v1"
+    argv = ["--mode", "iterative", "--depth", "1", "--base-url", server, "--model", "m", "--price", "m=0,0"]
+    assert cli.main([*argv, "--timeout", "5", "--retries", "0", "--max-tokens", "300", "Solar?"]) == 0
+
+    analysis = built[0]["analysis_llm"]
+    assert (analysis.model, analysis.api_base_url, analysis.timeout, analysis.max_retries) == ("m", server, 5.0, 0)
+    assert analysis.generation_kwargs == {"max_tokens": 300}
+    assert built[0]["prices"] == {"m": Price(input_per_mtok=0, output_per_mtok=0)}

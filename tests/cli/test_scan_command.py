@@ -45,7 +45,7 @@ def scripted_scan(monkeypatch: pytest.MonkeyPatch, make_workflow: Callable[..., 
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
     schemas: list[type[BaseModel]] = []
 
-    def workflow(output_schema: type[BaseModel]) -> Pipeline:
+    def workflow(output_schema: type[BaseModel], **_: Any) -> Pipeline:
         schemas.append(output_schema)
         return make_workflow(output_schema=output_schema)
 
@@ -172,7 +172,7 @@ def test_a_scan_whose_model_is_down_fails_and_a_rerun_tries_again(
     roles = ("chat_generator", "causal_llm", "summary_llm", "judge_llm")
     researched: list[int] = []
 
-    def workflow(output_schema: type[BaseModel]) -> Pipeline:
+    def workflow(output_schema: type[BaseModel], **_: Any) -> Pipeline:
         researched.append(1)
         return make_workflow(output_schema=output_schema, **dict.fromkeys(roles, down))
 

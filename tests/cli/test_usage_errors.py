@@ -185,7 +185,10 @@ def test_a_cost_budget_with_unpriced_models_is_refused_before_anything_runs(
     line = _error(["q", "--max-cost", "0.5"], server, capsys)
 
     assert line.startswith("deep-research: error: --max-cost needs the price of every model; none is known for ")
-    assert line.endswith(". Use --token-budget instead, or the default models.")
+    assert line.endswith(
+        ". Give it with --price orchestrator=INPUT,OUTPUT (US dollars per million tokens), or use --token-budget "
+        "instead."
+    )
     assert all(role in line for role in ROLES)
 
 

@@ -9,7 +9,12 @@ Requests from web pages of other origins are refused (HTTP 403) unless ``DEEP_RE
 with ``DEEP_RESEARCH_TOKEN`` set, every request needs ``Authorization: Bearer <token>`` (HTTP 401 otherwise). An
 empty question, or one longer than 20,000 characters, is answered with HTTP 422.
 
-Runs need OPENAI_API_KEY and TAVILY_API_KEY. Install with ``pip install "haystack-deep-research[hayhooks]"``.
+The models and search are chosen by the environment, as the command line's options choose them (the same code maps
+both to the agent's arguments): DEEP_RESEARCH_MODEL, DEEP_RESEARCH_SMALL_MODEL, DEEP_RESEARCH_BASE_URL (a local
+OpenAI-compatible server such as http://localhost:11434/v1; then no OPENAI_API_KEY is needed), DEEP_RESEARCH_API,
+DEEP_RESEARCH_PRICES ("qwen3:8b=0,0"), DEEP_RESEARCH_TIMEOUT, DEEP_RESEARCH_RETRIES, DEEP_RESEARCH_MAX_TOKENS,
+DEEP_RESEARCH_NO_TOOL_CHOICE and DEEP_RESEARCH_SEARCH. With none set, runs use OpenAI (OPENAI_API_KEY) and Tavily when
+TAVILY_API_KEY is set, else the keyless search. Install with ``pip install "haystack-deep-research[hayhooks]"``.
 """
 
 from collections.abc import AsyncGenerator, Callable
@@ -41,8 +46,8 @@ def _admitted(guard: RequestGuard, headers: Headers | None, question: Callable[[
 
 class PipelineWrapper(BasePipelineWrapper):
     def setup(self) -> None:
-        # The default agent (DEEP_RESEARCH_AGENT_FACTORY, a test-only setting, swaps in scripted models). One agent
-        # serves every request: runs keep their data apart.
+        # The agent the environment sets up (DEEP_RESEARCH_AGENT_FACTORY, a test-only setting, swaps in scripted
+        # models). One agent serves every request: runs keep their data apart.
         self.pipeline = agent_factory()()
         self.guard = RequestGuard.from_env()
 

@@ -1,31 +1,112 @@
 """
-OpenAI's generators for OpenAI-compatible servers that need no key (Ollama, vLLM, llama.cpp, LM Studio).
+OpenAI's generators for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio).
 
 The OpenAI client refuses to start without an API key even when the server ignores it. These subclasses send
 ``OPENAI_API_KEY`` when it is set (hosted OpenAI-compatible services need it) and a placeholder otherwise, and
-serialize like their parents (the key stays an environment variable). Built by
-:func:`haystack_deep_research.agents.chat_generator`; importing this module imports openai.
+serialize like their parents (the key stays an environment variable).
+
+Some servers use the tools offered only when the request also says how to choose among them: llama.cpp's server
+(llama-cpp-python) answers in plain text unless the request carries ``tool_choice``, and Haystack sends none.
+:class:`CompatibleChatGenerator` takes a ``tool_choice`` (``"auto"`` by default when built by
+:func:`haystack_deep_research.agents.chat_generator` with a ``base_url``) and sends it with every request that offers
+tools, never with one that offers none (servers refuse ``tool_choice`` without tools). Importing this module imports
+openai.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from haystack import component
 from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
+from haystack.dataclasses import ChatMessage, StreamingCallbackT
+from haystack.tools import ToolsType, flatten_tools_or_toolsets
 
-__all__ = ["NO_KEY", "CompatibleChatGenerator", "CompatibleResponsesChatGenerator"]
+__all__ = ["NO_KEY", "TOOL_CHOICES", "CompatibleChatGenerator", "CompatibleResponsesChatGenerator"]
 
 NO_KEY = "no-key"
 """Sent as the API key when none is set."""
+TOOL_CHOICES = ("auto", "required", "none")
+"""The ``tool_choice`` values a Chat Completions request may carry (besides naming one function)."""
 
 
 class CompatibleChatGenerator(OpenAIChatGenerator):
-    """``OpenAIChatGenerator`` (Chat Completions API) that works without an API key."""
+    """
+    ``OpenAIChatGenerator`` (Chat Completions API) that works without an API key and can send ``tool_choice``.
+
+    :param tool_choice: Sent as the request's ``tool_choice`` whenever tools are offered (``"auto"``, ``"required"``
+        or ``"none"``); ``None`` sends none. A ``tool_choice`` in ``generation_kwargs`` wins.
+    :param kwargs: The parameters of ``OpenAIChatGenerator``.
+    """
+
+    def __init__(self, *, tool_choice: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tool_choice = tool_choice
 
     def _client_kwargs(self) -> dict[str, Any]:
         kwargs = super()._client_kwargs()
         kwargs["api_key"] = kwargs.get("api_key") or NO_KEY
         return kwargs
+
+    def _chosen(self, generation_kwargs: dict[str, Any] | None, tools: ToolsType | None) -> dict[str, Any] | None:
+        """The call's generation kwargs, with ``tool_choice`` when tools are offered and none is set."""
+        offered = flatten_tools_or_toolsets(tools if tools is not None else self.tools)
+        given = {**self.generation_kwargs, **(generation_kwargs or {})}
+        if self.tool_choice is None or not offered or "tool_choice" in given:
+            return generation_kwargs
+        return {**(generation_kwargs or {}), "tool_choice": self.tool_choice}
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(
+        self,
+        messages: list[ChatMessage] | str,
+        streaming_callback: StreamingCallbackT | None = None,
+        generation_kwargs: dict[str, Any] | None = None,
+        *,
+        tools: ToolsType | None = None,
+        tools_strict: bool | None = None,
+    ) -> dict[str, list[ChatMessage]]:
+        """
+        As ``OpenAIChatGenerator.run``, with ``tool_choice`` sent when tools are offered.
+
+        :param messages: The conversation.
+        :param streaming_callback: Called with each streamed chunk.
+        :param generation_kwargs: Extra arguments for this request.
+        :param tools: The tools offered (the generator's own by default).
+        :param tools_strict: Whether the tools' schemas are strict.
+        :returns: ``{"replies": [...]}``.
+        """
+        kwargs = self._chosen(generation_kwargs, tools)
+        return super().run(messages, streaming_callback, kwargs, tools=tools, tools_strict=tools_strict)
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(
+        self,
+        messages: list[ChatMessage] | str,
+        streaming_callback: StreamingCallbackT | None = None,
+        generation_kwargs: dict[str, Any] | None = None,
+        *,
+        tools: ToolsType | None = None,
+        tools_strict: bool | None = None,
+    ) -> dict[str, list[ChatMessage]]:
+        """
+        As ``OpenAIChatGenerator.run_async``, with ``tool_choice`` sent when tools are offered.
+
+        :param messages: The conversation.
+        :param streaming_callback: Called with each streamed chunk.
+        :param generation_kwargs: Extra arguments for this request.
+        :param tools: The tools offered (the generator's own by default).
+        :param tools_strict: Whether the tools' schemas are strict.
+        :returns: ``{"replies": [...]}``.
+        """
+        kwargs = self._chosen(generation_kwargs, tools)
+        return await super().run_async(messages, streaming_callback, kwargs, tools=tools, tools_strict=tools_strict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The generator as ``OpenAIChatGenerator`` serializes it, with its ``tool_choice``."""
+        data = super().to_dict()
+        data["init_parameters"]["tool_choice"] = self.tool_choice
+        return data
 
 
 class CompatibleResponsesChatGenerator(OpenAIResponsesChatGenerator):

@@ -7,6 +7,13 @@ needed (importing openai is slow).
   Chat Completions API (``api="chat"``, what Ollama, vLLM, llama.cpp and LM Studio serve) or the Responses API.
 - :func:`role_models`: the ``*_llm`` arguments of ``create_deep_research_agent`` from a large model (orchestrator,
   scope, writer), a small one (researcher, summarizer) and per-role overrides.
+
+Every model call has the same three limits, whichever helper built the generator: seconds per request
+(``timeout``), retries of a failed request (``max_retries``) and, optionally, the tokens one completion may hold
+(``max_tokens``, sent as the API's own name for it: ``max_completion_tokens`` to OpenAI, ``max_tokens`` to another
+server's Chat Completions, ``max_output_tokens`` to a Responses API). On another server (``base_url``) the Chat
+Completions generator sends ``tool_choice="auto"`` with every request that offers tools, which llama.cpp's server
+needs before it uses them; ``tool_choice=None`` turns that off.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_SMALL_MODEL",
     "DEFAULT_TIMEOUT_S",
+    "DEFAULT_TOOL_CHOICE",
     "LARGE_ROLES",
     "SMALL_ROLES",
     "chat_generator",
@@ -42,6 +50,9 @@ DEFAULT_SMALL_MODEL = "gpt-5.4-mini"
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3
 APIS = ("chat", "responses")
+DEFAULT_TOOL_CHOICE = "auto"
+"""The ``tool_choice`` sent to another server's Chat Completions when tools are offered (see :func:`chat_generator`)."""
+_DEFAULT = object()
 LARGE_ROLES = ("orchestrator", "scope", "writer")
 """The roles that get the large model."""
 SMALL_ROLES = ("researcher", "summarizer")
@@ -49,18 +60,35 @@ SMALL_ROLES = ("researcher", "summarizer")
 _ROLES = (*LARGE_ROLES, *SMALL_ROLES, "judge")
 
 
-def default_chat_generator(model: str) -> OpenAIResponsesChatGenerator:
+def default_chat_generator(
+    model: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    max_tokens: int | None = None,
+) -> OpenAIResponsesChatGenerator:
     """
     The default chat generator for a role: OpenAI's Responses API with a timeout and retries.
 
     Building it needs no API key; the key (``OPENAI_API_KEY``) is read when the first request is made.
 
     :param model: The OpenAI model name.
+    :param timeout: Seconds per request.
+    :param max_retries: Retries of a failed request.
+    :param max_tokens: The most tokens one completion may hold (``max_output_tokens``); ``None`` for no cap.
     :returns: A chat generator.
     """
     from haystack.components.generators.chat.openai_responses import OpenAIResponsesChatGenerator
 
-    return OpenAIResponsesChatGenerator(model=model, timeout=DEFAULT_TIMEOUT_S, max_retries=DEFAULT_MAX_RETRIES)
+    cap = {"max_output_tokens": max_tokens} if max_tokens is not None else None
+    return OpenAIResponsesChatGenerator(model=model, timeout=timeout, max_retries=max_retries, generation_kwargs=cap)
+
+
+def _cap_name(api: str, base_url: str | None) -> str:
+    """The name of the per-completion token cap in a request of this API to this server."""
+    if api == "responses":
+        return "max_output_tokens"
+    return "max_tokens" if base_url else "max_completion_tokens"  # OpenAI's reasoning models refuse max_tokens
 
 
 def chat_generator(
@@ -71,6 +99,8 @@ def chat_generator(
     api_key: Secret | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    max_tokens: int | None = None,
+    tool_choice: Any = _DEFAULT,
     generation_kwargs: dict[str, Any] | None = None,
 ) -> OpenAIChatGenerator | OpenAIResponsesChatGenerator:
     """
@@ -86,10 +116,16 @@ def chat_generator(
     :param api_key: The key; by default ``OPENAI_API_KEY`` (required without ``base_url``, optional with it).
     :param timeout: Seconds per request.
     :param max_retries: Retries of a failed request (429 and 5xx, with backoff).
+    :param max_tokens: The most tokens one completion may hold, sent under the API's own name (see the module
+        docstring); ``None`` for no cap.
+    :param tool_choice: Chat Completions only: the ``tool_choice`` sent with every request that offers tools
+        (``"auto"``, ``"required"`` or ``"none"``); ``None`` sends none. By default ``"auto"`` with a ``base_url``
+        (llama.cpp's server uses no tool without it) and none for OpenAI.
     :param generation_kwargs: Extra arguments for every request (temperature, ...).
-    :returns: The generator: ``OpenAIChatGenerator`` or ``OpenAIResponsesChatGenerator`` (or their key-optional
-        subclasses from :mod:`.compatible` for a ``base_url`` without an explicit key).
-    :raises ConfigurationError: If ``model``, ``base_url`` or ``api`` is invalid.
+    :returns: The generator: ``OpenAIChatGenerator`` or ``OpenAIResponsesChatGenerator``, or their subclasses from
+        :mod:`.compatible` for a ``base_url`` or a ``tool_choice`` (the key is optional, ``tool_choice`` is sent).
+    :raises ConfigurationError: If ``model``, ``base_url``, ``api``, ``timeout``, ``max_retries``, ``max_tokens`` or
+        ``tool_choice`` is invalid.
     """
     if not isinstance(model, str) or not model.strip():
         raise ConfigurationError(f"model must be a non-empty model name; got {model!r}.")
@@ -100,23 +136,48 @@ def chat_generator(
     chosen = api or ("chat" if base_url else "responses")
     if chosen not in APIS:
         raise ConfigurationError(f"api must be 'chat' or 'responses'; got {api!r}.")
+    choice = (
+        (DEFAULT_TOOL_CHOICE if base_url and chosen == "chat" else None) if tool_choice is _DEFAULT else tool_choice
+    )
+    _check_limits(timeout=timeout, max_retries=max_retries, max_tokens=max_tokens, tool_choice=choice, api=chosen)
     from haystack.components.generators.chat.openai import OpenAIChatGenerator
     from haystack.components.generators.chat.openai_responses import OpenAIResponsesChatGenerator
 
     from haystack_deep_research.agents.compatible import CompatibleChatGenerator, CompatibleResponsesChatGenerator
 
     keyless = base_url is not None and api_key is None
+    extra = {_cap_name(chosen, base_url): max_tokens} if max_tokens is not None else {}
     options: dict[str, Any] = {
         "model": model.strip(),
         "api_base_url": base_url,
         "api_key": api_key or Secret.from_env_var("OPENAI_API_KEY", strict=not keyless),
-        "timeout": timeout,
+        "timeout": float(timeout),
         "max_retries": max_retries,
-        "generation_kwargs": generation_kwargs,
+        "generation_kwargs": {**extra, **(generation_kwargs or {})} or None,
     }
+    if chosen == "chat" and (keyless or choice is not None):
+        return CompatibleChatGenerator(tool_choice=choice, **options)
     if chosen == "chat":
-        return (CompatibleChatGenerator if keyless else OpenAIChatGenerator)(**options)
+        return OpenAIChatGenerator(**options)
     return (CompatibleResponsesChatGenerator if keyless else OpenAIResponsesChatGenerator)(**options)
+
+
+def _check_limits(*, timeout: Any, max_retries: Any, max_tokens: Any, tool_choice: Any, api: str) -> None:
+    from haystack_deep_research.agents.compatible import TOOL_CHOICES
+
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+        raise ConfigurationError(f"timeout must be a number of seconds above 0 and at most 3600; got {timeout!r}.")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or not 0 <= max_retries <= 20:
+        raise ConfigurationError(f"max_retries must be an integer from 0 to 20; got {max_retries!r}.")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 1_000_000
+    ):
+        raise ConfigurationError(f"max_tokens must be an integer from 1 to 1000000, or None; got {max_tokens!r}.")
+    if tool_choice is not None and (tool_choice not in TOOL_CHOICES or api != "chat"):
+        raise ConfigurationError(
+            f"tool_choice must be one of {', '.join(TOOL_CHOICES)} or None, with the chat API; got {tool_choice!r} "
+            f"with api={api!r}."
+        )
 
 
 def role_models(
@@ -126,6 +187,10 @@ def role_models(
     roles: Mapping[str, str] | None = None,
     base_url: str | None = None,
     api: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    max_tokens: int | None = None,
+    tool_choice: Any = _DEFAULT,
 ) -> dict[str, Any]:
     """
     The ``*_llm`` arguments of ``create_deep_research_agent`` for a choice of models on one server.
@@ -137,6 +202,10 @@ def role_models(
         researcher, summarizer, judge.
     :param base_url: An OpenAI-compatible server for every role (see :func:`chat_generator`).
     :param api: "chat" or "responses" (see :func:`chat_generator`).
+    :param timeout: Seconds per request, for every role.
+    :param max_retries: Retries of a failed request, for every role.
+    :param max_tokens: The most tokens one completion may hold, for every role; ``None`` for no cap.
+    :param tool_choice: Sent with requests that offer tools (see :func:`chat_generator`); ``None`` sends none.
     :returns: ``{"orchestrator_llm": ..., "scope_llm": ..., ...}`` (``judge_llm`` only when overridden).
     :raises ConfigurationError: If a role is unknown or a name is invalid.
     """
@@ -147,7 +216,10 @@ def role_models(
     large = model or DEFAULT_MODEL
     small = small_model or (model if model else DEFAULT_SMALL_MODEL)
     names = {role: large for role in LARGE_ROLES} | {role: small for role in SMALL_ROLES} | overrides
-    return {f"{role}_llm": chat_generator(name, base_url=base_url, api=api) for role, name in names.items()}
+    limits: dict[str, Any] = {"timeout": timeout, "max_retries": max_retries, "max_tokens": max_tokens}
+    if tool_choice is not _DEFAULT:
+        limits["tool_choice"] = tool_choice
+    return {f"{role}_llm": chat_generator(name, base_url=base_url, api=api, **limits) for role, name in names.items()}
 
 
 def check_credentials(

@@ -1,7 +1,7 @@
 """
 ``deep-research check``: check the citations of any Markdown report, including reports this library did not write.
 
-    deep-research check REPORT.md [--sources sources.json] [--judge] [--judge-model MODEL]
+    deep-research check REPORT.md [--sources sources.json] [--judge] [--judge-model MODEL] [model options]
 
 Citations are found as :mod:`haystack_deep_research.evidence` describes: every link a reader sees (inline
 and reference links, images, autolinks, bare URLs, raw HTML), and the markers of the common citation styles (``[1]``
@@ -14,7 +14,9 @@ definitions, footnotes ``[^1]``), each attached to the sentence it supports.
   precision (verified cited URLs / cited URLs) and each unverified citation with its line and sentence.
 - Without ``--sources`` there is nothing to verify against: every cited URL is printed as *unverifiable*, the output
   says so, and the exit status is 0 (a report is not failed for want of a record).
-- ``--judge`` (needs ``--sources`` as a ledger with stored texts, and ``OPENAI_API_KEY``) also judges each cited
+- ``--judge`` (needs ``--sources`` as a ledger with stored texts, and ``OPENAI_API_KEY`` unless ``--base-url`` names
+  another server; the judge is ``--judge-model``, else ``--role-model judge=NAME``, else ``--model``, else gpt-5.4,
+  with the model options of ``deep-research``: ``--base-url``, ``--api``, ``--timeout``, ...) also judges each cited
   claim against the stored text of its source, as grounding does in a run, and prints a verdict per claim. A claim
   the judge could not decide (no stored text for its source, a failed call, an unreadable reply) is listed as *not
   judged*, with why, and fails the check; the score counts only the claims judged, and with none judged there is no
@@ -41,12 +43,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from haystack_deep_research.agents import DEFAULT_MODEL, default_chat_generator
+from haystack_deep_research.agents import DEFAULT_MODEL
 from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.shared_options import add_model_options, judge_model, option_value
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, ReadingProblem, reading_problems, verify_citations
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
-from haystack_deep_research.run import drive
+from haystack_deep_research.run import drive, model_name
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 
@@ -69,8 +72,10 @@ def check_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--judge", action="store_true", help="Also judge each cited claim against its stored source.")
     parser.add_argument(
-        "--judge-model", default=DEFAULT_JUDGE_MODEL, help="The OpenAI judge model (default %(default)s)."
+        "--judge-model",
+        help=f"The judge's model (default: --role-model judge=NAME, else --model, else {DEFAULT_JUDGE_MODEL}).",
     )
+    add_model_options(parser)
     return parser
 
 
@@ -99,14 +104,20 @@ def load_sources(path: Path) -> EvidenceLedger:
         raise UsageError(f"{path} is not an evidence ledger: {error}") from error
 
 
-def default_judge(model: str) -> Any:
+def default_judge(model: str, options: argparse.Namespace | None = None) -> Any:
     """
     The judge used by ``--judge``.
 
-    :param model: The OpenAI model name.
+    :param model: The judge's model name.
+    :param options: The parsed model options (server, API, limits); ``None`` for OpenAI's defaults.
     :returns: A chat generator.
     """
-    return default_chat_generator(model)
+    return judge_model(options or argparse.Namespace(), model)
+
+
+def _judge_name(args: argparse.Namespace) -> str:
+    roles = dict(pair.partition("=")[::2] for pair in args.role_model)
+    return str(args.judge_model or roles.get("judge") or option_value(args, "model") or DEFAULT_JUDGE_MODEL)
 
 
 def _print_citations(citations: list[Citation], out: TextIO) -> None:
@@ -141,13 +152,16 @@ def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO)
     return len(judged)
 
 
-def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def run_check(
+    argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None = None, judge_llm: Any = None
+) -> int:
     """
     Run ``deep-research check``.
 
     :param argv: The arguments after ``check``.
     :param out: Where the findings go; stdout by default.
     :param err: Where errors and warnings go; stderr by default.
+    :param judge_llm: The judge for ``--judge``, instead of the one the model options choose (a server's own).
     :returns: The exit status (see the module docstring).
     """
     out, err = out or sys.stdout, err or sys.stderr
@@ -155,10 +169,13 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
     try:
         if args.judge and args.sources is None:
             raise UsageError("--judge needs --sources: the ledger whose stored texts the claims are judged against.")
-        if args.judge and not os.environ.get("OPENAI_API_KEY", "").strip():
+        keyless = judge_llm is not None or option_value(args, "base_url")
+        if args.judge and not keyless and not os.environ.get("OPENAI_API_KEY", "").strip():
             raise UsageError(
-                "--judge needs OPENAI_API_KEY in the environment (for example: export OPENAI_API_KEY=...)."
+                "--judge needs OPENAI_API_KEY in the environment (for example: export OPENAI_API_KEY=...), or "
+                "--base-url for an OpenAI-compatible server."
             )
+        judge: Any = (judge_llm or default_judge(_judge_name(args), args)) if args.judge else None
         try:
             report = args.report.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
@@ -169,7 +186,7 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
                 f"--judge needs the stored texts of the pages that were read, and {args.sources} holds none (a plain "
                 "URL list never does): pass the evidence ledger that `deep-research --sources` writes."
             )
-    except UsageError as error:
+    except UsageError as error:  # a ConfigurationError of the model options too
         print(f"deep-research check: error: {error}", file=err)
         return 2
     problems = reading_problems(report)
@@ -197,8 +214,10 @@ def run_check(argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | N
     status = 1 if check.unverified else unreadable
     if args.judge:
         claims = cited_claims(report, check.verified_urls)
-        judgement = drive(judge_claims(claims, ledger, default_judge(args.judge_model))) if claims else Judgement([])
-        judged = _print_judgement(judgement, args.judge_model, out, err)
+        judgement = drive(judge_claims(claims, ledger, judge)) if claims else Judgement([])
+        judged = _print_judgement(
+            judgement, model_name(judge) if judge_llm is not None else _judge_name(args), out, err
+        )
         status = 1 if any(v.verdict == UNSUPPORTED for v in judgement.verdicts) else status
         if judged < len(claims):
             what = "any" if not judged else f"{len(claims) - judged}"

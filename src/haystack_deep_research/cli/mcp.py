@@ -3,9 +3,12 @@
 
     deep-research mcp                                  # stdio: an MCP client starts this command
     deep-research mcp --transport http [--host H] [--port P]   # streamable HTTP at http://H:P/mcp
+    deep-research mcp --base-url http://localhost:11434/v1 --model qwen3:8b [other model and source options]
 
-The server's tools are described in :mod:`haystack_deep_research.mcp_server`. Runs need ``OPENAI_API_KEY`` and
-``TAVILY_API_KEY``, checked when a run starts; the server itself needs the ``mcp`` extra.
+The server's tools are described in :mod:`haystack_deep_research.mcp_server`. Its runs (and ``check_report``'s judge)
+use the models and sources the shared options choose, as ``deep-research`` does (see :mod:`.shared_options`); the
+keys they need (``OPENAI_API_KEY`` unless ``--base-url``, ``TAVILY_API_KEY`` for ``--search tavily``) are checked
+when a run starts. The server itself needs the ``mcp`` extra.
 
 Exit status: 0 when the server stopped, 2 for a usage error (bad arguments such as a port outside 1 to 65535, the
 extra not installed), printed as one line.
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser, bounded_int
+from haystack_deep_research.cli.shared_options import add_shared_options, judge_model, model_arguments
 from haystack_deep_research.errors import UsageError
 
 __all__ = ["mcp_parser", "run_mcp"]
@@ -36,6 +40,7 @@ def mcp_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port", type=bounded_int(1, 65535), default=8000, help="HTTP: the port to listen on (default %(default)s)."
     )
+    add_shared_options(parser)
     return parser
 
 
@@ -52,8 +57,12 @@ def run_mcp(argv: Sequence[str]) -> int:
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
         from haystack_deep_research.mcp_server import serve
+        from haystack_deep_research.serving import agent_factory
 
-        serve(transport=args.transport, host=args.host, port=args.port)
+        chosen = any(name.endswith("_llm") for name in model_arguments(args))  # the options are checked here too
+        judge = judge_model(args) if chosen else None  # else check_report's own default, with its key check
+        factory = agent_factory(settings=args)
+        serve(transport=args.transport, host=args.host, port=args.port, agent_factory=factory, judge_llm=judge)
     except UsageError as error:
         print(f"deep-research mcp: error: {error}", file=sys.stderr)
         return ExitCode.USAGE

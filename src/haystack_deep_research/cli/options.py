@@ -2,7 +2,8 @@
 The options of ``deep-research "question"``, one group per concern.
 
 Each ``add_*_options(parser)`` function adds one group (it shows as its own section of ``--help``);
-:func:`research_parser` builds the parser from :data:`OPTION_GROUPS`. A new option joins the group it belongs to, or
+:func:`research_parser` builds the parser from :data:`OPTION_GROUPS`. The ``models`` and ``sources`` groups are every
+command's (see :mod:`.shared_options`). A new option joins the group it belongs to, or
 a new group function joins :data:`OPTION_GROUPS`. Numbers are checked here, so a bad value is a usage error in the
 option's own terms (``argument --max-subtopics: must be an integer from 1 to 50``) before anything runs.
 """
@@ -14,11 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from haystack_deep_research.agents import APIS
 from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.numbers import bounded_int, bounded_number
+from haystack_deep_research.cli.shared_options import add_model_options, add_source_options
 from haystack_deep_research.prompts import REPORT_TYPES
 from haystack_deep_research.run.budget import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
-from haystack_deep_research.sources import SEARCH_NAMES
 
 __all__ = [
     "MODES",
@@ -53,38 +54,6 @@ class CommandParser(argparse.ArgumentParser):
         :raises SystemExit: Always, with status 2.
         """
         self.exit(ExitCode.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def bounded_int(low: int, high: int) -> Callable[[str], int]:
-    """
-    :param low: The smallest value accepted.
-    :param high: The largest value accepted.
-    :returns: An argparse ``type`` reading an integer from ``low`` to ``high``; anything else is a one-line error.
-    """
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be an integer from {low} to {high}; got {text!r}")
-        return value
-
-    return parse
-
-
-def _bounded_number(high: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not 0 < value <= high:  # NaN fails both comparisons
-            raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {high:g}; got {text!r}")
-        return value
-
-    return parse
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -136,13 +105,13 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--time-budget",
-        type=_bounded_number(MAX_TIME_BUDGET_S),
+        type=bounded_number(MAX_TIME_BUDGET_S),
         metavar="SECONDS",
         help="Stop researching after this many seconds.",
     )
     group.add_argument(
         "--max-cost",
-        type=_bounded_number(MAX_COST_BUDGET),
+        type=bounded_number(MAX_COST_BUDGET),
         metavar="USD",
         help="Stop researching once the model calls have cost this many US dollars.",
     )
@@ -190,62 +159,6 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """
-    Which models, on which server: ``--model``, ``--small-model``, ``--role-model``, ``--base-url``, ``--api``.
-
-    :param parser: The parser to add the group to.
-    """
-    group = parser.add_argument_group("models")
-    group.add_argument(
-        "--model", metavar="NAME", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL)."
-    )
-    group.add_argument(
-        "--small-model",
-        metavar="NAME",
-        help="Model of the researchers and the summarizer (env DEEP_RESEARCH_SMALL_MODEL).",
-    )
-    group.add_argument(
-        "--role-model",
-        action="append",
-        default=[],
-        metavar="ROLE=NAME",
-        help="Model of one role (orchestrator, scope, writer, researcher, summarizer, judge); repeatable.",
-    )
-    group.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="An OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL).",
-    )
-    group.add_argument(
-        "--api",
-        choices=APIS,
-        help="chat (Chat Completions) or responses; default chat with --base-url (env DEEP_RESEARCH_API).",
-    )
-
-
-def add_source_options(parser: argparse.ArgumentParser) -> None:
-    """
-    What the researchers search: ``--search``, ``--docs``, ``--no-web``, ``--index-dir``.
-
-    :param parser: The parser to add the group to.
-    """
-    group = parser.add_argument_group("sources")
-    group.add_argument(
-        "--search",
-        choices=SEARCH_NAMES,
-        help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs "
-        "(env DEEP_RESEARCH_SEARCH).",
-    )
-    group.add_argument(
-        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
-    )
-    group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
-    group.add_argument(
-        "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
-    )
-
-
 MODES = ("deep", "iterative")
 """``--mode``: ``deep`` (parallel sub-researchers) or ``iterative`` (rounds of analysis and search)."""
 
@@ -265,7 +178,7 @@ def add_iterative_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--cache", type=Path, help="Keep searches, pages and summaries here across runs.")
     group.add_argument(
-        "--cache-ttl", type=_bounded_number(365 * 24 * 3600.0), help="Seconds a cached entry is used (one day)."
+        "--cache-ttl", type=bounded_number(365 * 24 * 3600.0), help="Seconds a cached entry is used (one day)."
     )
     group.add_argument("--record", type=Path, help="Iterative mode: record the run here (replay it with replay DIR).")
 

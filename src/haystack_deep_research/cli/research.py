@@ -5,15 +5,16 @@ The ``deep-research`` command.
                   [--max-subtopics N] [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
                   [--approve-plan]
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
-                  [--base-url URL] [--api chat|responses]
+                  [--base-url URL] [--api chat|responses] [--price MODEL=INPUT,OUTPUT ...]
+                  [--timeout SECONDS] [--retries N] [--max-tokens N] [--no-tool-choice]
                   [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
                   [--mode deep|iterative] [--depth N] [--cache DIR] [--cache-ttl SECONDS] [--record DIR]
                   [--progress auto|rich|plain|none] [-q]
     deep-research replay DIR [options]
     deep-research update RUN_DIR [options]
-    deep-research check REPORT.md [--sources sources.json] [--judge]
-    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS]
-    deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT]
+    deep-research check REPORT.md [--sources sources.json] [--judge] [model options]
+    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [model and source options]
+    deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT] [model and source options]
 
 Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
 :mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
@@ -27,8 +28,11 @@ Models and search, with their environment equivalents (an option wins over its v
 
 - ``--model`` (``DEEP_RESEARCH_MODEL``): orchestrator, scope and writer; ``--small-model``
   (``DEEP_RESEARCH_SMALL_MODEL``): researcher and summarizer; ``--role-model ROLE=NAME`` (repeatable) for one role.
-- ``--base-url`` (``OPENAI_BASE_URL``): any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio); then no
-  ``OPENAI_API_KEY`` is needed, and ``--api`` (``DEEP_RESEARCH_API``) defaults to ``chat``.
+- ``--base-url`` (``DEEP_RESEARCH_BASE_URL`` or ``OPENAI_BASE_URL``): any OpenAI-compatible server (Ollama, vLLM,
+  llama.cpp, LM Studio); then no ``OPENAI_API_KEY`` is needed, ``--api`` (``DEEP_RESEARCH_API``) defaults to
+  ``chat``, and requests that offer tools carry ``tool_choice: "auto"`` (``--no-tool-choice`` drops it).
+- ``--price MODEL=INPUT,OUTPUT`` (``DEEP_RESEARCH_PRICES``): a model's price per million tokens, so its cost is known;
+  ``--timeout``, ``--retries``, ``--max-tokens``: the limits of every model call.
 - ``--search`` (``DEEP_RESEARCH_SEARCH``): ``auto`` uses Tavily when ``TAVILY_API_KEY`` is set, else the keyless
   ddgs search.
 - ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
@@ -47,37 +51,30 @@ question "check", write ``deep-research -- check``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research.agents import (
-    check_credentials,
-    create_deep_research_agent,
-    create_iterative_research_agent,
-    role_models,
-)
+from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
-from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.cli.iterative import iterative_options, replay_options, subcommand_help, write_manifest
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.paths import check_output_paths
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
+from haystack_deep_research.cli.shared_options import check_option_credentials, factory_arguments
 from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.summary import RunSummary
-from haystack_deep_research.errors import ConfigurationError, UsageError
+from haystack_deep_research.errors import UsageError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run import CostMeter, check_question, model_name
-from haystack_deep_research.sources import folder_store_name, index_folder
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
 CHECK_COMMAND = "check"
@@ -85,14 +82,6 @@ SCAN_COMMAND = "scan"
 MCP_COMMAND = "mcp"
 REPLAY_COMMAND = "replay"
 UPDATE_COMMAND = "update"
-ENVIRONMENT = {
-    "model": "DEEP_RESEARCH_MODEL",
-    "small_model": "DEEP_RESEARCH_SMALL_MODEL",
-    "base_url": "OPENAI_BASE_URL",
-    "api": "DEEP_RESEARCH_API",
-    "search": "DEEP_RESEARCH_SEARCH",
-}
-"""The environment variable behind each option."""
 
 
 def _run_scan(argv: Sequence[str]) -> int:
@@ -144,43 +133,11 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
 """The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
 
 
-def _option(args: argparse.Namespace, name: str) -> Any:
-    value = getattr(args, name)
-    return value if value else (os.environ.get(ENVIRONMENT[name], "").strip() or None)
-
-
-def _roles(pairs: list[str]) -> dict[str, str]:
-    roles = {}
-    for pair in pairs:
-        role, equals, name = pair.partition("=")
-        if not equals or not role.strip() or not name.strip():
-            raise ConfigurationError(f"--role-model takes ROLE=NAME, for example researcher=qwen3:8b; got {pair!r}.")
-        roles[role.strip()] = name.strip()
-    return roles
-
-
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The factory arguments the options ask for; nothing for what was left at its default."""
-    model, small, base_url, api = (_option(args, name) for name in ("model", "small_model", "base_url", "api"))
-    roles = _roles(args.role_model)
-    options: dict[str, Any] = {}
-    if model or small or roles or base_url or api:
-        options.update(role_models(model=model, small_model=small, roles=roles, base_url=base_url, api=api))
+    options = factory_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet)
     if args.max_cost is not None:
         _check_prices(options)
-    if (search := _option(args, "search")) is not None:
-        options["search"] = search
-    if args.no_web:
-        options["web"] = False
-    if args.docs:
-        stores: dict[str, Any] = {}
-        for folder in args.docs:
-            name = folder_store_name(folder)
-            name = name if name not in stores else f"{name}_{len(stores) + 1}"
-            with index_progress(str(folder), quiet=args.quiet or args.progress == "none") as progress:
-                stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
-            print_skipped(str(folder), stores[name]["retriever"].index.warnings, quiet=args.quiet)
-        options["datastores"] = stores
     if args.cache is not None:
         options["cache_dir"] = args.cache
     if args.cache_ttl is not None:
@@ -193,11 +150,11 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
 def _check_prices(options: Mapping[str, Any]) -> None:
     """--max-cost needs a price for every model: say so before a folder is indexed or a model called."""
     models = {name: model_name(value) for name, value in options.items() if name.endswith("_llm")}
-    unpriced = CostMeter().unpriced(models)
+    unpriced = CostMeter(prices=options.get("prices")).unpriced(models)
     if unpriced:
         raise UsageError(
-            f"--max-cost needs the price of every model; none is known for {', '.join(unpriced)}. Use --token-budget "
-            "instead, or the default models."
+            f"--max-cost needs the price of every model; none is known for {', '.join(unpriced)}. Give it with "
+            f"--price {unpriced[0]}=INPUT,OUTPUT (US dollars per million tokens), or use --token-budget instead."
         )
 
 
@@ -213,7 +170,7 @@ def _check(args: argparse.Namespace, *, replay: bool) -> str:
     question = _question(args.question)
     check_output_paths(output=args.output, sources=args.sources, run_dir=args.run_dir)
     if not replay:  # a replay calls no model and no search
-        check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
+        check_option_credentials(args)
     if args.no_web and not args.docs:
         raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
     if args.record is not None and args.mode != "iterative":

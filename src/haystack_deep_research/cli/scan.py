@@ -3,11 +3,15 @@
 
     deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [--csv rows.csv]
                        [--concurrency N] [--attempts N] [--progress bar|lines|none]
+                       [model and source options of deep-research: --model, --base-url, --price, --docs, ...]
 
 ``ITEMS`` is a text file with one item per line (each line is the item's research question), or a provider class
 given as ``module:Class`` (a :class:`~haystack_deep_research.scans.KnowledgeProvider` built with no arguments). Each
-item is researched by ``create_research_workflow`` with the default models (``OPENAI_API_KEY``) and web tools
-(Tavily with ``TAVILY_API_KEY``, else the keyless search), and its structured output (``--schema``, default
+item is researched by ``create_research_workflow`` on the models and sources the shared options choose (see
+:mod:`.shared_options`; they mean what they mean for ``deep-research``): its Execute agent and page summarizer are the
+small model's roles (``--small-model``, else ``--model``, else ``gpt-5.4-mini`` on OpenAI), its web search is
+``--search`` (Tavily with ``TAVILY_API_KEY``, else the keyless search) unless ``--no-web``, and each ``--docs`` folder
+is searched too. Its structured output (``--schema``, default
 ``ResearchSummary``) becomes its row in ``--out``. Rerunning with the same ``--out`` researches only the items not
 finished yet. ``--ray ADDRESS`` runs the
 items on a Ray cluster (``local`` starts one on this machine; needs ``haystack-deep-research[ray]``).
@@ -31,17 +35,23 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
 from haystack_deep_research.agents import (
     DEFAULT_SMALL_MODEL,
     ResearchWorkflow,
-    check_credentials,
     create_research_workflow,
     default_chat_generator,
 )
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser
+from haystack_deep_research.cli.shared_options import (
+    add_shared_options,
+    check_option_credentials,
+    environment_options,
+    factory_arguments,
+)
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
 from haystack_deep_research.report import ResearchSummary
@@ -72,21 +82,33 @@ def scan_parser() -> argparse.ArgumentParser:
     parser.add_argument("--concurrency", type=int, default=4, help="Items researched at once (default 4).")
     parser.add_argument("--attempts", type=int, default=3, help="Attempts per item (default 3).")
     parser.add_argument("--progress", choices=("bar", "lines", "none"), help="Progress display on stderr.")
+    add_shared_options(parser)
     return parser
 
 
-def scan_workflow(output_schema: type[BaseModel]) -> ResearchWorkflow:
+def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | None = None) -> ResearchWorkflow:
     """
-    The research of one item: the research workflow with the default models and web tools.
+    The research of one item: the research workflow on the models and sources the shared options choose.
 
     :param output_schema: The row's model.
+    :param options: The parsed shared options (see :mod:`.shared_options`); ``None`` reads their environment
+        variables only. Plain values, so the call pickles for Ray's workers.
     :returns: The workflow.
     """
-    model = default_chat_generator(DEFAULT_SMALL_MODEL)
+    arguments = factory_arguments(options or environment_options())
+    model = arguments.get("researcher_llm") or default_chat_generator(DEFAULT_SMALL_MODEL)
+    summarizer = arguments.get("summarizer_llm") or model
+    web = arguments.get("web", True)
+    tools: list[Tool | Toolset] = (
+        [resolve_search(arguments.get("search", "auto")), ReadUrlTool(summarizer_llm=summarizer)] if web else []
+    )
     return create_research_workflow(
         chat_generator=model,
-        tools=[resolve_search("auto"), ReadUrlTool(summarizer_llm=model)],
+        tools=tools,
         output_schema=output_schema,
+        datastores=arguments.get("datastores"),
+        judge_llm=arguments.get("judge_llm"),
+        prices=arguments.get("prices"),
     )
 
 
@@ -201,14 +223,17 @@ def run_scan_command(argv: Sequence[str]) -> int:
     try:
         provider = _provider(args.items)
         schema = _schema(args.schema)
-        check_credentials()
+        check_option_credentials(args)
+        if args.no_web and not args.docs:
+            raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
+        factory_arguments(args, quiet=args.progress == "none")  # bad options, and the --docs indexes, before any item
         executor: ScanExecutor = (
             LocalExecutor() if args.ray is None else RayExecutor(address=None if args.ray == "local" else args.ray)
         )
         display = _display(args.progress)
         runner = ScanRunner(
             provider=provider,
-            research=partial(scan_workflow, schema),
+            research=partial(scan_workflow, schema, options=args),
             results=args.out,
             executor=executor,
             max_concurrency=args.concurrency,

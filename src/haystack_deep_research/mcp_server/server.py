@@ -68,7 +68,7 @@ def _status_line(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _check(report: str, sources: list[Any] | None, judge: bool) -> tuple[int, str]:
+def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any = None) -> tuple[int, str]:
     """Run ``deep-research check`` on the given texts, in a temporary directory; returns its status and output."""
     with tempfile.TemporaryDirectory(prefix="deep-research-check-") as folder:
         path = Path(folder) / "report.md"
@@ -82,20 +82,22 @@ def _check(report: str, sources: list[Any] | None, judge: bool) -> tuple[int, st
             argv.append("--judge")
         out, err = io.StringIO(), io.StringIO()
         try:
-            status = run_check(argv, out=out, err=err)
+            status = run_check(argv, out=out, err=err, judge_llm=judge_llm)
         except SystemExit as stop:  # argparse refuses the arguments
             status = int(stop.code or 2)
         text = (out.getvalue() + err.getvalue()).replace(str(path), "report.md").replace(folder, ".")
     return status, text.strip()
 
 
-def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
+def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = None) -> Any:
     """
     Build the MCP server.
 
     :param agent_factory: Builds each run's agent from the ``deep_research`` tool's options. Default: the factory
-        named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else ``create_deep_research_agent`` with the default
-        models (``OPENAI_API_KEY`` and ``TAVILY_API_KEY`` are checked when a run starts).
+        named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else ``create_deep_research_agent`` with the models and
+        sources the environment chooses (see :mod:`haystack_deep_research.serving.factory`; the keys they need are
+        checked when a run starts).
+    :param judge_llm: ``check_report``'s judge; ``None`` for the one ``deep-research check --judge`` uses.
     :returns: The server, the SDK's ``MCPServer``; run it with :func:`serve` or its own ``run``.
     :raises MissingExtraError: If the ``mcp`` SDK is not installed (``pip install haystack-deep-research[mcp]``).
     :raises ConfigurationError: If ``DEEP_RESEARCH_AGENT_FACTORY`` is set but cannot be loaded.
@@ -183,10 +185,10 @@ def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
             list[Any] | None,
             Field(description="The URLs that were read, or an evidence ledger (the `sources` of a research run)."),
         ] = None,
-        judge: Annotated[bool, Field(description="Also judge each cited claim (needs OPENAI_API_KEY).")] = False,
+        judge: Annotated[bool, Field(description="Also judge each cited claim with the server's judge model.")] = False,
     ) -> CallToolResult:
         """Check the citations of a Markdown report against the sources that were read, as `deep-research check`."""
-        status, text = await asyncio.to_thread(_check, report, sources, judge)
+        status, text = await asyncio.to_thread(_check, report, sources, judge, judge_llm)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content={"status": status},
@@ -196,15 +198,24 @@ def build_server(*, agent_factory: AgentFactory | None = None) -> Any:
     return server
 
 
-def serve(*, transport: Literal["stdio", "http"] = "stdio", host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    agent_factory: AgentFactory | None = None,
+    judge_llm: Any = None,
+) -> None:
     """
     Build the server and run it until it is stopped.
 
     :param transport: ``"stdio"`` (a client starts the server) or ``"http"`` (streamable HTTP at ``/mcp``).
     :param host: The address the HTTP server listens on.
     :param port: The port the HTTP server listens on.
+    :param agent_factory: Builds each run's agent (see :func:`build_server`).
+    :param judge_llm: ``check_report``'s judge (see :func:`build_server`).
     """
-    server = build_server()
+    server = build_server(agent_factory=agent_factory, judge_llm=judge_llm)
     if transport == "stdio":
         server.run("stdio")  # the SDK cancels the requests in flight when the client's end closes
         return

@@ -154,13 +154,13 @@ def usage_cost(usage: Mapping[str, Any] | None, price: Price) -> float | None:
 
 class CostMeter:
     """
-    Prices a run's usage per phase, by the model each phase calls; says once per model (or phase) when a cost cannot
-    be known.
+    Prices a run's usage per phase, by the model each phase calls; says when a cost cannot be known: once for all the
+    models without a price (naming each, and how to give one), once per model whose usage cannot be priced, once per
+    phase with no model.
 
     :param phase_models: The model each phase calls, by phase name (``{"scope": "gpt-5.4", ...}``).
     :param prices: Prices on top of :data:`DEFAULT_PRICES`, or ``None``.
-    :param warn: Called as ``warn(phase, message)`` the first time a cost is unknown for a model (or a phase with no
-        model).
+    :param warn: Called as ``warn(phase, message)`` the first time a cost is unknown (see above).
     :raises ConfigurationError: If ``prices`` is not a mapping of model names to :class:`Price`.
     """
 
@@ -231,7 +231,8 @@ class CostMeter:
         return list(dict.fromkeys(model for model in models.values() if price_of(model, self.prices) is None))
 
     def _unknown(self, phase: str, model: str | None, price: Price | None) -> None:
-        key = model or f"phase {phase}"
+        unpriced = model is not None and price is None
+        key = "no price" if unpriced else model or f"phase {phase}"  # every unpriced model is named at once
         with self._lock:
             first = key not in self._said
             self._said.add(key)
@@ -239,8 +240,13 @@ class CostMeter:
             return
         if model is None:
             why = f"the model of the {phase} phase is not known"
-        elif price is None:
-            why = f"no price is known for model {model!r}; pass prices={{{model!r}: Price(...)}}"
+        elif unpriced:
+            names = list(dict.fromkeys([model, *self.unpriced(self.phase_models)]))
+            which = f"model {model!r}" if len(names) == 1 else f"models {', '.join(map(repr, names))}"
+            why = (
+                f"no price is known for {which}; pass --price {model}=INPUT,OUTPUT (US dollars per million tokens, "
+                f"repeatable) to the command, or prices={{{model!r}: Price(...)}} to the factory"
+            )
         else:
             why = f"the usage that model {model!r} reports does not say its input and output tokens"
         self._warn(phase, f"the run's cost is unknown: {why}")

@@ -7,7 +7,13 @@ Used by the MCP server (:mod:`haystack_deep_research.mcp_server`) and by the Hay
 """
 
 from haystack_deep_research.serving.chat import question_from_chat, question_from_text, stream_research
-from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV, AgentFactory, agent_factory, default_agent
+from haystack_deep_research.serving.factory import (
+    AGENT_FACTORY_ENV,
+    AgentFactory,
+    agent_factory,
+    configured_agent,
+    default_agent,
+)
 from haystack_deep_research.serving.guard import ALLOWED_ORIGINS_ENV, TOKEN_ENV, RequestGuard, http_status
 
 __all__ = [
@@ -17,6 +23,7 @@ __all__ = [
     "AgentFactory",
     "RequestGuard",
     "agent_factory",
+    "configured_agent",
     "default_agent",
     "http_status",
     "question_from_chat",

@@ -2,6 +2,14 @@
 Where a server's agents come from (the MCP server, a Hayhooks wrapper): ``create_deep_research_agent`` with the
 server's options, or, for tests only, a factory named in the environment.
 
+A server's models and sources are chosen as the command line chooses them, by the same code
+(:func:`haystack_deep_research.cli.shared_options.factory_arguments`): from the command's options (``deep-research
+mcp --model ... --base-url ...``), else from their environment variables, which is how a Hayhooks wrapper is set up:
+``DEEP_RESEARCH_MODEL``, ``DEEP_RESEARCH_SMALL_MODEL``, ``DEEP_RESEARCH_BASE_URL`` (or ``OPENAI_BASE_URL``),
+``DEEP_RESEARCH_API``, ``DEEP_RESEARCH_PRICES`` (``MODEL=INPUT,OUTPUT`` entries separated by spaces or semicolons),
+``DEEP_RESEARCH_TIMEOUT``, ``DEEP_RESEARCH_RETRIES``, ``DEEP_RESEARCH_MAX_TOKENS``, ``DEEP_RESEARCH_NO_TOOL_CHOICE``
+and ``DEEP_RESEARCH_SEARCH``.
+
 ``DEEP_RESEARCH_AGENT_FACTORY=module:function`` makes a server build its agents with ``function(**options)`` instead
 (for the MCP server the options are the ``deep_research`` tool's: ``max_subtopics``, budgets, ``grounding``). It
 exists so that tests can run the real servers in another process with scripted models and loopback servers; it is
@@ -10,14 +18,16 @@ not a way to configure a production server.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
 
-__all__ = ["AGENT_FACTORY_ENV", "AgentFactory", "agent_factory", "default_agent"]
+__all__ = ["AGENT_FACTORY_ENV", "AgentFactory", "agent_factory", "configured_agent", "default_agent"]
 
 AGENT_FACTORY_ENV = "DEEP_RESEARCH_AGENT_FACTORY"
 """Test-only: the environment variable naming a ``module:function`` that builds a server's agents."""
@@ -26,30 +36,49 @@ AgentFactory = Callable[..., Any]
 """Builds an agent from a server's options (keyword arguments of ``create_deep_research_agent``)."""
 
 
+def configured_agent(settings: argparse.Namespace, **options: Any) -> Any:
+    """
+    The agent of a real server, on the models and sources its settings choose.
+
+    :param settings: The shared options of the command line (see :mod:`haystack_deep_research.cli.shared_options`);
+        each one left out is read from its environment variable.
+    :param options: Parameters of ``create_deep_research_agent`` (a request's budgets and report style), on top.
+    :returns: The agent.
+    :raises MissingCredentialsError: If a key the chosen models or search need is missing.
+    :raises ConfigurationError: If a setting is invalid.
+    """
+    from haystack_deep_research.agents import create_deep_research_agent
+    from haystack_deep_research.cli.shared_options import check_option_credentials, factory_arguments
+
+    check_option_credentials(settings)
+    return create_deep_research_agent(**{**factory_arguments(settings), **options})
+
+
 def default_agent(**options: Any) -> Any:
     """
-    The agent of a real server: the default models (``OPENAI_API_KEY``) and search (Tavily with ``TAVILY_API_KEY``, else
-    the keyless search).
+    The agent of a real server set up by its environment only (see the module docstring): the default models
+    (``OPENAI_API_KEY``) and search (Tavily with ``TAVILY_API_KEY``, else the keyless search) when nothing is set.
 
     :param options: Parameters of ``create_deep_research_agent``.
     :returns: The agent.
     :raises MissingCredentialsError: If a key is missing.
     """
-    from haystack_deep_research.agents import check_credentials, create_deep_research_agent
+    from haystack_deep_research.cli.shared_options import environment_options
 
-    check_credentials()
-    return create_deep_research_agent(**options)
+    return configured_agent(environment_options(), **options)
 
 
-def agent_factory(environ: dict[str, str] | None = None) -> AgentFactory:
+def agent_factory(environ: dict[str, str] | None = None, *, settings: argparse.Namespace | None = None) -> AgentFactory:
     """
     :param environ: The environment to read; ``os.environ`` by default.
-    :returns: The factory named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else :func:`default_agent`.
+    :param settings: The command line's shared options, if the server has a command line.
+    :returns: The factory named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else :func:`configured_agent` with
+        the settings, else :func:`default_agent`.
     :raises ConfigurationError: If the variable is set but does not name an importable callable.
     """
     spec = (os.environ if environ is None else environ).get(AGENT_FACTORY_ENV, "").strip()
     if not spec:
-        return default_agent
+        return default_agent if settings is None else partial(configured_agent, settings)
     module_name, _, name = spec.partition(":")
     if not module_name or not name:
         raise ConfigurationError(f"{AGENT_FACTORY_ENV} must look like 'module:function'; got {spec!r}.")

@@ -15,7 +15,8 @@ Limits, by the nature of HTTP: a prompt's ``meta`` does not travel, so a scripte
 tool names and message roles alone (the scripted writer then cites every address its prompt holds); a tool result's
 error flag does not travel either (a failed call reads as a result); streaming is not served. A model listed in
 ``no_tools`` answers a request that offers tools with HTTP 400 "does not support tools", as Ollama does for such
-models.
+models. A model listed in ``needs_tool_choice`` answers as if no tool were offered unless the request also carries
+``tool_choice``, as llama.cpp's server (llama-cpp-python) does.
 """
 
 from __future__ import annotations
@@ -123,10 +124,18 @@ class LoopbackChatServer(LoopbackServer):
     :param models: Model name to Haystack chat generator; by default each role name ("scope", "orchestrator",
         "researcher", "summarizer", "writer", "judge") to a ``ScriptedChatGenerator`` of that role.
     :param no_tools: Model names that answer a request offering tools with HTTP 400 "does not support tools".
+    :param needs_tool_choice: Model names that see the offered tools only when the request carries ``tool_choice``
+        (the generator is then called with ``tools=None``), as llama.cpp's server does.
     :raises ConfigurationError: If a model is not a chat generator.
     """
 
-    def __init__(self, models: Mapping[str, Any] | None = None, *, no_tools: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        models: Mapping[str, Any] | None = None,
+        *,
+        no_tools: Iterable[str] = (),
+        needs_tool_choice: Iterable[str] = (),
+    ) -> None:
         super().__init__()
         roles = cast(tuple[Role, ...], (*ROLES, "judge"))
         defaults: dict[str, Any] = {role: ScriptedChatGenerator(role=role) for role in roles}
@@ -136,6 +145,7 @@ class LoopbackChatServer(LoopbackServer):
                 raise ConfigurationError(f"models[{name!r}] must be a chat generator; got {type(generator).__name__}.")
         self._models = chosen
         self._no_tools = frozenset(no_tools)
+        self._needs_tool_choice = frozenset(needs_tool_choice)
         self._served = 0
         self._count_lock = threading.Lock()
 
@@ -173,7 +183,8 @@ class LoopbackChatServer(LoopbackServer):
         with self._count_lock:
             self._served += 1
             number = self._served
-        tools = _tools(body.get("tools"))
+        heeded = model not in self._needs_tool_choice or body.get("tool_choice") not in (None, "none")
+        tools = _tools(body.get("tools")) if heeded else []
         try:
             result = self._models[model].run(messages=_messages(body["messages"]), tools=tools or None)
         except Exception as error:  # the generator's failure becomes the server's, as a provider's would

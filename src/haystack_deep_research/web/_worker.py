@@ -71,7 +71,7 @@ def _answer(
 ) -> tuple[dict[str, Any], bytes]:
     """Parse one document under its memory limit; the answer's header and payload."""
     allowed = int(header["max_memory"])
-    size_before = _status_kib("VmSize")
+    size_before, peak_before = _status_kib("VmSize"), _status_kib("VmPeak")
     _limit_memory(allowed)
     try:
         if header["kind"] == "pdf":
@@ -88,7 +88,7 @@ def _answer(
     except MemoryError:
         return {"out_of_memory": True}, b""
     except Exception as exc:  # a parser's failure (or bug) is this document's failure; the process keeps serving
-        if _came_near(size_before, allowed):  # C code that ran out of memory reports it as some other error
+        if _came_near(size_before, peak_before, allowed):  # C code out of memory reports it as some other error
             return {"out_of_memory": True}, b""
         message = str(exc) if isinstance(exc, ExtractionError) else _failed(header, exc)
         return {"error": message}, b""
@@ -115,10 +115,15 @@ def _load_office(kind: str, idle_size: int | None) -> int | None:
     return _data_size() if loaded else idle_size
 
 
-def _came_near(size_before: int | None, allowed: int) -> bool:
-    """Whether this process's size peaked within a quarter of ``allowed`` of the limit during the document."""
+def _came_near(size_before: int | None, peak_before: int | None, allowed: int) -> bool:
+    """
+    Whether this process's size peaked within a quarter of ``allowed`` of the limit during the document. ``VmPeak`` is
+    the process's peak over its whole life: only a peak this document raised counts, never an earlier document's.
+    """
     peak = _status_kib("VmPeak")
-    return size_before is not None and peak is not None and (peak - size_before) * 1024 >= allowed * 3 // 4
+    if size_before is None or peak is None or peak_before is None or peak <= peak_before:
+        return False
+    return (peak - size_before) * 1024 >= allowed * 3 // 4
 
 
 def _status_kib(field: str) -> int | None:
