@@ -63,6 +63,7 @@ from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
+from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
@@ -327,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str], *, update: bool = False, replay: Path | None = None) -> int:
     try:
-        args = research_parser().parse_args(list(argv))
+        args = parse_configured(research_parser(), argv, command="research")
     except SystemExit as stop:  # --help, or a usage error already printed as one line
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
