@@ -35,6 +35,7 @@ __all__ = [
     "CONFIG_VARIABLE",
     "MAX_CONFIG_BYTES",
     "PREFIX",
+    "add_config_option",
     "config_parsers",
     "default_config_path",
     "environment_variable",
@@ -253,6 +254,23 @@ def _configured(
     }
 
 
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    """
+    Add ``--config FILE`` to a command's parser, in its own ``configuration`` section of ``--help``.
+
+    :param parser: The parser; one that has ``--config`` already is left as it is.
+    """
+    if "--config" in parser._option_string_actions:
+        return
+    parser.add_argument_group("configuration").add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"Read option defaults from this TOML file (env {CONFIG_VARIABLE}; default ./deep-research.toml, "
+        "else ~/.config/deep-research/config.toml). Every option also reads DEEP_RESEARCH_<OPTION>.",
+    )
+
+
 def parse_configured(
     parser: argparse.ArgumentParser,
     argv: Sequence[str],
@@ -272,14 +290,7 @@ def parse_configured(
     :returns: The parsed arguments.
     :raises SystemExit: As ``parse_args`` does, for ``--help`` and usage errors (bad config values included).
     """
-    group = parser.add_argument_group("configuration")
-    group.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help=f"Read option defaults from this TOML file (env {CONFIG_VARIABLE}; default ./deep-research.toml, "
-        "else ~/.config/deep-research/config.toml). Every option also reads DEEP_RESEARCH_<OPTION>.",
-    )
+    add_config_option(parser)
     argv = list(argv)
     before = argv[: argv.index("--")] if "--" in argv else argv
     if "-h" in before or "--help" in before:
