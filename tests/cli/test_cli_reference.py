@@ -17,9 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from haystack_deep_research.cli.config import CONFIG_VARIABLE, add_config_option, config_parsers, environment_variable
-from haystack_deep_research.cli.iterative import subcommand_parser
-from haystack_deep_research.cli.research import SUBCOMMANDS
+from haystack_deep_research.cli import config, iterative, research
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 _BLOCK = re.compile(r"(<!-- cli-reference: (?P<name>[\w-]+) -->\n).*?(<!-- /cli-reference: (?P=name) -->)", re.S)
@@ -27,14 +25,14 @@ _BLOCK = re.compile(r"(<!-- cli-reference: (?P<name>[\w-]+) -->\n).*?(<!-- /cli-
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """The parser of every command: ``research`` (the question) and each subcommand, as ``--help`` shows it."""
-    builders: dict[str, Callable[[], argparse.ArgumentParser]] = dict(config_parsers())
-    for name in SUBCOMMANDS:
-        builders.setdefault(name, partial(subcommand_parser, name))
+    builders: dict[str, Callable[[], argparse.ArgumentParser]] = dict(config.config_parsers())
+    for name in research.SUBCOMMANDS:
+        builders.setdefault(name, partial(iterative.subcommand_parser, name))
     parsers = {}
     for name, build in builders.items():
         parsers[name] = parser = build()
-        if name in config_parsers():
-            add_config_option(parser)
+        if name in config.config_parsers():
+            config.add_config_option(parser)
     return parsers
 
 
@@ -71,9 +69,10 @@ def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
 
 def _variable(command: str, action: argparse.Action) -> str:
     """The option's environment variable; replay and update take those of ``deep-research`` after their directory."""
-    if not action.option_strings or command not in config_parsers() or isinstance(action, argparse._VersionAction):
+    configurable = command in config.config_parsers() and not isinstance(action, argparse._VersionAction)
+    if not action.option_strings or not configurable:
         return ""
-    return f"`{CONFIG_VARIABLE if action.dest == 'config' else environment_variable(action.dest)}`"
+    return f"`{config.CONFIG_VARIABLE if action.dest == 'config' else config.environment_variable(action.dest)}`"
 
 
 def render(name: str, parser: argparse.ArgumentParser) -> str:
@@ -120,7 +119,7 @@ def test_every_option_of_every_command_is_listed() -> None:
 
 
 def test_a_new_option_shows_in_the_tables() -> None:
-    parser = config_parsers()["research"]()
+    parser = config.config_parsers()["research"]()
     parser.add_argument_group("sources").add_argument("--search-url", metavar="URL", help="A search | server.")
 
     table = render("research", parser)

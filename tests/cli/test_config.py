@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
@@ -9,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from haystack_deep_research import cli
-from haystack_deep_research.cli.config import MAX_CONFIG_BYTES, config_parsers, load_config
-from haystack_deep_research.cli.research import SUBCOMMANDS
+from haystack_deep_research.cli import config, options, research
 from haystack_deep_research.errors import ConfigFileError
 from haystack_deep_research.testing import LoopbackChatServer
 
@@ -61,14 +61,14 @@ _PRECISION = "citation precision "
 def test_a_switch_reads_true_false_and_yes_no(
     folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = folder / "mine.toml"
-    config.write_text('sources = "read.json"\n[check]\njudge = "yes"\n', encoding="utf-8")
+    mine = folder / "mine.toml"
+    mine.write_text('sources = "read.json"\n[check]\njudge = "yes"\n', encoding="utf-8")
 
-    assert cli.main(["check", "report.md", "--config", str(config)]) == 2
+    assert cli.main(["check", "report.md", "--config", str(mine)]) == 2
     assert "--judge needs OPENAI_API_KEY" in capsys.readouterr().err
 
     monkeypatch.setenv("DEEP_RESEARCH_JUDGE", "0")  # the variable wins over the file
-    assert cli.main(["check", "report.md", f"--config={config}"]) == 0
+    assert cli.main(["check", "report.md", f"--config={mine}"]) == 0
 
 
 def test_the_file_is_named_by_its_variable_or_found_in_the_user_config(
@@ -136,10 +136,10 @@ def test_bad_values_use_the_options_own_checks(
 def test_a_config_that_is_not_a_small_regular_file_is_refused(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (folder / "folder.toml").mkdir()
     big = folder / "big.toml"
-    big.write_text("# " + "x" * MAX_CONFIG_BYTES + "\n", encoding="utf-8")
+    big.write_text("# " + "x" * config.MAX_CONFIG_BYTES + "\n", encoding="utf-8")
     for path, why in [(folder / "folder.toml", "not a regular file"), (big, "over 1024 KiB")]:
         with pytest.raises(ConfigFileError, match=why):
-            load_config(path)
+            config.load_config(path)
         assert why in _usage_line(["check", "report.md", "--config", str(path)], capsys)
     assert "cannot be read" in _usage_line(["check", "report.md", "--config", "absent.toml"], capsys)
 
@@ -190,7 +190,7 @@ def test_a_required_option_may_come_from_the_file(folder: Path, capsys: pytest.C
     assert "OPENAI_API_KEY" in line  # past the arguments: the scan stops at the missing key
 
 
-@pytest.mark.parametrize("command", ["", *sorted(SUBCOMMANDS)])
+@pytest.mark.parametrize("command", ["", *sorted(research.SUBCOMMANDS)])
 def test_every_command_answers_help_even_with_a_broken_config(
     command: str, folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -200,5 +200,29 @@ def test_every_command_answers_help_even_with_a_broken_config(
 
     out = capsys.readouterr().out
     assert out.startswith(f"usage: deep-research{' ' + command if command else ''} ")
-    if command in ("", *config_parsers()):
+    if command in ("", *config.config_parsers()):
         assert "--config FILE" in out
+
+
+def test_an_option_added_later_is_configurable_without_change(folder: Path) -> None:
+    parser = options.CommandParser(prog="deep-research")
+    parser.add_argument("--search-url", metavar="URL")
+    parser.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT")
+    parser.add_argument("--ports", nargs="+", type=options.bounded_int(1, 65535))
+    parser.add_argument("--colour", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--no-cache", dest="use_cache", action="store_false")
+    parser.add_argument("--level", choices=("low", "high"), default="low")
+    (folder / "deep-research.toml").write_text(
+        "search_url = 'http://127.0.0.1:9/top'\nlevel = 'high'\n"
+        "[research]\nsearch-url = 'http://127.0.0.1:9/own'\nprice = ['a=1,2']\nports = [80, 443]\ncolour = false\n"
+        "use_cache = false\n",
+        encoding="utf-8",
+    )
+
+    environ = {"DEEP_RESEARCH_LEVEL": "low"}
+    args = config.parse_configured(parser, ["--price", "b=3,4"], command="research", environ=environ)
+
+    assert args.search_url == "http://127.0.0.1:9/own"  # the command's table wins over the top-level key
+    assert args.price == ["b=3,4"]  # given again, a repeatable option replaces the file's list
+    assert args.ports == [80, 443]
+    assert (args.colour, args.use_cache, args.level) == (False, False, "low")  # the variable wins over the file

@@ -201,10 +201,10 @@ def _key(name: str) -> str:
     return name.replace("-", "_")
 
 
-def _file_values(path: Path, command: str) -> dict[str, tuple[Any, str]]:
+def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> dict[str, tuple[Any, str]]:
     """The file's values for ``command`` by dest, each with where it was read; every key of the file checked."""
     table = load_config(path)
-    known = {name: set(_options(build())) for name, build in config_parsers().items()}
+    known = {name: set(_options(parser if name == command else build())) for name, build in config_parsers().items()}
     every = set().union(*known.values())
     values: dict[str, tuple[Any, str]] = {}
     for name, raw in table.items():
@@ -242,7 +242,8 @@ def _configured(
     """Every option's configured value by dest: its variable's, else the file's."""
     options = _options(parser)
     path = _config_path(parser, argv, environ)
-    raw = {key: (value, where, False) for key, (value, where) in (_file_values(path, command) if path else {}).items()}
+    from_file = _file_values(path, command, parser) if path else {}
+    raw = {key: (value, where, False) for key, (value, where) in from_file.items()}
     for dest in options:
         text = environ.get(environment_variable(dest), "").strip()
         if text:

@@ -23,6 +23,9 @@ usage error, 3 clarification needed (``--clarify`` without a terminal, see :mod:
 terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or stdout), ``--sources``
 and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run that fails.
 
+Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
+:mod:`.config`): a flag wins over its variable, the variable over the file.
+
 Models and search, with their environment equivalents (an option wins over its variable):
 
 - ``--model`` (``DEEP_RESEARCH_MODEL``): orchestrator, scope and writer; ``--small-model``
