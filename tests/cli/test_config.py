@@ -65,7 +65,10 @@ def test_a_switch_reads_true_false_and_yes_no(
     mine.write_text('sources = "read.json"\n[check]\njudge = "yes"\n', encoding="utf-8")
 
     assert cli.main(["check", "report.md", "--config", str(mine)]) == 2
-    assert "--judge needs OPENAI_API_KEY" in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines() == [  # a file named by --config is read without a notice
+        "deep-research check: error: --judge needs OPENAI_API_KEY in the environment (for example: export "
+        "OPENAI_API_KEY=...)."
+    ]
 
     monkeypatch.setenv("DEEP_RESEARCH_JUDGE", "0")  # the variable wins over the file
     assert cli.main(["check", "report.md", f"--config={mine}"]) == 0
@@ -185,7 +188,9 @@ def test_a_required_option_may_come_from_the_file(folder: Path, capsys: pytest.C
     )
 
     (folder / "deep-research.toml").write_text("[scan]\nout = 'rows.jsonl'\n", encoding="utf-8")
-    line = _usage_line(["scan", "items.txt"], capsys)
+    assert cli.main(["scan", "items.txt"]) == 2
+    notice, line = capsys.readouterr().err.splitlines()
+    assert notice == "deep-research scan: reading options from ./deep-research.toml of the working folder"
     assert "--out" not in line
     assert "OPENAI_API_KEY" in line  # past the arguments: the scan stops at the missing key
 

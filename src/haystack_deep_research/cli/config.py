@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import stat
+import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ from haystack_deep_research.errors import ConfigFileError
 
 __all__ = [
     "CONFIG_VARIABLE",
+    "LOCAL_CONFIG",
     "MAX_CONFIG_BYTES",
     "PREFIX",
     "add_config_option",
@@ -47,6 +49,8 @@ PREFIX = "DEEP_RESEARCH_"
 """The prefix of every option's environment variable."""
 CONFIG_VARIABLE = f"{PREFIX}CONFIG"
 """The environment variable naming the config file (as ``--config`` does)."""
+LOCAL_CONFIG = Path("deep-research.toml")
+"""The config file of the working folder, read when no other is named; the command says on stderr that it reads it."""
 MAX_CONFIG_BYTES = 1024 * 1024
 """The largest config file read; a larger one is refused."""
 
@@ -79,7 +83,7 @@ def default_config_path(environ: Mapping[str, str] | None = None, cwd: Path | No
         ``~/.config/...``) if it exists, else ``None``.
     """
     environ = os.environ if environ is None else environ
-    local = Path("deep-research.toml") if cwd is None else cwd / "deep-research.toml"
+    local = LOCAL_CONFIG if cwd is None else cwd / LOCAL_CONFIG
     if os.path.lexists(local):
         return local
     home = environ.get("XDG_CONFIG_HOME", "").strip()
@@ -237,11 +241,10 @@ def _config_path(parser: argparse.ArgumentParser, argv: Sequence[str], environ: 
 
 
 def _configured(
-    parser: argparse.ArgumentParser, argv: Sequence[str], command: str, environ: Mapping[str, str]
+    parser: argparse.ArgumentParser, path: Path | None, command: str, environ: Mapping[str, str]
 ) -> dict[str, Any]:
     """Every option's configured value by dest: its variable's, else the file's."""
     options = _options(parser)
-    path = _config_path(parser, argv, environ)
     from_file = _file_values(path, command, parser) if path else {}
     raw = {key: (value, where, False) for key, (value, where) in from_file.items()}
     for dest in options:
@@ -296,8 +299,10 @@ def parse_configured(
     before = argv[: argv.index("--")] if "--" in argv else argv
     if "-h" in before or "--help" in before:
         return parser.parse_args(argv)
+    environ = os.environ if environ is None else environ
     try:
-        values = _configured(parser, argv, command, os.environ if environ is None else environ)
+        path = _config_path(parser, argv, environ)
+        values = _configured(parser, path, command, environ)
     except ConfigFileError as error:
         parser.error(str(error))
     options = _options(parser)
@@ -310,4 +315,6 @@ def parse_configured(
     for dest, value in lists.items():
         if getattr(args, dest) is None:
             setattr(args, dest, value)
+    if path == LOCAL_CONFIG:  # a file of the working folder may not be the user's own: say that it is read
+        print(f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder", file=sys.stderr)
     return args
