@@ -207,6 +207,8 @@ def test_every_command_answers_help_even_with_a_broken_config(
     assert out.startswith(f"usage: deep-research{' ' + command if command else ''} ")
     if command in ("", *config.config_parsers()):
         assert "--config FILE" in out
+    if not command:
+        assert cli.main(["--version"]) == 0
 
 
 def test_an_option_added_later_is_configurable_without_change(folder: Path) -> None:

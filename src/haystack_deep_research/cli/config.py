@@ -285,7 +285,7 @@ def parse_configured(
     """
     Parse a command's arguments with the defaults of the config file and the environment.
 
-    Adds ``--config FILE`` to the parser. With ``-h`` or ``--help`` nothing is read: help always answers.
+    Adds ``--config FILE`` to the parser. With ``-h``, ``--help`` or ``--version`` nothing is read: they always answer.
 
     :param parser: The command's parser; its ``error`` shows a :class:`ConfigFileError` (exit status 2).
     :param argv: The arguments.
@@ -297,7 +297,7 @@ def parse_configured(
     add_config_option(parser)
     argv = list(argv)
     before = argv[: argv.index("--")] if "--" in argv else argv
-    if "-h" in before or "--help" in before:
+    if {"-h", "--help", "--version"} & set(before):  # they answer whatever the configuration holds
         return parser.parse_args(argv)
     environ = os.environ if environ is None else environ
     try:
