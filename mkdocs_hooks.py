@@ -1,6 +1,12 @@
 """
-MkDocs hook: a page may link to a file of the repository outside docs/ (``![timeline](../benchmarks/timeline.png)``,
-as it reads on GitHub); the file is copied into the site under ``_repo/`` and the link is pointed at the copy.
+MkDocs hooks of the documentation site.
+
+- A page may link to a file of the repository outside docs/ (``![timeline](../benchmarks/timeline.png)``, as it reads
+  on GitHub); the file is copied into the site under ``_repo/`` and the link is pointed at the copy.
+- The docstrings are reST (``:param x:``, ``:class:`~a.B```); mkdocstrings reads their fields (``docstring_style:
+  sphinx``) but renders their text as Markdown, where a role would show raw. :class:`ReSTRoles`, a griffe extension
+  named in mkdocs.yml, turns each role into a code span (``~`` keeps the last name, as Sphinx shows it) and starts a
+  field written on the summary line (``Done. :param x: ...``) on a line of its own, so it is read as a field.
 """
 
 from __future__ import annotations
@@ -10,9 +16,32 @@ import re
 from pathlib import Path
 from typing import Any
 
+from griffe import Extension, Object
 from mkdocs.structure.files import File, Files
 
 _LINK = re.compile(r"(\]\()(\.\./[^)\s#]+)")
+_ROLE = re.compile(
+    r":(?:py:)?(?:mod|class|meth|func|data|attr|exc|obj|const|term|ref):`(?P<tilde>~?)(?P<target>[^`]+)`"
+)
+_INLINE_FIELD = re.compile(r"(?<=\S) +(?=:(?:param|returns|return|raises|type|rtype)\b[^:\n]*:)")
+
+
+def rest_to_markdown(docstring: str) -> str:
+    """A reST docstring with its roles as code spans and every field on a line of its own."""
+
+    def code(match: re.Match[str]) -> str:
+        target = match["target"]
+        return f"`{target.rsplit('.', 1)[-1] if match['tilde'] else target}`"
+
+    return _INLINE_FIELD.sub("\n", _ROLE.sub(code, docstring))
+
+
+class ReSTRoles(Extension):
+    """A griffe extension: every docstring through :func:`rest_to_markdown` before mkdocstrings parses it."""
+
+    def on_instance(self, *, obj: Object, **kwargs: Any) -> None:
+        if obj.docstring is not None:
+            obj.docstring.value = rest_to_markdown(obj.docstring.value)
 
 
 def _outside_links(page_src: Path, docs: Path, repo: Path, markdown: str) -> dict[str, Path]:

@@ -61,6 +61,13 @@ def _no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
         yield
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line reads no config file of the machine's user (``~/.config/deep-research/config.toml``)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+    monkeypatch.delenv("DEEP_RESEARCH_CONFIG", raising=False)
+
+
 @pytest.fixture
 def web() -> Iterator[LoopbackWebServer]:
     """A web server with one HTML article and one PDF report."""

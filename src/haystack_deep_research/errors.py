@@ -9,6 +9,8 @@ failure during a run that the caller can retry, configure around or report::
     │   ├── ConfigurationError                  a bad parameter to a factory, tool or policy
     │   │   ├── MissingExtraError               an optional integration's package is not installed
     │   │   └── SearchShapeError                a search tool or component answers a shape the library cannot read
+    │   ├── ConfigFileError                     a command-line config file or variable is unusable (kind, size,
+    │   │                                       unknown key, bad value)
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
     │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
@@ -47,6 +49,7 @@ from typing import Any
 
 __all__ = [
     "BudgetExceededError",
+    "ConfigFileError",
     "ConfigurationError",
     "ContentTooLargeError",
     "DeadlineExceededError",
@@ -132,6 +135,14 @@ class SearchShapeError(ConfigurationError):
             f"must answer {SEARCH_SHAPES}; change it to return one of these."
         )
         self.got = got
+
+
+class ConfigFileError(UsageError):
+    """
+    The command line's configuration cannot be used: the TOML file is not a regular file, is over its size cap or is
+    not valid TOML, or a key of the file or a ``DEEP_RESEARCH_*`` variable is unknown or holds a bad value. The
+    message names the file (or variable), the key and the values accepted.
+    """
 
 
 class InvalidQuestionError(UsageError):

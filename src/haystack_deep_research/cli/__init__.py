@@ -3,6 +3,8 @@ The ``deep-research`` command: research a question (:mod:`.research`), check a r
 items (:mod:`.scan`), serve over MCP (:mod:`.mcp`).
 
 Every command takes the same model and source options, built once with what they become (:mod:`.shared_options`).
+Every command's options also come from a TOML config file and ``DEEP_RESEARCH_<OPTION>`` variables (:mod:`.config`).
+
 What the research command is made of, for reuse and tests: its options (:mod:`.options`), output paths
 (:mod:`.paths`), exit codes (:mod:`.exit_codes`), the run under Ctrl-C (:mod:`.session`), the tracker of a run's
 events (:mod:`.tracker`), its displays (:mod:`.display`, :mod:`.live`) and summary (:mod:`.summary`).

@@ -44,7 +44,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from haystack_deep_research.agents import DEFAULT_MODEL
+from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.cli.shared_options import add_model_options, judge_model, option_value
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, ReadingProblem, reading_problems, verify_citations
@@ -62,7 +64,7 @@ UNREADABLE = ExitCode.UNREADABLE
 
 def check_parser() -> argparse.ArgumentParser:
     """:returns: The parser of ``deep-research check``."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="deep-research check",
         description="Check the citations of a Markdown report against the sources that were read.",
     )
@@ -165,7 +167,10 @@ def run_check(
     :returns: The exit status (see the module docstring).
     """
     out, err = out or sys.stdout, err or sys.stderr
-    args = check_parser().parse_args(list(argv))
+    try:
+        args = parse_configured(check_parser(), argv, command="check")
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else 2
     try:
         if args.judge and args.sources is None:
             raise UsageError("--judge needs --sources: the ledger whose stored texts the claims are judged against.")

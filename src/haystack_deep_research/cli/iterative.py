@@ -28,7 +28,14 @@ from haystack_deep_research.run import Recording, ReplayChatGenerator, model_nam
 from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.sources import default_search_name
 
-__all__ = ["MANIFEST_FILE", "iterative_options", "replay_options", "subcommand_help", "write_manifest"]
+__all__ = [
+    "MANIFEST_FILE",
+    "iterative_options",
+    "replay_options",
+    "subcommand_help",
+    "subcommand_parser",
+    "write_manifest",
+]
 
 MANIFEST_FILE = "recording.json"
 """What a recording made by the command holds besides its exchanges: the question and the options."""
@@ -145,8 +152,16 @@ def subcommand_help(command: str, argv: Sequence[str]) -> int | None:
     """
     if not argv or argv[0] not in ("-h", "--help"):
         return None
+    subcommand_parser(command).print_help()
+    return ExitCode.OK
+
+
+def subcommand_parser(command: str) -> argparse.ArgumentParser:
+    """
+    :param command: ``replay`` or ``update``.
+    :returns: The parser of its ``--help``: its directory; the options that follow are those of ``deep-research``.
+    """
     positional, description = _HELP[command]
     parser = CommandParser(prog=f"deep-research {command}", description=description)
     parser.add_argument(positional.lower(), metavar=positional, help="The directory.")
-    parser.print_help()
-    return ExitCode.OK
+    return parser

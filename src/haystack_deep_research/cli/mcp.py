@@ -20,6 +20,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser, bounded_int
 from haystack_deep_research.cli.shared_options import add_shared_options, judge_model, model_arguments
@@ -52,7 +53,7 @@ def run_mcp(argv: Sequence[str]) -> int:
     :returns: The exit status (see the module docstring).
     """
     try:
-        args = mcp_parser().parse_args(list(argv))
+        args = parse_configured(mcp_parser(), argv, command="mcp")
     except SystemExit as stop:  # --help, or a usage error already printed as one line
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:

@@ -24,6 +24,9 @@ usage error, 3 clarification needed (``--clarify`` without a terminal, see :mod:
 terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or stdout), ``--sources``
 and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run that fails.
 
+Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
+:mod:`.config`): a flag wins over its variable, the variable over the file.
+
 Models and search, with their environment equivalents (an option wins over its variable):
 
 - ``--model`` (``DEEP_RESEARCH_MODEL``): orchestrator, scope and writer; ``--small-model``
@@ -61,6 +64,7 @@ from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
+from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
 from haystack_deep_research.cli.iterative import iterative_options, replay_options, subcommand_help, write_manifest
@@ -284,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str], *, update: bool = False, replay: Path | None = None) -> int:
     try:
-        args = research_parser().parse_args(list(argv))
+        args = parse_configured(research_parser(), argv, command="research")
     except SystemExit as stop:  # --help, or a usage error already printed as one line
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:

@@ -44,6 +44,7 @@ from haystack_deep_research.agents import (
     create_research_workflow,
     default_chat_generator,
 )
+from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.cli.shared_options import (
@@ -216,7 +217,7 @@ def run_scan_command(argv: Sequence[str]) -> int:
         ``USAGE`` for a usage error.
     """
     try:
-        args = scan_parser().parse_args(list(argv))
+        args = parse_configured(scan_parser(), argv, command="scan")
     except SystemExit as stop:  # --help, or a usage error already printed as one line
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     display = None

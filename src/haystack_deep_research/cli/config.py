@@ -1,0 +1,321 @@
+"""
+Defaults for every option of every command, from a TOML file and from the environment.
+
+An option's value comes from, first to last: the command line; its environment variable ``DEEP_RESEARCH_<DEST>``
+(the option's name in capitals, dashes as underscores: ``--max-subtopics`` is ``DEEP_RESEARCH_MAX_SUBTOPICS``); the
+config file; the option's own default.
+
+The config file is ``--config FILE``, else the file ``DEEP_RESEARCH_CONFIG`` names, else ``./deep-research.toml`` if
+there is one, else ``$XDG_CONFIG_HOME/deep-research/config.toml`` (``~/.config/deep-research/config.toml``) if there
+is one. Its top-level keys apply to every command that has the option; a table per command (``[research]`` for
+``deep-research "question"`` and its ``replay`` and ``update``, ``[scan]``, ``[mcp]``, ``[check]``) holds that
+command's own values and wins over the top-level keys. A key is the option's name without its dashes
+(``max-subtopics`` or ``max_subtopics``). A switch takes ``true`` or ``false``; a repeatable option a list (in a
+variable: separated by semicolons, since a value may hold commas).
+
+Nothing here knows an option by name: :func:`parse_configured` walks the parser's actions and converts every value
+with the option's own ``type`` and ``choices``, so a new option is configurable the moment it is added. An unknown
+key, a bad value, a file that is not a regular file, over :data:`MAX_CONFIG_BYTES` or not TOML, raises
+:class:`~haystack_deep_research.errors.ConfigFileError`, shown as the command's one-line usage error (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from haystack_deep_research.errors import ConfigFileError
+
+__all__ = [
+    "CONFIG_VARIABLE",
+    "LOCAL_CONFIG",
+    "MAX_CONFIG_BYTES",
+    "PREFIX",
+    "add_config_option",
+    "config_parsers",
+    "default_config_path",
+    "environment_variable",
+    "load_config",
+    "parse_configured",
+]
+
+PREFIX = "DEEP_RESEARCH_"
+"""The prefix of every option's environment variable."""
+CONFIG_VARIABLE = f"{PREFIX}CONFIG"
+"""The environment variable naming the config file (as ``--config`` does)."""
+LOCAL_CONFIG = Path("deep-research.toml")
+"""The config file of the working folder, read when no other is named; the command says on stderr that it reads it."""
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read; a larger one is refused."""
+
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+_SKIPPED = (argparse._HelpAction, argparse._VersionAction)
+_SECTIONS = ("research", "scan", "mcp", "check")
+
+
+def config_parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
+    """:returns: The builder of each command's parser, by the name of its table in the config file."""
+    from haystack_deep_research.cli.check import check_parser  # the commands import this module
+    from haystack_deep_research.cli.mcp import mcp_parser
+    from haystack_deep_research.cli.options import research_parser
+    from haystack_deep_research.cli.scan import scan_parser
+
+    builders = {"research": research_parser, "scan": scan_parser, "mcp": mcp_parser, "check": check_parser}
+    return {name: builders[name] for name in _SECTIONS}
+
+
+def environment_variable(dest: str) -> str:
+    """:returns: The environment variable of the option whose ``dest`` is given: ``DEEP_RESEARCH_<DEST>``."""
+    return PREFIX + dest.upper()
+
+
+def default_config_path(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:
+    """
+    :param environ: The environment (``os.environ`` by default).
+    :param cwd: The working folder (the current one by default).
+    :returns: ``./deep-research.toml`` if it exists, else ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or
+        ``~/.config/...``) if it exists, else ``None``.
+    """
+    environ = os.environ if environ is None else environ
+    local = LOCAL_CONFIG if cwd is None else cwd / LOCAL_CONFIG
+    if os.path.lexists(local):
+        return local
+    home = environ.get("XDG_CONFIG_HOME", "").strip()
+    user = (Path(home) if home else Path.home() / ".config") / "deep-research" / "config.toml"
+    return user if os.path.lexists(user) else None
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """
+    Read a config file.
+
+    :param path: The TOML file.
+    :returns: Its tables and keys.
+    :raises ConfigFileError: The file is missing, not a regular file, over :data:`MAX_CONFIG_BYTES`, not UTF-8 or not
+        TOML.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the command
+    except OSError as error:
+        raise ConfigFileError(f"config file {path}: cannot be read ({error.strerror}); check --config.") from error
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # the file opened, not the path looked at before
+            raise ConfigFileError(f"config file {path}: not a regular file; give a TOML file.")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigFileError(f"config file {path}: over {MAX_CONFIG_BYTES // 1024} KiB; a config file is small.")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigFileError(f"config file {path}: not valid TOML: {error}") from error
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The parser's configurable options by ``dest``: not positionals, ``--help``, ``--version`` or ``--config``."""
+    return {
+        action.dest: action
+        for action in parser._actions
+        if action.option_strings and not isinstance(action, _SKIPPED) and action.dest != "config"
+    }
+
+
+def _given_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The ``--config`` value on the command line (as argparse reads it, abbreviations included)."""
+    long_options = [option for option in parser._option_string_actions if option.startswith("--")]
+    for index, argument in enumerate(argv):
+        if argument == "--":
+            return None
+        name, equals, value = argument.partition("=")
+        if not name.startswith("--"):
+            continue
+        exact = [option for option in long_options if option == name]
+        matches = exact or ([o for o in long_options if o.startswith(name)] if parser.allow_abbrev else [])
+        if matches == ["--config"]:
+            return value if equals else (argv[index + 1] if index + 1 < len(argv) else None)
+    return None
+
+
+def _accepted(action: argparse.Action) -> str:
+    if action.nargs == 0:
+        return "true or false (also 1/0, yes/no)"
+    if action.choices is not None:
+        return "one of " + ", ".join(str(choice) for choice in action.choices)
+    return f"a value of {'/'.join(action.option_strings)} {action.metavar or action.dest.upper()}"
+
+
+def _one(action: argparse.Action, raw: Any, where: str) -> Any:
+    """One value of the option, converted and checked as argparse would."""
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        raise ConfigFileError(f"{where}: expected {_accepted(action)}; got {raw!r}")
+    text = str(raw)
+    convert = action.type if callable(action.type) else str
+    try:
+        value = convert(text)
+    except argparse.ArgumentTypeError as error:
+        raise ConfigFileError(f"{where}: {error}") from error
+    except (TypeError, ValueError) as error:
+        raise ConfigFileError(f"{where}: expected {_accepted(action)}; got {text!r}") from error
+    if action.choices is not None and value not in action.choices:
+        raise ConfigFileError(f"{where}: expected {_accepted(action)}; got {text!r}")
+    return value
+
+
+def _switch(action: argparse.Action, raw: Any, where: str) -> Any:
+    word = str(raw).strip().lower() if isinstance(raw, str | int) else None
+    if raw is True or (word in _TRUE and raw is not False):
+        on = True
+    elif raw is False or word in _FALSE:
+        on = False
+    else:
+        raise ConfigFileError(f"{where}: expected {_accepted(action)}; got {raw!r}")
+    if isinstance(action, argparse.BooleanOptionalAction) or isinstance(action.const, bool):
+        return on  # store_true, store_false: the value of the option's dest
+    return action.const if on else action.default
+
+
+def _is_list(action: argparse.Action) -> bool:
+    return isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+") or isinstance(action.nargs, int)
+
+
+def _value(action: argparse.Action, raw: Any, where: str, *, from_environment: bool) -> Any:
+    if action.nargs == 0:
+        return _switch(action, raw, where)
+    if not _is_list(action):
+        return _one(action, raw, where)
+    if from_environment:
+        # Semicolons, not commas: a value may hold commas itself (--price MODEL=INPUT,OUTPUT).
+        items: list[Any] = [item.strip() for item in str(raw).split(";") if item.strip()]
+    else:
+        items = raw if isinstance(raw, list) else [raw]
+    values = [_one(action, item, where) for item in items]
+    if isinstance(action.nargs, int) and len(values) != action.nargs:
+        raise ConfigFileError(f"{where}: expected {action.nargs} values; got {len(values)}")
+    return values
+
+
+def _key(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> dict[str, tuple[Any, str]]:
+    """The file's values for ``command`` by dest, each with where it was read; every key of the file checked."""
+    table = load_config(path)
+    known = {name: set(_options(parser if name == command else build())) for name, build in config_parsers().items()}
+    every = set().union(*known.values())
+    values: dict[str, tuple[Any, str]] = {}
+    for name, raw in table.items():
+        if isinstance(raw, dict):
+            if name not in known:
+                sections = ", ".join(f"[{section}]" for section in known)
+                raise ConfigFileError(
+                    f"config file {path}: unknown table [{name}]; the tables are {sections} (replay and update read "
+                    "[research])."
+                )
+            for key, value in raw.items():
+                if _key(key) not in known[name]:
+                    accepted = ", ".join(sorted(known[name]))
+                    raise ConfigFileError(f"config file {path}: [{name}] unknown key {key!r}; the keys are {accepted}.")
+                if name == command:
+                    values[_key(key)] = (value, f"config file {path}: [{name}] {key}")
+        elif _key(name) not in every:
+            raise ConfigFileError(
+                f"config file {path}: unknown key {name!r}; the top-level keys are the options of any command "
+                f"({', '.join(sorted(every))}) and the tables {', '.join(known)}."
+            )
+        elif _key(name) in known.get(command, set()):
+            values.setdefault(_key(name), (raw, f"config file {path}: {name}"))  # the command's own table wins
+    return values
+
+
+def _config_path(parser: argparse.ArgumentParser, argv: Sequence[str], environ: Mapping[str, str]) -> Path | None:
+    given = _given_config(parser, argv) or environ.get(CONFIG_VARIABLE, "").strip()
+    return Path(given) if given else default_config_path(environ)
+
+
+def _configured(
+    parser: argparse.ArgumentParser, path: Path | None, command: str, environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """Every option's configured value by dest: its variable's, else the file's."""
+    options = _options(parser)
+    from_file = _file_values(path, command, parser) if path else {}
+    raw = {key: (value, where, False) for key, (value, where) in from_file.items()}
+    for dest in options:
+        text = environ.get(environment_variable(dest), "").strip()
+        if text:
+            raw[dest] = (text, f"environment variable {environment_variable(dest)}", True)
+    return {
+        dest: _value(options[dest], value, where, from_environment=from_environment)
+        for dest, (value, where, from_environment) in raw.items()
+        if dest in options
+    }
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    """
+    Add ``--config FILE`` to a command's parser, in its own ``configuration`` section of ``--help``.
+
+    :param parser: The parser; one that has ``--config`` already is left as it is.
+    """
+    if "--config" in parser._option_string_actions:
+        return
+    parser.add_argument_group("configuration").add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help=f"Read option defaults from this TOML file (env {CONFIG_VARIABLE}; default ./deep-research.toml, "
+        "else ~/.config/deep-research/config.toml). Every option also reads DEEP_RESEARCH_<OPTION>.",
+    )
+
+
+def parse_configured(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    *,
+    command: str,
+    environ: Mapping[str, str] | None = None,
+) -> argparse.Namespace:
+    """
+    Parse a command's arguments with the defaults of the config file and the environment.
+
+    Adds ``--config FILE`` to the parser. With ``-h``, ``--help`` or ``--version`` nothing is read: they always answer.
+
+    :param parser: The command's parser; its ``error`` shows a :class:`ConfigFileError` (exit status 2).
+    :param argv: The arguments.
+    :param command: The config file's table for the command: ``research``, ``scan``, ``mcp`` or ``check``.
+    :param environ: The environment (``os.environ`` by default).
+    :returns: The parsed arguments.
+    :raises SystemExit: As ``parse_args`` does, for ``--help`` and usage errors (bad config values included).
+    """
+    add_config_option(parser)
+    argv = list(argv)
+    before = argv[: argv.index("--")] if "--" in argv else argv
+    if {"-h", "--help", "--version"} & set(before):  # they answer whatever the configuration holds
+        return parser.parse_args(argv)
+    environ = os.environ if environ is None else environ
+    try:
+        path = _config_path(parser, argv, environ)
+        values = _configured(parser, path, command, environ)
+    except ConfigFileError as error:
+        parser.error(str(error))
+    options = _options(parser)
+    # An append option's value is set after parsing, so that the option given again replaces it, not extends it.
+    lists = {dest: value for dest, value in values.items() if isinstance(options[dest], argparse._AppendAction)}
+    for dest in values:
+        options[dest].required = False  # a value from the file or the environment satisfies a required option
+    parser.set_defaults(**{dest: None if dest in lists else value for dest, value in values.items()})
+    args = parser.parse_args(argv)
+    for dest, value in lists.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, value)
+    if path == LOCAL_CONFIG:  # a file of the working folder may not be the user's own: say that it is read
+        print(f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder", file=sys.stderr)
+    return args
