@@ -74,7 +74,9 @@ def _models_of(agent: Any) -> dict[str, str]:
     return {role: model_name(model) for role, model in models.items() if model is not None}
 
 
-def write_manifest(directory: Path, question: str, agent: Any, options: dict[str, Any]) -> None:
+def write_manifest(
+    directory: Path, question: str, agent: Any, options: dict[str, Any], *, sources: dict[str, Any] | None = None
+) -> None:
     """
     Write ``recording.json``: what ``replay`` needs to run the recording again.
 
@@ -82,14 +84,17 @@ def write_manifest(directory: Path, question: str, agent: Any, options: dict[str
     :param question: The question.
     :param agent: The iterative agent that made the recording.
     :param options: The arguments the agent was built with.
+    :param sources: What the run searched (see :func:`~haystack_deep_research.cli.sources.recorded_sources`): docs
+        folders, web, search name, search URL, allowed hosts.
     """
     search = options.get("search") or "auto"
     manifest = {
         "question": question,
         "depth": options["depth"],
         "grounding": options["grounding"],
-        "search": default_search_name() if search == "auto" else search if isinstance(search, str) else "auto",
+        "search": default_search_name() if search == "auto" else search if isinstance(search, str) else "custom",
         "web": options.get("web", True),
+        **(sources or {}),
         "models": _models_of(agent),
     }
     directory.mkdir(parents=True, exist_ok=True)

@@ -66,17 +66,25 @@ from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
-from haystack_deep_research.cli.iterative import iterative_options, replay_options, subcommand_help, write_manifest
+from haystack_deep_research.cli.iterative import (
+    MANIFEST_FILE,
+    iterative_options,
+    replay_options,
+    subcommand_help,
+    write_manifest,
+)
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.paths import check_output_paths
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.signals import sigterm_interrupts
+from haystack_deep_research.cli.sources import recorded_sources, replay_argv, web_options
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run import CostMeter, check_question, model_name
+from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.sources import folder_store_name, index_folder
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
@@ -110,9 +118,10 @@ def _run_replay(argv: Sequence[str]) -> int:
     directory = Path(argv[0])
     try:
         question, _ = replay_options(directory)
+        sources = replay_argv(directory, read_manifest(directory / MANIFEST_FILE))
     except (UsageError, OSError) as error:
         return _usage(str(error))
-    return _main([*argv[1:], "--mode", "iterative", "--", question], replay=directory)
+    return _main([*argv[1:], *sources, "--mode", "iterative", "--", question], replay=directory)
 
 
 def _run_update(argv: Sequence[str]) -> int:
@@ -168,8 +177,22 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
         options.update(role_models(model=model, small_model=small, roles=roles, base_url=base_url, api=api))
     if args.max_cost is not None:
         _check_prices(options)
+    options.update(_source_options(args))
+    if args.cache is not None:
+        options["cache_dir"] = args.cache
+    if args.cache_ttl is not None:
+        options["cache_ttl"] = args.cache_ttl
+    style = {"report_type": args.report_type, "tone": args.tone, "report_length": args.length}
+    options.update({name: value for name, value in style.items() if value is not None})
+    return options
+
+
+def _source_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The factory arguments of what the researchers search: search, web, url_policy, datastores (indexed now)."""
+    options: dict[str, Any] = {}
     if (search := _option(args, "search")) is not None:
         options["search"] = search
+    options.update(web_options(args, search))
     if args.no_web:
         options["web"] = False
     if args.docs:
@@ -181,12 +204,6 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
                 stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
             print_skipped(str(folder), stores[name]["retriever"].index.warnings, quiet=args.quiet)
         options["datastores"] = stores
-    if args.cache is not None:
-        options["cache_dir"] = args.cache
-    if args.cache_ttl is not None:
-        options["cache_ttl"] = args.cache_ttl
-    style = {"report_type": args.report_type, "tone": args.tone, "report_length": args.length}
-    options.update({name: value for name, value in style.items() if value is not None})
     return options
 
 
@@ -213,7 +230,8 @@ def _check(args: argparse.Namespace, *, replay: bool) -> str:
     question = _question(args.question)
     check_output_paths(output=args.output, sources=args.sources, run_dir=args.run_dir)
     if not replay:  # a replay calls no model and no search
-        check_credentials(base_url=_option(args, "base_url"), search=_option(args, "search"))
+        search = None if args.search_url else _option(args, "search")  # a search server of your own needs no key
+        check_credentials(base_url=_option(args, "base_url"), search=search)
     if args.no_web and not args.docs:
         raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
     if args.record is not None and args.mode != "iterative":
@@ -226,9 +244,9 @@ def _check(args: argparse.Namespace, *, replay: bool) -> str:
 
 def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[str, Any]]:
     """The agent the options ask for, and (iterative mode) the arguments it was built with."""
-    if replay is not None:
+    if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave
         _, options = replay_options(replay)
-        return create_iterative_research_agent(**options), options
+        return create_iterative_research_agent(**{**options, **_source_options(args)}), options
     options = _agent_options(args)
     if args.mode == "iterative":
         built = iterative_options(args, options)
@@ -306,7 +324,8 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         context[EVENTS_KEY] = display = make_display("none" if args.quiet else args.progress)
         outcome = _run(agent, question, context, display, messages=follow_up(outcome, answer))
     if outcome.result is not None and built.get("record_to") is not None:
-        write_manifest(Path(built["record_to"]), question, agent, built)
+        sources = recorded_sources(args, _option(args, "search"))
+        write_manifest(Path(built["record_to"]), question, agent, built, sources=sources)
     return _finish(args, question, outcome, display)
 
 

@@ -74,7 +74,7 @@ from haystack_deep_research.prompts import (
     WEB_SEARCH,
     prompt_of,
 )
-from haystack_deep_research.testing._analysis_rules import analysis_reply
+from haystack_deep_research.testing._analysis_rules import analysis_reply, analysis_variables
 from haystack_deep_research.testing._messages import (
     last_turn,
     last_user_text,
@@ -325,7 +325,7 @@ class ScriptedChatGenerator:
 
     def _analysis(self, messages: list[ChatMessage]) -> str:
         found = next((prompt_of(m) for m in reversed(messages) if prompt_of(m) is not None), None)
-        name, given = found if found is not None else ("analysis", {})
+        name, given = found if found is not None else ("analysis", analysis_variables(last_user_text(messages)))
         return analysis_reply(name, given, self.steps)
 
     def _writer(self, messages: list[ChatMessage]) -> str:
