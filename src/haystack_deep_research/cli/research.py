@@ -65,7 +65,6 @@ from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
-from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.cli.iterative import (
     MANIFEST_FILE,
     iterative_options,
@@ -77,15 +76,15 @@ from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.paths import check_output_paths
+from haystack_deep_research.cli.run_options import load_run_options, merged_argv, run_options, save_run_options
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.signals import sigterm_interrupts
-from haystack_deep_research.cli.sources import recorded_sources, replay_argv, web_options
+from haystack_deep_research.cli.sources import recorded_sources, replay_argv, source_options
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run import CostMeter, check_question, model_name
 from haystack_deep_research.run.recording_files import read_manifest
-from haystack_deep_research.sources import folder_store_name, index_folder
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
 CHECK_COMMAND = "check"
@@ -133,9 +132,11 @@ def _run_update(argv: Sequence[str]) -> int:
     directory = Path(argv[0])
     try:
         question = journaled_question(directory)
+        recorded = load_run_options(directory, research_parser())  # the run's own options, not the defaults
     except (UsageError, OSError) as error:
         return _usage(str(error))
-    return _main([*argv[1:], "--mode", "iterative", "--run-dir", str(directory), "--", question], update=True)
+    given = merged_argv(recorded, argv[1:])
+    return _main([*given, "--mode", "iterative", "--run-dir", str(directory), "--", question], update=True)
 
 
 def _usage(message: str) -> int:
@@ -177,33 +178,13 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
         options.update(role_models(model=model, small_model=small, roles=roles, base_url=base_url, api=api))
     if args.max_cost is not None:
         _check_prices(options)
-    options.update(_source_options(args))
+    options.update(source_options(args, _option(args, "search")))
     if args.cache is not None:
         options["cache_dir"] = args.cache
     if args.cache_ttl is not None:
         options["cache_ttl"] = args.cache_ttl
     style = {"report_type": args.report_type, "tone": args.tone, "report_length": args.length}
     options.update({name: value for name, value in style.items() if value is not None})
-    return options
-
-
-def _source_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The factory arguments of what the researchers search: search, web, url_policy, datastores (indexed now)."""
-    options: dict[str, Any] = {}
-    if (search := _option(args, "search")) is not None:
-        options["search"] = search
-    options.update(web_options(args, search))
-    if args.no_web:
-        options["web"] = False
-    if args.docs:
-        stores: dict[str, Any] = {}
-        for folder in args.docs:
-            name = folder_store_name(folder)
-            name = name if name not in stores else f"{name}_{len(stores) + 1}"
-            with index_progress(str(folder), quiet=args.quiet or args.progress == "none") as progress:
-                stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
-            print_skipped(str(folder), stores[name]["retriever"].index.warnings, quiet=args.quiet)
-        options["datastores"] = stores
     return options
 
 
@@ -246,7 +227,7 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
     """The agent the options ask for, and (iterative mode) the arguments it was built with."""
     if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave
         _, options = replay_options(replay)
-        return create_iterative_research_agent(**{**options, **_source_options(args)}), options
+        return create_iterative_research_agent(**{**options, **source_options(args, _option(args, "search"))}), options
     options = _agent_options(args)
     if args.mode == "iterative":
         built = iterative_options(args, options)
@@ -305,6 +286,8 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         question = _check(args, replay=replay is not None)
         display = make_display(progress_mode(args))
         agent, built = _build(args, replay=replay)
+        if args.run_dir is not None:  # what update RUN_DIR researches with
+            save_run_options(args.run_dir, run_options(args, {name: _option(args, name) for name in ENVIRONMENT}))
     except KeyboardInterrupt:
         print("deep-research: interrupted before the research began; nothing to save.", file=sys.stderr)
         return ExitCode.INTERRUPTED

@@ -17,12 +17,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.errors import RecordingError, UsageError
-from haystack_deep_research.sources import WebSearchTool, default_search_name
+from haystack_deep_research.sources import WebSearchTool, default_search_name, folder_store_name, index_folder
 from haystack_deep_research.sources._folder_files import folder_files
 from haystack_deep_research.web import UrlPolicy
 
-__all__ = ["REPLAYABLE_SEARCHES", "folder_fingerprint", "recorded_sources", "replay_argv", "web_options"]
+__all__ = [
+    "REPLAYABLE_SEARCHES",
+    "check_search_url",
+    "folder_fingerprint",
+    "recorded_sources",
+    "replay_argv",
+    "source_options",
+    "web_options",
+]
 
 REPLAYABLE_SEARCHES = ("tavily", "ddgs")
 """The search engines a recording may name: a replay rebuilds the same engine, so its look-ups match."""
@@ -60,6 +69,31 @@ def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
         options["search"] = tool
     if args.allow_host:
         options["url_policy"] = UrlPolicy(allow_hosts=tuple(args.allow_host))
+    return options
+
+
+def source_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
+    """
+    :param args: The parsed command line.
+    :param search: The ``--search`` chosen (option or environment), or ``None``.
+    :returns: The factory arguments of what the researchers search: ``search``, ``web``, ``url_policy`` and
+        ``datastores`` (each ``--docs`` folder indexed now, or its cached index loaded).
+    :raises UsageError: If the options contradict each other (see :func:`web_options`).
+    :raises ConfigurationError: If a folder holds nothing to index, or an option is out of range.
+    """
+    options: dict[str, Any] = {} if search is None else {"search": search}
+    options.update(web_options(args, search))
+    if args.no_web:
+        options["web"] = False
+    if args.docs:
+        stores: dict[str, Any] = {}
+        for folder in args.docs:
+            name = folder_store_name(folder)
+            name = name if name not in stores else f"{name}_{len(stores) + 1}"
+            with index_progress(str(folder), quiet=args.quiet or args.progress == "none") as progress:
+                stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
+            print_skipped(str(folder), stores[name]["retriever"].index.warnings, quiet=args.quiet)
+        options["datastores"] = stores
     return options
 
 
