@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 
 from haystack_deep_research import cli
-from haystack_deep_research.testing import LoopbackSearchServer, SearchDocument
-from haystack_deep_research.testing.kit import SAMPLE_PAGES, kit_commands, serve_kit
+from haystack_deep_research.testing import LoopbackSearchServer, SearchDocument, kit_commands, serve_kit
 
 
 def test_search_url_searches_that_server_with_no_tavily_key(capsys: pytest.CaptureFixture[str]) -> None:
-    with serve_kit(SAMPLE_PAGES) as servers:
+    with serve_kit() as servers:
         code = cli.main([*kit_commands(servers)["deep"][1:], "-q"])
         searched = [request.json_body["query"] for request in servers.search.requests]
         page = servers.web.url("/solar-growth.html")
@@ -22,7 +21,7 @@ def test_search_url_searches_that_server_with_no_tavily_key(capsys: pytest.Captu
 
 
 def test_without_allow_host_the_loopback_pages_are_not_read(capsys: pytest.CaptureFixture[str]) -> None:
-    with serve_kit(SAMPLE_PAGES) as servers:
+    with serve_kit() as servers:
         argv = kit_commands(servers)["deep"][1:]
         del argv[argv.index("--allow-host") : argv.index("--allow-host") + 2]
         cli.main([*argv, "-q"])

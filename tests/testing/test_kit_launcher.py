@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from haystack_deep_research import cli
-from haystack_deep_research.testing.kit import SAMPLE_PAGES, corpus_pages, kit_commands, main, serve_kit
+from haystack_deep_research.errors import UsageError
+from haystack_deep_research.testing import kit_commands, serve_kit
 
 START_TIMEOUT_S = 60
 
@@ -98,18 +99,24 @@ def test_a_corpus_folder_becomes_the_pages(tmp_path: Path) -> None:
     (tmp_path / "tides.md").write_text("# Tides\n\nThe moon raises the tides.\n", encoding="utf-8")
     (tmp_path / "notes.bin").write_bytes(b"\0\1")
 
-    [page] = corpus_pages(tmp_path)
+    with serve_kit(tmp_path) as servers:
+        [document] = servers.search.documents
+        page = servers.web.url("/tides.html")
 
-    assert (page.path, page.title) == ("/tides.html", "Tides")
+    assert (document.url, document.title) == (page, "Tides")
 
 
-def test_a_missing_corpus_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["serve", "--corpus", str(tmp_path / "missing")]) == 2
-    assert "not a folder" in capsys.readouterr().err
+def test_a_missing_corpus_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not a folder"), serve_kit(tmp_path / "missing"):
+        pass
+    shell = _Kit("--corpus", str(tmp_path / "missing"))
+
+    assert shell.process.wait(timeout=60) == 2
+    assert "kit: error: --corpus" in shell.until("kit: error")[-1]
 
 
 def test_one_role_model_for_every_role_is_refused_not_played(capsys: pytest.CaptureFixture[str]) -> None:
-    with serve_kit(SAMPLE_PAGES) as servers:
+    with serve_kit() as servers:
         argv = kit_commands(servers)["iterative"][1:]
         argv[argv.index("kit")] = "writer"  # --model writer alone: the analysis would be played by the writer
         cli.main([*argv, "-q", "--json"])

@@ -7,8 +7,9 @@ The iterative mode of the ``deep-research`` command, and its recordings.
 
 ``--mode iterative`` builds ``create_iterative_research_agent``: its analysis model is the orchestrator's (``--model``
 or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
-records the run and writes ``recording.json`` there (the question and the options it ran with), which ``replay DIR``
-reads to run it again from the recording, with no network, no model and no key. ``update RUN_DIR`` researches the
+records the run and writes ``recording.json`` there (the question, the options it ran with and its sources, see
+:mod:`.sources`), which ``replay DIR`` reads to run it again from the recording, with no network, no model and no
+key; ``update`` reuses the run's own options (see :mod:`.run_options`). ``update RUN_DIR`` researches the
 finished iterative run in ``RUN_DIR`` again (see ``IterativeResearchAgent.update``).
 """
 

@@ -6,7 +6,8 @@ The ``deep-research`` command.
                   [--approve-plan]
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses]
-                  [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
+                  [--search auto|tavily|ddgs] [--search-url URL] [--allow-host HOST ...]
+                  [--docs FOLDER ...] [--no-web] [--index-dir DIR]
                   [--mode deep|iterative] [--depth N] [--cache DIR] [--cache-ttl SECONDS] [--record DIR]
                   [--progress auto|rich|plain|none] [-q]
     deep-research replay DIR [options]
@@ -31,6 +32,9 @@ Models and search, with their environment equivalents (an option wins over its v
   ``OPENAI_API_KEY`` is needed, and ``--api`` (``DEEP_RESEARCH_API``) defaults to ``chat``.
 - ``--search`` (``DEEP_RESEARCH_SEARCH``): ``auto`` uses Tavily when ``TAVILY_API_KEY`` is set, else the keyless
   ddgs search.
+- ``--search-url URL`` searches a Tavily-compatible server of one's own (no key needed), ``--allow-host HOST`` lets
+  the researchers read pages on a non-public host (the testing kit's, ``python -m haystack_deep_research.testing
+  serve``).
 - ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
   lets the researchers search it; ``--no-web`` researches the documents only.
 

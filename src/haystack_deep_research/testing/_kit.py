@@ -73,13 +73,19 @@ class KitServers:
 
 
 @contextmanager
-def serve_kit(pages: Sequence[CorpusPage]) -> Iterator[KitServers]:
+def serve_kit(corpus: Path | None = None) -> Iterator[KitServers]:
     """
-    Start the chat, search and web servers over ``pages``; stop them on leaving.
+    Start the chat, search and web servers over a corpus; stop them on leaving::
 
-    :param pages: The corpus.
+        with serve_kit() as kit:
+            cli.main(kit_commands(kit)["iterative"][1:])
+
+    :param corpus: A folder of ``.html``, ``.md`` and ``.txt`` pages (each file's first line is its title), or
+        ``None`` for the sample pages.
     :returns: A context manager giving the running :class:`KitServers`.
+    :raises UsageError: If the folder is missing, holds no page or too many, or a page over 1 MiB.
     """
+    pages = corpus_pages(corpus)
     with ExitStack() as stack:
         web = stack.enter_context(LoopbackWebServer())
         search = stack.enter_context(LoopbackSearchServer())
@@ -123,11 +129,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     :returns: 0 once stopped by Ctrl-C, SIGTERM or ``--stop-after``; 2 for a usage error.
     """
     args = _parser().parse_args(argv)
-    try:
-        pages = corpus_pages(args.corpus)
-    except UsageError as error:
-        print(f"kit: error: {error}", file=sys.stderr)
-        return 2
     stop = threading.Event()
 
     def _stop(signum: int, frame: FrameType | None) -> None:
@@ -135,13 +136,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
-        with serve_kit(pages) as servers:
+        with serve_kit(args.corpus) as servers:
+            pages = servers.search.documents
             print(f"kit: chat {servers.chat.openai_base_url} (model {KIT_MODEL})", flush=True)
             print(f"kit: search {servers.search.base_url}, web {servers.web.base_url} ({len(pages)} pages)")
             for mode, command in kit_commands(servers, args.question).items():
                 print(f"{mode}: {shlex.join(command)}")
             print("kit: serving until Ctrl-C", flush=True)
             stop.wait(args.stop_after)
+    except UsageError as error:
+        print(f"kit: error: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         pass  # Ctrl-C is how the kit is meant to stop
     finally:
