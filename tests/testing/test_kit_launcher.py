@@ -45,8 +45,8 @@ class _Kit:
             assert seen[-1] or self.process.poll() is None, f"the kit ended early: {seen}"
         return seen
 
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
+    def stop(self, signum: int = signal.SIGTERM) -> int:
+        self.process.send_signal(signum)
         return self.process.wait(timeout=30)
 
 
@@ -87,12 +87,14 @@ def test_the_printed_command_lines_research_against_the_kit(kit: _Kit, mode: str
     assert kit.until("kit: stopped")
 
 
-def test_the_kit_stops_on_sigterm_and_prints_both_modes(kit: _Kit) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_kit_prints_both_modes_and_stops_on_a_signal(kit: _Kit, signum: int) -> None:
     lines = kit.until("kit: serving")
 
     assert set(_commands(lines)) == {"deep", "iterative"}
     assert "--mode iterative" in next(line for line in lines if line.startswith("iterative: "))
-    assert kit.stop() == 0
+    assert kit.stop(signum) == 0
+    assert kit.until("kit: stopped")
 
 
 def test_a_corpus_folder_becomes_the_pages(tmp_path: Path) -> None:

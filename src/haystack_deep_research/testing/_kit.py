@@ -134,7 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def _stop(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    previous = signal.signal(signal.SIGTERM, _stop)
+    # Ctrl-C and SIGTERM both stop serving, even where the shell started the kit with SIGINT ignored (a job run
+    # with & in a script).
+    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         with serve_kit(args.corpus) as servers:
             pages = servers.search.documents
@@ -147,9 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"kit: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        pass  # Ctrl-C is how the kit is meant to stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     print("kit: stopped", flush=True)
     return 0
