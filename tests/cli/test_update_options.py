@@ -39,6 +39,9 @@ def test_update_reuses_the_runs_own_sources_and_models(run_dir: Path, capsys: py
     assert code == 0, err
     assert ["--no-web"] in recorded
     assert ["--model", "kit"] in recorded
+    notice = next(line for line in err.splitlines() if "update reuses the run's options:" in line)
+    assert "--model kit" in notice
+    assert "--depth" not in notice  # given again: the given depth wins
     assert "## What changed since the last run" in result["report"]
     assert "](file://" in result["report"]  # the documents were searched again, not the web
     assert {entry["kind"] for entry in result["sources"]} == {"document"}

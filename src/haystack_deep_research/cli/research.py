@@ -80,7 +80,7 @@ from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.paths import check_output_paths
-from haystack_deep_research.cli.run_options import load_run_options, merged_argv, run_options, save_run_options
+from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.sources import recorded_sources, replay_argv, source_options
@@ -136,10 +136,9 @@ def _run_update(argv: Sequence[str]) -> int:
     directory = Path(argv[0])
     try:
         question = journaled_question(directory)
-        recorded = load_run_options(directory, research_parser())  # the run's own options, not the defaults
+        given = update_argv(directory, argv[1:], research_parser())  # the run's own options, not the defaults
     except (UsageError, OSError) as error:
         return _usage(str(error))
-    given = merged_argv(recorded, argv[1:])
     return _main([*given, "--mode", "iterative", "--run-dir", str(directory), "--", question], update=True)
 
 

@@ -5,8 +5,9 @@ again the way the run did: the same depth, grounding, documents, web, search and
 The file holds the options as the command line gave them (``{"options": [["--depth", "2"], ["--no-web"], ...]}``,
 paths made absolute, models and search resolved from their environment variables). Reading it checks every entry
 against the options that may be recorded and parses them with the command's own parser, so a damaged or hostile file
-is one line of error, never an option the user did not give (``--output``, ``--record``). Options given to ``update``
-win over the recorded ones.
+is one line of error, never an option a run does not record (``--output``, ``--record``). Options given to ``update``
+win over the recorded ones. Since recorded options may name a server or a host to reach (``--base-url``,
+``--search-url``, ``--allow-host``), ``update`` says on stderr which ones it reuses.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import argparse
 import contextlib
 import io
 import json
+import shlex
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,8 +35,10 @@ __all__ = [
     "flatten",
     "load_run_options",
     "merged_argv",
+    "reuse_notice",
     "run_options",
     "save_run_options",
+    "update_argv",
 ]
 
 OPTIONS_FILE = "options.json"
@@ -146,3 +151,33 @@ def merged_argv(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> list
     """
     named = {token.split("=", 1)[0] for token in given if token.startswith("--")}
     return [*flatten([entry for entry in recorded if entry[0] not in named]), *given]
+
+
+def reuse_notice(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> str | None:
+    """
+    :param recorded: The recorded options.
+    :param given: The arguments given to ``update``.
+    :returns: The line that tells which recorded options the update reuses (they may name a server or a host to
+        reach), or ``None`` when it reuses none or ``-q`` was given.
+    """
+    if "-q" in given or "--quiet" in given:
+        return None
+    kept = merged_argv(recorded, given)[: len(merged_argv(recorded, given)) - len(given)]
+    return f"deep-research: update reuses the run's options: {shlex.join(kept)}" if kept else None
+
+
+def update_argv(run_dir: Path, given: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """
+    The arguments ``update RUN_DIR`` runs with: the run's recorded options, then those given; says on stderr which
+    recorded ones it reuses (see :func:`reuse_notice`).
+
+    :param run_dir: The run directory.
+    :param given: The arguments given after it.
+    :param parser: The command's parser (see :func:`load_run_options`).
+    :returns: The arguments.
+    :raises RunDirError: If ``options.json`` is damaged.
+    """
+    recorded = load_run_options(run_dir, parser)
+    if (notice := reuse_notice(recorded, given)) is not None:
+        print(notice, file=sys.stderr)
+    return merged_argv(recorded, given)
