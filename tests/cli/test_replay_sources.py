@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from haystack_deep_research import cli
-from haystack_deep_research.testing import LoopbackChatServer
+from haystack_deep_research.testing import LoopbackChatServer, kit_commands, serve_kit
 
 QUESTION = "What do the notes say about tides?"
 
@@ -86,3 +86,22 @@ def test_replay_refuses_a_search_it_cannot_rebuild(
 
     assert cli.main(["replay", str(tape), "-q"]) == 2
     assert "names the search 'custom', which replay cannot rebuild" in capsys.readouterr().err
+
+
+def test_a_run_on_a_search_server_of_your_own_replays_with_the_servers_stopped(tmp_path: Path) -> None:
+    tape, recorded, replayed = tmp_path / "tape", tmp_path / "recorded.md", tmp_path / "replayed.md"
+    with serve_kit() as kit:
+        argv = [*kit_commands(kit)["iterative"][1:], "--record", str(tape), "-o", str(recorded), "-q"]
+        assert cli.main(argv) == 0
+        search_url = kit.search.base_url
+
+    assert cli.main(["replay", str(tape), "-o", str(replayed), "-q"]) == 0
+
+    assert replayed.read_text(encoding="utf-8") == recorded.read_text(encoding="utf-8")
+    assert "](http://127.0.0.1:" in recorded.read_text(encoding="utf-8")
+    manifest = json.loads((tape / "recording.json").read_text(encoding="utf-8"))
+    assert (manifest["search"], manifest["search_url"], manifest["allow_hosts"]) == (
+        "tavily",
+        search_url,
+        ["127.0.0.1"],
+    )
