@@ -12,7 +12,7 @@ from haystack.tools import Tool
 
 from haystack_deep_research import ConfigurationError, create_deep_research_agent
 from haystack_deep_research.agents import chat_generator, role_models
-from haystack_deep_research.prompts import ANALYSIS, SCOPE, render_chat
+from haystack_deep_research.prompts import ANALYSIS, JUDGE, SCOPE, render_chat
 from haystack_deep_research.testing import LoopbackChatServer
 
 SEARCH = Tool(
@@ -105,3 +105,13 @@ def test_the_analysis_role_reads_its_round_from_the_prompt_over_http() -> None:
 
     assert json.loads(reply) == {"nextSearchTopic": "Why do tides happen? (open questions)", "shouldContinue": True}
     assert json.loads(last.json()["choices"][0]["message"]["content"])["shouldContinue"] is False
+
+
+def test_the_judge_reads_source_and_claims_from_the_prompt_over_http() -> None:
+    source = "The moon's pull raises two tides a day on most coasts."
+    claims = ["The moon raises two tides a day on most coasts.", "Tides are caused by 17 whales."]
+    system, user = render_chat(JUDGE, url="https://example.org/tides", title="Tides", source=source, claims=claims)
+    with LoopbackChatServer() as server:
+        reply = _ask(server, "kit", system.text or "", user.text or "").json()["choices"][0]["message"]["content"]
+
+    assert [v["verdict"] for v in json.loads(reply)["verdicts"]] == ["supported", "unsupported"]
