@@ -99,13 +99,27 @@ def test_the_kit_prints_both_modes_and_stops_on_a_signal(kit: _Kit, signum: int)
 
 def test_a_corpus_folder_becomes_the_pages(tmp_path: Path) -> None:
     (tmp_path / "tides.md").write_text("# Tides\n\nThe moon raises the tides.\n", encoding="utf-8")
+    page = "<html><head><title>Storage</title><script>alert(1)</script></head><body><p>Barrages store water.</p>"
+    (tmp_path / "storage.html").write_text(page, encoding="utf-8")
     (tmp_path / "notes.bin").write_bytes(b"\0\1")
 
     with serve_kit(tmp_path) as servers:
-        [document] = servers.search.documents
-        page = servers.web.url("/tides.html")
+        documents = {document.title: document for document in servers.search.documents}
+        tides = servers.web.url("/tides.html")
 
-    assert (document.url, document.title) == (page, "Tides")
+    assert sorted(documents) == ["Storage", "Tides"]
+    assert documents["Tides"].url == tides
+    assert documents["Storage"].content == "Barrages store water."
+
+
+def test_a_link_out_of_the_corpus_folder_is_refused(tmp_path: Path) -> None:
+    corpus, secret = tmp_path / "corpus", tmp_path / "secret.txt"
+    corpus.mkdir()
+    secret.write_text("not for the kit\n", encoding="utf-8")
+    (corpus / "page.txt").symlink_to(secret)
+
+    with pytest.raises(UsageError, match=r"page\.txt is not served"), serve_kit(corpus):
+        pass
 
 
 def test_a_missing_corpus_is_a_usage_error(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 
+from haystack_deep_research._local_files import read_regular_file
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.testing._corpus import SAMPLE_PAGES, SAMPLE_QUESTION, CorpusPage
 from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
@@ -37,29 +38,48 @@ MAX_CORPUS_FILE_BYTES = 1024 * 1024
 def corpus_pages(folder: Path | None) -> tuple[CorpusPage, ...]:
     """
     :param folder: A folder of pages, or ``None`` for the sample corpus.
-    :returns: Its pages: each file's name is its path, its first non-blank line its title.
-    :raises UsageError: If the folder is missing, holds no page, too many, or one over 1 MiB.
+    :returns: Its pages: each file's name is its path; its title is an HTML page's ``<title>``, else the first
+        non-blank line of the text.
+    :raises UsageError: If the folder is missing, holds no page or too many, or a page over 1 MiB or leading out of
+        the folder (a link).
     """
     if folder is None:
         return SAMPLE_PAGES
     if not folder.is_dir():
         raise UsageError(f"--corpus {folder}: not a folder; give a folder of .html, .md or .txt files.")
-    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in CORPUS_SUFFIXES and p.is_file())
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in CORPUS_SUFFIXES)
     if not files or len(files) > MAX_CORPUS_FILES:
         raise UsageError(f"--corpus {folder}: holds {len(files)} pages; give 1 to {MAX_CORPUS_FILES}.")
     pages = []
     for file in files:
-        if file.stat().st_size > MAX_CORPUS_FILE_BYTES:
-            raise UsageError(f"--corpus {folder}: {file.name} is over 1 MiB; the kit serves short pages.")
-        text = file.read_text(encoding="utf-8", errors="replace")
-        title = next((line.strip("# ").strip() for line in text.splitlines() if line.strip()), file.stem)
+        try:
+            raw = read_regular_file(file, root=folder, max_bytes=MAX_CORPUS_FILE_BYTES)
+        except OSError as error:  # LocalFileRefusedError too: a link out of the folder, a FIFO, over 1 MiB
+            raise UsageError(f"--corpus {folder}: {file.name} is not served ({error}).") from None
+        text = raw.decode("utf-8", errors="replace")
+        if file.suffix.lower() in (".html", ".htm"):
+            title, text = _html_text(text, file.stem)
+        else:
+            title = next((line.strip("# ").strip() for line in text.splitlines() if line.strip()), file.stem)
         pages.append(CorpusPage(f"/{file.stem}.html", title[:200], text))
     return tuple(pages)
 
 
+def _html_text(page: str, name: str) -> tuple[str, str]:
+    """The title and the text of an HTML page, the text one line per block."""
+    import lxml.html
+
+    try:
+        root = lxml.html.fromstring(page)
+    except (ValueError, lxml.etree.ParserError):
+        return name, page
+    title = (root.findtext(".//title") or "").strip() or name
+    for hidden in root.xpath("//script|//style|//title"):
+        hidden.drop_tree()
+    return title, "\n".join(line.strip() for line in root.text_content().splitlines() if line.strip())
+
+
 def _html(page: CorpusPage) -> str:
-    if page.text.lstrip().startswith("<"):
-        return page.text
     paragraphs = "".join(f"<p>{html.escape(line)}</p>" for line in page.text.splitlines() if line.strip())
     title = html.escape(page.title)
     return f"<html><head><title>{title}</title></head><body><h1>{title}</h1>{paragraphs}</body></html>"
