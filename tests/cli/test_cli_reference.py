@@ -120,11 +120,11 @@ def test_every_option_of_every_command_is_listed() -> None:
 
 def test_a_new_option_shows_in_the_tables() -> None:
     parser = config.config_parsers()["research"]()
-    parser.add_argument_group("sources").add_argument("--search-url", metavar="URL", help="A search | server.")
+    parser.add_argument_group("sources").add_argument("--search-mirror", metavar="URL", help="A search | server.")
 
     table = render("research", parser)
 
-    assert "| `--search-url` | URL | `DEEP_RESEARCH_SEARCH_URL` |  | A search &#124; server. |" in table
+    assert "| `--search-mirror` | URL | `DEEP_RESEARCH_SEARCH_MIRROR` |  | A search &#124; server. |" in table
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from haystack.tools.errors import ToolInvocationError
 from haystack.utils import Secret
 
 from haystack_deep_research import ConfigurationError, MissingCredentialsError, ResearchRun, WebSearchTool
-from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
 
 def test_results_carry_title_exact_url_and_snippet_fenced_as_data(
@@ -85,6 +85,16 @@ def test_a_missing_key_says_what_to_set() -> None:
     with pytest.raises(ToolInvocationError, match="set the TAVILY_API_KEY environment variable") as caught:
         tool.invoke(query="solar")
     assert isinstance(caught.value.__cause__, MissingCredentialsError)
+
+
+def test_a_server_of_your_own_needs_no_key_and_is_sent_a_placeholder() -> None:
+    with LoopbackSearchServer([SearchDocument(url="https://example.org/sun", title="Sun", content="solar")]) as own:
+        tool = WebSearchTool(api_base_url=own.base_url)  # TAVILY_API_KEY is not set in tests
+        found = tool.invoke(query="solar")
+        [request] = own.requests.wait_for(1)
+
+    assert "https://example.org/sun" in found
+    assert request.headers["Authorization"] == "Bearer unset"
 
 
 @pytest.mark.parametrize("query", [None, "", "   ", 7])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from haystack.components.generators.chat import MockChatGenerator
@@ -10,6 +12,7 @@ from haystack.tools import Tool
 
 from haystack_deep_research import ConfigurationError, create_deep_research_agent
 from haystack_deep_research.agents import chat_generator, role_models
+from haystack_deep_research.prompts import ANALYSIS, JUDGE, SCOPE, render_chat
 from haystack_deep_research.testing import LoopbackChatServer
 
 SEARCH = Tool(
@@ -66,3 +69,49 @@ def test_a_model_without_tool_support_fails_the_run_clearly() -> None:
 def test_a_non_generator_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="must be a chat generator"):
         LoopbackChatServer({"x": object()})
+
+
+def _ask(server: LoopbackChatServer, model: str, system: str, user: str = "Why do tides happen?") -> httpx.Response:
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return httpx.post(f"{server.openai_base_url}/chat/completions", json={"model": model, "messages": messages})
+
+
+def test_the_kit_model_answers_each_request_in_its_own_role() -> None:
+    scope = render_chat(SCOPE, question="Why do tides happen?", today="2026-01-01")[0].text or ""
+    with LoopbackChatServer() as server:
+        answered = _ask(server, "kit", scope).json()["choices"][0]["message"]["content"]
+        unknown = _ask(server, "kit", "You are a pirate.")
+
+    assert answered.startswith("Research brief:")
+    assert unknown.status_code == 400
+    assert "cannot tell which role" in unknown.json()["error"]["message"]
+
+
+def test_a_role_model_refuses_a_request_for_another_role() -> None:
+    scope = render_chat(SCOPE, question="Why do tides happen?", today="2026-01-01")[0].text or ""
+    with LoopbackChatServer() as server:
+        refused = _ask(server, "writer", scope)
+
+    assert refused.status_code == 400
+    assert "this request is for the scope role" in refused.json()["error"]["message"]
+
+
+def test_the_analysis_role_reads_its_round_from_the_prompt_over_http() -> None:
+    variables = {"question": "Why do tides happen?", "round": 3, "depth": 3, "topics": [], "findings": []}
+    system, user = render_chat(ANALYSIS, max_topics=1, since=None, refused=[], **variables)
+    with LoopbackChatServer() as server:
+        reply = _ask(server, "kit", system.text or "", user.text or "").json()["choices"][0]["message"]["content"]
+        last = _ask(server, "analysis", system.text or "", (user.text or "").replace("round 3 of", "round 4 of"))
+
+    assert json.loads(reply) == {"nextSearchTopic": "Why do tides happen? (open questions)", "shouldContinue": True}
+    assert json.loads(last.json()["choices"][0]["message"]["content"])["shouldContinue"] is False
+
+
+def test_the_judge_reads_source_and_claims_from_the_prompt_over_http() -> None:
+    source = "The moon's pull raises two tides a day on most coasts."
+    claims = ["The moon raises two tides a day on most coasts.", "Tides are caused by 17 whales."]
+    system, user = render_chat(JUDGE, url="https://example.org/tides", title="Tides", source=source, claims=claims)
+    with LoopbackChatServer() as server:
+        reply = _ask(server, "kit", system.text or "", user.text or "").json()["choices"][0]["message"]["content"]
+
+    assert [v["verdict"] for v in json.loads(reply)["verdicts"]] == ["supported", "unsupported"]

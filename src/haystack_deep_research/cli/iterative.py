@@ -7,8 +7,9 @@ The iterative mode of the ``deep-research`` command, and its recordings.
 
 ``--mode iterative`` builds ``create_iterative_research_agent``: its analysis model is the orchestrator's (``--model``
 or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
-records the run and writes ``recording.json`` there (the question and the options it ran with), which ``replay DIR``
-reads to run it again from the recording, with no network, no model and no key. ``update RUN_DIR`` researches the
+records the run and writes ``recording.json`` there (the question, the options it ran with and its sources, see
+:mod:`.sources`), which ``replay DIR`` reads to run it again from the recording, with no network, no model and no
+key; ``update`` reuses the run's own options (see :mod:`.run_options`). ``update RUN_DIR`` researches the
 finished iterative run in ``RUN_DIR`` again (see ``IterativeResearchAgent.update``).
 """
 
@@ -81,7 +82,9 @@ def _models_of(agent: Any) -> dict[str, str]:
     return {role: model_name(model) for role, model in models.items() if model is not None}
 
 
-def write_manifest(directory: Path, question: str, agent: Any, options: dict[str, Any]) -> None:
+def write_manifest(
+    directory: Path, question: str, agent: Any, options: dict[str, Any], *, sources: dict[str, Any] | None = None
+) -> None:
     """
     Write ``recording.json``: what ``replay`` needs to run the recording again.
 
@@ -89,14 +92,17 @@ def write_manifest(directory: Path, question: str, agent: Any, options: dict[str
     :param question: The question.
     :param agent: The iterative agent that made the recording.
     :param options: The arguments the agent was built with.
+    :param sources: What the run searched (see :func:`~haystack_deep_research.cli.sources.recorded_sources`): docs
+        folders, web, search name, search URL, allowed hosts.
     """
     search = options.get("search") or "auto"
     manifest = {
         "question": question,
         "depth": options["depth"],
         "grounding": options["grounding"],
-        "search": default_search_name() if search == "auto" else search if isinstance(search, str) else "auto",
+        "search": default_search_name() if search == "auto" else search if isinstance(search, str) else "custom",
         "web": options.get("web", True),
+        **(sources or {}),
         "models": _models_of(agent),
     }
     directory.mkdir(parents=True, exist_ok=True)

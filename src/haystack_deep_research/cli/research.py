@@ -7,7 +7,8 @@ The ``deep-research`` command.
                   [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
                   [--base-url URL] [--api chat|responses] [--price MODEL=INPUT,OUTPUT ...]
                   [--timeout SECONDS] [--retries N] [--max-tokens N] [--no-tool-choice]
-                  [--search auto|tavily|ddgs] [--docs FOLDER ...] [--no-web] [--index-dir DIR]
+                  [--search auto|tavily|ddgs] [--search-url URL] [--allow-host HOST ...]
+                  [--docs FOLDER ...] [--no-web] [--index-dir DIR]
                   [--mode deep|iterative] [--depth N] [--cache DIR] [--cache-ttl SECONDS] [--record DIR]
                   [--progress auto|rich|plain|none] [-q]
     deep-research replay DIR [options]
@@ -38,6 +39,9 @@ Models and search, with their environment equivalents (an option wins over its v
   ``--timeout``, ``--retries``, ``--max-tokens``: the limits of every model call.
 - ``--search`` (``DEEP_RESEARCH_SEARCH``): ``auto`` uses Tavily when ``TAVILY_API_KEY`` is set, else the keyless
   ddgs search.
+- ``--search-url URL`` searches a Tavily-compatible server of one's own (no key needed), ``--allow-host HOST`` lets
+  the researchers read pages on a non-public host (the testing kit's, ``python -m haystack_deep_research.testing
+  serve``).
 - ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
   lets the researchers search it; ``--no-web`` researches the documents only.
 
@@ -67,18 +71,32 @@ from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of
 from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
-from haystack_deep_research.cli.iterative import iterative_options, replay_options, subcommand_help, write_manifest
+from haystack_deep_research.cli.iterative import (
+    MANIFEST_FILE,
+    iterative_options,
+    replay_options,
+    subcommand_help,
+    write_manifest,
+)
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.paths import check_output_paths
+from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
-from haystack_deep_research.cli.shared_options import check_option_credentials, factory_arguments
+from haystack_deep_research.cli.shared_options import (
+    ENVIRONMENT,
+    check_option_credentials,
+    factory_arguments,
+    option_value,
+)
 from haystack_deep_research.cli.signals import sigterm_interrupts
+from haystack_deep_research.cli.sources import recorded_sources, replay_argv, source_options
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.evidence import clean_text
 from haystack_deep_research.run import CostMeter, check_question, model_name
+from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
 CHECK_COMMAND = "check"
@@ -103,9 +121,10 @@ def _run_replay(argv: Sequence[str]) -> int:
     directory = Path(argv[0])
     try:
         question, _ = replay_options(directory)
+        sources = replay_argv(directory, read_manifest(directory / MANIFEST_FILE))
     except (UsageError, OSError) as error:
         return _usage(str(error))
-    return _main([*argv[1:], "--mode", "iterative", "--", question], replay=directory)
+    return _main([*argv[1:], *sources, "--mode", "iterative", "--", question], replay=directory)
 
 
 def _run_update(argv: Sequence[str]) -> int:
@@ -117,9 +136,10 @@ def _run_update(argv: Sequence[str]) -> int:
     directory = Path(argv[0])
     try:
         question = journaled_question(directory)
+        given = update_argv(directory, argv[1:], research_parser())  # the run's own options, not the defaults
     except (UsageError, OSError) as error:
         return _usage(str(error))
-    return _main([*argv[1:], "--mode", "iterative", "--run-dir", str(directory), "--", question], update=True)
+    return _main([*given, "--mode", "iterative", "--run-dir", str(directory), "--", question], update=True)
 
 
 def _usage(message: str) -> int:
@@ -142,6 +162,7 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     options = factory_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet)
     if args.max_cost is not None:
         _check_prices(options)
+    options.update(source_options(args, option_value(args, "search")))
     if args.cache is not None:
         options["cache_dir"] = args.cache
     if args.cache_ttl is not None:
@@ -187,9 +208,11 @@ def _check(args: argparse.Namespace, *, replay: bool) -> str:
 
 def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[str, Any]]:
     """The agent the options ask for, and (iterative mode) the arguments it was built with."""
-    if replay is not None:
+    if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave
         _, options = replay_options(replay)
-        return create_iterative_research_agent(**options), options
+        return create_iterative_research_agent(
+            **{**options, **source_options(args, option_value(args, "search"))}
+        ), options
     options = _agent_options(args)
     if args.mode == "iterative":
         built = iterative_options(args, options)
@@ -248,6 +271,8 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         question = _check(args, replay=replay is not None)
         display = make_display(progress_mode(args))
         agent, built = _build(args, replay=replay)
+        if args.run_dir is not None:  # what update RUN_DIR researches with
+            save_run_options(args.run_dir, run_options(args, {name: option_value(args, name) for name in ENVIRONMENT}))
     except KeyboardInterrupt:
         print("deep-research: interrupted before the research began; nothing to save.", file=sys.stderr)
         return ExitCode.INTERRUPTED
@@ -267,7 +292,8 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         context[EVENTS_KEY] = display = make_display("none" if args.quiet else args.progress)
         outcome = _run(agent, question, context, display, messages=follow_up(outcome, answer))
     if outcome.result is not None and built.get("record_to") is not None:
-        write_manifest(Path(built["record_to"]), question, agent, built)
+        sources = recorded_sources(args, option_value(args, "search"))
+        write_manifest(Path(built["record_to"]), question, agent, built, sources=sources)
     return _finish(args, question, outcome, display)
 
 

@@ -153,7 +153,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
     """
-    What the researchers search: ``--search``, ``--docs``, ``--no-web``, ``--index-dir``.
+    What the researchers search: ``--search``, ``--search-url``, ``--allow-host``, ``--docs``, ``--no-web``,
+    ``--index-dir``.
 
     :param parser: The parser to add the group to.
     """
@@ -164,13 +165,36 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
         help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs "
         "(env DEEP_RESEARCH_SEARCH).",
     )
-    # The search endpoint option (--search-url) joins here, beside --search.
+    add_search_endpoint_options(group)
     group.add_argument(
         "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
     )
     group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
     group.add_argument(
         "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
+    )
+
+
+def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
+    """
+    Where web search and reading may go besides the public web: ``--search-url``, ``--allow-host``.
+
+    :param group: The parser or argument group to add the options to (the sources group of every command that
+        searches).
+    """
+    group.add_argument(
+        "--search-url",
+        metavar="URL",
+        help="A Tavily-compatible search server to search instead of Tavily's, e.g. the testing kit's; no "
+        "TAVILY_API_KEY is needed.",
+    )
+    group.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="Let the researchers read pages on this non-public host, address or network (e.g. 127.0.0.1 for the "
+        "testing kit); repeatable.",
     )
 
 
@@ -298,7 +322,8 @@ def check_option_credentials(args: argparse.Namespace, environ: Mapping[str, str
     :raises MissingCredentialsError: If a key the chosen server or search needs is not set.
     """
     base_url, search = option_value(args, "base_url", environ), option_value(args, "search", environ)
-    check_credentials(environ, base_url=base_url, search=None if getattr(args, "no_web", False) else search)
+    own_search = getattr(args, "no_web", False) or getattr(args, "search_url", None)  # no search key needed then
+    check_credentials(environ, base_url=base_url, search=None if own_search else search)
 
 
 def factory_arguments(

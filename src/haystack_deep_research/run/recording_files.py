@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from haystack_deep_research import _safe_json
 from haystack_deep_research.errors import RecordingError
 
-__all__ = ["RecordingManifest", "read_exchanges", "read_manifest"]
+__all__ = ["RecordedFolder", "RecordingManifest", "read_exchanges", "read_manifest"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +69,17 @@ def read_exchanges(path: Path) -> Exchanges:
     return exchanges
 
 
+class RecordedFolder(BaseModel):
+    """A ``--docs`` folder a recorded run searched."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    path: str = Field(min_length=1)
+    """Its absolute path."""
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """The SHA-256 of its files' names and contents when the run was recorded."""
+
+
 class RecordingManifest(BaseModel):
     """The content of ``recording.json``."""
 
@@ -84,6 +95,12 @@ class RecordingManifest(BaseModel):
     """The search engine's name."""
     web: StrictBool = True
     """Whether the run read web pages."""
+    docs: list[RecordedFolder] = []
+    """The ``--docs`` folders the run searched."""
+    search_url: str | None = None
+    """The ``--search-url`` of its Tavily-compatible search, if any."""
+    allow_hosts: list[str] = []
+    """Its ``--allow-host`` entries."""
     models: dict[str, str]
     """The model of each role (``analysis_llm``, ``writer_llm``, ...), by name."""
 

@@ -68,7 +68,8 @@ class TavilySearch:
     ``Retry-After`` (capped at 10 s).
 
     :param api_key: The Tavily API key; read from ``TAVILY_API_KEY`` by default, only when the first search runs.
-    :param api_base_url: Override the API address (tests and simulators point it at a loopback server).
+    :param api_base_url: Override the API address (tests and simulators point it at a loopback server); a server of
+        your own needs no key: without one it is sent the placeholder ``"unset"``.
     :param search_depth: Tavily's ``search_depth``: "basic", "advanced", "fast" or "ultra-fast".
     :param max_retries: Retries of a 429 or 5xx answer, 0 to 10.
     :param client: An object with Tavily's ``search`` method, used instead of building a ``TavilyClient``.
@@ -112,13 +113,14 @@ class TavilySearch:
             from tavily import TavilyClient
 
             key = self.api_key.resolve_value()
-            if not key:
+            if not key and self.api_base_url is None:
                 raise MissingCredentialsError(
                     "web_search needs a Tavily API key: set the TAVILY_API_KEY environment variable "
                     "or pass api_key=Secret.from_token(...) to WebSearchTool."
                 )
+            # A server of your own (api_base_url) may want no key: it is sent a placeholder, never another secret.
             self._client = TavilyClient(
-                api_key=key, api_base_url=self.api_base_url, session=_retrying_session(self.max_retries)
+                api_key=key or "unset", api_base_url=self.api_base_url, session=_retrying_session(self.max_retries)
             )
         return self._client
 

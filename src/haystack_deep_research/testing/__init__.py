@@ -10,11 +10,14 @@ The offline testing kit: run and test deep research agents with no network and n
   must survive (a scan without text, a decompression bomb).
 - :func:`forbid_network` refuses connections to anything but loopback.
 
-See docs/testing.md for a complete example.
+``python -m haystack_deep_research.testing serve`` starts the three servers from the shell and prints the
+``deep-research`` command lines that use them (:func:`serve_kit` starts them in Python, :func:`kit_commands` gives
+the command lines). See docs/testing.md for a complete example.
 """
 
+from haystack_deep_research.testing._kit import KitServers, kit_commands, serve_kit
 from haystack_deep_research.testing._server import LoggedRequest, RequestLog
-from haystack_deep_research.testing.chat_server import LoopbackChatServer
+from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
 from haystack_deep_research.testing.generators import ROLES, ScriptedChatGenerator, ScriptedModelError
 from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network
 from haystack_deep_research.testing.pdf import make_inflating_pdf, make_pdf, make_scanned_pdf
@@ -22,7 +25,9 @@ from haystack_deep_research.testing.search_server import LoopbackSearchServer, S
 from haystack_deep_research.testing.web_server import LoopbackWebServer
 
 __all__ = [
+    "KIT_MODEL",
     "ROLES",
+    "KitServers",
     "LoggedRequest",
     "LoopbackChatServer",
     "LoopbackSearchServer",
@@ -33,7 +38,9 @@ __all__ = [
     "ScriptedModelError",
     "SearchDocument",
     "forbid_network",
+    "kit_commands",
     "make_inflating_pdf",
     "make_pdf",
     "make_scanned_pdf",
+    "serve_kit",
 ]

@@ -13,7 +13,9 @@ the last step stops. A step is:
 - ``{"topic": <step>, "instead": <step>}``: the first step, and the second when asked again after its topics were
   refused as repeats.
 
-Without steps, round ``r`` searches ``"<question> (<aspect r>)"`` until ``depth`` rounds ran.
+Without steps, round ``r`` searches ``"<question> (<aspect r>)"`` until ``depth`` rounds ran. Over HTTP (no meta),
+the question, the round and the depth are read from the prompt's ``Research question:`` and ``Search round R of D.``
+lines (:func:`analysis_variables`).
 """
 
 from __future__ import annotations
@@ -24,10 +26,22 @@ from typing import Any
 
 from haystack_deep_research.prompts import PAGE_SEPARATOR
 
-__all__ = ["analysis_reply", "iterative_report"]
+__all__ = ["analysis_reply", "analysis_variables", "iterative_report"]
 
 ASPECTS = ("overview", "recent developments", "open questions", "applications", "risks", "outlook")
 _URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
+_QUESTION = re.compile(r"Research question:\n(.+?)\n\nSearch round (\d+) of (\d+)\.", re.DOTALL)
+
+
+def analysis_variables(text: str) -> dict[str, Any]:
+    """
+    :param text: An analysis prompt's user text, without its meta (as it comes over HTTP).
+    :returns: Its ``question``, ``round`` and ``depth``, or ``{}`` when the text has no such lines.
+    """
+    found = _QUESTION.search(text)
+    if found is None:
+        return {}
+    return {"question": found.group(1).strip(), "round": int(found.group(2)), "depth": int(found.group(3))}
 
 
 def _decision(step: Any) -> str:

@@ -13,11 +13,25 @@ from haystack_deep_research.prompts import WRITER_PART_TEMPLATES
 from haystack_deep_research.testing._analysis_rules import iterative_report
 from haystack_deep_research.testing._messages import last_user_text, named_prompt, prompt_variables, words
 
-__all__ = ["judge_reply", "writer_reply"]
+__all__ = ["judge_reply", "judge_variables", "writer_reply"]
 
 _URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+_SOURCE = re.compile(r"<untrusted_source[^>]*>\n(.*?)\n</untrusted_source>", re.DOTALL)
+_CLAIMS = re.compile(r"<untrusted_claims>\n(.*?)</untrusted_claims>", re.DOTALL)
+_CLAIM = re.compile(r"^\d+\. (.*)$", re.MULTILINE)
+
+
+def judge_variables(text: str) -> dict[str, Any]:
+    """
+    :param text: A judge prompt's user text, without its meta (as it comes over HTTP).
+    :returns: Its ``source`` and numbered ``claims``, or ``{}`` when the text has no such blocks.
+    """
+    source, claims = _SOURCE.search(text), _CLAIMS.search(text)
+    if source is None or claims is None:
+        return {}
+    return {"source": source.group(1), "claims": _CLAIM.findall(claims.group(1))}
 
 
 def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:

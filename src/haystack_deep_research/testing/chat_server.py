@@ -7,9 +7,11 @@ with no model and no key::
         generator = chat_generator("researcher", base_url=server.openai_base_url)
 
 How a request is answered: the request's ``model`` picks the generator (``models={"name": generator}``; by default
-each role name plays that role); the OpenAI messages become Haystack ``ChatMessage`` objects (system, user,
-assistant with tool calls, tool results matched to their calls by id) and the offered tools become Haystack ``Tool``
-stubs with their names, descriptions and schemas; the generator's first reply goes back as a ``chat.completion``.
+each role name plays that role, and the model ``kit`` plays whichever role the request is for, told from its tools and
+system message, so ``--model kit`` alone serves every role of every mode); the OpenAI messages become Haystack
+``ChatMessage`` objects (system, user, assistant with tool calls, tool results matched to their calls by id) and the
+offered tools become Haystack ``Tool`` stubs with their names, descriptions and schemas; the generator's first reply
+goes back as a ``chat.completion``.
 
 Limits, by the nature of HTTP: a prompt's ``meta`` does not travel, so a scripted role answers from the message text,
 tool names and message roles alone (the scripted writer then cites every address its prompt holds); a tool result's
@@ -17,6 +19,8 @@ error flag does not travel either (a failed call reads as a result); streaming i
 ``no_tools`` answers a request that offers tools with HTTP 400 "does not support tools", as Ollama does for such
 models. A model listed in ``needs_tool_choice`` answers as if no tool were offered unless the request also carries
 ``tool_choice``, as llama.cpp's server (llama-cpp-python) does.
+models. With the default models a request to a role-named model that is plainly for another role (a scope prompt sent
+to ``writer``, say) gets HTTP 400 naming the role it is for, instead of an answer in the wrong role.
 """
 
 from __future__ import annotations
@@ -31,10 +35,15 @@ from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.tools import Tool
 
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.testing._request_roles import request_role
 from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
 from haystack_deep_research.testing.generators import ROLES, Role, ScriptedChatGenerator
 
-__all__ = ["LoopbackChatServer"]
+__all__ = ["KIT_MODEL", "LoopbackChatServer"]
+
+KIT_MODEL = "kit"
+"""The default model that plays every role, each request in the role it is for."""
+_SERVED_ROLES = (*ROLES, "judge", "analysis", "causal", "summarize")
 
 _JSON = "application/json"
 
@@ -122,7 +131,8 @@ class LoopbackChatServer(LoopbackServer):
     chosen by the request's model name (see the module docstring).
 
     :param models: Model name to Haystack chat generator; by default each role name ("scope", "orchestrator",
-        "researcher", "summarizer", "writer", "judge") to a ``ScriptedChatGenerator`` of that role.
+        "researcher", "summarizer", "writer", "judge", "analysis", "causal", "summarize") to a
+        ``ScriptedChatGenerator`` of that role, and ``kit`` to all of them (each request answered in its own role).
     :param no_tools: Model names that answer a request offering tools with HTTP 400 "does not support tools".
     :param needs_tool_choice: Model names that see the offered tools only when the request carries ``tool_choice``
         (the generator is then called with ``tools=None``), as llama.cpp's server does.
@@ -137,9 +147,10 @@ class LoopbackChatServer(LoopbackServer):
         needs_tool_choice: Iterable[str] = (),
     ) -> None:
         super().__init__()
-        roles = cast(tuple[Role, ...], (*ROLES, "judge"))
+        roles = cast(tuple[Role, ...], _SERVED_ROLES)
         defaults: dict[str, Any] = {role: ScriptedChatGenerator(role=role) for role in roles}
-        chosen: dict[str, Any] = dict(models) if models is not None else defaults
+        chosen: dict[str, Any] = dict(models) if models is not None else {**defaults, KIT_MODEL: defaults["writer"]}
+        self._routed = models is None
         for name, generator in chosen.items():
             if not callable(getattr(generator, "run", None)):
                 raise ConfigurationError(f"models[{name!r}] must be a chat generator; got {type(generator).__name__}.")
@@ -184,9 +195,22 @@ class LoopbackChatServer(LoopbackServer):
             self._served += 1
             number = self._served
         heeded = model not in self._needs_tool_choice or body.get("tool_choice") not in (None, "none")
-        tools = _tools(body.get("tools")) if heeded else []
+        tools, messages = (_tools(body.get("tools")) if heeded else []), _messages(body["messages"])
+        generator = self._models[model]
+        if self._routed:
+            role = request_role(messages, [tool.name for tool in tools])
+            if model == KIT_MODEL and role is None:
+                why = "the kit model cannot tell which role this request is for (no known tools or system prompt)"
+                _error(handler, 400, f"{why}; name the role's model instead, e.g. --role-model writer=writer.", "role")
+                return
+            if model == KIT_MODEL:
+                generator = self._models[str(role)]
+            elif role is not None and role != model:
+                why = f"the model '{model}' plays the {model} role, but this request is for the {role} role"
+                _error(handler, 400, f"{why}; use --model {KIT_MODEL}, or --role-model ROLE={role}.", "wrong_role")
+                return
         try:
-            result = self._models[model].run(messages=_messages(body["messages"]), tools=tools or None)
+            result = generator.run(messages=messages, tools=tools or None)
         except Exception as error:  # the generator's failure becomes the server's, as a provider's would
             _error(handler, 500, f"{type(error).__name__}: {error}", "server_error")
             return

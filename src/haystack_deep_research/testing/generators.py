@@ -19,7 +19,8 @@ real report::
 The researcher calls the search tools it is offered, by name: ``web_search`` and every datastore's ``search_<name>``
 (all in its first turn), then ``read_url`` on the top web results when offered, and cites the pages read and the
 documents the stores returned. Over HTTP (see :class:`~haystack_deep_research.testing.LoopbackChatServer`) prompts
-lose their meta: the writer then cites every address its prompt holds.
+lose their meta: the writer then cites every address its prompt holds, and the analysis model (question, round,
+depth) and the judge (source, claims) read what they need from the prompt's text.
 
 ``role="writer"`` plays every writer step: a whole report (the ``writer`` and ``rewrite`` prompts), one section
 (``writer_section``, ``rewrite_section``: a ``##`` heading from the note's first line, then one cited finding per
@@ -74,7 +75,7 @@ from haystack_deep_research.prompts import (
     WEB_SEARCH,
     prompt_of,
 )
-from haystack_deep_research.testing._analysis_rules import analysis_reply
+from haystack_deep_research.testing._analysis_rules import analysis_reply, analysis_variables
 from haystack_deep_research.testing._messages import (
     last_turn,
     last_user_text,
@@ -82,7 +83,7 @@ from haystack_deep_research.testing._messages import (
     tool_results,
     words,
 )
-from haystack_deep_research.testing._report_rules import judge_reply, writer_reply
+from haystack_deep_research.testing._report_rules import judge_reply, judge_variables, writer_reply
 from haystack_deep_research.testing._summary_rules import causal_reply, summarize_reply
 
 Role = Literal[
@@ -325,14 +326,15 @@ class ScriptedChatGenerator:
 
     def _analysis(self, messages: list[ChatMessage]) -> str:
         found = next((prompt_of(m) for m in reversed(messages) if prompt_of(m) is not None), None)
-        name, given = found if found is not None else ("analysis", {})
+        name, given = found if found is not None else ("analysis", analysis_variables(last_user_text(messages)))
         return analysis_reply(name, given, self.steps)
 
     def _writer(self, messages: list[ChatMessage]) -> str:
         return writer_reply(messages, self.invented_urls)
 
     def _judge(self, messages: list[ChatMessage]) -> str:
-        return judge_reply(prompt_variables(messages, "judge"))
+        given = prompt_variables(messages, "judge") or judge_variables(last_user_text(messages))  # over HTTP: no meta
+        return judge_reply(given)
 
     def _causal(self, messages: list[ChatMessage]) -> str:
         return causal_reply(prompt_variables(messages, "causal"))

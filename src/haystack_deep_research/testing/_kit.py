@@ -1,0 +1,176 @@
+"""
+``python -m haystack_deep_research.testing serve``: the testing kit from the shell.
+
+It starts the loopback chat, search and web servers over a small corpus (the sample pages, or the ``.html``,
+``.md`` and ``.txt`` files of ``--corpus DIR``), prints the ``deep-research`` command lines that run each mode against
+them, and serves until Ctrl-C or SIGTERM (or ``--stop-after SECONDS``). Everything listens on ``127.0.0.1`` only; the
+chat server's ``kit`` model plays every role (see :class:`~haystack_deep_research.testing.LoopbackChatServer`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from types import FrameType
+
+from haystack_deep_research._local_files import read_regular_file
+from haystack_deep_research.errors import UsageError
+from haystack_deep_research.testing._corpus import SAMPLE_PAGES, SAMPLE_QUESTION, CorpusPage
+from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
+from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
+from haystack_deep_research.testing.web_server import LoopbackWebServer
+
+__all__ = ["KitServers", "corpus_pages", "kit_commands", "main", "serve_kit"]
+
+CORPUS_SUFFIXES = (".html", ".htm", ".md", ".txt")
+"""The files of a ``--corpus`` folder that become pages."""
+MAX_CORPUS_FILES = 200
+MAX_CORPUS_FILE_BYTES = 1024 * 1024
+
+
+def corpus_pages(folder: Path | None) -> tuple[CorpusPage, ...]:
+    """
+    :param folder: A folder of pages, or ``None`` for the sample corpus.
+    :returns: Its pages: each file's name is its path; its title is an HTML page's ``<title>``, else the first
+        non-blank line of the text.
+    :raises UsageError: If the folder is missing, holds no page or too many, or a page over 1 MiB or leading out of
+        the folder (a link).
+    """
+    if folder is None:
+        return SAMPLE_PAGES
+    if not folder.is_dir():
+        raise UsageError(f"--corpus {folder}: not a folder; give a folder of .html, .md or .txt files.")
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in CORPUS_SUFFIXES)
+    if not files or len(files) > MAX_CORPUS_FILES:
+        raise UsageError(f"--corpus {folder}: holds {len(files)} pages; give 1 to {MAX_CORPUS_FILES}.")
+    pages = []
+    for file in files:
+        try:
+            raw = read_regular_file(file, root=folder, max_bytes=MAX_CORPUS_FILE_BYTES)
+        except OSError as error:  # LocalFileRefusedError too: a link out of the folder, a FIFO, over 1 MiB
+            raise UsageError(f"--corpus {folder}: {file.name} is not served ({error}).") from None
+        text = raw.decode("utf-8", errors="replace")
+        if file.suffix.lower() in (".html", ".htm"):
+            title, text = _html_text(text, file.stem)
+        else:
+            title = next((line.strip("# ").strip() for line in text.splitlines() if line.strip()), file.stem)
+        pages.append(CorpusPage(f"/{file.stem}.html", title[:200], text))
+    return tuple(pages)
+
+
+def _html_text(page: str, name: str) -> tuple[str, str]:
+    """The title and the text of an HTML page, the text one line per block."""
+    import lxml.html
+
+    try:
+        root = lxml.html.fromstring(page)
+    except (ValueError, lxml.etree.ParserError):
+        return name, page
+    title = (root.findtext(".//title") or "").strip() or name
+    for hidden in root.xpath("//script|//style|//title"):
+        hidden.drop_tree()
+    return title, "\n".join(line.strip() for line in root.text_content().splitlines() if line.strip())
+
+
+def _html(page: CorpusPage) -> str:
+    paragraphs = "".join(f"<p>{html.escape(line)}</p>" for line in page.text.splitlines() if line.strip())
+    title = html.escape(page.title)
+    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1>{paragraphs}</body></html>"
+
+
+class KitServers:
+    """The three running servers of the kit: ``chat``, ``search`` and ``web``."""
+
+    def __init__(self, chat: LoopbackChatServer, search: LoopbackSearchServer, web: LoopbackWebServer) -> None:
+        self.chat, self.search, self.web = chat, search, web
+
+
+@contextmanager
+def serve_kit(corpus: Path | None = None) -> Iterator[KitServers]:
+    """
+    Start the chat, search and web servers over a corpus; stop them on leaving::
+
+        with serve_kit() as kit:
+            cli.main(kit_commands(kit)["iterative"][1:])
+
+    :param corpus: A folder of ``.html``, ``.md`` and ``.txt`` pages (each file's first line is its title), or
+        ``None`` for the sample pages.
+    :returns: A context manager giving the running :class:`KitServers`.
+    :raises UsageError: If the folder is missing, holds no page or too many, or a page over 1 MiB.
+    """
+    pages = corpus_pages(corpus)
+    with ExitStack() as stack:
+        web = stack.enter_context(LoopbackWebServer())
+        search = stack.enter_context(LoopbackSearchServer())
+        chat = stack.enter_context(LoopbackChatServer())
+        for page in pages:
+            web.add_page(page.path, _html(page))
+            search.add_document(SearchDocument(url=web.url(page.path), title=page.title, content=page.text))
+        yield KitServers(chat, search, web)
+
+
+def kit_commands(servers: KitServers, question: str = SAMPLE_QUESTION) -> dict[str, list[str]]:
+    """
+    :param servers: The running kit.
+    :param question: The question the command lines ask.
+    :returns: The ``deep-research`` argument lists that run each mode (``deep``, ``iterative``) against the kit.
+    """
+    common = ["--base-url", servers.chat.openai_base_url, "--model", KIT_MODEL, "--search", "tavily"]
+    common += ["--search-url", servers.search.base_url, "--allow-host", "127.0.0.1"]
+    return {
+        "deep": ["deep-research", question, *common, "--max-subtopics", "2"],
+        "iterative": ["deep-research", question, *common, "--mode", "iterative", "--depth", "2"],
+    }
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m haystack_deep_research.testing",
+        description="The testing kit: loopback chat, search and web servers for deep-research, with no key.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="Serve the kit and print the deep-research command lines for it.")
+    serve.add_argument("--corpus", type=Path, metavar="DIR", help="Serve these .html, .md and .txt files instead.")
+    serve.add_argument("--question", default=SAMPLE_QUESTION, help="The question of the printed command lines.")
+    serve.add_argument("--stop-after", type=float, metavar="SECONDS", help="Stop serving after this many seconds.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
+    :returns: 0 once stopped by Ctrl-C, SIGTERM or ``--stop-after``; 2 for a usage error.
+    """
+    args = _parser().parse_args(argv)
+    stop = threading.Event()
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # Ctrl-C and SIGTERM both stop serving, even where the shell started the kit with SIGINT ignored (a job run
+    # with & in a script).
+    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with serve_kit(args.corpus) as servers:
+            pages = servers.search.documents
+            print(f"kit: chat {servers.chat.openai_base_url} (model {KIT_MODEL})", flush=True)
+            print(f"kit: search {servers.search.base_url}, web {servers.web.base_url} ({len(pages)} pages)")
+            for mode, command in kit_commands(servers, args.question).items():
+                print(f"{mode}: {shlex.join(command)}")
+            print("kit: serving until Ctrl-C", flush=True)
+            stop.wait(args.stop_after)
+    except UsageError as error:
+        print(f"kit: error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    print("kit: stopped", flush=True)
+    return 0

@@ -1,0 +1,51 @@
+"""--search-url and --allow-host: web search on a Tavily-compatible server of one's own, pages on a named host."""
+
+from __future__ import annotations
+
+import pytest
+
+from haystack_deep_research import cli
+from haystack_deep_research.testing import LoopbackSearchServer, SearchDocument, kit_commands, serve_kit
+
+
+def test_search_url_searches_that_server_with_no_tavily_key(capsys: pytest.CaptureFixture[str]) -> None:
+    with serve_kit() as servers:
+        code = cli.main([*kit_commands(servers)["deep"][1:], "-q"])
+        searched = [request.json_body["query"] for request in servers.search.requests]
+        page = servers.web.url("/solar-growth.html")
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert searched  # the researchers' searches went to the given server, with no TAVILY_API_KEY set
+    assert f"]({page})" in out
+
+
+def test_without_allow_host_the_loopback_pages_are_not_read(capsys: pytest.CaptureFixture[str]) -> None:
+    with serve_kit() as servers:
+        argv = kit_commands(servers)["deep"][1:]
+        del argv[argv.index("--allow-host") : argv.index("--allow-host") + 2]
+        cli.main([*argv, "-q"])
+        pages_read = len(servers.web.requests)
+
+    assert pages_read == 0
+    assert "127.0.0.1" not in capsys.readouterr().out.split("## Sources")[0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--search-url", "ftp://example.org"], "--search-url takes an http(s) URL"),
+        (["--search-url", "http://127.0.0.1:9", "--search", "ddgs"], "drop --search ddgs"),
+        (["--allow-host", "not a host"], "allow_hosts"),
+    ],
+)
+def test_a_bad_search_endpoint_is_a_usage_error(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with LoopbackSearchServer([SearchDocument(url="https://example.org/a", title="a", content="a")]) as search:
+        code = cli.main(["What is a?", "--base-url", "http://127.0.0.1:9/v1", *extra, "-q"])
+        searched = len(search.requests)
+
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert searched == 0
