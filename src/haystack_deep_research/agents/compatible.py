@@ -9,29 +9,16 @@ serialize like their parents (the key stays an environment variable). Built by
 
 from __future__ import annotations
 
-from typing import Any
-
 from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
+
+from haystack_deep_research._haystack_internals import NO_KEY, KeylessClientMixin
 
 __all__ = ["NO_KEY", "CompatibleChatGenerator", "CompatibleResponsesChatGenerator"]
 
-NO_KEY = "no-key"
-"""Sent as the API key when none is set."""
 
-
-class CompatibleChatGenerator(OpenAIChatGenerator):
+class CompatibleChatGenerator(KeylessClientMixin, OpenAIChatGenerator):
     """``OpenAIChatGenerator`` (Chat Completions API) that works without an API key."""
 
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs = super()._client_kwargs()
-        kwargs["api_key"] = kwargs.get("api_key") or NO_KEY
-        return kwargs
 
-
-class CompatibleResponsesChatGenerator(OpenAIResponsesChatGenerator):
+class CompatibleResponsesChatGenerator(KeylessClientMixin, OpenAIResponsesChatGenerator):
     """``OpenAIResponsesChatGenerator`` (Responses API) that works without an API key."""
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs = super()._client_kwargs()
-        kwargs["api_key"] = kwargs.get("api_key") or NO_KEY
-        return kwargs

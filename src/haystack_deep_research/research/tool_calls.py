@@ -12,7 +12,6 @@ A step's tool calls, as the library's ``before_tool`` and ``after_tool`` hooks h
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
@@ -30,6 +29,7 @@ __all__ = [
     "answer_without_running",
     "coerce_pending_calls",
     "pending_calls",
+    "with_tool_calls",
 ]
 
 RESULT_LIMIT = 2_000
@@ -43,6 +43,18 @@ def pending_calls(state: State) -> list[ToolCall]:
     """
     messages: list[ChatMessage] = state.data.get(MESSAGES) or []
     return list(messages[-1].tool_calls) if messages else []
+
+
+def with_tool_calls(message: ChatMessage, tool_calls: list[ToolCall]) -> ChatMessage:
+    """
+    :param message: An assistant message that asks for tool calls.
+    :param tool_calls: The calls it should ask for instead.
+    :returns: The same message (text, reasoning, name, meta) with these calls, built by Haystack's public
+        ``ChatMessage.from_assistant``.
+    """
+    return ChatMessage.from_assistant(
+        text=message.text, meta=message.meta, name=message.name, tool_calls=tool_calls, reasoning=message.reasoning
+    )
 
 
 def coerce_pending_calls(state: State) -> list[ToolCall]:
@@ -60,18 +72,16 @@ def coerce_pending_calls(state: State) -> list[ToolCall]:
     schemas = {getattr(tool, "name", None): getattr(tool, "parameters", None) for tool in state.data.get(TOOLS) or []}
     last = messages[-1]
     changed = False
-    content: list[Any] = []
-    for part in last._content:
-        arguments = (
-            coerce_arguments(schemas.get(part.tool_name), part.arguments) if isinstance(part, ToolCall) else None
-        )
-        if isinstance(part, ToolCall) and arguments is not None and arguments != part.arguments:
-            content.append(dataclasses.replace(part, arguments=arguments))
+    calls: list[ToolCall] = []
+    for call in last.tool_calls:
+        arguments = coerce_arguments(schemas.get(call.tool_name), call.arguments)
+        if arguments is not None and arguments != call.arguments:
+            calls.append(dataclasses.replace(call, arguments=arguments))
             changed = True
         else:
-            content.append(part)
+            calls.append(call)
     if changed:
-        rewritten = dataclasses.replace(last, _content=content)
+        rewritten = with_tool_calls(last, calls)
         state.set(MESSAGES, [*messages[:-1], rewritten], handler_override=replace_values)
         return list(rewritten.tool_calls)
     return list(last.tool_calls)
