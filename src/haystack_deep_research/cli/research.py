@@ -63,10 +63,11 @@ from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
-from haystack_deep_research.cli.display import Display, make_display
+from haystack_deep_research.cli.display import Display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.cli.iterative import iterative_options, replay_options, subcommand_help, write_manifest
+from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs

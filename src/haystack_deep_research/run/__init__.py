@@ -58,7 +58,7 @@ from haystack_deep_research.run.recording import (
     ReplayChatGenerator,
     prompt_key,
 )
-from haystack_deep_research.run.research_run import ResearchRun
+from haystack_deep_research.run.research_run import ResearchRun, RunView
 from haystack_deep_research.run.shape import OpenRun, PipelineShape, current_run, running
 from haystack_deep_research.run.streaming import (
     AGENT_META,
@@ -69,7 +69,6 @@ from haystack_deep_research.run.streaming import (
     tag_chunk,
 )
 from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
-from haystack_deep_research.run.view import RunView
 
 __all__ = [
     "AGENT_META",
