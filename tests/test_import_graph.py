@@ -140,3 +140,16 @@ def test_the_graph_sees_runtime_and_type_checking_imports_apart() -> None:
 def test_no_module_imports_itself_back_at_run_time() -> None:
     runtime, _ = import_graph()
     assert cycles(runtime) == []
+
+
+def test_sources_sit_below_tools() -> None:
+    """The search tools and the library's tools share a base below both; sources never import tools."""
+    runtime, typing_only = import_graph()
+    upward = {
+        f"{module} -> {target}"
+        for module in runtime
+        if module.startswith(f"{NAME}.sources")
+        for target in runtime[module] | typing_only[module]
+        if target.startswith(f"{NAME}.tools")
+    }
+    assert not upward

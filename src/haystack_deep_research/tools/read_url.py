@@ -13,6 +13,7 @@ from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.events import PageRead, PageRefused
 from haystack_deep_research.evidence import SourceEntry, clean_text
@@ -48,7 +49,6 @@ from haystack_deep_research.run import (
 )
 from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
-from haystack_deep_research.tools.base import ResearchTool
 from haystack_deep_research.tools.duplicates import near_duplicate
 from haystack_deep_research.tools.passages import (
     DEFAULT_PASSAGE_BUDGET,
