@@ -14,7 +14,7 @@ from haystack.tools import tool
 from pydantic import BaseModel, Field
 
 from haystack_deep_research import ConfigurationError, MemoryBackend, SubAgentDef, TodoState, create_deep_agent
-from haystack_deep_research.research import MaxIterations, ToolCalled
+from haystack_deep_research.research import MaxIterations, ToolUsed
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 FINDING = "Acme leads the mid-market CRM segment with a 30 percent share."
@@ -168,7 +168,7 @@ def test_with_a_submit_tool_a_plain_answer_is_not_the_end() -> None:
 
 
 def test_exit_conditions_compose_into_a_custom_termination() -> None:
-    agent = build([search(), search("more")], termination=ToolCalled("search_kb") | MaxIterations(5))
+    agent = build([search(), search("more")], termination=ToolUsed("search_kb") | MaxIterations(5))
 
     result = agent.run(messages=QUESTION)
 

@@ -35,7 +35,7 @@ from haystack_deep_research.research.exits import (
     MaxIterations,
     TextReply,
     TokenLimit,
-    ToolCalled,
+    ToolUsed,
 )
 from haystack_deep_research.run import BudgetHook, DeadlineChatGenerator, model_name
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
@@ -69,11 +69,11 @@ def default_termination(
     :param min_confidence: The confidence a submission needs.
     :param max_iterations: The step limit.
     :param total_token_budget: The token limit, or ``None`` for none.
-    :returns: ``(ToolCalled(submit) & ConfidenceMet(min)) | TokenLimit(budget) | MaxIterations(max)``, without the
+    :returns: ``(ToolUsed(submit) & ConfidenceMet(min)) | TokenLimit(budget) | MaxIterations(max)``, without the
         token limit when there is no budget, and with ``TextReply()`` in place of the submission without a submit tool.
     """
     base = (
-        ToolCalled(submit_tool, require_success=True) & ConfidenceMet(min_confidence)
+        ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)
         if submit_tool is not None
         else TextReply()
     )

@@ -15,7 +15,7 @@ from haystack_deep_research.research.exits import (
     StepFacts,
     TextReply,
     TokenLimit,
-    ToolCalled,
+    ToolUsed,
     exit_condition_from_dict,
 )
 from haystack_deep_research.research.final_summary import FinalSummaryHook
@@ -45,8 +45,8 @@ __all__ = [
     "StepFacts",
     "TextReply",
     "TokenLimit",
-    "ToolCalled",
     "ToolResultsHook",
+    "ToolUsed",
     "call_signature",
     "exit_condition_from_dict",
     "model_failure",
