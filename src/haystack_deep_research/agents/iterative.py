@@ -17,8 +17,8 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.iterative import (
     DEFAULT_SIMILARITY,
     DecideStep,
-    FinishStep,
     IterationRun,
+    IterativeFinishStep,
     RoundRouter,
     SearchStep,
     StartStep,
@@ -248,7 +248,7 @@ def create_iterative_research_agent(
     pipeline.add_component("to_search", BranchJoiner(IterationRun))
     pipeline.add_component("to_write", BranchJoiner(IterationRun))
     pipeline.add_component("write", WriteStep(chat_generator=models["writer"], judge_llm=models["judge"], style=style))
-    pipeline.add_component("finish", FinishStep())
+    pipeline.add_component("finish", IterativeFinishStep())
     pipeline.connect("start.iteration", "next_round.value")
     pipeline.connect("search.iteration", "next_round.value")
     pipeline.connect("next_round.value", "router.iteration")

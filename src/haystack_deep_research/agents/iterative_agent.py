@@ -81,7 +81,7 @@ class IterativeResearchAgent(PipelineShape):
         :param update: Research the finished run in ``RUN_DIR_KEY`` again.
         :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
             ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
-            ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``FinishStep``).
+            ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``IterativeFinishStep``).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question, or the question
             is longer than ``MAX_QUESTION_CHARS``.
         :raises ConfigurationError: If ``hook_context`` is not a dict.

@@ -9,7 +9,7 @@ an :class:`IterationRun`; the steps hold no per-run data.
 
 from haystack_deep_research.iterative.decide import DecideStep
 from haystack_deep_research.iterative.decision import SearchDecision, extract_json_object, parse_decision
-from haystack_deep_research.iterative.finish import PREVIOUS_REPORT_FILE, FinishStep
+from haystack_deep_research.iterative.finish import PREVIOUS_REPORT_FILE, IterativeFinishStep
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
 from haystack_deep_research.iterative.router import RoundRouter
 from haystack_deep_research.iterative.search import SearchStep
@@ -23,8 +23,8 @@ __all__ = [
     "DEFAULT_SIMILARITY",
     "PREVIOUS_REPORT_FILE",
     "DecideStep",
-    "FinishStep",
     "IterationRun",
+    "IterativeFinishStep",
     "ReportSections",
     "RoundRouter",
     "SearchDecision",

@@ -51,7 +51,7 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
-__all__ = ["OUTPUT_TYPES", "FinishStep"]
+__all__ = ["OUTPUT_TYPES", "WorkflowFinishStep"]
 
 OUTPUT_TYPES: dict[str, Any] = {
     REPORT: str,
@@ -76,7 +76,7 @@ OUTPUT_TYPES: dict[str, Any] = {
 
 
 @component
-class FinishStep(UsesModels):
+class WorkflowFinishStep(UsesModels):
     """
     The workflow's last step (see the module docstring).
 
@@ -182,7 +182,7 @@ class FinishStep(UsesModels):
         )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FinishStep:
+    def from_dict(cls, data: dict[str, Any]) -> WorkflowFinishStep:
         """
         :param data: What ``to_dict`` returned.
         :returns: The step, with the schema imported from its path (subject to Haystack's allowlist).
