@@ -160,7 +160,7 @@ def create_deep_agent(
     datastores: Any = None,
     summarize_after_messages: int | None = None,
     summarize_keep_recent: int = 10,
-    summarizer_llm: ChatGenerator | None = None,
+    condense_llm: ChatGenerator | None = None,
     on_event: Subscriber | None = None,
     confirm_tools: ConfirmationStrategy | Mapping[str | tuple[str, ...], ConfirmationStrategy] | None = None,
     **unexpected: Any,
@@ -200,7 +200,7 @@ def create_deep_agent(
     :param datastores: Named document stores, wired by the datastore layer (see docs/deep-agent.md).
     :param summarize_after_messages: Condense older turns once the conversation holds more messages, or ``None``.
     :param summarize_keep_recent: The latest messages always kept verbatim.
-    :param summarizer_llm: The summarizing model; default the agent's.
+    :param condense_llm: The model that condenses older turns; default the agent's.
     :param on_event: A callable receiving every event of every run (see haystack_deep_research.events).
     :param confirm_tools: Ask a person before tool calls run, with Haystack's human-in-the-loop hooks: a confirmation
         strategy for every tool (for example ``BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(),
@@ -272,7 +272,7 @@ def create_deep_agent(
         else None,
         "reflexion": Reflexion(chat_generator=reflexion_llm) if reflexion else None,
         "condenser": Condenser(
-            after_messages=summarize_after_messages, keep_recent=summarize_keep_recent, chat_generator=summarizer_llm
+            after_messages=summarize_after_messages, keep_recent=summarize_keep_recent, chat_generator=condense_llm
         )
         if summarize_after_messages is not None
         else None,

@@ -73,7 +73,7 @@ class Condenser(UsesModels):
                 f"({after_messages}), or nothing would ever be condensed."
             )
         if chat_generator is not None:
-            _checks.chat_generator("summarizer_llm", chat_generator, needs_tools=False)
+            _checks.chat_generator("condense_llm", chat_generator, needs_tools=False)
         self.chat_generator = chat_generator
 
     def _used_models(self) -> list[Any]:
