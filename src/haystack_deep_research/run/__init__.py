@@ -19,7 +19,7 @@ from haystack_deep_research.run.cache import (
 )
 from haystack_deep_research.run.context import event_bus, question_from, view_of
 from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF, CostMeter, Price, price_of, usage_cost
-from haystack_deep_research.run.entry import (
+from haystack_deep_research.run.door import (
     MAX_QUESTION_CHARS,
     RunGuard,
     check_hook_context,
