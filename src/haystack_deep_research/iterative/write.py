@@ -26,8 +26,8 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
+from haystack_deep_research.iterative.headings import ReportSections, report_sections
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.iterative.sections import ReportSections, report_sections
 from haystack_deep_research.iterative.update import changes
 from haystack_deep_research.prompts import (
     FALLBACK_REPORT,
