@@ -4,7 +4,7 @@ are verified against what the run really read.
 
 :class:`WriteStep` gives the writer the question, the topics searched, the findings (fenced as data) and the URLs it
 may cite (URLs in the findings whose pages the run read, see ``allowed_urls``), with the report's sections in the
-question's language (see :mod:`.sections`): executive summary, main findings grouped by theme, conclusions and
+question's language (see :mod:`.headings`): executive summary, main findings grouped by theme, conclusions and
 recommendations, remaining uncertainties, future research directions, sources. Then:
 
 - an update puts its "what changed" section, written from data, after the title (see :mod:`.update`);
