@@ -19,7 +19,7 @@ from haystack_deep_research import errors
         *(
             f"haystack_deep_research.{name}"
             for name in (
-                *("agents", "cli", "events", "evidence", "loop", "report", "research"),
+                *("agents", "cli", "deep_agent", "events", "evidence", "report", "research"),
                 *("run", "scans", "sources", "testing", "tools", "web", "workflow"),
             )
         ),

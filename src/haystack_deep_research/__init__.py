@@ -15,7 +15,7 @@ with ``Agent.from_dict`` or from a Pipeline YAML without further configuration. 
 trafilatura, pypdf) are imported when first used.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
-``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``loop`` (the deep
+``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``deep_agent`` (the deep
 agent's layers), ``report``, ``evidence``, ``sources``, ``tools``, ``web``, ``workflow`` (the research workflow's
 steps), ``scans`` (multi-item scans), ``cli`` and ``testing``.
 """

@@ -13,13 +13,13 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research.agents.research_agent import ResearchAgent
+from haystack_deep_research.deep_agent.condense import Condenser
+from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
+from haystack_deep_research.deep_agent.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
+from haystack_deep_research.deep_agent.reflexion import Reflexion
+from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Subscriber
-from haystack_deep_research.loop.condense import Condenser
-from haystack_deep_research.loop.deep_hooks import DeepCloseHook, DeepRunHook
-from haystack_deep_research.loop.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
-from haystack_deep_research.loop.reflexion import Reflexion
-from haystack_deep_research.loop.turn_grounding import TurnGrounding
 from haystack_deep_research.prompts import DEEP_AGENT_RULES, render_text
 from haystack_deep_research.research import (
     DEFAULT_LOOP_THRESHOLD,

@@ -9,13 +9,13 @@ The exit conditions are in :mod:`haystack_deep_research.research.exits`, the too
 :mod:`haystack_deep_research.tools`.
 """
 
-from haystack_deep_research.loop.condense import Condenser
-from haystack_deep_research.loop.deep_hooks import DeepCloseHook, DeepRunHook
-from haystack_deep_research.loop.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
-from haystack_deep_research.loop.memory import MemoryFile, read_memory_files
-from haystack_deep_research.loop.reflexion import Reflection, Reflexion
-from haystack_deep_research.loop.submission import answer_text, drop_sentences, payload, takes_schema
-from haystack_deep_research.loop.turn_grounding import EvidenceTrail, Grounded, TurnGrounding, answer_claims
+from haystack_deep_research.deep_agent.condense import Condenser
+from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
+from haystack_deep_research.deep_agent.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
+from haystack_deep_research.deep_agent.memory import MemoryFile, read_memory_files
+from haystack_deep_research.deep_agent.reflexion import Reflection, Reflexion
+from haystack_deep_research.deep_agent.submission import answer_text, drop_sentences, payload, takes_schema
+from haystack_deep_research.deep_agent.turn_grounding import EvidenceTrail, Grounded, TurnGrounding, answer_claims
 
 __all__ = [
     "AnswerHook",
