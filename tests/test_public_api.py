@@ -34,6 +34,50 @@ def test_all_is_sorted_and_complete(module: str) -> None:
         assert hasattr(imported, name), name
 
 
+PUBLIC_NAMES = [
+    "BRIEF_KEY",
+    "EVENTS_KEY",
+    "PROGRESS_KEY",
+    "RUN_DIR_KEY",
+    "RUN_OPENED_KEY",
+    "STREAMING_KEY",
+    "ConfigurationError",
+    "DeepResearchError",
+    "Event",
+    "EventStream",
+    "EvidenceLedger",
+    "FetchLimits",
+    "InvalidQuestionError",
+    "MissingCredentialsError",
+    "MissingExtraError",
+    "Price",
+    "ReadUrlTool",
+    "RecordingError",
+    "ResearchCache",
+    "ResearchRun",
+    "ResearchRunError",
+    "ResearchSummary",
+    "RunDirError",
+    "RunDirInUseError",
+    "SearchShapeError",
+    "SourceEntry",
+    "StructuredOutputError",
+    "UrlPolicy",
+    "UsageError",
+    "WebSearchTool",
+    "create_deep_agent",
+    "create_deep_research_agent",
+    "create_iterative_research_agent",
+    "create_research_workflow",
+]
+"""The top-level surface, written out: a change to it is a deliberate change to this list (and to the CHANGELOG)."""
+
+
+def test_the_top_level_surface_is_the_listed_one() -> None:
+    assert haystack_deep_research.__all__ == PUBLIC_NAMES
+    assert {name for name in dir(haystack_deep_research) if not name.startswith("_")} >= set(PUBLIC_NAMES)
+
+
 def test_every_error_derives_from_the_base() -> None:
     for name in errors.__all__:
         assert issubclass(getattr(errors, name), errors.DeepResearchError)

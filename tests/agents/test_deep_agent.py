@@ -13,9 +13,10 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 from pydantic import BaseModel, Field
 
-from haystack_deep_research import ConfigurationError, MemoryBackend, SubAgentDef, TodoState, create_deep_agent
+from haystack_deep_research import ConfigurationError, create_deep_agent
 from haystack_deep_research.research import MaxIterations, ToolUsed
 from haystack_deep_research.testing import ScriptedChatGenerator
+from haystack_deep_research.tools import MemoryBackend, SubAgentDef, TodoState
 
 FINDING = "Acme leads the mid-market CRM segment with a 30 percent share."
 QUESTION = [ChatMessage.from_user("Summarise the competitive landscape for mid-market CRM platforms.")]

@@ -18,8 +18,9 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 from haystack.tracing import Span, Tracer
 
-from haystack_deep_research import ResearchSubtopicTool, ResearchSummary
+from haystack_deep_research import ResearchSummary
 from haystack_deep_research.prompts import prompt_of
+from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.run import MODEL_CALL_SPAN
 from haystack_deep_research.testing import ScriptedChatGenerator
 
