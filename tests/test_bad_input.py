@@ -28,8 +28,9 @@ from haystack_deep_research import (
     create_deep_research_agent,
 )
 from haystack_deep_research.report import WriteHook
-from haystack_deep_research.research import FinalSummaryHook, LoopGuardHook, ResearchSubtopicTool, ScopeHook
-from haystack_deep_research.run import OpenRunHook
+from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.research.loop_guard import LoopGuardHook
+from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 SUMMARIZER = ScriptedChatGenerator(role="summarizer")

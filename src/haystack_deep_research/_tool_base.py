@@ -27,7 +27,9 @@ from haystack.tools.errors import ToolInvocationError
 from haystack_deep_research._coercion import coerce_arguments
 from haystack_deep_research.errors import DeepResearchError, SearchShapeError
 from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
-from haystack_deep_research.run import Phase, RunView, UsesModels, drive, drive_async
+from haystack_deep_research.run import Phase, RunView
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import drive, drive_async
 
 __all__ = ["ResearchTool", "RunToolset", "bind_tools"]
 

@@ -21,13 +21,7 @@ from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Subscriber
 from haystack_deep_research.prompts import DEEP_AGENT_RULES, render_text
-from haystack_deep_research.research import (
-    DEFAULT_LOOP_THRESHOLD,
-    FinalSummaryHook,
-    LoopGuardHook,
-    PreservingChatGenerator,
-    ToolResultsHook,
-)
+from haystack_deep_research.research import FinalSummaryHook
 from haystack_deep_research.research.approval import confirmation_hooks
 from haystack_deep_research.research.exits import (
     ConfidenceMet,
@@ -37,7 +31,12 @@ from haystack_deep_research.research.exits import (
     TokenLimit,
     ToolUsed,
 )
-from haystack_deep_research.run import BudgetHook, DeadlineChatGenerator, model_name
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.research.preserve import PreservingChatGenerator
+from haystack_deep_research.research.tool_calls import ToolResultsHook
+from haystack_deep_research.run import model_name
+from haystack_deep_research.run.bounded import DeadlineChatGenerator
+from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.state import (

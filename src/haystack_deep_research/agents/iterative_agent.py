@@ -20,7 +20,9 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
-from haystack_deep_research.run import JOURNAL_FILE, OpenRunHook, ResearchRun, check_hook_context
+from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
+from haystack_deep_research.run.door import check_hook_context
+from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
 from haystack_deep_research.run.shape import PipelineShape
 from haystack_deep_research.state import RUN_DIR_KEY

@@ -15,9 +15,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research.agents.workflow import ResearchWorkflow
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import ReportStyle
-from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import CostMeter, Price, RunBudget, model_name
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
+from haystack_deep_research.run import Price, RunBudget, model_name
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.state import (
     PHASE_CAUSAL,

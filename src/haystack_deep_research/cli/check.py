@@ -43,9 +43,10 @@ from typing import Any, TextIO
 
 from haystack_deep_research.agents import DEFAULT_MODEL, default_chat_generator
 from haystack_deep_research.errors import ConfigurationError, UsageError
-from haystack_deep_research.evidence import Citation, EvidenceLedger, ReadingProblem, reading_problems, verify_citations
+from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
+from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
-from haystack_deep_research.run import drive
+from haystack_deep_research.run.phases import drive
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 

@@ -76,8 +76,9 @@ from haystack_deep_research.cli.session import RunOutcome, run_research, unfinis
 from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import ConfigurationError, UsageError
-from haystack_deep_research.evidence import clean_text
-from haystack_deep_research.run import CostMeter, check_question, model_name
+from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.run import check_question, model_name
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.sources import folder_store_name, index_folder
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 

@@ -10,31 +10,15 @@ The exit conditions are in :mod:`haystack_deep_research.research.exits`, the too
 """
 
 from haystack_deep_research.deep_agent.condense import Condenser
-from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
-from haystack_deep_research.deep_agent.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
-from haystack_deep_research.deep_agent.memory import MemoryFile, read_memory_files
+from haystack_deep_research.deep_agent.memory import MemoryFile
 from haystack_deep_research.deep_agent.reflexion import Reflection, Reflexion
-from haystack_deep_research.deep_agent.submission import answer_text, drop_sentences, payload, takes_schema
-from haystack_deep_research.deep_agent.turn_grounding import EvidenceTrail, Grounded, TurnGrounding, answer_claims
+from haystack_deep_research.deep_agent.turn_grounding import EvidenceTrail, TurnGrounding
 
 __all__ = [
-    "AnswerHook",
     "Condenser",
-    "DeepCloseHook",
-    "DeepRunHook",
     "EvidenceTrail",
-    "Grounded",
     "MemoryFile",
     "Reflection",
     "Reflexion",
-    "StepReviewHook",
-    "StepStartHook",
-    "ToolStepHook",
     "TurnGrounding",
-    "answer_claims",
-    "answer_text",
-    "drop_sentences",
-    "payload",
-    "read_memory_files",
-    "takes_schema",
 ]

@@ -30,7 +30,8 @@ from haystack_deep_research.events import ExitReached
 from haystack_deep_research.prompts import MEMORY_FILES, render_text
 from haystack_deep_research.report import StructuredOutputStage, citation_findings, verify_report
 from haystack_deep_research.research.preserve import model_failure
-from haystack_deep_research.run import CloseRunHook, OpenRunHook, Phase, Price, ResearchRun, blocking
+from haystack_deep_research.run import Phase, Price, ResearchRun, blocking
+from haystack_deep_research.run.lifecycle import CloseRunHook, OpenRunHook
 from haystack_deep_research.state import (
     CITATIONS,
     EXIT_FAILED,

@@ -44,7 +44,8 @@ from haystack_deep_research.research.tool_calls import (
     answer_without_running,
     coerce_pending_calls,
 )
-from haystack_deep_research.run import Phase, RunView, view_of
+from haystack_deep_research.run import Phase, RunView
+from haystack_deep_research.run.context import view_of
 from haystack_deep_research.state import (
     CONTINUE_RUN,
     EXIT_MAX_ITERATIONS,

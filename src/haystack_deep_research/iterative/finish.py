@@ -16,7 +16,8 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.run import Phase, ResearchRun, blocking, drive, drive_async
+from haystack_deep_research.run import Phase, ResearchRun, blocking
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.state import (

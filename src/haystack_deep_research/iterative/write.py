@@ -47,7 +47,9 @@ from haystack_deep_research.report import (
     verdict_outputs,
     verify_report,
 )
-from haystack_deep_research.run import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.run import Phase
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import ask, drive, drive_async, failure
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_NO_EVIDENCE,

@@ -19,35 +19,24 @@ from haystack_deep_research.research.exits import (
     exit_condition_from_dict,
 )
 from haystack_deep_research.research.final_summary import FinalSummaryHook
-from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuard, LoopGuardHook, call_signature
-from haystack_deep_research.research.plan import PlanHook
-from haystack_deep_research.research.preserve import FAILURE_META, PreservingChatGenerator, model_failure
+from haystack_deep_research.research.loop_guard import LoopGuard
 from haystack_deep_research.research.scope import ScopeHook
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
-from haystack_deep_research.research.tool_calls import ToolResultsHook
 
 __all__ = [
-    "DEFAULT_LOOP_THRESHOLD",
-    "FAILURE_META",
     "AllOf",
     "AnyOf",
     "ConfidenceMet",
     "ExitCondition",
     "FinalSummaryHook",
     "LoopGuard",
-    "LoopGuardHook",
     "MaxIterations",
-    "PlanHook",
-    "PreservingChatGenerator",
     "ResearchSubtopicTool",
     "ScopeHook",
     "StepCall",
     "StepFacts",
     "TextReply",
     "TokenLimit",
-    "ToolResultsHook",
     "ToolUsed",
-    "call_signature",
     "exit_condition_from_dict",
-    "model_failure",
 ]

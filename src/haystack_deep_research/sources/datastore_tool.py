@@ -18,7 +18,8 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError
 from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import SearchOutcome, clean_text
+from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import (
     DATASTORE_SEARCH_DESCRIPTION,
     DOCUMENT_RESULTS,

@@ -42,8 +42,8 @@ from haystack_deep_research.prompts import (
     fence,
     render_text,
 )
-from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking, search_key
-from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
+from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking
+from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, search_key
 from haystack_deep_research.sources.hits import SearchHit, normalize_hits
 from haystack_deep_research.state import PHASE_RESEARCH
 

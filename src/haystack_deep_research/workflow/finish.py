@@ -23,7 +23,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, verdict_outputs
-from haystack_deep_research.run import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run import Phase
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.state import (
     BRIEF,
