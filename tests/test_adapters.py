@@ -6,16 +6,21 @@ A Haystack or openai upgrade that changes one of these fails the test named afte
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from haystack import component
+from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIResponsesChatGenerator
 from haystack.dataclasses import ChatMessage, ReasoningContent, ToolCall
 from haystack.utils import Secret
 from pydantic import BaseModel
 
-from haystack_deep_research._haystack_internals import NO_KEY, KeylessClientMixin
+from haystack_deep_research._haystack_internals import NO_KEY, KeylessClientMixin, input_names, output_names
 from haystack_deep_research.agents.compatible import CompatibleChatGenerator, CompatibleResponsesChatGenerator
 from haystack_deep_research.report.structured import strict_output_kwargs
 from haystack_deep_research.research.tool_calls import with_tool_calls
+from haystack_deep_research.testing import ScriptedChatGenerator
 
 LOCAL = "http://127.0.0.1:9/v1"
 
@@ -91,3 +96,21 @@ def test_structured_output_sends_openais_strict_schema() -> None:
     assert (spec["name"], spec["strict"]) == ("Finding", True)
     assert spec["schema"]["additionalProperties"] is False
     assert sorted(spec["schema"]["required"]) == ["claim", "confidence"]
+
+
+@component
+class _Probe:
+    @component.output_types(documents=list, links=list)
+    def run(self, query: str, top_k: int = 3) -> dict[str, Any]:
+        return {"documents": [], "links": []}
+
+
+def test_component_instances_expose_their_sockets() -> None:
+    """``__haystack_input__`` / ``__haystack_output__`` hold a component's sockets, read before wiring it."""
+    probe = _Probe()
+    assert input_names(probe) == {"query", "top_k"}
+    assert sorted(output_names(probe) or []) == ["documents", "links"]
+    agent = Agent(chat_generator=ScriptedChatGenerator(role="agent"))
+    assert "messages" in (input_names(agent) or set())
+    assert input_names(object()) is None
+    assert output_names(lambda: None) is None
