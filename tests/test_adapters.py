@@ -6,6 +6,8 @@ A Haystack or openai upgrade that changes one of these fails the test named afte
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from haystack.dataclasses import ChatMessage, ReasoningContent, ToolCall
 from haystack.utils import Secret
 from pydantic import BaseModel
 
+import haystack_deep_research
 from haystack_deep_research._haystack_internals import NO_KEY, KeylessClientMixin, input_names, output_names
 from haystack_deep_research.agents.compatible import CompatibleChatGenerator, CompatibleResponsesChatGenerator
 from haystack_deep_research.report.structured import strict_output_kwargs
@@ -114,3 +117,28 @@ def test_component_instances_expose_their_sockets() -> None:
     assert "messages" in (input_names(agent) or set())
     assert input_names(object()) is None
     assert output_names(lambda: None) is None
+
+
+def test_no_private_name_of_haystack_or_openai_outside_the_adapter() -> None:
+    """Private imports of haystack/openai, their private attributes and Haystack's sockets stay in one module."""
+    package = Path(haystack_deep_research.__file__).parent
+    private_attributes = {"_client_kwargs", "_content", "_role", "_meta", "_name"}
+    found = []
+    for path in package.rglob("*.py"):
+        if path.name == "_haystack_internals.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("haystack", "openai"):
+                if any(part.startswith("_") for part in (node.module or "").split(".")) or any(
+                    alias.name.startswith("_") for alias in node.names
+                ):
+                    found.append(f"{path.name}:{node.lineno} imports from {node.module}")
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr in private_attributes
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                found.append(f"{path.name}:{node.lineno} reads .{node.attr}")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "__haystack_" in node.value:
+                found.append(f"{path.name}:{node.lineno} names {node.value}")
+    assert not found
