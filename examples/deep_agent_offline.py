@@ -4,8 +4,9 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 from pydantic import BaseModel, Field
 
-from haystack_deep_research import TodoState, create_deep_agent
+from haystack_deep_research import create_deep_agent
 from haystack_deep_research.testing import ScriptedChatGenerator
+from haystack_deep_research.tools import TodoState
 
 KNOWLEDGE_BASE = {
     "mid-market CRM": "Acme leads the mid-market CRM segment with a 30 percent share, ahead of Zenith and Orbit.",

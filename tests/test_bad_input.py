@@ -20,19 +20,17 @@ from haystack_deep_research import (
     ConfigurationError,
     Event,
     FetchLimits,
-    FinalSummaryHook,
     InvalidQuestionError,
     ReadUrlTool,
-    ResearchSubtopicTool,
     RunDirError,
-    ScopeHook,
     UrlPolicy,
     WebSearchTool,
-    WriteHook,
     create_deep_research_agent,
 )
-from haystack_deep_research.research import LoopGuardHook
-from haystack_deep_research.run import OpenRunHook
+from haystack_deep_research.report import WriteHook
+from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.research.loop_guard import LoopGuardHook
+from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 SUMMARIZER = ScriptedChatGenerator(role="summarizer")

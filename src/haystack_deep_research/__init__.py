@@ -14,8 +14,15 @@ Importing the package adds it to Haystack's deserialization allowlist, so an age
 with ``Agent.from_dict`` or from a Pipeline YAML without further configuration. Heavy clients (openai, tavily,
 trafilatura, pypdf) are imported when first used.
 
+The names here are what a user touches: the four factories; the ``hook_context`` keys a run reads (``RUN_DIR_KEY``,
+``EVENTS_KEY``, ``STREAMING_KEY``, ``PROGRESS_KEY``, ``BRIEF_KEY``, ``RUN_OPENED_KEY``); the errors to catch; the
+results and events a run hands back (``ResearchRun``, ``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``,
+``Event``, ``EventStream``); and the settings a factory takes (``UrlPolicy``, ``FetchLimits``, ``Price``,
+``ResearchCache``, ``WebSearchTool``, ``ReadUrlTool``). The building blocks (hooks, stages, the deep agent's layers,
+scans) are imported from their subpackage.
+
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
-``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``loop`` (the deep
+``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``deep_agent`` (the deep
 agent's layers), ``report``, ``evidence``, ``sources``, ``tools``, ``web``, ``workflow`` (the research workflow's
 steps), ``scans`` (multi-item scans), ``cli`` and ``testing``.
 """
@@ -57,19 +64,10 @@ if TYPE_CHECKING:
     )
     from haystack_deep_research.events import Event, EventStream
     from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
-    from haystack_deep_research.report import GroundingStage, ResearchSummary, StructuredOutputStage, WriteHook
-    from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
+    from haystack_deep_research.report import ResearchSummary
     from haystack_deep_research.run import Price, ResearchCache, ResearchRun
-    from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ScanRunner
     from haystack_deep_research.sources import MCPServer, WebSearchTool
-    from haystack_deep_research.tools import (
-        DiskBackend,
-        MemoryBackend,
-        ReadUrlTool,
-        RunToolset,
-        SubAgentDef,
-        TodoState,
-    )
+    from haystack_deep_research.tools import ReadUrlTool
     from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 # Everything else is imported when first used: `import haystack_deep_research` costs little more than `import haystack`.
@@ -85,12 +83,10 @@ __getattr__, __dir__ = lazy_exports(
         ),
         ".events": ("Event", "EventStream"),
         ".evidence": ("EvidenceLedger", "SourceEntry"),
-        ".report": ("GroundingStage", "ResearchSummary", "StructuredOutputStage", "WriteHook"),
-        ".research": ("FinalSummaryHook", "ResearchSubtopicTool", "ScopeHook"),
+        ".report": ("ResearchSummary",),
         ".run": ("Price", "ResearchCache", "ResearchRun"),
-        ".scans": ("ItemRef", "KnowledgeProvider", "KnowledgeRow", "ScanRunner"),
         ".sources": ("MCPServer", "WebSearchTool"),
-        ".tools": ("DiskBackend", "MemoryBackend", "ReadUrlTool", "RunToolset", "SubAgentDef", "TodoState"),
+        ".tools": ("ReadUrlTool",),
         ".web": ("FetchLimits", "UrlPolicy"),
     },
 )
@@ -108,19 +104,12 @@ __all__ = [
     "STREAMING_KEY",
     "ConfigurationError",
     "DeepResearchError",
-    "DiskBackend",
     "Event",
     "EventStream",
     "EvidenceLedger",
     "FetchLimits",
-    "FinalSummaryHook",
-    "GroundingStage",
     "InvalidQuestionError",
-    "ItemRef",
-    "KnowledgeProvider",
-    "KnowledgeRow",
     "MCPServer",
-    "MemoryBackend",
     "MissingCredentialsError",
     "MissingExtraError",
     "Price",
@@ -129,23 +118,15 @@ __all__ = [
     "ResearchCache",
     "ResearchRun",
     "ResearchRunError",
-    "ResearchSubtopicTool",
     "ResearchSummary",
     "RunDirError",
     "RunDirInUseError",
-    "RunToolset",
-    "ScanRunner",
-    "ScopeHook",
     "SearchShapeError",
     "SourceEntry",
     "StructuredOutputError",
-    "StructuredOutputStage",
-    "SubAgentDef",
-    "TodoState",
     "UrlPolicy",
     "UsageError",
     "WebSearchTool",
-    "WriteHook",
     "create_deep_agent",
     "create_deep_research_agent",
     "create_iterative_research_agent",

@@ -13,9 +13,10 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 from pydantic import BaseModel, Field
 
-from haystack_deep_research import ConfigurationError, MemoryBackend, SubAgentDef, TodoState, create_deep_agent
-from haystack_deep_research.research import MaxIterations, ToolCalled
+from haystack_deep_research import ConfigurationError, create_deep_agent
+from haystack_deep_research.research import MaxIterations, ToolUsed
 from haystack_deep_research.testing import ScriptedChatGenerator
+from haystack_deep_research.tools import MemoryBackend, SubAgentDef, TodoState
 
 FINDING = "Acme leads the mid-market CRM segment with a 30 percent share."
 QUESTION = [ChatMessage.from_user("Summarise the competitive landscape for mid-market CRM platforms.")]
@@ -168,7 +169,7 @@ def test_with_a_submit_tool_a_plain_answer_is_not_the_end() -> None:
 
 
 def test_exit_conditions_compose_into_a_custom_termination() -> None:
-    agent = build([search(), search("more")], termination=ToolCalled("search_kb") | MaxIterations(5))
+    agent = build([search(), search("more")], termination=ToolUsed("search_kb") | MaxIterations(5))
 
     result = agent.run(messages=QUESTION)
 
@@ -258,7 +259,7 @@ def test_the_same_call_again_and_again_is_a_loop_but_new_arguments_are_progress(
 
 
 def test_a_report_the_agent_writes_to_a_file_leaves_the_run_with_verified_citations(tmp_path: Any) -> None:
-    from haystack_deep_research import DiskBackend
+    from haystack_deep_research.tools import DiskBackend
 
     invented = "https://invented.example/crm-study"
     content = f"# CRM report\n\nMid-market CRM spend grew ([a study]({invented})).\n"

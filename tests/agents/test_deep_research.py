@@ -13,16 +13,10 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIRespons
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 
-from haystack_deep_research import (
-    ConfigurationError,
-    InvalidQuestionError,
-    ResearchSubtopicTool,
-    ScopeHook,
-    WebSearchTool,
-    WriteHook,
-    create_deep_research_agent,
-)
-from haystack_deep_research.research import PreservingChatGenerator
+from haystack_deep_research import ConfigurationError, InvalidQuestionError, WebSearchTool, create_deep_research_agent
+from haystack_deep_research.report import WriteHook
+from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.sources import DdgsSearch, SearchTool
 from haystack_deep_research.testing import ROLES
 

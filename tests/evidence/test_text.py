@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 
 
 @pytest.mark.parametrize(

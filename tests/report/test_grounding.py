@@ -12,9 +12,9 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ConfigurationError, GroundingStage, WriteHook, create_deep_research_agent
+from haystack_deep_research import ConfigurationError, create_deep_research_agent
 from haystack_deep_research.prompts import prompt_of
-from haystack_deep_research.report import NoEvidenceStage
+from haystack_deep_research.report import GroundingStage, NoEvidenceStage, WriteHook
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast are solar power and grid storage growing?"

@@ -14,14 +14,8 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from pydantic import BaseModel
 
-from haystack_deep_research import (
-    ConfigurationError,
-    ResearchRunError,
-    ResearchSummary,
-    StructuredOutputError,
-    StructuredOutputStage,
-    WriteHook,
-)
+from haystack_deep_research import ConfigurationError, ResearchRunError, ResearchSummary, StructuredOutputError
+from haystack_deep_research.report import StructuredOutputStage, WriteHook
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"

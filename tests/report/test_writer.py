@@ -14,9 +14,10 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
-from haystack_deep_research import WebSearchTool, WriteHook
-from haystack_deep_research.evidence import headings
+from haystack_deep_research import WebSearchTool
+from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.prompts import WRITER, prompt_of, render_chat
+from haystack_deep_research.report import WriteHook
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,

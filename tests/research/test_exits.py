@@ -14,7 +14,7 @@ from haystack_deep_research.research import (
     StepFacts,
     TextReply,
     TokenLimit,
-    ToolCalled,
+    ToolUsed,
     exit_condition_from_dict,
 )
 
@@ -27,11 +27,11 @@ def _submitted(confidence: object = 0.9, *, succeeded: bool = True, nested: bool
 
 
 def test_tool_called_fires_on_a_successful_call_only_by_default() -> None:
-    assert ToolCalled(SUBMIT).fired(_submitted()) == SUBMIT
-    assert ToolCalled(SUBMIT).fired(_submitted(succeeded=False)) is None
-    assert ToolCalled(SUBMIT, require_success=False).fired(_submitted(succeeded=False)) == SUBMIT
-    assert ToolCalled("other").fired(_submitted()) is None
-    assert ToolCalled(SUBMIT).fired(StepFacts(text_reply=True)) is None
+    assert ToolUsed(SUBMIT).fired(_submitted()) == SUBMIT
+    assert ToolUsed(SUBMIT).fired(_submitted(succeeded=False)) is None
+    assert ToolUsed(SUBMIT, require_success=False).fired(_submitted(succeeded=False)) == SUBMIT
+    assert ToolUsed("other").fired(_submitted()) is None
+    assert ToolUsed(SUBMIT).fired(StepFacts(text_reply=True)) is None
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def test_token_limit_and_max_iterations_fire_at_their_limits() -> None:
 
 
 def test_and_needs_both_and_reports_the_first_reason() -> None:
-    condition = ToolCalled(SUBMIT) & ConfidenceMet(0.85)
+    condition = ToolUsed(SUBMIT) & ConfidenceMet(0.85)
 
     assert condition.fired(_submitted(0.9)) == SUBMIT
     assert condition.fired(_submitted(0.5)) is None
@@ -69,7 +69,7 @@ def test_and_needs_both_and_reports_the_first_reason() -> None:
 
 
 def test_or_reports_the_condition_that_fired() -> None:
-    condition = (ToolCalled(SUBMIT) & ConfidenceMet(0.85)) | TokenLimit(500) | MaxIterations(10)
+    condition = (ToolUsed(SUBMIT) & ConfidenceMet(0.85)) | TokenLimit(500) | MaxIterations(10)
 
     assert condition.fired(_submitted(0.9)) == SUBMIT
     assert condition.fired(StepFacts(steps=2, tokens=600)) == "token_budget"
@@ -85,14 +85,14 @@ def test_the_default_termination_is_the_documented_composition() -> None:
     without = default_termination(submit_tool=SUBMIT, min_confidence=0.85, max_iterations=20, total_token_budget=None)
     plain = default_termination(submit_tool=None, min_confidence=0.0, max_iterations=20, total_token_budget=None)
 
-    assert with_budget == (ToolCalled(SUBMIT) & ConfidenceMet(0.85)) | TokenLimit(5_000) | MaxIterations(20)
-    assert without == (ToolCalled(SUBMIT) & ConfidenceMet(0.85)) | MaxIterations(20)
+    assert with_budget == (ToolUsed(SUBMIT) & ConfidenceMet(0.85)) | TokenLimit(5_000) | MaxIterations(20)
+    assert without == (ToolUsed(SUBMIT) & ConfidenceMet(0.85)) | MaxIterations(20)
     assert plain == TextReply() | MaxIterations(20)
     assert "submit_research was called and succeeded" in with_budget.describe()
 
 
 def test_conditions_round_trip_through_dicts() -> None:
-    condition = (ToolCalled(SUBMIT, require_success=False) & ConfidenceMet(0.7)) | TokenLimit(900) | MaxIterations(9)
+    condition = (ToolUsed(SUBMIT, require_success=False) & ConfidenceMet(0.7)) | TokenLimit(900) | MaxIterations(9)
 
     restored = exit_condition_from_dict(condition.to_dict())
 
@@ -105,11 +105,11 @@ def test_conditions_round_trip_through_dicts() -> None:
 @pytest.mark.parametrize(
     ("build", "message"),
     [
-        (lambda: ToolCalled(""), "ToolCalled needs the name of a tool"),
+        (lambda: ToolUsed(""), "ToolUsed needs the name of a tool"),
         (lambda: ConfidenceMet(1.5), "min_confidence must be a number from 0.0 to 1.0"),
         (lambda: TokenLimit(0), "total_token_budget must be an integer from 1"),
         (lambda: MaxIterations(0), "max_iterations must be an integer from 1"),
-        (lambda: ToolCalled(SUBMIT) | "max", "exit conditions compose only with exit conditions"),
+        (lambda: ToolUsed(SUBMIT) | "max", "exit conditions compose only with exit conditions"),
         (lambda: exit_condition_from_dict({"type": "nope"}), "not a serialized exit condition"),
     ],
 )

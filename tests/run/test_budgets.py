@@ -14,14 +14,9 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 
-from haystack_deep_research import (
-    ConfigurationError,
-    FetchLimits,
-    ResearchSubtopicTool,
-    ScopeHook,
-    create_deep_research_agent,
-)
-from haystack_deep_research.research import LoopGuardHook
+from haystack_deep_research import ConfigurationError, FetchLimits, create_deep_research_agent
+from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.research.loop_guard import LoopGuardHook
 from haystack_deep_research.run import ResearchRun, RunBudget
 from haystack_deep_research.testing import (
     LoopbackSearchServer,

@@ -10,7 +10,8 @@ import pytest
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ConfigurationError, Price, ScopeHook
+from haystack_deep_research import ConfigurationError, Price
+from haystack_deep_research.research import ScopeHook
 from haystack_deep_research.run import DEFAULT_PRICES, PRICES_AS_OF, RunBudget, usage_cost
 from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
 

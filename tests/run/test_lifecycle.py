@@ -18,9 +18,10 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 from haystack.tracing import Span, Tracer
 
-from haystack_deep_research import ResearchSubtopicTool, ResearchSummary
+from haystack_deep_research import ResearchSummary
 from haystack_deep_research.prompts import prompt_of
-from haystack_deep_research.run import MODEL_CALL_SPAN
+from haystack_deep_research.research import ResearchSubtopicTool
+from haystack_deep_research.run.phases import MODEL_CALL_SPAN
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 ROLE_MODELS = ("scope_llm", "orchestrator_llm", "researcher_llm", "summarizer_llm", "writer_llm", "judge_llm")

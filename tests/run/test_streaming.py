@@ -13,11 +13,12 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.tools import tool
 from haystack.utils import Secret
 
-from haystack_deep_research import STREAMING_KEY, EventStream, SubAgentDef, create_deep_agent
+from haystack_deep_research import STREAMING_KEY, EventStream, create_deep_agent
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import ResearchSummary
-from haystack_deep_research.run import AGENT_META, ROLE_META
+from haystack_deep_research.run.streaming import AGENT_META, ROLE_META
 from haystack_deep_research.testing import ScriptedChatGenerator
+from haystack_deep_research.tools import SubAgentDef
 
 QUESTION = [ChatMessage.from_user("How fast is solar power growing?")]
 

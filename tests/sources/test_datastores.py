@@ -15,7 +15,8 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.tools import flatten_tools_or_toolsets
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import ConfigurationError, ResearchRun, ResearchSubtopicTool, create_deep_research_agent
+from haystack_deep_research import ConfigurationError, ResearchRun, create_deep_research_agent
+from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.sources import (
     Datastore,
     DatastoreSearchTool,

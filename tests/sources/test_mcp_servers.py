@@ -21,11 +21,11 @@ from haystack_deep_research import (
     MCPServer,
     MissingExtraError,
     ResearchRun,
-    ResearchSubtopicTool,
     create_deep_agent,
     create_deep_research_agent,
     create_research_workflow,
 )
+from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.sources import MCPToolset
 from haystack_deep_research.testing import ScriptedChatGenerator
 

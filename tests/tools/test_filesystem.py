@@ -11,10 +11,10 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import EVENTS_KEY, DiskBackend, MemoryBackend, create_deep_agent
+from haystack_deep_research import EVENTS_KEY, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
-from haystack_deep_research.tools import FilesystemTool, create_filesystem_tools
+from haystack_deep_research.tools import DiskBackend, FilesystemTool, MemoryBackend, create_filesystem_tools
 
 
 def _tools(backend: Any = None) -> dict[str, FilesystemTool]:

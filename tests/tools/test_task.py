@@ -8,9 +8,10 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 
-from haystack_deep_research import EVENTS_KEY, ConfigurationError, SubAgentDef, create_deep_agent
+from haystack_deep_research import EVENTS_KEY, ConfigurationError, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
+from haystack_deep_research.tools import SubAgentDef
 
 PRICING = "Acme's mid-market plan costs 45 dollars per seat per month."
 

@@ -8,10 +8,10 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import EVENTS_KEY, TodoState, create_deep_agent
+from haystack_deep_research import EVENTS_KEY, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
-from haystack_deep_research.tools import Todo, TodoTool, create_todo_tools
+from haystack_deep_research.tools import Todo, TodoState, TodoTool, create_todo_tools
 
 
 def _write(*items: tuple[str, str]) -> dict[str, Any]:

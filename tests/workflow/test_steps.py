@@ -13,18 +13,18 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack_deep_research import ReadUrlTool, ResearchRun, ResearchSummary, UrlPolicy, WebSearchTool
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.report import Claim, ClaimVerdict, Judgement
-from haystack_deep_research.run import running
+from haystack_deep_research.run.shape import running
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 from haystack_deep_research.tools import RunToolset
 from haystack_deep_research.workflow import (
     CausalStep,
     ExecuteStep,
-    FinishStep,
     GroundingEval,
     GroundingRouter,
     RegenerateStep,
     ReplanStep,
     SummarizeStep,
+    WorkflowFinishStep,
     WorkflowRun,
     execute_agent,
 )
@@ -120,8 +120,8 @@ def _steps() -> list[Any]:
         GroundingEval(judge_llm=ScriptedChatGenerator(role="judge"), max_concurrency=3),
         GroundingRouter(threshold=0.8, max_regenerations=2, max_replans=0),
         ReplanStep(),
-        FinishStep(chat_generator=model, output_schema=ResearchSummary),
-        FinishStep(chat_generator=model),
+        WorkflowFinishStep(chat_generator=model, output_schema=ResearchSummary),
+        WorkflowFinishStep(chat_generator=model),
     ]
 
 

@@ -22,15 +22,15 @@ from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIRespo
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack.tools import ToolsType, flatten_tools_or_toolsets
 
+from haystack_deep_research._haystack_internals import NO_KEY, KeylessClientMixin
+
 __all__ = ["NO_KEY", "TOOL_CHOICES", "CompatibleChatGenerator", "CompatibleResponsesChatGenerator"]
 
-NO_KEY = "no-key"
-"""Sent as the API key when none is set."""
 TOOL_CHOICES = ("auto", "required", "none")
 """The ``tool_choice`` values a Chat Completions request may carry (besides naming one function)."""
 
 
-class CompatibleChatGenerator(OpenAIChatGenerator):
+class CompatibleChatGenerator(KeylessClientMixin, OpenAIChatGenerator):
     """
     ``OpenAIChatGenerator`` (Chat Completions API) that works without an API key and can send ``tool_choice``.
 
@@ -42,11 +42,6 @@ class CompatibleChatGenerator(OpenAIChatGenerator):
     def __init__(self, *, tool_choice: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tool_choice = tool_choice
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs = super()._client_kwargs()
-        kwargs["api_key"] = kwargs.get("api_key") or NO_KEY
-        return kwargs
 
     def _chosen(self, generation_kwargs: dict[str, Any] | None, tools: ToolsType | None) -> dict[str, Any] | None:
         """The call's generation kwargs, with ``tool_choice`` when tools are offered and none is set."""
@@ -109,10 +104,5 @@ class CompatibleChatGenerator(OpenAIChatGenerator):
         return data
 
 
-class CompatibleResponsesChatGenerator(OpenAIResponsesChatGenerator):
+class CompatibleResponsesChatGenerator(KeylessClientMixin, OpenAIResponsesChatGenerator):
     """``OpenAIResponsesChatGenerator`` (Responses API) that works without an API key."""
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs = super()._client_kwargs()
-        kwargs["api_key"] = kwargs.get("api_key") or NO_KEY
-        return kwargs

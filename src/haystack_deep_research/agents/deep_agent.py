@@ -13,21 +13,15 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research.agents.research_agent import ResearchAgent
+from haystack_deep_research.deep_agent.condense import Condenser
+from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
+from haystack_deep_research.deep_agent.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
+from haystack_deep_research.deep_agent.reflexion import Reflexion
+from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Subscriber
-from haystack_deep_research.loop.condense import Condenser
-from haystack_deep_research.loop.deep_hooks import DeepCloseHook, DeepRunHook
-from haystack_deep_research.loop.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
-from haystack_deep_research.loop.reflexion import Reflexion
-from haystack_deep_research.loop.turn_grounding import TurnGrounding
 from haystack_deep_research.prompts import DEEP_AGENT_RULES, render_text
-from haystack_deep_research.research import (
-    DEFAULT_LOOP_THRESHOLD,
-    FinalSummaryHook,
-    LoopGuardHook,
-    PreservingChatGenerator,
-    ToolResultsHook,
-)
+from haystack_deep_research.research import FinalSummaryHook
 from haystack_deep_research.research.approval import confirmation_hooks
 from haystack_deep_research.research.exits import (
     ConfidenceMet,
@@ -35,9 +29,14 @@ from haystack_deep_research.research.exits import (
     MaxIterations,
     TextReply,
     TokenLimit,
-    ToolCalled,
+    ToolUsed,
 )
-from haystack_deep_research.run import BudgetHook, DeadlineChatGenerator, model_name
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.research.preserve import PreservingChatGenerator
+from haystack_deep_research.research.tool_calls import ToolResultsHook
+from haystack_deep_research.run import model_name
+from haystack_deep_research.run.bounded import DeadlineChatGenerator
+from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.sources import MCPServer, datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
@@ -69,11 +68,11 @@ def default_termination(
     :param min_confidence: The confidence a submission needs.
     :param max_iterations: The step limit.
     :param total_token_budget: The token limit, or ``None`` for none.
-    :returns: ``(ToolCalled(submit) & ConfidenceMet(min)) | TokenLimit(budget) | MaxIterations(max)``, without the
+    :returns: ``(ToolUsed(submit) & ConfidenceMet(min)) | TokenLimit(budget) | MaxIterations(max)``, without the
         token limit when there is no budget, and with ``TextReply()`` in place of the submission without a submit tool.
     """
     base = (
-        ToolCalled(submit_tool, require_success=True) & ConfidenceMet(min_confidence)
+        ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)
         if submit_tool is not None
         else TextReply()
     )
@@ -161,7 +160,7 @@ def create_deep_agent(
     mcp_servers: list[MCPServer] | None = None,
     summarize_after_messages: int | None = None,
     summarize_keep_recent: int = 10,
-    summarizer_llm: ChatGenerator | None = None,
+    condense_llm: ChatGenerator | None = None,
     on_event: Subscriber | None = None,
     confirm_tools: ConfirmationStrategy | Mapping[str | tuple[str, ...], ConfirmationStrategy] | None = None,
     **unexpected: Any,
@@ -203,7 +202,7 @@ def create_deep_agent(
         connection per run and server, listed at the run's first step and closed with the run).
     :param summarize_after_messages: Condense older turns once the conversation holds more messages, or ``None``.
     :param summarize_keep_recent: The latest messages always kept verbatim.
-    :param summarizer_llm: The summarizing model; default the agent's.
+    :param condense_llm: The model that condenses older turns; default the agent's.
     :param on_event: A callable receiving every event of every run (see haystack_deep_research.events).
     :param confirm_tools: Ask a person before tool calls run, with Haystack's human-in-the-loop hooks: a confirmation
         strategy for every tool (for example ``BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(),
@@ -275,7 +274,7 @@ def create_deep_agent(
         else None,
         "reflexion": Reflexion(chat_generator=reflexion_llm) if reflexion else None,
         "condenser": Condenser(
-            after_messages=summarize_after_messages, keep_recent=summarize_keep_recent, chat_generator=summarizer_llm
+            after_messages=summarize_after_messages, keep_recent=summarize_keep_recent, chat_generator=condense_llm
         )
         if summarize_after_messages is not None
         else None,

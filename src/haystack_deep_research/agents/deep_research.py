@@ -28,24 +28,16 @@ from haystack_deep_research.report import (
     StructuredOutputStage,
     WriteHook,
 )
-from haystack_deep_research.research import (
-    DEFAULT_LOOP_THRESHOLD,
-    FinalSummaryHook,
-    LoopGuardHook,
-    PlanHook,
-    PreservingChatGenerator,
-    ResearchSubtopicTool,
-    ScopeHook,
-    ToolResultsHook,
-)
+from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.approval import plan_review_hooks
-from haystack_deep_research.run import (
-    DEFAULT_CACHE_TTL,
-    BudgetHook,
-    DeadlineChatGenerator,
-    Price,
-    ResearchCache,
-)
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.research.plan import PlanHook
+from haystack_deep_research.research.preserve import PreservingChatGenerator
+from haystack_deep_research.research.tool_calls import ToolResultsHook
+from haystack_deep_research.run import Price, ResearchCache
+from haystack_deep_research.run.bounded import DeadlineChatGenerator
+from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
+from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.sources import (
     MCPServer,
     ToolSearch,

@@ -13,7 +13,8 @@ from haystack_deep_research import _checks
 from haystack_deep_research.agents.models import DEFAULT_MODEL, DEFAULT_SMALL_MODEL, default_chat_generator
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import CostMeter, RunBudget, model_name
+from haystack_deep_research.run import RunBudget, model_name
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.state import (
     PHASE_GROUND,
     PHASE_ORCHESTRATOR,

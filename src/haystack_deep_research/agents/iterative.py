@@ -15,20 +15,18 @@ from haystack_deep_research import _checks
 from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.iterative import (
-    DEFAULT_SIMILARITY,
     DecideStep,
-    FinishStep,
-    IterationRun,
+    IterativeFinishStep,
     RoundRouter,
     SearchStep,
     StartStep,
     WriteStep,
 )
+from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import (
-    DEFAULT_CACHE_TTL,
     CacheStore,
-    CostMeter,
     Price,
     Recording,
     RecordingChatGenerator,
@@ -37,6 +35,8 @@ from haystack_deep_research.run import (
     RunBudget,
     model_name,
 )
+from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.sources import datastore_tools, resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE
 from haystack_deep_research.tools import ReadUrlTool
@@ -248,7 +248,7 @@ def create_iterative_research_agent(
     pipeline.add_component("to_search", BranchJoiner(IterationRun))
     pipeline.add_component("to_write", BranchJoiner(IterationRun))
     pipeline.add_component("write", WriteStep(chat_generator=models["writer"], judge_llm=models["judge"], style=style))
-    pipeline.add_component("finish", FinishStep())
+    pipeline.add_component("finish", IterativeFinishStep())
     pipeline.connect("start.iteration", "next_round.value")
     pipeline.connect("search.iteration", "next_round.value")
     pipeline.connect("next_round.value", "router.iteration")

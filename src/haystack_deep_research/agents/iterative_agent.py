@@ -20,7 +20,9 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
-from haystack_deep_research.run import JOURNAL_FILE, OpenRunHook, ResearchRun, check_hook_context
+from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
+from haystack_deep_research.run.door import check_hook_context
+from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
 from haystack_deep_research.run.shape import PipelineShape
 from haystack_deep_research.state import RUN_DIR_KEY
@@ -81,7 +83,7 @@ class IterativeResearchAgent(PipelineShape):
         :param update: Research the finished run in ``RUN_DIR_KEY`` again.
         :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
             ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
-            ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``FinishStep``).
+            ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``IterativeFinishStep``).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question, or the question
             is longer than ``MAX_QUESTION_CHARS``.
         :raises ConfigurationError: If ``hook_context`` is not a dict.

@@ -25,7 +25,7 @@ from haystack.core.serialization import generate_qualified_class_name
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack.tools import ToolsType
 
-from haystack_deep_research.run.entry import RunGuard, check_hook_context, check_messages
+from haystack_deep_research.run.door import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.state import RUN_GUARD_KEY, STREAMING_KEY
 
 __all__ = ["ResearchAgent"]

@@ -15,9 +15,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research.agents.workflow import ResearchWorkflow
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import ReportStyle
-from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import CostMeter, Price, RunBudget, model_name
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
+from haystack_deep_research.run import Price, RunBudget, model_name
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.sources import MCPServer, datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
     PHASE_CAUSAL,
@@ -32,12 +32,12 @@ from haystack_deep_research.tools import ReadUrlTool
 from haystack_deep_research.workflow import (
     CausalStep,
     ExecuteStep,
-    FinishStep,
     GroundingEval,
     GroundingRouter,
     RegenerateStep,
     ReplanStep,
     SummarizeStep,
+    WorkflowFinishStep,
     WorkflowRun,
     execute_agent,
 )
@@ -150,7 +150,7 @@ def create_research_workflow(
     :returns: The workflow, a Haystack component over its Pipeline (``workflow.pipeline``). Its outputs: the shared
         ones (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
         ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``, ``grounding``) and its own
-        ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see ``FinishStep``).
+        ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see ``WorkflowFinishStep``).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
     """
     options = dict(locals())
@@ -179,7 +179,7 @@ def create_research_workflow(
     pipeline.add_component("router", router)
     pipeline.add_component("regenerate", RegenerateStep(chat_generator=writer, style=style))
     pipeline.add_component("replan", ReplanStep())
-    pipeline.add_component("finish", FinishStep(chat_generator=writer, output_schema=output_schema))
+    pipeline.add_component("finish", WorkflowFinishStep(chat_generator=writer, output_schema=output_schema))
     if causal_inference:
         pipeline.connect("execute.workflow", "causal.workflow")
         pipeline.connect("causal.workflow", "summarize.workflow")

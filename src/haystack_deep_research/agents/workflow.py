@@ -17,7 +17,8 @@ from haystack import Pipeline, component
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.run import OpenRunHook, ResearchRun
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.shape import PipelineShape
 from haystack_deep_research.workflow.finish import OUTPUT_TYPES
 

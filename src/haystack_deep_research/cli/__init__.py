@@ -10,9 +10,9 @@ What the research command is made of, for reuse and tests: its options (:mod:`.o
 events (:mod:`.tracker`), its displays (:mod:`.display`, :mod:`.live`) and summary (:mod:`.summary`).
 """
 
-from haystack_deep_research.cli.display import Display, PlainDisplay, make_display
+from haystack_deep_research.cli.display import Display, PlainDisplay
 from haystack_deep_research.cli.exit_codes import ExitCode
-from haystack_deep_research.cli.live import RichDisplay, render_progress, render_summary
+from haystack_deep_research.cli.live import RichDisplay, make_display, render_progress, render_summary
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.research import main
 from haystack_deep_research.cli.summary import RunSummary

@@ -46,12 +46,14 @@ from typing import Any, TextIO
 from haystack_deep_research.agents import DEFAULT_MODEL
 from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
-from haystack_deep_research.cli.options import CommandParser
-from haystack_deep_research.cli.shared_options import add_model_options, judge_model, option_value
+from haystack_deep_research.cli.parsers import check_parser
+from haystack_deep_research.cli.shared_options import judge_model, option_value
 from haystack_deep_research.errors import ConfigurationError, UsageError
-from haystack_deep_research.evidence import Citation, EvidenceLedger, ReadingProblem, reading_problems, verify_citations
+from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
+from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
-from haystack_deep_research.run import drive, model_name
+from haystack_deep_research.run import model_name
+from haystack_deep_research.run.phases import drive
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 
@@ -60,25 +62,6 @@ NOT_JUDGED = ExitCode.PARTIAL
 """The exit status when ``--judge`` could not judge some cited claim (and nothing else failed)."""
 UNREADABLE = ExitCode.UNREADABLE
 """The exit status when the report's Markdown hides citations from a reader (and every citation read verifies)."""
-
-
-def check_parser() -> argparse.ArgumentParser:
-    """:returns: The parser of ``deep-research check``."""
-    parser = CommandParser(
-        prog="deep-research check",
-        description="Check the citations of a Markdown report against the sources that were read.",
-    )
-    parser.add_argument("report", type=Path, help="The Markdown report to check.")
-    parser.add_argument(
-        "--sources", type=Path, help="The evidence ledger (as `deep-research --sources` writes it) or a JSON URL list."
-    )
-    parser.add_argument("--judge", action="store_true", help="Also judge each cited claim against its stored source.")
-    parser.add_argument(
-        "--judge-model",
-        help=f"The judge's model (default: --role-model judge=NAME, else --model, else {DEFAULT_JUDGE_MODEL}).",
-    )
-    add_model_options(parser)
-    return parser
 
 
 def load_sources(path: Path) -> EvidenceLedger:

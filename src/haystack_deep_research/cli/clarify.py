@@ -18,7 +18,7 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.output import print_stdout, result_json
 from haystack_deep_research.cli.session import RunOutcome
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.state import CLARIFICATION, EXIT_CLARIFICATION_NEEDED, EXIT_REASON, MESSAGES
 
 __all__ = ["ask_on_terminal", "clarification_of", "follow_up", "print_clarification"]

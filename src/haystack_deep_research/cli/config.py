@@ -61,10 +61,8 @@ _SECTIONS = ("research", "scan", "mcp", "check")
 
 def config_parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     """:returns: The builder of each command's parser, by the name of its table in the config file."""
-    from haystack_deep_research.cli.check import check_parser  # the commands import this module
-    from haystack_deep_research.cli.mcp import mcp_parser
-    from haystack_deep_research.cli.options import research_parser
-    from haystack_deep_research.cli.scan import scan_parser
+    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+    from haystack_deep_research.cli.parsers import check_parser, mcp_parser, scan_parser
 
     builders = {"research": research_parser, "scan": scan_parser, "mcp": mcp_parser, "check": check_parser}
     return {name: builders[name] for name in _SECTIONS}

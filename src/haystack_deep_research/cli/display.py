@@ -9,6 +9,7 @@ What the command shows on stderr while a run goes on, built on the run's typed e
   rich is installed and stderr is a terminal; ``TTY_COMPATIBLE=1`` makes rich treat stderr as a terminal).
 
 Every display is an event subscriber: pass it in ``hook_context`` under ``EVENTS_KEY``.
+:func:`~haystack_deep_research.cli.live.make_display` picks one for a ``--progress`` mode.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from haystack_deep_research.events import (
     UsageRecorded,
 )
 
-__all__ = ["Display", "PlainDisplay", "make_display"]
+__all__ = ["Display", "PlainDisplay"]
 
 _UNSHOWN = (ToolCalled, ToolReturned, UsageRecorded, RunEnded)
 """Events with no line of their own: per-call detail, and the run's end (the summary follows)."""
@@ -142,29 +143,3 @@ class PlainDisplay(Display):
             self._print(f"[done] {line}")
         for warning in summary.warnings:
             self._print(f"[warning] {warning}")
-
-
-def _rich_terminal() -> bool:
-    try:
-        from rich.console import Console
-    except ImportError:
-        return False
-    return Console(stderr=True).is_terminal
-
-
-def make_display(mode: str, tracker: RunTracker | None = None) -> Display:
-    """
-    The display a ``--progress`` mode asks for.
-
-    :param mode: ``auto``, ``rich``, ``plain`` or ``none``.
-    :param tracker: Where the run stands; a new tracker by default.
-    :returns: The display, not started.
-    :raises MissingExtraError: If ``rich`` is asked for and rich is not installed.
-    """
-    if mode == "none":
-        return Display(tracker)
-    if mode == "plain" or (mode == "auto" and not _rich_terminal()):
-        return PlainDisplay(tracker)
-    from haystack_deep_research.cli.live import RichDisplay  # it builds on this module
-
-    return RichDisplay(tracker)

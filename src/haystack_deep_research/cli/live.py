@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from haystack_deep_research.cli.display import Display
+from haystack_deep_research.cli.display import Display, PlainDisplay
 from haystack_deep_research.cli.summary import RunSummary, money
 from haystack_deep_research.cli.tracker import (
     DONE,
@@ -29,7 +29,7 @@ from haystack_deep_research.errors import MissingExtraError
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-__all__ = ["RichDisplay", "render_progress", "render_summary"]
+__all__ = ["RichDisplay", "make_display", "render_progress", "render_summary"]
 
 _STATE_STYLE = {
     RUNNING: ("●", "yellow"),
@@ -157,3 +157,27 @@ class RichDisplay(Display):
         :param summary: The summary.
         """
         self.console.print(render_summary(summary))
+
+
+def _rich_terminal() -> bool:
+    try:
+        from rich.console import Console
+    except ImportError:
+        return False
+    return Console(stderr=True).is_terminal
+
+
+def make_display(mode: str, tracker: RunTracker | None = None) -> Display:
+    """
+    The display a ``--progress`` mode asks for.
+
+    :param mode: ``auto``, ``rich``, ``plain`` or ``none``.
+    :param tracker: Where the run stands; a new tracker by default.
+    :returns: The display, not started.
+    :raises MissingExtraError: If ``rich`` is asked for and rich is not installed.
+    """
+    if mode == "none":
+        return Display(tracker)
+    if mode == "plain" or (mode == "auto" and not _rich_terminal()):
+        return PlainDisplay(tracker)
+    return RichDisplay(tracker)

@@ -16,33 +16,16 @@ extra not installed), printed as one line.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
 from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
-from haystack_deep_research.cli.options import CommandParser, bounded_int
-from haystack_deep_research.cli.shared_options import add_shared_options, judge_model, model_arguments
+from haystack_deep_research.cli.parsers import mcp_parser
+from haystack_deep_research.cli.shared_options import judge_model, model_arguments
 from haystack_deep_research.errors import UsageError
 
 __all__ = ["mcp_parser", "run_mcp"]
-
-
-def mcp_parser() -> argparse.ArgumentParser:
-    """:returns: The parser of ``deep-research mcp``."""
-    parser = CommandParser(
-        prog="deep-research mcp", description="Serve deep research and citation checking to MCP clients."
-    )
-    parser.add_argument(
-        "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or streamable HTTP."
-    )
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default %(default)s).")
-    parser.add_argument(
-        "--port", type=bounded_int(1, 65535), default=8000, help="HTTP: the port to listen on (default %(default)s)."
-    )
-    add_shared_options(parser)
-    return parser
 
 
 def run_mcp(argv: Sequence[str]) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from haystack_deep_research.errors import MissingExtraError, UsageError
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 
 __all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "report_format", "write_file", "write_text"]
 

@@ -69,7 +69,7 @@ from haystack_deep_research.cli.approval import check_approve_plan, console_plan
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.config import parse_configured
-from haystack_deep_research.cli.display import Display, make_display
+from haystack_deep_research.cli.display import Display
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
 from haystack_deep_research.cli.iterative import (
     MANIFEST_FILE,
@@ -78,6 +78,7 @@ from haystack_deep_research.cli.iterative import (
     subcommand_help,
     write_manifest,
 )
+from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
@@ -94,8 +95,9 @@ from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.sources import recorded_sources, replay_argv, source_options
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
-from haystack_deep_research.evidence import clean_text
-from haystack_deep_research.run import CostMeter, check_question, model_name
+from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.run import check_question, model_name
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 

@@ -46,9 +46,8 @@ from haystack_deep_research.agents import (
 )
 from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
-from haystack_deep_research.cli.options import CommandParser
+from haystack_deep_research.cli.parsers import scan_parser
 from haystack_deep_research.cli.shared_options import (
-    add_shared_options,
     check_option_credentials,
     environment_options,
     factory_arguments,
@@ -68,23 +67,6 @@ from haystack_deep_research.sources import resolve_search
 from haystack_deep_research.tools import ReadUrlTool
 
 __all__ = ["run_scan_command", "scan_parser", "scan_workflow"]
-
-
-def scan_parser() -> argparse.ArgumentParser:
-    """:returns: The parser of ``deep-research scan``."""
-    parser = CommandParser(
-        prog="deep-research scan", description="Research every item of a list, one research workflow run each."
-    )
-    parser.add_argument("items", help="A text file with one item per line, or a provider class as module:Class.")
-    parser.add_argument("--out", type=Path, required=True, help="The JSONL file of rows (rerun it to resume).")
-    parser.add_argument("--schema", help="The row's pydantic model as module:Model (default: ResearchSummary).")
-    parser.add_argument("--ray", metavar="ADDRESS", help="Research on Ray: a cluster address, or 'local'.")
-    parser.add_argument("--csv", type=Path, help="Also write every row to this CSV file at the end.")
-    parser.add_argument("--concurrency", type=int, default=4, help="Items researched at once (default 4).")
-    parser.add_argument("--attempts", type=int, default=3, help="Attempts per item (default 3).")
-    parser.add_argument("--progress", choices=("bar", "lines", "none"), help="Progress display on stderr.")
-    add_shared_options(parser)
-    return parser
 
 
 def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | None = None) -> ResearchWorkflow:

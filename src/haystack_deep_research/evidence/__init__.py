@@ -12,10 +12,7 @@ Evidence: what a run really read, the citations of a report, and their verificat
 from haystack_deep_research.evidence.citations import Citation, CitationKind, extract_citations
 from haystack_deep_research.evidence.entry import SourceEntry, SourceKind, normalize_url, source_id
 from haystack_deep_research.evidence.ledger import EvidenceLedger
-from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
-from haystack_deep_research.evidence.reading import Heading, headings, sentence_reader
 from haystack_deep_research.evidence.searches import SearchLog, SearchOutcome
-from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.evidence.verification import CitationCheck, verify_citations
 
 __all__ = [
@@ -23,18 +20,12 @@ __all__ = [
     "CitationCheck",
     "CitationKind",
     "EvidenceLedger",
-    "Heading",
-    "ReadingProblem",
     "SearchLog",
     "SearchOutcome",
     "SourceEntry",
     "SourceKind",
-    "clean_text",
     "extract_citations",
-    "headings",
     "normalize_url",
-    "reading_problems",
-    "sentence_reader",
     "source_id",
     "verify_citations",
 ]

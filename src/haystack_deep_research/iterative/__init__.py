@@ -8,36 +8,18 @@ an :class:`IterationRun`; the steps hold no per-run data.
 """
 
 from haystack_deep_research.iterative.decide import DecideStep
-from haystack_deep_research.iterative.decision import SearchDecision, extract_json_object, parse_decision
-from haystack_deep_research.iterative.finish import PREVIOUS_REPORT_FILE, FinishStep
-from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
+from haystack_deep_research.iterative.finish import PREVIOUS_REPORT_FILE, IterativeFinishStep
 from haystack_deep_research.iterative.router import RoundRouter
 from haystack_deep_research.iterative.search import SearchStep
-from haystack_deep_research.iterative.sections import ReportSections, report_sections
 from haystack_deep_research.iterative.start import StartStep
-from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter, normalize_topic
-from haystack_deep_research.iterative.update import changes, plan_update, sources_of
 from haystack_deep_research.iterative.write import WriteStep
 
 __all__ = [
-    "DEFAULT_SIMILARITY",
     "PREVIOUS_REPORT_FILE",
     "DecideStep",
-    "FinishStep",
-    "IterationRun",
-    "ReportSections",
+    "IterativeFinishStep",
     "RoundRouter",
-    "SearchDecision",
     "SearchStep",
     "StartStep",
-    "TopicFilter",
-    "UpdatePlan",
     "WriteStep",
-    "changes",
-    "extract_json_object",
-    "normalize_topic",
-    "parse_decision",
-    "plan_update",
-    "report_sections",
-    "sources_of",
 ]

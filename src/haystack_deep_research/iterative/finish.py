@@ -1,9 +1,9 @@
 """
 Done: close the run and set the iterative agent's outputs.
 
-With a run directory, :class:`FinishStep` journals the end of the run (with the sources not journaled yet), writes
-``ledger.json`` and ``report.md`` (an update first keeps the report it replaces as ``report.previous.md``) and
-releases the directory; a write that fails is a warning, never a lost report. Then ``RunEnded`` is emitted.
+With a run directory, :class:`IterativeFinishStep` journals the end of the run (with the sources not journaled yet),
+writes ``ledger.json`` and ``report.md`` (an update first keeps the report it replaces as ``report.previous.md``)
+and releases the directory; a write that fails is a warning, never a lost report. Then ``RunEnded`` is emitted.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.run import Phase, ResearchRun, blocking, drive, drive_async
+from haystack_deep_research.run import Phase, ResearchRun, blocking
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.state import (
@@ -40,7 +41,7 @@ from haystack_deep_research.state import (
     WARNINGS,
 )
 
-__all__ = ["OUTPUT_TYPES", "PREVIOUS_REPORT_FILE", "FinishStep"]
+__all__ = ["OUTPUT_TYPES", "PREVIOUS_REPORT_FILE", "IterativeFinishStep"]
 
 PREVIOUS_REPORT_FILE = "report.previous.md"
 """Where an update keeps the report it replaced, in the run directory."""
@@ -80,7 +81,7 @@ def _close(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
 
 
 @component
-class FinishStep:
+class IterativeFinishStep:
     """The iterative agent's last step (see the module docstring)."""
 
     @component.output_types(**OUTPUT_TYPES)
@@ -148,7 +149,7 @@ class FinishStep:
         return default_to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FinishStep:
+    def from_dict(cls, data: dict[str, Any]) -> IterativeFinishStep:
         """
         :param data: What ``to_dict`` returned.
         :returns: The step.

@@ -38,8 +38,10 @@ from haystack_deep_research.prompts import (
     TOPIC_SEARCH_FAILED,
     render_text,
 )
-from haystack_deep_research.run import Phase, ResearchRun, UsesModels, drive, drive_async, subphase
+from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.journal import JournaledNote
+from haystack_deep_research.run.phases import drive, drive_async, subphase
 from haystack_deep_research.run.resume import journal_note
 from haystack_deep_research.sources import DatastoreSearchTool, SearchTool
 from haystack_deep_research.state import PHASE_SEARCH

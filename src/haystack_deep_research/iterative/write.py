@@ -4,7 +4,7 @@ are verified against what the run really read.
 
 :class:`WriteStep` gives the writer the question, the topics searched, the findings (fenced as data) and the URLs it
 may cite (URLs in the findings whose pages the run read, see ``allowed_urls``), with the report's sections in the
-question's language (see :mod:`.sections`): executive summary, main findings grouped by theme, conclusions and
+question's language (see :mod:`.headings`): executive summary, main findings grouped by theme, conclusions and
 recommendations, remaining uncertainties, future research directions, sources. Then:
 
 - an update puts its "what changed" section, written from data, after the title (see :mod:`.update`);
@@ -26,8 +26,8 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
+from haystack_deep_research.iterative.headings import ReportSections, report_sections
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.iterative.sections import ReportSections, report_sections
 from haystack_deep_research.iterative.update import changes
 from haystack_deep_research.prompts import (
     FALLBACK_REPORT,
@@ -47,7 +47,9 @@ from haystack_deep_research.report import (
     verdict_outputs,
     verify_report,
 )
-from haystack_deep_research.run import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.run import Phase
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import ask, drive, drive_async, failure
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_NO_EVIDENCE,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from haystack_deep_research.evidence import headings
+from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.prompts import REPORT_TITLE, SUMMARY_HEADING
 
 __all__ = ["Part", "ReportParts", "opening_from_reply", "parse_report", "render_report", "section_from_reply"]

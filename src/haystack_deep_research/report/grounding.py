@@ -46,7 +46,10 @@ from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.report.sections import rewrite_report
 from haystack_deep_research.report.style import ReportStyle
-from haystack_deep_research.run import Call, Phase, ResearchRun, UsesModels, failure, publish
+from haystack_deep_research.run import Call, Phase, ResearchRun
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.outputs import publish
+from haystack_deep_research.run.phases import failure
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,

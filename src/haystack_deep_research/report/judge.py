@@ -28,9 +28,12 @@ from typing import Any, Literal, Protocol
 from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research import _safe_json
-from haystack_deep_research.evidence import extract_citations, normalize_url, sentence_reader
+from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.prompts import JUDGE, fence, render_chat
-from haystack_deep_research.run import Phase, add_usage, ask
+from haystack_deep_research.run import Phase
+from haystack_deep_research.run.phases import ask
+from haystack_deep_research.run.usage import add_usage
 
 __all__ = [
     "SUPPORTED",

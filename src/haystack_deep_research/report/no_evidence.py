@@ -17,7 +17,8 @@ from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research.prompts import NO_EVIDENCE_NOTICE, render_text
-from haystack_deep_research.run import Phase, ResearchRun, publish
+from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run.outputs import publish
 from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_REASON, PHASE_RESEARCH, REPORT
 
 __all__ = ["NoEvidenceStage"]

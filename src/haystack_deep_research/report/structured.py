@@ -44,7 +44,10 @@ from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat
 from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.report.structured_urls import verify_structured
-from haystack_deep_research.run import Outcome, Phase, ResearchRun, UsesModels, ask, publish
+from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.outputs import publish
+from haystack_deep_research.run.phases import Outcome, ask
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 
@@ -103,11 +106,12 @@ def strict_output_kwargs(generator: Any, schema: type[BaseModel]) -> dict[str, A
         module = sys.modules.get(module_name)
         kind = getattr(module, class_name, None) if module is not None else None
         if isinstance(kind, type) and isinstance(generator, kind):
-            # The same conversion Haystack's OpenAI generators use to serialize a pydantic response format; a
-            # generator of these classes has imported the openai package already.
-            from openai.lib._pydantic import to_strict_json_schema
+            # The same strict conversion Haystack's OpenAI generators apply to a pydantic response format, through
+            # openai's public helper; a generator of these classes has imported the openai package already.
+            from openai import pydantic_function_tool
 
-            strict = {"name": schema.__name__, "strict": True, "schema": to_strict_json_schema(schema)}
+            parameters = pydantic_function_tool(schema)["function"].get("parameters", {})
+            strict = {"name": schema.__name__, "strict": True, "schema": parameters}
             if key == "response_format":
                 return {key: {"type": "json_schema", "json_schema": strict}}
             own = (getattr(generator, "generation_kwargs", None) or {}).get(key) or {}

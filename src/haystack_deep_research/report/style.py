@@ -16,7 +16,7 @@ from typing import Any
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import (
     OPENING_WORDS,
     REPORT_LENGTHS,

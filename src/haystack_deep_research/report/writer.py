@@ -25,8 +25,9 @@ from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.report.sections import write_report
 from haystack_deep_research.report.style import ReportStyle
-from haystack_deep_research.research import model_failure
-from haystack_deep_research.run import CloseRunHook, Phase, ResearchRun
+from haystack_deep_research.research.preserve import model_failure
+from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run.lifecycle import CloseRunHook
 from haystack_deep_research.state import (
     EXIT_CLARIFICATION_NEEDED,
     EXIT_ORCHESTRATOR_FAILED,

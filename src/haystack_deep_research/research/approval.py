@@ -26,7 +26,7 @@ from typing import Any
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.dataclasses import ChatMessage
 from haystack.hooks.human_in_the_loop.dataclasses import ToolExecutionDecision
 from haystack.hooks.human_in_the_loop.hooks import ConfirmationHook
 from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
@@ -36,8 +36,11 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import PlanReviewed
 from haystack_deep_research.prompts import RESEARCH_SUBTOPIC
-from haystack_deep_research.run import Call, Phase, RunView, StatelessHook, blocking, drive, drive_async
+from haystack_deep_research.research.tool_calls import with_tool_calls
+from haystack_deep_research.run import Call, Phase, RunView, blocking
+from haystack_deep_research.run.hooks import StatelessHook
 from haystack_deep_research.run.journal_records import JournaledDecision, subtopic_key
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.state import MESSAGES, PHASE_RESEARCH, RUN_KEY
 
 __all__ = ["CallIdHook", "PlanReview", "confirmation_hooks", "plan_review_hooks"]
@@ -72,15 +75,12 @@ class CallIdHook(StatelessHook):
         if not messages or all(call.id for call in messages[-1].tool_calls):
             return
         last = messages[-1]
-        content = [
-            dataclasses.replace(part, id=f"call_{uuid.uuid4().hex[:12]}")
-            if isinstance(part, ToolCall) and not part.id
-            else part
-            for part in last._content
-        ]
-        state.set(
-            MESSAGES, [*messages[:-1], dataclasses.replace(last, _content=content)], handler_override=replace_values
-        )
+        calls = [call if call.id else dataclasses.replace(call, id=_new_call_id()) for call in last.tool_calls]
+        state.set(MESSAGES, [*messages[:-1], with_tool_calls(last, calls)], handler_override=replace_values)
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:12]}"
 
 
 class PlanReview:

@@ -5,10 +5,10 @@ A condition looks at :class:`StepFacts` (what the last step did, how many steps 
 says whether it fires. ``a & b`` fires when both fire, ``a | b`` when either does; the reason of the condition that
 fired becomes the run's ``exit_reason``. The deep agent's default::
 
-    base = ToolCalled(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
+    base = ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
     termination = base | TokenLimit(total_token_budget) | MaxIterations(max_iterations)
 
-- :class:`ToolCalled` fires when the step called the tool; with ``require_success`` (the default) only when the
+- :class:`ToolUsed` fires when the step called the tool; with ``require_success`` (the default) only when the
   call succeeded, so a submit tool that raises does not end the loop: the model reads the rejection and goes on.
 - :class:`ConfidenceMet` fires when the step's call carries a ``confidence`` (at the top of its arguments or one
   object down, as in ``submit(result={..., "confidence": 0.9})``; a string ``"0.9"`` counts) of at least the
@@ -39,7 +39,7 @@ __all__ = [
     "StepFacts",
     "TextReply",
     "TokenLimit",
-    "ToolCalled",
+    "ToolUsed",
     "exit_condition_from_dict",
 ]
 
@@ -133,7 +133,7 @@ class ExitCondition:
         return hash(repr(self.to_dict()))
 
 
-class ToolCalled(ExitCondition):
+class ToolUsed(ExitCondition):
     """
     Fires when the last step called ``tool`` (and, with ``require_success``, the call succeeded).
 
@@ -144,7 +144,7 @@ class ToolCalled(ExitCondition):
 
     def __init__(self, tool: str, *, require_success: bool = True) -> None:
         if not isinstance(tool, str) or not tool.strip():
-            raise ConfigurationError(f"ToolCalled needs the name of a tool; got {tool!r}.")
+            raise ConfigurationError(f"ToolUsed needs the name of a tool; got {tool!r}.")
         self.tool = tool
         self.require_success = bool(require_success)
 
@@ -159,7 +159,7 @@ class ToolCalled(ExitCondition):
         return {self.tool}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "tool_called", "tool": self.tool, "require_success": self.require_success}
+        return {"type": "tool_used", "tool": self.tool, "require_success": self.require_success}
 
 
 class ConfidenceMet(ExitCondition):
@@ -305,8 +305,8 @@ def exit_condition_from_dict(data: Mapping[str, Any]) -> ExitCondition:
     :raises ConfigurationError: If ``data`` is not a serialized condition.
     """
     kind = data.get("type") if isinstance(data, Mapping) else None
-    if kind == "tool_called":
-        return ToolCalled(data["tool"], require_success=data.get("require_success", True))
+    if kind == "tool_used":
+        return ToolUsed(data["tool"], require_success=data.get("require_success", True))
     if kind == "confidence_met":
         return ConfidenceMet(data["minimum"])
     if kind == "token_limit":

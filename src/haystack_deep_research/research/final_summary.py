@@ -29,7 +29,11 @@ from haystack_deep_research.prompts import (
     STOPPED_BY_TOKEN_BUDGET,
     render_user,
 )
-from haystack_deep_research.run import Phase, PhaseHook, add_usage, ask, failure, view_of
+from haystack_deep_research.run import Phase
+from haystack_deep_research.run.context import view_of
+from haystack_deep_research.run.hooks import PhaseHook
+from haystack_deep_research.run.phases import ask, failure
+from haystack_deep_research.run.usage import add_usage
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_LOOP_DETECTED,

@@ -39,7 +39,8 @@ from haystack_deep_research.research.tool_calls import (
     answer_without_running,
     coerce_pending_calls,
 )
-from haystack_deep_research.run import RunView, view_of
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run.context import view_of
 from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, MESSAGES, PHASE_RESEARCH, STOP_RUN
 
 __all__ = ["DEFAULT_LOOP_THRESHOLD", "LoopGuard", "LoopGuardHook", "call_signature"]

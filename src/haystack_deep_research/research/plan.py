@@ -11,7 +11,8 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.prompts import RESEARCH_SUBTOPIC
 from haystack_deep_research.research.tool_calls import announce_calls
-from haystack_deep_research.run import StatelessHook, view_of
+from haystack_deep_research.run.context import view_of
+from haystack_deep_research.run.hooks import StatelessHook
 from haystack_deep_research.state import MESSAGES
 
 __all__ = ["PlanHook"]

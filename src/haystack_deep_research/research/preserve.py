@@ -25,9 +25,11 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import DeadlineExceededError
 from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, render_text
-from haystack_deep_research.run import Call, Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run import Call, Phase
 from haystack_deep_research.run.bounded import deadline_reply
 from haystack_deep_research.run.deadline import bound_budget, call_sync_within_async, call_within, call_within_async
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.streaming import for_async, for_sync
 
 __all__ = ["FAILURE_META", "PreservingChatGenerator", "model_failure"]

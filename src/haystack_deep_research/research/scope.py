@@ -31,7 +31,7 @@ from haystack_deep_research import _checks
 from haystack_deep_research._clock import today
 from haystack_deep_research._replies import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import (
     CLARIFIED_QUESTION,
     MAX_CLARIFICATION_CHARS,
@@ -41,7 +41,9 @@ from haystack_deep_research.prompts import (
     render_chat,
     render_text,
 )
-from haystack_deep_research.run import OpenRunHook, Phase, Price, ResearchRun, ask, failure
+from haystack_deep_research.run import Phase, Price, ResearchRun
+from haystack_deep_research.run.lifecycle import OpenRunHook
+from haystack_deep_research.run.phases import ask, failure
 from haystack_deep_research.run.resume import restore
 from haystack_deep_research.state import (
     BRIEF_KEY,

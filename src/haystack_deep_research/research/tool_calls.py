@@ -12,16 +12,17 @@ A step's tool calls, as the library's ``before_tool`` and ``after_tool`` hooks h
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 
+from haystack_deep_research._coercion import coerce_arguments
 from haystack_deep_research.events import ToolCalled, ToolReturned
-from haystack_deep_research.run import RunView, StatelessHook, view_of
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run.context import view_of
+from haystack_deep_research.run.hooks import StatelessHook
 from haystack_deep_research.state import MESSAGES, TOOLS
-from haystack_deep_research.tools.coercion import coerce_arguments
 
 __all__ = [
     "ToolResultsHook",
@@ -30,6 +31,7 @@ __all__ = [
     "answer_without_running",
     "coerce_pending_calls",
     "pending_calls",
+    "with_tool_calls",
 ]
 
 RESULT_LIMIT = 2_000
@@ -45,10 +47,22 @@ def pending_calls(state: State) -> list[ToolCall]:
     return list(messages[-1].tool_calls) if messages else []
 
 
+def with_tool_calls(message: ChatMessage, tool_calls: list[ToolCall]) -> ChatMessage:
+    """
+    :param message: An assistant message that asks for tool calls.
+    :param tool_calls: The calls it should ask for instead.
+    :returns: The same message (text, reasoning, name, meta) with these calls, built by Haystack's public
+        ``ChatMessage.from_assistant``.
+    """
+    return ChatMessage.from_assistant(
+        text=message.text, meta=message.meta, name=message.name, tool_calls=tool_calls, reasoning=message.reasoning
+    )
+
+
 def coerce_pending_calls(state: State) -> list[ToolCall]:
     """
     Rewrite the step's tool calls with their arguments coerced to each tool's schema (see
-    :func:`~haystack_deep_research.tools.coercion.coerce_arguments`); the message is replaced only when a value
+    :func:`~haystack_deep_research._coercion.coerce_arguments`); the message is replaced only when a value
     changed.
 
     :param state: An agent's live State, at ``before_tool``.
@@ -60,18 +74,16 @@ def coerce_pending_calls(state: State) -> list[ToolCall]:
     schemas = {getattr(tool, "name", None): getattr(tool, "parameters", None) for tool in state.data.get(TOOLS) or []}
     last = messages[-1]
     changed = False
-    content: list[Any] = []
-    for part in last._content:
-        arguments = (
-            coerce_arguments(schemas.get(part.tool_name), part.arguments) if isinstance(part, ToolCall) else None
-        )
-        if isinstance(part, ToolCall) and arguments is not None and arguments != part.arguments:
-            content.append(dataclasses.replace(part, arguments=arguments))
+    calls: list[ToolCall] = []
+    for call in last.tool_calls:
+        arguments = coerce_arguments(schemas.get(call.tool_name), call.arguments)
+        if arguments is not None and arguments != call.arguments:
+            calls.append(dataclasses.replace(call, arguments=arguments))
             changed = True
         else:
-            content.append(part)
+            calls.append(call)
     if changed:
-        rewritten = dataclasses.replace(last, _content=content)
+        rewritten = with_tool_calls(last, calls)
         state.set(MESSAGES, [*messages[:-1], rewritten], handler_override=replace_values)
         return list(rewritten.tool_calls)
     return list(last.tool_calls)

@@ -43,7 +43,7 @@ from haystack_deep_research.run.context import (
 )
 from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.deadline import bind
-from haystack_deep_research.run.entry import RunGuard
+from haystack_deep_research.run.door import RunGuard
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
 from haystack_deep_research.run.outputs import publish
 from haystack_deep_research.run.phases import Phase

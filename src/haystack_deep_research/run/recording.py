@@ -38,7 +38,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ReplayMissError
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run.cache import CACHE_KINDS, CacheStore, cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.run.phases import model_name
 from haystack_deep_research.run.recording_files import Exchanges, read_exchanges

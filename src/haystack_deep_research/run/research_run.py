@@ -6,7 +6,8 @@ cache, the budget, the run directory's journal, the events, the warnings, the to
 streaming callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
 opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`.lifecycle`); in between,
 hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
-sub-researcher through a view of its own that names its sub-topic and counts its usage. The run is thread-safe:
+sub-researcher through a view of its own that names its sub-topic, stamps the events it emits with it, and counts its
+agent's token usage into its phase as it grows, each part once. The run is thread-safe:
 parallel sub-researchers write into it at once.
 """
 
@@ -17,13 +18,12 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from haystack_deep_research.events import BudgetReached, EventBus, UsageRecorded, WarningRaised
+from haystack_deep_research.events import BudgetReached, Event, EventBus, UsageRecorded, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger, SearchLog
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.read_cache import ReadCache
-from haystack_deep_research.run.usage import add_usage, total_tokens
-from haystack_deep_research.run.view import RunView
+from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
 from haystack_deep_research.state import (
     PHASE_ORCHESTRATOR,
     PHASE_RESEARCH,
@@ -33,7 +33,7 @@ from haystack_deep_research.state import (
 if TYPE_CHECKING:
     from haystack_deep_research.run.journal import RunJournal
 
-__all__ = ["ResearchRun"]
+__all__ = ["ResearchRun", "RunView"]
 
 T = TypeVar("T")
 
@@ -325,3 +325,82 @@ class ResearchRun:
                 f"{detail} is spent: no new research starts and the report is written from what was gathered",
             )
         return reason
+
+
+class RunView:
+    """
+    How one agent of a run (the orchestrator, or one sub-researcher) works with the run.
+
+    A view forwards to its run, stamps the events it emits with its researcher's sub-topic, and counts its agent's
+    token usage into its phase as it grows (:meth:`count_usage`), each part once.
+
+    :param run: The run.
+    :param researcher: The sub-topic of the sub-researcher, or ``""`` for the orchestrator.
+    :param phase: The phase its agent's model calls count toward.
+    """
+
+    def __init__(self, run: ResearchRun, *, researcher: str, phase: str) -> None:
+        self.run = run
+        self.researcher = researcher
+        self.phase = phase
+        self._counted: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"RunView(run={self.run.id!r}, researcher={self.researcher!r})"
+
+    @property
+    def ledger(self) -> EvidenceLedger:
+        """The run's evidence ledger."""
+        return self.run.ledger
+
+    @property
+    def searches(self) -> SearchLog:
+        """The run's search log."""
+        return self.run.searches
+
+    @property
+    def reads(self) -> ReadCache:
+        """The run's read cache."""
+        return self.run.reads
+
+    def emit(self, event: Event) -> Event:
+        """
+        :param event: An event of this agent.
+        :returns: The event as delivered (with the run id and the researcher's sub-topic).
+        """
+        return self.run.events.emit(event, researcher=self.researcher)
+
+    def warn(self, phase: str, message: str, *, once: bool = False) -> None:
+        """
+        :param phase: One of the ``PHASE_*`` names.
+        :param message: What went wrong.
+        :param once: Record it only if the run holds no such warning yet.
+        """
+        self.run.warn(phase, message, researcher=self.researcher, once=once)
+
+    def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
+        """
+        :param phase: One of the ``PHASE_*`` names.
+        :param usage: A usage dict of one model call.
+        """
+        self.run.record_usage(phase, usage, researcher=self.researcher)
+
+    def count_usage(self, token_usage: Mapping[str, Any] | None) -> None:
+        """
+        Count the part of this agent's ``token_usage`` not counted yet into the view's phase.
+
+        :param token_usage: The agent's ``token_usage`` so far.
+        """
+        with self._lock:
+            delta = usage_delta(token_usage, self._counted)
+            self._counted = add_usage(self._counted, delta)
+        self.run.record_usage(self.phase, delta, researcher=self.researcher)
+
+    def spent(self) -> str | None:
+        """:returns: The budget that is spent (see :meth:`ResearchRun.spent`), or ``None``."""
+        return self.run.spent()
+
+    def time_left(self) -> float | None:
+        """:returns: Seconds left of the run's time budget, or ``None`` without one."""
+        return self.run.budget.time_left()

@@ -31,7 +31,7 @@ from haystack import logging
 
 from haystack_deep_research import _safe_json
 from haystack_deep_research.errors import RunDirError
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 
 __all__ = ["JournalFile", "atomic_write_text", "check_run_dir", "shown", "unusable"]
 

@@ -31,7 +31,7 @@ from haystack.core.errors import PipelineRuntimeError
 
 from haystack_deep_research.errors import DeepResearchError, UsageError
 from haystack_deep_research.run.context import on_run_opened, question_from
-from haystack_deep_research.run.entry import check_hook_context
+from haystack_deep_research.run.door import check_hook_context
 from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.research_run import ResearchRun

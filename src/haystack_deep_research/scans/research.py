@@ -26,6 +26,7 @@ from haystack import Pipeline
 from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
+from haystack_deep_research._haystack_internals import input_names
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run import blocking
 
@@ -55,8 +56,7 @@ def _called(result: Any) -> dict[str, Any]:
 
 def _takes_messages(runnable: Any) -> bool:
     """A Haystack component (an Agent, a SuperComponent) with a ``messages`` input: run like the agents."""
-    sockets = getattr(runnable, "__haystack_input__", None)
-    return sockets is not None and "messages" in sockets
+    return "messages" in (input_names(runnable) or ())
 
 
 def _runnable(research: ResearchFactory) -> Any:

@@ -28,7 +28,7 @@ from haystack import logging
 
 from haystack_deep_research import _safe_json
 from haystack_deep_research.errors import ConfigurationError, ScanInUseError
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.scans.items import ItemRef, KnowledgeRow
 
 __all__ = ["ResultsFile", "write_csv"]

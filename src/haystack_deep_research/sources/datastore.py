@@ -31,7 +31,7 @@ from haystack import Document
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import clean_text
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import DATASTORE_ROUTING, DATASTORE_TOOL_PREFIX, render_text
 from haystack_deep_research.sources.plugins import accepts_input, is_component
 

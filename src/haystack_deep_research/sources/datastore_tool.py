@@ -16,9 +16,11 @@ from haystack import Document
 from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
+from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError
 from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import SearchOutcome, clean_text
+from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import (
     DATASTORE_SEARCH_DESCRIPTION,
     DOCUMENT_RESULTS,
@@ -34,7 +36,6 @@ from haystack_deep_research.sources.datastore import MAX_TOP_K, Datastore, citat
 from haystack_deep_research.sources.folder import FolderRetriever
 from haystack_deep_research.sources.plugins import accepts_input
 from haystack_deep_research.state import PHASE_RESEARCH
-from haystack_deep_research.tools.base import ResearchTool
 
 __all__ = ["MAX_DOCUMENT_CHARS", "DatastoreSearchTool", "datastore_tools"]
 

@@ -29,8 +29,7 @@ from typing import Any
 from haystack import Document
 
 from haystack_deep_research.errors import SearchShapeError
-from haystack_deep_research.evidence import clean_text
-from haystack_deep_research.evidence.text import plain_title
+from haystack_deep_research.evidence.text import clean_text, plain_title
 from haystack_deep_research.sources._hit_text import text_results
 
 __all__ = ["SearchHit", "normalize_hits"]

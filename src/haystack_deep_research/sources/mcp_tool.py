@@ -23,16 +23,17 @@ from urllib.parse import quote
 
 from haystack.tools import Tool
 
+from haystack_deep_research._tool_base import ResearchTool, RunToolset
 from haystack_deep_research.errors import ConfigurationError, MCPServerError
 from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import SearchOutcome, clean_text
+from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import DOCUMENT_RESULTS, fence, render_text
 from haystack_deep_research.run import Call, Phase, RunView
 from haystack_deep_research.sources._mcp_session import MCPSession, require_sdk
 from haystack_deep_research.sources.datastore_tool import MAX_DOCUMENT_CHARS
 from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
 from haystack_deep_research.state import PHASE_RESEARCH
-from haystack_deep_research.tools.base import ResearchTool, RunToolset
 
 __all__ = ["MCPTool", "MCPToolset", "mcp_toolsets", "result_items", "result_target"]
 

@@ -21,12 +21,12 @@ import typing
 from collections import abc
 from typing import Any
 
-from haystack.core.component.types import OutputSocket
 from haystack.core.serialization import component_to_dict, import_class_by_name
 from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
 from haystack.utils.deserialization import deserialize_component_inplace
 
+from haystack_deep_research._haystack_internals import input_names, output_names
 from haystack_deep_research.errors import ConfigurationError, SearchError, SearchShapeError
 from haystack_deep_research.sources.search import SearchBackend
 
@@ -35,7 +35,7 @@ __all__ = ["ComponentSearch", "ToolSearch", "accepts_input", "is_component", "se
 
 def is_component(obj: Any) -> bool:
     """:returns: Whether ``obj`` is a Haystack component instance."""
-    return hasattr(obj, "__haystack_input__") and callable(getattr(obj, "run", None))
+    return input_names(obj) is not None and callable(getattr(obj, "run", None))
 
 
 def accepts_input(obj: Any, name: str) -> bool:
@@ -44,9 +44,9 @@ def accepts_input(obj: Any, name: str) -> bool:
     :param name: An input name.
     :returns: Whether the component takes that input.
     """
-    sockets = getattr(obj, "__haystack_input__", None)
-    if sockets is not None:
-        return name in sockets
+    names = input_names(obj)
+    if names is not None:
+        return name in names
     return name in inspect.signature(obj.run).parameters
 
 
@@ -84,8 +84,7 @@ def _check_declared_return(tool: Tool) -> None:
 
 
 def _check_outputs(component: Any) -> None:
-    outputs = getattr(component, "__haystack_output__", None)
-    names = [name for name, socket in vars(outputs).items() if isinstance(socket, OutputSocket)] if outputs else []
+    names = output_names(component) or []
     if names and not any(name in names for name in _RESULT_OUTPUTS):
         raise SearchShapeError(
             f"outputs named {', '.join(sorted(names))} (the outputs {type(component).__name__} declares)"

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
 
 from haystack_deep_research import _checks
+from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
@@ -41,11 +42,10 @@ from haystack_deep_research.prompts import (
     fence,
     render_text,
 )
-from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking, search_key
-from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
+from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking
+from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, search_key
 from haystack_deep_research.sources.hits import SearchHit, normalize_hits
 from haystack_deep_research.state import PHASE_RESEARCH
-from haystack_deep_research.tools.base import ResearchTool
 
 __all__ = ["SearchBackend", "SearchTool", "backend_from_dict", "backend_to_dict"]
 

@@ -2,14 +2,11 @@
 The tools of the library: ``read_url`` (guarded fetch, extraction, summary) and ``think_tool``; the deep agent's
 scratch-space files, todo list and ``task`` (subagents); all on the :class:`ResearchTool` base that works inside a
 run, and the :class:`RunToolset` that gives each run its own copies. The search tools (``web_search``,
-``search_<store>``) live in :mod:`haystack_deep_research.sources`; ``WebSearchTool`` and ``SearchClient`` are still
-importable from here.
+``search_<store>``) live in :mod:`haystack_deep_research.sources`, below this package.
 """
 
-from typing import Any
-
-from haystack_deep_research.tools.base import ResearchTool, RunToolset, bind_tools
-from haystack_deep_research.tools.coercion import coerce_arguments
+from haystack_deep_research._coercion import coerce_arguments
+from haystack_deep_research._tool_base import ResearchTool, RunToolset, bind_tools
 from haystack_deep_research.tools.filesystem import FilesystemTool, create_filesystem_tools
 from haystack_deep_research.tools.read_url import ReadUrlTool
 from haystack_deep_research.tools.scratch import DiskBackend, MemoryBackend, ScratchBackend
@@ -25,26 +22,14 @@ __all__ = [
     "ResearchTool",
     "RunToolset",
     "ScratchBackend",
-    "SearchClient",
     "SubAgentDef",
     "TaskTool",
     "Todo",
     "TodoState",
     "TodoTool",
-    "WebSearchTool",
     "bind_tools",
     "coerce_arguments",
     "create_filesystem_tools",
     "create_think_tool",
     "create_todo_tools",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # Imported on first use: the sources layer builds on this package's base, so importing it here eagerly would
-    # make an import cycle.
-    if name in ("SearchClient", "WebSearchTool"):
-        from haystack_deep_research.sources import tavily
-
-        return getattr(tavily, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,6 +17,7 @@ from typing import Any
 
 import regex
 
+from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
 from haystack_deep_research.events import FileRead, FileWritten
 from haystack_deep_research.prompts import (
@@ -41,7 +42,6 @@ from haystack_deep_research.prompts import (
     render_text,
 )
 from haystack_deep_research.run import Phase, RunView, blocking
-from haystack_deep_research.tools.base import ResearchTool
 from haystack_deep_research.tools.scratch import MemoryBackend, ScratchBackend, backend_from_dict, scratch_path
 
 __all__ = ["WRITTEN_FILES", "FilesystemTool", "create_filesystem_tools"]

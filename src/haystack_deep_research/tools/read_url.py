@@ -13,9 +13,11 @@ from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.events import PageRead, PageRefused
-from haystack_deep_research.evidence import SourceEntry, clean_text
+from haystack_deep_research.evidence import SourceEntry
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import (
     MAX_URLS_PER_READ,
     PAGE_DUPLICATE,
@@ -33,22 +35,11 @@ from haystack_deep_research.prompts import (
     URLS_PARAMETER,
     render_text,
 )
-from haystack_deep_research.run import (
-    CachedRead,
-    CacheStore,
-    Call,
-    Phase,
-    RunView,
-    ask,
-    blocking,
-    model_name,
-    page_key,
-    subphase,
-    summary_key,
-)
-from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache
+from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking, model_name
+from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, page_key, summary_key
+from haystack_deep_research.run.phases import ask, subphase
+from haystack_deep_research.run.read_cache import CachedRead
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
-from haystack_deep_research.tools.base import ResearchTool
 from haystack_deep_research.tools.duplicates import near_duplicate
 from haystack_deep_research.tools.passages import (
     DEFAULT_PASSAGE_BUDGET,

@@ -13,6 +13,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast
 
+from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
 from haystack_deep_research.events import Event, TodoAdded, TodoCompleted
 from haystack_deep_research.prompts import (
@@ -25,7 +26,6 @@ from haystack_deep_research.prompts import (
     render_text,
 )
 from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.tools.base import ResearchTool
 
 __all__ = ["TODOS_RESOURCE", "Todo", "TodoState", "TodoTool", "create_todo_tools"]
 

@@ -8,7 +8,7 @@ Each step works inside one :class:`~haystack_deep_research.run.ResearchRun`, car
 
 from haystack_deep_research.workflow.causal import CausalStep
 from haystack_deep_research.workflow.execute import ExecuteStep, execute_agent
-from haystack_deep_research.workflow.finish import FinishStep
+from haystack_deep_research.workflow.finish import WorkflowFinishStep
 from haystack_deep_research.workflow.grounding import GroundingEval
 from haystack_deep_research.workflow.router import GroundingRouter, ReplanStep
 from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeStep
@@ -17,12 +17,12 @@ from haystack_deep_research.workflow.workflow_run import WorkflowRun
 __all__ = [
     "CausalStep",
     "ExecuteStep",
-    "FinishStep",
     "GroundingEval",
     "GroundingRouter",
     "RegenerateStep",
     "ReplanStep",
     "SummarizeStep",
+    "WorkflowFinishStep",
     "WorkflowRun",
     "execute_agent",
 ]

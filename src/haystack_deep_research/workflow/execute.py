@@ -29,18 +29,14 @@ from haystack_deep_research._clock import today
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted, RunStarted
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
-from haystack_deep_research.research import DEFAULT_LOOP_THRESHOLD, FinalSummaryHook, LoopGuardHook
-from haystack_deep_research.run import (
-    BudgetHook,
-    Call,
-    DeadlineChatGenerator,
-    Phase,
-    RunView,
-    UsesModels,
-    drive,
-    drive_async,
-)
+from haystack_deep_research.research import FinalSummaryHook
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.run import Call, Phase, RunView
+from haystack_deep_research.run.bounded import DeadlineChatGenerator
+from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.journal import JournaledNote
+from haystack_deep_research.run.lifecycle import BudgetHook
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import journal_note, resumed_note
 from haystack_deep_research.run.shape import current_run
 from haystack_deep_research.run.streaming import for_async, for_sync

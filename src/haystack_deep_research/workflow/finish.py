@@ -23,7 +23,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, verdict_outputs
-from haystack_deep_research.run import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run import Phase
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.state import (
     BRIEF,
@@ -51,7 +53,7 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
-__all__ = ["OUTPUT_TYPES", "FinishStep"]
+__all__ = ["OUTPUT_TYPES", "WorkflowFinishStep"]
 
 OUTPUT_TYPES: dict[str, Any] = {
     REPORT: str,
@@ -76,7 +78,7 @@ OUTPUT_TYPES: dict[str, Any] = {
 
 
 @component
-class FinishStep(UsesModels):
+class WorkflowFinishStep(UsesModels):
     """
     The workflow's last step (see the module docstring).
 
@@ -182,7 +184,7 @@ class FinishStep(UsesModels):
         )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FinishStep:
+    def from_dict(cls, data: dict[str, Any]) -> WorkflowFinishStep:
         """
         :param data: What ``to_dict`` returned.
         :returns: The step, with the schema imported from its path (subject to Haystack's allowlist).

@@ -24,7 +24,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.prompts import FALLBACK_REPORT, SUMMARY, SUMMARY_REWRITE, fence, render_chat, render_text
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
-from haystack_deep_research.run import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.run import Phase
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import ask, drive, drive_async, failure
 from haystack_deep_research.state import PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 

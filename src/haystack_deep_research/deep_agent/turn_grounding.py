@@ -29,7 +29,8 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.report import Claim, Judgement, judge_claims
-from haystack_deep_research.run import Phase, RunView, UsesModels
+from haystack_deep_research.run import Phase, RunView
+from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.state import PHASE_GROUND
 
 __all__ = ["TRAIL_RESOURCE", "EvidenceTrail", "Grounded", "TurnGrounding", "answer_claims"]

@@ -28,7 +28,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import ConversationCondensed
 from haystack_deep_research.prompts import CONDENSE, CONDENSED, fence, render_chat, render_user
-from haystack_deep_research.run import Phase, RunView, UsesModels, ask, failure
+from haystack_deep_research.run import Phase, RunView
+from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.phases import ask, failure
 from haystack_deep_research.state import MESSAGES, PHASE_CONDENSE
 from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 
@@ -73,7 +75,7 @@ class Condenser(UsesModels):
                 f"({after_messages}), or nothing would ever be condensed."
             )
         if chat_generator is not None:
-            _checks.chat_generator("summarizer_llm", chat_generator, needs_tools=False)
+            _checks.chat_generator("condense_llm", chat_generator, needs_tools=False)
         self.chat_generator = chat_generator
 
     def _used_models(self) -> list[Any]:

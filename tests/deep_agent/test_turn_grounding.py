@@ -9,7 +9,7 @@ from haystack.tools import tool
 from pydantic import BaseModel
 
 from haystack_deep_research import create_deep_agent
-from haystack_deep_research.loop import answer_claims
+from haystack_deep_research.deep_agent.turn_grounding import answer_claims
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 SUPPORTED = "Acme leads the mid-market CRM segment with a 30 percent share."

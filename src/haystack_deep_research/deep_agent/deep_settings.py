@@ -15,13 +15,13 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 
+from haystack_deep_research.deep_agent.condense import Condenser
+from haystack_deep_research.deep_agent.reflexion import Reflexion
+from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.loop.condense import Condenser
-from haystack_deep_research.loop.reflexion import Reflexion
-from haystack_deep_research.loop.turn_grounding import TurnGrounding
 from haystack_deep_research.research.exits import ExitCondition, TextReply, exit_condition_from_dict
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.run import PhaseHook
+from haystack_deep_research.run.hooks import PhaseHook
 
 __all__ = ["DeepHook"]
 

@@ -23,9 +23,9 @@ from haystack.components.agents.state import State
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 from pydantic import BaseModel
 
-from haystack_deep_research.loop.deep_settings import DeepHook
-from haystack_deep_research.loop.submission import answer_text, drop_sentences, payload, takes_schema
-from haystack_deep_research.loop.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
+from haystack_deep_research.deep_agent.deep_settings import DeepHook
+from haystack_deep_research.deep_agent.submission import answer_text, drop_sentences, payload, takes_schema
+from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
 from haystack_deep_research.prompts import (
     GROUNDING_SEND_BACK,
     LOW_CONFIDENCE,
@@ -44,7 +44,8 @@ from haystack_deep_research.research.tool_calls import (
     answer_without_running,
     coerce_pending_calls,
 )
-from haystack_deep_research.run import Phase, RunView, view_of
+from haystack_deep_research.run import Phase, RunView
+from haystack_deep_research.run.context import view_of
 from haystack_deep_research.state import (
     CONTINUE_RUN,
     EXIT_MAX_ITERATIONS,

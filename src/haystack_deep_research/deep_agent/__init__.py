@@ -1,0 +1,24 @@
+"""
+The deep agent's loop: the hooks of ``create_deep_agent`` and the layers they wire, each in its own module.
+
+- :mod:`.deep_hooks` opens and closes a run (memory files, outputs, structured output, ``ExitReached``);
+- :mod:`.deep_loop` holds the hooks of each step (exit conditions, submission check, grounding, reflexion);
+- :mod:`.reflexion`, :mod:`.turn_grounding`, :mod:`.condense`, :mod:`.memory` and :mod:`.submission` are the layers.
+
+The exit conditions are in :mod:`haystack_deep_research.research.exits`, the tools of the capability layers in
+:mod:`haystack_deep_research.tools`.
+"""
+
+from haystack_deep_research.deep_agent.condense import Condenser
+from haystack_deep_research.deep_agent.memory import MemoryFile
+from haystack_deep_research.deep_agent.reflexion import Reflection, Reflexion
+from haystack_deep_research.deep_agent.turn_grounding import EvidenceTrail, TurnGrounding
+
+__all__ = [
+    "Condenser",
+    "EvidenceTrail",
+    "MemoryFile",
+    "Reflection",
+    "Reflexion",
+    "TurnGrounding",
+]
