@@ -86,8 +86,9 @@ class ReadUrlTool(ResearchTool):
     Each URL is fetched under the URL policy and the fetch limits, routed by its content type (HTML through
     trafilatura, PDF through pypdf, plain text as is) and cut to ``max_content_length`` characters. The summarizer
     (``summarizer_llm``, which has no tools) reads the passages of the page most relevant to the question, ranked
-    with BM25, up to ``passage_budget`` characters (see :mod:`.passages`); the run's evidence ledger records the
-    page's whole text, which grounding checks claims against. The URLs of one call are read side by side. A URL that
+    with BM25 and by the figures, dates and names they hold, up to ``passage_budget`` characters (see
+    :mod:`.passages`); the run's evidence ledger records the page's whole text, which grounding checks claims
+    against. The URLs of one call are read side by side. A URL that
     cannot be read gives a line saying why; the other URLs are still read. A page whose text nearly repeats one the
     run has already summarized is not summarized again (see :mod:`.duplicates`): its summary is that page's, said to
     be so. Within one run a page is read once per question: a researcher asking for a URL that another one has read
