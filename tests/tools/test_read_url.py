@@ -274,3 +274,15 @@ def test_round_trip() -> None:
     assert restored.to_dict() == tool.to_dict()
     assert restored.url_policy == LOOPBACK
     assert restored.passage_budget == 0
+
+
+def test_warming_the_tool_up_starts_a_parser_process_before_any_page_arrives(monkeypatch: pytest.MonkeyPatch) -> None:
+    from haystack_deep_research.web import _pool
+
+    monkeypatch.setattr(_pool, "_current", None)  # as in a fresh interpreter
+    try:
+        assert not _pool.started()
+        _tool().warm_up()
+        assert _pool.started()
+    finally:
+        _pool._pool().close()

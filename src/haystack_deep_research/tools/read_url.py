@@ -61,6 +61,7 @@ from haystack_deep_research.web import (
     FetchedDocument,
     FetchLimits,
     UrlPolicy,
+    _pool,
     extract_text,
     extract_text_async,
     fetch,
@@ -321,6 +322,19 @@ class ReadUrlTool(ResearchTool):
             limit=self.max_content_length,
             summary=read.summary,
         )
+
+    def warm_up(self) -> None:
+        """
+        Warm up the summarizer, and start a parser process now (see ``web/_pool.py``), so that the first page read
+        does not wait for one to load.
+        """
+        _pool.start()
+        super().warm_up()
+
+    async def warm_up_async(self) -> None:
+        """The same as :meth:`warm_up`, warming the summarizer up asynchronously."""
+        _pool.start()
+        await super().warm_up_async()
 
     def to_dict(self) -> dict[str, Any]:
         """
