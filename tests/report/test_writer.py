@@ -334,3 +334,14 @@ def test_each_note_is_read_whole_once_and_the_opening_reads_only_its_key_lines(
     assert result["exit_reason"] == "text"
     assert result["citations"]["unverified_urls"] == []
     assert len(result["citations"]["verified_urls"]) == 2
+
+
+def test_a_notes_key_lines_end_at_a_sentence_and_leave_out_its_sources_list() -> None:
+    from haystack_deep_research.report.sections import key_lines
+
+    long_first = "A first sentence that runs on " + "and on " * 120 + "until it ends. Then more."
+    note = "## solar\n\nSolar grew by 450 gigawatts [S](https://s.example/a). Storage doubled.\n\nSources:\n- https://s.example/a"
+
+    assert key_lines(note) == "## solar\n\nSolar grew by 450 gigawatts [S](https://s.example/a). Storage doubled."
+    assert key_lines(long_first, 100) == long_first.split(" Then", 1)[0] + "\n\n[...]"  # one sentence, whole
+    assert key_lines("Short. " * 200, 60).count("Short.") == 8
