@@ -213,8 +213,9 @@ def section(points: list[Point]) -> str:
         "neighbours that hold no figure. Handing the main text whole when it fits 12,000 characters (3,000 "
         "tokens) hands over every finding of the short pages, whose every paragraph holds one, for three times "
         "the default's tokens, and on the real-size pages no more findings than the default for up to 4.7 times "
-        "its tokens: the report keeps two findings a page, so the default spends where the real-size pages need "
-        "it. `passage_budget` stays a count of characters; 0 still hands the whole page.",
+        "its tokens. The default spends where the real-size pages need it; a caller who wants every finding of "
+        "a dense page sets a larger `passage_budget`. It stays a count of characters; 0 still hands the whole "
+        "page.",
         "<!-- evidence-kept:end -->",
     ]
     return "\n".join(lines)
