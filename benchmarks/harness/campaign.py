@@ -20,6 +20,7 @@ from benchmarks.harness.scenarios import SCALE_SERIES, SCENARIOS, Scenario
 from benchmarks.harness.spec import LIBRARY_NAMES
 from benchmarks.sim.corpus import build_corpus
 from benchmarks.sim.llm_server import LatencyModel, SimLLMServer
+from benchmarks.sim.realsize import build_real_corpus
 
 FLOOR_CALLS = 50
 
@@ -233,6 +234,7 @@ class Campaign:
         before = self.args.timeline_before
         corpus = build_corpus(seed=self.args.seed)
         pdfs = sum(p.kind == "pdf" for p in corpus.pages)
+        real = build_real_corpus(seed=self.args.seed)
         verdicts = self._verdicts()
         data = report.ReportInput(
             command=self.command,
@@ -249,6 +251,8 @@ class Campaign:
                 "model latency": latency.describe() + " (a scenario may set its own output rate and prompt reading)",
                 "OpenAI API": self.args.api,
                 "corpus": f"{len(corpus.pages)} pages ({pdfs} PDF), seed {self.args.seed}",
+                "real-size corpus": f"{len(real.pages)} pages ({sum(p.kind == 'pdf' for p in real.pages)} PDF), "
+                "8-20 KB of article text inside 30-40 KB of site furniture",
                 "runs per library and scenario": f"{max(1, self.args.repeat)} (median wall shown)",
             },
             scenarios=self.scenarios,

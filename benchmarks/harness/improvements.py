@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.dollars import run_cost
 from benchmarks.harness.metrics import RunMetrics
 
 Figures = Mapping[str, float]
@@ -36,6 +37,11 @@ ROWS = (
     Row("three", "input_tokens", "input tokens", 0, True, "≤ 0.6x peer"),
     Row("three", "summarizer_input_tokens", "summarizer input tokens"),
     Row("three", "facts", "corpus facts stated in the report", 0, True, "≥ peer"),
+    Row("three", "writer_input_tokens", "writer input tokens"),
+    Row("three", "cost_usd", "cost at the default models (US$)", 4, True),
+    Row("real-three", "facts", "corpus facts stated in the report", 0, True, "≥ peer"),
+    Row("real-three", "input_tokens", "input tokens", 0, True, "≤ 0.6x peer"),
+    Row("real-three", "cost_usd", "cost at the default models (US$)", 4, True),
     Row("three", "wall_s", "wall time (s)", 2, True, "≤ 0.8x peer"),
     Row("three", "overhead_ms_per_step", "overhead per agent step at latency 0, warm (ms)", 2, True, "≤ peer, < 5"),
     Row("three-prefill", "wall_s", "wall time (s)", 2, True, "≤ 0.8x peer"),
@@ -65,7 +71,7 @@ def figures(run: RunMetrics | None, overhead: RunMetrics | None = None) -> dict[
     """
     found: dict[str, float] = {}
     if run is not None:
-        summarizer = run.roles.get("summarizer")
+        summarizer, writer = run.roles.get("summarizer"), run.roles.get("writer")
         found.update(
             {
                 "wall_s": run.wall_s,
@@ -74,6 +80,8 @@ def figures(run: RunMetrics | None, overhead: RunMetrics | None = None) -> dict[
                 "input_tokens": float(run.input_tokens),
                 "output_tokens": float(run.output_tokens),
                 "summarizer_input_tokens": float(summarizer.input_tokens) if summarizer is not None else 0.0,
+                "writer_input_tokens": float(writer.input_tokens) if writer is not None else 0.0,
+                "cost_usd": run_cost(run),
                 "llm_calls": float(run.llm_calls),
                 "facts": float(run.facts),
                 "peak_rss_mb": run.peak_rss_mb,

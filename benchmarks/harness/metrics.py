@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from benchmarks.sim.corpus import build_corpus
+from benchmarks.harness.scenarios import corpus_of
 from benchmarks.sim.prose import FINDING, urls_in
 
 SERIAL_ROLES = ("scope", "orchestrator")
@@ -110,15 +110,16 @@ def normalize(url: str) -> str:
 
 
 @functools.cache
-def corpus_facts(seed: int) -> dict[str, str]:
+def corpus_facts(seed: int, corpus: str = "short") -> dict[str, str]:
     """
     The corpus's numbered findings, by fact id, as a report would state them (without the closing full stop).
 
     :param seed: The corpus seed.
+    :param corpus: Which corpus (a scenario's ``corpus``).
     :returns: ``{fact_id: sentence}``.
     """
     facts: dict[str, str] = {}
-    for page in build_corpus(seed=seed).pages:
+    for page in corpus_of(corpus, seed).pages:
         for sentence in FINDING.findall(page.text):
             match = FACT_ID.match(sentence)
             if match is not None:
@@ -292,5 +293,8 @@ def compute(record: dict[str, Any]) -> RunMetrics:
         exit_reason=str(result["outcome"].get("exit_reason") or ""),
         abandoned=len(abandoned),
         abandoned_tokens=sum(c["input_tokens"] + c["output_tokens"] for c in abandoned),
-        facts=facts_in(result["outcome"]["report"], corpus_facts(int(record.get("seed", 7)))),
+        facts=facts_in(
+            result["outcome"]["report"],
+            corpus_facts(int(record.get("seed", 7)), str(record["scenario"].get("corpus", "short"))),
+        ),
     )

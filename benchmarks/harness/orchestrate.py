@@ -10,10 +10,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.scenarios import Scenario
+from benchmarks.harness.scenarios import Scenario, corpus_of
 from benchmarks.harness.spec import RunResult, RunSpec
 from benchmarks.harness.world import World, open_world
-from benchmarks.sim.corpus import build_corpus
 from benchmarks.sim.llm_server import FaultModel, LatencyModel
 from benchmarks.sim.policies import PolicyConfig
 from haystack_deep_research.testing.search_server import rank
@@ -109,7 +108,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
     runs = options.work_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     stem = f"{scenario.name}-{library}{tag}"
-    corpus = build_corpus(seed=options.seed)
+    corpus = corpus_of(scenario.corpus, options.seed)
     config = PolicyConfig(
         subtopics=scenario.subtopics,
         read_top_k=scenario.read_top_k,

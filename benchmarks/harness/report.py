@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.harness.dollars import PRICES_AS_OF, ROLE_MODELS, role_cost, run_cost
 from benchmarks.harness.metrics import RunMetrics
 from benchmarks.harness.scenarios import SCALE_SERIES, SCENARIOS, Scenario
 from benchmarks.harness.sections import kept_sections
@@ -61,6 +62,7 @@ def _metric_rows(cols: Sequence[RunMetrics | None]) -> list[list[str]]:
         row("LLM requests abandoned (timeouts) / their tokens", lambda m: f"{m.abandoned} / {m.abandoned_tokens:,}"),
         row("input tokens", lambda m: f"{m.input_tokens:,}"),
         row("output tokens", lambda m: f"{m.output_tokens:,}"),
+        row("cost at the default models (US$)", lambda m: f"{run_cost(m):.4f}"),
         row("tool calls (made by the models)", lambda m: str(m.tool_calls)),
         row("search requests / page fetches", lambda m: f"{m.search_requests} / {m.web_requests}"),
         row("peak RSS (MiB)", lambda m: _fmt(m.peak_rss_mb, 0)),
@@ -139,13 +141,36 @@ def _scale_section(data: ReportInput) -> list[str]:
     return [*out, "", "How each grows:", "", *growth, ""]
 
 
+def _cost_section(data: ReportInput, libs: Sequence[str], names: Sequence[str]) -> list[str]:
+    """One row per scenario: each library's cost at the default models, and ours over the peer's."""
+    rows = []
+    for scenario in data.scenarios:
+        cols = [data.runs.get((scenario.name, lib)) for lib in libs]
+        costs = [None if m is None else run_cost(m) for m in cols]
+        ratio = f"{costs[0] / costs[1]:.2f}x" if costs[0] is not None and costs[1] else "—"
+        rows.append([scenario.name, *("—" if c is None else f"${c:.4f}" for c in costs), ratio])
+    return [
+        "",
+        "## Cost at the default models",
+        "",
+        "What each run's answered calls would cost in US dollars at the models the library defaults to (see How each "
+        "figure is computed); the tables by scenario below split it by role.",
+        "",
+        *_table(["scenario", *names, "ratio"], rows),
+    ]
+
+
 def _role_rows(cols: Sequence[RunMetrics | None]) -> list[list[str]]:
     rows = []
     for role in ROLE_ORDER:
         cells = [role]
         for m in cols:
             usage = m.roles.get(role) if m is not None else None
-            cells.append("—" if usage is None else f"{usage.calls} / {usage.input_tokens:,} / {usage.output_tokens:,}")
+            cells.append(
+                "—"
+                if usage is None
+                else f"{usage.calls} / {usage.input_tokens:,} / {usage.output_tokens:,} / ${role_cost(role, usage):.4f}"
+            )
         rows.append(cells)
     return rows
 
@@ -171,12 +196,13 @@ def render(data: ReportInput) -> str:
         [[v.target, v.scenario, v.value, "yes" if v.met else "no", v.reason] for v in data.verdicts],
     )
     out += ["", *data.improvements] if data.improvements else []
+    out += _cost_section(data, libs, names)
     out += ["", "## Results by scenario", ""]
     for scenario in data.scenarios:
         cols = [data.runs.get((scenario.name, lib)) for lib in libs]
         out += [f"### {scenario.name}: {scenario.title}", ""]
         out += _table(["", *names], _metric_rows(cols))
-        out += ["", "LLM calls / input tokens / output tokens by role:", ""]
+        out += ["", "LLM calls / input tokens / output tokens / cost in US$ by role (the phase it runs in):", ""]
         out += _table(["role", *names], _role_rows(cols))
         out.append("")
     out += _scale_section(data)
@@ -249,6 +275,10 @@ def render(data: ReportInput) -> str:
         "reading, one second per 8,000 input tokens, plus its output tokens at the output rate.",
         "- **tokens**: counted by the simulator with one rule for every request: a quarter of the characters of "
         "every message, tool call, tool result and tool schema sent (plus 4 per message), and of every reply.",
+        "- **cost**: each role's input and output tokens priced at the model the library defaults to for it ("
+        + ", ".join(f"{role}: `{model}`" for role, model in ROLE_MODELS.items())
+        + f"), with the library's own price table (`DEFAULT_PRICES` in `run/cost.py`, read {PRICES_AS_OF}); every "
+        "input token at the uncached price, for both libraries alike.",
         "- **tool calls**: tool calls in the models' replies; search requests and page fetches are counted at the "
         "servers.",
         "- **peak RSS**: `ru_maxrss` of the subprocess that ran the library (includes the interpreter and imports).",

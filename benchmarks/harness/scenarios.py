@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchmarks.sim.corpus import Corpus, build_corpus
 from benchmarks.sim.llm_server import LatencyModel
+from benchmarks.sim.realsize import build_real_corpus
 
 PREFILL_TOKENS_PER_S = 8_000.0
 """The prompt-reading speed of the scenarios that model it (each input token adds 1/8,000 s to the first token)."""
@@ -32,6 +34,8 @@ class Scenario:
     prefill_tokens_per_s: float = 0.0
     llm_timeout_s: float | None = 60.0
     llm_max_retries: int | None = 5
+    corpus: str = "short"
+    """``"short"``: the pages of :mod:`benchmarks.sim.corpus`; ``"real-size"``: :mod:`benchmarks.sim.realsize`'s."""
 
     def latency(self, base: LatencyModel) -> LatencyModel:
         """
@@ -54,6 +58,13 @@ SCENARIOS: dict[str, Scenario] = {
             subtopics=3,
             max_concurrent=5,
             prefill_tokens_per_s=PREFILL_TOKENS_PER_S,
+        ),
+        Scenario(
+            "real-three",
+            "3 sub-questions over real-size pages (8-20 KB of article inside 30-40 KB of site furniture)",
+            subtopics=3,
+            max_concurrent=5,
+            corpus="real-size",
         ),
         Scenario("five-c2", "5 sub-questions, at most 2 researchers at once", subtopics=5, max_concurrent=2),
         Scenario("rate-limit", "3 sub-questions, 20% of LLM requests answered 429", 3, 5, rate_429=0.2),
@@ -93,6 +104,17 @@ SCENARIOS: dict[str, Scenario] = {
         ),
     )
 }
+
+
+def corpus_of(name: str, seed: int) -> Corpus:
+    """
+    :param name: A scenario's ``corpus``.
+    :param seed: The corpus seed.
+    :returns: The pages that scenario's world serves.
+    """
+    return build_real_corpus(seed=seed) if name == "real-size" else build_corpus(seed=seed)
+
+
 SMOKE = Scenario("smoke", "2 sub-questions, one page read each", subtopics=2, max_concurrent=2, read_top_k=1)
 SCALE_SERIES = ("three-prefill", "scale-20", "scale-50")
 """The scenarios of the scale table, smallest first: the same world with ever more sub-questions."""

@@ -286,3 +286,63 @@ def test_the_write_hook_round_trips_with_its_concurrency(make_agent: Callable[..
     agent = make_agent(max_concurrent_researchers=3)
     [write] = [h for h in agent.hooks["after_run"] if isinstance(h, WriteHook)]
     assert write.max_concurrency == 3
+
+
+DETAIL = " ".join(f"Detail sentence {n} adds context that only the section needs." for n in range(40))
+
+
+@component
+class LongNotes:
+    """The scripted researcher, whose final notes run long: key findings first, then detail and a Sources list."""
+
+    def __init__(self) -> None:
+        self.inner = ScriptedChatGenerator(role="researcher")
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        reply = self.inner.run(messages=messages, tools=tools)["replies"][0]
+        if reply.tool_calls or not reply.text:
+            return {"replies": [reply]}
+        body, _, sources = reply.text.partition("\nSources")
+        text = f"{body.rstrip()}\n\n{DETAIL}\n\nSources{sources}"
+        return {"replies": [ChatMessage.from_assistant(text, meta=reply.meta)]}
+
+
+def test_each_note_is_read_whole_once_and_the_opening_reads_only_its_key_lines(
+    make_agent: Callable[..., Agent],
+) -> None:
+    seen: dict[str, list[list[str]]] = {}
+    writer = ScriptedChatGenerator(role="writer")
+
+    def recording(messages: list[ChatMessage]) -> ChatMessage:
+        name, variables = prompt_of(messages[-1]) or ("", {})
+        seen.setdefault(name, []).append([str(note) for note in variables.get("notes", [])])
+        return writer.run(messages)["replies"][0]
+
+    result = make_agent(researcher_llm=LongNotes(), writer_llm=MockChatGenerator(response_fn=recording)).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
+
+    notes = result["notes"]
+    assert len(notes) == 2
+    assert all(DETAIL in note for note in notes)
+    [opening] = seen["writer_opening"]
+    assert len(opening) == 2
+    assert not any("Detail sentence 39" in note for note in opening)  # the rest is its section's
+    assert all("[...]" in note for note in opening)
+    assert sum(len(note) for note in opening) < sum(len(note) for note in notes) / 3
+    assert sorted(DETAIL in section[0] for section in seen["writer_section"]) == [True, True]  # each note whole, once
+    assert result["exit_reason"] == "text"
+    assert result["citations"]["unverified_urls"] == []
+    assert len(result["citations"]["verified_urls"]) == 2
+
+
+def test_a_notes_key_lines_end_at_a_sentence_and_leave_out_its_sources_list() -> None:
+    from haystack_deep_research.report.sections import key_lines
+
+    long_first = "A first sentence that runs on " + "and on " * 120 + "until it ends. Then more."
+    note = "## solar\n\nSolar grew by 450 gigawatts [S](https://s.example/a). Storage doubled.\n\nSources:\n- https://s.example/a"
+
+    assert key_lines(note) == "## solar\n\nSolar grew by 450 gigawatts [S](https://s.example/a). Storage doubled."
+    assert key_lines(long_first, 100) == long_first.split(" Then", 1)[0] + "\n\n[...]"  # one sentence, whole
+    assert key_lines("Short. " * 200, 60).count("Short.") == 8

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from haystack import tracing
+from haystack import component, tracing
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
@@ -158,3 +158,40 @@ async def test_run_async_never_calls_a_sync_only_model_on_the_event_loop(make_ag
     assert "## Sources" in result["report"]
     assert threads
     assert threading.get_ident() not in threads
+
+
+@pytest.fixture
+def no_parsers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This test process's parser pool, as in a fresh interpreter: no parser process yet."""
+    from haystack_deep_research.web import _pool
+
+    monkeypatch.setattr(_pool, "_current", None)
+    yield
+    _pool._pool().close()
+
+
+@component
+class ParsersSeen:
+    """The scripted scope model, noting whether a parser process was there when the run's first model call came."""
+
+    def __init__(self) -> None:
+        self.inner = ScriptedChatGenerator(role="scope")
+        self.started: list[bool] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        from haystack_deep_research.web import _pool
+
+        self.started.append(_pool.started())
+        return self.inner.run(messages=messages)
+
+
+@pytest.mark.usefixtures("no_parsers")
+def test_a_parser_process_is_starting_before_the_first_model_call_of_a_run(make_agent: Callable[..., Agent]) -> None:
+    scope = ParsersSeen()
+
+    result = make_agent(scope_llm=scope).run(messages=[ChatMessage.from_user("How fast is solar capacity growing?")])
+
+    assert scope.started == [True]  # started when the run opened, not when the first page arrived
+    assert result["exit_reason"] == "text"
+    assert len(result["sources"]) >= 1  # the pages were parsed by it (or its replacement)

@@ -173,6 +173,35 @@ def test_the_summarizer_reads_the_passages_most_relevant_to_the_question_and_the
     assert "310 megawatts" in entry.text
 
 
+def test_figures_that_share_no_word_with_the_question_reach_the_summarizer_at_the_default_budget(
+    web: LoopbackWebServer,
+) -> None:
+    # A real article: paragraph after paragraph of prose that repeats the question's words, and the figures in
+    # three sentences, near the start, in the middle and at the end, that name none of them.
+    who = ("engineers", "residents", "fishers", "planners", "critics", "supporters", "owners", "visitors")
+    why = ("cost", "noise", "birds", "silt", "views", "jobs", "boats", "tides")
+    paragraphs = [
+        f"Tidal power output at the estuary is debated by {who[n % 8]}, who worry about {why[n // 8]} more than "
+        "any brochure about tidal power output admits; the question of what the estuary yields stays open."
+        for n in range(60)
+    ]
+    paragraphs[1] = "In March 2021 Ana Ruiz of the Coastal Grid Office logged 240 megawatts across 1,204 turbines."
+    paragraphs[30] = "By June 2022 the Northern Survey counted 310 megawatts, said Tomas Berg on 14 June 2022."
+    paragraphs[58] = "The last audit, in October 2024, put 355 megawatts on record for Mei Lin of Harbour Works."
+    web.add_page("/real-size.html", _article(paragraphs))
+    summarizer = RecordingSummarizer()
+
+    _tool(summarizer).invoke(
+        urls=[web.url("/real-size.html")], question="What is the tidal power output at the estuary?"
+    )
+
+    document = summarizer.prompts[0][1].text.split("<untrusted_document", 1)[1]
+    assert prompt_of(summarizer.prompts[0][1])[0] == "summarizer_passages"
+    for figure in ("240 megawatts", "310 megawatts", "355 megawatts"):
+        assert figure in document
+    assert len(document) < 4_000  # passages, not the page (about 12,000 characters)
+
+
 def test_a_page_within_the_budget_or_with_no_budget_is_read_whole(web: LoopbackWebServer) -> None:
     web.add_page("/long-report.html", _article([_filler(TOPICS[n % 6], n) for n in range(40)]))
     short, whole = RecordingSummarizer(), RecordingSummarizer()
@@ -245,3 +274,15 @@ def test_round_trip() -> None:
     assert restored.to_dict() == tool.to_dict()
     assert restored.url_policy == LOOPBACK
     assert restored.passage_budget == 0
+
+
+def test_warming_the_tool_up_starts_a_parser_process_before_any_page_arrives(monkeypatch: pytest.MonkeyPatch) -> None:
+    from haystack_deep_research.web import _pool
+
+    monkeypatch.setattr(_pool, "_current", None)  # as in a fresh interpreter
+    try:
+        assert not _pool.started()
+        _tool().warm_up()
+        assert _pool.started()
+    finally:
+        _pool._pool().close()

@@ -181,7 +181,8 @@ def create_deep_research_agent(
     :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
     :param max_content_length: Page characters read and kept in the evidence ledger, 1,000 to 1,000,000.
     :param passage_budget: Characters of a page's passages most relevant to the researcher's question that the
-        summarizer reads (ranked with BM25), 500 to 1,000,000, or 0 for the whole page.
+        summarizer reads (ranked with BM25 and by the figures, dates and names they hold), 500 to 1,000,000, or 0
+        for the whole page.
     :param search_tool: The researchers' search tool, as a Haystack Tool (the older form of ``search``). A Tool with
         a ``query`` parameter goes through the library's search path (results recorded in the ledger and fenced);
         the library's own tools and tools of another shape are used as they are.

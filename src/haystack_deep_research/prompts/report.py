@@ -42,6 +42,8 @@ SECTION_WORDS = 500
 """The most words the writer is asked for in one section."""
 OPENING_WORDS = 250
 """The most words the writer is asked for in the executive summary."""
+OPENING_NOTE_CHARS = 600
+"""The characters of each note's opening lines (its key findings) that the opening is written from."""
 
 _CITE_RULE = (
     "Cite every factual claim inline as [short title](url) with a URL from the allowed list below, exactly as "
@@ -71,6 +73,8 @@ _SECTION_SYSTEM = (
 _OPENING_SYSTEM = (
     "You write the opening of a research report in Markdown, in the brief's language: a '# ' title, then "
     "'## Executive summary' answering the brief from the researchers' notes below in at most {{ max_words }} words. "
+    "Each note is given by its opening lines, where it states its key findings ('[...]' marks the rest, which its "
+    "own section covers). "
     "Sections and the Sources list are written separately: write nothing after the summary. " + _CITE_RULE + DATA_RULE
 )
 WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)

@@ -2,9 +2,12 @@
 Writing the report in parts, so that no model call's output grows with the research.
 
 :func:`write_report` makes one batch of calls: the *opening* (a ``# `` title and an executive summary of at most
-:data:`~haystack_deep_research.prompts.OPENING_WORDS` words, from all the notes) and one *section* per note (at most
+:data:`~haystack_deep_research.prompts.OPENING_WORDS` words, from each note's opening lines, where a note states its
+key findings: :func:`key_lines`, up to :data:`~haystack_deep_research.prompts.OPENING_NOTE_CHARS` characters, citing
+the allowed URLs found in them) and one *section* per note (at most
 :data:`~haystack_deep_research.prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
-it). They run side by side, as many at once as the write hook allows (``max_concurrent_researchers`` in the
+it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
+once per part. They run side by side, as many at once as the write hook allows (``max_concurrent_researchers`` in the
 factory), so the writer's share of the run's time is that of its longest part, and every call fits a normal client
 timeout and output limit however many sub-topics were researched. The parts become one document by the rules of
 :mod:`.draft`; citations are verified once, on the whole report, when it is published.
@@ -20,6 +23,7 @@ claims), and the other parts are kept as they are.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +33,8 @@ from haystack_deep_research.evidence import extract_citations, normalize_url
 from haystack_deep_research.prompts import (
     FALLBACK_OPENING,
     FALLBACK_SECTION,
+    OMITTED,
+    OPENING_NOTE_CHARS,
     REPORT_TITLE,
     REWRITE_OPENING,
     REWRITE_SECTION,
@@ -52,9 +58,11 @@ from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.state import PHASE_WRITE
 
-__all__ = ["Written", "rewrite_report", "write_report"]
+__all__ = ["Written", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+_SOURCES_LIST = re.compile(r"\n\s*(?:#+\s*)?(?:\*\*)?Sources(?:\*\*)?:?\s*\n.*\Z", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -112,11 +120,32 @@ def _section_request(
     return Request(f"section {number} of {total} ('{heading}')", style.apply(messages))
 
 
+def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
+    """
+    A note's opening lines, where it states its key findings: its text without a closing Sources list, cut after
+    the last sentence that ends within ``limit`` characters (the first sentence whole when none does), with
+    :data:`~haystack_deep_research.prompts.OMITTED` where the rest was left out.
+
+    :param note: A researcher's note.
+    :param limit: The most characters kept (past it, only a first sentence that is longer).
+    :returns: The opening lines.
+    """
+    text = _SOURCES_LIST.sub("", note.strip()).strip()
+    if len(text) <= limit:
+        return text
+    ends = [match.start() for match in _SENTENCE_END.finditer(text)]
+    within = [end for end in ends if end <= limit]
+    cut = within[-1] if within else (ends[0] if ends else len(text))
+    return f"{text[:cut]}\n\n{OMITTED}" if cut < len(text) else text
+
+
 def _opening_request(run: ResearchRun, notes: list[str], urls: list[str], style: ReportStyle, **more: Any) -> Request:
     template = REWRITE_OPENING if "unsupported" in more else WRITER_OPENING
     words = style.part_words(len(notes))[0]
+    # A first draft reads each note's key lines; a rewrite reads the notes whole, to check claims against them.
+    read = notes if "unsupported" in more else [key_lines(note) for note in notes]
     messages = render_chat(
-        template, brief=run.brief, notes=[fence(n) for n in notes], urls=urls, max_words=words, **more
+        template, brief=run.brief, notes=[fence(n) for n in read], urls=_allowed_in(read, urls), max_words=words, **more
     )
     return Request(OPENING, style.apply(messages))
 

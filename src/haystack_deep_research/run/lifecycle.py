@@ -188,6 +188,9 @@ class OpenRunHook(PhaseHook):
         :raises RunDirError: (from the phase) If the run directory cannot be used.
         :raises ConfigurationError: (from the phase) If a ``hook_context`` entry has the wrong type.
         """
+        from haystack_deep_research.web import _pool
+
+        _pool.start()  # parsers load while the run makes its first model calls, not when its first page arrives
         bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
         streaming = streaming_of(context)
         journal = yield from open_journal(context, question)

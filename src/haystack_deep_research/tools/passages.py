@@ -3,11 +3,15 @@ What of a page the summarizer reads: the passages most relevant to the question,
 
 A page longer than the budget is split into passages: its paragraphs (blocks between blank lines), packed together
 while they fit in :data:`PASSAGE_CHARS` characters, a longer paragraph cut at sentence ends (or, for a run-on text,
-at spaces). The passages are ranked against the question with BM25 (Haystack's ``InMemoryDocumentStore``, BM25+,
-an instance-local store made for the page and freed with it), and the best are kept, best first, while they fit in
-the budget; passages with the same score are taken in page order, so when no passage shares a word with the
-question the page's beginning is kept. The kept passages are given back in page order. A page that fits the budget
-is given whole.
+at spaces). Each passage is scored twice and the scores added: how well it matches the question with BM25
+(Haystack's ``InMemoryDocumentStore``, BM25+, an instance-local store made for the page and freed with it; scaled
+so the page's best match scores 1), and how much concrete content it holds, the figures, dates and names that a
+report cites (:data:`CONCRETE_WEIGHT` for :data:`CONCRETE_SATURATION` or more such items). On a real page most
+paragraphs that share words with the question are general prose, and the sentences with the figures often name
+none of its words: ranked on words alone they are the ones left out. The best passages are kept, best first,
+while they fit in the budget; passages with the same score are taken in page order, so when no passage shares a
+word with the question and none holds a figure the page's beginning is kept. The kept passages are given back in
+page order. A page that fits the budget is given whole.
 
 Only what the summarizer reads is cut: the evidence ledger keeps the page's whole text, which grounding judges
 claims against.
@@ -25,24 +29,38 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
 
 __all__ = [
+    "CONCRETE_SATURATION",
+    "CONCRETE_WEIGHT",
     "DEFAULT_PASSAGE_BUDGET",
     "PASSAGE_CHARS",
     "Excerpt",
     "best_passages",
+    "concrete_content",
     "passage_budget_value",
     "relevant_passages",
     "split_passages",
     "summarizer_prompt",
 ]
 
-DEFAULT_PASSAGE_BUDGET = 2_000
-"""Characters of a page's most relevant passages the summarizer reads, by default."""
+DEFAULT_PASSAGE_BUDGET = 2_500
+"""Characters of a page's most relevant passages the summarizer reads, by default (chosen from the curve of facts
+kept against summarizer input in docs/benchmarks.md)."""
+
+CONCRETE_WEIGHT = 2.0
+"""What a passage full of concrete content adds to its score (its BM25 score is at most 1): a passage of figures
+outranks one that only repeats the question's words."""
+
+CONCRETE_SATURATION = 3
+"""Concrete items (figures, dates, multi-word names) from which a passage counts as full of them."""
 
 PASSAGE_CHARS = 400
 """The longest passage, in characters (shorter paragraphs are packed together up to it)."""
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+# A number (1,204 or 41.2 or 2020 count once each), or two or more capitalised words in a row (a person, a place,
+# an organisation; a sentence's first word alone is not one).
+_CONCRETE = re.compile(r"\d+(?:[.,:/-]\d+)*|\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 
 
 @dataclass(frozen=True)
@@ -135,16 +153,30 @@ def _ranking_classes() -> tuple[Any, Any]:
     return Document, InMemoryDocumentStore
 
 
-def _scores(passages: list[str], question: str, wanted: int) -> dict[int, float]:
-    """BM25+ scores of the ``wanted`` best passages, by position."""
+def _scores(passages: list[str], question: str) -> list[float]:
+    """BM25+ scores of every passage against the question, by position, scaled so the best one scores 1."""
+    if not question.strip():
+        return [0.0] * len(passages)
     Document, InMemoryDocumentStore = _ranking_classes()
     store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
     try:
         store.write_documents([Document(id=str(index), content=text) for index, text in enumerate(passages)])
-        found = store.bm25_retrieval(query=question, top_k=wanted, scale_score=False)
+        found = store.bm25_retrieval(query=question, top_k=len(passages), scale_score=False)
     finally:
         store.shutdown()
-    return {int(document.id): float(document.score or 0.0) for document in found}
+    scores = [0.0] * len(passages)
+    for document in found:
+        scores[int(document.id)] = float(document.score or 0.0)
+    best = max(scores)
+    return [score / best for score in scores] if best > 0 else scores
+
+
+def concrete_content(passage: str) -> float:
+    """
+    :param passage: A passage of a page.
+    :returns: How much concrete content (figures, dates, names) it holds, from 0 to 1 (see :data:`CONCRETE_SATURATION`).
+    """
+    return min(1.0, len(_CONCRETE.findall(passage)) / CONCRETE_SATURATION)
 
 
 def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
@@ -159,11 +191,11 @@ def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
     if len(text) <= budget:
         return Excerpt((text,), (0,), 1)
     passages = split_passages(text)
-    # Rank only as many as could fill the budget twice over: the store copies every document it returns.
-    average = max(1, sum(len(p) for p in passages) // len(passages))
-    wanted = min(len(passages), 2 * budget // average + 1)
-    scores = _scores(passages, question, wanted) if question.strip() else {}
-    order = sorted(range(len(passages)), key=lambda index: (-scores.get(index, 0.0), index))
+    lexical = _scores(passages, question)
+    scores = [
+        score + CONCRETE_WEIGHT * concrete_content(passage) for score, passage in zip(lexical, passages, strict=True)
+    ]
+    order = sorted(range(len(passages)), key=lambda index: (-scores[index], index))
     kept: list[int] = []
     used = 0
     for index in order:

@@ -52,6 +52,7 @@ from haystack_deep_research.web import (
     FetchedDocument,
     FetchLimits,
     UrlPolicy,
+    _pool,
     extract_text,
     extract_text_async,
     fetch,
@@ -77,8 +78,9 @@ class ReadUrlTool(ResearchTool):
     Each URL is fetched under the URL policy and the fetch limits, routed by its content type (HTML through
     trafilatura, PDF through pypdf, plain text as is) and cut to ``max_content_length`` characters. The summarizer
     (``summarizer_llm``, which has no tools) reads the passages of the page most relevant to the question, ranked
-    with BM25, up to ``passage_budget`` characters (see :mod:`.passages`); the run's evidence ledger records the
-    page's whole text, which grounding checks claims against. The URLs of one call are read side by side. A URL that
+    with BM25 and by the figures, dates and names they hold, up to ``passage_budget`` characters (see
+    :mod:`.passages`); the run's evidence ledger records the page's whole text, which grounding checks claims
+    against. The URLs of one call are read side by side. A URL that
     cannot be read gives a line saying why; the other URLs are still read. A page whose text nearly repeats one the
     run has already summarized is not summarized again (see :mod:`.duplicates`): its summary is that page's, said to
     be so. Within one run a page is read once per question: a researcher asking for a URL that another one has read
@@ -311,6 +313,19 @@ class ReadUrlTool(ResearchTool):
             limit=self.max_content_length,
             summary=read.summary,
         )
+
+    def warm_up(self) -> None:
+        """
+        Warm up the summarizer, and start a parser process now (see ``web/_pool.py``), so that the first page read
+        does not wait for one to load.
+        """
+        _pool.start()
+        super().warm_up()
+
+    async def warm_up_async(self) -> None:
+        """The same as :meth:`warm_up`, warming the summarizer up asynchronously."""
+        _pool.start()
+        await super().warm_up_async()
 
     def to_dict(self) -> dict[str, Any]:
         """

@@ -5,7 +5,9 @@ Each document goes to an idle process; the watchdog (``_watchdog.py``) kills the
 longer than allowed, or when the caller's own deadline passes, and a new process replaces it at once, loading its
 parsers while nothing waits on it. Up to ``_MAX_WORKERS`` documents are parsed at once; more wait for a free process,
 for as long as the caller's deadline allows. A process that idles for five minutes exits (its memory goes back to
-the system) and is started again on demand; starting one takes about a quarter of a second.
+the system) and is started again on demand; starting one takes about a quarter of a second (more on a busy
+machine), so :func:`start` starts one ahead of need: when a run opens, and when ``read_url`` is warmed up. It only
+launches the process, which loads its parsers while the run makes its first model calls.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from haystack_deep_research.web import _frames
 from haystack_deep_research.web._process import Stopwatch, Worker
 from haystack_deep_research.web._worker import IDLE_EXIT
 
-__all__ = ["Ticket", "parse"]
+__all__ = ["Ticket", "parse", "start", "started"]
 
 _MAX_WORKERS = max(2, min(8, os.cpu_count() or 2))
 _STARTUP_LIMIT = 60.0
@@ -139,6 +141,19 @@ class _Pool:
         with self._changed:
             self._changed.notify_all()
 
+    def start(self) -> None:
+        with self._changed:
+            if self._count:  # one is idle, starting or parsing: it, or its replacement, serves the next document
+                return
+            with contextlib.suppress(OSError):  # if it cannot start now, the first document says why
+                self._idle.append(Worker())
+                self._count += 1
+                self._changed.notify()
+
+    def started(self) -> bool:
+        with self._changed:
+            return self._count > 0
+
     def run(self, request: bytes, limits: _Limits, ticket: Ticket) -> tuple[dict[str, Any], bytes] | None:
         worker = self._acquire(limits, ticket)
         stop = Stopwatch(worker)
@@ -231,6 +246,20 @@ class _Pool:
 
 _lock = threading.Lock()
 _current: _Pool | None = None
+
+
+def start() -> None:
+    """
+    Start a parser process ahead of the first document, unless this process has one already; returns at once (the
+    process loads its parsers in the background). A process that cannot be started is not an error here: the first
+    document starts one again and, failing, raises the error that says why.
+    """
+    _pool().start()
+
+
+def started() -> bool:
+    """:returns: Whether this process has a parser process (idle, starting or at work)."""
+    return _pool().started()
 
 
 def _pool() -> _Pool:
