@@ -14,15 +14,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from haystack import Pipeline, component
-from haystack.core.serialization import default_from_dict, default_to_dict
+from haystack import component
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
 from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
 from haystack_deep_research.run.door import check_hook_context
-from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
 from haystack_deep_research.run.shape import PipelineShape
 from haystack_deep_research.state import RUN_DIR_KEY
@@ -51,12 +49,8 @@ class IterativeResearchAgent(PipelineShape):
     ``create_iterative_research_agent``.
 
     :param pipeline: The Pipeline (its ``start`` step begins the rounds, its ``finish`` step gives the outputs).
-    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
-        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
+    :param run_settings: What each run is opened with (see ``PipelineShape``).
     """
-
-    def __init__(self, *, pipeline: Pipeline, run_settings: dict[str, Any] | None = None) -> None:
-        PipelineShape.__init__(self, pipeline=pipeline, opener=OpenRunHook(**(run_settings or {})))
 
     def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
         """
@@ -65,10 +59,6 @@ class IterativeResearchAgent(PipelineShape):
         :returns: The Pipeline's input data.
         """
         return {"start": {"update": bool(inputs.get("update", False))}}
-
-    def warm_up(self) -> None:
-        """Warm up the Pipeline's components."""
-        self.pipeline.warm_up()
 
     @component.output_types(**OUTPUT_TYPES)
     def run(
@@ -118,18 +108,3 @@ class IterativeResearchAgent(PipelineShape):
         question = journaled_question(run_dir)
         context = {**check_hook_context(hook_context), RUN_DIR_KEY: Path(run_dir)}
         return self.run(messages=[ChatMessage.from_user(question)], hook_context=context, update=True)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized agent: its Pipeline and run settings."""
-        return default_to_dict(self, pipeline=self.pipeline.to_dict(), run_settings=self.opener.run_parameters())
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IterativeResearchAgent:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The agent.
-        """
-        parameters = data["init_parameters"]
-        parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
-        OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
-        return default_from_dict(cls, data)

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Pipeline, component
-from haystack.core.serialization import default_from_dict, default_to_dict
+from haystack import component
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.shape import PipelineShape
 from haystack_deep_research.workflow.finish import OUTPUT_TYPES
 
@@ -31,12 +29,8 @@ class ResearchWorkflow(PipelineShape):
     The research workflow as one component (see the module docstring). Build it with ``create_research_workflow``.
 
     :param pipeline: The Pipeline (its ``execute`` step takes the question, its ``finish`` step gives the outputs).
-    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
-        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
+    :param run_settings: What each run is opened with (see ``PipelineShape``).
     """
-
-    def __init__(self, *, pipeline: Pipeline, run_settings: dict[str, Any] | None = None) -> None:
-        PipelineShape.__init__(self, pipeline=pipeline, opener=OpenRunHook(**(run_settings or {})))
 
     def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
         """
@@ -45,10 +39,6 @@ class ResearchWorkflow(PipelineShape):
         :returns: The Pipeline's input data: the question, to the ``execute`` step.
         """
         return {"execute": {"question": run.question}}
-
-    def warm_up(self) -> None:
-        """Warm up the Pipeline's components."""
-        self.pipeline.warm_up()
 
     @component.output_types(**OUTPUT_TYPES)
     def run(self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -79,18 +69,3 @@ class ResearchWorkflow(PipelineShape):
         :returns: As for :meth:`run`.
         """
         return await self.research_async(messages, hook_context)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized workflow: its Pipeline and run settings."""
-        return default_to_dict(self, pipeline=self.pipeline.to_dict(), run_settings=self.opener.run_parameters())
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchWorkflow:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The workflow.
-        """
-        parameters = data["init_parameters"]
-        parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
-        OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
-        return default_from_dict(cls, data)

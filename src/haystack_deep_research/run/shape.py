@@ -28,6 +28,7 @@ from typing import Any
 
 from haystack import Pipeline
 from haystack.core.errors import PipelineRuntimeError
+from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research.errors import DeepResearchError, UsageError
 from haystack_deep_research.run.context import on_run_opened, question_from
@@ -98,14 +99,36 @@ class PipelineShape:
     and ``run_async`` call :meth:`research` and :meth:`research_async`.
 
     :param pipeline: The shape's Pipeline.
-    :param opener: Opens each run (budgets, phase models, prices, the shape's own event subscriber).
+    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
+        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
     :param finish: The Pipeline component whose outputs are the shape's outputs.
     """
 
-    def __init__(self, *, pipeline: Pipeline, opener: OpenRunHook, finish: str = "finish") -> None:
+    def __init__(
+        self, *, pipeline: Pipeline, run_settings: dict[str, Any] | None = None, finish: str = "finish"
+    ) -> None:
         self.pipeline = pipeline
-        self.opener = opener
+        self.opener = OpenRunHook(**(run_settings or {}))
         self.finish = finish
+
+    def warm_up(self) -> None:
+        """Warm up the Pipeline's components."""
+        self.pipeline.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized shape: its Pipeline and run settings."""
+        return default_to_dict(self, pipeline=self.pipeline.to_dict(), run_settings=self.opener.run_parameters())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The shape.
+        """
+        parameters = data["init_parameters"]
+        parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
+        OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
+        return default_from_dict(cls, data)
 
     def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
         """
