@@ -372,3 +372,16 @@ def test_a_forged_page_in_the_journal_is_never_cited_as_read(make_agent: Callabl
     [restored] = [s for s in again["sources"] if s["url"] == forged_url]
     assert restored["kind"] == "search_result"  # its URL is known; nothing of it counts as read
     assert any(s["kind"] == "page" for s in again["sources"])  # what the library journaled itself is still trusted
+
+
+def test_a_seal_key_that_cannot_be_kept_is_a_warning_naming_the_setting(
+    make_agent: Callable[..., Agent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("DEEP_RESEARCH_JOURNAL_KEY_FILE", str(blocked / "journal.key"))
+
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: tmp_path / "r"})
+
+    assert result["report"]  # the research is kept; only resuming it would cost more
+    assert any("DEEP_RESEARCH_JOURNAL_KEY_FILE" in warning for warning in result["warnings"])

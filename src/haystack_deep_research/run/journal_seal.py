@@ -12,6 +12,7 @@ cited it is researched again only if it has no other verified source.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -19,6 +20,8 @@ import os
 import secrets
 from pathlib import Path
 from typing import Any
+
+from haystack_deep_research.errors import RunDirError
 
 __all__ = ["KEY_ENV", "seal", "unseal"]
 
@@ -40,17 +43,31 @@ def _key_file() -> Path:
 def _key() -> bytes:
     path = _key_file()
     try:
-        key = path.read_bytes()
-        if len(key) >= 32:
-            return key
-    except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "wb") as file:
-        file.write(key)
-    return key
+        with contextlib.suppress(FileNotFoundError):
+            key = path.read_bytes()
+            if len(key) >= 32:
+                return key
+            raise RunDirError(
+                f"the journal key {path} is damaged (shorter than 32 bytes); delete it (sources journaled under it "
+                f"are then read again) or set {KEY_ENV} to another file."
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        descriptor = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(secrets.token_bytes(32))
+        try:
+            os.link(made, path)  # only one process makes the key: a second one reads the first one's
+        except FileExistsError:
+            pass
+        finally:
+            made.unlink(missing_ok=True)
+        return path.read_bytes()
+    except OSError as error:
+        raise RunDirError(
+            f"the key that seals journaled sources cannot be kept at {path} ({error}); set {KEY_ENV} to a file in a "
+            "writable folder."
+        ) from error
 
 
 def _mac(entry: dict[str, Any]) -> str:
