@@ -90,9 +90,10 @@ from haystack_deep_research.cli.shared_options import (
     check_option_credentials,
     factory_arguments,
     option_value,
+    source_arguments,
 )
 from haystack_deep_research.cli.signals import sigterm_interrupts
-from haystack_deep_research.cli.sources import recorded_sources, replay_argv, source_options
+from haystack_deep_research.cli.sources import recorded_sources, replay_argv
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.evidence.text import clean_text
@@ -164,7 +165,6 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     options = factory_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet)
     if args.max_cost is not None:
         _check_prices(options)
-    options.update(source_options(args, option_value(args, "search")))
     if args.cache is not None:
         options["cache_dir"] = args.cache
     if args.cache_ttl is not None:
@@ -213,7 +213,10 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
     if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave
         _, options = replay_options(replay)
         return create_iterative_research_agent(
-            **{**options, **source_options(args, option_value(args, "search"))}
+            **{
+                **options,
+                **source_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet),
+            }
         ), options
     options = _agent_options(args)
     if args.mode == "iterative":

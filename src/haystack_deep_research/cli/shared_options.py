@@ -38,6 +38,7 @@ __all__ = [
     "model_arguments",
     "option_value",
     "parse_price",
+    "source_arguments",
 ]
 
 ENVIRONMENT: dict[str, tuple[str, ...]] = {
@@ -53,7 +54,7 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "search": ("DEEP_RESEARCH_SEARCH",),
 }
 """The environment variables behind each option (by ``dest``), the first set one winning; an option wins over them.
-``DEEP_RESEARCH_PRICES`` holds ``--price`` values separated by spaces or semicolons; ``DEEP_RESEARCH_NO_TOOL_CHOICE``
+``DEEP_RESEARCH_PRICES`` holds ``--price`` values separated by semicolons; ``DEEP_RESEARCH_NO_TOOL_CHOICE``
 is on when it is ``1``, ``true`` or ``yes``."""
 
 _MAX_TIMEOUT_S = 3600.0
@@ -72,7 +73,7 @@ def parse_price(text: str) -> tuple[str, Price]:
     model, equals, numbers = text.rpartition("=")
     parts = numbers.split(",")
     try:
-        if not equals or not model.strip() or len(parts) != 2:
+        if not equals or not model.strip() or len(parts) != 2 or "=" in model or len(model.split()) != 1:
             raise ValueError(text)
         return model.strip(), Price(input_per_mtok=float(parts[0]), output_per_mtok=float(parts[1]))
     except (ValueError, ConfigurationError) as error:
@@ -209,10 +210,23 @@ def add_shared_options(parser: argparse.ArgumentParser) -> None:
 
 
 def environment_options() -> argparse.Namespace:
-    """:returns: The shared options with nothing given, so that :func:`factory_arguments` reads the environment."""
-    parser = argparse.ArgumentParser(add_help=False)
-    add_shared_options(parser)
-    return parser.parse_args([])
+    """
+    The options of a server (the MCP server, the Hayhooks wrapper, a scan's item) that no command line gives: read
+    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see
+    :mod:`.config`), so a setting means the same to a server as to the command.
+
+    :returns: The main command's options with no flag given.
+    :raises ConfigurationError: If a variable or the config file holds a value the option refuses.
+    """
+    from haystack_deep_research.cli.config import parse_configured  # the config layer reads every command's parser
+    from haystack_deep_research.cli.options import research_parser
+
+    try:
+        return parse_configured(research_parser(), ["-"], command="research")
+    except SystemExit as stop:  # the parser said why on stderr, in one line
+        raise ConfigurationError(
+            "the environment or the config file holds a setting the options refuse (see the line above)."
+        ) from stop
 
 
 def _environment(name: str, environ: Mapping[str, str]) -> str | None:
@@ -237,7 +251,7 @@ def _from_environment(name: str, text: str) -> Any:
         "timeout": bounded_number(_MAX_TIMEOUT_S),
         "retries": bounded_int(0, _MAX_RETRIES),
         "max_tokens": bounded_int(1, _MAX_TOKENS),
-        "prices": lambda value: [parse_price(part) for part in value.replace(";", " ").split()],
+        "prices": lambda value: [parse_price(part.strip()) for part in value.split(";") if part.strip()],
         "no_tool_choice": lambda value: value.lower() in ("1", "true", "yes"),
         "api": _one_of(APIS),
         "search": _one_of(SEARCH_NAMES),
@@ -345,8 +359,36 @@ def factory_arguments(
     :raises ConfigurationError: If an option or environment value is invalid.
     """
     arguments = model_arguments(args, environ)
+    arguments.update(source_arguments(args, environ, quiet=quiet, quiet_skipped=quiet_skipped))
+    return arguments
+
+
+def source_arguments(
+    args: argparse.Namespace,
+    environ: Mapping[str, str] | None = None,
+    *,
+    quiet: bool = True,
+    quiet_skipped: bool | None = None,
+) -> dict[str, Any]:
+    """
+    The factory arguments of what the researchers search, the same for every command: ``search`` (``--search``, or a
+    Tavily tool at ``--search-url``), ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and ``datastores``
+    (each ``--docs`` folder, indexed now or loaded from its cached index).
+
+    :param args: Parsed options (see :func:`add_source_options`).
+    :param environ: The environment behind options left out; ``os.environ`` by default.
+    :param quiet: Print no indexing progress.
+    :param quiet_skipped: Print nothing about the files an index left out; ``quiet`` by default.
+    :returns: The arguments; nothing for what was left at its default.
+    :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
+    :raises ConfigurationError: If an option or environment value is invalid.
+    """
+    from haystack_deep_research.cli.sources import web_options  # it builds the search tool: imported when used
+
+    arguments: dict[str, Any] = {}
     if (search := option_value(args, "search", environ)) is not None:
         arguments["search"] = search
+    arguments.update(web_options(args, search))
     if getattr(args, "no_web", False):
         arguments["web"] = False
     stores: dict[str, Any] = {}

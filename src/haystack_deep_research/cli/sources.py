@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.errors import RecordingError, UsageError
-from haystack_deep_research.sources import WebSearchTool, default_search_name, folder_store_name, index_folder
+from haystack_deep_research.sources import WebSearchTool, default_search_name
 from haystack_deep_research.sources._folder_files import folder_files
 from haystack_deep_research.web import UrlPolicy
 
@@ -29,7 +28,6 @@ __all__ = [
     "folder_fingerprint",
     "recorded_sources",
     "replay_argv",
-    "source_options",
     "web_options",
 ]
 
@@ -59,41 +57,16 @@ def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
     :raises ConfigurationError: If an ``--allow-host`` entry is not a host name, address or network.
     """
     options: dict[str, Any] = {}
-    if args.search_url is not None:
-        if search == "ddgs" or args.no_web:
+    if getattr(args, "search_url", None) is not None:
+        if search == "ddgs" or getattr(args, "no_web", False):
             raise UsageError(
                 "--search-url points the Tavily-compatible web search at a server; drop --search ddgs "
                 "and --no-web, or drop --search-url."
             )
         tool = WebSearchTool(api_base_url=check_search_url(args.search_url))
         options["search"] = tool
-    if args.allow_host:
+    if getattr(args, "allow_host", None):
         options["url_policy"] = UrlPolicy(allow_hosts=tuple(args.allow_host))
-    return options
-
-
-def source_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
-    """
-    :param args: The parsed command line.
-    :param search: The ``--search`` chosen (option or environment), or ``None``.
-    :returns: The factory arguments of what the researchers search: ``search``, ``web``, ``url_policy`` and
-        ``datastores`` (each ``--docs`` folder indexed now, or its cached index loaded).
-    :raises UsageError: If the options contradict each other (see :func:`web_options`).
-    :raises ConfigurationError: If a folder holds nothing to index, or an option is out of range.
-    """
-    options: dict[str, Any] = {} if search is None else {"search": search}
-    options.update(web_options(args, search))
-    if args.no_web:
-        options["web"] = False
-    if args.docs:
-        stores: dict[str, Any] = {}
-        for folder in args.docs:
-            name = folder_store_name(folder)
-            name = name if name not in stores else f"{name}_{len(stores) + 1}"
-            with index_progress(str(folder), quiet=args.quiet or args.progress == "none") as progress:
-                stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
-            print_skipped(str(folder), stores[name]["retriever"].index.warnings, quiet=args.quiet)
-        options["datastores"] = stores
     return options
 
 

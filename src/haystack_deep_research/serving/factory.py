@@ -6,7 +6,7 @@ A server's models and sources are chosen as the command line chooses them, by th
 (:func:`haystack_deep_research.cli.shared_options.factory_arguments`): from the command's options (``deep-research
 mcp --model ... --base-url ...``), else from their environment variables, which is how a Hayhooks wrapper is set up:
 ``DEEP_RESEARCH_MODEL``, ``DEEP_RESEARCH_SMALL_MODEL``, ``DEEP_RESEARCH_BASE_URL`` (or ``OPENAI_BASE_URL``),
-``DEEP_RESEARCH_API``, ``DEEP_RESEARCH_PRICES`` (``MODEL=INPUT,OUTPUT`` entries separated by spaces or semicolons),
+``DEEP_RESEARCH_API``, ``DEEP_RESEARCH_PRICES`` (``MODEL=INPUT,OUTPUT`` entries separated by semicolons),
 ``DEEP_RESEARCH_TIMEOUT``, ``DEEP_RESEARCH_RETRIES``, ``DEEP_RESEARCH_MAX_TOKENS``, ``DEEP_RESEARCH_NO_TOOL_CHOICE``
 and ``DEEP_RESEARCH_SEARCH``.
 
