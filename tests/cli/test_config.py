@@ -247,3 +247,14 @@ def test_a_repeatable_option_in_a_variable_is_split_at_semicolons_so_values_keep
         ("qwen3:8b", 0.0, 0.0),
         ("llama3", 0.5, 1.5),
     ]
+
+
+def test_a_key_may_be_the_options_own_name_where_its_dest_differs(folder: Path) -> None:
+    from haystack_deep_research.cli.research import research_parser
+
+    mine = folder / "mine.toml"
+    mine.write_text('price = ["qwen3:8b=0,0"]\n[research]\nprice = ["llama3=1,2"]\n', encoding="utf-8")
+
+    args = config.parse_configured(research_parser(), ["q", "--config", str(mine)], command="research")
+
+    assert [name for name, _ in args.prices] == ["llama3"]  # the command's own table wins, as for every key

@@ -200,14 +200,30 @@ def _value(action: argparse.Action, raw: Any, where: str, *, from_environment: b
     return values
 
 
-def _key(name: str) -> str:
-    return name.replace("-", "_")
+def _key(name: str, aliases: Mapping[str, str] | None = None) -> str:
+    """The dest a key names: the option's dest, or its long name without dashes (``price`` for ``prices``)."""
+    key = name.replace("-", "_")
+    return (aliases or {}).get(key, key)
+
+
+def _aliases(parsers: Sequence[argparse.ArgumentParser]) -> dict[str, str]:
+    """Each option's long names, without their dashes, by the dest they set."""
+    return {
+        option.lstrip("-").replace("-", "_"): action.dest
+        for parser in parsers
+        for action in _options(parser).values()
+        for option in action.option_strings
+        if option.startswith("--")
+    }
 
 
 def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> dict[str, tuple[Any, str]]:
     """The file's values for ``command`` by dest, each with where it was read; every key of the file checked."""
     table = load_config(path)
-    known = {name: set(_options(parser if name == command else build())) for name, build in config_parsers().items()}
+    parsers = {name: parser if name == command else build() for name, build in config_parsers().items()}
+    known = {name: set(_options(each)) for name, each in parsers.items()}
+    by_table = {name: _aliases([each]) for name, each in parsers.items()}
+    aliases = {key: dest for table in by_table.values() for key, dest in table.items()} | by_table.get(command, {})
     every = set().union(*known.values())
     values: dict[str, tuple[Any, str]] = {}
     for name, raw in table.items():
@@ -219,18 +235,18 @@ def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> d
                     "[research])."
                 )
             for key, value in raw.items():
-                if _key(key) not in known[name]:
+                if _key(key, by_table[name]) not in known[name]:
                     accepted = ", ".join(sorted(known[name]))
                     raise ConfigFileError(f"config file {path}: [{name}] unknown key {key!r}; the keys are {accepted}.")
                 if name == command:
-                    values[_key(key)] = (value, f"config file {path}: [{name}] {key}")
-        elif _key(name) not in every:
+                    values[_key(key, by_table[name])] = (value, f"config file {path}: [{name}] {key}")
+        elif _key(name, aliases) not in every:
             raise ConfigFileError(
                 f"config file {path}: unknown key {name!r}; the top-level keys are the options of any command "
                 f"({', '.join(sorted(every))}) and the tables {', '.join(known)}."
             )
-        elif _key(name) in known.get(command, set()):
-            values.setdefault(_key(name), (raw, f"config file {path}: {name}"))  # the command's own table wins
+        elif _key(name, aliases) in known.get(command, set()):
+            values.setdefault(_key(name, aliases), (raw, f"config file {path}: {name}"))  # the command's own table wins
     return values
 
 
