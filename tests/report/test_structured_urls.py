@@ -83,3 +83,27 @@ def test_a_schema_that_cannot_hold_the_output_without_the_url_gets_none(
     assert result["exit_reason"] == "structured_output_failed"
     assert result["report"]
     assert any(INVENTED in warning for warning in result["warnings"])
+
+
+def test_urls_inside_text_in_any_form_and_in_keys_leave_with_a_warning(
+    make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
+) -> None:
+    read = web.url("/solar.html")
+    summary = f"Solar grew ([source]({read})); see https://evil.example/phish and [this](http://bad.example)."
+    reply = json.dumps(
+        {
+            "summary": summary,
+            "key_findings": ["Solar grew, www.evil.example/more"],
+            "sources": [read, "<https://evil.example/b>", "ftp://evil.example/e"],
+            "confidence": 0.7,
+        }
+    )
+    writer = _writer("summarize", lambda: reply)
+    result = make_workflow(summary_llm=writer, grounding_threshold=0.0).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    structured = result["structured"]
+    assert structured.sources == [read]
+    assert read in structured.summary  # the verified link stays
+    assert "evil.example" not in structured.summary + " ".join(structured.key_findings)
+    assert "bad.example" not in structured.summary
+    assert any("evil.example/phish" in warning for warning in result["warnings"])

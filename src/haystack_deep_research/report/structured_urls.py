@@ -1,44 +1,57 @@
 """
 The URLs of a structured output are verified like the report's: none leaves the library unless the run read it.
 
-A model fills an ``output_schema`` from the report, and nothing stops it from writing an invented URL into a
-``sources`` list or any other URL field. :func:`verify_structured` walks the validated instance: every string that is
-a URL (``http(s)``, ``doc``, ``file`` or ``mcp``) is kept only when the run's ledger holds it as read. An unverified URL
-is dropped from its list, or its field is emptied (``None``, else the field's default); the result is validated
-again, and the warning names each field. An instance that cannot hold without the URL is refused with
-:class:`~haystack_deep_research.errors.StructuredOutputError`, as an instance that never validated: the report and
+A model fills an ``output_schema`` from the report, and nothing stops it from writing an invented URL into a ``sources``
+list or any other URL field. :func:`verify_structured` walks the validated instance: every URL in any string (read as
+the report's citations are: bare, autolinks, ``www.``, Markdown links, in prose or alone) and in any key is kept only
+when the run's ledger holds it as read. An unverified link is removed from its text as the report's repair removes it; a
+value that was only that URL is dropped from its list, or its field is emptied (``None``, else the field's default); the
+result is validated again, and the warning names each field. An instance that cannot hold without the URL is refused
+with :class:`~haystack_deep_research.errors.StructuredOutputError`, as an instance that never validated: the report and
 everything else the run gathered are still returned.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from haystack_deep_research.errors import StructuredOutputError
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence import extract_citations, normalize_url, verify_citations
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.state import PHASE_STRUCTURE
 
 __all__ = ["verify_structured"]
 
-_URL = re.compile(r"^\s*(?:https?|doc|file|mcp)://\S+\s*$", re.IGNORECASE)
 _DROP = object()
+
+
+def _repaired(text: str, read: set[str], path: str, removed: list[str]) -> Any:
+    """``text`` without its links to URLs the run never read (the report's repair), or ``_DROP`` if nothing is left."""
+    unverified = [c.url for c in extract_citations(text) if normalize_url(c.url) not in read]
+    if not unverified:
+        return text
+    removed.extend(f"{path or 'the output'}: {url}" for url in dict.fromkeys(unverified))
+    repaired = verify_citations(text, sorted(read)).report
+    if "## Sources" not in text:  # the repair rebuilds a Sources list; a field never had one
+        repaired = repaired.split("\n\n## Sources\n", 1)[0]
+    return repaired.strip() or _DROP
 
 
 def _clean(value: Any, read: set[str], path: str, removed: list[str]) -> Any:
     if isinstance(value, str):
-        if _URL.match(value) and normalize_url(value.strip()) not in read:
-            removed.append(f"{path or 'the output'}: {value.strip()}")
-            return _DROP
-        return value
+        return _repaired(value, read, path, removed)
     if isinstance(value, list):
         kept = [_clean(item, read, f"{path}[{index}]", removed) for index, item in enumerate(value)]
         return [item for item in kept if item is not _DROP]
     if isinstance(value, dict):
-        cleaned = {key: _clean(item, read, f"{path}.{key}" if path else key, removed) for key, item in value.items()}
+        cleaned = {}
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _repaired(key, read, where, removed) is not key:
+                continue  # a key naming a URL the run never read goes with its value
+            cleaned[key] = _clean(item, read, where, removed)
         return {key: (None if item is _DROP else item) for key, item in cleaned.items()}
     return value
 
