@@ -285,3 +285,17 @@ def test_the_answer_leaves_the_run_with_verified_citations() -> None:
 
     assert invented not in result["report"]
     assert result["citations"]["unverified_urls"] == [invented]
+
+
+def test_a_data_file_the_agent_writes_is_named_when_it_cites_what_the_run_never_read(tmp_path: Any) -> None:
+    from haystack_deep_research.tools import DiskBackend
+
+    invented = "https://invented.example/crm.json"
+    content = '{"source": "' + invented + '"}'
+    steps = [call("write_file", path="data.json", content=content), "Saved data.json."]
+    agent = build(steps, enable_filesystem=True, backend=DiskBackend(root=tmp_path), output_schema=None)
+
+    result = agent.run(messages=QUESTION)
+
+    assert (tmp_path / "data.json").read_text(encoding="utf-8") == content  # its format is left whole
+    assert any("data.json" in w and invented in w for w in result["warnings"])

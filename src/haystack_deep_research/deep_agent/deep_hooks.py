@@ -14,6 +14,7 @@ The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subc
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Any
 
 from haystack.components.agents.state import State
@@ -75,25 +76,29 @@ _OUTPUTS: dict[str, Any] = {
 }
 
 
-_DELIVERABLES = (".md", ".markdown", ".txt", ".rst")
+_PROSE = (".md", ".markdown", ".txt", ".rst", "")
+"""Files whose unverified links are removed as a report's are; in any other file (HTML, JSON, CSV) a rewrite could
+break its format, so they are named in a warning instead, and the run's ``citations`` lists them as unverified."""
 
 
 def _check_written_files(run: ResearchRun) -> Phase[None]:
-    """A text file the agent wrote (often its deliverable) leaves the run with its citations verified, as its answer."""
+    """Every file the agent wrote (often its deliverable) leaves the run with its citations checked, as its answer."""
     read_urls = sorted(run.ledger.read_urls())
     written_files: dict[str, ScratchBackend] = run.resource(WRITTEN_FILES, dict)
     for path, space in list(written_files.items()):
-        if not path.lower().endswith(_DELIVERABLES):
-            continue
         [read] = yield [blocking(space.read, path)]
         if read.error is not None:
-            continue  # deleted or refused since: nothing of it leaves the run
+            continue  # deleted, binary or refused since: nothing of it leaves the run as text
         check = verify_citations(str(read.value), read_urls)
         if not check.unverified:
             continue
+        urls = ", ".join(dict.fromkeys(c.url for c in check.unverified))
+        if PurePosixPath(path).suffix.lower() not in _PROSE:
+            run.warn(PHASE_FILES, f"{path} cites URL(s) the run never read, left as they are in its format: {urls}")
+            continue
         [written] = yield [blocking(space.write, path, check.report)]
         removed = f"removed {len(check.unverified)} citation(s) of URLs the run never read from {path}"
-        unwritten = f"{path} cites URLs the run never read, and could not be repaired ({written.error})"
+        unwritten = f"{path} cites URLs the run never read ({urls}), and could not be repaired ({written.error})"
         run.warn(PHASE_FILES, removed if written.error is None else unwritten)
 
 
