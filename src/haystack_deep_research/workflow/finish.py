@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import RunEnded
-from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, verdict_outputs
+from haystack_deep_research.report import UNKNOWN, StructuredOutputStage, mark_unsupported, verdict_outputs
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async
@@ -38,6 +38,7 @@ from haystack_deep_research.state import (
     EXIT_WRITER_FAILED,
     GROUNDING,
     GROUNDING_SCORE,
+    GROUNDING_UNJUDGED,
     NOTES,
     PHASE_GROUND,
     PHASE_RUN,
@@ -69,6 +70,7 @@ OUTPUT_TYPES: dict[str, Any] = {
     STRUCTURED: BaseModel | None,
     GROUNDING_SCORE: float | None,
     GROUNDING: list[dict[str, Any]],
+    GROUNDING_UNJUDGED: int,
     CAUSAL_CHAIN: str,
     REGENERATION_COUNT: int,
     REPLAN_COUNT: int,
@@ -106,7 +108,8 @@ class WorkflowFinishStep(UsesModels):
             call failed and the summary was assembled from the notes; its ``grounding_score`` is then ``None``),
             ``not_judged`` or ``no_evidence``), ``usage_by_phase``, ``cost`` (US dollars, ``None``
             when a price is unknown), ``token_usage`` (all steps), ``structured`` (an ``output_schema`` instance, or
-            ``None``), ``grounding_score``, ``grounding`` (one verdict per claim), and the workflow's own
+            ``None``), ``grounding_score`` (over the claims judged), ``grounding`` (one verdict per claim), and the
+            workflow's own ``grounding_unjudged`` (the cited claims the judge could not judge),
             ``causal_chain``, ``regeneration_count`` and ``replan_count``.
         """
         return drive(self.phase(workflow))
@@ -166,6 +169,9 @@ class WorkflowFinishStep(UsesModels):
             STRUCTURED: structured,
             GROUNDING_SCORE: workflow.score,
             GROUNDING: verdicts,
+            GROUNDING_UNJUDGED: sum(v.verdict == UNKNOWN for v in workflow.judgement.verdicts)
+            if workflow.judgement
+            else 0,
             CAUSAL_CHAIN: workflow.causal_chain,
             REGENERATION_COUNT: workflow.regenerations,
             REPLAN_COUNT: workflow.replans,
