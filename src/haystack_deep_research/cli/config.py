@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research.errors import ConfigFileError
+from haystack_deep_research.errors import ConfigFileError, ConfigurationError
 
 __all__ = [
     "CONFIG_VARIABLE",
@@ -40,6 +40,7 @@ __all__ = [
     "add_config_option",
     "config_parsers",
     "default_config_path",
+    "environment_options",
     "environment_variable",
     "load_config",
     "parse_configured",
@@ -333,3 +334,22 @@ def parse_configured(
     if path == LOCAL_CONFIG:  # a file of the working folder may not be the user's own: say that it is read
         print(f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder", file=sys.stderr)
     return args
+
+
+def environment_options() -> argparse.Namespace:
+    """
+    The options of a server (the MCP server, the Hayhooks wrapper, a scan's item) that no command line gives: read
+    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see
+    :mod:`.config`), so a setting means the same to a server as to the command.
+
+    :returns: The main command's options with no flag given.
+    :raises ConfigurationError: If a variable or the config file holds a value the option refuses.
+    """
+    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+
+    try:
+        return parse_configured(research_parser(), ["-"], command="research")
+    except SystemExit as stop:  # the parser said why on stderr, in one line
+        raise ConfigurationError(
+            "the environment or the config file holds a setting the options refuse (see the line above)."
+        ) from stop

@@ -44,12 +44,11 @@ from haystack_deep_research.agents import (
     create_research_workflow,
     default_chat_generator,
 )
-from haystack_deep_research.cli.config import parse_configured
+from haystack_deep_research.cli.config import environment_options, parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import scan_parser
 from haystack_deep_research.cli.shared_options import (
     check_option_credentials,
-    environment_options,
     factory_arguments,
 )
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError

@@ -7,7 +7,7 @@ by :func:`add_source_options`); the main command, its iterative mode, ``replay``
 ``check`` all take them from here, so an option means the same on each. :func:`factory_arguments` turns parsed
 options into factory arguments (``*_llm`` models, ``prices``, ``search``, ``web``, ``datastores``), falling back on
 :data:`ENVIRONMENT` for an option left out; a server with no command line (the Hayhooks wrapper) goes through the
-same function with :func:`environment_options`.
+same function with :func:`~haystack_deep_research.cli.config.environment_options`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ __all__ = [
     "add_shared_options",
     "add_source_options",
     "check_option_credentials",
-    "environment_options",
     "factory_arguments",
     "judge_model",
     "model_arguments",
@@ -207,26 +206,6 @@ def add_shared_options(parser: argparse.ArgumentParser) -> None:
     """
     add_model_options(parser)
     add_source_options(parser)
-
-
-def environment_options() -> argparse.Namespace:
-    """
-    The options of a server (the MCP server, the Hayhooks wrapper, a scan's item) that no command line gives: read
-    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see
-    :mod:`.config`), so a setting means the same to a server as to the command.
-
-    :returns: The main command's options with no flag given.
-    :raises ConfigurationError: If a variable or the config file holds a value the option refuses.
-    """
-    from haystack_deep_research.cli.config import parse_configured  # the config layer reads every command's parser
-    from haystack_deep_research.cli.options import research_parser
-
-    try:
-        return parse_configured(research_parser(), ["-"], command="research")
-    except SystemExit as stop:  # the parser said why on stderr, in one line
-        raise ConfigurationError(
-            "the environment or the config file holds a setting the options refuse (see the line above)."
-        ) from stop
 
 
 def _environment(name: str, environ: Mapping[str, str]) -> str | None:

@@ -44,6 +44,7 @@ from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, r
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
 from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
+from haystack_deep_research.report.repair import RepairPolicy
 from haystack_deep_research.report.sections import rewrite_report
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Call, Phase, ResearchRun
@@ -78,6 +79,10 @@ def _research_tool(state: State) -> Tool | None:
     return next((t for t in tools if isinstance(t, Tool) and t.name == RESEARCH_SUBTOPIC), None)
 
 
+def _counts(regenerations: int, replans: int, run: ResearchRun) -> dict[str, Any]:
+    return {"regenerations": regenerations, "replans": replans, "spent": run.spent()}
+
+
 class GroundingStage(UsesModels):
     """
     A write-hook stage that judges the report's cited claims and repairs the report (see the module docstring).
@@ -104,9 +109,8 @@ class GroundingStage(UsesModels):
         if judge_llm is not None:
             _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         self.judge_llm = judge_llm
-        self.threshold = _checks.number_in_range("threshold", threshold, 0.0, 1.0, include_low=True)
-        self.max_regenerations = _checks.int_in_range("max_regenerations", max_regenerations, 0, 5)
-        self.max_replans = _checks.int_in_range("max_replans", max_replans, 0, 5)
+        self.policy = RepairPolicy(threshold=threshold, max_regenerations=max_regenerations, max_replans=max_replans)
+        self.threshold, self.max_regenerations, self.max_replans = threshold, max_regenerations, max_replans
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
         self.style = ReportStyle.of(style)
 
@@ -125,16 +129,17 @@ class GroundingStage(UsesModels):
         judge = self.judge_llm or writer
         judged = yield from self._judge(state, run, judge)
         regenerations = replans = 0
-        while judged.score < self.threshold:
+        while (step := self.policy.next_step(judged.score, **_counts(regenerations, replans, run))) != "done":
             unsupported = judged.unsupported
-            if (spent := run.spent()) is not None:
+            if step == "spent":
+                spent = str(run.spent())
                 run.warn(PHASE_GROUND, f"the run's {run.budget.describe(spent)} is spent; the report is not repaired")
                 break
-            if regenerations < self.max_regenerations:
+            if step == "regenerate":
                 regenerations += 1
                 _notice(run, f"score {judged.score:.2f} is below {self.threshold}: rewriting the report")
                 rewritten = yield from self._rewrite(state, run, writer, unsupported, found=None)
-            elif replans < self.max_replans:
+            elif step == "replan":
                 tool = _research_tool(state)
                 if tool is None:
                     run.warn(PHASE_GROUND, f"cannot replan: this run has no {RESEARCH_SUBTOPIC} tool")

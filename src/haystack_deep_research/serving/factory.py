@@ -63,7 +63,7 @@ def default_agent(**options: Any) -> Any:
     :returns: The agent.
     :raises MissingCredentialsError: If a key is missing.
     """
-    from haystack_deep_research.cli.shared_options import environment_options
+    from haystack_deep_research.cli.config import environment_options
 
     return configured_agent(environment_options(), **options)
 

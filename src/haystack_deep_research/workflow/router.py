@@ -24,11 +24,11 @@ from typing import Any
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from haystack_deep_research import _checks
 from haystack_deep_research._clock import today
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
 from haystack_deep_research.report import UNKNOWN
+from haystack_deep_research.report.repair import RepairPolicy
 from haystack_deep_research.state import (
     EXIT_GROUNDED,
     EXIT_GROUNDING_EXHAUSTED,
@@ -68,9 +68,8 @@ class GroundingRouter:
     """
 
     def __init__(self, *, threshold: float = 0.65, max_regenerations: int = 1, max_replans: int = 2) -> None:
-        self.threshold = _checks.number_in_range("grounding_threshold", threshold, 0.0, 1.0, include_low=True)
-        self.max_regenerations = _checks.int_in_range("max_regenerations", max_regenerations, 0, 5)
-        self.max_replans = _checks.int_in_range("max_replans", max_replans, 0, 5)
+        self.policy = RepairPolicy(threshold=threshold, max_regenerations=max_regenerations, max_replans=max_replans)
+        self.threshold, self.max_regenerations, self.max_replans = threshold, max_regenerations, max_replans
 
     @component.output_types(done=WorkflowRun, regenerate=WorkflowRun, replan=WorkflowRun)
     def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
@@ -85,16 +84,18 @@ class GroundingRouter:
                 return {"done": workflow.but(exit_reason=EXIT_NO_EVIDENCE)}
             return {"done": workflow.but(exit_reason=EXIT_NOT_JUDGED)}
         score = workflow.score if workflow.score is not None else 1.0
-        if score >= self.threshold:
+        spent = run.spent()
+        step = self.policy.next_step(score, regenerations=workflow.regenerations, replans=workflow.replans, spent=spent)
+        if step == "done":
             return {"done": workflow.but(exit_reason=EXIT_GROUNDED)}
-        if (spent := run.spent()) is not None:
-            run.warn(PHASE_GROUND, f"the run's {run.budget.describe(spent)} is spent; the summary is not repaired")
-            return {"done": workflow.but(exit_reason=spent)}
+        if step == "spent":
+            run.warn(PHASE_GROUND, f"the run's {run.budget.describe(str(spent))} is spent; the summary is not repaired")
+            return {"done": workflow.but(exit_reason=str(spent))}
         below = f"score {score:.2f} is below {self.threshold}"
-        if workflow.regenerations < self.max_regenerations:
+        if step == "regenerate":
             run.events.emit(Notice(phase=PHASE_GROUND, text=f"{below}: rewriting the summary"))
             return {"regenerate": workflow.but(regenerations=workflow.regenerations + 1)}
-        if workflow.replans < self.max_replans:
+        if step == "replan":
             run.events.emit(Notice(phase=PHASE_GROUND, text=f"{below}: gathering evidence on the unsupported claims"))
             return {"replan": workflow.but(replans=workflow.replans + 1)}
         run.events.emit(Notice(phase=PHASE_GROUND, text=f"{below} after every rewrite and replan"))
