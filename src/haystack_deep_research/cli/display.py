@@ -14,6 +14,7 @@ Every display is an event subscriber: pass it in ``hook_context`` under ``EVENTS
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from typing import TextIO
@@ -49,6 +50,14 @@ class Display:
 
     def __init__(self, tracker: RunTracker | None = None) -> None:
         self.tracker = tracker or RunTracker()
+        self._logs = _LogLines(self)
+
+    def log(self, line: str) -> None:
+        """
+        Show one log record of the run (a warning a library logged), as one line; the base shows nothing.
+
+        :param line: The record's message, on one line.
+        """
 
     def __call__(self, event: Event) -> None:
         """
@@ -67,11 +76,13 @@ class Display:
         """
 
     def start(self) -> None:
-        """The run is about to start: start the clock (and a live view)."""
+        """The run is about to start: start the clock (and a live view); log records go through :meth:`log`."""
         self.tracker.start()
+        self._logs.attach()
 
     def stop(self) -> None:
-        """The run is over: stop updating (a live view leaves its last frame)."""
+        """The run is over: stop updating (a live view leaves its last frame); log records go back to logging."""
+        self._logs.detach()
 
     def summarize(self, summary: RunSummary) -> None:
         """
@@ -79,6 +90,35 @@ class Display:
 
         :param summary: The summary.
         """
+
+
+class _LogLines(logging.Handler):
+    """
+    While a display shows a run, the warnings that libraries log (a search error with its whole query, a retry) go
+    through the display as one line each, never raw over its lines or its live view. Records are shown, not dropped:
+    only their form changes. A program that logs to the console with handlers of its own keeps them.
+    """
+
+    def __init__(self, display: Display) -> None:
+        super().__init__(level=logging.WARNING)
+        self.display = display
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a record whose arguments do not format: its template says what happened
+            message = str(record.msg)
+        first = " ".join(message.split())
+        self.display.log(f"{record.levelname.lower()}: {first}" if first else record.levelname.lower())
+
+    def attach(self) -> None:
+        root = logging.getLogger()
+        consoles = (sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__)
+        if not any(isinstance(h, logging.StreamHandler) and h.stream in consoles for h in root.handlers):
+            root.addHandler(self)  # no console logging configured: Python would print each record raw on stderr
+
+    def detach(self) -> None:
+        logging.getLogger().removeHandler(self)
 
 
 class PlainDisplay(Display):
@@ -99,6 +139,14 @@ class PlainDisplay(Display):
         with self._lock:
             print(flat if len(flat) <= _MAX_LINE else flat[: _MAX_LINE - 1] + "…", file=self._stream or sys.stderr)
             (self._stream or sys.stderr).flush()
+
+    def log(self, line: str) -> None:
+        """
+        Write a log record as a ``[log]`` line.
+
+        :param line: The record, on one line.
+        """
+        self._print(f"[log] {line}")
 
     def show(self, event: Event) -> None:
         """

@@ -132,6 +132,16 @@ class RichDisplay(Display):
             redirect_stdout=False,
         )
 
+    def log(self, line: str) -> None:
+        """
+        Print a log record above the live view (rich keeps the view below what is printed), dimmed, on one line.
+
+        :param line: The record, on one line.
+        """
+        from rich.text import Text
+
+        self.console.print(Text(f"[log] {line}", style="dim", no_wrap=True, overflow="ellipsis"))
+
     def _view(self) -> RenderableType:
         return render_progress(self.tracker.progress())
 
@@ -143,6 +153,7 @@ class RichDisplay(Display):
 
     def stop(self) -> None:
         """Stop the live view; its last frame stays on screen (printed once when the console is not a terminal)."""
+        super().stop()
         if not self._started:
             return
         self._started = False
