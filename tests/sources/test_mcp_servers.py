@@ -23,6 +23,7 @@ from haystack_deep_research import (
     ResearchRun,
     create_deep_agent,
     create_deep_research_agent,
+    create_iterative_research_agent,
     create_research_workflow,
 )
 from haystack_deep_research.research import ResearchSubtopicTool
@@ -216,7 +217,32 @@ def _workflow(server: MCPServer) -> Any:
     return create_research_workflow(chat_generator=model, tools=[], mcp_servers=[server], output_schema=None)
 
 
-@pytest.mark.parametrize("build", [_deep_agent, _workflow], ids=["deep_agent", "research_workflow"])
+@component
+class CitingWriter:
+    """A writer of this test: it cites every MCP address it was shown, and one it invents."""
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        shown = "\n".join(m.text or "" for m in messages)
+        urls = list(dict.fromkeys(_SOURCE.findall(shown)))
+        lines = [f"EU checkout requests time out ([ticket]({url}))." for url in urls]
+        report = "# Checkout\n\n" + "\n\n".join([*lines, f"A refund bug was reported ([ticket]({INVENTED}))."])
+        return {"replies": [ChatMessage.from_assistant(report)]}
+
+
+def _iterative(server: MCPServer) -> Any:
+    return create_iterative_research_agent(
+        analysis_llm=ScriptedChatGenerator(role="analysis", steps=["checkout EU", None]),
+        writer_llm=CitingWriter(),
+        mcp_servers=[server],
+        web=False,
+        depth=1,
+    )
+
+
+@pytest.mark.parametrize(
+    "build", [_deep_agent, _workflow, _iterative], ids=["deep_agent", "research_workflow", "iterative_agent"]
+)
 def test_every_agent_shape_cites_the_server_and_closes_it(tmp_path: Path, build: Any) -> None:
     result = build(_server(tmp_path)).run(messages=[ChatMessage.from_user(QUESTION)])
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from haystack import Pipeline
@@ -37,7 +37,7 @@ from haystack_deep_research.run import (
 )
 from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
 from haystack_deep_research.run.cost import CostMeter
-from haystack_deep_research.sources import datastore_tools, resolve_search
+from haystack_deep_research.sources import MCPServer, datastore_tools, resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE
 from haystack_deep_research.tools import ReadUrlTool
 from haystack_deep_research.web import FetchLimits, UrlPolicy
@@ -60,8 +60,10 @@ def _check(options: dict[str, Any]) -> None:
             raise ConfigurationError(f"{name} must be True or False; got {options[name]!r}.")
     if options["judge_llm"] is not None and not options["grounding"]:
         raise ConfigurationError("judge_llm is used only with grounding=True; pass grounding=True or drop judge_llm.")
-    if not options["web"] and not options["datastores"]:
-        raise ConfigurationError("web=False leaves nothing to search: pass datastores={...}, or set web=True.")
+    if not options["web"] and not options["datastores"] and not options["mcp_servers"]:
+        raise ConfigurationError(
+            "web=False leaves nothing to search: pass datastores={...} or mcp_servers=[...], or set web=True."
+        )
     if options["record_to"] is not None and options["replay_from"] is not None:
         raise ConfigurationError("pass record_to or replay_from, not both.")
     RunBudget(
@@ -130,6 +132,7 @@ def create_iterative_research_agent(
     max_parallel_searches: int = 10,
     search: Any = "auto",
     datastores: Mapping[str, Any] | None = None,
+    mcp_servers: Sequence[MCPServer] | None = None,
     web: bool = True,
     summarizer_llm: ChatGenerator | None = None,
     read_top_k: int = 3,
@@ -169,6 +172,8 @@ def create_iterative_research_agent(
     :param search: The web search: "auto", "tavily", "ddgs", a search backend, component or Tool (see
         ``resolve_search``).
     :param datastores: Your own documents (as for ``create_deep_research_agent``), searched with every topic.
+    :param mcp_servers: MCP servers (see ``MCPServer``) whose query tools (one required text argument) are asked
+        every topic; what they return is read and cited like documents.
     :param web: ``False`` searches the datastores only.
     :param summarizer_llm: Summarizes each page read toward its topic. Default: ``analysis_llm``.
     :param read_top_k: Results of each search that are read, 1 to 5.
@@ -240,6 +245,7 @@ def create_iterative_research_agent(
             search=web_search,
             read_url=read_url,
             datastores=datastore_tools(datastores),
+            mcp_servers=list(mcp_servers or []),
             read_top_k=read_top_k,
             max_parallel_searches=max_parallel_searches,
             depth=depth,

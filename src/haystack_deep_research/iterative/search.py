@@ -38,12 +38,14 @@ from haystack_deep_research.prompts import (
     TOPIC_SEARCH_FAILED,
     render_text,
 )
-from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run import Phase, ResearchRun, RunView
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.phases import drive, drive_async, subphase
 from haystack_deep_research.run.resume import journal_note
 from haystack_deep_research.sources import DatastoreSearchTool, SearchTool
+from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
+from haystack_deep_research.sources.mcp_tool import mcp_toolsets
 from haystack_deep_research.state import PHASE_SEARCH
 from haystack_deep_research.tools import ReadUrlTool
 
@@ -56,6 +58,16 @@ def _tool_from_dict(data: dict[str, Any] | None) -> Any:
     return import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
 
 
+def _query_argument(tool: Any) -> Any:
+    """The name of a tool's one required text argument, or ``None`` when it has not exactly one."""
+    schema = getattr(tool, "parameters", None) or {}
+    required = list(schema.get("required") or [])
+    properties = schema.get("properties") or {}
+    if len(required) != 1 or (properties.get(required[0]) or {}).get("type") != "string":
+        return None
+    return required[0]
+
+
 @component
 class SearchStep(UsesModels):
     """
@@ -64,6 +76,7 @@ class SearchStep(UsesModels):
     :param search: The web search (``None`` to search the datastores only).
     :param read_url: The page reader; required with ``search``.
     :param datastores: One search tool per datastore.
+    :param mcp_servers: MCP servers whose query tools (one required text argument) are called with each topic.
     :param read_top_k: Results of each search that are read, 1 to 5.
     :param max_parallel_searches: Topics searched at once, 1 to 10.
     :param depth: The rounds of a run (for the progress line).
@@ -76,6 +89,7 @@ class SearchStep(UsesModels):
         search: SearchTool | None,
         read_url: ReadUrlTool | None,
         datastores: list[DatastoreSearchTool] | None = None,
+        mcp_servers: list[Any] | None = None,
         read_top_k: int = 3,
         max_parallel_searches: int = 10,
         depth: int = 3,
@@ -87,8 +101,10 @@ class SearchStep(UsesModels):
         stores = list(datastores or [])
         if not all(isinstance(store, DatastoreSearchTool) for store in stores):
             raise ConfigurationError("datastores must be DatastoreSearchTools (see datastore_tools).")
-        if search is None and not stores:
-            raise ConfigurationError("there is nothing to search: give a web search or at least one datastore.")
+        servers = mcp_servers_from(mcp_servers)
+        if search is None and not stores and not servers:
+            raise ConfigurationError("there is nothing to search: give a web search, a datastore or an MCP server.")
+        self.mcp_servers = servers
         self.search = search
         self.read_url = read_url
         self.datastores = stores
@@ -158,10 +174,23 @@ class SearchStep(UsesModels):
             except Exception as error:  # a retriever's failure is part of the finding, never the end of the run
                 view.warn(PHASE_SEARCH, f"searching {store.name} for '{topic}' failed ({type(error).__name__})")
                 parts.append(render_text(TOPIC_SEARCH_FAILED, error=f"{store.name}: {type(error).__name__}: {error}"))
+        for tool in self._query_tools(view):
+            try:
+                parts.append((yield from tool.phase(view, **{_query_argument(tool): topic})))
+            except DeepResearchError as error:  # a server's failure is part of the finding, never the end of the run
+                view.warn(PHASE_SEARCH, f"asking {tool.name} about '{topic}' failed ({error})")
+                parts.append(render_text(TOPIC_SEARCH_FAILED, error=f"{tool.name}: {error}"))
         summary = "\n\n".join(part for part in parts if part)
         note = render_text(NOTE, subtopic=topic, summary=summary, partial=False, reason=None)
         run.add_notes([note], position=run.position(topic))
         yield from journal_note(run.view(PHASE_SEARCH), topic, JournaledNote(topic, note, summary, False))
+
+    def _query_tools(self, view: RunView) -> list[Any]:
+        """The MCP tools a topic is asked of: those taking one required text argument (a query)."""
+        if not self.mcp_servers:
+            return []
+        tools = [tool for toolset in mcp_toolsets(self.mcp_servers) for tool in toolset.bind(view)]
+        return [tool for tool in tools if _query_argument(tool) is not None]
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized step, with its tools."""
@@ -170,6 +199,7 @@ class SearchStep(UsesModels):
             search=self.search.to_dict() if self.search is not None else None,
             read_url=self.read_url.to_dict() if self.read_url is not None else None,
             datastores=[store.to_dict() for store in self.datastores],
+            mcp_servers=[server.to_dict() for server in self.mcp_servers],
             read_top_k=self.read_top_k,
             max_parallel_searches=self.max_parallel_searches,
             depth=self.depth,
@@ -185,4 +215,5 @@ class SearchStep(UsesModels):
         params["search"] = _tool_from_dict(params.get("search"))
         params["read_url"] = _tool_from_dict(params.get("read_url"))
         params["datastores"] = [_tool_from_dict(store) for store in params.get("datastores") or []]
+        params["mcp_servers"] = [MCPServer.from_dict(server) for server in params.get("mcp_servers") or []]
         return default_from_dict(cls, data)
