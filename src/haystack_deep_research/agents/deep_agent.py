@@ -21,7 +21,6 @@ from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Subscriber
 from haystack_deep_research.prompts import DEEP_AGENT_RULES, render_text
-from haystack_deep_research.research import FinalSummaryHook
 from haystack_deep_research.research.approval import confirmation_hooks
 from haystack_deep_research.research.exits import (
     ConfidenceMet,
@@ -31,12 +30,10 @@ from haystack_deep_research.research.exits import (
     TokenLimit,
     ToolUsed,
 )
-from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.preserve import PreservingChatGenerator
-from haystack_deep_research.research.tool_calls import ToolResultsHook
+from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import model_name
-from haystack_deep_research.run.bounded import DeadlineChatGenerator
-from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.sources import MCPServer, datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
@@ -47,7 +44,6 @@ from haystack_deep_research.state import (
     PHASE_STRUCTURE,
     PHASE_SUBAGENT,
     deep_agent_state_schema,
-    researcher_state_schema,
 )
 from haystack_deep_research.tools import RunToolset
 from haystack_deep_research.tools.filesystem import create_filesystem_tools
@@ -104,19 +100,12 @@ def _subagent(definition: SubAgentDef, model: Any, loop_threshold: int) -> tuple
         raise ConfigurationError(f"subagents must hold SubAgentDef objects; got {type(definition).__name__}.")
     plain, sets = _split(list(definition.tools), f"subagent {definition.name!r} tools")
     generator = definition.chat_generator or model
-    agent = Agent(
-        chat_generator=DeadlineChatGenerator(chat_generator=generator),
-        tools=[RunToolset(tools=plain), *sets],
+    agent = researcher_agent(
+        chat_generator=generator,
+        tools=[*plain, *sets],
         system_prompt=definition.system_prompt,
-        state_schema=researcher_state_schema(),
-        max_agent_steps=definition.max_iterations,
-        tool_streaming_callback_passthrough=True,
-        hooks={
-            "before_llm": [BudgetHook()],
-            "before_tool": [LoopGuardHook(threshold=loop_threshold)],
-            "after_tool": [ToolResultsHook()],
-            "after_run": [FinalSummaryHook(chat_generator=generator)],
-        },
+        max_steps=definition.max_iterations,
+        loop_threshold=loop_threshold,
     )
     return definition.description, agent
 

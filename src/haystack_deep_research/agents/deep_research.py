@@ -28,14 +28,14 @@ from haystack_deep_research.report import (
     StructuredOutputStage,
     WriteHook,
 )
-from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.approval import plan_review_hooks
-from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.plan import PlanHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
+from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import Price, ResearchCache
-from haystack_deep_research.run.bounded import DeadlineChatGenerator
 from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
 from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.sources import (
@@ -50,7 +50,6 @@ from haystack_deep_research.sources import (
 from haystack_deep_research.sources.search import SearchTool
 from haystack_deep_research.state import (
     orchestrator_state_schema,
-    researcher_state_schema,
 )
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset, create_think_tool
 from haystack_deep_research.tools.passages import DEFAULT_PASSAGE_BUDGET
@@ -255,20 +254,13 @@ def create_deep_research_agent(
     models_by_phase = phase_models(models, options)
     stores = datastores_from(datastores)
     researcher_tools = _researcher_tools(options, models, stores)
-    budget, results = BudgetHook(), ToolResultsHook()
-    researcher = Agent(
-        chat_generator=DeadlineChatGenerator(chat_generator=models["researcher_llm"]),
-        tools=[RunToolset(tools=researcher_tools), *mcp_toolsets(mcp_servers)],
+    budget, results = BudgetHook(), ToolResultsHook()  # the orchestrator's own
+    researcher = researcher_agent(
+        chat_generator=models["researcher_llm"],
+        tools=[*researcher_tools, *mcp_toolsets(mcp_servers)],
         system_prompt=_researcher_prompt(options, stores),
-        state_schema=researcher_state_schema(),
-        max_agent_steps=max_researcher_steps,
-        tool_streaming_callback_passthrough=True,
-        hooks={
-            "before_llm": [budget],
-            "before_tool": [LoopGuardHook(threshold=loop_threshold)],
-            "after_tool": [results],
-            "after_run": [FinalSummaryHook(chat_generator=models["researcher_llm"])],
-        },
+        max_steps=max_researcher_steps,
+        loop_threshold=loop_threshold,
     )
     orchestrator_tools = [ResearchSubtopicTool(researcher=researcher, max_subtopics=max_subtopics), create_think_tool()]
     return ResearchAgent(

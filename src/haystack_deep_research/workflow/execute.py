@@ -29,19 +29,17 @@ from haystack_deep_research._clock import today
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted, RunStarted
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
-from haystack_deep_research.research import FinalSummaryHook
-from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, LoopGuardHook
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
+from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import Call, Phase, RunView
-from haystack_deep_research.run.bounded import DeadlineChatGenerator
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.journal import JournaledNote
-from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import journal_note, resumed_note
 from haystack_deep_research.run.shape import current_run
 from haystack_deep_research.run.streaming import for_async, for_sync
-from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, PHASE_RUN, RUN_KEY, researcher_state_schema
-from haystack_deep_research.tools import RunToolset, bind_tools
+from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, PHASE_RUN, RUN_KEY
+from haystack_deep_research.tools import bind_tools
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["ExecuteStep", "execute_agent"]
@@ -70,19 +68,12 @@ def execute_agent(
     _checks.int_in_range("max_steps", max_steps, 1, 200)
     if not isinstance(tools, list) or not all(isinstance(tool, Tool | Toolset) for tool in tools):
         raise ConfigurationError("tools must be a list of Haystack Tools or Toolsets, for example [WebSearchTool()].")
-    plain = [tool for tool in tools if isinstance(tool, Tool)]
-    toolsets = [tool for tool in tools if isinstance(tool, Toolset)]
-    return Agent(
-        chat_generator=DeadlineChatGenerator(chat_generator=chat_generator),
-        tools=[RunToolset(tools=plain), *toolsets] if plain else toolsets,
+    return researcher_agent(
+        chat_generator=chat_generator,
+        tools=tools,
         system_prompt="\n\n".join(filter(None, [render_text(EXECUTE_SYSTEM, max_steps=max_steps), routing])),
-        state_schema=researcher_state_schema(),
-        max_agent_steps=max_steps,
-        hooks={
-            "before_llm": [BudgetHook()],
-            "before_tool": [LoopGuardHook(threshold=loop_threshold)],
-            "after_run": [FinalSummaryHook(chat_generator=chat_generator)],
-        },
+        max_steps=max_steps,
+        loop_threshold=loop_threshold,
     )
 
 
