@@ -250,3 +250,46 @@ def test_a_failing_model_still_yields_a_report_with_an_honest_exit_reason(build:
     assert isinstance(result["report"], str)
     assert result["exit_reason"] not in {"", "grounded", "confidence_met", "text", "depth_reached"}
     assert result["warnings"]
+
+
+@component
+class OnceFailingWriter:
+    """Fails its first call, as a provider's passing hiccup does; answers every later one."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        self.calls += 1
+        if self.calls == 1:
+            raise ConnectionError("the model server hiccuped")
+        return {"replies": [ChatMessage.from_assistant(ANSWER, meta={"model": "mock-model", "usage": USAGE})]}
+
+
+WRITERS: dict[str, Callable[[Any], Any]] = {
+    "deep_research_agent": lambda writer: create_deep_research_agent(
+        scope_llm=PlainModel(),
+        orchestrator_llm=PlainModel(),
+        researcher_llm=PlainModel(),
+        summarizer_llm=PlainModel(),
+        writer_llm=writer,
+        search_tool=SEARCH,
+    ),
+    "research_workflow": lambda writer: create_research_workflow(
+        chat_generator=PlainModel(), tools=[SEARCH], output_schema=None, summary_llm=writer, causal_inference=False
+    ),
+    "iterative_agent": lambda writer: create_iterative_research_agent(
+        analysis_llm=PlainModel(), writer_llm=writer, search=SEARCH
+    ),
+}
+
+
+@pytest.mark.parametrize("build", WRITERS.values(), ids=WRITERS.keys())
+def test_the_writer_of_every_shape_that_writes_is_tried_twice(build: Callable[[Any], Any]) -> None:
+    writer = OnceFailingWriter()
+    result = _ask(build(writer))
+
+    assert ANSWER in result["report"]  # the model's text, not the fallback assembled from the notes
+    assert result["exit_reason"] != "writer_failed"
+    assert any("succeeded when tried once more" in warning for warning in result["warnings"])

@@ -47,9 +47,10 @@ from haystack_deep_research.report import (
     verdict_outputs,
     verify_report,
 )
+from haystack_deep_research.report.attempts import Request, ask_twice
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, drive, drive_async, failure
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_NO_EVIDENCE,
@@ -152,16 +153,10 @@ class WriteStep(UsesModels):
                 translate=sections.translate,
             )
         )
-        [written] = yield [
-            ask(
-                self.chat_generator, prompt, role="writer", streaming_callback=run.streaming_callback, budget=run.budget
-            )
-        ]
-        if written.reply is not None:
-            run.record_usage(PHASE_WRITE, written.reply.meta.get("usage"))
+        [written] = yield from ask_twice(self.chat_generator, [Request(what="the report", messages=prompt)], run)
         report = written.text
         if not report:
-            why = failure(written.error)
+            why = written.why
             run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the findings")
             report = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
             exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED

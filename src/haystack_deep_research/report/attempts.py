@@ -115,7 +115,12 @@ def _ask(generator: ChatGenerator, request: Request, run: ResearchRun, role: str
 
 
 def ask_twice(
-    generator: ChatGenerator, requests: Sequence[Request], run: ResearchRun, *, role: str = "writer"
+    generator: ChatGenerator,
+    requests: Sequence[Request],
+    run: ResearchRun,
+    *,
+    role: str = "writer",
+    phase: str = PHASE_WRITE,
 ) -> Phase[list[Attempt]]:
     """
     Make every request side by side; make the failed ones once more, side by side.
@@ -124,13 +129,14 @@ def ask_twice(
     :param requests: The requests.
     :param run: The run: usage is recorded into its write phase and warnings say what failed.
     :param role: The role of the calls, a tracing tag.
+    :param phase: The phase their usage and warnings count toward.
     :returns: The phase; it returns one :class:`Attempt` per request, in order.
     """
     outcomes = yield [_ask(generator, request, run, role) for request in requests]
     attempts: list[Attempt] = []
     failed: list[tuple[int, str]] = []
     for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
-        if _usable(run, request, outcome, PHASE_WRITE):
+        if _usable(run, request, outcome, phase):
             attempts.append(Attempt(outcome.text))
         else:
             attempts.append(Attempt("", _why(outcome)))
@@ -140,9 +146,9 @@ def ask_twice(
     again = yield [_ask(generator, requests[index], run, role) for index, _ in failed]
     for (index, first), outcome in zip(failed, again, strict=True):
         what = requests[index].what
-        if _usable(run, requests[index], outcome, PHASE_WRITE):
+        if _usable(run, requests[index], outcome, phase):
             attempts[index] = Attempt(outcome.text)
-            run.warn(PHASE_WRITE, f"the writer's call for {what} failed ({first}); it succeeded when tried once more")
+            run.warn(phase, f"the writer's call for {what} failed ({first}); it succeeded when tried once more")
         else:
             attempts[index] = Attempt("", _why(outcome))
     return attempts

@@ -24,9 +24,10 @@ from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.prompts import FALLBACK_REPORT, SUMMARY, SUMMARY_REWRITE, fence, render_chat, render_text
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
+from haystack_deep_research.report.attempts import Request, ask_twice
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, drive, drive_async, failure
+from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.state import PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
@@ -51,15 +52,13 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportSty
         detail = f"summarizing {len(notes)} note(s) and {len(urls)} source(s)"
     run.events.emit(PhaseStarted(phase=PHASE_SUMMARY, detail=detail))
     prompt: list[ChatMessage] = style.apply(render_chat(SUMMARY_REWRITE if rewrite else SUMMARY, **variables))
-    [outcome] = yield [
-        ask(model, prompt, role="summarize", streaming_callback=run.streaming_callback, budget=run.budget)
-    ]
-    if outcome.reply is not None:
-        run.record_usage(PHASE_SUMMARY, outcome.reply.meta.get("usage"))
-    text = outcome.text
+    what = "the rewrite" if rewrite else "the summary"
+    request = Request(what=what, messages=prompt)
+    [written] = yield from ask_twice(model, [request], run, role="summarize", phase=PHASE_SUMMARY)
+    text = written.text
     writer_failed = False
     if not text:
-        why = failure(outcome.error)
+        why = written.why
         if rewrite:
             run.warn(PHASE_SUMMARY, f"the rewrite failed ({why}); the previous summary is kept")
             return workflow
