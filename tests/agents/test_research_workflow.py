@@ -254,7 +254,7 @@ def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_summary_survives(
     assert "Global solar capacity grew by 450 gigawatts in 2025" in result["report"]
     assert result["grounding"]
     assert {v["verdict"] for v in result["grounding"]} == {"unknown"}
-    assert result["grounding_unjudged"] == len(result["grounding"])  # counted, never scored
+    assert result["grounding_unjudged"] >= len(result["grounding"])  # counted (with what cites nothing), never scored
     assert result["grounding_score"] is None
     assert result["exit_reason"] == "not_judged"  # a summary nobody judged is not called grounded
     assert any("was not the JSON asked for" in w for w in result["warnings"])

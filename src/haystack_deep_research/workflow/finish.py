@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import RunEnded
-from haystack_deep_research.report import UNKNOWN, StructuredOutputStage, mark_unsupported, verdict_outputs
+from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, verdict_outputs
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async
@@ -52,6 +52,7 @@ from haystack_deep_research.state import (
     USAGE_BY_PHASE,
     WARNINGS,
 )
+from haystack_deep_research.workflow.router import unjudged_count
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["OUTPUT_TYPES", "WorkflowFinishStep"]
@@ -169,9 +170,7 @@ class WorkflowFinishStep(UsesModels):
             STRUCTURED: structured,
             GROUNDING_SCORE: workflow.score,
             GROUNDING: verdicts,
-            GROUNDING_UNJUDGED: sum(v.verdict == UNKNOWN for v in workflow.judgement.verdicts)
-            if workflow.judgement
-            else 0,
+            GROUNDING_UNJUDGED: unjudged_count(workflow),
             CAUSAL_CHAIN: workflow.causal_chain,
             REGENERATION_COUNT: workflow.regenerations,
             REPLAN_COUNT: workflow.replans,

@@ -29,6 +29,7 @@ from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
 from haystack_deep_research.report import UNKNOWN
 from haystack_deep_research.report.repair import RepairPolicy
+from haystack_deep_research.report.uncited import uncited_sentences
 from haystack_deep_research.state import (
     EXIT_GROUNDED,
     EXIT_GROUNDING_EXHAUSTED,
@@ -39,7 +40,13 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
-__all__ = ["GroundingRouter", "ReplanStep"]
+__all__ = ["GroundingRouter", "ReplanStep", "unjudged_count"]
+
+
+def unjudged_count(workflow: WorkflowRun) -> int:
+    """The summary's claims no judge decided: cited claims judged unknown, and sentences that cite nothing."""
+    unknown = 0 if workflow.judgement is None else sum(v.verdict == UNKNOWN for v in workflow.judgement.verdicts)
+    return unknown + len(uncited_sentences(workflow.summary))
 
 
 def _unjudged(workflow: WorkflowRun) -> str | None:
