@@ -7,9 +7,10 @@ import argparse
 import pytest
 
 from haystack_deep_research import ConfigurationError
+from haystack_deep_research.cli.arguments import factory_arguments
 from haystack_deep_research.cli.config import environment_options
 from haystack_deep_research.cli.parsers import mcp_parser, scan_parser
-from haystack_deep_research.cli.shared_options import factory_arguments, parse_price
+from haystack_deep_research.cli.shared_options import parse_price
 
 SEARCH = "http://127.0.0.1:8001"
 

@@ -11,7 +11,7 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGen
 
 from haystack_deep_research import cli
 from haystack_deep_research.agents import compatible
-from haystack_deep_research.cli import check, mcp, research_parser, scan, shared_options
+from haystack_deep_research.cli import arguments, check, mcp, research_parser, scan
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.report import ResearchSummary
 from haystack_deep_research.run import Price
@@ -87,7 +87,7 @@ def _limits(generator: Any) -> tuple[Any, ...]:
 
 def test_the_options_become_the_same_models_on_every_surface(monkeypatch: pytest.MonkeyPatch) -> None:
     argv = ["--model", "m", "--base-url", SERVER, "--timeout", "7", "--retries", "1", "--max-tokens", "64"]
-    main = shared_options.factory_arguments(research_parser().parse_args(["q", *argv]))
+    main = arguments.factory_arguments(research_parser().parse_args(["q", *argv]))
     workflow = scan.scan_workflow(ResearchSummary, scan.scan_parser().parse_args(["items", "--out", "rows", *argv]))
 
     researcher = main["researcher_llm"]
@@ -101,7 +101,7 @@ def test_the_options_become_the_same_models_on_every_surface(monkeypatch: pytest
 
 def test_without_a_server_the_cap_has_openais_name(monkeypatch: pytest.MonkeyPatch) -> None:
     args = research_parser().parse_args(["q", "--model", "gpt-5.4", "--api", "chat", "--max-tokens", "64"])
-    writer = shared_options.factory_arguments(args)["writer_llm"]
+    writer = arguments.factory_arguments(args)["writer_llm"]
     assert type(writer) is OpenAIChatGenerator  # no tool_choice is sent to OpenAI
     assert writer.generation_kwargs == {"max_completion_tokens": 64}
 
@@ -137,7 +137,7 @@ def test_a_server_is_set_up_by_the_same_environment_variables(monkeypatch: pytes
 def test_a_bad_environment_value_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEEP_RESEARCH_TIMEOUT", "soon")
     with pytest.raises(Exception, match="DEEP_RESEARCH_TIMEOUT must be a number above 0"):
-        shared_options.factory_arguments(argparse.Namespace())
+        arguments.factory_arguments(argparse.Namespace())
 
 
 def test_mcp_serves_on_the_chosen_server(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from haystack_deep_research.agents import DEFAULT_MODEL
+from haystack_deep_research.cli.arguments import judge_model, option_value
 from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import check_parser
-from haystack_deep_research.cli.shared_options import judge_model, option_value
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
 from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems

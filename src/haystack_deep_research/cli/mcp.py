@@ -19,10 +19,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from haystack_deep_research.cli.arguments import judge_model, model_arguments
 from haystack_deep_research.cli.config import parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import mcp_parser
-from haystack_deep_research.cli.shared_options import judge_model, model_arguments
 from haystack_deep_research.errors import UsageError
 
 __all__ = ["mcp_parser", "run_mcp"]

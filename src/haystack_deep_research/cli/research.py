@@ -66,6 +66,13 @@ from typing import Any
 from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
+from haystack_deep_research.cli.arguments import (
+    ENVIRONMENT,
+    check_option_credentials,
+    factory_arguments,
+    option_value,
+    source_arguments,
+)
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.config import parse_configured
@@ -85,13 +92,6 @@ from haystack_deep_research.cli.output import print_stdout, result_json, save_ou
 from haystack_deep_research.cli.paths import check_output_paths
 from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
-from haystack_deep_research.cli.shared_options import (
-    ENVIRONMENT,
-    check_option_credentials,
-    factory_arguments,
-    option_value,
-    source_arguments,
-)
 from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.sources import recorded_sources, replay_argv
 from haystack_deep_research.cli.summary import RunSummary

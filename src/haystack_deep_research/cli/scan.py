@@ -44,13 +44,10 @@ from haystack_deep_research.agents import (
     create_research_workflow,
     default_chat_generator,
 )
+from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments
 from haystack_deep_research.cli.config import environment_options, parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import scan_parser
-from haystack_deep_research.cli.shared_options import (
-    check_option_credentials,
-    factory_arguments,
-)
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
 from haystack_deep_research.report import ResearchSummary

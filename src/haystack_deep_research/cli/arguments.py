@@ -1,0 +1,222 @@
+"""
+What the shared options become: factory arguments (``*_llm`` models, ``prices``, ``search``, ``url_policy``, ``web``,
+``datastores``) for every command and server, from parsed options (see :mod:`.shared_options`) with the
+:data:`ENVIRONMENT` variables behind an option left out; a server with no command line (the Hayhooks wrapper, the MCP
+server) goes through the same functions with :func:`~haystack_deep_research.cli.config.environment_options`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from haystack_deep_research.agents import APIS, DEFAULT_MODEL, check_credentials, role_models
+from haystack_deep_research.cli.index_progress import index_progress, print_skipped
+from haystack_deep_research.cli.numbers import bounded_int, bounded_number
+from haystack_deep_research.cli.shared_options import MAX_RETRIES, MAX_TIMEOUT_S, MAX_TOKENS, parse_price
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
+
+__all__ = [
+    "ENVIRONMENT",
+    "check_option_credentials",
+    "factory_arguments",
+    "judge_model",
+    "model_arguments",
+    "option_value",
+    "source_arguments",
+]
+
+
+ENVIRONMENT: dict[str, tuple[str, ...]] = {
+    "model": ("DEEP_RESEARCH_MODEL",),
+    "small_model": ("DEEP_RESEARCH_SMALL_MODEL",),
+    "base_url": ("DEEP_RESEARCH_BASE_URL", "OPENAI_BASE_URL"),
+    "api": ("DEEP_RESEARCH_API",),
+    "prices": ("DEEP_RESEARCH_PRICES",),
+    "timeout": ("DEEP_RESEARCH_TIMEOUT",),
+    "retries": ("DEEP_RESEARCH_RETRIES",),
+    "max_tokens": ("DEEP_RESEARCH_MAX_TOKENS",),
+    "no_tool_choice": ("DEEP_RESEARCH_NO_TOOL_CHOICE",),
+    "search": ("DEEP_RESEARCH_SEARCH",),
+}
+"""The environment variables behind each option (by ``dest``), the first set one winning; an option wins over them.
+``DEEP_RESEARCH_PRICES`` holds ``--price`` values separated by semicolons; ``DEEP_RESEARCH_NO_TOOL_CHOICE``
+is on when it is ``1``, ``true`` or ``yes``."""
+
+
+def _environment(name: str, environ: Mapping[str, str]) -> str | None:
+    for variable in ENVIRONMENT[name]:
+        if value := environ.get(variable, "").strip():
+            return value
+    return None
+
+
+def _one_of(choices: tuple[str, ...]) -> Any:
+    def read(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(choices)}; got {text!r}")
+        return text
+
+    return read
+
+
+def _from_environment(name: str, text: str) -> Any:
+    """An environment value read as its option reads it; a bad one is a ConfigurationError naming the variable."""
+    readers: dict[str, Any] = {
+        "timeout": bounded_number(MAX_TIMEOUT_S),
+        "retries": bounded_int(0, MAX_RETRIES),
+        "max_tokens": bounded_int(1, MAX_TOKENS),
+        "prices": lambda value: [parse_price(part.strip()) for part in value.split(";") if part.strip()],
+        "no_tool_choice": lambda value: value.lower() in ("1", "true", "yes"),
+        "api": _one_of(APIS),
+        "search": _one_of(SEARCH_NAMES),
+    }
+    try:
+        return readers.get(name, str)(text)
+    except argparse.ArgumentTypeError as error:
+        raise ConfigurationError(f"{ENVIRONMENT[name][0]} {error}.") from None
+
+
+def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str] | None = None) -> Any:
+    """
+    :param args: Parsed options.
+    :param name: An option's ``dest``.
+    :param environ: The environment; ``os.environ`` by default.
+    :returns: The option's value, else its environment variable's (read as the option reads it), else ``None``.
+    """
+    value = getattr(args, name, None)
+    given = value is not None and value is not False and value != []
+    if given or name not in ENVIRONMENT:
+        return value if given else None
+    text = _environment(name, os.environ if environ is None else environ)
+    return _from_environment(name, text) if text is not None else None
+
+
+def _roles(pairs: list[str]) -> dict[str, str]:
+    roles = {}
+    for pair in pairs:
+        role, equals, name = pair.partition("=")
+        if not equals or not role.strip() or not name.strip():
+            raise ConfigurationError(f"--role-model takes ROLE=NAME, for example researcher=qwen3:8b; got {pair!r}.")
+        roles[role.strip()] = name.strip()
+    return roles
+
+
+def _model_choice(args: argparse.Namespace, environ: Mapping[str, str] | None) -> dict[str, Any]:
+    """The arguments of ``role_models`` the options ask for; nothing for what was left at its default."""
+    names = ("model", "small_model", "base_url", "api")
+    chosen: dict[str, Any] = {name: value for name in names if (value := option_value(args, name, environ))}
+    if roles := _roles(getattr(args, "role_model", [])):
+        chosen["roles"] = roles
+    limits = {"timeout": "timeout", "retries": "max_retries", "max_tokens": "max_tokens"}
+    chosen |= {key: value for name, key in limits.items() if (value := option_value(args, name, environ)) is not None}
+    if option_value(args, "no_tool_choice", environ):
+        chosen["tool_choice"] = None
+    return chosen
+
+
+def model_arguments(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """
+    :param args: Parsed options (see :func:`add_model_options`).
+    :param environ: The environment behind options left out; ``os.environ`` by default.
+    :returns: The ``*_llm`` arguments (only when a model option or its variable is set) and ``prices`` (only when
+        some are given).
+    :raises ConfigurationError: If a role, a model name or an environment value is invalid.
+    """
+    chosen = _model_choice(args, environ)
+    arguments: dict[str, Any] = role_models(**chosen) if chosen else {}
+    if prices := option_value(args, "prices", environ):
+        arguments["prices"] = dict(prices)
+    return arguments
+
+
+def judge_model(args: argparse.Namespace, name: str | None = None, environ: Mapping[str, str] | None = None) -> Any:
+    """
+    :param args: Parsed options.
+    :param name: The judge's model when named on its own (``check --judge-model``); else ``--role-model judge=NAME``,
+        else ``--model``, else the default model.
+    :param environ: The environment behind options left out.
+    :returns: The grounding judge's chat generator, on the chosen server with the chosen limits.
+    """
+    chosen = _model_choice(args, environ)
+    roles = chosen.pop("roles", {})
+    judge = name or roles.get("judge") or chosen.get("model") or DEFAULT_MODEL
+    return role_models(**chosen, roles={"judge": judge})["judge_llm"]
+
+
+def check_option_credentials(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> None:
+    """
+    :param args: Parsed options.
+    :param environ: The environment.
+    :raises MissingCredentialsError: If a key the chosen server or search needs is not set.
+    """
+    base_url, search = option_value(args, "base_url", environ), option_value(args, "search", environ)
+    own_search = getattr(args, "no_web", False) or getattr(args, "search_url", None)  # no search key needed then
+    check_credentials(environ, base_url=base_url, search=None if own_search else search)
+
+
+def factory_arguments(
+    args: argparse.Namespace,
+    environ: Mapping[str, str] | None = None,
+    *,
+    quiet: bool = True,
+    quiet_skipped: bool | None = None,
+) -> dict[str, Any]:
+    """
+    The arguments of a research factory the shared options ask for (see :func:`model_arguments`), with ``search``,
+    ``web`` and ``datastores`` (each ``--docs`` folder, indexed now or loaded from its cached index).
+
+    :param args: Parsed options (see :func:`add_shared_options`).
+    :param environ: The environment behind options left out; ``os.environ`` by default.
+    :param quiet: Print no indexing progress.
+    :param quiet_skipped: Print nothing about the files an index left out; ``quiet`` by default.
+    :returns: The arguments; nothing for what was left at its default.
+    :raises ConfigurationError: If an option or environment value is invalid.
+    """
+    arguments = model_arguments(args, environ)
+    arguments.update(source_arguments(args, environ, quiet=quiet, quiet_skipped=quiet_skipped))
+    return arguments
+
+
+def source_arguments(
+    args: argparse.Namespace,
+    environ: Mapping[str, str] | None = None,
+    *,
+    quiet: bool = True,
+    quiet_skipped: bool | None = None,
+) -> dict[str, Any]:
+    """
+    The factory arguments of what the researchers search, the same for every command: ``search`` (``--search``, or a
+    Tavily tool at ``--search-url``), ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and ``datastores``
+    (each ``--docs`` folder, indexed now or loaded from its cached index).
+
+    :param args: Parsed options (see :func:`add_source_options`).
+    :param environ: The environment behind options left out; ``os.environ`` by default.
+    :param quiet: Print no indexing progress.
+    :param quiet_skipped: Print nothing about the files an index left out; ``quiet`` by default.
+    :returns: The arguments; nothing for what was left at its default.
+    :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
+    :raises ConfigurationError: If an option or environment value is invalid.
+    """
+    from haystack_deep_research.cli.sources import web_options  # it builds the search tool: imported when used
+
+    arguments: dict[str, Any] = {}
+    if (search := option_value(args, "search", environ)) is not None:
+        arguments["search"] = search
+    arguments.update(web_options(args, search))
+    if getattr(args, "no_web", False):
+        arguments["web"] = False
+    stores: dict[str, Any] = {}
+    for folder in getattr(args, "docs", []):
+        name = folder_store_name(folder)
+        name = name if name not in stores else f"{name}_{len(stores) + 1}"
+        with index_progress(str(folder), quiet=quiet) as progress:
+            stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
+        skipped = stores[name]["retriever"].index.warnings
+        print_skipped(str(folder), skipped, quiet=quiet if quiet_skipped is None else quiet_skipped)
+    if stores:
+        arguments["datastores"] = stores
+    return arguments
