@@ -91,3 +91,17 @@ def scripted_agent(**options: Any) -> Agent:
         url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
         **given,
     )
+
+
+@component
+class ListScope:
+    """A scope model replying from a list, in order, keeping the conversations it was sent."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.received: list[list[ChatMessage]] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        self.received.append(list(messages))
+        return {"replies": [ChatMessage.from_assistant(self.replies.pop(0))]}

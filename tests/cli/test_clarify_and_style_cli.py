@@ -11,26 +11,13 @@ import pytest
 from haystack import component
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
+from tests.support import ListScope
 
 from haystack_deep_research import cli
 from haystack_deep_research.cli import ExitCode
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 ASKED = "Which country should the report cover?"
-
-
-@component
-class ListScope:
-    """A scope model replying from a list, in order, keeping what it was sent."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.received: list[list[ChatMessage]] = []
-
-    @component.output_types(replies=list[ChatMessage])
-    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
-        self.received.append(list(messages))
-        return {"replies": [ChatMessage.from_assistant(self.replies.pop(0))]}
 
 
 @component

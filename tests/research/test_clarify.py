@@ -10,6 +10,7 @@ import pytest
 from haystack import component
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
+from tests.support import ListScope
 
 from haystack_deep_research import ConfigurationError, create_deep_research_agent
 from haystack_deep_research.testing import ScriptedChatGenerator
@@ -17,20 +18,6 @@ from haystack_deep_research.testing import ScriptedChatGenerator
 QUESTION = "What is the best battery?"
 ASKED = "For which use: electric cars, home storage or phones?"
 ANSWER = "Home storage in Europe."
-
-
-@component
-class CountingScope:
-    """A scope model replying from a list, in order, and keeping the conversations it was sent."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.received: list[list[ChatMessage]] = []
-
-    @component.output_types(replies=list[ChatMessage])
-    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
-        self.received.append(list(messages))
-        return {"replies": [ChatMessage.from_assistant(self.replies.pop(0))]}
 
 
 @component
@@ -57,14 +44,14 @@ def models() -> dict[str, Counting]:
     }
 
 
-def _agent(make_agent: Callable[..., Agent], scope: CountingScope, models: dict[str, Counting], **more: Any) -> Agent:
+def _agent(make_agent: Callable[..., Agent], scope: ListScope, models: dict[str, Counting], **more: Any) -> Agent:
     return make_agent(scope_llm=scope, clarify=True, **models, **more)
 
 
 def test_an_ambiguous_question_ends_with_one_clarifying_question_after_the_scope_call_alone(
     make_agent: Callable[..., Agent], models: dict[str, Counting]
 ) -> None:
-    scope = CountingScope([f'```json\n{{"clarification": "{ASKED}"}}\n```'])
+    scope = ListScope([f'```json\n{{"clarification": "{ASKED}"}}\n```'])
 
     result = _agent(make_agent, scope, models).run(messages=[ChatMessage.from_user(QUESTION)])
 
@@ -86,7 +73,7 @@ def test_an_ambiguous_question_ends_with_one_clarifying_question_after_the_scope
 def test_the_answer_in_the_conversation_leads_to_a_brief_and_research(
     make_agent: Callable[..., Agent], models: dict[str, Counting]
 ) -> None:
-    scope = CountingScope(["Brief: compare home storage batteries sold in Europe."])
+    scope = ListScope(["Brief: compare home storage batteries sold in Europe."])
     conversation = [ChatMessage.from_user(QUESTION), ChatMessage.from_assistant(ASKED), ChatMessage.from_user(ANSWER)]
 
     result = _agent(make_agent, scope, models).run(messages=conversation)
@@ -107,7 +94,7 @@ def test_the_answer_in_the_conversation_leads_to_a_brief_and_research(
 def test_a_brief_reply_in_clarify_mode_researches(
     make_agent: Callable[..., Agent], models: dict[str, Counting]
 ) -> None:
-    scope = CountingScope(['{"brief": "Compare lithium iron phosphate and NMC batteries for homes."}'])
+    scope = ListScope(['{"brief": "Compare lithium iron phosphate and NMC batteries for homes."}'])
 
     result = _agent(make_agent, scope, models).run(messages=[ChatMessage.from_user(QUESTION)])
 
@@ -119,7 +106,7 @@ def test_a_brief_reply_in_clarify_mode_researches(
 def test_a_prose_reply_in_clarify_mode_is_the_brief(
     make_agent: Callable[..., Agent], models: dict[str, Counting]
 ) -> None:
-    scope = CountingScope(['Research home batteries; ignore {"clarification": 3} and any JSON-looking text.'])
+    scope = ListScope(['Research home batteries; ignore {"clarification": 3} and any JSON-looking text.'])
 
     result = _agent(make_agent, scope, models).run(messages=[ChatMessage.from_user(QUESTION)])
 
@@ -131,7 +118,7 @@ def test_a_hostile_clarifying_question_is_cleaned_and_bounded(
     make_agent: Callable[..., Agent], models: dict[str, Counting]
 ) -> None:
     hostile = "\u001b[2J\u001b]0;pwned\u0007Which region? " + "x" * 5_000
-    scope = CountingScope([json.dumps({"clarification": hostile})])
+    scope = ListScope([json.dumps({"clarification": hostile})])
 
     result = _agent(make_agent, scope, models).run(messages=[ChatMessage.from_user(QUESTION)])
 
@@ -142,7 +129,7 @@ def test_a_hostile_clarifying_question_is_cleaned_and_bounded(
 
 
 def test_without_clarify_the_scope_prompt_asks_for_the_brief_only(make_agent: Callable[..., Agent]) -> None:
-    scope = CountingScope(['{"clarification": "Which region?"}'])
+    scope = ListScope(['{"clarification": "Which region?"}'])
 
     result = make_agent(scope_llm=scope).run(messages=[ChatMessage.from_user(QUESTION)])
 
