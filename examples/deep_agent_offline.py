@@ -39,15 +39,29 @@ summary = (
 model = ScriptedChatGenerator(
     role="agent",
     steps=[  # what a real model would decide, turn by turn
-        {"tool_name": "write_todos", "arguments": {"todos": [
-            {"content": "find the segment leader", "status": "in_progress"},
-            {"content": "compare pricing", "status": "pending"},
-        ]}},
-        [{"tool_name": "search_kb", "arguments": {"query": "mid-market CRM"}},
-         {"tool_name": "search_kb", "arguments": {"query": "CRM pricing"}}],
-        {"tool_name": "submit_research", "arguments": {"result": {
-            "summary": summary, "sources": ["mid-market CRM", "CRM pricing"], "confidence": "0.9",  # a string, coerced
-        }}},
+        {
+            "tool_name": "write_todos",
+            "arguments": {
+                "todos": [
+                    {"content": "find the segment leader", "status": "in_progress"},
+                    {"content": "compare pricing", "status": "pending"},
+                ]
+            },
+        },
+        [
+            {"tool_name": "search_kb", "arguments": {"query": "mid-market CRM"}},
+            {"tool_name": "search_kb", "arguments": {"query": "CRM pricing"}},
+        ],
+        {
+            "tool_name": "submit_research",
+            "arguments": {
+                "result": {
+                    "summary": summary,
+                    "sources": ["mid-market CRM", "CRM pricing"],
+                    "confidence": "0.9",  # a string, coerced
+                }
+            },
+        },
     ],
 )
 todo_state = TodoState()
@@ -63,7 +77,9 @@ agent = create_deep_agent(
     todo_state=todo_state,
 )
 
-result = agent.run(messages=[ChatMessage.from_user("Summarise the competitive landscape for mid-market CRM platforms.")])
+result = agent.run(
+    messages=[ChatMessage.from_user("Summarise the competitive landscape for mid-market CRM platforms.")]
+)
 report: ResearchResult = result["structured"]
 
 print(result["exit_reason"])

@@ -3,7 +3,7 @@
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
-from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
+from haystack_deep_research import Sources, UrlPolicy, WebSearchTool, create_deep_research_agent
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,
@@ -29,8 +29,10 @@ with LoopbackWebServer() as web:
             researcher_llm=ScriptedChatGenerator(role="researcher"),
             summarizer_llm=ScriptedChatGenerator(role="summarizer"),
             writer_llm=ScriptedChatGenerator(role="writer"),
-            search_tool=WebSearchTool(api_key=Secret.from_token("test"), api_base_url=search.base_url),
-            url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),  # the default policy refuses loopback
+            sources=Sources(
+                search=WebSearchTool(api_key=Secret.from_token("test"), api_base_url=search.base_url),
+                url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+            ),
         )
         result = agent.run(messages=[ChatMessage.from_user("What causes spring tides?")])
 

@@ -5,6 +5,7 @@ Haystack's telemetry off, so the suite is a specification of the library alone.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"  # before Haystack is imported: it reads this once, at import
@@ -19,8 +20,10 @@ import pytest
 from haystack import Pipeline
 from haystack.components.agents import Agent
 from haystack.utils import Secret
+from tests.support import loopback_sources
 
 from haystack_deep_research import (
+    Grounding,
     ReadUrlTool,
     ResearchSummary,
     UrlPolicy,
@@ -125,10 +128,9 @@ def make_agent(make_search_tool: Callable[..., WebSearchTool]) -> Callable[..., 
             "researcher_llm": ScriptedChatGenerator(role="researcher"),
             "summarizer_llm": ScriptedChatGenerator(role="summarizer"),
             "writer_llm": ScriptedChatGenerator(role="writer"),
-            "search_tool": make_search_tool(max_results=2),
-            "url_policy": LOOPBACK,
         }
         options.update(overrides)
+        options["sources"] = loopback_sources(make_search_tool(max_results=2), overrides.get("sources"))
         return create_deep_research_agent(**options)
 
     return build
@@ -146,9 +148,11 @@ def make_workflow(make_search_tool: Callable[..., WebSearchTool]) -> Callable[..
             "output_schema": ResearchSummary,
             "causal_llm": ScriptedChatGenerator(role="causal"),
             "summary_llm": ScriptedChatGenerator(role="summarize"),
-            "judge_llm": ScriptedChatGenerator(role="judge"),
         }
         options.update(overrides)
+        judge = ScriptedChatGenerator(role="judge")  # the test's own grounding settings, judged by the scripted judge
+        given = options.get("grounding") or Grounding()
+        options["grounding"] = given if given.judge_llm is not None else dataclasses.replace(given, judge_llm=judge)
         return create_research_workflow(**options)
 
     return build

@@ -10,6 +10,7 @@ server made, and when.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import Any
@@ -19,7 +20,8 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
-from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
+from haystack_deep_research import Sources, UrlPolicy, WebSearchTool, create_deep_research_agent
+from haystack_deep_research.settings import given_fields
 from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
 
 SEARCH_URL_ENV = "DEEP_RESEARCH_TEST_SEARCH_URL"
@@ -85,10 +87,12 @@ def scripted_agent(**options: Any) -> Agent:
         researcher_llm=model(role="researcher"),
         summarizer_llm=model(role="summarizer"),
         writer_llm=model(role="writer"),
-        search_tool=WebSearchTool(
-            api_key=Secret.from_token(SEARCH_KEY), api_base_url=os.environ[SEARCH_URL_ENV], max_results=2
+        sources=Sources(
+            search=WebSearchTool(
+                api_key=Secret.from_token(SEARCH_KEY), api_base_url=os.environ[SEARCH_URL_ENV], max_results=2
+            ),
+            url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
         ),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
         **given,
     )
 
@@ -105,3 +109,17 @@ class ListScope:
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
         self.received.append(list(messages))
         return {"replies": [ChatMessage.from_assistant(self.replies.pop(0))]}
+
+
+def loopback_sources(search: Any, given: Sources | None = None) -> Sources:
+    """
+    :param search: The loopback search tool.
+    :param given: A test's own sources, or ``None``.
+    :returns: The test's sources, with the loopback search and URL policy wherever it set none of its own.
+    """
+    defaults = Sources(search=search, url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)))
+    if given is None:
+        return defaults
+    if not given.web:
+        return given
+    return dataclasses.replace(defaults, **{name: getattr(given, name) for name in given_fields(given)})

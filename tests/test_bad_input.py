@@ -23,6 +23,7 @@ from haystack_deep_research import (
     InvalidQuestionError,
     ReadUrlTool,
     RunDirError,
+    Sources,
     UrlPolicy,
     WebSearchTool,
     create_deep_research_agent,
@@ -40,10 +41,13 @@ SUMMARIZER = ScriptedChatGenerator(role="summarizer")
     ("build", "message"),
     [
         (
-            lambda: create_deep_research_agent(url_policy={"allow_hosts": []}),
-            "url_policy must be a UrlPolicy; got dict",
+            lambda: create_deep_research_agent(sources=Sources(url_policy={"allow_hosts": []})),
+            "Sources(url_policy=...) must be a UrlPolicy; got dict",
         ),
-        (lambda: create_deep_research_agent(fetch_limits=30), "fetch_limits must be a FetchLimits; got int"),
+        (
+            lambda: create_deep_research_agent(sources=Sources(fetch_limits=30)),
+            "Sources(fetch_limits=...) must be a FetchLimits; got int",
+        ),
         (lambda: ReadUrlTool(summarizer_llm=SUMMARIZER, url_policy="public"), "url_policy must be a UrlPolicy"),
         (lambda: ReadUrlTool(summarizer_llm=SUMMARIZER, fetch_limits={}), "fetch_limits must be a FetchLimits"),
         (lambda: WebSearchTool(api_key="tvly-123"), "api_key must be a haystack Secret"),

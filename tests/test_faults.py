@@ -24,7 +24,7 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIRespons
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
-from haystack_deep_research import RUN_DIR_KEY, FetchLimits, WebSearchTool
+from haystack_deep_research import RUN_DIR_KEY, FetchLimits, Sources, UrlPolicy, WebSearchTool
 from haystack_deep_research.run import LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
@@ -171,7 +171,7 @@ def test_a_search_service_that_is_down_leaves_notes_that_say_so(
 ) -> None:
     search.fail_next(503, count=4)
 
-    result = _run(make_agent(search_tool=make_search_tool(max_results=2, max_retries=1)))
+    result = _run(make_agent(sources=Sources(search=make_search_tool(max_results=2, max_retries=1))))
 
     searches = [r for r in search.requests.wait_for(4) if r.method == "POST"]
     assert [r.status for r in searches] == [503] * 4  # each of the two searches was tried twice
@@ -225,7 +225,7 @@ def test_a_slow_page_is_cut_at_the_total_timeout_and_the_others_are_read(
     limits = FetchLimits(total_timeout=0.5, read_timeout=2.0, connect_timeout=2.0)
 
     started = time.monotonic()
-    result = _run(make_agent(fetch_limits=limits))
+    result = _run(make_agent(sources=Sources(fetch_limits=limits)))
 
     assert time.monotonic() - started < 10
     _assert_intact(result)
@@ -264,7 +264,7 @@ def test_file_and_loopback_urls_a_model_picks_are_refused_under_the_default_poli
     agent = make_agent(
         researcher_llm=MockChatGenerator(response_fn=researcher),
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity"]),
-        url_policy=None,
+        sources=Sources(url_policy=UrlPolicy()),  # the default policy: public addresses only
     )
     result = _run(agent)
 

@@ -14,7 +14,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
-from haystack_deep_research import RUN_DIR_KEY, ResearchSummary, StructuredOutputError, WebSearchTool
+from haystack_deep_research import RUN_DIR_KEY, ResearchSummary, Sources, StructuredOutputError, WebSearchTool
 from haystack_deep_research.run import JOURNAL_FILE, REPORT_FILE
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
@@ -271,11 +271,11 @@ def test_text_that_cannot_be_encoded_never_costs_the_result_or_the_run_dir(
     run_dir = tmp_path / "run"
     with LoopbackSearchServer(documents) as search:
         tool = WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search.base_url, max_results=2)
-        result = make_agent(search_tool=tool).run(
+        result = make_agent(sources=Sources(search=tool)).run(
             messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir}
         )
         written = (run_dir / REPORT_FILE).read_text(encoding="utf-8")
-        again = make_agent(search_tool=tool).run(
+        again = make_agent(sources=Sources(search=tool)).run(
             messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir}
         )
 

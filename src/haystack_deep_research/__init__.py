@@ -14,12 +14,13 @@ Importing the package adds it to Haystack's deserialization allowlist, so an age
 with ``Agent.from_dict`` or from a Pipeline YAML without further configuration. Heavy clients (openai, tavily,
 trafilatura, pypdf) are imported when first used.
 
-The names here are what a user touches: the four factories; the ``hook_context`` keys a run reads (``RUN_DIR_KEY``,
-``EVENTS_KEY``, ``STREAMING_KEY``, ``PROGRESS_KEY``, ``BRIEF_KEY``, ``RUN_OPENED_KEY``); the errors to catch; the
-results and events a run hands back (``ResearchRun``, ``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``,
-``Event``, ``EventStream``); and the settings a factory takes (``UrlPolicy``, ``FetchLimits``, ``Price``,
-``ResearchCache``, ``WebSearchTool``, ``ReadUrlTool``). The building blocks (hooks, stages, the deep agent's layers,
-scans) are imported from their subpackage.
+The names here are what a user touches: the four factories; the grouped settings every factory takes under the same
+names (``Budgets``, ``Grounding``, ``Sources``, ``ReportStyle``) and what they hold (``UrlPolicy``, ``FetchLimits``,
+``Price``, ``MCPServer``, ``ResearchCache``, ``WebSearchTool``, ``ReadUrlTool``); the ``hook_context`` keys a run reads
+(``RUN_DIR_KEY``, ``EVENTS_KEY``, ``STREAMING_KEY``, ``BUDGETS_KEY``, ``PROGRESS_KEY``, ``BRIEF_KEY``,
+``RUN_OPENED_KEY``); the errors to catch; and the results and events a run hands back (``ResearchRun``,
+``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``, ``Event``, ``EventStream``). The building blocks (hooks,
+stages, the deep agent's layers, scans) are imported from their subpackage.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
 ``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``deep_agent`` (the deep
@@ -48,6 +49,7 @@ from haystack_deep_research.errors import (
 )
 from haystack_deep_research.state import (
     BRIEF_KEY,
+    BUDGETS_KEY,
     EVENTS_KEY,
     PROGRESS_KEY,
     RUN_DIR_KEY,
@@ -64,8 +66,9 @@ if TYPE_CHECKING:
     )
     from haystack_deep_research.events import Event, EventStream
     from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
-    from haystack_deep_research.report import ResearchSummary
+    from haystack_deep_research.report import ReportStyle, ResearchSummary
     from haystack_deep_research.run import Price, ResearchCache, ResearchRun
+    from haystack_deep_research.settings import Budgets, Grounding, Sources
     from haystack_deep_research.sources import MCPServer, WebSearchTool
     from haystack_deep_research.tools import ReadUrlTool
     from haystack_deep_research.web import FetchLimits, UrlPolicy
@@ -83,8 +86,9 @@ __getattr__, __dir__ = lazy_exports(
         ),
         ".events": ("Event", "EventStream"),
         ".evidence": ("EvidenceLedger", "SourceEntry"),
-        ".report": ("ResearchSummary",),
+        ".report": ("ReportStyle", "ResearchSummary"),
         ".run": ("Price", "ResearchCache", "ResearchRun"),
+        ".settings": ("Budgets", "Grounding", "Sources"),
         ".sources": ("MCPServer", "WebSearchTool"),
         ".tools": ("ReadUrlTool",),
         ".web": ("FetchLimits", "UrlPolicy"),
@@ -97,17 +101,20 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BRIEF_KEY",
+    "BUDGETS_KEY",
     "EVENTS_KEY",
     "PROGRESS_KEY",
     "RUN_DIR_KEY",
     "RUN_OPENED_KEY",
     "STREAMING_KEY",
+    "Budgets",
     "ConfigurationError",
     "DeepResearchError",
     "Event",
     "EventStream",
     "EvidenceLedger",
     "FetchLimits",
+    "Grounding",
     "InvalidQuestionError",
     "MCPServer",
     "MissingCredentialsError",
@@ -115,6 +122,7 @@ __all__ = [
     "Price",
     "ReadUrlTool",
     "RecordingError",
+    "ReportStyle",
     "ResearchCache",
     "ResearchRun",
     "ResearchRunError",
@@ -123,6 +131,7 @@ __all__ = [
     "RunDirInUseError",
     "SearchShapeError",
     "SourceEntry",
+    "Sources",
     "StructuredOutputError",
     "UrlPolicy",
     "UsageError",

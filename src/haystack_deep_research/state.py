@@ -105,6 +105,9 @@ RUN_OPENED_KEY = "haystack_deep_research.on_run_opened"
 """A callable ``on_run_opened(run)`` the caller may pass in ``hook_context``: the run's ``before_run`` hook calls it
 with the :class:`~haystack_deep_research.run.ResearchRun` once the run is open, so a caller can keep what the run
 gathered when the run itself never returns (the command line saves a partial report on Ctrl-C)."""
+BUDGETS_KEY = "haystack_deep_research.budgets"
+"""A :class:`~haystack_deep_research.Budgets` the caller may pass in ``hook_context``: the limits it sets replace the
+factory's for that run, and its prices go on top of the factory's."""
 STREAMING_KEY = "haystack_deep_research.streaming_callback"
 """A Haystack streaming callback the caller may pass in ``hook_context``: every model of the run streams to it, each
 chunk tagged with its role (see :mod:`haystack_deep_research.run.streaming`)."""

@@ -13,7 +13,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 from pydantic import BaseModel, Field
 
-from haystack_deep_research import ConfigurationError, create_deep_agent
+from haystack_deep_research import Budgets, ConfigurationError, Grounding, Sources, create_deep_agent
 from haystack_deep_research.research import MaxIterations, ToolUsed
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import MemoryBackend, SubAgentDef, TodoState
@@ -132,7 +132,7 @@ def test_a_submission_nested_too_deeply_is_refused_and_the_next_one_ends_the_loo
 def test_the_token_limit_ends_the_loop() -> None:
     steps = [search(f"query {n}") for n in range(30)]
 
-    result = build(steps, total_token_budget=400, reflexion=False).run(messages=QUESTION)
+    result = build(steps, budgets=Budgets(tokens=400), reflexion=False).run(messages=QUESTION)
 
     assert result["exit_reason"] == "token_budget"
     assert sum(result["usage_by_phase"]["agent"].get(k, 0) for k in ("prompt_tokens", "completion_tokens")) >= 400
@@ -197,7 +197,13 @@ def test_max_tokens_is_refused_with_a_type_error_naming_max_output_tokens() -> N
         ({"tools": search_kb}, "tools must be a list of Haystack Tools and Toolsets"),
         ({"summarize_after_messages": 10, "summarize_keep_recent": 10}, "must be smaller than"),
         ({"max_output_tokens": 100}, "max_output_tokens is known for OpenAI's chat generators only"),
-        ({"datastores": {"reports": {}}}, r"datastores\['reports'\] must be a mapping with a 'retriever'"),
+        (
+            {"sources": Sources(datastores={"reports": {}})},
+            r"datastores\['reports'\] must be a mapping with a 'retriever'",
+        ),
+        ({"sources": Sources(passage_budget=0)}, r"create_deep_agent does not use Sources\(passage_budget=\.\.\.\)"),
+        ({"grounding": Grounding(max_regenerations=2)}, r"does not use Grounding\(max_regenerations=\.\.\.\)"),
+        ({"total_token_budget": 5}, r"takes budgets=Budgets\(tokens=\.\.\.\) in place of total_token_budget="),
     ],
 )
 def test_bad_options_are_refused_at_once_naming_the_fix(options: dict[str, Any], message: str) -> None:

@@ -13,7 +13,13 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIRespons
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 
-from haystack_deep_research import ConfigurationError, InvalidQuestionError, WebSearchTool, create_deep_research_agent
+from haystack_deep_research import (
+    ConfigurationError,
+    InvalidQuestionError,
+    Sources,
+    WebSearchTool,
+    create_deep_research_agent,
+)
 from haystack_deep_research.report import WriteHook
 from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
@@ -63,8 +69,8 @@ def test_a_model_without_tool_support_is_refused_for_tool_using_roles() -> None:
 def test_objects_that_are_not_models_or_tools_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="writer_llm must be a Haystack chat generator"):
         create_deep_research_agent(writer_llm="gpt-5.4")
-    with pytest.raises(ConfigurationError, match="search_tool must be a Haystack Tool"):
-        create_deep_research_agent(search_tool=lambda query: query)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="search must be 'tavily', 'ddgs', 'auto'"):
+        create_deep_research_agent(sources=Sources(search=lambda query: query))  # type: ignore[arg-type]
 
 
 def test_defaults_build_without_any_api_key() -> None:

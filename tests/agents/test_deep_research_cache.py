@@ -18,11 +18,11 @@ def test_the_same_question_again_is_answered_from_the_cache(
     make_agent: Callable[..., Agent], search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
 ) -> None:
     question = [ChatMessage.from_user("How fast are solar and storage growing?")]
-    first = make_agent(cache_dir=tmp_path).run(messages=question)
+    first = make_agent(cache=tmp_path).run(messages=question)
     searched, fetched = len(search.requests.wait_for(2)), len(web.requests.wait_for(2))
     events: list[Event] = []
 
-    second = make_agent(cache_dir=tmp_path).run(messages=question, hook_context={EVENTS_KEY: events.append})
+    second = make_agent(cache=tmp_path).run(messages=question, hook_context={EVENTS_KEY: events.append})
 
     with pytest.raises(TimeoutError):
         search.requests.wait_for(searched + 1, timeout=0.3)

@@ -12,13 +12,18 @@ import yaml
 from haystack import Pipeline, component
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
+from tests.support import loopback_sources
 
 from haystack_deep_research import (
     EVENTS_KEY,
     RUN_DIR_KEY,
+    Budgets,
     ConfigurationError,
+    Grounding,
     InvalidQuestionError,
+    ResearchCache,
     RunDirError,
+    Sources,
     UrlPolicy,
     WebSearchTool,
     create_iterative_research_agent,
@@ -52,11 +57,10 @@ def make_iterative(make_search_tool: Callable[..., WebSearchTool]) -> Callable[.
             "analysis_llm": ScriptedChatGenerator(role="analysis", steps=steps or []),
             "writer_llm": ScriptedChatGenerator(role="writer"),
             "summarizer_llm": ScriptedChatGenerator(role="summarizer"),
-            "search": make_search_tool(max_results=2),
-            "url_policy": LOOPBACK,
             "read_top_k": 1,
         }
         options.update(overrides)
+        options["sources"] = loopback_sources(make_search_tool(max_results=2), overrides.get("sources"))
         return create_iterative_research_agent(**options)
 
     return build
@@ -230,7 +234,7 @@ def test_a_chinese_question_gets_a_chinese_report_structure(
 def test_a_spent_token_budget_ends_the_rounds_and_still_writes_the_report(
     make_iterative: Callable[..., IterativeResearchAgent],
 ) -> None:
-    result = research(make_iterative(["solar capacity", "battery storage", None], token_budget=1))
+    result = research(make_iterative(["solar capacity", "battery storage", None], budgets=Budgets(tokens=1)))
 
     assert result["exit_reason"] == "token_budget"
     assert result["topics"] == ["solar capacity"]
@@ -238,7 +242,7 @@ def test_a_spent_token_budget_ends_the_rounds_and_still_writes_the_report(
 
 
 def test_grounding_judges_the_cited_claims(make_iterative: Callable[..., IterativeResearchAgent]) -> None:
-    agent = make_iterative(["solar capacity", None], grounding=True, judge_llm=ScriptedChatGenerator(role="judge"))
+    agent = make_iterative(["solar capacity", None], grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge")))
 
     result = research(agent)
 
@@ -293,11 +297,11 @@ def test_the_same_question_twice_with_a_cache_searches_and_fetches_nothing_the_s
     tmp_path: Path,
 ) -> None:
     steps = [["solar capacity", "battery storage"], None]
-    first = research(make_iterative(steps, cache_dir=tmp_path / "cache"))
+    first = research(make_iterative(steps, cache=tmp_path / "cache"))
     searched, fetched = len(search.requests.wait_for(2)), len(web.requests.wait_for(2))
     events: list[Event] = []
 
-    second = research(make_iterative(steps, cache_dir=tmp_path / "cache"), **{EVENTS_KEY: events.append})
+    second = research(make_iterative(steps, cache=tmp_path / "cache"), **{EVENTS_KEY: events.append})
 
     with pytest.raises(TimeoutError):
         search.requests.wait_for(searched + 1, timeout=0.3)
@@ -313,8 +317,8 @@ def test_the_same_question_twice_with_a_cache_searches_and_fetches_nothing_the_s
 def test_an_expired_cache_entry_is_searched_again(
     make_iterative: Callable[..., IterativeResearchAgent], search: LoopbackSearchServer, tmp_path: Path
 ) -> None:
-    research(make_iterative(["solar capacity", None], cache_dir=tmp_path, cache_ttl=1e-9))
-    research(make_iterative(["solar capacity", None], cache_dir=tmp_path, cache_ttl=1e-9))
+    research(make_iterative(["solar capacity", None], cache=ResearchCache(directory=tmp_path, ttl=1e-9)))
+    research(make_iterative(["solar capacity", None], cache=ResearchCache(directory=tmp_path, ttl=1e-9)))
 
     assert len(search.requests.wait_for(2)) == 2
 
@@ -327,10 +331,8 @@ def test_a_recorded_run_replays_identically_with_no_network_and_no_model(
             analysis_llm=ScriptedChatGenerator(role="analysis", steps=[["solar capacity", "battery storage"], None]),
             writer_llm=ScriptedChatGenerator(role="writer"),
             summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-            search=make_search_tool(max_results=2),
-            url_policy=LOOPBACK,
-            grounding=True,
-            judge_llm=ScriptedChatGenerator(role="judge"),
+            sources=Sources(search=make_search_tool(max_results=2), url_policy=LOOPBACK),
+            grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge")),
             **recording,
         )
 
@@ -341,8 +343,7 @@ def test_a_recorded_run_replays_identically_with_no_network_and_no_model(
     replaying_failing = create_iterative_research_agent(
         analysis_llm=failing,
         writer_llm=failing,
-        search=make_search_tool(max_results=2),
-        url_policy=LOOPBACK,  # recorded pages pass the replaying run's URL policy, like cached ones
+        sources=Sources(search=make_search_tool(max_results=2), url_policy=LOOPBACK),
         replay_from=tmp_path / "tape",
     )
     search.stop()
@@ -399,7 +400,8 @@ def test_an_update_checks_stale_sources_again_and_says_which_pages_changed(
         "</article></body></html>",
     )
 
-    updated = make_iterative([None], cache_ttl=1e-9).update(run_dir)  # every source is stale
+    stale = ResearchCache(directory=tmp_path / "cache", ttl=1e-9)  # every source is stale
+    updated = make_iterative([None], cache=stale).update(run_dir)
 
     changes = updated["changes"]
     assert changes["rechecked_topics"] == ["solar capacity", "battery storage"]
@@ -469,7 +471,7 @@ def test_a_judge_reply_nested_too_deeply_leaves_the_claims_unknown(
 ) -> None:
     judge = MockChatGenerator(response_fn=lambda messages: "[" * 1200)
 
-    result = research(make_iterative(["solar capacity", None], grounding=True, judge_llm=judge))
+    result = research(make_iterative(["solar capacity", None], grounding=Grounding(judge_llm=judge)))
 
     assert web.url("/solar.html") in result["report"]
     assert result["grounding"]

@@ -15,10 +15,13 @@ from pydantic import BaseModel, Field
 
 from haystack_deep_research import (
     EVENTS_KEY,
+    Budgets,
     ConfigurationError,
     Event,
+    Grounding,
     InvalidQuestionError,
     ResearchSummary,
+    Sources,
     create_research_workflow,
 )
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
@@ -66,7 +69,7 @@ def test_a_grounded_summary_passes_the_first_time(
 def test_a_low_score_is_fixed_by_regenerating_without_running_tools(
     make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
 ) -> None:
-    result = _run(make_workflow(summary_llm=_stubborn("on_rewrite"), grounding_threshold=0.9))
+    result = _run(make_workflow(summary_llm=_stubborn("on_rewrite"), grounding=Grounding(threshold=0.9)))
 
     assert (result["regeneration_count"], result["replan_count"]) == (1, 0)
     assert result["exit_reason"] == "grounded"
@@ -79,7 +82,7 @@ def test_a_low_score_is_fixed_by_regenerating_without_running_tools(
 def test_when_regenerating_is_not_enough_a_replan_gathers_evidence_on_the_unsupported_claim(
     make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
 ) -> None:
-    result = _run(make_workflow(summary_llm=_stubborn("on_new_evidence"), grounding_threshold=0.9))
+    result = _run(make_workflow(summary_llm=_stubborn("on_new_evidence"), grounding=Grounding(threshold=0.9)))
 
     assert (result["regeneration_count"], result["replan_count"]) == (1, 1)
     assert result["exit_reason"] == "grounded"
@@ -97,7 +100,9 @@ def test_when_regenerating_is_not_enough_a_replan_gathers_evidence_on_the_unsupp
 def test_without_regenerations_a_low_score_replans_at_once(
     make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
 ) -> None:
-    workflow = make_workflow(summary_llm=_stubborn("on_new_evidence"), grounding_threshold=0.9, max_regenerations=0)
+    workflow = make_workflow(
+        summary_llm=_stubborn("on_new_evidence"), grounding=Grounding(threshold=0.9, max_regenerations=0)
+    )
     result = _run(workflow)
 
     assert (result["regeneration_count"], result["replan_count"]) == (0, 1)
@@ -108,7 +113,7 @@ def test_without_regenerations_a_low_score_replans_at_once(
 def test_when_both_are_used_up_the_run_ends_with_the_claim_marked(
     make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
 ) -> None:
-    workflow = make_workflow(summary_llm=_stubborn("never"), grounding_threshold=0.9, max_replans=2)
+    workflow = make_workflow(summary_llm=_stubborn("never"), grounding=Grounding(threshold=0.9, max_replans=2))
     result = _run(workflow)
 
     assert result["exit_reason"] == "grounding_exhausted"
@@ -148,7 +153,7 @@ def test_a_summary_citing_a_url_never_read_loses_that_citation(
 
 
 def test_the_pipeline_round_trips_through_yaml_and_runs_the_same(make_workflow: Callable[..., Pipeline]) -> None:
-    workflow = make_workflow(summary_llm=_stubborn("on_rewrite"), grounding_threshold=0.9)
+    workflow = make_workflow(summary_llm=_stubborn("on_rewrite"), grounding=Grounding(threshold=0.9))
     outer = Pipeline()
     outer.add_component("research", workflow)
     loaded = Pipeline.loads(outer.dumps()).get_component("research")
@@ -193,9 +198,11 @@ def test_events_open_and_close_the_run_and_name_every_step(make_workflow: Callab
 def test_a_spent_budget_ends_the_loop_without_repairing(
     make_workflow: Callable[..., Pipeline], search: LoopbackSearchServer
 ) -> None:
-    unbounded = _run(make_workflow(summary_llm=_stubborn("never"), grounding_threshold=0.9, max_replans=0))
+    unbounded = _run(make_workflow(summary_llm=_stubborn("never"), grounding=Grounding(threshold=0.9, max_replans=0)))
     enough_to_gather = int(unbounded["usage_by_phase"]["execute"]["total_tokens"]) + 1
-    workflow = make_workflow(summary_llm=_stubborn("never"), grounding_threshold=0.9, token_budget=enough_to_gather)
+    workflow = make_workflow(
+        summary_llm=_stubborn("never"), budgets=Budgets(tokens=enough_to_gather), grounding=Grounding(threshold=0.9)
+    )
     result = _run(workflow)
 
     assert result["exit_reason"] == "token_budget"
@@ -249,7 +256,9 @@ def test_structured_output_that_never_validates_keeps_the_summary(make_workflow:
 def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_summary_survives(
     make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
 ) -> None:
-    result = _run(make_workflow(judge_llm=MockChatGenerator(response_fn=lambda messages: "[" * 1200)))
+    result = _run(
+        make_workflow(grounding=Grounding(judge_llm=MockChatGenerator(response_fn=lambda messages: "[" * 1200)))
+    )
 
     assert "Global solar capacity grew by 450 gigawatts in 2025" in result["report"]
     assert result["grounding"]
@@ -268,22 +277,29 @@ def test_an_empty_question_is_refused(make_workflow: Callable[..., Pipeline]) ->
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"grounding_threshold": 1.5}, "grounding_threshold must be a number from 0.0 to 1.0"),
-        ({"max_replans": 6}, "max_replans must be an integer from 0 to 5"),
-        ({"max_regenerations": -1}, "max_regenerations must be an integer from 0 to 5"),
-        ({"output_schema": dict}, "output_schema must be a pydantic BaseModel subclass"),
-        ({"causal_inference": "yes"}, "causal_inference must be True or False"),
-        ({"tools": "web_search"}, "tools must be a list of Haystack Tools or Toolsets"),
-        ({"datastores": {"reports": object()}}, "datastores['reports'] must be a mapping with a 'retriever'"),
-        ({"judge_llm": object()}, "judge_llm"),
-        ({"token_budget": 0}, "token_budget"),
+        (lambda: {"grounding": Grounding(threshold=1.5)}, "Grounding(threshold=...) must be a number from 0.0 to 1.0"),
+        (lambda: {"grounding": Grounding(max_replans=6)}, "Grounding(max_replans=...) must be an integer from 0 to 5"),
+        (lambda: {"grounding": Grounding(max_regenerations=-1)}, "Grounding(max_regenerations=...) must be an integer"),
+        (lambda: {"grounding": False}, "create_research_workflow always judges its summary"),
+        (lambda: {"output_schema": dict}, "output_schema must be a pydantic BaseModel subclass"),
+        (lambda: {"causal_inference": "yes"}, "causal_inference must be True or False"),
+        (lambda: {"tools": "web_search"}, "tools must be a list of Haystack Tools or Toolsets"),
+        (
+            lambda: {"sources": Sources(datastores={"reports": object()})},
+            "datastores['reports'] must be a mapping with a 'retriever'",
+        ),
+        (lambda: {"sources": Sources(search="ddgs")}, "create_research_workflow does not use Sources(search=...)"),
+        (lambda: {"grounding": Grounding(judge_llm=object())}, "Grounding(judge_llm=...)"),
+        (lambda: {"budgets": Budgets(tokens=0)}, "Budgets(tokens=...)"),
+        (lambda: {"token_budget": 10}, "budgets=Budgets(tokens=...) in place of token_budget="),
+        (lambda: {"judge_llm": ScriptedChatGenerator(role="judge")}, "grounding=Grounding(judge_llm=...)"),
     ],
 )
-def test_bad_parameters_are_refused_at_once(overrides: dict[str, Any], message: str) -> None:
+def test_bad_parameters_are_refused_at_once(overrides: Callable[[], dict[str, Any]], message: str) -> None:
     options: dict[str, Any] = {
         "chat_generator": ScriptedChatGenerator(role="researcher"),
         "tools": [],
         "output_schema": None,
     }
     with pytest.raises(ConfigurationError, match=re.escape(message)):
-        create_research_workflow(**{**options, **overrides})
+        create_research_workflow(**{**options, **overrides()})

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from haystack.components.agents import Agent
 
-from haystack_deep_research import Price, cli
+from haystack_deep_research import Budgets, Price, cli
 from haystack_deep_research.testing import LoopbackWebServer
 
 
@@ -131,7 +131,8 @@ def test_a_spent_cost_budget_still_prints_a_report(
     monkeypatch: pytest.MonkeyPatch, make_agent: Callable[..., Agent], capsys: pytest.CaptureFixture[str]
 ) -> None:
     def priced_agent(**options: Any) -> Agent:  # scripted models cost nothing; these are priced like a real model
-        return make_agent(**options, prices={"ScriptedChatGenerator": Price(input_per_mtok=1e4, output_per_mtok=1e4)})
+        priced = Budgets(prices={"ScriptedChatGenerator": Price(input_per_mtok=1e4, output_per_mtok=1e4)})
+        return make_agent(**{**options, "budgets": priced.over(options["budgets"])})
 
     monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", priced_agent)
 

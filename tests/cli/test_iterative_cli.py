@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from haystack_deep_research import UrlPolicy, WebSearchTool, cli, create_iterative_research_agent
+from haystack_deep_research import Sources, UrlPolicy, WebSearchTool, cli, create_iterative_research_agent
 from haystack_deep_research.agents import IterativeResearchAgent
 from haystack_deep_research.run import Price
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
@@ -34,7 +35,9 @@ def built(monkeypatch: pytest.MonkeyPatch, make_search_tool: Callable[..., WebSe
         if options.get("replay_from") is not None:  # the recording's models, as the command made them
             scripted = {role: options[role] for role in scripted if role in options}
         tool = make_search_tool(max_results=2)
-        return create_iterative_research_agent(**{**options, **scripted, "search": tool, "url_policy": LOOPBACK})
+        given = options.get("sources") or Sources()  # the command's sources, searched on the loopback servers
+        sources = dataclasses.replace(given, search=tool, url_policy=LOOPBACK) if given.web else given
+        return create_iterative_research_agent(**{**options, **scripted, "sources": sources})
 
     monkeypatch.setattr("haystack_deep_research.cli.research.create_iterative_research_agent", factory)
     return asked
@@ -62,7 +65,7 @@ def test_cache_makes_the_second_run_search_nothing(
 
     assert cli.main(argv) == 0
 
-    assert built[1]["cache_dir"] == tmp_path
+    assert built[1]["cache"].directory == tmp_path
     with pytest.raises(TimeoutError):
         search.requests.wait_for(searched + 1, timeout=0.3)
     assert "(cached)" in capsys.readouterr().err
@@ -152,4 +155,4 @@ def test_iterative_mode_takes_the_shared_model_options(
     analysis = built[0]["analysis_llm"]
     assert (analysis.model, analysis.api_base_url, analysis.timeout, analysis.max_retries) == ("m", server, 5.0, 0)
     assert analysis.generation_kwargs == {"max_tokens": 300}
-    assert built[0]["prices"] == {"m": Price(input_per_mtok=0, output_per_mtok=0)}
+    assert built[0]["budgets"].prices == {"m": Price(input_per_mtok=0, output_per_mtok=0)}

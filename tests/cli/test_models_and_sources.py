@@ -87,7 +87,7 @@ def test_environment_equivalents(monkeypatch: pytest.MonkeyPatch, captured: _Cap
     assert (writer.model, researcher.model) == ("env-big", "env-small")
     assert writer.api_base_url == "http://127.0.0.1:9/v1"
     assert isinstance(writer, OpenAIChatGenerator)  # chat is the default API on another server
-    assert captured.options["search"] == "ddgs"
+    assert captured.options["sources"].search == "ddgs"
 
 
 def test_the_responses_api_on_a_server_is_a_choice(monkeypatch: pytest.MonkeyPatch, captured: _Captured) -> None:

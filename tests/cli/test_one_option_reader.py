@@ -22,8 +22,8 @@ def test_search_url_and_allow_host_reach_the_factory_of_every_command(parser: ar
 
     arguments = factory_arguments(args, {})
 
-    assert arguments["search"].to_dict()["data"]["api_base_url"] == SEARCH
-    assert arguments["url_policy"].allow_hosts == ("127.0.0.1",)
+    assert arguments["sources"].search.to_dict()["data"]["api_base_url"] == SEARCH
+    assert arguments["sources"].url_policy.allow_hosts == ("127.0.0.1",)
 
 
 def test_a_server_reads_every_option_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

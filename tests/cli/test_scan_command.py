@@ -14,7 +14,7 @@ from haystack import Pipeline, component
 from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
-from haystack_deep_research import cli
+from haystack_deep_research import Grounding, cli
 from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow
 
 
@@ -169,12 +169,14 @@ def test_a_scan_whose_model_is_down_fails_and_a_rerun_tries_again(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
     down = _DownModel()
-    roles = ("chat_generator", "causal_llm", "summary_llm", "judge_llm")
+    roles = ("chat_generator", "causal_llm", "summary_llm")
     researched: list[int] = []
 
     def workflow(output_schema: type[BaseModel], **_: Any) -> Pipeline:
         researched.append(1)
-        return make_workflow(output_schema=output_schema, **dict.fromkeys(roles, down))
+        return make_workflow(
+            output_schema=output_schema, grounding=Grounding(judge_llm=down), **dict.fromkeys(roles, down)
+        )
 
     monkeypatch.setattr("haystack_deep_research.cli.scan.scan_workflow", workflow)
     items = _items(tmp_path, "solar", "storage", "wind")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGenerator
 
-from haystack_deep_research import cli
+from haystack_deep_research import Budgets, cli
 from haystack_deep_research.agents import compatible
 from haystack_deep_research.cli import arguments, check, mcp, research_parser, scan
 from haystack_deep_research.evidence import EvidenceLedger
@@ -127,7 +127,7 @@ def test_a_server_is_set_up_by_the_same_environment_variables(monkeypatch: pytes
         9.0,
     )
     assert built["scope_llm"].tool_choice is None
-    assert built["prices"] == {
+    assert built["budgets"].prices == {
         "qwen3:8b": Price(input_per_mtok=0, output_per_mtok=0),
         "other": Price(input_per_mtok=1, output_per_mtok=2),
     }
@@ -148,14 +148,14 @@ def test_mcp_serves_on_the_chosen_server(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr("haystack_deep_research.agents.create_deep_research_agent", lambda **kw: built.update(kw))
 
     assert cli.main(["mcp", "--base-url", SERVER, "--model", "m", "--price", "m=0,0", "--retries", "0"]) == 0
-    served["agent_factory"](max_subtopics=3)  # what the deep_research tool does for each request
+    served["agent_factory"](max_subtopics=3, budgets=Budgets(tokens=900))  # what deep_research does per request
 
     assert (built["writer_llm"].model, built["writer_llm"].api_base_url, built["writer_llm"].max_retries) == (
         "m",
         SERVER,
         0,
     )
-    assert built["prices"] == {"m": Price(input_per_mtok=0, output_per_mtok=0)}
+    assert built["budgets"] == Budgets(tokens=900, prices={"m": Price(input_per_mtok=0, output_per_mtok=0)})
     assert (served["judge_llm"].model, served["judge_llm"].api_base_url) == ("m", SERVER)
 
 

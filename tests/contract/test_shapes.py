@@ -11,6 +11,8 @@ usage and cost, streaming to every model, and a report with an honest ``exit_rea
 from __future__ import annotations
 
 import asyncio
+import inspect
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,12 +24,17 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.tools import Tool
 
 from haystack_deep_research import (
+    BUDGETS_KEY,
     EVENTS_KEY,
     RUN_DIR_KEY,
+    RUN_OPENED_KEY,
     STREAMING_KEY,
+    Budgets,
     ConfigurationError,
     InvalidQuestionError,
+    Price,
     RunDirError,
+    Sources,
     create_deep_agent,
     create_deep_research_agent,
     create_iterative_research_agent,
@@ -89,7 +96,7 @@ def deep_research(model: Any) -> Any:
         researcher_llm=model,
         summarizer_llm=model,
         writer_llm=model,
-        search_tool=SEARCH,
+        sources=Sources(search=SEARCH),
     )
 
 
@@ -102,7 +109,7 @@ def workflow(model: Any) -> Any:
 
 
 def iterative(model: Any) -> Any:
-    return create_iterative_research_agent(analysis_llm=model, writer_llm=model, search=SEARCH)
+    return create_iterative_research_agent(analysis_llm=model, writer_llm=model, sources=Sources(search=SEARCH))
 
 
 SHAPES: dict[str, Callable[[Any], Any]] = {
@@ -274,13 +281,13 @@ WRITERS: dict[str, Callable[[Any], Any]] = {
         researcher_llm=PlainModel(),
         summarizer_llm=PlainModel(),
         writer_llm=writer,
-        search_tool=SEARCH,
+        sources=Sources(search=SEARCH),
     ),
     "research_workflow": lambda writer: create_research_workflow(
         chat_generator=PlainModel(), tools=[SEARCH], output_schema=None, summary_llm=writer, causal_inference=False
     ),
     "iterative_agent": lambda writer: create_iterative_research_agent(
-        analysis_llm=PlainModel(), writer_llm=writer, search=SEARCH
+        analysis_llm=PlainModel(), writer_llm=writer, sources=Sources(search=SEARCH)
     ),
 }
 
@@ -293,3 +300,77 @@ def test_the_writer_of_every_shape_that_writes_is_tried_twice(build: Callable[[A
     assert ANSWER in result["report"]  # the model's text, not the fallback assembled from the notes
     assert result["exit_reason"] != "writer_failed"
     assert any("succeeded when tried once more" in warning for warning in result["warnings"])
+
+
+FACTORIES = {
+    "deep_research_agent": create_deep_research_agent,
+    "deep_agent": create_deep_agent,
+    "research_workflow": create_research_workflow,
+    "iterative_agent": create_iterative_research_agent,
+}
+factories = pytest.mark.parametrize("factory", FACTORIES.values(), ids=FACTORIES.keys())
+
+
+@factories
+def test_every_factory_takes_the_grouped_settings_under_the_same_names(factory: Callable[..., Any]) -> None:
+    parameters = inspect.signature(factory).parameters
+
+    assert {"budgets", "grounding", "sources"} <= set(parameters)
+    if factory is not create_deep_agent:  # the deep agent answers; the other three write a report
+        assert "style" in parameters
+        assert len(parameters) <= 22  # about a dozen besides the models: no flat settings left
+
+
+REQUIRED: dict[str, dict[str, Any]] = {
+    "deep_research_agent": {},
+    "deep_agent": {"chat_generator": PlainModel(), "tools": [SEARCH], "system_prompt": "Answer."},
+    "research_workflow": {"chat_generator": PlainModel(), "tools": [SEARCH], "output_schema": None},
+    "iterative_agent": {"analysis_llm": PlainModel(), "writer_llm": PlainModel()},
+}
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+def test_a_setting_passed_by_its_old_name_says_where_it_went(name: str) -> None:
+    moved = re.escape("takes budgets=Budgets(tokens=...) in place of token_budget=")
+    with pytest.raises(ConfigurationError, match=moved):
+        FACTORIES[name](**REQUIRED[name], token_budget=1_000)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_topics'"):
+        FACTORIES[name](**REQUIRED[name], max_topics=3)
+
+
+@shapes
+def test_a_runs_own_budgets_replace_the_shapes_own(build: Callable[[Any], Any]) -> None:
+    opened: list[Any] = []
+    price = Price(input_per_mtok=2.0, output_per_mtok=4.0)
+    own = Budgets(tokens=1, seconds=600.0, prices={"PlainModel": price})  # the name its usage is counted under
+
+    result = _ask(build(PlainModel()), hook_context={BUDGETS_KEY: own, RUN_OPENED_KEY: opened.append})
+
+    [run] = opened
+    assert (run.budget.token_budget, run.budget.time_budget, run.budget.cost_budget) == (1, 600.0, None)
+    usage = result["token_usage"]
+    assert result["cost"] == pytest.approx((usage["prompt_tokens"] * 2.0 + usage["completion_tokens"] * 4.0) / 1e6)
+    assert isinstance(result["report"], str)
+
+
+def test_a_runs_own_token_budget_ends_the_main_agent_the_way_the_factorys_does() -> None:
+    result = _ask(deep_research(PlainModel()), hook_context={BUDGETS_KEY: Budgets(tokens=1)})
+
+    assert result["exit_reason"] == "token_budget"
+    assert any("the token budget of 1 tokens" in warning for warning in result["warnings"])
+
+
+@shapes
+def test_a_runs_dollar_budget_needs_the_price_of_every_model(build: Callable[[Any], Any]) -> None:
+    agent = build(PlainModel())  # its model, counted as "PlainModel", has no price
+
+    with pytest.raises(ConfigurationError, match=r"Budgets\(dollars=...\) needs the price of every model"):
+        _ask(agent, hook_context={BUDGETS_KEY: Budgets(dollars=1.0)})
+    priced = Budgets(dollars=1.0, prices={"PlainModel": Price(input_per_mtok=1.0, output_per_mtok=1.0)})
+    assert _ask(agent, hook_context={BUDGETS_KEY: priced})["cost"] is not None
+
+
+@shapes
+def test_a_budgets_entry_that_is_not_a_budgets_is_a_typed_error(build: Callable[[Any], Any]) -> None:
+    with pytest.raises(ConfigurationError, match="must be a Budgets"):
+        _ask(build(PlainModel()), hook_context={BUDGETS_KEY: {"tokens": 1}})

@@ -8,7 +8,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 from pydantic import BaseModel
 
-from haystack_deep_research import create_deep_agent
+from haystack_deep_research import Grounding, create_deep_agent
 from haystack_deep_research.deep_agent.turn_grounding import answer_claims
 from haystack_deep_research.testing import ScriptedChatGenerator
 
@@ -48,15 +48,16 @@ def _agent(steps: list[Any], **options: Any) -> Any:
         "tools": [search_kb, submit],
         "system_prompt": "Answer from the knowledge base.",
         "submit_tool": "submit",
-        "judge_llm": ScriptedChatGenerator(role="judge"),
         "reflexion": False,
     }
+    rounds = options.pop("rounds", 2)
+    settings["grounding"] = Grounding(judge_llm=ScriptedChatGenerator(role="judge"), max_replans=rounds)
     settings.update(options)
     return create_deep_agent(**settings)
 
 
 def test_an_unsupported_claim_is_sent_back_then_dropped_from_the_accepted_answer() -> None:
-    agent = _agent([_search("CRM"), _submit(), _search("Zenith revenue"), _submit()], max_grounding_rounds=1)
+    agent = _agent([_search("CRM"), _submit(), _search("Zenith revenue"), _submit()], rounds=1)
 
     result = agent.run(messages=QUESTION)
 
@@ -76,15 +77,13 @@ def test_an_unsupported_claim_is_sent_back_then_dropped_from_the_accepted_answer
 
 
 def test_the_structured_output_is_built_from_the_grounded_submission() -> None:
-    result = _agent([_search("CRM"), _submit()], max_grounding_rounds=0, output_schema=Answer).run(messages=QUESTION)
+    result = _agent([_search("CRM"), _submit()], rounds=0, output_schema=Answer).run(messages=QUESTION)
 
     assert result["structured"] == Answer(summary=SUPPORTED, confidence=0.9)
 
 
 def test_a_plain_answer_is_grounded_too() -> None:
-    agent = _agent(
-        [_search("CRM"), f"{SUPPORTED} {INVENTED}"], tools=[search_kb], submit_tool=None, max_grounding_rounds=0
-    )
+    agent = _agent([_search("CRM"), f"{SUPPORTED} {INVENTED}"], tools=[search_kb], submit_tool=None, rounds=0)
 
     result = agent.run(messages=QUESTION)
 

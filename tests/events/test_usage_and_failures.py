@@ -10,7 +10,15 @@ import pytest
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import EVENTS_KEY, PROGRESS_KEY, RUN_OPENED_KEY, ConfigurationError, Price, ResearchRun
+from haystack_deep_research import (
+    EVENTS_KEY,
+    PROGRESS_KEY,
+    RUN_OPENED_KEY,
+    Budgets,
+    ConfigurationError,
+    Price,
+    ResearchRun,
+)
 from haystack_deep_research.events import Event, SubagentFailed, SubagentSpawned, UsageRecorded
 from haystack_deep_research.testing import ScriptedChatGenerator
 
@@ -25,7 +33,7 @@ def test_usage_events_add_up_to_the_runs_usage_with_its_cost(make_agent: Callabl
     events: list[Event] = []
     priced = {"ScriptedChatGenerator": Price(input_per_mtok=1.0, output_per_mtok=2.0)}
 
-    result = _run(make_agent(prices=priced), **{EVENTS_KEY: events.append})
+    result = _run(make_agent(budgets=Budgets(prices=priced)), **{EVENTS_KEY: events.append})
 
     usage = [event for event in events if isinstance(event, UsageRecorded)]
     total = sum(int(phase["total_tokens"]) for phase in result["usage_by_phase"].values())

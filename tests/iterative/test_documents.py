@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import RUN_DIR_KEY, create_iterative_research_agent
+from haystack_deep_research import RUN_DIR_KEY, Sources, create_iterative_research_agent
 from haystack_deep_research.agents import IterativeResearchAgent
 from haystack_deep_research.sources import index_folder
 from haystack_deep_research.testing import ScriptedChatGenerator
@@ -29,8 +29,7 @@ def _agent(notes: dict[str, Any], **options: Any) -> IterativeResearchAgent:
     return create_iterative_research_agent(
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=["tidal power", None]),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        web=False,
-        datastores={"notes": notes},
+        sources=Sources(web=False, datastores={"notes": notes}),
         **options,
     )
 

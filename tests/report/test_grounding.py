@@ -12,7 +12,7 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ConfigurationError, create_deep_research_agent
+from haystack_deep_research import Budgets, ConfigurationError, Grounding, create_deep_research_agent
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import GroundingStage, NoEvidenceStage, WriteHook
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
@@ -80,9 +80,11 @@ def _run(agent: Agent) -> dict[str, Any]:
     return agent.run(messages=[ChatMessage.from_user(QUESTION)])
 
 
-def _agent(make_agent: Callable[..., Agent], writer: Writer, **options: Any) -> Agent:
-    options.setdefault("judge_llm", ScriptedChatGenerator(role="judge"))
-    return make_agent(writer_llm=MockChatGenerator(response_fn=writer), grounding=True, **options)
+def _agent(make_agent: Callable[..., Agent], writer: Writer, budgets: Budgets | None = None, **grounding: Any) -> Agent:
+    grounding.setdefault("judge_llm", ScriptedChatGenerator(role="judge"))
+    return make_agent(
+        writer_llm=MockChatGenerator(response_fn=writer), grounding=Grounding(**grounding), budgets=budgets
+    )
 
 
 def test_without_grounding_the_outputs_are_present_and_empty(make_agent: Callable[..., Agent]) -> None:
@@ -187,7 +189,7 @@ def test_a_score_at_the_threshold_needs_no_repair_but_unsupported_claims_are_sti
     make_agent: Callable[..., Agent], web: LoopbackWebServer, search: LoopbackSearchServer
 ) -> None:
     writer = Writer(web, search, fixed_by=lambda prompt: False)
-    result = _run(_agent(make_agent, writer, grounding_threshold=0.5))
+    result = _run(_agent(make_agent, writer, threshold=0.5))
 
     assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
     assert writer.names() == DRAFT
@@ -200,7 +202,7 @@ def test_a_spent_token_budget_stops_repairs_but_not_marking(
 ) -> None:
     writer = Writer(web, search, fixed_by=lambda prompt: False)
     # Enough for the research (about 1,650 scripted tokens), not for the draft and the judge on top.
-    result = _run(_agent(make_agent, writer, token_budget=1_800))
+    result = _run(_agent(make_agent, writer, budgets=Budgets(tokens=1_800)))
 
     assert len(result["notes"]) == 2
     assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
@@ -222,7 +224,7 @@ def test_a_failing_rewrite_keeps_the_previous_report(
 
     judge = RecordingJudge()
     agent = make_agent(
-        writer_llm=MockChatGenerator(response_fn=writer), grounding=True, judge_llm=judge.generator, max_replans=0
+        writer_llm=MockChatGenerator(response_fn=writer), grounding=Grounding(judge_llm=judge.generator, max_replans=0)
     )
     result = _run(agent)
 
@@ -263,7 +265,7 @@ def test_the_writer_is_the_judge_by_default(
             return judge.run(messages)["replies"][0]
         return writer(messages)
 
-    agent = make_agent(writer_llm=MockChatGenerator(response_fn=writer_and_judge), grounding=True, max_replans=0)
+    agent = make_agent(writer_llm=MockChatGenerator(response_fn=writer_and_judge), grounding=Grounding(max_replans=0))
     result = _run(agent)
 
     assert [v["verdict"] for v in result["grounding"]] == ["unsupported", "supported"]
@@ -284,7 +286,7 @@ async def test_grounding_also_runs_with_run_async(
 def test_a_grounded_agent_round_trips_and_the_restored_agent_grounds(
     make_agent: Callable[..., Agent], web: LoopbackWebServer
 ) -> None:
-    agent = make_agent(grounding=True, judge_llm=ScriptedChatGenerator(role="judge"), grounding_threshold=0.8)
+    agent = make_agent(grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge"), threshold=0.8))
     data = agent.to_dict()
 
     restored = Agent.from_dict(copy.deepcopy(data))
@@ -307,23 +309,29 @@ def test_a_grounded_agent_round_trips_and_the_restored_agent_grounds(
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"grounding": True, "grounding_threshold": 1.5}, "grounding_threshold must be a number from 0.0 to 1.0"),
-        ({"grounding": True, "max_regenerations": 6}, "max_regenerations must be an integer from 0 to 5"),
-        ({"max_replans": -1}, "max_replans must be an integer from 0 to 5"),
-        ({"grounding": "yes"}, "grounding must be True or False"),
-        ({"judge_llm": ScriptedChatGenerator(role="judge")}, "judge_llm is used only with grounding=True"),
-        ({"grounding": True, "judge_llm": "gpt-5.4"}, "judge_llm must be a Haystack chat generator"),
+        (lambda: {"grounding": Grounding(threshold=1.5)}, "Grounding(threshold=...) must be a number from 0.0 to 1.0"),
+        (
+            lambda: {"grounding": Grounding(max_regenerations=6)},
+            "Grounding(max_regenerations=...) must be an integer from 0 to 5",
+        ),
+        (lambda: {"grounding": Grounding(max_replans=-1)}, "Grounding(max_replans=...) must be an integer from 0 to 5"),
+        (lambda: {"grounding": "yes"}, "grounding must be a Grounding (for example Grounding(threshold=0.7)), True or"),
+        (
+            lambda: {"judge_llm": ScriptedChatGenerator(role="judge")},
+            "takes grounding=Grounding(judge_llm=...) in place of judge_llm=",
+        ),
+        (lambda: {"grounding": Grounding(judge_llm="gpt-5.4")}, "Grounding(judge_llm=...) must be a Haystack chat"),
     ],
 )
-def test_bad_grounding_options_raise_a_configuration_error(options: dict[str, Any], message: str) -> None:
+def test_bad_grounding_options_raise_a_configuration_error(options: Callable[[], dict[str, Any]], message: str) -> None:
     with pytest.raises(ConfigurationError, match=re.escape(message)):
-        create_deep_research_agent(**options)
+        create_deep_research_agent(**options())
 
 
 def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_report_survives(
     make_agent: Callable[..., Agent], web: LoopbackWebServer
 ) -> None:
-    agent = make_agent(grounding=True, judge_llm=MockChatGenerator(response_fn=lambda messages: "[" * 1200))
+    agent = make_agent(grounding=Grounding(judge_llm=MockChatGenerator(response_fn=lambda messages: "[" * 1200)))
 
     result = _run(agent)
 

@@ -9,7 +9,7 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import UrlPolicy, create_iterative_research_agent
+from haystack_deep_research import Sources, UrlPolicy, create_iterative_research_agent
 from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
 
 INVENTED = "https://invented.example/claim"
@@ -53,8 +53,7 @@ def test_an_iterative_report_that_cites_none_of_the_sources_read_says_so(
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=["solar capacity", None]),
         writer_llm=MockChatGenerator(responses=f"# Report\n\n{UNCITED}"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-        search=make_search_tool(max_results=2),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        sources=Sources(search=make_search_tool(max_results=2), url_policy=UrlPolicy(allow_hosts=("127.0.0.1",))),
         read_top_k=1,
     )
 
@@ -105,8 +104,7 @@ def test_an_error_text_is_never_an_iterative_topic_nor_a_report_heading(
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=["solar capacity", ERROR_SUBTOPIC, None]),
         writer_llm=ScriptedChatGenerator(role="writer"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-        search=make_search_tool(max_results=2),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        sources=Sources(search=make_search_tool(max_results=2), url_policy=UrlPolicy(allow_hosts=("127.0.0.1",))),
         read_top_k=1,
         depth=3,
     )

@@ -14,7 +14,13 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from pydantic import BaseModel
 
-from haystack_deep_research import ConfigurationError, ResearchRunError, ResearchSummary, StructuredOutputError
+from haystack_deep_research import (
+    ConfigurationError,
+    Grounding,
+    ResearchRunError,
+    ResearchSummary,
+    StructuredOutputError,
+)
 from haystack_deep_research.report import StructuredOutputStage, WriteHook
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
@@ -160,7 +166,7 @@ def test_an_output_schema_that_is_not_a_model_class_is_refused(
 
 def test_grounding_runs_before_the_structured_output(make_agent: Callable[..., Agent], web: LoopbackWebServer) -> None:
     writer = Writer([_summary(web)])
-    result = _run(make_agent, writer, grounding=True, judge_llm=ScriptedChatGenerator(role="judge"), max_replans=0)
+    result = _run(make_agent, writer, grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge"), max_replans=0))
 
     assert result["regeneration_count"] == 1
     assert "*(unsupported by the cited source)*" in writer.structured_prompts[0]  # it saw the final, marked report

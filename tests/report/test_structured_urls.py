@@ -12,7 +12,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
-from haystack_deep_research import ResearchSummary
+from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"
@@ -65,7 +65,9 @@ def test_an_invented_url_leaves_the_workflows_structured_output(
     make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
 ) -> None:
     writer = _writer("summarize", lambda: _summary(INVENTED, web.url("/solar.html")))
-    result = make_workflow(summary_llm=writer, grounding_threshold=0.0).run(messages=[ChatMessage.from_user(QUESTION)])
+    result = make_workflow(summary_llm=writer, grounding=Grounding(threshold=0.0)).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
 
     assert result["structured"].sources == [web.url("/solar.html")]
     assert any(INVENTED in warning for warning in result["warnings"])
@@ -75,9 +77,9 @@ def test_a_schema_that_cannot_hold_the_output_without_the_url_gets_none(
     make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
 ) -> None:
     writer = _writer("summarize", lambda: json.dumps({"answer": "Solar grew.", "evidence_url": INVENTED}))
-    result: dict[str, Any] = make_workflow(summary_llm=writer, output_schema=Pointer, grounding_threshold=0.0).run(
-        messages=[ChatMessage.from_user(QUESTION)]
-    )
+    result: dict[str, Any] = make_workflow(
+        summary_llm=writer, output_schema=Pointer, grounding=Grounding(threshold=0.0)
+    ).run(messages=[ChatMessage.from_user(QUESTION)])
 
     assert result["structured"] is None  # never an unverified URL, and the report is still returned
     assert result["exit_reason"] == "structured_output_failed"
@@ -99,7 +101,9 @@ def test_urls_inside_text_in_any_form_and_in_keys_leave_with_a_warning(
         }
     )
     writer = _writer("summarize", lambda: reply)
-    result = make_workflow(summary_llm=writer, grounding_threshold=0.0).run(messages=[ChatMessage.from_user(QUESTION)])
+    result = make_workflow(summary_llm=writer, grounding=Grounding(threshold=0.0)).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
 
     structured = result["structured"]
     assert structured.sources == [read]

@@ -10,8 +10,15 @@ from haystack import Pipeline, component
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ConfigurationError, UrlPolicy, WebSearchTool, create_iterative_research_agent
-from haystack_deep_research.report import ReportStyle
+from haystack_deep_research import (
+    ConfigurationError,
+    Grounding,
+    ReportStyle,
+    Sources,
+    UrlPolicy,
+    WebSearchTool,
+    create_iterative_research_agent,
+)
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 INVENTED = "https://invented.example/made-up"
@@ -48,9 +55,9 @@ def test_every_report_type_of_the_main_agent_is_asked_for_and_its_citations_veri
 ) -> None:
     writer = Recording()
 
-    result = make_agent(writer_llm=writer, report_type=report_type, tone="analytical", report_length=800).run(
-        messages=[ChatMessage.from_user(QUESTION)]
-    )
+    result = make_agent(
+        writer_llm=writer, style=ReportStyle(report_type=report_type, tone="analytical", report_length=800)
+    ).run(messages=[ChatMessage.from_user(QUESTION)])
 
     systems = writer.systems()
     assert len(systems) == 3  # the opening and one section per note
@@ -71,7 +78,9 @@ def test_the_default_style_leaves_the_writer_prompts_as_they_were(make_agent: Ca
 def test_a_target_length_sets_the_words_of_each_part(make_agent: Callable[..., Agent]) -> None:
     writer = Recording()
 
-    make_agent(writer_llm=writer, report_length="long").run(messages=[ChatMessage.from_user(QUESTION)])
+    make_agent(writer_llm=writer, style=ReportStyle(report_length="long")).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
 
     opening, *sections = writer.systems()
     assert "at most 500 words" in opening
@@ -82,7 +91,7 @@ def test_a_hostile_tone_is_one_cleaned_line_and_stays_a_template_value(make_agen
     writer = Recording()
     tone = "calm {{ 7 * 7 }}\n\x1b[31m"
 
-    make_agent(writer_llm=writer, tone=tone).run(messages=[ChatMessage.from_user(QUESTION)])
+    make_agent(writer_llm=writer, style=ReportStyle(tone=tone)).run(messages=[ChatMessage.from_user(QUESTION)])
 
     assert all("calm {{ 7 * 7 }} [31m tone" in text for text in writer.systems())
 
@@ -93,12 +102,9 @@ def test_the_iterative_agent_writes_the_style_asked_for(make_search_tool: Callab
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=[["solar capacity"], None]),
         writer_llm=writer,
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-        search=make_search_tool(max_results=2),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        sources=Sources(search=make_search_tool(max_results=2), url_policy=UrlPolicy(allow_hosts=("127.0.0.1",))),
+        style=ReportStyle(report_type="executive_brief", tone="formal", report_length="short"),
         read_top_k=1,
-        report_type="executive_brief",
-        tone="formal",
-        report_length="short",
     )
 
     result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
@@ -113,9 +119,9 @@ def test_the_iterative_agent_writes_the_style_asked_for(make_search_tool: Callab
 def test_the_research_workflow_summary_writes_the_style_asked_for(make_workflow: Callable[..., Pipeline]) -> None:
     writer = Recording(role="summarize")
 
-    result = make_workflow(summary_llm=writer, report_type="resource_list", grounding_threshold=0.0).run(
-        messages=[ChatMessage.from_user(QUESTION)]
-    )
+    result = make_workflow(
+        summary_llm=writer, grounding=Grounding(threshold=0.0), style=ReportStyle(report_type="resource_list")
+    ).run(messages=[ChatMessage.from_user(QUESTION)])
 
     assert any("an annotated resource list" in text for text in writer.systems())
     assert INVENTED not in result["report"]

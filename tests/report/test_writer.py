@@ -14,7 +14,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
-from haystack_deep_research import WebSearchTool
+from haystack_deep_research import Sources, WebSearchTool
 from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.prompts import WRITER, prompt_of, render_chat
 from haystack_deep_research.report import WriteHook
@@ -87,12 +87,7 @@ def _agent(
 ) -> Agent:
     monkeypatch.setenv("MARKETS_TAVILY_KEY", "test-key")
     tool = WebSearchTool(api_key=Secret.from_env_var("MARKETS_TAVILY_KEY"), api_base_url=search.base_url, max_results=1)
-    return make_agent(
-        search_tool=tool,
-        max_subtopics=20,
-        max_concurrent_researchers=10,
-        **models,
-    )
+    return make_agent(sources=Sources(search=tool), max_subtopics=20, max_concurrent_researchers=10, **models)
 
 
 def test_a_report_on_twenty_subtopics_is_written_when_every_call_may_give_only_a_short_reply(

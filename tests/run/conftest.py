@@ -25,7 +25,8 @@ CHILD = textwrap.dedent(
     from haystack.dataclasses import ChatMessage
     from haystack.components.generators.chat import MockChatGenerator
     from haystack.utils import Secret
-    from haystack_deep_research import EVENTS_KEY, RUN_DIR_KEY, UrlPolicy, WebSearchTool, create_deep_research_agent
+    from haystack_deep_research import EVENTS_KEY, RUN_DIR_KEY, Sources, UrlPolicy, WebSearchTool
+    from haystack_deep_research import create_deep_research_agent
     from haystack_deep_research.events import SubagentSpawned, WarningRaised
     from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
 
@@ -66,8 +67,10 @@ CHILD = textwrap.dedent(
         researcher_llm=MockChatGenerator(response_fn=researcher),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        search_tool=WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search_url, max_results=2),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        sources=Sources(
+            search=WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search_url, max_results=2),
+            url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        ),
         max_concurrent_researchers=1,
     )
     with forbid_network():

@@ -14,7 +14,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 
-from haystack_deep_research import ConfigurationError, FetchLimits, create_deep_research_agent
+from haystack_deep_research import Budgets, ConfigurationError, FetchLimits, Sources, create_deep_research_agent
 from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
 from haystack_deep_research.run import ResearchRun, RunBudget
@@ -52,7 +52,7 @@ def test_a_spent_token_budget_stops_research_and_the_report_is_written_from_what
     agent = make_agent(
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS),
         max_concurrent_researchers=1,
-        token_budget=300,
+        budgets=Budgets(tokens=300),
     )
     result = _run(agent)
 
@@ -85,7 +85,7 @@ def test_a_spent_time_budget_stops_research_at_the_next_step(
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS),
         researcher_llm=MockChatGenerator(response_fn=slow_researcher),
         max_concurrent_researchers=1,
-        time_budget=0.9,
+        budgets=Budgets(seconds=0.9),
     )
     started = time.monotonic()
     result = _run(agent)
@@ -126,26 +126,48 @@ def test_without_budgets_a_run_ends_as_before(make_agent: Callable[..., Agent]) 
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("token_budget", 0, "token_budget must be an integer from 1 to 1000000000; got 0"),
-        ("token_budget", 10.5, "token_budget must be an integer from 1 to 1000000000; got 10.5"),
-        ("token_budget", "1000", "token_budget must be an integer from 1 to 1000000000; got '1000'"),
-        ("token_budget", True, "token_budget must be an integer from 1 to 1000000000; got True"),
-        ("time_budget", 0, "time_budget must be a number greater than 0 and at most 604800.0; got 0"),
-        ("time_budget", -5, "time_budget must be a number greater than 0"),
-        ("time_budget", math.inf, "time_budget must be a number greater than 0"),
-        ("time_budget", math.nan, "time_budget must be a number greater than 0"),
-        ("time_budget", "60", "time_budget must be a number greater than 0"),
-        ("loop_threshold", 1, "loop_threshold must be an integer from 2 to 20; got 1"),
-        ("loop_threshold", 21, "loop_threshold must be an integer from 2 to 20; got 21"),
+        ("tokens", 0, r"Budgets\(tokens=...\) must be an integer from 1 to 1000000000; got 0"),
+        ("tokens", 10.5, r"Budgets\(tokens=...\) must be an integer from 1 to 1000000000; got 10.5"),
+        ("tokens", "1000", r"Budgets\(tokens=...\) must be an integer from 1 to 1000000000; got '1000'"),
+        ("tokens", True, r"Budgets\(tokens=...\) must be an integer from 1 to 1000000000; got True"),
+        ("seconds", 0, r"Budgets\(seconds=...\) must be a number greater than 0 and at most 604800.0; got 0"),
+        ("seconds", -5, r"Budgets\(seconds=...\) must be a number greater than 0"),
+        ("seconds", math.inf, r"Budgets\(seconds=...\) must be a number greater than 0"),
+        ("seconds", math.nan, r"Budgets\(seconds=...\) must be a number greater than 0"),
+        ("seconds", "60", r"Budgets\(seconds=...\) must be a number greater than 0"),
+        ("dollars", 0, r"Budgets\(dollars=...\) must be a number greater than 0"),
+        ("prices", {"m": 1.0}, r"Budgets\(prices=...\) must map model names to Price objects"),
     ],
 )
-def test_bad_budgets_and_thresholds_are_refused_when_the_agent_is_built(name: str, value: object, message: str) -> None:
+def test_bad_budgets_are_refused_where_they_are_written(name: str, value: object, message: str) -> None:
     with pytest.raises(ConfigurationError, match=f"^{message}"):
-        create_deep_research_agent(**{name: value})  # type: ignore[arg-type]
+        Budgets(**{name: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("value", "message"), [(1, "got 1"), (21, "got 21")])
+def test_a_bad_loop_threshold_is_refused_when_the_agent_is_built(value: int, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"^loop_threshold must be an integer from 2 to 20; {message}"):
+        create_deep_research_agent(loop_threshold=value)
+
+
+@pytest.mark.parametrize("name", ["token_budget", "time_budget", "cost_budget", "prices"])
+def test_a_budget_passed_by_its_old_name_says_where_it_went(name: str) -> None:
+    with pytest.raises(ConfigurationError, match=rf"takes budgets=Budgets\(\w+=...\) in place of {name}="):
+        create_deep_research_agent(**{name: 1})
+
+
+def test_budgets_must_be_a_budgets_object() -> None:
+    with pytest.raises(ConfigurationError, match=r"budgets must be a Budgets, for example Budgets\(tokens="):
+        create_deep_research_agent(budgets={"tokens": 5})  # type: ignore[arg-type]
+
+
+def test_an_unknown_keyword_is_a_type_error_as_in_python() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_topics'"):
+        create_deep_research_agent(max_topics=3)
 
 
 def test_budgets_and_threshold_survive_serialization() -> None:
-    agent = create_deep_research_agent(token_budget=50_000, time_budget=90, loop_threshold=4)
+    agent = create_deep_research_agent(budgets=Budgets(tokens=50_000, seconds=90), loop_threshold=4)
 
     restored = Agent.from_dict(copy.deepcopy(agent.to_dict()))
 
@@ -162,7 +184,7 @@ async def test_the_async_path_honours_the_token_budget(
     agent = make_agent(
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS),
         max_concurrent_researchers=1,
-        token_budget=300,
+        budgets=Budgets(tokens=300),
     )
     result = await agent.run_async(messages=[ChatMessage.from_user(QUESTION)])
 
@@ -184,8 +206,10 @@ async def test_the_time_budget_ends_a_run_whose_researchers_are_stuck_reading(
     search.add_document(SearchDocument(web.url("/stall.html"), "Stalled", "solar capacity storage stalled"))
     agent = make_agent(
         researcher_llm=ScriptedChatGenerator(role="researcher", read_top_k=3),
-        fetch_limits=FetchLimits(total_timeout=60, read_timeout=60, min_transfer_rate=1, transfer_grace=60),
-        time_budget=2,
+        sources=Sources(
+            fetch_limits=FetchLimits(total_timeout=60, read_timeout=60, min_transfer_rate=1, transfer_grace=60)
+        ),
+        budgets=Budgets(seconds=2),
     )
     started = time.monotonic()
 

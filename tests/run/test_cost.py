@@ -10,7 +10,7 @@ import pytest
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ConfigurationError, Price
+from haystack_deep_research import Budgets, ConfigurationError, Price
 from haystack_deep_research.research import ScopeHook
 from haystack_deep_research.run import DEFAULT_PRICES, PRICES_AS_OF, RunBudget, usage_cost
 from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
@@ -91,7 +91,7 @@ def test_a_run_reports_its_cost_per_phase_by_each_phases_model(make_agent: Calla
     models = _acme_models(subtopics=["solar capacity"])
     prices = {"acme": ACME, "acme-mini": Price(input_per_mtok=10.0, output_per_mtok=20.0)}
 
-    result = _run(make_agent(**models, prices=prices))
+    result = _run(make_agent(**models, budgets=Budgets(prices=prices)))
 
     usage = result["usage_by_phase"]
     assert {phase: usage[phase]["model"] for phase in usage} == {
@@ -120,7 +120,7 @@ def test_scripted_models_cost_nothing(make_agent: Callable[..., Agent]) -> None:
 def test_an_unknown_price_makes_the_cost_unknown_and_is_said_once(make_agent: Callable[..., Agent]) -> None:
     models = _acme_models(subtopics=["solar capacity", "battery storage"])
 
-    result = _run(make_agent(**models, prices={"acme": ACME}))
+    result = _run(make_agent(**models, budgets=Budgets(prices={"acme": ACME})))
 
     assert result["cost"] is None
     assert result["usage_by_phase"]["research"]["cost"] is None
@@ -134,8 +134,8 @@ def test_an_unknown_price_makes_the_cost_unknown_and_is_said_once(make_agent: Ca
 
 
 def test_a_cost_budget_needs_every_models_price(make_agent: Callable[..., Agent]) -> None:
-    with pytest.raises(ConfigurationError, match=re.escape("none is known for acme, acme-mini. Pass prices=")):
-        make_agent(**_acme_models(), cost_budget=1.0)
+    with pytest.raises(ConfigurationError, match=re.escape("none is known for acme, acme-mini. Pass Budgets(prices=")):
+        make_agent(**_acme_models(), budgets=Budgets(dollars=1.0))
 
 
 def test_a_spent_cost_budget_stops_research_and_the_report_is_written(
@@ -145,9 +145,8 @@ def test_a_spent_cost_budget_stops_research_and_the_report_is_written(
     # soon passes $0.30.
     agent = make_agent(
         **_acme_models(subtopics=["solar capacity", "battery storage"]),
-        prices={"acme": ACME, "acme-mini": ACME},
+        budgets=Budgets(prices={"acme": ACME, "acme-mini": ACME}, dollars=0.3),
         max_concurrent_researchers=1,
-        cost_budget=0.3,
     )
 
     result = _run(agent)
@@ -162,7 +161,7 @@ def test_a_spent_cost_budget_stops_research_and_the_report_is_written(
 
 
 def test_cost_settings_survive_serialization(make_agent: Callable[..., Agent]) -> None:
-    agent = make_agent(**_acme_models(), prices={"acme": ACME, "acme-mini": ACME}, cost_budget=2.5)
+    agent = make_agent(**_acme_models(), budgets=Budgets(prices={"acme": ACME, "acme-mini": ACME}, dollars=2.5))
 
     restored = Agent.from_dict(agent.to_dict())
 

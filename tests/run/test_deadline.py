@@ -11,7 +11,7 @@ from haystack import Pipeline, component
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import create_iterative_research_agent
+from haystack_deep_research import Budgets, Sources, create_iterative_research_agent
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"
@@ -55,7 +55,7 @@ async def test_a_stuck_researcher_model_ends_the_run_at_the_time_budget_with_a_r
     agent = make_agent(
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity"]),
         researcher_llm=stuck,
-        time_budget=1.5,
+        budgets=Budgets(seconds=1.5),
     )
     messages = [ChatMessage.from_user(QUESTION)]
 
@@ -75,7 +75,7 @@ async def test_a_stuck_orchestrator_before_any_research_ends_the_run_at_the_time
     make_agent: Callable[..., Agent], released: threading.Event, run_async: bool
 ) -> None:
     stuck = StuckModel(ScriptedChatGenerator(role="orchestrator"), released)
-    agent = make_agent(orchestrator_llm=stuck, time_budget=1)
+    agent = make_agent(orchestrator_llm=stuck, budgets=Budgets(seconds=1))
     messages = [ChatMessage.from_user(QUESTION)]
 
     result = await agent.run_async(messages=messages) if run_async else agent.run(messages=messages)
@@ -93,8 +93,8 @@ async def test_a_stuck_analysis_model_ends_the_iterative_run_at_the_time_budget(
     agent = create_iterative_research_agent(
         analysis_llm=stuck,
         writer_llm=ScriptedChatGenerator(role="writer"),
-        search=make_search_tool(max_results=2),
-        time_budget=1,
+        sources=Sources(search=make_search_tool(max_results=2)),
+        budgets=Budgets(seconds=1),
     )
     messages = [ChatMessage.from_user(QUESTION)]
 
@@ -110,7 +110,7 @@ def test_a_stuck_researcher_ends_the_workflow_at_the_time_budget(
     make_workflow: Callable[..., Pipeline], released: threading.Event
 ) -> None:
     stuck = StuckModel(ScriptedChatGenerator(role="researcher"), released, answers=1)
-    pipeline = make_workflow(chat_generator=stuck, time_budget=1)
+    pipeline = make_workflow(chat_generator=stuck, budgets=Budgets(seconds=1))
 
     result = pipeline.run(messages=[ChatMessage.from_user(QUESTION)])
 

@@ -18,7 +18,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 from haystack.tracing import Span, Tracer
 
-from haystack_deep_research import ResearchSummary
+from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.run.phases import MODEL_CALL_SPAN
@@ -54,7 +54,8 @@ def _models() -> dict[str, Lifecycled]:
 
 async def test_warm_up_and_close_reach_every_model_of_the_run(make_agent: Callable[..., Agent]) -> None:
     models = _models()
-    agent = make_agent(**models, grounding=True)
+    judge = models.pop("judge_llm")
+    agent = make_agent(**models, grounding=Grounding(judge_llm=judge))
 
     agent.warm_up()
     await agent.warm_up_async()
@@ -117,8 +118,7 @@ def test_every_model_call_the_library_makes_is_traced_with_its_role(
     make_agent: Callable[..., Agent], tracer: RecordingTracer
 ) -> None:
     agent = make_agent(
-        grounding=True,
-        judge_llm=ScriptedChatGenerator(role="judge"),
+        grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge")),
         writer_llm=StructuredWriter(),
         output_schema=ResearchSummary,
     )

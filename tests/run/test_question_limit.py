@@ -10,7 +10,7 @@ from haystack import Pipeline
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import InvalidQuestionError, UrlPolicy, create_iterative_research_agent
+from haystack_deep_research import InvalidQuestionError, Sources, UrlPolicy, create_iterative_research_agent
 from haystack_deep_research.run import MAX_QUESTION_CHARS
 from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
 
@@ -23,8 +23,7 @@ def _iterative(make_search_tool: Callable[..., Any]) -> Any:
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=["solar capacity", None]),
         writer_llm=ScriptedChatGenerator(role="writer"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-        search=make_search_tool(max_results=2),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        sources=Sources(search=make_search_tool(max_results=2), url_policy=UrlPolicy(allow_hosts=("127.0.0.1",))),
     )
 
 

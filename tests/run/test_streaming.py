@@ -13,7 +13,7 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.tools import tool
 from haystack.utils import Secret
 
-from haystack_deep_research import STREAMING_KEY, EventStream, create_deep_agent
+from haystack_deep_research import STREAMING_KEY, EventStream, Grounding, create_deep_agent
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import ResearchSummary
 from haystack_deep_research.run.streaming import AGENT_META, ROLE_META
@@ -39,8 +39,7 @@ def _writer(messages: list[ChatMessage]) -> ChatMessage:
 def _grounded(make_agent: Callable[..., Agent]) -> Agent:
     return make_agent(
         writer_llm=MockChatGenerator(response_fn=_writer),
-        grounding=True,
-        judge_llm=ScriptedChatGenerator(role="judge"),
+        grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge")),
         output_schema=ResearchSummary,
     )
 

@@ -19,6 +19,7 @@ from haystack.utils import Secret
 
 from haystack_deep_research import (
     Event,
+    Grounding,
     ReadUrlTool,
     ResearchSummary,
     UrlPolicy,
@@ -50,7 +51,7 @@ def scripted_workflow(search_url: str) -> Pipeline:
         output_schema=ResearchSummary,
         causal_llm=ScriptedChatGenerator(role="causal"),
         summary_llm=ScriptedChatGenerator(role="summarize"),
-        judge_llm=ScriptedChatGenerator(role="judge"),
+        grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge")),
     )
 
 

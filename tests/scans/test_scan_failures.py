@@ -11,7 +11,7 @@ import pytest
 from haystack import Pipeline, component
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ResearchSummary
+from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research.errors import ScanInUseError
 from haystack_deep_research.scans import ResultsFile, ScanRunner
 
@@ -40,8 +40,12 @@ class DownWorkflow:
         self.output_schema = output_schema
 
     def __call__(self) -> Pipeline:
-        roles = ("chat_generator", "causal_llm", "summary_llm", "judge_llm")
-        return self.make_workflow(output_schema=self.output_schema, **dict.fromkeys(roles, self.model))
+        roles = ("chat_generator", "causal_llm", "summary_llm")
+        return self.make_workflow(
+            output_schema=self.output_schema,
+            grounding=Grounding(judge_llm=self.model),
+            **dict.fromkeys(roles, self.model),
+        )
 
 
 def _scan(research: Any, results: Path, **options: Any) -> ScanRunner:

@@ -18,6 +18,7 @@ from haystack_deep_research import (
     Event,
     MissingExtraError,
     ResearchSummary,
+    Sources,
     UrlPolicy,
     create_iterative_research_agent,
 )
@@ -285,8 +286,7 @@ def test_the_iterative_research_agent_researches_each_item(
             analysis_llm=ScriptedChatGenerator(role="analysis", steps=["solar capacity", None]),
             writer_llm=ScriptedChatGenerator(role="writer"),
             summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-            search=make_search_tool(max_results=2),
-            url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+            sources=Sources(search=make_search_tool(max_results=2), url_policy=UrlPolicy(allow_hosts=("127.0.0.1",))),
             read_top_k=1,
             depth=2,
         )

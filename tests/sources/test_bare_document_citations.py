@@ -10,7 +10,7 @@ from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.dataclasses import ChatMessage
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_deep_research import create_deep_research_agent
+from haystack_deep_research import Sources, create_deep_research_agent
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 _LINK = re.compile(r"\[([^\]]+)\]\(((?:doc|file|https?)://[^)\s]+)\)")
@@ -46,8 +46,12 @@ def test_documents_cited_with_bare_doc_uris_are_kept() -> None:
         researcher_llm=BareCitingGenerator(role="researcher"),
         summarizer_llm=BareCitingGenerator(role="summarizer"),
         writer_llm=BareCitingGenerator(role="writer"),
-        datastores={"corpus": {"retriever": InMemoryBM25Retriever(document_store=store), "description": "tram notes"}},
-        web=False,
+        sources=Sources(
+            datastores={
+                "corpus": {"retriever": InMemoryBM25Retriever(document_store=store), "description": "tram notes"}
+            },
+            web=False,
+        ),
     )
 
     result = agent.run(messages=[ChatMessage.from_user("How often does the night tram run?")])

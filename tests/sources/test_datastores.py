@@ -15,7 +15,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.tools import flatten_tools_or_toolsets
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import ConfigurationError, ResearchRun, create_deep_research_agent
+from haystack_deep_research import ConfigurationError, ResearchRun, Sources, create_deep_research_agent
 from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.sources import (
     Datastore,
@@ -66,8 +66,10 @@ def test_a_run_over_private_documents_only_cites_them(tmp_path: Path) -> None:
     retriever = InMemoryBM25Retriever(document_store=_store(tmp_path))
     agent = create_deep_research_agent(
         **_models(),
-        datastores={"survey": {"retriever": retriever, "description": "tidal survey reports", "top_k": 2}},
-        web=False,
+        sources=Sources(
+            datastores={"survey": {"retriever": retriever, "description": "tidal survey reports", "top_k": 2}},
+            web=False,
+        ),
     )
 
     result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
@@ -93,7 +95,7 @@ def test_the_routing_block_names_each_store_and_its_description(tmp_path: Path) 
         "survey": {"retriever": retriever, "description": "tidal survey reports"},
         "menus": {"retriever": retriever, "description": "canteen menus"},
     }
-    agent = create_deep_research_agent(**_models(), datastores=stores)
+    agent = create_deep_research_agent(**_models(), sources=Sources(datastores=stores))
 
     prompt = _researcher(agent).system_prompt
     assert "- search_survey: tidal survey reports" in prompt
@@ -186,7 +188,9 @@ def test_a_failing_retriever_is_a_tool_error_recorded_in_the_search_log() -> Non
 
 def test_an_agent_with_datastores_round_trips(tmp_path: Path) -> None:
     retriever = InMemoryBM25Retriever(document_store=_store(tmp_path), top_k=3)
-    agent = create_deep_research_agent(datastores={"survey": {"retriever": retriever, "description": "d", "top_k": 4}})
+    agent = create_deep_research_agent(
+        sources=Sources(datastores={"survey": {"retriever": retriever, "description": "d", "top_k": 4}})
+    )
     data = agent.to_dict()
 
     restored = Agent.from_dict(copy.deepcopy(data))
@@ -202,7 +206,7 @@ def test_an_agent_with_datastores_round_trips(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("datastores", "web", "message"),
     [
-        (None, False, "web=False leaves the researchers nothing to search"),
+        (None, False, r"Sources\(web=False\) leaves the researchers nothing to search"),
         ({"Bad Name": {"retriever": None}}, True, "a datastore name must be lower-case"),
         ({"kb": {"retriever": object()}}, True, "must be a Haystack retriever or component"),
         ({"kb": {"retriever": "x", "threshold": 1}}, True, "unknown keys \\['threshold'\\]"),
@@ -212,7 +216,7 @@ def test_an_agent_with_datastores_round_trips(tmp_path: Path) -> None:
 )
 def test_bad_datastores_are_refused_at_build_time(datastores: Any, web: bool, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
-        create_deep_research_agent(datastores=datastores, web=web)
+        create_deep_research_agent(sources=Sources(datastores=datastores, web=web))
 
 
 def test_a_store_whose_retriever_has_no_query_input_is_refused() -> None:
@@ -228,15 +232,17 @@ def test_a_store_whose_retriever_has_no_query_input_is_refused() -> None:
 
 def test_web_false_with_a_search_is_refused(tmp_path: Path) -> None:
     stores = {"kb": {"retriever": InMemoryBM25Retriever(document_store=_store(tmp_path))}}
-    with pytest.raises(ConfigurationError, match="web=False has no web search"):
-        create_deep_research_agent(datastores=stores, web=False, search="ddgs")
+    with pytest.raises(ConfigurationError, match=r"Sources\(web=False\) has no web search"):
+        create_deep_research_agent(sources=Sources(datastores=stores, web=False, search="ddgs"))
 
 
 def test_web_and_documents_in_one_run_are_both_cited(make_agent: Any, web: Any, tmp_path: Path) -> None:
     retriever = InMemoryBM25Retriever(document_store=_store(tmp_path))
     agent = make_agent(
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity and tidal survey"]),
-        datastores={"survey": {"retriever": retriever, "description": "tidal survey reports", "top_k": 3}},
+        sources=Sources(
+            datastores={"survey": {"retriever": retriever, "description": "tidal survey reports", "top_k": 3}}
+        ),
     )
 
     result = agent.run(messages=[ChatMessage.from_user("Solar capacity and the tidal survey?")])

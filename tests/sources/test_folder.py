@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ConfigurationError, create_deep_research_agent
+from haystack_deep_research import ConfigurationError, Sources, create_deep_research_agent
 from haystack_deep_research.sources import FolderRetriever, folder_store_name, index_folder
 from haystack_deep_research.testing import ScriptedChatGenerator, make_pdf
 
@@ -98,8 +98,7 @@ def test_a_run_over_a_folder_cites_its_files(folder: Path, tmp_path: Path) -> No
         researcher_llm=ScriptedChatGenerator(role="researcher"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        datastores={"notes": index_folder(folder, cache_dir=tmp_path / "cache", top_k=1)},
-        web=False,
+        sources=Sources(datastores={"notes": index_folder(folder, cache_dir=tmp_path / "cache", top_k=1)}, web=False),
     )
 
     result = agent.run(messages=[ChatMessage.from_user("Tides and storage?")])
@@ -123,8 +122,7 @@ def test_a_file_name_that_is_not_utf8_becomes_a_clean_title_and_the_ledger_seria
         researcher_llm=ScriptedChatGenerator(role="researcher"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        datastores={"notes": index_folder(root, cache_dir=tmp_path / "cache", top_k=1)},
-        web=False,
+        sources=Sources(datastores={"notes": index_folder(root, cache_dir=tmp_path / "cache", top_k=1)}, web=False),
     )
 
     result = agent.run(messages=[ChatMessage.from_user("Spring tides?")])

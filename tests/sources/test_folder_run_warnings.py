@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import create_deep_research_agent, create_iterative_research_agent
+from haystack_deep_research import Sources, create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.sources import index_folder
 from haystack_deep_research.testing import ScriptedChatGenerator
 
@@ -40,8 +40,7 @@ def _deep_research(datastores: dict[str, Any]) -> Any:
         researcher_llm=ScriptedChatGenerator(role="researcher"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        datastores=datastores,
-        web=False,
+        sources=Sources(datastores=datastores, web=False),
     )
 
 
@@ -49,8 +48,7 @@ def _iterative(datastores: dict[str, Any]) -> Any:
     return create_iterative_research_agent(
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=["manticore sales", None]),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        datastores=datastores,
-        web=False,
+        sources=Sources(datastores=datastores, web=False),
     )
 
 

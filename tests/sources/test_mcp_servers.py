@@ -21,6 +21,7 @@ from haystack_deep_research import (
     MCPServer,
     MissingExtraError,
     ResearchRun,
+    Sources,
     create_deep_agent,
     create_deep_research_agent,
     create_iterative_research_agent,
@@ -74,7 +75,7 @@ class TicketResearcher:
         return {"replies": [ChatMessage.from_assistant("Findings:\n" + "\n".join(lines))]}
 
 
-def _agent(server: MCPServer, **options: Any) -> Any:
+def _agent(server: MCPServer, datastores: Any = None, **options: Any) -> Any:
     models = {
         "scope_llm": ScriptedChatGenerator(role="scope"),
         "orchestrator_llm": ScriptedChatGenerator(role="orchestrator", subtopics=["checkout failures"]),
@@ -82,7 +83,8 @@ def _agent(server: MCPServer, **options: Any) -> Any:
         "summarizer_llm": ScriptedChatGenerator(role="summarizer"),
         "writer_llm": ScriptedChatGenerator(role="writer", invented_urls=[INVENTED]),
     }
-    return create_deep_research_agent(**{**models, **options}, mcp_servers=[server], web=False)
+    sources = Sources(mcp_servers=[server], datastores=datastores, web=False)
+    return create_deep_research_agent(**{**models, **options}, sources=sources)
 
 
 def test_a_run_cites_what_the_mcp_server_returned_and_drops_an_invented_address(tmp_path: Path) -> None:
@@ -209,12 +211,16 @@ def test_a_bad_server_is_refused_with_the_fix(options: dict[str, Any], said: str
 
 
 def _deep_agent(server: MCPServer) -> Any:
-    return create_deep_agent(chat_generator=TicketResearcher(), tools=[], mcp_servers=[server], system_prompt="Answer.")
+    return create_deep_agent(
+        chat_generator=TicketResearcher(), tools=[], sources=Sources(mcp_servers=[server]), system_prompt="Answer."
+    )
 
 
 def _workflow(server: MCPServer) -> Any:
     model = TicketResearcher()
-    return create_research_workflow(chat_generator=model, tools=[], mcp_servers=[server], output_schema=None)
+    return create_research_workflow(
+        chat_generator=model, tools=[], sources=Sources(mcp_servers=[server]), output_schema=None
+    )
 
 
 @component
@@ -234,8 +240,7 @@ def _iterative(server: MCPServer) -> Any:
     return create_iterative_research_agent(
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=["checkout EU", None]),
         writer_llm=CitingWriter(),
-        mcp_servers=[server],
-        web=False,
+        sources=Sources(mcp_servers=[server], web=False),
         depth=1,
     )
 

@@ -20,7 +20,7 @@ retrievers = pytest.importorskip("haystack_integrations.components.retrievers.qd
 from haystack import Document, Pipeline, SuperComponent, component  # noqa: E402
 from haystack.dataclasses import ChatMessage, SparseEmbedding  # noqa: E402
 
-from haystack_deep_research import create_deep_research_agent  # noqa: E402
+from haystack_deep_research import Sources, create_deep_research_agent  # noqa: E402
 from haystack_deep_research.testing import ScriptedChatGenerator  # noqa: E402
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -84,8 +84,9 @@ def test_a_run_over_a_qdrant_store_cites_its_documents(on_disk: bool, tmp_path: 
         researcher_llm=ScriptedChatGenerator(role="researcher"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        datastores={"archive": {"retriever": retriever, "description": "the tidal archive", "top_k": 1}},
-        web=False,
+        sources=Sources(
+            datastores={"archive": {"retriever": retriever, "description": "the tidal archive", "top_k": 1}}, web=False
+        ),
     )
 
     result = agent.run(messages=[ChatMessage.from_user("What did the tidal archive record?")])

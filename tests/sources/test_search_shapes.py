@@ -13,6 +13,7 @@ from haystack.tools import Tool
 from haystack_deep_research import (
     ResearchRun,
     SearchShapeError,
+    Sources,
     UrlPolicy,
     create_deep_research_agent,
     create_iterative_research_agent,
@@ -104,7 +105,7 @@ def test_a_declared_unreadable_shape_is_refused_when_the_agent_is_built() -> Non
 
     with pytest.raises(SearchShapeError, match=r"answered int \(the declared return of 'web_search'\)"):
         create_deep_research_agent(
-            search_tool=Tool(name="web_search", description="s", parameters=QUERY, function=count)
+            sources=Sources(search=Tool(name="web_search", description="s", parameters=QUERY, function=count))
         )
 
     @component
@@ -115,7 +116,7 @@ def test_a_declared_unreadable_shape_is_refused_when_the_agent_is_built() -> Non
 
     with pytest.raises(SearchShapeError, match="outputs named answer"):
         create_iterative_research_agent(
-            search=Answerer(),
+            sources=Sources(search=Answerer()),
             analysis_llm=ScriptedChatGenerator(role="analysis"),
             writer_llm=ScriptedChatGenerator(role="writer"),
         )
@@ -128,8 +129,7 @@ def _deep_research(search_tool: Tool) -> dict[str, Any]:
         researcher_llm=ScriptedChatGenerator(role="researcher"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        search_tool=search_tool,
-        url_policy=LOOPBACK,
+        sources=Sources(search=search_tool, url_policy=LOOPBACK),
     )
     return agent.run(messages=[ChatMessage.from_user("How much tidal power is installed?")])
 
@@ -139,8 +139,7 @@ def _iterative(search: Any) -> dict[str, Any]:
         analysis_llm=ScriptedChatGenerator(role="analysis", steps=["tidal power", None]),
         writer_llm=ScriptedChatGenerator(role="writer"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
-        search=search,
-        url_policy=LOOPBACK,
+        sources=Sources(search=search, url_policy=LOOPBACK),
         read_top_k=1,
     )
     return agent.run(messages=[ChatMessage.from_user("How much tidal power is installed?")])

@@ -110,9 +110,10 @@ def test_bad_ddgs_settings_are_refused() -> None:
         DdgsSearch(safesearch="strict")
 
 
-def test_search_and_search_tool_together_are_refused() -> None:
-    with pytest.raises(ConfigurationError, match="either search or search_tool"):
-        create_deep_research_agent(search="ddgs", search_tool=WebSearchTool())
+def test_the_old_search_keywords_name_their_new_home() -> None:
+    for keyword in ("search", "search_tool"):
+        with pytest.raises(ConfigurationError, match=r"sources=Sources\(search=\.\.\.\)"):
+            create_deep_research_agent(**{keyword: WebSearchTool()})
 
 
 def test_a_run_without_tavily_says_so_once_in_warnings_and_progress(monkeypatch: pytest.MonkeyPatch) -> None:

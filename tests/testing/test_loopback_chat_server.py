@@ -10,7 +10,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
 
-from haystack_deep_research import ConfigurationError, create_deep_research_agent
+from haystack_deep_research import ConfigurationError, Sources, create_deep_research_agent
 from haystack_deep_research.agents import chat_generator, role_models
 from haystack_deep_research.prompts import ANALYSIS, JUDGE, SCOPE, render_chat
 from haystack_deep_research.testing import LoopbackChatServer
@@ -59,7 +59,7 @@ def test_a_model_without_tool_support_fails_the_run_clearly() -> None:
         models = role_models(base_url=server.openai_base_url, roles=roles)
         for generator in models.values():
             generator.max_retries = 0
-        agent = create_deep_research_agent(**models, search="ddgs", max_subtopics=1)
+        agent = create_deep_research_agent(**models, sources=Sources(search="ddgs"), max_subtopics=1)
         result = agent.run(messages=[ChatMessage.from_user("Why do tides happen?")])
 
     assert any("does not support tools" in warning for warning in result["warnings"])

@@ -8,7 +8,7 @@ from pathlib import Path
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ReadUrlTool, ResearchCache, ResearchRun, UrlPolicy
+from haystack_deep_research import ReadUrlTool, ResearchCache, ResearchRun, Sources, UrlPolicy
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = [ChatMessage.from_user("How fast are solar and storage growing?")]
@@ -27,11 +27,11 @@ def _read(policy: UrlPolicy, cache_dir: Path, url: str) -> tuple[str, ResearchRu
 def test_a_page_cached_by_a_run_that_allowed_loopback_is_refused_by_a_run_with_the_default_policy(
     make_agent: Callable[..., Agent], search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
 ) -> None:
-    first = make_agent(cache_dir=tmp_path).run(messages=QUESTION)
+    first = make_agent(cache=tmp_path).run(messages=QUESTION)
     assert f"]({web.url('/solar.html')})" in first["report"]
     fetched = len(web.requests)
 
-    second = make_agent(cache_dir=tmp_path, url_policy=UrlPolicy()).run(messages=QUESTION)
+    second = make_agent(sources=Sources(url_policy=UrlPolicy()), cache=tmp_path).run(messages=QUESTION)
 
     assert web.url("/solar.html") not in second["report"]
     assert [entry["url"] for entry in second["sources"] if entry["kind"] == "page"] == []

@@ -35,7 +35,8 @@ from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import model_name
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
-from haystack_deep_research.sources import MCPServer, datastore_tools, mcp_toolsets, routing_prompt
+from haystack_deep_research.settings import WEB_FIELDS, Budgets, Grounding, Sources, refuse_fields, refuse_moved
+from haystack_deep_research.sources import datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
     PHASE_AGENT,
     PHASE_CONDENSE,
@@ -129,15 +130,13 @@ def create_deep_agent(
     submit_tool: str | None = None,
     min_confidence: float = 0.0,
     max_iterations: int = 20,
-    total_token_budget: int | None = None,
     max_output_tokens: int | None = None,
     termination: ExitCondition | None = None,
+    budgets: Budgets | None = None,
+    grounding: Grounding | bool = True,
+    sources: Sources | None = None,
     reflexion: bool = True,
     reflexion_llm: ChatGenerator | None = None,
-    grounding: bool = True,
-    judge_llm: ChatGenerator | None = None,
-    grounding_threshold: float = 0.65,
-    max_grounding_rounds: int = 2,
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     enable_filesystem: bool = False,
     backend: ScratchBackend | None = None,
@@ -145,14 +144,12 @@ def create_deep_agent(
     todo_state: TodoState | None = None,
     subagents: Sequence[SubAgentDef] | None = None,
     memory_files: Sequence[str] | None = None,
-    datastores: Any = None,
-    mcp_servers: list[MCPServer] | None = None,
     summarize_after_messages: int | None = None,
     summarize_keep_recent: int = 10,
     condense_llm: ChatGenerator | None = None,
     on_event: Subscriber | None = None,
     confirm_tools: ConfirmationStrategy | Mapping[str | tuple[str, ...], ConfirmationStrategy] | None = None,
-    **unexpected: Any,
+    **moved: Any,
 ) -> Agent:
     """
     Create a deep agent: a plain Haystack ``Agent`` that runs its tool loop until an exit condition fires.
@@ -169,16 +166,22 @@ def create_deep_agent(
         without tool calls is the answer.
     :param min_confidence: The ``confidence`` a submission must carry to end the loop, 0 to 1.
     :param max_iterations: The most steps (model calls) of the loop, 1 to 1,000.
-    :param total_token_budget: Tokens one run may spend in all (agent, subagents, layers), or ``None``.
     :param max_output_tokens: The cap on each completion of the agent's model (OpenAI generators), or ``None``.
     :param termination: Exit conditions replacing the default (see :func:`default_termination`).
+    :param budgets: What one run may spend in all, agent, subagents and layers
+        (:class:`~haystack_deep_research.Budgets`: ``tokens``, ``seconds``, ``dollars``, ``prices``). A token budget is
+        also an exit condition of the default termination.
+    :param grounding: Judge each answer against the evidence the tool calls returned; send back or drop claims it
+        does not support: a :class:`~haystack_deep_research.Grounding` (``judge_llm``, default the agent's model;
+        ``threshold``; ``max_replans``, the times an answer may be sent back for more research), ``True`` (default)
+        for its defaults, or ``False``. Answers are not rewritten without research, so ``max_regenerations`` is
+        refused.
+    :param sources: Named document stores and MCP servers (:class:`~haystack_deep_research.Sources`), wired by the
+        datastore layer (see docs/deep-agent.md); MCP: one connection per run and server, listed at the run's first
+        step and closed with the run. The agent searches the web with the tools you give, so the web settings of
+        ``Sources`` are refused.
     :param reflexion: Evaluate every step and rewrite the plan when it was wrong.
     :param reflexion_llm: The reflecting model; default the agent's.
-    :param grounding: Judge each answer against the evidence the tool calls returned; send back or drop claims it
-        does not support.
-    :param judge_llm: The grounding judge; default the agent's model.
-    :param grounding_threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_grounding_rounds: Times an answer may be sent back for more research, 0 to 5.
     :param loop_threshold: Identical tool calls in a row (same tool, same arguments) that make a loop, 2 to 20.
     :param enable_filesystem: Add ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``.
     :param backend: Where those files live: default a fresh in-memory space per run; ``DiskBackend(root=...)``.
@@ -186,9 +189,6 @@ def create_deep_agent(
     :param todo_state: A ``TodoState`` every run writes into, to watch live and read after the run.
     :param subagents: ``SubAgentDef``\\ s the agent hands tasks to through a ``task`` tool.
     :param memory_files: AGENTS.md-style files prepended to the system prompt; missing paths are skipped.
-    :param datastores: Named document stores, wired by the datastore layer (see docs/deep-agent.md).
-    :param mcp_servers: MCP servers whose tools the agent may call, as for ``create_deep_research_agent`` (one
-        connection per run and server, listed at the run's first step and closed with the run).
     :param summarize_after_messages: Condense older turns once the conversation holds more messages, or ``None``.
     :param summarize_keep_recent: The latest messages always kept verbatim.
     :param condense_llm: The model that condenses older turns; default the agent's.
@@ -205,15 +205,21 @@ def create_deep_agent(
         ``usage_by_phase`` and the Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage`` and
         ``tool_call_counts``.
     :raises TypeError: For an unknown keyword, such as ``max_tokens`` (the cap is ``max_output_tokens``).
-    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it.
+    :raises ConfigurationError: If a parameter is outside its allowed values, or moved into a grouped setting; the
+        message names it and the fix.
     """
-    if "max_tokens" in unexpected:
+    if "max_tokens" in moved:
         raise TypeError(
             "create_deep_agent() does not take max_tokens: the cap on each completion is max_output_tokens=..., and "
-            "the cap on a whole run is total_token_budget=...."
+            "the cap on a whole run is budgets=Budgets(tokens=...)."
         )
-    if unexpected:
-        raise TypeError(f"create_deep_agent() got an unexpected keyword argument {sorted(unexpected)[0]!r}.")
+    refuse_moved("create_deep_agent", moved)
+    budgets, grounded, chosen = Budgets.of(budgets), Grounding.of(grounding), Sources.of(sources)
+    refuse_fields(chosen, WEB_FIELDS, factory="create_deep_agent", why="it searches with the tools you give")
+    refuse_fields(
+        grounded, ("max_regenerations",), factory="create_deep_agent", why="it sends answers back for research"
+    )
+    datastores = chosen.datastores
     model = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
     if not isinstance(system_prompt, str) or not system_prompt.strip():
         raise ConfigurationError("system_prompt must be a non-empty string: the agent's instructions.")
@@ -249,7 +255,7 @@ def create_deep_agent(
         submit_tool=submit_tool,
         min_confidence=min_confidence,
         max_iterations=max_iterations,
-        total_token_budget=total_token_budget,
+        total_token_budget=budgets.tokens,
     )
     settings: dict[str, Any] = {
         "termination": termination,
@@ -258,8 +264,10 @@ def create_deep_agent(
         "min_confidence": min_confidence,
         "output_schema": output_schema,
         "loop_threshold": _checks.int_in_range("loop_threshold", loop_threshold, 2, 20),
-        "grounding": TurnGrounding(judge_llm=judge_llm, threshold=grounding_threshold, max_rounds=max_grounding_rounds)
-        if grounding
+        "grounding": TurnGrounding(
+            judge_llm=grounded.judge_llm, threshold=grounded.threshold, max_rounds=grounded.max_replans
+        )
+        if grounded is not None
         else None,
         "reflexion": Reflexion(chat_generator=reflexion_llm) if reflexion else None,
         "condenser": Condenser(
@@ -272,6 +280,8 @@ def create_deep_agent(
     def hook(kind: type[Any]) -> Any:
         return kind(**{name: settings[name] for name in kind.settings})
 
+    phases = _phase_models(model, subagents)
+    budgets.check_priced(phases)
     agent_model = (
         OutputCappedChatGenerator(chat_generator=model, max_output_tokens=max_output_tokens)
         if max_output_tokens is not None
@@ -279,7 +289,7 @@ def create_deep_agent(
     )
     return ResearchAgent(
         chat_generator=PreservingChatGenerator(chat_generator=agent_model, role=None),
-        tools=[RunToolset(tools=[*library, *plain]), *sets, *mcp_toolsets(mcp_servers)],
+        tools=[RunToolset(tools=[*library, *plain]), *sets, *mcp_toolsets(list(chosen.mcp_servers or []))],
         system_prompt=rules,
         state_schema=deep_agent_state_schema(),
         max_agent_steps=max_iterations,
@@ -287,9 +297,12 @@ def create_deep_agent(
         hooks={
             "before_run": [
                 DeepRunHook(
-                    token_budget=total_token_budget,
+                    token_budget=budgets.tokens,
+                    time_budget=budgets.seconds,
+                    cost_budget=budgets.dollars,
+                    prices=dict(budgets.prices or {}),
                     on_event=on_event,
-                    phase_models=_phase_models(model, subagents),
+                    phase_models=phases,
                     memory_files=memory_files,  # type: ignore[arg-type]  # checked by the hook
                     todo_state=todo_state,
                 )

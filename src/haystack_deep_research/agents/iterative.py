@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from haystack import Pipeline
@@ -27,20 +26,17 @@ from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import (
     CacheStore,
-    Price,
     Recording,
     RecordingChatGenerator,
     ReplayChatGenerator,
     ResearchCache,
-    RunBudget,
     model_name,
 )
-from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
-from haystack_deep_research.run.cost import CostMeter
-from haystack_deep_research.sources import MCPServer, datastore_tools, resolve_search
+from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL, cache_of
+from haystack_deep_research.settings import Budgets, Grounding, Sources, refuse_fields, refuse_moved
+from haystack_deep_research.sources import datastore_tools, resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE
 from haystack_deep_research.tools import ReadUrlTool
-from haystack_deep_research.web import FetchLimits, UrlPolicy
 
 __all__ = ["create_iterative_research_agent"]
 
@@ -48,51 +44,32 @@ __all__ = ["create_iterative_research_agent"]
 def _check(options: dict[str, Any]) -> None:
     for name in ("analysis_llm", "writer_llm"):
         _checks.chat_generator(name, options[name], needs_tools=False)
-    for name in ("summarizer_llm", "judge_llm"):
-        if options[name] is not None:
-            _checks.chat_generator(name, options[name], needs_tools=False)
+    if options["summarizer_llm"] is not None:
+        _checks.chat_generator("summarizer_llm", options["summarizer_llm"], needs_tools=False)
     _checks.int_in_range("depth", options["depth"], 1, 50)
     _checks.int_in_range("max_parallel_searches", options["max_parallel_searches"], 1, 10)
     _checks.int_in_range("max_search_results", options["max_search_results"], 1, 20)
-    _checks.number_in_range("cache_ttl", options["cache_ttl"], 0.0)
-    for name in ("grounding", "web"):
-        if not isinstance(options[name], bool):
-            raise ConfigurationError(f"{name} must be True or False; got {options[name]!r}.")
-    if options["judge_llm"] is not None and not options["grounding"]:
-        raise ConfigurationError("judge_llm is used only with grounding=True; pass grounding=True or drop judge_llm.")
-    if not options["web"] and not options["datastores"] and not options["mcp_servers"]:
-        raise ConfigurationError(
-            "web=False leaves nothing to search: pass datastores={...} or mcp_servers=[...], or set web=True."
-        )
     if options["record_to"] is not None and options["replay_from"] is not None:
         raise ConfigurationError("pass record_to or replay_from, not both.")
-    RunBudget(
-        token_budget=options["token_budget"], time_budget=options["time_budget"], cost_budget=options["cost_budget"]
-    )
-    for name, kind in (("url_policy", UrlPolicy), ("fetch_limits", FetchLimits)):
-        if options[name] is not None and not isinstance(options[name], kind):
-            raise ConfigurationError(f"{name} must be a {kind.__name__}; got {type(options[name]).__name__}.")
 
 
-def _store(options: dict[str, Any]) -> tuple[CacheStore | None, Recording | None]:
+def _store(cache: ResearchCache | None, record_to: Any, replay_from: Any) -> tuple[CacheStore | None, Recording | None]:
     """The tools' cache: the cross-run cache, wrapped by a recording when one is made or replayed."""
-    directory: str | os.PathLike[str] | None = options["cache_dir"]
-    cache = ResearchCache(directory=directory, ttl=options["cache_ttl"]) if directory is not None else None
-    if options["replay_from"] is not None:
-        recording = Recording(directory=options["replay_from"], mode="replay")
+    if replay_from is not None:
+        recording = Recording(directory=replay_from, mode="replay")
         return recording, recording
-    if options["record_to"] is not None:
-        recording = Recording(directory=options["record_to"], mode="record", cache=cache)
+    if record_to is not None:
+        recording = Recording(directory=record_to, mode="record", cache=cache)
         return recording, recording
     return cache, None
 
 
-def _models(options: dict[str, Any], recording: Recording | None) -> dict[str, Any]:
+def _models(options: dict[str, Any], grounding: Grounding | None, recording: Recording | None) -> dict[str, Any]:
     models = {
         "analysis": options["analysis_llm"],
         "writer": options["writer_llm"],
         "summarizer": options["summarizer_llm"] or options["analysis_llm"],
-        "judge": (options["judge_llm"] or options["writer_llm"]) if options["grounding"] else None,
+        "judge": (grounding.judge_llm or options["writer_llm"]) if grounding is not None else None,
     }
     if recording is None:
         return models
@@ -109,51 +86,34 @@ def _models(options: dict[str, Any], recording: Recording | None) -> dict[str, A
     }
 
 
-def _phase_models(models: dict[str, Any], options: dict[str, Any]) -> dict[str, str]:
-    phases = {
+def _phase_models(models: dict[str, Any]) -> dict[str, str]:
+    return {
         PHASE_ANALYZE: model_name(models["analysis"]),
         PHASE_SUMMARIZE: model_name(models["summarizer"]),
         PHASE_WRITE: model_name(models["writer"]),
         PHASE_GROUND: model_name(models["judge"] or models["writer"]),
     }
-    if options["cost_budget"] is not None and (unpriced := CostMeter(prices=options["prices"]).unpriced(phases)):
-        raise ConfigurationError(
-            f"cost_budget needs the price of every model the run calls; none is known for {', '.join(unpriced)}. "
-            f"Pass prices={{{unpriced[0]!r}: Price(input_per_mtok=..., output_per_mtok=...)}}."
-        )
-    return phases
 
 
 def create_iterative_research_agent(
     *,
     analysis_llm: ChatGenerator,
     writer_llm: ChatGenerator,
+    summarizer_llm: ChatGenerator | None = None,
     depth: int = 3,
     max_parallel_searches: int = 10,
-    search: Any = "auto",
-    datastores: Mapping[str, Any] | None = None,
-    mcp_servers: Sequence[MCPServer] | None = None,
-    web: bool = True,
-    summarizer_llm: ChatGenerator | None = None,
     read_top_k: int = 3,
     max_search_results: int = 10,
     max_content_length: int = 50_000,
-    url_policy: UrlPolicy | None = None,
-    fetch_limits: FetchLimits | None = None,
     topic_similarity: float = DEFAULT_SIMILARITY,
-    grounding: bool = False,
-    judge_llm: ChatGenerator | None = None,
-    token_budget: int | None = None,
-    time_budget: float | None = None,
-    cost_budget: float | None = None,
-    prices: dict[str, Price] | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    cache_ttl: float = DEFAULT_CACHE_TTL,
+    sources: Sources | None = None,
+    budgets: Budgets | None = None,
+    grounding: Grounding | bool = False,
+    style: ReportStyle | None = None,
+    cache: ResearchCache | str | os.PathLike[str] | None = None,
     record_to: str | os.PathLike[str] | None = None,
     replay_from: str | os.PathLike[str] | None = None,
-    report_type: str = "research_report",
-    tone: str = "objective",
-    report_length: int | str | None = None,
+    **moved: Any,
 ) -> IterativeResearchAgent:
     """
     Create an iterative research agent: ``depth`` rounds of analysis → search, then one comprehensive report.
@@ -169,65 +129,82 @@ def create_iterative_research_agent(
     :param writer_llm: Writes the final report (the seed's reasoning model).
     :param depth: Rounds of analysis and search, 1 to 50 (the seed's depth; default 3).
     :param max_parallel_searches: Topics one round may search at once, 1 to 10.
-    :param search: The web search: "auto", "tavily", "ddgs", a search backend, component or Tool (see
-        ``resolve_search``).
-    :param datastores: Your own documents (as for ``create_deep_research_agent``), searched with every topic.
-    :param mcp_servers: MCP servers (see ``MCPServer``) whose query tools (one required text argument) are asked
-        every topic; what they return is read and cited like documents.
-    :param web: ``False`` searches the datastores only.
     :param summarizer_llm: Summarizes each page read toward its topic. Default: ``analysis_llm``.
     :param read_top_k: Results of each search that are read, 1 to 5.
     :param max_search_results: Results per search, 1 to 20.
-    :param max_content_length: Page characters given to the summarizer, 1,000 to 1,000,000.
-    :param url_policy: Which URLs may be read. Default: public http(s) addresses only.
-    :param fetch_limits: Download cap, timeouts, redirects and PDF pages.
+    :param max_content_length: Page characters read and kept in the evidence ledger, 1,000 to 1,000,000.
     :param topic_similarity: From this similarity (0 to 1) on, a proposed topic repeats a searched one.
-    :param grounding: Judge every cited claim against its source's stored text and mark unsupported claims.
-    :param judge_llm: The judge; only with ``grounding=True``. Default: ``writer_llm``.
-    :param token_budget: Total tokens one run may spend, or ``None``; once spent no round starts.
-    :param time_budget: Seconds one run may take, or ``None``.
-    :param cost_budget: US dollars one run may cost, or ``None`` (every model's price must be known).
-    :param prices: Prices of models the library has no price for.
-    :param cache_dir: A directory for the cross-run cache of searches, pages and summaries, or ``None``.
-    :param cache_ttl: Seconds a cached entry is used, and a source counts as fresh when a run is updated.
+    :param sources: What each topic is searched in (:class:`~haystack_deep_research.Sources`, as for
+        ``create_deep_research_agent``): the web search, your datastores, MCP servers whose query tools (one required
+        text argument) are asked every topic, ``web=False`` for those only, the URL policy, fetch limits and passage
+        budget.
+    :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`); once spent no round starts.
+    :param grounding: Judge every cited claim against its source's stored text and mark unsupported claims: a
+        :class:`~haystack_deep_research.Grounding` (its ``judge_llm``; default ``writer_llm``), ``True`` or ``False``
+        (default). Nothing is rewritten, so ``max_regenerations`` and ``max_replans`` are refused.
+    :param style: The report's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
+    :param cache: The cross-run cache of searches, pages and summaries: a folder path, a ``ResearchCache``, or
+        ``None``. Its ``ttl`` is also how long a source counts as fresh when a run is updated.
     :param record_to: Record every model exchange and tool result of each run in this directory.
     :param replay_from: Answer every model call and tool from a recording in this directory: no network, no model.
-    :param report_type: The report's form: "research_report" (default), "detailed_report", "outline",
-        "resource_list" or "executive_brief" (as for ``create_deep_research_agent``).
-    :param tone: "objective" (default), "formal", "analytical", "informal", or a short description of a tone.
-    :param report_length: The report's target length in words (100 to 20,000), "short", "medium" or "long".
     :returns: The agent, a Haystack component. Its outputs: the shared ones (``report``, ``brief``, ``notes``,
         ``sources``, ``citations``, ``warnings``, ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``,
         ``structured``, ``grounding_score``, ``grounding``) and its own ``topics``, ``rounds`` and ``changes``.
-    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the range.
+    :raises ConfigurationError: If a parameter is outside its allowed values, or moved into a grouped setting; the
+        message names it and the fix.
+    :raises TypeError: For a keyword the factory does not know.
     """
-    options = dict(locals())
+    refuse_moved("create_iterative_research_agent", moved)
+    options = {
+        "analysis_llm": analysis_llm,
+        "writer_llm": writer_llm,
+        "summarizer_llm": summarizer_llm,
+        "depth": depth,
+        "max_parallel_searches": max_parallel_searches,
+        "max_search_results": max_search_results,
+        "record_to": record_to,
+        "replay_from": replay_from,
+    }
     _check(options)
-    style = ReportStyle(report_type=report_type, tone=tone, report_length=report_length)
-    store, recording = _store(options)
-    models = _models(options, recording)
+    sources, budgets, grounded = Sources.of(sources), Budgets.of(budgets), Grounding.of(grounding)
+    refuse_fields(
+        grounded,
+        ("threshold", "max_regenerations", "max_replans"),
+        factory="create_iterative_research_agent",
+        why="it marks unsupported claims and rewrites nothing",
+    )
+    style = ReportStyle.of(style)
+    research_cache = cache_of(cache)
+    store, recording = _store(research_cache, record_to, replay_from)
+    models = _models(options, grounded, recording)
+    phases = _phase_models(models)
+    budgets.check_priced(phases)
     web_search, read_url = None, None
-    if web:
-        web_search = resolve_search(search, max_results=max_search_results)
+    if sources.web:
+        web_search = resolve_search(
+            "auto" if sources.search is None else sources.search, max_results=max_search_results
+        )
         if store is not None:  # a copy: a SearchTool the caller passed keeps its own cache
             web_search = web_search.spawn()
             web_search.cache = store
         read_url = ReadUrlTool(
             summarizer_llm=models["summarizer"],
             max_content_length=max_content_length,
-            url_policy=url_policy,
-            fetch_limits=fetch_limits,
+            passage_budget=sources.passage_budget,
+            url_policy=sources.url_policy,
+            fetch_limits=sources.fetch_limits,
             cache=store,
         )
     run_settings = {
-        "token_budget": token_budget,
-        "time_budget": time_budget,
-        "cost_budget": cost_budget,
-        "phase_models": _phase_models(models, options),
-        "prices": prices,
+        "token_budget": budgets.tokens,
+        "time_budget": budgets.seconds,
+        "cost_budget": budgets.dollars,
+        "phase_models": phases,
+        "prices": dict(budgets.prices or {}),
     }
+    freshness = research_cache.ttl if research_cache is not None else DEFAULT_CACHE_TTL
     pipeline = Pipeline()
-    pipeline.add_component("start", StartStep(depth=depth, freshness=cache_ttl))
+    pipeline.add_component("start", StartStep(depth=depth, freshness=freshness))
     pipeline.add_component("next_round", BranchJoiner(IterationRun))
     pipeline.add_component("router", RoundRouter(depth=depth))
     pipeline.add_component(
@@ -244,8 +221,8 @@ def create_iterative_research_agent(
         SearchStep(
             search=web_search,
             read_url=read_url,
-            datastores=datastore_tools(datastores),
-            mcp_servers=list(mcp_servers or []),
+            datastores=datastore_tools(sources.datastores),
+            mcp_servers=list(sources.mcp_servers or []),
             read_top_k=read_top_k,
             max_parallel_searches=max_parallel_searches,
             depth=depth,

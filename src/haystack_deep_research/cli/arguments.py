@@ -1,6 +1,6 @@
 """
-What the shared options become: factory arguments (``*_llm`` models, ``prices``, ``search``, ``url_policy``, ``web``,
-``datastores``) for every command and server, from parsed options (see :mod:`.shared_options`) with the
+What the shared options become: factory arguments (``*_llm`` models, ``budgets`` with the ``--price`` prices,
+``sources``) for every command and server, from parsed options (see :mod:`.shared_options`) with the
 :data:`ENVIRONMENT` variables behind an option left out; a server with no command line (the Hayhooks wrapper, the MCP
 server) goes through the same functions with :func:`~haystack_deep_research.cli.config.environment_options`.
 """
@@ -17,6 +17,7 @@ from haystack_deep_research.cli.index_progress import index_progress, print_skip
 from haystack_deep_research.cli.numbers import bounded_int, bounded_number
 from haystack_deep_research.cli.shared_options import MAX_RETRIES, MAX_TIMEOUT_S, MAX_TOKENS, parse_price
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.settings import Budgets, Sources
 from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "model_arguments",
     "option_value",
     "source_arguments",
+    "with_budgets",
 ]
 
 
@@ -122,14 +124,14 @@ def model_arguments(args: argparse.Namespace, environ: Mapping[str, str] | None 
     """
     :param args: Parsed options (see :func:`add_model_options`).
     :param environ: The environment behind options left out; ``os.environ`` by default.
-    :returns: The ``*_llm`` arguments (only when a model option or its variable is set) and ``prices`` (only when
-        some are given).
+    :returns: The ``*_llm`` arguments (only when a model option or its variable is set) and ``budgets`` holding the
+        ``prices`` (only when some are given).
     :raises ConfigurationError: If a role, a model name or an environment value is invalid.
     """
     chosen = _model_choice(args, environ)
     arguments: dict[str, Any] = role_models(**chosen) if chosen else {}
     if prices := option_value(args, "prices", environ):
-        arguments["prices"] = dict(prices)
+        arguments["budgets"] = Budgets(prices=dict(prices))
     return arguments
 
 
@@ -166,8 +168,8 @@ def factory_arguments(
     quiet_skipped: bool | None = None,
 ) -> dict[str, Any]:
     """
-    The arguments of a research factory the shared options ask for (see :func:`model_arguments`), with ``search``,
-    ``web`` and ``datastores`` (each ``--docs`` folder, indexed now or loaded from its cached index).
+    The arguments of a research factory the shared options ask for (see :func:`model_arguments`), with ``sources``
+    (see :func:`source_arguments`).
 
     :param args: Parsed options (see :func:`add_shared_options`).
     :param environ: The environment behind options left out; ``os.environ`` by default.
@@ -189,15 +191,16 @@ def source_arguments(
     quiet_skipped: bool | None = None,
 ) -> dict[str, Any]:
     """
-    The factory arguments of what the researchers search, the same for every command: ``search`` (``--search``, or a
-    Tavily tool at ``--search-url``), ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and ``datastores``
-    (each ``--docs`` folder, indexed now or loaded from its cached index).
+    The factory argument of what the researchers search, the same for every command: ``sources``, a
+    :class:`~haystack_deep_research.Sources` with ``search`` (``--search``, or a Tavily tool at ``--search-url``),
+    ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and ``datastores`` (each ``--docs`` folder, indexed now
+    or loaded from its cached index).
 
     :param args: Parsed options (see :func:`add_source_options`).
     :param environ: The environment behind options left out; ``os.environ`` by default.
     :param quiet: Print no indexing progress.
     :param quiet_skipped: Print nothing about the files an index left out; ``quiet`` by default.
-    :returns: The arguments; nothing for what was left at its default.
+    :returns: ``{"sources": ...}``.
     :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
     :raises ConfigurationError: If an option or environment value is invalid.
     """
@@ -219,4 +222,13 @@ def source_arguments(
         print_skipped(str(folder), skipped, quiet=quiet if quiet_skipped is None else quiet_skipped)
     if stores:
         arguments["datastores"] = stores
-    return arguments
+    return {"sources": Sources(**arguments)}
+
+
+def with_budgets(arguments: Mapping[str, Any], budgets: Budgets) -> dict[str, Any]:
+    """
+    :param arguments: Factory arguments (see :func:`factory_arguments`), which may hold ``budgets`` with prices.
+    :param budgets: A command's or a request's own budgets.
+    :returns: The arguments with ``budgets``: these limits over the arguments' own, the prices of both.
+    """
+    return {**arguments, "budgets": budgets.over(arguments.get("budgets") or Budgets())}

@@ -27,6 +27,7 @@ from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
 from haystack_deep_research.run.recording_files import read_manifest
+from haystack_deep_research.settings import Grounding, Sources
 from haystack_deep_research.sources import default_search_name
 
 __all__ = [
@@ -47,26 +48,17 @@ _ROLES = {"analysis_llm": "orchestrator_llm", "writer_llm": "writer_llm", "summa
 def iterative_options(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
     """
     :param args: The parsed command line.
-    :param options: The main agent's options the command line asked for (models, search, datastores).
+    :param options: The main agent's options the command line asked for (models, sources, budgets, cache, style).
     :returns: The arguments of ``create_iterative_research_agent``.
     """
     models = {key: options.pop(key) for key in list(options) if key.endswith("_llm")}
     if not models:
         models = role_models()
-    chosen = {own: models[main] for own, main in _ROLES.items() if main in models}
+    chosen: dict[str, Any] = {own: models[main] for own, main in _ROLES.items() if main in models}
+    grounding: Grounding | bool = args.grounding
     if args.grounding and "judge_llm" in models:
-        chosen["judge_llm"] = models["judge_llm"]
-    return {
-        **chosen,
-        **options,
-        "depth": args.depth,
-        "grounding": args.grounding,
-        "token_budget": args.token_budget,
-        "time_budget": args.time_budget,
-        "cost_budget": args.max_cost,
-        "cache_dir": args.cache,
-        "record_to": args.record,
-    }
+        grounding = Grounding(judge_llm=models["judge_llm"])
+    return {**chosen, **options, "depth": args.depth, "grounding": grounding, "record_to": args.record}
 
 
 def _models_of(agent: Any) -> dict[str, str]:
@@ -95,13 +87,14 @@ def write_manifest(
     :param sources: What the run searched (see :func:`~haystack_deep_research.cli.sources.recorded_sources`): docs
         folders, web, search name, search URL, allowed hosts.
     """
-    search = options.get("search") or "auto"
+    chosen = options.get("sources") or Sources()
+    search = chosen.search or "auto"
     manifest = {
         "question": question,
         "depth": options["depth"],
-        "grounding": options["grounding"],
+        "grounding": bool(options["grounding"]),
         "search": default_search_name() if search == "auto" else search if isinstance(search, str) else "custom",
-        "web": options.get("web", True),
+        "web": chosen.web,
         **(sources or {}),
         "models": _models_of(agent),
     }
@@ -128,8 +121,7 @@ def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
         **models,
         "depth": manifest.depth,
         "grounding": manifest.grounding,
-        "search": manifest.search,
-        "web": manifest.web,
+        "sources": Sources(search=manifest.search) if manifest.web else None,
         "replay_from": directory,
     }
     return manifest.question, options

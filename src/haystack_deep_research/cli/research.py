@@ -72,6 +72,7 @@ from haystack_deep_research.cli.arguments import (
     factory_arguments,
     option_value,
     source_arguments,
+    with_budgets,
 )
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
@@ -97,9 +98,11 @@ from haystack_deep_research.cli.sources import recorded_sources, replay_argv
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run import check_question, model_name
+from haystack_deep_research.report import ReportStyle
+from haystack_deep_research.run import ResearchCache, check_question, model_name
 from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.run.recording_files import read_manifest
+from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
 CHECK_COMMAND = "check"
@@ -163,21 +166,23 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The factory arguments the options ask for; nothing for what was left at its default."""
     options = factory_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet)
+    budgets = Budgets(tokens=args.token_budget, seconds=args.time_budget, dollars=args.max_cost)
+    options = with_budgets(options, budgets)
     if args.max_cost is not None:
         _check_prices(options)
     if args.cache is not None:
-        options["cache_dir"] = args.cache
-    if args.cache_ttl is not None:
-        options["cache_ttl"] = args.cache_ttl
+        ttl = {"ttl": args.cache_ttl} if args.cache_ttl is not None else {}
+        options["cache"] = ResearchCache(directory=args.cache, **ttl)
     style = {"report_type": args.report_type, "tone": args.tone, "report_length": args.length}
-    options.update({name: value for name, value in style.items() if value is not None})
+    if any(value is not None for value in style.values()):
+        options["style"] = ReportStyle(**{name: value for name, value in style.items() if value is not None})
     return options
 
 
 def _check_prices(options: Mapping[str, Any]) -> None:
     """--max-cost needs a price for every model: say so before a folder is indexed or a model called."""
     models = {name: model_name(value) for name, value in options.items() if name.endswith("_llm")}
-    unpriced = CostMeter(prices=options.get("prices")).unpriced(models)
+    unpriced = CostMeter(prices=dict(options["budgets"].prices or {})).unpriced(models)
     if unpriced:
         raise UsageError(
             f"--max-cost needs the price of every model; none is known for {', '.join(unpriced)}. Give it with "
@@ -224,9 +229,6 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         return create_iterative_research_agent(**built), built
     agent = create_deep_research_agent(
         max_subtopics=args.max_subtopics,
-        token_budget=args.token_budget,
-        time_budget=args.time_budget,
-        cost_budget=args.max_cost,
         grounding=args.grounding,
         clarify=args.clarify,
         approve_plan=console_plan_review() if args.approve_plan else None,

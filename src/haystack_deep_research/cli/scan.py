@@ -59,6 +59,7 @@ from haystack_deep_research.scans import (
     ScanExecutor,
     ScanRunner,
 )
+from haystack_deep_research.settings import Grounding, Sources
 from haystack_deep_research.sources import resolve_search
 from haystack_deep_research.tools import ReadUrlTool
 
@@ -77,17 +78,19 @@ def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | 
     arguments = factory_arguments(options or environment_options())
     model = arguments.get("researcher_llm") or default_chat_generator(DEFAULT_SMALL_MODEL)
     summarizer = arguments.get("summarizer_llm") or model
-    web = arguments.get("web", True)
-    tools: list[Tool | Toolset] = (
-        [resolve_search(arguments.get("search", "auto")), ReadUrlTool(summarizer_llm=summarizer)] if web else []
-    )
+    chosen: Sources = arguments["sources"]
+    tools: list[Tool | Toolset] = []
+    if chosen.web:
+        search = resolve_search("auto" if chosen.search is None else chosen.search)
+        tools = [search, ReadUrlTool(summarizer_llm=summarizer, url_policy=chosen.url_policy)]
+    judge = arguments.get("judge_llm")
     return create_research_workflow(
         chat_generator=model,
         tools=tools,
         output_schema=output_schema,
-        datastores=arguments.get("datastores"),
-        judge_llm=arguments.get("judge_llm"),
-        prices=arguments.get("prices"),
+        sources=Sources(datastores=chosen.datastores),
+        grounding=Grounding(judge_llm=judge) if judge is not None else None,
+        budgets=arguments.get("budgets"),
     )
 
 

@@ -31,8 +31,10 @@ from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import EventStream, UsageRecorded
 from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
+from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.serving import AgentFactory
 from haystack_deep_research.serving import agent_factory as factory_from_environment
+from haystack_deep_research.settings import Budgets
 
 __all__ = ["SERVER_NAME", "build_server", "serve"]
 
@@ -147,14 +149,13 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
         if clarifying_question and answer:  # the second turn of a clarification
             messages += [ChatMessage.from_assistant(clarifying_question), ChatMessage.from_user(answer)]
         try:
+            chosen: dict[str, Any] = {name: value for name, value in style.items() if value is not None}
             agent = factory(
                 max_subtopics=max_subtopics,
-                token_budget=token_budget,
-                time_budget=time_budget,
-                cost_budget=max_cost,
+                budgets=Budgets(tokens=token_budget, seconds=time_budget, dollars=max_cost),
                 grounding=grounding,
                 **({"clarify": True} if clarify else {}),
-                **{name: value for name, value in style.items() if value is not None},
+                **({"style": ReportStyle(**chosen)} if chosen else {}),
             )
             stream = EventStream(agent, messages=messages)
             async for event in stream:

@@ -15,13 +15,10 @@ import time
 from dataclasses import dataclass, field
 
 from haystack_deep_research import _checks
+from haystack_deep_research.settings import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
 from haystack_deep_research.state import EXIT_COST_BUDGET, EXIT_TIME_BUDGET, EXIT_TOKEN_BUDGET
 
 __all__ = ["MAX_COST_BUDGET", "MAX_TIME_BUDGET_S", "MAX_TOKEN_BUDGET", "RunBudget"]
-
-MAX_TOKEN_BUDGET = 1_000_000_000
-MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
-MAX_COST_BUDGET = 1_000_000.0
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ __all__ = [
     "CacheStore",
     "ResearchCache",
     "cache_from_dict",
+    "cache_of",
     "cache_to_dict",
     "check_cache",
     "page_key",
@@ -250,3 +251,19 @@ def check_cache(cache: Any) -> CacheStore | None:
             f"cache must be a ResearchCache (or another store with get, put and to_dict); got {type(cache).__name__}."
         )
     return cache
+
+
+def cache_of(value: Any) -> ResearchCache | None:
+    """
+    :param value: A factory's ``cache``: a :class:`ResearchCache`, a folder path (a cache with the default ``ttl``),
+        or ``None`` for none.
+    :returns: The cache, or ``None``.
+    :raises ConfigurationError: If it is anything else.
+    """
+    if value is None or isinstance(value, ResearchCache):
+        return value
+    if isinstance(value, str | os.PathLike) and not isinstance(value, bool):
+        return ResearchCache(directory=value)
+    raise ConfigurationError(
+        f"cache must be a folder path or a ResearchCache(directory=..., ttl=...); got {type(value).__name__}."
+    )

@@ -1,6 +1,7 @@
 """
 What a run reads from an agent's State: the question, the caller's run-time inputs in ``hook_context`` (event
-subscribers, progress and streaming callbacks, ``on_run_opened``), and the agent's view of its run.
+subscribers, progress and streaming callbacks, ``on_run_opened``, the run's own budgets), and the agent's view of its
+run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from haystack_deep_research.events import EventBus, Subscriber, progress_view
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run.door import check_hook_context, check_messages, check_question
 from haystack_deep_research.run.research_run import RunView
+from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import (
+    BUDGETS_KEY,
     EVENTS_KEY,
     HOOK_CONTEXT,
     PROGRESS_KEY,
@@ -24,7 +27,7 @@ from haystack_deep_research.state import (
     STREAMING_KEY,
 )
 
-__all__ = ["context_of", "event_bus", "on_run_opened", "question_from", "streaming_of", "view_of"]
+__all__ = ["budgets_of", "context_of", "event_bus", "on_run_opened", "question_from", "streaming_of", "view_of"]
 
 
 def question_from(messages: Any) -> str:
@@ -109,3 +112,21 @@ def streaming_of(context: dict[str, Any]) -> Any:
             f"StreamingChunk; got {type(given).__name__}."
         )
     return given
+
+
+def budgets_of(context: dict[str, Any], own: Budgets) -> Budgets:
+    """
+    :param context: The caller's ``hook_context``.
+    :param own: The budgets the shape was built with.
+    :returns: The run's budgets: the caller's ``hook_context[BUDGETS_KEY]`` over ``own``, or ``own``.
+    :raises ConfigurationError: If that entry is not a ``Budgets``.
+    """
+    given = context.get(BUDGETS_KEY)
+    if given is None:
+        return own
+    if not isinstance(given, Budgets):
+        raise ConfigurationError(
+            f"hook_context[{BUDGETS_KEY!r}] must be a Budgets, for example Budgets(tokens=50_000); "
+            f"got {type(given).__name__}."
+        )
+    return given.over(own)

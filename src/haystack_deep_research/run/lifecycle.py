@@ -34,6 +34,7 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import RunEnded, RunStarted, Subscriber
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.context import (
+    budgets_of,
     context_of,
     event_bus,
     on_run_opened,
@@ -49,6 +50,7 @@ from haystack_deep_research.run.outputs import publish
 from haystack_deep_research.run.phases import Phase
 from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.resume import close_journal, open_journal
+from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import (
     EVENTS_KEY,
     EXIT_REASON,
@@ -193,8 +195,14 @@ class OpenRunHook(PhaseHook):
         _pool.start()  # parsers load while the run makes its first model calls, not when its first page arrives
         bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
         streaming = streaming_of(context)
+        own = Budgets(
+            tokens=self.token_budget, seconds=self.time_budget, dollars=self.cost_budget, prices=self.prices or None
+        )
+        budgets = budgets_of(context, own)
+        if budgets is not own:
+            budgets.check_priced(self.phase_models)
         journal = yield from open_journal(context, question)
-        budget = RunBudget(token_budget=self.token_budget, time_budget=self.time_budget, cost_budget=self.cost_budget)
+        budget = RunBudget(token_budget=budgets.tokens, time_budget=budgets.seconds, cost_budget=budgets.dollars)
         return ResearchRun(
             question=question,
             budget=budget,
@@ -202,7 +210,7 @@ class OpenRunHook(PhaseHook):
             events=bus,
             streaming_callback=streaming,
             phase_models=self.phase_models,
-            prices=self.prices,
+            prices=dict(budgets.prices or {}),
         )
 
     def _open(self, state: State, context: dict[str, Any], run: ResearchRun) -> Phase[None]:

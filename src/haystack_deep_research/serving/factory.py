@@ -48,10 +48,13 @@ def configured_agent(settings: argparse.Namespace, **options: Any) -> Any:
     :raises ConfigurationError: If a setting is invalid.
     """
     from haystack_deep_research.agents import create_deep_research_agent
-    from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments
+    from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments, with_budgets
 
     check_option_credentials(settings)
-    return create_deep_research_agent(**{**factory_arguments(settings), **options})
+    arguments = factory_arguments(settings)
+    if options.get("budgets") is not None:  # a request's limits, over the prices the settings give
+        arguments = with_budgets(arguments, options.pop("budgets"))
+    return create_deep_research_agent(**{**arguments, **options})
 
 
 def default_agent(**options: Any) -> Any:

@@ -12,8 +12,10 @@ real report::
         researcher_llm=ScriptedChatGenerator(role="researcher"),
         summarizer_llm=ScriptedChatGenerator(role="summarizer"),
         writer_llm=ScriptedChatGenerator(role="writer"),
-        search_tool=WebSearchTool(api_key=Secret.from_token("test"), api_base_url=search.base_url),
-        url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        sources=Sources(
+            search=WebSearchTool(api_key=Secret.from_token("test"), api_base_url=search.base_url),
+            url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+        ),
     )
 
 The researcher calls the search tools it is offered, by name: ``web_search`` and every datastore's ``search_<name>``

@@ -25,8 +25,8 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
+from haystack_deep_research.settings import DEFAULT_PASSAGE_BUDGET, passage_budget_value
 
 __all__ = [
     "CONCRETE_SATURATION",
@@ -41,10 +41,6 @@ __all__ = [
     "split_passages",
     "summarizer_prompt",
 ]
-
-DEFAULT_PASSAGE_BUDGET = 2_500
-"""Characters of a page's most relevant passages the summarizer reads, by default (chosen from the curve of facts
-kept against summarizer input in docs/benchmarks.md)."""
 
 CONCRETE_WEIGHT = 2.0
 """What a passage full of concrete content adds to its score (its BM25 score is at most 1): a passage of figures
@@ -237,19 +233,6 @@ def best_passages(text: str, queries: list[str], *, size: int = PASSAGE_CHARS) -
     finally:
         store.shutdown()
     return best
-
-
-def passage_budget_value(value: Any) -> int:
-    """
-    :param value: A ``passage_budget``.
-    :returns: It, checked: 0 (the whole page) or 500 to 1,000,000 characters.
-    :raises ConfigurationError: If it is neither.
-    """
-    if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 500 <= value <= 1_000_000):
-        return value
-    raise ConfigurationError(
-        f"passage_budget must be 0 (the whole page) or an integer from 500 to 1000000; got {value!r}."
-    )
 
 
 def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:

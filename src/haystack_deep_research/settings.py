@@ -1,0 +1,357 @@
+"""
+The grouped settings every factory takes under the same names: :class:`Budgets` (``budgets=``), :class:`Grounding`
+(``grounding=``) and :class:`Sources` (``sources=``), beside ``style=``
+(:class:`~haystack_deep_research.report.ReportStyle`).
+
+Each is a small frozen value object, checked when it is made, so a bad value fails where it was written, with a
+message that names it::
+
+    from haystack_deep_research import Budgets, Grounding, Sources, create_deep_research_agent
+
+    agent = create_deep_research_agent(
+        budgets=Budgets(tokens=200_000, seconds=600),
+        grounding=Grounding(threshold=0.7),
+        sources=Sources(search="ddgs", datastores={"docs": index_folder("./docs")}),
+    )
+
+A shape that has no use for a setting refuses it with a ``ConfigurationError`` rather than ignoring it (the research
+workflow and the deep agent search with the tools they are given, so ``Sources(search=...)`` means nothing to them).
+``Budgets`` may also be passed per run, in ``hook_context[BUDGETS_KEY]``: its limits replace the factory's for that run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from haystack_deep_research import _checks
+from haystack_deep_research.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from haystack_deep_research.run.cost import Price
+    from haystack_deep_research.sources.mcp_servers import MCPServer
+    from haystack_deep_research.web import FetchLimits, UrlPolicy
+
+__all__ = [
+    "DEFAULT_PASSAGE_BUDGET",
+    "MOVED",
+    "WEB_FIELDS",
+    "Budgets",
+    "Grounding",
+    "Sources",
+    "given_fields",
+    "passage_budget_value",
+    "refuse_fields",
+    "refuse_moved",
+]
+
+DEFAULT_PASSAGE_BUDGET = 2_500
+"""Characters of a page's most relevant passages the summarizer reads, by default (chosen from the curve of facts
+kept against summarizer input in docs/benchmarks.md)."""
+
+MAX_TOKEN_BUDGET = 1_000_000_000
+MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
+MAX_COST_BUDGET = 1_000_000.0
+
+
+def passage_budget_value(value: Any) -> int:
+    """
+    :param value: A ``passage_budget``.
+    :returns: It, checked: 0 (the whole page) or 500 to 1,000,000 characters.
+    :raises ConfigurationError: If it is neither.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 500 <= value <= 1_000_000):
+        return value
+    raise ConfigurationError(
+        f"passage_budget must be 0 (the whole page) or an integer from 500 to 1000000; got {value!r}."
+    )
+
+
+WEB_FIELDS = ("web", "search", "url_policy", "fetch_limits", "passage_budget")
+"""The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for."""
+
+MOVED: dict[str, str] = {
+    "token_budget": "budgets=Budgets(tokens=...)",
+    "total_token_budget": "budgets=Budgets(tokens=...)",
+    "time_budget": "budgets=Budgets(seconds=...)",
+    "cost_budget": "budgets=Budgets(dollars=...)",
+    "prices": "budgets=Budgets(prices=...)",
+    "judge_llm": "grounding=Grounding(judge_llm=...)",
+    "grounding_threshold": "grounding=Grounding(threshold=...)",
+    "max_regenerations": "grounding=Grounding(max_regenerations=...)",
+    "max_replans": "grounding=Grounding(max_replans=...)",
+    "max_grounding_rounds": "grounding=Grounding(max_replans=...)",
+    "search": "sources=Sources(search=...)",
+    "search_tool": "sources=Sources(search=...)",
+    "datastores": "sources=Sources(datastores=...)",
+    "mcp_servers": "sources=Sources(mcp_servers=...)",
+    "web": "sources=Sources(web=...)",
+    "url_policy": "sources=Sources(url_policy=...)",
+    "fetch_limits": "sources=Sources(fetch_limits=...)",
+    "passage_budget": "sources=Sources(passage_budget=...)",
+    "report_type": "style=ReportStyle(report_type=...)",
+    "tone": "style=ReportStyle(tone=...)",
+    "report_length": "style=ReportStyle(report_length=...)",
+    "cache_dir": "cache=... (a folder path, or ResearchCache(directory=..., ttl=...))",
+    "cache_ttl": "cache=ResearchCache(directory=..., ttl=...)",
+}
+"""Parameters that moved into a grouped setting, and where each went."""
+
+
+def refuse_moved(factory: str, given: Mapping[str, Any]) -> None:
+    """
+    Refuse keywords a factory does not take, naming the new home of one that moved into a grouped setting.
+
+    :param factory: The factory's name, quoted in the error.
+    :param given: The keywords left over after the factory's own.
+    :raises ConfigurationError: If one of them moved (``token_budget=`` is now ``budgets=Budgets(tokens=...)``).
+    :raises TypeError: If one of them was never a parameter, as Python says of an unknown keyword.
+    """
+    for name in sorted(given):
+        if name in MOVED:
+            raise ConfigurationError(f"{factory}() takes {MOVED[name]} in place of {name}=; see docs/settings.md.")
+    if given:
+        raise TypeError(f"{factory}() got an unexpected keyword argument {sorted(given)[0]!r}.")
+
+
+def given_fields(settings: Any) -> list[str]:
+    """
+    :param settings: A value object of this module.
+    :returns: The names of its fields set to something other than their default, in field order.
+    """
+    return [
+        field.name
+        for field in dataclasses.fields(settings)
+        if getattr(settings, field.name) != (field.default if field.default is not dataclasses.MISSING else None)
+    ]
+
+
+def refuse_fields(settings: Any, names: Iterable[str], *, factory: str, why: str) -> None:
+    """
+    Refuse the fields of ``settings`` a factory has no use for, when they are set.
+
+    :param settings: A value object of this module, or ``None``.
+    :param names: The fields the factory does not use.
+    :param factory: The factory's name, quoted in the error.
+    :param why: What the factory does instead, quoted in the error.
+    :raises ConfigurationError: If one of them is set.
+    """
+    if settings is None:
+        return
+    unused = [name for name in given_fields(settings) if name in set(names)]
+    if unused:
+        kind = type(settings).__name__
+        raise ConfigurationError(f"{factory} does not use {kind}({unused[0]}=...): {why}. Drop it.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budgets:
+    """
+    What one run may spend, and what its models cost. When a budget is spent no new research starts, the report is
+    written from what was found, and ``exit_reason`` names the budget (``"token_budget"``, ``"time_budget"`` or
+    ``"cost_budget"``).
+
+    :param tokens: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
+    :param seconds: Seconds of wall-clock time one run may take (more than 0, up to 7 days), or ``None``.
+    :param dollars: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``; every
+        model's price must then be known.
+    :param prices: Prices of models the library has no price for, by model name, for example
+        ``{"my-model": Price(input_per_mtok=1.0, output_per_mtok=4.0)}``; a given price replaces a default one. They
+        price the run's ``cost`` output whether or not ``dollars`` is set.
+    :raises ConfigurationError: If a value is out of range; the message names it.
+    """
+
+    tokens: int | None = None
+    seconds: float | None = None
+    dollars: float | None = None
+    prices: Mapping[str, Price] | None = None
+
+    def __post_init__(self) -> None:
+        from haystack_deep_research.run.cost import Price
+
+        if self.tokens is not None:
+            _checks.int_in_range("Budgets(tokens=...)", self.tokens, 1, MAX_TOKEN_BUDGET)
+        if self.seconds is not None:
+            seconds = _checks.number_in_range("Budgets(seconds=...)", self.seconds, 0, MAX_TIME_BUDGET_S)
+            object.__setattr__(self, "seconds", seconds)
+        if self.dollars is not None:
+            dollars = _checks.number_in_range("Budgets(dollars=...)", self.dollars, 0, MAX_COST_BUDGET)
+            object.__setattr__(self, "dollars", dollars)
+        if self.prices is not None:
+            if not isinstance(self.prices, Mapping) or not all(
+                isinstance(name, str) and isinstance(price, Price) for name, price in self.prices.items()
+            ):
+                raise ConfigurationError(
+                    "Budgets(prices=...) must map model names to Price objects, for example "
+                    f"{{'my-model': Price(input_per_mtok=1.0, output_per_mtok=4.0)}}; got {self.prices!r}."
+                )
+            object.__setattr__(self, "prices", dict(self.prices))
+
+    @classmethod
+    def of(cls, value: Any) -> Budgets:
+        """
+        :param value: A factory's ``budgets``: a :class:`Budgets`, or ``None`` for none.
+        :returns: The budgets.
+        :raises ConfigurationError: If it is anything else.
+        """
+        if value is None:
+            return cls()
+        if not isinstance(value, Budgets):
+            raise ConfigurationError(
+                f"budgets must be a Budgets, for example Budgets(tokens=200_000, seconds=600); got {value!r}."
+            )
+        return value
+
+    def over(self, base: Budgets) -> Budgets:
+        """
+        :param base: The budgets these replace (a factory's, under a run's own).
+        :returns: ``base`` with every limit set here in place of its own, and these prices on top of its prices.
+        """
+        prices = {**(base.prices or {}), **(self.prices or {})} or None
+        return Budgets(
+            tokens=self.tokens if self.tokens is not None else base.tokens,
+            seconds=self.seconds if self.seconds is not None else base.seconds,
+            dollars=self.dollars if self.dollars is not None else base.dollars,
+            prices=prices,
+        )
+
+    def check_priced(self, phase_models: Mapping[str, str]) -> None:
+        """
+        :param phase_models: The model each phase of a run calls.
+        :raises ConfigurationError: If ``dollars`` is set and a model's price is unknown; the message says how to
+            give it.
+        """
+        from haystack_deep_research.run.cost import CostMeter
+
+        if self.dollars is None:
+            return
+        unpriced = CostMeter(prices=dict(self.prices or {})).unpriced(dict(phase_models))
+        if unpriced:
+            raise ConfigurationError(
+                f"Budgets(dollars=...) needs the price of every model the run calls; none is known for "
+                f"{', '.join(unpriced)}. Pass Budgets(prices={{{unpriced[0]!r}: Price(input_per_mtok=..., "
+                "output_per_mtok=...)}) too."
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Grounding:
+    """
+    Judging every cited claim against the stored text of its source, and repairing what fails (see docs/evidence.md).
+    Pass ``grounding=Grounding(...)`` (or ``grounding=True`` for these defaults) to a factory.
+
+    :param judge_llm: The grounding judge, a chat generator; ``None`` (default) for the shape's writer model.
+    :param threshold: The lowest acceptable grounding score, 0 to 1.
+    :param max_regenerations: Rewrites of the report from the same notes, without tools, after a low score, 0 to 5.
+        The iterative agent marks unsupported claims and rewrites nothing, so it refuses this.
+    :param max_replans: Rounds of researching unsupported claims again, then rewriting, 0 to 5 (the deep agent:
+        times an answer is sent back for more research). The iterative agent refuses this.
+    :raises ConfigurationError: If a value is out of range, or ``judge_llm`` is not a chat generator.
+    """
+
+    judge_llm: Any = None
+    threshold: float = 0.65
+    max_regenerations: int = 1
+    max_replans: int = 2
+
+    def __post_init__(self) -> None:
+        if self.judge_llm is not None:
+            _checks.chat_generator("Grounding(judge_llm=...)", self.judge_llm, needs_tools=False)
+        threshold = _checks.number_in_range("Grounding(threshold=...)", self.threshold, 0.0, 1.0, include_low=True)
+        object.__setattr__(self, "threshold", threshold)
+        _checks.int_in_range("Grounding(max_regenerations=...)", self.max_regenerations, 0, 5)
+        _checks.int_in_range("Grounding(max_replans=...)", self.max_replans, 0, 5)
+
+    @classmethod
+    def of(cls, value: Any) -> Grounding | None:
+        """
+        :param value: A factory's ``grounding``: a :class:`Grounding`, ``True`` (the defaults), or ``False`` /
+            ``None`` (off).
+        :returns: The grounding, or ``None`` when it is off.
+        :raises ConfigurationError: If it is anything else.
+        """
+        if isinstance(value, Grounding):
+            return value
+        if value is True:
+            return cls()
+        if value is False or value is None:
+            return None
+        raise ConfigurationError(
+            f"grounding must be a Grounding (for example Grounding(threshold=0.7)), True or False; got {value!r}."
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sources:
+    """
+    What the researchers search and read, and how pages are read.
+
+    :param web: ``False`` researches the datastores and MCP servers only: no web search and no page reading.
+    :param search: The web search: "auto" (``None``, the default: Tavily when ``TAVILY_API_KEY`` is set, else the
+        keyless ddgs search, which the run says once in its warnings), "tavily", "ddgs", a search backend, any
+        Haystack web-search component with a ``query`` input, or a Haystack Tool (one with a ``query`` parameter goes
+        through the library's search path; another is used as it is). Every choice is normalized to title, exact URL
+        and snippet, recorded in the evidence ledger and fenced as untrusted.
+    :param datastores: Your own documents: a mapping of name to ``{"retriever": <Haystack retriever or component with a
+        query input>, "description": "...", "top_k": 6, "min_score": None}`` (or a store :func:`index_folder` built).
+        Each becomes a ``search_<name>`` tool, and the descriptions a routing block in the system prompt. Retrieved
+        documents count as read and may be cited (see docs/sources.md).
+    :param mcp_servers: MCP servers whose tools may be called (:class:`MCPServer`): each tool becomes
+        ``<server>_<tool>``, each run connects once on first use and closes with the run, and what the tools return
+        counts as read (needs the ``[mcp]`` extra). A server that does not start is a warning; the run goes on.
+    :param url_policy: Which URLs may be fetched. Default: public http(s) addresses only.
+    :param fetch_limits: Download cap, timeouts, redirects and PDF pages of a page read.
+    :param passage_budget: Characters of a page's passages most relevant to the question that the summarizer reads
+        (ranked with BM25 and by the figures, dates and names they hold), 500 to 1,000,000, or 0 for the whole page.
+    :raises ConfigurationError: If a value has the wrong type or range, or ``web=False`` leaves nothing to search.
+    """
+
+    web: bool = True
+    search: Any = None
+    datastores: Mapping[str, Any] | None = None
+    mcp_servers: Sequence[MCPServer] | None = None
+    url_policy: UrlPolicy | None = None
+    fetch_limits: FetchLimits | None = None
+    passage_budget: int = DEFAULT_PASSAGE_BUDGET
+
+    def __post_init__(self) -> None:
+        from haystack_deep_research.web.limits import FetchLimits
+        from haystack_deep_research.web.url_policy import UrlPolicy
+
+        _checks.boolean("Sources(web=...)", self.web)
+        for name, kind in (("url_policy", UrlPolicy), ("fetch_limits", FetchLimits)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise ConfigurationError(f"Sources({name}=...) must be a {kind.__name__}; got {type(value).__name__}.")
+        passage_budget_value(self.passage_budget)
+        servers = self.mcp_servers
+        if servers is not None and (isinstance(servers, str) or not isinstance(servers, Sequence)):
+            raise ConfigurationError(
+                f"Sources(mcp_servers=...) must be a list of MCPServer; got {type(self.mcp_servers).__name__}."
+            )
+        if self.web:
+            return
+        if self.search is not None:
+            raise ConfigurationError("Sources(web=False) has no web search: drop search=, or set web=True.")
+        if not self.datastores and not self.mcp_servers:
+            raise ConfigurationError(
+                "Sources(web=False) leaves the researchers nothing to search: pass datastores={...} (for example "
+                "index_folder('./docs')) or mcp_servers=[MCPServer(...)], or set web=True."
+            )
+
+    @classmethod
+    def of(cls, value: Any) -> Sources:
+        """
+        :param value: A factory's ``sources``: a :class:`Sources`, or ``None`` for the defaults.
+        :returns: The sources.
+        :raises ConfigurationError: If it is anything else.
+        """
+        if value is None:
+            return cls()
+        if not isinstance(value, Sources):
+            raise ConfigurationError(
+                f"sources must be a Sources, for example Sources(search='ddgs', datastores={{...}}); got {value!r}."
+            )
+        return value
