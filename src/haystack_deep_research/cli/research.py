@@ -59,16 +59,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.agents.iterative_agent import journaled_question
-from haystack_deep_research.cli.approval import check_approve_plan, console_plan_review, progress_mode
+from haystack_deep_research.cli.approval import console_plan_review, progress_mode
 from haystack_deep_research.cli.arguments import (
     ENVIRONMENT,
-    check_option_credentials,
     factory_arguments,
     option_value,
     source_arguments,
@@ -90,17 +89,15 @@ from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
-from haystack_deep_research.cli.paths import check_output_paths
+from haystack_deep_research.cli.research_checks import check_prices, check_research_args
 from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.sources import recorded_sources, replay_argv
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
-from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.report import ReportStyle
-from haystack_deep_research.run import ResearchCache, check_question, model_name
-from haystack_deep_research.run.cost import CostMeter
+from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
@@ -169,7 +166,7 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     budgets = Budgets(tokens=args.token_budget, seconds=args.time_budget, dollars=args.max_cost)
     options = with_budgets(options, budgets)
     if args.max_cost is not None:
-        _check_prices(options)
+        check_prices(options)
     if args.cache is not None:
         ttl = {"ttl": args.cache_ttl} if args.cache_ttl is not None else {}
         options["cache"] = ResearchCache(directory=args.cache, **ttl)
@@ -177,40 +174,6 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     if any(value is not None for value in style.values()):
         options["style"] = ReportStyle(**{name: value for name, value in style.items() if value is not None})
     return options
-
-
-def _check_prices(options: Mapping[str, Any]) -> None:
-    """--max-cost needs a price for every model: say so before a folder is indexed or a model called."""
-    models = {name: model_name(value) for name, value in options.items() if name.endswith("_llm")}
-    unpriced = CostMeter(prices=dict(options["budgets"].prices or {})).unpriced(models)
-    if unpriced:
-        raise UsageError(
-            f"--max-cost needs the price of every model; none is known for {', '.join(unpriced)}. Give it with "
-            f"--price {unpriced[0]}=INPUT,OUTPUT (US dollars per million tokens), or use --token-budget instead."
-        )
-
-
-def _question(text: str) -> str:
-    question = clean_text(text).strip()
-    if not question:
-        raise UsageError('the question is empty; ask one in quotes: deep-research "your question".')
-    return check_question(question)
-
-
-def _check(args: argparse.Namespace, *, replay: bool) -> str:
-    """Everything that can be checked before a model is called; the question, cleaned."""
-    question = _question(args.question)
-    check_output_paths(output=args.output, sources=args.sources, run_dir=args.run_dir)
-    if not replay:  # a replay calls no model and no search
-        check_option_credentials(args)
-    if args.no_web and not args.docs:
-        raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
-    if args.record is not None and args.mode != "iterative":
-        raise UsageError("--record records iterative runs; add --mode iterative.")
-    if args.clarify and args.mode == "iterative":
-        raise UsageError("--clarify asks its question in the deep mode; drop --mode iterative or --clarify.")
-    check_approve_plan(args)
-    return question
 
 
 def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[str, Any]]:
@@ -275,7 +238,7 @@ def _run(agent: Any, question: str, context: dict[str, Any], display: Display, *
 
 def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | None = None) -> int:
     try:
-        question = _check(args, replay=replay is not None)
+        question = check_research_args(args, replay=replay is not None)
         display = make_display(progress_mode(args))
         agent, built = _build(args, replay=replay)
         if args.run_dir is not None:  # what update RUN_DIR researches with

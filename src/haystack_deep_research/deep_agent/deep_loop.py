@@ -36,8 +36,8 @@ from haystack_deep_research.prompts import (
     render_text,
     render_user,
 )
-from haystack_deep_research.research.exits import StepCall, StepFacts, confidence_of
 from haystack_deep_research.research.loop_guard import LoopGuard
+from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of
 from haystack_deep_research.research.tool_calls import (
     announce_calls,
     announce_results,

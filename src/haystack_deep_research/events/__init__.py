@@ -20,6 +20,14 @@ from haystack_deep_research.events.agent import (
 )
 from haystack_deep_research.events.bus import EventBus, Subscriber, progress_view
 from haystack_deep_research.events.iterative import SearchDecided, SearchRoundDone, TopicRefused
+from haystack_deep_research.events.research import (
+    PageRead,
+    PageRefused,
+    SearchDone,
+    SubagentCompleted,
+    SubagentFailed,
+    SubagentSpawned,
+)
 from haystack_deep_research.events.scan import ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
 from haystack_deep_research.events.stream import EventStream
 from haystack_deep_research.events.types import (
@@ -27,17 +35,11 @@ from haystack_deep_research.events.types import (
     CitationRemoved,
     Event,
     Notice,
-    PageRead,
-    PageRefused,
     PhaseEnded,
     PhaseStarted,
     ReportReady,
     RunEnded,
     RunStarted,
-    SearchDone,
-    SubagentCompleted,
-    SubagentFailed,
-    SubagentSpawned,
     UsageRecorded,
     WarningRaised,
 )

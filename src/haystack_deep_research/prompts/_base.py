@@ -14,6 +14,26 @@ from typing import Any
 from haystack.components.builders import PromptBuilder
 from haystack.dataclasses import ChatMessage
 
+__all__ = [
+    "DATASTORE_TOOL_PREFIX",
+    "DATA_RULE",
+    "MAX_URLS_PER_READ",
+    "PAGE_SEPARATOR",
+    "PROMPT_META_KEY",
+    "READ_URL",
+    "RESEARCH_SUBTOPIC",
+    "THINK",
+    "WEB_SEARCH",
+    "ChatTemplate",
+    "Template",
+    "fence",
+    "prompt_of",
+    "render_chat",
+    "render_text",
+    "render_user",
+    "unfence",
+]
+
 PROMPT_META_KEY = "haystack_deep_research.prompt"
 """The ``meta`` key of a rendered user prompt: ``{"name": <template name>, "variables": {...}}``."""
 

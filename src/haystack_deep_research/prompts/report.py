@@ -7,6 +7,33 @@ from __future__ import annotations
 
 from haystack_deep_research.prompts._base import DATA_RULE, ChatTemplate, Template
 
+__all__ = [
+    "FALLBACK_OPENING",
+    "FALLBACK_REPORT",
+    "FALLBACK_SECTION",
+    "JUDGE",
+    "NO_EVIDENCE_NOTICE",
+    "OPENING_NOTE_CHARS",
+    "OPENING_WORDS",
+    "REPLAN_SUBTOPIC",
+    "REPORT_LENGTHS",
+    "REPORT_STYLE",
+    "REPORT_TITLE",
+    "REPORT_TYPES",
+    "REWRITE",
+    "REWRITE_OPENING",
+    "REWRITE_SECTION",
+    "SECTION_WORDS",
+    "STRUCTURED",
+    "STRUCTURED_RETRY",
+    "SUMMARY_HEADING",
+    "TONES",
+    "WRITER",
+    "WRITER_OPENING",
+    "WRITER_PART_TEMPLATES",
+    "WRITER_SECTION",
+]
+
 _WRITER_USER = (
     "Research brief:\n{{ brief }}\n\n"
     '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'

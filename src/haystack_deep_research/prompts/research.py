@@ -22,6 +22,45 @@ from haystack_deep_research.state import (
     EXIT_TOKEN_BUDGET,
 )
 
+__all__ = [
+    "CLARIFIED_QUESTION",
+    "DATASTORE_ROUTING",
+    "DOCUMENT_RESULTS",
+    "DOCUMENT_SEPARATOR",
+    "LOOP_STOPPED",
+    "LOOP_WARNING",
+    "MAX_CLARIFICATION_CHARS",
+    "NOTE",
+    "OMITTED",
+    "ORCHESTRATOR_STAND_IN",
+    "ORCHESTRATOR_SYSTEM",
+    "PAGE_DUPLICATE",
+    "PAGE_SUMMARY",
+    "PAGE_UNREADABLE",
+    "PARTIAL_REASONS",
+    "RESEARCHER_FINAL",
+    "RESEARCHER_STOPPED",
+    "RESEARCHER_SYSTEM",
+    "RESEARCHER_SYSTEM_DOCUMENTS",
+    "RESEARCHER_TASK",
+    "RESUMED_SUBTOPICS",
+    "SCOPE",
+    "SCOPE_CLARIFIED",
+    "SCOPE_CLARIFY",
+    "SEARCH_RESULTS",
+    "SEARCH_RESULTS_END",
+    "SNIPPETS_LEFT_OUT",
+    "SNIPPET_LABEL",
+    "STOPPED_BY_COST_BUDGET",
+    "STOPPED_BY_LOOP",
+    "STOPPED_BY_TIME_BUDGET",
+    "STOPPED_BY_TOKEN_BUDGET",
+    "SUMMARIZER",
+    "SUMMARIZER_EMPTY",
+    "SUMMARIZER_FAILED",
+    "SUMMARIZER_PASSAGES",
+]
+
 _SCOPE_SYSTEM = (
     "Turn the research question into a brief for a research team, written in the question's language: the "
     "objective, the sub-questions that matter, the scope (time frame, regions, preferred sources) and what the "

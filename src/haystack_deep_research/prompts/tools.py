@@ -10,6 +10,31 @@ from collections.abc import Mapping
 from haystack_deep_research.errors import BudgetExceededError, DelegationLimitError
 from haystack_deep_research.prompts._base import MAX_URLS_PER_READ, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, Template
 
+__all__ = [
+    "DATASTORE_SEARCH_DESCRIPTION",
+    "QUERY_MISSING",
+    "QUERY_PARAMETER",
+    "QUESTION_MISSING",
+    "QUESTION_PARAMETER",
+    "READ_URL_DESCRIPTION",
+    "REFLECTION_PARAMETER",
+    "RESEARCH_SUBTOPIC_DESCRIPTION",
+    "STORE_QUERY_MISSING",
+    "SUBTOPIC_IS_ERROR",
+    "SUBTOPIC_MISSING",
+    "SUBTOPIC_PARAMETER",
+    "THINK_ACKNOWLEDGEMENT",
+    "THINK_DESCRIPTION",
+    "TOOL_ERROR_ADVICE",
+    "TOOL_FAILED",
+    "TOO_MANY_URLS",
+    "TOP_K_INVALID",
+    "TOP_K_PARAMETER",
+    "URLS_MISSING",
+    "URLS_PARAMETER",
+    "WEB_SEARCH_DESCRIPTION",
+]
+
 # Tool descriptions and the descriptions of their parameters.
 RESEARCH_SUBTOPIC_DESCRIPTION = (
     "Delegate one self-contained sub-topic to a researcher who searches and reads the web; returns a summary of the "

@@ -6,6 +6,23 @@ from __future__ import annotations
 
 from haystack_deep_research.prompts._base import DATA_RULE, ChatTemplate, Template
 
+__all__ = [
+    "ANALYSIS",
+    "ANALYSIS_RETRY",
+    "CAUSAL",
+    "EXECUTE_SYSTEM",
+    "EXECUTE_TASK",
+    "ITERATIVE_REPORT",
+    "REPLAN_NOTE_TITLE",
+    "REPLAN_TASK",
+    "SUMMARY",
+    "SUMMARY_REWRITE",
+    "TOPIC_NOTHING_READ",
+    "TOPIC_NO_RESULTS",
+    "TOPIC_SEARCH_FAILED",
+    "WHAT_CHANGED",
+]
+
 # The research workflow: execute (a tool loop), causal inference, summary, rewrite, and a replan's focused task.
 EXECUTE_SYSTEM = (
     "You gather the evidence that answers a research question, with the tools you are given. Use them until the "

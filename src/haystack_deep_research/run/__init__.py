@@ -10,8 +10,9 @@ from haystack_deep_research.run.door import MAX_QUESTION_CHARS, check_question
 from haystack_deep_research.run.journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.run.phases import Call, Phase, blocking, model_name
 from haystack_deep_research.run.recording import EXCHANGES_FILE, Recording, RecordingChatGenerator, ReplayChatGenerator
-from haystack_deep_research.run.research_run import ResearchRun, RunView
+from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.shape import PipelineShape, current_run
+from haystack_deep_research.run.view import RunView
 
 __all__ = [
     "DEFAULT_PRICES",

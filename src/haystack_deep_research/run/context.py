@@ -15,7 +15,7 @@ from haystack_deep_research.errors import ConfigurationError, InvalidQuestionErr
 from haystack_deep_research.events import EventBus, Subscriber, progress_view
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run.door import check_hook_context, check_messages, check_question
-from haystack_deep_research.run.research_run import RunView
+from haystack_deep_research.run.view import RunView
 from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import (
     BUDGETS_KEY,

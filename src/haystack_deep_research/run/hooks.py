@@ -19,7 +19,7 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack_deep_research.run.phases import Phase, drive, drive_async
 
 if TYPE_CHECKING:
-    from haystack_deep_research.run.research_run import RunView
+    from haystack_deep_research.run.view import RunView
 
 __all__ = ["PhaseHook", "RunBound", "StatelessHook", "UsesModels"]
 

@@ -24,18 +24,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from haystack import logging
-
-from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
+from haystack_deep_research.errors import RunDirError, RunDirInUseError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.run.journal_records import (
     DECISION_FIELDS,
     JournaledDecision,
     JournaledNote,
-    decision_of,
     subtopic_key,
 )
-from haystack_deep_research.run.journal_seal import seal, unseal
+from haystack_deep_research.run.journal_restore import JOURNAL_VERSION, restore_records
+from haystack_deep_research.run.journal_seal import seal
 from haystack_deep_research.run.run_dir import JournalFile, atomic_write_text, check_run_dir, shown, unusable
 
 __all__ = [
@@ -53,13 +51,6 @@ JOURNAL_FILE = "journal.jsonl"
 LEDGER_FILE = "ledger.json"
 REPORT_FILE = "report.md"
 LOCK_FILE = "run.lock"
-JOURNAL_VERSION = 2
-
-logger = logging.getLogger(__name__)
-
-
-def _same_question(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
 
 
 class RunJournal:
@@ -131,62 +122,9 @@ class RunJournal:
         records = self._file.read()
         if not records:
             return False
-        path, first = self._file.path, records[0]
-        if first.get("type") != "start" or "version" not in first:
-            raise RunDirError(f"{path} is not a journal of this library; pass a new run_dir.")
-        if first.get("version") != JOURNAL_VERSION:
-            raise RunDirError(
-                f"{path} was written by another version of this library (journal version {first.get('version')!r}; "
-                f"this one reads version {JOURNAL_VERSION}); pass a new run_dir."
-            )
-        started = str(first.get("question") or "")
-        if not _same_question(started, question):
-            raise RunDirError(
-                f"run_dir {str(self.directory)!r} holds a run of another question ({started!r}); pass the same "
-                "question to resume it, or a new run_dir to start a new run."
-            )
-        untrusted = 0
-        for number, record in enumerate(records, 1):
-            sources = record.get("sources") or []
-            if not isinstance(sources, list) or not all(isinstance(entry, dict) for entry in sources):
-                logger.warning(
-                    "{path} record {number} ({kind}) holds sources that are not a list of entries; it was skipped, "
-                    "so what it recorded is researched again.",
-                    path=str(path),
-                    number=number,
-                    kind=str(record.get("type")),
-                )
-                continue
-            if record.get("type") == "brief" and isinstance(record.get("brief"), str):
-                self._brief = record["brief"]
-            elif record.get("type") == "note" and isinstance(record.get("note"), str):
-                subtopic = str(record.get("subtopic") or "")
-                self._notes[subtopic_key(subtopic)] = JournaledNote(
-                    subtopic=subtopic,
-                    note=record["note"],
-                    summary=str(record.get("summary") or ""),
-                    partial=bool(record.get("partial")),
-                )
-            elif record.get("type") == "decision" and isinstance(record.get("decision"), str):
-                decided = decision_of(record)
-                self._decisions[subtopic_key(decided.subtopic)] = decided
-            for entry in sources:
-                restored, trusted = unseal(entry)
-                untrusted += not trusted
-                self._journaled[str(restored.get("id"))] = restored
-        if untrusted:
-            logger.warning(
-                "{path} holds {count} read source(s) this library did not journal (their seal does not verify); "
-                "they are restored as search results only, so nothing cites them as read.",
-                path=str(path),
-                count=untrusted,
-            )
-        try:
-            EvidenceLedger.from_list(self._journaled.values())
-        except ConfigurationError as error:
-            raise RunDirError(
-                f"{path} holds sources this library did not write ({error}); pass a new run_dir."
-            ) from error
+        restored = restore_records(records, path=self._file.path, directory=self.directory, question=question)
+        self._brief, self._notes, self._decisions = restored.brief, restored.notes, restored.decisions
+        self._journaled = restored.sources
         return True
 
     def _append(self, record: dict[str, Any]) -> None:

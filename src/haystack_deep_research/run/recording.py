@@ -38,22 +38,14 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ReplayMissError
-from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run.cache import CACHE_KINDS, CacheStore, cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.run.phases import model_name
-from haystack_deep_research.run.recording_files import Exchanges, read_exchanges
+from haystack_deep_research.run.recording_files import Exchanges, append_exchange, read_exchanges
 
 __all__ = ["EXCHANGES_FILE", "Recording", "RecordingChatGenerator", "ReplayChatGenerator", "prompt_key"]
 
 EXCHANGES_FILE = "exchanges.jsonl"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _file_lock(path: Path) -> threading.Lock:
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(str(path.resolve()), threading.Lock())
 
 
 def prompt_key(messages: list[ChatMessage]) -> str:
@@ -131,16 +123,7 @@ class Recording:
         """
         if self.mode != "record":
             return
-        line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
-        with _file_lock(self.path):
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
-            try:
-                view = memoryview(line)
-                while view:
-                    view = view[os.write(handle, view) :]
-            finally:
-                os.close(handle)
+        append_exchange(self.path, kind, key, value)
 
     def _exchanges(self) -> Exchanges:
         with self._lock:

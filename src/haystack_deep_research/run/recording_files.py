@@ -1,7 +1,9 @@
 """
-The files of a recording directory, read and validated before anything is replayed from them.
+The files of a recording directory, appended to while recording, read and validated before anything is replayed
+from them.
 
-- ``exchanges.jsonl`` (:func:`read_exchanges`): one record per line, ``{"type": str, "key": str, "value": {...}}``.
+- ``exchanges.jsonl`` (:func:`append_exchange`, :func:`read_exchanges`): one record per line, ``{"type": str, "key":
+  str, "value": {...}}``, each appended whole under a lock per file.
   A torn last line (a recording cut off mid-write) is dropped with a warning; any other line that is not such a
   record (not UTF-8, not JSON, JSON nested too deeply, another shape) refuses the whole recording, since every
   replayed look-up would rest on it.
@@ -15,6 +17,8 @@ or field.
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 
 from haystack_deep_research import _safe_json
 from haystack_deep_research.errors import RecordingError
+from haystack_deep_research.evidence.text import clean_text
 
-__all__ = ["RecordedFolder", "RecordingManifest", "read_exchanges", "read_manifest"]
+__all__ = ["RecordedFolder", "RecordingManifest", "append_exchange", "read_exchanges", "read_manifest"]
 
 logger = logging.getLogger(__name__)
 
 Exchanges = dict[tuple[str, str], list[dict[str, Any]]]
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
 
 
 class _Exchange(BaseModel):
@@ -48,6 +55,33 @@ def _exchange(path: Path, number: int, line: bytes) -> _Exchange:
         wrong = error.errors()[0]
         why = f"field {'.'.join(str(part) for part in wrong['loc']) or 'record'!r}: {wrong['msg']}"
     raise RecordingError(f"{path} line {number} is not a recorded exchange ({why}); record the run again.")
+
+
+def _file_lock(path: Path) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(str(path.resolve()), threading.Lock())
+
+
+def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> None:
+    """
+    Append one exchange to a recording's ``exchanges.jsonl``, creating its directory if needed.
+
+    :param path: The file.
+    :param kind: ``"model"`` or one of the cache kinds.
+    :param key: What it is matched by.
+    :param value: A JSON-ready value.
+    :raises OSError: If the file cannot be written.
+    """
+    line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
+    with _file_lock(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(handle, view) :]
+        finally:
+            os.close(handle)
 
 
 def read_exchanges(path: Path) -> Exchanges:

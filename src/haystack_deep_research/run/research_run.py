@@ -18,12 +18,14 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from haystack_deep_research.events import BudgetReached, Event, EventBus, UsageRecorded, WarningRaised
+from haystack_deep_research.events import BudgetReached, EventBus, UsageRecorded, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger, SearchLog
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.cost import CostMeter, Price
+from haystack_deep_research.run.delegation import Delegation
 from haystack_deep_research.run.read_cache import ReadCache
-from haystack_deep_research.run.usage import add_usage, total_tokens, usage_delta
+from haystack_deep_research.run.usage import add_usage, total_tokens
+from haystack_deep_research.run.view import RunView
 from haystack_deep_research.state import (
     PHASE_ORCHESTRATOR,
     PHASE_RESEARCH,
@@ -33,7 +35,7 @@ from haystack_deep_research.state import (
 if TYPE_CHECKING:
     from haystack_deep_research.run.journal import RunJournal
 
-__all__ = ["ResearchRun", "RunView"]
+__all__ = ["ResearchRun"]
 
 T = TypeVar("T")
 
@@ -77,11 +79,7 @@ class ResearchRun:
         self._lock = threading.Lock()
         self._resources: dict[str, Any] = {}
         self._closers: list[Callable[[], None]] = []
-        self._restored: list[str] = []
-        self._notes: dict[int, str] = {}
-        self._plan: list[str | None] = []
-        self._delegated = 0
-        self._granted = 0
+        self._delegation = Delegation()
         self._usage: dict[str, dict[str, Any]] = {}
         self._warnings: list[str] = []
         self._spent: set[str] = set()
@@ -150,13 +148,11 @@ class ResearchRun:
 
         :param subtopics: The sub-topics, as delegated.
         """
-        with self._lock:
-            self._plan.extend(" ".join(subtopic.split()) for subtopic in subtopics)
+        self._delegation.plan(subtopics)
 
     def planned(self) -> int:
         """:returns: How many sub-topics were planned (or delegated unplanned) so far in the run."""
-        with self._lock:
-            return len(self._plan)
+        return self._delegation.planned()
 
     def position(self, subtopic: str) -> int:
         """
@@ -165,14 +161,7 @@ class ResearchRun:
         :param subtopic: The sub-topic, as delegated.
         :returns: The place (0-based).
         """
-        key = " ".join(subtopic.split())
-        with self._lock:
-            for index, planned in enumerate(self._plan):
-                if planned == key:
-                    self._plan[index] = None
-                    return index
-            self._plan.append(None)
-            return len(self._plan) - 1
+        return self._delegation.position(subtopic)
 
     def add_notes(self, notes: Iterable[str], *, position: int | None = None) -> None:
         """
@@ -182,19 +171,11 @@ class ResearchRun:
         :param position: The place of a delegated sub-topic's note (see :meth:`position`); notes given without one
             (restored from a run directory) come before every delegated note, in the order given.
         """
-        with self._lock:
-            for note in notes:
-                if note in self._restored or note in self._notes.values():
-                    continue
-                if position is None:
-                    self._restored.append(note)
-                else:
-                    self._notes[position] = note
+        self._delegation.add_notes(notes, position=position)
 
     def notes(self) -> list[str]:
         """:returns: A copy of the notes: restored ones first, then delegated ones in the order they were asked for."""
-        with self._lock:
-            return [*self._restored, *(self._notes[key] for key in sorted(self._notes))]
+        return self._delegation.notes()
 
     def claim_subtopic(self, limit: int) -> int | None:
         """
@@ -203,11 +184,7 @@ class ResearchRun:
         :param limit: How many sub-topics the run may delegate in all.
         :returns: The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated.
         """
-        with self._lock:
-            if self._delegated >= limit + self._granted:
-                return None
-            self._delegated += 1
-            return self._delegated
+        return self._delegation.claim(limit)
 
     def grant_subtopics(self, count: int) -> None:
         """
@@ -215,8 +192,7 @@ class ResearchRun:
 
         :param count: How many more sub-topics the run may delegate.
         """
-        with self._lock:
-            self._granted += max(count, 0)
+        self._delegation.grant(count)
 
     def record_usage(self, phase: str, usage: Mapping[str, Any] | None, *, researcher: str = "") -> None:
         """
@@ -325,82 +301,3 @@ class ResearchRun:
                 f"{detail} is spent: no new research starts and the report is written from what was gathered",
             )
         return reason
-
-
-class RunView:
-    """
-    How one agent of a run (the orchestrator, or one sub-researcher) works with the run.
-
-    A view forwards to its run, stamps the events it emits with its researcher's sub-topic, and counts its agent's
-    token usage into its phase as it grows (:meth:`count_usage`), each part once.
-
-    :param run: The run.
-    :param researcher: The sub-topic of the sub-researcher, or ``""`` for the orchestrator.
-    :param phase: The phase its agent's model calls count toward.
-    """
-
-    def __init__(self, run: ResearchRun, *, researcher: str, phase: str) -> None:
-        self.run = run
-        self.researcher = researcher
-        self.phase = phase
-        self._counted: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"RunView(run={self.run.id!r}, researcher={self.researcher!r})"
-
-    @property
-    def ledger(self) -> EvidenceLedger:
-        """The run's evidence ledger."""
-        return self.run.ledger
-
-    @property
-    def searches(self) -> SearchLog:
-        """The run's search log."""
-        return self.run.searches
-
-    @property
-    def reads(self) -> ReadCache:
-        """The run's read cache."""
-        return self.run.reads
-
-    def emit(self, event: Event) -> Event:
-        """
-        :param event: An event of this agent.
-        :returns: The event as delivered (with the run id and the researcher's sub-topic).
-        """
-        return self.run.events.emit(event, researcher=self.researcher)
-
-    def warn(self, phase: str, message: str, *, once: bool = False) -> None:
-        """
-        :param phase: One of the ``PHASE_*`` names.
-        :param message: What went wrong.
-        :param once: Record it only if the run holds no such warning yet.
-        """
-        self.run.warn(phase, message, researcher=self.researcher, once=once)
-
-    def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
-        """
-        :param phase: One of the ``PHASE_*`` names.
-        :param usage: A usage dict of one model call.
-        """
-        self.run.record_usage(phase, usage, researcher=self.researcher)
-
-    def count_usage(self, token_usage: Mapping[str, Any] | None) -> None:
-        """
-        Count the part of this agent's ``token_usage`` not counted yet into the view's phase.
-
-        :param token_usage: The agent's ``token_usage`` so far.
-        """
-        with self._lock:
-            delta = usage_delta(token_usage, self._counted)
-            self._counted = add_usage(self._counted, delta)
-        self.run.record_usage(self.phase, delta, researcher=self.researcher)
-
-    def spent(self) -> str | None:
-        """:returns: The budget that is spent (see :meth:`ResearchRun.spent`), or ``None``."""
-        return self.run.spent()
-
-    def time_left(self) -> float | None:
-        """:returns: Seconds left of the run's time budget, or ``None`` without one."""
-        return self.run.budget.time_left()

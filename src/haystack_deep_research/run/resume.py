@@ -30,7 +30,8 @@ from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import RESUMED_SUBTOPICS, render_user
 from haystack_deep_research.run.journal import LEDGER_FILE, REPORT_FILE, JournaledNote, RunJournal
 from haystack_deep_research.run.phases import Phase, blocking
-from haystack_deep_research.run.research_run import ResearchRun, RunView
+from haystack_deep_research.run.research_run import ResearchRun
+from haystack_deep_research.run.view import RunView
 from haystack_deep_research.state import EXIT_REASON, MESSAGES, PHASE_RESEARCH, PHASE_WRITE, REPORT, RUN_DIR_KEY
 
 __all__ = ["close_journal", "journal_note", "open_journal", "restore", "resumed_note", "write_outcome"]

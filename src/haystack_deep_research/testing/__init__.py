@@ -16,7 +16,7 @@ the command lines). See docs/testing.md for a complete example.
 """
 
 from haystack_deep_research.testing._kit import KitServers, kit_commands, serve_kit
-from haystack_deep_research.testing._server import LoggedRequest, RequestLog
+from haystack_deep_research.testing._request_log import LoggedRequest, RequestLog
 from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
 from haystack_deep_research.testing.generators import ROLES, ScriptedChatGenerator, ScriptedModelError
 from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network

@@ -68,24 +68,11 @@ from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk, ToolCall
 from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.prompts import (
-    DATASTORE_TOOL_PREFIX,
-    DOCUMENT_SEPARATOR,
-    PAGE_SEPARATOR,
-    READ_URL,
-    RESEARCH_SUBTOPIC,
-    WEB_SEARCH,
-    prompt_of,
-)
+from haystack_deep_research.prompts import RESEARCH_SUBTOPIC, prompt_of
 from haystack_deep_research.testing._analysis_rules import analysis_reply, analysis_variables
-from haystack_deep_research.testing._messages import (
-    last_turn,
-    last_user_text,
-    prompt_variables,
-    tool_results,
-    words,
-)
+from haystack_deep_research.testing._messages import last_user_text, prompt_variables, tool_results, words
 from haystack_deep_research.testing._report_rules import judge_reply, judge_variables, writer_reply
+from haystack_deep_research.testing._research_rules import researcher_reply
 from haystack_deep_research.testing._summary_rules import causal_reply, summarize_reply
 
 Role = Literal[
@@ -102,8 +89,6 @@ turn) or a text reply; for the analysis model a round's decision (see ``_analysi
 Corrects = Literal["never", "on_rewrite", "on_new_evidence"]
 _CORRECTS = ("never", "on_rewrite", "on_new_evidence")
 
-_URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
-_LABEL = re.compile(r"^[A-Z][a-z]*:$")
 _TURNS = re.compile(r"\bturns: (\d+)")
 
 
@@ -116,10 +101,6 @@ def _tool_names(tools: Any) -> list[str]:
         return [tool.name for tool in flatten_tools_or_toolsets(tools)]
     except (TypeError, AttributeError):  # a bare list of names from a loopback server
         return [str(tool) for tool in tools or []]
-
-
-def _is_store_search(name: str) -> bool:
-    return name.startswith(DATASTORE_TOOL_PREFIX)
 
 
 def _condensed_turns(texts: list[str]) -> int:
@@ -290,37 +271,7 @@ class ScriptedChatGenerator:
         return ChatMessage.from_assistant(tool_calls=calls)
 
     def _researcher(self, messages: list[ChatMessage], offered: list[str]) -> ChatMessage | str:
-        given = prompt_variables(messages, "researcher_task", "execute_task", "replan_task")
-        task = given.get("subtopic") or "; ".join(given.get("claims") or []) or given.get("question")
-        subtopic = str(task or last_user_text(messages)).strip()
-        if not tool_results(messages) and offered:
-            names = [name for name in offered if name == WEB_SEARCH or _is_store_search(name)] or [WEB_SEARCH]
-            calls = [ToolCall(tool_name=name, arguments={"query": subtopic}) for name in names]
-            return ChatMessage.from_assistant(tool_calls=calls)
-        searched = [text for name, text in last_turn(messages) if name == WEB_SEARCH]
-        if searched and offered:
-            urls = list(dict.fromkeys(url for text in searched for url in _URL.findall(text)))[: self.read_top_k]
-            if urls:
-                arguments = {"urls": urls, "question": subtopic}
-                return ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name=READ_URL, arguments=arguments)])
-        lines = []
-        for tool, result in tool_results(messages, errors=False):  # a failed call gives nothing to cite
-            if tool == READ_URL:
-                blocks = result.split(PAGE_SEPARATOR)
-            elif _is_store_search(tool):
-                blocks = result.split(DOCUMENT_SEPARATOR)
-            else:
-                continue
-            for block in blocks:
-                found = _URL.search(block)
-                text = " ".join(line for line in block.splitlines() if not line.lstrip().startswith("<"))
-                kept = [w for w in text.split() if not _URL.search(w) and not _LABEL.match(w)]
-                if found and kept:
-                    lines.append(f"- {words(' '.join(kept), 30)} [source]({found.group(0)})")
-        lines += [f"- A further claim [unverified]({url})" for url in self.invented_urls]
-        if not lines:
-            return f"Findings on {subtopic}: no readable sources were found."
-        return f"Findings on {subtopic}:\n" + "\n".join(lines)
+        return researcher_reply(messages, offered, read_top_k=self.read_top_k, invented_urls=self.invented_urls)
 
     def _summarizer(self, messages: list[ChatMessage]) -> str:
         content = prompt_variables(messages, "summarizer", "summarizer_passages").get("content")

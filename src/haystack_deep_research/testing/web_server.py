@@ -26,7 +26,14 @@ from urllib.parse import urlsplit
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
-from haystack_deep_research.testing._validation import check_headers, check_path, check_status
+from haystack_deep_research.testing._validation import (
+    check_body,
+    check_content_type,
+    check_drip,
+    check_headers,
+    check_path,
+    check_status,
+)
 from haystack_deep_research.testing.pdf import make_pdf
 
 __all__ = ["LoopbackWebServer"]
@@ -82,7 +89,7 @@ class LoopbackWebServer(LoopbackServer):
         :param headers: Extra response headers, for example ``{"Cache-Control": "no-store"}``.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        route = _Route(_to_bytes(body), _check_content_type(content_type), check_status(status), check_headers(headers))
+        route = _Route(check_body(body), check_content_type(content_type), check_status(status), check_headers(headers))
         self._add(path, route)
 
     def add_pdf(self, path: str, pages: str | Sequence[str], *, title: str | None = None) -> None:
@@ -139,10 +146,10 @@ class LoopbackWebServer(LoopbackServer):
             the connection, so a client cannot tell a body cut short from a complete one.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        _check_drip(body, delay_per_chunk, chunk_size, what="a slow route")
+        check_drip(body, delay_per_chunk, chunk_size, what="a slow route")
         route = _Route(
             body,
-            _check_content_type(content_type),
+            check_content_type(content_type),
             delay_per_chunk=float(delay_per_chunk),
             chunk_size=chunk_size,
             content_length=bool(content_length),
@@ -178,7 +185,7 @@ class LoopbackWebServer(LoopbackServer):
         extra = {**check_headers(headers)}
         if content_length is not None:
             extra["Content-Length"] = str(content_length)
-        checked = _check_content_type(content_type)
+        checked = check_content_type(content_type)
         self._add(path, _Route(b"", checked, headers=extra, content_length=content_length is not None, stream=chunks))
 
     def add_raw(
@@ -205,7 +212,7 @@ class LoopbackWebServer(LoopbackServer):
             stops (a server that stalls); by default the connection is closed.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        _check_drip(response, delay_per_chunk, chunk_size, what="a raw route", allow_zero_chunk=True)
+        check_drip(response, delay_per_chunk, chunk_size, what="a raw route", allow_zero_chunk=True)
         route = _Route(
             response,
             "",
@@ -298,35 +305,9 @@ class LoopbackWebServer(LoopbackServer):
                 return
 
 
-def _check_drip(
-    body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
-) -> None:
-    if not isinstance(body, bytes):
-        raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
-    if isinstance(delay_per_chunk, bool) or not isinstance(delay_per_chunk, int | float) or not delay_per_chunk >= 0:
-        raise ConfigurationError(f"delay_per_chunk must be 0 or more seconds, got {delay_per_chunk!r}.")
-    smallest = 0 if allow_zero_chunk else 1
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < smallest:
-        raise ConfigurationError(f"chunk_size must be an int of {smallest} or more, got {chunk_size!r}.")
-
-
 def _status_of(response: bytes) -> int:
     match = re.match(rb"HTTP/\d(?:\.\d)? (\d{3})", response)
     return int(match.group(1)) if match else 0
-
-
-def _to_bytes(body: str | bytes) -> bytes:
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    if isinstance(body, bytes | bytearray | memoryview):
-        return bytes(body)
-    raise ConfigurationError(f"body must be str or bytes, got {type(body).__name__}.")
-
-
-def _check_content_type(content_type: str) -> str:
-    if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
-        raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
-    return content_type
 
 
 def _error_page(status: HTTPStatus, detail: str) -> bytes:

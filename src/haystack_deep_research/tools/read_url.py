@@ -5,7 +5,6 @@ to a question.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
@@ -17,7 +16,6 @@ from haystack_deep_research._tool_base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.events import PageRead, PageRefused
 from haystack_deep_research.evidence import SourceEntry
-from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import (
     MAX_URLS_PER_READ,
     PAGE_DUPLICATE,
@@ -36,11 +34,12 @@ from haystack_deep_research.prompts import (
     render_text,
 )
 from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking, model_name
-from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, page_key, summary_key
+from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, summary_key
 from haystack_deep_research.run.phases import ask, subphase
 from haystack_deep_research.run.read_cache import CachedRead
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.duplicates import near_duplicate
+from haystack_deep_research.tools.page_fetch import Page, PageFetcher
 from haystack_deep_research.tools.passages import (
     DEFAULT_PASSAGE_BUDGET,
     Excerpt,
@@ -48,27 +47,9 @@ from haystack_deep_research.tools.passages import (
     relevant_passages,
     summarizer_prompt,
 )
-from haystack_deep_research.web import (
-    FetchedDocument,
-    FetchLimits,
-    UrlPolicy,
-    _pool,
-    extract_text,
-    extract_text_async,
-    fetch,
-    fetch_async,
-)
+from haystack_deep_research.web import FetchLimits, UrlPolicy, _pool
 
 __all__ = ["DEFAULT_PASSAGE_BUDGET", "ReadUrlTool"]
-
-
-@dataclass(frozen=True)
-class _Page:
-    url: str
-    title: str
-    text: str
-    partial: bool
-    final_url: str = ""  # where the body came from, after redirects ("" in entries cached before it was kept)
 
 
 class ReadUrlTool(ResearchTool):
@@ -184,55 +165,14 @@ class ReadUrlTool(ResearchTool):
             raise found.error
         return found.value if isinstance(found.value, dict) else None
 
-    def _cached_page(self, url: str) -> Phase[_Page | FetchError | None]:
-        """The cached page, if this run's URL policy admits the URL asked for and the one the body came from."""
-        found = yield from self._cached("page", page_key(url))
-        if found is None or (found.get("partial") and int(found.get("limit") or 0) < self.max_content_length):
-            return None  # cut shorter than this tool reads: fetch it again
-        final, policy = str(found.get("final_url") or url), self.url_policy
-        [admitted] = yield [blocking(lambda: [policy.check(one) for one in dict.fromkeys((url, final))])]
-        if isinstance(admitted.error, FetchError):
-            return admitted.error  # stored by a run under another policy: this run may not read it
-        if admitted.error is not None:
-            raise admitted.error
-        title, text = str(found.get("title") or ""), str(found.get("text") or "")
-        return self._cut(url, title, text, bool(found.get("partial")), final_url=final)
-
     def _read_fresh(self, view: RunView | None, url: str, question: str) -> Phase[CachedRead | str]:
-        policy, limits = self.url_policy, self.fetch_limits
-        found = yield from self._cached_page(url)
-        page, cached = (found, True) if isinstance(found, _Page) else (None, False)
-        if isinstance(found, FetchError):
-            return self._refused(view, url, found)
+        pages = PageFetcher(self.url_policy, self.fetch_limits, self.max_content_length, self.cache)
+        page = yield from pages.cached(url)
+        cached = isinstance(page, Page)
         if page is None:
-            # The run's time budget caps every read: research stuck in I/O still ends on time.
-            left = view.time_left() if view is not None else None
-            [fetched] = yield [
-                Call(
-                    lambda: fetch(url, policy=policy, limits=limits, deadline_s=left),
-                    lambda: fetch_async(url, policy=policy, limits=limits, deadline_s=left),
-                )
-            ]
-            if fetched.error is None:
-                document: FetchedDocument = fetched.value
-                left = view.time_left() if view is not None else None
-                [extracted] = yield [
-                    Call(
-                        lambda: extract_text(document, limits=limits, deadline_s=left),
-                        lambda: extract_text_async(document, limits=limits, deadline_s=left),
-                    )
-                ]
-            else:
-                extracted = fetched
-            if isinstance(extracted.error, FetchError):
-                return self._refused(view, url, extracted.error)
-            if extracted.error is not None:
-                raise extracted.error
-            title, text = clean_text(extracted.value.title), clean_text(extracted.value.text)
-            page = self._cut(url, title, text, final_url=document.final_url)
-            if self.cache is not None:
-                stored = {**asdict(page), "limit": self.max_content_length}
-                yield [blocking(self.cache.put, "page", page_key(url), stored)]
+            page = yield from pages.fetched(view, url)
+        if isinstance(page, FetchError):
+            return self._refused(view, url, page)
         entries = view.ledger.entries() if view is not None else []
         [prepared] = yield [blocking(self._prepare, page, question, entries)]
         if prepared.error is not None:
@@ -249,7 +189,7 @@ class ReadUrlTool(ResearchTool):
         return CachedRead(title=page.title, summary=summary, partial=page.partial)
 
     def _summary(
-        self, view: RunView | None, page: _Page, excerpt: Excerpt, question: str
+        self, view: RunView | None, page: Page, excerpt: Excerpt, question: str
     ) -> Phase[tuple[str, str | None]]:
         """The page's summary toward the question (cached, or from the summarizer) and why there is none."""
         key = summary_key(page.url, question, f"{model_name(self.summarizer_llm)} passages={self.passage_budget}")
@@ -281,22 +221,17 @@ class ReadUrlTool(ResearchTool):
             yield [blocking(self.cache.put, "summary", key, {"summary": summary})]
         return summary, None
 
-    def _cut(self, url: str, title: str, text: str, partial: bool = False, *, final_url: str = "") -> _Page:
-        """The page as this tool reads it: its text cut to ``max_content_length`` characters."""
-        partial = partial or len(text) > self.max_content_length
-        return _Page(url=url, title=title, text=text[: self.max_content_length], partial=partial, final_url=final_url)
-
     def _refused(self, view: RunView | None, url: str, error: FetchError) -> str:
         if view is not None:
             view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(error)))
         return render_text(PAGE_UNREADABLE, url=url, reason=str(error))
 
-    def _prepare(self, page: _Page, question: str, entries: list[SourceEntry]) -> tuple[Excerpt, SourceEntry | None]:
+    def _prepare(self, page: Page, question: str, entries: list[SourceEntry]) -> tuple[Excerpt, SourceEntry | None]:
         """Choose the passages the summarizer reads, and look for a page read earlier that this one repeats."""
         budget = self.passage_budget or len(page.text)
         return relevant_passages(page.text, question, budget=budget), near_duplicate(page.text, page.url, entries)
 
-    def _repeat(self, view: RunView | None, page: _Page, earlier: SourceEntry) -> CachedRead:
+    def _repeat(self, view: RunView | None, page: Page, earlier: SourceEntry) -> CachedRead:
         """A page that repeats one read earlier in the run: recorded as read, summarized by the earlier summary."""
         if view is not None:
             view.ledger.record_page(url=page.url, title=page.title, text=page.text, summary=earlier.summary)
