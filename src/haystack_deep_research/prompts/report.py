@@ -7,35 +7,6 @@ from __future__ import annotations
 
 from haystack_deep_research.prompts._base import DATA_RULE, ChatTemplate, Template
 
-_WRITER_USER = (
-    "Research brief:\n{{ brief }}\n\n"
-    '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
-    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
-)
-WRITER = ChatTemplate(
-    "writer",
-    system=(
-        "Write the final research report in Markdown, in the brief's language: a '# ' title, '## Executive summary', "
-        "'## ' sections that answer the brief, then '## Sources' listing each cited URL once. Back every factual "
-        "claim with an inline citation [short title](url), citing only URLs from the allowed list below, exactly as "
-        "written there; never invent or alter a URL. Say where the findings are incomplete or disagree. " + DATA_RULE
-    ),
-    user=_WRITER_USER,
-)
-REWRITE = ChatTemplate(
-    "rewrite",
-    system=WRITER.system,
-    user=_WRITER_USER
-    + (
-        "\n\nA fact-checker compared your previous draft with the stored text of the sources it cites. These claims "
-        "are not supported by the sources they cite:\n<untrusted_claims>\n"
-        "{% for claim in unsupported %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
-        "{% if researched %}The notes now also hold new findings gathered to check these claims.\n{% endif %}"
-        "Write the whole report again from the notes. State each of these claims only as far as a note supports it, "
-        "citing the source that note gives for it; otherwise leave the claim out."
-    ),
-)
-
 # The report of every shape is written in parts, each a generation of bounded length: one section per note, side by
 # side with the opening (title and executive summary, and the other parts a shape's outline asks of it: see
 # haystack_deep_research.report.draft). A grounding rewrite regenerates only the parts holding unsupported claims.
