@@ -109,10 +109,12 @@ def test_the_iterative_agent_writes_the_style_asked_for(make_search_tool: Callab
 
     result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
 
-    [system] = writer.systems()
-    assert "an executive brief" in system
-    assert "formal tone" in system
-    assert "about 500 words" in system
+    systems = writer.systems()
+    assert len(systems) == 2  # the opening and the one finding's section, written in parts as every shape's report
+    for system in systems:
+        assert "an executive brief" in system
+        assert "formal tone" in system
+        assert "about 500 words" in system
     assert INVENTED not in result["report"]
 
 

@@ -7,28 +7,42 @@ import json
 import pytest
 
 from haystack_deep_research import ConfigurationError, ResearchSummary
-from haystack_deep_research.prompts import CAUSAL, STRUCTURED, SUMMARY, SUMMARY_REWRITE, render_chat
+from haystack_deep_research.prompts import (
+    CAUSAL,
+    REWRITE_OPENING,
+    STRUCTURED,
+    WRITER_OPENING,
+    WRITER_SECTION,
+    render_chat,
+)
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 FINDING = "## Tides\n\nFindings:\n- Spring tides occur at new moon. They are strong [Tides](https://t.example/tides)"
 CLAIM = "Tides stopped in 1990"
+URLS = ["https://t.example/tides"]
+OPENING = {"brief": "q", "urls": URLS, "max_words": 250, "summary": "Executive summary", "findings": ""}
+OPENING |= {"closing": [], "translate": False, "topics": [], "causal_chain": ""}
 
 
 def _reply(generator: ScriptedChatGenerator, template: object, **variables: object) -> str:
     return generator.run(messages=render_chat(template, **variables))["replies"][0].text or ""  # type: ignore[arg-type]
 
 
-def _summary(corrects: str, template: object, **extra: object) -> str:
+def _opening(corrects: str, template: object, notes: list[str], **extra: object) -> str:
     generator = ScriptedChatGenerator(role="summarize", unsupported_claims=[CLAIM], corrects=corrects)  # type: ignore[arg-type]
-    variables = {"question": "q", "findings": [FINDING], "causal_chain": "", "urls": ["https://t.example/tides"]}
-    return _reply(generator, template, **variables, **extra)
+    return _reply(generator, template, **{**OPENING, "notes": notes, **extra})
 
 
-def test_summarize_restates_each_allowed_finding_as_one_cited_claim() -> None:
-    text = _summary("never", SUMMARY)
+def test_a_section_restates_each_allowed_finding_as_one_cited_claim_and_the_opening_states_the_claim() -> None:
+    generator = ScriptedChatGenerator(role="summarize", unsupported_claims=[CLAIM])
+    section = _reply(generator, WRITER_SECTION, notes=[FINDING], urls=URLS, number=1, total=1, max_words=500)
+    opening = _opening("never", WRITER_OPENING, [FINDING], causal_chain="1. Moon -> tides\n2. Tides -> coasts")
 
-    assert "- Spring tides occur at new moon, They are strong [source](https://t.example/tides)." in text
-    assert f"- {CLAIM} [source](https://t.example/tides)." in text
+    assert section.startswith("## Tides\n\n")
+    assert "- Spring tides occur at new moon, They are strong [source](https://t.example/tides)." in section
+    assert CLAIM not in section
+    assert opening.startswith("# Summary\n\n## Executive summary\n\nq\n\nCausal chain: 2 step(s) considered.")
+    assert f"- {CLAIM} [source](https://t.example/tides)." in opening
 
 
 @pytest.mark.parametrize(
@@ -38,12 +52,9 @@ def test_summarize_restates_each_allowed_finding_as_one_cited_claim() -> None:
 def test_summarize_drops_its_unsupported_claim_by_its_rule(
     corrects: str, on_rewrite: bool, with_new_evidence: bool
 ) -> None:
-    rewrite = _summary(corrects, SUMMARY_REWRITE, previous="p", unsupported=[f"{CLAIM} source."])
-    generator = ScriptedChatGenerator(role="summarize", unsupported_claims=[CLAIM], corrects=corrects)  # type: ignore[arg-type]
-    findings = [FINDING, f"## Evidence on claims checked again (round 1): {CLAIM}\n\nNothing found."]
-    later = _reply(
-        generator, SUMMARY, question="q", findings=findings, causal_chain="", urls=["https://t.example/tides"]
-    )
+    previous = {"previous": "p", "unsupported": [f"{CLAIM} source."], "researched": False}
+    rewrite = _opening(corrects, REWRITE_OPENING, [FINDING], **previous)
+    later = _opening(corrects, WRITER_OPENING, [FINDING, f"## Evidence on claims checked again (round 1): {CLAIM}"])
 
     assert (CLAIM in rewrite, CLAIM in later) == (on_rewrite, with_new_evidence)
 

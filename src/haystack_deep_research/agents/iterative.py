@@ -122,11 +122,12 @@ def create_iterative_research_agent(
     answers ``{"nextSearchTopic": ..., "shouldContinue": ...}``; when it continues, the topic (or up to
     ``max_parallel_searches`` topics at once) is searched with the query alone, the top results are read, and the
     findings are added; a topic is never searched twice (near repeats are refused). Then ``writer_llm`` writes the
-    report in the question's language, citing only pages the run read. Run it like the main agent:
+    report in the question's language, citing only pages the run read, in parts side by side as every shape's report
+    is (the opening and one section per topic's finding, each call tried twice). Run it like the main agent:
     ``agent.run(messages=[ChatMessage.from_user("...")])``.
 
     :param analysis_llm: Decides each round's topics (the seed's analysis model).
-    :param writer_llm: Writes the final report (the seed's reasoning model).
+    :param writer_llm: Writes the final report, in parts (the seed's reasoning model).
     :param depth: Rounds of analysis and search, 1 to 50 (the seed's depth; default 3).
     :param max_parallel_searches: Topics one round may search at once, 1 to 10.
     :param summarizer_llm: Summarizes each page read toward its topic. Default: ``analysis_llm``.

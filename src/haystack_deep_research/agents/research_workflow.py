@@ -103,9 +103,10 @@ def create_research_workflow(
     Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
 
     Execute (a tool loop gathers evidence) → Causal inference (a causal chain from the evidence; optional) →
-    Summarize (a summary citing only sources really read) → Grounding eval (a judge scores each cited claim against
-    the stored text of its source) → done when the score meets the grounding threshold. Below it, Regenerate
-    (rewrite the summary without tools) while rewrites are left, then Replan (a task focused on the unsupported
+    Summarize (a summary citing only sources really read, written in parts side by side as every shape's report is)
+    → Grounding eval (a judge scores each cited claim against the stored text of its source) → done when the score
+    meets the grounding threshold. Below it, Regenerate (rewrite the parts of the summary that hold unsupported
+    claims, without tools) while rewrites are left, then Replan (a task focused on the unsupported
     claims, back to Execute) while replans are left; the run ends when both are used up. Run it like every shape:
     ``workflow.run(messages=[ChatMessage.from_user("...")])`` (or ``run_async``), with the same ``hook_context``
     inputs (event subscribers, streaming callback, run directory).
@@ -118,7 +119,8 @@ def create_research_workflow(
         ``structured`` output; ``None`` for none.
     :param causal_inference: Build a causal chain between Execute and Summarize.
     :param causal_llm: The causal-inference model. Default: ``chat_generator``.
-    :param summary_llm: The model that writes, rewrites and structures the summary. Default: ``chat_generator``.
+    :param summary_llm: The model that writes the summary (in parts), rewrites it and structures it. Default:
+        ``chat_generator``.
     :param max_steps: Steps of each Execute round's tool loop, 1 to 200.
     :param loop_threshold: Identical tool calls in a row that make a loop, 2 to 20 (see ``LoopGuardHook``).
     :param sources: Your datastores and MCP servers (:class:`~haystack_deep_research.Sources`), whose tools are added

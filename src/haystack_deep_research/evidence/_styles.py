@@ -65,7 +65,7 @@ _TITLES = frozenset(
         # East and South-East Asian
         "参考文献", "参考资料", "参考資料", "来源", "來源", "资料来源", "資料來源", "出典", "出处", "出處", "引用",
         "引用文献", "참고 문헌", "참고문헌", "출처", "참고 자료", "tài liệu tham khảo", "nguồn", "nguồn tham khảo",
-        "referensi", "sumber", "daftar pustaka", "rujukan", "แหล่งที่มา", "อ้างอิง", "เอกสารอ้างอิง",
+        "参考来源", "referensi", "sumber", "daftar pustaka", "rujukan", "แหล่งที่มา", "อ้างอิง", "เอกสารอ้างอิง",
     )
 )  # fmt: skip
 _TITLE = re.compile(r"[\s*_]*(?:\d{1,2}(?:\.\d{1,2})*\.?\s+)?(.*?)[\s*_:\uff1a.]*")

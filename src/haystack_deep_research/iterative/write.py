@@ -2,10 +2,14 @@
 The comprehensive analysis: a separate (reasoning) model writes the report from every finding, then its citations
 are verified against what the run really read.
 
-:class:`WriteStep` gives the writer the question, the topics searched, the findings (fenced as data) and the URLs it
-may cite (URLs in the findings whose pages the run read, see ``allowed_urls``), with the report's sections in the
-question's language (see :mod:`.headings`): executive summary, main findings grouped by theme, conclusions and
-recommendations, remaining uncertainties, future research directions, sources. Then:
+:class:`WriteStep` writes the report as every shape does, in parts side by side (see
+:mod:`haystack_deep_research.report.sections`): one section per finding (per topic searched), each from that finding
+alone, and the opening, from the question, the topics searched and each finding's key lines. Each part cites only the
+URLs it may (URLs in the findings whose pages the run read, see ``allowed_urls``), and each call is tried twice. The
+report has the sections of this shape, in the question's language (see :mod:`.headings`): the opening writes the
+title, the executive summary, a lead-in to the main findings, the conclusions and recommendations, the remaining
+uncertainties and the future research directions; the findings' sections go under the main findings, one theme each;
+the Sources list ends the report. Then:
 
 - an update puts its "what changed" section, written from data, after the title (see :mod:`.update`);
 - every citation is verified and repaired (``verify_report``): a citation of anything never read is removed;
@@ -13,7 +17,8 @@ recommendations, remaining uncertainties, future research directions, sources. T
 - with a judge, every cited claim is judged against the stored text of its source (``judge_report``) and claims the
   sources do not support are marked, never dropped.
 
-A failing writer gives a report assembled from the findings (``exit_reason`` ``writer_failed``).
+A part the writer fails on twice is filled in from its finding, with a warning; a writer that fails on every part
+gives a report assembled from the findings (``exit_reason`` ``writer_failed``).
 """
 
 from __future__ import annotations
@@ -29,15 +34,7 @@ from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.iterative.headings import ReportSections, report_sections
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import changes
-from haystack_deep_research.prompts import (
-    FALLBACK_REPORT,
-    ITERATIVE_REPORT,
-    NO_EVIDENCE_NOTICE,
-    WHAT_CHANGED,
-    fence,
-    render_chat,
-    render_text,
-)
+from haystack_deep_research.prompts import FALLBACK_REPORT, NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
 from haystack_deep_research.report import (
     ReportStyle,
     allowed_urls,
@@ -47,7 +44,8 @@ from haystack_deep_research.report import (
     verdict_outputs,
     verify_report,
 )
-from haystack_deep_research.report.attempts import Request, ask_twice
+from haystack_deep_research.report.draft import Outline
+from haystack_deep_research.report.sections import Framing, write_report
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async
@@ -74,6 +72,12 @@ def _with_changes(report: str, section: str) -> str:
     return f"{section.rstrip()}\n\n{report}"
 
 
+def _outline(sections: ReportSections) -> Outline:
+    """The iterative report's headings around its sections."""
+    closing = (sections.conclusions, sections.uncertainties, sections.future)
+    return Outline(sections.summary, sections.findings, closing, sections.sources, sections.translate)
+
+
 def _changes_section(found: dict[str, Any], sections: ReportSections) -> str:
     return render_text(
         WHAT_CHANGED,
@@ -94,7 +98,7 @@ class WriteStep(UsesModels):
 
     :param chat_generator: The writer model.
     :param judge_llm: The grounding judge, or ``None`` for no grounding.
-    :param max_concurrency: Judge calls running at once, 1 to 50.
+    :param max_concurrency: The writer's calls (the parts of the report) and the judge's running at once, 1 to 50.
     :param style: The report's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
     :raises ConfigurationError: If a parameter is invalid.
     """
@@ -137,24 +141,11 @@ class WriteStep(UsesModels):
         notes = run.notes()
         urls = allowed_urls(notes, run)
         sections = report_sections(run.question)
-        run.events.emit(
-            PhaseStarted(
-                phase=PHASE_WRITE, detail=f"writing the report from {len(notes)} findings and {len(urls)} sources"
-            )
-        )
-        prompt = self.style.apply(
-            render_chat(
-                ITERATIVE_REPORT,
-                question=run.question,
-                topics=[fence(topic) for topic in iteration.topics],
-                findings=[fence(note) for note in notes],
-                urls=urls,
-                sections=sections.to_dict(),
-                translate=sections.translate,
-            )
-        )
-        [written] = yield from ask_twice(self.chat_generator, [Request(what="the report", messages=prompt)], run)
-        report = written.text
+        detail = f"writing the report in {len(notes) + 1} parts from {len(notes)} findings and {len(urls)} sources"
+        run.events.emit(PhaseStarted(phase=PHASE_WRITE, detail=detail))
+        framing = Framing(outline=_outline(sections), topics=tuple(iteration.topics))
+        written = yield from write_report(self.chat_generator, run, notes, urls, style=self.style, framing=framing)
+        report = written.report
         if not report:
             why = written.why
             run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the findings")

@@ -20,7 +20,6 @@ __all__ = [
     "REPORT_STYLE",
     "REPORT_TITLE",
     "REPORT_TYPES",
-    "REWRITE",
     "REWRITE_OPENING",
     "REWRITE_SECTION",
     "SECTION_WORDS",
@@ -28,43 +27,14 @@ __all__ = [
     "STRUCTURED_RETRY",
     "SUMMARY_HEADING",
     "TONES",
-    "WRITER",
     "WRITER_OPENING",
     "WRITER_PART_TEMPLATES",
     "WRITER_SECTION",
 ]
 
-_WRITER_USER = (
-    "Research brief:\n{{ brief }}\n\n"
-    '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
-    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
-)
-WRITER = ChatTemplate(
-    "writer",
-    system=(
-        "Write the final research report in Markdown, in the brief's language: a '# ' title, '## Executive summary', "
-        "'## ' sections that answer the brief, then '## Sources' listing each cited URL once. Back every factual "
-        "claim with an inline citation [short title](url), citing only URLs from the allowed list below, exactly as "
-        "written there; never invent or alter a URL. Say where the findings are incomplete or disagree. " + DATA_RULE
-    ),
-    user=_WRITER_USER,
-)
-REWRITE = ChatTemplate(
-    "rewrite",
-    system=WRITER.system,
-    user=_WRITER_USER
-    + (
-        "\n\nA fact-checker compared your previous draft with the stored text of the sources it cites. These claims "
-        "are not supported by the sources they cite:\n<untrusted_claims>\n"
-        "{% for claim in unsupported %}- {{ claim }}\n{% endfor %}</untrusted_claims>\n"
-        "{% if researched %}The notes now also hold new findings gathered to check these claims.\n{% endif %}"
-        "Write the whole report again from the notes. State each of these claims only as far as a note supports it, "
-        "citing the source that note gives for it; otherwise leave the claim out."
-    ),
-)
-
-# The report written in parts, each a generation of bounded length: one section per note, side by side with the
-# opening (title and executive summary). A grounding rewrite regenerates only the parts holding unsupported claims.
+# The report of every shape is written in parts, each a generation of bounded length: one section per note, side by
+# side with the opening (title and executive summary, and the other parts a shape's outline asks of it: see
+# haystack_deep_research.report.draft). A grounding rewrite regenerates only the parts holding unsupported claims.
 SECTION_WORDS = 500
 """The most words the writer is asked for in one section."""
 OPENING_WORDS = 250
@@ -99,15 +69,33 @@ _SECTION_SYSTEM = (
 )
 _OPENING_SYSTEM = (
     "You write the opening of a research report in Markdown, in the brief's language: a '# ' title, then "
-    "'## Executive summary' answering the brief from the researchers' notes below in at most {{ max_words }} words. "
+    "'## {{ summary }}' answering the brief from the researchers' notes below in at most {{ max_words }} words. "
     "Each note is given by its opening lines, where it states its key findings ('[...]' marks the rest, which its "
     "own section covers). "
-    "Sections and the Sources list are written separately: write nothing after the summary. " + _CITE_RULE + DATA_RULE
+    "{% if causal_chain %}When a causal chain is given, explain the answer along it. {% endif %}"
+    "{% if findings or closing %}Then, from the same notes: "
+    "{% if findings %}'## {{ findings }}' with one or two sentences that introduce the notes' themes (each theme's "
+    "section is written separately and goes under it){% if closing %}; then {% endif %}{% endif %}"
+    "{% for heading in closing %}'## {{ heading }}'{% if not loop.last %}, {% endif %}{% endfor %}"
+    "{% if closing %}, each short{% endif %}. {% if translate %}Translate these headings into the brief's language. "
+    "{% endif %}The Sources list is built separately: write none. "
+    "{% else %}Sections and the Sources list are written separately: write nothing after the summary. {% endif %}"
+    + _CITE_RULE
+    + DATA_RULE
+)
+_OPENING_USER = (
+    "Research brief:\n{{ brief }}\n\n"
+    "{% if topics %}Topics searched:\n<untrusted_topics>\n{% for topic in topics %}- {{ topic }}\n{% endfor %}"
+    "</untrusted_topics>\n\n{% endif %}"
+    '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
+    "{% if causal_chain %}Causal chain built from the notes:\n<untrusted_causal_chain>\n{{ causal_chain }}\n"
+    "</untrusted_causal_chain>\n\n{% endif %}"
+    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
 )
 WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)
 REWRITE_SECTION = ChatTemplate("rewrite_section", system=_SECTION_SYSTEM, user=_SECTION_USER + _REWRITE_PART)
-WRITER_OPENING = ChatTemplate("writer_opening", system=_OPENING_SYSTEM, user=_WRITER_USER)
-REWRITE_OPENING = ChatTemplate("rewrite_opening", system=_OPENING_SYSTEM, user=_WRITER_USER + _REWRITE_PART)
+WRITER_OPENING = ChatTemplate("writer_opening", system=_OPENING_SYSTEM, user=_OPENING_USER)
+REWRITE_OPENING = ChatTemplate("rewrite_opening", system=_OPENING_SYSTEM, user=_OPENING_USER + _REWRITE_PART)
 WRITER_PART_TEMPLATES = ("writer_section", "rewrite_section", "writer_opening", "rewrite_opening")
 """The names of the templates of the report's parts."""
 

@@ -12,18 +12,16 @@ __all__ = [
     "CAUSAL",
     "EXECUTE_SYSTEM",
     "EXECUTE_TASK",
-    "ITERATIVE_REPORT",
     "REPLAN_NOTE_TITLE",
     "REPLAN_TASK",
-    "SUMMARY",
-    "SUMMARY_REWRITE",
     "TOPIC_NOTHING_READ",
     "TOPIC_NO_RESULTS",
     "TOPIC_SEARCH_FAILED",
     "WHAT_CHANGED",
 ]
 
-# The research workflow: execute (a tool loop), causal inference, summary, rewrite, and a replan's focused task.
+# The research workflow: execute (a tool loop), causal inference and a replan's focused task (the summary is written
+# by the report writer, in parts).
 EXECUTE_SYSTEM = (
     "You gather the evidence that answers a research question, with the tools you are given. Use them until the "
     "evidence is solid; you have at most {{ max_steps }} steps. Final reply: the findings as concrete facts, figures "
@@ -57,37 +55,8 @@ CAUSAL = ChatTemplate(
     ),
     user=_FINDINGS,
 )
-_SUMMARY_USER = (
-    _FINDINGS
-    + "{% if causal_chain %}Causal chain built from the findings:\n<untrusted_causal_chain>\n{{ causal_chain }}\n"
-    "</untrusted_causal_chain>\n\n{% endif %}"
-    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
-)
-SUMMARY = ChatTemplate(
-    "summary",
-    system=(
-        "Distil the findings into a summary that answers the research question, in the question's language, in "
-        "Markdown: the answer in a few sentences, then the key findings, one per line. Back every factual claim with "
-        "an inline citation [short title](url), citing only URLs from the allowed list, exactly as written there. "
-        "When a causal chain is given, explain the answer along it. Say where the evidence is missing or "
-        "conflicting. " + DATA_RULE
-    ),
-    user=_SUMMARY_USER,
-)
-SUMMARY_REWRITE = ChatTemplate(
-    "summary_rewrite",
-    system=SUMMARY.system,
-    user=_SUMMARY_USER
-    + (
-        "\n\nYour previous draft:\n<untrusted_draft>\n{{ previous }}\n</untrusted_draft>\n"
-        "A fact-checker compared it with the stored text of the sources it cites. These claims are not supported "
-        "by the sources they cite:\n<untrusted_claims>\n{% for claim in unsupported %}- {{ claim }}\n{% endfor %}"
-        "</untrusted_claims>\nWrite the whole summary again from the findings. State each of these claims only as "
-        "far as a finding supports it, citing the source that finding gives for it; otherwise leave the claim out."
-    ),
-)
-
-# The iterative research agent: the analysis model's decision, what a search round found, the final report.
+# The iterative research agent: the analysis model's decision and what a search round found (the report is written
+# by the report writer, in parts), and the "what changed" section of an update.
 _ANALYSIS_SYSTEM = (
     "You steer an iterative web research. You get the research question, the topics already searched and what the "
     "searches found. Decide whether another search would add what the findings still lack, and what to search next. "
@@ -123,27 +92,6 @@ ANALYSIS_RETRY = ChatTemplate(
 TOPIC_NO_RESULTS = "The search returned no results."
 TOPIC_SEARCH_FAILED = Template("topic_search_failed", "The search failed: {{ error }}")
 TOPIC_NOTHING_READ = "None of the results could be read, so nothing here may be cited."
-ITERATIVE_REPORT = ChatTemplate(
-    "iterative_report",
-    system=(
-        "Write a comprehensive research report in Markdown from the findings of several rounds of web research, in "
-        "the language of the research question: a '# ' title, then these sections in this order: "
-        "'## {{ sections.summary }}' (executive summary), '## {{ sections.findings }}' (the main findings grouped by "
-        "theme, one '### ' heading per theme), '## {{ sections.conclusions }}' (conclusions and recommendations), "
-        "'## {{ sections.uncertainties }}' (remaining uncertainties and disagreements), '## {{ sections.future }}' "
-        "(future research directions), '## {{ sections.sources }}' listing each cited URL once."
-        "{% if translate %} Translate these headings into the question's language.{% endif %} Use only what the "
-        "findings state; add nothing. Back every factual claim with an inline citation [short title](url), citing "
-        "only URLs from the allowed list, exactly as written there; never invent or alter a URL. " + DATA_RULE
-    ),
-    user=(
-        "Research question:\n{{ question }}\n\nTopics searched:\n<untrusted_topics>\n"
-        "{% for topic in topics %}- {{ topic }}\n{% endfor %}</untrusted_topics>\n\n"
-        '{% for note in findings %}<untrusted_findings index="{{ loop.index }}">\n{{ note }}\n</untrusted_findings>'
-        "\n\n{% endfor %}"
-        "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
-    ),
-)
 WHAT_CHANGED = Template(
     "what_changed",
     "## {{ labels.changed }} ({{ since }})\n\n"

@@ -15,6 +15,12 @@ The rules, applied to every reply:
   (sections, a Sources list) is dropped, because the sections are written separately;
 - rendering gives every section a heading of its own: a heading already used gets its number appended.
 
+A shape may frame its report with an :class:`Outline`: other headings for the executive summary, a ``## `` heading
+the sections go under (then each section is a ``### `` one and its sub-headings move one level down), sections the
+opening writes after them (the iterative agent's conclusions, remaining uncertainties and future directions) and the
+heading of the Sources list. The opening's ``## `` parts then fill the outline's headings (see
+:func:`frame_from_reply`). The default outline is the main agent's report.
+
 A heading is what a CommonMark renderer shows as one at the top level of the document (read with markdown-it, as
 citations are): ``#`` lines and underlined (``===``, ``---``) headings, never a ``#`` line inside a code fence, a
 list item or a block quote.
@@ -28,7 +34,16 @@ from dataclasses import dataclass
 from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.prompts import REPORT_TITLE, SUMMARY_HEADING
 
-__all__ = ["Part", "ReportParts", "opening_from_reply", "parse_report", "render_report", "section_from_reply"]
+__all__ = [
+    "Outline",
+    "Part",
+    "ReportParts",
+    "frame_from_reply",
+    "opening_from_reply",
+    "parse_report",
+    "render_report",
+    "section_from_reply",
+]
 
 _SUMMARY_NAMES = {"executive summary", "summary", "tl;dr", "overview"}
 _SOURCES_NAMES = {"sources", "references", "bibliography", "works cited"}
@@ -66,6 +81,34 @@ class ReportParts:
 
     opening: Part
     sections: list[Part]
+
+
+@dataclass(frozen=True)
+class Outline:
+    """
+    The headings around a report's sections (see the module docstring); the default is the main agent's report.
+
+    :param summary: The executive summary's heading.
+    :param findings: A ``## `` heading the sections go under, after a lead-in the opening writes; ``""`` makes each
+        section a ``## `` part of its own.
+    :param closing: The headings of the sections the opening writes too, from the same notes, rendered after the
+        sections.
+    :param sources: The heading the report ends with, where publishing rebuilds the Sources list; ``""`` lets
+        publishing append ``## Sources``.
+    :param translate: Whether the writer translates these headings into the brief's language (the headings it wrote
+        are then kept).
+    """
+
+    summary: str = SUMMARY_HEADING
+    findings: str = ""
+    closing: tuple[str, ...] = ()
+    sources: str = ""
+    translate: bool = False
+
+    @property
+    def frame(self) -> tuple[str, ...]:
+        """The ``## `` headings the opening writes: the summary's, the findings' lead-in's, the closing sections'."""
+        return (self.summary, *((self.findings,) if self.findings else ()), *self.closing)
 
 
 @dataclass
@@ -144,22 +187,81 @@ def opening_from_reply(text: str) -> Part:
     return Part(heading=title, body=_tidy(lines))
 
 
-def render_report(opening: Part, sections: list[Part]) -> str:
+def frame_from_reply(text: str, outline: Outline) -> tuple[str, list[Part]]:
+    """
+    Turn the opening's reply for an outline into its title and one part per heading of ``outline.frame``.
+
+    A ``## `` part the reply wrote fills the heading of the same name, or else the next heading not filled yet (so a
+    translated heading fills its place); text before its first ``## `` heading is the summary. A part takes the
+    heading the writer wrote when the outline asks for translation, else the outline's; a heading left unfilled has
+    no text. A Sources list the reply wrote is dropped.
+
+    :param text: The reply.
+    :param outline: The outline.
+    :returns: The title and the parts, in the order of ``outline.frame``.
+    """
+    blocks = _blocks(text)
+    title = next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+    written = [(b.title, _tidy(b.lines)) for b in blocks if b.level == 2 and _name(b.title) not in _SOURCES_NAMES]
+    first = next((index for index, block in enumerate(blocks) if block.level == 2), len(blocks))
+    before = _tidy([line for block in blocks[:first] for line in block.lines])
+    heads = list(outline.frame)
+    names = [_name(h) for h in heads]
+    filled: dict[int, tuple[str, str]] = {0: (heads[0], before)} if before else {}
+    for heading, body in written:
+        name = _name(heading)
+        slot = names.index(name) if name in names and names.index(name) not in filled else -1
+        if slot < 0 and name in _SUMMARY_NAMES and 0 not in filled:
+            slot = 0
+        if slot < 0:
+            slot = next((i for i in range(max(filled, default=-1) + 1, len(heads)) if i not in filled), -1)
+        if slot >= 0:
+            filled[slot] = (heading if outline.translate else heads[slot], body)
+    parts = [Part(*filled.get(i, (head, ""))) for i, head in enumerate(heads)]
+    return title, parts
+
+
+def _deeper(text: str) -> str:
+    """The text with each of its top-level headings one level down (``######`` at most)."""
+    lines = text.split("\n")
+    for heading in reversed(headings(text)):
+        lines[heading.line : heading.end] = [f"{'#' * min(heading.level + 1, 6)} {heading.title}"]
+    return "\n".join(lines)
+
+
+def render_report(
+    opening: Part, sections: list[Part], *, outline: Outline | None = None, frame: list[Part] | None = None
+) -> str:
     """
     Render the parts as one Markdown document (without a Sources list: publishing builds it).
 
     :param opening: The title and the executive summary.
     :param sections: The sections, in order.
+    :param outline: The headings around the sections (the default outline when ``None``).
+    :param frame: The parts the opening wrote for ``outline.frame`` (see :func:`frame_from_reply`); their headings
+        and texts replace the outline's, except the summary's text, which is ``opening.body``. A closing part without
+        text is left out.
     :returns: The report.
     """
-    out = [f"# {opening.heading}", "", f"## {SUMMARY_HEADING}", "", opening.body]
-    used: set[str] = {_name(SUMMARY_HEADING), *_SOURCES_NAMES}
+    outline = outline or Outline()
+    frame = frame or [Part(heading, "") for heading in outline.frame]
+    summary, lead, closing = frame[0], (frame[1] if outline.findings else None), frame[2 if outline.findings else 1 :]
+    out = [f"# {opening.heading}", "", f"## {summary.heading}", "", opening.body]
+    used: set[str] = {_name(part.heading) for part in frame} | _SOURCES_NAMES | {_name(SUMMARY_HEADING)}
+    if lead is not None:
+        out += ["", f"## {lead.heading}", "", lead.body]
     for number, section in enumerate(sections, 1):
         heading = section.heading
         if _name(heading) in used:
             heading = f"{heading} ({number})"
         used.add(_name(heading))
-        out += ["", f"## {heading}", "", section.body]
+        body = _deeper(section.body) if lead is not None else section.body
+        out += ["", f"{'###' if lead is not None else '##'} {heading}", "", body]
+    for part in closing:
+        if part.body:
+            out += ["", f"## {part.heading}", "", part.body]
+    if outline.sources:
+        out += ["", f"## {outline.sources}"]
     return _tidy(out) + "\n"
 
 

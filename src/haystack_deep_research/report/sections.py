@@ -7,14 +7,20 @@ key findings: :func:`key_lines`, up to :data:`~haystack_deep_research.prompts.OP
 the allowed URLs found in them) and one *section* per note (at most
 :data:`~haystack_deep_research.prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
 it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
-once per part. They run side by side, as many at once as the write hook allows (``max_concurrent_researchers`` in the
-factory), so the writer's share of the run's time is that of its longest part, and every call fits a normal client
+once per part. They run side by side, as many at once as the step that drives them allows (the write hook's
+``max_concurrent_researchers``, the iterative write step's and the workflow's summary steps' ``max_concurrency``), so
+the writer's share of the run's time is that of its longest part, and every call fits a normal client
 timeout and output limit however many sub-topics were researched. The parts become one document by the rules of
 :mod:`.draft`; citations are verified once, on the whole report, when it is published.
 
 Each call is tried at most twice (see :mod:`.attempts`). A section whose calls both failed holds the researcher's
 note as written, under a line saying so; an opening that failed gets the title "Research report" and the brief.
-When every call failed, :func:`write_report` returns no report, and the write hook assembles one from the notes.
+When every call failed, :func:`write_report` returns no report, and the caller assembles one from the notes.
+
+Every shape writes its report so (the research workflow its summary); a :class:`Framing` says what the shape adds:
+the headings around the sections (an :class:`~.draft.Outline`: the iterative agent's report structure, in the
+question's language), what the opening reads besides the notes (the topics searched, the workflow's causal chain),
+and the phase and tracing role the calls count toward.
 
 :func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported claims are written
 again, each from its notes (the notes that cite a URL the part cites, plus the notes researched again for its
@@ -24,7 +30,8 @@ claims), and the other parts are kept as they are.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
@@ -47,7 +54,9 @@ from haystack_deep_research.prompts import (
 )
 from haystack_deep_research.report.attempts import Attempt, Request, ask_twice
 from haystack_deep_research.report.draft import (
+    Outline,
     Part,
+    frame_from_reply,
     opening_from_reply,
     parse_report,
     render_report,
@@ -58,11 +67,43 @@ from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.state import PHASE_WRITE
 
-__all__ = ["Written", "key_lines", "rewrite_report", "write_report"]
+__all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 _SOURCES_LIST = re.compile(r"\n\s*(?:#+\s*)?(?:\*\*)?Sources(?:\*\*)?:?\s*\n.*\Z", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Framing:
+    """
+    What a shape adds to the report written in parts (see the module docstring).
+
+    :param outline: The headings around the sections.
+    :param topics: The topics searched, which the opening reads.
+    :param causal_chain: A causal chain built from the notes, which the opening explains the answer along (``""``:
+        none).
+    :param phase: The phase the calls' usage and warnings count toward.
+    :param role: The calls' role, a tracing tag.
+    """
+
+    outline: Outline = field(default_factory=Outline)
+    topics: Sequence[str] = ()
+    causal_chain: str = ""
+    phase: str = PHASE_WRITE
+    role: str = "writer"
+
+    def opening_variables(self) -> dict[str, Any]:
+        """:returns: The opening prompt's variables that come from the framing."""
+        outline = self.outline
+        return {
+            "summary": outline.summary,
+            "findings": outline.findings,
+            "closing": list(outline.closing),
+            "translate": outline.translate,
+            "topics": [fence(topic) for topic in self.topics],
+            "causal_chain": fence(self.causal_chain),
+        }
 
 
 @dataclass(frozen=True)
@@ -139,13 +180,21 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
     return f"{text[:cut]}\n\n{OMITTED}" if cut < len(text) else text
 
 
-def _opening_request(run: ResearchRun, notes: list[str], urls: list[str], style: ReportStyle, **more: Any) -> Request:
+def _opening_request(
+    run: ResearchRun, notes: list[str], urls: list[str], style: ReportStyle, framing: Framing, **more: Any
+) -> Request:
     template = REWRITE_OPENING if "unsupported" in more else WRITER_OPENING
     words = style.part_words(len(notes))[0]
     # A first draft reads each note's key lines; a rewrite reads the notes whole, to check claims against them.
     read = notes if "unsupported" in more else [key_lines(note) for note in notes]
     messages = render_chat(
-        template, brief=run.brief, notes=[fence(n) for n in read], urls=_allowed_in(read, urls), max_words=words, **more
+        template,
+        brief=run.brief,
+        notes=[fence(n) for n in read],
+        urls=_allowed_in(read, urls),
+        max_words=words,
+        **framing.opening_variables(),
+        **more,
     )
     return Request(OPENING, style.apply(messages))
 
@@ -163,6 +212,7 @@ def write_report(
     unsupported: list[Claim] | None = None,
     researched: bool = False,
     style: ReportStyle | None = None,
+    framing: Framing | None = None,
 ) -> Phase[Written]:
     """
     Write the report in parts, side by side (see the module docstring).
@@ -175,43 +225,49 @@ def write_report(
         unsupported; each section is told those that cite a URL its note cites, the opening all of them.
     :param researched: Whether the notes hold findings researched again for those claims.
     :param style: The report's type, tone and length (the default style when ``None``).
+    :param framing: What the shape adds (the main agent's report when ``None``).
     :returns: The phase; it returns the report (``""`` when no part could be written).
     """
-    style = style or ReportStyle()
+    style, framing = style or ReportStyle(), framing or Framing()
     total = len(notes)
     more: dict[str, Any] = {}
     if unsupported:
         more = {"unsupported": _claims(unsupported), "researched": researched, "previous": ""}
-    requests = [_opening_request(run, notes, urls, style, **more)]
+    requests = [_opening_request(run, notes, urls, style, framing, **more)]
     for number, note in enumerate(notes, 1):
         mine = [c for c in unsupported or [] if {normalize_url(u) for u in c.urls} & _urls(note)]
         extra: dict[str, Any] = {"unsupported": _claims(mine), "researched": researched, "previous": ""} if mine else {}
         requests.append(_section_request(run, [note], urls, number, total, style=style, **extra))
-    attempts = yield from ask_twice(generator, requests, run)
+    attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     failed = [attempt for attempt in attempts if not attempt.text]
     if len(failed) == len(attempts):
         return Written("", len(attempts), len(failed), failed[0].why)
-    opening = _opening(run, attempts[0])
+    opening, frame = _opening(run, attempts[0], framing)
     sections = [
-        _section(run, request, note, attempt)
+        _section(run, request, note, attempt, framing.phase)
         for request, note, attempt in zip(requests[1:], notes, attempts[1:], strict=True)
     ]
     why = failed[0].why if failed else ""
-    return Written(render_report(opening, sections), len(attempts), len(failed), why)
+    report = render_report(opening, sections, outline=framing.outline, frame=frame)
+    return Written(report, len(attempts), len(failed), why)
 
 
-def _opening(run: ResearchRun, attempt: Attempt) -> Part:
+def _opening(run: ResearchRun, attempt: Attempt, framing: Framing) -> tuple[Part, list[Part] | None]:
+    """The opening (title and summary) and, for an outline with more headings, the parts it wrote for them."""
+    if attempt.text and framing.outline.frame[1:]:
+        title, frame = frame_from_reply(attempt.text, framing.outline)
+        return Part(title, frame[0].body), frame
     if attempt.text:
-        return opening_from_reply(attempt.text)
-    run.warn(PHASE_WRITE, f"the writer failed twice on {OPENING} ({attempt.why}); the report opens with the brief")
-    return Part(REPORT_TITLE, render_text(FALLBACK_OPENING, error=attempt.why, brief=run.brief))
+        return opening_from_reply(attempt.text), None
+    run.warn(framing.phase, f"the writer failed twice on {OPENING} ({attempt.why}); the report opens with the brief")
+    return Part(REPORT_TITLE, render_text(FALLBACK_OPENING, error=attempt.why, brief=run.brief)), None
 
 
-def _section(run: ResearchRun, request: Request, note: str, attempt: Attempt) -> Part:
+def _section(run: ResearchRun, request: Request, note: str, attempt: Attempt, phase: str) -> Part:
     if attempt.text:
         return section_from_reply(attempt.text, _subtopic(note))
     run.warn(
-        PHASE_WRITE,
+        phase,
         f"the writer failed twice on {request.what} ({attempt.why}); that section holds the researcher's note as "
         "written",
     )
@@ -228,6 +284,7 @@ def rewrite_report(
     unsupported: list[Claim],
     found: dict[str, str] | None = None,
     style: ReportStyle | None = None,
+    framing: Framing | None = None,
 ) -> Phase[Written]:
     """
     Write again the parts of ``report`` that hold unsupported claims (see the module docstring).
@@ -240,14 +297,23 @@ def rewrite_report(
     :param unsupported: The unsupported claims.
     :param found: Notes researched again, by the text of the claim they check (``None``: no research ran).
     :param style: The report's type, tone and length (the default style when ``None``).
+    :param framing: What the shape adds (the main agent's report when ``None``); a report whose outline has more
+        headings than the summary is written again whole, in parts.
     :returns: The phase; it returns the new report (``""`` when every part asked for failed).
     """
-    researched, style = found is not None, style or ReportStyle()
-    parts = parse_report(report)
+    researched, style, framing = found is not None, style or ReportStyle(), framing or Framing()
+    parts = parse_report(report) if not framing.outline.frame[1:] else None
     if parts is None:  # not written in parts (e.g. assembled from the notes): write it in parts now
         return (
             yield from write_report(
-                generator, run, notes, urls, unsupported=unsupported, researched=researched, style=style
+                generator,
+                run,
+                notes,
+                urls,
+                unsupported=unsupported,
+                researched=researched,
+                style=style,
+                framing=framing,
             )
         )
     total = len(parts.sections)
@@ -257,7 +323,7 @@ def rewrite_report(
     if opening_claims:
         previous = fence(f"## {SUMMARY_HEADING}\n\n{parts.opening.body}")
         more = {"unsupported": _claims(opening_claims), "researched": researched, "previous": previous}
-        requests.append(_opening_request(run, notes, urls, style, **more))
+        requests.append(_opening_request(run, notes, urls, style, framing, **more))
         places.append(-1)
     for index, section in enumerate(parts.sections):
         claims = [claim for claim in unsupported if section.holds(claim.line)]
@@ -271,13 +337,13 @@ def rewrite_report(
         places.append(index)
     if not requests:
         return Written(report, 0)
-    attempts = yield from ask_twice(generator, requests, run)
+    attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     if not any(attempt.text for attempt in attempts):
         return Written("", len(attempts), len(attempts), attempts[0].why)
     opening, sections = parts.opening, list(parts.sections)
     for request, place, attempt in zip(requests, places, attempts, strict=True):
         if not attempt.text:
-            run.warn(PHASE_WRITE, f"rewriting {request.what} failed twice ({attempt.why}); it is kept as it was")
+            run.warn(framing.phase, f"rewriting {request.what} failed twice ({attempt.why}); it is kept as it was")
         elif place < 0:
             opening = Part(opening.heading, opening_from_reply(attempt.text).body)
         else:

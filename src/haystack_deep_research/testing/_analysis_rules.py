@@ -1,7 +1,7 @@
 """
-The scripted rules of the iterative agent's two models: the analysis model's decisions (``role="analysis"``) and the
-writer's report (``role="writer"`` answering an ``iterative_report`` prompt). Both answer from the prompt's template
-variables, never from its wording.
+The scripted rules of the iterative agent's analysis model (``role="analysis"``): its decisions, answered from the
+prompt's template variables, never from its wording (the agent's report is written by the scripted ``writer``, as
+every shape's is).
 
 The analysis model's turn is the prompt's ``round`` variable: round ``r`` answers ``steps[r - 1]``, and a round past
 the last step stops. A step is:
@@ -24,12 +24,9 @@ import json
 import re
 from typing import Any
 
-from haystack_deep_research.prompts import PAGE_SEPARATOR
-
-__all__ = ["analysis_reply", "analysis_variables", "iterative_report"]
+__all__ = ["analysis_reply", "analysis_variables"]
 
 ASPECTS = ("overview", "recent developments", "open questions", "applications", "risks", "outlook")
-_URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _QUESTION = re.compile(r"Research question:\n(.+?)\n\nSearch round (\d+) of (\d+)\.", re.DOTALL)
 
 
@@ -73,41 +70,3 @@ def analysis_reply(name: str, given: dict[str, Any], steps: list[Any]) -> str:
         if given.get("refused") and "instead" in step:
             return _decision(step["instead"])
     return _decision(step)
-
-
-def _blocks(finding: str, urls: list[str]) -> list[tuple[str, str]]:
-    """(words, url) of each page summary in a finding whose URL may be cited."""
-    found = []
-    for block in finding.split(PAGE_SEPARATOR):
-        url = next((u for u in _URL.findall(block) if u in urls), None)
-        if url is None:
-            continue
-        _, _, summary = block.partition("Summary:")
-        words = " ".join((summary or block).split()[:20]).rstrip(".")
-        found.append((words, url))
-    return found
-
-
-def iterative_report(given: dict[str, Any]) -> str:
-    """
-    :param given: The variables of an ``iterative_report`` prompt.
-    :returns: A report with the prompt's sections, one theme per topic, citing each allowed URL of its finding.
-    """
-    sections = dict(given.get("sections") or {})
-    urls = [str(url) for url in given.get("urls") or []]
-    topics = [str(topic) for topic in given.get("topics") or []]
-    themes = []
-    for index, finding in enumerate(given.get("findings") or []):
-        heading = topics[index] if index < len(topics) else f"{index + 1}"
-        lines = [f"- {words} [source]({url})." for words, url in _blocks(str(finding), urls)]
-        themes.append(f"### {heading}\n\n" + ("\n".join(lines) or "-"))
-    sources = "\n".join(f"- <{url}>" for url in urls) or "-"
-    return (
-        f"# {given.get('question')}\n\n"
-        f"## {sections.get('summary')}\n\n{len(topics)} / {len(urls)}\n\n"
-        f"## {sections.get('findings')}\n\n" + "\n\n".join(themes) + "\n\n"
-        f"## {sections.get('conclusions')}\n\n-\n\n"
-        f"## {sections.get('uncertainties')}\n\n-\n\n"
-        f"## {sections.get('future')}\n\n-\n\n"
-        f"## {sections.get('sources')}\n\n{sources}\n"
-    )

@@ -9,9 +9,8 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.prompts import WRITER_PART_TEMPLATES
-from haystack_deep_research.testing._analysis_rules import iterative_report
-from haystack_deep_research.testing._messages import last_user_text, named_prompt, prompt_variables, words
+from haystack_deep_research.prompts import PAGE_SEPARATOR, SUMMARY_HEADING, WRITER_PART_TEMPLATES
+from haystack_deep_research.testing._messages import last_user_text, named_prompt, words
 
 __all__ = ["judge_reply", "judge_variables", "writer_reply"]
 
@@ -21,6 +20,7 @@ _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
 _SOURCE = re.compile(r"<untrusted_source[^>]*>\n(.*?)\n</untrusted_source>", re.DOTALL)
 _CLAIMS = re.compile(r"<untrusted_claims>\n(.*?)</untrusted_claims>", re.DOTALL)
 _CLAIM = re.compile(r"^\d+\. (.*)$", re.MULTILINE)
+_PAGE_SOURCE = re.compile(r"^Source: (\S+)$", re.MULTILINE)
 
 
 def judge_variables(text: str) -> dict[str, Any]:
@@ -36,20 +36,13 @@ def judge_variables(text: str) -> dict[str, Any]:
 
 def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
     """The scripted writer's reply to any writer prompt (see :mod:`..generators`)."""
-    if report := prompt_variables(messages, "iterative_report"):
-        return iterative_report(report)
-    name, given = named_prompt(messages, "writer", "rewrite", *WRITER_PART_TEMPLATES)
+    name, given = named_prompt(messages, *WRITER_PART_TEMPLATES)
     if name.endswith("_section"):
         return _section(given)
     if name.endswith("_opening"):
-        brief = words(str(given.get("brief") or ""), 40)
-        findings = " ".join(f"A key finding [source]({url})." for url in invented_urls)
-        return f"# Research report\n\n## Executive summary\n\n{brief} {findings}".strip() + "\n"
-    if given:
-        urls = [str(url) for url in given.get("urls") or []]
-    else:  # a prompt without its meta (over HTTP): cite every address the prompt holds
-        urls = list(dict.fromkeys(_URL.findall(last_user_text(messages))))
-    urls += invented_urls
+        return _opening(given, invented_urls)
+    # a prompt without its meta (over HTTP): a whole report citing every address the prompt holds
+    urls = list(dict.fromkeys(_URL.findall(last_user_text(messages)))) + invented_urls
     findings = "\n".join(f"- Finding {i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1))
     sources = "\n".join(f"- [source {i}]({u})" for i, u in enumerate(urls, 1))
     return (
@@ -58,12 +51,42 @@ def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
     )
 
 
+def _opening(given: dict[str, Any], invented_urls: list[str]) -> str:
+    """
+    A title (the brief, when the prompt asks for a lead-in to the findings as the iterative agent's does), the brief's
+    first words as the summary, and one short part per further heading the prompt asks for.
+    """
+    brief = words(str(given.get("brief") or ""), 40)
+    findings = " ".join(f"A key finding [source]({url})." for url in invented_urls)
+    summary = str(given.get("summary") or SUMMARY_HEADING)
+    title = " ".join(str(given.get("brief") or "").split()) if given.get("findings") else "Research report"
+    text = f"# {title}\n\n## {summary}\n\n{brief} {findings}".strip() + "\n"
+    if given.get("findings"):
+        text += f"\n## {given['findings']}\n\nThe themes of {len(given.get('topics') or [])} topic(s).\n"
+    return text + "".join(f"\n## {heading}\n\n-\n" for heading in given.get("closing") or [])
+
+
+def _page_summaries(note: str) -> dict[str, str]:
+    """The first words of each page summary a note holds (as a read_url result gives it), by the page's URL."""
+    found = {}
+    for block in note.split(PAGE_SEPARATOR):
+        source = _PAGE_SOURCE.search(block)
+        _, label, summary = block.partition("Summary:")
+        if source is not None and label:
+            found[source.group(1)] = " ".join(summary.split()[:20]).rstrip(".")
+    return found
+
+
 def _section(given: dict[str, Any]) -> str:
     number = given.get("number") or 1
     notes = [str(note) for note in given.get("notes") or []]
     heading = words(notes[0].split("\n", 1)[0].lstrip("#"), 6) if notes else f"Part {number}"
     urls = [str(url) for url in given.get("urls") or []]
-    lines = [f"- Finding {number}.{i} is supported by [source {i}]({u})." for i, u in enumerate(urls, 1)]
+    pages = {url: text for note in notes for url, text in _page_summaries(note).items()}
+    lines = [
+        f"- {pages[u]} [source]({u})." if pages.get(u) else f"- Finding {number}.{i} is supported by [source {i}]({u})."
+        for i, u in enumerate(urls, 1)
+    ]
     findings = "\n".join(lines)
     return f"## {heading}\n\n{findings or 'No findings.'}\n"
 

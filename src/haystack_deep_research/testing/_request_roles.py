@@ -26,19 +26,14 @@ TEMPLATE_ROLES = {
     "scope_clarify": "scope",
     "summarizer": "summarizer",
     "summarizer_passages": "summarizer",
-    "writer": "writer",
-    "rewrite": "writer",
     "writer_opening": "writer",
     "rewrite_opening": "writer",
     "writer_section": "writer",
     "rewrite_section": "writer",
-    "iterative_report": "writer",
     "judge": "judge",
     "analysis": "analysis",
     "analysis_retry": "analysis",
     "causal": "causal",
-    "summary": "summarize",
-    "summary_rewrite": "summarize",
 }
 """The scripted role that answers each chat template of the library, by template name."""
 

@@ -1,4 +1,5 @@
-"""How the scripted ``summarize`` and ``causal`` roles write: cited lines, one-sentence claims, a filled schema."""
+"""How the scripted ``summarize`` and ``causal`` roles write: the summary's parts (cited lines, one-sentence claims), a
+causal chain, a filled schema."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.prompts import prompt_of
-from haystack_deep_research.testing._messages import prompt_variables, words
+from haystack_deep_research.prompts import SUMMARY_HEADING, WRITER_PART_TEMPLATES
+from haystack_deep_research.testing._messages import named_prompt, prompt_variables, words
 
 __all__ = ["causal_reply", "cited", "fill_schema", "one_sentence", "summarize_reply"]
 
@@ -82,44 +83,48 @@ def summarize_reply(
     messages: list[ChatMessage], unsupported_claims: list[str], corrects: str, invented_urls: list[str]
 ) -> str:
     """
-    The scripted ``summarize`` role's reply: a structured-output JSON, or a summary of the findings' cited lines.
+    The scripted ``summarize`` role's reply: a structured-output JSON, or a part of the summary.
+
+    A section restates each cited line of its note whose URL is allowed, one claim each. The opening (title and
+    executive summary) gives the question's first words, how many steps of the causal chain it considered, each of
+    ``unsupported_claims`` citing the first allowed URL (until ``corrects`` says not) and each of ``invented_urls``.
 
     :param messages: The prompt.
-    :param unsupported_claims: Claims the summary states with the first allowed URL, until ``corrects`` says not.
+    :param unsupported_claims: Claims the opening states with the first allowed URL, until ``corrects`` says not.
     :param corrects: When those claims are dropped: "never", "on_rewrite" or "on_new_evidence".
-    :param invented_urls: URLs the summary cites that no finding holds.
+    :param invented_urls: URLs the opening cites that no note holds.
     :returns: The reply text.
     """
     structured = prompt_variables(messages, "structured", "structured_retry")
     if structured:
         return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))
-    name, given = next(
-        (found for m in reversed(messages) if (found := prompt_of(m)) and found[0].startswith("summary")),
-        ("summary", {}),
-    )
+    name, given = named_prompt(messages, *WRITER_PART_TEMPLATES)
     urls = [str(url) for url in given.get("urls") or []]
-    findings = [str(finding) for finding in given.get("findings") or []]
-    allowed = [(text, url) for finding in findings for text, url in cited(finding) if url in urls]
-    lines = list(dict.fromkeys(f"- {one_sentence(text)} [source]({url})." for text, url in allowed))
+    notes = [str(note) for note in given.get("notes") or []]
+    if name.endswith("_section"):
+        heading = words(notes[0].split("\n", 1)[0].lstrip("#"), 8) if notes else f"Part {given.get('number')}"
+        allowed = [(text, url) for note in notes for text, url in cited(note) if url in urls]
+        lines = list(dict.fromkeys(f"- {one_sentence(text)} [source]({url})." for text, url in allowed))
+        return f"## {heading}\n\n" + ("\n".join(lines) or "No findings.") + "\n"
     flagged = [str(c) for c in given.get("unsupported") or []]
-    for claim in unsupported_claims:
-        if urls and _states(claim, corrects, name, findings, flagged):
-            lines.append(f"- {claim} [source]({urls[0]}).")
+    lines = [
+        f"- {claim} [source]({urls[0]})."
+        for claim in unsupported_claims
+        if urls and _states(claim, corrects, name, notes, flagged)
+    ]
     lines += [f"- A further claim [unverified]({url})." for url in invented_urls]
     chain = str(given.get("causal_chain") or "")
     steps = sum(1 for line in chain.splitlines() if line[:1].isdigit())
     return (
-        f"# Summary\n\n{words(str(given.get('question') or ''), 30)}\n\n"
+        f"# Summary\n\n## {given.get('summary') or SUMMARY_HEADING}\n\n{words(str(given.get('brief') or ''), 30)}\n\n"
         + (f"Causal chain: {steps} step(s) considered.\n\n" if chain else "")
-        + "## Key findings\n\n"
-        + ("\n".join(lines) or "No findings.")
-        + "\n"
-    )
+        + "\n".join(lines)
+    ).strip() + "\n"
 
 
-def _states(claim: str, corrects: str, template: str, findings: list[str], unsupported: list[str]) -> bool:
+def _states(claim: str, corrects: str, template: str, notes: list[str], unsupported: list[str]) -> bool:
     if corrects == "on_rewrite":
-        return not (template == "summary_rewrite" and any(claim in text for text in unsupported))
+        return not (template.startswith("rewrite_") and any(claim in text for text in unsupported))
     if corrects == "on_new_evidence":
-        return not any(claim in finding for finding in findings)
+        return not any(claim in note for note in notes)
     return True

@@ -44,6 +44,7 @@ __all__ = ["KIT_MODEL", "LoopbackChatServer"]
 KIT_MODEL = "kit"
 """The default model that plays every role, each request in the role it is for."""
 _SERVED_ROLES = (*ROLES, "judge", "analysis", "causal", "summarize")
+# The "summarize" model is the research workflow's writer: it takes the requests for a report's parts too.
 
 _JSON = "application/json"
 
@@ -205,7 +206,7 @@ class LoopbackChatServer(LoopbackServer):
                 return
             if model == KIT_MODEL:
                 generator = self._models[str(role)]
-            elif role is not None and role != model:
+            elif role is not None and role != model and (model, role) != ("summarize", "writer"):
                 why = f"the model '{model}' plays the {model} role, but this request is for the {role} role"
                 _error(handler, 400, f"{why}; use --model {KIT_MODEL}, or --role-model ROLE={role}.", "wrong_role")
                 return

@@ -24,10 +24,14 @@ documents the stores returned. Over HTTP (see :class:`~haystack_deep_research.te
 lose their meta: the writer then cites every address its prompt holds, and the analysis model (question, round,
 depth) and the judge (source, claims) read what they need from the prompt's text.
 
-``role="writer"`` plays every writer step: a whole report (the ``writer`` and ``rewrite`` prompts), one section
+``role="writer"`` plays the report writer of every shape, which writes the report in parts: one section
 (``writer_section``, ``rewrite_section``: a ``##`` heading from the note's first line, then one cited finding per
-allowed URL) and the opening (``writer_opening``, ``rewrite_opening``: a title and the brief's first words as the
-executive summary, plus one citation of each ``invented_urls`` entry).
+allowed URL, which restates the first words of that page's summary when the note holds one, as the iterative agent's
+findings do) and the opening (``writer_opening``, ``rewrite_opening``: a title — the brief itself when the prompt
+asks for a lead-in to the findings, as the iterative agent's does — and the brief's first words as the
+executive summary under the heading the prompt gives, plus one citation of each ``invented_urls`` entry, then one
+short part per further heading the prompt asks for, such as the iterative agent's conclusions). Over HTTP, where a
+prompt has no meta, it writes a whole report citing every address the prompt holds.
 
 ``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths. Given a
 ``streaming_callback``, a generator streams its reply's text as one chunk before returning it.
@@ -47,13 +51,14 @@ agent (the question of an ``execute_task``, or the claims of a ``replan_task``, 
 ``role="causal"`` answers a ``causal`` prompt with a numbered chain of the findings' cited lines.
 The iterative agent (``create_iterative_research_agent``) adds ``role="analysis"``: round ``r`` of its decisions is
 ``steps[r - 1]`` (a topic, a list of topics, ``None`` to stop, or a raw reply), read from the prompt's ``round``
-variable; without steps it searches an aspect of the question each round until ``depth``. ``role="writer"`` answers
-its ``iterative_report`` prompt with the prompt's section headings, one theme per topic citing its allowed URLs.
+variable; without steps it searches an aspect of the question each round until ``depth``.
 
-``role="summarize"`` answers a ``summary`` or ``summary_rewrite`` prompt with a summary that restates each cited
-finding line whose URL is allowed, then states each of its ``unsupported_claims`` citing the first allowed URL —
-unless its ``corrects`` rule drops it: ``"never"``; ``"on_rewrite"`` (dropped from a rewrite that lists it as
-unsupported); ``"on_new_evidence"`` (dropped once a finding mentions it, as the findings of a replan about it do).
+``role="summarize"`` plays the workflow's writer, which writes the summary in parts as every shape's writer does: a
+section restates each cited line of its note whose URL is allowed; the opening gives the question's first words, how
+many steps of the causal chain it considered, then states each of its ``unsupported_claims`` citing the first allowed
+URL — unless its ``corrects`` rule drops it: ``"never"``; ``"on_rewrite"`` (dropped from a rewrite of the opening
+that lists it as unsupported); ``"on_new_evidence"`` (dropped once a note mentions it, as the note of a replan about
+it does) — and cites each ``invented_urls`` entry.
 """
 
 from __future__ import annotations

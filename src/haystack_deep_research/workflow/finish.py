@@ -105,8 +105,9 @@ class WorkflowFinishStep(UsesModels):
         :returns: ``report`` (the summary: Markdown, citations verified, unsupported claims marked), ``brief`` (the
             question), ``notes`` (one per Execute round), ``sources`` (the evidence ledger), ``citations`` (the
             citation check), ``warnings``, ``exit_reason`` (``grounded``, ``grounding_exhausted``, ``token_budget``,
-            ``time_budget``, ``structured_output_failed``, ``writer_failed`` (the summary
-            call failed and the summary was assembled from the notes; its ``grounding_score`` is then ``None``),
+            ``time_budget``, ``structured_output_failed``, ``writer_failed`` (the writer
+            failed on every part and the summary was assembled from the notes; its ``grounding_score`` is then
+            ``None``),
             ``not_judged`` or ``no_evidence``), ``usage_by_phase``, ``cost`` (US dollars, ``None``
             when a price is unknown), ``token_usage`` (all steps), ``structured`` (an ``output_schema`` instance, or
             ``None``), ``grounding_score`` (over the claims judged), ``grounding`` (one verdict per claim), and the

@@ -1,14 +1,19 @@
 """
 Summarize and Regenerate: distil the evidence into a summary whose citations are verified against the ledger.
 
-:class:`SummarizeStep` writes the summary from the run's notes (and the causal chain, when there is one), citing only
-the URLs the run really read; :class:`RegenerateStep` rewrites it after a low grounding score, from the same notes and
-without running any tool, told which claims the judge found unsupported. Either way the summary's citations are
-verified and repaired exactly as the deep research agent's report is (``verify_report``): a citation of anything the
-run never read is removed.
+The summary is written as every shape's report is, in parts side by side (see
+:mod:`haystack_deep_research.report.sections`): one section per note, from that note alone, and the opening (title
+and executive summary), from the question, each note's key lines and the causal chain, when there is one; each part
+cites only the URLs the run really read, and each call is tried twice. :class:`SummarizeStep` writes it;
+:class:`RegenerateStep` rewrites it after a low grounding score, without running any tool: only the parts that hold
+claims the judge found unsupported are written again, each told its claims, and the other parts are kept. Either way
+the summary's citations are verified and repaired exactly as the deep research agent's report is
+(``verify_report``): a citation of anything the run never read is removed. The calls count toward the ``summary``
+phase.
 
-Nothing is lost on a failure: a failed summary call gives a summary assembled from the notes (with a warning), and a
-failed rewrite keeps the previous summary (with a warning).
+Nothing is lost on a failure: a part the writer fails on twice is filled in from its note (with a warning), a
+summary whose every part failed is assembled from the notes (with a warning; ``writer_failed``), and a failed rewrite
+keeps the previous summary (with a warning).
 """
 
 from __future__ import annotations
@@ -17,14 +22,13 @@ from typing import Any
 
 from haystack import component
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
-from haystack_deep_research.prompts import FALLBACK_REPORT, SUMMARY, SUMMARY_REWRITE, fence, render_chat, render_text
+from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
-from haystack_deep_research.report.attempts import Request, ask_twice
+from haystack_deep_research.report.sections import Framing, Written, rewrite_report, write_report
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async
@@ -38,24 +42,20 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportSty
     run = workflow.run
     notes = run.notes()
     urls = allowed_urls(notes, run)
-    variables: dict[str, Any] = {
-        "question": run.question,
-        "findings": [fence(note) for note in notes],
-        "causal_chain": fence(workflow.causal_chain),
-        "urls": urls,
-    }
+    framing = Framing(causal_chain=workflow.causal_chain, phase=PHASE_SUMMARY, role="summarize")
+    written: Written
     if rewrite:
         unsupported = workflow.judgement.unsupported if workflow.judgement is not None else []
-        variables.update(previous=fence(workflow.summary), unsupported=[fence(claim.text) for claim in unsupported])
-        detail = f"rewriting the summary without {len(unsupported)} unsupported claim(s); no tool runs"
+        detail = f"rewriting the parts of the summary with {len(unsupported)} unsupported claim(s); no tool runs"
+        run.events.emit(PhaseStarted(phase=PHASE_SUMMARY, detail=detail))
+        written = yield from rewrite_report(
+            model, run, workflow.summary, notes=notes, urls=urls, unsupported=unsupported, style=style, framing=framing
+        )
     else:
-        detail = f"summarizing {len(notes)} note(s) and {len(urls)} source(s)"
-    run.events.emit(PhaseStarted(phase=PHASE_SUMMARY, detail=detail))
-    prompt: list[ChatMessage] = style.apply(render_chat(SUMMARY_REWRITE if rewrite else SUMMARY, **variables))
-    what = "the rewrite" if rewrite else "the summary"
-    request = Request(what=what, messages=prompt)
-    [written] = yield from ask_twice(model, [request], run, role="summarize", phase=PHASE_SUMMARY)
-    text = written.text
+        detail = f"summarizing {len(notes)} note(s) and {len(urls)} source(s) in {len(notes) + 1} parts"
+        run.events.emit(PhaseStarted(phase=PHASE_SUMMARY, detail=detail))
+        written = yield from write_report(model, run, notes, urls, style=style, framing=framing)
+    text = written.report
     writer_failed = False
     if not text:
         why = written.why
@@ -76,9 +76,10 @@ class _SummaryStep(UsesModels):
 
     rewrite = False
 
-    def __init__(self, *, chat_generator: Any, style: ReportStyle | None = None) -> None:
+    def __init__(self, *, chat_generator: Any, style: ReportStyle | None = None, max_concurrency: int = 5) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.style = ReportStyle.of(style)
+        self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
 
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
@@ -96,6 +97,7 @@ class _SummaryStep(UsesModels):
             self,
             chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
             style=self.style.to_dict(),
+            max_concurrency=self.max_concurrency,
         )
 
     @classmethod
@@ -111,11 +113,12 @@ class _SummaryStep(UsesModels):
 @component
 class SummarizeStep(_SummaryStep):
     """
-    The workflow's Summarize step: notes (and causal chain) → a summary with verified citations.
+    The workflow's Summarize step: notes (and causal chain) → a summary written in parts, with verified citations.
 
     :param chat_generator: The model that writes the summary.
     :param style: The summary's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
-    :raises ConfigurationError: If it is not a chat generator.
+    :param max_concurrency: The writer's calls (the parts of the summary) running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
     """
 
     @component.output_types(workflow=WorkflowRun)
@@ -124,7 +127,7 @@ class SummarizeStep(_SummaryStep):
         :param workflow: The run, after Execute (and causal inference).
         :returns: ``workflow``: the run with its ``summary`` and ``citations``.
         """
-        return {"workflow": drive(self.phase(workflow))}
+        return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
@@ -132,17 +135,19 @@ class SummarizeStep(_SummaryStep):
         :param workflow: The run, after Execute (and causal inference).
         :returns: ``workflow``: the run with its ``summary`` and ``citations``.
         """
-        return {"workflow": await drive_async(self.phase(workflow))}
+        return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
 
 @component
 class RegenerateStep(_SummaryStep):
     """
-    The workflow's Regenerate step: rewrite the summary from the same notes, without tools, minus unsupported claims.
+    The workflow's Regenerate step: rewrite the parts of the summary that hold unsupported claims, from the same notes,
+    without tools.
 
     :param chat_generator: The model that rewrites the summary.
     :param style: The summary's type, tone and length, kept in the rewrite.
-    :raises ConfigurationError: If it is not a chat generator.
+    :param max_concurrency: The writer's calls (the parts rewritten) running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
     """
 
     rewrite = True
@@ -153,7 +158,7 @@ class RegenerateStep(_SummaryStep):
         :param workflow: The run, routed here by a low grounding score.
         :returns: ``workflow``: the run with its rewritten ``summary`` and ``citations``.
         """
-        return {"workflow": drive(self.phase(workflow))}
+        return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
@@ -161,4 +166,4 @@ class RegenerateStep(_SummaryStep):
         :param workflow: The run, routed here by a low grounding score.
         :returns: ``workflow``: the run with its rewritten ``summary`` and ``citations``.
         """
-        return {"workflow": await drive_async(self.phase(workflow))}
+        return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}

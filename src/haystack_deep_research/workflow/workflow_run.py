@@ -38,8 +38,8 @@ class WorkflowRun:
     :param task: The focused task of the next Execute round (set by Replan), or ``None`` for the question itself.
     :param task_title: The heading of the note that task's findings become.
     :param exit_reason: Why the loop ended (set when it does).
-    :param writer_failed: The current summary was assembled from the notes because the summary call failed: it is
-        not judged (its score is ``None``) and the run ends with ``writer_failed``.
+    :param writer_failed: The current summary was assembled from the notes because the writer failed on every part of
+        it: it is not judged (its score is ``None``) and the run ends with ``writer_failed``.
     """
 
     causal_chain: str = ""
