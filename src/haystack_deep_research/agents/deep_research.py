@@ -30,6 +30,7 @@ from haystack_deep_research.report import (
 )
 from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.approval import plan_review_hooks
+from haystack_deep_research.research.delegated import DelegationsDoneHook
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.plan import PlanHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
@@ -37,7 +38,6 @@ from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import Price, ResearchCache
 from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
-from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.sources import (
     MCPServer,
     ToolSearch,
@@ -254,7 +254,7 @@ def create_deep_research_agent(
     models_by_phase = phase_models(models, options)
     stores = datastores_from(datastores)
     researcher_tools = _researcher_tools(options, models, stores)
-    budget, results = BudgetHook(), ToolResultsHook()  # the orchestrator's own
+    budget, results = DelegationsDoneHook(), ToolResultsHook()  # the orchestrator's own
     researcher = researcher_agent(
         chat_generator=models["researcher_llm"],
         tools=[*researcher_tools, *mcp_toolsets(mcp_servers)],

@@ -209,6 +209,14 @@ class ResearchRun:
             self._delegated += 1
             return self._delegated
 
+    def delegations_left(self, limit: int) -> int:
+        """
+        :param limit: How many sub-topics the run may delegate in all.
+        :returns: How many more delegation slots :meth:`claim_subtopic` would grant (0 once every slot is taken).
+        """
+        with self._lock:
+            return max(limit + self._granted - self._delegated, 0)
+
     def grant_subtopics(self, count: int) -> None:
         """
         Allow ``count`` delegations beyond the limit: grounding's replanning researches with these.
