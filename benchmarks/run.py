@@ -51,7 +51,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--ours-option",
         action="append",
         default=[],
-        help="NAME=VALUE (JSON) passed to create_deep_research_agent, e.g. passage_budget=0; repeatable",
+        help="NAME=VALUE (JSON) passed to create_deep_research_agent, e.g. passage_budget=0 (in Sources); repeatable",
     )
     p.add_argument("--api", choices=("responses", "chat"), default="responses", help="OpenAI API flavour")
     p.add_argument("--read-batch", action="store_true", help="researchers read all top URLs in one read_url call")

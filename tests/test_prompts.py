@@ -49,7 +49,10 @@ def test_every_prompt_that_sees_web_text_says_it_is_data(system: str) -> None:
 def test_only_read_pages_may_be_cited_and_the_language_follows_the_question() -> None:
     assert "Cite only URLs you read with read_url; search snippets are not enough." in RESEARCHER_SYSTEM
     for part in (WRITER_SECTION, WRITER_OPENING):
-        assert "with a URL from the allowed list below, exactly as written there; never invent or alter" in part.system
+        # A part cites its sources by number; the numbers become the allowed URLs in its reply.
+        assert "[short title](n), n being a number from the list of allowed sources below" in part.system
+        assert "never write a URL" in part.system
+        assert "{{ keys[loop.index0] }}. {{ url }}" in part.user
     assert "in the brief's language" in WRITER_OPENING.system
     assert "in the notes' language" in WRITER_SECTION.system
     assert "written in the question's language" in SCOPE.system

@@ -29,22 +29,27 @@ class OursRunner:
     """A built agent, ready to run one question."""
 
     def __init__(self, spec: RunSpec) -> None:
-        from haystack_deep_research import UrlPolicy, WebSearchTool, create_deep_research_agent
+        import dataclasses
+
+        from haystack_deep_research import Sources, UrlPolicy, WebSearchTool, create_deep_research_agent
 
         llms = generators(spec)
+        fields = {field.name for field in dataclasses.fields(Sources)}
+        chosen = {name: value for name, value in spec.ours_options.items() if name in fields}  # e.g. passage_budget
+        others = {name: value for name, value in spec.ours_options.items() if name not in fields}
+        search = WebSearchTool(
+            api_key=Secret.from_token("sim"), api_base_url=spec.search_url, max_results=spec.max_results
+        )
         self.agent = create_deep_research_agent(
             scope_llm=llms["scope"],
             orchestrator_llm=llms["orchestrator"],
             researcher_llm=llms["researcher"],
             summarizer_llm=llms["summarizer"],
             writer_llm=llms["writer"],
-            search_tool=WebSearchTool(
-                api_key=Secret.from_token("sim"), api_base_url=spec.search_url, max_results=spec.max_results
-            ),
-            url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)),
+            sources=Sources(search=search, url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)), **chosen),
             max_subtopics=spec.max_subtopics,
             max_concurrent_researchers=spec.max_concurrent,
-            **spec.ours_options,
+            **others,
         )
 
     def run(self, question: str) -> Outcome:

@@ -11,6 +11,8 @@ The figures of one run, computed from the child's measurements and the three ser
 - citation precision: cited URLs (links and bare URLs in the report, unique) that were retrieved in this run
   (fetched from the web server, or returned by the search server) over all cited URLs.
 - overhead per step: wall time not covered by any server handling a request, over the number of LLM calls.
+- fallback parts: the report's parts that the library filled without its writer (a section holding the researcher's
+  note, an opening holding the brief, a report assembled from the notes), found by the notices it puts there.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ SERIAL_ROLES = ("scope", "orchestrator")
 FACT_ID = re.compile(r"Finding ([A-Z]+-\d+-\d+-\d+): ")
 WINDOW_SLACK_S = 0.001
 EXACT_SCHEDULE_LIMIT = 10
+FALLBACK_NOTICES = ("The report writer could not write", "The report writer failed")
+"""How haystack-deep-research's report begins a part it filled without its writer (``FALLBACK_*`` in its prompts)."""
 
 
 @dataclass
@@ -65,6 +69,7 @@ class RunMetrics:
     exit_reason: str = ""
     abandoned: int = 0
     abandoned_tokens: int = 0
+    fallback_parts: int = 0
 
     @property
     def ratio(self) -> float:
@@ -297,4 +302,5 @@ def compute(record: dict[str, Any]) -> RunMetrics:
             result["outcome"]["report"],
             corpus_facts(int(record.get("seed", 7)), str(record["scenario"].get("corpus", "short"))),
         ),
+        fallback_parts=sum(str(result["outcome"]["report"]).count(notice) for notice in FALLBACK_NOTICES),
     )

@@ -1,17 +1,40 @@
-"""The targets the report checks, each with a verdict and, when missed, the reason the data shows."""
+"""
+The targets the report checks, each with a verdict and, when missed, the reason the data shows.
+
+- every scenario: wall time at most 1.10x the run's own critical path;
+- the headline scenario (``real-three``: real-size pages, prompt reading modelled), side by side with the peer:
+  corpus facts in the report at least the peer's (citation precision 1.00), cost at the default models at most 0.6x
+  the peer's, wall time at most 0.7x the peer's;
+- the short suite (``three``): no figure worse than the reference measured before this round of work
+  (:data:`SHORT_REFERENCE`): wall, input tokens and cost against the peer's, facts and precision;
+- the scale scenarios (20 and 50 sub-topics, 10 at once, 30 s client timeout): every report written by the writer
+  with no fallback part, peak RSS at most the peer's, and from one scale point to the next, wall time growing by at
+  most 1.2 s and input tokens by at most 5,000 per added sub-topic;
+- at model latency 0: overhead per agent step under 5 ms and at most the peer's.
+"""
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from benchmarks.harness.dollars import run_cost
 from benchmarks.harness.metrics import RunMetrics
 
 WALL_OVER_BOUND = 1.10
-WALL_OVER_PEER = 0.8
-TOKENS_OVER_PEER = 0.6
+WALL_OVER_PEER = 0.7
+COST_OVER_PEER = 0.6
+WALL_PER_SUBTOPIC_S = 1.2
+TOKENS_PER_SUBTOPIC = 5_000
 OVERHEAD_MS = 5.0
 PHASES = ("scope", "orchestrator", "research", "writer")
+SHORT_REFERENCE: dict[str, dict[str, float]] = {
+    "three": {"wall": 0.72, "tokens": 0.61, "cost": 0.85, "facts": 12, "precision": 1.0},
+}
+"""The short suite's figures before this round of work (docs/benchmarks.md then, median of 3 runs): wall, input
+tokens and cost as ratios to the peer's in the same run, facts and citation precision as measured."""
 
 
 @dataclass(frozen=True)
@@ -25,17 +48,18 @@ class Verdict:
     reason: str = ""
 
 
-def _role_gap(ours: RunMetrics, peer: RunMetrics) -> str:
-    def peer_input(role: str) -> int:
-        usage = peer.roles.get(role)
-        return usage.input_tokens if usage is not None else 0
+def _cost_gap(ours: RunMetrics, peer: RunMetrics) -> str:
+    from benchmarks.harness.dollars import role_cost
 
-    role = max(ours.roles, key=lambda r: ours.roles[r].input_tokens - peer_input(r))
-    mine, theirs = ours.roles[role].input_tokens, peer_input(role)
-    allowed = TOKENS_OVER_PEER * peer.input_tokens
+    def cost_of(m: RunMetrics, role: str) -> float:
+        usage = m.roles.get(role)
+        return role_cost(role, usage) if usage is not None else 0.0
+
+    role = max(ours.roles, key=lambda r: cost_of(ours, r) - cost_of(peer, r))
+    allowed = COST_OVER_PEER * run_cost(peer)
     return (
-        f"{TOKENS_OVER_PEER}x the peer is {allowed:,.0f} tokens, {ours.input_tokens - allowed:,.0f} below this run's; "
-        f"the largest difference by role: {role} input {mine:,} vs {theirs:,} tokens ({mine - theirs:+,})"
+        f"{COST_OVER_PEER}x the peer is ${allowed:.4f}, ${run_cost(ours) - allowed:.4f} below this run's; the largest "
+        f"difference by role: {role} ${cost_of(ours, role):.4f} vs ${cost_of(peer, role):.4f}"
     )
 
 
@@ -63,12 +87,17 @@ def describe_path(m: RunMetrics) -> str:
     return f"{m.bound_s:.2f} s ({parts})"
 
 
-def check(ours: RunMetrics, peer: RunMetrics | None) -> list[Verdict]:
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def check(ours: RunMetrics, peer: RunMetrics | None, *, headline: bool = False) -> list[Verdict]:
     """
     Check the per-scenario targets for one scenario.
 
     :param ours: This library's figures.
     :param peer: The peer's figures on the same scenario, or ``None`` if the peer did not run.
+    :param headline: Whether this is the headline scenario, where facts, cost and wall are compared with the peer's.
     :returns: The verdicts.
     """
     name = ours.scenario
@@ -82,9 +111,36 @@ def check(ours: RunMetrics, peer: RunMetrics | None) -> list[Verdict]:
             "" if ratio <= WALL_OVER_BOUND else _bound_reason(ours, peer),
         )
     ]
-    if peer is None or not peer.ok:
+    if not headline or peer is None or not peer.ok:
         return verdicts
-    wall = ours.wall_s / peer.wall_s if peer.wall_s else float("nan")
+    facts_ok = ours.facts >= peer.facts
+    precision_ok = ours.precision == 1.0 or (math.isnan(ours.precision) and math.isnan(peer.precision))
+    reason = "; ".join(
+        [
+            *([] if facts_ok else [f"the report states {ours.facts} corpus facts, the peer's {peer.facts}"]),
+            *([] if precision_ok else [f"citation precision {ours.precision:.2f} < 1.00"]),
+        ]
+    )
+    verdicts.append(
+        Verdict(
+            "facts ≥ peer's, precision 1.00",
+            name,
+            f"{ours.facts} vs {peer.facts}, precision {ours.precision:.2f}",
+            facts_ok and precision_ok,
+            reason,
+        )
+    )
+    cost = _ratio(run_cost(ours), run_cost(peer))
+    verdicts.append(
+        Verdict(
+            f"cost ≤ {COST_OVER_PEER}x peer",
+            name,
+            f"{cost:.2f}x (${run_cost(ours):.4f} vs ${run_cost(peer):.4f})",
+            cost <= COST_OVER_PEER,
+            "" if cost <= COST_OVER_PEER else _cost_gap(ours, peer),
+        )
+    )
+    wall = _ratio(ours.wall_s, peer.wall_s)
     reason = ""
     if not wall <= WALL_OVER_PEER:
         reason = (
@@ -93,28 +149,102 @@ def check(ours: RunMetrics, peer: RunMetrics | None) -> list[Verdict]:
             "model turns up to the writer"
         )
     verdicts.append(Verdict(f"wall ≤ {WALL_OVER_PEER}x peer", name, f"{wall:.2f}x", wall <= WALL_OVER_PEER, reason))
-    tokens = ours.input_tokens / peer.input_tokens if peer.input_tokens else float("nan")
-    facts_ok = ours.facts >= peer.facts
-    precision_ok = ours.precision == 1.0 or (math.isnan(ours.precision) and math.isnan(peer.precision))
-    met = tokens <= TOKENS_OVER_PEER and facts_ok and precision_ok
-    parts = []
-    if not tokens <= TOKENS_OVER_PEER:
-        parts.append(_role_gap(ours, peer))
-    if not facts_ok:
-        parts.append(f"the report states {ours.facts} corpus facts, the peer's {peer.facts}")
-    if not precision_ok:
-        parts.append(f"citation precision {ours.precision:.2f} < 1.00")
-    value = f"{tokens:.2f}x (facts {ours.facts} vs {peer.facts}, precision {ours.precision:.2f})"
-    verdicts.append(
-        Verdict(
-            f"input tokens ≤ {TOKENS_OVER_PEER}x peer, facts ≥ peer's, precision 1.00",
-            name,
-            value,
-            met,
-            "; ".join(parts),
-        )
-    )
     return verdicts
+
+
+def check_reference(ours: RunMetrics, peer: RunMetrics | None) -> list[Verdict]:
+    """
+    The short suite: no figure worse than :data:`SHORT_REFERENCE` (ratios to the peer's figures in the same run).
+
+    :param ours: This library's figures on a scenario of the short suite.
+    :param peer: The peer's on the same scenario.
+    :returns: One verdict, or none when there is no reference or no peer run.
+    """
+    reference = SHORT_REFERENCE.get(ours.scenario)
+    if reference is None or peer is None or not peer.ok:
+        return []
+    now = {
+        "wall": _ratio(ours.wall_s, peer.wall_s),
+        "tokens": _ratio(ours.input_tokens, peer.input_tokens),
+        "cost": _ratio(run_cost(ours), run_cost(peer)),
+    }
+    worse = [f"{k} {now[k]:.2f}x vs {reference[k]:.2f}x" for k in now if not now[k] <= reference[k]]
+    if ours.facts < reference["facts"]:
+        worse.append(f"facts {ours.facts} vs {reference['facts']:.0f}")
+    if not ours.precision >= reference["precision"]:
+        worse.append(f"precision {ours.precision:.2f}")
+    value = (
+        f"wall {now['wall']:.2f}x (was {reference['wall']:.2f}x), tokens {now['tokens']:.2f}x (was "
+        f"{reference['tokens']:.2f}x), cost {now['cost']:.2f}x (was {reference['cost']:.2f}x), facts {ours.facts} "
+        f"(was {reference['facts']:.0f}), precision {ours.precision:.2f}"
+    )
+    return [Verdict("no figure worse than before (vs peer)", ours.scenario, value, not worse, "; ".join(worse))]
+
+
+def check_scale(runs: Mapping[tuple[str, str], RunMetrics], series: tuple[str, ...]) -> list[Verdict]:
+    """
+    The scale targets: on every point of ``series`` after the first, a report written by the writer with no
+    fallback part and peak RSS at most the peer's; between consecutive points, wall and input tokens per added
+    sub-topic.
+
+    :param runs: Every run's figures, by ``(scenario, library)``.
+    :param series: The scale scenarios, smallest first (the first is the point growth is measured from).
+    :returns: The verdicts.
+    """
+    from benchmarks.harness.scenarios import SCENARIOS
+
+    verdicts: list[Verdict] = []
+    points = [name for name in series if (name, "ours") in runs]
+    for name in points[1:]:
+        ours, peer = runs[name, "ours"], runs.get((name, "peer"))
+        written = ours.ok and ours.fallback_parts == 0 and ours.exit_reason != "writer_failed"
+        verdicts.append(
+            Verdict(
+                "report by the writer, no fallback part",
+                name,
+                f"{ours.fallback_parts} fallback parts, exit {ours.exit_reason or '—'}",
+                written,
+                "" if written else (ours.error.splitlines()[0][:120] if ours.error else "see the scenario's section"),
+            )
+        )
+        if peer is not None and peer.peak_rss_mb > 0:
+            met = ours.peak_rss_mb <= peer.peak_rss_mb
+            value = f"{ours.peak_rss_mb:.0f} vs {peer.peak_rss_mb:.0f} MiB"
+            if not peer.ok:
+                value += " (the peer's run failed; its peak up to then)"
+            verdicts.append(Verdict("peak RSS ≤ peer's", name, value, met, "" if met else "see the scale table"))
+    for before, after in itertools.pairwise(points):
+        a, b = runs[before, "ours"], runs[after, "ours"]
+        added = SCENARIOS[after].subtopics - SCENARIOS[before].subtopics
+        wall, tokens = (b.wall_s - a.wall_s) / added, (b.input_tokens - a.input_tokens) / added
+        span = f"{before} → {after}"
+        verdicts.append(
+            Verdict(
+                f"wall growth ≤ {WALL_PER_SUBTOPIC_S} s per added sub-topic",
+                span,
+                f"{wall:.2f} s ({a.wall_s:.2f} → {b.wall_s:.2f} s over {added})",
+                wall <= WALL_PER_SUBTOPIC_S,
+                "" if wall <= WALL_PER_SUBTOPIC_S else f"critical path {describe_path(a)} → {describe_path(b)}",
+            )
+        )
+        verdicts.append(
+            Verdict(
+                f"input tokens growth ≤ {TOKENS_PER_SUBTOPIC:,} per added sub-topic",
+                span,
+                f"{tokens:,.0f} ({a.input_tokens:,} → {b.input_tokens:,} over {added})",
+                tokens <= TOKENS_PER_SUBTOPIC,
+                "" if tokens <= TOKENS_PER_SUBTOPIC else _growth_by_role(a, b, added),
+            )
+        )
+    return verdicts
+
+
+def _growth_by_role(a: RunMetrics, b: RunMetrics, added: int) -> str:
+    def grown(role: str) -> float:
+        before, after = a.roles.get(role), b.roles.get(role)
+        return ((after.input_tokens if after else 0) - (before.input_tokens if before else 0)) / added
+
+    return "per added sub-topic: " + ", ".join(f"{role} {grown(role):,.0f}" for role in sorted(b.roles, key=grown))
 
 
 def check_overhead(ours: RunMetrics, peer: RunMetrics | None = None) -> list[Verdict]:
@@ -140,12 +270,3 @@ def check_overhead(ours: RunMetrics, peer: RunMetrics | None = None) -> list[Ver
             Verdict("overhead per agent step ≤ peer's", ours.scenario, f"{value:.2f} vs {theirs:.2f} ms", met, reason)
         )
     return verdicts
-
-
-def check_memory(ours: RunMetrics, peer: RunMetrics | None) -> list[Verdict]:
-    """Peak RSS no more than the peer's on the same scenario."""
-    if peer is None or not peer.ok:
-        return []
-    met = ours.peak_rss_mb <= peer.peak_rss_mb
-    value = f"{ours.peak_rss_mb:.0f} vs {peer.peak_rss_mb:.0f} MiB"
-    return [Verdict("peak RSS ≤ peer's", ours.scenario, value, met, "" if met else "see the scale table")]

@@ -30,8 +30,9 @@ def test_the_section_shows_before_after_and_the_reasons_a_target_is_missed(tmp_p
     page = "\n".join(lines)
 
     assert lines[0] == "## Improvements"
-    assert "| three | input tokens | 28,533 (1.01x peer) | 16,000 (0.56x peer) | 28,377 | ≤ 0.6x peer |" in page
-    assert "| three | wall time (s) | 20.75 (1.00x peer) | 17.20 (0.83x peer) | 20.69 | ≤ 0.8x peer |" in page
+    same = "no worse than before"
+    assert f"| three | input tokens | 28,533 (1.01x peer) | 16,000 (0.56x peer) | 28,377 | {same} |" in page
+    assert f"| three | wall time (s) | 20.75 (1.00x peer) | 17.20 (0.83x peer) | 20.69 | {same} |" in page
     assert "- Pages are cut to their relevant passages." in page
     assert "- wall ≤ 0.8x peer on `three`: 0.83x. The research phase is the same for both." in page
     assert "- The research turns are the same for both libraries." in page

@@ -29,6 +29,7 @@ from haystack_deep_research.report import (
 )
 from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.approval import plan_review_hooks
+from haystack_deep_research.research.delegated import DelegationsDoneHook
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.plan import PlanHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
@@ -36,7 +37,6 @@ from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.cache import cache_of
-from haystack_deep_research.run.lifecycle import BudgetHook
 from haystack_deep_research.settings import Budgets, Grounding, Sources, refuse_moved
 from haystack_deep_research.sources import (
     datastore_tools,
@@ -230,7 +230,7 @@ def create_deep_research_agent(
     budgets.check_priced(models_by_phase)
     stores = datastores_from(sources.datastores)
     researcher_tools = _researcher_tools(sources, models, stores, research_cache if sources.web else None, limits)
-    budget, results = BudgetHook(), ToolResultsHook()  # the orchestrator's own
+    budget, results = DelegationsDoneHook(), ToolResultsHook()  # the orchestrator's own
     researcher = researcher_agent(
         chat_generator=models["researcher_llm"],
         tools=[*researcher_tools, *mcp_toolsets(list(sources.mcp_servers or []))],

@@ -43,13 +43,17 @@ OPENING_NOTE_CHARS = 600
 """The characters of each note's opening lines (its key findings) that the opening is written from."""
 
 _CITE_RULE = (
-    "Cite every factual claim inline as [short title](url) with a URL from the allowed list below, exactly as "
-    "written there; never invent or alter a URL; no numbered citations. "
+    "Cite every factual claim inline as [short title](n), n being a number from the list of allowed sources below "
+    "(the notes cite the same way); never write a URL or a bare [n]. "
+)
+_NUMBERED_SOURCES = (
+    "Allowed sources, by number:\n{% for url in urls %}{{ keys[loop.index0] }}. {{ url }}\n{% else %}(none)\n"
+    "{% endfor %}"
 )
 _SECTION_USER = (
     "Section {{ number }} of {{ total }}.\n\n"
     '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
-    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+    + _NUMBERED_SOURCES
 )
 _REWRITE_PART = (
     "{% if previous %}\n\nYour previous version of this part:\n<untrusted_previous_part>\n{{ previous }}\n"
@@ -89,8 +93,7 @@ _OPENING_USER = (
     "</untrusted_topics>\n\n{% endif %}"
     '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
     "{% if causal_chain %}Causal chain built from the notes:\n<untrusted_causal_chain>\n{{ causal_chain }}\n"
-    "</untrusted_causal_chain>\n\n{% endif %}"
-    "Allowed source URLs:\n{% for url in urls %}- {{ url }}\n{% else %}(none)\n{% endfor %}"
+    "</untrusted_causal_chain>\n\n{% endif %}" + _NUMBERED_SOURCES
 )
 WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)
 REWRITE_SECTION = ChatTemplate("rewrite_section", system=_SECTION_SYSTEM, user=_SECTION_USER + _REWRITE_PART)

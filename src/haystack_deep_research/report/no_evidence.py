@@ -19,12 +19,13 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack_deep_research.prompts import NO_EVIDENCE_NOTICE, render_text
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.run.outputs import publish
-from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_REASON, PHASE_RESEARCH, REPORT
+from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_REASON, EXIT_SUBTOPICS_DONE, PHASE_RESEARCH, REPORT
 
 __all__ = ["NoEvidenceStage"]
 
-_NORMAL_EXITS = ("", "text", "max_agent_steps")
-"""Haystack's own exit reasons: a run that ends this way with nothing read ends with ``no_evidence`` instead."""
+_NORMAL_EXITS = ("", "text", "max_agent_steps", EXIT_SUBTOPICS_DONE)
+"""Haystack's own exit reasons and the orchestrator's having delegated every sub-topic: a run that ends this way with
+nothing read ends with ``no_evidence`` instead."""
 
 
 def _with_notice(report: str, notice: str) -> str:

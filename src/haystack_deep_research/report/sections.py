@@ -7,7 +7,9 @@ key findings: :func:`key_lines`, up to :data:`~haystack_deep_research.prompts.OP
 the allowed URLs found in them) and one *section* per note (at most
 :data:`~haystack_deep_research.prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
 it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
-once per part. They run side by side, as many at once as the step that drives them allows (the write hook's
+once per part. Every part cites its sources by number and the numbers become URLs again in its reply
+(:mod:`.source_keys`), so the writer never copies a URL. They run side by side, as many at once as the step that
+drives them allows (the write hook's
 ``max_concurrent_researchers``, the iterative write step's and the workflow's summary steps' ``max_concurrency``), so
 the writer's share of the run's time is that of its longest part, and every call fits a normal client
 timeout and output limit however many sub-topics were researched. The parts become one document by the rules of
@@ -63,6 +65,7 @@ from haystack_deep_research.report.draft import (
     section_from_reply,
 )
 from haystack_deep_research.report.judge import Claim
+from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.state import PHASE_WRITE
@@ -71,7 +74,6 @@ __all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
-_SOURCES_LIST = re.compile(r"\n\s*(?:#+\s*)?(?:\*\*)?Sources(?:\*\*)?:?\s*\n.*\Z", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -145,13 +147,23 @@ def _fallback_section(note: str, why: str) -> Part:
 
 
 def _section_request(
-    run: ResearchRun, notes: list[str], urls: list[str], number: int, total: int, *, style: ReportStyle, **more: Any
+    run: ResearchRun,
+    notes: list[str],
+    urls: list[str],
+    number: int,
+    total: int,
+    *,
+    keys: SourceKeys,
+    style: ReportStyle,
+    **more: Any,
 ) -> Request:
     template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
+    cited = _allowed_in(notes, urls)
     messages = render_chat(
         template,
-        notes=[fence(note) for note in notes],
-        urls=_allowed_in(notes, urls),
+        notes=[fence(keys.shorten(without_sources_list(note))) for note in notes],
+        urls=cited,
+        keys=keys.numbers(cited),
         number=number,
         total=total,
         max_words=style.part_words(total)[1],
@@ -171,7 +183,7 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
     :param limit: The most characters kept (past it, only a first sentence that is longer).
     :returns: The opening lines.
     """
-    text = _SOURCES_LIST.sub("", note.strip()).strip()
+    text = without_sources_list(note)
     if len(text) <= limit:
         return text
     ends = [match.start() for match in _SENTENCE_END.finditer(text)]
@@ -181,17 +193,26 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
 
 
 def _opening_request(
-    run: ResearchRun, notes: list[str], urls: list[str], style: ReportStyle, framing: Framing, **more: Any
+    run: ResearchRun,
+    notes: list[str],
+    urls: list[str],
+    *,
+    keys: SourceKeys,
+    style: ReportStyle,
+    framing: Framing,
+    **more: Any,
 ) -> Request:
     template = REWRITE_OPENING if "unsupported" in more else WRITER_OPENING
     words = style.part_words(len(notes))[0]
     # A first draft reads each note's key lines; a rewrite reads the notes whole, to check claims against them.
-    read = notes if "unsupported" in more else [key_lines(note) for note in notes]
+    read = [without_sources_list(n) for n in notes] if "unsupported" in more else [key_lines(n) for n in notes]
+    cited = _allowed_in(read, urls)
     messages = render_chat(
         template,
         brief=run.brief,
-        notes=[fence(n) for n in read],
-        urls=_allowed_in(read, urls),
+        notes=[fence(keys.shorten(n)) for n in read],
+        urls=cited,
+        keys=keys.numbers(cited),
         max_words=words,
         **framing.opening_variables(),
         **more,
@@ -199,8 +220,8 @@ def _opening_request(
     return Request(OPENING, style.apply(messages))
 
 
-def _claims(claims: list[Claim]) -> list[str]:
-    return [fence(claim.text) for claim in claims]
+def _claims(claims: list[Claim], keys: SourceKeys) -> list[str]:
+    return [fence(keys.shorten(claim.text)) for claim in claims]
 
 
 def write_report(
@@ -228,23 +249,25 @@ def write_report(
     :param framing: What the shape adds (the main agent's report when ``None``).
     :returns: The phase; it returns the report (``""`` when no part could be written).
     """
-    style, framing = style or ReportStyle(), framing or Framing()
+    style, framing, keys = style or ReportStyle(), framing or Framing(), SourceKeys(urls)
     total = len(notes)
     more: dict[str, Any] = {}
     if unsupported:
-        more = {"unsupported": _claims(unsupported), "researched": researched, "previous": ""}
-    requests = [_opening_request(run, notes, urls, style, framing, **more)]
+        more = {"unsupported": _claims(unsupported, keys), "researched": researched, "previous": ""}
+    requests = [_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more)]
     for number, note in enumerate(notes, 1):
         mine = [c for c in unsupported or [] if {normalize_url(u) for u in c.urls} & _urls(note)]
-        extra: dict[str, Any] = {"unsupported": _claims(mine), "researched": researched, "previous": ""} if mine else {}
-        requests.append(_section_request(run, [note], urls, number, total, style=style, **extra))
+        extra: dict[str, Any] = (
+            {"unsupported": _claims(mine, keys), "researched": researched, "previous": ""} if mine else {}
+        )
+        requests.append(_section_request(run, [note], urls, number, total, keys=keys, style=style, **extra))
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     failed = [attempt for attempt in attempts if not attempt.text]
     if len(failed) == len(attempts):
         return Written("", len(attempts), len(failed), failed[0].why)
-    opening, frame = _opening(run, attempts[0], framing)
+    opening, frame = _opening(run, attempts[0], framing, keys)
     sections = [
-        _section(run, request, note, attempt, framing.phase)
+        _section(run, request, note, attempt, phase=framing.phase, keys=keys)
         for request, note, attempt in zip(requests[1:], notes, attempts[1:], strict=True)
     ]
     why = failed[0].why if failed else ""
@@ -252,20 +275,20 @@ def write_report(
     return Written(report, len(attempts), len(failed), why)
 
 
-def _opening(run: ResearchRun, attempt: Attempt, framing: Framing) -> tuple[Part, list[Part] | None]:
+def _opening(run: ResearchRun, attempt: Attempt, framing: Framing, keys: SourceKeys) -> tuple[Part, list[Part] | None]:
     """The opening (title and summary) and, for an outline with more headings, the parts it wrote for them."""
     if attempt.text and framing.outline.frame[1:]:
-        title, frame = frame_from_reply(attempt.text, framing.outline)
+        title, frame = frame_from_reply(keys.expand(attempt.text), framing.outline)
         return Part(title, frame[0].body), frame
     if attempt.text:
-        return opening_from_reply(attempt.text), None
+        return opening_from_reply(keys.expand(attempt.text)), None
     run.warn(framing.phase, f"the writer failed twice on {OPENING} ({attempt.why}); the report opens with the brief")
     return Part(REPORT_TITLE, render_text(FALLBACK_OPENING, error=attempt.why, brief=run.brief)), None
 
 
-def _section(run: ResearchRun, request: Request, note: str, attempt: Attempt, phase: str) -> Part:
+def _section(run: ResearchRun, request: Request, note: str, attempt: Attempt, *, phase: str, keys: SourceKeys) -> Part:
     if attempt.text:
-        return section_from_reply(attempt.text, _subtopic(note))
+        return section_from_reply(keys.expand(attempt.text), _subtopic(note))
     run.warn(
         phase,
         f"the writer failed twice on {request.what} ({attempt.why}); that section holds the researcher's note as "
@@ -302,6 +325,7 @@ def rewrite_report(
     :returns: The phase; it returns the new report (``""`` when every part asked for failed).
     """
     researched, style, framing = found is not None, style or ReportStyle(), framing or Framing()
+    keys = SourceKeys(urls)
     parts = parse_report(report) if not framing.outline.frame[1:] else None
     if parts is None:  # not written in parts (e.g. assembled from the notes): write it in parts now
         return (
@@ -321,9 +345,9 @@ def rewrite_report(
     places: list[int] = []  # -1 is the opening, else the section's index
     opening_claims = [claim for claim in unsupported if parts.opening.holds(claim.line)]
     if opening_claims:
-        previous = fence(f"## {SUMMARY_HEADING}\n\n{parts.opening.body}")
-        more = {"unsupported": _claims(opening_claims), "researched": researched, "previous": previous}
-        requests.append(_opening_request(run, notes, urls, style, framing, **more))
+        previous = fence(keys.shorten(f"## {SUMMARY_HEADING}\n\n{parts.opening.body}"))
+        more = {"unsupported": _claims(opening_claims, keys), "researched": researched, "previous": previous}
+        requests.append(_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more))
         places.append(-1)
     for index, section in enumerate(parts.sections):
         claims = [claim for claim in unsupported if section.holds(claim.line)]
@@ -332,8 +356,8 @@ def rewrite_report(
         text = f"## {section.heading}\n\n{section.body}"
         mine = [note for note in notes if _urls(note) & _urls(text)]
         mine += [found[c.text] for c in claims if found and c.text in found and found[c.text] not in mine]
-        more = {"unsupported": _claims(claims), "researched": researched, "previous": fence(text)}
-        requests.append(_section_request(run, mine, urls, index + 1, total, style=style, **more))
+        more = {"unsupported": _claims(claims, keys), "researched": researched, "previous": fence(keys.shorten(text))}
+        requests.append(_section_request(run, mine, urls, index + 1, total, keys=keys, style=style, **more))
         places.append(index)
     if not requests:
         return Written(report, 0)
@@ -345,8 +369,8 @@ def rewrite_report(
         if not attempt.text:
             run.warn(framing.phase, f"rewriting {request.what} failed twice ({attempt.why}); it is kept as it was")
         elif place < 0:
-            opening = Part(opening.heading, opening_from_reply(attempt.text).body)
+            opening = Part(opening.heading, opening_from_reply(keys.expand(attempt.text)).body)
         else:
-            sections[place] = section_from_reply(attempt.text, sections[place].heading)
+            sections[place] = section_from_reply(keys.expand(attempt.text), sections[place].heading)
     failed = [attempt for attempt in attempts if not attempt.text]
     return Written(render_report(opening, sections), len(attempts), len(failed), failed[0].why if failed else "")

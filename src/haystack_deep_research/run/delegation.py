@@ -69,6 +69,14 @@ class Delegation:
         with self._lock:
             return [*self._restored, *(self._notes[key] for key in sorted(self._notes))]
 
+    def left(self, limit: int) -> int:
+        """
+        :param limit: How many sub-topics the run may delegate in all.
+        :returns: How many more slots :meth:`claim` would grant (0 once every slot is taken).
+        """
+        with self._lock:
+            return max(limit + self._granted - self._delegated, 0)
+
     def claim(self, limit: int) -> int | None:
         """
         :param limit: How many sub-topics the run may delegate in all.

@@ -186,6 +186,13 @@ class ResearchRun:
         """
         return self._delegation.claim(limit)
 
+    def delegations_left(self, limit: int) -> int:
+        """
+        :param limit: How many sub-topics the run may delegate in all.
+        :returns: How many more delegation slots :meth:`claim_subtopic` would grant (0 once every slot is taken).
+        """
+        return self._delegation.left(limit)
+
     def grant_subtopics(self, count: int) -> None:
         """
         Allow ``count`` delegations beyond the limit: grounding's replanning researches with these.

@@ -100,7 +100,8 @@ def summarize_reply(
         return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))
     name, given = named_prompt(messages, *WRITER_PART_TEMPLATES)
     urls = [str(url) for url in given.get("urls") or []]
-    notes = [str(note) for note in given.get("notes") or []]
+    numbered = dict(zip((str(key) for key in given.get("keys") or []), urls, strict=False))
+    notes = [_numbers_to_urls(str(note), numbered) for note in given.get("notes") or []]
     if name.endswith("_section"):
         heading = words(notes[0].split("\n", 1)[0].lstrip("#"), 8) if notes else f"Part {given.get('number')}"
         allowed = [(text, url) for note in notes for text, url in cited(note) if url in urls]
@@ -120,6 +121,11 @@ def summarize_reply(
         + (f"Causal chain: {steps} step(s) considered.\n\n" if chain else "")
         + "\n".join(lines)
     ).strip() + "\n"
+
+
+def _numbers_to_urls(note: str, numbered: dict[str, str]) -> str:
+    """A note the writer reads cites its sources by number (see ``report.source_keys``): read them as their URLs."""
+    return re.sub(r"\]\((\d+)\)", lambda match: f"]({numbered.get(match[1], match[1])})", note)
 
 
 def _states(claim: str, corrects: str, template: str, notes: list[str], unsupported: list[str]) -> bool:
