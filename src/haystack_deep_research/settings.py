@@ -21,8 +21,7 @@ workflow and the deep agent search with the tools they are given, so ``Sources(s
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,18 +33,7 @@ if TYPE_CHECKING:
     from haystack_deep_research.sources.mcp_servers import MCPServer
     from haystack_deep_research.web import FetchLimits, UrlPolicy
 
-__all__ = [
-    "DEFAULT_PASSAGE_BUDGET",
-    "MOVED",
-    "WEB_FIELDS",
-    "Budgets",
-    "Grounding",
-    "Sources",
-    "given_fields",
-    "passage_budget_value",
-    "refuse_fields",
-    "refuse_moved",
-]
+__all__ = ["DEFAULT_PASSAGE_BUDGET", "Budgets", "Grounding", "Sources", "passage_budget_value"]
 
 DEFAULT_PASSAGE_BUDGET = 2_500
 """Characters of a page's most relevant passages the summarizer reads, by default (chosen from the curve of facts
@@ -54,6 +42,15 @@ kept against summarizer input in docs/benchmarks.md)."""
 MAX_TOKEN_BUDGET = 1_000_000_000
 MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 MAX_COST_BUDGET = 1_000_000.0
+
+
+def _given(kind: type[Any], value: Any, name: str, example: str) -> Any:
+    """``value`` when it is a ``kind``, ``kind()`` for ``None``; else a ConfigurationError naming ``name``."""
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise ConfigurationError(f"{name} must be a {kind.__name__}, for example {example}; got {value!r}.")
+    return value
 
 
 def passage_budget_value(value: Any) -> int:
@@ -67,83 +64,6 @@ def passage_budget_value(value: Any) -> int:
     raise ConfigurationError(
         f"passage_budget must be 0 (the whole page) or an integer from 500 to 1000000; got {value!r}."
     )
-
-
-WEB_FIELDS = ("web", "search", "url_policy", "fetch_limits", "passage_budget")
-"""The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for."""
-
-MOVED: dict[str, str] = {
-    "token_budget": "budgets=Budgets(tokens=...)",
-    "total_token_budget": "budgets=Budgets(tokens=...)",
-    "time_budget": "budgets=Budgets(seconds=...)",
-    "cost_budget": "budgets=Budgets(dollars=...)",
-    "prices": "budgets=Budgets(prices=...)",
-    "judge_llm": "grounding=Grounding(judge_llm=...)",
-    "grounding_threshold": "grounding=Grounding(threshold=...)",
-    "max_regenerations": "grounding=Grounding(max_regenerations=...)",
-    "max_replans": "grounding=Grounding(max_replans=...)",
-    "max_grounding_rounds": "grounding=Grounding(max_replans=...)",
-    "search": "sources=Sources(search=...)",
-    "search_tool": "sources=Sources(search=...)",
-    "datastores": "sources=Sources(datastores=...)",
-    "mcp_servers": "sources=Sources(mcp_servers=...)",
-    "web": "sources=Sources(web=...)",
-    "url_policy": "sources=Sources(url_policy=...)",
-    "fetch_limits": "sources=Sources(fetch_limits=...)",
-    "passage_budget": "sources=Sources(passage_budget=...)",
-    "report_type": "style=ReportStyle(report_type=...)",
-    "tone": "style=ReportStyle(tone=...)",
-    "report_length": "style=ReportStyle(report_length=...)",
-    "cache_dir": "cache=... (a folder path, or ResearchCache(directory=..., ttl=...))",
-    "cache_ttl": "cache=ResearchCache(directory=..., ttl=...)",
-}
-"""Parameters that moved into a grouped setting, and where each went."""
-
-
-def refuse_moved(factory: str, given: Mapping[str, Any]) -> None:
-    """
-    Refuse keywords a factory does not take, naming the new home of one that moved into a grouped setting.
-
-    :param factory: The factory's name, quoted in the error.
-    :param given: The keywords left over after the factory's own.
-    :raises ConfigurationError: If one of them moved (``token_budget=`` is now ``budgets=Budgets(tokens=...)``).
-    :raises TypeError: If one of them was never a parameter, as Python says of an unknown keyword.
-    """
-    for name in sorted(given):
-        if name in MOVED:
-            raise ConfigurationError(f"{factory}() takes {MOVED[name]} in place of {name}=; see docs/settings.md.")
-    if given:
-        raise TypeError(f"{factory}() got an unexpected keyword argument {sorted(given)[0]!r}.")
-
-
-def given_fields(settings: Any) -> list[str]:
-    """
-    :param settings: A value object of this module.
-    :returns: The names of its fields set to something other than their default, in field order.
-    """
-    return [
-        field.name
-        for field in dataclasses.fields(settings)
-        if getattr(settings, field.name) != (field.default if field.default is not dataclasses.MISSING else None)
-    ]
-
-
-def refuse_fields(settings: Any, names: Iterable[str], *, factory: str, why: str) -> None:
-    """
-    Refuse the fields of ``settings`` a factory has no use for, when they are set.
-
-    :param settings: A value object of this module, or ``None``.
-    :param names: The fields the factory does not use.
-    :param factory: The factory's name, quoted in the error.
-    :param why: What the factory does instead, quoted in the error.
-    :raises ConfigurationError: If one of them is set.
-    """
-    if settings is None:
-        return
-    unused = [name for name in given_fields(settings) if name in set(names)]
-    if unused:
-        kind = type(settings).__name__
-        raise ConfigurationError(f"{factory} does not use {kind}({unused[0]}=...): {why}. Drop it.")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,13 +116,7 @@ class Budgets:
         :returns: The budgets.
         :raises ConfigurationError: If it is anything else.
         """
-        if value is None:
-            return cls()
-        if not isinstance(value, Budgets):
-            raise ConfigurationError(
-                f"budgets must be a Budgets, for example Budgets(tokens=200_000, seconds=600); got {value!r}."
-            )
-        return value
+        return _given(cls, value, "budgets", "Budgets(tokens=200_000, seconds=600)")
 
     def over(self, base: Budgets) -> Budgets:
         """
@@ -348,10 +262,4 @@ class Sources:
         :returns: The sources.
         :raises ConfigurationError: If it is anything else.
         """
-        if value is None:
-            return cls()
-        if not isinstance(value, Sources):
-            raise ConfigurationError(
-                f"sources must be a Sources, for example Sources(search='ddgs', datastores={{...}}); got {value!r}."
-            )
-        return value
+        return _given(cls, value, "sources", "Sources(search='ddgs', datastores={...})")

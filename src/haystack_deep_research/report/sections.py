@@ -32,8 +32,6 @@ claims), and the other parts are kept as they are.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
@@ -56,7 +54,6 @@ from haystack_deep_research.prompts import (
 )
 from haystack_deep_research.report.attempts import Attempt, Request, ask_twice
 from haystack_deep_research.report.draft import (
-    Outline,
     Part,
     frame_from_reply,
     opening_from_reply,
@@ -64,65 +61,16 @@ from haystack_deep_research.report.draft import (
     render_report,
     section_from_reply,
 )
+from haystack_deep_research.report.framing import Framing, Written
 from haystack_deep_research.report.judge import Claim
 from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.state import PHASE_WRITE
 
 __all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
-
-
-@dataclass(frozen=True)
-class Framing:
-    """
-    What a shape adds to the report written in parts (see the module docstring).
-
-    :param outline: The headings around the sections.
-    :param topics: The topics searched, which the opening reads.
-    :param causal_chain: A causal chain built from the notes, which the opening explains the answer along (``""``:
-        none).
-    :param phase: The phase the calls' usage and warnings count toward.
-    :param role: The calls' role, a tracing tag.
-    """
-
-    outline: Outline = field(default_factory=Outline)
-    topics: Sequence[str] = ()
-    causal_chain: str = ""
-    phase: str = PHASE_WRITE
-    role: str = "writer"
-
-    def opening_variables(self) -> dict[str, Any]:
-        """:returns: The opening prompt's variables that come from the framing."""
-        outline = self.outline
-        return {
-            "summary": outline.summary,
-            "findings": outline.findings,
-            "closing": list(outline.closing),
-            "translate": outline.translate,
-            "topics": [fence(topic) for topic in self.topics],
-            "causal_chain": fence(self.causal_chain),
-        }
-
-
-@dataclass(frozen=True)
-class Written:
-    """
-    What writing the report gave.
-
-    :param report: The report, or ``""`` when no part could be written.
-    :param parts: How many parts were asked for.
-    :param failed: How many of them the writer could not write.
-    :param why: Why the first failed part failed, or ``""``.
-    """
-
-    report: str
-    parts: int
-    failed: int = 0
-    why: str = ""
 
 
 def _urls(text: str) -> set[str]:
