@@ -123,7 +123,7 @@ def render(figures: dict[str, Measured], repeats: int, page_delay: float) -> str
     rows = {
         "sequential": f"{len(TOPICS)} rounds, one topic each",
         "parallel": f"1 round of {len(TOPICS)} topics (`nextSearchTopic` as a list)",
-        "cached": "the sequential run again, with `cache_dir`",
+        "cached": "the sequential run again, with `cache=`",
         "replay": "a replay of a recorded sequential run, servers stopped",
     }
     lines = [

@@ -225,7 +225,7 @@ class BudgetExceededError(ResearchRunError):
 class DeadlineExceededError(BudgetExceededError):
     """
     A model call was still running when the run's time budget ran out; the run stopped waiting for it (the call is
-    abandoned, not awaited) and ends with what it gathered. Pass a larger ``time_budget``, or a faster model or
+    abandoned, not awaited) and ends with what it gathered. Pass a larger ``Budgets(seconds=...)``, or a faster model or
     server, or a smaller ``timeout`` to the chat generator so that a stuck server fails sooner.
     """
 

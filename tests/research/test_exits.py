@@ -107,7 +107,7 @@ def test_conditions_round_trip_through_dicts() -> None:
     [
         (lambda: ToolUsed(""), "ToolUsed needs the name of a tool"),
         (lambda: ConfidenceMet(1.5), "min_confidence must be a number from 0.0 to 1.0"),
-        (lambda: TokenLimit(0), "total_token_budget must be an integer from 1"),
+        (lambda: TokenLimit(0), r"TokenLimit\(tokens=\.\.\.\) must be an integer from 1"),
         (lambda: MaxIterations(0), "max_iterations must be an integer from 1"),
         (lambda: ToolUsed(SUBMIT) | "max", "exit conditions compose only with exit conditions"),
         (lambda: exit_condition_from_dict({"type": "nope"}), "not a serialized exit condition"),

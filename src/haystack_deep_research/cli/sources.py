@@ -51,8 +51,8 @@ def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
     """
     :param args: The parsed command line.
     :param search: The ``--search`` chosen (option or environment), or ``None``.
-    :returns: The factory arguments of ``--search-url`` (``search``: a Tavily tool at that address) and
-        ``--allow-host`` (``url_policy``); nothing for what was not given.
+    :returns: The :class:`~haystack_deep_research.Sources` fields of ``--search-url`` (``search``: a Tavily tool at
+        that address) and ``--allow-host`` (``url_policy``); nothing for what was not given.
     :raises UsageError: If ``--search-url`` is not a URL, or comes with ``--search ddgs`` or ``--no-web``.
     :raises ConfigurationError: If an ``--allow-host`` entry is not a host name, address or network.
     """

@@ -125,8 +125,8 @@ class TurnGrounding(UsesModels):
         if judge_llm is not None:
             _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         self.judge_llm = judge_llm
-        self.threshold = _checks.number_in_range("grounding_threshold", threshold, 0.0, 1.0, include_low=True)
-        self.max_rounds = _checks.int_in_range("max_grounding_rounds", max_rounds, 0, 5)
+        self.threshold = _checks.number_in_range("threshold", threshold, 0.0, 1.0, include_low=True)
+        self.max_rounds = _checks.int_in_range("max_rounds", max_rounds, 0, 5)
 
     def _used_models(self) -> list[Any]:
         return [self.judge_llm] if self.judge_llm is not None else []

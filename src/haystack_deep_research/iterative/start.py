@@ -45,13 +45,13 @@ class StartStep:
     Start the rounds (see the module docstring).
 
     :param depth: The rounds of the run (a resumed run counts its restored topics against them).
-    :param freshness: Seconds a source stays fresh when a run is updated (the agent's ``cache_ttl``).
+    :param freshness: Seconds a source stays fresh when a run is updated (the ``ttl`` of the agent's cache).
     :raises ConfigurationError: If a parameter is invalid.
     """
 
     def __init__(self, *, depth: int = 3, freshness: float = DEFAULT_CACHE_TTL) -> None:
         self.depth = _checks.int_in_range("depth", depth, 1, 50)
-        self.freshness = _checks.number_in_range("cache_ttl", freshness, 0.0)
+        self.freshness = _checks.number_in_range("freshness", freshness, 0.0)
 
     @component.output_types(iteration=IterationRun)
     def run(self, update: bool = False) -> dict[str, IterationRun]:

@@ -3,9 +3,10 @@ Incremental updates of a finished iterative run, built on its run directory's jo
 
 The journal holds every finding with the sources it was written from (a ``note`` record carries the ledger entries
 it added), so an update knows, for each topic, which pages its finding rests on and when each was read
-(``fetched_at``). With the agent's ``cache_ttl`` as the measure of freshness:
+(``fetched_at``). With the agent's cache ``ttl`` (``cache=ResearchCache(directory=..., ttl=...)``; one day without a
+cache) as the measure of freshness:
 
-- a topic whose every cited page was read less than ``cache_ttl`` seconds ago is **kept**: its finding stays as it
+- a topic whose every cited page was read less than ``ttl`` seconds ago is **kept**: its finding stays as it
   is and it is not searched again;
 - a topic with an older page (or with no page read at all) is **stale**: it is searched and read again first (with
   a cache, its entries have expired too, so the pages are really fetched), and its new finding replaces the old one;

@@ -121,7 +121,7 @@ RESEARCHER_SYSTEM_DOCUMENTS = (
     "Source of the document it came from as a Markdown link, then a 'Sources:' list. Cite only documents the store "
     "searches returned, by their Source exactly as given. " + DATA_RULE
 )
-"""The researcher's system prompt when it has no web tools (``web=False``): document stores only."""
+"""The researcher's system prompt when it has no web tools (``Sources(web=False)``): document stores only."""
 DATASTORE_ROUTING = Template(
     "datastore_routing",
     "Private document stores{% if web %} (besides the web){% endif %}: search the store whose description fits "

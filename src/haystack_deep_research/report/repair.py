@@ -35,7 +35,7 @@ class RepairPolicy:
     max_replans: int = 2
 
     def __post_init__(self) -> None:
-        _checks.number_in_range("grounding_threshold", self.threshold, 0.0, 1.0, include_low=True)
+        _checks.number_in_range("threshold", self.threshold, 0.0, 1.0, include_low=True)
         _checks.int_in_range("max_regenerations", self.max_regenerations, 0, 5)
         _checks.int_in_range("max_replans", self.max_replans, 0, 5)
 

@@ -6,7 +6,7 @@ says whether it fires. ``a & b`` fires when both fire, ``a | b`` when either doe
 fired becomes the run's ``exit_reason``. The deep agent's default::
 
     base = ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
-    termination = base | TokenLimit(total_token_budget) | MaxIterations(max_iterations)
+    termination = base | TokenLimit(budgets.tokens) | MaxIterations(max_iterations)      # with Budgets(tokens=...)
 
 - :class:`ToolUsed` fires when the step called the tool; with ``require_success`` (the default) only when the
   call succeeded, so a submit tool that raises does not end the loop: the model reads the rejection and goes on.
@@ -144,7 +144,7 @@ class TokenLimit(ExitCondition):
     """
 
     def __init__(self, tokens: int) -> None:
-        self.tokens = _checks.int_in_range("total_token_budget", tokens, 1, 1_000_000_000)
+        self.tokens = _checks.int_in_range("TokenLimit(tokens=...)", tokens, 1, 1_000_000_000)
 
     def fired(self, facts: StepFacts) -> str | None:
         return EXIT_TOKEN_BUDGET if facts.tokens >= self.tokens else None

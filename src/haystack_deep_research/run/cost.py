@@ -2,8 +2,9 @@
 What a run's token usage costs: model prices, and the cost of a usage dict at a price.
 
 The prices of the default models are kept here, once, with the date they were read (:data:`PRICES_AS_OF`). Pass
-prices of other models as ``prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)}``; a price given
-for a default model replaces the one here. A model with no known price gives no cost (``None``), never a guess.
+prices of other models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=...,
+output_per_mtok=...)})``; a price given for a default model replaces the one here. A model with no known price gives
+no cost (``None``), never a guess.
 
 Costs are in US dollars at the standard rates for prompts under 272K tokens; OpenAI bills longer prompts, Batch, Flex
 and regional processing at other rates, which this table does not model.
@@ -245,7 +246,7 @@ class CostMeter:
             which = f"model {model!r}" if len(names) == 1 else f"models {', '.join(map(repr, names))}"
             why = (
                 f"no price is known for {which}; pass --price {model}=INPUT,OUTPUT (US dollars per million tokens, "
-                f"repeatable) to the command, or prices={{{model!r}: Price(...)}} to the factory"
+                f"repeatable) to the command, or budgets=Budgets(prices={{{model!r}: Price(...)}}) to the factory"
             )
         else:
             why = f"the usage that model {model!r} reports does not say its input and output tokens"

@@ -57,8 +57,8 @@ def bound_budget() -> RunBudget | None:
 def _cut(budget: RunBudget) -> DeadlineExceededError:
     return DeadlineExceededError(
         f"the time budget of {budget.time_budget:g} s ran out while a model call was in flight; the call was "
-        "abandoned. Pass a larger time_budget, or give the chat generator a smaller timeout so a stuck server fails "
-        "sooner."
+        "abandoned. Pass a larger Budgets(seconds=...), or give the chat generator a smaller timeout so a stuck server "
+        "fails sooner."
     )
 
 

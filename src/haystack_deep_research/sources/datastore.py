@@ -2,7 +2,8 @@
 Datastores: your own documents, searched by the researchers next to (or instead of) the web.
 
 A datastore is a name and a retriever: any Haystack retriever, or any component with a ``query`` input that returns
-``documents`` (a ``SuperComponent`` wraps an embedder + retriever pipeline that way). Given as a mapping::
+``documents`` (a ``SuperComponent`` wraps an embedder + retriever pipeline that way). Given to a factory as a mapping
+in ``sources=Sources(datastores=...)``::
 
     datastores={
         "reports": {"retriever": InMemoryBM25Retriever(store), "description": "analyst reports", "top_k": 6},
@@ -103,7 +104,7 @@ class Datastore:
 
 def datastores_from(datastores: Any) -> list[Datastore]:
     """
-    Check and convert the ``datastores`` parameter.
+    Check and convert the ``datastores`` of a :class:`~haystack_deep_research.Sources`.
 
     :param datastores: ``None``, or a mapping of name to a spec (``{"retriever", "description", "top_k",
         "min_score"}``) or to a :class:`Datastore`.

@@ -2,7 +2,7 @@
 A folder of documents as a datastore: :class:`FolderRetriever`, a Haystack component that indexes a folder (or loads
 its cached index) and searches it with BM25, and :func:`index_folder`, which returns a ready datastore spec::
 
-    agent = create_deep_research_agent(datastores={"docs": index_folder("./docs")}, web=False)
+    agent = create_deep_research_agent(sources=Sources(datastores={"docs": index_folder("./docs")}, web=False))
 
 The retriever serializes as its folder and settings; loading an agent back re-uses the cached index while the files
 are unchanged. Passages that share no word with the query (BM25 score 0) are never returned.
@@ -118,7 +118,7 @@ def index_folder(
     progress: IndexProgress | None = None,
 ) -> dict[str, Any]:
     """
-    Index a folder now (or load its cached index) and return a datastore spec for ``datastores=``.
+    Index a folder now (or load its cached index) and return a datastore spec for ``Sources(datastores=...)``.
 
     :param folder: The folder of documents (see :data:`~.indexing.FILE_TYPES`).
     :param description: What the folder holds, for the researchers' routing block; by default "documents in

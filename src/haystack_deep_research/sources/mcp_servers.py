@@ -9,9 +9,10 @@ streamable-HTTP endpoint::
         MCPServer(name="wiki", url="http://127.0.0.1:8000/mcp"),
     ]
 
-Every factory takes them as ``mcp_servers=``. Each run connects to each server once, on first use, lists its tools
-and offers each as a tool named ``<server>_<tool>``; the connection closes when the run closes. A server that does not
-start within ``connect_timeout`` is a warning of the run, which goes on with its other sources.
+Every factory takes them as ``sources=Sources(mcp_servers=...)``. Each run connects to each server once, on first
+use, lists its tools and offers each as a tool named ``<server>_<tool>``; the connection closes when the run closes.
+A server that does not start within ``connect_timeout`` is a warning of the run, which goes on with its other
+sources.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class MCPServer:
 
 def mcp_servers_from(servers: Any) -> list[MCPServer]:
     """
-    Check the ``mcp_servers`` parameter.
+    Check the ``mcp_servers`` of a :class:`~haystack_deep_research.Sources`.
 
     :param servers: ``None``, or a list of :class:`MCPServer` with distinct names.
     :returns: The servers, in order.

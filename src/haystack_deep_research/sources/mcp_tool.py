@@ -268,7 +268,7 @@ class MCPToolset(RunToolset):
 
 def mcp_toolsets(servers: Any) -> list[MCPToolset]:
     """
-    The ``mcp_servers`` parameter of every factory as the tools to add to a researcher.
+    The ``Sources(mcp_servers=...)`` of every factory as the tools to add to a researcher.
 
     :param servers: ``None`` or a list of :class:`~.mcp_servers.MCPServer`.
     :returns: ``[]`` without servers, else one :class:`MCPToolset` of them.

@@ -6,7 +6,7 @@ Plugging Haystack's own search components and tools into the one search path.
   retriever pipeline wrapped in a ``SuperComponent``, ...).
 - :class:`ToolSearch`: any Haystack ``Tool`` taking a ``query`` argument (a ``ComponentTool`` over such a component,
   a function tool returning result dictionaries, ...).
-- :func:`search_backend`: pick the right wrapper for an object, so ``create_deep_research_agent(search=...)`` takes
+- :func:`search_backend`: pick the right wrapper for an object, so ``Sources(search=...)`` takes
   any of them.
 
 Either way the results go through :class:`~.search.SearchTool`: normalized, limited to ``max_results``, recorded in

@@ -42,7 +42,7 @@ layers send to the agent's own model: a reflection says the step was fine and ke
 summary keeps the first words of each message (and how many model turns it replaced, so the steps go on in order
 after the conversation is condensed), and judging follows the judge's rule below.
 
-``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=True, judge_llm=...)``) by a
+``role="judge"`` plays the grounding judge (``create_deep_research_agent(grounding=Grounding(judge_llm=...))``) by a
 word rule: a claim is supported when every number in it appears in the source text and at least half of its words
 of four or more letters do too (case-insensitive); otherwise it is unsupported.
 
