@@ -6,7 +6,8 @@ it never had, and the fields of a grouped setting a shape has no use for (:func:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
@@ -44,20 +45,27 @@ MOVED: dict[str, str] = {
 """Parameters that moved into a grouped setting, and where each went."""
 
 
-def refuse_moved(factory: str, given: Mapping[str, Any]) -> None:
+def refuse_moved(factory: Callable[..., Any], given: Mapping[str, Any]) -> None:
     """
     Refuse keywords a factory does not take, naming the new home of one that moved into a grouped setting.
 
-    :param factory: The factory's name, quoted in the error.
+    :param factory: The factory, whose name and parameters the error uses.
     :param given: The keywords left over after the factory's own.
-    :raises ConfigurationError: If one of them moved (``token_budget=`` is now ``budgets=Budgets(tokens=...)``).
-    :raises TypeError: If one of them was never a parameter, as Python says of an unknown keyword.
+    :raises ConfigurationError: If one of them moved to a parameter the factory has (``token_budget=`` is now
+        ``budgets=Budgets(tokens=...)``).
+    :raises TypeError: If one of them was never a parameter of this factory, as Python says of an unknown keyword
+        (with where a moved one went where the factory has no such setting).
     """
-    for name in sorted(given):
-        if name in MOVED:
-            raise ConfigurationError(f"{factory}() takes {MOVED[name]} in place of {name}=; see docs/settings.md.")
+    name, parameters = factory.__name__, inspect.signature(factory).parameters
+    for keyword in sorted(given):
+        home = MOVED.get(keyword)
+        if home is not None and home.split("=", 1)[0] in parameters:
+            raise ConfigurationError(f"{name}() takes {home} in place of {keyword}=; see docs/settings.md.")
     if given:
-        raise TypeError(f"{factory}() got an unexpected keyword argument {sorted(given)[0]!r}.")
+        keyword = sorted(given)[0]
+        home = MOVED.get(keyword)
+        why = f" (elsewhere it is {home}, which {name} does not take)" if home is not None else ""
+        raise TypeError(f"{name}() got an unexpected keyword argument {keyword!r}{why}.")
 
 
 def given_fields(settings: Any) -> list[str]:

@@ -374,3 +374,9 @@ def test_a_runs_dollar_budget_needs_the_price_of_every_model(build: Callable[[An
 def test_a_budgets_entry_that_is_not_a_budgets_is_a_typed_error(build: Callable[[Any], Any]) -> None:
     with pytest.raises(ConfigurationError, match="must be a Budgets"):
         _ask(build(PlainModel()), hook_context={BUDGETS_KEY: {"tokens": 1}})
+
+
+@pytest.mark.parametrize(("name", "keyword"), [("research_workflow", "cache_dir"), ("deep_agent", "report_type")])
+def test_an_old_keyword_whose_setting_the_shape_lacks_is_unknown_there(name: str, keyword: str) -> None:
+    with pytest.raises(TypeError, match=rf"unexpected keyword argument '{keyword}' \(elsewhere it is"):
+        FACTORIES[name](**REQUIRED[name], **{keyword: "x"})

@@ -214,7 +214,7 @@ def create_deep_agent(
             "create_deep_agent() does not take max_tokens: the cap on each completion is max_output_tokens=..., and "
             "the cap on a whole run is budgets=Budgets(tokens=...)."
         )
-    refuse_moved("create_deep_agent", moved)
+    refuse_moved(create_deep_agent, moved)
     budgets, grounded, chosen = Budgets.of(budgets), Grounding.of(grounding), Sources.of(sources)
     refuse_fields(chosen, WEB_FIELDS, factory="create_deep_agent", why="it searches with the tools you give")
     refuse_fields(

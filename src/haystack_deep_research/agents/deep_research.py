@@ -204,7 +204,7 @@ def create_deep_research_agent(
         setting (``token_budget=`` is now ``budgets=Budgets(tokens=...)``); the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    refuse_moved("create_deep_research_agent", moved)
+    refuse_moved(create_deep_research_agent, moved)
     limits = check_limits(
         max_subtopics=max_subtopics,
         max_concurrent_researchers=max_concurrent_researchers,

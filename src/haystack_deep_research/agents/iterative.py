@@ -156,7 +156,7 @@ def create_iterative_research_agent(
         message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    refuse_moved("create_iterative_research_agent", moved)
+    refuse_moved(create_iterative_research_agent, moved)
     options = {
         "analysis_llm": analysis_llm,
         "writer_llm": writer_llm,

@@ -141,7 +141,7 @@ def create_research_workflow(
         message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    refuse_moved("create_research_workflow", moved)
+    refuse_moved(create_research_workflow, moved)
     options = {
         "chat_generator": chat_generator,
         "tools": tools,
