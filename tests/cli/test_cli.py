@@ -94,6 +94,15 @@ def test_a_failing_run_is_one_line_not_a_traceback(
     )
 
 
+def test_a_cache_ttl_without_a_cache_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+    assert cli.main(["question", "--cache-ttl", "60"]) == 2
+    assert "--cache-ttl is how long the entries of --cache DIR are used" in capsys.readouterr().err
+
+
 def test_a_bad_option_value_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -47,6 +47,11 @@ def check_research_args(args: argparse.Namespace, *, replay: bool) -> str:
         check_option_credentials(args)
     if args.no_web and not args.docs:
         raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
+    if args.cache_ttl is not None and args.cache is None:
+        raise UsageError(
+            "--cache-ttl is how long the entries of --cache DIR are used (and, in an update, how long sources stay "
+            "fresh); add --cache DIR."
+        )
     if args.record is not None and args.mode != "iterative":
         raise UsageError("--record records iterative runs; add --mode iterative.")
     if args.clarify and args.mode == "iterative":
