@@ -18,9 +18,10 @@ The names here are what a user touches: the four factories; the grouped settings
 names (``Budgets``, ``Grounding``, ``Sources``, ``ReportStyle``) and what they hold (``UrlPolicy``, ``FetchLimits``,
 ``Price``, ``MCPServer``, ``ResearchCache``, ``WebSearchTool``, ``ReadUrlTool``); the ``hook_context`` keys a run reads
 (``RUN_DIR_KEY``, ``EVENTS_KEY``, ``STREAMING_KEY``, ``BUDGETS_KEY``, ``PROGRESS_KEY``, ``BRIEF_KEY``,
-``RUN_OPENED_KEY``); the errors to catch; and the results and events a run hands back (``ResearchRun``,
-``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``, ``Event``, ``EventStream``). The building blocks (hooks,
-stages, the deep agent's layers, scans) are imported from their subpackage.
+``RUN_OPENED_KEY``); the errors a caller catches most (the rest are in ``haystack_deep_research.errors``); and the
+results and events a run hands back (``ResearchRun``, ``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``,
+``Event``, ``EventStream``). The building blocks (hooks, stages, the deep agent's layers, scans) are imported from
+their subpackage.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
 ``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``deep_agent`` (the deep
@@ -37,13 +38,8 @@ from haystack_deep_research.errors import (
     ConfigurationError,
     DeepResearchError,
     InvalidQuestionError,
-    MissingCredentialsError,
-    MissingExtraError,
-    RecordingError,
     ResearchRunError,
     RunDirError,
-    RunDirInUseError,
-    SearchShapeError,
     StructuredOutputError,
     UsageError,
 )
@@ -117,19 +113,14 @@ __all__ = [
     "Grounding",
     "InvalidQuestionError",
     "MCPServer",
-    "MissingCredentialsError",
-    "MissingExtraError",
     "Price",
     "ReadUrlTool",
-    "RecordingError",
     "ReportStyle",
     "ResearchCache",
     "ResearchRun",
     "ResearchRunError",
     "ResearchSummary",
     "RunDirError",
-    "RunDirInUseError",
-    "SearchShapeError",
     "SourceEntry",
     "Sources",
     "StructuredOutputError",

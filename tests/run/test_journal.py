@@ -19,7 +19,8 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import RUN_DIR_KEY, RunDirError, RunDirInUseError
+from haystack_deep_research import RUN_DIR_KEY, RunDirError
+from haystack_deep_research.errors import RunDirInUseError
 from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.run.journal import LOCK_FILE
 from haystack_deep_research.testing import ROLES, LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator

@@ -16,12 +16,12 @@ from haystack.components.agents import Agent
 from haystack_deep_research import (
     ConfigurationError,
     Event,
-    MissingExtraError,
     ResearchSummary,
     Sources,
     UrlPolicy,
     create_iterative_research_agent,
 )
+from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.scans import (
     ItemRef,
     KnowledgeProvider,

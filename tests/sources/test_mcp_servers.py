@@ -19,7 +19,6 @@ from haystack.tools.errors import ToolInvocationError
 from haystack_deep_research import (
     ConfigurationError,
     MCPServer,
-    MissingExtraError,
     ResearchRun,
     Sources,
     create_deep_agent,
@@ -27,6 +26,7 @@ from haystack_deep_research import (
     create_iterative_research_agent,
     create_research_workflow,
 )
+from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.sources import MCPToolset
 from haystack_deep_research.testing import ScriptedChatGenerator

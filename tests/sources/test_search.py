@@ -10,7 +10,8 @@ from haystack.core.serialization_security import allow_deserialization_module
 from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import ConfigurationError, ResearchRun, SearchShapeError
+from haystack_deep_research import ConfigurationError, ResearchRun
+from haystack_deep_research.errors import SearchShapeError
 from haystack_deep_research.sources import (
     ComponentSearch,
     DdgsSearch,

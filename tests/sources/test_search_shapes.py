@@ -12,12 +12,12 @@ from haystack.tools import Tool
 
 from haystack_deep_research import (
     ResearchRun,
-    SearchShapeError,
     Sources,
     UrlPolicy,
     create_deep_research_agent,
     create_iterative_research_agent,
 )
+from haystack_deep_research.errors import SearchShapeError
 from haystack_deep_research.sources import SearchHit, SearchTool, normalize_hits, search_backend
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 

@@ -8,7 +8,8 @@ import pytest
 from haystack.tools.errors import ToolInvocationError
 from haystack.utils import Secret
 
-from haystack_deep_research import ConfigurationError, MissingCredentialsError, ResearchRun, WebSearchTool
+from haystack_deep_research import ConfigurationError, ResearchRun, WebSearchTool
+from haystack_deep_research.errors import MissingCredentialsError
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
 
