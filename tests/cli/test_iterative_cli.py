@@ -96,6 +96,21 @@ def test_a_recorded_run_replays_with_no_network(
     assert requests == len(search.requests) + len(web.requests)
 
 
+def test_a_grounded_recording_replays_with_its_recorded_judge(
+    built: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tape = tmp_path / "tape"
+    argv = ["--mode", "iterative", "--depth", "1", "--grounding", "--record", str(tape), "-q", "Solar growth?"]
+    assert cli.main(argv) == 0
+    recorded = capsys.readouterr().out
+
+    assert cli.main(["replay", str(tape), "-q"]) == 0
+
+    assert capsys.readouterr().out == recorded
+    assert json.loads((tape / "recording.json").read_text(encoding="utf-8"))["models"]["judge_llm"]
+    assert built[-1]["grounding"].judge_llm is not None  # the recorded judge, replayed
+
+
 def test_update_researches_a_finished_run_again(
     built: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

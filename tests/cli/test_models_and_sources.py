@@ -90,6 +90,18 @@ def test_environment_equivalents(monkeypatch: pytest.MonkeyPatch, captured: _Cap
     assert captured.options["sources"].search == "ddgs"
 
 
+@pytest.mark.parametrize("grounding", [True, False])
+def test_a_judge_named_by_role_model_judges_only_a_grounded_run(captured: _Captured, grounding: bool) -> None:
+    argv = ["q", "-q", "--base-url", "http://127.0.0.1:9/v1", "--role-model", "judge=small-judge"]
+    assert cli.main([*argv, *(["--grounding"] if grounding else [])]) == 0
+
+    assert "judge_llm" not in captured.options
+    if grounding:
+        assert captured.options["grounding"].judge_llm.model == "small-judge"
+    else:
+        assert captured.options["grounding"] is False
+
+
 def test_the_responses_api_on_a_server_is_a_choice(monkeypatch: pytest.MonkeyPatch, captured: _Captured) -> None:
     assert cli.main(["q", "-q", "--base-url", "http://127.0.0.1:9/v1", "--api", "responses"]) == 0
     assert isinstance(captured.options["scope_llm"], OpenAIResponsesChatGenerator)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from haystack import component
 from haystack.components.generators.chat import MockChatGenerator
-from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.dataclasses import ChatMessage, StreamingChunk, ToolCall
 from haystack.tools import Tool
 
 from haystack_deep_research import (
@@ -380,3 +380,34 @@ def test_a_budgets_entry_that_is_not_a_budgets_is_a_typed_error(build: Callable[
 def test_an_old_keyword_whose_setting_the_shape_lacks_is_unknown_there(name: str, keyword: str) -> None:
     with pytest.raises(TypeError, match=rf"unexpected keyword argument '{keyword}' \(elsewhere it is"):
         FACTORIES[name](**REQUIRED[name], **{keyword: "x"})
+
+
+@component
+class Searcher:
+    """Calls web_search with a new query six times, then answers; 100 tokens a call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        self.calls += 1
+        usage = {"prompt_tokens": 80, "completion_tokens": 20, "total_tokens": 100}
+        if self.calls <= 6 and tools:
+            call = ToolCall(tool_name="web_search", arguments={"query": f"tides {self.calls}"})
+            return {"replies": [ChatMessage.from_assistant("", tool_calls=[call], meta={"usage": usage})]}
+        return {"replies": [ChatMessage.from_assistant(ANSWER, meta={"usage": usage})]}
+
+
+@pytest.mark.parametrize(("factory", "run", "reason"), [(150, 1_000_000, "text"), (None, 150, "token_budget")])
+def test_a_runs_own_token_budget_raises_or_lowers_the_deep_agents(factory: int | None, run: int, reason: str) -> None:
+    model = Searcher()
+    budgets = Budgets(tokens=factory) if factory is not None else None
+    agent = create_deep_agent(
+        chat_generator=model, tools=[SEARCH], system_prompt="Answer.", budgets=budgets, grounding=False, reflexion=False
+    )
+
+    result = _ask(agent, hook_context={BUDGETS_KEY: Budgets(tokens=run)})
+
+    assert result["exit_reason"] == reason
+    assert model.calls == (7 if reason == "text" else 2)

@@ -72,3 +72,26 @@ def test_a_report_written_from_numbers_cites_the_urls_read(make_agent: Callable[
     assert len(verified) == 2
     assert result["citations"]["unverified_urls"] == []
     assert all(f"]({url})" in report for url in verified)
+
+
+def test_a_link_to_several_numbers_keeps_every_known_source() -> None:
+    keys = SourceKeys([A, B])
+
+    assert keys.expand("Tides [NASA; NOAA](1, 2), storage [NOAA](2,9).") == (
+        f"Tides [NASA; NOAA]({A}), [NASA; NOAA]({B}), storage [NOAA]({B})."
+    )
+
+
+def test_a_title_in_brackets_is_cited_like_any_other() -> None:
+    keys = SourceKeys([A])
+
+    assert keys.shorten(f"Tables [[PDF] Tide tables]({A}).") == "Tables [[PDF] Tide tables](1)."
+    assert keys.expand("Tables [[PDF] Tide tables](1).") == f"Tables [[PDF] Tide tables]({A})."
+
+
+def test_only_a_closing_list_of_sources_is_left_out_of_a_note() -> None:
+    listed = f"## Tides\n\nMoon [a]({A}).\n\n**Sources:**\n- [a]({A})\n2. {B}\n"
+    prose = f"Intro\n\nSources\nThe sources of tidal energy are many.\n\n## Findings\nA finding [a]({A})."
+
+    assert without_sources_list(listed) == f"## Tides\n\nMoon [a]({A})."
+    assert without_sources_list(prose) == prose

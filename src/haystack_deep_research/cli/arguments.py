@@ -17,7 +17,7 @@ from haystack_deep_research.cli.index_progress import index_progress, print_skip
 from haystack_deep_research.cli.numbers import bounded_int, bounded_number
 from haystack_deep_research.cli.shared_options import MAX_RETRIES, MAX_TIMEOUT_S, MAX_TOKENS, parse_price
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.settings import Budgets, Sources
+from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "option_value",
     "source_arguments",
     "with_budgets",
+    "with_grounding",
 ]
 
 
@@ -223,6 +224,20 @@ def source_arguments(
     if stores:
         arguments["datastores"] = stores
     return {"sources": Sources(**arguments)}
+
+
+def with_grounding(arguments: Mapping[str, Any], grounding: bool) -> dict[str, Any]:
+    """
+    :param arguments: Factory arguments (see :func:`factory_arguments`), which may hold the ``judge_llm`` that
+        ``--role-model judge=NAME`` chose.
+    :param grounding: Whether the command or request asked for grounding.
+    :returns: The arguments with ``grounding``: ``Grounding(judge_llm=...)`` when grounding was asked for and a judge
+        chosen, else the flag; the judge never reaches a factory on its own.
+    """
+    chosen = dict(arguments)
+    judge = chosen.pop("judge_llm", None)
+    chosen["grounding"] = Grounding(judge_llm=judge) if grounding and judge is not None else grounding
+    return chosen
 
 
 def with_budgets(arguments: Mapping[str, Any], budgets: Budgets) -> dict[str, Any]:

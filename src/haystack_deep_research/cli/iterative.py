@@ -117,10 +117,14 @@ def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
     manifest = read_manifest(path)
     recording = Recording(directory=directory, mode="replay")
     models = {role: ReplayChatGenerator(recording=recording, model=name) for role, name in manifest.models.items()}
+    judge = models.pop("judge_llm", None)
+    grounding: Grounding | bool = manifest.grounding
+    if manifest.grounding and judge is not None:
+        grounding = Grounding(judge_llm=judge)
     options = {
         **models,
         "depth": manifest.depth,
-        "grounding": manifest.grounding,
+        "grounding": grounding,
         "sources": Sources(search=manifest.search) if manifest.web else None,
         "replay_from": directory,
     }

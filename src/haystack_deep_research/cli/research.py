@@ -72,6 +72,7 @@ from haystack_deep_research.cli.arguments import (
     option_value,
     source_arguments,
     with_budgets,
+    with_grounding,
 )
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
@@ -192,10 +193,9 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         return create_iterative_research_agent(**built), built
     agent = create_deep_research_agent(
         max_subtopics=args.max_subtopics,
-        grounding=args.grounding,
         clarify=args.clarify,
         approve_plan=console_plan_review() if args.approve_plan else None,
-        **options,
+        **with_grounding(options, args.grounding),
     )
     return agent, {}
 

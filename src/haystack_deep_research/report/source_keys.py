@@ -26,10 +26,19 @@ from haystack_deep_research.evidence import normalize_url
 
 __all__ = ["SourceKeys", "without_sources_list"]
 
-_LINK = re.compile(r"(?<!!)\[(?P<text>[^\[\]\n]*)\]\(\s*<?(?P<target>[^\s()<>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_TEXT = r"(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)"
+"""A link's text: no line break, and brackets one level deep at most (a search title such as "[PDF] Tide tables")."""
+_LINK = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*<?(?P<target>[^\s()<>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_NUMBERS = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*(?P<numbers>\d+(?:\s*[,;]\s*\d+)+)\s*\)")
+"""A link to several sources at once, ``[NASA; NOAA](1, 2)``: the writer was asked for one number a link."""
 _KEPT = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
 """Link targets kept as they are: absolute URLs (any scheme, or ``//``) and anchors within the report."""
-_SOURCES_LIST = re.compile(r"\n\s*(?:#+\s*)?(?:\*\*)?Sources(?:\*\*)?:?\s*\n.*\Z", re.DOTALL | re.IGNORECASE)
+_SOURCES_LIST = re.compile(
+    r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?Sources(?:\*\*)?:?(?:\*\*)?[ \t]*\n"
+    r"(?:[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+[^\n]*|<?https?://[^\n]*)?\n?)*\Z",
+    re.IGNORECASE,
+)
+"""A closing Sources list: a ``Sources`` line, then only list items, bare URLs and blank lines to the end."""
 
 
 def without_sources_list(note: str) -> str:
@@ -84,9 +93,14 @@ class SourceKeys:
     def expand(self, text: str) -> str:
         """
         :param text: A writer's reply.
-        :returns: The reply with every link to a source's number pointing to its URL, and every link to an unknown
-            number or to a relative target reduced to its text.
+        :returns: The reply with every link to a source's number pointing to its URL (a link to several numbers
+            becomes one link per known source), and every link to an unknown number or to a relative target reduced
+            to its text.
         """
+
+        def several(match: re.Match[str]) -> str:
+            known = [self._urls[n] for n in re.split(r"\s*[,;]\s*", match["numbers"]) if n in self._urls]
+            return ", ".join(f"[{match['text']}]({url})" for url in dict.fromkeys(known)) or match["text"]
 
         def replace(match: re.Match[str]) -> str:
             target = match["target"]
@@ -94,4 +108,4 @@ class SourceKeys:
                 return f"[{match['text']}]({self._urls[target]})"
             return match[0] if _KEPT.match(target) else match["text"]
 
-        return _LINK.sub(replace, text)
+        return _LINK.sub(replace, _NUMBERS.sub(several, text))

@@ -48,10 +48,15 @@ def configured_agent(settings: argparse.Namespace, **options: Any) -> Any:
     :raises ConfigurationError: If a setting is invalid.
     """
     from haystack_deep_research.agents import create_deep_research_agent
-    from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments, with_budgets
+    from haystack_deep_research.cli.arguments import (
+        check_option_credentials,
+        factory_arguments,
+        with_budgets,
+        with_grounding,
+    )
 
     check_option_credentials(settings)
-    arguments = factory_arguments(settings)
+    arguments = with_grounding(factory_arguments(settings), bool(options.pop("grounding", False)))
     if options.get("budgets") is not None:  # a request's limits, over the prices the settings give
         arguments = with_budgets(arguments, options.pop("budgets"))
     return create_deep_research_agent(**{**arguments, **options})
