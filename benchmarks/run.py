@@ -72,6 +72,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _shown(argv: list[str]) -> list[str]:
+    """The options that produced the figures: without ``--from-logs`` and without where the logs were kept."""
+    shown: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--work-dir":
+            skip = True
+        elif arg != "--from-logs" and not arg.startswith("--work-dir="):
+            shown.append(arg)
+    return shown
+
+
 def main(argv: list[str]) -> int:
     """Entry point."""
     args = parse_args(argv)
@@ -81,7 +95,7 @@ def main(argv: list[str]) -> int:
         os.execve(str(python), [str(python), str(Path(__file__).resolve()), *argv], env)
     from benchmarks.harness.campaign import Campaign
 
-    shown = [a for a in argv if a != "--from-logs"]  # the page shows how the figures were produced
+    shown = _shown(argv)  # the page shows how the figures were produced
     return Campaign(args, command=" ".join(["python benchmarks/run.py", *shown])).run()
 
 

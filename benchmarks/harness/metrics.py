@@ -5,7 +5,9 @@ The figures of one run, computed from the child's measurements and the three ser
   schedule of the researcher chains (each chain is a researcher's own turns plus its longest page summary) on the
   scenario's number of concurrent researchers, plus the writer phase: the writer's calls fall into groups of calls
   that overlap in time (one group per round the library sent side by side; a single call is a group of one), and
-  each group counts the shortest schedule of its calls on the same number of slots. Only calls answered 200 count.
+  each group counts the shortest schedule of its calls on as many slots as the library used at once for them (at
+  least the scenario's concurrency: a library may write more parts at once than it runs researchers). Only calls
+  answered 200 count.
 - abandoned calls: requests the client gave up on before the reply was sent (a timeout), and their tokens.
 - facts in the report: the corpus's numbered findings that the report states word for word (each counted once).
 - citation precision: cited URLs (links and bare URLs in the report, unique) that were retrieved in this run
@@ -161,12 +163,25 @@ def overlapping_groups(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]
     return groups
 
 
+def most_at_once(calls: list[dict[str, Any]]) -> int:
+    """
+    :param calls: Call records.
+    :returns: The most of them in flight at the same moment (0 for none).
+    """
+    edges = sorted([(c["start"], 1) for c in calls] + [(c["end"], -1) for c in calls], key=lambda e: (e[0], e[1]))
+    most = running = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    return most
+
+
 def critical_path_parts(llm: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
     """
     The critical-path bound of a run's own LLM calls, by phase.
 
     :param llm: The LLM server's call records.
-    :param concurrency: The most researchers allowed at once (also the slots the writer's calls may share).
+    :param concurrency: The most researchers allowed at once (the writer's calls share at least as many slots).
     :returns: Seconds of ``scope``, ``orchestrator``, ``research`` and ``writer``.
     """
     done = [c for c in llm if c["status"] == 200]
@@ -182,8 +197,9 @@ def critical_path_parts(llm: list[dict[str, Any]], concurrency: int) -> dict[str
             longest_summary[thread] = max(longest_summary[thread], call["end"] - call["start"])
     chains = [turns[t] + longest_summary[t] for t in set(turns) | set(longest_summary)]
     parts["research"] = shortest_schedule(chains, concurrency)
+    slots = max(concurrency, most_at_once(writer))
     parts["writer"] = sum(
-        shortest_schedule([c["end"] - c["start"] for c in group], concurrency) for group in overlapping_groups(writer)
+        shortest_schedule([c["end"] - c["start"] for c in group], slots) for group in overlapping_groups(writer)
     )
     return parts
 

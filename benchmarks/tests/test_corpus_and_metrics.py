@@ -115,7 +115,7 @@ def test_writer_calls_sent_side_by_side_count_once_on_the_slots():
     ]
     parts = critical_path_parts(llm, concurrency=5)
     assert parts["writer"] == 2 + 1
-    assert critical_path(llm, concurrency=2) == 1 + 3 + 1  # on two slots the three sections need 2 + 1
+    assert critical_path(llm, concurrency=2) == 1 + 2 + 1  # the writer had the three in flight at once: three slots
 
 
 def test_facts_are_counted_once_and_only_word_for_word():
@@ -164,3 +164,16 @@ def test_the_simulated_writer_answers_a_section_or_an_opening_as_asked():
     assert whole.startswith("# Heat pumps")
     assert "## Sources" in whole
     assert "## Noise" in whole
+
+
+def test_the_writer_bound_uses_the_slots_the_writer_really_used() -> None:
+    from benchmarks.harness.metrics import critical_path_parts, most_at_once
+
+    def call(start: float, end: float) -> dict[str, object]:
+        return {"role": "writer", "status": 200, "start": start, "end": end, "thread": "w"}
+
+    four_at_once = [call(0.0, 1.0) for _ in range(4)]
+
+    assert most_at_once(four_at_once) == 4
+    assert critical_path_parts(four_at_once, 2)["writer"] == 1.0  # not 2.0: the four parts ran side by side
+    assert critical_path_parts([call(0.0, 1.0), call(1.0, 2.0)], 2)["writer"] == 2.0

@@ -281,7 +281,9 @@ def test_the_write_hook_round_trips_with_its_concurrency(make_agent: Callable[..
     assert restored.max_concurrency == 7
     agent = make_agent(max_concurrent_researchers=3)
     [write] = [h for h in agent.hooks["after_run"] if isinstance(h, WriteHook)]
-    assert write.max_concurrency == 3
+    assert write.max_concurrency == 6  # the parts are written twice as many at once as researchers run
+    [widest] = [h for h in make_agent(max_concurrent_researchers=40).hooks["after_run"] if isinstance(h, WriteHook)]
+    assert widest.max_concurrency == 50
 
 
 DETAIL = " ".join(f"Detail sentence {n} adds context that only the section needs." for n in range(40))

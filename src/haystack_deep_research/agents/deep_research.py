@@ -52,7 +52,13 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset, create_think_tool
 
-__all__ = ["create_deep_research_agent"]
+__all__ = ["MAX_WRITER_CONCURRENCY", "WRITER_CONCURRENCY", "create_deep_research_agent"]
+
+WRITER_CONCURRENCY = 2
+"""How many report parts are written at once per researcher allowed at once: research is over when the report is
+written, and a part is one call of bounded length (docs/benchmarks.md: at 50 sub-topics and 10 at once, the writer's
+rounds were what made the run grow more than 1.2 s per added sub-topic)."""
+MAX_WRITER_CONCURRENCY = 50
 
 
 def _web_search(sources: Sources, max_search_results: int) -> Tool:
@@ -157,7 +163,8 @@ def create_deep_research_agent(
     :param writer_llm: Turns the brief and the notes into the report, written in parts side by side (the opening
         and one section per note), so no call's output grows with the research. Default "gpt-5.4".
     :param max_subtopics: Sub-topics the orchestrator may delegate in one run, 1 to 50 (enforced in code).
-    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50; also the writer's calls at once.
+    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50. The report's parts are written
+        twice as many at once (at most 50): no researcher runs by then, and each part is one short call.
     :param max_orchestrator_steps: Orchestrator loop steps, 1 to 100.
     :param max_researcher_steps: Each sub-researcher's loop steps, 1 to 200.
     :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
@@ -267,7 +274,7 @@ def create_deep_research_agent(
                 WriteHook(
                     chat_generator=models["writer_llm"],
                     stages=_report_stages(grounded, output_schema, style, max_concurrent_researchers),
-                    max_concurrency=max_concurrent_researchers,
+                    max_concurrency=min(MAX_WRITER_CONCURRENCY, WRITER_CONCURRENCY * max_concurrent_researchers),
                     style=style,
                 )
             ],

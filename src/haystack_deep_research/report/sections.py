@@ -9,8 +9,8 @@ the allowed URLs found in them) and one *section* per note (at most
 it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
 once per part. Every part cites its sources by number and the numbers become URLs again in its reply
 (:mod:`.source_keys`), so the writer never copies a URL. They run side by side, as many at once as the step that
-drives them allows (the write hook's
-``max_concurrent_researchers``, the iterative write step's and the workflow's summary steps' ``max_concurrency``), so
+drives them allows (the write hook's ``max_concurrency``, twice the factory's
+``max_concurrent_researchers``; the iterative write step's and the workflow's summary steps' ``max_concurrency``), so
 the writer's share of the run's time is that of its longest part, and every call fits a normal client
 timeout and output limit however many sub-topics were researched. The parts become one document by the rules of
 :mod:`.draft`; citations are verified once, on the whole report, when it is published.
