@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from haystack_deep_research.sources.mcp_servers import MCPServer
     from haystack_deep_research.web import FetchLimits, UrlPolicy
 
-__all__ = ["DEFAULT_PASSAGE_BUDGET", "Budgets", "Grounding", "Sources", "passage_budget_value"]
+__all__ = ["DEFAULT_PASSAGE_BUDGET", "Budgets", "Grounding", "Sources", "checked_limits", "passage_budget_value"]
 
 DEFAULT_PASSAGE_BUDGET = 2_500
 """Characters of a page's most relevant passages the summarizer reads, by default (chosen from the curve of facts
@@ -42,6 +42,27 @@ kept against summarizer input in docs/benchmarks.md)."""
 MAX_TOKEN_BUDGET = 1_000_000_000
 MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 MAX_COST_BUDGET = 1_000_000.0
+
+
+def checked_limits(
+    tokens: Any, seconds: Any, dollars: Any, *, names: tuple[str, str, str]
+) -> tuple[int | None, float | None, float | None]:
+    """
+    :param tokens: A token limit, or ``None``.
+    :param seconds: A time limit, or ``None``.
+    :param dollars: A cost limit, or ``None``.
+    :param names: What the error calls each of them.
+    :returns: The limits, the time and cost as floats.
+    :raises ConfigurationError: If one is out of range: tokens 1 to 1,000,000,000, seconds more than 0 up to 7 days,
+        dollars more than 0 up to 1,000,000.
+    """
+    if tokens is not None:
+        _checks.int_in_range(names[0], tokens, 1, MAX_TOKEN_BUDGET)
+    if seconds is not None:
+        seconds = _checks.number_in_range(names[1], seconds, 0, MAX_TIME_BUDGET_S)
+    if dollars is not None:
+        dollars = _checks.number_in_range(names[2], dollars, 0, MAX_COST_BUDGET)
+    return tokens, seconds, dollars
 
 
 def _given(kind: type[Any], value: Any, name: str, example: str) -> Any:
@@ -91,14 +112,10 @@ class Budgets:
     def __post_init__(self) -> None:
         from haystack_deep_research.run.cost import Price
 
-        if self.tokens is not None:
-            _checks.int_in_range("Budgets(tokens=...)", self.tokens, 1, MAX_TOKEN_BUDGET)
-        if self.seconds is not None:
-            seconds = _checks.number_in_range("Budgets(seconds=...)", self.seconds, 0, MAX_TIME_BUDGET_S)
-            object.__setattr__(self, "seconds", seconds)
-        if self.dollars is not None:
-            dollars = _checks.number_in_range("Budgets(dollars=...)", self.dollars, 0, MAX_COST_BUDGET)
-            object.__setattr__(self, "dollars", dollars)
+        names = ("Budgets(tokens=...)", "Budgets(seconds=...)", "Budgets(dollars=...)")
+        _, seconds, dollars = checked_limits(self.tokens, self.seconds, self.dollars, names=names)
+        object.__setattr__(self, "seconds", seconds)
+        object.__setattr__(self, "dollars", dollars)
         if self.prices is not None:
             if not isinstance(self.prices, Mapping) or not all(
                 isinstance(name, str) and isinstance(price, Price) for name, price in self.prices.items()

@@ -14,8 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from haystack_deep_research import _checks
-from haystack_deep_research.settings import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
+from haystack_deep_research.settings import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET, checked_limits
 from haystack_deep_research.state import EXIT_COST_BUDGET, EXIT_TIME_BUDGET, EXIT_TOKEN_BUDGET
 
 __all__ = ["MAX_COST_BUDGET", "MAX_TIME_BUDGET_S", "MAX_TOKEN_BUDGET", "RunBudget"]
@@ -38,14 +37,10 @@ class RunBudget:
     started: float = field(default_factory=time.monotonic, compare=False)
 
     def __post_init__(self) -> None:
-        if self.token_budget is not None:
-            _checks.int_in_range("token_budget", self.token_budget, 1, MAX_TOKEN_BUDGET)
-        if self.time_budget is not None:
-            seconds = _checks.number_in_range("time_budget", self.time_budget, 0, MAX_TIME_BUDGET_S)
-            object.__setattr__(self, "time_budget", seconds)
-        if self.cost_budget is not None:
-            dollars = _checks.number_in_range("cost_budget", self.cost_budget, 0, MAX_COST_BUDGET)
-            object.__setattr__(self, "cost_budget", dollars)
+        names = ("token_budget", "time_budget", "cost_budget")
+        _, seconds, dollars = checked_limits(self.token_budget, self.time_budget, self.cost_budget, names=names)
+        object.__setattr__(self, "time_budget", seconds)
+        object.__setattr__(self, "cost_budget", dollars)
 
     def time_left(self) -> float | None:
         """:returns: Seconds left of the time budget (0 when spent), or ``None`` without a time budget."""
