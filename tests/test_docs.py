@@ -90,7 +90,7 @@ def test_the_python_blocks_of_a_page_run_as_written(
 
 
 def test_the_settings_page_lists_every_moved_keyword_where_the_error_says_it_went() -> None:
-    from haystack_deep_research._refusals import MOVED
+    from haystack_deep_research.settings.refusals import MOVED
 
     page = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
     migration = page.split("## Migrating from the flat keywords", 1)[1]

@@ -11,8 +11,7 @@ from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
-from haystack_deep_research import _checks
-from haystack_deep_research._refusals import WEB_FIELDS, refuse_fields, refuse_moved
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.deep_agent.condense import Condenser
 from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
@@ -37,6 +36,7 @@ from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import model_name
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.settings import Budgets, Grounding, Sources
+from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields, refuse_moved
 from haystack_deep_research.sources import datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
     PHASE_AGENT,

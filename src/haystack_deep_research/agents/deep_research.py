@@ -11,7 +11,6 @@ from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool
 from pydantic import BaseModel
 
-from haystack_deep_research._refusals import refuse_moved
 from haystack_deep_research.agents.deep_research_options import check_choices, check_limits, phase_models, role_models
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.prompts import (
@@ -39,6 +38,7 @@ from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.cache import cache_of
 from haystack_deep_research.settings import Budgets, Grounding, Sources
+from haystack_deep_research.settings.refusals import refuse_moved
 from haystack_deep_research.sources import (
     datastore_tools,
     datastores_from,

@@ -10,8 +10,7 @@ from haystack import Pipeline
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.components.joiners import BranchJoiner
 
-from haystack_deep_research import _checks
-from haystack_deep_research._refusals import refuse_fields, refuse_moved
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.iterative import (
@@ -35,6 +34,7 @@ from haystack_deep_research.run import (
 )
 from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL, cache_of
 from haystack_deep_research.settings import Budgets, Grounding, Sources
+from haystack_deep_research.settings.refusals import refuse_fields, refuse_moved
 from haystack_deep_research.sources import datastore_tools, resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE
 from haystack_deep_research.tools import ReadUrlTool

@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from haystack_deep_research import _safe_json
-from haystack_deep_research._local_files import read_regular_file
+import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import LocalFileRefusedError, RunDirError
 from haystack_deep_research.run.run_dir import atomic_write_text
 

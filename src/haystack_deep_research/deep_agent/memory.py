@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from haystack_deep_research._local_files import read_regular_file
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["MAX_MEMORY_BYTES", "MAX_MEMORY_CHARS", "MemoryFile", "check_memory_paths", "read_memory_files"]

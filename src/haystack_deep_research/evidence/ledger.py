@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from haystack_deep_research._clock import now_iso
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.clock import now_iso
 from haystack_deep_research.evidence.entry import (
     READ_KINDS,
     SourceEntry,

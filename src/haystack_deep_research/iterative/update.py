@@ -23,8 +23,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from haystack_deep_research._clock import parse_iso, today
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.evidence.clock import parse_iso, today
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
 from haystack_deep_research.run.journal import JournaledNote
 

@@ -29,7 +29,7 @@ from haystack import component
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research import _checks
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.iterative.headings import ReportSections, report_sections
 from haystack_deep_research.iterative.iteration import IterationRun

@@ -18,7 +18,7 @@ from typing import Any, TextIO, cast
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import _checks
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.events import (
     Event,
     EventStream,

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 
 from haystack.components.generators.chat.types import ChatGenerator
 
-from haystack_deep_research import _safe_json
+import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research.evidence import extract_citations, normalize_url
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.prompts import JUDGE, fence, render_chat

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from haystack_deep_research import _checks
+import haystack_deep_research.settings.checks as _checks
 
 __all__ = ["RepairPolicy", "RepairStep"]
 

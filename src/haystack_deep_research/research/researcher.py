@@ -16,7 +16,7 @@ from typing import Any
 from haystack.components.agents import Agent
 from haystack.tools import Tool, Toolset
 
-from haystack_deep_research._tool_base import RunToolset
+from haystack_deep_research._tooling.base import RunToolset
 from haystack_deep_research.research.final_summary import FinalSummaryHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
 from haystack_deep_research.research.tool_calls import ToolResultsHook

@@ -27,10 +27,10 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research import _checks
-from haystack_deep_research._clock import today
-from haystack_deep_research._replies import extract_json_object
+import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research._untrusted.replies import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
+from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import (
     CLARIFIED_QUESTION,

@@ -18,8 +18,7 @@ from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research import _checks
-from haystack_deep_research._clock import today
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import (
     BudgetExceededError,
     ConfigurationError,
@@ -27,6 +26,7 @@ from haystack_deep_research.errors import (
     ToolArgumentsError,
 )
 from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
+from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.prompts import (
     NOTE,
     PARTIAL_REASONS,

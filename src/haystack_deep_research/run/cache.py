@@ -12,7 +12,7 @@ A store is anything with ``get(kind, key)``, ``put(kind, key, value)`` and ``to_
 the same seams. Entries are JSON, one file each (``<directory>/<kind>/<2 hex>/<sha256>.json``), written atomically,
 so several processes may share one directory. A cache never fails a run: a file that cannot be read is a miss, and
 one that cannot be written is a logged warning. Entries are read only when they are regular files inside the
-directory, at most ``MAX_ENTRY_BYTES`` long (see :mod:`haystack_deep_research._local_files`).
+directory, at most ``MAX_ENTRY_BYTES`` long (see :mod:`haystack_deep_research._untrusted.files`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any, Protocol, runtime_checkable
 from haystack import logging
 from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
 
-from haystack_deep_research import _checks
-from haystack_deep_research._local_files import read_regular_file
+import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.run.run_dir import atomic_write_text

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
 
-from haystack_deep_research import _checks
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run.usage import total_tokens
 

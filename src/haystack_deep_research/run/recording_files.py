@@ -25,7 +25,7 @@ from typing import Any
 from haystack import logging
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
-from haystack_deep_research import _safe_json
+import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research.errors import RecordingError
 from haystack_deep_research.evidence.text import clean_text
 

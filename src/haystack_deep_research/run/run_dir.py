@@ -29,7 +29,7 @@ from typing import Any
 
 from haystack import logging
 
-from haystack_deep_research import _safe_json
+import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.evidence.text import clean_text
 

@@ -26,7 +26,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 from haystack import logging
 
-from haystack_deep_research import _safe_json
+import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research.errors import ConfigurationError, ScanInUseError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.scans.items import ItemRef, KnowledgeRow

@@ -3,7 +3,7 @@ The files of a folder to index, found and read as guardedly as a web page.
 
 :func:`folder_files` walks the folder without recursion (``os.walk`` recurses in Python 3.11, so a deep enough tree
 ends in a ``RecursionError``) and keeps only regular files that resolve inside the folder (see
-:mod:`haystack_deep_research._local_files`): a symbolic link to a file elsewhere, a FIFO, a device, a file over
+:mod:`haystack_deep_research._untrusted.files`): a symbolic link to a file elsewhere, a FIFO, a device, a file over
 :data:`MAX_DOCUMENT_BYTES` or a folder deeper than :data:`MAX_DEPTH` is skipped, with one line saying why.
 :func:`convert` reads one file the same way and turns it into text: PDF and HTML in the web reader's parser
 processes, under :data:`DOCUMENT_LIMITS` of time, memory and decompressed size (a PDF bomb costs at most those,
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from haystack import Document
 
-from haystack_deep_research._local_files import checked_stat, read_regular_file
+from haystack_deep_research._untrusted.files import checked_stat, read_regular_file
 from haystack_deep_research.errors import ExtractionError, LocalFileRefusedError, MissingExtraError
 from haystack_deep_research.sources._text_files import TEXT_TYPES, text_documents
 from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text

@@ -16,7 +16,7 @@ from haystack import Document
 from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research._tool_base import ResearchTool
+from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome

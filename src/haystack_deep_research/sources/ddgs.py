@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from haystack import logging
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from haystack_deep_research import _checks
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError, SearchError
 
 __all__ = ["DdgsClient", "DdgsSearch"]

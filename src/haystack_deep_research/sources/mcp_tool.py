@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from haystack.tools import Tool
 
-from haystack_deep_research._tool_base import ResearchTool, RunToolset
+from haystack_deep_research._tooling.base import ResearchTool, RunToolset
 from haystack_deep_research.errors import ConfigurationError, MCPServerError
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome

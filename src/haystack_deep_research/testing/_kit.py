@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 
-from haystack_deep_research._local_files import read_regular_file
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.testing._corpus import SAMPLE_PAGES, SAMPLE_QUESTION, CorpusPage
 from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer

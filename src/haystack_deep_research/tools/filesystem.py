@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from haystack_deep_research._tool_base import ResearchTool
+from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
 from haystack_deep_research.events import FileRead, FileWritten
 from haystack_deep_research.prompts import (

@@ -13,7 +13,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast
 
-from haystack_deep_research._tool_base import ResearchTool
+from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
 from haystack_deep_research.events import Event, TodoAdded, TodoCompleted
 from haystack_deep_research.prompts import (

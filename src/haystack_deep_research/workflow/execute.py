@@ -24,10 +24,10 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool, Toolset
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research import _checks
-from haystack_deep_research._clock import today
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted, RunStarted
+from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.researcher import researcher_agent

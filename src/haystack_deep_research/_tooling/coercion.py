@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from haystack_deep_research import _safe_json
+import haystack_deep_research._untrusted.json_text as _safe_json
 
 __all__ = ["coerce_arguments"]
 

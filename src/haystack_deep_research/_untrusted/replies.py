@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from haystack_deep_research import _safe_json
+import haystack_deep_research._untrusted.json_text as _safe_json
 
 __all__ = ["extract_json_object"]
 

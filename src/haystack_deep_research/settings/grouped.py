@@ -1,23 +1,5 @@
-"""
-The grouped settings every factory takes under the same names: :class:`Budgets` (``budgets=``), :class:`Grounding`
-(``grounding=``) and :class:`Sources` (``sources=``), beside ``style=``
-(:class:`~haystack_deep_research.report.ReportStyle`).
-
-Each is a small frozen value object, checked when it is made, so a bad value fails where it was written, with a
-message that names it::
-
-    from haystack_deep_research import Budgets, Grounding, Sources, create_deep_research_agent
-
-    agent = create_deep_research_agent(
-        budgets=Budgets(tokens=200_000, seconds=600),
-        grounding=Grounding(threshold=0.7),
-        sources=Sources(search="ddgs", datastores={"docs": index_folder("./docs")}),
-    )
-
-A shape that has no use for a setting refuses it with a ``ConfigurationError`` rather than ignoring it (the research
-workflow and the deep agent search with the tools they are given, so ``Sources(search=...)`` means nothing to them).
-``Budgets`` may also be passed per run, in ``hook_context[BUDGETS_KEY]``: its limits replace the factory's for that run.
-"""
+"""The grouped settings' value objects: :class:`Budgets`, :class:`Grounding`, :class:`Sources`, and the checks of
+their limits (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -25,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from haystack_deep_research import _checks
+import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -33,7 +15,17 @@ if TYPE_CHECKING:
     from haystack_deep_research.sources.mcp_servers import MCPServer
     from haystack_deep_research.web import FetchLimits, UrlPolicy
 
-__all__ = ["DEFAULT_PASSAGE_BUDGET", "Budgets", "Grounding", "Sources", "checked_limits", "passage_budget_value"]
+__all__ = [
+    "DEFAULT_PASSAGE_BUDGET",
+    "MAX_COST_BUDGET",
+    "MAX_TIME_BUDGET_S",
+    "MAX_TOKEN_BUDGET",
+    "Budgets",
+    "Grounding",
+    "Sources",
+    "checked_limits",
+    "passage_budget_value",
+]
 
 DEFAULT_PASSAGE_BUDGET = 2_500
 """Characters of a page's most relevant passages the summarizer reads, by default (chosen from the curve of facts

@@ -8,7 +8,7 @@ nothing it reads is recorded. A failure reaches the model as a short tool error,
 :mod:`haystack_deep_research.prompts`, except a :class:`~haystack_deep_research.errors.SearchShapeError`: the caller's
 own search answers what no run can read, so it reaches the caller, through every agent that holds the tool.
 
-Before the phase runs, the model's arguments go through :func:`~haystack_deep_research._coercion.coerce_arguments`
+Before the phase runs, the model's arguments go through :func:`~.coercion.coerce_arguments`
 (numbers a provider sent as strings become numbers, by the tool's JSON schema). When the Agent runs with a streaming
 callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set it), Haystack hands the callback to
 the tool, and the run adopts it for its models (see :mod:`haystack_deep_research.run.streaming`).
@@ -24,7 +24,7 @@ from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research._coercion import coerce_arguments
+from haystack_deep_research._tooling.coercion import coerce_arguments
 from haystack_deep_research.errors import DeepResearchError, SearchShapeError
 from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research.run import Phase, RunView

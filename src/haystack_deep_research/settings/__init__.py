@@ -1,0 +1,48 @@
+"""
+The grouped settings every factory takes under the same names: :class:`Budgets` (``budgets=``), :class:`Grounding`
+(``grounding=``) and :class:`Sources` (``sources=``), beside ``style=``
+(:class:`~haystack_deep_research.report.ReportStyle`).
+
+Each is a small frozen value object, checked when it is made, so a bad value fails where it was written, with a
+message that names it::
+
+    from haystack_deep_research import Budgets, Grounding, Sources, create_deep_research_agent
+
+    agent = create_deep_research_agent(
+        budgets=Budgets(tokens=200_000, seconds=600),
+        grounding=Grounding(threshold=0.7),
+        sources=Sources(search="ddgs", datastores={"docs": index_folder("./docs")}),
+    )
+
+A shape that has no use for a setting refuses it with a ``ConfigurationError`` rather than ignoring it (the research
+workflow and the deep agent search with the tools they are given, so ``Sources(search=...)`` means nothing to them).
+``Budgets`` may also be passed per run, in ``hook_context[BUDGETS_KEY]``: its limits replace the factory's for that run.
+
+The package holds the value objects (:mod:`.grouped`), the argument checks they and every factory, tool and policy
+share (:mod:`.checks`), and the keywords a factory refuses, those that moved into a grouped setting among them
+(:mod:`.refusals`).
+"""
+
+from haystack_deep_research.settings.grouped import (
+    DEFAULT_PASSAGE_BUDGET,
+    MAX_COST_BUDGET,
+    MAX_TIME_BUDGET_S,
+    MAX_TOKEN_BUDGET,
+    Budgets,
+    Grounding,
+    Sources,
+    checked_limits,
+    passage_budget_value,
+)
+
+__all__ = [
+    "DEFAULT_PASSAGE_BUDGET",
+    "MAX_COST_BUDGET",
+    "MAX_TIME_BUDGET_S",
+    "MAX_TOKEN_BUDGET",
+    "Budgets",
+    "Grounding",
+    "Sources",
+    "checked_limits",
+    "passage_budget_value",
+]
