@@ -225,8 +225,7 @@ def create_deep_agent(
     model = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
     if not isinstance(system_prompt, str) or not system_prompt.strip():
         raise ConfigurationError("system_prompt must be a non-empty string: the agent's instructions.")
-    if output_schema is not None and not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
-        raise ConfigurationError(f"output_schema must be a pydantic BaseModel subclass; got {output_schema!r}.")
+    _checks.output_schema(output_schema)
     _checks.int_in_range("max_iterations", max_iterations, 1, 1_000)
     _checks.number_in_range("min_confidence", min_confidence, 0.0, 1.0, include_low=True)
     if termination is not None and not isinstance(termination, ExitCondition):

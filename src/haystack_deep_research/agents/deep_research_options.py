@@ -6,11 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
-from pydantic import BaseModel
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.agents.models import DEFAULT_MODEL, DEFAULT_SMALL_MODEL, default_chat_generator
-from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import model_name
 from haystack_deep_research.settings import Grounding
@@ -70,10 +68,7 @@ def check_choices(*, clarify: Any, output_schema: Any) -> None:
     :raises ConfigurationError: If ``clarify`` is not a bool or ``output_schema`` not a pydantic model class.
     """
     _checks.boolean("clarify", clarify)
-    if output_schema is not None and not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
-        raise ConfigurationError(
-            f"output_schema must be a pydantic BaseModel subclass, for example ResearchSummary; got {output_schema!r}."
-        )
+    _checks.output_schema(output_schema)
 
 
 def phase_models(models: dict[str, ChatGenerator], grounding: Grounding | None) -> dict[str, str]:

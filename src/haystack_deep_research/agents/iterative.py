@@ -42,15 +42,16 @@ from haystack_deep_research.tools import ReadUrlTool
 __all__ = ["create_iterative_research_agent"]
 
 
-def _check(options: dict[str, Any]) -> None:
-    for name in ("analysis_llm", "writer_llm"):
-        _checks.chat_generator(name, options[name], needs_tools=False)
-    if options["summarizer_llm"] is not None:
-        _checks.chat_generator("summarizer_llm", options["summarizer_llm"], needs_tools=False)
-    _checks.int_in_range("depth", options["depth"], 1, 50)
-    _checks.int_in_range("max_parallel_searches", options["max_parallel_searches"], 1, 10)
-    _checks.int_in_range("max_search_results", options["max_search_results"], 1, 20)
-    if options["record_to"] is not None and options["replay_from"] is not None:
+def _check(
+    models: dict[str, Any], *, depth: Any, parallel: Any, results: Any, record_to: Any, replay_from: Any
+) -> None:
+    for name, model in models.items():
+        if model is not None or name != "summarizer_llm":
+            _checks.chat_generator(name, model, needs_tools=False)
+    _checks.int_in_range("depth", depth, 1, 50)
+    _checks.int_in_range("max_parallel_searches", parallel, 1, 10)
+    _checks.int_in_range("max_search_results", results, 1, 20)
+    if record_to is not None and replay_from is not None:
         raise ConfigurationError("pass record_to or replay_from, not both.")
 
 
@@ -65,12 +66,12 @@ def _store(cache: ResearchCache | None, record_to: Any, replay_from: Any) -> tup
     return cache, None
 
 
-def _models(options: dict[str, Any], grounding: Grounding | None, recording: Recording | None) -> dict[str, Any]:
+def _models(given: dict[str, Any], grounding: Grounding | None, recording: Recording | None) -> dict[str, Any]:
     models = {
-        "analysis": options["analysis_llm"],
-        "writer": options["writer_llm"],
-        "summarizer": options["summarizer_llm"] or options["analysis_llm"],
-        "judge": (grounding.judge_llm or options["writer_llm"]) if grounding is not None else None,
+        "analysis": given["analysis_llm"],
+        "writer": given["writer_llm"],
+        "summarizer": given["summarizer_llm"] or given["analysis_llm"],
+        "judge": (grounding.judge_llm or given["writer_llm"]) if grounding is not None else None,
     }
     if recording is None:
         return models
@@ -157,17 +158,15 @@ def create_iterative_research_agent(
     :raises TypeError: For a keyword the factory does not know.
     """
     refuse_moved(create_iterative_research_agent, moved)
-    options = {
-        "analysis_llm": analysis_llm,
-        "writer_llm": writer_llm,
-        "summarizer_llm": summarizer_llm,
-        "depth": depth,
-        "max_parallel_searches": max_parallel_searches,
-        "max_search_results": max_search_results,
-        "record_to": record_to,
-        "replay_from": replay_from,
-    }
-    _check(options)
+    given = {"analysis_llm": analysis_llm, "writer_llm": writer_llm, "summarizer_llm": summarizer_llm}
+    _check(
+        given,
+        depth=depth,
+        parallel=max_parallel_searches,
+        results=max_search_results,
+        record_to=record_to,
+        replay_from=replay_from,
+    )
     sources, budgets, grounded = Sources.of(sources), Budgets.of(budgets), Grounding.of(grounding)
     refuse_fields(
         grounded,
@@ -178,7 +177,7 @@ def create_iterative_research_agent(
     style = ReportStyle.of(style)
     research_cache = cache_of(cache)
     store, recording = _store(research_cache, record_to, replay_from)
-    models = _models(options, grounded, recording)
+    models = _models(given, grounded, recording)
     phases = _phase_models(models)
     budgets.check_priced(phases)
     web_search, read_url = None, None

@@ -45,19 +45,16 @@ from haystack_deep_research.workflow import (
 __all__ = ["create_research_workflow"]
 
 
-def _check(options: dict[str, Any]) -> None:
-    for name in ("causal_llm", "summary_llm"):
-        if options[name] is not None:
-            _checks.chat_generator(name, options[name], needs_tools=False)
-    schema = options["output_schema"]
-    if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        raise ConfigurationError(
-            f"output_schema must be a pydantic BaseModel subclass (for example ResearchSummary) or None; "
-            f"got {schema!r}."
-        )
-    if not isinstance(options["causal_inference"], bool):
-        raise ConfigurationError(f"causal_inference must be True or False; got {options['causal_inference']!r}.")
-    _checks.int_in_range("loop_threshold", options["loop_threshold"], MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
+def _check(
+    *, causal_llm: Any, summary_llm: Any, output_schema: Any, causal_inference: Any, loop_threshold: Any
+) -> None:
+    for name, model in (("causal_llm", causal_llm), ("summary_llm", summary_llm)):
+        if model is not None:
+            _checks.chat_generator(name, model, needs_tools=False)
+    _checks.output_schema(output_schema)
+    if not isinstance(causal_inference, bool):
+        raise ConfigurationError(f"causal_inference must be True or False; got {causal_inference!r}.")
+    _checks.int_in_range("loop_threshold", loop_threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
 
 
 def _grounding(value: Any) -> Grounding:
@@ -69,15 +66,16 @@ def _grounding(value: Any) -> Grounding:
     return Grounding.of(value) or Grounding()
 
 
-def _phase_models(options: dict[str, Any], writer: ChatGenerator, judge: ChatGenerator) -> dict[str, str]:
+def _phase_models(
+    main: ChatGenerator, tools: Any, causal_llm: Any, writer: ChatGenerator, judge: ChatGenerator
+) -> dict[str, str]:
     """The model each phase calls (what its usage costs)."""
-    main = options["chat_generator"]
-    readers = [tool.summarizer_llm for tool in options["tools"] if isinstance(tool, ReadUrlTool)]
+    readers = [tool.summarizer_llm for tool in tools if isinstance(tool, ReadUrlTool)]
     return {
         PHASE_EXECUTE: model_name(main),
         PHASE_RESEARCH: model_name(main),
         PHASE_SUMMARIZE: model_name(readers[0] if readers else main),
-        PHASE_CAUSAL: model_name(options["causal_llm"] or main),
+        PHASE_CAUSAL: model_name(causal_llm or main),
         PHASE_SUMMARY: model_name(writer),
         PHASE_GROUND: model_name(judge),
         PHASE_STRUCTURE: model_name(writer),
@@ -142,16 +140,13 @@ def create_research_workflow(
     :raises TypeError: For a keyword the factory does not know.
     """
     refuse_moved(create_research_workflow, moved)
-    options = {
-        "chat_generator": chat_generator,
-        "tools": tools,
-        "output_schema": output_schema,
-        "causal_inference": causal_inference,
-        "causal_llm": causal_llm,
-        "summary_llm": summary_llm,
-        "loop_threshold": loop_threshold,
-    }
-    _check(options)
+    _check(
+        causal_llm=causal_llm,
+        summary_llm=summary_llm,
+        output_schema=output_schema,
+        causal_inference=causal_inference,
+        loop_threshold=loop_threshold,
+    )
     chosen, budgets, grounded = Sources.of(sources), Budgets.of(budgets), _grounding(grounding)
     refuse_fields(chosen, WEB_FIELDS, factory="create_research_workflow", why="it searches with the tools you give")
     style = ReportStyle.of(style)
@@ -170,7 +165,7 @@ def create_research_workflow(
     )
     writer = summary_llm or chat_generator
     judge = grounded.judge_llm or chat_generator
-    phases = _phase_models(options, writer, judge)
+    phases = _phase_models(chat_generator, tools, causal_llm, writer, judge)
     budgets.check_priced(phases)
     pipeline = Pipeline()
     pipeline.add_component("execute", ExecuteStep(agent=agent))

@@ -45,7 +45,7 @@ from haystack_deep_research.research.tool_calls import (
     coerce_pending_calls,
 )
 from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.context import view_of
+from haystack_deep_research.run.context import counted_view, view_of
 from haystack_deep_research.state import (
     CONTINUE_RUN,
     EXIT_MAX_ITERATIONS,
@@ -114,10 +114,9 @@ class StepStartHook(DeepHook):
         :param state: The agent's live State.
         :returns: The phase.
         """
-        view = view_of(state)
+        view = counted_view(state)
         if view is None:
             return
-        view.count_usage(state.data.get(TOKEN_USAGE))
         if state.data.get(STOP_RUN) is not None:
             return
         facts = StepFacts(steps=int(state.data.get(STEP_COUNT) or 0), tokens=view.run.tokens_used())
@@ -226,10 +225,9 @@ class AnswerHook(DeepHook):
         :param state: The agent's live State.
         :returns: The phase.
         """
-        view = view_of(state)
+        view = counted_view(state)
         if view is None:
             return
-        view.count_usage(state.data.get(TOKEN_USAGE))
         facts = StepFacts(steps=int(state.data.get(STEP_COUNT) or 0), tokens=view.run.tokens_used(), text_reply=True)
         reason = self.termination.fired(facts)
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []

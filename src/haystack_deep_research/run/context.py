@@ -25,9 +25,19 @@ from haystack_deep_research.state import (
     RUN_KEY,
     RUN_OPENED_KEY,
     STREAMING_KEY,
+    TOKEN_USAGE,
 )
 
-__all__ = ["budgets_of", "context_of", "event_bus", "on_run_opened", "question_from", "streaming_of", "view_of"]
+__all__ = [
+    "budgets_of",
+    "context_of",
+    "counted_view",
+    "event_bus",
+    "on_run_opened",
+    "question_from",
+    "streaming_of",
+    "view_of",
+]
 
 
 def question_from(messages: Any) -> str:
@@ -59,6 +69,18 @@ def view_of(state: State) -> RunView | None:
     context = state.data.get(HOOK_CONTEXT)
     view = context.get(RUN_KEY) if isinstance(context, dict) else None
     return view if isinstance(view, RunView) else None
+
+
+def counted_view(state: State) -> RunView | None:
+    """
+    :param state: An agent's live State, at a step boundary.
+    :returns: :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None``
+        outside a run of this library.
+    """
+    view = view_of(state)
+    if view is not None:
+        view.count_usage(state.data.get(TOKEN_USAGE))
+    return view
 
 
 def context_of(state: State) -> dict[str, Any]:

@@ -36,11 +36,11 @@ from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.context import (
     budgets_of,
     context_of,
+    counted_view,
     event_bus,
     on_run_opened,
     question_from,
     streaming_of,
-    view_of,
 )
 from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.deadline import bind
@@ -61,7 +61,6 @@ from haystack_deep_research.state import (
     RUN_GUARD_KEY,
     RUN_KEY,
     STOP_RUN,
-    TOKEN_USAGE,
     TOOLS,
 )
 
@@ -265,11 +264,10 @@ class CloseRunHook(PhaseHook):
         :param state: The agent's live State.
         :returns: The phase.
         """
-        view = view_of(state)
+        view = counted_view(state)
         if view is None:
             return
         run = view.run
-        view.count_usage(state.data.get(TOKEN_USAGE))
         failure: Exception | None = None
         try:
             yield from self.finish(state, run)
@@ -326,11 +324,10 @@ class BudgetHook(StatelessHook):
         """
         :param state: The agent's live State.
         """
-        view = view_of(state)
+        view = counted_view(state)
         bind(view.run.budget if view is not None else None)
         if view is None:
             return
-        view.count_usage(state.data.get(TOKEN_USAGE))
         if (reason := view.spent()) is not None:
             state.set(STOP_RUN, reason)
 

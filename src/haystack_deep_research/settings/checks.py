@@ -86,3 +86,20 @@ def boolean(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigurationError(f"{name} must be True or False; got {value!r}.")
     return value
+
+
+def output_schema(value: Any) -> Any:
+    """
+    Check a factory's ``output_schema``.
+
+    :param value: A pydantic model class, or ``None``.
+    :returns: The value.
+    :raises ConfigurationError: If it is anything else.
+    """
+    from pydantic import BaseModel
+
+    if value is not None and not (isinstance(value, type) and issubclass(value, BaseModel)):
+        raise ConfigurationError(
+            f"output_schema must be a pydantic BaseModel subclass, for example ResearchSummary, or None; got {value!r}."
+        )
+    return value
