@@ -159,6 +159,25 @@ def test_mcp_serves_on_the_chosen_server(monkeypatch: pytest.MonkeyPatch) -> Non
     assert (served["judge_llm"].model, served["judge_llm"].api_base_url) == ("m", SERVER)
 
 
+@pytest.mark.parametrize("grounding", [True, False])
+def test_an_mcp_request_is_grounded_by_the_judge_the_server_was_given(
+    monkeypatch: pytest.MonkeyPatch, grounding: bool
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    served: dict[str, Any] = {}
+    monkeypatch.setattr("haystack_deep_research.mcp_server.serve", lambda **kw: served.update(kw))
+    built: dict[str, Any] = {}
+    monkeypatch.setattr("haystack_deep_research.agents.create_deep_research_agent", lambda **kw: built.update(kw))
+
+    assert cli.main(["mcp", "--base-url", SERVER, "--model", "m", "--role-model", "judge=small-judge"]) == 0
+    served["agent_factory"](max_subtopics=3, grounding=grounding)
+
+    assert "judge_llm" not in built
+    assert (built["grounding"].judge_llm.model if grounding else built["grounding"]) == (
+        "small-judge" if grounding else False
+    )
+
+
 def test_check_judges_on_a_local_server_without_an_openai_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
