@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from haystack_deep_research.agents import role_models
+from haystack_deep_research.cli.arguments import with_grounding
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
 from haystack_deep_research.run.recording_files import read_manifest
-from haystack_deep_research.settings import Grounding, Sources
+from haystack_deep_research.settings import Sources
 from haystack_deep_research.sources import default_search_name
 
 __all__ = [
@@ -55,9 +56,7 @@ def iterative_options(args: argparse.Namespace, options: dict[str, Any]) -> dict
     if not models:
         models = role_models()
     chosen: dict[str, Any] = {own: models[main] for own, main in _ROLES.items() if main in models}
-    grounding: Grounding | bool = args.grounding
-    if args.grounding and "judge_llm" in models:
-        grounding = Grounding(judge_llm=models["judge_llm"])
+    grounding = with_grounding(models, args.grounding)["grounding"]
     return {**chosen, **options, "depth": args.depth, "grounding": grounding, "record_to": args.record}
 
 
@@ -117,14 +116,9 @@ def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
     manifest = read_manifest(path)
     recording = Recording(directory=directory, mode="replay")
     models = {role: ReplayChatGenerator(recording=recording, model=name) for role, name in manifest.models.items()}
-    judge = models.pop("judge_llm", None)
-    grounding: Grounding | bool = manifest.grounding
-    if manifest.grounding and judge is not None:
-        grounding = Grounding(judge_llm=judge)
     options = {
-        **models,
+        **with_grounding(models, manifest.grounding),
         "depth": manifest.depth,
-        "grounding": grounding,
         "sources": Sources(search=manifest.search) if manifest.web else None,
         "replay_from": directory,
     }

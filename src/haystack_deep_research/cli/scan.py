@@ -44,7 +44,7 @@ from haystack_deep_research.agents import (
     create_research_workflow,
     default_chat_generator,
 )
-from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments
+from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments, with_grounding
 from haystack_deep_research.cli.config import environment_options, parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import scan_parser
@@ -59,7 +59,7 @@ from haystack_deep_research.scans import (
     ScanExecutor,
     ScanRunner,
 )
-from haystack_deep_research.settings import Grounding, Sources
+from haystack_deep_research.settings import Sources
 from haystack_deep_research.sources import resolve_search
 from haystack_deep_research.tools import ReadUrlTool
 
@@ -83,13 +83,12 @@ def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | 
     if chosen.web:
         search = resolve_search("auto" if chosen.search is None else chosen.search)
         tools = [search, ReadUrlTool(summarizer_llm=summarizer, url_policy=chosen.url_policy)]
-    judge = arguments.get("judge_llm")
     return create_research_workflow(
         chat_generator=model,
         tools=tools,
         output_schema=output_schema,
         sources=Sources(datastores=chosen.datastores),
-        grounding=Grounding(judge_llm=judge) if judge is not None else None,
+        grounding=with_grounding(arguments, True)["grounding"],  # the workflow always grounds
         budgets=arguments.get("budgets"),
     )
 
