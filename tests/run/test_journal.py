@@ -240,6 +240,31 @@ def test_rerunning_a_finished_run_spends_nothing_on_scope_or_research(
     assert json.loads((tmp_path / "run" / LEDGER_FILE).read_text(encoding="utf-8")) == again["sources"]
 
 
+def test_a_resumed_run_matches_done_subtopics_whatever_their_case_and_end_punctuation(
+    make_agent: Callable[..., Agent], search: LoopbackSearchServer, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    make_agent(orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS)).run(
+        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+    )
+    records = _records(run_dir)
+    assert [r["type"] for r in records] == ["start", "brief", "note", "note", "end"]
+    # The run died after journaling both notes, before it ended.
+    (run_dir / JOURNAL_FILE).write_text("".join(json.dumps(r) + "\n" for r in records[:-1]), encoding="utf-8")
+    searches = _searched(search)
+    calls = _Calls()
+    models = calls.models()
+    models["orchestrator_llm"] = calls.model("orchestrator", subtopics=["Solar Capacity.", "  BATTERY   storage!"])
+    models["writer_llm"] = MockChatGenerator(response_fn=_echo_writer)
+
+    result = make_agent(**models).run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+
+    assert calls.by_role["researcher"] == calls.by_role["summarizer"] == 0  # nothing was researched again
+    assert _searched(search) == searches
+    assert sorted(note.split("\n", 1)[0] for note in result["notes"]) == ["## battery storage", "## solar capacity"]
+    assert "450 gigawatts" in result["report"]
+
+
 def test_a_torn_last_journal_line_is_dropped_and_the_run_resumes(
     make_agent: Callable[..., Agent], tmp_path: Path
 ) -> None:
