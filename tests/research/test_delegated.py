@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from haystack.components.agents import Agent
-from haystack.components.agents.state import State
 from haystack.components.generators.chat import MockChatGenerator
-from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
 
-from haystack_deep_research.research.delegated import DelegationsDoneHook
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "How fast is solar growing, and how much storage is built?"
@@ -63,57 +60,28 @@ def test_with_sub_topics_left_the_orchestrator_decides_when_research_is_complete
     assert result["exit_reason"] == "text"
 
 
-class _Run:
-    def __init__(self, left: int) -> None:
-        self.left = left
-
-    def delegations_left(self, limit: int) -> int:
-        return self.left
-
-
-def _state(messages: list[ChatMessage], tools: list[Any], left: int, monkeypatch: Any) -> State:
-    from haystack_deep_research.research import delegated
-
-    view = type("View", (), {"run": _Run(left)})()
-    monkeypatch.setattr(delegated, "view_of", lambda state: view)
-    monkeypatch.setattr(delegated.BudgetHook, "run", lambda self, state: None)
-    state = State(schema={"messages": {"type": list[ChatMessage]}, "tools": {"type": list}, "stop_run": {"type": str}})
-    state.set("messages", messages)
-    state.set("tools", tools)
-    return state
-
-
-def _delegate_tool() -> Any:
-    from haystack_deep_research.research import ResearchSubtopicTool
-
-    researcher = Agent(chat_generator=ScriptedChatGenerator(role="researcher"))
-    return ResearchSubtopicTool(researcher=researcher, max_subtopics=1)
-
-
-def _after_tools() -> list[ChatMessage]:
-    call = ToolCall(tool_name="research_subtopic", arguments={"subtopic": "solar"}, id="1")
-    return [
-        ChatMessage.from_user("brief"),
-        ChatMessage.from_assistant(tool_calls=[call]),
-        ChatMessage.from_tool("## solar\n\nA note.", origin=call),
-    ]
-
-
-def test_the_loop_ends_only_right_after_tools_with_no_slot_left_and_only_the_librarys_own_tools(
-    monkeypatch: Any,
+def test_an_orchestrator_with_a_tool_of_the_callers_own_still_decides_when_research_is_complete(
+    make_agent: Callable[..., Agent],
 ) -> None:
-    hook, delegate, think = DelegationsDoneHook(), _delegate_tool(), _tool("think_tool")
+    orchestrator = Counted(["solar capacity", "battery storage"])
+    agent = make_agent(orchestrator_llm=orchestrator.generator, max_subtopics=2)
+    agent.tools = [*agent.tools, _tool("lookup")]  # a caller's own tool could still act after the notes are back
 
-    done = _state(_after_tools(), [delegate, think], 0, monkeypatch)
-    hook.run(done)
-    assert done.data.get("stop_run") == "subtopics_done"
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
 
-    for messages, tools, left in (
-        (_after_tools(), [delegate, think], 1),  # a slot is left
-        (_after_tools()[:1], [delegate, think], 0),  # no tool has run yet
-        (_after_tools(), [delegate, think, _tool("lookup")], 0),  # a tool of the caller's own could still act
-        (_after_tools(), [think], 0),  # no research_subtopic tool at all
-    ):
-        state = _state(messages, tools, left, monkeypatch)
-        hook.run(state)
-        assert state.data.get("stop_run") is None
+    assert orchestrator.calls == 2
+    assert result["exit_reason"] == "text"
+    assert len(result["notes"]) == 2
+
+
+def test_a_sub_topic_refused_before_research_leaves_the_orchestrator_its_turn(
+    make_agent: Callable[..., Agent],
+) -> None:
+    orchestrator = Counted(["   ", "solar capacity"])  # the first delegation is refused: it names no sub-topic
+    agent = make_agent(orchestrator_llm=orchestrator.generator, max_subtopics=2)
+
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert len(result["notes"]) == 1  # a slot is left, so the orchestrator is asked again
+    assert orchestrator.calls == 2
+    assert result["exit_reason"] == "text"
