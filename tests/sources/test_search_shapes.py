@@ -9,6 +9,7 @@ import pytest
 from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
+from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research import (
     ResearchRun,
@@ -94,7 +95,7 @@ def test_an_odd_answer_after_readable_ones_is_a_search_error_for_the_model() -> 
     bound = SearchTool(backend=search_backend(tool)).bind(ResearchRun().view())
 
     bound.invoke(query="first")
-    with pytest.raises(Exception, match="web_search failed: the search answered int") as raised:
+    with pytest.raises(ToolInvocationError, match="web_search failed: the search answered int") as raised:
         bound.invoke(query="second")
     assert not isinstance(raised.value, SearchShapeError)
 
