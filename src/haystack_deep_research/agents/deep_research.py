@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from haystack_deep_research.agents.deep_research_options import check_choices, check_limits, phase_models, role_models
 from haystack_deep_research.agents.research_agent import ResearchAgent
+from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.prompts import (
     ORCHESTRATOR_SYSTEM,
     RESEARCHER_SYSTEM,
@@ -65,11 +66,19 @@ def _web_search(sources: Sources, max_search_results: int) -> Tool:
     """The researchers' web search: a Tool of the library or of another shape as it is, every other choice through
     the one search path ("auto" by default)."""
     given = sources.search
-    if isinstance(given, Tool) and (
-        isinstance(given, ResearchTool) or "query" not in (given.parameters.get("properties") or {})
+    if (
+        isinstance(given, Tool)
+        and not isinstance(given, SearchTool)
+        and (isinstance(given, ResearchTool) or "query" not in (given.parameters.get("properties") or {}))
     ):
+        if sources.scope:
+            raise ConfigurationError(
+                f"Sources(include_domains=..., exclude_domains=..., since=...) apply to searches through the library's "
+                f"search path; the tool {given.name!r} is used as it is. Give a search tool with a 'query' parameter, "
+                "or filter in your tool."
+            )
         return given
-    return resolve_search("auto" if given is None else given, max_results=max_search_results)
+    return resolve_search("auto" if given is None else given, max_results=max_search_results, scope=sources.scope)
 
 
 def _researcher_tools(
@@ -87,7 +96,7 @@ def _researcher_tools(
                 summarizer_llm=models["summarizer_llm"],
                 max_content_length=limits["max_content_length"],
                 passage_budget=sources.passage_budget,
-                url_policy=sources.url_policy,
+                url_policy=sources.read_policy,
                 fetch_limits=sources.fetch_limits,
                 cache=cache,
             )

@@ -183,7 +183,7 @@ def create_iterative_research_agent(
     web_search, read_url = None, None
     if sources.web:
         web_search = resolve_search(
-            "auto" if sources.search is None else sources.search, max_results=max_search_results
+            "auto" if sources.search is None else sources.search, max_results=max_search_results, scope=sources.scope
         )
         if store is not None:  # a copy: a SearchTool the caller passed keeps its own cache
             web_search = web_search.spawn()
@@ -192,7 +192,7 @@ def create_iterative_research_agent(
             summarizer_llm=models["summarizer"],
             max_content_length=max_content_length,
             passage_budget=sources.passage_budget,
-            url_policy=sources.url_policy,
+            url_policy=sources.read_policy,
             fetch_limits=sources.fetch_limits,
             cache=store,
         )

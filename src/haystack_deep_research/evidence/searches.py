@@ -38,12 +38,14 @@ class SearchOutcome:
     :param query: The query.
     :param results: How many results it gave (0 after an error).
     :param error: Why it failed, or ``""``.
+    :param dropped: Results left out because they were outside the search's chosen domains or dates.
     """
 
     tool: str
     query: str
     results: int = 0
     error: str = ""
+    dropped: int = 0
 
 
 class SearchLog:

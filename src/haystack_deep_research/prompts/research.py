@@ -47,6 +47,7 @@ __all__ = [
     "SCOPE",
     "SCOPE_CLARIFIED",
     "SCOPE_CLARIFY",
+    "SCOPE_DROPPED",
     "SEARCH_RESULTS",
     "SEARCH_RESULTS_END",
     "SNIPPETS_LEFT_OUT",
@@ -195,8 +196,16 @@ SEARCH_RESULTS = Template(
     "search_results",
     '<untrusted_search_results query="{{ query }}">\n'
     "{% for r in results %}[{{ loop.index }}] {{ r.title }}\nURL: {{ r.url }}\n" + SNIPPET_LABEL + "{{ r.snippet }}\n\n"
-    "{% else %}No results.\n{% endfor %}" + SEARCH_RESULTS_END,
+    "{% else %}No results.\n{% endfor %}"
+    + SEARCH_RESULTS_END
+    + "{% if dropped %}\n({{ dropped }} result(s) outside the run's chosen domains or dates were left out.){% endif %}",
 )
+SCOPE_DROPPED = Template(
+    "scope_dropped",
+    "web search results outside the chosen domains or dates are dropped before anything reads or cites them "
+    "(the first search that dropped any left out {{ dropped }})",
+)
+"""Said once per run, the first time a search scope drops a result."""
 SNIPPETS_LEFT_OUT = "(The snippets of these results were left out once you had seen them; titles and URLs are kept.)"
 """Follows a researcher's search results whose snippets were dropped after the model had acted on them."""
 PAGE_SUMMARY = Template(

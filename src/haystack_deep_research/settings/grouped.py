@@ -11,9 +11,11 @@ import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from datetime import date
+
     from haystack_deep_research.run.cost import Price
     from haystack_deep_research.sources.mcp_servers import MCPServer
-    from haystack_deep_research.web import FetchLimits, UrlPolicy
+    from haystack_deep_research.web import FetchLimits, SearchScope, UrlPolicy
 
 __all__ = [
     "DEFAULT_PASSAGE_BUDGET",
@@ -228,6 +230,12 @@ class Sources:
     :param fetch_limits: Download cap, timeouts, redirects and PDF pages of a page read.
     :param passage_budget: Characters of a page's passages most relevant to the question that the summarizer reads
         (ranked with BM25 and by the figures, dates and names they hold), 500 to 1,000,000, or 0 for the whole page.
+    :param include_domains: Search and read only these domains and their subdomains, for example
+        ``("who.int", "europa.eu")``: passed to the search engine, and enforced on its results and on every page read.
+    :param exclude_domains: Never search or read these domains and their subdomains.
+    :param since: Keep only results published since a date (``datetime.date`` or ``"2026-01-31"``) or within a
+        window ending today (``"day"``, ``"week"``, ``"month"``, ``"year"``); a result the engine gives no date is
+        kept. See :class:`~haystack_deep_research.web.SearchScope`.
     :raises ConfigurationError: If a value has the wrong type or range, or ``web=False`` leaves nothing to search.
     """
 
@@ -238,10 +246,22 @@ class Sources:
     url_policy: UrlPolicy | None = None
     fetch_limits: FetchLimits | None = None
     passage_budget: int = DEFAULT_PASSAGE_BUDGET
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+    since: date | str | None = None
 
     def __post_init__(self) -> None:
         from haystack_deep_research.web.limits import FetchLimits
-        from haystack_deep_research.web.url_policy import UrlPolicy
+        from haystack_deep_research.web.url_policy import SearchScope, UrlPolicy
+
+        scope = SearchScope(
+            include_domains=_domains(self.include_domains),
+            exclude_domains=_domains(self.exclude_domains),
+            since=self.since,
+        )
+        object.__setattr__(self, "include_domains", scope.include_domains)
+        object.__setattr__(self, "exclude_domains", scope.exclude_domains)
+        object.__setattr__(self, "since", scope.since)
 
         _checks.boolean("Sources(web=...)", self.web)
         for name, kind in (("url_policy", UrlPolicy), ("fetch_limits", FetchLimits)):
@@ -256,13 +276,36 @@ class Sources:
             )
         if self.web:
             return
-        if self.search is not None:
-            raise ConfigurationError("Sources(web=False) has no web search: drop search=, or set web=True.")
+        if self.search is not None or self.scope:
+            raise ConfigurationError(
+                "Sources(web=False) has no web search: drop search=, include_domains=, exclude_domains= and since=, "
+                "or set web=True."
+            )
         if not self.datastores and not self.mcp_servers:
             raise ConfigurationError(
                 "Sources(web=False) leaves the researchers nothing to search: pass datastores={...} (for example "
                 "index_folder('./docs')) or mcp_servers=[MCPServer(...)], or set web=True."
             )
+
+    @property
+    def scope(self) -> SearchScope:
+        """:returns: The domains and recency window the web search keeps to (empty when none is chosen)."""
+        from haystack_deep_research.web.url_policy import SearchScope
+
+        return SearchScope(include_domains=self.include_domains, exclude_domains=self.exclude_domains, since=self.since)
+
+    @property
+    def read_policy(self) -> UrlPolicy | None:
+        """:returns: ``url_policy`` with the chosen domains applied to every page read (``None``: the default)."""
+        if not self.include_domains and not self.exclude_domains:
+            return self.url_policy
+        from dataclasses import replace
+
+        from haystack_deep_research.web.url_policy import UrlPolicy
+
+        policy = self.url_policy or UrlPolicy()
+        deny = (*policy.deny_domains, *self.exclude_domains)
+        return replace(policy, deny_domains=deny, only_domains=self.include_domains or policy.only_domains)
 
     @classmethod
     def of(cls, value: Any) -> Sources:
@@ -272,3 +315,11 @@ class Sources:
         :raises ConfigurationError: If it is anything else.
         """
         return _given(cls, value, "sources", "Sources(search='ddgs', datastores={...})")
+
+
+def _domains(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ConfigurationError(
+            f"Sources domains must be a list of domain names, for example ['who.int']; got {value!r}."
+        )
+    return tuple(value)

@@ -14,7 +14,16 @@ from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["MOVED", "WEB_FIELDS", "given_fields", "refuse_fields", "refuse_moved"]
 
-WEB_FIELDS = ("web", "search", "url_policy", "fetch_limits", "passage_budget")
+WEB_FIELDS = (
+    "web",
+    "search",
+    "url_policy",
+    "fetch_limits",
+    "passage_budget",
+    "include_domains",
+    "exclude_domains",
+    "since",
+)
 """The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for."""
 
 MOVED: dict[str, str] = {

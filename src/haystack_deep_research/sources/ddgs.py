@@ -16,12 +16,14 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError, SearchError
+from haystack_deep_research.sources.search import SearchScope
 
 __all__ = ["DdgsClient", "DdgsSearch"]
 
 logger = logging.getLogger(__name__)
 
 _SAFESEARCH = ("on", "moderate", "off")
+_TIMELIMITS = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
 
 class DdgsClient(Protocol):
@@ -77,16 +79,30 @@ class DdgsSearch:
             self._client = DDGS(timeout=self.timeout)
         return self._client
 
-    def search(self, query: str, *, max_results: int) -> list[dict[str, Any]]:
+    def search(self, query: str, *, max_results: int, scope: SearchScope | None = None) -> list[dict[str, Any]]:
         """
         :param query: The query.
         :param max_results: The most results wanted.
+        :param scope: Domains, as ``site:`` and ``-site:`` operators in the query, and a recency window, as ddgs'
+            ``timelimit`` (the smallest of day, week, month, year that covers it).
         :returns: ddgs' results.
         :raises SearchError: If ddgs failed (offline, rate-limited, timed out).
         """
         from ddgs.exceptions import DDGSException
 
         client = self._get_client()
+        options: dict[str, Any] = {}
+        if scope:
+            sites = " OR ".join(f"site:{domain}" for domain in scope.include_domains)
+            excluded = [f"-site:{domain}" for domain in scope.exclude_domains]
+            query = " ".join([query, *([f"({sites})"] if sites else []), *excluded])
+            start = scope.start()
+            if start is not None:
+                from datetime import date
+
+                days = (date.today() - start).days
+                word = next((name for name, limit in (("day", 1), ("week", 7), ("month", 31)) if days <= limit), "year")
+                options["timelimit"] = _TIMELIMITS[word]
         try:
             return client.text(
                 query,
@@ -94,6 +110,7 @@ class DdgsSearch:
                 safesearch=self.safesearch,
                 backend=self.backend,
                 max_results=max_results,
+                **options,
             )
         except DDGSException as error:
             raise SearchError(f"the keyless search (ddgs) failed: {type(error).__name__}: {error}.") from error

@@ -37,6 +37,7 @@ __all__ = ["SearchHit", "normalize_hits"]
 _URL_KEYS = ("url", "href", "link", "source_url")
 _TITLE_KEYS = ("title", "name")
 _SNIPPET_KEYS = ("snippet", "content", "body", "description")
+_DATE_KEYS = ("published_date", "published", "date", "publication_date")
 
 
 @dataclass(frozen=True)
@@ -48,19 +49,23 @@ class SearchHit:
         images and HTML in an engine's title are dropped, so a title cannot hand a researcher a URL to read.
     :param url: The exact URL, as the engine gave it.
     :param snippet: The engine's snippet ("" when it gave none).
+    :param published: When the engine says the result was published, as it said it ("" when it did not); a search
+        with a recency window drops a result whose date falls before it.
     """
 
     title: str
     url: str
     snippet: str = ""
+    published: str = ""
 
     def __post_init__(self) -> None:
         if isinstance(self.title, str):
             object.__setattr__(self, "title", plain_title(self.title))
 
     def to_dict(self) -> dict[str, str]:
-        """:returns: ``{"title", "url", "snippet"}``."""
-        return {"title": self.title, "url": self.url, "snippet": self.snippet}
+        """:returns: ``{"title", "url", "snippet"}``, and ``"published"`` when known."""
+        data = {"title": self.title, "url": self.url, "snippet": self.snippet}
+        return {**data, "published": self.published} if self.published else data
 
 
 def _text(value: Any) -> str:
@@ -84,7 +89,10 @@ def _hit(item: Any) -> SearchHit | None:
         meta = item.meta or {}
         url = _first(meta, _URL_KEYS)
         return SearchHit(
-            title=_text(_first(meta, _TITLE_KEYS)), url=clean_text(url.strip()), snippet=_text(item.content)
+            title=_text(_first(meta, _TITLE_KEYS)),
+            url=clean_text(url.strip()),
+            snippet=_text(item.content),
+            published=_text(_first(meta, _DATE_KEYS)),
         )
     if isinstance(item, Mapping):
         url = _first(item, _URL_KEYS)
@@ -92,6 +100,7 @@ def _hit(item: Any) -> SearchHit | None:
             title=_text(_first(item, _TITLE_KEYS)),
             url=clean_text(url.strip()),
             snippet=_text(_first(item, _SNIPPET_KEYS)),
+            published=_text(_first(item, _DATE_KEYS)),
         )
     return None
 

@@ -28,7 +28,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research._haystack_internals import input_names, output_names
 from haystack_deep_research.errors import ConfigurationError, SearchError, SearchShapeError
-from haystack_deep_research.sources.search import SearchBackend
+from haystack_deep_research.sources.search import SearchBackend, SearchScope
 
 __all__ = ["ComponentSearch", "ToolSearch", "accepts_input", "is_component", "search_backend"]
 
@@ -119,13 +119,16 @@ class ComponentSearch:
         if hasattr(self.component, "warm_up"):
             self.component.warm_up()
 
-    def search(self, query: str, *, max_results: int) -> Any:
+    def search(self, query: str, *, max_results: int, scope: SearchScope | None = None) -> Any:
         """
         :param query: The query.
         :param max_results: Unused: the component's own ``top_k`` applies, and the tool keeps ``max_results``.
+        :param scope: Domains and a recency window, passed as the inputs of those names the component takes
+            (``include_domains``, ``exclude_domains``, ``time_range``, ``start_date``, ``since``).
         :returns: The component's output.
         """
-        return self.component.run(query=query)
+        options = scope.arguments(lambda name: accepts_input(self.component, name)) if scope else {}
+        return self.component.run(query=query, **options)
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized backend, the component serialized by Haystack."""
@@ -165,15 +168,18 @@ class ToolSearch:
         _check_declared_return(tool)
         self.tool = tool
 
-    def search(self, query: str, *, max_results: int) -> Any:
+    def search(self, query: str, *, max_results: int, scope: SearchScope | None = None) -> Any:
         """
         :param query: The query.
         :param max_results: Unused: the tool's own limit applies, and the search tool keeps ``max_results``.
+        :param scope: Domains and a recency window, passed as the tool's parameters of those names, if it has any.
         :returns: The tool's result.
         :raises SearchError: If the tool failed.
         """
+        properties = self.tool.parameters.get("properties") or {}
+        options = scope.arguments(lambda name: name in properties) if scope else {}
         try:
-            return self.tool.invoke(query=query)
+            return self.tool.invoke(query=query, **options)
         except ToolInvocationError as error:
             raise SearchError(f"the search tool {self.tool.name!r} failed: {error}") from error
 

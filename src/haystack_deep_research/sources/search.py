@@ -14,10 +14,18 @@ accepts, plus ``to_dict`` / ``from_dict`` for serialization.
 With a ``cache`` (see :mod:`haystack_deep_research.run.cache`) a search is looked up first, by engine, query and
 result count, and the engine is asked only on a miss; the hits it gave are stored. A cached search is recorded in the
 ledger and the search log like any other.
+
+A :class:`SearchScope` keeps a search to chosen domains and a recency window: it is handed to the engine in the
+engine's own terms where the engine takes them (Tavily's ``include_domains``, ``exclude_domains``, ``time_range`` and
+``start_date``; ddgs' ``site:`` operators and ``timelimit``; a Haystack component's or Tool's inputs of those names),
+and enforced on what comes back whatever the engine did: a hit outside the domains, or dated before the window, is
+dropped before it reaches the ledger or the model, and counted in the text the model reads and in the run's
+warnings.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol, runtime_checkable
 
 from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
@@ -36,6 +44,7 @@ from haystack_deep_research.evidence import SearchOutcome
 from haystack_deep_research.prompts import (
     QUERY_MISSING,
     QUERY_PARAMETER,
+    SCOPE_DROPPED,
     SEARCH_RESULTS,
     WEB_SEARCH,
     WEB_SEARCH_DESCRIPTION,
@@ -46,8 +55,16 @@ from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blockin
 from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, search_key
 from haystack_deep_research.sources.hits import SearchHit, normalize_hits
 from haystack_deep_research.state import PHASE_RESEARCH
+from haystack_deep_research.web.url_policy import SearchScope
 
-__all__ = ["SearchBackend", "SearchTool", "backend_from_dict", "backend_to_dict"]
+__all__ = ["SearchBackend", "SearchScope", "SearchTool", "backend_from_dict", "backend_to_dict"]
+
+
+def _takes_scope(backend: Any) -> bool:
+    try:
+        return "scope" in inspect.signature(backend.search).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 @runtime_checkable
@@ -108,18 +125,28 @@ class SearchTool(ResearchTool):
     :param notice: Said once per run, as a warning, the first time the tool searches (for example which engine a
         default picked); ``""`` for none.
     :param cache: A cross-run cache of search results (for example ``ResearchCache(directory=...)``), or ``None``.
+    :param scope: The domains and recency window searches keep to (:class:`SearchScope`), or ``None`` for none.
     :raises ConfigurationError: If a parameter is invalid.
     """
 
     def __init__(
-        self, *, backend: Any, max_results: int = 10, notice: str = "", cache: CacheStore | None = None
+        self,
+        *,
+        backend: Any,
+        max_results: int = 10,
+        notice: str = "",
+        cache: CacheStore | None = None,
+        scope: SearchScope | None = None,
     ) -> None:
         if not isinstance(notice, str):
             raise ConfigurationError(f"notice must be a string; got {type(notice).__name__}.")
+        if scope is not None and not isinstance(scope, SearchScope):
+            raise ConfigurationError(f"scope must be a SearchScope or None; got {type(scope).__name__}.")
         self.backend = _check_backend(backend)
         self.max_results = _checks.int_in_range("max_results", max_results, 1, 20)
         self.notice = notice
         self.cache = check_cache(cache)
+        self.scope = scope or SearchScope()
         super().__init__(
             name=WEB_SEARCH,
             description=render_text(WEB_SEARCH_DESCRIPTION, max_results=self.max_results),
@@ -135,11 +162,13 @@ class SearchTool(ResearchTool):
 
     def _call(self, query: str) -> Call:
         backend, limit = self.backend, self.max_results
+        options: dict[str, Any] = {"scope": self.scope} if self.scope and _takes_scope(backend) else {}
         if callable(getattr(backend, "search_async", None)):
             return Call(
-                lambda: backend.search(query, max_results=limit), lambda: backend.search_async(query, max_results=limit)
+                lambda: backend.search(query, max_results=limit, **options),
+                lambda: backend.search_async(query, max_results=limit, **options),
             )
-        return blocking(backend.search, query, max_results=limit)
+        return blocking(backend.search, query, max_results=limit, **options)
 
     def phase(self, view: RunView | None, query: Any = None, **_: Any) -> Phase[str]:
         """
@@ -153,9 +182,9 @@ class SearchTool(ResearchTool):
         """
         if not isinstance(query, str) or not query.strip():
             raise ToolArgumentsError(render_text(QUERY_MISSING, got=repr(query)))
-        hits = yield from self.search_hits(view, query)
+        hits, dropped = yield from self._scoped_hits(view, query)
         fenced = [{key: fence(value) for key, value in hit.to_dict().items()} for hit in hits]
-        return render_text(SEARCH_RESULTS, query=fence(query.strip()), results=fenced)
+        return render_text(SEARCH_RESULTS, query=fence(query.strip()), results=fenced, dropped=dropped)
 
     def engine(self) -> str:
         """:returns: What names the engine in cache keys: the backend's class, and its address when it has one."""
@@ -163,35 +192,44 @@ class SearchTool(ResearchTool):
         name = f"{type(self.backend).__module__}.{type(self.backend).__qualname__}"
         return f"{name}@{base}" if isinstance(base, str) and base else name
 
+    def _scope(self, hits: list[SearchHit]) -> tuple[list[SearchHit], int]:
+        kept = [hit for hit in hits if self.scope.keeps(hit.url, hit.published)] if self.scope else hits
+        return kept[: self.max_results], len(hits) - len(kept)
+
     def search_hits(self, view: RunView | None, query: str) -> Phase[list[SearchHit]]:
         """
         Search (or take the cached search) and record the hits in the run's ledger and search log.
 
         :param view: The view of the run the search belongs to, or ``None``.
         :param query: The query, not blank.
-        :returns: The phase; it returns the hits, at most ``max_results``, in the engine's order.
+        :returns: The phase; it returns the hits, at most ``max_results``, in the engine's order, inside the scope.
         :raises SearchError: (from the phase) If the engine failed, or answered an unreadable shape after readable ones.
         :raises SearchShapeError: (from the phase) If the engine's first answer in the run has a shape the library
             cannot read: it reaches the caller, since no later search of the run could be read either.
         """
+        hits, _ = yield from self._scoped_hits(view, query)
+        return hits
+
+    def _scoped_hits(self, view: RunView | None, query: str) -> Phase[tuple[list[SearchHit], int]]:
         text = query.strip()
         if view is not None and self.notice and view.searches.first(f"{self.name}:{self.notice}"):
             view.warn(PHASE_RESEARCH, self.notice)
-        key = search_key(self.engine(), text, self.max_results)
+        key = search_key(self.engine() + self.scope.key(), text, self.max_results)
         if self.cache is not None:
             [cached] = yield [blocking(self.cache.get, "search", key)]
             if cached.error is not None:
                 raise cached.error
             if isinstance(cached.value, dict):
-                hits = [SearchHit(**hit) for hit in cached.value.get("hits") or []]
+                hits, dropped = self._scope([SearchHit(**hit) for hit in cached.value.get("hits") or []])
                 if view is not None:
-                    self._record(view, text, hits, cached=True)
-                return hits
+                    self._record(view, text, hits, dropped, cached=True)
+                return hits, dropped
         [searched] = yield [self._call(text)]
         try:
             if searched.error is not None:
                 raise searched.error
-            hits = normalize_hits(searched.value, limit=self.max_results)
+            # With a scope, read past max_results: what the scope drops leaves room for what it keeps.
+            hits, dropped = self._scope(normalize_hits(searched.value, limit=100 if self.scope else self.max_results))
         except Exception as error:
             failure = error if isinstance(error, DeepResearchError) else SearchError(f"{type(error).__name__}: {error}")
             if isinstance(failure, SearchShapeError) and self._answered(view):
@@ -202,18 +240,20 @@ class SearchTool(ResearchTool):
         if self.cache is not None:
             yield [blocking(self.cache.put, "search", key, {"hits": [hit.to_dict() for hit in hits]})]
         if view is not None:
-            self._record(view, text, hits)
-        return hits
+            self._record(view, text, hits, dropped)
+        return hits, dropped
 
     def _answered(self, view: RunView | None) -> bool:
         """Whether this tool gave a readable answer earlier in the run (a shape error is then no usage mistake)."""
         outcomes = view.searches.outcomes() if view is not None else []
         return any(outcome.tool == self.name and not outcome.error for outcome in outcomes)
 
-    def _record(self, view: RunView, query: str, hits: list[SearchHit], *, cached: bool = False) -> None:
+    def _record(self, view: RunView, query: str, hits: list[SearchHit], dropped: int, *, cached: bool = False) -> None:
         for hit in hits:
             view.ledger.record_search_result(url=hit.url, title=hit.title, snippet=hit.snippet)
-        view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(hits)))
+        view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(hits), dropped=dropped))
+        if dropped and view.searches.first(f"{self.name}:scope"):
+            view.warn(PHASE_RESEARCH, render_text(SCOPE_DROPPED, dropped=dropped))
         view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(hits), cached=cached))
 
     def to_dict(self) -> dict[str, Any]:
@@ -224,8 +264,10 @@ class SearchTool(ResearchTool):
         return self._serialized({**data, **self.cache_parameters()})
 
     def cache_parameters(self) -> dict[str, Any]:
-        """:returns: ``{"cache": <serialized cache>}`` when the tool has one, else ``{}`` (a subclass's ``to_dict``)."""
-        return {} if self.cache is None else {"cache": cache_to_dict(self.cache)}
+        """:returns: ``{"cache": <serialized cache>}`` when the tool has one, and ``{"scope": ...}`` when it has a
+        scope; else ``{}`` (a subclass's ``to_dict``)."""
+        cache = {} if self.cache is None else {"cache": cache_to_dict(self.cache)}
+        return {**cache, "scope": self.scope.to_dict()} if self.scope else cache
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SearchTool:
@@ -236,4 +278,5 @@ class SearchTool(ResearchTool):
         params = dict(data["data"])
         params["backend"] = backend_from_dict(params["backend"])
         params["cache"] = cache_from_dict(params.get("cache"))
+        params["scope"] = SearchScope.from_dict(params.get("scope"))
         return cls(**params)

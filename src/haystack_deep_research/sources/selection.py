@@ -19,6 +19,7 @@ from haystack_deep_research.sources.ddgs import DdgsSearch
 from haystack_deep_research.sources.plugins import search_backend
 from haystack_deep_research.sources.search import SearchTool
 from haystack_deep_research.sources.tavily import WebSearchTool
+from haystack_deep_research.web.url_policy import SearchScope
 
 __all__ = ["KEYLESS_NOTICE", "SEARCH_NAMES", "default_search_name", "resolve_search"]
 
@@ -42,7 +43,11 @@ def default_search_name(environ: Mapping[str, str] | None = None) -> str:
 
 
 def resolve_search(
-    search: Any = "auto", *, max_results: int = 10, environ: Mapping[str, str] | None = None
+    search: Any = "auto",
+    *,
+    max_results: int = 10,
+    environ: Mapping[str, str] | None = None,
+    scope: SearchScope | None = None,
 ) -> SearchTool:
     """
     The researchers' ``web_search`` tool for a choice of search.
@@ -52,11 +57,17 @@ def resolve_search(
         Haystack Tool with a ``query`` parameter.
     :param max_results: Results per search, 1 to 20.
     :param environ: The environment ``"auto"`` looks in; ``os.environ`` by default.
+    :param scope: The domains and recency window every search keeps to; a :class:`SearchTool` given is copied with
+        it (the caller's tool keeps its own).
     :returns: The tool; every choice goes through the same :class:`SearchTool` path.
     :raises ConfigurationError: If ``search`` is none of these.
     """
     if isinstance(search, SearchTool):
-        return search
+        if not scope:
+            return search
+        scoped = search.spawn()  # a copy, as for a cache: the caller's tool keeps its own scope
+        scoped.scope = scope
+        return scoped
     if isinstance(search, str):
         name = search.strip().lower()
         if name not in SEARCH_NAMES:
@@ -66,8 +77,8 @@ def resolve_search(
             name = default_search_name(environ)
             notice = KEYLESS_NOTICE if name == "ddgs" else ""
         if name == "tavily":
-            return WebSearchTool(max_results=max_results)
-        return SearchTool(backend=DdgsSearch(), max_results=max_results, notice=notice)
+            return WebSearchTool(max_results=max_results, scope=scope)
+        return SearchTool(backend=DdgsSearch(), max_results=max_results, notice=notice, scope=scope)
     if isinstance(search, Tool) or search is not None:
-        return SearchTool(backend=search_backend(search), max_results=max_results)
+        return SearchTool(backend=search_backend(search), max_results=max_results, scope=scope)
     raise ConfigurationError("search must not be None; pass 'auto' for the default.")

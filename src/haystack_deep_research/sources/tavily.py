@@ -15,7 +15,7 @@ import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError
 from haystack_deep_research.run import CacheStore
 from haystack_deep_research.run.cache import cache_from_dict
-from haystack_deep_research.sources.search import SearchTool
+from haystack_deep_research.sources.search import SearchScope, SearchTool
 
 if TYPE_CHECKING:
     import requests
@@ -32,8 +32,9 @@ _DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
 class SearchClient(Protocol):
     """What :class:`TavilySearch` needs from a client: tavily-python's ``TavilyClient.search`` signature subset."""
 
-    def search(self, query: str, *, max_results: int, search_depth: str) -> dict[str, Any]:
-        """Search and return a Tavily-shaped response with a ``results`` list."""
+    def search(self, query: str, *, max_results: int, search_depth: str, **scope: Any) -> dict[str, Any]:
+        """Search and return a Tavily-shaped response with a ``results`` list (``scope``: Tavily's
+        ``include_domains``, ``exclude_domains``, ``time_range`` and ``start_date``)."""
         ...
 
 
@@ -124,10 +125,11 @@ class TavilySearch:
             )
         return self._client
 
-    def search(self, query: str, *, max_results: int) -> dict[str, Any]:
+    def search(self, query: str, *, max_results: int, scope: SearchScope | None = None) -> dict[str, Any]:
         """
         :param query: The query.
         :param max_results: The most results wanted.
+        :param scope: Domains and a recency window, sent as Tavily's own parameters.
         :returns: Tavily's response (a ``results`` list).
         :raises MissingCredentialsError: If no API key is set.
         :raises SearchError: If the service refused the request, could not be reached or answered garbage.
@@ -136,8 +138,9 @@ class TavilySearch:
         from tavily.errors import BadRequestError, ForbiddenError, InvalidAPIKeyError, UsageLimitExceededError
 
         client = self._get_client()
+        options = scope.arguments(lambda name: name != "since") if scope else {}
         try:
-            return client.search(query, max_results=max_results, search_depth=self.search_depth)
+            return client.search(query, max_results=max_results, search_depth=self.search_depth, **options)
         except (UsageLimitExceededError, ForbiddenError, InvalidAPIKeyError, BadRequestError) as error:
             raise SearchError(f"the search service refused the request ({type(error).__name__}: {error}).") from error
         except (requests.RequestException, ValueError) as error:
@@ -179,6 +182,7 @@ class WebSearchTool(SearchTool):
         An injected client is not serialized.
     :param notice: Said once per run as a warning, the first time the tool searches; ``""`` for none.
     :param cache: A cross-run cache of search results (for example ``ResearchCache(directory=...)``), or ``None``.
+    :param scope: The domains and recency window searches keep to (:class:`~.search.SearchScope`), or ``None``.
     :raises ConfigurationError: If a parameter is out of range.
     """
 
@@ -193,6 +197,7 @@ class WebSearchTool(SearchTool):
         client: SearchClient | None = None,
         notice: str = "",
         cache: CacheStore | None = None,
+        scope: SearchScope | None = None,
     ) -> None:
         backend = TavilySearch(
             api_key=api_key,
@@ -201,7 +206,7 @@ class WebSearchTool(SearchTool):
             max_retries=max_retries,
             client=client,
         )
-        super().__init__(backend=backend, max_results=max_results, notice=notice, cache=cache)
+        super().__init__(backend=backend, max_results=max_results, notice=notice, cache=cache, scope=scope)
         self.tavily = backend
 
     def to_dict(self) -> dict[str, Any]:
@@ -219,4 +224,5 @@ class WebSearchTool(SearchTool):
         params = dict(data["data"])
         deserialize_secrets_inplace(params, keys=["api_key"])
         params["cache"] = cache_from_dict(params.get("cache"))
+        params["scope"] = SearchScope.from_dict(params.get("scope"))
         return cls(**params)

@@ -12,7 +12,7 @@ The guarded web layer: which URLs may be read, downloading them within limits, a
 from haystack_deep_research.web.extract import ExtractedText, extract_text, extract_text_async
 from haystack_deep_research.web.fetch import FetchedDocument, fetch, fetch_async
 from haystack_deep_research.web.limits import FetchLimits
-from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, UrlPolicy, system_resolver
+from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, SearchScope, UrlPolicy, system_resolver
 
 __all__ = [
     "ExtractedText",
@@ -20,6 +20,7 @@ __all__ = [
     "FetchedDocument",
     "ResolvedURL",
     "Resolver",
+    "SearchScope",
     "UrlPolicy",
     "extract_text",
     "extract_text_async",

@@ -5,7 +5,10 @@ The URL policy: which URLs the research agent may read, and which address to con
 https, hosts on a deny list, and hosts that resolve to loopback, private, link-local, cloud metadata or other
 non-public addresses. It resolves the host once and hands back the checked address in a :class:`ResolvedURL`, so
 the fetcher connects to exactly the address that was judged (no second DNS lookup that a rebinding attacker
-could answer differently).
+could answer differently). With ``only_domains`` it reads nothing outside the chosen domains.
+
+:class:`SearchScope` is the same choice for searching: the domains a web search keeps to, and how recent its
+results must be (see :mod:`haystack_deep_research.sources.search`).
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ import re
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from haystack_deep_research.errors import ConfigurationError, FetchError, URLRefusedError
 from haystack_deep_research.web._addresses import IPAddress, find_block, parse_address, parse_legacy_ipv4
 
-__all__ = ["ResolvedURL", "Resolver", "UrlPolicy", "system_resolver"]
+__all__ = ["ResolvedURL", "Resolver", "SearchScope", "UrlPolicy", "system_resolver"]
 
 Resolver = Callable[[str, int], list[str]]
 """Resolves ``(host, port)`` to IP address strings; raises ``OSError`` when the name cannot be resolved."""
@@ -76,11 +82,14 @@ class UrlPolicy:
         network.
     :param deny_domains: Domains that are always refused, together with all their subdomains, for example
         ``("evil.example",)``. The deny list wins over ``allow_hosts``.
+    :param only_domains: When given, only these domains and their subdomains may be read, for example
+        ``("who.int", "europa.eu")``; an IP address is no domain, so it is refused.
     :raises ConfigurationError: An entry is not a valid host name, IP address or network.
     """
 
     allow_hosts: tuple[str, ...] = ()
     deny_domains: tuple[str, ...] = ()
+    only_domains: tuple[str, ...] = ()
     _allowed_names: frozenset[str] = field(init=False, repr=False, compare=False)
     _allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(
         init=False, repr=False, compare=False
@@ -100,9 +109,10 @@ class UrlPolicy:
             else:
                 networks.append(parsed)
                 normalised_allow.append(str(parsed.network_address) if parsed.num_addresses == 1 else str(parsed))
-        normalised_deny = [_parse_deny_entry(entry) for entry in deny]
         object.__setattr__(self, "allow_hosts", tuple(normalised_allow))
-        object.__setattr__(self, "deny_domains", tuple(normalised_deny))
+        object.__setattr__(self, "deny_domains", domain_names("UrlPolicy.deny_domains", deny))
+        only = _entries("only_domains", self.only_domains)
+        object.__setattr__(self, "only_domains", domain_names("UrlPolicy.only_domains", only))
         object.__setattr__(self, "_allowed_names", frozenset(names))
         object.__setattr__(self, "_allowed_networks", tuple(networks))
 
@@ -128,6 +138,12 @@ class UrlPolicy:
             addresses = [literal]
         else:
             self._check_deny_list(host, url)
+        if self.only_domains and (literal is not None or not in_domains(host, self.only_domains)):
+            raise URLRefusedError(
+                f"URL refused: {host} is outside the domains this run may read ({', '.join(self.only_domains)}).",
+                url=url,
+            )
+        if literal is None:
             addresses = _resolve(host, port, resolver or system_resolver, url)
         for address in addresses:
             if host in self._allowed_names or any(address in network for network in self._allowed_networks):
@@ -150,16 +166,18 @@ class UrlPolicy:
         """
         Serialise the policy to a plain, JSON-compatible dictionary.
 
-        :returns: ``{"allow_hosts": [...], "deny_domains": [...]}``.
+        :returns: ``{"allow_hosts": [...], "deny_domains": [...]}``, and ``"only_domains"`` when set.
         """
-        return {"allow_hosts": list(self.allow_hosts), "deny_domains": list(self.deny_domains)}
+        data = {"allow_hosts": list(self.allow_hosts), "deny_domains": list(self.deny_domains)}
+        return {**data, "only_domains": list(self.only_domains)} if self.only_domains else data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UrlPolicy:
         """
         Build a policy from the output of :meth:`to_dict`.
 
-        :param data: A mapping with the optional keys ``allow_hosts`` and ``deny_domains`` (lists of strings).
+        :param data: A mapping with the optional keys ``allow_hosts``, ``deny_domains`` and ``only_domains`` (lists of
+            strings).
         :returns: The policy.
         :raises ConfigurationError: ``data`` is not a mapping, a key is unknown or a value is not a list of valid
             entries.
@@ -169,21 +187,37 @@ class UrlPolicy:
                 "UrlPolicy.from_dict needs a mapping such as {'allow_hosts': ['127.0.0.1']}, as to_dict returns; "
                 f"got {type(data).__name__}."
             )
-        unknown = sorted(set(data) - {"allow_hosts", "deny_domains"})
+        unknown = sorted(set(data) - {"allow_hosts", "deny_domains", "only_domains"})
         if unknown:
             raise ConfigurationError(
-                f"UrlPolicy.from_dict got unknown keys {unknown}; the allowed keys are 'allow_hosts' and "
-                "'deny_domains'."
+                f"UrlPolicy.from_dict got unknown keys {unknown}; the allowed keys are 'allow_hosts', "
+                "'deny_domains' and 'only_domains'."
             )
-        return cls(
-            allow_hosts=tuple(_entries("allow_hosts", data.get("allow_hosts", ()))),
-            deny_domains=tuple(_entries("deny_domains", data.get("deny_domains", ()))),
-        )
+        return cls(**{key: tuple(_entries(key, value)) for key, value in data.items()})
 
     def _check_deny_list(self, host: str, url: str) -> None:
         for domain in self.deny_domains:
-            if host == domain or host.endswith("." + domain):
+            if in_domains(host, (domain,)):
                 raise URLRefusedError(f"URL refused: the domain {domain} is on the deny list.", url=url)
+
+
+def in_domains(host: str, domains: tuple[str, ...]) -> bool:
+    """
+    :param host: A host name, lower case.
+    :param domains: Domain names, lower case.
+    :returns: Whether ``host`` is one of ``domains`` or a subdomain of one.
+    """
+    return any(host == domain or host.endswith("." + domain) for domain in domains)
+
+
+def domain_names(name: str, entries: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """
+    :param name: What the entries are, for messages (for example ``"Sources(include_domains=...)"``).
+    :param entries: Domain names as given (``"Who.int"``, ``"europa.eu."``).
+    :returns: The names, lower case, without a trailing dot.
+    :raises ConfigurationError: If an entry is an IP address or not a host name.
+    """
+    return tuple(_parse_deny_entry(entry, name) for entry in entries)
 
 
 def _entries(name: str, value: object) -> list[str]:
@@ -211,17 +245,15 @@ def _parse_allow_entry(entry: str) -> str | ipaddress.IPv4Network | ipaddress.IP
     try:
         return ipaddress.ip_network(parse_address(entry.strip("[]")))
     except ValueError:
-        return _host_name("allow_hosts", entry)
+        return _host_name("UrlPolicy.allow_hosts", entry)
 
 
-def _parse_deny_entry(entry: str) -> str:
+def _parse_deny_entry(entry: str, name: str) -> str:
     try:
         ipaddress.ip_address(entry.strip("[]"))
     except ValueError:
-        return _host_name("deny_domains", entry)
-    raise ConfigurationError(
-        f"UrlPolicy.deny_domains entry {entry!r} is an IP address; list domain names such as 'evil.example'."
-    )
+        return _host_name(name, entry)
+    raise ConfigurationError(f"{name} entry {entry!r} is an IP address; list domain names such as 'evil.example'.")
 
 
 def _host_name(name: str, entry: str) -> str:
@@ -229,12 +261,10 @@ def _host_name(name: str, entry: str) -> str:
         host = httpx.URL(f"http://{entry}/").raw_host.decode("ascii").lower().rstrip(".")
         numeric = parse_legacy_ipv4(host) is not None if host else False
     except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
-        raise ConfigurationError(
-            f"UrlPolicy.{name} entry {entry!r} is not a valid host name, IP address or network."
-        ) from exc
+        raise ConfigurationError(f"{name} entry {entry!r} is not a valid host name, IP address or network.") from exc
     if numeric or not _HOST_NAME.fullmatch(host) or any(char in entry for char in "/:@?#"):
         raise ConfigurationError(
-            f"UrlPolicy.{name} entry {entry!r} is not a valid host name; write a bare name such as "
+            f"{name} entry {entry!r} is not a valid host name; write a bare name such as "
             "'intranet.example' or a dotted IP address such as '10.0.0.5'."
         )
     return host
@@ -291,3 +321,142 @@ def _resolve(host: str, port: int, resolver: Resolver, url: str) -> list[IPAddre
         except ValueError as exc:
             raise FetchError(f"Resolving {host} gave {answer!r}, which is not an IP address.", url=url) from exc
     return addresses
+
+
+TIME_RANGES = {"day": 1, "week": 7, "month": 31, "year": 366}
+"""The recency windows known by name (Tavily's ``time_range`` words), in days."""
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def _published(text: str) -> date | None:
+    """The date an engine gave a result (ISO 8601 or RFC 2822), or ``None`` when it cannot be read."""
+    if match := _ISO_DATE.match(text.strip()):
+        try:
+            return date(*map(int, match.groups()))
+        except ValueError:
+            return None
+    try:
+        return parsedate_to_datetime(text).date()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchScope:
+    """
+    Where a web search may look, and how recent its results must be. Empty (the default), it changes nothing.
+
+    :param include_domains: Only results on these domains (and their subdomains) are kept, for example
+        ``("who.int", "europa.eu")``.
+    :param exclude_domains: Results on these domains (and their subdomains) are dropped.
+    :param since: The oldest publication date kept: a ``datetime.date``, an ISO date ``"2026-01-31"``, or a window
+        ending today, ``"day"``, ``"week"``, ``"month"`` or ``"year"``. A result whose engine gives no date is kept
+        (nothing says it is old); one dated before the window is dropped.
+    :raises ConfigurationError: If a domain is not a host name, or ``since`` is none of these.
+    """
+
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+    since: date | str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("include_domains", "exclude_domains"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not isinstance(value, list | tuple):
+                raise ConfigurationError(
+                    f"SearchScope({name}=...) must be a tuple of domain names, for example ('who.int',); got {value!r}."
+                )
+            object.__setattr__(self, name, domain_names(f"SearchScope.{name}", list(value)))
+        since = self.since
+        if isinstance(since, str):
+            word = since.strip().lower()
+            if word in TIME_RANGES:
+                since = word
+            else:
+                try:
+                    since = date.fromisoformat(word)
+                except ValueError:
+                    raise ConfigurationError(
+                        f"since must be a date (2026-01-31) or one of {', '.join(TIME_RANGES)}; got {self.since!r}."
+                    ) from None
+        elif since is not None and not isinstance(since, date):
+            raise ConfigurationError(f"since must be a date, an ISO date string or a window name; got {since!r}.")
+        object.__setattr__(self, "since", since)
+
+    def __bool__(self) -> bool:
+        return bool(self.include_domains or self.exclude_domains or self.since is not None)
+
+    @property
+    def time_range(self) -> str | None:
+        """:returns: The window's name when ``since`` is one (``"week"``), else ``None``."""
+        return self.since if isinstance(self.since, str) else None
+
+    def start(self, today: date | None = None) -> date | None:
+        """
+        :param today: The day the window ends; today in UTC by default.
+        :returns: The oldest publication date kept, or ``None`` without a window.
+        """
+        if isinstance(self.since, str):
+            return (today or datetime.now(UTC).date()) - timedelta(days=TIME_RANGES[self.since])
+        return self.since
+
+    def keeps(self, url: str, published: str = "", today: date | None = None) -> bool:
+        """
+        :param url: A search result's URL.
+        :param published: Its publication date as the engine gave it (ISO 8601 or RFC 2822), or ``""``.
+        :param today: The day the window ends; today in UTC by default.
+        :returns: Whether the result is on the chosen domains and inside the window.
+        """
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        if self.include_domains and not in_domains(host, self.include_domains):
+            return False
+        if in_domains(host, self.exclude_domains):
+            return False
+        start = self.start(today)
+        day = _published(published) if start is not None and published else None
+        return day is None or start is None or day >= start
+
+    def arguments(self, accepts: Any) -> dict[str, Any]:
+        """
+        :param accepts: ``accepts(name) -> bool``: whether the engine takes an argument of that name.
+        :returns: The scope in the engine's own arguments, for those it takes: ``include_domains``,
+            ``exclude_domains`` (lists), ``time_range`` (a window's name) and ``start_date`` / ``since`` (ISO date).
+        """
+        values: dict[str, Any] = {
+            "include_domains": list(self.include_domains) or None,
+            "exclude_domains": list(self.exclude_domains) or None,
+            "time_range": self.time_range,
+        }
+        start = self.start()
+        if start is not None and self.time_range is None:
+            values["start_date"] = values["since"] = start.isoformat()
+        return {name: value for name, value in values.items() if value is not None and accepts(name)}
+
+    def key(self) -> str:
+        """:returns: What tells this scope apart in cache keys; ``""`` when empty."""
+        if not self:
+            return ""
+        since = self.since.isoformat() if isinstance(self.since, date) else self.since
+        return f" in={','.join(self.include_domains)} out={','.join(self.exclude_domains)} since={since}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: ``{"include_domains", "exclude_domains", "since"}``, JSON-compatible."""
+        since = self.since.isoformat() if isinstance(self.since, date) else self.since
+        return {
+            "include_domains": list(self.include_domains),
+            "exclude_domains": list(self.exclude_domains),
+            "since": since,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> SearchScope:
+        """
+        :param data: What :meth:`to_dict` returned, or ``None``.
+        :returns: The scope.
+        """
+        data = data or {}
+        return cls(
+            include_domains=tuple(data.get("include_domains") or ()),
+            exclude_domains=tuple(data.get("exclude_domains") or ()),
+            since=data.get("since"),
+        )
