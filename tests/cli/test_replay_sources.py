@@ -105,3 +105,21 @@ def test_a_run_on_a_search_server_of_your_own_replays_with_the_servers_stopped(t
         search_url,
         ["127.0.0.1"],
     )
+
+
+def test_a_run_kept_to_chosen_domains_replays_with_the_same_scope(tmp_path: Path) -> None:
+    tape, recorded, replayed = tmp_path / "tape", tmp_path / "recorded.md", tmp_path / "replayed.md"
+    scope = ["--exclude-domain", "ads.example", "--since", "2026-01-31"]
+    with serve_kit() as kit:
+        argv = [*kit_commands(kit)["iterative"][1:], *scope, "--record", str(tape), "-o", str(recorded), "-q"]
+        assert cli.main(argv) == 0
+        asked = [request.json_body for request in kit.search.requests]
+
+    assert cli.main(["replay", str(tape), "-o", str(replayed), "-q"]) == 0  # every look-up found: same scope
+
+    assert asked
+    assert all(body["exclude_domains"] == ["ads.example"] for body in asked)
+    assert all(body["start_date"] == "2026-01-31" for body in asked)
+    manifest = json.loads((tape / "recording.json").read_text(encoding="utf-8"))
+    assert (manifest["exclude_domains"], manifest["since"]) == (["ads.example"], "2026-01-31")
+    assert replayed.read_text(encoding="utf-8") == recorded.read_text(encoding="utf-8")

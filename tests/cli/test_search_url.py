@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from haystack_deep_research import cli
@@ -49,3 +51,30 @@ def test_a_bad_search_endpoint_is_a_usage_error(
     assert code == 2
     assert message in capsys.readouterr().err
     assert searched == 0
+
+
+@pytest.mark.parametrize("mode", ["deep", "iterative"])
+def test_chosen_domains_and_dates_reach_the_search_and_nothing_outside_them_is_read(
+    mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with serve_kit() as servers:
+        argv = kit_commands(servers)[mode][1:]
+        code = cli.main([*argv, "--include-domain", "example.org", "--time-range", "week", "--json", "-q"])
+        asked = [request.json_body for request in servers.search.requests]
+        pages_read = len(servers.web.requests)
+
+    out, _ = capsys.readouterr()
+    assert asked
+    assert all(body["include_domains"] == ["example.org"] and body["time_range"] == "week" for body in asked)
+    assert pages_read == 0  # every result of the kit is on 127.0.0.1, outside the chosen domain
+    result = json.loads(out)
+    assert "127.0.0.1" not in result["report"]
+    assert result["exit_reason"] == "no_evidence"  # nothing inside the chosen domain could be read, and it says so
+    assert code == 6
+
+
+def test_since_and_time_range_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["q", "--since", "2026-01-01", "--time-range", "week", "-q"])
+
+    assert code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

@@ -153,7 +153,8 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
 
 def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
     """
-    Where web search and reading may go besides the public web: ``--search-url``, ``--allow-host``.
+    Where web search and reading may go: ``--search-url``, ``--allow-host``, and the chosen domains and dates
+    (``--include-domain``, ``--exclude-domain``, ``--since`` / ``--time-range``).
 
     :param group: The parser or argument group to add the options to (the sources group of every command that
         searches).
@@ -171,6 +172,29 @@ def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
         metavar="HOST",
         help="Let the researchers read pages on this non-public host, address or network (e.g. 127.0.0.1 for the "
         "testing kit); repeatable.",
+    )
+    group.add_argument(
+        "--include-domain",
+        action="append",
+        default=[],
+        metavar="DOMAIN",
+        help="Search and read only this domain and its subdomains (e.g. who.int); repeatable.",
+    )
+    group.add_argument(
+        "--exclude-domain",
+        action="append",
+        default=[],
+        metavar="DOMAIN",
+        help="Never search or read this domain or its subdomains; repeatable.",
+    )
+    recency = group.add_mutually_exclusive_group()
+    recency.add_argument(
+        "--since", metavar="DATE", help="Keep only search results published on or after this date (YYYY-MM-DD)."
+    )
+    recency.add_argument(
+        "--time-range",
+        choices=("day", "week", "month", "year"),
+        help="Keep only search results published within this window ending today.",
     )
 
 

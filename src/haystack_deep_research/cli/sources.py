@@ -52,7 +52,8 @@ def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
     :param args: The parsed command line.
     :param search: The ``--search`` chosen (option or environment), or ``None``.
     :returns: The :class:`~haystack_deep_research.Sources` fields of ``--search-url`` (``search``: a Tavily tool at
-        that address) and ``--allow-host`` (``url_policy``); nothing for what was not given.
+        that address), ``--allow-host`` (``url_policy``), ``--include-domain``, ``--exclude-domain`` and ``--since``
+        / ``--time-range``; nothing for what was not given.
     :raises UsageError: If ``--search-url`` is not a URL, or comes with ``--search ddgs`` or ``--no-web``.
     :raises ConfigurationError: If an ``--allow-host`` entry is not a host name, address or network.
     """
@@ -67,6 +68,12 @@ def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
         options["search"] = tool
     if getattr(args, "allow_host", None):
         options["url_policy"] = UrlPolicy(allow_hosts=tuple(args.allow_host))
+    for option in ("include_domain", "exclude_domain"):
+        if getattr(args, option, None):
+            options[f"{option}s"] = tuple(getattr(args, option))
+    since = getattr(args, "since", None) or getattr(args, "time_range", None)
+    if since is not None:
+        options["since"] = since
     return options
 
 
@@ -91,7 +98,7 @@ def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, 
     :param args: The parsed command line of the recorded run.
     :param search: The ``--search`` chosen (option or environment), or ``None``.
     :returns: The manifest fields of its sources: ``docs`` (path and fingerprint of each folder), ``web``,
-        ``search``, ``search_url`` and ``allow_hosts``.
+        ``search``, ``search_url``, ``allow_hosts``, ``include_domains``, ``exclude_domains`` and ``since``.
     """
     name = "tavily" if args.search_url else (search or "auto")
     return {
@@ -102,6 +109,9 @@ def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, 
         "search": default_search_name() if name == "auto" else name,
         "search_url": args.search_url,
         "allow_hosts": list(args.allow_host),
+        "include_domains": list(getattr(args, "include_domain", [])),
+        "exclude_domains": list(getattr(args, "exclude_domain", [])),
+        "since": getattr(args, "since", None) or getattr(args, "time_range", None),
     }
 
 
@@ -138,4 +148,10 @@ def replay_argv(directory: Path, manifest: Any) -> list[str]:
         argv += ["--search-url", manifest.search_url]
     for host in manifest.allow_hosts:
         argv += ["--allow-host", host]
+    for domain in manifest.include_domains:
+        argv += ["--include-domain", domain]
+    for domain in manifest.exclude_domains:
+        argv += ["--exclude-domain", domain]
+    if manifest.since is not None:
+        argv += ["--time-range" if manifest.since in ("day", "week", "month", "year") else "--since", manifest.since]
     return argv

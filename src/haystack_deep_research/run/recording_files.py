@@ -135,6 +135,12 @@ class RecordingManifest(BaseModel):
     """The ``--search-url`` of its Tavily-compatible search, if any."""
     allow_hosts: list[str] = []
     """Its ``--allow-host`` entries."""
+    include_domains: list[str] = []
+    """Its ``--include-domain`` entries."""
+    exclude_domains: list[str] = []
+    """Its ``--exclude-domain`` entries."""
+    since: str | None = None
+    """Its ``--since`` date or ``--time-range`` window."""
     models: dict[str, str]
     """The model of each role (``analysis_llm``, ``writer_llm``, ...), by name."""
 
