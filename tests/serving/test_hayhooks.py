@@ -86,7 +86,8 @@ def test_hayhooks_serves_the_agent_as_an_openai_compatible_chat_model(
         "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(REPO)]),
         "HAYHOOKS_DISABLE_SSL": "true",
     }
-    command = [sys.executable, "-m", "haystack_deep_research.serving.hayhooks", "--host", "127.0.0.1", "--port", str(port)]
+    launcher = [sys.executable, "-m", "haystack_deep_research.serving.hayhooks"]
+    command = [*launcher, "--host", "127.0.0.1", "--port", str(port)]
     with (tmp_path / "hayhooks.log").open("wb") as log:
         server = subprocess.Popen([*command, "--pipelines-dir", str(PIPELINES)], env=env, stdout=log, stderr=log)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,3 +291,15 @@ def test_the_middleware_closes_a_refused_websocket_before_the_app_sees_it() -> N
         with client.websocket_connect("/ws", headers={"Authorization": f"Bearer {TOKEN}"}) as socket:
             assert socket.receive_text() == "hello"
     assert accepted == [""]
+
+
+def test_every_http_server_of_the_library_is_built_behind_the_guard() -> None:
+    """The door's callers: each module that serves HTTP (uvicorn, Hayhooks' app, the MCP SDK's app) uses the guard."""
+    package = REPO / "src" / "haystack_deep_research"
+    serving_http = re.compile(r"\buvicorn\b|streamable_http_app|sse_app|hayhooks\.server\.app")
+    servers = {
+        str(path.relative_to(package)): "RequestGuardMiddleware" in path.read_text(encoding="utf-8")
+        for path in package.rglob("*.py")
+        if serving_http.search(path.read_text(encoding="utf-8"))
+    }
+    assert servers == {"mcp_server/server.py": True, "serving/hayhooks.py": True}
