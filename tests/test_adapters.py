@@ -7,6 +7,11 @@ A Haystack or openai upgrade that changes one of these fails the test named afte
 from __future__ import annotations
 
 import ast
+import logging
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +24,14 @@ from haystack.utils import Secret
 from pydantic import BaseModel
 
 import haystack_deep_research
-from haystack_deep_research._haystack_internals import NO_KEY, KeylessClientMixin, input_names, output_names
+from haystack_deep_research._haystack_internals import (
+    NO_KEY,
+    TELEMETRY_ENV,
+    KeylessClientMixin,
+    input_names,
+    output_names,
+    telemetry_off_unless_asked,
+)
 from haystack_deep_research.agents.compatible import CompatibleChatGenerator, CompatibleResponsesChatGenerator
 from haystack_deep_research.report.structured import strict_output_kwargs
 from haystack_deep_research.research.tool_calls import with_tool_calls
@@ -142,3 +154,118 @@ def test_no_private_name_of_haystack_or_openai_outside_the_adapter() -> None:
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "__haystack_" in node.value:
                 found.append(f"{path.name}:{node.lineno} names {node.value}")
     assert not found
+
+
+# Haystack's telemetry: the command line and the servers turn it off unless the user asked for it.
+
+_ENTRY = """
+import os, sys
+from haystack_deep_research.cli import main
+code = main(sys.argv[1:])
+from haystack.telemetry import _telemetry
+print(code, _telemetry.telemetry is not None, os.environ.get("HAYSTACK_TELEMETRY_ENABLED"))
+"""
+
+
+@pytest.mark.parametrize(
+    ("given", "sending", "passed_on"),
+    [(None, False, "False"), ("", False, "False"), ("True", True, "True"), ("1", True, "1"), ("false", False, "False")],
+)
+def test_the_command_line_sends_no_haystack_telemetry_unless_asked(
+    tmp_path: Path, given: str | None, sending: bool, passed_on: str
+) -> None:
+    report = tmp_path / "report.md"
+    report.write_text("# Bericht über Gezeiten\n\nNo citation here.\n", encoding="utf-8")
+    env = {name: value for name, value in os.environ.items() if name != TELEMETRY_ENV}
+    env |= {"HOME": str(tmp_path), "PYTHONPATH": str(Path(haystack_deep_research.__file__).resolve().parents[1])}
+    if given is not None:
+        env[TELEMETRY_ENV] = given
+    finished = subprocess.run(
+        [sys.executable, "-c", _ENTRY, "check", str(report)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    code, on, inherited = finished.stdout.split()[-3:]
+    assert code in {"0", "1"}, finished.stderr  # the check ran
+    assert (on, inherited) == (str(sending), passed_on)
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def send_event(self, event_name: str, event_properties: dict[str, Any] | None = None) -> None:
+        self.events.append(event_name)
+
+
+def _one_pipeline_run() -> None:
+    from haystack import Pipeline
+
+    @component
+    class Echo:
+        @component.output_types(text=str)
+        def run(self, text: str) -> dict[str, str]:
+            return {"text": text}
+
+    pipeline = Pipeline()
+    pipeline.add_component("echo", Echo())
+    assert pipeline.run({"echo": {"text": "Gezeiten, 潮汐"}}) == {"echo": {"text": "Gezeiten, 潮汐"}}
+
+
+def test_a_pipeline_run_sends_through_the_module_global_the_switch_clears(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Haystack looks ``haystack.telemetry._telemetry.telemetry`` up on every run: ``None`` there sends nothing."""
+    from haystack.telemetry import _telemetry
+
+    recorder = _Recorder()
+    monkeypatch.setattr(_telemetry, "telemetry", recorder)
+    _one_pipeline_run()
+    assert len(recorder.events) == 1  # what would have been sent
+
+    environ = {TELEMETRY_ENV: "True"}
+    assert telemetry_off_unless_asked(environ) is True  # asked for: left on
+    assert _telemetry.telemetry is recorder
+    assert telemetry_off_unless_asked({}) is False
+    assert _telemetry.telemetry is None
+    _one_pipeline_run()
+    assert len(recorder.events) == 1  # nothing more
+
+
+def test_a_failure_to_send_telemetry_never_reaches_the_display(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostHog posts from its own thread; urllib3 logs each failed attempt there as a warning, to the root logger."""
+    import posthog
+
+    for name in ("urllib3.connectionpool", "urllib3.util.retry", "posthog", "backoff"):
+        monkeypatch.setattr(logging.getLogger(name), "filters", [])  # as in a process that did not quiet them yet
+
+    records: list[logging.LogRecord] = []
+
+    class Display(logging.Handler):  # what a progress display on the root logger would show
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    def send_to_a_closed_port() -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        client = posthog.Client("phc_test", host=f"https://127.0.0.1:{port}", max_retries=0)
+        client.capture("event", distinct_id="user")
+        client.flush()
+        client.shutdown()
+
+    display = Display(level=logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(display)
+    try:
+        send_to_a_closed_port()
+        shown_before = [record.name for record in records]
+        telemetry_off_unless_asked({TELEMETRY_ENV: "True"})  # on, as asked, but quiet
+        records.clear()
+        send_to_a_closed_port()
+        logging.getLogger("urllib3.connectionpool").warning("a warning of another connection")
+    finally:
+        root.removeHandler(display)
+    assert "urllib3.connectionpool" in shown_before  # the retry warnings the display used to show
+    assert [record.getMessage() for record in records] == ["a warning of another connection"]

@@ -13,15 +13,26 @@ behaviour relied on, so a Haystack upgrade that changes it fails that one named 
   ``__haystack_input__`` and ``__haystack_output__`` (what ``Pipeline.connect`` reads); there is no public accessor
   for a component outside a Pipeline, and the library checks user-given components (search backends, scan research
   factories) before wiring them.
+- :func:`telemetry_off_unless_asked`: Haystack reads ``HAYSTACK_TELEMETRY_ENABLED`` once, when it is imported (which
+  importing this package does), and keeps its client in the module global ``haystack.telemetry._telemetry.telemetry``
+  that every Pipeline run looks up; ``None`` there sends nothing. Its sender (PostHog) posts from a thread of its own,
+  whose failed attempts urllib3 and PostHog log as warnings and errors.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
+from collections.abc import MutableMapping
 from typing import Any
 
 from haystack.core.component.types import InputSocket, OutputSocket
 
-__all__ = ["NO_KEY", "KeylessClientMixin", "input_names", "output_names"]
+__all__ = ["NO_KEY", "TELEMETRY_ENV", "KeylessClientMixin", "input_names", "output_names", "telemetry_off_unless_asked"]
+
+TELEMETRY_ENV = "HAYSTACK_TELEMETRY_ENABLED"
+"""Haystack's switch for its anonymous usage telemetry: on unless set to anything but ``true`` or ``1``."""
 
 NO_KEY = "no-key"
 """Sent as the API key when none is set."""
@@ -59,3 +70,34 @@ def output_names(obj: Any) -> list[str] | None:
     if sockets is None:
         return None
     return [name for name, socket in vars(sockets).items() if isinstance(socket, OutputSocket)]
+
+
+_SENDER_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "posthog", "backoff")
+
+
+def _not_from_the_telemetry_sender(record: logging.LogRecord) -> bool:
+    """Whether a record comes from another thread than PostHog's sender."""
+    return not type(threading.current_thread()).__module__.startswith("posthog")
+
+
+def telemetry_off_unless_asked(environ: MutableMapping[str, str] | None = None) -> bool:
+    """
+    Turn Haystack's telemetry off for this process and the processes it starts, unless ``HAYSTACK_TELEMETRY_ENABLED``
+    asks for it explicitly (``true`` or ``1``); either way, a failure to send it is never logged (it would reach a
+    progress display as retry warnings). Called by the command line and the servers, not by importing the library.
+
+    :param environ: The environment to read and set; ``os.environ`` by default.
+    :returns: Whether telemetry stays on.
+    """
+    from haystack.telemetry import _telemetry
+
+    env = os.environ if environ is None else environ
+    asked = env.get(TELEMETRY_ENV, "").strip().lower() in ("true", "1")
+    if not asked:
+        env[TELEMETRY_ENV] = "False"  # for the processes this one starts (parsers, scan workers): read at import
+        _telemetry.telemetry = None
+    for name in _SENDER_LOGGERS:
+        logger = logging.getLogger(name)
+        if _not_from_the_telemetry_sender not in logger.filters:
+            logger.addFilter(_not_from_the_telemetry_sender)
+    return asked

@@ -19,7 +19,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 import haystack_deep_research
-from haystack_deep_research.serving import AGENT_FACTORY_ENV
+from haystack_deep_research.serving import AGENT_FACTORY_ENV, ALLOWED_ORIGINS_ENV, TOKEN_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
 REPO = Path(__file__).resolve().parents[2]
@@ -179,6 +179,46 @@ async def test_the_server_answers_over_streamable_http(
     assert not result.is_error
     assert result.content[0].text.startswith("# Research report")  # type: ignore[union-attr]
     assert web.url("/storage.pdf") in (result.structured_content or {})["sources"]
+
+
+def test_over_http_every_request_passes_the_origin_and_token_guard(tmp_path: Path) -> None:
+    """The SDK alone lets a page on any localhost port in, and asks no token; the library's guard asks both."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(REPO)]),
+        AGENT_FACTORY_ENV: "tests.support:scripted_agent",
+        SEARCH_URL_ENV: "http://127.0.0.1:9",  # never searched: no run may start
+        TOKEN_ENV: "s3cret-token",
+        ALLOWED_ORIGINS_ENV: "http://localhost:3000",
+    }
+    process = _start_http_server(port, env, tmp_path / "server.log")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    bearer = {"Authorization": "Bearer s3cret-token"}
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        _wait_until_listening(port, process)
+        with httpx.Client(timeout=30) as client:
+            no_token = client.post(url, headers=headers, json=initialize)
+            wrong_token = client.post(url, headers={**headers, "Authorization": "Bearer s3cret"}, json=initialize)
+            other_port = client.post(
+                url, headers={**headers, **bearer, "Origin": "http://localhost:5173"}, json=initialize
+            )
+            listed = client.post(url, headers={**headers, **bearer, "Origin": "http://localhost:3000"}, json=initialize)
+            plain = client.post(url, headers={**headers, **bearer}, json=initialize)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+    assert (no_token.status_code, wrong_token.status_code) == (401, 401)
+    assert TOKEN_ENV in no_token.json()["detail"]
+    assert other_port.status_code == 403
+    assert ALLOWED_ORIGINS_ENV in other_port.json()["detail"]
+    for answered in (listed, plain):
+        assert answered.status_code == 200
+        assert "mcp-session-id" in answered.headers
 
 
 def _wait_for_line(log: Path, text: str, *, timeout: float) -> bool:

@@ -1,4 +1,4 @@
-"""The Hayhooks pipeline wrapper in examples/: loaded by Hayhooks' own loader, and served by `hayhooks run`."""
+"""The Hayhooks pipeline wrapper in examples/: loaded by Hayhooks' own loader, and served by the library's launcher."""
 
 from __future__ import annotations
 
@@ -86,8 +86,8 @@ def test_hayhooks_serves_the_agent_as_an_openai_compatible_chat_model(
         "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(REPO)]),
         "HAYHOOKS_DISABLE_SSL": "true",
     }
-    hayhooks = Path(sys.executable).with_name("hayhooks")  # the command installed beside this Python
-    command = [str(hayhooks), "run", "--host", "127.0.0.1", "--port", str(port)]
+    launcher = [sys.executable, "-m", "haystack_deep_research.serving.hayhooks"]
+    command = [*launcher, "--host", "127.0.0.1", "--port", str(port)]
     with (tmp_path / "hayhooks.log").open("wb") as log:
         server = subprocess.Popen([*command, "--pipelines-dir", str(PIPELINES)], env=env, stdout=log, stderr=log)
     try:

@@ -1,13 +1,17 @@
 """
-Serve the deep research agent over HTTP with Hayhooks: ``hayhooks run --pipelines-dir examples/hayhooks``.
+Serve the deep research agent over HTTP with Hayhooks, through the library's launcher (Hayhooks' app without its
+deploy and undeploy routes, every route behind the origin and token guard):
+``python -m haystack_deep_research.serving.hayhooks --pipelines-dir examples/hayhooks``.
 
 - ``POST /deep_research/run`` with ``{"question": "..."}`` returns the Markdown report.
 - ``POST /v1/chat/completions`` with ``"model": "deep_research"`` is an OpenAI-compatible chat endpoint; with
   ``"stream": true`` each event of the run arrives as a ``reasoning_content`` delta and the report as content.
 
 Requests from web pages of other origins are refused (HTTP 403) unless ``DEEP_RESEARCH_ALLOWED_ORIGINS`` lists them;
-with ``DEEP_RESEARCH_TOKEN`` set, every request needs ``Authorization: Bearer <token>`` (HTTP 401 otherwise). An
-empty question, or one longer than 20,000 characters, is answered with HTTP 422.
+with ``DEEP_RESEARCH_TOKEN`` set, every request needs ``Authorization: Bearer <token>`` (HTTP 401 otherwise). The
+wrapper checks both on its own entry points too, for a server that is not the launcher (plain ``hayhooks run`` with
+``HAYHOOKS_DURABLE_MODE=true``; without it, ``hayhooks run`` lets anyone deploy code). An empty question, or one
+longer than 20,000 characters, is answered with HTTP 422.
 
 The models and search are chosen by the environment, as the command line's options choose them (the same code maps
 both to the agent's arguments): DEEP_RESEARCH_MODEL, DEEP_RESEARCH_SMALL_MODEL, DEEP_RESEARCH_BASE_URL (a local

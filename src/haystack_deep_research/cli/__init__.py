@@ -8,13 +8,18 @@ Every command's options also come from a TOML config file and ``DEEP_RESEARCH_<O
 What the research command is made of, for reuse and tests: its options (:mod:`.options`), output paths
 (:mod:`.paths`), exit codes (:mod:`.exit_codes`), the run under Ctrl-C (:mod:`.session`), the tracker of a run's
 events (:mod:`.tracker`), its displays (:mod:`.display`, :mod:`.live`) and summary (:mod:`.summary`).
+
+The command sends no Haystack telemetry unless ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it (:func:`main`).
 """
 
+from collections.abc import Sequence
+
+from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
 from haystack_deep_research.cli.display import Display, PlainDisplay
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.live import RichDisplay, make_display, render_progress, render_summary
 from haystack_deep_research.cli.options import research_parser
-from haystack_deep_research.cli.research import main
+from haystack_deep_research.cli.research import main as _run_command
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.cli.tracker import Researcher, RunProgress, RunTracker
 
@@ -33,3 +38,15 @@ __all__ = [
     "render_summary",
     "research_parser",
 ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run the ``deep-research`` command (see :func:`haystack_deep_research.cli.research.main`), with Haystack's
+    telemetry off unless ``HAYSTACK_TELEMETRY_ENABLED`` is ``True`` or ``1``, and never a failure to send it shown.
+
+    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
+    :returns: The exit status.
+    """
+    telemetry_off_unless_asked()
+    return _run_command(argv)

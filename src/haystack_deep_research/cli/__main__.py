@@ -2,6 +2,6 @@
 
 import sys
 
-from haystack_deep_research.cli.research import main
+from haystack_deep_research.cli import main
 
 sys.exit(main())

@@ -13,21 +13,16 @@ SDK's own cancellation path (the tool's task is cancelled; so is the run).
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import anyio
 from haystack import logging
 
+from haystack_deep_research.serving.guard import ASGIApp, Message, Receive, Scope, Send
+
 __all__ = ["CancelOnDisconnect"]
 
 logger = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _KEPT_HEADERS = {b"host", b"origin", b"authorization", b"mcp-session-id", b"mcp-protocol-version"}
 _CANCEL_SECONDS = 5.0

@@ -11,6 +11,11 @@ The MCP server: deep research and citation checking as tools, over stdio or stre
 - ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
   check`` does.
 
+Over streamable HTTP every request passes the library's request guard first
+(:mod:`haystack_deep_research.serving.guard`): a web page's origin must be listed in ``DEEP_RESEARCH_ALLOWED_ORIGINS``
+(the SDK alone lets a page on any ``localhost`` port in), and with ``DEEP_RESEARCH_TOKEN`` set every request must
+carry ``Authorization: Bearer <token>``.
+
 The SDK is the optional extra ``mcp`` (the 2.x line), imported when the server is built: :func:`build_server` raises
 ``MissingExtraError`` without it.
 """
@@ -27,12 +32,13 @@ from haystack import logging
 from haystack.dataclasses import ChatMessage
 from pydantic import Field
 
+from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import EventStream, UsageRecorded
 from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
 from haystack_deep_research.report import ReportStyle
-from haystack_deep_research.serving import AgentFactory
+from haystack_deep_research.serving import AgentFactory, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
 from haystack_deep_research.settings import Budgets
 
@@ -208,19 +214,22 @@ def serve(
     judge_llm: Any = None,
 ) -> None:
     """
-    Build the server and run it until it is stopped.
+    Build the server and run it until it is stopped, with Haystack's telemetry off unless
+    ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it.
 
-    :param transport: ``"stdio"`` (a client starts the server) or ``"http"`` (streamable HTTP at ``/mcp``).
+    :param transport: ``"stdio"`` (a client starts the server) or ``"http"`` (streamable HTTP at ``/mcp``, behind the
+        request guard of ``DEEP_RESEARCH_ALLOWED_ORIGINS`` and ``DEEP_RESEARCH_TOKEN``).
     :param host: The address the HTTP server listens on.
     :param port: The port the HTTP server listens on.
     :param agent_factory: Builds each run's agent (see :func:`build_server`).
     :param judge_llm: ``check_report``'s judge (see :func:`build_server`).
     """
+    telemetry_off_unless_asked()
     server = build_server(agent_factory=agent_factory, judge_llm=judge_llm)
     if transport == "stdio":
         server.run("stdio")  # the SDK cancels the requests in flight when the client's end closes
         return
     import uvicorn  # a dependency of the mcp SDK's HTTP transport
 
-    app = CancelOnDisconnect(server.streamable_http_app(host=host))  # the SDK's app, as its own run would serve it
+    app = RequestGuardMiddleware(CancelOnDisconnect(server.streamable_http_app(host=host)))  # the SDK's own app
     uvicorn.run(app, host=host, port=port, log_level=server.settings.log_level.lower())

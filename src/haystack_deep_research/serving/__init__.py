@@ -1,9 +1,10 @@
 """
-What servers of the library share: where their agents come from, who may start a run, and a run streamed as a chat
-reply.
+What servers of the library share: where their agents come from, who may call them (one guard for every route of every
+server), and a run streamed as a chat reply.
 
 Used by the MCP server (:mod:`haystack_deep_research.mcp_server`) and by the Hayhooks pipeline wrapper in
-``examples/hayhooks``; needs no optional package.
+``examples/hayhooks``; needs no optional package. :mod:`haystack_deep_research.serving.hayhooks` serves Hayhooks
+wrappers with every route guarded and no deploy route (it needs the ``hayhooks`` extra).
 """
 
 from haystack_deep_research.serving.chat import question_from_chat, question_from_text, stream_research
@@ -14,7 +15,13 @@ from haystack_deep_research.serving.factory import (
     configured_agent,
     default_agent,
 )
-from haystack_deep_research.serving.guard import ALLOWED_ORIGINS_ENV, TOKEN_ENV, RequestGuard, http_status
+from haystack_deep_research.serving.guard import (
+    ALLOWED_ORIGINS_ENV,
+    TOKEN_ENV,
+    RequestGuard,
+    RequestGuardMiddleware,
+    http_status,
+)
 
 __all__ = [
     "AGENT_FACTORY_ENV",
@@ -22,6 +29,7 @@ __all__ = [
     "TOKEN_ENV",
     "AgentFactory",
     "RequestGuard",
+    "RequestGuardMiddleware",
     "agent_factory",
     "configured_agent",
     "default_agent",

@@ -1,5 +1,5 @@
 """
-Who may start a research run on a server: same-origin callers only, and, when one is set, only with the bearer token.
+Who may call a server: same-origin callers only, and, when one is set, only with the bearer token.
 
 A research server on ``127.0.0.1`` is reachable by every web page open in the operator's browser: a page of any site
 can ``fetch`` it, start paid research and, with permissive CORS, read the report back. :class:`RequestGuard` refuses
@@ -11,25 +11,40 @@ such requests before anything runs:
   that are not browsers (curl, the OpenAI SDK, MCP clients) send no ``Origin`` and are not affected.
 - **Token.** With ``DEEP_RESEARCH_TOKEN`` set, every request must carry ``Authorization: Bearer <token>`` (HTTP 401
   otherwise; compared in constant time). A call without HTTP headers at all is refused too: it cannot show the token.
+  A browser's CORS preflight (``OPTIONS`` with ``Access-Control-Request-Method``) never carries a token, so an allowed
+  origin's preflight is let through without one; the request it announces is not.
 
-:func:`http_status` gives the HTTP status of a refused request or a bad question (422), for a server to answer with.
+:class:`RequestGuardMiddleware` applies the rule to every HTTP request and WebSocket of an ASGI app, whatever route it
+is for (a server's admin routes, health checks, mounted UIs), before the app sees it: a refused request is answered
+``{"detail": "..."}`` with its status, a refused WebSocket is closed (code 1008). Every HTTP server of the library is
+built behind it (the Hayhooks launcher in :mod:`haystack_deep_research.serving.hayhooks`, ``deep-research mcp
+--transport http``). :func:`http_status` gives the HTTP status of a refused request or a bad question (422), for a
+route to answer with.
 """
 
 from __future__ import annotations
 
 import hmac
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from haystack_deep_research.errors import InvalidQuestionError, RequestRefusedError
 
-__all__ = ["ALLOWED_ORIGINS_ENV", "TOKEN_ENV", "RequestGuard", "http_status"]
+__all__ = ["ALLOWED_ORIGINS_ENV", "TOKEN_ENV", "RequestGuard", "RequestGuardMiddleware", "http_status"]
 
 ALLOWED_ORIGINS_ENV = "DEEP_RESEARCH_ALLOWED_ORIGINS"
 """The environment variable listing the web origins allowed to call the server, comma-separated."""
 TOKEN_ENV = "DEEP_RESEARCH_TOKEN"  # noqa: S105 - the variable's name, not a secret
 """The environment variable holding the bearer token the server requires (none by default)."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -55,9 +70,10 @@ class RequestGuard:
         token = env.get(TOKEN_ENV, "").strip() or None
         return cls(allowed_origins=origins, token=token)
 
-    def check(self, headers: Mapping[str, str] | None) -> None:
+    def check(self, headers: Mapping[str, str] | None, *, preflight: bool = False) -> None:
         """
         :param headers: The request's HTTP headers (names in any case), or ``None`` for a call without HTTP.
+        :param preflight: Whether the request is a browser's CORS preflight: then an allowed origin needs no token.
         :raises RequestRefusedError: If the request may not start a run; its ``status_code`` is 403 or 401.
         """
         given = {str(name).lower(): str(value) for name, value in (headers or {}).items()}
@@ -68,7 +84,7 @@ class RequestGuard:
                 f"server, add it to {ALLOWED_ORIGINS_ENV} (comma-separated).",
                 status_code=403,
             )
-        if self.token is None:
+        if self.token is None or (preflight and origin is not None):
             return
         scheme, _, presented = given.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(), self.token.encode()):
@@ -76,6 +92,47 @@ class RequestGuard:
                 f"this server requires a bearer token ({TOKEN_ENV}): send the header 'Authorization: Bearer <token>'.",
                 status_code=401,
             )
+
+
+class RequestGuardMiddleware:
+    """
+    ASGI middleware: the guard's rule on every HTTP request and WebSocket of an app (see the module docstring).
+
+    :param app: The ASGI app to guard.
+    :param guard: The rule; ``None`` reads it from the environment (:meth:`RequestGuard.from_env`).
+    """
+
+    def __init__(self, app: ASGIApp, guard: RequestGuard | None = None) -> None:
+        self.app = app
+        self.guard = RequestGuard.from_env() if guard is None else guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):  # the lifespan: no caller
+            await self.app(scope, receive, send)
+            return
+        headers = {bytes(name).decode("latin-1"): bytes(value).decode("latin-1") for name, value in scope["headers"]}
+        announced = "access-control-request-method" in {name.lower() for name in headers}
+        preflight = scope["type"] == "http" and scope["method"] == "OPTIONS" and announced
+        try:
+            self.guard.check(headers, preflight=preflight)
+        except RequestRefusedError as error:
+            await _refuse(scope, receive, send, error)
+            return
+        await self.app(scope, receive, send)
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, error: RequestRefusedError) -> None:
+    if scope["type"] == "websocket":
+        await receive()  # websocket.connect; closing before accepting refuses the handshake
+        reason = "bearer token required" if error.status_code == 401 else "origin not allowed"
+        await send({"type": "websocket.close", "code": 1008, "reason": reason})
+        return
+    body = json.dumps({"detail": str(error)}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if error.status_code == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def http_status(error: InvalidQuestionError | RequestRefusedError) -> int:
