@@ -24,7 +24,7 @@ CITATIONS = "citations"
 GROUNDING = "grounding"
 GROUNDING_SCORE = "grounding_score"
 GROUNDING_UNJUDGED = "grounding_unjudged"
-"""How many of the cited claims the judge could not judge (its score is over the others)."""
+"""The claims no judge decided (its score is over the others): their sentences as written, in order."""
 REGENERATION_COUNT = "regeneration_count"
 REPLAN_COUNT = "replan_count"
 STRUCTURED = "structured"
@@ -66,6 +66,7 @@ SHARED_OUTPUTS = (
     "structured",
     "grounding_score",
     "grounding",
+    "grounding_unjudged",
 )
 """The outputs every shape returns under these names, also after failures (a shape may add its own, never rename
 one of these): the run contract's outputs."""
@@ -216,6 +217,7 @@ def orchestrator_state_schema() -> dict[str, Any]:
         CITATIONS: {"type": dict[str, Any], "handler": replace_values},
         GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
+        GROUNDING_UNJUDGED: {"type": list[str], "handler": replace_values},
         REGENERATION_COUNT: {"type": int, "handler": replace_values},
         REPLAN_COUNT: {"type": int, "handler": replace_values},
         STRUCTURED: {"type": Any, "handler": replace_values},
@@ -240,6 +242,7 @@ def deep_agent_state_schema() -> dict[str, Any]:
         COST: {"type": float | None, "handler": replace_values},
         GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
+        GROUNDING_UNJUDGED: {"type": list[str], "handler": replace_values},
         GROUNDING_ROUNDS: {"type": int, "handler": replace_values},
         STRUCTURED: {"type": Any, "handler": replace_values},
         SUBMISSION: {"type": dict[str, Any] | None, "handler": replace_values},

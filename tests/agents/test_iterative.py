@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -250,6 +252,30 @@ def test_grounding_judges_the_cited_claims(make_iterative: Callable[..., Iterati
     assert result["grounding"]
     assert all(verdict["verdict"] == "supported" for verdict in result["grounding"])
     assert "ground" in result["usage_by_phase"]
+
+
+def test_grounding_judges_a_sentence_that_cites_nothing_and_lists_what_it_could_not_decide(
+    make_iterative: Callable[..., IterativeResearchAgent], web: LoopbackWebServer
+) -> None:
+    vatican = "The Vatican discovered tides in 1850"
+    cited = f"Global solar capacity grew by 450 gigawatts in 2025 [Solar capacity 2025]({web.url('/solar.html')})."
+    writer = MockChatGenerator(responses=f"## Solar\n\n{vatican}. {cited}\n")
+
+    def judge(messages: list[ChatMessage]) -> str:  # a judge of our own: it knows the Vatican claim is false
+        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
+        said = [{"id": int(n), "verdict": "unsupported" if "Vatican" in c else "supported"} for n, c in claims.items()]
+        return json.dumps({"verdicts": said})
+
+    grounding = Grounding(judge_llm=MockChatGenerator(response_fn=judge))
+    result = research(make_iterative(["solar capacity", None], writer_llm=writer, grounding=grounding))
+
+    assert result["grounding_score"] < 1.0
+    assert f"{vatican} *(not supported by the sources read)*." in result["report"]
+    assert result["grounding_unjudged"] == []
+    refused = research(
+        make_iterative(["solar capacity", None], writer_llm=writer, grounding=Grounding(judge_llm=writer))
+    )
+    assert f"{vatican}." in refused["grounding_unjudged"]  # a judge that never answers JSON decides nothing
 
 
 def test_it_runs_async(make_iterative: Callable[..., IterativeResearchAgent]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -56,7 +57,7 @@ def test_a_grounded_summary_passes_the_first_time(
     assert [v["verdict"] for v in result["grounding"]] == ["supported", "supported"]
     # Causal inference ran between Execute and Summarize, and the summary was written along its chain.
     assert result["causal_chain"].startswith("1. ")
-    assert "Causal chain: 2 step(s) considered." in result["report"]
+    assert "This summary follows a causal chain of 2 step(s)." in result["report"]
     structured = result["structured"]
     assert isinstance(structured, ResearchSummary)
     assert sorted(structured.sources) == sorted(read)
@@ -266,7 +267,7 @@ def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_summary_survives(
     assert "Global solar capacity grew by 450 gigawatts in 2025" in result["report"]
     assert result["grounding"]
     assert {v["verdict"] for v in result["grounding"]} == {"unknown"}
-    assert result["grounding_unjudged"] >= len(result["grounding"])  # counted (with what cites nothing), never scored
+    assert result["grounding_unjudged"] == [v["sentence"] for v in result["grounding"]]  # listed, never scored
     assert result["grounding_score"] is None
     assert result["exit_reason"] == "not_judged"  # a summary nobody judged is not called grounded
     assert any("was not the JSON asked for" in w for w in result["warnings"])
@@ -306,3 +307,62 @@ def test_bad_parameters_are_refused_at_once(overrides: Callable[[], dict[str, An
     }
     with pytest.raises(ConfigurationError, match=re.escape(message)):
         create_research_workflow(**{**options, **overrides()})
+
+
+VATICAN = "The Vatican discovered tides in 1850"
+TRUE_CLAIM = "Global solar capacity grew by 450 gigawatts in 2025"
+
+
+def _truth_judge(false: str) -> MockChatGenerator:
+    """A judge of our own: every numbered claim it is shown is supported, except those that say ``false``."""
+
+    def judge(messages: list[ChatMessage]) -> str:
+        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
+        verdicts = [
+            {"id": int(number), "verdict": "unsupported" if false in claim else "supported", "reason": "checked"}
+            for number, claim in claims.items()
+        ]
+        return json.dumps({"verdicts": verdicts})
+
+    return MockChatGenerator(response_fn=judge)
+
+
+def _plain_summarizer(web: LoopbackWebServer, *lines: str) -> MockChatGenerator:
+    """A summary writer of our own: every part is the same section, the given lines then a cited true claim."""
+    cited = f"{TRUE_CLAIM} [Solar capacity 2025]({web.url('/solar.html')})."
+    return MockChatGenerator(response_fn=lambda messages: "\n\n".join(["## Solar", *lines, cited]) + "\n")
+
+
+def test_an_invented_sentence_that_cites_nothing_is_not_called_grounded(
+    make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
+) -> None:
+    summarizer = _plain_summarizer(web, f"{VATICAN}.")
+    grounding = Grounding(judge_llm=_truth_judge("Vatican"), max_regenerations=1, max_replans=0)
+
+    result = _run(make_workflow(summary_llm=summarizer, output_schema=None, grounding=grounding))
+
+    assert result["exit_reason"] == "grounding_exhausted"
+    assert result["grounding_score"] is not None
+    assert result["grounding_score"] < 1.0
+    vatican_lines = [line for line in result["report"].split("\n") if VATICAN in line]
+    assert vatican_lines
+    assert all(f"{VATICAN} *(not supported by the sources read)*." in line for line in vatican_lines)
+    judged = [g for g in result["grounding"] if VATICAN in g["sentence"]]
+    assert judged
+    assert all((g["verdict"], g["marked"]) == ("unsupported", True) for g in judged)
+    assert result["grounding_unjudged"] == []
+
+
+def test_a_summary_whose_only_uncited_sentences_are_signposts_is_grounded(
+    make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
+) -> None:
+    summarizer = _plain_summarizer(web, "This summary covers the solar market. Let us turn to the evidence.")
+
+    grounding = Grounding(judge_llm=_truth_judge("Vatican"))
+    result = _run(make_workflow(summary_llm=summarizer, output_schema=None, grounding=grounding))
+
+    assert result["exit_reason"] == "grounded"
+    assert result["grounding_score"] == 1.0
+    assert {g["sentence"].split(" [")[0] for g in result["grounding"]} == {TRUE_CLAIM}
+    assert result["grounding_unjudged"] == []
+    assert "*(" not in result["report"]

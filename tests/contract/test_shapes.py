@@ -132,6 +132,7 @@ TYPES: dict[str, Any] = {
     "token_usage": dict,
     "grounding": list,
     "grounding_score": (float, type(None)),
+    "grounding_unjudged": list,
 }
 
 shapes = pytest.mark.parametrize("build", SHAPES.values(), ids=SHAPES.keys())

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
-from haystack.dataclasses import ChatMessage
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.tools import tool
 from pydantic import BaseModel
 
@@ -110,3 +113,61 @@ def test_claims_are_sentences_of_four_words_or_more() -> None:
     claims = answer_claims("Acme leads the segment. Done.\n- Zenith grew 20 percent in 2025!\n42")
 
     assert [claim.text for claim in claims] == ["Acme leads the segment.", "Zenith grew 20 percent in 2025!"]
+
+
+VATICAN = "The Vatican discovered tides in 1850."
+
+
+def _truth_judge(false: str) -> MockChatGenerator:
+    """A judge of our own: every numbered claim it is shown is supported, except those that say ``false``."""
+
+    def judge(messages: list[ChatMessage]) -> str:
+        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
+        verdicts = [
+            {"id": int(number), "verdict": "unsupported" if false in claim else "supported", "reason": "checked"}
+            for number, claim in claims.items()
+        ]
+        return json.dumps({"verdicts": verdicts})
+
+    return MockChatGenerator(response_fn=judge)
+
+
+def _plain_agent(answer: str, judge: MockChatGenerator) -> Any:
+    """A deep agent whose model is a plain mock: one search, then ``answer``."""
+    model = MockChatGenerator(
+        responses=[
+            ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name="search_kb", arguments={"query": "CRM"})]),
+            answer,
+        ]
+    )
+    return create_deep_agent(
+        chat_generator=model,
+        tools=[search_kb],
+        system_prompt="Answer from the knowledge base.",
+        reflexion=False,
+        grounding=Grounding(judge_llm=judge, max_replans=0),
+    )
+
+
+ANSWER = f"## Findings\n\nThis answer draws on the knowledge base.\n\n{SUPPORTED} {VATICAN}\n"
+
+
+def test_an_invented_sentence_is_judged_and_dropped_while_headings_and_signposts_are_not_judged() -> None:
+    result = _plain_agent(ANSWER, _truth_judge("Vatican")).run(messages=QUESTION)
+
+    assert [(g["sentence"], g["verdict"], g["dropped"]) for g in result["grounding"]] == [
+        (SUPPORTED, "supported", False),
+        (VATICAN, "unsupported", True),
+    ]
+    assert result["grounding_score"] == 0.5
+    assert "Vatican" not in result["report"]
+    assert SUPPORTED in result["report"]
+    assert result["grounding_unjudged"] == []
+
+
+def test_claims_no_judge_decided_are_listed_as_written() -> None:
+    result = _plain_agent(ANSWER, MockChatGenerator(responses="I cannot tell.")).run(messages=QUESTION)
+
+    assert result["grounding_unjudged"] == [SUPPORTED, VATICAN]
+    assert result["grounding_score"] == 1.0  # nothing decided
+    assert any("was not the JSON asked for" in w for w in result["warnings"])

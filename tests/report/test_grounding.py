@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +28,8 @@ MARK = "*(unsupported by the cited source)*"
 
 class Writer:
     """
-    Plays the writer's parts by template name: an opening without claims (citing an invented URL in the first one),
+    Plays the writer's parts by template name: an opening without claims (signposts only, citing an invented URL in
+    the first one),
     a solar section that states the false claim until ``fixed_by`` says the prompt lets it correct itself, and a
     storage section.
     """
@@ -44,8 +46,8 @@ class Writer:
         self.prompts.append((name, prompt))
         self.searches_seen.append(len(self.search.requests))
         if name.endswith("_opening"):
-            extra = f" Analysts call it the end of solar [Blog]({INVENTED})." if len(self.prompts) == 1 else ""
-            return f"# Solar and storage\n\n## Executive summary\n\nSolar and storage both grew in 2025.{extra}\n"
+            extra = f" More context is in the [Blog]({INVENTED}) below." if len(self.prompts) == 1 else ""
+            return f"# Solar and storage\n\n## Executive summary\n\nThis report covers solar and storage.{extra}\n"
         if "## solar capacity" in str(variables["notes"][0]):
             claim = TRUE_CLAIM if self.fixed_by(prompt) else FALSE_CLAIM
             return f"## Solar\n\n{claim} [Solar capacity 2025]({self.solar}).\n"
@@ -107,7 +109,7 @@ def test_an_unsupported_claim_is_fixed_by_rewriting_from_the_same_notes_without_
     assert any("removed 1 citation(s) of URLs the run never retrieved" in w for w in result["warnings"])
     assert INVENTED not in result["report"]
     assert len(judge.prompts) == 4
-    assert not any("end of solar" in p for p in judge.prompts)
+    assert not any("More context" in p for p in judge.prompts)
     assert FALSE_CLAIM in judge.prompts[0]
     assert TRUE_CLAIM in judge.prompts[2]
     # The draft was written in parts; the rewrite wrote again only the section holding the unsupported claim.
@@ -340,3 +342,65 @@ def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_report_survives(
     assert {v["verdict"] for v in result["grounding"]} == {"unknown"}
     assert result["exit_reason"] == "text"
     assert any("was not the JSON asked for" in w for w in result["warnings"])
+
+
+VATICAN = "The Vatican discovered tides in 1850"
+UNCITED_MARK = "*(not supported by the sources read)*"
+
+
+def _truth_judge(false: str) -> MockChatGenerator:
+    """A judge of our own: every numbered claim it is shown is supported, except those that say ``false``."""
+
+    def judge(messages: list[ChatMessage]) -> str:
+        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
+        verdicts = [
+            {"id": int(number), "verdict": "unsupported" if false in claim else "supported", "reason": "checked"}
+            for number, claim in claims.items()
+        ]
+        return json.dumps({"verdicts": verdicts})
+
+    return MockChatGenerator(response_fn=judge)
+
+
+def _plain_writer(web: LoopbackWebServer, *lines: str) -> MockChatGenerator:
+    """A writer of our own that answers every part with the same section: the given lines, then a cited true claim."""
+    cited = f"{TRUE_CLAIM} [Solar capacity 2025]({web.url('/solar.html')})."
+    return MockChatGenerator(response_fn=lambda messages: "\n\n".join(["## Solar", *lines, cited]) + "\n")
+
+
+def test_an_invented_sentence_that_cites_nothing_is_judged_marked_and_lowers_the_score(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    writer = _plain_writer(web, f"{VATICAN}.")
+    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=_truth_judge("Vatican"), max_replans=0))
+
+    result = _run(agent)
+
+    assert result["grounding_score"] is not None
+    assert result["grounding_score"] < 1.0
+    report = result["report"]
+    vatican_lines = [line for line in report.split("\n") if VATICAN in line]
+    assert vatican_lines
+    assert all(f"{VATICAN} {UNCITED_MARK}." in line for line in vatican_lines)
+    judged = [g for g in result["grounding"] if VATICAN in g["sentence"]]
+    assert judged
+    assert all((g["verdict"], g["marked"]) == ("unsupported", True) for g in judged)
+    assert all(g["sources"][0]["url"] == "evidence:read-passages" for g in judged)
+    assert result["regeneration_count"] == 1  # the score was too low, so the report was written again
+    assert result["grounding_unjudged"] == []
+    assert any("stay unsupported" in w for w in result["warnings"])
+
+
+def test_a_report_whose_only_uncited_sentences_are_signposts_stays_grounded(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    writer = _plain_writer(web, "This section covers the solar market. The evidence is summarised below.")
+    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=_truth_judge("Vatican")))
+
+    result = _run(agent)
+
+    assert result["grounding_score"] == 1.0
+    assert (result["regeneration_count"], result["replan_count"]) == (0, 0)
+    assert {g["sentence"].split(" [")[0] for g in result["grounding"]} == {TRUE_CLAIM}
+    assert "*(" not in result["report"]
+    assert result["grounding_unjudged"] == []

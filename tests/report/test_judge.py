@@ -12,6 +12,7 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research import EvidenceLedger
 from haystack_deep_research.evidence import extract_citations
 from haystack_deep_research.report import UNSUPPORTED_MARK, cited_claims, judge_claims, mark_unsupported, parse_verdicts
+from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.run.phases import drive, drive_async
 
 A, B, C = "https://a.example/x", "https://b.example/y", "https://c.example/z"
@@ -128,3 +129,28 @@ def test_claims_of_a_report_written_elsewhere_follow_its_markers_and_skip_its_re
         ("Cats purr.", "Cats purr [^a].", 1, (A,)),
         ("Also says so.", f"Also {its} says so [1, 2].", 2, (its, bird)),
     ]
+
+
+def test_the_claims_that_cite_nothing_follow_one_rule() -> None:
+    summary = (
+        "# Summary\n\nWhat drives the tides?\n\nThe moon pulls the oceans toward it [a](https://a.example/). "
+        "The sun adds a smaller pull of its own every day. See below.\n\n"
+        "This report covers the tides. The following sections explain why. Key points:\n\n"
+        "- Le Vatican a découvert les marées en 1850. [1]\n"
+        "- 潮汐主要由月球引力引起。\n\n"
+        "```\nThe code block claims nothing at all.\n```\n\n"
+        "## Sources\n\n- https://a.example/\n\n[1]: https://unread.example/\n"
+    )
+
+    claims = uncited_claims(summary, ["https://a.example/"])
+
+    # not the question, the short line, the signposts, the label, the heading, the code or the Sources; a sentence
+    # citing only what was not verified cites nothing; a CJK sentence counts its characters
+    assert [claim.sentence for claim in claims] == [
+        "The sun adds a smaller pull of its own every day.",
+        "Le Vatican a découvert les marées en 1850. [1]",
+        "潮汐主要由月球引力引起。",
+    ]
+    assert claims[1].text == "Le Vatican a découvert les marées en 1850."  # as the judge sees it: no marker
+    assert {claim.urls for claim in claims} == {("evidence:read-passages",)}
+    assert [claim.line for claim in claims] == [5, 9, 10]

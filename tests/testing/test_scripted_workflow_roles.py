@@ -43,7 +43,9 @@ def test_a_section_restates_each_allowed_finding_as_one_cited_claim_and_the_open
     assert section.startswith("## Tides\n\n")
     assert "- Spring tides occur at new moon, They are strong [source](https://t.example/tides)." in section
     assert CLAIM not in section
-    assert opening.startswith("# Summary\n\n## Executive summary\n\nq\n\nCausal chain: 2 step(s) considered.")
+    assert opening.startswith(
+        "# Summary\n\n## Executive summary\n\nq\n\nThis summary follows a causal chain of 2 step(s)."
+    )
     assert f"- {CLAIM} [source](https://t.example/tides)." in opening
 
 

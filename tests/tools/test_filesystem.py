@@ -141,6 +141,16 @@ def test_a_pattern_that_backtracks_without_end_is_a_quick_tool_error(make: Any, 
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.parametrize("pattern", ["(?:a{4000}){4000}", "a{4000}{4000}", "(?:(?:x{100}){100}){100}", "b{,200000}"])
+def test_a_pattern_too_big_to_compile_is_a_tool_error_before_it_is_compiled(pattern: str) -> None:
+    fs = _tools(MemoryBackend())
+    fs["write_file"].invoke(path="a.txt", content="a" * 5000 + "\n")
+
+    with pytest.raises(ToolInvocationError, match=r"once its counted repetitions are written out, past the 100000"):
+        fs["grep"].invoke(pattern=pattern)
+    assert fs["grep"].invoke(pattern="a{4000}", glob="a.*").startswith("a.txt:1: aaaa")  # counts within bounds work
+
+
 def test_size_and_count_limits_are_tool_errors(tmp_path: Path) -> None:
     for backend in (
         MemoryBackend(max_file_chars=10, max_files=2),

@@ -132,15 +132,3 @@ def test_every_step_serializes_and_loads_back(step: Any) -> None:
 
     assert type(loaded) is type(step)
     assert component_to_dict(loaded, "step") == data
-
-
-def test_sentences_that_cite_nothing_count_as_unjudged() -> None:
-    from haystack_deep_research.workflow.router import unjudged_count
-
-    summary = (
-        "# Summary\n\nWhat drives the tides?\n\nThe moon pulls the oceans toward it [a](https://a.example/). "
-        "The sun adds a smaller pull of its own every day. See below.\n\n## Sources\n\n- https://a.example/\n"
-    )
-    with running(ResearchRun(question="q")):
-        judged = _judged(1, 0, summary=summary)
-        assert unjudged_count(judged) == 1  # the uncited sentence; not the question, the short line or the Sources

@@ -43,6 +43,7 @@ from haystack_deep_research.state import (
     GROUNDING,
     GROUNDING_ROUNDS,
     GROUNDING_SCORE,
+    GROUNDING_UNJUDGED,
     HAYSTACK_MAX_STEPS,
     MESSAGES,
     PHASE_AGENT,
@@ -72,6 +73,7 @@ _OUTPUTS: dict[str, Any] = {
     TODOS: list,
     GROUNDING: list,
     GROUNDING_SCORE: None,
+    GROUNDING_UNJUDGED: list,
     GROUNDING_ROUNDS: 0,
 }
 

@@ -36,6 +36,7 @@ from haystack_deep_research.prompts import (
     render_text,
     render_user,
 )
+from haystack_deep_research.report import unjudged_claims
 from haystack_deep_research.research.loop_guard import LoopGuard
 from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of
 from haystack_deep_research.research.tool_calls import (
@@ -55,6 +56,7 @@ from haystack_deep_research.state import (
     GROUNDING,
     GROUNDING_ROUNDS,
     GROUNDING_SCORE,
+    GROUNDING_UNJUDGED,
     MESSAGES,
     REPORT,
     STEP_COUNT,
@@ -83,6 +85,7 @@ def _step_results(messages: list[ChatMessage]) -> list[tuple[ToolCall, Any, bool
 
 def _publish_grounding(state: State, grounded: Grounded) -> None:
     state.set(GROUNDING_SCORE, grounded.judgement.score)
+    state.set(GROUNDING_UNJUDGED, unjudged_claims(grounded.judgement))
     verdicts = grounded.judgement.verdicts
     state.set(GROUNDING, [{**v.to_dict(), "dropped": v.claim.sentence in grounded.dropped} for v in verdicts])
 

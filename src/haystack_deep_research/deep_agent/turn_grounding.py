@@ -3,7 +3,8 @@ Per-turn grounding: inside the deep agent's loop, each answer is judged against 
 
 Every tool result of the run joins the run's :class:`EvidenceTrail` (a run resource, so condensing the conversation
 loses none of it). When the agent answers (its submit tool succeeds, or it replies without tools), each sentence of
-the answer of at least four words is a claim, and the library's one judge
+the answer that claims something is a claim, cited or not (the sentences and the rule of every shape's grounding:
+see :mod:`haystack_deep_research.report.uncited`), and the library's one judge
 (:func:`~haystack_deep_research.report.judge_claims`, the same prompt and verdict rules as the deep research
 agent's grounding) judges them all in one call against the trail. With a score below ``threshold``:
 
@@ -18,7 +19,6 @@ evidence has nothing to be judged against and is accepted as it is.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +28,10 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.events import Notice
+from haystack_deep_research.evidence.citations import body_sentences
+from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report import Claim, Judgement, judge_claims
+from haystack_deep_research.report.uncited import is_claim
 from haystack_deep_research.run import Phase, RunView
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.state import PHASE_GROUND
@@ -38,10 +41,6 @@ __all__ = ["TRAIL_RESOURCE", "EvidenceTrail", "Grounded", "TurnGrounding", "answ
 TRAIL_RESOURCE = "evidence_trail"
 TRAIL_URL = "evidence:tool-results"
 MAX_TRAIL_CHARS = 100_000
-MIN_CLAIM_WORDS = 4
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True)
@@ -84,15 +83,16 @@ class EvidenceTrail:
 
 def answer_claims(text: str) -> list[Claim]:
     """
-    :param text: An answer.
-    :returns: Its claims: sentences (within lines) of at least four words that hold a letter.
+    :param text: An answer (Markdown).
+    :returns: Its claims, cited or not: the sentences of its body that claim something (see
+        :func:`~haystack_deep_research.report.uncited.is_claim`), each judged against the trail.
     """
+    read = sentence_reader(text)
     claims = []
-    for number, line in enumerate(text.splitlines(), 1):
-        for part in _SENTENCE_END.split(line.strip(" \t-*")):
-            sentence = part.strip()
-            if len(sentence.split()) >= MIN_CLAIM_WORDS and _LETTER.search(sentence):
-                claims.append(Claim(text=sentence, sentence=sentence, line=number, urls=(TRAIL_URL,)))
+    for sentence in body_sentences(text):
+        said = read(sentence.text) or sentence.text
+        if is_claim(said):
+            claims.append(Claim(text=said, sentence=sentence.text, line=sentence.line, urls=(TRAIL_URL,)))
     return claims
 
 

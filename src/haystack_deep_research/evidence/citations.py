@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
@@ -34,7 +35,7 @@ from haystack_deep_research.evidence._document import CitationKind, Doc, Hit
 from haystack_deep_research.evidence._markdown import parse
 from haystack_deep_research.evidence._styles import find_entries, find_markers, find_sections, split_links
 
-__all__ = ["Citation", "CitationKind", "extract_citations"]
+__all__ = ["Citation", "CitationKind", "Sentence", "body_sentences", "extract_citations"]
 
 _TERMINAL = re.compile(r"[.!?\u3002\uff01\uff1f]")
 _CLOSERS = "\"'\u201d\u2019\u00bb)"
@@ -108,31 +109,99 @@ def _sentence_ends(line: str, shield: str, markers: list[tuple[int, int]]) -> li
     return sorted(set(ends))
 
 
+def _split_line(doc: Doc, index: int, hits: list[Hit]) -> tuple[str, list[tuple[int, int]], list[int]]:
+    """One line of the report, the spans of its hits within it, and where its sentences end."""
+    line, base = doc.lines[index], doc.parsed.starts[index]
+    spans = [(hit.start - base, min(hit.end - base, len(line))) for hit in hits]
+    shield = list(line)
+    for start, end in spans:
+        shield[start:end] = "x" * (end - start)
+    markers = [span for span, hit in zip(spans, hits, strict=True) if hit.mode == "marker"]
+    return line, spans, _sentence_ends(line, "".join(shield), markers)
+
+
+def _sentence(line: str, span: tuple[int, int]) -> str:
+    """A sentence as written, without the list, quote or heading marks that start its line."""
+    return _LINE_PREFIX.sub("", line[span[0] : span[1]].strip(), count=1).strip()
+
+
+def _by_line(doc: Doc, hits: list[Hit]) -> dict[int, list[Hit]]:
+    by_line: dict[int, list[Hit]] = {}
+    for hit in hits:
+        by_line.setdefault(doc.line(hit), []).append(hit)
+    return by_line
+
+
 def _citations(doc: Doc) -> list[Citation]:
     """Turn the hits into citations, each with the sentence it stood in."""
-    by_line: dict[int, list[Hit]] = {}
-    for hit in doc.hits:
-        by_line.setdefault(doc.line(hit), []).append(hit)
     result: list[Citation] = []
-    for index, hits in by_line.items():
-        line, base = doc.lines[index], doc.parsed.starts[index]
-        spans = [(hit.start - base, min(hit.end - base, len(line))) for hit in hits]
-        shield = list(line)
-        for start, end in spans:
-            shield[start:end] = "x" * (end - start)
-        markers = [span for span, hit in zip(spans, hits, strict=True) if hit.mode == "marker"]
-        ends = _sentence_ends(line, "".join(shield), markers)
+    for index, hits in _by_line(doc, doc.hits).items():
+        line, spans, ends = _split_line(doc, index, hits)
         sentences: dict[tuple[int, int], str] = {}
         for (start, end), hit in zip(spans, hits, strict=True):
             before, after = bisect_right(ends, start), bisect_left(ends, end)
             span = (ends[before - 1] if before else 0, ends[after] if after < len(ends) else len(line))
             span = (0, len(line)) if hit.entry else span  # an entry is not split into sentences
             if span not in sentences:
-                sentences[span] = _LINE_PREFIX.sub("", line[span[0] : span[1]].strip(), count=1).strip()
+                sentences[span] = _sentence(line, span)
             for position, url in enumerate(hit.urls):
                 text = hit.refs[position] if hit.mode == "marker" else hit.text
                 result.append(Citation(url, text, sentences[span], hit.kind, index + 1))
     return result
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """
+    One sentence of a report's body.
+
+    :param text: The sentence as written (within its line), as :attr:`Citation.sentence` gives it.
+    :param line: 1-based line number in the report.
+    :param urls: The URLs it cites, in order (empty when it cites nothing).
+    """
+
+    text: str
+    line: int
+    urls: tuple[str, ...]
+
+
+def body_sentences(markdown: str) -> list[Sentence]:
+    """
+    Every sentence of a report's body, cited or not: the one sentence splitter of a report's claims.
+
+    The body is the report's paragraphs (list items and block quotes included), not its headings, code, tables,
+    reference definitions or Sources section. A line is cut into sentences as :func:`extract_citations` cuts it:
+    after final punctuation followed by a blank or the end of the line (CJK punctuation needs none), a marker right
+    after the punctuation belonging to the sentence before it.
+
+    :param markdown: The report.
+    :returns: The sentences, in order, each with the URLs it cites.
+    :raises ConfigurationError: If ``markdown`` is not a string.
+    """
+    doc = _scan(markdown)
+    by_line = _by_line(doc, [hit for hit in doc.hits if not hit.entry])
+    skipped = doc.section_lines | doc.entry_lines
+    body = sorted(
+        {
+            index
+            for block in doc.parsed.blocks
+            if block.kind == "paragraph"
+            for index in range(block.first, min(block.end, len(doc.lines)))
+            if index not in skipped
+        }
+    )
+    found: list[Sentence] = []
+    for index in body:
+        hits = by_line.get(index, [])
+        line, spans, ends = _split_line(doc, index, hits)
+        bounds = [0, *(end for end in ends if 0 < end < len(line)), len(line)]
+        for first, last in pairwise(bounds):
+            text = _sentence(line, (first, last))
+            if text:
+                inside = [hit for (start, _), hit in zip(spans, hits, strict=True) if first <= start < last]
+                urls = [url for hit in inside for url in hit.urls]
+                found.append(Sentence(text, index + 1, tuple(urls)))
+    return found
 
 
 def extract_citations(markdown: str, *, sources_section: bool = True) -> list[Citation]:

@@ -16,6 +16,7 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.report import unjudged_claims
 from haystack_deep_research.run import Phase, ResearchRun, blocking
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import write_outcome
@@ -28,6 +29,7 @@ from haystack_deep_research.state import (
     EXIT_REASON,
     GROUNDING,
     GROUNDING_SCORE,
+    GROUNDING_UNJUDGED,
     NOTES,
     PHASE_RUN,
     PHASE_WRITE,
@@ -62,6 +64,7 @@ OUTPUT_TYPES: dict[str, Any] = {
     TOKEN_USAGE: dict[str, Any],
     GROUNDING_SCORE: float | None,
     GROUNDING: list[dict[str, Any]],
+    GROUNDING_UNJUDGED: list[str],
     CHANGES: dict[str, Any],
 }
 """The iterative agent's outputs and their types: the shared outputs and its own (``topics``, ``rounds``,
@@ -141,6 +144,7 @@ class IterativeFinishStep:
             TOKEN_USAGE: run.total_usage(),
             GROUNDING_SCORE: iteration.judgement.score if iteration.judgement is not None else None,
             GROUNDING: list(iteration.grounding),
+            GROUNDING_UNJUDGED: unjudged_claims(iteration.judgement),
             CHANGES: dict(iteration.changes),
         }
 

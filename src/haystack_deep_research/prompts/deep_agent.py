@@ -31,6 +31,7 @@ __all__ = [
     "SCRATCH_ABSOLUTE",
     "SCRATCH_AMBIGUOUS_EDIT",
     "SCRATCH_BAD_PATTERN",
+    "SCRATCH_BIG_PATTERN",
     "SCRATCH_BINARY",
     "SCRATCH_EMPTY",
     "SCRATCH_ESCAPE",
@@ -166,6 +167,11 @@ SCRATCH_BINARY = Template(
     "scratch_binary", "Refused: '{{ path }}' is not a text file (not UTF-8, or it holds NUL bytes); it is left as is."
 )
 SCRATCH_UNREADABLE = Template("scratch_unreadable", "Refused: '{{ path }}' cannot be read: {{ why }}.")
+SCRATCH_BIG_PATTERN = Template(
+    "scratch_big_pattern",
+    "Refused: the regular expression '{{ pattern }}' is {{ size }} items long once its counted repetitions are "
+    "written out, past the {{ limit }} a search compiles. Use smaller counts ({n}) or fewer nested ones.",
+)
 SCRATCH_SLOW_PATTERN = Template(
     "scratch_slow_pattern",
     "Refused: the regular expression '{{ pattern }}' took longer than {{ seconds }} seconds to search; it nests "

@@ -5,7 +5,14 @@ exporting it as a page a reader can check (:func:`export_html`), a Word document
 (:func:`export_pdf`).
 """
 
-from haystack_deep_research.report.assessment import UNSUPPORTED_MARK, judge_report, mark_unsupported, verdict_outputs
+from haystack_deep_research.report.assessment import (
+    UNCITED_MARK,
+    UNSUPPORTED_MARK,
+    judge_report,
+    mark_unsupported,
+    unjudged_claims,
+    verdict_outputs,
+)
 from haystack_deep_research.report.export_files import export_docx, export_pdf
 from haystack_deep_research.report.export_html import export_html
 from haystack_deep_research.report.grounding import GroundingStage
@@ -44,6 +51,7 @@ from haystack_deep_research.report.writer import ReportStage, WriteHook
 
 __all__ = [
     "SUPPORTED",
+    "UNCITED_MARK",
     "UNKNOWN",
     "UNSUPPORTED",
     "UNSUPPORTED_MARK",
@@ -76,6 +84,7 @@ __all__ = [
     "publish_report",
     "reset_review_outputs",
     "strict_output_kwargs",
+    "unjudged_claims",
     "verdict_outputs",
     "verify_report",
 ]

@@ -1,13 +1,15 @@
 """
-Assessing a report in a run: judge its cited claims, and mark the claims that stay unsupported.
+Assessing a report in a run: judge every claim it makes, and mark the claims that stay unsupported.
 
-The deep research agent's grounding stage and the research workflow's grounding eval both judge with
-:func:`judge_report` and mark with :func:`mark_unsupported`, so a claim is judged and marked the same way in either
-shape.
+The deep research agent's grounding stage, the research workflow's grounding eval and the iterative agent's judge
+all judge with :func:`judge_report` and mark with :func:`mark_unsupported`, so a claim is judged and marked the same
+way in every shape. Every claim is judged (see :mod:`.uncited` for what a claim is): a cited claim against the stored
+text of the sources it cites, a claim that cites nothing against the passages the run read.
 
 **Rule for claims still unsupported after the last attempt: they are marked, not dropped.** The sentence stays and
-gets the marker ``*(unsupported by the cited source)*`` before its final punctuation, so a reader sees which claims
-the sources did not bear out and nothing is silently removed.
+gets the marker ``*(unsupported by the cited source)*`` (``*(not supported by the sources read)*`` for a claim that
+cites nothing) before its final punctuation, so a reader sees which claims the sources did not bear out and nothing
+is silently removed.
 """
 
 from __future__ import annotations
@@ -18,21 +20,24 @@ from typing import Any
 from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research.events import Notice
-from haystack_deep_research.report.judge import Claim, Judgement, cited_claims, judge_claims
+from haystack_deep_research.report.judge import UNKNOWN, Claim, Judgement, cited_claims, judge_claims
+from haystack_deep_research.report.uncited import ReadPassages, cites_nothing, uncited_claims
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.state import PHASE_GROUND
 
-__all__ = ["UNSUPPORTED_MARK", "judge_report", "mark_unsupported", "verdict_outputs"]
+__all__ = ["UNCITED_MARK", "UNSUPPORTED_MARK", "judge_report", "mark_unsupported", "unjudged_claims", "verdict_outputs"]
 
 UNSUPPORTED_MARK = "*(unsupported by the cited source)*"
+UNCITED_MARK = "*(not supported by the sources read)*"
 
 
 def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
     """
-    Mark claims in a report by the module's rule: :data:`UNSUPPORTED_MARK` before the sentence's final punctuation.
+    Mark claims in a report by the module's rule: :data:`UNSUPPORTED_MARK` (:data:`UNCITED_MARK` for a claim that
+    cites nothing) before the sentence's final punctuation.
 
     :param report: The report.
-    :param claims: The claims to mark (found with :func:`~haystack_deep_research.report.cited_claims` on this report).
+    :param claims: The claims to mark (found in this report by :func:`judge_report`).
     :returns: The marked report and the claims that were marked (a claim whose sentence is no longer on its line,
         or is already marked, is skipped).
     """
@@ -44,12 +49,13 @@ def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]
         text, edits = lines[number - 1], []
         for claim in (c for c in claims if c.line == number):
             start = text.find(claim.sentence)
-            if start < 0 or UNSUPPORTED_MARK in claim.sentence:
+            if start < 0 or UNSUPPORTED_MARK in claim.sentence or UNCITED_MARK in claim.sentence:
                 continue
             end = start + len(claim.sentence) - (1 if claim.sentence[-1:] in ".!?" else 0)
             edits.append((end, claim))
         for end, claim in sorted(edits, key=lambda edit: edit[0], reverse=True):
-            text = f"{text[:end].rstrip()} {UNSUPPORTED_MARK}{text[end:]}"
+            mark = UNCITED_MARK if cites_nothing(claim) else UNSUPPORTED_MARK
+            text = f"{text[:end].rstrip()} {mark}{text[end:]}"
             marked.append(claim)
         lines[number - 1] = text
     return "\n".join(lines), marked
@@ -57,7 +63,8 @@ def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]
 
 def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], judge: ChatGenerator) -> Phase[Judgement]:
     """
-    Judge the cited claims of a report against the stored text of their sources in the run's ledger.
+    Judge every claim of a report: a cited claim against the stored text of its sources in the run's ledger, a claim
+    that cites nothing against the passages the run read that best match it (see :mod:`.uncited`).
 
     The judge's usage counts toward the ``ground`` phase; what went wrong on the way becomes the run's warnings.
 
@@ -67,9 +74,13 @@ def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], ju
     :param judge: The judge's chat generator.
     :returns: The phase; it returns the :class:`~haystack_deep_research.report.Judgement`.
     """
-    claims = cited_claims(report, verified_urls)
-    run.events.emit(Notice(phase=PHASE_GROUND, text=f"judging {len(claims)} cited claim(s) against their sources"))
-    judged = yield from judge_claims(claims, run.ledger, judge, streaming_callback=run.streaming_callback)
+    cited, uncited = cited_claims(report, verified_urls), uncited_claims(report, verified_urls)
+    text = f"judging {len(cited)} cited claim(s) against their sources"
+    text += f" and {len(uncited)} uncited claim(s) against the passages the run read" if uncited else ""
+    run.events.emit(Notice(phase=PHASE_GROUND, text=text))
+    claims = sorted(cited + uncited, key=lambda claim: claim.line)
+    sources = ReadPassages(run.ledger, uncited)
+    judged = yield from judge_claims(claims, sources, judge, streaming_callback=run.streaming_callback)
     run.record_usage(PHASE_GROUND, judged.usage)
     for warning in judged.warnings:
         run.warn(PHASE_GROUND, warning)
@@ -83,3 +94,11 @@ def verdict_outputs(judged: Judgement, marked: Sequence[Claim]) -> list[dict[str
     :returns: The ``grounding`` output: one verdict per claim (see ``ClaimVerdict.to_dict``) with ``marked``.
     """
     return [{**verdict.to_dict(), "marked": verdict.claim in marked} for verdict in judged.verdicts]
+
+
+def unjudged_claims(judged: Judgement | None) -> list[str]:
+    """
+    :param judged: The last judgement of a report or answer, or ``None`` when none was made.
+    :returns: The ``grounding_unjudged`` output: the claims no judge decided (judged unknown), as written, in order.
+    """
+    return [] if judged is None else [v.claim.sentence for v in judged.verdicts if v.verdict == UNKNOWN]

@@ -5,7 +5,8 @@ report when too few claims are supported.
 Off by default; ``create_deep_research_agent(grounding=True)`` gives the write hook a :class:`GroundingStage`. After
 the report is written and its citations verified, the stage
 
-1. judges every cited claim (see :mod:`haystack_deep_research.report.judge`) and computes ``grounding_score``;
+1. judges every claim (see :mod:`haystack_deep_research.report.assessment`): a cited claim against its sources, a
+   claim that cites nothing against the passages the run read; and computes ``grounding_score``;
 2. while the score is below ``threshold``: first **regenerates** the report from the same notes, telling the writer
    which claims were unsupported (no tool runs), at most ``max_regenerations`` times; then **replans** at most
    ``max_replans`` times: researches each unsupported claim again with the run's ``research_subtopic`` tool, appends
@@ -14,7 +15,7 @@ the report is written and its citations verified, the stage
    its claims (see :mod:`.sections`); the other parts stay as they are. Every new report is verified against the
    ledger and judged again;
 3. marks the claims that are still unsupported, and fills the outputs ``grounding_score``, ``grounding`` (one verdict
-   per claim), ``regeneration_count`` and ``replan_count``.
+   per claim), ``grounding_unjudged`` (the claims judged unknown), ``regeneration_count`` and ``replan_count``.
 
 Judging and marking are those of :mod:`haystack_deep_research.report.assessment`, shared with the research workflow.
 **Rule for claims still unsupported after the last attempt: they are marked, not dropped.** Every claim judged
@@ -41,7 +42,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, render_text
-from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
+from haystack_deep_research.report.assessment import judge_report, mark_unsupported, unjudged_claims, verdict_outputs
 from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.report.repair import RepairPolicy
@@ -55,6 +56,7 @@ from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,
     GROUNDING_SCORE,
+    GROUNDING_UNJUDGED,
     PHASE_GROUND,
     REGENERATION_COUNT,
     REPLAN_COUNT,
@@ -85,7 +87,7 @@ def _counts(regenerations: int, replans: int, run: ResearchRun) -> dict[str, Any
 
 class GroundingStage(UsesModels):
     """
-    A write-hook stage that judges the report's cited claims and repairs the report (see the module docstring).
+    A write-hook stage that judges the report's claims and repairs the report (see the module docstring).
 
     :param judge_llm: The judge's chat generator. Default (``None``): the writer's.
     :param threshold: The lowest acceptable grounding score, 0 to 1.
@@ -208,6 +210,7 @@ class GroundingStage(UsesModels):
             )
         state.set(GROUNDING, verdict_outputs(judged, marked))
         state.set(GROUNDING_SCORE, judged.score)
+        state.set(GROUNDING_UNJUDGED, unjudged_claims(judged))
         state.set(REGENERATION_COUNT, regenerations)
         state.set(REPLAN_COUNT, replans)
         publish(state, run)

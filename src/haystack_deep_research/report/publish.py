@@ -27,6 +27,7 @@ from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,
     GROUNDING_SCORE,
+    GROUNDING_UNJUDGED,
     PHASE_WRITE,
     REGENERATION_COUNT,
     REPLAN_COUNT,
@@ -118,10 +119,12 @@ def reset_review_outputs(state: State) -> None:
     """
     Set the outputs of the report stages to their values when no stage runs.
 
-    ``grounding_score`` and ``structured`` are ``None``, ``grounding`` is empty and both counts are 0.
+    ``grounding_score`` and ``structured`` are ``None``, ``grounding`` and ``grounding_unjudged`` are empty and both
+    counts are 0.
 
     :param state: The orchestrator's live State.
     """
-    for key, value in ((GROUNDING_SCORE, None), (GROUNDING, []), (REGENERATION_COUNT, 0), (REPLAN_COUNT, 0)):
+    empty: dict[str, Any] = {GROUNDING_SCORE: None, GROUNDING: [], GROUNDING_UNJUDGED: [], REGENERATION_COUNT: 0}
+    for key, value in {**empty, REPLAN_COUNT: 0}.items():
         state.set(key, value, handler_override=replace_values)
     state.set(STRUCTURED, None, handler_override=replace_values)

@@ -62,7 +62,7 @@ def _opening(given: dict[str, Any], invented_urls: list[str]) -> str:
     title = " ".join(str(given.get("brief") or "").split()) if given.get("findings") else "Research report"
     text = f"# {title}\n\n## {summary}\n\n{brief} {findings}".strip() + "\n"
     if given.get("findings"):
-        text += f"\n## {given['findings']}\n\nThe themes of {len(given.get('topics') or [])} topic(s).\n"
+        text += f"\n## {given['findings']}\n\nThe themes of the topics searched follow below.\n"
     return text + "".join(f"\n## {heading}\n\n-\n" for heading in given.get("closing") or [])
 
 

@@ -118,7 +118,7 @@ def summarize_reply(
     steps = sum(1 for line in chain.splitlines() if line[:1].isdigit())
     return (
         f"# Summary\n\n## {given.get('summary') or SUMMARY_HEADING}\n\n{words(str(given.get('brief') or ''), 30)}\n\n"
-        + (f"Causal chain: {steps} step(s) considered.\n\n" if chain else "")
+        + (f"This summary follows a causal chain of {steps} step(s).\n\n" if chain else "")
         + "\n".join(lines)
     ).strip() + "\n"
 

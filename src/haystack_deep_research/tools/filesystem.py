@@ -6,12 +6,16 @@ run gets its own in-memory space, gone when the run ends; with ``DiskBackend(roo
 root and never outside it. Every read emits ``FileRead`` and every write ``FileWritten`` (see
 :mod:`haystack_deep_research.events.agent`); a refused path or a file too large is a tool error the model reads.
 ``grep`` runs the model's pattern with the ``regex`` package under a time limit (``GREP_SECONDS``), so a pattern that
-backtracks without end is a tool error, not a frozen process.
+backtracks without end is a tool error, not a frozen process. Compiling comes first: ``regex`` writes counted
+repetitions out, so ``(?:a{4000}){4000}`` would take seconds and gigabytes before the search starts. A pattern whose
+size with its counted repetitions written out (:func:`expanded_size`) passes ``MAX_PATTERN_SIZE`` is a tool error
+before it is compiled, and the compiling counts toward the search's time limit.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from typing import Any
 
@@ -33,6 +37,7 @@ from haystack_deep_research.prompts import (
     READ_FILE_DESCRIPTION,
     SCRATCH_AMBIGUOUS_EDIT,
     SCRATCH_BAD_PATTERN,
+    SCRATCH_BIG_PATTERN,
     SCRATCH_EMPTY,
     SCRATCH_NO_MATCH,
     SCRATCH_SLOW_PATTERN,
@@ -44,7 +49,7 @@ from haystack_deep_research.prompts import (
 from haystack_deep_research.run import Phase, RunView, blocking
 from haystack_deep_research.tools.scratch import MemoryBackend, ScratchBackend, backend_from_dict, scratch_path
 
-__all__ = ["WRITTEN_FILES", "FilesystemTool", "create_filesystem_tools"]
+__all__ = ["WRITTEN_FILES", "FilesystemTool", "create_filesystem_tools", "expanded_size"]
 
 SCRATCH_RESOURCE = "scratch"
 WRITTEN_FILES = "written_files"
@@ -52,7 +57,11 @@ WRITTEN_FILES = "written_files"
 MAX_LINES = 2_000
 MAX_MATCHES = 200
 GREP_SECONDS = 2.0
-"""The most time one ``grep`` may spend matching, all files together; a slower pattern is a tool error."""
+"""The most time one ``grep`` may spend compiling and matching, all files together; a slower pattern is a tool error."""
+MAX_PATTERN_SIZE = 100_000
+"""The largest pattern ``grep`` compiles, counted by :func:`expanded_size` (``regex`` compiles ``a{100000}`` in about
+a tenth of a second)."""
+_COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 
 _STRING = {"type": "string"}
 _PARAMETERS: dict[str, dict[str, Any]] = {
@@ -86,6 +95,50 @@ def _text(name: str, value: Any, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str) or (not allow_empty and not value):
         raise ToolArgumentsError(render_text(SCRATCH_EMPTY, name=name, got=repr(value)))
     return value
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index just after the character class that opens at ``start`` (a ``]`` right after ``[`` or ``[^`` is
+    literal; the end of the pattern when it never closes)."""
+    at = start + 1
+    at += pattern[at] == "^" if at < len(pattern) else 0
+    at += pattern[at] == "]" if at < len(pattern) else 0
+    while at < len(pattern) and pattern[at] != "]":
+        at += 2 if pattern[at] == "\\" else 1
+    return min(at + 1, len(pattern))
+
+
+def expanded_size(pattern: str) -> int:
+    """
+    How many items a regular expression holds once its counted repetitions are written out, as ``regex`` compiles it:
+    each character, escape or character class is one, and a count ``{m}``, ``{m,n}`` or ``{m,}`` repeats the item or
+    group before it by its larger bound, nested counts multiplying (``(?:a{4000}){4000}`` is 16,000,000).
+
+    :param pattern: The pattern.
+    :returns: Its size (an upper bound: group syntax such as ``(?:`` counts too).
+    """
+    open_groups = [0]  # the size of each open group so far; the first is the whole pattern
+    last = at = 0  # the size of the item or group a count would repeat
+    while at < len(pattern):
+        char, item, after = pattern[at], 1, at + 1
+        if char == "\\":
+            after = at + 2
+        elif char == "[":
+            after = _class_end(pattern, at)
+        elif char == "(":
+            open_groups.append(0)
+            last, at = 0, after
+            continue
+        elif char == ")" and len(open_groups) > 1:
+            item = open_groups.pop()
+        elif char == "{" and (count := _COUNT.match(pattern, at)) and any(count.groups()):
+            times = max(int(bound) for bound in count.groups() if bound)
+            open_groups[-1] += last * (times - 1) if times else -last
+            last, at = last * times, count.end()
+            continue
+        open_groups[-1] += item
+        last, at = item, after
+    return sum(open_groups)
 
 
 class FilesystemTool(ResearchTool):
@@ -187,13 +240,16 @@ class FilesystemTool(ResearchTool):
 
     def _grep(self, space: ScratchBackend, pattern: Any = None, glob: Any = None, **_: Any) -> _Done:
         wanted = _text("pattern", pattern)
+        deadline = time.monotonic() + GREP_SECONDS
+        if (size := expanded_size(wanted)) > MAX_PATTERN_SIZE:
+            big = render_text(SCRATCH_BIG_PATTERN, pattern=wanted[:200], size=size, limit=MAX_PATTERN_SIZE)
+            raise ScratchSpaceError(big)
         try:
             expression = regex.compile(wanted)
         except regex.error as error:
             raise ScratchSpaceError(render_text(SCRATCH_BAD_PATTERN, pattern=wanted, error=str(error))) from error
         among = glob.strip().removeprefix("./") if isinstance(glob, str) and glob.strip() else "*"
         found: list[str] = []
-        deadline = time.monotonic() + GREP_SECONDS
         for path in space.files():
             if not fnmatch.fnmatchcase(path, among) or len(found) >= MAX_MATCHES:
                 continue

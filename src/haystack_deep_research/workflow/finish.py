@@ -22,7 +22,7 @@ from pydantic import BaseModel
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import RunEnded
-from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, verdict_outputs
+from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, unjudged_claims, verdict_outputs
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async
@@ -52,7 +52,6 @@ from haystack_deep_research.state import (
     USAGE_BY_PHASE,
     WARNINGS,
 )
-from haystack_deep_research.workflow.router import unjudged_count
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["OUTPUT_TYPES", "WorkflowFinishStep"]
@@ -71,7 +70,7 @@ OUTPUT_TYPES: dict[str, Any] = {
     STRUCTURED: BaseModel | None,
     GROUNDING_SCORE: float | None,
     GROUNDING: list[dict[str, Any]],
-    GROUNDING_UNJUDGED: int,
+    GROUNDING_UNJUDGED: list[str],
     CAUSAL_CHAIN: str,
     REGENERATION_COUNT: int,
     REPLAN_COUNT: int,
@@ -110,8 +109,8 @@ class WorkflowFinishStep(UsesModels):
             ``None``),
             ``not_judged`` or ``no_evidence``), ``usage_by_phase``, ``cost`` (US dollars, ``None``
             when a price is unknown), ``token_usage`` (all steps), ``structured`` (an ``output_schema`` instance, or
-            ``None``), ``grounding_score`` (over the claims judged), ``grounding`` (one verdict per claim), and the
-            workflow's own ``grounding_unjudged`` (the cited claims the judge could not judge),
+            ``None``), ``grounding_score`` (over the claims judged), ``grounding`` (one verdict per claim),
+            ``grounding_unjudged`` (the claims no judge decided, as written), and the workflow's own
             ``causal_chain``, ``regeneration_count`` and ``replan_count``.
         """
         return drive(self.phase(workflow))
@@ -171,7 +170,7 @@ class WorkflowFinishStep(UsesModels):
             STRUCTURED: structured,
             GROUNDING_SCORE: workflow.score,
             GROUNDING: verdicts,
-            GROUNDING_UNJUDGED: unjudged_count(workflow),
+            GROUNDING_UNJUDGED: unjudged_claims(workflow.judgement),
             CAUSAL_CHAIN: workflow.causal_chain,
             REGENERATION_COUNT: workflow.regenerations,
             REPLAN_COUNT: workflow.replans,

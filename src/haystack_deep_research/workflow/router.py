@@ -6,7 +6,8 @@ After each judgement the router sends the run on exactly one way:
 
 - ``done`` when the summary cannot be judged: it cites nothing the run read, or most of its cited claims got no
   verdict (exit reason ``not_judged``, or ``no_evidence`` when the run read nothing), with a warning. A summary is
-  never called grounded on claims nobody judged;
+  never called grounded on claims nobody judged. Its claims that cite nothing are judged against the passages the
+  run read, and count in the score;
 - ``done`` when the score meets ``threshold`` (exit reason ``grounded``);
 - ``regenerate`` while fewer than ``max_regenerations`` rewrites were made (a rewrite runs no tool);
 - ``replan`` once rewrites are used up, while fewer than ``max_replans`` replans were made;
@@ -29,7 +30,7 @@ from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
 from haystack_deep_research.report import UNKNOWN
 from haystack_deep_research.report.repair import RepairPolicy
-from haystack_deep_research.report.uncited import uncited_sentences
+from haystack_deep_research.report.uncited import cites_nothing
 from haystack_deep_research.state import (
     EXIT_GROUNDED,
     EXIT_GROUNDING_EXHAUSTED,
@@ -40,18 +41,13 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
-__all__ = ["GroundingRouter", "ReplanStep", "unjudged_count"]
-
-
-def unjudged_count(workflow: WorkflowRun) -> int:
-    """The summary's claims no judge decided: cited claims judged unknown, and sentences that cite nothing."""
-    unknown = 0 if workflow.judgement is None else sum(v.verdict == UNKNOWN for v in workflow.judgement.verdicts)
-    return unknown + len(uncited_sentences(workflow.summary))
+__all__ = ["GroundingRouter", "ReplanStep"]
 
 
 def _unjudged(workflow: WorkflowRun) -> str | None:
     """Why the summary cannot be called grounded whatever its score, or ``None`` when enough of it was judged."""
-    verdicts = [] if workflow.judgement is None else [v.verdict for v in workflow.judgement.verdicts]
+    judged = [] if workflow.judgement is None else workflow.judgement.verdicts
+    verdicts = [v.verdict for v in judged if not cites_nothing(v.claim)]
     unknown = verdicts.count(UNKNOWN)
     if not verdicts:
         return "the summary cites no source the run read, so none of it could be judged; it is not called grounded"
