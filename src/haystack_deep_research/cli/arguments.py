@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from haystack_deep_research.agents import APIS, DEFAULT_MODEL, check_credentials, role_models
+from haystack_deep_research.cli.config import environment_variables
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
 from haystack_deep_research.cli.numbers import bounded_int, bounded_number
 from haystack_deep_research.cli.shared_options import MAX_RETRIES, MAX_TIMEOUT_S, MAX_TOKENS, parse_price
@@ -34,20 +35,25 @@ __all__ = [
 
 
 ENVIRONMENT: dict[str, tuple[str, ...]] = {
-    "model": ("DEEP_RESEARCH_MODEL",),
-    "small_model": ("DEEP_RESEARCH_SMALL_MODEL",),
-    "base_url": ("DEEP_RESEARCH_BASE_URL", "OPENAI_BASE_URL"),
-    "api": ("DEEP_RESEARCH_API",),
-    "prices": ("DEEP_RESEARCH_PRICES",),
-    "timeout": ("DEEP_RESEARCH_TIMEOUT",),
-    "retries": ("DEEP_RESEARCH_RETRIES",),
-    "max_tokens": ("DEEP_RESEARCH_MAX_TOKENS",),
-    "no_tool_choice": ("DEEP_RESEARCH_NO_TOOL_CHOICE",),
-    "search": ("DEEP_RESEARCH_SEARCH",),
+    dest: environment_variables(dest)
+    for dest in (
+        "model",
+        "small_model",
+        "base_url",
+        "api",
+        "prices",
+        "timeout",
+        "retries",
+        "max_tokens",
+        "no_tool_choice",
+        "search",
+    )
 }
-"""The environment variables behind each option (by ``dest``), the first set one winning; an option wins over them.
-``DEEP_RESEARCH_PRICES`` holds ``--price`` values separated by semicolons; ``DEEP_RESEARCH_NO_TOOL_CHOICE``
-is on when it is ``1``, ``true`` or ``yes``."""
+"""The environment variables behind the model and search options (by ``dest``), named as every option's are (see
+:func:`~haystack_deep_research.cli.config.environment_variables`), the first set one winning; an option wins over them.
+They are read here too for options that no parser filled (a server's ``check_report`` judge); ``DEEP_RESEARCH_PRICES``
+holds ``--price`` values separated by semicolons; ``DEEP_RESEARCH_NO_TOOL_CHOICE`` is on when it is ``1``, ``true`` or
+``yes``."""
 
 
 def _environment(name: str, environ: Mapping[str, str]) -> str | None:
