@@ -454,3 +454,16 @@ def test_show_config_says_where_each_option_comes_from(
     assert capsys.readouterr().out.splitlines()[1:] == [  # the research table and --tone are not the scan's
         "--base-url = 'http://127.0.0.1:2/v1'  (environment variable OPENAI_BASE_URL)"
     ]
+
+
+def test_a_caller_without_parsed_options_reads_the_environment_by_the_same_rule() -> None:
+    from haystack_deep_research.cli.arguments import model_arguments
+
+    sdk, own = {"OPENAI_BASE_URL": "http://127.0.0.1:2/sdk"}, {"DEEP_RESEARCH_BASE_URL": "http://127.0.0.1:3/own"}
+    switch = {"DEEP_RESEARCH_NO_TOOL_CHOICE": "on"}  # "on", as a command reads it
+
+    writer = model_arguments(argparse.Namespace(), {**sdk, **switch})["writer_llm"]
+    assert (writer.api_base_url, writer.tool_choice) == ("http://127.0.0.1:2/sdk", None)
+    assert model_arguments(argparse.Namespace(), {**sdk, **own})["writer_llm"].api_base_url == "http://127.0.0.1:3/own"
+    with pytest.raises(ConfigFileError, match="environment variable DEEP_RESEARCH_NO_TOOL_CHOICE: expected true or"):
+        model_arguments(argparse.Namespace(), {**sdk, "DEEP_RESEARCH_NO_TOOL_CHOICE": "vielleicht"})

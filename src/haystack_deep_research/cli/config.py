@@ -59,6 +59,7 @@ __all__ = [
     "config_files",
     "config_parsers",
     "environment_options",
+    "environment_value",
     "environment_variable",
     "environment_variables",
     "load_config",
@@ -278,14 +279,36 @@ def _configured(
             _refuse_untrusted(file, values, parser)
         raw |= {dest: (value, where, False) for dest, (value, where) in values.items()}
     for dest in options:
-        for variable in environment_variables(dest):
-            if text := environ.get(variable, "").strip():
-                raw[dest] = (text, f"environment variable {variable}", True)
-                break
+        if (found := _variable(dest, environ)) is not None:
+            raw[dest] = (*found, True)
     return {
         dest: (_value(options[dest], value, where, from_environment=from_environment), value, where)
         for dest, (value, where, from_environment) in raw.items()
     }
+
+
+def _variable(dest: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The text of the option's first set variable, and where it was read."""
+    for variable in environment_variables(dest):
+        if text := environ.get(variable, "").strip():
+            return text, f"environment variable {variable}"
+    return None
+
+
+def environment_value(dest: str, environ: Mapping[str, str] | None = None) -> Any:
+    """
+    The value the environment alone gives an option of ``deep-research "question"``, for a caller with no parsed
+    options: read from the same variables, in the same order and with the same checks as :func:`parse_configured`.
+
+    :param dest: The option's ``dest``.
+    :param environ: The environment (``os.environ`` by default).
+    :returns: The converted value, or ``None`` when no variable of the option is set.
+    :raises ConfigFileError: If the variable holds a value the option refuses; the message names the variable.
+    """
+    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+
+    found = _variable(dest, os.environ if environ is None else environ)
+    return _value(_options(research_parser())[dest], *found, from_environment=True) if found else None
 
 
 def _shown(value: Any) -> str:
