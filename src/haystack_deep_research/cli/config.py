@@ -76,7 +76,7 @@ _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _SKIPPED = (argparse._HelpAction, argparse._VersionAction)
 _SECTIONS = ("research", "scan", "mcp", "check")
 _OWN = ("config", "trust_folder_config", "show_config")  # what chooses the configuration is never configured
-_TRUSTED_ONLY = frozenset({"base_url", "search_url", "allow_host", "host", "schema", "ray"})
+_TRUSTED_ONLY = frozenset({"base_url", "search_url", "allow_host", "host", "transport", "schema", "ray"})
 _Setting = tuple[Any, Any, str]  # an option's value, as converted and as written, and where it was read
 
 
@@ -109,9 +109,9 @@ def trusted_only(action: argparse.Action) -> bool:
     """
     :param action: An option of a command's parser.
     :returns: Whether the working folder's config file may set it only when trusted: it names a server, a host or a
-        network to reach or listen on (``--base-url``, ``--search-url``, ``--allow-host``, ``--host``), code to import
-        or a cluster to run on (``--schema``, ``--ray``), or a path to read or write (every option of type ``Path``:
-        ``--output``, ``--docs``, ``--cache``, ...).
+        network to reach or listen on (``--base-url``, ``--search-url``, ``--allow-host``, ``--host``,
+        ``--transport``), code to import or a cluster to run on (``--schema``, ``--ray``), or a path to read or write
+        (every option of type ``Path``: ``--output``, ``--docs``, ``--cache``, ...).
     """
     return action.dest in _TRUSTED_ONLY or action.type is Path
 
