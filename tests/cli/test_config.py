@@ -309,7 +309,8 @@ def test_a_folder_file_naming_a_server_never_receives_the_users_key(
     else:
         assert (code, out, requests) == (2, "", [])
         assert err == (
-            f"deep-research: error: config file deep-research.toml: base-url (and 2 more such key(s)): {FOLDER_ERROR} "
+            "deep-research: error: config file deep-research.toml: base-url, allow-host, [research] docs: "
+            f"{FOLDER_ERROR} "
             "(see deep-research --help)\n"
         )
 

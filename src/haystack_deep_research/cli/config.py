@@ -251,17 +251,6 @@ def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> d
     return values
 
 
-def _refuse_untrusted(file: ConfigFile, values: Mapping[str, tuple[Any, str]], parser: argparse.ArgumentParser) -> None:
-    options = _options(parser)
-    refused = [where for dest, (_, where) in values.items() if trusted_only(options[dest])]
-    if refused:
-        others = f" (and {len(refused) - 1} more such key(s))" if len(refused) > 1 else ""
-        raise ConfigFileError(
-            f"{refused[0]}{others}: the working folder's config file may not set a server, a host, a path or code; "
-            f"read it, then give --trust-folder-config, or name it with --config {file.path} or {CONFIG_VARIABLE}"
-        )
-
-
 def _configured(
     parser: argparse.ArgumentParser,
     files: Sequence[ConfigFile],
@@ -275,8 +264,14 @@ def _configured(
     raw: dict[str, tuple[Any, str, bool]] = {}
     for file in files:  # the one that wins last
         values = {dest: each for dest, each in _file_values(file.path, command, parser).items() if dest in options}
-        if not file.trusted and not trust_folder:
-            _refuse_untrusted(file, values, parser)
+        refused = [where for dest, (_, where) in values.items() if trusted_only(options[dest])]
+        if refused and not (file.trusted or trust_folder):  # before any value is used, let alone sent anywhere
+            keys = ", ".join(where.removeprefix(f"config file {file.path}: ") for where in refused)
+            raise ConfigFileError(
+                f"config file {file.path}: {keys}: the working folder's config file may not set a server, a host, a "
+                f"path or code; read it, then give --trust-folder-config, or name it with --config {file.path} or "
+                f"{CONFIG_VARIABLE}"
+            )
         raw |= {dest: (value, where, False) for dest, (value, where) in values.items()}
     for dest in options:
         if (found := _variable(dest, environ)) is not None:
