@@ -468,3 +468,17 @@ def test_a_caller_without_parsed_options_reads_the_environment_by_the_same_rule(
     assert model_arguments(argparse.Namespace(), {**sdk, **own})["writer_llm"].api_base_url == "http://127.0.0.1:3/own"
     with pytest.raises(ConfigFileError, match="environment variable DEEP_RESEARCH_NO_TOOL_CHOICE: expected true or"):
         model_arguments(argparse.Namespace(), {**sdk, "DEEP_RESEARCH_NO_TOOL_CHOICE": "vielleicht"})
+
+
+@pytest.mark.parametrize(
+    "text", ["trust-folder-config = true\n", "[research]\nshow_config = true\n", "config = 'a.toml'\n"]
+)
+def test_a_file_cannot_trust_itself_or_choose_the_configuration(
+    text: str, folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "deep-research.toml").write_text(text + 'base-url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    assert "unknown key" in _usage_line(["check", "report.md"], capsys)
+
+    (folder / "deep-research.toml").write_text('base-url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    monkeypatch.setenv("DEEP_RESEARCH_TRUST_FOLDER_CONFIG", "1")  # only the flag trusts the folder's file
+    assert FOLDER_ERROR in _usage_line(["check", "report.md"], capsys)
