@@ -68,11 +68,11 @@ def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
 
 
 def _variable(command: str, action: argparse.Action) -> str:
-    """The option's environment variable; replay and update take those of ``deep-research`` after their directory."""
+    """The option's environment variables; replay and update take those of ``deep-research`` after their directory."""
     configurable = command in config.config_parsers() and not isinstance(action, argparse._VersionAction)
     if not action.option_strings or not configurable:
         return ""
-    return f"`{config.CONFIG_VARIABLE if action.dest == 'config' else config.environment_variable(action.dest)}`"
+    return " or ".join(f"`{variable}`" for variable in config.environment_variables(action.dest))
 
 
 def render(name: str, parser: argparse.ArgumentParser) -> str:

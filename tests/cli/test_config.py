@@ -1,4 +1,7 @@
-"""The config file and the ``DEEP_RESEARCH_*`` variables: flag > environment > file > default, for every command."""
+"""
+The config files and the environment: flag > environment (``DEEP_RESEARCH_*``, then the SDK's own names) > named or
+user file > the working folder's file > default, for every command; the folder's file is not trusted.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import pytest
 
 from haystack_deep_research import cli
 from haystack_deep_research.cli import config, options, research
-from haystack_deep_research.errors import ConfigFileError
+from haystack_deep_research.errors import ConfigFileError, ConfigurationError
 from haystack_deep_research.testing import LoopbackChatServer
 
 REPORT = "# Tides\n\nSpring tides follow the moon [the almanac](https://tides.example/almanac).\n"
@@ -37,18 +40,24 @@ def _check(capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str]:
     return code, capsys.readouterr().out.splitlines()[0]
 
 
-def test_flag_beats_environment_beats_file_beats_default(
+def test_flag_beats_environment_beats_user_file_beats_folder_file_beats_default(
     folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _check(capsys) == (0, "report.md: 1 cited URL(s) in 1 citation(s); " + _UNVERIFIABLE)
+    trust = "--trust-folder-config"
+    assert _check(capsys, trust) == (0, "report.md: 1 cited URL(s) in 1 citation(s); " + _UNVERIFIABLE)
 
     (folder / "deep-research.toml").write_text('[check]\nsources = "other.json"\n', encoding="utf-8")
-    assert _check(capsys) == (1, f"report.md: 1 cited URL(s), 0 verified, 1 unverified; {_PRECISION}0.00")
+    assert _check(capsys, trust) == (1, f"report.md: 1 cited URL(s), 0 verified, 1 unverified; {_PRECISION}0.00")
 
-    monkeypatch.setenv("DEEP_RESEARCH_SOURCES", "read.json")
-    assert _check(capsys) == (0, f"report.md: 1 cited URL(s), 1 verified, 0 unverified; {_PRECISION}1.00")
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "deep-research" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('sources = "read.json"\n', encoding="utf-8")  # the user's own file wins over the folder's
+    assert _check(capsys, trust) == (0, f"report.md: 1 cited URL(s), 1 verified, 0 unverified; {_PRECISION}1.00")
 
-    assert _check(capsys, "--sources", "other.json")[0] == 1
+    monkeypatch.setenv("DEEP_RESEARCH_SOURCES", "other.json")
+    assert _check(capsys, trust)[0] == 1
+
+    assert _check(capsys, trust, "--sources", "read.json")[0] == 0
 
 
 _UNVERIFIABLE = (
@@ -103,7 +112,7 @@ def _usage_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         ("[chek]\nsources = 'read.json'\n", "unknown table [chek]; the tables are [research], [scan], [mcp], [check]"),
         ("tone_of_voice = 'dry'\n", "unknown key 'tone_of_voice'; the top-level keys are the options of any command"),
         ("[check]\njudge = 'maybe'\n", "[check] judge: expected true or false (also 1/0, yes/no); got 'maybe'"),
-        ("[check]\nsources = ['a.json']\n", "[check] sources: expected a value of --sources SOURCES; got ['a.json']"),
+        ("[check]\njudge-model = ['a']\n", "[check] judge-model: expected a value of --judge-model JUDGE_MODEL; got"),
         ("[check\n", "not valid TOML: "),
     ],
 )
@@ -171,7 +180,8 @@ def test_a_research_run_takes_every_kind_of_option_from_the_file(
             'progress = "none"\nmax_subtopics = 2\n',
             encoding="utf-8",
         )
-        code = cli.main(["What do my notes say about tides?", "--docs", "notes"])  # the flag replaces the list
+        argv = ["What do my notes say about tides?", "--docs", "notes", "--trust-folder-config"]
+        code = cli.main(argv)  # the flag replaces the list
 
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -184,13 +194,16 @@ def test_a_required_option_may_come_from_the_file(folder: Path, capsys: pytest.C
     (folder / "items.txt").write_text("How fast is solar growing?\n", encoding="utf-8")
     (folder / "deep-research.toml").write_text("[scan]\nout = 'rows.jsonl'\nconcurrency = 'many'\n", encoding="utf-8")
     assert "[scan] concurrency: expected a value of --concurrency CONCURRENCY; got 'many'" in _usage_line(
-        ["scan", "items.txt"], capsys
+        ["scan", "items.txt", "--trust-folder-config"], capsys
     )
 
-    (folder / "deep-research.toml").write_text("[scan]\nout = 'rows.jsonl'\n", encoding="utf-8")
-    assert cli.main(["scan", "items.txt"]) == 2
+    (folder / "deep-research.toml").write_text("[scan]\nout = 'rows.jsonl'\nattempts = 2\n", encoding="utf-8")
+    assert cli.main(["scan", "items.txt", "--trust-folder-config"]) == 2
     notice, line = capsys.readouterr().err.splitlines()
-    assert notice == "deep-research scan: reading options from ./deep-research.toml of the working folder"
+    assert notice == (
+        "deep-research scan: reading options from ./deep-research.toml of the working folder: --out, --attempts "
+        "(--show-config shows where each option comes from)"
+    )
     assert "--out" not in line
     assert "OPENAI_API_KEY" in line  # past the arguments: the scan stops at the missing key
 
@@ -227,7 +240,8 @@ def test_an_option_added_later_is_configurable_without_change(folder: Path) -> N
     )
 
     environ = {"DEEP_RESEARCH_LEVEL": "low"}
-    args = config.parse_configured(parser, ["--price", "b=3,4"], command="research", environ=environ)
+    argv = ["--price", "b=3,4", "--trust-folder-config"]  # the file sets --search-url
+    args = config.parse_configured(parser, argv, command="research", environ=environ)
 
     assert args.search_url == "http://127.0.0.1:9/own"  # the command's table wins over the top-level key
     assert args.price == ["b=3,4"]  # given again, a repeatable option replaces the file's list
@@ -258,3 +272,213 @@ def test_a_key_may_be_the_options_own_name_where_its_dest_differs(folder: Path) 
     args = config.parse_configured(research_parser(), ["q", "--config", str(mine)], command="research")
 
     assert [name for name, _ in args.prices] == ["llama3"]  # the command's own table wins, as for every key
+
+
+SECRET = "sk-the-users-own-key"
+FOLDER_ERROR = (
+    "the working folder's config file may not set a server, a host, a path or code; read it, then give "
+    "--trust-folder-config, or name it with --config deep-research.toml or DEEP_RESEARCH_CONFIG"
+)
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["refused", "trusted"])
+def test_a_folder_file_naming_a_server_never_receives_the_users_key(
+    trusted: bool, folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    (folder / "notes").mkdir()
+    (folder / "notes" / "gezeiten.md").write_text("# Gezeiten\n\nSpringflut folgt dem Neumond.\n", encoding="utf-8")
+    roles = ", ".join(f'"{role}={role}"' for role in ROLES)
+    with LoopbackChatServer() as server:
+        (folder / "deep-research.toml").write_text(
+            f'base-url = "{server.openai_base_url}"\nallow-host = ["0.0.0.0/0", "::/0"]\n'
+            f'[research]\nrole-model = [{roles}]\ndocs = ["notes"]\nno-web = true\njson = true\nprogress = "none"\n'
+            "max-subtopics = 1\n",
+            encoding="utf-8",
+        )
+        code = cli.main(["Wann kommt die Springflut?", *(["--trust-folder-config"] if trusted else [])])
+        requests = server.requests.snapshot()
+
+    out, err = capsys.readouterr()
+    keyed = [r for r in requests if SECRET in {k.lower(): v for k, v in r.headers.items()}.get("authorization", "")]
+    if trusted:  # what such a file's server receives once the user trusts it
+        assert code == 0, err
+        assert requests
+        assert len(keyed) == len(requests)
+        assert json.loads(out)["exit_reason"] == "subtopics_done"
+    else:
+        assert (code, out, requests) == (2, "", [])
+        assert err == (
+            "deep-research: error: config file deep-research.toml: base-url, allow-host, [research] docs: "
+            f"{FOLDER_ERROR} "
+            "(see deep-research --help)\n"
+        )
+
+
+TRUSTED_ONLY = {
+    "research": (
+        "output",
+        "sources",
+        "run-dir",
+        "base-url",
+        "cache",
+        "record",
+        "search-url",
+        "allow-host",
+        "docs",
+        "index-dir",
+    ),
+    "scan": ("out", "schema", "ray", "csv", "base-url", "search-url", "allow-host", "docs", "index-dir"),
+    "mcp": ("transport", "host", "base-url", "search-url", "allow-host", "docs", "index-dir"),
+    "check": ("sources", "base-url"),
+}
+
+
+def test_the_options_a_folder_file_may_not_set_are_those_naming_a_server_a_host_a_path_or_code() -> None:
+    found = {
+        command: tuple(
+            a.option_strings[-1][2:] for a in build()._actions if a.option_strings and config.trusted_only(a)
+        )
+        for command, build in config.config_parsers().items()
+    }
+    assert found == TRUSTED_ONLY
+
+
+@pytest.mark.parametrize(("command", "key"), [(command, key) for command, keys in TRUSTED_ONLY.items() for key in keys])
+def test_the_folder_file_setting_a_server_a_host_a_path_or_code_is_a_usage_error(
+    command: str, key: str, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "deep-research.toml").write_text(f"[{command}]\n{key} = 'x'\n", encoding="utf-8")
+    parser = config.config_parsers()[command]()
+
+    with pytest.raises(SystemExit) as stop:
+        config.parse_configured(parser, ["argument"], command=command, environ={})
+
+    assert stop.value.code == 2
+    assert f"config file deep-research.toml: [{command}] {key}: {FOLDER_ERROR}" in capsys.readouterr().err
+
+
+def _recording(folder: Path) -> str:
+    (folder / "recorded").mkdir()
+    manifest = {"question": "Gezeiten?", "web": False, "models": {"analysis_llm": "a", "writer_llm": "w"}}
+    (folder / "recorded" / "recording.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "recorded" / "exchanges.jsonl").write_text("", encoding="utf-8")
+    return "recorded"
+
+
+def _run_dir(folder: Path) -> str:
+    (folder / "run").mkdir()
+    (folder / "run" / "journal.jsonl").write_text('{"type": "start", "question": "Gezeiten?"}\n', encoding="utf-8")
+    return "run"
+
+
+SURFACES = {
+    "research": lambda folder: ["Gezeiten?"],
+    "replay": lambda folder: ["replay", _recording(folder)],
+    "update": lambda folder: ["update", _run_dir(folder)],
+    "scan": lambda folder: ["scan", "report.md", "--out", "rows.jsonl"],
+    "mcp": lambda folder: ["mcp"],
+    "check": lambda folder: ["check", "report.md"],
+}
+
+
+@pytest.mark.parametrize("surface", [*SURFACES, "server"])
+def test_every_command_and_server_reads_the_folder_file_by_the_same_rule(
+    surface: str, folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "deep-research.toml").write_text('base-url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    refused = f"config file deep-research.toml: base-url: {FOLDER_ERROR} (see deep-research"
+    if surface == "server":  # the Hayhooks wrapper, the MCP server's runs and a scan's items read no command line
+        with pytest.raises(ConfigurationError, match="refuse"):
+            config.environment_options()
+        assert refused in capsys.readouterr().err
+        monkeypatch.setenv("DEEP_RESEARCH_CONFIG", "deep-research.toml")  # named, the file is the user's choice
+        assert config.environment_options().base_url == "http://127.0.0.1:9/v1"
+        return
+
+    assert _usage_line(SURFACES[surface](folder), capsys).startswith(
+        f"deep-research{'' if surface in ('research', 'replay', 'update') else ' ' + surface}: error: {refused}"
+    )
+
+
+def test_a_named_folder_file_is_trusted(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "deep-research.toml").write_text('[check]\nsources = "read.json"\n', encoding="utf-8")
+
+    assert cli.main(["check", "report.md", "--config", "deep-research.toml"]) == 0
+    assert cli.main(["check", "report.md", "--conf=deep-research.toml"]) == 0  # abbreviated, as argparse reads it
+    assert "1 verified" in capsys.readouterr().out
+
+
+def test_the_sdks_own_variable_wins_over_the_files_as_the_own_variable_does(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haystack_deep_research.cli.arguments import model_arguments
+
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "deep-research" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('base-url = "http://127.0.0.1:1/file"\n', encoding="utf-8")
+
+    def server(*argv: str) -> str:
+        args = config.parse_configured(options.research_parser(), ["q", *argv], command="research")
+        return model_arguments(args)["writer_llm"].api_base_url
+
+    assert server() == "http://127.0.0.1:1/file"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:2/sdk")
+    assert server() == "http://127.0.0.1:2/sdk"
+    monkeypatch.setenv("DEEP_RESEARCH_BASE_URL", "http://127.0.0.1:3/own")
+    assert server() == "http://127.0.0.1:3/own"
+    assert server("--base-url", "http://127.0.0.1:4/flag") == "http://127.0.0.1:4/flag"
+
+
+def test_show_config_says_where_each_option_comes_from(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "deep-research" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('tone = "sachlich \\u001b]0;owned\\u0007"\n[research]\ndepth = 5\n', encoding="utf-8")
+    (folder / "deep-research.toml").write_text("[research]\nmax-subtopics = 2\ndepth = 4\n", encoding="utf-8")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:2/v1")
+
+    assert cli.main(["--show-config", "--report-type", "outline"]) == 0  # no question needed: nothing runs
+
+    out, err = capsys.readouterr()
+    assert (err, "\x1b" in out) == ("", False)
+    assert out.splitlines() == [
+        f"config files: deep-research.toml (working folder), {user}",
+        "--max-subtopics = 2  (config file deep-research.toml: [research] max-subtopics)",
+        "--report-type = 'outline'  (command line)",
+        f"--tone = 'sachlich \\x1b]0;owned\\x07'  (config file {user}: tone)",
+        "--base-url = 'http://127.0.0.1:2/v1'  (environment variable OPENAI_BASE_URL)",
+        f"--depth = 5  (config file {user}: [research] depth)",
+    ]
+    assert cli.main(["scan", "--show-config"]) == 0  # a required option need not be given either
+    assert capsys.readouterr().out.splitlines()[1:] == [  # the research table and --tone are not the scan's
+        "--base-url = 'http://127.0.0.1:2/v1'  (environment variable OPENAI_BASE_URL)"
+    ]
+
+
+def test_a_caller_without_parsed_options_reads_the_environment_by_the_same_rule() -> None:
+    from haystack_deep_research.cli.arguments import model_arguments
+
+    sdk, own = {"OPENAI_BASE_URL": "http://127.0.0.1:2/sdk"}, {"DEEP_RESEARCH_BASE_URL": "http://127.0.0.1:3/own"}
+    switch = {"DEEP_RESEARCH_NO_TOOL_CHOICE": "on"}  # "on", as a command reads it
+
+    writer = model_arguments(argparse.Namespace(), {**sdk, **switch})["writer_llm"]
+    assert (writer.api_base_url, writer.tool_choice) == ("http://127.0.0.1:2/sdk", None)
+    assert model_arguments(argparse.Namespace(), {**sdk, **own})["writer_llm"].api_base_url == "http://127.0.0.1:3/own"
+    with pytest.raises(ConfigFileError, match="environment variable DEEP_RESEARCH_NO_TOOL_CHOICE: expected true or"):
+        model_arguments(argparse.Namespace(), {**sdk, "DEEP_RESEARCH_NO_TOOL_CHOICE": "vielleicht"})
+
+
+@pytest.mark.parametrize(
+    "text", ["trust-folder-config = true\n", "[research]\nshow_config = true\n", "config = 'a.toml'\n"]
+)
+def test_a_file_cannot_trust_itself_or_choose_the_configuration(
+    text: str, folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "deep-research.toml").write_text(text + 'base-url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    assert "unknown key" in _usage_line(["check", "report.md"], capsys)
+
+    (folder / "deep-research.toml").write_text('base-url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    monkeypatch.setenv("DEEP_RESEARCH_TRUST_FOLDER_CONFIG", "1")  # only the flag trusts the folder's file
+    assert FOLDER_ERROR in _usage_line(["check", "report.md"], capsys)

@@ -136,7 +136,7 @@ def test_a_server_is_set_up_by_the_same_environment_variables(monkeypatch: pytes
 
 def test_a_bad_environment_value_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEEP_RESEARCH_TIMEOUT", "soon")
-    with pytest.raises(Exception, match="DEEP_RESEARCH_TIMEOUT must be a number above 0"):
+    with pytest.raises(Exception, match="environment variable DEEP_RESEARCH_TIMEOUT: must be a number above 0"):
         arguments.factory_arguments(argparse.Namespace())
 
 

@@ -12,13 +12,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from haystack_deep_research.agents import APIS, DEFAULT_MODEL, check_credentials, role_models
+from haystack_deep_research.agents import DEFAULT_MODEL, check_credentials, role_models
+from haystack_deep_research.cli.config import environment_value, environment_variables
 from haystack_deep_research.cli.index_progress import index_progress, print_skipped
-from haystack_deep_research.cli.numbers import bounded_int, bounded_number
-from haystack_deep_research.cli.shared_options import MAX_RETRIES, MAX_TIMEOUT_S, MAX_TOKENS, parse_price
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.sources import SEARCH_NAMES, folder_store_name, index_folder
+from haystack_deep_research.sources import folder_store_name, index_folder
 
 __all__ = [
     "ENVIRONMENT",
@@ -34,53 +33,24 @@ __all__ = [
 
 
 ENVIRONMENT: dict[str, tuple[str, ...]] = {
-    "model": ("DEEP_RESEARCH_MODEL",),
-    "small_model": ("DEEP_RESEARCH_SMALL_MODEL",),
-    "base_url": ("DEEP_RESEARCH_BASE_URL", "OPENAI_BASE_URL"),
-    "api": ("DEEP_RESEARCH_API",),
-    "prices": ("DEEP_RESEARCH_PRICES",),
-    "timeout": ("DEEP_RESEARCH_TIMEOUT",),
-    "retries": ("DEEP_RESEARCH_RETRIES",),
-    "max_tokens": ("DEEP_RESEARCH_MAX_TOKENS",),
-    "no_tool_choice": ("DEEP_RESEARCH_NO_TOOL_CHOICE",),
-    "search": ("DEEP_RESEARCH_SEARCH",),
+    dest: environment_variables(dest)
+    for dest in (
+        "model",
+        "small_model",
+        "base_url",
+        "api",
+        "prices",
+        "timeout",
+        "retries",
+        "max_tokens",
+        "no_tool_choice",
+        "search",
+    )
 }
-"""The environment variables behind each option (by ``dest``), the first set one winning; an option wins over them.
-``DEEP_RESEARCH_PRICES`` holds ``--price`` values separated by semicolons; ``DEEP_RESEARCH_NO_TOOL_CHOICE``
-is on when it is ``1``, ``true`` or ``yes``."""
-
-
-def _environment(name: str, environ: Mapping[str, str]) -> str | None:
-    for variable in ENVIRONMENT[name]:
-        if value := environ.get(variable, "").strip():
-            return value
-    return None
-
-
-def _one_of(choices: tuple[str, ...]) -> Any:
-    def read(text: str) -> str:
-        if text not in choices:
-            raise argparse.ArgumentTypeError(f"must be one of {', '.join(choices)}; got {text!r}")
-        return text
-
-    return read
-
-
-def _from_environment(name: str, text: str) -> Any:
-    """An environment value read as its option reads it; a bad one is a ConfigurationError naming the variable."""
-    readers: dict[str, Any] = {
-        "timeout": bounded_number(MAX_TIMEOUT_S),
-        "retries": bounded_int(0, MAX_RETRIES),
-        "max_tokens": bounded_int(1, MAX_TOKENS),
-        "prices": lambda value: [parse_price(part.strip()) for part in value.split(";") if part.strip()],
-        "no_tool_choice": lambda value: value.lower() in ("1", "true", "yes"),
-        "api": _one_of(APIS),
-        "search": _one_of(SEARCH_NAMES),
-    }
-    try:
-        return readers.get(name, str)(text)
-    except argparse.ArgumentTypeError as error:
-        raise ConfigurationError(f"{ENVIRONMENT[name][0]} {error}.") from None
+"""The environment variables behind the model and search options (by ``dest``), named as every option's are (see
+:func:`~haystack_deep_research.cli.config.environment_variables`), the first set one winning; an option wins over them.
+They are read here too, by the same function, for options that no parser filled (a server's ``check_report``
+judge)."""
 
 
 def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str] | None = None) -> Any:
@@ -89,13 +59,13 @@ def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str]
     :param name: An option's ``dest``.
     :param environ: The environment; ``os.environ`` by default.
     :returns: The option's value, else its environment variable's (read as the option reads it), else ``None``.
+    :raises ConfigFileError: If the variable holds a value the option refuses (the message names the variable).
     """
     value = getattr(args, name, None)
     given = value is not None and value is not False and value != []
     if given or name not in ENVIRONMENT:
         return value if given else None
-    text = _environment(name, os.environ if environ is None else environ)
-    return _from_environment(name, text) if text is not None else None
+    return environment_value(name, os.environ if environ is None else environ)
 
 
 def _roles(pairs: list[str]) -> dict[str, str]:

@@ -1,22 +1,33 @@
 """
-Defaults for every option of every command, from a TOML file and from the environment.
+Defaults for every option of every command, from TOML files and from the environment.
 
-An option's value comes from, first to last: the command line; its environment variable ``DEEP_RESEARCH_<DEST>``
-(the option's name in capitals, dashes as underscores: ``--max-subtopics`` is ``DEEP_RESEARCH_MAX_SUBTOPICS``); the
-config file; the option's own default.
+An option's value comes from the first of these that sets it, in one order for every command and server:
 
-The config file is ``--config FILE``, else the file ``DEEP_RESEARCH_CONFIG`` names, else ``./deep-research.toml`` if
-there is one, else ``$XDG_CONFIG_HOME/deep-research/config.toml`` (``~/.config/deep-research/config.toml``) if there
-is one. Its top-level keys apply to every command that has the option; a table per command (``[research]`` for
+1. the command line;
+2. the environment: ``DEEP_RESEARCH_<DEST>`` (the option's name in capitals, dashes as underscores:
+   ``--max-subtopics`` is ``DEEP_RESEARCH_MAX_SUBTOPICS``), then the SDK's own name where it has one
+   (:data:`SDK_VARIABLES`: ``OPENAI_BASE_URL`` for ``--base-url``);
+3. the config file ``--config FILE`` or ``DEEP_RESEARCH_CONFIG`` names, else the user's own,
+   ``$XDG_CONFIG_HOME/deep-research/config.toml`` (``~/.config/deep-research/config.toml``);
+4. ``./deep-research.toml`` of the working folder, when no file is named;
+5. the option's own default.
+
+The working folder's file may come with a folder the user did not write (a cloned repository), so it may not set an
+option that names a server, a host, a path or code (:func:`trusted_only`: ``--base-url`` would receive the user's
+``OPENAI_API_KEY``): such a key is refused unless ``--trust-folder-config`` is given or the file is named. The command
+says on stderr which options it takes from that file, and ``--show-config`` prints where each option comes from.
+
+A file's top-level keys apply to every command that has the option; a table per command (``[research]`` for
 ``deep-research "question"`` and its ``replay`` and ``update``, ``[scan]``, ``[mcp]``, ``[check]``) holds that
 command's own values and wins over the top-level keys. A key is the option's name without its dashes
 (``max-subtopics`` or ``max_subtopics``). A switch takes ``true`` or ``false``; a repeatable option a list (in a
 variable: separated by semicolons, since a value may hold commas).
 
-Nothing here knows an option by name: :func:`parse_configured` walks the parser's actions and converts every value
-with the option's own ``type`` and ``choices``, so a new option is configurable the moment it is added. An unknown
-key, a bad value, a file that is not a regular file, over :data:`MAX_CONFIG_BYTES` or not TOML, raises
-:class:`~haystack_deep_research.errors.ConfigFileError`, shown as the command's one-line usage error (exit status 2).
+Nothing here knows an option by name but :data:`SDK_VARIABLES` and :func:`trusted_only`: :func:`parse_configured`
+walks the parser's actions and converts every value with the option's own ``type`` and ``choices``, so a new option is
+configurable the moment it is added. An unknown key, a bad value, a refused key, a file that is not a regular file,
+over :data:`MAX_CONFIG_BYTES` or not TOML, raises :class:`~haystack_deep_research.errors.ConfigFileError`, shown as the
+command's one-line usage error (exit status 2).
 """
 
 from __future__ import annotations
@@ -26,13 +37,14 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from haystack_deep_research.cli.config_file import (
     CONFIG_VARIABLE,
     LOCAL_CONFIG,
     MAX_CONFIG_BYTES,
-    default_config_path,
+    ConfigFile,
+    config_files,
     load_config,
 )
 from haystack_deep_research.errors import ConfigFileError, ConfigurationError
@@ -42,21 +54,30 @@ __all__ = [
     "LOCAL_CONFIG",
     "MAX_CONFIG_BYTES",
     "PREFIX",
+    "SDK_VARIABLES",
     "add_config_option",
+    "config_files",
     "config_parsers",
-    "default_config_path",
     "environment_options",
+    "environment_value",
     "environment_variable",
+    "environment_variables",
     "load_config",
     "parse_configured",
+    "trusted_only",
 ]
 
 PREFIX = "DEEP_RESEARCH_"
 """The prefix of every option's environment variable."""
+SDK_VARIABLES: dict[str, tuple[str, ...]] = {"base_url": ("OPENAI_BASE_URL",)}
+"""The variables of the model SDK an option reads after its own ``DEEP_RESEARCH_<DEST>``, by the option's ``dest``."""
 
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _SKIPPED = (argparse._HelpAction, argparse._VersionAction)
 _SECTIONS = ("research", "scan", "mcp", "check")
+_OWN = ("config", "trust_folder_config", "show_config")  # what chooses the configuration is never configured
+_TRUSTED_ONLY = frozenset({"base_url", "search_url", "allow_host", "host", "transport", "schema", "ray"})
+_Setting = tuple[Any, Any, str]  # an option's value, as converted and as written, and where it was read
 
 
 def config_parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
@@ -73,27 +94,51 @@ def environment_variable(dest: str) -> str:
     return PREFIX + dest.upper()
 
 
+def environment_variables(dest: str) -> tuple[str, ...]:
+    """
+    :param dest: An option's ``dest``.
+    :returns: The variables the option reads, the first set one winning: ``DEEP_RESEARCH_<DEST>``, then the SDK's own
+        (:data:`SDK_VARIABLES`); none for ``--config``, ``--trust-folder-config`` and ``--show-config``.
+    """
+    if dest == "config":
+        return (CONFIG_VARIABLE,)
+    return () if dest in _OWN else (environment_variable(dest), *SDK_VARIABLES.get(dest, ()))
+
+
+def trusted_only(action: argparse.Action) -> bool:
+    """
+    :param action: An option of a command's parser.
+    :returns: Whether the working folder's config file may set it only when trusted: it names a server, a host or a
+        network to reach or listen on (``--base-url``, ``--search-url``, ``--allow-host``, ``--host``,
+        ``--transport``), code to import or a cluster to run on (``--schema``, ``--ray``), or a path to read or write
+        (every option of type ``Path``: ``--output``, ``--docs``, ``--cache``, ...).
+    """
+    return action.dest in _TRUSTED_ONLY or action.type is Path
+
+
 def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """The parser's configurable options by ``dest``: not positionals, ``--help``, ``--version`` or ``--config``."""
+    """The parser's configurable options by ``dest``: not positionals, ``--help``, ``--version`` or :data:`_OWN`."""
     return {
         action.dest: action
         for action in parser._actions
-        if action.option_strings and not isinstance(action, _SKIPPED) and action.dest != "config"
+        if action.option_strings and not isinstance(action, _SKIPPED) and action.dest not in _OWN
     }
 
 
-def _given_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
-    """The ``--config`` value on the command line (as argparse reads it, abbreviations included)."""
-    long_options = [option for option in parser._option_string_actions if option.startswith("--")]
+def _given(parser: argparse.ArgumentParser, argv: Sequence[str], option: str) -> str | bool | None:
+    """What the command line gives ``option`` (as argparse reads it, abbreviations included): its value, or ``True``."""
+    long_options = [name for name in parser._option_string_actions if name.startswith("--")]
     for index, argument in enumerate(argv):
         if argument == "--":
             return None
         name, equals, value = argument.partition("=")
         if not name.startswith("--"):
             continue
-        exact = [option for option in long_options if option == name]
-        matches = exact or ([o for o in long_options if o.startswith(name)] if parser.allow_abbrev else [])
-        if matches == ["--config"]:
+        exact = [each for each in long_options if each == name]
+        matches = exact or ([each for each in long_options if each.startswith(name)] if parser.allow_abbrev else [])
+        if matches == [option]:
+            if parser._option_string_actions[option].nargs == 0:
+                return True
             return value if equals else (argv[index + 1] if index + 1 < len(argv) else None)
     return None
 
@@ -206,43 +251,120 @@ def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> d
     return values
 
 
-def _config_path(parser: argparse.ArgumentParser, argv: Sequence[str], environ: Mapping[str, str]) -> Path | None:
-    given = _given_config(parser, argv) or environ.get(CONFIG_VARIABLE, "").strip()
-    return Path(given) if given else default_config_path(environ)
-
-
 def _configured(
-    parser: argparse.ArgumentParser, path: Path | None, command: str, environ: Mapping[str, str]
-) -> dict[str, Any]:
-    """Every option's configured value by dest: its variable's, else the file's."""
+    parser: argparse.ArgumentParser,
+    files: Sequence[ConfigFile],
+    command: str,
+    environ: Mapping[str, str],
+    *,
+    trust_folder: bool,
+) -> dict[str, _Setting]:
+    """Every option's configured value by dest, as the module docstring orders them: a variable, else a file."""
     options = _options(parser)
-    from_file = _file_values(path, command, parser) if path else {}
-    raw = {key: (value, where, False) for key, (value, where) in from_file.items()}
+    raw: dict[str, tuple[Any, str, bool]] = {}
+    for file in files:  # the one that wins last
+        values = {dest: each for dest, each in _file_values(file.path, command, parser).items() if dest in options}
+        refused = [where for dest, (_, where) in values.items() if trusted_only(options[dest])]
+        if refused and not (file.trusted or trust_folder):  # before any value is used, let alone sent anywhere
+            keys = ", ".join(where.removeprefix(f"config file {file.path}: ") for where in refused)
+            raise ConfigFileError(
+                f"config file {file.path}: {keys}: the working folder's config file may not set a server, a host, a "
+                f"path or code; read it, then give --trust-folder-config, or name it with --config {file.path} or "
+                f"{CONFIG_VARIABLE}"
+            )
+        raw |= {dest: (value, where, False) for dest, (value, where) in values.items()}
     for dest in options:
-        text = environ.get(environment_variable(dest), "").strip()
-        if text:
-            raw[dest] = (text, f"environment variable {environment_variable(dest)}", True)
+        if (found := _variable(dest, environ)) is not None:
+            raw[dest] = (*found, True)
     return {
-        dest: _value(options[dest], value, where, from_environment=from_environment)
+        dest: (_value(options[dest], value, where, from_environment=from_environment), value, where)
         for dest, (value, where, from_environment) in raw.items()
-        if dest in options
     }
+
+
+def _variable(dest: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The text of the option's first set variable, and where it was read."""
+    for variable in environment_variables(dest):
+        if text := environ.get(variable, "").strip():
+            return text, f"environment variable {variable}"
+    return None
+
+
+def environment_value(dest: str, environ: Mapping[str, str] | None = None) -> Any:
+    """
+    The value the environment alone gives an option of ``deep-research "question"``, for a caller with no parsed
+    options: read from the same variables, in the same order and with the same checks as :func:`parse_configured`.
+
+    :param dest: The option's ``dest``.
+    :param environ: The environment (``os.environ`` by default).
+    :returns: The converted value, or ``None`` when no variable of the option is set.
+    :raises ConfigFileError: If the variable holds a value the option refuses; the message names the variable.
+    """
+    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+
+    found = _variable(dest, os.environ if environ is None else environ)
+    return _value(_options(research_parser())[dest], *found, from_environment=True) if found else None
+
+
+def _shown(value: Any) -> str:
+    """A value as ``--show-config`` prints it: ``repr`` escapes what a terminal would obey."""
+    if isinstance(value, list):
+        return ", ".join(_shown(each) for each in value)
+    return repr(str(value) if isinstance(value, Path) else value)
+
+
+def _show_config(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    files: Sequence[ConfigFile],
+    configured: Mapping[str, _Setting],
+) -> NoReturn:
+    """Print every option the command line, the environment or a config file sets, with where it was set; exit 0."""
+    options = _options(parser)
+    for action in parser._actions:  # only what the command line gives is parsed now
+        action.default, action.required = argparse.SUPPRESS, False
+    given = vars(parser.parse_known_args(argv)[0])
+    read = ", ".join(f"{file.path}{'' if file.trusted else ' (working folder)'}" for file in files) or "none"
+    lines = [f"config files: {read}"]
+    for dest, action in options.items():
+        name = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
+        if dest in given:
+            lines.append(f"{name} = {_shown(given[dest])}  (command line)")
+        elif dest in configured:
+            lines.append(f"{name} = {_shown(configured[dest][1])}  ({configured[dest][2]})")
+    print("\n".join(lines))
+    parser.exit(0)
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
     """
-    Add ``--config FILE`` to a command's parser, in its own ``configuration`` section of ``--help``.
+    Add ``--config FILE``, ``--trust-folder-config`` and ``--show-config`` to a command's parser, in their own
+    ``configuration`` section of ``--help``.
 
     :param parser: The parser; one that has ``--config`` already is left as it is.
     """
     if "--config" in parser._option_string_actions:
         return
-    parser.add_argument_group("configuration").add_argument(
+    group = parser.add_argument_group("configuration")
+    group.add_argument(
         "--config",
         type=Path,
         metavar="FILE",
-        help=f"Read option defaults from this TOML file (env {CONFIG_VARIABLE}; default ./deep-research.toml, "
-        "else ~/.config/deep-research/config.toml). Every option also reads DEEP_RESEARCH_<OPTION>.",
+        help=f"Read option defaults from this TOML file only (env {CONFIG_VARIABLE}; default "
+        "~/.config/deep-research/config.toml over ./deep-research.toml). Every option also reads "
+        "DEEP_RESEARCH_<OPTION>, which wins over the file.",
+    )
+    group.add_argument(
+        "--trust-folder-config",
+        action="store_true",
+        help="Let ./deep-research.toml set the options that name a server, a host, a path or code (refused by "
+        "default: the file may come with a folder you did not write).",
+    )
+    group.add_argument(
+        "--show-config",
+        action="store_true",
+        help="Print the config files read and each option the command line, a variable or a file sets, with where "
+        "it was set; then exit.",
     )
 
 
@@ -256,14 +378,16 @@ def parse_configured(
     """
     Parse a command's arguments with the defaults of the config file and the environment.
 
-    Adds ``--config FILE`` to the parser. With ``-h``, ``--help`` or ``--version`` nothing is read: they always answer.
+    Adds ``--config FILE``, ``--trust-folder-config`` and ``--show-config`` to the parser. With ``-h``, ``--help`` or
+    ``--version`` nothing is read: they always answer.
 
     :param parser: The command's parser; its ``error`` shows a :class:`ConfigFileError` (exit status 2).
     :param argv: The arguments.
     :param command: The config file's table for the command: ``research``, ``scan``, ``mcp`` or ``check``.
     :param environ: The environment (``os.environ`` by default).
     :returns: The parsed arguments.
-    :raises SystemExit: As ``parse_args`` does, for ``--help`` and usage errors (bad config values included).
+    :raises SystemExit: As ``parse_args`` does, for ``--help`` and usage errors (bad config values, and a key of the
+        working folder's file that only a trusted one may set, included); with status 0 after ``--show-config``.
     """
     add_config_option(parser)
     argv = list(argv)
@@ -272,10 +396,15 @@ def parse_configured(
         return parser.parse_args(argv)
     environ = os.environ if environ is None else environ
     try:
-        path = _config_path(parser, argv, environ)
-        values = _configured(parser, path, command, environ)
+        named = _given(parser, argv, "--config") or environ.get(CONFIG_VARIABLE, "").strip()
+        files = config_files(str(named) if named else None, environ)
+        trust = bool(_given(parser, argv, "--trust-folder-config"))
+        configured = _configured(parser, files, command, environ, trust_folder=trust)
     except ConfigFileError as error:
         parser.error(str(error))
+    if _given(parser, argv, "--show-config"):
+        _show_config(parser, argv, files, configured)
+    values = {dest: value for dest, (value, _, _) in configured.items()}
     options = _options(parser)
     # An append option's value is set after parsing, so that the option given again replaces it, not extends it.
     lists = {dest: value for dest, value in values.items() if isinstance(options[dest], argparse._AppendAction)}
@@ -286,8 +415,14 @@ def parse_configured(
     for dest, value in lists.items():
         if getattr(args, dest) is None:
             setattr(args, dest, value)
-    if path == LOCAL_CONFIG:  # a file of the working folder may not be the user's own: say that it is read
-        print(f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder", file=sys.stderr)
+    if any(not file.trusted for file in files):  # the folder's file may not be the user's own: say what it sets
+        folder = f"config file {LOCAL_CONFIG}: "
+        taken = [options[d].option_strings[-1] for d, (_, _, where) in configured.items() if where.startswith(folder)]
+        print(
+            f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder: {', '.join(taken) or 'none'} "
+            "(--show-config shows where each option comes from)",
+            file=sys.stderr,
+        )
     return args
 
 
@@ -298,7 +433,9 @@ def environment_options() -> argparse.Namespace:
     :mod:`.config`), so a setting means the same to a server as to the command.
 
     :returns: The main command's options with no flag given.
-    :raises ConfigurationError: If a variable or the config file holds a value the option refuses.
+    :raises ConfigurationError: If a variable or the config file holds a value the option refuses, or the working
+        folder's file sets an option only a trusted file may set (name the file with ``DEEP_RESEARCH_CONFIG`` to
+        trust it).
     """
     from haystack_deep_research.cli.options import research_parser  # the commands import this module
 

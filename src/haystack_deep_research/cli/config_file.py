@@ -1,7 +1,8 @@
 """
-Finding and reading the config file of ``deep-research`` (see :mod:`.config` for what its keys mean): named by
-``--config`` or :data:`CONFIG_VARIABLE`, else ``./deep-research.toml``, else the user's; read only when it is a regular
-file (a FIFO never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML.
+Finding and reading the config files of ``deep-research`` (see :mod:`.config` for what their keys mean and which one
+wins): the file ``--config`` or :data:`CONFIG_VARIABLE` names, else the user's own and ``./deep-research.toml`` of the
+working folder, which is not trusted; each read only when it is a regular file (a FIFO never blocks the command), at
+most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML.
 """
 
 from __future__ import annotations
@@ -11,34 +12,42 @@ import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from haystack_deep_research.errors import ConfigFileError
 
-__all__ = ["CONFIG_VARIABLE", "LOCAL_CONFIG", "MAX_CONFIG_BYTES", "default_config_path", "load_config"]
+__all__ = ["CONFIG_VARIABLE", "LOCAL_CONFIG", "MAX_CONFIG_BYTES", "ConfigFile", "config_files", "load_config"]
 
 CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
 """The environment variable naming the config file (as ``--config`` does)."""
 LOCAL_CONFIG = Path("deep-research.toml")
-"""The config file of the working folder, read when no other is named; the command says on stderr that it reads it."""
+"""The config file of the working folder, read when no other is named; it may come with a folder the user did not
+write, so it is not trusted with the options that name a server, a host, a path or code (see :mod:`.config`)."""
 MAX_CONFIG_BYTES = 1024 * 1024
 """The largest config file read; a larger one is refused."""
 
 
-def default_config_path(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:
+class ConfigFile(NamedTuple):
+    """A config file to read, and whether the user chose it (named it, or keeps it in their own config folder)."""
+
+    path: Path
+    trusted: bool
+
+
+def config_files(named: str | None, environ: Mapping[str, str] | None = None) -> list[ConfigFile]:
     """
+    :param named: The file ``--config`` or :data:`CONFIG_VARIABLE` names, if any: then it is the only one.
     :param environ: The environment (``os.environ`` by default).
-    :param cwd: The working folder (the current one by default).
-    :returns: ``./deep-research.toml`` if it exists, else ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or
-        ``~/.config/...``) if it exists, else ``None``.
+    :returns: The files to read, the one that wins last: ``./deep-research.toml`` (not trusted) if it exists, then
+        ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or ``~/.config/...``) if it exists.
     """
+    if named:
+        return [ConfigFile(Path(named), trusted=True)]
     environ = os.environ if environ is None else environ
-    local = LOCAL_CONFIG if cwd is None else cwd / LOCAL_CONFIG
-    if os.path.lexists(local):
-        return local
     home = environ.get("XDG_CONFIG_HOME", "").strip()
     user = (Path(home) if home else Path.home() / ".config") / "deep-research" / "config.toml"
-    return user if os.path.lexists(user) else None
+    found = [ConfigFile(LOCAL_CONFIG, trusted=False), ConfigFile(user, trusted=True)]
+    return [file for file in found if os.path.lexists(file.path)]
 
 
 def load_config(path: Path) -> dict[str, Any]:
