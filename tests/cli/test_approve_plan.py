@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from haystack.components.agents import Agent
 
 from haystack_deep_research import cli
+from haystack_deep_research.testing import ScriptedChatGenerator
+
+HOSTILE = "[bold]hidden[/bold] storage [/cyan] \x1b]52;c;ZXZpbA==\x07costs\x1b[2K"
 
 
 class Terminal(io.StringIO):
@@ -67,7 +71,31 @@ def test_the_person_at_the_terminal_accepts_one_subtopic_and_drops_the_other(
     out, err = capsys.readouterr()
     assert code == 0
     assert out.startswith("# Research report")
-    assert "Tool Execution Request" in err  # Haystack's console UI asked, on stderr
+    assert "Planned step" in err  # the console review asked, on stderr
     assert "plan: accepted: solar capacity" in err
     assert "plan: dropped: battery storage" in err
     assert "researching: battery storage" not in err
+
+
+def test_a_subtopic_written_as_markup_and_escape_sequences_is_shown_literally_and_researched_as_shown(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], make_agent: Callable[..., Agent]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+    orchestrator = ScriptedChatGenerator(role="orchestrator", subtopics=[HOSTILE])
+
+    def build(**options: Any) -> Agent:
+        return make_agent(orchestrator_llm=orchestrator, **options)
+
+    monkeypatch.setattr("haystack_deep_research.cli.research.create_deep_research_agent", build)
+    monkeypatch.setattr("sys.stdin", Terminal("y\n"))
+
+    code = cli.main(["How fast is solar growing?", "--approve-plan"])
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith("# Research report")
+    assert "\x1b" not in err
+    assert "\x07" not in err
+    assert "[bold]hidden[/bold] storage [/cyan] costs" in err  # in the question, brackets and all
+    assert "plan: accepted: [bold]hidden[/bold] storage [/cyan] costs" in err

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from haystack_deep_research.agents import APIS, DEFAULT_MODEL, check_credentials, role_models
-from haystack_deep_research.cli.index_progress import index_progress, print_skipped
+from haystack_deep_research.cli.index_progress import index_progress
 from haystack_deep_research.cli.numbers import bounded_int, bounded_number
 from haystack_deep_research.cli.shared_options import MAX_RETRIES, MAX_TIMEOUT_S, MAX_TOKENS, parse_price
 from haystack_deep_research.errors import ConfigurationError
@@ -217,10 +217,8 @@ def source_arguments(
     for folder in getattr(args, "docs", []):
         name = folder_store_name(folder)
         name = name if name not in stores else f"{name}_{len(stores) + 1}"
-        with index_progress(str(folder), quiet=quiet) as progress:
+        with index_progress(str(folder), quiet=quiet, quiet_notes=quiet_skipped) as progress:
             stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
-        skipped = stores[name]["retriever"].index.warnings
-        print_skipped(str(folder), skipped, quiet=quiet if quiet_skipped is None else quiet_skipped)
     if stores:
         arguments["datastores"] = stores
     return {"sources": Sources(**arguments)}

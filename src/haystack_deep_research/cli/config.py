@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from haystack_deep_research.cli.config_file import (
     default_config_path,
     load_config,
 )
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.errors import ConfigFileError, ConfigurationError
 
 __all__ = [
@@ -287,7 +287,7 @@ def parse_configured(
         if getattr(args, dest) is None:
             setattr(args, dest, value)
     if path == LOCAL_CONFIG:  # a file of the working folder may not be the user's own: say that it is read
-        print(f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder", file=sys.stderr)
+        say(f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder")
     return args
 
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO, cast
 from haystack.dataclasses import ChatMessage
 
 import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.events import (
     Event,
     EventStream,
@@ -102,7 +103,7 @@ class LiveProgress:
             if block is not None:
                 self._update_display(block)
         else:
-            print(f"[{event.phase}] {event.describe()}", file=self._stream or sys.stderr, flush=True)
+            say(f"[{event.phase}] {event.describe()}", file=self._stream or sys.stderr)
 
     def _take(self, event: Event) -> None:
         self.phase = event.phase
