@@ -99,3 +99,26 @@ def test_a_subtopic_written_as_markup_and_escape_sequences_is_shown_literally_an
     assert "\x07" not in err
     assert "[bold]hidden[/bold] storage [/cyan] costs" in err  # in the question, brackets and all
     assert "plan: accepted: [bold]hidden[/bold] storage [/cyan] costs" in err
+
+
+def test_the_plan_review_edits_a_subtopic_shown_as_text_and_serializes_without_its_console(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from haystack.hooks.human_in_the_loop import BlockingConfirmationStrategy
+    from rich.console import Console
+
+    from haystack_deep_research.cli.approval import ConsolePlanReview, console_plan_review
+
+    screen = io.StringIO()
+    review = ConsolePlanReview(console=Console(file=screen, width=200, force_terminal=False))
+    monkeypatch.setattr("sys.stdin", Terminal("m\nsolar in Spain\nm\n\n"))
+
+    edited = review.get_user_confirmation("research_subtopic", "Research one sub-topic.", {"subtopic": HOSTILE})
+    kept = review.get_user_confirmation("research_subtopic", "Research one sub-topic.", {"subtopic": HOSTILE})
+
+    assert (edited.action, edited.new_tool_params) == ("modify", {"subtopic": "solar in Spain"})
+    assert kept.new_tool_params == {"subtopic": HOSTILE}  # the default taken as shown: the sub-topic as planned
+    assert "\x1b" not in screen.getvalue()
+    assert "subtopic: [bold]hidden[/bold] storage [/cyan] costs" in screen.getvalue()
+    restored = BlockingConfirmationStrategy.from_dict(console_plan_review().to_dict())
+    assert type(restored.confirmation_ui) is ConsolePlanReview

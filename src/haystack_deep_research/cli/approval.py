@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from haystack.hooks.human_in_the_loop import ConfirmationUIResult
 from haystack.hooks.human_in_the_loop.policies import AlwaysAskPolicy
 from haystack.hooks.human_in_the_loop.strategies import BlockingConfirmationStrategy
+from haystack.hooks.human_in_the_loop.types import ConfirmationUI
 
 from haystack_deep_research.cli.display import terminal_text
 from haystack_deep_research.errors import MissingExtraError, UsageError
@@ -66,10 +67,11 @@ def console_plan_review() -> BlockingConfirmationStrategy:
     return BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(), confirmation_ui=ConsolePlanReview())
 
 
-class ConsolePlanReview:
+class ConsolePlanReview(ConfirmationUI):
     """
     A Haystack confirmation UI on a rich console: each planned call shown as text (see the module docstring), then
-    ``y`` researches it, ``n`` drops it (with an optional reason) and ``m`` edits its arguments.
+    ``y`` researches it, ``n`` drops it (with an optional reason) and ``m`` edits its arguments. It serializes
+    without its console (stderr is used again).
 
     :param console: The console; stderr by default.
     :raises MissingExtraError: If rich is not installed.
@@ -120,18 +122,6 @@ class ConsolePlanReview:
                 given = Prompt.ask(Text(f"Edit {terminal_text(name)}"), default=shown[name], console=self.console)
                 edited[name] = value if given == shown[name] else given if isinstance(value, str) else _parsed(given)
             return ConfirmationUIResult(action="modify", new_tool_params=edited)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The UI serialized (the console is not: stderr is used again)."""
-        return {"type": f"{type(self).__module__}.{type(self).__qualname__}", "init_parameters": {}}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ConsolePlanReview:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The UI, on stderr.
-        """
-        return cls()
 
 
 def _shown(value: Any) -> str:
