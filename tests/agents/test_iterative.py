@@ -83,8 +83,8 @@ def test_each_round_searches_the_decided_topic_and_the_report_cites_the_pages_re
     assert result["topics"] == ["solar capacity", "battery storage"]
     assert (result["rounds"], result["exit_reason"]) == (2, "analysis_stopped")
     assert [e.describe() for e in events if isinstance(e, SearchRoundDone)] == [
-        "1/3th search executed.",
-        "2/3th search executed.",
+        "search round 1 of 3 done (1 topic)",
+        "search round 2 of 3 done (1 topic)",
     ]
     assert len(result["notes"]) == 2
     assert result["notes"][0].startswith("## solar capacity")

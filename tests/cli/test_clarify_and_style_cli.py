@@ -134,3 +134,16 @@ def test_bad_report_options_are_usage_errors(
 ) -> None:
     assert cli.main(["How much solar?", *options, "-q"]) == 2
     assert named in capsys.readouterr().err
+
+
+def test_a_run_that_only_asked_says_so_and_no_report_is_ready(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # no terminal: the question is printed, nothing researched
+
+    assert cli.main(["How much solar?", "--clarify", "--progress", "plain"]) == ExitCode.CLARIFICATION_NEEDED
+
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("[scope] a clarifying question for the user") for line in lines)
+    assert not [line for line in lines if "report ready" in line or line.startswith("[write]")]
+    assert lines[-1].startswith("deep-research: the question needs a clarification (above)")

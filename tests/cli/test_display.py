@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
+import haystack_deep_research
 from haystack_deep_research.cli import (
     PlainDisplay,
     RichDisplay,
@@ -17,6 +20,7 @@ from haystack_deep_research.cli import (
     render_progress,
     render_summary,
 )
+from haystack_deep_research.cli.display import terminal_text
 from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.events import (
     Event,
@@ -26,7 +30,9 @@ from haystack_deep_research.events import (
     ReportReady,
     RunEnded,
     RunStarted,
+    SearchDecided,
     SearchDone,
+    SearchRoundDone,
     SubagentCompleted,
     SubagentFailed,
     SubagentSpawned,
@@ -306,3 +312,173 @@ def test_rich_asked_for_without_rich_names_the_extra(monkeypatch: pytest.MonkeyP
 
     with pytest.raises(MissingExtraError, match=r"haystack-deep-research\[cli\]"):
         make_display("rich")
+
+
+HOSTILE = "[bold]hidden[/bold] costs [/cyan] \x1b]52;c;ZXZpbA==\x07of\x1b[2K storage \u202eevil"
+"""A sub-topic as a model may write it: Rich markup, a stray closing tag, a clipboard write, an erase-line, a
+right-to-left override."""
+SHOWN = "[bold]hidden[/bold] costs [/cyan] of storage evil"
+
+
+def _hostile_story() -> list[Event]:
+    return [
+        RunStarted(phase="run", question=f"Why {HOSTILE}?"),
+        SubagentSpawned(phase="research", subtopic=HOSTILE, slot=1, planned=1, limit=5),
+        SearchDone(phase="research", researcher=HOSTILE, query=f"{HOSTILE} 2025", results=2),
+        WarningRaised(phase="research", researcher=HOSTILE, text=f"the page of {HOSTILE} failed"),
+        SubagentCompleted(phase="research", subtopic=HOSTILE, note="## note"),
+    ]
+
+
+def test_the_door_removes_escape_sequences_and_controls_and_keeps_what_was_written() -> None:
+    assert terminal_text(HOSTILE) == SHOWN
+    assert terminal_text("a\x1b[31mred\x1b[0m\x9b2Jb\x07\x00c\r\nd\re") == "ared2Jbc\nd\ne"
+    assert terminal_text("title\x1bP1$r\x1b\\ and \x1b]0;owned\x1b\\ end") == "title and  end"
+    assert terminal_text("línea\n\tdos", one_line=True) == "línea dos"
+    assert terminal_text("[/cyan] [b]x[/b]", markup=True) == "\\[/cyan] \\[b]x\\[/b]"
+    assert terminal_text("中文 résumé 🙂 [1]") == "中文 résumé 🙂 [1]"
+
+
+def test_model_written_text_reaches_the_plain_lines_as_written_without_escape_sequences() -> None:
+    stream = io.StringIO()
+    display = PlainDisplay(stream=stream)
+    for event in _hostile_story():
+        display(event)
+    display.summarize(RunSummary.of({"warnings": [f"research: {HOSTILE}"]}, display.tracker.progress()))
+
+    text = stream.getvalue()
+    assert "\x1b" not in text
+    assert "\x07" not in text
+    assert "\u202e" not in text
+    lines = text.splitlines()
+    assert lines[0] == f"[run] researching: Why {SHOWN}?"
+    assert lines[1] == f"[research] [1/1] researching: {SHOWN}"
+    assert lines[2] == f"[research #1] searched '{SHOWN} 2025': 2 result(s)"
+    assert lines[-1] == f"[warning] research: {SHOWN}"
+
+
+def test_model_written_text_in_the_live_view_and_its_summary_is_text_not_markup() -> None:
+    tracker = RunTracker()
+    for event in _hostile_story():
+        tracker(event)
+    summary = RunSummary.of({"warnings": [f"research: {HOSTILE}"]}, tracker.progress())
+    console = Console(file=io.StringIO(), width=200, force_terminal=True, color_system=None)
+
+    console.print(render_progress(tracker.progress()))  # a stray [/cyan] raised MarkupError here
+    console.print(render_summary(summary))
+    display = RichDisplay(tracker, console=console)
+    display.log(f"warning: {HOSTILE}")
+
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b" not in text
+    assert f"deep-research Why {SHOWN}?" in text
+    assert SHOWN in text.split("sub-topic", 1)[1]  # the researcher's row shows the brackets
+    assert f"warning: research: the page of {SHOWN} failed" in text
+    assert f"warning: research: {SHOWN}" in text
+    assert f"[log] warning: {SHOWN}" in text
+
+
+def test_searches_the_cache_served_are_marked_in_the_done_line_and_the_live_view() -> None:
+    stream = io.StringIO()
+    display = PlainDisplay(stream=stream)
+    display(SubagentSpawned(phase="research", subtopic="solar", slot=1, planned=1))
+    display(SearchDone(phase="research", researcher="solar", query="solar 2025", results=2, cached=True))
+    display(SearchDone(phase="research", researcher="solar", query="solar 2026", results=1))
+    display(SubagentCompleted(phase="research", subtopic="solar", note="## solar"))
+
+    lines = stream.getvalue().splitlines()
+    assert lines[1] == "[research #1] searched 'solar 2025': 2 result(s) (cached)"
+    assert lines[3].startswith("[research #1] done: solar (2 searches (1 cached), 0 pages read, 0 tokens, ")
+    assert "2 (1 cached)" in _rendered(render_progress(display.tracker.progress()))
+
+
+def test_the_iterative_rounds_count_their_topics_and_say_which_round_of_how_many() -> None:
+    stream = io.StringIO()
+    display = PlainDisplay(stream=stream)
+    display.start()
+    events: list[Event] = [
+        RunStarted(phase="run", question=QUESTION),
+        SearchDecided(phase="analyze", topics=("solar capacity",), should_continue=True, round=1),
+        SearchDone(phase="research", researcher="solar capacity", query="solar capacity", results=1, cached=True),
+        SearchRoundDone(phase="search", round=1, depth=2, topics=("solar capacity",)),
+        SearchDecided(phase="analyze", topics=("battery storage", "grid"), should_continue=True, round=2),
+        SearchRoundDone(phase="search", round=2, depth=2, topics=("battery storage", "grid")),
+        RunEnded(phase="run", exit_reason="depth_reached"),
+    ]
+    for event in events:
+        display(event)
+    progress = display.tracker.progress()
+    display.summarize(RunSummary.of({"exit_reason": "depth_reached"}, progress))
+
+    lines = stream.getvalue().splitlines()
+    assert "[research #1] searched 'solar capacity': 1 result(s) (cached)" in lines
+    assert "[search] search round 1 of 2 done (1 topic)" in lines
+    assert "[search] search round 2 of 2 done (2 topics)" in lines
+    assert "[done] topics: 3 searched of 3 chosen, in 2 rounds of at most 2" in lines
+    assert not [line for line in lines if "0 planned" in line or "th search" in line]
+    assert [(r.slot, r.subtopic, r.state) for r in progress.researchers] == [
+        (1, "solar capacity", "done"),
+        (2, "battery storage", "done"),
+        (3, "grid", "done"),
+    ]
+    assert "round 2 of 2 · sub-topics 3/3 done" in _rendered(render_progress(progress))
+
+
+def test_the_summary_of_a_terminated_run_names_sigterm() -> None:
+    result = {**_result(), "exit_reason": "interrupted", "citations": {}, "usage_by_phase": {}, "cost": None}
+
+    summary = RunSummary.of(result, RunTracker().progress(), terminated=True)
+
+    assert summary.lines()[0].startswith("terminated (SIGTERM) after ")
+    assert "Ctrl-C" not in _rendered(render_summary(summary))
+
+
+# What prints to a terminal, by module and function: each call goes through terminal_text (say prints through it;
+# the rich views are Text made through it), or prints only the library's own words.
+TERMINAL_CALLS = {
+    "cli/display.py::say": "print",  # the door's printer: every line of the commands
+    "cli/live.py::RichDisplay.log": ".print",
+    "cli/live.py::RichDisplay.summarize": ".print",
+    "cli/approval.py::ConsolePlanReview.get_user_confirmation": ".print, Prompt.ask",
+    "testing/_kit.py::main": "print",  # the kit's own addresses and commands, no text from outside
+}
+
+
+def _terminal_calls() -> dict[str, set[str]]:
+    """Every call that writes to a terminal: print(), a console's .print(), sys.stdout/stderr.write, Prompt.ask."""
+    package = Path(haystack_deep_research.__file__).parent
+    found: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scopes: list[tuple[ast.AST, str]] = [(tree, "")]
+        while scopes:
+            node, scope = scopes.pop()
+            for child in ast.iter_child_nodes(node):
+                inner = scope
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    inner = f"{scope}.{child.name}" if scope else child.name
+                scopes.append((child, inner))
+                if not isinstance(child, ast.Call):
+                    continue
+                func, kind = child.func, None
+                if isinstance(func, ast.Name) and func.id in ("print", "input"):
+                    kind = func.id
+                elif isinstance(func, ast.Attribute) and func.attr == "print":
+                    kind = ".print"
+                elif isinstance(func, ast.Attribute) and ast.unparse(func) in ("sys.stderr.write", "sys.stdout.write"):
+                    kind = ast.unparse(func)
+                elif isinstance(func, ast.Attribute) and ast.unparse(func) == "Prompt.ask":
+                    kind = "Prompt.ask"
+                if kind is not None:
+                    found.setdefault(f"{path.relative_to(package).as_posix()}::{scope}", set()).add(kind)
+    return found
+
+
+def test_every_print_to_a_terminal_is_a_known_call_through_the_door() -> None:
+    found = _terminal_calls()
+
+    assert {site: ", ".join(sorted(kinds)) for site, kinds in found.items()} == TERMINAL_CALLS
+    for site in TERMINAL_CALLS:
+        module = site.split("::")[0]
+        source = (Path(haystack_deep_research.__file__).parent / module).read_text(encoding="utf-8")
+        assert "terminal_text" in source or module.startswith("testing/"), f"{module} prints without the door"

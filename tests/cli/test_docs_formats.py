@@ -41,5 +41,5 @@ def test_a_docs_run_cites_a_presentation_by_its_title_and_sums_up_the_file_it_sk
     assert (source["url"], source["title"]) == (deck, "Manticore Sales Deck")
     fake = (folder / "fake.docx").as_uri()
     reason = f"fake.docx: The file at {fake} could not be read: it is not a valid .docx file."
-    assert f"[index] {folder}: skipped {reason}" in err  # as the folder is indexed
+    assert f"[index] {folder}: warning: Not indexed: {reason}" in err  # as the folder is indexed
     assert f"[warning] research: desk: not indexed: {reason}" in err  # and in the run's summary

@@ -108,7 +108,7 @@ def test_ctrl_c_saves_a_partial_report_exits_130_and_the_rerun_resumes(
     assert "The report writer failed" not in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
-def test_sigterm_saves_the_partial_report_json_and_ledger_as_ctrl_c_does_and_exits_143(
+def test_sigterm_saves_the_partial_report_json_and_ledger_as_ctrl_c_does_says_so_and_exits_143(
     folder: Path, tmp_path: Path
 ) -> None:
     writer = HeldWriter()
@@ -132,7 +132,10 @@ def test_sigterm_saves_the_partial_report_json_and_ledger_as_ctrl_c_does_and_exi
 
     assert child.returncode == 143, err
     assert "Traceback" not in err
+    assert any(line.startswith("[done] terminated (SIGTERM) after ") for line in err.splitlines())
+    assert "Ctrl-C" not in err
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "it never ran: the run was interrupted with SIGTERM" in report
     assert report.count("## Background: ") == 1  # both notes gathered before the signal are in it
     assert report.count("## Recent developments: ") == 1
     tides = (folder / "tides.md").as_uri()

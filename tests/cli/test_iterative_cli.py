@@ -50,8 +50,8 @@ def test_iterative_mode_shows_the_rounds_and_prints_the_report(
 
     out, err = capsys.readouterr()
     assert built[0]["depth"] == 2
-    assert "[search] 1/2th search executed." in err
-    assert "[search] 2/2th search executed." in err
+    assert "[search] search round 1 of 2 done (1 topic)" in err
+    assert "[search] search round 2 of 2 done (1 topic)" in err
     assert out.startswith("# How fast is solar growing?")
     assert web.url("/solar.html") in out
 

@@ -9,7 +9,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import EVENTS_KEY
-from haystack_deep_research.events import Event, UsageRecorded
+from haystack_deep_research.events import Event, RunStarted, SearchDone, SubagentSpawned, UsageRecorded
 from haystack_deep_research.notebook import LiveProgress, ResearchResult, run_with_progress
 
 
@@ -50,6 +50,22 @@ def test_outside_a_notebook_each_event_is_one_line(make_agent: Callable[..., Age
     assert lines[0] == "[run] run started: How fast is solar growing?"
     assert "[research] [1/2] researching: solar capacity" in lines
     assert lines[-1].startswith("[run] run ended (text): 2 notes, ")
+
+
+def test_outside_a_notebook_model_written_text_is_one_line_without_escape_sequences() -> None:
+    stream = io.StringIO()
+    progress = LiveProgress(stream=stream)
+    hostile = "[bold]tides[/bold]\x1b]52;c;ZXZpbA==\x07 and\x1b[2K\nstorms"
+
+    progress(RunStarted(phase="run", question="Why?"))
+    progress(SubagentSpawned(phase="research", subtopic=hostile, slot=1, planned=1))
+    progress(SearchDone(phase="research", researcher=hostile, query=hostile, results=1))
+
+    assert stream.getvalue().splitlines() == [
+        "[run] run started: Why?",
+        "[research] [1/1] researching: [bold]tides[/bold] and storms",
+        "[research] searched '[bold]tides[/bold] and storms': 1 result(s)",
+    ]
 
 
 def test_updates_are_throttled_but_the_final_state_is_always_shown(make_agent: Callable[..., Agent]) -> None:

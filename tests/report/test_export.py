@@ -49,6 +49,27 @@ def test_the_page_holds_no_markup_from_the_report_or_a_source() -> None:
     assert "<script>alert(1)</script>" in note.text_content()  # as text
 
 
+READ_AT = "2026-12-01T22:35:07.123456+01:00"
+
+
+def _read_at(result: dict[str, Any]) -> dict[str, Any]:
+    """The result with its passage read at ``READ_AT``, a time with microseconds and an offset."""
+    result["citations"]["passages"][0]["read_at"] = READ_AT
+    return result
+
+
+def test_the_cited_passages_show_the_citing_sentence_as_text_and_when_it_was_read() -> None:
+    tree = lxml_html.fromstring(export_html(_read_at(_result())))
+
+    (notes,) = tree.xpath("//section[@class='notes']")
+    (sentence,) = notes.xpath(".//span[@class='sentence']")
+    assert sentence.text_content().startswith("Spring tides reached 4.2 metres Harbour.")
+    assert "](" not in notes.text_content()
+    assert URL not in sentence.text_content()
+    assert {span.text_content() for span in tree.xpath("//span[@class='read']")} == {"read 2026-12-01 21:35 UTC"}
+    assert ".123456" not in tree.text_content()
+
+
 def test_a_word_document_lists_the_passages_as_endnotes(tmp_path: Path) -> None:
     docx = pytest.importorskip("docx")
 
@@ -60,6 +81,9 @@ def test_a_word_document_lists_the_passages_as_endnotes(tmp_path: Path) -> None:
     index = paragraphs.index("Cited passages")
     assert paragraphs[index + 1].startswith(f"[1] Tides of the harbour - {URL} (read ")  # control characters gone
     assert paragraphs[index + 2].startswith(PASSAGE)
+    dated = export_docx(_read_at(_result()), tmp_path / "dated.docx")
+    heading = [p.text for p in docx.Document(str(dated)).paragraphs if p.text.startswith("[1] ")]
+    assert heading == [f"[1] Harbour tides - {URL} (read 2026-12-01 21:35 UTC)"]
 
 
 def test_a_pdf_lists_the_passages_as_endnotes(tmp_path: Path) -> None:
@@ -71,6 +95,10 @@ def test_a_pdf_lists_the_passages_as_endnotes(tmp_path: Path) -> None:
     text = " ".join(" ".join(page.extract_text() for page in PdfReader(str(target)).pages).split())
     assert "Cited passages" in text
     assert "4.2 metres in March 2024" in text
+    dated = export_pdf(_read_at(_result()), tmp_path / "dated.pdf")
+    text = " ".join(" ".join(page.extract_text() for page in PdfReader(str(dated)).pages).split())
+    assert "(read 2026-12-01 21:35 UTC)" in text
+    assert ".123456" not in text
 
 
 @pytest.mark.parametrize(("export", "module", "extra"), [(export_docx, "docx", "docx"), (export_pdf, "fpdf", "pdf")])

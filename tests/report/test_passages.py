@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import ResearchRun
+from haystack_deep_research import ResearchRun, Sources
 from haystack_deep_research.evidence import extract_citations, normalize_url
 from haystack_deep_research.report import verify_report
+from haystack_deep_research.sources import index_folder
+from haystack_deep_research.testing import make_pdf
 
 FILLER = " ".join(f"Paragraph {n} is about the weather in town number {n}, nothing else." for n in range(40))
 PAGE = f"{FILLER}\n\nThe harbour gauge recorded spring tides of 4.2 metres in March 2024.\n\n{FILLER}"
@@ -88,3 +91,27 @@ def test_every_verified_citation_of_a_shape_carries_a_passage_of_what_was_read(
         assert passage["passage"] in source["text"]
         assert len(passage["passage"]) <= 400
         assert (passage["title"], passage["read_at"]) == (source["title"], source["fetched_at"])
+
+
+def test_every_verified_citation_carries_its_passage_whatever_the_kind_of_source(
+    make_agent: Callable[..., Any], tmp_path: Path
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "solar.md").write_text("# Solar notes\n\n- Solar grew by 450 gigawatts in 2025, the memo says.\n")
+    (folder / "storage notes é.txt").write_text("Battery storage doubled in 2025, say the desk notes.\r\n")
+    (folder / "grid.pdf").write_bytes(make_pdf(["Grid storage doubled in 2025 to 300 gigawatt hours."]))
+    agent = make_agent(sources=Sources(datastores={"notes": index_folder(folder, cache_dir=tmp_path / "idx")}))
+
+    result = agent.run(messages=[ChatMessage.from_user("How fast is solar growing?")])
+
+    sources = {normalize_url(source["url"]): source for source in result["sources"]}
+    passages = {(normalize_url(p["url"]), p["sentence"]): p["passage"] for p in result["citations"]["passages"]}
+    verified = result["citations"]["verified"]
+    kinds = {sources[normalize_url(c["url"])]["kind"] for c in verified}
+    suffixes = {c["url"].rsplit(".", 1)[-1] for c in verified if c["url"].startswith("file:")}
+    assert (kinds, suffixes) == ({"page", "document"}, {"md", "txt", "pdf"})
+    for citation in verified:
+        passage = passages[(normalize_url(citation["url"]), citation["sentence"])]
+        assert passage
+        assert passage in sources[normalize_url(citation["url"])]["text"]

@@ -1,21 +1,35 @@
 """
-``--approve-plan``: the person at the terminal reviews each planned sub-topic with Haystack's ``RichConsoleUI``
+``--approve-plan``: the person at the terminal reviews each planned sub-topic through Haystack's confirmation hooks
 (rich is the ``[cli]`` extra), on stderr, so the report on stdout stays clean. It needs a terminal to answer on:
 without one (stdin not a TTY: a pipe, a CI job) it is a usage error, and so is a live view (``--progress rich``)
 that would draw over the questions; ``--progress auto`` shows one line per step instead.
+
+The sub-topics are the orchestrator model's words: :class:`ConsolePlanReview` shows each one through
+:func:`~haystack_deep_research.cli.display.terminal_text` as rich ``Text``, so what the person reads is what will be
+researched (a ``[bold]...[/bold]`` shows its brackets, a stray ``[/cyan]`` is text, an escape sequence is removed),
+never markup that hides part of it or a sequence that rewrites the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import threading
+from typing import TYPE_CHECKING, Any
 
+from haystack.hooks.human_in_the_loop import ConfirmationUIResult
 from haystack.hooks.human_in_the_loop.policies import AlwaysAskPolicy
 from haystack.hooks.human_in_the_loop.strategies import BlockingConfirmationStrategy
+from haystack.hooks.human_in_the_loop.types import ConfirmationUI
 
+from haystack_deep_research.cli.display import terminal_text
 from haystack_deep_research.errors import MissingExtraError, UsageError
 
-__all__ = ["check_approve_plan", "console_plan_review", "progress_mode"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["ConsolePlanReview", "check_approve_plan", "console_plan_review", "progress_mode"]
 
 
 def check_approve_plan(args: argparse.Namespace) -> None:
@@ -50,12 +64,74 @@ def console_plan_review() -> BlockingConfirmationStrategy:
     :returns: The strategy ``--approve-plan`` passes as ``approve_plan``: ask about every sub-topic on stderr.
     :raises MissingExtraError: If rich is not installed.
     """
-    try:
-        from rich.console import Console
-    except ImportError as error:
-        raise MissingExtraError("--approve-plan and its console questions", extra="cli", module="rich") from error
-    from haystack.hooks.human_in_the_loop.user_interfaces import RichConsoleUI
+    return BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(), confirmation_ui=ConsolePlanReview())
 
-    return BlockingConfirmationStrategy(
-        confirmation_policy=AlwaysAskPolicy(), confirmation_ui=RichConsoleUI(console=Console(stderr=True))
-    )
+
+class ConsolePlanReview(ConfirmationUI):
+    """
+    A Haystack confirmation UI on a rich console: each planned call shown as text (see the module docstring), then
+    ``y`` researches it, ``n`` drops it (with an optional reason) and ``m`` edits its arguments. It serializes
+    without its console (stderr is used again).
+
+    :param console: The console; stderr by default.
+    :raises MissingExtraError: If rich is not installed.
+    """
+
+    def __init__(self, console: Console | None = None) -> None:
+        try:
+            from rich.console import Console
+        except ImportError as error:
+            raise MissingExtraError("--approve-plan and its console questions", extra="cli", module="rich") from error
+        self.console = console or Console(stderr=True)
+        self._lock = threading.Lock()  # parallel calls are asked one after the other
+
+    def get_user_confirmation(
+        self, tool_name: str, tool_description: str, tool_params: dict[str, Any]
+    ) -> ConfirmationUIResult:
+        """
+        Ask about one planned call.
+
+        :param tool_name: The tool's name.
+        :param tool_description: Its description.
+        :param tool_params: The arguments the model gave it.
+        :returns: ``confirm``, ``reject`` (with the reason as feedback) or ``modify`` (with the edited arguments).
+        """
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.prompt import Prompt
+        from rich.text import Text
+
+        shown = {name: _shown(value) for name, value in tool_params.items()}
+        lines = [Text.assemble(("Tool: ", "bold yellow"), terminal_text(tool_name, one_line=True))]
+        lines += [Text.assemble((f"{terminal_text(name)}: ", "cyan"), value) for name, value in shown.items()]
+        with self._lock:
+            self.console.print(Panel(Group(*lines), title="Planned step", title_align="left"))
+            choice = Prompt.ask(
+                Text("Research it? (y = yes, n = drop it, m = edit it)"),
+                choices=["y", "n", "m"],
+                default="y",
+                console=self.console,
+            )
+            if choice == "y":
+                return ConfirmationUIResult(action="confirm")
+            if choice == "n":
+                feedback = Prompt.ask(Text("Why (optional)"), default="", console=self.console)
+                return ConfirmationUIResult(action="reject", feedback=feedback or None)
+            edited = {}
+            for name, value in tool_params.items():
+                given = Prompt.ask(Text(f"Edit {terminal_text(name)}"), default=shown[name], console=self.console)
+                edited[name] = value if given == shown[name] else given if isinstance(value, str) else _parsed(given)
+            return ConfirmationUIResult(action="modify", new_tool_params=edited)
+
+
+def _shown(value: Any) -> str:
+    """An argument as the person reads it: text through the door, anything else as JSON."""
+    return terminal_text(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), one_line=True)
+
+
+def _parsed(given: str) -> Any:
+    """An edited argument that was not text: JSON when it reads as JSON, else the text as typed."""
+    try:
+        return json.loads(given)
+    except json.JSONDecodeError:
+        return given

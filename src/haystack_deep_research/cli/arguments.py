@@ -14,7 +14,7 @@ from typing import Any
 
 from haystack_deep_research.agents import DEFAULT_MODEL, check_credentials, role_models
 from haystack_deep_research.cli.config import environment_value, environment_variables
-from haystack_deep_research.cli.index_progress import index_progress, print_skipped
+from haystack_deep_research.cli.index_progress import index_progress
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import folder_store_name, index_folder
@@ -187,10 +187,8 @@ def source_arguments(
     for folder in getattr(args, "docs", []):
         name = folder_store_name(folder)
         name = name if name not in stores else f"{name}_{len(stores) + 1}"
-        with index_progress(str(folder), quiet=quiet) as progress:
+        with index_progress(str(folder), quiet=quiet, quiet_notes=quiet_skipped) as progress:
             stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
-        skipped = stores[name]["retriever"].index.warnings
-        print_skipped(str(folder), skipped, quiet=quiet if quiet_skipped is None else quiet_skipped)
     if stores:
         arguments["datastores"] = stores
     return {"sources": Sources(**arguments)}

@@ -46,6 +46,7 @@ from typing import Any, TextIO
 from haystack_deep_research.agents import DEFAULT_MODEL
 from haystack_deep_research.cli.arguments import judge_model, option_value
 from haystack_deep_research.cli.config import parse_configured
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import check_parser
 from haystack_deep_research.errors import ConfigurationError, UsageError
@@ -107,7 +108,7 @@ def _judge_name(args: argparse.Namespace) -> str:
 
 def _print_citations(citations: list[Citation], out: TextIO) -> None:
     for citation in citations:
-        print(f"  - {citation.url} (line {citation.line}): {citation.sentence}", file=out)
+        say(f"  - {citation.url} (line {citation.line}): {citation.sentence}", file=out)
 
 
 def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO) -> int:
@@ -116,24 +117,24 @@ def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO)
     judged = [verdict for verdict in verdicts if verdict.verdict != UNKNOWN]
     counts = {v: sum(c.verdict == v for c in verdicts) for v in (SUPPORTED, UNSUPPORTED, UNKNOWN)}
     if not verdicts:
-        print(f"grounding (judge {model}): no claim cites a verified source, so there is nothing to judge", file=out)
+        say(f"grounding (judge {model}): no claim cites a verified source, so there is nothing to judge", file=out)
     elif judged:
-        print(
+        say(
             f"grounding (judge {model}): score {judgement.score:.2f} over {len(judged)} of {len(verdicts)} claim(s); "
             f"{len(judged)} judged, {counts[UNKNOWN]} not judged; "
             f"{counts[SUPPORTED]} supported, {counts[UNSUPPORTED]} unsupported",
             file=out,
         )
     else:
-        print(f"grounding (judge {model}): no score; none of the {len(verdicts)} claim(s) could be judged", file=out)
+        say(f"grounding (judge {model}): no score; none of the {len(verdicts)} claim(s) could be judged", file=out)
     for verdict in verdicts:
         reasons = "; ".join(f"{s.url}: {s.reason}" for s in verdict.sources if s.reason)
         said = "not judged" if verdict.verdict == UNKNOWN else verdict.verdict
-        print(f"  - {said} (line {verdict.claim.line}): {verdict.claim.sentence}", file=out)
+        say(f"  - {said} (line {verdict.claim.line}): {verdict.claim.sentence}", file=out)
         if reasons:
-            print(f"      {reasons}", file=out)
+            say(f"      {reasons}", file=out)
     for warning in judgement.warnings:
-        print(f"deep-research check: warning: {warning}", file=err)
+        say(f"deep-research check: warning: {warning}", file=err)
     return len(judged)
 
 
@@ -175,14 +176,14 @@ def run_check(
                 "URL list never does): pass the evidence ledger that `deep-research --sources` writes."
             )
     except UsageError as error:  # a ConfigurationError of the model options too
-        print(f"deep-research check: error: {error}", file=err)
+        say(f"deep-research check: error: {error}", file=err)
         return 2
     problems = reading_problems(report)
     _print_problems(args.report, problems, out, err)
     unreadable = UNREADABLE if problems else 0
     if ledger is None:
         check = verify_citations(report, [])
-        print(
+        say(
             f"{args.report}: {len(check.cited)} cited URL(s) in {len(check.unverified)} citation(s); no --sources "
             "given, so every citation is unverifiable. Pass --sources with the evidence ledger (`deep-research "
             "--sources` writes it) or a JSON list of the URLs that were read.",
@@ -191,13 +192,13 @@ def run_check(
         _print_citations(check.unverified, out)
         return unreadable
     check = verify_citations(report, ledger.read_urls())
-    print(
+    say(
         f"{args.report}: {len(check.cited)} cited URL(s), {len(check.verified_urls)} verified, "
         f"{len(check.unverified_urls)} unverified; citation precision {check.precision:.2f}",
         file=out,
     )
     if check.unverified:
-        print("unverified citations:", file=out)
+        say("unverified citations:", file=out)
         _print_citations(check.unverified, out)
     status = 1 if check.unverified else unreadable
     if args.judge:
@@ -209,7 +210,7 @@ def run_check(
         status = 1 if any(v.verdict == UNSUPPORTED for v in judgement.verdicts) else status
         if judged < len(claims):
             what = "any" if not judged else f"{len(claims) - judged}"
-            print(
+            say(
                 f"deep-research check: error: the judge could not judge {what} of the {len(claims)} cited claim(s) "
                 f"(see why above); {judged} judged, {len(claims) - judged} not judged, and a claim not judged is not "
                 "supported.",
@@ -223,10 +224,10 @@ def _print_problems(path: Path, problems: list[ReadingProblem], out: TextIO, err
     """Print what hides the report's citations from a reader, and one error line saying the report fails for it."""
     if not problems:
         return
-    print(f"{path}: {len(problems)} problem(s) hide citations from a reader:", file=out)
+    say(f"{path}: {len(problems)} problem(s) hide citations from a reader:", file=out)
     for problem in problems:
-        print(f"  - {problem.message}", file=out)
-    print(
+        say(f"  - {problem.message}", file=out)
+    say(
         f"deep-research check: error: {path} does not read as its author meant (see the problems above); fix its "
         "Markdown and check it again.",
         file=err,

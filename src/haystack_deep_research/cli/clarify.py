@@ -5,7 +5,8 @@ On a terminal (stdin is a TTY) the question is asked on stderr and the answer re
 runs again on the conversation (the question, the clarifying question, the answer) and researches. Without a
 terminal the question is printed on stdout (or in the ``--json`` object, as ``clarification``) and the command exits
 with :attr:`~haystack_deep_research.cli.exit_codes.ExitCode.CLARIFICATION_NEEDED`: run it again with the answer
-added to the question.
+added to the question. The question is the scope model's words: it is shown through
+:func:`~haystack_deep_research.cli.display.terminal_text`, on one line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, TextIO
 
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research.cli.display import say, terminal_text
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.output import print_stdout, result_json
 from haystack_deep_research.cli.session import RunOutcome
@@ -47,8 +49,10 @@ def ask_on_terminal(question: str, *, stdin: TextIO | None = None, stderr: TextI
     stdin, stderr = stdin or sys.stdin, stderr or sys.stderr
     if not stdin.isatty():
         return None
-    print(f"deep-research needs one answer before it researches:\n  {question}", file=stderr, flush=True)
-    print("> ", end="", file=stderr, flush=True)
+    say(
+        f"deep-research needs one answer before it researches:\n  {terminal_text(question, one_line=True)}", file=stderr
+    )
+    say("> ", end="", file=stderr)
     answer = clean_text(stdin.readline()).strip()
     return answer or None
 
@@ -76,10 +80,6 @@ def print_clarification(question: str, result: dict[str, Any], asked: str, *, js
     if json:
         print_stdout(result_json(result, question))
     else:
-        print_stdout(asked)
-    print(
-        "deep-research: the question needs a clarification (above); run again with the answer added to the question.",
-        file=sys.stderr,
-        flush=True,
-    )
+        print_stdout(terminal_text(asked, one_line=True))
+    say("deep-research: the question needs a clarification (above); run again with the answer added to the question.")
     return ExitCode.CLARIFICATION_NEEDED

@@ -47,6 +47,7 @@ from haystack_deep_research.cli.config_file import (
     config_files,
     load_config,
 )
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.errors import ConfigFileError, ConfigurationError
 
 __all__ = [
@@ -332,7 +333,7 @@ def _show_config(
             lines.append(f"{name} = {_shown(given[dest])}  (command line)")
         elif dest in configured:
             lines.append(f"{name} = {_shown(configured[dest][1])}  ({configured[dest][2]})")
-    print("\n".join(lines))
+    say("\n".join(lines), file=sys.stdout)
     parser.exit(0)
 
 
@@ -418,10 +419,9 @@ def parse_configured(
     if any(not file.trusted for file in files):  # the folder's file may not be the user's own: say what it sets
         folder = f"config file {LOCAL_CONFIG}: "
         taken = [options[d].option_strings[-1] for d, (_, _, where) in configured.items() if where.startswith(folder)]
-        print(
+        say(
             f"{parser.prog}: reading options from ./{LOCAL_CONFIG} of the working folder: {', '.join(taken) or 'none'} "
-            "(--show-config shows where each option comes from)",
-            file=sys.stderr,
+            "(--show-config shows where each option comes from)"
         )
     return args
 

@@ -1,18 +1,21 @@
 """
 The live view of ``deep-research`` (rich, the ``cli`` extra): the stages with their elapsed time, one row per
-researcher (its sub-topic, searches, pages read, tokens, time and state), planned and done sub-topics, tokens and the
-estimated cost so far, and the latest warning; then the summary as a panel.
+researcher (its sub-topic, searches and those the cache served, pages read, tokens, time and state), planned and done
+sub-topics (and the search rounds of the iterative mode), tokens and the estimated cost so far, and the latest warning;
+then the summary as a panel.
 
 The view is redrawn a few times a second from the tracker, on rich's own refresh thread, so events are never
-slowed down by drawing. When stderr is not a terminal rich prints the last frame once, without escape codes. rich is
-imported when a view is made or drawn: without it, :class:`RichDisplay` raises ``MissingExtraError``.
+slowed down by drawing. Every text of the view is a rich ``Text`` made through
+:func:`~haystack_deep_research.cli.display.terminal_text`: rich never reads a sub-topic or a warning as markup, and
+no escape sequence reaches the terminal. When stderr is not a terminal rich prints the last frame once, without escape
+codes. rich is imported when a view is made or drawn: without it, :class:`RichDisplay` raises ``MissingExtraError``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from haystack_deep_research.cli.display import Display, PlainDisplay
+from haystack_deep_research.cli.display import Display, PlainDisplay, terminal_text
 from haystack_deep_research.cli.summary import RunSummary, money
 from haystack_deep_research.cli.tracker import (
     DONE,
@@ -41,8 +44,11 @@ _STATE_STYLE = {
 }
 
 
-def _stage_mark(active: bool) -> tuple[str, str]:
-    return ("● ", "yellow") if active else ("✓ ", "green")
+def _text(text: object, style: str = "", **options: Any) -> Any:
+    """Untrusted text as a rich ``Text`` on one line, through the door."""
+    from rich.text import Text
+
+    return Text(terminal_text(text, one_line=True), style=style, **options)
 
 
 def render_progress(progress: RunProgress) -> RenderableType:
@@ -54,15 +60,16 @@ def render_progress(progress: RunProgress) -> RenderableType:
     from rich.table import Table
     from rich.text import Text
 
-    title = Text.assemble(("deep-research ", "bold"), progress.question or "starting")
+    title = Text.assemble(("deep-research ", "bold"), _text(progress.question or "starting"))
     stages = Text(" → ", style="dim").join(
         Text.assemble(("● ", "yellow") if stage.active else ("✓ ", "green"), f"{stage.name} {stage.seconds:.1f}s")
         for stage in progress.stages
     )
     limit = f" (limit {progress.limit})" if progress.limit else ""
     warnings = f"{len(progress.warnings)} warning{'' if len(progress.warnings) == 1 else 's'}"
+    rounds = f"round {progress.rounds} of {progress.depth} · " if progress.depth else ""
     counts = Text(
-        f"sub-topics {progress.done}/{progress.planned} done{limit} · {progress.pages_read} pages read · "
+        f"{rounds}sub-topics {progress.done}/{progress.planned} done{limit} · {progress.pages_read} pages read · "
         f"{progress.tokens:,} tokens · cost {money(progress.cost)} · {warnings} · {progress.seconds:.1f}s"
     )
     parts: list[RenderableType] = [title, stages or Text("starting", style="dim"), counts]
@@ -77,8 +84,10 @@ def render_progress(progress: RunProgress) -> RenderableType:
             mark, style = _STATE_STYLE.get(researcher.state, ("?", ""))
             table.add_row(
                 str(researcher.slot) if researcher.slot else "-",
-                " ".join(researcher.subtopic.split()),
-                str(researcher.searches),
+                _text(researcher.subtopic),
+                f"{researcher.searches} ({researcher.cached} cached)"
+                if researcher.cached
+                else str(researcher.searches),
                 str(researcher.pages),
                 f"{researcher.tokens:,}",
                 f"{researcher.seconds:.1f}s",
@@ -86,7 +95,7 @@ def render_progress(progress: RunProgress) -> RenderableType:
             )
         parts.append(table)
     if progress.warnings:
-        parts.append(Text(f"warning: {progress.warnings[-1]}", style="yellow", no_wrap=True, overflow="ellipsis"))
+        parts.append(_text(f"warning: {progress.warnings[-1]}", "yellow", no_wrap=True, overflow="ellipsis"))
     return Group(*parts)
 
 
@@ -97,11 +106,10 @@ def render_summary(summary: RunSummary) -> RenderableType:
     """
     from rich.console import Group
     from rich.panel import Panel
-    from rich.text import Text
 
     style = "green" if summary.exit_reason not in ("interrupted", "failed") else "red"
-    lines = [Text(summary.lines()[0], style=f"bold {style}"), *(Text(line) for line in summary.lines()[1:])]
-    lines += [Text(f"warning: {warning}", style="yellow") for warning in summary.warnings]
+    lines = [_text(summary.lines()[0], f"bold {style}"), *(_text(line) for line in summary.lines()[1:])]
+    lines += [_text(f"warning: {warning}", "yellow") for warning in summary.warnings]
     return Panel(Group(*lines), title="deep-research", title_align="left", expand=False)
 
 
@@ -138,9 +146,7 @@ class RichDisplay(Display):
 
         :param line: The record, on one line.
         """
-        from rich.text import Text
-
-        self.console.print(Text(f"[log] {line}", style="dim", no_wrap=True, overflow="ellipsis"))
+        self.console.print(_text(f"[log] {line}", "dim", no_wrap=True, overflow="ellipsis"))
 
     def _view(self) -> RenderableType:
         return render_progress(self.tracker.progress())

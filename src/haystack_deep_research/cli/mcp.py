@@ -16,11 +16,11 @@ extra not installed), printed as one line.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 from haystack_deep_research.cli.arguments import judge_model, model_arguments
 from haystack_deep_research.cli.config import parse_configured
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import mcp_parser
 from haystack_deep_research.errors import UsageError
@@ -48,7 +48,7 @@ def run_mcp(argv: Sequence[str]) -> int:
         factory = agent_factory(settings=args)
         serve(transport=args.transport, host=args.host, port=args.port, agent_factory=factory, judge_llm=judge)
     except UsageError as error:
-        print(f"deep-research mcp: error: {error}", file=sys.stderr)
+        say(f"deep-research mcp: error: {error}")
         return ExitCode.USAGE
     except KeyboardInterrupt:
         pass

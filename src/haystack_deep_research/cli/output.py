@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.cli.paths import report_format, write_file, write_text
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.report import export_docx, export_html, export_pdf
@@ -150,4 +151,4 @@ def print_stdout(text: str) -> None:
     """
     :param text: What goes to stdout (the report, or the JSON object).
     """
-    print(text, file=sys.stdout, flush=True)
+    say(text, file=sys.stdout)

@@ -77,7 +77,7 @@ from haystack_deep_research.cli.arguments import (
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.config import parse_configured
-from haystack_deep_research.cli.display import Display
+from haystack_deep_research.cli.display import Display, say
 from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
 from haystack_deep_research.cli.iterative import (
     MANIFEST_FILE,
@@ -147,7 +147,7 @@ def _run_update(argv: Sequence[str]) -> int:
 
 
 def _usage(message: str) -> int:
-    print(f"deep-research: error: {message}", file=sys.stderr)
+    say(f"deep-research: error: {message}")
     return ExitCode.USAGE
 
 
@@ -206,13 +206,16 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
     result = outcome.result if outcome.result is not None else unfinished_result(outcome, question)
     saved = save_outputs(result, output=args.output, sources=args.sources, run=outcome.run, finished=finished)
     if finished or outcome.run is not None:  # a run that never opened has nothing to sum up
-        display.summarize(RunSummary.of(result, display.tracker.progress(), saved=tuple(saved.lines)))
+        summary = RunSummary.of(
+            result, display.tracker.progress(), saved=tuple(saved.lines), terminated=outcome.terminated
+        )
+        display.summarize(summary)
     error = error_line(outcome.error) if outcome.error is not None else None
     lines = [error] if error else []
     if outcome.interrupted and outcome.run is None:
         lines.append("deep-research: interrupted before the research began; nothing to save.")
     for line in lines + [f"deep-research: error: {failure}" for failure in saved.failures]:
-        print(line, file=sys.stderr, flush=True)
+        say(line)
     if args.json:
         print_stdout(result_json(result, question, error=error))
     elif saved.report_on_stdout:
@@ -244,10 +247,10 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         if args.run_dir is not None:  # what update RUN_DIR researches with
             save_run_options(args.run_dir, run_options(args, {name: option_value(args, name) for name in ENVIRONMENT}))
     except KeyboardInterrupt:
-        print("deep-research: interrupted before the research began; nothing to save.", file=sys.stderr)
+        say("deep-research: interrupted before the research began; nothing to save.")
         return ExitCode.INTERRUPTED
     except Exception as error:  # a usage mistake, or a failure while indexing --docs: one line, no traceback
-        print(error_line(error), file=sys.stderr)
+        say(error_line(error))
         if args.json:
             print_stdout(result_json({}, args.question, error=error_line(error)))
         return exit_code_of(error)
@@ -290,7 +293,7 @@ def _main(argv: Sequence[str], *, update: bool = False, replay: Path | None = No
     try:
         return _research(args, update=update, replay=replay)
     except KeyboardInterrupt:  # a second Ctrl-C while the first one's partial report was being saved
-        print("deep-research: interrupted.", file=sys.stderr)
+        say("deep-research: interrupted.")
         return ExitCode.INTERRUPTED
 
 

@@ -17,7 +17,6 @@ import contextlib
 import io
 import json
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.errors import LocalFileRefusedError, RunDirError
 from haystack_deep_research.run.run_dir import atomic_write_text
 
@@ -183,5 +183,5 @@ def update_argv(run_dir: Path, given: Sequence[str], parser: argparse.ArgumentPa
     """
     recorded = load_run_options(run_dir, parser)
     if (notice := reuse_notice(recorded, given)) is not None:
-        print(notice, file=sys.stderr)
+        say(notice)
     return merged_argv(recorded, given)

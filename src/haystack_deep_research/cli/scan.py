@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 import time
 from collections.abc import Sequence
 from functools import partial
@@ -46,6 +45,7 @@ from haystack_deep_research.agents import (
 )
 from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments, with_grounding
 from haystack_deep_research.cli.config import environment_options, parse_configured
+from haystack_deep_research.cli.display import say
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import scan_parser
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
@@ -126,7 +126,7 @@ class _Lines:
 
     def __call__(self, event: Event) -> None:
         if event.kind in ("scan_started", "item_done", "item_failed", "scan_ended"):
-            print(f"[scan] {event.describe()}", file=sys.stderr, flush=True)
+            say(f"[scan] {event.describe()}")
 
     def close(self) -> None:
         """Nothing to close."""
@@ -225,19 +225,19 @@ def run_scan_command(argv: Sequence[str]) -> int:
         if args.csv is not None:
             result.write_csv(args.csv)
     except UsageError as error:
-        print(f"deep-research scan: error: {error}", file=sys.stderr)
+        say(f"deep-research scan: error: {error}")
         return ExitCode.USAGE
     except DeepResearchError as error:
-        print(f"deep-research scan: error: {error}", file=sys.stderr)
+        say(f"deep-research scan: error: {error}")
         return ExitCode.RUN_FAILED
     except Exception as error:  # a cluster or provider failure: one line, not a traceback
-        print(f"deep-research scan: error: the scan failed: {type(error).__name__}: {error}", file=sys.stderr)
+        say(f"deep-research scan: error: the scan failed: {type(error).__name__}: {error}")
         return ExitCode.RUN_FAILED
     finally:
         if display is not None:
             display.close()
     failures = f"; {len(result.failed)} failed, see {runner.results.failures_path}" if result.failed else ""
-    print(f"[done] {len(result.rows)} row(s) in {args.out}{failures}", file=sys.stderr)
+    say(f"[done] {len(result.rows)} row(s) in {args.out}{failures}")
     if not result.failed:
         return ExitCode.OK
     return ExitCode.PARTIAL if result.rows else ExitCode.RESEARCH_FAILED

@@ -20,6 +20,7 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research.cli.signals import terminated
 from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
 from haystack_deep_research.run import ResearchRun
@@ -35,14 +36,20 @@ class RunOutcome:
 
     :param result: The run's result, or ``None`` when it never finished.
     :param run: The run, once it opened (``None`` when it was stopped before).
-    :param interrupted: Whether Ctrl-C stopped it.
+    :param interrupted: Whether Ctrl-C or SIGTERM stopped it.
     :param error: What made it fail, if it failed.
+    :param terminated: Whether the interruption was a SIGTERM.
     """
 
     result: dict[str, Any] | None
     run: ResearchRun | None
     interrupted: bool = False
     error: Exception | None = None
+    terminated: bool = False
+
+    def stopped_by(self) -> str:
+        """:returns: What interrupted the run, as its lines say it: ``SIGTERM`` or ``Ctrl-C``."""
+        return "SIGTERM" if self.terminated else "Ctrl-C"
 
 
 def run_research(
@@ -69,7 +76,7 @@ def run_research(
     try:
         result = asyncio.run(agent.run_async(messages=messages, hook_context=context, **run_options))
     except KeyboardInterrupt:
-        return RunOutcome(None, opened[0] if opened else None, interrupted=True)
+        return RunOutcome(None, opened[0] if opened else None, interrupted=True, terminated=terminated())
     except Exception as error:  # a provider or network failure: the caller keeps what was gathered and says why
         return RunOutcome(None, opened[0] if opened else None, error=error)
     return RunOutcome(result, opened[0] if opened else None)
@@ -77,7 +84,7 @@ def run_research(
 
 def _cause(outcome: RunOutcome) -> str:
     if outcome.interrupted:
-        return "it never ran: the run was interrupted with Ctrl-C"
+        return f"it never ran: the run was interrupted with {outcome.stopped_by()}"
     error = outcome.error
     return f"it never ran: the run failed with {type(error).__name__}: {error}"
 
@@ -107,7 +114,11 @@ def unfinished_result(outcome: RunOutcome, question: str) -> dict[str, Any]:
             "cost": None,
             "token_usage": {},
         }
-    what = "was interrupted (Ctrl-C)" if outcome.interrupted else f"failed ({type(outcome.error).__name__})"
+    what = (
+        f"was interrupted ({outcome.stopped_by()})"
+        if outcome.interrupted
+        else f"failed ({type(outcome.error).__name__})"
+    )
     notes = run.notes()
     kept = "the report holds the notes gathered" if notes else "no note was gathered, so there is no report"
     run.warn(PHASE_RUN, f"the run {what} before its report was written; {kept}")

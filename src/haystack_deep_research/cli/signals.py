@@ -6,6 +6,7 @@ previous handler comes back after). The handler calls the current SIGINT handler
 Ctrl-C: under :func:`asyncio.run` the run's task is cancelled, elsewhere ``KeyboardInterrupt`` is raised. What was
 gathered is then saved as a partial report (``-o``, ``--json``, ``--sources``, the run directory) and the command
 exits with :attr:`~haystack_deep_research.cli.exit_codes.ExitCode.TERMINATED` (143, 128 + SIGTERM) instead of 130.
+What the command says about it names the signal: :func:`terminated` tells, during the command, whether one arrived.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import FrameType
 
-__all__ = ["Termination", "sigterm_interrupts"]
+__all__ = ["Termination", "sigterm_interrupts", "terminated"]
 
 
 @dataclass
@@ -31,6 +33,15 @@ class Termination:
     received: bool = False
 
 
+_CURRENT: ContextVar[Termination | None] = ContextVar("termination", default=None)
+
+
+def terminated() -> bool:
+    """:returns: Whether a SIGTERM arrived during the command under way (inside :func:`sigterm_interrupts`)."""
+    current = _CURRENT.get()
+    return current is not None and current.received
+
+
 @contextmanager
 def sigterm_interrupts() -> Iterator[Termination]:
     """
@@ -39,9 +50,6 @@ def sigterm_interrupts() -> Iterator[Termination]:
     :returns: A context manager yielding the :class:`Termination` that records whether a SIGTERM arrived.
     """
     termination = Termination()
-    if threading.current_thread() is not threading.main_thread():  # signal handlers belong to the main thread
-        yield termination
-        return
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
         termination.received = True
@@ -51,8 +59,12 @@ def sigterm_interrupts() -> Iterator[Termination]:
         else:  # SIGINT ignored or left to the system: interrupt all the same
             raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    handles = threading.current_thread() is threading.main_thread()  # signal handlers belong to the main thread
+    previous = signal.signal(signal.SIGTERM, interrupt) if handles else None
+    token = _CURRENT.set(termination)
     try:
         yield termination
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        _CURRENT.reset(token)
+        if handles:
+            signal.signal(signal.SIGTERM, previous)

@@ -37,7 +37,7 @@ class RunSummary:
 
     :param exit_reason: The run's exit reason (``interrupted`` or ``failed`` when it never finished).
     :param seconds: Wall-clock time of the run.
-    :param planned: Sub-topics planned.
+    :param planned: Sub-topics planned (in the iterative mode: topics its rounds chose).
     :param done: Sub-topics with a note.
     :param partial: Of those, notes of a researcher that stopped early.
     :param failed: Sub-topics whose researcher failed.
@@ -49,6 +49,9 @@ class RunSummary:
     :param cost: Estimated cost in US dollars, or ``None`` when unknown.
     :param warnings: The run's warnings.
     :param saved: Where the outputs went, one entry each (``report: report.md``).
+    :param terminated: Whether SIGTERM, not Ctrl-C, interrupted the run.
+    :param rounds: Search rounds done (the iterative mode; 0 otherwise).
+    :param depth: The rounds the run could make (the iterative mode; 0 otherwise).
     """
 
     exit_reason: str
@@ -65,13 +68,24 @@ class RunSummary:
     cost: float | None
     warnings: tuple[str, ...]
     saved: tuple[str, ...] = ()
+    terminated: bool = False
+    rounds: int = 0
+    depth: int = 0
 
     @classmethod
-    def of(cls, result: Mapping[str, Any], progress: RunProgress, *, saved: tuple[str, ...] = ()) -> RunSummary:
+    def of(
+        cls,
+        result: Mapping[str, Any],
+        progress: RunProgress,
+        *,
+        saved: tuple[str, ...] = (),
+        terminated: bool = False,
+    ) -> RunSummary:
         """
         :param result: The run's result (or the partial result of a run that never finished).
         :param progress: What the tracker saw.
         :param saved: Where the outputs went.
+        :param terminated: Whether SIGTERM interrupted the run.
         :returns: The summary.
         """
         sources = list(result.get("sources") or [])
@@ -93,12 +107,15 @@ class RunSummary:
             cost=result.get("cost") if usage else progress.cost,
             warnings=tuple(result.get("warnings") or progress.warnings),
             saved=saved,
+            terminated=terminated,
+            rounds=progress.rounds,
+            depth=progress.depth,
         )
 
     def headline(self) -> str:
         """:returns: How the run ended, in one line."""
         if self.exit_reason == EXIT_INTERRUPTED:
-            return f"interrupted (Ctrl-C) after {self.seconds:.1f}s"
+            return f"{'terminated (SIGTERM)' if self.terminated else 'interrupted (Ctrl-C)'} after {self.seconds:.1f}s"
         if self.exit_reason == EXIT_FAILED:
             return f"failed after {self.seconds:.1f}s"
         return f"finished in {self.seconds:.1f}s (exit reason: {self.exit_reason})"
@@ -107,9 +124,12 @@ class RunSummary:
         """:returns: The summary without its warnings, one fact per line."""
         extra = [f"{self.partial} partial"] if self.partial else []
         extra += [f"{self.failed} failed"] if self.failed else []
-        subtopics = f"sub-topics: {self.done} done of {self.planned} planned" + (
-            f" ({', '.join(extra)})" if extra else ""
-        )
+        if self.depth:  # the iterative mode: topics chosen round by round
+            rounds = f"{self.rounds} round{'' if self.rounds == 1 else 's'} of at most {self.depth}"
+            subtopics = f"topics: {self.done} searched of {self.planned} chosen, in {rounds}"
+        else:
+            subtopics = f"sub-topics: {self.done} done of {self.planned} planned"
+        subtopics += f" ({', '.join(extra)})" if extra else ""
         citations = (
             f"citations: {self.verified} verified, {self.removed} removed"
             if self.verified is not None

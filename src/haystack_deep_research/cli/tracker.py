@@ -4,8 +4,9 @@ Where a run stands, folded from its typed events: what the command's displays sh
 :class:`RunTracker` is an event subscriber (``hook_context={EVENTS_KEY: tracker}``); it reads the events' fields,
 never their text, and is thread-safe (researchers emit from several threads at once). :meth:`RunTracker.progress`
 returns a frozen :class:`RunProgress`: the stages with their elapsed time, one :class:`Researcher` per sub-topic
-(its searches, pages read, tokens, time and state), planned and done sub-topics, the run's tokens and estimated cost,
-its warnings and its citations.
+(its searches, those the cache served, pages read, tokens, time and state), planned and done sub-topics, the run's
+tokens and estimated cost, its warnings and its citations. In the iterative mode each topic a round searches is a
+sub-topic (numbered in the order the analysis chose them, done when its round ends), and the rounds are counted.
 
 Stages follow the run: a stage starts with its first event and ends with its ``PhaseEnded`` or when the next stage
 starts; the orchestrator's own model calls and the summarizer's count toward ``research``. An event of a stage that
@@ -26,7 +27,9 @@ from haystack_deep_research.events import (
     ReportReady,
     RunEnded,
     RunStarted,
+    SearchDecided,
     SearchDone,
+    SearchRoundDone,
     SubagentCompleted,
     SubagentFailed,
     SubagentSpawned,
@@ -38,7 +41,8 @@ from haystack_deep_research.state import PHASE_ORCHESTRATOR, PHASE_RESEARCH, PHA
 __all__ = ["DONE", "FAILED", "PARTIAL", "RESTORED", "RUNNING", "STOPPED", "Researcher", "RunProgress", "RunTracker"]
 
 RUNNING, DONE, PARTIAL, FAILED, RESTORED, STOPPED = "running", "done", "partial", "failed", "restored", "stopped"
-"""A researcher's states: ``restored`` is a note taken from the run directory, ``stopped`` one cut by Ctrl-C."""
+"""A researcher's states: ``restored`` is a note taken from the run directory, ``stopped`` one cut short (Ctrl-C,
+SIGTERM)."""
 
 _STAGE_OF = {PHASE_ORCHESTRATOR: PHASE_RESEARCH, PHASE_SUMMARIZE: PHASE_RESEARCH}
 
@@ -71,6 +75,7 @@ class Researcher:
     :param tokens: Tokens its model calls (and its summarizer's) spent.
     :param seconds: How long it took, or has taken so far.
     :param error: Why it failed, if it did.
+    :param cached: Of its searches, those the cross-run cache served.
     """
 
     slot: int
@@ -81,6 +86,7 @@ class Researcher:
     tokens: int = 0
     seconds: float = 0.0
     error: str = ""
+    cached: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ class RunProgress:
     :param removed: Citations removed from the report.
     :param exit_reason: Why the run ended, or ``None`` while it goes on.
     :param seconds: Time since the run started.
+    :param rounds: Search rounds done (the iterative mode; 0 otherwise).
+    :param depth: The rounds the run may make (the iterative mode; 0 otherwise).
     """
 
     question: str
@@ -116,6 +124,8 @@ class RunProgress:
     removed: int
     exit_reason: str | None
     seconds: float
+    rounds: int = 0
+    depth: int = 0
 
     @property
     def done(self) -> int:
@@ -139,6 +149,7 @@ class _Researcher:
     tokens: int = 0
     ended: float | None = None
     error: str = ""
+    cached: int = 0
 
 
 class RunTracker:
@@ -164,6 +175,7 @@ class RunTracker:
         self._verified: int | None = None
         self._removed = 0
         self._exit_reason: str | None = None
+        self._rounds = self._depth = 0
 
     def start(self) -> None:
         """Start the clock of the run (it also starts when the tracker is made)."""
@@ -233,6 +245,8 @@ class RunTracker:
                 removed=self._removed,
                 exit_reason=self._exit_reason,
                 seconds=(self._ended if self._ended is not None else now) - self._started,
+                rounds=self._rounds,
+                depth=self._depth,
             )
 
     @staticmethod
@@ -246,6 +260,7 @@ class RunTracker:
             tokens=found.tokens,
             seconds=(found.ended if found.ended is not None else now) - found.started,
             error=found.error,
+            cached=found.cached,
         )
 
     def _close_stage(self, now: float) -> None:
@@ -282,9 +297,19 @@ class RunTracker:
         elif isinstance(event, SubagentFailed):
             failed = self._researchers.setdefault(event.subtopic, _Researcher(0, event.subtopic, started=now))
             failed.state, failed.error, failed.ended = FAILED, event.error, now
+        elif isinstance(event, SearchDecided):
+            for topic in event.topics:  # the iterative mode: each topic of the round is one researcher's
+                slot = sum(r.slot > 0 for r in self._researchers.values()) + 1
+                self._researchers.setdefault(topic, _Researcher(slot=slot, subtopic=topic, started=now))
+        elif isinstance(event, SearchRoundDone):
+            self._rounds, self._depth = max(self._rounds, event.round), event.depth
+            for topic in event.topics:
+                if (searched := self._researchers.get(topic)) is not None and searched.state == RUNNING:
+                    searched.state, searched.ended = DONE, now
         elif isinstance(event, SearchDone):
             if found is not None:
                 found.searches += 1
+                found.cached += event.cached
         elif isinstance(event, PageRead):
             self._pages.add(event.url)
             if found is not None:

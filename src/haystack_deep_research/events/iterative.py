@@ -4,7 +4,7 @@ The events of the iterative research agent::
     Event
     ├── SearchDecided (search_decided)     the analysis model decided: the next topics, or stop
     ├── TopicRefused (topic_refused)       a proposed topic repeats one already searched
-    └── SearchRoundDone (search_round)     a round of searches ended: "{k}/{depth}th search executed."
+    └── SearchRoundDone (search_round)     a round of searches ended: "search round {k} of {depth} done"
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class TopicRefused(Event):
 @dataclass(frozen=True, kw_only=True)
 class SearchRoundDone(Event):
     """
-    A round of searches ended; ``describe()`` is the seed's progress line.
+    A round of searches ended; ``describe()`` says which of how many, and how many topics it searched.
 
     :param round: The round (1-based).
     :param depth: The rounds the run may make.
@@ -65,4 +65,5 @@ class SearchRoundDone(Event):
     topics: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        return f"{self.round}/{self.depth}th search executed."
+        searched = f" ({len(self.topics)} topic{'' if len(self.topics) == 1 else 's'})" if self.topics else ""
+        return f"search round {self.round} of {self.depth} done{searched}"

@@ -15,8 +15,8 @@ For each topic the :class:`SearchStep`:
    saying that nothing could be read. The note is journaled with its sources when the run has a run directory.
 
 A failing search or an unreadable page is part of the finding (and a warning), never the end of the run. After the
-round the topics count as searched, and a ``SearchRoundDone`` event gives the seed's progress line,
-``"{k}/{depth}th search executed."``.
+round the topics count as searched, and a ``SearchRoundDone`` event gives the progress line,
+``"search round {k} of {depth} done"``.
 """
 
 from __future__ import annotations

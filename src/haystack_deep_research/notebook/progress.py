@@ -3,8 +3,10 @@ A run's progress in a notebook: one Markdown block, updated in place as the run'
 
 :class:`LiveProgress` is an event subscriber (pass it in ``hook_context`` under ``EVENTS_KEY``); it reads only the
 typed events of :mod:`haystack_deep_research.events`, never text. In an IPython kernel it shows one display that it
-updates in place; elsewhere it writes one line per event to a text stream. :func:`run_with_progress` runs an agent
-with it and returns the result as a :class:`~haystack_deep_research.notebook.ResearchResult`.
+updates in place; elsewhere it writes one line per event to a text stream, through the command line's door to the
+terminal (:func:`~haystack_deep_research.cli.display.terminal_text`: no escape sequence a page or a model wrote).
+:func:`run_with_progress` runs an agent with it and returns the result as a
+:class:`~haystack_deep_research.notebook.ResearchResult`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, TextIO, cast
 from haystack.dataclasses import ChatMessage
 
 import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research.cli.display import say, terminal_text
 from haystack_deep_research.events import (
     Event,
     EventStream,
@@ -102,7 +105,7 @@ class LiveProgress:
             if block is not None:
                 self._update_display(block)
         else:
-            print(f"[{event.phase}] {event.describe()}", file=self._stream or sys.stderr, flush=True)
+            say(terminal_text(f"[{event.phase}] {event.describe()}", one_line=True), file=self._stream or sys.stderr)
 
     def _take(self, event: Event) -> None:
         self.phase = event.phase

@@ -9,7 +9,8 @@ A link gets the passage whose URL it links to and whose citing sentence stands i
 verification found it in); failing that, the first passage of its URL. Passages come from the run's ``citations``
 output (``citations["passages"]``, see :func:`~haystack_deep_research.report.passages.cited_passages`); a result
 without them exports without citation notes, and a passage whose URL is not of a kind a run reads (``http(s)://``,
-``file://``, ``doc://``) is ignored, whoever wrote the result.
+``file://``, ``doc://``) is ignored, whoever wrote the result. A note shows when its source was read as people read
+a time (``2026-12-01 21:35 UTC``) and its citing sentence as the text a reader sees (a link gives its text).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -25,6 +27,7 @@ from markdown_it.token import Token
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.evidence._document import verifiable
+from haystack_deep_research.evidence._reader import plain_text
 
 __all__ = ["Cited", "Passage", "cited_tokens", "xml_text"]
 
@@ -42,6 +45,18 @@ class Passage:
     read_at: str
     sentence: str
     passage: str
+
+    def read_when(self) -> str:
+        """:returns: When the source was read, in UTC to the minute (``2026-12-01 21:35 UTC``); ``""`` if unknown."""
+        try:
+            read = datetime.fromisoformat(self.read_at.strip())
+        except ValueError:
+            return _flat(self.read_at)  # not a time the library wrote: shown as it is
+        return (read if read.tzinfo else read.replace(tzinfo=UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    def sentence_text(self) -> str:
+        """:returns: The citing sentence as a reader sees it: a link gives its text, a bare URL nothing."""
+        return _flat(plain_text(self.sentence, {}, is_marker=_no_marker))
 
 
 @dataclass(frozen=True)
@@ -66,6 +81,10 @@ def _passages(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _flat(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
+
+
+def _no_marker(_text: str) -> bool:
+    return False
 
 
 def cited_tokens(result: Mapping[str, Any]) -> Cited:

@@ -28,8 +28,8 @@ _FONTS = (
 
 def _note_lines(passage: Passage) -> tuple[str, str]:
     heading = f"[{passage.number}] {passage.title or passage.url} - {passage.url}"
-    if passage.read_at:
-        heading += f" (read {passage.read_at})"
+    if passage.read_at.strip():
+        heading += f" (read {passage.read_when()})"
     return xml_text(heading), xml_text(passage.passage)
 
 

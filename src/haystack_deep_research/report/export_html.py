@@ -4,7 +4,8 @@ opens its source's title, URL, when it was read, and the passage behind the citi
 script runs), and the page ends with the same notes as a list, for print and for browsers without popovers.
 
 Nothing from the report or a source reaches the page as markup: the report is rendered by markdown-it with raw HTML
-off, images are shown as their description (the page loads nothing), every title, URL and passage is escaped, and a
+off, images are shown as their description (the page loads nothing), every title, URL and passage is escaped (the
+citing sentence of a note is the text a reader sees, its links given as their text), and a
 Content-Security-Policy meta tag allows the page's own style (by nonce) and nothing else: no script, no image, no
 font, no connection, no form. Links carry ``rel="noopener noreferrer"`` and the page sends no referrer.
 """
@@ -48,7 +49,7 @@ section.notes { margin-top: 3rem; border-top: 1px solid #ccc; font-size: .9rem; 
 def _note(passage: Passage) -> str:
     """The note of a citation, as phrasing content (it stands inside the report's paragraph)."""
     title = escape(passage.title or passage.url)
-    read = f"read {escape(passage.read_at)}" if passage.read_at else "read during the run"
+    read = f"read {escape(passage.read_when())}" if passage.read_at.strip() else "read during the run"
     return (
         f'<span class="title">{title}</span>'
         f'<a class="url" href="{escape(passage.url)}" rel="noopener noreferrer">{escape(passage.url)}</a>'
@@ -89,7 +90,7 @@ def _notes(passages: list[Passage]) -> str:
     if not passages:
         return ""
     items = "".join(
-        f'<li id="passage-{p.number}"><span class="sentence">{escape(p.sentence)}</span><br>'
+        f'<li id="passage-{p.number}"><span class="sentence">{escape(p.sentence_text())}</span><br>'
         f'<span class="note">{_note(p)}</span></li>'
         for p in passages
     )

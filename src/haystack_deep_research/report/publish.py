@@ -63,7 +63,7 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     A report that cited URLs the run never read adds a warning, and so does a report that cites none of the sources
     the run read (once per run, also over rewrites); each removed citation adds a
     :class:`~haystack_deep_research.events.CitationRemoved` event; a :class:`~haystack_deep_research.events.ReportReady`
-    event follows.
+    event follows, unless the report is empty (a run that only asked a clarifying question).
 
     :param run: The run, whose ledger gives the sources' titles.
     :param report: The report as the model wrote it.
@@ -82,7 +82,8 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     uncited = f"the run read {read} source{'s' if read != 1 else ''} and the report cites none"
     if read and not check.verified_urls and f"{PHASE_WRITE}: {uncited}" not in run.warnings():  # once per run
         run.warn(PHASE_WRITE, uncited)
-    run.events.emit(ReportReady(phase=PHASE_WRITE, verified=len(check.verified), removed=len(check.unverified)))
+    if check.report.strip():  # a run that only asked a clarifying question has no report to be ready
+        run.events.emit(ReportReady(phase=PHASE_WRITE, verified=len(check.verified), removed=len(check.unverified)))
     return check
 
 
