@@ -30,6 +30,7 @@ from haystack_deep_research.errors import (
     SearchError,
     SearchShapeError,
     ToolArgumentsError,
+    URLRefusedError,
 )
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome
@@ -184,9 +185,7 @@ class SearchTool(ResearchTool):
                 raise cached.error
             if isinstance(cached.value, dict):
                 hits = [SearchHit(**hit) for hit in cached.value.get("hits") or []]
-                if view is not None:
-                    self._record(view, text, hits, cached=True)
-                return hits
+                return self._record(view, text, hits, cached=True) if view is not None else hits
         [searched] = yield [self._call(text)]
         try:
             if searched.error is not None:
@@ -201,20 +200,26 @@ class SearchTool(ResearchTool):
             raise failure from error
         if self.cache is not None:
             yield [blocking(self.cache.put, "search", key, {"hits": [hit.to_dict() for hit in hits]})]
-        if view is not None:
-            self._record(view, text, hits)
-        return hits
+        return self._record(view, text, hits) if view is not None else hits
 
     def _answered(self, view: RunView | None) -> bool:
         """Whether this tool gave a readable answer earlier in the run (a shape error is then no usage mistake)."""
         outcomes = view.searches.outcomes() if view is not None else []
         return any(outcome.tool == self.name and not outcome.error for outcome in outcomes)
 
-    def _record(self, view: RunView, query: str, hits: list[SearchHit], *, cached: bool = False) -> None:
+    def _record(self, view: RunView, query: str, hits: list[SearchHit], *, cached: bool = False) -> list[SearchHit]:
+        """Record the hits the run's URL policy admits; a refused one is dropped, with a warning."""
+        kept = []
         for hit in hits:
-            view.ledger.record_search_result(url=hit.url, title=hit.title, snippet=hit.snippet)
-        view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(hits)))
-        view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(hits), cached=cached))
+            try:
+                view.ledger.record_search_result(url=hit.url, title=hit.title, snippet=hit.snippet)
+            except URLRefusedError as refused:
+                view.warn(PHASE_RESEARCH, f"{self.name}: dropped a result the URL policy refuses: {refused}", once=True)
+                continue
+            kept.append(hit)
+        view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(kept)))
+        view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(kept), cached=cached))
+        return kept
 
     def to_dict(self) -> dict[str, Any]:
         """
