@@ -42,6 +42,7 @@ class Passage:
     read_at: str
     sentence: str
     passage: str
+    named: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ def _cite(candidates: list[Mapping[str, Any]], content: str, numbers: dict[tuple
             read_at=str(entry.get("read_at") or ""),
             sentence=str(entry.get("sentence") or ""),
             passage=str(entry.get("passage") or ""),
+            named=str(entry.get("named") or ""),
         )
     token = Token("cite", "", 0)
     token.meta = {"passage": numbers[key]}
