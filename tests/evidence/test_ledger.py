@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import hashlib
 import json
 import threading
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
-from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import EvidenceLedger, SourceEntry, normalize_url, source_id
+import haystack_deep_research
+from haystack_deep_research import UrlPolicy
+from haystack_deep_research.errors import ConfigurationError, URLRefusedError
+from haystack_deep_research.evidence import EvidenceLedger, SourceEntry, normalize_url, source_id, verify_citations
 
 
 @pytest.mark.parametrize(
@@ -181,8 +186,10 @@ def test_json_round_trip_keeps_entries_order_and_ids() -> None:
 
 
 def test_source_entry_dict_round_trip_and_validation() -> None:
-    entry = SourceEntry(id="S1", url="https://e.example/", title="T", snippet="", kind="page", fetched_at="2024-01-01")
+    entry = SourceEntry(id="S1", url="https://e.example/", title="T", snippet="", kind="search_result", fetched_at="x")
     assert SourceEntry.from_dict(entry.to_dict()) == entry
+    page = EvidenceLedger().record_page(url="https://e.example/p", title="P", text="t")
+    assert SourceEntry.from_dict(page.to_dict()) == page  # the ledger's own record, restored
     with pytest.raises(ConfigurationError, match="missing"):
         SourceEntry.from_dict({"id": "S1", "url": "https://e.example/"})
     with pytest.raises(ConfigurationError, match="kind"):
@@ -285,3 +292,148 @@ def test_a_note_names_a_document_only_by_its_whole_uri() -> None:
         "file:///notes/tides.md"
     ]
     assert ledger.read_sources_in("Source: file:///notes/tides.md.bak and file:///notes/tides") == []
+
+
+# The ledger's writers: every place in the package that puts an entry into a ledger, or hands a ledger the URL policy
+# its door applies. A new surface that needs evidence goes through one of these readers; adding a line here is a
+# decision that the new place really reads what it records.
+LEDGER_WRITERS = {
+    ("_tooling/base.py", "_adopt_policy", "adopt_policy"),
+    ("cli/check.py", "load_sources", "from_urls"),
+    ("cli/check.py", "load_sources", "from_list"),
+    ("cli/output.py", "save_outputs", "from_list"),
+    ("iterative/search.py", "SearchStep._topic", "adopt_policy"),
+    ("run/journal.py", "RunJournal.ledger", "from_list"),
+    ("run/journal_restore.py", "restore_records", "from_list"),
+    ("sources/datastore_tool.py", "DatastoreSearchTool._record", "record_document"),
+    ("sources/mcp_tool.py", "MCPTool.phase", "record_document"),
+    ("sources/search.py", "SearchTool._record", "record_search_result"),
+    ("tools/read_url.py", "ReadUrlTool._read_fresh", "record_page"),
+    ("tools/read_url.py", "ReadUrlTool._repeat", "record_page"),
+}
+_WRITER_METHODS = {"record_page", "record_document", "record_search_result", "adopt_policy"}
+_RESTORERS = {"from_list", "from_json", "from_urls"}
+
+
+def _writes(node: ast.AST, scope: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The writes in ``node``'s subtree: a writer or restorer called, the seal or a ledger's entries reached for."""
+    found: list[tuple[str, str]] = []
+    for child in ast.iter_child_nodes(node):
+        inner = (*scope, child.name) if isinstance(child, ast.FunctionDef | ast.ClassDef) else scope
+        where = ".".join(inner) or "*"
+        if isinstance(child, ast.Call):
+            func = child.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            restorer = name in _RESTORERS and "Ledger" in ast.unparse(func)
+            if name in _WRITER_METHODS or restorer or name == "SourceEntry":
+                found.append((where, name))
+            if any(keyword.arg == "seal" for keyword in child.keywords):
+                found.append((where, "seal="))
+        elif isinstance(child, ast.ImportFrom) and "evidence" in (child.module or ""):
+            if any(alias.name in ("_SEAL", "entry") for alias in child.names):
+                found.append((where, "the seal"))
+        elif (
+            isinstance(child, ast.Attribute)
+            and child.attr in ("_SEAL", "_entries")
+            and not (isinstance(child.value, ast.Name) and child.value.id == "self")
+        ):
+            found.append((where, "the seal"))
+        found += _writes(child, inner)
+    return found
+
+
+def _ledger_writers() -> set[tuple[str, str, str]]:
+    """Every write to a ledger outside the ledger's own modules, by module, function and what it calls."""
+    package = Path(haystack_deep_research.__file__).parent
+    found: set[tuple[str, str, str]] = set()
+    for path in sorted(package.rglob("*.py")):
+        module = path.relative_to(package).as_posix()
+        if module in ("evidence/ledger.py", "evidence/entry.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found.update((module, where, name) for where, name in _writes(tree, ()))
+    return found
+
+
+def test_only_the_known_readers_write_to_the_ledger() -> None:
+    assert _ledger_writers() == LEDGER_WRITERS
+
+
+def test_a_read_entry_cannot_be_made_outside_the_ledger() -> None:
+    with pytest.raises(ConfigurationError, match="made only by the evidence ledger"):
+        SourceEntry(id="S1", url="https://e.example/", title="T", snippet="", kind="page", fetched_at="x")
+    with pytest.raises(ConfigurationError, match="made only by the evidence ledger"):
+        SourceEntry(id="S1", url="mcp://t/s/1", title="T", snippet="", kind="document", fetched_at="x", seal=object())
+    page = EvidenceLedger().record_page(url="https://e.example/p", title="P", text="t")
+    with pytest.raises(ConfigurationError, match="made only by the evidence ledger"):
+        dataclasses.replace(page, text="what nobody read")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data",
+        "http://127.0.0.1:8080/admin",
+        "https://user:secret@e.example/",
+        "https://sub.blocked.example/page",
+        "javascript:alert(1)",
+    ],
+)
+def test_every_writer_refuses_a_url_the_policy_refuses(url: str) -> None:
+    ledger = EvidenceLedger(url_policy=UrlPolicy(deny_domains=("blocked.example",)))
+    with pytest.raises(URLRefusedError):
+        ledger.record_search_result(url=url, title="t", snippet="s")
+    with pytest.raises(URLRefusedError):
+        ledger.record_page(url=url, title="t", text="x")
+    with pytest.raises(URLRefusedError):
+        ledger.record_document(url=url, title="t", text="x", store="notes")
+    with pytest.raises(URLRefusedError):
+        ledger.record_document(url="mcp://wiki/search/1", title="t", text="x", store="wiki", named_url=url)
+    assert len(ledger) == 0
+
+
+def test_the_door_resolves_no_name_and_keeps_the_libraries_own_addresses() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_page(url="https://name-nobody-resolves.invalid/p", title="", text="x")  # judged when fetched
+    for url in ("file:///srv/notes/a.md", "doc://notes/7", "mcp://wiki/search/1"):
+        ledger.record_document(url=url, title="", text="x", store="notes")
+    assert len(ledger) == 4
+
+
+def test_the_first_policy_adopted_is_the_ledgers() -> None:
+    ledger = EvidenceLedger()
+    ledger.adopt_policy(UrlPolicy(allow_hosts=("127.0.0.1",)))
+    ledger.adopt_policy(UrlPolicy())
+    assert ledger.record_search_result(url="http://127.0.0.1/a", title="", snippet="").url == "http://127.0.0.1/a"
+    with pytest.raises(URLRefusedError):  # a writer's own policy wins over the ledger's
+        ledger.record_page(url="http://127.0.0.1/a", title="", text="x", policy=UrlPolicy())
+
+
+def test_a_named_url_is_kept_shown_as_named_and_round_trips() -> None:
+    ledger = EvidenceLedger()
+    entry = ledger.record_document(
+        url="mcp://wiki/search/1", title="Réunion", text="x", store="wiki", named_url="https://any.example/ü"
+    )
+    assert entry.named_note == "named by wiki, not read: https://any.example/ü"
+    assert ledger.read_urls() == {"mcp://wiki/search/1"}
+    assert ledger.named_notes() == {"mcp://wiki/search/1": entry.named_note}
+    assert EvidenceLedger.from_json(ledger.to_json()).entries() == [entry]
+    again = ledger.record_document(url="mcp://wiki/search/1", title="Réunion", text="y", store="wiki")
+    assert again.named_url == "https://any.example/ü"
+
+
+def test_the_sources_list_shows_a_named_url_as_code_not_a_link() -> None:
+    report = "# R\n\nThe wiki says so [w](mcp://wiki/search/1).\n"
+    named = {"mcp://wiki/search/1": "named by wiki, not read: https://any.example/a`b"}
+    check = verify_citations(report, ["mcp://wiki/search/1"], titles={"mcp://wiki/search/1": "W"}, named=named)
+    assert "- [W](mcp://wiki/search/1) (named by wiki, not read: `https://any.example/a%60b`)" in check.report
+    assert check.verified_urls == ["mcp://wiki/search/1"]
+    assert not check.unverified
+    again = verify_citations(check.report, ["mcp://wiki/search/1"], titles={"mcp://wiki/search/1": "W"}, named=named)
+    assert again.report == check.report
+
+
+def test_a_list_of_urls_read_elsewhere_is_a_ledger_of_pages() -> None:
+    ledger = EvidenceLedger.from_urls(["https://e.example/a", " ", "https://e.example/a/", "http://10.0.0.1/x"])
+    assert [entry.url for entry in ledger.entries()] == ["https://e.example/a", "http://10.0.0.1/x"]
+    assert ledger.read_urls() == {"https://e.example/a", "http://10.0.0.1/x"}

@@ -253,3 +253,21 @@ def test_web_and_documents_in_one_run_are_both_cited(make_agent: Any, web: Any, 
     assert f"]({web.url('/solar.html')})" in result["report"]
     assert f"]({(tmp_path / 'survey.pdf').as_uri()})" in result["report"]
     assert result["exit_reason"] == "text"
+
+
+def test_a_document_whose_url_the_policy_refuses_is_cited_by_its_store_address() -> None:
+    store = InMemoryDocumentStore()
+    metadata = "http://169.254.169.254/latest/meta-data"
+    store.write_documents(
+        [Document(id="gauge-7", content="Spring tides of 4,2 m am Nordpegel.", meta={"url": metadata})]
+    )
+    run = ResearchRun()
+    tool = DatastoreSearchTool(datastore=Datastore(name="notes", retriever=InMemoryBM25Retriever(document_store=store)))
+
+    text = tool.bind(run.view()).invoke(query="tides Nordpegel")
+
+    assert run.ledger.read_urls() == {"doc://notes/gauge-7"}
+    assert "Source: doc://notes/gauge-7" in text
+    assert metadata not in text
+    [warning] = run.warnings()
+    assert "a document's URL was refused, cited by its store" in warning

@@ -21,15 +21,18 @@ from haystack_deep_research import (
     MCPServer,
     ResearchRun,
     Sources,
+    UrlPolicy,
     create_deep_agent,
     create_deep_research_agent,
     create_iterative_research_agent,
     create_research_workflow,
 )
 from haystack_deep_research.errors import MissingExtraError
+from haystack_deep_research.report import export_html
 from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.sources import MCPToolset
 from haystack_deep_research.testing import ScriptedChatGenerator
+from haystack_deep_research.tools import ReadUrlTool
 
 pytest.importorskip("mcp")
 
@@ -141,7 +144,7 @@ def test_a_missing_command_is_a_warning_too(tmp_path: Path) -> None:
     assert any("MCP server 'tickets' could not be started" in warning for warning in result["warnings"])
 
 
-def test_results_are_fenced_and_cited_by_the_url_they_give(tmp_path: Path) -> None:
+def test_results_are_fenced_and_cited_by_their_own_address_not_the_url_they_name(tmp_path: Path) -> None:
     run = ResearchRun()
     tools = {tool.name: tool for tool in MCPToolset(servers=[_server(tmp_path)]).bind(run.view())}
     try:
@@ -150,13 +153,15 @@ def test_results_are_fenced_and_cited_by_the_url_they_give(tmp_path: Path) -> No
     finally:
         run.close()
 
-    assert "Source: https://tickets.example/T-102" in text
+    assert "Source: mcp://tickets/search_tickets/T-102" in text
+    assert "Source: https://tickets.example/T-102" not in text
     assert "</untrusted_documents>" not in text.removesuffix("</untrusted_documents>")
     assert text.startswith('<untrusted_documents store="tickets/search_tickets" query="query: invoice VAT">')
     [counted] = [url for url in run.ledger.read_urls() if url.startswith("mcp://tickets/ticket_count/")]
     assert re.fullmatch(r"mcp://tickets/ticket_count/[0-9a-f]{16}", counted)  # no id: a hash of call and result
     assert f"Source: {counted}" in count
-    assert "https://tickets.example/T-102" in run.ledger.read_urls()
+    assert "https://tickets.example/T-102" not in run.ledger.read_urls()
+    assert run.ledger.get("mcp://tickets/search_tickets/T-102").named_url == "https://tickets.example/T-102"
     assert _gone(tmp_path)
 
 
@@ -186,6 +191,8 @@ def test_an_agent_with_mcp_servers_round_trips(tmp_path: Path) -> None:
     [toolset] = [tools for tools in researcher.researcher.tools if isinstance(tools, MCPToolset)]
     assert toolset.servers == [server]
     assert toolset.servers[0].env == server.env
+    guarded = MCPToolset(servers=[server], url_policy=DENIED)
+    assert MCPToolset.from_dict(guarded.to_dict()).url_policy == DENIED
 
 
 def test_without_the_extra_the_error_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -256,3 +263,110 @@ def test_every_agent_shape_cites_the_server_and_closes_it(tmp_path: Path, build:
     assert "mcp://tickets/search_tickets/T-101" in {entry["url"] for entry in result["sources"]}
     assert not [warning for warning in result["warnings"] if "MCP" in warning]
     assert _gone(tmp_path)
+
+
+NAMED = {
+    "mcp://tickets/search_tickets/T-201": "https://status.third-party.example/eu",
+    "mcp://tickets/search_tickets/T-202": "https://mirror.blocked.example/fix",
+    "mcp://tickets/search_tickets/T-203": "http://169.254.169.254/latest/meta-data",
+}
+DENIED = UrlPolicy(deny_domains=("blocked.example",))
+_WEB_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
+
+
+@component
+class BelievingResearcher:
+    """A model of this test that takes what a tool names at its word: it cites every address it was shown and every
+    web URL the results name, as if it had read those pages (in every later reply too)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        results = [m.tool_call_result.result for m in messages if m.tool_call_result is not None]
+        offered = [tool.name for tool in flatten_tools_or_toolsets(tools or [])]
+        if not results and "tickets_search_tickets" in offered:
+            call = ToolCall(tool_name="tickets_search_tickets", arguments={"query": "checkout EU"})
+            return {"replies": [ChatMessage.from_assistant(tool_calls=[call])]}
+        shown = [url for text in results for url in (*_SOURCE.findall(text), *_WEB_URL.findall(text))]
+        self.seen = list(dict.fromkeys([*self.seen, *shown]))
+        lines = [f"- EU checkout is degraded since the 3.2 release [ticket]({url})." for url in self.seen]
+        return {"replies": [ChatMessage.from_assistant("# Checkout\n\nFindings:\n" + "\n".join(lines))]}
+
+
+def _assert_named_not_read(result: dict[str, Any]) -> None:
+    """What a server merely names is cited by the server's address, shown as named, and never verified as read."""
+    verified = result["citations"]["verified_urls"]
+    assert "mcp://tickets/search_tickets/T-201" in verified
+    assert not [url for url in verified if not url.startswith("mcp://")]
+    sources = {entry["url"]: entry for entry in result["sources"]}
+    assert not [url for url in sources if not url.startswith("mcp://")]
+    assert sources["mcp://tickets/search_tickets/T-201"]["named_url"] == NAMED["mcp://tickets/search_tickets/T-201"]
+    assert sources["mcp://tickets/search_tickets/T-201"]["title"] == "Zahlungsfehler für EU-Kunden"
+    for refused in ("mcp://tickets/search_tickets/T-202", "mcp://tickets/search_tickets/T-203"):
+        assert sources[refused]["named_url"] == ""
+        assert NAMED[refused] not in sources[refused]["text"]  # dropped from the item, not only from the address
+    report = result["report"]
+    assert "](mcp://tickets/search_tickets/T-201)" in report
+    assert "(named by tickets, not read: `https://status.third-party.example/eu`)" in report
+    assert "](https://status.third-party.example" not in report
+    assert "blocked.example" not in report
+    assert "169.254.169.254" not in report
+    refusals = [warning for warning in result["warnings"] if "an item named a URL the URL policy refuses" in warning]
+    assert len(refusals) == 2
+    assert any("blocked.example is on the deny list" in warning for warning in refusals)
+    assert any("169.254.169.254" in warning for warning in refusals)
+
+
+def test_a_url_an_mcp_item_names_is_shown_as_named_not_read_in_the_main_shape(tmp_path: Path) -> None:
+    agent = create_deep_research_agent(
+        scope_llm=ScriptedChatGenerator(role="scope"),
+        orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["checkout failures"]),
+        researcher_llm=BelievingResearcher(),
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        writer_llm=ScriptedChatGenerator(role="writer", invented_urls=list(NAMED.values())),
+        sources=Sources(mcp_servers=[_server(tmp_path, "named")], web=False, url_policy=DENIED),
+    )
+
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+    _assert_named_not_read(result)
+    unverified = {entry["url"] for entry in result["citations"]["unverified"]}
+    assert set(NAMED.values()) <= unverified  # the writer cited them all: each was removed
+    page = export_html(result)
+    assert "named by tickets, not read: https://status.third-party.example/eu" in page
+    assert 'href="https://status.third-party.example' not in page
+    assert _gone(tmp_path)
+
+
+def test_a_url_an_mcp_item_names_is_shown_as_named_not_read_in_the_workflow(tmp_path: Path) -> None:
+    workflow = create_research_workflow(
+        chat_generator=BelievingResearcher(),
+        tools=[ReadUrlTool(summarizer_llm=ScriptedChatGenerator(role="summarizer"), url_policy=DENIED)],
+        sources=Sources(mcp_servers=[_server(tmp_path, "named")]),
+        output_schema=None,
+    )
+
+    result = workflow.run(messages=[ChatMessage.from_user(QUESTION)])
+
+    _assert_named_not_read(result)
+    assert _gone(tmp_path)
+
+
+def test_a_named_url_passes_the_default_policy_without_a_run_policy(tmp_path: Path) -> None:
+    run = ResearchRun()  # no policy handed over: public addresses only, so the metadata address is refused
+    [search] = [t for t in MCPToolset(servers=[_server(tmp_path, "named")]).bind(run.view()) if "search" in t.name]
+    try:
+        text = search.invoke(query="checkout")
+    finally:
+        run.close()
+
+    assert "169.254.169.254" not in text
+    assert run.ledger.read_urls() == set(NAMED)
+    assert run.ledger.named_notes() == {
+        "mcp://tickets/search_tickets/T-201": "named by tickets, not read: https://status.third-party.example/eu",
+        "mcp://tickets/search_tickets/T-202": "named by tickets, not read: https://mirror.blocked.example/fix",
+    }
+    [warning] = run.warnings()
+    assert "169.254.169.254 is" in warning

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from haystack import Document, component
-from haystack.dataclasses import ChatMessage
+from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
 
@@ -15,6 +16,7 @@ from haystack_deep_research import (
     ResearchRun,
     Sources,
     UrlPolicy,
+    create_deep_agent,
     create_deep_research_agent,
     create_iterative_research_agent,
 )
@@ -193,3 +195,92 @@ def test_a_run_whose_tool_answers_an_unreadable_shape_stops_with_the_typed_error
         _deep_research(tool)
     with pytest.raises(SearchShapeError, match="the search answered int"):
         _iterative(tool)
+
+
+GUARDED = UrlPolicy(allow_hosts=("127.0.0.1",), deny_domains=("blocked.example",))
+REFUSED = ("https://mirror.blocked.example/tides", "http://169.254.169.254/latest/meta-data")
+
+
+def _guarded(shape: Any, search: Any) -> dict[str, Any]:
+    common = {
+        "summarizer_llm": ScriptedChatGenerator(role="summarizer"),
+        "writer_llm": ScriptedChatGenerator(role="writer"),
+    }
+    if shape is create_iterative_research_agent:
+        steps = ScriptedChatGenerator(role="analysis", steps=["tidal power", None])
+        agent = shape(analysis_llm=steps, sources=Sources(search=search, url_policy=GUARDED), read_top_k=3, **common)
+    else:
+        agent = shape(
+            scope_llm=ScriptedChatGenerator(role="scope"),
+            orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["tidal power"]),
+            researcher_llm=ScriptedChatGenerator(role="researcher", read_top_k=3),
+            sources=Sources(search=search, url_policy=GUARDED),
+            **common,
+        )
+    return agent.run(messages=[ChatMessage.from_user("How much tidal power is installed?")])
+
+
+def _assert_refused_never_entered(result: dict[str, Any], url: str) -> None:
+    assert f"]({url})" in result["report"]
+    assert {entry["url"] for entry in result["sources"]} == {url}
+    for refused in REFUSED:
+        assert refused not in result["report"]
+    dropped = [warning for warning in result["warnings"] if "dropped a result the URL policy refuses" in warning]
+    assert any("blocked.example is on the deny list" in warning for warning in dropped)
+    assert any("169.254.169.254 is" in warning for warning in dropped)
+
+
+@pytest.mark.parametrize("shape", [create_deep_research_agent, create_iterative_research_agent])
+def test_a_users_tool_naming_a_denied_or_metadata_url_gets_it_dropped(pages: LoopbackWebServer, shape: Any) -> None:
+    url = pages.url("/tides.html")
+    answer = {"results": [{"url": refused, "title": "Gezeitenkraft", "content": "Tidal."} for refused in REFUSED]}
+    answer["results"].append({"url": url, "title": "Tidal power 2025", "content": "Tidal capacity grew."})
+    tool = Tool(name="web_search", description="search", parameters=QUERY, function=lambda query: answer)
+
+    _assert_refused_never_entered(_guarded(shape, tool), url)
+
+
+@pytest.mark.parametrize("shape", [create_deep_research_agent, create_iterative_research_agent])
+def test_a_users_tool_of_documents_with_a_refused_meta_url_gets_it_dropped(
+    pages: LoopbackWebServer, shape: Any
+) -> None:
+    url = pages.url("/tides.html")
+    documents = [Document(content="Tidal power.", meta={"url": u, "title": "Tides"}) for u in (*REFUSED, url)]
+    tool = Tool(name="web_search", description="search", parameters=QUERY, function=lambda query: documents)
+
+    _assert_refused_never_entered(_guarded(shape, tool), url)
+
+
+@component
+class CitingWhatToolsSay:
+    """A model that calls the one tool it has, then cites every web URL the tool's answer names."""
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        results = [m.tool_call_result.result for m in messages if m.tool_call_result is not None]
+        if not results:
+            call = ToolCall(tool_name="lookup", arguments={"query": "tidal power"})
+            return {"replies": [ChatMessage.from_assistant(tool_calls=[call])]}
+        urls = dict.fromkeys(re.findall(r"https?://[^\s'\"<>)\]]+", " ".join(results)))
+        lines = [f"Tidal capacity reached 600 MW [source]({url})." for url in urls]
+        return {"replies": [ChatMessage.from_assistant("# Tides\n\n" + "\n\n".join(lines))]}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"url": "https://tides.third-party.example/2025", "text": "Tidal capacity reached 600 MW."},
+        [Document(content="Tidal capacity reached 600 MW.", meta={"url": "https://tides.third-party.example/2025"})],
+    ],
+    ids=["dict", "documents"],
+)
+def test_a_url_a_users_own_tool_names_is_never_a_verified_citation(answer: Any) -> None:
+    lookup = Tool(name="lookup", description="look up", parameters=QUERY, function=lambda query: answer)
+    agent = create_deep_agent(chat_generator=CitingWhatToolsSay(), tools=[lookup], system_prompt="Answer.")
+
+    result = agent.run(messages=[ChatMessage.from_user("How much tidal power is installed?")])
+
+    assert result["citations"]["verified_urls"] == []
+    assert "https://tides.third-party.example/2025" in {c["url"] for c in result["citations"]["unverified"]}
+    assert "](https://tides.third-party.example" not in result["report"]
+    assert result["sources"] == []

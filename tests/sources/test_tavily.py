@@ -8,7 +8,7 @@ import pytest
 from haystack.tools.errors import ToolInvocationError
 from haystack.utils import Secret
 
-from haystack_deep_research import ConfigurationError, ResearchRun, WebSearchTool
+from haystack_deep_research import ConfigurationError, ResearchRun, UrlPolicy, WebSearchTool
 from haystack_deep_research.errors import MissingCredentialsError
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
@@ -38,11 +38,25 @@ def test_every_result_is_recorded_in_the_runs_ledger(
     make_search_tool: Callable[..., WebSearchTool], web: LoopbackWebServer
 ) -> None:
     run = ResearchRun()
+    run.ledger.adopt_policy(UrlPolicy(allow_hosts=("127.0.0.1",)))  # as the run's read_url hands it over
     make_search_tool().bind(run.view()).invoke(query="2025")
 
     entries = {entry.url: entry for entry in run.ledger.entries()}
     assert set(entries) == {web.url("/solar.html"), web.url("/storage.pdf")}
     assert entries[web.url("/storage.pdf")].kind == "search_result"
+
+
+def test_a_result_the_runs_url_policy_refuses_never_enters_the_ledger(
+    make_search_tool: Callable[..., WebSearchTool], web: LoopbackWebServer
+) -> None:
+    run = ResearchRun()  # no policy handed over: public addresses only, so a loopback result is refused
+    text = make_search_tool().bind(run.view()).invoke(query="2025")
+
+    assert not run.ledger.entries()
+    assert web.url("/solar.html") not in text
+    assert run.warnings() == [
+        "research: web_search: dropped a result the URL policy refuses: URL refused: 127.0.0.1 is a loopback address."
+    ]
 
 
 def test_a_429_is_retried_and_then_succeeds(

@@ -93,6 +93,7 @@ class ResearchTool(UsesModels, Tool):
         :param view: The view of the run (a sub-researcher's view, or the run's own), or ``None`` for no run.
         :returns: The bound copy; this tool is unchanged.
         """
+        _adopt_policy(self, view)
         return self._copy(_Slot(view, spawned=True))
 
     def spawn(self) -> Self:
@@ -108,6 +109,7 @@ class ResearchTool(UsesModels, Tool):
         """
         if not self._slot.spawned:
             return False
+        _adopt_policy(self, view)
         self._slot.view = view
         return True
 
@@ -158,6 +160,13 @@ class ResearchTool(UsesModels, Tool):
         advice = next((text for kind, text in TOOL_ERROR_ADVICE.items() if isinstance(error, kind)), "")
         message = render_text(TOOL_FAILED, tool=self.name, error=detail, advice=advice)
         return ToolInvocationError(message, tool_name=self.name)
+
+
+def _adopt_policy(tool: Tool, view: RunView | None) -> None:
+    """A tool that carries a URL policy (``read_url``) hands it to the run's evidence ledger, the door it passes."""
+    policy = getattr(tool, "url_policy", None)
+    if view is not None and policy is not None:
+        view.ledger.adopt_policy(policy)
 
 
 @dataclass

@@ -290,7 +290,11 @@ def create_deep_agent(
     )
     return ResearchAgent(
         chat_generator=PreservingChatGenerator(chat_generator=agent_model, role=None),
-        tools=[RunToolset(tools=[*library, *plain]), *sets, *mcp_toolsets(list(chosen.mcp_servers or []))],
+        tools=[
+            RunToolset(tools=[*library, *plain]),
+            *sets,
+            *mcp_toolsets(list(chosen.mcp_servers or []), chosen.url_policy),
+        ],
         system_prompt=rules,
         state_schema=deep_agent_state_schema(),
         max_agent_steps=max_iterations,

@@ -80,10 +80,7 @@ def load_sources(path: Path) -> EvidenceLedger:
     if not isinstance(data, list):
         raise UsageError(f"{path} must hold a JSON array: ledger entries or URL strings.")
     if all(isinstance(item, str) for item in data):
-        ledger = EvidenceLedger()
-        for url in (item for item in data if item.strip()):
-            ledger.record_page(url=url, title="", text="")
-        return ledger
+        return EvidenceLedger.from_urls(data)
     try:
         return EvidenceLedger.from_list(data)
     except ConfigurationError as error:

@@ -22,12 +22,21 @@ __all__ = ["repair", "source_line"]
 _NOTHING_LEFT = re.compile(r"^\s*(?:[-*+>]|\d+[.)])?\s*$")
 
 
-def source_line(url: str, title: str) -> str:
-    """:returns: One line of a rebuilt Sources list: ``- [title or url](url)``."""
+def source_line(url: str, title: str, named: str = "") -> str:
+    """
+    :param url: The source's URL, as retrieved.
+    :param title: Its title.
+    :param named: Its note "named by <source>, not read: <url>", if it names a URL it did not read.
+    :returns: One line of a rebuilt Sources list: ``- [title or url](url)``, and the note with its URL as code (no
+        link: nothing was read there).
+    """
     label = (" ".join(title.split()) or url).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     if re.search(r"[\s<>]", url) or url.count("(") != url.count(")"):
         url = f"<{url}>"
-    return f"- [{label}]({url})"
+    if not named:
+        return f"- [{label}]({url})"
+    words, _, address = " ".join(named.split()).rpartition(": ")
+    return f"- [{label}]({url}) ({words}: `{address.replace('`', '%60')}`)"
 
 
 def _edits(doc: Doc, hit: Hit, failed: list[bool]) -> list[Edit]:

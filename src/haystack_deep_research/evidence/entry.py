@@ -1,13 +1,17 @@
 """
 One source of the evidence ledger (:class:`SourceEntry`), and how sources are keyed: :func:`normalize_url`, which only
 removes trivial differences of spelling, and :func:`source_id`, a short id derived from that key.
+
+An entry of a read kind (``"page"``, ``"document"``) is sealed: only the ledger's own writers (see
+:class:`~haystack_deep_research.evidence.EvidenceLedger`) and a ledger restored from its own record hold the seal, so
+no other code can make an entry that claims a text was read.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import InitVar, asdict, dataclass
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,7 +25,9 @@ SourceKind = Literal["search_result", "page", "document"]
 _KINDS: tuple[str, ...] = ("search_result", "page", "document")
 READ_KINDS = ("page", "document")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary")
+_ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary", "named_url")
+_SEAL = object()
+"""Held by the ledger's writers alone: an entry of a read kind is made with it or not at all."""
 
 
 def normalize_url(url: str) -> str:
@@ -102,6 +108,8 @@ class SourceEntry:
     :param content_hash: SHA-256 hex digest of ``text``; ``""`` for a bare search result.
     :param text: The text the summariser saw; ``""`` for a bare search result.
     :param summary: Summary of the page; ``""`` until set.
+    :param named_url: An ``http(s)`` URL the source named without the library reading it (an MCP tool's item giving a
+        ``url``): kept to show as "named by <snippet>, not read"; it never verifies a citation. ``""`` when none.
     """
 
     id: str
@@ -113,8 +121,15 @@ class SourceEntry:
     content_hash: str = ""
     text: str = ""
     summary: str = ""
+    named_url: str = ""
+    seal: InitVar[object] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, seal: object) -> None:
+        if self.kind in READ_KINDS and seal is not _SEAL:
+            raise ConfigurationError(
+                f"A {self.kind!r} entry is made only by the evidence ledger, when the library reads the source "
+                "(EvidenceLedger.record_page, record_document)."
+            )
         if isinstance(self.title, str):  # the one place a title enters the ledger, from any source or a journal
             object.__setattr__(self, "title", plain_title(self.title))
 
@@ -140,4 +155,11 @@ class SourceEntry:
         require_strings(**values)
         if values["kind"] not in _KINDS:
             raise ConfigurationError(f"Unknown source kind {values['kind']!r}; expected one of {_KINDS}.")
-        return cls(**cast(dict[str, Any], values))
+        return cls(**cast(dict[str, Any], values), seal=_SEAL)  # the ledger's own record, restored
+
+    @property
+    def named_note(self) -> str:
+        """:returns: ``"named by <source>, not read: <url>"`` for an entry with a :attr:`named_url`, else ``""``."""
+        if not self.named_url:
+            return ""
+        return f"named by {self.snippet or 'its source'}, not read: {self.named_url}"

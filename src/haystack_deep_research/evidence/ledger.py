@@ -18,6 +18,16 @@ counts as read at once, keyed by its citation target (an ``http(s)`` URL, a ``fi
 read, which is the set a report's citations should be verified against, and :meth:`EvidenceLedger.read_sources_in`
 the read sources a note names: those it cites, and the documents whose URI it states as a tool rendered it
 (``Source: file:///...``), so that a finding made of retrieved documents offers them to the writer.
+
+The ledger is the one way in for evidence. Only the library's own readers write to it: the guarded fetch of
+``read_url`` (:meth:`record_page`), a datastore's search or an MCP tool's answer (:meth:`record_document`), a search
+result of a search tool (:meth:`record_search_result`); a test lists them. An entry of a read kind can be made by
+no one else (it is sealed, see :mod:`.entry`). Every ``http(s)`` URL that enters passes the run's
+:class:`~haystack_deep_research.web.UrlPolicy` (the one the run's tools carry, adopted with :meth:`adopt_policy`; by
+default public addresses only), checked without resolving host names (a fetch resolves and checks again): a refused
+URL raises :class:`~haystack_deep_research.errors.URLRefusedError` and enters nowhere, and its writer drops it with a
+warning of the run. What a source merely names (an MCP item's ``url``) is no citation target: the source is cited by
+its own address and the URL is kept as its entry's ``named_url``, shown as "named by <source>, not read".
 """
 
 from __future__ import annotations
@@ -27,12 +37,13 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.errors import ConfigurationError, FetchError, URLRefusedError
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.clock import now_iso
 from haystack_deep_research.evidence.entry import (
+    _SEAL,
     READ_KINDS,
     SourceEntry,
     normalize_url,
@@ -41,7 +52,12 @@ from haystack_deep_research.evidence.entry import (
     source_id,
 )
 
+if TYPE_CHECKING:
+    from haystack_deep_research.web import UrlPolicy
+
 __all__ = ["EvidenceLedger"]
+
+_DOCUMENT_SCHEMES = ("http://", "https://", "file://", "doc://", "mcp://")
 
 
 class EvidenceLedger:
@@ -51,10 +67,53 @@ class EvidenceLedger:
     Lookups accept any trivially different spelling of a URL (see :func:`normalize_url`).
     """
 
-    def __init__(self) -> None:
-        """Create an empty ledger."""
+    def __init__(self, *, url_policy: UrlPolicy | None = None) -> None:
+        """
+        Create an empty ledger.
+
+        :param url_policy: The policy every ``http(s)`` URL entering it must pass; by default the one first adopted
+            (see :meth:`adopt_policy`), else public addresses only.
+        """
         self._lock = threading.Lock()
         self._entries: dict[str, SourceEntry] = {}
+        self._policy = url_policy
+
+    def adopt_policy(self, policy: UrlPolicy) -> None:
+        """
+        Take the run's URL policy (the one its reading tools carry), unless the ledger already has one.
+
+        :param policy: The policy.
+        """
+        with self._lock:
+            if self._policy is None:
+                self._policy = policy
+
+    def check_url(self, url: str, policy: UrlPolicy | None = None) -> None:
+        """
+        The door's check of a URL: an ``http(s)`` URL must pass the URL policy (host names are not resolved here:
+        a fetch resolves and checks them); a ``file://``, ``doc://`` or ``mcp://`` address is the library's own.
+
+        :param url: The URL.
+        :param policy: The writer's policy; the ledger's by default.
+        :raises URLRefusedError: If the policy refuses the URL, or its scheme is none of these.
+        """
+        if not isinstance(url, str) or not url.strip().lower().startswith(_DOCUMENT_SCHEMES):
+            raise URLRefusedError(f"URL refused: {str(url)[:80]!r} is no address the library reads.", url=str(url))
+        if not url.strip().lower().startswith(("http://", "https://")):
+            return
+        if policy is None:
+            with self._lock:
+                policy = self._policy
+        if policy is None:
+            from haystack_deep_research.web import UrlPolicy
+
+            policy = UrlPolicy()
+        try:
+            policy.check(url, resolver=_unresolved)
+        except URLRefusedError:
+            raise
+        except FetchError:
+            return  # a host name: resolved and checked when (and if) it is fetched
 
     def record_search_result(self, *, url: str, title: str, snippet: str) -> SourceEntry:
         """
@@ -68,9 +127,11 @@ class EvidenceLedger:
         :param snippet: The search engine's snippet.
         :returns: The entry now held for the URL.
         :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
+        :raises URLRefusedError: If the run's URL policy refuses ``url`` (see :meth:`check_url`).
         """
         key = normalize_url(url)
         require_strings(title=title, snippet=snippet)
+        self._check_http(url, None)
         with self._lock:
             existing = self._entries.get(key)
             if existing is None:
@@ -83,11 +144,14 @@ class EvidenceLedger:
                     fetched_at=now_iso(),
                 )
             else:
-                entry = replace(existing, title=existing.title or title, snippet=existing.snippet or snippet)
+                title, snippet = existing.title or title, existing.snippet or snippet
+                entry = replace(existing, title=title, snippet=snippet, seal=_SEAL)
             self._entries[key] = entry
             return entry
 
-    def record_page(self, *, url: str, title: str, text: str, summary: str = "") -> SourceEntry:
+    def record_page(
+        self, *, url: str, title: str, text: str, summary: str = "", policy: UrlPolicy | None = None
+    ) -> SourceEntry:
         """
         Record a page whose text was read.
 
@@ -99,11 +163,14 @@ class EvidenceLedger:
         :param title: The page title.
         :param text: The text the summariser saw.
         :param summary: The page summary, if already known.
+        :param policy: The reading tool's URL policy (the one its fetch passed); the ledger's by default.
         :returns: The entry now held for the URL.
         :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
+        :raises URLRefusedError: If the URL policy refuses ``url`` (see :meth:`check_url`).
         """
         key = normalize_url(url)
         require_strings(title=title, text=text, summary=summary)
+        self._check_http(url, policy)
         content_hash = sha256(text)
         with self._lock:
             existing = self._entries.get(key)
@@ -119,26 +186,43 @@ class EvidenceLedger:
                 content_hash=content_hash,
                 text=text,
                 summary=summary,
+                seal=_SEAL,
             )
             return entry
 
-    def record_document(self, *, url: str, title: str, text: str, store: str = "") -> SourceEntry:
+    def record_document(
+        self,
+        *,
+        url: str,
+        title: str,
+        text: str,
+        store: str = "",
+        named_url: str = "",
+        policy: UrlPolicy | None = None,
+    ) -> SourceEntry:
         """
-        Record a document retrieved from a datastore: its content is the text that was read.
+        Record a document retrieved from a datastore, or an item an MCP tool answered: its content is the text read.
 
         A web page already read under the same URL stays a page (with its text); anything else becomes a
         ``"document"`` entry, keeping an existing entry's id and position. Another chunk of the same document (same
         citation target, text not yet held) is appended to the entry's text, so the text holds every chunk read.
 
-        :param url: The document's citation target: an ``http(s)`` URL, a ``file://`` URI or a ``doc://`` URI.
+        :param url: The document's citation target: an ``http(s)`` URL, a ``file://``, ``doc://`` or ``mcp://`` URI.
         :param title: The document's title (or file name).
         :param text: The retrieved content.
-        :param store: The datastore's name, kept as the entry's snippet.
+        :param store: The datastore's (or MCP server's) name, kept as the entry's snippet.
+        :param named_url: An ``http(s)`` URL the document names but the library did not read (see
+            :attr:`SourceEntry.named_url`); it must pass the URL policy too.
+        :param policy: The writer's URL policy; the ledger's by default.
         :returns: The entry now held for the URL.
         :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
+        :raises URLRefusedError: If ``url`` or ``named_url`` is refused (see :meth:`check_url`).
         """
         key = normalize_url(url)
-        require_strings(title=title, text=text, store=store)
+        require_strings(title=title, text=text, store=store, named_url=named_url)
+        self.check_url(url, policy)
+        if named_url:
+            self._check_http(named_url, policy)
         with self._lock:
             existing = self._entries.get(key)
             if existing is not None and existing.kind == "page":
@@ -156,6 +240,8 @@ class EvidenceLedger:
                 fetched_at=now_iso(),
                 content_hash=sha256(text),
                 text=text,
+                named_url=named_url.strip() or (existing.named_url if existing else ""),
+                seal=_SEAL,
             )
             return entry
 
@@ -174,8 +260,13 @@ class EvidenceLedger:
             existing = self._entries.get(key)
             if existing is None:
                 raise ConfigurationError(f"{url!r} is not in the evidence ledger.")
-            self._entries[key] = entry = replace(existing, summary=summary)
+            self._entries[key] = entry = replace(existing, summary=summary, seal=_SEAL)
             return entry
+
+    def _check_http(self, url: str, policy: UrlPolicy | None) -> None:
+        if not url.strip().lower().startswith(("http://", "https://")):
+            raise URLRefusedError("URL refused: only http and https URLs can be read.", url=url)
+        self.check_url(url, policy)
 
     def get(self, url: str) -> SourceEntry | None:
         """
@@ -227,6 +318,10 @@ class EvidenceLedger:
         stated = sorted((text.find(url), url) for url in documents if _states(text, url))
         return [*named, *(url for _, url in stated)]
 
+    def named_notes(self) -> dict[str, str]:
+        """:returns: For each entry that names a URL it did not read, by its URL: its :attr:`SourceEntry.named_note`."""
+        return {entry.url: entry.named_note for entry in self.entries() if entry.named_url}
+
     def to_list(self) -> list[dict[str, str]]:
         """:returns: Every entry as a JSON-ready dictionary, in insertion order."""
         return [entry.to_dict() for entry in self.entries()]
@@ -254,6 +349,34 @@ class EvidenceLedger:
         return ledger
 
     @classmethod
+    def from_urls(cls, urls: Iterable[str]) -> EvidenceLedger:
+        """
+        A record of what was read elsewhere, as a list of URLs: each a page without stored text, to verify a report
+        against (nothing is fetched, so no URL policy applies).
+
+        :param urls: The URLs; blank ones are skipped.
+        :returns: A new ledger.
+        :raises ConfigurationError: If a URL is not a string.
+        """
+        ledger = cls()
+        for url in urls:
+            if not isinstance(url, str):
+                raise ConfigurationError(f"A URL must be a string, got {type(url).__name__}.")
+            key = normalize_url(url) if url.strip() else ""
+            if key and key not in ledger._entries:
+                ledger._entries[key] = SourceEntry(
+                    id=source_id(key),
+                    url=url.strip(),
+                    title="",
+                    snippet="",
+                    kind="page",
+                    fetched_at=now_iso(),
+                    content_hash=sha256(""),
+                    seal=_SEAL,
+                )
+        return ledger
+
+    @classmethod
     def from_json(cls, text: str) -> EvidenceLedger:
         """
         Rebuild a ledger from :meth:`to_json` output.
@@ -273,6 +396,11 @@ class EvidenceLedger:
     def __repr__(self) -> str:
         """Return a short description with the number of sources."""
         return f"EvidenceLedger({len(self)} sources)"
+
+
+def _unresolved(host: str, port: int) -> list[str]:
+    """The door's resolver: it resolves nothing (a name is judged when a fetch resolves it)."""
+    raise OSError(f"{host} is not resolved by the evidence ledger")
 
 
 def _states(text: str, uri: str) -> bool:

@@ -83,7 +83,11 @@ class CitationCheck:
 
 
 def verify_citations(
-    report: str, retrieved_urls: Iterable[str], *, titles: Mapping[str, str] | None = None
+    report: str,
+    retrieved_urls: Iterable[str],
+    *,
+    titles: Mapping[str, str] | None = None,
+    named: Mapping[str, str] | None = None,
 ) -> CitationCheck:
     """
     Check every citation of ``report`` against ``retrieved_urls`` and repair the report by the module's rule.
@@ -92,6 +96,8 @@ def verify_citations(
     :param retrieved_urls: The URLs whose content was really read. A set is read in sorted order, so that
         ``uncited`` does not depend on hashing.
     :param titles: Optional titles by URL (in any trivially different spelling) for the rebuilt Sources list.
+    :param named: Optional notes by URL for the rebuilt Sources list: "named by <source>, not read: <url>" for a
+        source that names a URL it did not read (see :meth:`.EvidenceLedger.named_notes`).
     :returns: The repaired report and the findings.
     :raises ConfigurationError: If ``report`` or a retrieved URL is not a string.
     """
@@ -103,6 +109,7 @@ def verify_citations(
         if url.strip():
             retrieved.setdefault(normalize_url(url), url.strip())
     title_of = {normalize_url(url): title for url, title in (titles or {}).items() if url.strip()}
+    note_of = {normalize_url(url): note for url, note in (named or {}).items() if url.strip()}
 
     @cache
     def failed(url: str) -> bool:
@@ -115,7 +122,7 @@ def verify_citations(
         cited.setdefault(normalize_url(citation.url), citation.url)
         (unverified if failed(citation.url) else verified).append(citation)
     good = [key for key, url in cited.items() if not failed(url)]
-    sources = [source_line(retrieved[key], title_of.get(key, "")) for key in good]
+    sources = [source_line(retrieved[key], title_of.get(key, ""), note_of.get(key, "")) for key in good]
     text = repair(doc, retrieved, failed, sources)
     for _ in range(_PASSES):
         again = repair(_scan(text), retrieved, failed, sources)

@@ -152,6 +152,8 @@ class SearchStep(UsesModels):
 
     def _topic(self, run: ResearchRun, topic: str) -> Phase[None]:
         view = run.researcher(topic)
+        if self.read_url is not None:
+            run.ledger.adopt_policy(self.read_url.url_policy)  # the policy every URL entering the ledger passes
         parts: list[str] = []
         if self.search is not None and self.read_url is not None:
             try:

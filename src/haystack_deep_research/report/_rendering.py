@@ -45,6 +45,7 @@ class Passage:
     read_at: str
     sentence: str
     passage: str
+    named: str = ""
 
     def read_when(self) -> str:
         """:returns: When the source was read, in UTC to the minute (``2026-12-01 21:35 UTC``); ``""`` if unknown."""
@@ -139,6 +140,7 @@ def _cite(candidates: list[Mapping[str, Any]], content: str, numbers: dict[tuple
             read_at=str(entry.get("read_at") or ""),
             sentence=str(entry.get("sentence") or ""),
             passage=str(entry.get("passage") or ""),
+            named=str(entry.get("named") or ""),
         )
     token = Token("cite", "", 0)
     token.meta = {"passage": numbers[key]}

@@ -39,7 +39,7 @@ button.cite { font: inherit; font-size: .75em; vertical-align: super; line-heigh
 .note .title { display: block; font-weight: 600; }
 .note button.close { float: right; border: none; background: none; font-size: 1rem; cursor: pointer; }
 .note .url { display: block; word-break: break-all; }
-.note .read { display: block; color: #555; font-size: .85em; }
+.note .read, .note .named { display: block; color: #555; font-size: .85em; }
 .note .passage { display: block; margin-top: .5rem; padding-left: .7rem; border-left: 3px solid #7a9cc6;
   white-space: pre-line; }
 section.notes { margin-top: 3rem; border-top: 1px solid #ccc; font-size: .9rem; }
@@ -54,7 +54,8 @@ def _note(passage: Passage) -> str:
         f'<span class="title">{title}</span>'
         f'<a class="url" href="{escape(passage.url)}" rel="noopener noreferrer">{escape(passage.url)}</a>'
         f'<span class="read">{read}</span>'
-        f'<span class="passage">{escape(passage.passage)}</span>'
+        + (f'<span class="named">{escape(passage.named)}</span>' if passage.named else "")
+        + f'<span class="passage">{escape(passage.passage)}</span>'
     )
 
 

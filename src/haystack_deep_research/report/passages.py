@@ -28,7 +28,8 @@ def cited_passages(report: str, ledger: EvidenceLedger, *, size: int = PASSAGE_C
     :returns: One entry per cited sentence and URL, in citing order, for citations of sources the ledger holds as
         read: ``url`` (as retrieved), ``title``, ``read_at`` (when the
         source was read, ISO-8601 UTC), ``sentence`` (the citing sentence, as the report writes it) and ``passage``
-        (the best-matching window of the source's stored text).
+        (the best-matching window of the source's stored text); a source that names a URL it did not read adds
+        ``named`` ("named by <source>, not read: <url>").
     """
     wanted: dict[tuple[str, str], SourceEntry] = {}
     for citation in extract_citations(report, sources_section=False):
@@ -49,6 +50,7 @@ def cited_passages(report: str, ledger: EvidenceLedger, *, size: int = PASSAGE_C
             "read_at": entry.fetched_at,
             "sentence": sentence,
             "passage": chosen[(key, sentence)],
+            **({"named": entry.named_note} if entry.named_url else {}),
         }
         for (key, sentence), entry in wanted.items()
     ]

@@ -72,7 +72,7 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
         passage of its source behind each citation (see :func:`~haystack_deep_research.report.passages.cited_passages`).
     """
     titles = {entry.url: entry.title for entry in run.ledger.entries() if entry.title}
-    check = verify_citations(unfence(report), urls, titles=titles)
+    check = verify_citations(unfence(report), urls, titles=titles, named=run.ledger.named_notes())
     check = replace(check, passages=cited_passages(check.report, run.ledger))
     for citation in check.unverified:
         run.events.emit(CitationRemoved(phase=PHASE_WRITE, url=citation.url, line=citation.line))

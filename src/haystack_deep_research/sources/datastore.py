@@ -137,16 +137,17 @@ def datastores_from(datastores: Any) -> list[Datastore]:
     return stores
 
 
-def citation_target(store: str, document: Document) -> str:
+def citation_target(store: str, document: Document, *, by_url: bool = True) -> str:
     """
     The stable address a document is cited by (see the module docstring).
 
     :param store: The datastore's name.
     :param document: The retrieved document.
+    :param by_url: Whether a URL in its metadata may be the address (``False`` when the URL policy refused it).
     :returns: An ``http(s)`` URL, a ``file://`` URI or a ``doc://<store>/...`` URI.
     """
     meta = document.meta or {}
-    for key in _URL_KEYS:
+    for key in _URL_KEYS if by_url else ():
         value = meta.get(key)
         if isinstance(value, str) and value.strip().lower().startswith(("http://", "https://", "file://")):
             return value.strip()

@@ -17,7 +17,7 @@ from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research._tooling.base import ResearchTool
-from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError
+from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError, URLRefusedError
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
@@ -145,12 +145,23 @@ class DatastoreSearchTool(ResearchTool):
             title = title_of(document)
             content = clean_text((document.content or "").strip()[:MAX_DOCUMENT_CHARS])
             if view is not None:
-                view.ledger.record_document(url=url, title=title, text=content, store=self.datastore.name)
+                url = self._record(view, document, url, title, content)
             shown.append({"title": fence(title), "url": url, "text": fence(content)})
         if view is not None:
             view.searches.record(SearchOutcome(tool=self.name, query=text, results=len(shown)))
             view.emit(SearchDone(phase=PHASE_RESEARCH, query=f"{self.datastore.name}: {text}", results=len(shown)))
         return render_text(DOCUMENT_RESULTS, store=self.datastore.name, query=fence(text), documents=shown)
+
+    def _record(self, view: RunView, document: Document, url: str, title: str, content: str) -> str:
+        """Record a document as read; one whose URL the URL policy refuses is cited by its store address instead."""
+        store = self.datastore.name
+        try:
+            view.ledger.record_document(url=url, title=title, text=content, store=store)
+        except URLRefusedError as refused:
+            view.warn(PHASE_RESEARCH, f"{self.name}: a document's URL was refused, cited by its store: {refused}")
+            url = citation_target(store, document, by_url=False)
+            view.ledger.record_document(url=url, title=title, text=content, store=store)
+        return url
 
     def to_dict(self) -> dict[str, Any]:
         """

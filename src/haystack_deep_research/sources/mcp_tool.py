@@ -8,8 +8,12 @@ placeholder takes the run's view in the run's ``before_run`` hook, and the Agent
 A server that does not start is one warning of the run; its tools are simply absent.
 
 What a tool returns is read at once: each item of the result (a JSON object of its text content, a resource link or
-an embedded resource, or a plain text) is recorded in the run's evidence ledger as a ``"document"`` under its
-citation target (:func:`result_target`) and reaches the model fenced as untrusted data, like a datastore's documents.
+an embedded resource, or a plain text) is recorded in the run's evidence ledger as a ``"document"`` under its own
+address ``mcp://<server>/<tool>/<id>`` (:func:`result_target`) and reaches the model fenced as untrusted data, like a
+datastore's documents. A URL an item names (``url``, ``uri``, ``link``) was read by nobody: it is no citation target,
+it is kept as the entry's ``named_url`` and shown as "named by <server>, not read". It must pass the run's URL policy
+like every URL entering the ledger; one the policy refuses (a denied domain, a metadata address) is dropped from the
+item, with a warning of the run.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ from urllib.parse import quote
 from haystack.tools import Tool
 
 from haystack_deep_research._tooling.base import ResearchTool, RunToolset
-from haystack_deep_research.errors import ConfigurationError, MCPServerError
+from haystack_deep_research.errors import ConfigurationError, MCPServerError, URLRefusedError
 from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.evidence import EvidenceLedger, SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import DOCUMENT_RESULTS, fence, render_text
 from haystack_deep_research.run import Call, Phase, RunView
@@ -34,8 +38,9 @@ from haystack_deep_research.sources._mcp_session import MCPSession, require_sdk
 from haystack_deep_research.sources.datastore_tool import MAX_DOCUMENT_CHARS
 from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
 from haystack_deep_research.state import PHASE_RESEARCH
+from haystack_deep_research.web.url_policy import UrlPolicy
 
-__all__ = ["MCPTool", "MCPToolset", "mcp_toolsets", "result_items", "result_target"]
+__all__ = ["MCPTool", "MCPToolset", "mcp_toolsets", "named_url", "result_items", "result_target"]
 
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 _TITLE_KEYS = ("title", "name", "subject")
@@ -75,11 +80,23 @@ def result_items(result: Any) -> list[dict[str, Any]]:
     return [item for item in items if item][:_MAX_ITEMS]
 
 
+def named_url(item: dict[str, Any]) -> str:
+    """
+    :param item: An item of a tool result (see :func:`result_items`).
+    :returns: The ``http(s)`` URL it names (``url``, ``uri``, ``link``), stripped, or ``""``.
+    """
+    for key in _URL_KEYS:
+        value = item.get(key)
+        if isinstance(value, str) and value.strip().lower().startswith(("http://", "https://")):
+            return value.strip()
+    return ""
+
+
 def result_target(server: str, tool: str, arguments: dict[str, Any], item: dict[str, Any]) -> str:
     """
-    The address an item of a tool result is cited by: the ``http(s)`` URL it gives (``url``, ``uri``, ``link``), else
-    ``mcp://<server>/<tool>/<id>`` with its ``id`` (or ``key``, ``number``), else with a hash of the arguments and
-    the item (stable: the same call giving the same item has the same address).
+    The address an item of a tool result is cited by, whatever URL it names: ``mcp://<server>/<tool>/<id>`` with its
+    ``id`` (or ``key``, ``number``), else with a hash of the arguments and the item (stable: the same call giving the
+    same item has the same address).
 
     :param server: The server's name.
     :param tool: The tool's name on the server.
@@ -87,10 +104,6 @@ def result_target(server: str, tool: str, arguments: dict[str, Any], item: dict[
     :param item: The item (see :func:`result_items`).
     :returns: The citation target.
     """
-    for key in _URL_KEYS:
-        value = item.get(key)
-        if isinstance(value, str) and value.strip().lower().startswith(("http://", "https://")):
-            return value.strip()
     found = next(
         (item[key] for key in _ID_KEYS if isinstance(item.get(key), str | int) and str(item[key]).strip()), None
     )
@@ -118,10 +131,14 @@ class MCPTool(ResearchTool):
     :param server: The server.
     :param spec: The SDK's ``Tool`` the server listed.
     :param session: The run's connection to the server.
+    :param url_policy: The policy a URL an item names must pass; the run's by default.
     """
 
-    def __init__(self, *, server: MCPServer, spec: Any, session: MCPSession) -> None:
+    def __init__(
+        self, *, server: MCPServer, spec: Any, session: MCPSession, url_policy: UrlPolicy | None = None
+    ) -> None:
         self.server, self.remote_name, self.session = server, str(spec.name), session
+        self.url_policy = url_policy
         schema = dict(getattr(spec, "input_schema", None) or {})
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
@@ -131,7 +148,7 @@ class MCPTool(ResearchTool):
 
     def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
         """
-        Call the tool, record each item of its result as read, and render them fenced.
+        Call the tool, record each item of its result as read under its ``mcp://`` address, and render them fenced.
 
         :param view: The researcher's view of the run, or ``None``.
         :param arguments: The model's arguments, passed to the server as they are.
@@ -152,17 +169,35 @@ class MCPTool(ResearchTool):
                 )
             raise error
         shown = []
-        for item in result_items(called.value):
-            url = result_target(self.server.name, name, arguments, item)
+        for found in result_items(called.value):
+            url = result_target(self.server.name, name, arguments, found)
+            item, named = self._named(view, found)
             title = clean_text(_title(item, f"{self.server.name}/{name}"))
             text = clean_text(_text(item).strip()[:MAX_DOCUMENT_CHARS])
             if view is not None:
-                view.ledger.record_document(url=url, title=title, text=text, store=self.server.name)
+                view.ledger.record_document(
+                    url=url, title=title, text=text, store=self.server.name, named_url=named, policy=self.url_policy
+                )
             shown.append({"title": fence(title), "url": url, "text": fence(text)})
         if view is not None:
             view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(shown)))
             view.emit(SearchDone(phase=PHASE_RESEARCH, query=f"{self.server.name}: {query}", results=len(shown)))
         return render_text(DOCUMENT_RESULTS, store=f"{self.server.name}/{name}", query=fence(query), documents=shown)
+
+    def _named(self, view: RunView | None, item: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The item and the URL it names; a URL the policy refuses is dropped from the item, with a warning."""
+        named = clean_text(named_url(item))
+        if not named:
+            return item, ""
+        try:
+            (view.ledger if view is not None else EvidenceLedger()).check_url(named, self.url_policy)
+        except URLRefusedError as refused:
+            if view is not None:
+                view.warn(
+                    PHASE_RESEARCH, f"{self.name}: an item named a URL the URL policy refuses, dropped: {refused}"
+                )
+            return {key: value for key, value in item.items() if key not in _URL_KEYS}, ""
+        return item, named
 
 
 class _RunPlaceholder(Tool):
@@ -194,9 +229,11 @@ class MCPToolset(RunToolset):
     The tools of some MCP servers, connected once per run (see the module docstring).
 
     :param servers: The servers.
+    :param url_policy: The policy a URL their results name must pass (``Sources.url_policy``); the run's by default.
     """
 
     servers: list[MCPServer] = field(default_factory=list)
+    url_policy: UrlPolicy | None = None
     spawned: bool = field(default=False, repr=False, compare=False)
     view: RunView | None = field(default=None, repr=False, compare=False)
     listed: list[Tool] | None = field(default=None, repr=False, compare=False)
@@ -226,7 +263,10 @@ class MCPToolset(RunToolset):
                 if session.first_report():  # one warning per run and server
                     view.warn(PHASE_RESEARCH, f"{error} The run goes on without its tools.")
                 continue
-            tools += [MCPTool(server=server, spec=spec, session=session).bind(view) for spec in specs]
+            tools += [
+                MCPTool(server=server, spec=spec, session=session, url_policy=self.url_policy).bind(view)
+                for spec in specs
+            ]
         return tools
 
     def spawn(self, selected_tool_names: set[str] | None = None) -> MCPToolset:
@@ -234,7 +274,7 @@ class MCPToolset(RunToolset):
         :param selected_tool_names: Ignored.
         :returns: A copy for one run; it lists its tools once it has the run's view.
         """
-        return MCPToolset(servers=self.servers, spawned=True)
+        return MCPToolset(servers=self.servers, url_policy=self.url_policy, spawned=True)
 
     def __iter__(self) -> Any:
         if self.view is None:
@@ -251,11 +291,11 @@ class MCPToolset(RunToolset):
         return (item if isinstance(item, str) else getattr(item, "name", None)) in names
 
     def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized toolset: its servers' settings."""
-        return {
-            "type": f"{type(self).__module__}.{type(self).__name__}",
-            "data": {"servers": [server.to_dict() for server in self.servers]},
-        }
+        """:returns: The serialized toolset: its servers' settings and URL policy."""
+        data: dict[str, Any] = {"servers": [server.to_dict() for server in self.servers]}
+        if self.url_policy is not None:
+            data["url_policy"] = self.url_policy.to_dict()
+        return {"type": f"{type(self).__module__}.{type(self).__name__}", "data": data}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MCPToolset:
@@ -263,16 +303,21 @@ class MCPToolset(RunToolset):
         :param data: What ``to_dict`` returned.
         :returns: The toolset.
         """
-        return cls(servers=[MCPServer.from_dict(server) for server in data["data"]["servers"]])
+        policy = data["data"].get("url_policy")
+        return cls(
+            servers=[MCPServer.from_dict(server) for server in data["data"]["servers"]],
+            url_policy=UrlPolicy.from_dict(policy) if policy is not None else None,
+        )
 
 
-def mcp_toolsets(servers: Any) -> list[MCPToolset]:
+def mcp_toolsets(servers: Any, url_policy: UrlPolicy | None = None) -> list[MCPToolset]:
     """
-    The ``Sources(mcp_servers=...)`` of every factory as the tools to add to a researcher.
+    The ``Sources(mcp_servers=..., url_policy=...)`` of every factory as the tools to add to a researcher.
 
     :param servers: ``None`` or a list of :class:`~.mcp_servers.MCPServer`.
+    :param url_policy: The policy a URL their results name must pass; the run's by default.
     :returns: ``[]`` without servers, else one :class:`MCPToolset` of them.
     :raises ConfigurationError: If ``servers`` is invalid.
     """
     checked = mcp_servers_from(servers)
-    return [MCPToolset(servers=checked)] if checked else []
+    return [MCPToolset(servers=checked, url_policy=url_policy)] if checked else []

@@ -38,6 +38,7 @@ from haystack_deep_research.errors import (
     SearchError,
     SearchShapeError,
     ToolArgumentsError,
+    URLRefusedError,
 )
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome
@@ -222,7 +223,7 @@ class SearchTool(ResearchTool):
             if isinstance(cached.value, dict):
                 hits, dropped = self._scope([SearchHit(**hit) for hit in cached.value.get("hits") or []])
                 if view is not None:
-                    self._record(view, text, hits, dropped, cached=True)
+                    hits = self._record(view, text, hits, dropped, cached=True)
                 return hits, dropped
         [searched] = yield [self._call(text)]
         try:
@@ -240,7 +241,7 @@ class SearchTool(ResearchTool):
         if self.cache is not None:
             yield [blocking(self.cache.put, "search", key, {"hits": [hit.to_dict() for hit in hits]})]
         if view is not None:
-            self._record(view, text, hits, dropped)
+            hits = self._record(view, text, hits, dropped)
         return hits, dropped
 
     def _answered(self, view: RunView | None) -> bool:
@@ -248,13 +249,23 @@ class SearchTool(ResearchTool):
         outcomes = view.searches.outcomes() if view is not None else []
         return any(outcome.tool == self.name and not outcome.error for outcome in outcomes)
 
-    def _record(self, view: RunView, query: str, hits: list[SearchHit], dropped: int, *, cached: bool = False) -> None:
+    def _record(
+        self, view: RunView, query: str, hits: list[SearchHit], dropped: int, *, cached: bool = False
+    ) -> list[SearchHit]:
+        """Record the hits the run's URL policy admits; a refused one is dropped, with a warning."""
+        kept = []
         for hit in hits:
-            view.ledger.record_search_result(url=hit.url, title=hit.title, snippet=hit.snippet)
-        view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(hits), dropped=dropped))
+            try:
+                view.ledger.record_search_result(url=hit.url, title=hit.title, snippet=hit.snippet)
+            except URLRefusedError as refused:
+                view.warn(PHASE_RESEARCH, f"{self.name}: dropped a result the URL policy refuses: {refused}", once=True)
+                continue
+            kept.append(hit)
+        view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(kept), dropped=dropped))
         if dropped and view.searches.first(f"{self.name}:scope"):
             view.warn(PHASE_RESEARCH, render_text(SCOPE_DROPPED, dropped=dropped))
-        view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(hits), cached=cached))
+        view.emit(SearchDone(phase=PHASE_RESEARCH, query=query, results=len(kept), cached=cached))
+        return kept
 
     def to_dict(self) -> dict[str, Any]:
         """

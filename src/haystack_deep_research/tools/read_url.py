@@ -182,7 +182,7 @@ class ReadUrlTool(ResearchTool):
             return self._repeat(view, page, earlier)
         summary, failed = yield from self._summary(view, page, excerpt, question)
         if view is not None and summary:
-            view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary)
+            view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary, policy=self.url_policy)
             view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text), cached=cached))
         if failed is not None:
             return render_text(PAGE_UNREADABLE, url=url, reason=failed)
@@ -234,7 +234,9 @@ class ReadUrlTool(ResearchTool):
     def _repeat(self, view: RunView | None, page: Page, earlier: SourceEntry) -> CachedRead:
         """A page that repeats one read earlier in the run: recorded as read, summarized by the earlier summary."""
         if view is not None:
-            view.ledger.record_page(url=page.url, title=page.title, text=page.text, summary=earlier.summary)
+            view.ledger.record_page(
+                url=page.url, title=page.title, text=page.text, summary=earlier.summary, policy=self.url_policy
+            )
             view.emit(PageRead(phase=PHASE_RESEARCH, url=page.url, title=page.title, shared=True))
         summary = render_text(PAGE_DUPLICATE, url=earlier.url, summary=earlier.summary)
         return CachedRead(title=page.title, summary=summary, partial=page.partial)

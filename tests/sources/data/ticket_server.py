@@ -1,7 +1,8 @@
 """A tiny MCP server over stdio for the tests: a ticket system with one search tool, written with the SDK's server.
 
-Its mode comes from the environment (``TICKETS_MODE``): ``ok`` (the default) answers; ``hang`` never answers the
-handshake; ``crash`` exits before it. ``TICKETS_PID_FILE`` names a file the server writes its process id to.
+Its mode comes from the environment (``TICKETS_MODE``): ``ok`` (the default) answers; ``named`` answers tickets that
+name web pages by ``url`` or ``link``; ``hang`` never answers the handshake; ``crash`` exits before it.
+``TICKETS_PID_FILE`` names a file the server writes its process id to.
 """
 
 from __future__ import annotations
@@ -29,12 +30,35 @@ TICKETS = [
     },
 ]
 
+NAMED = [  # mode "named": tickets that name web pages nobody read, one of them a denied domain, one a metadata address
+    {
+        "id": "T-201",
+        "title": "Zahlungsfehler für EU-Kunden",
+        "text": "The status page says EU checkout is degraded since the 3.2 release.",
+        "url": "https://status.third-party.example/eu",
+    },
+    {
+        "id": "T-202",
+        "title": "Mirror of the checkout fix",
+        "text": "A mirror hosts the checkout fix.",
+        "url": "https://mirror.blocked.example/fix",
+    },
+    {
+        "id": "T-203",
+        "title": "Instance data",
+        "text": "The checkout host reports its instance data.",
+        "link": "http://169.254.169.254/latest/meta-data",
+    },
+]
+
 server = MCPServer("tickets")
 
 
 @server.tool()
 def search_tickets(query: str) -> list[dict[str, str]]:
     """Search the support tickets by keywords."""
+    if os.environ.get("TICKETS_MODE") == "named":
+        return NAMED
     words = {word.lower() for word in query.split()}
     found = [ticket for ticket in TICKETS if words & set(f"{ticket['title']} {ticket['text']}".lower().split())]
     return found or TICKETS
