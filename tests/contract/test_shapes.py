@@ -24,16 +24,12 @@ from haystack.dataclasses import ChatMessage, StreamingChunk, ToolCall
 from haystack.tools import Tool
 
 from haystack_deep_research import (
-    BUDGETS_KEY,
-    EVENTS_KEY,
-    RUN_DIR_KEY,
-    RUN_OPENED_KEY,
-    STREAMING_KEY,
     Budgets,
     ConfigurationError,
     InvalidQuestionError,
     Price,
     RunDirError,
+    RunInputs,
     Sources,
     create_deep_agent,
     create_deep_research_agent,
@@ -177,7 +173,7 @@ class Collector:
 @shapes
 def test_an_object_subscriber_receives_the_runs_events(build: Callable[[Any], Any]) -> None:
     collector = Collector()
-    _ask(build(PlainModel()), hook_context={EVENTS_KEY: collector})
+    _ask(build(PlainModel()), inputs=RunInputs(on_event=collector))
 
     kinds = [type(event) for event in collector.events]
     assert kinds[0] is RunStarted
@@ -189,7 +185,7 @@ def test_an_object_subscriber_receives_the_runs_events(build: Callable[[Any], An
 async def test_an_object_subscriber_receives_the_runs_events_async(build: Callable[[Any], Any]) -> None:
     collector = Collector()
     await build(PlainModel()).run_async(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context={EVENTS_KEY: collector}
+        messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(on_event=collector)
     )
 
     assert [type(event) for event in collector.events][:1] == [RunStarted]
@@ -204,7 +200,7 @@ async def test_an_object_subscriber_receives_the_runs_events_async(build: Callab
         ({"messages": [ChatMessage.from_user("   ")]}, InvalidQuestionError),
         ({"messages": [{"role": "user", "content": QUESTION}]}, InvalidQuestionError),
         ({"messages": [ChatMessage.from_user(QUESTION)], "hook_context": 5}, ConfigurationError),
-        ({"messages": [ChatMessage.from_user(QUESTION)], "hook_context": {EVENTS_KEY: "print"}}, ConfigurationError),
+        ({"messages": [ChatMessage.from_user(QUESTION)], "inputs": {"on_event": print}}, ConfigurationError),
     ],
 )
 def test_bad_input_gets_the_typed_error_itself(
@@ -221,21 +217,21 @@ def test_an_unusable_run_directory_is_a_run_dir_error_unwrapped(build: Callable[
     taken = tmp_path / "a-file"
     taken.write_text("not a directory", encoding="utf-8")
     with pytest.raises(RunDirError):
-        _ask(build(PlainModel()), hook_context={RUN_DIR_KEY: taken})
+        _ask(build(PlainModel()), inputs=RunInputs(run_dir=taken))
     with pytest.raises(RunDirError):
         asyncio.run(
-            build(PlainModel()).run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: taken})
+            build(PlainModel()).run_async(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=taken))
         )
 
 
 @shapes
 def test_the_run_directory_holds_the_report_and_is_released(build: Callable[[Any], Any], tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    first = _ask(build(PlainModel()), hook_context={RUN_DIR_KEY: run_dir})
+    first = _ask(build(PlainModel()), inputs=RunInputs(run_dir=run_dir))
 
     assert (run_dir / "report.md").read_text(encoding="utf-8") == first["report"]
     assert (run_dir / "ledger.json").is_file()
-    again = _ask(build(PlainModel()), hook_context={RUN_DIR_KEY: run_dir})  # the lock was released
+    again = _ask(build(PlainModel()), inputs=RunInputs(run_dir=run_dir))  # the lock was released
     assert again["exit_reason"]
 
 
@@ -243,7 +239,7 @@ def test_the_run_directory_holds_the_report_and_is_released(build: Callable[[Any
 def test_streaming_reaches_every_model_call(build: Callable[[Any], Any]) -> None:
     model = PlainModel()
     chunks: list[StreamingChunk] = []
-    _ask(build(model), hook_context={STREAMING_KEY: chunks.append})
+    _ask(build(model), inputs=RunInputs(streaming_callback=chunks.append))
 
     assert model.calls > 0
     assert model.streamed == model.calls
@@ -344,7 +340,7 @@ def test_a_runs_own_budgets_replace_the_shapes_own(build: Callable[[Any], Any]) 
     price = Price(input_per_mtok=2.0, output_per_mtok=4.0)
     own = Budgets(tokens=1, seconds=600.0, prices={"PlainModel": price})  # the name its usage is counted under
 
-    result = _ask(build(PlainModel()), hook_context={BUDGETS_KEY: own, RUN_OPENED_KEY: opened.append})
+    result = _ask(build(PlainModel()), inputs=RunInputs(budgets=own, on_run_opened=opened.append))
 
     [run] = opened
     assert (run.budget.token_budget, run.budget.time_budget, run.budget.cost_budget) == (1, 600.0, None)
@@ -354,7 +350,7 @@ def test_a_runs_own_budgets_replace_the_shapes_own(build: Callable[[Any], Any]) 
 
 
 def test_a_runs_own_token_budget_ends_the_main_agent_the_way_the_factorys_does() -> None:
-    result = _ask(deep_research(PlainModel()), hook_context={BUDGETS_KEY: Budgets(tokens=1)})
+    result = _ask(deep_research(PlainModel()), inputs=RunInputs(budgets=Budgets(tokens=1)))
 
     assert result["exit_reason"] == "token_budget"
     assert any("the token budget of 1 tokens" in warning for warning in result["warnings"])
@@ -365,15 +361,15 @@ def test_a_runs_dollar_budget_needs_the_price_of_every_model(build: Callable[[An
     agent = build(PlainModel())  # its model, counted as "PlainModel", has no price
 
     with pytest.raises(ConfigurationError, match=r"Budgets\(dollars=...\) needs the price of every model"):
-        _ask(agent, hook_context={BUDGETS_KEY: Budgets(dollars=1.0)})
+        _ask(agent, inputs=RunInputs(budgets=Budgets(dollars=1.0)))
     priced = Budgets(dollars=1.0, prices={"PlainModel": Price(input_per_mtok=1.0, output_per_mtok=1.0)})
-    assert _ask(agent, hook_context={BUDGETS_KEY: priced})["cost"] is not None
+    assert _ask(agent, inputs=RunInputs(budgets=priced))["cost"] is not None
 
 
 @shapes
 def test_a_budgets_entry_that_is_not_a_budgets_is_a_typed_error(build: Callable[[Any], Any]) -> None:
     with pytest.raises(ConfigurationError, match="must be a Budgets"):
-        _ask(build(PlainModel()), hook_context={BUDGETS_KEY: {"tokens": 1}})
+        _ask(build(PlainModel()), inputs=RunInputs(budgets={"tokens": 1}))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("name", "keyword"), [("research_workflow", "cache_dir"), ("deep_agent", "report_type")])
@@ -407,7 +403,7 @@ def test_a_runs_own_token_budget_raises_or_lowers_the_deep_agents(factory: int |
         chat_generator=model, tools=[SEARCH], system_prompt="Answer.", budgets=budgets, grounding=False, reflexion=False
     )
 
-    result = _ask(agent, hook_context={BUDGETS_KEY: Budgets(tokens=run)})
+    result = _ask(agent, inputs=RunInputs(budgets=Budgets(tokens=run)))
 
     assert result["exit_reason"] == reason
     assert model.calls == (7 if reason == "text" else 2)

@@ -172,7 +172,7 @@ def create_deep_agent(
     :param budgets: What one run may spend in all, agent, subagents and layers
         (:class:`~haystack_deep_research.Budgets`: ``tokens``, ``seconds``, ``dollars``, ``prices``). A spent budget
         ends the loop with ``exit_reason`` ``"token_budget"`` (and so on) whatever the termination, and a run's own
-        ``Budgets`` in ``hook_context[BUDGETS_KEY]`` replaces these limits for that run.
+        ``RunInputs(budgets=...)`` replaces these limits for that run.
     :param grounding: Judge each answer against the evidence the tool calls returned; send back or drop claims it
         does not support: a :class:`~haystack_deep_research.Grounding` (``judge_llm``, default the agent's model;
         ``threshold``; ``max_replans``, the times an answer may be sent back for more research), ``True`` (default)
@@ -256,7 +256,7 @@ def create_deep_agent(
         submit_tool=submit_tool,
         min_confidence=min_confidence,
         max_iterations=max_iterations,
-        total_token_budget=None,  # the run's own token budget (the factory's, or a run's BUDGETS_KEY) ends it
+        total_token_budget=None,  # the run's own token budget (the factory's, or a run's RunInputs) ends it
     )
     settings: dict[str, Any] = {
         "termination": termination,

@@ -175,7 +175,7 @@ def create_deep_research_agent(
     :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`: ``tokens``, ``seconds``,
         ``dollars``) and the prices of models the library has no price for. Once a budget is spent no new research
         starts, running researchers summarize what they have, the report is written and ``exit_reason`` names the
-        budget. A run may bring its own in ``hook_context[BUDGETS_KEY]``.
+        budget. A run may bring its own: ``RunInputs(budgets=...)``.
     :param grounding: Judge every cited claim against the stored text of its source and repair the report when the
         grounding score is below the threshold: a :class:`~haystack_deep_research.Grounding` (judge, threshold,
         rewrites, re-research rounds), ``True`` for its defaults, or ``False`` (default) for none (see

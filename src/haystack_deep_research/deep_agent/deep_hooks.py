@@ -118,6 +118,7 @@ class DeepRunHook(OpenRunHook):
     """
 
     run_phase = PHASE_AGENT
+    takes_brief = False
 
     def __init__(
         self,
@@ -150,7 +151,6 @@ class DeepRunHook(OpenRunHook):
         """
         for key, value in _OUTPUTS.items():
             state.set(key, value() if callable(value) else value, handler_override=replace_values)
-        run.brief = run.question
         if self.todo_state is not None:
             given = self.todo_state
             run.resource(TODOS_RESOURCE, lambda: given)

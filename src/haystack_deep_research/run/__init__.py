@@ -5,6 +5,7 @@ the phase driver every hook and tool is written with.
 
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.cache import CacheStore, ResearchCache
+from haystack_deep_research.run.context import RunInputs
 from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF, Price, usage_cost
 from haystack_deep_research.run.door import MAX_QUESTION_CHARS, check_question
 from haystack_deep_research.run.journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
@@ -33,6 +34,7 @@ __all__ = [
     "ResearchCache",
     "ResearchRun",
     "RunBudget",
+    "RunInputs",
     "RunView",
     "blocking",
     "check_question",

@@ -88,7 +88,7 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
         return {}
     if not isinstance(hook_context, dict):
         raise ConfigurationError(
-            f"hook_context must be a dict, for example {{RUN_DIR_KEY: 'runs/one'}}; got {type(hook_context).__name__}."
+            f"hook_context must be a dict, for example {{'request_id': 7}}; got {type(hook_context).__name__}."
         )
     return hook_context
 

@@ -2,7 +2,7 @@
 Execute: an agent's tool loop gathers the evidence, inside the workflow's run.
 
 The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run.shape`).
-:class:`ExecuteStep` starts it on its first visit (``RunStarted``) and, on every visit, runs its Agent on the question,
+On every visit :class:`ExecuteStep` runs its Agent on the question,
 or on the focused task a replan set, with the run's view in ``hook_context`` and its tools bound to that view: what the
 library's tools read goes into the run's evidence ledger, the agent's usage into the ``execute`` phase, its events into
 the run's stream. The agent's final reply becomes one note (its findings), journaled in the run directory, if any: a
@@ -26,7 +26,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted, RunStarted
+from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
@@ -38,7 +38,7 @@ from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import journal_note, resumed_note
 from haystack_deep_research.run.shape import current_run
 from haystack_deep_research.run.streaming import for_async, for_sync
-from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, PHASE_RUN, RUN_KEY
+from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
 from haystack_deep_research.tools import bind_tools
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
@@ -124,10 +124,7 @@ class ExecuteStep(UsesModels):
         """
         opened = current_run()
         run = opened.run
-        if workflow is None:
-            run.brief = run.question
-            run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
-            workflow = WorkflowRun()
+        workflow = workflow or WorkflowRun()
         date = today()
         task = workflow.task or render_user(EXECUTE_TASK, today=date, question=run.question)
         title = workflow.task_title or run.question
