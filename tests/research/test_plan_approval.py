@@ -161,7 +161,7 @@ def test_decisions_are_journaled_and_a_resumed_run_does_not_ask_again(
     )
 
     assert again_ui.asked == []
-    assert sorted(again["notes"]) == sorted(first["notes"])
+    assert again["notes"] == first["notes"]
     reused = [(e.subtopic, e.decision, e.restored) for e in events if isinstance(e, PlanReviewed)]
     assert ("wind turbines", "drop", True) in reused
     assert ("solar capacity", "edit", True) in reused

@@ -384,3 +384,55 @@ def test_a_seal_key_that_cannot_be_kept_is_a_warning_naming_the_setting(
 
     assert result["report"]  # the research is kept; only resuming it would cost more
     assert any("DEEP_RESEARCH_JOURNAL_KEY_FILE" in warning for warning in result["warnings"])
+
+
+class _ConfirmEveryTopic:
+    """A person who accepts every planned sub-topic."""
+
+    def get_user_confirmation(self, tool_name: str, tool_description: str, tool_params: dict[str, Any]) -> Any:
+        from haystack.hooks.human_in_the_loop import ConfirmationUIResult
+
+        return ConfirmationUIResult(action="confirm")
+
+    def to_dict(self) -> dict[str, Any]:
+        from haystack.core.serialization import default_to_dict
+
+        return default_to_dict(self)
+
+
+def test_a_resumed_plan_approved_run_returns_its_notes_in_delegation_order(
+    make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    from haystack.hooks.human_in_the_loop import AlwaysAskPolicy, BlockingConfirmationStrategy
+
+    from haystack_deep_research.events import Event, SubagentCompleted
+
+    second_done = threading.Event()
+    researcher = ScriptedChatGenerator(role="researcher")
+
+    def slow_first(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        if TOPICS[0] in (messages[1].text or "") and not second_done.is_set():
+            assert second_done.wait(timeout=30), "the second researcher never finished"
+        return researcher.run(messages, tools)["replies"][0]
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, SubagentCompleted) and event.subtopic == TOPICS[1]:
+            second_done.set()
+
+    def agent() -> Agent:
+        approval = BlockingConfirmationStrategy(
+            confirmation_policy=AlwaysAskPolicy(), confirmation_ui=_ConfirmEveryTopic()
+        )
+        return make_agent(researcher_llm=MockChatGenerator(response_fn=slow_first), approve_plan=approval)
+
+    run_dir = tmp_path / "run"
+    first = agent().run(
+        messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir, on_event=on_event)
+    )
+    completed = [r["subtopic"] for r in _records(run_dir) if r["type"] == "note"]
+    assert completed == TOPICS[::-1]  # the first sub-topic finished last
+
+    resumed = agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
+
+    assert [note.splitlines()[0] for note in first["notes"]] == [f"## {topic}" for topic in TOPICS]
+    assert resumed["notes"] == first["notes"]

@@ -37,6 +37,7 @@ from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.cache import cache_of
+from haystack_deep_research.run.hooks import with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import refuse_moved
 from haystack_deep_research.sources import (
@@ -145,6 +146,7 @@ def create_deep_research_agent(
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     clarify: bool = False,
     approve_plan: ConfirmationStrategy | None = None,
+    hooks: dict[str, list[Any]] | None = None,
     **moved: Any,
 ) -> Agent:
     """
@@ -200,6 +202,8 @@ def create_deep_research_agent(
         any researcher starts: accepted, edited (the new text is researched) or dropped (the orchestrator reads the
         feedback). Decisions are ``PlanReviewed`` events and, with a run directory, journaled: a resumed run does not
         ask again (see docs/plan-approval.md). ``None`` (default) asks nobody.
+    :param hooks: Your own Haystack hooks, by hook point (``{"after_run": [my_hook]}``): they run after the library's
+        at each point, so a ``before_run`` hook sees the run open and an ``after_run`` hook sees the final report.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
@@ -255,28 +259,32 @@ def create_deep_research_agent(
         max_agent_steps=max_orchestrator_steps,
         tool_concurrency_limit=max_concurrent_researchers,
         tool_streaming_callback_passthrough=True,
-        hooks={
-            "before_run": [
-                ScopeHook(
-                    chat_generator=models["scope_llm"],
-                    token_budget=budgets.tokens,
-                    time_budget=budgets.seconds,
-                    cost_budget=budgets.dollars,
-                    phase_models=models_by_phase,
-                    prices=dict(budgets.prices or {}),
-                    clarify=clarify,
-                )
-            ],
-            "before_llm": [budget],
-            "before_tool": [*plan_review_hooks(approve_plan), PlanHook()],
-            "after_tool": [results],
-            "after_run": [
-                WriteHook(
-                    chat_generator=models["writer_llm"],
-                    stages=_report_stages(grounded, output_schema, style, max_concurrent_researchers),
-                    max_concurrency=min(MAX_WRITER_CONCURRENCY, WRITER_CONCURRENCY * max_concurrent_researchers),
-                    style=style,
-                )
-            ],
-        },
+        hooks=with_hooks(
+            {
+                "before_run": [
+                    ScopeHook(
+                        chat_generator=models["scope_llm"],
+                        token_budget=budgets.tokens,
+                        time_budget=budgets.seconds,
+                        cost_budget=budgets.dollars,
+                        phase_models=models_by_phase,
+                        prices=dict(budgets.prices or {}),
+                        clarify=clarify,
+                    )
+                ],
+                "before_llm": [budget],
+                "before_tool": [*plan_review_hooks(approve_plan), PlanHook()],
+                "after_tool": [results],
+                "after_run": [
+                    WriteHook(
+                        chat_generator=models["writer_llm"],
+                        stages=_report_stages(grounded, output_schema, style, max_concurrent_researchers),
+                        max_concurrency=min(MAX_WRITER_CONCURRENCY, WRITER_CONCURRENCY * max_concurrent_researchers),
+                        style=style,
+                    )
+                ],
+            },
+            hooks,
+            factory="create_deep_research_agent",
+        ),
     )

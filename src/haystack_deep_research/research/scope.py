@@ -220,6 +220,7 @@ class ScopeHook(OpenRunHook):
     @staticmethod
     def _ask_user(state: State, run: ResearchRun, messages: list[ChatMessage], asked: str) -> None:
         """Stop the run before the orchestrator's first call, with the clarifying question as its outcome."""
+        run.brief = ""  # no brief is written until the question is clear
         state.set(CLARIFICATION, asked, handler_override=replace_values)
         state.set(MESSAGES, [*messages, ChatMessage.from_assistant(asked)], handler_override=replace_values)
         state.set(STOP_RUN, EXIT_CLARIFICATION_NEEDED)

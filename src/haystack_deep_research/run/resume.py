@@ -119,6 +119,7 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
         summary=note.summary,
         partial=note.partial,
         ledger=view.ledger,
+        position=view.run.place_of(note.note),
     )
     [written] = yield [record]
     _failed(

@@ -32,7 +32,7 @@ from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, P
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import Call, Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.hooks import UsesModels, with_hooks
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import journal_note, resumed_note
@@ -52,6 +52,7 @@ def execute_agent(
     max_steps: int = 20,
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     routing: str = "",
+    hooks: dict[str, list[Any]] | None = None,
 ) -> Agent:
     """
     The default Agent of the Execute step: a tool loop over ``tools`` that ends with a summary of its findings.
@@ -61,6 +62,7 @@ def execute_agent(
     :param max_steps: Steps of the loop, 1 to 200; at the limit the agent still summarizes what it gathered.
     :param loop_threshold: Identical tool calls in a row that make a loop (see ``LoopGuardHook``).
     :param routing: A datastore routing block for the system prompt (see ``sources.routing_prompt``), or ``""``.
+    :param hooks: The caller's own Haystack hooks, run after the library's at each point (see ``with_hooks``).
     :returns: The Agent.
     :raises ConfigurationError: If a parameter is invalid.
     """
@@ -68,13 +70,15 @@ def execute_agent(
     _checks.int_in_range("max_steps", max_steps, 1, 200)
     if not isinstance(tools, list) or not all(isinstance(tool, Tool | Toolset) for tool in tools):
         raise ConfigurationError("tools must be a list of Haystack Tools or Toolsets, for example [WebSearchTool()].")
-    return researcher_agent(
+    agent = researcher_agent(
         chat_generator=chat_generator,
         tools=tools,
         system_prompt="\n\n".join(filter(None, [render_text(EXECUTE_SYSTEM, max_steps=max_steps), routing])),
         max_steps=max_steps,
         loop_threshold=loop_threshold,
     )
+    agent.hooks = with_hooks(agent.hooks, hooks, factory="create_research_workflow")  # checked as Haystack checks
+    return agent
 
 
 @component
