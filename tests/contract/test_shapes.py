@@ -18,9 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from haystack import component
+from haystack import Document, Pipeline, component
+from haystack.components.agents.state import State
 from haystack.components.generators.chat import MockChatGenerator
+from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+from haystack.core.serialization_security import allow_deserialization_module
 from haystack.dataclasses import ChatMessage, StreamingChunk, ToolCall
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.hooks import hook
 from haystack.tools import Tool
 
 from haystack_deep_research import (
@@ -28,6 +33,7 @@ from haystack_deep_research import (
     ConfigurationError,
     InvalidQuestionError,
     Price,
+    ReportStyle,
     RunDirError,
     RunInputs,
     Sources,
@@ -61,6 +67,17 @@ class PlainModel:
         if streaming_callback is not None:
             self.streamed += 1
             streaming_callback(StreamingChunk(content=self.text))
+        return {"replies": [ChatMessage.from_assistant(self.text, meta={"model": "mock-model", "usage": USAGE})]}
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(
+        self, messages: list[ChatMessage], tools: Any = None, streaming_callback: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        self.calls += 1
+        if streaming_callback is not None:
+            self.streamed += 1
+            if inspect.isawaitable(delivered := streaming_callback(StreamingChunk(content=self.text))):
+                await delivered
         return {"replies": [ChatMessage.from_assistant(self.text, meta={"model": "mock-model", "usage": USAGE})]}
 
 
@@ -236,14 +253,29 @@ def test_the_run_directory_holds_the_report_and_is_released(build: Callable[[Any
 
 
 @shapes
-def test_streaming_reaches_every_model_call(build: Callable[[Any], Any]) -> None:
+@pytest.mark.parametrize("how", ["argument", "inputs"])
+def test_streaming_reaches_every_model_call(build: Callable[[Any], Any], how: str) -> None:
     model = PlainModel()
     chunks: list[StreamingChunk] = []
-    _ask(build(model), inputs=RunInputs(streaming_callback=chunks.append))
+    if how == "argument":  # the same call on every shape: run(messages, streaming_callback)
+        build(model).run([ChatMessage.from_user(QUESTION)], chunks.append)
+    else:
+        _ask(build(model), inputs=RunInputs(streaming_callback=chunks.append))
 
     assert model.calls > 0
     assert model.streamed == model.calls
     assert len(chunks) == model.calls
+
+
+@shapes
+async def test_streaming_reaches_every_model_call_of_an_async_run(build: Callable[[Any], Any]) -> None:
+    model = PlainModel()
+    chunks: list[StreamingChunk] = []
+
+    await build(model).run_async([ChatMessage.from_user(QUESTION)], chunks.append, hook_context={"request": 7})
+
+    assert model.calls > 0
+    assert len(chunks) == model.streamed == model.calls
 
 
 @shapes
@@ -307,15 +339,7 @@ FACTORIES = {
 factories = pytest.mark.parametrize("factory", FACTORIES.values(), ids=FACTORIES.keys())
 
 
-@factories
-def test_every_factory_takes_the_grouped_settings_under_the_same_names(factory: Callable[..., Any]) -> None:
-    parameters = inspect.signature(factory).parameters
-
-    assert {"budgets", "grounding", "sources"} <= set(parameters)
-    if factory is not create_deep_agent:  # the deep agent answers; the other three write a report
-        assert "style" in parameters
-        assert len(parameters) <= 22  # about a dozen besides the models: no flat settings left
-
+FIVE_MODELS = {role: PlainModel() for role in ("scope", "orchestrator", "researcher", "summarizer", "writer")}
 
 REQUIRED: dict[str, dict[str, Any]] = {
     "deep_research_agent": {},
@@ -323,6 +347,25 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "research_workflow": {"chat_generator": PlainModel(), "tools": [SEARCH], "output_schema": None},
     "iterative_agent": {"analysis_llm": PlainModel(), "writer_llm": PlainModel()},
 }
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+def test_every_factory_takes_the_grouped_settings_under_the_same_names(name: str) -> None:
+    opened: list[Any] = []
+    settings: dict[str, Any] = {"budgets": Budgets(tokens=1_000_000, seconds=600.0)}
+    if name != "deep_agent":  # the deep agent answers; the other three write a report, in the form asked for
+        settings["style"] = ReportStyle(report_type="outline")
+    if name in ("deep_research_agent", "iterative_agent"):
+        settings["sources"] = Sources(search=SEARCH)
+
+    required = {f"{role}_llm": model for role, model in FIVE_MODELS.items()} if name == "deep_research_agent" else {}
+    agent = FACTORIES[name](**(required or REQUIRED[name]), **settings)
+
+    result = _ask(agent, inputs=RunInputs(on_run_opened=opened.append))
+
+    [run] = opened
+    assert (run.budget.token_budget, run.budget.time_budget) == (1_000_000, 600.0)
+    assert result["exit_reason"]
 
 
 @pytest.mark.parametrize("name", FACTORIES)
@@ -407,3 +450,219 @@ def test_a_runs_own_token_budget_raises_or_lowers_the_deep_agents(factory: int |
 
     assert result["exit_reason"] == reason
     assert model.calls == (7 if reason == "text" else 2)
+
+
+# One lifecycle: every run is opened once and closed once, and what it closes with is what it returns.
+
+
+@shapes
+def test_every_run_is_opened_once_and_closed_once_with_what_it_returns(build: Callable[[Any], Any]) -> None:
+    collector = Collector()
+    result = _ask(build(PlainModel()), inputs=RunInputs(on_event=collector))
+
+    started = [e for e in collector.events if isinstance(e, RunStarted)]
+    [ended] = [e for e in collector.events if isinstance(e, RunEnded)]
+    assert len(started) == 1
+    assert collector.events[0] is started[0]
+    assert collector.events[-1] is ended
+    assert ended.exit_reason == result["exit_reason"]
+    assert (ended.notes, ended.sources, ended.warnings) == (
+        len(result["notes"]),
+        len(result["sources"]),
+        len(result["warnings"]),
+    )
+
+
+# Per-run inputs: one typed value, every field honoured or refused by name.
+
+BRIEF = "Explain the two daily tides: the moon's pull, the earth's rotation, and the bulge opposite the moon."
+
+
+@pytest.mark.parametrize("name", ["deep_research_agent", "research_workflow", "iterative_agent"])
+def test_a_runs_brief_is_the_brief_of_every_shape_that_writes_a_report(name: str) -> None:
+    result = _ask(SHAPES[name](PlainModel()), inputs=RunInputs(brief=f"  {BRIEF}\n"))
+
+    assert result["brief"] == BRIEF
+
+
+def test_the_deep_agent_refuses_a_brief_by_its_name_before_any_model_call() -> None:
+    model = PlainModel()
+    with pytest.raises(ConfigurationError, match=r"RunInputs\(brief=\.\.\.\)"):
+        _ask(deep_agent(model), inputs=RunInputs(brief=BRIEF))
+    assert model.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("on_event", "print"),
+        ("streaming_callback", 3),
+        ("on_run_opened", []),
+        ("budgets", {"tokens": 1}),
+        ("brief", " "),
+    ],
+)
+def test_a_run_input_of_the_wrong_type_is_refused_by_its_name(field: str, value: Any) -> None:
+    with pytest.raises(ConfigurationError, match=rf"RunInputs\({field}=\.\.\.\)"):
+        RunInputs(**{field: value})
+
+
+# Serialization keeps the shape, and with it the door.
+
+allow_deserialization_module(__name__)  # the fakes of this file are restored by their import path
+
+
+@component
+class CountedModel:
+    """Answers every call; counts every call of every instance (a restored copy is another instance)."""
+
+    calls = 0
+
+    def __init__(self, text: str = ANSWER) -> None:
+        self.text = text
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        CountedModel.calls += 1
+        return {"replies": [ChatMessage.from_assistant(self.text, meta={"model": "mock-model", "usage": USAGE})]}
+
+
+def _round_trips(agent: Any) -> list[Any]:
+    restored = type(agent).from_dict(agent.to_dict())
+    pipeline = Pipeline()
+    pipeline.add_component("shape", agent)
+    loaded = Pipeline.loads(pipeline.dumps()).get_component("shape")
+    return [restored, loaded]
+
+
+@shapes
+@pytest.mark.parametrize("messages", [[], [ChatMessage.from_user("   ")]], ids=["no-messages", "blank"])
+def test_a_round_trip_gives_back_the_shape_and_its_door(build: Callable[[Any], Any], messages: Any) -> None:
+    agent = build(CountedModel())
+
+    for restored in _round_trips(agent):
+        assert type(restored) is type(agent)
+        CountedModel.calls = 0
+        with pytest.raises(InvalidQuestionError):
+            restored.run(messages)
+        assert CountedModel.calls == 0  # refused at the door: nothing was paid for
+
+
+@shapes
+def test_a_restored_shape_runs_as_the_one_it_was(build: Callable[[Any], Any], tmp_path: Path) -> None:
+    agent = build(CountedModel())
+    original = _ask(agent)
+    [restored, loaded] = _round_trips(agent)
+
+    result = _ask(restored, inputs=RunInputs(run_dir=tmp_path / "run"))
+    again = _ask(loaded, inputs=RunInputs(run_dir=tmp_path / "loaded"))
+
+    assert (result["report"], result["exit_reason"]) == (original["report"], original["exit_reason"])
+    assert (again["report"], again["exit_reason"]) == (original["report"], original["exit_reason"])
+    assert (tmp_path / "run" / "report.md").read_text(encoding="utf-8") == original["report"]
+
+
+# A model that fails after the tools read something: the report is what was read.
+
+SURVEY_URL = "https://survey.example/tides-2024"
+
+
+def _survey() -> Sources:
+    store = InMemoryDocumentStore()
+    store.write_documents(
+        [
+            Document(
+                content="The 2024 survey measured spring tides of 4.2 metres at the northern gauge, twice a day.",
+                meta={"url": SURVEY_URL, "title": "Tide survey 2024 — Nordküste"},
+            )
+        ]
+    )
+    retriever = InMemoryBM25Retriever(document_store=store)
+    return Sources(datastores={"survey": {"retriever": retriever, "description": "tide surveys", "top_k": 1}})
+
+
+@component
+class FailsAfterOneSearch:
+    """Searches the survey once, then fails on every later call, as a provider outage in mid-run would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        self.calls += 1
+        if self.calls > 1:
+            raise ConnectionError("the model server went away")
+        call = ToolCall(tool_name="search_survey", arguments={"query": "spring tides"})
+        return {"replies": [ChatMessage.from_assistant("", tool_calls=[call], meta={"usage": USAGE})]}
+
+
+@pytest.mark.parametrize("reflexion", [True, False])
+def test_the_deep_agent_whose_model_fails_after_a_tool_round_reports_what_was_read(reflexion: bool) -> None:
+    agent = create_deep_agent(
+        chat_generator=FailsAfterOneSearch(), tools=[], system_prompt="Answer.", sources=_survey(), reflexion=reflexion
+    )
+
+    result = _ask(agent)
+
+    assert result["exit_reason"] == "failed"
+    assert f"]({SURVEY_URL})" in result["report"]
+    assert "4.2 metres" in result["report"]
+    assert result["citations"]["unverified_urls"] == []
+    assert any("the agent's model failed" in warning for warning in result["warnings"])
+
+
+# The caller's own hooks, merged with the library's.
+
+SEEN: list[tuple[str, Any]] = []
+
+
+@hook
+def saw_the_report(state: State) -> None:
+    SEEN.append(("after_run", state.data.get("report")))
+
+
+@hook
+def saw_a_model_call(state: State) -> None:
+    context = state.data.get("hook_context") or {}
+    SEEN.append(("before_llm", context.get("request")))
+
+
+@pytest.mark.parametrize("name", ["deep_research_agent", "deep_agent"])
+def test_the_agent_shapes_run_the_callers_hooks_after_their_own(name: str) -> None:
+    SEEN.clear()
+    required = {f"{role}_llm": model for role, model in FIVE_MODELS.items()} if name == "deep_research_agent" else {}
+    agent = FACTORIES[name](
+        **(required or REQUIRED[name]),
+        **OWN_SOURCES.get(name, {}),
+        hooks={"after_run": [saw_the_report], "before_llm": [saw_a_model_call]},
+    )
+
+    result = _ask(agent, hook_context={"request": "r-17"})
+
+    assert ("after_run", result["report"]) in SEEN  # it ran after the library's close: the report was written
+    assert ("before_llm", "r-17") in SEEN  # the caller's hook_context reaches the caller's hooks
+
+
+def test_the_workflow_runs_the_callers_hooks_in_its_execute_agent() -> None:
+    SEEN.clear()
+    workflow = create_research_workflow(**REQUIRED["research_workflow"], hooks={"before_llm": [saw_a_model_call]})
+
+    _ask(workflow, hook_context={"request": "r-18"})
+
+    assert ("before_llm", "r-18") in SEEN
+
+
+def test_a_shape_without_agent_hooks_refuses_them_by_name() -> None:
+    with pytest.raises(ConfigurationError, match="takes no hooks="):
+        create_iterative_research_agent(**REQUIRED["iterative_agent"], hooks={"after_run": [saw_the_report]})
+
+
+@pytest.mark.parametrize("name", ["deep_research_agent", "deep_agent", "research_workflow"])
+@pytest.mark.parametrize("hooks", [{"after_dinner": [saw_the_report]}, {"after_run": ["print"]}, ["x"]])
+def test_hooks_that_are_not_haystack_hooks_are_refused(name: str, hooks: Any) -> None:
+    with pytest.raises(ConfigurationError, match=r"hooks"):
+        FACTORIES[name](**REQUIRED[name], hooks=hooks)
+
+
+OWN_SOURCES: dict[str, dict[str, Any]] = {"deep_research_agent": {"sources": Sources(search=SEARCH)}}

@@ -113,7 +113,7 @@ def _gathered(run: ResearchRun, failed: str) -> str:
     notes = []
     for entry in read:
         title = " ".join(entry.title.split()) or entry.url
-        passage = " ".join((entry.summary or entry.snippet or entry.text).split())[:PASSAGE_CHARS]
+        passage = " ".join((entry.summary or entry.text or entry.snippet).split())[:PASSAGE_CHARS]
         notes.append(f"### {title}\n\n{passage} [{title}]({entry.url})")
     error = f"the agent's model failed: {failed}"
     return render_text(FALLBACK_REPORT, error=error, brief=run.brief, notes=notes, urls=[entry.url for entry in read])
