@@ -10,8 +10,8 @@ haystack-deep-research: turn a question into a structured, cited Markdown resear
 ``create_deep_agent(chat_generator=..., tools=..., system_prompt=...)`` builds the other shape: one agent loop with
 composable exit conditions, reflexion, per-turn grounding and opt-in capability layers (docs/deep-agent.md).
 
-Importing the package adds it to Haystack's deserialization allowlist, so an agent it built can be loaded back
-with ``Agent.from_dict`` or from a Pipeline YAML without further configuration. Heavy clients (openai, tavily,
+Importing the package adds it to Haystack's deserialization allowlist, so a shape it built can be loaded back as itself
+(``type(agent).from_dict``, or from a Pipeline YAML) without further configuration. Heavy clients (openai, tavily,
 trafilatura, pypdf) are imported when first used.
 
 The names here are what a user touches: the four factories; the grouped settings every factory takes under the same

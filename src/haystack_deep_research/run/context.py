@@ -22,7 +22,6 @@ from haystack.components.agents.state import State
 from haystack.dataclasses import ChatRole, StreamingCallbackT
 
 from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
-from haystack_deep_research.events import Subscriber
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run.door import check_hook_context, check_messages, check_question
 from haystack_deep_research.run.view import RunView
@@ -30,6 +29,7 @@ from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import HOOK_CONTEXT, INPUTS_KEY, RUN_KEY, TOKEN_USAGE
 
 if TYPE_CHECKING:
+    from haystack_deep_research.events import Subscriber
     from haystack_deep_research.run.research_run import ResearchRun
 
 __all__ = ["RunInputs", "context_of", "counted_view", "inputs_of", "question_from", "run_inputs", "view_of"]
