@@ -42,7 +42,9 @@ from haystack_deep_research import (
     create_iterative_research_agent,
     create_research_workflow,
 )
+from haystack_deep_research.errors import UsageError
 from haystack_deep_research.events import Event, RunEnded, RunStarted
+from haystack_deep_research.run import current_run
 from haystack_deep_research.state import SHARED_OUTPUTS
 
 QUESTION = "Why do tides rise twice a day?"
@@ -666,3 +668,83 @@ def test_hooks_that_are_not_haystack_hooks_are_refused(name: str, hooks: Any) ->
 
 
 OWN_SOURCES: dict[str, dict[str, Any]] = {"deep_research_agent": {"sources": Sources(search=SEARCH)}}
+
+
+# One carrier of the current run: whatever runs inside a run of any shape finds it the same way.
+
+CURRENT: list[str] = []
+
+
+@hook
+def saw_the_current_run(state: State) -> None:
+    CURRENT.append(current_run().run.question)
+
+
+def _search_in_the_run(query: str) -> list[dict[str, str]]:
+    CURRENT.append(current_run().run.question)
+    return []
+
+
+SEARCH_IN_THE_RUN = Tool(
+    name="web_search",
+    description="Search the web.",
+    parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    function=_search_in_the_run,
+)
+
+
+@component
+class SearchesOnce:
+    """Calls web_search once, then answers."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        self.calls += 1
+        if self.calls == 1 and tools:
+            call = ToolCall(tool_name="web_search", arguments={"query": "tides"})
+            return {"replies": [ChatMessage.from_assistant("", tool_calls=[call], meta={"usage": USAGE})]}
+        return {"replies": [ChatMessage.from_assistant(ANSWER, meta={"usage": USAGE})]}
+
+
+CARRIED: dict[str, Callable[[], Any]] = {
+    "deep_agent": lambda: create_deep_agent(
+        chat_generator=SearchesOnce(),
+        tools=[SEARCH_IN_THE_RUN],
+        system_prompt="Answer.",
+        hooks={"before_llm": [saw_the_current_run]},
+    ),
+    "research_workflow": lambda: create_research_workflow(
+        chat_generator=SearchesOnce(),
+        tools=[SEARCH_IN_THE_RUN],
+        output_schema=None,
+        hooks={"before_llm": [saw_the_current_run]},
+    ),
+    "deep_research_agent": lambda: create_deep_research_agent(
+        **{f"{role}_llm": PlainModel() for role in ("scope", "orchestrator", "summarizer", "writer")},
+        researcher_llm=SearchesOnce(),
+        sources=Sources(search=SEARCH_IN_THE_RUN),
+        hooks={"before_llm": [saw_the_current_run]},
+    ),
+    "iterative_agent": lambda: create_iterative_research_agent(
+        analysis_llm=PlainModel('{"nextSearchTopic": "tides", "shouldContinue": true}'),
+        writer_llm=PlainModel(),
+        sources=Sources(search=SEARCH_IN_THE_RUN),
+        depth=1,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CARRIED)
+def test_the_current_run_is_found_the_same_way_in_every_shape(name: str) -> None:
+    CURRENT.clear()
+    question = f"Warum steigen die Gezeiten zweimal am Tag? ({name})"
+
+    CARRIED[name]().run([ChatMessage.from_user(question)])
+
+    assert CURRENT
+    assert set(CURRENT) == {question}
+    with pytest.raises(UsageError):  # and no run is current once the shape returned
+        current_run()

@@ -26,9 +26,9 @@ from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import plan_update
 from haystack_deep_research.run import REPORT_FILE, Phase, blocking
 from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
+from haystack_deep_research.run.context import current_run
 from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.shape import current_run
 from haystack_deep_research.state import PHASE_ORCHESTRATOR
 
 __all__ = ["StartStep"]

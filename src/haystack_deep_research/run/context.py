@@ -9,19 +9,25 @@ Every shape is called the same way, ``run(messages, streaming_callback=None, *, 
 An Agent shape carries them to its hooks in ``hook_context`` (under one private key; :func:`inputs_of` reads them); a
 Pipeline shape opens its run with them before its Pipeline runs. ``hook_context`` itself stays the caller's: what is
 in it reaches the caller's own hooks untouched.
+
+Once open, a run is the *current run* until its shape returns, in every shape: :func:`current_run` (a context
+variable, so concurrent runs of one object never mix) is the one carrier of the run. Each agent's own view of it (the
+orchestrator's, a sub-researcher's) travels in that agent's ``hook_context`` (:func:`view_of`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from haystack.components.agents.state import State
 from haystack.dataclasses import ChatRole, StreamingCallbackT
 
-from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError
+from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError, UsageError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run.door import check_hook_context, check_messages, check_question
 from haystack_deep_research.run.view import RunView
@@ -32,7 +38,19 @@ if TYPE_CHECKING:
     from haystack_deep_research.events import Subscriber
     from haystack_deep_research.run.research_run import ResearchRun
 
-__all__ = ["RunInputs", "context_of", "counted_view", "inputs_of", "question_from", "run_inputs", "view_of"]
+__all__ = [
+    "OpenRun",
+    "RunInputs",
+    "context_of",
+    "counted_view",
+    "current_run",
+    "inputs_of",
+    "make_current",
+    "question_from",
+    "run_inputs",
+    "running",
+    "view_of",
+]
 
 
 def _callable(name: str, value: Any, shape: str) -> None:
@@ -90,6 +108,67 @@ class RunInputs:
         :returns: The run's budgets: this run's over ``own``, or ``own``.
         """
         return own if self.budgets is None else self.budgets.over(own)
+
+
+@dataclass(frozen=True)
+class OpenRun:
+    """
+    The current run, as what runs inside it sees it: the steps of a Pipeline shape, the hooks and tools of an Agent
+    shape (yours too).
+
+    :param run: The run.
+    :param context: The caller's ``hook_context`` (request-scoped inputs that nested agents' hooks may read).
+    """
+
+    run: ResearchRun
+    context: dict[str, Any]
+
+
+_CURRENT: contextvars.ContextVar[OpenRun | None] = contextvars.ContextVar("haystack_deep_research_run", default=None)
+
+
+def current_run() -> OpenRun:
+    """
+    :returns: The run the enclosing shape opened: every shape makes its open run the current run until it returns.
+    :raises UsageError: If no run is open: a step of a Pipeline shape was run outside the shape that built it, or
+        the code runs outside any run of this library.
+    """
+    opened = _CURRENT.get()
+    if opened is None:
+        raise UsageError(
+            "this step runs inside a run of its shape: run the agent or workflow that create_iterative_research_agent "
+            "or create_research_workflow built (agent.run(messages=[...])), not its Pipeline directly."
+        )
+    return opened
+
+
+def make_current(run: ResearchRun, context: dict[str, Any] | None = None) -> Callable[[], None]:
+    """
+    Make ``run`` the current run (see :func:`current_run`) until the returned callable is called, in the same context.
+
+    :param run: The run.
+    :param context: The caller's ``hook_context``, or ``None``.
+    :returns: What makes the run current no more (the current run before it is current again).
+    """
+    token = _CURRENT.set(OpenRun(run=run, context=dict(context or {})))
+    return lambda: _CURRENT.reset(token)
+
+
+@contextmanager
+def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator[OpenRun]:
+    """
+    Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline (and, for a step used
+    on its own, a test or a Pipeline of the caller's own). Nothing is opened or closed.
+
+    :param run: The run.
+    :param context: The caller's ``hook_context``, or ``None``.
+    :returns: The current run, as the steps see it.
+    """
+    done = make_current(run, context)
+    try:
+        yield current_run()
+    finally:
+        done()
 
 
 def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:

@@ -8,9 +8,10 @@ One run, one lifecycle, for every shape: one opener and one closer.
 - :func:`close_run` closes every run (the Agent shapes in their ``after_run`` hook, the Pipeline shapes in their
   finish step): it closes the run's resources (its MCP connections), writes the run directory's outcome and releases
   it, counts the usage, emits ``RunEnded`` and returns the shared outputs.
-- :class:`OpenRunHook` (``before_run``) opens the run of an Agent shape, puts its view in ``hook_context`` (under
-  ``RUN_KEY``), hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass adds its own opening work
-  there: the deep research agent writes its brief, the deep agent reads its memory files).
+- :class:`OpenRunHook` (``before_run``) opens the run of an Agent shape, makes it the current run
+  (:func:`~haystack_deep_research.run.context.current_run`) until the agent's run returns, puts the agent's view of it
+  in ``hook_context`` (under ``RUN_KEY``), hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass
+  adds its own opening work there: the deep research agent writes its brief, the deep agent reads its memory files).
 - :class:`CloseRunHook` (``after_run``) runs :meth:`CloseRunHook.finish` (the deep research agent writes its report
   there), then :func:`close_run` — also when ``finish`` raised, before the error propagates.
 - :class:`BudgetHook` (``before_llm`` of the orchestrator and of every sub-researcher) counts the agent's token usage
@@ -36,7 +37,14 @@ from haystack.utils.callable_serialization import deserialize_callable, serializ
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import EventBus, RunEnded, RunStarted, Subscriber
 from haystack_deep_research.run.budget import RunBudget
-from haystack_deep_research.run.context import RunInputs, context_of, counted_view, inputs_of, question_from
+from haystack_deep_research.run.context import (
+    RunInputs,
+    context_of,
+    counted_view,
+    inputs_of,
+    make_current,
+    question_from,
+)
 from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.deadline import bind
 from haystack_deep_research.run.door import RunGuard
@@ -152,10 +160,11 @@ class OpenRunHook(PhaseHook):
         context = context_of(state)
         run = yield from self.open_run(question, inputs_of(context))
         journal = run.journal
-        if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
+        if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):  # a ResearchAgent's run: it closes the guard
             guard.on_close(run.close)
             if journal is not None:
                 guard.on_close(journal.close)
+            guard.on_close(make_current(run, context))  # the current run until the agent's run returns
         try:
             yield from self._open(state, context, run)
         except BaseException:

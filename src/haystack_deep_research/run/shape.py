@@ -10,9 +10,9 @@ read. :class:`PipelineShape` therefore
   checks that input with the same typed errors as the agents;
 - opens the run with :meth:`~haystack_deep_research.run.OpenRunHook.open_run`, the same opener the agents use (event
   bus, streaming callback, run directory's journal, budget, prices, brief, ``on_run_opened``, ``RunStarted``);
-- makes the open run the *current run* (a context variable, so concurrent runs of one object never mix and a run's
-  worker threads and tasks see it) while its Pipeline runs; the steps find it with :func:`current_run` and pass only
-  plain data along the edges;
+- makes the open run the *current run* (:func:`~haystack_deep_research.run.context.current_run`, the one carrier of
+  the current run in every shape) while its Pipeline runs; the steps find it there and pass only plain data along the
+  edges;
 - leaves the closing to its finish step, which calls :func:`~haystack_deep_research.run.lifecycle.close_run` as the
   Agent shapes' ``after_run`` hook does; when the Pipeline fails, it closes what the run opened itself (its
   resources, such as MCP connections, its journal and the run directory's lock), and re-raises the library's typed
@@ -21,72 +21,22 @@ read. :class:`PipelineShape` therefore
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from haystack import Pipeline
 from haystack.core.errors import PipelineRuntimeError
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from haystack_deep_research.errors import DeepResearchError, UsageError
-from haystack_deep_research.run.context import RunInputs, question_from, run_inputs
+from haystack_deep_research.errors import DeepResearchError
+from haystack_deep_research.run.context import RunInputs, question_from, run_inputs, running
 from haystack_deep_research.run.door import check_hook_context
 from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.research_run import ResearchRun
 
-__all__ = ["OpenRun", "PipelineShape", "current_run", "running"]
-
-
-@dataclass(frozen=True)
-class OpenRun:
-    """
-    The run a Pipeline shape opened, as its steps see it.
-
-    :param run: The run.
-    :param context: The caller's ``hook_context`` (request-scoped inputs that nested agents' hooks may read).
-    """
-
-    run: ResearchRun
-    context: dict[str, Any]
-
-
-_CURRENT: contextvars.ContextVar[OpenRun | None] = contextvars.ContextVar("haystack_deep_research_run", default=None)
-
-
-def current_run() -> OpenRun:
-    """
-    :returns: The run the enclosing Pipeline shape opened.
-    :raises UsageError: If no run is open: a step of a Pipeline shape was run outside the shape that built it.
-    """
-    opened = _CURRENT.get()
-    if opened is None:
-        raise UsageError(
-            "this step runs inside a run of its shape: run the agent or workflow that create_iterative_research_agent "
-            "or create_research_workflow built (agent.run(messages=[...])), not its Pipeline directly."
-        )
-    return opened
-
-
-@contextmanager
-def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator[OpenRun]:
-    """
-    Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline, for a step used on
-    its own (in a test, or in a Pipeline of the caller's own). Nothing is opened or closed.
-
-    :param run: The run.
-    :param context: The caller's ``hook_context``, or ``None``.
-    :returns: The current run, as the steps see it.
-    """
-    opened = OpenRun(run=run, context=dict(context or {}))
-    token = _CURRENT.set(opened)
-    try:
-        yield opened
-    finally:
-        _CURRENT.reset(token)
+__all__ = ["PipelineShape"]
 
 
 def _unwrapped(error: PipelineRuntimeError) -> Exception:

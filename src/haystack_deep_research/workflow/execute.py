@@ -32,11 +32,11 @@ from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, P
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import Call, Phase, RunView
+from haystack_deep_research.run.context import current_run
 from haystack_deep_research.run.hooks import UsesModels, with_hooks
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import journal_note, resumed_note
-from haystack_deep_research.run.shape import current_run
 from haystack_deep_research.run.streaming import for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
 from haystack_deep_research.tools import bind_tools
