@@ -8,7 +8,6 @@ carried in its ``hook_context``, never on the agent object: one agent may serve 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from haystack.components.agents.state.state_utils import merge_lists, replace_values
@@ -181,8 +180,6 @@ EXIT_CLARIFICATION_NEEDED = "clarification_needed"
 writing a brief; nothing else ran. Run again with the question and the user's answer in the conversation."""
 EXIT_DECISION_FAILED = "decision_failed"
 """The analysis model's reply was not a valid decision, even after one retry: the search stopped, with a warning."""
-
-ProgressCallback = Callable[[str, str], None]
 
 
 def orchestrator_state_schema() -> dict[str, Any]:
