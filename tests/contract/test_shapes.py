@@ -748,3 +748,17 @@ def test_the_current_run_is_found_the_same_way_in_every_shape(name: str) -> None
     assert set(CURRENT) == {question}
     with pytest.raises(UsageError):  # and no run is current once the shape returned
         current_run()
+
+
+@shapes
+@pytest.mark.parametrize(
+    ("key", "field"),
+    [("haystack_deep_research.run_dir", "run_dir"), ("haystack_deep_research.progress", "on_event=progress_view")],
+)
+def test_a_key_a_run_used_to_read_from_hook_context_is_refused_not_ignored(
+    build: Callable[[Any], Any], key: str, field: str
+) -> None:
+    model = PlainModel()
+    with pytest.raises(ConfigurationError, match=re.escape(f"inputs=RunInputs({field}")):
+        _ask(build(model), hook_context={key: "runs/one"})
+    assert model.calls == 0
