@@ -14,20 +14,19 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import (
-    EVENTS_KEY,
-    PROGRESS_KEY,
-    RUN_DIR_KEY,
     ConfigurationError,
     Event,
     FetchLimits,
     InvalidQuestionError,
     ReadUrlTool,
     RunDirError,
+    RunInputs,
     Sources,
     UrlPolicy,
     WebSearchTool,
     create_deep_research_agent,
 )
+from haystack_deep_research.events import progress_view
 from haystack_deep_research.report import WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
@@ -80,8 +79,8 @@ def test_a_progress_callback_that_cannot_be_called_is_refused_before_any_model_i
     scope = MockChatGenerator(response_fn=lambda messages: calls.append("scope") or "brief")
     agent = make_agent(scope_llm=scope)
 
-    with pytest.raises(ConfigurationError, match=rf"hook_context\['{PROGRESS_KEY}'\] must be a callable"):
-        agent.run(messages=[ChatMessage.from_user("How fast is solar growing?")], hook_context={PROGRESS_KEY: "log"})
+    with pytest.raises(ConfigurationError, match=r"RunInputs\(on_event=...\) must be a callable"):
+        agent.run(messages=[ChatMessage.from_user("How fast is solar growing?")], inputs=RunInputs(on_event="log"))
     assert calls == []
 
 
@@ -153,7 +152,7 @@ def test_malformed_messages_raise_an_invalid_question_error_before_anything_runs
 
 
 @pytest.mark.parametrize("how", ["run", "run_async"])
-@pytest.mark.parametrize("hook_context", [[], "runs/one", 42, [(RUN_DIR_KEY, "runs/one")]])
+@pytest.mark.parametrize("hook_context", [[], "runs/one", 42, [("run_dir", "runs/one")]])
 def test_a_hook_context_that_is_not_a_dict_raises_a_configuration_error(
     make_agent: Callable[..., Agent], how: str, hook_context: Any
 ) -> None:
@@ -184,7 +183,7 @@ def test_a_run_dir_no_file_system_accepts_raises_a_run_dir_error(
     agent = make_agent(**counted.models())
 
     with pytest.raises(RunDirError, match=re.escape(message)):
-        agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+        agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     assert counted.calls == 0
 
 
@@ -202,7 +201,8 @@ def test_a_progress_callback_and_an_event_subscriber_that_raise_never_stop_resea
         raise ValueError("the queue is closed")
 
     result = make_agent().run(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context={PROGRESS_KEY: progress, EVENTS_KEY: on_event}
+        messages=[ChatMessage.from_user(QUESTION)],
+        inputs=RunInputs(on_event=lambda event: (progress_view(progress)(event), on_event(event))),
     )
 
     assert seen["progress"] > 1  # they were called, raised, and called again

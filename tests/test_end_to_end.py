@@ -9,7 +9,8 @@ from collections.abc import Callable
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import PROGRESS_KEY
+from haystack_deep_research import RunInputs
+from haystack_deep_research.events import progress_view
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast are solar power and battery storage growing?"
@@ -71,7 +72,7 @@ def test_progress_events_reach_the_callers_callback(make_agent: Callable[..., Ag
         with lock:
             events.append((phase, message))
 
-    make_agent().run(messages=_question(), hook_context={PROGRESS_KEY: progress})
+    make_agent().run(messages=_question(), inputs=RunInputs(on_event=progress_view(progress)))
 
     phases = [phase for phase, _ in events]
     assert phases[0] == "scope"

@@ -24,7 +24,7 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIRespons
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
-from haystack_deep_research import RUN_DIR_KEY, FetchLimits, Sources, UrlPolicy, WebSearchTool
+from haystack_deep_research import FetchLimits, RunInputs, Sources, UrlPolicy, WebSearchTool
 from haystack_deep_research.run import LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
@@ -331,9 +331,9 @@ def test_a_run_dir_that_cannot_take_the_ledger_or_the_report_costs_only_those_co
     run_dir = tmp_path / "run"
     (run_dir / LEDGER_FILE).mkdir(parents=True)  # writing either file fails with an OSError, as on a full disk
     (run_dir / REPORT_FILE).mkdir()
-    context = {RUN_DIR_KEY: run_dir}
+    context = RunInputs(run_dir=run_dir)
 
-    first = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+    first = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
 
     _assert_intact(first)
     assert first["exit_reason"] == "text"
@@ -354,7 +354,7 @@ def test_a_run_dir_that_cannot_take_the_ledger_or_the_report_costs_only_those_co
         return scripted.run(messages, tools)["replies"][0]
 
     resumed = make_agent(researcher_llm=MockChatGenerator(response_fn=researcher)).run(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context=context
+        messages=[ChatMessage.from_user(QUESTION)], inputs=context
     )
 
     assert researched == []  # both notes were journaled

@@ -14,7 +14,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
-from haystack_deep_research import RUN_DIR_KEY, ResearchSummary, Sources, StructuredOutputError, WebSearchTool
+from haystack_deep_research import ResearchSummary, RunInputs, Sources, StructuredOutputError, WebSearchTool
 from haystack_deep_research.run import JOURNAL_FILE, REPORT_FILE
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
@@ -272,11 +272,11 @@ def test_text_that_cannot_be_encoded_never_costs_the_result_or_the_run_dir(
     with LoopbackSearchServer(documents) as search:
         tool = WebSearchTool(api_key=Secret.from_token("test-key"), api_base_url=search.base_url, max_results=2)
         result = make_agent(sources=Sources(search=tool)).run(
-            messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir}
+            messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir=run_dir)
         )
         written = (run_dir / REPORT_FILE).read_text(encoding="utf-8")
         again = make_agent(sources=Sources(search=tool)).run(
-            messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir}
+            messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir=run_dir)
         )
 
     assert result["exit_reason"] == "text"
@@ -305,11 +305,11 @@ def test_a_report_stage_that_raises_still_leaves_the_report_in_the_run_dir(
     run_dir = tmp_path / "run"
     agent = make_agent(writer_llm=MockChatGenerator(response_fn=writer), output_schema=ResearchSummary)
     with pytest.raises(StructuredOutputError) as caught:
-        agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+        agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
 
     assert caught.value.report.startswith("# ")
     assert (run_dir / REPORT_FILE).read_text(encoding="utf-8") == caught.value.report
     records = [json.loads(line) for line in (run_dir / JOURNAL_FILE).read_text(encoding="utf-8").splitlines()]
     assert [r["type"] for r in records] == ["start", "brief", "note", "note", "end"]
-    resumed = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    resumed = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     assert resumed["exit_reason"] == "text"  # the run that raised released its directory

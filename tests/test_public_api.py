@@ -35,13 +35,6 @@ def test_all_is_sorted_and_complete(module: str) -> None:
 
 
 PUBLIC_NAMES = [
-    "BRIEF_KEY",
-    "BUDGETS_KEY",
-    "EVENTS_KEY",
-    "PROGRESS_KEY",
-    "RUN_DIR_KEY",
-    "RUN_OPENED_KEY",
-    "STREAMING_KEY",
     "Budgets",
     "ConfigurationError",
     "DeepResearchError",
@@ -60,6 +53,7 @@ PUBLIC_NAMES = [
     "ResearchRunError",
     "ResearchSummary",
     "RunDirError",
+    "RunInputs",
     "SourceEntry",
     "Sources",
     "StructuredOutputError",

@@ -10,15 +10,15 @@ haystack-deep-research: turn a question into a structured, cited Markdown resear
 ``create_deep_agent(chat_generator=..., tools=..., system_prompt=...)`` builds the other shape: one agent loop with
 composable exit conditions, reflexion, per-turn grounding and opt-in capability layers (docs/deep-agent.md).
 
-Importing the package adds it to Haystack's deserialization allowlist, so an agent it built can be loaded back
-with ``Agent.from_dict`` or from a Pipeline YAML without further configuration. Heavy clients (openai, tavily,
+Importing the package adds it to Haystack's deserialization allowlist, so a shape it built can be loaded back as itself
+(``type(agent).from_dict``, or from a Pipeline YAML) without further configuration. Heavy clients (openai, tavily,
 trafilatura, pypdf) are imported when first used.
 
 The names here are what a user touches: the four factories; the grouped settings every factory takes under the same
 names (``Budgets``, ``Grounding``, ``Sources``, ``ReportStyle``) and what they hold (``UrlPolicy``, ``FetchLimits``,
-``Price``, ``MCPServer``, ``ResearchCache``, ``WebSearchTool``, ``ReadUrlTool``); the ``hook_context`` keys a run reads
-(``RUN_DIR_KEY``, ``EVENTS_KEY``, ``STREAMING_KEY``, ``BUDGETS_KEY``, ``PROGRESS_KEY``, ``BRIEF_KEY``,
-``RUN_OPENED_KEY``); the errors a caller catches most (the rest are in ``haystack_deep_research.errors``); and the
+``Price``, ``MCPServer``, ``ResearchCache``, ``WebSearchTool``, ``ReadUrlTool``); what one run is given besides its
+question, the same for every shape (``RunInputs``: ``run(messages, inputs=RunInputs(run_dir=..., on_event=...))``);
+the errors a caller catches most (the rest are in ``haystack_deep_research.errors``); and the
 results and events a run hands back (``ResearchRun``, ``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``,
 ``Event``, ``EventStream``). The building blocks (hooks, stages, the deep agent's layers, scans) are imported from
 their subpackage.
@@ -43,15 +43,6 @@ from haystack_deep_research.errors import (
     StructuredOutputError,
     UsageError,
 )
-from haystack_deep_research.state import (
-    BRIEF_KEY,
-    BUDGETS_KEY,
-    EVENTS_KEY,
-    PROGRESS_KEY,
-    RUN_DIR_KEY,
-    RUN_OPENED_KEY,
-    STREAMING_KEY,
-)
 
 if TYPE_CHECKING:
     from haystack_deep_research.agents import (
@@ -63,7 +54,7 @@ if TYPE_CHECKING:
     from haystack_deep_research.events import Event, EventStream
     from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
     from haystack_deep_research.report import ReportStyle, ResearchSummary
-    from haystack_deep_research.run import Price, ResearchCache, ResearchRun
+    from haystack_deep_research.run import Price, ResearchCache, ResearchRun, RunInputs
     from haystack_deep_research.settings import Budgets, Grounding, Sources
     from haystack_deep_research.sources import MCPServer, WebSearchTool
     from haystack_deep_research.tools import ReadUrlTool
@@ -83,7 +74,7 @@ __getattr__, __dir__ = lazy_exports(
         ".events": ("Event", "EventStream"),
         ".evidence": ("EvidenceLedger", "SourceEntry"),
         ".report": ("ReportStyle", "ResearchSummary"),
-        ".run": ("Price", "ResearchCache", "ResearchRun"),
+        ".run": ("Price", "ResearchCache", "ResearchRun", "RunInputs"),
         ".settings": ("Budgets", "Grounding", "Sources"),
         ".sources": ("MCPServer", "WebSearchTool"),
         ".tools": ("ReadUrlTool",),
@@ -96,13 +87,6 @@ allow_deserialization_module("haystack_deep_research")
 __version__ = "0.1.0"
 
 __all__ = [
-    "BRIEF_KEY",
-    "BUDGETS_KEY",
-    "EVENTS_KEY",
-    "PROGRESS_KEY",
-    "RUN_DIR_KEY",
-    "RUN_OPENED_KEY",
-    "STREAMING_KEY",
     "Budgets",
     "ConfigurationError",
     "DeepResearchError",
@@ -121,6 +105,7 @@ __all__ = [
     "ResearchRunError",
     "ResearchSummary",
     "RunDirError",
+    "RunInputs",
     "SourceEntry",
     "Sources",
     "StructuredOutputError",

@@ -1,5 +1,6 @@
 """
-Every name a run is keyed by, defined once: State keys, ``hook_context`` keys, phase names and exit reasons.
+Every name a run is keyed by, defined once: State keys, the library's own ``hook_context`` keys, phase names and exit
+reasons.
 
 Per-run data lives in a :class:`~haystack_deep_research.run.ResearchRun`, opened by the run's ``before_run`` hook and
 carried in its ``hook_context``, never on the agent object: one agent may serve many runs at once.
@@ -7,7 +8,6 @@ carried in its ``hook_context``, never on the agent object: one agent may serve 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from haystack.components.agents.state.state_utils import merge_lists, replace_values
@@ -92,26 +92,11 @@ LOOP_STREAK = "loop_streak"
 RUN_KEY = "haystack_deep_research.run"
 """Where the run's ``before_run`` hook puts its :class:`~haystack_deep_research.run.ResearchRun` (a sub-researcher's
 ``hook_context`` holds its view of the parent run here)."""
-PROGRESS_KEY = "haystack_deep_research.progress"
-"""A callable ``progress(phase: str, message: str)`` the caller may pass in ``hook_context`` to follow a run."""
-RUN_DIR_KEY = "haystack_deep_research.run_dir"
-"""A directory the caller may pass in ``hook_context`` to journal the run there and resume it after a crash."""
-BRIEF_KEY = "haystack_deep_research.brief"
-"""A research brief in ``hook_context``: the scope hook uses it instead of calling the scope model."""
-EVENTS_KEY = "haystack_deep_research.on_event"
-"""A callable ``on_event(event)`` the caller may pass in ``hook_context`` to receive the run's typed events."""
 RUN_GUARD_KEY = "haystack_deep_research.run_guard"
 """Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.run.RunGuard` that closes what its run opened."""
-RUN_OPENED_KEY = "haystack_deep_research.on_run_opened"
-"""A callable ``on_run_opened(run)`` the caller may pass in ``hook_context``: the run's ``before_run`` hook calls it
-with the :class:`~haystack_deep_research.run.ResearchRun` once the run is open, so a caller can keep what the run
-gathered when the run itself never returns (the command line saves a partial report on Ctrl-C)."""
-BUDGETS_KEY = "haystack_deep_research.budgets"
-"""A :class:`~haystack_deep_research.Budgets` the caller may pass in ``hook_context``: the limits it sets replace the
-factory's for that run, and its prices go on top of the factory's."""
-STREAMING_KEY = "haystack_deep_research.streaming_callback"
-"""A Haystack streaming callback the caller may pass in ``hook_context``: every model of the run streams to it, each
-chunk tagged with its role (see :mod:`haystack_deep_research.run.streaming`)."""
+INPUTS_KEY = "haystack_deep_research.inputs"
+"""Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.RunInputs` its ``run`` was given, for its hooks
+(callers pass them as ``run(..., inputs=RunInputs(...))``)."""
 
 # Phases, as named in events, warnings and ``usage_by_phase`` (``run`` names the events that open and close a run).
 PHASE_RUN = "run"
@@ -196,8 +181,6 @@ EXIT_CLARIFICATION_NEEDED = "clarification_needed"
 writing a brief; nothing else ran. Run again with the question and the user's answer in the conversation."""
 EXIT_DECISION_FAILED = "decision_failed"
 """The analysis model's reply was not a valid decision, even after one retry: the search stopped, with a warning."""
-
-ProgressCallback = Callable[[str, str], None]
 
 
 def orchestrator_state_schema() -> dict[str, Any]:

@@ -14,6 +14,7 @@ from haystack.tools import tool
 from pydantic import BaseModel, Field
 
 from haystack_deep_research import Budgets, ConfigurationError, Grounding, Sources, create_deep_agent
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.research import MaxIterations, ToolUsed
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import MemoryBackend, SubAgentDef, TodoState
@@ -225,7 +226,7 @@ def test_the_agent_is_a_plain_haystack_agent_that_round_trips_through_yaml() -> 
     )
 
     allow_deserialization_module(__name__)  # the tools of this test module
-    restored = Agent.from_dict(yaml.safe_load(yaml.safe_dump(agent.to_dict())))
+    restored = ResearchAgent.from_dict(yaml.safe_load(yaml.safe_dump(agent.to_dict())))
 
     assert isinstance(restored, Agent)
     assert restored.to_dict() == agent.to_dict()

@@ -20,6 +20,7 @@ from haystack_deep_research import (
     WebSearchTool,
     create_deep_research_agent,
 )
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.report import WriteHook
 from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
@@ -113,7 +114,7 @@ def test_to_dict_from_dict_round_trip_keeps_the_whole_tree() -> None:
     agent = create_deep_research_agent(max_subtopics=3, max_search_results=4)
     data = agent.to_dict()
 
-    restored = Agent.from_dict(copy.deepcopy(data))
+    restored = ResearchAgent.from_dict(copy.deepcopy(data))
 
     assert restored.to_dict() == data
     assert ScopeHook in [type(h) for h in restored.hooks["before_run"]]
@@ -127,7 +128,7 @@ def test_to_dict_from_dict_round_trip_keeps_the_whole_tree() -> None:
 
 
 def test_a_restored_agent_runs(make_agent: Callable[..., Agent]) -> None:
-    restored = Agent.from_dict(make_agent().to_dict())
+    restored = ResearchAgent.from_dict(make_agent().to_dict())
 
     result = restored.run(messages=[ChatMessage.from_user("How fast is solar growing?")])
 

@@ -9,7 +9,7 @@ import pytest
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import EVENTS_KEY
+from haystack_deep_research import RunInputs
 from haystack_deep_research.events import Event, PageRead, SearchDone
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
@@ -22,7 +22,7 @@ def test_the_same_question_again_is_answered_from_the_cache(
     searched, fetched = len(search.requests.wait_for(2)), len(web.requests.wait_for(2))
     events: list[Event] = []
 
-    second = make_agent(cache=tmp_path).run(messages=question, hook_context={EVENTS_KEY: events.append})
+    second = make_agent(cache=tmp_path).run(messages=question, inputs=RunInputs(on_event=events.append))
 
     with pytest.raises(TimeoutError):
         search.requests.wait_for(searched + 1, timeout=0.3)

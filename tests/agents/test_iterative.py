@@ -17,14 +17,13 @@ from haystack.dataclasses import ChatMessage
 from tests.support import loopback_sources
 
 from haystack_deep_research import (
-    EVENTS_KEY,
-    RUN_DIR_KEY,
     Budgets,
     ConfigurationError,
     Grounding,
     InvalidQuestionError,
     ResearchCache,
     RunDirError,
+    RunInputs,
     Sources,
     UrlPolicy,
     WebSearchTool,
@@ -68,8 +67,8 @@ def make_iterative(make_search_tool: Callable[..., WebSearchTool]) -> Callable[.
     return build
 
 
-def research(agent: IterativeResearchAgent, question: str = QUESTION, **context: Any) -> dict[str, Any]:
-    return agent.run(messages=[ChatMessage.from_user(question)], hook_context=context or None)
+def research(agent: IterativeResearchAgent, question: str = QUESTION, **inputs: Any) -> dict[str, Any]:
+    return agent.run(messages=[ChatMessage.from_user(question)], **inputs)
 
 
 def test_each_round_searches_the_decided_topic_and_the_report_cites_the_pages_read(
@@ -78,7 +77,7 @@ def test_each_round_searches_the_decided_topic_and_the_report_cites_the_pages_re
     events: list[Event] = []
     agent = make_iterative(["solar capacity", "battery storage", None], depth=3)
 
-    result = research(agent, **{EVENTS_KEY: events.append})
+    result = research(agent, inputs=RunInputs(on_event=events.append))
 
     assert result["topics"] == ["solar capacity", "battery storage"]
     assert (result["rounds"], result["exit_reason"]) == (2, "analysis_stopped")
@@ -122,7 +121,7 @@ def test_a_repeated_topic_is_refused_and_the_model_asked_for_another(
     events: list[Event] = []
     steps = ["solar capacity", {"topic": "Solar Capacity!", "instead": "battery storage"}, None]
 
-    result = research(make_iterative(steps), **{EVENTS_KEY: events.append})
+    result = research(make_iterative(steps), inputs=RunInputs(on_event=events.append))
 
     assert result["topics"] == ["solar capacity", "battery storage"]
     assert [e.topic for e in events if isinstance(e, TopicRefused)] == ["Solar Capacity!"]
@@ -198,7 +197,7 @@ def test_a_round_searches_several_topics_at_once_in_the_proposed_order(
     events: list[Event] = []
     agent = make_iterative([["battery storage", "solar capacity"], None], max_parallel_searches=2)
 
-    result = research(agent, **{EVENTS_KEY: events.append})
+    result = research(agent, inputs=RunInputs(on_event=events.append))
 
     assert result["topics"] == ["battery storage", "solar capacity"]
     assert result["rounds"] == 1
@@ -327,7 +326,7 @@ def test_the_same_question_twice_with_a_cache_searches_and_fetches_nothing_the_s
     searched, fetched = len(search.requests.wait_for(2)), len(web.requests.wait_for(2))
     events: list[Event] = []
 
-    second = research(make_iterative(steps, cache=tmp_path / "cache"), **{EVENTS_KEY: events.append})
+    second = research(make_iterative(steps, cache=tmp_path / "cache"), inputs=RunInputs(on_event=events.append))
 
     with pytest.raises(TimeoutError):
         search.requests.wait_for(searched + 1, timeout=0.3)
@@ -399,7 +398,7 @@ def test_an_update_keeps_fresh_findings_and_looks_for_what_is_new(
     make_iterative: Callable[..., IterativeResearchAgent], search: LoopbackSearchServer, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
-    first = research(make_iterative(["solar capacity", None]), **{RUN_DIR_KEY: run_dir})
+    first = research(make_iterative(["solar capacity", None]), inputs=RunInputs(run_dir=run_dir))
     searched = len(search.requests.wait_for(1))
 
     updated = make_iterative(["battery storage", None]).update(run_dir)
@@ -418,7 +417,7 @@ def test_an_update_checks_stale_sources_again_and_says_which_pages_changed(
     make_iterative: Callable[..., IterativeResearchAgent], web: LoopbackWebServer, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
-    research(make_iterative(["solar capacity", "battery storage", None]), **{RUN_DIR_KEY: run_dir})
+    research(make_iterative(["solar capacity", "battery storage", None]), inputs=RunInputs(run_dir=run_dir))
     web.add_page(
         "/solar.html",
         "<html><head><title>Solar capacity 2026</title></head><body><article><h1>Solar capacity 2026</h1>"
@@ -452,12 +451,15 @@ def test_a_run_that_failed_part_way_resumes_without_searching_its_findings_again
     run_dir = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):  # the process is interrupted while the report is written
         research(
-            make_iterative(["solar capacity", None], writer_llm=Interrupted(role="writer")), **{RUN_DIR_KEY: run_dir}
+            make_iterative(["solar capacity", None], writer_llm=Interrupted(role="writer")),
+            inputs=RunInputs(run_dir=run_dir),
         )
     searched = len(search.requests.wait_for(1))
 
     # The restored topic counts as round 1, so the analysis is asked for round 2 first.
-    resumed = research(make_iterative(["(round 1 is restored)", "battery storage", None]), **{RUN_DIR_KEY: run_dir})
+    resumed = research(
+        make_iterative(["(round 1 is restored)", "battery storage", None]), inputs=RunInputs(run_dir=run_dir)
+    )
 
     assert resumed["topics"] == ["solar capacity", "battery storage"]
     assert len(search.requests.wait_for(searched + 1)) == searched + 1

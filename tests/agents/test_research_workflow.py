@@ -15,13 +15,13 @@ from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel, Field
 
 from haystack_deep_research import (
-    EVENTS_KEY,
     Budgets,
     ConfigurationError,
     Event,
     Grounding,
     InvalidQuestionError,
     ResearchSummary,
+    RunInputs,
     Sources,
     create_research_workflow,
 )
@@ -187,7 +187,7 @@ async def test_one_pipeline_serves_concurrent_runs_without_mixing_them(
 
 def test_events_open_and_close_the_run_and_name_every_step(make_workflow: Callable[..., Pipeline]) -> None:
     events: list[Event] = []
-    result = _run(make_workflow(), hook_context={EVENTS_KEY: events.append})
+    result = _run(make_workflow(), inputs=RunInputs(on_event=events.append))
 
     assert events[0].kind == "run_started"
     assert events[-1].kind == "run_ended"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from haystack_deep_research import RUN_OPENED_KEY, ResearchRun, cli
+from haystack_deep_research import ResearchRun, RunInputs, cli
 from haystack_deep_research.testing import LoopbackChatServer, make_pdf
 
 ROLES = ("scope", "orchestrator", "researcher", "summarizer", "writer")
@@ -90,10 +90,10 @@ class _FailsAfterResearch:
     def __init__(self, url: str, *, error: Exception | None = None, delete: Path | None = None) -> None:
         self.url, self.error, self.delete = url, error, delete
 
-    async def run_async(self, *, messages: Any, hook_context: dict[str, Any]) -> dict[str, Any]:
+    async def run_async(self, *, messages: Any, inputs: RunInputs) -> dict[str, Any]:
         run = ResearchRun(question=messages[-1].text)
         run.brief = "How tides and storage changed."
-        hook_context[RUN_OPENED_KEY](run)
+        inputs.on_run_opened(run)
         run.ledger.record_page(url=self.url, title="Tides", text="Spring tides reached 4.2 metres.")
         run.add_notes([f"## Tides\n\nSpring tides reached 4.2 metres [Tides]({self.url})."], position=0)
         if self.delete is not None:
@@ -170,8 +170,8 @@ def test_json_of_a_failed_run_holds_the_partial_report_and_the_error(
 class _FailsBeforeAnyNote:
     """An agent whose run opens and then fails before any note is gathered."""
 
-    async def run_async(self, *, messages: Any, hook_context: dict[str, Any]) -> dict[str, Any]:
-        hook_context[RUN_OPENED_KEY](ResearchRun(question=messages[-1].text))
+    async def run_async(self, *, messages: Any, inputs: RunInputs) -> dict[str, Any]:
+        inputs.on_run_opened(ResearchRun(question=messages[-1].text))
         raise TimeoutError("read timed out")
 
 

@@ -8,7 +8,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 from haystack.tools import tool
 
-from haystack_deep_research import EVENTS_KEY, create_deep_agent
+from haystack_deep_research import RunInputs, create_deep_agent
 from haystack_deep_research.events import ConversationCondensed, Event
 from haystack_deep_research.prompts import prompt_of
 
@@ -61,7 +61,7 @@ def _run(**options: Any) -> tuple[Model, dict[str, Any], list[Event]]:
         reflexion=False,
         **options,
     )
-    result = agent.run(messages=[ChatMessage.from_user(TASK)], hook_context={EVENTS_KEY: events.append})
+    result = agent.run(messages=[ChatMessage.from_user(TASK)], inputs=RunInputs(on_event=events.append))
     return model, result, events
 
 

@@ -9,7 +9,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 
-from haystack_deep_research import EVENTS_KEY, create_deep_agent
+from haystack_deep_research import RunInputs, create_deep_agent
 from haystack_deep_research.events import Event, Reflected
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.testing import ScriptedChatGenerator
@@ -53,7 +53,7 @@ def _run(reflector: Reflector, **options: Any) -> tuple[dict[str, Any], list[Eve
         grounding=False,
         **options,
     )
-    return agent.run(messages=QUESTION, hook_context={EVENTS_KEY: events.append}), events
+    return agent.run(messages=QUESTION, inputs=RunInputs(on_event=events.append)), events
 
 
 def test_a_wrong_step_rewrites_the_plan_in_the_trace_and_the_outputs() -> None:

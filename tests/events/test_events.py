@@ -14,8 +14,14 @@ from haystack.core.serialization_security import allow_deserialization_module
 from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 
-from haystack_deep_research import EVENTS_KEY, PROGRESS_KEY, ConfigurationError, EventStream, create_deep_agent
-from haystack_deep_research.events import Event, ExitReached, ToolCalled, ToolReturned
+from haystack_deep_research import (
+    ConfigurationError,
+    EventStream,
+    RunInputs,
+    create_deep_agent,
+)
+from haystack_deep_research.agents import ResearchAgent
+from haystack_deep_research.events import Event, ExitReached, ToolCalled, ToolReturned, progress_view
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 RECEIVED: list[Event] = []
@@ -54,7 +60,7 @@ def _question(text: str = "Who leads mid-market CRM?") -> list[ChatMessage]:
 def test_a_deep_agent_run_tells_its_story_in_order() -> None:
     events: list[Event] = []
 
-    _deep().run(messages=_question(), hook_context={EVENTS_KEY: events.append})
+    _deep().run(messages=_question(), inputs=RunInputs(on_event=events.append))
 
     kinds = [event.kind for event in events]
     assert kinds[0] == "run_started"
@@ -79,8 +85,8 @@ async def test_concurrent_runs_never_mix_their_events() -> None:
     second: list[Event] = []
 
     await asyncio.gather(
-        agent.run_async(messages=_question("first question"), hook_context={EVENTS_KEY: first.append}),
-        agent.run_async(messages=_question("second question"), hook_context={EVENTS_KEY: second.append}),
+        agent.run_async(messages=_question("first question"), inputs=RunInputs(on_event=first.append)),
+        agent.run_async(messages=_question("second question"), inputs=RunInputs(on_event=second.append)),
     )
 
     assert len({e.run_id for e in first}) == len({e.run_id for e in second}) == 1
@@ -97,7 +103,7 @@ def test_a_subscriber_that_raises_never_breaks_the_run() -> None:
         raise RuntimeError("display crashed")
 
     seen: list[Event] = []
-    result = _deep(on_event=broken).run(messages=_question(), hook_context={EVENTS_KEY: seen.append})
+    result = _deep(on_event=broken).run(messages=_question(), inputs=RunInputs(on_event=seen.append))
 
     assert result["exit_reason"] == "text"
     assert seen[-1].kind == "run_ended"
@@ -116,7 +122,7 @@ async def test_an_event_stream_ends_when_the_run_ends() -> None:
 def test_the_agents_own_subscriber_serializes_with_it() -> None:
     allow_deserialization_module(__name__)
     RECEIVED.clear()
-    restored = Agent.from_dict(_deep(on_event=remember).to_dict())
+    restored = ResearchAgent.from_dict(_deep(on_event=remember).to_dict())
 
     restored.run(messages=_question())
 
@@ -128,10 +134,11 @@ def test_the_agents_own_subscriber_serializes_with_it() -> None:
 def test_the_deep_research_agent_announces_every_tool_call(make_agent: Callable[..., Agent]) -> None:
     events: list[Event] = []
     lines: list[tuple[str, str]] = []
+    progress = progress_view(lambda phase, line: lines.append((phase, line)))
 
     make_agent().run(
         messages=_question("How fast is solar growing?"),
-        hook_context={EVENTS_KEY: events.append, PROGRESS_KEY: lambda phase, line: lines.append((phase, line))},
+        inputs=RunInputs(on_event=lambda event: (events.append(event), progress(event))),
     )
 
     called = {(e.tool, e.researcher) for e in events if isinstance(e, ToolCalled)}

@@ -11,29 +11,27 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import (
-    EVENTS_KEY,
-    PROGRESS_KEY,
-    RUN_OPENED_KEY,
     Budgets,
     ConfigurationError,
     Price,
     ResearchRun,
+    RunInputs,
 )
-from haystack_deep_research.events import Event, SubagentFailed, SubagentSpawned, UsageRecorded
+from haystack_deep_research.events import Event, SubagentFailed, SubagentSpawned, UsageRecorded, progress_view
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "How fast is solar growing?"
 
 
-def _run(agent: Agent, **context: Any) -> dict[str, Any]:
-    return agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+def _run(agent: Agent, **inputs: Any) -> dict[str, Any]:
+    return agent.run(messages=[ChatMessage.from_user(QUESTION)], **inputs)
 
 
 def test_usage_events_add_up_to_the_runs_usage_with_its_cost(make_agent: Callable[..., Agent]) -> None:
     events: list[Event] = []
     priced = {"ScriptedChatGenerator": Price(input_per_mtok=1.0, output_per_mtok=2.0)}
 
-    result = _run(make_agent(budgets=Budgets(prices=priced)), **{EVENTS_KEY: events.append})
+    result = _run(make_agent(budgets=Budgets(prices=priced)), inputs=RunInputs(on_event=events.append))
 
     usage = [event for event in events if isinstance(event, UsageRecorded)]
     total = sum(int(phase["total_tokens"]) for phase in result["usage_by_phase"].values())
@@ -50,7 +48,7 @@ def test_usage_events_do_not_warn_of_an_unknown_cost_before_the_run_does(make_ag
     unpriced.model = "house-model"  # type: ignore[attr-defined]  # what model_name() reads
     events: list[Event] = []
 
-    result = _run(make_agent(writer_llm=unpriced), **{EVENTS_KEY: events.append})
+    result = _run(make_agent(writer_llm=unpriced), inputs=RunInputs(on_event=events.append))
 
     assert [event.cost for event in events if isinstance(event, UsageRecorded)][-1] is None
     assert sum("the run's cost is unknown" in warning for warning in result["warnings"]) == 1
@@ -60,7 +58,7 @@ def test_usage_events_do_not_warn_of_an_unknown_cost_before_the_run_does(make_ag
 def test_the_progress_callback_gets_no_line_per_model_call(make_agent: Callable[..., Agent]) -> None:
     lines: list[tuple[str, str]] = []
 
-    _run(make_agent(), **{PROGRESS_KEY: lambda phase, line: lines.append((phase, line))})
+    _run(make_agent(), inputs=RunInputs(on_event=progress_view(lambda phase, line: lines.append((phase, line)))))
 
     assert lines
     assert not any("tokens (" in line for _, line in lines)
@@ -69,7 +67,10 @@ def test_the_progress_callback_gets_no_line_per_model_call(make_agent: Callable[
 def test_a_failed_researcher_is_an_event_naming_its_subtopic_and_error(make_agent: Callable[..., Agent]) -> None:
     events: list[Event] = []
 
-    _run(make_agent(researcher_llm=ScriptedChatGenerator(role="researcher", fail=True)), **{EVENTS_KEY: events.append})
+    _run(
+        make_agent(researcher_llm=ScriptedChatGenerator(role="researcher", fail=True)),
+        inputs=RunInputs(on_event=events.append),
+    )
 
     failed = [event for event in events if isinstance(event, SubagentFailed)]
     spawned = [event for event in events if isinstance(event, SubagentSpawned)]
@@ -81,7 +82,7 @@ def test_a_failed_researcher_is_an_event_naming_its_subtopic_and_error(make_agen
 def test_the_caller_gets_the_run_as_it_opens(make_agent: Callable[..., Agent]) -> None:
     opened: list[ResearchRun] = []
 
-    result = _run(make_agent(), **{RUN_OPENED_KEY: opened.append})
+    result = _run(make_agent(), inputs=RunInputs(on_run_opened=opened.append))
 
     [run] = opened
     assert run.question == QUESTION
@@ -91,4 +92,4 @@ def test_the_caller_gets_the_run_as_it_opens(make_agent: Callable[..., Agent]) -
 
 def test_a_run_opened_callback_must_be_callable(make_agent: Callable[..., Agent]) -> None:
     with pytest.raises(ConfigurationError, match="must be a callable on_run_opened"):
-        _run(make_agent(), **{RUN_OPENED_KEY: "not callable"})
+        _run(make_agent(), inputs=RunInputs(on_run_opened="not callable"))

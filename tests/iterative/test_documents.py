@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import RUN_DIR_KEY, Sources, create_iterative_research_agent
+from haystack_deep_research import RunInputs, Sources, create_iterative_research_agent
 from haystack_deep_research.agents import IterativeResearchAgent
 from haystack_deep_research.sources import index_folder
 from haystack_deep_research.testing import ScriptedChatGenerator
@@ -35,7 +35,7 @@ def _agent(notes: dict[str, Any], **options: Any) -> IterativeResearchAgent:
 
 
 def _run(agent: IterativeResearchAgent, run_dir: Path, **kwargs: Any) -> dict[str, Any]:
-    return agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: str(run_dir)}, **kwargs)
+    return agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=str(run_dir)), **kwargs)
 
 
 def _cited_documents(result: dict[str, Any]) -> list[str]:

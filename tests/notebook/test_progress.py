@@ -8,7 +8,7 @@ from collections.abc import Callable
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import EVENTS_KEY
+from haystack_deep_research import RunInputs
 from haystack_deep_research.events import Event, RunStarted, SearchDone, SubagentSpawned, UsageRecorded
 from haystack_deep_research.notebook import LiveProgress, ResearchResult, run_with_progress
 
@@ -23,7 +23,7 @@ async def test_run_with_progress_shows_every_stage_and_returns_a_displayable_res
         make_agent(),
         "How fast is solar growing?",
         progress=LiveProgress(show=blocks.append, min_interval=0),
-        hook_context={EVENTS_KEY: seen.append},
+        inputs=RunInputs(on_event=seen.append),
     )
 
     assert isinstance(result, ResearchResult)
@@ -43,7 +43,7 @@ def test_outside_a_notebook_each_event_is_one_line(make_agent: Callable[..., Age
 
     make_agent().run(
         messages=[ChatMessage.from_user("How fast is solar growing?")],
-        hook_context={EVENTS_KEY: LiveProgress(stream=stream)},
+        inputs=RunInputs(on_event=LiveProgress(stream=stream)),
     )
 
     lines = stream.getvalue().splitlines()
@@ -73,7 +73,7 @@ def test_updates_are_throttled_but_the_final_state_is_always_shown(make_agent: C
 
     make_agent().run(
         messages=[ChatMessage.from_user("How fast is solar growing?")],
-        hook_context={EVENTS_KEY: LiveProgress(show=blocks.append, min_interval=10)},
+        inputs=RunInputs(on_event=LiveProgress(show=blocks.append, min_interval=10)),
     )
 
     assert len(blocks) == 2  # the start, then nothing for 10 s but the end

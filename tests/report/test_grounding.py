@@ -14,6 +14,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import Budgets, ConfigurationError, Grounding, create_deep_research_agent
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import GroundingStage, NoEvidenceStage, WriteHook
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
@@ -291,7 +292,7 @@ def test_a_grounded_agent_round_trips_and_the_restored_agent_grounds(
     agent = make_agent(grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge"), threshold=0.8))
     data = agent.to_dict()
 
-    restored = Agent.from_dict(copy.deepcopy(data))
+    restored = ResearchAgent.from_dict(copy.deepcopy(data))
 
     assert restored.to_dict() == data
     write = next(h for h in restored.hooks["after_run"] if isinstance(h, WriteHook))

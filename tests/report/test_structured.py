@@ -21,6 +21,7 @@ from haystack_deep_research import (
     ResearchSummary,
     StructuredOutputError,
 )
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.report import StructuredOutputStage, WriteHook
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
@@ -129,7 +130,7 @@ def test_the_schema_is_serialized_by_its_import_path(make_agent: Callable[..., A
     agent = make_agent(output_schema=ResearchSummary)
     data = agent.to_dict()
 
-    restored = Agent.from_dict(copy.deepcopy(data))
+    restored = ResearchAgent.from_dict(copy.deepcopy(data))
 
     assert restored.to_dict() == data
     write = next(h for h in restored.hooks["after_run"] if isinstance(h, WriteHook))

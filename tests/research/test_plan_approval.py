@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,8 @@ from haystack.hooks.human_in_the_loop import (
     ToolExecutionDecision,
 )
 
-from haystack_deep_research import EVENTS_KEY, RUN_DIR_KEY, ConfigurationError
+from haystack_deep_research import ConfigurationError, RunInputs
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.events import Event, PlanReviewed, SubagentSpawned
 from haystack_deep_research.run import JOURNAL_FILE
 from haystack_deep_research.testing import ScriptedChatGenerator
@@ -53,9 +55,10 @@ def _approval(ui: ScriptedUI) -> BlockingConfirmationStrategy:
     return BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(), confirmation_ui=ui)
 
 
-def _run(agent: Agent, **context: Any) -> tuple[dict[str, Any], list[Event]]:
+def _run(agent: Agent, inputs: RunInputs | None = None) -> tuple[dict[str, Any], list[Event]]:
     events: list[Event] = []
-    result = agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={EVENTS_KEY: events.append, **context})
+    given = dataclasses.replace(inputs or RunInputs(), on_event=events.append)
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=given)
     return result, events
 
 
@@ -139,7 +142,8 @@ def test_decisions_are_journaled_and_a_resumed_run_does_not_ask_again(
     }
     first_ui = ScriptedUI(answers)
     first, _ = _run(
-        make_agent(orchestrator_llm=_orchestrator(), approve_plan=_approval(first_ui)), **{RUN_DIR_KEY: run_dir}
+        make_agent(orchestrator_llm=_orchestrator(), approve_plan=_approval(first_ui)),
+        inputs=RunInputs(run_dir=run_dir),
     )
 
     decisions = [r for r in _records(run_dir) if r["type"] == "decision"]
@@ -152,11 +156,12 @@ def test_decisions_are_journaled_and_a_resumed_run_does_not_ask_again(
 
     again_ui = ScriptedUI()  # would accept everything: it must not be asked
     again, events = _run(
-        make_agent(orchestrator_llm=_orchestrator(), approve_plan=_approval(again_ui)), **{RUN_DIR_KEY: run_dir}
+        make_agent(orchestrator_llm=_orchestrator(), approve_plan=_approval(again_ui)),
+        inputs=RunInputs(run_dir=run_dir),
     )
 
     assert again_ui.asked == []
-    assert sorted(again["notes"]) == sorted(first["notes"])
+    assert again["notes"] == first["notes"]
     reused = [(e.subtopic, e.decision, e.restored) for e in events if isinstance(e, PlanReviewed)]
     assert ("wind turbines", "drop", True) in reused
     assert ("solar capacity", "edit", True) in reused
@@ -197,6 +202,6 @@ def test_the_agent_serializes_with_its_plan_review(make_agent: Callable[..., Age
     console = BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(), confirmation_ui=SimpleConsoleUI())
     agent = make_agent(orchestrator_llm=_orchestrator(), approve_plan=console)
 
-    restored = Agent.from_dict(agent.to_dict())
+    restored = ResearchAgent.from_dict(agent.to_dict())
 
     assert restored.to_dict() == agent.to_dict()

@@ -25,7 +25,7 @@ CHILD = textwrap.dedent(
     from haystack.dataclasses import ChatMessage
     from haystack.components.generators.chat import MockChatGenerator
     from haystack.utils import Secret
-    from haystack_deep_research import EVENTS_KEY, RUN_DIR_KEY, Sources, UrlPolicy, WebSearchTool
+    from haystack_deep_research import RunInputs, Sources, UrlPolicy, WebSearchTool
     from haystack_deep_research import create_deep_research_agent
     from haystack_deep_research.events import SubagentSpawned, WarningRaised
     from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
@@ -75,7 +75,7 @@ CHILD = textwrap.dedent(
     )
     with forbid_network():
         result = agent.run(
-            messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: run_dir, EVENTS_KEY: on_event}
+            messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir=run_dir, on_event=on_event)
         )
     print("\\n".join(result["warnings"]))
     """

@@ -15,6 +15,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research import Budgets, ConfigurationError, FetchLimits, Sources, create_deep_research_agent
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
 from haystack_deep_research.run import ResearchRun, RunBudget
@@ -169,7 +170,7 @@ def test_an_unknown_keyword_is_a_type_error_as_in_python() -> None:
 def test_budgets_and_threshold_survive_serialization() -> None:
     agent = create_deep_research_agent(budgets=Budgets(tokens=50_000, seconds=90), loop_threshold=4)
 
-    restored = Agent.from_dict(copy.deepcopy(agent.to_dict()))
+    restored = ResearchAgent.from_dict(copy.deepcopy(agent.to_dict()))
 
     start = next(h for h in restored.hooks["before_run"] if isinstance(h, ScopeHook))
     assert (start.token_budget, start.time_budget) == (50_000, 90.0)

@@ -11,6 +11,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import Budgets, ConfigurationError, Price
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.research import ScopeHook
 from haystack_deep_research.run import DEFAULT_PRICES, PRICES_AS_OF, RunBudget, usage_cost
 from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
@@ -163,7 +164,7 @@ def test_a_spent_cost_budget_stops_research_and_the_report_is_written(
 def test_cost_settings_survive_serialization(make_agent: Callable[..., Agent]) -> None:
     agent = make_agent(**_acme_models(), budgets=Budgets(prices={"acme": ACME, "acme-mini": ACME}, dollars=2.5))
 
-    restored = Agent.from_dict(agent.to_dict())
+    restored = ResearchAgent.from_dict(agent.to_dict())
 
     [hook] = restored.hooks["before_run"]
     assert isinstance(hook, ScopeHook)

@@ -19,7 +19,7 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import RUN_DIR_KEY, RunDirError
+from haystack_deep_research import RunDirError, RunInputs
 from haystack_deep_research.errors import RunDirInUseError
 from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.run.journal import LOCK_FILE
@@ -86,7 +86,7 @@ def test_a_killed_run_resumes_without_researching_a_completed_subtopic_again(
         calls = _Calls()
         with pytest.raises(RunDirInUseError, match="is in use by another run"):  # the child holds the directory
             make_agent(**calls.models()).run(
-                messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+                messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir)
             )
         assert sum(calls.by_role.values()) == 0
     finally:
@@ -99,7 +99,7 @@ def test_a_killed_run_resumes_without_researching_a_completed_subtopic_again(
 
     calls = _Calls()
     agent = make_agent(**{**calls.models(), "writer_llm": MockChatGenerator(response_fn=_echo_writer)})
-    result = agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: str(run_dir)})
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=str(run_dir)))
 
     assert calls.by_role["scope"] == 0  # the journaled brief was reused
     told = [m.text or "" for m in result["messages"] if m.text and m.text.startswith("This run was resumed.")]
@@ -132,7 +132,7 @@ def test_a_run_killed_while_writing_its_run_dir_keeps_every_journaled_note_with_
 
     calls = _Calls()
     result = make_agent(**calls.models()).run(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+        messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir)
     )
 
     researched_again = {n.split("\n", 1)[0].removeprefix("## ") for n in result["notes"]} - journaled
@@ -163,8 +163,8 @@ def test_a_second_run_on_a_busy_run_dir_is_refused_and_the_first_run_is_untouche
     results: dict[str, Any] = {}
 
     def first_run() -> None:
-        context = {RUN_DIR_KEY: run_dir}
-        results["first"] = first_agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+        context = RunInputs(run_dir=run_dir)
+        results["first"] = first_agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
 
     thread = threading.Thread(target=first_run)
     thread.start()
@@ -173,7 +173,7 @@ def test_a_second_run_on_a_busy_run_dir_is_refused_and_the_first_run_is_untouche
         calls = _Calls()
         with pytest.raises(RunDirInUseError, match=re.escape(f"is in use by another run (its {LOCK_FILE} is locked)")):
             make_agent(**calls.models()).run(
-                messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: str(run_dir)}
+                messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=str(run_dir))
             )
         assert sum(calls.by_role.values()) == 0
     finally:
@@ -182,7 +182,7 @@ def test_a_second_run_on_a_busy_run_dir_is_refused_and_the_first_run_is_untouche
 
     assert results["first"]["exit_reason"] == "text"
     assert [r["type"] for r in _records(run_dir)] == ["start", "brief", "note", "end"]  # nothing of the refused run
-    again = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    again = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     assert again["exit_reason"] == "text"  # the directory was released when the first run ended
 
 
@@ -195,41 +195,41 @@ def _broken_orchestrator(messages: list[ChatMessage], tools: Any) -> ChatMessage
 
 
 def test_a_run_that_fails_releases_its_run_dir(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
-    context = {RUN_DIR_KEY: tmp_path / "run"}
+    context = RunInputs(run_dir=tmp_path / "run")
     failing = make_agent(orchestrator_llm=MockChatGenerator(response_fn=_broken_orchestrator))
 
     with pytest.raises(Aborted, match="provider down") as failed:
-        failing.run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+        failing.run(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
 
     assert failed.traceback  # the failed run's frames (and so the run itself) are still alive here
-    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
     assert result["exit_reason"] == "text"
     assert [r["type"] for r in _records(tmp_path / "run")][:3] == ["start", "brief", "resume"]
 
 
 async def test_an_async_run_that_fails_releases_its_run_dir(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
-    context = {RUN_DIR_KEY: tmp_path / "run"}
+    context = RunInputs(run_dir=tmp_path / "run")
     failing = make_agent(orchestrator_llm=MockChatGenerator(response_fn=_broken_orchestrator))
 
     with pytest.raises(Aborted, match="provider down") as failed:
-        await failing.run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+        await failing.run_async(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
 
     assert failed.traceback
-    result = await make_agent().run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+    result = await make_agent().run_async(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
     assert result["exit_reason"] == "text"
 
 
 def test_rerunning_a_finished_run_spends_nothing_on_scope_or_research(
     make_agent: Callable[..., Agent], search: LoopbackSearchServer, tmp_path: Path
 ) -> None:
-    context = {RUN_DIR_KEY: tmp_path / "run"}
+    context = RunInputs(run_dir=tmp_path / "run")
     first = make_agent(orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS)).run(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context=context
+        messages=[ChatMessage.from_user(QUESTION)], inputs=context
     )
     searches = len(_searched(search))
 
     calls = _Calls()
-    again = make_agent(**calls.models()).run(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+    again = make_agent(**calls.models()).run(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
 
     assert calls.by_role["scope"] == calls.by_role["researcher"] == calls.by_role["summarizer"] == 0
     assert len(_searched(search)) == searches
@@ -245,7 +245,7 @@ def test_a_resumed_run_matches_done_subtopics_whatever_their_case_and_end_punctu
 ) -> None:
     run_dir = tmp_path / "run"
     make_agent(orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS)).run(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+        messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir)
     )
     records = _records(run_dir)
     assert [r["type"] for r in records] == ["start", "brief", "note", "note", "end"]
@@ -257,11 +257,11 @@ def test_a_resumed_run_matches_done_subtopics_whatever_their_case_and_end_punctu
     models["orchestrator_llm"] = calls.model("orchestrator", subtopics=["Solar Capacity.", "  BATTERY   storage!"])
     models["writer_llm"] = MockChatGenerator(response_fn=_echo_writer)
 
-    result = make_agent(**models).run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    result = make_agent(**models).run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
 
     assert calls.by_role["researcher"] == calls.by_role["summarizer"] == 0  # nothing was researched again
     assert _searched(search) == searches
-    assert sorted(note.split("\n", 1)[0] for note in result["notes"]) == ["## battery storage", "## solar capacity"]
+    assert [note.split("\n", 1)[0] for note in result["notes"]] == ["## solar capacity", "## battery storage"]
     assert "450 gigawatts" in result["report"]
 
 
@@ -269,11 +269,11 @@ def test_a_torn_last_journal_line_is_dropped_and_the_run_resumes(
     make_agent: Callable[..., Agent], tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
-    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     with open(run_dir / JOURNAL_FILE, "a", encoding="utf-8") as journal:
         journal.write('{"type": "note", "subtopic": "cut o')  # a crash in the middle of an append
 
-    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
 
     assert len(result["notes"]) == 2
     assert all(line.endswith("}") for line in (run_dir / JOURNAL_FILE).read_text(encoding="utf-8").splitlines())
@@ -283,13 +283,13 @@ def test_a_journal_line_nested_too_deeply_is_skipped_with_a_warning_and_the_run_
     make_agent: Callable[..., Agent], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     run_dir = tmp_path / "run"
-    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     with open(run_dir / JOURNAL_FILE, "a", encoding="utf-8") as journal:
         journal.write('{"type": "note", "subtopic": "x", "note": ' + "[" * 1200 + "]" * 1200 + "}\n")
     calls = _Calls()
 
     result = make_agent(**calls.models()).run(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+        messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir)
     )
 
     assert calls.by_role["researcher"] == 0  # both notes were restored from the journal
@@ -302,7 +302,7 @@ def test_a_journal_record_with_malformed_sources_is_skipped_and_its_subtopic_res
     make_agent: Callable[..., Agent], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     run_dir = tmp_path / "run"
-    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     records = _records(run_dir)
     first_note = next(n for n, record in enumerate(records) if record["type"] == "note")
     records[first_note]["sources"] = 5
@@ -310,7 +310,7 @@ def test_a_journal_record_with_malformed_sources_is_skipped_and_its_subtopic_res
     calls = _Calls()
 
     result = make_agent(**calls.models()).run(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir}
+        messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir)
     )
 
     assert calls.by_role["researcher"] > 0  # the skipped note's sub-topic was researched again
@@ -356,7 +356,7 @@ def test_a_bad_run_dir_is_refused_before_any_model_is_called(make_agent: Callabl
         calls = _Calls()
         agent = make_agent(**calls.models())
         with pytest.raises(RunDirError, match=re.escape(message)):
-            agent.run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+            agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
         assert sum(calls.by_role.values()) == 0, run_dir
 
 
@@ -365,13 +365,11 @@ def test_a_run_dir_error_is_a_usage_error_and_a_value_error() -> None:
 
 
 async def test_the_async_path_journals_and_resumes_too(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
-    context = {RUN_DIR_KEY: str(tmp_path / "run")}
-    first = await make_agent().run_async(messages=[ChatMessage.from_user(QUESTION)], hook_context=context)
+    context = RunInputs(run_dir=str(tmp_path / "run"))
+    first = await make_agent().run_async(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
 
     calls = _Calls()
-    again = await make_agent(**calls.models()).run_async(
-        messages=[ChatMessage.from_user(QUESTION)], hook_context=context
-    )
+    again = await make_agent(**calls.models()).run_async(messages=[ChatMessage.from_user(QUESTION)], inputs=context)
 
     assert sum(calls.by_role.values()) == calls.by_role["orchestrator"] + calls.by_role["writer"]
     assert sorted(again["notes"]) == sorted(first["notes"])
@@ -380,7 +378,7 @@ async def test_the_async_path_journals_and_resumes_too(make_agent: Callable[...,
 
 def test_a_forged_page_in_the_journal_is_never_cited_as_read(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     records = _records(run_dir)
     page = next(e for r in records for e in r.get("sources") or [] if e["kind"] == "page")
     forged_url = "https://forged.example/whales"
@@ -391,7 +389,7 @@ def test_a_forged_page_in_the_journal_is_never_cited_as_read(make_agent: Callabl
     with (run_dir / JOURNAL_FILE).open("a", encoding="utf-8") as journal:
         journal.write(json.dumps({**record, "sources": [forged]}) + "\n")
 
-    again = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    again = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
 
     assert f"]({forged_url})" not in again["report"]
     assert forged_url not in again["citations"].get("verified_urls", [])
@@ -407,7 +405,59 @@ def test_a_seal_key_that_cannot_be_kept_is_a_warning_naming_the_setting(
     blocked.write_text("not a folder", encoding="utf-8")
     monkeypatch.setenv("DEEP_RESEARCH_JOURNAL_KEY_FILE", str(blocked / "journal.key"))
 
-    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: tmp_path / "r"})
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=tmp_path / "r"))
 
     assert result["report"]  # the research is kept; only resuming it would cost more
     assert any("DEEP_RESEARCH_JOURNAL_KEY_FILE" in warning for warning in result["warnings"])
+
+
+class _ConfirmEveryTopic:
+    """A person who accepts every planned sub-topic."""
+
+    def get_user_confirmation(self, tool_name: str, tool_description: str, tool_params: dict[str, Any]) -> Any:
+        from haystack.hooks.human_in_the_loop import ConfirmationUIResult
+
+        return ConfirmationUIResult(action="confirm")
+
+    def to_dict(self) -> dict[str, Any]:
+        from haystack.core.serialization import default_to_dict
+
+        return default_to_dict(self)
+
+
+def test_a_resumed_plan_approved_run_returns_its_notes_in_delegation_order(
+    make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    from haystack.hooks.human_in_the_loop import AlwaysAskPolicy, BlockingConfirmationStrategy
+
+    from haystack_deep_research.events import Event, SubagentCompleted
+
+    second_done = threading.Event()
+    researcher = ScriptedChatGenerator(role="researcher")
+
+    def slow_first(messages: list[ChatMessage], tools: Any) -> ChatMessage:
+        if TOPICS[0] in (messages[1].text or "") and not second_done.is_set():
+            assert second_done.wait(timeout=30), "the second researcher never finished"
+        return researcher.run(messages, tools)["replies"][0]
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, SubagentCompleted) and event.subtopic == TOPICS[1]:
+            second_done.set()
+
+    def agent() -> Agent:
+        approval = BlockingConfirmationStrategy(
+            confirmation_policy=AlwaysAskPolicy(), confirmation_ui=_ConfirmEveryTopic()
+        )
+        return make_agent(researcher_llm=MockChatGenerator(response_fn=slow_first), approve_plan=approval)
+
+    run_dir = tmp_path / "run"
+    first = agent().run(
+        messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir, on_event=on_event)
+    )
+    completed = [r["subtopic"] for r in _records(run_dir) if r["type"] == "note"]
+    assert completed == TOPICS[::-1]  # the first sub-topic finished last
+
+    resumed = agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
+
+    assert [note.splitlines()[0] for note in first["notes"]] == [f"## {topic}" for topic in TOPICS]
+    assert resumed["notes"] == first["notes"]

@@ -13,7 +13,7 @@ import pytest
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import RUN_DIR_KEY
+from haystack_deep_research import RunInputs
 from haystack_deep_research.run import JOURNAL_FILE
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
@@ -52,7 +52,7 @@ def test_a_disk_that_fills_up_while_a_note_is_journaled_loses_only_that_note(
     assert "a resumed run would research it again" in warnings
     assert _searched(search) == ["solar capacity", "battery storage"]
 
-    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
 
     assert _searched(search)[2:] == ["solar capacity"]  # the lost note is researched again, the other restored
     assert _headings(result) == ["## battery storage", "## solar capacity"]
@@ -65,13 +65,13 @@ def test_a_torn_line_in_the_middle_of_the_journal_is_dropped_and_the_record_glue
     make_agent: Callable[..., Agent], search: LoopbackSearchServer, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
-    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     start, brief, lost, kept, end = _lines(run_dir)
     torn = lost[: len(lost) // 2]  # an append that failed half-way, with the next record glued onto it
     (run_dir / JOURNAL_FILE).write_text("\n".join([start, brief, torn + kept, end]) + "\n", encoding="utf-8")
     searched = len(_searched(search))
 
-    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+    result = make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
 
     assert len(_searched(search)) - searched == 1  # only the torn note is researched again
     assert _headings(result) == ["## battery storage", "## solar capacity"]

@@ -13,7 +13,7 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.tools import tool
 from haystack.utils import Secret
 
-from haystack_deep_research import STREAMING_KEY, EventStream, Grounding, create_deep_agent
+from haystack_deep_research import EventStream, Grounding, RunInputs, create_deep_agent
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import ResearchSummary
 from haystack_deep_research.run.streaming import AGENT_META, ROLE_META
@@ -48,26 +48,25 @@ def test_the_callback_in_hook_context_reaches_every_role_including_scope(make_ag
     chunks: list[StreamingChunk] = []
     agent = make_agent(writer_llm=ScriptedChatGenerator(role="writer"))
 
-    agent.run(messages=QUESTION, hook_context={STREAMING_KEY: chunks.append})
+    agent.run(messages=QUESTION, inputs=RunInputs(streaming_callback=chunks.append))
 
     assert _roles(chunks) == {"scope", "orchestrator", "researcher", "summarizer", "writer"}
     researchers = {chunk.meta.get(AGENT_META) for chunk in chunks if chunk.meta.get(ROLE_META) == "researcher"}
     assert researchers == {"solar capacity", "battery storage"}  # each researcher's chunks name its sub-topic
 
 
-def test_the_callback_passed_to_run_reaches_every_role_after_the_brief(make_agent: Callable[..., Agent]) -> None:
+def test_the_callback_passed_to_run_reaches_every_role_the_brief_too(make_agent: Callable[..., Agent]) -> None:
     chunks: list[StreamingChunk] = []
 
     make_agent().run(messages=QUESTION, streaming_callback=chunks.append)
 
-    # The brief is written before the run has seen the callback: pass it in hook_context to stream scope too.
-    assert _roles(chunks) == {"orchestrator", "researcher", "summarizer", "writer"}
+    assert _roles(chunks) == {"scope", "orchestrator", "researcher", "summarizer", "writer"}
 
 
 def test_the_judge_and_the_structured_output_stream_too(make_agent: Callable[..., Agent]) -> None:
     chunks: list[StreamingChunk] = []
 
-    result = _grounded(make_agent).run(messages=QUESTION, hook_context={STREAMING_KEY: chunks.append})
+    result = _grounded(make_agent).run(messages=QUESTION, inputs=RunInputs(streaming_callback=chunks.append))
 
     assert result["structured"].summary == "Solar grew."
     assert {"judge", "writer", "structure"} <= _roles(chunks)
@@ -79,7 +78,7 @@ async def test_a_coroutine_callback_streams_an_async_run(make_agent: Callable[..
     async def collect(chunk: StreamingChunk) -> None:
         chunks.append(chunk)
 
-    await make_agent().run_async(messages=QUESTION, streaming_callback=collect, hook_context={STREAMING_KEY: collect})
+    await make_agent().run_async(messages=QUESTION, streaming_callback=collect)
 
     assert _roles(chunks) == {"scope", "orchestrator", "researcher", "summarizer", "writer"}
 
@@ -87,7 +86,7 @@ async def test_a_coroutine_callback_streams_an_async_run(make_agent: Callable[..
 def test_a_tagged_chunk_is_a_copy_and_stays_a_streaming_chunk(make_agent: Callable[..., Agent]) -> None:
     chunks: list[StreamingChunk] = []
 
-    make_agent().run(messages=QUESTION, streaming_callback=chunks.append, hook_context={STREAMING_KEY: chunks.append})
+    make_agent().run(messages=QUESTION, streaming_callback=chunks.append)
 
     assert all(isinstance(chunk, StreamingChunk) for chunk in chunks)
     assert all(chunk.meta.get("model", "").startswith("scripted-") for chunk in chunks if chunk.content)
@@ -161,9 +160,7 @@ def search_kb(query: str) -> str:
 def test_every_model_of_a_deep_agent_streams_tagged_with_its_role() -> None:
     chunks: list[StreamingChunk] = []
 
-    result = _deep_agent().run(
-        messages=QUESTION, streaming_callback=chunks.append, hook_context={STREAMING_KEY: chunks.append}
-    )
+    result = _deep_agent().run(messages=QUESTION, streaming_callback=chunks.append)
 
     assert (result["exit_reason"], result["step_count"]) == ("text", 3)
     assert {"reflexion", "judge", "subagent", "summarizer"} <= _roles(chunks)

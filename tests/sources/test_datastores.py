@@ -16,6 +16,7 @@ from haystack.tools import flatten_tools_or_toolsets
 from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research import ConfigurationError, ResearchRun, Sources, create_deep_research_agent
+from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.sources import (
     Datastore,
@@ -193,7 +194,7 @@ def test_an_agent_with_datastores_round_trips(tmp_path: Path) -> None:
     )
     data = agent.to_dict()
 
-    restored = Agent.from_dict(copy.deepcopy(data))
+    restored = ResearchAgent.from_dict(copy.deepcopy(data))
 
     assert restored.to_dict() == data
     tool = next(t for t in flatten_tools_or_toolsets(_researcher(restored).tools) if t.name == "search_survey")

@@ -8,7 +8,8 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import ConfigurationError, ResearchRun, WebSearchTool, create_deep_research_agent
+from haystack_deep_research import ConfigurationError, ResearchRun, RunInputs, WebSearchTool, create_deep_research_agent
+from haystack_deep_research.events import progress_view
 from haystack_deep_research.sources import (
     KEYLESS_NOTICE,
     DdgsSearch,
@@ -130,7 +131,7 @@ def test_a_run_without_tavily_says_so_once_in_warnings_and_progress(monkeypatch:
 
     result = agent.run(
         messages=[ChatMessage.from_user("What is new?")],
-        hook_context={"haystack_deep_research.progress": lambda phase, line: progress.append((phase, line))},
+        inputs=RunInputs(on_event=progress_view(lambda phase, line: progress.append((phase, line)))),
     )
 
     assert len(fake.calls) == 2  # both researchers searched

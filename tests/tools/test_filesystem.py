@@ -11,7 +11,7 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import EVENTS_KEY, create_deep_agent
+from haystack_deep_research import RunInputs, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import DiskBackend, FilesystemTool, MemoryBackend, create_filesystem_tools
@@ -189,7 +189,7 @@ def test_each_run_gets_its_own_in_memory_space_and_file_events() -> None:
     events: list[Event] = []
     agent = _writer_agent()
 
-    first = agent.run(messages=[ChatMessage.from_user("go")], hook_context={EVENTS_KEY: events.append})
+    first = agent.run(messages=[ChatMessage.from_user("go")], inputs=RunInputs(on_event=events.append))
     second = agent.run(messages=[ChatMessage.from_user("go")])
 
     for result in (first, second):

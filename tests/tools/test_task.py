@@ -8,7 +8,7 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 
-from haystack_deep_research import EVENTS_KEY, ConfigurationError, create_deep_agent
+from haystack_deep_research import ConfigurationError, RunInputs, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import SubAgentDef
@@ -54,7 +54,7 @@ def test_only_the_subagents_final_answer_enters_the_parents_context() -> None:
     events: list[Event] = []
 
     result = _parent(_analyst()).run(
-        messages=[ChatMessage.from_user("How is Acme priced?")], hook_context={EVENTS_KEY: events.append}
+        messages=[ChatMessage.from_user("How is Acme priced?")], inputs=RunInputs(on_event=events.append)
     )
 
     results = [m.tool_call_result for m in result["messages"] if m.tool_call_result is not None]

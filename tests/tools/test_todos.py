@@ -8,7 +8,7 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import EVENTS_KEY, create_deep_agent
+from haystack_deep_research import RunInputs, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import Todo, TodoState, TodoTool, create_todo_tools
@@ -43,7 +43,7 @@ def test_the_callers_todo_state_holds_the_list_after_the_run_and_events_mark_cha
     events: list[Event] = []
 
     result = _agent(todo_state=todo_state).run(
-        messages=[ChatMessage.from_user("Research CRM.")], hook_context={EVENTS_KEY: events.append}
+        messages=[ChatMessage.from_user("Research CRM.")], inputs=RunInputs(on_event=events.append)
     )
 
     assert todo_state.snapshot() == [Todo("size the market", "completed"), Todo("compare pricing", "in_progress")]

@@ -34,6 +34,7 @@ from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import model_name
+from haystack_deep_research.run.hooks import with_hooks
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields, refuse_moved
@@ -150,6 +151,7 @@ def create_deep_agent(
     condense_llm: ChatGenerator | None = None,
     on_event: Subscriber | None = None,
     confirm_tools: ConfirmationStrategy | Mapping[str | tuple[str, ...], ConfirmationStrategy] | None = None,
+    hooks: dict[str, list[Any]] | None = None,
     **moved: Any,
 ) -> Agent:
     """
@@ -172,7 +174,7 @@ def create_deep_agent(
     :param budgets: What one run may spend in all, agent, subagents and layers
         (:class:`~haystack_deep_research.Budgets`: ``tokens``, ``seconds``, ``dollars``, ``prices``). A spent budget
         ends the loop with ``exit_reason`` ``"token_budget"`` (and so on) whatever the termination, and a run's own
-        ``Budgets`` in ``hook_context[BUDGETS_KEY]`` replaces these limits for that run.
+        ``RunInputs(budgets=...)`` replaces these limits for that run.
     :param grounding: Judge each answer against the evidence the tool calls returned; send back or drop claims it
         does not support: a :class:`~haystack_deep_research.Grounding` (``judge_llm``, default the agent's model;
         ``threshold``; ``max_replans``, the times an answer may be sent back for more research), ``True`` (default)
@@ -200,6 +202,8 @@ def create_deep_agent(
         confirmation_ui=RichConsoleUI())``), or a mapping of tool name (a tuple of names, or ``"*"`` for the rest) to
         strategy, as Haystack's ``ConfirmationHook`` takes it. A rejected call does not run; the model reads the
         feedback as its error result. ``None`` (default) asks nobody.
+    :param hooks: Your own Haystack hooks, by hook point (``{"after_run": [my_hook]}``): they run after the library's
+        at each point, so a ``before_run`` hook sees the run open and an ``after_run`` hook sees the final report.
     :returns: The ``Agent``. Its run returns ``report`` (the final answer), ``submission`` (the accepted submit
         arguments, or ``None``), ``structured`` (with ``output_schema``), ``exit_reason`` (the reason of the exit
         condition that fired: the submit tool's name, ``"text"``, ``"token_budget"``, ``"max_iterations"``, ...),
@@ -256,7 +260,7 @@ def create_deep_agent(
         submit_tool=submit_tool,
         min_confidence=min_confidence,
         max_iterations=max_iterations,
-        total_token_budget=None,  # the run's own token budget (the factory's, or a run's BUDGETS_KEY) ends it
+        total_token_budget=None,  # the run's own token budget (the factory's, or a run's RunInputs) ends it
     )
     settings: dict[str, Any] = {
         "termination": termination,
@@ -299,23 +303,27 @@ def create_deep_agent(
         state_schema=deep_agent_state_schema(),
         max_agent_steps=max_iterations,
         tool_streaming_callback_passthrough=True,
-        hooks={
-            "before_run": [
-                DeepRunHook(
-                    token_budget=budgets.tokens,
-                    time_budget=budgets.seconds,
-                    cost_budget=budgets.dollars,
-                    prices=dict(budgets.prices or {}),
-                    on_event=on_event,
-                    phase_models=phases,
-                    memory_files=memory_files,  # type: ignore[arg-type]  # checked by the hook
-                    todo_state=todo_state,
-                )
-            ],
-            "before_llm": [hook(StepStartHook)],
-            "before_tool": [*confirmations, hook(ToolStepHook)],
-            "after_tool": [hook(StepReviewHook)],
-            "on_exit": [hook(AnswerHook)],
-            "after_run": [DeepCloseHook(chat_generator=model, output_schema=output_schema)],
-        },
+        hooks=with_hooks(
+            {
+                "before_run": [
+                    DeepRunHook(
+                        token_budget=budgets.tokens,
+                        time_budget=budgets.seconds,
+                        cost_budget=budgets.dollars,
+                        prices=dict(budgets.prices or {}),
+                        on_event=on_event,
+                        phase_models=phases,
+                        memory_files=memory_files,  # type: ignore[arg-type]  # checked by the hook
+                        todo_state=todo_state,
+                    )
+                ],
+                "before_llm": [hook(StepStartHook)],
+                "before_tool": [*confirmations, hook(ToolStepHook)],
+                "after_tool": [hook(StepReviewHook)],
+                "on_exit": [hook(AnswerHook)],
+                "after_run": [DeepCloseHook(chat_generator=model, output_schema=output_schema)],
+            },
+            hooks,
+            factory="create_deep_agent",
+        ),
     )

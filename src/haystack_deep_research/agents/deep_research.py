@@ -38,6 +38,7 @@ from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.cache import cache_of
+from haystack_deep_research.run.hooks import with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import refuse_moved
 from haystack_deep_research.sources import (
@@ -154,6 +155,7 @@ def create_deep_research_agent(
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     clarify: bool = False,
     approve_plan: ConfirmationStrategy | None = None,
+    hooks: dict[str, list[Any]] | None = None,
     **moved: Any,
 ) -> Agent:
     """
@@ -184,7 +186,7 @@ def create_deep_research_agent(
     :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`: ``tokens``, ``seconds``,
         ``dollars``) and the prices of models the library has no price for. Once a budget is spent no new research
         starts, running researchers summarize what they have, the report is written and ``exit_reason`` names the
-        budget. A run may bring its own in ``hook_context[BUDGETS_KEY]``.
+        budget. A run may bring its own: ``RunInputs(budgets=...)``.
     :param grounding: Judge every cited claim against the stored text of its source and repair the report when the
         grounding score is below the threshold: a :class:`~haystack_deep_research.Grounding` (judge, threshold,
         rewrites, re-research rounds), ``True`` for its defaults, or ``False`` (default) for none (see
@@ -209,6 +211,8 @@ def create_deep_research_agent(
         any researcher starts: accepted, edited (the new text is researched) or dropped (the orchestrator reads the
         feedback). Decisions are ``PlanReviewed`` events and, with a run directory, journaled: a resumed run does not
         ask again (see docs/plan-approval.md). ``None`` (default) asks nobody.
+    :param hooks: Your own Haystack hooks, by hook point (``{"after_run": [my_hook]}``): they run after the library's
+        at each point, so a ``before_run`` hook sees the run open and an ``after_run`` hook sees the final report.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
         ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
         (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
@@ -264,28 +268,32 @@ def create_deep_research_agent(
         max_agent_steps=max_orchestrator_steps,
         tool_concurrency_limit=max_concurrent_researchers,
         tool_streaming_callback_passthrough=True,
-        hooks={
-            "before_run": [
-                ScopeHook(
-                    chat_generator=models["scope_llm"],
-                    token_budget=budgets.tokens,
-                    time_budget=budgets.seconds,
-                    cost_budget=budgets.dollars,
-                    phase_models=models_by_phase,
-                    prices=dict(budgets.prices or {}),
-                    clarify=clarify,
-                )
-            ],
-            "before_llm": [budget],
-            "before_tool": [*plan_review_hooks(approve_plan), PlanHook()],
-            "after_tool": [results],
-            "after_run": [
-                WriteHook(
-                    chat_generator=models["writer_llm"],
-                    stages=_report_stages(grounded, output_schema, style, max_concurrent_researchers),
-                    max_concurrency=min(MAX_WRITER_CONCURRENCY, WRITER_CONCURRENCY * max_concurrent_researchers),
-                    style=style,
-                )
-            ],
-        },
+        hooks=with_hooks(
+            {
+                "before_run": [
+                    ScopeHook(
+                        chat_generator=models["scope_llm"],
+                        token_budget=budgets.tokens,
+                        time_budget=budgets.seconds,
+                        cost_budget=budgets.dollars,
+                        phase_models=models_by_phase,
+                        prices=dict(budgets.prices or {}),
+                        clarify=clarify,
+                    )
+                ],
+                "before_llm": [budget],
+                "before_tool": [*plan_review_hooks(approve_plan), PlanHook()],
+                "after_tool": [results],
+                "after_run": [
+                    WriteHook(
+                        chat_generator=models["writer_llm"],
+                        stages=_report_stages(grounded, output_schema, style, max_concurrent_researchers),
+                        max_concurrency=min(MAX_WRITER_CONCURRENCY, WRITER_CONCURRENCY * max_concurrent_researchers),
+                        style=style,
+                    )
+                ],
+            },
+            hooks,
+            factory="create_deep_research_agent",
+        ),
     )

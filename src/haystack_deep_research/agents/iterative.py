@@ -115,6 +115,7 @@ def create_iterative_research_agent(
     cache: ResearchCache | str | os.PathLike[str] | None = None,
     record_to: str | os.PathLike[str] | None = None,
     replay_from: str | os.PathLike[str] | None = None,
+    hooks: dict[str, list[Any]] | None = None,
     **moved: Any,
 ) -> IterativeResearchAgent:
     """
@@ -146,6 +147,8 @@ def create_iterative_research_agent(
         :class:`~haystack_deep_research.Grounding` (its ``judge_llm``; default ``writer_llm``), ``True`` or ``False``
         (default). Nothing is rewritten, so ``max_regenerations`` and ``max_replans`` are refused.
     :param style: The report's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
+    :param hooks: Refused (``None`` only): the iterative agent runs no Haystack Agent, so no Agent hook would ever
+        run; follow its run with ``RunInputs(on_event=...)``.
     :param cache: The cross-run cache of searches, pages and summaries: a folder path, a ``ResearchCache``, or
         ``None``. Its ``ttl`` is also how long a source counts as fresh when a run is updated.
     :param record_to: Record every model exchange and tool result of each run in this directory.
@@ -158,6 +161,13 @@ def create_iterative_research_agent(
     :raises TypeError: For a keyword the factory does not know.
     """
     refuse_moved(create_iterative_research_agent, moved)
+    if hooks:
+        raise ConfigurationError(
+            "create_iterative_research_agent takes no hooks=: its steps are Pipeline components and it runs no "
+            "Haystack Agent, so no Agent hook would run. Follow its runs with "
+            "run(..., inputs=RunInputs(on_event=...)), or "
+            "use create_research_workflow(hooks=...)."
+        )
     given = {"analysis_llm": analysis_llm, "writer_llm": writer_llm, "summarizer_llm": summarizer_llm}
     _check(
         given,

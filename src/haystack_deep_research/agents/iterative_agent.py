@@ -1,29 +1,29 @@
 """
 ``IterativeResearchAgent``: the iterative research Pipeline as one Haystack component, run like the main agent.
 
-It is called like every shape of the library (``run(messages=[ChatMessage.from_user(...)], hook_context={...})``,
-``run_async``) and honours the run contract of :class:`~haystack_deep_research.run.shape.PipelineShape`: malformed
-input is refused with a typed error before anything runs, the run is opened before the Pipeline runs and closed after
-it however it ends, and typed errors reach the caller unwrapped. It serializes as itself (the Pipeline nested, as YAML
-shows it) and nests in other Pipelines. :meth:`IterativeResearchAgent.update` researches a finished run again.
-"""
+It is called like every shape of the library (``run(messages, streaming_callback=None, *, hook_context=None,
+inputs=None)``, ``run_async``) and honours the run contract of :class:`~haystack_deep_research.run.shape.
+PipelineShape`: malformed input is refused with a typed error before anything runs, the run is opened before the
+Pipeline runs and closed after it however it ends, and typed errors reach the caller unwrapped. It serializes as itself
+(the Pipeline nested, as YAML shows it) and nests in other Pipelines. :meth:`IterativeResearchAgent.update` researches a
+finished run again."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from haystack import component
-from haystack.dataclasses import ChatMessage
+from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
 from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
-from haystack_deep_research.run.door import check_hook_context
+from haystack_deep_research.run.context import RunInputs, run_inputs
 from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
 from haystack_deep_research.run.shape import PipelineShape
-from haystack_deep_research.state import RUN_DIR_KEY
 
 __all__ = ["IterativeResearchAgent", "journaled_question"]
 
@@ -62,49 +62,65 @@ class IterativeResearchAgent(PipelineShape):
 
     @component.output_types(**OUTPUT_TYPES)
     def run(
-        self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None, update: bool = False
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: StreamingCallbackT | None = None,
+        *,
+        hook_context: dict[str, Any] | None = None,
+        inputs: RunInputs | None = None,
+        update: bool = False,
     ) -> dict[str, Any]:
         """
         Research the question of the last user message.
 
         :param messages: The conversation; its last user message is the question.
-        :param hook_context: Run-time inputs: ``EVENTS_KEY``, ``PROGRESS_KEY``, ``STREAMING_KEY``, ``RUN_DIR_KEY``,
-            ``RUN_OPENED_KEY``.
-        :param update: Research the finished run in ``RUN_DIR_KEY`` again.
+        :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
+        :param hook_context: Request-scoped resources; this shape has no hooks of its own, so they are kept as given.
+        :param inputs: The run's inputs (:class:`~haystack_deep_research.RunInputs`: run directory, event subscriber,
+            streaming callback, budgets, brief, ``on_run_opened``), or ``None``.
+        :param update: Research the finished run in ``inputs.run_dir`` again.
         :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
             ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
             ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``IterativeFinishStep``).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question, or the question
             is longer than ``MAX_QUESTION_CHARS``.
-        :raises ConfigurationError: If ``hook_context`` is not a dict.
+        :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` not a ``RunInputs``.
         :raises RunDirError: If the run directory cannot be used.
         """
-        return self.research(messages, hook_context, update=update)
+        return self.research(messages, streaming_callback, hook_context, inputs, update=update)
 
     @component.output_types(**OUTPUT_TYPES)
     async def run_async(
-        self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None, update: bool = False
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: StreamingCallbackT | None = None,
+        *,
+        hook_context: dict[str, Any] | None = None,
+        inputs: RunInputs | None = None,
+        update: bool = False,
     ) -> dict[str, Any]:
         """
         Async variant of :meth:`run`.
 
         :param messages: The conversation; its last user message is the question.
-        :param hook_context: Run-time inputs.
-        :param update: Research the finished run in ``RUN_DIR_KEY`` again.
+        :param streaming_callback: A Haystack streaming callback, or ``None``.
+        :param hook_context: Request-scoped resources.
+        :param inputs: The run's inputs, or ``None``.
+        :param update: Research the finished run in ``inputs.run_dir`` again.
         :returns: As for :meth:`run`.
         """
-        return await self.research_async(messages, hook_context, update=update)
+        return await self.research_async(messages, streaming_callback, hook_context, inputs, update=update)
 
-    def update(self, run_dir: str | os.PathLike[str], *, hook_context: dict[str, Any] | None = None) -> dict[str, Any]:
+    def update(self, run_dir: str | os.PathLike[str], *, inputs: RunInputs | None = None) -> dict[str, Any]:
         """
         Research a finished run again: keep findings whose sources are fresh, search stale topics again, look for
         what is new, and write the report again with a "what changed" section (see ``iterative.update``).
 
         :param run_dir: The finished run's directory (its question is read from the journal).
-        :param hook_context: Other run-time inputs (event subscribers, progress).
+        :param inputs: Other inputs of the run (event subscriber, budgets, ...); their ``run_dir`` is ``run_dir``.
         :returns: As for :meth:`run`; ``changes`` says what changed.
         :raises RunDirError: If the directory holds no finished run.
         """
         question = journaled_question(run_dir)
-        context = {**check_hook_context(hook_context), RUN_DIR_KEY: Path(run_dir)}
-        return self.run(messages=[ChatMessage.from_user(question)], hook_context=context, update=True)
+        given = replace(run_inputs(inputs), run_dir=Path(run_dir))
+        return self.run(messages=[ChatMessage.from_user(question)], inputs=given, update=True)

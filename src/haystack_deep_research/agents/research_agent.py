@@ -1,40 +1,45 @@
 """
-``ResearchAgent``: Haystack's ``Agent`` with two guarantees its hooks cannot give.
+``ResearchAgent``: Haystack's ``Agent`` with what the run contract adds at its door.
 
+- **One call for every shape.** ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)``: the
+  run's inputs come as one :class:`~haystack_deep_research.RunInputs`, which the agent hands to its hooks in
+  ``hook_context`` (under one private key); the ``streaming_callback`` is the run's, so every model of the run
+  streams to it.
 - **Bad input gets a typed error.** Haystack's ``Agent.run`` handles ``messages`` before any hook runs, and a
   ``messages`` that is not a list of ``ChatMessage`` (a string, a bare message, a list of strings or dicts) fails
-  there with a ``TypeError`` or an ``AttributeError``. ``ResearchAgent`` checks ``messages`` and ``hook_context``
-  first and raises :class:`~haystack_deep_research.errors.InvalidQuestionError` /
+  there with a ``TypeError`` or an ``AttributeError``. ``ResearchAgent`` checks ``messages``, ``hook_context`` and
+  ``inputs`` first and raises :class:`~haystack_deep_research.errors.InvalidQuestionError` /
   :class:`~haystack_deep_research.errors.ConfigurationError` naming the fix.
 - **A failed run releases what it opened.** Haystack runs no ``after_run`` hook after an exception, so a run that
   fails (its model raises before any research, it is cancelled) would keep its run directory locked until garbage
   collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run.RunGuard` and closes it when
   ``run`` / ``run_async`` returns or raises.
 
-Everything else is Haystack's. A ``ResearchAgent`` serializes as the plain ``Agent`` it is configured as, so
-``Agent.from_dict`` and Pipeline YAML keep working; what they restore is a plain ``Agent``, which runs the same and
-keeps every check its hooks make, but not these two.
+Everything else is Haystack's. A ``ResearchAgent`` serializes as itself, so ``from_dict`` and a Pipeline YAML give
+back a ``ResearchAgent``, with these guarantees.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from haystack import component
 from haystack.components.agents import Agent
-from haystack.core.serialization import generate_qualified_class_name
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack.tools import ToolsType
 
+from haystack_deep_research.run.context import RunInputs, run_inputs
 from haystack_deep_research.run.door import RunGuard, check_hook_context, check_messages
-from haystack_deep_research.state import RUN_GUARD_KEY, STREAMING_KEY
+from haystack_deep_research.state import INPUTS_KEY, RUN_GUARD_KEY
 
 __all__ = ["ResearchAgent"]
 
 
+@component
 class ResearchAgent(Agent):
     """
-    A Haystack ``Agent`` that refuses malformed run input with typed errors and closes a failed run (see the module
-    docstring). Constructed exactly like ``Agent``.
+    A Haystack ``Agent`` that takes the run's inputs as one value, refuses malformed run input with typed errors and
+    closes a failed run (see the module docstring). Constructed exactly like ``Agent``.
     """
 
     def run(
@@ -45,27 +50,30 @@ class ResearchAgent(Agent):
         generation_kwargs: dict[str, Any] | None = None,
         tools: ToolsType | list[str] | None = None,
         hook_context: dict[str, Any] | None = None,
+        inputs: RunInputs | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """
         Check the input, then run the Agent; what the run opened is closed however it ends.
 
         :param messages: A list of ``ChatMessage``.
-        :param streaming_callback: As for ``Agent.run``; without one, the ``STREAMING_KEY`` callback of
-            ``hook_context`` (if any), so the agent's own model streams like every other model of the run.
+        :param streaming_callback: A Haystack streaming callback every model of the run streams to (the agent's own
+            and the library's); without one, ``inputs.streaming_callback``.
         :param generation_kwargs: As for ``Agent.run``.
         :param tools: As for ``Agent.run``.
-        :param hook_context: A dict of run-time inputs for the hooks, or ``None``.
+        :param hook_context: A dict of request-scoped resources for the hooks (yours among them), or ``None``.
+        :param inputs: The run's inputs (:class:`~haystack_deep_research.RunInputs`), or ``None``.
         :param kwargs: Every other input of ``Agent.run``.
         :returns: What ``Agent.run`` returns.
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``.
-        :raises ConfigurationError: If ``hook_context`` is not a dict.
+        :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` is not a ``RunInputs``.
         """
-        guard, context = _guarded(messages, hook_context)
+        guard, context, given = _guarded(messages, streaming_callback, hook_context, inputs)
         try:
-            return super().run(
+            return Agent.run(
+                self,
                 messages,
-                streaming_callback or context.get(STREAMING_KEY),
+                given.streaming_callback,
                 generation_kwargs=generation_kwargs,
                 tools=tools,
                 hook_context=context,
@@ -82,6 +90,7 @@ class ResearchAgent(Agent):
         generation_kwargs: dict[str, Any] | None = None,
         tools: ToolsType | list[str] | None = None,
         hook_context: dict[str, Any] | None = None,
+        inputs: RunInputs | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """
@@ -91,17 +100,19 @@ class ResearchAgent(Agent):
         :param streaming_callback: As for ``Agent.run_async``.
         :param generation_kwargs: As for ``Agent.run_async``.
         :param tools: As for ``Agent.run_async``.
-        :param hook_context: A dict of run-time inputs for the hooks, or ``None``.
+        :param hook_context: A dict of request-scoped resources for the hooks, or ``None``.
+        :param inputs: The run's inputs, or ``None``.
         :param kwargs: Every other input of ``Agent.run_async``.
         :returns: What ``Agent.run_async`` returns.
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``.
-        :raises ConfigurationError: If ``hook_context`` is not a dict.
+        :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` is not a ``RunInputs``.
         """
-        guard, context = _guarded(messages, hook_context)
+        guard, context, given = _guarded(messages, streaming_callback, hook_context, inputs)
         try:
-            return await super().run_async(
+            return await Agent.run_async(
+                self,
                 messages,
-                streaming_callback or context.get(STREAMING_KEY),
+                given.streaming_callback,
                 generation_kwargs=generation_kwargs,
                 tools=tools,
                 hook_context=context,
@@ -110,24 +121,12 @@ class ResearchAgent(Agent):
         finally:
             guard.close()
 
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized agent, as the plain ``Agent`` it is configured as.
-        """
-        data = super().to_dict()
-        data["type"] = generate_qualified_class_name(Agent)
-        return data
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchAgent:
-        """
-        :param data: What ``to_dict`` (of this class or of ``Agent``) returned.
-        :returns: The agent, a ``ResearchAgent``.
-        """
-        return super().from_dict({**data, "type": generate_qualified_class_name(cls)})  # type: ignore[return-value]
-
-
-def _guarded(messages: Any, hook_context: Any) -> tuple[RunGuard, dict[str, Any]]:
+def _guarded(
+    messages: Any, streaming_callback: Any, hook_context: Any, inputs: Any
+) -> tuple[RunGuard, dict[str, Any], RunInputs]:
     check_messages(messages)
+    context = check_hook_context(hook_context)
+    given = run_inputs(inputs, streaming_callback)
     guard = RunGuard()
-    return guard, {**check_hook_context(hook_context), RUN_GUARD_KEY: guard}
+    return guard, {**context, RUN_GUARD_KEY: guard, INPUTS_KEY: given}, given

@@ -96,6 +96,7 @@ def create_research_workflow(
     budgets: Budgets | None = None,
     grounding: Grounding | bool | None = None,
     style: ReportStyle | None = None,
+    hooks: dict[str, list[Any]] | None = None,
     **moved: Any,
 ) -> ResearchWorkflow:
     """
@@ -107,8 +108,8 @@ def create_research_workflow(
     meets the grounding threshold. Below it, Regenerate (rewrite the parts of the summary that hold unsupported
     claims, without tools) while rewrites are left, then Replan (a task focused on the unsupported
     claims, back to Execute) while replans are left; the run ends when both are used up. Run it like every shape:
-    ``workflow.run(messages=[ChatMessage.from_user("...")])`` (or ``run_async``), with the same ``hook_context``
-    inputs (event subscribers, streaming callback, run directory).
+    ``workflow.run(messages=[ChatMessage.from_user("...")])`` (or ``run_async``), with the same per-run inputs
+    (``inputs=RunInputs(...)``: event subscriber, streaming callback, run directory, budgets, brief).
 
     :param chat_generator: The Execute agent's model (must support tools); also the model of every other step that
         has none of its own.
@@ -131,6 +132,8 @@ def create_research_workflow(
         ``chat_generator``), the threshold, rewrites without tools (``max_regenerations``) and focused Execute rounds
         (``max_replans``). Always on; ``None`` (default) for its defaults.
     :param style: The summary's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
+    :param hooks: Your own Haystack hooks for the Execute agent, by hook point (``{"after_tool": [my_hook]}``): they
+        run after the library's at each point of every Execute round; the run's ``hook_context`` reaches them.
     :returns: The workflow, a Haystack component over its Pipeline (``workflow.pipeline``). Its outputs: the shared
         ones (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
         ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``, ``grounding``) and its own
@@ -159,6 +162,7 @@ def create_research_workflow(
         tools=every_tool,
         max_steps=max_steps,
         loop_threshold=loop_threshold,
+        hooks=hooks,
     )
     router = GroundingRouter(
         threshold=grounded.threshold, max_regenerations=grounded.max_regenerations, max_replans=grounded.max_replans

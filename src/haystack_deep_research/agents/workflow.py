@@ -1,7 +1,8 @@
 """
 ``ResearchWorkflow``: the research workflow's Pipeline as one Haystack component, run like every other shape.
 
-It is called as ``run(messages=[ChatMessage.from_user(...)], hook_context={...})`` (or ``run_async``) and honours the
+It is called as every shape is, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)`` (or
+``run_async``), and honours the
 run contract of :class:`~haystack_deep_research.run.shape.PipelineShape`: malformed input is refused with a typed
 error before anything runs; the run is opened before the Pipeline runs (event subscribers, streaming callback, run
 directory, budgets) and closed after it however it ends; typed errors reach the caller unwrapped; the shared outputs
@@ -14,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.dataclasses import ChatMessage
+from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
 from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run.context import RunInputs
 from haystack_deep_research.run.shape import PipelineShape
 from haystack_deep_research.workflow.finish import OUTPUT_TYPES
 
@@ -41,31 +43,47 @@ class ResearchWorkflow(PipelineShape):
         return {"execute": {"question": run.question}}
 
     @component.output_types(**OUTPUT_TYPES)
-    def run(self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: StreamingCallbackT | None = None,
+        *,
+        hook_context: dict[str, Any] | None = None,
+        inputs: RunInputs | None = None,
+    ) -> dict[str, Any]:
         """
         Research the question of the last user message.
 
         :param messages: The conversation; its last user message is the question.
-        :param hook_context: Run-time inputs: ``EVENTS_KEY``, ``PROGRESS_KEY``, ``STREAMING_KEY``, ``RUN_DIR_KEY``,
-            ``RUN_OPENED_KEY``.
+        :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
+        :param hook_context: Request-scoped resources for the hooks of the Execute agent (yours among them).
+        :param inputs: The run's inputs (:class:`~haystack_deep_research.RunInputs`: run directory, event subscriber,
+            streaming callback, budgets, brief, ``on_run_opened``), or ``None``.
         :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
             ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
             ``grounding``) and the workflow's own ``causal_chain``, ``regeneration_count`` and ``replan_count``.
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question.
-        :raises ConfigurationError: If ``hook_context`` is not a dict.
+        :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` not a ``RunInputs``.
         :raises RunDirError: If the run directory cannot be used.
         """
-        return self.research(messages, hook_context)
+        return self.research(messages, streaming_callback, hook_context, inputs)
 
     @component.output_types(**OUTPUT_TYPES)
     async def run_async(
-        self, messages: list[ChatMessage], hook_context: dict[str, Any] | None = None
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: StreamingCallbackT | None = None,
+        *,
+        hook_context: dict[str, Any] | None = None,
+        inputs: RunInputs | None = None,
     ) -> dict[str, Any]:
         """
         Async variant of :meth:`run`.
 
         :param messages: The conversation; its last user message is the question.
-        :param hook_context: Run-time inputs.
+        :param streaming_callback: A Haystack streaming callback, or ``None``.
+        :param hook_context: Request-scoped resources for the hooks of the Execute agent.
+        :param inputs: The run's inputs, or ``None``.
         :returns: As for :meth:`run`.
         """
-        return await self.research_async(messages, hook_context)
+        return await self.research_async(messages, streaming_callback, hook_context, inputs)

@@ -8,7 +8,7 @@ What the command shows on stderr while a run goes on, built on the run's typed e
 - :class:`~haystack_deep_research.cli.live.RichDisplay` keeps a live view (``--progress rich``, and the default when
   rich is installed and stderr is a terminal; ``TTY_COMPATIBLE=1`` makes rich treat stderr as a terminal).
 
-Every display is an event subscriber: pass it in ``hook_context`` under ``EVENTS_KEY``.
+Every display is an event subscriber: pass it as ``inputs=RunInputs(on_event=display)``.
 :func:`~haystack_deep_research.cli.live.make_display` picks one for a ``--progress`` mode.
 
 Text that models, pages, files or servers wrote (a sub-topic, a query, a title, a file name, an error a server sent)

@@ -58,6 +58,7 @@ question "check", write ``deep-research -- check``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -99,9 +100,9 @@ from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import ResearchCache
+from haystack_deep_research.run.context import RunInputs
 from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.settings import Budgets
-from haystack_deep_research.state import EVENTS_KEY, RUN_DIR_KEY
 
 CHECK_COMMAND = "check"
 SCAN_COMMAND = "scan"
@@ -227,11 +228,11 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
     return ExitCode.RUN_FAILED if saved.failures else outcome_code(result)
 
 
-def _run(agent: Any, question: str, context: dict[str, Any], display: Display, **options: Any) -> RunOutcome:
+def _run(agent: Any, question: str, inputs: RunInputs, display: Display, **options: Any) -> RunOutcome:
     """One run of the agent with the display live; ``options`` go to :func:`run_research`."""
     display.start()
     try:
-        outcome = run_research(agent, question, context, **{k: v for k, v in options.items() if v})
+        outcome = run_research(agent, question, inputs, **{k: v for k, v in options.items() if v})
         if outcome.interrupted:
             display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
     finally:
@@ -254,16 +255,15 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         if args.json:
             print_stdout(result_json({}, args.question, error=error_line(error)))
         return exit_code_of(error)
-    context: dict[str, Any] = {EVENTS_KEY: display}
-    if args.run_dir is not None:
-        context[RUN_DIR_KEY] = args.run_dir
-    outcome = _run(agent, question, context, display, update=update)
+    inputs = RunInputs(on_event=display, run_dir=args.run_dir)
+    outcome = _run(agent, question, inputs, display, update=update)
     if (asked := clarification_of(outcome)) is not None:  # --clarify: one question before the research
         answer = ask_on_terminal(asked)
         if answer is None:
             return print_clarification(question, outcome.result or {}, asked, json=args.json)
-        context[EVENTS_KEY] = display = make_display("none" if args.quiet else args.progress)
-        outcome = _run(agent, question, context, display, messages=follow_up(outcome, answer))
+        display = make_display("none" if args.quiet else args.progress)
+        inputs = dataclasses.replace(inputs, on_event=display)
+        outcome = _run(agent, question, inputs, display, messages=follow_up(outcome, answer))
     if outcome.result is not None and built.get("record_to") is not None:
         sources = recorded_sources(args, option_value(args, "search"))
         write_manifest(Path(built["record_to"]), question, agent, built, sources=sources)

@@ -15,6 +15,7 @@ the run's ledger, warnings and usage.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +24,8 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research.cli.signals import terminated
 from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
-from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN, RUN_OPENED_KEY
+from haystack_deep_research.run import ResearchRun, RunInputs
+from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN
 
 __all__ = ["RunOutcome", "run_research", "unfinished_result"]
 
@@ -55,7 +56,7 @@ class RunOutcome:
 def run_research(
     agent: Any,
     question: str,
-    hook_context: dict[str, Any],
+    inputs: RunInputs,
     *,
     messages: list[ChatMessage] | None = None,
     **run_options: bool,
@@ -65,16 +66,16 @@ def run_research(
 
     :param agent: An agent of this library (its ``run_async`` is used).
     :param question: The research question.
-    :param hook_context: The run-time inputs; ``on_run_opened`` is added.
+    :param inputs: The run's inputs; ``on_run_opened`` is added.
     :param messages: The conversation to run on instead of the question alone (a clarifying question answered).
     :param run_options: Further inputs of ``run_async`` (``update=True`` for an iterative agent's update).
     :returns: How the run ended.
     """
     opened: list[ResearchRun] = []
-    context = {**hook_context, RUN_OPENED_KEY: opened.append}
+    given = dataclasses.replace(inputs, on_run_opened=opened.append)
     messages = messages or [ChatMessage.from_user(question)]
     try:
-        result = asyncio.run(agent.run_async(messages=messages, hook_context=context, **run_options))
+        result = asyncio.run(agent.run_async(messages=messages, inputs=given, **run_options))
     except KeyboardInterrupt:
         return RunOutcome(None, opened[0] if opened else None, interrupted=True, terminated=terminated())
     except Exception as error:  # a provider or network failure: the caller keeps what was gathered and says why

@@ -1,7 +1,7 @@
 """
 Where a run stands, folded from its typed events: what the command's displays show.
 
-:class:`RunTracker` is an event subscriber (``hook_context={EVENTS_KEY: tracker}``); it reads the events' fields,
+:class:`RunTracker` is an event subscriber (``inputs=RunInputs(on_event=tracker)``); it reads the events' fields,
 never their text, and is thread-safe (researchers emit from several threads at once). :meth:`RunTracker.progress`
 returns a frozen :class:`RunProgress`: the stages with their elapsed time, one :class:`Researcher` per sub-topic
 (its searches, those the cache served, pages read, tokens, time and state), planned and done sub-topics, the run's

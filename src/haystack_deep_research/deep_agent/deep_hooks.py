@@ -5,7 +5,8 @@ The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subc
   library; its model calls count toward the ``agent`` phase), hands a caller's ``TodoState`` to the run, and
   prepends the memory files to the system prompt (:mod:`.memory`).
 - :class:`DeepCloseHook` settles why the loop ended (``exit_reason``: the reason of the exit condition that fired;
-  Haystack's ``max_agent_steps`` reads ``max_iterations``), fills the outputs (``report`` with the final answer,
+  Haystack's ``max_agent_steps`` reads ``max_iterations``; ``failed`` when the model failed, and then the report is
+  what the run's tools read, each source with its passage), fills the outputs (``report`` with the final answer,
   ``submission``, ``todos``), emits ``ExitReached``, turns the answer into ``output_schema`` when one is set (the
   accepted submission when the submit tool takes the schema, else the structured-output stage over the final answer,
   which raises ``StructuredOutputError`` when even its retry does not validate; a run that ended without any answer,
@@ -29,7 +30,7 @@ from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence import verify_citations
-from haystack_deep_research.prompts import MEMORY_FILES, render_text
+from haystack_deep_research.prompts import FALLBACK_REPORT, MEMORY_FILES, render_text
 from haystack_deep_research.report import StructuredOutputStage, citation_findings, verify_report
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure
@@ -62,6 +63,8 @@ from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 __all__ = ["DeepCloseHook", "DeepRunHook"]
 
 PREVIEW_CHARS = 200
+PASSAGE_CHARS = 600
+"""The most characters of each source a failed run's report quotes."""
 
 # The outputs every run returns, also when it ends early: their values before the loop sets them.
 _OUTPUTS: dict[str, Any] = {
@@ -104,6 +107,20 @@ def _check_written_files(run: ResearchRun) -> Phase[None]:
         run.warn(PHASE_FILES, removed if written.error is None else unwritten)
 
 
+def _gathered(run: ResearchRun, failed: str) -> str:
+    """The report of a run whose model failed: what its tools read, each source with its passage, cited by its URL."""
+    read = [entry for entry in run.ledger.entries() if entry.kind != "search_result"]
+    if not read:
+        return ""
+    notes = []
+    for entry in read:
+        title = " ".join(entry.title.split()) or entry.url
+        passage = " ".join((entry.summary or entry.text or entry.snippet).split())[:PASSAGE_CHARS]
+        notes.append(f"### {title}\n\n{passage} [{title}]({entry.url})")
+    error = f"the agent's model failed: {failed}"
+    return render_text(FALLBACK_REPORT, error=error, brief=run.brief, notes=notes, urls=[entry.url for entry in read])
+
+
 class DeepRunHook(OpenRunHook):
     """
     ``before_run`` of a deep agent (see the module docstring).
@@ -120,6 +137,7 @@ class DeepRunHook(OpenRunHook):
     """
 
     run_phase = PHASE_AGENT
+    takes_brief = False
 
     def __init__(
         self,
@@ -152,7 +170,6 @@ class DeepRunHook(OpenRunHook):
         """
         for key, value in _OUTPUTS.items():
             state.set(key, value() if callable(value) else value, handler_override=replace_values)
-        run.brief = run.question
         if self.todo_state is not None:
             given = self.todo_state
             run.resource(TODOS_RESOURCE, lambda: given)
@@ -216,7 +233,7 @@ class DeepCloseHook(CloseRunHook):
         answer = str(state.data.get(REPORT) or "")
         if (failed := model_failure(state.data.get(MESSAGES))) is not None:
             run.warn(PHASE_AGENT, f"the agent's model failed ({failed}); the run ends with what it gathered")
-            reason, answer = EXIT_FAILED, ""
+            reason, answer = EXIT_FAILED, _gathered(run, failed)
         elif not answer:
             messages: list[ChatMessage] = state.data.get(MESSAGES) or []
             answer = next((m.text or "" for m in reversed(messages) if m.is_from(ChatRole.ASSISTANT) and m.text), "")

@@ -1,9 +1,9 @@
 """
 Typed events: what happens in a run, as it happens.
 
-Pass ``hook_context={EVENTS_KEY: on_event}`` to a run to receive every :class:`Event`, or iterate them with
-:class:`EventStream`. The older ``hook_context={PROGRESS_KEY: progress}`` receives each event as one
-``progress(phase, line)`` call.
+Pass ``inputs=RunInputs(on_event=on_event)`` to a run to receive every :class:`Event`, or iterate them with
+:class:`EventStream`. ``RunInputs(on_event=progress_view(progress))`` gives a ``progress(phase, message)`` callback
+each event as one ``progress(phase, line)`` call.
 """
 
 from haystack_deep_research.events.agent import (

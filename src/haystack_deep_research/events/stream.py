@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from haystack_deep_research.events.types import Event
-from haystack_deep_research.state import EVENTS_KEY, STREAMING_KEY
 
 __all__ = ["EventStream"]
 
@@ -30,10 +30,9 @@ class EventStream:
     The iteration ends when the run ends; then :attr:`result` holds the run's result. A run that fails raises its
     error from the ``async for``. Leaving the loop early cancels the run.
 
-    :param agent: An agent of this library (anything whose ``run_async`` accepts ``hook_context``).
-    :param run_kwargs: The arguments of ``run_async`` (``messages``, ``hook_context``, ...). A subscriber already in
-        ``hook_context`` under ``EVENTS_KEY`` still receives every event. A ``streaming_callback`` is also handed to
-        the run itself (``hook_context[STREAMING_KEY]``), so every model of the run streams to it from the start.
+    :param agent: A shape of this library (anything whose ``run_async`` takes ``inputs=RunInputs(...)``).
+    :param run_kwargs: The arguments of ``run_async`` (``messages``, ``streaming_callback``, ``inputs``, ...). A
+        subscriber already in ``inputs`` (``RunInputs(on_event=...)``) still receives every event.
     """
 
     def __init__(self, agent: _AsyncRunnable, **run_kwargs: Any) -> None:
@@ -47,18 +46,18 @@ class EventStream:
     async def _events(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event] = asyncio.Queue()
-        context = dict(self._kwargs.get("hook_context") or {})
-        chained = context.get(EVENTS_KEY)
+        from haystack_deep_research.run.context import run_inputs  # the run layer imports the events
+
+        given = run_inputs(self._kwargs.get("inputs"))
+        chained = given.on_event
 
         def deliver(event: Event) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, event)
             if callable(chained):
                 chained(event)
 
-        context[EVENTS_KEY] = deliver
-        if self._kwargs.get("streaming_callback") is not None:
-            context.setdefault(STREAMING_KEY, self._kwargs["streaming_callback"])
-        task = asyncio.ensure_future(self._agent.run_async(**{**self._kwargs, "hook_context": context}))
+        inputs = dataclasses.replace(given, on_event=deliver)
+        task = asyncio.ensure_future(self._agent.run_async(**{**self._kwargs, "inputs": inputs}))
         try:
             while True:
                 getter = asyncio.ensure_future(queue.get())

@@ -3,7 +3,9 @@ Done: close the run and set the iterative agent's outputs.
 
 With a run directory, :class:`IterativeFinishStep` journals the end of the run (with the sources not journaled yet),
 writes ``ledger.json`` and ``report.md`` (an update first keeps the report it replaces as ``report.previous.md``)
-and releases the directory; a write that fails is a warning, never a lost report. Then ``RunEnded`` is emitted.
+and releases the directory; a write that fails is a warning, never a lost report. The run is closed as every run is
+(:func:`~haystack_deep_research.run.lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
+outputs).
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ from typing import Any
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from haystack_deep_research.events import RunEnded
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.report import unjudged_claims
 from haystack_deep_research.run import Phase, ResearchRun, blocking
+from haystack_deep_research.run.lifecycle import close_run
 from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.state import (
     BRIEF,
@@ -31,7 +32,6 @@ from haystack_deep_research.state import (
     GROUNDING_SCORE,
     GROUNDING_UNJUDGED,
     NOTES,
-    PHASE_RUN,
     PHASE_WRITE,
     REPORT,
     ROUNDS,
@@ -71,16 +71,14 @@ OUTPUT_TYPES: dict[str, Any] = {
 ``changes``)."""
 
 
-def _close(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
+def _keep_previous(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
     journal = run.journal
-    if journal is None:
+    if journal is None or iteration.update is None or not iteration.update.previous_report:
         return
-    if iteration.update is not None and iteration.update.previous_report:
-        previous, text = Path(journal.directory) / PREVIOUS_REPORT_FILE, iteration.update.previous_report
-        [written] = yield [blocking(atomic_write_text, previous, text)]
-        if written.error is not None:
-            run.warn(PHASE_WRITE, f"could not write {PREVIOUS_REPORT_FILE} to the run directory ({written.error})")
-    yield from write_outcome(run, report=iteration.report, exit_reason=iteration.exit_reason)
+    previous, text = Path(journal.directory) / PREVIOUS_REPORT_FILE, iteration.update.previous_report
+    [written] = yield [blocking(atomic_write_text, previous, text)]
+    if written.error is not None:
+        run.warn(PHASE_WRITE, f"could not write {PREVIOUS_REPORT_FILE} to the run directory ({written.error})")
 
 
 @component
@@ -116,32 +114,14 @@ class IterativeFinishStep:
         :returns: The phase; it returns the outputs.
         """
         run = iteration.run
-        yield from _close(run, iteration)
-        usage = run.usage_report()  # may warn once of an unknown price, so before the warnings are read
-        notes = run.notes()
-        run.events.emit(
-            RunEnded(
-                phase=PHASE_RUN,
-                exit_reason=iteration.exit_reason,
-                notes=len(notes),
-                sources=len(run.ledger),
-                warnings=len(run.warnings()),
-            )
-        )
+        yield from _keep_previous(run, iteration)
+        outputs = yield from close_run(run, report=iteration.report, exit_reason=iteration.exit_reason)
         return {
-            REPORT: iteration.report,
+            **outputs,
             TOPICS: list(iteration.topics),
-            BRIEF: run.brief,
-            NOTES: notes,
             STRUCTURED: None,
-            SOURCES: run.ledger.to_list(),
             CITATIONS: dict(iteration.citations),
-            WARNINGS: run.warnings(),
-            EXIT_REASON: iteration.exit_reason,
             ROUNDS: iteration.rounds,
-            USAGE_BY_PHASE: usage,
-            COST: run.cost(),
-            TOKEN_USAGE: run.total_usage(),
             GROUNDING_SCORE: iteration.judgement.score if iteration.judgement is not None else None,
             GROUNDING: list(iteration.grounding),
             GROUNDING_UNJUDGED: unjudged_claims(iteration.judgement),

@@ -15,7 +15,7 @@ from typing import Any
 
 from haystack_deep_research.report import Judgement
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run.shape import current_run
+from haystack_deep_research.run.context import current_run
 
 __all__ = ["IterationRun", "UpdatePlan"]
 

@@ -21,15 +21,15 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import RunDirError, UsageError
-from haystack_deep_research.events import Notice, RunStarted
+from haystack_deep_research.events import Notice
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import plan_update
 from haystack_deep_research.run import REPORT_FILE, Phase, blocking
 from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
+from haystack_deep_research.run.context import current_run
 from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.shape import current_run
-from haystack_deep_research.state import PHASE_ORCHESTRATOR, PHASE_RUN
+from haystack_deep_research.state import PHASE_ORCHESTRATOR
 
 __all__ = ["StartStep"]
 
@@ -81,9 +81,7 @@ class StartStep:
         run = current_run().run
         journal = run.journal
         if update and journal is None:
-            raise UsageError("update=True needs the finished run's directory in hook_context[RUN_DIR_KEY].")
-        run.brief = run.question
-        run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
+            raise UsageError("update=True needs the finished run's directory: inputs=RunInputs(run_dir=...).")
         iteration = IterationRun()
         if journal is None or not journal.notes():
             if update:

@@ -1,7 +1,7 @@
 """
 A run's progress in a notebook: one Markdown block, updated in place as the run's events arrive.
 
-:class:`LiveProgress` is an event subscriber (pass it in ``hook_context`` under ``EVENTS_KEY``); it reads only the
+:class:`LiveProgress` is an event subscriber (pass it as ``inputs=RunInputs(on_event=progress)``); it reads only the
 typed events of :mod:`haystack_deep_research.events`, never text. In an IPython kernel it shows one display that it
 updates in place; elsewhere it writes one line per event to a text stream, through the command line's door to the
 terminal (:func:`~haystack_deep_research.cli.display.terminal_text`: no escape sequence a page or a model wrote).
@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TextIO, cast
 
 from haystack.dataclasses import ChatMessage
@@ -50,7 +50,7 @@ class LiveProgress:
     ::
 
         progress = LiveProgress()
-        result = await agent.run_async(messages=[...], hook_context={EVENTS_KEY: progress})
+        result = await agent.run_async(messages=[...], inputs=RunInputs(on_event=progress))
 
     :param show: Where the progress block goes: called with the block's Markdown each time it changes. Default: an
         IPython display updated in place when running in a notebook, else one line per event on ``stream``.
@@ -171,14 +171,13 @@ async def run_with_progress(
     :param agent: An agent of this library.
     :param question: The question, or the messages to run with.
     :param progress: The progress display; a new :class:`LiveProgress` by default.
-    :param run_kwargs: More arguments of ``run_async`` (a subscriber in ``hook_context`` under ``EVENTS_KEY`` still
+    :param run_kwargs: More arguments of ``run_async`` (a subscriber in ``inputs=RunInputs(on_event=...)`` still
         receives every event).
     :returns: The result, a :class:`ResearchResult`.
     """
     messages = [ChatMessage.from_user(question)] if isinstance(question, str) else question
     progress = progress if progress is not None else LiveProgress()
-    context: Mapping[str, Any] = run_kwargs.pop("hook_context", None) or {}
-    stream = EventStream(agent, messages=messages, hook_context=dict(context), **run_kwargs)
+    stream = EventStream(agent, messages=messages, **run_kwargs)
     async for event in stream:
         progress(event)
     return ResearchResult.from_run(cast("dict[str, Any]", stream.result))  # set once the stream has ended

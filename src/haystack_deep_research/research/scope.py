@@ -3,7 +3,7 @@ The deep research agent's ``before_run`` hook: open the run and turn the questio
 
 :class:`ScopeHook` is the run's :class:`~haystack_deep_research.run.OpenRunHook` plus the scope phase: once the run is
 open, the scope model turns the question into a brief, which replaces the conversation the orchestrator sees. A
-brief already known (journaled by an earlier attempt of the run, or passed in ``hook_context`` under ``BRIEF_KEY``) is
+brief already known (journaled by an earlier attempt of the run, or passed as ``RunInputs(brief=...)``) is
 used without calling the model, and a failing scope model makes the question the brief, with a warning. Then the
 run directory's earlier work is restored (see :mod:`haystack_deep_research.run.resume`).
 
@@ -42,11 +42,11 @@ from haystack_deep_research.prompts import (
     render_text,
 )
 from haystack_deep_research.run import Phase, Price, ResearchRun
+from haystack_deep_research.run.context import inputs_of
 from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.phases import ask, failure
 from haystack_deep_research.run.resume import restore
 from haystack_deep_research.state import (
-    BRIEF_KEY,
     CLARIFICATION,
     EXIT_CLARIFICATION_NEEDED,
     HOOK_CONTEXT,
@@ -176,7 +176,7 @@ class ScopeHook(OpenRunHook):
         """
         context = state.data.get(HOOK_CONTEXT) or {}
         state.set(CLARIFICATION, "", handler_override=replace_values)
-        given = run.journal.brief if run.journal is not None and run.journal.brief else context.get(BRIEF_KEY)
+        given = run.journal.brief if run.journal is not None and run.journal.brief else inputs_of(context).brief
         messages = list(state.data.get(MESSAGES) or [])
         if isinstance(given, str) and given.strip():
             brief = given.strip()
@@ -220,6 +220,7 @@ class ScopeHook(OpenRunHook):
     @staticmethod
     def _ask_user(state: State, run: ResearchRun, messages: list[ChatMessage], asked: str) -> None:
         """Stop the run before the orchestrator's first call, with the clarifying question as its outcome."""
+        run.brief = ""  # no brief is written until the question is clear
         state.set(CLARIFICATION, asked, handler_override=replace_values)
         state.set(MESSAGES, [*messages, ChatMessage.from_assistant(asked)], handler_override=replace_values)
         state.set(STOP_RUN, EXIT_CLARIFICATION_NEEDED)

@@ -64,6 +64,11 @@ class Delegation:
                 else:
                     self._notes[position] = note
 
+    def place_of(self, note: str) -> int | None:
+        """:returns: The place of a delegated note, or ``None`` (a restored note, or none such)."""
+        with self._lock:
+            return next((place for place, held in self._notes.items() if held == note), None)
+
     def notes(self) -> list[str]:
         """:returns: A copy of the notes: restored ones first, then delegated ones in their planned order."""
         with self._lock:

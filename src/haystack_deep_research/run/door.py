@@ -76,19 +76,37 @@ def check_messages(messages: Any) -> list[ChatMessage]:
     return messages
 
 
+_MOVED_KEYS = {
+    "haystack_deep_research.run_dir": "run_dir=...",
+    "haystack_deep_research.on_event": "on_event=...",
+    "haystack_deep_research.progress": "on_event=progress_view(progress)",
+    "haystack_deep_research.streaming_callback": "streaming_callback=...",
+    "haystack_deep_research.budgets": "budgets=...",
+    "haystack_deep_research.brief": "brief=...",
+    "haystack_deep_research.on_run_opened": "on_run_opened=...",
+}
+"""The ``hook_context`` keys a run read before its inputs became one ``RunInputs``, and the field each became."""
+
+
 def check_hook_context(hook_context: Any) -> dict[str, Any]:
     """
-    Check that ``hook_context`` is a dict (or ``None``, meaning an empty one).
+    Check that ``hook_context`` is a dict (or ``None``, meaning an empty one) that holds none of the keys a run used to
+    read its inputs from: those are refused, naming the ``RunInputs`` field to pass instead, never ignored.
 
     :param hook_context: What was passed to ``run`` as ``hook_context``.
     :returns: The dict (a new empty one for ``None``).
-    :raises ConfigurationError: If it is anything else.
+    :raises ConfigurationError: If it is anything else, or holds such a key.
     """
     if hook_context is None:
         return {}
     if not isinstance(hook_context, dict):
         raise ConfigurationError(
-            f"hook_context must be a dict, for example {{RUN_DIR_KEY: 'runs/one'}}; got {type(hook_context).__name__}."
+            f"hook_context must be a dict, for example {{'request_id': 7}}; got {type(hook_context).__name__}."
+        )
+    if moved := sorted(hook_context.keys() & _MOVED_KEYS.keys()):
+        key = moved[0]
+        raise ConfigurationError(
+            f"hook_context[{key!r}] is not read any more: pass inputs=RunInputs({_MOVED_KEYS[key]}) to run instead."
         )
     return hook_context
 

@@ -6,22 +6,25 @@ The bases of the library's hooks and the things they share.
 - :class:`PhaseHook`: a hook written once as a phase (see :mod:`.phases`), with thin sync and async shells.
 - :class:`StatelessHook`: the serialization of a hook that takes no parameters.
 - :class:`RunBound`: what the run's ``before_run`` hook looks for among the run's tools to hand them the run.
+- :func:`with_hooks`: a factory's hooks with the caller's own Haystack hooks (``hooks=``) after them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from haystack.components.agents.state import State
 from haystack.core.serialization import default_from_dict, default_to_dict
+from haystack.hooks import VALID_HOOK_POINTS
 
+from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run.phases import Phase, drive, drive_async
 
 if TYPE_CHECKING:
     from haystack_deep_research.run.view import RunView
 
-__all__ = ["PhaseHook", "RunBound", "StatelessHook", "UsesModels"]
+__all__ = ["PhaseHook", "RunBound", "StatelessHook", "UsesModels", "with_hooks"]
 
 
 class UsesModels:
@@ -124,3 +127,41 @@ class RunBound(Protocol):
         :returns: ``False`` when the tool is shared by several runs (not spawned for this one) and did not take it.
         """
         ...
+
+
+def with_hooks(library: Mapping[Any, list[Any]], given: Any, *, factory: str) -> dict[Any, list[Any]]:
+    """
+    The hooks of an agent a factory builds: the library's, with the caller's own after them at each hook point (the
+    library's open the run first and close it first, so the caller's see it open, and see its report).
+
+    :param library: The library's hooks, by hook point.
+    :param given: The caller's ``hooks=``: a dict of Haystack hook point to a list of Haystack hooks, or ``None``.
+    :param factory: The factory's name, for the messages.
+    :returns: The merged hooks (``library`` itself without any of the caller's).
+    :raises ConfigurationError: If ``given`` is not such a dict, names an unknown hook point, or holds something that
+        is not a hook of that point.
+    """
+    if not given:
+        return dict(library)
+    if not isinstance(given, Mapping):
+        raise ConfigurationError(
+            f"{factory}(hooks=...) must be a dict of hook point to a list of Haystack hooks, for example "
+            f"{{'after_run': [my_hook]}}; got {type(given).__name__}."
+        )
+    merged = {point: list(hooks) for point, hooks in library.items()}
+    for point, hooks in given.items():
+        if point not in VALID_HOOK_POINTS:
+            raise ConfigurationError(
+                f"{factory}(hooks=...) names the hook point {point!r}; Haystack's hook points are "
+                f"{', '.join(VALID_HOOK_POINTS)}."
+            )
+        listed = list(hooks) if isinstance(hooks, list | tuple) else [hooks]
+        for hook in listed:
+            allowed = getattr(hook, "allowed_hook_points", None)
+            if not callable(getattr(hook, "run", None)) or (allowed is not None and point not in allowed):
+                raise ConfigurationError(
+                    f"{factory}(hooks={{{point!r}: ...}}) holds {type(hook).__name__}, which is not a Haystack hook "
+                    f"of {point!r} (an object with run(state), or a function decorated with haystack.hooks.hook)."
+                )
+        merged[point] = [*merged.get(point, []), *listed]
+    return merged

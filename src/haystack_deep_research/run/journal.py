@@ -154,10 +154,11 @@ class RunJournal:
 
     def notes(self) -> list[JournaledNote]:
         """
-        :returns: The completed sub-topics, in the order they completed.
+        :returns: The completed sub-topics, in the order they were delegated (whatever order they completed in).
         """
         with self._lock:
-            return list(self._notes.values())
+            notes = list(self._notes.values())
+        return sorted(notes, key=lambda n: (n.position is None, n.position or 0))
 
     def find_note(self, subtopic: str) -> JournaledNote | None:
         """
@@ -208,7 +209,16 @@ class RunJournal:
         with self._lock:
             self._brief = brief
 
-    def record_note(self, *, subtopic: str, note: str, summary: str, partial: bool, ledger: EvidenceLedger) -> None:
+    def record_note(
+        self,
+        *,
+        subtopic: str,
+        note: str,
+        summary: str,
+        partial: bool,
+        ledger: EvidenceLedger,
+        position: int | None = None,
+    ) -> None:
         """
         Journal a completed sub-topic together with its evidence, as one record.
 
@@ -217,13 +227,16 @@ class RunJournal:
         :param summary: The researcher's summary.
         :param partial: Whether the researcher stopped early.
         :param ledger: The run's ledger; its entries not journaled yet go into the record.
+        :param position: Its place among the run's notes (the order of delegation), or ``None``.
         :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
             researches the sub-topic again.
         """
         record = {"type": "note", "subtopic": subtopic, "note": note, "summary": summary, "partial": partial}
+        if position is not None:
+            record["position"] = position
         self._append_with_sources(record, ledger)
         with self._lock:
-            self._notes[subtopic_key(subtopic)] = JournaledNote(subtopic, note, summary, partial)
+            self._notes[subtopic_key(subtopic)] = JournaledNote(subtopic, note, summary, partial, position)
 
     def record_end(self, *, exit_reason: str | None, ledger: EvidenceLedger) -> None:
         """

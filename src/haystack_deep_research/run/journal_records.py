@@ -28,12 +28,15 @@ class JournaledNote:
     :param note: The note the writer received.
     :param summary: The researcher's summary inside the note.
     :param partial: Whether the researcher stopped early.
+    :param position: Its place among the run's notes, in the order the sub-topics were delegated (``None`` in a
+        journal of an older version: then the order it completed in).
     """
 
     subtopic: str
     note: str
     summary: str
     partial: bool
+    position: int | None = None
 
 
 @dataclass(frozen=True)

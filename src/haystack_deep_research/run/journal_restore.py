@@ -91,6 +91,7 @@ def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Pat
                 note=record["note"],
                 summary=str(record.get("summary") or ""),
                 partial=bool(record.get("partial")),
+                position=record["position"] if type(record.get("position")) is int else None,
             )
         elif record.get("type") == "decision" and isinstance(record.get("decision"), str):
             decided = decision_of(record)

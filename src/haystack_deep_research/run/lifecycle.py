@@ -1,21 +1,25 @@
 """
-One run, one lifecycle: the run is opened by one ``before_run`` hook and closed by one ``after_run`` hook.
+One run, one lifecycle, for every shape: one opener and one closer.
 
-- :class:`OpenRunHook` checks the question and the run-time inputs in ``hook_context`` (event subscribers, progress
-  callback, streaming callback, run directory, ``on_run_opened``), opens the run directory's journal, makes the
-  :class:`~haystack_deep_research.run.ResearchRun` (handing it to ``on_run_opened``), puts its view in
-  ``hook_context`` (under ``RUN_KEY``) and hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a
-  subclass adds its own opening work there: the deep research agent writes its brief, the deep agent reads its
-  memory files).
-- :class:`CloseRunHook` runs :meth:`CloseRunHook.finish` (the deep research agent writes its report there), then
-  closes the run's resources (:meth:`~haystack_deep_research.run.ResearchRun.close`: its MCP connections), publishes
-  the run's outputs, writes the run directory and emits ``RunEnded`` — also when ``finish`` raised, before
-  the error propagates.
+- :meth:`OpenRunHook.open_run` opens every run (the Agent shapes in their ``before_run`` hook, the Pipeline shapes
+  before their Pipeline runs): it checks the per-run inputs (:class:`~haystack_deep_research.run.context.RunInputs`),
+  opens the run directory's journal, makes the :class:`~haystack_deep_research.run.ResearchRun` with its default brief
+  (the brief given, else the question), hands it to ``on_run_opened`` and emits ``RunStarted``.
+- :func:`close_run` closes every run (the Agent shapes in their ``after_run`` hook, the Pipeline shapes in their
+  finish step): it closes the run's resources (its MCP connections), writes the run directory's outcome and releases
+  it, counts the usage, emits ``RunEnded`` and returns the shared outputs.
+- :class:`OpenRunHook` (``before_run``) opens the run of an Agent shape, makes it the current run
+  (:func:`~haystack_deep_research.run.context.current_run`) until the agent's run returns, puts the agent's view of it
+  in ``hook_context`` (under ``RUN_KEY``), hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass
+  adds its own opening work there: the deep research agent writes its brief, the deep agent reads its memory files).
+- :class:`CloseRunHook` (``after_run``) runs :meth:`CloseRunHook.finish` (the deep research agent writes its report
+  there), then :func:`close_run` — also when ``finish`` raised, before the error propagates.
 - :class:`BudgetHook` (``before_llm`` of the orchestrator and of every sub-researcher) counts the agent's token usage
   into the run as it grows, stops the agent once the run's budget is spent, and bounds the step's model call by what
   is left of the time budget.
 
-Each agent has exactly one hook at each of these points, so nothing depends on the order of a hook list.
+Each agent has exactly one hook of the library at each of these points, so nothing depends on the order of a hook
+list (a user's own hooks run after the library's).
 """
 
 from __future__ import annotations
@@ -31,40 +35,41 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.utils.callable_serialization import deserialize_callable, serialize_callable
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.events import RunEnded, RunStarted, Subscriber
+from haystack_deep_research.events import EventBus, RunEnded, RunStarted, Subscriber
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.context import (
-    budgets_of,
+    RunInputs,
     context_of,
     counted_view,
-    event_bus,
-    on_run_opened,
+    inputs_of,
+    make_current,
     question_from,
-    streaming_of,
 )
 from haystack_deep_research.run.cost import CostMeter, Price
 from haystack_deep_research.run.deadline import bind
 from haystack_deep_research.run.door import RunGuard
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
-from haystack_deep_research.run.outputs import publish
+from haystack_deep_research.run.outputs import publish, run_outputs
 from haystack_deep_research.run.phases import Phase
 from haystack_deep_research.run.research_run import ResearchRun
-from haystack_deep_research.run.resume import close_journal, open_journal
+from haystack_deep_research.run.resume import open_journal, write_outcome
 from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import (
-    EVENTS_KEY,
     EXIT_REASON,
     HOOK_CONTEXT,
     MESSAGES,
+    NOTES,
     PHASE_ORCHESTRATOR,
     PHASE_RUN,
+    REPORT,
     RUN_GUARD_KEY,
     RUN_KEY,
     STOP_RUN,
     TOOLS,
+    WARNINGS,
 )
 
-__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook"]
+__all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "close_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +80,8 @@ class OpenRunHook(PhaseHook):
 
     :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
     :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
-    :param on_event: A callable receiving every event of every run of the agent (besides any subscriber passed in
-        ``hook_context``), or ``None``. A module-level function serializes with the hook; a lambda does not.
+    :param on_event: A callable receiving every event of every run of the agent (before a run's own
+        ``RunInputs(on_event=...)``), or ``None``. A module-level function serializes with the hook; a lambda does not.
     :param cost_budget: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
     :param phase_models: The model each phase of the run calls, by phase name: what each phase's usage costs.
     :param prices: Model prices on top of the defaults (see :mod:`haystack_deep_research.run.cost`).
@@ -87,6 +92,8 @@ class OpenRunHook(PhaseHook):
     allowed_hook_points = ("before_run",)
     run_phase = PHASE_ORCHESTRATOR
     """The phase the run's own agent counts its model calls toward."""
+    takes_brief = True
+    """Whether a run takes a brief of the caller's (``RunInputs(brief=...)``); a shape that uses none refuses it."""
 
     def __init__(
         self,
@@ -124,7 +131,7 @@ class OpenRunHook(PhaseHook):
             except SerializationError as error:
                 raise ConfigurationError(
                     f"on_event cannot be serialized ({error}); pass a module-level function, or pass the subscriber "
-                    f"per run in hook_context[{EVENTS_KEY!r}]."
+                    "per run: run(..., inputs=RunInputs(on_event=...))."
                 ) from error
         return parameters
 
@@ -147,20 +154,18 @@ class OpenRunHook(PhaseHook):
         :returns: The phase.
         :raises InvalidQuestionError: (from the phase) If the messages hold no question; nothing has run yet.
         :raises RunDirError: (from the phase) If the run directory cannot be used.
-        :raises ConfigurationError: (from the phase) If a ``hook_context`` entry has the wrong type.
+        :raises ConfigurationError: (from the phase) If ``hook_context`` is not a dict, or the shape refuses an input.
         """
         question = self.question_of(state.data.get(MESSAGES))
         context = context_of(state)
-        opened = on_run_opened(context)
-        run = yield from self.open_run(question, context)
+        run = yield from self.open_run(question, inputs_of(context))
         journal = run.journal
-        if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):
+        if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):  # a ResearchAgent's run: it closes the guard
             guard.on_close(run.close)
             if journal is not None:
                 guard.on_close(journal.close)
+            guard.on_close(make_current(run, context))  # the current run until the agent's run returns
         try:
-            if opened is not None:
-                opened(run)
             yield from self._open(state, context, run)
         except BaseException:
             run.close()
@@ -178,39 +183,54 @@ class OpenRunHook(PhaseHook):
         """
         return question_from(messages)
 
-    def open_run(self, question: str, context: dict[str, Any]) -> Phase[ResearchRun]:
+    def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
         """
-        Make the run of one question: its event bus, streaming callback, journal (with a run directory), budget and
-        prices. Every shape opens its run here: the agents in this hook, the Pipeline shapes before their Pipeline runs.
+        Open the run of one question (see the module docstring). Every shape opens its run here: the agents in this
+        hook, the Pipeline shapes before their Pipeline runs.
 
         :param question: The run's question.
-        :param context: The caller's ``hook_context``, checked.
+        :param inputs: The run's inputs.
         :returns: The phase; it returns the open run (its journal, if any, is open: the caller closes it).
         :raises RunDirError: (from the phase) If the run directory cannot be used.
-        :raises ConfigurationError: (from the phase) If a ``hook_context`` entry has the wrong type.
+        :raises ConfigurationError: (from the phase) If the shape refuses one of the inputs, or a run's dollar budget
+            lacks a price.
         """
         from haystack_deep_research.web import _pool
 
-        _pool.start()  # parsers load while the run makes its first model calls, not when its first page arrives
-        bus = event_bus(uuid.uuid4().hex, context, own=self.on_event)
-        streaming = streaming_of(context)
+        if inputs.brief is not None and not self.takes_brief:
+            raise ConfigurationError(
+                "this shape takes no RunInputs(brief=...): it answers the conversation it is given; put the brief in "
+                "the messages."
+            )
         own = Budgets(
             tokens=self.token_budget, seconds=self.time_budget, dollars=self.cost_budget, prices=self.prices or None
         )
-        budgets = budgets_of(context, own)
+        budgets = inputs.budgets_over(own)
         if budgets is not own:
             budgets.check_priced(self.phase_models)
-        journal = yield from open_journal(context, question)
-        budget = RunBudget(token_budget=budgets.tokens, time_budget=budgets.seconds, cost_budget=budgets.dollars)
-        return ResearchRun(
+        _pool.start()  # parsers load while the run makes its first model calls, not when its first page arrives
+        journal = yield from open_journal(inputs.run_dir, question)
+        subscribers = [given for given in (self.on_event, inputs.on_event) if given is not None]
+        run = ResearchRun(
             question=question,
-            budget=budget,
+            budget=RunBudget(token_budget=budgets.tokens, time_budget=budgets.seconds, cost_budget=budgets.dollars),
             journal=journal,
-            events=bus,
-            streaming_callback=streaming,
+            events=EventBus(uuid.uuid4().hex, subscribers),
+            streaming_callback=inputs.streaming_callback,
             phase_models=self.phase_models,
             prices=dict(budgets.prices or {}),
         )
+        run.brief = inputs.brief.strip() if inputs.brief is not None else question
+        try:
+            if inputs.on_run_opened is not None:
+                inputs.on_run_opened(run)
+        except BaseException:
+            run.close()
+            if journal is not None:
+                journal.close()
+            raise
+        run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
+        return run
 
     def _open(self, state: State, context: dict[str, Any], run: ResearchRun) -> Phase[None]:
         view = run.view(self.run_phase)
@@ -226,7 +246,6 @@ class OpenRunHook(PhaseHook):
                 "read is recorded). Put them in a RunToolset.",
                 tools=shared,
             )
-        run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
         yield from self.begin(state, run)
         publish(state, run)
 
@@ -273,17 +292,11 @@ class CloseRunHook(PhaseHook):
             yield from self.finish(state, run)
         except Exception as error:  # the run is closed first; then the error propagates
             failure = error
-        run.close()
-        yield from close_journal(state, run)
-        publish(state, run)
-        ended = RunEnded(
-            phase=PHASE_RUN,
-            exit_reason=str(state.data.get(EXIT_REASON) or ""),
-            notes=len(run.notes()),
-            sources=len(run.ledger),
-            warnings=len(run.warnings()),
-        )
-        run.events.emit(ended)
+        report, exit_reason = str(state.data.get(REPORT) or ""), str(state.data.get(EXIT_REASON) or "")
+        outputs = yield from close_run(run, report=report, exit_reason=exit_reason)
+        for key, value in outputs.items():
+            if key in state.schema:
+                state.set(key, value, handler_override=replace_values)
         if failure is not None:
             raise failure
 
@@ -336,3 +349,34 @@ class BudgetHook(StatelessHook):
         :param state: The agent's live State.
         """
         self.run(state)
+
+
+def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
+    """
+    Close a run, whatever its shape (see the module docstring): its resources, the run directory (outcome written,
+    lock released), ``RunEnded``.
+
+    :param run: The run.
+    :param report: Its report, as it leaves the library.
+    :param exit_reason: Why it ended.
+    :returns: The phase; it returns the shared outputs the run holds (:func:`~haystack_deep_research.run.outputs.
+        run_outputs`) with ``report`` and ``exit_reason``.
+    """
+    run.close()
+    journal = run.journal
+    try:
+        yield from write_outcome(run, report=report, exit_reason=exit_reason)
+    finally:
+        if journal is not None:
+            journal.close()
+    outputs = {**run_outputs(run), REPORT: report, EXIT_REASON: exit_reason}
+    run.events.emit(
+        RunEnded(
+            phase=PHASE_RUN,
+            exit_reason=exit_reason,
+            notes=len(outputs[NOTES]),
+            sources=len(run.ledger),
+            warnings=len(outputs[WARNINGS]),
+        )
+    )
+    return outputs

@@ -173,6 +173,13 @@ class ResearchRun:
         """
         self._delegation.add_notes(notes, position=position)
 
+    def place_of(self, note: str) -> int | None:
+        """
+        :param note: A note of the run.
+        :returns: Its place among the delegated notes (see :meth:`position`), or ``None`` for a restored one.
+        """
+        return self._delegation.place_of(note)
+
     def notes(self) -> list[str]:
         """:returns: A copy of the notes: restored ones first, then delegated ones in the order they were asked for."""
         return self._delegation.notes()

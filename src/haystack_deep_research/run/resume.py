@@ -3,7 +3,7 @@ Resuming a run: how the run directory's journal is wired into a research run.
 
 The run directory is a run-time input, so one agent serves many runs, each with its own directory::
 
-    agent.run(messages=[ChatMessage.from_user(question)], hook_context={RUN_DIR_KEY: "runs/solar-2025"})
+    agent.run(messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir="runs/solar-2025"))
 
 Run again with the same question and directory after a crash, and the run picks up where it stopped:
 
@@ -12,17 +12,16 @@ Run again with the same question and directory after a crash, and the run picks 
   sub-topics, and tells the orchestrator which sub-topics are already done;
 - ``research_subtopic`` answers a completed sub-topic from the journal (:func:`resumed_note`, matched by
   :func:`~haystack_deep_research.run.journal.subtopic_key`) and journals every new note (:func:`journal_note`);
-- closing the run journals its end, writes the report and the final ledger, and releases the directory
-  (:func:`close_journal`).
+- closing the run journals its end and writes the report and the final ledger (:func:`write_outcome`); the run's one
+  closer (``run.lifecycle.close_run``) then releases the directory.
 
-Without ``RUN_DIR_KEY`` in ``hook_context`` nothing here does anything. A write that fails is a warning that says what
+Without a run directory nothing here does anything. A write that fails is a warning that says what
 it costs, never a lost result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import os
 
 from haystack.components.agents.state import State
 
@@ -32,25 +31,25 @@ from haystack_deep_research.run.journal import LEDGER_FILE, REPORT_FILE, Journal
 from haystack_deep_research.run.phases import Phase, blocking
 from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.view import RunView
-from haystack_deep_research.state import EXIT_REASON, MESSAGES, PHASE_RESEARCH, PHASE_WRITE, REPORT, RUN_DIR_KEY
+from haystack_deep_research.state import MESSAGES, PHASE_RESEARCH, PHASE_WRITE
 
-__all__ = ["close_journal", "journal_note", "open_journal", "restore", "resumed_note", "write_outcome"]
+__all__ = ["journal_note", "open_journal", "restore", "resumed_note", "write_outcome"]
 
 _END_LOST = "a resumed run would not restore the sources found after the last note"
 
 
-def open_journal(context: Mapping[str, Any], question: str) -> Phase[RunJournal | None]:
+def open_journal(run_dir: str | os.PathLike[str] | None, question: str) -> Phase[RunJournal | None]:
     """
-    Open the journal of the run directory named in ``hook_context``, if any.
+    Open the journal of the run directory, if any.
 
-    :param context: The run's ``hook_context``.
+    :param run_dir: The run's directory, or ``None``.
     :param question: The run's question.
     :returns: The phase; it returns the journal, or ``None`` without a run directory.
     :raises RunDirError: (from the phase) If the directory cannot be used.
     """
-    if context.get(RUN_DIR_KEY) is None:
+    if run_dir is None:
         return None
-    [opened] = yield [blocking(RunJournal.open, context[RUN_DIR_KEY], question)]
+    [opened] = yield [blocking(RunJournal.open, run_dir, question)]
     if opened.error is not None:
         raise opened.error
     return opened.value
@@ -120,6 +119,7 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
         summary=note.summary,
         partial=note.partial,
         ledger=view.ledger,
+        position=view.run.place_of(note.note),
     )
     [written] = yield [record]
     _failed(
@@ -147,21 +147,3 @@ def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[N
     _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
     [written] = yield [blocking(journal.write_report, report)]
     _failed(run, PHASE_WRITE, REPORT_FILE, written.error, "the report is in the result")
-
-
-def close_journal(state: State, run: ResearchRun) -> Phase[None]:
-    """
-    Write the run directory's outcome (:func:`write_outcome`) and close the journal, releasing the directory.
-
-    :param state: The orchestrator's live State, holding the report and the exit reason.
-    :param run: The run.
-    :returns: The phase.
-    """
-    journal = run.journal
-    if journal is None:
-        return
-    try:
-        report, exit_reason = str(state.data.get(REPORT) or ""), str(state.data.get(EXIT_REASON) or "")
-        yield from write_outcome(run, report=report, exit_reason=exit_reason)
-    finally:
-        journal.close()

@@ -6,86 +6,37 @@ hands from one component to the next, so nothing that belongs to one run (its le
 budget) may travel along the Pipeline's edges: a copied subscriber receives nothing, a copied ledger forgets what it
 read. :class:`PipelineShape` therefore
 
-- checks the input (``messages``, ``hook_context``) with the same typed errors as the agents;
+- is called as every shape is, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)``, and
+  checks that input with the same typed errors as the agents;
 - opens the run with :meth:`~haystack_deep_research.run.OpenRunHook.open_run`, the same opener the agents use (event
-  bus with the caller's subscribers as given, streaming callback, run directory's journal, budget, prices), and hands
-  it to ``on_run_opened``;
-- makes the open run the *current run* (a context variable, so concurrent runs of one object never mix and a run's
-  worker threads and tasks see it) while its Pipeline runs; the steps find it with :func:`current_run` and pass only
-  plain data along the edges;
-- closes what the run opened (its resources, such as MCP connections, its journal and the run directory's lock)
-  however the Pipeline ends, and re-raises the library's typed errors unwrapped from Haystack's
-  ``PipelineRuntimeError``.
+  bus, streaming callback, run directory's journal, budget, prices, brief, ``on_run_opened``, ``RunStarted``);
+- makes the open run the *current run* (:func:`~haystack_deep_research.run.context.current_run`, the one carrier of
+  the current run in every shape) while its Pipeline runs; the steps find it there and pass only plain data along the
+  edges;
+- leaves the closing to its finish step, which calls :func:`~haystack_deep_research.run.lifecycle.close_run` as the
+  Agent shapes' ``after_run`` hook does; when the Pipeline fails, it closes what the run opened itself (its
+  resources, such as MCP connections, its journal and the run directory's lock), and re-raises the library's typed
+  errors unwrapped from Haystack's ``PipelineRuntimeError``.
 """
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from haystack import Pipeline
 from haystack.core.errors import PipelineRuntimeError
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from haystack_deep_research.errors import DeepResearchError, UsageError
-from haystack_deep_research.run.context import on_run_opened, question_from
+from haystack_deep_research.errors import DeepResearchError
+from haystack_deep_research.run.context import RunInputs, question_from, run_inputs, running
 from haystack_deep_research.run.door import check_hook_context
 from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.research_run import ResearchRun
 
-__all__ = ["OpenRun", "PipelineShape", "current_run", "running"]
-
-
-@dataclass(frozen=True)
-class OpenRun:
-    """
-    The run a Pipeline shape opened, as its steps see it.
-
-    :param run: The run.
-    :param context: The caller's ``hook_context`` (request-scoped inputs that nested agents' hooks may read).
-    """
-
-    run: ResearchRun
-    context: dict[str, Any]
-
-
-_CURRENT: contextvars.ContextVar[OpenRun | None] = contextvars.ContextVar("haystack_deep_research_run", default=None)
-
-
-def current_run() -> OpenRun:
-    """
-    :returns: The run the enclosing Pipeline shape opened.
-    :raises UsageError: If no run is open: a step of a Pipeline shape was run outside the shape that built it.
-    """
-    opened = _CURRENT.get()
-    if opened is None:
-        raise UsageError(
-            "this step runs inside a run of its shape: run the agent or workflow that create_iterative_research_agent "
-            "or create_research_workflow built (agent.run(messages=[...])), not its Pipeline directly."
-        )
-    return opened
-
-
-@contextmanager
-def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator[OpenRun]:
-    """
-    Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline, for a step used on
-    its own (in a test, or in a Pipeline of the caller's own). Nothing is opened or closed.
-
-    :param run: The run.
-    :param context: The caller's ``hook_context``, or ``None``.
-    :returns: The current run, as the steps see it.
-    """
-    opened = OpenRun(run=run, context=dict(context or {}))
-    token = _CURRENT.set(opened)
-    try:
-        yield opened
-    finally:
-        _CURRENT.reset(token)
+__all__ = ["PipelineShape"]
 
 
 def _unwrapped(error: PipelineRuntimeError) -> Exception:
@@ -138,16 +89,16 @@ class PipelineShape:
         """
         raise NotImplementedError
 
-    def _open(self, messages: Any, hook_context: Any) -> tuple[str, dict[str, Any]]:
+    def _open(
+        self, messages: Any, streaming_callback: Any, hook_context: Any, inputs: RunInputs | None
+    ) -> tuple[str, dict[str, Any], RunInputs]:
         question = question_from(messages)
-        return question, check_hook_context(hook_context)
+        return question, check_hook_context(hook_context), run_inputs(inputs, streaming_callback)
 
     @contextmanager
     def _current(self, run: ResearchRun, context: dict[str, Any]) -> Iterator[None]:
         try:
             with running(run, context):
-                if (opened := on_run_opened(context)) is not None:
-                    opened(run)
                 yield
         except PipelineRuntimeError as error:
             raise _unwrapped(error) from error.__cause__
@@ -156,33 +107,51 @@ class PipelineShape:
             if run.journal is not None:
                 run.journal.close()
 
-    def research(self, messages: Any, hook_context: Any, **inputs: Any) -> dict[str, Any]:
+    def research(
+        self,
+        messages: Any,
+        streaming_callback: Any = None,
+        hook_context: Any = None,
+        inputs: RunInputs | None = None,
+        **own: Any,
+    ) -> dict[str, Any]:
         """
         Open the run, run the Pipeline in it, close the run.
 
         :param messages: The question, as the last user message.
-        :param hook_context: The caller's run-time inputs.
-        :param inputs: The shape's own inputs (see :meth:`entry`).
+        :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
+        :param hook_context: The caller's request-scoped inputs, handed to the hooks of the shape's nested agents.
+        :param inputs: The run's inputs (``RunInputs``), or ``None``.
+        :param own: The shape's own inputs (see :meth:`entry`).
         :returns: The outputs of the ``finish`` component.
         :raises InvalidQuestionError: If ``messages`` holds no question; nothing has run.
-        :raises ConfigurationError: If ``hook_context`` or one of its entries has the wrong type.
+        :raises ConfigurationError: If ``hook_context`` or ``inputs`` has the wrong type.
         :raises RunDirError: If the run directory cannot be used.
         """
-        question, context = self._open(messages, hook_context)
-        run = drive(self.opener.open_run(question, context))
+        question, context, given = self._open(messages, streaming_callback, hook_context, inputs)
+        run = drive(self.opener.open_run(question, given))
         with self._current(run, context):
-            return dict(self.pipeline.run(self.entry(run, **inputs))[self.finish])
+            return dict(self.pipeline.run(self.entry(run, **own))[self.finish])
 
-    async def research_async(self, messages: Any, hook_context: Any, **inputs: Any) -> dict[str, Any]:
+    async def research_async(
+        self,
+        messages: Any,
+        streaming_callback: Any = None,
+        hook_context: Any = None,
+        inputs: RunInputs | None = None,
+        **own: Any,
+    ) -> dict[str, Any]:
         """
         Async variant of :meth:`research`.
 
         :param messages: The question, as the last user message.
-        :param hook_context: The caller's run-time inputs.
-        :param inputs: The shape's own inputs.
+        :param streaming_callback: A Haystack streaming callback, or ``None``.
+        :param hook_context: The caller's request-scoped inputs.
+        :param inputs: The run's inputs, or ``None``.
+        :param own: The shape's own inputs.
         :returns: The outputs of the ``finish`` component.
         """
-        question, context = self._open(messages, hook_context)
-        run = await drive_async(self.opener.open_run(question, context))
+        question, context, given = self._open(messages, streaming_callback, hook_context, inputs)
+        run = await drive_async(self.opener.open_run(question, given))
         with self._current(run, context):
-            return dict((await self.pipeline.run_async(self.entry(run, **inputs)))[self.finish])
+            return dict((await self.pipeline.run_async(self.entry(run, **own)))[self.finish])

@@ -1,13 +1,13 @@
 """
 Streaming every model of a run to one callback, each chunk tagged with its role.
 
-A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one passed in ``hook_context``
-under ``STREAMING_KEY``, or else the one the Agent's ``run`` was given, which Haystack hands to the library's tools
-(``tool_streaming_callback_passthrough``) and the first of them adopts for the run. Every model call the library
-makes itself (:func:`~haystack_deep_research.run.phases.ask`) and every nested agent it runs passes it on, wrapped so
-that each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
-``chunk.meta[ROLE_META]`` (and a sub-researcher's sub-topic or a subagent's name in ``chunk.meta[AGENT_META]``).
-Chunks stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original is never changed.
+A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's ``run`` was given
+(``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by other means hands
+its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts it. Every model
+call the library makes itself (:func:`~haystack_deep_research.run.phases.ask`) and every nested agent it runs passes it
+on, wrapped so that each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
+``chunk.meta[ROLE_META]`` (and a sub-researcher's sub-topic or a subagent's name in ``chunk.meta[AGENT_META]``). Chunks
+stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original is never changed.
 
 A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
 refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.

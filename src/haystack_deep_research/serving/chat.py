@@ -67,7 +67,7 @@ async def stream_research(
     :param agent: An agent of this library.
     :param question: The research question.
     :param progress: Whether to stream the events as reasoning chunks.
-    :param run_kwargs: More arguments of ``run_async`` (``hook_context``, ...).
+    :param run_kwargs: More arguments of ``run_async`` (``inputs``, ...).
     :returns: The chunks, as an async generator.
     """
     stream = EventStream(agent, messages=[ChatMessage.from_user(question)], **run_kwargs)

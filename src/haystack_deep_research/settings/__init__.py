@@ -16,7 +16,7 @@ message that names it::
 
 A shape that has no use for a setting refuses it with a ``ConfigurationError`` rather than ignoring it (the research
 workflow and the deep agent search with the tools they are given, so ``Sources(search=...)`` means nothing to them).
-``Budgets`` may also be passed per run, in ``hook_context[BUDGETS_KEY]``: its limits replace the factory's for that run.
+``Budgets`` may also be passed per run, as ``RunInputs(budgets=...)``: its limits replace the factory's for that run.
 
 The package holds the value objects (:mod:`.grouped`), the argument checks they and every factory, tool and policy
 share (:mod:`.checks`), and the keywords a factory refuses, those that moved into a grouped setting among them

@@ -2,7 +2,7 @@
 Execute: an agent's tool loop gathers the evidence, inside the workflow's run.
 
 The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run.shape`).
-:class:`ExecuteStep` starts it on its first visit (``RunStarted``) and, on every visit, runs its Agent on the question,
+On every visit :class:`ExecuteStep` runs its Agent on the question,
 or on the focused task a replan set, with the run's view in ``hook_context`` and its tools bound to that view: what the
 library's tools read goes into the run's evidence ledger, the agent's usage into the ``execute`` phase, its events into
 the run's stream. The agent's final reply becomes one note (its findings), journaled in the run directory, if any: a
@@ -26,19 +26,19 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted, RunStarted
+from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import Call, Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.context import current_run
+from haystack_deep_research.run.hooks import UsesModels, with_hooks
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import journal_note, resumed_note
-from haystack_deep_research.run.shape import current_run
 from haystack_deep_research.run.streaming import for_async, for_sync
-from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, PHASE_RUN, RUN_KEY
+from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
 from haystack_deep_research.tools import bind_tools
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
@@ -52,6 +52,7 @@ def execute_agent(
     max_steps: int = 20,
     loop_threshold: int = DEFAULT_LOOP_THRESHOLD,
     routing: str = "",
+    hooks: dict[str, list[Any]] | None = None,
 ) -> Agent:
     """
     The default Agent of the Execute step: a tool loop over ``tools`` that ends with a summary of its findings.
@@ -61,6 +62,7 @@ def execute_agent(
     :param max_steps: Steps of the loop, 1 to 200; at the limit the agent still summarizes what it gathered.
     :param loop_threshold: Identical tool calls in a row that make a loop (see ``LoopGuardHook``).
     :param routing: A datastore routing block for the system prompt (see ``sources.routing_prompt``), or ``""``.
+    :param hooks: The caller's own Haystack hooks, run after the library's at each point (see ``with_hooks``).
     :returns: The Agent.
     :raises ConfigurationError: If a parameter is invalid.
     """
@@ -68,13 +70,15 @@ def execute_agent(
     _checks.int_in_range("max_steps", max_steps, 1, 200)
     if not isinstance(tools, list) or not all(isinstance(tool, Tool | Toolset) for tool in tools):
         raise ConfigurationError("tools must be a list of Haystack Tools or Toolsets, for example [WebSearchTool()].")
-    return researcher_agent(
+    agent = researcher_agent(
         chat_generator=chat_generator,
         tools=tools,
         system_prompt="\n\n".join(filter(None, [render_text(EXECUTE_SYSTEM, max_steps=max_steps), routing])),
         max_steps=max_steps,
         loop_threshold=loop_threshold,
     )
+    agent.hooks = with_hooks(agent.hooks, hooks, factory="create_research_workflow")  # checked as Haystack checks
+    return agent
 
 
 @component
@@ -124,10 +128,7 @@ class ExecuteStep(UsesModels):
         """
         opened = current_run()
         run = opened.run
-        if workflow is None:
-            run.brief = run.question
-            run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
-            workflow = WorkflowRun()
+        workflow = workflow or WorkflowRun()
         date = today()
         task = workflow.task or render_user(EXECUTE_TASK, today=date, question=run.question)
         title = workflow.task_title or run.question

@@ -5,8 +5,9 @@ Claims the last judgement found unsupported are marked in the summary, not dropp
 :mod:`haystack_deep_research.report.assessment`). With an ``output_schema`` the summary becomes an instance of it
 through the deep research agent's structured-output stage (one retry with the validation errors); when that fails
 too, the workflow does not throw the research away: ``structured`` is ``None``, a warning holds the errors and
-``exit_reason`` is ``structured_output_failed``. With a run directory, the
-report, the ledger and the end of the run are written there. Then ``RunEnded`` is emitted.
+``exit_reason`` is ``structured_output_failed``. Then the run is closed as every run is
+(:func:`~haystack_deep_research.run.lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
+outputs).
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from pydantic import BaseModel
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.errors import StructuredOutputError
-from haystack_deep_research.events import RunEnded
 from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, unjudged_claims, verdict_outputs
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run.lifecycle import close_run
 from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.resume import write_outcome
 from haystack_deep_research.state import (
     BRIEF,
     CAUSAL_CHAIN,
@@ -41,7 +41,6 @@ from haystack_deep_research.state import (
     GROUNDING_UNJUDGED,
     NOTES,
     PHASE_GROUND,
-    PHASE_RUN,
     PHASE_STRUCTURE,
     REGENERATION_COUNT,
     REPLAN_COUNT,
@@ -144,29 +143,10 @@ class WorkflowFinishStep(UsesModels):
                 exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_STRUCTURED_OUTPUT_FAILED
         if workflow.writer_failed:  # the summary is a fallback from the notes: the root cause is the writer
             exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
-        yield from write_outcome(run, report=summary, exit_reason=exit_reason)
-        usage = run.usage_report()  # may warn once of an unknown price, so before the warnings are read
-        notes = run.notes()
-        run.events.emit(
-            RunEnded(
-                phase=PHASE_RUN,
-                exit_reason=exit_reason,
-                notes=len(notes),
-                sources=len(run.ledger),
-                warnings=len(run.warnings()),
-            )
-        )
+        outputs = yield from close_run(run, report=summary, exit_reason=exit_reason)
         return {
-            REPORT: summary,
-            BRIEF: run.brief,
-            NOTES: notes,
-            SOURCES: run.ledger.to_list(),
+            **outputs,
             CITATIONS: dict(workflow.citations),
-            WARNINGS: run.warnings(),
-            EXIT_REASON: exit_reason,
-            USAGE_BY_PHASE: usage,
-            COST: run.cost(),
-            TOKEN_USAGE: run.total_usage(),
             STRUCTURED: structured,
             GROUNDING_SCORE: workflow.score,
             GROUNDING: verdicts,
