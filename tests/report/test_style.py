@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from haystack import Pipeline, component
 from haystack.components.agents import Agent
+from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import (
@@ -150,3 +151,32 @@ def test_a_style_round_trips() -> None:
     style = ReportStyle(report_type="outline", tone="informal", report_length=300)
 
     assert ReportStyle.from_dict(style.to_dict()) == style
+
+
+def _section_of(words: int) -> Callable[[list[ChatMessage]], str]:
+    """A writer of our own that answers every part with a section of ``words`` words (the last ones in Greek)."""
+    return lambda messages: "## Ηλιακή ενέργεια\n\n" + " ".join(["ήλιος"] * words) + "\n"
+
+
+@pytest.mark.parametrize(("words", "missed"), [(10, "short of"), (900, "well past")])
+def test_a_report_far_from_its_target_length_gets_a_warning(
+    make_agent: Callable[..., Agent], words: int, missed: str
+) -> None:
+    writer = MockChatGenerator(response_fn=_section_of(words))
+    result = make_agent(writer_llm=writer, style=ReportStyle(report_length="short")).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
+
+    [warning] = [w for w in result["warnings"] if "its target of about 500" in w]
+    assert f"words, {missed} its target of about 500 (report_length='short')" in warning
+
+
+def test_a_report_near_its_target_length_or_without_one_gets_no_length_warning(
+    make_agent: Callable[..., Agent],
+) -> None:
+    near = make_agent(writer_llm=MockChatGenerator(response_fn=_section_of(150)), style=ReportStyle(report_length=500))
+    free = make_agent(writer_llm=MockChatGenerator(response_fn=_section_of(900)))
+
+    for agent in (near, free):
+        result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
+        assert not any("its target of about" in w for w in result["warnings"])

@@ -220,6 +220,8 @@ def write_report(
     ]
     why = failed[0].why if failed else ""
     report = render_report(opening, sections, outline=framing.outline, frame=frame)
+    if (missed := style.length_warning(report)) is not None:
+        run.warn(framing.phase, missed)
     return Written(report, len(attempts), len(failed), why)
 
 

@@ -6,10 +6,16 @@ of the writer's usual length) is the report as the library always wrote it, and 
 prompts; any other style adds one block to the writer's system prompt (:data:`~haystack_deep_research.prompts.
 REPORT_STYLE`, rendered with the style's values as template variables) and, for the report written in parts, sets
 the words asked of each part. Citation rules and their verification are the same for every style.
+
+A target length is checked once the report is written: a report that runs to less than half its target, or more
+than half as long again, gets a warning saying how many words it has (:meth:`ReportStyle.length_warning`; words
+are counted by :func:`word_count`, link targets and URLs left out, a run of CJK characters counting one word per two
+characters).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +33,7 @@ from haystack_deep_research.prompts import (
     render_text,
 )
 
-__all__ = ["DEFAULT_REPORT_TYPE", "DEFAULT_TONE", "ReportStyle"]
+__all__ = ["DEFAULT_REPORT_TYPE", "DEFAULT_TONE", "ReportStyle", "word_count"]
 
 DEFAULT_REPORT_TYPE = "research_report"
 DEFAULT_TONE = "objective"
@@ -35,6 +41,22 @@ MAX_TONE_CHARS = 80
 MIN_WORDS, MAX_WORDS = 100, 20_000
 _PART_WORDS = {"detailed_report": (OPENING_WORDS, 2 * SECTION_WORDS), "executive_brief": (OPENING_WORDS, 150)}
 """The words asked of the opening and of each section by type, when no length is given (else the defaults)."""
+LENGTH_TOLERANCE = 0.5
+"""How far from its target length, as a share of the target, a report may run before a warning says so."""
+_LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|(?:https?|doc|file|mcp)://\S+", re.IGNORECASE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_WORD = re.compile(r"[^\W_]")
+
+
+def word_count(text: str) -> int:
+    """
+    :param text: Markdown text.
+    :returns: How many words a reader reads in it: link targets and URLs left out, a run of CJK characters counting
+        one word per two characters.
+    """
+    plain = _LINK_TARGET.sub(" ", text)
+    cjk = sum((len(run) + 1) // 2 for run in _CJK.findall(plain))
+    return cjk + sum(1 for token in _CJK.sub(" ", plain).split() if _WORD.search(token))
 
 
 @dataclass(frozen=True)
@@ -93,6 +115,22 @@ class ReportStyle:
             return _PART_WORDS.get(self.report_type, (OPENING_WORDS, SECTION_WORDS))
         opening = max(60, min(OPENING_WORDS * 2, self.words // 5))
         return opening, max(60, (self.words - opening) // max(sections, 1))
+
+    def length_warning(self, report: str) -> str | None:
+        """
+        :param report: The report as written.
+        :returns: A warning when it misses its target length by more than :data:`LENGTH_TOLERANCE` (see the module
+            docstring), else ``None`` (also without a target).
+        """
+        target = self.words
+        if target is None:
+            return None
+        words = word_count(report)
+        if abs(words - target) <= LENGTH_TOLERANCE * target:
+            return None
+        missed = "short of" if words < target else "well past"
+        length = f"report_length={self.report_length!r}"
+        return f"the report runs to {words} words, {missed} its target of about {target} ({length})"
 
     def apply(self, messages: list[ChatMessage]) -> list[ChatMessage]:
         """

@@ -29,6 +29,7 @@ from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report.judge import Claim, SourceText
+from haystack_deep_research.report.style import word_count
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, best_passages
 
 __all__ = ["MAX_PASSAGES_CHARS", "READ_PASSAGES_URL", "ReadPassages", "cites_nothing", "is_claim", "uncited_claims"]
@@ -39,7 +40,6 @@ MAX_PASSAGES_CHARS = 60_000
 """The most characters of read passages one judge call holds."""
 MIN_CLAIM_WORDS = 4
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _LETTER = re.compile(r"[^\W\d_]")
 _ENDS_UNCLAIMED = ("?", "\uff1f", ":", "\uff1a")  # also their full-width forms
 _ABOUT_REPORT = re.compile(
@@ -53,18 +53,13 @@ _POINTER = re.compile(
 )
 
 
-def _words(sentence: str) -> int:
-    cjk = _CJK.findall(sentence)
-    return len(_CJK.sub(" ", sentence).split()) + sum((len(run) + 1) // 2 for run in cjk)
-
-
 def is_claim(sentence: str) -> bool:
     """
     :param sentence: A sentence of a report or an answer, as written or as read.
     :returns: Whether it claims something to be judged (the rule of the module docstring).
     """
     text = " ".join(sentence.split())
-    if not _LETTER.search(text) or _words(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
+    if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
         return False
     if _ABOUT_REPORT.search(text):
         return False
