@@ -10,6 +10,7 @@ from haystack import Pipeline, component
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
+from tests.support import loopback_sources
 
 from haystack_deep_research import (
     ConfigurationError,
@@ -180,3 +181,51 @@ def test_a_report_near_its_target_length_or_without_one_gets_no_length_warning(
     for agent in (near, free):
         result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
         assert not any("its target of about" in w for w in result["warnings"])
+
+
+HEADINGS = {
+    "Comment la capacité solaire évolue-t-elle en Europe ?": ("Synthèse", "Sources"),
+    "Wie schnell wächst die Solarenergie in Deutschland?": ("Zusammenfassung", "Quellen"),
+    "¿Qué tan rápido crece la energía solar en España?": ("Resumen ejecutivo", "Fuentes"),
+    "太阳能发电增长有多快?": ("执行摘要", "参考来源"),
+    "太陽光発電はどのくらいの速さで成長していますか?": ("エグゼクティブサマリー", "出典"),
+    QUESTION: ("Executive summary", "Sources"),
+}
+
+
+@pytest.mark.parametrize("question", list(HEADINGS))
+def test_the_librarys_own_headings_follow_the_questions_language(
+    make_agent: Callable[..., Agent], web: Any, question: str
+) -> None:
+    cited = f"Global solar capacity grew by 450 gigawatts in 2025 [Solar capacity 2025]({web.url('/solar.html')})."
+    writer = MockChatGenerator(response_fn=lambda messages: f"# Solar\n\n## Solar\n\n{cited}\n")
+    summary, sources = HEADINGS[question]
+
+    report = make_agent(writer_llm=writer).run(messages=[ChatMessage.from_user(question)])["report"]
+
+    headings = [line for line in report.split("\n") if line.startswith("## ")]
+    assert headings[0] == f"## {summary}"
+    assert headings[-1] == f"## {sources}"
+    assert report.rstrip().endswith(f"- [Solar capacity 2025]({web.url('/solar.html')})")  # the list is under it
+    assert "## Sources" not in report or sources == "Sources"
+
+
+def test_a_german_iterative_report_has_german_headings_and_no_translation_request(
+    make_search_tool: Callable[..., WebSearchTool],
+) -> None:
+    writer = Recording()
+    agent = create_iterative_research_agent(
+        analysis_llm=ScriptedChatGenerator(role="analysis", steps=["Solarenergie", None]),
+        writer_llm=writer,
+        summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+        read_top_k=1,
+        sources=loopback_sources(make_search_tool(max_results=2), None),
+    )
+
+    report = agent.run(messages=[ChatMessage.from_user("Wie schnell wächst die Solarenergie in Deutschland?")])[
+        "report"
+    ]
+
+    for heading in ("Zusammenfassung", "Wichtigste Ergebnisse", "Quellen"):
+        assert f"## {heading}" in report
+    assert "Executive summary" not in report
