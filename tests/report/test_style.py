@@ -229,3 +229,48 @@ def test_a_german_iterative_report_has_german_headings_and_no_translation_reques
     for heading in ("Zusammenfassung", "Wichtigste Ergebnisse", "Quellen"):
         assert f"## {heading}" in report
     assert "Executive summary" not in report
+
+
+def _solar(web: Any) -> str:
+    return web.url("/solar.html")
+
+
+def test_an_outline_has_headings_and_bullets_and_no_prose(make_agent: Callable[..., Agent], web: Any) -> None:
+    prose = f"Solar grew fast in 2025 [Solar capacity 2025]({_solar(web)}). Prices fell too.\nThey kept falling."
+    writer = MockChatGenerator(response_fn=lambda messages: f"# Solar\n\n## Solar\n\n{prose}\n\n- Already a bullet.\n")
+
+    report = make_agent(writer_llm=writer, style=ReportStyle(report_type="outline")).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )["report"]
+
+    body = [line for line in report.split("\n") if line.strip() and not line.startswith("#")]
+    assert body
+    assert all(line.startswith("- ") for line in body), body
+    assert f"- Solar grew fast in 2025 [Solar capacity 2025]({_solar(web)})." in report
+    assert "- Prices fell too." in report
+    assert "- They kept falling." in report
+
+
+def test_a_resource_list_quotes_the_passage_behind_each_resource(make_agent: Callable[..., Agent], web: Any) -> None:
+    item = f"- [Solar capacity 2025]({_solar(web)}): installations worldwide and who built them."
+    writer = MockChatGenerator(response_fn=lambda messages: f"# Solar\n\n## Resources\n\n{item}\n")
+
+    result = make_agent(writer_llm=writer, style=ReportStyle(report_type="resource_list")).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
+
+    lines = result["report"].split("\n")
+    at = lines.index(item)
+    assert lines[at + 1].startswith("  > ")
+    assert "450 gigawatts" in lines[at + 1]  # the library's passage from the page read, not the writer's words
+    assert "](" not in lines[at + 1]  # plain text: a page cannot put a link into the report this way
+
+
+def test_an_executive_brief_is_brief(make_agent: Callable[..., Agent]) -> None:
+    writer = MockChatGenerator(response_fn=_section_of(900))
+
+    result = make_agent(writer_llm=writer, style=ReportStyle(report_type="executive_brief")).run(
+        messages=[ChatMessage.from_user(QUESTION)]
+    )
+
+    assert any("well past its target of about 500" in w for w in result["warnings"])

@@ -66,7 +66,7 @@ from haystack_deep_research.report.framing import Framing, Written
 from haystack_deep_research.report.headings import report_sections
 from haystack_deep_research.report.judge import Claim
 from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
-from haystack_deep_research.report.style import ReportStyle
+from haystack_deep_research.report.style import ReportStyle, in_form
 from haystack_deep_research.run import Phase, ResearchRun
 
 __all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
@@ -231,7 +231,7 @@ def write_report(
         for request, note, attempt in zip(requests[1:], notes, attempts[1:], strict=True)
     ]
     why = failed[0].why if failed else ""
-    report = render_report(opening, sections, outline=framing.outline, frame=frame)
+    report = in_form(style, render_report(opening, sections, outline=framing.outline, frame=frame), run.ledger)
     if (missed := style.length_warning(report)) is not None:
         run.warn(framing.phase, missed)
     return Written(report, len(attempts), len(failed), why)
@@ -335,5 +335,5 @@ def rewrite_report(
         else:
             sections[place] = section_from_reply(keys.expand(attempt.text), sections[place].heading)
     failed = [attempt for attempt in attempts if not attempt.text]
-    report = render_report(opening, sections, outline=framing.outline)
+    report = in_form(style, render_report(opening, sections, outline=framing.outline), run.ledger)
     return Written(report, len(attempts), len(failed), failed[0].why if failed else "")
