@@ -37,6 +37,7 @@ __all__ = [
     "best_passages",
     "concrete_content",
     "passage_budget_value",
+    "ranked_passages",
     "relevant_passages",
     "split_passages",
     "summarizer_prompt",
@@ -233,6 +234,34 @@ def best_passages(text: str, queries: list[str], *, size: int = PASSAGE_CHARS) -
     finally:
         store.shutdown()
     return best
+
+
+def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE_CHARS) -> list[list[tuple[int, str]]]:
+    """
+    The passages of several texts that match each query, best first: every text cut as :func:`split_passages` cuts,
+    all ranked together with one BM25+ store (built once for all the queries); a passage that shares no word with a
+    query is not returned for it.
+
+    :param texts: The texts, for example the stored texts of every source a run read.
+    :param queries: What to match, for example the claims to check.
+    :param size: The longest passage.
+    :returns: For each query, in the queries' order, its matching passages as ``(index of their text, passage)``.
+    """
+    passages = [(number, part) for number, text in enumerate(texts) for part in split_passages(text, size)]
+    if not passages or not any(query.strip() for query in queries):
+        return [[] for _ in queries]
+    Document, InMemoryDocumentStore = _ranking_classes()
+    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
+    ranked: list[list[tuple[int, str]]] = []
+    try:
+        store.write_documents([Document(id=str(index), content=part) for index, (_, part) in enumerate(passages)])
+        for query in queries:
+            found = store.bm25_retrieval(query=query, top_k=len(passages), scale_score=False) if query.strip() else []
+            hits = sorted((d for d in found if (d.score or 0.0) > 0), key=lambda d: (-float(d.score or 0), int(d.id)))
+            ranked.append([passages[int(document.id)] for document in hits])
+    finally:
+        store.shutdown()
+    return ranked
 
 
 def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:
