@@ -31,13 +31,13 @@ claims), and the other parts are kept as they are.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.prompts import (
     FALLBACK_OPENING,
     FALLBACK_SECTION,
@@ -72,7 +72,6 @@ from haystack_deep_research.run import Phase, ResearchRun
 __all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 
 
 def _in_language(framing: Framing | None, run: ResearchRun) -> Framing:
@@ -146,7 +145,7 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
     text = without_sources_list(note)
     if len(text) <= limit:
         return text
-    ends = [match.start() for match in _SENTENCE_END.finditer(text)]
+    ends = [end for end in sentence_ends(text) if end < len(text)]
     within = [end for end in ends if end <= limit]
     cut = within[-1] if within else (ends[0] if ends else len(text))
     return f"{text[:cut]}\n\n{OMITTED}" if cut < len(text) else text
