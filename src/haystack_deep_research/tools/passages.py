@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
 from haystack_deep_research.settings import DEFAULT_PASSAGE_BUDGET, passage_budget_value
 
@@ -54,7 +56,6 @@ PASSAGE_CHARS = 400
 """The longest passage, in characters (shorter paragraphs are packed together up to it)."""
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 # A number (1,204 or 41.2 or 2020 count once each), or two or more capitalised words in a row (a person, a place,
 # an organisation; a sentence's first word alone is not one).
 _CONCRETE = re.compile(r"\d+(?:[.,:/-]\d+)*|\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
@@ -99,7 +100,8 @@ class Excerpt:
 def _pieces(paragraph: str, size: int) -> list[str]:
     """Cut a paragraph longer than ``size`` at sentence ends, and a sentence longer than ``size`` at spaces."""
     sentences: list[str] = []
-    for sentence in _SENTENCE_END.split(paragraph):
+    ends = [0, *sentence_ends(paragraph), len(paragraph)]
+    for sentence in (paragraph[start:end] for start, end in pairwise(ends)):
         rest = sentence.strip()
         while len(rest) > size:
             cut = rest.rfind(" ", 0, size)
