@@ -143,12 +143,14 @@ def test_judge_gives_a_verdict_per_claim(
     out = capsys.readouterr().out
     assert status == 1
     assert models == ["gpt-5.4"]
-    summary = "score 0.50 over 2 of 2 claim(s); 2 judged, 0 not judged; 1 supported, 1 unsupported\n"
+    summary = "score 0.33 over 3 of 3 claim(s); 3 judged, 0 not judged; 1 supported, 2 unsupported\n"
     assert f"grounding (judge gpt-5.4): {summary}" in out
     assert "  - supported (line 3): Heat pump sales fell by 5 percent in 2024 [1]." in out
     assert (
         "  - unsupported (line 4): Subsidies matter too, see the [policy brief](https://policy.example/brief)." in out
     )
+    # a sentence whose only citation was never read cites nothing: judged against the passages that were read
+    assert "  - unsupported (line 3): Installers expect a rebound next year [2].\n      evidence:read-passages" in out
 
 
 def _closed_port() -> int:
@@ -191,9 +193,7 @@ def test_a_judge_that_judges_nothing_gives_no_score_and_exits_partial(
         f"  - not judged (line 3): Heat pump sales fell by 5 percent in 2024 [1].\n      {SALES}: the judge call failed"
         in (captured.out)
     )
-    assert "the judge could not judge any of the 3 cited claim(s) (see why above); 0 judged, 3 not judged" in (
-        captured.err
-    )
+    assert "the judge could not judge any of the 3 claim(s) (see why above); 0 judged, 3 not judged" in (captured.err)
 
 
 def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
@@ -214,7 +214,7 @@ def test_claims_whose_source_has_no_stored_text_are_listed_and_not_scored(
     out = captured.out
     assert status == check.NOT_JUDGED == 5  # a claim not judged is not a claim supported
     assert "score 1.00 over 1 of 2 claim(s); 1 judged, 1 not judged; 1 supported, 0 unsupported" in out
-    assert "could not judge 1 of the 2 cited claim(s) (see why above); 1 judged, 1 not judged" in captured.err
+    assert "could not judge 1 of the 2 claim(s) (see why above); 1 judged, 1 not judged" in captured.err
     assert f"  - not judged (line 1): Policy changed [p]({POLICY}).\n      {POLICY}: no stored text" in out
 
 

@@ -17,6 +17,7 @@ from haystack_deep_research import Budgets, ConfigurationError, Grounding, creat
 from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import GroundingStage, NoEvidenceStage, WriteHook
+from haystack_deep_research.report.draft import parse_report
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast are solar power and grid storage growing?"
@@ -405,3 +406,24 @@ def test_a_report_whose_only_uncited_sentences_are_signposts_stays_grounded(
     assert {g["sentence"].split(" [")[0] for g in result["grounding"]} == {TRUE_CLAIM}
     assert "*(" not in result["report"]
     assert result["grounding_unjudged"] == []
+
+
+def test_a_rewrite_keeps_the_headings_of_a_report_in_another_language(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    writer = _plain_writer(web, f"{VATICAN}.")
+    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=_truth_judge("Vatican"), max_replans=0))
+
+    result = agent.run(messages=[ChatMessage.from_user("Wie schnell wächst die Solarenergie in Deutschland?")])
+
+    assert result["regeneration_count"] == 1
+    report = result["report"]
+    headings = [line for line in report.split("\n") if line.startswith("## ")]
+    assert headings[0] == "## Zusammenfassung"
+    assert headings[-1] == "## Quellen"
+    assert headings.count("## Quellen") == 1
+    assert "Executive summary" not in report
+    assert "## Sources" not in report
+    parts = parse_report(report)  # what a rewrite reads: the opening and the sections, not the Sources list
+    assert parts is not None
+    assert [part.heading for part in parts.sections] == ["Solar", "Solar (2)"]

@@ -12,7 +12,7 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research import EvidenceLedger
 from haystack_deep_research.evidence import extract_citations
 from haystack_deep_research.report import UNSUPPORTED_MARK, cited_claims, judge_claims, mark_unsupported, parse_verdicts
-from haystack_deep_research.report.uncited import uncited_claims
+from haystack_deep_research.report.uncited import NOTHING_MATCHED, READ_PASSAGES_URL, ReadPassages, uncited_claims
 from haystack_deep_research.run.phases import drive, drive_async
 
 A, B, C = "https://a.example/x", "https://b.example/y", "https://c.example/z"
@@ -154,3 +154,24 @@ def test_the_claims_that_cite_nothing_follow_one_rule() -> None:
     assert claims[1].text == "Le Vatican a découvert les marées en 1850."  # as the judge sees it: no marker
     assert {claim.urls for claim in claims} == {("evidence:read-passages",)}
     assert [claim.line for claim in claims] == [5, 9, 10]
+
+
+def test_claims_that_cite_nothing_are_judged_against_the_passages_that_match_them() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_page(url="https://solar.example/", title="Solar", text="Solar capacity grew by 450 gigawatts.")
+    ledger.record_page(
+        url="https://tides.example/", title="Marées", text="Les marées suivent la Lune.\n\nThe Moon pulls the oceans."
+    )
+    report = "## Tides\n\nThe Moon pulls the oceans twice a day.\n\nZyx qwv plonk frobs.\n"
+    claims = uncited_claims(report, [])
+
+    source = ReadPassages(ledger, claims).get(READ_PASSAGES_URL)
+
+    assert source is not None
+    assert "[Marées]\nLes marées suivent la Lune.\n\nThe Moon pulls the oceans." in source.text
+    assert "450 gigawatts" not in source.text  # a source that shares no word with any claim is left out
+    assert ReadPassages(ledger, claims).get("https://solar.example/") is ledger.get("https://solar.example/")
+    nothing = ReadPassages(ledger, uncited_claims("Zyx qwv plonk frobs.", [])).get(READ_PASSAGES_URL)
+    assert nothing is not None
+    assert nothing.text == NOTHING_MATCHED  # judged unsupported, not left unknown
+    assert ReadPassages(EvidenceLedger(), claims).get(READ_PASSAGES_URL) is None  # nothing read: unknown

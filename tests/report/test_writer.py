@@ -344,3 +344,12 @@ def test_a_notes_key_lines_end_at_a_sentence_and_leave_out_its_sources_list() ->
     assert key_lines(note) == "## solar\n\nSolar grew by 450 gigawatts [S](https://s.example/a). Storage doubled."
     assert key_lines(long_first, 100) == long_first.split(" Then", 1)[0] + "\n\n[...]"  # one sentence, whole
     assert key_lines("Short. " * 200, 60).count("Short.") == 8
+
+
+def test_a_chinese_notes_key_lines_end_at_a_sentence_without_a_space_after_it() -> None:
+    from haystack_deep_research.report.sections import key_lines
+
+    sentence = "太阳能装机容量增长了百分之五十。"
+    note = "## 太阳能\n\n" + sentence * 10
+
+    assert key_lines(note, 60) == "## 太阳能\n\n" + sentence * 3 + "\n\n[...]"

@@ -44,7 +44,8 @@ def test_a_section_restates_each_allowed_finding_as_one_cited_claim_and_the_open
     assert "- Spring tides occur at new moon, They are strong [source](https://t.example/tides)." in section
     assert CLAIM not in section
     assert opening.startswith(
-        "# Summary\n\n## Executive summary\n\nq\n\nThis summary follows a causal chain of 2 step(s)."
+        "# Summary\n\n## Executive summary\n\nThis summary covers the question: q\n\n"
+        "This summary follows a causal chain of 2 step(s)."
     )
     assert f"- {CLAIM} [source](https://t.example/tides)." in opening
 

@@ -52,7 +52,7 @@ from haystack_deep_research.cli.parsers import check_parser
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
 from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
-from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, cited_claims, judge_claims
+from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, judge_claims, report_claims
 from haystack_deep_research.run import model_name
 from haystack_deep_research.run.phases import drive
 
@@ -199,8 +199,8 @@ def run_check(
         _print_citations(check.unverified, out)
     status = 1 if check.unverified else unreadable
     if args.judge:
-        claims = cited_claims(report, check.verified_urls)
-        judgement = drive(judge_claims(claims, ledger, judge)) if claims else Judgement([])
+        claims, sources = report_claims(report, check.verified_urls, ledger)
+        judgement = drive(judge_claims(claims, sources, judge)) if claims else Judgement([])
         judged = _print_judgement(
             judgement, model_name(judge) if judge_llm is not None else _judge_name(args), out, err
         )
@@ -208,7 +208,7 @@ def run_check(
         if judged < len(claims):
             what = "any" if not judged else f"{len(claims) - judged}"
             say(
-                f"deep-research check: error: the judge could not judge {what} of the {len(claims)} cited claim(s) "
+                f"deep-research check: error: the judge could not judge {what} of the {len(claims)} claim(s) "
                 f"(see why above); {judged} judged, {len(claims) - judged} not judged, and a claim not judged is not "
                 "supported.",
                 file=err,

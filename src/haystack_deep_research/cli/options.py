@@ -116,7 +116,9 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
         help="Stop researching once the model calls have cost this many US dollars.",
     )
     group.add_argument(
-        "--grounding", action="store_true", help="Judge each cited claim against its source and repair the report."
+        "--grounding",
+        action="store_true",
+        help="Judge each claim (cited or not) against what was read and repair the report.",
     )
     group.add_argument(
         "--approve-plan",

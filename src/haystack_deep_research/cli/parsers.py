@@ -26,7 +26,11 @@ def check_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sources", type=Path, help="The evidence ledger (as `deep-research --sources` writes it) or a JSON URL list."
     )
-    parser.add_argument("--judge", action="store_true", help="Also judge each cited claim against its stored source.")
+    parser.add_argument(
+        "--judge",
+        action="store_true",
+        help="Also judge each claim against what was read (a cited one against its stored source).",
+    )
     parser.add_argument(
         "--judge-model",
         help=f"The judge's model (default: --role-model judge=NAME, else --model, else {DEFAULT_MODEL}).",

@@ -35,7 +35,7 @@ from haystack_deep_research.evidence._document import CitationKind, Doc, Hit
 from haystack_deep_research.evidence._markdown import parse
 from haystack_deep_research.evidence._styles import find_entries, find_markers, find_sections, split_links
 
-__all__ = ["Citation", "CitationKind", "Sentence", "body_sentences", "extract_citations"]
+__all__ = ["Citation", "CitationKind", "Sentence", "body_sentences", "extract_citations", "sentence_ends"]
 
 _TERMINAL = re.compile(r"[.!?\u3002\uff01\uff1f]")
 _CLOSERS = "\"'\u201d\u2019\u00bb)"
@@ -130,6 +130,21 @@ def _by_line(doc: Doc, hits: list[Hit]) -> dict[int, list[Hit]]:
     for hit in hits:
         by_line.setdefault(doc.line(hit), []).append(hit)
     return by_line
+
+
+def sentence_ends(text: str) -> list[int]:
+    """
+    Where the sentences of a plain text end, by the rule :func:`body_sentences` cuts a report's lines by.
+
+    :param text: The text (no citation in it is read: a marker is text like any other).
+    :returns: The offsets just after each sentence's final punctuation (and closing quotes or brackets), in order.
+    """
+    ends: list[int] = []
+    base = 0
+    for line in text.split("\n"):
+        ends += [base + end for end in _sentence_ends(line, line, [])]
+        base += len(line) + 1
+    return ends
 
 
 def _citations(doc: Doc) -> list[Citation]:

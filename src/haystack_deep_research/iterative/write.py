@@ -6,7 +6,8 @@ are verified against what the run really read.
 :mod:`haystack_deep_research.report.sections`): one section per finding (per topic searched), each from that finding
 alone, and the opening, from the question, the topics searched and each finding's key lines. Each part cites only the
 URLs it may (URLs in the findings whose pages the run read, see ``allowed_urls``), and each call is tried twice. The
-report has the sections of this shape, in the question's language (see :mod:`.headings`): the opening writes the
+report has the sections of this shape, in the question's language (see
+:mod:`haystack_deep_research.report.headings`): the opening writes the
 title, the executive summary, a lead-in to the main findings, the conclusions and recommendations, the remaining
 uncertainties and the future research directions; the findings' sections go under the main findings, one theme each;
 the Sources list ends the report. Then:
@@ -31,7 +32,6 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 import haystack_deep_research.settings.checks as _checks
 from haystack_deep_research.events import PhaseStarted
-from haystack_deep_research.iterative.headings import ReportSections, report_sections
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import changes
 from haystack_deep_research.prompts import FALLBACK_REPORT, NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
@@ -45,6 +45,7 @@ from haystack_deep_research.report import (
     verify_report,
 )
 from haystack_deep_research.report.draft import Outline
+from haystack_deep_research.report.headings import ReportSections, report_sections
 from haystack_deep_research.report.sections import Framing, write_report
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels

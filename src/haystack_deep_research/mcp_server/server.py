@@ -128,7 +128,7 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
         token_budget: Annotated[int | None, Field(description="Stop researching after this many tokens.")] = None,
         time_budget: Annotated[float | None, Field(description="Stop researching after this many seconds.")] = None,
         max_cost: Annotated[float | None, Field(description="Stop researching at this cost in US dollars.")] = None,
-        grounding: Annotated[bool, Field(description="Judge each cited claim against its source.")] = False,
+        grounding: Annotated[bool, Field(description="Judge each claim against what was read.")] = False,
         clarify: Annotated[
             bool, Field(description="May answer with one clarifying question instead of researching.")
         ] = False,
@@ -192,7 +192,7 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
             list[Any] | None,
             Field(description="The URLs that were read, or an evidence ledger (the `sources` of a research run)."),
         ] = None,
-        judge: Annotated[bool, Field(description="Also judge each cited claim with the server's judge model.")] = False,
+        judge: Annotated[bool, Field(description="Also judge each claim with the server's judge model.")] = False,
     ) -> CallToolResult:
         """Check the citations of a Markdown report against the sources that were read, as `deep-research check`."""
         status, text = await asyncio.to_thread(_check, report, sources, judge, judge_llm)

@@ -10,6 +10,7 @@ from haystack_deep_research.report.assessment import (
     UNSUPPORTED_MARK,
     judge_report,
     mark_unsupported,
+    report_claims,
     unjudged_claims,
     verdict_outputs,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "parse_structured",
     "parse_verdicts",
     "publish_report",
+    "report_claims",
     "reset_review_outputs",
     "strict_output_kwargs",
     "unjudged_claims",

@@ -20,12 +20,21 @@ from typing import Any
 from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research.events import Notice
+from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.report.judge import UNKNOWN, Claim, Judgement, cited_claims, judge_claims
 from haystack_deep_research.report.uncited import ReadPassages, cites_nothing, uncited_claims
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.state import PHASE_GROUND
 
-__all__ = ["UNCITED_MARK", "UNSUPPORTED_MARK", "judge_report", "mark_unsupported", "unjudged_claims", "verdict_outputs"]
+__all__ = [
+    "UNCITED_MARK",
+    "UNSUPPORTED_MARK",
+    "judge_report",
+    "mark_unsupported",
+    "report_claims",
+    "unjudged_claims",
+    "verdict_outputs",
+]
 
 UNSUPPORTED_MARK = "*(unsupported by the cited source)*"
 UNCITED_MARK = "*(not supported by the sources read)*"
@@ -61,6 +70,23 @@ def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]
     return "\n".join(lines), marked
 
 
+def report_claims(
+    report: str, verified_urls: Sequence[str], ledger: EvidenceLedger
+) -> tuple[list[Claim], ReadPassages]:
+    """
+    Every claim of a report, and where each is judged.
+
+    :param report: The verified report.
+    :param verified_urls: The URLs whose citations count (the ``verified_urls`` of its citation check).
+    :param ledger: The evidence ledger of what was read.
+    :returns: The claims in report order (cited ones, and those that cite nothing, which cite
+        :data:`~haystack_deep_research.report.uncited.READ_PASSAGES_URL`), and the sources they are judged against:
+        the ledger, with the passages that match the claims that cite nothing.
+    """
+    cited, uncited = cited_claims(report, verified_urls), uncited_claims(report, verified_urls)
+    return sorted(cited + uncited, key=lambda claim: claim.line), ReadPassages(ledger, uncited)
+
+
 def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], judge: ChatGenerator) -> Phase[Judgement]:
     """
     Judge every claim of a report: a cited claim against the stored text of its sources in the run's ledger, a claim
@@ -74,12 +100,11 @@ def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], ju
     :param judge: The judge's chat generator.
     :returns: The phase; it returns the :class:`~haystack_deep_research.report.Judgement`.
     """
-    cited, uncited = cited_claims(report, verified_urls), uncited_claims(report, verified_urls)
-    text = f"judging {len(cited)} cited claim(s) against their sources"
-    text += f" and {len(uncited)} uncited claim(s) against the passages the run read" if uncited else ""
+    claims, sources = report_claims(report, verified_urls, run.ledger)
+    uncited = sum(cites_nothing(claim) for claim in claims)
+    text = f"judging {len(claims) - uncited} cited claim(s) against their sources"
+    text += f" and {uncited} uncited claim(s) against the passages the run read" if uncited else ""
     run.events.emit(Notice(phase=PHASE_GROUND, text=text))
-    claims = sorted(cited + uncited, key=lambda claim: claim.line)
-    sources = ReadPassages(run.ledger, uncited)
     judged = yield from judge_claims(claims, sources, judge, streaming_callback=run.streaming_callback)
     run.record_usage(PHASE_GROUND, judged.usage)
     for warning in judged.warnings:

@@ -31,8 +31,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from haystack_deep_research.evidence._styles import is_title
 from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.prompts import REPORT_TITLE, SUMMARY_HEADING
+from haystack_deep_research.report.headings import SUMMARY_HEADINGS
 
 __all__ = [
     "Outline",
@@ -45,7 +47,9 @@ __all__ = [
     "section_from_reply",
 ]
 
-_SUMMARY_NAMES = {"executive summary", "summary", "tl;dr", "overview"}
+_LIBRARY_SUMMARIES = {" ".join(heading.split()).casefold() for heading in SUMMARY_HEADINGS}
+"""The executive summary's heading in every language the library writes headings in (see :mod:`.headings`)."""
+_SUMMARY_NAMES = {"executive summary", "summary", "tl;dr", "overview"} | _LIBRARY_SUMMARIES
 _SOURCES_NAMES = {"sources", "references", "bibliography", "works cited"}
 
 
@@ -276,8 +280,7 @@ def parse_report(report: str) -> ReportParts | None:
     blocks = _blocks(report)
     total = report.count("\n") + 1
     ends = [block.line for block in blocks[1:]] + [total]
-    summary_name = _name(SUMMARY_HEADING)
-    summary_at = next((i for i, b in enumerate(blocks) if b.level == 2 and _name(b.title) == summary_name), -1)
+    summary_at = next((i for i, b in enumerate(blocks) if b.level == 2 and _name(b.title) in _LIBRARY_SUMMARIES), -1)
     if summary_at < 0:
         return None
     title = next((b.title for b in blocks[:summary_at] if b.level == 1 and b.title), REPORT_TITLE)
@@ -285,6 +288,9 @@ def parse_report(report: str) -> ReportParts | None:
     sections = [
         Part(block.title, _tidy(block.lines), block.line + 1, ends[index])
         for index, block in enumerate(blocks)
-        if index > summary_at and block.level == 2 and _name(block.title) not in _SOURCES_NAMES
+        if index > summary_at
+        and block.level == 2
+        and _name(block.title) not in _SOURCES_NAMES
+        and not is_title(block.title)
     ]
     return ReportParts(opening=opening, sections=sections) if sections else None

@@ -31,12 +31,13 @@ claims), and the other parts are kept as they are.
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.prompts import (
     FALLBACK_OPENING,
     FALLBACK_SECTION,
@@ -45,7 +46,6 @@ from haystack_deep_research.prompts import (
     REPORT_TITLE,
     REWRITE_OPENING,
     REWRITE_SECTION,
-    SUMMARY_HEADING,
     WRITER_OPENING,
     WRITER_SECTION,
     fence,
@@ -54,6 +54,7 @@ from haystack_deep_research.prompts import (
 )
 from haystack_deep_research.report.attempts import Attempt, Request, ask_twice
 from haystack_deep_research.report.draft import (
+    Outline,
     Part,
     frame_from_reply,
     opening_from_reply,
@@ -62,15 +63,25 @@ from haystack_deep_research.report.draft import (
     section_from_reply,
 )
 from haystack_deep_research.report.framing import Framing, Written
+from haystack_deep_research.report.headings import report_sections
 from haystack_deep_research.report.judge import Claim
 from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
-from haystack_deep_research.report.style import ReportStyle
+from haystack_deep_research.report.style import ReportStyle, in_form
 from haystack_deep_research.run import Phase, ResearchRun
 
 __all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+
+
+def _in_language(framing: Framing | None, run: ResearchRun) -> Framing:
+    """The framing, its default outline given the library's headings in the question's language when they are not
+    English (see :mod:`.headings`)."""
+    framing = framing or Framing()
+    sections = report_sections(run.question)
+    if framing.outline != Outline() or sections.language == "en":
+        return framing
+    return replace(framing, outline=Outline(summary=sections.summary, sources=sections.sources))
 
 
 def _urls(text: str) -> set[str]:
@@ -134,7 +145,7 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
     text = without_sources_list(note)
     if len(text) <= limit:
         return text
-    ends = [match.start() for match in _SENTENCE_END.finditer(text)]
+    ends = [end for end in sentence_ends(text) if end < len(text)]
     within = [end for end in ends if end <= limit]
     cut = within[-1] if within else (ends[0] if ends else len(text))
     return f"{text[:cut]}\n\n{OMITTED}" if cut < len(text) else text
@@ -197,7 +208,7 @@ def write_report(
     :param framing: What the shape adds (the main agent's report when ``None``).
     :returns: The phase; it returns the report (``""`` when no part could be written).
     """
-    style, framing, keys = style or ReportStyle(), framing or Framing(), SourceKeys(urls)
+    style, framing, keys = style or ReportStyle(), _in_language(framing, run), SourceKeys(urls)
     total = len(notes)
     more: dict[str, Any] = {}
     if unsupported:
@@ -219,7 +230,9 @@ def write_report(
         for request, note, attempt in zip(requests[1:], notes, attempts[1:], strict=True)
     ]
     why = failed[0].why if failed else ""
-    report = render_report(opening, sections, outline=framing.outline, frame=frame)
+    report = in_form(style, render_report(opening, sections, outline=framing.outline, frame=frame), run.ledger)
+    if (missed := style.length_warning(report)) is not None:
+        run.warn(framing.phase, missed)
     return Written(report, len(attempts), len(failed), why)
 
 
@@ -272,7 +285,7 @@ def rewrite_report(
         headings than the summary is written again whole, in parts.
     :returns: The phase; it returns the new report (``""`` when every part asked for failed).
     """
-    researched, style, framing = found is not None, style or ReportStyle(), framing or Framing()
+    researched, style, framing = found is not None, style or ReportStyle(), _in_language(framing, run)
     keys = SourceKeys(urls)
     parts = parse_report(report) if not framing.outline.frame[1:] else None
     if parts is None:  # not written in parts (e.g. assembled from the notes): write it in parts now
@@ -293,7 +306,7 @@ def rewrite_report(
     places: list[int] = []  # -1 is the opening, else the section's index
     opening_claims = [claim for claim in unsupported if parts.opening.holds(claim.line)]
     if opening_claims:
-        previous = fence(keys.shorten(f"## {SUMMARY_HEADING}\n\n{parts.opening.body}"))
+        previous = fence(keys.shorten(f"## {framing.outline.summary}\n\n{parts.opening.body}"))
         more = {"unsupported": _claims(opening_claims, keys), "researched": researched, "previous": previous}
         requests.append(_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more))
         places.append(-1)
@@ -321,4 +334,5 @@ def rewrite_report(
         else:
             sections[place] = section_from_reply(keys.expand(attempt.text), sections[place].heading)
     failed = [attempt for attempt in attempts if not attempt.text]
-    return Written(render_report(opening, sections), len(attempts), len(failed), failed[0].why if failed else "")
+    report = in_form(style, render_report(opening, sections, outline=framing.outline), run.ledger)
+    return Written(report, len(attempts), len(failed), failed[0].why if failed else "")

@@ -12,9 +12,9 @@ and list items, line by line, not its headings, code, tables or Sources section.
 
 Every claim is judged, in every shape that grounds. A claim that cites a verified source is judged against that
 source's stored text (:func:`~haystack_deep_research.report.judge.cited_claims`). A claim that cites none
-(:func:`uncited_claims`) is judged against the passages the run read (:class:`ReadPassages`): the window of every
-ledger entry's stored text that best matches it, by the BM25+ ranking of
-:func:`~haystack_deep_research.tools.passages.best_passages`, together as one source at the address
+(:func:`uncited_claims`) is judged against the passages the run read (:class:`ReadPassages`): the passages of the
+ledger's stored texts that best match it, by the BM25+ ranking of
+:func:`~haystack_deep_research.tools.passages.ranked_passages`, together as one source at the address
 :data:`READ_PASSAGES_URL`. Judged unsupported, it lowers the score and is marked; when the run read nothing, it is
 unknown, so listed in ``grounding_unjudged``.
 """
@@ -29,17 +29,27 @@ from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report.judge import Claim, SourceText
-from haystack_deep_research.tools.passages import PASSAGE_CHARS, best_passages
+from haystack_deep_research.report.style import word_count
+from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
 
-__all__ = ["MAX_PASSAGES_CHARS", "READ_PASSAGES_URL", "ReadPassages", "cites_nothing", "is_claim", "uncited_claims"]
+__all__ = [
+    "MAX_PASSAGES_CHARS",
+    "NOTHING_MATCHED",
+    "READ_PASSAGES_URL",
+    "ReadPassages",
+    "cites_nothing",
+    "is_claim",
+    "uncited_claims",
+]
 
 READ_PASSAGES_URL = "evidence:read-passages"
 """The address the claims that cite nothing are judged at: the passages the run read, as one source."""
 MAX_PASSAGES_CHARS = 60_000
 """The most characters of read passages one judge call holds."""
 MIN_CLAIM_WORDS = 4
+NOTHING_MATCHED = "(Nothing the run read shares a word with these claims.)"
+"""What the judge reads for claims that share no word with anything the run read: they are judged unsupported."""
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _LETTER = re.compile(r"[^\W\d_]")
 _ENDS_UNCLAIMED = ("?", "\uff1f", ":", "\uff1a")  # also their full-width forms
 _ABOUT_REPORT = re.compile(
@@ -53,18 +63,13 @@ _POINTER = re.compile(
 )
 
 
-def _words(sentence: str) -> int:
-    cjk = _CJK.findall(sentence)
-    return len(_CJK.sub(" ", sentence).split()) + sum((len(run) + 1) // 2 for run in cjk)
-
-
 def is_claim(sentence: str) -> bool:
     """
     :param sentence: A sentence of a report or an answer, as written or as read.
     :returns: Whether it claims something to be judged (the rule of the module docstring).
     """
     text = " ".join(sentence.split())
-    if not _LETTER.search(text) or _words(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
+    if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
         return False
     if _ABOUT_REPORT.search(text):
         return False
@@ -104,7 +109,10 @@ class _Passages:
 class ReadPassages:
     """
     The run's ledger, with the passages it read that best match some claims as one more source at
-    :data:`READ_PASSAGES_URL` (a :class:`~haystack_deep_research.report.judge.SourceTexts`).
+    :data:`READ_PASSAGES_URL` (a :class:`~haystack_deep_research.report.judge.SourceTexts`): for each claim, the
+    passages of every source's stored text that share the most words with it, best first, within its share of
+    :data:`MAX_PASSAGES_CHARS` (at least its best one), each under its source's title; :data:`NOTHING_MATCHED` when
+    the run read something but nothing shares a word with the claims, and no source when it read nothing.
 
     :param ledger: The run's evidence ledger.
     :param claims: The claims that cite nothing.
@@ -113,14 +121,22 @@ class ReadPassages:
     def __init__(self, ledger: EvidenceLedger, claims: Sequence[Claim]) -> None:
         self._ledger = ledger
         queries = list(dict.fromkeys(claim.text for claim in claims))
+        # In address order, not the order the run read them in (which concurrency decides): the same evidence gives
+        # the judge the same prompt, so a recorded run replays.
+        read = sorted(ledger.entries(), key=lambda entry: entry.url) if queries else []
+        entries = [entry for entry in read if entry.text.strip()]
+        share = MAX_PASSAGES_CHARS // max(len(queries), 1)
         chosen: dict[str, None] = {}
-        for entry in ledger.entries() if queries else []:
-            if not entry.text.strip():
-                continue
-            for passage in best_passages(entry.text, queries, size=2 * PASSAGE_CHARS):
+        for ranked in ranked_passages([entry.text for entry in entries], queries, size=2 * PASSAGE_CHARS):
+            used = 0
+            for number, passage in ranked:
+                if used and used + len(passage) > share:
+                    break
+                used += len(passage)
+                entry = entries[number]
                 chosen.setdefault(f"[{entry.title or entry.url}]\n{passage.strip()}", None)
-        text = "\n\n".join(chosen)[:MAX_PASSAGES_CHARS]
-        self._passages = _Passages(READ_PASSAGES_URL, "the passages the run read", text) if text.strip() else None
+        text = "\n\n".join(chosen)[:MAX_PASSAGES_CHARS] or (NOTHING_MATCHED if entries else "")
+        self._passages = _Passages(READ_PASSAGES_URL, "the passages the run read", text) if text else None
 
     def get(self, url: str) -> SourceText | None:
         """

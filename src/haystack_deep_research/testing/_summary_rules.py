@@ -117,7 +117,8 @@ def summarize_reply(
     chain = str(given.get("causal_chain") or "")
     steps = sum(1 for line in chain.splitlines() if line[:1].isdigit())
     return (
-        f"# Summary\n\n## {given.get('summary') or SUMMARY_HEADING}\n\n{words(str(given.get('brief') or ''), 30)}\n\n"
+        f"# Summary\n\n## {given.get('summary') or SUMMARY_HEADING}\n\n"
+        f"This summary covers the question: {words(str(given.get('brief') or ''), 30)}\n\n"
         + (f"This summary follows a causal chain of {steps} step(s).\n\n" if chain else "")
         + "\n".join(lines)
     ).strip() + "\n"

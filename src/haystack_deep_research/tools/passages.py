@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
 from haystack_deep_research.settings import DEFAULT_PASSAGE_BUDGET, passage_budget_value
 
@@ -37,6 +39,7 @@ __all__ = [
     "best_passages",
     "concrete_content",
     "passage_budget_value",
+    "ranked_passages",
     "relevant_passages",
     "split_passages",
     "summarizer_prompt",
@@ -53,7 +56,6 @@ PASSAGE_CHARS = 400
 """The longest passage, in characters (shorter paragraphs are packed together up to it)."""
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 # A number (1,204 or 41.2 or 2020 count once each), or two or more capitalised words in a row (a person, a place,
 # an organisation; a sentence's first word alone is not one).
 _CONCRETE = re.compile(r"\d+(?:[.,:/-]\d+)*|\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
@@ -98,7 +100,8 @@ class Excerpt:
 def _pieces(paragraph: str, size: int) -> list[str]:
     """Cut a paragraph longer than ``size`` at sentence ends, and a sentence longer than ``size`` at spaces."""
     sentences: list[str] = []
-    for sentence in _SENTENCE_END.split(paragraph):
+    ends = [0, *sentence_ends(paragraph), len(paragraph)]
+    for sentence in (paragraph[start:end] for start, end in pairwise(ends)):
         rest = sentence.strip()
         while len(rest) > size:
             cut = rest.rfind(" ", 0, size)
@@ -233,6 +236,34 @@ def best_passages(text: str, queries: list[str], *, size: int = PASSAGE_CHARS) -
     finally:
         store.shutdown()
     return best
+
+
+def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE_CHARS) -> list[list[tuple[int, str]]]:
+    """
+    The passages of several texts that match each query, best first: every text cut as :func:`split_passages` cuts,
+    all ranked together with one BM25+ store (built once for all the queries); a passage that shares no word with a
+    query is not returned for it.
+
+    :param texts: The texts, for example the stored texts of every source a run read.
+    :param queries: What to match, for example the claims to check.
+    :param size: The longest passage.
+    :returns: For each query, in the queries' order, its matching passages as ``(index of their text, passage)``.
+    """
+    passages = [(number, part) for number, text in enumerate(texts) for part in split_passages(text, size)]
+    if not passages or not any(query.strip() for query in queries):
+        return [[] for _ in queries]
+    Document, InMemoryDocumentStore = _ranking_classes()
+    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
+    ranked: list[list[tuple[int, str]]] = []
+    try:
+        store.write_documents([Document(id=str(index), content=part) for index, (_, part) in enumerate(passages)])
+        for query in queries:
+            found = store.bm25_retrieval(query=query, top_k=len(passages), scale_score=False) if query.strip() else []
+            hits = sorted((d for d in found if (d.score or 0.0) > 0), key=lambda d: (-float(d.score or 0), int(d.id)))
+            ranked.append([passages[int(document.id)] for document in hits])
+    finally:
+        store.shutdown()
+    return ranked
 
 
 def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:

@@ -1,0 +1,203 @@
+"""
+The library's own headings and labels of a report, in the language of its question.
+
+Every shape's report has headings the library writes (the executive summary, the Sources list, the iterative agent's
+main findings, conclusions and recommendations, remaining uncertainties, future research directions, and the labels
+of an update's "what changed" section). They are chosen here, from the question, so the structure does not depend on
+the model's reading of the prompt: :func:`report_sections` recognises Chinese and Japanese by their script (kana
+means Japanese; Han characters without kana, Chinese) and French, German and Spanish by their most frequent words
+(and their accented letters, which break a tie), and gives each its own headings. A question in any other language
+gets English headings, which the writer is asked to translate when the shape lets it (the iterative agent).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+
+__all__ = ["SUMMARY_HEADINGS", "ReportSections", "report_sections"]
+
+
+@dataclass(frozen=True)
+class ReportSections:
+    """
+    The headings and labels of one report.
+
+    :param language: ``"en"``, ``"fr"``, ``"de"``, ``"es"``, ``"zh"`` or ``"ja"``.
+    :param translate: Whether the writer should translate the headings into the question's language.
+    """
+
+    language: str
+    translate: bool
+    summary: str
+    findings: str
+    conclusions: str
+    uncertainties: str
+    future: str
+    sources: str
+    changed: str
+    new_topics: str
+    rechecked: str
+    kept: str
+    changed_source: str
+    new_source: str
+    nothing_new: str
+
+    def to_dict(self) -> dict[str, object]:
+        """:returns: The headings and labels as template variables."""
+        return asdict(self)
+
+
+_ENGLISH = ReportSections(
+    language="en",
+    translate=True,
+    summary="Executive summary",
+    findings="Main findings",
+    conclusions="Conclusions and recommendations",
+    uncertainties="Remaining uncertainties",
+    future="Future research directions",
+    sources="Sources",
+    changed="What changed since the last run",
+    new_topics="New topics searched",
+    rechecked="Topics checked again (their sources were stale)",
+    kept="Topics kept (their sources are still fresh)",
+    changed_source="Changed since the last run",
+    new_source="New source",
+    nothing_new="Nothing new was found.",
+)
+_CHINESE = ReportSections(
+    language="zh",
+    translate=False,
+    summary="执行摘要",
+    findings="主要发现",
+    conclusions="结论与建议",
+    uncertainties="尚存的不确定性",
+    future="未来研究方向",
+    sources="参考来源",
+    changed="自上次研究以来的变化",
+    new_topics="新搜索的主题",
+    rechecked="重新核查的主题 (来源已过期)",
+    kept="保留的主题 (来源仍然有效)",
+    changed_source="自上次研究以来已更新",
+    new_source="新来源",
+    nothing_new="未发现新的内容。",
+)
+
+
+_FRENCH = ReportSections(
+    language="fr",
+    translate=False,
+    summary="Synthèse",
+    findings="Principaux résultats",
+    conclusions="Conclusions et recommandations",
+    uncertainties="Incertitudes restantes",
+    future="Pistes de recherche futures",
+    sources="Sources",
+    changed="Ce qui a changé depuis la dernière recherche",
+    new_topics="Nouveaux sujets recherchés",
+    rechecked="Sujets revérifiés (leurs sources étaient périmées)",
+    kept="Sujets conservés (leurs sources sont encore récentes)",
+    changed_source="Modifiée depuis la dernière recherche",
+    new_source="Nouvelle source",
+    nothing_new="Rien de nouveau n'a été trouvé.",
+)
+_GERMAN = ReportSections(
+    language="de",
+    translate=False,
+    summary="Zusammenfassung",
+    findings="Wichtigste Ergebnisse",
+    conclusions="Schlussfolgerungen und Empfehlungen",
+    uncertainties="Verbleibende Unsicherheiten",
+    future="Künftige Forschungsrichtungen",
+    sources="Quellen",
+    changed="Was sich seit der letzten Recherche geändert hat",
+    new_topics="Neu gesuchte Themen",
+    rechecked="Erneut geprüfte Themen (ihre Quellen waren veraltet)",
+    kept="Beibehaltene Themen (ihre Quellen sind noch aktuell)",
+    changed_source="Seit der letzten Recherche geändert",
+    new_source="Neue Quelle",
+    nothing_new="Es wurde nichts Neues gefunden.",
+)
+_SPANISH = ReportSections(
+    language="es",
+    translate=False,
+    summary="Resumen ejecutivo",
+    findings="Principales hallazgos",
+    conclusions="Conclusiones y recomendaciones",
+    uncertainties="Incertidumbres pendientes",
+    future="Futuras líneas de investigación",
+    sources="Fuentes",
+    changed="Qué ha cambiado desde la última investigación",
+    new_topics="Nuevos temas buscados",
+    rechecked="Temas revisados de nuevo (sus fuentes estaban desactualizadas)",
+    kept="Temas conservados (sus fuentes siguen vigentes)",
+    changed_source="Cambiada desde la última investigación",
+    new_source="Fuente nueva",
+    nothing_new="No se encontró nada nuevo.",
+)
+_JAPANESE = ReportSections(
+    language="ja",
+    translate=False,
+    summary="エグゼクティブサマリー",
+    findings="主な調査結果",
+    conclusions="結論と提言",
+    uncertainties="残る不確実性",
+    future="今後の研究の方向性",
+    sources="出典",
+    changed="前回の調査からの変更点",
+    new_topics="新たに検索したトピック",
+    rechecked="再確認したトピック (出典が古くなっていました)",
+    kept="維持したトピック (出典はまだ新しいものです)",
+    changed_source="前回の調査から更新",
+    new_source="新しい出典",
+    nothing_new="新しい情報は見つかりませんでした。",
+)
+_TABLES = (_ENGLISH, _FRENCH, _GERMAN, _SPANISH, _CHINESE, _JAPANESE)
+SUMMARY_HEADINGS = frozenset(table.summary for table in _TABLES)
+"""The executive summary's heading in every language the library writes headings in."""
+
+_WORDS = {
+    _ENGLISH: "the and is are was what how which why who of to in for with on does do will can a an this that",
+    _FRENCH: "le la les des du est sont et une un que qui pour dans sur au aux quel quelle quels quelles comment "
+    "pourquoi ce ces avec plus leur selon entre été",
+    _GERMAN: "der die das und ist sind wie welche welcher welches nicht mit für den dem des ein eine einer im auf "
+    "zu von warum was wird werden bei über",
+    _SPANISH: "el la los las es son y una un del que cómo qué cuál cuáles para por con se su sus más entre según "
+    "está están porque",
+}
+_ACCENTS = {_FRENCH: "éèêëàâçùûôîœ", _GERMAN: "äöüß", _SPANISH: "ñáíóú¿¡"}
+_TOKEN = re.compile(r"[^\W\d_]+")
+
+
+def _script(character: str) -> str:
+    name = unicodedata.name(character, "")
+    if name.startswith(("HIRAGANA", "KATAKANA")):
+        return "kana"
+    return "hangul" if name.startswith("HANGUL") else "han" if name.startswith("CJK UNIFIED IDEOGRAPH") else ""
+
+
+def _latin(question: str) -> ReportSections:
+    """English, French, German or Spanish, by the most frequent words (accented letters breaking a tie)."""
+    tokens = [token.casefold() for token in _TOKEN.findall(question)]
+    scores = {table: float(sum(token in words.split() for token in tokens)) for table, words in _WORDS.items()}
+    for table, letters in _ACCENTS.items():
+        scores[table] += sum(letter in question.casefold() for letter in letters) / 10
+    best = max(scores.values())
+    winners = [table for table, score in scores.items() if score == best]
+    return winners[0] if best >= 1 and len(winners) == 1 else _ENGLISH
+
+
+def report_sections(question: str) -> ReportSections:
+    """
+    :param question: The research question.
+    :returns: The headings in the question's language (see the module docstring): Japanese when it holds kana,
+        Chinese when its letters are mostly Han characters (without kana or hangul), French, German or Spanish by
+        their words, else English headings marked for translation.
+    """
+    scripts = [_script(c) for c in question if c.isalpha()]
+    if "kana" in scripts:
+        return _JAPANESE
+    if scripts and scripts.count("han") * 2 >= len(scripts) and "hangul" not in scripts:
+        return _CHINESE
+    return _latin(question)
