@@ -65,7 +65,7 @@ def _commands(lines: list[str]) -> dict[str, list[str]]:
     found = {}
     for line in lines:
         mode, _, command = line.partition(": ")
-        if mode in ("deep", "iterative"):
+        if mode in ("deep", "iterative", "scan"):
             found[mode] = shlex.split(command)
     return found
 
@@ -87,11 +87,39 @@ def test_the_printed_command_lines_research_against_the_kit(kit: _Kit, mode: str
     assert kit.until("kit: stopped")
 
 
+def test_the_printed_scan_line_runs_as_printed_and_writes_a_row(
+    kit: _Kit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    command = _commands(kit.until("kit: serving"))["scan"]
+    monkeypatch.chdir(tmp_path)
+
+    assert command[:2] == ["deep-research", "scan"]
+    assert cli.main([*command[1:], "--progress", "none"]) == cli.ExitCode.OK
+
+    [row] = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert row["item"]["name"] == "How fast is solar power growing, and what limits it?"
+    assert any(url.endswith("/solar-growth.html") for url in row["data"]["sources"])  # a page read on the kit
+    assert not (tmp_path / "rows.failures.jsonl").exists()
+    assert kit.stop() == 0
+
+
+def test_a_scan_of_a_non_ascii_question_writes_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with serve_kit() as servers:
+        command = kit_commands(servers, "¿Qué limita la energía solar?  Ωμέγα")["scan"]
+        code = cli.main([*command[1:], "--progress", "none"])
+
+    assert code == cli.ExitCode.OK
+    [row] = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert row["item"]["name"] == "¿Qué limita la energía solar? Ωμέγα"
+    assert row["data"]["sources"]
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_the_kit_prints_both_modes_and_stops_on_a_signal(kit: _Kit, signum: int) -> None:
     lines = kit.until("kit: serving")
 
-    assert set(_commands(lines)) == {"deep", "iterative"}
+    assert set(_commands(lines)) == {"deep", "iterative", "scan"}
     assert "--mode iterative" in next(line for line in lines if line.startswith("iterative: "))
     assert kit.stop(signum) == 0
     assert kit.until("kit: stopped")
