@@ -161,9 +161,9 @@ def test_replay_of_a_damaged_recording_json_is_a_usage_error_naming_the_field(
 
 
 def test_iterative_mode_takes_the_shared_model_options(
-    built: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], web: LoopbackWebServer
+    built: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], web: LoopbackWebServer, model_server: str
 ) -> None:
-    server = "http://127.0.0.1:9/v1"
+    server = model_server
     argv = ["--mode", "iterative", "--depth", "1", "--base-url", server, "--model", "m", "--price", "m=0,0"]
     assert cli.main([*argv, "--timeout", "5", "--retries", "0", "--max-tokens", "300", "Solar?"]) == 0
 

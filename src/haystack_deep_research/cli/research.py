@@ -90,7 +90,7 @@ from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
-from haystack_deep_research.cli.research_checks import check_prices, check_research_args
+from haystack_deep_research.cli.research_checks import check_model_server, check_prices, check_research_args
 from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.signals import sigterm_interrupts
@@ -241,6 +241,8 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         question = check_research_args(args, replay=replay is not None)
         display = make_display(progress_mode(args))
         agent, built = _build(args, replay=replay)
+        if replay is None:  # a replay asks no model
+            check_model_server(args)
         if args.run_dir is not None:  # what update RUN_DIR researches with
             save_run_options(args.run_dir, run_options(args, {name: option_value(args, name) for name in ENVIRONMENT}))
     except KeyboardInterrupt:

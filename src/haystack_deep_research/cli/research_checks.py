@@ -1,23 +1,33 @@
 """
 What the ``deep-research`` command checks before any model is called: the question, the output paths, the
-credentials, the combinations of options, and (for ``--max-cost``) that every model has a price.
+credentials, the combinations of options, (for ``--max-cost``) that every model has a price, and (for ``--base-url``)
+that the model server is there and serves the API.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+
 from haystack_deep_research.cli.approval import check_approve_plan
-from haystack_deep_research.cli.arguments import check_option_credentials
+from haystack_deep_research.cli.arguments import ENVIRONMENT, check_option_credentials, option_value
 from haystack_deep_research.cli.paths import check_output_paths
-from haystack_deep_research.errors import UsageError
+from haystack_deep_research.errors import ModelServerError, UsageError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import check_question, model_name
 from haystack_deep_research.run.cost import CostMeter
 
-__all__ = ["check_prices", "check_research_args"]
+__all__ = ["check_model_server", "check_prices", "check_research_args"]
+
+PROBE_TRIES = 2
+"""How many times a model server that refuses the connection is tried before the command gives up."""
+PROBE_TIMEOUT_S = 10.0
+"""The most seconds the probe waits to connect (or the ``--timeout``, when shorter)."""
 
 
 def check_prices(options: Mapping[str, Any]) -> None:
@@ -58,3 +68,56 @@ def check_research_args(args: argparse.Namespace, *, replay: bool) -> str:
         raise UsageError("--clarify asks its question in the deep mode; drop --mode iterative or --clarify.")
     check_approve_plan(args)
     return question
+
+
+def _base_url_option(args: argparse.Namespace) -> str:
+    """Where the server's address came from, as the user wrote it: the option, else its variable."""
+    if getattr(args, "base_url", None):
+        return "--base-url"
+    return next((name for name in ENVIRONMENT["base_url"] if os.environ.get(name, "").strip()), "--base-url")
+
+
+def check_model_server(args: argparse.Namespace) -> None:
+    """
+    With ``--base-url``, one request before the run: an empty body sent where the models will be asked, which an
+    OpenAI-compatible server answers at once (400, 401 or 422) without running a model. A server that refuses the
+    connection is tried :data:`PROBE_TRIES` times; one that answers 404 or 405 does not serve the API there. Any other
+    answer, or none within the time (a busy server), lets the run go on. Without ``--base-url`` nothing is sent.
+
+    :param args: Parsed shared options.
+    :raises ModelServerError: If the server cannot be reached, or answers 404 or 405.
+    """
+    base_url = option_value(args, "base_url")
+    if not base_url:
+        return
+    responses = option_value(args, "api") == "responses"
+    url = base_url.rstrip("/") + ("/responses" if responses else "/chat/completions")
+    where = f"the model server at {base_url} ({_base_url_option(args)})"
+    seconds = min(option_value(args, "timeout") or PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
+    for attempt in range(1, PROBE_TRIES + 1):
+        try:
+            with httpx.Client(timeout=httpx.Timeout(seconds), follow_redirects=False) as client:
+                status = client.post(url, json={}).status_code
+        except httpx.TimeoutException as error:
+            if isinstance(error, httpx.ConnectTimeout):
+                raise ModelServerError(
+                    f"{where} could not be reached: no connection within {seconds:g} s; start it, or fix the address.",
+                    url=base_url,
+                ) from None
+            return  # connected, but busy: the run's own timeouts apply
+        except httpx.TransportError as error:
+            if attempt < PROBE_TRIES:
+                time.sleep(0.5)
+                continue
+            raise ModelServerError(
+                f"{where} could not be reached ({error or type(error).__name__}); start it, or fix the address.",
+                url=base_url,
+            ) from None
+        if status in (404, 405):
+            api = "Responses" if responses else "Chat Completions"
+            raise ModelServerError(
+                f"{where} answered HTTP {status} to POST {url}: it does not serve the OpenAI {api} API there; "
+                "check the address (an OpenAI-compatible server's usually ends in /v1) or --api.",
+                url=base_url,
+            )
+        return

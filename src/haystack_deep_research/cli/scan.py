@@ -48,6 +48,7 @@ from haystack_deep_research.cli.arguments import check_option_credentials, facto
 from haystack_deep_research.cli.config import environment_options, parse_configured
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.parsers import scan_parser
+from haystack_deep_research.cli.research_checks import check_model_server
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
 from haystack_deep_research.report import ResearchSummary
@@ -208,6 +209,7 @@ def run_scan_command(argv: Sequence[str]) -> int:
         if args.no_web and not args.docs:
             raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
         factory_arguments(args, quiet=args.progress == "none")  # bad options, and the --docs indexes, before any item
+        check_model_server(args)
         executor: ScanExecutor = (
             LocalExecutor() if args.ray is None else RayExecutor(address=None if args.ray == "local" else args.ray)
         )
