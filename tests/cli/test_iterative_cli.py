@@ -66,8 +66,7 @@ def test_cache_makes_the_second_run_search_nothing(
     assert cli.main(argv) == 0
 
     assert built[1]["cache"].directory == tmp_path
-    with pytest.raises(TimeoutError):
-        search.requests.wait_for(searched + 1, timeout=0.3)
+    assert len(search.requests) == searched  # the command has returned: any search it made is in the log
     assert "(cached)" in capsys.readouterr().err
 
 

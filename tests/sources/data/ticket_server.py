@@ -1,7 +1,8 @@
 """A tiny MCP server over stdio for the tests: a ticket system with one search tool, written with the SDK's server.
 
 Its mode comes from the environment (``TICKETS_MODE``): ``ok`` (the default) answers; ``hang`` never answers the
-handshake; ``crash`` exits before it. ``TICKETS_PID_FILE`` names a file the server writes its process id to.
+handshake; ``crash`` exits before it. ``TICKETS_PID_FILE`` names a file the server writes its process id to, first
+of all (before the SDK is imported), so that even a server stopped soon after it started has written it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import os
 import sys
 import time
 from pathlib import Path
+
+if __name__ == "__main__" and (pid_file := os.environ.get("TICKETS_PID_FILE")):
+    Path(pid_file).write_text(str(os.getpid()))
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -54,8 +58,6 @@ def ticket_count() -> int:
 
 
 if __name__ == "__main__":
-    if pid_file := os.environ.get("TICKETS_PID_FILE"):
-        Path(pid_file).write_text(str(os.getpid()))
     mode = os.environ.get("TICKETS_MODE", "ok")
     if mode == "crash":
         sys.exit(3)
