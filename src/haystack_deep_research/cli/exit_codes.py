@@ -2,20 +2,21 @@
 The exit status of ``deep-research`` and of every subcommand, and how an error becomes one line on stderr.
 
 One table for every subcommand (the main command, ``--mode iterative``, ``replay``, ``update``, ``scan``, ``mcp``,
-``check``):
+``check``); :data:`EXIT_REASON_CODES` gives the code of every ``exit_reason``:
 
 =====  ==========================================================================================================
 code   meaning
 =====  ==========================================================================================================
 0      done: the research succeeded (``check``: every citation verified, and with ``--judge`` supported)
-1      failed: an error ended the command before its work was done (a provider or network error before a report;
+1      failed: an error ended the command before its work was done (a provider or network error before a report; a
+       model server at ``--base-url`` that cannot be reached or answers 404/405, said before anything runs;
        ``check``: a citation of a URL that was never read, or a claim judged unsupported)
 2      a usage error: a bad option, a missing key, an unusable path, a bad question; nothing was run
 3      ``--clarify`` without a terminal: the clarifying question was printed; run again with the answer
 4      ``check``: the report's citations cannot be read (a fence that never closes, markers with no reference list)
-5      partial: the report was written from part of the research (a budget spent, the orchestrator failed after
-       research began, grounding exhausted, claims not judged, no structured output); ``scan``: some items failed;
-       ``check --judge``: some claims could not be judged
+5      partial: the report was written from part of the research (a budget spent, some of the researchers failed,
+       the orchestrator failed after research began or reached its step limit, grounding exhausted, claims not
+       judged, no structured output); ``scan``: some items failed; ``check --judge``: some claims could not be judged
 6      research failed: a report was written but the research behind it failed (no evidence, every researcher failed,
        the writer failed); ``scan``: every item failed
 130    interrupted (Ctrl-C): what was gathered was saved as a partial report
@@ -28,27 +29,10 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+from haystack_deep_research import state
 from haystack_deep_research.errors import DeepResearchError, UsageError
 
-__all__ = ["FAILED_RESEARCH", "PARTIAL_RESEARCH", "ExitCode", "error_line", "exit_code_of", "outcome_code"]
-
-FAILED_RESEARCH = frozenset({"no_evidence", "writer_failed", "failed", "summary_failed"})
-"""Exit reasons of a run whose report stands on failed research."""
-PARTIAL_RESEARCH = frozenset(
-    {
-        "token_budget",
-        "time_budget",
-        "cost_budget",
-        "orchestrator_failed",
-        "loop_detected",
-        "max_iterations",
-        "grounding_exhausted",
-        "not_judged",
-        "structured_output_failed",
-        "decision_failed",
-    }
-)
-"""Exit reasons of a run whose report stands on part of the research it set out to do."""
+__all__ = ["EXIT_REASON_CODES", "ExitCode", "error_line", "exit_code_of", "outcome_code"]
 
 
 class ExitCode(IntEnum):
@@ -65,6 +49,40 @@ class ExitCode(IntEnum):
     TERMINATED = 143
 
 
+EXIT_REASON_CODES: dict[str, ExitCode] = {
+    # the research done as asked
+    state.EXIT_TEXT: ExitCode.OK,
+    state.EXIT_SUBTOPICS_DONE: ExitCode.OK,
+    state.EXIT_CONFIDENCE_MET: ExitCode.OK,
+    state.EXIT_GROUNDED: ExitCode.OK,
+    state.EXIT_DEPTH_REACHED: ExitCode.OK,
+    state.EXIT_ANALYSIS_STOPPED: ExitCode.OK,
+    state.EXIT_NO_NEW_TOPICS: ExitCode.OK,
+    # a report from part of the research
+    state.EXIT_TOKEN_BUDGET: ExitCode.PARTIAL,
+    state.EXIT_TIME_BUDGET: ExitCode.PARTIAL,
+    state.EXIT_COST_BUDGET: ExitCode.PARTIAL,
+    state.EXIT_ORCHESTRATOR_FAILED: ExitCode.PARTIAL,
+    state.EXIT_LOOP_DETECTED: ExitCode.PARTIAL,
+    state.EXIT_MAX_ITERATIONS: ExitCode.PARTIAL,
+    state.HAYSTACK_MAX_STEPS: ExitCode.PARTIAL,
+    state.EXIT_GROUNDING_EXHAUSTED: ExitCode.PARTIAL,
+    state.EXIT_NOT_JUDGED: ExitCode.PARTIAL,
+    state.EXIT_STRUCTURED_OUTPUT_FAILED: ExitCode.PARTIAL,
+    state.EXIT_DECISION_FAILED: ExitCode.PARTIAL,
+    # a report standing on failed research
+    state.EXIT_NO_EVIDENCE: ExitCode.RESEARCH_FAILED,
+    state.EXIT_WRITER_FAILED: ExitCode.RESEARCH_FAILED,
+    state.EXIT_SUMMARY_FAILED: ExitCode.RESEARCH_FAILED,
+    state.EXIT_FAILED: ExitCode.RESEARCH_FAILED,
+    # the command's own
+    state.EXIT_CLARIFICATION_NEEDED: ExitCode.CLARIFICATION_NEEDED,
+    state.EXIT_INTERRUPTED: ExitCode.INTERRUPTED,
+}
+"""The exit status of every ``exit_reason`` the library sets (the ``EXIT_*`` values of ``state``, and Haystack's
+``max_agent_steps``). Another reason (an exit tool of ``create_deep_agent`` that the caller named) is a finished run."""
+
+
 def exit_code_of(error: BaseException) -> ExitCode:
     """
     :param error: What ended the command.
@@ -73,20 +91,21 @@ def exit_code_of(error: BaseException) -> ExitCode:
     return ExitCode.USAGE if isinstance(error, UsageError) else ExitCode.RUN_FAILED
 
 
-def outcome_code(result: dict[str, Any]) -> ExitCode:
+def outcome_code(result: dict[str, Any], *, researchers_failed: int = 0) -> ExitCode:
     """
     :param result: The outputs of a finished run (any shape).
-    :returns: :attr:`ExitCode.OK`, :attr:`ExitCode.PARTIAL`, :attr:`ExitCode.RESEARCH_FAILED` or
-        :attr:`ExitCode.CLARIFICATION_NEEDED`, from its ``exit_reason`` and its notes: a run that gathered no note
-        (every researcher failed) failed, whatever its exit reason says.
+    :param researchers_failed: How many of the run's sub-researchers failed (the events tell).
+    :returns: The code of its ``exit_reason`` (see :data:`EXIT_REASON_CODES`), from its notes too: a run that gathered
+        no note (every researcher failed) failed, and one whose researchers partly failed is partial, whatever its
+        exit reason says.
     """
-    reason = str(result.get("exit_reason") or "")
-    if reason == "clarification_needed":
-        return ExitCode.CLARIFICATION_NEEDED
+    code = EXIT_REASON_CODES.get(str(result.get("exit_reason") or ""), ExitCode.OK)
+    if code in (ExitCode.CLARIFICATION_NEEDED, ExitCode.INTERRUPTED, ExitCode.RESEARCH_FAILED):
+        return code
     notes = result.get("notes")
-    if reason in FAILED_RESEARCH or (isinstance(notes, list) and not notes):
+    if isinstance(notes, list) and not notes:
         return ExitCode.RESEARCH_FAILED
-    return ExitCode.PARTIAL if reason in PARTIAL_RESEARCH else ExitCode.OK
+    return ExitCode.PARTIAL if researchers_failed else code
 
 
 def error_line(error: BaseException, *, command: str = "deep-research") -> str:

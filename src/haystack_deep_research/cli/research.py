@@ -221,7 +221,8 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
         return ExitCode.INTERRUPTED
     if outcome.error is not None:
         return exit_code_of(outcome.error)
-    return ExitCode.RUN_FAILED if saved.failures else outcome_code(result)
+    failed = display.tracker.progress().failed
+    return ExitCode.RUN_FAILED if saved.failures else outcome_code(result, researchers_failed=failed)
 
 
 def _run(agent: Any, question: str, context: dict[str, Any], display: Display, **options: Any) -> RunOutcome:
