@@ -150,3 +150,32 @@ def test_a_spent_cost_budget_still_prints_a_report(
     out, err = capsys.readouterr()
     assert out.startswith("# Research report")
     assert "[warning] orchestrator: the cost budget of $0.5 ($" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "takes"),
+    [
+        ([], ["QUESTION", "--mode {deep,iterative}", "--price MODEL=INPUT,OUTPUT", "--docs FOLDER"]),
+        (["replay"], ["DIR", "-o FILE", "--json", "--price MODEL=INPUT,OUTPUT", "--progress"]),
+        (["update"], ["RUN_DIR", "-o FILE", "--model NAME", "--depth DEPTH", "--price MODEL=INPUT,OUTPUT"]),
+        (["check"], ["report", "--sources", "--judge"]),
+        (["scan"], ["items", "--out", "--schema", "--price MODEL=INPUT,OUTPUT"]),
+        (["mcp"], ["--transport", "--port"]),
+    ],
+    ids=["main", "replay", "update", "check", "scan", "mcp"],
+)
+def test_every_help_lists_what_it_takes_the_commands_and_the_exit_codes(
+    command: list[str], takes: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([*command, "--help"]) == cli.ExitCode.OK
+
+    shown = " ".join(capsys.readouterr().out.split())
+    for option in takes:
+        assert option.lower() in shown.lower(), option
+    for named in ("deep-research replay DIR", "deep-research update RUN_DIR", "deep-research check REPORT.md"):
+        assert named in shown
+    assert "deep-research scan ITEMS --out rows.jsonl" in shown
+    for code in cli.ExitCode:
+        assert f" {code.value} " in shown.split("Exit status:", 1)[1], code
+    assert "5 partial" in shown
+    assert "143 terminated (SIGTERM)" in shown

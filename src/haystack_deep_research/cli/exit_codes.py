@@ -32,7 +32,21 @@ from typing import Any
 from haystack_deep_research import state
 from haystack_deep_research.errors import DeepResearchError, UsageError
 
-__all__ = ["EXIT_REASON_CODES", "ExitCode", "error_line", "exit_code_of", "outcome_code"]
+__all__ = ["EXIT_REASON_CODES", "HELP_EPILOG", "ExitCode", "error_line", "exit_code_of", "outcome_code"]
+
+HELP_EPILOG = (
+    'Commands: deep-research "QUESTION" [options] (--mode iterative for rounds of analysis and search); '
+    "deep-research replay DIR [options] (a --record recording, again, offline); deep-research update RUN_DIR [options] "
+    "(a finished iterative run, researched again); deep-research check REPORT.md [--sources FILE]; deep-research scan "
+    "ITEMS --out rows.jsonl; deep-research mcp. Each takes --help. "
+    "Exit status: 0 done; 1 failed (an error before a report, a model server that cannot be reached or does not serve "
+    "the API; check: a citation never read); 2 usage error, nothing run; 3 clarification needed (--clarify without a "
+    "terminal); 4 check: citations cannot be read; 5 partial: the report stands on part of the research (a budget "
+    "spent, some researchers failed; scan: some items failed); 6 research failed: the report stands on failed research "
+    "(no evidence, every researcher failed, the writer failed; scan: every item failed); 130 interrupted (Ctrl-C), "
+    "what was gathered saved; 143 terminated (SIGTERM), saved as for Ctrl-C."
+)
+"""The end of every command's ``--help``: the commands, and the exit table in one paragraph."""
 
 
 class ExitCode(IntEnum):

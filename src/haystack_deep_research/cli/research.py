@@ -125,10 +125,13 @@ def _run_replay(argv: Sequence[str]) -> int:
     directory = Path(argv[0])
     try:
         question, _ = replay_options(directory)
-        sources = replay_argv(directory, read_manifest(directory / MANIFEST_FILE))
+        manifest = read_manifest(directory / MANIFEST_FILE)
+        sources = replay_argv(directory, manifest)
     except (UsageError, OSError) as error:
         return _usage(str(error))
-    return _main([*argv[1:], *sources, "--mode", "iterative", "--", question], replay=directory)
+    prices = [arg for name, (i, o) in manifest.prices.items() for arg in ("--price", f"{name}={i!r},{o!r}")]
+    # the recording's prices first: a --price given to replay wins
+    return _main([*prices, *argv[1:], *sources, "--mode", "iterative", "--", question], replay=directory)
 
 
 def _run_update(argv: Sequence[str]) -> int:
@@ -179,8 +182,10 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[str, Any]]:
     """The agent the options ask for, and (iterative mode) the arguments it was built with."""
-    if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave
+    if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave, and the prices
         _, options = replay_options(replay)
+        if prices := option_value(args, "prices"):
+            options["budgets"] = Budgets(prices=dict(prices))
         return create_iterative_research_agent(
             **{
                 **options,
