@@ -26,13 +26,25 @@ code   meaning
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any
 
 from haystack_deep_research import state
 from haystack_deep_research.errors import DeepResearchError, UsageError
 
-__all__ = ["EXIT_REASON_CODES", "HELP_EPILOG", "ExitCode", "error_line", "exit_code_of", "outcome_code"]
+__all__ = [
+    "COMMAND_LINE_WORDS",
+    "EXIT_REASON_CODES",
+    "HELP_EPILOG",
+    "MCP_WORDS",
+    "ExitCode",
+    "error_line",
+    "exit_code_of",
+    "in_words",
+    "outcome_code",
+]
 
 HELP_EPILOG = (
     'Commands: deep-research "QUESTION" [options] (--mode iterative for rounds of analysis and search); '
@@ -97,6 +109,56 @@ EXIT_REASON_CODES: dict[str, ExitCode] = {
 ``max_agent_steps``). Another reason (an exit tool of ``create_deep_agent`` that the caller named) is a finished run."""
 
 
+Words = Sequence[tuple["re.Pattern[str]", str]]
+"""A surface's words: each Python spelling the library's messages use (a pattern), and what the surface calls it."""
+
+
+def _setting(python: str) -> re.Pattern[str]:
+    """``Budgets(tokens=...)``, also as ``budgets=Budgets(tokens=...)``."""
+    owner, _, _ = python.partition("(")
+    return re.compile(rf"(?:{owner.lower()}=)?{re.escape(python)}")
+
+
+_PRICED = re.compile(r"(?:budgets=)?Budgets\(prices=\{'([^']+)': Price\([^)]*\)\}\)")
+
+COMMAND_LINE_WORDS: Words = (
+    (_PRICED, r"--price \1=INPUT,OUTPUT"),
+    (_setting("Budgets(prices=...)"), "--price MODEL=INPUT,OUTPUT"),
+    (_setting("Budgets(tokens=...)"), "--token-budget N"),
+    (_setting("Budgets(seconds=...)"), "--time-budget SECONDS"),
+    (_setting("Budgets(dollars=...)"), "--max-cost USD"),
+    (_setting("Sources(datastores=...)"), "--docs FOLDER"),
+    (_setting("Sources(search=...)"), "--search"),
+    (_setting("Sources(web=...)"), "--no-web"),
+    (_setting("Sources(url_policy=...)"), "--allow-host HOST"),
+    (re.compile(r"search='(\w+)'"), r"--search \1"),
+    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), 'the question: deep-research "your question"'),
+)
+"""What the command line calls the settings the library's messages name (options, files)."""
+
+MCP_WORDS: Words = (
+    (_PRICED, r"the server's --price \1=INPUT,OUTPUT"),
+    (_setting("Budgets(prices=...)"), "the server's --price MODEL=INPUT,OUTPUT"),
+    (_setting("Budgets(tokens=...)"), "token_budget"),
+    (_setting("Budgets(seconds=...)"), "time_budget"),
+    (_setting("Budgets(dollars=...)"), "max_cost"),
+    (_setting("Sources(datastores=...)"), "the server's --docs FOLDER"),
+    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), "question"),
+)
+"""What an MCP client calls them: the ``deep_research`` tool's arguments, else the server's own options."""
+
+
+def in_words(message: str, words: Words = COMMAND_LINE_WORDS) -> str:
+    """
+    :param message: A message of the library, which names its settings as a Python caller gives them.
+    :param words: The surface's words (:data:`COMMAND_LINE_WORDS`, :data:`MCP_WORDS`).
+    :returns: The message naming them as the surface's user gives them.
+    """
+    for pattern, word in words:
+        message = pattern.sub(word, message)
+    return message
+
+
 def exit_code_of(error: BaseException) -> ExitCode:
     """
     :param error: What ended the command.
@@ -127,8 +189,9 @@ def error_line(error: BaseException, *, command: str = "deep-research") -> str:
     :param error: What ended the command.
     :param command: The command's name, as the user typed it.
     :returns: The error as the one line the command prints: the library's own message for an error it raised on
-        purpose, the error's type and message for a provider or network failure.
+        purpose (in the command line's words, :func:`in_words`), the error's type and message for a provider or
+        network failure.
     """
     if isinstance(error, DeepResearchError):
-        return f"{command}: error: {error}"
+        return f"{command}: error: {in_words(str(error))}"
     return f"{command}: error: the run failed: {type(error).__name__}: {error}"

@@ -46,7 +46,7 @@ from haystack_deep_research.agents import (
 )
 from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments, with_grounding
 from haystack_deep_research.cli.config import environment_options, parse_configured
-from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.parsers import scan_parser
 from haystack_deep_research.cli.research_checks import check_model_server
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
@@ -226,12 +226,9 @@ def run_scan_command(argv: Sequence[str]) -> int:
         result = runner.run()
         if args.csv is not None:
             result.write_csv(args.csv)
-    except UsageError as error:
-        print(f"deep-research scan: error: {error}", file=sys.stderr)
-        return ExitCode.USAGE
-    except DeepResearchError as error:
-        print(f"deep-research scan: error: {error}", file=sys.stderr)
-        return ExitCode.RUN_FAILED
+    except DeepResearchError as error:  # a usage mistake, or a failure the library names
+        print(error_line(error, command="deep-research scan"), file=sys.stderr)
+        return exit_code_of(error)
     except Exception as error:  # a cluster or provider failure: one line, not a traceback
         print(f"deep-research scan: error: the scan failed: {type(error).__name__}: {error}", file=sys.stderr)
         return ExitCode.RUN_FAILED
