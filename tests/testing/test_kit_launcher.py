@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shlex
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from haystack_deep_research.errors import UsageError
 from haystack_deep_research.testing import kit_commands, serve_kit
 
 START_TIMEOUT_S = 60
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 class _Kit:
@@ -168,3 +170,18 @@ def test_one_role_model_for_every_role_is_refused_not_played(capsys: pytest.Capt
     result = json.loads(capsys.readouterr().out)
     assert result["exit_reason"] == "no_evidence"
     assert any("this request is for the analysis role; use --model kit" in w for w in result["warnings"])
+
+
+def test_the_readme_first_screen_shows_the_install_from_a_clone_and_the_kit_run() -> None:
+    text = README.read_text(encoding="utf-8")
+    first_screen = text.split("\n## ", 1)[0]
+    block = next(part for part in first_screen.split("```bash\n")[1:] if "testing serve" in part).split("```")[0]
+    lines = block.replace("\\\n", " ").splitlines()
+    [run] = [shlex.split(line.split("  # ")[0]) for line in lines if line.startswith("deep-research ")]
+
+    assert 'pip install ".[cli]"' in first_screen
+    assert first_screen.index('pip install ".[cli]"') < first_screen.index("```python")  # before any key is needed
+    assert lines[0].startswith("python -m haystack_deep_research.testing serve")
+    with serve_kit() as servers:
+        printed = kit_commands(servers)["deep"]
+    assert [re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", arg) for arg in printed] == run

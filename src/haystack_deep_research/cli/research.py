@@ -20,9 +20,10 @@ The ``deep-research`` command.
 Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
 :mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
 object instead. The options are checked (output paths included) before any model is called; every user error is one
-line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 report written, 1 run failed, 2
-usage error, 3 clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 130 interrupted, 143
-terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or stdout), ``--sources``
+line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`, one table for every subcommand): 0 done,
+1 run failed (a model server at ``--base-url`` that cannot be used is said before the run), 2 usage error, 3
+clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 5 partial research (some researchers
+failed, a budget spent, ...), 6 failed research, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or stdout), ``--sources``
 and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run that fails.
 
 Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
@@ -280,9 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run the command.
 
     :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 when the report was
-        written, 1 when the run failed, 2 for a usage error, 130 when interrupted, 143 when terminated (SIGTERM, saved
-        as for Ctrl-C).
+    :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 done, 1 failed, 2
+        usage error, 3 clarification needed, 4 unreadable citations (``check``), 5 partial, 6 research failed, 130
+        interrupted, 143 terminated (SIGTERM, saved as for Ctrl-C).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     with sigterm_interrupts() as termination:  # SIGTERM takes Ctrl-C's path: the partial report is saved

@@ -20,8 +20,9 @@ Progress goes to stderr: a live bar (``haystack-deep-research[cli]``; the defaul
 per item (the default otherwise), or nothing. An item whose research failed (every attempt raised, or returned with a
 failing ``exit_reason`` such as ``writer_failed``) gets no row: it is recorded with its reason in the failures file
 beside ``--out``, counted in the last line, and researched again by the next run. Exit status (``ExitCode``): 0 when
-every item has a row, 1 when some item failed, 2 for a usage error (bad arguments, unreadable items, no key, a missing
-extra, another scan writing the same ``--out``).
+every item has a row, 5 when some item failed, 6 when every item failed, 1 when the model server at ``--base-url``
+cannot be used (checked once before any item), 2 for a usage error (bad arguments, unreadable items, no key, a
+missing extra, another scan writing the same ``--out``).
 """
 
 from __future__ import annotations
@@ -194,8 +195,9 @@ def run_scan_command(argv: Sequence[str]) -> int:
     Run ``deep-research scan``.
 
     :param argv: The arguments after ``scan``.
-    :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``RUN_FAILED`` when some item failed,
-        ``USAGE`` for a usage error.
+    :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``PARTIAL`` when some item failed,
+        ``RESEARCH_FAILED`` when every item did, ``RUN_FAILED`` when the scan could not run, ``USAGE`` for a usage
+        error.
     """
     try:
         args = parse_configured(scan_parser(), argv, command="scan")
