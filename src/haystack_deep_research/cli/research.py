@@ -23,8 +23,9 @@ object instead. The options are checked (output paths included) before any model
 line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`, one table for every subcommand): 0 done,
 1 run failed (a model server at ``--base-url`` that cannot be used is said before the run), 2 usage error, 3
 clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 5 partial research (some researchers
-failed, a budget spent, ...), 6 failed research, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or stdout), ``--sources``
-and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run that fails.
+failed, a budget spent, ...), 6 failed research, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves
+what it gathered as a partial report: to ``-o`` (or stdout), ``--sources`` and the run directory; SIGTERM does the
+same (see :mod:`.signals`), and so does a run that fails.
 
 Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
 :mod:`.config`): a flag wins over its variable, the variable over the file.
