@@ -115,6 +115,19 @@ def _scan(kit: KitServers, tmp: Path) -> int:
     return cli.main([*kit_commands(kit)["scan"][1:], "--out", str(tmp / "rows.jsonl"), "--progress", "none"])
 
 
+def _scan_of(*items: str) -> Callable[[KitServers, Path], int]:
+    def scan(kit: KitServers, tmp: Path) -> int:
+        (tmp / "items.txt").write_text("".join(f"{item}\n" for item in items), encoding="utf-8")
+        argv = kit_commands(kit)["scan"][1:]
+        argv[1] = str(tmp / "items.txt")
+        return cli.main([*argv, "--attempts", "1", "--progress", "none"])
+
+    return scan
+
+
+TOO_LONG = "¿por qué? " * 2_100  # over the question's limit: its research fails, the other item's goes on
+
+
 def _check(kit: KitServers, tmp: Path) -> int:
     assert _deep(kit, tmp) == 0
     return cli.main(["check", str(tmp / "r.md"), "--sources", str(tmp / "s.json")])
@@ -155,6 +168,8 @@ CASES: list[tuple[str, Callable[[KitServers, Path], int], ExitCode]] = [
     ("update: done", _update, ExitCode.OK),
     ("update: no run", _usage("update", "no-such-run"), ExitCode.USAGE),
     ("scan: every item has a row", _scan, ExitCode.OK),
+    ("scan: one item of two failed", _scan_of("How fast is solar power growing?", TOO_LONG), ExitCode.PARTIAL),
+    ("scan: every item failed", _scan_of(TOO_LONG), ExitCode.RESEARCH_FAILED),
     ("scan: no --out", _usage("scan", "items.txt"), ExitCode.USAGE),
     ("check: every citation verified", _check, ExitCode.OK),
     ("check: a citation never read", _check_unread, ExitCode.RUN_FAILED),
@@ -220,21 +235,53 @@ class _HeldWriter:
         return self._writer.run(messages=messages, tools=tools)
 
 
+class _HeldChat(LoopbackChatServer):
+    """The kit's chat server, held: it tells the test a model was asked, then waits to be released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked, self.release = threading.Event(), threading.Event()
+
+    def _answer(self, handler: Any, model: str, body: dict[str, Any]) -> None:
+        self.asked.set()
+        self.release.wait(timeout=120)
+        super()._answer(handler, model, body)
+
+
+def _child(argv: list[str]) -> subprocess.Popen[str]:
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env["HAYSTACK_TELEMETRY_ENABLED"] = "False"
+    command = [sys.executable, "-m", "haystack_deep_research.cli", *argv]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGTERM to a child process")
+def test_sigterm_ends_a_scan_with_143_and_keeps_its_rows_file(kit: KitServers, tmp_path: Path) -> None:
+    with _HeldChat() as chat:
+        argv = kit_commands(kit)["scan"][1:]
+        argv[argv.index("--base-url") + 1] = chat.openai_base_url
+        child = _child([*argv, "--out", str(tmp_path / "rows.jsonl"), "--progress", "none"])
+        try:
+            assert chat.asked.wait(timeout=120), "the scan never asked its model"
+            child.send_signal(signal.SIGTERM)
+            _, err = child.communicate(timeout=120)
+        finally:
+            chat.release.set()
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
+
+    assert child.returncode == ExitCode.TERMINATED, err
+    assert "Traceback" not in err
+    assert f"deep-research scan: interrupted; the rows written so far are in {tmp_path / 'rows.jsonl'}." in err
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGTERM to a child process")
 @pytest.mark.parametrize("mode", [[], ["--mode", "iterative", "--depth", "1"]], ids=["main", "iterative"])
 def test_sigterm_exits_143_with_the_partial_report_saved(mode: list[str], kit: KitServers, tmp_path: Path) -> None:
     writer = _HeldWriter()
-    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path)}
-    env["HAYSTACK_TELEMETRY_ENABLED"] = "False"
     with LoopbackChatServer(_models(writer=writer)) as chat:
-        argv = [*_served(kit, chat, *mode), "-o", str(tmp_path / "r.md"), "--json", "--progress", "none"]
-        child = subprocess.Popen(
-            [sys.executable, "-m", "haystack_deep_research.cli", *argv],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+        child = _child([*_served(kit, chat, *mode), "-o", str(tmp_path / "r.md"), "--json", "--progress", "none"])
         try:
             assert writer.asked.wait(timeout=120), "the run never reached its writer"
             child.send_signal(signal.SIGTERM)

@@ -228,6 +228,9 @@ def run_scan_command(argv: Sequence[str]) -> int:
         result = runner.run()
         if args.csv is not None:
             result.write_csv(args.csv)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (see .signals): the rows written so far stay, a rerun goes on
+        print(f"deep-research scan: interrupted; the rows written so far are in {args.out}.", file=sys.stderr)
+        return ExitCode.INTERRUPTED
     except DeepResearchError as error:  # a usage mistake, or a failure the library names
         print(error_line(error, command="deep-research scan"), file=sys.stderr)
         return exit_code_of(error)
