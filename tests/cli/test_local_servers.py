@@ -97,11 +97,15 @@ def test_the_completion_cap_reaches_every_request(folder: Path, capsys: pytest.C
 
 
 class _NoChatServer(LoopbackServer):
-    """A web server that is not a model server: it answers every request with HTTP 405, as a static site does."""
+    """A server that answers every request with one status and body (a static site's 405, a wrong path's 404)."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__()
+        self.status, self.body = status, body
 
     def _handle(self, handler: RequestHandler) -> None:
         handler.read_body()
-        handler.send_bytes(405, b"<h1>405 Method Not Allowed</h1>", content_type="text/html")
+        handler.send_bytes(self.status, self.body, content_type="text/html")
 
 
 def _closed_port() -> int:
@@ -128,11 +132,14 @@ def test_a_dead_model_server_is_named_in_one_line_and_nothing_is_written(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ITEMS"]  # no report, no rows, no placeholder
 
 
+@pytest.mark.parametrize(
+    ("status", "body"), [(405, b"<h1>405 Method Not Allowed</h1>"), (404, b'{"detail": "Not Found"}')]
+)
 def test_a_server_that_does_not_serve_the_api_is_named_with_its_answer(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    status: int, body: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with _NoChatServer() as server:
+    with _NoChatServer(status, body) as server:
         url = server.base_url
         monkeypatch.setenv("OPENAI_BASE_URL", url)  # the /v1 left out, as users do
         code = cli.main([QUESTION, "-o", "report.md", "--search-url", url, "--progress", "plain"])
@@ -141,8 +148,23 @@ def test_a_server_that_does_not_serve_the_api_is_named_with_its_answer(
     err = capsys.readouterr().err
     assert code == cli.ExitCode.RUN_FAILED
     [line] = err.splitlines()
-    assert f"the model server at {url} (OPENAI_BASE_URL) answered HTTP 405" in line
+    assert f"the model server at {url} (OPENAI_BASE_URL) answered HTTP {status}" in line
     assert f"POST {url}/chat/completions" in line
     assert "does not serve the OpenAI Chat Completions API there" in line
     assert asked == 1  # one probe, no retries
     assert not (tmp_path / "report.md").exists()
+
+
+def test_a_404_in_the_apis_own_words_lets_the_run_go_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    missing = b'{"error": {"message": "model \'qwen3\' not found, try pulling it first", "type": "not_found"}}'
+    with _NoChatServer(404, missing) as server:
+        argv = [QUESTION, "--base-url", f"{server.base_url}/v1", "--model", "qwen3", "--retries", "0"]
+        code = cli.main([*argv, "--search-url", server.base_url, "--progress", "none", "-o", "report.md"])
+
+    err = capsys.readouterr().err
+    assert "does not serve" not in err  # the server speaks the API: the run itself says what the model answered
+    assert code == cli.ExitCode.RESEARCH_FAILED
+    assert (tmp_path / "report.md").exists()

@@ -7,6 +7,7 @@ that the model server is there and serves the API.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -26,6 +27,8 @@ __all__ = ["check_model_server", "check_prices", "check_research_args"]
 
 PROBE_TRIES = 2
 """How many times a model server that refuses the connection is tried before the command gives up."""
+PROBE_MAX_BYTES = 64 * 1024
+"""The most of the probe's answer that is read."""
 PROBE_TIMEOUT_S = 10.0
 """The most seconds the probe waits to connect (or the ``--timeout``, when shorter)."""
 
@@ -77,12 +80,32 @@ def _base_url_option(args: argparse.Namespace) -> str:
     return next((name for name in ENVIRONMENT["base_url"] if os.environ.get(name, "").strip()), "--base-url")
 
 
+def _probe(url: str, seconds: float) -> tuple[int, bool]:
+    """The status of an empty request to ``url``, and whether its body (the first 64 KiB) is an API error object."""
+    with (
+        httpx.Client(timeout=httpx.Timeout(seconds), follow_redirects=False) as client,
+        client.stream("POST", url, json={}) as response,
+    ):
+        body = b""
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) >= PROBE_MAX_BYTES:
+                break
+    try:
+        parsed = json.loads(body[:PROBE_MAX_BYTES])
+    except ValueError:  # not JSON (an HTML page), or cut short
+        return response.status_code, False
+    return response.status_code, isinstance(parsed, dict) and isinstance(parsed.get("error"), dict)
+
+
 def check_model_server(args: argparse.Namespace) -> None:
     """
     With ``--base-url``, one request before the run: an empty body sent where the models will be asked, which an
     OpenAI-compatible server answers at once (400, 401 or 422) without running a model. A server that refuses the
-    connection is tried :data:`PROBE_TRIES` times; one that answers 404 or 405 does not serve the API there. Any other
-    answer, or none within the time (a busy server), lets the run go on. Without ``--base-url`` nothing is sent.
+    connection is tried :data:`PROBE_TRIES` times; one that answers 405, or 404 with a body that is not an API error
+    object (``{"error": {...}}``, which a server gives for a model it does not hold), does not serve the API there.
+    Any other answer, or none within the time (a busy server), lets the run go on. Without ``--base-url`` nothing is
+    sent.
 
     :param args: Parsed shared options.
     :raises ModelServerError: If the server cannot be reached, or answers 404 or 405.
@@ -96,8 +119,9 @@ def check_model_server(args: argparse.Namespace) -> None:
     seconds = min(option_value(args, "timeout") or PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
     for attempt in range(1, PROBE_TRIES + 1):
         try:
-            with httpx.Client(timeout=httpx.Timeout(seconds), follow_redirects=False) as client:
-                status = client.post(url, json={}).status_code
+            status, api_error = _probe(url, seconds)
+        except httpx.InvalidURL as error:
+            raise ModelServerError(f"{where} is not a usable address ({error}).", url=base_url) from None
         except httpx.TimeoutException as error:
             if isinstance(error, httpx.ConnectTimeout):
                 raise ModelServerError(
@@ -113,7 +137,7 @@ def check_model_server(args: argparse.Namespace) -> None:
                 f"{where} could not be reached ({error or type(error).__name__}); start it, or fix the address.",
                 url=base_url,
             ) from None
-        if status in (404, 405):
+        if status == 405 or (status == 404 and not api_error):  # a 404 in the API's own words: a model not found
             api = "Responses" if responses else "Chat Completions"
             raise ModelServerError(
                 f"{where} answered HTTP {status} to POST {url}: it does not serve the OpenAI {api} API there; "
