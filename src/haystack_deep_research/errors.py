@@ -32,6 +32,7 @@ failure during a run that the caller can retry, configure around or report::
         ├── LocalFileRefusedError               a local file was not read: not a regular file, outside its folder,
         │                                       or over its size cap (also an OSError)
         ├── ResearchFailedError                 a run ended with a failing exit_reason (a scan records it as failed)
+        ├── ModelServerError                    the model server cannot be reached, or does not serve the API there
         └── FetchError                          a URL could not be read
             ├── URLRefusedError                 the URL policy refused the URL (or a redirect hop)
             ├── ContentTooLargeError            the body exceeded the download cap
@@ -63,6 +64,7 @@ __all__ = [
     "MCPServerError",
     "MissingCredentialsError",
     "MissingExtraError",
+    "ModelServerError",
     "RecordingError",
     "ReplayMissError",
     "RequestRefusedError",
@@ -208,6 +210,20 @@ class ResearchFailedError(ResearchRunError):
         self.exit_reason = exit_reason
         self.detail = detail
         self.partial = partial
+
+
+class ModelServerError(ResearchRunError):
+    """
+    The OpenAI-compatible model server cannot be reached (nothing listens, no route, no answer in time), or answers
+    that it does not serve the API at that address (HTTP 404 or 405); nothing was researched.
+
+    :param message: Which server at which address, and what happened.
+    :param url: The address that was tried.
+    """
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
 
 
 class ToolArgumentsError(ResearchRunError):

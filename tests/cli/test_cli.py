@@ -14,6 +14,7 @@ import pytest
 from haystack.components.agents import Agent
 
 from haystack_deep_research import Budgets, Price, cli
+from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.testing import LoopbackWebServer
 
 
@@ -30,7 +31,8 @@ def test_missing_keys_are_one_line_saying_what_to_set() -> None:
     assert completed.stdout == ""
     assert completed.stderr.strip().splitlines() == [
         "deep-research: error: set OPENAI_API_KEY in the environment (for example: export OPENAI_API_KEY=...) "
-        "or pass --base-url for an OpenAI-compatible server."
+        "or pass --base-url for an OpenAI-compatible server; with no key at all, `python -m "
+        "haystack_deep_research.testing serve` serves the testing kit and prints a run to try."
     ]
 
 
@@ -150,3 +152,56 @@ def test_a_spent_cost_budget_still_prints_a_report(
     out, err = capsys.readouterr()
     assert out.startswith("# Research report")
     assert "[warning] orchestrator: the cost budget of $0.5 ($" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "takes"),
+    [
+        ([], ["QUESTION", "--mode {deep,iterative}", "--price MODEL=INPUT,OUTPUT", "--docs FOLDER"]),
+        (["replay"], ["DIR", "-o FILE", "--json", "--price MODEL=INPUT,OUTPUT", "--progress"]),
+        (["update"], ["RUN_DIR", "-o FILE", "--model NAME", "--depth DEPTH", "--price MODEL=INPUT,OUTPUT"]),
+        (["check"], ["report", "--sources", "--judge"]),
+        (["scan"], ["items", "--out", "--schema", "--price MODEL=INPUT,OUTPUT"]),
+        (["mcp"], ["--transport", "--port"]),
+    ],
+    ids=["main", "replay", "update", "check", "scan", "mcp"],
+)
+def test_every_help_lists_what_it_takes_the_commands_and_the_exit_codes(
+    command: list[str], takes: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([*command, "--help"]) == cli.ExitCode.OK
+
+    shown = " ".join(capsys.readouterr().out.split())
+    for option in takes:
+        assert option.lower() in shown.lower(), option
+    for named in ("deep-research replay DIR", "deep-research update RUN_DIR", "deep-research check REPORT.md"):
+        assert named in shown
+    assert "deep-research scan ITEMS --out rows.jsonl" in shown
+    for code in cli.ExitCode:
+        assert f" {code.value} " in shown.split("Exit status:", 1)[1], code
+    assert "5 partial" in shown
+    assert "143 terminated (SIGTERM)" in shown
+
+
+def test_errors_name_options_not_python_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    long_question = "¿Por qué? " * 2_100  # over the question's limit, in any alphabet
+
+    assert cli.main([long_question, "--base-url", "http://127.0.0.1:9/v1"]) == cli.ExitCode.USAGE
+
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.endswith("give long material as documents instead (--docs FOLDER).")
+    assert "Sources(" not in line
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        ("Pass Budgets(prices={'qwen3:8b': Price(input_per_mtok=..., output_per_mtok=...)}) too.", "--price qwen3:8b="),
+        ("use budgets=Budgets(tokens=...) for a whole run", "use --token-budget N for a whole run"),
+        ("set TAVILY_API_KEY, or pass search='tavily', for Tavily", "pass --search tavily, for Tavily"),
+        ("pass messages=[ChatMessage.from_user('your question')].", 'pass the question: deep-research "your'),
+    ],
+)
+def test_the_command_line_words_of_the_library_settings(message: str, said: str) -> None:
+    assert said in in_words(message)
+    assert "Budgets(" not in in_words(message)

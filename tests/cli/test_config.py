@@ -297,7 +297,7 @@ def test_a_folder_file_naming_a_server_never_receives_the_users_key(
             encoding="utf-8",
         )
         code = cli.main(["Wann kommt die Springflut?", *(["--trust-folder-config"] if trusted else [])])
-        requests = server.requests.snapshot()
+        requests = [r for r in server.requests.snapshot() if r.json_body]  # not the server check, which sends no key
 
     out, err = capsys.readouterr()
     keyed = [r for r in requests if SECRET in {k.lower(): v for k, v in r.headers.items()}.get("authorization", "")]

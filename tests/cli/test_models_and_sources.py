@@ -75,24 +75,26 @@ def test_model_options_reach_each_role(monkeypatch: pytest.MonkeyPatch, captured
     assert all(type(captured.options[f"{role}_llm"]) is OpenAIChatGenerator for role in ROLES)
 
 
-def test_environment_equivalents(monkeypatch: pytest.MonkeyPatch, captured: _Captured) -> None:
+def test_environment_equivalents(monkeypatch: pytest.MonkeyPatch, captured: _Captured, model_server: str) -> None:
     monkeypatch.setenv("DEEP_RESEARCH_MODEL", "env-big")
     monkeypatch.setenv("DEEP_RESEARCH_SMALL_MODEL", "env-small")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server)
     monkeypatch.setenv("DEEP_RESEARCH_SEARCH", "ddgs")
 
     assert cli.main(["q", "-q"]) == 0  # no OPENAI_API_KEY needed: the models run on another server
 
     writer, researcher = captured.options["writer_llm"], captured.options["researcher_llm"]
     assert (writer.model, researcher.model) == ("env-big", "env-small")
-    assert writer.api_base_url == "http://127.0.0.1:9/v1"
+    assert writer.api_base_url == model_server
     assert isinstance(writer, OpenAIChatGenerator)  # chat is the default API on another server
     assert captured.options["sources"].search == "ddgs"
 
 
 @pytest.mark.parametrize("grounding", [True, False])
-def test_a_judge_named_by_role_model_judges_only_a_grounded_run(captured: _Captured, grounding: bool) -> None:
-    argv = ["q", "-q", "--base-url", "http://127.0.0.1:9/v1", "--role-model", "judge=small-judge"]
+def test_a_judge_named_by_role_model_judges_only_a_grounded_run(
+    captured: _Captured, grounding: bool, model_server: str
+) -> None:
+    argv = ["q", "-q", "--base-url", model_server, "--role-model", "judge=small-judge"]
     assert cli.main([*argv, *(["--grounding"] if grounding else [])]) == 0
 
     assert "judge_llm" not in captured.options
@@ -102,8 +104,8 @@ def test_a_judge_named_by_role_model_judges_only_a_grounded_run(captured: _Captu
         assert captured.options["grounding"] is False
 
 
-def test_the_responses_api_on_a_server_is_a_choice(monkeypatch: pytest.MonkeyPatch, captured: _Captured) -> None:
-    assert cli.main(["q", "-q", "--base-url", "http://127.0.0.1:9/v1", "--api", "responses"]) == 0
+def test_the_responses_api_on_a_server_is_a_choice(captured: _Captured, model_server: str) -> None:
+    assert cli.main(["q", "-q", "--base-url", model_server, "--api", "responses"]) == 0
     assert isinstance(captured.options["scope_llm"], OpenAIResponsesChatGenerator)
 
 
@@ -166,7 +168,7 @@ def test_a_run_on_a_loopback_server_over_a_folder_cites_its_files(
         argv += ["--docs", str(folder), "--no-web", "--index-dir", str(tmp_path / "idx"), "-q"]
         argv += ["--sources", str(tmp_path / "sources.json")]
         code = cli.main(argv)
-        models = {request.json_body["model"] for request in server.requests}
+        models = {request.json_body["model"] for request in server.requests if request.json_body}  # not the probe
 
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -229,5 +229,6 @@ def test_replay_and_update_have_help(
 ) -> None:
     assert cli.main([command, flag]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"usage: deep-research {command} [-h] {positional}\n")
+    assert out.startswith(f"usage: deep-research {command} [-h] [-o FILE]")
+    assert f"\n{' ' * len(f'usage: deep-research {command} ')}{positional}\n" in out  # the directory, after its options
     assert "iterative run" in out

@@ -92,6 +92,18 @@ async def test_check_report_and_a_bad_argument_are_answered_as_tool_results(
     assert refused.content[0].text.endswith(": max_subtopics must be an integer from 1 to 50; got 0.")  # type: ignore[union-attr]
 
 
+async def test_an_error_names_the_tool_arguments_not_python_settings(
+    search: LoopbackSearchServer, tmp_path: Path
+) -> None:
+    async with _session(search, tmp_path / "server.log") as session:
+        refused = await session.call_tool("deep_research", {"question": "Солнце?", "token_budget": 0})
+
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert refused.is_error
+    assert text.endswith("token_budget must be an integer from 1 to 1000000000; got 0.")
+    assert "Budgets(" not in text
+
+
 async def test_a_cancelled_request_cancels_the_run(tmp_path: Path) -> None:
     with LoopbackWebServer() as web:
         web.add_page("/fast.html", "<html><body><p>Solar capacity grew by 450 gigawatts in 2025.</p></body></html>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ SERVER = Path(__file__).parent / "data" / "ticket_server.py"
 QUESTION = "Why do EU customers fail to check out?"
 INVENTED = "mcp://tickets/search_tickets/T-999"
 _SOURCE = re.compile(r"^Source: (\S+)$", re.MULTILINE)
+GONE_WITHIN_S = 30.0
+"""How long a closed server may take to end (and to have written its PID file) on a loaded machine."""
 
 
 def _server(tmp_path: Path, mode: str = "ok", **options: Any) -> MCPServer:
@@ -47,12 +50,16 @@ def _server(tmp_path: Path, mode: str = "ok", **options: Any) -> MCPServer:
     return MCPServer(name="tickets", command=[sys.executable, str(SERVER)], env=env, **options)
 
 
-def _gone(tmp_path: Path) -> bool:
-    pid = int((tmp_path / "server.pid").read_text())
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
+def _gone(tmp_path: Path, within: float = GONE_WITHIN_S) -> bool:
+    """Whether the server process has ended, waiting for it (and for its PID file) at most ``within`` seconds."""
+    pid_file, deadline = tmp_path / "server.pid", time.monotonic() + within
+    while time.monotonic() < deadline:
+        if pid_file.is_file() and (text := pid_file.read_text().strip()):
+            try:
+                os.kill(int(text), 0)
+            except ProcessLookupError:
+                return True
+        time.sleep(0.05)  # polling a condition, bounded by the deadline
     return False
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shlex
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from haystack_deep_research.errors import UsageError
 from haystack_deep_research.testing import kit_commands, serve_kit
 
 START_TIMEOUT_S = 60
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 class _Kit:
@@ -65,7 +67,7 @@ def _commands(lines: list[str]) -> dict[str, list[str]]:
     found = {}
     for line in lines:
         mode, _, command = line.partition(": ")
-        if mode in ("deep", "iterative"):
+        if mode in ("deep", "iterative", "scan"):
             found[mode] = shlex.split(command)
     return found
 
@@ -87,11 +89,39 @@ def test_the_printed_command_lines_research_against_the_kit(kit: _Kit, mode: str
     assert kit.until("kit: stopped")
 
 
+def test_the_printed_scan_line_runs_as_printed_and_writes_a_row(
+    kit: _Kit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    command = _commands(kit.until("kit: serving"))["scan"]
+    monkeypatch.chdir(tmp_path)
+
+    assert command[:2] == ["deep-research", "scan"]
+    assert cli.main([*command[1:], "--progress", "none"]) == cli.ExitCode.OK
+
+    [row] = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert row["item"]["name"] == "How fast is solar power growing, and what limits it?"
+    assert any(url.endswith("/solar-growth.html") for url in row["data"]["sources"])  # a page read on the kit
+    assert not (tmp_path / "rows.failures.jsonl").exists()
+    assert kit.stop() == 0
+
+
+def test_a_scan_of_a_non_ascii_question_writes_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with serve_kit() as servers:
+        command = kit_commands(servers, "¿Qué limita la energía solar?  Ωμέγα")["scan"]
+        code = cli.main([*command[1:], "--progress", "none"])
+
+    assert code == cli.ExitCode.OK
+    [row] = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert row["item"]["name"] == "¿Qué limita la energía solar? Ωμέγα"
+    assert row["data"]["sources"]
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_the_kit_prints_both_modes_and_stops_on_a_signal(kit: _Kit, signum: int) -> None:
     lines = kit.until("kit: serving")
 
-    assert set(_commands(lines)) == {"deep", "iterative"}
+    assert set(_commands(lines)) == {"deep", "iterative", "scan"}
     assert "--mode iterative" in next(line for line in lines if line.startswith("iterative: "))
     assert kit.stop(signum) == 0
     assert kit.until("kit: stopped")
@@ -140,3 +170,18 @@ def test_one_role_model_for_every_role_is_refused_not_played(capsys: pytest.Capt
     result = json.loads(capsys.readouterr().out)
     assert result["exit_reason"] == "no_evidence"
     assert any("this request is for the analysis role; use --model kit" in w for w in result["warnings"])
+
+
+def test_the_readme_first_screen_shows_the_install_from_a_clone_and_the_kit_run() -> None:
+    text = README.read_text(encoding="utf-8")
+    first_screen = text.split("\n## ", 1)[0]
+    block = next(part for part in first_screen.split("```bash\n")[1:] if "testing serve" in part).split("```")[0]
+    lines = block.replace("\\\n", " ").splitlines()
+    [run] = [shlex.split(line.split("  # ")[0]) for line in lines if line.startswith("deep-research ")]
+
+    assert 'pip install ".[cli]"' in first_screen
+    assert first_screen.index('pip install ".[cli]"') < first_screen.index("```python")  # before any key is needed
+    assert lines[0].startswith("python -m haystack_deep_research.testing serve")
+    with serve_kit() as servers:
+        printed = kit_commands(servers)["deep"]
+    assert [re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", arg) for arg in printed] == run

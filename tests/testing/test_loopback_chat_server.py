@@ -53,6 +53,30 @@ def test_models_are_chosen_by_name_and_unknown_ones_are_404() -> None:
     assert missing.json()["error"]["code"] == "model_not_found"
 
 
+def test_a_streamed_request_gets_the_reply_as_events() -> None:
+    chunks: list[str] = []
+    with LoopbackChatServer() as server:
+        researcher = chat_generator("researcher", base_url=server.openai_base_url)
+        streamed = researcher.run(
+            messages=[ChatMessage.from_user("Solarenergie in Österreich")],
+            tools=[SEARCH],
+            streaming_callback=lambda chunk: chunks.append(chunk.content),
+        )["replies"][0]
+        writer = chat_generator("writer", base_url=server.openai_base_url)
+        text = writer.run(
+            messages=[ChatMessage.from_user("Schreibe.")],
+            streaming_callback=lambda chunk: None,
+            generation_kwargs={"stream_options": {"include_usage": True}},
+        )
+        [request, _] = server.requests.wait_for(2)
+
+    [call] = streamed.tool_calls
+    assert (call.tool_name, call.arguments) == ("web_search", {"query": "Solarenergie in Österreich"})
+    assert request.json_body["stream"] is True
+    assert text["replies"][0].text
+    assert text["replies"][0].meta["usage"]["total_tokens"] >= 0  # the usage chunk it asked for
+
+
 def test_a_model_without_tool_support_fails_the_run_clearly() -> None:
     with LoopbackChatServer(no_tools={"researcher"}) as server:
         roles = {role: role for role in ("scope", "orchestrator", "researcher", "summarizer", "writer")}

@@ -240,7 +240,12 @@ def check_credentials(
     needed = [*([] if base_url else ["OPENAI_API_KEY"]), *(["TAVILY_API_KEY"] if search == "tavily" else [])]
     missing = [key for key in needed if not env.get(key, "").strip()]
     if missing:
-        hint = " or pass --base-url for an OpenAI-compatible server" if "OPENAI_API_KEY" in missing else ""
+        hint = (
+            " or pass --base-url for an OpenAI-compatible server; with no key at all, `python -m "
+            "haystack_deep_research.testing serve` serves the testing kit and prints a run to try"
+            if "OPENAI_API_KEY" in missing
+            else ""
+        )
         raise MissingCredentialsError(
             f"set {' and '.join(missing)} in the environment (for example: export {missing[0]}=...){hint}."
         )

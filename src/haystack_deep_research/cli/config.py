@@ -386,7 +386,8 @@ def parse_configured(
     :param argv: The arguments.
     :param command: The config file's table for the command: ``research``, ``scan``, ``mcp`` or ``check``.
     :param environ: The environment (``os.environ`` by default).
-    :returns: The parsed arguments.
+    :returns: The parsed arguments, with ``configured_from``: where each option no flag gave was read (``"environment
+        variable OPENAI_BASE_URL"``, ``"config file ..."``).
     :raises SystemExit: As ``parse_args`` does, for ``--help`` and usage errors (bad config values, and a key of the
         working folder's file that only a trusted one may set, included); with status 0 after ``--show-config``.
     """
@@ -416,6 +417,8 @@ def parse_configured(
     for dest, value in lists.items():
         if getattr(args, dest) is None:
             setattr(args, dest, value)
+    given = vars(parser.parse_known_args(argv, namespace=argparse.Namespace(**dict.fromkeys(vars(args))))[0])
+    args.configured_from = {dest: where for dest, (_, _, where) in configured.items() if given.get(dest) is None}
     if any(not file.trusted for file in files):  # the folder's file may not be the user's own: say what it sets
         folder = f"config file {LOCAL_CONFIG}: "
         taken = [options[d].option_strings[-1] for d, (_, _, where) in configured.items() if where.startswith(folder)]

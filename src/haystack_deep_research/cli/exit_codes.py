@@ -2,20 +2,21 @@
 The exit status of ``deep-research`` and of every subcommand, and how an error becomes one line on stderr.
 
 One table for every subcommand (the main command, ``--mode iterative``, ``replay``, ``update``, ``scan``, ``mcp``,
-``check``):
+``check``); :data:`EXIT_REASON_CODES` gives the code of every ``exit_reason``:
 
 =====  ==========================================================================================================
 code   meaning
 =====  ==========================================================================================================
 0      done: the research succeeded (``check``: every citation verified, and with ``--judge`` supported)
-1      failed: an error ended the command before its work was done (a provider or network error before a report;
+1      failed: an error ended the command before its work was done (a provider or network error before a report; a
+       model server at ``--base-url`` that cannot be reached or answers 404/405, said before anything runs;
        ``check``: a citation of a URL that was never read, or a claim judged unsupported)
 2      a usage error: a bad option, a missing key, an unusable path, a bad question; nothing was run
 3      ``--clarify`` without a terminal: the clarifying question was printed; run again with the answer
 4      ``check``: the report's citations cannot be read (a fence that never closes, markers with no reference list)
-5      partial: the report was written from part of the research (a budget spent, the orchestrator failed after
-       research began, grounding exhausted, claims not judged, no structured output); ``scan``: some items failed;
-       ``check --judge``: some claims could not be judged
+5      partial: the report was written from part of the research (a budget spent, some of the researchers failed,
+       the orchestrator failed after research began or reached its step limit, grounding exhausted, claims not
+       judged, no structured output); ``scan``: some items failed; ``check --judge``: some claims could not be judged
 6      research failed: a report was written but the research behind it failed (no evidence, every researcher failed,
        the writer failed); ``scan``: every item failed
 130    interrupted (Ctrl-C): what was gathered was saved as a partial report
@@ -25,30 +26,39 @@ code   meaning
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any
 
+from haystack_deep_research import state
 from haystack_deep_research.errors import DeepResearchError, UsageError
 
-__all__ = ["FAILED_RESEARCH", "PARTIAL_RESEARCH", "ExitCode", "error_line", "exit_code_of", "outcome_code"]
+__all__ = [
+    "COMMAND_LINE_WORDS",
+    "EXIT_REASON_CODES",
+    "HELP_EPILOG",
+    "MCP_WORDS",
+    "ExitCode",
+    "error_line",
+    "exit_code_of",
+    "in_words",
+    "outcome_code",
+]
 
-FAILED_RESEARCH = frozenset({"no_evidence", "writer_failed", "failed", "summary_failed"})
-"""Exit reasons of a run whose report stands on failed research."""
-PARTIAL_RESEARCH = frozenset(
-    {
-        "token_budget",
-        "time_budget",
-        "cost_budget",
-        "orchestrator_failed",
-        "loop_detected",
-        "max_iterations",
-        "grounding_exhausted",
-        "not_judged",
-        "structured_output_failed",
-        "decision_failed",
-    }
+HELP_EPILOG = (
+    'Commands: deep-research "QUESTION" [options] (--mode iterative for rounds of analysis and search); '
+    "deep-research replay DIR [options] (a --record recording, again, offline); deep-research update RUN_DIR [options] "
+    "(a finished iterative run, researched again); deep-research check REPORT.md [--sources FILE]; deep-research scan "
+    "ITEMS --out rows.jsonl; deep-research mcp. Each takes --help. "
+    "Exit status: 0 done; 1 failed (an error before a report, a model server that cannot be reached or does not serve "
+    "the API; check: a citation never read); 2 usage error, nothing run; 3 clarification needed (--clarify without a "
+    "terminal); 4 check: citations cannot be read; 5 partial: the report stands on part of the research (a budget "
+    "spent, some researchers failed; scan: some items failed); 6 research failed: the report stands on failed research "
+    "(no evidence, every researcher failed, the writer failed; scan: every item failed); 130 interrupted (Ctrl-C), "
+    "what was gathered saved; 143 terminated (SIGTERM), saved as for Ctrl-C."
 )
-"""Exit reasons of a run whose report stands on part of the research it set out to do."""
+"""The end of every command's ``--help``: the commands, and the exit table in one paragraph."""
 
 
 class ExitCode(IntEnum):
@@ -65,6 +75,90 @@ class ExitCode(IntEnum):
     TERMINATED = 143
 
 
+EXIT_REASON_CODES: dict[str, ExitCode] = {
+    # the research done as asked
+    state.EXIT_TEXT: ExitCode.OK,
+    state.EXIT_SUBTOPICS_DONE: ExitCode.OK,
+    state.EXIT_CONFIDENCE_MET: ExitCode.OK,
+    state.EXIT_GROUNDED: ExitCode.OK,
+    state.EXIT_DEPTH_REACHED: ExitCode.OK,
+    state.EXIT_ANALYSIS_STOPPED: ExitCode.OK,
+    state.EXIT_NO_NEW_TOPICS: ExitCode.OK,
+    # a report from part of the research
+    state.EXIT_TOKEN_BUDGET: ExitCode.PARTIAL,
+    state.EXIT_TIME_BUDGET: ExitCode.PARTIAL,
+    state.EXIT_COST_BUDGET: ExitCode.PARTIAL,
+    state.EXIT_ORCHESTRATOR_FAILED: ExitCode.PARTIAL,
+    state.EXIT_LOOP_DETECTED: ExitCode.PARTIAL,
+    state.EXIT_MAX_ITERATIONS: ExitCode.PARTIAL,
+    state.HAYSTACK_MAX_STEPS: ExitCode.PARTIAL,
+    state.EXIT_GROUNDING_EXHAUSTED: ExitCode.PARTIAL,
+    state.EXIT_NOT_JUDGED: ExitCode.PARTIAL,
+    state.EXIT_STRUCTURED_OUTPUT_FAILED: ExitCode.PARTIAL,
+    state.EXIT_DECISION_FAILED: ExitCode.PARTIAL,
+    # a report standing on failed research
+    state.EXIT_NO_EVIDENCE: ExitCode.RESEARCH_FAILED,
+    state.EXIT_WRITER_FAILED: ExitCode.RESEARCH_FAILED,
+    state.EXIT_SUMMARY_FAILED: ExitCode.RESEARCH_FAILED,
+    state.EXIT_FAILED: ExitCode.RESEARCH_FAILED,
+    # the command's own
+    state.EXIT_CLARIFICATION_NEEDED: ExitCode.CLARIFICATION_NEEDED,
+    state.EXIT_INTERRUPTED: ExitCode.INTERRUPTED,
+}
+"""The exit status of every ``exit_reason`` the library sets (the ``EXIT_*`` values of ``state``, and Haystack's
+``max_agent_steps``). Another reason (an exit tool of ``create_deep_agent`` that the caller named) is a finished run."""
+
+
+Words = Sequence[tuple["re.Pattern[str]", str]]
+"""A surface's words: each Python spelling the library's messages use (a pattern), and what the surface calls it."""
+
+
+def _setting(python: str) -> re.Pattern[str]:
+    """``Budgets(tokens=...)``, also as ``budgets=Budgets(tokens=...)``."""
+    owner, _, _ = python.partition("(")
+    return re.compile(rf"(?:{owner.lower()}=)?{re.escape(python)}")
+
+
+_PRICED = re.compile(r"(?:budgets=)?Budgets\(prices=\{'([^']+)': Price\([^)]*\)\}\)")
+
+COMMAND_LINE_WORDS: Words = (
+    (_PRICED, r"--price \1=INPUT,OUTPUT"),
+    (_setting("Budgets(prices=...)"), "--price MODEL=INPUT,OUTPUT"),
+    (_setting("Budgets(tokens=...)"), "--token-budget N"),
+    (_setting("Budgets(seconds=...)"), "--time-budget SECONDS"),
+    (_setting("Budgets(dollars=...)"), "--max-cost USD"),
+    (_setting("Sources(datastores=...)"), "--docs FOLDER"),
+    (_setting("Sources(search=...)"), "--search"),
+    (_setting("Sources(web=...)"), "--no-web"),
+    (_setting("Sources(url_policy=...)"), "--allow-host HOST"),
+    (re.compile(r"search='(\w+)'"), r"--search \1"),
+    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), 'the question: deep-research "your question"'),
+)
+"""What the command line calls the settings the library's messages name (options, files)."""
+
+MCP_WORDS: Words = (
+    (_PRICED, r"the server's --price \1=INPUT,OUTPUT"),
+    (_setting("Budgets(prices=...)"), "the server's --price MODEL=INPUT,OUTPUT"),
+    (_setting("Budgets(tokens=...)"), "token_budget"),
+    (_setting("Budgets(seconds=...)"), "time_budget"),
+    (_setting("Budgets(dollars=...)"), "max_cost"),
+    (_setting("Sources(datastores=...)"), "the server's --docs FOLDER"),
+    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), "question"),
+)
+"""What an MCP client calls them: the ``deep_research`` tool's arguments, else the server's own options."""
+
+
+def in_words(message: str, words: Words = COMMAND_LINE_WORDS) -> str:
+    """
+    :param message: A message of the library, which names its settings as a Python caller gives them.
+    :param words: The surface's words (:data:`COMMAND_LINE_WORDS`, :data:`MCP_WORDS`).
+    :returns: The message naming them as the surface's user gives them.
+    """
+    for pattern, word in words:
+        message = pattern.sub(word, message)
+    return message
+
+
 def exit_code_of(error: BaseException) -> ExitCode:
     """
     :param error: What ended the command.
@@ -73,20 +167,21 @@ def exit_code_of(error: BaseException) -> ExitCode:
     return ExitCode.USAGE if isinstance(error, UsageError) else ExitCode.RUN_FAILED
 
 
-def outcome_code(result: dict[str, Any]) -> ExitCode:
+def outcome_code(result: dict[str, Any], *, researchers_failed: int = 0) -> ExitCode:
     """
     :param result: The outputs of a finished run (any shape).
-    :returns: :attr:`ExitCode.OK`, :attr:`ExitCode.PARTIAL`, :attr:`ExitCode.RESEARCH_FAILED` or
-        :attr:`ExitCode.CLARIFICATION_NEEDED`, from its ``exit_reason`` and its notes: a run that gathered no note
-        (every researcher failed) failed, whatever its exit reason says.
+    :param researchers_failed: How many of the run's sub-researchers failed (the events tell).
+    :returns: The code of its ``exit_reason`` (see :data:`EXIT_REASON_CODES`), from its notes too: a run that gathered
+        no note (every researcher failed) failed, and one whose researchers partly failed is partial, whatever its
+        exit reason says.
     """
-    reason = str(result.get("exit_reason") or "")
-    if reason == "clarification_needed":
-        return ExitCode.CLARIFICATION_NEEDED
+    code = EXIT_REASON_CODES.get(str(result.get("exit_reason") or ""), ExitCode.OK)
+    if code in (ExitCode.CLARIFICATION_NEEDED, ExitCode.INTERRUPTED, ExitCode.RESEARCH_FAILED):
+        return code
     notes = result.get("notes")
-    if reason in FAILED_RESEARCH or (isinstance(notes, list) and not notes):
+    if isinstance(notes, list) and not notes:
         return ExitCode.RESEARCH_FAILED
-    return ExitCode.PARTIAL if reason in PARTIAL_RESEARCH else ExitCode.OK
+    return ExitCode.PARTIAL if researchers_failed else code
 
 
 def error_line(error: BaseException, *, command: str = "deep-research") -> str:
@@ -94,8 +189,9 @@ def error_line(error: BaseException, *, command: str = "deep-research") -> str:
     :param error: What ended the command.
     :param command: The command's name, as the user typed it.
     :returns: The error as the one line the command prints: the library's own message for an error it raised on
-        purpose, the error's type and message for a provider or network failure.
+        purpose (in the command line's words, :func:`in_words`), the error's type and message for a provider or
+        network failure.
     """
     if isinstance(error, DeepResearchError):
-        return f"{command}: error: {error}"
+        return f"{command}: error: {in_words(str(error))}"
     return f"{command}: error: the run failed: {type(error).__name__}: {error}"

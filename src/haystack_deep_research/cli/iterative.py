@@ -25,6 +25,7 @@ from haystack_deep_research.agents import role_models
 from haystack_deep_research.cli.arguments import with_grounding
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser
+from haystack_deep_research.cli.shared_options import parse_price
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
 from haystack_deep_research.run.recording_files import read_manifest
@@ -96,9 +97,15 @@ def write_manifest(
         "web": chosen.web,
         **(sources or {}),
         "models": _models_of(agent),
+        "prices": {name: [price.input_per_mtok, price.output_per_mtok] for name, price in _prices(options).items()},
     }
     directory.mkdir(parents=True, exist_ok=True)
     (directory / MANIFEST_FILE).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def _prices(options: dict[str, Any]) -> dict[str, Any]:
+    budgets = options.get("budgets")
+    return dict(budgets.prices or {}) if budgets is not None else {}
 
 
 def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
@@ -129,12 +136,12 @@ _HELP = {
     "replay": (
         "DIR",
         "Run a recorded iterative run again from its recording (DIR, written with --record): no model and no search "
-        "is called. Options of deep-research may follow DIR (-o, --json, --progress, ...).",
+        "is called. The options below may follow DIR.",
     ),
     "update": (
         "RUN_DIR",
         "Research a finished iterative run again (RUN_DIR, its --run-dir), keeping what it found; the report says "
-        "what changed. Options of deep-research may follow RUN_DIR.",
+        "what changed. The options below may follow RUN_DIR; each one left out is the run's own.",
     ),
 }
 """The positional argument and description of ``replay`` and ``update``, for their ``--help``."""
@@ -157,7 +164,26 @@ def subcommand_parser(command: str) -> argparse.ArgumentParser:
     :param command: ``replay`` or ``update``.
     :returns: The parser of its ``--help``: its directory; the options that follow are those of ``deep-research``.
     """
+    from haystack_deep_research.cli.options import OPTION_GROUPS, add_display_options, add_output_options
+
     positional, description = _HELP[command]
     parser = CommandParser(prog=f"deep-research {command}", description=description)
     parser.add_argument(positional.lower(), metavar=positional, help="The directory.")
+    if command == "update":  # every option of deep-research, the run's own by default
+        for add_group in OPTION_GROUPS:
+            add_group(parser)
+        return parser
+    add_output_options(parser)
+    prices = parser.add_argument_group("cost")
+    prices.add_argument(
+        "--price",
+        dest="prices",
+        action="append",
+        type=parse_price,
+        default=[],
+        metavar="MODEL=INPUT,OUTPUT",
+        help="A model's price in US dollars per million input and output tokens; repeatable (default: the prices "
+        "the run was recorded with).",
+    )
+    add_display_options(parser)
     return parser

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.exit_codes import HELP_EPILOG, ExitCode
 from haystack_deep_research.cli.numbers import bounded_int, bounded_number
 from haystack_deep_research.cli.shared_options import add_model_options, add_source_options
 from haystack_deep_research.prompts import REPORT_TYPES
@@ -44,7 +44,14 @@ MAX_SUBTOPICS = 50
 
 
 class CommandParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line: ``deep-research: error: ... (see deep-research --help)``."""
+    """
+    An argument parser whose errors are one line: ``deep-research: error: ... (see deep-research --help)``, and whose
+    ``--help`` ends with the commands and the exit status (:data:`~.exit_codes.HELP_EPILOG`).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("epilog", HELP_EPILOG)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """
@@ -227,9 +234,6 @@ def research_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="deep-research",
         description="Research a question on the web and in your documents, and write a cited Markdown report.",
-        epilog="Other commands: deep-research check REPORT.md, deep-research scan ITEMS --out rows.jsonl, "
-        "deep-research mcp. Exit status: 0 report written, 1 run failed, 2 usage error, 130 interrupted, 3 "
-        "clarification needed (--clarify without a terminal).",
     )
     parser.add_argument("question", help='The research question, quoted: deep-research "your question".')
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")

@@ -20,10 +20,12 @@ The ``deep-research`` command.
 Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
 :mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
 object instead. The options are checked (output paths included) before any model is called; every user error is one
-line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 report written, 1 run failed, 2
-usage error, 3 clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 130 interrupted, 143
-terminated. Ctrl-C stops the run and saves what it gathered as a partial report: to ``-o`` (or stdout), ``--sources``
-and the run directory; SIGTERM does the same (see :mod:`.signals`), and so does a run that fails.
+line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`, one table for every subcommand): 0 done,
+1 run failed (a model server at ``--base-url`` that cannot be used is said before the run), 2 usage error, 3
+clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 5 partial research (some researchers
+failed, a budget spent, ...), 6 failed research, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves
+what it gathered as a partial report: to ``-o`` (or stdout), ``--sources`` and the run directory; SIGTERM does the
+same (see :mod:`.signals`), and so does a run that fails.
 
 Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
 :mod:`.config`): a flag wins over its variable, the variable over the file.
@@ -91,7 +93,7 @@ from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
-from haystack_deep_research.cli.research_checks import check_prices, check_research_args
+from haystack_deep_research.cli.research_checks import check_model_server, check_prices, check_research_args
 from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.signals import sigterm_interrupts
@@ -126,10 +128,13 @@ def _run_replay(argv: Sequence[str]) -> int:
     directory = Path(argv[0])
     try:
         question, _ = replay_options(directory)
-        sources = replay_argv(directory, read_manifest(directory / MANIFEST_FILE))
+        manifest = read_manifest(directory / MANIFEST_FILE)
+        sources = replay_argv(directory, manifest)
     except (UsageError, OSError) as error:
         return _usage(str(error))
-    return _main([*argv[1:], *sources, "--mode", "iterative", "--", question], replay=directory)
+    prices = [arg for name, (i, o) in manifest.prices.items() for arg in ("--price", f"{name}={i!r},{o!r}")]
+    # the recording's prices first: a --price given to replay wins
+    return _main([*prices, *argv[1:], *sources, "--mode", "iterative", "--", question], replay=directory)
 
 
 def _run_update(argv: Sequence[str]) -> int:
@@ -180,8 +185,10 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[str, Any]]:
     """The agent the options ask for, and (iterative mode) the arguments it was built with."""
-    if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave
+    if replay is not None:  # the recorded sources, rebuilt from the options replay_argv gave, and the prices
         _, options = replay_options(replay)
+        if prices := option_value(args, "prices"):
+            options["budgets"] = Budgets(prices=dict(prices))
         return create_iterative_research_agent(
             **{
                 **options,
@@ -225,7 +232,8 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
         return ExitCode.INTERRUPTED
     if outcome.error is not None:
         return exit_code_of(outcome.error)
-    return ExitCode.RUN_FAILED if saved.failures else outcome_code(result)
+    failed = display.tracker.progress().failed
+    return ExitCode.RUN_FAILED if saved.failures else outcome_code(result, researchers_failed=failed)
 
 
 def _run(agent: Any, question: str, inputs: RunInputs, display: Display, **options: Any) -> RunOutcome:
@@ -245,6 +253,8 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         question = check_research_args(args, replay=replay is not None)
         display = make_display(progress_mode(args))
         agent, built = _build(args, replay=replay)
+        if replay is None:  # a replay asks no model
+            check_model_server(args)
         if args.run_dir is not None:  # what update RUN_DIR researches with
             save_run_options(args.run_dir, run_options(args, {name: option_value(args, name) for name in ENVIRONMENT}))
     except KeyboardInterrupt:
@@ -275,9 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run the command.
 
     :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 when the report was
-        written, 1 when the run failed, 2 for a usage error, 130 when interrupted, 143 when terminated (SIGTERM, saved
-        as for Ctrl-C).
+    :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 done, 1 failed, 2
+        usage error, 3 clarification needed, 4 unreadable citations (``check``), 5 partial, 6 research failed, 130
+        interrupted, 143 terminated (SIGTERM, saved as for Ctrl-C).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     with sigterm_interrupts() as termination:  # SIGTERM takes Ctrl-C's path: the partial report is saved

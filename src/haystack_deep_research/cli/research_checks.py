@@ -1,23 +1,36 @@
 """
 What the ``deep-research`` command checks before any model is called: the question, the output paths, the
-credentials, the combinations of options, and (for ``--max-cost``) that every model has a price.
+credentials, the combinations of options, (for ``--max-cost``) that every model has a price, and (for ``--base-url``)
+that the model server is there and serves the API.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+
 from haystack_deep_research.cli.approval import check_approve_plan
-from haystack_deep_research.cli.arguments import check_option_credentials
+from haystack_deep_research.cli.arguments import ENVIRONMENT, check_option_credentials, option_value
 from haystack_deep_research.cli.paths import check_output_paths
-from haystack_deep_research.errors import UsageError
+from haystack_deep_research.errors import ModelServerError, UsageError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import check_question, model_name
 from haystack_deep_research.run.cost import CostMeter
 
-__all__ = ["check_prices", "check_research_args"]
+__all__ = ["check_model_server", "check_prices", "check_research_args"]
+
+PROBE_TRIES = 2
+"""How many times a model server that refuses the connection is tried before the command gives up."""
+PROBE_MAX_BYTES = 64 * 1024
+"""The most of the probe's answer that is read."""
+PROBE_TIMEOUT_S = 10.0
+"""The most seconds the probe waits to connect (or the ``--timeout``, when shorter)."""
 
 
 def check_prices(options: Mapping[str, Any]) -> None:
@@ -58,3 +71,78 @@ def check_research_args(args: argparse.Namespace, *, replay: bool) -> str:
         raise UsageError("--clarify asks its question in the deep mode; drop --mode iterative or --clarify.")
     check_approve_plan(args)
     return question
+
+
+def _base_url_option(args: argparse.Namespace) -> str:
+    """Where the server's address came from, as the user wrote it: the option, its variable, or a config file."""
+    where = (getattr(args, "configured_from", None) or {}).get("base_url", "")
+    if where or getattr(args, "base_url", None):
+        return where.removeprefix("environment variable ") or "--base-url"
+    return next((name for name in ENVIRONMENT["base_url"] if os.environ.get(name, "").strip()), "--base-url")
+
+
+def _probe(url: str, seconds: float) -> tuple[int, bool]:
+    """The status of an empty request to ``url``, and whether its body (the first 64 KiB) is an API error object."""
+    with (
+        httpx.Client(timeout=httpx.Timeout(seconds), follow_redirects=False) as client,
+        client.stream("POST", url, json={}) as response,
+    ):
+        body = b""
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) >= PROBE_MAX_BYTES:
+                break
+    try:
+        parsed = json.loads(body[:PROBE_MAX_BYTES])
+    except ValueError:  # not JSON (an HTML page), or cut short
+        return response.status_code, False
+    return response.status_code, isinstance(parsed, dict) and isinstance(parsed.get("error"), dict)
+
+
+def check_model_server(args: argparse.Namespace) -> None:
+    """
+    With ``--base-url``, one request before the run: an empty body sent where the models will be asked, which an
+    OpenAI-compatible server answers at once (400, 401 or 422) without running a model. A server that refuses the
+    connection is tried :data:`PROBE_TRIES` times; one that answers 405, or 404 with a body that is not an API error
+    object (``{"error": {...}}``, which a server gives for a model it does not hold), does not serve the API there.
+    Any other answer, or none within the time (a busy server), lets the run go on. Without ``--base-url`` nothing is
+    sent.
+
+    :param args: Parsed shared options.
+    :raises ModelServerError: If the server cannot be reached, or answers 404 or 405.
+    """
+    base_url = option_value(args, "base_url")
+    if not base_url:
+        return
+    responses = option_value(args, "api") == "responses"
+    url = base_url.rstrip("/") + ("/responses" if responses else "/chat/completions")
+    where = f"the model server at {base_url} ({_base_url_option(args)})"
+    seconds = min(option_value(args, "timeout") or PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
+    for attempt in range(1, PROBE_TRIES + 1):
+        try:
+            status, api_error = _probe(url, seconds)
+        except httpx.InvalidURL as error:
+            raise ModelServerError(f"{where} is not a usable address ({error}).", url=base_url) from None
+        except httpx.TimeoutException as error:
+            if isinstance(error, httpx.ConnectTimeout):
+                raise ModelServerError(
+                    f"{where} could not be reached: no connection within {seconds:g} s; start it, or fix the address.",
+                    url=base_url,
+                ) from None
+            return  # connected, but busy: the run's own timeouts apply
+        except httpx.TransportError as error:
+            if attempt < PROBE_TRIES:
+                time.sleep(0.5)
+                continue
+            raise ModelServerError(
+                f"{where} could not be reached ({error or type(error).__name__}); start it, or fix the address.",
+                url=base_url,
+            ) from None
+        if status == 405 or (status == 404 and not api_error):  # a 404 in the API's own words: a model not found
+            api = "Responses" if responses else "Chat Completions"
+            raise ModelServerError(
+                f"{where} answered HTTP {status} to POST {url}: it does not serve the OpenAI {api} API there; "
+                "check the address (an OpenAI-compatible server's usually ends in /v1) or --api.",
+                url=base_url,
+            )
+        return

@@ -20,8 +20,9 @@ Progress goes to stderr: a live bar (``haystack-deep-research[cli]``; the defaul
 per item (the default otherwise), or nothing. An item whose research failed (every attempt raised, or returned with a
 failing ``exit_reason`` such as ``writer_failed``) gets no row: it is recorded with its reason in the failures file
 beside ``--out``, counted in the last line, and researched again by the next run. Exit status (``ExitCode``): 0 when
-every item has a row, 1 when some item failed, 2 for a usage error (bad arguments, unreadable items, no key, a missing
-extra, another scan writing the same ``--out``).
+every item has a row, 5 when some item failed, 6 when every item failed, 1 when the model server at ``--base-url``
+cannot be used (checked once before any item), 2 for a usage error (bad arguments, unreadable items, no key, a
+missing extra, another scan writing the same ``--out``).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ from haystack_deep_research.agents import (
 from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments, with_grounding
 from haystack_deep_research.cli.config import environment_options, parse_configured
 from haystack_deep_research.cli.display import say
-from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.cli.parsers import scan_parser
+from haystack_deep_research.cli.research_checks import check_model_server
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
 from haystack_deep_research.report import ResearchSummary
@@ -193,8 +195,9 @@ def run_scan_command(argv: Sequence[str]) -> int:
     Run ``deep-research scan``.
 
     :param argv: The arguments after ``scan``.
-    :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``RUN_FAILED`` when some item failed,
-        ``USAGE`` for a usage error.
+    :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``PARTIAL`` when some item failed,
+        ``RESEARCH_FAILED`` when every item did, ``RUN_FAILED`` when the scan could not run, ``USAGE`` for a usage
+        error.
     """
     try:
         args = parse_configured(scan_parser(), argv, command="scan")
@@ -208,6 +211,7 @@ def run_scan_command(argv: Sequence[str]) -> int:
         if args.no_web and not args.docs:
             raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
         factory_arguments(args, quiet=args.progress == "none")  # bad options, and the --docs indexes, before any item
+        check_model_server(args)
         executor: ScanExecutor = (
             LocalExecutor() if args.ray is None else RayExecutor(address=None if args.ray == "local" else args.ray)
         )
@@ -224,12 +228,12 @@ def run_scan_command(argv: Sequence[str]) -> int:
         result = runner.run()
         if args.csv is not None:
             result.write_csv(args.csv)
-    except UsageError as error:
-        say(f"deep-research scan: error: {error}")
-        return ExitCode.USAGE
-    except DeepResearchError as error:
-        say(f"deep-research scan: error: {error}")
-        return ExitCode.RUN_FAILED
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (see .signals): the rows written so far stay, a rerun goes on
+        say(f"deep-research scan: interrupted; the rows written so far are in {args.out}.")
+        return ExitCode.INTERRUPTED
+    except DeepResearchError as error:  # a usage mistake, or a failure the library names
+        say(error_line(error, command="deep-research scan"))
+        return exit_code_of(error)
     except Exception as error:  # a cluster or provider failure: one line, not a traceback
         say(f"deep-research scan: error: the scan failed: {type(error).__name__}: {error}")
         return ExitCode.RUN_FAILED

@@ -34,6 +34,7 @@ from pydantic import Field
 
 from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
 from haystack_deep_research.cli.check import run_check
+from haystack_deep_research.cli.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import EventStream, UsageRecorded
 from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
@@ -173,7 +174,7 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
             logger.info("deep_research was cancelled by the client after {count} events; the run stops.", count=count)
             raise
         except DeepResearchError as error:  # a usage mistake or a run failure the library names: said as it is
-            raise ToolError(str(error)) from error
+            raise ToolError(in_words(str(error), MCP_WORDS)) from error
         except Exception as error:  # a provider or network failure: one line, as the command line says it
             raise ToolError(f"the run failed: {type(error).__name__}: {error}") from error
         result = stream.result or {}

@@ -44,7 +44,7 @@ def check_question(question: str) -> str:
     if len(question) > MAX_QUESTION_CHARS:
         raise InvalidQuestionError(
             f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. Ask a shorter "
-            "question, and give long material as documents (Sources(datastores=...), or a folder) instead."
+            "question, and give long material as documents instead (Sources(datastores=...))."
         )
     return question
 

@@ -143,6 +143,8 @@ class RecordingManifest(BaseModel):
     """Its ``--since`` date or ``--time-range`` window."""
     models: dict[str, str]
     """The model of each role (``analysis_llm``, ``writer_llm``, ...), by name."""
+    prices: dict[str, tuple[float, float]] = {}
+    """The ``--price`` of each model the run was given: US dollars per million input and output tokens."""
 
     @field_validator("models")
     @classmethod

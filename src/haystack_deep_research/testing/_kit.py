@@ -3,7 +3,8 @@
 
 It starts the loopback chat, search and web servers over a small corpus (the sample pages, or the ``.html``,
 ``.md`` and ``.txt`` files of ``--corpus DIR``), prints the ``deep-research`` command lines that run each mode against
-them, and serves until Ctrl-C or SIGTERM (or ``--stop-after SECONDS``). Everything listens on ``127.0.0.1`` only; the
+them (and a ``deep-research scan`` of an items file it writes in a folder of its own, removed when it stops), and
+serves until Ctrl-C or SIGTERM (or ``--stop-after SECONDS``). Everything listens on ``127.0.0.1`` only; the
 chat server's ``kit`` model plays every role (see :class:`~haystack_deep_research.testing.LoopbackChatServer`).
 """
 
@@ -14,6 +15,7 @@ import html
 import shlex
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -86,10 +88,12 @@ def _html(page: CorpusPage) -> str:
 
 
 class KitServers:
-    """The three running servers of the kit: ``chat``, ``search`` and ``web``."""
+    """The three running servers of the kit: ``chat``, ``search`` and ``web``; ``folder`` holds the scan's items."""
 
-    def __init__(self, chat: LoopbackChatServer, search: LoopbackSearchServer, web: LoopbackWebServer) -> None:
-        self.chat, self.search, self.web = chat, search, web
+    def __init__(
+        self, chat: LoopbackChatServer, search: LoopbackSearchServer, web: LoopbackWebServer, folder: Path
+    ) -> None:
+        self.chat, self.search, self.web, self.folder = chat, search, web, folder
 
 
 @contextmanager
@@ -110,23 +114,29 @@ def serve_kit(corpus: Path | None = None) -> Iterator[KitServers]:
         web = stack.enter_context(LoopbackWebServer())
         search = stack.enter_context(LoopbackSearchServer())
         chat = stack.enter_context(LoopbackChatServer())
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="deep-research-kit-")))
         for page in pages:
             web.add_page(page.path, _html(page))
             search.add_document(SearchDocument(url=web.url(page.path), title=page.title, content=page.text))
-        yield KitServers(chat, search, web)
+        yield KitServers(chat, search, web, folder)
 
 
 def kit_commands(servers: KitServers, question: str = SAMPLE_QUESTION) -> dict[str, list[str]]:
     """
     :param servers: The running kit.
     :param question: The question the command lines ask.
-    :returns: The ``deep-research`` argument lists that run each mode (``deep``, ``iterative``) against the kit.
+    :returns: The ``deep-research`` argument lists that run each mode (``deep``, ``iterative``) against the kit, and
+        ``scan``: a scan of the question (written as the one item of ``items.txt`` in the kit's folder) into
+        ``rows.jsonl`` of the working folder.
     """
     common = ["--base-url", servers.chat.openai_base_url, "--model", KIT_MODEL, "--search", "tavily"]
     common += ["--search-url", servers.search.base_url, "--allow-host", "127.0.0.1"]
+    items = servers.folder / "items.txt"
+    items.write_text(" ".join(question.split()) + "\n", encoding="utf-8")
     return {
         "deep": ["deep-research", question, *common, "--max-subtopics", "2"],
         "iterative": ["deep-research", question, *common, "--mode", "iterative", "--depth", "2"],
+        "scan": ["deep-research", "scan", str(items), "--out", "rows.jsonl", *common],
     }
 
 
@@ -136,7 +146,9 @@ def _parser() -> argparse.ArgumentParser:
         description="The testing kit: loopback chat, search and web servers for deep-research, with no key.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="Serve the kit and print the deep-research command lines for it.")
+    serve = commands.add_parser(
+        "serve", help="Serve the kit and print the deep-research command lines for it (deep, iterative and scan)."
+    )
     serve.add_argument("--corpus", type=Path, metavar="DIR", help="Serve these .html, .md and .txt files instead.")
     serve.add_argument("--question", default=SAMPLE_QUESTION, help="The question of the printed command lines.")
     serve.add_argument("--stop-after", type=float, metavar="SECONDS", help="Stop serving after this many seconds.")

@@ -34,6 +34,8 @@ TEMPLATE_ROLES = {
     "analysis": "analysis",
     "analysis_retry": "analysis",
     "causal": "causal",
+    "structured": "summarize",
+    "structured_retry": "summarize",
 }
 """The scripted role that answers each chat template of the library, by template name."""
 

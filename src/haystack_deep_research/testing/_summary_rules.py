@@ -10,7 +10,7 @@ from typing import Any
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.prompts import SUMMARY_HEADING, WRITER_PART_TEMPLATES
-from haystack_deep_research.testing._messages import named_prompt, prompt_variables, words
+from haystack_deep_research.testing._messages import last_user_text, named_prompt, prompt_variables, words
 
 __all__ = ["causal_reply", "cited", "fill_schema", "one_sentence", "summarize_reply"]
 
@@ -18,6 +18,11 @@ _URL = re.compile(r"https?://[^\s<>()\"'\]]+")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 _CITED_LINE = re.compile(r"^\s*[-*]\s+(.*\[[^\]]*\]\((https?://[^)\s]+)\).*)$")
+_STRUCTURED_TEXT = re.compile(
+    r"^JSON schema:\n(?P<schema>.*?)\n\n<untrusted_report>\n(?P<report>.*)\n</untrusted_report>\n\n"
+    r"Sources of the report:\n<untrusted_sources>\n(?P<sources>.*?)</untrusted_sources>",
+    re.DOTALL,
+)
 
 
 def fill_schema(schema: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +100,7 @@ def summarize_reply(
     :param invented_urls: URLs the opening cites that no note holds.
     :returns: The reply text.
     """
-    structured = prompt_variables(messages, "structured", "structured_retry")
+    structured = prompt_variables(messages, "structured", "structured_retry") or _structured_text(messages)
     if structured:
         return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))
     name, given = named_prompt(messages, *WRITER_PART_TEMPLATES)
@@ -122,6 +127,15 @@ def summarize_reply(
         + (f"This summary follows a causal chain of {steps} step(s).\n\n" if chain else "")
         + "\n".join(lines)
     ).strip() + "\n"
+
+
+def _structured_text(messages: list[ChatMessage]) -> dict[str, Any]:
+    """The variables of a ``structured`` prompt read back from its text (over HTTP a prompt's meta does not travel)."""
+    found = _STRUCTURED_TEXT.match(last_user_text(messages))
+    if found is None:
+        return {}
+    sources = [line.removeprefix("- ") for line in found["sources"].splitlines() if line.startswith("- ")]
+    return {"schema": found["schema"], "report": found["report"], "sources": sources}
 
 
 def _numbers_to_urls(note: str, numbered: dict[str, str]) -> str:

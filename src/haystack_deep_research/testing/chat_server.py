@@ -15,11 +15,13 @@ goes back as a ``chat.completion``.
 
 Limits, by the nature of HTTP: a prompt's ``meta`` does not travel, so a scripted role answers from the message text,
 tool names and message roles alone (the scripted writer then cites every address its prompt holds); a tool result's
-error flag does not travel either (a failed call reads as a result); streaming is not served. A model listed in
+error flag does not travel either (a failed call reads as a result). A request with ``"stream": true`` gets the same
+reply as server-sent events: one ``chat.completion.chunk`` with the whole reply, a usage chunk when
+``stream_options.include_usage`` asks for it, then ``data: [DONE]``. A model listed in
 ``no_tools`` answers a request that offers tools with HTTP 400 "does not support tools", as Ollama does for such
 models. A model listed in ``needs_tool_choice`` answers as if no tool were offered unless the request also carries
 ``tool_choice``, as llama.cpp's server (llama-cpp-python) does.
-models. With the default models a request to a role-named model that is plainly for another role (a scope prompt sent
+With the default models a request to a role-named model that is plainly for another role (a scope prompt sent
 to ``writer``, say) gets HTTP 400 naming the role it is for, instead of an answer in the wrong role.
 """
 
@@ -180,9 +182,7 @@ class LoopbackChatServer(LoopbackServer):
             _error(handler, 400, "The body must be a JSON object with a 'messages' list.", "invalid_body")
             return
         model = str(body.get("model"))
-        if body.get("stream"):
-            _error(handler, 400, "Streaming is not served by this loopback server.", "stream_unsupported")
-        elif model not in self._models:
+        if model not in self._models:
             _error(
                 handler, 404, f"The model '{model}' does not exist; known: {sorted(self._models)}.", "model_not_found"
             )
@@ -216,5 +216,24 @@ class LoopbackChatServer(LoopbackServer):
             _error(handler, 500, f"{type(error).__name__}: {error}", "server_error")
             return
         reply = (result.get("replies") or [ChatMessage.from_assistant("")])[0]
-        payload = json.dumps(_completion(model, reply, number)).encode("utf-8")
-        handler.send_bytes(200, payload, content_type=_JSON)
+        completion = _completion(model, reply, number)
+        if body.get("stream"):
+            usage = (body.get("stream_options") or {}).get("include_usage") is True
+            handler.send_bytes(200, _events(completion, usage=usage), content_type="text/event-stream")
+            return
+        handler.send_bytes(200, json.dumps(completion).encode("utf-8"), content_type=_JSON)
+
+
+def _events(completion: dict[str, Any], *, usage: bool) -> bytes:
+    """A completion as the server-sent events of a streamed one: the whole reply in one chunk, then its usage."""
+    [choice] = completion["choices"]
+    message = choice["message"]
+    delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": index, **call} for index, call in enumerate(message["tool_calls"])]
+    head = {key: completion[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    chunks = [head | {"choices": [{"index": 0, "delta": delta, "finish_reason": choice["finish_reason"]}]}]
+    if usage:
+        chunks.append(head | {"choices": [], "usage": completion["usage"]})
+    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode("utf-8")

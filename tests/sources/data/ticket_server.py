@@ -2,7 +2,8 @@
 
 Its mode comes from the environment (``TICKETS_MODE``): ``ok`` (the default) answers; ``named`` answers tickets that
 name web pages by ``url`` or ``link``; ``hang`` never answers the handshake; ``crash`` exits before it.
-``TICKETS_PID_FILE`` names a file the server writes its process id to.
+``TICKETS_PID_FILE`` names a file the server writes its process id to, first of all (before the SDK is imported), so
+that even a server stopped soon after it started has written it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import os
 import sys
 import time
 from pathlib import Path
+
+if __name__ == "__main__" and (pid_file := os.environ.get("TICKETS_PID_FILE")):
+    Path(pid_file).write_text(str(os.getpid()))
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -78,8 +82,6 @@ def ticket_count() -> int:
 
 
 if __name__ == "__main__":
-    if pid_file := os.environ.get("TICKETS_PID_FILE"):
-        Path(pid_file).write_text(str(os.getpid()))
     mode = os.environ.get("TICKETS_MODE", "ok")
     if mode == "crash":
         sys.exit(3)
