@@ -10,7 +10,7 @@ bound for a provider that caches repeated prompt prefixes.
 from __future__ import annotations
 
 from benchmarks.harness.metrics import RoleUsage, RunMetrics
-from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF
+from haystack_deep_research.settings.grouped import DEFAULT_PRICES, PRICES_AS_OF
 
 __all__ = ["PRICES_AS_OF", "ROLE_MODELS", "role_cost", "run_cost"]
 

@@ -54,8 +54,8 @@ if TYPE_CHECKING:
     from haystack_deep_research.events import Event, EventStream
     from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
     from haystack_deep_research.report import ReportStyle, ResearchSummary
-    from haystack_deep_research.run import Price, ResearchCache, ResearchRun, RunInputs
-    from haystack_deep_research.settings import Budgets, Grounding, Sources
+    from haystack_deep_research.run import ResearchCache, ResearchRun, RunInputs
+    from haystack_deep_research.settings import Budgets, Grounding, Price, Sources
     from haystack_deep_research.sources import MCPServer, WebSearchTool
     from haystack_deep_research.tools import ReadUrlTool
     from haystack_deep_research.web import FetchLimits, UrlPolicy
@@ -74,8 +74,8 @@ __getattr__, __dir__ = lazy_exports(
         ".events": ("Event", "EventStream"),
         ".evidence": ("EvidenceLedger", "SourceEntry"),
         ".report": ("ReportStyle", "ResearchSummary"),
-        ".run": ("Price", "ResearchCache", "ResearchRun", "RunInputs"),
-        ".settings": ("Budgets", "Grounding", "Sources"),
+        ".run": ("ResearchCache", "ResearchRun", "RunInputs"),
+        ".settings": ("Budgets", "Grounding", "Price", "Sources"),
         ".sources": ("MCPServer", "WebSearchTool"),
         ".tools": ("ReadUrlTool",),
         ".web": ("FetchLimits", "UrlPolicy"),

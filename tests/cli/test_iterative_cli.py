@@ -12,7 +12,7 @@ import pytest
 
 from haystack_deep_research import Sources, UrlPolicy, WebSearchTool, cli, create_iterative_research_agent
 from haystack_deep_research.agents import IterativeResearchAgent
-from haystack_deep_research.run import Price
+from haystack_deep_research.settings import Price
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,

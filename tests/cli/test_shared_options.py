@@ -14,8 +14,8 @@ from haystack_deep_research.agents import compatible
 from haystack_deep_research.cli import arguments, check, mcp, research_parser, scan
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.report import ResearchSummary
-from haystack_deep_research.run import Price
 from haystack_deep_research.serving import default_agent
+from haystack_deep_research.settings import Price
 from haystack_deep_research.testing import LoopbackChatServer
 
 SERVER = "http://127.0.0.1:9/v1"

@@ -11,7 +11,7 @@ from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.deep_agent.condense import Condenser
 from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook

@@ -10,7 +10,7 @@ from haystack import Pipeline
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.components.joiners import BranchJoiner
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.iterative import (

@@ -10,7 +10,7 @@ from haystack.components.joiners import BranchJoiner
 from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.agents.workflow import ResearchWorkflow
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import ReportStyle

@@ -17,7 +17,7 @@ from haystack_deep_research.agents import APIS
 from haystack_deep_research.agents.models import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
 from haystack_deep_research.cli.numbers import bounded_int, bounded_number
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.run import Price
+from haystack_deep_research.settings import Price
 from haystack_deep_research.sources import SEARCH_NAMES
 
 __all__ = [

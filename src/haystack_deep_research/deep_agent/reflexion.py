@@ -20,7 +20,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 from pydantic import BaseModel
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.events import Reflected
 from haystack_deep_research.prompts import REFLECT, REFLECTION, fence, render_chat, render_user
 from haystack_deep_research.report import parse_structured

@@ -26,7 +26,7 @@ from typing import Any
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import sentence_reader

@@ -14,7 +14,7 @@ from typing import Any
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.state import EXIT_DEPTH_REACHED
 

@@ -26,7 +26,7 @@ from typing import Any
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
 from haystack_deep_research.events import Notice, SearchRoundDone
 from haystack_deep_research.iterative.iteration import IterationRun

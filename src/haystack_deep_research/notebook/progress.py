@@ -20,7 +20,7 @@ from typing import Any, TextIO, cast
 
 from haystack.dataclasses import ChatMessage
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.cli.display import say, terminal_text
 from haystack_deep_research.events import (
     Event,

@@ -39,7 +39,7 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.tools import Tool
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, render_text
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, unjudged_claims, verdict_outputs

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 
 __all__ = ["RepairPolicy", "RepairStep"]
 

@@ -38,7 +38,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 from pydantic import BaseModel, Field, ValidationError
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of
 from haystack_deep_research.state import EXIT_CONFIDENCE_MET, EXIT_MAX_ITERATIONS, EXIT_TEXT, EXIT_TOKEN_BUDGET

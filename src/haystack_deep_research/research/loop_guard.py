@@ -30,7 +30,7 @@ from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ToolCall
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.prompts import LOOP_STOPPED, LOOP_WARNING, render_text
 from haystack_deep_research.research.seen_results import condense_seen_results

@@ -27,7 +27,7 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research._untrusted.replies import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
@@ -41,11 +41,12 @@ from haystack_deep_research.prompts import (
     render_chat,
     render_text,
 )
-from haystack_deep_research.run import Phase, Price, ResearchRun
+from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.run.context import inputs_of
 from haystack_deep_research.run.lifecycle import OpenRunHook
 from haystack_deep_research.run.phases import ask, failure
 from haystack_deep_research.run.resume import restore
+from haystack_deep_research.settings import Price
 from haystack_deep_research.state import (
     CLARIFICATION,
     EXIT_CLARIFICATION_NEEDED,

@@ -6,7 +6,7 @@ the phase driver every hook and tool is written with.
 from haystack_deep_research.run.budget import RunBudget
 from haystack_deep_research.run.cache import CacheStore, ResearchCache
 from haystack_deep_research.run.context import RunInputs, current_run
-from haystack_deep_research.run.cost import DEFAULT_PRICES, PRICES_AS_OF, Price, usage_cost
+from haystack_deep_research.run.cost import usage_cost
 from haystack_deep_research.run.door import MAX_QUESTION_CHARS, check_question
 from haystack_deep_research.run.journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.run.phases import Call, Phase, blocking, model_name
@@ -16,18 +16,15 @@ from haystack_deep_research.run.shape import PipelineShape
 from haystack_deep_research.run.view import RunView
 
 __all__ = [
-    "DEFAULT_PRICES",
     "EXCHANGES_FILE",
     "JOURNAL_FILE",
     "LEDGER_FILE",
     "MAX_QUESTION_CHARS",
-    "PRICES_AS_OF",
     "REPORT_FILE",
     "CacheStore",
     "Call",
     "Phase",
     "PipelineShape",
-    "Price",
     "Recording",
     "RecordingChatGenerator",
     "ReplayChatGenerator",

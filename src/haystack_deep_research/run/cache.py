@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from haystack import logging
 from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url

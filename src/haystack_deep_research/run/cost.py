@@ -1,10 +1,11 @@
 """
-What a run's token usage costs: model prices, and the cost of a usage dict at a price.
+What a run's token usage costs: the cost of a usage dict at a price, and the meter that adds a run's costs up.
 
-The prices of the default models are kept here, once, with the date they were read (:data:`PRICES_AS_OF`). Pass
-prices of other models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=...,
-output_per_mtok=...)})``; a price given for a default model replaces the one here. A model with no known price gives
-no cost (``None``), never a guess.
+The prices themselves are settings (:class:`~haystack_deep_research.settings.grouped.Price`, with the default models'
+table :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES` read on ``PRICES_AS_OF``). Pass prices of other
+models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)})``; a
+price given for a default model replaces the one there. A model with no known price gives no cost (``None``), never a
+guess.
 
 Costs are in US dollars at the standard rates for prompts under 272K tokens; OpenAI bills longer prompts, Batch, Flex
 and regional processing at other rates, which this table does not model.
@@ -12,109 +13,18 @@ and regional processing at other rates, which this table does not model.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
-from types import MappingProxyType
 from typing import Any
 
-import haystack_deep_research.settings.checks as _checks
-from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.run.usage import total_tokens
+from haystack_deep_research.settings.grouped import DEFAULT_PRICES, PRICES_AS_OF, Price, merge_prices, price_of
 
 __all__ = ["DEFAULT_PRICES", "PRICES_AS_OF", "CostMeter", "Price", "merge_prices", "price_of", "usage_cost"]
 
-PRICES_AS_OF = "2026-11-30"
-"""The day the prices in :data:`DEFAULT_PRICES` were read from OpenAI's model pages."""
-
-_MAX_PRICE = 10_000.0
-_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 _INPUT_KEYS = ("input_tokens", "prompt_tokens")
 _OUTPUT_KEYS = ("output_tokens", "completion_tokens")
 _DETAIL_KEYS = ("input_tokens_details", "prompt_tokens_details")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Price:
-    """
-    The price of one model, in US dollars per million tokens.
-
-    :param input_per_mtok: Input (prompt) tokens, 0 to 10,000.
-    :param output_per_mtok: Output tokens, reasoning tokens included, 0 to 10,000.
-    :param cached_input_per_mtok: Input tokens served from the provider's prompt cache, 0 to 10,000; ``None`` bills
-        them at the input price.
-    :raises ConfigurationError: If a price is not a number in range.
-    """
-
-    input_per_mtok: float
-    output_per_mtok: float
-    cached_input_per_mtok: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok"):
-            value = getattr(self, name)
-            if value is not None or name != "cached_input_per_mtok":
-                checked = _checks.number_in_range(f"Price.{name}", value, 0.0, _MAX_PRICE, include_low=True)
-                object.__setattr__(self, name, checked)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The price as a JSON-ready dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Price:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The price.
-        """
-        return cls(**dict(data))
-
-
-DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(
-    {
-        "gpt-5.4": Price(input_per_mtok=2.50, output_per_mtok=15.00, cached_input_per_mtok=0.25),
-        "gpt-5.4-mini": Price(input_per_mtok=0.75, output_per_mtok=4.50, cached_input_per_mtok=0.075),
-        # Test doubles bill nothing: the testing kit's scripted generators and Haystack's MockChatGenerator.
-        "ScriptedChatGenerator": Price(input_per_mtok=0.0, output_per_mtok=0.0),
-        "mock-model": Price(input_per_mtok=0.0, output_per_mtok=0.0),
-    }
-)
-"""The prices the library knows, by model name (read on :data:`PRICES_AS_OF`)."""
-
-
-def merge_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
-    """
-    The default prices with the caller's on top.
-
-    :param prices: Prices by model name, or ``None``.
-    :returns: The merged table.
-    :raises ConfigurationError: If ``prices`` is not a mapping of non-empty model names to :class:`Price`.
-    """
-    if prices is None:
-        return dict(DEFAULT_PRICES)
-    if not isinstance(prices, Mapping):
-        raise ConfigurationError(
-            f"prices must be a dict of model name to Price, for example {{'my-model': Price(input_per_mtok=1.0, "
-            f"output_per_mtok=2.0)}}; got {type(prices).__name__}."
-        )
-    for model, price in prices.items():
-        if not isinstance(model, str) or not model.strip() or not isinstance(price, Price):
-            raise ConfigurationError(
-                f"prices must map model names to Price(input_per_mtok=..., output_per_mtok=...); got {model!r}: "
-                f"{type(price).__name__}."
-            )
-    return {**DEFAULT_PRICES, **prices}
-
-
-def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
-    """
-    :param model: A model name, as configured (a dated snapshot such as ``gpt-5.4-2026-03-05`` falls back to its
-        alias's price when it has none of its own).
-    :param prices: The price table.
-    :returns: The model's price, or ``None`` when it is unknown.
-    """
-    return prices.get(model) or prices.get(_SNAPSHOT.sub("", model))
 
 
 def _count(usage: Mapping[str, Any], keys: tuple[str, ...]) -> float | None:

@@ -45,7 +45,7 @@ from haystack_deep_research.run.context import (
     make_current,
     question_from,
 )
-from haystack_deep_research.run.cost import CostMeter, Price
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.run.deadline import bind
 from haystack_deep_research.run.door import RunGuard
 from haystack_deep_research.run.hooks import PhaseHook, RunBound, StatelessHook
@@ -54,6 +54,7 @@ from haystack_deep_research.run.phases import Phase
 from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.resume import open_journal, write_outcome
 from haystack_deep_research.settings import Budgets
+from haystack_deep_research.settings.grouped import Price
 from haystack_deep_research.state import (
     EXIT_REASON,
     HOOK_CONTEXT,

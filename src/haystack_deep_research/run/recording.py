@@ -36,7 +36,7 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ReplayMissError
 from haystack_deep_research.run.cache import CACHE_KINDS, CacheStore, cache_from_dict, cache_to_dict, check_cache
 from haystack_deep_research.run.phases import model_name

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from haystack_deep_research.events import BudgetReached, EventBus, UsageRecorded, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger, SearchLog
 from haystack_deep_research.run.budget import RunBudget
-from haystack_deep_research.run.cost import CostMeter, Price
+from haystack_deep_research.run.cost import CostMeter
 from haystack_deep_research.run.delegation import Delegation
 from haystack_deep_research.run.read_cache import ReadCache
 from haystack_deep_research.run.usage import add_usage, total_tokens
 from haystack_deep_research.run.view import RunView
+from haystack_deep_research.settings.grouped import Price
 from haystack_deep_research.state import (
     PHASE_ORCHESTRATOR,
     PHASE_RESEARCH,

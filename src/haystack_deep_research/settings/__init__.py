@@ -18,18 +18,21 @@ A shape that has no use for a setting refuses it with a ``ConfigurationError`` r
 workflow and the deep agent search with the tools they are given, so ``Sources(search=...)`` means nothing to them).
 ``Budgets`` may also be passed per run, as ``RunInputs(budgets=...)``: its limits replace the factory's for that run.
 
-The package holds the value objects (:mod:`.grouped`), the argument checks they and every factory, tool and policy
-share (:mod:`.checks`), and the keywords a factory refuses, those that moved into a grouped setting among them
-(:mod:`.refusals`).
+The package holds the value objects (:mod:`.grouped`) and the keywords a factory refuses, those that moved into a
+grouped setting among them (:mod:`.refusals`). The argument checks they and every factory, tool and policy share sit
+below every package, in :mod:`haystack_deep_research._checks`.
 """
 
 from haystack_deep_research.settings.grouped import (
     DEFAULT_PASSAGE_BUDGET,
+    DEFAULT_PRICES,
     MAX_COST_BUDGET,
     MAX_TIME_BUDGET_S,
     MAX_TOKEN_BUDGET,
+    PRICES_AS_OF,
     Budgets,
     Grounding,
+    Price,
     Sources,
     checked_limits,
     passage_budget_value,
@@ -37,11 +40,14 @@ from haystack_deep_research.settings.grouped import (
 
 __all__ = [
     "DEFAULT_PASSAGE_BUDGET",
+    "DEFAULT_PRICES",
     "MAX_COST_BUDGET",
     "MAX_TIME_BUDGET_S",
     "MAX_TOKEN_BUDGET",
+    "PRICES_AS_OF",
     "Budgets",
     "Grounding",
+    "Price",
     "Sources",
     "checked_limits",
     "passage_budget_value",

@@ -1,32 +1,38 @@
-"""The grouped settings' value objects: :class:`Budgets`, :class:`Grounding`, :class:`Sources`, and the checks of
-their limits (see the package docstring)."""
+"""The grouped settings' value objects: :class:`Budgets` with the :class:`Price` of each model (and the default
+models' table), :class:`Grounding`, :class:`Sources`, and the checks of their limits (see the package docstring)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from datetime import date
 
-    from haystack_deep_research.run.cost import Price
     from haystack_deep_research.sources.mcp_servers import MCPServer
     from haystack_deep_research.web import FetchLimits, SearchScope, UrlPolicy
 
 __all__ = [
     "DEFAULT_PASSAGE_BUDGET",
+    "DEFAULT_PRICES",
     "MAX_COST_BUDGET",
     "MAX_TIME_BUDGET_S",
     "MAX_TOKEN_BUDGET",
+    "PRICES_AS_OF",
     "Budgets",
     "Grounding",
+    "Price",
     "Sources",
     "checked_limits",
+    "merge_prices",
     "passage_budget_value",
+    "price_of",
 ]
 
 DEFAULT_PASSAGE_BUDGET = 2_500
@@ -81,6 +87,95 @@ def passage_budget_value(value: Any) -> int:
     )
 
 
+PRICES_AS_OF = "2026-11-30"
+"""The day the prices in :data:`DEFAULT_PRICES` were read from OpenAI's model pages."""
+
+_MAX_PRICE = 10_000.0
+_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Price:
+    """
+    The price of one model, in US dollars per million tokens.
+
+    :param input_per_mtok: Input (prompt) tokens, 0 to 10,000.
+    :param output_per_mtok: Output tokens, reasoning tokens included, 0 to 10,000.
+    :param cached_input_per_mtok: Input tokens served from the provider's prompt cache, 0 to 10,000; ``None`` bills
+        them at the input price.
+    :raises ConfigurationError: If a price is not a number in range.
+    """
+
+    input_per_mtok: float
+    output_per_mtok: float
+    cached_input_per_mtok: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok"):
+            value = getattr(self, name)
+            if value is not None or name != "cached_input_per_mtok":
+                checked = _checks.number_in_range(f"Price.{name}", value, 0.0, _MAX_PRICE, include_low=True)
+                object.__setattr__(self, name, checked)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The price as a JSON-ready dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Price:
+        """
+        :param data: What :meth:`to_dict` returned.
+        :returns: The price.
+        """
+        return cls(**dict(data))
+
+
+DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(
+    {
+        "gpt-5.4": Price(input_per_mtok=2.50, output_per_mtok=15.00, cached_input_per_mtok=0.25),
+        "gpt-5.4-mini": Price(input_per_mtok=0.75, output_per_mtok=4.50, cached_input_per_mtok=0.075),
+        # Test doubles bill nothing: the testing kit's scripted generators and Haystack's MockChatGenerator.
+        "ScriptedChatGenerator": Price(input_per_mtok=0.0, output_per_mtok=0.0),
+        "mock-model": Price(input_per_mtok=0.0, output_per_mtok=0.0),
+    }
+)
+"""The prices the library knows, by model name (read on :data:`PRICES_AS_OF`)."""
+
+
+def merge_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
+    """
+    The default prices with the caller's on top.
+
+    :param prices: Prices by model name, or ``None``.
+    :returns: The merged table.
+    :raises ConfigurationError: If ``prices`` is not a mapping of non-empty model names to :class:`Price`.
+    """
+    if prices is None:
+        return dict(DEFAULT_PRICES)
+    if not isinstance(prices, Mapping):
+        raise ConfigurationError(
+            f"prices must be a dict of model name to Price, for example {{'my-model': Price(input_per_mtok=1.0, "
+            f"output_per_mtok=2.0)}}; got {type(prices).__name__}."
+        )
+    for model, price in prices.items():
+        if not isinstance(model, str) or not model.strip() or not isinstance(price, Price):
+            raise ConfigurationError(
+                f"prices must map model names to Price(input_per_mtok=..., output_per_mtok=...); got {model!r}: "
+                f"{type(price).__name__}."
+            )
+    return {**DEFAULT_PRICES, **prices}
+
+
+def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
+    """
+    :param model: A model name, as configured (a dated snapshot such as ``gpt-5.4-2026-03-05`` falls back to its
+        alias's price when it has none of its own).
+    :param prices: The price table.
+    :returns: The model's price, or ``None`` when it is unknown.
+    """
+    return prices.get(model) or prices.get(_SNAPSHOT.sub("", model))
+
+
 @dataclass(frozen=True, kw_only=True)
 class Budgets:
     """
@@ -104,8 +199,6 @@ class Budgets:
     prices: Mapping[str, Price] | None = None
 
     def __post_init__(self) -> None:
-        from haystack_deep_research.run.cost import Price
-
         names = ("Budgets(tokens=...)", "Budgets(seconds=...)", "Budgets(dollars=...)")
         _, seconds, dollars = checked_limits(self.tokens, self.seconds, self.dollars, names=names)
         object.__setattr__(self, "seconds", seconds)
@@ -148,11 +241,10 @@ class Budgets:
         :raises ConfigurationError: If ``dollars`` is set and a model's price is unknown; the message says how to
             give it.
         """
-        from haystack_deep_research.run.cost import CostMeter
-
         if self.dollars is None:
             return
-        unpriced = CostMeter(prices=dict(self.prices or {})).unpriced(dict(phase_models))
+        prices = merge_prices(self.prices)
+        unpriced = list(dict.fromkeys(model for model in phase_models.values() if price_of(model, prices) is None))
         if unpriced:
             raise ConfigurationError(
                 f"Budgets(dollars=...) needs the price of every model the run calls; none is known for "

@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from haystack import Document
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.prompts import DATASTORE_ROUTING, DATASTORE_TOOL_PREFIX, render_text

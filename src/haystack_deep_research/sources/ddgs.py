@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from haystack import logging
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, SearchError
 from haystack_deep_research.sources.search import SearchScope
 

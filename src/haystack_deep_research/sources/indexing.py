@@ -31,7 +31,7 @@ from haystack import Document, logging
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence.text import plain_title

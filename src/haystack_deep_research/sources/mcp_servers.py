@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["MCPServer", "mcp_servers_from"]

@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import (
     ConfigurationError,

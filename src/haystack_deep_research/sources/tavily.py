@@ -11,7 +11,7 @@ from haystack import logging
 from haystack.core.serialization import default_to_dict
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError
 from haystack_deep_research.run import CacheStore
 from haystack_deep_research.run.cache import cache_from_dict

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 
 __all__ = ["LoggedRequest", "RequestLog"]
 

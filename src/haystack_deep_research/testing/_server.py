@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.testing._request_log import LoggedRequest, RequestLog
 from haystack_deep_research.testing._validation import check_path

@@ -11,7 +11,7 @@ from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.events import PageRead, PageRefused

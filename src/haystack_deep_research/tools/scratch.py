@@ -19,7 +19,7 @@ import threading
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError
 from haystack_deep_research.prompts import (

@@ -20,7 +20,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool, Toolset
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research._tooling.base import ResearchTool, bind_tools
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
 from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned

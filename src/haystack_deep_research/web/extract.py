@@ -17,7 +17,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
 from haystack_deep_research.web import _pool
 from haystack_deep_research.web._charsets import decode

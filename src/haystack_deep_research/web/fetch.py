@@ -22,7 +22,7 @@ from typing import cast
 
 import httpx
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.web._body import Deadline
 from haystack_deep_research.web._guard import ConnectionGuard
 from haystack_deep_research.web._steps import (

@@ -24,7 +24,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool, Toolset
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today

@@ -20,7 +20,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type
 from pydantic import BaseModel
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, unjudged_claims, verdict_outputs
 from haystack_deep_research.run import Phase

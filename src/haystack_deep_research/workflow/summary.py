@@ -24,7 +24,7 @@ from haystack import component
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
-import haystack_deep_research.settings.checks as _checks
+from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
