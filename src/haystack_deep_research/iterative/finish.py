@@ -14,12 +14,12 @@ from typing import Any
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.events import RunEnded
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.run import Phase, ResearchRun, blocking
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.resume import write_outcome
-from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.state import (
     BRIEF,
     CHANGES,
@@ -74,7 +74,7 @@ def _close(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
         return
     if iteration.update is not None and iteration.update.previous_report:
         previous, text = Path(journal.directory) / PREVIOUS_REPORT_FILE, iteration.update.previous_report
-        [written] = yield [blocking(atomic_write_text, previous, text)]
+        [written] = yield [blocking(write_file, previous, text)]
         if written.error is not None:
             run.warn(PHASE_WRITE, f"could not write {PREVIOUS_REPORT_FILE} to the run directory ({written.error})")
     yield from write_outcome(run, report=iteration.report, exit_reason=iteration.exit_reason)

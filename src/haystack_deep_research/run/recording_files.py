@@ -26,6 +26,7 @@ from haystack import logging
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._untrusted.files import open_appending
 from haystack_deep_research.errors import RecordingError
 from haystack_deep_research.evidence.text import clean_text
 
@@ -75,7 +76,7 @@ def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> N
     line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
     with _file_lock(path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+        handle = open_appending(path)
         try:
             view = memoryview(line)
             while view:
