@@ -27,6 +27,7 @@ from haystack import logging
 from haystack.dataclasses import ChatMessage
 from pydantic import Field
 
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import EventStream, UsageRecorded
@@ -74,11 +75,11 @@ def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any =
     """Run ``deep-research check`` on the given texts, in a temporary directory; returns its status and output."""
     with tempfile.TemporaryDirectory(prefix="deep-research-check-") as folder:
         path = Path(folder) / "report.md"
-        path.write_text(report, encoding="utf-8")
+        write_file(path, report)
         argv = [str(path)]
         if sources is not None:
             sources_path = Path(folder) / "sources.json"
-            sources_path.write_text(json.dumps(sources), encoding="utf-8")
+            write_file(sources_path, json.dumps(sources))
             argv += ["--sources", str(sources_path)]
         if judge:
             argv.append("--judge")

@@ -127,7 +127,7 @@ def text_file(data: bytes, *, name: str) -> tuple[str, str, str]:
         text, and the name of the encoding it was read in.
     :raises ExtractionError: If the bytes are not text in any encoding detected.
     """
-    from haystack.dataclasses import ByteStream
+    from haystack.dataclasses.byte_stream import ByteStream
 
     load()
     text, encoding = decode_text(data, name=name)
