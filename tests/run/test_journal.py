@@ -386,3 +386,33 @@ def test_a_seal_key_that_cannot_be_kept_is_a_warning_naming_the_setting(
 
     assert result["report"]  # the research is kept; only resuming it would cost more
     assert any("DEEP_RESEARCH_JOURNAL_KEY_FILE" in warning for warning in result["warnings"])
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "device", "large"])
+def test_a_seal_key_that_is_no_small_regular_file_is_refused_without_blocking_or_reading_it(
+    hostile: str, make_agent: Callable[..., Agent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = tmp_path / "journal.key"
+    if hostile == "fifo":
+        os.mkfifo(key)  # a plain read blocks every run with a run directory
+    elif hostile == "device":
+        key.symlink_to("/dev/zero")  # a plain read grows the process until memory runs out
+    else:
+        key.write_bytes(b"k" * (1 << 20))
+    monkeypatch.setenv("DEEP_RESEARCH_JOURNAL_KEY_FILE", str(key))
+    outcome: list[dict[str, Any]] = []
+    running = threading.Thread(
+        target=lambda: outcome.append(
+            make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: tmp_path / "r"})
+        ),
+        daemon=True,
+    )
+
+    running.start()
+    running.join(timeout=120)
+
+    assert not running.is_alive()
+    [result] = outcome
+    assert result["report"]
+    assert any("DEEP_RESEARCH_JOURNAL_KEY_FILE" in warning and str(key) in warning for warning in result["warnings"])
+    assert key.is_fifo() if hostile == "fifo" else key.is_symlink() if hostile == "device" else key.stat().st_size
