@@ -416,3 +416,34 @@ def test_a_seal_key_that_is_no_small_regular_file_is_refused_without_blocking_or
     assert result["report"]
     assert any("DEEP_RESEARCH_JOURNAL_KEY_FILE" in warning and str(key) in warning for warning in result["warnings"])
     assert key.is_fifo() if hostile == "fifo" else key.is_symlink() if hostile == "device" else key.stat().st_size
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "link"])
+def test_a_journal_that_is_a_fifo_or_a_link_is_refused_and_left_as_it_was(
+    hostile: str, make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    elsewhere = tmp_path / "notes.txt"
+    elsewhere.write_bytes(b"kept\nunterminated")
+    if hostile == "fifo":
+        os.mkfifo(run_dir / JOURNAL_FILE)  # a plain read blocks forever
+    else:
+        (run_dir / JOURNAL_FILE).symlink_to(elsewhere)
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            make_agent().run(messages=[ChatMessage.from_user(QUESTION)], hook_context={RUN_DIR_KEY: run_dir})
+        except BaseException as error:  # handed to the test thread
+            outcome.append(error)
+
+    running = threading.Thread(target=run, daemon=True)
+    running.start()
+    running.join(timeout=120)
+
+    assert not running.is_alive()
+    [error] = outcome
+    assert isinstance(error, RunDirError)
+    assert JOURNAL_FILE in str(error)
+    assert elsewhere.read_bytes() == b"kept\nunterminated"
