@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import ast
 import os
+import shlex
 import socket
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -293,3 +296,27 @@ def test_the_door_is_what_the_writers_call() -> None:
         "sources/indexing.py",
         "tools/scratch.py",
     ]
+
+
+@pytest.mark.parametrize("redirect", [">", ">>"])
+def test_dev_stdout_sent_to_a_file_by_the_shell_is_written_to_as_the_shell_left_it(
+    redirect: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.md"
+    out.write_text("earlier line\n")
+    program = (
+        "from haystack_deep_research._untrusted.files import write_file\n"
+        "write_file('/dev/stdout', 'Bericht ü\\n', named=True)"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(SRC.parent)}
+
+    subprocess.run(
+        f"{shlex.quote(sys.executable)} -c {shlex.quote(program)} {redirect} {shlex.quote(str(out))}",
+        shell=True,
+        check=True,
+        env=environment,
+        timeout=60,
+    )
+
+    assert out.read_text() == ("earlier line\n" if redirect == ">>" else "") + "Bericht ü\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.md"]

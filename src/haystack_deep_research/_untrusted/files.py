@@ -25,8 +25,9 @@ regular file:
   it. A reader sees the old file or the new one, never half of one.
 * A path the user named (``named=True``: ``-o``, ``--sources``, an export) that is a FIFO or a character device
   (``/dev/stdout``, ``/dev/null``, a pipe) is opened and written to as it stands, as a shell's ``>`` would; it is never
-  replaced by a regular file. A symbolic link there is followed: what it leads to gets the content, by these same
-  rules, and the link is kept.
+  replaced by a regular file. So is a file named by a path under ``/dev`` or ``/proc`` (``/dev/stdout`` sent to a
+  file by the shell), appended to as the shell left it (:func:`written_through`). Any other symbolic link the user
+  named is followed: what it leads to gets the content, by these same rules, and the link is kept.
 * A path of the library's own folders (a run directory, a cache, an index) that holds a symbolic link or a FIFO has
   that name replaced by the new file; nothing is written through the link or into the FIFO.
 * A folder, a socket, a block device, or a character device at a path the user did not name is never replaced:
@@ -49,7 +50,15 @@ from typing import NoReturn
 from haystack_deep_research.errors import LocalFileRefusedError
 from haystack_deep_research.evidence.text import clean_text
 
-__all__ = ["checked_stat", "cut_torn_line", "open_appending", "read_regular_file", "sync_directory", "write_file"]
+__all__ = [
+    "checked_stat",
+    "cut_torn_line",
+    "open_appending",
+    "read_regular_file",
+    "sync_directory",
+    "write_file",
+    "written_through",
+]
 
 Content = str | bytes | Callable[[Path], object]
 """What :func:`write_file` writes: text (cleaned to be encodable as UTF-8), bytes, or a function that writes the
@@ -206,8 +215,8 @@ def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = 
             target = Path(os.path.realpath(target))
     if status is not None and not exclusive:
         kind = status.st_mode
-        if named and (stat.S_ISFIFO(kind) or stat.S_ISCHR(kind)):
-            _write_through(target, content)
+        if named and written_through(path, status):
+            _write_through(target, content, kind)
             return True
         if not (stat.S_ISREG(kind) or (not named and (stat.S_ISLNK(kind) or stat.S_ISFIFO(kind)))):
             raise LocalFileRefusedError(
@@ -217,6 +226,23 @@ def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = 
                 reason="not_regular",
             )
     return _replace(target, content, mode=0o666 if named else 0o600, exclusive=exclusive)
+
+
+def written_through(path: str | os.PathLike[str], status: os.stat_result | None = None) -> bool:
+    """
+    :param path: A path the user named.
+    :param status: Its status, links followed, when already known.
+    :returns: Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character
+        device, or a file named by a path under ``/dev`` or ``/proc`` (``/dev/stdout`` when the shell sent stdout to a
+        file: it is appended to, as the shell's ``>`` or ``>>`` left it).
+    """
+    try:
+        kind = (status or os.stat(path)).st_mode
+    except OSError:
+        return False
+    if stat.S_ISFIFO(kind) or stat.S_ISCHR(kind):
+        return True
+    return stat.S_ISREG(kind) and Path(os.path.abspath(path)).parts[1:2] in (("dev",), ("proc",))
 
 
 def _what(mode: int) -> str:
@@ -234,8 +260,11 @@ def _data(content: str | bytes) -> bytes:
     return clean_text(content).encode("utf-8") if isinstance(content, str) else content
 
 
-def _write_through(target: Path, content: Content) -> None:
-    """Write to a FIFO or device as it stands: opened (waiting for a reader, as a shell's ``>`` does), never made."""
+def _write_through(target: Path, content: Content, kind: int) -> None:
+    """
+    Write to a FIFO, a device or a stream's file as it stands: opened for appending (a FIFO waits for a reader, as a
+    shell's ``>`` does), never made, never replaced.
+    """
     if callable(content):
         with tempfile.TemporaryDirectory(prefix="deep-research-") as folder:
             made = Path(folder) / target.name
@@ -243,9 +272,9 @@ def _write_through(target: Path, content: Content) -> None:
             data = made.read_bytes()
     else:
         data = _data(content)
-    handle = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    handle = os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
-        if not (stat.S_ISFIFO(os.fstat(handle).st_mode) or stat.S_ISCHR(os.fstat(handle).st_mode)):
+        if stat.S_IFMT(os.fstat(handle).st_mode) != stat.S_IFMT(kind):
             raise LocalFileRefusedError(  # swapped for another kind of file between the look and the open
                 f"{target} was not written: it changed while being opened; write again.",
                 path=str(target),

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
+from haystack_deep_research._untrusted.files import written_through
 from haystack_deep_research.errors import MissingExtraError, UsageError
 
 __all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "report_format"]
@@ -49,12 +50,12 @@ def check_output_file(path: Path, option: str) -> Path:
     :param option: The option it was given with (``-o``, ``--sources``), quoted in the error.
     :returns: The path.
     :raises UsageError: If it names a folder, a socket or a block device, its folder does not exist or is not a
-        folder, or cannot be written. A FIFO or a character device (``/dev/stdout``) is written to as it stands, so
-        its folder need not be writable.
+        folder, or cannot be written. A FIFO, a character device or ``/dev/stdout`` is written to as it stands (see
+        :func:`~haystack_deep_research._untrusted.files.written_through`), so its folder need not be writable.
     """
     if path.is_dir():
         raise UsageError(f"{option} {path} is a folder; give a file path, for example {path / 'report.md'}.")
-    if path.is_fifo() or path.is_char_device():
+    if written_through(path):  # a FIFO, a device, /dev/stdout: written to as it stands, its folder untouched
         return path
     if path.exists() and not path.is_file():
         raise UsageError(f"{option} {path} is neither a file, a FIFO nor a terminal or other character device.")
