@@ -190,14 +190,17 @@ def test_a_torn_line_is_cut_but_a_refused_file_is_never_cut(tmp_path: Path) -> N
 
 # What writes a file: an open for writing, os's renames and links, a temporary file, pathlib's writers and renames
 # (called with one argument, which str.replace never is), a CSV writer.
-_PATH_CALLS = {"write_text", "write_bytes", "touch"}
+_PATH_CALLS = {"write_text", "write_bytes", "touch", "save", "output"}  # also python-docx's and fpdf2's writers
 _OS_CALLS = {"replace", "rename", "renames", "link", "symlink", "truncate", "ftruncate", "mkfifo", "mknod"}
 _TEMPORARY = {"mkstemp", "NamedTemporaryFile", "TemporaryFile", "SpooledTemporaryFile", "TemporaryDirectory"}
 _WRITING_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}
 # Besides the door: the parser process keeps its stdout for its answers and sends stray prints to /dev/null, the
 # MCP server's check runs in a temporary folder of its own, scan results are written as CSV into memory first, the
-# journal cuts back a failed append on the descriptor the door opened, and a to-do list has a method named replace.
+# journal cuts back a failed append on the descriptor the door opened, the Word and PDF exports save to the door's
+# temporary file, and a to-do list has a method named replace.
 _ALLOWED = {
+    ("report/export_files.py", "save"),
+    ("report/export_files.py", "output"),
     ("web/_worker.py", "fdopen"),
     ("web/_worker.py", "open"),
     ("mcp_server/server.py", "TemporaryDirectory"),
@@ -287,6 +290,7 @@ def test_the_door_is_what_the_writers_call() -> None:
         "cli/run_options.py",
         "iterative/finish.py",
         "mcp_server/server.py",
+        "report/export_files.py",
         "run/cache.py",
         "run/journal.py",
         "run/journal_seal.py",

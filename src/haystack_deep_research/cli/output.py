@@ -57,8 +57,7 @@ def _write(saved: Saved, what: str, path: Path, text: str, result: Mapping[str, 
         if kind == "html" and result is not None:
             write_file(path, export_html(result), named=True)
         elif kind in ("docx", "pdf") and result is not None:
-            export = export_docx if kind == "docx" else export_pdf
-            write_file(path, lambda temporary: export(result, temporary), named=True)
+            (export_docx if kind == "docx" else export_pdf)(result, path)
         else:
             write_file(path, text, named=True)
     except OSError as error:
