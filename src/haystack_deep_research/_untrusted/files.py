@@ -192,8 +192,9 @@ def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = 
     :param path: The file.
     :param content: Text, bytes, or a function that writes the content to the path it is given.
     :param named: Whether the user named this path (``-o``, ``--sources``, an export): a symbolic link is followed,
-        and a FIFO or character device is written to as it stands. The file gets the user's usual permissions;
-        otherwise (a file of the library's own folders) it is readable by its owner only.
+        and a FIFO, a character device or ``/dev/stdout`` is written to as it stands (see :func:`written_through`).
+        The file gets the user's usual permissions; otherwise (a file of the library's own folders) it is readable by
+        its owner only.
     :param exclusive: Write only when nothing stands at the path yet (a key made once, by the first of several
         processes).
     :returns: Whether the file was written (``False`` only when ``exclusive`` and something stood there already).
@@ -216,7 +217,7 @@ def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = 
     if status is not None and not exclusive:
         kind = status.st_mode
         if named and written_through(path, status):
-            _write_through(target, content, kind)
+            _write_through(Path(os.fspath(path)), content, kind)  # opened as named: /dev/stdout's link leads on
             return True
         if not (stat.S_ISREG(kind) or (not named and (stat.S_ISLNK(kind) or stat.S_ISFIFO(kind)))):
             raise LocalFileRefusedError(
