@@ -289,15 +289,16 @@ class ReplayMissError(ResearchRunError):
 
 class LocalFileRefusedError(ResearchRunError, OSError):
     """
-    A local file (a document of an indexed folder, a memory file, a cache entry, a folder index) was not read: it is
-    not a regular file (a FIFO, a device, a folder), it resolves outside the folder it must stay in (through a
-    symbolic link), or it is larger than its size cap. The message names the file and the reason; replace the file
+    A local file (a document of an indexed folder, a memory file, a cache entry, a folder index, a journal, a scan's
+    results, an output path) was not read or written: it is not a regular file (a FIFO, a device, a socket, a
+    folder), it resolves outside the folder it must stay in (through a symbolic link), it is a symbolic link where
+    none is followed, or it is larger than its size cap. The message names the file and the reason; replace the file
     with a regular one inside its folder, or remove it. An ``OSError``, so code that treats an unreadable file as a
     miss treats a refused one the same way.
 
     :param message: What was refused and why.
     :param path: The file, as given.
-    :param reason: ``"not_regular"``, ``"outside_root"`` or ``"too_large"``.
+    :param reason: ``"not_regular"``, ``"outside_root"``, ``"symlink"`` or ``"too_large"``.
     """
 
     def __init__(self, message: str, *, path: str = "", reason: str = "") -> None:

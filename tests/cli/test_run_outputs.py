@@ -4,7 +4,11 @@ fails or a file cannot be written after it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +195,68 @@ def test_a_run_that_fails_before_any_note_does_not_claim_its_report_holds_notes(
     assert answer["warnings"] == [
         "run: the run failed (TimeoutError) before its report was written; no note was gathered, so there is no report"
     ]
+
+
+def _fifo_reader(path: Path) -> tuple[threading.Thread, list[bytes]]:
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(path, "rb") as fifo:
+            got.append(fifo.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader, got
+
+
+def test_a_fifo_given_to_o_gets_the_report_and_stays_a_fifo(folder: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "report-pipe"
+    os.mkfifo(fifo)
+    reader, got = _fifo_reader(fifo)
+
+    assert _loopback_run(folder, tmp_path, "-o", str(fifo), "-q") == 0
+    reader.join(timeout=60)
+
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert (folder / "tides.md").as_uri() in got[0].decode("utf-8")
+
+
+def test_a_character_device_given_to_o_is_written_to_not_replaced(folder: Path, tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # what -o /dev/null names, in the test's own folder
+    except (PermissionError, OSError) as error:
+        pytest.skip(f"cannot make a device node here ({error})")
+
+    assert _loopback_run(folder, tmp_path, "-o", str(null), "--sources", str(null.with_name("s")), "-q") == 0
+
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
+
+
+def test_a_link_given_to_o_is_followed_and_kept(folder: Path, tmp_path: Path) -> None:
+    real = tmp_path / "reports" / "tides.md"
+    real.parent.mkdir()
+    real.write_text("old report")
+    link = tmp_path / "latest.md"
+    link.symlink_to(real)
+
+    assert _loopback_run(folder, tmp_path, "-o", str(link), "-q") == 0
+
+    assert link.is_symlink()
+    assert (folder / "tides.md").as_uri() in real.read_text(encoding="utf-8")
+
+
+def test_a_socket_given_to_o_is_refused_before_the_run(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "report.sock"
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(path))
+    try:
+        code = _loopback_run(folder, tmp_path, "-o", str(path), "-q")
+    finally:
+        listening.close()
+
+    assert code == 2
+    assert f"-o {path} is neither a file" in capsys.readouterr().err
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)

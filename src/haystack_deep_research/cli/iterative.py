@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.agents import role_models
 from haystack_deep_research.cli.arguments import with_grounding
 from haystack_deep_research.cli.exit_codes import ExitCode
@@ -100,7 +101,7 @@ def write_manifest(
         "prices": {name: [price.input_per_mtok, price.output_per_mtok] for name, price in _prices(options).items()},
     }
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / MANIFEST_FILE).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_file(directory / MANIFEST_FILE, json.dumps(manifest, ensure_ascii=False, indent=2))
 
 
 def _prices(options: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,10 @@ directory's copies, and the ``--json`` object.
 shows the passage of its source behind it (see :mod:`haystack_deep_research.report`). The ``--sources`` file is the
 ledger, each entry with a ``passages`` list: the ``sentence`` of the report citing it and the ``passage`` behind it.
 
+Every file is written through :func:`~haystack_deep_research._untrusted.files.write_file` as a path the user named:
+a regular file is replaced atomically, a FIFO or a character device (``-o /dev/stdout``) is written to as it stands,
+a symbolic link is followed, and a folder, socket or block device is never replaced.
+
 A report is never lost to a write or an export that fails after the run: the error is one line on stderr and the
 Markdown report goes to stdout instead.
 """
@@ -19,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.cli.display import say
-from haystack_deep_research.cli.paths import report_format, write_file, write_text
+from haystack_deep_research.cli.paths import report_format
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.report import export_docx, export_html, export_pdf
 from haystack_deep_research.run import ResearchRun
@@ -51,12 +56,11 @@ def _write(saved: Saved, what: str, path: Path, text: str, result: Mapping[str, 
     kind = report_format(path) if result is not None else "markdown"
     try:
         if kind == "html" and result is not None:
-            write_text(path, export_html(result))
+            write_file(path, export_html(result), named=True)
         elif kind in ("docx", "pdf") and result is not None:
-            export = export_docx if kind == "docx" else export_pdf
-            write_file(path, lambda temporary: export(result, temporary))
+            (export_docx if kind == "docx" else export_pdf)(result, path)
         else:
-            write_text(path, text)
+            write_file(path, text, named=True)
     except OSError as error:
         saved.failures.append(f"could not write the {what} to {path} ({error.strerror or error})")
         return False

@@ -1,5 +1,6 @@
 """
-The command's output paths, checked before anything is run, and written so that a crash never leaves half a file.
+The command's output paths, checked before anything is run (they are written through
+:func:`haystack_deep_research._untrusted.files.write_file`, so that a crash never leaves half a file).
 
 A run can take minutes and cost money, so ``-o``, ``--sources`` and ``--run-dir`` are checked before any model is
 called: a file path must not name a folder, and its folder must exist and be writable; the run directory must not
@@ -12,14 +13,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from haystack_deep_research._untrusted.files import written_through
 from haystack_deep_research.errors import MissingExtraError, UsageError
-from haystack_deep_research.evidence.text import clean_text
 
-__all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "report_format", "write_file", "write_text"]
+__all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "report_format"]
 
 ReportFormat = Literal["markdown", "html", "docx", "pdf"]
 _FORMATS: dict[str, ReportFormat] = {".html": "html", ".htm": "html", ".docx": "docx", ".pdf": "pdf"}
@@ -49,10 +49,16 @@ def check_output_file(path: Path, option: str) -> Path:
     :param path: The path given.
     :param option: The option it was given with (``-o``, ``--sources``), quoted in the error.
     :returns: The path.
-    :raises UsageError: If it names a folder, its folder does not exist or is not a folder, or cannot be written.
+    :raises UsageError: If it names a folder, a socket or a block device, its folder does not exist or is not a
+        folder, or cannot be written. A FIFO, a character device or ``/dev/stdout`` is written to as it stands (see
+        :func:`~haystack_deep_research._untrusted.files.written_through`), so its folder need not be writable.
     """
     if path.is_dir():
         raise UsageError(f"{option} {path} is a folder; give a file path, for example {path / 'report.md'}.")
+    if written_through(path):  # a FIFO, a device, /dev/stdout: written to as it stands, its folder untouched
+        return path
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{option} {path} is neither a file, a FIFO nor a terminal or other character device.")
     folder = path.parent
     if not folder.exists():
         raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first (mkdir -p {folder}).")
@@ -105,34 +111,3 @@ def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Pa
         raise UsageError(f"-o and --sources both name {output}; give two files.")
     if run_dir is not None:
         check_run_dir_path(run_dir)
-
-
-def write_text(path: Path, text: str) -> None:
-    """
-    Replace a file's content atomically (see :func:`write_file`).
-
-    :param path: The file.
-    :param text: Its new content.
-    :raises OSError: If it cannot be written.
-    """
-    # Cleaned first: a lone surrogate (a file name that is not UTF-8) can never abort the write.
-    write_file(path, lambda temporary: temporary.write_text(clean_text(text), encoding="utf-8"))
-
-
-def write_file(path: Path, writer: Callable[[Path], object]) -> None:
-    """
-    Replace a file's content atomically: ``writer`` writes a temporary file beside it, which then replaces it, so a
-    crash never leaves a half-written file behind. The file gets the user's usual permissions (a temporary file from
-    :mod:`tempfile` would be readable by its owner only).
-
-    :param path: The file.
-    :param writer: Writes the new content to the path it is given.
-    :raises OSError: If it cannot be written.
-    """
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        writer(temporary)
-        temporary.replace(path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise

@@ -24,10 +24,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 import haystack_deep_research._untrusted.json_text as _safe_json
-from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.cli.display import say
 from haystack_deep_research.errors import LocalFileRefusedError, RunDirError
-from haystack_deep_research.run.run_dir import atomic_write_text
 
 __all__ = [
     "OPTIONS_FILE",
@@ -110,7 +109,7 @@ def save_run_options(run_dir: Path, options: list[list[str]]) -> None:
     :param options: What :func:`run_options` returned.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / OPTIONS_FILE, json.dumps({"options": options}, ensure_ascii=False, indent=1))
+    write_file(run_dir / OPTIONS_FILE, json.dumps({"options": options}, ensure_ascii=False, indent=1))
 
 
 def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[list[str]]:

@@ -16,12 +16,12 @@ from typing import Any
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.report import unjudged_claims
 from haystack_deep_research.run import Phase, ResearchRun, blocking
 from haystack_deep_research.run.lifecycle import close_run
 from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.state import (
     BRIEF,
     CHANGES,
@@ -76,7 +76,7 @@ def _keep_previous(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
     if journal is None or iteration.update is None or not iteration.update.previous_report:
         return
     previous, text = Path(journal.directory) / PREVIOUS_REPORT_FILE, iteration.update.previous_report
-    [written] = yield [blocking(atomic_write_text, previous, text)]
+    [written] = yield [blocking(write_file, previous, text)]
     if written.error is not None:
         run.warn(PHASE_WRITE, f"could not write {PREVIOUS_REPORT_FILE} to the run directory ({written.error})")
 

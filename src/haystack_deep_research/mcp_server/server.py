@@ -33,6 +33,7 @@ from haystack.dataclasses import ChatMessage
 from pydantic import Field
 
 from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
@@ -81,11 +82,11 @@ def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any =
     """Run ``deep-research check`` on the given texts, in a temporary directory; returns its status and output."""
     with tempfile.TemporaryDirectory(prefix="deep-research-check-") as folder:
         path = Path(folder) / "report.md"
-        path.write_text(report, encoding="utf-8")
+        write_file(path, report)
         argv = [str(path)]
         if sources is not None:
             sources_path = Path(folder) / "sources.json"
-            sources_path.write_text(json.dumps(sources), encoding="utf-8")
+            write_file(sources_path, json.dumps(sources))
             argv += ["--sources", str(sources_path)]
         if judge:
             argv.append("--judge")

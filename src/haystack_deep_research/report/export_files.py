@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.report._rendering import Block, Passage, blocks, cited_tokens, xml_text
 
@@ -38,7 +39,8 @@ def export_docx(result: Mapping[str, Any], path: str | Path) -> Path:
     Write a run's report as a Word document with its citations as endnotes (see the module docstring).
 
     :param result: The run's result: ``report`` and ``citations`` (with ``passages``).
-    :param path: Where to write the ``.docx`` file.
+    :param path: Where to write the ``.docx`` file (as ``-o`` is: replaced atomically, or written to as it stands when
+        it is a FIFO or a device, see :func:`~haystack_deep_research._untrusted.files.write_file`).
     :returns: The path written.
     :raises MissingExtraError: If python-docx is not installed (``pip install haystack-deep-research[docx]``).
     :raises OSError: If the file cannot be written.
@@ -72,7 +74,7 @@ def export_docx(result: Mapping[str, Any], path: str | Path) -> Path:
             document.add_paragraph(heading)
             document.add_paragraph(text, style="Quote")
     target = Path(path)
-    document.save(str(target))
+    write_file(target, lambda temporary: document.save(str(temporary)), named=True)
     return target
 
 
@@ -90,7 +92,8 @@ def export_pdf(result: Mapping[str, Any], path: str | Path, *, font: str | Path 
     Write a run's report as a PDF with its citations as endnotes (see the module docstring).
 
     :param result: The run's result: ``report`` and ``citations`` (with ``passages``).
-    :param path: Where to write the ``.pdf`` file.
+    :param path: Where to write the ``.pdf`` file (as ``-o`` is, see
+        :func:`~haystack_deep_research._untrusted.files.write_file`).
     :param font: A Unicode TrueType font file to write with; by default DejaVu Sans where installed.
     :returns: The path written.
     :raises MissingExtraError: If fpdf2 is not installed (``pip install haystack-deep-research[pdf]``).
@@ -122,7 +125,7 @@ def export_pdf(result: Mapping[str, Any], path: str | Path, *, font: str | Path 
             write(heading, 10)
             write(text, 10, indent=6)
     target = Path(path)
-    pdf.output(str(target))
+    write_file(target, lambda temporary: pdf.output(str(temporary)), named=True)
     return target
 
 

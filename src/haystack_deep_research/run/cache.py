@@ -29,10 +29,9 @@ from haystack import logging
 from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
 
 from haystack_deep_research import _checks
-from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
-from haystack_deep_research.run.run_dir import atomic_write_text
 
 __all__ = [
     "CACHE_KINDS",
@@ -204,7 +203,7 @@ class ResearchCache:
         record = json.dumps({"key": key, "stored_at": time.time(), "value": value}, ensure_ascii=False)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, record)
+            write_file(path, record)
         except OSError as error:
             logger.warning("Could not write the cache entry {path} ({error}).", path=path, error=error)
 

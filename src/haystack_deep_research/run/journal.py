@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.errors import RunDirError, RunDirInUseError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.run.journal_records import (
@@ -34,7 +35,7 @@ from haystack_deep_research.run.journal_records import (
 )
 from haystack_deep_research.run.journal_restore import JOURNAL_VERSION, restore_records
 from haystack_deep_research.run.journal_seal import seal
-from haystack_deep_research.run.run_dir import JournalFile, atomic_write_text, check_run_dir, shown, unusable
+from haystack_deep_research.run.run_dir import JournalFile, check_run_dir, shown, unusable
 
 __all__ = [
     "JOURNAL_FILE",
@@ -255,7 +256,7 @@ class RunJournal:
         :param ledger: The run's ledger.
         :raises OSError: If the file cannot be written.
         """
-        atomic_write_text(self.directory / LEDGER_FILE, json.dumps(ledger.to_list(), ensure_ascii=False))
+        write_file(self.directory / LEDGER_FILE, json.dumps(ledger.to_list(), ensure_ascii=False))
 
     def write_report(self, report: str) -> None:
         """
@@ -264,7 +265,7 @@ class RunJournal:
         :param report: The report.
         :raises OSError: If the file cannot be written.
         """
-        atomic_write_text(self.directory / REPORT_FILE, report)
+        write_file(self.directory / REPORT_FILE, report)
 
     @property
     def closed(self) -> bool:

@@ -4,7 +4,8 @@ What a run directory's journal says was read is trusted only when this library w
 A resumed run restores the journal's sources as read, so whoever can edit ``journal.jsonl`` could add a page the run
 never read and have it cited as verified. Each source that counts as read (a page or a document) is therefore sealed
 when journaled: an HMAC-SHA256 of the entry under a key kept outside the run directory (``journal.key`` in the
-user's cache directory, ``$XDG_CACHE_HOME/haystack-deep-research``, created readable by its owner only). When the
+user's cache directory, ``$XDG_CACHE_HOME/haystack-deep-research``, created readable by its owner only, and read
+only when it is a regular file of at most 4 KiB: a FIFO or a link to a device there is refused, never opened). When the
 journal is read again, an entry whose seal does not verify (forged, edited, or sealed on another machine) is restored
 as a search result only: its URL is known, nothing counts as read, so nothing cites it as verified; the note that
 cited it is researched again only if it has no other verified source.
@@ -21,6 +22,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import RunDirError
 
 __all__ = ["KEY_ENV", "seal", "unseal"]
@@ -29,6 +31,7 @@ KEY_ENV = "DEEP_RESEARCH_JOURNAL_KEY_FILE"
 """An environment variable naming another file for the key (tests, or a key shared by the machines of one team)."""
 
 _SEALED_KINDS = ("page", "document")
+_MAX_KEY_BYTES = 4096
 _SEAL = "seal"
 
 
@@ -44,30 +47,26 @@ def _key() -> bytes:
     path = _key_file()
     try:
         with contextlib.suppress(FileNotFoundError):
-            key = path.read_bytes()
-            if len(key) >= 32:
-                return key
-            raise RunDirError(
-                f"the journal key {path} is damaged (shorter than 32 bytes); delete it (sources journaled under it "
-                f"are then read again) or set {KEY_ENV} to another file."
-            )
+            return _read_key(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        made = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        descriptor = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(secrets.token_bytes(32))
-        try:
-            os.link(made, path)  # only one process makes the key: a second one reads the first one's
-        except FileExistsError:
-            pass
-        finally:
-            made.unlink(missing_ok=True)
-        return path.read_bytes()
-    except OSError as error:
+        write_file(path, secrets.token_bytes(32), exclusive=True)  # made once: a second process reads the first's
+        return _read_key(path)
+    except OSError as error:  # LocalFileRefusedError included: a FIFO, a device, a file far larger than a key
         raise RunDirError(
             f"the key that seals journaled sources cannot be kept at {path} ({error}); set {KEY_ENV} to a file in a "
             "writable folder."
         ) from error
+
+
+def _read_key(path: Path) -> bytes:
+    """The key, read as a regular file of at most :data:`_MAX_KEY_BYTES` (a link is followed to what it leads to)."""
+    key = read_regular_file(path, root=None, max_bytes=_MAX_KEY_BYTES)
+    if len(key) < 32:
+        raise RunDirError(
+            f"the journal key {path} is damaged (shorter than 32 bytes); delete it (sources journaled under it "
+            f"are then read again) or set {KEY_ENV} to another file."
+        )
+    return key
 
 
 def _mac(entry: dict[str, Any]) -> str:

@@ -26,12 +26,17 @@ from haystack import logging
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._untrusted.files import open_appending, read_regular_file
 from haystack_deep_research.errors import RecordingError
 from haystack_deep_research.evidence.text import clean_text
 
 __all__ = ["RecordedFolder", "RecordingManifest", "append_exchange", "read_exchanges", "read_manifest"]
 
 logger = logging.getLogger(__name__)
+
+MAX_RECORDING_BYTES = 1 << 30
+"""The largest recording file read; like every file of a recording it is read only when it is a regular file
+(a FIFO or a device there is refused, never opened)."""
 
 Exchanges = dict[tuple[str, str], list[dict[str, Any]]]
 _LOCKS: dict[str, threading.Lock] = {}
@@ -75,7 +80,7 @@ def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> N
     line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
     with _file_lock(path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+        handle = open_appending(path)
         try:
             view = memoryview(line)
             while view:
@@ -91,7 +96,7 @@ def read_exchanges(path: Path) -> Exchanges:
     :raises RecordingError: If a line other than a torn last one is not a recorded exchange.
     :raises OSError: If the file cannot be read.
     """
-    lines = path.read_bytes().split(b"\n")
+    lines = read_regular_file(path, root=None, max_bytes=MAX_RECORDING_BYTES).split(b"\n")
     torn = lines.pop() if lines else b""  # after the last newline: empty, or a record cut off mid-write
     if torn.strip():
         logger.warning("{path} ends with a half-written exchange; it was dropped.", path=str(path))
@@ -162,7 +167,7 @@ def read_manifest(path: Path) -> RecordingManifest:
     :raises RecordingError: If the file is not JSON, or a field is missing or of the wrong type.
     :raises OSError: If the file cannot be read.
     """
-    data = path.read_bytes()
+    data = read_regular_file(path, root=None, max_bytes=MAX_RECORDING_BYTES)
     try:
         return RecordingManifest.model_validate(_safe_json.loads(data))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

@@ -11,10 +11,11 @@ them half-written.
   middle of an append) and survives a torn line in the middle (a half-written record with a complete one glued on,
   as an earlier version of this library could leave after a full disk): the torn part is dropped and the record
   glued onto it kept.
-- :func:`atomic_write_text` replaces a whole file atomically (temporary file, fsync, ``os.replace``).
 
-Every text written passes :func:`~haystack_deep_research.evidence.clean_text`, so text that cannot be encoded as
-UTF-8 (a lone surrogate from a web page) never makes a write fail.
+The journal is opened, read and cut through :mod:`haystack_deep_research._untrusted.files`: only a regular file, never
+through a symbolic link, never blocking on a FIFO standing at its path. Every text written passes
+:func:`~haystack_deep_research.evidence.clean_text`, so text that cannot be encoded as UTF-8 (a lone surrogate from a
+web page) never makes a write fail.
 """
 
 from __future__ import annotations
@@ -23,19 +24,22 @@ import contextlib
 import errno
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from haystack import logging
 
 import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._untrusted.files import cut_torn_line, open_appending, sync_directory
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.evidence.text import clean_text
 
-__all__ = ["JournalFile", "atomic_write_text", "check_run_dir", "shown", "unusable"]
+__all__ = ["JournalFile", "check_run_dir", "shown", "unusable"]
 
 logger = logging.getLogger(__name__)
+
+MAX_JOURNAL_BYTES = 1 << 30
+"""The largest journal read back; a larger one is refused (pass a new run directory)."""
 
 _RECORD_START = b'{"type": '
 """How every record line starts (``json.dumps`` of a dict whose first key is ``type``)."""
@@ -88,39 +92,6 @@ def unusable(directory: Path, error: OSError) -> RunDirError:
     )
 
 
-def _sync_directory(directory: Path) -> None:
-    """Make a file's creation or renaming in ``directory`` durable (POSIX; a no-op elsewhere)."""
-    if os.name != "posix":
-        return
-    handle = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """
-    Replace a file's content atomically: a reader sees the old file or the new one, never a mix.
-
-    :param path: The file to write.
-    :param text: Its new content; text that cannot be encoded is cleaned first (see the module docstring).
-    :raises OSError: If the file cannot be written.
-    """
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(clean_text(text))
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    _sync_directory(path.parent)
-
-
 class JournalFile:
     """
     An append-only file of JSON records, one per line, each append all or nothing (see the module docstring).
@@ -145,14 +116,11 @@ class JournalFile:
         :raises RunDirError: If a line is not a record this library wrote.
         :raises OSError: If the file cannot be read or cut.
         """
-        if not self.path.exists():
-            self._size = 0
-            return []
-        data = self.path.read_bytes()
-        complete, _, torn = data.rpartition(b"\n")
+        try:  # a crash in the middle of an append: only whole records are kept
+            complete = cut_torn_line(self.path, max_bytes=MAX_JOURNAL_BYTES)[:-1]
+        except FileNotFoundError:
+            complete = b""
         self._size = len(complete) + 1 if complete else 0
-        if torn:  # a crash in the middle of an append: keep only whole records
-            os.truncate(self.path, self._size)
         records: list[dict[str, Any]] = []
         for number, line in enumerate(complete.split(b"\n") if complete else [], 1):
             if line.strip():
@@ -210,7 +178,7 @@ class JournalFile:
         """
         data = (clean_text(json.dumps(record, ensure_ascii=False)) + "\n").encode("utf-8")
         created = not self.path.exists()
-        handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+        handle = open_appending(self.path)
         try:
             start = os.fstat(handle).st_size
             if self._size is not None and start > self._size:  # an earlier failed append could not be cut back
@@ -229,4 +197,4 @@ class JournalFile:
         finally:
             os.close(handle)
         if created:
-            _sync_directory(self.path.parent)
+            sync_directory(self.path.parent)

@@ -17,6 +17,7 @@ researches anything.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from collections.abc import Iterable
@@ -27,21 +28,39 @@ from filelock import FileLock, Timeout
 from haystack import logging
 
 import haystack_deep_research._untrusted.json_text as _safe_json
-from haystack_deep_research.errors import ConfigurationError, ScanInUseError
+from haystack_deep_research._untrusted.files import cut_torn_line, open_appending, write_file
+from haystack_deep_research.errors import ConfigurationError, LocalFileRefusedError, ScanInUseError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.scans.items import ItemRef, KnowledgeRow
 
-__all__ = ["ResultsFile", "write_csv"]
+__all__ = ["MAX_RESULTS_BYTES", "ResultsFile", "write_csv"]
 
 logger = logging.getLogger(__name__)
+
+MAX_RESULTS_BYTES = 1 << 30
+"""The largest results (or failures) file read back; a larger one is refused."""
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _append(path: Path, record: dict[str, Any]) -> None:
     line = clean_text(json.dumps(record, ensure_ascii=False, allow_nan=False)) + "\n"  # always encodable as UTF-8
-    with path.open("a", encoding="utf-8") as file:
-        file.write(line)
-        file.flush()
-        os.fsync(file.fileno())
+    try:
+        handle = open_appending(path)
+    except LocalFileRefusedError as error:
+        raise _refused(path, error) from error
+    try:
+        view = memoryview(line.encode("utf-8"))
+        while view:
+            view = view[os.write(handle, view) :]
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def _refused(path: Path, error: LocalFileRefusedError) -> ConfigurationError:
+    why = str(error).partition(" was not ")[2] or str(error)
+    return ConfigurationError(f"the results file {path} cannot be used (not {why}); name a regular file.")
 
 
 def _whole_lines(path: Path) -> list[str]:
@@ -49,15 +68,14 @@ def _whole_lines(path: Path) -> list[str]:
     The file's complete lines; a last line cut short by a crash is cut off the file. A line that is not UTF-8 or is
     nested deeper than any record (a damaged line) is skipped with a warning, so its item is researched again.
     """
-    if not path.exists():
+    try:
+        raw = cut_torn_line(path, max_bytes=MAX_RESULTS_BYTES)
+    except FileNotFoundError:
         return []
-    raw = path.read_bytes()
-    end = raw.rfind(b"\n") + 1
-    if end < len(raw):
-        with path.open("r+b") as file:
-            file.truncate(end)
+    except LocalFileRefusedError as error:  # a link, a FIFO, a device: refused before anything is read or cut
+        raise _refused(path, error) from error
     lines = []
-    for number, line in enumerate(raw[:end].split(b"\n")[:-1], 1):
+    for number, line in enumerate(raw.split(b"\n")[:-1], 1):
         try:
             text = line.decode("utf-8")
             if text.strip():
@@ -187,26 +205,34 @@ class ResultsFile:
 
 
 def _cell(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+    """
+    :param value: A cell's value.
+    :returns: It as written to CSV: a list or dict as JSON, and text a spreadsheet would run as a formula (starting
+        with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) behind a ``'``, so it is shown as text.
+    """
+    value = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+    return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_STARTS) else value
 
 
 def write_csv(rows: Iterable[KnowledgeRow], path: str | Path) -> Path:
     """
-    Write rows as CSV: an ``id`` column, then one column per data field in first-seen order; lists and dicts as JSON.
+    Write rows as CSV: an ``id`` column, then one column per data field in first-seen order; lists and dicts as JSON,
+    every cell that a spreadsheet would take for a formula neutralised (see :func:`_cell`).
 
     :param rows: The rows.
-    :param path: The CSV file (replaced atomically).
+    :param path: The CSV file, written as a path the user named (see
+        :func:`~haystack_deep_research._untrusted.files.write_file`).
     :returns: The path.
+    :raises LocalFileRefusedError: The path holds a folder, a socket or a block device.
     """
     rows = list(rows)
     columns = list(dict.fromkeys(key for row in rows for key in row.data))
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.tmp")
-    with temporary.open("w", encoding="utf-8", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow(["id", *columns])
-        for row in rows:
-            writer.writerow([row.id, *(_cell(row.data.get(column)) for column in columns)])
-    temporary.replace(target)
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow([_cell(column) for column in ["id", *columns]])
+    for row in rows:
+        writer.writerow([_cell(row.id), *(_cell(row.data.get(column)) for column in columns)])
+    write_file(target, table.getvalue(), named=True)
     return target

@@ -10,7 +10,9 @@ processes, under :data:`DOCUMENT_LIMITS` of time, memory and decompressed size (
 never the indexing process's own memory); Word, PowerPoint and Excel files (ZIP archives that may unpack into much
 more) in the same processes under the same limits, with Haystack's converters, when the ``office`` extra is
 installed (without it such a file is skipped with a line naming the extra); text, Markdown and CSV files in any
-common encoding with Haystack's converters (see :mod:`._text_files`).
+common encoding with Haystack's converters (see :mod:`._text_files`), in the same processes under the same limits (a
+Markdown file can cost Markdown parsing minutes and gigabytes). A file that exceeds them is skipped with a line
+saying which limit it passed.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from haystack import Document
 
 from haystack_deep_research._untrusted.files import checked_stat, read_regular_file
 from haystack_deep_research.errors import ExtractionError, LocalFileRefusedError, MissingExtraError
-from haystack_deep_research.sources._text_files import TEXT_TYPES, text_documents
-from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text
+from haystack_deep_research.sources._text_files import TEXT_TYPES
+from haystack_deep_research.web import FetchedDocument, FetchLimits, _pool, extract_text
 
 __all__ = [
     "DOCUMENT_LIMITS",
@@ -66,7 +68,8 @@ DOCUMENT_LIMITS = FetchLimits(
     extraction_timeout=120.0,
     max_extraction_memory=512 * 1024 * 1024,
 )
-"""What parsing one PDF or HTML file may cost: a local document may be a whole book, so more than a web page."""
+"""What parsing one file may cost (PDF, HTML, office, text, Markdown or CSV alike): a local document may be a whole
+book, so more than a web page."""
 
 
 @dataclass(frozen=True)
@@ -182,8 +185,8 @@ def convert(file: FolderFile, root: Path) -> list[Document]:
         an HTML page's, a PDF's or an office file's, a Markdown file's first heading); none when it holds no text.
     :raises OSError: It cannot be read, or is refused (:class:`~haystack_deep_research.errors.LocalFileRefusedError`).
     :raises MissingExtraError: It is an office file and the packages of the ``office`` extra are not installed.
-    :raises ExtractionError: A PDF, HTML or office file is malformed, holds no text, or costs more than
-        :data:`DOCUMENT_LIMITS` allow; a text file is not text in any encoding recognised.
+    :raises ExtractionError: A PDF, HTML or office file is malformed or holds no text, a text file is not text in
+        any encoding recognised, or any file costs more than :data:`DOCUMENT_LIMITS` allow.
     """
     suffix = file.path.suffix.lower()
     missing = _missing_module(suffix) if suffix in _OFFICE_TYPES else None
@@ -191,10 +194,25 @@ def convert(file: FolderFile, root: Path) -> list[Document]:
         raise MissingExtraError(f"{suffix} files", extra=OFFICE_EXTRA, module=missing)
     data = read_regular_file(file.path, root=root, max_bytes=MAX_DOCUMENT_BYTES)
     meta = {"file_path": str(file.path)}
+    address = file.path.absolute().as_uri()
     if suffix in TEXT_TYPES:
-        documents = text_documents(data, file.path, meta)
+        name = os.fsencode(file.path.name).decode("utf-8", "replace")  # a name that is not UTF-8 goes as text
+        header = {"kind": "text", "name": name, "url": address}
+        answer, text = _pool.parse(
+            {**header, "max_memory": DOCUMENT_LIMITS.max_extraction_memory},
+            data,
+            url=address,
+            asked_url=address,
+            timeout=DOCUMENT_LIMITS.extraction_timeout,
+            deadline_s=None,
+            ticket=_pool.Ticket(),
+        )
+        if "error" in answer:
+            raise ExtractionError(str(answer["error"]), url=address)
+        title = str(answer.get("title") or "")
+        meta.update({"encoding": str(answer.get("encoding")), **({"title": title} if title else {})})
+        documents = [Document(content=text.decode("utf-8", "surrogatepass"), meta=meta)]
     else:
-        address = file.path.absolute().as_uri()
         content_type = _OFFICE_TYPES[suffix][0] if suffix in _OFFICE_TYPES else "text/html"
         content_type = "application/pdf" if suffix == ".pdf" else content_type
         fetched = FetchedDocument(

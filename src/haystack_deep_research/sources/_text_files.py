@@ -5,7 +5,9 @@ A file is read as UTF-8 when it is valid UTF-8 (a byte order mark is dropped); o
 with charset-normalizer (Latin-1 and Windows-1252, UTF-16 and UTF-32 with or without a byte order mark, Shift JIS,
 and the rest of the encodings Python knows). Bytes no encoding reads as text (a binary file named ``.txt``) give a
 :class:`~haystack_deep_research.errors.ExtractionError`, never a silent skip. The decoded text is then converted by
-Haystack's own ``TextFileToDocument``, ``MarkdownToDocument`` and ``CSVToDocument``.
+Haystack's own ``TextFileToDocument``, ``MarkdownToDocument`` and ``CSVToDocument``. All of it runs in the web
+reader's parser processes (:func:`text_file`, called from ``web/_worker.py``), under the same time and memory caps as
+a PDF: this module imports nothing but the errors when it is loaded, so that a parser process can import it.
 
 A Markdown file's title is its first level-one heading (``# Title`` or an underlined one), read with markdown-it-py
 so that a ``#`` line inside a code block is not taken for one.
@@ -14,15 +16,13 @@ so that a ``#`` line inside a code block is not taken for one.
 from __future__ import annotations
 
 import codecs
+import os
 from pathlib import Path
 from typing import Any
 
-from haystack import Document
-from haystack.dataclasses import ByteStream
-
 from haystack_deep_research.errors import ExtractionError
 
-__all__ = ["TEXT_TYPES", "decode_text", "markdown_title", "text_documents"]
+__all__ = ["TEXT_TYPES", "decode_text", "load", "markdown_title", "text_file"]
 
 _MARKDOWN = (".md", ".markdown")
 TEXT_TYPES = (*_MARKDOWN, ".txt", ".text", ".csv")
@@ -88,36 +88,53 @@ def markdown_title(text: str) -> str:
     return ""
 
 
-def text_documents(data: bytes, path: Path, meta: dict[str, Any]) -> list[Document]:
+def load() -> bool:
     """
-    Turn a text, Markdown or CSV file into documents with Haystack's converters.
+    Import Haystack's text converters and the parsers they use, once per process: a parser process calls this before
+    it caps its memory for the file (see ``web/_worker.py``), since the code is not the file's cost.
 
-    :param data: The file's bytes.
-    :param path: The file's path.
-    :param meta: The documents' meta (``file_path``); ``encoding`` and, for Markdown with a heading, ``title`` are
-        added.
-    :returns: The documents.
-    :raises ExtractionError: If the bytes are not text in any encoding detected.
+    :returns: Whether they were imported now (``False`` when they already were).
     """
+    if _CONVERTERS:
+        return False
+    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+    import charset_normalizer  # noqa: F401 - imported for its cost, before the file's memory cap
     from haystack.components.converters.csv import CSVToDocument
     from haystack.components.converters.markdown import MarkdownToDocument
     from haystack.components.converters.txt import TextFileToDocument
 
-    text, encoding = decode_text(data, name=path.name)
-    suffix = path.suffix.lower()
-    meta = {**meta, "encoding": encoding}
-    converter: Any
-    if suffix in _MARKDOWN:
-        title = markdown_title(text)
-        meta.update({"title": title} if title else {})
-        converter = MarkdownToDocument(store_full_path=True, progress_bar=False)
-    elif suffix == ".csv":
-        converter = CSVToDocument(encoding="utf-8", store_full_path=True)
-    else:
-        converter = TextFileToDocument(encoding="utf-8", store_full_path=True)
-    # The converters decode with meta["encoding"]: the text goes to them as UTF-8, its encoding stays in the meta.
-    stream = ByteStream(data=text.encode("utf-8", "replace"), meta={**meta, "encoding": "utf-8"})
+    _CONVERTERS.update(
+        markdown=MarkdownToDocument(store_full_path=True, progress_bar=False),
+        csv=CSVToDocument(encoding="utf-8", store_full_path=True),
+        text=TextFileToDocument(encoding="utf-8", store_full_path=True),
+    )
+    return True
+
+
+_CONVERTERS: dict[str, Any] = {}
+
+
+def text_file(data: bytes, *, name: str) -> tuple[str, str, str]:
+    """
+    Turn a text, Markdown or CSV file into its text with Haystack's converters; runs inside a parser process (see
+    ``web/_worker.py``), under the time and memory caps of a PDF, since Markdown parsing of a hostile file can take
+    minutes and gigabytes.
+
+    :param data: The file's bytes.
+    :param name: The file's name (its suffix chooses the converter), named in errors.
+    :returns: ``(title, text, encoding)``: a Markdown file's first heading (``""`` otherwise or without one), the
+        text, and the name of the encoding it was read in.
+    :raises ExtractionError: If the bytes are not text in any encoding detected.
+    """
+    from haystack.dataclasses.byte_stream import ByteStream
+
+    load()
+    text, encoding = decode_text(data, name=name)
+    suffix = Path(name).suffix.lower()
+    title = markdown_title(text) if suffix in _MARKDOWN else ""
+    converter = _CONVERTERS["markdown" if suffix in _MARKDOWN else "csv" if suffix == ".csv" else "text"]
+    # The converters decode with meta["encoding"]: the text goes to them as UTF-8, its encoding is returned apart.
+    stream = ByteStream(data=text.encode("utf-8", "replace"), meta={"encoding": "utf-8"})
     documents = converter.run(sources=[stream])["documents"]
-    for document in documents:
-        document.meta["encoding"] = encoding
-    return list(documents)
+    return title, "\n\n".join(document.content or "" for document in documents), encoding

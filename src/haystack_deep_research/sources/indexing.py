@@ -32,10 +32,9 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
 from haystack_deep_research import _checks
-from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence.text import plain_title
-from haystack_deep_research.run.run_dir import atomic_write_text
 from haystack_deep_research.sources._folder_files import (
     FILE_TYPES,
     FolderFile,
@@ -180,8 +179,8 @@ def _save(where: Path, store: InMemoryDocumentStore, manifest: dict[str, Any]) -
     data = store.to_dict()
     data["documents"] = [document.to_dict(flatten=False) for document in store.filter_documents()]
     where.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(where / _INDEX_FILE, json.dumps(data))
-    atomic_write_text(where / _MANIFEST_FILE, json.dumps(manifest))
+    write_file(where / _INDEX_FILE, json.dumps(data))
+    write_file(where / _MANIFEST_FILE, json.dumps(manifest))
 
 
 def _index(

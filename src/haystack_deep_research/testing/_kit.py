@@ -22,7 +22,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 
-from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.testing._corpus import SAMPLE_PAGES, SAMPLE_QUESTION, CorpusPage
 from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
@@ -132,7 +132,7 @@ def kit_commands(servers: KitServers, question: str = SAMPLE_QUESTION) -> dict[s
     common = ["--base-url", servers.chat.openai_base_url, "--model", KIT_MODEL, "--search", "tavily"]
     common += ["--search-url", servers.search.base_url, "--allow-host", "127.0.0.1"]
     items = servers.folder / "items.txt"
-    items.write_text(" ".join(question.split()) + "\n", encoding="utf-8")
+    write_file(items, " ".join(question.split()) + "\n")
     return {
         "deep": ["deep-research", question, *common, "--max-subtopics", "2"],
         "iterative": ["deep-research", question, *common, "--mode", "iterative", "--depth", "2"],

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
 from haystack_deep_research import _checks
-from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError
 from haystack_deep_research.prompts import (
     SCRATCH_ABSOLUTE,
@@ -34,7 +34,6 @@ from haystack_deep_research.prompts import (
     SCRATCH_UNREADABLE,
     render_text,
 )
-from haystack_deep_research.run.run_dir import atomic_write_text
 
 __all__ = ["DiskBackend", "MemoryBackend", "ScratchBackend", "scratch_path"]
 
@@ -210,7 +209,7 @@ class DiskBackend(_Limits):
             self.check(path, text, len(self.files()), self._check_existing(path, target))
             target.parent.mkdir(parents=True, exist_ok=True)
             self._target(path)  # the directories just made are real directories, never links
-            atomic_write_text(target, text)  # a new file: whatever appeared at the path meanwhile is replaced
+            write_file(target, text)  # a new file: whatever appeared at the path meanwhile is replaced
 
     def files(self) -> list[str]:
         """:returns: Every regular file under the root (links are not followed), sorted."""

@@ -14,10 +14,11 @@ from haystack_deep_research.web._watchdog import Alarm, call_at
 __all__ = ["Stopwatch", "Worker"]
 
 _WEB_DIR = Path(__file__).resolve().parent
-# Register the two packages as empty modules, so that importing the worker does not run their __init__ (Haystack).
+# Register the packages as empty modules, so that importing the worker does not run their __init__ (Haystack).
 _BOOT = (
     "import sys, types\n"
-    "for name, path in (('haystack_deep_research', sys.argv[1]), ('haystack_deep_research.web', sys.argv[2])):\n"
+    "for part, path in (('', sys.argv[1]), ('.web', sys.argv[2]), ('.sources', sys.argv[3])):\n"
+    "    name = 'haystack_deep_research' + part\n"
     "    module = types.ModuleType(name)\n"
     "    module.__path__ = [path]\n"
     "    sys.modules[name] = module\n"
@@ -35,7 +36,7 @@ class Worker:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(  # noqa: S603 - this interpreter, with a fixed program
-            [sys.executable, "-P", "-c", _BOOT, str(_WEB_DIR.parent), str(_WEB_DIR)],
+            [sys.executable, "-P", "-c", _BOOT, str(_WEB_DIR.parent), str(_WEB_DIR), str(_WEB_DIR.parent / "sources")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -10,7 +10,8 @@ process.
 
 The process is started without running the package's ``__init__`` (which imports Haystack): ``_pool.py`` registers
 empty package modules and imports this one, which imports only the parsers, ``errors`` and ``_frames``. Haystack's
-office converters (``_office_text.py``) are imported on the first Word, PowerPoint or Excel file a process is given.
+office converters (``_office_text.py``) are imported on the first Word, PowerPoint or Excel file a process is given,
+its text converters (``sources/_text_files.py``) on the first text, Markdown or CSV file of a folder.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main() -> None:
     """Serve documents until stdin closes, the process idles too long, or a document exhausts its memory."""
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
     warnings.simplefilter("ignore")
+    from haystack_deep_research.sources._text_files import text_file
     from haystack_deep_research.web._html_text import html_text
     from haystack_deep_research.web._office_text import office_text
     from haystack_deep_research.web._pdf_text import pdf_text
@@ -52,13 +54,13 @@ def main() -> None:
         os.dup2(devnull.fileno(), 1)
     answers.write(_frames.encode({"ready": True}))
     idle_size = _data_size()
-    parsers = {"html": html_text, "office": office_text, "pdf": pdf_text}
+    parsers = {"html": html_text, "office": office_text, "pdf": pdf_text, "text": text_file}
     while _wait_for_work(requests):
         frame = _frames.read(requests)
         if frame is None:
             return
-        if frame[0].get("kind") == "office":
-            idle_size = _load_office(str(frame[0].get("format")), idle_size)
+        if frame[0].get("kind") in ("office", "text"):
+            idle_size = _load(str(frame[0].get("kind")), str(frame[0].get("format")), idle_size)
         answer, payload = _answer(*frame, parsers=parsers, idle_size=idle_size)
         answers.write(_frames.encode(answer, payload))
         if answer.get("out_of_memory") or answer.get("retire"):
@@ -71,6 +73,7 @@ def _answer(
 ) -> tuple[dict[str, Any], bytes]:
     """Parse one document under its memory limit; the answer's header and payload."""
     allowed = int(header["max_memory"])
+    extra: dict[str, Any] = {}
     size_before, peak_before = _status_kib("VmSize"), _status_kib("VmPeak")
     _limit_memory(allowed)
     try:
@@ -83,6 +86,8 @@ def _answer(
             )
         elif header["kind"] == "office":
             title, text = parsers["office"](body, kind=str(header["format"]), url=header["url"])
+        elif header["kind"] == "text":
+            title, text, extra["encoding"] = parsers["text"](body, name=str(header["name"]))
         else:
             title, text = parsers["html"](body, charset=header["charset"], url=header["url"])
     except MemoryError:
@@ -95,22 +100,23 @@ def _answer(
     # A document that came close to the memory limit may have hit it inside a parser that carried on, and memory
     # freed inside the process is not always given back: past half the allowance, hand over to a fresh process.
     retire = idle_size is not None and (_data_size() or 0) > idle_size + allowed // 2
-    return {"title": title, "retire": retire}, text.encode("utf-8", "surrogatepass")
+    return {"title": title, "retire": retire, **extra}, text.encode("utf-8", "surrogatepass")
 
 
-def _load_office(kind: str, idle_size: int | None) -> int | None:
+def _load(kind: str, office_format: str, idle_size: int | None) -> int | None:
     """
-    Import an office converter before the file's memory cap, with the cap of an earlier document lifted: Haystack
-    and pandas take more memory than a web page's allowance, and they are the parser's cost, not the file's.
+    Import an office or text converter before the file's memory cap, with the cap of an earlier document lifted:
+    Haystack and pandas take more memory than a web page's allowance, and they are the parser's cost, not the file's.
 
     :returns: The size of the process at rest from now on.
     """
-    from haystack_deep_research.web._office_text import load
+    from haystack_deep_research.sources._text_files import load as load_text
+    from haystack_deep_research.web._office_text import load as load_office
 
     _limit_memory(None)
     try:
-        loaded = load(kind)
-    except ImportError:  # the file's answer says so: office_text imports the same converter, under the file's cap
+        loaded = load_text() if kind == "text" else load_office(office_format)
+    except ImportError:  # the file's answer says so: its parser imports the same converter, under the file's cap
         loaded = False
     return _data_size() if loaded else idle_size
 
@@ -169,5 +175,5 @@ def _limit_memory(extra: int | None) -> None:
 
 
 def _failed(header: dict[str, Any], exc: Exception) -> str:
-    kind = {"pdf": "PDF", "office": "file"}.get(str(header.get("kind")), "page")
+    kind = {"pdf": "PDF", "office": "file", "text": "file"}.get(str(header.get("kind")), "page")
     return f"The {kind} at {header.get('url')} could not be read: the parser failed ({type(exc).__name__}: {exc})."
