@@ -51,10 +51,10 @@ if TYPE_CHECKING:
         create_iterative_research_agent,
         create_research_workflow,
     )
-    from haystack_deep_research.events import Event, EventStream
+    from haystack_deep_research.events import Event
     from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
     from haystack_deep_research.report import ReportStyle, ResearchSummary
-    from haystack_deep_research.run import ResearchCache, ResearchRun, RunInputs
+    from haystack_deep_research.run import EventStream, ResearchCache, ResearchRun, RunInputs
     from haystack_deep_research.settings import Budgets, Grounding, Price, Sources
     from haystack_deep_research.sources import MCPServer, WebSearchTool
     from haystack_deep_research.tools import ReadUrlTool
@@ -71,10 +71,10 @@ __getattr__, __dir__ = lazy_exports(
             "create_iterative_research_agent",
             "create_research_workflow",
         ),
-        ".events": ("Event", "EventStream"),
+        ".events": ("Event",),
         ".evidence": ("EvidenceLedger", "SourceEntry"),
         ".report": ("ReportStyle", "ResearchSummary"),
-        ".run": ("ResearchCache", "ResearchRun", "RunInputs"),
+        ".run": ("EventStream", "ResearchCache", "ResearchRun", "RunInputs"),
         ".settings": ("Budgets", "Grounding", "Price", "Sources"),
         ".sources": ("MCPServer", "WebSearchTool"),
         ".tools": ("ReadUrlTool",),

@@ -29,7 +29,6 @@ from haystack_deep_research.events.research import (
     SubagentSpawned,
 )
 from haystack_deep_research.events.scan import ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
-from haystack_deep_research.events.stream import EventStream
 from haystack_deep_research.events.types import (
     BudgetReached,
     CitationRemoved,
@@ -50,7 +49,6 @@ __all__ = [
     "ConversationCondensed",
     "Event",
     "EventBus",
-    "EventStream",
     "ExitReached",
     "FileRead",
     "FileWritten",

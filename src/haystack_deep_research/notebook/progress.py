@@ -24,7 +24,6 @@ from haystack_deep_research import _checks
 from haystack_deep_research.cli.display import say, terminal_text
 from haystack_deep_research.events import (
     Event,
-    EventStream,
     PageRead,
     PageRefused,
     RunEnded,
@@ -37,6 +36,7 @@ from haystack_deep_research.events import (
 )
 from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
 from haystack_deep_research.notebook.result import ResearchResult, _cell
+from haystack_deep_research.run import EventStream
 
 __all__ = ["LiveProgress", "run_with_progress"]
 
@@ -165,7 +165,7 @@ async def run_with_progress(
     """
     Run an agent with live progress and return its result ready for display: ``await run_with_progress(agent, "...")``.
 
-    The events come through :class:`~haystack_deep_research.events.EventStream`, so the progress block is updated on
+    The events come through :class:`~haystack_deep_research.run.EventStream`, so the progress block is updated on
     the notebook's event loop. Interrupting the cell cancels the run.
 
     :param agent: An agent of this library.

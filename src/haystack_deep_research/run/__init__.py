@@ -13,6 +13,7 @@ from haystack_deep_research.run.phases import Call, Phase, blocking, model_name
 from haystack_deep_research.run.recording import EXCHANGES_FILE, Recording, RecordingChatGenerator, ReplayChatGenerator
 from haystack_deep_research.run.research_run import ResearchRun
 from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.run.stream import EventStream
 from haystack_deep_research.run.view import RunView
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "REPORT_FILE",
     "CacheStore",
     "Call",
+    "EventStream",
     "Phase",
     "PipelineShape",
     "Recording",

@@ -69,6 +69,7 @@ from haystack_deep_research.state import (
     TOOLS,
     WARNINGS,
 )
+from haystack_deep_research.web import start_parsers
 
 __all__ = ["BudgetHook", "CloseRunHook", "OpenRunHook", "close_run"]
 
@@ -196,8 +197,6 @@ class OpenRunHook(PhaseHook):
         :raises ConfigurationError: (from the phase) If the shape refuses one of the inputs, or a run's dollar budget
             lacks a price.
         """
-        from haystack_deep_research.web import _pool
-
         if inputs.brief is not None and not self.takes_brief:
             raise ConfigurationError(
                 "this shape takes no RunInputs(brief=...): it answers the conversation it is given; put the brief in "
@@ -209,7 +208,7 @@ class OpenRunHook(PhaseHook):
         budgets = inputs.budgets_over(own)
         if budgets is not own:
             budgets.check_priced(self.phase_models)
-        _pool.start()  # parsers load while the run makes its first model calls, not when its first page arrives
+        start_parsers()  # parsers load while the run makes its first model calls, not when its first page arrives
         journal = yield from open_journal(inputs.run_dir, question)
         subscribers = [given for given in (self.on_event, inputs.on_event) if given is not None]
         run = ResearchRun(

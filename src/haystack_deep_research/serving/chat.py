@@ -15,8 +15,8 @@ from typing import Any, cast
 from haystack.dataclasses import ChatMessage, ReasoningContent, StreamingChunk
 
 from haystack_deep_research.errors import InvalidQuestionError
-from haystack_deep_research.events import Event, EventStream, UsageRecorded
-from haystack_deep_research.run import check_question
+from haystack_deep_research.events import Event, UsageRecorded
+from haystack_deep_research.run import EventStream, check_question
 
 __all__ = ["question_from_chat", "question_from_text", "stream_research"]
 

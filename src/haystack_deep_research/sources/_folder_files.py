@@ -26,8 +26,8 @@ from haystack import Document
 
 from haystack_deep_research._untrusted.files import checked_stat, read_regular_file
 from haystack_deep_research.errors import ExtractionError, LocalFileRefusedError, MissingExtraError
-from haystack_deep_research.sources._text_files import TEXT_TYPES
-from haystack_deep_research.web import FetchedDocument, FetchLimits, _pool, extract_text
+from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text, extract_text_file
+from haystack_deep_research.web._text_files import TEXT_TYPES
 
 __all__ = [
     "DOCUMENT_LIMITS",
@@ -197,21 +197,9 @@ def convert(file: FolderFile, root: Path) -> list[Document]:
     address = file.path.absolute().as_uri()
     if suffix in TEXT_TYPES:
         name = os.fsencode(file.path.name).decode("utf-8", "replace")  # a name that is not UTF-8 goes as text
-        header = {"kind": "text", "name": name, "url": address}
-        answer, text = _pool.parse(
-            {**header, "max_memory": DOCUMENT_LIMITS.max_extraction_memory},
-            data,
-            url=address,
-            asked_url=address,
-            timeout=DOCUMENT_LIMITS.extraction_timeout,
-            deadline_s=None,
-            ticket=_pool.Ticket(),
-        )
-        if "error" in answer:
-            raise ExtractionError(str(answer["error"]), url=address)
-        title = str(answer.get("title") or "")
-        meta.update({"encoding": str(answer.get("encoding")), **({"title": title} if title else {})})
-        documents = [Document(content=text.decode("utf-8", "surrogatepass"), meta=meta)]
+        text, title, encoding = extract_text_file(data, name=name, url=address, limits=DOCUMENT_LIMITS)
+        meta.update({"encoding": encoding, **({"title": title} if title else {})})
+        documents = [Document(content=text, meta=meta)]
     else:
         content_type = _OFFICE_TYPES[suffix][0] if suffix in _OFFICE_TYPES else "text/html"
         content_type = "application/pdf" if suffix == ".pdf" else content_type

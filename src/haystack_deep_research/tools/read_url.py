@@ -47,7 +47,7 @@ from haystack_deep_research.tools.passages import (
     relevant_passages,
     summarizer_prompt,
 )
-from haystack_deep_research.web import FetchLimits, UrlPolicy, _pool
+from haystack_deep_research.web import FetchLimits, UrlPolicy, start_parsers
 
 __all__ = ["DEFAULT_PASSAGE_BUDGET", "ReadUrlTool"]
 
@@ -253,15 +253,15 @@ class ReadUrlTool(ResearchTool):
 
     def warm_up(self) -> None:
         """
-        Warm up the summarizer, and start a parser process now (see ``web/_pool.py``), so that the first page read
-        does not wait for one to load.
+        Warm up the summarizer, and start a parser process now (:func:`~haystack_deep_research.web.start_parsers`),
+        so that the first page read does not wait for one to load.
         """
-        _pool.start()
+        start_parsers()
         super().warm_up()
 
     async def warm_up_async(self) -> None:
         """The same as :meth:`warm_up`, warming the summarizer up asynchronously."""
-        _pool.start()
+        start_parsers()
         await super().warm_up_async()
 
     def to_dict(self) -> dict[str, Any]:

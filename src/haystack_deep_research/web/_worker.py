@@ -43,10 +43,10 @@ def main() -> None:
     """Serve documents until stdin closes, the process idles too long, or a document exhausts its memory."""
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
     warnings.simplefilter("ignore")
-    from haystack_deep_research.sources._text_files import text_file
     from haystack_deep_research.web._html_text import html_text
     from haystack_deep_research.web._office_text import office_text
     from haystack_deep_research.web._pdf_text import pdf_text
+    from haystack_deep_research.web._text_files import text_file
 
     requests = os.fdopen(0, "rb", buffering=0)
     answers = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -110,8 +110,8 @@ def _load(kind: str, office_format: str, idle_size: int | None) -> int | None:
 
     :returns: The size of the process at rest from now on.
     """
-    from haystack_deep_research.sources._text_files import load as load_text
     from haystack_deep_research.web._office_text import load as load_office
+    from haystack_deep_research.web._text_files import load as load_text
 
     _limit_memory(None)
     try:

@@ -25,7 +25,7 @@ from haystack_deep_research.web._threads import waiting_threads
 from haystack_deep_research.web.fetch import FetchedDocument
 from haystack_deep_research.web.limits import FetchLimits
 
-__all__ = ["ExtractedText", "extract_text", "extract_text_async"]
+__all__ = ["ExtractedText", "extract_text", "extract_text_async", "extract_text_file"]
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _OFFICE = "application/vnd.openxmlformats-officedocument."
@@ -193,3 +193,25 @@ class _Request:
         if not text:
             raise ExtractionError(f"The document at {self.document.final_url} is empty.", url=self.document.url)
         return ExtractedText(title="", text=text, content_type=self.document.content_type)
+
+
+def extract_text_file(data: bytes, *, name: str, url: str, limits: FetchLimits | None = None) -> tuple[str, str, str]:
+    """
+    Decode and convert a local text file (``.md``, ``.txt``, ``.csv``: see ``_text_files.py``) in a parser process,
+    within the extraction limits of ``limits``, as PDFs are.
+
+    :param data: The file's bytes.
+    :param name: The file's name, which says how to read it.
+    :param url: The file's address, named in errors.
+    :param limits: The extraction limits; ``None`` takes the defaults of :class:`FetchLimits`.
+    :returns: The text, the title it gives itself (``""`` when none), and the encoding it was read in.
+    :raises ExtractionError: The file could not be read within the time and memory allowed.
+    """
+    limits = limits or FetchLimits()
+    header = {"kind": "text", "name": name, "url": url, "max_memory": limits.max_extraction_memory}
+    answer, text = _pool.parse(
+        header, data, url=url, asked_url=url, timeout=limits.extraction_timeout, deadline_s=None, ticket=_pool.Ticket()
+    )
+    if "error" in answer:
+        raise ExtractionError(str(answer["error"]), url=url)
+    return text.decode("utf-8", "surrogatepass"), str(answer.get("title") or ""), str(answer.get("encoding"))

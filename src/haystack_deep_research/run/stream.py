@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from haystack_deep_research.events.types import Event
+from haystack_deep_research.run.context import run_inputs
 
 __all__ = ["EventStream"]
 
@@ -46,8 +47,6 @@ class EventStream:
     async def _events(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event] = asyncio.Queue()
-        from haystack_deep_research.run.context import run_inputs  # the run layer imports the events
-
         given = run_inputs(self._kwargs.get("inputs"))
         chained = given.on_event
 
