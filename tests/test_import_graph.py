@@ -153,3 +153,33 @@ def test_sources_sit_below_tools() -> None:
         if target.startswith(f"{NAME}.tools")
     }
     assert not upward
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to: its subpackage (``run``, ``web``, ...), or the module itself at the root."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "<root>"
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """:returns: The graph between subpackages (and root modules): an edge where any module of one imports the other."""
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            if _package(module) != _package(target):
+                packages.setdefault(_package(module), set()).add(_package(target))
+    return packages
+
+
+# The one circle left between packages: the servers build their agents from the command line's option layer
+# (serving.factory, mcp_server's check_report), and the command line starts the servers (deep-research mcp). It is
+# listed so that no other circle can join it unseen; it goes once that option layer sits below both.
+KNOWN_PACKAGE_CIRCLES = [["cli", "mcp_server", "serving"]]
+
+
+def test_packages_import_each_other_one_way_only() -> None:
+    """Packages form floors: an import between two of them, deferred ones included, runs one way only."""
+    runtime, _ = import_graph()
+
+    assert cycles(package_graph(runtime)) == KNOWN_PACKAGE_CIRCLES
+    assert cycles(package_graph({f"{NAME}.a.x": {f"{NAME}.b.y"}, f"{NAME}.b.z": {f"{NAME}.a.w"}})) == [["a", "b"]]
