@@ -32,7 +32,7 @@ from benchmarks.harness.sections import write_section  # noqa: E402
 from benchmarks.sim.corpus import Corpus, CorpusPage, build_corpus  # noqa: E402
 from benchmarks.sim.realsize import build_real_corpus  # noqa: E402
 from benchmarks.sim.tokens import count_text  # noqa: E402
-from haystack_deep_research.prompts import OMITTED  # noqa: E402
+from haystack_deep_research._prompts import OMITTED  # noqa: E402
 from haystack_deep_research.testing import make_pdf  # noqa: E402
 from haystack_deep_research.tools import passages  # noqa: E402
 from haystack_deep_research.web._html_text import html_text  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from haystack.dataclasses import ChatRole
 
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     CAUSAL,
     EXECUTE_SYSTEM,
     JUDGE,

@@ -9,8 +9,8 @@ from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 from haystack.tools import tool
 
 from haystack_deep_research import RunInputs, create_deep_agent
+from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.events import ConversationCondensed, Event
-from haystack_deep_research.prompts import prompt_of
 
 STEPS = 40
 TASK = "Survey every CRM vendor in the knowledge base."

@@ -14,7 +14,7 @@ from haystack.utils import Secret
 from pydantic import BaseModel
 
 from haystack_deep_research import create_deep_agent
-from haystack_deep_research.prompts import prompt_of
+from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.report import strict_output_kwargs
 from haystack_deep_research.testing import ScriptedChatGenerator
 

@@ -10,8 +10,8 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import tool
 
 from haystack_deep_research import RunInputs, create_deep_agent
+from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.events import Event, Reflected
-from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = [ChatMessage.from_user("Which CRM leads the mid-market?")]

@@ -9,7 +9,7 @@ import pytest
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import ReadUrlTool, UrlPolicy
-from haystack_deep_research.prompts import fence
+from haystack_deep_research._prompts import fence
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 CLOSINGS = [

@@ -11,7 +11,7 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.prompts import unfence
+from haystack_deep_research._prompts import unfence
 from haystack_deep_research.testing import LoopbackWebServer
 
 ECHOES = [

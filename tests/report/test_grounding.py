@@ -14,8 +14,8 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import Budgets, ConfigurationError, Grounding, create_deep_research_agent
+from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.agents import ResearchAgent
-from haystack_deep_research.prompts import prompt_of
 from haystack_deep_research.report import GroundingStage, NoEvidenceStage, WriteHook
 from haystack_deep_research.report.draft import parse_report
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator

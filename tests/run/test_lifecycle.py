@@ -19,7 +19,7 @@ from haystack.tools import flatten_tools_or_toolsets
 from haystack.tracing import Span, Tracer
 
 from haystack_deep_research import Grounding, ResearchSummary
-from haystack_deep_research.prompts import prompt_of
+from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.run.phases import MODEL_CALL_SPAN
 from haystack_deep_research.testing import ScriptedChatGenerator

@@ -11,8 +11,8 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
 
 from haystack_deep_research import ConfigurationError, Sources, create_deep_research_agent
+from haystack_deep_research._prompts import ANALYSIS, JUDGE, SCOPE, render_chat
 from haystack_deep_research.agents import chat_generator, role_models
-from haystack_deep_research.prompts import ANALYSIS, JUDGE, SCOPE, render_chat
 from haystack_deep_research.testing import LoopbackChatServer
 
 SEARCH = Tool(

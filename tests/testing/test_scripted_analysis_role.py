@@ -7,7 +7,7 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.prompts import PROMPT_META_KEY
+from haystack_deep_research._prompts import PROMPT_META_KEY
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 

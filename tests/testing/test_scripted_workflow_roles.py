@@ -7,7 +7,7 @@ import json
 import pytest
 
 from haystack_deep_research import ConfigurationError, ResearchSummary
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     CAUSAL,
     REWRITE_OPENING,
     STRUCTURED,

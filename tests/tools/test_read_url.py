@@ -8,7 +8,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research import ConfigurationError, ReadUrlTool, ResearchRun, UrlPolicy
-from haystack_deep_research.prompts import prompt_of
+from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))

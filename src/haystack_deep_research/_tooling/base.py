@@ -5,7 +5,7 @@ A :class:`ResearchTool` is written once as a phase (:meth:`ResearchTool.phase`) 
 drive. It works inside a run through the run's view, which it is handed either by the run's ``before_run`` hook (for
 the copies a :class:`RunToolset` spawns for each run) or by :meth:`ResearchTool.bind`. Outside a run it works alone:
 nothing it reads is recorded. A failure reaches the model as a short tool error, with advice from
-:mod:`haystack_deep_research.prompts`, except a :class:`~haystack_deep_research.errors.SearchShapeError`: the caller's
+:mod:`haystack_deep_research._prompts`, except a :class:`~haystack_deep_research.errors.SearchShapeError`: the caller's
 own search answers what no run can read, so it reaches the caller, through every agent that holds the tool.
 
 Before the phase runs, the model's arguments go through :func:`~.coercion.coerce_arguments`
@@ -24,9 +24,9 @@ from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
 from haystack.tools.errors import ToolInvocationError
 
+from haystack_deep_research._prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research._tooling.coercion import coerce_arguments
 from haystack_deep_research.errors import DeepResearchError, SearchShapeError
-from haystack_deep_research.prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research.run import Phase, RunView
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async

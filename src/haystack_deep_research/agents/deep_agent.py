@@ -12,6 +12,7 @@ from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import DEEP_AGENT_RULES, render_text
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.deep_agent.condense import Condenser
 from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
@@ -20,7 +21,6 @@ from haystack_deep_research.deep_agent.reflexion import Reflexion
 from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Subscriber
-from haystack_deep_research.prompts import DEEP_AGENT_RULES, render_text
 from haystack_deep_research.research.approval import confirmation_hooks
 from haystack_deep_research.research.exits import (
     ConfidenceMet,

@@ -11,15 +11,15 @@ from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool
 from pydantic import BaseModel
 
-from haystack_deep_research.agents.deep_research_options import check_choices, check_limits, phase_models, role_models
-from haystack_deep_research.agents.research_agent import ResearchAgent
-from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     ORCHESTRATOR_SYSTEM,
     RESEARCHER_SYSTEM,
     RESEARCHER_SYSTEM_DOCUMENTS,
     render_text,
 )
+from haystack_deep_research.agents.deep_research_options import check_choices, check_limits, phase_models, role_models
+from haystack_deep_research.agents.research_agent import ResearchAgent
+from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import (
     GroundingStage,
     NoEvidenceStage,

@@ -21,8 +21,8 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.cli.signals import terminated
-from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
 from haystack_deep_research.run import ResearchRun, RunInputs
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN

@@ -25,9 +25,9 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import CONDENSE, CONDENSED, fence, render_chat, render_user
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import ConversationCondensed
-from haystack_deep_research.prompts import CONDENSE, CONDENSED, fence, render_chat, render_user
 from haystack_deep_research.run import Phase, RunView
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import ask, failure

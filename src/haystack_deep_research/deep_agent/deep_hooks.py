@@ -25,12 +25,12 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 
+from haystack_deep_research._prompts import FALLBACK_REPORT, MEMORY_FILES, render_text
 from haystack_deep_research.deep_agent.memory import check_memory_paths, read_memory_files
 from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence import verify_citations
-from haystack_deep_research.prompts import FALLBACK_REPORT, MEMORY_FILES, render_text
 from haystack_deep_research.report import StructuredOutputStage, citation_findings, verify_report
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure

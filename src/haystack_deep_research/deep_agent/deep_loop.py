@@ -23,10 +23,7 @@ from haystack.components.agents.state import State
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 from pydantic import BaseModel
 
-from haystack_deep_research.deep_agent.deep_settings import DeepHook
-from haystack_deep_research.deep_agent.submission import answer_text, drop_sentences, payload, takes_schema
-from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     GROUNDING_SEND_BACK,
     LOW_CONFIDENCE,
     NOT_RUN_WITH_INVALID_SUBMISSION,
@@ -36,6 +33,9 @@ from haystack_deep_research.prompts import (
     render_text,
     render_user,
 )
+from haystack_deep_research.deep_agent.deep_settings import DeepHook
+from haystack_deep_research.deep_agent.submission import answer_text, drop_sentences, payload, takes_schema
+from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
 from haystack_deep_research.report import unjudged_claims
 from haystack_deep_research.research.loop_guard import LoopGuard
 from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of

@@ -21,8 +21,8 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from pydantic import BaseModel
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import REFLECT, REFLECTION, fence, render_chat, render_user
 from haystack_deep_research.events import Reflected
-from haystack_deep_research.prompts import REFLECT, REFLECTION, fence, render_chat, render_user
 from haystack_deep_research.report import parse_structured
 from haystack_deep_research.run import Phase, RunView
 from haystack_deep_research.run.hooks import UsesModels

@@ -27,11 +27,11 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import ANALYSIS, ANALYSIS_RETRY, fence, render_chat
 from haystack_deep_research.events import SearchDecided, TopicRefused
 from haystack_deep_research.iterative.decision import SearchDecision, parse_decision
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter
-from haystack_deep_research.prompts import ANALYSIS, ANALYSIS_RETRY, fence, render_chat
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import ask, drive, drive_async, failure

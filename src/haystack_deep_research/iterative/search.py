@@ -27,10 +27,7 @@ from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
-from haystack_deep_research.events import Notice, SearchRoundDone
-from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     MAX_URLS_PER_READ,
     NOTE,
     TOPIC_NO_RESULTS,
@@ -38,6 +35,9 @@ from haystack_deep_research.prompts import (
     TOPIC_SEARCH_FAILED,
     render_text,
 )
+from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
+from haystack_deep_research.events import Notice, SearchRoundDone
+from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.run import Phase, ResearchRun, RunView
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.journal import JournaledNote

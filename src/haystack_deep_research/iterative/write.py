@@ -31,10 +31,10 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import FALLBACK_REPORT, NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import changes
-from haystack_deep_research.prompts import FALLBACK_REPORT, NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
 from haystack_deep_research.report import (
     ReportStyle,
     allowed_urls,

@@ -31,9 +31,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from haystack_deep_research._prompts import REPORT_TITLE, SUMMARY_HEADING
 from haystack_deep_research.evidence._styles import is_title
 from haystack_deep_research.evidence.reading import headings
-from haystack_deep_research.prompts import REPORT_TITLE, SUMMARY_HEADING
 from haystack_deep_research.report.headings import SUMMARY_HEADINGS
 
 __all__ = [

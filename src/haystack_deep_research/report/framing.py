@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from haystack_deep_research.prompts import fence
+from haystack_deep_research._prompts import fence
 from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.state import PHASE_WRITE
 

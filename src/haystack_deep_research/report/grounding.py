@@ -40,8 +40,8 @@ from haystack.tools import Tool
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, render_text
 from haystack_deep_research.events import Notice
-from haystack_deep_research.prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, render_text
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, unjudged_claims, verdict_outputs
 from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report

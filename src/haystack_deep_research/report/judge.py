@@ -28,9 +28,9 @@ from typing import Any, Literal, Protocol
 from haystack.components.generators.chat.types import ChatGenerator
 
 import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._prompts import JUDGE, fence, render_chat
 from haystack_deep_research.evidence import extract_citations, normalize_url
 from haystack_deep_research.evidence.reading import sentence_reader
-from haystack_deep_research.prompts import JUDGE, fence, render_chat
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.phases import ask
 from haystack_deep_research.run.usage import add_usage

@@ -17,9 +17,9 @@ from typing import Any
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
+from haystack_deep_research._prompts import unfence
 from haystack_deep_research.events import CitationRemoved, ReportReady
 from haystack_deep_research.evidence import CitationCheck, verify_citations
-from haystack_deep_research.prompts import unfence
 from haystack_deep_research.report.passages import cited_passages
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run.outputs import publish

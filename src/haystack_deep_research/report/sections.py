@@ -2,10 +2,10 @@
 Writing the report in parts, so that no model call's output grows with the research.
 
 :func:`write_report` makes one batch of calls: the *opening* (a ``# `` title and an executive summary of at most
-:data:`~haystack_deep_research.prompts.OPENING_WORDS` words, from each note's opening lines, where a note states its
-key findings: :func:`key_lines`, up to :data:`~haystack_deep_research.prompts.OPENING_NOTE_CHARS` characters, citing
+:data:`~haystack_deep_research._prompts.OPENING_WORDS` words, from each note's opening lines, where a note states its
+key findings: :func:`key_lines`, up to :data:`~haystack_deep_research._prompts.OPENING_NOTE_CHARS` characters, citing
 the allowed URLs found in them) and one *section* per note (at most
-:data:`~haystack_deep_research.prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
+:data:`~haystack_deep_research._prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
 it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
 once per part. Every part cites its sources by number and the numbers become URLs again in its reply
 (:mod:`.source_keys`), so the writer never copies a URL. They run side by side, as many at once as the step that
@@ -36,9 +36,7 @@ from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
 
-from haystack_deep_research.evidence import extract_citations, normalize_url
-from haystack_deep_research.evidence.citations import sentence_ends
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     FALLBACK_OPENING,
     FALLBACK_SECTION,
     OMITTED,
@@ -52,6 +50,8 @@ from haystack_deep_research.prompts import (
     render_chat,
     render_text,
 )
+from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.report.attempts import Attempt, Request, ask_twice
 from haystack_deep_research.report.draft import (
     Outline,
@@ -136,7 +136,7 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
     """
     A note's opening lines, where it states its key findings: its text without a closing Sources list, cut after
     the last sentence that ends within ``limit`` characters (the first sentence whole when none does), with
-    :data:`~haystack_deep_research.prompts.OMITTED` where the rest was left out.
+    :data:`~haystack_deep_research._prompts.OMITTED` where the rest was left out.
 
     :param note: A researcher's note.
     :param limit: The most characters kept (past it, only a first sentence that is longer).

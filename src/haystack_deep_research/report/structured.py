@@ -39,9 +39,9 @@ from haystack.utils.type_serialization import deserialize_type, serialize_type
 from pydantic import BaseModel, Field, ValidationError
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.prompts import STRUCTURED, STRUCTURED_RETRY, fence, render_chat
 from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.run import Phase, ResearchRun

@@ -3,7 +3,7 @@ The form of a report: its type, its tone and its length, honoured by the writer 
 
 :class:`ReportStyle` is a small value object, checked when it is made. The default (a ``research_report``, objective,
 of the writer's usual length) is the report as the library always wrote it, and adds nothing to the writer's
-prompts; any other style adds one block to the writer's system prompt (:data:`~haystack_deep_research.prompts.
+prompts; any other style adds one block to the writer's system prompt (:data:`~haystack_deep_research._prompts.
 REPORT_STYLE`, rendered with the style's values as template variables) and, for the report written in parts, sets
 the words asked of each part. Citation rules and their verification are the same for every style.
 
@@ -27,12 +27,7 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import EvidenceLedger
-from haystack_deep_research.evidence._reader import reader
-from haystack_deep_research.evidence.citations import body_sentences
-from haystack_deep_research.evidence.text import clean_text, plain_title
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     OPENING_WORDS,
     REPORT_LENGTHS,
     REPORT_STYLE,
@@ -41,6 +36,11 @@ from haystack_deep_research.prompts import (
     TONES,
     render_text,
 )
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence._reader import reader
+from haystack_deep_research.evidence.citations import body_sentences
+from haystack_deep_research.evidence.text import clean_text, plain_title
 from haystack_deep_research.report.passages import cited_passages
 
 __all__ = ["DEFAULT_REPORT_TYPE", "DEFAULT_TONE", "ReportStyle", "in_form", "word_count"]
@@ -76,7 +76,7 @@ class ReportStyle:
     """
     The form of a report.
 
-    :param report_type: One of :data:`~haystack_deep_research.prompts.REPORT_TYPES`: "research_report" (default),
+    :param report_type: One of :data:`~haystack_deep_research._prompts.REPORT_TYPES`: "research_report" (default),
         "detailed_report", "outline", "resource_list", "executive_brief".
     :param tone: "objective" (default), "formal", "analytical", "informal", or a short free text (up to 80
         characters, one line), for example "plain language for a general audience".

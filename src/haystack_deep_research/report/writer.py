@@ -20,8 +20,8 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.events import PhaseStarted
-from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.report.sections import write_report
 from haystack_deep_research.report.style import ReportStyle

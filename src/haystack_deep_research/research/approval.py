@@ -33,9 +33,9 @@ from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.hooks.protocol import Hook
 from haystack.utils.deserialization import deserialize_component_inplace
 
+from haystack_deep_research._prompts import RESEARCH_SUBTOPIC
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import PlanReviewed
-from haystack_deep_research.prompts import RESEARCH_SUBTOPIC
 from haystack_deep_research.research.tool_calls import with_tool_calls
 from haystack_deep_research.run import Call, Phase, RunView, blocking
 from haystack_deep_research.run.hooks import StatelessHook

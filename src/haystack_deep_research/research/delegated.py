@@ -21,7 +21,7 @@ from typing import Any
 from haystack.components.agents.state import State
 from haystack.dataclasses import ChatMessage, ChatRole
 
-from haystack_deep_research.prompts import RESEARCH_SUBTOPIC, THINK
+from haystack_deep_research._prompts import RESEARCH_SUBTOPIC, THINK
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run.context import view_of
 from haystack_deep_research.run.lifecycle import BudgetHook

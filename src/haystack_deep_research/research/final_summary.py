@@ -18,8 +18,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import DeadlineExceededError
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     PARTIAL_REASONS,
     RESEARCHER_FINAL,
     RESEARCHER_STOPPED,
@@ -29,6 +28,7 @@ from haystack_deep_research.prompts import (
     STOPPED_BY_TOKEN_BUDGET,
     render_user,
 )
+from haystack_deep_research.errors import DeadlineExceededError
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.context import view_of
 from haystack_deep_research.run.hooks import PhaseHook

@@ -31,8 +31,8 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ToolCall
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import LOOP_STOPPED, LOOP_WARNING, render_text
 from haystack_deep_research.events import Notice
-from haystack_deep_research.prompts import LOOP_STOPPED, LOOP_WARNING, render_text
 from haystack_deep_research.research.seen_results import condense_seen_results
 from haystack_deep_research.research.tool_calls import (
     announce_calls,

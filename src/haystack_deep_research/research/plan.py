@@ -9,7 +9,7 @@ from __future__ import annotations
 from haystack.components.agents.state import State
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.prompts import RESEARCH_SUBTOPIC
+from haystack_deep_research._prompts import RESEARCH_SUBTOPIC
 from haystack_deep_research.research.tool_calls import announce_calls
 from haystack_deep_research.run.context import view_of
 from haystack_deep_research.run.hooks import StatelessHook

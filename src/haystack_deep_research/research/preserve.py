@@ -23,8 +23,8 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import ORCHESTRATOR_STAND_IN, render_text
 from haystack_deep_research.errors import DeadlineExceededError
-from haystack_deep_research.prompts import ORCHESTRATOR_STAND_IN, render_text
 from haystack_deep_research.run import Call, Phase
 from haystack_deep_research.run.bounded import deadline_reply
 from haystack_deep_research.run.deadline import bound_budget, call_sync_within_async, call_within, call_within_async

@@ -28,11 +28,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research._untrusted.replies import extract_json_object
-from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.evidence.clock import today
-from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     CLARIFIED_QUESTION,
     MAX_CLARIFICATION_CHARS,
     SCOPE,
@@ -41,6 +37,10 @@ from haystack_deep_research.prompts import (
     render_chat,
     render_text,
 )
+from haystack_deep_research._untrusted.replies import extract_json_object
+from haystack_deep_research.events import PhaseEnded, PhaseStarted
+from haystack_deep_research.evidence.clock import today
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.run.context import inputs_of
 from haystack_deep_research.run.lifecycle import OpenRunHook

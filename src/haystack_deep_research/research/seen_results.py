@@ -17,7 +17,7 @@ import re
 
 from haystack.dataclasses import ChatMessage, ChatRole
 
-from haystack_deep_research.prompts import SEARCH_RESULTS_END, SNIPPET_LABEL, SNIPPETS_LEFT_OUT, WEB_SEARCH
+from haystack_deep_research._prompts import SEARCH_RESULTS_END, SNIPPET_LABEL, SNIPPETS_LEFT_OUT, WEB_SEARCH
 
 __all__ = ["condense_seen_results"]
 

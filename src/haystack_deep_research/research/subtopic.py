@@ -19,15 +19,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import (
-    BudgetExceededError,
-    ConfigurationError,
-    DelegationLimitError,
-    ToolArgumentsError,
-)
-from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
-from haystack_deep_research.evidence.clock import today
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     NOTE,
     PARTIAL_REASONS,
     RESEARCH_SUBTOPIC,
@@ -39,6 +31,14 @@ from haystack_deep_research.prompts import (
     render_text,
     render_user,
 )
+from haystack_deep_research.errors import (
+    BudgetExceededError,
+    ConfigurationError,
+    DelegationLimitError,
+    ToolArgumentsError,
+)
+from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
+from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.run import Call, Phase, RunView
 from haystack_deep_research.run.journal import JournaledNote
 from haystack_deep_research.run.resume import journal_note, resumed_note

@@ -25,8 +25,8 @@ import os
 
 from haystack.components.agents.state import State
 
+from haystack_deep_research._prompts import RESUMED_SUBTOPICS, render_user
 from haystack_deep_research.events import Notice
-from haystack_deep_research.prompts import RESUMED_SUBTOPICS, render_user
 from haystack_deep_research.run.journal import LEDGER_FILE, REPORT_FILE, JournaledNote, RunJournal
 from haystack_deep_research.run.phases import Phase, blocking
 from haystack_deep_research.run.research_run import ResearchRun

@@ -31,9 +31,9 @@ from urllib.parse import quote
 from haystack import Document
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import DATASTORE_ROUTING, DATASTORE_TOOL_PREFIX, render_text
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.prompts import DATASTORE_ROUTING, DATASTORE_TOOL_PREFIX, render_text
 from haystack_deep_research.sources.plugins import accepts_input, is_component
 
 __all__ = [

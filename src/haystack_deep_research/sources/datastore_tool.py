@@ -16,12 +16,7 @@ from haystack import Document
 from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
-from haystack_deep_research._tooling.base import ResearchTool
-from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError, URLRefusedError
-from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import SearchOutcome
-from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     DATASTORE_SEARCH_DESCRIPTION,
     DOCUMENT_RESULTS,
     QUERY_PARAMETER,
@@ -31,6 +26,11 @@ from haystack_deep_research.prompts import (
     fence,
     render_text,
 )
+from haystack_deep_research._tooling.base import ResearchTool
+from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError, URLRefusedError
+from haystack_deep_research.events import SearchDone
+from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import Call, Phase, RunView, blocking
 from haystack_deep_research.sources.datastore import MAX_TOP_K, Datastore, citation_target, datastores_from, title_of
 from haystack_deep_research.sources.folder import FolderRetriever

@@ -27,12 +27,12 @@ from urllib.parse import quote
 
 from haystack.tools import Tool
 
+from haystack_deep_research._prompts import DOCUMENT_RESULTS, fence, render_text
 from haystack_deep_research._tooling.base import ResearchTool, RunToolset
 from haystack_deep_research.errors import ConfigurationError, MCPServerError, URLRefusedError
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import EvidenceLedger, SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.prompts import DOCUMENT_RESULTS, fence, render_text
 from haystack_deep_research.run import Call, Phase, RunView
 from haystack_deep_research.sources._mcp_session import MCPSession, require_sdk
 from haystack_deep_research.sources.datastore_tool import MAX_DOCUMENT_CHARS

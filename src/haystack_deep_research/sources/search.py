@@ -31,6 +31,16 @@ from typing import Any, Protocol, runtime_checkable
 from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import (
+    QUERY_MISSING,
+    QUERY_PARAMETER,
+    SCOPE_DROPPED,
+    SEARCH_RESULTS,
+    WEB_SEARCH,
+    WEB_SEARCH_DESCRIPTION,
+    fence,
+    render_text,
+)
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import (
     ConfigurationError,
@@ -42,16 +52,6 @@ from haystack_deep_research.errors import (
 )
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome
-from haystack_deep_research.prompts import (
-    QUERY_MISSING,
-    QUERY_PARAMETER,
-    SCOPE_DROPPED,
-    SEARCH_RESULTS,
-    WEB_SEARCH,
-    WEB_SEARCH_DESCRIPTION,
-    fence,
-    render_text,
-)
 from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking
 from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, search_key
 from haystack_deep_research.sources.hits import SearchHit, normalize_hits

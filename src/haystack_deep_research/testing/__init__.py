@@ -9,12 +9,14 @@ The offline testing kit: run and test deep research agents with no network and n
   hostile) responses on 127.0.0.1; :func:`make_scanned_pdf` and :func:`make_inflating_pdf` build the PDFs a reader
   must survive (a scan without text, a decompression bomb).
 - :func:`forbid_network` refuses connections to anything but loopback.
+- :func:`prompt_of` tells a fake of your own which of the library's prompts a message is, and with what values.
 
 ``python -m haystack_deep_research.testing serve`` starts the three servers from the shell and prints the
 ``deep-research`` command lines that use them (:func:`serve_kit` starts them in Python, :func:`kit_commands` gives
 the command lines). See docs/testing.md for a complete example.
 """
 
+from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.testing._kit import KitServers, kit_commands, serve_kit
 from haystack_deep_research.testing._request_log import LoggedRequest, RequestLog
 from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
@@ -42,5 +44,6 @@ __all__ = [
     "make_inflating_pdf",
     "make_pdf",
     "make_scanned_pdf",
+    "prompt_of",
     "serve_kit",
 ]

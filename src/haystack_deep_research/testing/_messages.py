@@ -7,7 +7,7 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage, ChatRole
 
-from haystack_deep_research.prompts import prompt_of
+from haystack_deep_research._prompts import prompt_of
 
 __all__ = ["last_turn", "last_user_text", "named_prompt", "prompt_variables", "tool_results", "words"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.prompts import PAGE_SEPARATOR, SUMMARY_HEADING, WRITER_PART_TEMPLATES
+from haystack_deep_research._prompts import PAGE_SEPARATOR, SUMMARY_HEADING, WRITER_PART_TEMPLATES
 from haystack_deep_research.testing._messages import last_user_text, named_prompt, words
 
 __all__ = ["judge_reply", "judge_variables", "writer_reply"]

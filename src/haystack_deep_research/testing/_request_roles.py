@@ -15,8 +15,8 @@ import re
 
 from haystack.dataclasses import ChatMessage, ChatRole
 
-from haystack_deep_research import prompts
-from haystack_deep_research.prompts import DATASTORE_TOOL_PREFIX, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH
+from haystack_deep_research import _prompts as prompts
+from haystack_deep_research._prompts import DATASTORE_TOOL_PREFIX, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH
 
 __all__ = ["TEMPLATE_ROLES", "request_role"]
 

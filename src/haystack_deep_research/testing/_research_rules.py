@@ -7,7 +7,7 @@ import re
 
 from haystack.dataclasses import ChatMessage, ToolCall
 
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     DATASTORE_TOOL_PREFIX,
     DOCUMENT_SEPARATOR,
     PAGE_SEPARATOR,

@@ -9,7 +9,7 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.prompts import SUMMARY_HEADING, WRITER_PART_TEMPLATES
+from haystack_deep_research._prompts import SUMMARY_HEADING, WRITER_PART_TEMPLATES
 from haystack_deep_research.testing._messages import last_user_text, named_prompt, prompt_variables, words
 
 __all__ = ["causal_reply", "cited", "fill_schema", "one_sentence", "summarize_reply"]

@@ -72,8 +72,8 @@ from haystack import component, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk, ToolCall
 from haystack.tools import flatten_tools_or_toolsets
 
+from haystack_deep_research._prompts import RESEARCH_SUBTOPIC, prompt_of
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.prompts import RESEARCH_SUBTOPIC, prompt_of
 from haystack_deep_research.testing._analysis_rules import analysis_reply, analysis_variables
 from haystack_deep_research.testing._messages import last_user_text, prompt_variables, tool_results, words
 from haystack_deep_research.testing._report_rules import judge_reply, judge_variables, writer_reply

@@ -21,10 +21,7 @@ from typing import Any
 
 import regex
 
-from haystack_deep_research._tooling.base import ResearchTool
-from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
-from haystack_deep_research.events import FileRead, FileWritten
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     EDIT_FILE,
     EDIT_FILE_DESCRIPTION,
     GLOB,
@@ -46,6 +43,9 @@ from haystack_deep_research.prompts import (
     WRITE_FILE_DESCRIPTION,
     render_text,
 )
+from haystack_deep_research._tooling.base import ResearchTool
+from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
+from haystack_deep_research.events import FileRead, FileWritten
 from haystack_deep_research.run import Phase, RunView, blocking
 from haystack_deep_research.tools.scratch import MemoryBackend, ScratchBackend, backend_from_dict, scratch_path
 

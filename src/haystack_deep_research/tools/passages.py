@@ -26,8 +26,8 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research._prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
 from haystack_deep_research.evidence.citations import sentence_ends
-from haystack_deep_research.prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
 from haystack_deep_research.settings import DEFAULT_PASSAGE_BUDGET, passage_budget_value
 
 __all__ = [

@@ -12,11 +12,7 @@ from haystack.core.serialization import component_to_dict
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research._tooling.base import ResearchTool
-from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
-from haystack_deep_research.events import PageRead, PageRefused
-from haystack_deep_research.evidence import SourceEntry
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     MAX_URLS_PER_READ,
     PAGE_DUPLICATE,
     PAGE_SEPARATOR,
@@ -33,6 +29,10 @@ from haystack_deep_research.prompts import (
     URLS_PARAMETER,
     render_text,
 )
+from haystack_deep_research._tooling.base import ResearchTool
+from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
+from haystack_deep_research.events import PageRead, PageRefused
+from haystack_deep_research.evidence import SourceEntry
 from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking, model_name
 from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, summary_key
 from haystack_deep_research.run.phases import ask, subphase

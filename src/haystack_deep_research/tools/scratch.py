@@ -20,9 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
 from haystack_deep_research import _checks
-from haystack_deep_research._untrusted.files import read_regular_file, write_file
-from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     SCRATCH_ABSOLUTE,
     SCRATCH_BINARY,
     SCRATCH_ESCAPE,
@@ -34,6 +32,8 @@ from haystack_deep_research.prompts import (
     SCRATCH_UNREADABLE,
     render_text,
 )
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
+from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError
 
 __all__ = ["DiskBackend", "MemoryBackend", "ScratchBackend", "scratch_path"]
 

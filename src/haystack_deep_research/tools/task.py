@@ -21,10 +21,10 @@ from haystack.tools import Tool, Toolset
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import SUBAGENT_EMPTY, TASK, TASK_DESCRIPTION, TASK_INVALID, render_text
 from haystack_deep_research._tooling.base import ResearchTool, bind_tools
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
 from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
-from haystack_deep_research.prompts import SUBAGENT_EMPTY, TASK, TASK_DESCRIPTION, TASK_INVALID, render_text
 from haystack_deep_research.run import Call, Phase, RunView
 from haystack_deep_research.run.streaming import for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, EXIT_TEXT, PHASE_SUBAGENT, RUN_KEY

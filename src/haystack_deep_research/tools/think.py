@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from haystack.tools import Tool
 
-from haystack_deep_research.prompts import REFLECTION_PARAMETER, THINK, THINK_ACKNOWLEDGEMENT, THINK_DESCRIPTION
+from haystack_deep_research._prompts import REFLECTION_PARAMETER, THINK, THINK_ACKNOWLEDGEMENT, THINK_DESCRIPTION
 
 __all__ = ["create_think_tool", "think"]
 

@@ -13,10 +13,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast
 
-from haystack_deep_research._tooling.base import ResearchTool
-from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
-from haystack_deep_research.events import Event, TodoAdded, TodoCompleted
-from haystack_deep_research.prompts import (
+from haystack_deep_research._prompts import (
     READ_TODOS,
     READ_TODOS_DESCRIPTION,
     TODO_LIST,
@@ -25,6 +22,9 @@ from haystack_deep_research.prompts import (
     WRITE_TODOS_DESCRIPTION,
     render_text,
 )
+from haystack_deep_research._tooling.base import ResearchTool
+from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
+from haystack_deep_research.events import Event, TodoAdded, TodoCompleted
 from haystack_deep_research.run import Phase, RunView
 
 __all__ = ["TODOS_RESOURCE", "Todo", "TodoState", "TodoTool", "create_todo_tools"]

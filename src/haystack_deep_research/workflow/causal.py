@@ -15,8 +15,8 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import CAUSAL, fence, render_chat
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.prompts import CAUSAL, fence, render_chat
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import ask, drive, drive_async, failure

@@ -25,10 +25,17 @@ from haystack.tools import Tool, Toolset
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import (
+    EXECUTE_SYSTEM,
+    EXECUTE_TASK,
+    NOTE,
+    PARTIAL_REASONS,
+    render_text,
+    render_user,
+)
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
-from haystack_deep_research.prompts import EXECUTE_SYSTEM, EXECUTE_TASK, NOTE, PARTIAL_REASONS, render_text, render_user
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run import Call, Phase, RunView

@@ -25,9 +25,9 @@ from typing import Any
 from haystack import component
 from haystack.core.serialization import default_from_dict, default_to_dict
 
+from haystack_deep_research._prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.clock import today
-from haystack_deep_research.prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
 from haystack_deep_research.report import UNKNOWN
 from haystack_deep_research.report.repair import RepairPolicy
 from haystack_deep_research.report.uncited import cites_nothing

@@ -25,8 +25,8 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.events import PhaseStarted
-from haystack_deep_research.prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
 from haystack_deep_research.report.sections import Framing, Written, rewrite_report, write_report
 from haystack_deep_research.run import Phase

@@ -4,7 +4,7 @@ What the deep agent reads: its rules, reflexion, conversation summaries, scratch
 
 from __future__ import annotations
 
-from haystack_deep_research.prompts._base import DATA_RULE, ChatTemplate, Template
+from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
 
 __all__ = [
     "CONDENSE",

@@ -16,12 +16,12 @@ its names in ``__all__``, and every name is imported from here.
 
 from __future__ import annotations
 
-from haystack_deep_research.prompts import _base, deep_agent, report, research, tools, workflow
-from haystack_deep_research.prompts._base import *  # noqa: F403
-from haystack_deep_research.prompts.deep_agent import *  # noqa: F403
-from haystack_deep_research.prompts.report import *  # noqa: F403
-from haystack_deep_research.prompts.research import *  # noqa: F403
-from haystack_deep_research.prompts.tools import *  # noqa: F403
-from haystack_deep_research.prompts.workflow import *  # noqa: F403
+from haystack_deep_research._prompts import _base, deep_agent, report, research, tools, workflow
+from haystack_deep_research._prompts._base import *  # noqa: F403
+from haystack_deep_research._prompts.deep_agent import *  # noqa: F403
+from haystack_deep_research._prompts.report import *  # noqa: F403
+from haystack_deep_research._prompts.research import *  # noqa: F403
+from haystack_deep_research._prompts.tools import *  # noqa: F403
+from haystack_deep_research._prompts.workflow import *  # noqa: F403
 
 __all__ = _base.__all__ + deep_agent.__all__ + report.__all__ + research.__all__ + tools.__all__ + workflow.__all__

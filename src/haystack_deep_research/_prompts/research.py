@@ -5,7 +5,7 @@ they produce.
 
 from __future__ import annotations
 
-from haystack_deep_research.prompts._base import (
+from haystack_deep_research._prompts._base import (
     DATA_RULE,
     READ_URL,
     RESEARCH_SUBTOPIC,

@@ -5,7 +5,7 @@ writer could not write.
 
 from __future__ import annotations
 
-from haystack_deep_research.prompts._base import DATA_RULE, ChatTemplate, Template
+from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
 
 __all__ = [
     "FALLBACK_OPENING",

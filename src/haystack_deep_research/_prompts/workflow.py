@@ -4,7 +4,7 @@ What the research workflow and the iterative research agent read.
 
 from __future__ import annotations
 
-from haystack_deep_research.prompts._base import DATA_RULE, ChatTemplate, Template
+from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
 
 __all__ = [
     "ANALYSIS",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from haystack_deep_research._prompts._base import MAX_URLS_PER_READ, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, Template
 from haystack_deep_research.errors import BudgetExceededError, DelegationLimitError
-from haystack_deep_research.prompts._base import MAX_URLS_PER_READ, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, Template
 
 __all__ = [
     "DATASTORE_SEARCH_DESCRIPTION",
