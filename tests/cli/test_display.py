@@ -482,3 +482,20 @@ def test_every_print_to_a_terminal_is_a_known_call_through_the_door() -> None:
         module = site.split("::")[0]
         source = (Path(haystack_deep_research.__file__).parent / module).read_text(encoding="utf-8")
         assert "terminal_text" in source or module.startswith("testing/"), f"{module} prints without the door"
+
+
+def test_a_warning_of_the_library_names_options_on_the_command_line() -> None:
+    from haystack_deep_research.sources import KEYLESS_NOTICE
+
+    stream = io.StringIO()
+    display = PlainDisplay(stream=stream)
+    display.start()
+    display.show(WarningRaised(phase="research", text=KEYLESS_NOTICE))
+    cost = "the run's cost is unknown: no price is known for model 'm'; pass budgets=Budgets(prices={'m': Price(...)})"
+    display.summarize(RunSummary.of({"warnings": [cost]}, display.tracker.progress()))
+
+    out = stream.getvalue()
+    assert "pass --search tavily, for Tavily" in out
+    assert "pass --price m=INPUT,OUTPUT" in out
+    assert "search='tavily'" not in out
+    assert "Budgets(" not in out

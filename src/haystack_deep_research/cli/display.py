@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.cli.tracker import RunTracker
 from haystack_deep_research.events import (
@@ -41,6 +42,7 @@ from haystack_deep_research.events import (
     ToolCalled,
     ToolReturned,
     UsageRecorded,
+    WarningRaised,
 )
 from haystack_deep_research.evidence.text import clean_text
 
@@ -233,7 +235,7 @@ class PlainDisplay(Display):
             return None
         if isinstance(event, RunStarted):
             return f"[{event.phase}] researching: {event.question}"
-        text = event.describe()
+        text = in_words(event.describe()) if isinstance(event, WarningRaised) else event.describe()
         if isinstance(event, SubagentSpawned):
             return f"[{event.phase}] {text}"
         subtopic = event.subtopic if isinstance(event, SubagentCompleted | SubagentFailed) else event.researcher

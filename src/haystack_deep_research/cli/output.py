@@ -25,6 +25,7 @@ from typing import Any
 
 from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.cli.display import say
+from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.cli.paths import report_format
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.report import export_docx, export_html, export_pdf
@@ -140,10 +141,11 @@ def result_json(result: Mapping[str, Any], question: str, *, error: str | None =
     :param result: The run's result (or a partial result).
     :param question: The research question.
     :param error: Why the run failed, if it did.
-    :returns: The ``--json`` object: ``question``, then :data:`JSON_KEYS`, then ``clarification`` when the run asked
-        one, then ``error`` when given.
+    :returns: The ``--json`` object: ``question``, then :data:`JSON_KEYS` (the warnings naming options, not Python
+        settings), then ``clarification`` when the run asked one, then ``error`` when given.
     """
     payload: dict[str, Any] = {"question": question, **{key: result.get(key) for key in JSON_KEYS}}
+    payload["warnings"] = [in_words(str(warning)) for warning in payload["warnings"] or []]  # in the command's words
     if result.get("clarification"):  # a --clarify run that asked instead of researching
         payload["clarification"] = result["clarification"]
     if error is not None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.cli.tracker import PARTIAL, RunProgress
 from haystack_deep_research.run.usage import total_tokens
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED
@@ -105,7 +106,7 @@ class RunSummary:
             removed=len(citations.get("unverified") or []),
             tokens=tokens,
             cost=result.get("cost") if usage else progress.cost,
-            warnings=tuple(result.get("warnings") or progress.warnings),
+            warnings=tuple(in_words(warning) for warning in result.get("warnings") or progress.warnings),
             saved=saved,
             terminated=terminated,
             rounds=progress.rounds,

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.events import (
     Event,
     PageRead,
@@ -320,6 +321,6 @@ class RunTracker:
             if found is not None:
                 found.tokens += event.tokens
         elif isinstance(event, WarningRaised):
-            self._warnings.append(f"{event.phase}: {event.text}")
+            self._warnings.append(f"{event.phase}: {in_words(event.text)}")
         elif isinstance(event, ReportReady):
             self._verified, self._removed = event.verified, event.removed

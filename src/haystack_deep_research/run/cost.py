@@ -155,8 +155,8 @@ class CostMeter:
             names = list(dict.fromkeys([model, *self.unpriced(self.phase_models)]))
             which = f"model {model!r}" if len(names) == 1 else f"models {', '.join(map(repr, names))}"
             why = (
-                f"no price is known for {which}; pass --price {model}=INPUT,OUTPUT (US dollars per million tokens, "
-                f"repeatable) to the command, or budgets=Budgets(prices={{{model!r}: Price(...)}}) to the factory"
+                f"no price is known for {which}; pass budgets=Budgets(prices={{{model!r}: Price(...)}}) (US dollars "
+                "per million tokens)"
             )
         else:
             why = f"the usage that model {model!r} reports does not say its input and output tokens"
