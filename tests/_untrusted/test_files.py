@@ -51,6 +51,29 @@ def test_a_regular_file_is_replaced_whole_and_text_that_cannot_be_encoded_is_cle
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rapport été.md"]  # no temporary file left behind
 
 
+def test_a_file_replaced_keeps_its_permissions(tmp_path: Path) -> None:
+    private = tmp_path / "report.md"
+    private.write_text("old")
+    private.chmod(0o600)
+
+    write_file(private, "new", named=True)
+
+    assert private.read_text() == "new"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="needs /dev/shm")
+def test_a_file_under_dev_that_is_no_stream_of_the_process_is_replaced_not_appended_to() -> None:
+    target = Path("/dev/shm") / f"deep-research-test-{os.getpid()}.md"
+    try:
+        write_file(target, "first\n", named=True)
+        write_file(target, "second\n", named=True)
+
+        assert target.read_text() == "second\n"
+    finally:
+        target.unlink(missing_ok=True)
+
+
 def test_a_writer_that_fails_leaves_the_old_file_and_no_temporary_one(tmp_path: Path) -> None:
     target = tmp_path / "report.pdf"
     target.write_bytes(b"old")

@@ -482,3 +482,15 @@ def test_a_file_cannot_trust_itself_or_choose_the_configuration(
     (folder / "deep-research.toml").write_text('base-url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
     monkeypatch.setenv("DEEP_RESEARCH_TRUST_FOLDER_CONFIG", "1")  # only the flag trusts the folder's file
     assert FOLDER_ERROR in _usage_line(["check", "report.md"], capsys)
+
+
+def test_a_config_error_reaches_the_terminal_without_the_escape_sequences_the_file_holds(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "deep-research.toml").write_text('["\\u001b]0;PWNED\\u0007x"]\na = 1\n', encoding="utf-8")
+
+    line = _usage_line(["check", "report.md"], capsys)
+
+    assert "deep-research.toml" in line
+    assert "\x1b" not in line
+    assert "\x07" not in line

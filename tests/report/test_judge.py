@@ -156,6 +156,21 @@ def test_the_claims_that_cite_nothing_follow_one_rule() -> None:
     assert [claim.line for claim in claims] == [5, 9, 10]
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Temperatures in Lisbon stay below freezing all winter.",
+        "The vaccine is safe above all for infants.",
+        "This analysis draws on proof that aspirin cures cancer.",
+        "The following drugs were withdrawn in every country.",
+    ],
+)
+def test_a_claim_that_only_looks_like_a_signpost_is_judged(sentence: str) -> None:
+    [claim] = uncited_claims(f"## Findings\n\n{sentence}\n", [])
+
+    assert claim.text == sentence
+
+
 def test_claims_that_cite_nothing_are_judged_against_the_passages_that_match_them() -> None:
     ledger = EvidenceLedger()
     ledger.record_page(url="https://solar.example/", title="Solar", text="Solar capacity grew by 450 gigawatts.")

@@ -308,6 +308,8 @@ def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text(tmp_
         "item-03": "@SUM(A1:A9)",
         "item-04": "\tTab-led",
         "item-05": "Résumé: tides rose 4.2 m",
+        "item-06": "  =1+1",
+        "item-07": '\uff1dHYPERLINK("https://evil.example")',
     }
     result = _runner(
         lambda: lambda prompt: {"summary": hostile[prompt]}, tmp_path / "rows.jsonl", provider=list(hostile)
@@ -323,6 +325,8 @@ def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text(tmp_
         "item-03": "'@SUM(A1:A9)",
         "item-04": "'\tTab-led",
         "item-05": "Résumé: tides rose 4.2 m",
+        "item-06": "'  =1+1",
+        "item-07": "'" + hostile["item-07"],
     }
 
 

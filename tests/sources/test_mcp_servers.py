@@ -377,3 +377,11 @@ def test_a_named_url_passes_the_default_policy_without_a_run_policy(tmp_path: Pa
     }
     [warning] = run.warnings()
     assert "169.254.169.254 is" in warning
+
+
+def test_a_named_url_is_kept_as_it_would_be_sent_so_it_cannot_leave_its_code_span() -> None:
+    from haystack_deep_research.sources.mcp_tool import named_url
+
+    assert named_url({"url": "https://evil.example/login: x"}) == "https://evil.example/login:%20x"
+    assert named_url({"link": "https://evil.example/a b`c"}) == "https://evil.example/a%20b%60c"
+    assert named_url({"url": "https://[::1/x"}) == ""  # not a URL at all: nothing is named

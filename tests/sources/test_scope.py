@@ -276,3 +276,25 @@ def test_the_shapes_that_search_with_your_tools_refuse_the_scope_and_say_why() -
         create_research_workflow(chat_generator=model, tools=[], output_schema=None, sources=sources)
     with pytest.raises(ConfigurationError, match="include_domains"):
         create_deep_agent(chat_generator=model, tools=[], system_prompt="Research.", sources=sources)
+
+
+def test_an_internationalised_domain_is_matched_however_it_is_written() -> None:
+    scope = SearchScope(include_domains=("münchen.de",))
+
+    assert scope.keeps("https://www.münchen.de/rathaus")
+    assert scope.keeps("https://www.xn--mnchen-3ya.de/rathaus")
+    assert not scope.keeps("https://muenchen.de/rathaus")
+
+
+def test_chosen_domains_never_widen_the_policys_own() -> None:
+    policy = UrlPolicy(only_domains=("intranet.example",))
+
+    narrowed = Sources(url_policy=policy, include_domains=["evil.example", "wiki.intranet.example"]).read_policy
+
+    assert narrowed is not None
+    assert narrowed.only_domains == ("wiki.intranet.example",)
+    with pytest.raises(URLRefusedError, match="outside the domains"):
+        narrowed.check("https://evil.example/x")
+    nothing = Sources(url_policy=policy, include_domains=["evil.example"]).read_policy
+    with pytest.raises(URLRefusedError):
+        nothing.check("https://intranet.example/x")  # type: ignore[union-attr]

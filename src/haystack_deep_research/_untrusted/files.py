@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -226,7 +227,13 @@ def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = 
                 path=os.fspath(path),
                 reason="not_regular",
             )
-    return _replace(target, content, mode=0o666 if named else 0o600, exclusive=exclusive)
+    mode = 0o666 if named else 0o600
+    if status is not None and stat.S_ISREG(status.st_mode):  # a file replaced keeps its permissions
+        mode = stat.S_IMODE(status.st_mode)
+    return _replace(target, content, mode=mode, exclusive=exclusive)
+
+
+_STREAM_PATH = re.compile(r"/dev/(?:stdout|stderr|fd/\d+)|/proc/self/fd/\d+")
 
 
 def written_through(path: str | os.PathLike[str], status: os.stat_result | None = None) -> bool:
@@ -234,8 +241,9 @@ def written_through(path: str | os.PathLike[str], status: os.stat_result | None 
     :param path: A path the user named.
     :param status: Its status, links followed, when already known.
     :returns: Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character
-        device, or a file named by a path under ``/dev`` or ``/proc`` (``/dev/stdout`` when the shell sent stdout to a
-        file: it is appended to, as the shell's ``>`` or ``>>`` left it).
+        device, or a file named by one of the process's own streams (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+        ``/proc/self/fd/N``) when the shell sent it to a file: it is appended to, as the shell's ``>`` or ``>>`` left
+        it. A file of ``/dev/shm`` is a file like any other, replaced.
     """
     try:
         kind = (status or os.stat(path)).st_mode
@@ -243,7 +251,7 @@ def written_through(path: str | os.PathLike[str], status: os.stat_result | None 
         return False
     if stat.S_ISFIFO(kind) or stat.S_ISCHR(kind):
         return True
-    return stat.S_ISREG(kind) and Path(os.path.abspath(path)).parts[1:2] in (("dev",), ("proc",))
+    return stat.S_ISREG(kind) and _STREAM_PATH.fullmatch(os.path.abspath(path)) is not None
 
 
 def _what(mode: int) -> str:

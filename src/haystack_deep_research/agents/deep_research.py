@@ -254,7 +254,7 @@ def create_deep_research_agent(
     budget, results = DelegationsDoneHook(), ToolResultsHook()  # the orchestrator's own
     researcher = researcher_agent(
         chat_generator=models["researcher_llm"],
-        tools=[*researcher_tools, *mcp_toolsets(list(sources.mcp_servers or []), sources.url_policy)],
+        tools=[*researcher_tools, *mcp_toolsets(list(sources.mcp_servers or []), sources.read_policy)],
         system_prompt=_researcher_prompt(sources, stores, max_researcher_steps),
         max_steps=max_researcher_steps,
         loop_threshold=loop_threshold,

@@ -55,12 +55,15 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """
-        Print the error as one line and exit with the usage error status.
+        Print the error as one line, through the door to the terminal, and exit with the usage error status.
 
         :param message: What is wrong.
         :raises SystemExit: Always, with status 2.
         """
-        self.exit(ExitCode.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from haystack_deep_research.cli.display import terminal_text  # the display imports the options
+
+        line = terminal_text(f"{self.prog}: error: {message} (see {self.prog} --help)", one_line=True)
+        self.exit(ExitCode.USAGE, line + "\n")  # through the door: a config file's table name is written by others
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -7,8 +7,10 @@ and list items, line by line, not its headings, code, tables or Sources section.
 
 - it has fewer than four words (a run of CJK characters counts one word per two characters): "See below.";
 - it is a question or a label (it ends with ``?`` or ``:``);
-- it is a signpost: it says what the report itself does ("This report covers...", "This answer draws on..."), or it
-  holds no digit and points within the report ("The following...", "as follows", "below", "Let us turn to...").
+- it is a signpost: it says what the report itself does ("This report covers...", "This answer draws on...") with no
+  "that" clause claiming something, or it holds no digit and opens or ends by pointing within the report ("The
+  following sections...", "...as follows:", "...listed below.", "Let us turn to..."); "below freezing" and "The
+  following drugs were withdrawn" are claims.
 
 Every claim is judged, in every shape that grounds. A claim that cites a verified source is judged against that
 source's stored text (:func:`~haystack_deep_research.report.judge.cited_claims`). A claim that cites none
@@ -58,9 +60,15 @@ _ABOUT_REPORT = re.compile(
     r"begins|ends|explains|discusses)\b",
     re.IGNORECASE,
 )
+# A pointer within the report opens or ends the sentence ("The following...", "...are listed below."); "below
+# freezing" or "above all" in the middle of a sentence points nowhere.
 _POINTER = re.compile(
-    r"\b(?:the following|as follows|below|above)\b|^(?:let us|let's|we (?:now )?turn|turning to|next,)", re.IGNORECASE
+    r"^(?:the following (?:sections?|chapters?|parts?|list|table|points?|paragraphs?|pages?)|as follows|let us|let's|"
+    r"we (?:now )?turn|turning to|next,|see (?:below|above))\b"
+    r"|\b(?:below|above|as follows|the following)\W*$",
+    re.IGNORECASE,
 )
+_THAT = re.compile(r"\bthat\b", re.IGNORECASE)
 
 
 def is_claim(sentence: str) -> bool:
@@ -71,7 +79,7 @@ def is_claim(sentence: str) -> bool:
     text = " ".join(sentence.split())
     if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
         return False
-    if _ABOUT_REPORT.search(text):
+    if _ABOUT_REPORT.search(text) and not _THAT.search(text):  # "This report draws on proof that X" claims X
         return False
     return any(char.isdigit() for char in text) or not _POINTER.search(text)
 

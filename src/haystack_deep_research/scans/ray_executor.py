@@ -40,7 +40,11 @@ def import_ray() -> Any:
 
 
 def _research_task(research: ResearchFactory, prompt: str) -> dict[str, Any]:
-    """The body of one Ray task (module level, so Ray ships it by reference)."""
+    """The body of one Ray task (module level, so Ray ships it by reference). A worker a cluster started itself never
+    saw this process's environment: Haystack's telemetry is turned off there too, unless that worker asks for it."""
+    from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
+
+    telemetry_off_unless_asked()
     return research_item(research, prompt)
 
 

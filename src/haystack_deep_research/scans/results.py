@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import os
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -208,10 +209,15 @@ def _cell(value: Any) -> Any:
     """
     :param value: A cell's value.
     :returns: It as written to CSV: a list or dict as JSON, and text a spreadsheet would run as a formula (starting
-        with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) behind a ``'``, so it is shown as text.
+        with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, after any spaces, in any width) behind a ``'``, so
+        it is shown as text.
     """
     value = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
-    return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_STARTS) else value
+    if not isinstance(value, str):
+        return value
+    # A spreadsheet reads past leading spaces, and a full-width equals sign as one.
+    seen = unicodedata.normalize("NFKC", value).lstrip(" \u00a0")
+    return f"'{value}" if value.startswith(_FORMULA_STARTS) or seen.startswith(_FORMULA_STARTS) else value
 
 
 def write_csv(rows: Iterable[KnowledgeRow], path: str | Path) -> Path:

@@ -388,16 +388,23 @@ class Sources:
 
     @property
     def read_policy(self) -> UrlPolicy | None:
-        """:returns: ``url_policy`` with the chosen domains applied to every page read (``None``: the default)."""
+        """:returns: ``url_policy`` with the chosen domains applied to every page read, never wider than its own
+        ``only_domains`` (``None``: the default)."""
         if not self.include_domains and not self.exclude_domains:
             return self.url_policy
         from dataclasses import replace
 
-        from haystack_deep_research.web.url_policy import UrlPolicy
+        from haystack_deep_research.web.url_policy import UrlPolicy, in_domains
 
         policy = self.url_policy or UrlPolicy()
         deny = (*policy.deny_domains, *self.exclude_domains)
-        return replace(policy, deny_domains=deny, only_domains=self.include_domains or policy.only_domains)
+        only = self.include_domains or policy.only_domains
+        if self.include_domains and policy.only_domains:  # both: what both allow, never wider than the policy
+            only = tuple(d for d in self.include_domains if in_domains(d, policy.only_domains)) + tuple(
+                d for d in policy.only_domains if in_domains(d, self.include_domains) and d not in self.include_domains
+            )
+            only = only or ("invalid",)  # nothing in common: nothing may be read (a reserved name no host has)
+        return replace(policy, deny_domains=deny, only_domains=only)
 
     @classmethod
     def of(cls, value: Any) -> Sources:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+import httpx
 from haystack.tools import Tool
 
 from haystack_deep_research._prompts import DOCUMENT_RESULTS, fence, render_text
@@ -83,12 +84,16 @@ def result_items(result: Any) -> list[dict[str, Any]]:
 def named_url(item: dict[str, Any]) -> str:
     """
     :param item: An item of a tool result (see :func:`result_items`).
-    :returns: The ``http(s)`` URL it names (``url``, ``uri``, ``link``), stripped, or ``""``.
+    :returns: The ``http(s)`` URL it names (``url``, ``uri``, ``link``), percent-encoded as it would be sent, or ``""``
+        (none, or not a valid URL).
     """
     for key in _URL_KEYS:
         value = item.get(key)
         if isinstance(value, str) and value.strip().lower().startswith(("http://", "https://")):
-            return value.strip()
+            try:  # percent-encoded as a URL is sent: no space or backtick can end the code span it is shown in
+                return str(httpx.URL(value.strip()))
+            except (httpx.InvalidURL, UnicodeError, ValueError):
+                return ""
     return ""
 
 

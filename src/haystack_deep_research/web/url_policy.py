@@ -407,7 +407,10 @@ class SearchScope:
         :param today: The day the window ends; today in UTC by default.
         :returns: Whether the result is on the chosen domains and inside the window.
         """
-        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        try:  # the host as the entries are kept: ASCII, an internationalised name as punycode
+            host = httpx.URL(url).raw_host.decode("ascii").lower().rstrip(".")
+        except (httpx.InvalidURL, UnicodeError, ValueError):
+            host = (urlsplit(url).hostname or "").lower().rstrip(".")
         if self.include_domains and not in_domains(host, self.include_domains):
             return False
         if in_domains(host, self.exclude_domains):
