@@ -78,3 +78,13 @@ def test_since_and_time_range_exclude_each_other(capsys: pytest.CaptureFixture[s
 
     assert code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_run_against_the_kit_costs_nothing_and_says_no_cost_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    with serve_kit() as servers:
+        code = cli.main([*kit_commands(servers)["deep"][1:], "--json", "-q"])
+
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert result["cost"] == 0
+    assert not [warning for warning in result["warnings"] if "cost is unknown" in warning]

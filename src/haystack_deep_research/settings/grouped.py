@@ -134,8 +134,10 @@ DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(
     {
         "gpt-5.4": Price(input_per_mtok=2.50, output_per_mtok=15.00, cached_input_per_mtok=0.25),
         "gpt-5.4-mini": Price(input_per_mtok=0.75, output_per_mtok=4.50, cached_input_per_mtok=0.075),
-        # Test doubles bill nothing: the testing kit's scripted generators and Haystack's MockChatGenerator.
+        # Test doubles bill nothing: the testing kit's scripted generators and server model, and Haystack's
+        # MockChatGenerator.
         "ScriptedChatGenerator": Price(input_per_mtok=0.0, output_per_mtok=0.0),
+        "kit": Price(input_per_mtok=0.0, output_per_mtok=0.0),
         "mock-model": Price(input_per_mtok=0.0, output_per_mtok=0.0),
     }
 )
