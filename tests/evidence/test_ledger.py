@@ -304,7 +304,7 @@ LEDGER_WRITERS = {
     ("cli/output.py", "save_outputs", "from_list"),
     ("iterative/search.py", "SearchStep._topic", "adopt_policy"),
     ("run/journal.py", "RunJournal.ledger", "from_list"),
-    ("run/journal_restore.py", "restore_records", "from_list"),
+    ("run/journal.py", "restore_records", "from_list"),
     ("sources/datastore_tool.py", "DatastoreSearchTool._record", "record_document"),
     ("sources/mcp_tool.py", "MCPTool.phase", "record_document"),
     ("sources/search.py", "SearchTool._record", "record_search_result"),

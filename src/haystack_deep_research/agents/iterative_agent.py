@@ -22,7 +22,7 @@ from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
 from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
 from haystack_deep_research.run.context import RunInputs, run_inputs
-from haystack_deep_research.run.run_dir import JournalFile, check_run_dir
+from haystack_deep_research.run.journal import JournalFile, check_run_dir
 from haystack_deep_research.run.shape import PipelineShape
 
 __all__ = ["IterativeResearchAgent", "journaled_question"]

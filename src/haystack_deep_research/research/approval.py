@@ -39,7 +39,7 @@ from haystack_deep_research.events import PlanReviewed
 from haystack_deep_research.research.tool_calls import with_tool_calls
 from haystack_deep_research.run import Call, Phase, RunView, blocking
 from haystack_deep_research.run.hooks import StatelessHook
-from haystack_deep_research.run.journal_records import JournaledDecision, subtopic_key
+from haystack_deep_research.run.journal import JournaledDecision, subtopic_key
 from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.state import MESSAGES, PHASE_RESEARCH, RUN_KEY
 

@@ -4,49 +4,486 @@ The run journal: what a research run has completed, written to disk as it comple
 A run directory holds:
 
 ``journal.jsonl``
-    Append-only, one JSON record per line, each written, flushed and fsynced before the run goes on, all or nothing
-    (see :mod:`.run_dir`): ``start`` (the question), ``resume`` (each later attempt), ``brief``, one ``decision``
-    per sub-topic a person reviewed (``approve_plan``), one ``note`` per completed sub-topic and ``end`` (the exit
-    reason). A ``note`` record holds the note **and its evidence**: the
-    ledger entries added or changed since the previous record, so a note is never journaled without the sources it
-    was written from. Resuming restores the ledger from these records alone.
+    Append-only, one JSON record per line (:class:`JournalFile`): ``start`` (the question), ``resume`` (each later
+    attempt), ``brief``, one ``decision`` per sub-topic a person reviewed (``approve_plan``), one ``note`` per completed
+    sub-topic and ``end`` (the exit reason). A ``note`` record holds the note **and its evidence**: the ledger entries
+    added or changed since the previous record, so a note is never journaled without the sources it was written from.
+    Resuming restores the ledger from these records alone.
 ``ledger.json``, ``report.md``
     The evidence ledger and the report at the end of an attempt, each replaced atomically: copies for reading.
 ``run.lock``
     Locked (an OS file lock) by the run using the directory, from the moment it opens the journal until it closes
     it, also when the run fails; a second run on the same directory is refused with :class:`RunDirInUseError`.
+
+This module holds the journal whole, in four parts:
+
+- **The file on disk.** :func:`check_run_dir` refuses a path no file system accepts (a NUL character, too long) with
+  a ``RunDirError`` saying what to change. Each append of :class:`JournalFile` is all or nothing: the line is written,
+  flushed and fsynced, and when that fails part-way (a full disk, a quota, an I/O error) the file is cut back to its
+  last complete record before the error propagates. Reading cuts off a torn last line (a crash in the middle of an
+  append) and survives a torn line in the middle: the torn part is dropped and the record glued onto it kept. The
+  file is opened, read and cut through :mod:`haystack_deep_research._untrusted.files` (only a regular file, never
+  through a symbolic link, never blocking on a FIFO), and every text written is cleaned first, so text that cannot be
+  encoded as UTF-8 never makes a write fail.
+- **The records resuming reads back**: a completed sub-topic's note (:class:`JournaledNote`), a person's review of a
+  planned sub-topic (:class:`JournaledDecision`), and the key both are matched by (:func:`subtopic_key`).
+- **The seal.** A resumed run restores the journal's sources as read, so whoever can edit ``journal.jsonl`` could add
+  a page the run never read. Each source that counts as read (a page or a document) is sealed when journaled: an
+  HMAC-SHA256 of the entry under a key kept outside the run directory (``journal.key`` in the user's cache
+  directory, created readable by its owner only, and read only when it is a regular file of at most 4 KiB). An entry
+  whose seal does not verify (forged, edited, sealed on another machine) is restored as a search result only: nothing
+  counts as read, so nothing cites it as verified.
+- **Reading it back** (:func:`restore_records`): the first record checked (a journal of this library, of this
+  version, for the same question), then the brief, the notes, the reviewed sub-topics and the ledger entries the
+  records hold. A record whose sources are not a list of entries is skipped (what it recorded is researched again).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
+import hmac
 import json
+import os
+import secrets
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research._untrusted.files import write_file
-from haystack_deep_research.errors import RunDirError, RunDirInUseError
-from haystack_deep_research.evidence import EvidenceLedger
-from haystack_deep_research.run.journal_records import (
-    DECISION_FIELDS,
-    JournaledDecision,
-    JournaledNote,
-    subtopic_key,
+from haystack import logging
+
+import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._untrusted.files import (
+    cut_torn_line,
+    open_appending,
+    read_regular_file,
+    sync_directory,
+    write_file,
 )
-from haystack_deep_research.run.journal_restore import JOURNAL_VERSION, restore_records
-from haystack_deep_research.run.journal_seal import seal
-from haystack_deep_research.run.run_dir import JournalFile, check_run_dir, shown, unusable
+from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.text import clean_text
 
 __all__ = [
+    "DECISION_FIELDS",
     "JOURNAL_FILE",
+    "JOURNAL_VERSION",
+    "KEY_ENV",
     "LEDGER_FILE",
     "LOCK_FILE",
     "REPORT_FILE",
+    "JournalFile",
     "JournaledDecision",
     "JournaledNote",
+    "Restored",
     "RunJournal",
+    "check_run_dir",
+    "decision_of",
+    "restore_records",
+    "seal",
+    "shown",
     "subtopic_key",
+    "unseal",
+    "unusable",
 ]
+
+
+logger = logging.getLogger(__name__)
+
+MAX_JOURNAL_BYTES = 1 << 30
+"""The largest journal read back; a larger one is refused (pass a new run directory)."""
+
+_RECORD_START = b'{"type": '
+"""How every record line starts (``json.dumps`` of a dict whose first key is ``type``)."""
+
+
+def shown(path: str) -> str:
+    """:returns: ``path`` quoted, shortened in the middle when it is long."""
+    return repr(path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}")
+
+
+def check_run_dir(run_dir: Any) -> Path:
+    """
+    Check a run directory's path, looking at the file system but changing nothing.
+
+    :param run_dir: The run directory as the caller gave it.
+    :returns: The path.
+    :raises RunDirError: If it is not a non-empty ``str`` or ``os.PathLike``, holds a NUL character, is too long for
+        the file system, names a file, or cannot be looked at.
+    """
+    path = os.fspath(run_dir) if isinstance(run_dir, str | os.PathLike) and not isinstance(run_dir, bool) else None
+    if not isinstance(path, str) or not path.strip():
+        raise RunDirError(
+            "run_dir must be a directory path (a non-empty str or os.PathLike), "
+            f"got {type(run_dir).__name__}: {run_dir!r}."
+        )
+    if "\x00" in path:
+        raise RunDirError(f"run_dir {shown(path)} contains a NUL character, which no file system accepts; remove it.")
+    directory = Path(path).expanduser()
+    try:
+        is_file = directory.exists() and not directory.is_dir()
+    except OSError as error:
+        raise unusable(directory, error) from error
+    if is_file:
+        raise RunDirError(f"run_dir {shown(str(directory))} is a file; pass the path of a directory.")
+    return directory
+
+
+def unusable(directory: Path, error: OSError) -> RunDirError:
+    """
+    :param directory: A run directory.
+    :param error: Why it could not be used.
+    :returns: The error to raise, saying what to change.
+    """
+    if error.errno == errno.ENAMETOOLONG:
+        return RunDirError(
+            f"run_dir {shown(str(directory))} is too long for the file system ({error.strerror}); pass a shorter path."
+        )
+    return RunDirError(
+        f"run_dir {shown(str(directory))} cannot be used ({error.strerror or error}); pass a writable directory."
+    )
+
+
+class JournalFile:
+    """
+    An append-only file of JSON records, one per line, each append all or nothing (see the module docstring).
+
+    Not thread-safe and for one writer: the caller serializes appends and holds the run directory's lock.
+
+    :param path: The file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._size: int | None = None  # the length of the complete records, once known
+
+    def __repr__(self) -> str:
+        return f"JournalFile({str(self.path)!r})"
+
+    def read(self) -> list[dict[str, Any]]:
+        """
+        Read every complete record, cutting a torn last line off the file.
+
+        :returns: The records, in order; ``[]`` when the file does not exist or holds no complete record.
+        :raises RunDirError: If a line is not a record this library wrote.
+        :raises OSError: If the file cannot be read or cut.
+        """
+        try:  # a crash in the middle of an append: only whole records are kept
+            complete = cut_torn_line(self.path, max_bytes=MAX_JOURNAL_BYTES)[:-1]
+        except FileNotFoundError:
+            complete = b""
+        self._size = len(complete) + 1 if complete else 0
+        records: list[dict[str, Any]] = []
+        for number, line in enumerate(complete.split(b"\n") if complete else [], 1):
+            if line.strip():
+                records.extend(self._parse(number, line))
+        return records
+
+    def _parse(self, number: int, line: bytes) -> list[dict[str, Any]]:
+        try:
+            record = _safe_json.loads(line)
+        except _safe_json.JSONTooDeepError:
+            logger.warning(
+                "{path} line {number} is nested deeper than {depth} levels, which no journal record is; it was "
+                "skipped.",
+                path=str(self.path),
+                number=number,
+                depth=_safe_json.MAX_JSON_DEPTH,
+            )
+            return []
+        except ValueError as error:
+            if not line.startswith(_RECORD_START):
+                raise RunDirError(
+                    f"{self.path} line {number} is not a journal record ({error}); pass a new run_dir."
+                ) from error
+            return self._glued(number, line)
+        if not isinstance(record, dict):
+            raise RunDirError(f"{self.path} line {number} is not a journal record; pass a new run_dir.")
+        return [record]
+
+    def _glued(self, number: int, line: bytes) -> list[dict[str, Any]]:
+        """A torn record, possibly with a complete one glued on: keep the complete one."""
+        start = line.find(_RECORD_START, 1)
+        while start != -1:
+            with contextlib.suppress(ValueError):
+                record = _safe_json.loads(line[start:])
+                if isinstance(record, dict):
+                    logger.warning(
+                        "{path} line {number} starts with a half-written record; it was dropped and the record "
+                        "after it kept.",
+                        path=str(self.path),
+                        number=number,
+                    )
+                    return [record]
+            start = line.find(_RECORD_START, start + 1)
+        logger.warning(
+            "{path} line {number} is a half-written record; it was dropped.", path=str(self.path), number=number
+        )
+        return []
+
+    def append(self, record: dict[str, Any]) -> None:
+        """
+        Append one record as one line, durably; on failure the file keeps exactly its earlier records.
+
+        :param record: The record; its first key should be ``type``.
+        :raises OSError: If the record cannot be written (the file is then cut back to its earlier records).
+        """
+        data = (clean_text(json.dumps(record, ensure_ascii=False)) + "\n").encode("utf-8")
+        created = not self.path.exists()
+        handle = open_appending(self.path)
+        try:
+            start = os.fstat(handle).st_size
+            if self._size is not None and start > self._size:  # an earlier failed append could not be cut back
+                os.ftruncate(handle, self._size)
+                start = self._size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(handle, view) :]
+                os.fsync(handle)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(handle, start)
+                raise
+            self._size = start + len(data)
+        finally:
+            os.close(handle)
+        if created:
+            sync_directory(self.path.parent)
+
+
+def subtopic_key(subtopic: str) -> str:
+    """
+    The key a sub-topic is matched by when a run resumes: case-folded, whitespace collapsed, end punctuation dropped.
+
+    :param subtopic: The sub-topic text.
+    :returns: Its key.
+    """
+    return " ".join(subtopic.casefold().split()).rstrip(" .;:!?")
+
+
+@dataclass(frozen=True)
+class JournaledNote:
+    """
+    A completed sub-topic as the journal holds it.
+
+    :param subtopic: The sub-topic as it was delegated.
+    :param note: The note the writer received.
+    :param summary: The researcher's summary inside the note.
+    :param partial: Whether the researcher stopped early.
+    :param position: Its place among the run's notes, in the order the sub-topics were delegated (``None`` in a
+        journal of an older version: then the order it completed in).
+    """
+
+    subtopic: str
+    note: str
+    summary: str
+    partial: bool
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class JournaledDecision:
+    """
+    A person's review of one planned sub-topic, as the journal holds it.
+
+    :param subtopic: The sub-topic as the orchestrator planned it.
+    :param decision: ``"accept"``, ``"edit"`` or ``"drop"``.
+    :param edited_to: The sub-topic researched instead (``"edit"``), else ``None``.
+    :param feedback: What the orchestrator was told (a drop's reason, an edit's explanation), or ``None``.
+    """
+
+    subtopic: str
+    decision: str
+    edited_to: str | None = None
+    feedback: str | None = None
+
+
+DECISION_FIELDS = ("subtopic", "decision", "edited_to", "feedback")
+"""The fields of a ``decision`` record, besides its type."""
+
+
+def decision_of(record: dict[str, Any]) -> JournaledDecision:
+    """
+    :param record: A ``decision`` record of the journal (its ``decision`` a string).
+    :returns: The review it holds; a field that is not a string is read as missing.
+    """
+
+    def text(name: str) -> str | None:
+        value = record.get(name)
+        return value if isinstance(value, str) else None
+
+    return JournaledDecision(
+        subtopic=text("subtopic") or "",
+        decision=record["decision"],
+        edited_to=text("edited_to"),
+        feedback=text("feedback"),
+    )
+
+
+KEY_ENV = "DEEP_RESEARCH_JOURNAL_KEY_FILE"
+"""An environment variable naming another file for the key (tests, or a key shared by the machines of one team)."""
+
+_SEALED_KINDS = ("page", "document")
+_MAX_KEY_BYTES = 4096
+_SEAL = "seal"
+
+
+def _key_file() -> Path:
+    given = os.environ.get(KEY_ENV)
+    if given:
+        return Path(given)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "haystack-deep-research" / "journal.key"
+
+
+def _key() -> bytes:
+    path = _key_file()
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            return _read_key(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_file(path, secrets.token_bytes(32), exclusive=True)  # made once: a second process reads the first's
+        return _read_key(path)
+    except OSError as error:  # LocalFileRefusedError included: a FIFO, a device, a file far larger than a key
+        raise RunDirError(
+            f"the key that seals journaled sources cannot be kept at {path} ({error}); set {KEY_ENV} to a file in a "
+            "writable folder."
+        ) from error
+
+
+def _read_key(path: Path) -> bytes:
+    """The key, read as a regular file of at most :data:`_MAX_KEY_BYTES` (a link is followed to what it leads to)."""
+    key = read_regular_file(path, root=None, max_bytes=_MAX_KEY_BYTES)
+    if len(key) < 32:
+        raise RunDirError(
+            f"the journal key {path} is damaged (shorter than 32 bytes); delete it (sources journaled under it "
+            f"are then read again) or set {KEY_ENV} to another file."
+        )
+    return key
+
+
+def _mac(entry: dict[str, Any]) -> str:
+    body = json.dumps({k: v for k, v in entry.items() if k != _SEAL}, sort_keys=True, ensure_ascii=False)
+    return hmac.new(_key(), body.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
+
+
+def seal(entry: dict[str, Any]) -> dict[str, Any]:
+    """
+    :param entry: A ledger entry as journaled.
+    :returns: The entry, with its seal when it counts as read.
+    """
+    return {**entry, _SEAL: _mac(entry)} if entry.get("kind") in _SEALED_KINDS else dict(entry)
+
+
+def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """
+    :param entry: A ledger entry as read back from the journal.
+    :returns: The entry without its seal, and whether it was trusted as it was (``False``: a page or document whose
+        seal does not verify, restored as a bare search result).
+    """
+    given = entry.get(_SEAL)
+    plain = {k: v for k, v in entry.items() if k != _SEAL}
+    if plain.get("kind") not in _SEALED_KINDS:
+        return plain, True
+    if isinstance(given, str) and hmac.compare_digest(given, _mac(plain)):
+        return plain, True
+    return {**plain, "kind": "search_result", "text": "", "content_hash": "", "summary": ""}, False
+
+
+JOURNAL_VERSION = 2
+
+
+def _same_question(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+@dataclass
+class Restored:
+    """
+    What the journal of earlier attempts holds.
+
+    :param brief: The brief an earlier attempt wrote, or ``None``.
+    :param notes: The completed sub-topics, by :func:`subtopic_key`.
+    :param decisions: The reviewed sub-topics, by :func:`subtopic_key`.
+    :param sources: The ledger entries as journaled, by id, in the order first seen.
+    """
+
+    brief: str | None = None
+    notes: dict[str, JournaledNote] = field(default_factory=dict)
+    decisions: dict[str, JournaledDecision] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Path, question: str) -> Restored:
+    """
+    :param records: The journal's whole records, oldest first (at least one).
+    :param path: The journal file, as errors and warnings name it.
+    :param directory: The run directory, as errors name it.
+    :param question: The question of the run resuming.
+    :returns: What the records hold.
+    :raises RunDirError: If the journal is not one this library wrote, is of another version or another question, or
+        holds sources this library did not write.
+    """
+    first = records[0]
+    if first.get("type") != "start" or "version" not in first:
+        raise RunDirError(f"{path} is not a journal of this library; pass a new run_dir.")
+    if first.get("version") != JOURNAL_VERSION:
+        raise RunDirError(
+            f"{path} was written by another version of this library (journal version {first.get('version')!r}; "
+            f"this one reads version {JOURNAL_VERSION}); pass a new run_dir."
+        )
+    started = str(first.get("question") or "")
+    if not _same_question(started, question):
+        raise RunDirError(
+            f"run_dir {str(directory)!r} holds a run of another question ({started!r}); pass the same "
+            "question to resume it, or a new run_dir to start a new run."
+        )
+    restored, untrusted = Restored(), 0
+    for number, record in enumerate(records, 1):
+        sources = record.get("sources") or []
+        if not isinstance(sources, list) or not all(isinstance(entry, dict) for entry in sources):
+            logger.warning(
+                "{path} record {number} ({kind}) holds sources that are not a list of entries; it was skipped, "
+                "so what it recorded is researched again.",
+                path=str(path),
+                number=number,
+                kind=str(record.get("type")),
+            )
+            continue
+        if record.get("type") == "brief" and isinstance(record.get("brief"), str):
+            restored.brief = record["brief"]
+        elif record.get("type") == "note" and isinstance(record.get("note"), str):
+            subtopic = str(record.get("subtopic") or "")
+            restored.notes[subtopic_key(subtopic)] = JournaledNote(
+                subtopic=subtopic,
+                note=record["note"],
+                summary=str(record.get("summary") or ""),
+                partial=bool(record.get("partial")),
+                position=record["position"] if type(record.get("position")) is int else None,
+            )
+        elif record.get("type") == "decision" and isinstance(record.get("decision"), str):
+            decided = decision_of(record)
+            restored.decisions[subtopic_key(decided.subtopic)] = decided
+        for entry in sources:
+            unsealed, trusted = unseal(entry)
+            untrusted += not trusted
+            restored.sources[str(unsealed.get("id"))] = unsealed
+    if untrusted:
+        logger.warning(
+            "{path} holds {count} read source(s) this library did not journal (their seal does not verify); "
+            "they are restored as search results only, so nothing cites them as read.",
+            path=str(path),
+            count=untrusted,
+        )
+    try:
+        EvidenceLedger.from_list(restored.sources.values())
+    except ConfigurationError as error:
+        raise RunDirError(f"{path} holds sources this library did not write ({error}); pass a new run_dir.") from error
+    return restored
+
 
 JOURNAL_FILE = "journal.jsonl"
 LEDGER_FILE = "ledger.json"
