@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from haystack_deep_research import cli
 from haystack_deep_research.testing import LoopbackSearchServer, SearchDocument, kit_commands, serve_kit
+from haystack_deep_research.testing._corpus import SAMPLE_PAGES
 
 
 def test_search_url_searches_that_server_with_no_tavily_key(capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,3 +90,20 @@ def test_a_run_against_the_kit_costs_nothing_and_says_no_cost_is_unknown(capsys:
     assert code == 0
     assert result["cost"] == 0
     assert not [warning for warning in result["warnings"] if "cost is unknown" in warning]
+
+
+@pytest.mark.parametrize("mode", ["deep", "iterative"])
+def test_o_evidence_csv_writes_one_row_per_cited_claim(mode: str, tmp_path: Path) -> None:
+    import csv
+
+    table = tmp_path / "evidence.csv"
+    with serve_kit() as servers:
+        code = cli.main([*kit_commands(servers)[mode][1:], "-o", str(table), "-q"])
+        pages = {servers.web.url(page.path) for page in SAMPLE_PAGES}
+
+    header, *rows = list(csv.reader(table.open(encoding="utf-8")))
+    assert code == 0
+    assert header[:2] == ["claim", "source"]
+    assert rows
+    assert {row[1] for row in rows} <= pages  # every row is a page the run read
+    assert all(row[4] for row in rows)  # each with its passage

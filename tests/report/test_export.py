@@ -122,3 +122,53 @@ def test_a_passage_with_a_script_url_in_a_forged_result_links_nothing() -> None:
 
     assert tree.xpath("//a[@href]") == []
     assert tree.xpath("//button") == []
+
+
+def test_the_evidence_table_has_a_row_per_cited_claim_with_its_passage_and_verdict(tmp_path: Path) -> None:
+    import csv
+
+    from haystack_deep_research.report import export_evidence
+
+    result = _read_at(_result(title='=HYPERLINK("https://evil.example","Marées")'))
+    sentence = result["citations"]["passages"][0]["sentence"]
+    result["grounding"] = [
+        {
+            "claim": "Spring tides reached 4.2 metres.",
+            "sentence": sentence,
+            "line": 3,
+            "verdict": "supported",
+            "sources": [{"url": URL, "verdict": "supported", "reason": "the gauge says 4.2 metres"}],
+        },
+    ]
+
+    written = export_evidence(result, tmp_path / "evidence.csv")
+
+    header, *rows = list(csv.reader(written.open(encoding="utf-8")))
+    assert header == ["claim", "source", "title", "read", "passage", "verdict", "reason", "named"]
+    [row] = rows
+    claim, source, title, read, passage, verdict, reason, named = row
+    assert "Spring tides reached 4.2 metres" in claim
+    assert "](" not in claim  # the claim as a reader sees it, not its Markdown
+    assert (source, read, verdict, reason, named) == (
+        URL,
+        "2026-12-01 21:35 UTC",
+        "supported",
+        "the gauge says 4.2 metres",
+        "",
+    )
+    assert PASSAGE in passage
+    assert title.startswith("'=HYPERLINK(")  # a spreadsheet shows it as text, never runs it
+
+
+def test_the_evidence_table_as_a_workbook_keeps_formulas_as_text(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    from haystack_deep_research.report import export_evidence
+
+    written = export_evidence(_result(title="=1+1 tides"), tmp_path / "evidence.xlsx")
+
+    sheet = openpyxl.load_workbook(written).active
+    rows = list(sheet.iter_rows(values_only=True))
+    assert rows[0][:2] == ("claim", "source")
+    assert rows[1][1] == URL
+    assert rows[1][2] == "'=1+1 tides"
+    assert sheet.cell(row=2, column=3).data_type == "s"  # a string, not a formula

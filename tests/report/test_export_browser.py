@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,8 @@ def test_the_page_renders_and_every_citation_opens_its_passage_and_nothing_hosti
         url = note.find_element(By.CSS_SELECTOR, "a.url").get_attribute("href")
         shown = note.find_element(By.CSS_SELECTOR, ".passage").text
         assert " ".join(passages[url]["passage"].split()) == " ".join(shown.split())
-        assert note.find_element(By.CSS_SELECTOR, ".read").text == f"read {passages[url]['read_at']}"
+        read = datetime.fromisoformat(passages[url]["read_at"]).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        assert note.find_element(By.CSS_SELECTOR, ".read").text == f"read {read}"  # as people read a time
         note.find_element(By.CSS_SELECTOR, "button.close").click()
         assert not note.is_displayed()
     tides = browser.find_element(By.CSS_SELECTOR, "main button.cite[data-cite='1']")

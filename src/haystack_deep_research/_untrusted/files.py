@@ -44,9 +44,10 @@ import re
 import secrets
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from haystack_deep_research.errors import LocalFileRefusedError
 from haystack_deep_research.evidence.text import clean_text
@@ -56,6 +57,7 @@ __all__ = [
     "cut_torn_line",
     "open_appending",
     "read_regular_file",
+    "spreadsheet_cell",
     "sync_directory",
     "write_file",
     "written_through",
@@ -405,3 +407,22 @@ def cut_torn_line(path: str | os.PathLike[str], *, max_bytes: int) -> bytes:
         finally:
             os.close(handle)
     return data[:end]
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """
+    A cell the library writes to a spreadsheet (a CSV or XLSX file): text a spreadsheet would run as a formula
+    (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, after any spaces, in any width) gets a
+    leading ``'``, so it is shown as text; anything else is kept as it is.
+
+    :param value: The cell's value.
+    :returns: The value to write.
+    """
+    if not isinstance(value, str):
+        return value
+    # A spreadsheet reads past leading spaces, and a full-width equals sign as one.
+    seen = unicodedata.normalize("NFKC", value).lstrip(" \u00a0")
+    return f"'{value}" if value.startswith(_FORMULA_STARTS) or seen.startswith(_FORMULA_STARTS) else value

@@ -74,7 +74,12 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     """
     group = parser.add_argument_group("output")
     group.add_argument(
-        "-o", "--output", type=Path, metavar="FILE", help="Write the report to this file instead of stdout."
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="Write the report to this file instead of stdout (.html, .docx, .pdf: an export; .csv, .xlsx: the "
+        "evidence table).",
     )
     group.add_argument(
         "--sources", type=Path, metavar="FILE", help="Also write the evidence ledger as JSON to this file."

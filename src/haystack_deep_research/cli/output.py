@@ -28,7 +28,7 @@ from haystack_deep_research.cli.display import say
 from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.cli.paths import report_format
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
-from haystack_deep_research.report import export_docx, export_html, export_pdf
+from haystack_deep_research.report import export_docx, export_evidence, export_html, export_pdf
 from haystack_deep_research.run import ResearchRun
 
 __all__ = ["JSON_KEYS", "Saved", "result_json", "save_outputs"]
@@ -60,6 +60,8 @@ def _write(saved: Saved, what: str, path: Path, text: str, result: Mapping[str, 
             write_file(path, export_html(result), named=True)
         elif kind in ("docx", "pdf") and result is not None:
             (export_docx if kind == "docx" else export_pdf)(result, path)
+        elif kind in ("csv", "xlsx") and result is not None:
+            export_evidence(result, path)
         else:
             write_file(path, text, named=True)
     except OSError as error:

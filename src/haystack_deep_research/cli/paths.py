@@ -21,19 +21,28 @@ from haystack_deep_research.errors import MissingExtraError, UsageError
 
 __all__ = ["check_output_file", "check_output_paths", "check_run_dir_path", "report_format"]
 
-ReportFormat = Literal["markdown", "html", "docx", "pdf"]
-_FORMATS: dict[str, ReportFormat] = {".html": "html", ".htm": "html", ".docx": "docx", ".pdf": "pdf"}
+ReportFormat = Literal["markdown", "html", "docx", "pdf", "csv", "xlsx"]
+_FORMATS: dict[str, ReportFormat] = {
+    ".html": "html",
+    ".htm": "html",
+    ".docx": "docx",
+    ".pdf": "pdf",
+    ".csv": "csv",
+    ".xlsx": "xlsx",
+}
 _EXTRAS = {
     "docx": ("Word exports (-o report.docx)", "docx", "docx", "python-docx"),
     "pdf": ("PDF exports (-o report.pdf)", "pdf", "fpdf", "fpdf2"),
+    "xlsx": ("evidence tables as XLSX (-o evidence.xlsx)", "office", "openpyxl", "openpyxl"),
 }
 
 
 def report_format(path: Path) -> ReportFormat:
     """
     :param path: ``-o``.
-    :returns: The report's format by the path's suffix: ``.html``/``.htm``, ``.docx`` and ``.pdf`` are exports
-        (see :mod:`haystack_deep_research.report`); any other suffix (``.md``, none) gets the Markdown.
+    :returns: The report's format by the path's suffix: ``.html``/``.htm``, ``.docx`` and ``.pdf`` are exports of the
+        report, ``.csv`` and ``.xlsx`` its evidence table (see :mod:`haystack_deep_research.report`); any other suffix
+        (``.md``, none) gets the Markdown.
     """
     return _FORMATS.get(path.suffix.lower(), "markdown")
 

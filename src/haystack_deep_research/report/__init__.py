@@ -1,7 +1,8 @@
 """
 The report layer: the write hook that writes and verifies the report and closes the run, the grounding stage and
 its judge, the structured-output stage, publishing a verified report with the passage behind each citation, and
-exporting it as a page a reader can check (:func:`export_html`), a Word document (:func:`export_docx`) or a PDF
+exporting it as a page a reader can check (:func:`export_html`), a Word document (:func:`export_docx`), an evidence
+table (:func:`export_evidence`) or a PDF
 (:func:`export_pdf`).
 """
 
@@ -14,7 +15,7 @@ from haystack_deep_research.report.assessment import (
     unjudged_claims,
     verdict_outputs,
 )
-from haystack_deep_research.report.export_files import export_docx, export_pdf
+from haystack_deep_research.report.export_files import export_docx, export_evidence, export_pdf
 from haystack_deep_research.report.export_html import export_html
 from haystack_deep_research.report.grounding import GroundingStage
 from haystack_deep_research.report.judge import (
@@ -74,6 +75,7 @@ __all__ = [
     "cited_claims",
     "cited_passages",
     "export_docx",
+    "export_evidence",
     "export_html",
     "export_pdf",
     "grounding_score",

@@ -4,6 +4,11 @@ A report as a Word document (:func:`export_docx`, extra ``[docx]``: python-docx)
 link, and at the end, for each number, the source's title, URL, when it was read and the passage behind the citing
 sentence. Text from the report and the sources is written as text only; characters XML cannot hold are dropped.
 
+The evidence behind a report as a table a reviewer can audit (:func:`export_evidence`: CSV, or XLSX with the extra
+``[office]``): one row per cited claim and source, with the claim as a reader sees it, the passage, the source's
+address and title, when it was read, and the judge's verdict and reason where the run was grounded. Every cell a
+spreadsheet would run as a formula is written as text.
+
 fpdf2's built-in fonts hold Latin-1 only: :func:`export_pdf` uses a Unicode TrueType font when given one (or when
 DejaVu Sans is found in a usual place) and otherwise writes ``?`` for every character outside Latin-1.
 """
@@ -14,11 +19,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research._untrusted.files import write_file
+from haystack_deep_research._untrusted.files import spreadsheet_cell, write_file
 from haystack_deep_research.errors import MissingExtraError
+from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.report._rendering import Block, Passage, blocks, cited_tokens, xml_text
 
-__all__ = ["export_docx", "export_pdf"]
+__all__ = ["EVIDENCE_COLUMNS", "evidence_rows", "export_docx", "export_evidence", "export_pdf"]
+
+EVIDENCE_COLUMNS = ("claim", "source", "title", "read", "passage", "verdict", "reason", "named")
+"""The columns of :func:`export_evidence`, in order."""
 
 _FONTS = (
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
@@ -137,3 +146,75 @@ def _pdf_line(block: Block) -> tuple[str, float, float]:
     if block.kind == "item":
         return f"- {text}", 11.0, 5.0 * block.level
     return text, 10.0 if block.kind == "code" else 11.0, 6.0 if block.kind in ("quote", "code") else 0.0
+
+
+def _verdicts(result: Mapping[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
+    """The judge's verdict and reason for each (citing sentence, source) it judged."""
+    found: dict[tuple[str, str], tuple[str, str]] = {}
+    for verdict in result.get("grounding") or []:
+        if not isinstance(verdict, Mapping):
+            continue
+        sentence = str(verdict.get("sentence") or "")
+        for source in verdict.get("sources") or []:
+            if isinstance(source, Mapping) and isinstance(source.get("url"), str):
+                said = (str(source.get("verdict") or verdict.get("verdict") or ""), str(source.get("reason") or ""))
+                found[(sentence, normalize_url(source["url"]))] = said
+    return found
+
+
+def evidence_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
+    """
+    :param result: A run's result: ``report``, ``citations`` (with ``passages``) and, when grounded, ``grounding``.
+    :returns: One row per cited claim and source, in report order, keyed by :data:`EVIDENCE_COLUMNS`.
+    """
+    verdicts = _verdicts(result)
+    rows = []
+    for passage in cited_tokens(result).passages:
+        verdict, reason = verdicts.get((passage.sentence, normalize_url(passage.url)), ("", ""))
+        values = (
+            passage.sentence_text(),
+            passage.url,
+            passage.title,
+            passage.read_when(),
+            " ".join(passage.passage.split()),
+            verdict,
+            reason,
+            passage.named,
+        )
+        rows.append(dict(zip(EVIDENCE_COLUMNS, values, strict=True)))
+    return rows
+
+
+def export_evidence(result: Mapping[str, Any], path: str | Path) -> Path:
+    """
+    Write the evidence table of a run (see the module docstring): CSV, or XLSX when ``path`` ends in ``.xlsx``.
+
+    :param result: The run's result (see :func:`evidence_rows`).
+    :param path: Where to write it (as ``-o`` is, see :func:`~haystack_deep_research._untrusted.files.write_file`).
+    :returns: The path written.
+    :raises MissingExtraError: For ``.xlsx`` without openpyxl (``pip install haystack-deep-research[office]``).
+    :raises OSError: If the file cannot be written.
+    """
+    rows = [[spreadsheet_cell(row[column]) for column in EVIDENCE_COLUMNS] for row in evidence_rows(result)]
+    if Path(path).suffix.lower() != ".xlsx":
+        import csv
+        import io
+
+        text = io.StringIO()
+        writer = csv.writer(text)
+        writer.writerows([list(EVIDENCE_COLUMNS), *rows])
+        write_file(path, text.getvalue(), named=True)
+        return Path(path)
+    try:
+        from openpyxl import Workbook
+    except ImportError as error:
+        raise MissingExtraError(
+            "evidence tables as XLSX (-o evidence.xlsx)", extra="office", module="openpyxl"
+        ) from error
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "evidence"
+    for row in [list(EVIDENCE_COLUMNS), *rows]:
+        sheet.append([xml_text(cell) for cell in row])
+    write_file(path, book.save, named=True)
+    return Path(path)

@@ -20,7 +20,6 @@ import csv
 import io
 import json
 import os
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from filelock import FileLock, Timeout
 from haystack import logging
 
 import haystack_deep_research._untrusted.json_text as _safe_json
-from haystack_deep_research._untrusted.files import cut_torn_line, open_appending, write_file
+from haystack_deep_research._untrusted.files import cut_torn_line, open_appending, spreadsheet_cell, write_file
 from haystack_deep_research.errors import ConfigurationError, LocalFileRefusedError, ScanInUseError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.scans.items import ItemRef, KnowledgeRow
@@ -40,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 MAX_RESULTS_BYTES = 1 << 30
 """The largest results (or failures) file read back; a larger one is refused."""
-
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _append(path: Path, record: dict[str, Any]) -> None:
@@ -206,18 +203,8 @@ class ResultsFile:
 
 
 def _cell(value: Any) -> Any:
-    """
-    :param value: A cell's value.
-    :returns: It as written to CSV: a list or dict as JSON, and text a spreadsheet would run as a formula (starting
-        with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, after any spaces, in any width) behind a ``'``, so
-        it is shown as text.
-    """
-    value = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
-    if not isinstance(value, str):
-        return value
-    # A spreadsheet reads past leading spaces, and a full-width equals sign as one.
-    seen = unicodedata.normalize("NFKC", value).lstrip(" \u00a0")
-    return f"'{value}" if value.startswith(_FORMULA_STARTS) or seen.startswith(_FORMULA_STARTS) else value
+    """:returns: A cell's value as written to CSV: a list or dict as JSON, text through :func:`spreadsheet_cell`."""
+    return spreadsheet_cell(json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value)
 
 
 def write_csv(rows: Iterable[KnowledgeRow], path: str | Path) -> Path:
