@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from typing import Any
 
 from haystack import component
@@ -123,3 +124,32 @@ def loopback_sources(search: Any, given: Sources | None = None) -> Sources:
     if not given.web:
         return given
     return dataclasses.replace(defaults, **{name: getattr(given, name) for name in given_fields(given)})
+
+
+VATICAN = "The Vatican discovered tides in 1850"
+"""An invented sentence no source backs."""
+TRUE_CLAIM = "Global solar capacity grew by 450 gigawatts in 2025"
+"""A claim the loopback web server's solar page backs."""
+
+
+def truth_judge(false: str) -> Any:
+    """A judge of our own: every numbered claim it is shown is supported, except those that say ``false``."""
+    from haystack.components.generators.chat import MockChatGenerator
+
+    def judge(messages: list[ChatMessage]) -> str:
+        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
+        verdicts = [
+            {"id": int(number), "verdict": "unsupported" if false in claim else "supported", "reason": "checked"}
+            for number, claim in claims.items()
+        ]
+        return json.dumps({"verdicts": verdicts})
+
+    return MockChatGenerator(response_fn=judge)
+
+
+def plain_writer(solar_url: str, *lines: str) -> Any:
+    """A writer of our own that answers every part with the same section: the given lines, then a cited true claim."""
+    from haystack.components.generators.chat import MockChatGenerator
+
+    cited = f"{TRUE_CLAIM} [Solar capacity 2025]({solar_url})."
+    return MockChatGenerator(response_fn=lambda messages: "\n\n".join(["## Solar", *lines, cited]) + "\n")

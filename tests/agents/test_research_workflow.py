@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +12,7 @@ from haystack import Pipeline
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel, Field
+from tests.support import TRUE_CLAIM, VATICAN, plain_writer, truth_judge
 
 from haystack_deep_research import (
     Budgets,
@@ -309,35 +309,11 @@ def test_bad_parameters_are_refused_at_once(overrides: Callable[[], dict[str, An
         create_research_workflow(**{**options, **overrides()})
 
 
-VATICAN = "The Vatican discovered tides in 1850"
-TRUE_CLAIM = "Global solar capacity grew by 450 gigawatts in 2025"
-
-
-def _truth_judge(false: str) -> MockChatGenerator:
-    """A judge of our own: every numbered claim it is shown is supported, except those that say ``false``."""
-
-    def judge(messages: list[ChatMessage]) -> str:
-        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
-        verdicts = [
-            {"id": int(number), "verdict": "unsupported" if false in claim else "supported", "reason": "checked"}
-            for number, claim in claims.items()
-        ]
-        return json.dumps({"verdicts": verdicts})
-
-    return MockChatGenerator(response_fn=judge)
-
-
-def _plain_summarizer(web: LoopbackWebServer, *lines: str) -> MockChatGenerator:
-    """A summary writer of our own: every part is the same section, the given lines then a cited true claim."""
-    cited = f"{TRUE_CLAIM} [Solar capacity 2025]({web.url('/solar.html')})."
-    return MockChatGenerator(response_fn=lambda messages: "\n\n".join(["## Solar", *lines, cited]) + "\n")
-
-
 def test_an_invented_sentence_that_cites_nothing_is_not_called_grounded(
     make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
 ) -> None:
-    summarizer = _plain_summarizer(web, f"{VATICAN}.")
-    grounding = Grounding(judge_llm=_truth_judge("Vatican"), max_regenerations=1, max_replans=0)
+    summarizer = plain_writer(web.url("/solar.html"), f"{VATICAN}.")
+    grounding = Grounding(judge_llm=truth_judge("Vatican"), max_regenerations=1, max_replans=0)
 
     result = _run(make_workflow(summary_llm=summarizer, output_schema=None, grounding=grounding))
 
@@ -356,9 +332,11 @@ def test_an_invented_sentence_that_cites_nothing_is_not_called_grounded(
 def test_a_summary_whose_only_uncited_sentences_are_signposts_is_grounded(
     make_workflow: Callable[..., Pipeline], web: LoopbackWebServer
 ) -> None:
-    summarizer = _plain_summarizer(web, "This summary covers the solar market. Let us turn to the evidence.")
+    summarizer = plain_writer(
+        web.url("/solar.html"), "This summary covers the solar market. Let us turn to the evidence."
+    )
 
-    grounding = Grounding(judge_llm=_truth_judge("Vatican"))
+    grounding = Grounding(judge_llm=truth_judge("Vatican"))
     result = _run(make_workflow(summary_llm=summarizer, output_schema=None, grounding=grounding))
 
     assert result["exit_reason"] == "grounded"

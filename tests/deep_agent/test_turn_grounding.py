@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.tools import tool
 from pydantic import BaseModel
+from tests.support import truth_judge
 
 from haystack_deep_research import Grounding, create_deep_agent
 from haystack_deep_research.deep_agent.turn_grounding import answer_claims
@@ -118,20 +117,6 @@ def test_claims_are_sentences_of_four_words_or_more() -> None:
 VATICAN = "The Vatican discovered tides in 1850."
 
 
-def _truth_judge(false: str) -> MockChatGenerator:
-    """A judge of our own: every numbered claim it is shown is supported, except those that say ``false``."""
-
-    def judge(messages: list[ChatMessage]) -> str:
-        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
-        verdicts = [
-            {"id": int(number), "verdict": "unsupported" if false in claim else "supported", "reason": "checked"}
-            for number, claim in claims.items()
-        ]
-        return json.dumps({"verdicts": verdicts})
-
-    return MockChatGenerator(response_fn=judge)
-
-
 def _plain_agent(answer: str, judge: MockChatGenerator) -> Any:
     """A deep agent whose model is a plain mock: one search, then ``answer``."""
     model = MockChatGenerator(
@@ -153,7 +138,7 @@ ANSWER = f"## Findings\n\nThis answer draws on the knowledge base.\n\n{SUPPORTED
 
 
 def test_an_invented_sentence_is_judged_and_dropped_while_headings_and_signposts_are_not_judged() -> None:
-    result = _plain_agent(ANSWER, _truth_judge("Vatican")).run(messages=QUESTION)
+    result = _plain_agent(ANSWER, truth_judge("Vatican")).run(messages=QUESTION)
 
     assert [(g["sentence"], g["verdict"], g["dropped"]) for g in result["grounding"]] == [
         (SUPPORTED, "supported", False),

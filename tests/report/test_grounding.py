@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
+from tests.support import TRUE_CLAIM, VATICAN, plain_writer, truth_judge
 
 from haystack_deep_research import Budgets, ConfigurationError, Grounding, create_deep_research_agent
 from haystack_deep_research._prompts import prompt_of
@@ -23,7 +23,6 @@ from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServ
 QUESTION = "How fast are solar power and grid storage growing?"
 INVENTED = "https://invented.example/report"
 FALSE_CLAIM = "Global solar capacity fell by 90 percent in 2025"
-TRUE_CLAIM = "Global solar capacity grew by 450 gigawatts in 2025"
 STORAGE_CLAIM = "Grid battery storage doubled in 2025 to 300 gigawatt hours"
 MARK = "*(unsupported by the cited source)*"
 
@@ -346,35 +345,14 @@ def test_a_judge_reply_nested_too_deeply_is_malformed_and_the_report_survives(
     assert any("was not the JSON asked for" in w for w in result["warnings"])
 
 
-VATICAN = "The Vatican discovered tides in 1850"
 UNCITED_MARK = "*(not supported by the sources read)*"
-
-
-def _truth_judge(false: str) -> MockChatGenerator:
-    """A judge of our own: every numbered claim it is shown is supported, except those that say ``false``."""
-
-    def judge(messages: list[ChatMessage]) -> str:
-        claims = dict(re.findall(r"^(\d+)\. (.*)$", messages[-1].text or "", re.MULTILINE))
-        verdicts = [
-            {"id": int(number), "verdict": "unsupported" if false in claim else "supported", "reason": "checked"}
-            for number, claim in claims.items()
-        ]
-        return json.dumps({"verdicts": verdicts})
-
-    return MockChatGenerator(response_fn=judge)
-
-
-def _plain_writer(web: LoopbackWebServer, *lines: str) -> MockChatGenerator:
-    """A writer of our own that answers every part with the same section: the given lines, then a cited true claim."""
-    cited = f"{TRUE_CLAIM} [Solar capacity 2025]({web.url('/solar.html')})."
-    return MockChatGenerator(response_fn=lambda messages: "\n\n".join(["## Solar", *lines, cited]) + "\n")
 
 
 def test_an_invented_sentence_that_cites_nothing_is_judged_marked_and_lowers_the_score(
     make_agent: Callable[..., Agent], web: LoopbackWebServer
 ) -> None:
-    writer = _plain_writer(web, f"{VATICAN}.")
-    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=_truth_judge("Vatican"), max_replans=0))
+    writer = plain_writer(web.url("/solar.html"), f"{VATICAN}.")
+    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=truth_judge("Vatican"), max_replans=0))
 
     result = _run(agent)
 
@@ -396,8 +374,10 @@ def test_an_invented_sentence_that_cites_nothing_is_judged_marked_and_lowers_the
 def test_a_report_whose_only_uncited_sentences_are_signposts_stays_grounded(
     make_agent: Callable[..., Agent], web: LoopbackWebServer
 ) -> None:
-    writer = _plain_writer(web, "This section covers the solar market. The evidence is summarised below.")
-    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=_truth_judge("Vatican")))
+    writer = plain_writer(
+        web.url("/solar.html"), "This section covers the solar market. The evidence is summarised below."
+    )
+    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=truth_judge("Vatican")))
 
     result = _run(agent)
 
@@ -411,8 +391,8 @@ def test_a_report_whose_only_uncited_sentences_are_signposts_stays_grounded(
 def test_a_rewrite_keeps_the_headings_of_a_report_in_another_language(
     make_agent: Callable[..., Agent], web: LoopbackWebServer
 ) -> None:
-    writer = _plain_writer(web, f"{VATICAN}.")
-    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=_truth_judge("Vatican"), max_replans=0))
+    writer = plain_writer(web.url("/solar.html"), f"{VATICAN}.")
+    agent = make_agent(writer_llm=writer, grounding=Grounding(judge_llm=truth_judge("Vatican"), max_replans=0))
 
     result = agent.run(messages=[ChatMessage.from_user("Wie schnell wächst die Solarenergie in Deutschland?")])
 
