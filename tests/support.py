@@ -14,6 +14,8 @@ import dataclasses
 import json
 import os
 import re
+import subprocess
+import threading
 from typing import Any
 
 from haystack import component
@@ -153,3 +155,35 @@ def plain_writer(solar_url: str, *lines: str) -> Any:
 
     cited = f"{TRUE_CLAIM} [Solar capacity 2025]({solar_url})."
     return MockChatGenerator(response_fn=lambda messages: "\n\n".join(["## Solar", *lines, cited]) + "\n")
+
+
+def signal_when_held(
+    child: subprocess.Popen[str], asked: threading.Event, release: threading.Event, signum: int, what: str
+) -> tuple[str, str]:
+    """
+    Send ``signum`` to ``child`` once a model call it made is held (``asked``), then let the call go (``release``).
+
+    :returns: The child's stdout and stderr; a child still running after 120 s is killed.
+    """
+    try:
+        assert asked.wait(timeout=120), f"the run never reached its {what}"
+        child.send_signal(signum)
+        return child.communicate(timeout=120)
+    finally:
+        release.set()
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+
+
+def read_fifo(path: Any) -> tuple[threading.Thread, list[bytes]]:
+    """Read a FIFO to its end in a thread of its own (a writer opening it blocks until a reader does)."""
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(path, "rb") as fifo:
+            got.append(fifo.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader, got

@@ -9,10 +9,10 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+from tests.support import read_fifo
 
 from haystack_deep_research._untrusted.files import cut_torn_line, open_appending, read_regular_file, write_file
 from haystack_deep_research.errors import LocalFileRefusedError
@@ -27,18 +27,6 @@ def _character_device(path: Path) -> Path:
     except (PermissionError, AttributeError, OSError) as error:
         pytest.skip(f"cannot make a device node here ({error})")
     return path
-
-
-def _read_fifo(path: Path) -> tuple[threading.Thread, list[bytes]]:
-    got: list[bytes] = []
-
-    def read() -> None:
-        with open(path, "rb") as fifo:
-            got.append(fifo.read())
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    return reader, got
 
 
 def test_a_regular_file_is_replaced_whole_and_text_that_cannot_be_encoded_is_cleaned(tmp_path: Path) -> None:
@@ -101,7 +89,7 @@ def test_a_character_device_named_by_the_user_is_written_to_and_stays_a_device(t
 def test_a_fifo_named_by_the_user_gets_the_content_and_stays_a_fifo(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    reader, got = _read_fifo(fifo)
+    reader, got = read_fifo(fifo)
 
     write_file(fifo, "# Rapport — marées\n", named=True)
     reader.join(timeout=30)

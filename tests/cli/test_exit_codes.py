@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from haystack.dataclasses import ChatMessage
+from tests.support import signal_when_held
 
 from haystack_deep_research import cli, state
 from haystack_deep_research.cli.exit_codes import EXIT_REASON_CODES, ExitCode, outcome_code
@@ -261,15 +262,7 @@ def test_sigterm_ends_a_scan_with_143_and_keeps_its_rows_file(kit: KitServers, t
         argv = kit_commands(kit)["scan"][1:]
         argv[argv.index("--base-url") + 1] = chat.openai_base_url
         child = _child([*argv, "--out", str(tmp_path / "rows.jsonl"), "--progress", "none"])
-        try:
-            assert chat.asked.wait(timeout=120), "the scan never asked its model"
-            child.send_signal(signal.SIGTERM)
-            _, err = child.communicate(timeout=120)
-        finally:
-            chat.release.set()
-            if child.poll() is None:
-                child.kill()
-                child.communicate()
+        _, err = signal_when_held(child, chat.asked, chat.release, signal.SIGTERM, "model")
 
     assert child.returncode == ExitCode.TERMINATED, err
     assert "Traceback" not in err
@@ -282,15 +275,7 @@ def test_sigterm_exits_143_with_the_partial_report_saved(mode: list[str], kit: K
     writer = _HeldWriter()
     with LoopbackChatServer(_models(writer=writer)) as chat:
         child = _child([*_served(kit, chat, *mode), "-o", str(tmp_path / "r.md"), "--json", "--progress", "none"])
-        try:
-            assert writer.asked.wait(timeout=120), "the run never reached its writer"
-            child.send_signal(signal.SIGTERM)
-            out, err = child.communicate(timeout=120)
-        finally:
-            writer.release.set()
-            if child.poll() is None:
-                child.kill()
-                child.communicate()
+        out, err = signal_when_held(child, writer.asked, writer.release, signal.SIGTERM, "writer")
 
     assert child.returncode == ExitCode.TERMINATED == 143, err
     assert "Traceback" not in err

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from haystack.dataclasses import ChatMessage
+from tests.support import signal_when_held
 
 from haystack_deep_research import cli
 from haystack_deep_research.testing import LoopbackChatServer, ScriptedChatGenerator, make_pdf
@@ -69,15 +70,7 @@ def test_ctrl_c_saves_a_partial_report_exits_130_and_the_rerun_resumes(
     with LoopbackChatServer(models) as server:
         command = [sys.executable, "-m", "haystack_deep_research.cli", *_argv(server, folder, tmp_path)]
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            assert writer.asked.wait(timeout=120), "the run never reached its writer"
-            child.send_signal(signal.SIGINT)
-            out, err = child.communicate(timeout=120)
-        finally:
-            writer.release.set()
-            if child.poll() is None:
-                child.kill()
-                child.communicate()
+        out, err = signal_when_held(child, writer.asked, writer.release, signal.SIGINT, "writer")
 
     assert child.returncode == 130, err
     assert out == ""
@@ -120,15 +113,8 @@ def test_sigterm_saves_the_partial_report_json_and_ledger_as_ctrl_c_does_says_so
         argv = [*_argv(server, folder, tmp_path), "--json"]
         command = [sys.executable, "-m", "haystack_deep_research.cli", *argv]
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            assert writer.asked.wait(timeout=120), "the run never reached its writer"
-            child.send_signal(signal.SIGTERM)  # what timeout, systemd and Kubernetes send
-            out, err = child.communicate(timeout=120)
-        finally:
-            writer.release.set()
-            if child.poll() is None:
-                child.kill()
-                child.communicate()
+        # SIGTERM: what timeout, systemd and Kubernetes send
+        out, err = signal_when_held(child, writer.asked, writer.release, signal.SIGTERM, "writer")
 
     assert child.returncode == 143, err
     assert "Traceback" not in err

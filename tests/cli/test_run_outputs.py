@@ -8,11 +8,11 @@ import os
 import shutil
 import socket
 import stat
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support import read_fifo
 
 from haystack_deep_research import ResearchRun, RunInputs, cli
 from haystack_deep_research.testing import LoopbackChatServer, make_pdf
@@ -197,22 +197,10 @@ def test_a_run_that_fails_before_any_note_does_not_claim_its_report_holds_notes(
     ]
 
 
-def _fifo_reader(path: Path) -> tuple[threading.Thread, list[bytes]]:
-    got: list[bytes] = []
-
-    def read() -> None:
-        with open(path, "rb") as fifo:
-            got.append(fifo.read())
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    return reader, got
-
-
 def test_a_fifo_given_to_o_gets_the_report_and_stays_a_fifo(folder: Path, tmp_path: Path) -> None:
     fifo = tmp_path / "report-pipe"
     os.mkfifo(fifo)
-    reader, got = _fifo_reader(fifo)
+    reader, got = read_fifo(fifo)
 
     assert _loopback_run(folder, tmp_path, "-o", str(fifo), "-q") == 0
     reader.join(timeout=60)
