@@ -19,6 +19,7 @@ from haystack_deep_research.serving import (
     RequestGuard,
     RequestGuardMiddleware,
 )
+from haystack_deep_research.serving.guard import ALLOWED_HOSTS_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -267,6 +268,41 @@ def test_a_browser_preflight_needs_no_token_but_a_listed_origin(launched_with_to
     assert "access-control-allow-origin" not in refused.headers  # the page cannot read the answer either
     # An OPTIONS that is no browser's preflight (no Origin) is an ordinary request: it needs the token.
     assert launched_with_token.options("/deep_research/run", headers=ask).status_code == 401
+
+
+def test_the_guard_admits_only_loopback_host_names_on_a_loopback_address() -> None:
+    loopback = RequestGuard.from_env({ALLOWED_HOSTS_ENV: " Research.LAN , [fd00::7] "}, listen_host="127.0.0.1")
+    assert loopback.allowed_hosts == frozenset({"localhost", "127.0.0.1", "::1", "research.lan", "fd00::7"})
+    assert RequestGuard.from_env({}, listen_host="localhost").allowed_hosts == frozenset(
+        {"localhost", "127.0.0.1", "::1"}
+    )
+    assert RequestGuard.from_env({}, listen_host="0.0.0.0").allowed_hosts is None
+    assert RequestGuard.from_env({ALLOWED_HOSTS_ENV: "a.test"}, listen_host="0.0.0.0").allowed_hosts == {"a.test"}
+
+
+@pytest.fixture
+def launched_from_env(
+    search: LoopbackSearchServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[TestClient]:
+    monkeypatch.setattr(settings, "host", "127.0.0.1")
+    monkeypatch.setenv(ALLOWED_HOSTS_ENV, "research.lan")
+    yield from _launch(search, monkeypatch, tmp_path)
+
+
+def test_a_page_that_rebinds_its_name_to_loopback_is_refused_on_every_route(
+    launched_from_env: TestClient, search: LoopbackSearchServer
+) -> None:
+    """DNS rebinding: the page's same-origin GETs carry no Origin but name the page's host in Host."""
+    for host in ("rebind.evil.example", "rebind.evil.example:1416", "127.0.0.1.evil.example", "localhost.:80x", ""):
+        for path in ("/status", "/openapi.json", "/docs", "/v1/models"):
+            refused = launched_from_env.get(path, headers={"Host": host})
+            assert refused.status_code == 403, (host, path, refused.text)
+            assert ALLOWED_HOSTS_ENV in refused.json()["detail"]
+        asked = launched_from_env.post("/deep_research/run", json={"question": QUESTION}, headers={"Host": host})
+        assert asked.status_code == 403
+    assert len(search.requests) == 0
+    for host in ("127.0.0.1:1416", "localhost", "LOCALHOST.:1416", "[::1]:1416", "research.lan:8080"):
+        assert launched_from_env.get("/status", headers={"Host": host}).status_code == 200, host
 
 
 def test_the_middleware_closes_a_refused_websocket_before_the_app_sees_it() -> None:

@@ -41,7 +41,7 @@ from haystack_deep_research.events import UsageRecorded
 from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import EventStream
-from haystack_deep_research.serving import AgentFactory, RequestGuardMiddleware
+from haystack_deep_research.serving import AgentFactory, RequestGuard, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
 from haystack_deep_research.settings import Budgets
 
@@ -234,5 +234,6 @@ def serve(
         return
     import uvicorn  # a dependency of the mcp SDK's HTTP transport
 
-    app = RequestGuardMiddleware(CancelOnDisconnect(server.streamable_http_app(host=host)))  # the SDK's own app
+    guard = RequestGuard.from_env(listen_host=host)
+    app = RequestGuardMiddleware(CancelOnDisconnect(server.streamable_http_app(host=host)), guard)  # the SDK's app
     uvicorn.run(app, host=host, port=port, log_level=server.settings.log_level.lower())

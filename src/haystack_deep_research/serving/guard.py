@@ -9,6 +9,11 @@ such requests before anything runs:
   POST). A request with an ``Origin`` is refused (HTTP 403) unless that origin is in the allow-list,
   ``DEEP_RESEARCH_ALLOWED_ORIGINS`` (comma-separated, such as ``http://localhost:3000``; empty by default). Clients
   that are not browsers (curl, the OpenAI SDK, MCP clients) send no ``Origin`` and are not affected.
+- **Host.** A server listening on a loopback address answers only requests addressed to a loopback name
+  (``localhost``, ``127.0.0.1``, ``[::1]``, any port) or to a host in ``DEEP_RESEARCH_ALLOWED_HOSTS``
+  (comma-separated names): a web page that rebinds its own DNS name to ``127.0.0.1`` sends its name in ``Host`` and is
+  refused (HTTP 403), for ``GET`` requests too, which carry no ``Origin``. A server listening on another address checks
+  ``Host`` only when ``DEEP_RESEARCH_ALLOWED_HOSTS`` is set.
 - **Token.** With ``DEEP_RESEARCH_TOKEN`` set, every request must carry ``Authorization: Bearer <token>`` (HTTP 401
   otherwise; compared in constant time). A call without HTTP headers at all is refused too: it cannot show the token.
   A browser's CORS preflight (``OPTIONS`` with ``Access-Control-Request-Method``) never carries a token, so an allowed
@@ -33,10 +38,21 @@ from typing import Any
 
 from haystack_deep_research.errors import InvalidQuestionError, RequestRefusedError
 
-__all__ = ["ALLOWED_ORIGINS_ENV", "TOKEN_ENV", "RequestGuard", "RequestGuardMiddleware", "http_status"]
+__all__ = [
+    "ALLOWED_HOSTS_ENV",
+    "ALLOWED_ORIGINS_ENV",
+    "TOKEN_ENV",
+    "RequestGuard",
+    "RequestGuardMiddleware",
+    "http_status",
+]
 
 ALLOWED_ORIGINS_ENV = "DEEP_RESEARCH_ALLOWED_ORIGINS"
 """The environment variable listing the web origins allowed to call the server, comma-separated."""
+ALLOWED_HOSTS_ENV = "DEEP_RESEARCH_ALLOWED_HOSTS"
+"""The environment variable listing the host names requests may be addressed to, comma-separated."""
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+"""The names of a loopback server: the ``Host`` a request to it carries, without its port."""
 TOKEN_ENV = "DEEP_RESEARCH_TOKEN"  # noqa: S105 - the variable's name, not a secret
 """The environment variable holding the bearer token the server requires (none by default)."""
 
@@ -54,21 +70,31 @@ class RequestGuard:
 
     :param allowed_origins: Web origins (``scheme://host[:port]``) allowed to call the server; none by default.
     :param token: The bearer token every request must carry, or ``None`` for none.
+    :param allowed_hosts: The host names (without port) a request may be addressed to, or ``None`` to take any.
     """
 
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
     token: str | None = field(default=None, repr=False)
+    allowed_hosts: frozenset[str] | None = None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> RequestGuard:
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, listen_host: str | None = None) -> RequestGuard:
         """
         :param environ: The environment to read; ``os.environ`` by default.
-        :returns: The guard of ``DEEP_RESEARCH_ALLOWED_ORIGINS`` and ``DEEP_RESEARCH_TOKEN``.
+        :param listen_host: The address the server listens on: a loopback one admits only loopback ``Host`` names
+            (and those listed); ``None`` or another address checks ``Host`` only when hosts are listed.
+        :returns: The guard of ``DEEP_RESEARCH_ALLOWED_ORIGINS``, ``DEEP_RESEARCH_ALLOWED_HOSTS`` and
+            ``DEEP_RESEARCH_TOKEN``.
         """
         env = os.environ if environ is None else environ
         origins = frozenset(o.strip().rstrip("/") for o in env.get(ALLOWED_ORIGINS_ENV, "").split(",") if o.strip())
+        listed = frozenset(
+            h.strip().lower().strip("[]") for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()
+        )
+        loopback = listen_host is not None and listen_host.strip("[]").lower() in LOOPBACK_HOSTS
+        hosts = (listed | LOOPBACK_HOSTS) if loopback else (listed or None)
         token = env.get(TOKEN_ENV, "").strip() or None
-        return cls(allowed_origins=origins, token=token)
+        return cls(allowed_origins=origins, token=token, allowed_hosts=hosts)
 
     def check(self, headers: Mapping[str, str] | None, *, preflight: bool = False) -> None:
         """
@@ -77,6 +103,14 @@ class RequestGuard:
         :raises RequestRefusedError: If the request may not start a run; its ``status_code`` is 403 or 401.
         """
         given = {str(name).lower(): str(value) for name, value in (headers or {}).items()}
+        if self.allowed_hosts is not None and headers is not None:
+            host = _host_name(given.get("host", ""))
+            if host not in self.allowed_hosts:
+                raise RequestRefusedError(
+                    f"requests addressed to the host {given.get('host', '')!r} are refused; to serve that name, "
+                    f"add it to {ALLOWED_HOSTS_ENV} (comma-separated).",
+                    status_code=403,
+                )
         origin = given.get("origin")
         if origin is not None and origin.rstrip("/") not in self.allowed_origins:
             raise RequestRefusedError(
@@ -121,10 +155,24 @@ class RequestGuardMiddleware:
         await self.app(scope, receive, send)
 
 
+def _host_name(host: str) -> str:
+    """
+    The name of a ``Host`` header without its port: ``[::1]:8000`` is ``::1``, ``Localhost.`` is ``localhost``; a
+    header whose port is not a number names no host (``""``).
+    """
+    host = host.strip().lower()
+    name, port = (host[1:].partition("]")[::2]) if host.startswith("[") else (host.partition(":")[::2])
+    if port.startswith(":"):
+        port = port[1:]
+    if port and not port.isdigit():
+        return ""
+    return name.rstrip(".")
+
+
 async def _refuse(scope: Scope, receive: Receive, send: Send, error: RequestRefusedError) -> None:
     if scope["type"] == "websocket":
         await receive()  # websocket.connect; closing before accepting refuses the handshake
-        reason = "bearer token required" if error.status_code == 401 else "origin not allowed"
+        reason = "bearer token required" if error.status_code == 401 else "origin or host not allowed"
         await send({"type": "websocket.close", "code": 1008, "reason": reason})
         return
     body = json.dumps({"detail": str(error)}).encode()

@@ -53,7 +53,9 @@ def create_app(pipelines_dir: str | os.PathLike[str] | None = None, *, guard: Re
 
     :param pipelines_dir: The folder of pipeline wrappers to serve; ``HAYHOOKS_PIPELINES_DIR`` (Hayhooks' setting)
         by default.
-    :param guard: Who may call the app; ``None`` reads ``DEEP_RESEARCH_ALLOWED_ORIGINS`` and ``DEEP_RESEARCH_TOKEN``.
+    :param guard: Who may call the app; ``None`` reads ``DEEP_RESEARCH_ALLOWED_ORIGINS``,
+        ``DEEP_RESEARCH_ALLOWED_HOSTS`` and ``DEEP_RESEARCH_TOKEN``, with loopback ``Host`` names only when Hayhooks'
+        host setting is a loopback address.
     :returns: The FastAPI app; serve it with uvicorn (or :func:`main`). Its lifespan deploys the pipelines.
     :raises MissingExtraError: If Hayhooks is not installed.
     """
@@ -66,7 +68,8 @@ def create_app(pipelines_dir: str | os.PathLike[str] | None = None, *, guard: Re
     app = hayhooks_app()
     app.router.routes[:] = [route for route in app.router.routes if not _admin(route)]
     app.openapi_schema = None  # the schema is built again without them
-    app.add_middleware(RequestGuardMiddleware, guard=RequestGuard.from_env() if guard is None else guard)
+    guard = RequestGuard.from_env(listen_host=settings.host) if guard is None else guard
+    app.add_middleware(RequestGuardMiddleware, guard=guard)
     return app
 
 
