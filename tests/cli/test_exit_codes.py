@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -204,6 +205,32 @@ def test_every_exit_reason_the_library_sets_has_a_code() -> None:
     assert reasons - set(EXIT_REASON_CODES) == set()  # a new exit reason needs its row in the table
     assert set(EXIT_REASON_CODES) - reasons == set()
     assert all(EXIT_REASON_CODES[reason] != ExitCode.OK for reason in state.FAILED_EXIT_REASONS)
+
+
+def _documented_codes() -> dict[str, int]:
+    """The code docs/cli.md promises for each exit_reason: its table's rows 5 and 6, and the sentence under it."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = page.split("## Exit status", 1)[1].split("\n## ", 1)[0]
+    promised: dict[str, int] = {}
+    for code in (5, 6):
+        row = re.search(rf"^\| {code} \| .*?\(.*?`exit_reason` (.*?)\)", section, re.MULTILINE)
+        assert row is not None, code
+        promised |= dict.fromkeys(re.findall(r"`(\w+)`", row.group(1)), code)
+    done = re.search(r"\): (.*?) are 0;", section, re.DOTALL)
+    assert done is not None
+    promised |= dict.fromkeys(re.findall(r"`(\w+)`", done.group(1)), 0)
+    promised |= dict.fromkeys(re.findall(r"`(\w+)` 3", section), 3)
+    return promised
+
+
+def test_every_exit_reason_exits_with_the_code_the_docs_promise() -> None:
+    """A script reads docs/cli.md's exit table: each reason's code there is the one the command returns."""
+    promised = _documented_codes()
+    given = {reason: int(code) for reason, code in EXIT_REASON_CODES.items() if reason != state.EXIT_INTERRUPTED}
+
+    assert given == promised
+    for reason, code in promised.items():
+        assert outcome_code({"exit_reason": reason, "notes": ["a finding"]}) == code, reason
 
 
 @pytest.mark.parametrize(
