@@ -33,6 +33,7 @@ list item or a block quote.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from haystack_deep_research._prompts import REPORT_TITLE, SUMMARY_HEADING
@@ -293,7 +294,7 @@ def render_outlined(title: str, sections: list[Part], *, sources: str = "") -> s
     return _tidy(out) + "\n"
 
 
-def parse_outlined(report: str, outline: tuple[str, ...]) -> ReportParts | None:
+def parse_outlined(report: str, outline: Sequence[str]) -> ReportParts | None:
     """
     Split a report rendered by :func:`render_outlined` (and since verified or marked) back into its parts.
 

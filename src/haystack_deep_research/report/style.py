@@ -30,6 +30,7 @@ characters).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,8 +104,8 @@ class ReportStyle:
     :param report_length: The report's target length: words (100 to 20,000), "short", "medium" or "long", or
         ``None`` for the writer's usual length.
     :param outline: The headings of the report's top-level sections, in order (up to 20, each one line of up to 120
-        characters, no two alike, none naming the Sources list, which the library adds); empty for the sections the
-        research finds.
+        characters, no two alike, none naming the Sources list, which the library adds), kept as a tuple; empty for
+        the sections the research finds.
     :param instructions: What the user asks of the writer besides, in their own words (up to 4,000 characters); they
         reach every part of the report, and cannot lift the citation rules.
     :raises ConfigurationError: If a value is not one of those accepted; the message names the field and what it
@@ -114,7 +115,7 @@ class ReportStyle:
     report_type: str = DEFAULT_REPORT_TYPE
     tone: str = DEFAULT_TONE
     report_length: int | str | None = None
-    outline: tuple[str, ...] = ()
+    outline: Sequence[str] = ()
     instructions: str = ""
 
     def __post_init__(self) -> None:
