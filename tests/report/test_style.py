@@ -546,3 +546,42 @@ def test_the_deep_agent_which_writes_no_report_refuses_an_outline_naming_where_i
         create_deep_agent(
             chat_generator=ScriptedChatGenerator(role="agent"), tools=[], system_prompt="Research.", outline=["A"]
         )
+
+
+@pytest.mark.parametrize("report_type", list(TYPES))
+def test_an_outline_holds_in_every_report_type(make_agent: Callable[..., Agent], report_type: str) -> None:
+    writer = Recording()
+    style = ReportStyle(report_type=report_type, tone="informal", report_length=300, outline=["Growth", "Costs"])
+
+    result = make_agent(writer_llm=writer, style=style).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert _top_headings(result["report"]) == ["Growth", "Costs", "Sources"]
+    assert all(TYPES[report_type] in system and "informal tone" in system for system in writer.systems())
+    assert INVENTED not in result["report"]
+    assert result["citations"]["verified_urls"]
+
+
+@component
+class FailingOn:
+    """A writer of our own that fails on one heading and writes the others as :class:`HeadingWriter` does."""
+
+    def __init__(self, heading: str) -> None:
+        self.heading, self.inner = heading, HeadingWriter()
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None) -> dict[str, list[ChatMessage]]:
+        if f"the section '## {self.heading}'" in (messages[0].text or ""):
+            raise RuntimeError("the model server went away")
+        return self.inner.run(messages=messages)
+
+
+def test_a_heading_the_writer_fails_on_keeps_the_notes_it_was_written_from(make_agent: Callable[..., Agent]) -> None:
+    result = make_agent(
+        writer_llm=FailingOn("Battery storage"), style=ReportStyle(outline=["Solar", "Battery storage"])
+    ).run(messages=[ChatMessage.from_user(QUESTION)])
+
+    failed = _under(result["report"], "Battery storage")
+    assert failed.startswith("*The report writer could not write this section (")
+    assert "### " in failed  # the researchers' notes, under their own sub-topics
+    assert TRUE_CLAIM in _under(result["report"], "Solar")
+    assert any("failed twice on section 2 of 2 ('Battery storage')" in w for w in result["warnings"])

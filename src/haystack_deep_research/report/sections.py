@@ -232,7 +232,7 @@ def _heading_request(
     return Request(f"section {number} of {total} ('{heading}')", style.apply(messages)), cited
 
 
-def _title_request(run: ResearchRun, *, keys: SourceKeys, style: ReportStyle, framing: Framing) -> Request:
+def _title_request(run: ResearchRun, *, style: ReportStyle, framing: Framing) -> Request:
     variables = {**framing.opening_variables(), "topics": [], "causal_chain": "", "title_only": True}
     messages = render_chat(WRITER_OPENING, brief=run.brief, notes=[], urls=[], keys=[], max_words=0, **variables)
     return Request(TITLE, style.apply(messages))
@@ -273,7 +273,7 @@ def _write_outlined(
 ) -> Phase[Written]:
     """Write the report of a style's own outline (see the module docstring)."""
     total = len(style.outline)
-    requests = [_title_request(run, keys=keys, style=style, framing=framing)]
+    requests = [_title_request(run, style=style, framing=framing)]
     places: list[int] = []  # the request of each heading, -1 for a heading with no allowed URL to cite
     read: list[list[str]] = []
     for number, heading in enumerate(style.outline, 1):
