@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -147,3 +148,61 @@ def test_a_run_that_only_asked_says_so_and_no_report_is_ready(
     assert any(line.startswith("[scope] a clarifying question for the user") for line in lines)
     assert not [line for line in lines if "report ready" in line or line.startswith("[write]")]
     assert lines[-1].startswith("deep-research: the question needs a clarification (above)")
+
+
+def _headings(report: str) -> list[str]:
+    return [line[3:] for line in report.split("\n") if line.startswith("## ")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Plan du rapport\n\nDes mots.\n\n## Croissance\n\n## Coûts «réels»\n",
+        "Plan du rapport\n- Croissance\n\nCoûts «réels»\n",
+    ],
+    ids=["markdown", "lines"],
+)
+def test_an_outline_file_and_instructions_shape_the_report(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: RecordingWriter
+) -> None:
+    outline = tmp_path / "plan.md"
+    outline.write_text(text, encoding="utf-8")
+
+    code = cli.main(["How much solar?", "--outline", str(outline), "--instructions", "Pour des élus locaux.", "-q"])
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert _headings(out) == ["Plan du rapport", "Croissance", "Coûts «réels»", "Sources"]
+    systems = [prompt[0].text or "" for prompt in writer.received]
+    assert len(systems) == 4  # the title and one call per heading
+    assert all("<user_instructions>\nPour des élus locaux.\n</user_instructions>" in text for text in systems)
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ("Growth\ngrowth\n", "--outline {path}: outline heading 2 ('growth') repeats an earlier heading"),
+        ("\n\n", "--outline {path} names no heading"),
+        (b"\xff\xfe\x00G", "--outline {path} was not read: it is not UTF-8 text"),
+        ("x\n" * 40_000, "larger than the 65,536 bytes allowed"),
+        (None, "--outline {path} was not read: "),  # a folder, not a regular file
+    ],
+)
+def test_a_bad_outline_file_is_a_usage_error_naming_it(
+    content: str | bytes | None, named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "plan.md"
+    if content is None:
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+
+    assert cli.main(["How much solar?", "--outline", str(path), "-q"]) == 2
+    assert named.format(path=path) in capsys.readouterr().err
+
+
+def test_too_long_instructions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["How much solar?", "--instructions", "x" * 4001, "-q"]) == 2
+    assert "instructions have 4001 characters; at most 4000" in capsys.readouterr().err

@@ -320,6 +320,7 @@ TRUSTED_ONLY = {
         "output",
         "sources",
         "run-dir",
+        "outline",
         "base-url",
         "cache",
         "record",

@@ -197,3 +197,45 @@ def test_a_replay_keeps_the_recordings_prices_and_a_price_given_to_it_wins(
     assert replayed["usage_by_phase"]["write"]["cost"] == write
     assert not [warning for warning in replayed["warnings"] if "cost is unknown" in warning]
     assert repriced["usage_by_phase"]["write"]["cost"] == pytest.approx(10 * write)
+
+
+def _headings(report: str) -> list[str]:
+    return [line[3:] for line in report.split("\n") if line.startswith("## ")]
+
+
+def test_a_recording_keeps_its_outline_and_instructions_and_replays_them(
+    built: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outline = tmp_path / "outline.txt"
+    outline.write_text("Wachstum\nSpeicher und Netz\n", encoding="utf-8")
+    tape = tmp_path / "tape"
+    argv = ["--mode", "iterative", "--depth", "1", "--outline", str(outline), "--instructions", "Kurz, bitte."]
+    assert cli.main([*argv, "--record", str(tape), "-q", "Solar growth?"]) == 0
+    recorded = capsys.readouterr().out
+    outline.unlink()  # the recording holds the style itself
+
+    assert cli.main(["replay", str(tape), "-q"]) == 0
+
+    assert capsys.readouterr().out == recorded
+    assert _headings(recorded) == ["Wachstum", "Speicher und Netz", "Sources"]
+    assert built[-1]["style"].outline == ("Wachstum", "Speicher und Netz")
+    assert built[-1]["style"].instructions == "Kurz, bitte."
+
+
+def test_update_keeps_the_runs_outline_and_instructions(
+    built: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outline = tmp_path / "outline.md"
+    outline.write_text("# Growth\n\n# Storage\n", encoding="utf-8")
+    run_dir = tmp_path / "run"
+    argv = ["--mode", "iterative", "--depth", "1", "--outline", str(outline), "--instructions", "Be brief."]
+    assert cli.main([*argv, "--run-dir", str(run_dir), "-q", "Solar growth?"]) == 0
+    capsys.readouterr()
+
+    assert cli.main(["update", str(run_dir), "--depth", "2", "-q"]) == 0
+
+    out = capsys.readouterr().out
+    changed, *headings = _headings(out)
+    assert changed.startswith("What changed since the last run")
+    assert headings == ["Growth", "Storage", "Sources"]
+    assert built[-1]["style"].instructions == "Be brief."

@@ -323,3 +323,22 @@ async def test_a_clarifying_question_is_the_tool_result_and_the_answer_leads_to_
     assert not answered.is_error
     assert "clarification" not in dict(answered.structured_content or {})
     assert answered.content[0].text.startswith("# ")  # type: ignore[union-attr]
+
+
+async def test_an_outline_and_instructions_shape_the_report_and_a_bad_outline_is_refused(
+    search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    question = {"question": "How fast is solar growing?", "instructions": "Pour des élus locaux."}
+    async with _session(search, tmp_path / "server.log") as session:
+        written = await session.call_tool("deep_research", {**question, "outline": ["Croissance", "Marées"]})
+        refused = await session.call_tool("deep_research", {**question, "outline": ["Croissance", "croissance"]})
+
+    assert not written.is_error
+    report = written.content[0].text  # type: ignore[union-attr]
+    assert [line for line in report.split("\n") if line.startswith("## ")] == [
+        "## Croissance",
+        "## Marées",
+        "## Sources",
+    ]
+    assert refused.is_error
+    assert "outline heading 2 ('croissance') repeats an earlier heading" in refused.content[0].text  # type: ignore[union-attr]

@@ -21,7 +21,7 @@ FINDING = "## Tides\n\nFindings:\n- Spring tides occur at new moon. They are str
 CLAIM = "Tides stopped in 1990"
 URLS = ["https://t.example/tides"]
 OPENING = {"brief": "q", "urls": URLS, "keys": ["1"], "max_words": 250, "summary": "Executive summary", "findings": ""}
-OPENING |= {"closing": [], "translate": False, "topics": [], "causal_chain": ""}
+OPENING |= {"closing": [], "translate": False, "topics": [], "causal_chain": "", "title_only": False}
 
 
 def _reply(generator: ScriptedChatGenerator, template: object, **variables: object) -> str:
@@ -36,7 +36,7 @@ def _opening(corrects: str, template: object, notes: list[str], **extra: object)
 def test_a_section_restates_each_allowed_finding_as_one_cited_claim_and_the_opening_states_the_claim() -> None:
     generator = ScriptedChatGenerator(role="summarize", unsupported_claims=[CLAIM])
     section = _reply(
-        generator, WRITER_SECTION, notes=[FINDING], urls=URLS, keys=["1"], number=1, total=1, max_words=500
+        generator, WRITER_SECTION, notes=[FINDING], urls=URLS, keys=["1"], number=1, total=1, max_words=500, heading=""
     )
     opening = _opening("never", WRITER_OPENING, [FINDING], causal_chain="1. Moon -> tides\n2. Tides -> coasts")
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.agents import DEFAULT_MODEL, check_credentials, role_models
 from haystack_deep_research.cli.config import environment_value, environment_variables
 from haystack_deep_research.cli.index_progress import index_progress
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.report.style import ReportStyle, outline_from_text
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import folder_store_name, index_folder
 
@@ -26,6 +29,8 @@ __all__ = [
     "judge_model",
     "model_arguments",
     "option_value",
+    "read_outline",
+    "report_style",
     "source_arguments",
     "with_budgets",
     "with_grounding",
@@ -215,3 +220,52 @@ def with_budgets(arguments: Mapping[str, Any], budgets: Budgets) -> dict[str, An
     :returns: The arguments with ``budgets``: these limits over the arguments' own, the prices of both.
     """
     return {**arguments, "budgets": budgets.over(arguments.get("budgets") or Budgets())}
+
+
+MAX_OUTLINE_BYTES = 64 * 1024
+"""The largest ``--outline`` file read."""
+_STYLE_FIELDS = {
+    "report_type": "report_type",
+    "tone": "tone",
+    "length": "report_length",
+    "instructions": "instructions",
+}
+"""The :class:`ReportStyle` field of each report option, by ``dest`` (``--outline`` names a file of headings)."""
+
+
+def read_outline(path: Path) -> list[str]:
+    """
+    :param path: An ``--outline`` file: one heading per line, or a Markdown file whose ``#`` and ``##`` headings are
+        the outline (see :func:`~haystack_deep_research.report.style.outline_from_text`).
+    :returns: Its headings, to be checked by :class:`ReportStyle`.
+    :raises ConfigurationError: If it is not a regular UTF-8 text file of at most :data:`MAX_OUTLINE_BYTES`, or names
+        no heading.
+    """
+    try:
+        text = read_regular_file(path, root=None, max_bytes=MAX_OUTLINE_BYTES).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        why = "it is not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error)
+        raise ConfigurationError(f"--outline {path} was not read: {why}.") from None
+    headings = outline_from_text(text)
+    if not headings:
+        raise ConfigurationError(f"--outline {path} names no heading: write one per line, or # and ## headings.")
+    return headings
+
+
+def report_style(args: argparse.Namespace) -> ReportStyle | None:
+    """
+    :param args: Parsed options (see ``add_report_options``).
+    :returns: The report's style the options ask for, or ``None`` when they leave it at its default.
+    :raises ConfigurationError: If the outline file cannot be read, or a value is not one the style accepts (the
+        message names the option's field).
+    """
+    chosen: dict[str, Any] = {
+        field: getattr(args, dest) for dest, field in _STYLE_FIELDS.items() if getattr(args, dest, None) is not None
+    }
+    if getattr(args, "outline", None) is not None:
+        headings = read_outline(args.outline)
+        try:
+            chosen["outline"] = ReportStyle(outline=headings).outline
+        except ConfigurationError as error:
+            raise ConfigurationError(f"--outline {args.outline}: {error}") from None
+    return ReportStyle(**chosen) if chosen else None

@@ -7,9 +7,9 @@ The iterative mode of the ``deep-research`` command, and its recordings.
 
 ``--mode iterative`` builds ``create_iterative_research_agent``: its analysis model is the orchestrator's (``--model``
 or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
-records the run and writes ``recording.json`` there (the question, the options it ran with and its sources, see
-:mod:`.sources`), which ``replay DIR`` reads to run it again from the recording, with no network, no model and no
-key; ``update`` reuses the run's own options (see :mod:`.run_options`). ``update RUN_DIR`` researches the
+records the run and writes ``recording.json`` there (the question, the options it ran with, its report style and its
+sources, see :mod:`.sources`), which ``replay DIR`` reads to run it again from the recording, with no network, no
+model and no key; ``update`` reuses the run's own options (see :mod:`.run_options`). ``update RUN_DIR`` researches the
 finished iterative run in ``RUN_DIR`` again (see ``IterativeResearchAgent.update``).
 """
 
@@ -27,7 +27,8 @@ from haystack_deep_research.cli.arguments import with_grounding
 from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.cli.shared_options import parse_price
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.errors import ConfigurationError, RecordingError
+from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
 from haystack_deep_research.run.recording_files import read_manifest
 from haystack_deep_research.settings import Sources
@@ -99,6 +100,7 @@ def write_manifest(
         **(sources or {}),
         "models": _models_of(agent),
         "prices": {name: [price.input_per_mtok, price.output_per_mtok] for name, price in _prices(options).items()},
+        "style": options["style"].to_dict() if options.get("style") is not None else {},
     }
     directory.mkdir(parents=True, exist_ok=True)
     write_file(directory / MANIFEST_FILE, json.dumps(manifest, ensure_ascii=False, indent=2))
@@ -124,11 +126,16 @@ def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
     manifest = read_manifest(path)
     recording = Recording(directory=directory, mode="replay")
     models = {role: ReplayChatGenerator(recording=recording, model=name) for role, name in manifest.models.items()}
+    try:
+        style = ReportStyle.from_dict(manifest.style) if manifest.style else None
+    except (ConfigurationError, TypeError) as error:
+        raise RecordingError(f"{path}: style is not a report style ({error}); record the run again.") from None
     options = {
         **with_grounding(models, manifest.grounding),
         "depth": manifest.depth,
         "sources": Sources(search=manifest.search) if manifest.web else None,
         "replay_from": directory,
+        **({"style": style} if style is not None else {}),
     }
     return manifest.question, options
 

@@ -150,7 +150,7 @@ def _length(text: str) -> int | str:
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     """
     What the report looks like, and whether the question may be clarified first: ``--report-type``, ``--tone``,
-    ``--length``, ``--clarify``.
+    ``--length``, ``--outline``, ``--instructions``, ``--clarify``.
 
     :param parser: The parser to add the group to.
     """
@@ -168,6 +168,17 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         type=_length,
         metavar="WORDS|short|medium|long",
         help="The report's target length: words (100 to 20000), or short, medium, long.",
+    )
+    group.add_argument(
+        "--outline",
+        type=Path,
+        metavar="FILE",
+        help="The report's own headings, in order: one per line, or the # and ## headings of a Markdown file.",
+    )
+    group.add_argument(
+        "--instructions",
+        metavar="TEXT",
+        help="What you ask of the writer besides, in your own words (it cannot lift the citation rules).",
     )
     group.add_argument(
         "--clarify",

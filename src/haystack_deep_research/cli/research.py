@@ -73,6 +73,7 @@ from haystack_deep_research.cli.arguments import (
     ENVIRONMENT,
     factory_arguments,
     option_value,
+    report_style,
     source_arguments,
     with_budgets,
     with_grounding,
@@ -100,7 +101,6 @@ from haystack_deep_research.cli.signals import sigterm_interrupts
 from haystack_deep_research.cli.sources import recorded_sources, replay_argv
 from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
-from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.context import RunInputs
 from haystack_deep_research.run.recording_files import read_manifest
@@ -177,9 +177,8 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.cache is not None:
         ttl = {"ttl": args.cache_ttl} if args.cache_ttl is not None else {}
         options["cache"] = ResearchCache(directory=args.cache, **ttl)
-    style = {"report_type": args.report_type, "tone": args.tone, "report_length": args.length}
-    if any(value is not None for value in style.values()):
-        options["style"] = ReportStyle(**{name: value for name, value in style.items() if value is not None})
+    if (style := report_style(args)) is not None:
+        options["style"] = style
     return options
 
 

@@ -1,6 +1,7 @@
 """
 The options a run was made with, kept in its run directory (``options.json``) so that ``update RUN_DIR`` researches
-again the way the run did: the same depth, grounding, documents, web, search and models, not the defaults.
+again the way the run did: the same depth, grounding, documents, web, search, models and report style (its outline file
+and instructions too), not the defaults.
 
 The file holds the options as the command line gave them (``{"options": [["--depth", "2"], ["--no-web"], ...]}``,
 paths made absolute, models and search resolved from their environment variables). Reading it checks every entry
@@ -69,6 +70,8 @@ RECORDED_OPTIONS: dict[str, tuple[str, str]] = {
     "report_type": ("--report-type", "value"),
     "tone": ("--tone", "value"),
     "length": ("--length", "value"),
+    "outline": ("--outline", "path"),
+    "instructions": ("--instructions", "value"),
 }
 """The options a run directory keeps, by their ``argparse`` name: the option and what it takes."""
 _FLAGS = {flag: kind for flag, kind in RECORDED_OPTIONS.values()}

@@ -5,9 +5,10 @@ The MCP server: deep research and citation checking as tools, over stdio or stre
   run and returns the report (text) with its exit reason, cost, warnings and the URLs read (structured content).
   Each event of the run is sent as a progress notification when the client asked for progress; a client that
   cancels the request, or goes away before the answer (its stdio closes, its HTTP connection drops), cancels the
-  run: no model is called for it any more. ``report_type``, ``tone`` and ``report_length`` shape the report; with
-  ``clarify`` the result may be one clarifying question instead (text, and ``clarification`` in the structured
-  content, ``exit_reason`` "clarification_needed"): call again with ``clarifying_question`` and the user's ``answer``.
+  run: no model is called for it any more. ``report_type``, ``tone``, ``report_length``, ``outline`` (the report's
+  own headings) and ``instructions`` shape the report; with ``clarify`` the result may be one clarifying question
+  instead (text, and ``clarification`` in the structured content, ``exit_reason`` "clarification_needed"): call
+  again with ``clarifying_question`` and the user's ``answer``.
 - ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
   check`` does.
 
@@ -147,13 +148,25 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
         report_length: Annotated[
             int | str | None, Field(description="Target words (100 to 20000), or short, medium, long.")
         ] = None,
+        outline: Annotated[
+            list[str] | None, Field(description="The report's own headings, in order (up to 20).")
+        ] = None,
+        instructions: Annotated[
+            str | None, Field(description="What the user asks of the writer besides, in their own words.")
+        ] = None,
     ) -> CallToolResult:
         """
         Research a question on the web and return a Markdown report whose every citation was read. With clarify,
         the result may be one clarifying question instead: call again with it and the user's answer.
         """
         count = 0
-        style = {"report_type": report_type, "tone": tone, "report_length": report_length}
+        style = {
+            "report_type": report_type,
+            "tone": tone,
+            "report_length": report_length,
+            "outline": outline,
+            "instructions": instructions,
+        }
         messages = [ChatMessage.from_user(question)]
         if clarifying_question and answer:  # the second turn of a clarification
             messages += [ChatMessage.from_assistant(clarifying_question), ChatMessage.from_user(answer)]

@@ -21,6 +21,10 @@ opening writes after them (the iterative agent's conclusions, remaining uncertai
 heading of the Sources list. The opening's ``## `` parts then fill the outline's headings (see
 :func:`frame_from_reply`). The default outline is the main agent's report.
 
+A report style's own outline (``ReportStyle(outline=[...])``) replaces all of that: the report is its title, one
+``## `` section per heading given, in order, and the Sources list (:func:`render_outlined`, read back by
+:func:`parse_outlined`).
+
 A heading is what a CommonMark renderer shows as one at the top level of the document (read with markdown-it, as
 citations are): ``#`` lines and underlined (``===``, ``---``) headings, never a ``#`` line inside a code fence, a
 list item or a block quote.
@@ -29,6 +33,7 @@ list item or a block quote.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from haystack_deep_research._prompts import REPORT_TITLE, SUMMARY_HEADING
@@ -42,7 +47,9 @@ __all__ = [
     "ReportParts",
     "frame_from_reply",
     "opening_from_reply",
+    "parse_outlined",
     "parse_report",
+    "render_outlined",
     "render_report",
     "section_from_reply",
 ]
@@ -267,6 +274,48 @@ def render_report(
     if outline.sources:
         out += ["", f"## {outline.sources}"]
     return _tidy(out) + "\n"
+
+
+def render_outlined(title: str, sections: list[Part], *, sources: str = "") -> str:
+    """
+    Render a report of a style's own outline: its title, then each section under its heading (without a Sources list:
+    publishing builds it).
+
+    :param title: The report's title.
+    :param sections: One part per heading of the outline, in order.
+    :param sources: The heading of the Sources list, or ``""`` to let publishing append ``## Sources``.
+    :returns: The report.
+    """
+    out = [f"# {title}"]
+    for section in sections:
+        out += ["", f"## {section.heading}", "", section.body]
+    if sources:
+        out += ["", f"## {sources}"]
+    return _tidy(out) + "\n"
+
+
+def parse_outlined(report: str, outline: Sequence[str]) -> ReportParts | None:
+    """
+    Split a report rendered by :func:`render_outlined` (and since verified or marked) back into its parts.
+
+    :param report: The report.
+    :param outline: The headings it was written under.
+    :returns: The title as the opening (with no body) and one section per heading, with their line ranges; ``None``
+        when a heading is missing.
+    """
+    blocks = _blocks(report)
+    ends = [block.line for block in blocks[1:]] + [report.count("\n") + 1]
+    found = {_name(b.title): (b, ends[i]) for i, b in enumerate(blocks) if b.level == 2}
+    if any(_name(heading) not in found for heading in outline):
+        return None
+    title = next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+    first = min(found[_name(heading)][0].line for heading in outline) if outline else 0
+    sections = [
+        Part(heading, _tidy(block.lines), block.line + 1, end)
+        for heading in outline
+        for block, end in [found[_name(heading)]]
+    ]
+    return ReportParts(opening=Part(title, "", 1, first), sections=sections)
 
 
 def parse_report(report: str) -> ReportParts | None:

@@ -45,6 +45,7 @@ class Framing:
             "translate": outline.translate,
             "topics": [fence(topic) for topic in self.topics],
             "causal_chain": fence(self.causal_chain),
+            "title_only": False,
         }
 
 

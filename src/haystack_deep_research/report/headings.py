@@ -16,7 +16,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
-__all__ = ["SUMMARY_HEADINGS", "ReportSections", "report_sections"]
+__all__ = ["NO_EVIDENCE_SENTENCES", "SUMMARY_HEADINGS", "ReportSections", "report_sections"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class ReportSections:
     changed_source: str
     new_source: str
     nothing_new: str
+    no_evidence: str
 
     def to_dict(self) -> dict[str, object]:
         """:returns: The headings and labels as template variables."""
@@ -65,6 +66,7 @@ _ENGLISH = ReportSections(
     changed_source="Changed since the last run",
     new_source="New source",
     nothing_new="Nothing new was found.",
+    no_evidence="This research gathered no evidence on this heading.",
 )
 _CHINESE = ReportSections(
     language="zh",
@@ -82,6 +84,7 @@ _CHINESE = ReportSections(
     changed_source="自上次研究以来已更新",
     new_source="新来源",
     nothing_new="未发现新的内容。",
+    no_evidence="本次研究没有收集到关于这一标题的证据。",
 )
 
 
@@ -101,6 +104,7 @@ _FRENCH = ReportSections(
     changed_source="Modifiée depuis la dernière recherche",
     new_source="Nouvelle source",
     nothing_new="Rien de nouveau n'a été trouvé.",
+    no_evidence="Cette recherche n'a réuni aucune source sur ce point.",
 )
 _GERMAN = ReportSections(
     language="de",
@@ -118,6 +122,7 @@ _GERMAN = ReportSections(
     changed_source="Seit der letzten Recherche geändert",
     new_source="Neue Quelle",
     nothing_new="Es wurde nichts Neues gefunden.",
+    no_evidence="Diese Recherche hat zu diesem Punkt keine Belege gefunden.",
 )
 _SPANISH = ReportSections(
     language="es",
@@ -135,6 +140,7 @@ _SPANISH = ReportSections(
     changed_source="Cambiada desde la última investigación",
     new_source="Fuente nueva",
     nothing_new="No se encontró nada nuevo.",
+    no_evidence="Esta investigación no reunió ninguna fuente sobre este punto.",
 )
 _JAPANESE = ReportSections(
     language="ja",
@@ -152,10 +158,14 @@ _JAPANESE = ReportSections(
     changed_source="前回の調査から更新",
     new_source="新しい出典",
     nothing_new="新しい情報は見つかりませんでした。",
+    no_evidence="この調査では、この見出しについての根拠は得られませんでした。",
 )
 _TABLES = (_ENGLISH, _FRENCH, _GERMAN, _SPANISH, _CHINESE, _JAPANESE)
 SUMMARY_HEADINGS = frozenset(table.summary for table in _TABLES)
 """The executive summary's heading in every language the library writes headings in."""
+NO_EVIDENCE_SENTENCES = frozenset(table.no_evidence for table in _TABLES)
+"""The sentence under a heading of the user's outline that no note gives evidence for, in every such language: the
+library's own, it claims nothing."""
 
 _WORDS = {
     _ENGLISH: "the and is are was what how which why who of to in for with on does do will can a an this that",

@@ -24,6 +24,13 @@ the headings around the sections (an :class:`~.draft.Outline`: the iterative age
 question's language), what the opening reads besides the notes (the topics searched, the workflow's causal chain),
 and the phase and tracing role the calls count toward.
 
+A report style with its own outline (``ReportStyle(outline=[...])``) is written by the same rules, one call per
+heading in place of one per note: the opening writes the title only, and each heading's section reads the notes that
+share a word with the heading (the first five letters of each word of four or more letters, or two CJK characters)
+whole and the key lines of the others, citing the allowed URLs found in what it reads. A heading whose call could
+cite no allowed URL is not asked for at all, and a section that cites none is not kept: either way the heading holds
+one sentence saying the research gathered no evidence on it (in the question's language, see :mod:`.headings`).
+
 :func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported claims are written
 again, each from its notes (the notes that cite a URL the part cites, plus the notes researched again for its
 claims), and the other parts are kept as they are.
@@ -31,6 +38,7 @@ claims), and the other parts are kept as they are.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +47,7 @@ from haystack.components.generators.chat.types import ChatGenerator
 from haystack_deep_research._prompts import (
     FALLBACK_OPENING,
     FALLBACK_SECTION,
+    NO_EVIDENCE_SECTION,
     OMITTED,
     OPENING_NOTE_CHARS,
     REPORT_TITLE,
@@ -58,7 +67,9 @@ from haystack_deep_research.report.draft import (
     Part,
     frame_from_reply,
     opening_from_reply,
+    parse_outlined,
     parse_report,
+    render_outlined,
     render_report,
     section_from_reply,
 )
@@ -66,12 +77,14 @@ from haystack_deep_research.report.framing import Framing, Written
 from haystack_deep_research.report.headings import report_sections
 from haystack_deep_research.report.judge import Claim
 from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
-from haystack_deep_research.report.style import ReportStyle, in_form
+from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import Phase, ResearchRun
 
 __all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
+TITLE = "the title"
+_WORD = re.compile(r"[^\W\d_]{4,}")
 
 
 def _in_language(framing: Framing | None, run: ResearchRun) -> Framing:
@@ -126,6 +139,7 @@ def _section_request(
         number=number,
         total=total,
         max_words=style.part_words(total)[1],
+        heading="",
         **more,
     )
     heading = _subtopic(notes[0]) if notes else ""
@@ -179,6 +193,123 @@ def _opening_request(
     return Request(OPENING, style.apply(messages))
 
 
+def _words(text: str) -> set[str]:
+    """What a heading and a note are matched on (see the module docstring)."""
+    folded = text.casefold()
+    pairs = {run[i : i + 2] for run in _CJK.findall(folded) for i in range(max(len(run) - 1, 1))}
+    return {word[:5] for word in _WORD.findall(_CJK.sub(" ", folded))} | pairs
+
+
+def _heading_request(
+    heading: str,
+    notes: list[str],
+    urls: list[str],
+    number: int,
+    total: int,
+    *,
+    keys: SourceKeys,
+    style: ReportStyle,
+    whole: tuple[str, ...] = (),
+    **more: Any,
+) -> tuple[Request, list[str]]:
+    """The call that writes the section of one heading of the style's outline, and the allowed URLs it may cite."""
+    template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
+    words = _words(heading)
+    read = [without_sources_list(n) if words & _words(n) else key_lines(n) for n in notes if n not in whole]
+    read += [without_sources_list(n) for n in whole]
+    cited = _allowed_in(read, urls)
+    messages = render_chat(
+        template,
+        notes=[fence(keys.shorten(note)) for note in read],
+        urls=cited,
+        keys=keys.numbers(cited),
+        number=number,
+        total=total,
+        max_words=style.part_words(total)[1],
+        heading=heading,
+        **more,
+    )
+    return Request(f"section {number} of {total} ('{heading}')", style.apply(messages)), cited
+
+
+def _title_request(run: ResearchRun, *, style: ReportStyle, framing: Framing) -> Request:
+    variables = {**framing.opening_variables(), "topics": [], "causal_chain": "", "title_only": True}
+    messages = render_chat(WRITER_OPENING, brief=run.brief, notes=[], urls=[], keys=[], max_words=0, **variables)
+    return Request(TITLE, style.apply(messages))
+
+
+def _no_evidence(run: ResearchRun, heading: str) -> Part:
+    sentence = report_sections(run.question).no_evidence
+    return Part(heading, render_text(NO_EVIDENCE_SECTION, sentence=sentence))
+
+
+def _outlined_section(
+    run: ResearchRun, heading: str, attempt: Attempt | None, notes: list[str], urls: list[str], *, keys: SourceKeys
+) -> Part:
+    """A heading's section from its call's reply: the no-evidence sentence when it cites no allowed URL."""
+    if attempt is None:
+        return _no_evidence(run, heading)
+    if not attempt.text:
+        kept = [section_from_reply(note, _subtopic(note)) for note in notes]
+        text = "\n\n".join(f"### {part.heading}\n\n{part.body}" for part in kept)
+        return Part(heading, f"{render_text(FALLBACK_SECTION, error=attempt.why)}\n\n{text}".strip())
+    body = section_from_reply(keys.expand(attempt.text), heading).body
+    if not _urls(body) & {normalize_url(url) for url in urls}:
+        return _no_evidence(run, heading)
+    return Part(heading, body)
+
+
+def _write_outlined(
+    generator: ChatGenerator,
+    run: ResearchRun,
+    notes: list[str],
+    urls: list[str],
+    *,
+    style: ReportStyle,
+    framing: Framing,
+    keys: SourceKeys,
+    unsupported: list[Claim],
+    researched: bool,
+) -> Phase[Written]:
+    """Write the report of a style's own outline (see the module docstring)."""
+    total = len(style.outline)
+    requests = [_title_request(run, style=style, framing=framing)]
+    places: list[int] = []  # the request of each heading, -1 for a heading with no allowed URL to cite
+    read: list[list[str]] = []
+    for number, heading in enumerate(style.outline, 1):
+        request, cited = _heading_request(heading, notes, urls, number, total, keys=keys, style=style)
+        claims = [c for c in unsupported if {normalize_url(u) for u in c.urls} & {normalize_url(u) for u in cited}]
+        if claims:
+            more: dict[str, Any] = {"unsupported": _claims(claims, keys), "researched": researched, "previous": ""}
+            request, cited = _heading_request(heading, notes, urls, number, total, keys=keys, style=style, **more)
+        places.append(len(requests) if cited else -1)
+        read.append([note for note in notes if _urls(note) & {normalize_url(u) for u in cited}])
+        if cited:
+            requests.append(request)
+    attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
+    failed = [attempt for attempt in attempts[1:] if not attempt.text]
+    if failed and len(failed) == len(attempts) - 1:
+        return Written("", len(attempts), len(failed) + (not attempts[0].text), failed[0].why)
+    title = opening_from_reply(keys.expand(attempts[0].text)).heading if attempts[0].text else REPORT_TITLE
+    if not attempts[0].text:
+        run.warn(framing.phase, f"the writer failed twice on {TITLE} ({attempts[0].why}); the report is untitled")
+    sections = []
+    for heading, place, mine in zip(style.outline, places, read, strict=True):
+        attempt = attempts[place] if place >= 0 else None
+        if attempt is not None and not attempt.text:
+            run.warn(
+                framing.phase,
+                f"the writer failed twice on {requests[place].what} ({attempt.why}); that section holds the "
+                "researchers' notes it was written from",
+            )
+        sections.append(_outlined_section(run, heading, attempt, mine, urls, keys=keys))
+    report = in_form(style, render_outlined(title, sections, sources=framing.outline.sources), run.ledger)
+    if (missed := style.length_warning(report)) is not None:
+        run.warn(framing.phase, missed)
+    failures = [attempt for attempt in attempts if not attempt.text]
+    return Written(report, len(attempts), len(failures), failures[0].why if failures else "")
+
+
 def _claims(claims: list[Claim], keys: SourceKeys) -> list[str]:
     return [fence(keys.shorten(claim.text)) for claim in claims]
 
@@ -209,6 +340,20 @@ def write_report(
     :returns: The phase; it returns the report (``""`` when no part could be written).
     """
     style, framing, keys = style or ReportStyle(), _in_language(framing, run), SourceKeys(urls)
+    if style.outline:
+        return (
+            yield from _write_outlined(
+                generator,
+                run,
+                notes,
+                urls,
+                style=style,
+                framing=framing,
+                keys=keys,
+                unsupported=unsupported or [],
+                researched=researched,
+            )
+        )
     total = len(notes)
     more: dict[str, Any] = {}
     if unsupported:
@@ -287,6 +432,20 @@ def rewrite_report(
     """
     researched, style, framing = found is not None, style or ReportStyle(), _in_language(framing, run)
     keys = SourceKeys(urls)
+    if style.outline:
+        return (
+            yield from _rewrite_outlined(
+                generator,
+                run,
+                report,
+                notes=notes,
+                urls=urls,
+                unsupported=unsupported,
+                found=found,
+                style=style,
+                framing=framing,
+            )
+        )
     parts = parse_report(report) if not framing.outline.frame[1:] else None
     if parts is None:  # not written in parts (e.g. assembled from the notes): write it in parts now
         return (
@@ -336,3 +495,62 @@ def rewrite_report(
     failed = [attempt for attempt in attempts if not attempt.text]
     report = in_form(style, render_report(opening, sections, outline=framing.outline), run.ledger)
     return Written(report, len(attempts), len(failed), failed[0].why if failed else "")
+
+
+def _rewrite_outlined(
+    generator: ChatGenerator,
+    run: ResearchRun,
+    report: str,
+    *,
+    notes: list[str],
+    urls: list[str],
+    unsupported: list[Claim],
+    found: dict[str, str] | None,
+    style: ReportStyle,
+    framing: Framing,
+) -> Phase[Written]:
+    """:func:`rewrite_report` for a report of a style's own outline: its sections holding the claims, again."""
+    researched, keys = found is not None, SourceKeys(urls)
+    parts = parse_outlined(report, style.outline)
+    if parts is None:  # not written under its outline (e.g. assembled from the notes): write it so now
+        return (
+            yield from _write_outlined(
+                generator,
+                run,
+                notes,
+                urls,
+                style=style,
+                framing=framing,
+                keys=keys,
+                unsupported=unsupported,
+                researched=researched,
+            )
+        )
+    total, sections = len(parts.sections), list(parts.sections)
+    requests: list[Request] = []
+    places: list[int] = []
+    for index, section in enumerate(sections):
+        claims = [claim for claim in unsupported if section.holds(claim.line)]
+        if not claims:
+            continue
+        again = tuple(found[c.text] for c in claims if found and c.text in found)
+        previous = fence(keys.shorten(f"## {section.heading}\n\n{section.body}"))
+        more = {"unsupported": _claims(claims, keys), "researched": researched, "previous": previous}
+        request, _ = _heading_request(
+            section.heading, notes, urls, index + 1, total, keys=keys, style=style, whole=again, **more
+        )
+        requests.append(request)
+        places.append(index)
+    if not requests:
+        return Written(report, 0)
+    attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
+    if not any(attempt.text for attempt in attempts):
+        return Written("", len(attempts), len(attempts), attempts[0].why)
+    for request, place, attempt in zip(requests, places, attempts, strict=True):
+        if not attempt.text:
+            run.warn(framing.phase, f"rewriting {request.what} failed twice ({attempt.why}); it is kept as it was")
+        else:
+            sections[place] = _outlined_section(run, sections[place].heading, attempt, [], urls, keys=keys)
+    failed = [attempt for attempt in attempts if not attempt.text]
+    rendered = render_outlined(parts.opening.heading, sections, sources=framing.outline.sources)
+    return Written(in_form(style, rendered, run.ledger), len(attempts), len(failed), failed[0].why if failed else "")

@@ -7,6 +7,14 @@ prompts; any other style adds one block to the writer's system prompt (:data:`~h
 REPORT_STYLE`, rendered with the style's values as template variables) and, for the report written in parts, sets
 the words asked of each part. Citation rules and their verification are the same for every style.
 
+A style may also give the report's own ``outline``: the headings of its top-level sections, in order. The report then
+has exactly those sections, under its title and before the library's own parts (the Sources list, an update's "what
+changed" section): each heading is written by its own call, from the notes whose words it shares (read whole) and
+the key lines of the others, and a heading the notes give no evidence for (its call may cite no source the run read,
+or cites none) holds one sentence saying so, not text of the model's (see :mod:`.sections`). ``instructions`` are
+the user's own words to the writer: they reach every part's prompt, marked as the user's, after the citation rules,
+which they cannot lift (citations are verified by the library, not by the model, and page text stays fenced).
+
 The form is also kept once the report is written (:func:`in_form`), whatever the writer made of the prompt: an
 ``outline`` has no prose (each paragraph outside a list becomes one bullet per sentence, under the same headings), a
 ``resource_list`` shows under each item that cites a source the run read that source's passage behind it (the
@@ -22,6 +30,7 @@ characters).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,26 +38,38 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import (
     OPENING_WORDS,
+    REPORT_INSTRUCTIONS,
     REPORT_LENGTHS,
     REPORT_STYLE,
     REPORT_TYPES,
     SECTION_WORDS,
     TONES,
+    fence,
     render_text,
 )
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence._reader import reader
 from haystack_deep_research.evidence.citations import body_sentences
+from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.evidence.text import clean_text, plain_title
 from haystack_deep_research.report.passages import cited_passages
 
-__all__ = ["DEFAULT_REPORT_TYPE", "DEFAULT_TONE", "ReportStyle", "in_form", "word_count"]
+__all__ = ["DEFAULT_REPORT_TYPE", "DEFAULT_TONE", "ReportStyle", "in_form", "outline_from_text", "word_count"]
 
 DEFAULT_REPORT_TYPE = "research_report"
 DEFAULT_TONE = "objective"
 MAX_TONE_CHARS = 80
 MIN_WORDS, MAX_WORDS = 100, 20_000
+MAX_HEADINGS = 20
+"""The most headings an ``outline`` may have."""
+MAX_HEADING_CHARS = 120
+"""The most characters of one heading of an ``outline``."""
+MAX_INSTRUCTIONS_CHARS = 4_000
+"""The most characters of ``instructions``."""
+_LIBRARY_HEADINGS = {"sources", "references", "bibliography", "works cited"}
+"""Headings of the Sources list, which the library writes itself: an outline may not name them."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PART_WORDS = {"detailed_report": (OPENING_WORDS, 2 * SECTION_WORDS), "executive_brief": (OPENING_WORDS, 150)}
 """The words asked of the opening and of each section by type, when no length is given (else the defaults)."""
 BRIEF_WORDS = 500
@@ -82,12 +103,20 @@ class ReportStyle:
         characters, one line), for example "plain language for a general audience".
     :param report_length: The report's target length: words (100 to 20,000), "short", "medium" or "long", or
         ``None`` for the writer's usual length.
-    :raises ConfigurationError: If a value is not one of those accepted; the message names them.
+    :param outline: The headings of the report's top-level sections, in order (up to 20, each one line of up to 120
+        characters, no two alike, none naming the Sources list, which the library adds), kept as a tuple; empty for
+        the sections the research finds.
+    :param instructions: What the user asks of the writer besides, in their own words (up to 4,000 characters); they
+        reach every part of the report, and cannot lift the citation rules.
+    :raises ConfigurationError: If a value is not one of those accepted; the message names the field and what it
+        accepts.
     """
 
     report_type: str = DEFAULT_REPORT_TYPE
     tone: str = DEFAULT_TONE
     report_length: int | str | None = None
+    outline: Sequence[str] = ()
+    instructions: str = ""
 
     def __post_init__(self) -> None:
         if self.report_type not in REPORT_TYPES:
@@ -106,6 +135,8 @@ class ReportStyle:
                 f"report_length must be a number of words from {MIN_WORDS} to {MAX_WORDS}, or one of "
                 f"{', '.join(REPORT_LENGTHS)}; got {length!r}."
             )
+        object.__setattr__(self, "outline", _checked_outline(self.outline))
+        object.__setattr__(self, "instructions", _checked_instructions(self.instructions))
 
     @property
     def is_default(self) -> bool:
@@ -155,10 +186,16 @@ class ReportStyle:
         """
         if self.is_default or not messages or not messages[0].text:
             return messages
-        block = render_text(
-            REPORT_STYLE, types=REPORT_TYPES, report_type=self.report_type, tone=self.tone, words=self.words
-        )
-        return [ChatMessage.from_system(f"{messages[0].text}\n\n{block}"), *messages[1:]]
+        blocks = [messages[0].text]
+        if (self.report_type, self.tone, self.report_length) != (DEFAULT_REPORT_TYPE, DEFAULT_TONE, None):
+            blocks.append(
+                render_text(
+                    REPORT_STYLE, types=REPORT_TYPES, report_type=self.report_type, tone=self.tone, words=self.words
+                )
+            )
+        if self.instructions:
+            blocks.append(render_text(REPORT_INSTRUCTIONS, instructions=fence(self.instructions)))
+        return [ChatMessage.from_system("\n\n".join(blocks)), *messages[1:]]
 
     @classmethod
     def of(cls, value: ReportStyle | dict[str, Any] | None) -> ReportStyle:
@@ -177,7 +214,13 @@ class ReportStyle:
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The style, serialized."""
-        return {"report_type": self.report_type, "tone": self.tone, "report_length": self.report_length}
+        return {
+            "report_type": self.report_type,
+            "tone": self.tone,
+            "report_length": self.report_length,
+            "outline": list(self.outline),
+            "instructions": self.instructions,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReportStyle:
@@ -185,8 +228,67 @@ class ReportStyle:
         :param data: What ``to_dict`` returned.
         :returns: The style.
         """
-        known = ("report_type", "tone", "report_length")
+        known = ("report_type", "tone", "report_length", "outline", "instructions")
         return cls(**{key: data[key] for key in known if key in data})
+
+
+def _checked_outline(outline: object) -> tuple[str, ...]:
+    """The outline as a tuple of headings, each on one line with single spaces; see :class:`ReportStyle`."""
+    if isinstance(outline, str) or not isinstance(outline, (list, tuple)):
+        raise ConfigurationError(f"outline must be a list of headings; got {type(outline).__name__}.")
+    if len(outline) > MAX_HEADINGS:
+        raise ConfigurationError(f"outline may have at most {MAX_HEADINGS} headings; got {len(outline)}.")
+    kept: list[str] = []
+    for number, heading in enumerate(outline, 1):
+        if not isinstance(heading, str):
+            raise ConfigurationError(f"outline heading {number} must be text; got {type(heading).__name__}.")
+        if _CONTROL.search(heading) or clean_text(heading) != heading:
+            raise ConfigurationError(
+                f"outline heading {number} holds a control character or a line break: {heading!r}; give one line."
+            )
+        text = " ".join(heading.split())
+        if not text:
+            raise ConfigurationError(f"outline heading {number} is empty.")
+        if len(text) > MAX_HEADING_CHARS:
+            raise ConfigurationError(
+                f"outline heading {number} has {len(text)} characters; at most {MAX_HEADING_CHARS} are allowed."
+            )
+        name = text.rstrip(":").casefold()
+        if name in _LIBRARY_HEADINGS:
+            raise ConfigurationError(
+                f"outline heading {number} ({text!r}) names the Sources list, which the library adds to every report."
+            )
+        if name in (k.rstrip(":").casefold() for k in kept):
+            raise ConfigurationError(f"outline heading {number} ({text!r}) repeats an earlier heading.")
+        kept.append(text)
+    return tuple(kept)
+
+
+def _checked_instructions(instructions: object) -> str:
+    """The instructions, stripped, free of control characters but line breaks and tabs; see :class:`ReportStyle`."""
+    if not isinstance(instructions, str):
+        raise ConfigurationError(f"instructions must be text; got {type(instructions).__name__}.")
+    text = clean_text(instructions).strip()
+    if len(text) > MAX_INSTRUCTIONS_CHARS:
+        raise ConfigurationError(
+            f"instructions have {len(text)} characters; at most {MAX_INSTRUCTIONS_CHARS} are allowed."
+        )
+    return text
+
+
+def outline_from_text(text: str) -> list[str]:
+    """
+    The headings of an outline written as text: a Markdown document's ``#`` and ``##`` headings, in order, or, in a
+    text without such headings, each line that is not blank (a leading list marker left out).
+
+    :param text: The text (for example an outline file's content).
+    :returns: The headings, to check as :class:`ReportStyle`'s ``outline``.
+    """
+    found = [heading.title for heading in headings(text) if heading.level <= 2]
+    if found:
+        return found
+    lines = (line.strip() for line in text.splitlines())
+    return [re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line) for line in lines if line]
 
 
 def _bulleted(report: str) -> str:

@@ -10,7 +10,9 @@ and list items, line by line, not its headings, code, tables or Sources section.
 - it is a signpost: it says what the report itself does ("This report covers...", "This answer draws on...") with no
   "that" clause claiming something, or it holds no digit and opens or ends by pointing within the report ("The
   following sections...", "...as follows:", "...listed below.", "Let us turn to..."); "below freezing" and "The
-  following drugs were withdrawn" are claims.
+  following drugs were withdrawn" are claims;
+- it is the library's own sentence under a heading of the user's outline that the research gathered no evidence on
+  (:data:`~haystack_deep_research.report.headings.NO_EVIDENCE_SENTENCES`).
 
 Every claim is judged, in every shape that grounds. A claim that cites a verified source is judged against that
 source's stored text (:func:`~haystack_deep_research.report.judge.cited_claims`). A claim that cites none
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import sentence_reader
+from haystack_deep_research.report.headings import NO_EVIDENCE_SENTENCES
 from haystack_deep_research.report.judge import Claim, SourceText
 from haystack_deep_research.report.style import word_count
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
@@ -78,6 +81,8 @@ def is_claim(sentence: str) -> bool:
     """
     text = " ".join(sentence.split())
     if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
+        return False
+    if text.strip("*_ ") in NO_EVIDENCE_SENTENCES:
         return False
     if _ABOUT_REPORT.search(text) and not _THAT.search(text):  # "This report draws on proof that X" claims X
         return False

@@ -150,6 +150,9 @@ class RecordingManifest(BaseModel):
     """The model of each role (``analysis_llm``, ``writer_llm``, ...), by name."""
     prices: dict[str, tuple[float, float]] = {}
     """The ``--price`` of each model the run was given: US dollars per million input and output tokens."""
+    style: dict[str, Any] = {}
+    """The report's style (``ReportStyle.to_dict()``: type, tone, length, outline, instructions), ``{}`` for the
+    default: the writer's prompts hold it, so a replay needs it to find the recorded replies."""
 
     @field_validator("models")
     @classmethod

@@ -48,6 +48,8 @@ MOVED: dict[str, str] = {
     "report_type": "style=ReportStyle(report_type=...)",
     "tone": "style=ReportStyle(tone=...)",
     "report_length": "style=ReportStyle(report_length=...)",
+    "outline": "style=ReportStyle(outline=...)",
+    "instructions": "style=ReportStyle(instructions=...)",
     "cache_dir": "cache=... (a folder path, or ResearchCache(directory=..., ttl=...))",
     "cache_ttl": "cache=ResearchCache(directory=..., ttl=...)",
 }
