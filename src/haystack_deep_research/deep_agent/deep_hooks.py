@@ -31,7 +31,7 @@ from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence import verify_citations
-from haystack_deep_research.report import StructuredOutputStage, citation_findings, verify_report
+from haystack_deep_research.report import StructuredOutputStage, add_contradictions, citation_findings, verify_report
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import Phase, ResearchRun, blocking
@@ -241,7 +241,7 @@ class DeepCloseHook(CloseRunHook):
         state.set(EXIT_REASON, reason)
         # The answer leaves the library only with its citations verified against what the run really read.
         check = verify_report(run, answer.strip(), sorted(run.ledger.read_urls()))
-        state.set(REPORT, check.report)
+        state.set(REPORT, (yield from add_contradictions(run, check.report, check.passages)))
         state.set(CITATIONS, citation_findings(check))
         yield from _check_written_files(run)
         state.set(TODOS, run.resource(TODOS_RESOURCE, TodoState).to_list())

@@ -22,7 +22,13 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
-from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, unjudged_claims, verdict_outputs
+from haystack_deep_research.report import (
+    StructuredOutputStage,
+    add_contradictions,
+    mark_unsupported,
+    unjudged_claims,
+    verdict_outputs,
+)
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.lifecycle import close_run
@@ -31,6 +37,7 @@ from haystack_deep_research.state import (
     BRIEF,
     CAUSAL_CHAIN,
     CITATIONS,
+    CONTRADICTIONS,
     COST,
     EXIT_REASON,
     EXIT_STRUCTURED_OUTPUT_FAILED,
@@ -70,6 +77,7 @@ OUTPUT_TYPES: dict[str, Any] = {
     GROUNDING_SCORE: float | None,
     GROUNDING: list[dict[str, Any]],
     GROUNDING_UNJUDGED: list[str],
+    CONTRADICTIONS: list[dict[str, Any]],
     CAUSAL_CHAIN: str,
     REGENERATION_COUNT: int,
     REPLAN_COUNT: int,
@@ -143,6 +151,7 @@ class WorkflowFinishStep(UsesModels):
                 exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_STRUCTURED_OUTPUT_FAILED
         if workflow.writer_failed:  # the summary is a fallback from the notes: the root cause is the writer
             exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
+        summary = yield from add_contradictions(run, summary, workflow.citations.get("passages") or [])
         outputs = yield from close_run(run, report=summary, exit_reason=exit_reason)
         return {
             **outputs,
