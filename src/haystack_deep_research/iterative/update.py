@@ -154,7 +154,8 @@ def _body(report: str, sections: ReportSections) -> str:
 
 def _claims(report: str, sections: ReportSections) -> list[Claim]:
     body = _body(report, sections)
-    return cited_claims(body, [citation.url for citation in extract_citations(body, sources_section=False)])
+    claims = cited_claims(body, [citation.url for citation in extract_citations(body, sources_section=False)])
+    return list({claim.sentence: claim for claim in reversed(claims)}.values())[::-1]  # a sentence said twice is one
 
 
 def _words(claim: Claim) -> set[str]:
@@ -182,7 +183,8 @@ def claim_changes(previous_report: str, report: str, sections: ReportSections) -
     :param previous_report: The report the update replaces.
     :param report: The new report, its citations verified.
     :param sections: The reports' headings (the sections the library writes are left out).
-    :returns: ``new_claims`` and ``no_longer_supported`` (each ``claim``, the sentence as written, and ``sources``)
+    :returns: ``new_claims`` and ``no_longer_supported`` (each ``claim``, the sentence as a reader sees it, and
+        ``sources``)
         and ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
         ``previous_sources``), in report order.
     """
@@ -203,8 +205,8 @@ def claim_changes(previous_report: str, report: str, sections: ReportSections) -
             old = before[by_new[j]]
             changed.append(
                 {
-                    "claim": new.sentence,
-                    "previous_claim": old.sentence,
+                    "claim": new.text,
+                    "previous_claim": old.text,
                     "figure": figures[1],
                     "previous_figure": figures[0],
                     "sources": list(new.urls),
@@ -212,9 +214,9 @@ def claim_changes(previous_report: str, report: str, sections: ReportSections) -
                 }
             )
     return {
-        "new_claims": [{"claim": c.sentence, "sources": list(c.urls)} for j, c in enumerate(after) if j not in taken],
+        "new_claims": [{"claim": c.text, "sources": list(c.urls)} for j, c in enumerate(after) if j not in taken],
         "changed_claims": changed,
         "no_longer_supported": [
-            {"claim": c.sentence, "sources": list(c.urls)} for i, c in enumerate(before) if i not in matched
+            {"claim": c.text, "sources": list(c.urls)} for i, c in enumerate(before) if i not in matched
         ],
     }

@@ -78,8 +78,8 @@ def _with_changes(report: str, section: str) -> str:
     lines = report.split("\n")
     title = next((index for index, line in enumerate(lines) if line.startswith("# ")), None)
     if title is not None:
-        placed = [*lines[: title + 1], "", section.rstrip(), "", *lines[title + 1 :]]
-        return "\n".join(placed).replace("\n\n\n\n", "\n\n")
+        rest = "\n".join(lines[title + 1 :]).lstrip("\n")
+        return "\n".join([*lines[: title + 1], "", section.rstrip(), "", rest])
     return f"{section.rstrip()}\n\n{report}"
 
 
