@@ -233,7 +233,7 @@ def _words(text: str) -> frozenset[str]:
         if _CJK.search(word):
             found.update(word[i : i + 2] for i in range(max(len(word) - 1, 1)))  # CJK: two characters a word
         elif len(word) >= 3 and word not in _STOPWORDS and word not in _UNIT_WORDS:
-            found.add(word[:-1] if len(word) > 4 and word.endswith("s") else word)
+            found.add(word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word)
     return frozenset(found)
 
 
