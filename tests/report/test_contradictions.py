@@ -290,3 +290,31 @@ def test_figures_for_different_years_or_subjects_do_not_contradict() -> None:
     assert find_contradictions(years) == []
     assert find_contradictions(subjects) == []
     assert len(find_contradictions(same)) == 1
+
+
+def test_the_deep_research_agent_finds_them_in_its_report_and_returns_them(
+    make_agent: Callable[..., Any], web: LoopbackWebServer
+) -> None:
+    solar, other = web.url("/solar.html"), web.url("/storage.pdf")
+    for path, figure in (("/solar.html", "450 gigawatts"), ("/storage.pdf", "610 gigawatts")):
+        web.add_page(path, _page("Solar capacity", f"Global solar capacity grew by {figure} in 2025, a record year."))
+    said = (
+        f"## Solar\n\nGlobal solar capacity grew by 450 gigawatts in 2025 [Solar]({solar}).\n\n"
+        f"Another count says global solar capacity grew by 610 gigawatts in 2025 [Count]({other}).\n"
+    )
+    agent = make_agent(writer_llm=MockChatGenerator(response_fn=lambda messages: said))
+
+    result = agent.run(messages=[ChatMessage.from_user("How fast did solar capacity grow in 2025?")])
+
+    [found] = result["contradictions"]
+    assert [side["url"] for side in found["claims"]] == [solar, other]
+    assert [side["figure"] for side in found["claims"]] == ["450 gigawatts", "610 gigawatts"]
+    assert "## Contradictions between sources" in result["report"]
+    assert "450 gigawatts ≠ 610 gigawatts" in result["report"]
+
+
+def test_passages_of_any_shape_give_no_error_and_no_contradiction() -> None:
+    hostile: list[Any] = [None, "text", {"url": 3, "passage": "94 %"}, {"url": "https://a.example/", "passage": None}]
+    hostile.append({"url": "https://a.example/", "passage": "9" * 5000 + " % " + "1,2" * 2000})
+
+    assert find_contradictions(hostile) == []

@@ -365,6 +365,8 @@ def _sides(passages: Iterable[Mapping[str, Any]]) -> dict[str, list[_Side]]:
     by_source: dict[str, list[_Side]] = {}
     seen: set[tuple[str, str]] = set()
     for passage in passages:
+        if not isinstance(passage, Mapping):
+            continue  # a result's citations may come from anywhere: only passages as the library writes them count
         url, text = passage.get("url"), passage.get("passage")
         if not isinstance(url, str) or not isinstance(text, str):
             continue
