@@ -281,6 +281,8 @@ def test_figures_for_different_years_or_subjects_do_not_contradict() -> None:
     subjects = [
         passage("https://a.example/", "Hospital AI adoption reached 81 % across Swiss hospitals."),
         passage("https://b.example/", "Unemployment among young bakers fell to 4 % last spring."),
+        passage("https://c.example/", "The copper market grew by 3 percent."),
+        passage("https://d.example/", "The tin market grew by 4 percent."),
     ]
     same = [
         passage("https://a.example/", "Hospital AI adoption reached 81 % across Swiss hospitals."),

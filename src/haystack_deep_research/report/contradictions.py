@@ -13,7 +13,9 @@ Found in the passages cited for the report (``citations["passages"]``, see
    widens it by :data:`APPROXIMATE`, ``more than`` / ``less than`` leave it open on one side. A year (a bare number
    from 1800 to 2100) is not a quantity, nor a number without a unit. Two figures are of the same quantity when they
    are of one kind and the words around them share at least :data:`MIN_SHARED_WORDS` words, a third of the words of
-   the smaller side (a figure stated for a year is not the same quantity as one stated for another year); they disagree
+   the smaller side, and no more words tell them apart than they share (with only two shared, none may: "the copper
+   market grew by 3 %" and "the tin market grew by 4 %" are two quantities; a figure stated for a year is not the
+   same quantity as one stated for another year either); they disagree
    when their intervals are further apart than rounding (:data:`ROUNDING`). Two sources disagree only when no figure
    of the one agrees with a figure of the other for that quantity.
 2. **The judge** (when the shape has one: ``Grounding(judge_llm=...)``, else the writer it judges with): the pairs
@@ -78,6 +80,8 @@ MAX_JUDGE_CALLS = 6
 MAX_CONTRADICTIONS = 20
 """The most contradictions one report lists."""
 _CONTEXT_CHARS = 80
+"""How many characters either side of a figure give the words it is compared by."""
+_ADDRESS = re.compile(r"\]\([^)\s]*\)?|\b[a-z][a-z0-9+.-]*:(?://)?\S+", re.IGNORECASE)
 _MAX_REASON = 300
 
 _NUMBER = r"\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
@@ -267,7 +271,8 @@ def _figure(sentence: str, match: re.Match[str]) -> tuple[Figure, int] | None:
         high, approximate = math.inf, True
     elif _AT_MOST.search(prefix):
         low, approximate = 0.0, True
-    context = sentence[max(0, start - _CONTEXT_CHARS) : start] + " " + sentence[end : end + _CONTEXT_CHARS // 2]
+    context = sentence[max(0, start - _CONTEXT_CHARS) : start] + " " + sentence[end : end + _CONTEXT_CHARS]
+    context = _ADDRESS.sub(" ", context)  # a link's address says nothing of the quantity
     figure = Figure(
         low=low,
         high=high,
@@ -304,14 +309,16 @@ def _shared(a: Figure, b: Figure) -> frozenset[str]:
 
 def same_quantity(a: Figure, b: Figure) -> bool:
     """
-    :returns: Whether two figures are of the same quantity: one kind, the same years (when both name one), and at
-        least :data:`MIN_SHARED_WORDS` shared words around them, a third of the words of the smaller side.
+    :returns: Whether two figures are of the same quantity: one kind, the same years (when both name one), at least
+        :data:`MIN_SHARED_WORDS` shared words around them (a third of the smaller side's), and no more words that
+        only one side has than shared ones; with just :data:`MIN_SHARED_WORDS` shared, none that only one side has.
     """
     if a.kind != b.kind or (a.years and b.years and not a.years & b.years):
         return False
-    shared = _shared(a, b)
-    smaller = min(len(a.words), len(b.words))
-    return len(shared) >= MIN_SHARED_WORDS and len(shared) * 3 >= smaller
+    shared, apart = len(_shared(a, b)), len(a.words ^ b.words)
+    if shared < MIN_SHARED_WORDS or shared * 3 < min(len(a.words), len(b.words)):
+        return False
+    return apart == 0 or (shared > MIN_SHARED_WORDS and apart <= shared)  # "copper market grew" is no "tin market grew"
 
 
 def disagree(a: Figure, b: Figure) -> bool:
