@@ -25,6 +25,8 @@ GROUNDING = "grounding"
 GROUNDING_SCORE = "grounding_score"
 GROUNDING_UNJUDGED = "grounding_unjudged"
 """The claims no judge decided (its score is over the others): their sentences as written, in order."""
+CONTRADICTIONS = "contradictions"
+"""Two cited sources giving different figures for the same quantity (see ``report.contradictions``), as found."""
 REGENERATION_COUNT = "regeneration_count"
 REPLAN_COUNT = "replan_count"
 STRUCTURED = "structured"
@@ -67,6 +69,7 @@ SHARED_OUTPUTS = (
     "grounding_score",
     "grounding",
     "grounding_unjudged",
+    "contradictions",
 )
 """The outputs every shape returns under these names, also after failures (a shape may add its own, never rename
 one of these): the run contract's outputs."""
@@ -201,6 +204,7 @@ def orchestrator_state_schema() -> dict[str, Any]:
         GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
         GROUNDING_UNJUDGED: {"type": list[str], "handler": replace_values},
+        CONTRADICTIONS: {"type": list[dict[str, Any]], "handler": replace_values},
         REGENERATION_COUNT: {"type": int, "handler": replace_values},
         REPLAN_COUNT: {"type": int, "handler": replace_values},
         STRUCTURED: {"type": Any, "handler": replace_values},
@@ -226,6 +230,7 @@ def deep_agent_state_schema() -> dict[str, Any]:
         GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
         GROUNDING_UNJUDGED: {"type": list[str], "handler": replace_values},
+        CONTRADICTIONS: {"type": list[dict[str, Any]], "handler": replace_values},
         GROUNDING_ROUNDS: {"type": int, "handler": replace_values},
         STRUCTURED: {"type": Any, "handler": replace_values},
         SUBMISSION: {"type": dict[str, Any] | None, "handler": replace_values},

@@ -438,6 +438,69 @@ def test_an_update_checks_stale_sources_again_and_says_which_pages_changed(
     assert f"<{web.url('/solar.html')}>" in updated["report"].split("## Executive summary")[0]
 
 
+def _figure_writer(url: str) -> MockChatGenerator:
+    """A writer of our own: every part states the solar figure its prompt holds, citing the page."""
+
+    def write(messages: list[ChatMessage]) -> str:
+        [figure, *_] = re.findall(r"(\d+) gigawatts", "\n".join(m.text or "" for m in messages)) or ["no"]
+        return f"## Solar\n\nGlobal solar capacity grew by {figure} gigawatts in one year [Solar capacity]({url}).\n"
+
+    return MockChatGenerator(response_fn=write)
+
+
+def test_an_update_where_a_page_changes_its_figure_gives_a_changed_claim_with_both_figures_and_sources(
+    make_iterative: Callable[..., IterativeResearchAgent], web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    run_dir, solar = tmp_path / "run", web.url("/solar.html")
+    first = research(
+        make_iterative(["solar capacity", None], writer_llm=_figure_writer(solar)), inputs=RunInputs(run_dir=run_dir)
+    )
+    web.add_page(
+        "/solar.html",
+        "<html><head><title>Solar capacity 2026</title></head><body><article><h1>Solar capacity 2026</h1>"
+        "<p>Global solar capacity grew by 600 gigawatts in 2026, again a record year for solar in Zürich and "
+        "São Paulo.</p></article></body></html>",
+    )
+
+    stale = ResearchCache(directory=tmp_path / "cache", ttl=1e-9)
+    updated = make_iterative([None], cache=stale, writer_llm=_figure_writer(solar)).update(run_dir)
+
+    assert "450 gigawatts" in first["report"]
+    [changed] = updated["changes"]["changed_claims"]
+    assert (changed["previous_figure"], changed["figure"]) == ("450 gigawatts", "600 gigawatts")
+    assert (changed["previous_sources"], changed["sources"]) == ([solar], [solar])
+    assert "600 gigawatts" in changed["claim"]
+    assert "450 gigawatts" in changed["previous_claim"]
+    assert updated["changes"]["new_claims"] == []
+    assert updated["changes"]["no_longer_supported"] == []
+    section = updated["report"].split("## Executive summary")[0]
+    assert "- Changed claim: 450 gigawatts → 600 gigawatts, Global solar capacity grew by 600 gigawatts" in section
+    assert f"(<{solar}> → <{solar}>)" in section
+
+
+def test_an_update_lists_claims_no_longer_made_and_new_ones(
+    make_iterative: Callable[..., IterativeResearchAgent], web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    run_dir, solar, storage = tmp_path / "run", web.url("/solar.html"), web.url("/storage.pdf")
+    old = "Emerging module **suppliers** in [Bern](javascript:alert(1)) shipped panels to every canton"
+    new = "Grid battery storage doubled to 300 gigawatt hours of capacity across the continent"
+    before = MockChatGenerator(response_fn=lambda messages: f"## Solar\n\n{old} [Solar]({solar}).\n")
+    after = MockChatGenerator(response_fn=lambda messages: f"## Storage\n\n{new} [Storage]({storage}).\n")
+    research(make_iterative(["solar capacity", None], writer_llm=before), inputs=RunInputs(run_dir=run_dir))
+
+    updated = make_iterative(["battery storage", None], writer_llm=after).update(run_dir)
+
+    [dropped] = updated["changes"]["no_longer_supported"]
+    assert dropped["sources"] == [solar]
+    assert "Emerging module" in dropped["claim"]
+    [added] = updated["changes"]["new_claims"]
+    assert (added["claim"], added["sources"]) == (f"{new} Storage.", [storage])  # as a reader sees it
+    section = updated["report"].split("## Executive summary")[0]
+    assert "- No longer supported (cited before, not now): Emerging module" in section
+    assert "](javascript:" not in section  # the old claim is shown as text, its markup escaped
+    assert f"- New claim: {new} Storage. (<{storage}>)" in section
+
+
 def test_updating_a_directory_without_a_finished_run_is_a_usage_error(
     make_iterative: Callable[..., IterativeResearchAgent], tmp_path: Path
 ) -> None:

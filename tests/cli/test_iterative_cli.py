@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -123,11 +124,12 @@ def test_update_researches_a_finished_run_again(
     assert cli.main(["--mode", "iterative", "--depth", "1", "--run-dir", str(run_dir), "-q", "Solar growth?"]) == 0
     capsys.readouterr()
 
-    assert cli.main(["update", str(run_dir), "--depth", "2", "-q"]) == 0
+    assert cli.main(["update", str(run_dir), "--depth", "2"]) == 0
 
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "## What changed since the last run" in out
     assert (run_dir / "report.md").read_text(encoding="utf-8").strip() == out.strip()
+    assert re.search(r"claims since the last run: \d+ new, \d+ changed, \d+ no longer supported", err)
 
 
 def test_update_and_replay_of_a_directory_without_a_run_are_usage_errors(

@@ -148,6 +148,7 @@ TYPES: dict[str, Any] = {
     "grounding": list,
     "grounding_score": (float, type(None)),
     "grounding_unjudged": list,
+    "contradictions": list,
 }
 
 shapes = pytest.mark.parametrize("build", SHAPES.values(), ids=SHAPES.keys())

@@ -144,9 +144,10 @@ def test_the_evidence_table_has_a_row_per_cited_claim_with_its_passage_and_verdi
     written = export_evidence(result, tmp_path / "evidence.csv")
 
     header, *rows = list(csv.reader(written.open(encoding="utf-8")))
-    assert header == ["claim", "source", "title", "read", "passage", "verdict", "reason", "named"]
+    assert header == ["claim", "source", "title", "read", "passage", "verdict", "reason", "named", "contradicts"]
     [row] = rows
-    claim, source, title, read, passage, verdict, reason, named = row
+    claim, source, title, read, passage, verdict, reason, named, contradicts = row
+    assert contradicts == ""  # no other source gave another figure
     assert "Spring tides reached 4.2 metres" in claim
     assert "](" not in claim  # the claim as a reader sees it, not its Markdown
     assert (source, read, verdict, reason, named) == (

@@ -8,6 +8,7 @@ from __future__ import annotations
 from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
 
 __all__ = [
+    "CONTRADICTION",
     "FALLBACK_OPENING",
     "FALLBACK_REPORT",
     "FALLBACK_SECTION",
@@ -199,6 +200,24 @@ JUDGE = ChatTemplate(
         "{% for claim in claims %}{{ loop.index }}. {{ claim }}\n{% endfor %}</untrusted_claims>"
     ),
 )
+
+CONTRADICTION = ChatTemplate(
+    "contradiction",
+    system=(
+        "You are a strict fact-checker. You get two passages from two different sources, each stating a figure. "
+        "Decide whether they contradict each other: they give different values for the same quantity (the same "
+        "thing measured, for the same place, group and time). Figures of different quantities, places, groups or "
+        "years, or figures that agree once rounding, ranges and approximate wording are allowed for, do not "
+        "contradict. Judge only what the passages say, never your own knowledge. Reply with JSON only, no prose and "
+        'no Markdown fences, in this form: {"contradict": true, "why": "one short sentence"}. ' + DATA_RULE
+    ),
+    user=(
+        "Quantity: {{ quantity }}\n\n"
+        '<untrusted_passage url="{{ first_url }}">\n{{ first }}\n</untrusted_passage>\n\n'
+        '<untrusted_passage url="{{ second_url }}">\n{{ second }}\n</untrusted_passage>'
+    ),
+)
+"""The judge, asked whether two cited passages give different figures for one quantity (``report.contradictions``)."""
 
 REPLAN_SUBTOPIC = Template(
     "replan_subtopic",

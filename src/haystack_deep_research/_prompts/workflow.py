@@ -100,6 +100,14 @@ WHAT_CHANGED = Template(
     "{% if kept %}- {{ labels.kept }}: {{ kept | join('; ') }}\n{% endif %}"
     "{% for url in changed %}- {{ labels.changed_source }}: <{{ url }}>\n{% endfor %}"
     "{% for url in added %}- {{ labels.new_source }}: <{{ url }}>\n{% endfor %}"
-    "{% if not (new_topics or changed or added) %}- {{ labels.nothing_new }}\n{% endif %}",
+    "{% for claim in changed_claims %}- {{ labels.changed_claim }}: {{ claim.previous_figure }} → {{ claim.figure }}, "
+    "{{ claim.claim }} ({{ claim.previous_sources | join(', ') }} → {{ claim.sources | join(', ') }})\n{% endfor %}"
+    "{% for claim in new_claims %}- {{ labels.new_claim }}: {{ claim.claim }} ({{ claim.sources | join(', ') }})\n"
+    "{% endfor %}"
+    "{% for claim in dropped_claims %}- {{ labels.dropped_claim }}: {{ claim.claim }} "
+    "({{ claim.sources | join(', ') }})\n{% endfor %}"
+    "{% if not (new_topics or changed or added or changed_claims or new_claims or dropped_claims) %}"
+    "- {{ labels.nothing_new }}\n{% endif %}",
 )
-"""The section an update of an iterative run puts after the report's title, written from data (no model)."""
+"""The section an update of an iterative run puts after the report's title, written from data (no model): the claims
+and sources in it come escaped (claims) and as autolinks to sources the run read, or escaped text."""

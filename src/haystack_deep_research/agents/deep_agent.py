@@ -321,7 +321,13 @@ def create_deep_agent(
                 "before_tool": [*confirmations, hook(ToolStepHook)],
                 "after_tool": [hook(StepReviewHook)],
                 "on_exit": [hook(AnswerHook)],
-                "after_run": [DeepCloseHook(chat_generator=model, output_schema=output_schema)],
+                "after_run": [
+                    DeepCloseHook(
+                        chat_generator=model,
+                        output_schema=output_schema,
+                        judge_llm=None if grounded is None else grounded.judge_llm or model,
+                    )
+                ],
             },
             hooks,
             factory="create_deep_agent",

@@ -181,7 +181,9 @@ def create_research_workflow(
     pipeline.add_component("router", router)
     pipeline.add_component("regenerate", RegenerateStep(chat_generator=writer, style=style))
     pipeline.add_component("replan", ReplanStep())
-    pipeline.add_component("finish", WorkflowFinishStep(chat_generator=writer, output_schema=output_schema))
+    pipeline.add_component(
+        "finish", WorkflowFinishStep(chat_generator=writer, output_schema=output_schema, judge_llm=judge)
+    )
     if causal_inference:
         pipeline.connect("execute.workflow", "causal.workflow")
         pipeline.connect("causal.workflow", "summarize.workflow")

@@ -72,6 +72,9 @@ class RunSummary:
     terminated: bool = False
     rounds: int = 0
     depth: int = 0
+    contradictions: int = 0
+    claims: tuple[int, int, int] | None = None
+    """An update's claims: new, changed, no longer supported (``None`` for a run that is not an update)."""
 
     @classmethod
     def of(
@@ -93,6 +96,10 @@ class RunSummary:
         citations = result.get("citations") or {}
         usage = result.get("usage_by_phase") or {}
         tokens = sum(total_tokens(phase) for phase in usage.values()) if usage else progress.tokens
+        changes = result.get("changes") or {}
+        new, changed, dropped = (
+            len(changes.get(kind) or []) for kind in ("new_claims", "changed_claims", "no_longer_supported")
+        )
         return cls(
             exit_reason=str(result.get("exit_reason") or ""),
             seconds=progress.seconds,
@@ -111,6 +118,8 @@ class RunSummary:
             terminated=terminated,
             rounds=progress.rounds,
             depth=progress.depth,
+            contradictions=len(result.get("contradictions") or []),
+            claims=(new, changed, dropped) if "changed_claims" in changes else None,
         )
 
     def headline(self) -> str:
@@ -142,4 +151,9 @@ class RunSummary:
             f"sources: {self.read} read, {self.found} found; {citations}",
             f"tokens: {self.tokens:,}; cost: {money(self.cost)}{' (estimated)' if self.cost is not None else ''}",
         ]
+        if self.contradictions:
+            lines.append(f"contradictions: {self.contradictions} between cited sources (see the report's section)")
+        if self.claims is not None:
+            new, changed, dropped = self.claims
+            lines.append(f"claims since the last run: {new} new, {changed} changed, {dropped} no longer supported")
         return lines + list(self.saved)

@@ -31,7 +31,7 @@ from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence import verify_citations
-from haystack_deep_research.report import StructuredOutputStage, citation_findings, verify_report
+from haystack_deep_research.report import StructuredOutputStage, add_contradictions, citation_findings, verify_report
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import Phase, ResearchRun, blocking
@@ -212,16 +212,19 @@ class DeepCloseHook(CloseRunHook):
 
     :param chat_generator: The agent's own model (it writes the structured output when one is needed).
     :param output_schema: The pydantic model of the result, or ``None``.
+    :param judge_llm: The grounding judge, asked about the answer's contradictions; ``None`` for the figures alone
+        (see :mod:`haystack_deep_research.report.contradictions`).
     """
 
     max_concurrency = 1
 
-    def __init__(self, *, chat_generator: Any, output_schema: Any = None) -> None:
+    def __init__(self, *, chat_generator: Any, output_schema: Any = None, judge_llm: Any = None) -> None:
         self.chat_generator = chat_generator
         self.output_schema = output_schema
+        self.judge_llm = judge_llm
 
     def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
+        return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
 
     def finish(self, state: State, run: ResearchRun) -> Phase[None]:
         """
@@ -241,7 +244,7 @@ class DeepCloseHook(CloseRunHook):
         state.set(EXIT_REASON, reason)
         # The answer leaves the library only with its citations verified against what the run really read.
         check = verify_report(run, answer.strip(), sorted(run.ledger.read_urls()))
-        state.set(REPORT, check.report)
+        state.set(REPORT, (yield from add_contradictions(run, check.report, check.passages, self.judge_llm)))
         state.set(CITATIONS, citation_findings(check))
         yield from _check_written_files(run)
         state.set(TODOS, run.resource(TODOS_RESOURCE, TodoState).to_list())
@@ -273,7 +276,8 @@ class DeepCloseHook(CloseRunHook):
             )
         schema = serialize_type(self.output_schema) if self.output_schema is not None else None
         model = component_to_dict(obj=self.chat_generator, name="chat_generator")
-        return default_to_dict(self, chat_generator=model, output_schema=schema)
+        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
+        return default_to_dict(self, chat_generator=model, output_schema=schema, judge_llm=judge)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeepCloseHook:
@@ -283,6 +287,8 @@ class DeepCloseHook(CloseRunHook):
         """
         params = data["init_parameters"]
         deserialize_component_inplace(params, key="chat_generator")
+        if params.get("judge_llm") is not None:
+            deserialize_component_inplace(params, key="judge_llm")
         if isinstance(params.get("output_schema"), str):
             params["output_schema"] = deserialize_type(params["output_schema"])
         return default_from_dict(cls, data)

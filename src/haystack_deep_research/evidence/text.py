@@ -19,7 +19,7 @@ import re
 
 from haystack_deep_research.evidence._reader import bare_links, plain_text
 
-__all__ = ["clean_text", "plain_title"]
+__all__ = ["clean_text", "inert_text", "plain_title"]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes: U+FFFD REPLACEMENT CHARACTER, the character UTF-8 decoders use for bad input."""
@@ -33,6 +33,7 @@ MAX_TITLE_CHARS = 1_000
 # this many readings loses every character Markdown builds links and tags from.
 _TITLE_READINGS = 4
 _MARKUP = re.compile(r"[<>\[\]()`*_&\\!]")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 
 
 def clean_text(text: str) -> str:
@@ -44,6 +45,22 @@ def clean_text(text: str) -> str:
     :returns: The text, encodable as UTF-8 and free of control characters.
     """
     return _CONTROLS.sub("", _SURROGATES.sub(REPLACEMENT, text))
+
+
+def inert_text(text: object, *, limit: int | None = None) -> str:
+    """
+    Untrusted text as one line of Markdown that shows it as it is: whitespace folded, cut to ``limit`` characters,
+    every character Markdown or HTML gives a meaning to escaped (``&`` as ``&amp;``), so it adds no link, tag or
+    emphasis wherever it is placed in a report or a table.
+
+    :param text: Text from a page, a model or a result (``None`` is empty).
+    :param limit: The most characters kept (``…`` ends a cut text), or ``None``.
+    :returns: The escaped line.
+    """
+    line = " ".join(clean_text(str(text or "")).split())
+    if limit is not None and len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", line.replace("&", "&amp;"))
 
 
 def plain_title(title: str) -> str:

@@ -26,6 +26,7 @@ from haystack_deep_research.state import (
     BRIEF,
     CHANGES,
     CITATIONS,
+    CONTRADICTIONS,
     COST,
     EXIT_REASON,
     GROUNDING,
@@ -65,6 +66,7 @@ OUTPUT_TYPES: dict[str, Any] = {
     GROUNDING_SCORE: float | None,
     GROUNDING: list[dict[str, Any]],
     GROUNDING_UNJUDGED: list[str],
+    CONTRADICTIONS: list[dict[str, Any]],
     CHANGES: dict[str, Any],
 }
 """The iterative agent's outputs and their types: the shared outputs and its own (``topics``, ``rounds``,

@@ -14,21 +14,38 @@ cache) as the measure of freshness:
 - the report is written again from all findings, and a "what changed" section, written from data, goes after its
   title: new topics, topics checked again and kept, pages whose text changed, new pages.
 
-:func:`plan_update` makes the plan from the journal; :func:`changes` measures what the update changed.
+:func:`plan_update` makes the plan from the journal; :func:`changes` measures what the update changed, and
+:func:`claim_changes` what it changed in the report's claims (its cited sentences, the library's own sections left
+out), by comparing them with the previous report's:
+
+- a claim of the new report is matched with the previous claim that shares the most of its words (figures aside),
+  when they share at least half (:data:`CLAIM_OVERLAP`); matched claims whose figures
+  (:func:`~haystack_deep_research.report.contradictions.figures_in`) disagree are **changed** (the old and the new
+  figure, the old and the new sources); matched claims that agree are the same claim and are not listed;
+- a new claim with no match is **new**; a previous claim with no match is **no longer supported**: the report cited
+  it before and does not now.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
 
-from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.evidence import EvidenceLedger, extract_citations, normalize_url
 from haystack_deep_research.evidence.clock import parse_iso, today
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
+from haystack_deep_research.report import Claim, cited_claims
+from haystack_deep_research.report.contradictions import disagree, figures_in
+from haystack_deep_research.report.headings import ReportSections
 from haystack_deep_research.run.journal import JournaledNote
 
-__all__ = ["changes", "plan_update", "sources_of"]
+__all__ = ["CLAIM_OVERLAP", "changes", "claim_changes", "plan_update", "sources_of"]
+
+CLAIM_OVERLAP = 0.5
+"""The share of their words (figures aside) two claims must share to be the same claim in two reports."""
+_WORDS = re.compile(r"[^\W\d_]+")
 
 
 def sources_of(note: str, ledger: EvidenceLedger) -> list[str]:
@@ -93,7 +110,7 @@ def changes(iteration: IterationRun) -> dict[str, Any]:
     :param iteration: The updated run, its rounds done.
     :returns: ``since``, ``kept_topics``, ``rechecked_topics``, ``new_topics``, ``changed_sources`` (read again, other
         text), ``unchanged_sources`` (read again, same text) and ``new_sources`` (read for the first time); ``{}``
-        for a run that is not an update.
+        for a run that is not an update. The write step adds the claims' changes (see :func:`claim_changes`).
     """
     plan = iteration.update
     if plan is None:
@@ -119,4 +136,87 @@ def changes(iteration: IterationRun) -> dict[str, Any]:
         "changed_sources": changed,
         "unchanged_sources": unchanged,
         "new_sources": added,
+    }
+
+
+def _body(report: str, sections: ReportSections) -> str:
+    """The report without the sections the library writes from data (what changed, contradictions)."""
+    own = {sections.changed.casefold(), sections.contradictions.casefold()}
+    kept, skipping = [], False
+    for line in report.split("\n"):
+        if line.startswith("## "):
+            heading = line[3:].strip().casefold()
+            skipping = any(heading.startswith(title) for title in own)
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _claims(report: str, sections: ReportSections) -> list[Claim]:
+    body = _body(report, sections)
+    claims = cited_claims(body, [citation.url for citation in extract_citations(body, sources_section=False)])
+    return list({claim.sentence: claim for claim in reversed(claims)}.values())[::-1]  # a sentence said twice is one
+
+
+def _words(claim: Claim) -> set[str]:
+    return {word for word in _WORDS.findall(claim.text.casefold()) if len(word) > 2}
+
+
+def _overlap(a: Claim, b: Claim) -> float:
+    one, other = _words(a), _words(b)
+    return len(one & other) / max(len(one | other), 1)
+
+
+def _changed_figure(old: Claim, new: Claim) -> tuple[str, str] | None:
+    before, after = figures_in(old.text), figures_in(new.text)
+    for figure in after:
+        alike = [previous for previous in before if previous.kind == figure.kind]
+        if alike and all(disagree(previous, figure) for previous in alike):
+            return alike[0].text, figure.text
+    return None
+
+
+def claim_changes(previous_report: str, report: str, sections: ReportSections) -> dict[str, list[dict[str, Any]]]:
+    """
+    What an update changed in the report's claims (see the module docstring).
+
+    :param previous_report: The report the update replaces.
+    :param report: The new report, its citations verified.
+    :param sections: The reports' headings (the sections the library writes are left out).
+    :returns: ``new_claims`` and ``no_longer_supported`` (each ``claim``, the sentence as a reader sees it, and
+        ``sources``)
+        and ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
+        ``previous_sources``), in report order.
+    """
+    before, after = _claims(previous_report, sections), _claims(report, sections)
+    pairs = sorted(
+        ((_overlap(old, new), i, j) for i, old in enumerate(before) for j, new in enumerate(after)), reverse=True
+    )
+    matched: dict[int, int] = {}
+    taken: set[int] = set()
+    for overlap, i, j in pairs:
+        if overlap >= CLAIM_OVERLAP and i not in matched and j not in taken:
+            matched[i] = j
+            taken.add(j)
+    by_new = {j: i for i, j in matched.items()}
+    changed = []
+    for j, new in enumerate(after):
+        if j in by_new and (figures := _changed_figure(before[by_new[j]], new)) is not None:
+            old = before[by_new[j]]
+            changed.append(
+                {
+                    "claim": new.text,
+                    "previous_claim": old.text,
+                    "figure": figures[1],
+                    "previous_figure": figures[0],
+                    "sources": list(new.urls),
+                    "previous_sources": list(old.urls),
+                }
+            )
+    return {
+        "new_claims": [{"claim": c.text, "sources": list(c.urls)} for j, c in enumerate(after) if j not in taken],
+        "changed_claims": changed,
+        "no_longer_supported": [
+            {"claim": c.text, "sources": list(c.urls)} for i, c in enumerate(before) if i not in matched
+        ],
     }

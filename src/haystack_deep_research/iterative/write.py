@@ -12,11 +12,15 @@ title, the executive summary, a lead-in to the main findings, the conclusions an
 uncertainties and the future research directions; the findings' sections go under the main findings, one theme each;
 the Sources list ends the report. Then:
 
-- an update puts its "what changed" section, written from data, after the title (see :mod:`.update`);
 - every citation is verified and repaired (``verify_report``): a citation of anything never read is removed;
 - a run that read nothing gets the no-evidence notice in its first lines (``exit_reason`` ``no_evidence``);
 - with a judge, every cited claim is judged against the stored text of its source (``judge_report``) and claims the
-  sources do not support are marked, never dropped.
+  sources do not support are marked, never dropped;
+- an update puts its "what changed" section, written from data, after the title (see :mod:`.update`): topics,
+  sources and claims (new, changed with the old and the new figure, no longer supported), its claims escaped and
+  its links only to sources the run read; it is neither verified nor judged as the writer's text is;
+- the report's contradictions get their section before the Sources list (see
+  :mod:`haystack_deep_research.report.contradictions`, with the judge when there is one).
 
 A part the writer fails on twice is filled in from its finding, with a warning; a writer that fails on every part
 gives a report assembled from the findings (``exit_reason`` ``writer_failed``).
@@ -24,6 +28,7 @@ gives a report assembled from the findings (``exit_reason`` ``writer_failed``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from haystack import component
@@ -33,10 +38,13 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import FALLBACK_REPORT, NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
 from haystack_deep_research.events import PhaseStarted
+from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.iterative.update import changes
+from haystack_deep_research.iterative.update import changes, claim_changes
 from haystack_deep_research.report import (
     ReportStyle,
+    add_contradictions,
     allowed_urls,
     citation_findings,
     judge_report,
@@ -68,8 +76,10 @@ _OWN_REASONS = (EXIT_TOKEN_BUDGET, EXIT_TIME_BUDGET, EXIT_COST_BUDGET, EXIT_WRIT
 def _with_changes(report: str, section: str) -> str:
     """Put the section after the report's title line (or first, when it has none)."""
     lines = report.split("\n")
-    if lines and lines[0].startswith("# "):
-        return "\n".join([lines[0], "", section.rstrip(), "", *lines[1:]]).replace("\n\n\n\n", "\n\n")
+    title = next((index for index, line in enumerate(lines) if line.startswith("# ")), None)
+    if title is not None:
+        rest = "\n".join(lines[title + 1 :]).lstrip("\n")
+        return "\n".join([*lines[: title + 1], "", section.rstrip(), "", rest])
     return f"{section.rstrip()}\n\n{report}"
 
 
@@ -79,7 +89,23 @@ def _outline(sections: ReportSections) -> Outline:
     return Outline(sections.summary, sections.findings, closing, sections.sources, sections.translate)
 
 
-def _changes_section(found: dict[str, Any], sections: ReportSections) -> str:
+def _shown(claims: list[dict[str, Any]], read: set[str]) -> list[dict[str, Any]]:
+    """Claims as the section shows them: their text and figures escaped, a source the run read as an autolink."""
+
+    def source(url: str) -> str:
+        readable = normalize_url(url) in {normalize_url(address) for address in read}
+        return f"<{url}>" if readable and not re.search(r"[\s<>]", url) else inert_text(url)
+
+    return [
+        {
+            **{key: inert_text(value) for key, value in claim.items() if isinstance(value, str)},
+            **{key: [source(url) for url in value] for key, value in claim.items() if isinstance(value, list)},
+        }
+        for claim in claims
+    ]
+
+
+def _changes_section(found: dict[str, Any], sections: ReportSections, read: set[str]) -> str:
     return render_text(
         WHAT_CHANGED,
         labels=sections.to_dict(),
@@ -89,6 +115,9 @@ def _changes_section(found: dict[str, Any], sections: ReportSections) -> str:
         kept=found["kept_topics"],
         changed=found["changed_sources"],
         added=found["new_sources"],
+        changed_claims=_shown(found["changed_claims"], read),
+        new_claims=_shown(found["new_claims"], read),
+        dropped_claims=_shown(found["no_longer_supported"], read),
     )
 
 
@@ -153,8 +182,6 @@ class WriteStep(UsesModels):
             report = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
             exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
         found = changes(iteration)
-        if found:
-            report = _with_changes(report, _changes_section(found, sections))
         check = verify_report(run, report, urls)
         report = check.report
         if not run.ledger.read_urls():
@@ -162,15 +189,17 @@ class WriteStep(UsesModels):
             report = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary()) + report
             exit_reason = exit_reason if exit_reason in _OWN_REASONS else EXIT_NO_EVIDENCE
         iteration = iteration.but(report=report, citations=citation_findings(check), exit_reason=exit_reason)
-        if self.judge_llm is None:
-            return iteration.but(changes=found)
-        judged = yield from judge_report(run, report, iteration.citations.get("verified_urls") or [], self.judge_llm)
-        marked_report, marked = mark_unsupported(report, judged.unsupported)
-        if marked:
-            run.warn(PHASE_GROUND, f"{len(marked)} claim(s) are not supported by their cited sources; marked")
-        return iteration.but(
-            report=marked_report, judgement=judged, grounding=tuple(verdict_outputs(judged, marked)), changes=found
-        )
+        if self.judge_llm is not None:
+            judged = yield from judge_report(run, report, check.verified_urls, self.judge_llm)
+            report, marked = mark_unsupported(report, judged.unsupported)
+            if marked:
+                run.warn(PHASE_GROUND, f"{len(marked)} claim(s) are not supported by their cited sources; marked")
+            iteration = iteration.but(judgement=judged, grounding=tuple(verdict_outputs(judged, marked)))
+        if found and iteration.update is not None:
+            found = {**found, **claim_changes(iteration.update.previous_report, report, sections)}
+            report = _with_changes(report, _changes_section(found, sections, run.ledger.read_urls()))
+        report = yield from add_contradictions(run, report, check.passages, self.judge_llm)
+        return iteration.but(report=report, changes=found)
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized step."""

@@ -34,8 +34,9 @@ from haystack_deep_research.events import (
     UsageRecorded,
     WarningRaised,
 )
+from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
-from haystack_deep_research.notebook.result import ResearchResult, _cell
+from haystack_deep_research.notebook.result import ResearchResult
 from haystack_deep_research.run import EventStream
 
 __all__ = ["LiveProgress", "run_with_progress"]
@@ -132,19 +133,21 @@ class LiveProgress:
         """:returns: The progress block: the question, the counts, each sub-topic's state and the latest events."""
         done = sum(state != "researching" for state in self.subtopics.values())
         state = (
-            f"finished ({_cell(self.exit_reason)})" if self.exit_reason is not None else f"{self.phase or 'starting'}"
+            f"finished ({inert_text(self.exit_reason)})"
+            if self.exit_reason is not None
+            else f"{self.phase or 'starting'}"
         )
         lines = [
-            f"**Researching:** {_cell(self.question, limit=200)}",
+            f"**Researching:** {inert_text(self.question, limit=200)}",
             "",
             f"{state} · {done}/{len(self.subtopics)} sub-topics · {self.searches} searches · {self.pages_read} pages "
             f"read · {self.pages_refused} refused · {self.warnings} warnings",
         ]
         marks = {"researching": "…", "done": "✓", "partial": "◐", "restored": "↺"}
         if self.subtopics:
-            lines += ["", *(f"- {marks[s]} {_cell(topic, limit=120)}" for topic, s in self.subtopics.items())]
+            lines += ["", *(f"- {marks[s]} {inert_text(topic, limit=120)}" for topic, s in self.subtopics.items())]
         if self.recent and self.exit_reason is None:
-            lines += ["", "Latest:", "", *(f"- {_cell(line, limit=160)}" for line in self.recent)]
+            lines += ["", "Latest:", "", *(f"- {inert_text(line, limit=160)}" for line in self.recent)]
         return "\n".join(lines)
 
     def _update_display(self, block: str) -> None:

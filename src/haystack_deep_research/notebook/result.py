@@ -16,26 +16,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from haystack_deep_research.errors import UsageError
+from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.state import COST, EXIT_REASON, NOTES, REPORT, SOURCES, WARNINGS
 
 __all__ = ["ResearchResult", "display_result"]
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 _MAX_TITLE = 120
-
-
-def _cell(text: Any, *, limit: int | None = None) -> str:
-    """One line of untrusted text: whitespace folded, cut to ``limit``, Markdown and HTML characters escaped."""
-    line = " ".join(str(text or "").split())
-    if limit is not None and len(line) > limit:
-        line = line[: limit - 1] + "…"
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", line).replace("&", "&amp;")
 
 
 def _link(url: Any) -> str:
     text = str(url or "").strip()
     if not text or any(c in text for c in "<> \n\t") or not re.match(r"^https?://", text):
-        return _cell(text)  # not a plain http(s) URL: shown as text, never as a link
+        return inert_text(text)  # not a plain http(s) URL: shown as text, never as a link
     return f"<{text}>"
 
 
@@ -79,8 +71,8 @@ class ResearchResult(dict[str, Any]):
             return ""
         rows = []
         for index, entry in enumerate(pages, 1):
-            title = _cell(entry.get("title"), limit=_MAX_TITLE) or "(untitled)"
-            rows.append(f"| {_cell(entry.get('id', index))} | {title} | {_link(entry.get('url'))} |")
+            title = inert_text(entry.get("title"), limit=_MAX_TITLE) or "(untitled)"
+            rows.append(f"| {inert_text(entry.get('id', index))} | {title} | {_link(entry.get('url'))} |")
         return "\n".join(["| # | title | URL |", "|---|---|---|", *rows])
 
     def summary_line(self) -> str:
@@ -100,8 +92,8 @@ class ResearchResult(dict[str, Any]):
         table = self.sources_table()
         if table:
             parts.append(f"### Sources read\n\n{table}")
-        footer = f"*{_cell(self.summary_line())}*"
-        warnings = [f"- {_cell(warning)}" for warning in self.get(WARNINGS) or []]
+        footer = f"*{inert_text(self.summary_line())}*"
+        warnings = [f"- {inert_text(warning)}" for warning in self.get(WARNINGS) or []]
         parts.append("\n".join([footer, *(["", "Warnings:", "", *warnings] if warnings else [])]))
         return "\n\n---\n\n".join(part for part in parts if part)
 

@@ -15,6 +15,7 @@ from haystack_deep_research.report.assessment import (
     unjudged_claims,
     verdict_outputs,
 )
+from haystack_deep_research.report.contradictions import add_contradictions, find_contradictions
 from haystack_deep_research.report.export_files import export_docx, export_evidence, export_pdf
 from haystack_deep_research.report.export_html import export_html
 from haystack_deep_research.report.grounding import GroundingStage
@@ -70,6 +71,7 @@ __all__ = [
     "SourceVerdict",
     "StructuredOutputStage",
     "WriteHook",
+    "add_contradictions",
     "allowed_urls",
     "citation_findings",
     "cited_claims",
@@ -78,6 +80,7 @@ __all__ = [
     "export_evidence",
     "export_html",
     "export_pdf",
+    "find_contradictions",
     "grounding_score",
     "judge_claims",
     "judge_report",

@@ -6,7 +6,8 @@ sentence. Text from the report and the sources is written as text only; characte
 
 The evidence behind a report as a table a reviewer can audit (:func:`export_evidence`: CSV, or XLSX with the extra
 ``[office]``): one row per cited claim and source, with the claim as a reader sees it, the passage, the source's
-address and title, when it was read, and the judge's verdict and reason where the run was grounded. Every cell a
+address and title, when it was read, the judge's verdict and reason where the run was grounded, and what another
+source contradicts in it (``94 % ≠ 81 % (https://...)``, from the run's ``contradictions``). Every cell a
 spreadsheet would run as a formula is written as text.
 
 fpdf2's built-in fonts hold Latin-1 only: :func:`export_pdf` uses a Unicode TrueType font when given one (or when
@@ -26,7 +27,7 @@ from haystack_deep_research.report._rendering import Block, Passage, blocks, cit
 
 __all__ = ["EVIDENCE_COLUMNS", "evidence_rows", "export_docx", "export_evidence", "export_pdf"]
 
-EVIDENCE_COLUMNS = ("claim", "source", "title", "read", "passage", "verdict", "reason", "named")
+EVIDENCE_COLUMNS = ("claim", "source", "title", "read", "passage", "verdict", "reason", "named", "contradicts")
 """The columns of :func:`export_evidence`, in order."""
 
 _FONTS = (
@@ -162,12 +163,28 @@ def _verdicts(result: Mapping[str, Any]) -> dict[tuple[str, str], tuple[str, str
     return found
 
 
+def _contradicted(result: Mapping[str, Any]) -> dict[tuple[str, str], list[str]]:
+    """For each (citing sentence, source) a contradiction names, what the other source says: figures and its URL."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for contradiction in result.get("contradictions") or []:
+        sides = contradiction.get("claims") if isinstance(contradiction, Mapping) else None
+        if not isinstance(sides, list) or len(sides) != 2 or not all(isinstance(side, Mapping) for side in sides):
+            continue
+        for side, other in (sides, sides[::-1]):
+            if isinstance(side.get("url"), str) and isinstance(other.get("url"), str):
+                said = f"{side.get('figure')} ≠ {other.get('figure')} ({other['url']})"
+                found.setdefault((str(side.get("sentence") or ""), normalize_url(side["url"])), []).append(said)
+    return found
+
+
 def evidence_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
     """
-    :param result: A run's result: ``report``, ``citations`` (with ``passages``) and, when grounded, ``grounding``.
+    :param result: A run's result: ``report``, ``citations`` (with ``passages``), when grounded ``grounding``, and
+        ``contradictions``.
     :returns: One row per cited claim and source, in report order, keyed by :data:`EVIDENCE_COLUMNS`.
     """
     verdicts = _verdicts(result)
+    contradicted = _contradicted(result)
     rows = []
     for passage in cited_tokens(result).passages:
         verdict, reason = verdicts.get((passage.sentence, normalize_url(passage.url)), ("", ""))
@@ -180,6 +197,7 @@ def evidence_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
             verdict,
             reason,
             passage.named,
+            "; ".join(contradicted.get((passage.sentence, normalize_url(passage.url)), [])),
         )
         rows.append(dict(zip(EVIDENCE_COLUMNS, values, strict=True)))
     return rows

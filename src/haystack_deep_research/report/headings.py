@@ -36,12 +36,16 @@ class ReportSections:
     uncertainties: str
     future: str
     sources: str
+    contradictions: str
     changed: str
     new_topics: str
     rechecked: str
     kept: str
     changed_source: str
     new_source: str
+    new_claim: str
+    changed_claim: str
+    dropped_claim: str
     nothing_new: str
     no_evidence: str
 
@@ -59,12 +63,16 @@ _ENGLISH = ReportSections(
     uncertainties="Remaining uncertainties",
     future="Future research directions",
     sources="Sources",
+    contradictions="Contradictions between sources",
     changed="What changed since the last run",
     new_topics="New topics searched",
     rechecked="Topics checked again (their sources were stale)",
     kept="Topics kept (their sources are still fresh)",
     changed_source="Changed since the last run",
     new_source="New source",
+    new_claim="New claim",
+    changed_claim="Changed claim",
+    dropped_claim="No longer supported (cited before, not now)",
     nothing_new="Nothing new was found.",
     no_evidence="This research gathered no evidence on this heading.",
 )
@@ -77,12 +85,16 @@ _CHINESE = ReportSections(
     uncertainties="尚存的不确定性",
     future="未来研究方向",
     sources="参考来源",
+    contradictions="来源之间的矛盾",
     changed="自上次研究以来的变化",
     new_topics="新搜索的主题",
     rechecked="重新核查的主题 (来源已过期)",
     kept="保留的主题 (来源仍然有效)",
     changed_source="自上次研究以来已更新",
     new_source="新来源",
+    new_claim="新的论断",
+    changed_claim="已变化的论断",
+    dropped_claim="不再有依据 (上次引用, 本次未引用)",
     nothing_new="未发现新的内容。",
     no_evidence="本次研究没有收集到关于这一标题的证据。",
 )
@@ -97,12 +109,16 @@ _FRENCH = ReportSections(
     uncertainties="Incertitudes restantes",
     future="Pistes de recherche futures",
     sources="Sources",
+    contradictions="Contradictions entre les sources",
     changed="Ce qui a changé depuis la dernière recherche",
     new_topics="Nouveaux sujets recherchés",
     rechecked="Sujets revérifiés (leurs sources étaient périmées)",
     kept="Sujets conservés (leurs sources sont encore récentes)",
     changed_source="Modifiée depuis la dernière recherche",
     new_source="Nouvelle source",
+    new_claim="Nouvelle affirmation",
+    changed_claim="Affirmation modifiée",
+    dropped_claim="Plus étayée (citée la dernière fois, plus maintenant)",
     nothing_new="Rien de nouveau n'a été trouvé.",
     no_evidence="Cette recherche n'a réuni aucune source sur ce point.",
 )
@@ -115,12 +131,16 @@ _GERMAN = ReportSections(
     uncertainties="Verbleibende Unsicherheiten",
     future="Künftige Forschungsrichtungen",
     sources="Quellen",
+    contradictions="Widersprüche zwischen den Quellen",
     changed="Was sich seit der letzten Recherche geändert hat",
     new_topics="Neu gesuchte Themen",
     rechecked="Erneut geprüfte Themen (ihre Quellen waren veraltet)",
     kept="Beibehaltene Themen (ihre Quellen sind noch aktuell)",
     changed_source="Seit der letzten Recherche geändert",
     new_source="Neue Quelle",
+    new_claim="Neue Aussage",
+    changed_claim="Geänderte Aussage",
+    dropped_claim="Nicht mehr belegt (zuletzt zitiert, jetzt nicht mehr)",
     nothing_new="Es wurde nichts Neues gefunden.",
     no_evidence="Diese Recherche hat zu diesem Punkt keine Belege gefunden.",
 )
@@ -133,12 +153,16 @@ _SPANISH = ReportSections(
     uncertainties="Incertidumbres pendientes",
     future="Futuras líneas de investigación",
     sources="Fuentes",
+    contradictions="Contradicciones entre las fuentes",
     changed="Qué ha cambiado desde la última investigación",
     new_topics="Nuevos temas buscados",
     rechecked="Temas revisados de nuevo (sus fuentes estaban desactualizadas)",
     kept="Temas conservados (sus fuentes siguen vigentes)",
     changed_source="Cambiada desde la última investigación",
     new_source="Fuente nueva",
+    new_claim="Afirmación nueva",
+    changed_claim="Afirmación modificada",
+    dropped_claim="Ya no respaldada (citada la última vez, ahora no)",
     nothing_new="No se encontró nada nuevo.",
     no_evidence="Esta investigación no reunió ninguna fuente sobre este punto.",
 )
@@ -151,12 +175,16 @@ _JAPANESE = ReportSections(
     uncertainties="残る不確実性",
     future="今後の研究の方向性",
     sources="出典",
+    contradictions="出典間の矛盾",
     changed="前回の調査からの変更点",
     new_topics="新たに検索したトピック",
     rechecked="再確認したトピック (出典が古くなっていました)",
     kept="維持したトピック (出典はまだ新しいものです)",
     changed_source="前回の調査から更新",
     new_source="新しい出典",
+    new_claim="新しい主張",
+    changed_claim="変更された主張",
+    dropped_claim="裏付けがなくなった主張 (前回は引用、今回は引用なし)",
     nothing_new="新しい情報は見つかりませんでした。",
     no_evidence="この調査では、この見出しについての根拠は得られませんでした。",
 )

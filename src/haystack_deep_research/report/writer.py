@@ -6,8 +6,9 @@ the researchers' notes become a Markdown report, every citation is verified agai
 read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
 stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
 output raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error
-propagates. A writer that fails on every part yields a report assembled from the brief and the notes, with
-``exit_reason`` saying so; a part it fails on twice is filled in from the notes, with a warning.
+propagates. Last, the report's contradictions (see :mod:`.contradictions`, with the grounding stage's judge when
+there is one) get their section. A writer that fails on every part yields a report assembled from the brief and the
+notes, with ``exit_reason`` saying so; a part it fails on twice is filled in from the notes, with a warning.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.events import PhaseStarted
+from haystack_deep_research.report.contradictions import add_contradictions
+from haystack_deep_research.report.grounding import GroundingStage
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.report.sections import write_report
 from haystack_deep_research.report.style import ReportStyle
@@ -29,6 +32,7 @@ from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import Phase, ResearchRun
 from haystack_deep_research.run.lifecycle import CloseRunHook
 from haystack_deep_research.state import (
+    CITATIONS,
     EXIT_CLARIFICATION_NEEDED,
     EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,
@@ -37,6 +41,7 @@ from haystack_deep_research.state import (
     MESSAGES,
     PHASE_ORCHESTRATOR,
     PHASE_WRITE,
+    REPORT,
 )
 
 __all__ = ["ReportStage", "WriteHook"]
@@ -124,6 +129,9 @@ class WriteHook(CloseRunHook):
         publish_report(state, run, report, urls)
         for stage in self.stages:
             yield from stage.review(state, run, self.chat_generator)
+        judge = next((s.judge_llm or self.chat_generator for s in self.stages if isinstance(s, GroundingStage)), None)
+        passages = (state.data.get(CITATIONS) or {}).get("passages") or []
+        state.set(REPORT, (yield from add_contradictions(run, str(state.data.get(REPORT) or ""), passages, judge)))
 
     def to_dict(self) -> dict[str, Any]:
         """

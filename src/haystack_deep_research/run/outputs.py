@@ -8,7 +8,16 @@ from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
 from haystack_deep_research.run.research_run import ResearchRun
-from haystack_deep_research.state import BRIEF, COST, NOTES, SOURCES, TOKEN_USAGE, USAGE_BY_PHASE, WARNINGS
+from haystack_deep_research.state import (
+    BRIEF,
+    CONTRADICTIONS,
+    COST,
+    NOTES,
+    SOURCES,
+    TOKEN_USAGE,
+    USAGE_BY_PHASE,
+    WARNINGS,
+)
 
 __all__ = ["publish", "run_outputs"]
 
@@ -17,7 +26,9 @@ def run_outputs(run: ResearchRun) -> dict[str, Any]:
     """
     :param run: The run.
     :returns: ``brief``, ``notes``, ``sources`` (the ledger), ``warnings``, ``usage_by_phase`` (each phase's usage with
-        its ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown) and ``token_usage`` (all phases).
+        its ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown), ``token_usage`` (all phases) and
+        ``contradictions`` (what the report's contradiction check found, see
+        :mod:`haystack_deep_research.report.contradictions`; ``[]`` before it ran).
     """
     usage = run.usage_report()  # may warn once of an unknown cost, so before the warnings are read
     return {
@@ -28,6 +39,7 @@ def run_outputs(run: ResearchRun) -> dict[str, Any]:
         USAGE_BY_PHASE: usage,
         COST: run.cost(),
         TOKEN_USAGE: run.total_usage(),
+        CONTRADICTIONS: list(run.resource(CONTRADICTIONS, list)),
     }
 
 

@@ -22,7 +22,13 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
-from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, unjudged_claims, verdict_outputs
+from haystack_deep_research.report import (
+    StructuredOutputStage,
+    add_contradictions,
+    mark_unsupported,
+    unjudged_claims,
+    verdict_outputs,
+)
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.lifecycle import close_run
@@ -31,6 +37,7 @@ from haystack_deep_research.state import (
     BRIEF,
     CAUSAL_CHAIN,
     CITATIONS,
+    CONTRADICTIONS,
     COST,
     EXIT_REASON,
     EXIT_STRUCTURED_OUTPUT_FAILED,
@@ -70,6 +77,7 @@ OUTPUT_TYPES: dict[str, Any] = {
     GROUNDING_SCORE: float | None,
     GROUNDING: list[dict[str, Any]],
     GROUNDING_UNJUDGED: list[str],
+    CONTRADICTIONS: list[dict[str, Any]],
     CAUSAL_CHAIN: str,
     REGENERATION_COUNT: int,
     REPLAN_COUNT: int,
@@ -85,16 +93,23 @@ class WorkflowFinishStep(UsesModels):
 
     :param chat_generator: The model that writes the structured output.
     :param output_schema: A pydantic model class, or ``None`` for no structured output.
+    :param judge_llm: The grounding judge, also asked about the summary's contradictions; ``None`` for the figures
+        alone (see :mod:`haystack_deep_research.report.contradictions`).
     :raises ConfigurationError: If a parameter is invalid.
     """
 
-    def __init__(self, *, chat_generator: Any, output_schema: type[BaseModel] | None = None) -> None:
+    def __init__(
+        self, *, chat_generator: Any, output_schema: type[BaseModel] | None = None, judge_llm: Any = None
+    ) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self.judge_llm = (
+            None if judge_llm is None else _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
+        )
         self._stage = None if output_schema is None else StructuredOutputStage(output_schema=output_schema)
         self.output_schema = output_schema
 
     def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
+        return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
 
     @component.output_types(**OUTPUT_TYPES)
     def run(self, workflow: WorkflowRun) -> dict[str, Any]:
@@ -143,6 +158,8 @@ class WorkflowFinishStep(UsesModels):
                 exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_STRUCTURED_OUTPUT_FAILED
         if workflow.writer_failed:  # the summary is a fallback from the notes: the root cause is the writer
             exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
+        passages = workflow.citations.get("passages") or []
+        summary = yield from add_contradictions(run, summary, passages, self.judge_llm)
         outputs = yield from close_run(run, report=summary, exit_reason=exit_reason)
         return {
             **outputs,
@@ -166,6 +183,7 @@ class WorkflowFinishStep(UsesModels):
             self,
             chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
             output_schema=schema,
+            judge_llm=None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm"),
         )
 
     @classmethod
@@ -176,6 +194,8 @@ class WorkflowFinishStep(UsesModels):
         """
         params = data["init_parameters"]
         deserialize_component_inplace(params, key="chat_generator")
+        if params.get("judge_llm") is not None:
+            deserialize_component_inplace(params, key="judge_llm")
         if params.get("output_schema") is not None:
             params["output_schema"] = deserialize_type(params["output_schema"])
         return default_from_dict(cls, data)

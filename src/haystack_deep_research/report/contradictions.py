@@ -1,0 +1,522 @@
+"""
+Contradictions: two sources a report cites that give different figures for the same quantity.
+
+Found in the passages cited for the report (``citations["passages"]``, see
+:func:`~haystack_deep_research.report.passages.cited_passages`), in two passes:
+
+1. **Figures** (no model): every number with a unit in a passage's sentences (cut by the report's own sentence
+   rule, :func:`~haystack_deep_research.evidence.citations.sentence_ends`) is read as a :class:`Figure`: a
+   percentage (``94 %``, ``94 percent``, ``94 Prozent``), an amount of money (``$3.2 billion``, ``4,1 Mrd. €``), a
+   count (``3.2 million``, ``4,1 millions``, ``320万``) or a measure (km, kg, tonnes, GW, TWh, °C ...), normalised to
+   one scale (``3.2 million`` is 3,200,000; ``3,2`` is 3.2, ``3,200`` is 3200). A range (``80-90 %``, ``80 to 90
+   percent``) is an interval; an approximate word (``about``, ``environ``, ``etwa``, ``alrededor de``, ``约``)
+   widens it by :data:`APPROXIMATE`, ``more than`` / ``less than`` leave it open on one side. A year (a bare number
+   from 1800 to 2100) is not a quantity, nor a number without a unit. Two figures are of the same quantity when they
+   are of one kind and the words around them share at least :data:`MIN_SHARED_WORDS` words, a third of the words of
+   the smaller side, and no more words tell them apart than they share (with only two shared, none may: "the copper
+   market grew by 3 %" and "the tin market grew by 4 %" are two quantities; a figure stated for a year is not the
+   same quantity as one stated for another year either); they disagree
+   when their intervals are further apart than rounding (:data:`ROUNDING`). Two sources disagree only when no figure
+   of the one agrees with a figure of the other for that quantity.
+2. **The judge** (when the shape has one: ``Grounding(judge_llm=...)``, else the writer it judges with): the pairs
+   the first pass found, then other pairs of passages from two sources with figures of one kind that share a word,
+   one call per pair, at most :data:`MAX_JUDGE_CALLS`. Its JSON reply (read as untrusted, through
+   :func:`~haystack_deep_research._untrusted.replies.extract_json_object`) confirms or rejects the pair with a
+   reason; an unreadable reply or a failed call leaves the first pass's answer, with a warning. Its usage counts
+   toward the ``ground`` phase.
+
+Each contradiction is ``quantity`` (the kind), ``subject`` (the words the two share), ``why`` (figures or the judge's
+reason), ``found_by`` (``figures`` or ``judge``) and ``claims``: two sides, each ``url``, ``title``, ``sentence``
+(the report's sentence citing it), ``passage`` (the passage's sentence holding the figure) and ``figure`` (as
+written). :func:`contradictions_section` renders them as the report's "Contradictions" section, written by the
+library (its heading in the question's language): every piece of page or model text in it is escaped
+(:func:`~haystack_deep_research.evidence.text.inert_text`), so a passage adds no Markdown or HTML to the report.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import combinations, pairwise
+from typing import Any
+
+from haystack.components.generators.chat.types import ChatGenerator
+
+from haystack_deep_research._prompts import CONTRADICTION, fence, render_chat
+from haystack_deep_research._untrusted.replies import extract_json_object
+from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.citations import sentence_ends
+from haystack_deep_research.evidence.text import inert_text
+from haystack_deep_research.report.headings import report_sections
+from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run.phases import ask
+from haystack_deep_research.run.usage import add_usage
+from haystack_deep_research.state import CONTRADICTIONS, PHASE_GROUND
+
+__all__ = [
+    "APPROXIMATE",
+    "MAX_JUDGE_CALLS",
+    "MIN_SHARED_WORDS",
+    "ROUNDING",
+    "Figure",
+    "add_contradictions",
+    "contradictions_section",
+    "disagree",
+    "figures_in",
+    "find_contradictions",
+    "same_quantity",
+]
+
+APPROXIMATE = 0.10
+"""How far an approximate figure ("about 3.2 million") reaches either side, as a share of its value."""
+ROUNDING = 0.02
+"""How far apart two exact figures may be and still agree (rounding: 3.2 and 3.24 million), as a share."""
+MIN_SHARED_WORDS = 2
+"""The fewest words the contexts of two figures share for them to be of the same quantity."""
+MAX_JUDGE_CALLS = 6
+"""The most judge calls one report's contradictions take (one per pair of passages)."""
+MAX_CONTRADICTIONS = 20
+"""The most contradictions one report lists."""
+_CONTEXT_CHARS = 80
+"""How many characters either side of a figure give the words it is compared by."""
+_ADDRESS = re.compile(r"\]\([^)\s]*\)?|\b[a-z][a-z0-9+.-]*:(?://)?\S+", re.IGNORECASE)
+_MAX_REASON = 300
+
+_NUMBER = r"\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
+_FIGURE = re.compile(rf"(?<![A-Za-z0-9_.,\-/])({_NUMBER})(?![\d])")
+_RANGE = re.compile(rf"\s*(?:-|\u2013|\u2014|to|and|à|et|bis|und|a|y|al|~|至|到)\s*({_NUMBER})(?![\d])", re.IGNORECASE)
+_SCALES = {
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "mn": 1e6,
+    "mio": 1e6,
+    "millionen": 1e6,
+    "millones": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "bn": 1e9,
+    "milliard": 1e9,
+    "milliards": 1e9,
+    "mrd": 1e9,
+    "milliarden": 1e9,
+    "mil millones": 1e9,
+    "trillion": 1e12,
+    "trillions": 1e12,
+    "万": 1e4,
+    "亿": 1e8,
+    "億": 1e8,
+    "百万": 1e6,
+}
+_UNITS: dict[str, tuple[str, float]] = {
+    "%": ("percent", 1),
+    "\uff05": ("percent", 1),  # the full-width percent sign
+    "percent": ("percent", 1),
+    "per cent": ("percent", 1),
+    "pour cent": ("percent", 1),
+    "prozent": ("percent", 1),
+    "por ciento": ("percent", 1),
+    "km": ("length", 1e3),
+    "kilometres": ("length", 1e3),
+    "kilometers": ("length", 1e3),
+    "miles": ("length", 1609.344),
+    "kg": ("mass", 1),
+    "kilograms": ("mass", 1),
+    "tonnes": ("mass", 1e3),
+    "tons": ("mass", 1e3),
+    "gw": ("power", 1e9),
+    "gigawatts": ("power", 1e9),
+    "megawatts": ("power", 1e6),
+    "gigawatt hours": ("energy", 1e9),
+    "mw": ("power", 1e6),
+    "kw": ("power", 1e3),
+    "twh": ("energy", 1e12),
+    "gwh": ("energy", 1e9),
+    "mwh": ("energy", 1e6),
+    "kwh": ("energy", 1e3),
+    "°c": ("temperature", 1),
+    "usd": ("money USD", 1),
+    "dollars": ("money USD", 1),
+    "eur": ("money EUR", 1),
+    "euros": ("money EUR", 1),
+    "euro": ("money EUR", 1),
+    "dollar": ("money USD", 1),
+    "€": ("money EUR", 1),
+    "gbp": ("money GBP", 1),
+    "£": ("money GBP", 1),
+}
+_QUANTITY_NAMES = {
+    "percent": "percentage",
+    "count": "number",
+    "length": "length",
+    "mass": "mass",
+    "power": "power",
+    "energy": "energy",
+    "temperature": "temperature",
+}
+_CURRENCY_BEFORE = {"$": "money USD", "us$": "money USD", "€": "money EUR", "£": "money GBP", "¥": "money JPY"}
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+_LATIN_AFTER = r"(?![A-Za-z\u00c0-\u024f])"
+_SCALE = re.compile(rf"\s*({_alternatives(_SCALES)})\.?{_LATIN_AFTER}", re.IGNORECASE)
+_UNIT = re.compile(rf"\s*(?:de\s+)?({_alternatives(_UNITS)}){_LATIN_AFTER}", re.IGNORECASE)
+_CURRENCY = re.compile(rf"({_alternatives(_CURRENCY_BEFORE)})\s*$", re.IGNORECASE)
+_APPROX = re.compile(
+    r"(?:about|around|roughly|approximately|approx\.|nearly|almost|some|circa|ca\.|~|≈|environ|près de|presque|"
+    r"etwa|rund|ungefähr|fast|alrededor de|aproximadamente|casi|cerca de|约|大约|約)\s*$",
+    re.IGNORECASE,
+)
+_AT_LEAST = re.compile(
+    r"(?:more than|over|above|at least|exceeding|plus de|au moins|mehr als|über|mindestens|más de|al menos|超过)\s*$",
+    re.IGNORECASE,
+)
+_AT_MOST = re.compile(
+    r"(?:less than|under|below|up to|at most|fewer than|moins de|jusqu'à|weniger als|bis zu|höchstens|menos de|"
+    r"hasta|不到)\s*$",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d|2100)(?!\d)")
+_WORD = re.compile(r"[^\W\d_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_COMMON_WORDS = (
+    "the and are was were has have had its their this that these those with from for into than then about around "
+    "more less over under between per cent percent which while when where what who will would could should been "
+    "being also some most many much such only other each according reported report reports said says say new "
+    "les des une est sont pour dans par sur avec selon plus moins que qui environ près cent pour "
+    "der die das und ist sind mit für von den dem des ein eine einer wurde wurden etwa rund prozent über laut "
+    "los las una son para por con según del que más menos alrededor ciento"
+)
+_STOPWORDS = frozenset(_COMMON_WORDS.split())
+_UNIT_WORDS = frozenset(word for key in [*_SCALES, *_UNITS] for word in key.split())
+
+
+@dataclass(frozen=True)
+class Figure:
+    """
+    A number with a unit in a passage (see the module docstring).
+
+    :param low: The lowest value it allows, normalised (``3.2 million`` is 3.2e6; a percentage is its number).
+    :param high: The highest (``math.inf`` for "more than").
+    :param kind: ``percent``, ``count``, ``money USD`` (``EUR``, ...), ``length``, ``mass``, ``power``, ``energy``,
+        ``temperature``.
+    :param text: The figure as written.
+    :param sentence: The sentence of the passage holding it.
+    :param words: The words around it (case folded, common words left out).
+    :param years: The years its sentence names.
+    :param approximate: Whether it is stated as approximate, a bound or a range.
+    """
+
+    low: float
+    high: float
+    kind: str
+    text: str
+    sentence: str
+    words: frozenset[str]
+    years: frozenset[str]
+    approximate: bool
+
+
+def _value(text: str) -> float:
+    digits = re.sub(r"[\u00a0\u202f ]", "", text)
+    if "," in digits and "." not in digits and re.fullmatch(r"\d+,\d{1,2}|\d+,\d{4,}", digits):
+        return float(digits.replace(",", "."))  # a decimal comma: 3,2 (but 3,200 is three thousand two hundred)
+    return float(digits.replace(",", ""))
+
+
+def _words(text: str) -> frozenset[str]:
+    found: set[str] = set()
+    for word in _WORD.findall(text.casefold()):
+        if _CJK.search(word):
+            found.update(word[i : i + 2] for i in range(max(len(word) - 1, 1)))  # CJK: two characters a word
+        elif len(word) >= 3 and word not in _STOPWORDS and word not in _UNIT_WORDS:
+            found.add(word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word)
+    return frozenset(found)
+
+
+def _figure(sentence: str, match: re.Match[str]) -> tuple[Figure, int] | None:
+    low = high = _value(match.group(1))
+    end = match.end()
+    if (ranged := _RANGE.match(sentence, end)) is not None and (
+        _SCALE.match(sentence, ranged.end()) or _UNIT.match(sentence, ranged.end())
+    ):
+        high, end = _value(ranged.group(1)), ranged.end()
+    scale = 1.0
+    if (scaled := _SCALE.match(sentence, end)) is not None:
+        scale, end = _SCALES[scaled.group(1).casefold()], scaled.end()
+    before = sentence[max(0, match.start() - 30) : match.start()]
+    currency = _CURRENCY.search(before)
+    kind, factor = "count", 1.0
+    if (unit := _UNIT.match(sentence, end)) is not None:
+        kind, factor = _UNITS[unit.group(1).casefold()]
+        end = unit.end()
+    elif currency is not None:
+        kind = _CURRENCY_BEFORE[currency.group(1).casefold()]
+    elif scaled is None:
+        return None  # a bare number (a year, a count of things not named by a unit) is not a quantity read here
+    low, high = sorted((low * scale * factor, high * scale * factor))
+    approximate = high != low
+    start = currency.start() + match.start() - len(before) if currency is not None else match.start()
+    prefix = sentence[max(0, start - 30) : start]
+    if _APPROX.search(prefix):
+        low, high, approximate = low * (1 - APPROXIMATE), high * (1 + APPROXIMATE), True
+    elif _AT_LEAST.search(prefix):
+        high, approximate = math.inf, True
+    elif _AT_MOST.search(prefix):
+        low, approximate = 0.0, True
+    context = sentence[max(0, start - _CONTEXT_CHARS) : start] + " " + sentence[end : end + _CONTEXT_CHARS]
+    context = _ADDRESS.sub(" ", context)  # a link's address says nothing of the quantity
+    figure = Figure(
+        low=low,
+        high=high,
+        kind=kind,
+        text=" ".join(sentence[start:end].split()),
+        sentence=" ".join(sentence.split()),
+        words=_words(_YEAR.sub(" ", context)),
+        years=frozenset(_YEAR.findall(sentence)),
+        approximate=approximate,
+    )
+    return figure, end
+
+
+def figures_in(text: str) -> list[Figure]:
+    """
+    :param text: Plain text (a passage, a claim).
+    :returns: Its figures with units, in order (see the module docstring).
+    """
+    found: list[Figure] = []
+    bounds = [0, *sentence_ends(text), len(text)]
+    for first, last in pairwise(bounds):
+        sentence = text[first:last]
+        consumed = 0
+        for match in _FIGURE.finditer(sentence):
+            if match.start() >= consumed and (read := _figure(sentence, match)) is not None:
+                figure, consumed = read
+                found.append(figure)
+    return found
+
+
+def _shared(a: Figure, b: Figure) -> frozenset[str]:
+    return a.words & b.words
+
+
+def same_quantity(a: Figure, b: Figure) -> bool:
+    """
+    :returns: Whether two figures are of the same quantity: one kind, the same years (when both name one), at least
+        :data:`MIN_SHARED_WORDS` shared words around them (a third of the smaller side's), and no more words that
+        only one side has than shared ones; with just :data:`MIN_SHARED_WORDS` shared, none that only one side has.
+    """
+    if a.kind != b.kind or (a.years and b.years and not a.years & b.years):
+        return False
+    shared, apart = len(_shared(a, b)), len(a.words ^ b.words)
+    if shared < MIN_SHARED_WORDS or shared * 3 < min(len(a.words), len(b.words)):
+        return False
+    return apart == 0 or (shared > MIN_SHARED_WORDS and apart <= shared)  # "copper market grew" is no "tin market grew"
+
+
+def disagree(a: Figure, b: Figure) -> bool:
+    """:returns: Whether the two figures' intervals lie further apart than :data:`ROUNDING` allows."""
+    gap = max(a.low, b.low) - min(a.high, b.high)
+    size = max(abs(a.low), abs(b.low), abs(a.high) if math.isfinite(a.high) else 0, 1e-9)
+    return gap > ROUNDING * size
+
+
+@dataclass(frozen=True)
+class _Side:
+    url: str
+    title: str
+    sentence: str
+    figure: Figure
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "url": self.url,
+            "title": self.title,
+            "sentence": self.sentence,
+            "passage": self.figure.sentence,
+            "figure": self.figure.text,
+        }
+
+
+@dataclass
+class _Pair:
+    first: _Side
+    second: _Side
+    found: bool
+    why: str = ""
+    found_by: str = "figures"
+
+    def to_dict(self) -> dict[str, Any]:
+        subject = sorted(_shared(self.first.figure, self.second.figure))
+        why = self.why or (
+            f"{self.first.figure.text} and {self.second.figure.text} are given for the same "
+            f"{_QUANTITY_NAMES.get(self.first.figure.kind, 'amount')} ({', '.join(subject)})"
+        )
+        return {
+            "quantity": self.first.figure.kind,
+            "subject": " ".join(subject),
+            "why": why,
+            "found_by": self.found_by,
+            "claims": [self.first.to_dict(), self.second.to_dict()],
+        }
+
+
+def _sides(passages: Iterable[Mapping[str, Any]]) -> dict[str, list[_Side]]:
+    by_source: dict[str, list[_Side]] = {}
+    seen: set[tuple[str, str]] = set()
+    for passage in passages:
+        if not isinstance(passage, Mapping):
+            continue  # a result's citations may come from anywhere: only passages as the library writes them count
+        url, text = passage.get("url"), passage.get("passage")
+        if not isinstance(url, str) or not isinstance(text, str):
+            continue
+        key = normalize_url(url)
+        for figure in figures_in(text):
+            if (key, figure.sentence + figure.text) in seen:
+                continue
+            seen.add((key, figure.sentence + figure.text))
+            side = _Side(url, str(passage.get("title") or ""), str(passage.get("sentence") or ""), figure)
+            by_source.setdefault(key, []).append(side)
+    return by_source
+
+
+def _pairs(passages: Iterable[Mapping[str, Any]]) -> list[_Pair]:
+    """The first pass's contradictions, then the other candidates the judge may be asked about."""
+    found: list[_Pair] = []
+    candidates: list[_Pair] = []
+    by_source = _sides(passages)
+    for one, other in combinations(by_source.values(), 2):
+        said: set[tuple[str, frozenset[str]]] = set()
+        for a in one:
+            alike = [b for b in other if same_quantity(a.figure, b.figure)]
+            if alike and all(disagree(a.figure, b.figure) for b in alike):
+                b = max(alike, key=lambda b: len(_shared(a.figure, b.figure)))
+                key = (a.figure.kind, _shared(a.figure, b.figure))
+                if key not in said:
+                    said.add(key)
+                    found.append(_Pair(a, b, found=True))
+            candidates += [
+                _Pair(a, b, found=False)
+                for b in other
+                if a.figure.kind == b.figure.kind
+                and _shared(a.figure, b.figure)
+                and not same_quantity(a.figure, b.figure)
+                and disagree(a.figure, b.figure)
+            ]
+    return found[:MAX_CONTRADICTIONS] + candidates
+
+
+def find_contradictions(passages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """
+    The first pass alone (no model).
+
+    :param passages: The passages cited for a report (``citations["passages"]``).
+    :returns: The contradictions (see the module docstring), at most :data:`MAX_CONTRADICTIONS`.
+    """
+    return [pair.to_dict() for pair in _pairs(passages) if pair.found][:MAX_CONTRADICTIONS]
+
+
+def _verdict(text: str) -> tuple[bool, str] | None:
+    try:
+        data = extract_json_object(text)
+    except ValueError:
+        return None
+    said = data.get("contradict") if isinstance(data, dict) else None
+    if not isinstance(said, bool):
+        return None
+    return said, " ".join(str(data.get("why") or "").split())[:_MAX_REASON]
+
+
+def _judged(run: ResearchRun, pairs: list[_Pair], judge: ChatGenerator) -> Phase[list[_Pair]]:
+    asked = pairs[:MAX_JUDGE_CALLS]
+    prompts = [
+        render_chat(
+            CONTRADICTION,
+            first_url=fence(pair.first.url),
+            first=fence(pair.first.figure.sentence),
+            second_url=fence(pair.second.url),
+            second=fence(pair.second.figure.sentence),
+            quantity=pair.first.figure.kind,
+        )
+        for pair in asked
+    ]
+    calls = [ask(judge, prompt, role="judge", streaming_callback=run.streaming_callback) for prompt in prompts]
+    outcomes = (yield calls) if calls else []
+    usage: dict[str, Any] = {}
+    for pair, outcome in zip(asked, outcomes, strict=True):
+        if outcome.reply is not None:
+            usage = add_usage(usage, outcome.reply.meta.get("usage"))
+        verdict = _verdict(outcome.text) if outcome.error is None else None
+        if verdict is None:
+            why = "failed" if outcome.error is not None else "was not the JSON asked for"
+            run.warn(PHASE_GROUND, f"the judge's answer on two figures ({pair.first.url}, {pair.second.url}) {why}")
+            continue
+        pair.found, pair.why, pair.found_by = verdict[0], verdict[1], "judge"
+    run.record_usage(PHASE_GROUND, usage)
+    return pairs
+
+
+def contradictions_section(contradictions: list[dict[str, Any]], question: str) -> str:
+    """
+    :param contradictions: What :func:`find_contradictions` (or :func:`add_contradictions`) found.
+    :param question: The run's question (its language gives the heading).
+    :returns: The report's "Contradictions" section; ``""`` when there is none.
+    """
+    if not contradictions:
+        return ""
+    lines = [f"## {report_sections(question).contradictions}", ""]
+    for number, found in enumerate(contradictions, 1):
+        first, second = found["claims"]
+        subject = inert_text(found["subject"]) or inert_text(found["quantity"])
+        lines.append(f"{number}. {subject}: {inert_text(first['figure'])} ≠ {inert_text(second['figure'])}")
+        for side in (first, second):
+            lines.append(f"   - {_source_link(side)}: “{inert_text(side['passage'], limit=400)}”")
+        if found["found_by"] == "judge" and found["why"]:
+            lines.append(f"   - {inert_text(found['why'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _source_link(side: Mapping[str, str]) -> str:
+    url, title = side["url"], inert_text(side["title"], limit=120) or inert_text(side["url"])
+    return title if re.search(r"[\s<>]", url) else f"[{title}](<{url}>)"
+
+
+def _placed(report: str, section: str, question: str) -> str:
+    """The section before the Sources list (the report's last ``## `` heading of that name), else at the end."""
+    heading = report_sections(question).sources.casefold()
+    lines = report.rstrip("\n").split("\n")
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].startswith("## ") and lines[index][3:].strip().casefold() in (heading, "sources"):
+            return "\n".join([*lines[:index], section.rstrip("\n"), "", *lines[index:]]) + "\n"
+    return report.rstrip("\n") + "\n\n" + section
+
+
+def add_contradictions(
+    run: ResearchRun, report: str, passages: Iterable[Mapping[str, Any]], judge: ChatGenerator | None = None
+) -> Phase[str]:
+    """
+    Find the contradictions of a report (see the module docstring), keep them as the run's ``contradictions``
+    output and put their section into the report, before its Sources list.
+
+    :param run: The run.
+    :param report: The report, verified (and judged) as it leaves the library.
+    :param passages: The passages cited for it (``citations["passages"]``).
+    :param judge: The judge's chat generator, or ``None`` for the first pass alone.
+    :returns: The phase; it returns the report with its "Contradictions" section (unchanged when none was found).
+    """
+    pairs = _pairs(passages)
+    if judge is not None and pairs:
+        pairs = yield from _judged(run, pairs, judge)
+    found = [pair.to_dict() for pair in pairs if pair.found][:MAX_CONTRADICTIONS]
+    kept: list[dict[str, Any]] = run.resource(CONTRADICTIONS, list)
+    kept[:] = found
+    if not found or not report.strip():
+        return report
+    return _placed(report, contradictions_section(found, run.question), run.question)
