@@ -87,14 +87,3 @@ def test_the_python_blocks_of_a_page_run_as_written(
         outcome = eval(code, namespace)  # the project's own documentation
         if asyncio.iscoroutine(outcome):
             asyncio.run(outcome)
-
-
-def test_the_settings_page_lists_every_moved_keyword_where_the_error_says_it_went() -> None:
-    from haystack_deep_research.settings.refusals import MOVED
-
-    page = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
-    migration = page.split("## Migrating from the flat keywords", 1)[1]
-    rows = dict(re.findall(r"^\| `(\w+)=` \| `?([^|]+?)`? \|", migration, flags=re.MULTILINE))
-    assert set(rows) == set(MOVED)
-    for name, home in MOVED.items():
-        assert rows[name].replace("`", "") == home, name

@@ -151,12 +151,6 @@ def test_a_bad_loop_threshold_is_refused_when_the_agent_is_built(value: int, mes
         create_deep_research_agent(loop_threshold=value)
 
 
-@pytest.mark.parametrize("name", ["token_budget", "time_budget", "cost_budget", "prices"])
-def test_a_budget_passed_by_its_old_name_says_where_it_went(name: str) -> None:
-    with pytest.raises(ConfigurationError, match=rf"takes budgets=Budgets\(\w+=...\) in place of {name}="):
-        create_deep_research_agent(**{name: 1})
-
-
 def test_budgets_must_be_a_budgets_object() -> None:
     with pytest.raises(ConfigurationError, match=r"budgets must be a Budgets, for example Budgets\(tokens="):
         create_deep_research_agent(budgets={"tokens": 5})  # type: ignore[arg-type]

@@ -37,7 +37,7 @@ from haystack_deep_research.run import model_name
 from haystack_deep_research.run.hooks import with_hooks
 from haystack_deep_research.run.output_cap import OutputCappedChatGenerator
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields, refuse_moved
+from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
     PHASE_AGENT,
@@ -152,7 +152,6 @@ def create_deep_agent(
     on_event: Subscriber | None = None,
     confirm_tools: ConfirmationStrategy | Mapping[str | tuple[str, ...], ConfirmationStrategy] | None = None,
     hooks: dict[str, list[Any]] | None = None,
-    **moved: Any,
 ) -> Agent:
     """
     Create a deep agent: a plain Haystack ``Agent`` that runs its tool loop until an exit condition fires.
@@ -210,16 +209,9 @@ def create_deep_agent(
         ``plan``, ``todos``, ``grounding``, ``grounding_score``, ``grounding_rounds``, ``sources``, ``warnings``,
         ``usage_by_phase`` and the Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage`` and
         ``tool_call_counts``.
-    :raises TypeError: For an unknown keyword, such as ``max_tokens`` (the cap is ``max_output_tokens``).
-    :raises ConfigurationError: If a parameter is outside its allowed values, or moved into a grouped setting; the
-        message names it and the fix.
+    :raises TypeError: For an unknown keyword (the cap on each completion is ``max_output_tokens``).
+    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     """
-    if "max_tokens" in moved:
-        raise TypeError(
-            "create_deep_agent() does not take max_tokens: the cap on each completion is max_output_tokens=..., and "
-            "the cap on a whole run is budgets=Budgets(tokens=...)."
-        )
-    refuse_moved(create_deep_agent, moved)
     budgets, grounded, chosen = Budgets.of(budgets), Grounding.of(grounding), Sources.of(sources)
     refuse_fields(chosen, WEB_FIELDS, factory="create_deep_agent", why="it searches with the tools you give")
     refuse_fields(

@@ -40,7 +40,6 @@ from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.cache import cache_of
 from haystack_deep_research.run.hooks import with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.settings.refusals import refuse_moved
 from haystack_deep_research.sources import (
     datastore_tools,
     datastores_from,
@@ -156,7 +155,6 @@ def create_deep_research_agent(
     clarify: bool = False,
     approve_plan: ConfirmationStrategy | None = None,
     hooks: dict[str, list[Any]] | None = None,
-    **moved: Any,
 ) -> Agent:
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
@@ -220,11 +218,9 @@ def create_deep_research_agent(
         ``structured`` (``None`` without a schema), ``clarification`` (``""`` unless the run asked one) and the
         Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage`` (all phases),
         ``tool_call_counts`` and ``exit_reason``.
-    :raises ConfigurationError: If a parameter is outside its allowed values, or is one that moved into a grouped
-        setting (``token_budget=`` is now ``budgets=Budgets(tokens=...)``); the message names it and the fix.
+    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    refuse_moved(create_deep_research_agent, moved)
     limits = check_limits(
         max_subtopics=max_subtopics,
         max_concurrent_researchers=max_concurrent_researchers,

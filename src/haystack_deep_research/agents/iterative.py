@@ -34,7 +34,7 @@ from haystack_deep_research.run import (
 )
 from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL, cache_of
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.settings.refusals import refuse_fields, refuse_moved
+from haystack_deep_research.settings.refusals import refuse_fields
 from haystack_deep_research.sources import datastore_tools, resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE
 from haystack_deep_research.tools import ReadUrlTool
@@ -116,7 +116,6 @@ def create_iterative_research_agent(
     record_to: str | os.PathLike[str] | None = None,
     replay_from: str | os.PathLike[str] | None = None,
     hooks: dict[str, list[Any]] | None = None,
-    **moved: Any,
 ) -> IterativeResearchAgent:
     """
     Create an iterative research agent: ``depth`` rounds of analysis → search, then one comprehensive report.
@@ -156,11 +155,9 @@ def create_iterative_research_agent(
     :returns: The agent, a Haystack component. Its outputs: the shared ones (``report``, ``brief``, ``notes``,
         ``sources``, ``citations``, ``warnings``, ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``,
         ``structured``, ``grounding_score``, ``grounding``) and its own ``topics``, ``rounds`` and ``changes``.
-    :raises ConfigurationError: If a parameter is outside its allowed values, or moved into a grouped setting; the
-        message names it and the fix.
+    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    refuse_moved(create_iterative_research_agent, moved)
     if hooks:
         raise ConfigurationError(
             "create_iterative_research_agent takes no hooks=: its steps are Pipeline components and it runs no "

@@ -17,7 +17,7 @@ from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields, refuse_moved
+from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, mcp_toolsets, routing_prompt
 from haystack_deep_research.state import (
     PHASE_CAUSAL,
@@ -97,7 +97,6 @@ def create_research_workflow(
     grounding: Grounding | bool | None = None,
     style: ReportStyle | None = None,
     hooks: dict[str, list[Any]] | None = None,
-    **moved: Any,
 ) -> ResearchWorkflow:
     """
     Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
@@ -138,11 +137,9 @@ def create_research_workflow(
         ones (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
         ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``, ``grounding``) and its own
         ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see ``WorkflowFinishStep``).
-    :raises ConfigurationError: If a parameter is outside its allowed values, or moved into a grouped setting; the
-        message names it and the fix.
+    :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    refuse_moved(create_research_workflow, moved)
     _check(
         causal_llm=causal_llm,
         summary_llm=summary_llm,
