@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from haystack_deep_research._untrusted.files import write_file
-from haystack_deep_research.cli.display import say
-from haystack_deep_research.cli.exit_codes import in_words
+from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.cli.paths import report_format
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.report import export_docx, export_evidence, export_html, export_pdf
 from haystack_deep_research.run import ResearchRun
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
-from haystack_deep_research.cli.display import say
+from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.errors import LocalFileRefusedError, RunDirError
 
 __all__ = [

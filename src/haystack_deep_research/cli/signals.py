@@ -5,7 +5,7 @@ SIGTERM, what ``timeout``, systemd and Kubernetes send to stop a process, ends a
 previous handler comes back after). The handler calls the current SIGINT handler, so a SIGTERM takes the path of a
 Ctrl-C: under :func:`asyncio.run` the run's task is cancelled, elsewhere ``KeyboardInterrupt`` is raised. What was
 gathered is then saved as a partial report (``-o``, ``--json``, ``--sources``, the run directory) and the command
-exits with :attr:`~haystack_deep_research.cli.exit_codes.ExitCode.TERMINATED` (143, 128 + SIGTERM) instead of 130.
+exits with :attr:`~haystack_deep_research.options.exit_codes.ExitCode.TERMINATED` (143, 128 + SIGTERM) instead of 130.
 What the command says about it names the signal: :func:`terminated` tells, during the command, whether one arrived.
 """
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.cli.tracker import PARTIAL, RunProgress
+from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.run.usage import total_tokens
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED
 

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.events import (
     Event,
     PageRead,
@@ -37,6 +36,7 @@ from haystack_deep_research.events import (
     UsageRecorded,
     WarningRaised,
 )
+from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.state import PHASE_ORCHESTRATOR, PHASE_RESEARCH, PHASE_RUN, PHASE_SUMMARIZE
 
 __all__ = ["DONE", "FAILED", "PARTIAL", "RESTORED", "RUNNING", "STOPPED", "Researcher", "RunProgress", "RunTracker"]

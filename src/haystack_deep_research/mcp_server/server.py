@@ -34,11 +34,11 @@ from pydantic import Field
 
 from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
 from haystack_deep_research._untrusted.files import write_file
-from haystack_deep_research.cli.check import run_check
-from haystack_deep_research.cli.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import UsageRecorded
 from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
+from haystack_deep_research.options.check import run_check
+from haystack_deep_research.options.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import EventStream
 from haystack_deep_research.serving import AgentFactory, RequestGuardMiddleware

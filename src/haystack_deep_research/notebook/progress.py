@@ -3,8 +3,9 @@ A run's progress in a notebook: one Markdown block, updated in place as the run'
 
 :class:`LiveProgress` is an event subscriber (pass it as ``inputs=RunInputs(on_event=progress)``); it reads only the
 typed events of :mod:`haystack_deep_research.events`, never text. In an IPython kernel it shows one display that it
-updates in place; elsewhere it writes one line per event to a text stream, through the command line's door to the
-terminal (:func:`~haystack_deep_research.cli.display.terminal_text`: no escape sequence a page or a model wrote).
+updates in place; elsewhere it writes one line per event to a text stream, through the one door to
+the terminal (:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: no escape sequence a page or a model
+wrote).
 :func:`run_with_progress` runs an agent with it and returns the result as a
 :class:`~haystack_deep_research.notebook.ResearchResult`.
 """
@@ -21,7 +22,7 @@ from typing import Any, TextIO, cast
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import _checks
-from haystack_deep_research.cli.display import say, terminal_text
+from haystack_deep_research._untrusted.terminal import say, terminal_text
 from haystack_deep_research.events import (
     Event,
     PageRead,

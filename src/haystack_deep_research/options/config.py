@@ -28,26 +28,23 @@ walks the parser's actions and converts every value with the option's own ``type
 configurable the moment it is added. An unknown key, a bad value, a refused key, a file that is not a regular file,
 over :data:`MAX_CONFIG_BYTES` or not TOML, raises :class:`~haystack_deep_research.errors.ConfigFileError`, shown as the
 command's one-line usage error (exit status 2).
+
+A config file (:func:`config_files` finds them, :func:`load_config` reads one) is read only when it is a regular file
+(a FIFO never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
+import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
-from haystack_deep_research.cli.config_file import (
-    CONFIG_VARIABLE,
-    LOCAL_CONFIG,
-    MAX_CONFIG_BYTES,
-    ConfigFile,
-    config_files,
-    load_config,
-)
-from haystack_deep_research.cli.display import say
+from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.errors import ConfigFileError, ConfigurationError
 
 __all__ = [
@@ -56,6 +53,7 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "PREFIX",
     "SDK_VARIABLES",
+    "ConfigFile",
     "add_config_option",
     "config_files",
     "config_parsers",
@@ -67,6 +65,67 @@ __all__ = [
     "parse_configured",
     "trusted_only",
 ]
+
+
+CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
+"""The environment variable naming the config file (as ``--config`` does)."""
+LOCAL_CONFIG = Path("deep-research.toml")
+"""The config file of the working folder, read when no other is named; it may come with a folder the user did not
+write, so it is not trusted with the options that name a server, a host, a path or code (see the module docstring)."""
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read; a larger one is refused."""
+
+
+class ConfigFile(NamedTuple):
+    """A config file to read, and whether the user chose it (named it, or keeps it in their own config folder)."""
+
+    path: Path
+    trusted: bool
+
+
+def config_files(named: str | None, environ: Mapping[str, str] | None = None) -> list[ConfigFile]:
+    """
+    :param named: The file ``--config`` or :data:`CONFIG_VARIABLE` names, if any: then it is the only one.
+    :param environ: The environment (``os.environ`` by default).
+    :returns: The files to read, the one that wins last: ``./deep-research.toml`` (not trusted) if it exists, then
+        ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or ``~/.config/...``) if it exists.
+    """
+    if named:
+        return [ConfigFile(Path(named), trusted=True)]
+    environ = os.environ if environ is None else environ
+    home = environ.get("XDG_CONFIG_HOME", "").strip()
+    user = (Path(home) if home else Path.home() / ".config") / "deep-research" / "config.toml"
+    found = [ConfigFile(LOCAL_CONFIG, trusted=False), ConfigFile(user, trusted=True)]
+    return [file for file in found if os.path.lexists(file.path)]
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """
+    Read a config file.
+
+    :param path: The TOML file.
+    :returns: Its tables and keys.
+    :raises ConfigFileError: The file is missing, not a regular file, over :data:`MAX_CONFIG_BYTES`, not UTF-8 or not
+        TOML.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the command
+    except OSError as error:
+        raise ConfigFileError(f"config file {path}: cannot be read ({error.strerror}); check --config.") from error
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # the file opened, not the path looked at before
+            raise ConfigFileError(f"config file {path}: not a regular file; give a TOML file.")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigFileError(f"config file {path}: over {MAX_CONFIG_BYTES // 1024} KiB; a config file is small.")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigFileError(f"config file {path}: not valid TOML: {error}") from error
+
 
 PREFIX = "DEEP_RESEARCH_"
 """The prefix of every option's environment variable."""
@@ -83,8 +142,12 @@ _Setting = tuple[Any, Any, str]  # an option's value, as converted and as writte
 
 def config_parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     """:returns: The builder of each command's parser, by the name of its table in the config file."""
-    from haystack_deep_research.cli.options import research_parser  # the commands import this module
-    from haystack_deep_research.cli.parsers import check_parser, mcp_parser, scan_parser
+    from haystack_deep_research.options.parsers import (
+        check_parser,
+        mcp_parser,
+        research_parser,  # the commands import this module
+        scan_parser,
+    )
 
     builders = {"research": research_parser, "scan": scan_parser, "mcp": mcp_parser, "check": check_parser}
     return {name: builders[name] for name in _SECTIONS}
@@ -301,7 +364,7 @@ def environment_value(dest: str, environ: Mapping[str, str] | None = None) -> An
     :returns: The converted value, or ``None`` when no variable of the option is set.
     :raises ConfigFileError: If the variable holds a value the option refuses; the message names the variable.
     """
-    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+    from haystack_deep_research.options.parsers import research_parser  # the commands import this module
 
     found = _variable(dest, os.environ if environ is None else environ)
     return _value(_options(research_parser())[dest], *found, from_environment=True) if found else None
@@ -432,15 +495,15 @@ def parse_configured(
 def environment_options() -> argparse.Namespace:
     """
     The options of a server (the MCP server, the Hayhooks wrapper, a scan's item) that no command line gives: read
-    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see
-    :mod:`.config`), so a setting means the same to a server as to the command.
+    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see the
+    module docstring), so a setting means the same to a server as to the command.
 
     :returns: The main command's options with no flag given.
     :raises ConfigurationError: If a variable or the config file holds a value the option refuses, or the working
         folder's file sets an option only a trusted file may set (name the file with ``DEEP_RESEARCH_CONFIG`` to
         trust it).
     """
-    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+    from haystack_deep_research.options.parsers import research_parser  # the commands import this module
 
     try:
         return parse_configured(research_parser(), ["-"], command="research")
