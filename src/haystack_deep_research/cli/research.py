@@ -213,7 +213,7 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
 def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, display: Display) -> int:
     """Save and print what the run gave, finished or not; the exit status."""
     finished = outcome.result is not None
-    result = outcome.result if outcome.result is not None else unfinished_result(outcome, question)
+    result = outcome.result if outcome.result is not None else unfinished_result(outcome)
     saved = save_outputs(result, output=args.output, sources=args.sources, run=outcome.run, finished=finished)
     if finished or outcome.run is not None:  # a run that never opened has nothing to sum up
         summary = RunSummary.of(

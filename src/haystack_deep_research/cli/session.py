@@ -21,9 +21,9 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.cli.signals import terminated
 from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
+from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.run import ResearchRun, RunInputs
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN
 
@@ -90,12 +90,11 @@ def _cause(outcome: RunOutcome) -> str:
     return f"it never ran: the run failed with {type(error).__name__}: {error}"
 
 
-def unfinished_result(outcome: RunOutcome, question: str) -> dict[str, Any]:
+def unfinished_result(outcome: RunOutcome) -> dict[str, Any]:
     """
     The result of a run that never finished: what it gathered, as a partial report.
 
     :param outcome: The run's outcome (interrupted or failed).
-    :param question: The research question.
     :returns: The result's keys: ``report`` (the notes assembled into a report whose citations were verified; ``""``
         when no note was gathered), ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``
         (``interrupted`` or ``failed``), ``usage_by_phase``, ``cost`` and ``token_usage``.
@@ -126,7 +125,7 @@ def unfinished_result(outcome: RunOutcome, question: str) -> dict[str, Any]:
     report, citations = "", {}
     if notes:
         urls = allowed_urls(notes, run)
-        draft = render_text(FALLBACK_REPORT, error=_cause(outcome), brief=run.brief or question, notes=notes, urls=urls)
+        draft = fallback_report(run, _cause(outcome), notes, urls)
         check = verify_report(run, draft, urls)
         report, citations = check.report, citation_findings(check)
     return {
