@@ -7,8 +7,8 @@ wrapper) by :mod:`haystack_deep_research.options`: the parsers, their defaults f
 ``DEEP_RESEARCH_<OPTION>`` variables, what they become, the exit status and the check of a report.
 
 What the research command is made of, for reuse and tests: output paths (:mod:`.paths`), the run under Ctrl-C
-(:mod:`.session`), the tracker of a run's events (:mod:`.tracker`), its displays (:mod:`.display`, :mod:`.live`) and
-summary (:mod:`.summary`).
+(:mod:`.session`) and its displays (:mod:`.display`, :mod:`.live`), which show what the one tracker of a run's events
+and its summary say (:mod:`haystack_deep_research.options.progress`).
 
 The command sends no Haystack telemetry unless ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it (:func:`main`).
 """
@@ -19,10 +19,9 @@ from haystack_deep_research._haystack_internals import telemetry_off_unless_aske
 from haystack_deep_research.cli.display import Display, PlainDisplay
 from haystack_deep_research.cli.live import RichDisplay, make_display, render_progress, render_summary
 from haystack_deep_research.cli.research import main as _run_command
-from haystack_deep_research.cli.summary import RunSummary
-from haystack_deep_research.cli.tracker import Researcher, RunProgress, RunTracker
 from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.options.parsers import research_parser
+from haystack_deep_research.options.progress import Researcher, RunProgress, RunSummary, RunTracker
 
 __all__ = [
     "Display",

@@ -1,7 +1,7 @@
 """
 What the command shows on stderr while a run goes on, built on the run's typed events.
 
-- :class:`Display` follows the run with a :class:`~haystack_deep_research.cli.tracker.RunTracker` and shows nothing
+- :class:`Display` follows the run with a :class:`~haystack_deep_research.options.progress.RunTracker` and shows nothing
   (``--progress none``, ``-q``);
 - :class:`PlainDisplay` writes one line per step (``--progress plain``, and the default when stderr is not a
   terminal), each line tagged with its phase and, for a researcher's steps, the researcher's number;
@@ -20,8 +20,6 @@ import threading
 from typing import TextIO
 
 from haystack_deep_research._untrusted.terminal import LogLines, say, terminal_text
-from haystack_deep_research.cli.summary import RunSummary
-from haystack_deep_research.cli.tracker import RunTracker
 from haystack_deep_research.events import (
     Event,
     PhaseEnded,
@@ -36,6 +34,7 @@ from haystack_deep_research.events import (
     WarningRaised,
 )
 from haystack_deep_research.options.exit_codes import in_words
+from haystack_deep_research.options.progress import RunSummary, RunTracker
 
 __all__ = ["Display", "PlainDisplay"]
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from haystack_deep_research._untrusted.terminal import terminal_text
 from haystack_deep_research.cli.display import Display, PlainDisplay
-from haystack_deep_research.cli.summary import RunSummary, money
-from haystack_deep_research.cli.tracker import (
+from haystack_deep_research.errors import MissingExtraError
+from haystack_deep_research.options.progress import (
     DONE,
     FAILED,
     PARTIAL,
@@ -27,9 +27,10 @@ from haystack_deep_research.cli.tracker import (
     RUNNING,
     STOPPED,
     RunProgress,
+    RunSummary,
     RunTracker,
+    money,
 )
-from haystack_deep_research.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType

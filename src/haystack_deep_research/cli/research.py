@@ -86,7 +86,6 @@ from haystack_deep_research.cli.research_checks import check_model_server, check
 from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
 from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
 from haystack_deep_research.cli.signals import sigterm_interrupts
-from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.options.arguments import (
     ENVIRONMENT,
@@ -102,6 +101,7 @@ from haystack_deep_research.options.check import run_check
 from haystack_deep_research.options.config import parse_configured
 from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
 from haystack_deep_research.options.parsers import research_parser
+from haystack_deep_research.options.progress import RunSummary
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.context import RunInputs

@@ -23,25 +23,25 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import _checks
 from haystack_deep_research._untrusted.terminal import say, terminal_text
-from haystack_deep_research.events import (
-    Event,
-    PageRead,
-    PageRefused,
-    RunEnded,
-    RunStarted,
-    SearchDone,
-    SubagentCompleted,
-    SubagentSpawned,
-    UsageRecorded,
-    WarningRaised,
-)
+from haystack_deep_research.events import Event, RunEnded, RunStarted, UsageRecorded
 from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
 from haystack_deep_research.notebook.result import ResearchResult, _cell
+from haystack_deep_research.options.progress import (
+    DONE,
+    FAILED,
+    PARTIAL,
+    RESTORED,
+    RUNNING,
+    STOPPED,
+    RunTracker,
+)
 from haystack_deep_research.run import EventStream
 
 __all__ = ["LiveProgress", "run_with_progress"]
 
 _RECENT = 5
+_MARKS = {RUNNING: "…", DONE: "✓", PARTIAL: "◐", RESTORED: "↺", FAILED: "✗", STOPPED: "■"}
+"""How a sub-topic's state shows."""
 
 
 class LiveProgress:
@@ -73,14 +73,8 @@ class LiveProgress:
         self._handle: Any = None
         self._lock = threading.Lock()
         self._last_shown = 0.0
-        self.question = ""
+        self.tracker = RunTracker()
         self.phase = ""
-        self.subtopics: dict[str, str] = {}
-        self.searches = 0
-        self.pages_read = 0
-        self.pages_refused = 0
-        self.warnings = 0
-        self.exit_reason: str | None = None
         self.recent: deque[str] = deque(maxlen=_RECENT)
 
     def __call__(self, event: Event) -> None:
@@ -109,42 +103,26 @@ class LiveProgress:
             say(terminal_text(f"[{event.phase}] {event.describe()}", one_line=True), file=self._stream or sys.stderr)
 
     def _take(self, event: Event) -> None:
+        self.tracker(event)
         self.phase = event.phase
         if not isinstance(event, RunStarted | RunEnded):
             self.recent.append(event.describe())
-        if isinstance(event, RunStarted):
-            self.question = event.question
-        elif isinstance(event, SubagentSpawned):
-            self.subtopics[event.subtopic] = "researching"
-        elif isinstance(event, SubagentCompleted):
-            self.subtopics[event.subtopic] = "restored" if event.restored else "partial" if event.partial else "done"
-        elif isinstance(event, SearchDone):
-            self.searches += 1
-        elif isinstance(event, PageRead):
-            self.pages_read += 1
-        elif isinstance(event, PageRefused):
-            self.pages_refused += 1
-        elif isinstance(event, WarningRaised):
-            self.warnings += 1
-        elif isinstance(event, RunEnded):
-            self.exit_reason = event.exit_reason
 
     def to_markdown(self) -> str:
         """:returns: The progress block: the question, the counts, each sub-topic's state and the latest events."""
-        done = sum(state != "researching" for state in self.subtopics.values())
-        state = (
-            f"finished ({_cell(self.exit_reason)})" if self.exit_reason is not None else f"{self.phase or 'starting'}"
-        )
+        progress = self.tracker.progress()
+        done = sum(researcher.state != RUNNING for researcher in progress.researchers)
+        ended = progress.exit_reason
+        state = f"finished ({_cell(ended)})" if ended is not None else f"{self.phase or 'starting'}"
         lines = [
-            f"**Researching:** {_cell(self.question, limit=200)}",
+            f"**Researching:** {_cell(progress.question, limit=200)}",
             "",
-            f"{state} · {done}/{len(self.subtopics)} sub-topics · {self.searches} searches · {self.pages_read} pages "
-            f"read · {self.pages_refused} refused · {self.warnings} warnings",
+            f"{state} · {done}/{len(progress.researchers)} sub-topics · {progress.searches} searches · "
+            f"{progress.pages_read} pages read · {progress.refused} refused · {len(progress.warnings)} warnings",
         ]
-        marks = {"researching": "…", "done": "✓", "partial": "◐", "restored": "↺"}
-        if self.subtopics:
-            lines += ["", *(f"- {marks[s]} {_cell(topic, limit=120)}" for topic, s in self.subtopics.items())]
-        if self.recent and self.exit_reason is None:
+        if progress.researchers:
+            lines += ["", *(f"- {_MARKS[r.state]} {_cell(r.subtopic, limit=120)}" for r in progress.researchers)]
+        if self.recent and ended is None:
             lines += ["", "Latest:", "", *(f"- {_cell(line, limit=160)}" for line in self.recent)]
         return "\n".join(lines)
 
