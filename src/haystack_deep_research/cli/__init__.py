@@ -6,9 +6,9 @@ Every command takes the same options, read once for every surface (the command, 
 wrapper) by :mod:`haystack_deep_research.options`: the parsers, their defaults from a TOML config file and
 ``DEEP_RESEARCH_<OPTION>`` variables, what they become, the exit status and the check of a report.
 
-What the research command is made of, for reuse and tests: output paths (:mod:`.paths`), the run under Ctrl-C
-(:mod:`.session`) and its displays (:mod:`.display`, :mod:`.live`), which show what the one tracker of a run's events
-and its summary say (:mod:`haystack_deep_research.options.progress`).
+What the research command is made of, for reuse and tests: its outputs and their paths (:mod:`.output`), the run under
+Ctrl-C (:mod:`.session`) and its displays (:mod:`.display`, :mod:`.live`), which show what the one tracker of a run's
+events and its summary say (:mod:`haystack_deep_research.options.progress`).
 
 The command sends no Haystack telemetry unless ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it (:func:`main`).
 """

@@ -9,8 +9,9 @@ The iterative mode of the ``deep-research`` command, and its recordings.
 or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
 records the run and writes ``recording.json`` there (the question, the options it ran with and its sources, see
 :mod:`~haystack_deep_research.options.arguments`), which ``replay DIR`` reads to run it again from the recording,
-with no network, no model and no key; ``update`` reuses the run's own options (see :mod:`.run_options`). ``update
-RUN_DIR`` researches the finished iterative run in ``RUN_DIR`` again (see ``IterativeResearchAgent.update``).
+with no network, no model and no key; ``update`` reuses the run's own options (see
+:mod:`~haystack_deep_research.options.config`). ``update RUN_DIR`` researches the finished iterative run in ``RUN_DIR``
+again (see ``IterativeResearchAgent.update``).
 """
 
 from __future__ import annotations

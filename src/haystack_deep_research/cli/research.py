@@ -25,7 +25,7 @@ done, 1 run failed (a model server at ``--base-url`` that cannot be used is said
 clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 5 partial research (some researchers
 failed, a budget spent, ...), 6 failed research, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves
 what it gathered as a partial report: to ``-o`` (or stdout), ``--sources`` and the run directory; SIGTERM does the
-same (see :mod:`.signals`), and so does a run that fails.
+same (see :mod:`.session`), and so does a run that fails.
 
 Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
 :mod:`~haystack_deep_research.options.config`): a flag wins over its variable, the variable over the file.
@@ -83,9 +83,7 @@ from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.research_checks import check_model_server, check_prices, check_research_args
-from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
-from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
-from haystack_deep_research.cli.signals import sigterm_interrupts
+from haystack_deep_research.cli.session import RunOutcome, run_research, sigterm_interrupts, unfinished_result
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.options.arguments import (
     ENVIRONMENT,
@@ -98,7 +96,7 @@ from haystack_deep_research.options.arguments import (
     with_grounding,
 )
 from haystack_deep_research.options.check import run_check
-from haystack_deep_research.options.config import parse_configured
+from haystack_deep_research.options.config import parse_configured, run_options, save_run_options, update_argv
 from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
 from haystack_deep_research.options.parsers import research_parser
 from haystack_deep_research.options.progress import RunSummary
