@@ -59,7 +59,8 @@ def test_rest_roles_become_code_spans_and_inline_fields_start_a_line() -> None:
     rest_to_markdown = _hooks().rest_to_markdown
 
     assert rest_to_markdown(
-        "Exit codes (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`), see :mod:`.clarify` and :meth:`run`."
+        "Exit codes (:class:`~haystack_deep_research.options.exit_codes.ExitCode`), see :mod:`.clarify` "
+        "and :meth:`run`."
     ) == ("Exit codes (`ExitCode`), see `.clarify` and `run`.")
     assert rest_to_markdown("A page could not be read. :param url: The URL. :param reason: Why.") == (
         "A page could not be read.\n:param url: The URL.\n:param reason: Why."

@@ -301,9 +301,9 @@ def test_the_door_is_what_the_writers_call() -> None:
     assert callers == [
         "cli/iterative.py",
         "cli/output.py",
-        "cli/run_options.py",
         "iterative/finish.py",
         "mcp_server/server.py",
+        "options/config.py",
         "report/export_files.py",
         "run/cache.py",
         "run/journal.py",

@@ -14,7 +14,7 @@ import pytest
 from haystack.components.agents import Agent
 
 from haystack_deep_research import Budgets, Price, cli
-from haystack_deep_research.cli.exit_codes import in_words
+from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.testing import LoopbackWebServer
 
 

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from haystack_deep_research.cli import config, iterative, research
+from haystack_deep_research.cli import iterative, research
+from haystack_deep_research.options import config
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 _BLOCK = re.compile(r"(<!-- cli-reference: (?P<name>[\w-]+) -->\n).*?(<!-- /cli-reference: (?P=name) -->)", re.S)

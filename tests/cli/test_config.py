@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from haystack_deep_research import cli
-from haystack_deep_research.cli import config, options, research
+from haystack_deep_research.cli import research
 from haystack_deep_research.errors import ConfigFileError, ConfigurationError
+from haystack_deep_research.options import config, parsers
 from haystack_deep_research.testing import LoopbackChatServer
 
 REPORT = "# Tides\n\nSpring tides follow the moon [the almanac](https://tides.example/almanac).\n"
@@ -225,10 +226,10 @@ def test_every_command_answers_help_even_with_a_broken_config(
 
 
 def test_an_option_added_later_is_configurable_without_change(folder: Path) -> None:
-    parser = options.CommandParser(prog="deep-research")
+    parser = parsers.CommandParser(prog="deep-research")
     parser.add_argument("--search-url", metavar="URL")
     parser.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT")
-    parser.add_argument("--ports", nargs="+", type=options.bounded_int(1, 65535))
+    parser.add_argument("--ports", nargs="+", type=parsers.bounded_int(1, 65535))
     parser.add_argument("--colour", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--no-cache", dest="use_cache", action="store_false")
     parser.add_argument("--level", choices=("low", "high"), default="low")
@@ -413,14 +414,14 @@ def test_a_named_folder_file_is_trusted(folder: Path, capsys: pytest.CaptureFixt
 def test_the_sdks_own_variable_wins_over_the_files_as_the_own_variable_does(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from haystack_deep_research.cli.arguments import model_arguments
+    from haystack_deep_research.options.arguments import model_arguments
 
     user = Path(os.environ["XDG_CONFIG_HOME"]) / "deep-research" / "config.toml"
     user.parent.mkdir(parents=True)
     user.write_text('base-url = "http://127.0.0.1:1/file"\n', encoding="utf-8")
 
     def server(*argv: str) -> str:
-        args = config.parse_configured(options.research_parser(), ["q", *argv], command="research")
+        args = config.parse_configured(parsers.research_parser(), ["q", *argv], command="research")
         return model_arguments(args)["writer_llm"].api_base_url
 
     assert server() == "http://127.0.0.1:1/file"
@@ -459,7 +460,7 @@ def test_show_config_says_where_each_option_comes_from(
 
 
 def test_a_caller_without_parsed_options_reads_the_environment_by_the_same_rule() -> None:
-    from haystack_deep_research.cli.arguments import model_arguments
+    from haystack_deep_research.options.arguments import model_arguments
 
     sdk, own = {"OPENAI_BASE_URL": "http://127.0.0.1:2/sdk"}, {"DEEP_RESEARCH_BASE_URL": "http://127.0.0.1:3/own"}
     switch = {"DEEP_RESEARCH_NO_TOOL_CHOICE": "on"}  # "on", as a command reads it

@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 import haystack_deep_research
+from haystack_deep_research._untrusted.terminal import terminal_text
 from haystack_deep_research.cli import (
     PlainDisplay,
     RichDisplay,
@@ -20,7 +21,6 @@ from haystack_deep_research.cli import (
     render_progress,
     render_summary,
 )
-from haystack_deep_research.cli.display import terminal_text
 from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.events import (
     Event,
@@ -436,7 +436,7 @@ def test_the_summary_of_a_terminated_run_names_sigterm() -> None:
 # What prints to a terminal, by module and function: each call goes through terminal_text (say prints through it;
 # the rich views are Text made through it), or prints only the library's own words.
 TERMINAL_CALLS = {
-    "cli/display.py::say": "print",  # the door's printer: every line of the commands
+    "_untrusted/terminal.py::say": "print",  # the door's printer: every line of the commands
     "cli/live.py::RichDisplay.log": ".print",
     "cli/live.py::RichDisplay.summarize": ".print",
     "cli/approval.py::ConsolePlanReview.get_user_confirmation": ".print, Prompt.ask",

@@ -18,7 +18,7 @@ from haystack.dataclasses import ChatMessage
 from tests.support import signal_when_held
 
 from haystack_deep_research import cli, state
-from haystack_deep_research.cli.exit_codes import EXIT_REASON_CODES, ExitCode, outcome_code
+from haystack_deep_research.options.exit_codes import EXIT_REASON_CODES, ExitCode, outcome_code
 from haystack_deep_research.testing import (
     KitServers,
     LoopbackChatServer,

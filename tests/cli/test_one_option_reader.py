@@ -7,10 +7,9 @@ import argparse
 import pytest
 
 from haystack_deep_research import ConfigurationError
-from haystack_deep_research.cli.arguments import factory_arguments
-from haystack_deep_research.cli.config import environment_options
-from haystack_deep_research.cli.parsers import mcp_parser, scan_parser
-from haystack_deep_research.cli.shared_options import parse_price
+from haystack_deep_research.options.arguments import factory_arguments
+from haystack_deep_research.options.config import environment_options
+from haystack_deep_research.options.parsers import mcp_parser, parse_price, scan_parser
 
 SEARCH = "http://127.0.0.1:8001"
 

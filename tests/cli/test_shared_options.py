@@ -11,8 +11,9 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGen
 
 from haystack_deep_research import Budgets, cli
 from haystack_deep_research.agents import compatible
-from haystack_deep_research.cli import arguments, check, mcp, research_parser, scan
+from haystack_deep_research.cli import research_parser, scan
 from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.options import arguments, parsers
 from haystack_deep_research.report import ResearchSummary
 from haystack_deep_research.serving import default_agent
 from haystack_deep_research.settings import Price
@@ -43,8 +44,8 @@ SOURCES_PARSED = {"search": "ddgs", "docs": [Path("notes")], "no_web": True, "in
 PARSERS = {
     "research": (research_parser, ["q"]),
     "iterative": (research_parser, ["q", "--mode", "iterative"]),
-    "scan": (scan.scan_parser, ["items.txt", "--out", "rows.jsonl"]),
-    "mcp": (mcp.mcp_parser, []),
+    "scan": (parsers.scan_parser, ["items.txt", "--out", "rows.jsonl"]),
+    "mcp": (parsers.mcp_parser, []),
 }
 
 
@@ -57,7 +58,7 @@ def test_each_command_takes_the_shared_options(surface: str) -> None:
 
 
 def test_check_takes_the_model_options() -> None:  # it searches nothing, so it has no source options
-    args = check.check_parser().parse_args(["report.md", "--judge", *MODELS, *CALLS])
+    args = parsers.check_parser().parse_args(["report.md", "--judge", *MODELS, *CALLS])
     assert {name: getattr(args, name) for name in PARSED} == PARSED
 
 
@@ -88,7 +89,7 @@ def _limits(generator: Any) -> tuple[Any, ...]:
 def test_the_options_become_the_same_models_on_every_surface(monkeypatch: pytest.MonkeyPatch) -> None:
     argv = ["--model", "m", "--base-url", SERVER, "--timeout", "7", "--retries", "1", "--max-tokens", "64"]
     main = arguments.factory_arguments(research_parser().parse_args(["q", *argv]))
-    workflow = scan.scan_workflow(ResearchSummary, scan.scan_parser().parse_args(["items", "--out", "rows", *argv]))
+    workflow = scan.scan_workflow(ResearchSummary, parsers.scan_parser().parse_args(["items", "--out", "rows", *argv]))
 
     researcher = main["researcher_llm"]
     assert _limits(researcher) == (compatible.CompatibleChatGenerator, "m", SERVER, 7.0, 1)

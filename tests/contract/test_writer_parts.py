@@ -21,7 +21,7 @@ from haystack import component
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
 
-from haystack_deep_research import Sources, create_iterative_research_agent, create_research_workflow
+from haystack_deep_research import RunInputs, Sources, create_iterative_research_agent, create_research_workflow
 
 QUESTION = "Why do tides rise twice a day?"
 NOTE_TEXT = "Tides rise twice a day because the moon's pull bulges the oceans on both sides of the earth."
@@ -192,6 +192,16 @@ def test_a_writer_that_always_fails_leaves_a_report_assembled_from_the_notes(bui
     for note in notes:
         assert note.split("\n", 2)[-1].strip() in result["report"]
     assert result["grounding_score"] is None
+
+
+@shapes
+def test_the_report_assembled_without_the_writer_opens_with_the_runs_own_brief(build: Callable[..., Any]) -> None:
+    brief = "Überprüfe: warum steigt die Flut zweimal am Tag — Mond, Erddrehung und die Gegenseite?"
+    writer = PartsWriter(fails=lambda kind, heading: True)
+    result = build(writer).run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(brief=brief))
+
+    assert result["exit_reason"] == "writer_failed"
+    assert f"## Executive summary\n\n{brief}\n\n## Findings" in result["report"]
 
 
 def test_the_iterative_writer_runs_its_parts_side_by_side_within_the_step_concurrency() -> None:

@@ -299,8 +299,8 @@ def test_a_note_names_a_document_only_by_its_whole_uri() -> None:
 # decision that the new place really reads what it records.
 LEDGER_WRITERS = {
     ("_tooling/base.py", "_adopt_policy", "adopt_policy"),
-    ("cli/check.py", "load_sources", "from_urls"),
-    ("cli/check.py", "load_sources", "from_list"),
+    ("options/check.py", "load_sources", "from_urls"),
+    ("options/check.py", "load_sources", "from_list"),
     ("cli/output.py", "save_outputs", "from_list"),
     ("iterative/search.py", "SearchStep._topic", "adopt_policy"),
     ("run/journal.py", "RunJournal.ledger", "from_list"),

@@ -67,6 +67,7 @@ async def test_deep_research_returns_the_report_and_reports_progress_from_the_ru
     summary = dict(result.structured_content or {})
     assert sorted(summary.pop("sources")) == sorted([web.url("/solar.html"), web.url("/storage.pdf")])
     assert summary == {"exit_reason": "text", "cost": 0.0, "warnings": [], "notes": 2}
+    assert result.content[1].text == "exit reason: text · 2 notes · 2 pages read · 0 warnings · cost: $0.0000"  # type: ignore[union-attr]
     messages = [message for _, message in progress]
     assert messages[0] == "run started: How fast is solar growing?"
     assert "[1/2] researching: solar capacity" in messages

@@ -9,7 +9,16 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import RunInputs
-from haystack_deep_research.events import Event, RunStarted, SearchDone, SubagentSpawned, UsageRecorded
+from haystack_deep_research.events import (
+    Event,
+    PageRead,
+    RunEnded,
+    RunStarted,
+    SearchDone,
+    SubagentFailed,
+    SubagentSpawned,
+    UsageRecorded,
+)
 from haystack_deep_research.notebook import LiveProgress, ResearchResult, run_with_progress
 
 
@@ -66,6 +75,25 @@ def test_outside_a_notebook_model_written_text_is_one_line_without_escape_sequen
         "[research] [1/1] researching: [bold]tides[/bold] and storms",
         "[research] searched '[bold]tides[/bold] and storms': 1 result(s)",
     ]
+
+
+def test_the_block_counts_as_the_command_line_does_a_failed_researcher_and_a_page_read_twice() -> None:
+    blocks: list[str] = []
+    progress = LiveProgress(show=blocks.append, min_interval=0)
+    page = "https://example.org/gezeiten-übersicht"
+
+    progress(RunStarted(phase="run", question="Warum gibt es zweimal täglich Flut?"))
+    progress(SubagentSpawned(phase="research", subtopic="Mondanziehung", slot=1, planned=2))
+    progress(SubagentSpawned(phase="research", subtopic="Erddrehung", slot=2, planned=2))
+    progress(PageRead(phase="research", researcher="Mondanziehung", url=page))
+    progress(PageRead(phase="research", researcher="Erddrehung", url=page))
+    progress(SubagentFailed(phase="research", subtopic="Erddrehung", error="ConnectionError: down"))
+    progress(RunEnded(phase="run", exit_reason="text", notes=1))
+
+    final = blocks[-1]
+    assert "finished (text) · 1/2 sub-topics · 0 searches · 1 pages read · 0 refused · 0 warnings" in final
+    assert "- ✗ Erddrehung" in final  # a failed researcher no longer shows as still researching
+    assert "- … Mondanziehung" in final
 
 
 def test_updates_are_throttled_but_the_final_state_is_always_shown(make_agent: Callable[..., Agent]) -> None:

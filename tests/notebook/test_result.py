@@ -57,6 +57,11 @@ def test_an_unknown_cost_and_warnings_are_shown() -> None:
     assert "- write: the writer failed" in markdown
 
 
+def test_a_cost_is_written_as_the_command_line_writes_it() -> None:
+    assert ResearchResult(_result(cost=1.25)).summary_line().endswith("cost: $1.25")
+    assert ResearchResult(_result(cost=0.0004)).summary_line().endswith("cost: $0.0004")
+
+
 def test_a_url_that_is_not_http_is_shown_as_text_not_a_link() -> None:
     sources = [{"id": 1, "kind": "page", "url": "javascript:alert(1)", "title": "t"}]
     table = ResearchResult(_result(sources=sources)).sources_table()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from haystack.utils import Secret
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APIS",
+    "API_TABLE",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
     "DEFAULT_SMALL_MODEL",
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_TOOL_CHOICE",
     "LARGE_ROLES",
     "SMALL_ROLES",
+    "Api",
     "chat_generator",
     "check_credentials",
     "default_chat_generator",
@@ -49,7 +51,31 @@ DEFAULT_MODEL = "gpt-5.4"
 DEFAULT_SMALL_MODEL = "gpt-5.4-mini"
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3
-APIS = ("chat", "responses")
+
+
+class Api(NamedTuple):
+    """
+    What one OpenAI API is, for every caller that builds, caps or probes a model on it.
+
+    :param title: Its name in messages.
+    :param path: Where a server serves it, after the base URL.
+    :param cap: The name of the per-completion token cap in OpenAI's requests.
+    :param compatible_cap: The same cap's name in another server's requests (``base_url``).
+    """
+
+    title: str
+    path: str
+    cap: str
+    compatible_cap: str
+
+
+API_TABLE: dict[str, Api] = {
+    # OpenAI's reasoning models refuse max_tokens; local servers' Chat Completions know only it.
+    "chat": Api("Chat Completions", "/chat/completions", "max_completion_tokens", "max_tokens"),
+    "responses": Api("Responses", "/responses", "max_output_tokens", "max_output_tokens"),
+}
+"""The APIs a model may be called through (``api="chat"`` or ``"responses"``), with what differs between them."""
+APIS = tuple(API_TABLE)
 DEFAULT_TOOL_CHOICE = "auto"
 """The ``tool_choice`` sent to another server's Chat Completions when tools are offered (see :func:`chat_generator`)."""
 _DEFAULT = object()
@@ -82,13 +108,6 @@ def default_chat_generator(
 
     cap = {"max_output_tokens": max_tokens} if max_tokens is not None else None
     return OpenAIResponsesChatGenerator(model=model, timeout=timeout, max_retries=max_retries, generation_kwargs=cap)
-
-
-def _cap_name(api: str, base_url: str | None) -> str:
-    """The name of the per-completion token cap in a request of this API to this server."""
-    if api == "responses":
-        return "max_output_tokens"
-    return "max_tokens" if base_url else "max_completion_tokens"  # OpenAI's reasoning models refuse max_tokens
 
 
 def chat_generator(
@@ -146,7 +165,8 @@ def chat_generator(
     from haystack_deep_research.agents.compatible import CompatibleChatGenerator, CompatibleResponsesChatGenerator
 
     keyless = base_url is not None and api_key is None
-    extra = {_cap_name(chosen, base_url): max_tokens} if max_tokens is not None else {}
+    cap = API_TABLE[chosen].compatible_cap if base_url else API_TABLE[chosen].cap
+    extra = {cap: max_tokens} if max_tokens is not None else {}
     options: dict[str, Any] = {
         "model": model.strip(),
         "api_base_url": base_url,

@@ -1,13 +1,14 @@
 """
-The ``deep-research`` command: research a question (:mod:`.research`), check a report (:mod:`.check`), scan many
-items (:mod:`.scan`), serve over MCP (:mod:`.mcp`).
+The ``deep-research`` command: research a question (:mod:`.research`), check a report, scan many items
+(:mod:`.scan`), serve over MCP (:mod:`.mcp`).
 
-Every command takes the same model and source options, built once with what they become (:mod:`.shared_options`).
-Every command's options also come from a TOML config file and ``DEEP_RESEARCH_<OPTION>`` variables (:mod:`.config`).
+Every command takes the same options, read once for every surface (the command, the MCP server, the Hayhooks
+wrapper) by :mod:`haystack_deep_research.options`: the parsers, their defaults from a TOML config file and
+``DEEP_RESEARCH_<OPTION>`` variables, what they become, the exit status and the check of a report.
 
-What the research command is made of, for reuse and tests: its options (:mod:`.options`), output paths
-(:mod:`.paths`), exit codes (:mod:`.exit_codes`), the run under Ctrl-C (:mod:`.session`), the tracker of a run's
-events (:mod:`.tracker`), its displays (:mod:`.display`, :mod:`.live`) and summary (:mod:`.summary`).
+What the research command is made of, for reuse and tests: its outputs and their paths (:mod:`.output`), the run under
+Ctrl-C (:mod:`.session`) and its displays (:mod:`.display`, :mod:`.live`), which show what the one tracker of a run's
+events and its summary say (:mod:`haystack_deep_research.options.progress`).
 
 The command sends no Haystack telemetry unless ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it (:func:`main`).
 """
@@ -16,12 +17,11 @@ from collections.abc import Sequence
 
 from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
 from haystack_deep_research.cli.display import Display, PlainDisplay
-from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.live import RichDisplay, make_display, render_progress, render_summary
-from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.research import main as _run_command
-from haystack_deep_research.cli.summary import RunSummary
-from haystack_deep_research.cli.tracker import Researcher, RunProgress, RunTracker
+from haystack_deep_research.options.exit_codes import ExitCode
+from haystack_deep_research.options.parsers import research_parser
+from haystack_deep_research.options.progress import Researcher, RunProgress, RunSummary, RunTracker
 
 __all__ = [
     "Display",

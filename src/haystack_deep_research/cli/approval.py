@@ -5,9 +5,9 @@ without one (stdin not a TTY: a pipe, a CI job) it is a usage error, and so is a
 that would draw over the questions; ``--progress auto`` shows one line per step instead.
 
 The sub-topics are the orchestrator model's words: :class:`ConsolePlanReview` shows each one through
-:func:`~haystack_deep_research.cli.display.terminal_text` as rich ``Text``, so what the person reads is what will be
-researched (a ``[bold]...[/bold]`` shows its brackets, a stray ``[/cyan]`` is text, an escape sequence is removed),
-never markup that hides part of it or a sequence that rewrites the terminal.
+:func:`~haystack_deep_research._untrusted.terminal.terminal_text` as rich ``Text``, so what the person reads is what
+will be researched (a ``[bold]...[/bold]`` shows its brackets, a stray ``[/cyan]`` is text, an escape sequence is
+removed), never markup that hides part of it or a sequence that rewrites the terminal.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from haystack.hooks.human_in_the_loop.policies import AlwaysAskPolicy
 from haystack.hooks.human_in_the_loop.strategies import BlockingConfirmationStrategy
 from haystack.hooks.human_in_the_loop.types import ConfirmationUI
 
-from haystack_deep_research.cli.display import terminal_text
+from haystack_deep_research._untrusted.terminal import terminal_text
 from haystack_deep_research.errors import MissingExtraError, UsageError
 
 if TYPE_CHECKING:

@@ -4,9 +4,9 @@
 On a terminal (stdin is a TTY) the question is asked on stderr and the answer read from stdin; the command then
 runs again on the conversation (the question, the clarifying question, the answer) and researches. Without a
 terminal the question is printed on stdout (or in the ``--json`` object, as ``clarification``) and the command exits
-with :attr:`~haystack_deep_research.cli.exit_codes.ExitCode.CLARIFICATION_NEEDED`: run it again with the answer
+with :attr:`~haystack_deep_research.options.exit_codes.ExitCode.CLARIFICATION_NEEDED`: run it again with the answer
 added to the question. The question is the scope model's words: it is shown through
-:func:`~haystack_deep_research.cli.display.terminal_text`, on one line.
+:func:`~haystack_deep_research._untrusted.terminal.terminal_text`, on one line.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any, TextIO
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.cli.display import say, terminal_text
-from haystack_deep_research.cli.exit_codes import ExitCode
+from haystack_deep_research._untrusted.terminal import say, terminal_text
 from haystack_deep_research.cli.output import print_stdout, result_json
 from haystack_deep_research.cli.session import RunOutcome
 from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.state import CLARIFICATION, EXIT_CLARIFICATION_NEEDED, EXIT_REASON, MESSAGES
 
 __all__ = ["ask_on_terminal", "clarification_of", "follow_up", "print_clarification"]

@@ -8,9 +8,11 @@ The iterative mode of the ``deep-research`` command, and its recordings.
 ``--mode iterative`` builds ``create_iterative_research_agent``: its analysis model is the orchestrator's (``--model``
 or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
 records the run and writes ``recording.json`` there (the question, the options it ran with, its report style and its
-sources, see :mod:`.sources`), which ``replay DIR`` reads to run it again from the recording, with no network, no
-model and no key; ``update`` reuses the run's own options (see :mod:`.run_options`). ``update RUN_DIR`` researches the
-finished iterative run in ``RUN_DIR`` again (see ``IterativeResearchAgent.update``).
+sources, see
+:mod:`~haystack_deep_research.options.arguments`), which ``replay DIR`` reads to run it again from the recording,
+with no network, no model and no key; ``update`` reuses the run's own options (see
+:mod:`~haystack_deep_research.options.config`). ``update RUN_DIR`` researches the finished iterative run in ``RUN_DIR``
+again (see ``IterativeResearchAgent.update``).
 """
 
 from __future__ import annotations
@@ -23,11 +25,10 @@ from typing import Any
 
 from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.agents import role_models
-from haystack_deep_research.cli.arguments import with_grounding
-from haystack_deep_research.cli.exit_codes import ExitCode
-from haystack_deep_research.cli.options import CommandParser
-from haystack_deep_research.cli.shared_options import parse_price
 from haystack_deep_research.errors import ConfigurationError, RecordingError
+from haystack_deep_research.options.arguments import with_grounding
+from haystack_deep_research.options.exit_codes import ExitCode
+from haystack_deep_research.options.parsers import CommandParser, parse_price
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
 from haystack_deep_research.run.recording_files import read_manifest
@@ -86,7 +87,7 @@ def write_manifest(
     :param question: The question.
     :param agent: The iterative agent that made the recording.
     :param options: The arguments the agent was built with.
-    :param sources: What the run searched (see :func:`~haystack_deep_research.cli.sources.recorded_sources`): docs
+    :param sources: What the run searched (see :func:`~haystack_deep_research.options.arguments.recorded_sources`): docs
         folders, web, search name, search URL, allowed hosts.
     """
     chosen = options.get("sources") or Sources()
@@ -172,7 +173,7 @@ def subcommand_parser(command: str) -> argparse.ArgumentParser:
     :param command: ``replay`` or ``update``.
     :returns: The parser of its ``--help``: its directory; the options that follow are those of ``deep-research``.
     """
-    from haystack_deep_research.cli.options import OPTION_GROUPS, add_display_options, add_output_options
+    from haystack_deep_research.options.parsers import OPTION_GROUPS, add_display_options, add_output_options
 
     positional, description = _HELP[command]
     parser = CommandParser(prog=f"deep-research {command}", description=description)

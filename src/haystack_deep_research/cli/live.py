@@ -6,18 +6,20 @@ then the summary as a panel.
 
 The view is redrawn a few times a second from the tracker, on rich's own refresh thread, so events are never
 slowed down by drawing. Every text of the view is a rich ``Text`` made through
-:func:`~haystack_deep_research.cli.display.terminal_text`: rich never reads a sub-topic or a warning as markup, and
-no escape sequence reaches the terminal. When stderr is not a terminal rich prints the last frame once, without escape
-codes. rich is imported when a view is made or drawn: without it, :class:`RichDisplay` raises ``MissingExtraError``.
+:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: rich never reads a sub-topic or a warning as markup,
+and no escape sequence reaches the terminal. When stderr is not a terminal rich prints the last frame once, without
+escape codes. rich is imported when a view is made or drawn: without it, :class:`RichDisplay` raises
+``MissingExtraError``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from haystack_deep_research.cli.display import Display, PlainDisplay, terminal_text
-from haystack_deep_research.cli.summary import RunSummary, money
-from haystack_deep_research.cli.tracker import (
+from haystack_deep_research._untrusted.terminal import terminal_text
+from haystack_deep_research.cli.display import Display, PlainDisplay
+from haystack_deep_research.errors import MissingExtraError
+from haystack_deep_research.options.progress import (
     DONE,
     FAILED,
     PARTIAL,
@@ -25,9 +27,10 @@ from haystack_deep_research.cli.tracker import (
     RUNNING,
     STOPPED,
     RunProgress,
+    RunSummary,
     RunTracker,
+    money,
 )
-from haystack_deep_research.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType

@@ -6,9 +6,9 @@
     deep-research mcp --base-url http://localhost:11434/v1 --model qwen3:8b [other model and source options]
 
 The server's tools are described in :mod:`haystack_deep_research.mcp_server`. Its runs (and ``check_report``'s judge)
-use the models and sources the shared options choose, as ``deep-research`` does (see :mod:`.shared_options`); the
-keys they need (``OPENAI_API_KEY`` unless ``--base-url``, ``TAVILY_API_KEY`` for ``--search tavily``) are checked
-when a run starts. The server itself needs the ``mcp`` extra.
+use the models and sources the shared options choose, as ``deep-research`` does (see
+:mod:`~haystack_deep_research.options.parsers`); the keys they need (``OPENAI_API_KEY`` unless ``--base-url``,
+``TAVILY_API_KEY`` for ``--search tavily``) are checked when a run starts. The server itself needs the ``mcp`` extra.
 
 Exit status: 0 when the server stopped, 2 for a usage error (bad arguments such as a port outside 1 to 65535, the
 extra not installed), printed as one line.
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from haystack_deep_research.cli.arguments import judge_model, model_arguments
-from haystack_deep_research.cli.config import parse_configured
-from haystack_deep_research.cli.display import say
-from haystack_deep_research.cli.exit_codes import ExitCode
-from haystack_deep_research.cli.parsers import mcp_parser
+from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.errors import UsageError
+from haystack_deep_research.options.arguments import judge_model, model_arguments
+from haystack_deep_research.options.config import parse_configured
+from haystack_deep_research.options.exit_codes import ExitCode
+from haystack_deep_research.options.parsers import mcp_parser
 
-__all__ = ["mcp_parser", "run_mcp"]
+__all__ = ["run_mcp"]
 
 
 def run_mcp(argv: Sequence[str]) -> int:

@@ -20,15 +20,15 @@ The ``deep-research`` command.
 Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
 :mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
 object instead. The options are checked (output paths included) before any model is called; every user error is one
-line. Exit status (:class:`~haystack_deep_research.cli.exit_codes.ExitCode`, one table for every subcommand): 0 done,
-1 run failed (a model server at ``--base-url`` that cannot be used is said before the run), 2 usage error, 3
+line. Exit status (:class:`~haystack_deep_research.options.exit_codes.ExitCode`, one table for every subcommand): 0
+done, 1 run failed (a model server at ``--base-url`` that cannot be used is said before the run), 2 usage error, 3
 clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 5 partial research (some researchers
 failed, a budget spent, ...), 6 failed research, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves
 what it gathered as a partial report: to ``-o`` (or stdout), ``--sources`` and the run directory; SIGTERM does the
-same (see :mod:`.signals`), and so does a run that fails.
+same (see :mod:`.session`), and so does a run that fails.
 
 Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
-:mod:`.config`): a flag wins over its variable, the variable over the file.
+:mod:`~haystack_deep_research.options.config`): a flag wins over its variable, the variable over the file.
 
 Models and search, with their environment equivalents (an option wins over its variable):
 
@@ -66,23 +66,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import console_plan_review, progress_mode
-from haystack_deep_research.cli.arguments import (
-    ENVIRONMENT,
-    factory_arguments,
-    option_value,
-    report_style,
-    source_arguments,
-    with_budgets,
-    with_grounding,
-)
-from haystack_deep_research.cli.check import run_check
 from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
-from haystack_deep_research.cli.config import parse_configured
-from haystack_deep_research.cli.display import Display, say
-from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
+from haystack_deep_research.cli.display import Display
 from haystack_deep_research.cli.iterative import (
     MANIFEST_FILE,
     iterative_options,
@@ -92,15 +81,26 @@ from haystack_deep_research.cli.iterative import (
 )
 from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.mcp import run_mcp
-from haystack_deep_research.cli.options import research_parser
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.research_checks import check_model_server, check_prices, check_research_args
-from haystack_deep_research.cli.run_options import run_options, save_run_options, update_argv
-from haystack_deep_research.cli.session import RunOutcome, run_research, unfinished_result
-from haystack_deep_research.cli.signals import sigterm_interrupts
-from haystack_deep_research.cli.sources import recorded_sources, replay_argv
-from haystack_deep_research.cli.summary import RunSummary
+from haystack_deep_research.cli.session import RunOutcome, run_research, sigterm_interrupts, unfinished_result
 from haystack_deep_research.errors import UsageError
+from haystack_deep_research.options.arguments import (
+    ENVIRONMENT,
+    factory_arguments,
+    option_value,
+    recorded_sources,
+    replay_argv,
+    report_style,
+    source_arguments,
+    with_budgets,
+    with_grounding,
+)
+from haystack_deep_research.options.check import run_check
+from haystack_deep_research.options.config import parse_configured, run_options, save_run_options, update_argv
+from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
+from haystack_deep_research.options.parsers import research_parser
+from haystack_deep_research.options.progress import RunSummary
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run.context import RunInputs
 from haystack_deep_research.run.recording_files import read_manifest
@@ -210,7 +210,7 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
 def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, display: Display) -> int:
     """Save and print what the run gave, finished or not; the exit status."""
     finished = outcome.result is not None
-    result = outcome.result if outcome.result is not None else unfinished_result(outcome, question)
+    result = outcome.result if outcome.result is not None else unfinished_result(outcome)
     saved = save_outputs(result, output=args.output, sources=args.sources, run=outcome.run, finished=finished)
     if finished or outcome.run is not None:  # a run that never opened has nothing to sum up
         summary = RunSummary.of(
@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run the command.
 
     :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: The exit status (see :class:`~haystack_deep_research.cli.exit_codes.ExitCode`): 0 done, 1 failed, 2
+    :returns: The exit status (see :class:`~haystack_deep_research.options.exit_codes.ExitCode`): 0 done, 1 failed, 2
         usage error, 3 clarification needed, 4 unreadable citations (``check``), 5 partial, 6 research failed, 130
         interrupted, 143 terminated (SIGTERM, saved as for Ctrl-C).
     """

@@ -15,11 +15,12 @@ from typing import Any
 
 import httpx
 
+from haystack_deep_research.agents.models import API_TABLE
 from haystack_deep_research.cli.approval import check_approve_plan
-from haystack_deep_research.cli.arguments import ENVIRONMENT, check_option_credentials, option_value
-from haystack_deep_research.cli.paths import check_output_paths
+from haystack_deep_research.cli.output import check_output_paths
 from haystack_deep_research.errors import ModelServerError, UsageError
 from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.options.arguments import ENVIRONMENT, check_option_credentials, option_value
 from haystack_deep_research.run import check_question, model_name
 from haystack_deep_research.run.cost import CostMeter
 
@@ -114,8 +115,8 @@ def check_model_server(args: argparse.Namespace) -> None:
     base_url = option_value(args, "base_url")
     if not base_url:
         return
-    responses = option_value(args, "api") == "responses"
-    url = base_url.rstrip("/") + ("/responses" if responses else "/chat/completions")
+    api = API_TABLE.get(option_value(args, "api"), API_TABLE["chat"])
+    url = base_url.rstrip("/") + api.path
     where = f"the model server at {base_url} ({_base_url_option(args)})"
     seconds = min(option_value(args, "timeout") or PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
     for attempt in range(1, PROBE_TRIES + 1):
@@ -139,9 +140,8 @@ def check_model_server(args: argparse.Namespace) -> None:
                 url=base_url,
             ) from None
         if status == 405 or (status == 404 and not api_error):  # a 404 in the API's own words: a model not found
-            api = "Responses" if responses else "Chat Completions"
             raise ModelServerError(
-                f"{where} answered HTTP {status} to POST {url}: it does not serve the OpenAI {api} API there; "
+                f"{where} answered HTTP {status} to POST {url}: it does not serve the OpenAI {api.title} API there; "
                 "check the address (an OpenAI-compatible server's usually ends in /v1) or --api.",
                 url=base_url,
             )

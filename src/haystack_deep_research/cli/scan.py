@@ -8,12 +8,11 @@
 ``ITEMS`` is a text file with one item per line (each line is the item's research question), or a provider class
 given as ``module:Class`` (a :class:`~haystack_deep_research.scans.KnowledgeProvider` built with no arguments). Each
 item is researched by ``create_research_workflow`` on the models and sources the shared options choose (see
-:mod:`.shared_options`; they mean what they mean for ``deep-research``): its Execute agent and page summarizer are the
-small model's roles (``--small-model``, else ``--model``, else ``gpt-5.4-mini`` on OpenAI), its web search is
-``--search`` (Tavily with ``TAVILY_API_KEY``, else the keyless search) unless ``--no-web``, and each ``--docs`` folder
-is searched too. Its structured output (``--schema``, default
-``ResearchSummary``) becomes its row in ``--out``. Rerunning with the same ``--out`` researches only the items not
-finished yet. ``--ray ADDRESS`` runs the
+:mod:`~haystack_deep_research.options.parsers`; they mean what they mean for ``deep-research``): its Execute agent
+and page summarizer are the small model's roles (``--small-model``, else ``--model``, else ``gpt-5.4-mini`` on OpenAI),
+its web search is ``--search`` (Tavily with ``TAVILY_API_KEY``, else the keyless search) unless ``--no-web``, and each
+``--docs`` folder is searched too. Its structured output (``--schema``, default ``ResearchSummary``) becomes its row in
+``--out``. Rerunning with the same ``--out`` researches only the items not finished yet. ``--ray ADDRESS`` runs the
 items on a Ray cluster (``local`` starts one on this machine; needs ``haystack-deep-research[ray]``).
 
 Progress goes to stderr: a live bar (``haystack-deep-research[cli]``; the default when rich is installed), one line
@@ -38,20 +37,20 @@ from typing import Any
 from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
+from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.agents import (
     DEFAULT_SMALL_MODEL,
     ResearchWorkflow,
     create_research_workflow,
     default_chat_generator,
 )
-from haystack_deep_research.cli.arguments import check_option_credentials, factory_arguments, with_grounding
-from haystack_deep_research.cli.config import environment_options, parse_configured
-from haystack_deep_research.cli.display import say
-from haystack_deep_research.cli.exit_codes import ExitCode, error_line, exit_code_of
-from haystack_deep_research.cli.parsers import scan_parser
 from haystack_deep_research.cli.research_checks import check_model_server
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
+from haystack_deep_research.options.arguments import check_option_credentials, factory_arguments, with_grounding
+from haystack_deep_research.options.config import environment_options, parse_configured
+from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of
+from haystack_deep_research.options.parsers import scan_parser
 from haystack_deep_research.report import ResearchSummary
 from haystack_deep_research.scans import (
     KnowledgeProvider,
@@ -65,7 +64,7 @@ from haystack_deep_research.settings import Sources
 from haystack_deep_research.sources import resolve_search
 from haystack_deep_research.tools import ReadUrlTool
 
-__all__ = ["run_scan_command", "scan_parser", "scan_workflow"]
+__all__ = ["run_scan_command", "scan_workflow"]
 
 
 def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | None = None) -> ResearchWorkflow:
@@ -73,8 +72,8 @@ def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | 
     The research of one item: the research workflow on the models and sources the shared options choose.
 
     :param output_schema: The row's model.
-    :param options: The parsed shared options (see :mod:`.shared_options`); ``None`` reads their environment
-        variables only. Plain values, so the call pickles for Ray's workers.
+    :param options: The parsed shared options (see :mod:`~haystack_deep_research.options.parsers`); ``None`` reads
+        their environment variables only. Plain values, so the call pickles for Ray's workers.
     :returns: The workflow.
     """
     arguments = factory_arguments(options or environment_options())

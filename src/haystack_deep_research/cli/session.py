@@ -10,24 +10,93 @@ raises comes back the same way, with its error.
 :func:`unfinished_result` turns such a run into a result: the notes gathered so far assembled into a report as the
 write hook's fallback does (the same template), its citations verified against the pages the run really read, and
 the run's ledger, warnings and usage.
+
+SIGTERM, what ``timeout``, systemd and Kubernetes send to stop a process, ends a command exactly as Ctrl-C does.
+
+:func:`sigterm_interrupts` installs a SIGTERM handler for the duration of a command (in the main thread only; the
+previous handler comes back after). The handler calls the current SIGINT handler, so a SIGTERM takes the path of a
+Ctrl-C: under :func:`asyncio.run` the run's task is cancelled, elsewhere ``KeyboardInterrupt`` is raised. What was
+gathered is then saved as a partial report (``-o``, ``--json``, ``--sources``, the run directory) and the command
+exits with :attr:`~haystack_deep_research.options.exit_codes.ExitCode.TERMINATED` (143, 128 + SIGTERM) instead of 130.
+What the command says about it names the signal: :func:`terminated` tells, during the command, whether one arrived.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
-from haystack_deep_research.cli.signals import terminated
 from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
+from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.run import ResearchRun, RunInputs
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN
 
-__all__ = ["RunOutcome", "run_research", "unfinished_result"]
+__all__ = [
+    "RunOutcome",
+    "Termination",
+    "run_research",
+    "sigterm_interrupts",
+    "terminated",
+    "unfinished_result",
+]
+
+
+@dataclass
+class Termination:
+    """
+    Whether a SIGTERM arrived while the command ran.
+
+    :param received: ``True`` once one did.
+    """
+
+    received: bool = False
+
+
+_CURRENT: ContextVar[Termination | None] = ContextVar("termination", default=None)
+
+
+def terminated() -> bool:
+    """:returns: Whether a SIGTERM arrived during the command under way (inside :func:`sigterm_interrupts`)."""
+    current = _CURRENT.get()
+    return current is not None and current.received
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[Termination]:
+    """
+    Turn SIGTERM into the interruption Ctrl-C causes, while the block runs (see the module docstring).
+
+    :returns: A context manager yielding the :class:`Termination` that records whether a SIGTERM arrived.
+    """
+    termination = Termination()
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        termination.received = True
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):  # asyncio's own handler (cancels the run's task) or Python's (KeyboardInterrupt)
+            on_sigint(signal.SIGINT, frame)
+        else:  # SIGINT ignored or left to the system: interrupt all the same
+            raise KeyboardInterrupt
+
+    handles = threading.current_thread() is threading.main_thread()  # signal handlers belong to the main thread
+    previous = signal.signal(signal.SIGTERM, interrupt) if handles else None
+    token = _CURRENT.set(termination)
+    try:
+        yield termination
+    finally:
+        _CURRENT.reset(token)
+        if handles:
+            signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass(frozen=True)
@@ -90,12 +159,11 @@ def _cause(outcome: RunOutcome) -> str:
     return f"it never ran: the run failed with {type(error).__name__}: {error}"
 
 
-def unfinished_result(outcome: RunOutcome, question: str) -> dict[str, Any]:
+def unfinished_result(outcome: RunOutcome) -> dict[str, Any]:
     """
     The result of a run that never finished: what it gathered, as a partial report.
 
     :param outcome: The run's outcome (interrupted or failed).
-    :param question: The research question.
     :returns: The result's keys: ``report`` (the notes assembled into a report whose citations were verified; ``""``
         when no note was gathered), ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``
         (``interrupted`` or ``failed``), ``usage_by_phase``, ``cost`` and ``token_usage``.
@@ -126,7 +194,7 @@ def unfinished_result(outcome: RunOutcome, question: str) -> dict[str, Any]:
     report, citations = "", {}
     if notes:
         urls = allowed_urls(notes, run)
-        draft = render_text(FALLBACK_REPORT, error=_cause(outcome), brief=run.brief or question, notes=notes, urls=urls)
+        draft = fallback_report(run, _cause(outcome), notes, urls)
         check = verify_report(run, draft, urls)
         report, citations = check.report, citation_findings(check)
     return {

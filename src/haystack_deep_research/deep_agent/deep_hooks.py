@@ -25,13 +25,14 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 
-from haystack_deep_research._prompts import FALLBACK_REPORT, MEMORY_FILES, render_text
+from haystack_deep_research._prompts import MEMORY_FILES, render_text
 from haystack_deep_research.deep_agent.memory import check_memory_paths, read_memory_files
 from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence import verify_citations
 from haystack_deep_research.report import StructuredOutputStage, add_contradictions, citation_findings, verify_report
+from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import Phase, ResearchRun, blocking
@@ -119,7 +120,7 @@ def _gathered(run: ResearchRun, failed: str) -> str:
         passage = " ".join((entry.summary or entry.text or entry.snippet).split())[:PASSAGE_CHARS]
         notes.append(f"### {title}\n\n{passage} [{title}]({entry.url})")
     error = f"the agent's model failed: {failed}"
-    return render_text(FALLBACK_REPORT, error=error, brief=run.brief, notes=notes, urls=[entry.url for entry in read])
+    return fallback_report(run, error, notes, [entry.url for entry in read])
 
 
 class DeepRunHook(OpenRunHook):

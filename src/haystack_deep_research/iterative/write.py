@@ -36,7 +36,7 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research._prompts import FALLBACK_REPORT, NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
+from haystack_deep_research._prompts import NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.evidence.text import inert_text
@@ -54,7 +54,7 @@ from haystack_deep_research.report import (
 )
 from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.report.headings import ReportSections, report_sections
-from haystack_deep_research.report.sections import Framing, write_report
+from haystack_deep_research.report.sections import Framing, fallback_report, write_report
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async
@@ -179,7 +179,7 @@ class WriteStep(UsesModels):
         if not report:
             why = written.why
             run.warn(PHASE_WRITE, f"the writer failed ({why}); the report was assembled from the findings")
-            report = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
+            report = fallback_report(run, why, notes, urls)
             exit_reason = EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED
         found = changes(iteration)
         check = verify_report(run, report, urls)

@@ -35,11 +35,12 @@ from pydantic import Field
 
 from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
 from haystack_deep_research._untrusted.files import write_file
-from haystack_deep_research.cli.check import run_check
-from haystack_deep_research.cli.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError
 from haystack_deep_research.events import UsageRecorded
 from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
+from haystack_deep_research.options.check import run_check
+from haystack_deep_research.options.exit_codes import MCP_WORDS, in_words
+from haystack_deep_research.options.progress import outcome_line
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import EventStream
 from haystack_deep_research.serving import AgentFactory, RequestGuard, RequestGuardMiddleware
@@ -70,14 +71,8 @@ def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _status_line(summary: Mapping[str, Any]) -> str:
-    cost = summary["cost"]
-    lines = [
-        f"exit reason: {summary['exit_reason']}; {summary['notes']} notes; {len(summary['sources'])} pages read; "
-        f"cost: {f'${cost:.4f}' if isinstance(cost, int | float) else 'unknown'}",
-        *(f"warning: {warning}" for warning in summary["warnings"]),
-    ]
-    return "\n".join(lines)
+def _status_line(result: Mapping[str, Any]) -> str:
+    return "\n".join([outcome_line(result), *(f"warning: {warning}" for warning in result.get("warnings") or [])])
 
 
 def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any = None) -> tuple[int, str]:
@@ -196,7 +191,7 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
         summary = _summary(result)
         content: list[ContentBlock] = [
             TextContent(type="text", text=str(result.get("clarification") or result.get("report") or "")),
-            TextContent(type="text", text=_status_line(summary)),
+            TextContent(type="text", text=_status_line(result)),
         ]
         return CallToolResult(content=content, structured_content=summary)
 

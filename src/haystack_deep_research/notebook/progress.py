@@ -3,8 +3,9 @@ A run's progress in a notebook: one Markdown block, updated in place as the run'
 
 :class:`LiveProgress` is an event subscriber (pass it as ``inputs=RunInputs(on_event=progress)``); it reads only the
 typed events of :mod:`haystack_deep_research.events`, never text. In an IPython kernel it shows one display that it
-updates in place; elsewhere it writes one line per event to a text stream, through the command line's door to the
-terminal (:func:`~haystack_deep_research.cli.display.terminal_text`: no escape sequence a page or a model wrote).
+updates in place; elsewhere it writes one line per event to a text stream, through the one door to
+the terminal (:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: no escape sequence a page or a model
+wrote).
 :func:`run_with_progress` runs an agent with it and returns the result as a
 :class:`~haystack_deep_research.notebook.ResearchResult`.
 """
@@ -21,27 +22,27 @@ from typing import Any, TextIO, cast
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import _checks
-from haystack_deep_research.cli.display import say, terminal_text
-from haystack_deep_research.events import (
-    Event,
-    PageRead,
-    PageRefused,
-    RunEnded,
-    RunStarted,
-    SearchDone,
-    SubagentCompleted,
-    SubagentSpawned,
-    UsageRecorded,
-    WarningRaised,
-)
+from haystack_deep_research._untrusted.terminal import say, terminal_text
+from haystack_deep_research.events import Event, RunEnded, RunStarted, UsageRecorded
 from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
 from haystack_deep_research.notebook.result import ResearchResult
+from haystack_deep_research.options.progress import (
+    DONE,
+    FAILED,
+    PARTIAL,
+    RESTORED,
+    RUNNING,
+    STOPPED,
+    RunTracker,
+)
 from haystack_deep_research.run import EventStream
 
 __all__ = ["LiveProgress", "run_with_progress"]
 
 _RECENT = 5
+_MARKS = {RUNNING: "…", DONE: "✓", PARTIAL: "◐", RESTORED: "↺", FAILED: "✗", STOPPED: "■"}
+"""How a sub-topic's state shows."""
 
 
 class LiveProgress:
@@ -73,14 +74,8 @@ class LiveProgress:
         self._handle: Any = None
         self._lock = threading.Lock()
         self._last_shown = 0.0
-        self.question = ""
+        self.tracker = RunTracker()
         self.phase = ""
-        self.subtopics: dict[str, str] = {}
-        self.searches = 0
-        self.pages_read = 0
-        self.pages_refused = 0
-        self.warnings = 0
-        self.exit_reason: str | None = None
         self.recent: deque[str] = deque(maxlen=_RECENT)
 
     def __call__(self, event: Event) -> None:
@@ -109,44 +104,26 @@ class LiveProgress:
             say(terminal_text(f"[{event.phase}] {event.describe()}", one_line=True), file=self._stream or sys.stderr)
 
     def _take(self, event: Event) -> None:
+        self.tracker(event)
         self.phase = event.phase
         if not isinstance(event, RunStarted | RunEnded):
             self.recent.append(event.describe())
-        if isinstance(event, RunStarted):
-            self.question = event.question
-        elif isinstance(event, SubagentSpawned):
-            self.subtopics[event.subtopic] = "researching"
-        elif isinstance(event, SubagentCompleted):
-            self.subtopics[event.subtopic] = "restored" if event.restored else "partial" if event.partial else "done"
-        elif isinstance(event, SearchDone):
-            self.searches += 1
-        elif isinstance(event, PageRead):
-            self.pages_read += 1
-        elif isinstance(event, PageRefused):
-            self.pages_refused += 1
-        elif isinstance(event, WarningRaised):
-            self.warnings += 1
-        elif isinstance(event, RunEnded):
-            self.exit_reason = event.exit_reason
 
     def to_markdown(self) -> str:
         """:returns: The progress block: the question, the counts, each sub-topic's state and the latest events."""
-        done = sum(state != "researching" for state in self.subtopics.values())
-        state = (
-            f"finished ({inert_text(self.exit_reason)})"
-            if self.exit_reason is not None
-            else f"{self.phase or 'starting'}"
-        )
+        progress = self.tracker.progress()
+        done = sum(researcher.state != RUNNING for researcher in progress.researchers)
+        ended = progress.exit_reason
+        state = f"finished ({inert_text(ended)})" if ended is not None else f"{self.phase or 'starting'}"
         lines = [
-            f"**Researching:** {inert_text(self.question, limit=200)}",
+            f"**Researching:** {inert_text(progress.question, limit=200)}",
             "",
-            f"{state} · {done}/{len(self.subtopics)} sub-topics · {self.searches} searches · {self.pages_read} pages "
-            f"read · {self.pages_refused} refused · {self.warnings} warnings",
+            f"{state} · {done}/{len(progress.researchers)} sub-topics · {progress.searches} searches · "
+            f"{progress.pages_read} pages read · {progress.refused} refused · {len(progress.warnings)} warnings",
         ]
-        marks = {"researching": "…", "done": "✓", "partial": "◐", "restored": "↺"}
-        if self.subtopics:
-            lines += ["", *(f"- {marks[s]} {inert_text(topic, limit=120)}" for topic, s in self.subtopics.items())]
-        if self.recent and self.exit_reason is None:
+        if progress.researchers:
+            lines += ["", *(f"- {_MARKS[r.state]} {inert_text(r.subtopic, limit=120)}" for r in progress.researchers)]
+        if self.recent and ended is None:
             lines += ["", "Latest:", "", *(f"- {inert_text(line, limit=160)}" for line in self.recent)]
         return "\n".join(lines)
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.evidence.text import inert_text
-from haystack_deep_research.state import COST, EXIT_REASON, NOTES, REPORT, SOURCES, WARNINGS
+from haystack_deep_research.options.progress import outcome_line
+from haystack_deep_research.state import REPORT, SOURCES, WARNINGS
 
 __all__ = ["ResearchResult", "display_result"]
 
@@ -77,12 +78,7 @@ class ResearchResult(dict[str, Any]):
 
     def summary_line(self) -> str:
         """:returns: One line: exit reason, notes, pages read, warnings and cost."""
-        cost = self.get(COST)
-        cost_text = f"${cost:.4f}" if isinstance(cost, int | float) else "unknown"
-        return (
-            f"exit reason: {self.get(EXIT_REASON) or 'unknown'} · {len(self.get(NOTES) or [])} notes · "
-            f"{len(self.pages_read)} pages read · {len(self.get(WARNINGS) or [])} warnings · cost: {cost_text}"
-        )
+        return outcome_line(self)
 
     def to_markdown(self) -> str:
         """

@@ -39,6 +39,7 @@ claims), and the other parts are kept as they are.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -46,6 +47,7 @@ from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research._prompts import (
     FALLBACK_OPENING,
+    FALLBACK_REPORT,
     FALLBACK_SECTION,
     NO_EVIDENCE_SECTION,
     OMITTED,
@@ -80,7 +82,7 @@ from haystack_deep_research.report.source_keys import SourceKeys, without_source
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import Phase, ResearchRun
 
-__all__ = ["Framing", "Written", "key_lines", "rewrite_report", "write_report"]
+__all__ = ["Framing", "Written", "fallback_report", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
 TITLE = "the title"
@@ -312,6 +314,21 @@ def _write_outlined(
 
 def _claims(claims: list[Claim], keys: SourceKeys) -> list[str]:
     return [fence(keys.shorten(claim.text)) for claim in claims]
+
+
+def fallback_report(run: ResearchRun, why: str, notes: Sequence[str], urls: Sequence[str]) -> str:
+    """
+    The one report written without the writer model, for every shape and surface whose writer failed on every part
+    (or never ran): the run's brief (its question when it has none), the notes as they were written, the sources.
+
+    :param run: The run.
+    :param why: What failed, said at the top of the report.
+    :param notes: The notes, in order.
+    :param urls: The URLs the report may cite, listed under Sources.
+    :returns: The report, to be verified as any other.
+    """
+    brief = run.brief or run.question
+    return render_text(FALLBACK_REPORT, error=why, brief=brief, notes=list(notes), urls=list(urls))
 
 
 def write_report(

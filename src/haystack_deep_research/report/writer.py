@@ -21,12 +21,11 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.grounding import GroundingStage
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
-from haystack_deep_research.report.sections import write_report
+from haystack_deep_research.report.sections import fallback_report, write_report
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import Phase, ResearchRun
@@ -123,7 +122,7 @@ class WriteHook(CloseRunHook):
         report = written.report
         if not report:
             run.warn(PHASE_WRITE, f"the writer failed ({written.why}); the report was assembled from the notes")
-            report = render_text(FALLBACK_REPORT, error=written.why, brief=run.brief, notes=notes, urls=urls)
+            report = fallback_report(run, written.why, notes, urls)
             state.set(EXIT_REASON, EXIT_TIME_BUDGET if run.out_of_time() else EXIT_WRITER_FAILED)
         reset_review_outputs(state)
         publish_report(state, run, report, urls)

@@ -3,7 +3,7 @@ Where a server's agents come from (the MCP server, a Hayhooks wrapper): ``create
 server's options, or, for tests only, a factory named in the environment.
 
 A server's models and sources are chosen as the command line chooses them, by the same code
-(:func:`haystack_deep_research.cli.arguments.factory_arguments`): from the command's options (``deep-research
+(:func:`haystack_deep_research.options.arguments.factory_arguments`): from the command's options (``deep-research
 mcp --model ... --base-url ...``), else from their environment variables, which is how a Hayhooks wrapper is set up:
 ``DEEP_RESEARCH_MODEL``, ``DEEP_RESEARCH_SMALL_MODEL``, ``DEEP_RESEARCH_BASE_URL`` (or ``OPENAI_BASE_URL``),
 ``DEEP_RESEARCH_API``, ``DEEP_RESEARCH_PRICES`` (``MODEL=INPUT,OUTPUT`` entries separated by semicolons),
@@ -40,7 +40,7 @@ def configured_agent(settings: argparse.Namespace, **options: Any) -> Any:
     """
     The agent of a real server, on the models and sources its settings choose.
 
-    :param settings: The shared options of the command line (see :mod:`haystack_deep_research.cli.shared_options`);
+    :param settings: The shared options of the command line (see :mod:`haystack_deep_research.options.parsers`);
         each one left out is read from its environment variable.
     :param options: Parameters of ``create_deep_research_agent`` (a request's budgets and report style), on top.
     :returns: The agent.
@@ -48,7 +48,7 @@ def configured_agent(settings: argparse.Namespace, **options: Any) -> Any:
     :raises ConfigurationError: If a setting is invalid.
     """
     from haystack_deep_research.agents import create_deep_research_agent
-    from haystack_deep_research.cli.arguments import (
+    from haystack_deep_research.options.arguments import (
         check_option_credentials,
         factory_arguments,
         with_budgets,
@@ -71,7 +71,7 @@ def default_agent(**options: Any) -> Any:
     :returns: The agent.
     :raises MissingCredentialsError: If a key is missing.
     """
-    from haystack_deep_research.cli.config import environment_options
+    from haystack_deep_research.options.config import environment_options
 
     return configured_agent(environment_options(), **options)
 

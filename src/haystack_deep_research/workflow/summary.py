@@ -25,10 +25,9 @@ from haystack.core.serialization import component_to_dict, default_from_dict, de
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
-from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
-from haystack_deep_research.report.sections import Framing, Written, rewrite_report, write_report
+from haystack_deep_research.report.sections import Framing, Written, fallback_report, rewrite_report, write_report
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
 from haystack_deep_research.run.phases import drive, drive_async
@@ -63,7 +62,7 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportSty
             run.warn(PHASE_SUMMARY, f"the rewrite failed ({why}); the previous summary is kept")
             return workflow
         run.warn(PHASE_SUMMARY, f"the summary failed ({why}); it was assembled from the notes")
-        text = render_text(FALLBACK_REPORT, error=why, brief=run.question, notes=notes, urls=urls)
+        text = fallback_report(run, why, notes, urls)
         writer_failed = True
     check = verify_report(run, text, urls)
     return workflow.but(

@@ -28,34 +28,53 @@ walks the parser's actions and converts every value with the option's own ``type
 configurable the moment it is added. An unknown key, a bad value, a refused key, a file that is not a regular file,
 over :data:`MAX_CONFIG_BYTES` or not TOML, raises :class:`~haystack_deep_research.errors.ConfigFileError`, shown as the
 command's one-line usage error (exit status 2).
+
+A config file (:func:`config_files` finds them, :func:`load_config` reads one) is read only when it is a regular file
+(a FIFO never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML.
+
+The options a run was made with, kept in its run directory (``options.json``) so that ``update RUN_DIR`` researches
+again the way the run did: the same depth, grounding, documents, web, search, models and report style (its outline file
+and instructions too), not the defaults.
+
+The file holds the options as the command line gave them (``{"options": [["--depth", "2"], ["--no-web"], ...]}``,
+paths made absolute, models and search resolved from their environment variables). Reading it checks every entry
+against the options that may be recorded and parses them with the command's own parser, so a damaged or hostile file
+is one line of error, never an option a run does not record (``--output``, ``--record``). Options given to ``update``
+win over the recorded ones. Since recorded options may name a server or a host to reach (``--base-url``,
+``--search-url``, ``--allow-host``), ``update`` says on stderr which ones it reuses.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
 import os
+import shlex
+import stat
 import sys
+import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
-from haystack_deep_research.cli.config_file import (
-    CONFIG_VARIABLE,
-    LOCAL_CONFIG,
-    MAX_CONFIG_BYTES,
-    ConfigFile,
-    config_files,
-    load_config,
-)
-from haystack_deep_research.cli.display import say
-from haystack_deep_research.errors import ConfigFileError, ConfigurationError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
+from haystack_deep_research._untrusted.terminal import say
+from haystack_deep_research.errors import ConfigFileError, ConfigurationError, LocalFileRefusedError, RunDirError
 
 __all__ = [
     "CONFIG_VARIABLE",
     "LOCAL_CONFIG",
     "MAX_CONFIG_BYTES",
+    "OPTIONS_FILE",
     "PREFIX",
+    "RECORDED_OPTIONS",
     "SDK_VARIABLES",
+    "ConfigFile",
     "add_config_option",
     "config_files",
     "config_parsers",
@@ -63,10 +82,78 @@ __all__ = [
     "environment_value",
     "environment_variable",
     "environment_variables",
+    "flatten",
     "load_config",
+    "load_run_options",
+    "merged_argv",
     "parse_configured",
+    "reuse_notice",
+    "run_options",
+    "save_run_options",
     "trusted_only",
+    "update_argv",
 ]
+
+
+CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
+"""The environment variable naming the config file (as ``--config`` does)."""
+LOCAL_CONFIG = Path("deep-research.toml")
+"""The config file of the working folder, read when no other is named; it may come with a folder the user did not
+write, so it is not trusted with the options that name a server, a host, a path or code (see the module docstring)."""
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read; a larger one is refused."""
+
+
+class ConfigFile(NamedTuple):
+    """A config file to read, and whether the user chose it (named it, or keeps it in their own config folder)."""
+
+    path: Path
+    trusted: bool
+
+
+def config_files(named: str | None, environ: Mapping[str, str] | None = None) -> list[ConfigFile]:
+    """
+    :param named: The file ``--config`` or :data:`CONFIG_VARIABLE` names, if any: then it is the only one.
+    :param environ: The environment (``os.environ`` by default).
+    :returns: The files to read, the one that wins last: ``./deep-research.toml`` (not trusted) if it exists, then
+        ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or ``~/.config/...``) if it exists.
+    """
+    if named:
+        return [ConfigFile(Path(named), trusted=True)]
+    environ = os.environ if environ is None else environ
+    home = environ.get("XDG_CONFIG_HOME", "").strip()
+    user = (Path(home) if home else Path.home() / ".config") / "deep-research" / "config.toml"
+    found = [ConfigFile(LOCAL_CONFIG, trusted=False), ConfigFile(user, trusted=True)]
+    return [file for file in found if os.path.lexists(file.path)]
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """
+    Read a config file.
+
+    :param path: The TOML file.
+    :returns: Its tables and keys.
+    :raises ConfigFileError: The file is missing, not a regular file, over :data:`MAX_CONFIG_BYTES`, not UTF-8 or not
+        TOML.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the command
+    except OSError as error:
+        raise ConfigFileError(f"config file {path}: cannot be read ({error.strerror}); check --config.") from error
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # the file opened, not the path looked at before
+            raise ConfigFileError(f"config file {path}: not a regular file; give a TOML file.")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigFileError(f"config file {path}: over {MAX_CONFIG_BYTES // 1024} KiB; a config file is small.")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigFileError(f"config file {path}: not valid TOML: {error}") from error
+
 
 PREFIX = "DEEP_RESEARCH_"
 """The prefix of every option's environment variable."""
@@ -83,8 +170,12 @@ _Setting = tuple[Any, Any, str]  # an option's value, as converted and as writte
 
 def config_parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     """:returns: The builder of each command's parser, by the name of its table in the config file."""
-    from haystack_deep_research.cli.options import research_parser  # the commands import this module
-    from haystack_deep_research.cli.parsers import check_parser, mcp_parser, scan_parser
+    from haystack_deep_research.options.parsers import (
+        check_parser,
+        mcp_parser,
+        research_parser,  # the commands import this module
+        scan_parser,
+    )
 
     builders = {"research": research_parser, "scan": scan_parser, "mcp": mcp_parser, "check": check_parser}
     return {name: builders[name] for name in _SECTIONS}
@@ -301,7 +392,7 @@ def environment_value(dest: str, environ: Mapping[str, str] | None = None) -> An
     :returns: The converted value, or ``None`` when no variable of the option is set.
     :raises ConfigFileError: If the variable holds a value the option refuses; the message names the variable.
     """
-    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+    from haystack_deep_research.options.parsers import research_parser  # the commands import this module
 
     found = _variable(dest, os.environ if environ is None else environ)
     return _value(_options(research_parser())[dest], *found, from_environment=True) if found else None
@@ -432,15 +523,15 @@ def parse_configured(
 def environment_options() -> argparse.Namespace:
     """
     The options of a server (the MCP server, the Hayhooks wrapper, a scan's item) that no command line gives: read
-    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see
-    :mod:`.config`), so a setting means the same to a server as to the command.
+    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see the
+    module docstring), so a setting means the same to a server as to the command.
 
     :returns: The main command's options with no flag given.
     :raises ConfigurationError: If a variable or the config file holds a value the option refuses, or the working
         folder's file sets an option only a trusted file may set (name the file with ``DEEP_RESEARCH_CONFIG`` to
         trust it).
     """
-    from haystack_deep_research.cli.options import research_parser  # the commands import this module
+    from haystack_deep_research.options.parsers import research_parser  # the commands import this module
 
     try:
         return parse_configured(research_parser(), ["-"], command="research")
@@ -448,3 +539,151 @@ def environment_options() -> argparse.Namespace:
         raise ConfigurationError(
             "the environment or the config file holds a setting the options refuse (see the line above)."
         ) from stop
+
+
+OPTIONS_FILE = "options.json"
+"""The file of a run directory that holds the options the run was made with."""
+
+RECORDED_OPTIONS: dict[str, tuple[str, str]] = {
+    "depth": ("--depth", "value"),
+    "grounding": ("--grounding", "flag"),
+    "docs": ("--docs", "paths"),
+    "no_web": ("--no-web", "flag"),
+    "index_dir": ("--index-dir", "path"),
+    "search": ("--search", "value"),
+    "search_url": ("--search-url", "value"),
+    "allow_host": ("--allow-host", "values"),
+    "include_domain": ("--include-domain", "values"),
+    "exclude_domain": ("--exclude-domain", "values"),
+    "since": ("--since", "value"),
+    "time_range": ("--time-range", "value"),
+    "model": ("--model", "value"),
+    "small_model": ("--small-model", "value"),
+    "role_model": ("--role-model", "values"),
+    "base_url": ("--base-url", "value"),
+    "api": ("--api", "value"),
+    "token_budget": ("--token-budget", "value"),
+    "time_budget": ("--time-budget", "value"),
+    "max_cost": ("--max-cost", "value"),
+    "cache": ("--cache", "path"),
+    "cache_ttl": ("--cache-ttl", "value"),
+    "report_type": ("--report-type", "value"),
+    "tone": ("--tone", "value"),
+    "length": ("--length", "value"),
+    "outline": ("--outline", "path"),
+    "instructions": ("--instructions", "value"),
+}
+"""The options a run directory keeps, by their ``argparse`` name: the option and what it takes."""
+_FLAGS = {flag: kind for flag, kind in RECORDED_OPTIONS.values()}
+_MAX_BYTES = 256 * 1024
+
+
+class _Stored(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    options: list[list[str]]
+
+
+def run_options(args: argparse.Namespace, resolved: Mapping[str, Any]) -> list[list[str]]:
+    """
+    :param args: The parsed command line of the run.
+    :param resolved: Values read from the environment (``model``, ``search``, ...), used where an option was not given.
+    :returns: The recorded options, each ``[option]`` or ``[option, value]``.
+    """
+    recorded: list[list[str]] = []
+    for name, (flag, kind) in RECORDED_OPTIONS.items():
+        value = getattr(args, name, None) or resolved.get(name)
+        if value is None or value is False or value == []:
+            continue
+        if kind == "flag":
+            recorded.append([flag])
+        elif kind in ("paths", "values"):
+            recorded += [[flag, str(Path(v).expanduser().resolve()) if kind == "paths" else str(v)] for v in value]
+        else:
+            recorded.append([flag, str(Path(value).expanduser().resolve()) if kind == "path" else str(value)])
+    return recorded
+
+
+def save_run_options(run_dir: Path, options: list[list[str]]) -> None:
+    """
+    Write ``options.json`` into the run directory (atomically; the directory is made if needed).
+
+    :param run_dir: The run directory.
+    :param options: What :func:`run_options` returned.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_file(run_dir / OPTIONS_FILE, json.dumps({"options": options}, ensure_ascii=False, indent=1))
+
+
+def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[list[str]]:
+    """
+    :param run_dir: A run directory.
+    :param parser: The command's parser, which checks each recorded value as it would on the command line.
+    :returns: The options the run was made with; ``[]`` when the directory keeps none (a run of an older version).
+    :raises RunDirError: If ``options.json`` is not a file of recorded options, in the message's terms.
+    """
+    path = run_dir / OPTIONS_FILE
+    if not path.exists():
+        return []
+    fix = f"delete {path} to update with the default options, or research the question again"
+    try:
+        options = _Stored.model_validate(_safe_json.loads(read_regular_file(path, root=None, max_bytes=_MAX_BYTES)))
+    except (OSError, LocalFileRefusedError, UnicodeDecodeError, json.JSONDecodeError, ValidationError) as error:
+        why = type(error).__name__ if isinstance(error, ValidationError) else str(error)
+        raise RunDirError(f"{path} is not a file of recorded options ({why}); {fix}.") from None
+    for entry in options.options:
+        kind = _FLAGS.get(entry[0]) if entry else None
+        if kind is None or len(entry) != (1 if kind == "flag" else 2):
+            raise RunDirError(f"{path} holds {entry!r}, which is not an option a run records; {fix}.")
+    shown = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(shown):
+            parser.parse_args([*flatten(options.options), "--", "question"])
+    except SystemExit:
+        raise RunDirError(f"{path} holds an invalid option ({shown.getvalue().strip()}); {fix}.") from None
+    return options.options
+
+
+def flatten(options: Sequence[Sequence[str]]) -> list[str]:
+    """:returns: The recorded options as command-line arguments."""
+    return [token for entry in options for token in entry]
+
+
+def merged_argv(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> list[str]:
+    """
+    :param recorded: The recorded options.
+    :param given: The arguments given to ``update``.
+    :returns: The recorded options the arguments do not give again, then the arguments.
+    """
+    named = {token.split("=", 1)[0] for token in given if token.startswith("--")}
+    return [*flatten([entry for entry in recorded if entry[0] not in named]), *given]
+
+
+def reuse_notice(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> str | None:
+    """
+    :param recorded: The recorded options.
+    :param given: The arguments given to ``update``.
+    :returns: The line that tells which recorded options the update reuses (they may name a server or a host to
+        reach), or ``None`` when it reuses none or ``-q`` was given.
+    """
+    if "-q" in given or "--quiet" in given:
+        return None
+    kept = merged_argv(recorded, given)[: len(merged_argv(recorded, given)) - len(given)]
+    return f"deep-research: update reuses the run's options: {shlex.join(kept)}" if kept else None
+
+
+def update_argv(run_dir: Path, given: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """
+    The arguments ``update RUN_DIR`` runs with: the run's recorded options, then those given; says on stderr which
+    recorded ones it reuses (see :func:`reuse_notice`).
+
+    :param run_dir: The run directory.
+    :param given: The arguments given after it.
+    :param parser: The command's parser (see :func:`load_run_options`).
+    :returns: The arguments.
+    :raises RunDirError: If ``options.json`` is damaged.
+    """
+    recorded = load_run_options(run_dir, parser)
+    if (notice := reuse_notice(recorded, given)) is not None:
+        say(notice)
+    return merged_argv(recorded, given)

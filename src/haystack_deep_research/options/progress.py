@@ -1,29 +1,37 @@
 """
-Where a run stands, folded from its typed events: what the command's displays show.
+Where a run stands and how it ended, for every surface that follows one: the command's displays, the notebook's live
+progress and the MCP server's status line fold the same events and say the same outcome.
 
-:class:`RunTracker` is an event subscriber (``inputs=RunInputs(on_event=tracker)``); it reads the events' fields,
-never their text, and is thread-safe (researchers emit from several threads at once). :meth:`RunTracker.progress`
-returns a frozen :class:`RunProgress`: the stages with their elapsed time, one :class:`Researcher` per sub-topic
-(its searches, those the cache served, pages read, tokens, time and state), planned and done sub-topics, the run's
-tokens and estimated cost, its warnings and its citations. In the iterative mode each topic a round searches is a
-sub-topic (numbered in the order the analysis chose them, done when its round ends), and the rounds are counted.
+:class:`RunTracker` is the one event folder: an event subscriber (``inputs=RunInputs(on_event=tracker)``) that reads
+the events' fields, never their text, and is thread-safe (researchers emit from several threads at once).
+:meth:`RunTracker.progress` returns a frozen :class:`RunProgress`: the stages with their elapsed time, one
+:class:`Researcher` per sub-topic (its searches, those the cache served, pages read, tokens, time and state), planned
+and done sub-topics, the run's searches, pages read and refused, tokens and estimated cost, its warnings and its
+citations. In the iterative mode each topic a round searches is a sub-topic (numbered in the order the analysis
+chose them, done when its round ends), and the rounds are counted.
 
 Stages follow the run: a stage starts with its first event and ends with its ``PhaseEnded`` or when the next stage
 starts; the orchestrator's own model calls and the summarizer's count toward ``research``. An event of a stage that
 has ended (a grounding rewrite's usage, counted toward ``write``) does not open it again.
+
+The outcome is said one way: :class:`RunSummary` holds the few lines the command prints when a run is over (how it
+ended, what it gathered, what it cost, where it went), from the run's result (the numbers the run itself published)
+and what the tracker saw (its time and sub-topics); :func:`outcome_line` says a result alone in one line (the
+notebook's footer, the MCP server's status); :func:`money` writes every amount.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.events import (
     Event,
     PageRead,
+    PageRefused,
     PhaseEnded,
     ReportReady,
     RunEnded,
@@ -37,9 +45,32 @@ from haystack_deep_research.events import (
     UsageRecorded,
     WarningRaised,
 )
-from haystack_deep_research.state import PHASE_ORCHESTRATOR, PHASE_RESEARCH, PHASE_RUN, PHASE_SUMMARIZE
+from haystack_deep_research.options.exit_codes import in_words
+from haystack_deep_research.run.usage import total_tokens
+from haystack_deep_research.state import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    PHASE_ORCHESTRATOR,
+    PHASE_RESEARCH,
+    PHASE_RUN,
+    PHASE_SUMMARIZE,
+)
 
-__all__ = ["DONE", "FAILED", "PARTIAL", "RESTORED", "RUNNING", "STOPPED", "Researcher", "RunProgress", "RunTracker"]
+__all__ = [
+    "DONE",
+    "FAILED",
+    "PARTIAL",
+    "RESTORED",
+    "RUNNING",
+    "STOPPED",
+    "Researcher",
+    "RunProgress",
+    "RunSummary",
+    "RunTracker",
+    "money",
+    "outcome_line",
+]
+
 
 RUNNING, DONE, PARTIAL, FAILED, RESTORED, STOPPED = "running", "done", "partial", "failed", "restored", "stopped"
 """A researcher's states: ``restored`` is a note taken from the run directory, ``stopped`` one cut short (Ctrl-C,
@@ -110,6 +141,8 @@ class RunProgress:
     :param seconds: Time since the run started.
     :param rounds: Search rounds done (the iterative mode; 0 otherwise).
     :param depth: The rounds the run may make (the iterative mode; 0 otherwise).
+    :param searches: Searches made, by every researcher and by the run itself.
+    :param refused: Pages the URL policy or a guard refused to read.
     """
 
     question: str
@@ -127,6 +160,8 @@ class RunProgress:
     seconds: float
     rounds: int = 0
     depth: int = 0
+    searches: int = 0
+    refused: int = 0
 
     @property
     def done(self) -> int:
@@ -173,6 +208,7 @@ class RunTracker:
         self._cost: float | None = None
         self._warnings: list[str] = []
         self._pages: set[str] = set()
+        self._searches = self._refused = 0
         self._verified: int | None = None
         self._removed = 0
         self._exit_reason: str | None = None
@@ -248,6 +284,8 @@ class RunTracker:
                 seconds=(self._ended if self._ended is not None else now) - self._started,
                 rounds=self._rounds,
                 depth=self._depth,
+                searches=self._searches,
+                refused=self._refused,
             )
 
     @staticmethod
@@ -308,6 +346,7 @@ class RunTracker:
                 if (searched := self._researchers.get(topic)) is not None and searched.state == RUNNING:
                     searched.state, searched.ended = DONE, now
         elif isinstance(event, SearchDone):
+            self._searches += 1
             if found is not None:
                 found.searches += 1
                 found.cached += event.cached
@@ -315,6 +354,8 @@ class RunTracker:
             self._pages.add(event.url)
             if found is not None:
                 found.pages += 1
+        elif isinstance(event, PageRefused):
+            self._refused += 1
         elif isinstance(event, UsageRecorded):
             if event.run_tokens >= self._tokens:  # events of parallel researchers may arrive out of order
                 self._tokens, self._cost = event.run_tokens, event.cost
@@ -324,3 +365,158 @@ class RunTracker:
             self._warnings.append(f"{event.phase}: {in_words(event.text)}")
         elif isinstance(event, ReportReady):
             self._verified, self._removed = event.verified, event.removed
+
+
+_READ_KINDS = ("page", "document")
+
+
+def money(cost: float | None) -> str:
+    """
+    :param cost: US dollars, or ``None``.
+    :returns: The amount as the command shows it (``$0.0123``, ``$1.25``), or ``unknown``.
+    """
+    if cost is None:
+        return "unknown"
+    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+def outcome_line(result: Mapping[str, Any]) -> str:
+    """
+    :param result: A run's result (any shape), without what a tracker saw.
+    :returns: How it ended, in one line: exit reason, notes, pages read, warnings and cost.
+    """
+    pages = sum(isinstance(entry, Mapping) and entry.get("kind") == "page" for entry in result.get("sources") or [])
+    cost = result.get("cost")
+    return (
+        f"exit reason: {result.get('exit_reason') or 'unknown'} · {len(result.get('notes') or [])} notes · "
+        f"{pages} pages read · {len(result.get('warnings') or [])} warnings · "
+        f"cost: {money(cost if isinstance(cost, int | float) else None)}"
+    )
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """
+    How a run ended.
+
+    :param exit_reason: The run's exit reason (``interrupted`` or ``failed`` when it never finished).
+    :param seconds: Wall-clock time of the run.
+    :param planned: Sub-topics planned (in the iterative mode: topics its rounds chose).
+    :param done: Sub-topics with a note.
+    :param partial: Of those, notes of a researcher that stopped early.
+    :param failed: Sub-topics whose researcher failed.
+    :param found: Sources in the evidence ledger (search results included).
+    :param read: Pages and documents really read.
+    :param verified: Citations verified in the report (``None`` when no report was written).
+    :param removed: Citations removed from it.
+    :param tokens: Tokens spent, all phases.
+    :param cost: Estimated cost in US dollars, or ``None`` when unknown.
+    :param warnings: The run's warnings.
+    :param saved: Where the outputs went, one entry each (``report: report.md``).
+    :param terminated: Whether SIGTERM, not Ctrl-C, interrupted the run.
+    :param rounds: Search rounds done (the iterative mode; 0 otherwise).
+    :param depth: The rounds the run could make (the iterative mode; 0 otherwise).
+    """
+
+    exit_reason: str
+    seconds: float
+    planned: int
+    done: int
+    partial: int
+    failed: int
+    found: int
+    read: int
+    verified: int | None
+    removed: int
+    tokens: int
+    cost: float | None
+    warnings: tuple[str, ...]
+    saved: tuple[str, ...] = ()
+    terminated: bool = False
+    rounds: int = 0
+    depth: int = 0
+    contradictions: int = 0
+    claims: tuple[int, int, int] | None = None
+    """An update's claims: new, changed, no longer supported (``None`` for a run that is not an update)."""
+
+    @classmethod
+    def of(
+        cls,
+        result: Mapping[str, Any],
+        progress: RunProgress,
+        *,
+        saved: tuple[str, ...] = (),
+        terminated: bool = False,
+    ) -> RunSummary:
+        """
+        :param result: The run's result (or the partial result of a run that never finished).
+        :param progress: What the tracker saw.
+        :param saved: Where the outputs went.
+        :param terminated: Whether SIGTERM interrupted the run.
+        :returns: The summary.
+        """
+        sources = list(result.get("sources") or [])
+        citations = result.get("citations") or {}
+        usage = result.get("usage_by_phase") or {}
+        tokens = sum(total_tokens(phase) for phase in usage.values()) if usage else progress.tokens
+        changes = result.get("changes") or {}
+        new, changed, dropped = (
+            len(changes.get(kind) or []) for kind in ("new_claims", "changed_claims", "no_longer_supported")
+        )
+        return cls(
+            exit_reason=str(result.get("exit_reason") or ""),
+            seconds=progress.seconds,
+            planned=progress.planned,
+            done=progress.done,
+            partial=sum(r.state == PARTIAL for r in progress.researchers),
+            failed=progress.failed,
+            found=len(sources),
+            read=sum(source.get("kind") in _READ_KINDS for source in sources),
+            verified=len(citations["verified"]) if "verified" in citations else None,
+            removed=len(citations.get("unverified") or []),
+            tokens=tokens,
+            cost=result.get("cost") if usage else progress.cost,
+            warnings=tuple(in_words(warning) for warning in result.get("warnings") or progress.warnings),
+            saved=saved,
+            terminated=terminated,
+            rounds=progress.rounds,
+            depth=progress.depth,
+            contradictions=len(result.get("contradictions") or []),
+            claims=(new, changed, dropped) if "changed_claims" in changes else None,
+        )
+
+    def headline(self) -> str:
+        """:returns: How the run ended, in one line."""
+        if self.exit_reason == EXIT_INTERRUPTED:
+            return f"{'terminated (SIGTERM)' if self.terminated else 'interrupted (Ctrl-C)'} after {self.seconds:.1f}s"
+        if self.exit_reason == EXIT_FAILED:
+            return f"failed after {self.seconds:.1f}s"
+        return f"finished in {self.seconds:.1f}s (exit reason: {self.exit_reason})"
+
+    def lines(self) -> list[str]:
+        """:returns: The summary without its warnings, one fact per line."""
+        extra = [f"{self.partial} partial"] if self.partial else []
+        extra += [f"{self.failed} failed"] if self.failed else []
+        if self.depth:  # the iterative mode: topics chosen round by round
+            rounds = f"{self.rounds} round{'' if self.rounds == 1 else 's'} of at most {self.depth}"
+            subtopics = f"topics: {self.done} searched of {self.planned} chosen, in {rounds}"
+        else:
+            subtopics = f"sub-topics: {self.done} done of {self.planned} planned"
+        subtopics += f" ({', '.join(extra)})" if extra else ""
+        citations = (
+            f"citations: {self.verified} verified, {self.removed} removed"
+            if self.verified is not None
+            else "citations: no report was checked"
+        )
+        lines = [
+            self.headline(),
+            subtopics,
+            f"sources: {self.read} read, {self.found} found; {citations}",
+            f"tokens: {self.tokens:,}; cost: {money(self.cost)}{' (estimated)' if self.cost is not None else ''}",
+        ]
+        if self.contradictions:
+            lines.append(f"contradictions: {self.contradictions} between cited sources (see the report's section)")
+        if self.claims is not None:
+            new, changed, dropped = self.claims
+            lines.append(f"claims since the last run: {new} new, {changed} changed, {dropped} no longer supported")
+        return lines + list(self.saved)

@@ -1,37 +1,68 @@
 """
 What the shared options become: factory arguments (``*_llm`` models, ``budgets`` with the ``--price`` prices,
-``sources``) for every command and server, from parsed options (see :mod:`.shared_options`) with the
-:data:`ENVIRONMENT` variables behind an option left out; a server with no command line (the Hayhooks wrapper, the MCP
-server) goes through the same functions with :func:`~haystack_deep_research.cli.config.environment_options`.
+``sources``) for every command and server, from parsed options (see :mod:`.parsers`) with the :data:`ENVIRONMENT`
+variables behind an option left out; a server with no command line (the Hayhooks wrapper, the MCP server) goes through
+the same functions with :func:`~haystack_deep_research.options.config.environment_options`.
+
+What the researchers search, as the command builds and records it: ``--search-url`` (a Tavily-compatible search
+server), ``--allow-host`` (a non-public host whose pages may be read), each ``--docs`` folder (indexed with
+:func:`index_progress`: a ``rich`` bar when rich is installed and stderr is a terminal, one ``[index]`` line per file
+otherwise, and what the indexing logs as ``[index]`` lines too, each through
+:func:`~haystack_deep_research._untrusted.terminal.terminal_text`), and the sources a recording keeps so that
+``replay`` can refuse what it cannot reproduce.
+
+A recording made with ``--record`` keeps, in its ``recording.json``, the ``--docs`` folders (each with a fingerprint of
+its files' names and contents), whether the web was searched, the search engine's name, its ``--search-url`` and the
+``--allow-host`` entries. ``replay`` rebuilds the same sources, and refuses (a usage error, one line) a recording whose
+folder is missing or changed, or whose search it does not know, instead of replaying with every look-up missing.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research._untrusted.terminal import logged_lines, say, terminal_text
 from haystack_deep_research.agents import DEFAULT_MODEL, check_credentials, role_models
-from haystack_deep_research.cli.config import environment_value, environment_variables
-from haystack_deep_research.cli.index_progress import index_progress
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.errors import ConfigurationError, RecordingError, UsageError
+from haystack_deep_research.options.config import environment_value, environment_variables
 from haystack_deep_research.report.style import ReportStyle, outline_from_text
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.sources import folder_store_name, index_folder
+from haystack_deep_research.sources import (
+    IndexProgress,
+    WebSearchTool,
+    default_search_name,
+    folder_store_name,
+    index_folder,
+)
+from haystack_deep_research.sources._folder_files import folder_files
+from haystack_deep_research.web import UrlPolicy
 
 __all__ = [
     "ENVIRONMENT",
+    "REPLAYABLE_SEARCHES",
     "check_option_credentials",
+    "check_search_url",
     "factory_arguments",
+    "folder_fingerprint",
+    "index_progress",
     "judge_model",
     "model_arguments",
     "option_value",
     "read_outline",
+    "recorded_sources",
+    "replay_argv",
     "report_style",
     "source_arguments",
+    "web_options",
     "with_budgets",
     "with_grounding",
 ]
@@ -53,8 +84,8 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     )
 }
 """The environment variables behind the model and search options (by ``dest``), named as every option's are (see
-:func:`~haystack_deep_research.cli.config.environment_variables`), the first set one winning; an option wins over them.
-They are read here too, by the same function, for options that no parser filled (a server's ``check_report``
+:func:`~haystack_deep_research.options.config.environment_variables`), the first set one winning; an option wins over
+them. They are read here too, by the same function, for options that no parser filled (a server's ``check_report``
 judge)."""
 
 
@@ -180,7 +211,7 @@ def source_arguments(
     :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
     :raises ConfigurationError: If an option or environment value is invalid.
     """
-    from haystack_deep_research.cli.sources import web_options  # it builds the search tool: imported when used
+    from haystack_deep_research.options.arguments import web_options  # it builds the search tool: imported when used
 
     arguments: dict[str, Any] = {}
     if (search := option_value(args, "search", environ)) is not None:
@@ -220,6 +251,179 @@ def with_budgets(arguments: Mapping[str, Any], budgets: Budgets) -> dict[str, An
     :returns: The arguments with ``budgets``: these limits over the arguments' own, the prices of both.
     """
     return {**arguments, "budgets": budgets.over(arguments.get("budgets") or Budgets())}
+
+
+REPLAYABLE_SEARCHES = ("tavily", "ddgs")
+"""The search engines a recording may name: a replay rebuilds the same engine, so its look-ups match."""
+
+
+def check_search_url(url: str) -> str:
+    """
+    :param url: The ``--search-url`` given.
+    :returns: The URL without a trailing slash.
+    :raises UsageError: If it is not an absolute http(s) URL.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--search-url takes an http(s) URL of a Tavily-compatible server; got {url!r}.")
+    return url.rstrip("/")
+
+
+def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
+    """
+    :param args: The parsed command line.
+    :param search: The ``--search`` chosen (option or environment), or ``None``.
+    :returns: The :class:`~haystack_deep_research.Sources` fields of ``--search-url`` (``search``: a Tavily tool at
+        that address), ``--allow-host`` (``url_policy``), ``--include-domain``, ``--exclude-domain`` and ``--since``
+        / ``--time-range``; nothing for what was not given.
+    :raises UsageError: If ``--search-url`` is not a URL, or comes with ``--search ddgs`` or ``--no-web``.
+    :raises ConfigurationError: If an ``--allow-host`` entry is not a host name, address or network.
+    """
+    options: dict[str, Any] = {}
+    if getattr(args, "search_url", None) is not None:
+        if search == "ddgs" or getattr(args, "no_web", False):
+            raise UsageError(
+                "--search-url points the Tavily-compatible web search at a server; drop --search ddgs "
+                "and --no-web, or drop --search-url."
+            )
+        tool = WebSearchTool(api_base_url=check_search_url(args.search_url))
+        options["search"] = tool
+    if getattr(args, "allow_host", None):
+        options["url_policy"] = UrlPolicy(allow_hosts=tuple(args.allow_host))
+    for option in ("include_domain", "exclude_domain"):
+        if getattr(args, option, None):
+            options[f"{option}s"] = tuple(getattr(args, option))
+    since = getattr(args, "since", None) or getattr(args, "time_range", None)
+    if since is not None:
+        options["since"] = since
+    return options
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """
+    :param folder: A ``--docs`` folder.
+    :returns: A SHA-256 of the names and contents of the files it indexes (not of their times: a copy is the same).
+    :raises OSError: If a file cannot be read.
+    """
+    root = folder.expanduser().resolve()
+    digest = hashlib.sha256()
+    files, _ = folder_files(root)
+    for file in files:
+        digest.update(file.path.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+        with file.path.open("rb") as stream:
+            digest.update(hashlib.file_digest(stream, "sha256").digest())
+    return digest.hexdigest()
+
+
+def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
+    """
+    :param args: The parsed command line of the recorded run.
+    :param search: The ``--search`` chosen (option or environment), or ``None``.
+    :returns: The manifest fields of its sources: ``docs`` (path and fingerprint of each folder), ``web``,
+        ``search``, ``search_url``, ``allow_hosts``, ``include_domains``, ``exclude_domains`` and ``since``.
+    """
+    name = "tavily" if args.search_url else (search or "auto")
+    return {
+        "docs": [
+            {"path": str(Path(d).expanduser().resolve()), "fingerprint": folder_fingerprint(d)} for d in args.docs
+        ],
+        "web": not args.no_web,
+        "search": default_search_name() if name == "auto" else name,
+        "search_url": args.search_url,
+        "allow_hosts": list(args.allow_host),
+        "include_domains": list(getattr(args, "include_domain", [])),
+        "exclude_domains": list(getattr(args, "exclude_domain", [])),
+        "since": getattr(args, "since", None) or getattr(args, "time_range", None),
+    }
+
+
+def replay_argv(directory: Path, manifest: Any) -> list[str]:
+    """
+    The command-line options that rebuild a recording's sources, once checked that they can be rebuilt.
+
+    :param directory: The recording.
+    :param manifest: Its :class:`~haystack_deep_research.run.recording_files.RecordingManifest`.
+    :returns: ``--docs``, ``--no-web``, ``--search``, ``--search-url`` and ``--allow-host`` options.
+    :raises RecordingError: If a folder is missing or changed since the recording, or the search is unknown.
+    """
+    where = f"the recording {str(directory)!r}"
+    if manifest.web and manifest.search not in REPLAYABLE_SEARCHES:
+        raise RecordingError(
+            f"{where} names the search {manifest.search!r}, which replay cannot rebuild "
+            f"({', '.join(REPLAYABLE_SEARCHES)} only); record the run again."
+        )
+    argv: list[str] = []
+    for folder in manifest.docs:
+        path = Path(folder.path)
+        if not path.is_dir():
+            raise RecordingError(f"{where} searched the folder {folder.path}, which is missing; restore it to replay.")
+        if folder_fingerprint(path) != folder.fingerprint:
+            raise RecordingError(
+                f"{where} searched the folder {folder.path}, whose files have changed since; restore them, or "
+                "record the run again."
+            )
+        argv += ["--docs", folder.path]
+    if not manifest.web:
+        return [*argv, "--no-web"]
+    argv += ["--search", manifest.search]
+    if manifest.search_url is not None:
+        argv += ["--search-url", manifest.search_url]
+    for host in manifest.allow_hosts:
+        argv += ["--allow-host", host]
+    for domain in manifest.include_domains:
+        argv += ["--include-domain", domain]
+    for domain in manifest.exclude_domains:
+        argv += ["--exclude-domain", domain]
+    if manifest.since is not None:
+        argv += ["--time-range" if manifest.since in ("day", "week", "month", "year") else "--since", manifest.since]
+    return argv
+
+
+def _lines(done: int, total: int, file: str) -> None:
+    if file:
+        say(f"[index] {done + 1}/{total} {terminal_text(file, one_line=True)}")
+
+
+def _unsaid(line: str) -> None:
+    """``-q``: nothing is said while indexing; the files left out are in the run's warnings."""
+
+
+@contextmanager
+def index_progress(
+    label: str, *, quiet: bool = False, quiet_notes: bool | None = None
+) -> Iterator[IndexProgress | None]:
+    """
+    A progress callback for :func:`~haystack_deep_research.sources.index_folder`, and its notes while it runs.
+
+    :param label: What is being indexed (the folder).
+    :param quiet: No progress at all.
+    :param quiet_notes: No line either for what the indexing logs (the files it left out); ``quiet`` by default.
+    :returns: A context manager giving the callback (``None`` when quiet).
+    """
+    shown = terminal_text(label, one_line=True)
+    silent = quiet if quiet_notes is None else quiet_notes
+    with logged_lines(_unsaid if silent else lambda line: say(f"[index] {shown}: {line}")):
+        if quiet:
+            yield None
+            return
+        try:
+            from rich.progress import Progress
+        except ImportError:
+            yield _lines
+            return
+        if not sys.stderr.isatty():
+            yield _lines
+            return
+        from rich.console import Console
+
+        with Progress(console=Console(stderr=True), transient=True) as bar:  # lines said meanwhile go above the bar
+            task = bar.add_task(f"indexing {terminal_text(shown, markup=True)}", total=None)
+
+            def update(done: int, total: int, file: str) -> Any:
+                name = terminal_text(f"indexing {shown}: {file}" if file else shown, one_line=True, markup=True)
+                bar.update(task, completed=done, total=total, description=name)
+
+            yield update
 
 
 MAX_OUTLINE_BYTES = 64 * 1024

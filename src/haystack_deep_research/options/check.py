@@ -43,15 +43,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.agents import DEFAULT_MODEL
-from haystack_deep_research.cli.arguments import judge_model, option_value
-from haystack_deep_research.cli.config import parse_configured
-from haystack_deep_research.cli.display import say
-from haystack_deep_research.cli.exit_codes import ExitCode
-from haystack_deep_research.cli.parsers import check_parser
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
 from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
+from haystack_deep_research.options.arguments import judge_model, option_value
+from haystack_deep_research.options.config import parse_configured
+from haystack_deep_research.options.exit_codes import ExitCode
+from haystack_deep_research.options.parsers import check_parser
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, judge_claims, report_claims
 from haystack_deep_research.run import model_name
 from haystack_deep_research.run.phases import drive

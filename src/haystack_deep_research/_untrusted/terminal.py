@@ -1,0 +1,110 @@
+"""
+The one door of text to a terminal.
+
+Text that models, pages, files or servers wrote (a sub-topic, a query, a title, a file name, an error a server sent)
+reaches a terminal only through :func:`terminal_text`: it removes escape sequences (OSC clipboard writes and window
+titles, CSI cursor moves and erasures), every other control character and the bidirectional overrides that reorder
+what a line shows, and escapes Rich markup where the text goes to rich as markup. :func:`say` prints through it; every
+line the command line, the notebook's text progress and the servers' own lines print goes through one of the two.
+While a display shows a run, :func:`logged_lines` turns what libraries log into one line each, through the same door.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from haystack_deep_research.evidence.text import clean_text
+
+__all__ = ["LogLines", "logged_lines", "say", "terminal_text"]
+
+_SEQUENCES = re.compile(
+    r"\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC: a clipboard write (52), a window title, a hyperlink; to BEL or ST
+    r"|\x1b[P^_X][^\x1b\n]*(?:\x1b\\)?"  # DCS, PM, APC and SOS strings, to ST
+    r"|\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erasing a line (2K), colours
+    r"|\x1b[ -/]*[0-~]?"  # any other escape sequence
+)
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides and isolates: they reorder a line
+_BREAKS = re.compile(r"\r\n?")
+
+
+def terminal_text(text: object, *, one_line: bool = False, markup: bool = False) -> str:
+    """
+    The one door of text to a terminal (see the module docstring): what was written outside the library, shown as
+    it was written and nothing more.
+
+    :param text: The text (anything else is shown as its ``str``).
+    :param one_line: Make it one line: line breaks and tabs become spaces, runs of spaces one.
+    :param markup: Escape Rich markup, for text that rich reads as markup (a progress bar's description).
+    :returns: The text without escape sequences, control characters (but tab and line feed) or bidirectional
+        overrides; a carriage return ends a line.
+    """
+    shown = _BIDI.sub("", clean_text(_SEQUENCES.sub("", _BREAKS.sub("\n", str(text)))))
+    if one_line:
+        shown = " ".join(shown.split())
+    if markup:
+        from rich.markup import escape  # only text bound for rich is escaped for it
+
+        shown = escape(shown)
+    return shown
+
+
+def say(text: object, *, file: TextIO | None = None, end: str = "\n") -> None:
+    """
+    Print text on the terminal through :func:`terminal_text` (line breaks kept), flushed.
+
+    :param text: What to print.
+    :param file: Where; stderr by default.
+    :param end: What ends it (``""`` for a prompt).
+    """
+    print(terminal_text(text), end=end, file=file or sys.stderr, flush=True)
+
+
+class LogLines(logging.Handler):
+    """
+    While a display shows a run (or a folder is indexed), the warnings that libraries log (a search error with its
+    whole query, a retry, a file left out of an index) go through the display as one line each, never raw over its
+    lines or its live view. Records are shown, not dropped: only their form changes. A program that logs to the
+    console with handlers of its own keeps them.
+    """
+
+    def __init__(self, show: Callable[[str], None]) -> None:
+        super().__init__(level=logging.WARNING)
+        self.show = show
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a record whose arguments do not format: its template says what happened
+            message = str(record.msg)
+        first = " ".join(message.split())
+        self.show(f"{record.levelname.lower()}: {first}" if first else record.levelname.lower())
+
+    def attach(self) -> None:
+        root = logging.getLogger()
+        consoles = (sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__)
+        if not any(isinstance(h, logging.StreamHandler) and h.stream in consoles for h in root.handlers):
+            root.addHandler(self)  # no console logging configured: Python would print each record raw on stderr
+
+    def detach(self) -> None:
+        logging.getLogger().removeHandler(self)
+
+
+@contextmanager
+def logged_lines(show: Callable[[str], None]) -> Iterator[None]:
+    """
+    While the block runs, the warnings libraries log go to ``show`` as one line each, not raw to stderr.
+
+    :param show: Takes each record as one line (``warning: ...``).
+    :returns: A context manager.
+    """
+    handler = LogLines(show)
+    handler.attach()
+    try:
+        yield
+    finally:
+        handler.detach()
