@@ -45,7 +45,7 @@ def report(tmp_path: Path) -> Path:
 
 def _ledger(tmp_path: Path, pages: dict[str, str]) -> Path:
     ledger = EvidenceLedger()
-    ledger.record_search_result(url=OUTLOOK, title="Industry outlook", snippet="A search result, never read.")
+    ledger.record_search_result(url=OUTLOOK, title="Industry outlook", snippet="")  # a bare result: never read
     for url, text in pages.items():
         ledger.record_page(url=url, title="", text=text)
     path = tmp_path / "sources.json"

@@ -157,7 +157,7 @@ class WriteStep(UsesModels):
             report = _with_changes(report, _changes_section(found, sections))
         check = verify_report(run, report, urls)
         report = check.report
-        if not run.ledger.read_urls():
+        if not run.ledger.citable_urls():
             run.warn(PHASE_WRITE, f"the run read no page and no document ({run.searches.explain()})")
             report = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary()) + report
             exit_reason = exit_reason if exit_reason in _OWN_REASONS else EXIT_NO_EVIDENCE

@@ -1,11 +1,12 @@
 """
 The report of a run that read nothing: :class:`NoEvidenceStage`, a report stage of every deep research run.
 
-When the run's evidence ledger holds no page and no document (search down, nothing found, nothing readable), the report
-cannot cite anything, whatever the writer wrote. The stage then puts a notice in the report's first lines (right under
-its title, or at the very top when it has none) saying so and why in one sentence (from the run's search log, without
-error text or queries), adds a warning naming the cause in detail, and sets ``exit_reason`` to ``"no_evidence"`` unless
-the run already ended for a reason of its own (a budget, a failed writer or orchestrator).
+When the run's evidence ledger holds no page, no document and no search result's snippet (search down, nothing found,
+nothing readable), the report cannot cite anything, whatever the writer wrote. The stage then puts a notice in the
+report's first lines (right under its title, or at the very top when it has none) saying so and why in one sentence
+(from the run's search log, without error text or queries), adds a warning naming the cause in detail, and sets
+``exit_reason`` to ``"no_evidence"`` unless the run already ended for a reason of its own (a budget, a failed writer or
+orchestrator).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class NoEvidenceStage:
         :returns: The phase; it makes no call.
         """
         yield from ()
-        if run.ledger.read_urls():
+        if run.ledger.citable_urls():
             return
         run.warn(PHASE_RESEARCH, f"no evidence: {run.searches.explain()}; the report cites no source")
         notice = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary())

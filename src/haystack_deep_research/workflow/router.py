@@ -83,7 +83,7 @@ class GroundingRouter:
         run = workflow.run
         if (unjudged := _unjudged(workflow)) is not None:
             run.warn(PHASE_GROUND, unjudged)
-            if not run.ledger.read_urls():
+            if not run.ledger.citable_urls():
                 return {"done": workflow.but(exit_reason=EXIT_NO_EVIDENCE)}
             return {"done": workflow.but(exit_reason=EXIT_NOT_JUDGED)}
         score = workflow.score if workflow.score is not None else 1.0
