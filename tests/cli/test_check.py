@@ -153,6 +153,26 @@ def test_judge_gives_a_verdict_per_claim(
     assert "  - unsupported (line 3): Installers expect a rebound next year [2].\n      evidence:read-passages" in out
 
 
+def test_a_claim_citing_a_search_results_snippet_is_verified_and_judged_against_the_snippet(
+    report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", lambda *_: ScriptedChatGenerator(role="judge"))
+    ledger = EvidenceLedger()
+    ledger.record_search_result(url=OUTLOOK, title="Industry outlook", snippet="Installateure erwarten 2025 Erholung.")
+    for url, text in PAGES.items():
+        ledger.record_page(url=url, title="", text=text)
+    sources = tmp_path / "sources.json"
+    sources.write_text(ledger.to_json(), encoding="utf-8")
+
+    status = cli.main(["check", str(report), "--sources", str(sources), "--judge"])
+
+    out = capsys.readouterr().out
+    assert status == 1  # the snippet does not say what the sentence claims
+    assert f"{report}: 3 cited URL(s), 3 verified, 0 unverified; citation precision 1.00" in out
+    assert f"  - unsupported (line 3): Installers expect a rebound next year [2].\n      {OUTLOOK}:" in out
+
+
 def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
