@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import respx
+from haystack import component
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator, OpenAIResponsesChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
@@ -26,7 +28,12 @@ from haystack.utils import Secret
 
 from haystack_deep_research import FetchLimits, RunInputs, Sources, UrlPolicy, WebSearchTool
 from haystack_deep_research.run import LEDGER_FILE, REPORT_FILE
-from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+from haystack_deep_research.testing import (
+    LoopbackSearchServer,
+    LoopbackWebServer,
+    ScriptedChatGenerator,
+    SearchDocument,
+)
 
 QUESTION = "How fast is solar power growing?"
 API = "https://api.openai.test/v1"
@@ -208,7 +215,7 @@ def test_a_search_service_answering_garbage_is_a_tool_error_not_a_crash(
 # --- the web ------------------------------------------------------------------------------------------------------
 
 
-def test_404_and_500_pages_are_skipped_and_the_search_results_kept(
+def test_404_and_500_pages_are_skipped_and_their_snippets_kept(
     make_agent: Callable[..., Agent], web: LoopbackWebServer
 ) -> None:
     web.add_page("/solar.html", "<html><body>gone</body></html>", status=404)
@@ -219,8 +226,12 @@ def test_404_and_500_pages_are_skipped_and_the_search_results_kept(
     _assert_intact(result)
     assert _pages(result) == set()
     assert {entry["url"] for entry in result["sources"]} == {web.url("/solar.html"), web.url("/storage.pdf")}
-    assert result["exit_reason"] == "no_evidence"  # results were found, but no page could be read
-    assert any("no page or document could be read" in w for w in result["warnings"])
+    assert {entry["kind"] for entry in result["sources"]} == {"snippet"}
+    # No page could be read, but what the search results' snippets say still backs the findings, marked as such.
+    assert result["exit_reason"] == "text"
+    assert "Grid battery storage doubled in 2025" in "\n".join(result["notes"])
+    assert f"]({web.url('/storage.pdf')}) (search result snippet, not read)" in result["report"]
+    assert {passage["kind"] for passage in result["citations"]["passages"]} == {"snippet"}
 
 
 def test_a_slow_page_is_cut_at_the_total_timeout_and_the_others_are_read(
@@ -360,3 +371,129 @@ def test_a_run_dir_that_cannot_take_the_ledger_or_the_report_costs_only_those_co
     assert researched == []  # both notes were journaled
     assert resumed["sources"] == first["sources"]  # and came back with every source they were written from
     assert resumed["warnings"] == []
+
+
+# --- pages that cannot be read: what their search results' snippets say -------------------------------------------
+
+GONE_SNIPPET = (
+    "Die Solarleistung wuchs 2025 weltweit um 450 Gigawatt, ein Rekord; Großspeicher für Batterien verdoppelten "
+    "sich auf 300 Gigawattstunden, vor allem in China, Europa und den Vereinigten Staaten (solar capacity, "
+    "battery storage, growing)."
+)
+DRIP_SNIPPET = "Battery storage and solar capacity keep growing: grid batteries doubled in 2025, Ökostrom-Anteil 62 %."
+_ARTICLE = "<p>" + "Solarstrom wächst schnell, und Speicher für Ökostrom werden günstiger. " * 60 + "</p>"
+"""A page of real size (some 4,000 characters), behind the 404 and the slow drip: never seen by anyone."""
+
+
+@component
+class SnippetReader:
+    """A deep agent's model of this file: searches, reads the first result, then answers from what it was told."""
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        results = [m.tool_call_result for m in messages if m.tool_call_result is not None]
+        if not results:
+            call = ToolCall(tool_name="web_search", arguments={"query": "solar capacity battery storage"})
+            return {"replies": [ChatMessage.from_assistant(tool_calls=[call])]}
+        last = str(results[-1].result)
+        if results[-1].origin.tool_name == "web_search":
+            first = last.split("URL: ", 1)[1].split("\n", 1)[0].strip()
+            call = ToolCall(tool_name="read_url", arguments={"urls": [first], "question": "How fast?"})
+            return {"replies": [ChatMessage.from_assistant(tool_calls=[call])]}
+        url = last.split("Could not read ", 1)[1].split(": ", 1)[0]
+        said = last.split('">\n', 1)[1].split("\n</untrusted_snippet>", 1)[0]
+        return {"replies": [ChatMessage.from_assistant(f"# Solar\n\n- {said} [gone]({url}).\n")]}
+
+
+def _unreadable_shapes(search: WebSearchTool, limits: FetchLimits) -> dict[str, Any]:
+    from haystack_deep_research import (
+        Grounding,
+        ReadUrlTool,
+        ResearchSummary,
+        create_deep_agent,
+        create_deep_research_agent,
+        create_iterative_research_agent,
+        create_research_workflow,
+    )
+
+    policy = UrlPolicy(allow_hosts=("127.0.0.1",))
+    sources = Sources(search=search, url_policy=policy, fetch_limits=limits)
+
+    def read_url() -> ReadUrlTool:
+        return ReadUrlTool(
+            summarizer_llm=ScriptedChatGenerator(role="summarizer"), url_policy=policy, fetch_limits=limits
+        )
+
+    return {
+        "deep_research_agent": lambda: create_deep_research_agent(
+            scope_llm=ScriptedChatGenerator(role="scope"),
+            orchestrator_llm=ScriptedChatGenerator(
+                role="orchestrator", subtopics=["solar capacity", "battery storage"]
+            ),
+            researcher_llm=ScriptedChatGenerator(role="researcher", read_top_k=1),
+            summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+            writer_llm=ScriptedChatGenerator(role="writer"),
+            sources=sources,
+        ),
+        "research_workflow": lambda: create_research_workflow(
+            chat_generator=ScriptedChatGenerator(role="researcher", read_top_k=1),
+            tools=[search, read_url()],
+            output_schema=ResearchSummary,
+            causal_llm=ScriptedChatGenerator(role="causal"),
+            summary_llm=ScriptedChatGenerator(role="summarize"),
+            grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge")),
+        ),
+        "iterative_agent": lambda: create_iterative_research_agent(
+            analysis_llm=ScriptedChatGenerator(role="analysis", steps=["solar capacity battery storage", None]),
+            writer_llm=ScriptedChatGenerator(role="writer"),
+            summarizer_llm=ScriptedChatGenerator(role="summarizer"),
+            read_top_k=1,
+            sources=sources,
+        ),
+        "deep_agent": lambda: create_deep_agent(
+            chat_generator=SnippetReader(), tools=[search, read_url()], system_prompt="Answer the question."
+        ),
+    }
+
+
+@pytest.fixture
+def unreadable_first(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every search's first result answers 404, its second drips too slowly; each has a non-ASCII snippet."""
+    with LoopbackWebServer() as web:
+        web.add_page("/gone.html", f"<html><body>{_ARTICLE}</body></html>", status=404)
+        web.add_slow("/drip.html", _ARTICLE.encode(), delay_per_chunk=0.2, chunk_size=16)
+        documents = [
+            SearchDocument(web.url("/gone.html"), "Solar und Speicher 2025", GONE_SNIPPET),
+            SearchDocument(web.url("/drip.html"), "Battery storage", DRIP_SNIPPET),
+        ]
+        with LoopbackSearchServer(documents, require_api_key="test-key") as server:
+            monkeypatch.setenv("LOOPBACK_TAVILY_KEY", "test-key")
+            key = Secret.from_env_var("LOOPBACK_TAVILY_KEY")
+            yield web, WebSearchTool(api_key=key, api_base_url=server.base_url, max_results=2)
+
+
+SHAPE_NAMES = ("deep_research_agent", "research_workflow", "iterative_agent", "deep_agent")
+
+
+@pytest.mark.parametrize("shape", SHAPE_NAMES)
+def test_a_page_that_cannot_be_read_never_erases_the_findings_its_snippet_backs(
+    unreadable_first: Any, shape: str
+) -> None:
+    web, search = unreadable_first
+    limits = FetchLimits(total_timeout=0.5, read_timeout=2.0, connect_timeout=2.0)
+    agent = _unreadable_shapes(search, limits)[shape]()
+
+    result = agent.run(messages=[ChatMessage.from_user("How fast are solar capacity and battery storage growing?")])
+
+    gone = web.url("/gone.html")
+    kinds = {entry["url"]: entry["kind"] for entry in result["sources"]}
+    assert kinds[gone] == "snippet"  # seen in every search, never read
+    assert "page" not in kinds.values()
+    assert result["exit_reason"] != "no_evidence"
+    assert "Gigawatt" in "\n".join(result["notes"]) or "Gigawatt" in result["report"]
+    assert gone in result["citations"]["verified_urls"]
+    assert f"]({gone}) (search result snippet, not read)" in result["report"]
+    cited = [passage for passage in result["citations"]["passages"] if passage["url"] == gone]
+    assert cited
+    assert all(passage["kind"] == "snippet" and passage["passage"] in GONE_SNIPPET for passage in cited)
+    assert all(passage["named"] == "search result snippet, not read" for passage in cited)

@@ -46,8 +46,10 @@ def test_every_prompt_that_sees_web_text_says_it_is_data(system: str) -> None:
     assert UNTRUSTED_RULE in system
 
 
-def test_only_read_pages_may_be_cited_and_the_language_follows_the_question() -> None:
-    assert "Cite only URLs you read with read_url; search snippets are not enough." in RESEARCHER_SYSTEM
+def test_pages_read_and_what_a_snippet_states_may_be_cited_and_the_language_follows_the_question() -> None:
+    assert "Cite the URLs you read with read_url; a page it could not read may be cited only for what its search " in (
+        RESEARCHER_SYSTEM
+    )
     for part in (WRITER_SECTION, WRITER_OPENING):
         # A part cites its sources by number; the numbers become the allowed URLs in its reply.
         assert "[short title](n), n being a number from the list of allowed sources below" in part.system

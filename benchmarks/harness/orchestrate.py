@@ -121,7 +121,7 @@ def run_one(scenario: Scenario, library: str, python: str, options: RunOptions, 
     latency = scenario.latency(options.latency)
     result_path = runs / f"{stem}.result.json"
     result_path.unlink(missing_ok=True)
-    with open_world(corpus, config, latency, faults) as world:
+    with open_world(corpus, config, latency, faults, unreadable_first=scenario.unreadable_first) as world:
         spec = RunSpec(
             library=library,
             question=corpus.question(scenario.subtopics),

@@ -38,6 +38,9 @@ class Scenario:
     llm_max_retries: int | None = 5
     corpus: str = "short"
     """``"short"``: the pages of :mod:`benchmarks.sim.corpus`; ``"real-size"``: :mod:`benchmarks.sim.realsize`'s."""
+    unreadable_first: bool = False
+    """The first page of every facet (the first result of every search) answers 404: what a library keeps of it is
+    what its search result's snippet said."""
 
     def latency(self, base: LatencyModel) -> LatencyModel:
         """
@@ -69,6 +72,13 @@ SCENARIOS: dict[str, Scenario] = {
             max_concurrent=5,
             prefill_tokens_per_s=PREFILL_TOKENS_PER_S,
             corpus="real-size",
+        ),
+        Scenario(
+            "unreadable-first",
+            "3 sub-questions, the first result of every search is a page that answers 404",
+            subtopics=3,
+            max_concurrent=5,
+            unreadable_first=True,
         ),
         Scenario("five-c2", "5 sub-questions, at most 2 researchers at once", subtopics=5, max_concurrent=2),
         Scenario("rate-limit", "3 sub-questions, 20% of LLM requests answered 429", 3, 5, rate_429=0.2),

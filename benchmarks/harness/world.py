@@ -24,7 +24,9 @@ class World:
 
 
 @contextmanager
-def open_world(corpus: Corpus, config: PolicyConfig, latency: LatencyModel, faults: FaultModel) -> Iterator[World]:
+def open_world(
+    corpus: Corpus, config: PolicyConfig, latency: LatencyModel, faults: FaultModel, *, unreadable_first: bool = False
+) -> Iterator[World]:
     """
     Start the three servers on ``127.0.0.1`` and stop them all on exit, whatever happens.
 
@@ -32,12 +34,19 @@ def open_world(corpus: Corpus, config: PolicyConfig, latency: LatencyModel, faul
     :param config: The LLM role policies' knobs.
     :param latency: The LLM latency model.
     :param faults: The LLM 429 model.
+    :param unreadable_first: Serve the first page of every facet (the one every search of that facet ranks first) as
+        a 404; the search server still indexes it, so its snippet is all anyone gets of it.
     :returns: A context manager yielding the running world.
     """
     with ExitStack() as stack:
         web = stack.enter_context(LoopbackWebServer())
+        facets: set[str] = set()
         for page in corpus.pages:
-            if page.kind == "pdf":
+            first = page.facet not in facets
+            facets.add(page.facet)
+            if unreadable_first and first:
+                web.add_page(page.path, "<html><body><h1>Not found</h1></body></html>", status=404)
+            elif page.kind == "pdf":
                 web.add_pdf(page.path, page.pdf_pages(), title=page.title)
             else:
                 web.add_page(page.path, page.html())

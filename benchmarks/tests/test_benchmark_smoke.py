@@ -53,3 +53,23 @@ def test_a_warm_up_run_happens_first_and_is_left_out_of_the_figures(tmp_path: Pa
     assert metrics.ok, f"ours failed: {metrics.error}\n{record['stderr']}"
     warm_up = [call for call in record["llm"] if call["start"] < record["result"]["start"]]
     assert len(warm_up) == metrics.llm_calls > 0  # the same question, asked once before the measured run
+
+
+def test_the_unreadable_first_world_keeps_what_the_snippets_of_its_404_pages_say(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from benchmarks.harness.scenarios import SCENARIOS
+
+    scenario = replace(SCENARIOS["unreadable-first"], subtopics=2, max_concurrent=2)
+    options = RunOptions(latency=LatencyModel(ttft_s=0.001, tokens_per_s=0.0), work_dir=tmp_path, timeout_s=60)
+    record = run_one(scenario, "ours", sys.executable, options)
+    metrics = compute(record)
+
+    assert metrics.ok, f"ours failed: {metrics.error}\n{record['stderr']}"
+    gone = {fetch["url"] for fetch in record["web"] if fetch["status"] == 404}
+    assert len(gone) == 2  # the first result of each sub-question's search
+    report = record["result"]["outcome"]["report"]
+    assert all(f"({url}) (search result snippet, not read)" in report for url in gone)
+    assert record["result"]["outcome"]["exit_reason"] != "no_evidence"
+    assert metrics.facts > 0
+    assert metrics.precision == 1.0

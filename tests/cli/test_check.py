@@ -45,7 +45,7 @@ def report(tmp_path: Path) -> Path:
 
 def _ledger(tmp_path: Path, pages: dict[str, str]) -> Path:
     ledger = EvidenceLedger()
-    ledger.record_search_result(url=OUTLOOK, title="Industry outlook", snippet="A search result, never read.")
+    ledger.record_search_result(url=OUTLOOK, title="Industry outlook", snippet="")  # a bare result: never read
     for url, text in pages.items():
         ledger.record_page(url=url, title="", text=text)
     path = tmp_path / "sources.json"
@@ -151,6 +151,26 @@ def test_judge_gives_a_verdict_per_claim(
     )
     # a sentence whose only citation was never read cites nothing: judged against the passages that were read
     assert "  - unsupported (line 3): Installers expect a rebound next year [2].\n      evidence:read-passages" in out
+
+
+def test_a_claim_citing_a_search_results_snippet_is_verified_and_judged_against_the_snippet(
+    report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(check, "default_judge", lambda *_: ScriptedChatGenerator(role="judge"))
+    ledger = EvidenceLedger()
+    ledger.record_search_result(url=OUTLOOK, title="Industry outlook", snippet="Installateure erwarten 2025 Erholung.")
+    for url, text in PAGES.items():
+        ledger.record_page(url=url, title="", text=text)
+    sources = tmp_path / "sources.json"
+    sources.write_text(ledger.to_json(), encoding="utf-8")
+
+    status = cli.main(["check", str(report), "--sources", str(sources), "--judge"])
+
+    out = capsys.readouterr().out
+    assert status == 1  # the snippet does not say what the sentence claims
+    assert f"{report}: 3 cited URL(s), 3 verified, 0 unverified; citation precision 1.00" in out
+    assert f"  - unsupported (line 3): Installers expect a rebound next year [2].\n      {OUTLOOK}:" in out
 
 
 def _closed_port() -> int:

@@ -83,9 +83,10 @@ def test_record_search_result_creates_an_entry() -> None:
         "https://example.com/a",
         "A",
         "about a",
-        "search_result",
+        "snippet",
     )
-    assert (entry.content_hash, entry.text, entry.summary) == ("", "", "")
+    assert (entry.text, entry.summary) == ("about a", "")  # the snippet is the entry's passage
+    assert entry.note == "search result snippet, not read"
     assert datetime.fromisoformat(entry.fetched_at).tzinfo is not None
     assert len(ledger) == 1
     assert ledger.get("https://EXAMPLE.com/a/") == entry
@@ -437,3 +438,54 @@ def test_a_list_of_urls_read_elsewhere_is_a_ledger_of_pages() -> None:
     ledger = EvidenceLedger.from_urls(["https://e.example/a", " ", "https://e.example/a/", "http://10.0.0.1/x"])
     assert [entry.url for entry in ledger.entries()] == ["https://e.example/a", "http://10.0.0.1/x"]
     assert ledger.read_urls() == {"https://e.example/a", "http://10.0.0.1/x"}
+
+
+def test_a_snippet_is_kept_bounded_as_the_entrys_passage_and_a_page_read_later_wins() -> None:
+    ledger = EvidenceLedger()
+    said = "Pégase: la marée monte deux fois par jour. " * 200  # some 8,800 characters
+    seen = ledger.record_search_result(url="https://tides.example/a", title="Marées", snippet=f"  {said}  ")
+
+    assert (seen.kind, seen.note) == ("snippet", "search result snippet, not read")
+    assert seen.text == seen.snippet == said.strip()[:2000]
+    assert ledger.citable_urls() == {"https://tides.example/a"}
+    assert ledger.read_urls() == set()
+    assert ledger.named_notes() == {"https://tides.example/a": "search result snippet, not read"}
+    # Seen again with another snippet: the first is kept; read: the page wins, same id, its text the page's.
+    assert ledger.record_search_result(url="https://tides.example/a/", title="", snippet="other").text == seen.text
+    page = ledger.record_page(url="https://tides.example/a", title="", text="The page itself.")
+    assert (page.kind, page.id, page.text, page.title, page.note) == ("page", seen.id, "The page itself.", "Marées", "")
+    assert ledger.record_search_result(url="https://tides.example/a", title="", snippet="later").kind == "page"
+    assert ledger.read_urls() == ledger.citable_urls() == {"https://tides.example/a"}
+
+
+def test_a_result_without_a_snippet_backs_nothing() -> None:
+    ledger = EvidenceLedger()
+    bare = ledger.record_search_result(url="https://tides.example/b", title="B", snippet="   ")
+    assert (bare.kind, bare.text, bare.note) == ("search_result", "", "")
+    assert ledger.citable_urls() == set()
+    filled = ledger.record_search_result(url="https://tides.example/b", title="", snippet="Tides rise twice a day.")
+    assert (filled.kind, filled.id, filled.text) == ("snippet", bare.id, "Tides rise twice a day.")
+
+
+def test_only_the_ledger_makes_a_snippet_entry_and_it_survives_its_own_record() -> None:
+    with pytest.raises(ConfigurationError, match="only by the evidence ledger"):
+        SourceEntry(id="S1", url="https://e.example/", title="", snippet="s", kind="snippet", fetched_at="x", text="s")
+    ledger = EvidenceLedger()
+    ledger.record_search_result(url="https://e.example/", title="E", snippet="Said by the engine.")
+    restored = EvidenceLedger.from_json(ledger.to_json())
+    assert restored.entries() == ledger.entries()
+    assert restored.citable_urls() == {"https://e.example/"}
+
+
+def test_a_report_citing_a_snippet_verifies_and_its_sources_line_says_so() -> None:
+    ledger = EvidenceLedger()
+    ledger.record_search_result(url="https://tides.example/a", title="Marées", snippet="La marée monte.")
+    ledger.record_page(url="https://tides.example/p", title="Read", text="Read text.")
+    report = "La marée monte [Marées](https://tides.example/a). Read [r](https://tides.example/p).\n"
+
+    check = verify_citations(report, ledger.citable_urls(), named=ledger.named_notes())
+
+    assert check.unverified == []
+    assert "- [https://tides.example/a](https://tides.example/a) (search result snippet, not read)" in check.report
+    assert "- [https://tides.example/p](https://tides.example/p)\n" in check.report + "\n"
+    assert verify_citations(check.report, ledger.citable_urls(), named=ledger.named_notes()).report == check.report

@@ -173,3 +173,48 @@ def test_the_evidence_table_as_a_workbook_keeps_formulas_as_text(tmp_path: Path)
     assert rows[1][1] == URL
     assert rows[1][2] == "'=1+1 tides"
     assert sheet.cell(row=2, column=3).data_type == "s"  # a string, not a formula
+
+
+SNIPPET_URL = "https://marees.example/gone"
+SNIPPET = "La marée de printemps atteignit 4,2 mètres au port en mars 2024."
+
+
+def _snippet_result() -> dict[str, Any]:
+    """A run whose one source is a search result's snippet: its page was never read."""
+    run = ResearchRun(question="Quelle hauteur?")
+    run.ledger.record_search_result(url=SNIPPET_URL, title="Marées", snippet=SNIPPET)
+    report = f"# Marées\n\nLa marée atteignit 4,2 mètres [Marées]({SNIPPET_URL}).\n"
+    check = verify_report(run, report, [SNIPPET_URL])
+    return {"report": check.report, "citations": citation_findings(check)}
+
+
+def test_every_export_says_a_claim_rests_on_a_snippet_not_a_page_read(tmp_path: Path) -> None:
+    import csv
+
+    from haystack_deep_research.report import export_evidence
+
+    result = _snippet_result()
+    [passage] = result["citations"]["passages"]
+    assert (passage["kind"], passage["named"], passage["passage"]) == (
+        "snippet",
+        "search result snippet, not read",
+        SNIPPET,
+    )
+    assert f"- [Marées]({SNIPPET_URL}) (search result snippet, not read)" in result["report"]
+
+    tree = lxml_html.fromstring(export_html(result))
+    assert {span.text_content() for span in tree.xpath("//span[@class='read']")} == {"search result snippet, not read"}
+    assert tree.xpath("//span[@class='named']") == []  # said once
+    assert "read 20" not in tree.text_content()
+
+    header, row = list(csv.reader(export_evidence(result, tmp_path / "evidence.csv").open(encoding="utf-8")))
+    values = dict(zip(header, row, strict=True))
+    assert (values["source"], values["read"], values["passage"]) == (
+        SNIPPET_URL,
+        "search result snippet, not read",
+        SNIPPET,
+    )
+
+    docx = pytest.importorskip("docx")
+    paragraphs = [p.text for p in docx.Document(str(export_docx(result, tmp_path / "r.docx"))).paragraphs]
+    assert f"[1] Marées - {SNIPPET_URL} (search result snippet, not read)" in paragraphs

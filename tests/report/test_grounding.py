@@ -403,3 +403,37 @@ def test_a_rewrite_keeps_the_headings_of_a_report_in_another_language(
     parts = parse_report(report)  # what a rewrite reads: the opening and the sections, not the Sources list
     assert parts is not None
     assert [part.heading for part in parts.sections] == ["Solar", "Solar (2)"]
+
+
+def test_a_claim_citing_a_snippet_is_judged_against_the_snippet_alone_and_goes_when_it_says_more(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    web.add_page("/solar.html", "<html><body>gone</body></html>", status=404)
+    web.add_page("/storage.pdf", "<html><body>gone</body></html>", status=404)
+    solar, storage = web.url("/solar.html"), web.url("/storage.pdf")
+    backed = "Grid battery storage doubled in 2025"  # what the storage result's snippet says, no more
+
+    def writer(messages: list[ChatMessage]) -> str:
+        name, variables = prompt_of(messages[-1]) or ("", {})
+        if name.endswith("_opening"):
+            return "# Solar and storage\n\n## Executive summary\n\nThis report covers solar and storage.\n"
+        if "## solar capacity" in str(variables["notes"][0]):
+            return f"## Solar\n\nGlobal solar capacity grew in 2025 [Solar capacity 2025]({solar}).\n"
+        fixed = "not supported by the sources they cite" in (messages[-1].text or "")
+        return f"## Storage\n\n{backed if fixed else STORAGE_CLAIM} [Battery storage report]({storage}).\n"
+
+    judge = RecordingJudge()
+    result = _run(
+        make_agent(writer_llm=MockChatGenerator(response_fn=writer), grounding=Grounding(judge_llm=judge.generator))
+    )
+
+    # The page behind the snippet holds "300 gigawatt hours"; the snippet does not, so the claim saying it went.
+    assert STORAGE_CLAIM not in result["report"]
+    assert f"{backed} [Battery storage report]({storage})" in result["report"]
+    assert [v["verdict"] for v in result["grounding"]] == ["supported", "supported"]
+    assert result["regeneration_count"] == 1
+    first = next(prompt for prompt in judge.prompts if STORAGE_CLAIM in prompt)
+    assert "Grid battery storage doubled in 2025." in first
+    assert "300" not in first.replace(STORAGE_CLAIM, "")  # the judge saw the snippet, nothing of the page
+    assert f"[Battery storage report]({storage}) (search result snippet, not read)" in result["report"]
+    assert result["exit_reason"] != "no_evidence"

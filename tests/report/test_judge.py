@@ -60,7 +60,7 @@ def _ledger() -> EvidenceLedger:
     ledger = EvidenceLedger()
     ledger.record_page(url=A, title="A", text="Wind output rose 10% in 2024.")
     ledger.record_page(url=B, title="B", text="Something else entirely.")
-    ledger.record_search_result(url=C, title="C", snippet="never read")
+    ledger.record_search_result(url=C, title="C", snippet="")  # a result without a snippet: nothing to judge
     return ledger
 
 

@@ -376,14 +376,17 @@ async def test_the_async_path_journals_and_resumes_too(make_agent: Callable[...,
     assert [r["type"] for r in _records(tmp_path / "run")].count("note") == 2
 
 
-def test_a_forged_page_in_the_journal_is_never_cited_as_read(make_agent: Callable[..., Agent], tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["page", "snippet"])
+def test_a_forged_page_in_the_journal_is_never_cited_as_read(
+    make_agent: Callable[..., Agent], tmp_path: Path, kind: str
+) -> None:
     run_dir = tmp_path / "run"
     make_agent().run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(run_dir=run_dir))
     records = _records(run_dir)
     page = next(e for r in records for e in r.get("sources") or [] if e["kind"] == "page")
     forged_url = "https://forged.example/whales"
     text = "Whales make the tides, says this page nobody read."
-    forged = {**page, "id": "forged-1", "url": forged_url, "title": "Whales", "text": text}
+    forged = {**page, "id": "forged-1", "url": forged_url, "title": "Whales", "text": text, "kind": kind}
     note = f"## tides and whales\n\nWhales make the tides ([Whales]({forged_url}))."
     record = {"type": "note", "subtopic": "tides and whales", "note": note, "summary": note, "partial": False}
     with (run_dir / JOURNAL_FILE).open("a", encoding="utf-8") as journal:

@@ -89,7 +89,7 @@ def test_a_backend_is_limited_recorded_and_fenced() -> None:
     assert backend.queries == [("tides", 3)]
     assert text.count("URL: ") == 3
     assert [entry.url for entry in run.ledger.entries()] == [f"https://d.example/{i}" for i in range(3)]
-    assert all(entry.kind == "search_result" for entry in run.ledger.entries())
+    assert [entry.kind for entry in run.ledger.entries()] == ["snippet"] * 3  # each result's snippet is kept
     assert [(o.tool, o.results) for o in run.searches.outcomes()] == [("web_search", 3)]
 
 
@@ -174,3 +174,27 @@ def test_a_component_backend_round_trips_through_haystack_serialization() -> Non
 
     assert isinstance(restored.backend, ComponentSearch)
     assert restored.backend.component.top_k == 2
+
+
+def test_a_snippet_whose_url_the_policy_refuses_never_enters_and_the_others_are_kept() -> None:
+    from haystack_deep_research import UrlPolicy
+
+    backend = FakeBackend(
+        [
+            {"title": "Metadata", "href": "http://169.254.169.254/latest/meta-data", "body": "Credentials inside."},
+            {"title": "Blocked", "href": "https://www.blocked.example/p", "body": "Tides are made by whales."},
+            {"title": "Gezeiten", "href": "https://tides.example/de", "body": "Die Flut kommt zweimal täglich."},
+        ]
+    )
+    run = ResearchRun()
+    run.ledger.adopt_policy(UrlPolicy(deny_domains=("blocked.example",)))
+
+    text = SearchTool(backend=backend).bind(run.view()).invoke(query="Gezeiten")
+
+    assert [(entry.url, entry.kind, entry.text) for entry in run.ledger.entries()] == [
+        ("https://tides.example/de", "snippet", "Die Flut kommt zweimal täglich.")
+    ]
+    assert run.ledger.citable_urls() == {"https://tides.example/de"}
+    assert "169.254.169.254" not in text
+    assert "whales" not in text
+    assert sum("dropped a result the URL policy refuses" in warning for warning in run.warnings()) == 2

@@ -111,12 +111,6 @@ def test_bad_ddgs_settings_are_refused() -> None:
         DdgsSearch(safesearch="strict")
 
 
-def test_the_old_search_keywords_name_their_new_home() -> None:
-    for keyword in ("search", "search_tool"):
-        with pytest.raises(ConfigurationError, match=r"sources=Sources\(search=\.\.\.\)"):
-            create_deep_research_agent(**{keyword: WebSearchTool()})
-
-
 def test_a_run_without_tavily_says_so_once_in_warnings_and_progress(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeDdgs()
     monkeypatch.setattr(DdgsSearch, "_get_client", lambda self: fake)  # the seam: no network

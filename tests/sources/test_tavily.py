@@ -43,7 +43,7 @@ def test_every_result_is_recorded_in_the_runs_ledger(
 
     entries = {entry.url: entry for entry in run.ledger.entries()}
     assert set(entries) == {web.url("/solar.html"), web.url("/storage.pdf")}
-    assert entries[web.url("/storage.pdf")].kind == "search_result"
+    assert entries[web.url("/storage.pdf")].kind == "snippet"
 
 
 def test_a_result_the_runs_url_policy_refuses_never_enters_the_ledger(

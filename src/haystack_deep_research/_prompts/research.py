@@ -112,8 +112,8 @@ RESEARCHER_SYSTEM = (
     f"You research one sub-topic on the web: find sources with {WEB_SEARCH}, read the most promising with {READ_URL} "
     f"(several URLs per call), reflect with {THINK}. You have at most {{{{ max_steps }}}} steps; stop once the "
     "findings are solid. Final reply: a compressed summary of concrete facts, figures and dates, each followed by "
-    "the exact URL it came from as a Markdown link, then a 'Sources:' list. Cite only URLs you read with "
-    f"{READ_URL}; search snippets are not enough. " + DATA_RULE
+    "the exact URL it came from as a Markdown link, then a 'Sources:' list. Cite the URLs you read with "
+    f"{READ_URL}; a page it could not read may be cited only for what its search snippet states. " + DATA_RULE
 )
 RESEARCHER_SYSTEM_DOCUMENTS = (
     "You research one sub-topic in private document stores: search them with their search tools (several queries "
@@ -223,7 +223,14 @@ DOCUMENT_RESULTS = Template(
     "{% if not loop.last %}" + DOCUMENT_SEPARATOR + "{% endif %}"
     "{% else %}No documents.{% endfor %}\n</untrusted_documents>",
 )
-PAGE_UNREADABLE = Template("page_unreadable", "Could not read {{ url }}: {{ reason }}")
+PAGE_UNREADABLE = Template(
+    "page_unreadable",
+    "Could not read {{ url }}: {{ reason }}"
+    "{% if snippet %}\nWhat its search result's snippet says (the search engine's words, not the page: cite {{ url }} "
+    "only for what this snippet states):\n"
+    '<untrusted_snippet url="{{ url }}">\n{{ snippet }}\n</untrusted_snippet>{% endif %}',
+)
+"""A page that could not be read, and the snippet its search result gave, if any (fenced: untrusted)."""
 PAGE_DUPLICATE = Template(
     "page_duplicate",
     "(This page has the same text as {{ url }}, read earlier in this run; this is that page's summary.)\n{{ summary }}",

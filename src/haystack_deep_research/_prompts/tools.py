@@ -44,7 +44,7 @@ SUBTOPIC_PARAMETER = "The sub-topic with all the context a researcher needs; it 
 WEB_SEARCH_DESCRIPTION = Template(
     "web_search_description",
     "Search the web: up to {{ max_results }} results, each with title, exact URL and snippet. "
-    f"Snippets are not enough to cite: read the pages with {READ_URL}.",
+    f"Read the pages with {READ_URL}: a snippet backs only what it states itself.",
 )
 QUERY_PARAMETER = "A focused search query."
 DATASTORE_SEARCH_DESCRIPTION = Template(
@@ -55,7 +55,7 @@ DATASTORE_SEARCH_DESCRIPTION = Template(
 TOP_K_PARAMETER = "How many passages to return (optional)."
 READ_URL_DESCRIPTION = (
     f"Read up to {MAX_URLS_PER_READ} web pages or PDFs; get a summary of each toward your question. "
-    "Only pages read here may be cited."
+    "Pages read here may be cited; for a page that cannot be read, its search result's snippet is given instead."
 )
 URLS_PARAMETER = "Exact URLs from search results."
 QUESTION_PARAMETER = "What to learn from the pages."

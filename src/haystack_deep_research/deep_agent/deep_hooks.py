@@ -31,6 +31,7 @@ from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence import verify_citations
+from haystack_deep_research.evidence.entry import CITABLE_KINDS
 from haystack_deep_research.report import StructuredOutputStage, add_contradictions, citation_findings, verify_report
 from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.report.structured_urls import verify_structured
@@ -90,7 +91,7 @@ break its format, so they are named in a warning instead, and the run's ``citati
 
 def _check_written_files(run: ResearchRun) -> Phase[None]:
     """Every file the agent wrote (often its deliverable) leaves the run with its citations checked, as its answer."""
-    read_urls = sorted(run.ledger.read_urls())
+    read_urls = sorted(run.ledger.citable_urls())
     written_files: dict[str, ScratchBackend] = run.resource(WRITTEN_FILES, dict)
     for path, space in list(written_files.items()):
         [read] = yield [blocking(space.read, path)]
@@ -111,7 +112,7 @@ def _check_written_files(run: ResearchRun) -> Phase[None]:
 
 def _gathered(run: ResearchRun, failed: str) -> str:
     """The report of a run whose model failed: what its tools read, each source with its passage, cited by its URL."""
-    read = [entry for entry in run.ledger.entries() if entry.kind != "search_result"]
+    read = [entry for entry in run.ledger.entries() if entry.kind in CITABLE_KINDS]
     if not read:
         return ""
     notes = []
@@ -244,7 +245,7 @@ class DeepCloseHook(CloseRunHook):
             answer = next((m.text or "" for m in reversed(messages) if m.is_from(ChatRole.ASSISTANT) and m.text), "")
         state.set(EXIT_REASON, reason)
         # The answer leaves the library only with its citations verified against what the run really read.
-        check = verify_report(run, answer.strip(), sorted(run.ledger.read_urls()))
+        check = verify_report(run, answer.strip(), sorted(run.ledger.citable_urls()))
         state.set(REPORT, (yield from add_contradictions(run, check.report, check.passages, self.judge_llm)))
         state.set(CITATIONS, citation_findings(check))
         yield from _check_written_files(run)

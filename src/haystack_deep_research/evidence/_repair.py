@@ -26,9 +26,10 @@ def source_line(url: str, title: str, named: str = "") -> str:
     """
     :param url: The source's URL, as retrieved.
     :param title: Its title.
-    :param named: Its note "named by <source>, not read: <url>", if it names a URL it did not read.
-    :returns: One line of a rebuilt Sources list: ``- [title or url](url)``, and the note with its URL as code (no
-        link: nothing was read there).
+    :param named: Its note, if it was not read: "named by <source>, not read: <url>" for a source naming a URL it
+        did not read, "search result snippet, not read" for a source only a search result's snippet backs.
+    :returns: One line of a rebuilt Sources list: ``- [title or url](url)``, and the note in parentheses, a named URL
+        as code (no link: nothing was read there).
     """
     label = (" ".join(title.split()) or url).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     if re.search(r"[\s<>]", url) or url.count("(") != url.count(")"):
@@ -36,6 +37,8 @@ def source_line(url: str, title: str, named: str = "") -> str:
     if not named:
         return f"- [{label}]({url})"
     words, _, address = " ".join(named.split()).rpartition(": ")
+    if not words:
+        return f"- [{label}]({url}) ({address})"
     return f"- [{label}]({url}) ({words}: `{address.replace('`', '%60')}`)"
 
 

@@ -2,9 +2,9 @@
 One source of the evidence ledger (:class:`SourceEntry`), and how sources are keyed: :func:`normalize_url`, which only
 removes trivial differences of spelling, and :func:`source_id`, a short id derived from that key.
 
-An entry of a read kind (``"page"``, ``"document"``) is sealed: only the ledger's own writers (see
-:class:`~haystack_deep_research.evidence.EvidenceLedger`) and a ledger restored from its own record hold the seal, so
-no other code can make an entry that claims a text was read.
+An entry of a kind that backs claims (``"page"``, ``"document"``: read; ``"snippet"``: a search result's snippet) is
+sealed: only the ledger's own writers (see :class:`~haystack_deep_research.evidence.EvidenceLedger`) and a ledger
+restored from its own record hold the seal, so no other code can make an entry that claims a text was read or said.
 """
 
 from __future__ import annotations
@@ -18,12 +18,30 @@ from urllib.parse import urlsplit, urlunsplit
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence.text import plain_title
 
-__all__ = ["READ_KINDS", "SourceEntry", "SourceKind", "normalize_url", "require_strings", "sha256", "source_id"]
+__all__ = [
+    "CITABLE_KINDS",
+    "READ_KINDS",
+    "SNIPPET_CHARS",
+    "SNIPPET_NOTE",
+    "SourceEntry",
+    "SourceKind",
+    "normalize_url",
+    "require_strings",
+    "sha256",
+    "source_id",
+]
 
-SourceKind = Literal["search_result", "page", "document"]
+SourceKind = Literal["search_result", "snippet", "page", "document"]
 
-_KINDS: tuple[str, ...] = ("search_result", "page", "document")
+_KINDS: tuple[str, ...] = ("search_result", "snippet", "page", "document")
 READ_KINDS = ("page", "document")
+"""The kinds whose text the library read."""
+CITABLE_KINDS = ("page", "document", "snippet")
+"""The kinds whose text backs a claim: what was read, and what a search engine's snippet said."""
+SNIPPET_CHARS = 2000
+"""The most characters of a search result's snippet the ledger keeps as its passage."""
+SNIPPET_NOTE = "search result snippet, not read"
+"""How a Sources list, the citations' passages and every export mark a source that only a snippet backs."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary", "named_url")
 _SEAL = object()
@@ -102,11 +120,13 @@ class SourceEntry:
         Sources list rebuilt from it holds a link, an image or HTML.
     :param snippet: The search engine's snippet ("" when the page was read without a search result); for a document,
         the datastore it came from.
-    :param kind: ``"search_result"`` (seen in results only), ``"page"`` (its text was read) or ``"document"`` (retrieved
-        from a datastore: its content is the text read).
+    :param kind: ``"search_result"`` (seen in results only, without a snippet), ``"snippet"`` (seen in results only:
+        its ``text`` is the engine's snippet, at most :data:`SNIPPET_CHARS` characters, which backs a claim as what the
+        search engine said, not as a page read), ``"page"`` (its text was read) or ``"document"`` (retrieved from a
+        datastore: its content is the text read).
     :param fetched_at: ISO-8601 UTC time at which the entry was last recorded.
     :param content_hash: SHA-256 hex digest of ``text``; ``""`` for a bare search result.
-    :param text: The text the summariser saw; ``""`` for a bare search result.
+    :param text: The text the summariser saw (a snippet entry's snippet); ``""`` for a bare search result.
     :param summary: Summary of the page; ``""`` until set.
     :param named_url: An ``http(s)`` URL the source named without the library reading it (an MCP tool's item giving a
         ``url``): kept to show as "named by <snippet>, not read"; it never verifies a citation. ``""`` when none.
@@ -125,10 +145,10 @@ class SourceEntry:
     seal: InitVar[object] = None
 
     def __post_init__(self, seal: object) -> None:
-        if self.kind in READ_KINDS and seal is not _SEAL:
+        if self.kind in CITABLE_KINDS and seal is not _SEAL:
             raise ConfigurationError(
-                f"A {self.kind!r} entry is made only by the evidence ledger, when the library reads the source "
-                "(EvidenceLedger.record_page, record_document)."
+                f"A {self.kind!r} entry is made only by the evidence ledger, when the library reads the source or a "
+                "search returns it (EvidenceLedger.record_page, record_document, record_search_result)."
             )
         if isinstance(self.title, str):  # the one place a title enters the ledger, from any source or a journal
             object.__setattr__(self, "title", plain_title(self.title))
@@ -156,6 +176,12 @@ class SourceEntry:
         if values["kind"] not in _KINDS:
             raise ConfigurationError(f"Unknown source kind {values['kind']!r}; expected one of {_KINDS}.")
         return cls(**cast(dict[str, Any], values), seal=_SEAL)  # the ledger's own record, restored
+
+    @property
+    def note(self) -> str:
+        """:returns: How a source not read is shown: :data:`SNIPPET_NOTE` for a snippet, its :attr:`named_note` for
+        a source naming a URL it did not read, else ``""``."""
+        return SNIPPET_NOTE if self.kind == "snippet" else self.named_note
 
     @property
     def named_note(self) -> str:

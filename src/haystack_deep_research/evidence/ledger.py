@@ -9,15 +9,19 @@ Entries are keyed by :func:`normalize_url`, which only removes trivial differenc
 short id derived from that key (``"S"`` followed by the first 8 hex digits of its SHA-256), so the same URL always
 gets the same id, in any run and in any order of recording.
 
-A search result is recorded with :meth:`EvidenceLedger.record_search_result`; reading the page later with
-:meth:`EvidenceLedger.record_page` upgrades that entry in place (same id, same position) to a ``"page"`` entry
-holding the text the summariser saw. A document retrieved from a datastore is recorded with
+A search result is recorded with :meth:`EvidenceLedger.record_search_result`: with a snippet, as a ``"snippet"`` entry
+whose text (its passage) is the snippet, at most :data:`~.entry.SNIPPET_CHARS` characters: what the search engine said
+of the page, which backs a claim as a snippet (shown as "search result snippet, not read"), so a page that cannot be
+read never erases the findings its snippet supports; without one, as a bare ``"search_result"``. Reading the page
+later with :meth:`EvidenceLedger.record_page` upgrades that entry in place (same id, same position) to a ``"page"``
+entry holding the text the summariser saw: the read entry wins. A document retrieved from a datastore is recorded with
 :meth:`EvidenceLedger.record_document` as a ``"document"`` entry: its content is the text that was read, so it
 counts as read at once, keyed by its citation target (an ``http(s)`` URL, a ``file://`` URI or a
 ``doc://<store>/<id>`` URI). :meth:`EvidenceLedger.read_urls` lists only the pages and documents that were really
-read, which is the set a report's citations should be verified against, and :meth:`EvidenceLedger.read_sources_in`
-the read sources a note names: those it cites, and the documents whose URI it states as a tool rendered it
-(``Source: file:///...``), so that a finding made of retrieved documents offers them to the writer.
+read, :meth:`EvidenceLedger.citable_urls` those and the snippets, which is the set a report's citations are verified
+against, and :meth:`EvidenceLedger.read_sources_in` the citable sources a note names: those it cites, and the
+documents whose URI it states as a tool rendered it (``Source: file:///...``), so that a finding made of retrieved
+documents offers them to the writer.
 
 The ledger is the one way in for evidence. Only the library's own readers write to it: the guarded fetch of
 ``read_url`` (:meth:`record_page`), a datastore's search or an MCP tool's answer (:meth:`record_document`), a search
@@ -44,7 +48,9 @@ from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.clock import now_iso
 from haystack_deep_research.evidence.entry import (
     _SEAL,
+    CITABLE_KINDS,
     READ_KINDS,
+    SNIPPET_CHARS,
     SourceEntry,
     normalize_url,
     require_strings,
@@ -117,14 +123,15 @@ class EvidenceLedger:
 
     def record_search_result(self, *, url: str, title: str, snippet: str) -> SourceEntry:
         """
-        Record a search result.
+        Record a search result: with a snippet, as a ``"snippet"`` entry whose text is the snippet (its first
+        :data:`~.entry.SNIPPET_CHARS` characters); without one, as a bare ``"search_result"``.
 
-        A URL already in the ledger keeps its entry: a page already read is never downgraded, and a known search
-        result only has a blank title or snippet filled in.
+        A URL already in the ledger keeps its entry: a page or document already read is never downgraded, a known
+        snippet keeps its text, and a known search result only has a blank title or snippet filled in.
 
         :param url: The result's URL.
         :param title: The result's title.
-        :param snippet: The search engine's snippet.
+        :param snippet: The search engine's snippet: untrusted text, fenced whenever it reaches a model.
         :returns: The entry now held for the URL.
         :raises ConfigurationError: If ``url`` is blank or an argument is not a string.
         :raises URLRefusedError: If the run's URL policy refuses ``url`` (see :meth:`check_url`).
@@ -132,20 +139,26 @@ class EvidenceLedger:
         key = normalize_url(url)
         require_strings(title=title, snippet=snippet)
         self._check_http(url, None)
+        snippet = snippet.strip()[:SNIPPET_CHARS]
         with self._lock:
             existing = self._entries.get(key)
-            if existing is None:
+            if existing is not None and existing.kind != "search_result":  # read, or a snippet already held
+                snippet = existing.snippet or (snippet if existing.kind == "page" else "")
+                entry = replace(existing, title=existing.title or title, snippet=snippet, seal=_SEAL)
+            else:
+                if existing is not None:
+                    title, snippet = existing.title or title, existing.snippet or snippet
                 entry = SourceEntry(
-                    id=source_id(key),
-                    url=url.strip(),
+                    id=existing.id if existing else source_id(key),
+                    url=existing.url if existing else url.strip(),
                     title=title,
                     snippet=snippet,
-                    kind="search_result",
+                    kind="snippet" if snippet else "search_result",
                     fetched_at=now_iso(),
+                    content_hash=sha256(snippet) if snippet else "",
+                    text=snippet,
+                    seal=_SEAL,
                 )
-            else:
-                title, snippet = existing.title or title, existing.snippet or snippet
-                entry = replace(existing, title=title, snippet=snippet, seal=_SEAL)
             self._entries[key] = entry
             return entry
 
@@ -300,18 +313,24 @@ class EvidenceLedger:
         return {entry.url for entry in self.entries()}
 
     def read_urls(self) -> set[str]:
-        """:returns: The URLs of the pages and documents whose text was read: the set to verify citations against."""
+        """:returns: The URLs of the pages and documents whose text was read."""
         return {entry.url for entry in self.entries() if entry.kind in READ_KINDS}
+
+    def citable_urls(self) -> set[str]:
+        """:returns: The URLs whose text backs a claim: the pages and documents read, and the search results' snippets
+        (see :data:`~.entry.CITABLE_KINDS`). The set to verify citations against."""
+        return {entry.url for entry in self.entries() if entry.kind in CITABLE_KINDS}
 
     def read_sources_in(self, text: str) -> list[str]:
         """
-        The read sources a text names: the URLs it cites whose pages or documents were read, then the documents whose
-        URI it states as written (a ``file://`` or ``doc://`` URI is no link a Markdown reader sees), in order.
+        The citable sources a text names: the URLs it cites whose pages or documents were read or whose snippets a
+        search returned, then the documents whose URI it states as written (a ``file://`` or ``doc://`` URI is no link
+        a Markdown reader sees), in order.
 
         :param text: A note or finding.
         :returns: The sources' URLs (as the text cites them; documents as recorded), without repeats.
         """
-        read = {normalize_url(url) for url in self.read_urls()}
+        read = {normalize_url(url) for url in self.citable_urls()}
         named = {url: None for url in (c.url for c in extract_citations(text)) if normalize_url(url) in read}
         keys = {normalize_url(url) for url in named}
         documents = [e.url for e in self.entries() if e.kind == "document" and normalize_url(e.url) not in keys]
@@ -319,8 +338,9 @@ class EvidenceLedger:
         return [*named, *(url for _, url in stated)]
 
     def named_notes(self) -> dict[str, str]:
-        """:returns: For each entry that names a URL it did not read, by its URL: its :attr:`SourceEntry.named_note`."""
-        return {entry.url: entry.named_note for entry in self.entries() if entry.named_url}
+        """:returns: For each entry shown as not read (a snippet, or a source naming a URL it did not read), by its
+        URL: its :attr:`SourceEntry.note`."""
+        return {entry.url: entry.note for entry in self.entries() if entry.note}
 
     def to_list(self) -> list[dict[str, str]]:
         """:returns: Every entry as a JSON-ready dictionary, in insertion order."""

@@ -8,11 +8,12 @@ For each topic the :class:`SearchStep`:
    .SearchTool`: hits normalized, recorded in the evidence ledger and the search log, cached across runs when the
    tool has a cache);
 2. reads the top ``read_top_k`` results with ``read_url`` (URL policy, guarded fetch, extraction, a summary toward the
-   topic; each page read is recorded in the ledger with the text the summarizer saw): search snippets are never
-   evidence, only pages read are;
+   topic; each page read is recorded in the ledger with the text the summarizer saw); a page that cannot be read
+   gives the snippet of its search result instead, fenced, which backs a claim as a snippet, never as a page read;
 3. searches every datastore with the same query (documents retrieved count as read);
 4. makes the finding: a note headed by the topic, holding the page summaries with their URLs (and the documents), or
-   saying that nothing could be read. The note is journaled with its sources when the run has a run directory.
+   saying that nothing could be read (no page, no snippet). The note is journaled with its sources when the run has a
+   run directory.
 
 A failing search or an unreadable page is part of the finding (and a warning), never the end of the run. After the
 round the topics count as searched, and a ``SearchRoundDone`` event gives the progress line,
@@ -161,7 +162,7 @@ class SearchStep(UsesModels):
                 urls = [hit.url for hit in hits][: self.read_top_k]
                 if urls:
                     parts.append((yield from self.read_url.phase(view, urls=urls, question=topic)))
-                    if not any(url in run.ledger.read_urls() for url in urls):
+                    if not any(url in run.ledger.citable_urls() for url in urls):  # no page read, no snippet
                         parts.append(TOPIC_NOTHING_READ)
                 else:
                     parts.append(TOPIC_NO_RESULTS)

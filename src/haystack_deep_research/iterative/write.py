@@ -54,6 +54,7 @@ from haystack_deep_research.report import (
 )
 from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.report.headings import ReportSections, report_sections
+from haystack_deep_research.report.no_evidence import has_evidence
 from haystack_deep_research.report.sections import Framing, fallback_report, write_report
 from haystack_deep_research.run import Phase
 from haystack_deep_research.run.hooks import UsesModels
@@ -184,7 +185,7 @@ class WriteStep(UsesModels):
         found = changes(iteration)
         check = verify_report(run, report, urls)
         report = check.report
-        if not run.ledger.read_urls():
+        if not has_evidence(run, check.verified_urls):
             run.warn(PHASE_WRITE, f"the run read no page and no document ({run.searches.explain()})")
             report = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary()) + report
             exit_reason = exit_reason if exit_reason in _OWN_REASONS else EXIT_NO_EVIDENCE

@@ -188,7 +188,7 @@ def run_check(
         )
         _print_citations(check.unverified, out)
         return unreadable
-    check = verify_citations(report, ledger.read_urls())
+    check = verify_citations(report, ledger.citable_urls(), named=ledger.named_notes())
     say(
         f"{args.report}: {len(check.cited)} cited URL(s), {len(check.verified_urls)} verified, "
         f"{len(check.unverified_urls)} unverified; citation precision {check.precision:.2f}",

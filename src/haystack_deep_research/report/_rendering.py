@@ -10,7 +10,9 @@ verification found it in); failing that, the first passage of its URL. Passages 
 output (``citations["passages"]``, see :func:`~haystack_deep_research.report.passages.cited_passages`); a result
 without them exports without citation notes, and a passage whose URL is not of a kind a run reads (``http(s)://``,
 ``file://``, ``doc://``) is ignored, whoever wrote the result. A note shows when its source was read as people read
-a time (``2026-12-01 21:35 UTC``) and its citing sentence as the text a reader sees (a link gives its text).
+a time (``2026-12-01 21:35 UTC``) and its citing sentence as the text a reader sees (a link gives its text); a source
+only a search result's snippet backs (its passage's ``kind`` is ``"snippet"``) is marked "search result snippet, not
+read" instead of being said read.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.evidence._document import verifiable
 from haystack_deep_research.evidence._reader import plain_text
+from haystack_deep_research.evidence.entry import SNIPPET_NOTE
 
 __all__ = ["Cited", "Passage", "cited_tokens", "xml_text"]
 
@@ -37,7 +40,8 @@ _SPACES = re.compile(r"\s+")
 
 @dataclass(frozen=True)
 class Passage:
-    """One numbered citation note: the source's title, URL, when it was read, and the passage behind the sentence."""
+    """One numbered citation note: the source's title, URL, when it was read, and the passage behind the sentence;
+    ``kind`` is the source's ledger kind (``"snippet"``: only a search result's snippet backs it)."""
 
     number: int
     url: str
@@ -46,6 +50,19 @@ class Passage:
     sentence: str
     passage: str
     named: str = ""
+    kind: str = ""
+
+    @property
+    def snippet(self) -> bool:
+        """:returns: Whether only a search result's snippet backs the citation (its page was not read)."""
+        return self.kind == "snippet"
+
+    def read_note(self) -> str:
+        """:returns: How the source was seen, as a note says it: ``read 2026-12-01 21:35 UTC`` (``read during the
+        run`` without a time), or for a snippet ``search result snippet, not read``."""
+        if self.snippet:
+            return SNIPPET_NOTE
+        return f"read {self.read_when()}" if self.read_at.strip() else "read during the run"
 
     def read_when(self) -> str:
         """:returns: When the source was read, in UTC to the minute (``2026-12-01 21:35 UTC``); ``""`` if unknown."""
@@ -141,6 +158,7 @@ def _cite(candidates: list[Mapping[str, Any]], content: str, numbers: dict[tuple
             sentence=str(entry.get("sentence") or ""),
             passage=str(entry.get("passage") or ""),
             named=str(entry.get("named") or ""),
+            kind=str(entry.get("kind") or ""),
         )
     token = Token("cite", "", 0)
     token.meta = {"passage": numbers[key]}

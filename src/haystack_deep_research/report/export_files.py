@@ -1,14 +1,16 @@
 """
 A report as a Word document (:func:`export_docx`, extra ``[docx]``: python-docx) or a PDF (:func:`export_pdf`, extra
 ``[pdf]``: fpdf2, pure Python), each with its citations as numbered endnotes: a superscript number after every cited
-link, and at the end, for each number, the source's title, URL, when it was read and the passage behind the citing
-sentence. Text from the report and the sources is written as text only; characters XML cannot hold are dropped.
+link, and at the end, for each number, the source's title, URL, when it was read (or "search result snippet, not
+read") and the passage behind the citing sentence. Text from the report and the sources is written as text only;
+characters XML cannot hold are dropped.
 
 The evidence behind a report as a table a reviewer can audit (:func:`export_evidence`: CSV, or XLSX with the extra
 ``[office]``): one row per cited claim and source, with the claim as a reader sees it, the passage, the source's
-address and title, when it was read, the judge's verdict and reason where the run was grounded, and what another
-source contradicts in it (``94 % ≠ 81 % (https://...)``, from the run's ``contradictions``). Every cell a
-spreadsheet would run as a formula is written as text.
+address and title, when it was read (``search result snippet, not read`` for a claim only a search result's snippet
+backs), the judge's verdict and reason where the run was grounded, and what another source contradicts in it
+(``94 % ≠ 81 % (https://...)``, from the run's ``contradictions``). Every cell a spreadsheet would run as a formula is
+written as text.
 
 fpdf2's built-in fonts hold Latin-1 only: :func:`export_pdf` uses a Unicode TrueType font when given one (or when
 DejaVu Sans is found in a usual place) and otherwise writes ``?`` for every character outside Latin-1.
@@ -39,8 +41,8 @@ _FONTS = (
 
 def _note_lines(passage: Passage) -> tuple[str, str]:
     heading = f"[{passage.number}] {passage.title or passage.url} - {passage.url}"
-    if passage.read_at.strip():
-        heading += f" (read {passage.read_when()})"
+    if passage.read_at.strip() or passage.snippet:
+        heading += f" ({passage.read_note()})"
     return xml_text(heading), xml_text(passage.passage)
 
 
@@ -192,7 +194,7 @@ def evidence_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
             passage.sentence_text(),
             passage.url,
             passage.title,
-            passage.read_when(),
+            passage.read_note() if passage.snippet else passage.read_when(),
             " ".join(passage.passage.split()),
             verdict,
             reason,

@@ -49,12 +49,13 @@ section.notes { margin-top: 3rem; border-top: 1px solid #ccc; font-size: .9rem; 
 def _note(passage: Passage) -> str:
     """The note of a citation, as phrasing content (it stands inside the report's paragraph)."""
     title = escape(passage.title or passage.url)
-    read = f"read {escape(passage.read_when())}" if passage.read_at.strip() else "read during the run"
+    read = escape(passage.read_note())
+    named = passage.named if passage.named != passage.read_note() else ""
     return (
         f'<span class="title">{title}</span>'
         f'<a class="url" href="{escape(passage.url)}" rel="noopener noreferrer">{escape(passage.url)}</a>'
         f'<span class="read">{read}</span>'
-        + (f'<span class="named">{escape(passage.named)}</span>' if passage.named else "")
+        + (f'<span class="named">{escape(named)}</span>' if named else "")
         + f'<span class="passage">{escape(passage.passage)}</span>'
     )
 

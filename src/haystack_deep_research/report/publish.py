@@ -1,7 +1,8 @@
 """
 Publishing a report: the URLs it may cite, verifying its citations against the ledger, and the outputs it sets.
 
-- :func:`allowed_urls`: the URLs a report may cite (URLs in the notes whose pages the run really read).
+- :func:`allowed_urls`: the URLs a report may cite (URLs in the notes whose pages the run really read, or whose search
+  results' snippets it holds).
 - :func:`verify_report`: verify a report's citations against them (see :mod:`haystack_deep_research.evidence`) and
   repair it, with the run's warnings and events; the research workflow verifies every summary with it.
 - :func:`publish_report`: :func:`verify_report`, then set ``report`` and ``citations`` and the outputs that mirror the
@@ -40,11 +41,12 @@ __all__ = ["allowed_urls", "citation_findings", "publish_report", "reset_review_
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     """
-    The URLs the report may cite: URLs in the notes whose pages the run really read, and the documents it retrieved
-    whose URI the notes state (see :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
+    The URLs the report may cite: URLs in the notes whose pages the run really read or whose search results' snippets
+    it holds (cited as snippets), and the documents it retrieved whose URI the notes state (see
+    :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
 
-    A search result alone does not count: its page was never read. An empty ledger allows nothing: a run that read
-    nothing cannot cite anything, whatever URLs the notes hold.
+    A search result without a snippet does not count: nothing of it was read. An empty ledger allows nothing: a run
+    that read nothing cannot cite anything, whatever URLs the notes hold.
 
     :param notes: The researchers' notes.
     :param run: The run, whose ledger lists what was read.

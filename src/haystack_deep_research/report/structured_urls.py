@@ -1,14 +1,15 @@
 """
-The URLs of a structured output are verified like the report's: none leaves the library unless the run read it.
+The URLs of a structured output are verified like the report's: none leaves the library unless the run read it (or
+holds its search result's snippet).
 
 A model fills an ``output_schema`` from the report, and nothing stops it from writing an invented URL into a ``sources``
 list or any other URL field. :func:`verify_structured` walks the validated instance: every URL in any string (read as
 the report's citations are: bare, autolinks, ``www.``, Markdown links, in prose or alone) and in any key is kept only
-when the run's ledger holds it as read. An unverified link is removed from its text as the report's repair removes it; a
-value that was only that URL is dropped from its list, or its field is emptied (``None``, else the field's default); the
-result is validated again, and the warning names each field. An instance that cannot hold without the URL is refused
-with :class:`~haystack_deep_research.errors.StructuredOutputError`, as an instance that never validated: the report and
-everything else the run gathered are still returned.
+when the run's ledger holds it as citable (read, or a search result's snippet). An unverified link is removed from its
+text as the report's repair removes it; a value that was only that URL is dropped from its list, or its field is emptied
+(``None``, else the field's default); the result is validated again, and the warning names each field. An instance that
+cannot hold without the URL is refused with :class:`~haystack_deep_research.errors.StructuredOutputError`, as an
+instance that never validated: the report and everything else the run gathered are still returned.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def verify_structured(instance: BaseModel, run: ResearchRun, *, report: str = ""
     :returns: The instance, or a new one without the unverified URLs (a warning names them).
     :raises StructuredOutputError: If the schema cannot hold the instance without them.
     """
-    read = {normalize_url(url) for url in run.ledger.read_urls()}
+    read = {normalize_url(url) for url in run.ledger.citable_urls()}
     data = instance.model_dump(mode="json")
     removed: list[str] = []
     cleaned = _clean(data, read, "", removed)

@@ -326,7 +326,7 @@ def decision_of(record: dict[str, Any]) -> JournaledDecision:
 KEY_ENV = "DEEP_RESEARCH_JOURNAL_KEY_FILE"
 """An environment variable naming another file for the key (tests, or a key shared by the machines of one team)."""
 
-_SEALED_KINDS = ("page", "document")
+_SEALED_KINDS = ("page", "document", "snippet")
 _MAX_KEY_BYTES = 4096
 _SEAL = "seal"
 

@@ -1,5 +1,6 @@
 """How the scripted ``researcher`` role answers: it calls the search tools it is offered, reads the top web results
-with ``read_url``, and writes findings citing the pages read and the documents the stores returned."""
+with ``read_url``, and writes findings citing the pages read and the documents the stores returned; of a page that
+could not be read it cites what its search result's snippet says, as a snippet."""
 
 from __future__ import annotations
 
@@ -57,7 +58,10 @@ def researcher_reply(
             blocks = result.split(DOCUMENT_SEPARATOR)
         else:
             continue
-        for block in blocks:
+        for part in blocks:
+            block = part
+            if part.startswith("Could not read "):  # the failure is no finding; the snippet it gives may be one
+                block = part.partition("<untrusted_snippet")[2].partition("</untrusted_snippet>")[0]
             found = _URL.search(block)
             text = " ".join(line for line in block.splitlines() if not line.lstrip().startswith("<"))
             kept = [w for w in text.split() if not _URL.search(w) and not _LABEL.match(w)]

@@ -27,6 +27,7 @@ from haystack_deep_research._prompts import (
     TOO_MANY_URLS,
     URLS_MISSING,
     URLS_PARAMETER,
+    fence,
     render_text,
 )
 from haystack_deep_research._tooling.base import ResearchTool
@@ -185,7 +186,7 @@ class ReadUrlTool(ResearchTool):
             view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary, policy=self.url_policy)
             view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text), cached=cached))
         if failed is not None:
-            return render_text(PAGE_UNREADABLE, url=url, reason=failed)
+            return _unreadable(view, url, failed)
         return CachedRead(title=page.title, summary=summary, partial=page.partial)
 
     def _summary(
@@ -224,7 +225,7 @@ class ReadUrlTool(ResearchTool):
     def _refused(self, view: RunView | None, url: str, error: FetchError) -> str:
         if view is not None:
             view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(error)))
-        return render_text(PAGE_UNREADABLE, url=url, reason=str(error))
+        return _unreadable(view, url, str(error))
 
     def _prepare(self, page: Page, question: str, entries: list[SourceEntry]) -> tuple[Excerpt, SourceEntry | None]:
         """Choose the passages the summarizer reads, and look for a page read earlier that this one repeats."""
@@ -308,3 +309,10 @@ def _check_arguments(urls: Any, question: Any) -> tuple[list[str], str]:
     if not isinstance(question, str) or not question.strip():
         raise ToolArgumentsError(QUESTION_MISSING)
     return list(dict.fromkeys(u.strip() for u in urls)), question.strip()
+
+
+def _unreadable(view: RunView | None, url: str, reason: str) -> str:
+    """Why a page could not be read, with the snippet its search result gave (fenced), which still backs a claim."""
+    entry = view.ledger.get(url) if view is not None else None
+    snippet = entry.text if entry is not None and entry.kind == "snippet" else ""
+    return render_text(PAGE_UNREADABLE, url=fence(url), reason=reason, snippet=fence(snippet))

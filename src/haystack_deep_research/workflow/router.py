@@ -29,6 +29,7 @@ from haystack_deep_research._prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fenc
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.report import UNKNOWN
+from haystack_deep_research.report.no_evidence import has_evidence
 from haystack_deep_research.report.repair import RepairPolicy
 from haystack_deep_research.report.uncited import cites_nothing
 from haystack_deep_research.state import (
@@ -83,7 +84,7 @@ class GroundingRouter:
         run = workflow.run
         if (unjudged := _unjudged(workflow)) is not None:
             run.warn(PHASE_GROUND, unjudged)
-            if not run.ledger.read_urls():
+            if not has_evidence(run, workflow.verified_urls):
                 return {"done": workflow.but(exit_reason=EXIT_NO_EVIDENCE)}
             return {"done": workflow.but(exit_reason=EXIT_NOT_JUDGED)}
         score = workflow.score if workflow.score is not None else 1.0
