@@ -23,6 +23,7 @@ from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
 from haystack_deep_research.iterative.search import SearchStep
+from haystack_deep_research.iterative.write import WriteStep
 from haystack_deep_research.report.ask import ask_report
 from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
 from haystack_deep_research.run.context import RunInputs, run_inputs
@@ -145,10 +146,7 @@ class IterativeResearchAgent(PipelineShape):
         return ask_report(
             run_dir_or_result,
             question,
-            chat_generator=self.pipeline.get_component("write").chat_generator,
+            chat_generator=self.step(WriteStep).chat_generator,
             research=research,
-            researcher=self._search_step().research_topic if research else None,
+            researcher=self.step(SearchStep).research_topic if research else None,
         )
-
-    def _search_step(self) -> SearchStep:
-        return next(step for _, step in self.pipeline.walk() if isinstance(step, SearchStep))

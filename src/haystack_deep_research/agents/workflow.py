@@ -23,7 +23,9 @@ from haystack_deep_research.report.ask import ask_report, subtopic_researcher
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run.context import RunInputs
 from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.workflow.execute import ExecuteStep
 from haystack_deep_research.workflow.finish import OUTPUT_TYPES
+from haystack_deep_research.workflow.summary import SummarizeStep
 
 __all__ = ["ResearchWorkflow"]
 
@@ -107,7 +109,7 @@ class ResearchWorkflow(PipelineShape):
         return ask_report(
             run_dir_or_result,
             question,
-            chat_generator=self.pipeline.get_component("summarize").chat_generator,
+            chat_generator=self.step(SummarizeStep).chat_generator,
             research=research,
-            researcher=subtopic_researcher(self.pipeline.get_component("execute").agent) if research else None,
+            researcher=subtopic_researcher(self.step(ExecuteStep).agent) if research else None,
         )

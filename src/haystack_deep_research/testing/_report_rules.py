@@ -18,7 +18,7 @@ from haystack_deep_research._prompts import (
 )
 from haystack_deep_research.testing._messages import last_user_text, named_prompt, words
 
-__all__ = ["judge_reply", "judge_variables", "writer_reply"]
+__all__ = ["answer_reply", "judge_reply", "judge_variables", "writer_reply"]
 
 _URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -45,9 +45,8 @@ def judge_variables(text: str) -> dict[str, Any]:
 
 def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
     """The scripted writer's reply to any writer prompt (see :mod:`..generators`)."""
-    text = last_user_text(messages)
-    if (question := _QUESTION.search(text)) is not None:
-        return _answer(question.group(1), _PASSAGE.findall(text))
+    if (answer := answer_reply(messages)) is not None:
+        return answer
     name, given = named_prompt(messages, *WRITER_PART_TEMPLATES)
     if name.endswith("_section"):
         return _section(given)
@@ -63,9 +62,19 @@ def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
     )
 
 
-def _answer(question: str, passages: list[tuple[str, str, str]]) -> str:
-    """For each passage, its first sentence sharing a word of four letters or more with the question, citing the
-    passage by number; the fixed reply when no passage shares one."""
+def answer_reply(messages: list[ChatMessage]) -> str | None:
+    """
+    The reply of any writer role to a question about a finished run (also over HTTP): for each passage, its first
+    sentence sharing a word of four letters or more with the question, citing the passage by number; the fixed reply
+    when no passage shares one.
+
+    :param messages: The prompt.
+    :returns: The reply, or ``None`` when the prompt is not such a question.
+    """
+    text = last_user_text(messages)
+    if (found := _QUESTION.search(text)) is None:
+        return None
+    question, passages = found.group(1), _PASSAGE.findall(text)
     asked = {w.casefold() for w in _LONG_WORD.findall(question)} - _COMMON
     lines = []
     for number, title, text in passages:
