@@ -20,10 +20,13 @@ from haystack_deep_research import (
     RunInputs,
     WebSearchTool,
     ask_report,
+    create_deep_agent,
     create_iterative_research_agent,
 )
+from haystack_deep_research.errors import RunDirInUseError
 from haystack_deep_research.report import NOT_ANSWERED
 from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
+from haystack_deep_research.run.journal import RunJournal
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,
@@ -290,3 +293,30 @@ def test_the_prompt_carries_the_question_and_passages_as_data(make_agent: Callab
     assert name == "answer"
     assert user.text.count("</untrusted_question>") == 1
     assert "<\\/untrusted_question>" in variables["question"]
+
+
+def test_a_deep_agent_asks_with_its_model_and_researches_only_with_a_subagent(
+    make_agent: Callable[..., Any], web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    _run(make_agent(), tmp_path / "run")
+    writer = MockChatGenerator(responses=["Solar grew by 450 gigawatts [Solar](1)."])
+    deep = create_deep_agent(chat_generator=writer, tools=[], system_prompt="Research the question.")
+
+    answer = deep.ask(tmp_path / "run", "How much did global solar capacity grow?")
+
+    assert answer["answered"] is True
+    assert answer["citations"]["verified_urls"] == [web.url("/solar.html")]
+    with pytest.raises(ConfigurationError, match="subagents"):
+        deep.ask(tmp_path / "run", "Which tidal plants does Brittany run?", research=True)
+
+
+def test_research_into_a_run_directory_in_use_is_refused(make_agent: Callable[..., Any], tmp_path: Path) -> None:
+    agent = make_agent()
+    _run(agent, tmp_path / "run")
+    journal = RunJournal.open(tmp_path / "run", QUESTION)  # a run using the directory
+    try:
+        with pytest.raises(RunDirInUseError):
+            agent.ask(tmp_path / "run", "Which tidal plants does Brittany run?", research=True)
+    finally:
+        journal.close()
+    assert agent.ask(tmp_path / "run", "Which tidal plants does Brittany run?")["answered"] is False
