@@ -36,7 +36,7 @@ from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import ANSWER, ANSWER_WORDS, NOT_ANSWERED_REPLY, fence, render_chat
-from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError, RunDirError
+from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError, RunDirError, UsageError
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.evidence.entry import READ_KINDS
 from haystack_deep_research.evidence.text import clean_text
@@ -206,16 +206,20 @@ def _outcome(
     }
 
 
-def _research(run: ResearchRun, kept: _Kept, researcher: TopicResearcher, topic: str) -> None:
-    """Research one sub-topic into the run directory, locked as a run locks it."""
-    assert kept.directory is not None
-    journal = RunJournal.open(kept.directory, kept.question)
+def _research(run: ResearchRun, kept: _Kept, directory: Path, researcher: TopicResearcher, topic: str) -> None:
+    """Research one sub-topic into the run directory, locked as a run locks it; a failing researcher is a warning."""
+    journal = RunJournal.open(directory, kept.question)
     try:
         run.journal, run.question = journal, kept.question
         run.brief = journal.brief or kept.brief
         run.ledger = journal.ledger()
         run.add_notes(note.note for note in journal.notes())
-        drive(researcher(run, topic))
+        try:
+            drive(researcher(run, topic))
+        except UsageError:
+            raise
+        except Exception as error:  # a failing researcher: what it read is kept, and the answer says what it can
+            run.warn(PHASE_RESEARCH, f"researching '{topic}' failed ({type(error).__name__}: {error})")
         journal.record_end(exit_reason=kept.exit_reason, ledger=run.ledger)
         journal.write_ledger(run.ledger)
     finally:
@@ -268,9 +272,9 @@ def ask_report(
     run = ResearchRun(question=kept.question)
     run.brief, run.ledger = kept.brief, kept.ledger
     answered = drive(_answer(chat_generator, run, text))
-    if answered["answered"] or not research or researcher is None:
+    if answered["answered"] or not research or researcher is None or kept.directory is None:
         return answered
-    _research(run, kept, researcher, text)
+    _research(run, kept, kept.directory, researcher, text)
     again = drive(_answer(chat_generator, run, text))
     return {**again, "researched": text}
 
