@@ -311,16 +311,17 @@ def test_a_deep_agent_asks_with_its_model_and_researches_only_with_a_subagent(
         deep.ask(tmp_path / "run", "Which tidal plants does Brittany run?", research=True)
 
 
-def test_research_into_a_run_directory_in_use_is_refused(make_agent: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_run_directory_in_use_is_refused(make_agent: Callable[..., Any], tmp_path: Path) -> None:
     agent = make_agent()
     _run(agent, tmp_path / "run")
-    journal = RunJournal.open(tmp_path / "run", QUESTION)  # a run using the directory
+    journal = RunJournal.open(tmp_path / "run", QUESTION)  # a run using the directory, appending to its journal
     try:
-        with pytest.raises(RunDirInUseError):
-            agent.ask(tmp_path / "run", "Which tidal plants does Brittany run?", research=True)
+        for research in (False, True):
+            with pytest.raises(RunDirInUseError, match="in use by a run"):
+                agent.ask(tmp_path / "run", "How much did global solar capacity grow?", research=research)
     finally:
         journal.close()
-    assert agent.ask(tmp_path / "run", "Which tidal plants does Brittany run?")["answered"] is False
+    assert agent.ask(tmp_path / "run", "How much did global solar capacity grow?")["answered"] is True
 
 
 def test_a_failing_researcher_is_a_warning_and_the_run_stays_valid(

@@ -5,7 +5,8 @@ Questions to a finished run: an answer from the evidence the run kept, cited and
 
 - **The evidence is the run's.** From a run directory it is read back from the journal by the journal's own reader (a
   regular file, never through a symbolic link, each read source's seal checked: a page an edited journal adds is a
-  search result only, so nothing cites it as read); from a result, its ``sources``.
+  search result only, so nothing cites it as read), while no run holds the directory (a run using it is refused with
+  ``RunDirInUseError``); from a result, its ``sources``.
 - **The answer stands on passages the run read.** The passages of the sources the run read that best match the
   question (BM25+, as the grounding judge's are chosen) go to the writer model fenced as data, numbered as the
   report's sources are; its citations become URLs again and are verified against exactly those sources by the
@@ -36,7 +37,13 @@ from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import ANSWER, ANSWER_WORDS, NOT_ANSWERED_REPLY, fence, render_chat
-from haystack_deep_research.errors import ConfigurationError, InvalidQuestionError, RunDirError, UsageError
+from haystack_deep_research.errors import (
+    ConfigurationError,
+    InvalidQuestionError,
+    RunDirError,
+    RunDirInUseError,
+    UsageError,
+)
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.evidence.entry import READ_KINDS
 from haystack_deep_research.evidence.text import clean_text
@@ -47,7 +54,15 @@ from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import JOURNAL_FILE, Phase, ResearchRun
 from haystack_deep_research.run.door import check_question
-from haystack_deep_research.run.journal import JournalFile, RunJournal, check_run_dir, restore_records, shown
+from haystack_deep_research.run.journal import (
+    LOCK_FILE,
+    JournalFile,
+    RunJournal,
+    check_run_dir,
+    restore_records,
+    shown,
+    unusable,
+)
 from haystack_deep_research.run.phases import drive
 from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_TEXT, EXIT_WRITER_FAILED, PHASE_RESEARCH, PHASE_WRITE
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
@@ -77,14 +92,32 @@ class _Kept:
     exit_reason: str
 
 
-def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
-    directory = check_run_dir(run_dir)
-    path = directory / JOURNAL_FILE
+def _read_unlocked(directory: Path, path: Path) -> list[dict[str, Any]]:
+    """The journal's records, read while no run holds the directory's lock (a run appending is never cut short)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(directory / LOCK_FILE, thread_local=False)
     try:
-        records = JournalFile(path).read()
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunDirInUseError(
+            f"run_dir {shown(str(directory))} is in use by a run (its {LOCK_FILE} is locked); ask once that run ended."
+        ) from None
+    except OSError as error:
+        raise unusable(directory, error) from error
+    try:
+        return JournalFile(path).read()
     except OSError as error:  # a link, a FIFO, a folder in its place, or unreadable
         why = f"{shown(str(path))} cannot be read ({error})"
         raise RunDirError(f"{why}; pass the directory of a finished run.") from None
+    finally:
+        lock.release(force=True)
+
+
+def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
+    directory = check_run_dir(run_dir)
+    path = directory / JOURNAL_FILE
+    records = _read_unlocked(directory, path) if os.path.lexists(path) else []
     question = records[0].get("question") if records else None
     if not isinstance(question, str) or not question.strip():
         raise RunDirError(f"run_dir {shown(str(directory))} holds no journal of a run; pass the directory of a run.")
