@@ -16,6 +16,7 @@ from tests.support import loopback_sources
 from haystack_deep_research import (
     ConfigurationError,
     InvalidQuestionError,
+    ReadUrlTool,
     ResearchRun,
     RunDirError,
     RunInputs,
@@ -35,8 +36,11 @@ from haystack_deep_research.testing import (
     SearchDocument,
     prompt_of,
 )
+from haystack_deep_research.tools import SubAgentDef
+from haystack_deep_research.web import UrlPolicy
 
 QUESTION = "How fast is solar growing?"
+LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))
 TIDAL_PAGE = (
     "<html><head><title>Gezeitenkraftwerk La Rance</title></head><body><article><h1>La Rance</h1>"
     "<p>Das Gezeitenkraftwerk La Rance in der Bretagne erzeugt jährlich etwa 500 Gigawattstunden Strom.</p>"
@@ -309,6 +313,33 @@ def test_a_deep_agent_asks_with_its_model_and_researches_only_with_a_subagent(
     assert answer["citations"]["verified_urls"] == [web.url("/solar.html")]
     with pytest.raises(ConfigurationError, match="subagents"):
         deep.ask(tmp_path / "run", "Which tidal plants does Brittany run?", research=True)
+
+
+def test_a_deep_agent_researches_with_its_first_subagent(
+    make_agent: Callable[..., Any],
+    make_search_tool: Callable[..., WebSearchTool],
+    web: LoopbackWebServer,
+    search: LoopbackSearchServer,
+    tmp_path: Path,
+) -> None:
+    _run(make_agent(), tmp_path / "run")
+    web.add_page("/rance.html", TIDAL_PAGE)
+    search.add_document(SearchDocument(web.url("/rance.html"), "Gezeitenkraftwerk La Rance", "Gezeitenkraftwerk"))
+    read_url = ReadUrlTool(summarizer_llm=ScriptedChatGenerator(role="summarizer"), url_policy=LOOPBACK)
+    researcher = SubAgentDef(
+        name="researcher",
+        description="Searches the web and reads pages.",
+        system_prompt="Research the task.",
+        tools=[make_search_tool(max_results=2), read_url],
+        chat_generator=ScriptedChatGenerator(role="researcher"),
+    )
+    writer = ScriptedChatGenerator(role="writer")
+    deep = create_deep_agent(chat_generator=writer, tools=[], system_prompt="Research.", subagents=[researcher])
+
+    answer = deep.ask(tmp_path / "run", "Wie viel Strom erzeugt das Gezeitenkraftwerk?", research=True)
+
+    assert answer["answered"] is True
+    assert answer["citations"]["verified_urls"] == [web.url("/rance.html")]
 
 
 def test_a_run_directory_in_use_is_refused(make_agent: Callable[..., Any], tmp_path: Path) -> None:
