@@ -60,6 +60,7 @@ PUBLIC_NAMES = [
     "UrlPolicy",
     "UsageError",
     "WebSearchTool",
+    "ask_report",
     "create_deep_agent",
     "create_deep_research_agent",
     "create_iterative_research_agent",

@@ -20,8 +20,9 @@ names (``Budgets``, ``Grounding``, ``Sources``, ``ReportStyle``) and what they h
 question, the same for every shape (``RunInputs``: ``run(messages, inputs=RunInputs(run_dir=..., on_event=...))``);
 the errors a caller catches most (the rest are in ``haystack_deep_research.errors``); and the
 results and events a run hands back (``ResearchRun``, ``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``,
-``Event``, ``EventStream``). The building blocks (hooks, stages, the deep agent's layers, scans) are imported from
-their subpackage.
+``Event``, ``EventStream``); and ``ask_report``, which answers a question from a finished run's evidence (every
+shape's ``ask`` calls it with its own writer). The building blocks (hooks, stages, the deep agent's layers, scans) are
+imported from their subpackage.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
 ``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``deep_agent`` (the deep
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     )
     from haystack_deep_research.events import Event
     from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
-    from haystack_deep_research.report import ReportStyle, ResearchSummary
+    from haystack_deep_research.report import ReportStyle, ResearchSummary, ask_report
     from haystack_deep_research.run import EventStream, ResearchCache, ResearchRun, RunInputs
     from haystack_deep_research.settings import Budgets, Grounding, Price, Sources
     from haystack_deep_research.sources import MCPServer, WebSearchTool
@@ -73,7 +74,7 @@ __getattr__, __dir__ = lazy_exports(
         ),
         ".events": ("Event",),
         ".evidence": ("EvidenceLedger", "SourceEntry"),
-        ".report": ("ReportStyle", "ResearchSummary"),
+        ".report": ("ReportStyle", "ResearchSummary", "ask_report"),
         ".run": ("EventStream", "ResearchCache", "ResearchRun", "RunInputs"),
         ".settings": ("Budgets", "Grounding", "Price", "Sources"),
         ".sources": ("MCPServer", "WebSearchTool"),
@@ -112,6 +113,7 @@ __all__ = [
     "UrlPolicy",
     "UsageError",
     "WebSearchTool",
+    "ask_report",
     "create_deep_agent",
     "create_deep_research_agent",
     "create_iterative_research_agent",

@@ -331,7 +331,7 @@ TRUSTED_ONLY = {
         "index-dir",
     ),
     "scan": ("out", "schema", "ray", "csv", "base-url", "search-url", "allow-host", "docs", "index-dir"),
-    "mcp": ("transport", "host", "base-url", "search-url", "allow-host", "docs", "index-dir"),
+    "mcp": ("transport", "host", "runs-root", "base-url", "search-url", "allow-host", "docs", "index-dir"),
     "check": ("sources", "base-url"),
 }
 

@@ -8,17 +8,22 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
+from haystack.dataclasses import ChatMessage
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 import haystack_deep_research
+from haystack_deep_research import RunInputs
+from haystack_deep_research.report import NOT_ANSWERED
+from haystack_deep_research.run.journal import KEY_ENV
 from haystack_deep_research.serving import AGENT_FACTORY_ENV, ALLOWED_ORIGINS_ENV, TOKEN_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
@@ -28,15 +33,16 @@ SEARCH_URL_ENV = "DEEP_RESEARCH_TEST_SEARCH_URL"
 
 
 @asynccontextmanager
-async def _session(search: LoopbackSearchServer, errlog: Path) -> AsyncIterator[ClientSession]:
+async def _session(search: LoopbackSearchServer, errlog: Path, *options: str) -> AsyncIterator[ClientSession]:
     server = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "haystack_deep_research.cli", "mcp"],
+        args=["-m", "haystack_deep_research.cli", "mcp", *options],
         env={
             "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), str(REPO)]),
             "HAYSTACK_TELEMETRY_ENABLED": "False",
             AGENT_FACTORY_ENV: "tests.support:scripted_agent",  # test-only: scripted models, loopback servers
             SEARCH_URL_ENV: search.base_url,
+            KEY_ENV: os.environ[KEY_ENV],  # the key the test's own runs sealed their journals with
         },
     )
     with errlog.open("w", encoding="utf-8") as errors:
@@ -59,7 +65,7 @@ async def test_deep_research_returns_the_report_and_reports_progress_from_the_ru
             "deep_research", {"question": "How fast is solar growing?"}, progress_callback=on_progress
         )
 
-    assert tools == {"deep_research", "check_report"}
+    assert tools == {"deep_research", "check_report", "ask"}
     assert not result.is_error
     report = result.content[0].text  # type: ignore[union-attr]
     assert report.startswith("# Research report")
@@ -343,3 +349,36 @@ async def test_an_outline_and_instructions_shape_the_report_and_a_bad_outline_is
     ]
     assert refused.is_error
     assert "outline heading 2 ('croissance') repeats an earlier heading" in refused.content[0].text  # type: ignore[union-attr]
+
+
+async def test_ask_answers_from_a_run_under_the_runs_root_and_refuses_any_other_path(
+    make_agent: Callable[..., Any], search: LoopbackSearchServer, web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    runs, outside = tmp_path / "runs", tmp_path / "outside"
+    for run_dir in (runs / "solar", outside):
+        make_agent().run(
+            messages=[ChatMessage.from_user("How fast is solar growing?")], inputs=RunInputs(run_dir=run_dir)
+        )
+    (runs / "linked").symlink_to(outside, target_is_directory=True)
+    asked = {"question": "Wie stark wuchs die globale Solarkapazität (capacity)?"}
+
+    async with _session(search, tmp_path / "server.log", "--runs-root", str(runs)) as session:
+        answered = await session.call_tool("ask", {"run_dir": "solar", **asked})
+        declined = await session.call_tool("ask", {"run_dir": "solar", "question": "Quel temps fait-il à Brest ?"})
+        refused = {
+            path: await session.call_tool("ask", {"run_dir": path, **asked})
+            for path in ("../outside", str(outside), "linked", "missing")
+        }
+
+    assert not answered.is_error
+    assert f"]({web.url('/solar.html')})" in answered.content[0].text  # type: ignore[union-attr]
+    summary = dict(answered.structured_content or {})
+    assert (summary["answered"], summary["researched"]) == (True, "")
+    assert web.url("/solar.html") in summary["sources"]
+    assert declined.content[0].text == NOT_ANSWERED  # type: ignore[union-attr]
+    assert dict(declined.structured_content or {})["answered"] is False
+    for path, result in refused.items():
+        assert result.is_error, path
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert ("holds no run" if path == "missing" else "under the server's runs root (outside_root)") in text, text
+        assert str(outside) not in text.replace(repr(str(outside)), "")  # the real path is not disclosed

@@ -8,11 +8,14 @@ from __future__ import annotations
 from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
 
 __all__ = [
+    "ANSWER",
+    "ANSWER_WORDS",
     "CONTRADICTION",
     "FALLBACK_OPENING",
     "FALLBACK_REPORT",
     "FALLBACK_SECTION",
     "JUDGE",
+    "NOT_ANSWERED_REPLY",
     "NO_EVIDENCE_NOTICE",
     "NO_EVIDENCE_SECTION",
     "OPENING_NOTE_CHARS",
@@ -100,6 +103,27 @@ _OPENING_USER = (
     '{% for note in notes %}<untrusted_note index="{{ loop.index }}">\n{{ note }}\n</untrusted_note>\n\n{% endfor %}'
     "{% if causal_chain %}Causal chain built from the notes:\n<untrusted_causal_chain>\n{{ causal_chain }}\n"
     "</untrusted_causal_chain>\n\n{% endif %}" + _NUMBERED_SOURCES
+)
+
+# A question asked of a finished run (see haystack_deep_research.report.ask): answered from the passages of what the
+# run read that best match it, cited as the report cites, or declined with the fixed reply.
+ANSWER_WORDS = 300
+"""The most words the writer is asked for in an answer to a question about a finished run."""
+NOT_ANSWERED_REPLY = "NOT_ANSWERED"
+"""What the writer replies, alone, when the passages do not answer the question."""
+ANSWER = ChatTemplate(
+    "answer",
+    system=(
+        "You answer one question in Markdown, in the question's language, from the numbered passages below, which "
+        "a finished research run read, and from nothing else: at most {{ max_words }} words, no title and no "
+        "Sources list. " + _CITE_RULE + "State only what a passage supports. If the passages do not answer the "
+        "question, reply with exactly " + NOT_ANSWERED_REPLY + " and nothing else. " + DATA_RULE
+    ),
+    user=(
+        "Question:\n<untrusted_question>\n{{ question }}\n</untrusted_question>\n\n"
+        '{% for passage in passages %}<untrusted_passage source="{{ passage.number }}">\n'
+        "{{ passage.title }}\n\n{{ passage.text }}\n</untrusted_passage>\n\n{% endfor %}" + _NUMBERED_SOURCES
+    ),
 )
 WRITER_SECTION = ChatTemplate("writer_section", system=_SECTION_SYSTEM, user=_SECTION_USER)
 REWRITE_SECTION = ChatTemplate("rewrite_section", system=_SECTION_SYSTEM, user=_SECTION_USER + _REWRITE_PART)

@@ -6,11 +6,13 @@ inputs=None)``, ``run_async``) and honours the run contract of :class:`~haystack
 PipelineShape`: malformed input is refused with a typed error before anything runs, the run is opened before the
 Pipeline runs and closed after it however it ends, and typed errors reach the caller unwrapped. It serializes as itself
 (the Pipeline nested, as YAML shows it) and nests in other Pipelines. :meth:`IterativeResearchAgent.update` researches a
-finished run again."""
+finished run again; :meth:`IterativeResearchAgent.ask` answers a question from
+its evidence."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,9 @@ from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
+from haystack_deep_research.iterative.search import SearchStep
+from haystack_deep_research.iterative.write import WriteStep
+from haystack_deep_research.report.ask import ask_report
 from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
 from haystack_deep_research.run.context import RunInputs, run_inputs
 from haystack_deep_research.run.journal import JournalFile, check_run_dir
@@ -124,3 +129,24 @@ class IterativeResearchAgent(PipelineShape):
         question = journaled_question(run_dir)
         given = replace(run_inputs(inputs), run_dir=Path(run_dir))
         return self.run(messages=[ChatMessage.from_user(question)], inputs=given, update=True)
+
+    def ask(
+        self, run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any], question: str, *, research: bool = False
+    ) -> dict[str, Any]:
+        """
+        Answer a question from a finished run's evidence, with this shape's writer (see
+        :func:`~haystack_deep_research.report.ask.ask_report`).
+
+        :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
+        :param question: The question.
+        :param research: When the evidence does not answer it, research it as one sub-topic with this shape's
+            search step (its search, pages, documents and MCP servers), into the run directory, and answer again.
+        :returns: As ``ask_report`` returns: ``answer``, ``answered``, ``citations``, ``researched``, ...
+        """
+        return ask_report(
+            run_dir_or_result,
+            question,
+            chat_generator=self.step(WriteStep).chat_generator,
+            research=research,
+            researcher=self.step(SearchStep).research_topic if research else None,
+        )

@@ -15,22 +15,32 @@
   collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run.RunGuard` and closes it when
   ``run`` / ``run_async`` returns or raises.
 
+- **Questions to a finished run.** :meth:`ResearchAgent.ask` answers a question from a run's evidence with the
+  agent's own writer and, when allowed, researches the missing piece with its own researcher (see
+  :mod:`haystack_deep_research.report.ask`).
+
 Everything else is Haystack's. A ``ResearchAgent`` serializes as itself, so ``from_dict`` and a Pipeline YAML give
 back a ``ResearchAgent``, with these guarantees.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from haystack import component
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
-from haystack.tools import ToolsType
+from haystack.tools import Toolset, ToolsType
 
+from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.report.ask import TopicResearcher, ask_report, subtopic_researcher
+from haystack_deep_research.research import ResearchSubtopicTool
 from haystack_deep_research.run.context import RunInputs, run_inputs
 from haystack_deep_research.run.door import RunGuard, check_hook_context, check_messages
 from haystack_deep_research.state import INPUTS_KEY, RUN_GUARD_KEY
+from haystack_deep_research.tools.task import TaskTool
 
 __all__ = ["ResearchAgent"]
 
@@ -120,6 +130,40 @@ class ResearchAgent(Agent):
             )
         finally:
             guard.close()
+
+    def ask(
+        self, run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any], question: str, *, research: bool = False
+    ) -> dict[str, Any]:
+        """
+        Answer a question from a finished run's evidence, with this agent's writer (see
+        :func:`~haystack_deep_research.report.ask.ask_report`).
+
+        :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
+        :param question: The question.
+        :param research: When the evidence does not answer it, research it as one sub-topic with this agent's
+            researcher and sources, into the run directory, and answer again.
+        :returns: As ``ask_report`` returns: ``answer``, ``answered``, ``citations``, ``researched``, ...
+        :raises ConfigurationError: If ``research=True`` and this agent has no researcher of sub-topics (a deep
+            agent without subagents), or is given a result.
+        """
+        writer = next(
+            (hook.chat_generator for hook in self.hooks.get("after_run", []) if hasattr(hook, "chat_generator")),
+            self.chat_generator,
+        )
+        researcher = self._researcher() if research else None
+        return ask_report(run_dir_or_result, question, chat_generator=writer, research=research, researcher=researcher)
+
+    def _researcher(self) -> TopicResearcher:
+        tools = [tool for item in self.tools or [] for tool in (item if isinstance(item, Toolset) else [item])]
+        for tool in tools:
+            if isinstance(tool, ResearchSubtopicTool):
+                return subtopic_researcher(tool.researcher)
+            if isinstance(tool, TaskTool) and tool.subagents:  # a deep agent's: its first subagent researches
+                return subtopic_researcher(tool.subagents[sorted(tool.subagents)[0]][1])
+        raise ConfigurationError(
+            "this agent has no researcher of sub-topics (a deep agent researches with its subagents: pass "
+            "subagents=[SubAgentDef(...)]); ask without research=True."
+        )
 
 
 def _guarded(

@@ -7,20 +7,25 @@ run contract of :class:`~haystack_deep_research.run.shape.PipelineShape`: malfor
 error before anything runs; the run is opened before the Pipeline runs (event subscribers, streaming callback, run
 directory, budgets) and closed after it however it ends; typed errors reach the caller unwrapped; the shared outputs
 come back under their shared names. It serializes as itself (the Pipeline nested) and nests in other Pipelines; its
-Pipeline is ``workflow.pipeline``.
+Pipeline is ``workflow.pipeline``. :meth:`ResearchWorkflow.ask` answers a question from a finished run's evidence.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from haystack import component
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
+from haystack_deep_research.report.ask import ask_report, subtopic_researcher
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run.context import RunInputs
 from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.workflow.execute import ExecuteStep
 from haystack_deep_research.workflow.finish import OUTPUT_TYPES
+from haystack_deep_research.workflow.summary import SummarizeStep
 
 __all__ = ["ResearchWorkflow"]
 
@@ -87,3 +92,24 @@ class ResearchWorkflow(PipelineShape):
         :returns: As for :meth:`run`.
         """
         return await self.research_async(messages, streaming_callback, hook_context, inputs)
+
+    def ask(
+        self, run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any], question: str, *, research: bool = False
+    ) -> dict[str, Any]:
+        """
+        Answer a question from a finished run's evidence, with this shape's writer (see
+        :func:`~haystack_deep_research.report.ask.ask_report`).
+
+        :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
+        :param question: The question.
+        :param research: When the evidence does not answer it, research it as one sub-topic with this shape's
+            Execute agent (its tools and sources), into the run directory, and answer again.
+        :returns: As ``ask_report`` returns: ``answer``, ``answered``, ``citations``, ``researched``, ...
+        """
+        return ask_report(
+            run_dir_or_result,
+            question,
+            chat_generator=self.step(SummarizeStep).chat_generator,
+            research=research,
+            researcher=subtopic_researcher(self.step(ExecuteStep).agent) if research else None,
+        )

@@ -152,13 +152,19 @@ _HELP = {
         "Research a finished iterative run again (RUN_DIR, its --run-dir), keeping what it found; the report says "
         "what changed. The options below may follow RUN_DIR; each one left out is the run's own.",
     ),
+    "ask": (
+        "RUN_DIR",
+        "Answer a question from a finished run's evidence (RUN_DIR, its --run-dir), cited as its report is; with "
+        "--research, research what the evidence does not answer into the run first. The options below may follow "
+        "the question; each one left out is the run's own (--mode iterative for an iterative run's researcher).",
+    ),
 }
-"""The positional argument and description of ``replay`` and ``update``, for their ``--help``."""
+"""The positional argument and description of ``replay``, ``update`` and ``ask``, for their ``--help``."""
 
 
 def subcommand_help(command: str, argv: Sequence[str]) -> int | None:
     """
-    :param command: ``replay`` or ``update``.
+    :param command: ``replay``, ``update`` or ``ask``.
     :param argv: The arguments after it.
     :returns: With ``-h`` or ``--help`` first, 0 once the command's help is printed; else ``None``.
     """
@@ -170,7 +176,7 @@ def subcommand_help(command: str, argv: Sequence[str]) -> int | None:
 
 def subcommand_parser(command: str) -> argparse.ArgumentParser:
     """
-    :param command: ``replay`` or ``update``.
+    :param command: ``replay``, ``update`` or ``ask``.
     :returns: The parser of its ``--help``: its directory; the options that follow are those of ``deep-research``.
     """
     from haystack_deep_research.options.parsers import OPTION_GROUPS, add_display_options, add_output_options
@@ -178,7 +184,14 @@ def subcommand_parser(command: str) -> argparse.ArgumentParser:
     positional, description = _HELP[command]
     parser = CommandParser(prog=f"deep-research {command}", description=description)
     parser.add_argument(positional.lower(), metavar=positional, help="The directory.")
-    if command == "update":  # every option of deep-research, the run's own by default
+    if command == "ask":
+        parser.add_argument("question", metavar="QUESTION", help="The question to answer from the run's evidence.")
+        parser.add_argument_group("asking").add_argument(
+            "--research",
+            action="store_true",
+            help="When the evidence does not answer, research the question as one sub-topic into the run first.",
+        )
+    if command in ("update", "ask"):  # every option of deep-research, the run's own by default
         for add_group in OPTION_GROUPS:
             add_group(parser)
         return parser

@@ -46,7 +46,14 @@ def run_mcp(argv: Sequence[str]) -> int:
         chosen = any(name.endswith("_llm") for name in model_arguments(args))  # the options are checked here too
         judge = judge_model(args) if chosen else None  # else check_report's own default, with its key check
         factory = agent_factory(settings=args)
-        serve(transport=args.transport, host=args.host, port=args.port, agent_factory=factory, judge_llm=judge)
+        serve(
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            agent_factory=factory,
+            judge_llm=judge,
+            runs_root=args.runs_root,
+        )
     except UsageError as error:
         say(f"deep-research mcp: error: {error}")
         return ExitCode.USAGE

@@ -13,6 +13,7 @@ The ``deep-research`` command.
                   [--progress auto|rich|plain|none] [-q]
     deep-research replay DIR [options]
     deep-research update RUN_DIR [options]
+    deep-research ask RUN_DIR "question" [--research] [-o FILE] [--json] [options]
     deep-research check REPORT.md [--sources sources.json] [--judge] [model options]
     deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [model and source options]
     deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT] [model and source options]
@@ -49,10 +50,12 @@ Models and search, with their environment equivalents (an option wins over its v
 
 ``--mode iterative`` researches in rounds of analysis and search (see :mod:`haystack_deep_research.cli.iterative`);
 ``replay DIR`` runs a run recorded with ``--record DIR`` again with no network and no model, and ``update RUN_DIR``
-researches a finished iterative run again.
+researches a finished iterative run again. ``ask RUN_DIR "question"`` answers a question from a finished run's
+evidence with the run's own options (see ``ask_report``): the answer goes to stdout or ``-o``, exit status 0 when the
+evidence answers it and 6 when it does not; ``--research`` lets it research what is missing into the run first.
 
 The first argument chooses the form: a name in :data:`SUBCOMMANDS` (``check``, ``scan``, ``mcp``, ``replay``,
-``update``) runs that command;
+``update``, ``ask``) runs that command;
 anything else is a question, so ``deep-research "check the solar data"`` still researches. To research the one-word
 question "check", write ``deep-research -- check``.
 """
@@ -61,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -98,7 +102,14 @@ from haystack_deep_research.options.arguments import (
 )
 from haystack_deep_research.options.check import run_check
 from haystack_deep_research.options.config import parse_configured, run_options, save_run_options, update_argv
-from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of, outcome_code
+from haystack_deep_research.options.exit_codes import (
+    EXIT_REASON_CODES,
+    ExitCode,
+    error_line,
+    exit_code_of,
+    in_words,
+    outcome_code,
+)
 from haystack_deep_research.options.parsers import research_parser
 from haystack_deep_research.options.progress import RunSummary
 from haystack_deep_research.run import ResearchCache
@@ -111,6 +122,7 @@ SCAN_COMMAND = "scan"
 MCP_COMMAND = "mcp"
 REPLAY_COMMAND = "replay"
 UPDATE_COMMAND = "update"
+ASK_COMMAND = "ask"
 
 
 def _run_scan(argv: Sequence[str]) -> int:
@@ -152,6 +164,45 @@ def _run_update(argv: Sequence[str]) -> int:
     return _main([*given, "--mode", "iterative", "--run-dir", str(directory), "--", question], update=True)
 
 
+def _run_ask(argv: Sequence[str]) -> int:
+    """``ask RUN_DIR "question" [--research] [options]``: a question answered from a finished run's evidence."""
+    if (shown := subcommand_help(ASK_COMMAND, argv)) is not None:
+        return shown
+    if len(argv) < 2 or argv[0].startswith("-") or argv[1].startswith("-"):
+        return _usage('ask needs the run directory and a question: deep-research ask RUN_DIR "question"')
+    directory, question, rest = Path(argv[0]), argv[1], list(argv[2:])
+    research, given = "--research" in rest, [arg for arg in rest if arg != "--research"]
+    try:
+        run_question = journaled_question(directory)
+        full = update_argv(directory, given, research_parser(), command=ASK_COMMAND)  # the run's own models, sources
+        args = parse_configured(research_parser(), [*full, "--", run_question], command="research")
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
+    except (UsageError, OSError) as error:
+        return _usage(str(error))
+    try:
+        agent, _ = _build(args, replay=None)
+        check_model_server(args)
+        answer = agent.ask(directory, question, research=research)
+    except KeyboardInterrupt:
+        say("deep-research: interrupted; nothing was answered.")
+        return ExitCode.INTERRUPTED
+    except Exception as error:  # a usage mistake, a run directory in use, a model that fails: one line
+        say(error_line(error))
+        return exit_code_of(error)
+    for warning in answer["warnings"]:
+        say(f"deep-research: warning: {in_words(str(warning))}")
+    if args.json:
+        print_stdout(json.dumps({**answer, "warnings": [in_words(str(w)) for w in answer["warnings"]]}, indent=2))
+        return EXIT_REASON_CODES.get(answer["exit_reason"], ExitCode.OK)
+    saved = save_outputs({"report": answer["answer"]}, output=args.output, sources=None)
+    for failure in saved.failures:
+        say(f"deep-research: error: {failure}")
+    if saved.report_on_stdout:
+        print_stdout(answer["answer"])
+    return ExitCode.RUN_FAILED if saved.failures else EXIT_REASON_CODES.get(answer["exit_reason"], ExitCode.OK)
+
+
 def _usage(message: str) -> int:
     say(f"deep-research: error: {message}")
     return ExitCode.USAGE
@@ -163,6 +214,7 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     MCP_COMMAND: run_mcp,
     REPLAY_COMMAND: _run_replay,
     UPDATE_COMMAND: _run_update,
+    ASK_COMMAND: _run_ask,
 }
 """The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
 

@@ -139,7 +139,7 @@ class SearchStep(UsesModels):
         """
         run, planned = iteration.run, iteration.planned
         run.plan(planned)
-        searched = yield [subphase(lambda topic=topic: self._topic(run, topic)) for topic in planned]  # type: ignore[misc]
+        searched = yield [subphase(lambda topic=topic: self.research_topic(run, topic)) for topic in planned]  # type: ignore[misc]
         mistake = next((done.error for done in searched if isinstance(done.error, UsageError)), None)
         if mistake is not None:
             raise mistake  # a usage mistake (the caller's search answers what no round can read) reaches the caller
@@ -151,7 +151,14 @@ class SearchStep(UsesModels):
         run.events.emit(SearchRoundDone(phase=PHASE_SEARCH, round=rounds, depth=self.depth, topics=planned))
         return iteration.but(topics=topics, planned=(), rounds=rounds)
 
-    def _topic(self, run: ResearchRun, topic: str) -> Phase[None]:
+    def research_topic(self, run: ResearchRun, topic: str) -> Phase[None]:
+        """
+        Search, read and query one topic; its finding joins the run's notes and its journal.
+
+        :param run: The open run.
+        :param topic: The topic.
+        :returns: The phase.
+        """
         view = run.researcher(topic)
         if self.read_url is not None:
             run.ledger.adopt_policy(self.read_url.url_policy)  # the policy every URL entering the ledger passes

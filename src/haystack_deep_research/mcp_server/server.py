@@ -11,6 +11,11 @@ The MCP server: deep research and citation checking as tools, over stdio or stre
   again with ``clarifying_question`` and the user's ``answer``.
 - ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
   check`` does.
+- ``ask(run_dir, question, research?)`` answers a question from a finished run's evidence, as ``deep-research ask``
+  does (see :func:`~haystack_deep_research.report.ask.ask_report`): the answer (text), with ``answered``,
+  ``exit_reason``, the URLs it cites and ``researched`` (structured content). ``run_dir`` is a directory under the
+  server's runs root (``--runs-root``, the working folder by default) whose journal is a regular file there: a path
+  that leads elsewhere (``..``, an absolute path, a symbolic link) is refused as a tool error.
 
 Over streamable HTTP every request passes the library's request guard first
 (:mod:`haystack_deep_research.serving.guard`): a web page's origin must be listed in ``DEEP_RESEARCH_ALLOWED_ORIGINS``
@@ -24,6 +29,7 @@ The SDK is the optional extra ``mcp`` (the 2.x line), imported when the server i
 import asyncio
 import io
 import json
+import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,15 +40,16 @@ from haystack.dataclasses import ChatMessage
 from pydantic import Field
 
 from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
-from haystack_deep_research._untrusted.files import write_file
-from haystack_deep_research.errors import DeepResearchError, MissingExtraError
+from haystack_deep_research._untrusted.files import checked_stat, write_file
+from haystack_deep_research.errors import DeepResearchError, LocalFileRefusedError, MissingExtraError, RunDirError
 from haystack_deep_research.events import UsageRecorded
 from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
 from haystack_deep_research.options.check import run_check
 from haystack_deep_research.options.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.options.progress import outcome_line
 from haystack_deep_research.report import ReportStyle
-from haystack_deep_research.run import EventStream
+from haystack_deep_research.run import JOURNAL_FILE, EventStream
+from haystack_deep_research.run.journal import MAX_JOURNAL_BYTES
 from haystack_deep_research.serving import AgentFactory, RequestGuard, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
 from haystack_deep_research.settings import Budgets
@@ -55,7 +62,8 @@ SERVER_NAME = "haystack-deep-research"
 _INSTRUCTIONS = (
     "deep_research researches a question on the web with parallel sub-researchers and returns a Markdown report "
     "whose every citation points to a page it read; it takes minutes and reports progress. check_report checks the "
-    "citations of any Markdown report against a list of the URLs that were read."
+    "citations of any Markdown report against a list of the URLs that were read. ask answers a question from the "
+    "evidence of a finished run in the server's runs root, researching what is missing only with research=true."
 )
 
 
@@ -96,7 +104,38 @@ def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any =
     return status, text.strip()
 
 
-def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = None) -> Any:
+def _answer_summary(answer: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "answered": answer["answered"],
+        "exit_reason": answer["exit_reason"],
+        "sources": list((answer["citations"] or {}).get("verified_urls") or []),
+        "researched": answer["researched"],
+        "warnings": [in_words(str(warning), MCP_WORDS) for warning in answer["warnings"]],
+        "cost": answer["cost"],
+    }
+
+
+def _run_dir_under(root: Path, run_dir: str) -> Path:
+    """The run directory ``run_dir`` names under ``root``; refused unless its journal is a regular file there."""
+    directory = root / run_dir
+    try:
+        checked_stat(directory / JOURNAL_FILE, root=root, max_bytes=MAX_JOURNAL_BYTES)
+    except FileNotFoundError:
+        raise RunDirError(
+            f"{run_dir!r} holds no run; pass the directory of a run, relative to the runs root."
+        ) from None
+    except LocalFileRefusedError as error:  # outside the root, or not a regular file: said without the real path
+        raise RunDirError(
+            f"{run_dir!r} is no run directory under the server's runs root ({error.reason}); pass one relative to it."
+        ) from None
+    except OSError as error:
+        raise RunDirError(f"{run_dir!r} cannot be read ({error.strerror or error}).") from None
+    return directory
+
+
+def build_server(
+    *, agent_factory: AgentFactory | None = None, judge_llm: Any = None, runs_root: str | os.PathLike[str] | None = None
+) -> Any:
     """
     Build the MCP server.
 
@@ -105,6 +144,8 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
         sources the environment chooses (see :mod:`haystack_deep_research.serving.factory`; the keys they need are
         checked when a run starts).
     :param judge_llm: ``check_report``'s judge; ``None`` for the one ``deep-research check --judge`` uses.
+    :param runs_root: The folder ``ask`` finds run directories in (``None``: the working folder when the server is
+        built).
     :returns: The server, the SDK's ``MCPServer``; run it with :func:`serve` or its own ``run``.
     :raises MissingExtraError: If the ``mcp`` SDK is not installed (``pip install haystack-deep-research[mcp]``).
     :raises ConfigurationError: If ``DEEP_RESEARCH_AGENT_FACTORY`` is set but cannot be loaded.
@@ -116,6 +157,7 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
     except ImportError as error:
         raise MissingExtraError("MCP servers", extra="mcp", module="mcp") from error
     factory = agent_factory or factory_from_environment()
+    root = Path(runs_root if runs_root is not None else os.getcwd())
     server = MCPServer(SERVER_NAME, instructions=_INSTRUCTIONS)
 
     @server.tool(name="deep_research")
@@ -213,6 +255,28 @@ def build_server(*, agent_factory: AgentFactory | None = None, judge_llm: Any = 
             is_error=status == 2,
         )
 
+    @server.tool(name="ask")
+    async def ask(
+        *,
+        run_dir: Annotated[str, Field(description="A finished run's directory, relative to the server's runs root.")],
+        question: Annotated[str, Field(description="The question to answer from the run's evidence.")],
+        research: Annotated[
+            bool, Field(description="When the evidence does not answer, research the question into the run first.")
+        ] = False,
+    ) -> CallToolResult:
+        """Answer a question from a finished run's evidence, cited as its report is; nothing is searched unless
+        research is true."""
+        try:
+            directory = _run_dir_under(root, run_dir)
+            answer = await asyncio.to_thread(factory().ask, directory, question, research=research)
+        except DeepResearchError as error:
+            raise ToolError(in_words(str(error), MCP_WORDS)) from error
+        except Exception as error:  # a provider or network failure: one line
+            raise ToolError(f"the answer failed: {type(error).__name__}: {error}") from error
+        return CallToolResult(
+            content=[TextContent(type="text", text=answer["answer"])], structured_content=_answer_summary(answer)
+        )
+
     return server
 
 
@@ -223,6 +287,7 @@ def serve(
     port: int = 8000,
     agent_factory: AgentFactory | None = None,
     judge_llm: Any = None,
+    runs_root: str | os.PathLike[str] | None = None,
 ) -> None:
     """
     Build the server and run it until it is stopped, with Haystack's telemetry off unless
@@ -234,9 +299,10 @@ def serve(
     :param port: The port the HTTP server listens on.
     :param agent_factory: Builds each run's agent (see :func:`build_server`).
     :param judge_llm: ``check_report``'s judge (see :func:`build_server`).
+    :param runs_root: The folder ``ask`` finds run directories in (see :func:`build_server`).
     """
     telemetry_off_unless_asked()
-    server = build_server(agent_factory=agent_factory, judge_llm=judge_llm)
+    server = build_server(agent_factory=agent_factory, judge_llm=judge_llm, runs_root=runs_root)
     if transport == "stdio":
         server.run("stdio")  # the SDK cancels the requests in flight when the client's end closes
         return

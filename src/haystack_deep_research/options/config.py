@@ -33,8 +33,8 @@ A config file (:func:`config_files` finds them, :func:`load_config` reads one) i
 (a FIFO never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML.
 
 The options a run was made with, kept in its run directory (``options.json``) so that ``update RUN_DIR`` researches
-again the way the run did: the same depth, grounding, documents, web, search, models and report style (its outline file
-and instructions too), not the defaults.
+again the way the run did (and ``ask RUN_DIR`` asks with the run's own models and sources): the same depth,
+grounding, documents, web, search, models and report style (its outline file and instructions too), not the defaults.
 
 The file holds the options as the command line gave them (``{"options": [["--depth", "2"], ["--no-web"], ...]}``,
 paths made absolute, models and search resolved from their environment variables). Reading it checks every entry
@@ -659,31 +659,35 @@ def merged_argv(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> list
     return [*flatten([entry for entry in recorded if entry[0] not in named]), *given]
 
 
-def reuse_notice(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> str | None:
+def reuse_notice(recorded: Sequence[Sequence[str]], given: Sequence[str], command: str = "update") -> str | None:
     """
     :param recorded: The recorded options.
     :param given: The arguments given to ``update``.
+    :param command: The subcommand reusing them (``update``, ``ask``).
     :returns: The line that tells which recorded options the update reuses (they may name a server or a host to
         reach), or ``None`` when it reuses none or ``-q`` was given.
     """
     if "-q" in given or "--quiet" in given:
         return None
     kept = merged_argv(recorded, given)[: len(merged_argv(recorded, given)) - len(given)]
-    return f"deep-research: update reuses the run's options: {shlex.join(kept)}" if kept else None
+    return f"deep-research: {command} reuses the run's options: {shlex.join(kept)}" if kept else None
 
 
-def update_argv(run_dir: Path, given: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+def update_argv(
+    run_dir: Path, given: Sequence[str], parser: argparse.ArgumentParser, *, command: str = "update"
+) -> list[str]:
     """
-    The arguments ``update RUN_DIR`` runs with: the run's recorded options, then those given; says on stderr which
-    recorded ones it reuses (see :func:`reuse_notice`).
+    The arguments ``update RUN_DIR`` (or ``ask RUN_DIR``) runs with: the run's recorded options, then those given;
+    says on stderr which recorded ones it reuses (see :func:`reuse_notice`).
 
     :param run_dir: The run directory.
     :param given: The arguments given after it.
     :param parser: The command's parser (see :func:`load_run_options`).
+    :param command: The subcommand, as the notice names it.
     :returns: The arguments.
     :raises RunDirError: If ``options.json`` is damaged.
     """
     recorded = load_run_options(run_dir, parser)
-    if (notice := reuse_notice(recorded, given)) is not None:
+    if (notice := reuse_notice(recorded, given, command)) is not None:
         say(notice)
     return merged_argv(recorded, given)

@@ -1,8 +1,9 @@
 """
 The exit status of ``deep-research`` and of every subcommand, and how an error becomes one line on stderr.
 
-One table for every subcommand (the main command, ``--mode iterative``, ``replay``, ``update``, ``scan``, ``mcp``,
-``check``); :data:`EXIT_REASON_CODES` gives the code of every ``exit_reason``:
+One table for every subcommand (the main command, ``--mode iterative``, ``replay``, ``update``, ``ask``, ``scan``,
+``mcp``, ``check``; ``ask`` exits 6 when the run's evidence does not answer the question); :data:`EXIT_REASON_CODES`
+gives the code of every ``exit_reason``:
 
 =====  ==========================================================================================================
 code   meaning
@@ -49,7 +50,8 @@ __all__ = [
 HELP_EPILOG = (
     'Commands: deep-research "QUESTION" [options] (--mode iterative for rounds of analysis and search); '
     "deep-research replay DIR [options] (a --record recording, again, offline); deep-research update RUN_DIR [options] "
-    "(a finished iterative run, researched again); deep-research check REPORT.md [--sources FILE]; deep-research scan "
+    "(a finished iterative run, researched again); deep-research ask RUN_DIR QUESTION [--research] (answered from the "
+    "run's evidence; 6 when it does not answer); deep-research check REPORT.md [--sources FILE]; deep-research scan "
     "ITEMS --out rows.jsonl; deep-research mcp. Each takes --help. "
     "Exit status: 0 done; 1 failed (an error before a report, a model server that cannot be reached or does not serve "
     "the API; check: a citation never read); 2 usage error, nothing run; 3 clarification needed (--clarify without a "

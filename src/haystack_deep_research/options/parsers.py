@@ -530,6 +530,12 @@ def mcp_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port", type=bounded_int(1, 65535), default=8000, help="HTTP: the port to listen on (default %(default)s)."
     )
+    parser.add_argument(
+        "--runs-root",
+        type=Path,
+        metavar="DIR",
+        help="The folder whose run directories the ask tool answers from (default: the working folder).",
+    )
     add_shared_options(parser)
     return parser
 

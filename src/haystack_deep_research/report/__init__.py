@@ -3,9 +3,10 @@ The report layer: the write hook that writes and verifies the report and closes 
 its judge, the structured-output stage, publishing a verified report with the passage behind each citation, and
 exporting it as a page a reader can check (:func:`export_html`), a Word document (:func:`export_docx`), an evidence
 table (:func:`export_evidence`) or a PDF
-(:func:`export_pdf`).
+(:func:`export_pdf`); and answering a question from a finished run's evidence (:func:`ask_report`).
 """
 
+from haystack_deep_research.report.ask import NOT_ANSWERED, ask_report
 from haystack_deep_research.report.assessment import (
     UNCITED_MARK,
     UNSUPPORTED_MARK,
@@ -53,6 +54,7 @@ from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.report.writer import ReportStage, WriteHook
 
 __all__ = [
+    "NOT_ANSWERED",
     "SUPPORTED",
     "UNCITED_MARK",
     "UNKNOWN",
@@ -73,6 +75,7 @@ __all__ = [
     "WriteHook",
     "add_contradictions",
     "allowed_urls",
+    "ask_report",
     "citation_findings",
     "cited_claims",
     "cited_passages",

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from haystack import Pipeline
 from haystack.core.errors import PipelineRuntimeError
 from haystack.core.serialization import default_from_dict, default_to_dict
 
-from haystack_deep_research.errors import DeepResearchError
+from haystack_deep_research.errors import ConfigurationError, DeepResearchError
 from haystack_deep_research.run.context import RunInputs, question_from, run_inputs, running
 from haystack_deep_research.run.door import check_hook_context
 from haystack_deep_research.run.lifecycle import OpenRunHook
@@ -37,6 +37,8 @@ from haystack_deep_research.run.phases import drive, drive_async
 from haystack_deep_research.run.research_run import ResearchRun
 
 __all__ = ["PipelineShape"]
+
+T = TypeVar("T")
 
 
 def _unwrapped(error: PipelineRuntimeError) -> Exception:
@@ -80,6 +82,17 @@ class PipelineShape:
         parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
         OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
         return default_from_dict(cls, data)
+
+    def step(self, kind: type[T]) -> T:
+        """
+        :param kind: The class of one of the Pipeline's steps.
+        :returns: The Pipeline's first step of that class.
+        :raises ConfigurationError: If the Pipeline holds none (it was rebuilt without it).
+        """
+        for _, instance in self.pipeline.walk():
+            if isinstance(instance, kind):
+                return instance
+        raise ConfigurationError(f"this Pipeline has no {kind.__name__}; build it with the library's factory.")
 
     def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
         """

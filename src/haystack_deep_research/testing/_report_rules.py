@@ -1,5 +1,6 @@
-"""How the scripted ``writer`` and ``judge`` roles answer: a report or one of its parts citing the allowed URLs, and
-verdicts by the words a source holds."""
+"""How the scripted ``writer`` and ``judge`` roles answer: a report or one of its parts citing the allowed URLs, an
+answer to a question about a finished run from the passages sharing its words, and verdicts by the words a source
+holds."""
 
 from __future__ import annotations
 
@@ -9,10 +10,15 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research._prompts import PAGE_SEPARATOR, SUMMARY_HEADING, WRITER_PART_TEMPLATES
+from haystack_deep_research._prompts import (
+    NOT_ANSWERED_REPLY,
+    PAGE_SEPARATOR,
+    SUMMARY_HEADING,
+    WRITER_PART_TEMPLATES,
+)
 from haystack_deep_research.testing._messages import last_user_text, named_prompt, words
 
-__all__ = ["judge_reply", "judge_variables", "writer_reply"]
+__all__ = ["answer_reply", "judge_reply", "judge_variables", "writer_reply"]
 
 _URL = re.compile(r"(?:https?|file|doc)://[^\s<>()\"'\]]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -21,6 +27,9 @@ _SOURCE = re.compile(r"<untrusted_source[^>]*>\n(.*?)\n</untrusted_source>", re.
 _CLAIMS = re.compile(r"<untrusted_claims>\n(.*?)</untrusted_claims>", re.DOTALL)
 _CLAIM = re.compile(r"^\d+\. (.*)$", re.MULTILINE)
 _PAGE_SOURCE = re.compile(r"^Source: (\S+)$", re.MULTILINE)
+_QUESTION = re.compile(r"<untrusted_question>\n(.*?)\n</untrusted_question>", re.DOTALL)
+_PASSAGE = re.compile(r'<untrusted_passage source="(\d+)">\n(.*?)\n\n(.*?)\n</untrusted_passage>', re.DOTALL)
+_COMMON = {"what", "which", "does", "about", "this", "that", "with", "from", "have", "were", "when", "where", "many"}
 
 
 def judge_variables(text: str) -> dict[str, Any]:
@@ -36,6 +45,8 @@ def judge_variables(text: str) -> dict[str, Any]:
 
 def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
     """The scripted writer's reply to any writer prompt (see :mod:`..generators`)."""
+    if (answer := answer_reply(messages)) is not None:
+        return answer
     name, given = named_prompt(messages, *WRITER_PART_TEMPLATES)
     if name.endswith("_section"):
         return _section(given)
@@ -49,6 +60,29 @@ def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
         f"# Research report\n\n## Executive summary\n\n{words(str(given.get('brief') or ''), 40)}\n\n"
         f"## Findings\n\n{findings or 'No findings.'}\n\n## Sources\n\n{sources or 'No sources.'}\n"
     )
+
+
+def answer_reply(messages: list[ChatMessage]) -> str | None:
+    """
+    The reply of any writer role to a question about a finished run (also over HTTP): for each passage, its first
+    sentence sharing a word of four letters or more with the question, citing the passage by number; the fixed reply
+    when no passage shares one.
+
+    :param messages: The prompt.
+    :returns: The reply, or ``None`` when the prompt is not such a question.
+    """
+    text = last_user_text(messages)
+    if (found := _QUESTION.search(text)) is None:
+        return None
+    question, passages = found.group(1), _PASSAGE.findall(text)
+    asked = {w.casefold() for w in _LONG_WORD.findall(question)} - _COMMON
+    lines = []
+    for number, title, text in passages:
+        sentences = re.split(r"(?<=[.!?\u3002])\s+", " ".join(text.split()))
+        shared = [s for s in sentences if asked & {w.casefold() for w in _LONG_WORD.findall(s)}]
+        if shared:
+            lines.append(f"- {words(shared[0], 25).rstrip('.')} [{words(title, 6)}]({number}).")
+    return "\n".join(lines) if lines else NOT_ANSWERED_REPLY
 
 
 def _opening(given: dict[str, Any], invented_urls: list[str]) -> str:

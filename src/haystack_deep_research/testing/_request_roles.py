@@ -30,6 +30,7 @@ TEMPLATE_ROLES = {
     "rewrite_opening": "writer",
     "writer_section": "writer",
     "rewrite_section": "writer",
+    "answer": "writer",
     "judge": "judge",
     "analysis": "analysis",
     "analysis_retry": "analysis",

@@ -11,6 +11,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import SUMMARY_HEADING, WRITER_PART_TEMPLATES
 from haystack_deep_research.testing._messages import last_user_text, named_prompt, prompt_variables, words
+from haystack_deep_research.testing._report_rules import answer_reply
 
 __all__ = ["causal_reply", "cited", "fill_schema", "one_sentence", "summarize_reply"]
 
@@ -100,6 +101,8 @@ def summarize_reply(
     :param invented_urls: URLs the opening cites that no note holds.
     :returns: The reply text.
     """
+    if (answer := answer_reply(messages)) is not None:  # a question about a finished run
+        return answer
     structured = prompt_variables(messages, "structured", "structured_retry") or _structured_text(messages)
     if structured:
         return json.dumps(fill_schema(json.loads(str(structured.get("schema") or "{}")), structured))

@@ -30,8 +30,10 @@ allowed URL, which restates the first words of that page's summary when the note
 findings do) and the opening (``writer_opening``, ``rewrite_opening``: a title — the brief itself when the prompt
 asks for a lead-in to the findings, as the iterative agent's does — and the brief's first words as the
 executive summary under the heading the prompt gives, plus one citation of each ``invented_urls`` entry, then one
-short part per further heading the prompt asks for, such as the iterative agent's conclusions). Over HTTP, where a
-prompt has no meta, it writes a whole report citing every address the prompt holds.
+short part per further heading the prompt asks for, such as the iterative agent's conclusions). Asked a question
+about a finished run (``answer``, also over HTTP), it cites, for each passage, its first sentence that shares a word of
+four letters or more with the question, and replies ``NOT_ANSWERED`` when none does. Over HTTP, where a prompt has no
+meta, it writes a whole report citing every address the prompt holds.
 
 ``fail=True`` makes a generator raise :class:`ScriptedModelError` on every call, to exercise failure paths. Given a
 ``streaming_callback``, a generator streams its reply's text as one chunk before returning it.

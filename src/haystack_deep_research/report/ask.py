@@ -1,0 +1,326 @@
+"""
+Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is.
+
+:func:`ask_report` takes a run directory (or the result a run returned) and a question:
+
+- **The evidence is the run's.** From a run directory it is read back from the journal by the journal's own reader (a
+  regular file, never through a symbolic link, each read source's seal checked: a page an edited journal adds is a
+  search result only, so nothing cites it as read), while no run holds the directory (a run using it is refused with
+  ``RunDirInUseError``); from a result, its ``sources``.
+- **The answer stands on passages the run read.** The passages of the sources the run read that best match the
+  question (BM25+, as the grounding judge's are chosen) go to the writer model fenced as data, numbered as the
+  report's sources are; its citations become URLs again and are verified against exactly those sources by the
+  report's own verification (:func:`~haystack_deep_research.report.verify_report`): a citation of anything else loses
+  its link, and every sentence that then claims something (see :func:`~haystack_deep_research.report.uncited.is_claim`)
+  without a verified citation is dropped, listed in ``dropped``.
+- **It says so when the evidence does not answer.** When nothing the run read shares a word with the question (no
+  model is called), when the writer says the passages do not answer it, or when no cited claim is left, the answer is
+  :data:`NOT_ANSWERED` and ``answered`` is ``False``. Nothing is searched.
+- **Research only when allowed.** With ``research=True`` (and a researcher: each shape's ``ask`` passes its own), a
+  question the evidence does not answer is researched as one sub-topic by the run's own researcher with the run's own
+  sources, in the run directory: it is locked as a run locks it, the note is journaled with its sources, ``ledger.json``
+  is written again (``report.md`` is kept), so ``replay``, ``update`` and resuming read a valid run; then the question
+  is answered again from all the evidence.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from haystack.components.agents import Agent
+from haystack.components.generators.chat.types import ChatGenerator
+
+from haystack_deep_research import _checks
+from haystack_deep_research._prompts import ANSWER, ANSWER_WORDS, NOT_ANSWERED_REPLY, fence, render_chat
+from haystack_deep_research.errors import (
+    ConfigurationError,
+    InvalidQuestionError,
+    RunDirError,
+    RunDirInUseError,
+    UsageError,
+)
+from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+from haystack_deep_research.evidence.entry import READ_KINDS
+from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.report.attempts import Request, ask_twice
+from haystack_deep_research.report.publish import citation_findings, verify_report
+from haystack_deep_research.report.source_keys import SourceKeys
+from haystack_deep_research.report.uncited import uncited_claims
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
+from haystack_deep_research.run import JOURNAL_FILE, Phase, ResearchRun
+from haystack_deep_research.run.door import check_question
+from haystack_deep_research.run.journal import (
+    LOCK_FILE,
+    JournalFile,
+    RunJournal,
+    check_run_dir,
+    restore_records,
+    shown,
+    unusable,
+)
+from haystack_deep_research.run.phases import drive
+from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_TEXT, EXIT_WRITER_FAILED, PHASE_RESEARCH, PHASE_WRITE
+from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
+
+__all__ = ["MAX_ANSWER_PASSAGES", "NOT_ANSWERED", "TopicResearcher", "ask_report", "subtopic_researcher"]
+
+NOT_ANSWERED = "The evidence this run gathered does not answer this question."
+"""The answer when the run's evidence does not answer the question (``answered`` is then ``False``)."""
+MAX_ANSWER_PASSAGES = 8
+"""The most passages of what the run read that one answer is written from."""
+
+TopicResearcher = Callable[[ResearchRun, str], Phase[None]]
+"""Researches one sub-topic into an open run (its note joins the run's notes and its journal): a shape's researcher."""
+
+_EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|>)?\s*$")
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What a finished run kept: its question, brief, notes, ledger, directory and exit reason."""
+
+    question: str
+    brief: str
+    notes: list[str]
+    ledger: EvidenceLedger
+    directory: Path | None
+    exit_reason: str
+
+
+def _read_unlocked(directory: Path, path: Path) -> list[dict[str, Any]]:
+    """The journal's records, read while no run holds the directory's lock (a run appending is never cut short)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(directory / LOCK_FILE, thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunDirInUseError(
+            f"run_dir {shown(str(directory))} is in use by a run (its {LOCK_FILE} is locked); ask once that run ended."
+        ) from None
+    except OSError as error:
+        raise unusable(directory, error) from error
+    try:
+        return JournalFile(path).read()
+    except OSError as error:  # a link, a FIFO, a folder in its place, or unreadable
+        why = f"{shown(str(path))} cannot be read ({error})"
+        raise RunDirError(f"{why}; pass the directory of a finished run.") from None
+    finally:
+        lock.release(force=True)
+
+
+def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
+    directory = check_run_dir(run_dir)
+    path = directory / JOURNAL_FILE
+    records = _read_unlocked(directory, path) if os.path.lexists(path) else []
+    question = records[0].get("question") if records else None
+    if not isinstance(question, str) or not question.strip():
+        raise RunDirError(f"run_dir {shown(str(directory))} holds no journal of a run; pass the directory of a run.")
+    restored = restore_records(records, path=path, directory=directory, question=question)
+    notes = sorted(restored.notes.values(), key=lambda note: (note.position is None, note.position or 0))
+    ends = [record for record in records if record.get("type") == "end"]
+    return _Kept(
+        question=question,
+        brief=restored.brief or question,
+        notes=[note.note for note in notes],
+        ledger=EvidenceLedger.from_list(restored.sources.values()),
+        directory=directory,
+        exit_reason=str(ends[-1].get("exit_reason") or "") if ends else "",
+    )
+
+
+def _from_result(result: Mapping[str, Any]) -> _Kept:
+    sources = result.get("sources")
+    if not isinstance(sources, list):
+        raise ConfigurationError(
+            "a result to ask must hold the run's `sources` (its ledger, as every shape returns it); pass the result "
+            "of a run, or its run directory."
+        )
+    notes = result.get("notes")
+    return _Kept(
+        question=str(result.get("brief") or ""),
+        brief=str(result.get("brief") or ""),
+        notes=[str(note) for note in notes] if isinstance(notes, list) else [],
+        ledger=EvidenceLedger.from_list(sources),
+        directory=None,
+        exit_reason=str(result.get("exit_reason") or ""),
+    )
+
+
+def _passages(ledger: EvidenceLedger, question: str) -> list[tuple[SourceEntry, str]]:
+    """The passages of what the run read that best match the question, best first, at most one per source."""
+    # In address order, not the order the run read them in: the same evidence gives the same prompt.
+    entries = sorted((e for e in ledger.entries() if e.kind in READ_KINDS and e.text.strip()), key=lambda e: e.url)
+    chosen: dict[str, tuple[SourceEntry, str]] = {}
+    for number, passage in ranked_passages([entry.text for entry in entries], [question], size=PASSAGE_CHARS)[0]:
+        chosen.setdefault(entries[number].url, (entries[number], passage.strip()))
+        if len(chosen) == MAX_ANSWER_PASSAGES:
+            break
+    return list(chosen.values())
+
+
+def _without(text: str, sentences: list[tuple[int, str]]) -> str:
+    """The text without the given sentences (1-based line, sentence), and without the lines that leaves empty."""
+    lines = text.split("\n")
+    emptied: set[int] = set()
+    for line, sentence in sentences:
+        index = line - 1
+        if 0 <= index < len(lines) and sentence in lines[index]:
+            lines[index] = " ".join(lines[index].replace(sentence, "", 1).split(" ")).rstrip()
+            if _EMPTY_ITEM.match(lines[index]):
+                emptied.add(index)
+    kept = [line for index, line in enumerate(lines) if index not in emptied]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[dict[str, Any]]:
+    """Answer from the run's ledger (see the module docstring)."""
+    passages = _passages(run.ledger, question)
+    if not passages:
+        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE)
+    urls = [entry.url for entry, _ in passages]
+    keys = SourceKeys(urls)
+    shown_passages = [
+        {"number": keys.number(entry.url), "title": fence(entry.title or entry.url), "text": fence(passage)}
+        for entry, passage in passages
+    ]
+    messages = render_chat(
+        ANSWER,
+        question=fence(question),
+        passages=shown_passages,
+        urls=urls,
+        keys=keys.numbers(urls),
+        max_words=ANSWER_WORDS,
+    )
+    [attempt] = yield from ask_twice(generator, [Request("the answer", messages)], run, phase=PHASE_WRITE)
+    if not attempt.text:
+        run.warn(PHASE_WRITE, f"the writer failed twice on the answer ({attempt.why})")
+        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_WRITER_FAILED)
+    reply = keys.expand(attempt.text).strip()
+    if reply.strip(" .`*\n") == NOT_ANSWERED_REPLY:
+        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE)
+    first = verify_report(run, reply, urls)
+    unsupported = uncited_claims(first.report, first.verified_urls)
+    check = verify_report(run, _without(first.report, [(c.line, c.sentence) for c in unsupported]), urls)
+    dropped = [claim.sentence for claim in unsupported]
+    if dropped:
+        run.warn(PHASE_WRITE, f"dropped {len(dropped)} sentence(s) of the answer that cite no source the run read")
+    if not check.verified_urls:
+        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE, dropped=dropped)
+    return _outcome(run, question, check.report, answered=True, exit_reason=EXIT_TEXT, dropped=dropped, citations=check)
+
+
+def _outcome(
+    run: ResearchRun,
+    question: str,
+    answer: str,
+    *,
+    answered: bool,
+    exit_reason: str,
+    dropped: list[str] | None = None,
+    citations: Any = None,
+) -> dict[str, Any]:
+    return {
+        "question": question,
+        "answer": answer,
+        "answered": answered,
+        "exit_reason": exit_reason,
+        "citations": citation_findings(citations) if citations is not None else {},
+        "dropped": list(dropped or []),
+        "researched": "",
+        "warnings": run.warnings(),
+        "usage_by_phase": run.usage_report(),
+        "cost": run.cost(),
+    }
+
+
+def _research(run: ResearchRun, kept: _Kept, directory: Path, researcher: TopicResearcher, topic: str) -> None:
+    """Research one sub-topic into the run directory, locked as a run locks it; a failing researcher is a warning."""
+    journal = RunJournal.open(directory, kept.question)
+    try:
+        run.journal, run.question = journal, kept.question
+        run.brief = journal.brief or kept.brief
+        run.ledger = journal.ledger()
+        run.add_notes(note.note for note in journal.notes())
+        try:
+            drive(researcher(run, topic))
+        except UsageError:
+            raise
+        except Exception as error:  # a failing researcher: what it read is kept, and the answer says what it can
+            run.warn(PHASE_RESEARCH, f"researching '{topic}' failed ({type(error).__name__}: {error})")
+        journal.record_end(exit_reason=kept.exit_reason, ledger=run.ledger)
+        journal.write_ledger(run.ledger)
+    finally:
+        run.close()
+        journal.close()
+        run.journal = None
+
+
+def ask_report(
+    run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any],
+    question: str,
+    *,
+    chat_generator: ChatGenerator,
+    research: bool = False,
+    researcher: TopicResearcher | None = None,
+) -> dict[str, Any]:
+    """
+    Answer a question from a finished run's evidence (see the module docstring). Every shape's ``ask`` calls this
+    with its own writer and researcher.
+
+    :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
+    :param question: The question.
+    :param chat_generator: The model that writes the answer (a shape's ``ask`` uses its writer).
+    :param research: Research the question as one sub-topic when the evidence does not answer it (a run directory
+        only).
+    :param researcher: What researches it (:func:`subtopic_researcher`; a shape's ``ask`` passes its own).
+    :returns: ``question``; ``answer`` (Markdown citing as the report cites, with a Sources list, or
+        :data:`NOT_ANSWERED`); ``answered`` (``bool``); ``exit_reason`` (``"text"``, ``"no_evidence"`` when the evidence
+        does not answer, ``"writer_failed"``); ``citations`` (the findings of the verification, with ``passages``);
+        ``dropped`` (the sentences dropped for citing nothing the run read); ``researched`` (the sub-topic researched,
+        or ``""``); ``warnings``; ``usage_by_phase``; ``cost``.
+    :raises InvalidQuestionError: If the question is blank or too long.
+    :raises RunDirError: If the directory holds no run of this library, or is in use by a run (``research=True``).
+    :raises ConfigurationError: If ``research=True`` is asked of a result or without a researcher, or a result holds
+        no ledger.
+    """
+    text = check_question(clean_text(question).strip() if isinstance(question, str) else "")
+    if not text:
+        raise InvalidQuestionError(
+            "No question to ask: pass it as a non-empty string, for example agent.ask(run_dir, 'What of storage?')."
+        )
+    _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+    kept = _from_result(run_dir_or_result) if isinstance(run_dir_or_result, Mapping) else None
+    if research and (kept is not None or researcher is None):
+        raise ConfigurationError(
+            "research=True researches in the run's directory with its researcher: call agent.ask(run_dir, question, "
+            "research=True) with the run directory, not a result."
+        )
+    kept = kept or _from_run_dir(run_dir_or_result)  # type: ignore[arg-type]
+    run = ResearchRun(question=kept.question)
+    run.brief, run.ledger = kept.brief, kept.ledger
+    answered = drive(_answer(chat_generator, run, text))
+    if answered["answered"] or not research or researcher is None or kept.directory is None:
+        return answered
+    _research(run, kept, kept.directory, researcher, text)
+    again = drive(_answer(chat_generator, run, text))
+    return {**again, "researched": text}
+
+
+def subtopic_researcher(agent: Agent) -> TopicResearcher:
+    """
+    :param agent: A sub-researcher Agent (the one ``research_subtopic`` runs, or a workflow's Execute agent).
+    :returns: A researcher of one sub-topic with it, as the orchestrator's ``research_subtopic`` researches one.
+    """
+    tool = ResearchSubtopicTool(researcher=agent, max_subtopics=1)
+
+    def research(run: ResearchRun, topic: str) -> Phase[None]:
+        run.grant_subtopics(1)  # beyond the run's own limit: this sub-topic was asked for
+        yield from tool.phase(run.view(PHASE_RESEARCH), topic)
+
+    return research
