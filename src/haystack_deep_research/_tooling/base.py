@@ -11,7 +11,7 @@ own search answers what no run can read, so it reaches the caller, through every
 Before the phase runs, the model's arguments go through :func:`~.coercion.coerce_arguments`
 (numbers a provider sent as strings become numbers, by the tool's JSON schema). When the Agent runs with a streaming
 callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set it), Haystack hands the callback to
-the tool, and the run adopts it for its models (see :mod:`haystack_deep_research.run.streaming`).
+the tool, and the run adopts it for its models (see :mod:`haystack_deep_research.run._phases`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ from haystack.tools.errors import ToolInvocationError
 from haystack_deep_research._prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research._tooling.coercion import coerce_arguments
 from haystack_deep_research.errors import DeepResearchError, SearchShapeError
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 
 __all__ = ["ResearchTool", "RunToolset", "bind_tools"]
 

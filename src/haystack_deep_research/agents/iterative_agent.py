@@ -2,7 +2,7 @@
 ``IterativeResearchAgent``: the iterative research Pipeline as one Haystack component, run like the main agent.
 
 It is called like every shape of the library (``run(messages, streaming_callback=None, *, hook_context=None,
-inputs=None)``, ``run_async``) and honours the run contract of :class:`~haystack_deep_research.run.shape.
+inputs=None)``, ``run_async``) and honours the run contract of :class:`~haystack_deep_research.run._lifecycle.
 PipelineShape`: malformed input is refused with a typed error before anything runs, the run is opened before the
 Pipeline runs and closed after it however it ends, and typed errors reach the caller unwrapped. It serializes as itself
 (the Pipeline nested, as YAML shows it) and nests in other Pipelines. :meth:`IterativeResearchAgent.update` researches a
@@ -20,10 +20,9 @@ from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
-from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
-from haystack_deep_research.run.context import RunInputs, run_inputs
-from haystack_deep_research.run.journal import JournalFile, check_run_dir
-from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._journal import JOURNAL_FILE, JournalFile, check_run_dir
+from haystack_deep_research.run._lifecycle import PipelineShape, RunInputs, run_inputs
 
 __all__ = ["IterativeResearchAgent", "journaled_question"]
 

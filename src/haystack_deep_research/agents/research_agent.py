@@ -12,7 +12,7 @@
   :class:`~haystack_deep_research.errors.ConfigurationError` naming the fix.
 - **A failed run releases what it opened.** Haystack runs no ``after_run`` hook after an exception, so a run that
   fails (its model raises before any research, it is cancelled) would keep its run directory locked until garbage
-  collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run.RunGuard` and closes it when
+  collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run._lifecycle.RunGuard` and closes it when
   ``run`` / ``run_async`` returns or raises.
 
 Everything else is Haystack's. A ``ResearchAgent`` serializes as itself, so ``from_dict`` and a Pipeline YAML give
@@ -28,8 +28,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack.tools import ToolsType
 
-from haystack_deep_research.run.context import RunInputs, run_inputs
-from haystack_deep_research.run.door import RunGuard, check_hook_context, check_messages
+from haystack_deep_research.run._lifecycle import RunGuard, RunInputs, check_hook_context, check_messages, run_inputs
 from haystack_deep_research.state import INPUTS_KEY, RUN_GUARD_KEY
 
 __all__ = ["ResearchAgent"]

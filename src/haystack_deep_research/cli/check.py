@@ -53,8 +53,7 @@ from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
 from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
 from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, judge_claims, report_claims
-from haystack_deep_research.run import model_name
-from haystack_deep_research.run.phases import drive
+from haystack_deep_research.run._phases import drive, model_name
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 

@@ -28,8 +28,9 @@ from haystack_deep_research.cli.exit_codes import ExitCode
 from haystack_deep_research.cli.options import CommandParser
 from haystack_deep_research.cli.shared_options import parse_price
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.run import Recording, ReplayChatGenerator, model_name
-from haystack_deep_research.run.recording_files import read_manifest
+from haystack_deep_research.run import Recording, ReplayChatGenerator
+from haystack_deep_research.run._phases import model_name
+from haystack_deep_research.run._recording import read_manifest
 from haystack_deep_research.settings import Sources
 from haystack_deep_research.sources import default_search_name
 

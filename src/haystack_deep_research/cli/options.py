@@ -19,7 +19,7 @@ from haystack_deep_research._prompts import REPORT_TYPES
 from haystack_deep_research.cli.exit_codes import HELP_EPILOG, ExitCode
 from haystack_deep_research.cli.numbers import bounded_int, bounded_number
 from haystack_deep_research.cli.shared_options import add_model_options, add_source_options
-from haystack_deep_research.run.budget import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
+from haystack_deep_research.settings import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
 
 __all__ = [
     "MODES",

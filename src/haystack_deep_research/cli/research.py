@@ -102,8 +102,8 @@ from haystack_deep_research.cli.summary import RunSummary
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import ResearchCache
-from haystack_deep_research.run.context import RunInputs
-from haystack_deep_research.run.recording_files import read_manifest
+from haystack_deep_research.run._lifecycle import RunInputs
+from haystack_deep_research.run._recording import read_manifest
 from haystack_deep_research.settings import Budgets
 
 CHECK_COMMAND = "check"

@@ -13,7 +13,7 @@ from typing import Any
 
 from haystack_deep_research.cli.exit_codes import in_words
 from haystack_deep_research.cli.tracker import PARTIAL, RunProgress
-from haystack_deep_research.run.usage import total_tokens
+from haystack_deep_research.run._budget import total_tokens
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED
 
 __all__ = ["RunSummary", "money"]

@@ -28,9 +28,8 @@ from haystack_deep_research import _checks
 from haystack_deep_research._prompts import CONDENSE, CONDENSED, fence, render_chat, render_user
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import ConversationCondensed
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, failure
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, UsesModels, ask, failure
 from haystack_deep_research.state import MESSAGES, PHASE_CONDENSE
 from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 

@@ -32,8 +32,8 @@ from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report import Claim, Judgement, judge_claims
 from haystack_deep_research.report.uncited import is_claim
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, UsesModels
 from haystack_deep_research.state import PHASE_GROUND
 
 __all__ = ["TRAIL_RESOURCE", "EvidenceTrail", "Grounded", "TurnGrounding", "answer_claims"]

@@ -32,9 +32,7 @@ from haystack_deep_research.events import SearchDecided, TopicRefused
 from haystack_deep_research.iterative.decision import SearchDecision, parse_decision
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, drive, drive_async, failure
+from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
 from haystack_deep_research.state import (
     EXIT_ANALYSIS_STOPPED,
     EXIT_DECISION_FAILED,

@@ -2,7 +2,7 @@
 The iterative agent's first step: continue earlier work, if the run directory holds any.
 
 The run itself (question, event subscribers, progress and streaming callbacks, the run directory's journal, budget) is
-opened by the agent before its Pipeline runs (see :mod:`haystack_deep_research.run.shape`). :class:`StartStep` then
+opened by the agent before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`). :class:`StartStep` then
 looks at what the run directory holds:
 
 - **resume** (``update=False``): the findings the journal holds are restored with their sources and their topics
@@ -24,11 +24,10 @@ from haystack_deep_research.errors import RunDirError, UsageError
 from haystack_deep_research.events import Notice
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import plan_update
-from haystack_deep_research.run import REPORT_FILE, Phase, blocking
-from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
-from haystack_deep_research.run.context import current_run
-from haystack_deep_research.run.journal import RunJournal
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL
+from haystack_deep_research.run._journal import REPORT_FILE, RunJournal
+from haystack_deep_research.run._lifecycle import current_run
+from haystack_deep_research.run._phases import Phase, blocking, drive, drive_async
 from haystack_deep_research.state import PHASE_ORCHESTRATOR
 
 __all__ = ["StartStep"]

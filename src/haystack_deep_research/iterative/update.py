@@ -26,7 +26,7 @@ from typing import Any
 from haystack_deep_research.evidence import EvidenceLedger, normalize_url
 from haystack_deep_research.evidence.clock import parse_iso, today
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
-from haystack_deep_research.run.journal import JournaledNote
+from haystack_deep_research.run._journal import JournaledNote
 
 __all__ = ["changes", "plan_update", "sources_of"]
 

@@ -47,9 +47,7 @@ from haystack_deep_research.report import (
 from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.report.headings import ReportSections, report_sections
 from haystack_deep_research.report.sections import Framing, write_report
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_NO_EVIDENCE,

@@ -48,10 +48,9 @@ from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.report.repair import RepairPolicy
 from haystack_deep_research.report.sections import rewrite_report
 from haystack_deep_research.report.style import ReportStyle
-from haystack_deep_research.run import Call, Phase, ResearchRun
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.outputs import publish
-from haystack_deep_research.run.phases import failure
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Call, Phase, UsesModels, failure
+from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,

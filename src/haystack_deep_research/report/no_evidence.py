@@ -17,8 +17,9 @@ from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research._prompts import NO_EVIDENCE_NOTICE, render_text
-from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.run.outputs import publish
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Phase
+from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_REASON, EXIT_SUBTOPICS_DONE, PHASE_RESEARCH, REPORT
 
 __all__ = ["NoEvidenceStage"]

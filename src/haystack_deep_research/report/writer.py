@@ -1,7 +1,7 @@
 """
 The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run.
 
-:class:`WriteHook` is the run's :class:`~haystack_deep_research.run.CloseRunHook` plus the write phase: the brief and
+:class:`WriteHook` is the run's :class:`~haystack_deep_research.run._lifecycle.CloseRunHook` plus the write phase: the brief and
 the researchers' notes become a Markdown report, every citation is verified against the sources the run really
 read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
 stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
@@ -26,8 +26,9 @@ from haystack_deep_research.report.publish import allowed_urls, publish_report, 
 from haystack_deep_research.report.sections import write_report
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.research.preserve import model_failure
-from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.run.lifecycle import CloseRunHook
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._lifecycle import CloseRunHook
+from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import (
     EXIT_CLARIFICATION_NEEDED,
     EXIT_ORCHESTRATOR_FAILED,

@@ -37,10 +37,9 @@ from haystack_deep_research._prompts import RESEARCH_SUBTOPIC
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import PlanReviewed
 from haystack_deep_research.research.tool_calls import with_tool_calls
-from haystack_deep_research.run import Call, Phase, RunView, blocking
-from haystack_deep_research.run.hooks import StatelessHook
-from haystack_deep_research.run.journal import JournaledDecision, subtopic_key
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._journal import JournaledDecision, subtopic_key
+from haystack_deep_research.run._phases import Call, Phase, StatelessHook, blocking, drive, drive_async
 from haystack_deep_research.state import MESSAGES, PHASE_RESEARCH, RUN_KEY
 
 __all__ = ["CallIdHook", "PlanReview", "confirmation_hooks", "plan_review_hooks"]

@@ -29,11 +29,9 @@ from haystack_deep_research._prompts import (
     render_user,
 )
 from haystack_deep_research.errors import DeadlineExceededError
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.context import view_of
-from haystack_deep_research.run.hooks import PhaseHook
-from haystack_deep_research.run.phases import ask, failure
-from haystack_deep_research.run.usage import add_usage
+from haystack_deep_research.run._budget import add_usage
+from haystack_deep_research.run._lifecycle import view_of
+from haystack_deep_research.run._phases import Phase, PhaseHook, ask, failure
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_LOOP_DETECTED,

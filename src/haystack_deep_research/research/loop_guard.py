@@ -40,7 +40,7 @@ from haystack_deep_research.research.tool_calls import (
     coerce_pending_calls,
 )
 from haystack_deep_research.run import RunView
-from haystack_deep_research.run.context import view_of
+from haystack_deep_research.run._lifecycle import view_of
 from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, MESSAGES, PHASE_RESEARCH, STOP_RUN
 
 __all__ = ["DEFAULT_LOOP_THRESHOLD", "LoopGuard", "LoopGuardHook", "call_signature"]

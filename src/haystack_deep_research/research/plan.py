@@ -11,8 +11,8 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import RESEARCH_SUBTOPIC
 from haystack_deep_research.research.tool_calls import announce_calls
-from haystack_deep_research.run.context import view_of
-from haystack_deep_research.run.hooks import StatelessHook
+from haystack_deep_research.run._lifecycle import view_of
+from haystack_deep_research.run._phases import StatelessHook
 from haystack_deep_research.state import MESSAGES
 
 __all__ = ["PlanHook"]

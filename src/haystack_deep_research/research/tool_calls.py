@@ -20,8 +20,8 @@ from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 from haystack_deep_research._tooling.coercion import coerce_arguments
 from haystack_deep_research.events import ToolCalled, ToolReturned
 from haystack_deep_research.run import RunView
-from haystack_deep_research.run.context import view_of
-from haystack_deep_research.run.hooks import StatelessHook
+from haystack_deep_research.run._lifecycle import view_of
+from haystack_deep_research.run._phases import StatelessHook
 from haystack_deep_research.state import MESSAGES, TOOLS
 
 __all__ = [

@@ -25,7 +25,8 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
 from haystack_deep_research.events import Event, TodoAdded, TodoCompleted
-from haystack_deep_research.run import Phase, RunView
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase
 
 __all__ = ["TODOS_RESOURCE", "Todo", "TodoState", "TodoTool", "create_todo_tools"]
 

@@ -17,9 +17,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import CAUSAL, fence, render_chat
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, drive, drive_async, failure
+from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
 from haystack_deep_research.state import PHASE_CAUSAL
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 

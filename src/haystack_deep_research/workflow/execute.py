@@ -1,7 +1,7 @@
 """
 Execute: an agent's tool loop gathers the evidence, inside the workflow's run.
 
-The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run.shape`).
+The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`).
 On every visit :class:`ExecuteStep` runs its Agent on the question,
 or on the focused task a replan set, with the run's view in ``hook_context`` and its tools bound to that view: what the
 library's tools read goes into the run's evidence ledger, the agent's usage into the ``execute`` phase, its events into
@@ -38,13 +38,19 @@ from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.researcher import researcher_agent
-from haystack_deep_research.run import Call, Phase, RunView
-from haystack_deep_research.run.context import current_run
-from haystack_deep_research.run.hooks import UsesModels, with_hooks
-from haystack_deep_research.run.journal import JournaledNote
-from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.resume import journal_note, resumed_note
-from haystack_deep_research.run.streaming import for_async, for_sync
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._journal import JournaledNote
+from haystack_deep_research.run._lifecycle import current_run, journal_note, resumed_note
+from haystack_deep_research.run._phases import (
+    Call,
+    Phase,
+    UsesModels,
+    drive,
+    drive_async,
+    for_async,
+    for_sync,
+    with_hooks,
+)
 from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
 from haystack_deep_research.tools import bind_tools
 from haystack_deep_research.workflow.workflow_run import WorkflowRun

@@ -6,7 +6,7 @@ Claims the last judgement found unsupported are marked in the summary, not dropp
 through the deep research agent's structured-output stage (one retry with the validation errors); when that fails
 too, the workflow does not throw the research away: ``structured`` is ``None``, a warning holds the errors and
 ``exit_reason`` is ``structured_output_failed``. Then the run is closed as every run is
-(:func:`~haystack_deep_research.run.lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
+(:func:`~haystack_deep_research.run._lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
 outputs).
 """
 
@@ -23,10 +23,8 @@ from pydantic import BaseModel
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.report import StructuredOutputStage, mark_unsupported, unjudged_claims, verdict_outputs
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.lifecycle import close_run
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._lifecycle import close_run
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import (
     BRIEF,
     CAUSAL_CHAIN,

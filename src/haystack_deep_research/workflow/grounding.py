@@ -17,9 +17,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research.events import PhaseEnded
 from haystack_deep_research.report import judge_report
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import PHASE_GROUND
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 

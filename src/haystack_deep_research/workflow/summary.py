@@ -29,9 +29,7 @@ from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
 from haystack_deep_research.report.sections import Framing, Written, rewrite_report, write_report
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
