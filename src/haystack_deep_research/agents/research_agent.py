@@ -12,8 +12,8 @@
   :class:`~haystack_deep_research.errors.ConfigurationError` naming the fix.
 - **A failed run releases what it opened.** Haystack runs no ``after_run`` hook after an exception, so a run that
   fails (its model raises before any research, it is cancelled) would keep its run directory locked until garbage
-  collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run._lifecycle.RunGuard` and closes it when
-  ``run`` / ``run_async`` returns or raises.
+  collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run._lifecycle.RunGuard` and closes
+  it when ``run`` / ``run_async`` returns or raises.
 
 Everything else is Haystack's. A ``ResearchAgent`` serializes as itself, so ``from_dict`` and a Pipeline YAML give
 back a ``ResearchAgent``, with these guarantees.

@@ -258,7 +258,8 @@ def judge_claims(
     :param ledger: The evidence ledger holding the sources' stored texts (or any :class:`SourceTexts`).
     :param judge: The judge's chat generator.
     :param streaming_callback: The run's streaming callback, or ``None``.
-    :returns: A phase (drive it with :func:`~haystack_deep_research.run._phases.drive`) returning the :class:`Judgement`.
+    :returns: A phase (drive it with :func:`~haystack_deep_research.run._phases.drive`) returning the
+        :class:`Judgement`.
     """
     by_source: dict[str, tuple[str, list[int]]] = {}
     for index, claim in enumerate(claims):

@@ -1,13 +1,13 @@
 """
 The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run.
 
-:class:`WriteHook` is the run's :class:`~haystack_deep_research.run._lifecycle.CloseRunHook` plus the write phase: the brief and
-the researchers' notes become a Markdown report, every citation is verified against the sources the run really
+:class:`WriteHook` is the run's :class:`~haystack_deep_research.run._lifecycle.CloseRunHook` plus the write phase: the
+brief and the researchers' notes become a Markdown report, every citation is verified against the sources the run really
 read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
-stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
-output raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error
-propagates. A writer that fails on every part yields a report assembled from the brief and the notes, with
-``exit_reason`` saying so; a part it fails on twice is filled in from the notes, with a warning.
+stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured output
+raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error propagates. A writer
+that fails on every part yields a report assembled from the brief and the notes, with ``exit_reason`` saying so; a part
+it fails on twice is filled in from the notes, with a warning.
 """
 
 from __future__ import annotations
