@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict
 
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.report import unjudged_claims
@@ -82,7 +82,7 @@ def _keep_previous(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
 
 
 @component
-class IterativeFinishStep:
+class IterativeFinishStep(InitSerialized):
     """The iterative agent's last step (see the module docstring)."""
 
     @component.output_types(**OUTPUT_TYPES)
@@ -127,15 +127,3 @@ class IterativeFinishStep:
             GROUNDING_UNJUDGED: unjudged_claims(iteration.judgement),
             CHANGES: dict(iteration.changes),
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IterativeFinishStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        return default_from_dict(cls, data)

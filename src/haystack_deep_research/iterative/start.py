@@ -14,12 +14,11 @@ looks at what the run directory holds:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import RunDirError, UsageError
 from haystack_deep_research.events import Notice
 from haystack_deep_research.iterative.iteration import IterationRun
@@ -39,7 +38,7 @@ def _read_report(journal: RunJournal) -> str:
 
 
 @component
-class StartStep:
+class StartStep(InitSerialized):
     """
     Start the rounds (see the module docstring).
 
@@ -107,15 +106,3 @@ class StartStep:
             )
         )
         return iteration.but(topics=plan.kept, recheck=plan.stale, update=plan)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(self, depth=self.depth, freshness=self.freshness)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StartStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        return default_from_dict(cls, data)

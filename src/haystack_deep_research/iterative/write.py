@@ -27,11 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import FALLBACK_REPORT, NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import changes
@@ -91,7 +90,7 @@ def _changes_section(found: dict[str, Any], sections: ReportSections) -> str:
 
 
 @component
-class WriteStep(UsesModels):
+class WriteStep(UsesModels, InitSerialized):
     """
     Write, verify (and optionally judge) the report (see the module docstring).
 
@@ -169,26 +168,3 @@ class WriteStep(UsesModels):
         return iteration.but(
             report=marked_report, judgement=judged, grounding=tuple(verdict_outputs(judged, marked)), changes=found
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            judge_llm=judge,
-            max_concurrency=self.max_concurrency,
-            style=self.style.to_dict(),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WriteStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        if params.get("judge_llm") is not None:
-            deserialize_component_inplace(params, key="judge_llm")
-        return default_from_dict(cls, data)

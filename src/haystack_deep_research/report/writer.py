@@ -16,11 +16,11 @@ from typing import Any, Protocol
 
 from haystack.components.agents.state import State
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
+from haystack.core.serialization import default_to_dict
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import FALLBACK_REPORT, render_text
+from haystack_deep_research._serialization import init_parameters
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.report.sections import write_report
@@ -127,29 +127,5 @@ class WriteHook(CloseRunHook):
             yield from stage.review(state, run, self.chat_generator)
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized hook, with its stages.
-        """
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            stages=[component_to_dict(obj=stage, name="stage") for stage in self.stages],
-            max_concurrency=self.writer_concurrency,
-            style=self.style.to_dict(),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WriteHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        stages = []
-        for stage in params.get("stages") or []:
-            holder = {"stage": stage}
-            deserialize_component_inplace(holder, key="stage")
-            stages.append(holder["stage"])
-        params["stages"] = stages
-        return default_from_dict(cls, data)
+        """:returns: The serialized hook."""
+        return default_to_dict(self, **init_parameters(self, max_concurrency=self.writer_concurrency))

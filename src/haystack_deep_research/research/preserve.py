@@ -18,12 +18,11 @@ from typing import Any
 
 from haystack import component
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import ORCHESTRATOR_STAND_IN, render_text
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import DeadlineExceededError
 from haystack_deep_research.run._budget import bound_budget, call_sync_within_async, call_within, call_within_async
 from haystack_deep_research.run._phases import (
@@ -44,7 +43,7 @@ FAILURE_META = "haystack_deep_research.model_failure"
 
 
 @component
-class PreservingChatGenerator(UsesModels):
+class PreservingChatGenerator(UsesModels, InitSerialized):
     """
     Wrap a chat generator so that its failure ends the run instead of discarding it.
 
@@ -114,22 +113,6 @@ class PreservingChatGenerator(UsesModels):
         :returns: The wrapped generator's replies, or a stand-in final reply when it failed.
         """
         return await drive_async(self._phase(messages, tools, kwargs))
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized wrapper, with the wrapped generator nested.
-        """
-        model = component_to_dict(obj=self.chat_generator, name="chat_generator")
-        return default_to_dict(self, chat_generator=model, role=self.role)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PreservingChatGenerator:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The wrapper.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)
 
 
 def model_failure(messages: list[ChatMessage] | None) -> str | None:

@@ -44,9 +44,10 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from haystack import logging
-from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
+from haystack.core.serialization import import_class_by_name
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
@@ -141,7 +142,7 @@ class CacheStore(Protocol):
         ...
 
 
-class ResearchCache:
+class ResearchCache(InitSerialized):
     """
     Search results, page texts and page summaries on disk, each used for ``ttl`` seconds after it was stored.
 
@@ -228,18 +229,6 @@ class ResearchCache:
             write_file(path, record)
         except OSError as error:
             logger.warning("Could not write the cache entry {path} ({error}).", path=path, error=error)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized cache (its directory and time to live)."""
-        return default_to_dict(self, directory=str(self.directory), ttl=self.ttl)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchCache:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The cache.
-        """
-        return default_from_dict(cls, data)
 
 
 def cache_to_dict(cache: CacheStore | None) -> dict[str, Any] | None:

@@ -117,13 +117,14 @@ from haystack.dataclasses import ChatMessage, ChatRole, StreamingCallbackT
 from haystack.utils.callable_serialization import deserialize_callable, serialize_callable
 
 from haystack_deep_research._prompts import RESUMED_SUBTOPICS, render_user
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, InvalidQuestionError, UsageError
 from haystack_deep_research.events import EventBus, Notice, RunEnded, RunStarted, Subscriber
 from haystack_deep_research.events.types import Event
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._budget import CostMeter, RunBudget, bind
 from haystack_deep_research.run._journal import LEDGER_FILE, REPORT_FILE, JournaledNote, RunJournal
-from haystack_deep_research.run._phases import Phase, PhaseHook, RunBound, StatelessHook, blocking, drive, drive_async
+from haystack_deep_research.run._phases import Phase, PhaseHook, RunBound, blocking, drive, drive_async
 from haystack_deep_research.run._research_run import ResearchRun, RunView, publish, run_outputs
 from haystack_deep_research.settings import Budgets
 from haystack_deep_research.settings.grouped import Price
@@ -701,7 +702,7 @@ class OpenRunHook(PhaseHook):
         return default_from_dict(cls, data)
 
 
-class CloseRunHook(PhaseHook):
+class CloseRunHook(PhaseHook, InitSerialized):
     """``after_run``: close the run (see the module docstring); nothing happens outside a run of this library."""
 
     allowed_hook_points = ("after_run",)
@@ -738,20 +739,8 @@ class CloseRunHook(PhaseHook):
         """
         yield from ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized hook."""
-        return default_to_dict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        return default_from_dict(cls, data)
-
-
-class BudgetHook(StatelessHook):
+class BudgetHook(InitSerialized):
     """
     ``before_llm`` of the orchestrator and of every sub-researcher: count the agent's new token usage into the run,
     stop the agent once the run's token or time budget is spent (``stop_run`` becomes its ``exit_reason``), and else

@@ -33,7 +33,6 @@ refuses one too). A plain callback reaches both; on the async path it runs inlin
 - :class:`UsesModels`: forwards ``warm_up`` / ``warm_up_async`` / ``close`` / ``close_async`` to the models (and
   nested agents) a hook, tool or stage uses, so that an Agent's own lifecycle calls reach every one of them.
 - :class:`PhaseHook`: a hook written once as a phase (see **Phases** above), with thin sync and async shells.
-- :class:`StatelessHook`: the serialization of a hook that takes no parameters.
 - :class:`RunBound`: what the run's ``before_run`` hook looks for among the run's tools to hand them the run.
 - :func:`with_hooks`: a factory's hooks with the caller's own Haystack hooks (``hooks=``) after them.
 
@@ -66,12 +65,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from haystack import component, tracing
 from haystack.components.agents.state import State
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.hooks import VALID_HOOK_POINTS
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError, DeadlineExceededError
 from haystack_deep_research.run._budget import (
     RunBudget,
@@ -95,7 +93,6 @@ __all__ = [
     "Phase",
     "PhaseHook",
     "RunBound",
-    "StatelessHook",
     "UsesModels",
     "accepts_streaming",
     "ask",
@@ -515,24 +512,6 @@ class PhaseHook(UsesModels):
         await drive_async(self.phase(state), max_concurrency=self.max_concurrency)
 
 
-class StatelessHook:
-    """The serialization of a hook that takes no parameters: all it needs is in the State it is given."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized hook.
-        """
-        return default_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        return default_from_dict(cls, data)
-
-
 @runtime_checkable
 class RunBound(Protocol):
     """A tool that works inside a run: the run's ``before_run`` hook hands it the run's view."""
@@ -598,7 +577,7 @@ def deadline_reply(error: DeadlineExceededError) -> dict[str, Any]:
 
 
 @component
-class DeadlineChatGenerator(UsesModels):
+class DeadlineChatGenerator(UsesModels, InitSerialized):
     """
     Wrap an Agent's chat generator so that no call outlives the run's time budget (see :mod:`.deadline`).
 
@@ -659,19 +638,6 @@ class DeadlineChatGenerator(UsesModels):
             return deadline_reply(error)
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized wrapper, with the wrapped generator nested."""
-        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DeadlineChatGenerator:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The wrapper.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)
-
 
 _CAPS = (
     ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "max_completion_tokens"),
@@ -694,7 +660,7 @@ def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
 
 
 @component
-class OutputCappedChatGenerator(UsesModels):
+class OutputCappedChatGenerator(UsesModels, InitSerialized):
     """
     A chat generator whose every completion is capped at ``max_output_tokens`` tokens.
 
@@ -740,17 +706,3 @@ class OutputCappedChatGenerator(UsesModels):
         :returns: The wrapped generator's replies.
         """
         return dict(await self.chat_generator.run_async(messages=messages, tools=tools, **self._inputs(kwargs)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized wrapper, with the wrapped generator nested."""
-        model = component_to_dict(obj=self.chat_generator, name="chat_generator")
-        return default_to_dict(self, chat_generator=model, max_output_tokens=self.max_output_tokens)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OutputCappedChatGenerator:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The wrapper.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)

@@ -48,17 +48,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from haystack import component, logging
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.utils.deserialization import deserialize_component_inplace
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import open_appending, read_regular_file
 from haystack_deep_research.errors import ConfigurationError, RecordingError, ReplayMissError
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run._cache import CACHE_KINDS, CacheStore, cache_from_dict, cache_to_dict, check_cache
+from haystack_deep_research.run._cache import CACHE_KINDS, CacheStore, check_cache
 from haystack_deep_research.run._phases import model_name
 
 __all__ = [
@@ -244,7 +243,7 @@ def prompt_key(messages: list[ChatMessage]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class Recording:
+class Recording(InitSerialized):
     """
     A run's recording directory, written or read (see the module docstring). It is also a cache store, handed to the
     tools as their ``cache``.
@@ -358,19 +357,6 @@ class Recording:
             if self.cache is not None:
                 self.cache.put(kind, key, value)
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized recording (directory, mode and the wrapped cache)."""
-        return default_to_dict(self, directory=str(self.directory), mode=self.mode, cache=cache_to_dict(self.cache))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Recording:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The recording.
-        """
-        data["init_parameters"]["cache"] = cache_from_dict(data["init_parameters"].get("cache"))
-        return default_from_dict(cls, data)
-
 
 def _recording(value: Any) -> Recording:
     if not isinstance(value, Recording):
@@ -379,7 +365,7 @@ def _recording(value: Any) -> Recording:
 
 
 @component
-class RecordingChatGenerator:
+class RecordingChatGenerator(InitSerialized):
     """
     A chat generator that records every reply of the generator it wraps (see the module docstring).
 
@@ -424,28 +410,9 @@ class RecordingChatGenerator:
             return self._kept(messages, await self.chat_generator.run_async(messages=messages, **kwargs))
         return self.run(messages, **kwargs)
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized generator, with the one it wraps."""
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            recording=self.recording.to_dict(),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RecordingChatGenerator:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The generator.
-        """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        params["recording"] = Recording.from_dict(params["recording"])
-        return default_from_dict(cls, data)
-
 
 @component
-class ReplayChatGenerator:
+class ReplayChatGenerator(InitSerialized):
     """
     A chat generator that answers every prompt with the reply a recording holds for it, and calls no model.
 
@@ -473,16 +440,3 @@ class ReplayChatGenerator:
         :raises ReplayMissError: If the recording holds no reply for this prompt.
         """
         return self._reply(messages)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized generator."""
-        return default_to_dict(self, recording=self.recording.to_dict(), model=self.model)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReplayChatGenerator:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The generator.
-        """
-        data["init_parameters"]["recording"] = Recording.from_dict(data["init_parameters"]["recording"])
-        return default_from_dict(cls, data)

@@ -19,10 +19,8 @@ from typing import Any
 
 from haystack import component
 from haystack.components.agents import Agent
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool, Toolset
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -33,6 +31,7 @@ from haystack_deep_research._prompts import (
     render_text,
     render_user,
 )
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
@@ -95,7 +94,7 @@ def execute_agent(
 
 
 @component
-class ExecuteStep(UsesModels):
+class ExecuteStep(UsesModels, InitSerialized):
     """
     The workflow's Execute step (see the module docstring).
 
@@ -166,19 +165,6 @@ class ExecuteStep(UsesModels):
             yield from journal_note(view, title, JournaledNote(subtopic=title, note=note, summary=note, partial=False))
         view.emit(PhaseEnded(phase=PHASE_EXECUTE, detail=f"{len(run.ledger.read_urls())} source(s) read so far"))
         return workflow.but(task=None, task_title="")
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step, with its agent."""
-        return default_to_dict(self, agent=component_to_dict(obj=self.agent, name="agent"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ExecuteStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="agent")
-        return default_from_dict(cls, data)
 
 
 def _note(title: str, result: dict[str, Any]) -> str:
