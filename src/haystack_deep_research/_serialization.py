@@ -7,16 +7,21 @@ its name, on top of Haystack's own ``default_to_dict`` / ``default_from_dict``.
   serializes too, and a list or tuple of them item by item; a path is written as its text.
 - :class:`InitSerialized` gives a hook or component ``to_dict`` in Haystack's envelope (``{"type": <class path>,
   "init_parameters": {...}}``) and ``from_dict``, which restores nested components (a list of them too) with
-  Haystack's ``component_from_dict``; Haystack's ``default_from_dict`` refuses a class smuggled into a parameter the
-  ``__init__`` does not take.
+  Haystack's ``component_from_dict`` (:func:`restore_parameters`); Haystack's ``default_from_dict`` refuses a class
+  smuggled into a parameter the ``__init__`` does not take. The library's tools (``ResearchTool``) serialize the
+  same parameters in Haystack's Tool envelope (``{"type": <class path>, "data": {...}}``).
+- :class:`FieldsSerialized` serializes a frozen dataclass of settings as one JSON-ready key per field (a tuple as a
+  list, a mapping as a dict, a date as ISO text), and refuses a key it has no field for when it is read back.
 - :class:`Tagged` serializes a value object the library names itself (an exit condition, a scratch backend) as
   ``{"type": <its tag>, **its parameters}``, and :meth:`Tagged.tagged_from_dict` restores one by its tag.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Mapping
+from datetime import date
 from pathlib import PurePath
 from typing import Any, ClassVar, TypeVar
 
@@ -27,10 +32,11 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research.errors import ConfigurationError
 
-__all__ = ["InitSerialized", "Tagged", "init_parameters"]
+__all__ = ["FieldsSerialized", "InitSerialized", "Tagged", "init_parameters", "restore_parameters"]
 
 T = TypeVar("T", bound="InitSerialized")
 TaggedT = TypeVar("TaggedT", bound="Tagged")
+FieldsT = TypeVar("FieldsT", bound="FieldsSerialized")
 
 
 def _serializable(value: Any) -> bool:
@@ -76,6 +82,30 @@ def _is_serialized_component(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("type"), str) and "." in value["type"]
 
 
+def restore_parameters(cls: type[Any], parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """
+    The parameters :func:`init_parameters` wrote, their nested components (a list of them too) restored with
+    Haystack's ``component_from_dict``. Only the parameters the ``__init__`` of ``cls`` takes are restored: a class
+    named under any other key is never imported.
+
+    :param cls: The class the parameters are for.
+    :param parameters: The serialized parameters, or ``None``.
+    :returns: A new dict of the parameters.
+    """
+    names = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    restored = dict(parameters or {})
+    for name in names & set(restored):
+        value = restored[name]
+        if _is_serialized_component(value):
+            deserialize_component_inplace(restored, key=name)
+        elif isinstance(value, list) and value and all(_is_serialized_component(item) for item in value):
+            items = {str(index): item for index, item in enumerate(value)}
+            for key in items:
+                deserialize_component_inplace(items, key=key)
+            restored[name] = list(items.values())
+    return restored
+
+
 class InitSerialized:
     """``to_dict`` / ``from_dict`` from the ``__init__`` parameters, in Haystack's envelope."""
 
@@ -89,14 +119,44 @@ class InitSerialized:
         :param data: What ``to_dict`` returned.
         :returns: The object.
         """
-        parameters = dict(data.get("init_parameters") or {})
-        for name, value in parameters.items():
-            if isinstance(value, list) and value and all(_is_serialized_component(item) for item in value):
-                items = {str(index): item for index, item in enumerate(value)}
-                for key in items:
-                    deserialize_component_inplace(items, key=key)
-                parameters[name] = list(items.values())
-        return default_from_dict(cls, {**data, "init_parameters": parameters})
+        return default_from_dict(cls, {**data, "init_parameters": restore_parameters(cls, data.get("init_parameters"))})
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value.isoformat() if isinstance(value, date) else value
+
+
+class FieldsSerialized:
+    """A frozen dataclass of settings, serialized as one JSON-ready key per field."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: One key per field (see :meth:`from_dict`)."""
+        return {item.name: _plain(getattr(self, item.name)) for item in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls: type[FieldsT], data: Mapping[str, Any]) -> FieldsT:
+        """
+        :param data: What :meth:`to_dict` returned; a missing key keeps its default.
+        :returns: The settings.
+        :raises ConfigurationError: If ``data`` is not a mapping, a key is unknown or a value is out of range.
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(
+                f"{cls.__name__}.from_dict needs a mapping, as to_dict returns; got {type(data).__name__}."
+            )
+        known = {item.name for item in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigurationError(
+                f"{cls.__name__}.from_dict got unknown keys {unknown}; the allowed keys are {sorted(known)}."
+            )
+        return cls(**dict(data))
 
 
 class Tagged:

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
 from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research._prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
+from haystack_deep_research._serialization import init_parameters, restore_parameters
 from haystack_deep_research._tooling.coercion import coerce_arguments
 from haystack_deep_research.errors import DeepResearchError, SearchShapeError
 from haystack_deep_research.run import RunView
@@ -39,6 +40,9 @@ class _Slot:
     def __init__(self, view: RunView | None = None, *, spawned: bool = False) -> None:
         self.view = view
         self.spawned = spawned
+
+
+ToolT = TypeVar("ToolT", bound="ResearchTool")
 
 
 class ResearchTool(UsesModels, Tool):
@@ -141,6 +145,18 @@ class ResearchTool(UsesModels, Tool):
             raise  # the caller's own tool answers what no run can read: stopping is the only fix
         except Exception as error:
             raise self._tool_error(error) from error
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The tool in Haystack's Tool envelope, its ``__init__`` parameters as ``data``."""
+        return self._serialized(init_parameters(self))
+
+    @classmethod
+    def from_dict(cls: type[ToolT], data: dict[str, Any]) -> ToolT:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The tool.
+        """
+        return cls(**restore_parameters(cls, data["data"]))
 
     def _serialized(self, data: dict[str, Any]) -> dict[str, Any]:
         """

@@ -14,9 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from haystack.components.agents import Agent
-from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -147,27 +145,6 @@ class ResearchSubtopicTool(ResearchTool):
             yield from journal_note(view, text, note)
             view.emit(SubagentCompleted(phase=PHASE_RESEARCH, subtopic=text, note=note.note, partial=note.partial))
         return _result(note)
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized tool, with the researcher agent nested.
-        """
-        return self._serialized(
-            {
-                "researcher": component_to_dict(obj=self.researcher, name="researcher"),
-                "max_subtopics": self.max_subtopics,
-            }
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchSubtopicTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
-        params = dict(data["data"])
-        deserialize_component_inplace(params, key="researcher")
-        return cls(**params)
 
 
 def _note(subtopic: str, result: dict[str, Any]) -> JournaledNote:

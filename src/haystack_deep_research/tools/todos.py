@@ -140,18 +140,6 @@ class TodoTool(ResearchTool):
         yield from ()
         return state.render()
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized tool."""
-        return self._serialized({"operation": self.operation})
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TodoTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
-        return cls(**data["data"])
-
 
 def create_todo_tools() -> list[TodoTool]:
     """:returns: ``write_todos`` and ``read_todos``."""
