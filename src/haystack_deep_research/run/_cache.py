@@ -58,7 +58,6 @@ __all__ = [
     "CacheStore",
     "CachedRead",
     "ReadCache",
-    "ReadClaim",
     "ResearchCache",
     "cache_from_dict",
     "cache_of",

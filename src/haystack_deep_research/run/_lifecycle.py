@@ -157,7 +157,6 @@ __all__ = [
     "BudgetHook",
     "CloseRunHook",
     "EventStream",
-    "OpenRun",
     "OpenRunHook",
     "PipelineShape",
     "RunGuard",
@@ -166,20 +165,15 @@ __all__ = [
     "check_messages",
     "check_question",
     "close_run",
-    "context_of",
     "counted_view",
     "current_run",
     "inputs_of",
     "journal_note",
-    "make_current",
-    "open_journal",
-    "question_from",
     "restore",
     "resumed_note",
     "run_inputs",
     "running",
     "view_of",
-    "write_outcome",
 ]
 
 

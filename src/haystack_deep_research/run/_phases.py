@@ -84,7 +84,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_META",
-    "DEADLINE_META",
     "ROLE_META",
     "Call",
     "DeadlineChatGenerator",
@@ -94,21 +93,16 @@ __all__ = [
     "PhaseHook",
     "RunBound",
     "UsesModels",
-    "accepts_streaming",
     "ask",
     "blocking",
     "deadline_reply",
     "drive",
     "drive_async",
-    "drop_chunk",
     "failure",
     "for_async",
     "for_sync",
     "model_name",
-    "output_cap_kwargs",
-    "stream_usage_kwargs",
     "subphase",
-    "tag_chunk",
     "with_hooks",
 ]
 

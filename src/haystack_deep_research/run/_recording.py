@@ -61,15 +61,11 @@ from haystack_deep_research.run._cache import CACHE_KINDS, CacheStore, check_cac
 from haystack_deep_research.run._phases import model_name
 
 __all__ = [
-    "EXCHANGES_FILE",
-    "RecordedFolder",
     "Recording",
     "RecordingChatGenerator",
     "RecordingManifest",
     "ReplayChatGenerator",
-    "append_exchange",
     "prompt_key",
-    "read_exchanges",
     "read_manifest",
 ]
 

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from haystack_deep_research.run._cache import ReadCache
     from haystack_deep_research.run._journal import RunJournal
 
-__all__ = ["Delegation", "ResearchRun", "RunView", "publish", "run_outputs"]
+__all__ = ["ResearchRun", "RunView", "publish", "run_outputs"]
 
 
 T = TypeVar("T")
