@@ -30,7 +30,7 @@ from haystack_deep_research.events import progress_view
 from haystack_deep_research.report import WriteHook
 from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
-from haystack_deep_research.run.lifecycle import OpenRunHook
+from haystack_deep_research.run._lifecycle import OpenRunHook
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 SUMMARIZER = ScriptedChatGenerator(role="summarizer")

@@ -27,7 +27,7 @@ from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
 from haystack_deep_research import FetchLimits, RunInputs, Sources, UrlPolicy, WebSearchTool
-from haystack_deep_research.run import LEDGER_FILE, REPORT_FILE
+from haystack_deep_research.run._journal import LEDGER_FILE, REPORT_FILE
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,

@@ -15,7 +15,7 @@ from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
 from haystack_deep_research import ResearchSummary, RunInputs, Sources, StructuredOutputError, WebSearchTool
-from haystack_deep_research.run import JOURNAL_FILE, REPORT_FILE
+from haystack_deep_research.run._journal import JOURNAL_FILE, REPORT_FILE
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,

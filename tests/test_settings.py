@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from haystack.components.generators.chat import MockChatGenerator
 
@@ -65,3 +68,31 @@ def test_the_iterative_agent_refuses_the_repairs_it_does_not_make(field: dict[st
     model = MockChatGenerator()
     with pytest.raises(ConfigurationError, match="create_iterative_research_agent does not use Grounding"):
         create_iterative_research_agent(analysis_llm=model, writer_llm=model, grounding=Grounding(**field))
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Price(input_per_mtok=0.5, output_per_mtok=1.5, cached_input_per_mtok=0.05),
+        MCPServer(name="wiki", command=("wiki-mcp", "--lang", "français"), env={"TOKEN": "ü"}),
+    ],
+)
+def test_a_setting_round_trips_as_plain_json(setting: Price | MCPServer) -> None:
+    plain = json.loads(json.dumps(setting.to_dict()))
+
+    assert type(setting).from_dict(plain) == setting
+    assert type(setting).from_dict(plain).to_dict() == setting.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "message"),
+    [
+        (Price, {"input_per_mtok": 1, "output_per_mtok": 2, "currency": "EUR"}, r"unknown keys \['currency'\]"),
+        (MCPServer, {"name": "wiki", "url": "http://127.0.0.1:1/mcp", "__class__": "os.system"}, "unknown keys"),
+        (Price, ["input_per_mtok", 1], "needs a mapping"),
+        (Price, {"input_per_mtok": -1, "output_per_mtok": 2}, "input_per_mtok"),
+    ],
+)
+def test_a_serialized_setting_with_a_key_of_no_field_is_refused_by_name(kind: type, data: Any, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        kind.from_dict(data)

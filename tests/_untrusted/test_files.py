@@ -219,7 +219,7 @@ _ALLOWED = {
     ("testing/_kit.py", "TemporaryDirectory"),
     ("scans/results.py", "csv.writer"),
     ("report/export_files.py", "csv.writer"),
-    ("run/journal.py", "ftruncate"),
+    ("run/_journal.py", "ftruncate"),
     ("tools/todos.py", "replace"),
 }
 
@@ -305,9 +305,9 @@ def test_the_door_is_what_the_writers_call() -> None:
         "mcp_server/server.py",
         "options/config.py",
         "report/export_files.py",
-        "run/cache.py",
-        "run/journal.py",
-        "run/recording_files.py",
+        "run/_cache.py",
+        "run/_journal.py",
+        "run/_recording.py",
         "scans/results.py",
         "sources/indexing.py",
         "testing/_kit.py",

@@ -303,9 +303,11 @@ LEDGER_WRITERS = {
     ("options/check.py", "load_sources", "from_urls"),
     ("options/check.py", "load_sources", "from_list"),
     ("cli/output.py", "save_outputs", "from_list"),
-    ("iterative/search.py", "SearchStep._topic", "adopt_policy"),
-    ("run/journal.py", "RunJournal.ledger", "from_list"),
-    ("run/journal.py", "restore_records", "from_list"),
+    ("iterative/search.py", "SearchStep.research_topic", "adopt_policy"),
+    ("report/ask.py", "_from_result", "from_list"),  # the caller's own result, as export_evidence reads it
+    ("report/ask.py", "_from_run_dir", "from_list"),  # entries the journal's seal-checked reader restored
+    ("run/_journal.py", "RunJournal.ledger", "from_list"),
+    ("run/_journal.py", "restore_records", "from_list"),
     ("sources/datastore_tool.py", "DatastoreSearchTool._record", "record_document"),
     ("sources/mcp_tool.py", "MCPTool.phase", "record_document"),
     ("sources/search.py", "SearchTool._record", "record_search_result"),

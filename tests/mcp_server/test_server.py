@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 import haystack_deep_research
 from haystack_deep_research import RunInputs
 from haystack_deep_research.report import NOT_ANSWERED
-from haystack_deep_research.run.journal import KEY_ENV
+from haystack_deep_research.run._journal import KEY_ENV
 from haystack_deep_research.serving import AGENT_FACTORY_ENV, ALLOWED_ORIGINS_ENV, TOKEN_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 

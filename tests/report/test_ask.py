@@ -27,8 +27,7 @@ from haystack_deep_research import (
 )
 from haystack_deep_research.errors import RunDirInUseError
 from haystack_deep_research.report import NOT_ANSWERED
-from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
-from haystack_deep_research.run.journal import RunJournal
+from haystack_deep_research.run._journal import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE, RunJournal
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,

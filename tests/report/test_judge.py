@@ -13,7 +13,7 @@ from haystack_deep_research import EvidenceLedger
 from haystack_deep_research.evidence import extract_citations
 from haystack_deep_research.report import UNSUPPORTED_MARK, cited_claims, judge_claims, mark_unsupported, parse_verdicts
 from haystack_deep_research.report.uncited import NOTHING_MATCHED, READ_PASSAGES_URL, ReadPassages, uncited_claims
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._phases import drive, drive_async
 
 A, B, C = "https://a.example/x", "https://b.example/y", "https://c.example/z"
 REPORT = f"""# Report

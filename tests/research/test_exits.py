@@ -91,6 +91,19 @@ def test_the_default_termination_is_the_documented_composition() -> None:
     assert "submit_research was called and succeeded" in with_budget.describe()
 
 
+def test_the_serialized_form_of_each_condition_is_the_documented_one() -> None:
+    condition = ToolUsed(SUBMIT) & (ConfidenceMet(0.5) | TextReply())
+
+    assert condition.to_dict() == {
+        "type": "all_of",
+        "parts": [
+            {"type": "tool_used", "tool": SUBMIT, "require_success": True},
+            {"type": "any_of", "parts": [{"type": "confidence_met", "minimum": 0.5}, {"type": "text_reply"}]},
+        ],
+    }
+    assert exit_condition_from_dict({"type": "tool_used", "tool": SUBMIT}) == ToolUsed(SUBMIT, require_success=True)
+
+
 def test_conditions_round_trip_through_dicts() -> None:
     condition = (ToolUsed(SUBMIT, require_success=False) & ConfidenceMet(0.7)) | TokenLimit(900) | MaxIterations(9)
 
@@ -111,6 +124,11 @@ def test_conditions_round_trip_through_dicts() -> None:
         (lambda: MaxIterations(0), "max_iterations must be an integer from 1"),
         (lambda: ToolUsed(SUBMIT) | "max", "exit conditions compose only with exit conditions"),
         (lambda: exit_condition_from_dict({"type": "nope"}), "not a serialized exit condition"),
+        (lambda: exit_condition_from_dict(["token_limit"]), "not a serialized exit condition"),  # type: ignore[arg-type]
+        (lambda: exit_condition_from_dict({"type": "token_limit"}), "not a serialized exit condition"),
+        (lambda: exit_condition_from_dict({"type": "max_iterations", "steps": 3, "étapes": 4}), "not a serialized"),
+        (lambda: exit_condition_from_dict({"type": "any_of", "parts": [{"type": "x.Evil"}]}), "not a serialized"),
+        (lambda: exit_condition_from_dict({"type": "token_limit", "tokens": -1}), "must be an integer from 1"),
     ],
 )
 def test_bad_conditions_are_refused_with_the_fix(build: object, message: str) -> None:

@@ -23,7 +23,7 @@ from haystack.hooks.human_in_the_loop import (
 from haystack_deep_research import ConfigurationError, RunInputs
 from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.events import Event, PlanReviewed, SubagentSpawned
-from haystack_deep_research.run import JOURNAL_FILE
+from haystack_deep_research.run._journal import JOURNAL_FILE
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"

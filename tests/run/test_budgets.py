@@ -18,7 +18,8 @@ from haystack_deep_research import Budgets, ConfigurationError, FetchLimits, Sou
 from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
-from haystack_deep_research.run import ResearchRun, RunBudget
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._budget import RunBudget
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,

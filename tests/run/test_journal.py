@@ -21,8 +21,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import RunDirError, RunInputs
 from haystack_deep_research.errors import RunDirInUseError
-from haystack_deep_research.run import JOURNAL_FILE, LEDGER_FILE, REPORT_FILE
-from haystack_deep_research.run.journal import LOCK_FILE
+from haystack_deep_research.run._journal import JOURNAL_FILE, LEDGER_FILE, LOCK_FILE, REPORT_FILE
 from haystack_deep_research.testing import ROLES, LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"

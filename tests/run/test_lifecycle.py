@@ -21,7 +21,7 @@ from haystack.tracing import Span, Tracer
 from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.research import ResearchSubtopicTool
-from haystack_deep_research.run.phases import MODEL_CALL_SPAN
+from haystack_deep_research.run._phases import MODEL_CALL_SPAN
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 ROLE_MODELS = ("scope_llm", "orchestrator_llm", "researcher_llm", "summarizer_llm", "writer_llm", "judge_llm")

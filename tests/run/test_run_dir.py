@@ -14,7 +14,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import RunInputs
-from haystack_deep_research.run import JOURNAL_FILE
+from haystack_deep_research.run._journal import JOURNAL_FILE
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
 QUESTION = "How fast is solar power growing?"

@@ -16,7 +16,7 @@ from haystack.utils import Secret
 from haystack_deep_research import EventStream, Grounding, RunInputs, create_deep_agent
 from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.report import ResearchSummary
-from haystack_deep_research.run.streaming import AGENT_META, ROLE_META
+from haystack_deep_research.run._phases import AGENT_META, ROLE_META
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import SubAgentDef
 

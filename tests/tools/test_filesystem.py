@@ -11,7 +11,7 @@ import pytest
 from haystack.dataclasses import ChatMessage
 from haystack.tools.errors import ToolInvocationError
 
-from haystack_deep_research import RunInputs, create_deep_agent
+from haystack_deep_research import ConfigurationError, RunInputs, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import DiskBackend, FilesystemTool, MemoryBackend, create_filesystem_tools
@@ -212,3 +212,29 @@ def test_the_tools_round_trip_through_dicts(tmp_path: Path) -> None:
         restored = FilesystemTool.from_dict(tool.to_dict())
         assert restored.to_dict() == tool.to_dict()
         assert restored.name == tool.name
+
+
+def test_a_backend_is_serialized_as_its_kind_and_settings(tmp_path: Path) -> None:
+    root = tmp_path / "brouillon-été"
+    [disk, memory] = [create_filesystem_tools(backend)[0] for backend in (DiskBackend(root=root), MemoryBackend())]
+
+    assert disk.to_dict()["data"]["backend"] == {
+        "type": "disk",
+        "root": str(root.absolute()),
+        "max_file_chars": DiskBackend(root=root).max_file_chars,
+        "max_files": DiskBackend(root=root).max_files,
+    }
+    assert set(memory.to_dict()["data"]["backend"]) == {"type", "max_file_chars", "max_files"}  # never its files
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [{"type": "cloud", "bucket": "x"}, {"type": "disk"}, {"type": "memory", "max_files": 0}, {"max_files": 3}],
+)
+def test_a_serialized_backend_of_no_known_kind_or_settings_is_refused(backend: dict[str, Any]) -> None:
+    [tool, *_] = create_filesystem_tools(MemoryBackend())
+    data = tool.to_dict()
+    data["data"]["backend"] = backend
+
+    with pytest.raises(ConfigurationError):
+        FilesystemTool.from_dict(data)

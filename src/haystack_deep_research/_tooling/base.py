@@ -11,25 +11,25 @@ own search answers what no run can read, so it reaches the caller, through every
 Before the phase runs, the model's arguments go through :func:`~.coercion.coerce_arguments`
 (numbers a provider sent as strings become numbers, by the tool's JSON schema). When the Agent runs with a streaming
 callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set it), Haystack hands the callback to
-the tool, and the run adopts it for its models (see :mod:`haystack_deep_research.run.streaming`).
+the tool, and the run adopts it for its models (see :mod:`haystack_deep_research.run._phases`).
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
 from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research._prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
+from haystack_deep_research._serialization import init_parameters, restore_parameters
 from haystack_deep_research._tooling.coercion import coerce_arguments
 from haystack_deep_research.errors import DeepResearchError, SearchShapeError
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 
 __all__ = ["ResearchTool", "RunToolset", "bind_tools"]
 
@@ -40,6 +40,9 @@ class _Slot:
     def __init__(self, view: RunView | None = None, *, spawned: bool = False) -> None:
         self.view = view
         self.spawned = spawned
+
+
+ToolT = TypeVar("ToolT", bound="ResearchTool")
 
 
 class ResearchTool(UsesModels, Tool):
@@ -142,6 +145,18 @@ class ResearchTool(UsesModels, Tool):
             raise  # the caller's own tool answers what no run can read: stopping is the only fix
         except Exception as error:
             raise self._tool_error(error) from error
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The tool in Haystack's Tool envelope, its ``__init__`` parameters as ``data``."""
+        return self._serialized(init_parameters(self))
+
+    @classmethod
+    def from_dict(cls: type[ToolT], data: dict[str, Any]) -> ToolT:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The tool.
+        """
+        return cls(**restore_parameters(cls, data["data"]))
 
     def _serialized(self, data: dict[str, Any]) -> dict[str, Any]:
         """

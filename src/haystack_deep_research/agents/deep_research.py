@@ -37,8 +37,8 @@ from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
-from haystack_deep_research.run.cache import cache_of
-from haystack_deep_research.run.hooks import with_hooks
+from haystack_deep_research.run._cache import cache_of
+from haystack_deep_research.run._phases import with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import (
     datastore_tools,

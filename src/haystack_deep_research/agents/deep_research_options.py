@@ -10,7 +10,7 @@ from haystack.components.generators.chat.types import ChatGenerator
 from haystack_deep_research import _checks
 from haystack_deep_research.agents.models import DEFAULT_MODEL, DEFAULT_SMALL_MODEL, default_chat_generator
 from haystack_deep_research.research.loop_guard import MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import model_name
+from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Grounding
 from haystack_deep_research.state import (
     PHASE_GROUND,

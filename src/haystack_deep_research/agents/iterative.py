@@ -24,15 +24,9 @@ from haystack_deep_research.iterative import (
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY
 from haystack_deep_research.report import ReportStyle
-from haystack_deep_research.run import (
-    CacheStore,
-    Recording,
-    RecordingChatGenerator,
-    ReplayChatGenerator,
-    ResearchCache,
-    model_name,
-)
-from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL, cache_of
+from haystack_deep_research.run import Recording, RecordingChatGenerator, ReplayChatGenerator, ResearchCache
+from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL, CacheStore, cache_of
+from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import refuse_fields
 from haystack_deep_research.sources import datastore_tools, resolve_search

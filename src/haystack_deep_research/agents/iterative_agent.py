@@ -2,7 +2,7 @@
 ``IterativeResearchAgent``: the iterative research Pipeline as one Haystack component, run like the main agent.
 
 It is called like every shape of the library (``run(messages, streaming_callback=None, *, hook_context=None,
-inputs=None)``, ``run_async``) and honours the run contract of :class:`~haystack_deep_research.run.shape.
+inputs=None)``, ``run_async``) and honours the run contract of :class:`~haystack_deep_research.run._lifecycle.
 PipelineShape`: malformed input is refused with a typed error before anything runs, the run is opened before the
 Pipeline runs and closed after it however it ends, and typed errors reach the caller unwrapped. It serializes as itself
 (the Pipeline nested, as YAML shows it) and nests in other Pipelines. :meth:`IterativeResearchAgent.update` researches a
@@ -25,10 +25,9 @@ from haystack_deep_research.iterative.finish import OUTPUT_TYPES
 from haystack_deep_research.iterative.search import SearchStep
 from haystack_deep_research.iterative.write import WriteStep
 from haystack_deep_research.report.ask import ask_report
-from haystack_deep_research.run import JOURNAL_FILE, ResearchRun
-from haystack_deep_research.run.context import RunInputs, run_inputs
-from haystack_deep_research.run.journal import JournalFile, check_run_dir
-from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.run import ResearchRun, RunInputs
+from haystack_deep_research.run._journal import JOURNAL_FILE, JournalFile, check_run_dir
+from haystack_deep_research.run._lifecycle import PipelineShape, run_inputs
 
 __all__ = ["IterativeResearchAgent", "journaled_question"]
 

@@ -12,8 +12,8 @@
   :class:`~haystack_deep_research.errors.ConfigurationError` naming the fix.
 - **A failed run releases what it opened.** Haystack runs no ``after_run`` hook after an exception, so a run that
   fails (its model raises before any research, it is cancelled) would keep its run directory locked until garbage
-  collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run.RunGuard` and closes it when
-  ``run`` / ``run_async`` returns or raises.
+  collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run._lifecycle.RunGuard` and closes
+  it when ``run`` / ``run_async`` returns or raises.
 
 - **Questions to a finished run.** :meth:`ResearchAgent.ask` answers a question from a run's evidence with the
   agent's own writer and, when allowed, researches the missing piece with its own researcher (see
@@ -37,8 +37,8 @@ from haystack.tools import Toolset, ToolsType
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report.ask import TopicResearcher, ask_report, subtopic_researcher
 from haystack_deep_research.research import ResearchSubtopicTool
-from haystack_deep_research.run.context import RunInputs, run_inputs
-from haystack_deep_research.run.door import RunGuard, check_hook_context, check_messages
+from haystack_deep_research.run import RunInputs
+from haystack_deep_research.run._lifecycle import RunGuard, check_hook_context, check_messages, run_inputs
 from haystack_deep_research.state import INPUTS_KEY, RUN_GUARD_KEY
 from haystack_deep_research.tools.task import TaskTool
 

@@ -15,7 +15,7 @@ from haystack_deep_research.agents.workflow import ResearchWorkflow
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.run import model_name
+from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, mcp_toolsets, routing_prompt

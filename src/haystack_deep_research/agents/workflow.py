@@ -3,7 +3,7 @@
 
 It is called as every shape is, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)`` (or
 ``run_async``), and honours the
-run contract of :class:`~haystack_deep_research.run.shape.PipelineShape`: malformed input is refused with a typed
+run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`: malformed input is refused with a typed
 error before anything runs; the run is opened before the Pipeline runs (event subscribers, streaming callback, run
 directory, budgets) and closed after it however it ends; typed errors reach the caller unwrapped; the shared outputs
 come back under their shared names. It serializes as itself (the Pipeline nested) and nests in other Pipelines; its
@@ -20,9 +20,8 @@ from haystack import component
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
 from haystack_deep_research.report.ask import ask_report, subtopic_researcher
-from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run.context import RunInputs
-from haystack_deep_research.run.shape import PipelineShape
+from haystack_deep_research.run import ResearchRun, RunInputs
+from haystack_deep_research.run._lifecycle import PipelineShape
 from haystack_deep_research.workflow.execute import ExecuteStep
 from haystack_deep_research.workflow.finish import OUTPUT_TYPES
 from haystack_deep_research.workflow.summary import SummarizeStep

@@ -113,8 +113,8 @@ from haystack_deep_research.options.exit_codes import (
 from haystack_deep_research.options.parsers import research_parser
 from haystack_deep_research.options.progress import RunSummary
 from haystack_deep_research.run import ResearchCache
-from haystack_deep_research.run.context import RunInputs
-from haystack_deep_research.run.recording_files import read_manifest
+from haystack_deep_research.run._lifecycle import RunInputs
+from haystack_deep_research.run._recording import read_manifest
 from haystack_deep_research.settings import Budgets
 
 CHECK_COMMAND = "check"

@@ -20,17 +20,15 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import CONDENSE, CONDENSED, fence, render_chat, render_user
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import ConversationCondensed
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, failure
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, UsesModels, ask, failure
 from haystack_deep_research.state import MESSAGES, PHASE_CONDENSE
 from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 
@@ -55,7 +53,7 @@ def _line(message: ChatMessage) -> str:
     return fence(" ".join(text.split())[:LINE_CHARS])
 
 
-class Condenser(UsesModels):
+class Condenser(UsesModels, InitSerialized):
     """
     Condense the older turns of a long conversation (see the module docstring).
 
@@ -119,20 +117,3 @@ class Condenser(UsesModels):
         condensed = [*messages[:head], summary, *messages[cut:]]
         state.set(MESSAGES, condensed, handler_override=replace_values)
         view.emit(ConversationCondensed(phase=PHASE_CONDENSE, condensed=len(older), kept=len(messages) - cut))
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized layer."""
-        model = None if self.chat_generator is None else component_to_dict(obj=self.chat_generator, name="summarizer")
-        return default_to_dict(
-            self, after_messages=self.after_messages, keep_recent=self.keep_recent, chat_generator=model
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Condenser:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The layer.
-        """
-        if data.get("init_parameters", {}).get("chat_generator") is not None:
-            deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)

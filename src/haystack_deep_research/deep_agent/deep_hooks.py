@@ -36,8 +36,9 @@ from haystack_deep_research.report import StructuredOutputStage, add_contradicti
 from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure
-from haystack_deep_research.run import Phase, ResearchRun, blocking
-from haystack_deep_research.run.lifecycle import CloseRunHook, OpenRunHook
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._lifecycle import CloseRunHook, OpenRunHook
+from haystack_deep_research.run._phases import Phase, blocking
 from haystack_deep_research.settings import Price
 from haystack_deep_research.state import (
     CITATIONS,

@@ -45,8 +45,9 @@ from haystack_deep_research.research.tool_calls import (
     answer_without_running,
     coerce_pending_calls,
 )
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.context import counted_view, view_of
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._lifecycle import counted_view, view_of
+from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import (
     CONTINUE_RUN,
     EXIT_MAX_ITERATIONS,

@@ -21,7 +21,7 @@ from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.research.exits import ExitCondition, TextReply, exit_condition_from_dict
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.run.hooks import PhaseHook
+from haystack_deep_research.run._phases import PhaseHook
 
 __all__ = ["DeepHook"]
 

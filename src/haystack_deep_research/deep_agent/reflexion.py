@@ -15,18 +15,16 @@ import json
 from typing import Any
 
 from haystack.components.agents.state import State
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
-from haystack.utils.deserialization import deserialize_component_inplace
 from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import REFLECT, REFLECTION, fence, render_chat, render_user
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Reflected
 from haystack_deep_research.report import parse_structured
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, UsesModels, ask
 from haystack_deep_research.state import MESSAGES, PHASE_REFLECT, PLAN
 
 __all__ = ["Reflection", "Reflexion"]
@@ -66,7 +64,7 @@ def _last_step(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     return list(reversed(step))
 
 
-class Reflexion(UsesModels):
+class Reflexion(UsesModels, InitSerialized):
     """
     Evaluate the last step and rewrite the plan when it was wrong (see the module docstring).
 
@@ -128,18 +126,3 @@ class Reflexion(UsesModels):
                 plan_rewritten=rewritten,
             )
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized layer."""
-        model = None if self.chat_generator is None else component_to_dict(obj=self.chat_generator, name="reflexion")
-        return default_to_dict(self, chat_generator=model)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Reflexion:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The layer.
-        """
-        if data.get("init_parameters", {}).get("chat_generator") is not None:
-            deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)

@@ -23,17 +23,15 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
-
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report import Claim, Judgement, judge_claims
 from haystack_deep_research.report.uncited import is_claim
-from haystack_deep_research.run import Phase, RunView
-from haystack_deep_research.run.hooks import UsesModels
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, UsesModels
 from haystack_deep_research.state import PHASE_GROUND
 
 __all__ = ["TRAIL_RESOURCE", "EvidenceTrail", "Grounded", "TurnGrounding", "answer_claims"]
@@ -111,7 +109,7 @@ class Grounded:
     dropped: frozenset[str]
 
 
-class TurnGrounding(UsesModels):
+class TurnGrounding(UsesModels, InitSerialized):
     """
     Judge each answer against the run's evidence trail (see the module docstring).
 
@@ -155,18 +153,3 @@ class TurnGrounding(UsesModels):
         if unsupported and not send_back:
             view.warn(PHASE_GROUND, f"{len(unsupported)} claim(s) unsupported by the tool evidence were dropped")
         return Grounded(judgement=judged, send_back=send_back, dropped=frozenset() if send_back else unsupported)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized settings."""
-        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
-        return default_to_dict(self, judge_llm=judge, threshold=self.threshold, max_rounds=self.max_rounds)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TurnGrounding:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The grounding layer.
-        """
-        if data.get("init_parameters", {}).get("judge_llm") is not None:
-            deserialize_component_inplace(data["init_parameters"], key="judge_llm")
-        return default_from_dict(cls, data)

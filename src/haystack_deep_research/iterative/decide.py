@@ -23,18 +23,15 @@ import json
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import ANALYSIS, ANALYSIS_RETRY, fence, render_chat
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import SearchDecided, TopicRefused
 from haystack_deep_research.iterative.decision import SearchDecision, parse_decision
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, drive, drive_async, failure
+from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
 from haystack_deep_research.state import (
     EXIT_ANALYSIS_STOPPED,
     EXIT_DECISION_FAILED,
@@ -47,7 +44,7 @@ __all__ = ["DecideStep"]
 
 
 @component
-class DecideStep(UsesModels):
+class DecideStep(UsesModels, InitSerialized):
     """
     The analysis step of each round (see the module docstring).
 
@@ -170,22 +167,3 @@ class DecideStep(UsesModels):
             refused = repeats
         run.warn(PHASE_ANALYZE, "the analysis proposed only topics already searched, twice; the search stops here")
         return {"done": iteration.but(exit_reason=EXIT_NO_NEW_TOPICS)}
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            depth=self.depth,
-            max_parallel_searches=self.max_parallel_searches,
-            similarity=self.similarity,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DecideStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)

@@ -4,7 +4,7 @@ Done: close the run and set the iterative agent's outputs.
 With a run directory, :class:`IterativeFinishStep` journals the end of the run (with the sources not journaled yet),
 writes ``ledger.json`` and ``report.md`` (an update first keeps the report it replaces as ``report.previous.md``)
 and releases the directory; a write that fails is a warning, never a lost report. The run is closed as every run is
-(:func:`~haystack_deep_research.run.lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
+(:func:`~haystack_deep_research.run._lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
 outputs).
 """
 
@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict
 
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import write_file
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.report import unjudged_claims
-from haystack_deep_research.run import Phase, ResearchRun, blocking
-from haystack_deep_research.run.lifecycle import close_run
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._lifecycle import close_run
+from haystack_deep_research.run._phases import Phase, blocking, drive, drive_async
 from haystack_deep_research.state import (
     BRIEF,
     CHANGES,
@@ -84,7 +84,7 @@ def _keep_previous(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
 
 
 @component
-class IterativeFinishStep:
+class IterativeFinishStep(InitSerialized):
     """The iterative agent's last step (see the module docstring)."""
 
     @component.output_types(**OUTPUT_TYPES)
@@ -129,15 +129,3 @@ class IterativeFinishStep:
             GROUNDING_UNJUDGED: unjudged_claims(iteration.judgement),
             CHANGES: dict(iteration.changes),
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IterativeFinishStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        return default_from_dict(cls, data)

@@ -15,7 +15,7 @@ from typing import Any
 
 from haystack_deep_research.report import Judgement
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run.context import current_run
+from haystack_deep_research.run._lifecycle import current_run
 
 __all__ = ["IterationRun", "UpdatePlan"]
 
@@ -76,7 +76,7 @@ class IterationRun:
 
     @property
     def run(self) -> ResearchRun:
-        """The research run this value belongs to: the run its shape opened (see ``run.shape``)."""
+        """The research run this value belongs to: the run its shape opened (see ``run._lifecycle.PipelineShape``)."""
         return current_run().run
 
     def but(self, **changes: Any) -> IterationRun:

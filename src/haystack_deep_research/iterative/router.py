@@ -9,12 +9,10 @@ Before each round, :class:`RoundRouter` sends the run on exactly one way (the se
 
 from __future__ import annotations
 
-from typing import Any
-
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.state import EXIT_DEPTH_REACHED
 
@@ -22,7 +20,7 @@ __all__ = ["RoundRouter"]
 
 
 @component
-class RoundRouter:
+class RoundRouter(InitSerialized):
     """
     Route a run before a round (see the module docstring).
 
@@ -47,15 +45,3 @@ class RoundRouter:
         if iteration.rounds >= self.depth:
             return {"done": iteration.but(exit_reason=EXIT_DEPTH_REACHED)}
         return {"decide": iteration}
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized router."""
-        return default_to_dict(self, depth=self.depth)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RoundRouter:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The router.
-        """
-        return default_from_dict(cls, data)

@@ -39,11 +39,10 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
 from haystack_deep_research.events import Notice, SearchRoundDone
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.run import Phase, ResearchRun, RunView
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.journal import JournaledNote
-from haystack_deep_research.run.phases import drive, drive_async, subphase
-from haystack_deep_research.run.resume import journal_note
+from haystack_deep_research.run import ResearchRun, RunView
+from haystack_deep_research.run._journal import JournaledNote
+from haystack_deep_research.run._lifecycle import journal_note
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async, subphase
 from haystack_deep_research.sources import DatastoreSearchTool, SearchTool
 from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
 from haystack_deep_research.sources.mcp_tool import mcp_toolsets

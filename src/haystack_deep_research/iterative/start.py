@@ -2,7 +2,7 @@
 The iterative agent's first step: continue earlier work, if the run directory holds any.
 
 The run itself (question, event subscribers, progress and streaming callbacks, the run directory's journal, budget) is
-opened by the agent before its Pipeline runs (see :mod:`haystack_deep_research.run.shape`). :class:`StartStep` then
+opened by the agent before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`). :class:`StartStep` then
 looks at what the run directory holds:
 
 - **resume** (``update=False``): the findings the journal holds are restored with their sources and their topics
@@ -14,21 +14,19 @@ looks at what the run directory holds:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import RunDirError, UsageError
 from haystack_deep_research.events import Notice
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import plan_update
-from haystack_deep_research.run import REPORT_FILE, Phase, blocking
-from haystack_deep_research.run.cache import DEFAULT_CACHE_TTL
-from haystack_deep_research.run.context import current_run
-from haystack_deep_research.run.journal import RunJournal
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL
+from haystack_deep_research.run._journal import REPORT_FILE, RunJournal
+from haystack_deep_research.run._lifecycle import current_run
+from haystack_deep_research.run._phases import Phase, blocking, drive, drive_async
 from haystack_deep_research.state import PHASE_ORCHESTRATOR
 
 __all__ = ["StartStep"]
@@ -40,7 +38,7 @@ def _read_report(journal: RunJournal) -> str:
 
 
 @component
-class StartStep:
+class StartStep(InitSerialized):
     """
     Start the rounds (see the module docstring).
 
@@ -108,15 +106,3 @@ class StartStep:
             )
         )
         return iteration.but(topics=plan.kept, recheck=plan.stale, update=plan)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(self, depth=self.depth, freshness=self.freshness)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StartStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        return default_from_dict(cls, data)

@@ -39,7 +39,7 @@ from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
 from haystack_deep_research.report import Claim, cited_claims
 from haystack_deep_research.report.contradictions import disagree, figures_in
 from haystack_deep_research.report.headings import ReportSections
-from haystack_deep_research.run.journal import JournaledNote
+from haystack_deep_research.run._journal import JournaledNote
 
 __all__ = ["CLAIM_OVERLAP", "changes", "claim_changes", "plan_update", "sources_of"]
 

@@ -32,11 +32,10 @@ import re
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.evidence.text import inert_text
@@ -56,9 +55,7 @@ from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.report.headings import ReportSections, report_sections
 from haystack_deep_research.report.no_evidence import has_evidence
 from haystack_deep_research.report.sections import Framing, fallback_report, write_report
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_NO_EVIDENCE,
@@ -123,7 +120,7 @@ def _changes_section(found: dict[str, Any], sections: ReportSections, read: set[
 
 
 @component
-class WriteStep(UsesModels):
+class WriteStep(UsesModels, InitSerialized):
     """
     Write, verify (and optionally judge) the report (see the module docstring).
 
@@ -201,26 +198,3 @@ class WriteStep(UsesModels):
             report = _with_changes(report, _changes_section(found, sections, run.ledger.read_urls()))
         report = yield from add_contradictions(run, report, check.passages, self.judge_llm)
         return iteration.but(report=report, changes=found)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            judge_llm=judge,
-            max_concurrency=self.max_concurrency,
-            style=self.style.to_dict(),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WriteStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        if params.get("judge_llm") is not None:
-            deserialize_component_inplace(params, key="judge_llm")
-        return default_from_dict(cls, data)

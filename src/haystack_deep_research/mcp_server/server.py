@@ -48,8 +48,8 @@ from haystack_deep_research.options.check import run_check
 from haystack_deep_research.options.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.options.progress import outcome_line
 from haystack_deep_research.report import ReportStyle
-from haystack_deep_research.run import JOURNAL_FILE, EventStream
-from haystack_deep_research.run.journal import MAX_JOURNAL_BYTES
+from haystack_deep_research.run import EventStream
+from haystack_deep_research.run._journal import JOURNAL_FILE, MAX_JOURNAL_BYTES
 from haystack_deep_research.serving import AgentFactory, RequestGuard, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
 from haystack_deep_research.settings import Budgets

@@ -342,7 +342,7 @@ def replay_argv(directory: Path, manifest: Any) -> list[str]:
     The command-line options that rebuild a recording's sources, once checked that they can be rebuilt.
 
     :param directory: The recording.
-    :param manifest: Its :class:`~haystack_deep_research.run.recording_files.RecordingManifest`.
+    :param manifest: Its :class:`~haystack_deep_research.run._recording.RecordingManifest`.
     :returns: ``--docs``, ``--no-web``, ``--search``, ``--search-url`` and ``--allow-host`` options.
     :raises RecordingError: If a folder is missing or changed since the recording, or the search is unknown.
     """

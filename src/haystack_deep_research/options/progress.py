@@ -46,7 +46,7 @@ from haystack_deep_research.events import (
     WarningRaised,
 )
 from haystack_deep_research.options.exit_codes import in_words
-from haystack_deep_research.run.usage import total_tokens
+from haystack_deep_research.run._budget import total_tokens
 from haystack_deep_research.state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,

@@ -52,9 +52,9 @@ from haystack_deep_research.report.publish import citation_findings, verify_repo
 from haystack_deep_research.report.source_keys import SourceKeys
 from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
-from haystack_deep_research.run import JOURNAL_FILE, Phase, ResearchRun
-from haystack_deep_research.run.door import check_question
-from haystack_deep_research.run.journal import (
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._journal import (
+    JOURNAL_FILE,
     LOCK_FILE,
     JournalFile,
     RunJournal,
@@ -63,7 +63,8 @@ from haystack_deep_research.run.journal import (
     shown,
     unusable,
 )
-from haystack_deep_research.run.phases import drive
+from haystack_deep_research.run._lifecycle import check_question
+from haystack_deep_research.run._phases import Phase, drive
 from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_TEXT, EXIT_WRITER_FAILED, PHASE_RESEARCH, PHASE_WRITE
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
 

@@ -23,7 +23,8 @@ from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.report.judge import UNKNOWN, Claim, Judgement, cited_claims, judge_claims
 from haystack_deep_research.report.uncited import ReadPassages, cites_nothing, uncited_claims
-from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import PHASE_GROUND
 
 __all__ = [

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.run import Call, Phase, ResearchRun
-from haystack_deep_research.run.phases import Outcome, ask, failure
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Call, Outcome, Phase, ask, failure
 from haystack_deep_research.state import PHASE_WRITE
 
 __all__ = ["Attempt", "Request", "ask_twice", "is_timeout"]

@@ -50,9 +50,9 @@ from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.report.headings import report_sections
-from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.run.phases import ask
-from haystack_deep_research.run.usage import add_usage
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._budget import add_usage
+from haystack_deep_research.run._phases import Phase, ask
 from haystack_deep_research.state import CONTRADICTIONS, PHASE_GROUND
 
 __all__ = [

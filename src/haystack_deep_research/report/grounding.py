@@ -35,12 +35,11 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.tools import Tool
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, render_text
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, unjudged_claims, verdict_outputs
 from haystack_deep_research.report.judge import Claim, Judgement
@@ -48,10 +47,9 @@ from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.report.repair import RepairPolicy
 from haystack_deep_research.report.sections import rewrite_report
 from haystack_deep_research.report.style import ReportStyle
-from haystack_deep_research.run import Call, Phase, ResearchRun
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.outputs import publish
-from haystack_deep_research.run.phases import failure
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Call, Phase, UsesModels, failure
+from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,
@@ -85,7 +83,7 @@ def _counts(regenerations: int, replans: int, run: ResearchRun) -> dict[str, Any
     return {"regenerations": regenerations, "replans": replans, "spent": run.spent()}
 
 
-class GroundingStage(UsesModels):
+class GroundingStage(UsesModels, InitSerialized):
     """
     A write-hook stage that judges the report's claims and repairs the report (see the module docstring).
 
@@ -215,28 +213,3 @@ class GroundingStage(UsesModels):
         state.set(REPLAN_COUNT, replans)
         publish(state, run)
         _notice(run, f"grounding score {judged.score:.2f} after {regenerations} rewrite(s) and {replans} replan(s)")
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized stage.
-        """
-        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
-        return default_to_dict(
-            self,
-            judge_llm=judge,
-            threshold=self.threshold,
-            max_regenerations=self.max_regenerations,
-            max_replans=self.max_replans,
-            max_concurrency=self.max_concurrency,
-            style=self.style.to_dict(),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GroundingStage:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The stage.
-        """
-        if data.get("init_parameters", {}).get("judge_llm") is not None:
-            deserialize_component_inplace(data["init_parameters"], key="judge_llm")
-        return default_from_dict(cls, data)

@@ -31,9 +31,8 @@ import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research._prompts import JUDGE, fence, render_chat
 from haystack_deep_research.evidence import extract_citations, normalize_url
 from haystack_deep_research.evidence.reading import sentence_reader
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.phases import ask
-from haystack_deep_research.run.usage import add_usage
+from haystack_deep_research.run._budget import add_usage
+from haystack_deep_research.run._phases import Phase, ask
 
 __all__ = [
     "SUPPORTED",
@@ -259,7 +258,8 @@ def judge_claims(
     :param ledger: The evidence ledger holding the sources' stored texts (or any :class:`SourceTexts`).
     :param judge: The judge's chat generator.
     :param streaming_callback: The run's streaming callback, or ``None``.
-    :returns: A phase (drive it with :func:`~haystack_deep_research.run.drive`) returning the :class:`Judgement`.
+    :returns: A phase (drive it with :func:`~haystack_deep_research.run._phases.drive`) returning the
+        :class:`Judgement`.
     """
     by_source: dict[str, tuple[str, list[int]]] = {}
     for index, claim in enumerate(claims):

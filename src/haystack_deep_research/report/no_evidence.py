@@ -11,15 +11,14 @@ its own (a budget, a failed writer or orchestrator).
 
 from __future__ import annotations
 
-from typing import Any
-
 from haystack.components.agents.state import State
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research._prompts import NO_EVIDENCE_NOTICE, render_text
-from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.run.outputs import publish
+from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Phase
+from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import (
     CITATIONS,
     EXIT_NO_EVIDENCE,
@@ -53,7 +52,7 @@ def _with_notice(report: str, notice: str) -> str:
     return notice + report
 
 
-class NoEvidenceStage:
+class NoEvidenceStage(InitSerialized):
     """A report stage: say in the report's first lines, in ``warnings`` and in ``exit_reason`` that nothing was read."""
 
     max_concurrency = 1
@@ -75,15 +74,3 @@ class NoEvidenceStage:
         if str(state.data.get(EXIT_REASON) or "") in _NORMAL_EXITS:
             state.set(EXIT_REASON, EXIT_NO_EVIDENCE)
         publish(state, run)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized stage."""
-        return default_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> NoEvidenceStage:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The stage.
-        """
-        return default_from_dict(cls, data)

@@ -23,7 +23,7 @@ from haystack_deep_research.events import CitationRemoved, ReportReady
 from haystack_deep_research.evidence import CitationCheck, verify_citations
 from haystack_deep_research.report.passages import cited_passages
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run.outputs import publish
+from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import (
     CITATIONS,
     GROUNDING,

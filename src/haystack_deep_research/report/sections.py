@@ -80,7 +80,8 @@ from haystack_deep_research.report.headings import report_sections
 from haystack_deep_research.report.judge import Claim
 from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
-from haystack_deep_research.run import Phase, ResearchRun
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Phase
 
 __all__ = ["Framing", "Written", "fallback_report", "key_lines", "rewrite_report", "write_report"]
 

@@ -44,10 +44,9 @@ from haystack_deep_research.errors import ConfigurationError, StructuredOutputEr
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.report.structured_urls import verify_structured
-from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.outputs import publish
-from haystack_deep_research.run.phases import Outcome, ask
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask
+from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 

@@ -30,7 +30,7 @@ characters).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,7 @@ from haystack_deep_research._prompts import (
     fence,
     render_text,
 )
+from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence._reader import reader
@@ -93,7 +94,7 @@ def word_count(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class ReportStyle:
+class ReportStyle(FieldsSerialized):
     """
     The form of a report.
 
@@ -212,18 +213,8 @@ class ReportStyle:
             return cls.from_dict(value)
         raise ConfigurationError(f"style must be a ReportStyle; got {type(value).__name__}.")
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The style, serialized."""
-        return {
-            "report_type": self.report_type,
-            "tone": self.tone,
-            "report_length": self.report_length,
-            "outline": list(self.outline),
-            "instructions": self.instructions,
-        }
-
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReportStyle:
+    def from_dict(cls, data: Mapping[str, Any]) -> ReportStyle:
         """
         :param data: What ``to_dict`` returned.
         :returns: The style.

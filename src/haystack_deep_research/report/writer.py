@@ -1,8 +1,8 @@
 """
 The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run.
 
-:class:`WriteHook` is the run's :class:`~haystack_deep_research.run.CloseRunHook` plus the write phase: the brief and
-the researchers' notes become a Markdown report, every citation is verified against the sources the run really
+:class:`WriteHook` is the run's :class:`~haystack_deep_research.run._lifecycle.CloseRunHook` plus the write phase: the
+brief and the researchers' notes become a Markdown report, every citation is verified against the sources the run really
 read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
 stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
 output raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error
@@ -17,10 +17,10 @@ from typing import Any, Protocol
 
 from haystack.components.agents.state import State
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
+from haystack.core.serialization import default_to_dict
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import init_parameters
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.grounding import GroundingStage
@@ -28,8 +28,9 @@ from haystack_deep_research.report.publish import allowed_urls, publish_report, 
 from haystack_deep_research.report.sections import fallback_report, write_report
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.research.preserve import model_failure
-from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.run.lifecycle import CloseRunHook
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._lifecycle import CloseRunHook
+from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import (
     CITATIONS,
     EXIT_CLARIFICATION_NEEDED,
@@ -133,29 +134,5 @@ class WriteHook(CloseRunHook):
         state.set(REPORT, (yield from add_contradictions(run, str(state.data.get(REPORT) or ""), passages, judge)))
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized hook, with its stages.
-        """
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            stages=[component_to_dict(obj=stage, name="stage") for stage in self.stages],
-            max_concurrency=self.writer_concurrency,
-            style=self.style.to_dict(),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WriteHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        stages = []
-        for stage in params.get("stages") or []:
-            holder = {"stage": stage}
-            deserialize_component_inplace(holder, key="stage")
-            stages.append(holder["stage"])
-        params["stages"] = stages
-        return default_from_dict(cls, data)
+        """:returns: The serialized hook."""
+        return default_to_dict(self, **init_parameters(self, max_concurrency=self.writer_concurrency))

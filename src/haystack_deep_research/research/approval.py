@@ -25,22 +25,20 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.hooks.human_in_the_loop.dataclasses import ToolExecutionDecision
 from haystack.hooks.human_in_the_loop.hooks import ConfirmationHook
 from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.hooks.protocol import Hook
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research._prompts import RESEARCH_SUBTOPIC
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import PlanReviewed
 from haystack_deep_research.research.tool_calls import with_tool_calls
-from haystack_deep_research.run import Call, Phase, RunView, blocking
-from haystack_deep_research.run.hooks import StatelessHook
-from haystack_deep_research.run.journal import JournaledDecision, subtopic_key
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._journal import JournaledDecision, subtopic_key
+from haystack_deep_research.run._phases import Call, Phase, blocking, drive, drive_async
 from haystack_deep_research.state import MESSAGES, PHASE_RESEARCH, RUN_KEY
 
 __all__ = ["CallIdHook", "PlanReview", "confirmation_hooks", "plan_review_hooks"]
@@ -58,7 +56,7 @@ def _strategy(name: str, value: Any) -> ConfirmationStrategy:
     return value
 
 
-class CallIdHook(StatelessHook):
+class CallIdHook(InitSerialized):
     """
     ``before_tool``, just before the ``ConfirmationHook``: give each pending tool call without an id one. Haystack
     matches a decision to its call by id, else by tool name, which cannot tell apart several calls of one tool in a
@@ -83,7 +81,7 @@ def _new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:12]}"
 
 
-class PlanReview:
+class PlanReview(InitSerialized):
     """
     The confirmation strategy of the orchestrator's ``research_subtopic`` calls: the person's strategy decides, the
     run records (see the module docstring).
@@ -184,19 +182,6 @@ class PlanReview:
         if decision.execute and decision.final_tool_params is None:  # "run it" with no arguments given: as asked
             decision = dataclasses.replace(decision, final_tool_params=dict(asked["tool_params"]))
         return decision
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized strategy, with the person's strategy nested."""
-        return default_to_dict(self, strategy=component_to_dict(obj=self.strategy, name="strategy"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PlanReview:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The strategy.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="strategy")
-        return default_from_dict(cls, data)
 
 
 def _review_of(subtopic: str, decision: ToolExecutionDecision) -> JournaledDecision:

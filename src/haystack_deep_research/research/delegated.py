@@ -4,7 +4,7 @@ Ending the orchestrator's loop once there is nothing left for it to decide.
 The orchestrator's tools are ``research_subtopic`` and ``think_tool``. Once the run has delegated every sub-topic it
 may (``max_subtopics``) and the researchers' notes are back, a further orchestrator turn can only reflect or say that
 research is complete: a new delegation would be refused. :class:`DelegationsDoneHook`, the orchestrator's
-``before_llm`` hook (the run's :class:`~haystack_deep_research.run.lifecycle.BudgetHook`, which it extends, first),
+``before_llm`` hook (the run's :class:`~haystack_deep_research.run._lifecycle.BudgetHook`, which it extends, first),
 stops the loop there, before that turn is sent, with ``exit_reason`` ``"subtopics_done"``; the writer then writes the
 report from the notes as after any other end of the loop. The turn it saves is the orchestrator's longest (it reads
 every note) and it sits on the run's critical path, between the last researcher and the writer.
@@ -23,8 +23,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 
 from haystack_deep_research._prompts import RESEARCH_SUBTOPIC, THINK
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
-from haystack_deep_research.run.context import view_of
-from haystack_deep_research.run.lifecycle import BudgetHook
+from haystack_deep_research.run._lifecycle import BudgetHook, view_of
 from haystack_deep_research.state import EXIT_SUBTOPICS_DONE, MESSAGES, STOP_RUN, TOOLS
 
 __all__ = ["DelegationsDoneHook"]

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import Tagged
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of
 from haystack_deep_research.state import EXIT_CONFIDENCE_MET, EXIT_MAX_ITERATIONS, EXIT_TEXT, EXIT_TOKEN_BUDGET
@@ -43,8 +44,11 @@ __all__ = [
 ]
 
 
-class ExitCondition:
-    """A condition that ends the loop. Compose with ``&`` (both) and ``|`` (either)."""
+class ExitCondition(Tagged):
+    """
+    A condition that ends the loop. Compose with ``&`` (both) and ``|`` (either). It serializes as ``{"type": tag,
+    **its parameters}`` (see :func:`exit_condition_from_dict`).
+    """
 
     def fired(self, facts: StepFacts) -> str | None:
         """
@@ -60,10 +64,6 @@ class ExitCondition:
     def tools(self) -> set[str]:
         """:returns: The tools whose calls this condition looks for."""
         return set()
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The condition as a JSON-ready dict (see :func:`exit_condition_from_dict`)."""
-        raise NotImplementedError
 
     def __and__(self, other: ExitCondition) -> ExitCondition:
         return AllOf((self, other))
@@ -90,6 +90,8 @@ class ToolUsed(ExitCondition):
     :raises ConfigurationError: If ``tool`` is not a non-empty string.
     """
 
+    tag = "tool_used"
+
     def __init__(self, tool: str, *, require_success: bool = True) -> None:
         if not isinstance(tool, str) or not tool.strip():
             raise ConfigurationError(f"ToolUsed needs the name of a tool; got {tool!r}.")
@@ -106,9 +108,6 @@ class ToolUsed(ExitCondition):
     def tools(self) -> set[str]:
         return {self.tool}
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "tool_used", "tool": self.tool, "require_success": self.require_success}
-
 
 class ConfidenceMet(ExitCondition):
     """
@@ -117,6 +116,8 @@ class ConfidenceMet(ExitCondition):
     :param minimum: The lowest confidence that ends the loop, 0 to 1.
     :raises ConfigurationError: If ``minimum`` is outside 0 to 1.
     """
+
+    tag = "confidence_met"
 
     def __init__(self, minimum: float) -> None:
         self.minimum = _checks.number_in_range("min_confidence", minimum, 0.0, 1.0, include_low=True)
@@ -131,9 +132,6 @@ class ConfidenceMet(ExitCondition):
     def describe(self) -> str:
         return f"confidence is at least {self.minimum:g}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "confidence_met", "minimum": self.minimum}
-
 
 class TokenLimit(ExitCondition):
     """
@@ -142,6 +140,8 @@ class TokenLimit(ExitCondition):
     :param tokens: The limit, 1 to 1,000,000,000.
     :raises ConfigurationError: If it is out of range.
     """
+
+    tag = "token_limit"
 
     def __init__(self, tokens: int) -> None:
         self.tokens = _checks.int_in_range("TokenLimit(tokens=...)", tokens, 1, 1_000_000_000)
@@ -152,9 +152,6 @@ class TokenLimit(ExitCondition):
     def describe(self) -> str:
         return f"{self.tokens:,} tokens are spent"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "token_limit", "tokens": self.tokens}
-
 
 class MaxIterations(ExitCondition):
     """
@@ -163,6 +160,8 @@ class MaxIterations(ExitCondition):
     :param steps: The limit, 1 to 1,000.
     :raises ConfigurationError: If it is out of range.
     """
+
+    tag = "max_iterations"
 
     def __init__(self, steps: int) -> None:
         self.steps = _checks.int_in_range("max_iterations", steps, 1, 1_000)
@@ -173,21 +172,17 @@ class MaxIterations(ExitCondition):
     def describe(self) -> str:
         return f"{self.steps} steps are taken"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "max_iterations", "steps": self.steps}
-
 
 class TextReply(ExitCondition):
     """Fires when the model answered without calling a tool."""
+
+    tag = "text_reply"
 
     def fired(self, facts: StepFacts) -> str | None:
         return EXIT_TEXT if facts.text_reply else None
 
     def describe(self) -> str:
         return "the model answered without calling a tool"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "text_reply"}
 
 
 class AllOf(ExitCondition):
@@ -196,6 +191,8 @@ class AllOf(ExitCondition):
 
     :param parts: The conditions.
     """
+
+    tag = "all_of"
 
     def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
         self.parts = _flatten(AllOf, parts)
@@ -210,9 +207,6 @@ class AllOf(ExitCondition):
     def tools(self) -> set[str]:
         return set().union(*(part.tools() for part in self.parts))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "all_of", "parts": [part.to_dict() for part in self.parts]}
-
 
 class AnyOf(ExitCondition):
     """
@@ -220,6 +214,8 @@ class AnyOf(ExitCondition):
 
     :param parts: The conditions.
     """
+
+    tag = "any_of"
 
     def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
         self.parts = _flatten(AnyOf, parts)
@@ -232,9 +228,6 @@ class AnyOf(ExitCondition):
 
     def tools(self) -> set[str]:
         return set().union(*(part.tools() for part in self.parts))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "any_of", "parts": [part.to_dict() for part in self.parts]}
 
 
 def _flatten(kind: type[AllOf | AnyOf], parts: tuple[ExitCondition, ...]) -> tuple[ExitCondition, ...]:
@@ -252,18 +245,6 @@ def exit_condition_from_dict(data: Mapping[str, Any]) -> ExitCondition:
     :returns: The condition.
     :raises ConfigurationError: If ``data`` is not a serialized condition.
     """
-    kind = data.get("type") if isinstance(data, Mapping) else None
-    if kind == "tool_used":
-        return ToolUsed(data["tool"], require_success=data.get("require_success", True))
-    if kind == "confidence_met":
-        return ConfidenceMet(data["minimum"])
-    if kind == "token_limit":
-        return TokenLimit(data["tokens"])
-    if kind == "max_iterations":
-        return MaxIterations(data["steps"])
-    if kind == "text_reply":
-        return TextReply()
-    if kind in ("all_of", "any_of"):
-        parts = tuple(exit_condition_from_dict(part) for part in data.get("parts") or [])
-        return AllOf(parts) if kind == "all_of" else AnyOf(parts)
-    raise ConfigurationError(f"not a serialized exit condition: {data!r}.")
+    if isinstance(data, Mapping) and data.get("type") in (AllOf.tag, AnyOf.tag):
+        data = {**data, "parts": tuple(exit_condition_from_dict(part) for part in data.get("parts") or [])}
+    return ExitCondition.tagged_from_dict(data, "exit condition")

@@ -13,9 +13,7 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -28,12 +26,11 @@ from haystack_deep_research._prompts import (
     STOPPED_BY_TOKEN_BUDGET,
     render_user,
 )
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import DeadlineExceededError
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.context import view_of
-from haystack_deep_research.run.hooks import PhaseHook
-from haystack_deep_research.run.phases import ask, failure
-from haystack_deep_research.run.usage import add_usage
+from haystack_deep_research.run._budget import add_usage
+from haystack_deep_research.run._lifecycle import view_of
+from haystack_deep_research.run._phases import Phase, PhaseHook, ask, failure
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_LOOP_DETECTED,
@@ -80,7 +77,7 @@ def _gathered_so_far(messages: list[ChatMessage]) -> str:
     )
 
 
-class FinalSummaryHook(PhaseHook):
+class FinalSummaryHook(PhaseHook, InitSerialized):
     """
     ``after_run`` hook of a sub-researcher: make sure the run ends with a summary of what was gathered (see the module
     docstring), then count the researcher's token usage into the run.
@@ -135,16 +132,3 @@ class FinalSummaryHook(PhaseHook):
             state.set(MESSAGES, [request, reply])
         if view is not None:
             view.count_usage(state.data.get(TOKEN_USAGE))
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized hook."""
-        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FinalSummaryHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)

@@ -27,11 +27,11 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ToolCall
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import LOOP_STOPPED, LOOP_WARNING, render_text
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
 from haystack_deep_research.research.seen_results import condense_seen_results
 from haystack_deep_research.research.tool_calls import (
@@ -40,7 +40,7 @@ from haystack_deep_research.research.tool_calls import (
     coerce_pending_calls,
 )
 from haystack_deep_research.run import RunView
-from haystack_deep_research.run.context import view_of
+from haystack_deep_research.run._lifecycle import view_of
 from haystack_deep_research.state import EXIT_LOOP_DETECTED, LOOP_STREAK, MESSAGES, PHASE_RESEARCH, STOP_RUN
 
 __all__ = ["DEFAULT_LOOP_THRESHOLD", "LoopGuard", "LoopGuardHook", "call_signature"]
@@ -78,7 +78,7 @@ def _who(view: RunView) -> str:
     return f"the {view.phase} '{view.researcher}'" if view.researcher else f"the {view.phase}"
 
 
-class LoopGuard:
+class LoopGuard(InitSerialized):
     """
     Tell a loop from progress by tool name and arguments (see the module docstring).
 
@@ -136,20 +136,6 @@ class LoopGuard:
                 Notice(phase=view.phase, text=f"{_who(view)} repeated {looping.tool_name}; told to change course")
             )
         return True
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized guard.
-        """
-        return default_to_dict(self, threshold=self.threshold)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The guard.
-        """
-        return default_from_dict(cls, data)
 
 
 class LoopGuardHook(LoopGuard):

@@ -10,15 +10,15 @@ from haystack.components.agents.state import State
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import RESEARCH_SUBTOPIC
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.research.tool_calls import announce_calls
-from haystack_deep_research.run.context import view_of
-from haystack_deep_research.run.hooks import StatelessHook
+from haystack_deep_research.run._lifecycle import view_of
 from haystack_deep_research.state import MESSAGES
 
 __all__ = ["PlanHook"]
 
 
-class PlanHook(StatelessHook):
+class PlanHook(InitSerialized):
     """
     ``before_tool`` of the orchestrator: plan this step's ``research_subtopic`` calls, in the model's order, and
     announce the step's calls (``ToolCalled``).

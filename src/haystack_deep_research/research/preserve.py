@@ -8,7 +8,7 @@ library runs (the deep research agent's orchestrator, the deep agent): a failing
 marked in its ``meta``, so the Agent stops normally and its ``after_run`` hook closes the run from what it has, with an
 honest ``exit_reason`` (``orchestrator_failed``; ``failed`` for the deep agent) and a warning that carries the
 provider's error (a wrong key, say). The stand-in text itself never becomes report content.
-A call still in flight when the run's time budget runs out is cut (see :mod:`haystack_deep_research.run.deadline`):
+A call still in flight when the run's time budget runs out is cut (see :mod:`haystack_deep_research.run._budget`):
 the Agent's next budget check ends the run with ``exit_reason="time_budget"``.
 """
 
@@ -18,19 +18,23 @@ from typing import Any
 
 from haystack import component
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import ORCHESTRATOR_STAND_IN, render_text
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import DeadlineExceededError
-from haystack_deep_research.run import Call, Phase
-from haystack_deep_research.run.bounded import deadline_reply
-from haystack_deep_research.run.deadline import bound_budget, call_sync_within_async, call_within, call_within_async
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.streaming import for_async, for_sync
+from haystack_deep_research.run._budget import bound_budget, call_sync_within_async, call_within, call_within_async
+from haystack_deep_research.run._phases import (
+    Call,
+    Phase,
+    UsesModels,
+    deadline_reply,
+    drive,
+    drive_async,
+    for_async,
+    for_sync,
+)
 
 __all__ = ["FAILURE_META", "PreservingChatGenerator", "model_failure"]
 
@@ -39,7 +43,7 @@ FAILURE_META = "haystack_deep_research.model_failure"
 
 
 @component
-class PreservingChatGenerator(UsesModels):
+class PreservingChatGenerator(UsesModels, InitSerialized):
     """
     Wrap a chat generator so that its failure ends the run instead of discarding it.
 
@@ -109,22 +113,6 @@ class PreservingChatGenerator(UsesModels):
         :returns: The wrapped generator's replies, or a stand-in final reply when it failed.
         """
         return await drive_async(self._phase(messages, tools, kwargs))
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized wrapper, with the wrapped generator nested.
-        """
-        model = component_to_dict(obj=self.chat_generator, name="chat_generator")
-        return default_to_dict(self, chat_generator=model, role=self.role)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PreservingChatGenerator:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The wrapper.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)
 
 
 def model_failure(messages: list[ChatMessage] | None) -> str | None:

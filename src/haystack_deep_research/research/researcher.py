@@ -20,8 +20,8 @@ from haystack_deep_research._tooling.base import RunToolset
 from haystack_deep_research.research.final_summary import FinalSummaryHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
 from haystack_deep_research.research.tool_calls import ToolResultsHook
-from haystack_deep_research.run.bounded import DeadlineChatGenerator
-from haystack_deep_research.run.lifecycle import BudgetHook
+from haystack_deep_research.run._lifecycle import BudgetHook
+from haystack_deep_research.run._phases import DeadlineChatGenerator
 from haystack_deep_research.state import researcher_state_schema
 
 __all__ = ["researcher_agent"]

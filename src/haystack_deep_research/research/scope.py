@@ -1,11 +1,11 @@
 """
 The deep research agent's ``before_run`` hook: open the run and turn the question into a research brief.
 
-:class:`ScopeHook` is the run's :class:`~haystack_deep_research.run.OpenRunHook` plus the scope phase: once the run is
-open, the scope model turns the question into a brief, which replaces the conversation the orchestrator sees. A
-brief already known (journaled by an earlier attempt of the run, or passed as ``RunInputs(brief=...)``) is
-used without calling the model, and a failing scope model makes the question the brief, with a warning. Then the
-run directory's earlier work is restored (see :mod:`haystack_deep_research.run.resume`).
+:class:`ScopeHook` is the run's :class:`~haystack_deep_research.run._lifecycle.OpenRunHook` plus the scope phase: once
+the run is open, the scope model turns the question into a brief, which replaces the conversation the orchestrator sees.
+A brief already known (journaled by an earlier attempt of the run, or passed as ``RunInputs(brief=...)``) is used
+without calling the model, and a failing scope model makes the question the brief, with a warning. Then the run
+directory's earlier work is restored (see :mod:`haystack_deep_research.run._lifecycle`).
 
 With ``clarify=True`` the scope model may instead ask one clarifying question (a JSON reply,
 ``{"clarification": "..."}`` or ``{"brief": "..."}``; a reply that is not such an object is the brief). The run then
@@ -41,11 +41,9 @@ from haystack_deep_research._untrusted.replies import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run import Phase, ResearchRun
-from haystack_deep_research.run.context import inputs_of
-from haystack_deep_research.run.lifecycle import OpenRunHook
-from haystack_deep_research.run.phases import ask, failure
-from haystack_deep_research.run.resume import restore
+from haystack_deep_research.run import ResearchRun
+from haystack_deep_research.run._lifecycle import OpenRunHook, inputs_of, restore
+from haystack_deep_research.run._phases import Phase, ask, failure
 from haystack_deep_research.settings import Price
 from haystack_deep_research.state import (
     CLARIFICATION,

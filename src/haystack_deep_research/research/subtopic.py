@@ -6,7 +6,7 @@ context while their tools record into the one run. Only the researcher's final s
 the tool result the orchestrator sees and it joins the run's notes for the writer. A researcher that reaches its
 step limit, is stopped by the loop guard, or runs out of the run's budget still returns a summary of what it
 gathered, marked as partial. No researcher starts once the run's budget is spent, and a sub-topic an earlier attempt
-of the run completed is answered from the run directory (see :mod:`haystack_deep_research.run.resume`).
+of the run completed is answered from the run directory (see :mod:`haystack_deep_research.run._lifecycle`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from haystack.components.agents import Agent
-from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -39,10 +37,10 @@ from haystack_deep_research.errors import (
 )
 from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
 from haystack_deep_research.evidence.clock import today
-from haystack_deep_research.run import Call, Phase, RunView
-from haystack_deep_research.run.journal import JournaledNote
-from haystack_deep_research.run.resume import journal_note, resumed_note
-from haystack_deep_research.run.streaming import for_async, for_sync
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._journal import JournaledNote
+from haystack_deep_research.run._lifecycle import journal_note, resumed_note
+from haystack_deep_research.run._phases import Call, Phase, for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, PHASE_RESEARCH, RUN_KEY
 from haystack_deep_research.tools import ResearchTool, bind_tools
 
@@ -147,27 +145,6 @@ class ResearchSubtopicTool(ResearchTool):
             yield from journal_note(view, text, note)
             view.emit(SubagentCompleted(phase=PHASE_RESEARCH, subtopic=text, note=note.note, partial=note.partial))
         return _result(note)
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized tool, with the researcher agent nested.
-        """
-        return self._serialized(
-            {
-                "researcher": component_to_dict(obj=self.researcher, name="researcher"),
-                "max_subtopics": self.max_subtopics,
-            }
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchSubtopicTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
-        params = dict(data["data"])
-        deserialize_component_inplace(params, key="researcher")
-        return cls(**params)
 
 
 def _note(subtopic: str, result: dict[str, Any]) -> JournaledNote:

@@ -17,11 +17,11 @@ from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._tooling.coercion import coerce_arguments
 from haystack_deep_research.events import ToolCalled, ToolReturned
 from haystack_deep_research.run import RunView
-from haystack_deep_research.run.context import view_of
-from haystack_deep_research.run.hooks import StatelessHook
+from haystack_deep_research.run._lifecycle import view_of
 from haystack_deep_research.state import MESSAGES, TOOLS
 
 __all__ = [
@@ -137,7 +137,7 @@ def announce_results(view: RunView | None, messages: list[ChatMessage]) -> None:
         )
 
 
-class ToolResultsHook(StatelessHook):
+class ToolResultsHook(InitSerialized):
     """``after_tool`` of the deep research agent's orchestrator and sub-researchers: announce the step's results."""
 
     allowed_hook_points = ("after_tool",)

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["ItemRef", "KnowledgeProvider", "KnowledgeRow", "ListProvider", "row_data"]
@@ -25,7 +26,7 @@ _ROW_EXTRAS = ("grounding_score", "regeneration_count", "replan_count", "exit_re
 
 
 @dataclass(frozen=True)
-class ItemRef:
+class ItemRef(FieldsSerialized):
     """
     One item of a surface to scan.
 
@@ -50,10 +51,6 @@ class ItemRef:
         """What identifies the item across scans: ``(provider, name)``."""
         return (self.provider, self.name)
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: ``name``, ``provider`` and ``meta``, JSON-ready."""
-        return {"name": self.name, "provider": self.provider, "meta": dict(self.meta)}
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ItemRef:
         """
@@ -64,7 +61,7 @@ class ItemRef:
 
 
 @dataclass(frozen=True)
-class KnowledgeRow:
+class KnowledgeRow(FieldsSerialized):
     """
     One row of a scan's results: what the research found about one item.
 
@@ -86,10 +83,6 @@ class KnowledgeRow:
                 f"A row's data must be JSON-ready (str, numbers, bools, None, lists and dicts of them): {error}. "
                 "Use model_dump(mode='json') for a pydantic model."
             ) from error
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: ``id`` and ``data``."""
-        return {"id": self.id, "data": dict(self.data)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> KnowledgeRow:

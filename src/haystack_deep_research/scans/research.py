@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from haystack_deep_research._haystack_internals import input_names
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.run import blocking
+from haystack_deep_research.run._phases import blocking
 
 __all__ = ["ResearchFactory", "research_item", "research_item_async"]
 

@@ -16,7 +16,8 @@ from haystack.dataclasses import ChatMessage, ReasoningContent, StreamingChunk
 
 from haystack_deep_research.errors import InvalidQuestionError
 from haystack_deep_research.events import Event, UsageRecorded
-from haystack_deep_research.run import EventStream, check_question
+from haystack_deep_research.run import EventStream
+from haystack_deep_research.run._lifecycle import check_question
 
 __all__ = ["question_from_chat", "question_from_text", "stream_research"]
 

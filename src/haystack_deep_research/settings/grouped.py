@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True, kw_only=True)
-class Price:
+class Price(FieldsSerialized):
     """
     The price of one model, in US dollars per million tokens.
 
@@ -116,18 +117,6 @@ class Price:
             if value is not None or name != "cached_input_per_mtok":
                 checked = _checks.number_in_range(f"Price.{name}", value, 0.0, _MAX_PRICE, include_low=True)
                 object.__setattr__(self, name, checked)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The price as a JSON-ready dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Price:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The price.
-        """
-        return cls(**dict(data))
 
 
 DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(

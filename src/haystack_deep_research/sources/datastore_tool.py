@@ -31,7 +31,8 @@ from haystack_deep_research.errors import ConfigurationError, SearchError, ToolA
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run import Call, Phase, RunView, blocking
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Call, Phase, blocking
 from haystack_deep_research.sources.datastore import MAX_TOP_K, Datastore, citation_target, datastores_from, title_of
 from haystack_deep_research.sources.folder import FolderRetriever
 from haystack_deep_research.sources.plugins import accepts_input

@@ -15,9 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.sources.datastore import DEFAULT_TOP_K
 from haystack_deep_research.sources.indexing import FolderIndex, IndexProgress, build_index
 
@@ -25,7 +26,7 @@ __all__ = ["FolderRetriever", "folder_store_name", "index_folder"]
 
 
 @component
-class FolderRetriever:
+class FolderRetriever(InitSerialized):
     """
     BM25 search over the documents of a folder (PDF, HTML, Markdown, text, CSV, DOCX, PPTX, XLSX), indexed on first
     use (or at :meth:`warm_up`) and cached while the files are unchanged (see :mod:`.indexing`).
@@ -80,24 +81,6 @@ class FolderRetriever:
         index = self.warm_up()
         found = InMemoryBM25Retriever(document_store=index.store).run(query=query, top_k=top_k)["documents"]
         return {"documents": [document for document in found if (document.score or 0) > 0]}
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized component: its folder and settings (the index is rebuilt or reloaded)."""
-        return default_to_dict(
-            self,
-            folder=self.folder,
-            cache_dir=self.cache_dir,
-            split_length=self.split_length,
-            split_overlap=self.split_overlap,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FolderRetriever:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The component.
-        """
-        return default_from_dict(cls, data)
 
 
 def folder_store_name(folder: str | Path) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["MCPServer", "mcp_servers_from"]
@@ -31,7 +32,7 @@ _NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,29}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
-class MCPServer:
+class MCPServer(FieldsSerialized):
     """
     One MCP server whose tools the researchers may call.
 
@@ -90,27 +91,6 @@ class MCPServer:
             raise ConfigurationError(f"MCPServer {self.name!r}: description must be a string.")
         _checks.number_in_range(f"MCPServer({self.name!r}).connect_timeout", self.connect_timeout, 0, 600)
         _checks.number_in_range(f"MCPServer({self.name!r}).call_timeout", self.call_timeout, 0, 3600)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The server's settings, as plain data."""
-        return {
-            "name": self.name,
-            "command": list(self.command) if self.command is not None else None,
-            "url": self.url,
-            "env": dict(self.env) if self.env is not None else None,
-            "cwd": self.cwd,
-            "description": self.description,
-            "connect_timeout": self.connect_timeout,
-            "call_timeout": self.call_timeout,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> MCPServer:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The server.
-        """
-        return cls(**dict(data))
 
 
 def mcp_servers_from(servers: Any) -> list[MCPServer]:

@@ -34,7 +34,8 @@ from haystack_deep_research.errors import ConfigurationError, MCPServerError, UR
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import EvidenceLedger, SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run import Call, Phase, RunView
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Call, Phase
 from haystack_deep_research.sources._mcp_session import MCPSession, require_sdk
 from haystack_deep_research.sources.datastore_tool import MAX_DOCUMENT_CHARS
 from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from

@@ -11,7 +11,7 @@ A backend is any object with ``search(query, *, max_results) -> answer`` (and op
 ``search_async`` with the same arguments), where the answer is one of the shapes :func:`.hits.normalize_hits`
 accepts, plus ``to_dict`` / ``from_dict`` for serialization.
 
-With a ``cache`` (see :mod:`haystack_deep_research.run.cache`) a search is looked up first, by engine, query and
+With a ``cache`` (see :mod:`haystack_deep_research.run._cache`) a search is looked up first, by engine, query and
 result count, and the engine is asked only on a miss; the hits it gave are stored. A cached search is recorded in the
 ledger and the search log like any other.
 
@@ -52,8 +52,9 @@ from haystack_deep_research.errors import (
 )
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence import SearchOutcome
-from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking
-from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, search_key
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._cache import CacheStore, cache_from_dict, cache_to_dict, check_cache, search_key
+from haystack_deep_research.run._phases import Call, Phase, blocking
 from haystack_deep_research.sources.hits import SearchHit, normalize_hits
 from haystack_deep_research.state import PHASE_RESEARCH
 from haystack_deep_research.web.url_policy import SearchScope

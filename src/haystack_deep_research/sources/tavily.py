@@ -13,8 +13,7 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError
-from haystack_deep_research.run import CacheStore
-from haystack_deep_research.run.cache import cache_from_dict
+from haystack_deep_research.run._cache import CacheStore, cache_from_dict
 from haystack_deep_research.sources.search import SearchScope, SearchTool
 
 if TYPE_CHECKING:

@@ -46,7 +46,8 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
 from haystack_deep_research.events import FileRead, FileWritten
-from haystack_deep_research.run import Phase, RunView, blocking
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, blocking
 from haystack_deep_research.tools.scratch import MemoryBackend, ScratchBackend, backend_from_dict, scratch_path
 
 __all__ = ["WRITTEN_FILES", "FilesystemTool", "create_filesystem_tools", "expanded_size"]

@@ -10,8 +10,9 @@ from dataclasses import asdict, dataclass
 
 from haystack_deep_research.errors import FetchError
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking
-from haystack_deep_research.run.cache import page_key
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._cache import CacheStore, page_key
+from haystack_deep_research.run._phases import Call, Phase, blocking
 from haystack_deep_research.web import (
     FetchedDocument,
     FetchLimits,

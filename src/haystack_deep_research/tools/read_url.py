@@ -34,10 +34,16 @@ from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, FetchError, ToolArgumentsError
 from haystack_deep_research.events import PageRead, PageRefused
 from haystack_deep_research.evidence import SourceEntry
-from haystack_deep_research.run import CacheStore, Call, Phase, RunView, blocking, model_name
-from haystack_deep_research.run.cache import cache_from_dict, cache_to_dict, check_cache, summary_key
-from haystack_deep_research.run.phases import ask, subphase
-from haystack_deep_research.run.read_cache import CachedRead
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._cache import (
+    CachedRead,
+    CacheStore,
+    cache_from_dict,
+    cache_to_dict,
+    check_cache,
+    summary_key,
+)
+from haystack_deep_research.run._phases import Call, Phase, ask, blocking, model_name, subphase
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.duplicates import near_duplicate
 from haystack_deep_research.tools.page_fetch import Page, PageFetcher

@@ -32,6 +32,7 @@ from haystack_deep_research._prompts import (
     SCRATCH_UNREADABLE,
     render_text,
 )
+from haystack_deep_research._serialization import Tagged
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError
 
@@ -79,7 +80,7 @@ class ScratchBackend(Protocol):
         ...
 
 
-class _Limits:
+class _Limits(Tagged):
     def __init__(self, max_file_chars: int, max_files: int) -> None:
         self.max_file_chars = _checks.int_in_range("max_file_chars", max_file_chars, 1, 100_000_000)
         self.max_files = _checks.int_in_range("max_files", max_files, 1, 1_000_000)
@@ -95,12 +96,15 @@ class _Limits:
 
 class MemoryBackend(_Limits):
     """
-    Files held in memory, gone when the run ends (each run of a deep agent gets a fresh one).
+    Files held in memory, gone when the run ends (each run of a deep agent gets a fresh one). It serializes its
+    settings, never its files.
 
     :param max_file_chars: The largest file, in characters.
     :param max_files: The most files.
     :raises ConfigurationError: If a limit is out of range.
     """
+
+    tag = "memory"
 
     def __init__(self, *, max_file_chars: int = DEFAULT_MAX_FILE_CHARS, max_files: int = DEFAULT_MAX_FILES) -> None:
         super().__init__(max_file_chars, max_files)
@@ -125,10 +129,6 @@ class MemoryBackend(_Limits):
         with self._lock:
             return sorted(self._files)
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The settings (the files are not kept)."""
-        return {"type": "memory", "max_file_chars": self.max_file_chars, "max_files": self.max_files}
-
 
 class DiskBackend(_Limits):
     """
@@ -139,6 +139,8 @@ class DiskBackend(_Limits):
     :param max_files: The most files under the root.
     :raises ConfigurationError: If ``root`` exists and is not a directory, or a limit is out of range.
     """
+
+    tag = "disk"
 
     def __init__(
         self, *, root: str | Path, max_file_chars: int = DEFAULT_MAX_FILE_CHARS, max_files: int = DEFAULT_MAX_FILES
@@ -224,22 +226,14 @@ class DiskBackend(_Limits):
                     found.append(full.relative_to(self.root).as_posix())
         return sorted(found)
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The settings."""
-        return {
-            "type": "disk",
-            "root": str(self.root),
-            "max_file_chars": self.max_file_chars,
-            "max_files": self.max_files,
-        }
-
 
 def backend_from_dict(data: dict[str, Any] | None) -> ScratchBackend | None:
     """
     :param data: What a backend's ``to_dict`` returned, or ``None``.
     :returns: The backend (a memory backend comes back empty), or ``None``.
+    :raises ConfigurationError: If ``data`` names neither backend.
     """
     if data is None:
         return None
-    options = {key: value for key, value in data.items() if key != "type"}
-    return DiskBackend(**options) if data.get("type") == "disk" else MemoryBackend(**options)
+    backend: MemoryBackend | DiskBackend = _Limits.tagged_from_dict(data, "scratch backend")  # type: ignore[assignment]
+    return backend

@@ -25,8 +25,8 @@ from haystack_deep_research._prompts import SUBAGENT_EMPTY, TASK, TASK_DESCRIPTI
 from haystack_deep_research._tooling.base import ResearchTool, bind_tools
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
 from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
-from haystack_deep_research.run import Call, Phase, RunView
-from haystack_deep_research.run.streaming import for_async, for_sync
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Call, Phase, for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, EXIT_TEXT, PHASE_SUBAGENT, RUN_KEY
 
 __all__ = ["SubAgentDef", "TaskTool"]

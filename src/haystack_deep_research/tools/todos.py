@@ -25,7 +25,8 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, ToolArgumentsError
 from haystack_deep_research.events import Event, TodoAdded, TodoCompleted
-from haystack_deep_research.run import Phase, RunView
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase
 
 __all__ = ["TODOS_RESOURCE", "Todo", "TodoState", "TodoTool", "create_todo_tools"]
 
@@ -138,18 +139,6 @@ class TodoTool(ResearchTool):
                     view.emit(event)
         yield from ()
         return state.render()
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized tool."""
-        return self._serialized({"operation": self.operation})
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TodoTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
-        return cls(**data["data"])
 
 
 def create_todo_tools() -> list[TodoTool]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research._serialization import FieldsSerialized
 
 __all__ = ["FetchLimits"]
 
@@ -16,7 +14,7 @@ _MIN_EXTRACTION_MEMORY = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
-class FetchLimits:
+class FetchLimits(FieldsSerialized):
     """
     Limits on reading one document: downloading it, and turning it into text.
 
@@ -68,28 +66,3 @@ class FetchLimits:
             object.__setattr__(self, name, _checks.number_in_range(f"FetchLimits.{name}", getattr(self, name), 0))
         rate = _checks.number_in_range("FetchLimits.min_transfer_rate", self.min_transfer_rate, 0, include_low=True)
         object.__setattr__(self, "min_transfer_rate", rate)
-
-    def to_dict(self) -> dict[str, Any]:
-        """
-        Serialise the limits to a plain, JSON-compatible dictionary.
-
-        :returns: A dictionary with one key per field.
-        """
-        return {item.name: getattr(self, item.name) for item in fields(self)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> FetchLimits:
-        """
-        Build limits from the output of :meth:`to_dict`; missing keys keep their defaults.
-
-        :param data: A mapping of field names to values.
-        :returns: The limits.
-        :raises ConfigurationError: A key is unknown or a value is out of range.
-        """
-        known = {item.name for item in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigurationError(
-                f"FetchLimits.from_dict got unknown keys {unknown}; the allowed keys are {sorted(known)}."
-            )
-        return cls(**dict(data))

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError, FetchError, URLRefusedError
 from haystack_deep_research.web._addresses import IPAddress, find_block, parse_address, parse_legacy_ipv4
 
@@ -342,7 +343,7 @@ def _published(text: str) -> date | None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SearchScope:
+class SearchScope(FieldsSerialized):
     """
     Where a web search may look, and how recent its results must be. Empty (the default), it changes nothing.
 
@@ -442,17 +443,8 @@ class SearchScope:
         since = self.since.isoformat() if isinstance(self.since, date) else self.since
         return f" in={','.join(self.include_domains)} out={','.join(self.exclude_domains)} since={since}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: ``{"include_domains", "exclude_domains", "since"}``, JSON-compatible."""
-        since = self.since.isoformat() if isinstance(self.since, date) else self.since
-        return {
-            "include_domains": list(self.include_domains),
-            "exclude_domains": list(self.exclude_domains),
-            "since": since,
-        }
-
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> SearchScope:
+    def from_dict(cls, data: Mapping[str, Any] | None) -> SearchScope:
         """
         :param data: What :meth:`to_dict` returned, or ``None``.
         :returns: The scope.

@@ -11,15 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import CAUSAL, fence, render_chat
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import ask, drive, drive_async, failure
+from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
 from haystack_deep_research.state import PHASE_CAUSAL
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
@@ -27,7 +24,7 @@ __all__ = ["CausalStep"]
 
 
 @component
-class CausalStep(UsesModels):
+class CausalStep(UsesModels, InitSerialized):
     """
     The workflow's causal-inference step (see the module docstring).
 
@@ -78,16 +75,3 @@ class CausalStep(UsesModels):
             return workflow.but(causal_chain="")
         run.events.emit(PhaseEnded(phase=PHASE_CAUSAL, detail="causal chain ready"))
         return workflow.but(causal_chain=outcome.text)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(self, chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CausalStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)

@@ -1,7 +1,7 @@
 """
 Execute: an agent's tool loop gathers the evidence, inside the workflow's run.
 
-The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run.shape`).
+The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`).
 On every visit :class:`ExecuteStep` runs its Agent on the question,
 or on the focused task a replan set, with the run's view in ``hook_context`` and its tools bound to that view: what the
 library's tools read goes into the run's evidence ledger, the agent's usage into the ``execute`` phase, its events into
@@ -19,10 +19,8 @@ from typing import Any
 
 from haystack import component
 from haystack.components.agents import Agent
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool, Toolset
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -33,18 +31,25 @@ from haystack_deep_research._prompts import (
     render_text,
     render_user,
 )
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.researcher import researcher_agent
-from haystack_deep_research.run import Call, Phase, RunView
-from haystack_deep_research.run.context import current_run
-from haystack_deep_research.run.hooks import UsesModels, with_hooks
-from haystack_deep_research.run.journal import JournaledNote
-from haystack_deep_research.run.phases import drive, drive_async
-from haystack_deep_research.run.resume import journal_note, resumed_note
-from haystack_deep_research.run.streaming import for_async, for_sync
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._journal import JournaledNote
+from haystack_deep_research.run._lifecycle import current_run, journal_note, resumed_note
+from haystack_deep_research.run._phases import (
+    Call,
+    Phase,
+    UsesModels,
+    drive,
+    drive_async,
+    for_async,
+    for_sync,
+    with_hooks,
+)
 from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
 from haystack_deep_research.tools import bind_tools
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
@@ -89,7 +94,7 @@ def execute_agent(
 
 
 @component
-class ExecuteStep(UsesModels):
+class ExecuteStep(UsesModels, InitSerialized):
     """
     The workflow's Execute step (see the module docstring).
 
@@ -160,19 +165,6 @@ class ExecuteStep(UsesModels):
             yield from journal_note(view, title, JournaledNote(subtopic=title, note=note, summary=note, partial=False))
         view.emit(PhaseEnded(phase=PHASE_EXECUTE, detail=f"{len(run.ledger.read_urls())} source(s) read so far"))
         return workflow.but(task=None, task_title="")
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step, with its agent."""
-        return default_to_dict(self, agent=component_to_dict(obj=self.agent, name="agent"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ExecuteStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="agent")
-        return default_from_dict(cls, data)
 
 
 def _note(title: str, result: dict[str, Any]) -> str:

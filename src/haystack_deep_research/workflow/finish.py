@@ -6,7 +6,7 @@ Claims the last judgement found unsupported are marked in the summary, not dropp
 through the deep research agent's structured-output stage (one retry with the validation errors); when that fails
 too, the workflow does not throw the research away: ``structured`` is ``None``, a warning holds the errors and
 ``exit_reason`` is ``structured_output_failed``. Then the run is closed as every run is
-(:func:`~haystack_deep_research.run.lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
+(:func:`~haystack_deep_research.run._lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
 outputs).
 """
 
@@ -29,10 +29,8 @@ from haystack_deep_research.report import (
     unjudged_claims,
     verdict_outputs,
 )
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.lifecycle import close_run
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._lifecycle import close_run
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import (
     BRIEF,
     CAUSAL_CHAIN,

@@ -11,15 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseEnded
 from haystack_deep_research.report import judge_report
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import PHASE_GROUND
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
@@ -27,7 +24,7 @@ __all__ = ["GroundingEval"]
 
 
 @component
-class GroundingEval(UsesModels):
+class GroundingEval(UsesModels, InitSerialized):
     """
     The workflow's grounding eval (see the module docstring).
 
@@ -69,20 +66,3 @@ class GroundingEval(UsesModels):
         detail = f"grounding score {judged.score:.2f} ({len(judged.unsupported)} unsupported claim(s))"
         run.events.emit(PhaseEnded(phase=PHASE_GROUND, detail=detail))
         return workflow.but(judgement=judged)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(
-            self,
-            judge_llm=component_to_dict(obj=self.judge_llm, name="judge_llm"),
-            max_concurrency=self.max_concurrency,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GroundingEval:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="judge_llm")
-        return default_from_dict(cls, data)

@@ -20,12 +20,10 @@ into a task for Execute focused on exactly those claims.
 
 from __future__ import annotations
 
-from typing import Any
-
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research._prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fence, render_text, render_user
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.report import UNKNOWN
@@ -61,7 +59,7 @@ def _unjudged(workflow: WorkflowRun) -> str | None:
 
 
 @component
-class GroundingRouter:
+class GroundingRouter(InitSerialized):
     """
     Route a judged run: done, regenerate or replan (see the module docstring).
 
@@ -105,26 +103,9 @@ class GroundingRouter:
         run.events.emit(Notice(phase=PHASE_GROUND, text=f"{below} after every rewrite and replan"))
         return {"done": workflow.but(exit_reason=EXIT_GROUNDING_EXHAUSTED)}
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized router."""
-        return default_to_dict(
-            self,
-            threshold=self.threshold,
-            max_regenerations=self.max_regenerations,
-            max_replans=self.max_replans,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GroundingRouter:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The router.
-        """
-        return default_from_dict(cls, data)
-
 
 @component
-class ReplanStep:
+class ReplanStep(InitSerialized):
     """Write Execute's next task: gather evidence on exactly the claims the judge found unsupported."""
 
     @component.output_types(workflow=WorkflowRun)
@@ -141,15 +122,3 @@ class ReplanStep:
         title = render_text(REPLAN_NOTE_TITLE, round=workflow.replans, claims=claims)
         run.events.emit(Notice(phase=PHASE_REPLAN, text=f"replan {workflow.replans}: {len(claims)} claim(s) to check"))
         return {"workflow": workflow.but(task=task, task_title=title)}
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReplanStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        return default_from_dict(cls, data)

@@ -21,16 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
 from haystack_deep_research.report.sections import Framing, Written, fallback_report, rewrite_report, write_report
-from haystack_deep_research.run import Phase
-from haystack_deep_research.run.hooks import UsesModels
-from haystack_deep_research.run.phases import drive, drive_async
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
@@ -70,7 +67,7 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportSty
     )
 
 
-class _SummaryStep(UsesModels):
+class _SummaryStep(UsesModels, InitSerialized):
     """The shared shape of the two steps: one model, one phase, sync and async shells, serialization."""
 
     rewrite = False
@@ -89,24 +86,6 @@ class _SummaryStep(UsesModels):
         :returns: The phase; it returns the run with its new, verified summary.
         """
         return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized step."""
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            style=self.style.to_dict(),
-            max_concurrency=self.max_concurrency,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        deserialize_component_inplace(data["init_parameters"], key="chat_generator")
-        return default_from_dict(cls, data)
 
 
 @component

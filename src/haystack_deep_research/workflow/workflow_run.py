@@ -16,7 +16,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research.report import UNKNOWN, Judgement
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run.context import current_run
+from haystack_deep_research.run._lifecycle import current_run
 
 __all__ = ["WorkflowRun"]
 

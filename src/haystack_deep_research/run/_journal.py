@@ -67,10 +67,7 @@ from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence.text import clean_text
 
 __all__ = [
-    "DECISION_FIELDS",
     "JOURNAL_FILE",
-    "JOURNAL_VERSION",
-    "KEY_ENV",
     "LEDGER_FILE",
     "LOCK_FILE",
     "REPORT_FILE",
@@ -80,12 +77,10 @@ __all__ = [
     "Restored",
     "RunJournal",
     "check_run_dir",
-    "decision_of",
     "restore_records",
     "seal",
     "shown",
     "subtopic_key",
-    "unseal",
     "unusable",
 ]
 

@@ -1,6 +1,8 @@
 """
-The cross-run cache: search results, fetched page texts and page summaries kept on disk, so that researching the
-same question again (or a question that leads to the same searches and pages) searches and fetches nothing.
+The caches: the cross-run cache on disk, and the pages one run has already summarized.
+
+**Cache.** The cross-run cache: search results, fetched page texts and page summaries kept on disk, so that researching
+the same question again (or a question that leads to the same searches and pages) searches and fetches nothing.
 
 One module, used at two seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks
 its engine and stores what the engine answered; ``read_url`` looks a page's text up before it fetches the page, and
@@ -8,27 +10,44 @@ the page's summary (by URL, question and summarizer model) before it calls the s
 live; an older entry is a miss, and the next store replaces it.
 
 A store is anything with ``get(kind, key)``, ``put(kind, key, value)`` and ``to_dict()`` (:class:`CacheStore`):
-:class:`ResearchCache` keeps entries on disk, and a recording (:mod:`.recording`) records and replays them through
+:class:`ResearchCache` keeps entries on disk, and a recording (:mod:`._recording`) records and replays them through
 the same seams. Entries are JSON, one file each (``<directory>/<kind>/<2 hex>/<sha256>.json``), written atomically,
 so several processes may share one directory. A cache never fails a run: a file that cannot be read is a miss, and
 one that cannot be written is a logged warning. Entries are read only when they are regular files inside the
 directory, at most ``MAX_ENTRY_BYTES`` long (see :mod:`haystack_deep_research._untrusted.files`).
+
+**Read cache.** The pages one research run has already summarized, so that no researcher of the run reads a URL again
+for the same question.
+
+Sub-researchers run in parallel and never see each other's context, so two of them may pick the same search
+result and ask the same thing of it. With a :class:`ReadCache` the first one fetches and summarizes the page; any
+other that asks for the same URL with the same question meanwhile waits for that summary, and any that asks later
+gets it at once. A read that fails is not kept: whoever asks next reads the page itself.
+
+One cache belongs to one run (its :class:`~haystack_deep_research.run.ResearchRun`, never the agent or the tool). It is
+thread-safe, and a wait works from a worker thread and from an asyncio task alike.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
 import os
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from haystack import logging
-from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
+from haystack.core.serialization import import_class_by_name
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import normalize_url
@@ -37,6 +56,8 @@ __all__ = [
     "CACHE_KINDS",
     "DEFAULT_CACHE_TTL",
     "CacheStore",
+    "CachedRead",
+    "ReadCache",
     "ResearchCache",
     "cache_from_dict",
     "cache_of",
@@ -46,6 +67,7 @@ __all__ = [
     "search_key",
     "summary_key",
 ]
+
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +141,7 @@ class CacheStore(Protocol):
         ...
 
 
-class ResearchCache:
+class ResearchCache(InitSerialized):
     """
     Search results, page texts and page summaries on disk, each used for ``ttl`` seconds after it was stored.
 
@@ -207,18 +229,6 @@ class ResearchCache:
         except OSError as error:
             logger.warning("Could not write the cache entry {path} ({error}).", path=path, error=error)
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized cache (its directory and time to live)."""
-        return default_to_dict(self, directory=str(self.directory), ttl=self.ttl)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchCache:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The cache.
-        """
-        return default_from_dict(cls, data)
-
 
 def cache_to_dict(cache: CacheStore | None) -> dict[str, Any] | None:
     """
@@ -266,3 +276,98 @@ def cache_of(value: Any) -> ResearchCache | None:
     raise ConfigurationError(
         f"cache must be a folder path or a ResearchCache(directory=..., ttl=...); got {type(value).__name__}."
     )
+
+
+@dataclass(frozen=True)
+class CachedRead:
+    """
+    A page summary that one researcher made and the run's other researchers may share.
+
+    :param title: The page title.
+    :param summary: The summarizer's summary of the page toward the question.
+    :param partial: Whether the page was cut to the length limit before it was summarized.
+    """
+
+    title: str
+    summary: str
+    partial: bool
+
+
+class ReadClaim:
+    """
+    The answer to :meth:`ReadCache.claim`: either the right to read the page (``owner``) or a place to wait.
+
+    The owner must call :meth:`settle` exactly once, with the summary or with ``None`` when the read failed;
+    anyone else calls :meth:`wait` or :meth:`wait_async`.
+    """
+
+    def __init__(self, future: Future[CachedRead | None], *, owner: bool, forget: Callable[[], None]) -> None:
+        self._future = future
+        self._forget = forget
+        self.owner = owner
+
+    def settle(self, read: CachedRead | None) -> None:
+        """
+        Publish the owner's result to everyone waiting; ``None`` (a failed read) is not kept for later askers.
+
+        :param read: The summary, or ``None``.
+        """
+        if read is None:
+            self._forget()
+        self._future.set_result(read)
+
+    def wait(self) -> CachedRead | None:
+        """
+        Block until the owner settles.
+
+        :returns: The shared summary, or ``None`` when the owner's read failed (then read the page yourself).
+        """
+        return self._future.result()
+
+    async def wait_async(self) -> CachedRead | None:
+        """
+        Await the owner's result without blocking the event loop.
+
+        :returns: The shared summary, or ``None`` when the owner's read failed.
+        """
+        # Shielded: a cancelled waiter must not cancel the read that the owner and the other waiters share.
+        return await asyncio.shield(asyncio.wrap_future(self._future))
+
+
+class ReadCache:
+    """
+    Page summaries of one run, by URL (compared by :func:`~haystack_deep_research.evidence.normalize_url`) and
+    question (compared without case and extra whitespace).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, str], Future[CachedRead | None]] = {}
+
+    def claim(self, url: str, question: str) -> ReadClaim:
+        """
+        Ask for a page: the first asker of a URL and question owns the read, later askers share its result.
+
+        :param url: The URL to read.
+        :param question: What the researcher wants to learn from it.
+        :returns: A claim; read the page when ``claim.owner`` is true, otherwise wait for the owner's summary.
+        """
+        key = (normalize_url(url), " ".join(question.split()).casefold())
+        with self._lock:
+            future = self._entries.get(key)
+            owner = future is None
+            if future is None:
+                future = self._entries[key] = Future()
+        return ReadClaim(future, owner=owner, forget=functools.partial(self._forget, key, future))
+
+    def __len__(self) -> int:
+        """
+        :returns: How many page summaries are kept (reads still under way included).
+        """
+        with self._lock:
+            return len(self._entries)
+
+    def _forget(self, key: tuple[str, str], future: Future[CachedRead | None]) -> None:
+        with self._lock:
+            if self._entries.get(key) is future:
+                del self._entries[key]

@@ -1,15 +1,28 @@
 """
-One research run, and the views of it that the orchestrator and each sub-researcher work through.
+One research run: the run, the views of it each agent works through, the sub-topics it delegates and the
+outputs it shares.
+
+**Research run.** One research run, and the views of it that the orchestrator and each sub-researcher work through.
 
 A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
 cache, the budget, the run directory's journal, the events, the warnings, the token usage and cost per phase, the
 streaming callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
-opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`.lifecycle`); in between,
+opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`._lifecycle`); in between,
 hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
 sub-researcher through a view of its own that names its sub-topic, stamps the events it emits with it, and counts its
 agent's token usage into its phase as it grows, each part once. The run is thread-safe:
 parallel sub-researchers write into it at once.
-"""
+
+**View.** One agent's view of a run: the orchestrator's, or one sub-researcher's.
+
+A :class:`RunView` forwards to its :class:`~haystack_deep_research.run.ResearchRun`, stamps the events it emits with
+its researcher's sub-topic, and counts its agent's token usage into its phase as it grows, each part once.
+
+**Delegation.** The sub-topics a run delegates: the slots they claim under the run's limit, and their notes for the
+writer, kept in the order the sub-topics were planned whatever order their researchers finish in.
+
+**Outputs.** The shared outputs a run holds, under their shared names: what every shape returns, and mirrors while it
+runs."""
 
 from __future__ import annotations
 
@@ -18,25 +31,36 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from haystack.components.agents.state import State
+from haystack.components.agents.state.state_utils import replace_values
+
 from haystack_deep_research.events import BudgetReached, EventBus, UsageRecorded, WarningRaised
 from haystack_deep_research.evidence import EvidenceLedger, SearchLog
-from haystack_deep_research.run.budget import RunBudget
-from haystack_deep_research.run.cost import CostMeter
-from haystack_deep_research.run.delegation import Delegation
-from haystack_deep_research.run.read_cache import ReadCache
-from haystack_deep_research.run.usage import add_usage, total_tokens
-from haystack_deep_research.run.view import RunView
+from haystack_deep_research.run._budget import CostMeter, RunBudget, add_usage, total_tokens, usage_delta
+from haystack_deep_research.run._cache import ReadCache
 from haystack_deep_research.settings.grouped import Price
 from haystack_deep_research.state import (
+    BRIEF,
+    CONTRADICTIONS,
+    COST,
+    NOTES,
     PHASE_ORCHESTRATOR,
     PHASE_RESEARCH,
     PHASE_RUN,
+    SOURCES,
+    TOKEN_USAGE,
+    USAGE_BY_PHASE,
+    WARNINGS,
 )
 
 if TYPE_CHECKING:
-    from haystack_deep_research.run.journal import RunJournal
+    from haystack_deep_research.events import Event
+    from haystack_deep_research.evidence import EvidenceLedger, SearchLog
+    from haystack_deep_research.run._cache import ReadCache
+    from haystack_deep_research.run._journal import RunJournal
 
-__all__ = ["ResearchRun"]
+__all__ = ["ResearchRun", "RunView", "publish", "run_outputs"]
+
 
 T = TypeVar("T")
 
@@ -52,7 +76,7 @@ class ResearchRun:
     :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
     :param phase_models: The model each phase calls, by phase name (``{"scope": "gpt-5.4", ...}``): what its usage
         costs. A phase with usage and no model here has no known cost.
-    :param prices: Model prices on top of the default ones (see :mod:`haystack_deep_research.run.cost`).
+    :param prices: Model prices on top of the default ones (see :mod:`haystack_deep_research.run._budget`).
     """
 
     def __init__(
@@ -316,3 +340,203 @@ class ResearchRun:
                 f"{detail} is spent: no new research starts and the report is written from what was gathered",
             )
         return reason
+
+
+class RunView:
+    """
+    How one agent of a run (the orchestrator, or one sub-researcher) works with the run.
+
+    A view forwards to its run, stamps the events it emits with its researcher's sub-topic, and counts its agent's
+    token usage into its phase as it grows (:meth:`count_usage`), each part once.
+
+    :param run: The run.
+    :param researcher: The sub-topic of the sub-researcher, or ``""`` for the orchestrator.
+    :param phase: The phase its agent's model calls count toward.
+    """
+
+    def __init__(self, run: ResearchRun, *, researcher: str, phase: str) -> None:
+        self.run = run
+        self.researcher = researcher
+        self.phase = phase
+        self._counted: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"RunView(run={self.run.id!r}, researcher={self.researcher!r})"
+
+    @property
+    def ledger(self) -> EvidenceLedger:
+        """The run's evidence ledger."""
+        return self.run.ledger
+
+    @property
+    def searches(self) -> SearchLog:
+        """The run's search log."""
+        return self.run.searches
+
+    @property
+    def reads(self) -> ReadCache:
+        """The run's read cache."""
+        return self.run.reads
+
+    def emit(self, event: Event) -> Event:
+        """
+        :param event: An event of this agent.
+        :returns: The event as delivered (with the run id and the researcher's sub-topic).
+        """
+        return self.run.events.emit(event, researcher=self.researcher)
+
+    def warn(self, phase: str, message: str, *, once: bool = False) -> None:
+        """
+        :param phase: One of the ``PHASE_*`` names.
+        :param message: What went wrong.
+        :param once: Record it only if the run holds no such warning yet.
+        """
+        self.run.warn(phase, message, researcher=self.researcher, once=once)
+
+    def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
+        """
+        :param phase: One of the ``PHASE_*`` names.
+        :param usage: A usage dict of one model call.
+        """
+        self.run.record_usage(phase, usage, researcher=self.researcher)
+
+    def count_usage(self, token_usage: Mapping[str, Any] | None) -> None:
+        """
+        Count the part of this agent's ``token_usage`` not counted yet into the view's phase.
+
+        :param token_usage: The agent's ``token_usage`` so far.
+        """
+        with self._lock:
+            delta = usage_delta(token_usage, self._counted)
+            self._counted = add_usage(self._counted, delta)
+        self.run.record_usage(self.phase, delta, researcher=self.researcher)
+
+    def spent(self) -> str | None:
+        """:returns: The budget that is spent (see :meth:`ResearchRun.spent`), or ``None``."""
+        return self.run.spent()
+
+    def time_left(self) -> float | None:
+        """:returns: Seconds left of the run's time budget, or ``None`` without one."""
+        return self.run.budget.time_left()
+
+
+class Delegation:
+    """
+    The delegation of one run's sub-topics and their notes; thread-safe (parallel sub-researchers add at once).
+
+    :class:`~haystack_deep_research.run.ResearchRun` holds one and documents each method.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._restored: list[str] = []
+        self._notes: dict[int, str] = {}
+        self._plan: list[str | None] = []
+        self._delegated = 0
+        self._granted = 0
+
+    def plan(self, subtopics: Iterable[str]) -> None:
+        """:param subtopics: The sub-topics about to be researched side by side, in the order asked for."""
+        with self._lock:
+            self._plan.extend(" ".join(subtopic.split()) for subtopic in subtopics)
+
+    def planned(self) -> int:
+        """:returns: How many sub-topics were planned (or delegated unplanned) so far."""
+        with self._lock:
+            return len(self._plan)
+
+    def position(self, subtopic: str) -> int:
+        """
+        :param subtopic: The sub-topic, as delegated.
+        :returns: Its first unclaimed planned place among the notes (0-based), else the next one; taken.
+        """
+        key = " ".join(subtopic.split())
+        with self._lock:
+            for index, planned in enumerate(self._plan):
+                if planned == key:
+                    self._plan[index] = None
+                    return index
+            self._plan.append(None)
+            return len(self._plan) - 1
+
+    def add_notes(self, notes: Iterable[str], *, position: int | None = None) -> None:
+        """
+        :param notes: Notes for the writer; a note already held is kept once.
+        :param position: The place of a delegated sub-topic's note; notes without one come first, in order given.
+        """
+        with self._lock:
+            for note in notes:
+                if note in self._restored or note in self._notes.values():
+                    continue
+                if position is None:
+                    self._restored.append(note)
+                else:
+                    self._notes[position] = note
+
+    def place_of(self, note: str) -> int | None:
+        """:returns: The place of a delegated note, or ``None`` (a restored note, or none such)."""
+        with self._lock:
+            return next((place for place, held in self._notes.items() if held == note), None)
+
+    def notes(self) -> list[str]:
+        """:returns: A copy of the notes: restored ones first, then delegated ones in their planned order."""
+        with self._lock:
+            return [*self._restored, *(self._notes[key] for key in sorted(self._notes))]
+
+    def left(self, limit: int) -> int:
+        """
+        :param limit: How many sub-topics the run may delegate in all.
+        :returns: How many more slots :meth:`claim` would grant (0 once every slot is taken).
+        """
+        with self._lock:
+            return max(limit + self._granted - self._delegated, 0)
+
+    def claim(self, limit: int) -> int | None:
+        """
+        :param limit: How many sub-topics the run may delegate in all.
+        :returns: The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated.
+        """
+        with self._lock:
+            if self._delegated >= limit + self._granted:
+                return None
+            self._delegated += 1
+            return self._delegated
+
+    def grant(self, count: int) -> None:
+        """:param count: How many sub-topics the run may delegate beyond its limit."""
+        with self._lock:
+            self._granted += max(count, 0)
+
+
+def run_outputs(run: ResearchRun) -> dict[str, Any]:
+    """
+    :param run: The run.
+    :returns: ``brief``, ``notes``, ``sources`` (the ledger), ``warnings``, ``usage_by_phase`` (each phase's usage with
+        its ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown), ``token_usage`` (all phases) and
+        ``contradictions`` (what the report's contradiction check found, see
+        :mod:`haystack_deep_research.report.contradictions`; ``[]`` before it ran).
+    """
+    usage = run.usage_report()  # may warn once of an unknown cost, so before the warnings are read
+    return {
+        BRIEF: run.brief,
+        NOTES: run.notes(),
+        SOURCES: run.ledger.to_list(),
+        WARNINGS: run.warnings(),
+        USAGE_BY_PHASE: usage,
+        COST: run.cost(),
+        TOKEN_USAGE: run.total_usage(),
+        CONTRADICTIONS: list(run.resource(CONTRADICTIONS, list)),
+    }
+
+
+def publish(state: State, run: ResearchRun) -> None:
+    """
+    Set the outputs of :func:`run_outputs` that the agent's state schema declares.
+
+    :param state: The orchestrator's live State.
+    :param run: The run.
+    """
+    for key, value in run_outputs(run).items():
+        if key in state.schema:  # an agent shape declares the outputs it has
+            state.set(key, value, handler_override=replace_values)

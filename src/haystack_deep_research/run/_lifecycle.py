@@ -1,0 +1,1101 @@
+"""
+A run's door and lifecycle, for every shape: what a run reads (its inputs and the current run), what it checks at
+its door, the one opener and the one closer, the door of the Pipeline shapes, resuming from a run directory, and
+iterating a run's events.
+
+**Door.** What a run checks at its door, and what it closes on its way out.
+
+- :func:`check_question` refuses a question longer than :data:`MAX_QUESTION_CHARS` (every shape, the command line and
+  the servers call it), before any model is called.
+- :func:`check_messages` and :func:`check_hook_context` refuse malformed run input with the library's typed errors,
+  naming what to change. The run's ``before_run`` hook calls them, and so does
+  :class:`~haystack_deep_research.agents.ResearchAgent` before Haystack's ``Agent.run`` touches its input: Haystack
+  fails on a ``messages`` that is not a list of ``ChatMessage`` (a string, a bare message, a list of dicts) with a
+  ``TypeError`` or an ``AttributeError`` from deep inside, before any hook runs.
+- :class:`RunGuard` closes what a run opened (the run directory's journal and its lock) when the agent's run ends,
+  also when it fails: Haystack runs no ``after_run`` hook after an exception.
+
+**Context.** What a run reads: the question, the caller's per-run inputs (one :class:`RunInputs`), and the agent's view
+of its run.
+
+Every shape is called the same way, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)``
+(and ``run_async``), and takes the same per-run inputs as one typed value::
+
+    agent.run(messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir="runs/one", on_event=print))
+
+An Agent shape carries them to its hooks in ``hook_context`` (under one private key; :func:`inputs_of` reads them); a
+Pipeline shape opens its run with them before its Pipeline runs. ``hook_context`` itself stays the caller's: what is
+in it reaches the caller's own hooks untouched.
+
+Once open, a run is the *current run* until its shape returns, in every shape: :func:`current_run` (a context
+variable, so concurrent runs of one object never mix) is the one carrier of the run. Each agent's own view of it (the
+orchestrator's, a sub-researcher's) travels in that agent's ``hook_context`` (:func:`view_of`).
+
+**Lifecycle.** One run, one lifecycle, for every shape: one opener and one closer.
+
+- :meth:`OpenRunHook.open_run` opens every run (the Agent shapes in their ``before_run`` hook, the Pipeline shapes
+  before their Pipeline runs): it checks the per-run inputs (:class:`RunInputs`),
+  opens the run directory's journal, makes the :class:`~haystack_deep_research.run.ResearchRun` with its default brief
+  (the brief given, else the question), hands it to ``on_run_opened`` and emits ``RunStarted``.
+- :func:`close_run` closes every run (the Agent shapes in their ``after_run`` hook, the Pipeline shapes in their
+  finish step): it closes the run's resources (its MCP connections), writes the run directory's outcome and releases
+  it, counts the usage, emits ``RunEnded`` and returns the shared outputs.
+- :class:`OpenRunHook` (``before_run``) opens the run of an Agent shape, makes it the current run
+  (:func:`current_run`) until the agent's run returns, puts the agent's view of it
+  in ``hook_context`` (under ``RUN_KEY``), hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass
+  adds its own opening work there: the deep research agent writes its brief, the deep agent reads its memory files).
+- :class:`CloseRunHook` (``after_run``) runs :meth:`CloseRunHook.finish` (the deep research agent writes its report
+  there), then :func:`close_run` — also when ``finish`` raised, before the error propagates.
+- :class:`BudgetHook` (``before_llm`` of the orchestrator and of every sub-researcher) counts the agent's token usage
+  into the run as it grows, stops the agent once the run's budget is spent, and bounds the step's model call by what
+  is left of the time budget.
+
+Each agent has exactly one hook of the library at each of these points, so nothing depends on the order of a hook
+list (a user's own hooks run after the library's).
+
+**Shape.** The door of the Pipeline shapes: the run is opened before the Pipeline runs and closed after it, in one
+place.
+
+The iterative agent and the research workflow are Haystack Pipelines with loops. Haystack deep-copies every value it
+hands from one component to the next, so nothing that belongs to one run (its ledger, event subscribers, journal,
+budget) may travel along the Pipeline's edges: a copied subscriber receives nothing, a copied ledger forgets what it
+read. :class:`PipelineShape` therefore
+
+- is called as every shape is, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)``, and
+  checks that input with the same typed errors as the agents;
+- opens the run with :meth:`~haystack_deep_research.run.OpenRunHook.open_run`, the same opener the agents use (event
+  bus, streaming callback, run directory's journal, budget, prices, brief, ``on_run_opened``, ``RunStarted``);
+- makes the open run the *current run* (:func:`current_run`, the one carrier of
+  the current run in every shape) while its Pipeline runs; the steps find it there and pass only plain data along the
+  edges;
+- leaves the closing to its finish step, which calls :func:`close_run` as the
+  Agent shapes' ``after_run`` hook does; when the Pipeline fails, it closes what the run opened itself (its
+  resources, such as MCP connections, its journal and the run directory's lock), and re-raises the library's typed
+  errors unwrapped from Haystack's ``PipelineRuntimeError``.
+
+**Resume.** Resuming a run: how the run directory's journal is wired into a research run.
+
+The run directory is a run-time input, so one agent serves many runs, each with its own directory::
+
+    agent.run(messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir="runs/solar-2025"))
+
+Run again with the same question and directory after a crash, and the run picks up where it stopped:
+
+- opening the run opens the journal (:func:`open_journal`); a journaled brief is used without calling the scope model;
+- once the brief is known, :func:`restore` journals it, restores the evidence ledger and the notes of completed
+  sub-topics, and tells the orchestrator which sub-topics are already done;
+- ``research_subtopic`` answers a completed sub-topic from the journal (:func:`resumed_note`, matched by
+  :func:`~haystack_deep_research.run._journal.subtopic_key`) and journals every new note (:func:`journal_note`);
+- closing the run journals its end and writes the report and the final ledger (:func:`write_outcome`); the run's one
+  closer (:func:`close_run`) then releases the directory.
+
+Without a run directory nothing here does anything. A write that fails is a warning that says what
+it costs, never a lost result.
+
+**Stream.** Iterating a run's events with ``async for``: the iteration ends by itself when the run ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import os
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from haystack import Pipeline, logging
+from haystack.components.agents.state import State
+from haystack.components.agents.state.state_utils import replace_values
+from haystack.core.errors import PipelineRuntimeError, SerializationError
+from haystack.core.serialization import default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage, ChatRole, StreamingCallbackT
+from haystack.utils.callable_serialization import deserialize_callable, serialize_callable
+
+from haystack_deep_research._prompts import RESUMED_SUBTOPICS, render_user
+from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research.errors import ConfigurationError, DeepResearchError, InvalidQuestionError, UsageError
+from haystack_deep_research.events import EventBus, Notice, RunEnded, RunStarted, Subscriber
+from haystack_deep_research.events.types import Event
+from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.run._budget import CostMeter, RunBudget, bind
+from haystack_deep_research.run._journal import LEDGER_FILE, REPORT_FILE, JournaledNote, RunJournal
+from haystack_deep_research.run._phases import Phase, PhaseHook, RunBound, blocking, drive, drive_async
+from haystack_deep_research.run._research_run import ResearchRun, RunView, publish, run_outputs
+from haystack_deep_research.settings import Budgets
+from haystack_deep_research.settings.grouped import Price
+from haystack_deep_research.state import (
+    EXIT_REASON,
+    HOOK_CONTEXT,
+    INPUTS_KEY,
+    MESSAGES,
+    NOTES,
+    PHASE_ORCHESTRATOR,
+    PHASE_RESEARCH,
+    PHASE_RUN,
+    PHASE_WRITE,
+    REPORT,
+    RUN_GUARD_KEY,
+    RUN_KEY,
+    STOP_RUN,
+    TOKEN_USAGE,
+    TOOLS,
+    WARNINGS,
+)
+from haystack_deep_research.web import start_parsers
+
+if TYPE_CHECKING:
+    from haystack_deep_research.events import Subscriber
+    from haystack_deep_research.run._research_run import ResearchRun
+
+__all__ = [
+    "MAX_QUESTION_CHARS",
+    "BudgetHook",
+    "CloseRunHook",
+    "EventStream",
+    "OpenRunHook",
+    "PipelineShape",
+    "RunGuard",
+    "RunInputs",
+    "check_hook_context",
+    "check_messages",
+    "check_question",
+    "close_run",
+    "counted_view",
+    "current_run",
+    "inputs_of",
+    "journal_note",
+    "restore",
+    "resumed_note",
+    "run_inputs",
+    "running",
+    "view_of",
+]
+
+
+logger = logging.getLogger(__name__)
+
+_EXAMPLE = "messages=[ChatMessage.from_user('your question')]"
+
+MAX_QUESTION_CHARS = 20_000
+"""The longest research question, in characters (after stripping): longer text is material, not a question."""
+
+
+def check_question(question: str) -> str:
+    """
+    Check a research question's length.
+
+    :param question: The question, stripped.
+    :returns: The question.
+    :raises InvalidQuestionError: If it is longer than :data:`MAX_QUESTION_CHARS`; the message says what to do.
+    """
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidQuestionError(
+            f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. Ask a shorter "
+            "question, and give long material as documents instead (Sources(datastores=...))."
+        )
+    return question
+
+
+def check_messages(messages: Any) -> list[ChatMessage]:
+    """
+    Check that ``messages`` is a list of ``ChatMessage``.
+
+    :param messages: What was passed to ``run`` as ``messages``.
+    :returns: The messages.
+    :raises InvalidQuestionError: If it is anything else; the message says what was passed and what to pass.
+    """
+    if isinstance(messages, ChatMessage):
+        raise InvalidQuestionError("messages must be a list of ChatMessage; wrap the message: messages=[message].")
+    if isinstance(messages, str):
+        raise InvalidQuestionError(f"messages must be a list of ChatMessage, not a string; pass {_EXAMPLE}.")
+    if not isinstance(messages, list):
+        raise InvalidQuestionError(
+            f"messages must be a list of ChatMessage, for example {_EXAMPLE}; got {type(messages).__name__}."
+        )
+    for index, message in enumerate(messages):
+        if isinstance(message, ChatMessage):
+            continue
+        fix = "ChatMessage.from_dict(...)" if isinstance(message, dict) else "ChatMessage.from_user(...)"
+        raise InvalidQuestionError(
+            f"messages[{index}] is a {type(message).__name__}, not a ChatMessage; build each message with {fix}, "
+            f"for example {_EXAMPLE}."
+        )
+    return messages
+
+
+_MOVED_KEYS = {
+    "haystack_deep_research.run_dir": "run_dir=...",
+    "haystack_deep_research.on_event": "on_event=...",
+    "haystack_deep_research.progress": "on_event=progress_view(progress)",
+    "haystack_deep_research.streaming_callback": "streaming_callback=...",
+    "haystack_deep_research.budgets": "budgets=...",
+    "haystack_deep_research.brief": "brief=...",
+    "haystack_deep_research.on_run_opened": "on_run_opened=...",
+}
+"""The ``hook_context`` keys a run read before its inputs became one ``RunInputs``, and the field each became."""
+
+
+def check_hook_context(hook_context: Any) -> dict[str, Any]:
+    """
+    Check that ``hook_context`` is a dict (or ``None``, meaning an empty one) that holds none of the keys a run used to
+    read its inputs from: those are refused, naming the ``RunInputs`` field to pass instead, never ignored.
+
+    :param hook_context: What was passed to ``run`` as ``hook_context``.
+    :returns: The dict (a new empty one for ``None``).
+    :raises ConfigurationError: If it is anything else, or holds such a key.
+    """
+    if hook_context is None:
+        return {}
+    if not isinstance(hook_context, dict):
+        raise ConfigurationError(
+            f"hook_context must be a dict, for example {{'request_id': 7}}; got {type(hook_context).__name__}."
+        )
+    if moved := sorted(hook_context.keys() & _MOVED_KEYS.keys()):
+        key = moved[0]
+        raise ConfigurationError(
+            f"hook_context[{key!r}] is not read any more: pass inputs=RunInputs({_MOVED_KEYS[key]}) to run instead."
+        )
+    return hook_context
+
+
+class RunGuard:
+    """
+    What one agent run opened that must be closed when the run ends, whatever the way it ends.
+
+    The agent puts a guard in ``hook_context`` (under ``RUN_GUARD_KEY``) for the run's life; the run's ``before_run``
+    hook registers what it opens; the agent calls :meth:`close` once its run returned or raised. Closing something
+    twice must be harmless: a run that ends normally has already closed it. Copying the guard returns the guard.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closers: list[Callable[[], None]] = []
+
+    def __repr__(self) -> str:
+        return f"RunGuard(open={len(self._closers)})"
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """
+        :param closer: Called once by :meth:`close`.
+        """
+        with self._lock:
+            self._closers.append(closer)
+
+    def close(self) -> None:
+        """Call every registered closer once, newest first; one that raises is logged and the others still run."""
+        with self._lock:
+            closers, self._closers = self._closers[::-1], []
+        for closer in closers:
+            try:
+                closer()
+            except Exception as error:  # closing must go on; the run's own outcome is what the caller sees
+                logger.warning(
+                    "Closing a run failed: {error_type}: {error}", error_type=type(error).__name__, error=error
+                )
+
+
+def _callable(name: str, value: Any, shape: str) -> None:
+    if value is not None and not callable(value):
+        raise ConfigurationError(f"RunInputs({name}=...) must be a callable {shape}; got {type(value).__name__}.")
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """
+    What one run is given besides its question, the same for every shape. Each field is honoured by every shape, or
+    refused with a :class:`~haystack_deep_research.errors.ConfigurationError` naming it.
+
+    :param run_dir: A directory to journal the run in and resume it from after a crash (see docs/resume.md), or
+        ``None``.
+    :param on_event: A callable ``on_event(event)`` receiving every typed event of the run (after the shape's own
+        ``on_event=``). A ``progress(phase, message)`` callback takes part through
+        ``haystack_deep_research.events.progress_view(progress)``.
+    :param streaming_callback: A Haystack streaming callback: every model of the run streams to it, each chunk tagged
+        with its role. ``run(messages, streaming_callback=...)`` sets the same thing.
+    :param budgets: A :class:`~haystack_deep_research.Budgets` for this run: its limits replace the shape's, its
+        prices go on top of the shape's.
+    :param brief: The research brief, used as it is: the deep research agent calls no scope model, and the writer of
+        every shape that writes a report frames it by this brief. The deep agent answers its conversation and refuses
+        a brief.
+    :param on_run_opened: A callable ``on_run_opened(run)`` called with the
+        :class:`~haystack_deep_research.ResearchRun` once it is open, so a caller keeps what the run gathered when the
+        run itself never returns (the command line saves a partial report on Ctrl-C).
+    :raises ConfigurationError: If a field has the wrong type; the message names the field. (A ``run_dir`` that
+        cannot be used is a ``RunDirError`` when the run opens it.)
+    """
+
+    run_dir: str | os.PathLike[str] | None = None
+    on_event: Subscriber | None = None
+    streaming_callback: StreamingCallbackT | None = None
+    budgets: Budgets | None = None
+    brief: str | None = None
+    on_run_opened: Callable[[ResearchRun], Any] | None = None
+
+    def __post_init__(self) -> None:
+        _callable("on_event", self.on_event, "on_event(event)")
+        _callable("streaming_callback", self.streaming_callback, "taking a StreamingChunk")
+        _callable("on_run_opened", self.on_run_opened, "on_run_opened(run)")
+        if self.budgets is not None and not isinstance(self.budgets, Budgets):
+            raise ConfigurationError(
+                f"RunInputs(budgets=...) must be a Budgets, for example Budgets(tokens=50_000); got "
+                f"{type(self.budgets).__name__}."
+            )
+        if self.brief is not None and (not isinstance(self.brief, str) or not self.brief.strip()):
+            raise ConfigurationError("RunInputs(brief=...) must be a non-empty string, or None to write one.")
+
+    def budgets_over(self, own: Budgets) -> Budgets:
+        """
+        :param own: The budgets the shape was built with.
+        :returns: The run's budgets: this run's over ``own``, or ``own``.
+        """
+        return own if self.budgets is None else self.budgets.over(own)
+
+
+@dataclass(frozen=True)
+class OpenRun:
+    """
+    The current run, as what runs inside it sees it: the steps of a Pipeline shape, the hooks and tools of an Agent
+    shape (yours too).
+
+    :param run: The run.
+    :param context: The caller's ``hook_context`` (request-scoped inputs that nested agents' hooks may read).
+    """
+
+    run: ResearchRun
+    context: dict[str, Any]
+
+
+_CURRENT: contextvars.ContextVar[OpenRun | None] = contextvars.ContextVar("haystack_deep_research_run", default=None)
+
+
+def current_run() -> OpenRun:
+    """
+    :returns: The run the enclosing shape opened: every shape makes its open run the current run until it returns.
+    :raises UsageError: If no run is open: a step of a Pipeline shape was run outside the shape that built it, or
+        the code runs outside any run of this library.
+    """
+    opened = _CURRENT.get()
+    if opened is None:
+        raise UsageError(
+            "this step runs inside a run of its shape: run the agent or workflow that create_iterative_research_agent "
+            "or create_research_workflow built (agent.run(messages=[...])), not its Pipeline directly."
+        )
+    return opened
+
+
+def make_current(run: ResearchRun, context: dict[str, Any] | None = None) -> Callable[[], None]:
+    """
+    Make ``run`` the current run (see :func:`current_run`) until the returned callable is called, in the same context.
+
+    :param run: The run.
+    :param context: The caller's ``hook_context``, or ``None``.
+    :returns: What makes the run current no more (the current run before it is current again).
+    """
+    token = _CURRENT.set(OpenRun(run=run, context=dict(context or {})))
+    return lambda: _CURRENT.reset(token)
+
+
+@contextmanager
+def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator[OpenRun]:
+    """
+    Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline (and, for a step used
+    on its own, a test or a Pipeline of the caller's own). Nothing is opened or closed.
+
+    :param run: The run.
+    :param context: The caller's ``hook_context``, or ``None``.
+    :returns: The current run, as the steps see it.
+    """
+    done = make_current(run, context)
+    try:
+        yield current_run()
+    finally:
+        done()
+
+
+def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:
+    """
+    The per-run inputs a shape's ``run`` was given, checked.
+
+    :param inputs: What was passed as ``inputs``: a :class:`RunInputs`, or ``None`` for none.
+    :param streaming_callback: What was passed as ``streaming_callback``, or ``None``; it wins over the inputs' own.
+    :returns: The inputs.
+    :raises ConfigurationError: If ``inputs`` is not a ``RunInputs``, or the callback is not callable.
+    """
+    if inputs is None:
+        inputs = RunInputs()
+    if not isinstance(inputs, RunInputs):
+        raise ConfigurationError(
+            f"inputs must be a RunInputs, for example inputs=RunInputs(run_dir='runs/one'); "
+            f"got {type(inputs).__name__}."
+        )
+    if streaming_callback is None or streaming_callback is inputs.streaming_callback:
+        return inputs
+    return replace(inputs, streaming_callback=streaming_callback)
+
+
+def inputs_of(context: dict[str, Any]) -> RunInputs:
+    """
+    :param context: An Agent shape's ``hook_context``.
+    :returns: The per-run inputs its ``run`` put there (none outside a run of a shape of this library).
+    """
+    given = context.get(INPUTS_KEY)
+    return given if isinstance(given, RunInputs) else RunInputs()
+
+
+def question_from(messages: Any) -> str:
+    """
+    Find the research question: the text of the last user message, cleaned (see
+    :func:`~haystack_deep_research.evidence.clean_text`).
+
+    :param messages: The messages passed to ``run``.
+    :returns: The question, stripped.
+    :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
+        the question is longer than ``MAX_QUESTION_CHARS``.
+    """
+    for message in reversed(check_messages(messages)):
+        if message.is_from(ChatRole.USER):
+            text = clean_text(message.text or "").strip()
+            if text:
+                return check_question(text)
+            break
+    raise InvalidQuestionError(
+        "No research question: pass messages=[ChatMessage.from_user('your question')] with a non-empty question."
+    )
+
+
+def view_of(state: State) -> RunView | None:
+    """
+    :param state: An agent's live State.
+    :returns: The agent's view of its run, or ``None`` when it runs outside a run of this library.
+    """
+    context = state.data.get(HOOK_CONTEXT)
+    view = context.get(RUN_KEY) if isinstance(context, dict) else None
+    return view if isinstance(view, RunView) else None
+
+
+def counted_view(state: State) -> RunView | None:
+    """
+    :param state: An agent's live State, at a step boundary.
+    :returns: :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None``
+        outside a run of this library.
+    """
+    view = view_of(state)
+    if view is not None:
+        view.count_usage(state.data.get(TOKEN_USAGE))
+    return view
+
+
+def context_of(state: State) -> dict[str, Any]:
+    """
+    :param state: An agent's live State.
+    :returns: Its ``hook_context`` (``{}`` when none was given).
+    :raises ConfigurationError: If the ``hook_context`` given is not a dict.
+    """
+    return check_hook_context(state.data.get(HOOK_CONTEXT))
+
+
+class OpenRunHook(PhaseHook):
+    """
+    ``before_run``: open the run (see the module docstring).
+
+    :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
+    :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
+    :param on_event: A callable receiving every event of every run of the agent (before a run's own
+        ``RunInputs(on_event=...)``), or ``None``. A module-level function serializes with the hook; a lambda does not.
+    :param cost_budget: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
+    :param phase_models: The model each phase of the run calls, by phase name: what each phase's usage costs.
+    :param prices: Model prices on top of the defaults (see :mod:`haystack_deep_research.run._budget`).
+    :raises ConfigurationError: If a budget is out of range, ``prices`` is not a dict of ``Price``, or ``on_event``
+        is not callable.
+    """
+
+    allowed_hook_points = ("before_run",)
+    run_phase = PHASE_ORCHESTRATOR
+    """The phase the run's own agent counts its model calls toward."""
+    takes_brief = True
+    """Whether a run takes a brief of the caller's (``RunInputs(brief=...)``); a shape that uses none refuses it."""
+
+    def __init__(
+        self,
+        *,
+        token_budget: int | None = None,
+        time_budget: float | None = None,
+        cost_budget: float | None = None,
+        phase_models: dict[str, str] | None = None,
+        prices: dict[str, Price] | None = None,
+        on_event: Subscriber | None = None,
+    ) -> None:
+        budget = RunBudget(token_budget=token_budget, time_budget=time_budget, cost_budget=cost_budget)
+        CostMeter(phase_models=phase_models, prices=prices)
+        if on_event is not None and not callable(on_event):
+            raise ConfigurationError(f"on_event must be a callable on_event(event); got {type(on_event).__name__}.")
+        self.token_budget = budget.token_budget
+        self.time_budget = budget.time_budget
+        self.cost_budget = budget.cost_budget
+        self.phase_models = dict(phase_models or {})
+        self.prices = dict(prices or {})
+        self.on_event = on_event
+
+    def run_parameters(self) -> dict[str, Any]:
+        """:returns: The run's parameters, serialized (a subclass adds them to its own ``to_dict``)."""
+        parameters: dict[str, Any] = {
+            "token_budget": self.token_budget,
+            "time_budget": self.time_budget,
+            "cost_budget": self.cost_budget,
+            "phase_models": self.phase_models,
+            "prices": {model: price.to_dict() for model, price in self.prices.items()},
+        }
+        if self.on_event is not None:
+            try:
+                parameters["on_event"] = serialize_callable(self.on_event)
+            except SerializationError as error:
+                raise ConfigurationError(
+                    f"on_event cannot be serialized ({error}); pass a module-level function, or pass the subscriber "
+                    "per run: run(..., inputs=RunInputs(on_event=...))."
+                ) from error
+        return parameters
+
+    @staticmethod
+    def run_parameters_from_dict(init_parameters: dict[str, Any]) -> None:
+        """
+        Turn serialized prices and ``on_event`` back into objects, in place.
+
+        :param init_parameters: The ``init_parameters`` of a serialized hook.
+        """
+        prices = init_parameters.get("prices")
+        if isinstance(prices, dict):
+            init_parameters["prices"] = {model: Price.from_dict(price) for model, price in prices.items()}
+        if isinstance(init_parameters.get("on_event"), str):
+            init_parameters["on_event"] = deserialize_callable(init_parameters["on_event"])
+
+    def phase(self, state: State) -> Phase[None]:
+        """
+        :param state: The agent's live State.
+        :returns: The phase.
+        :raises InvalidQuestionError: (from the phase) If the messages hold no question; nothing has run yet.
+        :raises RunDirError: (from the phase) If the run directory cannot be used.
+        :raises ConfigurationError: (from the phase) If ``hook_context`` is not a dict, or the shape refuses an input.
+        """
+        question = self.question_of(state.data.get(MESSAGES))
+        context = context_of(state)
+        run = yield from self.open_run(question, inputs_of(context))
+        journal = run.journal
+        if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):  # a ResearchAgent's run: it closes the guard
+            guard.on_close(run.close)
+            if journal is not None:
+                guard.on_close(journal.close)
+            guard.on_close(make_current(run, context))  # the current run until the agent's run returns
+        try:
+            yield from self._open(state, context, run)
+        except BaseException:
+            run.close()
+            if journal is not None:
+                journal.close()
+            raise
+
+    def question_of(self, messages: Any) -> str:
+        """
+        The run's question: the last user message (a subclass may read the conversation otherwise).
+
+        :param messages: The messages passed to ``run``.
+        :returns: The question.
+        :raises InvalidQuestionError: If the messages hold no question.
+        """
+        return question_from(messages)
+
+    def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
+        """
+        Open the run of one question (see the module docstring). Every shape opens its run here: the agents in this
+        hook, the Pipeline shapes before their Pipeline runs.
+
+        :param question: The run's question.
+        :param inputs: The run's inputs.
+        :returns: The phase; it returns the open run (its journal, if any, is open: the caller closes it).
+        :raises RunDirError: (from the phase) If the run directory cannot be used.
+        :raises ConfigurationError: (from the phase) If the shape refuses one of the inputs, or a run's dollar budget
+            lacks a price.
+        """
+        if inputs.brief is not None and not self.takes_brief:
+            raise ConfigurationError(
+                "this shape takes no RunInputs(brief=...): it answers the conversation it is given; put the brief in "
+                "the messages."
+            )
+        own = Budgets(
+            tokens=self.token_budget, seconds=self.time_budget, dollars=self.cost_budget, prices=self.prices or None
+        )
+        budgets = inputs.budgets_over(own)
+        if budgets is not own:
+            budgets.check_priced(self.phase_models)
+        start_parsers()  # parsers load while the run makes its first model calls, not when its first page arrives
+        journal = yield from open_journal(inputs.run_dir, question)
+        subscribers = [given for given in (self.on_event, inputs.on_event) if given is not None]
+        run = ResearchRun(
+            question=question,
+            budget=RunBudget(token_budget=budgets.tokens, time_budget=budgets.seconds, cost_budget=budgets.dollars),
+            journal=journal,
+            events=EventBus(uuid.uuid4().hex, subscribers),
+            streaming_callback=inputs.streaming_callback,
+            phase_models=self.phase_models,
+            prices=dict(budgets.prices or {}),
+        )
+        run.brief = inputs.brief.strip() if inputs.brief is not None else question
+        try:
+            if inputs.on_run_opened is not None:
+                inputs.on_run_opened(run)
+        except BaseException:
+            run.close()
+            if journal is not None:
+                journal.close()
+            raise
+        run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
+        return run
+
+    def _open(self, state: State, context: dict[str, Any], run: ResearchRun) -> Phase[None]:
+        view = run.view(self.run_phase)
+        state.set(HOOK_CONTEXT, {**context, RUN_KEY: view}, handler_override=replace_values)
+        shared = [
+            getattr(tool, "name", repr(tool))
+            for tool in state.data.get(TOOLS) or []
+            if isinstance(tool, RunBound) and not tool.attach_run(view)
+        ]
+        if shared:
+            logger.warning(
+                "The tools {tools} are shared by every run of this agent, so they work without the run (nothing they "
+                "read is recorded). Put them in a RunToolset.",
+                tools=shared,
+            )
+        yield from self.begin(state, run)
+        publish(state, run)
+
+    def begin(self, state: State, run: ResearchRun) -> Phase[None]:
+        """
+        Opening work of a subclass, after the run is open.
+
+        :param state: The agent's live State.
+        :param run: The run.
+        :returns: The phase.
+        """
+        yield from ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized hook."""
+        return default_to_dict(self, **self.run_parameters())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The hook.
+        """
+        cls.run_parameters_from_dict(data.get("init_parameters") or {})
+        return default_from_dict(cls, data)
+
+
+class CloseRunHook(PhaseHook, InitSerialized):
+    """``after_run``: close the run (see the module docstring); nothing happens outside a run of this library."""
+
+    allowed_hook_points = ("after_run",)
+
+    def phase(self, state: State) -> Phase[None]:
+        """
+        :param state: The agent's live State.
+        :returns: The phase.
+        """
+        view = counted_view(state)
+        if view is None:
+            return
+        run = view.run
+        failure: Exception | None = None
+        try:
+            yield from self.finish(state, run)
+        except Exception as error:  # the run is closed first; then the error propagates
+            failure = error
+        report, exit_reason = str(state.data.get(REPORT) or ""), str(state.data.get(EXIT_REASON) or "")
+        outputs = yield from close_run(run, report=report, exit_reason=exit_reason)
+        for key, value in outputs.items():
+            if key in state.schema:
+                state.set(key, value, handler_override=replace_values)
+        if failure is not None:
+            raise failure
+
+    def finish(self, state: State, run: ResearchRun) -> Phase[None]:
+        """
+        Closing work of a subclass, before the run is closed.
+
+        :param state: The agent's live State.
+        :param run: The run.
+        :returns: The phase.
+        """
+        yield from ()
+
+
+class BudgetHook(InitSerialized):
+    """
+    ``before_llm`` of the orchestrator and of every sub-researcher: count the agent's new token usage into the run,
+    stop the agent once the run's token or time budget is spent (``stop_run`` becomes its ``exit_reason``), and else
+    bind the run's budget to the step's model call, which :class:`~haystack_deep_research.run._budget.
+    DeadlineChatGenerator` cuts at the deadline. ``run_async`` runs on the event loop, so the binding reaches the call.
+    """
+
+    allowed_hook_points = ("before_llm",)
+
+    def run(self, state: State) -> None:
+        """
+        :param state: The agent's live State.
+        """
+        view = counted_view(state)
+        bind(view.run.budget if view is not None else None)
+        if view is None:
+            return
+        if (reason := view.spent()) is not None:
+            state.set(STOP_RUN, reason)
+
+    async def run_async(self, state: State) -> None:
+        """
+        :param state: The agent's live State.
+        """
+        self.run(state)
+
+
+def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
+    """
+    Close a run, whatever its shape (see the module docstring): its resources, the run directory (outcome written,
+    lock released), ``RunEnded``.
+
+    :param run: The run.
+    :param report: Its report, as it leaves the library.
+    :param exit_reason: Why it ended.
+    :returns: The phase; it returns the shared outputs the run holds (:func:`~haystack_deep_research.run._research_run.
+        run_outputs`) with ``report`` and ``exit_reason``.
+    """
+    run.close()
+    journal = run.journal
+    try:
+        yield from write_outcome(run, report=report, exit_reason=exit_reason)
+    finally:
+        if journal is not None:
+            journal.close()
+    outputs = {**run_outputs(run), REPORT: report, EXIT_REASON: exit_reason}
+    run.events.emit(
+        RunEnded(
+            phase=PHASE_RUN,
+            exit_reason=exit_reason,
+            notes=len(outputs[NOTES]),
+            sources=len(run.ledger),
+            warnings=len(outputs[WARNINGS]),
+        )
+    )
+    return outputs
+
+
+def _unwrapped(error: PipelineRuntimeError) -> Exception:
+    cause = error.__cause__
+    return cause if isinstance(cause, DeepResearchError) else error
+
+
+T = TypeVar("T")
+
+
+class PipelineShape:
+    """
+    The run contract of a Pipeline shape (see the module docstring). A subclass is a Haystack component whose ``run``
+    and ``run_async`` call :meth:`research` and :meth:`research_async`.
+
+    :param pipeline: The shape's Pipeline.
+    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
+        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
+    :param finish: The Pipeline component whose outputs are the shape's outputs.
+    """
+
+    def __init__(
+        self, *, pipeline: Pipeline, run_settings: dict[str, Any] | None = None, finish: str = "finish"
+    ) -> None:
+        self.pipeline = pipeline
+        self.opener = OpenRunHook(**(run_settings or {}))
+        self.finish = finish
+
+    def warm_up(self) -> None:
+        """Warm up the Pipeline's components."""
+        self.pipeline.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized shape: its Pipeline and run settings."""
+        return default_to_dict(self, pipeline=self.pipeline.to_dict(), run_settings=self.opener.run_parameters())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """
+        :param data: What ``to_dict`` returned.
+        :returns: The shape.
+        """
+        parameters = data["init_parameters"]
+        parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
+        OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
+        return default_from_dict(cls, data)
+
+    def step(self, kind: type[T]) -> T:
+        """
+        :param kind: The class of one of the Pipeline's steps.
+        :returns: The Pipeline's first step of that class.
+        :raises ConfigurationError: If the Pipeline holds none (it was rebuilt without it).
+        """
+        for _, instance in self.pipeline.walk():
+            if isinstance(instance, kind):
+                return instance
+        raise ConfigurationError(f"this Pipeline has no {kind.__name__}; build it with the library's factory.")
+
+    def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
+        """
+        :param run: The open run.
+        :param inputs: The shape's own inputs besides ``messages`` and ``hook_context``.
+        :returns: The Pipeline's input data.
+        """
+        raise NotImplementedError
+
+    def _open(
+        self, messages: Any, streaming_callback: Any, hook_context: Any, inputs: RunInputs | None
+    ) -> tuple[str, dict[str, Any], RunInputs]:
+        question = question_from(messages)
+        return question, check_hook_context(hook_context), run_inputs(inputs, streaming_callback)
+
+    @contextmanager
+    def _current(self, run: ResearchRun, context: dict[str, Any]) -> Iterator[None]:
+        try:
+            with running(run, context):
+                yield
+        except PipelineRuntimeError as error:
+            raise _unwrapped(error) from error.__cause__
+        finally:
+            run.close()
+            if run.journal is not None:
+                run.journal.close()
+
+    def research(
+        self,
+        messages: Any,
+        streaming_callback: Any = None,
+        hook_context: Any = None,
+        inputs: RunInputs | None = None,
+        **own: Any,
+    ) -> dict[str, Any]:
+        """
+        Open the run, run the Pipeline in it, close the run.
+
+        :param messages: The question, as the last user message.
+        :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
+        :param hook_context: The caller's request-scoped inputs, handed to the hooks of the shape's nested agents.
+        :param inputs: The run's inputs (``RunInputs``), or ``None``.
+        :param own: The shape's own inputs (see :meth:`entry`).
+        :returns: The outputs of the ``finish`` component.
+        :raises InvalidQuestionError: If ``messages`` holds no question; nothing has run.
+        :raises ConfigurationError: If ``hook_context`` or ``inputs`` has the wrong type.
+        :raises RunDirError: If the run directory cannot be used.
+        """
+        question, context, given = self._open(messages, streaming_callback, hook_context, inputs)
+        run = drive(self.opener.open_run(question, given))
+        with self._current(run, context):
+            return dict(self.pipeline.run(self.entry(run, **own))[self.finish])
+
+    async def research_async(
+        self,
+        messages: Any,
+        streaming_callback: Any = None,
+        hook_context: Any = None,
+        inputs: RunInputs | None = None,
+        **own: Any,
+    ) -> dict[str, Any]:
+        """
+        Async variant of :meth:`research`.
+
+        :param messages: The question, as the last user message.
+        :param streaming_callback: A Haystack streaming callback, or ``None``.
+        :param hook_context: The caller's request-scoped inputs.
+        :param inputs: The run's inputs, or ``None``.
+        :param own: The shape's own inputs.
+        :returns: The outputs of the ``finish`` component.
+        """
+        question, context, given = self._open(messages, streaming_callback, hook_context, inputs)
+        run = await drive_async(self.opener.open_run(question, given))
+        with self._current(run, context):
+            return dict((await self.pipeline.run_async(self.entry(run, **own)))[self.finish])
+
+
+_END_LOST = "a resumed run would not restore the sources found after the last note"
+
+
+def open_journal(run_dir: str | os.PathLike[str] | None, question: str) -> Phase[RunJournal | None]:
+    """
+    Open the journal of the run directory, if any.
+
+    :param run_dir: The run's directory, or ``None``.
+    :param question: The run's question.
+    :returns: The phase; it returns the journal, or ``None`` without a run directory.
+    :raises RunDirError: (from the phase) If the directory cannot be used.
+    """
+    if run_dir is None:
+        return None
+    [opened] = yield [blocking(RunJournal.open, run_dir, question)]
+    if opened.error is not None:
+        raise opened.error
+    return opened.value
+
+
+def _failed(run: ResearchRun, phase: str, what: str, error: Exception | None, consequence: str) -> None:
+    if error is not None:
+        run.warn(phase, f"could not write {what} to the run directory ({error}); {consequence}")
+
+
+def restore(state: State, run: ResearchRun) -> Phase[None]:
+    """
+    Journal the brief, and restore the ledger and the notes an earlier attempt completed.
+
+    :param state: The orchestrator's live State.
+    :param run: The run, whose brief is set.
+    :returns: The phase.
+    """
+    journal = run.journal
+    if journal is None:
+        return
+    [written] = yield [blocking(journal.record_brief, run.brief)]
+    _failed(run, PHASE_RESEARCH, "the brief", written.error, "a resumed run would write it again")
+    restored = journal.ledger()
+    if len(restored):
+        run.ledger = restored
+    notes = journal.notes()
+    if not notes:
+        return
+    run.add_notes(note.note for note in notes)
+    state.set(MESSAGES, [render_user(RESUMED_SUBTOPICS, subtopics=[note.subtopic for note in notes])])
+    run.events.emit(
+        Notice(
+            phase=PHASE_RESEARCH,
+            text=f"resumed: {len(notes)} sub-topic(s) and {len(restored)} source(s) restored",
+        )
+    )
+
+
+def resumed_note(view: RunView, subtopic: str) -> JournaledNote | None:
+    """
+    :param view: The orchestrator's view of the run.
+    :param subtopic: The sub-topic being delegated.
+    :returns: The journaled note of that sub-topic when an earlier attempt of this run completed it, else ``None``.
+    """
+    journal = view.run.journal
+    return journal.find_note(subtopic) if journal is not None else None
+
+
+def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[None]:
+    """
+    Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
+    nothing of the record is on disk then, so a resumed run researches the sub-topic again.
+
+    :param view: The orchestrator's view of the run.
+    :param subtopic: The sub-topic as delegated.
+    :param note: What the researcher returned.
+    :returns: The phase.
+    """
+    journal = view.run.journal
+    if journal is None:
+        return
+    record = blocking(
+        journal.record_note,
+        subtopic=subtopic,
+        note=note.note,
+        summary=note.summary,
+        partial=note.partial,
+        ledger=view.ledger,
+        position=view.run.place_of(note.note),
+    )
+    [written] = yield [record]
+    _failed(
+        view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error, "a resumed run would research it again"
+    )
+
+
+def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[None]:
+    """
+    Journal the end of the attempt (with the sources not journaled yet), and write ``ledger.json`` and ``report.md``.
+    Each write that fails is a warning saying what it costs; the others are still made. Every shape ends its run
+    directory this way.
+
+    :param run: The run.
+    :param report: The report.
+    :param exit_reason: Why the run ended.
+    :returns: The phase.
+    """
+    journal = run.journal
+    if journal is None:
+        return
+    [ended] = yield [blocking(journal.record_end, exit_reason=exit_reason, ledger=run.ledger)]
+    _failed(run, PHASE_WRITE, "the end of the run", ended.error, _END_LOST)
+    [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
+    _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
+    [written] = yield [blocking(journal.write_report, report)]
+    _failed(run, PHASE_WRITE, REPORT_FILE, written.error, "the report is in the result")
+
+
+class _AsyncRunnable(Protocol):
+    async def run_async(self, **kwargs: Any) -> dict[str, Any]: ...
+
+
+class EventStream:
+    """
+    Run an agent asynchronously and iterate its events as they happen.
+
+    ::
+
+        stream = EventStream(agent, messages=[ChatMessage.from_user("...")])
+        async for event in stream:
+            print(event.describe())
+        result = stream.result
+
+    The iteration ends when the run ends; then :attr:`result` holds the run's result. A run that fails raises its
+    error from the ``async for``. Leaving the loop early cancels the run.
+
+    :param agent: A shape of this library (anything whose ``run_async`` takes ``inputs=RunInputs(...)``).
+    :param run_kwargs: The arguments of ``run_async`` (``messages``, ``streaming_callback``, ``inputs``, ...). A
+        subscriber already in ``inputs`` (``RunInputs(on_event=...)``) still receives every event.
+    """
+
+    def __init__(self, agent: _AsyncRunnable, **run_kwargs: Any) -> None:
+        self._agent = agent
+        self._kwargs = run_kwargs
+        self.result: dict[str, Any] | None = None
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[Event]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        given = run_inputs(self._kwargs.get("inputs"))
+        chained = given.on_event
+
+        def deliver(event: Event) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+            if callable(chained):
+                chained(event)
+
+        inputs = dataclasses.replace(given, on_event=deliver)
+        task = asyncio.ensure_future(self._agent.run_async(**{**self._kwargs, "inputs": inputs}))
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                await asyncio.sleep(0)  # deliveries scheduled from worker threads before the run ended
+                while not queue.empty():
+                    yield queue.get_nowait()
+                self.result = task.result()
+                return
+        finally:
+            if not task.done():
+                task.cancel()

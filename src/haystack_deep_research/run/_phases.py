@@ -1,0 +1,702 @@
+"""
+How the library's work meets its models: work written once as a phase and driven sync or async, the hooks
+written with it, every model call streamed to the run's callback, and the wrappers that bound the Agent's own model
+calls (the time budget's deadline, a per-completion output cap).
+
+**Phases.** The library's one sync/async pattern: work is written once as a *phase*, and driven either way.
+
+A phase is a generator. It yields a batch (a list of :class:`Call`), receives one :class:`Outcome` per call in the
+same order, and finally returns its result. :func:`drive` runs the calls of a batch in worker threads (a batch of
+one runs inline), :func:`drive_async` runs them concurrently on the event loop; both run at most
+``max_concurrency`` calls at once. A call that raises never ends the phase: its outcome carries the error and the
+phase decides what it means. An error the phase itself raises propagates to the caller of the driver.
+
+Every hook and tool of the library is a phase with a thin sync shell (``drive``) and async shell (``drive_async``).
+Blocking work (file writes, parsing, sync-only clients) is a :func:`blocking` call, which the async driver runs in a
+worker thread, so nothing blocking runs on the event loop. :func:`ask` is a model call, traced with a span.
+
+**Streaming.** Streaming every model of a run to one callback, each chunk tagged with its role.
+
+A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's ``run`` was given
+(``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by other means hands
+its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts it. Every model
+call the library makes itself (:func:`ask`) and every nested agent it runs passes it
+on, wrapped so that each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
+``chunk.meta[ROLE_META]`` (and a sub-researcher's sub-topic or a subagent's name in ``chunk.meta[AGENT_META]``). Chunks
+stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original is never changed.
+
+A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
+refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.
+
+**Hooks.** The bases of the library's hooks and the things they share.
+
+- :class:`UsesModels`: forwards ``warm_up`` / ``warm_up_async`` / ``close`` / ``close_async`` to the models (and
+  nested agents) a hook, tool or stage uses, so that an Agent's own lifecycle calls reach every one of them.
+- :class:`PhaseHook`: a hook written once as a phase (see **Phases** above), with thin sync and async shells.
+- :class:`RunBound`: what the run's ``before_run`` hook looks for among the run's tools to hand them the run.
+- :func:`with_hooks`: a factory's hooks with the caller's own Haystack hooks (``hooks=``) after them.
+
+**Bounded.** An Agent's chat generator bounded by the run's time budget (see :mod:`._budget`).
+
+The run's ``before_llm`` hook binds the run's budget just before each step; a call cut at the deadline becomes one
+empty reply, marked in its ``meta``, so the Agent stays in its loop and its next ``before_llm`` check ends it with
+``exit_reason`` "time_budget" before its ``after_run`` hooks keep what it gathered.
+
+**Output cap.** A per-completion output cap on a model the library does not call itself (the deep agent's own model,
+which the Agent calls): a thin wrapper that adds the provider's cap to every call's ``generation_kwargs``.
+
+The cap's name differs by provider and Haystack has no common one, so it is known for the generators that have one
+(:func:`output_cap_kwargs`); for any other generator, set the cap in its own ``generation_kwargs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import inspect
+import sys
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from haystack import component, tracing
+from haystack.components.agents.state import State
+from haystack.components.generators.chat.types import ChatGenerator
+from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.hooks import VALID_HOOK_POINTS
+
+from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research.errors import ConfigurationError, DeadlineExceededError
+from haystack_deep_research.run._budget import (
+    RunBudget,
+    bound_budget,
+    call_sync_within_async,
+    call_within,
+    call_within_async,
+)
+
+if TYPE_CHECKING:
+    from haystack_deep_research.run._research_run import RunView
+
+__all__ = [
+    "AGENT_META",
+    "ROLE_META",
+    "Call",
+    "DeadlineChatGenerator",
+    "Outcome",
+    "OutputCappedChatGenerator",
+    "Phase",
+    "PhaseHook",
+    "RunBound",
+    "UsesModels",
+    "ask",
+    "blocking",
+    "deadline_reply",
+    "drive",
+    "drive_async",
+    "failure",
+    "for_async",
+    "for_sync",
+    "model_name",
+    "subphase",
+    "with_hooks",
+]
+
+
+T = TypeVar("T")
+
+MODEL_CALL_SPAN = "haystack_deep_research.model_call"
+"""The name of the tracing span around every model call the library makes itself."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """
+    One call a phase asks for, in both forms.
+
+    :param run: Makes the call synchronously.
+    :param run_async: Makes the call on the event loop.
+    """
+
+    run: Callable[[], Any]
+    run_async: Callable[[], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """
+    What one call gave: its value, or the error it raised.
+
+    :param value: The call's return value (``None`` after an error).
+    :param error: The exception the call raised, or ``None``.
+    """
+
+    value: Any = None
+    error: Exception | None = None
+
+    @property
+    def reply(self) -> ChatMessage | None:
+        """:returns: The value when it is a chat message (the outcome of :func:`ask`), else ``None``."""
+        return self.value if isinstance(self.value, ChatMessage) else None
+
+    @property
+    def text(self) -> str:
+        """:returns: The stripped text of :attr:`reply`; ``""`` when there is none."""
+        reply = self.reply
+        return ((reply.text if reply is not None else None) or "").strip()
+
+
+Phase = Generator[list[Call], list[Outcome], T]
+
+
+def failure(error: Exception | None) -> str:
+    """
+    Say why a model call produced no text.
+
+    :param error: The exception the call raised, or ``None`` when it returned no text.
+    :returns: A short reason.
+    """
+    return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
+
+
+def model_name(generator: Any) -> str:
+    """
+    :param generator: A chat generator.
+    :returns: Its model name when it has one, else its class name.
+    """
+    name = getattr(generator, "model", None)
+    return name if isinstance(name, str) and name else type(generator).__name__
+
+
+@contextmanager
+def _model_span(generator: Any, role: str, messages: list[ChatMessage]) -> Iterator[Any]:
+    tags = {"haystack_deep_research.role": role, "haystack_deep_research.model": model_name(generator)}
+    with tracing.tracer.trace(MODEL_CALL_SPAN, tags=tags) as span:
+        if tracing.tracer.is_content_tracing_enabled:
+            span.set_content_tag("haystack_deep_research.input", [m.to_dict() for m in messages])
+        yield span
+
+
+def _first_reply(result: dict[str, Any], span: Any) -> ChatMessage | None:
+    replies = result.get("replies") or []
+    reply = replies[0] if replies else None
+    if reply is not None and tracing.tracer.is_content_tracing_enabled:
+        span.set_content_tag("haystack_deep_research.output", reply.to_dict())
+    return reply
+
+
+def ask(
+    generator: ChatGenerator,
+    messages: list[ChatMessage],
+    *,
+    role: str,
+    streaming_callback: Any = None,
+    generation_kwargs: dict[str, Any] | None = None,
+    agent: str = "",
+    keep_alive: bool = False,
+    budget: RunBudget | None = None,
+) -> Call:
+    """
+    A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`.
+
+    A generator without ``run_async`` runs in a worker thread on the async path, so the event loop is never blocked.
+    A call that streams to Haystack's ``OpenAIChatGenerator`` asks the stream to carry the token usage, which it
+    otherwise leaves out (see :func:`stream_usage_kwargs`).
+
+    :param generator: A Haystack chat generator.
+    :param messages: The prompt.
+    :param role: The role of the call (``scope``, ``summarizer``, ``writer``, ``judge``, ...), a span tag.
+    :param streaming_callback: The run's streaming callback, or ``None``: the generator streams to it (when its
+        ``run`` takes one), each chunk tagged with ``role`` (see :mod:`haystack_deep_research.run._phases`).
+    :param generation_kwargs: Generation settings for this call only (for example a strict ``response_format``).
+    :param agent: The sub-researcher's sub-topic or subagent's name the call works for, tagged on streamed chunks.
+    :param keep_alive: Ask for the reply as a stream even without a streaming callback (its chunks are dropped), so
+        that a client's read timeout applies to the wait between two chunks, not to the whole reply. A generator
+        with a streaming callback of its own keeps it.
+    :param budget: The run's budget: the call waits no longer than its time budget has left and then fails with
+        :class:`~haystack_deep_research.errors.DeadlineExceededError` (see :mod:`.deadline`); ``None`` for no bound.
+    :returns: A call whose value is the first reply (a ``ChatMessage``) or ``None``.
+    """
+    own = getattr(generator, "streaming_callback", None) is not None
+    if streaming_callback is None and keep_alive and not own:
+        streaming_callback = drop_chunk
+    streams = streaming_callback is not None and accepts_streaming(generator)
+    settings = {**(generation_kwargs or {}), **(stream_usage_kwargs(generator) if streams or own else {})}
+    extra: dict[str, Any] = {"generation_kwargs": settings} if settings else {}
+
+    def run() -> ChatMessage | None:
+        callback = for_sync(streaming_callback, role, agent) if streams else None
+        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+        with _model_span(generator, role, messages) as span:
+            return _first_reply(call_within(lambda: generator.run(messages=messages, **inputs), budget), span)
+
+    async def run_async() -> ChatMessage | None:
+        callback = for_async(streaming_callback, role, agent) if streams else None
+        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+        with _model_span(generator, role, messages) as span:
+            if hasattr(generator, "run_async"):
+                started = await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
+                return _first_reply(started, span)
+            if callback is not None:  # a sync run in a worker thread streams through a plain callback
+                inputs["streaming_callback"] = for_sync(streaming_callback, role, agent)
+                if inputs["streaming_callback"] is None:
+                    del inputs["streaming_callback"]
+            threaded = await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
+            return _first_reply(threaded, span)
+
+    return Call(run, run_async)
+
+
+def blocking(function: Callable[..., T], *args: Any, **kwargs: Any) -> Call:
+    """
+    A blocking call: run inline on the sync path, in a worker thread on the async path.
+
+    :param function: The function.
+    :param args: Its positional arguments.
+    :param kwargs: Its keyword arguments.
+    :returns: The call.
+    """
+    return Call(lambda: function(*args, **kwargs), lambda: asyncio.to_thread(function, *args, **kwargs))
+
+
+def subphase(factory: Callable[[], Phase[T]], *, max_concurrency: int = 5) -> Call:
+    """
+    A nested phase as one call of a batch, so that several phases of one batch proceed side by side.
+
+    :param factory: Builds the phase (called once per drive).
+    :param max_concurrency: Calls of one batch of the nested phase running at once.
+    :returns: The call; its value is what the nested phase returns.
+    """
+    return Call(
+        lambda: drive(factory(), max_concurrency=max_concurrency),
+        lambda: drive_async(factory(), max_concurrency=max_concurrency),
+    )
+
+
+def _attempt(call: Call) -> Outcome:
+    try:
+        return Outcome(value=call.run())
+    except Exception as error:  # handed to the phase, which decides what the failure means
+        return Outcome(error=error)
+
+
+async def _attempt_async(call: Call, limit: asyncio.Semaphore) -> Outcome:
+    async with limit:
+        try:
+            return Outcome(value=await call.run_async())
+        except Exception as error:  # handed to the phase, which decides what the failure means
+            return Outcome(error=error)
+
+
+def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:
+    """
+    Run a phase synchronously; the calls of a batch run in worker threads (each in a copy of the caller's context,
+    so tracing spans nest under the caller's).
+
+    :param phase: The phase.
+    :param max_concurrency: Calls of one batch running at once.
+    :returns: What the phase returned.
+    """
+    try:
+        batch = next(phase)
+        while True:
+            if len(batch) <= 1:
+                outcomes = [_attempt(call) for call in batch]
+            else:
+                with ThreadPoolExecutor(max_workers=min(max_concurrency, len(batch))) as pool:
+                    futures = [pool.submit(contextvars.copy_context().run, _attempt, call) for call in batch]
+                    outcomes = [future.result() for future in futures]
+            batch = phase.send(outcomes)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def drive_async(phase: Phase[T], *, max_concurrency: int = 5) -> T:
+    """
+    Run a phase on the event loop; the calls of a batch run concurrently.
+
+    :param phase: The phase.
+    :param max_concurrency: Calls of one batch running at once.
+    :returns: What the phase returned.
+    """
+    limit = asyncio.Semaphore(max_concurrency)
+    try:
+        batch = next(phase)
+        while True:
+            outcomes = list(await asyncio.gather(*(_attempt_async(call, limit) for call in batch)))
+            batch = phase.send(outcomes)
+    except StopIteration as stop:
+        return stop.value
+
+
+ROLE_META = "haystack_deep_research.role"
+"""The ``StreamingChunk.meta`` key naming the role of the model that streamed the chunk."""
+AGENT_META = "haystack_deep_research.agent"
+"""The ``StreamingChunk.meta`` key naming the sub-researcher's sub-topic or the subagent that streamed the chunk."""
+
+SyncCallback = Callable[[StreamingChunk], None]
+AsyncCallback = Callable[[StreamingChunk], Awaitable[None]]
+
+
+def _is_async(callback: Any) -> bool:
+    method = getattr(type(callback), "__call__", None)  # noqa: B004 - the call method of a callable object
+    return inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(method)
+
+
+def tag_chunk(chunk: StreamingChunk, role: str, agent: str = "") -> StreamingChunk:
+    """
+    :param chunk: A chunk as a model streamed it.
+    :param role: The role of that model.
+    :param agent: The sub-topic or subagent it works for, if any.
+    :returns: A copy of the chunk whose meta names the role (a role already there, from a nested agent, is kept).
+    """
+    meta = {ROLE_META: role, **({AGENT_META: agent} if agent else {}), **chunk.meta}
+    return dataclasses.replace(chunk, meta=meta)
+
+
+def for_sync(callback: Any, role: str, agent: str = "") -> SyncCallback | None:
+    """
+    :param callback: The run's streaming callback, or ``None``.
+    :param role: The role of the model it is passed to.
+    :param agent: The sub-topic or subagent the model works for, if any.
+    :returns: A plain callback tagging each chunk, or ``None`` (no callback, or a coroutine one).
+    """
+    if callback is None or _is_async(callback):
+        return None
+
+    def tagged(chunk: StreamingChunk) -> None:
+        callback(tag_chunk(chunk, role, agent))
+
+    return tagged
+
+
+def for_async(callback: Any, role: str, agent: str = "") -> AsyncCallback | None:
+    """
+    :param callback: The run's streaming callback, or ``None``.
+    :param role: The role of the model it is passed to.
+    :param agent: The sub-topic or subagent the model works for, if any.
+    :returns: A coroutine callback tagging each chunk, or ``None`` without a callback.
+    """
+    if callback is None:
+        return None
+    is_async = _is_async(callback)
+
+    async def tagged(chunk: StreamingChunk) -> None:
+        if is_async:
+            await callback(tag_chunk(chunk, role, agent))
+        else:
+            callback(tag_chunk(chunk, role, agent))
+
+    return tagged
+
+
+def accepts_streaming(generator: Any) -> bool:
+    """
+    :param generator: A chat generator.
+    :returns: Whether its ``run`` takes a ``streaming_callback`` (by name or through ``**kwargs``).
+    """
+    try:
+        parameters = inspect.signature(generator.run).parameters
+    except (TypeError, ValueError):
+        return False
+    return "streaming_callback" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+def drop_chunk(chunk: StreamingChunk) -> None:
+    """A streaming callback that keeps nothing: the generator still assembles the whole reply."""
+
+
+# Haystack's chat generators whose stream leaves the token usage out unless asked: module and class.
+_USAGE_ON_REQUEST = (("haystack.components.generators.chat.openai", "OpenAIChatGenerator"),)
+
+
+def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
+    """
+    The generation settings that make a streamed reply carry its token usage, for generators that need them.
+
+    Haystack's ``OpenAIChatGenerator`` (and subclasses such as Azure's) gets ``stream_options={"include_usage":
+    True}`` unless its own ``generation_kwargs`` set ``stream_options``. Detection is by class, looked up only in
+    modules already imported, so nothing is imported here.
+
+    :param generator: A chat generator that is about to stream.
+    :returns: The settings to add to the call, or ``{}``.
+    """
+    own = getattr(generator, "generation_kwargs", None) or {}
+    if "stream_options" in own:
+        return {}
+    for module_name, class_name in _USAGE_ON_REQUEST:
+        module = sys.modules.get(module_name)
+        kind = getattr(module, class_name, None) if module is not None else None
+        if isinstance(kind, type) and isinstance(generator, kind):
+            return {"stream_options": {"include_usage": True}}
+    return {}
+
+
+class UsesModels:
+    """A mixin forwarding the lifecycle calls of Haystack components to the models and agents it uses."""
+
+    def _used_models(self) -> Iterable[Any]:
+        """:returns: The chat generators and agents this object calls."""
+        return ()
+
+    def warm_up(self) -> None:
+        """Warm up every model this object uses."""
+        for model in self._used_models():
+            if hasattr(model, "warm_up"):
+                model.warm_up()
+
+    async def warm_up_async(self) -> None:
+        """Warm up every model this object uses, on the serving event loop."""
+        for model in self._used_models():
+            if hasattr(model, "warm_up_async"):
+                await model.warm_up_async()
+            elif hasattr(model, "warm_up"):
+                model.warm_up()
+
+    def close(self) -> None:
+        """Release the resources of every model this object uses."""
+        for model in self._used_models():
+            if hasattr(model, "close"):
+                model.close()
+
+    async def close_async(self) -> None:
+        """Release the resources of every model this object uses, on the serving event loop."""
+        for model in self._used_models():
+            if hasattr(model, "close_async"):
+                await model.close_async()
+            elif hasattr(model, "close"):
+                model.close()
+
+
+class PhaseHook(UsesModels):
+    """
+    A hook written once as a phase: :meth:`phase` holds the logic, ``run`` and ``run_async`` drive it.
+    ``max_concurrency`` (a class attribute) bounds the calls of one batch of the phase running at once.
+    """
+
+    max_concurrency: int = 5
+
+    def phase(self, state: State) -> Phase[None]:
+        """
+        The hook's work.
+
+        :param state: The agent's live State.
+        :returns: The phase.
+        """
+        raise NotImplementedError
+
+    def run(self, state: State) -> None:
+        """
+        Run the hook against the live State.
+
+        :param state: The agent's live State.
+        """
+        drive(self.phase(state), max_concurrency=self.max_concurrency)
+
+    async def run_async(self, state: State) -> None:
+        """
+        Run the hook against the live State without blocking the event loop.
+
+        :param state: The agent's live State.
+        """
+        await drive_async(self.phase(state), max_concurrency=self.max_concurrency)
+
+
+@runtime_checkable
+class RunBound(Protocol):
+    """A tool that works inside a run: the run's ``before_run`` hook hands it the run's view."""
+
+    def attach_run(self, view: RunView) -> bool:
+        """
+        Take the run's view.
+
+        :param view: The view.
+        :returns: ``False`` when the tool is shared by several runs (not spawned for this one) and did not take it.
+        """
+        ...
+
+
+def with_hooks(library: Mapping[Any, list[Any]], given: Any, *, factory: str) -> dict[Any, list[Any]]:
+    """
+    The hooks of an agent a factory builds: the library's, with the caller's own after them at each hook point (the
+    library's open the run first and close it first, so the caller's see it open, and see its report).
+
+    :param library: The library's hooks, by hook point.
+    :param given: The caller's ``hooks=``: a dict of Haystack hook point to a list of Haystack hooks, or ``None``.
+    :param factory: The factory's name, for the messages.
+    :returns: The merged hooks (``library`` itself without any of the caller's).
+    :raises ConfigurationError: If ``given`` is not such a dict, names an unknown hook point, or holds something that
+        is not a hook of that point.
+    """
+    if not given:
+        return dict(library)
+    if not isinstance(given, Mapping):
+        raise ConfigurationError(
+            f"{factory}(hooks=...) must be a dict of hook point to a list of Haystack hooks, for example "
+            f"{{'after_run': [my_hook]}}; got {type(given).__name__}."
+        )
+    merged = {point: list(hooks) for point, hooks in library.items()}
+    for point, hooks in given.items():
+        if point not in VALID_HOOK_POINTS:
+            raise ConfigurationError(
+                f"{factory}(hooks=...) names the hook point {point!r}; Haystack's hook points are "
+                f"{', '.join(VALID_HOOK_POINTS)}."
+            )
+        listed = list(hooks) if isinstance(hooks, list | tuple) else [hooks]
+        for hook in listed:
+            allowed = getattr(hook, "allowed_hook_points", None)
+            if not callable(getattr(hook, "run", None)) or (allowed is not None and point not in allowed):
+                raise ConfigurationError(
+                    f"{factory}(hooks={{{point!r}: ...}}) holds {type(hook).__name__}, which is not a Haystack hook "
+                    f"of {point!r} (an object with run(state), or a function decorated with haystack.hooks.hook)."
+                )
+        merged[point] = [*merged.get(point, []), *listed]
+    return merged
+
+
+DEADLINE_META = "haystack_deep_research.deadline"
+"""The ``meta`` key of the empty reply that stands in for a call cut at the deadline; its value says why."""
+
+
+def deadline_reply(error: DeadlineExceededError) -> dict[str, Any]:
+    """
+    :param error: Why a call was cut at the deadline.
+    :returns: The result that stands in for the call: one empty reply whose ``meta[DEADLINE_META]`` says why.
+    """
+    return {"replies": [ChatMessage.from_assistant("", meta={DEADLINE_META: str(error)})]}
+
+
+@component
+class DeadlineChatGenerator(UsesModels, InitSerialized):
+    """
+    Wrap an Agent's chat generator so that no call outlives the run's time budget (see :mod:`.deadline`).
+
+    :param chat_generator: The chat generator.
+    """
+
+    def __init__(self, *, chat_generator: Any) -> None:
+        self.chat_generator = chat_generator
+
+    @property
+    def model(self) -> Any:
+        """:returns: The wrapped generator's model name (``None`` when it has none)."""
+        return getattr(self.chat_generator, "model", None)
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """
+        Call the wrapped generator, waiting no longer than the run's time budget has left.
+
+        :param messages: The conversation.
+        :param tools: The tools offered, or ``None``.
+        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
+        :returns: The wrapped generator's replies, or one empty reply (``meta[DEADLINE_META]`` says why) when the
+            call was cut at the deadline.
+        """
+        inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
+        try:
+            result: dict[str, Any] = call_within(
+                lambda: self.chat_generator.run(messages=messages, **inputs), bound_budget()
+            )
+        except DeadlineExceededError as error:
+            return deadline_reply(error)
+        return result
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """
+        Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread.
+
+        :param messages: The conversation.
+        :param tools: The tools offered, or ``None``.
+        :param kwargs: Other generator inputs.
+        :returns: As for :meth:`run`.
+        """
+        inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
+        generator, budget = self.chat_generator, bound_budget()
+        try:
+            if hasattr(generator, "run_async"):
+                result: dict[str, Any] = await call_within_async(
+                    lambda: generator.run_async(messages=messages, **inputs), budget
+                )
+            else:
+                result = await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
+        except DeadlineExceededError as error:
+            return deadline_reply(error)
+        return result
+
+
+_CAPS = (
+    ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "max_completion_tokens"),
+    ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "max_output_tokens"),
+)
+
+
+def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
+    """
+    :param generator: A chat generator.
+    :param tokens: The cap.
+    :returns: The generation settings that cap one completion, or ``None`` for a generator without a known cap.
+    """
+    for module_name, class_name, key in _CAPS:
+        module = sys.modules.get(module_name)
+        kind = getattr(module, class_name, None) if module is not None else None
+        if isinstance(kind, type) and isinstance(generator, kind):
+            return {key: tokens}
+    return None
+
+
+@component
+class OutputCappedChatGenerator(UsesModels, InitSerialized):
+    """
+    A chat generator whose every completion is capped at ``max_output_tokens`` tokens.
+
+    :param chat_generator: The model (an OpenAI Chat Completions or Responses generator).
+    :param max_output_tokens: The cap, 1 to 1,000,000.
+    :raises ConfigurationError: If the model has no known cap, or the cap is out of range.
+    """
+
+    def __init__(self, *, chat_generator: Any, max_output_tokens: int) -> None:
+        # Any: Haystack's ChatGenerator protocol declares run(messages) only; this one is checked to take tools.
+        self.chat_generator: Any = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
+        self.max_output_tokens = _checks.int_in_range("max_output_tokens", max_output_tokens, 1, 1_000_000)
+        cap = output_cap_kwargs(chat_generator, self.max_output_tokens)
+        if cap is None:
+            raise ConfigurationError(
+                f"max_output_tokens is known for OpenAI's chat generators only; {type(chat_generator).__name__} "
+                "takes its own cap in its generation_kwargs (for example max_tokens=...). Set it there instead."
+            )
+        self._cap = cap
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    def _inputs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {**kwargs, "generation_kwargs": {**(kwargs.get("generation_kwargs") or {}), **self._cap}}
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """
+        :param messages: The conversation.
+        :param tools: The tools offered.
+        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
+        :returns: The wrapped generator's replies.
+        """
+        return dict(self.chat_generator.run(messages=messages, tools=tools, **self._inputs(kwargs)))
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """
+        :param messages: The conversation.
+        :param tools: The tools offered.
+        :param kwargs: Other generator inputs.
+        :returns: The wrapped generator's replies.
+        """
+        return dict(await self.chat_generator.run_async(messages=messages, tools=tools, **self._inputs(kwargs)))
