@@ -363,3 +363,20 @@ def test_a_page_read_after_its_snippet_wins_and_gives_no_snippet(web: LoopbackWe
     entry = run.ledger.get(web.url("/solar.html"))
     assert entry is not None
     assert entry.kind == "page"
+
+
+def test_warming_the_tool_up_builds_the_first_fetches_tls_contexts_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    from haystack_deep_research.tools.read_url import FIRST_FETCHES
+    from haystack_deep_research.web import _pool, _tls
+
+    monkeypatch.setattr(_tls, "_idle", [])  # as in a fresh interpreter
+    monkeypatch.setattr(_tls, "_preparing", [])
+    monkeypatch.setattr(_pool, "_current", None)
+    try:
+        _tool().warm_up()
+        for thread in list(_tls._preparing):
+            thread.join(timeout=60)
+        with _tls._lock:
+            assert len(_tls._idle) >= FIRST_FETCHES
+    finally:
+        _pool._pool().close()

@@ -115,3 +115,24 @@ def test_async_reads_verify_the_certificate_with_sni(tls_server: TLSServer) -> N
     outcomes = asyncio.run(read_twice())
     assert all(isinstance(o, FetchError) and "certificate verify failed" in str(o).lower() for o in outcomes)
     assert tls_server.server_names == [HOST] * 2
+
+
+def test_contexts_prepared_ahead_are_lent_to_fetches_and_verify_the_certificate(
+    tls_server: TLSServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haystack_deep_research.web import _tls, prepare_tls_contexts
+
+    monkeypatch.setattr(_tls, "_idle", [])  # as in a fresh interpreter
+    monkeypatch.setattr(_tls, "_preparing", [])
+    prepare_tls_contexts(3)
+    prepare_tls_contexts(3)  # a second call builds no more
+    for thread in list(_tls._preparing):
+        thread.join(timeout=30)
+    with _tls._lock:
+        ready = list(_tls._idle)
+    assert len(ready) == 3
+    with pytest.raises(FetchError, match=r"(?i)certificate verify failed"):
+        fetch(tls_server.url(), policy=POLICY, limits=LIMITS, resolver=to_loopback)
+    with _tls._lock:
+        assert any(context is ready[-1] for context in _tls._idle)  # the last prepared one was lent and given back
+    assert tls_server.server_names == [HOST]

@@ -15,6 +15,7 @@ errors as ``{"detail": {"error": "..."}}`` with the status codes the client maps
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -123,6 +124,7 @@ class LoopbackSearchServer(LoopbackServer):
         """
         if not isinstance(doc, SearchDocument):
             raise ConfigurationError(f"documents must be SearchDocument instances, got {type(doc).__name__}.")
+        _document_words(doc.title, doc.content)  # scanned now, not while a search waits
         with self._state_lock:
             self._documents.append(doc)
 
@@ -258,12 +260,18 @@ def rank(query: str, documents: Sequence[SearchDocument]) -> list[tuple[SearchDo
     terms = (words - _STOP_WORDS) or words
     if not terms:
         return []
-    scored = [(doc, round(len(terms & _words(f"{doc.title} {doc.content}")) / len(terms), 4)) for doc in documents]
+    scored = [(doc, round(len(terms & _document_words(doc.title, doc.content)) / len(terms), 4)) for doc in documents]
     return sorted((pair for pair in scored if pair[1] > 0), key=lambda pair: -pair[1])
 
 
 def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _document_words(title: str, content: str) -> frozenset[str]:
+    """A document's words, found once: a page of real size takes milliseconds to scan, and every query scans all."""
+    return frozenset(_words(f"{title} {content}"))
 
 
 def _snippet(content: str) -> str:

@@ -54,9 +54,13 @@ from haystack_deep_research.tools.passages import (
     relevant_passages,
     summarizer_prompt,
 )
-from haystack_deep_research.web import FetchLimits, UrlPolicy, start_parsers
+from haystack_deep_research.web import FetchLimits, UrlPolicy, prepare_tls_contexts, start_parsers
 
 __all__ = ["DEFAULT_PASSAGE_BUDGET", "ReadUrlTool"]
+
+
+FIRST_FETCHES = 2 * MAX_URLS_PER_READ
+"""The fetches that find a TLS context ready once the tool is warmed up: two researchers' first reads."""
 
 
 class ReadUrlTool(ResearchTool):
@@ -260,15 +264,19 @@ class ReadUrlTool(ResearchTool):
 
     def warm_up(self) -> None:
         """
-        Warm up the summarizer, and start a parser process now (:func:`~haystack_deep_research.web.start_parsers`),
-        so that the first page read does not wait for one to load.
+        Warm up the summarizer, start a parser process now (:func:`~haystack_deep_research.web.start_parsers`) and
+        build the TLS contexts of the first fetches in the background
+        (:func:`~haystack_deep_research.web.prepare_tls_contexts`), so that the first pages read do not wait for
+        either.
         """
         start_parsers()
+        prepare_tls_contexts(FIRST_FETCHES)
         super().warm_up()
 
     async def warm_up_async(self) -> None:
         """The same as :meth:`warm_up`, warming the summarizer up asynchronously."""
         start_parsers()
+        prepare_tls_contexts(FIRST_FETCHES)
         await super().warm_up_async()
 
     def to_dict(self) -> dict[str, Any]:

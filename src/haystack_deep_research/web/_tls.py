@@ -8,6 +8,9 @@ lent to one fetch at a time, because the HTTP stack sets its ALPN protocols on e
 
 The contexts are built by httpx, with its defaults: certificate and host name checks on, the ``certifi`` bundle, or
 the bundle named by ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when one of them was set before the first https fetch.
+:func:`prepare_contexts` builds some in the background ahead of the first fetches (``read_url`` asks for them when it
+warms up, so a run's first pages, read side by side, do not each wait for a context while the run's first model calls
+are still running).
 """
 
 from __future__ import annotations
@@ -19,11 +22,38 @@ from contextlib import contextmanager
 
 import httpx
 
-__all__ = ["lend_context"]
+__all__ = ["lend_context", "prepare_contexts"]
 
 _MAX_IDLE = 32
 _lock = threading.Lock()
 _idle: list[ssl.SSLContext] = []
+_preparing: list[threading.Thread] = []
+
+
+def prepare_contexts(count: int) -> None:
+    """
+    Have ``count`` idle contexts ready (at most the pool's size), built in a background thread; returns at once.
+    Only the first call in a process builds any: later ones find the contexts the run's fetches give back.
+
+    :param count: How many fetches should find a context ready.
+    """
+    wanted = min(count, _MAX_IDLE)
+    with _lock:
+        if _preparing:
+            return
+        thread = threading.Thread(target=_build, args=(wanted,), name="hdr-tls-contexts", daemon=True)
+        _preparing[:] = [thread]
+    thread.start()
+
+
+def _build(wanted: int) -> None:
+    while True:
+        with _lock:
+            if len(_idle) >= wanted:
+                return
+        context = httpx.create_ssl_context()
+        with _lock:
+            _idle.append(context)
 
 
 @contextmanager
