@@ -165,3 +165,29 @@ def test_429_carries_retry_after_and_clients_retry():
 def test_unknown_model_is_a_404(client):
     with pytest.raises(Exception, match="unknown model"):
         client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_the_search_server_answers_a_custom_retrievers_get_with_a_hit_list_and_logs_its_query() -> None:
+    from urllib.error import HTTPError
+    from urllib.parse import urlencode
+    from urllib.request import urlopen
+
+    from benchmarks.harness.world import SearchServer
+    from haystack_deep_research.testing.search_server import SearchDocument
+
+    docs = [
+        SearchDocument(url=f"http://h/pumps/{i}.html", title=f"Pumps {i}", content=f"Heat pumps in Tromsø, trial {i}.")
+        for i in range(4)
+    ]
+    docs.append(SearchDocument(url="http://h/other.html", title="Other", content="Nothing about that."))
+    with SearchServer(docs) as search:
+        query = urlencode({"query": "heat pumps Tromsø", "max_results": "3"})
+        with urlopen(f"{search.base_url}/search?{query}", timeout=10) as reply:
+            hits = json.loads(reply.read())
+        with pytest.raises(HTTPError) as refused:
+            urlopen(f"{search.base_url}/search?query=", timeout=10)
+        logged = search.requests.snapshot()
+
+    assert hits == [{"url": f"http://h/pumps/{i}.html", "title": f"Pumps {i}", "raw_content": ""} for i in range(3)]
+    assert refused.value.code == 400
+    assert logged[0].json_body == {"query": "heat pumps Tromsø", "max_results": 3}
