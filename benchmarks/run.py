@@ -8,7 +8,8 @@ Run the benchmark: both libraries, every scenario, in the simulated world; write
 
 The first run creates benchmarks/.work/venv (the peer and matplotlib live only there) and re-runs itself with it;
 benchmarks/.work/gptr-venv (GPT Researcher) is built with the first Python 3.12 or later found ($HDR_GPTR_PYTHON,
-then python3.13, python3.12 and python3 on PATH); without one, GPT Researcher is left out and the page says so.
+then python3.13, python3.12 and python3 on PATH, then pyenv's installed versions); without one, GPT Researcher
+is left out and the page says so.
 """
 
 from __future__ import annotations

@@ -42,7 +42,11 @@ NOTES = (
     "list of URLs), its own `bs` scraper (PyMuPDF for PDF) reads the loopback web with `ALLOW_PRIVATE_URLS=true` "
     "(its URL guard refuses 127.0.0.1 otherwise), and its LLMs are the simulated roles priced as its own defaults: "
     "strategic LLM (planning the sub-queries) as the orchestrator and smart LLM (choosing its agent, writing the "
-    "report) as the writer, both `gpt-5.4`; fast LLM as the summarizer, `gpt-5.4-mini`. `MAX_ITERATIONS` (its "
+    "report) as the writer, both `gpt-5.4`; fast LLM as the summarizer, `gpt-5.4-mini` (a `research_report` run "
+    "does not call it). The simulated writer states every whole finding in the passages GPT Researcher hands it, "
+    "cited to the `Source:` above each passage; a finding that its 1,000-character chunks cut in two, or that "
+    "a line break of its PDF text splits, is not stated: the simulator reads every library's text by the same "
+    "rule. `MAX_ITERATIONS` (its "
     "number of sub-queries) is the scenario's number of sub-questions, `LLM_KWARGS` carries the same timeout and "
     "retries; every other setting is its default (`research_report`, keyword context filter).",
     "Each library and scenario runs in a fresh world (new servers, same corpus and seed) and a fresh interpreter.",

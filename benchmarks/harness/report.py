@@ -374,7 +374,11 @@ def render(data: ReportInput) -> str:
         "",
         "`benchmarks/run.py --help` lists the options (scenarios, latency, repeats, API flavour, output paths). The "
         "first run creates a virtual environment under `benchmarks/.work/` (git-ignored) from "
-        "`benchmarks/requirements.txt` and this repository; the peer is installed only there. Raw logs of every run "
+        "`benchmarks/requirements.txt` and this repository; the peer is installed only there. GPT Researcher gets a "
+        "virtual environment of its own, `benchmarks/.work/gptr-venv`, from `benchmarks/requirements-gptr.txt`, built "
+        "with the first Python 3.12 or later found (`$HDR_GPTR_PYTHON`, then `python3.13`, `python3.12`, `python3`, "
+        "then pyenv's); "
+        "without one it is left out and the notes say so. Raw logs of every run "
         "(the LLM server's call log, the search and web servers' request logs, the subprocess's measurements) are "
         "written to `benchmarks/.work/runs/`.",
         "",

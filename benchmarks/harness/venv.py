@@ -69,14 +69,25 @@ def _recent_enough(python: str) -> bool:
         return False
 
 
+def _pyenv_pythons() -> list[str]:
+    """The interpreters pyenv has installed (``$PYENV_ROOT``, else ``~/.pyenv``), oldest version first."""
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+
+    def version(path: Path) -> tuple[int, ...]:
+        return tuple(int(part) if part.isdigit() else -1 for part in path.parent.parent.name.split("."))
+
+    return [str(p) for p in sorted(root.glob("versions/3.*/bin/python"), key=version)]
+
+
 def gptr_base_python() -> str | None:
     """
-    An interpreter of Python 3.12 or later: ``$HDR_GPTR_PYTHON``, this one, or the first on ``PATH``.
+    An interpreter of Python 3.12 or later: ``$HDR_GPTR_PYTHON``, else this one, the first on ``PATH``, or the
+    oldest such version pyenv has installed.
 
     :returns: Its path or command name, or ``None`` if there is none.
     """
     named = os.environ.get(GPTR_PYTHON_VARIABLE)
-    candidates = [named] if named else [sys.executable, *GPTR_CANDIDATES]
+    candidates = [named] if named else [sys.executable, *GPTR_CANDIDATES, *_pyenv_pythons()]
     return next((c for c in candidates if _recent_enough(c)), None)
 
 
