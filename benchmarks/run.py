@@ -6,7 +6,10 @@ Run the benchmark: both libraries, every scenario, in the simulated world; write
     python benchmarks/run.py --libraries ours --ours-src OLD/src --save-baseline benchmarks/baseline.json \
         --baseline-description "..." --png benchmarks/timeline-before.png --doc /tmp/before.md   # a "before"
 
-The first run creates benchmarks/.work/venv (the peer and matplotlib live only there) and re-runs itself with it.
+The first run creates benchmarks/.work/venv (the peer and matplotlib live only there) and re-runs itself with it;
+benchmarks/.work/gptr-venv (GPT Researcher) is built with the first Python 3.12 or later found ($HDR_GPTR_PYTHON,
+then python3.13, python3.12 and python3 on PATH, then pyenv's installed versions); without one, GPT Researcher
+is left out and the page says so.
 """
 
 from __future__ import annotations
@@ -31,7 +34,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated, from: " + ", ".join(SCENARIOS))
-    p.add_argument("--libraries", default="ours,peer", help="comma-separated: ours, peer")
+    p.add_argument(
+        "--libraries",
+        default="ours,peer,gptr",
+        help="comma-separated: ours, peer, gptr (GPT Researcher, in its own environment; needs Python 3.12 or later)",
+    )
     p.add_argument("--ttft", type=float, default=0.5, help="model time to first token, seconds (default 0.5)")
     p.add_argument("--tps", type=float, default=100.0, help="model output tokens per second; 0 = instant (default 100)")
     p.add_argument("--repeat", type=int, default=1, help="runs per library and scenario; the median-wall run is shown")

@@ -37,6 +37,18 @@ NOTES = (
     "otherwise), and 5 search results per query; every other setting is each library's default.",
     "The peer's Tavily tool has no base-URL option, so its search component is handed a `TavilyClient` pointed "
     "at the loopback search server before the run (the tool only builds its own client when it has none).",
+    "GPT Researcher (in its own environment, Python 3.12) is set up through its environment variables: its "
+    "`custom` retriever asks the loopback search server (`GET /search`, which answers the same ranked hits as a "
+    "list of URLs), its own `bs` scraper (PyMuPDF for PDF) reads the loopback web with `ALLOW_PRIVATE_URLS=true` "
+    "(its URL guard refuses 127.0.0.1 otherwise), and its LLMs are the simulated roles priced as its own defaults: "
+    "strategic LLM (planning the sub-queries) as the orchestrator and smart LLM (choosing its agent, writing the "
+    "report) as the writer, both `gpt-5.4`; fast LLM as the summarizer, `gpt-5.4-mini` (a `research_report` run "
+    "does not call it). The simulated writer states every whole finding in the passages GPT Researcher hands it, "
+    "cited to the `Source:` above each passage; a finding that its 1,000-character chunks cut in two, or that "
+    "a line break of its PDF text splits, is not stated: the simulator reads every library's text by the same "
+    "rule. `MAX_ITERATIONS` (its "
+    "number of sub-queries) is the scenario's number of sub-questions, `LLM_KWARGS` carries the same timeout and "
+    "retries; every other setting is its default (`research_report`, keyword context filter).",
     "Each library and scenario runs in a fresh world (new servers, same corpus and seed) and a fresh interpreter.",
 )
 
@@ -46,6 +58,15 @@ def _version(dist: str) -> str:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return "not installed"
+
+
+def _version_in(python: str | None, dist: str) -> str:
+    """``dist``'s version in another interpreter's environment (GPT Researcher's has its own)."""
+    if python is None or not Path(python).exists():
+        return "not run"
+    probe = "import sys; from importlib import metadata; print(metadata.version(sys.argv[1]))"
+    proc = subprocess.run([python, "-c", probe, dist], capture_output=True, text=True, timeout=60, check=False)
+    return proc.stdout.strip() or "not installed"
 
 
 def measure_floor(python: str, api: str) -> dict[str, float]:
@@ -109,6 +130,17 @@ class Campaign:
                     break
             else:
                 self.notes.append("agent-pack-haystack is not importable here, so the peer was not run.")
+        if "gptr" in self.libraries and not self.args.from_logs:
+            gptr = venv.ensure_gptr()
+            if gptr is None:
+                self.notes.append(
+                    "GPT Researcher was not run: it needs Python 3.12 or later to build its environment, and none was "
+                    f"found (set {venv.GPTR_PYTHON_VARIABLE} to one)."
+                )
+            else:
+                found["gptr"] = str(gptr)
+        elif "gptr" in self.libraries:
+            found["gptr"] = str(venv.python_path(venv.GPTR_VENV))
         return {lib: py for lib, py in found.items() if lib in self.libraries}
 
     def _options(self, latency: LatencyModel, warmup: int) -> RunOptions:
@@ -255,6 +287,7 @@ class Campaign:
                 "tavily-python": _version("tavily-python"),
                 "haystack-deep-research": _version("haystack-deep-research"),
                 "agent-pack-haystack": _version("agent-pack-haystack"),
+                "gpt-researcher": _version_in(self.pythons.get("gptr"), "gpt-researcher"),
                 "CPU cores": str(os.cpu_count()),
             },
             settings={

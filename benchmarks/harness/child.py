@@ -16,8 +16,16 @@ from pathlib import Path
 
 from benchmarks.harness.spec import RunResult, RunSpec
 
-LIBRARY_MODULES = {"ours": "haystack_deep_research", "peer": "haystack_integrations.agent_pack.deep_research"}
-DRIVERS = {"ours": "benchmarks.harness.drive_ours", "peer": "benchmarks.harness.drive_peer"}
+LIBRARY_MODULES = {
+    "ours": "haystack_deep_research",
+    "peer": "haystack_integrations.agent_pack.deep_research",
+    "gptr": "gpt_researcher",
+}
+DRIVERS = {
+    "ours": "benchmarks.harness.drive_ours",
+    "peer": "benchmarks.harness.drive_peer",
+    "gptr": "benchmarks.harness.drive_gptr",
+}
 
 
 def _cpu_s() -> float:

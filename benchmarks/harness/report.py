@@ -11,7 +11,7 @@ from benchmarks.harness.dollars import PRICES_AS_OF, ROLE_MODELS, role_cost, run
 from benchmarks.harness.metrics import RunMetrics
 from benchmarks.harness.scenarios import SCALE_SERIES, SCENARIOS, Scenario
 from benchmarks.harness.sections import kept_sections
-from benchmarks.harness.spec import LIBRARY_NAMES
+from benchmarks.harness.spec import LIBRARIES, LIBRARY_NAMES
 from benchmarks.harness.targets import Verdict
 
 ROLE_ORDER = ("scope", "orchestrator", "researcher", "summarizer", "writer")
@@ -71,14 +71,14 @@ def _metric_rows(cols: Sequence[RunMetrics | None]) -> list[list[str]]:
     ]
 
 
-def _scale_section(data: ReportInput) -> list[str]:
+def _scale_section(data: ReportInput, libs: Sequence[str]) -> list[str]:
     names = [n for n in SCALE_SERIES if (n, "ours") in data.runs]
     if len(names) < 2:
         return []
 
     def pair(get: object, name: str, source: dict, digits: int = 2) -> str:
         cells = []
-        for lib in ("ours", "peer"):
+        for lib in libs:
             m = source.get((name, lib))
             cells.append("—" if m is None else _fmt(get(m), digits))  # type: ignore[operator]
         return " / ".join(cells)
@@ -101,9 +101,9 @@ def _scale_section(data: ReportInput) -> list[str]:
     out = [
         "## Scale",
         "",
-        "The same world with ever more sub-questions (prompt reading modelled). Each cell is haystack-deep-research / "
-        "agent-pack-haystack. Overhead and CPU per step come from the same scenario run again at model latency 0 "
-        "on a warm agent.",
+        "The same world with ever more sub-questions (prompt reading modelled). Each cell is "
+        + " / ".join(LIBRARY_NAMES[lib] for lib in libs)
+        + ". Overhead and CPU per step come from the same scenario run again at model latency 0 on a warm agent.",
         "",
     ]
     out += _table(
@@ -121,7 +121,7 @@ def _scale_section(data: ReportInput) -> list[str]:
     )
     first, last = names[0], names[-1]
     growth = []
-    for lib, label in (("ours", "haystack-deep-research"), ("peer", "agent-pack-haystack")):
+    for lib, label in ((lib, LIBRARY_NAMES[lib]) for lib in libs):
         a, b = data.runs.get((first, lib)), data.runs.get((last, lib))
         za, zb = data.overhead.get((first, lib)), data.overhead.get((last, lib))
         if a is None or b is None:
@@ -156,8 +156,72 @@ def _cost_section(data: ReportInput, libs: Sequence[str], names: Sequence[str]) 
         "What each run's answered calls would cost in US dollars at the models the library defaults to (see How each "
         "figure is computed); the tables by scenario below split it by role.",
         "",
-        *_table(["scenario", *names, "ratio"], rows),
+        *_table(["scenario", *names, "ratio" if len(names) == 2 else f"ratio ({names[0]} / {names[1]})"], rows),
     ]
+
+
+def facts_per_dollar(m: RunMetrics) -> float:
+    """
+    :param m: One run's figures.
+    :returns: Corpus facts stated in its report per US dollar at the default models (NaN for a run that cost nothing).
+    """
+    cost = run_cost(m)
+    return m.facts / cost if cost > 0 else float("nan")
+
+
+def _ahead_on_facts_per_dollar(runs: dict[str, RunMetrics]) -> str:
+    """Whether ours states more facts per dollar than every other library, at citation precision 1.00."""
+    ours = runs.get("ours")
+    others = {lib: m for lib, m in runs.items() if lib != "ours"}
+    if ours is None or not others:
+        return "not measured: it needs haystack-deep-research and at least one other library"
+    missed = []
+    if not (ours.ok and ours.precision == 1.0):
+        missed.append(f"haystack-deep-research's citation precision is {_fmt(ours.precision)}")
+    for lib, m in others.items():
+        if not m.ok:
+            missed.append(f"{LIBRARY_NAMES[lib]} did not complete")
+        elif not facts_per_dollar(ours) > facts_per_dollar(m):
+            missed.append(f"{LIBRARY_NAMES[lib]} states {_fmt(facts_per_dollar(m), 0)} facts per dollar")
+    if missed:
+        return "not met: " + "; ".join(missed)
+    return "met"
+
+
+def _facts_per_dollar_section(data: ReportInput, libs: Sequence[str]) -> list[str]:
+    """Facts, cost, facts per dollar, citation precision and wall of every library on the real-size scenarios."""
+    real = [sc for sc in data.scenarios if sc.corpus == "real-size" and (sc.name, "ours") in data.runs]
+    if not real:
+        return []
+    out = [
+        "",
+        "## Facts per dollar on real-size pages",
+        "",
+        "Corpus facts stated in the report for each US dollar its answered calls would cost at the default models, "
+        "with the figures it comes from. The target: haystack-deep-research ahead of every other library on facts "
+        "per dollar, at citation precision 1.00.",
+    ]
+    for scenario in real:
+        runs = {lib: m for lib in libs if (m := data.runs.get((scenario.name, lib))) is not None}
+        rows = [
+            [
+                LIBRARY_NAMES[lib],
+                "yes" if m.ok else "no",
+                str(m.facts),
+                f"${run_cost(m):.4f}",
+                _fmt(facts_per_dollar(m), 0),
+                f"{_fmt(m.precision)} ({m.cited_retrieved}/{m.cited})",
+                _fmt(m.wall_s),
+            ]
+            for lib, m in runs.items()
+        ]
+        out += ["", f"### {scenario.name}: {scenario.title}", ""]
+        out += _table(
+            ["library", "completed", "facts", "cost (US$)", "facts per dollar", "citation precision", "wall (s)"], rows
+        )
+        line = ", ".join(f"{LIBRARY_NAMES[lib]} {_fmt(facts_per_dollar(m), 0)}" for lib, m in runs.items())
+        out += ["", f"Facts per dollar on `{scenario.name}`: {line}. Target {_ahead_on_facts_per_dollar(runs)}."]
+    return out
 
 
 def _role_rows(cols: Sequence[RunMetrics | None]) -> list[list[str]]:
@@ -177,7 +241,8 @@ def _role_rows(cols: Sequence[RunMetrics | None]) -> list[list[str]]:
 
 def render(data: ReportInput) -> str:
     """The Markdown page."""
-    libs = ("ours", "peer")
+    ran = {lib for _, lib in [*data.runs, *data.overhead]}
+    libs = ("ours", "peer", *(lib for lib in LIBRARIES[2:] if lib in ran))  # a third library only where it ran
     names = [LIBRARY_NAMES[lib] for lib in libs]
     out = ["# Benchmarks", "", "<!-- Generated by benchmarks/run.py; edit the generator, not this file. -->", ""]
     out += [
@@ -197,6 +262,7 @@ def render(data: ReportInput) -> str:
     )
     out += ["", *data.improvements] if data.improvements else []
     out += _cost_section(data, libs, names)
+    out += _facts_per_dollar_section(data, libs)
     out += ["", "## Results by scenario", ""]
     for scenario in data.scenarios:
         cols = [data.runs.get((scenario.name, lib)) for lib in libs]
@@ -205,7 +271,7 @@ def render(data: ReportInput) -> str:
         out += ["", "LLM calls / input tokens / output tokens / cost in US$ by role (the phase it runs in):", ""]
         out += _table(["role", *names], _role_rows(cols))
         out.append("")
-    out += _scale_section(data)
+    out += _scale_section(data, libs)
     out += [
         "## Library overhead (model latency 0)",
         "",
@@ -278,7 +344,14 @@ def render(data: ReportInput) -> str:
         "- **cost**: each role's input and output tokens priced at the model the library defaults to for it ("
         + ", ".join(f"{role}: `{model}`" for role, model in ROLE_MODELS.items())
         + f"), with the library's own price table (`DEFAULT_PRICES` in `run/cost.py`, read {PRICES_AS_OF}); every "
-        "input token at the uncached price, for both libraries alike.",
+        "input token at the uncached price, for every library alike."
+        + (
+            " GPT Researcher's LLMs run as roles: its strategic LLM as the orchestrator and its smart LLM as the "
+            "writer (its defaults for both: `gpt-5.4`), its fast LLM as the summarizer (its default: `gpt-5.4-mini`), "
+            "so its calls are priced at its own default models too."
+            if "gptr" in libs
+            else ""
+        ),
         "- **tool calls**: tool calls in the models' replies; search requests and page fetches are counted at the "
         "servers.",
         "- **peak RSS**: `ru_maxrss` of the subprocess that ran the library (includes the interpreter and imports).",
@@ -301,7 +374,11 @@ def render(data: ReportInput) -> str:
         "",
         "`benchmarks/run.py --help` lists the options (scenarios, latency, repeats, API flavour, output paths). The "
         "first run creates a virtual environment under `benchmarks/.work/` (git-ignored) from "
-        "`benchmarks/requirements.txt` and this repository; the peer is installed only there. Raw logs of every run "
+        "`benchmarks/requirements.txt` and this repository; the peer is installed only there. GPT Researcher gets a "
+        "virtual environment of its own, `benchmarks/.work/gptr-venv`, from `benchmarks/requirements-gptr.txt`, built "
+        "with the first Python 3.12 or later found (`$HDR_GPTR_PYTHON`, then `python3.13`, `python3.12`, `python3`, "
+        "then pyenv's); "
+        "without one it is left out and the notes say so. Raw logs of every run "
         "(the LLM server's call log, the search and web servers' request logs, the subprocess's measurements) are "
         "written to `benchmarks/.work/runs/`.",
         "",

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-LIBRARIES = ("ours", "peer")
-LIBRARY_NAMES = {"ours": "haystack-deep-research", "peer": "agent-pack-haystack"}
+LIBRARIES = ("ours", "peer", "gptr")
+LIBRARY_NAMES = {"ours": "haystack-deep-research", "peer": "agent-pack-haystack", "gptr": "GPT Researcher"}
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ class Conversation:
     tools: list[ToolSpec]
     include_usage: bool = True
     raw_tools: list[dict[str, Any]] = field(default_factory=list)
+    max_output_tokens: int | None = None
+    """The request's cap on the reply (``max_completion_tokens`` or ``max_tokens``; ``max_output_tokens``)."""
 
     def input_tokens(self) -> int:
         """Tokens of everything the model is sent: text, tool calls, tool results and tool schemas."""
@@ -101,6 +103,10 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _cap(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def parse_chat(body: dict[str, Any]) -> Conversation:
     """
     Read a Chat Completions request body.
@@ -135,6 +141,7 @@ def parse_chat(body: dict[str, Any]) -> Conversation:
         tools=tools,
         include_usage=bool(options.get("include_usage", False)),
         raw_tools=raw_tools,
+        max_output_tokens=_cap(body.get("max_completion_tokens", body.get("max_tokens"))),
     )
 
 
@@ -173,4 +180,5 @@ def parse_responses(body: dict[str, Any]) -> Conversation:
         messages=messages,
         tools=tools,
         raw_tools=raw_tools,
+        max_output_tokens=_cap(body.get("max_output_tokens")),
     )

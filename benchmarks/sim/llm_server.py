@@ -5,7 +5,8 @@ It answers ``POST /v1/chat/completions`` and ``POST /v1/responses``, streaming (
 ``openai`` client parses, with tool calls. The model name selects a simulated role (see
 :mod:`benchmarks.sim.policies`). A latency model (time to first token plus output tokens per second), a rate of
 429 answers (with ``Retry-After``), and a log of every call (role, agent thread, start, end, tokens, tool calls)
-make runs measurable; the same rules apply to every client.
+make runs measurable; the same rules apply to every client. A request's output cap (``max_completion_tokens`` /
+``max_tokens``, ``max_output_tokens``) is honoured as a model honours it: a longer text reply stops at the cap.
 """
 
 from __future__ import annotations
@@ -172,6 +173,7 @@ class SimLLMServer(LoopbackServer):
             return
         try:
             role, reply, thread = self.policies.decide(conversation)
+            reply = reply.capped(conversation.max_output_tokens)
         except UnknownRoleError as err:
             handler.send_json(404, _error(str(err), "invalid_request_error", "model_not_found"))
             return

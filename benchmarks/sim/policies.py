@@ -3,14 +3,18 @@ The deterministic decisions of each simulated role, chosen by model name (``sim-
 ``sim-researcher``, ``sim-summarizer``, ``sim-writer``).
 
 - orchestrator: delegates ``subtopics`` sub-topics in its first turn (one call each, all in that turn), then ends
-  with a one-line text turn once results are back.
+  with a one-line text turn once results are back. Offered no delegation tool and asked to "write N search queries",
+  it answers a JSON list of N queries, one per aspect of the task (a planner that researches itself).
 - researcher: searches once with its sub-topic, reads the top ``read_top_k`` result URLs (one ``read_url`` call per
   URL in one turn, or one call with all of them when ``read_batch``), then answers with findings citing the URLs
   it read.
 - summarizer, scope, writer: see :mod:`benchmarks.sim.prose`. The writer tells three requests apart by what its
   system message asks for: one section of a report (it says "one section of a research report"; the reply is that
   section alone), the opening of a report (it says "opening of a research report"; the reply is the title and the
-  executive summary), or, otherwise, a whole report.
+  executive summary), or, otherwise, a whole report. A whole report cites in the style the request asks: with
+  ``([in-text citation](url))`` after each finding and a reference list where it asks for that, otherwise with
+  ``[source](url)`` and a list of sources. Asked (in its system message) for an ``"agent_role_prompt"``, the writer
+  answers the JSON of a research agent for the task.
 
 Tools are found by name first (``research_subtopic``, ``web_search``, ``read_url``) and then by schema, and
 their arguments are shaped to each library's schema, so the same decision reaches both libraries.
@@ -18,6 +22,7 @@ their arguments are shaped to each library's schema, so the same decision reache
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -29,6 +34,9 @@ from benchmarks.sim.schema_args import fill_arguments, find_tool
 
 SECTION_REQUEST = re.compile(r"\bone section of a research report\b", re.IGNORECASE)
 OPENING_REQUEST = re.compile(r"\bopening of a research report\b", re.IGNORECASE)
+QUERIES_REQUEST = re.compile(r"\bWrite (\d+) (?:google )?search queries\b", re.IGNORECASE)
+AGENT_REQUEST = re.compile(r'"agent_role_prompt"')
+IN_TEXT_REQUEST = re.compile(r"\(\[in-text citation\]\(url\)\)", re.IGNORECASE)
 ROLES = ("scope", "orchestrator", "researcher", "summarizer", "writer")
 DONE_TEXT = "Research is complete: every aspect of the brief has a researched answer."
 
@@ -97,22 +105,28 @@ class Policies:
     def _write(self, conversation: Conversation) -> str:
         asked = "\n".join(m.text for m in conversation.messages if m.role == "system")
         text, options = conversation.all_text(), {"invent_rate": self.config.invent_rate, "seed": self.config.seed}
+        if AGENT_REQUEST.search(asked):
+            return prose.agent_choice(text)
         if SECTION_REQUEST.search(asked):
             return prose.section(text, **options)
         if OPENING_REQUEST.search(asked):
             return prose.opening(text, **options)
-        return prose.report(text, **options)
+        return prose.report(text, **options, style="in-text" if IN_TEXT_REQUEST.search(text) else "source")
 
     def _call(self, tool: ToolSpec, values: dict[str, str | list[str]], default: str | list[str]) -> ToolCall:
         return ToolCall(self.ids.next("call"), tool.name, fill_arguments(tool, values, default))
 
     def _orchestrate(self, conversation: Conversation) -> Reply:
         tool = find_tool(conversation.tools, ("research_subtopic",), ("subtopic",))
+        asked = QUERIES_REQUEST.search(conversation.all_text())
+        if tool is None and asked is not None:
+            queries = prose.sub_queries(conversation.all_text(), int(asked.group(1)))
+            with self._lock:
+                self._subtopics.extend(q for q in queries if q not in self._subtopics)
+            return Reply(text=json.dumps(queries))
         if tool is None or any(c.name == tool.name for c in conversation.calls_made()):
             return Reply(text=DONE_TEXT)
-        topic, aspects = prose.topic_and_aspects(conversation.all_text())
-        aspects += [f"aspect {i + 1}" for i in range(len(aspects), self.config.subtopics)]
-        subtopics = [f"{topic}: {aspect}" for aspect in aspects[: self.config.subtopics]]
+        subtopics = prose.sub_queries(conversation.all_text(), self.config.subtopics)
         with self._lock:
             self._subtopics.extend(s for s in subtopics if s not in self._subtopics)
         return Reply(tool_calls=tuple(self._call(tool, {"subtopic": s}, s) for s in subtopics))

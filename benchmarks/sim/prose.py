@@ -9,6 +9,7 @@ rate, decided by a hash of the citation, so both libraries get the same decision
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from urllib.parse import urlsplit
 
@@ -16,6 +17,7 @@ FINDING = re.compile(r"Finding [A-Z]+-\d+-\d+-\d+: [^\n]*? sample\.")
 URL = re.compile(r"https?://[^\s<>\"')\]]+")
 ASPECTS = re.compile(r"Aspects to cover: ([^.\n]+)")
 TOPIC = re.compile(r"evidence (?:says? )?about ([^?.\n]+)")
+SOURCE_LINE = re.compile(r"\bSource: (https?://[^\s<>\"')\]]+)")
 
 
 def unit_hash(*parts: object) -> float:
@@ -116,9 +118,34 @@ def _invented(url: str, salt: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{folder}/{number}.html"
 
 
-def _cited_findings(text: str, invent_rate: float, seed: int) -> tuple[dict[str, list[str]], dict[str, None], int]:
+def sourced_findings(text: str) -> list[tuple[str, str]]:
+    """
+    The findings the input ties to a URL, as ``(finding without its full stop, url)`` pairs, in order.
+
+    A finding is tied to a URL by a citation right after it (``... ([source](url))``, as notes cite) or, where the
+    input holds no such citation, by the ``Source: URL`` line above the passage it sits in (as a context laid out
+    one retrieved passage per source gives it; a context may run such blocks on from one line).
+
+    :param text: The writer's input.
+    :returns: The pairs, each once.
+    """
+    cited = re.findall(r"(Finding [A-Z]+-\d+-\d+-\d+: [^(\n]*?)\s*\(\[source\]\((\S+?)\)\)", text)
+    if cited:
+        return list(dict.fromkeys(cited))
+    parts = SOURCE_LINE.split(text)  # text before the first source, then (url, passage) after each
+    under = [
+        (finding[:-1], url.rstrip(".,;:"))
+        for url, passage in zip(parts[1::2], parts[2::2], strict=True)
+        for finding in findings_in(passage)
+    ]
+    return list(dict.fromkeys(under))
+
+
+def _cited_findings(
+    text: str, invent_rate: float, seed: int, style: str = "source"
+) -> tuple[dict[str, list[str]], dict[str, None], int]:
     """The findings the input ties to a URL, as bullets grouped by the URL's folder, and the URLs cited."""
-    pairs = list(dict.fromkeys(re.findall(r"(Finding [A-Z]+-\d+-\d+-\d+: [^(\n]*?)\s*\(\[source\]\((\S+?)\)\)", text)))
+    pairs = sourced_findings(text)
     sections: dict[str, list[str]] = {}
     cited: dict[str, None] = {}
     for finding, real_url in pairs:
@@ -128,7 +155,8 @@ def _cited_findings(text: str, invent_rate: float, seed: int) -> tuple[dict[str,
             url = _invented(url, f"{seed}:{finding}")
         cited.setdefault(url, None)
         folder = urlsplit(url).path.rsplit("/", 2)[-2] if url.count("/") > 3 else "findings"
-        sections.setdefault(folder.replace("-", " ").capitalize(), []).append(f"- {finding}. [source]({url})")
+        bullet = f"- {finding} ([in-text citation]({url}))." if style == "in-text" else f"- {finding}. [source]({url})"
+        sections.setdefault(folder.replace("-", " ").capitalize(), []).append(bullet)
     return sections, cited, len(pairs)
 
 
@@ -176,21 +204,24 @@ def _summary(sections: dict[str, list[str]], cited: dict[str, None], count: int)
     )
 
 
-def report(text: str, *, invent_rate: float, seed: int) -> str:
+def report(text: str, *, invent_rate: float, seed: int, style: str = "source") -> str:
     """
     The writer's Markdown report over its whole input.
 
-    Each finding that the input ties to a URL becomes a bullet citing that URL; findings are grouped by the URL's
-    folder (one folder per aspect in the corpus). With ``invent_rate`` > 0 a citation is replaced by a made-up URL
-    on the same site when a hash of (seed, finding, url) falls under the rate.
+    Each finding that the input ties to a URL (see :func:`sourced_findings`) becomes a bullet citing that URL;
+    findings are grouped by the URL's folder (one folder per aspect in the corpus). With ``invent_rate`` > 0 a
+    citation is replaced by a made-up URL on the same site when a hash of (seed, finding, url) falls under the rate.
 
     :param text: Everything the writer was sent.
     :param invent_rate: Share of citations to replace with invented URLs, 0 to 1.
     :param seed: Mixed into the hash.
+    :param style: ``"source"``: each bullet ends ``[source](url)`` and a ``## Sources`` list of bare URLs closes
+        the report; ``"in-text"``: each bullet ends ``([in-text citation](url)).`` and a ``## References`` list of
+        ``[url](url)`` links closes it (what a request for in-text hyperlink citations and a reference list asks).
     :returns: The report.
     """
     topic, _ = topic_and_aspects(text)
-    sections, cited, count = _cited_findings(text, invent_rate, seed)
+    sections, cited, count = _cited_findings(text, invent_rate, seed, style)
     if not count:
         return (
             f"# {topic.capitalize() or 'Research report'}\n\n## Executive summary\n\nNo cited findings were available."
@@ -198,5 +229,36 @@ def report(text: str, *, invent_rate: float, seed: int) -> str:
     lines = [f"# {topic.capitalize()}", "", "## Executive summary", "", _summary(sections, cited, count)]
     for title, bullets in sections.items():
         lines += ["", f"## {title}", "", *bullets]
-    lines += ["", "## Sources", "", *(f"- {u}" for u in cited)]
+    if style == "in-text":
+        lines += ["", "## References", "", *(f"- [{u}]({u})" for u in cited)]
+    else:
+        lines += ["", "## Sources", "", *(f"- {u}" for u in cited)]
     return "\n".join(lines)
+
+
+def sub_queries(text: str, count: int) -> list[str]:
+    """
+    The search queries a planner writes for the task in ``text``: one per aspect it names, ``topic: aspect``.
+
+    :param text: The planning request.
+    :param count: How many queries are asked for.
+    :returns: At most ``count`` queries (generic aspects fill in where the task names fewer).
+    """
+    topic, aspects = topic_and_aspects(text)
+    aspects += [f"aspect {i + 1}" for i in range(len(aspects), count)]
+    return [f"{topic}: {aspect}" for aspect in aspects[:count]]
+
+
+def agent_choice(text: str) -> str:
+    """
+    The JSON a model answers when asked which research agent (a name and a role prompt) suits a task.
+
+    :param text: The request, with the task.
+    :returns: ``{"server": ..., "agent_role_prompt": ...}`` as JSON.
+    """
+    topic, _ = topic_and_aspects(text)
+    role = (
+        f"You are a meticulous research analyst AI assistant. Your goal is to write thorough, impartial and "
+        f"well-cited research reports on {topic or 'the task'}, grounded in the figures of the sources provided."
+    )
+    return json.dumps({"server": "🔎 Research Analyst Agent", "agent_role_prompt": role}, ensure_ascii=False)

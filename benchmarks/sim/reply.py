@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 
 from benchmarks.sim.conversation import ToolCall
-from benchmarks.sim.tokens import count_json, count_text
+from benchmarks.sim.tokens import CHARS_PER_TOKEN, count_json, count_text
 
 
 @dataclass(frozen=True)
@@ -16,10 +16,23 @@ class Reply:
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    cut: bool = False
+    """Whether the text stopped at the request's output cap (the wire says ``finish_reason: length``)."""
 
     def output_tokens(self) -> int:
         """Tokens the model generates for this turn."""
         return count_text(self.text) + sum(count_text(c.name) + count_json(c.arguments) for c in self.tool_calls)
+
+    def capped(self, max_output_tokens: int | None) -> Reply:
+        """
+        This turn as a model bound by ``max_output_tokens`` gives it: a text reply longer than the cap stops there.
+
+        :param max_output_tokens: The request's cap, or ``None``.
+        :returns: The reply, its text cut to the cap where it was longer (tool calls are never cut).
+        """
+        if max_output_tokens is None or self.tool_calls or count_text(self.text) <= max_output_tokens:
+            return self
+        return Reply(text=self.text[: max_output_tokens * CHARS_PER_TOKEN], cut=True)
 
 
 @dataclass(frozen=True)

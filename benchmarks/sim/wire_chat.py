@@ -23,7 +23,7 @@ def _usage(usage: Usage) -> dict[str, Any]:
 
 
 def _finish_reason(reply: Reply) -> str:
-    return "tool_calls" if reply.tool_calls else "stop"
+    return "tool_calls" if reply.tool_calls else "length" if reply.cut else "stop"
 
 
 def completion(reply: Reply, *, model: str, usage: Usage, ids: IdFactory) -> dict[str, Any]:

@@ -3,7 +3,8 @@ Smoke test of the benchmark harness: a tiny scenario at near-zero model latency,
 
 Each library must produce a non-empty report that cites at least one URL retrieved during its run. The peer half
 runs only where agent-pack-haystack can be imported (here, or in the benchmark's own environment under
-benchmarks/.work/venv); otherwise it is skipped with the reason.
+benchmarks/.work/venv), and GPT Researcher's only where its own environment (benchmarks/.work/gptr-venv, built by
+benchmarks/run.py) exists; otherwise each is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -29,11 +30,18 @@ def _peer_python() -> str | None:
     return None
 
 
-@pytest.mark.parametrize("library", ["ours", "peer"])
+def _gptr_python() -> str | None:
+    python = venv.python_path(venv.GPTR_VENV)
+    return str(python) if python.exists() and venv.has_modules(python, venv.GPTR_NEEDED) else None
+
+
+@pytest.mark.parametrize("library", ["ours", "peer", "gptr"])
 def test_tiny_scenario_produces_a_cited_report(library: str, tmp_path: Path) -> None:
-    python = sys.executable if library == "ours" else _peer_python()
-    if python is None:
+    python = {"ours": lambda: sys.executable, "peer": _peer_python, "gptr": _gptr_python}[library]()
+    if python is None and library == "peer":
         pytest.skip("agent-pack-haystack is not importable here nor in benchmarks/.work/venv; the peer half is skipped")
+    if python is None:
+        pytest.skip("GPT Researcher's environment benchmarks/.work/gptr-venv is absent (benchmarks/run.py builds it)")
     options = RunOptions(latency=LatencyModel(ttft_s=0.001, tokens_per_s=0.0), work_dir=tmp_path, timeout_s=45)
     record = run_one(SMOKE, library, python, options)
     metrics = compute(record)

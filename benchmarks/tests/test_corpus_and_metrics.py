@@ -177,3 +177,84 @@ def test_the_writer_bound_uses_the_slots_the_writer_really_used() -> None:
     assert most_at_once(four_at_once) == 4
     assert critical_path_parts(four_at_once, 2)["writer"] == 1.0  # not 2.0: the four parts ran side by side
     assert critical_path_parts([call(0.0, 1.0), call(1.0, 2.0)], 2)["writer"] == 2.0
+
+
+def test_a_report_in_gpt_researchers_citation_style_is_counted_by_unique_url() -> None:
+    # In-text hyperlinks after each claim and an APA reference list whose entries link each URL to itself, as GPT
+    # Researcher writes them: one URL cited four times is one citation.
+    report = (
+        "# Heat pumps in cold climates\n\n"
+        "Seasonal efficiency held up at -15 °C ([Nordström, 2024](http://h/heat/cold/1.html)). "
+        "Installers in Québec report the same ([in-text citation](http://h/heat/cost/2.pdf)).\n\n"
+        "| region | figure |\n|---|---|\n| north | 3.1 ([source](http://h/heat/cold/1.html)) |\n\n"
+        "## References\n\n"
+        "- Nordström, K. (2024, March 3). *Cold-climate field trial*. Energy Lab. "
+        "[http://h/heat/cold/1.html](http://h/heat/cold/1.html)\n"
+        "- Hydro survey. (2023). *Installed costs*. [http://h/heat/cost/2.pdf](http://h/heat/cost/2.pdf).\n"
+        "- Made-up review. (2022). [http://h/heat/cost/77.html](http://h/heat/cost/77.html)\n"
+    )
+    record = {
+        "scenario": {"name": "s", "max_concurrent": 2},
+        "library": "gptr",
+        "result": {
+            "ok": True,
+            "error": "",
+            "start": 0.0,
+            "end": 2.0,
+            "cpu_s": 0.1,
+            "peak_rss_mb": 1.0,
+            "outcome": {"report": report},
+        },
+        "llm": [_call("writer", "writer", 0.5, 1.5)],
+        "search": [{"start": 0.1, "end": 0.2, "status": 200, "query": "q", "returned": ["http://h/heat/cost/2.pdf"]}],
+        "web": [{"start": 0.2, "end": 0.3, "status": 200, "method": "GET", "url": "http://h/heat/cold/1.html"}],
+    }
+    metrics = compute(record)
+    assert (metrics.cited, metrics.cited_retrieved) == (3, 2)  # 77.html was never retrieved
+
+
+def test_the_simulated_planner_answers_a_request_for_search_queries_with_a_json_list() -> None:
+    import json
+
+    from benchmarks.sim.conversation import Conversation, Message
+    from benchmarks.sim.policies import Policies, PolicyConfig
+
+    task = "What does the evidence say about district heating? Aspects to cover: pipe losses; tariffs; uptake."
+    prompt = f'Write 2 search queries to research this task: "{task}"\nReply with a list of strings only.'
+    conversation = Conversation("chat", "sim-orchestrator", False, [Message("user", prompt)], [])
+
+    role, reply, _ = Policies(PolicyConfig(subtopics=5)).decide(conversation)
+
+    assert role == "orchestrator"
+    assert json.loads(reply.text) == ["district heating: pipe losses", "district heating: tariffs"]
+
+
+def test_the_simulated_writer_picks_an_agent_and_cites_passages_by_the_source_above_them() -> None:
+    import json
+
+    from benchmarks.sim.conversation import Conversation, Message
+    from benchmarks.sim.policies import Policies, PolicyConfig
+
+    task = "What does the evidence say about district heating? Aspects to cover: tariffs."
+    pick = [Message("system", 'Answer with JSON: {"server": ..., "agent_role_prompt": ...}'), Message("user", task)]
+    agent = json.loads(Policies(PolicyConfig()).decide(Conversation("chat", "sim-writer", False, pick, []))[1].text)
+    assert set(agent) == {"server", "agent_role_prompt"}
+    assert "district heating" in agent["agent_role_prompt"]
+
+    one, two = "Finding DH-1-0-1: tariffs rose 4.1 percent in the Århus sample.", "Finding DH-1-0-2: tariffs fell"
+    context = (
+        f"Source: http://h/district-heating/tariffs/1.html\nTitle: Tariffs\nContent: Intro. {one} More.\n"
+        f"Source: http://h/district-heating/tariffs/2.html\nTitle: Cut\nContent: {two}"  # a passage cut mid-finding
+        f" in the\nSource: http://h/district-heating/tariffs/3.html\nTitle: Repeat\nContent: {one}\n"
+    )
+    ask = f'Information: "{context}"\nAnswer "{task}" citing each claim like this: ([in-text citation](url)).'
+    messages = [Message("system", "You are a research analyst."), Message("user", ask)]
+    report = Policies(PolicyConfig()).decide(Conversation("chat", "sim-writer", False, messages, []))[1].text
+
+    assert f"- {one[:-1]} ([in-text citation](http://h/district-heating/tariffs/1.html))." in report
+    assert f"- {one[:-1]} ([in-text citation](http://h/district-heating/tariffs/3.html))." in report
+    assert "DH-1-0-2" not in report  # only whole findings are stated
+    assert report.endswith(
+        "## References\n\n- [http://h/district-heating/tariffs/1.html](http://h/district-heating/tariffs/1.html)\n"
+        "- [http://h/district-heating/tariffs/3.html](http://h/district-heating/tariffs/3.html)"
+    )

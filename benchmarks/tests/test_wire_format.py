@@ -165,3 +165,67 @@ def test_429_carries_retry_after_and_clients_retry():
 def test_unknown_model_is_a_404(client):
     with pytest.raises(Exception, match="unknown model"):
         client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_the_search_server_answers_a_custom_retrievers_get_with_a_hit_list_and_logs_its_query() -> None:
+    from urllib.error import HTTPError
+    from urllib.parse import urlencode
+    from urllib.request import urlopen
+
+    from benchmarks.harness.world import SearchServer
+    from haystack_deep_research.testing.search_server import SearchDocument
+
+    docs = [
+        SearchDocument(url=f"http://h/pumps/{i}.html", title=f"Pumps {i}", content=f"Heat pumps in Tromsø, trial {i}.")
+        for i in range(4)
+    ]
+    docs.append(SearchDocument(url="http://h/other.html", title="Other", content="Nothing about that."))
+    with SearchServer(docs) as search:
+        query = urlencode({"query": "heat pumps Tromsø", "max_results": "3"})
+        with urlopen(f"{search.base_url}/search?{query}", timeout=10) as reply:
+            hits = json.loads(reply.read())
+        with pytest.raises(HTTPError) as refused:
+            urlopen(f"{search.base_url}/search?query=", timeout=10)
+        logged = search.requests.snapshot()
+
+    assert hits == [{"url": f"http://h/pumps/{i}.html", "title": f"Pumps {i}", "raw_content": ""} for i in range(3)]
+    assert refused.value.code == 400
+    assert logged[0].json_body == {"query": "heat pumps Tromsø", "max_results": 3}
+
+
+@pytest.mark.parametrize("cap_name", ["max_tokens", "max_completion_tokens"])
+def test_a_reply_stops_at_the_requests_output_cap(client, cap_name: str) -> None:
+    whole = client.chat.completions.create(model="sim-scope", messages=[{"role": "user", "content": QUESTION}])
+    capped = client.chat.completions.create(
+        model="sim-scope", messages=[{"role": "user", "content": QUESTION}], **{cap_name: 12}
+    )
+    streamed = client.chat.completions.create(
+        model="sim-scope",
+        messages=[{"role": "user", "content": QUESTION}],
+        stream=True,
+        stream_options={"include_usage": True},
+        **{cap_name: 12},
+    )
+    chunks = list(streamed)
+    streamed_text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    answer = capped.choices[0].message.content or ""
+
+    assert whole.choices[0].finish_reason == "stop"
+    assert (whole.usage.completion_tokens if whole.usage else 0) > 12
+    assert capped.choices[0].finish_reason == "length"
+    assert capped.usage is not None
+    assert capped.usage.completion_tokens == 12
+    assert (whole.choices[0].message.content or "").startswith(answer)
+    assert len(answer) == 48
+    assert streamed_text == answer
+    assert finishes == ["length"]
+    assert chunks[-1].usage is not None
+    assert chunks[-1].usage.completion_tokens == 12
+
+
+def test_a_responses_request_is_capped_by_max_output_tokens(client) -> None:
+    response = client.responses.create(model="sim-scope", input=QUESTION, max_output_tokens=16)
+    assert response.usage is not None
+    assert response.usage.output_tokens == 16
+    assert len(response.output_text) == 64
