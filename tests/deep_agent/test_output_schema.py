@@ -144,3 +144,48 @@ def test_openai_gets_the_output_cap_on_each_completion_and_the_schema_in_strict_
     assert structured_call["stream"] is True  # a client's read timeout applies between chunks, not to the whole JSON
     assert result["structured"] == Verdict(leader="Acme", confidence=0.9)
     assert result["usage_by_phase"]["structure"]["total_tokens"] == 15  # the stream carried the usage
+
+
+def _completion(text: str) -> httpx.Response:
+    return httpx.Response(
+        200,
+        json={
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "local",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+        },
+    )
+
+
+@respx.mock
+def test_the_output_cap_has_the_name_each_server_knows() -> None:
+    """OpenAI's reasoning models refuse max_tokens; a local server's Chat Completions knows only it."""
+    from haystack_deep_research.agents import chat_generator
+    from haystack_deep_research.testing import LoopbackChatServer
+
+    def ask(generator: Any) -> str:
+        agent = create_deep_agent(
+            chat_generator=generator,
+            tools=[],
+            system_prompt="Answer.",
+            max_output_tokens=64,
+            grounding=False,
+            reflexion=False,
+        )
+        return agent.run(messages=[ChatMessage.from_user("Warum zweimal täglich?")])["last_message"].text
+
+    with LoopbackChatServer(models={"llama-3": MockChatGenerator("Ebbe und Flut.")}) as server:
+        assert ask(chat_generator("llama-3", base_url=server.openai_base_url, api="chat")) == "Ebbe und Flut."
+        [local] = [request.json_body for request in server.requests]
+    route = respx.post("https://api.openai.com/v1/chat/completions").mock(return_value=_completion("Ebbe und Flut."))
+    openai = OpenAIChatGenerator(api_key=Secret.from_token("sk-test"), model="gpt-test", http_client_kwargs={"timeout": 5})
+    assert ask(openai) == "Ebbe und Flut."
+    sent = json.loads(route.calls.last.request.content)
+
+    caps = [
+        {key: body[key] for key in ("max_tokens", "max_completion_tokens") if key in body} for body in (local, sent)
+    ]
+    assert caps == [{"max_tokens": 64}, {"max_completion_tokens": 64}]

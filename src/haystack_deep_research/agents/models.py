@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from haystack.utils import Secret
 
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError
+from haystack_deep_research.run._phases import API_TABLE, Api
 
 if TYPE_CHECKING:
     from haystack.components.generators.chat.openai import OpenAIChatGenerator
@@ -53,28 +54,6 @@ DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3
 
 
-class Api(NamedTuple):
-    """
-    What one OpenAI API is, for every caller that builds, caps or probes a model on it.
-
-    :param title: Its name in messages.
-    :param path: Where a server serves it, after the base URL.
-    :param cap: The name of the per-completion token cap in OpenAI's requests.
-    :param compatible_cap: The same cap's name in another server's requests (``base_url``).
-    """
-
-    title: str
-    path: str
-    cap: str
-    compatible_cap: str
-
-
-API_TABLE: dict[str, Api] = {
-    # OpenAI's reasoning models refuse max_tokens; local servers' Chat Completions know only it.
-    "chat": Api("Chat Completions", "/chat/completions", "max_completion_tokens", "max_tokens"),
-    "responses": Api("Responses", "/responses", "max_output_tokens", "max_output_tokens"),
-}
-"""The APIs a model may be called through (``api="chat"`` or ``"responses"``), with what differs between them."""
 APIS = tuple(API_TABLE)
 DEFAULT_TOOL_CHOICE = "auto"
 """The ``tool_choice`` sent to another server's Chat Completions when tools are offered (see :func:`chat_generator`)."""

@@ -45,8 +45,10 @@ empty reply, marked in its ``meta``, so the Agent stays in its loop and its next
 **Output cap.** A per-completion output cap on a model the library does not call itself (the deep agent's own model,
 which the Agent calls): a thin wrapper that adds the provider's cap to every call's ``generation_kwargs``.
 
-The cap's name differs by provider and Haystack has no common one, so it is known for the generators that have one
-(:func:`output_cap_kwargs`); for any other generator, set the cap in its own ``generation_kwargs``.
+The cap's name differs by API and by server and Haystack has no common one; :data:`API_TABLE`, the one table of the
+OpenAI APIs (also read when a model is built and when ``--base-url`` is probed), gives it for OpenAI's generators and
+for other servers they call (:func:`output_cap_kwargs`); for any other generator, set the cap in its own
+``generation_kwargs``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
 
 from haystack import component, tracing
 from haystack.components.agents.state import State
@@ -84,7 +87,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_META",
+    "API_TABLE",
     "ROLE_META",
+    "Api",
     "Call",
     "DeadlineChatGenerator",
     "Outcome",
@@ -633,23 +638,49 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         return result
 
 
-_CAPS = (
-    ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "max_completion_tokens"),
-    ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "max_output_tokens"),
-)
+class Api(NamedTuple):
+    """
+    What one OpenAI API is, for every caller that builds, caps or probes a model on it.
+
+    :param title: Its name in messages.
+    :param path: Where a server serves it, after the base URL.
+    :param cap: The name of the per-completion token cap in OpenAI's requests.
+    :param compatible_cap: The same cap's name in another server's requests (``base_url``).
+    """
+
+    title: str
+    path: str
+    cap: str
+    compatible_cap: str
+
+
+API_TABLE: dict[str, Api] = {
+    # OpenAI's reasoning models refuse max_tokens; local servers' Chat Completions know only it.
+    "chat": Api("Chat Completions", "/chat/completions", "max_completion_tokens", "max_tokens"),
+    "responses": Api("Responses", "/responses", "max_output_tokens", "max_output_tokens"),
+}
+"""The APIs a model may be called through (``api="chat"`` or ``"responses"``), with what differs between them."""
+_OPENAI_HOST = "api.openai.com"
 
 
 def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
     """
     :param generator: A chat generator.
     :param tokens: The cap.
-    :returns: The generation settings that cap one completion, or ``None`` for a generator without a known cap.
+    :returns: The generation settings that cap one completion (the name :data:`API_TABLE` gives its API: OpenAI's,
+        or another server's when the generator calls one at its ``api_base_url``), or ``None`` for a generator
+        without a known cap.
     """
-    for module_name, class_name, key in _CAPS:
+    for module_name, class_name, api in (
+        ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "chat"),
+        ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "responses"),
+    ):
         module = sys.modules.get(module_name)
         kind = getattr(module, class_name, None) if module is not None else None
         if isinstance(kind, type) and isinstance(generator, kind):
-            return {key: tokens}
+            base_url = str(getattr(generator, "api_base_url", None) or "")
+            other = bool(base_url) and urlsplit(base_url).hostname != _OPENAI_HOST
+            return {API_TABLE[api].compatible_cap if other else API_TABLE[api].cap: tokens}
     return None
 
 
