@@ -192,11 +192,15 @@ class Campaign:
         print(f"Benchmark: {len(self.scenarios)} scenarios x {list(self.pythons)}, latency {latency}", flush=True)
         for scenario in self.scenarios:
             for library in self.pythons:
+                if self._unlogged(scenario.name, library, ""):
+                    continue  # GPT Researcher runs only where its figures are shown (the real-size scenarios)
                 record, metrics = self._measure(scenario, library, latency, "")
                 self.records[scenario.name, library] = record
                 self.metrics[scenario.name, library] = metrics
         for zero in self.overhead_scenarios:
             for library in self.pythons:
+                if self._unlogged(zero.name, library, "-latency0"):
+                    continue
                 measured = self._measure(zero, library, LatencyModel(0.0, 0.0), "-latency0", warmup=1)[1]
                 self.overhead[zero.name, library] = measured
         self._side_figures()
@@ -205,6 +209,12 @@ class Campaign:
         self._write(latency)
         failed = [m for m in [*self.metrics.values(), *self.overhead.values()] if not m.ok]
         return 1 if failed else 0
+
+    def _unlogged(self, scenario: str, library: str, tag: str) -> bool:
+        """Whether ``--from-logs`` finds no saved run of GPT Researcher here: it is run only where its figures are shown
+        (the real-size and short scenarios), so the others are left out for it alone."""
+        runs = self.args.work_dir / "runs"
+        return self.args.from_logs and library == "gptr" and not any(runs.glob(f"{scenario}-{library}{tag}-[0-9]*.json"))
 
     def _runs_line(self) -> str:
         """How many runs each scenario's figures are the median of (fewer than asked where logs were missing)."""
