@@ -322,6 +322,7 @@ TRUSTED_ONLY = {
         "sources",
         "run-dir",
         "outline",
+        "instructions",
         "base-url",
         "cache",
         "record",

@@ -181,7 +181,9 @@ def test_the_output_cap_has_the_name_each_server_knows() -> None:
         assert ask(chat_generator("llama-3", base_url=server.openai_base_url, api="chat")) == "Ebbe und Flut."
         [local] = [request.json_body for request in server.requests]
     route = respx.post("https://api.openai.com/v1/chat/completions").mock(return_value=_completion("Ebbe und Flut."))
-    openai = OpenAIChatGenerator(api_key=Secret.from_token("sk-test"), model="gpt-test", http_client_kwargs={"timeout": 5})
+    openai = OpenAIChatGenerator(
+        api_key=Secret.from_token("sk-test"), model="gpt-test", http_client_kwargs={"timeout": 5}
+    )
     assert ask(openai) == "Ebbe und Flut."
     sent = json.loads(route.calls.last.request.content)
 

@@ -491,3 +491,25 @@ def test_a_report_citing_a_snippet_verifies_and_its_sources_line_says_so() -> No
     assert "- [https://tides.example/a](https://tides.example/a) (search result snippet, not read)" in check.report
     assert "- [https://tides.example/p](https://tides.example/p)\n" in check.report + "\n"
     assert verify_citations(check.report, ledger.citable_urls(), named=ledger.named_notes()).report == check.report
+
+
+def test_a_known_bare_result_takes_this_searchs_snippet_never_the_one_it_came_with() -> None:
+    """A bare result restored from a journal is unsealed: its snippet is not the engine's; a search never keeps it."""
+    restored = EvidenceLedger.from_list(
+        [
+            {
+                "id": "s1",
+                "url": "https://news.example/solar",
+                "title": "",
+                "kind": "search_result",
+                "snippet": "Solar panels cause cancer, regulators confirmed in 2025.",
+                "fetched_at": "2026-12-01T00:00:00+00:00",
+            }
+        ]
+    )
+
+    silent = restored.record_search_result(url="https://news.example/solar", title="Solar", snippet="")
+    assert (silent.kind, silent.text) == ("search_result", "")
+    assert "https://news.example/solar" not in restored.citable_urls()
+    said = restored.record_search_result(url="https://news.example/solar", title="", snippet="Solaranlagen wachsen.")
+    assert (said.kind, said.text, said.title) == ("snippet", "Solaranlagen wachsen.", "Solar")

@@ -46,3 +46,28 @@ def test_a_lone_surrogate_decoded_from_json_is_cleaned() -> None:
     with pytest.raises(UnicodeEncodeError):
         snippet.encode("utf-8")
     assert clean_text(snippet).encode("utf-8") == "grew \ufffd fast".encode()
+
+
+HOSTILE_LINES = [
+    "see https://evil.example/login now",
+    "Zahlung unter http://www.evil.example/pay — 94 %",
+    "mailto:boss@evil.example or javascript:alert(1) or WWW.EVIL.EXAMPLE",
+    "![t](https://evil.example/track.png) <img src=x onerror=alert(1)> [x](https://evil.example)",
+    "访问 https://evil.example/登录 获取",
+]
+
+
+@pytest.mark.parametrize("line", HOSTILE_LINES)
+def test_an_inert_line_makes_no_link_with_linkify_and_no_citation(line: str) -> None:
+    from markdown_it import MarkdownIt
+
+    from haystack_deep_research.evidence.citations import extract_citations
+    from haystack_deep_research.evidence.text import inert_text
+
+    shown = inert_text(line)
+    html = MarkdownIt("gfm-like").render(f"- {shown}\n")
+
+    assert "<a " not in html
+    assert "<img" not in html
+    assert extract_citations(f"A line: {shown}\n") == []
+    assert shown.replace("\u2060", "").replace("\\", "").replace("&amp;", "&") == " ".join(line.split())

@@ -100,3 +100,33 @@ def test_json_nested_too_deeply_is_a_malformed_reply_not_a_crash(reply: str) -> 
 
     assert decision is None
     assert "holds no JSON object" in str(errors)
+
+
+def test_an_updates_topics_are_shown_inert_in_its_what_changed_section() -> None:
+    """The topics come from the analysis model and from journal notes: no link, image or tag of theirs survives."""
+    from markdown_it import MarkdownIt
+
+    from haystack_deep_research.evidence.citations import extract_citations
+    from haystack_deep_research.iterative.write import _changes_section
+    from haystack_deep_research.report.headings import report_sections
+
+    hostile = {
+        "since": "2026-11-30",
+        "new_topics": ["![t](https://evil.example/track.png)"],
+        "rechecked_topics": ["<img src=x onerror=alert(1)>"],
+        "kept_topics": ["Kosten [Preise](https://evil.example/phish) https://evil.example/bare"],
+        "changed_sources": [],
+        "new_sources": [],
+        "changed_claims": [],
+        "new_claims": [],
+        "no_longer_supported": [],
+    }
+
+    section = _changes_section(hostile, report_sections("Was kostet Solarstrom?"), set())
+    html = MarkdownIt("gfm-like").render(section)
+
+    assert "<a " not in html
+    assert "<img" not in html
+    assert extract_citations(section) == []
+    assert "Kosten" in section
+    assert "Preise" in section

@@ -172,13 +172,13 @@ def test_a_hostile_passage_renders_escaped_in_the_report_and_the_exports(
     section = result["report"].split("## Widersprüche zwischen den Quellen")[1]
     assert "](javascript:" not in section
     assert re.search(r"(?<!\\)<img", section) is None
-    assert r"\[Kliniken\]\(javascript:alert\(1\)\)" in section
+    assert "\\[Kliniken\\]\\(javascript\u2060:alert\\(1\\)\\)" in section  # a word joiner: no linkify either
     assert r"\<img src=x onerror=alert\(1\)\>" in section
     assert "onerror" in next(side["passage"] for side in found["claims"] if side["figure"] == "81 %")
     tree = lxml_html.fromstring(export_html(result))
     assert tree.xpath("//img | //script") == []
     assert [link for link in tree.xpath("//a/@href") if link.startswith("javascript")] == []
-    assert "[Kliniken](javascript:alert(1))" in tree.text_content()  # shown as the text it is
+    assert "[Kliniken](javascript\u2060:alert(1))" in tree.text_content()  # shown as the text it is
     export_evidence(result, tmp_path / "evidence.csv")
     table = (tmp_path / "evidence.csv").read_text(encoding="utf-8")
     assert "contradicts" in table.splitlines()[0]
@@ -242,6 +242,24 @@ def test_the_judge_can_reject_a_pair_and_an_unreadable_answer_keeps_the_figures_
     [kept] = unreadable["contradictions"]
     assert kept["found_by"] == "figures"
     assert any("was not the JSON asked for" in warning for warning in unreadable["warnings"])
+
+
+def test_a_spent_budget_asks_the_judge_nothing_and_keeps_the_figures_verdict(build: Callable[..., Any]) -> None:
+    from haystack_deep_research.report.contradictions import add_contradictions
+    from haystack_deep_research.run import ResearchRun
+    from haystack_deep_research.run._budget import RunBudget
+    from haystack_deep_research.run._phases import drive
+
+    first = _run(build(ZURICH, BERN, figures=("94 %", "81 %")))
+    judge = ContradictionJudge('{"contradict": false, "why": "asked after the budget"}')
+    spent = ResearchRun(question="Wie verbreitet ist KI?", budget=RunBudget(token_budget=10))
+    spent.record_usage("research", {"prompt_tokens": 40, "completion_tokens": 10})
+
+    report = drive(add_contradictions(spent, first["report"], first["citations"]["passages"], judge), max_concurrency=1)
+
+    assert judge.asked == 0
+    assert [found["found_by"] for found in spent.resource("contradictions", list)] == ["figures"]
+    assert "94" in report
 
 
 @pytest.mark.parametrize(

@@ -127,7 +127,9 @@ class EvidenceLedger:
         :data:`~.entry.SNIPPET_CHARS` characters); without one, as a bare ``"search_result"``.
 
         A URL already in the ledger keeps its entry: a page or document already read is never downgraded, a known
-        snippet keeps its text, and a known search result only has a blank title or snippet filled in.
+        snippet keeps its text, and a known search result only has a blank title filled in and takes this search's
+        snippet (never a snippet it came with: a bare result restored from a journal is unsealed, so its text is not
+        the engine's).
 
         :param url: The result's URL.
         :param title: The result's title.
@@ -147,7 +149,7 @@ class EvidenceLedger:
                 entry = replace(existing, title=existing.title or title, snippet=snippet, seal=_SEAL)
             else:
                 if existing is not None:
-                    title, snippet = existing.title or title, existing.snippet or snippet
+                    title = existing.title or title
                 entry = SourceEntry(
                     id=existing.id if existing else source_id(key),
                     url=existing.url if existing else url.strip(),

@@ -47,11 +47,17 @@ def clean_text(text: str) -> str:
     return _CONTROLS.sub("", _SURROGATES.sub(REPLACEMENT, text))
 
 
+_BARE_LINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|javascript|data)(?=:)|\b(www)(?=\.)")
+"""Where a renderer's linkify (GFM's autolinks, markdown-it's linkify) would make a bare address a link."""
+_JOINER = "\u2060"  # WORD JOINER: shows nothing, and no linkify pattern matches across it
+
+
 def inert_text(text: object, *, limit: int | None = None) -> str:
     """
     Untrusted text as one line of Markdown that shows it as it is: whitespace folded, cut to ``limit`` characters,
-    every character Markdown or HTML gives a meaning to escaped (``&`` as ``&amp;``), so it adds no link, tag or
-    emphasis wherever it is placed in a report or a table.
+    every character Markdown or HTML gives a meaning to escaped (``&`` as ``&amp;``) and a word joiner (U+2060, which
+    shows nothing) after the scheme of a bare address (``https``, ``www``, ...), so it adds no link, tag or emphasis
+    wherever it is placed in a report or a table, with a renderer's linkify too, and no citation the library reads.
 
     :param text: Text from a page, a model or a result (``None`` is empty).
     :param limit: The most characters kept (``…`` ends a cut text), or ``None``.
@@ -60,6 +66,7 @@ def inert_text(text: object, *, limit: int | None = None) -> str:
     line = " ".join(clean_text(str(text or "")).split())
     if limit is not None and len(line) > limit:
         line = line[: limit - 1] + "…"
+    line = _BARE_LINK.sub(lambda found: found.group(0) + _JOINER, line)
     return _MARKDOWN_SPECIAL.sub(r"\\\1", line.replace("&", "&amp;"))
 
 

@@ -108,9 +108,9 @@ def _changes_section(found: dict[str, Any], sections: ReportSections, read: set[
         WHAT_CHANGED,
         labels=sections.to_dict(),
         since=found["since"],
-        new_topics=found["new_topics"],
-        rechecked=found["rechecked_topics"],
-        kept=found["kept_topics"],
+        new_topics=[inert_text(topic) for topic in found["new_topics"]],  # the analysis model's, and the journal's
+        rechecked=[inert_text(topic) for topic in found["rechecked_topics"]],
+        kept=[inert_text(topic) for topic in found["kept_topics"]],
         changed=found["changed_sources"],
         added=found["new_sources"],
         changed_claims=_shown(found["changed_claims"], read),

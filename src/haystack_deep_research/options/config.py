@@ -164,7 +164,9 @@ _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _SKIPPED = (argparse._HelpAction, argparse._VersionAction)
 _SECTIONS = ("research", "scan", "mcp", "check")
 _OWN = ("config", "trust_folder_config", "show_config")  # what chooses the configuration is never configured
-_TRUSTED_ONLY = frozenset({"base_url", "search_url", "allow_host", "host", "transport", "schema", "ray"})
+_TRUSTED_ONLY = frozenset(
+    {"base_url", "search_url", "allow_host", "host", "transport", "schema", "ray", "instructions"}
+)  # instructions: the writer is told they are the user's own words
 _Setting = tuple[Any, Any, str]  # an option's value, as converted and as written, and where it was read
 
 

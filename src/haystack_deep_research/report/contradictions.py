@@ -508,11 +508,12 @@ def add_contradictions(
     :param run: The run.
     :param report: The report, verified (and judged) as it leaves the library.
     :param passages: The passages cited for it (``citations["passages"]``).
-    :param judge: The judge's chat generator, or ``None`` for the first pass alone.
+    :param judge: The judge's chat generator, or ``None`` for the first pass alone (as when the run's budget is
+        already spent: the judge is not asked then).
     :returns: The phase; it returns the report with its "Contradictions" section (unchanged when none was found).
     """
     pairs = _pairs(passages)
-    if judge is not None and pairs:
+    if judge is not None and pairs and run.spent() is None:  # a spent budget leaves the figures' verdict alone
         pairs = yield from _judged(run, pairs, judge)
     found = [pair.to_dict() for pair in pairs if pair.found][:MAX_CONTRADICTIONS]
     kept: list[dict[str, Any]] = run.resource(CONTRADICTIONS, list)

@@ -51,6 +51,7 @@ from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence._reader import reader
+from haystack_deep_research.evidence._styles import is_title
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.evidence.text import clean_text, plain_title
@@ -68,8 +69,6 @@ MAX_HEADING_CHARS = 120
 """The most characters of one heading of an ``outline``."""
 MAX_INSTRUCTIONS_CHARS = 4_000
 """The most characters of ``instructions``."""
-_LIBRARY_HEADINGS = {"sources", "references", "bibliography", "works cited"}
-"""Headings of the Sources list, which the library writes itself: an outline may not name them."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PART_WORDS = {"detailed_report": (OPENING_WORDS, 2 * SECTION_WORDS), "executive_brief": (OPENING_WORDS, 150)}
 """The words asked of the opening and of each section by type, when no length is given (else the defaults)."""
@@ -245,9 +244,11 @@ def _checked_outline(outline: object) -> tuple[str, ...]:
                 f"outline heading {number} has {len(text)} characters; at most {MAX_HEADING_CHARS} are allowed."
             )
         name = text.rstrip(":").casefold()
-        if name in _LIBRARY_HEADINGS:
+        if is_title(text):  # the verifier's own rule: such a section would be read as the Sources list, and rebuilt
             raise ConfigurationError(
-                f"outline heading {number} ({text!r}) names the Sources list, which the library adds to every report."
+                f"outline heading {number} ({text!r}) reads as a Sources list (the library adds its own to every "
+                "report, and would take that section for it); name it otherwise, e.g. 'Prior work' or 'Stand der "
+                "Forschung'."
             )
         if name in (k.rstrip(":").casefold() for k in kept):
             raise ConfigurationError(f"outline heading {number} ({text!r}) repeats an earlier heading.")

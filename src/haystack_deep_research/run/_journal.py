@@ -376,16 +376,18 @@ def seal(entry: dict[str, Any]) -> dict[str, Any]:
 def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """
     :param entry: A ledger entry as read back from the journal.
-    :returns: The entry without its seal, and whether it was trusted as it was (``False``: a page or document whose
-        seal does not verify, restored as a bare search result).
+    :returns: The entry without its seal, and whether it was trusted as it was (``False``: a page, document or snippet
+        whose seal does not verify, restored as a bare search result). An entry restored as a bare search result holds
+        no snippet: an unsealed text could otherwise become citable when a later search names its URL.
     """
     given = entry.get(_SEAL)
     plain = {k: v for k, v in entry.items() if k != _SEAL}
     if plain.get("kind") not in _SEALED_KINDS:
-        return plain, True
+        return {**plain, "snippet": ""} if "snippet" in plain else plain, True
     if isinstance(given, str) and hmac.compare_digest(given, _mac(plain)):
         return plain, True
-    return {**plain, "kind": "search_result", "text": "", "content_hash": "", "summary": ""}, False
+    bare = {"kind": "search_result", "text": "", "content_hash": "", "summary": "", "snippet": ""}
+    return {**plain, **bare}, False
 
 
 JOURNAL_VERSION = 2
