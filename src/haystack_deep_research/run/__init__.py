@@ -6,12 +6,11 @@ takes (:class:`RunInputs`), iterating a run's events (:class:`EventStream`), the
 
 from haystack_deep_research.run._budget import usage_cost
 from haystack_deep_research.run._cache import ResearchCache
-from haystack_deep_research.run._lifecycle import MAX_QUESTION_CHARS, EventStream, RunInputs, current_run
+from haystack_deep_research.run._lifecycle import EventStream, RunInputs
 from haystack_deep_research.run._recording import Recording, RecordingChatGenerator, ReplayChatGenerator
 from haystack_deep_research.run._research_run import ResearchRun, RunView
 
 __all__ = [
-    "MAX_QUESTION_CHARS",
     "EventStream",
     "Recording",
     "RecordingChatGenerator",
@@ -20,6 +19,5 @@ __all__ = [
     "ResearchRun",
     "RunInputs",
     "RunView",
-    "current_run",
     "usage_cost",
 ]
