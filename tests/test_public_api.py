@@ -96,6 +96,7 @@ FACES: dict[str, list[str]] = {
         "ToolUsed",
     ],
     "run": [
+        "MAX_QUESTION_CHARS",
         "EventStream",
         "Recording",
         "RecordingChatGenerator",
@@ -104,6 +105,7 @@ FACES: dict[str, list[str]] = {
         "ResearchRun",
         "RunInputs",
         "RunView",
+        "current_run",
         "usage_cost",
     ],
     "scans": [

@@ -44,7 +44,7 @@ from haystack_deep_research import (
 )
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.events import Event, RunEnded, RunStarted
-from haystack_deep_research.run._lifecycle import current_run
+from haystack_deep_research.run import current_run
 from haystack_deep_research.state import SHARED_OUTPUTS
 
 QUESTION = "Why do tides rise twice a day?"

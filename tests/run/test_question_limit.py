@@ -11,7 +11,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import InvalidQuestionError, Sources, UrlPolicy, create_iterative_research_agent
-from haystack_deep_research.run._lifecycle import MAX_QUESTION_CHARS
+from haystack_deep_research.run import MAX_QUESTION_CHARS
 from haystack_deep_research.testing import LoopbackSearchServer, ScriptedChatGenerator
 
 LONG = "Why? " + "x" * MAX_QUESTION_CHARS
