@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pypdf
 
-from haystack_deep_research.testing import LoopbackWebServer, make_inflating_pdf, make_pdf
+from haystack_deep_research.testing import LoopbackWebServer, make_pdf
+from haystack_deep_research.testing.pdf import make_inflating_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- hostile-pages:begin -->", "<!-- hostile-pages:end -->"

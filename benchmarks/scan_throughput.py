@@ -123,7 +123,8 @@ def start_ray(temp: str) -> float:
 
 def measure(items: int, repeats: int, concurrency: int) -> dict[str, Any]:
     """Run the local and the Ray scans; return the figures."""
-    from haystack_deep_research.scans import LocalExecutor, RayExecutor
+    from haystack_deep_research.scans import RayExecutor
+    from haystack_deep_research.scans.executors import LocalExecutor
     from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
     names = [f"solar capacity item {n:03d}" for n in range(items)]

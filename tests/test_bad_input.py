@@ -27,9 +27,11 @@ from haystack_deep_research import (
     create_deep_research_agent,
 )
 from haystack_deep_research.events import progress_view
-from haystack_deep_research.report import WriteHook
-from haystack_deep_research.research import FinalSummaryHook, ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.report.writer import WriteHook
+from haystack_deep_research.research.final_summary import FinalSummaryHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
+from haystack_deep_research.research.scope import ScopeHook
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run._lifecycle import OpenRunHook
 from haystack_deep_research.testing import ScriptedChatGenerator
 

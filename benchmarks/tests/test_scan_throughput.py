@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks import scan_throughput
-from haystack_deep_research.scans import LocalExecutor
+from haystack_deep_research.scans.executors import LocalExecutor
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 
 

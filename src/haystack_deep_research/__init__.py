@@ -21,8 +21,9 @@ question, the same for every shape (``RunInputs``: ``run(messages, inputs=RunInp
 the errors a caller catches most (the rest are in ``haystack_deep_research.errors``); and the
 results and events a run hands back (``ResearchRun``, ``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``,
 ``Event``, ``EventStream``); and ``ask_report``, which answers a question from a finished run's evidence (every
-shape's ``ask`` calls it with its own writer). The building blocks (hooks, stages, the deep agent's layers, scans) are
-imported from their subpackage.
+shape's ``ask`` calls it with its own writer). What a user composes beyond these (exit conditions, search backends,
+exports, scans, the testing kit) is imported from its subpackage; the parts the library wires itself (hooks, stages,
+steps, the deep agent's layers) from their own modules.
 
 The package is organised by concept; each subpackage's ``__init__`` is its public face:
 ``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``deep_agent`` (the deep

@@ -21,11 +21,12 @@ from haystack_deep_research import (
     create_deep_research_agent,
 )
 from haystack_deep_research.agents import ResearchAgent
-from haystack_deep_research.report import WriteHook
-from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.report.writer import WriteHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
+from haystack_deep_research.research.scope import ScopeHook
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.sources import DdgsSearch, SearchTool
-from haystack_deep_research.testing import ROLES
+from haystack_deep_research.testing.generators import ROLES
 
 
 @pytest.mark.parametrize(

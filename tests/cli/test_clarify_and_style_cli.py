@@ -15,7 +15,7 @@ from haystack.dataclasses import ChatMessage
 from tests.support import ListScope
 
 from haystack_deep_research import cli
-from haystack_deep_research.cli import ExitCode
+from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 ASKED = "Which country should the report cover?"

@@ -14,7 +14,7 @@ import pytest
 from haystack.components.agents import Agent
 
 from haystack_deep_research import Budgets, Price, cli
-from haystack_deep_research.options.exit_codes import in_words
+from haystack_deep_research.options.exit_codes import ExitCode, in_words
 from haystack_deep_research.testing import LoopbackWebServer
 
 
@@ -169,7 +169,7 @@ def test_a_spent_cost_budget_still_prints_a_report(
 def test_every_help_lists_what_it_takes_the_commands_and_the_exit_codes(
     command: list[str], takes: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main([*command, "--help"]) == cli.ExitCode.OK
+    assert cli.main([*command, "--help"]) == ExitCode.OK
 
     shown = " ".join(capsys.readouterr().out.split())
     for option in takes:
@@ -177,7 +177,7 @@ def test_every_help_lists_what_it_takes_the_commands_and_the_exit_codes(
     for named in ("deep-research replay DIR", "deep-research update RUN_DIR", "deep-research check REPORT.md"):
         assert named in shown
     assert "deep-research scan ITEMS --out rows.jsonl" in shown
-    for code in cli.ExitCode:
+    for code in ExitCode:
         assert f" {code.value} " in shown.split("Exit status:", 1)[1], code
     assert "5 partial" in shown
     assert "143 terminated (SIGTERM)" in shown
@@ -186,7 +186,7 @@ def test_every_help_lists_what_it_takes_the_commands_and_the_exit_codes(
 def test_errors_name_options_not_python_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     long_question = "¿Por qué? " * 2_100  # over the question's limit, in any alphabet
 
-    assert cli.main([long_question, "--base-url", "http://127.0.0.1:9/v1"]) == cli.ExitCode.USAGE
+    assert cli.main([long_question, "--base-url", "http://127.0.0.1:9/v1"]) == ExitCode.USAGE
 
     [line] = capsys.readouterr().err.splitlines()
     assert line.endswith("give long material as documents instead (--docs FOLDER).")

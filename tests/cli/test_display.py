@@ -12,15 +12,8 @@ from rich.console import Console
 
 import haystack_deep_research
 from haystack_deep_research._untrusted.terminal import terminal_text
-from haystack_deep_research.cli import (
-    PlainDisplay,
-    RichDisplay,
-    RunSummary,
-    RunTracker,
-    make_display,
-    render_progress,
-    render_summary,
-)
+from haystack_deep_research.cli.display import PlainDisplay
+from haystack_deep_research.cli.live import RichDisplay, make_display, render_progress, render_summary
 from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.events import (
     Event,
@@ -40,6 +33,7 @@ from haystack_deep_research.events import (
     UsageRecorded,
     WarningRaised,
 )
+from haystack_deep_research.options.progress import RunSummary, RunTracker
 
 QUESTION = "How fast is solar growing?"
 
@@ -485,7 +479,7 @@ def test_every_print_to_a_terminal_is_a_known_call_through_the_door() -> None:
 
 
 def test_a_warning_of_the_library_names_options_on_the_command_line() -> None:
-    from haystack_deep_research.sources import KEYLESS_NOTICE
+    from haystack_deep_research.sources.selection import KEYLESS_NOTICE
 
     stream = io.StringIO()
     display = PlainDisplay(stream=stream)

@@ -19,13 +19,8 @@ from tests.support import signal_when_held
 
 from haystack_deep_research import cli, state
 from haystack_deep_research.options.exit_codes import EXIT_REASON_CODES, ExitCode, outcome_code
-from haystack_deep_research.testing import (
-    KitServers,
-    LoopbackChatServer,
-    ScriptedChatGenerator,
-    kit_commands,
-    serve_kit,
-)
+from haystack_deep_research.testing import LoopbackChatServer, ScriptedChatGenerator, kit_commands, serve_kit
+from haystack_deep_research.testing._kit import KitServers
 
 DEEP = {role: role for role in ("scope", "orchestrator", "researcher", "summarizer", "writer")}
 ITERATIVE = {**DEEP, "orchestrator": "analysis"}  # the iterative mode's analysis is the orchestrator's model

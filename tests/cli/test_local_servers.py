@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from haystack_deep_research import cli
-from haystack_deep_research.testing import ROLES, LoopbackChatServer
+from haystack_deep_research.options.exit_codes import ExitCode
+from haystack_deep_research.testing import LoopbackChatServer
 from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
+from haystack_deep_research.testing.generators import ROLES
 
 QUESTION = "What do the notes say about tides?"
 
@@ -125,7 +127,7 @@ def test_a_dead_model_server_is_named_in_one_line_and_nothing_is_written(
     code = cli.main([*command, *output, "--base-url", server, "--search-url", server, "--progress", "none"])
 
     err = capsys.readouterr().err
-    assert code == cli.ExitCode.RUN_FAILED
+    assert code == ExitCode.RUN_FAILED
     [line] = err.splitlines()
     assert line.startswith(f"deep-research{' scan' if command[0] == 'scan' else ''}: error: the model server at ")
     assert f"{server} (--base-url) could not be reached" in line
@@ -146,7 +148,7 @@ def test_a_server_that_does_not_serve_the_api_is_named_with_its_answer(
         asked = len(server.requests)
 
     err = capsys.readouterr().err
-    assert code == cli.ExitCode.RUN_FAILED
+    assert code == ExitCode.RUN_FAILED
     [line] = err.splitlines()
     assert f"the model server at {url} (OPENAI_BASE_URL) answered HTTP {status}" in line
     assert f"POST {url}/chat/completions" in line
@@ -166,5 +168,5 @@ def test_a_404_in_the_apis_own_words_lets_the_run_go_on(
 
     err = capsys.readouterr().err
     assert "does not serve" not in err  # the server speaks the API: the run itself says what the model answered
-    assert code == cli.ExitCode.RESEARCH_FAILED
+    assert code == ExitCode.RESEARCH_FAILED
     assert (tmp_path / "report.md").exists()

@@ -15,6 +15,7 @@ from haystack.dataclasses import ChatMessage
 from pydantic import BaseModel
 
 from haystack_deep_research import Grounding, cli
+from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow
 
 
@@ -183,12 +184,12 @@ def test_a_scan_whose_model_is_down_fails_and_a_rerun_tries_again(
     out = tmp_path / "rows.jsonl"
     argv = ["scan", items, "--out", str(out), "--attempts", "1", "--progress", "lines"]
 
-    assert cli.main(argv) == cli.ExitCode.RESEARCH_FAILED  # every item failed
+    assert cli.main(argv) == ExitCode.RESEARCH_FAILED  # every item failed
     err = capsys.readouterr().err
     assert err.rstrip().endswith(f"[done] 0 row(s) in {out}; 3 failed, see {tmp_path / 'rows.failures.jsonl'}")
     assert err.count("writer_failed") >= 3
     assert not out.exists() or out.read_text() == ""
 
-    assert cli.main(argv) == cli.ExitCode.RESEARCH_FAILED
+    assert cli.main(argv) == ExitCode.RESEARCH_FAILED
     assert "[scan] scan started: 3 item(s), 0 already done" in capsys.readouterr().err
     assert len(researched) == 6  # every failed item was researched again

@@ -11,11 +11,12 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGen
 
 from haystack_deep_research import Budgets, cli
 from haystack_deep_research.agents import compatible
-from haystack_deep_research.cli import research_parser, scan
+from haystack_deep_research.cli import scan
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.options import arguments, parsers
+from haystack_deep_research.options.parsers import research_parser
 from haystack_deep_research.report import ResearchSummary
-from haystack_deep_research.serving import default_agent
+from haystack_deep_research.serving.factory import default_agent
 from haystack_deep_research.settings import Price
 from haystack_deep_research.testing import LoopbackChatServer
 
@@ -144,7 +145,7 @@ def test_a_bad_environment_value_names_its_variable(monkeypatch: pytest.MonkeyPa
 def test_mcp_serves_on_the_chosen_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     served: dict[str, Any] = {}
-    monkeypatch.setattr("haystack_deep_research.mcp_server.serve", lambda **kw: served.update(kw))
+    monkeypatch.setattr("haystack_deep_research.mcp_server.server.serve", lambda **kw: served.update(kw))
     built: dict[str, Any] = {}
     monkeypatch.setattr("haystack_deep_research.agents.create_deep_research_agent", lambda **kw: built.update(kw))
 
@@ -166,7 +167,7 @@ def test_an_mcp_request_is_grounded_by_the_judge_the_server_was_given(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     served: dict[str, Any] = {}
-    monkeypatch.setattr("haystack_deep_research.mcp_server.serve", lambda **kw: served.update(kw))
+    monkeypatch.setattr("haystack_deep_research.mcp_server.server.serve", lambda **kw: served.update(kw))
     built: dict[str, Any] = {}
     monkeypatch.setattr("haystack_deep_research.agents.create_deep_research_agent", lambda **kw: built.update(kw))
 

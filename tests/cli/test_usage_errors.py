@@ -12,6 +12,7 @@ import pytest
 
 import haystack_deep_research
 from haystack_deep_research import cli
+from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.testing import LoopbackChatServer
 
 ROLES = ("scope", "orchestrator", "researcher", "summarizer", "writer")
@@ -202,7 +203,7 @@ def test_a_question_over_the_limit_is_refused_before_the_run(
 
 @pytest.mark.parametrize("port", ["-5", "0", "70000", "http"])
 def test_a_bad_mcp_port_is_one_line(port: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["mcp", "--transport", "http", "--port", port]) == cli.ExitCode.USAGE
+    assert cli.main(["mcp", "--transport", "http", "--port", port]) == ExitCode.USAGE
     err = capsys.readouterr().err
     assert err.splitlines() == [
         f"deep-research mcp: error: argument --port: must be an integer from 1 to 65535; got {port!r} "
@@ -211,7 +212,7 @@ def test_a_bad_mcp_port_is_one_line(port: str, capsys: pytest.CaptureFixture[str
 
 
 def test_a_bad_scan_option_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["scan", "items.txt"]) == cli.ExitCode.USAGE
+    assert cli.main(["scan", "items.txt"]) == ExitCode.USAGE
     assert capsys.readouterr().err.splitlines() == [
         "deep-research scan: error: the following arguments are required: --out (see deep-research scan --help)"
     ]

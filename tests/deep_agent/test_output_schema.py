@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from haystack_deep_research import create_deep_agent
 from haystack_deep_research._prompts import prompt_of
-from haystack_deep_research.report import strict_output_kwargs
+from haystack_deep_research.report.structured import strict_output_kwargs
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 API = "https://api.openai.test/v1"

@@ -12,7 +12,9 @@ import pytest
 from markdown_it import MarkdownIt
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import Citation, EvidenceLedger, extract_citations, verify_citations
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.citations import Citation, extract_citations
+from haystack_deep_research.evidence.verification import verify_citations
 
 
 def urls_and_kinds(markdown: str) -> list[tuple[str, str]]:

@@ -15,7 +15,9 @@ import pytest
 import haystack_deep_research
 from haystack_deep_research import UrlPolicy
 from haystack_deep_research.errors import ConfigurationError, URLRefusedError
-from haystack_deep_research.evidence import EvidenceLedger, SourceEntry, normalize_url, source_id, verify_citations
+from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+from haystack_deep_research.evidence.entry import normalize_url, source_id
+from haystack_deep_research.evidence.verification import verify_citations
 
 
 @pytest.mark.parametrize(

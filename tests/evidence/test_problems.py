@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_deep_research.evidence import extract_citations
+from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.problems import reading_problems
 
 DATA = Path(__file__).parent / "data"

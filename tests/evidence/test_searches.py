@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from haystack_deep_research.evidence import SearchLog, SearchOutcome
+from haystack_deep_research.evidence.searches import SearchLog, SearchOutcome
 
 
 def test_each_cause_is_named() -> None:

@@ -10,8 +10,9 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import EvidenceLedger
-from haystack_deep_research.evidence import extract_citations
-from haystack_deep_research.report import UNSUPPORTED_MARK, cited_claims, judge_claims, mark_unsupported, parse_verdicts
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.report.assessment import UNSUPPORTED_MARK, mark_unsupported
+from haystack_deep_research.report.judge import cited_claims, judge_claims, parse_verdicts
 from haystack_deep_research.report.uncited import NOTHING_MATCHED, READ_PASSAGES_URL, ReadPassages, uncited_claims
 from haystack_deep_research.run._phases import drive, drive_async
 

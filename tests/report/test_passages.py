@@ -10,7 +10,8 @@ import pytest
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import ResearchRun, Sources
-from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.report import verify_report
 from haystack_deep_research.sources import index_folder
 from haystack_deep_research.testing import make_pdf

@@ -22,7 +22,8 @@ from haystack_deep_research import (
     StructuredOutputError,
 )
 from haystack_deep_research.agents import ResearchAgent
-from haystack_deep_research.report import StructuredOutputStage, WriteHook
+from haystack_deep_research.report.structured import StructuredOutputStage
+from haystack_deep_research.report.writer import WriteHook
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast is solar power growing?"

@@ -17,7 +17,7 @@ from haystack.utils import Secret
 from haystack_deep_research import Sources, WebSearchTool
 from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.evidence.reading import headings
-from haystack_deep_research.report import WriteHook
+from haystack_deep_research.report.writer import WriteHook
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
     LoopbackWebServer,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from haystack_deep_research import ConfigurationError
-from haystack_deep_research.agents import default_termination
+from haystack_deep_research.agents.deep_agent import default_termination
 from haystack_deep_research.research import (
     ConfidenceMet,
     ExitCondition,
@@ -15,8 +15,8 @@ from haystack_deep_research.research import (
     TextReply,
     TokenLimit,
     ToolUsed,
-    exit_condition_from_dict,
 )
+from haystack_deep_research.research.exits import exit_condition_from_dict
 
 SUBMIT = "submit_research"
 

@@ -16,8 +16,9 @@ from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research import Budgets, ConfigurationError, FetchLimits, Sources, create_deep_research_agent
 from haystack_deep_research.agents import ResearchAgent
-from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
 from haystack_deep_research.research.loop_guard import LoopGuardHook
+from haystack_deep_research.research.scope import ScopeHook
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._budget import RunBudget
 from haystack_deep_research.testing import (

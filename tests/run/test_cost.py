@@ -12,7 +12,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import Budgets, ConfigurationError, Price
 from haystack_deep_research.agents import ResearchAgent
-from haystack_deep_research.research import ScopeHook
+from haystack_deep_research.research.scope import ScopeHook
 from haystack_deep_research.run import usage_cost
 from haystack_deep_research.run._budget import RunBudget
 from haystack_deep_research.settings import DEFAULT_PRICES, PRICES_AS_OF

@@ -22,7 +22,8 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research import RunDirError, RunInputs
 from haystack_deep_research.errors import RunDirInUseError
 from haystack_deep_research.run._journal import JOURNAL_FILE, LEDGER_FILE, LOCK_FILE, REPORT_FILE
-from haystack_deep_research.testing import ROLES, LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
+from haystack_deep_research.testing.generators import ROLES
 
 QUESTION = "How fast is solar power growing?"
 TOPICS = ["solar capacity", "battery storage"]

@@ -20,7 +20,7 @@ from haystack.tracing import Span, Tracer
 
 from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research._prompts import prompt_of
-from haystack_deep_research.research import ResearchSubtopicTool
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run._phases import MODEL_CALL_SPAN
 from haystack_deep_research.testing import ScriptedChatGenerator
 

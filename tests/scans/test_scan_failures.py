@@ -13,7 +13,8 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research.errors import ScanInUseError
-from haystack_deep_research.scans import ResultsFile, ScanRunner
+from haystack_deep_research.scans import ScanRunner
+from haystack_deep_research.scans.results import ResultsFile
 
 ITEMS = ["solar", "storage", "wind"]
 

@@ -23,15 +23,8 @@ from haystack_deep_research import (
     create_iterative_research_agent,
 )
 from haystack_deep_research.errors import MissingExtraError
-from haystack_deep_research.scans import (
-    ItemRef,
-    KnowledgeProvider,
-    KnowledgeRow,
-    ListProvider,
-    RayExecutor,
-    ResultsFile,
-    ScanRunner,
-)
+from haystack_deep_research.scans import ItemRef, KnowledgeProvider, KnowledgeRow, ListProvider, RayExecutor, ScanRunner
+from haystack_deep_research.scans.results import ResultsFile
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError
-from haystack_deep_research.serving import AGENT_FACTORY_ENV, agent_factory, default_agent
+from haystack_deep_research.serving import agent_factory
+from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV, default_agent
 
 
 def test_the_agent_factory_comes_from_the_environment_only_when_set() -> None:

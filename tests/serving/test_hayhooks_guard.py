@@ -12,14 +12,9 @@ from fastapi.testclient import TestClient
 from hayhooks.server.pipelines.registry import registry
 from hayhooks.settings import settings
 
-from haystack_deep_research.serving import (
-    AGENT_FACTORY_ENV,
-    ALLOWED_ORIGINS_ENV,
-    TOKEN_ENV,
-    RequestGuard,
-    RequestGuardMiddleware,
-)
-from haystack_deep_research.serving.guard import ALLOWED_HOSTS_ENV
+from haystack_deep_research.serving import RequestGuard, RequestGuardMiddleware
+from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV
+from haystack_deep_research.serving.guard import ALLOWED_HOSTS_ENV, ALLOWED_ORIGINS_ENV, TOKEN_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
 REPO = Path(__file__).resolve().parents[2]

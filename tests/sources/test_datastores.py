@@ -17,14 +17,10 @@ from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research import ConfigurationError, ResearchRun, Sources, create_deep_research_agent
 from haystack_deep_research.agents import ResearchAgent
-from haystack_deep_research.research import ResearchSubtopicTool
-from haystack_deep_research.sources import (
-    Datastore,
-    DatastoreSearchTool,
-    citation_target,
-    datastore_tools,
-    routing_prompt,
-)
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
+from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.sources.datastore import Datastore, citation_target
+from haystack_deep_research.sources.datastore_tool import DatastoreSearchTool
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "What did the tidal survey find?"

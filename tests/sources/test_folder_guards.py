@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from haystack_deep_research.sources import index_folder
-from haystack_deep_research.testing import make_inflating_pdf, make_pdf
+from haystack_deep_research.testing import make_pdf
+from haystack_deep_research.testing.pdf import make_inflating_pdf
 
 _DEPTH = 1_100
 

@@ -30,8 +30,8 @@ from haystack_deep_research import (
 )
 from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.report import export_html
-from haystack_deep_research.research import ResearchSubtopicTool
-from haystack_deep_research.sources import MCPToolset
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
+from haystack_deep_research.sources.mcp_tool import MCPToolset
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import ReadUrlTool
 

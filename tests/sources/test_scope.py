@@ -23,7 +23,8 @@ from haystack_deep_research import (
     create_research_workflow,
 )
 from haystack_deep_research.errors import URLRefusedError
-from haystack_deep_research.sources import DdgsSearch, SearchTool, WebSearchTool, resolve_search
+from haystack_deep_research.sources import DdgsSearch, SearchTool, WebSearchTool
+from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 from haystack_deep_research.web import SearchScope
 

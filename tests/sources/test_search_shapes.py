@@ -21,7 +21,9 @@ from haystack_deep_research import (
     create_iterative_research_agent,
 )
 from haystack_deep_research.errors import SearchShapeError
-from haystack_deep_research.sources import SearchHit, SearchTool, normalize_hits, search_backend
+from haystack_deep_research.sources import SearchTool
+from haystack_deep_research.sources.hits import SearchHit, normalize_hits
+from haystack_deep_research.sources.plugins import search_backend
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))

@@ -10,13 +10,8 @@ from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research import ConfigurationError, ResearchRun, RunInputs, WebSearchTool, create_deep_research_agent
 from haystack_deep_research.events import progress_view
-from haystack_deep_research.sources import (
-    KEYLESS_NOTICE,
-    DdgsSearch,
-    SearchTool,
-    default_search_name,
-    resolve_search,
-)
+from haystack_deep_research.sources import DdgsSearch, SearchTool
+from haystack_deep_research.sources.selection import KEYLESS_NOTICE, default_search_name, resolve_search
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 

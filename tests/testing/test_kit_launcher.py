@@ -18,6 +18,7 @@ import pytest
 
 from haystack_deep_research import cli
 from haystack_deep_research.errors import UsageError
+from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.testing import kit_commands, serve_kit
 
 START_TIMEOUT_S = 60
@@ -96,7 +97,7 @@ def test_the_printed_scan_line_runs_as_printed_and_writes_a_row(
     monkeypatch.chdir(tmp_path)
 
     assert command[:2] == ["deep-research", "scan"]
-    assert cli.main([*command[1:], "--progress", "none"]) == cli.ExitCode.OK
+    assert cli.main([*command[1:], "--progress", "none"]) == ExitCode.OK
 
     [row] = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
     assert row["item"]["name"] == "How fast is solar power growing, and what limits it?"
@@ -111,7 +112,7 @@ def test_a_scan_of_a_non_ascii_question_writes_its_row(tmp_path: Path, monkeypat
         command = kit_commands(servers, "¿Qué limita la energía solar?  Ωμέγα")["scan"]
         code = cli.main([*command[1:], "--progress", "none"])
 
-    assert code == cli.ExitCode.OK
+    assert code == ExitCode.OK
     [row] = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
     assert row["item"]["name"] == "¿Qué limita la energía solar? Ωμέγα"
     assert row["data"]["sources"]

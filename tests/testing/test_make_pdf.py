@@ -5,7 +5,8 @@ import pypdf
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing import make_inflating_pdf, make_pdf, make_scanned_pdf
+from haystack_deep_research.testing import make_pdf
+from haystack_deep_research.testing.pdf import make_inflating_pdf, make_scanned_pdf
 
 
 def _read(data: bytes) -> pypdf.PdfReader:

@@ -14,7 +14,8 @@ from haystack.tools.errors import ToolInvocationError
 from haystack_deep_research import ConfigurationError, RunInputs, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
-from haystack_deep_research.tools import DiskBackend, FilesystemTool, MemoryBackend, create_filesystem_tools
+from haystack_deep_research.tools import DiskBackend, MemoryBackend
+from haystack_deep_research.tools.filesystem import FilesystemTool, create_filesystem_tools
 
 
 def _tools(backend: Any = None) -> dict[str, FilesystemTool]:

@@ -11,7 +11,8 @@ from haystack.tools.errors import ToolInvocationError
 from haystack_deep_research import RunInputs, create_deep_agent
 from haystack_deep_research.events import Event
 from haystack_deep_research.testing import ScriptedChatGenerator
-from haystack_deep_research.tools import Todo, TodoState, TodoTool, create_todo_tools
+from haystack_deep_research.tools import TodoState
+from haystack_deep_research.tools.todos import Todo, TodoTool, create_todo_tools
 
 
 def _write(*items: tuple[str, str]) -> dict[str, Any]:

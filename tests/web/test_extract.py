@@ -11,8 +11,8 @@ import pypdf
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
-from haystack_deep_research.testing import make_inflating_pdf, make_scanned_pdf
 from haystack_deep_research.testing import make_pdf as make_kit_pdf
+from haystack_deep_research.testing.pdf import make_inflating_pdf, make_scanned_pdf
 from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text, extract_text_async
 
 URL = "https://docs.test/paper"

@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from haystack_deep_research.errors import ConfigurationError, FetchError, URLRefusedError
-from haystack_deep_research.web import Resolver, UrlPolicy
+from haystack_deep_research.web import UrlPolicy
+from haystack_deep_research.web.url_policy import Resolver
 
 
 def resolver_for(answers: dict[str, list[str]]) -> Resolver:

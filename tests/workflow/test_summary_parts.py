@@ -16,7 +16,7 @@ from haystack.dataclasses import ChatMessage, ToolCall
 
 from haystack_deep_research import Grounding, ReadUrlTool, UrlPolicy, create_research_workflow
 from haystack_deep_research.testing import LoopbackWebServer
-from haystack_deep_research.workflow import RegenerateStep, SummarizeStep
+from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeStep
 
 QUESTION = "How fast is solar capacity growing?"
 TRUE_OPENING = "Solar capacity keeps growing fast"

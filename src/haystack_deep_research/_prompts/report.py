@@ -204,8 +204,8 @@ NO_EVIDENCE_NOTICE = Template(
     "backed by a source; treat it as unverified.\n\n",
 )
 """The first lines of the report of a run whose evidence ledger holds nothing read: one sentence, whose ``cause`` is
-the search log's :meth:`~haystack_deep_research.evidence.SearchLog.summary` (no error text, no query: the details go
-to the warnings)."""
+the search log's :meth:`~haystack_deep_research.evidence.searches.SearchLog.summary` (no error text, no query: the
+details go to the warnings)."""
 
 JUDGE = ChatTemplate(
     "judge",

@@ -8,19 +8,11 @@ from typing import TYPE_CHECKING
 from haystack_deep_research._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from haystack_deep_research.agents.deep_agent import create_deep_agent, default_termination
+    from haystack_deep_research.agents.deep_agent import create_deep_agent
     from haystack_deep_research.agents.deep_research import create_deep_research_agent
     from haystack_deep_research.agents.iterative import create_iterative_research_agent
     from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
-    from haystack_deep_research.agents.models import (
-        APIS,
-        DEFAULT_MODEL,
-        DEFAULT_SMALL_MODEL,
-        chat_generator,
-        check_credentials,
-        default_chat_generator,
-        role_models,
-    )
+    from haystack_deep_research.agents.models import chat_generator, default_chat_generator, role_models
     from haystack_deep_research.agents.research_agent import ResearchAgent
     from haystack_deep_research.agents.research_workflow import create_research_workflow
     from haystack_deep_research.agents.workflow import ResearchWorkflow
@@ -29,19 +21,11 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     globals(),
     {
-        ".deep_agent": ("create_deep_agent", "default_termination"),
+        ".deep_agent": ("create_deep_agent",),
         ".deep_research": ("create_deep_research_agent",),
         ".iterative": ("create_iterative_research_agent",),
         ".iterative_agent": ("IterativeResearchAgent",),
-        ".models": (
-            "APIS",
-            "DEFAULT_MODEL",
-            "DEFAULT_SMALL_MODEL",
-            "chat_generator",
-            "check_credentials",
-            "default_chat_generator",
-            "role_models",
-        ),
+        ".models": ("chat_generator", "default_chat_generator", "role_models"),
         ".research_agent": ("ResearchAgent",),
         ".research_workflow": ("create_research_workflow",),
         ".workflow": ("ResearchWorkflow",),
@@ -49,19 +33,14 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 __all__ = [
-    "APIS",
-    "DEFAULT_MODEL",
-    "DEFAULT_SMALL_MODEL",
     "IterativeResearchAgent",
     "ResearchAgent",
     "ResearchWorkflow",
     "chat_generator",
-    "check_credentials",
     "create_deep_agent",
     "create_deep_research_agent",
     "create_iterative_research_agent",
     "create_research_workflow",
     "default_chat_generator",
-    "default_termination",
     "role_models",
 ]

@@ -36,7 +36,8 @@ from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run._phases import OutputCappedChatGenerator, model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields
-from haystack_deep_research.sources import datastore_tools, mcp_toolsets, routing_prompt
+from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.sources.mcp_tool import mcp_toolsets
 from haystack_deep_research.state import (
     PHASE_AGENT,
     PHASE_CONDENSE,

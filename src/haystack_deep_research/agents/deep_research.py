@@ -20,38 +20,34 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research.agents.deep_research_options import check_choices, check_limits, phase_models, role_models
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.report import (
-    GroundingStage,
-    NoEvidenceStage,
-    ReportStage,
-    ReportStyle,
-    StructuredOutputStage,
-    WriteHook,
-)
-from haystack_deep_research.research import ResearchSubtopicTool, ScopeHook
+from haystack_deep_research.report import ReportStyle
+from haystack_deep_research.report.grounding import GroundingStage
+from haystack_deep_research.report.no_evidence import NoEvidenceStage
+from haystack_deep_research.report.structured import StructuredOutputStage
+from haystack_deep_research.report.writer import ReportStage, WriteHook
 from haystack_deep_research.research.approval import plan_review_hooks
 from haystack_deep_research.research.delegated import DelegationsDoneHook
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.plan import PlanHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.researcher import researcher_agent
+from haystack_deep_research.research.scope import ScopeHook
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run._cache import cache_of
 from haystack_deep_research.run._phases import with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.sources import (
-    datastore_tools,
-    datastores_from,
-    mcp_toolsets,
-    resolve_search,
-    routing_prompt,
-)
+from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.sources.datastore import datastores_from
+from haystack_deep_research.sources.mcp_tool import mcp_toolsets
 from haystack_deep_research.sources.search import SearchTool
+from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.state import (
     orchestrator_state_schema,
 )
-from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset, create_think_tool
+from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset
+from haystack_deep_research.tools.think import create_think_tool
 
 __all__ = ["MAX_WRITER_CONCURRENCY", "WRITER_CONCURRENCY", "create_deep_research_agent"]
 

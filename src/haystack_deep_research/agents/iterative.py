@@ -13,23 +13,22 @@ from haystack.components.joiners import BranchJoiner
 from haystack_deep_research import _checks
 from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.iterative import (
-    DecideStep,
-    IterativeFinishStep,
-    RoundRouter,
-    SearchStep,
-    StartStep,
-    WriteStep,
-)
+from haystack_deep_research.iterative.decide import DecideStep
+from haystack_deep_research.iterative.finish import IterativeFinishStep
 from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.iterative.router import RoundRouter
+from haystack_deep_research.iterative.search import SearchStep
+from haystack_deep_research.iterative.start import StartStep
 from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY
+from haystack_deep_research.iterative.write import WriteStep
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import Recording, RecordingChatGenerator, ReplayChatGenerator, ResearchCache
 from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL, CacheStore, cache_of
 from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import refuse_fields
-from haystack_deep_research.sources import datastore_tools, resolve_search
+from haystack_deep_research.sources import datastore_tools
+from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE
 from haystack_deep_research.tools import ReadUrlTool
 

@@ -36,7 +36,7 @@ from haystack.tools import Toolset, ToolsType
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report.ask import TopicResearcher, ask_report, subtopic_researcher
-from haystack_deep_research.research import ResearchSubtopicTool
+from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import RunInputs
 from haystack_deep_research.run._lifecycle import RunGuard, check_hook_context, check_messages, run_inputs
 from haystack_deep_research.state import INPUTS_KEY, RUN_GUARD_KEY

@@ -18,7 +18,8 @@ from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, M
 from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields
-from haystack_deep_research.sources import datastore_tools, mcp_toolsets, routing_prompt
+from haystack_deep_research.sources import datastore_tools, routing_prompt
+from haystack_deep_research.sources.mcp_tool import mcp_toolsets
 from haystack_deep_research.state import (
     PHASE_CAUSAL,
     PHASE_EXECUTE,
@@ -29,18 +30,13 @@ from haystack_deep_research.state import (
     PHASE_SUMMARY,
 )
 from haystack_deep_research.tools import ReadUrlTool
-from haystack_deep_research.workflow import (
-    CausalStep,
-    ExecuteStep,
-    GroundingEval,
-    GroundingRouter,
-    RegenerateStep,
-    ReplanStep,
-    SummarizeStep,
-    WorkflowFinishStep,
-    WorkflowRun,
-    execute_agent,
-)
+from haystack_deep_research.workflow import ExecuteStep, execute_agent
+from haystack_deep_research.workflow.causal import CausalStep
+from haystack_deep_research.workflow.finish import WorkflowFinishStep
+from haystack_deep_research.workflow.grounding import GroundingEval
+from haystack_deep_research.workflow.router import GroundingRouter, ReplanStep
+from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeStep
+from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["create_research_workflow"]
 

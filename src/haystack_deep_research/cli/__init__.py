@@ -16,28 +16,9 @@ The command sends no Haystack telemetry unless ``HAYSTACK_TELEMETRY_ENABLED=True
 from collections.abc import Sequence
 
 from haystack_deep_research._haystack_internals import telemetry_off_unless_asked
-from haystack_deep_research.cli.display import Display, PlainDisplay
-from haystack_deep_research.cli.live import RichDisplay, make_display, render_progress, render_summary
 from haystack_deep_research.cli.research import main as _run_command
-from haystack_deep_research.options.exit_codes import ExitCode
-from haystack_deep_research.options.parsers import research_parser
-from haystack_deep_research.options.progress import Researcher, RunProgress, RunSummary, RunTracker
 
-__all__ = [
-    "Display",
-    "ExitCode",
-    "PlainDisplay",
-    "Researcher",
-    "RichDisplay",
-    "RunProgress",
-    "RunSummary",
-    "RunTracker",
-    "main",
-    "make_display",
-    "render_progress",
-    "render_summary",
-    "research_parser",
-]
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,7 +34,7 @@ from haystack_deep_research.run import Recording, ReplayChatGenerator
 from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.run._recording import read_manifest
 from haystack_deep_research.settings import Sources
-from haystack_deep_research.sources import default_search_name
+from haystack_deep_research.sources.selection import default_search_name
 
 __all__ = [
     "MANIFEST_FILE",

@@ -40,7 +40,7 @@ def run_mcp(argv: Sequence[str]) -> int:
     except SystemExit as stop:  # --help, or a usage error already printed as one line
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
-        from haystack_deep_research.mcp_server import serve
+        from haystack_deep_research.mcp_server.server import serve
         from haystack_deep_research.serving import agent_factory
 
         chosen = any(name.endswith("_llm") for name in model_arguments(args))  # the options are checked here too

@@ -37,7 +37,8 @@ from typing import Any, Literal
 from haystack_deep_research._untrusted.files import write_file, written_through
 from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.errors import MissingExtraError, UsageError
-from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.report import export_docx, export_evidence, export_html, export_pdf
 from haystack_deep_research.run import ResearchRun
@@ -143,7 +144,7 @@ def with_passages(ledger: list[Any], citations: Any) -> list[Any]:
     :param ledger: The ledger's entries (``sources``).
     :param citations: The ``citations`` output.
     :returns: The entries, each with ``passages``: for every sentence of the report citing it, the ``sentence`` and
-        the ``passage`` of its text behind it (see :func:`haystack_deep_research.report.cited_passages`).
+        the ``passage`` of its text behind it (see :func:`haystack_deep_research.report.passages.cited_passages`).
     """
     found = citations.get("passages") if isinstance(citations, Mapping) else None
     by_url: dict[str, list[dict[str, str]]] = {}

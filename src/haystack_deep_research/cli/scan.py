@@ -38,12 +38,8 @@ from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
 from haystack_deep_research._untrusted.terminal import say
-from haystack_deep_research.agents import (
-    DEFAULT_SMALL_MODEL,
-    ResearchWorkflow,
-    create_research_workflow,
-    default_chat_generator,
-)
+from haystack_deep_research.agents import ResearchWorkflow, create_research_workflow, default_chat_generator
+from haystack_deep_research.agents.models import DEFAULT_SMALL_MODEL
 from haystack_deep_research.cli.research_checks import check_model_server
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
@@ -52,16 +48,10 @@ from haystack_deep_research.options.config import environment_options, parse_con
 from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.options.parsers import scan_parser
 from haystack_deep_research.report import ResearchSummary
-from haystack_deep_research.scans import (
-    KnowledgeProvider,
-    ListProvider,
-    LocalExecutor,
-    RayExecutor,
-    ScanExecutor,
-    ScanRunner,
-)
+from haystack_deep_research.scans import KnowledgeProvider, ListProvider, RayExecutor, ScanRunner
+from haystack_deep_research.scans.executors import LocalExecutor, ScanExecutor
 from haystack_deep_research.settings import Sources
-from haystack_deep_research.sources import resolve_search
+from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.tools import ReadUrlTool
 
 __all__ = ["run_scan_command", "scan_workflow"]

@@ -36,7 +36,8 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.report import allowed_urls, citation_findings, verify_report
+from haystack_deep_research.report import citation_findings, verify_report
+from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.run import ResearchRun, RunInputs
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN

@@ -9,16 +9,4 @@ The exit conditions are in :mod:`haystack_deep_research.research.exits`, the too
 :mod:`haystack_deep_research.tools`.
 """
 
-from haystack_deep_research.deep_agent.condense import Condenser
-from haystack_deep_research.deep_agent.memory import MemoryFile
-from haystack_deep_research.deep_agent.reflexion import Reflection, Reflexion
-from haystack_deep_research.deep_agent.turn_grounding import EvidenceTrail, TurnGrounding
-
-__all__ = [
-    "Condenser",
-    "EvidenceTrail",
-    "MemoryFile",
-    "Reflection",
-    "Reflexion",
-    "TurnGrounding",
-]
+__all__: list[str] = []

@@ -30,10 +30,12 @@ from haystack_deep_research.deep_agent.memory import check_memory_paths, read_me
 from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
-from haystack_deep_research.evidence import verify_citations
 from haystack_deep_research.evidence.entry import CITABLE_KINDS
-from haystack_deep_research.report import StructuredOutputStage, add_contradictions, citation_findings, verify_report
+from haystack_deep_research.evidence.verification import verify_citations
+from haystack_deep_research.report import citation_findings, verify_report
+from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.sections import fallback_report
+from haystack_deep_research.report.structured import StructuredOutputStage
 from haystack_deep_research.report.structured_urls import verify_structured
 from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import ResearchRun

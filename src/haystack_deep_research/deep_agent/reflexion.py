@@ -22,7 +22,7 @@ from haystack_deep_research import _checks
 from haystack_deep_research._prompts import REFLECT, REFLECTION, fence, render_chat, render_user
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Reflected
-from haystack_deep_research.report import parse_structured
+from haystack_deep_research.report.structured import parse_structured
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels, ask
 from haystack_deep_research.state import MESSAGES, PHASE_REFLECT, PLAN

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from haystack_deep_research.report import parse_structured
+from haystack_deep_research.report.structured import parse_structured
 
 __all__ = ["answer_text", "drop_sentences", "payload", "takes_schema"]
 

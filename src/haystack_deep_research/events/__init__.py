@@ -18,7 +18,7 @@ from haystack_deep_research.events.agent import (
     ToolCalled,
     ToolReturned,
 )
-from haystack_deep_research.events.bus import EventBus, Subscriber, progress_view
+from haystack_deep_research.events.bus import Subscriber, progress_view
 from haystack_deep_research.events.iterative import SearchDecided, SearchRoundDone, TopicRefused
 from haystack_deep_research.events.research import (
     PageRead,
@@ -48,7 +48,6 @@ __all__ = [
     "CitationRemoved",
     "ConversationCondensed",
     "Event",
-    "EventBus",
     "ExitReached",
     "FileRead",
     "FileWritten",

@@ -2,7 +2,7 @@
 Checking a report's citations against the sources that were really read, and repairing the report.
 
 :func:`verify_citations` compares every cited URL (see :mod:`haystack_deep_research.evidence.citations`) with the
-retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.normalize_url`. Only a URL of a kind
+retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.entry.normalize_url`. Only a URL of a kind
 a run reads can verify (``http(s)://``, ``file://`` or ``doc://`` for documents from datastores, ``mcp://`` for the
 results of MCP tools): a
 ``javascript:`` or ``data:`` link, a protocol-relative ``//host`` link and any other scheme never do. The report is

@@ -12,8 +12,8 @@ robust to what models do:
 - proposed topics that repeat a topic already searched (see :mod:`.topics`) are refused (a ``TopicRefused`` event
   each); when every proposal is refused the model is asked once more, told which were refused, and when it proposes
   only repeats again the rounds stop (``exit_reason`` ``no_new_topics``);
-- a proposed topic that is an error message (see :meth:`~haystack_deep_research.evidence.SearchLog.echoes_error`)
-  is refused with a warning;
+- a proposed topic that is an error message (see
+  :meth:`~haystack_deep_research.evidence.searches.SearchLog.echoes_error`) is refused with a warning;
 - at most ``max_parallel_searches`` topics are searched in one round; more are dropped with a warning.
 """
 

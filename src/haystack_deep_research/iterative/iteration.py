@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from haystack_deep_research.report import Judgement
+from haystack_deep_research.report.judge import Judgement
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import current_run
 

@@ -33,12 +33,14 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from haystack_deep_research.evidence import EvidenceLedger, extract_citations, normalize_url
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.clock import parse_iso, today
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
-from haystack_deep_research.report import Claim, cited_claims
 from haystack_deep_research.report.contradictions import disagree, figures_in
 from haystack_deep_research.report.headings import ReportSections
+from haystack_deep_research.report.judge import Claim, cited_claims
 from haystack_deep_research.run._journal import JournaledNote
 
 __all__ = ["CLAIM_OVERLAP", "changes", "claim_changes", "plan_update", "sources_of"]

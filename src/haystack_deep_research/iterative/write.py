@@ -37,23 +37,17 @@ from haystack_deep_research import _checks
 from haystack_deep_research._prompts import NO_EVIDENCE_NOTICE, WHAT_CHANGED, render_text
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseStarted
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.update import changes, claim_changes
-from haystack_deep_research.report import (
-    ReportStyle,
-    add_contradictions,
-    allowed_urls,
-    citation_findings,
-    judge_report,
-    mark_unsupported,
-    verdict_outputs,
-    verify_report,
-)
+from haystack_deep_research.report import ReportStyle, citation_findings, verify_report
+from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
+from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.report.headings import ReportSections, report_sections
 from haystack_deep_research.report.no_evidence import has_evidence
+from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import Framing, fallback_report, write_report
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import (

@@ -5,6 +5,6 @@ Needs the optional extra: ``pip install "haystack-deep-research[mcp]"`` (the off
 Building the server without it raises :class:`~haystack_deep_research.errors.MissingExtraError`.
 """
 
-from haystack_deep_research.mcp_server.server import SERVER_NAME, build_server, serve
+from haystack_deep_research.mcp_server.server import build_server
 
-__all__ = ["SERVER_NAME", "build_server", "serve"]
+__all__ = ["build_server"]

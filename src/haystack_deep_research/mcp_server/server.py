@@ -50,8 +50,9 @@ from haystack_deep_research.options.progress import outcome_line
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import EventStream
 from haystack_deep_research.run._journal import JOURNAL_FILE, MAX_JOURNAL_BYTES
-from haystack_deep_research.serving import AgentFactory, RequestGuard, RequestGuardMiddleware
+from haystack_deep_research.serving import RequestGuard, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
+from haystack_deep_research.serving.factory import AgentFactory
 from haystack_deep_research.settings import Budgets
 
 __all__ = ["SERVER_NAME", "build_server", "serve"]

@@ -31,19 +31,17 @@ from urllib.parse import urlsplit
 
 from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research._untrusted.terminal import logged_lines, say, terminal_text
-from haystack_deep_research.agents import DEFAULT_MODEL, check_credentials, role_models
+from haystack_deep_research.agents import role_models
+from haystack_deep_research.agents.models import DEFAULT_MODEL, check_credentials
 from haystack_deep_research.errors import ConfigurationError, RecordingError, UsageError
 from haystack_deep_research.options.config import environment_value, environment_variables
 from haystack_deep_research.report.style import ReportStyle, outline_from_text
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.sources import (
-    IndexProgress,
-    WebSearchTool,
-    default_search_name,
-    folder_store_name,
-    index_folder,
-)
+from haystack_deep_research.sources import WebSearchTool, index_folder
 from haystack_deep_research.sources._folder_files import folder_files
+from haystack_deep_research.sources.folder import folder_store_name
+from haystack_deep_research.sources.indexing import IndexProgress
+from haystack_deep_research.sources.selection import default_search_name
 from haystack_deep_research.web import UrlPolicy
 
 __all__ = [

@@ -44,15 +44,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from haystack_deep_research._untrusted.terminal import say
-from haystack_deep_research.agents import DEFAULT_MODEL
+from haystack_deep_research.agents.models import DEFAULT_MODEL
 from haystack_deep_research.errors import ConfigurationError, UsageError
-from haystack_deep_research.evidence import Citation, EvidenceLedger, verify_citations
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.citations import Citation
 from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
+from haystack_deep_research.evidence.verification import verify_citations
 from haystack_deep_research.options.arguments import judge_model, option_value
 from haystack_deep_research.options.config import parse_configured
 from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.options.parsers import check_parser
-from haystack_deep_research.report import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, judge_claims, report_claims
+from haystack_deep_research.report.assessment import report_claims
+from haystack_deep_research.report.judge import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, judge_claims
 from haystack_deep_research.run._phases import drive, model_name
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]

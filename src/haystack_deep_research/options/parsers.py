@@ -25,12 +25,12 @@ from typing import Any, NoReturn
 
 from haystack_deep_research._prompts import REPORT_TYPES
 from haystack_deep_research._untrusted.terminal import terminal_text
-from haystack_deep_research.agents import APIS
-from haystack_deep_research.agents.models import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT_S
+from haystack_deep_research.agents.models import APIS, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT_S
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.options.exit_codes import HELP_EPILOG, ExitCode
-from haystack_deep_research.settings import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET, Price
-from haystack_deep_research.sources import SEARCH_NAMES
+from haystack_deep_research.settings import Price
+from haystack_deep_research.settings.grouped import MAX_COST_BUDGET, MAX_TIME_BUDGET_S, MAX_TOKEN_BUDGET
+from haystack_deep_research.sources.selection import SEARCH_NAMES
 
 __all__ = [
     "MAX_RETRIES",

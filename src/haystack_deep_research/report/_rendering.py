@@ -27,10 +27,9 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import normalize_url
 from haystack_deep_research.evidence._document import verifiable
 from haystack_deep_research.evidence._reader import plain_text
-from haystack_deep_research.evidence.entry import SNIPPET_NOTE
+from haystack_deep_research.evidence.entry import SNIPPET_NOTE, normalize_url
 
 __all__ = ["Cited", "Passage", "cited_tokens", "xml_text"]
 

@@ -99,7 +99,7 @@ def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], ju
     :param report: The verified report.
     :param verified_urls: The URLs whose citations count (the ``verified_urls`` of its citation check).
     :param judge: The judge's chat generator.
-    :returns: The phase; it returns the :class:`~haystack_deep_research.report.Judgement`.
+    :returns: The phase; it returns the :class:`~haystack_deep_research.report.judge.Judgement`.
     """
     claims, sources = report_claims(report, verified_urls, run.ledger)
     uncited = sum(cites_nothing(claim) for claim in claims)

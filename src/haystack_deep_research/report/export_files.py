@@ -24,7 +24,7 @@ from typing import Any
 
 from haystack_deep_research._untrusted.files import spreadsheet_cell, write_file
 from haystack_deep_research.errors import MissingExtraError
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.report._rendering import Block, Passage, blocks, cited_tokens, xml_text
 
 __all__ = ["EVIDENCE_COLUMNS", "evidence_rows", "export_docx", "export_evidence", "export_pdf"]

@@ -29,7 +29,8 @@ from haystack.components.generators.chat.types import ChatGenerator
 
 import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research._prompts import JUDGE, fence, render_chat
-from haystack_deep_research.evidence import extract_citations, normalize_url
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.run._budget import add_usage
 from haystack_deep_research.run._phases import Phase, ask

@@ -13,8 +13,9 @@ not a claim and gets none.
 
 from __future__ import annotations
 
-from haystack_deep_research.evidence import EvidenceLedger, SourceEntry, extract_citations, normalize_url
-from haystack_deep_research.evidence.entry import CITABLE_KINDS
+from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.entry import CITABLE_KINDS, normalize_url
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, best_passages
 
 __all__ = ["cited_passages"]

@@ -20,7 +20,7 @@ from haystack.components.agents.state.state_utils import replace_values
 
 from haystack_deep_research._prompts import unfence
 from haystack_deep_research.events import CitationRemoved, ReportReady
-from haystack_deep_research.evidence import CitationCheck, verify_citations
+from haystack_deep_research.evidence.verification import CitationCheck, verify_citations
 from haystack_deep_research.report.passages import cited_passages
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._research_run import publish

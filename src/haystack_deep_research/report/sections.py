@@ -61,8 +61,8 @@ from haystack_deep_research._prompts import (
     render_chat,
     render_text,
 )
-from haystack_deep_research.evidence import extract_citations, normalize_url
-from haystack_deep_research.evidence.citations import sentence_ends
+from haystack_deep_research.evidence.citations import extract_citations, sentence_ends
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.report.attempts import Attempt, Request, ask_twice
 from haystack_deep_research.report.draft import (
     Outline,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.entry import normalize_url
 
 __all__ = ["SourceKeys", "without_sources_list"]
 

@@ -19,7 +19,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from haystack_deep_research.errors import StructuredOutputError
-from haystack_deep_research.evidence import extract_citations, normalize_url, verify_citations
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.entry import normalize_url
+from haystack_deep_research.evidence.verification import verify_citations
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.state import PHASE_STRUCTURE
 

@@ -29,8 +29,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from haystack_deep_research.evidence import EvidenceLedger, normalize_url
+from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence.citations import body_sentences
+from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report.headings import NO_EVIDENCE_SENTENCES
 from haystack_deep_research.report.judge import Claim, SourceText

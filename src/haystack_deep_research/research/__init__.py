@@ -16,27 +16,17 @@ from haystack_deep_research.research.exits import (
     TextReply,
     TokenLimit,
     ToolUsed,
-    exit_condition_from_dict,
 )
-from haystack_deep_research.research.final_summary import FinalSummaryHook
-from haystack_deep_research.research.loop_guard import LoopGuard
-from haystack_deep_research.research.scope import ScopeHook
-from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 
 __all__ = [
     "AllOf",
     "AnyOf",
     "ConfidenceMet",
     "ExitCondition",
-    "FinalSummaryHook",
-    "LoopGuard",
     "MaxIterations",
-    "ResearchSubtopicTool",
-    "ScopeHook",
     "StepCall",
     "StepFacts",
     "TextReply",
     "TokenLimit",
     "ToolUsed",
-    "exit_condition_from_dict",
 ]

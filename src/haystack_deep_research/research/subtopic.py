@@ -29,6 +29,7 @@ from haystack_deep_research._prompts import (
     render_text,
     render_user,
 )
+from haystack_deep_research._tooling.base import bind_tools
 from haystack_deep_research.errors import (
     BudgetExceededError,
     ConfigurationError,
@@ -42,7 +43,7 @@ from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import journal_note, resumed_note
 from haystack_deep_research.run._phases import Call, Phase, for_async, for_sync
 from haystack_deep_research.state import EXIT_REASON, PHASE_RESEARCH, RUN_KEY
-from haystack_deep_research.tools import ResearchTool, bind_tools
+from haystack_deep_research.tools import ResearchTool
 
 __all__ = ["ResearchSubtopicTool"]
 

@@ -57,8 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from haystack_deep_research.errors import DeadlineExceededError
-from haystack_deep_research.settings import checked_limits
-from haystack_deep_research.settings.grouped import Price, merge_prices, price_of
+from haystack_deep_research.settings.grouped import Price, checked_limits, merge_prices, price_of
 from haystack_deep_research.state import EXIT_COST_BUDGET, EXIT_TIME_BUDGET, EXIT_TOKEN_BUDGET
 
 __all__ = [

@@ -50,7 +50,7 @@ from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence import normalize_url
+from haystack_deep_research.evidence.entry import normalize_url
 
 __all__ = [
     "CACHE_KINDS",
@@ -336,7 +336,7 @@ class ReadClaim:
 
 class ReadCache:
     """
-    Page summaries of one run, by URL (compared by :func:`~haystack_deep_research.evidence.normalize_url`) and
+    Page summaries of one run, by URL (compared by :func:`~haystack_deep_research.evidence.entry.normalize_url`) and
     question (compared without case and extra whitespace).
     """
 

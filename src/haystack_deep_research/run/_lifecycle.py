@@ -119,7 +119,8 @@ from haystack.utils.callable_serialization import deserialize_callable, serializ
 from haystack_deep_research._prompts import RESUMED_SUBTOPICS, render_user
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, InvalidQuestionError, UsageError
-from haystack_deep_research.events import EventBus, Notice, RunEnded, RunStarted, Subscriber
+from haystack_deep_research.events import Notice, RunEnded, RunStarted, Subscriber
+from haystack_deep_research.events.bus import EventBus
 from haystack_deep_research.events.types import Event
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._budget import CostMeter, RunBudget, bind
@@ -146,7 +147,7 @@ from haystack_deep_research.state import (
     TOOLS,
     WARNINGS,
 )
-from haystack_deep_research.web import start_parsers
+from haystack_deep_research.web._pool import start as start_parsers
 
 if TYPE_CHECKING:
     from haystack_deep_research.events import Subscriber

@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
-from haystack_deep_research.events import BudgetReached, EventBus, UsageRecorded, WarningRaised
-from haystack_deep_research.evidence import EvidenceLedger, SearchLog
+from haystack_deep_research.events import BudgetReached, UsageRecorded, WarningRaised
+from haystack_deep_research.events.bus import EventBus
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.searches import SearchLog
 from haystack_deep_research.run._budget import CostMeter, RunBudget, add_usage, total_tokens, usage_delta
 from haystack_deep_research.run._cache import ReadCache
 from haystack_deep_research.settings.grouped import Price
@@ -55,7 +57,8 @@ from haystack_deep_research.state import (
 
 if TYPE_CHECKING:
     from haystack_deep_research.events import Event
-    from haystack_deep_research.evidence import EvidenceLedger, SearchLog
+    from haystack_deep_research.evidence import EvidenceLedger
+    from haystack_deep_research.evidence.searches import SearchLog
     from haystack_deep_research.run._cache import ReadCache
     from haystack_deep_research.run._journal import RunJournal
 

@@ -4,7 +4,7 @@ Scale-out on Ray: one Ray task per attempt at an item, on a local Ray instance o
 Ray is an optional extra (``pip install 'haystack-deep-research[ray]'``); it is imported when a :class:`RayExecutor`
 starts, never before. The research factory is put in Ray's object store once; each task builds a fresh runnable from
 it in its worker and researches one prompt on the synchronous path
-(:func:`~haystack_deep_research.scans.research_item`).
+(:func:`~haystack_deep_research.scans.research.research_item`).
 
 Tasks run with Ray's ``max_retries=0``: a worker that dies surfaces at once as ``ray.exceptions.WorkerCrashedError``
 and the scan runner retries the item like any failed attempt, so ``max_attempts`` bounds every kind of failure and

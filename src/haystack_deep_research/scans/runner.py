@@ -27,16 +27,8 @@ from typing import Any, Literal
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ResearchFailedError
-from haystack_deep_research.events import (
-    Event,
-    EventBus,
-    ItemDone,
-    ItemFailed,
-    ItemSkipped,
-    ItemStarted,
-    ScanEnded,
-    ScanStarted,
-)
+from haystack_deep_research.events import Event, ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
+from haystack_deep_research.events.bus import EventBus
 from haystack_deep_research.scans.executors import LocalExecutor, ScanExecutor
 from haystack_deep_research.scans.items import ItemRef, KnowledgeProvider, KnowledgeRow, ListProvider, row_data
 from haystack_deep_research.scans.ray_executor import RayExecutor
@@ -69,7 +61,7 @@ class ScanResult:
 
     def write_csv(self, path: str | Path) -> Path:
         """
-        :param path: The CSV file to write the rows to (see :func:`~haystack_deep_research.scans.write_csv`).
+        :param path: The CSV file to write the rows to (see :func:`~haystack_deep_research.scans.results.write_csv`).
         :returns: The path.
         """
         return write_csv(self.rows, path)

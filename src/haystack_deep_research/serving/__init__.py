@@ -8,31 +8,13 @@ wrappers with every route guarded and no deploy route (it needs the ``hayhooks``
 """
 
 from haystack_deep_research.serving.chat import question_from_chat, question_from_text, stream_research
-from haystack_deep_research.serving.factory import (
-    AGENT_FACTORY_ENV,
-    AgentFactory,
-    agent_factory,
-    configured_agent,
-    default_agent,
-)
-from haystack_deep_research.serving.guard import (
-    ALLOWED_ORIGINS_ENV,
-    TOKEN_ENV,
-    RequestGuard,
-    RequestGuardMiddleware,
-    http_status,
-)
+from haystack_deep_research.serving.factory import agent_factory
+from haystack_deep_research.serving.guard import RequestGuard, RequestGuardMiddleware, http_status
 
 __all__ = [
-    "AGENT_FACTORY_ENV",
-    "ALLOWED_ORIGINS_ENV",
-    "TOKEN_ENV",
-    "AgentFactory",
     "RequestGuard",
     "RequestGuardMiddleware",
     "agent_factory",
-    "configured_agent",
-    "default_agent",
     "http_status",
     "question_from_chat",
     "question_from_text",

@@ -23,32 +23,6 @@ argument checks they and every factory, tool and policy share sit
 below every package, in :mod:`haystack_deep_research._checks`.
 """
 
-from haystack_deep_research.settings.grouped import (
-    DEFAULT_PASSAGE_BUDGET,
-    DEFAULT_PRICES,
-    MAX_COST_BUDGET,
-    MAX_TIME_BUDGET_S,
-    MAX_TOKEN_BUDGET,
-    PRICES_AS_OF,
-    Budgets,
-    Grounding,
-    Price,
-    Sources,
-    checked_limits,
-    passage_budget_value,
-)
+from haystack_deep_research.settings.grouped import DEFAULT_PRICES, PRICES_AS_OF, Budgets, Grounding, Price, Sources
 
-__all__ = [
-    "DEFAULT_PASSAGE_BUDGET",
-    "DEFAULT_PRICES",
-    "MAX_COST_BUDGET",
-    "MAX_TIME_BUDGET_S",
-    "MAX_TOKEN_BUDGET",
-    "PRICES_AS_OF",
-    "Budgets",
-    "Grounding",
-    "Price",
-    "Sources",
-    "checked_limits",
-    "passage_budget_value",
-]
+__all__ = ["DEFAULT_PRICES", "PRICES_AS_OF", "Budgets", "Grounding", "Price", "Sources"]

@@ -26,8 +26,9 @@ from haystack import Document
 
 from haystack_deep_research._untrusted.files import checked_stat, read_regular_file
 from haystack_deep_research.errors import ExtractionError, LocalFileRefusedError, MissingExtraError
-from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text, extract_text_file
+from haystack_deep_research.web import FetchedDocument, FetchLimits, extract_text
 from haystack_deep_research.web._text_files import TEXT_TYPES
+from haystack_deep_research.web.extract import extract_text_file
 
 __all__ = [
     "DOCUMENT_LIMITS",

@@ -29,7 +29,7 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError, URLRefusedError
 from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.evidence.searches import SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Call, Phase, blocking

@@ -32,7 +32,8 @@ from haystack_deep_research._prompts import DOCUMENT_RESULTS, fence, render_text
 from haystack_deep_research._tooling.base import ResearchTool, RunToolset
 from haystack_deep_research.errors import ConfigurationError, MCPServerError, URLRefusedError
 from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import EvidenceLedger, SearchOutcome
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.searches import SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Call, Phase

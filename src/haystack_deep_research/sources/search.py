@@ -51,7 +51,7 @@ from haystack_deep_research.errors import (
     URLRefusedError,
 )
 from haystack_deep_research.events import SearchDone
-from haystack_deep_research.evidence import SearchOutcome
+from haystack_deep_research.evidence.searches import SearchOutcome
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._cache import CacheStore, cache_from_dict, cache_to_dict, check_cache, search_key
 from haystack_deep_research.run._phases import Call, Phase, blocking
@@ -77,7 +77,7 @@ class SearchBackend(Protocol):
         """
         :param query: The query.
         :param max_results: The most results wanted.
-        :returns: The engine's answer, in a shape :func:`~haystack_deep_research.sources.normalize_hits` accepts.
+        :returns: The engine's answer, in a shape :func:`~haystack_deep_research.sources.hits.normalize_hits` accepts.
         """
         ...
 

@@ -6,9 +6,9 @@ The offline testing kit: run and test deep research agents with no network and n
   (by default the scripted roles, one per model name), for runs through real HTTP clients and the CLI.
 - :class:`LoopbackSearchServer` is a Tavily-compatible search API over a small corpus, on 127.0.0.1.
 - :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects, slow bodies and raw (even
-  hostile) responses on 127.0.0.1; :func:`make_scanned_pdf` and :func:`make_inflating_pdf` build the PDFs a reader
-  must survive (a scan without text, a decompression bomb).
-- :func:`forbid_network` refuses connections to anything but loopback.
+  hostile) responses on 127.0.0.1; :func:`.pdf.make_scanned_pdf` and :func:`.pdf.make_inflating_pdf` build the PDFs
+  a reader must survive (a scan without text, a decompression bomb).
+- :func:`forbid_network` refuses connections to anything but loopback (with :class:`NetworkForbiddenError`).
 - :func:`prompt_of` tells a fake of your own which of the library's prompts a message is, and with what values.
 
 ``python -m haystack_deep_research.testing serve`` starts the three servers from the shell and prints the
@@ -17,33 +17,24 @@ the command lines). See docs/testing.md for a complete example.
 """
 
 from haystack_deep_research._prompts import prompt_of
-from haystack_deep_research.testing._kit import KitServers, kit_commands, serve_kit
-from haystack_deep_research.testing._request_log import LoggedRequest, RequestLog
-from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
-from haystack_deep_research.testing.generators import ROLES, ScriptedChatGenerator, ScriptedModelError
+from haystack_deep_research.testing._kit import kit_commands, serve_kit
+from haystack_deep_research.testing.chat_server import LoopbackChatServer
+from haystack_deep_research.testing.generators import ScriptedChatGenerator
 from haystack_deep_research.testing.network import NetworkForbiddenError, forbid_network
-from haystack_deep_research.testing.pdf import make_inflating_pdf, make_pdf, make_scanned_pdf
+from haystack_deep_research.testing.pdf import make_pdf
 from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
 from haystack_deep_research.testing.web_server import LoopbackWebServer
 
 __all__ = [
-    "KIT_MODEL",
-    "ROLES",
-    "KitServers",
-    "LoggedRequest",
     "LoopbackChatServer",
     "LoopbackSearchServer",
     "LoopbackWebServer",
     "NetworkForbiddenError",
-    "RequestLog",
     "ScriptedChatGenerator",
-    "ScriptedModelError",
     "SearchDocument",
     "forbid_network",
     "kit_commands",
-    "make_inflating_pdf",
     "make_pdf",
-    "make_scanned_pdf",
     "prompt_of",
     "serve_kit",
 ]

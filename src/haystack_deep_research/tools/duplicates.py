@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from haystack_deep_research.evidence import SourceEntry, normalize_url
+from haystack_deep_research.evidence import SourceEntry
+from haystack_deep_research.evidence.entry import normalize_url
 
 __all__ = ["EDGE_CHARS", "NEAR_DUPLICATE", "near_duplicate"]
 

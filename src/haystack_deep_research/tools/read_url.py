@@ -54,7 +54,9 @@ from haystack_deep_research.tools.passages import (
     relevant_passages,
     summarizer_prompt,
 )
-from haystack_deep_research.web import FetchLimits, UrlPolicy, prepare_tls_contexts, start_parsers
+from haystack_deep_research.web import FetchLimits, UrlPolicy
+from haystack_deep_research.web._pool import start as start_parsers
+from haystack_deep_research.web._tls import prepare_contexts as prepare_tls_contexts
 
 __all__ = ["DEFAULT_PASSAGE_BUDGET", "ReadUrlTool"]
 
@@ -264,9 +266,9 @@ class ReadUrlTool(ResearchTool):
 
     def warm_up(self) -> None:
         """
-        Warm up the summarizer, start a parser process now (:func:`~haystack_deep_research.web.start_parsers`) and
+        Warm up the summarizer, start a parser process now (:func:`~haystack_deep_research.web._pool.start`) and
         build the TLS contexts of the first fetches in the background
-        (:func:`~haystack_deep_research.web.prepare_tls_contexts`), so that the first pages read do not wait for
+        (:func:`~haystack_deep_research.web._tls.prepare_contexts`), so that the first pages read do not wait for
         either.
         """
         start_parsers()

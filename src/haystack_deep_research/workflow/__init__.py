@@ -6,23 +6,6 @@ Each step works inside one :class:`~haystack_deep_research.run.ResearchRun`, car
 :class:`WorkflowRun`; the steps hold no per-run data.
 """
 
-from haystack_deep_research.workflow.causal import CausalStep
 from haystack_deep_research.workflow.execute import ExecuteStep, execute_agent
-from haystack_deep_research.workflow.finish import WorkflowFinishStep
-from haystack_deep_research.workflow.grounding import GroundingEval
-from haystack_deep_research.workflow.router import GroundingRouter, ReplanStep
-from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeStep
-from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
-__all__ = [
-    "CausalStep",
-    "ExecuteStep",
-    "GroundingEval",
-    "GroundingRouter",
-    "RegenerateStep",
-    "ReplanStep",
-    "SummarizeStep",
-    "WorkflowFinishStep",
-    "WorkflowRun",
-    "execute_agent",
-]
+__all__ = ["ExecuteStep", "execute_agent"]

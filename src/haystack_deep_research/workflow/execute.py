@@ -32,6 +32,7 @@ from haystack_deep_research._prompts import (
     render_user,
 )
 from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research._tooling.base import bind_tools
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
@@ -51,7 +52,6 @@ from haystack_deep_research.run._phases import (
     with_hooks,
 )
 from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
-from haystack_deep_research.tools import bind_tools
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["ExecuteStep", "execute_agent"]

@@ -22,13 +22,9 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import StructuredOutputError
-from haystack_deep_research.report import (
-    StructuredOutputStage,
-    add_contradictions,
-    mark_unsupported,
-    unjudged_claims,
-    verdict_outputs,
-)
+from haystack_deep_research.report.assessment import mark_unsupported, unjudged_claims, verdict_outputs
+from haystack_deep_research.report.contradictions import add_contradictions
+from haystack_deep_research.report.structured import StructuredOutputStage
 from haystack_deep_research.run._lifecycle import close_run
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import (

@@ -1,9 +1,10 @@
 """
 Grounding eval: the judge scores the summary's cited claims against the stored text of their sources.
 
-The judge is the deep research agent's (:func:`haystack_deep_research.report.judge_report`): one call per cited
-source, with that source's stored text from the run's evidence ledger — what was really read, never a re-fetch — and
-the claims that cite it. The score is ``supported / (supported + unsupported)``, 1.0 when no claim is decided.
+The judge is the deep research agent's (:func:`haystack_deep_research.report.assessment.judge_report`): one call per
+cited source, with that source's stored text from the run's evidence ledger — what was really read, never a
+re-fetch — and the claims that cite it. The score is ``supported / (supported + unsupported)``, 1.0 when no claim
+is decided.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from haystack import component
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseEnded
-from haystack_deep_research.report import judge_report
+from haystack_deep_research.report.assessment import judge_report
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import PHASE_GROUND
 from haystack_deep_research.workflow.workflow_run import WorkflowRun

@@ -25,7 +25,8 @@ from haystack import component
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseStarted
-from haystack_deep_research.report import ReportStyle, allowed_urls, citation_findings, verify_report
+from haystack_deep_research.report import ReportStyle, citation_findings, verify_report
+from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import Framing, Written, fallback_report, rewrite_report, write_report
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 from haystack_deep_research.state import PHASE_SUMMARY

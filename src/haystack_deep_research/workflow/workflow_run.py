@@ -14,7 +14,7 @@ from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research.report import UNKNOWN, Judgement
+from haystack_deep_research.report.judge import UNKNOWN, Judgement
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import current_run
 
