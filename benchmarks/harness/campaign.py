@@ -213,8 +213,8 @@ class Campaign:
     def _unlogged(self, scenario: str, library: str, tag: str) -> bool:
         """Whether ``--from-logs`` finds no saved run of GPT Researcher here: it is run only where its figures are shown
         (the real-size and short scenarios), so the others are left out for it alone."""
-        runs = self.args.work_dir / "runs"
-        return self.args.from_logs and library == "gptr" and not any(runs.glob(f"{scenario}-{library}{tag}-[0-9]*.json"))
+        saved = (self.args.work_dir / "runs").glob(f"{scenario}-{library}{tag}-[0-9]*.json")
+        return self.args.from_logs and library == "gptr" and not any(saved)
 
     def _runs_line(self) -> str:
         """How many runs each scenario's figures are the median of (fewer than asked where logs were missing)."""
