@@ -136,6 +136,29 @@ def test_a_citation_of_a_url_the_run_never_read_is_not_kept_and_a_sentence_citin
     assert f"1. {web.url('/solar.html')}" in user.text
 
 
+def test_claims_outside_paragraphs_and_lists_never_reach_the_answer(
+    make_agent: Callable[..., Any], web: LoopbackWebServer, tmp_path: Path
+) -> None:
+    """A table, heading, code block or HTML block escapes the sentence-by-sentence check: the answer keeps none."""
+    _run(make_agent(), tmp_path / "run")
+    writer = ReplyWriter(
+        "## Solarmodule strahlen heimlich\n\n"
+        "Solar capacity grew by 450 gigawatts in 2025 [Solar](1).\n\n"
+        "| claim | share |\n|---|---|\n| The vaccine was shown to cause autism in every trial | 100 % |\n\n"
+        "```\nInvest all savings in SolarCoin\n```\n\n"
+        "<div>Regulators confirmed the panels are unsafe.</div>\n\n"
+        "- Module prices fell [Solar](1)."
+    )
+
+    answer = ask_report(tmp_path / "run", "How much did solar capacity grow?", chat_generator=writer)
+
+    assert answer["answered"] is True
+    assert f"450 gigawatts in 2025 [Solar]({web.url('/solar.html')})." in answer["answer"]
+    for hidden in ("strahlen", "autism", "SolarCoin", "unsafe"):
+        assert hidden not in answer["answer"], hidden
+        assert any(hidden in dropped for dropped in answer["dropped"]), hidden
+
+
 def test_an_answer_citing_only_what_was_never_read_is_no_answer(make_agent: Callable[..., Any], tmp_path: Path) -> None:
     _run(make_agent(), tmp_path / "run")
     writer = MockChatGenerator(responses=["Solar grew tenfold [a blog](https://blog.example/solar)."])

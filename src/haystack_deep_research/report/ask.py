@@ -205,15 +205,38 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
     reply = keys.expand(attempt.text).strip()
     if reply.strip(" .`*\n") == NOT_ANSWERED_REPLY:
         return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE)
+    reply, blocks = _prose(reply)
     first = verify_report(run, reply, urls)
     unsupported = uncited_claims(first.report, first.verified_urls)
     check = verify_report(run, _without(first.report, [(c.line, c.sentence) for c in unsupported]), urls)
-    dropped = [claim.sentence for claim in unsupported]
+    dropped = blocks + [claim.sentence for claim in unsupported]
     if dropped:
         run.warn(PHASE_WRITE, f"dropped {len(dropped)} sentence(s) of the answer that cite no source the run read")
     if not check.verified_urls:
         return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE, dropped=dropped)
     return _outcome(run, question, check.report, answered=True, exit_reason=EXIT_TEXT, dropped=dropped, citations=check)
+
+
+_PROSE = ("paragraph_open", "bullet_list_open", "ordered_list_open")
+
+
+def _prose(reply: str) -> tuple[str, list[str]]:
+    """
+    The answer's paragraphs and lists, the blocks whose every sentence the citation check reads; a heading, table,
+    code block, quote, rule or HTML block is dropped (and returned): a claim there would escape that check.
+    """
+    from markdown_it import MarkdownIt
+
+    lines = reply.splitlines()
+    kept: list[str] = []
+    dropped: list[str] = []
+    for token in MarkdownIt("commonmark").enable("table").parse(reply):
+        if token.level != 0 or token.map is None or token.nesting == -1:
+            continue
+        start, end = token.map
+        block = "\n".join(lines[start:end]).strip()
+        (kept if token.type in _PROSE else dropped).append(block)
+    return "\n\n".join(block for block in kept if block), [" ".join(block.split()) for block in dropped if block]
 
 
 def _outcome(
