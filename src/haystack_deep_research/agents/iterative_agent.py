@@ -12,7 +12,6 @@ its evidence."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,12 @@ from typing import Any
 from haystack import component
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
+from haystack_deep_research.agents.research_agent import AskMixin
 from haystack_deep_research.errors import RunDirError
 from haystack_deep_research.iterative.finish import OUTPUT_TYPES
 from haystack_deep_research.iterative.search import SearchStep
 from haystack_deep_research.iterative.write import WriteStep
-from haystack_deep_research.report.ask import ask_report
+from haystack_deep_research.report.ask import TopicResearcher
 from haystack_deep_research.run import ResearchRun, RunInputs
 from haystack_deep_research.run._journal import JOURNAL_FILE, JournalFile, check_run_dir
 from haystack_deep_research.run._lifecycle import PipelineShape, run_inputs
@@ -47,7 +47,7 @@ def journaled_question(run_dir: str | os.PathLike[str]) -> str:
 
 
 @component
-class IterativeResearchAgent(PipelineShape):
+class IterativeResearchAgent(AskMixin, PipelineShape):
     """
     The iterative research Pipeline as one component (see the module docstring). Build it with
     ``create_iterative_research_agent``.
@@ -103,16 +103,7 @@ class IterativeResearchAgent(PipelineShape):
         inputs: RunInputs | None = None,
         update: bool = False,
     ) -> dict[str, Any]:
-        """
-        Async variant of :meth:`run`.
-
-        :param messages: The conversation; its last user message is the question.
-        :param streaming_callback: A Haystack streaming callback, or ``None``.
-        :param hook_context: Request-scoped resources.
-        :param inputs: The run's inputs, or ``None``.
-        :param update: Research the finished run in ``inputs.run_dir`` again.
-        :returns: As for :meth:`run`.
-        """
+        """Async variant of :meth:`run`: the same parameters, outputs and errors."""
         return await self.research_async(messages, streaming_callback, hook_context, inputs, update=update)
 
     def update(self, run_dir: str | os.PathLike[str], *, inputs: RunInputs | None = None) -> dict[str, Any]:
@@ -129,23 +120,8 @@ class IterativeResearchAgent(PipelineShape):
         given = replace(run_inputs(inputs), run_dir=Path(run_dir))
         return self.run(messages=[ChatMessage.from_user(question)], inputs=given, update=True)
 
-    def ask(
-        self, run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any], question: str, *, research: bool = False
-    ) -> dict[str, Any]:
-        """
-        Answer a question from a finished run's evidence, with this shape's writer (see
-        :func:`~haystack_deep_research.report.ask.ask_report`).
+    def _writer(self) -> Any:
+        return self.step(WriteStep).chat_generator
 
-        :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
-        :param question: The question.
-        :param research: When the evidence does not answer it, research it as one sub-topic with this shape's
-            search step (its search, pages, documents and MCP servers), into the run directory, and answer again.
-        :returns: As ``ask_report`` returns: ``answer``, ``answered``, ``citations``, ``researched``, ...
-        """
-        return ask_report(
-            run_dir_or_result,
-            question,
-            chat_generator=self.step(WriteStep).chat_generator,
-            research=research,
-            researcher=self.step(SearchStep).research_topic if research else None,
-        )
+    def _researcher(self) -> TopicResearcher:
+        return self.step(SearchStep).research_topic

@@ -26,7 +26,8 @@ back a ``ResearchAgent``, with these guarantees.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from haystack import component
@@ -45,8 +46,39 @@ from haystack_deep_research.tools.task import TaskTool
 __all__ = ["ResearchAgent"]
 
 
+class AskMixin:
+    """:meth:`ask` for every shape, which names its writer and its researcher of sub-topics."""
+
+    def ask(
+        self, run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any], question: str, *, research: bool = False
+    ) -> dict[str, Any]:
+        """
+        Answer a question from a finished run's evidence, with this shape's writer (see
+        :func:`~haystack_deep_research.report.ask.ask_report`).
+
+        :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
+        :param question: The question.
+        :param research: When the evidence does not answer it, research it as one sub-topic with this shape's own
+            researcher and sources (the deep research agent's researcher, a deep agent's first subagent, the
+            workflow's Execute agent, the iterative agent's search step), into the run directory, and answer again.
+        :returns: As ``ask_report`` returns: ``answer``, ``answered``, ``citations``, ``researched``, ...
+        :raises ConfigurationError: If ``research=True`` and this shape has no researcher of sub-topics (a deep
+            agent without subagents), or is given a result.
+        """
+        researcher = self._researcher() if research else None
+        return ask_report(
+            run_dir_or_result, question, chat_generator=self._writer(), research=research, researcher=researcher
+        )
+
+    def _writer(self) -> Any:
+        raise NotImplementedError
+
+    def _researcher(self) -> TopicResearcher:
+        raise NotImplementedError
+
+
 @component
-class ResearchAgent(Agent):
+class ResearchAgent(AskMixin, Agent):
     """
     A Haystack ``Agent`` that takes the run's inputs as one value, refuses malformed run input with typed errors and
     closes a failed run (see the module docstring). Constructed exactly like ``Agent``.
@@ -78,19 +110,8 @@ class ResearchAgent(Agent):
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``.
         :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` is not a ``RunInputs``.
         """
-        guard, context, given = _guarded(messages, streaming_callback, hook_context, inputs)
-        try:
-            return Agent.run(
-                self,
-                messages,
-                given.streaming_callback,
-                generation_kwargs=generation_kwargs,
-                tools=tools,
-                hook_context=context,
-                **kwargs,
-            )
-        finally:
-            guard.close()
+        with _guarded(messages, streaming_callback, hook_context, inputs) as call:
+            return Agent.run(self, **call, generation_kwargs=generation_kwargs, tools=tools, **kwargs)
 
     async def run_async(
         self,
@@ -103,55 +124,15 @@ class ResearchAgent(Agent):
         inputs: RunInputs | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """
-        Check the input, then run the Agent on the event loop; what the run opened is closed however it ends.
+        """Async variant of :meth:`run`: the same parameters, outputs and errors, with ``Agent.run_async``."""
+        with _guarded(messages, streaming_callback, hook_context, inputs) as call:
+            return await Agent.run_async(self, **call, generation_kwargs=generation_kwargs, tools=tools, **kwargs)
 
-        :param messages: A list of ``ChatMessage``.
-        :param streaming_callback: As for ``Agent.run_async``.
-        :param generation_kwargs: As for ``Agent.run_async``.
-        :param tools: As for ``Agent.run_async``.
-        :param hook_context: A dict of request-scoped resources for the hooks, or ``None``.
-        :param inputs: The run's inputs, or ``None``.
-        :param kwargs: Every other input of ``Agent.run_async``.
-        :returns: What ``Agent.run_async`` returns.
-        :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``.
-        :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` is not a ``RunInputs``.
-        """
-        guard, context, given = _guarded(messages, streaming_callback, hook_context, inputs)
-        try:
-            return await Agent.run_async(
-                self,
-                messages,
-                given.streaming_callback,
-                generation_kwargs=generation_kwargs,
-                tools=tools,
-                hook_context=context,
-                **kwargs,
-            )
-        finally:
-            guard.close()
-
-    def ask(
-        self, run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any], question: str, *, research: bool = False
-    ) -> dict[str, Any]:
-        """
-        Answer a question from a finished run's evidence, with this agent's writer (see
-        :func:`~haystack_deep_research.report.ask.ask_report`).
-
-        :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
-        :param question: The question.
-        :param research: When the evidence does not answer it, research it as one sub-topic with this agent's
-            researcher and sources, into the run directory, and answer again.
-        :returns: As ``ask_report`` returns: ``answer``, ``answered``, ``citations``, ``researched``, ...
-        :raises ConfigurationError: If ``research=True`` and this agent has no researcher of sub-topics (a deep
-            agent without subagents), or is given a result.
-        """
-        writer = next(
+    def _writer(self) -> Any:
+        return next(
             (hook.chat_generator for hook in self.hooks.get("after_run", []) if hasattr(hook, "chat_generator")),
             self.chat_generator,
         )
-        researcher = self._researcher() if research else None
-        return ask_report(run_dir_or_result, question, chat_generator=writer, research=research, researcher=researcher)
 
     def _researcher(self) -> TopicResearcher:
         tools = [tool for item in self.tools or [] for tool in (item if isinstance(item, Toolset) else [item])]
@@ -166,11 +147,18 @@ class ResearchAgent(Agent):
         )
 
 
-def _guarded(
-    messages: Any, streaming_callback: Any, hook_context: Any, inputs: Any
-) -> tuple[RunGuard, dict[str, Any], RunInputs]:
+@contextmanager
+def _guarded(messages: Any, streaming_callback: Any, hook_context: Any, inputs: Any) -> Iterator[dict[str, Any]]:
+    """Check the run's input; yield the Agent's ``messages``, ``streaming_callback`` and ``hook_context``."""
     check_messages(messages)
     context = check_hook_context(hook_context)
     given = run_inputs(inputs, streaming_callback)
     guard = RunGuard()
-    return guard, {**context, RUN_GUARD_KEY: guard, INPUTS_KEY: given}, given
+    try:
+        yield {
+            "messages": messages,
+            "streaming_callback": given.streaming_callback,
+            "hook_context": {**context, RUN_GUARD_KEY: guard, INPUTS_KEY: given},
+        }
+    finally:
+        guard.close()

@@ -12,14 +12,13 @@ Pipeline is ``workflow.pipeline``. :meth:`ResearchWorkflow.ask` answers a questi
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any
 
 from haystack import component
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
-from haystack_deep_research.report.ask import ask_report, subtopic_researcher
+from haystack_deep_research.agents.research_agent import AskMixin
+from haystack_deep_research.report.ask import TopicResearcher, subtopic_researcher
 from haystack_deep_research.run import ResearchRun, RunInputs
 from haystack_deep_research.run._lifecycle import PipelineShape
 from haystack_deep_research.workflow.execute import ExecuteStep
@@ -30,7 +29,7 @@ __all__ = ["ResearchWorkflow"]
 
 
 @component
-class ResearchWorkflow(PipelineShape):
+class ResearchWorkflow(AskMixin, PipelineShape):
     """
     The research workflow as one component (see the module docstring). Build it with ``create_research_workflow``.
 
@@ -81,34 +80,11 @@ class ResearchWorkflow(PipelineShape):
         hook_context: dict[str, Any] | None = None,
         inputs: RunInputs | None = None,
     ) -> dict[str, Any]:
-        """
-        Async variant of :meth:`run`.
-
-        :param messages: The conversation; its last user message is the question.
-        :param streaming_callback: A Haystack streaming callback, or ``None``.
-        :param hook_context: Request-scoped resources for the hooks of the Execute agent.
-        :param inputs: The run's inputs, or ``None``.
-        :returns: As for :meth:`run`.
-        """
+        """Async variant of :meth:`run`: the same parameters, outputs and errors."""
         return await self.research_async(messages, streaming_callback, hook_context, inputs)
 
-    def ask(
-        self, run_dir_or_result: str | os.PathLike[str] | Mapping[str, Any], question: str, *, research: bool = False
-    ) -> dict[str, Any]:
-        """
-        Answer a question from a finished run's evidence, with this shape's writer (see
-        :func:`~haystack_deep_research.report.ask.ask_report`).
+    def _writer(self) -> Any:
+        return self.step(SummarizeStep).chat_generator
 
-        :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
-        :param question: The question.
-        :param research: When the evidence does not answer it, research it as one sub-topic with this shape's
-            Execute agent (its tools and sources), into the run directory, and answer again.
-        :returns: As ``ask_report`` returns: ``answer``, ``answered``, ``citations``, ``researched``, ...
-        """
-        return ask_report(
-            run_dir_or_result,
-            question,
-            chat_generator=self.step(SummarizeStep).chat_generator,
-            research=research,
-            researcher=subtopic_researcher(self.step(ExecuteStep).agent) if research else None,
-        )
+    def _researcher(self) -> TopicResearcher:
+        return subtopic_researcher(self.step(ExecuteStep).agent)
