@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import DEEP_AGENT_RULES, render_text
+from haystack_deep_research.agents.models import run_settings_of
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.deep_agent.condense import Condenser
 from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
@@ -276,8 +277,7 @@ def create_deep_agent(
     def hook(kind: type[Any]) -> Any:
         return kind(**{name: settings[name] for name in kind.settings})
 
-    phases = _phase_models(model, subagents)
-    budgets.check_priced(phases)
+    opened = run_settings_of(budgets, _phase_models(model, subagents))
     agent_model = (
         OutputCappedChatGenerator(chat_generator=model, max_output_tokens=max_output_tokens)
         if max_output_tokens is not None
@@ -298,14 +298,10 @@ def create_deep_agent(
             {
                 "before_run": [
                     DeepRunHook(
-                        token_budget=budgets.tokens,
-                        time_budget=budgets.seconds,
-                        cost_budget=budgets.dollars,
-                        prices=dict(budgets.prices or {}),
                         on_event=on_event,
-                        phase_models=phases,
                         memory_files=memory_files,  # type: ignore[arg-type]  # checked by the hook
                         todo_state=todo_state,
+                        **opened,
                     )
                 ],
                 "before_llm": [hook(StepStartHook)],

@@ -11,13 +11,19 @@ from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 from haystack.tools import Tool
 from pydantic import BaseModel
 
+from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
     ORCHESTRATOR_SYSTEM,
     RESEARCHER_SYSTEM,
     RESEARCHER_SYSTEM_DOCUMENTS,
     render_text,
 )
-from haystack_deep_research.agents.deep_research_options import check_choices, check_limits, phase_models, role_models
+from haystack_deep_research.agents.models import (
+    DEFAULT_MODEL,
+    DEFAULT_SMALL_MODEL,
+    default_chat_generator,
+    run_settings_of,
+)
 from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import ReportStyle
@@ -27,7 +33,7 @@ from haystack_deep_research.report.structured import StructuredOutputStage
 from haystack_deep_research.report.writer import ReportStage, WriteHook
 from haystack_deep_research.research.approval import plan_review_hooks
 from haystack_deep_research.research.delegated import DelegationsDoneHook
-from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
+from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.research.plan import PlanHook
 from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.researcher import researcher_agent
@@ -36,7 +42,7 @@ from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run._cache import cache_of
-from haystack_deep_research.run._phases import with_hooks
+from haystack_deep_research.run._phases import model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.sources.datastore import datastores_from
@@ -44,6 +50,13 @@ from haystack_deep_research.sources.mcp_tool import mcp_toolsets
 from haystack_deep_research.sources.search import SearchTool
 from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.state import (
+    PHASE_GROUND,
+    PHASE_ORCHESTRATOR,
+    PHASE_RESEARCH,
+    PHASE_SCOPE,
+    PHASE_STRUCTURE,
+    PHASE_SUMMARIZE,
+    PHASE_WRITE,
     orchestrator_state_schema,
 )
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset
@@ -77,27 +90,38 @@ def _web_search(sources: Sources, max_search_results: int) -> Tool:
     return resolve_search("auto" if given is None else given, max_results=max_search_results, scope=sources.scope)
 
 
-def _researcher_tools(
-    sources: Sources, models: dict[str, ChatGenerator], stores: list[Any], cache: ResearchCache | None, limits: Any
+def _phase_models(models: dict[str, ChatGenerator], grounding: Grounding | None) -> dict[str, str]:
+    writer = model_name(models["writer_llm"])
+    judge = grounding.judge_llm if grounding is not None else None
+    return {
+        PHASE_SCOPE: model_name(models["scope_llm"]),
+        PHASE_ORCHESTRATOR: model_name(models["orchestrator_llm"]),
+        PHASE_RESEARCH: model_name(models["researcher_llm"]),
+        PHASE_SUMMARIZE: model_name(models["summarizer_llm"]),
+        PHASE_WRITE: writer,
+        PHASE_GROUND: model_name(judge) if judge is not None else writer,
+        PHASE_STRUCTURE: writer,
+    }
+
+
+def _web_tools(
+    sources: Sources, summarizer: ChatGenerator, cache: ResearchCache | None, max_results: int, max_length: int
 ) -> list[Tool]:
-    tools: list[Tool] = []
-    if sources.web:
-        search = _web_search(sources, limits["max_search_results"])
-        if cache is not None and isinstance(search, SearchTool):  # a copy: the caller's tool keeps its own cache
-            search = search.spawn()
-            search.cache = cache
-        tools.append(search)
-        tools.append(
-            ReadUrlTool(
-                summarizer_llm=models["summarizer_llm"],
-                max_content_length=limits["max_content_length"],
-                passage_budget=sources.passage_budget,
-                url_policy=sources.read_policy,
-                fetch_limits=sources.fetch_limits,
-                cache=cache,
-            )
-        )
-    return [*tools, *datastore_tools(stores), create_think_tool()]
+    if not sources.web:
+        return []
+    search = _web_search(sources, max_results)
+    if cache is not None and isinstance(search, SearchTool):  # a copy: the caller's tool keeps its own cache
+        search = search.spawn()
+        search.cache = cache
+    reader = ReadUrlTool(
+        summarizer_llm=summarizer,
+        max_content_length=max_length,
+        passage_budget=sources.passage_budget,
+        url_policy=sources.read_policy,
+        fetch_limits=sources.fetch_limits,
+        cache=cache,
+    )
+    return [search, reader]
 
 
 def _researcher_prompt(sources: Sources, stores: list[Any], max_steps: int) -> str:
@@ -217,36 +241,43 @@ def create_deep_research_agent(
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    limits = check_limits(
-        max_subtopics=max_subtopics,
-        max_concurrent_researchers=max_concurrent_researchers,
-        max_orchestrator_steps=max_orchestrator_steps,
-        max_researcher_steps=max_researcher_steps,
-        max_search_results=max_search_results,
-        max_content_length=max_content_length,
-        loop_threshold=loop_threshold,
-    )
+    for name, value, low, high in (
+        ("max_subtopics", max_subtopics, 1, 50),
+        ("max_concurrent_researchers", max_concurrent_researchers, 1, 50),
+        ("max_orchestrator_steps", max_orchestrator_steps, 1, 100),
+        ("max_researcher_steps", max_researcher_steps, 1, 200),
+        ("max_search_results", max_search_results, 1, 20),
+        ("max_content_length", max_content_length, 1_000, 1_000_000),
+        ("loop_threshold", loop_threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD),
+    ):
+        _checks.int_in_range(name, value, low, high)
     sources, budgets, grounded = Sources.of(sources), Budgets.of(budgets), Grounding.of(grounding)
     style = ReportStyle.of(style)
-    check_choices(clarify=clarify, output_schema=output_schema)
+    _checks.boolean("clarify", clarify)
+    _checks.output_schema(output_schema)
     research_cache = cache_of(cache)
-    models = role_models(
-        {
-            "scope_llm": scope_llm,
-            "orchestrator_llm": orchestrator_llm,
-            "researcher_llm": researcher_llm,
-            "summarizer_llm": summarizer_llm,
-            "writer_llm": writer_llm,
-        }
-    )
-    models_by_phase = phase_models(models, grounded)
-    budgets.check_priced(models_by_phase)
+    models: dict[str, ChatGenerator] = {}  # each role's model, checked under the factory's parameter name
+    for role, given, default, needs_tools in (
+        ("scope_llm", scope_llm, DEFAULT_MODEL, False),
+        ("orchestrator_llm", orchestrator_llm, DEFAULT_MODEL, True),
+        ("researcher_llm", researcher_llm, DEFAULT_SMALL_MODEL, True),
+        ("summarizer_llm", summarizer_llm, DEFAULT_SMALL_MODEL, False),
+        ("writer_llm", writer_llm, DEFAULT_MODEL, False),
+    ):
+        model = default_chat_generator(default) if given is None else given
+        models[role] = _checks.chat_generator(role, model, needs_tools=needs_tools)
+    opened = run_settings_of(budgets, _phase_models(models, grounded))
     stores = datastores_from(sources.datastores)
-    researcher_tools = _researcher_tools(sources, models, stores, research_cache if sources.web else None, limits)
+    web = _web_tools(sources, models["summarizer_llm"], research_cache, max_search_results, max_content_length)
     budget, results = DelegationsDoneHook(), ToolResultsHook()  # the orchestrator's own
     researcher = researcher_agent(
         chat_generator=models["researcher_llm"],
-        tools=[*researcher_tools, *mcp_toolsets(list(sources.mcp_servers or []), sources.read_policy)],
+        tools=[
+            *web,
+            *datastore_tools(stores),
+            create_think_tool(),
+            *mcp_toolsets(list(sources.mcp_servers or []), sources.read_policy),
+        ],
         system_prompt=_researcher_prompt(sources, stores, max_researcher_steps),
         max_steps=max_researcher_steps,
         loop_threshold=loop_threshold,
@@ -262,17 +293,7 @@ def create_deep_research_agent(
         tool_streaming_callback_passthrough=True,
         hooks=with_hooks(
             {
-                "before_run": [
-                    ScopeHook(
-                        chat_generator=models["scope_llm"],
-                        token_budget=budgets.tokens,
-                        time_budget=budgets.seconds,
-                        cost_budget=budgets.dollars,
-                        phase_models=models_by_phase,
-                        prices=dict(budgets.prices or {}),
-                        clarify=clarify,
-                    )
-                ],
+                "before_run": [ScopeHook(chat_generator=models["scope_llm"], clarify=clarify, **opened)],
                 "before_llm": [budget],
                 "before_tool": [*plan_review_hooks(approve_plan), PlanHook()],
                 "after_tool": [results],

@@ -12,6 +12,7 @@ from haystack.components.joiners import BranchJoiner
 
 from haystack_deep_research import _checks
 from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
+from haystack_deep_research.agents.models import run_settings_of
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.iterative.decide import DecideStep
 from haystack_deep_research.iterative.finish import IterativeFinishStep
@@ -33,19 +34,6 @@ from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMM
 from haystack_deep_research.tools import ReadUrlTool
 
 __all__ = ["create_iterative_research_agent"]
-
-
-def _check(
-    models: dict[str, Any], *, depth: Any, parallel: Any, results: Any, record_to: Any, replay_from: Any
-) -> None:
-    for name, model in models.items():
-        if model is not None or name != "summarizer_llm":
-            _checks.chat_generator(name, model, needs_tools=False)
-    _checks.int_in_range("depth", depth, 1, 50)
-    _checks.int_in_range("max_parallel_searches", parallel, 1, 10)
-    _checks.int_in_range("max_search_results", results, 1, 20)
-    if record_to is not None and replay_from is not None:
-        raise ConfigurationError("pass record_to or replay_from, not both.")
 
 
 def _store(cache: ResearchCache | None, record_to: Any, replay_from: Any) -> tuple[CacheStore | None, Recording | None]:
@@ -159,14 +147,14 @@ def create_iterative_research_agent(
             "use create_research_workflow(hooks=...)."
         )
     given = {"analysis_llm": analysis_llm, "writer_llm": writer_llm, "summarizer_llm": summarizer_llm}
-    _check(
-        given,
-        depth=depth,
-        parallel=max_parallel_searches,
-        results=max_search_results,
-        record_to=record_to,
-        replay_from=replay_from,
-    )
+    for name, model in given.items():
+        if model is not None or name != "summarizer_llm":
+            _checks.chat_generator(name, model, needs_tools=False)
+    _checks.int_in_range("depth", depth, 1, 50)
+    _checks.int_in_range("max_parallel_searches", max_parallel_searches, 1, 10)
+    _checks.int_in_range("max_search_results", max_search_results, 1, 20)
+    if record_to is not None and replay_from is not None:
+        raise ConfigurationError("pass record_to or replay_from, not both.")
     sources, budgets, grounded = Sources.of(sources), Budgets.of(budgets), Grounding.of(grounding)
     refuse_fields(
         grounded,
@@ -178,8 +166,7 @@ def create_iterative_research_agent(
     research_cache = cache_of(cache)
     store, recording = _store(research_cache, record_to, replay_from)
     models = _models(given, grounded, recording)
-    phases = _phase_models(models)
-    budgets.check_priced(phases)
+    run_settings = run_settings_of(budgets, _phase_models(models))
     web_search, read_url = None, None
     if sources.web:
         web_search = resolve_search(
@@ -196,13 +183,6 @@ def create_iterative_research_agent(
             fetch_limits=sources.fetch_limits,
             cache=store,
         )
-    run_settings = {
-        "token_budget": budgets.tokens,
-        "time_budget": budgets.seconds,
-        "cost_budget": budgets.dollars,
-        "phase_models": phases,
-        "prices": dict(budgets.prices or {}),
-    }
     freshness = research_cache.ttl if research_cache is not None else DEFAULT_CACHE_TTL
     pipeline = Pipeline()
     pipeline.add_component("start", StartStep(depth=depth, freshness=freshness))

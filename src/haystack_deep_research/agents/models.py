@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from haystack.components.generators.chat.openai import OpenAIChatGenerator
     from haystack.components.generators.chat.openai_responses import OpenAIResponsesChatGenerator
 
+    from haystack_deep_research.settings import Budgets
+
 __all__ = [
     "APIS",
     "API_TABLE",
@@ -46,6 +48,7 @@ __all__ = [
     "check_credentials",
     "default_chat_generator",
     "role_models",
+    "run_settings_of",
 ]
 
 DEFAULT_MODEL = "gpt-5.4"
@@ -219,6 +222,23 @@ def role_models(
     if tool_choice is not _DEFAULT:
         limits["tool_choice"] = tool_choice
     return {f"{role}_llm": chat_generator(name, base_url=base_url, api=api, **limits) for role, name in names.items()}
+
+
+def run_settings_of(budgets: Budgets, phase_models: dict[str, str]) -> dict[str, Any]:
+    """
+    :param budgets: A factory's budgets.
+    :param phase_models: The model each phase of its runs calls.
+    :returns: What each run is opened with: the budgets, ``phase_models`` and ``prices`` of ``OpenRunHook``.
+    :raises ConfigurationError: If ``budgets.dollars`` is set and a model's price is unknown.
+    """
+    budgets.check_priced(phase_models)
+    return {
+        "token_budget": budgets.tokens,
+        "time_budget": budgets.seconds,
+        "cost_budget": budgets.dollars,
+        "phase_models": phase_models,
+        "prices": dict(budgets.prices or {}),
+    }
 
 
 def check_credentials(

@@ -11,6 +11,7 @@ from haystack.tools import Tool, Toolset
 from pydantic import BaseModel
 
 from haystack_deep_research import _checks
+from haystack_deep_research.agents.models import run_settings_of
 from haystack_deep_research.agents.workflow import ResearchWorkflow
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import ReportStyle
@@ -39,18 +40,6 @@ from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeSte
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["create_research_workflow"]
-
-
-def _check(
-    *, causal_llm: Any, summary_llm: Any, output_schema: Any, causal_inference: Any, loop_threshold: Any
-) -> None:
-    for name, model in (("causal_llm", causal_llm), ("summary_llm", summary_llm)):
-        if model is not None:
-            _checks.chat_generator(name, model, needs_tools=False)
-    _checks.output_schema(output_schema)
-    if not isinstance(causal_inference, bool):
-        raise ConfigurationError(f"causal_inference must be True or False; got {causal_inference!r}.")
-    _checks.int_in_range("loop_threshold", loop_threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
 
 
 def _grounding(value: Any) -> Grounding:
@@ -136,13 +125,13 @@ def create_research_workflow(
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
-    _check(
-        causal_llm=causal_llm,
-        summary_llm=summary_llm,
-        output_schema=output_schema,
-        causal_inference=causal_inference,
-        loop_threshold=loop_threshold,
-    )
+    for name, model in (("causal_llm", causal_llm), ("summary_llm", summary_llm)):
+        if model is not None:
+            _checks.chat_generator(name, model, needs_tools=False)
+    _checks.output_schema(output_schema)
+    if not isinstance(causal_inference, bool):
+        raise ConfigurationError(f"causal_inference must be True or False; got {causal_inference!r}.")
+    _checks.int_in_range("loop_threshold", loop_threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
     chosen, budgets, grounded = Sources.of(sources), Budgets.of(budgets), _grounding(grounding)
     refuse_fields(chosen, WEB_FIELDS, factory="create_research_workflow", why="it searches with the tools you give")
     style = ReportStyle.of(style)
@@ -162,8 +151,7 @@ def create_research_workflow(
     )
     writer = summary_llm or chat_generator
     judge = grounded.judge_llm or chat_generator
-    phases = _phase_models(chat_generator, tools, causal_llm, writer, judge)
-    budgets.check_priced(phases)
+    run_settings = run_settings_of(budgets, _phase_models(chat_generator, tools, causal_llm, writer, judge))
     pipeline = Pipeline()
     pipeline.add_component("execute", ExecuteStep(agent=agent))
     if causal_inference:
@@ -190,11 +178,4 @@ def create_research_workflow(
     pipeline.connect("router.regenerate", "regenerate.workflow")
     pipeline.connect("router.replan", "replan.workflow")
     pipeline.connect("replan.workflow", "execute.workflow")
-    run_settings = {
-        "token_budget": budgets.tokens,
-        "time_budget": budgets.seconds,
-        "cost_budget": budgets.dollars,
-        "phase_models": phases,
-        "prices": dict(budgets.prices or {}),
-    }
     return ResearchWorkflow(pipeline=pipeline, run_settings=run_settings)
