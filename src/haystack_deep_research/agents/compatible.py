@@ -22,12 +22,9 @@ from haystack.components.generators.chat import OpenAIChatGenerator, OpenAIRespo
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack.tools import ToolsType, flatten_tools_or_toolsets
 
-from haystack_deep_research._haystack_internals import NO_KEY, KeylessClientMixin
+from haystack_deep_research._haystack_internals import KeylessClientMixin
 
-__all__ = ["NO_KEY", "TOOL_CHOICES", "CompatibleChatGenerator", "CompatibleResponsesChatGenerator"]
-
-TOOL_CHOICES = ("auto", "required", "none")
-"""The ``tool_choice`` values a Chat Completions request may carry (besides naming one function)."""
+__all__ = ["CompatibleChatGenerator", "CompatibleResponsesChatGenerator"]
 
 
 class CompatibleChatGenerator(KeylessClientMixin, OpenAIChatGenerator):

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from haystack.utils import Secret
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError
-from haystack_deep_research.run._phases import API_TABLE, Api
+from haystack_deep_research.run._phases import API_TABLE
 
 if TYPE_CHECKING:
     from haystack.components.generators.chat.openai import OpenAIChatGenerator
@@ -43,7 +44,7 @@ __all__ = [
     "DEFAULT_TOOL_CHOICE",
     "LARGE_ROLES",
     "SMALL_ROLES",
-    "Api",
+    "TOOL_CHOICES",
     "chat_generator",
     "check_credentials",
     "default_chat_generator",
@@ -58,6 +59,8 @@ DEFAULT_MAX_RETRIES = 3
 
 
 APIS = tuple(API_TABLE)
+TOOL_CHOICES = ("auto", "required", "none")
+"""The ``tool_choice`` values a Chat Completions request may carry (besides naming one function)."""
 DEFAULT_TOOL_CHOICE = "auto"
 """The ``tool_choice`` sent to another server's Chat Completions when tools are offered (see :func:`chat_generator`)."""
 _DEFAULT = object()
@@ -140,7 +143,18 @@ def chat_generator(
     choice = (
         (DEFAULT_TOOL_CHOICE if base_url and chosen == "chat" else None) if tool_choice is _DEFAULT else tool_choice
     )
-    _check_limits(timeout=timeout, max_retries=max_retries, max_tokens=max_tokens, tool_choice=choice, api=chosen)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+        raise ConfigurationError(f"timeout must be a number of seconds above 0 and at most 3600; got {timeout!r}.")
+    _checks.int_in_range("max_retries", max_retries, 0, 20)
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 1_000_000
+    ):
+        raise ConfigurationError(f"max_tokens must be an integer from 1 to 1000000, or None; got {max_tokens!r}.")
+    if choice is not None and (choice not in TOOL_CHOICES or chosen != "chat"):
+        raise ConfigurationError(
+            f"tool_choice must be one of {', '.join(TOOL_CHOICES)} or None, with the chat API; got {choice!r} "
+            f"with api={chosen!r}."
+        )
     from haystack.components.generators.chat.openai import OpenAIChatGenerator
     from haystack.components.generators.chat.openai_responses import OpenAIResponsesChatGenerator
 
@@ -162,24 +176,6 @@ def chat_generator(
     if chosen == "chat":
         return OpenAIChatGenerator(**options)
     return (CompatibleResponsesChatGenerator if keyless else OpenAIResponsesChatGenerator)(**options)
-
-
-def _check_limits(*, timeout: Any, max_retries: Any, max_tokens: Any, tool_choice: Any, api: str) -> None:
-    from haystack_deep_research.agents.compatible import TOOL_CHOICES
-
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
-        raise ConfigurationError(f"timeout must be a number of seconds above 0 and at most 3600; got {timeout!r}.")
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or not 0 <= max_retries <= 20:
-        raise ConfigurationError(f"max_retries must be an integer from 0 to 20; got {max_retries!r}.")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 1_000_000
-    ):
-        raise ConfigurationError(f"max_tokens must be an integer from 1 to 1000000, or None; got {max_tokens!r}.")
-    if tool_choice is not None and (tool_choice not in TOOL_CHOICES or api != "chat"):
-        raise ConfigurationError(
-            f"tool_choice must be one of {', '.join(TOOL_CHOICES)} or None, with the chat API; got {tool_choice!r} "
-            f"with api={api!r}."
-        )
 
 
 def role_models(
