@@ -1,13 +1,9 @@
 """
-``IterativeResearchAgent``: the iterative research Pipeline as one Haystack component, run like the main agent.
-
-It is called like every shape of the library (``run(messages, streaming_callback=None, *, hook_context=None,
-inputs=None)``, ``run_async``) and honours the run contract of :class:`~haystack_deep_research.run._lifecycle.
-PipelineShape`: malformed input is refused with a typed error before anything runs, the run is opened before the
-Pipeline runs and closed after it however it ends, and typed errors reach the caller unwrapped. It serializes as itself
-(the Pipeline nested, as YAML shows it) and nests in other Pipelines. :meth:`IterativeResearchAgent.update` researches a
-finished run again; :meth:`IterativeResearchAgent.ask` answers a question from
-its evidence."""
+``IterativeResearchAgent``: the iterative research Pipeline as one Haystack component, called like every shape and
+honouring the run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`. It serializes as itself
+(the Pipeline nested, as YAML shows it) and nests in other Pipelines; :meth:`IterativeResearchAgent.update` researches
+a finished run again.
+"""
 
 from __future__ import annotations
 
@@ -57,11 +53,6 @@ class IterativeResearchAgent(AskMixin, PipelineShape):
     """
 
     def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
-        """
-        :param run: The open run.
-        :param inputs: ``update``.
-        :returns: The Pipeline's input data.
-        """
         return {"start": {"update": bool(inputs.get("update", False))}}
 
     @component.output_types(**OUTPUT_TYPES)

@@ -65,9 +65,7 @@ DEFAULT_TOOL_CHOICE = "auto"
 """The ``tool_choice`` sent to another server's Chat Completions when tools are offered (see :func:`chat_generator`)."""
 _DEFAULT = object()
 LARGE_ROLES = ("orchestrator", "scope", "writer")
-"""The roles that get the large model."""
 SMALL_ROLES = ("researcher", "summarizer")
-"""The roles that get the small model."""
 _ROLES = (*LARGE_ROLES, *SMALL_ROLES, "judge")
 
 

@@ -1,13 +1,7 @@
 """
-``ResearchWorkflow``: the research workflow's Pipeline as one Haystack component, run like every other shape.
-
-It is called as every shape is, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)`` (or
-``run_async``), and honours the
-run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`: malformed input is refused with a typed
-error before anything runs; the run is opened before the Pipeline runs (event subscribers, streaming callback, run
-directory, budgets) and closed after it however it ends; typed errors reach the caller unwrapped; the shared outputs
-come back under their shared names. It serializes as itself (the Pipeline nested) and nests in other Pipelines; its
-Pipeline is ``workflow.pipeline``. :meth:`ResearchWorkflow.ask` answers a question from a finished run's evidence.
+``ResearchWorkflow``: the research workflow's Pipeline as one Haystack component, called like every shape and
+honouring the run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`. It serializes as itself
+(the Pipeline nested) and nests in other Pipelines; its Pipeline is ``workflow.pipeline``.
 """
 
 from __future__ import annotations
@@ -38,11 +32,6 @@ class ResearchWorkflow(AskMixin, PipelineShape):
     """
 
     def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
-        """
-        :param run: The open run.
-        :param inputs: None.
-        :returns: The Pipeline's input data: the question, to the ``execute`` step.
-        """
         return {"execute": {"question": run.question}}
 
     @component.output_types(**OUTPUT_TYPES)
