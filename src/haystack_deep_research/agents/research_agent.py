@@ -65,10 +65,9 @@ class AskMixin:
         :raises ConfigurationError: If ``research=True`` and this shape has no researcher of sub-topics (a deep
             agent without subagents), or is given a result.
         """
+        writer = self._writer()
         researcher = self._researcher() if research else None
-        return ask_report(
-            run_dir_or_result, question, chat_generator=self._writer(), research=research, researcher=researcher
-        )
+        return ask_report(run_dir_or_result, question, chat_generator=writer, research=research, researcher=researcher)
 
     def _writer(self) -> Any:
         raise NotImplementedError
