@@ -44,10 +44,9 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
 
 
-class ToolCalled(Event, kind="tool_called"):
+class ToolCalled(Event, kind="tool_called", line="calling {tool}"):
     """A tool call is about to run. :param tool: The tool's name. :param arguments: The arguments it runs with."""
 
-    _line = "calling {tool}"
     tool: str
     arguments: dict[str, Any]
 
@@ -114,40 +113,37 @@ class Reflected(Event, kind="reflected"):
         return f"the last step was {'fine' if self.step_ok else 'wrong'}"
 
 
-class ConversationCondensed(Event, kind="condensed"):
+class ConversationCondensed(
+    Event, kind="condensed", line="condensed {condensed} older message(s); {kept} kept verbatim"
+):
     """Older turns became a summary. :param condensed: Messages replaced. :param kept: Messages kept verbatim."""
 
-    _line = "condensed {condensed} older message(s); {kept} kept verbatim"
     condensed: int
     kept: int
 
 
-class FileRead(Event, kind="fs_read"):
+class FileRead(Event, kind="fs_read", line="read {path}"):
     """A scratch-space file was read. :param path: Its path (a directory or pattern for ``ls``, ``glob``, ``grep``)."""
 
-    _line = "read {path}"
     path: str
 
 
-class FileWritten(Event, kind="fs_write"):
+class FileWritten(Event, kind="fs_write", line="wrote {path} ({chars} characters)"):
     """A scratch-space file was written. :param path: Its path. :param chars: Its size afterwards, in characters."""
 
-    _line = "wrote {path} ({chars} characters)"
     path: str
     chars: int = 0
 
 
-class TodoAdded(Event, kind="todo_added"):
+class TodoAdded(Event, kind="todo_added", line="todo: {content}"):
     """An item joined the todo list. :param content: What is to be done."""
 
-    _line = "todo: {content}"
     content: str
 
 
-class TodoCompleted(Event, kind="todo_completed"):
+class TodoCompleted(Event, kind="todo_completed", line="done: {content}"):
     """An item of the todo list was completed. :param content: What was done."""
 
-    _line = "done: {content}"
     content: str
 
 

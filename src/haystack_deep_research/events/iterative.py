@@ -33,10 +33,9 @@ class SearchDecided(Event, kind="search_decided"):
         return f"round {self.round}: next search: {'; '.join(self.topics)}"
 
 
-class TopicRefused(Event, kind="topic_refused"):
+class TopicRefused(Event, kind="topic_refused", line="refused a repeated topic: {topic}"):
     """A proposed topic was refused: it repeats a topic already searched. :param topic: The topic."""
 
-    _line = "refused a repeated topic: {topic}"
     topic: str
 
 

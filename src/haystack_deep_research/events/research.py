@@ -124,9 +124,8 @@ class PageRead(Event, kind="page_read"):
         return f"{verb} {self.url}"
 
 
-class PageRefused(Event, kind="page_refused"):
+class PageRefused(Event, kind="page_refused", line="could not read {url}: {reason}"):
     """A page could not be read. :param url: The URL. :param reason: Why."""
 
-    _line = "could not read {url}: {reason}"
     url: str
     reason: str

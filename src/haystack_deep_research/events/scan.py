@@ -19,7 +19,7 @@ from haystack_deep_research.events.types import Event
 __all__ = ["ItemDone", "ItemFailed", "ItemSkipped", "ItemStarted", "ScanEnded", "ScanStarted"]
 
 
-class ScanStarted(Event, kind="scan_started"):
+class ScanStarted(Event, kind="scan_started", line="scan started: {total} item(s), {done} already done"):
     """
     A scan began.
 
@@ -27,15 +27,13 @@ class ScanStarted(Event, kind="scan_started"):
     :param done: How many of them earlier scans already finished (they are skipped).
     """
 
-    _line = "scan started: {total} item(s), {done} already done"
     total: int
     done: int = 0
 
 
-class ItemSkipped(Event, kind="item_skipped"):
+class ItemSkipped(Event, kind="item_skipped", line="skipped {item}: {reason}"):
     """An item is not researched. :param item: Its name. :param reason: Why."""
 
-    _line = "skipped {item}: {reason}"
     item: str
     reason: str
 
@@ -50,7 +48,7 @@ class ItemStarted(Event, kind="item_started"):
         return f"researching {self.item}" + (f" (attempt {self.attempt})" if self.attempt > 1 else "")
 
 
-class ItemDone(Event, kind="item_done"):
+class ItemDone(Event, kind="item_done", line="done {item} in {seconds:.1f} s"):
     """
     An item's row is written.
 
@@ -59,7 +57,6 @@ class ItemDone(Event, kind="item_done"):
     :param seconds: How long that attempt took.
     """
 
-    _line = "done {item} in {seconds:.1f} s"
     item: str
     attempt: int = 1
     seconds: float = 0.0
@@ -85,7 +82,9 @@ class ItemFailed(Event, kind="item_failed"):
         return f"{self.item} {outcome}: {self.error}"
 
 
-class ScanEnded(Event, kind="scan_ended"):
+class ScanEnded(
+    Event, kind="scan_ended", line="scan ended: {rows} row(s), {failed} failed, {skipped} skipped in {seconds:.1f} s"
+):
     """
     A scan ended.
 
@@ -95,7 +94,6 @@ class ScanEnded(Event, kind="scan_ended"):
     :param seconds: The scan's wall-clock time.
     """
 
-    _line = "scan ended: {rows} row(s), {failed} failed, {skipped} skipped in {seconds:.1f} s"
     rows: int
     failed: int = 0
     skipped: int = 0

@@ -46,8 +46,8 @@ __all__ = [
 @dataclass(frozen=True, kw_only=True)
 class Event:
     """
-    Something that happened in a run. A subclass that names its ``kind`` (``class Notice(Event, kind="notice")``)
-    becomes a frozen keyword-only dataclass, and ``describe()`` fills its ``_line`` template with its fields.
+    Something that happened in a run. A subclass that names its ``kind`` (``class Notice(Event, kind="notice",
+    line="{text}")``) becomes a frozen keyword-only dataclass, whose ``describe()`` fills ``line`` with its fields.
 
     :param phase: The phase it belongs to (``scope``, ``research``, ``write``, ...).
     :param run_id: The id of its run; filled in when the run emits it.
@@ -62,11 +62,10 @@ class Event:
     researcher: str = ""
     at: float = field(default_factory=time.time)
 
-    def __init_subclass__(cls, *, kind: str | None = None, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, kind: str | None = None, line: str = "", **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if kind is not None:
-            cls.kind = kind
-            cls._line = cls.__dict__.get("_line", kind)
+            cls.kind, cls._line = kind, line or kind
             dataclass(frozen=True, kw_only=True)(cls)
 
     def describe(self) -> str:
@@ -78,14 +77,15 @@ class Event:
         return {"kind": self.kind, **asdict(self), "message": self.describe()}
 
 
-class RunStarted(Event, kind="run_started"):
+class RunStarted(Event, kind="run_started", line="run started: {question}"):
     """A run began. :param question: The research question."""
 
-    _line = "run started: {question}"
     question: str
 
 
-class RunEnded(Event, kind="run_ended"):
+class RunEnded(
+    Event, kind="run_ended", line="run ended ({exit_reason}): {notes} notes, {sources} sources, {warnings} warnings"
+):
     """
     A run ended.
 
@@ -95,7 +95,6 @@ class RunEnded(Event, kind="run_ended"):
     :param warnings: How many warnings it raised.
     """
 
-    _line = "run ended ({exit_reason}): {notes} notes, {sources} sources, {warnings} warnings"
     exit_reason: str
     notes: int = 0
     sources: int = 0
@@ -120,24 +119,21 @@ class PhaseEnded(Event, kind="phase_ended"):
         return self.detail or f"{self.phase} done"
 
 
-class Notice(Event, kind="notice"):
+class Notice(Event, kind="notice", line="{text}"):
     """Something worth showing happened. :param text: What."""
 
-    _line = "{text}"
     text: str
 
 
-class WarningRaised(Event, kind="warning"):
+class WarningRaised(Event, kind="warning", line="warning: {text}"):
     """Something went wrong without ending the run; it is also in the ``warnings`` output. :param text: What."""
 
-    _line = "warning: {text}"
     text: str
 
 
-class CitationRemoved(Event, kind="citation_removed"):
+class CitationRemoved(Event, kind="citation_removed", line="removed a citation of {url} (never read)"):
     """A citation of a URL the run never read was removed. :param url: The URL. :param line: Its report line."""
 
-    _line = "removed a citation of {url} (never read)"
     url: str
     line: int = 0
 
@@ -170,9 +166,8 @@ class UsageRecorded(Event, kind="usage"):
         return f"{self.tokens} tokens ({self.run_tokens} in the run so far{spent})"
 
 
-class ReportReady(Event, kind="report_ready"):
+class ReportReady(Event, kind="report_ready", line="report ready ({verified} citations verified)"):
     """The verified report is in place. :param verified: Citations verified. :param removed: Citations removed."""
 
-    _line = "report ready ({verified} citations verified)"
     verified: int
     removed: int = 0
