@@ -56,7 +56,7 @@ class Event:
     """
 
     kind: ClassVar[str] = "event"
-    _line: ClassVar[str] = "event"
+    _line: ClassVar[str] = ""
     phase: str
     run_id: str = ""
     researcher: str = ""
@@ -65,12 +65,12 @@ class Event:
     def __init_subclass__(cls, *, kind: str | None = None, line: str = "", **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if kind is not None:
-            cls.kind, cls._line = kind, line or kind
+            cls.kind, cls._line = kind, line
             dataclass(frozen=True, kw_only=True)(cls)
 
     def describe(self) -> str:
         """:returns: The event as one human-readable line."""
-        return self._line.format_map(vars(self))
+        return self._line.format_map(vars(self)) if self._line else self.kind
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The event as a JSON-ready dictionary, with its ``kind`` and ``message``."""
