@@ -124,11 +124,7 @@ class RichDisplay(Display):
         )
 
     def log(self, line: str) -> None:
-        """
-        Print a log record above the live view (rich keeps the view below what is printed), dimmed, on one line.
-
-        :param line: The record, on one line.
-        """
+        """Print the record above the live view (rich keeps the view below what is printed), dimmed, on one line."""
         self.console.print(_text(f"[log] {line}", "dim", no_wrap=True, overflow="ellipsis"))
 
     def _view(self) -> RenderableType:
@@ -151,11 +147,7 @@ class RichDisplay(Display):
             self.console.line()  # rich ends the frame with a new line only on a terminal
 
     def summarize(self, summary: RunSummary) -> None:
-        """
-        Print the summary panel.
-
-        :param summary: The summary.
-        """
+        """Print the summary panel."""
         self.console.print(render_summary(summary))
 
 
