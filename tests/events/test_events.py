@@ -147,3 +147,57 @@ def test_the_deep_research_agent_announces_every_tool_call(make_agent: Callable[
     returned = [e for e in events if isinstance(e, ToolReturned)]
     assert len(returned) == len([e for e in events if isinstance(e, ToolCalled)])
     assert not any(line.startswith(("calling ", "web_search returned")) for _, line in lines)  # progress unchanged
+
+
+def test_every_event_is_a_frozen_keyword_only_dataclass_with_its_line() -> None:
+    import dataclasses
+
+    from haystack_deep_research import events
+
+    classes = [getattr(events, name) for name in events.__all__]
+    classes = [cls for cls in classes if isinstance(cls, type) and issubclass(cls, Event) and cls is not Event]
+    assert len({cls.kind for cls in classes}) == len(classes) == 35
+    for cls in classes:
+        params = cls.__dataclass_params__
+        assert dataclasses.is_dataclass(cls), cls
+        assert params.frozen, cls
+        assert params.eq, cls
+        assert all(field.kw_only for field in dataclasses.fields(cls)), cls
+    done = events.ItemDone(phase="scan", item="Ącmé {x}", seconds=2.345, at=1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        done.item = "other"  # type: ignore[misc]
+    assert done.describe() == "done Ącmé {x} in 2.3 s"
+    assert done.to_dict() == {
+        "kind": "item_done",
+        "phase": "scan",
+        "run_id": "",
+        "researcher": "",
+        "at": 1.0,
+        "item": "Ącmé {x}",
+        "attempt": 1,
+        "seconds": 2.345,
+        "message": "done Ącmé {x} in 2.3 s",
+    }
+    assert events.Notice(phase="write", text="{text} 100%").describe() == "{text} 100%"
+    assert events.RunEnded(phase="run", exit_reason="completed", notes=2).describe() == (
+        "run ended (completed): 2 notes, 0 sources, 0 warnings"
+    )
+
+
+def test_an_event_class_of_ones_own_describes_itself_by_its_kind() -> None:
+    import dataclasses
+    from typing import ClassVar
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Deployed(Event):
+        kind: ClassVar[str] = "deployed"
+        target: str
+
+    seen: list[dict[str, Any]] = []
+    from haystack_deep_research.events.bus import EventBus
+
+    stamped = EventBus("run-1", [lambda event: seen.append(event.to_dict())]).emit(Deployed(phase="ops", target="eu"))
+    assert stamped.describe() == "deployed"
+    assert seen == [{**dataclasses.asdict(stamped), "kind": "deployed", "message": "deployed"}]
+    assert seen[0]["run_id"] == "run-1"
+    assert seen[0]["target"] == "eu"

@@ -113,19 +113,11 @@ class PlainDisplay(Display):
             say(flat if len(flat) <= _MAX_LINE else flat[: _MAX_LINE - 1] + "…", file=self._stream)
 
     def log(self, line: str) -> None:
-        """
-        Write a log record as a ``[log]`` line.
-
-        :param line: The record, on one line.
-        """
+        """Write the record as a ``[log]`` line."""
         self._print(f"[log] {line}")
 
     def show(self, event: Event) -> None:
-        """
-        Write the event's line, if it has one.
-
-        :param event: The event.
-        """
+        """Write the event's :meth:`line`, if it has one."""
         line = self.line(event)
         if line is not None:
             self._print(line)
@@ -155,11 +147,7 @@ class PlainDisplay(Display):
         return f"[{tag}] {text}"
 
     def summarize(self, summary: RunSummary) -> None:
-        """
-        Write the summary: one ``[done]`` line per fact, one ``[warning]`` line per warning.
-
-        :param summary: The summary.
-        """
+        """Write one ``[done]`` line per fact of the summary, one ``[warning]`` line per warning."""
         for line in summary.lines():
             self._print(f"[done] {line}")
         for warning in summary.warnings:

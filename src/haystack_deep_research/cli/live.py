@@ -19,32 +19,12 @@ from typing import TYPE_CHECKING, Any
 from haystack_deep_research._untrusted.terminal import terminal_text
 from haystack_deep_research.cli.display import Display, PlainDisplay
 from haystack_deep_research.errors import MissingExtraError
-from haystack_deep_research.options.progress import (
-    DONE,
-    FAILED,
-    PARTIAL,
-    RESTORED,
-    RUNNING,
-    STOPPED,
-    RunProgress,
-    RunSummary,
-    RunTracker,
-    money,
-)
+from haystack_deep_research.options.progress import STATE_MARKS, RunProgress, RunSummary, RunTracker, money
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
 __all__ = ["RichDisplay", "make_display", "render_progress", "render_summary"]
-
-_STATE_STYLE = {
-    RUNNING: ("●", "yellow"),
-    DONE: ("✓", "green"),
-    PARTIAL: ("◐", "yellow"),
-    FAILED: ("✗", "red"),
-    RESTORED: ("↺", "cyan"),
-    STOPPED: ("■", "red"),
-}
 
 
 def _text(text: object, style: str = "", **options: Any) -> Any:
@@ -84,7 +64,7 @@ def render_progress(progress: RunProgress) -> RenderableType:
             table.add_column(name, justify="right", no_wrap=True)
         table.add_column("state", no_wrap=True)
         for researcher in progress.researchers:
-            mark, style = _STATE_STYLE.get(researcher.state, ("?", ""))
+            mark, style = STATE_MARKS.get(researcher.state, ("?", ""))
             table.add_row(
                 str(researcher.slot) if researcher.slot else "-",
                 _text(researcher.subtopic),
@@ -144,11 +124,7 @@ class RichDisplay(Display):
         )
 
     def log(self, line: str) -> None:
-        """
-        Print a log record above the live view (rich keeps the view below what is printed), dimmed, on one line.
-
-        :param line: The record, on one line.
-        """
+        """Print the record above the live view (rich keeps the view below what is printed), dimmed, on one line."""
         self.console.print(_text(f"[log] {line}", "dim", no_wrap=True, overflow="ellipsis"))
 
     def _view(self) -> RenderableType:
@@ -171,11 +147,7 @@ class RichDisplay(Display):
             self.console.line()  # rich ends the frame with a new line only on a terminal
 
     def summarize(self, summary: RunSummary) -> None:
-        """
-        Print the summary panel.
-
-        :param summary: The summary.
-        """
+        """Print the summary panel."""
         self.console.print(render_summary(summary))
 
 

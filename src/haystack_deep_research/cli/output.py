@@ -13,9 +13,6 @@ a symbolic link is followed, and a folder, socket or block device is never repla
 A report is never lost to a write or an export that fails after the run: the error is one line on stderr and the
 Markdown report goes to stdout instead.
 
-The command's output paths, checked before anything is run (they are written through
-:func:`haystack_deep_research._untrusted.files.write_file`, so that a crash never leaves half a file).
-
 A run can take minutes and cost money, so ``-o``, ``--sources`` and ``--run-dir`` are checked before any model is
 called: a file path must not name a folder, and its folder must exist and be writable; the run directory must not
 name a file, and the nearest folder that exists on its path must be writable (the run creates the rest). The suffix

@@ -133,11 +133,11 @@ def _run_scan(argv: Sequence[str]) -> int:
 
 def _run_replay(argv: Sequence[str]) -> int:
     """``replay DIR [options]``: the recorded run again, from its recording."""
-    if (shown := subcommand_help(REPLAY_COMMAND, argv)) is not None:
-        return shown
-    if not argv or argv[0].startswith("-"):
-        return _usage("replay needs the recording's directory: deep-research replay DIR")
-    directory = Path(argv[0])
+    if isinstance(
+        operands := _operands(REPLAY_COMMAND, argv, "the recording's directory: deep-research replay DIR"), int
+    ):
+        return operands
+    directory = Path(operands[0])
     try:
         question, _ = replay_options(directory)
         manifest = read_manifest(directory / MANIFEST_FILE)
@@ -151,11 +151,9 @@ def _run_replay(argv: Sequence[str]) -> int:
 
 def _run_update(argv: Sequence[str]) -> int:
     """``update RUN_DIR [options]``: a finished iterative run researched again."""
-    if (shown := subcommand_help(UPDATE_COMMAND, argv)) is not None:
-        return shown
-    if not argv or argv[0].startswith("-"):
-        return _usage("update needs the run directory: deep-research update RUN_DIR")
-    directory = Path(argv[0])
+    if isinstance(operands := _operands(UPDATE_COMMAND, argv, "the run directory: deep-research update RUN_DIR"), int):
+        return operands
+    directory = Path(operands[0])
     try:
         question = journaled_question(directory)
         given = update_argv(directory, argv[1:], research_parser())  # the run's own options, not the defaults
@@ -166,11 +164,10 @@ def _run_update(argv: Sequence[str]) -> int:
 
 def _run_ask(argv: Sequence[str]) -> int:
     """``ask RUN_DIR "question" [--research] [options]``: a question answered from a finished run's evidence."""
-    if (shown := subcommand_help(ASK_COMMAND, argv)) is not None:
-        return shown
-    if len(argv) < 2 or argv[0].startswith("-") or argv[1].startswith("-"):
-        return _usage('ask needs the run directory and a question: deep-research ask RUN_DIR "question"')
-    directory, question, rest = Path(argv[0]), argv[1], list(argv[2:])
+    needs = 'the run directory and a question: deep-research ask RUN_DIR "question"'
+    if isinstance(operands := _operands(ASK_COMMAND, argv, needs, count=2), int):
+        return operands
+    directory, question, rest = Path(operands[0]), operands[1], list(argv[2:])
     research, given = "--research" in rest, [arg for arg in rest if arg != "--research"]
     try:
         run_question = journaled_question(directory)
@@ -201,6 +198,15 @@ def _run_ask(argv: Sequence[str]) -> int:
     if saved.report_on_stdout:
         print_stdout(answer["answer"])
     return ExitCode.RUN_FAILED if saved.failures else EXIT_REASON_CODES.get(answer["exit_reason"], ExitCode.OK)
+
+
+def _operands(command: str, argv: Sequence[str], needs: str, *, count: int = 1) -> list[str] | int:
+    """The subcommand's first ``count`` arguments, or its exit status once it printed its help or what it needs."""
+    if (shown := subcommand_help(command, argv)) is not None:
+        return shown
+    if len(argv) < count or any(arg.startswith("-") for arg in argv[:count]):
+        return _usage(f"{command} needs {needs}")
+    return list(argv[:count])
 
 
 def _usage(message: str) -> int:

@@ -19,8 +19,7 @@ deep agent emits the others.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from haystack_deep_research.events.types import Event
 
@@ -45,20 +44,14 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolCalled(Event):
+class ToolCalled(Event, kind="tool_called", line="calling {tool}"):
     """A tool call is about to run. :param tool: The tool's name. :param arguments: The arguments it runs with."""
 
-    kind: ClassVar[str] = "tool_called"
     tool: str
     arguments: dict[str, Any]
 
-    def describe(self) -> str:
-        return f"calling {self.tool}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class ToolReturned(Event):
+class ToolReturned(Event, kind="tool_returned"):
     """
     A tool call returned.
 
@@ -67,7 +60,6 @@ class ToolReturned(Event):
     :param error: Whether it failed (the result is then the error the model reads).
     """
 
-    kind: ClassVar[str] = "tool_returned"
     tool: str
     result: str
     error: bool = False
@@ -76,8 +68,7 @@ class ToolReturned(Event):
         return f"{self.tool} {'failed' if self.error else 'returned'}: {_preview(self.result)}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class PlanReviewed(Event):
+class PlanReviewed(Event, kind="plan_reviewed"):
     """
     A person reviewed a sub-topic the orchestrator planned, before any researcher started on it.
 
@@ -89,7 +80,6 @@ class PlanReviewed(Event):
     :param restored: Whether the decision came from the run directory instead of the person.
     """
 
-    kind: ClassVar[str] = "plan_reviewed"
     subtopic: str
     decision: str
     edited_to: str | None = None
@@ -102,8 +92,7 @@ class PlanReviewed(Event):
         return f"plan: {verb}{' (from the run directory)' if self.restored else ''}: {self.subtopic}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Reflected(Event):
+class Reflected(Event, kind="reflected"):
     """
     Reflexion judged the last step.
 
@@ -113,7 +102,6 @@ class Reflected(Event):
     :param plan_rewritten: Whether the plan was rewritten.
     """
 
-    kind: ClassVar[str] = "reflected"
     step_ok: bool
     critique: str = ""
     plan: str = ""
@@ -125,65 +113,41 @@ class Reflected(Event):
         return f"the last step was {'fine' if self.step_ok else 'wrong'}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ConversationCondensed(Event):
+class ConversationCondensed(
+    Event, kind="condensed", line="condensed {condensed} older message(s); {kept} kept verbatim"
+):
     """Older turns became a summary. :param condensed: Messages replaced. :param kept: Messages kept verbatim."""
 
-    kind: ClassVar[str] = "condensed"
     condensed: int
     kept: int
 
-    def describe(self) -> str:
-        return f"condensed {self.condensed} older message(s); {self.kept} kept verbatim"
 
-
-@dataclass(frozen=True, kw_only=True)
-class FileRead(Event):
+class FileRead(Event, kind="fs_read", line="read {path}"):
     """A scratch-space file was read. :param path: Its path (a directory or pattern for ``ls``, ``glob``, ``grep``)."""
 
-    kind: ClassVar[str] = "fs_read"
     path: str
 
-    def describe(self) -> str:
-        return f"read {self.path}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class FileWritten(Event):
+class FileWritten(Event, kind="fs_write", line="wrote {path} ({chars} characters)"):
     """A scratch-space file was written. :param path: Its path. :param chars: Its size afterwards, in characters."""
 
-    kind: ClassVar[str] = "fs_write"
     path: str
     chars: int = 0
 
-    def describe(self) -> str:
-        return f"wrote {self.path} ({self.chars} characters)"
 
-
-@dataclass(frozen=True, kw_only=True)
-class TodoAdded(Event):
+class TodoAdded(Event, kind="todo_added", line="todo: {content}"):
     """An item joined the todo list. :param content: What is to be done."""
 
-    kind: ClassVar[str] = "todo_added"
     content: str
 
-    def describe(self) -> str:
-        return f"todo: {self.content}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class TodoCompleted(Event):
+class TodoCompleted(Event, kind="todo_completed", line="done: {content}"):
     """An item of the todo list was completed. :param content: What was done."""
 
-    kind: ClassVar[str] = "todo_completed"
     content: str
 
-    def describe(self) -> str:
-        return f"done: {self.content}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class ExitReached(Event):
+class ExitReached(Event, kind="exit_reached"):
     """
     An exit condition fired and the agent's loop ends.
 
@@ -192,7 +156,6 @@ class ExitReached(Event):
     :param final_message_preview: The beginning of the final answer.
     """
 
-    kind: ClassVar[str] = "exit_reached"
     reason: str
     detail: str = ""
     final_message_preview: str = ""

@@ -9,16 +9,12 @@ The events of the iterative research agent::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from haystack_deep_research.events.types import Event
 
 __all__ = ["SearchDecided", "SearchRoundDone", "TopicRefused"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class SearchDecided(Event):
+class SearchDecided(Event, kind="search_decided"):
     """
     The analysis model decided (the seed's ``nextSearchTopic`` and ``shouldContinue``).
 
@@ -27,7 +23,6 @@ class SearchDecided(Event):
     :param round: The round the decision is for (1-based).
     """
 
-    kind: ClassVar[str] = "search_decided"
     topics: tuple[str, ...] = ()
     should_continue: bool = False
     round: int = 0
@@ -38,19 +33,13 @@ class SearchDecided(Event):
         return f"round {self.round}: next search: {'; '.join(self.topics)}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class TopicRefused(Event):
+class TopicRefused(Event, kind="topic_refused", line="refused a repeated topic: {topic}"):
     """A proposed topic was refused: it repeats a topic already searched. :param topic: The topic."""
 
-    kind: ClassVar[str] = "topic_refused"
     topic: str
 
-    def describe(self) -> str:
-        return f"refused a repeated topic: {self.topic}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class SearchRoundDone(Event):
+class SearchRoundDone(Event, kind="search_round"):
     """
     A round of searches ended; ``describe()`` says which of how many, and how many topics it searched.
 
@@ -59,7 +48,6 @@ class SearchRoundDone(Event):
     :param topics: The topics the round searched.
     """
 
-    kind: ClassVar[str] = "search_round"
     round: int
     depth: int
     topics: tuple[str, ...] = ()

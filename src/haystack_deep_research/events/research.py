@@ -13,16 +13,16 @@ read::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from haystack_deep_research.events.types import Event
 
 __all__ = ["PageRead", "PageRefused", "SearchDone", "SubagentCompleted", "SubagentFailed", "SubagentSpawned"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class SubagentSpawned(Event):
+def _by(agent: str) -> str:
+    return f"subagent {agent} " if agent else ""
+
+
+class SubagentSpawned(Event, kind="subagent_spawned"):
     """
     A sub-researcher started.
 
@@ -33,7 +33,6 @@ class SubagentSpawned(Event):
     :param agent: The name of the deep agent's subagent that runs the task (then ``subtopic`` is the task), or ``""``.
     """
 
-    kind: ClassVar[str] = "subagent_spawned"
     subtopic: str
     slot: int = 0
     planned: int = 0
@@ -46,8 +45,7 @@ class SubagentSpawned(Event):
         return f"[{self.slot}/{self.planned}] researching: {self.subtopic}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class SubagentCompleted(Event):
+class SubagentCompleted(Event, kind="subagent_completed"):
     """
     A sub-researcher returned its note.
 
@@ -58,7 +56,6 @@ class SubagentCompleted(Event):
     :param agent: The name of the deep agent's subagent that ran the task, or ``""``.
     """
 
-    kind: ClassVar[str] = "subagent_completed"
     subtopic: str
     note: str
     partial: bool = False
@@ -66,15 +63,12 @@ class SubagentCompleted(Event):
     agent: str = ""
 
     def describe(self) -> str:
-        if self.agent:
-            return f"subagent {self.agent} done{' (partial)' if self.partial else ''}: {self.subtopic}"
-        if self.restored:
+        if self.restored and not self.agent:
             return f"restored from the run directory, not researched again: {self.subtopic}"
-        return f"done{' (partial)' if self.partial else ''}: {self.subtopic}"
+        return f"{_by(self.agent)}done{' (partial)' if self.partial else ''}: {self.subtopic}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class SubagentFailed(Event):
+class SubagentFailed(Event, kind="subagent_failed"):
     """
     A sub-researcher failed without a note; the orchestrator gets the error as the tool result.
 
@@ -83,19 +77,15 @@ class SubagentFailed(Event):
     :param agent: The name of the deep agent's subagent that ran the task, or ``""``.
     """
 
-    kind: ClassVar[str] = "subagent_failed"
     subtopic: str
     error: str
     agent: str = ""
 
     def describe(self) -> str:
-        if self.agent:
-            return f"subagent {self.agent} failed: {self.subtopic} ({self.error})"
-        return f"failed: {self.subtopic} ({self.error})"
+        return f"{_by(self.agent)}failed: {self.subtopic} ({self.error})"
 
 
-@dataclass(frozen=True, kw_only=True)
-class SearchDone(Event):
+class SearchDone(Event, kind="search"):
     """
     A search returned.
 
@@ -104,7 +94,6 @@ class SearchDone(Event):
     :param cached: Whether the results came from the cross-run cache instead of the search engine.
     """
 
-    kind: ClassVar[str] = "search"
     query: str
     results: int
     cached: bool = False
@@ -113,8 +102,7 @@ class SearchDone(Event):
         return f"searched '{self.query}': {self.results} result(s){' (cached)' if self.cached else ''}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class PageRead(Event):
+class PageRead(Event, kind="page_read"):
     """
     A page was read and summarized.
 
@@ -125,7 +113,6 @@ class PageRead(Event):
     :param cached: Whether the page's text came from the cross-run cache instead of being fetched.
     """
 
-    kind: ClassVar[str] = "page_read"
     url: str
     title: str = ""
     chars: int = 0
@@ -137,13 +124,8 @@ class PageRead(Event):
         return f"{verb} {self.url}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class PageRefused(Event):
+class PageRefused(Event, kind="page_refused", line="could not read {url}: {reason}"):
     """A page could not be read. :param url: The URL. :param reason: Why."""
 
-    kind: ClassVar[str] = "page_refused"
     url: str
     reason: str
-
-    def describe(self) -> str:
-        return f"could not read {self.url}: {self.reason}"

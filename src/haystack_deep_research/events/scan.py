@@ -14,16 +14,12 @@ Every event carries the scan's id as its ``run_id`` and the phase ``scan``; the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from haystack_deep_research.events.types import Event
 
 __all__ = ["ItemDone", "ItemFailed", "ItemSkipped", "ItemStarted", "ScanEnded", "ScanStarted"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class ScanStarted(Event):
+class ScanStarted(Event, kind="scan_started", line="scan started: {total} item(s), {done} already done"):
     """
     A scan began.
 
@@ -31,31 +27,20 @@ class ScanStarted(Event):
     :param done: How many of them earlier scans already finished (they are skipped).
     """
 
-    kind: ClassVar[str] = "scan_started"
     total: int
     done: int = 0
 
-    def describe(self) -> str:
-        return f"scan started: {self.total} item(s), {self.done} already done"
 
-
-@dataclass(frozen=True, kw_only=True)
-class ItemSkipped(Event):
+class ItemSkipped(Event, kind="item_skipped", line="skipped {item}: {reason}"):
     """An item is not researched. :param item: Its name. :param reason: Why."""
 
-    kind: ClassVar[str] = "item_skipped"
     item: str
     reason: str
 
-    def describe(self) -> str:
-        return f"skipped {self.item}: {self.reason}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class ItemStarted(Event):
+class ItemStarted(Event, kind="item_started"):
     """An attempt at an item began. :param item: Its name. :param attempt: The attempt's number (1-based)."""
 
-    kind: ClassVar[str] = "item_started"
     item: str
     attempt: int = 1
 
@@ -63,8 +48,7 @@ class ItemStarted(Event):
         return f"researching {self.item}" + (f" (attempt {self.attempt})" if self.attempt > 1 else "")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ItemDone(Event):
+class ItemDone(Event, kind="item_done", line="done {item} in {seconds:.1f} s"):
     """
     An item's row is written.
 
@@ -73,17 +57,12 @@ class ItemDone(Event):
     :param seconds: How long that attempt took.
     """
 
-    kind: ClassVar[str] = "item_done"
     item: str
     attempt: int = 1
     seconds: float = 0.0
 
-    def describe(self) -> str:
-        return f"done {self.item} in {self.seconds:.1f} s"
 
-
-@dataclass(frozen=True, kw_only=True)
-class ItemFailed(Event):
+class ItemFailed(Event, kind="item_failed"):
     """
     An attempt at an item failed.
 
@@ -93,7 +72,6 @@ class ItemFailed(Event):
     :param final: Whether no attempt is left: the item is recorded as failed.
     """
 
-    kind: ClassVar[str] = "item_failed"
     item: str
     attempt: int
     error: str
@@ -104,8 +82,9 @@ class ItemFailed(Event):
         return f"{self.item} {outcome}: {self.error}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ScanEnded(Event):
+class ScanEnded(
+    Event, kind="scan_ended", line="scan ended: {rows} row(s), {failed} failed, {skipped} skipped in {seconds:.1f} s"
+):
     """
     A scan ended.
 
@@ -115,11 +94,7 @@ class ScanEnded(Event):
     :param seconds: The scan's wall-clock time.
     """
 
-    kind: ClassVar[str] = "scan_ended"
     rows: int
     failed: int = 0
     skipped: int = 0
     seconds: float = 0.0
-
-    def describe(self) -> str:
-        return f"scan ended: {self.rows} row(s), {self.failed} failed, {self.skipped} skipped in {self.seconds:.1f} s"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, dataclass_transform
 
 __all__ = [
     "BudgetReached",
@@ -42,10 +42,12 @@ __all__ = [
 ]
 
 
+@dataclass_transform(frozen_default=True, kw_only_default=True)
 @dataclass(frozen=True, kw_only=True)
 class Event:
     """
-    Something that happened in a run.
+    Something that happened in a run. A subclass that names its ``kind`` (``class Notice(Event, kind="notice",
+    line="{text}")``) becomes a frozen keyword-only dataclass, whose ``describe()`` fills ``line`` with its fields.
 
     :param phase: The phase it belongs to (``scope``, ``research``, ``write``, ...).
     :param run_id: The id of its run; filled in when the run emits it.
@@ -54,33 +56,36 @@ class Event:
     """
 
     kind: ClassVar[str] = "event"
+    _line: ClassVar[str] = ""
     phase: str
     run_id: str = ""
     researcher: str = ""
     at: float = field(default_factory=time.time)
 
+    def __init_subclass__(cls, *, kind: str | None = None, line: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if kind is not None:
+            cls.kind, cls._line = kind, line
+            dataclass(frozen=True, kw_only=True)(cls)
+
     def describe(self) -> str:
         """:returns: The event as one human-readable line."""
-        return self.kind
+        return self._line.format_map(vars(self)) if self._line else self.kind
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The event as a JSON-ready dictionary, with its ``kind`` and ``message``."""
         return {"kind": self.kind, **asdict(self), "message": self.describe()}
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunStarted(Event):
+class RunStarted(Event, kind="run_started", line="run started: {question}"):
     """A run began. :param question: The research question."""
 
-    kind: ClassVar[str] = "run_started"
     question: str
 
-    def describe(self) -> str:
-        return f"run started: {self.question}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class RunEnded(Event):
+class RunEnded(
+    Event, kind="run_ended", line="run ended ({exit_reason}): {notes} notes, {sources} sources, {warnings} warnings"
+):
     """
     A run ended.
 
@@ -90,77 +95,52 @@ class RunEnded(Event):
     :param warnings: How many warnings it raised.
     """
 
-    kind: ClassVar[str] = "run_ended"
     exit_reason: str
     notes: int = 0
     sources: int = 0
     warnings: int = 0
 
-    def describe(self) -> str:
-        return f"run ended ({self.exit_reason}): {self.notes} notes, {self.sources} sources, {self.warnings} warnings"
 
-
-@dataclass(frozen=True, kw_only=True)
-class PhaseStarted(Event):
+class PhaseStarted(Event, kind="phase_started"):
     """A phase began. :param detail: What it does."""
 
-    kind: ClassVar[str] = "phase_started"
     detail: str = ""
 
     def describe(self) -> str:
         return self.detail or f"{self.phase} started"
 
 
-@dataclass(frozen=True, kw_only=True)
-class PhaseEnded(Event):
+class PhaseEnded(Event, kind="phase_ended"):
     """A phase ended. :param detail: What it gave."""
 
-    kind: ClassVar[str] = "phase_ended"
     detail: str = ""
 
     def describe(self) -> str:
         return self.detail or f"{self.phase} done"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Notice(Event):
+class Notice(Event, kind="notice", line="{text}"):
     """Something worth showing happened. :param text: What."""
 
-    kind: ClassVar[str] = "notice"
     text: str
 
-    def describe(self) -> str:
-        return self.text
 
-
-@dataclass(frozen=True, kw_only=True)
-class WarningRaised(Event):
+class WarningRaised(Event, kind="warning", line="warning: {text}"):
     """Something went wrong without ending the run; it is also in the ``warnings`` output. :param text: What."""
 
-    kind: ClassVar[str] = "warning"
     text: str
 
-    def describe(self) -> str:
-        return f"warning: {self.text}"
 
-
-@dataclass(frozen=True, kw_only=True)
-class CitationRemoved(Event):
+class CitationRemoved(Event, kind="citation_removed", line="removed a citation of {url} (never read)"):
     """A citation of a URL the run never read was removed. :param url: The URL. :param line: Its report line."""
 
-    kind: ClassVar[str] = "citation_removed"
     url: str
     line: int = 0
 
-    def describe(self) -> str:
-        return f"removed a citation of {self.url} (never read)"
 
-
-@dataclass(frozen=True, kw_only=True)
-class BudgetReached(Event):
+class BudgetReached(Event, kind="budget_reached"):
     """A budget is spent. :param reason: ``token_budget`` or ``time_budget``. :param detail: The budget in words."""
 
-    kind: ClassVar[str] = "budget_reached"
     reason: str
     detail: str = ""
 
@@ -168,8 +148,7 @@ class BudgetReached(Event):
         return f"{self.detail or self.reason} is spent"
 
 
-@dataclass(frozen=True, kw_only=True)
-class UsageRecorded(Event):
+class UsageRecorded(Event, kind="usage"):
     """
     Token usage of model calls was counted into the run: emitted each time a phase's usage grows.
 
@@ -178,7 +157,6 @@ class UsageRecorded(Event):
     :param cost: What the run has cost so far in US dollars, or ``None`` while some phase's cost is unknown.
     """
 
-    kind: ClassVar[str] = "usage"
     tokens: int
     run_tokens: int
     cost: float | None = None
@@ -188,13 +166,8 @@ class UsageRecorded(Event):
         return f"{self.tokens} tokens ({self.run_tokens} in the run so far{spent})"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReportReady(Event):
+class ReportReady(Event, kind="report_ready", line="report ready ({verified} citations verified)"):
     """The verified report is in place. :param verified: Citations verified. :param removed: Citations removed."""
 
-    kind: ClassVar[str] = "report_ready"
     verified: int
     removed: int = 0
-
-    def describe(self) -> str:
-        return f"report ready ({self.verified} citations verified)"

@@ -27,22 +27,13 @@ from haystack_deep_research.events import Event, RunEnded, RunStarted, UsageReco
 from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
 from haystack_deep_research.notebook.result import ResearchResult
-from haystack_deep_research.options.progress import (
-    DONE,
-    FAILED,
-    PARTIAL,
-    RESTORED,
-    RUNNING,
-    STOPPED,
-    RunTracker,
-)
+from haystack_deep_research.options.progress import RUNNING, STATE_MARKS, RunTracker
 from haystack_deep_research.run import EventStream
 
 __all__ = ["LiveProgress", "run_with_progress"]
 
 _RECENT = 5
-_MARKS = {RUNNING: "…", DONE: "✓", PARTIAL: "◐", RESTORED: "↺", FAILED: "✗", STOPPED: "■"}
-"""How a sub-topic's state shows."""
+_MARKS = {state: mark for state, (mark, _) in STATE_MARKS.items()} | {RUNNING: "…"}
 
 
 class LiveProgress:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from haystack_deep_research.events import (
@@ -62,6 +62,7 @@ __all__ = [
     "PARTIAL",
     "RESTORED",
     "RUNNING",
+    "STATE_MARKS",
     "STOPPED",
     "Researcher",
     "RunProgress",
@@ -76,7 +77,19 @@ RUNNING, DONE, PARTIAL, FAILED, RESTORED, STOPPED = "running", "done", "partial"
 """A researcher's states: ``restored`` is a note taken from the run directory, ``stopped`` one cut short (Ctrl-C,
 SIGTERM)."""
 
+STATE_MARKS = {
+    RUNNING: ("●", "yellow"),
+    DONE: ("✓", "green"),
+    PARTIAL: ("◐", "yellow"),
+    FAILED: ("✗", "red"),
+    RESTORED: ("↺", "cyan"),
+    STOPPED: ("■", "red"),
+}
+"""How each state shows: its mark, and the colour of the live view."""
+
 _STAGE_OF = {PHASE_ORCHESTRATOR: PHASE_RESEARCH, PHASE_SUMMARIZE: PHASE_RESEARCH}
+_COPIED = ("question", "limit", "tokens", "cost", "verified", "removed", "exit_reason", "rounds", "depth", "searches")
+"""The fields of :class:`RunProgress` that the tracker holds as they are, in ``_<field>``."""
 
 
 @dataclass(frozen=True)
@@ -269,38 +282,20 @@ class RunTracker:
                 for name, (start, end) in self._stages.items()
             )
             return RunProgress(
-                question=self._question,
+                **{name: getattr(self, f"_{name}") for name in _COPIED},
                 stages=stages,
                 researchers=tuple(self._frozen(found, now) for found in self._researchers.values()),
                 planned=max(self._planned, sum(r.slot > 0 for r in self._researchers.values())),
-                limit=self._limit,
-                tokens=self._tokens,
-                cost=self._cost,
                 warnings=tuple(self._warnings),
                 pages_read=len(self._pages),
-                verified=self._verified,
-                removed=self._removed,
-                exit_reason=self._exit_reason,
                 seconds=(self._ended if self._ended is not None else now) - self._started,
-                rounds=self._rounds,
-                depth=self._depth,
-                searches=self._searches,
                 refused=self._refused,
             )
 
     @staticmethod
     def _frozen(found: _Researcher, now: float) -> Researcher:
-        return Researcher(
-            slot=found.slot,
-            subtopic=found.subtopic,
-            state=found.state,
-            searches=found.searches,
-            pages=found.pages,
-            tokens=found.tokens,
-            seconds=(found.ended if found.ended is not None else now) - found.started,
-            error=found.error,
-            cached=found.cached,
-        )
+        copied = {field.name: getattr(found, field.name) for field in fields(Researcher) if field.name != "seconds"}
+        return Researcher(**copied, seconds=(found.ended if found.ended is not None else now) - found.started)
 
     def _close_stage(self, now: float) -> None:
         if self._current is not None:
