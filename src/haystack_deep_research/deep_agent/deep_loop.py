@@ -114,10 +114,6 @@ class StepStartHook(DeepHook):
     settings = ("termination", "chat_generator", "condenser")
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :returns: The phase.
-        """
         view = counted_view(state)
         if view is None:
             return
@@ -138,9 +134,6 @@ class ToolStepHook(DeepHook):
     settings = ("submit_tool", "output_schema", "loop_threshold")
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         calls = coerce_pending_calls(state)
         if self._refuse_invalid_submission(state, calls):
             return
@@ -148,9 +141,6 @@ class ToolStepHook(DeepHook):
             announce_calls(view_of(state), calls)
 
     async def run_async(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         self.run(state)
 
     def _refuse_invalid_submission(self, state: State, calls: list[ToolCall]) -> bool:
@@ -178,10 +168,6 @@ class StepReviewHook(DeepHook):
     settings = ("termination", "chat_generator", "submit_tool", "min_confidence", "grounding", "reflexion")
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :returns: The phase.
-        """
         view = view_of(state)
         if view is None:
             return
@@ -225,10 +211,6 @@ class AnswerHook(DeepHook):
     settings = ("termination", "chat_generator", "submit_tool", "grounding")
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :returns: The phase.
-        """
         view = counted_view(state)
         if view is None:
             return

@@ -81,12 +81,7 @@ class Reflexion(UsesModels, InitSerialized):
         return [self.chat_generator] if self.chat_generator is not None else []
 
     def reflect(self, state: State, view: RunView, model: Any) -> Phase[None]:
-        """
-        :param state: The agent's live State, after its tools ran.
-        :param view: The agent's view of its run.
-        :param model: The agent's own model, used when this layer has none.
-        :returns: The phase.
-        """
+        """Reflect on the step just taken; ``model`` (the agent's own) serves when this layer has none."""
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []
         calls = _last_step(messages)
         if not calls:

@@ -66,9 +66,6 @@ class CallIdHook(InitSerialized):
     allowed_hook_points = ("before_tool",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []
         if not messages or all(call.id for call in messages[-1].tool_calls):
             return

@@ -143,7 +143,4 @@ class ToolResultsHook(InitSerialized):
     allowed_hook_points = ("after_tool",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         announce_results(view_of(state), state.data.get(MESSAGES) or [])

@@ -55,10 +55,7 @@ class CausalStep(UsesModels, InitSerialized):
         return {"workflow": await drive_async(self.phase(workflow))}
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the run with its causal chain (``""`` after a failure).
-        """
+        """The phase; it returns the run with its causal chain (``""`` after a failure)."""
         run = workflow.run
         notes = run.notes()
         run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))

@@ -132,10 +132,6 @@ class WorkflowFinishStep(UsesModels):
         return await drive_async(self.phase(workflow))
 
     def phase(self, workflow: WorkflowRun) -> Phase[dict[str, Any]]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the workflow's outputs.
-        """
         run = workflow.run
         summary, verdicts, exit_reason = workflow.summary, [], workflow.exit_reason
         if workflow.judgement is not None:

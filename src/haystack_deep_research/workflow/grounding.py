@@ -58,10 +58,7 @@ class GroundingEval(UsesModels, InitSerialized):
         return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the run with its judgement.
-        """
+        """The phase; it returns the run with its judgement."""
         run = workflow.run
         judged = yield from judge_report(run, workflow.summary, workflow.verified_urls, self.judge_llm)
         detail = f"grounding score {judged.score:.2f} ({len(judged.unsupported)} unsupported claim(s))"

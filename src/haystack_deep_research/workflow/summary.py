@@ -82,10 +82,7 @@ class _SummaryStep(UsesModels, InitSerialized):
         return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the run with its new, verified summary.
-        """
+        """The phase; it returns the run with its new, verified summary."""
         return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
 
 
