@@ -48,10 +48,7 @@ class CausalStep(UsesModels, InitSerialized):
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, after Execute.
-        :returns: ``workflow``: the run with its ``causal_chain``.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"workflow": await drive_async(self.phase(workflow))}
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:

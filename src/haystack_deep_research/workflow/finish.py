@@ -125,10 +125,7 @@ class WorkflowFinishStep(UsesModels):
 
     @component.output_types(**OUTPUT_TYPES)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, Any]:
-        """
-        :param workflow: The run, routed to done.
-        :returns: The outputs listed under :meth:`run`.
-        """
+        """As :meth:`run`, on the event loop."""
         return await drive_async(self.phase(workflow))
 
     def phase(self, workflow: WorkflowRun) -> Phase[dict[str, Any]]:

@@ -51,10 +51,7 @@ class GroundingEval(UsesModels, InitSerialized):
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, with a verified summary.
-        :returns: ``workflow``: the run with the ``judgement`` of its summary.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:

@@ -107,10 +107,7 @@ class SummarizeStep(_SummaryStep):
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, after Execute (and causal inference).
-        :returns: ``workflow``: the run with its ``summary`` and ``citations``.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
 
@@ -138,8 +135,5 @@ class RegenerateStep(_SummaryStep):
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, routed here by a low grounding score.
-        :returns: ``workflow``: the run with its rewritten ``summary`` and ``citations``.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}

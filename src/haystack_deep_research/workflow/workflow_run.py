@@ -59,10 +59,7 @@ class WorkflowRun:
         return current_run().run
 
     def but(self, **changes: Any) -> WorkflowRun:
-        """
-        :param changes: Fields to change.
-        :returns: A copy with those fields changed .
-        """
+        """:returns: A copy with the fields in ``changes`` changed."""
         return dataclasses.replace(self, **changes)
 
     @property
