@@ -67,10 +67,6 @@ class StartStep(InitSerialized):
         return {"iteration": await drive_async(self.phase(update))}
 
     def phase(self, update: bool) -> Phase[IterationRun]:
-        """
-        :param update: Whether to update a finished run.
-        :returns: The phase; it returns the first round's input.
-        """
         run = current_run().run
         journal = run.journal
         if update and journal is None:
