@@ -80,12 +80,7 @@ class Condenser(UsesModels, InitSerialized):
         return [self.chat_generator] if self.chat_generator is not None else []
 
     def condense(self, state: State, view: RunView, model: Any) -> Phase[None]:
-        """
-        :param state: The agent's live State, before a model call.
-        :param view: The agent's view of its run.
-        :param model: The agent's own model, used when this layer has none.
-        :returns: The phase.
-        """
+        """Condense when the conversation is long; ``model`` (the agent's own) serves when this layer has none."""
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []
         system_end = 0
         while system_end < len(messages) and messages[system_end].is_from(ChatRole.SYSTEM):

@@ -169,11 +169,6 @@ class DeepRunHook(OpenRunHook):
         self.todo_state = todo_state
 
     def begin(self, state: State, run: ResearchRun) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :param run: The run.
-        :returns: The phase.
-        """
         for key, value in _OUTPUTS.items():
             state.set(key, value() if callable(value) else value, handler_override=replace_values)
         if self.todo_state is not None:
@@ -201,15 +196,6 @@ class DeepRunHook(OpenRunHook):
         """:returns: The serialized hook (a caller's ``todo_state`` is a live object and is not kept)."""
         return default_to_dict(self, **self.run_parameters(), memory_files=self.memory_files)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DeepRunHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
-        cls.run_parameters_from_dict(data.get("init_parameters") or {})
-        return default_from_dict(cls, data)
-
 
 class DeepCloseHook(CloseRunHook):
     """
@@ -232,11 +218,6 @@ class DeepCloseHook(CloseRunHook):
         return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
 
     def finish(self, state: State, run: ResearchRun) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :param run: The run.
-        :returns: The phase.
-        """
         reason = str(state.data.get(STOP_RUN) or state.data.get(EXIT_REASON) or "")
         reason = EXIT_MAX_ITERATIONS if reason == HAYSTACK_MAX_STEPS else reason
         answer = str(state.data.get(REPORT) or "")

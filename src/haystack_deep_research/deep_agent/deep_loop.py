@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from haystack.components.agents.state import State
-from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
+from haystack.dataclasses import ChatMessage, ToolCall
 from pydantic import BaseModel
 
 from haystack_deep_research._prompts import (
@@ -44,6 +44,7 @@ from haystack_deep_research.research.tool_calls import (
     announce_results,
     answer_without_running,
     coerce_pending_calls,
+    step_results,
 )
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._lifecycle import counted_view, view_of
@@ -70,18 +71,6 @@ from haystack_deep_research.state import (
 __all__ = ["AnswerHook", "StepReviewHook", "StepStartHook", "ToolStepHook"]
 
 _OUT_OF_BUDGET = (EXIT_MAX_ITERATIONS, EXIT_TOKEN_BUDGET, EXIT_TIME_BUDGET)
-
-
-def _step_results(messages: list[ChatMessage]) -> list[tuple[ToolCall, Any, bool]]:
-    """The step's calls with their results, in order: the tool messages after the last assistant message."""
-    step = []
-    for message in reversed(messages):
-        if message.is_from(ChatRole.ASSISTANT):
-            break
-        result = message.tool_call_result
-        if result is not None:
-            step.append((result.origin, result.result, not result.error))
-    return list(reversed(step))
 
 
 def _publish_grounding(state: State, grounded: Grounded) -> None:
@@ -114,10 +103,6 @@ class StepStartHook(DeepHook):
     settings = ("termination", "chat_generator", "condenser")
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :returns: The phase.
-        """
         view = counted_view(state)
         if view is None:
             return
@@ -138,9 +123,6 @@ class ToolStepHook(DeepHook):
     settings = ("submit_tool", "output_schema", "loop_threshold")
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         calls = coerce_pending_calls(state)
         if self._refuse_invalid_submission(state, calls):
             return
@@ -148,9 +130,6 @@ class ToolStepHook(DeepHook):
             announce_calls(view_of(state), calls)
 
     async def run_async(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         self.run(state)
 
     def _refuse_invalid_submission(self, state: State, calls: list[ToolCall]) -> bool:
@@ -178,22 +157,18 @@ class StepReviewHook(DeepHook):
     settings = ("termination", "chat_generator", "submit_tool", "min_confidence", "grounding", "reflexion")
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :returns: The phase.
-        """
         view = view_of(state)
         if view is None:
             return
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []
-        step = _step_results(messages)
+        step = step_results(messages)
         announce_results(view, messages)
         trail = view.run.resource(TRAIL_RESOURCE, EvidenceTrail)
-        for call, result, succeeded in step:
-            if succeeded and call.tool_name != self.submit_tool:
-                trail.add(call.tool_name, dict(call.arguments), str(result))
+        for result in step:
+            if not result.error and result.origin.tool_name != self.submit_tool:
+                trail.add(result.origin.tool_name, dict(result.origin.arguments), str(result.result))
         view.count_usage(state.data.get(TOKEN_USAGE))
-        calls = tuple(StepCall(call.tool_name, dict(call.arguments), succeeded) for call, _, succeeded in step)
+        calls = tuple(StepCall(r.origin.tool_name, dict(r.origin.arguments), not r.error) for r in step)
         facts = StepFacts(steps=int(state.data.get(STEP_COUNT) or 0) + 1, tokens=view.run.tokens_used(), calls=calls)
         reason = self.termination.fired(facts)
         submitted = next((c for c in reversed(calls) if c.tool == self.submit_tool and c.succeeded), None)
@@ -225,10 +200,6 @@ class AnswerHook(DeepHook):
     settings = ("termination", "chat_generator", "submit_tool", "grounding")
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :returns: The phase.
-        """
         view = counted_view(state)
         if view is None:
             return

@@ -23,6 +23,7 @@ from haystack_deep_research._prompts import REFLECT, REFLECTION, fence, render_c
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Reflected
 from haystack_deep_research.report.structured import parse_structured
+from haystack_deep_research.research.tool_calls import step_results
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels, ask
 from haystack_deep_research.state import MESSAGES, PHASE_REFLECT, PLAN
@@ -46,22 +47,15 @@ def _task(messages: list[ChatMessage]) -> str:
 
 
 def _last_step(messages: list[ChatMessage]) -> list[dict[str, Any]]:
-    step: list[dict[str, Any]] = []
-    for message in reversed(messages):
-        if message.is_from(ChatRole.ASSISTANT):
-            break
-        result = message.tool_call_result
-        if result is not None:
-            arguments = json.dumps(result.origin.arguments, ensure_ascii=False, default=str)
-            step.append(
-                {
-                    "tool": result.origin.tool_name,
-                    "arguments": fence(arguments),
-                    "result": fence(str(result.result)[:RESULT_CHARS]),
-                    "error": bool(result.error),
-                }
-            )
-    return list(reversed(step))
+    return [
+        {
+            "tool": result.origin.tool_name,
+            "arguments": fence(json.dumps(result.origin.arguments, ensure_ascii=False, default=str)),
+            "result": fence(str(result.result)[:RESULT_CHARS]),
+            "error": bool(result.error),
+        }
+        for result in step_results(messages)
+    ]
 
 
 class Reflexion(UsesModels, InitSerialized):
@@ -81,12 +75,7 @@ class Reflexion(UsesModels, InitSerialized):
         return [self.chat_generator] if self.chat_generator is not None else []
 
     def reflect(self, state: State, view: RunView, model: Any) -> Phase[None]:
-        """
-        :param state: The agent's live State, after its tools ran.
-        :param view: The agent's view of its run.
-        :param model: The agent's own model, used when this layer has none.
-        :returns: The phase.
-        """
+        """Reflect on the step just taken; ``model`` (the agent's own) serves when this layer has none."""
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []
         calls = _last_step(messages)
         if not calls:

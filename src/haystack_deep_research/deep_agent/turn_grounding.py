@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
-from haystack_deep_research.evidence.citations import body_sentences
-from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report.judge import Claim, Judgement, judge_claims
-from haystack_deep_research.report.uncited import is_claim
+from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels
 from haystack_deep_research.state import PHASE_GROUND
@@ -85,13 +83,7 @@ def answer_claims(text: str) -> list[Claim]:
     :returns: Its claims, cited or not: the sentences of its body that claim something (see
         :func:`~haystack_deep_research.report.uncited.is_claim`), each judged against the trail.
     """
-    read = sentence_reader(text)
-    claims = []
-    for sentence in body_sentences(text):
-        said = read(sentence.text) or sentence.text
-        if is_claim(said):
-            claims.append(Claim(text=said, sentence=sentence.text, line=sentence.line, urls=(TRAIL_URL,)))
-    return claims
+    return [replace(claim, urls=(TRAIL_URL,)) for claim in uncited_claims(text, ())]
 
 
 @dataclass(frozen=True)

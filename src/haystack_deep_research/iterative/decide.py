@@ -81,10 +81,7 @@ class DecideStep(UsesModels, InitSerialized):
 
     @component.output_types(search=IterationRun, done=IterationRun)
     async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, before a round.
-        :returns: ``search`` or ``done``.
-        """
+        """As :meth:`run`, on the event loop."""
         return await drive_async(self.phase(iteration))
 
     def _ask(
@@ -131,10 +128,6 @@ class DecideStep(UsesModels, InitSerialized):
         return decision
 
     def phase(self, iteration: IterationRun) -> Phase[dict[str, IterationRun]]:
-        """
-        :param iteration: The run, before a round.
-        :returns: The phase; it returns ``{"search": ...}`` or ``{"done": ...}``.
-        """
         run, number = iteration.run, iteration.rounds + 1
         refused: list[str] = []
         for _ in range(2):  # the first answer, and once more when it only repeats searched topics

@@ -104,17 +104,10 @@ class IterativeFinishStep(InitSerialized):
 
     @component.output_types(**OUTPUT_TYPES)
     async def run_async(self, iteration: IterationRun) -> dict[str, Any]:
-        """
-        :param iteration: The run, its report written.
-        :returns: The outputs listed under :meth:`run`.
-        """
+        """As :meth:`run`, on the event loop."""
         return await drive_async(self.phase(iteration))
 
     def phase(self, iteration: IterationRun) -> Phase[dict[str, Any]]:
-        """
-        :param iteration: The run.
-        :returns: The phase; it returns the outputs.
-        """
         run = iteration.run
         yield from _keep_previous(run, iteration)
         outputs = yield from close_run(run, report=iteration.report, exit_reason=iteration.exit_reason)

@@ -80,8 +80,5 @@ class IterationRun:
         return current_run().run
 
     def but(self, **changes: Any) -> IterationRun:
-        """
-        :param changes: Fields to change.
-        :returns: A copy with those fields changed .
-        """
+        """:returns: A copy with the fields in ``changes`` changed."""
         return dataclasses.replace(self, **changes)

@@ -126,17 +126,10 @@ class SearchStep(UsesModels):
 
     @component.output_types(iteration=IterationRun)
     async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, with the round's topics in ``planned``.
-        :returns: ``iteration``: the run with the round's findings.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"iteration": await drive_async(self.phase(iteration), max_concurrency=self.max_parallel_searches)}
 
     def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
-        """
-        :param iteration: The run, with the round's topics in ``planned``.
-        :returns: The phase; it returns the run after the round.
-        """
         run, planned = iteration.run, iteration.planned
         run.plan(planned)
         searched = yield [subphase(lambda topic=topic: self.research_topic(run, topic)) for topic in planned]  # type: ignore[misc]
@@ -152,13 +145,7 @@ class SearchStep(UsesModels):
         return iteration.but(topics=topics, planned=(), rounds=rounds)
 
     def research_topic(self, run: ResearchRun, topic: str) -> Phase[None]:
-        """
-        Search, read and query one topic; its finding joins the run's notes and its journal.
-
-        :param run: The open run.
-        :param topic: The topic.
-        :returns: The phase.
-        """
+        """Search, read and query one topic; its finding joins the run's notes and its journal."""
         view = run.researcher(topic)
         if self.read_url is not None:
             run.ledger.adopt_policy(self.read_url.url_policy)  # the policy every URL entering the ledger passes

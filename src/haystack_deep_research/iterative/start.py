@@ -63,19 +63,10 @@ class StartStep(InitSerialized):
 
     @component.output_types(iteration=IterationRun)
     async def run_async(self, update: bool = False) -> dict[str, IterationRun]:
-        """
-        Async variant of :meth:`run`.
-
-        :param update: Research the finished run of the run directory again.
-        :returns: ``iteration``.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"iteration": await drive_async(self.phase(update))}
 
     def phase(self, update: bool) -> Phase[IterationRun]:
-        """
-        :param update: Whether to update a finished run.
-        :returns: The phase; it returns the first round's input.
-        """
         run = current_run().run
         journal = run.journal
         if update and journal is None:

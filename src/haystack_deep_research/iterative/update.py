@@ -43,21 +43,11 @@ from haystack_deep_research.report.headings import ReportSections
 from haystack_deep_research.report.judge import Claim, cited_claims
 from haystack_deep_research.run._journal import JournaledNote
 
-__all__ = ["CLAIM_OVERLAP", "changes", "claim_changes", "plan_update", "sources_of"]
+__all__ = ["CLAIM_OVERLAP", "changes", "claim_changes", "plan_update"]
 
 CLAIM_OVERLAP = 0.5
 """The share of their words (figures aside) two claims must share to be the same claim in two reports."""
 _WORDS = re.compile(r"[^\W\d_]+")
-
-
-def sources_of(note: str, ledger: EvidenceLedger) -> list[str]:
-    """
-    :param note: A finding.
-    :param ledger: The run's ledger.
-    :returns: The URLs the finding cites whose pages the run read, and the documents it retrieved whose URI the
-        finding states, in order.
-    """
-    return ledger.read_sources_in(note)
 
 
 def _age(ledger: EvidenceLedger, url: str, now: float) -> float:
@@ -86,7 +76,7 @@ def plan_update(
     kept: list[JournaledNote] = []
     stale: list[str] = []
     for note in notes:
-        sources = sources_of(note.note, ledger)
+        sources = ledger.read_sources_in(note.note)
         if sources and all(_age(ledger, url, now) < ttl for url in sources):
             kept.append(note)
         else:

@@ -148,17 +148,10 @@ class WriteStep(UsesModels, InitSerialized):
 
     @component.output_types(iteration=IterationRun)
     async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, its rounds done.
-        :returns: ``iteration``: the run with its report.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"iteration": await drive_async(self.phase(iteration), max_concurrency=self.max_concurrency)}
 
     def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
-        """
-        :param iteration: The run, its rounds done.
-        :returns: The phase; it returns the run with its report.
-        """
         run, exit_reason = iteration.run, iteration.exit_reason
         notes = run.notes()
         urls = allowed_urls(notes, run)

@@ -5,28 +5,7 @@ research when the orchestrator's model fails. For the deep agent: its exit condi
 :mod:`haystack_deep_research.deep_agent`). Shared by both: the loop guard and the tool-call hooks.
 """
 
-from haystack_deep_research.research.exits import (
-    AllOf,
-    AnyOf,
-    ConfidenceMet,
-    ExitCondition,
-    MaxIterations,
-    StepCall,
-    StepFacts,
-    TextReply,
-    TokenLimit,
-    ToolUsed,
-)
+from haystack_deep_research.research import exits
+from haystack_deep_research.research.exits import *  # noqa: F403
 
-__all__ = [
-    "AllOf",
-    "AnyOf",
-    "ConfidenceMet",
-    "ExitCondition",
-    "MaxIterations",
-    "StepCall",
-    "StepFacts",
-    "TextReply",
-    "TokenLimit",
-    "ToolUsed",
-]
+__all__ = exits.__all__

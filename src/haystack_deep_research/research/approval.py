@@ -66,19 +66,15 @@ class CallIdHook(InitSerialized):
     allowed_hook_points = ("before_tool",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []
         if not messages or all(call.id for call in messages[-1].tool_calls):
             return
         last = messages[-1]
-        calls = [call if call.id else dataclasses.replace(call, id=_new_call_id()) for call in last.tool_calls]
+        calls = [
+            call if call.id else dataclasses.replace(call, id=f"call_{uuid.uuid4().hex[:12]}")
+            for call in last.tool_calls
+        ]
         state.set(MESSAGES, [*messages[:-1], with_tool_calls(last, calls)], handler_override=replace_values)
-
-
-def _new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:12]}"
 
 
 class PlanReview(InitSerialized):
@@ -102,16 +98,7 @@ class PlanReview(InitSerialized):
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
-        """
-        Decide one ``research_subtopic`` call: from this run's or the journal's decision, else by asking.
-
-        :param tool_name: The tool's name.
-        :param tool_description: The tool's description.
-        :param tool_params: The call's arguments (``subtopic``).
-        :param tool_call_id: The call's id.
-        :param confirmation_strategy_context: The run's ``hook_context``.
-        :returns: The decision Haystack applies.
-        """
+        """Decide one ``research_subtopic`` call: from this run's or the journal's decision, else by asking."""
         asked = {"tool_name": tool_name, "tool_description": tool_description, "tool_params": tool_params}
         return drive(self._review(asked, tool_call_id, confirmation_strategy_context), max_concurrency=1)
 

@@ -45,9 +45,6 @@ class DelegationsDoneHook(BudgetHook):
     """
 
     def run(self, state: State) -> None:
-        """
-        :param state: The orchestrator's live State.
-        """
         super().run(state)
         view = view_of(state)
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []

@@ -40,7 +40,6 @@ __all__ = [
     "TextReply",
     "TokenLimit",
     "ToolUsed",
-    "exit_condition_from_dict",
 ]
 
 
@@ -185,7 +184,15 @@ class TextReply(ExitCondition):
         return "the model answered without calling a tool"
 
 
-class AllOf(ExitCondition):
+class _Composite(ExitCondition):
+    def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
+        self.parts = _flatten(type(self), parts)
+
+    def tools(self) -> set[str]:
+        return set().union(*(part.tools() for part in self.parts))
+
+
+class AllOf(_Composite):
     """
     Fires when every part fires; the reason is the first part's.
 
@@ -194,9 +201,6 @@ class AllOf(ExitCondition):
 
     tag = "all_of"
 
-    def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
-        self.parts = _flatten(AllOf, parts)
-
     def fired(self, facts: StepFacts) -> str | None:
         reasons = [part.fired(facts) for part in self.parts]
         return reasons[0] if all(reason is not None for reason in reasons) else None
@@ -204,11 +208,8 @@ class AllOf(ExitCondition):
     def describe(self) -> str:
         return " and ".join(f"({part.describe()})" for part in self.parts)
 
-    def tools(self) -> set[str]:
-        return set().union(*(part.tools() for part in self.parts))
 
-
-class AnyOf(ExitCondition):
+class AnyOf(_Composite):
     """
     Fires when any part fires; the reason is that of the first part that fired.
 
@@ -217,20 +218,14 @@ class AnyOf(ExitCondition):
 
     tag = "any_of"
 
-    def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
-        self.parts = _flatten(AnyOf, parts)
-
     def fired(self, facts: StepFacts) -> str | None:
         return next((reason for part in self.parts if (reason := part.fired(facts)) is not None), None)
 
     def describe(self) -> str:
         return " or ".join(f"({part.describe()})" for part in self.parts)
 
-    def tools(self) -> set[str]:
-        return set().union(*(part.tools() for part in self.parts))
 
-
-def _flatten(kind: type[AllOf | AnyOf], parts: tuple[ExitCondition, ...]) -> tuple[ExitCondition, ...]:
+def _flatten(kind: type[_Composite], parts: tuple[ExitCondition, ...]) -> tuple[ExitCondition, ...]:
     flat: list[ExitCondition] = []
     for part in parts:
         if not isinstance(part, ExitCondition):

@@ -95,10 +95,6 @@ class FinalSummaryHook(PhaseHook, InitSerialized):
         return [self.chat_generator]
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The researcher's live State.
-        :returns: The phase.
-        """
         stopped_by = state.data.get(STOP_RUN)
         if stopped_by in _STOPPED_BY and state.data.get(EXIT_REASON) != stopped_by:
             # A hook stopped the researcher in its last step: the stop, not the step limit, is why it ended.

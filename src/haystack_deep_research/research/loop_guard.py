@@ -151,9 +151,6 @@ class LoopGuardHook(LoopGuard):
     allowed_hook_points = ("before_tool",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The researcher's live State.
-        """
         condensed = condense_seen_results(state.data.get(MESSAGES) or [])
         if condensed is not None:
             state.set(MESSAGES, condensed, handler_override=replace_values)

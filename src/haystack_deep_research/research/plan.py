@@ -27,9 +27,6 @@ class PlanHook(InitSerialized):
     allowed_hook_points = ("before_tool",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The orchestrator's live State.
-        """
         view = view_of(state)
         messages: list[ChatMessage] = state.data.get(MESSAGES) or []
         if view is None or not messages:

@@ -92,26 +92,12 @@ class PreservingChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        Call the wrapped generator.
-
-        :param messages: The conversation.
-        :param tools: The tools offered.
-        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
-        :returns: The wrapped generator's replies, or a stand-in final reply when it failed.
-        """
+        """:returns: The wrapped generator's replies, or a stand-in final reply when it failed."""
         return drive(self._phase(messages, tools, kwargs))
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a worker thread.
-
-        :param messages: The conversation.
-        :param tools: The tools offered.
-        :param kwargs: Other generator inputs.
-        :returns: The wrapped generator's replies, or a stand-in final reply when it failed.
-        """
+        """As :meth:`run`; a wrapped generator without ``run_async`` runs in a worker thread."""
         return await drive_async(self._phase(messages, tools, kwargs))
 
 

@@ -166,13 +166,7 @@ class ScopeHook(OpenRunHook):
         return _conversation(messages, last).question if self.clarify else last
 
     def begin(self, state: State, run: ResearchRun) -> Phase[None]:
-        """
-        Write the brief (or take the one already known), make it the conversation, restore earlier work.
-
-        :param state: The orchestrator's live State.
-        :param run: The run.
-        :returns: The phase.
-        """
+        """Write the brief (or take the one already known), make it the conversation, restore earlier work."""
         context = state.data.get(HOOK_CONTEXT) or {}
         state.set(CLARIFICATION, "", handler_override=replace_values)
         given = run.journal.brief if run.journal is not None and run.journal.brief else inputs_of(context).brief

@@ -1,7 +1,7 @@
 """
 A step's tool calls, as the library's ``before_tool`` and ``after_tool`` hooks handle them in both agent shapes.
 
-- :func:`pending_calls` / :func:`coerce_pending_calls`: the calls the model just asked for, and the same calls with
+- :func:`coerce_pending_calls`: the calls the model just asked for, with
   string-encoded numbers turned into numbers by each tool's JSON schema (any tool's, the users' own included), so a
   provider that sends ``"0.5"`` for a number works with every tool.
 - :func:`answer_without_running`: answer every pending call with an error result; the Agent then runs no tool in
@@ -15,7 +15,7 @@ import dataclasses
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
+from haystack.dataclasses import ChatMessage, ChatRole, ToolCall, ToolCallResult
 
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._tooling.coercion import coerce_arguments
@@ -30,7 +30,7 @@ __all__ = [
     "announce_results",
     "answer_without_running",
     "coerce_pending_calls",
-    "pending_calls",
+    "step_results",
     "with_tool_calls",
 ]
 
@@ -38,13 +38,18 @@ RESULT_LIMIT = 2_000
 """The most characters of a tool result a ``ToolReturned`` event carries."""
 
 
-def pending_calls(state: State) -> list[ToolCall]:
+def step_results(messages: list[ChatMessage]) -> list[ToolCallResult]:
     """
-    :param state: An agent's live State, at ``before_tool``.
-    :returns: The tool calls of the step, in the model's order.
+    :param messages: An agent's messages, at ``after_tool``.
+    :returns: The results of the step just run, in order: the tool messages after the last assistant message.
     """
-    messages: list[ChatMessage] = state.data.get(MESSAGES) or []
-    return list(messages[-1].tool_calls) if messages else []
+    step = []
+    for message in reversed(messages):
+        if message.is_from(ChatRole.ASSISTANT):
+            break
+        if message.tool_call_result is not None:
+            step.append(message.tool_call_result)
+    return step[::-1]
 
 
 def with_tool_calls(message: ChatMessage, tool_calls: list[ToolCall]) -> ChatMessage:
@@ -122,13 +127,7 @@ def announce_results(view: RunView | None, messages: list[ChatMessage]) -> None:
     """
     if view is None:
         return
-    step = []
-    for message in reversed(messages):
-        if message.is_from(ChatRole.ASSISTANT):
-            break
-        if message.tool_call_result is not None:
-            step.append(message.tool_call_result)
-    for result in reversed(step):
+    for result in step_results(messages):
         text = str(result.result)
         view.emit(
             ToolReturned(
@@ -143,7 +142,4 @@ class ToolResultsHook(InitSerialized):
     allowed_hook_points = ("after_tool",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         announce_results(view_of(state), state.data.get(MESSAGES) or [])

@@ -51,17 +51,10 @@ class LocalExecutor:
         self._research: ResearchFactory | None = None
 
     def start(self, research: ResearchFactory) -> None:
-        """
-        :param research: The research factory.
-        """
         self._research = research
 
     async def research(self, prompt: str) -> dict[str, Any]:
-        """
-        :param prompt: The item's prompt.
-        :returns: The outputs of its research run.
-        :raises RuntimeError: If :meth:`start` was not called.
-        """
+        """:raises RuntimeError: If :meth:`start` was not called."""
         if self._research is None:
             raise RuntimeError("LocalExecutor.research was called before start")
         return await research_item_async(self._research, prompt)

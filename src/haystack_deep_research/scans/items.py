@@ -175,16 +175,9 @@ class ListProvider(KnowledgeProvider):
         return [ItemRef(name=item, provider=self.name) for item in self.items]
 
     def describe_item(self, ref: ItemRef) -> str:
-        """
-        :param ref: An item.
-        :returns: The item's name: it is the prompt.
-        """
+        """:returns: The item's name: it is the prompt."""
         return ref.name
 
     def to_row(self, ref: ItemRef, result: Mapping[str, Any]) -> KnowledgeRow:
-        """
-        :param ref: An item.
-        :param result: Its research run's outputs.
-        :returns: ``KnowledgeRow(id=ref.name, data=row_data(result))``.
-        """
+        """:returns: ``KnowledgeRow(id=ref.name, data=row_data(result))``."""
         return KnowledgeRow(id=ref.name, data=row_data(result))

@@ -14,17 +14,16 @@ from haystack import component
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import CAUSAL, fence, render_chat
-from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
-from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.run._phases import Phase, ask, failure
 from haystack_deep_research.state import PHASE_CAUSAL
-from haystack_deep_research.workflow.workflow_run import WorkflowRun
+from haystack_deep_research.workflow.workflow_run import WorkflowRun, WorkflowStep
 
 __all__ = ["CausalStep"]
 
 
 @component
-class CausalStep(UsesModels, InitSerialized):
+class CausalStep(WorkflowStep):
     """
     The workflow's causal-inference step (see the module docstring).
 
@@ -38,27 +37,8 @@ class CausalStep(UsesModels, InitSerialized):
     def _used_models(self) -> list[Any]:
         return [self.chat_generator]
 
-    @component.output_types(workflow=WorkflowRun)
-    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, after Execute.
-        :returns: ``workflow``: the run with its ``causal_chain``.
-        """
-        return {"workflow": drive(self.phase(workflow))}
-
-    @component.output_types(workflow=WorkflowRun)
-    async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, after Execute.
-        :returns: ``workflow``: the run with its ``causal_chain``.
-        """
-        return {"workflow": await drive_async(self.phase(workflow))}
-
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the run with its causal chain (``""`` after a failure).
-        """
+        """The phase; it returns the run with its causal chain (``""`` after a failure)."""
         run = workflow.run
         notes = run.notes()
         run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))

@@ -125,17 +125,10 @@ class WorkflowFinishStep(UsesModels):
 
     @component.output_types(**OUTPUT_TYPES)
     async def run_async(self, workflow: WorkflowRun) -> dict[str, Any]:
-        """
-        :param workflow: The run, routed to done.
-        :returns: The outputs listed under :meth:`run`.
-        """
+        """As :meth:`run`, on the event loop."""
         return await drive_async(self.phase(workflow))
 
     def phase(self, workflow: WorkflowRun) -> Phase[dict[str, Any]]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the workflow's outputs.
-        """
         run = workflow.run
         summary, verdicts, exit_reason = workflow.summary, [], workflow.exit_reason
         if workflow.judgement is not None:

@@ -14,18 +14,17 @@ from typing import Any
 from haystack import component
 
 from haystack_deep_research import _checks
-from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseEnded
 from haystack_deep_research.report.assessment import judge_report
-from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import PHASE_GROUND
-from haystack_deep_research.workflow.workflow_run import WorkflowRun
+from haystack_deep_research.workflow.workflow_run import WorkflowRun, WorkflowStep
 
 __all__ = ["GroundingEval"]
 
 
 @component
-class GroundingEval(UsesModels, InitSerialized):
+class GroundingEval(WorkflowStep):
     """
     The workflow's grounding eval (see the module docstring).
 
@@ -41,27 +40,8 @@ class GroundingEval(UsesModels, InitSerialized):
     def _used_models(self) -> list[Any]:
         return [self.judge_llm]
 
-    @component.output_types(workflow=WorkflowRun)
-    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, with a verified summary.
-        :returns: ``workflow``: the run with the ``judgement`` of its summary.
-        """
-        return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
-
-    @component.output_types(workflow=WorkflowRun)
-    async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, with a verified summary.
-        :returns: ``workflow``: the run with the ``judgement`` of its summary.
-        """
-        return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
-
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the run with its judgement.
-        """
+        """The phase; it returns the run with its judgement."""
         run = workflow.run
         judged = yield from judge_report(run, workflow.summary, workflow.verified_urls, self.judge_llm)
         detail = f"grounding score {judged.score:.2f} ({len(judged.unsupported)} unsupported claim(s))"

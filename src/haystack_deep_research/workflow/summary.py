@@ -23,14 +23,13 @@ from typing import Any
 from haystack import component
 
 from haystack_deep_research import _checks
-from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report import ReportStyle, citation_findings, verify_report
 from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import Framing, Written, fallback_report, rewrite_report, write_report
-from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import PHASE_SUMMARY
-from haystack_deep_research.workflow.workflow_run import WorkflowRun
+from haystack_deep_research.workflow.workflow_run import WorkflowRun, WorkflowStep
 
 __all__ = ["RegenerateStep", "SummarizeStep"]
 
@@ -68,8 +67,8 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportSty
     )
 
 
-class _SummaryStep(UsesModels, InitSerialized):
-    """The shared shape of the two steps: one model, one phase, sync and async shells, serialization."""
+class _SummaryStep(WorkflowStep):
+    """The shared shape of the two steps: one model, one phase."""
 
     rewrite = False
 
@@ -82,10 +81,7 @@ class _SummaryStep(UsesModels, InitSerialized):
         return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: The phase; it returns the run with its new, verified summary.
-        """
+        """The phase; it returns the run with its new, verified summary."""
         return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
 
 
@@ -99,22 +95,6 @@ class SummarizeStep(_SummaryStep):
     :param max_concurrency: The writer's calls (the parts of the summary) running at once, 1 to 50.
     :raises ConfigurationError: If a parameter is invalid.
     """
-
-    @component.output_types(workflow=WorkflowRun)
-    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, after Execute (and causal inference).
-        :returns: ``workflow``: the run with its ``summary`` and ``citations``.
-        """
-        return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
-
-    @component.output_types(workflow=WorkflowRun)
-    async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, after Execute (and causal inference).
-        :returns: ``workflow``: the run with its ``summary`` and ``citations``.
-        """
-        return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
 
 @component
@@ -130,19 +110,3 @@ class RegenerateStep(_SummaryStep):
     """
 
     rewrite = True
-
-    @component.output_types(workflow=WorkflowRun)
-    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, routed here by a low grounding score.
-        :returns: ``workflow``: the run with its rewritten ``summary`` and ``citations``.
-        """
-        return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
-
-    @component.output_types(workflow=WorkflowRun)
-    async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run, routed here by a low grounding score.
-        :returns: ``workflow``: the run with its rewritten ``summary`` and ``citations``.
-        """
-        return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}

@@ -12,13 +12,16 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from haystack import component
 from haystack.dataclasses import ChatMessage
 
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.report.judge import UNKNOWN, Judgement
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import current_run
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 
-__all__ = ["WorkflowRun"]
+__all__ = ["WorkflowRun", "WorkflowStep"]
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,7 @@ class WorkflowRun:
         return current_run().run
 
     def but(self, **changes: Any) -> WorkflowRun:
-        """
-        :param changes: Fields to change.
-        :returns: A copy with those fields changed .
-        """
+        """:returns: A copy with the fields in ``changes`` changed."""
         return dataclasses.replace(self, **changes)
 
     @property
@@ -81,3 +81,26 @@ class WorkflowRun:
         if all(v.verdict == UNKNOWN for v in self.judgement.verdicts):
             return None
         return self.judgement.score
+
+
+class WorkflowStep(UsesModels, InitSerialized):
+    """A step that takes the run and passes it on with its results: its ``phase``, driven sync or async."""
+
+    max_concurrency = 5
+
+    @component.output_types(workflow=WorkflowRun)
+    def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """
+        :param workflow: The run.
+        :returns: ``workflow``: the run with this step's results (see its ``phase``).
+        """
+        return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
+
+    @component.output_types(workflow=WorkflowRun)
+    async def run_async(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
+        """As :meth:`run`, on the event loop."""
+        return {"workflow": await drive_async(self.phase(workflow), max_concurrency=self.max_concurrency)}
+
+    def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
+        """The step's work; it returns the run with its results."""
+        raise NotImplementedError
