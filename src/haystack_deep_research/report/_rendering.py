@@ -7,7 +7,7 @@ markdown-it's link check stays (no ``javascript:``, ``vbscript:`` or ``data:`` l
 
 A link gets the passage whose URL it links to and whose citing sentence stands in the link's block (the sentence
 verification found it in); failing that, the first passage of its URL. Passages come from the run's ``citations``
-output (``citations["passages"]``, see :func:`~haystack_deep_research.report.passages.cited_passages`); a result
+output (``citations["passages"]``, see :func:`~haystack_deep_research.report.publish.cited_passages`); a result
 without them exports without citation notes, and a passage whose URL is not of a kind a run reads (``http(s)://``,
 ``file://``, ``doc://``) is ignored, whoever wrote the result. A note shows when its source was read as people read
 a time (``2026-12-01 21:35 UTC``) and its citing sentence as the text a reader sees (a link gives its text); a source

@@ -2,7 +2,7 @@
 Contradictions: two sources a report cites that give different figures for the same quantity.
 
 Found in the passages cited for the report (``citations["passages"]``, see
-:func:`~haystack_deep_research.report.passages.cited_passages`), in two passes:
+:func:`~haystack_deep_research.report.publish.cited_passages`), in two passes:
 
 1. **Figures** (no model): every number with a unit in a passage's sentences (cut by the report's own sentence
    rule, :func:`~haystack_deep_research.evidence.citations.sentence_ends`) is read as a :class:`Figure`: a
