@@ -80,10 +80,10 @@ class ChatTemplate:
     system: str
     user: str
 
-    def asked_again(self, name: str, *, problem: str, errors: str, again: str) -> ChatTemplate:
-        """:returns: This template asked again after a reply that failed its checks, the reply fenced."""
+    def asked_again(self, *, problem: str, errors: str, again: str) -> ChatTemplate:
+        """:returns: This template asked again after a reply that failed its checks (its name + ``_retry``)."""
         return ChatTemplate(
-            name,
+            f"{self.name}_retry",
             self.system,
             f"{self.user}\n\nYour previous reply {problem}.\nPrevious reply:\n<untrusted_previous_reply>\n"
             f"{{{{ previous }}}}\n</untrusted_previous_reply>\n{errors}:\n{{{{ errors }}}}\n\n{again}",

@@ -262,7 +262,6 @@ _STRUCTURED_SYSTEM = (
 )
 STRUCTURED = ChatTemplate("structured", system=_STRUCTURED_SYSTEM, user=_STRUCTURED_USER)
 STRUCTURED_RETRY = STRUCTURED.asked_again(
-    "structured_retry",
     problem="did not validate against the schema",
     errors="Validation errors",
     again="Reply again with a corrected JSON object only.",

@@ -81,10 +81,7 @@ _ANALYSIS_USER = (
 )
 ANALYSIS = ChatTemplate("analysis", system=_ANALYSIS_SYSTEM, user=_ANALYSIS_USER)
 ANALYSIS_RETRY = ANALYSIS.asked_again(
-    "analysis_retry",
-    problem="was not a valid decision",
-    errors="Errors",
-    again="Reply again with the JSON object only.",
+    problem="was not a valid decision", errors="Errors", again="Reply again with the JSON object only."
 )
 TOPIC_NO_RESULTS = "The search returned no results."
 TOPIC_SEARCH_FAILED = Template("topic_search_failed", "The search failed: {{ error }}")

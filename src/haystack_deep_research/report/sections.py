@@ -166,37 +166,39 @@ def _subtopic(note: str) -> str:
     return first.lstrip("#").strip() if first.startswith("#") else " ".join(first.split()[:8])
 
 
-def _fallback_section(note: str, why: str) -> Part:
-    kept = section_from_reply(note, _subtopic(note))
-    return Part(kept.heading, f"{render_text(FALLBACK_SECTION, error=why)}\n\n{kept.body}".strip())
-
-
-def _section_request(
-    run: ResearchRun,
-    notes: list[str],
-    urls: list[str],
+def _part_request(
+    read: list[str],
+    cited: list[str],
     number: int,
     total: int,
+    heading: str,
     *,
+    label: str,
     keys: SourceKeys,
     style: ReportStyle,
     **more: Any,
 ) -> Request:
+    """The call that writes one section (``label`` names it in warnings) from the notes ``read``, citing ``cited``."""
     template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
-    cited = _allowed_in(notes, urls)
     messages = render_chat(
         template,
-        notes=[fence(keys.shorten(without_sources_list(note))) for note in notes],
+        notes=[fence(keys.shorten(note)) for note in read],
         urls=cited,
         keys=keys.numbers(cited),
         number=number,
         total=total,
         max_words=style.part_words(total)[1],
-        heading="",
+        heading=heading,
         **more,
     )
-    heading = _subtopic(notes[0]) if notes else ""
-    return Request(f"section {number} of {total} ('{heading}')", style.apply(messages))
+    return Request(f"section {number} of {total} ('{label}')", style.apply(messages))
+
+
+def _section_request(
+    notes: list[str], urls: list[str], number: int, total: int, *, keys: SourceKeys, style: ReportStyle, **more: Any
+) -> Request:
+    read, label = [without_sources_list(note) for note in notes], _subtopic(notes[0]) if notes else ""
+    return _part_request(read, _allowed_in(notes, urls), number, total, "", label=label, keys=keys, style=style, **more)
 
 
 def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
@@ -266,23 +268,11 @@ def _heading_request(
     **more: Any,
 ) -> tuple[Request, list[str]]:
     """The call that writes the section of one heading of the style's outline, and the allowed URLs it may cite."""
-    template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
     words = _words(heading)
     read = [without_sources_list(n) if words & _words(n) else key_lines(n) for n in notes if n not in whole]
     read += [without_sources_list(n) for n in whole]
     cited = _allowed_in(read, urls)
-    messages = render_chat(
-        template,
-        notes=[fence(keys.shorten(note)) for note in read],
-        urls=cited,
-        keys=keys.numbers(cited),
-        number=number,
-        total=total,
-        max_words=style.part_words(total)[1],
-        heading=heading,
-        **more,
-    )
-    return Request(f"section {number} of {total} ('{heading}')", style.apply(messages)), cited
+    return _part_request(read, cited, number, total, heading, label=heading, keys=keys, style=style, **more), cited
 
 
 def _title_request(run: ResearchRun, *, style: ReportStyle, framing: Framing) -> Request:
@@ -432,7 +422,7 @@ def write_report(
         extra: dict[str, Any] = (
             {"unsupported": _claims(mine, keys), "researched": researched, "previous": ""} if mine else {}
         )
-        requests.append(_section_request(run, [note], urls, number, total, keys=keys, style=style, **extra))
+        requests.append(_section_request([note], urls, number, total, keys=keys, style=style, **extra))
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     failed = [attempt for attempt in attempts if not attempt.text]
     if len(failed) == len(attempts):
@@ -468,7 +458,8 @@ def _section(run: ResearchRun, request: Request, note: str, attempt: Attempt, *,
         f"the writer failed twice on {request.what} ({attempt.why}); that section holds the researcher's note as "
         "written",
     )
-    return _fallback_section(note, attempt.why)
+    kept = section_from_reply(note, _subtopic(note))
+    return Part(kept.heading, f"{render_text(FALLBACK_SECTION, error=attempt.why)}\n\n{kept.body}".strip())
 
 
 def rewrite_report(
@@ -540,7 +531,7 @@ def rewrite_report(
         else:
             mine = [note for note in notes if _urls(note) & _urls(text)]
             mine += [found[c.text] for c in claims if found and c.text in found and found[c.text] not in mine]
-            request = _section_request(run, mine, urls, index + 1, total, keys=keys, style=style, **more)
+            request = _section_request(mine, urls, index + 1, total, keys=keys, style=style, **more)
         requests.append(request)
         places.append(index)
     if not requests:
