@@ -455,6 +455,36 @@ def test_an_outlined_report_is_rewritten_heading_by_heading_when_a_claim_is_unsu
     assert len(asked) == 3 + 2  # the title and two headings, then the two headings again
 
 
+def test_an_outlined_report_assembled_from_the_notes_is_written_under_its_outline_when_rewritten(
+    make_agent: Callable[..., Agent], web: Any
+) -> None:
+    asked: list[str] = []
+
+    def writer(messages: list[ChatMessage]) -> str:
+        system, user = messages[0].text or "", messages[-1].text or ""
+        asked.append(user)
+        if len(asked) <= 6:  # the title and both headings fail twice: the report is assembled from the notes
+            raise RuntimeError("writer down")
+        heading = _ASKED_HEADING.search(system)
+        if heading is None:
+            return "# Solar\n"
+        return f"## {heading.group(1)}\n\n{TRUE_CLAIM} [Solar]({_FIRST_SOURCE.findall(user)[0][0]}).\n"
+
+    agent = make_agent(
+        writer_llm=MockChatGenerator(response_fn=writer),
+        grounding=Grounding(judge_llm=truth_judge("solar"), threshold=1.0, max_replans=0),
+        style=ReportStyle(outline=["Growth", "Costs"]),
+    )
+
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)])
+
+    assert result["regeneration_count"] == 1
+    assert _top_headings(result["report"]) == ["Growth", "Costs", "Sources"]
+    assert result["report"].startswith("# Solar\n")
+    assert f"{TRUE_CLAIM} [Solar]({_solar(web)})" in _under(result["report"], "Growth")
+    assert len(asked) == 6 + 3  # then the title and both headings, written again under the outline
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [

@@ -261,13 +261,8 @@ _STRUCTURED_SYSTEM = (
     "sources. Reply with the JSON object only: no prose and no Markdown fences. " + DATA_RULE
 )
 STRUCTURED = ChatTemplate("structured", system=_STRUCTURED_SYSTEM, user=_STRUCTURED_USER)
-STRUCTURED_RETRY = ChatTemplate(
-    "structured_retry",
-    system=_STRUCTURED_SYSTEM,
-    user=_STRUCTURED_USER
-    + (
-        "\n\nYour previous reply did not validate against the schema.\nPrevious reply:\n<untrusted_previous_reply>\n"
-        "{{ previous }}\n</untrusted_previous_reply>\nValidation errors:\n{{ errors }}\n\n"
-        "Reply again with a corrected JSON object only."
-    ),
+STRUCTURED_RETRY = STRUCTURED.asked_again(
+    problem="did not validate against the schema",
+    errors="Validation errors",
+    again="Reply again with a corrected JSON object only.",
 )

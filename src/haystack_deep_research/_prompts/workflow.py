@@ -80,14 +80,8 @@ _ANALYSIS_USER = (
     "Propose different topics, or stop.{% endif %}"
 )
 ANALYSIS = ChatTemplate("analysis", system=_ANALYSIS_SYSTEM, user=_ANALYSIS_USER)
-ANALYSIS_RETRY = ChatTemplate(
-    "analysis_retry",
-    system=_ANALYSIS_SYSTEM,
-    user=_ANALYSIS_USER
-    + (
-        "\n\nYour previous reply was not a valid decision.\nPrevious reply:\n<untrusted_previous_reply>\n"
-        "{{ previous }}\n</untrusted_previous_reply>\nErrors:\n{{ errors }}\n\nReply again with the JSON object only."
-    ),
+ANALYSIS_RETRY = ANALYSIS.asked_again(
+    problem="was not a valid decision", errors="Errors", again="Reply again with the JSON object only."
 )
 TOPIC_NO_RESULTS = "The search returned no results."
 TOPIC_SEARCH_FAILED = Template("topic_search_failed", "The search failed: {{ error }}")

@@ -141,7 +141,7 @@ def with_passages(ledger: list[Any], citations: Any) -> list[Any]:
     :param ledger: The ledger's entries (``sources``).
     :param citations: The ``citations`` output.
     :returns: The entries, each with ``passages``: for every sentence of the report citing it, the ``sentence`` and
-        the ``passage`` of its text behind it (see :func:`haystack_deep_research.report.passages.cited_passages`).
+        the ``passage`` of its text behind it (see :func:`haystack_deep_research.report.publish.cited_passages`).
     """
     found = citations.get("passages") if isinstance(citations, Mapping) else None
     by_url: dict[str, list[dict[str, str]]] = {}

@@ -35,8 +35,7 @@ from haystack_deep_research.evidence.verification import verify_citations
 from haystack_deep_research.report import citation_findings, verify_report
 from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.sections import fallback_report
-from haystack_deep_research.report.structured import StructuredOutputStage
-from haystack_deep_research.report.structured_urls import verify_structured
+from haystack_deep_research.report.structured import StructuredOutputStage, verify_structured
 from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import CloseRunHook, OpenRunHook

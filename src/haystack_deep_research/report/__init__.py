@@ -8,8 +8,7 @@ table (:func:`export_evidence`) or a PDF
 
 from haystack_deep_research.report.ask import NOT_ANSWERED, ask_report
 from haystack_deep_research.report.contradictions import find_contradictions
-from haystack_deep_research.report.export_files import export_docx, export_evidence, export_pdf
-from haystack_deep_research.report.export_html import export_html
+from haystack_deep_research.report.export_files import export_docx, export_evidence, export_html, export_pdf
 from haystack_deep_research.report.publish import citation_findings, verify_report
 from haystack_deep_research.report.structured import ResearchSummary
 from haystack_deep_research.report.style import ReportStyle

@@ -10,15 +10,24 @@ text of the sources it cites, a claim that cites nothing against the passages th
 gets the marker ``*(unsupported by the cited source)*`` (``*(not supported by the sources read)*`` for a claim that
 cites nothing) before its final punctuation, so a reader sees which claims the sources did not bear out and nothing
 is silently removed.
+
+The repair policy (:class:`RepairPolicy`) is shared too: after each judgement, a score at the threshold is done; a
+spent budget stops the repair (no further model call starts); below the threshold the text is first rewritten from the
+same evidence, without tools (``max_regenerations`` times over the whole run), then the unsupported claims are
+researched again and the text rewritten (``max_replans`` times); once both are used up the repair is exhausted. The
+deep research agent's grounding stage runs it inside its write hook; the research workflow's router runs it as the
+branches of its Pipeline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from haystack.components.generators.chat.types import ChatGenerator
 
+from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.report.judge import UNKNOWN, Claim, Judgement, cited_claims, judge_claims
@@ -30,6 +39,8 @@ from haystack_deep_research.state import PHASE_GROUND
 __all__ = [
     "UNCITED_MARK",
     "UNSUPPORTED_MARK",
+    "RepairPolicy",
+    "RepairStep",
     "judge_report",
     "mark_unsupported",
     "report_claims",
@@ -128,3 +139,44 @@ def unjudged_claims(judged: Judgement | None) -> list[str]:
     :returns: The ``grounding_unjudged`` output: the claims no judge decided (judged unknown), as written, in order.
     """
     return [] if judged is None else [v.claim.sentence for v in judged.verdicts if v.verdict == UNKNOWN]
+
+
+RepairStep = Literal["done", "spent", "regenerate", "replan", "exhausted"]
+"""What the repair does next."""
+
+
+@dataclass(frozen=True)
+class RepairPolicy:
+    """
+    :param threshold: The lowest acceptable grounding score, 0 to 1.
+    :param max_regenerations: Rewrites without tools in one run, 0 to 5.
+    :param max_replans: Rounds of researching the unsupported claims again, 0 to 5.
+    :raises ConfigurationError: If a value is out of its range (the message names the parameter).
+    """
+
+    threshold: float = 0.65
+    max_regenerations: int = 1
+    max_replans: int = 2
+
+    def __post_init__(self) -> None:
+        _checks.number_in_range("threshold", self.threshold, 0.0, 1.0, include_low=True)
+        _checks.int_in_range("max_regenerations", self.max_regenerations, 0, 5)
+        _checks.int_in_range("max_replans", self.max_replans, 0, 5)
+
+    def next_step(self, score: float, *, regenerations: int, replans: int, spent: str | None) -> RepairStep:
+        """
+        :param score: The grounding score of the current text.
+        :param regenerations: Rewrites made so far in the run.
+        :param replans: Replans made so far in the run.
+        :param spent: The budget the run has spent (its name), or ``None``.
+        :returns: What the repair does next.
+        """
+        if score >= self.threshold:
+            return "done"
+        if spent is not None:
+            return "spent"
+        if regenerations < self.max_regenerations:
+            return "regenerate"
+        if replans < self.max_replans:
+            return "replan"
+        return "exhausted"

@@ -2,7 +2,7 @@
 Contradictions: two sources a report cites that give different figures for the same quantity.
 
 Found in the passages cited for the report (``citations["passages"]``, see
-:func:`~haystack_deep_research.report.passages.cited_passages`), in two passes:
+:func:`~haystack_deep_research.report.publish.cited_passages`), in two passes:
 
 1. **Figures** (no model): every number with a unit in a passage's sentences (cut by the report's own sentence
    rule, :func:`~haystack_deep_research.evidence.citations.sentence_ends`) is read as a :class:`Figure`: a
@@ -88,77 +88,37 @@ _NUMBER = r"\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
 _FIGURE = re.compile(rf"(?<![A-Za-z0-9_.,\-/])({_NUMBER})(?![\d])")
 _RANGE = re.compile(rf"\s*(?:-|\u2013|\u2014|to|and|à|et|bis|und|a|y|al|~|至|到)\s*({_NUMBER})(?![\d])", re.IGNORECASE)
 _SCALES = {
-    "thousand": 1e3,
-    "thousands": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "millions": 1e6,
-    "mn": 1e6,
-    "mio": 1e6,
-    "millionen": 1e6,
-    "millones": 1e6,
-    "billion": 1e9,
-    "billions": 1e9,
-    "bn": 1e9,
-    "milliard": 1e9,
-    "milliards": 1e9,
-    "mrd": 1e9,
-    "milliarden": 1e9,
-    "mil millones": 1e9,
-    "trillion": 1e12,
-    "trillions": 1e12,
+    **dict.fromkeys(("thousand", "thousands", "k"), 1e3),
+    **dict.fromkeys(("million", "millions", "mn", "mio", "millionen", "millones", "百万"), 1e6),
+    **dict.fromkeys(("billion", "billions", "bn", "milliard", "milliards", "mrd", "milliarden", "mil millones"), 1e9),
+    **dict.fromkeys(("trillion", "trillions"), 1e12),
+    **dict.fromkeys(("亿", "億"), 1e8),
     "万": 1e4,
-    "亿": 1e8,
-    "億": 1e8,
-    "百万": 1e6,
 }
 _UNITS: dict[str, tuple[str, float]] = {
-    "%": ("percent", 1),
-    "\uff05": ("percent", 1),  # the full-width percent sign
-    "percent": ("percent", 1),
-    "per cent": ("percent", 1),
-    "pour cent": ("percent", 1),
-    "prozent": ("percent", 1),
-    "por ciento": ("percent", 1),
-    "km": ("length", 1e3),
-    "kilometres": ("length", 1e3),
-    "kilometers": ("length", 1e3),
+    # "\uff05" is the full-width percent sign
+    **dict.fromkeys(("%", "\uff05", "percent", "per cent", "pour cent", "prozent", "por ciento"), ("percent", 1)),
+    **dict.fromkeys(("km", "kilometres", "kilometers"), ("length", 1e3)),
     "miles": ("length", 1609.344),
-    "kg": ("mass", 1),
-    "kilograms": ("mass", 1),
-    "tonnes": ("mass", 1e3),
-    "tons": ("mass", 1e3),
-    "gw": ("power", 1e9),
-    "gigawatts": ("power", 1e9),
-    "megawatts": ("power", 1e6),
-    "gigawatt hours": ("energy", 1e9),
-    "mw": ("power", 1e6),
+    **dict.fromkeys(("kg", "kilograms"), ("mass", 1)),
+    **dict.fromkeys(("tonnes", "tons"), ("mass", 1e3)),
+    **dict.fromkeys(("gw", "gigawatts"), ("power", 1e9)),
+    **dict.fromkeys(("mw", "megawatts"), ("power", 1e6)),
     "kw": ("power", 1e3),
     "twh": ("energy", 1e12),
-    "gwh": ("energy", 1e9),
+    **dict.fromkeys(("gwh", "gigawatt hours"), ("energy", 1e9)),
     "mwh": ("energy", 1e6),
     "kwh": ("energy", 1e3),
     "°c": ("temperature", 1),
-    "usd": ("money USD", 1),
-    "dollars": ("money USD", 1),
-    "eur": ("money EUR", 1),
-    "euros": ("money EUR", 1),
-    "euro": ("money EUR", 1),
-    "dollar": ("money USD", 1),
-    "€": ("money EUR", 1),
-    "gbp": ("money GBP", 1),
-    "£": ("money GBP", 1),
-}
-_QUANTITY_NAMES = {
-    "percent": "percentage",
-    "count": "number",
-    "length": "length",
-    "mass": "mass",
-    "power": "power",
-    "energy": "energy",
-    "temperature": "temperature",
+    **dict.fromkeys(("usd", "dollars", "dollar"), ("money USD", 1)),
+    **dict.fromkeys(("eur", "euros", "euro", "€"), ("money EUR", 1)),
+    **dict.fromkeys(("gbp", "£"), ("money GBP", 1)),
 }
 _CURRENCY_BEFORE = {"$": "money USD", "us$": "money USD", "€": "money EUR", "£": "money GBP", "¥": "money JPY"}
+
+
+def _quantity_name(kind: str) -> str:
+    return {"percent": "percentage", "count": "number"}.get(kind) or ("amount" if kind.startswith("money") else kind)
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -357,7 +317,7 @@ class _Pair:
         subject = sorted(_shared(self.first.figure, self.second.figure))
         why = self.why or (
             f"{self.first.figure.text} and {self.second.figure.text} are given for the same "
-            f"{_QUANTITY_NAMES.get(self.first.figure.kind, 'amount')} ({', '.join(subject)})"
+            f"{_quantity_name(self.first.figure.kind)} ({', '.join(subject)})"
         )
         return {
             "quantity": self.first.figure.kind,

@@ -1,9 +1,25 @@
 """
+Exporting a report: as a page, a document or a table of its evidence, each citation with the passage behind it.
+
+A report as one self-contained HTML page a reader can check (:func:`export_html`): every cited link is followed by a
+numbered button that opens its source's title, URL, when it was read, and the passage behind the citing sentence (an
+HTML popover: no script runs), and the page ends with the same notes as a list, for print and for browsers without
+popovers.
+
+Nothing from the report or a source reaches the page as markup: the report is rendered by markdown-it with raw HTML
+off, images are shown as their description (the page loads nothing), every title, URL and passage is escaped (the
+citing sentence of a note is the text a reader sees, its links given as their text), and a
+Content-Security-Policy meta tag allows the page's own style (by nonce) and nothing else: no script, no image, no
+font, no connection, no form. Links carry ``rel="noopener noreferrer"`` and the page sends no referrer.
+
 A report as a Word document (:func:`export_docx`, extra ``[docx]``: python-docx) or a PDF (:func:`export_pdf`, extra
 ``[pdf]``: fpdf2, pure Python), each with its citations as numbered endnotes: a superscript number after every cited
 link, and at the end, for each number, the source's title, URL, when it was read (or "search result snippet, not
 read") and the passage behind the citing sentence. Text from the report and the sources is written as text only;
 characters XML cannot hold are dropped.
+
+fpdf2's built-in fonts hold Latin-1 only: :func:`export_pdf` uses a Unicode TrueType font when given one (or when
+DejaVu Sans is found in a usual place) and otherwise writes ``?`` for every character outside Latin-1.
 
 The evidence behind a report as a table a reviewer can audit (:func:`export_evidence`: CSV, or XLSX with the extra
 ``[office]``): one row per cited claim and source, with the claim as a reader sees it, the passage, the source's
@@ -12,22 +28,364 @@ backs), the judge's verdict and reason where the run was grounded, and what anot
 (``94 % ≠ 81 % (https://...)``, from the run's ``contradictions``). Every cell a spreadsheet would run as a formula is
 written as text.
 
-fpdf2's built-in fonts hold Latin-1 only: :func:`export_pdf` uses a Unicode TrueType font when given one (or when
-DejaVu Sans is found in a usual place) and otherwise writes ``?`` for every character outside Latin-1.
+What the exports share: the report read by markdown-it (raw HTML off, so no tag of the report passes through), each
+cited link followed by a ``cite`` token numbering its passage, and the passages themselves.
+
+markdown-it's link check stays (no ``javascript:``, ``vbscript:`` or ``data:`` link), except that a ``file:`` or
+``doc:`` link to a source a passage was taken from is kept: verification proved the run read it.
+
+A link gets the passage whose URL it links to and whose citing sentence stands in the link's block (the sentence
+verification found it in); failing that, the first passage of its URL. Passages come from the run's ``citations``
+output (``citations["passages"]``, see :func:`~haystack_deep_research.report.publish.cited_passages`); a result
+without them exports without citation notes, and a passage whose URL is not of a kind a run reads (``http(s)://``,
+``file://``, ``doc://``) is ignored, whoever wrote the result. A note shows when its source was read as people read
+a time (``2026-12-01 21:35 UTC``) and its citing sentence as the text a reader sees (a link gives its text); a source
+only a search result's snippet backs (its passage's ``kind`` is ``"snippet"``) is marked "search result snippet, not
+read" instead of being said read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html import escape
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research._untrusted.files import spreadsheet_cell, write_file
-from haystack_deep_research.errors import MissingExtraError
-from haystack_deep_research.evidence.entry import normalize_url
-from haystack_deep_research.report._rendering import Block, Passage, blocks, cited_tokens, xml_text
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
-__all__ = ["EVIDENCE_COLUMNS", "evidence_rows", "export_docx", "export_evidence", "export_pdf"]
+from haystack_deep_research._untrusted.files import spreadsheet_cell, write_file
+from haystack_deep_research.errors import ConfigurationError, MissingExtraError
+from haystack_deep_research.evidence._document import verifiable
+from haystack_deep_research.evidence._reader import plain_text
+from haystack_deep_research.evidence.entry import SNIPPET_NOTE, normalize_url
+
+__all__ = ["EVIDENCE_COLUMNS", "evidence_rows", "export_docx", "export_evidence", "export_html", "export_pdf"]
+
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One numbered citation note: the source's title, URL, when it was read, and the passage behind the sentence;
+    ``kind`` is the source's ledger kind (``"snippet"``: only a search result's snippet backs it)."""
+
+    number: int
+    url: str
+    title: str
+    read_at: str
+    sentence: str
+    passage: str
+    named: str = ""
+    kind: str = ""
+
+    @property
+    def snippet(self) -> bool:
+        """:returns: Whether only a search result's snippet backs the citation (its page was not read)."""
+        return self.kind == "snippet"
+
+    def read_note(self) -> str:
+        """:returns: How the source was seen, as a note says it: ``read 2026-12-01 21:35 UTC`` (``read during the
+        run`` without a time), or for a snippet ``search result snippet, not read``."""
+        if self.snippet:
+            return SNIPPET_NOTE
+        return f"read {self.read_when()}" if self.read_at.strip() else "read during the run"
+
+    def read_when(self) -> str:
+        """:returns: When the source was read, in UTC to the minute (``2026-12-01 21:35 UTC``); ``""`` if unknown."""
+        try:
+            read = datetime.fromisoformat(self.read_at.strip())
+        except ValueError:
+            return _flat(self.read_at)  # not a time the library wrote: shown as it is
+        return (read if read.tzinfo else read.replace(tzinfo=UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    def sentence_text(self) -> str:
+        """:returns: The citing sentence as a reader sees it: a link gives its text, a bare URL nothing."""
+        return _flat(plain_text(self.sentence, {}, is_marker=_no_marker))
+
+
+@dataclass(frozen=True)
+class Cited:
+    """The report's tokens, with ``cite`` tokens after cited links, and the passages they number (used ones only)."""
+
+    tokens: list[Token]
+    passages: list[Passage]
+    title: str
+
+
+def xml_text(text: str) -> str:
+    """:returns: ``text`` without the characters XML 1.0 cannot hold (Word and PDF writers refuse them)."""
+    return _NOT_XML.sub("", text)
+
+
+def _passages(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    citations = result.get("citations") or {}
+    found = citations.get("passages") if isinstance(citations, Mapping) else None
+    return [p for p in found or [] if isinstance(p, Mapping) and isinstance(p.get("url"), str) and verifiable(p["url"])]
+
+
+def _flat(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+def _no_marker(_text: str) -> bool:
+    return False
+
+
+def cited_tokens(result: Mapping[str, Any]) -> Cited:
+    """
+    :param result: A run's result: ``report`` (Markdown) and ``citations`` (with ``passages``).
+    :returns: The report's tokens with their citations numbered.
+    :raises ConfigurationError: If ``report`` is not a string.
+    """
+    report = result.get("report") or ""
+    if not isinstance(report, str):
+        raise ConfigurationError(f"A report must be a string, got {type(report).__name__}.")
+    by_url: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in _passages(result):
+        by_url.setdefault(normalize_url(entry["url"]), []).append(entry)
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True}).enable(["linkify", "table"])
+    usual = md.validateLink
+    # markdown-it refuses file: links; a verified citation of a document read from a folder is one (see the module).
+    md.validateLink = lambda url: usual(url) or (bool(url.strip()) and normalize_url(url) in by_url)  # type: ignore[method-assign]
+    tokens = md.parse(report)
+    numbers: dict[tuple[str, str], Passage] = {}
+    for block in tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        content = _flat(block.content)
+        children: list[Token] = []
+        cite: Token | None = None
+        for child in block.children:
+            children.append(child)
+            href = str(child.attrGet("href") or "")
+            if child.type == "link_open" and href.strip():
+                cite = _cite(by_url.get(normalize_url(href), []), content, numbers)
+            elif child.type == "link_close" and cite is not None:
+                children.append(cite)
+                cite = None
+        block.children = children
+    headings = (_flat(t.content) for i, t in enumerate(tokens) if t.type == "inline" and tokens[i - 1].tag == "h1")
+    title = next(headings, "")
+    return Cited(tokens, sorted(numbers.values(), key=lambda p: p.number), title)
+
+
+def _cite(candidates: list[Mapping[str, Any]], content: str, numbers: dict[tuple[str, str], Passage]) -> Token | None:
+    """The ``cite`` token for a link to one of ``candidates``, numbering its passage on first use."""
+    if not candidates:
+        return None
+    entry = next((c for c in candidates if _flat(str(c.get("sentence") or "")) in content), candidates[0])
+    key = (normalize_url(entry["url"]), str(entry.get("sentence") or ""))
+    if key not in numbers:
+        numbers[key] = Passage(
+            number=len(numbers) + 1,
+            url=entry["url"].strip(),
+            title=str(entry.get("title") or ""),
+            read_at=str(entry.get("read_at") or ""),
+            sentence=str(entry.get("sentence") or ""),
+            passage=str(entry.get("passage") or ""),
+            named=str(entry.get("named") or ""),
+            kind=str(entry.get("kind") or ""),
+        )
+    token = Token("cite", "", 0)
+    token.meta = {"passage": numbers[key]}
+    return token
+
+
+@dataclass
+class Run:
+    """A piece of a block's text and how it is shown; ``cite`` numbers the passage of the link it follows."""
+
+    text: str
+    bold: bool = False
+    italic: bool = False
+    code: bool = False
+    cite: int | None = None
+
+
+@dataclass
+class Block:
+    """A heading (``level`` 1-6), paragraph, list item (``level``: nesting), quote or code block of the report."""
+
+    kind: str
+    level: int = 0
+    runs: list[Run] | None = None
+
+    def text(self) -> str:
+        """:returns: The block's text, citations left out."""
+        return "".join(run.text for run in self.runs or [] if run.cite is None)
+
+
+def blocks(cited: Cited) -> list[Block]:
+    """
+    :param cited: The report's tokens.
+    :returns: The report as plain blocks for the Word and PDF writers; a link keeps its text and, when that differs
+        from its URL and no citation note gives it, the URL after it in parentheses; an image keeps its description.
+    """
+    found: list[Block] = []
+    lists = quotes = 0
+    kind, level = "paragraph", 0
+    for token in cited.tokens:
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            lists += 1
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            lists -= 1
+        elif token.type in ("blockquote_open", "blockquote_close"):
+            quotes += 1 if token.nesting > 0 else -1
+        elif token.type == "heading_open":
+            kind, level = "heading", int(token.tag[1:])
+        elif token.type == "paragraph_open":
+            kind, level = "item" if lists else "quote" if quotes else "paragraph", lists
+        elif token.type in ("fence", "code_block"):
+            found.append(Block("code", 0, [Run(token.content.rstrip("\n"), code=True)]))
+        elif token.type == "inline":
+            found.append(Block(kind, level, _runs(token.children or [])))
+        elif token.type in ("heading_close", "paragraph_close"):
+            kind, level = "paragraph", 0
+    return found
+
+
+def _runs(children: list[Token]) -> list[Run]:
+    runs: list[Run] = []
+    bold = italic = start = 0
+    href = ""
+    for child in children:
+        if child.type in ("strong_open", "strong_close"):
+            bold += child.nesting
+        elif child.type in ("em_open", "em_close"):
+            italic += child.nesting
+        elif child.type == "text":
+            runs.append(Run(child.content, bool(bold), bool(italic)))
+        elif child.type == "code_inline":
+            runs.append(Run(child.content, code=True))
+        elif child.type in ("softbreak", "hardbreak"):
+            runs.append(Run(" " if child.type == "softbreak" else "\n"))
+        elif child.type == "image":
+            runs.append(Run(child.content or "image", italic=True))
+        elif child.type == "link_open":
+            href, start = str(child.attrGet("href") or ""), len(runs)
+        elif child.type == "link_close":
+            shown = "".join(run.text for run in runs[start:])
+            if href and shown.strip() != href.strip() and child.markup != "linkify":
+                runs.append(Run(f" ({href})"))
+        elif child.type == "cite":
+            if runs and runs[-1].text == f" ({href})":  # the endnote gives the URL of a cited link
+                runs.pop()
+            runs.append(Run(str(child.meta["passage"].number), cite=child.meta["passage"].number))
+    return runs
+
+
+_STYLE = """
+body { font: 16px/1.55 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; color: #1b1b1b; }
+a { color: #0b57a4; }
+pre, code { font-family: ui-monospace, monospace; background: #f3f3f3; }
+pre { padding: .6rem; overflow-x: auto; }
+button.cite { font: inherit; font-size: .75em; vertical-align: super; line-height: 1; padding: 0 .3em;
+  margin-left: .1em; border: 1px solid #7a9cc6; border-radius: .3em; background: #eef4fb; color: #0b57a4;
+  cursor: pointer; }
+.note[popover] { max-width: 32rem; padding: .8rem 1rem; border: 1px solid #7a9cc6; border-radius: .4rem;
+  box-shadow: 0 .3rem 1rem rgb(0 0 0 / .2); font-size: .9rem; }
+.note .title { display: block; font-weight: 600; }
+.note button.close { float: right; border: none; background: none; font-size: 1rem; cursor: pointer; }
+.note .url { display: block; word-break: break-all; }
+.note .read, .note .named { display: block; color: #555; font-size: .85em; }
+.note .passage { display: block; margin-top: .5rem; padding-left: .7rem; border-left: 3px solid #7a9cc6;
+  white-space: pre-line; }
+section.notes { margin-top: 3rem; border-top: 1px solid #ccc; font-size: .9rem; }
+"""
+
+
+def _note(passage: Passage) -> str:
+    """The note of a citation, as phrasing content (it stands inside the report's paragraph)."""
+    title = escape(passage.title or passage.url)
+    read = escape(passage.read_note())
+    named = passage.named if passage.named != passage.read_note() else ""
+    return (
+        f'<span class="title">{title}</span>'
+        f'<a class="url" href="{escape(passage.url)}" rel="noopener noreferrer">{escape(passage.url)}</a>'
+        f'<span class="read">{read}</span>'
+        + (f'<span class="named">{escape(named)}</span>' if named else "")
+        + f'<span class="passage">{escape(passage.passage)}</span>'
+    )
+
+
+def _render_cite(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    passage: Passage = tokens[idx].meta["passage"]
+    seen: set[int] = env.setdefault("seen", set())
+    number = passage.number
+    button = (
+        f'<button type="button" class="cite" popovertarget="note-{number}" '
+        f'aria-label="Passage of source {number}" data-cite="{number}">{number}</button>'
+    )
+    if number in seen:  # the note is already in the page: a second button opens the same one
+        return button
+    seen.add(number)
+    close = (
+        f'<button type="button" class="close" popovertarget="note-{number}" popovertargetaction="hide" '
+        'aria-label="Close">&#x2715;</button>'
+    )
+    return f'{button}<span class="note" id="note-{number}" popover>{close}{_note(passage)}</span>'
+
+
+def _link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    tokens[idx].attrSet("rel", "noopener noreferrer")
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    description = escape(tokens[idx].content or "image")
+    return f'<em class="image">[{description}]</em>'
+
+
+def _notes(passages: list[Passage]) -> str:
+    if not passages:
+        return ""
+    items = "".join(
+        f'<li id="passage-{p.number}"><span class="sentence">{escape(p.sentence_text())}</span><br>'
+        f'<span class="note">{_note(p)}</span></li>'
+        for p in passages
+    )
+    return f'<section class="notes"><h2>Cited passages</h2><ol>{items}</ol></section>'
+
+
+def export_html(result: Mapping[str, Any]) -> str:
+    """
+    Render a run's report as one self-contained HTML page (see the module docstring).
+
+    :param result: The run's result: ``report`` (Markdown) and ``citations`` (its ``passages`` give the notes).
+    :returns: The page.
+    :raises ConfigurationError: If ``report`` is not a string.
+    """
+    cited = cited_tokens(result)
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True}).enable(["linkify", "table"])
+    md.add_render_rule("cite", _render_cite)
+    md.add_render_rule("link_open", _link_open)
+    md.add_render_rule("image", _image)
+    body = md.renderer.render(cited.tokens, md.options, {})
+    nonce = secrets.token_urlsafe(16)
+    policy = (
+        f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'none'; img-src 'none'; font-src 'none'; "
+        "connect-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'none'; "
+        "form-action 'none'"
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(cited.title or 'Research report')}</title>\n"
+        f'<style nonce="{nonce}">{_STYLE}</style>\n'
+        f"</head>\n<body>\n<main>\n{body}</main>\n{_notes(cited.passages)}\n</body>\n</html>\n"
+    )
+
 
 EVIDENCE_COLUMNS = ("claim", "source", "title", "read", "passage", "verdict", "reason", "named", "contradicts")
 """The columns of :func:`export_evidence`, in order."""

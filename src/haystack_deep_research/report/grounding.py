@@ -17,10 +17,9 @@ the report is written and its citations verified, the stage
 3. marks the claims that are still unsupported, and fills the outputs ``grounding_score``, ``grounding`` (one verdict
    per claim), ``grounding_unjudged`` (the claims judged unknown), ``regeneration_count`` and ``replan_count``.
 
-Judging and marking are those of :mod:`haystack_deep_research.report.assessment`, shared with the research workflow.
-**Rule for claims still unsupported after the last attempt: they are marked, not dropped.** Every claim judged
-unsupported in the final report is marked, whether or not the score reached the threshold; claims judged unknown are
-left as they are. Their entries in ``grounding`` have ``marked: true``.
+Judging, marking and the repair policy are those of :mod:`.assessment`, shared with the research workflow: every
+claim judged unsupported in the final report is marked, not dropped, whether or not the score reached the threshold
+(its entry in ``grounding`` has ``marked: true``); claims judged unknown are left as they are.
 
 Replanning finds the ``research_subtopic`` tool among the current run's tools (Haystack's State holds them), so the
 stage holds no reference to it and the agent serializes as before. Each replan round researches at most the tool's
@@ -41,10 +40,15 @@ from haystack_deep_research import _checks
 from haystack_deep_research._prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, render_text
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
-from haystack_deep_research.report.assessment import judge_report, mark_unsupported, unjudged_claims, verdict_outputs
+from haystack_deep_research.report.assessment import (
+    RepairPolicy,
+    judge_report,
+    mark_unsupported,
+    unjudged_claims,
+    verdict_outputs,
+)
 from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
-from haystack_deep_research.report.repair import RepairPolicy
 from haystack_deep_research.report.sections import rewrite_report
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import ResearchRun

@@ -29,7 +29,6 @@ class ReportSections:
     """
 
     language: str
-    translate: bool
     summary: str
     findings: str
     conclusions: str
@@ -48,6 +47,7 @@ class ReportSections:
     dropped_claim: str
     nothing_new: str
     no_evidence: str
+    translate: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """:returns: The headings and labels as template variables."""
@@ -56,7 +56,6 @@ class ReportSections:
 
 _ENGLISH = ReportSections(
     language="en",
-    translate=True,
     summary="Executive summary",
     findings="Main findings",
     conclusions="Conclusions and recommendations",
@@ -75,10 +74,10 @@ _ENGLISH = ReportSections(
     dropped_claim="No longer supported (cited before, not now)",
     nothing_new="Nothing new was found.",
     no_evidence="This research gathered no evidence on this heading.",
+    translate=True,
 )
 _CHINESE = ReportSections(
     language="zh",
-    translate=False,
     summary="执行摘要",
     findings="主要发现",
     conclusions="结论与建议",
@@ -102,7 +101,6 @@ _CHINESE = ReportSections(
 
 _FRENCH = ReportSections(
     language="fr",
-    translate=False,
     summary="Synthèse",
     findings="Principaux résultats",
     conclusions="Conclusions et recommandations",
@@ -124,7 +122,6 @@ _FRENCH = ReportSections(
 )
 _GERMAN = ReportSections(
     language="de",
-    translate=False,
     summary="Zusammenfassung",
     findings="Wichtigste Ergebnisse",
     conclusions="Schlussfolgerungen und Empfehlungen",
@@ -146,7 +143,6 @@ _GERMAN = ReportSections(
 )
 _SPANISH = ReportSections(
     language="es",
-    translate=False,
     summary="Resumen ejecutivo",
     findings="Principales hallazgos",
     conclusions="Conclusiones y recomendaciones",
@@ -168,7 +164,6 @@ _SPANISH = ReportSections(
 )
 _JAPANESE = ReportSections(
     language="ja",
-    translate=False,
     summary="エグゼクティブサマリー",
     findings="主な調査結果",
     conclusions="結論と提言",

@@ -7,6 +7,7 @@ Publishing a report: the URLs it may cite, verifying its citations against the l
   repair it, with the run's warnings and events; the research workflow verifies every summary with it.
 - :func:`publish_report`: :func:`verify_report`, then set ``report`` and ``citations`` and the outputs that mirror the
   run. The write hook calls it for the first draft; the grounding stage calls it again for every rewrite.
+- :func:`cited_passages`: the passage of its source behind each of a verified report's citations.
 - :func:`reset_review_outputs`: the outputs of the report stages, before any stage has run.
 """
 
@@ -20,8 +21,10 @@ from haystack.components.agents.state.state_utils import replace_values
 
 from haystack_deep_research._prompts import unfence
 from haystack_deep_research.events import CitationRemoved, ReportReady
+from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
+from haystack_deep_research.evidence.citations import extract_citations
+from haystack_deep_research.evidence.entry import CITABLE_KINDS, normalize_url
 from haystack_deep_research.evidence.verification import CitationCheck, verify_citations
-from haystack_deep_research.report.passages import cited_passages
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import (
@@ -35,8 +38,16 @@ from haystack_deep_research.state import (
     REPORT,
     STRUCTURED,
 )
+from haystack_deep_research.tools.passages import PASSAGE_CHARS, best_passages
 
-__all__ = ["allowed_urls", "citation_findings", "publish_report", "reset_review_outputs", "verify_report"]
+__all__ = [
+    "allowed_urls",
+    "citation_findings",
+    "cited_passages",
+    "publish_report",
+    "reset_review_outputs",
+    "verify_report",
+]
 
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
@@ -71,7 +82,7 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     :param report: The report as the model wrote it.
     :param urls: The URLs it may cite (see :func:`allowed_urls`).
     :returns: The outcome of the verification; ``check.report`` is the repaired report and ``check.passages`` the
-        passage of its source behind each citation (see :func:`~haystack_deep_research.report.passages.cited_passages`).
+        passage of its source behind each citation (see :func:`~haystack_deep_research.report.publish.cited_passages`).
     """
     titles = {entry.url: entry.title for entry in run.ledger.entries() if entry.title}
     check = verify_citations(unfence(report), urls, titles=titles, named=run.ledger.named_notes())
@@ -87,6 +98,54 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
     if check.report.strip():  # a run that only asked a clarifying question has no report to be ready
         run.events.emit(ReportReady(phase=PHASE_WRITE, verified=len(check.verified), removed=len(check.unverified)))
     return check
+
+
+def cited_passages(report: str, ledger: EvidenceLedger, *, size: int = PASSAGE_CHARS) -> list[dict[str, str]]:
+    """
+    The passage of its source behind every citation of a (verified) report, so a reader can check the claim without
+    opening the source.
+
+    The passage is chosen by the library, never written by a model: the evidence ledger keeps the whole text of every
+    page and document the run read, and :func:`~haystack_deep_research.tools.passages.best_passages` picks, with BM25+,
+    the window of at most ``size`` characters of that text that shares the most with the citing sentence. A source
+    only a search result's snippet backs gives that snippet, marked so. A citation is given once per sentence and URL,
+    in the order the report cites them; the Sources section itself is not a claim and gets none.
+
+    :param report: The report, after its citations were verified and repaired.
+    :param ledger: The run's evidence ledger.
+    :param size: The longest passage, in characters.
+    :returns: One entry per cited sentence and URL, in citing order, for citations of sources the ledger holds as
+        read: ``url`` (as retrieved), ``title``, ``read_at`` (when the
+        source was read, ISO-8601 UTC), ``sentence`` (the citing sentence, as the report writes it) and ``passage``
+        (the best-matching window of the source's stored text), ``kind`` (the source's ledger kind: ``"page"``,
+        ``"document"`` or ``"snippet"``); a source not read adds
+        ``named``: how it was not read ("named by <source>, not read: <url>"; "search result snippet, not read" for a
+        source only a search result's snippet backs, whose passage is that snippet).
+    """
+    wanted: dict[tuple[str, str], SourceEntry] = {}
+    for citation in extract_citations(report, sources_section=False):
+        entry = ledger.get(citation.url)
+        if entry is not None and entry.kind in CITABLE_KINDS and entry.text.strip():
+            wanted.setdefault((normalize_url(entry.url), citation.sentence), entry)
+    by_source: dict[str, tuple[SourceEntry, list[str]]] = {}
+    for (key, sentence), entry in wanted.items():
+        by_source.setdefault(key, (entry, []))[1].append(sentence)
+    chosen: dict[tuple[str, str], str] = {}
+    for key, (entry, sentences) in by_source.items():
+        for sentence, passage in zip(sentences, best_passages(entry.text, sentences, size=size), strict=True):
+            chosen[(key, sentence)] = passage
+    return [
+        {
+            "url": entry.url,
+            "title": entry.title,
+            "read_at": entry.fetched_at,
+            "sentence": sentence,
+            "passage": chosen[(key, sentence)],
+            "kind": entry.kind,
+            **({"named": entry.note} if entry.note else {}),
+        }
+        for (key, sentence), entry in wanted.items()
+    ]
 
 
 def citation_findings(check: CitationCheck) -> dict[str, Any]:

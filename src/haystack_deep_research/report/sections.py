@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
@@ -75,19 +75,69 @@ from haystack_deep_research.report.draft import (
     render_report,
     section_from_reply,
 )
-from haystack_deep_research.report.framing import Framing, Written
 from haystack_deep_research.report.headings import report_sections
 from haystack_deep_research.report.judge import Claim
 from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Phase
+from haystack_deep_research.state import PHASE_WRITE
 
 __all__ = ["Framing", "Written", "fallback_report", "key_lines", "rewrite_report", "write_report"]
 
 OPENING = "the opening (title and executive summary)"
 TITLE = "the title"
 _WORD = re.compile(r"[^\W\d_]{4,}")
+
+
+@dataclass(frozen=True)
+class Framing:
+    """
+    What a shape adds to the report written in parts (see the module docstring).
+
+    :param outline: The headings around the sections.
+    :param topics: The topics searched, which the opening reads.
+    :param causal_chain: A causal chain built from the notes, which the opening explains the answer along (``""``:
+        none).
+    :param phase: The phase the calls' usage and warnings count toward.
+    :param role: The calls' role, a tracing tag.
+    """
+
+    outline: Outline = field(default_factory=Outline)
+    topics: Sequence[str] = ()
+    causal_chain: str = ""
+    phase: str = PHASE_WRITE
+    role: str = "writer"
+
+    def opening_variables(self) -> dict[str, Any]:
+        """:returns: The opening prompt's variables that come from the framing."""
+        outline = self.outline
+        return {
+            "summary": outline.summary,
+            "findings": outline.findings,
+            "closing": list(outline.closing),
+            "translate": outline.translate,
+            "topics": [fence(topic) for topic in self.topics],
+            "causal_chain": fence(self.causal_chain),
+            "title_only": False,
+        }
+
+
+@dataclass(frozen=True)
+class Written:
+    """
+    What writing the report gave.
+
+    :param report: The report, or ``""`` when no part could be written.
+    :param parts: How many parts were asked for.
+    :param failed: How many of them the writer could not write.
+    :param why: Why the first failed part failed, or ``""``.
+    """
+
+    report: str
+    parts: int
+    failed: int = 0
+    why: str = ""
 
 
 def _in_language(framing: Framing | None, run: ResearchRun) -> Framing:
@@ -116,37 +166,39 @@ def _subtopic(note: str) -> str:
     return first.lstrip("#").strip() if first.startswith("#") else " ".join(first.split()[:8])
 
 
-def _fallback_section(note: str, why: str) -> Part:
-    kept = section_from_reply(note, _subtopic(note))
-    return Part(kept.heading, f"{render_text(FALLBACK_SECTION, error=why)}\n\n{kept.body}".strip())
-
-
-def _section_request(
-    run: ResearchRun,
-    notes: list[str],
-    urls: list[str],
+def _part_request(
+    read: list[str],
+    cited: list[str],
     number: int,
     total: int,
+    heading: str,
     *,
+    label: str,
     keys: SourceKeys,
     style: ReportStyle,
     **more: Any,
 ) -> Request:
+    """The call that writes one section (``label`` names it in warnings) from the notes ``read``, citing ``cited``."""
     template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
-    cited = _allowed_in(notes, urls)
     messages = render_chat(
         template,
-        notes=[fence(keys.shorten(without_sources_list(note))) for note in notes],
+        notes=[fence(keys.shorten(note)) for note in read],
         urls=cited,
         keys=keys.numbers(cited),
         number=number,
         total=total,
         max_words=style.part_words(total)[1],
-        heading="",
+        heading=heading,
         **more,
     )
-    heading = _subtopic(notes[0]) if notes else ""
-    return Request(f"section {number} of {total} ('{heading}')", style.apply(messages))
+    return Request(f"section {number} of {total} ('{label}')", style.apply(messages))
+
+
+def _section_request(
+    notes: list[str], urls: list[str], number: int, total: int, *, keys: SourceKeys, style: ReportStyle, **more: Any
+) -> Request:
+    read, label = [without_sources_list(note) for note in notes], _subtopic(notes[0]) if notes else ""
+    return _part_request(read, _allowed_in(notes, urls), number, total, "", label=label, keys=keys, style=style, **more)
 
 
 def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
@@ -216,23 +268,11 @@ def _heading_request(
     **more: Any,
 ) -> tuple[Request, list[str]]:
     """The call that writes the section of one heading of the style's outline, and the allowed URLs it may cite."""
-    template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
     words = _words(heading)
     read = [without_sources_list(n) if words & _words(n) else key_lines(n) for n in notes if n not in whole]
     read += [without_sources_list(n) for n in whole]
     cited = _allowed_in(read, urls)
-    messages = render_chat(
-        template,
-        notes=[fence(keys.shorten(note)) for note in read],
-        urls=cited,
-        keys=keys.numbers(cited),
-        number=number,
-        total=total,
-        max_words=style.part_words(total)[1],
-        heading=heading,
-        **more,
-    )
-    return Request(f"section {number} of {total} ('{heading}')", style.apply(messages)), cited
+    return _part_request(read, cited, number, total, heading, label=heading, keys=keys, style=style, **more), cited
 
 
 def _title_request(run: ResearchRun, *, style: ReportStyle, framing: Framing) -> Request:
@@ -382,7 +422,7 @@ def write_report(
         extra: dict[str, Any] = (
             {"unsupported": _claims(mine, keys), "researched": researched, "previous": ""} if mine else {}
         )
-        requests.append(_section_request(run, [note], urls, number, total, keys=keys, style=style, **extra))
+        requests.append(_section_request([note], urls, number, total, keys=keys, style=style, **extra))
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     failed = [attempt for attempt in attempts if not attempt.text]
     if len(failed) == len(attempts):
@@ -418,7 +458,8 @@ def _section(run: ResearchRun, request: Request, note: str, attempt: Attempt, *,
         f"the writer failed twice on {request.what} ({attempt.why}); that section holds the researcher's note as "
         "written",
     )
-    return _fallback_section(note, attempt.why)
+    kept = section_from_reply(note, _subtopic(note))
+    return Part(kept.heading, f"{render_text(FALLBACK_SECTION, error=attempt.why)}\n\n{kept.body}".strip())
 
 
 def rewrite_report(
@@ -449,23 +490,12 @@ def rewrite_report(
     :returns: The phase; it returns the new report (``""`` when every part asked for failed).
     """
     researched, style, framing = found is not None, style or ReportStyle(), _in_language(framing, run)
-    keys = SourceKeys(urls)
-    if style.outline:
-        return (
-            yield from _rewrite_outlined(
-                generator,
-                run,
-                report,
-                notes=notes,
-                urls=urls,
-                unsupported=unsupported,
-                found=found,
-                style=style,
-                framing=framing,
-            )
-        )
-    parts = parse_report(report) if not framing.outline.frame[1:] else None
-    if parts is None:  # not written in parts (e.g. assembled from the notes): write it in parts now
+    keys, outlined = SourceKeys(urls), bool(style.outline)
+    if outlined:
+        parts = parse_outlined(report, style.outline)
+    else:
+        parts = parse_report(report) if not framing.outline.frame[1:] else None
+    if parts is None:  # not written in parts or under its outline (e.g. assembled from the notes): write it so now
         return (
             yield from write_report(
                 generator,
@@ -482,7 +512,7 @@ def rewrite_report(
     requests: list[Request] = []
     places: list[int] = []  # -1 is the opening, else the section's index
     opening_claims = [claim for claim in unsupported if parts.opening.holds(claim.line)]
-    if opening_claims:
+    if opening_claims and not outlined:
         previous = fence(keys.shorten(f"## {framing.outline.summary}\n\n{parts.opening.body}"))
         more = {"unsupported": _claims(opening_claims, keys), "researched": researched, "previous": previous}
         requests.append(_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more))
@@ -492,10 +522,17 @@ def rewrite_report(
         if not claims:
             continue
         text = f"## {section.heading}\n\n{section.body}"
-        mine = [note for note in notes if _urls(note) & _urls(text)]
-        mine += [found[c.text] for c in claims if found and c.text in found and found[c.text] not in mine]
         more = {"unsupported": _claims(claims, keys), "researched": researched, "previous": fence(keys.shorten(text))}
-        requests.append(_section_request(run, mine, urls, index + 1, total, keys=keys, style=style, **more))
+        if outlined:
+            again = tuple(found[c.text] for c in claims if found and c.text in found)
+            request, _ = _heading_request(
+                section.heading, notes, urls, index + 1, total, keys=keys, style=style, whole=again, **more
+            )
+        else:
+            mine = [note for note in notes if _urls(note) & _urls(text)]
+            mine += [found[c.text] for c in claims if found and c.text in found and found[c.text] not in mine]
+            request = _section_request(mine, urls, index + 1, total, keys=keys, style=style, **more)
+        requests.append(request)
         places.append(index)
     if not requests:
         return Written(report, 0)
@@ -508,67 +545,13 @@ def rewrite_report(
             run.warn(framing.phase, f"rewriting {request.what} failed twice ({attempt.why}); it is kept as it was")
         elif place < 0:
             opening = Part(opening.heading, opening_from_reply(keys.expand(attempt.text)).body)
+        elif outlined:
+            sections[place] = _outlined_section(run, sections[place].heading, attempt, [], urls, keys=keys)
         else:
             sections[place] = section_from_reply(keys.expand(attempt.text), sections[place].heading)
     failed = [attempt for attempt in attempts if not attempt.text]
-    report = in_form(style, render_report(opening, sections, outline=framing.outline), run.ledger)
-    return Written(report, len(attempts), len(failed), failed[0].why if failed else "")
-
-
-def _rewrite_outlined(
-    generator: ChatGenerator,
-    run: ResearchRun,
-    report: str,
-    *,
-    notes: list[str],
-    urls: list[str],
-    unsupported: list[Claim],
-    found: dict[str, str] | None,
-    style: ReportStyle,
-    framing: Framing,
-) -> Phase[Written]:
-    """:func:`rewrite_report` for a report of a style's own outline: its sections holding the claims, again."""
-    researched, keys = found is not None, SourceKeys(urls)
-    parts = parse_outlined(report, style.outline)
-    if parts is None:  # not written under its outline (e.g. assembled from the notes): write it so now
-        return (
-            yield from _write_outlined(
-                generator,
-                run,
-                notes,
-                urls,
-                style=style,
-                framing=framing,
-                keys=keys,
-                unsupported=unsupported,
-                researched=researched,
-            )
-        )
-    total, sections = len(parts.sections), list(parts.sections)
-    requests: list[Request] = []
-    places: list[int] = []
-    for index, section in enumerate(sections):
-        claims = [claim for claim in unsupported if section.holds(claim.line)]
-        if not claims:
-            continue
-        again = tuple(found[c.text] for c in claims if found and c.text in found)
-        previous = fence(keys.shorten(f"## {section.heading}\n\n{section.body}"))
-        more = {"unsupported": _claims(claims, keys), "researched": researched, "previous": previous}
-        request, _ = _heading_request(
-            section.heading, notes, urls, index + 1, total, keys=keys, style=style, whole=again, **more
-        )
-        requests.append(request)
-        places.append(index)
-    if not requests:
-        return Written(report, 0)
-    attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
-    if not any(attempt.text for attempt in attempts):
-        return Written("", len(attempts), len(attempts), attempts[0].why)
-    for request, place, attempt in zip(requests, places, attempts, strict=True):
-        if not attempt.text:
-            run.warn(framing.phase, f"rewriting {request.what} failed twice ({attempt.why}); it is kept as it was")
-        else:
-            sections[place] = _outlined_section(run, sections[place].heading, attempt, [], urls, keys=keys)
-    failed = [attempt for attempt in attempts if not attempt.text]
-    rendered = render_outlined(parts.opening.heading, sections, sources=framing.outline.sources)
+    if outlined:
+        rendered = render_outlined(opening.heading, sections, sources=framing.outline.sources)
+    else:
+        rendered = render_report(opening, sections, outline=framing.outline)
     return Written(in_form(style, rendered, run.ledger), len(attempts), len(failed), failed[0].why if failed else "")

@@ -19,7 +19,7 @@ The form is also kept once the report is written (:func:`in_form`), whatever the
 ``outline`` has no prose (each paragraph outside a list becomes one bullet per sentence, under the same headings), a
 ``resource_list`` shows under each item that cites a source the run read that source's passage behind it (the
 window of its stored text that best matches the item, chosen by the library, as a plain-text quote: see
-:mod:`.passages`), and an ``executive_brief`` without a length aims at :data:`BRIEF_WORDS` words.
+:func:`~.publish.cited_passages`), and an ``executive_brief`` without a length aims at :data:`BRIEF_WORDS` words.
 
 A target length is checked once the report is written: a report that runs to less than half its target, or more
 than half as long again, gets a warning saying how many words it has (:meth:`ReportStyle.length_warning`; words
@@ -55,7 +55,7 @@ from haystack_deep_research.evidence._styles import is_title
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import headings
 from haystack_deep_research.evidence.text import clean_text, plain_title
-from haystack_deep_research.report.passages import cited_passages
+from haystack_deep_research.report.publish import cited_passages
 
 __all__ = ["DEFAULT_REPORT_TYPE", "DEFAULT_TONE", "ReportStyle", "in_form", "outline_from_text", "word_count"]
 
