@@ -66,16 +66,10 @@ def parse(
     ticket: Ticket,
 ) -> tuple[dict[str, Any], bytes]:
     """
-    Have a parser process answer one request, within ``timeout`` of work and ``deadline_s`` in all.
+    Have a parser process answer one request (see ``_worker.py``), within ``timeout`` seconds of work and
+    ``deadline_s`` in all (waiting for a free process and its start included); ``ticket`` cancels it from another
+    thread.
 
-    :param header: The request header (see ``_worker.py``).
-    :param body: The document.
-    :param url: The document's URL, named in error messages.
-    :param asked_url: The URL the caller asked for, the ``url`` of the errors.
-    :param timeout: Seconds the process may work on the document.
-    :param deadline_s: Seconds the caller waits in all (for a free process, its start and the work), or ``None``.
-    :param ticket: Cancels the request from another thread.
-    :returns: The answer's header and payload.
     :raises ExtractionError: The document took too long, ran out of memory, or the process failed.
     """
     started = time.monotonic()
