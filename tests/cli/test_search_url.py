@@ -9,7 +9,7 @@ import pytest
 
 from haystack_deep_research import cli
 from haystack_deep_research.testing import LoopbackSearchServer, SearchDocument, kit_commands, serve_kit
-from haystack_deep_research.testing._corpus import SAMPLE_PAGES
+from haystack_deep_research.testing._kit import SAMPLE_PAGES
 
 
 def test_search_url_searches_that_server_with_no_tavily_key(capsys: pytest.CaptureFixture[str]) -> None:

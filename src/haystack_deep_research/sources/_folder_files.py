@@ -75,13 +75,7 @@ book, so more than a web page."""
 
 @dataclass(frozen=True)
 class FolderFile:
-    """
-    A file to index.
-
-    :param path: Its path (under the folder; it may be a link to another file of the folder).
-    :param size: Its size in bytes.
-    :param mtime_ns: When it was last changed.
-    """
+    """A file to index: its path under the folder (it may be a link to another file of the folder), size and mtime."""
 
     path: Path
     size: int
@@ -94,10 +88,8 @@ def _name(path: str | Path, root: Path) -> str:
 
 def folder_files(root: Path) -> tuple[list[FolderFile], list[str]]:
     """
-    Find the files to index, depth first in name order; hidden files and folders are left out.
-
-    :param root: The folder, resolved.
-    :returns: ``(files, skipped)``: the files, and one line per file or folder skipped saying why.
+    The files to index, depth first in name order, hidden files and folders left out, and one line per file or
+    folder skipped saying why.
     """
     files: list[FolderFile] = []
     skipped: list[str] = []
@@ -142,11 +134,7 @@ def _reason(error: OSError) -> str:
 
 
 def read_documents(file: FolderFile, root: Path) -> tuple[list[Document], str]:
-    """
-    :param file: The file.
-    :param root: The folder it must stay in.
-    :returns: ``(documents, "")``, or ``([], why)`` with one line saying why the file gave nothing to index.
-    """
+    """``(documents, "")``, or ``([], why)`` with one line saying why the file gave nothing to index."""
     try:
         documents = convert(file, root)
     except MissingExtraError as error:
@@ -178,10 +166,8 @@ def _missing_module(suffix: str) -> str | None:
 
 def convert(file: FolderFile, root: Path) -> list[Document]:
     """
-    Read one file and turn it into documents with its text.
+    Read one file (which must stay in ``root``) and turn it into documents with its text.
 
-    :param file: The file.
-    :param root: The folder it must stay in.
     :returns: Its documents (``meta["file_path"]`` is the full path, ``meta["title"]`` its own title when it has one:
         an HTML page's, a PDF's or an office file's, a Markdown file's first heading); none when it holds no text.
     :raises OSError: It cannot be read, or is refused (:class:`~haystack_deep_research.errors.LocalFileRefusedError`).

@@ -109,10 +109,8 @@ def _unlabelled(block: list[str]) -> list[tuple[str, str, str]]:
 
 def text_results(text: str) -> list[tuple[str, str, str]]:
     """
-    Read search results rendered as text (see the module docstring for the renderings).
-
-    :param text: The rendered results.
-    :returns: ``(title, url, snippet)`` per result found, in the text's order; ``[]`` when the text holds no URL.
+    ``(title, url, snippet)`` per search result rendered as text (see the module docstring), in order; ``[]``
+    when the text holds no URL.
     """
     blocks = _blocks(text)
     if any(_LABELLED.match(line) for block in blocks for line in block):

@@ -50,11 +50,7 @@ def _sdk() -> Any:
 
 
 class MCPSession:
-    """
-    A connection to one MCP server, opened by :meth:`open` and closed by :meth:`close` (see the module docstring).
-
-    :param server: The server.
-    """
+    """A connection to one MCP server, opened by :meth:`open` and closed by :meth:`close` (see the module docstring)."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
@@ -194,11 +190,8 @@ class MCPSession:
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """
-        Call one tool of the server, waiting at most ``call_timeout``.
+        Call one tool of the server, waiting at most ``call_timeout``; returns the SDK's ``CallToolResult``.
 
-        :param name: The tool's name on the server.
-        :param arguments: Its arguments.
-        :returns: The SDK's ``CallToolResult``.
         :raises MCPServerError: If the server is not connected, or the call failed or timed out.
         """
         future = self._submit(name, arguments)
@@ -209,13 +202,7 @@ class MCPSession:
             raise self._failed(name, error) from error
 
     async def call_async(self, name: str, arguments: dict[str, Any]) -> Any:
-        """
-        Async variant of :meth:`call`.
-
-        :param name: The tool's name on the server.
-        :param arguments: Its arguments.
-        :returns: The SDK's ``CallToolResult``.
-        """
+        """Async variant of :meth:`call`."""
         future = await asyncio.to_thread(self._submit, name, arguments)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), timeout=self.server.call_timeout + 1)

@@ -104,11 +104,9 @@ class Datastore:
 
 def datastores_from(datastores: Any) -> list[Datastore]:
     """
-    Check and convert the ``datastores`` of a :class:`~haystack_deep_research.Sources`.
+    The ``datastores`` of a :class:`~haystack_deep_research.Sources` (``None``, or a mapping of name to a spec
+    ``{"retriever", "description", "top_k", "min_score"}`` or to a :class:`Datastore`), checked, in the mapping's order.
 
-    :param datastores: ``None``, or a mapping of name to a spec (``{"retriever", "description", "top_k",
-        "min_score"}``) or to a :class:`Datastore`.
-    :returns: The datastores, in the mapping's order.
     :raises ConfigurationError: If the mapping or a spec is invalid; the message names the store and the key.
     """
     if datastores is None:
@@ -139,12 +137,8 @@ def datastores_from(datastores: Any) -> list[Datastore]:
 
 def citation_target(store: str, document: Document, *, by_url: bool = True) -> str:
     """
-    The stable address a document is cited by (see the module docstring).
-
-    :param store: The datastore's name.
-    :param document: The retrieved document.
-    :param by_url: Whether a URL in its metadata may be the address (``False`` when the URL policy refused it).
-    :returns: An ``http(s)`` URL, a ``file://`` URI or a ``doc://<store>/...`` URI.
+    The stable address a document is cited by (see the module docstring): an ``http(s)`` URL (unless ``by_url`` is
+    ``False``: the URL policy refused it), a ``file://`` URI or a ``doc://<store>/...`` URI.
     """
     meta = document.meta or {}
     for key in _URL_KEYS if by_url else ():
@@ -161,9 +155,8 @@ def citation_target(store: str, document: Document, *, by_url: bool = True) -> s
 
 def title_of(document: Document) -> str:
     """
-    :param document: A retrieved document.
-    :returns: Its ``meta["title"]``, else the name of its file, else its id; always encodable as UTF-8 (a file name
-        that is not UTF-8 gets U+FFFD for its undecodable bytes).
+    A document's ``meta["title"]``, else the name of its file, else its id; always encodable as UTF-8 (a file name
+    that is not UTF-8 gets U+FFFD for its undecodable bytes).
     """
     meta = document.meta or {}
     title = meta.get("title")

@@ -17,6 +17,7 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, SearchError
 from haystack_deep_research.sources.search import SearchScope
+from haystack_deep_research.web.url_policy import TIME_RANGES
 
 __all__ = ["DdgsClient", "DdgsSearch"]
 
@@ -101,7 +102,7 @@ class DdgsSearch:
                 from datetime import date
 
                 days = (date.today() - start).days
-                word = next((name for name, limit in (("day", 1), ("week", 7), ("month", 31)) if days <= limit), "year")
+                word = next((name for name, limit in TIME_RANGES.items() if days <= limit), "year")
                 options["timelimit"] = _TIMELIMITS[word]
         try:
             return client.text(

@@ -141,11 +141,9 @@ def _items(raw: Any) -> Iterable[Any]:
 
 def normalize_hits(raw: Any, *, limit: int) -> list[SearchHit]:
     """
-    Turn what a search engine answered into at most ``limit`` hits (see the module docstring for the shapes).
+    At most ``limit`` hits with an ``http(s)`` URL from what a search engine answered (see the module docstring for
+    the shapes), duplicates removed, in the engine's order.
 
-    :param raw: The engine's answer.
-    :param limit: The most hits to keep.
-    :returns: The hits with an ``http(s)`` URL, duplicates removed, in the engine's order.
     :raises SearchShapeError: If the answer has none of the accepted shapes.
     """
     hits: dict[str, SearchHit] = {}

@@ -95,11 +95,8 @@ class MCPServer(FieldsSerialized):
 
 def mcp_servers_from(servers: Any) -> list[MCPServer]:
     """
-    Check the ``mcp_servers`` of a :class:`~haystack_deep_research.Sources`.
-
-    :param servers: ``None``, or a list of :class:`MCPServer` with distinct names.
-    :returns: The servers, in order.
-    :raises ConfigurationError: If it is anything else, or two servers share a name.
+    The ``mcp_servers`` of a :class:`~haystack_deep_research.Sources` (``None``, or a list of :class:`MCPServer` with
+    distinct names), checked, in order; anything else raises ``ConfigurationError``.
     """
     if servers is None:
         return []

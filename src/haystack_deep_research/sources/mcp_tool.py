@@ -58,11 +58,9 @@ def _tool_name(server: str, tool: str) -> str:
 
 def result_items(result: Any) -> list[dict[str, Any]]:
     """
-    The items of an MCP tool result.
-
-    :param result: The SDK's ``CallToolResult``.
-    :returns: One dict per content item: a text content holding a JSON object is that object, another text is
-        ``{"text": ...}``, a resource link ``{"uri", "title", "text"}``, an embedded text resource ``{"uri", "text"}``.
+    The items of an MCP ``CallToolResult``, one dict per content item: a text content holding a JSON object is that
+    object, another text is ``{"text": ...}``, a resource link ``{"uri", "title", "text"}``, an embedded text resource
+    ``{"uri", "text"}``.
     """
     items: list[dict[str, Any]] = []
     for content in getattr(result, "content", None) or []:
@@ -104,12 +102,6 @@ def result_target(server: str, tool: str, arguments: dict[str, Any], item: dict[
     The address an item of a tool result is cited by, whatever URL it names: ``mcp://<server>/<tool>/<id>`` with its
     ``id`` (or ``key``, ``number``), else with a hash of the arguments and the item (stable: the same call giving the
     same item has the same address).
-
-    :param server: The server's name.
-    :param tool: The tool's name on the server.
-    :param arguments: The call's arguments.
-    :param item: The item (see :func:`result_items`).
-    :returns: The citation target.
     """
     found = next(
         (item[key] for key in _ID_KEYS if isinstance(item.get(key), str | int) and str(item[key]).strip()), None
@@ -319,11 +311,10 @@ class MCPToolset(RunToolset):
 
 def mcp_toolsets(servers: Any, url_policy: UrlPolicy | None = None) -> list[MCPToolset]:
     """
-    The ``Sources(mcp_servers=..., url_policy=...)`` of every factory as the tools to add to a researcher.
+    The ``Sources(mcp_servers=..., url_policy=...)`` of every factory as the tools to add to a researcher: ``[]``
+    without servers, else one :class:`MCPToolset` of them, whose results' URLs must pass ``url_policy`` (the run's by
+    default).
 
-    :param servers: ``None`` or a list of :class:`~.mcp_servers.MCPServer`.
-    :param url_policy: The policy a URL their results name must pass; the run's by default.
-    :returns: ``[]`` without servers, else one :class:`MCPToolset` of them.
     :raises ConfigurationError: If ``servers`` is invalid.
     """
     checked = mcp_servers_from(servers)

@@ -39,11 +39,7 @@ def is_component(obj: Any) -> bool:
 
 
 def accepts_input(obj: Any, name: str) -> bool:
-    """
-    :param obj: A Haystack component.
-    :param name: An input name.
-    :returns: Whether the component takes that input.
-    """
+    """Whether a Haystack component takes an input of that name."""
     names = input_names(obj)
     if names is not None:
         return name in names
@@ -203,11 +199,9 @@ class ToolSearch:
 
 def search_backend(source: Any) -> SearchBackend:
     """
-    The search backend for ``source``.
+    The search backend for ``source``: a backend (an object with ``search(query, *, max_results)``), a Haystack
+    component with a ``query`` input, or a Haystack Tool with a ``query`` parameter.
 
-    :param source: A backend (an object with ``search(query, *, max_results)``), a Haystack component with a
-        ``query`` input, or a Haystack Tool with a ``query`` parameter.
-    :returns: The backend.
     :raises ConfigurationError: If ``source`` is none of these.
     """
     if isinstance(source, Tool):

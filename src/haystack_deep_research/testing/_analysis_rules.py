@@ -32,8 +32,8 @@ _QUESTION = re.compile(r"Research question:\n(.+?)\n\nSearch round (\d+) of (\d+
 
 def analysis_variables(text: str) -> dict[str, Any]:
     """
-    :param text: An analysis prompt's user text, without its meta (as it comes over HTTP).
-    :returns: Its ``question``, ``round`` and ``depth``, or ``{}`` when the text has no such lines.
+    The ``question``, ``round`` and ``depth`` of an analysis prompt's text without its meta (over HTTP); ``{}``
+    when it has no such lines.
     """
     found = _QUESTION.search(text)
     if found is None:
@@ -52,12 +52,7 @@ def _decision(step: Any) -> str:
 
 
 def analysis_reply(name: str, given: dict[str, Any], steps: list[Any]) -> str:
-    """
-    :param name: The prompt's template name (``analysis`` or ``analysis_retry``).
-    :param given: Its variables.
-    :param steps: The scripted steps (see the module docstring).
-    :returns: The analysis model's reply.
-    """
+    """The analysis model's reply to a prompt (``analysis`` or ``analysis_retry``), by the scripted steps."""
     number = int(given.get("round") or 1)
     if not steps:
         if number > int(given.get("depth") or 3):

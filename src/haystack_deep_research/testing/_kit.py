@@ -19,17 +19,58 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import UsageError
-from haystack_deep_research.testing._corpus import SAMPLE_PAGES, SAMPLE_QUESTION, CorpusPage
 from haystack_deep_research.testing.chat_server import KIT_MODEL, LoopbackChatServer
 from haystack_deep_research.testing.search_server import LoopbackSearchServer, SearchDocument
 from haystack_deep_research.testing.web_server import LoopbackWebServer
 
-__all__ = ["KitServers", "corpus_pages", "kit_commands", "main", "serve_kit"]
+__all__ = ["SAMPLE_PAGES", "KitServers", "corpus_pages", "kit_commands", "main", "serve_kit"]
+
+
+@dataclass(frozen=True)
+class CorpusPage:
+    """
+    One page of a kit corpus.
+
+    :param path: Its path on the web server, for example ``/solar.html``.
+    :param title: Its title.
+    :param text: Its text, one paragraph per line.
+    """
+
+    path: str
+    title: str
+    text: str
+
+
+SAMPLE_QUESTION = "How fast is solar power growing, and what limits it?"
+"""A question the sample corpus answers."""
+
+SAMPLE_PAGES = (
+    CorpusPage(
+        "/solar-growth.html",
+        "Solar power growth",
+        "Solar power is the fastest growing source of electricity. Installed solar capacity grew by about a third "
+        "in 2023, led by utility-scale plants.\nFalling module prices keep solar growing fast in most markets.",
+    ),
+    CorpusPage(
+        "/grid-limits.html",
+        "What limits solar power",
+        "Grid connections limit how fast solar power can grow: projects wait years in interconnection queues.\n"
+        "Curtailment rises where solar output outgrows local demand at midday.",
+    ),
+    CorpusPage(
+        "/battery-storage.html",
+        "Battery storage and solar",
+        "Battery storage moves solar power from midday to the evening peak. Storage installations doubled in 2023 "
+        "as battery prices fell.\nStorage eases the limits that grids put on solar growth.",
+    ),
+)
+"""The pages served by default."""
 
 CORPUS_SUFFIXES = (".html", ".htm", ".md", ".txt")
 """The files of a ``--corpus`` folder that become pages."""

@@ -34,8 +34,8 @@ _COMMON = {"what", "which", "does", "about", "this", "that", "with", "from", "ha
 
 def judge_variables(text: str) -> dict[str, Any]:
     """
-    :param text: A judge prompt's user text, without its meta (as it comes over HTTP).
-    :returns: Its ``source`` and numbered ``claims``, or ``{}`` when the text has no such blocks.
+    The ``source`` and numbered ``claims`` of a judge prompt's text without its meta (over HTTP); ``{}`` when
+    it has no such blocks.
     """
     source, claims = _SOURCE.search(text), _CLAIMS.search(text)
     if source is None or claims is None:
@@ -64,12 +64,9 @@ def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
 
 def answer_reply(messages: list[ChatMessage]) -> str | None:
     """
-    The reply of any writer role to a question about a finished run (also over HTTP): for each passage, its first
-    sentence sharing a word of four letters or more with the question, citing the passage by number; the fixed reply
-    when no passage shares one.
-
-    :param messages: The prompt.
-    :returns: The reply, or ``None`` when the prompt is not such a question.
+    The reply of any writer role to a question about a finished run (also over HTTP), or ``None`` when the prompt
+    is not one: for each passage, its first sentence sharing a word of four letters or more with the question, citing
+    the passage by number; the fixed reply when no passage shares one.
     """
     text = last_user_text(messages)
     if (found := _QUESTION.search(text)) is None:

@@ -57,11 +57,7 @@ def _openings() -> tuple[tuple[str, str], ...]:
 
 
 def request_role(messages: list[ChatMessage], tool_names: list[str]) -> str | None:
-    """
-    :param messages: The request's messages.
-    :param tool_names: The names of the tools the request offers.
-    :returns: The role the request is for, or ``None`` when nothing in it tells.
-    """
+    """The role a request (its messages and the names of the tools it offers) is for, or ``None`` when nothing tells."""
     if RESEARCH_SUBTOPIC in tool_names:
         return "orchestrator"
     if any(name in (WEB_SEARCH, READ_URL) or name.startswith(DATASTORE_TOOL_PREFIX) for name in tool_names):

@@ -31,11 +31,8 @@ def researcher_reply(
     messages: list[ChatMessage], offered: list[str], *, read_top_k: int, invented_urls: list[str]
 ) -> ChatMessage | str:
     """
-    :param messages: The researcher's conversation so far.
-    :param offered: The names of the tools it is offered.
-    :param read_top_k: How many web results it reads.
-    :param invented_urls: URLs it cites although it never read them.
-    :returns: Its next turn: the searches, then ``read_url`` on the top web results, then its findings.
+    The researcher's next turn: the searches, then ``read_url`` on the ``read_top_k`` top web results, then its
+    findings (citing ``invented_urls`` too, never read).
     """
     given = prompt_variables(messages, "researcher_task", "execute_task", "replan_task")
     task = given.get("subtopic") or "; ".join(given.get("claims") or []) or given.get("question")

@@ -9,6 +9,7 @@ only decide how to answer one request.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Mapping
@@ -60,6 +61,15 @@ class RequestHandler(BaseHTTPRequestHandler):
         except ValueError:
             length = 0
         return self.rfile.read(min(max(length, 0), _MAX_REQUEST_BODY)) if length > 0 else b""
+
+    def read_json(self) -> Any:
+        """The request body decoded as JSON (``None`` if empty or not JSON), also kept for the request log."""
+        raw = self.read_body()
+        try:
+            self.json_body = json.loads(raw) if raw else None
+        except ValueError:
+            self.json_body = None
+        return self.json_body
 
     def send_bytes(
         self, status: int, body: bytes, *, content_type: str, headers: Mapping[str, str] | None = None

@@ -28,12 +28,10 @@ _STRUCTURED_TEXT = re.compile(
 
 def fill_schema(schema: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
     """
-    An object for a JSON schema, filled from a report.
+    An object for a JSON schema, filled from the ``report`` and ``sources`` of a ``structured`` prompt.
 
-    :param schema: The JSON schema of an object.
-    :param given: The variables of a ``structured`` prompt: ``report`` and ``sources``.
-    :returns: Strings from the report's first paragraph, lists of strings from its cited lines (for a property named
-        like sources or urls, the sources' URLs), numbers 0.8 and integers 1 within their bounds, booleans true.
+    Strings come from the report's first paragraph, lists of strings from its cited lines (for a property named like
+    sources or urls, the sources' URLs), numbers are 0.8 and integers 1 within their bounds, booleans true.
     """
     report = str(given.get("report") or "")
     paragraphs = [p.strip() for p in report.split("\n\n") if p.strip() and not p.lstrip().startswith(("#", "-"))]
@@ -57,28 +55,19 @@ def fill_schema(schema: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]
 
 
 def one_sentence(text: str) -> str:
-    """
-    :param text: A cited line.
-    :returns: The line as one claim: its links and URLs removed, its sentences joined into one.
-    """
+    """A cited line as one claim: its links and URLs removed, its sentences joined into one."""
     plain = _URL.sub("", _LINK.sub("", text))
     return _SENTENCE_END.sub(",", " ".join(plain.split())).rstrip(" .,;:!?")
 
 
 def cited(text: str) -> list[tuple[str, str]]:
-    """
-    :param text: A text.
-    :returns: Its list lines that cite a URL as a Markdown link: ``(line without its bullet, URL)`` each.
-    """
+    """The list lines of a text that cite a URL as a Markdown link: ``(line without its bullet, URL)`` each."""
     matches = (_CITED_LINE.match(line) for line in text.splitlines())
     return [(match.group(1).strip(), match.group(2)) for match in matches if match]
 
 
 def causal_reply(given: dict[str, Any]) -> str:
-    """
-    :param given: The variables of a ``causal`` prompt.
-    :returns: A numbered chain, one step per cited line of the findings.
-    """
+    """A numbered chain for a ``causal`` prompt, one step per cited line of the findings."""
     lines = [line for finding in given.get("findings") or [] for line in cited(finding)]
     if not lines:
         return "No causal chain: the findings cite no sources."
@@ -93,13 +82,8 @@ def summarize_reply(
 
     A section restates each cited line of its note whose URL is allowed, one claim each. The opening (title and
     executive summary) gives the question's first words, how many steps of the causal chain it considered, each of
-    ``unsupported_claims`` citing the first allowed URL (until ``corrects`` says not) and each of ``invented_urls``.
-
-    :param messages: The prompt.
-    :param unsupported_claims: Claims the opening states with the first allowed URL, until ``corrects`` says not.
-    :param corrects: When those claims are dropped: "never", "on_rewrite" or "on_new_evidence".
-    :param invented_urls: URLs the opening cites that no note holds.
-    :returns: The reply text.
+    ``unsupported_claims`` citing the first allowed URL (until ``corrects``, "never", "on_rewrite" or
+    "on_new_evidence", says not) and each of ``invented_urls`` (URLs no note holds).
     """
     if (answer := answer_reply(messages)) is not None:  # a question about a finished run
         return answer

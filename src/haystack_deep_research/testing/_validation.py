@@ -10,13 +10,7 @@ __all__ = ["check_body", "check_content_type", "check_drip", "check_headers", "c
 
 
 def check_path(path: str) -> str:
-    """
-    Check that a route path is absolute and has no scheme or host.
-
-    :param path: The path to check.
-    :returns: ``path`` unchanged.
-    :raises ConfigurationError: If it does not start with a single ``/`` or holds whitespace.
-    """
+    """A route path: absolute (one leading ``/``, no scheme or host) and without whitespace."""
     if not isinstance(path, str) or not path.startswith("/") or path.startswith("//"):
         raise ConfigurationError(f"path must start with a single '/', like '/docs/page.html'; got {path!r}.")
     if any(ch.isspace() for ch in path):
@@ -25,26 +19,13 @@ def check_path(path: str) -> str:
 
 
 def check_status(status: int) -> int:
-    """
-    Check an HTTP status code.
-
-    :param status: The code to check.
-    :returns: ``status`` unchanged.
-    :raises ConfigurationError: If it is not an int from 100 to 599.
-    """
     if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
         raise ConfigurationError(f"status must be an HTTP status code from 100 to 599, got {status!r}.")
     return status
 
 
 def check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """
-    Check extra response headers.
-
-    :param headers: Header names and values, or ``None``.
-    :returns: A copy as a plain dict.
-    :raises ConfigurationError: If a name is empty, or a name or value is not a one-line string.
-    """
+    """Extra response headers, copied as a plain dict."""
     result = dict(headers or {})
     for name, value in result.items():
         if (
@@ -62,16 +43,7 @@ def check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 def check_drip(
     body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
 ) -> None:
-    """
-    Check the body and pacing of a slow or raw route.
-
-    :param body: The body (or the whole response) to send.
-    :param delay_per_chunk: Seconds to wait before each chunk.
-    :param chunk_size: Bytes per chunk.
-    :param what: The route, as error messages name it.
-    :param allow_zero_chunk: Whether ``chunk_size`` 0 (the body in one write) is allowed.
-    :raises ConfigurationError: If one of them is not what a route takes.
-    """
+    """The body and pacing of a slow or raw route; ``allow_zero_chunk`` admits ``chunk_size`` 0 (one write)."""
     if not isinstance(body, bytes):
         raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
     if isinstance(delay_per_chunk, bool) or not isinstance(delay_per_chunk, int | float) or not delay_per_chunk >= 0:
@@ -82,11 +54,6 @@ def check_drip(
 
 
 def check_body(body: str | bytes) -> bytes:
-    """
-    :param body: A route's body.
-    :returns: It as bytes (a ``str`` encoded as UTF-8).
-    :raises ConfigurationError: If it is neither text nor bytes.
-    """
     if isinstance(body, str):
         return body.encode("utf-8")
     if isinstance(body, bytes | bytearray | memoryview):
@@ -95,11 +62,6 @@ def check_body(body: str | bytes) -> bytes:
 
 
 def check_content_type(content_type: str) -> str:
-    """
-    :param content_type: A route's media type.
-    :returns: ``content_type`` unchanged.
-    :raises ConfigurationError: If it is not a one-line, non-empty string.
-    """
     if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
         raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
     return content_type

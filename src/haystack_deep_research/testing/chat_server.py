@@ -169,12 +169,7 @@ class LoopbackChatServer(LoopbackServer):
         return f"{self.base_url}/v1"
 
     def _handle(self, handler: RequestHandler) -> None:
-        raw = handler.read_body()
-        try:
-            handler.json_body = json.loads(raw) if raw else None
-        except ValueError:
-            handler.json_body = None
-        body = handler.json_body
+        body = handler.read_json()
         if handler.command != "POST" or not handler.path.rstrip("/").endswith("/chat/completions"):
             _error(handler, 404, f"No endpoint at {handler.command} {handler.path}; use POST /v1/chat/completions.", "")
             return

@@ -65,6 +65,7 @@ it does) — and cites each ``invented_urls`` entry.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import re
@@ -96,6 +97,8 @@ turn) or a text reply; for the analysis model a round's decision (see ``_analysi
 Corrects = Literal["never", "on_rewrite", "on_new_evidence"]
 _CORRECTS = ("never", "on_rewrite", "on_new_evidence")
 
+# The constructor's arguments, as to_dict writes them.
+_SETTINGS = ("role", "subtopics", "read_top_k", "invented_urls", "unsupported_claims", "corrects", "fail", "steps")
 _TURNS = re.compile(r"\bturns: (\d+)")
 
 
@@ -164,17 +167,7 @@ class ScriptedChatGenerator:
         """
         :returns: The serialized generator.
         """
-        return default_to_dict(
-            self,
-            role=self.role,
-            subtopics=self.subtopics,
-            read_top_k=self.read_top_k,
-            invented_urls=list(self.invented_urls),
-            unsupported_claims=list(self.unsupported_claims),
-            corrects=self.corrects,
-            fail=self.fail,
-            steps=self.steps,
-        )
+        return default_to_dict(self, **{name: copy.copy(getattr(self, name)) for name in _SETTINGS})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScriptedChatGenerator:

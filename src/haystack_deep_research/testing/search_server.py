@@ -169,11 +169,7 @@ class LoopbackSearchServer(LoopbackServer):
 
     def _handle(self, handler: RequestHandler) -> None:
         started = time.monotonic()
-        raw = handler.read_body()
-        try:
-            handler.json_body = json.loads(raw) if raw else None
-        except ValueError:
-            handler.json_body = None
+        handler.read_json()
         with self._state_lock:
             fault = self._faults.popleft() if self._faults else None
         if fault is not None:

@@ -150,6 +150,7 @@ class LoopbackWebServer(LoopbackServer):
         route = _Route(
             body,
             check_content_type(content_type),
+            headers={"Content-Length": str(len(body))} if content_length else {},
             delay_per_chunk=float(delay_per_chunk),
             chunk_size=chunk_size,
             content_length=bool(content_length),
@@ -249,7 +250,14 @@ class LoopbackWebServer(LoopbackServer):
         if route is None:
             page = _error_page(HTTPStatus.NOT_FOUND, f"Nothing is served at {handler.path}.")
             handler.send_bytes(404, page, content_type=_HTML)
-        elif route.stream is not None:
+        elif route.raw:
+            handler.status_sent = route.status
+            handler.close_connection = True
+            if self._drip(handler, route, flush_last=route.hold_open) and route.hold_open:
+                self._hold(handler)
+        elif route.stream is None and route.chunk_size == 0:
+            handler.send_bytes(route.status, route.body, content_type=route.content_type, headers=route.headers)
+        else:  # a body made for each request, or dripped
             handler.send_response(route.status)
             handler.send_header("Content-Type", route.content_type)
             for name, value in route.headers.items():
@@ -257,28 +265,15 @@ class LoopbackWebServer(LoopbackServer):
             if not route.content_length:
                 handler.close_connection = True
             handler.end_headers()
-            if handler.command != "HEAD":
-                for chunk in route.stream():
-                    if not self.running:
-                        break
-                    handler.wfile.write(chunk)
-        elif route.raw:
-            handler.status_sent = route.status
-            handler.close_connection = True
-            if self._drip(handler, route, flush_last=route.hold_open) and route.hold_open:
-                self._hold(handler)
-        elif route.chunk_size == 0:
-            handler.send_bytes(route.status, route.body, content_type=route.content_type, headers=route.headers)
-        else:
-            handler.send_response(route.status)
-            handler.send_header("Content-Type", route.content_type)
-            if route.content_length:
-                handler.send_header("Content-Length", str(len(route.body)))
-            else:
-                handler.close_connection = True
-            handler.end_headers()
-            if handler.command != "HEAD":
+            if handler.command == "HEAD":
+                return
+            if route.stream is None:
                 self._drip(handler, route)
+                return
+            for chunk in route.stream():
+                if not self.running:
+                    break
+                handler.wfile.write(chunk)
 
     def _drip(self, handler: RequestHandler, route: _Route, *, flush_last: bool = False) -> bool:
         """

@@ -125,11 +125,8 @@ def _packed(parts: list[str], size: int, joiner: str) -> list[str]:
 
 def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
     """
-    Split a text into passages of at most ``size`` characters (see the module docstring).
-
-    :param text: The page text.
-    :param size: The longest passage.
-    :returns: The passages, in page order; joined, they hold every word of the text.
+    Split a text into passages of at most ``size`` characters (see the module docstring), in page order; joined,
+    they hold every word of the text.
     """
     paragraphs: list[str] = []
     for block in _BLANK_LINE.split(text):
@@ -180,12 +177,8 @@ def concrete_content(passage: str) -> float:
 
 def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
     """
-    The passages of a page the summarizer reads (see the module docstring).
-
-    :param text: The page text.
-    :param question: What the researcher wants to learn from the page.
-    :param budget: The most characters to keep (the separators between passages are not counted).
-    :returns: The excerpt.
+    The passages of a page the summarizer reads toward ``question`` (see the module docstring), within ``budget``
+    characters (the separators between passages are not counted).
     """
     if len(text) <= budget:
         return Excerpt((text,), (0,), 1)
@@ -268,14 +261,8 @@ def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE
 
 def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:
     """
-    The summarizer's prompt for a page: the whole page when it fits the budget, else the kept passages.
-
-    :param url: The page's URL.
-    :param title: Its title.
-    :param text: Its text.
-    :param excerpt: What :func:`relevant_passages` kept of it.
-    :param question: What the researcher wants to learn from it.
-    :returns: The system and user messages; page text, title and question are fenced as untrusted.
+    The summarizer's system and user messages for a page: the whole page when it fits the budget, else the passages
+    ``excerpt`` kept; page text, title and question are fenced as untrusted.
     """
     values = {"question": fence(question), "url": url, "title": fence(title)}
     if excerpt.whole:

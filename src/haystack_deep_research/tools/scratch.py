@@ -44,10 +44,8 @@ DEFAULT_MAX_FILES = 1_000
 
 def scratch_path(path: Any) -> str:
     """
-    Check and normalise a scratch-space path.
+    A model's scratch-space path as relative POSIX segments joined by ``/`` (``""`` for the root).
 
-    :param path: The model's path.
-    :returns: The path as relative POSIX segments joined by ``/`` (``""`` for the root).
     :raises ScratchSpaceError: If it is absolute or has a ``..`` segment.
     """
     text = str(path if path is not None else "").strip().replace("\\", "/")
@@ -229,8 +227,8 @@ class DiskBackend(_Limits):
 
 def backend_from_dict(data: dict[str, Any] | None) -> ScratchBackend | None:
     """
-    :param data: What a backend's ``to_dict`` returned, or ``None``.
-    :returns: The backend (a memory backend comes back empty), or ``None``.
+    The backend a backend's ``to_dict`` gave (a memory backend comes back empty), or ``None`` for ``None``.
+
     :raises ConfigurationError: If ``data`` names neither backend.
     """
     if data is None:

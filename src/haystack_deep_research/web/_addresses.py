@@ -45,11 +45,8 @@ _NUMBER = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
 @dataclass(frozen=True)
 class Verdict:
     """
-    Why an address may not be fetched.
-
-    :param category: What kind of address it is, for example ``"a private address"``.
-    :param address: The address that falls in that category.
-    :param via: The IPv6 address that embeds ``address``, or ``None`` when ``address`` was resolved directly.
+    Why an address may not be fetched: its ``category`` (``"a private address"``), and ``via``, the IPv6 address
+    that embeds it (``None`` when it was resolved directly).
     """
 
     category: str
@@ -58,10 +55,8 @@ class Verdict:
 
     def describe(self, *, with_address: bool = True) -> str:
         """
-        Render the verdict for an error message.
-
-        :param with_address: Name the address; an embedding IPv6 address is named either way.
-        :returns: For example ``"a private address (10.0.0.5, embedded in 64:ff9b::a00:5)"``.
+        For an error message: ``"a private address (10.0.0.5, embedded in 64:ff9b::a00:5)"``; ``with_address=False``
+        names only an embedding IPv6 address.
         """
         if self.via is not None:
             return f"{self.category} ({self.address}, embedded in {self.via})"
@@ -70,11 +65,8 @@ class Verdict:
 
 def parse_address(text: str) -> IPAddress:
     """
-    Parse an IP address as a resolver or a URL would give it; an IPv4-mapped IPv6 address becomes its IPv4 address.
-
-    :param text: The address, for example ``"10.0.0.5"``, ``"::1"`` or ``"fe80::1%eth0"``.
-    :returns: The parsed address.
-    :raises ValueError: ``text`` is not an IP address.
+    Parse an IP address as a resolver or a URL gives it (``"fe80::1%eth0"`` too); an IPv4-mapped IPv6 address
+    becomes its IPv4 address. Raises ``ValueError`` for anything else.
     """
     address = ipaddress.ip_address(text)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
@@ -88,11 +80,8 @@ def parse_legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
 
     A host is taken for an IPv4 address when its last label is a number (decimal, ``0x`` hexadecimal or
     ``0``-prefixed octal), as in the URL standard; ``2130706433``, ``0x7f.1`` and ``0177.0.0.1`` are all
-    ``127.0.0.1``.
-
-    :param host: A host name without brackets or port.
-    :returns: The address, or ``None`` when ``host`` is a domain name.
-    :raises ValueError: ``host`` ends in a number but is not a valid IPv4 address (for example ``"1.2.3.4.5"``).
+    ``127.0.0.1``. ``None`` means a domain name; one that ends in a number but is no valid IPv4 address
+    (``"1.2.3.4.5"``) raises ``ValueError``.
     """
     labels = host.split(".")
     if len(labels) > 1 and labels[-1] == "":
@@ -112,11 +101,8 @@ def parse_legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
 
 def find_block(address: IPAddress) -> Verdict | None:
     """
-    Decide whether an address is off limits, judging an embedded IPv4 address as well.
-
-    :param address: The address to judge (an IPv4-mapped address should already be unwrapped by
-        :func:`parse_address`).
-    :returns: Why the address is refused, or ``None`` when it is a public address.
+    Why an address (IPv4-mapped ones already unwrapped) is off limits, judging an embedded IPv4 address as well;
+    ``None`` for a public address.
     """
     if isinstance(address, ipaddress.IPv6Address):
         inner = _embedded_ipv4(address)

@@ -30,10 +30,6 @@ class Deadline:
     redirect hop) starts with :meth:`start_hop`; from then on the fetch must also end by
     ``hop start + transfer_grace + body bytes received / min_transfer_rate`` (see :class:`FetchLimits`), a moment
     that moves later as bytes arrive.
-
-    :param limits: The fetch limits.
-    :param url: The URL asked for, named in the timeout error.
-    :param deadline_s: Seconds the caller has left, or ``None``.
     """
 
     def __init__(self, limits: FetchLimits, *, url: str, deadline_s: float | None = None) -> None:
@@ -52,41 +48,24 @@ class Deadline:
             self._hop_end = time.monotonic() + self._limits.transfer_grace
 
     def add(self, count: int) -> None:
-        """
-        Count body bytes received from the connection; each buys ``1 / min_transfer_rate`` seconds.
-
-        :param count: The bytes just received (as sent, before decompression).
-        """
+        """Count body bytes as sent (before decompression); each buys ``1 / min_transfer_rate`` seconds."""
         self._received += count
         if self._limits.min_transfer_rate > 0:
             self._hop_end += count / self._limits.min_transfer_rate
 
     def expires_at(self) -> float:
-        """
-        The ``time.monotonic()`` at which the fetch must stop, given what has arrived so far.
-
-        :returns: The earlier of the total deadline and the transfer-rate deadline.
-        """
+        """The ``time.monotonic()`` at which the fetch must stop: the earlier of the total and the rate deadline."""
         return min(self._end, self._hop_end)
 
     def remaining(self) -> float:
-        """
-        Time left before the deadline.
-
-        :returns: Seconds left (at least a small positive number, so it can serve as a socket timeout).
-        :raises FetchTimeoutError: The deadline has passed.
-        """
+        """Seconds left, at least a small positive number so it can serve as a socket timeout; raises once past."""
         left = self.expires_at() - time.monotonic()
         if left <= 0:
             raise self.error()
         return max(left, 0.001)
 
     def error(self) -> FetchTimeoutError:
-        """
-        Build the error for an exceeded deadline, naming the limit that ran out.
-
-        :returns: A :class:`FetchTimeoutError` naming the URL and the limit.
-        """
+        """The error for an exceeded deadline, naming the limit that ran out."""
         if self._hop_end < self._end:
             rate = self._limits.min_transfer_rate
             return FetchTimeoutError(
@@ -109,11 +88,7 @@ class BodyReader:
     """
     Collects a response body, decoding its content encoding, and refuses it once it exceeds ``max_bytes``.
 
-    :param max_bytes: The largest decoded body accepted.
-    :param content_encoding: The ``Content-Encoding`` header value, or ``None``.
-    :param deadline: The fetch's deadline, checked after every chunk.
-    :param url: The URL asked for, named in errors.
-    :raises UnsupportedContentError: The content encoding is not identity, gzip or deflate.
+    The deadline is checked after every chunk; a content encoding other than identity, gzip or deflate is refused.
     """
 
     def __init__(self, *, max_bytes: int, content_encoding: str | None, deadline: Deadline, url: str) -> None:
@@ -130,14 +105,7 @@ class BodyReader:
         self._started = False
 
     def feed(self, chunk: bytes) -> None:
-        """
-        Add a raw chunk as it came off the connection.
-
-        :param chunk: The raw (possibly compressed) bytes.
-        :raises ContentTooLargeError: The decoded body now exceeds ``max_bytes``.
-        :raises FetchTimeoutError: The deadline has passed.
-        :raises FetchError: The compressed data is corrupt.
-        """
+        """Add a raw (possibly compressed) chunk as it came off the connection."""
         self._deadline.add(len(chunk))
         allowance = self._max_bytes - len(self._buffer) + 1
         data = chunk if self._decoder is None else self._decompress(chunk, allowance)
@@ -148,20 +116,10 @@ class BodyReader:
         self._deadline.remaining()
 
     def body(self) -> bytes:
-        """
-        The body collected so far.
-
-        :returns: The decoded bytes.
-        """
         return bytes(self._buffer)
 
     def too_large(self, declared: int | None = None) -> ContentTooLargeError:
-        """
-        Build the error for a body over the cap.
-
-        :param declared: The size the ``Content-Length`` header announced, if that is what gave it away.
-        :returns: A :class:`ContentTooLargeError` naming the URL and the cap.
-        """
+        """The error for a body over the cap; ``declared`` is the ``Content-Length`` if that gave it away."""
         size = f" ({declared} bytes announced)" if declared is not None else ""
         return ContentTooLargeError(
             f"The document at {self._url} is larger than the download limit of {self._max_bytes} bytes{size}.",

@@ -29,11 +29,7 @@ def decode(body: bytes, charset: str | None) -> str:
     """
     Decode a body with its declared character set; UTF-8 when there is none or it is not a text encoding.
 
-    A byte order mark overrides the declaration, as in browsers, and is dropped.
-
-    :param body: The bytes.
-    :param charset: The declared character set, or ``None``.
-    :returns: The text; undecodable bytes become U+FFFD.
+    A byte order mark overrides the declaration, as in browsers, and is dropped. Undecodable bytes become U+FFFD.
     """
     return _decode(body, _encoding(charset) or _UTF8)
 
@@ -42,11 +38,7 @@ def decode_html(body: bytes, charset: str | None) -> str:
     """
     Decode an HTML or XHTML page: by its byte order mark, else the server's character set, else the one its markup
     declares (``<meta charset>``, ``<meta http-equiv>`` or the XML declaration), else UTF-8 if it is valid UTF-8,
-    else windows-1252 (what browsers assume for an undeclared legacy page).
-
-    :param body: The page as downloaded.
-    :param charset: The character set the server declared, or ``None``.
-    :returns: The text; undecodable bytes become U+FFFD.
+    else windows-1252 (what browsers assume for an undeclared legacy page). Undecodable bytes become U+FFFD.
     """
     encoding = _encoding(charset) or _declared_in_markup(body)
     if encoding is None:
@@ -59,13 +51,7 @@ def decode_html(body: bytes, charset: str | None) -> str:
 
 
 def text_charset(label: str) -> str | None:
-    """
-    A declared character set label, if it names a text encoding.
-
-    :param label: The label, for example ``"ISO-8859-1"`` or ``"base64"``.
-    :returns: The label stripped and lower-cased, for example ``"iso-8859-1"``; ``None`` when it names no text
-        encoding.
-    """
+    """A declared character set label (``"ISO-8859-1"``) stripped and lower-cased, or ``None`` for no text encoding."""
     return label.strip().lower() if _encoding(label) is not None else None
 
 

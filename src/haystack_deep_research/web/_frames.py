@@ -24,22 +24,15 @@ class FrameError(Exception):
 
 
 def encode(header: dict[str, Any], payload: bytes = b"") -> bytes:
-    """
-    Build one frame.
-
-    :param header: A JSON-serialisable dictionary.
-    :param payload: Raw bytes sent after the header.
-    :returns: The frame's bytes.
-    """
+    """One frame of a JSON-serialisable header and raw payload bytes."""
     data = json.dumps(header, ensure_ascii=False).encode("utf-8")
     return _PREFIX.pack(len(data), len(payload)) + data + payload
 
 
 def read(stream: IO[bytes]) -> tuple[dict[str, Any], bytes] | None:
     """
-    Read one frame.
+    Read one frame from an unbuffered binary stream such as a pipe.
 
-    :param stream: An unbuffered binary stream, such as a pipe.
     :returns: The header and payload, or ``None`` when the stream ended before the frame began.
     :raises FrameError: The stream ended inside the frame, or the frame is malformed.
     """

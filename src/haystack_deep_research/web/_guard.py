@@ -34,9 +34,7 @@ class ConnectionGuard:
     Cuts the connection of one synchronous fetch when its deadline passes.
 
     Use it as a context manager around the fetch; pass :attr:`trace` as the request's ``trace`` extension and
-    :meth:`resolver` to the URL policy.
-
-    :param deadline: The fetch's deadline; it is read again whenever the alarm goes off, so it may move.
+    :meth:`resolver` to the URL policy. The deadline is read again whenever the alarm goes off, so it may move.
     """
 
     def __init__(self, deadline: Deadline) -> None:
@@ -59,12 +57,7 @@ class ConnectionGuard:
             self._swap(None)
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
-        """
-        The ``trace`` request extension: remember each new connection's socket.
-
-        :param event: The httpcore event name, for example ``"connection.connect_tcp.complete"``.
-        :param info: The event's details; a completed connect carries the network stream as ``return_value``.
-        """
+        """The ``trace`` request extension: remember each new connection's socket (a connect's ``return_value``)."""
         if event != "connection.connect_tcp.complete":
             return
         sock = info["return_value"].get_extra_info("socket")
@@ -88,12 +81,7 @@ class ConnectionGuard:
             self._arm()
 
     def resolver(self, resolver: Resolver | None) -> Resolver:
-        """
-        Wrap a resolver so that waiting for it ends at the deadline.
-
-        :param resolver: The resolver the caller chose, or ``None`` for the system resolver.
-        :returns: A resolver that raises :class:`~haystack_deep_research.errors.FetchTimeoutError` at the deadline.
-        """
+        """The caller's resolver (``None``: the system's), its wait cut at the deadline by a ``FetchTimeoutError``."""
         chosen = resolver or system_resolver
 
         def bounded(host: str, port: int) -> list[str]:

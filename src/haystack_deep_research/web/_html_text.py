@@ -31,12 +31,8 @@ _MAX_ATTRIBUTE_WORK = 50_000_000
 
 def html_text(body: bytes, *, charset: str | None, url: str) -> tuple[str, str]:
     """
-    Extract the title and main text of an HTML or XHTML page.
+    The title (``""`` when there is none) and main text of an HTML or XHTML page.
 
-    :param body: The page as downloaded.
-    :param charset: The character set the server declared, or ``None`` to take the one the page declares.
-    :param url: The page's URL, named in errors.
-    :returns: The title (``""`` when there is none) and the main text.
     :raises ExtractionError: The markup is pathological or cannot be parsed, or the page has no main text.
     :raises MemoryError: Parsing needed more memory than the process may use.
     """

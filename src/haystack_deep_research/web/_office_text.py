@@ -28,12 +28,8 @@ _LOADED: set[str] = set()
 
 def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
     """
-    Extract the title and text of an office file.
+    The title (``""`` when there is none) and text of an office file of one of :data:`OFFICE_KINDS`.
 
-    :param body: The file.
-    :param kind: One of :data:`OFFICE_KINDS`.
-    :param url: The file's address, named in errors.
-    :returns: The title (``""`` when there is none) and the text.
     :raises ExtractionError: The file is not a valid file of its kind, or holds no text.
     :raises ImportError: The packages its converter needs are not installed.
     :raises MemoryError: Reading needed more memory than the process may use.
@@ -64,10 +60,7 @@ def load(kind: str) -> bool:
     Import the converter of an office kind (Haystack and the converter's packages), once per process.
 
     The parser process calls this before it caps its memory for the file: the code is not the file's cost.
-
-    :param kind: One of :data:`OFFICE_KINDS`.
-    :returns: Whether it was imported now (``False`` when it already was, or the kind is unknown).
-    :raises ImportError: The packages the converter needs are not installed.
+    Returns whether it was imported now (``False`` when it already was, or the kind is unknown).
     """
     if kind not in OFFICE_KINDS or kind in _LOADED:
         return False

@@ -34,13 +34,9 @@ _INLINE_IMAGE = re.compile(rb"(?:^|\s)BI\s")
 
 def pdf_text(body: bytes, *, url: str, max_pages: int, max_decompressed: int) -> tuple[str, str]:
     """
-    Extract the title and text of a PDF.
+    The title (``""`` when there is none) and text of a PDF, pages separated by blank lines, reading at most
+    ``max_pages`` pages and ``max_decompressed`` bytes of page content, all pages together.
 
-    :param body: The PDF file.
-    :param url: The document's URL, named in errors.
-    :param max_pages: The most pages read.
-    :param max_decompressed: The most bytes of page content decompressed, all pages together.
-    :returns: The title (``""`` when there is none) and the text, pages separated by blank lines.
     :raises ExtractionError: The PDF is malformed, locked by a password, has no text layer, or passes the budget
         before any text is found.
     :raises MemoryError: Reading needed more memory than the process may use.

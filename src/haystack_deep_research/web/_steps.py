@@ -45,14 +45,7 @@ _HEADERS = {
 
 @dataclass(frozen=True)
 class FinalResponse:
-    """
-    A final (non-redirect) response that passed the status and header checks; its body is still to be read.
-
-    :param status: The HTTP status code.
-    :param content_type: The lower-cased MIME type without parameters, or ``None`` when the server sent none.
-    :param charset: The declared character set, or ``None``.
-    :param reader: The body reader to feed the raw chunks into.
-    """
+    """A final (non-redirect) response that passed the status and header checks; its body is still to be read."""
 
     status: int
     content_type: str | None
@@ -61,17 +54,7 @@ class FinalResponse:
 
 
 def check_hop(policy: UrlPolicy, url: str, *, resolver: Resolver | None, asked_url: str) -> ResolvedURL:
-    """
-    Check one hop with the policy; a refused redirect target says which URL redirected there.
-
-    :param policy: The URL policy.
-    :param url: The URL of this hop.
-    :param resolver: The resolver for the policy, or ``None`` for the system resolver.
-    :param asked_url: The URL the caller asked for; errors carry it as their ``url``.
-    :returns: The accepted URL with its checked address.
-    :raises URLRefusedError: The policy refused the hop.
-    :raises FetchError: The hop's host could not be resolved.
-    """
+    """Check one hop with the policy; a refused redirect target says which URL redirected there."""
     try:
         return policy.check(url, resolver=resolver)
     except FetchError as exc:
@@ -88,13 +71,7 @@ def build_request(
 
     The URL's host is replaced by ``target.address`` (so no second DNS lookup happens), the ``Host`` header
     carries the original host, and for https the original host is the TLS server name, so the certificate is
-    checked against it.
-
-    :param client: The client that will send the request.
-    :param target: The URL as accepted by the policy.
-    :param limits: The fetch limits (timeouts).
-    :param deadline: The total deadline; no timeout may run past it.
-    :returns: The request to send with ``stream=True``.
+    checked against it. No timeout runs past the total deadline.
     """
     original = httpx.URL(target.url)
     remaining = deadline.remaining()
@@ -120,11 +97,6 @@ def inspect_response(
     """
     Decide what to do with a response whose headers have arrived.
 
-    :param response: The streamed response.
-    :param current_url: The URL this hop asked for (with its original host), to resolve a relative redirect.
-    :param asked_url: The URL the caller asked for, named in errors.
-    :param limits: The fetch limits (size cap).
-    :param deadline: The total deadline, handed to the body reader.
     :returns: The absolute URL to go to next for a redirect, or the accepted final response.
     :raises FetchError: A redirect has no usable ``Location`` or the final status is not 2xx.
     :raises ContentTooLargeError: ``Content-Length`` announces more than ``max_bytes``.
@@ -157,16 +129,7 @@ def inspect_response(
 
 
 def settle_content_type(content_type: str | None, body: bytes, *, current_url: str, asked_url: str) -> str:
-    """
-    Return the content type, recognising PDF and HTML by their first bytes when the server sent no type.
-
-    :param content_type: The type from the headers, or ``None``.
-    :param body: The body.
-    :param current_url: The URL the body came from.
-    :param asked_url: The URL the caller asked for.
-    :returns: One of the allowed content types.
-    :raises UnsupportedContentError: There was no type and the body is neither PDF nor HTML.
-    """
+    """The content type, recognising PDF and HTML by their first bytes when the server sent no type."""
     if content_type is not None:
         return content_type
     head = body[:1024].lstrip().lower()
@@ -178,13 +141,6 @@ def settle_content_type(content_type: str | None, body: bytes, *, current_url: s
 
 
 def too_many_redirects(limits: FetchLimits, asked_url: str) -> FetchError:
-    """
-    Build the error for a redirect chain longer than allowed.
-
-    :param limits: The fetch limits (``max_redirects``).
-    :param asked_url: The URL the caller asked for.
-    :returns: The error to raise.
-    """
     return FetchError(
         f"{asked_url} redirected more than {limits.max_redirects} times; the redirect limit was reached.",
         url=asked_url,
@@ -192,14 +148,7 @@ def too_many_redirects(limits: FetchLimits, asked_url: str) -> FetchError:
 
 
 def transport_error(exc: Exception, *, current_url: str, asked_url: str) -> FetchError:
-    """
-    Translate an httpx error into the library's error.
-
-    :param exc: The httpx error (``httpx.HTTPError`` or ``httpx.InvalidURL``).
-    :param current_url: The URL of the hop that failed.
-    :param asked_url: The URL the caller asked for.
-    :returns: A :class:`FetchTimeoutError` for timeouts, otherwise a :class:`FetchError`.
-    """
+    """An httpx error as the library's: a :class:`FetchTimeoutError` for timeouts, otherwise a :class:`FetchError`."""
     detail = str(exc).strip() or type(exc).__name__
     if len(detail) > 200:
         detail = detail[:197] + "..."

@@ -39,14 +39,7 @@ _PREFERRED = "cp1252"
 
 
 def decode_text(data: bytes, *, name: str) -> tuple[str, str]:
-    """
-    Decode the bytes of a text file.
-
-    :param data: The bytes.
-    :param name: The file's name, for the error.
-    :returns: ``(text, encoding)``: the text, and the name of the encoding it was read in.
-    :raises ExtractionError: If the bytes are not text in any encoding detected.
-    """
+    """``(text, encoding)`` of a text file's bytes; ``ExtractionError`` if they are text in no encoding detected."""
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
@@ -121,11 +114,8 @@ def text_file(data: bytes, *, name: str) -> tuple[str, str, str]:
     ``web/_worker.py``), under the time and memory caps of a PDF, since Markdown parsing of a hostile file can take
     minutes and gigabytes.
 
-    :param data: The file's bytes.
-    :param name: The file's name (its suffix chooses the converter), named in errors.
     :returns: ``(title, text, encoding)``: a Markdown file's first heading (``""`` otherwise or without one), the
         text, and the name of the encoding it was read in.
-    :raises ExtractionError: If the bytes are not text in any encoding detected.
     """
     from haystack.dataclasses.byte_stream import ByteStream
 

@@ -14,14 +14,10 @@ _pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 
 def waiting_threads(name: str, size: int) -> ThreadPoolExecutor:
     """
-    The process's thread pool called ``name``, made on first use.
+    The process's thread pool called ``name`` (its threads' prefix too) of at most ``size`` threads, made on first use.
 
     A pool of its own keeps these waits from filling the event loop's default executor, and keeps calls stuck in
-    one kind of wait (a resolver that never answers) from delaying the other kind.
-
-    :param name: The pool's name, also the prefix of its threads' names.
-    :param size: The most threads it runs at once; idle pools hold no threads.
-    :returns: The pool.
+    one kind of wait (a resolver that never answers) from delaying the other kind. Idle pools hold no threads.
     """
     with _lock:
         entry = _pools.get(name)

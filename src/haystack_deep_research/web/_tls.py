@@ -34,8 +34,6 @@ def prepare_contexts(count: int) -> None:
     """
     Have ``count`` idle contexts ready (at most the pool's size), built in a background thread; returns at once.
     Only the first call in a process builds any: later ones find the contexts the run's fetches give back.
-
-    :param count: How many fetches should find a context ready.
     """
     wanted = min(count, _MAX_IDLE)
     with _lock:
@@ -58,11 +56,7 @@ def _build(wanted: int) -> None:
 
 @contextmanager
 def lend_context() -> Iterator[ssl.SSLContext]:
-    """
-    Borrow a verifying TLS client context for the length of one fetch.
-
-    :returns: A context manager yielding an ``ssl.SSLContext`` that no other fetch uses until it is given back.
-    """
+    """Borrow a verifying TLS client context that no other fetch uses until it is given back, for one fetch."""
     with _lock:
         context = _idle.pop() if _idle else None
     if context is None:

@@ -23,12 +23,7 @@ _logger = logging.getLogger(__name__)
 
 
 class Alarm:
-    """
-    An action scheduled by :func:`call_at`.
-
-    :param when: The ``time.monotonic()`` at which the action runs.
-    :param action: The action; it runs on the watchdog thread and must return quickly.
-    """
+    """An action scheduled by :func:`call_at`; it runs on the watchdog thread and must return quickly."""
 
     def __init__(self, when: float, action: Callable[[], None]) -> None:
         self.when = when
@@ -88,11 +83,9 @@ _watchdog: _Watchdog | None = None
 
 def call_at(when: float, action: Callable[[], None]) -> Alarm:
     """
-    Run ``action`` on the watchdog thread at ``when`` (a ``time.monotonic()`` value), unless cancelled first.
-
-    :param when: When to run it; a time in the past runs it at once.
-    :param action: A quick action that releases a blocked call (shut a socket down, kill a process).
-    :returns: The alarm, to cancel when the guarded call finished in time.
+    Run ``action`` on the watchdog thread at ``when`` (a ``time.monotonic()`` value; a past one runs it at once),
+    unless the returned alarm is cancelled first. The action must be quick: release a blocked call (shut a socket
+    down, kill a process).
     """
     global _watchdog  # noqa: PLW0603 - one watchdog per process, started on first use
     alarm = Alarm(when, action)

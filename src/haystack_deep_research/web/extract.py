@@ -83,9 +83,7 @@ def extract_text(
         the time and memory allowed.
     """
     request = _Request(document, max_pdf_pages=max_pdf_pages, limits=limits, deadline_s=deadline_s)
-    if request.header is None:
-        return request.plain_text()
-    return request.answer(_pool.parse(**request.arguments(_pool.Ticket())))
+    return request.answer(_pool.parse(**request.arguments(_pool.Ticket()))) if request.header else request.plain_text()
 
 
 async def extract_text_async(

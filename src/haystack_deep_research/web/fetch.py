@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterable, Callable, Iterable
+from collections.abc import AsyncIterable, Iterable
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
 from typing import cast
@@ -171,66 +171,40 @@ async def fetch_async(
     """
     deadline = Deadline(limits, url=url, deadline_s=_check_deadline(deadline_s))
     loop = asyncio.get_running_loop()
+    current = url
     try:
-        async with asyncio.timeout_at(_loop_time(loop, deadline)) as timeout:
-
-            def follow() -> None:  # the transfer-rate rule moves the deadline as bytes arrive
-                timeout.reschedule(_loop_time(loop, deadline))
-
-            return await _fetch_async_hops(
-                url,
-                policy=policy,
-                limits=limits,
-                transport=transport,
-                resolver=resolver,
-                deadline=deadline,
-                follow=follow,
-            )
+        async with asyncio.timeout_at(_loop_time(loop, deadline)) as timeout, AsyncExitStack() as own:
+            if transport is None:  # a caller's transport stays open for the caller to reuse
+                transport = await own.enter_async_context(
+                    httpx.AsyncHTTPTransport(verify=own.enter_context(lend_context()), retries=0, limits=_ONE_USE)
+                )
+            client = httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False)
+            for _hop in range(limits.max_redirects + 1):
+                target = await asyncio.to_thread(check_hop, policy, current, resolver=resolver, asked_url=url)
+                current = target.url
+                deadline.start_hop()
+                timeout.reschedule(_loop_time(loop, deadline))  # the transfer-rate rule moves the deadline
+                try:
+                    request = build_request(client, target, limits, deadline)
+                    response = await client.send(request, stream=True)
+                    try:
+                        step = inspect_response(
+                            response, current_url=current, asked_url=url, limits=limits, deadline=deadline
+                        )
+                        if isinstance(step, FinalResponse):
+                            async for chunk in cast(AsyncIterable[bytes], response.stream):
+                                step.reader.feed(chunk)
+                                timeout.reschedule(_loop_time(loop, deadline))
+                    finally:
+                        await response.aclose()
+                except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                    raise transport_error(exc, current_url=current, asked_url=url) from exc
+                if isinstance(step, str):
+                    current = step
+                    continue
+                return _document(step, asked_url=url, final_url=current)
     except TimeoutError as exc:
         raise deadline.error() from exc
-
-
-async def _fetch_async_hops(
-    url: str,
-    *,
-    policy: UrlPolicy,
-    limits: FetchLimits,
-    transport: httpx.AsyncBaseTransport | None,
-    resolver: Resolver | None,
-    deadline: Deadline,
-    follow: Callable[[], None],
-) -> FetchedDocument:
-    current = url
-    async with AsyncExitStack() as own:
-        if transport is None:  # a caller's transport stays open for the caller to reuse
-            transport = await own.enter_async_context(
-                httpx.AsyncHTTPTransport(verify=own.enter_context(lend_context()), retries=0, limits=_ONE_USE)
-            )
-        client = httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False)
-        for _hop in range(limits.max_redirects + 1):
-            target = await asyncio.to_thread(check_hop, policy, current, resolver=resolver, asked_url=url)
-            current = target.url
-            deadline.start_hop()
-            follow()
-            try:
-                request = build_request(client, target, limits, deadline)
-                response = await client.send(request, stream=True)
-                try:
-                    step = inspect_response(
-                        response, current_url=current, asked_url=url, limits=limits, deadline=deadline
-                    )
-                    if isinstance(step, FinalResponse):
-                        async for chunk in cast(AsyncIterable[bytes], response.stream):
-                            step.reader.feed(chunk)
-                            follow()
-                finally:
-                    await response.aclose()
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                raise transport_error(exc, current_url=current, asked_url=url) from exc
-            if isinstance(step, str):
-                current = step
-                continue
-            return _document(step, asked_url=url, final_url=current)
     raise too_many_redirects(limits, url)
 
 
