@@ -116,9 +116,6 @@ def checked_stat(
     """
     Check, without opening it, that a file could be read by :func:`read_regular_file`.
 
-    :param path: The file.
-    :param root: The folder it must resolve under, or ``None`` for no such folder.
-    :param max_bytes: The largest size accepted.
     :returns: The resolved file's status.
     :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, or is larger than ``max_bytes``.
     :raises OSError: It cannot be looked at (``FileNotFoundError`` when it does not exist).
@@ -143,11 +140,6 @@ def read_regular_file(
     """
     Read a regular file that resolves under ``root``, at most ``max_bytes`` long (see the module docstring).
 
-    :param path: The file.
-    :param root: The folder it must resolve under, or ``None`` when any place will do (it must still be a regular
-        file within the size cap).
-    :param max_bytes: The largest size read; a larger file is refused.
-    :param links: Whether a symbolic link standing at ``path`` is followed (``False``: it is refused).
     :returns: The file's bytes.
     :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, is larger than ``max_bytes``, or
         is a symbolic link and ``links`` is ``False``.
@@ -240,12 +232,10 @@ _STREAM_PATH = re.compile(r"/dev/(?:stdout|stderr|fd/\d+)|/proc/self/fd/\d+")
 
 def written_through(path: str | os.PathLike[str], status: os.stat_result | None = None) -> bool:
     """
-    :param path: A path the user named.
-    :param status: Its status, links followed, when already known.
-    :returns: Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character
-        device, or a file named by one of the process's own streams (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
-        ``/proc/self/fd/N``) when the shell sent it to a file: it is appended to, as the shell's ``>`` or ``>>`` left
-        it. A file of ``/dev/shm`` is a file like any other, replaced.
+    Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character device, or a file
+    named by one of the process's own streams (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``)
+    when the shell sent it to a file: it is appended to, as the shell's ``>`` or ``>>`` left it. A file of ``/dev/shm``
+    is a file like any other, replaced.
     """
     try:
         kind = (status or os.stat(path)).st_mode
@@ -358,7 +348,6 @@ def open_appending(path: str | os.PathLike[str]) -> int:
     """
     Open a regular file to append to, creating it when missing (see the module docstring).
 
-    :param path: The file.
     :returns: Its descriptor, opened with ``O_APPEND``; the caller closes it.
     :raises LocalFileRefusedError: A symbolic link, a FIFO, a device, a socket or a folder stands at the path.
     :raises OSError: It cannot be opened.
@@ -391,8 +380,6 @@ def cut_torn_line(path: str | os.PathLike[str], *, max_bytes: int) -> bytes:
     Read an append-only file of lines the library wrote, cutting off a last line left unterminated by a crash, so
     the next line appended is never glued onto it.
 
-    :param path: The file; a symbolic link standing there is refused.
-    :param max_bytes: The largest size read.
     :returns: Its complete lines (everything up to its last newline).
     :raises LocalFileRefusedError: It is not a regular file, is a symbolic link, or is larger than ``max_bytes``;
         nothing was cut.
@@ -418,7 +405,6 @@ def spreadsheet_cell(value: Any) -> Any:
     (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, after any spaces, in any width) gets a
     leading ``'``, so it is shown as text; anything else is kept as it is.
 
-    :param value: The cell's value.
     :returns: The value to write.
     """
     if not isinstance(value, str):

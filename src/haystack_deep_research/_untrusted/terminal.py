@@ -99,7 +99,6 @@ def logged_lines(show: Callable[[str], None]) -> Iterator[None]:
     """
     While the block runs, the warnings libraries log go to ``show`` as one line each, not raw to stderr.
 
-    :param show: Takes each record as one line (``warning: ...``).
     :returns: A context manager.
     """
     handler = LogLines(show)

@@ -128,10 +128,7 @@ def _neutral(text: str) -> str:
 
 
 def read_tags(text: str) -> list[Tag]:
-    """
-    :param text: Raw HTML: one tag or a whole block.
-    :returns: The start tags that name URLs, in document order, with offsets in ``text``.
-    """
+    """The start tags that name URLs, in document order, with offsets in ``text``."""
     reader = _Reader(text)
     reader.feed(_neutral(text))
     rest = reader.rawdata  # what the parser could not finish: a tag left open runs on into what follows it

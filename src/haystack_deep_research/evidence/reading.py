@@ -24,7 +24,6 @@ def sentence_reader(report: str) -> Callable[[str], str]:
     """
     A function that turns a sentence of ``report`` into what a reader reads in it (the claim a judge is shown).
 
-    :param report: The Markdown report the sentences come from (its reference definitions resolve ``[text][label]``).
     :returns: ``read(sentence) -> text``: link text kept, URLs and citation markers (``[1]``, ``[^2]``, ``【3】``)
         dropped, whitespace collapsed.
     """

@@ -71,7 +71,6 @@ def load_sources(path: Path) -> EvidenceLedger:
     """
     Read the record of what was read.
 
-    :param path: A JSON file: an evidence ledger (array of entries) or an array of URL strings.
     :returns: A ledger; plain URLs become pages without stored text.
     :raises UsageError: If the file cannot be read or is neither form.
     """
@@ -93,8 +92,6 @@ def default_judge(model: str, options: argparse.Namespace | None = None) -> Any:
     """
     The judge used by ``--judge``.
 
-    :param model: The judge's model name.
-    :param options: The parsed model options (server, API, limits); ``None`` for OpenAI's defaults.
     :returns: A chat generator.
     """
     return judge_model(options or argparse.Namespace(), model)
@@ -143,10 +140,6 @@ def run_check(
     """
     Run ``deep-research check``.
 
-    :param argv: The arguments after ``check``.
-    :param out: Where the findings go; stdout by default.
-    :param err: Where errors and warnings go; stderr by default.
-    :param judge_llm: The judge for ``--judge``, instead of the one the model options choose (a server's own).
     :returns: The exit status (see the module docstring).
     """
     out, err = out or sys.stdout, err or sys.stderr

@@ -151,31 +151,21 @@ MCP_WORDS: Words = (
 
 
 def in_words(message: str, words: Words = COMMAND_LINE_WORDS) -> str:
-    """
-    :param message: A message of the library, which names its settings as a Python caller gives them.
-    :param words: The surface's words (:data:`COMMAND_LINE_WORDS`, :data:`MCP_WORDS`).
-    :returns: The message naming them as the surface's user gives them.
-    """
+    """The message naming them as the surface's user gives them."""
     for pattern, word in words:
         message = pattern.sub(word, message)
     return message
 
 
 def exit_code_of(error: BaseException) -> ExitCode:
-    """
-    :param error: What ended the command.
-    :returns: :attr:`ExitCode.USAGE` for a mistake the user can fix in the command, else :attr:`ExitCode.RUN_FAILED`.
-    """
+    """:attr:`ExitCode.USAGE` for a mistake the user can fix in the command, else :attr:`ExitCode.RUN_FAILED`."""
     return ExitCode.USAGE if isinstance(error, UsageError) else ExitCode.RUN_FAILED
 
 
 def outcome_code(result: dict[str, Any], *, researchers_failed: int = 0) -> ExitCode:
     """
-    :param result: The outputs of a finished run (any shape).
-    :param researchers_failed: How many of the run's sub-researchers failed (the events tell).
-    :returns: The code of its ``exit_reason`` (see :data:`EXIT_REASON_CODES`), from its notes too: a run that gathered
-        no note (every researcher failed) failed, and one whose researchers partly failed is partial, whatever its
-        exit reason says.
+    The code of its ``exit_reason`` (see :data:`EXIT_REASON_CODES`), from its notes too: a run that gathered no note
+    (every researcher failed) failed, and one whose researchers partly failed is partial, whatever its exit reason says.
     """
     code = EXIT_REASON_CODES.get(str(result.get("exit_reason") or ""), ExitCode.OK)
     if code in (ExitCode.CLARIFICATION_NEEDED, ExitCode.INTERRUPTED, ExitCode.RESEARCH_FAILED):
@@ -188,11 +178,8 @@ def outcome_code(result: dict[str, Any], *, researchers_failed: int = 0) -> Exit
 
 def error_line(error: BaseException, *, command: str = "deep-research") -> str:
     """
-    :param error: What ended the command.
-    :param command: The command's name, as the user typed it.
-    :returns: The error as the one line the command prints: the library's own message for an error it raised on
-        purpose (in the command line's words, :func:`in_words`), the error's type and message for a provider or
-        network failure.
+    The error as the one line the command prints: the library's own message for an error it raised on purpose (in the
+    command line's words, :func:`in_words`), the error's type and message for a provider or network failure.
     """
     if isinstance(error, DeepResearchError):
         return f"{command}: error: {in_words(str(error))}"

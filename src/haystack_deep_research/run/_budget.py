@@ -107,9 +107,6 @@ class RunBudget:
         """
         Check the budgets.
 
-        :param tokens_used: The tokens the run has spent so far.
-        :param cost: What the run has cost so far in US dollars, or ``None`` when unknown (then the cost budget
-            cannot be checked).
         :returns: ``(reason, detail)`` when a budget is spent (``reason`` is ``"token_budget"``, ``"cost_budget"`` or
             ``"time_budget"``, ``detail`` says it in words), else ``None``.
         """
@@ -124,10 +121,7 @@ class RunBudget:
         return None
 
     def describe(self, reason: str) -> str:
-        """
-        :param reason: ``"token_budget"``, ``"cost_budget"`` or ``"time_budget"``.
-        :returns: The budget in words, for messages.
-        """
+        """The budget in words, for messages."""
         if reason == EXIT_TOKEN_BUDGET:
             return f"token budget of {self.token_budget:,} tokens"
         if reason == EXIT_COST_BUDGET:
@@ -185,8 +179,6 @@ def call_within(function: Callable[[], T], budget: RunBudget | None) -> T:
     """
     Make a sync call, waiting no longer than the time budget has left.
 
-    :param function: The call.
-    :param budget: The run's budget, or ``None`` (then the call runs inline, unbounded).
     :returns: What the call returned.
     :raises DeadlineExceededError: If the budget ran out first (the call is abandoned in its daemon thread).
     """
@@ -206,8 +198,6 @@ async def call_within_async(start: Callable[[], Awaitable[T]], budget: RunBudget
     """
     Make an async call, waiting no longer than the time budget has left.
 
-    :param start: Starts the call (a coroutine function taking no arguments).
-    :param budget: The run's budget, or ``None`` (then the call is awaited unbounded).
     :returns: What the call returned.
     :raises DeadlineExceededError: If the budget ran out first (the call is cancelled).
     """
@@ -226,8 +216,6 @@ def call_sync_within_async(function: Callable[[], T], budget: RunBudget | None) 
     """
     A sync call on the async path, in a daemon thread (an abandoned one never holds up the event loop's shutdown).
 
-    :param function: The call.
-    :param budget: The run's budget, or ``None``.
     :returns: An awaitable of what the call returned; it raises ``DeadlineExceededError`` as :func:`call_within_async`.
     """
     return call_within_async(lambda: asyncio.wrap_future(_in_daemon_thread(function)), budget)
@@ -246,8 +234,6 @@ def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) 
     """
     Sum two token-usage dicts key by key (nested dicts recursively, numbers added, anything else replaced).
 
-    :param total: The usage so far, or ``None``.
-    :param usage: The usage to add, or ``None``.
     :returns: A new dict holding the sum.
     """
     result: dict[str, Any] = dict(total or {})
@@ -266,8 +252,6 @@ def usage_delta(current: Mapping[str, Any] | None, recorded: Mapping[str, Any] |
     """
     What a usage dict holds beyond a part already recorded (numbers subtracted key by key, nested dicts too).
 
-    :param current: The usage now.
-    :param recorded: The part already counted, or ``None``.
     :returns: The numeric difference; keys with no difference are left out.
     """
     recorded = recorded or {}
@@ -358,10 +342,7 @@ class CostMeter:
         self._lock = threading.Lock()
 
     def by_phase(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
-        """
-        :param usage_by_phase: Token usage per phase.
-        :returns: US dollars per phase; ``None`` for a phase whose cost is unknown.
-        """
+        """US dollars per phase; ``None`` for a phase whose cost is unknown."""
         return self._priced(usage_by_phase, warn=True)
 
     def _priced(self, usage_by_phase: Mapping[str, Mapping[str, Any]], *, warn: bool) -> dict[str, float | None]:
@@ -375,10 +356,7 @@ class CostMeter:
         return costs
 
     def total(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
-        """
-        :param usage_by_phase: Token usage per phase.
-        :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
-        """
+        """The sum in US dollars, or ``None`` when some phase's cost is unknown."""
         costs = self.by_phase(usage_by_phase).values()
         return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
 
@@ -386,17 +364,13 @@ class CostMeter:
         """
         The total as :meth:`total` gives it, without any warning: for progress displays while the run goes on.
 
-        :param usage_by_phase: Token usage per phase.
         :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
         """
         costs = self._priced(usage_by_phase, warn=False).values()
         return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
 
     def report(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-        """
-        :param usage_by_phase: Token usage per phase.
-        :returns: Each phase's usage with its ``model`` (or ``None``) and ``cost`` (US dollars, or ``None``).
-        """
+        """Each phase's usage with its ``model`` (or ``None``) and ``cost`` (US dollars, or ``None``)."""
         costs = self.by_phase(usage_by_phase)
         return {
             phase: {**usage, "model": self.phase_models.get(phase), "cost": costs[phase]}
@@ -404,10 +378,7 @@ class CostMeter:
         }
 
     def unpriced(self, models: Mapping[str, str]) -> list[str]:
-        """
-        :param models: Model names by phase.
-        :returns: The model names among them with no known price, each once, in order.
-        """
+        """The model names among them with no known price, each once, in order."""
         return list(dict.fromkeys(model for model in models.values() if price_of(model, self.prices) is None))
 
     def _unknown(self, phase: str, model: str | None, price: Price | None) -> None:

@@ -190,7 +190,6 @@ def check_question(question: str) -> str:
     """
     Check a research question's length.
 
-    :param question: The question, stripped.
     :returns: The question.
     :raises InvalidQuestionError: If it is longer than :data:`MAX_QUESTION_CHARS`; the message says what to do.
     """
@@ -206,7 +205,6 @@ def check_messages(messages: Any) -> list[ChatMessage]:
     """
     Check that ``messages`` is a list of ``ChatMessage``.
 
-    :param messages: What was passed to ``run`` as ``messages``.
     :returns: The messages.
     :raises InvalidQuestionError: If it is anything else; the message says what was passed and what to pass.
     """
@@ -246,7 +244,6 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
     Check that ``hook_context`` is a dict (or ``None``, meaning an empty one) that holds none of the keys a run used to
     read its inputs from: those are refused, naming the ``RunInputs`` field to pass instead, never ignored.
 
-    :param hook_context: What was passed to ``run`` as ``hook_context``.
     :returns: The dict (a new empty one for ``None``).
     :raises ConfigurationError: If it is anything else, or holds such a key.
     """
@@ -281,9 +278,6 @@ class RunGuard:
         return f"RunGuard(open={len(self._closers)})"
 
     def on_close(self, closer: Callable[[], None]) -> None:
-        """
-        :param closer: Called once by :meth:`close`.
-        """
         with self._lock:
             self._closers.append(closer)
 
@@ -393,8 +387,6 @@ def make_current(run: ResearchRun, context: dict[str, Any] | None = None) -> Cal
     """
     Make ``run`` the current run (see :func:`current_run`) until the returned callable is called, in the same context.
 
-    :param run: The run.
-    :param context: The caller's ``hook_context``, or ``None``.
     :returns: What makes the run current no more (the current run before it is current again).
     """
     token = _CURRENT.set(OpenRun(run=run, context=dict(context or {})))
@@ -422,8 +414,6 @@ def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:
     """
     The per-run inputs a shape's ``run`` was given, checked.
 
-    :param inputs: What was passed as ``inputs``: a :class:`RunInputs`, or ``None`` for none.
-    :param streaming_callback: What was passed as ``streaming_callback``, or ``None``; it wins over the inputs' own.
     :returns: The inputs.
     :raises ConfigurationError: If ``inputs`` is not a ``RunInputs``, or the callback is not callable.
     """
@@ -453,7 +443,6 @@ def question_from(messages: Any) -> str:
     Find the research question: the text of the last user message, cleaned (see
     :func:`~haystack_deep_research.evidence.clean_text`).
 
-    :param messages: The messages passed to ``run``.
     :returns: The question, stripped.
     :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
         the question is longer than ``MAX_QUESTION_CHARS``.
@@ -470,10 +459,7 @@ def question_from(messages: Any) -> str:
 
 
 def view_of(state: State) -> RunView | None:
-    """
-    :param state: An agent's live State.
-    :returns: The agent's view of its run, or ``None`` when it runs outside a run of this library.
-    """
+    """The agent's view of its run, or ``None`` when it runs outside a run of this library."""
     context = state.data.get(HOOK_CONTEXT)
     view = context.get(RUN_KEY) if isinstance(context, dict) else None
     return view if isinstance(view, RunView) else None
@@ -481,9 +467,8 @@ def view_of(state: State) -> RunView | None:
 
 def counted_view(state: State) -> RunView | None:
     """
-    :param state: An agent's live State, at a step boundary.
-    :returns: :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None``
-        outside a run of this library.
+    :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None`` outside a run
+    of this library.
     """
     view = view_of(state)
     if view is not None:
@@ -746,9 +731,6 @@ class BudgetHook(InitSerialized):
     allowed_hook_points = ("before_llm",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         view = counted_view(state)
         bind(view.run.budget if view is not None else None)
         if view is None:
@@ -757,9 +739,6 @@ class BudgetHook(InitSerialized):
             state.set(STOP_RUN, reason)
 
     async def run_async(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         self.run(state)
 
 
@@ -933,8 +912,6 @@ def open_journal(run_dir: str | os.PathLike[str] | None, question: str) -> Phase
     """
     Open the journal of the run directory, if any.
 
-    :param run_dir: The run's directory, or ``None``.
-    :param question: The run's question.
     :returns: The phase; it returns the journal, or ``None`` without a run directory.
     :raises RunDirError: (from the phase) If the directory cannot be used.
     """
@@ -981,11 +958,7 @@ def restore(state: State, run: ResearchRun) -> Phase[None]:
 
 
 def resumed_note(view: RunView, subtopic: str) -> JournaledNote | None:
-    """
-    :param view: The orchestrator's view of the run.
-    :param subtopic: The sub-topic being delegated.
-    :returns: The journaled note of that sub-topic when an earlier attempt of this run completed it, else ``None``.
-    """
+    """The journaled note of that sub-topic when an earlier attempt of this run completed it, else ``None``."""
     journal = view.run.journal
     return journal.find_note(subtopic) if journal is not None else None
 
@@ -995,9 +968,6 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
     nothing of the record is on disk then, so a resumed run researches the sub-topic again.
 
-    :param view: The orchestrator's view of the run.
-    :param subtopic: The sub-topic as delegated.
-    :param note: What the researcher returned.
     :returns: The phase.
     """
     journal = view.run.journal
@@ -1024,9 +994,6 @@ def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[N
     Each write that fails is a warning saying what it costs; the others are still made. Every shape ends its run
     directory this way.
 
-    :param run: The run.
-    :param report: The report.
-    :param exit_reason: Why the run ended.
     :returns: The phase.
     """
     journal = run.journal

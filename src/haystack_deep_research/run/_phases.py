@@ -169,10 +169,7 @@ def failure(error: Exception | None) -> str:
 
 
 def model_name(generator: Any) -> str:
-    """
-    :param generator: A chat generator.
-    :returns: Its model name when it has one, else its class name.
-    """
+    """Its model name when it has one, else its class name."""
     name = getattr(generator, "model", None)
     return name if isinstance(name, str) and name else type(generator).__name__
 
@@ -272,8 +269,6 @@ def subphase(factory: Callable[[], Phase[T]], *, max_concurrency: int = 5) -> Ca
     """
     A nested phase as one call of a batch, so that several phases of one batch proceed side by side.
 
-    :param factory: Builds the phase (called once per drive).
-    :param max_concurrency: Calls of one batch of the nested phase running at once.
     :returns: The call; its value is what the nested phase returns.
     """
     return Call(
@@ -353,23 +348,13 @@ def _is_async(callback: Any) -> bool:
 
 
 def tag_chunk(chunk: StreamingChunk, role: str, agent: str = "") -> StreamingChunk:
-    """
-    :param chunk: A chunk as a model streamed it.
-    :param role: The role of that model.
-    :param agent: The sub-topic or subagent it works for, if any.
-    :returns: A copy of the chunk whose meta names the role (a role already there, from a nested agent, is kept).
-    """
+    """A copy of the chunk whose meta names the role (a role already there, from a nested agent, is kept)."""
     meta = {ROLE_META: role, **({AGENT_META: agent} if agent else {}), **chunk.meta}
     return dataclasses.replace(chunk, meta=meta)
 
 
 def for_sync(callback: Any, role: str, agent: str = "") -> SyncCallback | None:
-    """
-    :param callback: The run's streaming callback, or ``None``.
-    :param role: The role of the model it is passed to.
-    :param agent: The sub-topic or subagent the model works for, if any.
-    :returns: A plain callback tagging each chunk, or ``None`` (no callback, or a coroutine one).
-    """
+    """A plain callback tagging each chunk, or ``None`` (no callback, or a coroutine one)."""
     if callback is None or _is_async(callback):
         return None
 
@@ -380,12 +365,7 @@ def for_sync(callback: Any, role: str, agent: str = "") -> SyncCallback | None:
 
 
 def for_async(callback: Any, role: str, agent: str = "") -> AsyncCallback | None:
-    """
-    :param callback: The run's streaming callback, or ``None``.
-    :param role: The role of the model it is passed to.
-    :param agent: The sub-topic or subagent the model works for, if any.
-    :returns: A coroutine callback tagging each chunk, or ``None`` without a callback.
-    """
+    """A coroutine callback tagging each chunk, or ``None`` without a callback."""
     if callback is None:
         return None
     is_async = _is_async(callback)
@@ -400,10 +380,7 @@ def for_async(callback: Any, role: str, agent: str = "") -> AsyncCallback | None
 
 
 def accepts_streaming(generator: Any) -> bool:
-    """
-    :param generator: A chat generator.
-    :returns: Whether its ``run`` takes a ``streaming_callback`` (by name or through ``**kwargs``).
-    """
+    """Whether its ``run`` takes a ``streaming_callback`` (by name or through ``**kwargs``)."""
     try:
         parameters = inspect.signature(generator.run).parameters
     except (TypeError, ValueError):
@@ -427,7 +404,6 @@ def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
     True}`` unless its own ``generation_kwargs`` set ``stream_options``. Detection is by class, looked up only in
     modules already imported, so nothing is imported here.
 
-    :param generator: A chat generator that is about to stream.
     :returns: The settings to add to the call, or ``{}``.
     """
     own = getattr(generator, "generation_kwargs", None) or {}
@@ -489,25 +465,16 @@ class PhaseHook(UsesModels):
         """
         The hook's work.
 
-        :param state: The agent's live State.
         :returns: The phase.
         """
         raise NotImplementedError
 
     def run(self, state: State) -> None:
-        """
-        Run the hook against the live State.
-
-        :param state: The agent's live State.
-        """
+        """Run the hook against the live State."""
         drive(self.phase(state), max_concurrency=self.max_concurrency)
 
     async def run_async(self, state: State) -> None:
-        """
-        Run the hook against the live State without blocking the event loop.
-
-        :param state: The agent's live State.
-        """
+        """Run the hook against the live State without blocking the event loop."""
         await drive_async(self.phase(state), max_concurrency=self.max_concurrency)
 
 
@@ -519,7 +486,6 @@ class RunBound(Protocol):
         """
         Take the run's view.
 
-        :param view: The view.
         :returns: ``False`` when the tool is shared by several runs (not spawned for this one) and did not take it.
         """
         ...
@@ -530,9 +496,6 @@ def with_hooks(library: Mapping[Any, list[Any]], given: Any, *, factory: str) ->
     The hooks of an agent a factory builds: the library's, with the caller's own after them at each hook point (the
     library's open the run first and close it first, so the caller's see it open, and see its report).
 
-    :param library: The library's hooks, by hook point.
-    :param given: The caller's ``hooks=``: a dict of Haystack hook point to a list of Haystack hooks, or ``None``.
-    :param factory: The factory's name, for the messages.
     :returns: The merged hooks (``library`` itself without any of the caller's).
     :raises ConfigurationError: If ``given`` is not such a dict, names an unknown hook point, or holds something that
         is not a hook of that point.
@@ -568,10 +531,7 @@ DEADLINE_META = "haystack_deep_research.deadline"
 
 
 def deadline_reply(error: DeadlineExceededError) -> dict[str, Any]:
-    """
-    :param error: Why a call was cut at the deadline.
-    :returns: The result that stands in for the call: one empty reply whose ``meta[DEADLINE_META]`` says why.
-    """
+    """The result that stands in for the call: one empty reply whose ``meta[DEADLINE_META]`` says why."""
     return {"replies": [ChatMessage.from_assistant("", meta={DEADLINE_META: str(error)})]}
 
 
@@ -599,9 +559,6 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         """
         Call the wrapped generator, waiting no longer than the run's time budget has left.
 
-        :param messages: The conversation.
-        :param tools: The tools offered, or ``None``.
-        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
         :returns: The wrapped generator's replies, or one empty reply (``meta[DEADLINE_META]`` says why) when the
             call was cut at the deadline.
         """
@@ -619,9 +576,6 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         """
         Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread.
 
-        :param messages: The conversation.
-        :param tools: The tools offered, or ``None``.
-        :param kwargs: Other generator inputs.
         :returns: As for :meth:`run`.
         """
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
@@ -665,11 +619,8 @@ _OPENAI_HOST = "api.openai.com"
 
 def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
     """
-    :param generator: A chat generator.
-    :param tokens: The cap.
-    :returns: The generation settings that cap one completion (the name :data:`API_TABLE` gives its API: OpenAI's,
-        or another server's when the generator calls one at its ``api_base_url``), or ``None`` for a generator
-        without a known cap.
+    The generation settings that cap one completion (the name :data:`API_TABLE` gives its API: OpenAI's, or another
+    server's when the generator calls one at its ``api_base_url``), or ``None`` for a generator without a known cap.
     """
     for module_name, class_name, api in (
         ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "chat"),
@@ -714,20 +665,10 @@ class OutputCappedChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        :param messages: The conversation.
-        :param tools: The tools offered.
-        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
-        :returns: The wrapped generator's replies.
-        """
+        """The wrapped generator's replies."""
         return dict(self.chat_generator.run(messages=messages, tools=tools, **self._inputs(kwargs)))
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        :param messages: The conversation.
-        :param tools: The tools offered.
-        :param kwargs: Other generator inputs.
-        :returns: The wrapped generator's replies.
-        """
+        """The wrapped generator's replies."""
         return dict(await self.chat_generator.run_async(messages=messages, tools=tools, **self._inputs(kwargs)))

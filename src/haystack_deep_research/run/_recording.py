@@ -109,10 +109,6 @@ def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> N
     """
     Append one exchange to a recording's ``exchanges.jsonl``, creating its directory if needed.
 
-    :param path: The file.
-    :param kind: ``"model"`` or one of the cache kinds.
-    :param key: What it is matched by.
-    :param value: A JSON-ready value.
     :raises OSError: If the file cannot be written.
     """
     line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
@@ -225,9 +221,8 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def prompt_key(messages: list[ChatMessage]) -> str:
     """
-    :param messages: A prompt.
-    :returns: What a recorded reply is matched by: a hash of each message's role, text, tool calls and tool results,
-        with dates masked.
+    What a recorded reply is matched by: a hash of each message's role, text, tool calls and tool results, with dates
+    masked.
     """
     parts = [
         [
