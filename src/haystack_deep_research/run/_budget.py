@@ -2,21 +2,17 @@
 What a run spends and the limits on it: token usage arithmetic, what usage costs, the run's budget, and the
 time budget as a deadline for the model calls in flight.
 
-**Budget.** Run budgets: a cap on the tokens a run spends across all its phases, on what they cost, and on its
-wall-clock time.
-
-A budget is checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
+**Budget.** A cap on the tokens a run spends across all its phases, on what they cost, and on its wall-clock time,
+checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
 before a sub-topic is delegated). The time budget is also a deadline: it caps every page download and every model
 call in flight (see **Deadline** below), so a run whose researchers are stuck in I/O or whose model server never
 answers still ends on time. The calls that close a run (a stopped researcher's final summary, the writer) still run
 after a token or cost budget is spent, so the total can end a little above ``token_budget`` (or ``cost_budget``);
 once the time budget is spent they are not started, and the report is assembled from the notes gathered.
 
-**Deadline.** The time budget as a deadline for the model calls in flight.
-
-A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout`` seconds
-for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's time
-budget:
+**Deadline.** A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout``
+seconds for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's
+time budget:
 
 - :func:`call_within` (sync) runs the call in a daemon thread and stops waiting at the deadline;
   :func:`call_within_async` awaits the call with :func:`asyncio.wait_for` (a generator without ``run_async`` runs in
@@ -30,14 +26,10 @@ budget:
   cut at the deadline becomes an empty reply, so the Agent stays in its loop and its next ``before_llm`` check ends
   it with ``exit_reason`` "time_budget", before its ``after_run`` hooks keep what it gathered.
 
-**Usage.** Token usage arithmetic: sums, differences and totals of the usage dicts that chat generators report.
-
-**Cost.** What a run's token usage costs: the cost of a usage dict at a price, and the meter that adds a run's costs up.
-
-The prices themselves are settings (:class:`~haystack_deep_research.settings.grouped.Price`, with the default models'
-table :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES` read on ``PRICES_AS_OF``). Pass prices of other
-models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)})``; a
-price given for a default model replaces the one there. A model with no known price gives no cost (``None``), never a
+**Cost.** The prices themselves are settings (:class:`~haystack_deep_research.settings.grouped.Price`, with the default
+models' table :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES` read on ``PRICES_AS_OF``). Pass prices of
+other models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)})``;
+a price given for a default model replaces the one there. A model with no known price gives no cost (``None``), never a
 guess.
 
 Costs are in US dollars at the standard rates for prompts under 272K tokens; OpenAI bills longer prompts, Batch, Flex

@@ -3,52 +3,32 @@ How the library's work meets its models: work written once as a phase and driven
 written with it, every model call streamed to the run's callback, and the wrappers that bound the Agent's own model
 calls (the time budget's deadline, a per-completion output cap).
 
-**Phases.** The library's one sync/async pattern: work is written once as a *phase*, and driven either way.
-
-A phase is a generator. It yields a batch (a list of :class:`Call`), receives one :class:`Outcome` per call in the
-same order, and finally returns its result. :func:`drive` runs the calls of a batch in worker threads (a batch of
-one runs inline), :func:`drive_async` runs them concurrently on the event loop; both run at most
-``max_concurrency`` calls at once. A call that raises never ends the phase: its outcome carries the error and the
-phase decides what it means. An error the phase itself raises propagates to the caller of the driver.
+**Phases.** A phase is a generator. It yields a batch (a list of :class:`Call`), receives one :class:`Outcome` per call
+in the same order, and finally returns its result. :func:`drive` runs the calls of a batch in worker threads (a batch of
+one runs inline), :func:`drive_async` runs them concurrently on the event loop; both run at most ``max_concurrency``
+calls at once. A call that raises never ends the phase: its outcome carries the error and the phase decides what it
+means. An error the phase itself raises propagates to the caller of the driver.
 
 Every hook and tool of the library is a phase with a thin sync shell (``drive``) and async shell (``drive_async``).
 Blocking work (file writes, parsing, sync-only clients) is a :func:`blocking` call, which the async driver runs in a
 worker thread, so nothing blocking runs on the event loop. :func:`ask` is a model call, traced with a span.
 
-**Streaming.** Streaming every model of a run to one callback, each chunk tagged with its role.
-
-A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's ``run`` was given
-(``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by other means hands
-its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts it. Every model
-call the library makes itself (:func:`ask`) and every nested agent it runs passes it
-on, wrapped so that each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
+**Streaming.** A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's
+``run`` was given (``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by
+other means hands its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts
+it. Every model call the library makes itself (:func:`ask`) and every nested agent it runs passes it on, wrapped so that
+each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
 ``chunk.meta[ROLE_META]`` (and a sub-researcher's sub-topic or a subagent's name in ``chunk.meta[AGENT_META]``). Chunks
 stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original is never changed.
 
 A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
 refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.
 
-**Hooks.** The bases of the library's hooks and the things they share.
-
-- :class:`UsesModels`: forwards ``warm_up`` / ``warm_up_async`` / ``close`` / ``close_async`` to the models (and
-  nested agents) a hook, tool or stage uses, so that an Agent's own lifecycle calls reach every one of them.
-- :class:`PhaseHook`: a hook written once as a phase (see **Phases** above), with thin sync and async shells.
-- :class:`RunBound`: what the run's ``before_run`` hook looks for among the run's tools to hand them the run.
-- :func:`with_hooks`: a factory's hooks with the caller's own Haystack hooks (``hooks=``) after them.
-
-**Bounded.** An Agent's chat generator bounded by the run's time budget (see :mod:`._budget`).
-
-The run's ``before_llm`` hook binds the run's budget just before each step; a call cut at the deadline becomes one
-empty reply, marked in its ``meta``, so the Agent stays in its loop and its next ``before_llm`` check ends it with
-``exit_reason`` "time_budget" before its ``after_run`` hooks keep what it gathered.
-
-**Output cap.** A per-completion output cap on a model the library does not call itself (the deep agent's own model,
-which the Agent calls): a thin wrapper that adds the provider's cap to every call's ``generation_kwargs``.
-
-The cap's name differs by API and by server and Haystack has no common one; :data:`API_TABLE`, the one table of the
-OpenAI APIs (also read when a model is built and when ``--base-url`` is probed), gives it for OpenAI's generators and
-for other servers they call (:func:`output_cap_kwargs`); for any other generator, set the cap in its own
-``generation_kwargs``.
+**Output cap.** A model the library does not call itself (the deep agent's own model, which the Agent calls) gets its
+per-completion output cap from a thin wrapper that adds it to every call's ``generation_kwargs``. The cap's name differs
+by API and by server and Haystack has no common one; :data:`API_TABLE`, the one table of the OpenAI APIs (also read when
+a model is built and when ``--base-url`` is probed), gives it for OpenAI's generators and for other servers they call
+(:func:`output_cap_kwargs`); for any other generator, set the cap in its own ``generation_kwargs``.
 """
 
 from __future__ import annotations
@@ -424,33 +404,33 @@ class UsesModels:
         """:returns: The chat generators and agents this object calls."""
         return ()
 
+    def _forward(self, name: str) -> None:
+        for model in self._used_models():
+            if hasattr(model, name):
+                getattr(model, name)()
+
+    async def _forward_async(self, name: str) -> None:
+        for model in self._used_models():
+            if hasattr(model, f"{name}_async"):
+                await getattr(model, f"{name}_async")()
+            elif hasattr(model, name):
+                getattr(model, name)()
+
     def warm_up(self) -> None:
         """Warm up every model this object uses."""
-        for model in self._used_models():
-            if hasattr(model, "warm_up"):
-                model.warm_up()
+        self._forward("warm_up")
 
     async def warm_up_async(self) -> None:
         """Warm up every model this object uses, on the serving event loop."""
-        for model in self._used_models():
-            if hasattr(model, "warm_up_async"):
-                await model.warm_up_async()
-            elif hasattr(model, "warm_up"):
-                model.warm_up()
+        await self._forward_async("warm_up")
 
     def close(self) -> None:
         """Release the resources of every model this object uses."""
-        for model in self._used_models():
-            if hasattr(model, "close"):
-                model.close()
+        self._forward("close")
 
     async def close_async(self) -> None:
         """Release the resources of every model this object uses, on the serving event loop."""
-        for model in self._used_models():
-            if hasattr(model, "close_async"):
-                await model.close_async()
-            elif hasattr(model, "close"):
-                model.close()
+        await self._forward_async("close")
 
 
 class PhaseHook(UsesModels):
