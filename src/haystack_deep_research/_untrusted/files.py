@@ -77,37 +77,29 @@ _OPEN_FLAGS = (
 _CHUNK = 1 << 20
 
 
+def _refused(path: str | os.PathLike[str], what: str, reason: str) -> LocalFileRefusedError:
+    return LocalFileRefusedError(f"{os.fspath(path)} was not {what}", path=os.fspath(path), reason=reason)
+
+
 def _resolved(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> Path:
     real = Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
     if root is None:
         return real
     base = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
     if real != base and base not in real.parents:
-        raise LocalFileRefusedError(
-            f"{os.fspath(path)} was not read: it leads outside {base} (through a symbolic link) to {real}.",
-            path=os.fspath(path),
-            reason="outside_root",
-        )
+        raise _refused(path, f"read: it leads outside {base} (through a symbolic link) to {real}.", "outside_root")
     return real
 
 
 def _check(path: str | os.PathLike[str], status: os.stat_result, max_bytes: int) -> None:
     if not stat.S_ISREG(status.st_mode):
-        raise LocalFileRefusedError(
-            f"{os.fspath(path)} was not read: it is not a regular file (a FIFO, a device, a socket or a folder).",
-            path=os.fspath(path),
-            reason="not_regular",
-        )
+        raise _refused(path, "read: it is not a regular file (a FIFO, a device, a socket or a folder).", "not_regular")
     if status.st_size > max_bytes:
         _too_large(path, max_bytes)
 
 
 def _too_large(path: str | os.PathLike[str], max_bytes: int) -> NoReturn:
-    raise LocalFileRefusedError(
-        f"{os.fspath(path)} was not read: it is larger than the {max_bytes:,} bytes allowed.",
-        path=os.fspath(path),
-        reason="too_large",
-    )
+    raise _refused(path, f"read: it is larger than the {max_bytes:,} bytes allowed.", "too_large")
 
 
 def checked_stat(
@@ -126,11 +118,10 @@ def checked_stat(
 
 
 def _link_refused(path: str | os.PathLike[str], doing: str) -> LocalFileRefusedError:
-    return LocalFileRefusedError(
-        f"{os.fspath(path)} was not {doing}: it is a symbolic link, and this file is never used through one; "
-        "replace it with a regular file.",
-        path=os.fspath(path),
-        reason="symlink",
+    return _refused(
+        path,
+        f"{doing}: it is a symbolic link, and this file is never used through one; replace it with a regular file.",
+        "symlink",
     )
 
 
@@ -154,21 +145,15 @@ def read_regular_file(
         handle = os.open(real, _OPEN_FLAGS)
     except OSError as error:
         if os.path.islink(real):  # swapped for a link after it was resolved (O_NOFOLLOW refused it)
-            raise LocalFileRefusedError(
-                f"{os.fspath(path)} was not read: it was replaced by a symbolic link while being opened.",
-                path=os.fspath(path),
-                reason="outside_root",
+            raise _refused(
+                path, "read: it was replaced by a symbolic link while being opened.", "outside_root"
             ) from error
         raise
     with os.fdopen(handle, "rb", buffering=0) as file:
         now = os.fstat(file.fileno())
         _check(path, now, max_bytes)
         if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
-            raise LocalFileRefusedError(
-                f"{os.fspath(path)} was not read: it was replaced by another file while being opened.",
-                path=os.fspath(path),
-                reason="not_regular",
-            )
+            raise _refused(path, "read: it was replaced by another file while being opened.", "not_regular")
         chunks: list[bytes] = []
         size = 0
         while chunk := file.read(min(_CHUNK, max_bytes + 1 - size)):
@@ -215,11 +200,10 @@ def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = 
             _write_through(Path(os.fspath(path)), content, kind)  # opened as named: /dev/stdout's link leads on
             return True
         if not (stat.S_ISREG(kind) or (not named and (stat.S_ISLNK(kind) or stat.S_ISFIFO(kind)))):
-            raise LocalFileRefusedError(
-                f"{os.fspath(path)} was not written: it is {_what(kind)}, which is never replaced by a file; "
-                "name a regular file.",
-                path=os.fspath(path),
-                reason="not_regular",
+            raise _refused(
+                path,
+                f"written: it is {_what(kind)}, which is never replaced by a file; name a regular file.",
+                "not_regular",
             )
     mode = 0o666 if named else 0o600
     if status is not None and stat.S_ISREG(status.st_mode):  # a file replaced keeps its permissions
@@ -276,11 +260,8 @@ def _write_through(target: Path, content: Content, kind: int) -> None:
     handle = os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
         if stat.S_IFMT(os.fstat(handle).st_mode) != stat.S_IFMT(kind):
-            raise LocalFileRefusedError(  # swapped for another kind of file between the look and the open
-                f"{target} was not written: it changed while being opened; write again.",
-                path=str(target),
-                reason="not_regular",
-            )
+            # swapped for another kind of file between the look and the open
+            raise _refused(target, "written: it changed while being opened; write again.", "not_regular")
         view = memoryview(data)
         while view:
             view = view[os.write(handle, view) :]
@@ -367,11 +348,8 @@ def open_appending(path: str | os.PathLike[str]) -> int:
 
 
 def _not_appendable(path: str | os.PathLike[str]) -> LocalFileRefusedError:
-    return LocalFileRefusedError(
-        f"{os.fspath(path)} was not written: it is not a regular file (a FIFO, a device, a socket or a folder); "
-        "remove it.",
-        path=os.fspath(path),
-        reason="not_regular",
+    return _refused(
+        path, "written: it is not a regular file (a FIFO, a device, a socket or a folder); remove it.", "not_regular"
     )
 
 
