@@ -132,13 +132,7 @@ class ResearchTool(UsesModels, Tool):
             raise self._tool_error(error) from error
 
     async def invoke_async(self, **kwargs: Any) -> Any:
-        """
-        Invoke the tool asynchronously.
-
-        :param kwargs: The tool arguments.
-        :returns: The tool result.
-        :raises ToolInvocationError: If the tool failed; the message says why and what to do.
-        """
+        """Async variant of :meth:`invoke`."""
         try:
             return await self._invoke_async(**kwargs)
         except SearchShapeError:
