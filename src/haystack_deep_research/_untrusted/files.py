@@ -59,6 +59,7 @@ __all__ = [
     "read_regular_file",
     "spreadsheet_cell",
     "sync_directory",
+    "write_all",
     "write_file",
     "written_through",
 ]
@@ -262,11 +263,16 @@ def _write_through(target: Path, content: Content, kind: int) -> None:
         if stat.S_IFMT(os.fstat(handle).st_mode) != stat.S_IFMT(kind):
             # swapped for another kind of file between the look and the open
             raise _refused(target, "written: it changed while being opened; write again.", "not_regular")
-        view = memoryview(data)
-        while view:
-            view = view[os.write(handle, view) :]
+        write_all(handle, data)
     finally:
         os.close(handle)
+
+
+def write_all(handle: int, data: bytes) -> None:
+    """Write every byte of ``data`` to an open file descriptor (``os.write`` may write only part)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view) :]
 
 
 def _replace(target: Path, content: Content, *, mode: int, exclusive: bool) -> bool:
@@ -281,9 +287,7 @@ def _replace(target: Path, content: Content, *, mode: int, exclusive: bool) -> b
             content(temporary)
             handle = os.open(temporary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
         else:
-            view = memoryview(_data(content))
-            while view:
-                view = view[os.write(handle, view) :]
+            write_all(handle, _data(content))
         os.fsync(handle)
         os.close(handle)
         handle = -1

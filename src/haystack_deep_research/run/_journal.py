@@ -60,6 +60,7 @@ from haystack_deep_research._untrusted.files import (
     open_appending,
     read_regular_file,
     sync_directory,
+    write_all,
     write_file,
 )
 from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
@@ -232,9 +233,7 @@ class JournalFile:
                 os.ftruncate(handle, self._size)
                 start = self._size
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(handle, view) :]
+                write_all(handle, data)
                 os.fsync(handle)
             except BaseException:
                 with contextlib.suppress(OSError):

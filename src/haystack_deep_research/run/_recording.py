@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
-from haystack_deep_research._untrusted.files import open_appending, read_regular_file
+from haystack_deep_research._untrusted.files import open_appending, read_regular_file, write_all
 from haystack_deep_research.errors import ConfigurationError, RecordingError, ReplayMissError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._cache import CACHE_KINDS, CacheStore, check_cache
@@ -116,9 +116,7 @@ def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> N
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = open_appending(path)
         try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(handle, view) :]
+            write_all(handle, line)
         finally:
             os.close(handle)
 
