@@ -81,7 +81,6 @@ def output_schema(value: Any) -> Any:
     """
     Check a factory's ``output_schema``.
 
-    :param value: A pydantic model class, or ``None``.
     :returns: The value.
     :raises ConfigurationError: If it is anything else.
     """

@@ -57,8 +57,6 @@ def init_parameters(obj: Any, **given: Any) -> dict[str, Any]:
     """
     The parameters that rebuild ``obj``: each ``__init__`` parameter read from the attribute of its name.
 
-    :param obj: The object.
-    :param given: Values that win over the attributes (a parameter kept under another name).
     :returns: The parameters, nested components serialized.
     :raises SerializationError: If a parameter without a default is neither given nor an attribute.
     """

@@ -49,7 +49,6 @@ def loads(text: str | bytes) -> Any:
     """
     Parse a JSON text whose nesting is bounded.
 
-    :param text: The text (bytes are decoded as UTF-8).
     :returns: The value.
     :raises json.JSONDecodeError: If the text is not JSON (:class:`JSONTooDeepError` if it is nested deeper than
         :data:`MAX_JSON_DEPTH`).

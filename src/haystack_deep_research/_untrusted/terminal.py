@@ -54,13 +54,7 @@ def terminal_text(text: object, *, one_line: bool = False, markup: bool = False)
 
 
 def say(text: object, *, file: TextIO | None = None, end: str = "\n") -> None:
-    """
-    Print text on the terminal through :func:`terminal_text` (line breaks kept), flushed.
-
-    :param text: What to print.
-    :param file: Where; stderr by default.
-    :param end: What ends it (``""`` for a prompt).
-    """
+    """Print text on the terminal through :func:`terminal_text` (line breaks kept), flushed."""
     print(terminal_text(text), end=end, file=file or sys.stderr, flush=True)
 
 

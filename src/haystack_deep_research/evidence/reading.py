@@ -58,7 +58,6 @@ def headings(report: str) -> list[Heading]:
     The top-level headings of a Markdown document, in order: those a CommonMark renderer shows as headings, so not
     a ``#`` line inside a code fence, a list item or a block quote.
 
-    :param report: The document.
     :returns: Its headings.
     """
     tokens = reader().parse(report)

@@ -131,8 +131,6 @@ _BUDGET: contextvars.ContextVar[RunBudget | None] = contextvars.ContextVar(
 def bind(budget: RunBudget | None) -> None:
     """
     Name the budget that bounds the model calls an Agent makes next in this context (its ``before_llm`` hook does).
-
-    :param budget: The run's budget, or ``None``.
     """
     _BUDGET.set(budget)
 
@@ -265,7 +263,6 @@ def total_tokens(usage: Mapping[str, Any] | None) -> int:
     """
     The total tokens of a usage dict: ``total_tokens`` when reported, else input plus output tokens.
 
-    :param usage: A usage dict (OpenAI Chat or Responses naming), or ``None``.
     :returns: The total, 0 when nothing is known.
     """
     usage = usage or {}

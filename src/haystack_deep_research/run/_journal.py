@@ -127,11 +127,7 @@ def check_run_dir(run_dir: Any) -> Path:
 
 
 def unusable(directory: Path, error: OSError) -> RunDirError:
-    """
-    :param directory: A run directory.
-    :param error: Why it could not be used.
-    :returns: The error to raise, saying what to change.
-    """
+    """The error to raise, saying what to change."""
     if error.errno == errno.ENAMETOOLONG:
         return RunDirError(
             f"run_dir {shown(str(directory))} is too long for the file system ({error.strerror}); pass a shorter path."
@@ -359,10 +355,7 @@ def _mac(entry: dict[str, Any]) -> str:
 
 
 def seal(entry: dict[str, Any]) -> dict[str, Any]:
-    """
-    :param entry: A ledger entry as journaled.
-    :returns: The entry, with its seal when it counts as read.
-    """
+    """The entry, with its seal when it counts as read."""
     return {**entry, _SEAL: _mac(entry)} if entry.get("kind") in _SEALED_KINDS else dict(entry)
 
 

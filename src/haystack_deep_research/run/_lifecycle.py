@@ -325,8 +325,6 @@ def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator
     Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline (and, for a step used
     on its own, a test or a Pipeline of the caller's own). Nothing is opened or closed.
 
-    :param run: The run.
-    :param context: The caller's ``hook_context``, or ``None``.
     :returns: The current run, as the steps see it.
     """
     done = make_current(run, context)
@@ -821,8 +819,6 @@ def restore(state: State, run: ResearchRun) -> Phase[None]:
     """
     Journal the brief, and restore the ledger and the notes an earlier attempt completed.
 
-    :param state: The orchestrator's live State.
-    :param run: The run, whose brief is set.
     :returns: The phase.
     """
     journal = run.journal

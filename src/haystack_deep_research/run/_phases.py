@@ -142,7 +142,6 @@ def failure(error: Exception | None) -> str:
     """
     Say why a model call produced no text.
 
-    :param error: The exception the call raised, or ``None`` when it returned no text.
     :returns: A short reason.
     """
     return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
@@ -237,9 +236,6 @@ def blocking(function: Callable[..., T], *args: Any, **kwargs: Any) -> Call:
     """
     A blocking call: run inline on the sync path, in a worker thread on the async path.
 
-    :param function: The function.
-    :param args: Its positional arguments.
-    :param kwargs: Its keyword arguments.
     :returns: The call.
     """
     return Call(lambda: function(*args, **kwargs), lambda: asyncio.to_thread(function, *args, **kwargs))
