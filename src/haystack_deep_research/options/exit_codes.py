@@ -1,28 +1,9 @@
 """
 The exit status of ``deep-research`` and of every subcommand, and how an error becomes one line on stderr.
 
-One table for every subcommand (the main command, ``--mode iterative``, ``replay``, ``update``, ``ask``, ``scan``,
-``mcp``, ``check``; ``ask`` exits 6 when the run's evidence does not answer the question); :data:`EXIT_REASON_CODES`
-gives the code of every ``exit_reason``:
-
-=====  ==========================================================================================================
-code   meaning
-=====  ==========================================================================================================
-0      done: the research succeeded (``check``: every citation verified, and with ``--judge`` supported)
-1      failed: an error ended the command before its work was done (a provider or network error before a report; a
-       model server at ``--base-url`` that cannot be reached or answers 404/405, said before anything runs;
-       ``check``: a citation of a URL that was never read, or a claim judged unsupported)
-2      a usage error: a bad option, a missing key, an unusable path, a bad question; nothing was run
-3      ``--clarify`` without a terminal: the clarifying question was printed; run again with the answer
-4      ``check``: the report's citations cannot be read (a fence that never closes, markers with no reference list)
-5      partial: the report was written from part of the research (a budget spent, some of the researchers failed,
-       the orchestrator failed after research began or reached its step limit, grounding exhausted, claims not
-       judged, no structured output); ``scan``: some items failed; ``check --judge``: some claims could not be judged
-6      research failed: a report was written but the research behind it failed (no evidence, every researcher failed,
-       the writer failed); ``scan``: every item failed
-130    interrupted (Ctrl-C): what was gathered was saved as a partial report
-143    terminated (SIGTERM, as ``timeout``, systemd and Kubernetes send): saved exactly as for Ctrl-C
-=====  ==========================================================================================================
+One table for every subcommand (:class:`ExitCode`; :data:`EXIT_REASON_CODES` gives the code of every
+``exit_reason``), described in docs/cli.md ("Exit status") and, in one paragraph, in every command's ``--help``
+(:data:`HELP_EPILOG`).
 """
 
 from __future__ import annotations
@@ -64,7 +45,7 @@ HELP_EPILOG = (
 
 
 class ExitCode(IntEnum):
-    """The exit status of ``deep-research`` (see the module docstring)."""
+    """The exit status of ``deep-research`` and of every subcommand (see docs/cli.md, "Exit status")."""
 
     OK = 0
     RUN_FAILED = 1

@@ -32,9 +32,6 @@ replay yields the recorded run's report exactly. Prompts are matched by content,
 order; dates (``YYYY-MM-DD``) are masked in the match, so a recording replays on another day. A look-up the
 recording cannot answer raises :class:`~haystack_deep_research.errors.ReplayMissError` (a tool error or a model
 failure inside the run, which its warnings show), never a network request.
-
-The directory holds ``exchanges.jsonl``: one JSON record per line (``kind``, ``key``, ``value``), appended as the
-run goes.
 """
 
 from __future__ import annotations

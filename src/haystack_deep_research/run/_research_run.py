@@ -2,8 +2,6 @@
 One research run: the run, the views of it each agent works through, the sub-topics it delegates and the
 outputs it shares.
 
-**Research run.** One research run, and the views of it that the orchestrator and each sub-researcher work through.
-
 A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
 cache, the budget, the run directory's journal, the events, the warnings, the token usage and cost per phase, the
 streaming callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
@@ -12,11 +10,6 @@ hooks and tools reach it through a :class:`RunView`: the orchestrator through th
 sub-researcher through a view of its own that names its sub-topic, stamps the events it emits with it, and counts its
 agent's token usage into its phase as it grows, each part once. The run is thread-safe:
 parallel sub-researchers write into it at once.
-
-**View.** One agent's view of a run: the orchestrator's, or one sub-researcher's.
-
-A :class:`RunView` forwards to its :class:`~haystack_deep_research.run.ResearchRun`, stamps the events it emits with
-its researcher's sub-topic, and counts its agent's token usage into its phase as it grows, each part once.
 
 **Delegation.** The sub-topics a run delegates: the slots they claim under the run's limit, and their notes for the
 writer, kept in the order the sub-topics were planned whatever order their researchers finish in.
