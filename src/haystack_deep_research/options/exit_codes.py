@@ -103,30 +103,30 @@ def _setting(python: str) -> re.Pattern[str]:
 
 
 _PRICED = re.compile(r"(?:budgets=)?Budgets\(prices=\{'([^']+)': Price\([^)]*\)\}\)")
+_QUESTION = re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]")
+_BOTH = (  # a setting both surfaces name: its Python spelling, the command line's words, an MCP client's words
+    ("Budgets(prices=...)", "--price MODEL=INPUT,OUTPUT", "the server's --price MODEL=INPUT,OUTPUT"),
+    ("Budgets(tokens=...)", "--token-budget N", "token_budget"),
+    ("Budgets(seconds=...)", "--time-budget SECONDS", "time_budget"),
+    ("Budgets(dollars=...)", "--max-cost USD", "max_cost"),
+    ("Sources(datastores=...)", "--docs FOLDER", "the server's --docs FOLDER"),
+)
 
 COMMAND_LINE_WORDS: Words = (
     (_PRICED, r"--price \1=INPUT,OUTPUT"),
-    (_setting("Budgets(prices=...)"), "--price MODEL=INPUT,OUTPUT"),
-    (_setting("Budgets(tokens=...)"), "--token-budget N"),
-    (_setting("Budgets(seconds=...)"), "--time-budget SECONDS"),
-    (_setting("Budgets(dollars=...)"), "--max-cost USD"),
-    (_setting("Sources(datastores=...)"), "--docs FOLDER"),
+    *((_setting(python), words) for python, words, _ in _BOTH),
     (_setting("Sources(search=...)"), "--search"),
     (_setting("Sources(web=...)"), "--no-web"),
     (_setting("Sources(url_policy=...)"), "--allow-host HOST"),
     (re.compile(r"search='(\w+)'"), r"--search \1"),
-    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), 'the question: deep-research "your question"'),
+    (_QUESTION, 'the question: deep-research "your question"'),
 )
 """What the command line calls the settings the library's messages name (options, files)."""
 
 MCP_WORDS: Words = (
     (_PRICED, r"the server's --price \1=INPUT,OUTPUT"),
-    (_setting("Budgets(prices=...)"), "the server's --price MODEL=INPUT,OUTPUT"),
-    (_setting("Budgets(tokens=...)"), "token_budget"),
-    (_setting("Budgets(seconds=...)"), "time_budget"),
-    (_setting("Budgets(dollars=...)"), "max_cost"),
-    (_setting("Sources(datastores=...)"), "the server's --docs FOLDER"),
-    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), "question"),
+    *((_setting(python), words) for python, _, words in _BOTH),
+    (_QUESTION, "question"),
 )
 """What an MCP client calls them: the ``deep_research`` tool's arguments, else the server's own options."""
 
