@@ -116,7 +116,7 @@ def run_check(
     """
     Run ``deep-research check``.
 
-    :returns: The exit status (see the module docstring).
+    :returns: The exit status (see docs/evidence.md).
     """
     out, err = out or sys.stdout, err or sys.stderr
     try:
