@@ -1,27 +1,14 @@
 """
 Defaults for every option of every command, from TOML files and from the environment.
 
-An option's value comes from the first of these that sets it, in one order for every command and server:
-
-1. the command line;
-2. the environment: ``DEEP_RESEARCH_<DEST>`` (the option's name in capitals, dashes as underscores:
-   ``--max-subtopics`` is ``DEEP_RESEARCH_MAX_SUBTOPICS``), then the SDK's own name where it has one
-   (:data:`SDK_VARIABLES`: ``OPENAI_BASE_URL`` for ``--base-url``);
-3. the config file ``--config FILE`` or ``DEEP_RESEARCH_CONFIG`` names, else the user's own,
-   ``$XDG_CONFIG_HOME/deep-research/config.toml`` (``~/.config/deep-research/config.toml``);
-4. ``./deep-research.toml`` of the working folder, when no file is named;
-5. the option's own default.
-
-The working folder's file may come with a folder the user did not write (a cloned repository), so it may not set an
-option that names a server, a host, a path or code (:func:`trusted_only`: ``--base-url`` would receive the user's
-``OPENAI_API_KEY``): such a key is refused unless ``--trust-folder-config`` is given or the file is named. The command
-says on stderr which options it takes from that file, and ``--show-config`` prints where each option comes from.
-
-A file's top-level keys apply to every command that has the option; a table per command (``[research]`` for
-``deep-research "question"`` and its ``replay`` and ``update``, ``[scan]``, ``[mcp]``, ``[check]``) holds that
-command's own values and wins over the top-level keys. A key is the option's name without its dashes
-(``max-subtopics`` or ``max_subtopics``). A switch takes ``true`` or ``false``; a repeatable option a list (in a
-variable: separated by semicolons, since a value may hold commas).
+An option's value comes from the command line, else the environment (``DEEP_RESEARCH_<DEST>``, then
+:data:`SDK_VARIABLES`), else the config file named (``--config`` or ``DEEP_RESEARCH_CONFIG``) or the user's own, else
+``./deep-research.toml`` of the working folder when no file is named, else its default; a file's per-command table
+(``[research]``, ``[scan]``, ``[mcp]``, ``[check]``) wins over its top-level keys. docs/cli.md ("Config file and
+environment") has the whole rule. The working folder's file may come with a folder the user did not write (a cloned
+repository), so it may not set an option that names a server, a host, a path or code (:func:`trusted_only`:
+``--base-url`` would receive the user's ``OPENAI_API_KEY``) unless ``--trust-folder-config`` is given or the file is
+named.
 
 Nothing here knows an option by name but :data:`SDK_VARIABLES` and :func:`trusted_only`: :func:`parse_configured`
 walks the parser's actions and converts every value with the option's own ``type`` and ``choices``, so a new option is
