@@ -221,6 +221,9 @@ def extract_citations(markdown: str, *, sources_section: bool = True) -> list[Ci
     """
     Return every citation in a Markdown report, in document order.
 
+    :param markdown: The report.
+    :param sources_section: Whether to include the Sources section, reference definitions and reference-list entries
+        (see the module docstring); ``False`` keeps only the citations in the body, where claims are made.
     :returns: One :class:`Citation` per occurrence of a cited URL (a marker ``[1, 2]`` gives two).
     :raises ConfigurationError: If ``markdown`` is not a string.
     """

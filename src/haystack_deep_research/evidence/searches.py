@@ -57,6 +57,9 @@ class SearchLog:
         self._given: set[str] = set()
 
     def record(self, outcome: SearchOutcome) -> None:
+        """
+        :param outcome: One finished search.
+        """
         with self._lock:
             self._outcomes.append(outcome)
 
@@ -66,7 +69,10 @@ class SearchLog:
             return list(self._outcomes)
 
     def first(self, key: str) -> bool:
-        """``True`` the first time ``key`` is asked for in this run, ``False`` afterwards."""
+        """
+        :param key: What a once-per-run notice is about.
+        :returns: ``True`` the first time ``key`` is asked for in this run, ``False`` afterwards.
+        """
         with self._lock:
             if key in self._given:
                 return False
@@ -90,8 +96,9 @@ class SearchLog:
 
     def echoes_error(self, text: str) -> bool:
         """
-        Whether it is an error message rather than something to research: it repeats one the run's searches failed with,
-        or reads like one (an exception, an HTTP error status).
+        :param text: A sub-topic or topic a model proposed.
+        :returns: Whether it is an error message rather than something to research: it repeats one the run's
+            searches failed with, or reads like one (an exception, an HTTP error status).
         """
         folded = " ".join(text.split()).casefold()
         if _ERROR_SHAPES.search(" ".join(text.split())):

@@ -92,6 +92,12 @@ def verify_citations(
     """
     Check every citation of ``report`` against ``retrieved_urls`` and repair the report by the module's rule.
 
+    :param report: The Markdown report.
+    :param retrieved_urls: The URLs whose content was really read. A set is read in sorted order, so that
+        ``uncited`` does not depend on hashing.
+    :param titles: Optional titles by URL (in any trivially different spelling) for the rebuilt Sources list.
+    :param named: Optional notes by URL for the rebuilt Sources list: "named by <source>, not read: <url>" for a
+        source that names a URL it did not read (see :meth:`.EvidenceLedger.named_notes`).
     :returns: The repaired report and the findings.
     :raises ConfigurationError: If ``report`` or a retrieved URL is not a string.
     """
