@@ -15,10 +15,6 @@ def int_in_range(name: str, value: Any, low: int, high: int | None = None) -> in
     """
     Check that ``value`` is an int (not a bool) in ``[low, high]``.
 
-    :param name: The parameter name, quoted in the error.
-    :param value: The value to check.
-    :param low: Smallest allowed value.
-    :param high: Largest allowed value, or ``None`` for no upper bound.
     :returns: The value.
     :raises ConfigurationError: If the value is not an int in range.
     """
@@ -32,11 +28,6 @@ def number_in_range(name: str, value: Any, low: float, high: float = math.inf, *
     """
     Check that ``value`` is a finite real number in ``(low, high]``, or ``[low, high]`` with ``include_low``.
 
-    :param name: The parameter name, quoted in the error.
-    :param value: The value to check.
-    :param low: The lower bound, excluded unless ``include_low``.
-    :param high: The inclusive upper bound; by default none.
-    :param include_low: Whether ``low`` itself is allowed.
     :returns: The value as a float.
     :raises ConfigurationError: If the value is not a number in range.
     """
@@ -78,8 +69,6 @@ def boolean(name: str, value: Any) -> bool:
     """
     Check that ``value`` is ``True`` or ``False``.
 
-    :param name: The parameter name, quoted in the error.
-    :param value: The value to check.
     :returns: The value.
     :raises ConfigurationError: If it is not a bool.
     """
@@ -92,7 +81,6 @@ def output_schema(value: Any) -> Any:
     """
     Check a factory's ``output_schema``.
 
-    :param value: A pydantic model class, or ``None``.
     :returns: The value.
     :raises ConfigurationError: If it is anything else.
     """

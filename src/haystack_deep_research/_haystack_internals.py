@@ -51,10 +51,7 @@ class KeylessClientMixin:
 
 
 def input_names(obj: Any) -> set[str] | None:
-    """
-    :param obj: Anything.
-    :returns: The input names of a Haystack component instance, or ``None`` for anything else.
-    """
+    """The input names of a Haystack component instance, or ``None`` for anything else."""
     sockets = getattr(obj, "__haystack_input__", None)
     if sockets is None:
         return None
@@ -62,10 +59,7 @@ def input_names(obj: Any) -> set[str] | None:
 
 
 def output_names(obj: Any) -> list[str] | None:
-    """
-    :param obj: Anything.
-    :returns: The output names a Haystack component instance declares, or ``None`` for anything else.
-    """
+    """The output names a Haystack component instance declares, or ``None`` for anything else."""
     sockets = getattr(obj, "__haystack_output__", None)
     if sockets is None:
         return None
@@ -86,7 +80,6 @@ def telemetry_off_unless_asked(environ: MutableMapping[str, str] | None = None) 
     asks for it explicitly (``true`` or ``1``); either way, a failure to send it is never logged (it would reach a
     progress display as retry warnings). Called by the command line and the servers, not by importing the library.
 
-    :param environ: The environment to read and set; ``os.environ`` by default.
     :returns: Whether telemetry stays on.
     """
     from haystack.telemetry import _telemetry

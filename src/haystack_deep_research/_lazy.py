@@ -15,10 +15,6 @@ def lazy_exports(
     """
     The ``__getattr__`` and ``__dir__`` of a package whose public names live in its modules.
 
-    :param package: The package's name.
-    :param namespace: The package's ``globals()``: a name is stored there once imported.
-    :param sources: Each module (relative to the package, like ``".deep_research"``, or absolute) and the names it
-        provides.
     :returns: ``(__getattr__, __dir__)``.
     """
     owner = {name: module for module, names in sources.items() for name in names}

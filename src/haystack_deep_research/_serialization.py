@@ -57,8 +57,6 @@ def init_parameters(obj: Any, **given: Any) -> dict[str, Any]:
     """
     The parameters that rebuild ``obj``: each ``__init__`` parameter read from the attribute of its name.
 
-    :param obj: The object.
-    :param given: Values that win over the attributes (a parameter kept under another name).
     :returns: The parameters, nested components serialized.
     :raises SerializationError: If a parameter without a default is neither given nor an attribute.
     """
@@ -88,8 +86,6 @@ def restore_parameters(cls: type[Any], parameters: Mapping[str, Any] | None) -> 
     Haystack's ``component_from_dict``. Only the parameters the ``__init__`` of ``cls`` takes are restored: a class
     named under any other key is never imported.
 
-    :param cls: The class the parameters are for.
-    :param parameters: The serialized parameters, or ``None``.
     :returns: A new dict of the parameters.
     """
     names = set(inspect.signature(cls.__init__).parameters) - {"self"}
@@ -115,10 +111,7 @@ class InitSerialized:
 
     @classmethod
     def from_dict(cls: type[T], data: dict[str, Any]) -> T:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The object.
-        """
+        """Rebuild the object from what ``to_dict`` returned."""
         return default_from_dict(cls, {**data, "init_parameters": restore_parameters(cls, data.get("init_parameters"))})
 
 
@@ -171,9 +164,8 @@ class Tagged:
     @classmethod
     def tagged_from_dict(cls: type[TaggedT], data: Mapping[str, Any], what: str) -> TaggedT:
         """
-        :param data: What a subclass's ``to_dict`` returned.
-        :param what: What the objects are called, for the error.
-        :returns: The object of the subclass whose tag ``data`` names.
+        The object of the subclass whose tag ``data`` names.
+
         :raises ConfigurationError: If ``data`` names no subclass, or its parameters do not fit it.
         """
         tag = data.get("type") if isinstance(data, Mapping) else None

@@ -132,13 +132,7 @@ class ResearchTool(UsesModels, Tool):
             raise self._tool_error(error) from error
 
     async def invoke_async(self, **kwargs: Any) -> Any:
-        """
-        Invoke the tool asynchronously.
-
-        :param kwargs: The tool arguments.
-        :returns: The tool result.
-        :raises ToolInvocationError: If the tool failed; the message says why and what to do.
-        """
+        """Async variant of :meth:`invoke`."""
         try:
             return await self._invoke_async(**kwargs)
         except SearchShapeError:
@@ -162,7 +156,6 @@ class ResearchTool(UsesModels, Tool):
         """
         Wrap a tool's own parameters in Haystack's serialization envelope.
 
-        :param data: The parameters ``from_dict`` needs to rebuild the tool.
         :returns: ``{"type": <qualified class name>, "data": data}``.
         """
         return {"type": generate_qualified_class_name(type(self)), "data": data}
@@ -211,8 +204,6 @@ def bind_tools(tools: Any, view: RunView | None) -> list[Tool | Toolset]:
     An agent's tools for one run, those of this library bound to a view of the run (pass them as the Agent's
     ``tools`` argument of ``run``).
 
-    :param tools: The agent's ``tools``: a list of tools and toolsets, or one toolset.
-    :param view: The view the tools work in.
     :returns: The tools: a :class:`RunToolset` is unpacked into its bound tools, a :class:`ResearchTool` is bound,
         anything else is kept as it is.
     """

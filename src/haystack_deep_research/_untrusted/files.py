@@ -59,6 +59,7 @@ __all__ = [
     "read_regular_file",
     "spreadsheet_cell",
     "sync_directory",
+    "write_all",
     "write_file",
     "written_through",
 ]
@@ -77,37 +78,29 @@ _OPEN_FLAGS = (
 _CHUNK = 1 << 20
 
 
+def _refused(path: str | os.PathLike[str], what: str, reason: str) -> LocalFileRefusedError:
+    return LocalFileRefusedError(f"{os.fspath(path)} was not {what}", path=os.fspath(path), reason=reason)
+
+
 def _resolved(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> Path:
     real = Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
     if root is None:
         return real
     base = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
     if real != base and base not in real.parents:
-        raise LocalFileRefusedError(
-            f"{os.fspath(path)} was not read: it leads outside {base} (through a symbolic link) to {real}.",
-            path=os.fspath(path),
-            reason="outside_root",
-        )
+        raise _refused(path, f"read: it leads outside {base} (through a symbolic link) to {real}.", "outside_root")
     return real
 
 
 def _check(path: str | os.PathLike[str], status: os.stat_result, max_bytes: int) -> None:
     if not stat.S_ISREG(status.st_mode):
-        raise LocalFileRefusedError(
-            f"{os.fspath(path)} was not read: it is not a regular file (a FIFO, a device, a socket or a folder).",
-            path=os.fspath(path),
-            reason="not_regular",
-        )
+        raise _refused(path, "read: it is not a regular file (a FIFO, a device, a socket or a folder).", "not_regular")
     if status.st_size > max_bytes:
         _too_large(path, max_bytes)
 
 
 def _too_large(path: str | os.PathLike[str], max_bytes: int) -> NoReturn:
-    raise LocalFileRefusedError(
-        f"{os.fspath(path)} was not read: it is larger than the {max_bytes:,} bytes allowed.",
-        path=os.fspath(path),
-        reason="too_large",
-    )
+    raise _refused(path, f"read: it is larger than the {max_bytes:,} bytes allowed.", "too_large")
 
 
 def checked_stat(
@@ -116,9 +109,6 @@ def checked_stat(
     """
     Check, without opening it, that a file could be read by :func:`read_regular_file`.
 
-    :param path: The file.
-    :param root: The folder it must resolve under, or ``None`` for no such folder.
-    :param max_bytes: The largest size accepted.
     :returns: The resolved file's status.
     :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, or is larger than ``max_bytes``.
     :raises OSError: It cannot be looked at (``FileNotFoundError`` when it does not exist).
@@ -129,11 +119,10 @@ def checked_stat(
 
 
 def _link_refused(path: str | os.PathLike[str], doing: str) -> LocalFileRefusedError:
-    return LocalFileRefusedError(
-        f"{os.fspath(path)} was not {doing}: it is a symbolic link, and this file is never used through one; "
-        "replace it with a regular file.",
-        path=os.fspath(path),
-        reason="symlink",
+    return _refused(
+        path,
+        f"{doing}: it is a symbolic link, and this file is never used through one; replace it with a regular file.",
+        "symlink",
     )
 
 
@@ -143,11 +132,6 @@ def read_regular_file(
     """
     Read a regular file that resolves under ``root``, at most ``max_bytes`` long (see the module docstring).
 
-    :param path: The file.
-    :param root: The folder it must resolve under, or ``None`` when any place will do (it must still be a regular
-        file within the size cap).
-    :param max_bytes: The largest size read; a larger file is refused.
-    :param links: Whether a symbolic link standing at ``path`` is followed (``False``: it is refused).
     :returns: The file's bytes.
     :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, is larger than ``max_bytes``, or
         is a symbolic link and ``links`` is ``False``.
@@ -162,21 +146,15 @@ def read_regular_file(
         handle = os.open(real, _OPEN_FLAGS)
     except OSError as error:
         if os.path.islink(real):  # swapped for a link after it was resolved (O_NOFOLLOW refused it)
-            raise LocalFileRefusedError(
-                f"{os.fspath(path)} was not read: it was replaced by a symbolic link while being opened.",
-                path=os.fspath(path),
-                reason="outside_root",
+            raise _refused(
+                path, "read: it was replaced by a symbolic link while being opened.", "outside_root"
             ) from error
         raise
     with os.fdopen(handle, "rb", buffering=0) as file:
         now = os.fstat(file.fileno())
         _check(path, now, max_bytes)
         if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
-            raise LocalFileRefusedError(
-                f"{os.fspath(path)} was not read: it was replaced by another file while being opened.",
-                path=os.fspath(path),
-                reason="not_regular",
-            )
+            raise _refused(path, "read: it was replaced by another file while being opened.", "not_regular")
         chunks: list[bytes] = []
         size = 0
         while chunk := file.read(min(_CHUNK, max_bytes + 1 - size)):
@@ -223,11 +201,10 @@ def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = 
             _write_through(Path(os.fspath(path)), content, kind)  # opened as named: /dev/stdout's link leads on
             return True
         if not (stat.S_ISREG(kind) or (not named and (stat.S_ISLNK(kind) or stat.S_ISFIFO(kind)))):
-            raise LocalFileRefusedError(
-                f"{os.fspath(path)} was not written: it is {_what(kind)}, which is never replaced by a file; "
-                "name a regular file.",
-                path=os.fspath(path),
-                reason="not_regular",
+            raise _refused(
+                path,
+                f"written: it is {_what(kind)}, which is never replaced by a file; name a regular file.",
+                "not_regular",
             )
     mode = 0o666 if named else 0o600
     if status is not None and stat.S_ISREG(status.st_mode):  # a file replaced keeps its permissions
@@ -240,12 +217,10 @@ _STREAM_PATH = re.compile(r"/dev/(?:stdout|stderr|fd/\d+)|/proc/self/fd/\d+")
 
 def written_through(path: str | os.PathLike[str], status: os.stat_result | None = None) -> bool:
     """
-    :param path: A path the user named.
-    :param status: Its status, links followed, when already known.
-    :returns: Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character
-        device, or a file named by one of the process's own streams (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
-        ``/proc/self/fd/N``) when the shell sent it to a file: it is appended to, as the shell's ``>`` or ``>>`` left
-        it. A file of ``/dev/shm`` is a file like any other, replaced.
+    Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character device, or a file
+    named by one of the process's own streams (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``)
+    when the shell sent it to a file: it is appended to, as the shell's ``>`` or ``>>`` left it. A file of ``/dev/shm``
+    is a file like any other, replaced.
     """
     try:
         kind = (status or os.stat(path)).st_mode
@@ -286,16 +261,18 @@ def _write_through(target: Path, content: Content, kind: int) -> None:
     handle = os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
         if stat.S_IFMT(os.fstat(handle).st_mode) != stat.S_IFMT(kind):
-            raise LocalFileRefusedError(  # swapped for another kind of file between the look and the open
-                f"{target} was not written: it changed while being opened; write again.",
-                path=str(target),
-                reason="not_regular",
-            )
-        view = memoryview(data)
-        while view:
-            view = view[os.write(handle, view) :]
+            # swapped for another kind of file between the look and the open
+            raise _refused(target, "written: it changed while being opened; write again.", "not_regular")
+        write_all(handle, data)
     finally:
         os.close(handle)
+
+
+def write_all(handle: int, data: bytes) -> None:
+    """Write every byte of ``data`` to an open file descriptor (``os.write`` may write only part)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view) :]
 
 
 def _replace(target: Path, content: Content, *, mode: int, exclusive: bool) -> bool:
@@ -310,9 +287,7 @@ def _replace(target: Path, content: Content, *, mode: int, exclusive: bool) -> b
             content(temporary)
             handle = os.open(temporary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
         else:
-            view = memoryview(_data(content))
-            while view:
-                view = view[os.write(handle, view) :]
+            write_all(handle, _data(content))
         os.fsync(handle)
         os.close(handle)
         handle = -1
@@ -358,7 +333,6 @@ def open_appending(path: str | os.PathLike[str]) -> int:
     """
     Open a regular file to append to, creating it when missing (see the module docstring).
 
-    :param path: The file.
     :returns: Its descriptor, opened with ``O_APPEND``; the caller closes it.
     :raises LocalFileRefusedError: A symbolic link, a FIFO, a device, a socket or a folder stands at the path.
     :raises OSError: It cannot be opened.
@@ -378,11 +352,8 @@ def open_appending(path: str | os.PathLike[str]) -> int:
 
 
 def _not_appendable(path: str | os.PathLike[str]) -> LocalFileRefusedError:
-    return LocalFileRefusedError(
-        f"{os.fspath(path)} was not written: it is not a regular file (a FIFO, a device, a socket or a folder); "
-        "remove it.",
-        path=os.fspath(path),
-        reason="not_regular",
+    return _refused(
+        path, "written: it is not a regular file (a FIFO, a device, a socket or a folder); remove it.", "not_regular"
     )
 
 
@@ -391,8 +362,6 @@ def cut_torn_line(path: str | os.PathLike[str], *, max_bytes: int) -> bytes:
     Read an append-only file of lines the library wrote, cutting off a last line left unterminated by a crash, so
     the next line appended is never glued onto it.
 
-    :param path: The file; a symbolic link standing there is refused.
-    :param max_bytes: The largest size read.
     :returns: Its complete lines (everything up to its last newline).
     :raises LocalFileRefusedError: It is not a regular file, is a symbolic link, or is larger than ``max_bytes``;
         nothing was cut.
@@ -418,7 +387,6 @@ def spreadsheet_cell(value: Any) -> Any:
     (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, after any spaces, in any width) gets a
     leading ``'``, so it is shown as text; anything else is kept as it is.
 
-    :param value: The cell's value.
     :returns: The value to write.
     """
     if not isinstance(value, str):

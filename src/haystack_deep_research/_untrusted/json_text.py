@@ -49,7 +49,6 @@ def loads(text: str | bytes) -> Any:
     """
     Parse a JSON text whose nesting is bounded.
 
-    :param text: The text (bytes are decoded as UTF-8).
     :returns: The value.
     :raises json.JSONDecodeError: If the text is not JSON (:class:`JSONTooDeepError` if it is nested deeper than
         :data:`MAX_JSON_DEPTH`).
@@ -67,8 +66,6 @@ def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
     """
     Parse the JSON value that starts at ``start``, ignoring what follows it.
 
-    :param text: The text.
-    :param start: Where the value starts.
     :returns: ``(value, end)``: the value and the index just after it.
     :raises json.JSONDecodeError: If no JSON value starts there, or it is nested deeper than :data:`MAX_JSON_DEPTH`.
     """

@@ -21,7 +21,6 @@ def extract_json_object(text: str) -> Any:
     """
     Find a JSON value in a model's reply.
 
-    :param text: The reply.
     :returns: The whole reply parsed as JSON; else the content of the first fenced block that parses; else the first
         JSON object embedded in the text (prose before or after it is ignored).
     :raises ValueError: If the reply holds no JSON object (JSON nested too deeply is none).

@@ -54,13 +54,7 @@ def terminal_text(text: object, *, one_line: bool = False, markup: bool = False)
 
 
 def say(text: object, *, file: TextIO | None = None, end: str = "\n") -> None:
-    """
-    Print text on the terminal through :func:`terminal_text` (line breaks kept), flushed.
-
-    :param text: What to print.
-    :param file: Where; stderr by default.
-    :param end: What ends it (``""`` for a prompt).
-    """
+    """Print text on the terminal through :func:`terminal_text` (line breaks kept), flushed."""
     print(terminal_text(text), end=end, file=file or sys.stderr, flush=True)
 
 
@@ -99,7 +93,6 @@ def logged_lines(show: Callable[[str], None]) -> Iterator[None]:
     """
     While the block runs, the warnings libraries log go to ``show`` as one line each, not raw to stderr.
 
-    :param show: Takes each record as one line (``warning: ...``).
     :returns: A context manager.
     """
     handler = LogLines(show)

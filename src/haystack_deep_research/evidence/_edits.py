@@ -68,11 +68,7 @@ def _cut(before: str, right: list[str], *, starts_text: bool) -> str:
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """
-    :param text: Whole lines of a report.
-    :param edits: Edits by offsets in ``text``, in order, not overlapping.
-    :returns: The edited text, with as many lines as ``text``.
-    """
+    """The edited text, with as many lines as ``text``."""
     right: list[str] = []  # the edited text on the right of the edit at hand, last piece first
     _push(right, text[edits[-1][1] :] if edits else text)
     for number in reversed(range(len(edits))):

@@ -95,18 +95,19 @@ class _Reader(HTMLParser):
         return self.line_starts[line - 1] + column
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        start = self._offset()
-        found = Tag(tag, _urls(tag, attrs), start, start + len(self.get_starttag_text() or ""))
-        if found.urls:
-            self.tags.append(found)
+        found = self._tag(tag, attrs)
         if tag == "a":
             self.anchors.append(found)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._tag(tag, attrs)
+
+    def _tag(self, tag: str, attrs: list[tuple[str, str | None]]) -> Tag:
         start = self._offset()
         found = Tag(tag, _urls(tag, attrs), start, start + len(self.get_starttag_text() or ""))
         if found.urls:
             self.tags.append(found)
+        return found
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "a" and self.anchors:
@@ -128,10 +129,7 @@ def _neutral(text: str) -> str:
 
 
 def read_tags(text: str) -> list[Tag]:
-    """
-    :param text: Raw HTML: one tag or a whole block.
-    :returns: The start tags that name URLs, in document order, with offsets in ``text``.
-    """
+    """The start tags that name URLs, in document order, with offsets in ``text``."""
     reader = _Reader(text)
     reader.feed(_neutral(text))
     rest = reader.rawdata  # what the parser could not finish: a tag left open runs on into what follows it

@@ -160,10 +160,9 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
 
 def parse(markdown: str) -> Parsed:
     """
-    Parse a report.
+    Parse a report, its ``\\r\\n`` and ``\\r`` line ends read as ``\\n`` and NUL as U+FFFD, as CommonMark does; offsets
+    refer to the text so normalised.
 
-    :param markdown: The report; ``\\r\\n`` and ``\\r`` line ends are read as ``\\n`` and NUL as U+FFFD, as
-        CommonMark does, and offsets refer to the text so normalised.
     :returns: The parsed report.
     """
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")

@@ -17,11 +17,6 @@ def align(lines: list[str], starts: list[int], content: str, first: int, cell: l
     """
     Map each character of a block's inline content, and its end, to an offset in the report.
 
-    :param lines: The report's lines.
-    :param starts: The offset of each line.
-    :param content: The block's inline content.
-    :param first: The block's first line.
-    :param cell: For a table cell, a one-item list holding where in its row the search starts (updated).
     :returns: ``len(content) + 1`` offsets, or ``None`` when the content is not where it should be.
     """
     offsets: list[int] = []
@@ -69,12 +64,7 @@ def check(text: str, offsets: list[int], content: str, start: int, end: int) -> 
 
 
 def plain_segments(offsets: list[int], length: int, opaque: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """
-    :param offsets: The offsets of :func:`align`.
-    :param length: The length of the content.
-    :param opaque: Spans of the content that are not plain text (links, code, raw HTML, line breaks).
-    :returns: The spans of the report, each within one line and contiguous, that hold the rest: plain text.
-    """
+    """The spans of the report, each within one line and contiguous, that hold the rest: plain text."""
     covered = [False] * length
     for start, end in opaque:
         covered[start:end] = [True] * (end - start)

@@ -200,10 +200,8 @@ def _trim_www(url: str) -> str:
 
 def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
     """
-    :param text: Plain text, entities and escapes decoded.
-    :param www: Whether to find GFM's ``www.`` links too.
-    :returns: The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://``, ``//`` and document
-        (``doc://``, ``file://``, ``mcp://``) links, and ``www.`` links (their URL with ``http://`` added).
+    The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://``, ``//`` and document (``doc://``,
+    ``file://``, ``mcp://``) links, and ``www.`` links (their URL with ``http://`` added).
     """
     found: list[tuple[int, int, str]] = []
     at = 0
@@ -277,9 +275,6 @@ def plain_text(fragment: str, env: dict[str, Any], *, is_marker: Callable[[str],
     A link gives its text, an image its description; an autolink, a bare link, raw HTML and a link whose text
     ``is_marker`` accepts give nothing.
 
-    :param fragment: Inline Markdown.
-    :param env: The environment of :func:`reference_env` for the report it comes from.
-    :param is_marker: Tells whether a link's text is a citation marker.
     :returns: The text.
     """
     tokens = reader().parseInline(fragment, {"references": env.get("references", {})})

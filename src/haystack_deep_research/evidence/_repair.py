@@ -24,12 +24,8 @@ _NOTHING_LEFT = re.compile(r"^\s*(?:[-*+>]|\d+[.)])?\s*$")
 
 def source_line(url: str, title: str, named: str = "") -> str:
     """
-    :param url: The source's URL, as retrieved.
-    :param title: Its title.
-    :param named: Its note, if it was not read: "named by <source>, not read: <url>" for a source naming a URL it
-        did not read, "search result snippet, not read" for a source only a search result's snippet backs.
-    :returns: One line of a rebuilt Sources list: ``- [title or url](url)``, and the note in parentheses, a named URL
-        as code (no link: nothing was read there).
+    One line of a rebuilt Sources list: ``- [title or url](url)``, and the note in parentheses, a named URL as code (no
+    link: nothing was read there).
     """
     label = (" ".join(title.split()) or url).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     if re.search(r"[\s<>]", url) or url.count("(") != url.count(")"):

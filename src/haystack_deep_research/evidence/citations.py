@@ -136,7 +136,6 @@ def sentence_ends(text: str) -> list[int]:
     """
     Where the sentences of a plain text end, by the rule :func:`body_sentences` cuts a report's lines by.
 
-    :param text: The text (no citation in it is read: a marker is text like any other).
     :returns: The offsets just after each sentence's final punctuation (and closing quotes or brackets), in order.
     """
     ends: list[int] = []
@@ -189,7 +188,6 @@ def body_sentences(markdown: str) -> list[Sentence]:
     after final punctuation followed by a blank or the end of the line (CJK punctuation needs none), a marker right
     after the punctuation belonging to the sentence before it.
 
-    :param markdown: The report.
     :returns: The sentences, in order, each with the URLs it cites.
     :raises ConfigurationError: If ``markdown`` is not a string.
     """

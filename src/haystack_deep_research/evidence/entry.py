@@ -57,7 +57,6 @@ def normalize_url(url: str) -> str:
     Nothing looser is done: ``www.`` stays, ``http`` and ``https`` stay different, query parameters keep their
     order. A string that cannot be parsed as a URL is returned stripped but otherwise unchanged.
 
-    :param url: The URL to normalise.
     :returns: The normalised URL.
     :raises ConfigurationError: If ``url`` is not a string or is blank.
     """
@@ -91,7 +90,6 @@ def source_id(url: str) -> str:
     """
     Return the stable short id of ``url``: ``"S"`` and the first 8 hex digits of the SHA-256 of its normal form.
 
-    :param url: The URL, in any of its trivially different spellings.
     :returns: The id, for example ``"S1a2b3c4d"``.
     :raises ConfigurationError: If ``url`` is not a string or is blank.
     """

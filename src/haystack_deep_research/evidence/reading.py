@@ -24,7 +24,6 @@ def sentence_reader(report: str) -> Callable[[str], str]:
     """
     A function that turns a sentence of ``report`` into what a reader reads in it (the claim a judge is shown).
 
-    :param report: The Markdown report the sentences come from (its reference definitions resolve ``[text][label]``).
     :returns: ``read(sentence) -> text``: link text kept, URLs and citation markers (``[1]``, ``[^2]``, ``【3】``)
         dropped, whitespace collapsed.
     """
@@ -59,7 +58,6 @@ def headings(report: str) -> list[Heading]:
     The top-level headings of a Markdown document, in order: those a CommonMark renderer shows as headings, so not
     a ``#`` line inside a code fence, a list item or a block quote.
 
-    :param report: The document.
     :returns: Its headings.
     """
     tokens = reader().parse(report)

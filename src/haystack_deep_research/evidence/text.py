@@ -78,7 +78,6 @@ def plain_title(title: str) -> str:
     ``<script>``) give nothing. The title is read again until nothing changes, so markup hidden behind entities or
     escapes (``&lt;script&gt;``) goes too. Plain titles come back unchanged, whitespace collapsed.
 
-    :param title: A title from outside the library.
     :returns: The plain title; ``""`` when nothing but markup and URLs was left.
     """
     text = _one_line(clean_text(title)[:MAX_TITLE_CHARS])

@@ -89,10 +89,8 @@ judge)."""
 
 def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str] | None = None) -> Any:
     """
-    :param args: Parsed options.
-    :param name: An option's ``dest``.
-    :param environ: The environment; ``os.environ`` by default.
-    :returns: The option's value, else its environment variable's (read as the option reads it), else ``None``.
+    The option's value, else its environment variable's (read as the option reads it), else ``None``.
+
     :raises ConfigFileError: If the variable holds a value the option refuses (the message names the variable).
     """
     value = getattr(args, name, None)
@@ -127,10 +125,9 @@ def _model_choice(args: argparse.Namespace, environ: Mapping[str, str] | None) -
 
 def model_arguments(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """
-    :param args: Parsed options (see :func:`add_model_options`).
-    :param environ: The environment behind options left out; ``os.environ`` by default.
-    :returns: The ``*_llm`` arguments (only when a model option or its variable is set) and ``budgets`` holding the
-        ``prices`` (only when some are given).
+    The ``*_llm`` arguments (only when a model option or its variable is set) and ``budgets`` holding the ``prices``
+    (only when some are given).
+
     :raises ConfigurationError: If a role, a model name or an environment value is invalid.
     """
     chosen = _model_choice(args, environ)
@@ -141,13 +138,7 @@ def model_arguments(args: argparse.Namespace, environ: Mapping[str, str] | None 
 
 
 def judge_model(args: argparse.Namespace, name: str | None = None, environ: Mapping[str, str] | None = None) -> Any:
-    """
-    :param args: Parsed options.
-    :param name: The judge's model when named on its own (``check --judge-model``); else ``--role-model judge=NAME``,
-        else ``--model``, else the default model.
-    :param environ: The environment behind options left out.
-    :returns: The grounding judge's chat generator, on the chosen server with the chosen limits.
-    """
+    """The grounding judge's chat generator, on the chosen server with the chosen limits."""
     chosen = _model_choice(args, environ)
     roles = chosen.pop("roles", {})
     judge = name or roles.get("judge") or chosen.get("model") or DEFAULT_MODEL
@@ -155,11 +146,7 @@ def judge_model(args: argparse.Namespace, name: str | None = None, environ: Mapp
 
 
 def check_option_credentials(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> None:
-    """
-    :param args: Parsed options.
-    :param environ: The environment.
-    :raises MissingCredentialsError: If a key the chosen server or search needs is not set.
-    """
+    """:raises MissingCredentialsError: If a key the chosen server or search needs is not set."""
     base_url, search = option_value(args, "base_url", environ), option_value(args, "search", environ)
     own_search = getattr(args, "no_web", False) or getattr(args, "search_url", None)  # no search key needed then
     check_credentials(environ, base_url=base_url, search=None if own_search else search)
@@ -176,10 +163,6 @@ def factory_arguments(
     The arguments of a research factory the shared options ask for (see :func:`model_arguments`), with ``sources``
     (see :func:`source_arguments`).
 
-    :param args: Parsed options (see :func:`add_shared_options`).
-    :param environ: The environment behind options left out; ``os.environ`` by default.
-    :param quiet: Print no indexing progress.
-    :param quiet_skipped: Print nothing about the files an index left out; ``quiet`` by default.
     :returns: The arguments; nothing for what was left at its default.
     :raises ConfigurationError: If an option or environment value is invalid.
     """
@@ -201,10 +184,6 @@ def source_arguments(
     ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and ``datastores`` (each ``--docs`` folder, indexed now
     or loaded from its cached index).
 
-    :param args: Parsed options (see :func:`add_source_options`).
-    :param environ: The environment behind options left out; ``os.environ`` by default.
-    :param quiet: Print no indexing progress.
-    :param quiet_skipped: Print nothing about the files an index left out; ``quiet`` by default.
     :returns: ``{"sources": ...}``.
     :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
     :raises ConfigurationError: If an option or environment value is invalid.
@@ -230,11 +209,8 @@ def source_arguments(
 
 def with_grounding(arguments: Mapping[str, Any], grounding: bool) -> dict[str, Any]:
     """
-    :param arguments: Factory arguments (see :func:`factory_arguments`), which may hold the ``judge_llm`` that
-        ``--role-model judge=NAME`` chose.
-    :param grounding: Whether the command or request asked for grounding.
-    :returns: The arguments with ``grounding``: ``Grounding(judge_llm=...)`` when grounding was asked for and a judge
-        chosen, else the flag; the judge never reaches a factory on its own.
+    The arguments with ``grounding``: ``Grounding(judge_llm=...)`` when grounding was asked for and a judge chosen, else
+    the flag; the judge never reaches a factory on its own.
     """
     chosen = dict(arguments)
     judge = chosen.pop("judge_llm", None)
@@ -243,11 +219,7 @@ def with_grounding(arguments: Mapping[str, Any], grounding: bool) -> dict[str, A
 
 
 def with_budgets(arguments: Mapping[str, Any], budgets: Budgets) -> dict[str, Any]:
-    """
-    :param arguments: Factory arguments (see :func:`factory_arguments`), which may hold ``budgets`` with prices.
-    :param budgets: A command's or a request's own budgets.
-    :returns: The arguments with ``budgets``: these limits over the arguments' own, the prices of both.
-    """
+    """The arguments with ``budgets``: these limits over the arguments' own, the prices of both."""
     return {**arguments, "budgets": budgets.over(arguments.get("budgets") or Budgets())}
 
 
@@ -269,11 +241,10 @@ def check_search_url(url: str) -> str:
 
 def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
     """
-    :param args: The parsed command line.
-    :param search: The ``--search`` chosen (option or environment), or ``None``.
-    :returns: The :class:`~haystack_deep_research.Sources` fields of ``--search-url`` (``search``: a Tavily tool at
-        that address), ``--allow-host`` (``url_policy``), ``--include-domain``, ``--exclude-domain`` and ``--since``
-        / ``--time-range``; nothing for what was not given.
+    The :class:`~haystack_deep_research.Sources` fields of ``--search-url`` (``search``: a Tavily tool at that address),
+    ``--allow-host`` (``url_policy``), ``--include-domain``, ``--exclude-domain`` and ``--since`` / ``--time-range``;
+    nothing for what was not given.
+
     :raises UsageError: If ``--search-url`` is not a URL, or comes with ``--search ddgs`` or ``--no-web``.
     :raises ConfigurationError: If an ``--allow-host`` entry is not a host name, address or network.
     """
@@ -315,10 +286,8 @@ def folder_fingerprint(folder: Path) -> str:
 
 def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
     """
-    :param args: The parsed command line of the recorded run.
-    :param search: The ``--search`` chosen (option or environment), or ``None``.
-    :returns: The manifest fields of its sources: ``docs`` (path and fingerprint of each folder), ``web``,
-        ``search``, ``search_url``, ``allow_hosts``, ``include_domains``, ``exclude_domains`` and ``since``.
+    The manifest fields of its sources: ``docs`` (path and fingerprint of each folder), ``web``, ``search``,
+    ``search_url``, ``allow_hosts``, ``include_domains``, ``exclude_domains`` and ``since``.
     """
     name = "tavily" if args.search_url else (search or "auto")
     return {
@@ -339,8 +308,6 @@ def replay_argv(directory: Path, manifest: Any) -> list[str]:
     """
     The command-line options that rebuild a recording's sources, once checked that they can be rebuilt.
 
-    :param directory: The recording.
-    :param manifest: Its :class:`~haystack_deep_research.run._recording.RecordingManifest`.
     :returns: ``--docs``, ``--no-web``, ``--search``, ``--search-url`` and ``--allow-host`` options.
     :raises RecordingError: If a folder is missing or changed since the recording, or the search is unknown.
     """
@@ -393,9 +360,6 @@ def index_progress(
     """
     A progress callback for :func:`~haystack_deep_research.sources.index_folder`, and its notes while it runs.
 
-    :param label: What is being indexed (the folder).
-    :param quiet: No progress at all.
-    :param quiet_notes: No line either for what the indexing logs (the files it left out); ``quiet`` by default.
     :returns: A context manager giving the callback (``None`` when quiet).
     """
     shown = terminal_text(label, one_line=True)
@@ -437,9 +401,8 @@ _STYLE_FIELDS = {
 
 def read_outline(path: Path) -> list[str]:
     """
-    :param path: An ``--outline`` file: one heading per line, or a Markdown file whose ``#`` and ``##`` headings are
-        the outline (see :func:`~haystack_deep_research.report.style.outline_from_text`).
-    :returns: Its headings, to be checked by :class:`ReportStyle`.
+    Its headings, to be checked by :class:`ReportStyle`.
+
     :raises ConfigurationError: If it is not a regular UTF-8 text file of at most :data:`MAX_OUTLINE_BYTES`, or names
         no heading.
     """

@@ -3,34 +3,10 @@
 
     deep-research check REPORT.md [--sources sources.json] [--judge] [--judge-model MODEL] [model options]
 
-Citations are found as :mod:`haystack_deep_research.evidence` describes: every link a reader sees (inline
-and reference links, images, autolinks, bare URLs, raw HTML), and the markers of the common citation styles (``[1]``
-markers with a reference list under a heading or a plain title line in any of many languages, ``[1]: url``
-definitions, footnotes ``[^1]``), each attached to the sentence it supports.
-
-- ``--sources`` names the record of what was read: the evidence ledger that ``deep-research --sources`` writes (a JSON
-  array of entries; only entries of kind ``"page"`` count as read, as in a run), or a plain JSON array of URL
-  strings. A citation verifies when its URL (normalised) is in that record. The command prints the citation
-  precision (verified cited URLs / cited URLs) and each unverified citation with its line and sentence.
-- Without ``--sources`` there is nothing to verify against: every cited URL is printed as *unverifiable*, the output
-  says so, and the exit status is 0 (a report is not failed for want of a record).
-- ``--judge`` (needs ``--sources`` as a ledger with stored texts, and ``OPENAI_API_KEY`` unless ``--base-url`` names
-  another server; the judge is ``--judge-model``, else ``--role-model judge=NAME``, else ``--model``, else gpt-5.4,
-  with the model options of ``deep-research``: ``--base-url``, ``--api``, ``--timeout``, ...) also judges each cited
-  claim against the stored text of its source, as grounding does in a run, and prints a verdict per claim. A claim
-  the judge could not decide (no stored text for its source, a failed call, an unreadable reply) is listed as *not
-  judged*, with why, and fails the check; the score counts only the claims judged, and with none judged there is no
-  score.
-
-Before any of that, the report is read for what would hide its citations from a reader (see
-:mod:`haystack_deep_research.evidence.problems`): a code fence that never closes, markers that point to no reference a
-reader can see, references inside code. Each is printed with its line numbers, and the report fails.
-
-Exit status: 0 when every citation verifies (and, with ``--judge``, every claim was judged and none is unsupported);
-1 when some citation does not verify or some claim is judged unsupported; 2 for a usage error (bad arguments,
-unreadable files, no key, ``--judge`` with sources that hold no stored text); 3 when ``--judge`` could not judge some
-cited claim (the judge unreachable, a source without stored text) and nothing else failed; 4 when the report's
-Markdown hides citations from a reader (see above) and no citation failed to verify.
+Citations are found as :mod:`haystack_deep_research.evidence` describes, and verified against ``--sources`` (a ledger
+or a JSON array of URLs); ``--judge`` also judges each claim as grounding does, and what hides citations from a reader
+(:mod:`haystack_deep_research.evidence.problems`) is reported first. docs/evidence.md describes the output and the
+exit status: a report is not failed for want of a record, and a claim the judge could not decide is not supported.
 """
 
 from __future__ import annotations
@@ -71,7 +47,6 @@ def load_sources(path: Path) -> EvidenceLedger:
     """
     Read the record of what was read.
 
-    :param path: A JSON file: an evidence ledger (array of entries) or an array of URL strings.
     :returns: A ledger; plain URLs become pages without stored text.
     :raises UsageError: If the file cannot be read or is neither form.
     """
@@ -93,8 +68,6 @@ def default_judge(model: str, options: argparse.Namespace | None = None) -> Any:
     """
     The judge used by ``--judge``.
 
-    :param model: The judge's model name.
-    :param options: The parsed model options (server, API, limits); ``None`` for OpenAI's defaults.
     :returns: A chat generator.
     """
     return judge_model(options or argparse.Namespace(), model)
@@ -143,11 +116,7 @@ def run_check(
     """
     Run ``deep-research check``.
 
-    :param argv: The arguments after ``check``.
-    :param out: Where the findings go; stdout by default.
-    :param err: Where errors and warnings go; stderr by default.
-    :param judge_llm: The judge for ``--judge``, instead of the one the model options choose (a server's own).
-    :returns: The exit status (see the module docstring).
+    :returns: The exit status (see docs/evidence.md).
     """
     out, err = out or sys.stdout, err or sys.stderr
     try:

@@ -1,27 +1,14 @@
 """
 Defaults for every option of every command, from TOML files and from the environment.
 
-An option's value comes from the first of these that sets it, in one order for every command and server:
-
-1. the command line;
-2. the environment: ``DEEP_RESEARCH_<DEST>`` (the option's name in capitals, dashes as underscores:
-   ``--max-subtopics`` is ``DEEP_RESEARCH_MAX_SUBTOPICS``), then the SDK's own name where it has one
-   (:data:`SDK_VARIABLES`: ``OPENAI_BASE_URL`` for ``--base-url``);
-3. the config file ``--config FILE`` or ``DEEP_RESEARCH_CONFIG`` names, else the user's own,
-   ``$XDG_CONFIG_HOME/deep-research/config.toml`` (``~/.config/deep-research/config.toml``);
-4. ``./deep-research.toml`` of the working folder, when no file is named;
-5. the option's own default.
-
-The working folder's file may come with a folder the user did not write (a cloned repository), so it may not set an
-option that names a server, a host, a path or code (:func:`trusted_only`: ``--base-url`` would receive the user's
-``OPENAI_API_KEY``): such a key is refused unless ``--trust-folder-config`` is given or the file is named. The command
-says on stderr which options it takes from that file, and ``--show-config`` prints where each option comes from.
-
-A file's top-level keys apply to every command that has the option; a table per command (``[research]`` for
-``deep-research "question"`` and its ``replay`` and ``update``, ``[scan]``, ``[mcp]``, ``[check]``) holds that
-command's own values and wins over the top-level keys. A key is the option's name without its dashes
-(``max-subtopics`` or ``max_subtopics``). A switch takes ``true`` or ``false``; a repeatable option a list (in a
-variable: separated by semicolons, since a value may hold commas).
+An option's value comes from the command line, else the environment (``DEEP_RESEARCH_<DEST>``, then
+:data:`SDK_VARIABLES`), else the config file named (``--config`` or ``DEEP_RESEARCH_CONFIG``) or the user's own, else
+``./deep-research.toml`` of the working folder when no file is named, else its default; a file's per-command table
+(``[research]``, ``[scan]``, ``[mcp]``, ``[check]``) wins over its top-level keys. docs/cli.md ("Config file and
+environment") has the whole rule. The working folder's file may come with a folder the user did not write (a cloned
+repository), so it may not set an option that names a server, a host, a path or code (:func:`trusted_only`:
+``--base-url`` would receive the user's ``OPENAI_API_KEY``) unless ``--trust-folder-config`` is given or the file is
+named.
 
 Nothing here knows an option by name but :data:`SDK_VARIABLES` and :func:`trusted_only`: :func:`parse_configured`
 walks the parser's actions and converts every value with the option's own ``type`` and ``choices``, so a new option is
@@ -113,10 +100,8 @@ class ConfigFile(NamedTuple):
 
 def config_files(named: str | None, environ: Mapping[str, str] | None = None) -> list[ConfigFile]:
     """
-    :param named: The file ``--config`` or :data:`CONFIG_VARIABLE` names, if any: then it is the only one.
-    :param environ: The environment (``os.environ`` by default).
-    :returns: The files to read, the one that wins last: ``./deep-research.toml`` (not trusted) if it exists, then
-        ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or ``~/.config/...``) if it exists.
+    The files to read, the one that wins last: ``./deep-research.toml`` (not trusted) if it exists, then
+    ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or ``~/.config/...``) if it exists.
     """
     if named:
         return [ConfigFile(Path(named), trusted=True)]
@@ -131,7 +116,6 @@ def load_config(path: Path) -> dict[str, Any]:
     """
     Read a config file.
 
-    :param path: The TOML file.
     :returns: Its tables and keys.
     :raises ConfigFileError: The file is missing, not a regular file, over :data:`MAX_CONFIG_BYTES`, not UTF-8 or not
         TOML.
@@ -190,9 +174,8 @@ def environment_variable(dest: str) -> str:
 
 def environment_variables(dest: str) -> tuple[str, ...]:
     """
-    :param dest: An option's ``dest``.
-    :returns: The variables the option reads, the first set one winning: ``DEEP_RESEARCH_<DEST>``, then the SDK's own
-        (:data:`SDK_VARIABLES`); none for ``--config``, ``--trust-folder-config`` and ``--show-config``.
+    The variables the option reads, the first set one winning: ``DEEP_RESEARCH_<DEST>``, then the SDK's own
+    (:data:`SDK_VARIABLES`); none for ``--config``, ``--trust-folder-config`` and ``--show-config``.
     """
     if dest == "config":
         return (CONFIG_VARIABLE,)
@@ -201,11 +184,10 @@ def environment_variables(dest: str) -> tuple[str, ...]:
 
 def trusted_only(action: argparse.Action) -> bool:
     """
-    :param action: An option of a command's parser.
-    :returns: Whether the working folder's config file may set it only when trusted: it names a server, a host or a
-        network to reach or listen on (``--base-url``, ``--search-url``, ``--allow-host``, ``--host``,
-        ``--transport``), code to import or a cluster to run on (``--schema``, ``--ray``), or a path to read or write
-        (every option of type ``Path``: ``--output``, ``--docs``, ``--cache``, ...).
+    Whether the working folder's config file may set it only when trusted: it names a server, a host or a network to
+    reach or listen on (``--base-url``, ``--search-url``, ``--allow-host``, ``--host``, ``--transport``), code to import
+    or a cluster to run on (``--schema``, ``--ray``), or a path to read or write (every option of type ``Path``:
+    ``--output``, ``--docs``, ``--cache``, ...).
     """
     return action.dest in _TRUSTED_ONLY or action.type is Path
 
@@ -389,8 +371,6 @@ def environment_value(dest: str, environ: Mapping[str, str] | None = None) -> An
     The value the environment alone gives an option of ``deep-research "question"``, for a caller with no parsed
     options: read from the same variables, in the same order and with the same checks as :func:`parse_configured`.
 
-    :param dest: The option's ``dest``.
-    :param environ: The environment (``os.environ`` by default).
     :returns: The converted value, or ``None`` when no variable of the option is set.
     :raises ConfigFileError: If the variable holds a value the option refuses; the message names the variable.
     """
@@ -434,8 +414,6 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
     """
     Add ``--config FILE``, ``--trust-folder-config`` and ``--show-config`` to a command's parser, in their own
     ``configuration`` section of ``--help``.
-
-    :param parser: The parser; one that has ``--config`` already is left as it is.
     """
     if "--config" in parser._option_string_actions:
         return
@@ -475,10 +453,6 @@ def parse_configured(
     Adds ``--config FILE``, ``--trust-folder-config`` and ``--show-config`` to the parser. With ``-h``, ``--help`` or
     ``--version`` nothing is read: they always answer.
 
-    :param parser: The command's parser; its ``error`` shows a :class:`ConfigFileError` (exit status 2).
-    :param argv: The arguments.
-    :param command: The config file's table for the command: ``research``, ``scan``, ``mcp`` or ``check``.
-    :param environ: The environment (``os.environ`` by default).
     :returns: The parsed arguments, with ``configured_from``: where each option no flag gave was read (``"environment
         variable OPENAI_BASE_URL"``, ``"config file ..."``).
     :raises SystemExit: As ``parse_args`` does, for ``--help`` and usage errors (bad config values, and a key of the
@@ -587,11 +561,7 @@ class _Stored(BaseModel):
 
 
 def run_options(args: argparse.Namespace, resolved: Mapping[str, Any]) -> list[list[str]]:
-    """
-    :param args: The parsed command line of the run.
-    :param resolved: Values read from the environment (``model``, ``search``, ...), used where an option was not given.
-    :returns: The recorded options, each ``[option]`` or ``[option, value]``.
-    """
+    """The recorded options, each ``[option]`` or ``[option, value]``."""
     recorded: list[list[str]] = []
     for name, (flag, kind) in RECORDED_OPTIONS.items():
         value = getattr(args, name, None) or resolved.get(name)
@@ -607,21 +577,15 @@ def run_options(args: argparse.Namespace, resolved: Mapping[str, Any]) -> list[l
 
 
 def save_run_options(run_dir: Path, options: list[list[str]]) -> None:
-    """
-    Write ``options.json`` into the run directory (atomically; the directory is made if needed).
-
-    :param run_dir: The run directory.
-    :param options: What :func:`run_options` returned.
-    """
+    """Write ``options.json`` into the run directory (atomically; the directory is made if needed)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     write_file(run_dir / OPTIONS_FILE, json.dumps({"options": options}, ensure_ascii=False, indent=1))
 
 
 def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[list[str]]:
     """
-    :param run_dir: A run directory.
-    :param parser: The command's parser, which checks each recorded value as it would on the command line.
-    :returns: The options the run was made with; ``[]`` when the directory keeps none (a run of an older version).
+    The options the run was made with; ``[]`` when the directory keeps none (a run of an older version).
+
     :raises RunDirError: If ``options.json`` is not a file of recorded options, in the message's terms.
     """
     path = run_dir / OPTIONS_FILE
@@ -652,22 +616,15 @@ def flatten(options: Sequence[Sequence[str]]) -> list[str]:
 
 
 def merged_argv(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> list[str]:
-    """
-    :param recorded: The recorded options.
-    :param given: The arguments given to ``update``.
-    :returns: The recorded options the arguments do not give again, then the arguments.
-    """
+    """The recorded options the arguments do not give again, then the arguments."""
     named = {token.split("=", 1)[0] for token in given if token.startswith("--")}
     return [*flatten([entry for entry in recorded if entry[0] not in named]), *given]
 
 
 def reuse_notice(recorded: Sequence[Sequence[str]], given: Sequence[str], command: str = "update") -> str | None:
     """
-    :param recorded: The recorded options.
-    :param given: The arguments given to ``update``.
-    :param command: The subcommand reusing them (``update``, ``ask``).
-    :returns: The line that tells which recorded options the update reuses (they may name a server or a host to
-        reach), or ``None`` when it reuses none or ``-q`` was given.
+    The line that tells which recorded options the update reuses (they may name a server or a host to reach), or
+    ``None`` when it reuses none or ``-q`` was given.
     """
     if "-q" in given or "--quiet" in given:
         return None
@@ -682,10 +639,6 @@ def update_argv(
     The arguments ``update RUN_DIR`` (or ``ask RUN_DIR``) runs with: the run's recorded options, then those given;
     says on stderr which recorded ones it reuses (see :func:`reuse_notice`).
 
-    :param run_dir: The run directory.
-    :param given: The arguments given after it.
-    :param parser: The command's parser (see :func:`load_run_options`).
-    :param command: The subcommand, as the notice names it.
     :returns: The arguments.
     :raises RunDirError: If ``options.json`` is damaged.
     """

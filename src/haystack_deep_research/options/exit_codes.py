@@ -1,28 +1,9 @@
 """
 The exit status of ``deep-research`` and of every subcommand, and how an error becomes one line on stderr.
 
-One table for every subcommand (the main command, ``--mode iterative``, ``replay``, ``update``, ``ask``, ``scan``,
-``mcp``, ``check``; ``ask`` exits 6 when the run's evidence does not answer the question); :data:`EXIT_REASON_CODES`
-gives the code of every ``exit_reason``:
-
-=====  ==========================================================================================================
-code   meaning
-=====  ==========================================================================================================
-0      done: the research succeeded (``check``: every citation verified, and with ``--judge`` supported)
-1      failed: an error ended the command before its work was done (a provider or network error before a report; a
-       model server at ``--base-url`` that cannot be reached or answers 404/405, said before anything runs;
-       ``check``: a citation of a URL that was never read, or a claim judged unsupported)
-2      a usage error: a bad option, a missing key, an unusable path, a bad question; nothing was run
-3      ``--clarify`` without a terminal: the clarifying question was printed; run again with the answer
-4      ``check``: the report's citations cannot be read (a fence that never closes, markers with no reference list)
-5      partial: the report was written from part of the research (a budget spent, some of the researchers failed,
-       the orchestrator failed after research began or reached its step limit, grounding exhausted, claims not
-       judged, no structured output); ``scan``: some items failed; ``check --judge``: some claims could not be judged
-6      research failed: a report was written but the research behind it failed (no evidence, every researcher failed,
-       the writer failed); ``scan``: every item failed
-130    interrupted (Ctrl-C): what was gathered was saved as a partial report
-143    terminated (SIGTERM, as ``timeout``, systemd and Kubernetes send): saved exactly as for Ctrl-C
-=====  ==========================================================================================================
+One table for every subcommand (:class:`ExitCode`; :data:`EXIT_REASON_CODES` gives the code of every
+``exit_reason``), described in docs/cli.md ("Exit status") and, in one paragraph, in every command's ``--help``
+(:data:`HELP_EPILOG`).
 """
 
 from __future__ import annotations
@@ -64,7 +45,7 @@ HELP_EPILOG = (
 
 
 class ExitCode(IntEnum):
-    """The exit status of ``deep-research`` (see the module docstring)."""
+    """The exit status of ``deep-research`` and of every subcommand (see docs/cli.md, "Exit status")."""
 
     OK = 0
     RUN_FAILED = 1
@@ -122,60 +103,50 @@ def _setting(python: str) -> re.Pattern[str]:
 
 
 _PRICED = re.compile(r"(?:budgets=)?Budgets\(prices=\{'([^']+)': Price\([^)]*\)\}\)")
+_QUESTION = re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]")
+_BOTH = (  # a setting both surfaces name: its Python spelling, the command line's words, an MCP client's words
+    ("Budgets(prices=...)", "--price MODEL=INPUT,OUTPUT", "the server's --price MODEL=INPUT,OUTPUT"),
+    ("Budgets(tokens=...)", "--token-budget N", "token_budget"),
+    ("Budgets(seconds=...)", "--time-budget SECONDS", "time_budget"),
+    ("Budgets(dollars=...)", "--max-cost USD", "max_cost"),
+    ("Sources(datastores=...)", "--docs FOLDER", "the server's --docs FOLDER"),
+)
 
 COMMAND_LINE_WORDS: Words = (
     (_PRICED, r"--price \1=INPUT,OUTPUT"),
-    (_setting("Budgets(prices=...)"), "--price MODEL=INPUT,OUTPUT"),
-    (_setting("Budgets(tokens=...)"), "--token-budget N"),
-    (_setting("Budgets(seconds=...)"), "--time-budget SECONDS"),
-    (_setting("Budgets(dollars=...)"), "--max-cost USD"),
-    (_setting("Sources(datastores=...)"), "--docs FOLDER"),
+    *((_setting(python), words) for python, words, _ in _BOTH),
     (_setting("Sources(search=...)"), "--search"),
     (_setting("Sources(web=...)"), "--no-web"),
     (_setting("Sources(url_policy=...)"), "--allow-host HOST"),
     (re.compile(r"search='(\w+)'"), r"--search \1"),
-    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), 'the question: deep-research "your question"'),
+    (_QUESTION, 'the question: deep-research "your question"'),
 )
 """What the command line calls the settings the library's messages name (options, files)."""
 
 MCP_WORDS: Words = (
     (_PRICED, r"the server's --price \1=INPUT,OUTPUT"),
-    (_setting("Budgets(prices=...)"), "the server's --price MODEL=INPUT,OUTPUT"),
-    (_setting("Budgets(tokens=...)"), "token_budget"),
-    (_setting("Budgets(seconds=...)"), "time_budget"),
-    (_setting("Budgets(dollars=...)"), "max_cost"),
-    (_setting("Sources(datastores=...)"), "the server's --docs FOLDER"),
-    (re.compile(r"messages=\[ChatMessage\.from_user\([^)]*\)\]"), "question"),
+    *((_setting(python), words) for python, _, words in _BOTH),
+    (_QUESTION, "question"),
 )
 """What an MCP client calls them: the ``deep_research`` tool's arguments, else the server's own options."""
 
 
 def in_words(message: str, words: Words = COMMAND_LINE_WORDS) -> str:
-    """
-    :param message: A message of the library, which names its settings as a Python caller gives them.
-    :param words: The surface's words (:data:`COMMAND_LINE_WORDS`, :data:`MCP_WORDS`).
-    :returns: The message naming them as the surface's user gives them.
-    """
+    """The message naming them as the surface's user gives them."""
     for pattern, word in words:
         message = pattern.sub(word, message)
     return message
 
 
 def exit_code_of(error: BaseException) -> ExitCode:
-    """
-    :param error: What ended the command.
-    :returns: :attr:`ExitCode.USAGE` for a mistake the user can fix in the command, else :attr:`ExitCode.RUN_FAILED`.
-    """
+    """:attr:`ExitCode.USAGE` for a mistake the user can fix in the command, else :attr:`ExitCode.RUN_FAILED`."""
     return ExitCode.USAGE if isinstance(error, UsageError) else ExitCode.RUN_FAILED
 
 
 def outcome_code(result: dict[str, Any], *, researchers_failed: int = 0) -> ExitCode:
     """
-    :param result: The outputs of a finished run (any shape).
-    :param researchers_failed: How many of the run's sub-researchers failed (the events tell).
-    :returns: The code of its ``exit_reason`` (see :data:`EXIT_REASON_CODES`), from its notes too: a run that gathered
-        no note (every researcher failed) failed, and one whose researchers partly failed is partial, whatever its
-        exit reason says.
+    The code of its ``exit_reason`` (see :data:`EXIT_REASON_CODES`), from its notes too: a run that gathered no note
+    (every researcher failed) failed, and one whose researchers partly failed is partial, whatever its exit reason says.
     """
     code = EXIT_REASON_CODES.get(str(result.get("exit_reason") or ""), ExitCode.OK)
     if code in (ExitCode.CLARIFICATION_NEEDED, ExitCode.INTERRUPTED, ExitCode.RESEARCH_FAILED):
@@ -188,11 +159,8 @@ def outcome_code(result: dict[str, Any], *, researchers_failed: int = 0) -> Exit
 
 def error_line(error: BaseException, *, command: str = "deep-research") -> str:
     """
-    :param error: What ended the command.
-    :param command: The command's name, as the user typed it.
-    :returns: The error as the one line the command prints: the library's own message for an error it raised on
-        purpose (in the command line's words, :func:`in_words`), the error's type and message for a provider or
-        network failure.
+    The error as the one line the command prints: the library's own message for an error it raised on purpose (in the
+    command line's words, :func:`in_words`), the error's type and message for a provider or network failure.
     """
     if isinstance(error, DeepResearchError):
         return f"{command}: error: {in_words(str(error))}"

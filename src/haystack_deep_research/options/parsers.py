@@ -59,11 +59,7 @@ __all__ = [
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
-    """
-    :param low: The smallest value accepted.
-    :param high: The largest value accepted.
-    :returns: An argparse ``type`` reading an integer from ``low`` to ``high``; anything else is a one-line error.
-    """
+    """An argparse ``type`` reading an integer from ``low`` to ``high``; anything else is a one-line error."""
 
     def parse(text: str) -> int:
         try:
@@ -78,10 +74,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
 
 
 def bounded_number(high: float) -> Callable[[str], float]:
-    """
-    :param high: The largest value accepted.
-    :returns: An argparse ``type`` reading a number above 0 and at most ``high``; anything else is a one-line error.
-    """
+    """An argparse ``type`` reading a number above 0 and at most ``high``; anything else is a one-line error."""
 
     def parse(text: str) -> float:
         try:
@@ -104,7 +97,6 @@ def parse_price(text: str) -> tuple[str, Price]:
     """
     ``--price MODEL=INPUT,OUTPUT``: a model's price in US dollars per million input and output tokens.
 
-    :param text: For example ``qwen3:8b=0,0`` or ``my-model=0.5,1.5``.
     :returns: The model name and its price.
     :raises argparse.ArgumentTypeError: If the text is not of that form, or a price is out of range.
     """
@@ -124,8 +116,6 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     """
     Which models, on which server, and what each call may take: ``--model``, ``--small-model``, ``--role-model``,
     ``--base-url``, ``--api``, ``--price``, ``--timeout``, ``--retries``, ``--max-tokens``, ``--no-tool-choice``.
-
-    :param parser: The parser to add the group to.
     """
     group = parser.add_argument_group("models")
     group.add_argument(
@@ -194,8 +184,6 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     """
     What the researchers search: ``--search``, ``--search-url``, ``--allow-host``, ``--docs``, ``--no-web``,
     ``--index-dir``.
-
-    :param parser: The parser to add the group to.
     """
     group = parser.add_argument_group("sources")
     group.add_argument(
@@ -218,9 +206,6 @@ def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
     """
     Where web search and reading may go: ``--search-url``, ``--allow-host``, and the chosen domains and dates
     (``--include-domain``, ``--exclude-domain``, ``--since`` / ``--time-range``).
-
-    :param group: The parser or argument group to add the options to (the sources group of every command that
-        searches).
     """
     group.add_argument(
         "--search-url",
@@ -262,11 +247,7 @@ def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
 
 
 def add_shared_options(parser: argparse.ArgumentParser) -> None:
-    """
-    Add the options every command shares: the ``models`` and ``sources`` groups.
-
-    :param parser: The parser to add them to.
-    """
+    """Add the options every command shares: the ``models`` and ``sources`` groups."""
     add_model_options(parser)
     add_source_options(parser)
 
@@ -292,7 +273,6 @@ class CommandParser(argparse.ArgumentParser):
         """
         Print the error as one line, through the door to the terminal, and exit with the usage error status.
 
-        :param message: What is wrong.
         :raises SystemExit: Always, with status 2.
         """
         line = terminal_text(f"{self.prog}: error: {message} (see {self.prog} --help)", one_line=True)
@@ -300,11 +280,7 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
-    """
-    Where the report and the evidence go: ``-o``, ``--sources``, ``--run-dir``, ``--json``.
-
-    :param parser: The parser to add the group to.
-    """
+    """Where the report and the evidence go: ``-o``, ``--sources``, ``--run-dir``, ``--json``."""
     group = parser.add_argument_group("output")
     group.add_argument(
         "-o",
@@ -332,11 +308,7 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_research_options(parser: argparse.ArgumentParser) -> None:
-    """
-    How much research, and when it stops: ``--max-subtopics``, the budgets, ``--grounding``, ``--approve-plan``.
-
-    :param parser: The parser to add the group to.
-    """
+    """How much research, and when it stops: ``--max-subtopics``, the budgets, ``--grounding``, ``--approve-plan``."""
     group = parser.add_argument_group("research and budgets")
     group.add_argument(
         "--max-subtopics",
@@ -384,8 +356,6 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     """
     What the report looks like, and whether the question may be clarified first: ``--report-type``, ``--tone``,
     ``--length``, ``--outline``, ``--instructions``, ``--clarify``.
-
-    :param parser: The parser to add the group to.
     """
     group = parser.add_argument_group("report")
     group.add_argument(
@@ -427,8 +397,6 @@ MODES = ("deep", "iterative")
 def add_iterative_options(parser: argparse.ArgumentParser) -> None:
     """
     The research mode and what lasts across runs: ``--mode``, ``--depth``, ``--cache``, ``--cache-ttl``, ``--record``.
-
-    :param parser: The parser to add the group to.
     """
     group = parser.add_argument_group("mode and cache")
     group.add_argument(
@@ -445,11 +413,7 @@ def add_iterative_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_display_options(parser: argparse.ArgumentParser) -> None:
-    """
-    What stderr shows while the run goes on: ``--progress``, ``-q``.
-
-    :param parser: The parser to add the group to.
-    """
+    """What stderr shows while the run goes on: ``--progress``, ``-q``."""
     group = parser.add_argument_group("progress")
     group.add_argument(
         "--progress",

@@ -2,21 +2,17 @@
 What a run spends and the limits on it: token usage arithmetic, what usage costs, the run's budget, and the
 time budget as a deadline for the model calls in flight.
 
-**Budget.** Run budgets: a cap on the tokens a run spends across all its phases, on what they cost, and on its
-wall-clock time.
-
-A budget is checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
+**Budget.** A cap on the tokens a run spends across all its phases, on what they cost, and on its wall-clock time,
+checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
 before a sub-topic is delegated). The time budget is also a deadline: it caps every page download and every model
 call in flight (see **Deadline** below), so a run whose researchers are stuck in I/O or whose model server never
 answers still ends on time. The calls that close a run (a stopped researcher's final summary, the writer) still run
 after a token or cost budget is spent, so the total can end a little above ``token_budget`` (or ``cost_budget``);
 once the time budget is spent they are not started, and the report is assembled from the notes gathered.
 
-**Deadline.** The time budget as a deadline for the model calls in flight.
-
-A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout`` seconds
-for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's time
-budget:
+**Deadline.** A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout``
+seconds for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's
+time budget:
 
 - :func:`call_within` (sync) runs the call in a daemon thread and stops waiting at the deadline;
   :func:`call_within_async` awaits the call with :func:`asyncio.wait_for` (a generator without ``run_async`` runs in
@@ -30,14 +26,10 @@ budget:
   cut at the deadline becomes an empty reply, so the Agent stays in its loop and its next ``before_llm`` check ends
   it with ``exit_reason`` "time_budget", before its ``after_run`` hooks keep what it gathered.
 
-**Usage.** Token usage arithmetic: sums, differences and totals of the usage dicts that chat generators report.
-
-**Cost.** What a run's token usage costs: the cost of a usage dict at a price, and the meter that adds a run's costs up.
-
-The prices themselves are settings (:class:`~haystack_deep_research.settings.grouped.Price`, with the default models'
-table :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES` read on ``PRICES_AS_OF``). Pass prices of other
-models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)})``; a
-price given for a default model replaces the one there. A model with no known price gives no cost (``None``), never a
+**Cost.** The prices themselves are settings (:class:`~haystack_deep_research.settings.grouped.Price`, with the default
+models' table :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES` read on ``PRICES_AS_OF``). Pass prices of
+other models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)})``;
+a price given for a default model replaces the one there. A model with no known price gives no cost (``None``), never a
 guess.
 
 Costs are in US dollars at the standard rates for prompts under 272K tokens; OpenAI bills longer prompts, Batch, Flex
@@ -107,9 +99,6 @@ class RunBudget:
         """
         Check the budgets.
 
-        :param tokens_used: The tokens the run has spent so far.
-        :param cost: What the run has cost so far in US dollars, or ``None`` when unknown (then the cost budget
-            cannot be checked).
         :returns: ``(reason, detail)`` when a budget is spent (``reason`` is ``"token_budget"``, ``"cost_budget"`` or
             ``"time_budget"``, ``detail`` says it in words), else ``None``.
         """
@@ -124,10 +113,7 @@ class RunBudget:
         return None
 
     def describe(self, reason: str) -> str:
-        """
-        :param reason: ``"token_budget"``, ``"cost_budget"`` or ``"time_budget"``.
-        :returns: The budget in words, for messages.
-        """
+        """The budget in words, for messages."""
         if reason == EXIT_TOKEN_BUDGET:
             return f"token budget of {self.token_budget:,} tokens"
         if reason == EXIT_COST_BUDGET:
@@ -145,8 +131,6 @@ _BUDGET: contextvars.ContextVar[RunBudget | None] = contextvars.ContextVar(
 def bind(budget: RunBudget | None) -> None:
     """
     Name the budget that bounds the model calls an Agent makes next in this context (its ``before_llm`` hook does).
-
-    :param budget: The run's budget, or ``None``.
     """
     _BUDGET.set(budget)
 
@@ -185,8 +169,6 @@ def call_within(function: Callable[[], T], budget: RunBudget | None) -> T:
     """
     Make a sync call, waiting no longer than the time budget has left.
 
-    :param function: The call.
-    :param budget: The run's budget, or ``None`` (then the call runs inline, unbounded).
     :returns: What the call returned.
     :raises DeadlineExceededError: If the budget ran out first (the call is abandoned in its daemon thread).
     """
@@ -206,8 +188,6 @@ async def call_within_async(start: Callable[[], Awaitable[T]], budget: RunBudget
     """
     Make an async call, waiting no longer than the time budget has left.
 
-    :param start: Starts the call (a coroutine function taking no arguments).
-    :param budget: The run's budget, or ``None`` (then the call is awaited unbounded).
     :returns: What the call returned.
     :raises DeadlineExceededError: If the budget ran out first (the call is cancelled).
     """
@@ -226,8 +206,6 @@ def call_sync_within_async(function: Callable[[], T], budget: RunBudget | None) 
     """
     A sync call on the async path, in a daemon thread (an abandoned one never holds up the event loop's shutdown).
 
-    :param function: The call.
-    :param budget: The run's budget, or ``None``.
     :returns: An awaitable of what the call returned; it raises ``DeadlineExceededError`` as :func:`call_within_async`.
     """
     return call_within_async(lambda: asyncio.wrap_future(_in_daemon_thread(function)), budget)
@@ -246,8 +224,6 @@ def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) 
     """
     Sum two token-usage dicts key by key (nested dicts recursively, numbers added, anything else replaced).
 
-    :param total: The usage so far, or ``None``.
-    :param usage: The usage to add, or ``None``.
     :returns: A new dict holding the sum.
     """
     result: dict[str, Any] = dict(total or {})
@@ -266,8 +242,6 @@ def usage_delta(current: Mapping[str, Any] | None, recorded: Mapping[str, Any] |
     """
     What a usage dict holds beyond a part already recorded (numbers subtracted key by key, nested dicts too).
 
-    :param current: The usage now.
-    :param recorded: The part already counted, or ``None``.
     :returns: The numeric difference; keys with no difference are left out.
     """
     recorded = recorded or {}
@@ -289,7 +263,6 @@ def total_tokens(usage: Mapping[str, Any] | None) -> int:
     """
     The total tokens of a usage dict: ``total_tokens`` when reported, else input plus output tokens.
 
-    :param usage: A usage dict (OpenAI Chat or Responses naming), or ``None``.
     :returns: The total, 0 when nothing is known.
     """
     usage = usage or {}
@@ -358,10 +331,7 @@ class CostMeter:
         self._lock = threading.Lock()
 
     def by_phase(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
-        """
-        :param usage_by_phase: Token usage per phase.
-        :returns: US dollars per phase; ``None`` for a phase whose cost is unknown.
-        """
+        """US dollars per phase; ``None`` for a phase whose cost is unknown."""
         return self._priced(usage_by_phase, warn=True)
 
     def _priced(self, usage_by_phase: Mapping[str, Mapping[str, Any]], *, warn: bool) -> dict[str, float | None]:
@@ -375,10 +345,7 @@ class CostMeter:
         return costs
 
     def total(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
-        """
-        :param usage_by_phase: Token usage per phase.
-        :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
-        """
+        """The sum in US dollars, or ``None`` when some phase's cost is unknown."""
         costs = self.by_phase(usage_by_phase).values()
         return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
 
@@ -386,17 +353,13 @@ class CostMeter:
         """
         The total as :meth:`total` gives it, without any warning: for progress displays while the run goes on.
 
-        :param usage_by_phase: Token usage per phase.
         :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
         """
         costs = self._priced(usage_by_phase, warn=False).values()
         return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
 
     def report(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-        """
-        :param usage_by_phase: Token usage per phase.
-        :returns: Each phase's usage with its ``model`` (or ``None``) and ``cost`` (US dollars, or ``None``).
-        """
+        """Each phase's usage with its ``model`` (or ``None``) and ``cost`` (US dollars, or ``None``)."""
         costs = self.by_phase(usage_by_phase)
         return {
             phase: {**usage, "model": self.phase_models.get(phase), "cost": costs[phase]}
@@ -404,10 +367,7 @@ class CostMeter:
         }
 
     def unpriced(self, models: Mapping[str, str]) -> list[str]:
-        """
-        :param models: Model names by phase.
-        :returns: The model names among them with no known price, each once, in order.
-        """
+        """The model names among them with no known price, each once, in order."""
         return list(dict.fromkeys(model for model in models.values() if price_of(model, self.prices) is None))
 
     def _unknown(self, phase: str, model: str | None, price: Price | None) -> None:

@@ -89,30 +89,17 @@ def _words(text: str) -> str:
 
 
 def search_key(engine: str, query: str, max_results: int) -> str:
-    """
-    :param engine: The search engine (the backend's class, and its address when it has one).
-    :param query: The query.
-    :param max_results: The most results asked for.
-    :returns: The cache key of a search: the query compared without case and extra whitespace.
-    """
+    """The cache key of a search: the query compared without case and extra whitespace."""
     return json.dumps([engine, _words(query), max_results], ensure_ascii=False)
 
 
 def page_key(url: str) -> str:
-    """
-    :param url: A page's URL.
-    :returns: The cache key of its text: the URL in normal form (see ``normalize_url``).
-    """
+    """The cache key of its text: the URL in normal form (see ``normalize_url``)."""
     return normalize_url(url)
 
 
 def summary_key(url: str, question: str, model: str) -> str:
-    """
-    :param url: A page's URL.
-    :param question: What the summary was written toward.
-    :param model: The summarizer model's name.
-    :returns: The cache key of the summary.
-    """
+    """The cache key of the summary."""
     return json.dumps([normalize_url(url), _words(question), model], ensure_ascii=False)
 
 
@@ -231,18 +218,12 @@ class ResearchCache(InitSerialized):
 
 
 def cache_to_dict(cache: CacheStore | None) -> dict[str, Any] | None:
-    """
-    :param cache: A store, or ``None``.
-    :returns: Its serialized form (with its ``type``), or ``None``.
-    """
+    """Its serialized form (with its ``type``), or ``None``."""
     return None if cache is None else cache.to_dict()
 
 
 def cache_from_dict(data: dict[str, Any] | None) -> CacheStore | None:
-    """
-    :param data: What :func:`cache_to_dict` returned.
-    :returns: The store, rebuilt by its class's ``from_dict``; ``None`` for ``None``.
-    """
+    """The store, rebuilt by its class's ``from_dict``; ``None`` for ``None``."""
     if data is None:
         return None
     store: CacheStore = import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
@@ -264,9 +245,8 @@ def check_cache(cache: Any) -> CacheStore | None:
 
 def cache_of(value: Any) -> ResearchCache | None:
     """
-    :param value: A factory's ``cache``: a :class:`ResearchCache`, a folder path (a cache with the default ``ttl``),
-        or ``None`` for none.
-    :returns: The cache, or ``None``.
+    The cache, or ``None``.
+
     :raises ConfigurationError: If it is anything else.
     """
     if value is None or isinstance(value, ResearchCache):
@@ -307,11 +287,7 @@ class ReadClaim:
         self.owner = owner
 
     def settle(self, read: CachedRead | None) -> None:
-        """
-        Publish the owner's result to everyone waiting; ``None`` (a failed read) is not kept for later askers.
-
-        :param read: The summary, or ``None``.
-        """
+        """Publish the owner's result to everyone waiting; ``None`` (a failed read) is not kept for later askers."""
         if read is None:
             self._forget()
         self._future.set_result(read)
@@ -348,8 +324,6 @@ class ReadCache:
         """
         Ask for a page: the first asker of a URL and question owns the read, later askers share its result.
 
-        :param url: The URL to read.
-        :param question: What the researcher wants to learn from it.
         :returns: A claim; read the page when ``claim.owner`` is true, otherwise wait for the owner's summary.
         """
         key = (normalize_url(url), " ".join(question.split()).casefold())
@@ -361,9 +335,7 @@ class ReadCache:
         return ReadClaim(future, owner=owner, forget=functools.partial(self._forget, key, future))
 
     def __len__(self) -> int:
-        """
-        :returns: How many page summaries are kept (reads still under way included).
-        """
+        """How many page summaries are kept (reads still under way included)."""
         with self._lock:
             return len(self._entries)
 

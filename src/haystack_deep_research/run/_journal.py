@@ -60,6 +60,7 @@ from haystack_deep_research._untrusted.files import (
     open_appending,
     read_regular_file,
     sync_directory,
+    write_all,
     write_file,
 )
 from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDirInUseError
@@ -103,7 +104,6 @@ def check_run_dir(run_dir: Any) -> Path:
     """
     Check a run directory's path, looking at the file system but changing nothing.
 
-    :param run_dir: The run directory as the caller gave it.
     :returns: The path.
     :raises RunDirError: If it is not a non-empty ``str`` or ``os.PathLike``, holds a NUL character, is too long for
         the file system, names a file, or cannot be looked at.
@@ -127,11 +127,7 @@ def check_run_dir(run_dir: Any) -> Path:
 
 
 def unusable(directory: Path, error: OSError) -> RunDirError:
-    """
-    :param directory: A run directory.
-    :param error: Why it could not be used.
-    :returns: The error to raise, saying what to change.
-    """
+    """The error to raise, saying what to change."""
     if error.errno == errno.ENAMETOOLONG:
         return RunDirError(
             f"run_dir {shown(str(directory))} is too long for the file system ({error.strerror}); pass a shorter path."
@@ -222,7 +218,6 @@ class JournalFile:
         """
         Append one record as one line, durably; on failure the file keeps exactly its earlier records.
 
-        :param record: The record; its first key should be ``type``.
         :raises OSError: If the record cannot be written (the file is then cut back to its earlier records).
         """
         data = (clean_text(json.dumps(record, ensure_ascii=False)) + "\n").encode("utf-8")
@@ -234,9 +229,7 @@ class JournalFile:
                 os.ftruncate(handle, self._size)
                 start = self._size
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(handle, view) :]
+                write_all(handle, data)
                 os.fsync(handle)
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -253,7 +246,6 @@ def subtopic_key(subtopic: str) -> str:
     """
     The key a sub-topic is matched by when a run resumes: case-folded, whitespace collapsed, end punctuation dropped.
 
-    :param subtopic: The sub-topic text.
     :returns: Its key.
     """
     return " ".join(subtopic.casefold().split()).rstrip(" .;:!?")
@@ -301,10 +293,7 @@ DECISION_FIELDS = ("subtopic", "decision", "edited_to", "feedback")
 
 
 def decision_of(record: dict[str, Any]) -> JournaledDecision:
-    """
-    :param record: A ``decision`` record of the journal (its ``decision`` a string).
-    :returns: The review it holds; a field that is not a string is read as missing.
-    """
+    """The review it holds; a field that is not a string is read as missing."""
 
     def text(name: str) -> str | None:
         value = record.get(name)
@@ -366,19 +355,15 @@ def _mac(entry: dict[str, Any]) -> str:
 
 
 def seal(entry: dict[str, Any]) -> dict[str, Any]:
-    """
-    :param entry: A ledger entry as journaled.
-    :returns: The entry, with its seal when it counts as read.
-    """
+    """The entry, with its seal when it counts as read."""
     return {**entry, _SEAL: _mac(entry)} if entry.get("kind") in _SEALED_KINDS else dict(entry)
 
 
 def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """
-    :param entry: A ledger entry as read back from the journal.
-    :returns: The entry without its seal, and whether it was trusted as it was (``False``: a page, document or snippet
-        whose seal does not verify, restored as a bare search result). An entry restored as a bare search result holds
-        no snippet: an unsealed text could otherwise become citable when a later search names its URL.
+    The entry without its seal, and whether it was trusted as it was (``False``: a page, document or snippet whose seal
+    does not verify, restored as a bare search result). An entry restored as a bare search result holds no snippet: an
+    unsealed text could otherwise become citable when a later search names its URL.
     """
     given = entry.get(_SEAL)
     plain = {k: v for k, v in entry.items() if k != _SEAL}
@@ -416,11 +401,8 @@ class Restored:
 
 def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Path, question: str) -> Restored:
     """
-    :param records: The journal's whole records, oldest first (at least one).
-    :param path: The journal file, as errors and warnings name it.
-    :param directory: The run directory, as errors name it.
-    :param question: The question of the run resuming.
-    :returns: What the records hold.
+    What the records hold.
+
     :raises RunDirError: If the journal is not one this library wrote, is of another version or another question, or
         holds sources this library did not write.
     """
@@ -518,8 +500,6 @@ class RunJournal:
         """
         Open (or start) the journal in ``run_dir`` for ``question``, locking the directory.
 
-        :param run_dir: The run directory, a ``str`` or ``os.PathLike``; created if missing.
-        :param question: The run's research question; a journal of another question is refused.
         :returns: The journal, holding what earlier attempts completed.
         :raises RunDirInUseError: If another run (in this process or another) is using the directory.
         :raises RunDirError: If ``run_dir`` is not a usable directory, holds a run of another question, or its
@@ -588,26 +568,18 @@ class RunJournal:
             return self._brief
 
     def notes(self) -> list[JournaledNote]:
-        """
-        :returns: The completed sub-topics, in the order they were delegated (whatever order they completed in).
-        """
+        """The completed sub-topics, in the order they were delegated (whatever order they completed in)."""
         with self._lock:
             notes = list(self._notes.values())
         return sorted(notes, key=lambda n: (n.position is None, n.position or 0))
 
     def find_note(self, subtopic: str) -> JournaledNote | None:
-        """
-        :param subtopic: A sub-topic the orchestrator delegates.
-        :returns: Its journaled note when one with the same key completed before, else ``None``.
-        """
+        """Its journaled note when one with the same key completed before, else ``None``."""
         with self._lock:
             return self._notes.get(subtopic_key(subtopic))
 
     def find_decision(self, subtopic: str) -> JournaledDecision | None:
-        """
-        :param subtopic: A sub-topic the orchestrator plans.
-        :returns: The person's journaled review of a sub-topic with the same key, else ``None``.
-        """
+        """The person's journaled review of a sub-topic with the same key, else ``None``."""
         with self._lock:
             return self._decisions.get(subtopic_key(subtopic))
 
@@ -615,7 +587,6 @@ class RunJournal:
         """
         Journal a person's review of a planned sub-topic.
 
-        :param decision: The review.
         :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
             asks about the sub-topic again.
         """
@@ -625,9 +596,7 @@ class RunJournal:
             self._decisions[subtopic_key(decision.subtopic)] = decision
 
     def ledger(self) -> EvidenceLedger:
-        """
-        :returns: A new evidence ledger holding every source the journal's records hold.
-        """
+        """A new evidence ledger holding every source the journal's records hold."""
         with self._lock:
             return EvidenceLedger.from_list(self._journaled.values())
 
@@ -635,7 +604,6 @@ class RunJournal:
         """
         Journal the brief, unless it is the one already journaled.
 
-        :param brief: The brief.
         :raises OSError: If the journal cannot be written; nothing of the record is then on disk.
         """
         if brief == self.brief:
@@ -657,12 +625,6 @@ class RunJournal:
         """
         Journal a completed sub-topic together with its evidence, as one record.
 
-        :param subtopic: The sub-topic as delegated.
-        :param note: Its note.
-        :param summary: The researcher's summary.
-        :param partial: Whether the researcher stopped early.
-        :param ledger: The run's ledger; its entries not journaled yet go into the record.
-        :param position: Its place among the run's notes (the order of delegation), or ``None``.
         :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
             researches the sub-topic again.
         """
@@ -677,8 +639,6 @@ class RunJournal:
         """
         Journal the end of the attempt, with the ledger entries not journaled yet.
 
-        :param exit_reason: The run's exit reason.
-        :param ledger: The run's ledger.
         :raises OSError: If the journal cannot be written.
         """
         self._append_with_sources({"type": "end", "exit_reason": exit_reason}, ledger)
@@ -687,7 +647,6 @@ class RunJournal:
         """
         Replace ``ledger.json`` atomically with the ledger's entries.
 
-        :param ledger: The run's ledger.
         :raises OSError: If the file cannot be written.
         """
         write_file(self.directory / LEDGER_FILE, json.dumps(ledger.to_list(), ensure_ascii=False))
@@ -696,7 +655,6 @@ class RunJournal:
         """
         Replace ``report.md`` atomically.
 
-        :param report: The report.
         :raises OSError: If the file cannot be written.
         """
         write_file(self.directory / REPORT_FILE, report)

@@ -1,98 +1,24 @@
 """
-A run's door and lifecycle, for every shape: what a run reads (its inputs and the current run), what it checks at
-its door, the one opener and the one closer, the door of the Pipeline shapes, resuming from a run directory, and
-iterating a run's events.
+A run's door and lifecycle, for every shape: its inputs and the current run, the checks at its door, the one opener
+(:meth:`OpenRunHook.open_run`) and the one closer (:func:`close_run`), the door of the Pipeline shapes, resuming from a
+run directory, and iterating a run's events. docs/how-it-works.md describes the whole; the reasons behind it:
 
-**Door.** What a run checks at its door, and what it closes on its way out.
-
-- :func:`check_question` refuses a question longer than :data:`MAX_QUESTION_CHARS` (every shape, the command line and
-  the servers call it), before any model is called.
-- :func:`check_messages` and :func:`check_hook_context` refuse malformed run input with the library's typed errors,
-  naming what to change. The run's ``before_run`` hook calls them, and so does
-  :class:`~haystack_deep_research.agents.ResearchAgent` before Haystack's ``Agent.run`` touches its input: Haystack
-  fails on a ``messages`` that is not a list of ``ChatMessage`` (a string, a bare message, a list of dicts) with a
-  ``TypeError`` or an ``AttributeError`` from deep inside, before any hook runs.
-- :class:`RunGuard` closes what a run opened (the run directory's journal and its lock) when the agent's run ends,
-  also when it fails: Haystack runs no ``after_run`` hook after an exception.
-
-**Context.** What a run reads: the question, the caller's per-run inputs (one :class:`RunInputs`), and the agent's view
-of its run.
-
-Every shape is called the same way, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)``
-(and ``run_async``), and takes the same per-run inputs as one typed value::
-
-    agent.run(messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir="runs/one", on_event=print))
-
-An Agent shape carries them to its hooks in ``hook_context`` (under one private key; :func:`inputs_of` reads them); a
-Pipeline shape opens its run with them before its Pipeline runs. ``hook_context`` itself stays the caller's: what is
-in it reaches the caller's own hooks untouched.
-
-Once open, a run is the *current run* until its shape returns, in every shape: :func:`current_run` (a context
-variable, so concurrent runs of one object never mix) is the one carrier of the run. Each agent's own view of it (the
-orchestrator's, a sub-researcher's) travels in that agent's ``hook_context`` (:func:`view_of`).
-
-**Lifecycle.** One run, one lifecycle, for every shape: one opener and one closer.
-
-- :meth:`OpenRunHook.open_run` opens every run (the Agent shapes in their ``before_run`` hook, the Pipeline shapes
-  before their Pipeline runs): it checks the per-run inputs (:class:`RunInputs`),
-  opens the run directory's journal, makes the :class:`~haystack_deep_research.run.ResearchRun` with its default brief
-  (the brief given, else the question), hands it to ``on_run_opened`` and emits ``RunStarted``.
-- :func:`close_run` closes every run (the Agent shapes in their ``after_run`` hook, the Pipeline shapes in their
-  finish step): it closes the run's resources (its MCP connections), writes the run directory's outcome and releases
-  it, counts the usage, emits ``RunEnded`` and returns the shared outputs.
-- :class:`OpenRunHook` (``before_run``) opens the run of an Agent shape, makes it the current run
-  (:func:`current_run`) until the agent's run returns, puts the agent's view of it
-  in ``hook_context`` (under ``RUN_KEY``), hands it to the run's tools, then runs :meth:`OpenRunHook.begin` (a subclass
-  adds its own opening work there: the deep research agent writes its brief, the deep agent reads its memory files).
-- :class:`CloseRunHook` (``after_run``) runs :meth:`CloseRunHook.finish` (the deep research agent writes its report
-  there), then :func:`close_run` — also when ``finish`` raised, before the error propagates.
-- :class:`BudgetHook` (``before_llm`` of the orchestrator and of every sub-researcher) counts the agent's token usage
-  into the run as it grows, stops the agent once the run's budget is spent, and bounds the step's model call by what
-  is left of the time budget.
-
-Each agent has exactly one hook of the library at each of these points, so nothing depends on the order of a hook
-list (a user's own hooks run after the library's).
-
-**Shape.** The door of the Pipeline shapes: the run is opened before the Pipeline runs and closed after it, in one
-place.
-
-The iterative agent and the research workflow are Haystack Pipelines with loops. Haystack deep-copies every value it
-hands from one component to the next, so nothing that belongs to one run (its ledger, event subscribers, journal,
-budget) may travel along the Pipeline's edges: a copied subscriber receives nothing, a copied ledger forgets what it
-read. :class:`PipelineShape` therefore
-
-- is called as every shape is, ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)``, and
-  checks that input with the same typed errors as the agents;
-- opens the run with :meth:`~haystack_deep_research.run.OpenRunHook.open_run`, the same opener the agents use (event
-  bus, streaming callback, run directory's journal, budget, prices, brief, ``on_run_opened``, ``RunStarted``);
-- makes the open run the *current run* (:func:`current_run`, the one carrier of
-  the current run in every shape) while its Pipeline runs; the steps find it there and pass only plain data along the
-  edges;
-- leaves the closing to its finish step, which calls :func:`close_run` as the
-  Agent shapes' ``after_run`` hook does; when the Pipeline fails, it closes what the run opened itself (its
-  resources, such as MCP connections, its journal and the run directory's lock), and re-raises the library's typed
-  errors unwrapped from Haystack's ``PipelineRuntimeError``.
-
-**Resume.** Resuming a run: how the run directory's journal is wired into a research run.
-
-The run directory is a run-time input, so one agent serves many runs, each with its own directory::
-
-    agent.run(messages=[ChatMessage.from_user(question)], inputs=RunInputs(run_dir="runs/solar-2025"))
-
-Run again with the same question and directory after a crash, and the run picks up where it stopped:
-
-- opening the run opens the journal (:func:`open_journal`); a journaled brief is used without calling the scope model;
-- once the brief is known, :func:`restore` journals it, restores the evidence ledger and the notes of completed
-  sub-topics, and tells the orchestrator which sub-topics are already done;
-- ``research_subtopic`` answers a completed sub-topic from the journal (:func:`resumed_note`, matched by
-  :func:`~haystack_deep_research.run._journal.subtopic_key`) and journals every new note (:func:`journal_note`);
-- closing the run journals its end and writes the report and the final ledger (:func:`write_outcome`); the run's one
-  closer (:func:`close_run`) then releases the directory.
-
-Without a run directory nothing here does anything. A write that fails is a warning that says what
-it costs, never a lost result.
-
-**Stream.** Iterating a run's events with ``async for``: the iteration ends by itself when the run ends.
+- The door checks ``messages`` and ``hook_context`` itself (:func:`check_messages`, :func:`check_hook_context`):
+  Haystack fails on ``messages`` that are not a list of ``ChatMessage`` with a ``TypeError`` or an ``AttributeError``
+  from deep inside, before any hook runs.
+- :class:`RunGuard` closes what a run opened (the journal and its lock) when the agent's run ends, also when it fails:
+  Haystack runs no ``after_run`` hook after an exception.
+- :func:`current_run` is a context variable, so concurrent runs of one object never mix; it is the one carrier of the
+  run in every shape. Each agent's own view of it travels in that agent's ``hook_context`` (:func:`view_of`), and the
+  caller's own ``hook_context`` keys reach the caller's hooks untouched.
+- Each agent has exactly one hook of the library at each hook point (:class:`OpenRunHook`, :class:`CloseRunHook`,
+  :class:`BudgetHook`), so nothing depends on the order of a hook list; a user's own hooks run after the library's.
+- Haystack deep-copies every value it hands from one component to the next, so nothing of one run (ledger,
+  subscribers, journal, budget) may travel along a Pipeline's edges: :class:`PipelineShape` opens the run before its
+  Pipeline runs, makes it the current run while it runs, and closes what the run opened when the Pipeline fails,
+  re-raising the library's typed errors unwrapped from ``PipelineRuntimeError``.
+- Without a run directory the resume functions do nothing; a journal write that fails is a warning that says what it
+  costs, never a lost result.
 """
 
 from __future__ import annotations
@@ -190,7 +116,6 @@ def check_question(question: str) -> str:
     """
     Check a research question's length.
 
-    :param question: The question, stripped.
     :returns: The question.
     :raises InvalidQuestionError: If it is longer than :data:`MAX_QUESTION_CHARS`; the message says what to do.
     """
@@ -206,7 +131,6 @@ def check_messages(messages: Any) -> list[ChatMessage]:
     """
     Check that ``messages`` is a list of ``ChatMessage``.
 
-    :param messages: What was passed to ``run`` as ``messages``.
     :returns: The messages.
     :raises InvalidQuestionError: If it is anything else; the message says what was passed and what to pass.
     """
@@ -246,7 +170,6 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
     Check that ``hook_context`` is a dict (or ``None``, meaning an empty one) that holds none of the keys a run used to
     read its inputs from: those are refused, naming the ``RunInputs`` field to pass instead, never ignored.
 
-    :param hook_context: What was passed to ``run`` as ``hook_context``.
     :returns: The dict (a new empty one for ``None``).
     :raises ConfigurationError: If it is anything else, or holds such a key.
     """
@@ -281,9 +204,6 @@ class RunGuard:
         return f"RunGuard(open={len(self._closers)})"
 
     def on_close(self, closer: Callable[[], None]) -> None:
-        """
-        :param closer: Called once by :meth:`close`.
-        """
         with self._lock:
             self._closers.append(closer)
 
@@ -393,8 +313,6 @@ def make_current(run: ResearchRun, context: dict[str, Any] | None = None) -> Cal
     """
     Make ``run`` the current run (see :func:`current_run`) until the returned callable is called, in the same context.
 
-    :param run: The run.
-    :param context: The caller's ``hook_context``, or ``None``.
     :returns: What makes the run current no more (the current run before it is current again).
     """
     token = _CURRENT.set(OpenRun(run=run, context=dict(context or {})))
@@ -407,8 +325,6 @@ def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator
     Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline (and, for a step used
     on its own, a test or a Pipeline of the caller's own). Nothing is opened or closed.
 
-    :param run: The run.
-    :param context: The caller's ``hook_context``, or ``None``.
     :returns: The current run, as the steps see it.
     """
     done = make_current(run, context)
@@ -422,8 +338,6 @@ def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:
     """
     The per-run inputs a shape's ``run`` was given, checked.
 
-    :param inputs: What was passed as ``inputs``: a :class:`RunInputs`, or ``None`` for none.
-    :param streaming_callback: What was passed as ``streaming_callback``, or ``None``; it wins over the inputs' own.
     :returns: The inputs.
     :raises ConfigurationError: If ``inputs`` is not a ``RunInputs``, or the callback is not callable.
     """
@@ -453,7 +367,6 @@ def question_from(messages: Any) -> str:
     Find the research question: the text of the last user message, cleaned (see
     :func:`~haystack_deep_research.evidence.clean_text`).
 
-    :param messages: The messages passed to ``run``.
     :returns: The question, stripped.
     :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
         the question is longer than ``MAX_QUESTION_CHARS``.
@@ -470,10 +383,7 @@ def question_from(messages: Any) -> str:
 
 
 def view_of(state: State) -> RunView | None:
-    """
-    :param state: An agent's live State.
-    :returns: The agent's view of its run, or ``None`` when it runs outside a run of this library.
-    """
+    """The agent's view of its run, or ``None`` when it runs outside a run of this library."""
     context = state.data.get(HOOK_CONTEXT)
     view = context.get(RUN_KEY) if isinstance(context, dict) else None
     return view if isinstance(view, RunView) else None
@@ -481,9 +391,8 @@ def view_of(state: State) -> RunView | None:
 
 def counted_view(state: State) -> RunView | None:
     """
-    :param state: An agent's live State, at a step boundary.
-    :returns: :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None``
-        outside a run of this library.
+    :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None`` outside a run
+    of this library.
     """
     view = view_of(state)
     if view is not None:
@@ -502,7 +411,7 @@ def context_of(state: State) -> dict[str, Any]:
 
 class OpenRunHook(PhaseHook):
     """
-    ``before_run``: open the run (see the module docstring).
+    ``before_run``: open the run (see docs/how-it-works.md).
 
     :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
     :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
@@ -576,8 +485,6 @@ class OpenRunHook(PhaseHook):
 
     def phase(self, state: State) -> Phase[None]:
         """
-        :param state: The agent's live State.
-        :returns: The phase.
         :raises InvalidQuestionError: (from the phase) If the messages hold no question; nothing has run yet.
         :raises RunDirError: (from the phase) If the run directory cannot be used.
         :raises ConfigurationError: (from the phase) If ``hook_context`` is not a dict, or the shape refuses an input.
@@ -611,7 +518,7 @@ class OpenRunHook(PhaseHook):
 
     def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
         """
-        Open the run of one question (see the module docstring). Every shape opens its run here: the agents in this
+        Open the run of one question (see docs/how-it-works.md). Every shape opens its run here: the agents in this
         hook, the Pipeline shapes before their Pipeline runs.
 
         :param question: The run's question.
@@ -674,13 +581,7 @@ class OpenRunHook(PhaseHook):
         publish(state, run)
 
     def begin(self, state: State, run: ResearchRun) -> Phase[None]:
-        """
-        Opening work of a subclass, after the run is open.
-
-        :param state: The agent's live State.
-        :param run: The run.
-        :returns: The phase.
-        """
+        """Opening work of a subclass, after the run is open."""
         yield from ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -689,24 +590,17 @@ class OpenRunHook(PhaseHook):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
+        """Rebuild the hook from what ``to_dict`` returned."""
         cls.run_parameters_from_dict(data.get("init_parameters") or {})
         return default_from_dict(cls, data)
 
 
 class CloseRunHook(PhaseHook, InitSerialized):
-    """``after_run``: close the run (see the module docstring); nothing happens outside a run of this library."""
+    """``after_run``: close the run (see docs/how-it-works.md); nothing happens outside a run of this library."""
 
     allowed_hook_points = ("after_run",)
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :param state: The agent's live State.
-        :returns: The phase.
-        """
         view = counted_view(state)
         if view is None:
             return
@@ -725,13 +619,7 @@ class CloseRunHook(PhaseHook, InitSerialized):
             raise failure
 
     def finish(self, state: State, run: ResearchRun) -> Phase[None]:
-        """
-        Closing work of a subclass, before the run is closed.
-
-        :param state: The agent's live State.
-        :param run: The run.
-        :returns: The phase.
-        """
+        """Closing work of a subclass, before the run is closed."""
         yield from ()
 
 
@@ -746,9 +634,6 @@ class BudgetHook(InitSerialized):
     allowed_hook_points = ("before_llm",)
 
     def run(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         view = counted_view(state)
         bind(view.run.budget if view is not None else None)
         if view is None:
@@ -757,15 +642,12 @@ class BudgetHook(InitSerialized):
             state.set(STOP_RUN, reason)
 
     async def run_async(self, state: State) -> None:
-        """
-        :param state: The agent's live State.
-        """
         self.run(state)
 
 
 def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
     """
-    Close a run, whatever its shape (see the module docstring): its resources, the run directory (outcome written,
+    Close a run, whatever its shape (see docs/how-it-works.md): its resources, the run directory (outcome written,
     lock released), ``RunEnded``.
 
     :param run: The run.
@@ -804,7 +686,7 @@ T = TypeVar("T")
 
 class PipelineShape:
     """
-    The run contract of a Pipeline shape (see the module docstring). A subclass is a Haystack component whose ``run``
+    The run contract of a Pipeline shape (see docs/how-it-works.md). A subclass is a Haystack component whose ``run``
     and ``run_async`` call :meth:`research` and :meth:`research_async`.
 
     :param pipeline: The shape's Pipeline.
@@ -830,10 +712,7 @@ class PipelineShape:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The shape.
-        """
+        """Rebuild the shape from what ``to_dict`` returned."""
         parameters = data["init_parameters"]
         parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
         OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
@@ -841,8 +720,8 @@ class PipelineShape:
 
     def step(self, kind: type[T]) -> T:
         """
-        :param kind: The class of one of the Pipeline's steps.
-        :returns: The Pipeline's first step of that class.
+        The Pipeline's first step of class ``kind``.
+
         :raises ConfigurationError: If the Pipeline holds none (it was rebuilt without it).
         """
         for _, instance in self.pipeline.walk():
@@ -851,11 +730,7 @@ class PipelineShape:
         raise ConfigurationError(f"this Pipeline has no {kind.__name__}; build it with the library's factory.")
 
     def entry(self, run: ResearchRun, **inputs: Any) -> dict[str, dict[str, Any]]:
-        """
-        :param run: The open run.
-        :param inputs: The shape's own inputs besides ``messages`` and ``hook_context``.
-        :returns: The Pipeline's input data.
-        """
+        """The Pipeline's input data for the open run and the shape's own inputs (besides ``messages``)."""
         raise NotImplementedError
 
     def _open(
@@ -910,16 +785,7 @@ class PipelineShape:
         inputs: RunInputs | None = None,
         **own: Any,
     ) -> dict[str, Any]:
-        """
-        Async variant of :meth:`research`.
-
-        :param messages: The question, as the last user message.
-        :param streaming_callback: A Haystack streaming callback, or ``None``.
-        :param hook_context: The caller's request-scoped inputs.
-        :param inputs: The run's inputs, or ``None``.
-        :param own: The shape's own inputs.
-        :returns: The outputs of the ``finish`` component.
-        """
+        """Async variant of :meth:`research`."""
         question, context, given = self._open(messages, streaming_callback, hook_context, inputs)
         run = await drive_async(self.opener.open_run(question, given))
         with self._current(run, context):
@@ -933,8 +799,6 @@ def open_journal(run_dir: str | os.PathLike[str] | None, question: str) -> Phase
     """
     Open the journal of the run directory, if any.
 
-    :param run_dir: The run's directory, or ``None``.
-    :param question: The run's question.
     :returns: The phase; it returns the journal, or ``None`` without a run directory.
     :raises RunDirError: (from the phase) If the directory cannot be used.
     """
@@ -955,8 +819,6 @@ def restore(state: State, run: ResearchRun) -> Phase[None]:
     """
     Journal the brief, and restore the ledger and the notes an earlier attempt completed.
 
-    :param state: The orchestrator's live State.
-    :param run: The run, whose brief is set.
     :returns: The phase.
     """
     journal = run.journal
@@ -981,11 +843,7 @@ def restore(state: State, run: ResearchRun) -> Phase[None]:
 
 
 def resumed_note(view: RunView, subtopic: str) -> JournaledNote | None:
-    """
-    :param view: The orchestrator's view of the run.
-    :param subtopic: The sub-topic being delegated.
-    :returns: The journaled note of that sub-topic when an earlier attempt of this run completed it, else ``None``.
-    """
+    """The journaled note of that sub-topic when an earlier attempt of this run completed it, else ``None``."""
     journal = view.run.journal
     return journal.find_note(subtopic) if journal is not None else None
 
@@ -995,9 +853,6 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
     nothing of the record is on disk then, so a resumed run researches the sub-topic again.
 
-    :param view: The orchestrator's view of the run.
-    :param subtopic: The sub-topic as delegated.
-    :param note: What the researcher returned.
     :returns: The phase.
     """
     journal = view.run.journal
@@ -1024,9 +879,6 @@ def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[N
     Each write that fails is a warning saying what it costs; the others are still made. Every shape ends its run
     directory this way.
 
-    :param run: The run.
-    :param report: The report.
-    :param exit_reason: Why the run ended.
     :returns: The phase.
     """
     journal = run.journal

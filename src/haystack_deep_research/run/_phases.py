@@ -3,52 +3,32 @@ How the library's work meets its models: work written once as a phase and driven
 written with it, every model call streamed to the run's callback, and the wrappers that bound the Agent's own model
 calls (the time budget's deadline, a per-completion output cap).
 
-**Phases.** The library's one sync/async pattern: work is written once as a *phase*, and driven either way.
-
-A phase is a generator. It yields a batch (a list of :class:`Call`), receives one :class:`Outcome` per call in the
-same order, and finally returns its result. :func:`drive` runs the calls of a batch in worker threads (a batch of
-one runs inline), :func:`drive_async` runs them concurrently on the event loop; both run at most
-``max_concurrency`` calls at once. A call that raises never ends the phase: its outcome carries the error and the
-phase decides what it means. An error the phase itself raises propagates to the caller of the driver.
+**Phases.** A phase is a generator. It yields a batch (a list of :class:`Call`), receives one :class:`Outcome` per call
+in the same order, and finally returns its result. :func:`drive` runs the calls of a batch in worker threads (a batch of
+one runs inline), :func:`drive_async` runs them concurrently on the event loop; both run at most ``max_concurrency``
+calls at once. A call that raises never ends the phase: its outcome carries the error and the phase decides what it
+means. An error the phase itself raises propagates to the caller of the driver.
 
 Every hook and tool of the library is a phase with a thin sync shell (``drive``) and async shell (``drive_async``).
 Blocking work (file writes, parsing, sync-only clients) is a :func:`blocking` call, which the async driver runs in a
 worker thread, so nothing blocking runs on the event loop. :func:`ask` is a model call, traced with a span.
 
-**Streaming.** Streaming every model of a run to one callback, each chunk tagged with its role.
-
-A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's ``run`` was given
-(``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by other means hands
-its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts it. Every model
-call the library makes itself (:func:`ask`) and every nested agent it runs passes it
-on, wrapped so that each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
+**Streaming.** A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's
+``run`` was given (``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by
+other means hands its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts
+it. Every model call the library makes itself (:func:`ask`) and every nested agent it runs passes it on, wrapped so that
+each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
 ``chunk.meta[ROLE_META]`` (and a sub-researcher's sub-topic or a subagent's name in ``chunk.meta[AGENT_META]``). Chunks
 stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original is never changed.
 
 A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
 refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.
 
-**Hooks.** The bases of the library's hooks and the things they share.
-
-- :class:`UsesModels`: forwards ``warm_up`` / ``warm_up_async`` / ``close`` / ``close_async`` to the models (and
-  nested agents) a hook, tool or stage uses, so that an Agent's own lifecycle calls reach every one of them.
-- :class:`PhaseHook`: a hook written once as a phase (see **Phases** above), with thin sync and async shells.
-- :class:`RunBound`: what the run's ``before_run`` hook looks for among the run's tools to hand them the run.
-- :func:`with_hooks`: a factory's hooks with the caller's own Haystack hooks (``hooks=``) after them.
-
-**Bounded.** An Agent's chat generator bounded by the run's time budget (see :mod:`._budget`).
-
-The run's ``before_llm`` hook binds the run's budget just before each step; a call cut at the deadline becomes one
-empty reply, marked in its ``meta``, so the Agent stays in its loop and its next ``before_llm`` check ends it with
-``exit_reason`` "time_budget" before its ``after_run`` hooks keep what it gathered.
-
-**Output cap.** A per-completion output cap on a model the library does not call itself (the deep agent's own model,
-which the Agent calls): a thin wrapper that adds the provider's cap to every call's ``generation_kwargs``.
-
-The cap's name differs by API and by server and Haystack has no common one; :data:`API_TABLE`, the one table of the
-OpenAI APIs (also read when a model is built and when ``--base-url`` is probed), gives it for OpenAI's generators and
-for other servers they call (:func:`output_cap_kwargs`); for any other generator, set the cap in its own
-``generation_kwargs``.
+**Output cap.** A model the library does not call itself (the deep agent's own model, which the Agent calls) gets its
+per-completion output cap from a thin wrapper that adds it to every call's ``generation_kwargs``. The cap's name differs
+by API and by server and Haystack has no common one; :data:`API_TABLE`, the one table of the OpenAI APIs (also read when
+a model is built and when ``--base-url`` is probed), gives it for OpenAI's generators and for other servers they call
+(:func:`output_cap_kwargs`); for any other generator, set the cap in its own ``generation_kwargs``.
 """
 
 from __future__ import annotations
@@ -162,17 +142,13 @@ def failure(error: Exception | None) -> str:
     """
     Say why a model call produced no text.
 
-    :param error: The exception the call raised, or ``None`` when it returned no text.
     :returns: A short reason.
     """
     return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
 
 
 def model_name(generator: Any) -> str:
-    """
-    :param generator: A chat generator.
-    :returns: Its model name when it has one, else its class name.
-    """
+    """Its model name when it has one, else its class name."""
     name = getattr(generator, "model", None)
     return name if isinstance(name, str) and name else type(generator).__name__
 
@@ -260,9 +236,6 @@ def blocking(function: Callable[..., T], *args: Any, **kwargs: Any) -> Call:
     """
     A blocking call: run inline on the sync path, in a worker thread on the async path.
 
-    :param function: The function.
-    :param args: Its positional arguments.
-    :param kwargs: Its keyword arguments.
     :returns: The call.
     """
     return Call(lambda: function(*args, **kwargs), lambda: asyncio.to_thread(function, *args, **kwargs))
@@ -272,8 +245,6 @@ def subphase(factory: Callable[[], Phase[T]], *, max_concurrency: int = 5) -> Ca
     """
     A nested phase as one call of a batch, so that several phases of one batch proceed side by side.
 
-    :param factory: Builds the phase (called once per drive).
-    :param max_concurrency: Calls of one batch of the nested phase running at once.
     :returns: The call; its value is what the nested phase returns.
     """
     return Call(
@@ -353,23 +324,13 @@ def _is_async(callback: Any) -> bool:
 
 
 def tag_chunk(chunk: StreamingChunk, role: str, agent: str = "") -> StreamingChunk:
-    """
-    :param chunk: A chunk as a model streamed it.
-    :param role: The role of that model.
-    :param agent: The sub-topic or subagent it works for, if any.
-    :returns: A copy of the chunk whose meta names the role (a role already there, from a nested agent, is kept).
-    """
+    """A copy of the chunk whose meta names the role (a role already there, from a nested agent, is kept)."""
     meta = {ROLE_META: role, **({AGENT_META: agent} if agent else {}), **chunk.meta}
     return dataclasses.replace(chunk, meta=meta)
 
 
 def for_sync(callback: Any, role: str, agent: str = "") -> SyncCallback | None:
-    """
-    :param callback: The run's streaming callback, or ``None``.
-    :param role: The role of the model it is passed to.
-    :param agent: The sub-topic or subagent the model works for, if any.
-    :returns: A plain callback tagging each chunk, or ``None`` (no callback, or a coroutine one).
-    """
+    """A plain callback tagging each chunk, or ``None`` (no callback, or a coroutine one)."""
     if callback is None or _is_async(callback):
         return None
 
@@ -380,12 +341,7 @@ def for_sync(callback: Any, role: str, agent: str = "") -> SyncCallback | None:
 
 
 def for_async(callback: Any, role: str, agent: str = "") -> AsyncCallback | None:
-    """
-    :param callback: The run's streaming callback, or ``None``.
-    :param role: The role of the model it is passed to.
-    :param agent: The sub-topic or subagent the model works for, if any.
-    :returns: A coroutine callback tagging each chunk, or ``None`` without a callback.
-    """
+    """A coroutine callback tagging each chunk, or ``None`` without a callback."""
     if callback is None:
         return None
     is_async = _is_async(callback)
@@ -400,10 +356,7 @@ def for_async(callback: Any, role: str, agent: str = "") -> AsyncCallback | None
 
 
 def accepts_streaming(generator: Any) -> bool:
-    """
-    :param generator: A chat generator.
-    :returns: Whether its ``run`` takes a ``streaming_callback`` (by name or through ``**kwargs``).
-    """
+    """Whether its ``run`` takes a ``streaming_callback`` (by name or through ``**kwargs``)."""
     try:
         parameters = inspect.signature(generator.run).parameters
     except (TypeError, ValueError):
@@ -427,7 +380,6 @@ def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
     True}`` unless its own ``generation_kwargs`` set ``stream_options``. Detection is by class, looked up only in
     modules already imported, so nothing is imported here.
 
-    :param generator: A chat generator that is about to stream.
     :returns: The settings to add to the call, or ``{}``.
     """
     own = getattr(generator, "generation_kwargs", None) or {}
@@ -448,33 +400,33 @@ class UsesModels:
         """:returns: The chat generators and agents this object calls."""
         return ()
 
+    def _forward(self, name: str) -> None:
+        for model in self._used_models():
+            if hasattr(model, name):
+                getattr(model, name)()
+
+    async def _forward_async(self, name: str) -> None:
+        for model in self._used_models():
+            if hasattr(model, f"{name}_async"):
+                await getattr(model, f"{name}_async")()
+            elif hasattr(model, name):
+                getattr(model, name)()
+
     def warm_up(self) -> None:
         """Warm up every model this object uses."""
-        for model in self._used_models():
-            if hasattr(model, "warm_up"):
-                model.warm_up()
+        self._forward("warm_up")
 
     async def warm_up_async(self) -> None:
         """Warm up every model this object uses, on the serving event loop."""
-        for model in self._used_models():
-            if hasattr(model, "warm_up_async"):
-                await model.warm_up_async()
-            elif hasattr(model, "warm_up"):
-                model.warm_up()
+        await self._forward_async("warm_up")
 
     def close(self) -> None:
         """Release the resources of every model this object uses."""
-        for model in self._used_models():
-            if hasattr(model, "close"):
-                model.close()
+        self._forward("close")
 
     async def close_async(self) -> None:
         """Release the resources of every model this object uses, on the serving event loop."""
-        for model in self._used_models():
-            if hasattr(model, "close_async"):
-                await model.close_async()
-            elif hasattr(model, "close"):
-                model.close()
+        await self._forward_async("close")
 
 
 class PhaseHook(UsesModels):
@@ -489,25 +441,16 @@ class PhaseHook(UsesModels):
         """
         The hook's work.
 
-        :param state: The agent's live State.
         :returns: The phase.
         """
         raise NotImplementedError
 
     def run(self, state: State) -> None:
-        """
-        Run the hook against the live State.
-
-        :param state: The agent's live State.
-        """
+        """Run the hook against the live State."""
         drive(self.phase(state), max_concurrency=self.max_concurrency)
 
     async def run_async(self, state: State) -> None:
-        """
-        Run the hook against the live State without blocking the event loop.
-
-        :param state: The agent's live State.
-        """
+        """Run the hook against the live State without blocking the event loop."""
         await drive_async(self.phase(state), max_concurrency=self.max_concurrency)
 
 
@@ -519,7 +462,6 @@ class RunBound(Protocol):
         """
         Take the run's view.
 
-        :param view: The view.
         :returns: ``False`` when the tool is shared by several runs (not spawned for this one) and did not take it.
         """
         ...
@@ -530,9 +472,6 @@ def with_hooks(library: Mapping[Any, list[Any]], given: Any, *, factory: str) ->
     The hooks of an agent a factory builds: the library's, with the caller's own after them at each hook point (the
     library's open the run first and close it first, so the caller's see it open, and see its report).
 
-    :param library: The library's hooks, by hook point.
-    :param given: The caller's ``hooks=``: a dict of Haystack hook point to a list of Haystack hooks, or ``None``.
-    :param factory: The factory's name, for the messages.
     :returns: The merged hooks (``library`` itself without any of the caller's).
     :raises ConfigurationError: If ``given`` is not such a dict, names an unknown hook point, or holds something that
         is not a hook of that point.
@@ -568,10 +507,7 @@ DEADLINE_META = "haystack_deep_research.deadline"
 
 
 def deadline_reply(error: DeadlineExceededError) -> dict[str, Any]:
-    """
-    :param error: Why a call was cut at the deadline.
-    :returns: The result that stands in for the call: one empty reply whose ``meta[DEADLINE_META]`` says why.
-    """
+    """The result that stands in for the call: one empty reply whose ``meta[DEADLINE_META]`` says why."""
     return {"replies": [ChatMessage.from_assistant("", meta={DEADLINE_META: str(error)})]}
 
 
@@ -599,9 +535,6 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         """
         Call the wrapped generator, waiting no longer than the run's time budget has left.
 
-        :param messages: The conversation.
-        :param tools: The tools offered, or ``None``.
-        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
         :returns: The wrapped generator's replies, or one empty reply (``meta[DEADLINE_META]`` says why) when the
             call was cut at the deadline.
         """
@@ -619,9 +552,6 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         """
         Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread.
 
-        :param messages: The conversation.
-        :param tools: The tools offered, or ``None``.
-        :param kwargs: Other generator inputs.
         :returns: As for :meth:`run`.
         """
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
@@ -665,11 +595,8 @@ _OPENAI_HOST = "api.openai.com"
 
 def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
     """
-    :param generator: A chat generator.
-    :param tokens: The cap.
-    :returns: The generation settings that cap one completion (the name :data:`API_TABLE` gives its API: OpenAI's,
-        or another server's when the generator calls one at its ``api_base_url``), or ``None`` for a generator
-        without a known cap.
+    The generation settings that cap one completion (the name :data:`API_TABLE` gives its API: OpenAI's, or another
+    server's when the generator calls one at its ``api_base_url``), or ``None`` for a generator without a known cap.
     """
     for module_name, class_name, api in (
         ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "chat"),
@@ -714,20 +641,10 @@ class OutputCappedChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        :param messages: The conversation.
-        :param tools: The tools offered.
-        :param kwargs: Other generator inputs (streaming callback, generation kwargs).
-        :returns: The wrapped generator's replies.
-        """
+        """The wrapped generator's replies."""
         return dict(self.chat_generator.run(messages=messages, tools=tools, **self._inputs(kwargs)))
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        :param messages: The conversation.
-        :param tools: The tools offered.
-        :param kwargs: Other generator inputs.
-        :returns: The wrapped generator's replies.
-        """
+        """The wrapped generator's replies."""
         return dict(await self.chat_generator.run_async(messages=messages, tools=tools, **self._inputs(kwargs)))

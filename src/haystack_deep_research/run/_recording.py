@@ -32,9 +32,6 @@ replay yields the recorded run's report exactly. Prompts are matched by content,
 order; dates (``YYYY-MM-DD``) are masked in the match, so a recording replays on another day. A look-up the
 recording cannot answer raises :class:`~haystack_deep_research.errors.ReplayMissError` (a tool error or a model
 failure inside the run, which its warnings show), never a network request.
-
-The directory holds ``exchanges.jsonl``: one JSON record per line (``kind``, ``key``, ``value``), appended as the
-run goes.
 """
 
 from __future__ import annotations
@@ -54,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
-from haystack_deep_research._untrusted.files import open_appending, read_regular_file
+from haystack_deep_research._untrusted.files import open_appending, read_regular_file, write_all
 from haystack_deep_research.errors import ConfigurationError, RecordingError, ReplayMissError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._cache import CACHE_KINDS, CacheStore, check_cache
@@ -109,10 +106,6 @@ def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> N
     """
     Append one exchange to a recording's ``exchanges.jsonl``, creating its directory if needed.
 
-    :param path: The file.
-    :param kind: ``"model"`` or one of the cache kinds.
-    :param key: What it is matched by.
-    :param value: A JSON-ready value.
     :raises OSError: If the file cannot be written.
     """
     line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
@@ -120,9 +113,7 @@ def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> N
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = open_appending(path)
         try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(handle, view) :]
+            write_all(handle, line)
         finally:
             os.close(handle)
 
@@ -225,9 +216,8 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def prompt_key(messages: list[ChatMessage]) -> str:
     """
-    :param messages: A prompt.
-    :returns: What a recorded reply is matched by: a hash of each message's role, text, tool calls and tool results,
-        with dates masked.
+    What a recorded reply is matched by: a hash of each message's role, text, tool calls and tool results, with dates
+    masked.
     """
     parts = [
         [

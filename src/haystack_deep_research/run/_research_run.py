@@ -2,8 +2,6 @@
 One research run: the run, the views of it each agent works through, the sub-topics it delegates and the
 outputs it shares.
 
-**Research run.** One research run, and the views of it that the orchestrator and each sub-researcher work through.
-
 A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
 cache, the budget, the run directory's journal, the events, the warnings, the token usage and cost per phase, the
 streaming callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
@@ -12,11 +10,6 @@ hooks and tools reach it through a :class:`RunView`: the orchestrator through th
 sub-researcher through a view of its own that names its sub-topic, stamps the events it emits with it, and counts its
 agent's token usage into its phase as it grows, each part once. The run is thread-safe:
 parallel sub-researchers write into it at once.
-
-**View.** One agent's view of a run: the orchestrator's, or one sub-researcher's.
-
-A :class:`RunView` forwards to its :class:`~haystack_deep_research.run.ResearchRun`, stamps the events it emits with
-its researcher's sub-topic, and counts its agent's token usage into its phase as it grows, each part once.
 
 **Delegation.** The sub-topics a run delegates: the slots they claim under the run's limit, and their notes for the
 writer, kept in the order the sub-topics were planned whatever order their researchers finish in.
@@ -450,10 +443,7 @@ class Delegation:
             return len(self._plan)
 
     def position(self, subtopic: str) -> int:
-        """
-        :param subtopic: The sub-topic, as delegated.
-        :returns: Its first unclaimed planned place among the notes (0-based), else the next one; taken.
-        """
+        """Its first unclaimed planned place among the notes (0-based), else the next one; taken."""
         key = " ".join(subtopic.split())
         with self._lock:
             for index, planned in enumerate(self._plan):
@@ -464,10 +454,6 @@ class Delegation:
             return len(self._plan) - 1
 
     def add_notes(self, notes: Iterable[str], *, position: int | None = None) -> None:
-        """
-        :param notes: Notes for the writer; a note already held is kept once.
-        :param position: The place of a delegated sub-topic's note; notes without one come first, in order given.
-        """
         with self._lock:
             for note in notes:
                 if note in self._restored or note in self._notes.values():
@@ -488,18 +474,12 @@ class Delegation:
             return [*self._restored, *(self._notes[key] for key in sorted(self._notes))]
 
     def left(self, limit: int) -> int:
-        """
-        :param limit: How many sub-topics the run may delegate in all.
-        :returns: How many more slots :meth:`claim` would grant (0 once every slot is taken).
-        """
+        """How many more slots :meth:`claim` would grant (0 once every slot is taken)."""
         with self._lock:
             return max(limit + self._granted - self._delegated, 0)
 
     def claim(self, limit: int) -> int | None:
-        """
-        :param limit: How many sub-topics the run may delegate in all.
-        :returns: The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated.
-        """
+        """The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated."""
         with self._lock:
             if self._delegated >= limit + self._granted:
                 return None
@@ -514,11 +494,10 @@ class Delegation:
 
 def run_outputs(run: ResearchRun) -> dict[str, Any]:
     """
-    :param run: The run.
-    :returns: ``brief``, ``notes``, ``sources`` (the ledger), ``warnings``, ``usage_by_phase`` (each phase's usage with
-        its ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown), ``token_usage`` (all phases) and
-        ``contradictions`` (what the report's contradiction check found, see
-        :mod:`haystack_deep_research.report.contradictions`; ``[]`` before it ran).
+    ``brief``, ``notes``, ``sources`` (the ledger), ``warnings``, ``usage_by_phase`` (each phase's usage with its
+    ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown), ``token_usage`` (all phases) and
+    ``contradictions`` (what the report's contradiction check found, see
+    :mod:`haystack_deep_research.report.contradictions`; ``[]`` before it ran).
     """
     usage = run.usage_report()  # may warn once of an unknown cost, so before the warnings are read
     return {
@@ -534,12 +513,7 @@ def run_outputs(run: ResearchRun) -> dict[str, Any]:
 
 
 def publish(state: State, run: ResearchRun) -> None:
-    """
-    Set the outputs of :func:`run_outputs` that the agent's state schema declares.
-
-    :param state: The orchestrator's live State.
-    :param run: The run.
-    """
+    """Set the outputs of :func:`run_outputs` that the agent's state schema declares."""
     for key, value in run_outputs(run).items():
         if key in state.schema:  # an agent shape declares the outputs it has
             state.set(key, value, handler_override=replace_values)

@@ -49,11 +49,8 @@ def checked_limits(
     tokens: Any, seconds: Any, dollars: Any, *, names: tuple[str, str, str]
 ) -> tuple[int | None, float | None, float | None]:
     """
-    :param tokens: A token limit, or ``None``.
-    :param seconds: A time limit, or ``None``.
-    :param dollars: A cost limit, or ``None``.
-    :param names: What the error calls each of them.
-    :returns: The limits, the time and cost as floats.
+    The limits, the time and cost as floats.
+
     :raises ConfigurationError: If one is out of range: tokens 1 to 1,000,000,000, seconds more than 0 up to 7 days,
         dollars more than 0 up to 1,000,000.
     """
@@ -137,7 +134,6 @@ def merge_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
     """
     The default prices with the caller's on top.
 
-    :param prices: Prices by model name, or ``None``.
     :returns: The merged table.
     :raises ConfigurationError: If ``prices`` is not a mapping of non-empty model names to :class:`Price`.
     """
@@ -158,12 +154,7 @@ def merge_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
 
 
 def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
-    """
-    :param model: A model name, as configured (a dated snapshot such as ``gpt-5.4-2026-03-05`` falls back to its
-        alias's price when it has none of its own).
-    :param prices: The price table.
-    :returns: The model's price, or ``None`` when it is unknown.
-    """
+    """The model's price, or ``None`` when it is unknown."""
     return prices.get(model) or prices.get(_SNAPSHOT.sub("", model))
 
 

@@ -26,10 +26,7 @@ WEB_FIELDS = (
 
 
 def given_fields(settings: Any) -> list[str]:
-    """
-    :param settings: A value object of this module.
-    :returns: The names of its fields set to something other than their default, in field order.
-    """
+    """The names of its fields set to something other than their default, in field order."""
     return [
         field.name
         for field in dataclasses.fields(settings)
@@ -41,10 +38,6 @@ def refuse_fields(settings: Any, names: Iterable[str], *, factory: str, why: str
     """
     Refuse the fields of ``settings`` a factory has no use for, when they are set.
 
-    :param settings: A value object of this module, or ``None``.
-    :param names: The fields the factory does not use.
-    :param factory: The factory's name, quoted in the error.
-    :param why: What the factory does instead, quoted in the error.
     :raises ConfigurationError: If one of them is set.
     """
     if settings is None:
