@@ -27,6 +27,8 @@ class RecordingSummarizer:
 
 
 def _tool(summarizer: object | None = None, **options: object) -> ReadUrlTool:
+    """A read_url that summarizes every page (``summarize_over=0``) unless told otherwise."""
+    options.setdefault("summarize_over", 0)
     return ReadUrlTool(
         summarizer_llm=summarizer or ScriptedChatGenerator(role="summarizer"), url_policy=LOOPBACK, **options
     )  # type: ignore[arg-type]

@@ -212,8 +212,12 @@ PAGE_SUMMARY = Template(
     "page_summary",
     "Source: {{ url }}\nTitle: {{ title }}\n"
     "{% if partial %}(Only the first {{ limit }} characters were read.)\n{% endif %}"
-    "Summary:\n{{ summary }}",
+    "{% if excerpt %}Passages:\n"
+    '<untrusted_document url="{{ url }}">\n{{ excerpt }}\n</untrusted_document>'
+    "{% else %}Summary:\n{{ summary }}{% endif %}",
 )
+"""A page read: the summarizer's summary, or the page's passages most relevant to the question as they are, with
+``[...]`` where text was left out (fenced: untrusted)."""
 DOCUMENT_SEPARATOR = "\n\n---\n\n"
 """Separates the documents of one datastore search result."""
 DOCUMENT_RESULTS = Template(

@@ -117,6 +117,7 @@ def _web_tools(
         summarizer_llm=summarizer,
         max_content_length=max_length,
         passage_budget=sources.passage_budget,
+        summarize_over=sources.summarize_over,
         url_policy=sources.read_policy,
         fetch_limits=sources.fetch_limits,
         cache=cache,

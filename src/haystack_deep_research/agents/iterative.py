@@ -179,6 +179,7 @@ def create_iterative_research_agent(
             summarizer_llm=models["summarizer"],
             max_content_length=max_content_length,
             passage_budget=sources.passage_budget,
+            summarize_over=sources.summarize_over,
             url_policy=sources.read_policy,
             fetch_limits=sources.fetch_limits,
             cache=store,

@@ -261,16 +261,18 @@ def cache_of(value: Any) -> ResearchCache | None:
 @dataclass(frozen=True)
 class CachedRead:
     """
-    A page summary that one researcher made and the run's other researchers may share.
+    What one researcher read of a page, which the run's other researchers may share.
 
     :param title: The page title.
-    :param summary: The summarizer's summary of the page toward the question.
+    :param summary: The summarizer's summary of the page toward the question ("" when ``excerpt`` is given).
     :param partial: Whether the page was cut to the length limit before it was summarized.
+    :param excerpt: The page's passages handed to the researcher as they are, short enough to need no summary.
     """
 
     title: str
     summary: str
     partial: bool
+    excerpt: str = ""
 
 
 class ReadClaim:

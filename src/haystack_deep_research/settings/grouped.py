@@ -40,6 +40,11 @@ DEFAULT_PASSAGE_BUDGET = 2_500
 """Characters of a page's most relevant passages the summarizer reads, by default (chosen from the curve of facts
 kept against summarizer input in docs/benchmarks.md)."""
 
+DEFAULT_SUMMARIZE_OVER = 3_000
+"""Characters of a page's kept passages up to which the researcher reads them as they are, with no summarizer call:
+a summary of so short an excerpt costs a model call and its wait on the researcher's path, and saves the researcher
+fewer tokens than it costs (measured in docs/benchmarks.md)."""
+
 MAX_TOKEN_BUDGET = 1_000_000_000
 MAX_TIME_BUDGET_S = 7 * 24 * 3600.0
 MAX_COST_BUDGET = 1_000_000.0
@@ -304,6 +309,9 @@ class Sources:
     :param fetch_limits: Download cap, timeouts, redirects and PDF pages of a page read.
     :param passage_budget: Characters of a page's passages most relevant to the question that the summarizer reads
         (ranked with BM25 and by the figures, dates and names they hold), 500 to 1,000,000, or 0 for the whole page.
+    :param summarize_over: Characters of those passages above which the summarizer is called (3,000 by default,
+        0 to 1,000,000); a shorter excerpt reaches the researcher as it is, fenced as untrusted, with no model call.
+        0 summarizes every page.
     :param include_domains: Search and read only these domains and their subdomains, for example
         ``("who.int", "europa.eu")``: passed to the search engine, and enforced on its results and on every page read.
     :param exclude_domains: Never search or read these domains and their subdomains.
@@ -320,6 +328,7 @@ class Sources:
     url_policy: UrlPolicy | None = None
     fetch_limits: FetchLimits | None = None
     passage_budget: int = DEFAULT_PASSAGE_BUDGET
+    summarize_over: int = DEFAULT_SUMMARIZE_OVER
     include_domains: tuple[str, ...] = ()
     exclude_domains: tuple[str, ...] = ()
     since: date | str | None = None
@@ -343,6 +352,7 @@ class Sources:
             if value is not None and not isinstance(value, kind):
                 raise ConfigurationError(f"Sources({name}=...) must be a {kind.__name__}; got {type(value).__name__}.")
         passage_budget_value(self.passage_budget)
+        _checks.int_in_range("Sources(summarize_over=...)", self.summarize_over, 0, 1_000_000)
         servers = self.mcp_servers
         if servers is not None and (isinstance(servers, str) or not isinstance(servers, Sequence)):
             raise ConfigurationError(

@@ -18,6 +18,7 @@ WEB_FIELDS = (
     "url_policy",
     "fetch_limits",
     "passage_budget",
+    "summarize_over",
     "include_domains",
     "exclude_domains",
     "since",

@@ -12,6 +12,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import (
     NOT_ANSWERED_REPLY,
+    OMITTED,
     PAGE_SEPARATOR,
     SUMMARY_HEADING,
     WRITER_PART_TEMPLATES,
@@ -103,6 +104,10 @@ def _page_summaries(note: str) -> dict[str, str]:
     for block in note.split(PAGE_SEPARATOR):
         source = _PAGE_SOURCE.search(block)
         _, label, summary = block.partition("Summary:")
+        if not label:  # a short page's passages, handed to the researcher as they are
+            _, label, passages = block.partition("Passages:")
+            lines = [line for line in passages.splitlines() if not line.lstrip().startswith("<")]  # its fence's tags
+            summary = " ".join(lines).replace(OMITTED, " ")
         if source is not None and label:
             found[source.group(1)] = " ".join(summary.split()[:20]).rstrip(".")
     return found

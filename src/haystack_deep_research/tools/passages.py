@@ -28,12 +28,13 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
 from haystack_deep_research.evidence.citations import sentence_ends
-from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET, passage_budget_value
+from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET, DEFAULT_SUMMARIZE_OVER, passage_budget_value
 
 __all__ = [
     "CONCRETE_SATURATION",
     "CONCRETE_WEIGHT",
     "DEFAULT_PASSAGE_BUDGET",
+    "DEFAULT_SUMMARIZE_OVER",
     "PASSAGE_CHARS",
     "Excerpt",
     "best_passages",

@@ -15,6 +15,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
     MAX_URLS_PER_READ,
+    OMITTED,
     PAGE_DUPLICATE,
     PAGE_SEPARATOR,
     PAGE_SUMMARY,
@@ -51,6 +52,7 @@ from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.duplicates import near_duplicate
 from haystack_deep_research.tools.passages import (
     DEFAULT_PASSAGE_BUDGET,
+    DEFAULT_SUMMARIZE_OVER,
     Excerpt,
     passage_budget_value,
     relevant_passages,
@@ -68,7 +70,7 @@ from haystack_deep_research.web import (
 from haystack_deep_research.web._pool import start as start_parsers
 from haystack_deep_research.web._tls import prepare_contexts as prepare_tls_contexts
 
-__all__ = ["DEFAULT_PASSAGE_BUDGET", "ReadUrlTool"]
+__all__ = ["DEFAULT_PASSAGE_BUDGET", "DEFAULT_SUMMARIZE_OVER", "ReadUrlTool"]
 
 
 FIRST_FETCHES = 2 * MAX_URLS_PER_READ
@@ -77,14 +79,15 @@ FIRST_FETCHES = 2 * MAX_URLS_PER_READ
 
 class ReadUrlTool(ResearchTool):
     """
-    Read web pages and PDFs and return a summary of each toward the researcher's question.
+    Read web pages and PDFs and return what each says toward the researcher's question.
 
     Each URL is fetched under the URL policy and the fetch limits, routed by its content type (HTML through
     trafilatura, PDF through pypdf, plain text as is) and cut to ``max_content_length`` characters. The summarizer
     (``summarizer_llm``, which has no tools) reads the passages of the page most relevant to the question, ranked
     with BM25 and by the figures, dates and names they hold, up to ``passage_budget`` characters (see
-    :mod:`.passages`); the run's evidence ledger records the page's whole text, which grounding checks claims
-    against. The URLs of one call are read side by side. A URL that
+    :mod:`.passages`). When those passages are no longer than ``summarize_over`` characters, the researcher reads
+    them as they are, fenced, and no summarizer is called. The run's evidence ledger records the page's whole text,
+    which grounding checks claims against. The URLs of one call are read side by side. A URL that
     cannot be read gives a line saying why; the other URLs are still read. A page whose text nearly repeats one the
     run has already summarized is not summarized again (see :mod:`.duplicates`): its summary is that page's, said to
     be so. Within one run a page is read once per question: a researcher asking for a URL that another one has read
@@ -94,6 +97,8 @@ class ReadUrlTool(ResearchTool):
     :param max_content_length: Characters of page text read and kept, 1,000 to 1,000,000.
     :param passage_budget: Characters of the page's most relevant passages given to the summarizer, 500 to
         1,000,000, or 0 for the whole page (up to ``max_content_length``).
+    :param summarize_over: Characters of the kept passages above which the summarizer is called; a shorter excerpt
+        reaches the researcher as it is, fenced as untrusted, with no model call. 0 summarizes every page.
     :param url_policy: Which URLs may be fetched; by default public http(s) addresses only.
     :param fetch_limits: Size cap, timeouts, redirect and PDF page limits.
     :param cache: A cross-run cache (for example ``ResearchCache(directory=...)``), or ``None``: a page's text is
@@ -111,11 +116,13 @@ class ReadUrlTool(ResearchTool):
         fetch_limits: FetchLimits | None = None,
         cache: CacheStore | None = None,
         passage_budget: int = DEFAULT_PASSAGE_BUDGET,
+        summarize_over: int = DEFAULT_SUMMARIZE_OVER,
     ) -> None:
         self.cache = check_cache(cache)
         self.summarizer_llm = _checks.chat_generator("summarizer_llm", summarizer_llm, needs_tools=False)
         self.max_content_length = _checks.int_in_range("max_content_length", max_content_length, 1_000, 1_000_000)
         self.passage_budget = passage_budget_value(passage_budget)
+        self.summarize_over = _checks.int_in_range("summarize_over", summarize_over, 0, 1_000_000)
         if url_policy is not None and not isinstance(url_policy, UrlPolicy):
             raise ConfigurationError(f"url_policy must be a UrlPolicy; got {type(url_policy).__name__}.")
         if fetch_limits is not None and not isinstance(fetch_limits, FetchLimits):
@@ -203,13 +210,18 @@ class ReadUrlTool(ResearchTool):
         excerpt, earlier = prepared.value
         if earlier is not None:
             return self._repeat(view, page, earlier)
-        summary, failed = yield from self._summary(view, page, excerpt, question)
-        if view is not None and summary:
+        kept = page.text if excerpt.whole else excerpt.text(OMITTED)
+        summary, failed = (
+            ("", None)
+            if len(kept) <= self.summarize_over
+            else (yield from self._summary(view, page, excerpt, question))
+        )
+        if view is not None and (summary or failed is None):
             view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary, policy=self.url_policy)
             view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text), cached=cached))
         if failed is not None:
             return _unreadable(view, url, failed)
-        return CachedRead(title=page.title, summary=summary, partial=page.partial)
+        return CachedRead(title=page.title, summary=summary, partial=page.partial, excerpt="" if summary else kept)
 
     def _summary(
         self, view: RunView | None, page: Page, excerpt: Excerpt, question: str
@@ -272,6 +284,7 @@ class ReadUrlTool(ResearchTool):
             partial=read.partial,
             limit=self.max_content_length,
             summary=read.summary,
+            excerpt=fence(read.excerpt),
         )
 
     def warm_up(self) -> None:
@@ -302,6 +315,7 @@ class ReadUrlTool(ResearchTool):
                 "summarizer_llm": component_to_dict(obj=self.summarizer_llm, name="summarizer_llm"),
                 "max_content_length": self.max_content_length,
                 "passage_budget": self.passage_budget,
+                "summarize_over": self.summarize_over,
                 "url_policy": self.url_policy.to_dict(),
                 "fetch_limits": self.fetch_limits.to_dict(),
                 **({} if self.cache is None else {"cache": cache_to_dict(self.cache)}),
