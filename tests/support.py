@@ -187,3 +187,7 @@ def read_fifo(path: Any) -> tuple[threading.Thread, list[bytes]]:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     return reader, got
+
+
+SUMMARIZE_EVERY_PAGE = Sources(summarize_over=0)
+"""Sources whose every page read goes through the summarizer, for tests of the summarizer's role."""

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
+from tests.support import SUMMARIZE_EVERY_PAGE
 
 from haystack_deep_research import RunInputs
 from haystack_deep_research.events import progress_view
@@ -56,7 +57,7 @@ def test_the_orchestrator_sees_the_brief_instead_of_the_question(make_agent: Cal
 
 
 def test_token_usage_covers_every_phase(make_agent: Callable[..., Agent]) -> None:
-    result = make_agent().run(messages=_question())
+    result = make_agent(sources=SUMMARIZE_EVERY_PAGE).run(messages=_question())
 
     phases = result["usage_by_phase"]
     assert set(phases) == {"scope", "orchestrator", "research", "summarize", "write"}

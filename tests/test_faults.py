@@ -25,6 +25,7 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator, OpenAIResponsesChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
+from tests.support import SUMMARIZE_EVERY_PAGE
 
 from haystack_deep_research import FetchLimits, RunInputs, Sources, UrlPolicy, WebSearchTool
 from haystack_deep_research.run._journal import LEDGER_FILE, REPORT_FILE
@@ -166,7 +167,9 @@ def test_an_llm_timeout_loses_only_the_page_it_was_summarizing(
     with respx.mock(assert_all_called=False) as mock:
         mock.post(f"{API}/responses").mock(side_effect=summarizer)
         mock.route(host="127.0.0.1").pass_through()
-        result = _run(make_agent(summarizer_llm=_openai("summarizer-model", max_retries=1)))
+        result = _run(
+            make_agent(sources=SUMMARIZE_EVERY_PAGE, summarizer_llm=_openai("summarizer-model", max_retries=1))
+        )
 
     assert attempts["timed_out"] >= 2  # the timeout was retried once, per read of the PDF
     _assert_intact(result)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
+from tests.support import SUMMARIZE_EVERY_PAGE
 
 from haystack_deep_research import (
     Budgets,
@@ -31,7 +32,10 @@ def test_usage_events_add_up_to_the_runs_usage_with_its_cost(make_agent: Callabl
     events: list[Event] = []
     priced = {"ScriptedChatGenerator": Price(input_per_mtok=1.0, output_per_mtok=2.0)}
 
-    result = _run(make_agent(budgets=Budgets(prices=priced)), inputs=RunInputs(on_event=events.append))
+    result = _run(
+        make_agent(sources=SUMMARIZE_EVERY_PAGE, budgets=Budgets(prices=priced)),
+        inputs=RunInputs(on_event=events.append),
+    )
 
     usage = [event for event in events if isinstance(event, UsageRecorded)]
     total = sum(int(phase["total_tokens"]) for phase in result["usage_by_phase"].values())

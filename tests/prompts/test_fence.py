@@ -77,7 +77,7 @@ def test_a_page_cannot_close_the_summarizers_block_in_any_spelling(web: Loopback
             prompts.append(messages)
             return scripted.run(messages)
 
-    tool = ReadUrlTool(summarizer_llm=Summarizer(), url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)))  # type: ignore[arg-type]
+    tool = ReadUrlTool(summarizer_llm=Summarizer(), url_policy=UrlPolicy(allow_hosts=("127.0.0.1",)), summarize_over=0)  # type: ignore[arg-type]
     tool.invoke(urls=[web.url("/hostile.html")], question="tides")
 
     user = prompts[0][1].text or ""

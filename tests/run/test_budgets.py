@@ -13,6 +13,7 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
+from tests.support import SUMMARIZE_EVERY_PAGE
 
 from haystack_deep_research import Budgets, ConfigurationError, FetchLimits, Sources, create_deep_research_agent
 from haystack_deep_research.agents import ResearchAgent
@@ -53,6 +54,7 @@ def test_a_spent_token_budget_stops_research_and_the_report_is_written_from_what
 ) -> None:
     # Scope and the orchestrator's first turn spend about 240 tokens; the first researcher soon passes 300.
     agent = make_agent(
+        sources=SUMMARIZE_EVERY_PAGE,
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=TOPICS),
         max_concurrent_researchers=1,
         budgets=Budgets(tokens=300),

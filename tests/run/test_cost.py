@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
+from tests.support import SUMMARIZE_EVERY_PAGE
 
 from haystack_deep_research import Budgets, ConfigurationError, Price
 from haystack_deep_research.agents import ResearchAgent
@@ -94,7 +95,7 @@ def test_a_run_reports_its_cost_per_phase_by_each_phases_model(make_agent: Calla
     models = _acme_models(subtopics=["solar capacity"])
     prices = {"acme": ACME, "acme-mini": Price(input_per_mtok=10.0, output_per_mtok=20.0)}
 
-    result = _run(make_agent(**models, budgets=Budgets(prices=prices)))
+    result = _run(make_agent(sources=SUMMARIZE_EVERY_PAGE, **models, budgets=Budgets(prices=prices)))
 
     usage = result["usage_by_phase"]
     assert {phase: usage[phase]["model"] for phase in usage} == {
@@ -123,7 +124,7 @@ def test_scripted_models_cost_nothing(make_agent: Callable[..., Agent]) -> None:
 def test_an_unknown_price_makes_the_cost_unknown_and_is_said_once(make_agent: Callable[..., Agent]) -> None:
     models = _acme_models(subtopics=["solar capacity", "battery storage"])
 
-    result = _run(make_agent(**models, budgets=Budgets(prices={"acme": ACME})))
+    result = _run(make_agent(sources=SUMMARIZE_EVERY_PAGE, **models, budgets=Budgets(prices={"acme": ACME})))
 
     assert result["cost"] is None
     assert result["usage_by_phase"]["research"]["cost"] is None

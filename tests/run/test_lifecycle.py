@@ -17,6 +17,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage
 from haystack.tools import flatten_tools_or_toolsets
 from haystack.tracing import Span, Tracer
+from tests.support import SUMMARIZE_EVERY_PAGE
 
 from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research._prompts import prompt_of
@@ -118,6 +119,7 @@ def test_every_model_call_the_library_makes_is_traced_with_its_role(
     make_agent: Callable[..., Agent], tracer: RecordingTracer
 ) -> None:
     agent = make_agent(
+        sources=SUMMARIZE_EVERY_PAGE,
         grounding=Grounding(judge_llm=ScriptedChatGenerator(role="judge")),
         writer_llm=StructuredWriter(),
         output_schema=ResearchSummary,

@@ -55,7 +55,7 @@ def _fetches(web: LoopbackWebServer, path: str) -> int:
 
 def test_researchers_reading_one_page_at_once_share_one_read(web: LoopbackWebServer) -> None:
     summarizer = GatedSummarizer()
-    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK)
+    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK, summarize_over=0)
     run = ResearchRun()
     url = web.url("/solar.html")
 
@@ -76,7 +76,7 @@ def test_researchers_reading_one_page_at_once_share_one_read(web: LoopbackWebSer
 def test_a_page_summarized_earlier_in_the_run_is_not_read_again(web: LoopbackWebServer) -> None:
     summarizer = GatedSummarizer()
     summarizer.gate.set()
-    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK)
+    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK, summarize_over=0)
     run = ResearchRun()
 
     first = tool.bind(run.view()).invoke(urls=[web.url("/solar.html")], question="growth?")
@@ -93,7 +93,7 @@ def test_a_page_summarized_earlier_in_the_run_is_not_read_again(web: LoopbackWeb
 def test_another_question_or_another_run_reads_the_page_again(web: LoopbackWebServer) -> None:
     summarizer = GatedSummarizer()
     summarizer.gate.set()
-    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK)
+    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK, summarize_over=0)
     run, other_run = ResearchRun(), ResearchRun()
     url = web.url("/solar.html")
 
@@ -122,7 +122,7 @@ def test_a_failed_read_is_not_kept_and_the_next_researcher_reads_the_page(web: L
 
 async def test_async_researchers_share_one_read_and_a_cancelled_one_does_not_spoil_it(web: LoopbackWebServer) -> None:
     summarizer = AsyncGatedSummarizer()
-    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK)
+    tool = ReadUrlTool(summarizer_llm=summarizer, url_policy=LOOPBACK, summarize_over=0)
     run = ResearchRun()
     url = web.url("/solar.html")
 

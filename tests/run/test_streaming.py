@@ -12,6 +12,7 @@ from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGen
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.tools import tool
 from haystack.utils import Secret
+from tests.support import SUMMARIZE_EVERY_PAGE
 
 from haystack_deep_research import EventStream, Grounding, RunInputs, create_deep_agent
 from haystack_deep_research._prompts import prompt_of
@@ -46,7 +47,7 @@ def _grounded(make_agent: Callable[..., Agent]) -> Agent:
 
 def test_the_callback_in_hook_context_reaches_every_role_including_scope(make_agent: Callable[..., Agent]) -> None:
     chunks: list[StreamingChunk] = []
-    agent = make_agent(writer_llm=ScriptedChatGenerator(role="writer"))
+    agent = make_agent(sources=SUMMARIZE_EVERY_PAGE, writer_llm=ScriptedChatGenerator(role="writer"))
 
     agent.run(messages=QUESTION, inputs=RunInputs(streaming_callback=chunks.append))
 
@@ -58,7 +59,7 @@ def test_the_callback_in_hook_context_reaches_every_role_including_scope(make_ag
 def test_the_callback_passed_to_run_reaches_every_role_the_brief_too(make_agent: Callable[..., Agent]) -> None:
     chunks: list[StreamingChunk] = []
 
-    make_agent().run(messages=QUESTION, streaming_callback=chunks.append)
+    make_agent(sources=SUMMARIZE_EVERY_PAGE).run(messages=QUESTION, streaming_callback=chunks.append)
 
     assert _roles(chunks) == {"scope", "orchestrator", "researcher", "summarizer", "writer"}
 
@@ -78,7 +79,7 @@ async def test_a_coroutine_callback_streams_an_async_run(make_agent: Callable[..
     async def collect(chunk: StreamingChunk) -> None:
         chunks.append(chunk)
 
-    await make_agent().run_async(messages=QUESTION, streaming_callback=collect)
+    await make_agent(sources=SUMMARIZE_EVERY_PAGE).run_async(messages=QUESTION, streaming_callback=collect)
 
     assert _roles(chunks) == {"scope", "orchestrator", "researcher", "summarizer", "writer"}
 
@@ -182,7 +183,7 @@ async def test_an_event_stream_hands_the_callback_to_the_run_from_its_start(make
     async def collect(chunk: StreamingChunk) -> None:
         chunks.append(chunk)
 
-    stream = EventStream(make_agent(), messages=QUESTION, streaming_callback=collect)
+    stream = EventStream(make_agent(sources=SUMMARIZE_EVERY_PAGE), messages=QUESTION, streaming_callback=collect)
     kinds = [event.kind async for event in stream]
 
     assert kinds[-1] == "run_ended"
