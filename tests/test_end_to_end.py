@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 
 from haystack.components.agents import Agent
+from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 from tests.support import SUMMARIZE_EVERY_PAGE
 
@@ -47,6 +48,24 @@ def test_run_writes_a_cited_report_from_html_and_pdf_sources(
     assert result["citations"]["unverified"] == []
     assert result["warnings"] == []
     assert result["tool_call_counts"]["research_subtopic"] == 2
+
+
+def test_short_pages_are_cited_without_a_summarizer_call(
+    make_agent: Callable[..., Agent], web: LoopbackWebServer
+) -> None:
+    asked: list[list[ChatMessage]] = []
+
+    def summarize(messages: list[ChatMessage]) -> ChatMessage:
+        asked.append(messages)
+        return ChatMessage.from_assistant("A summary.")
+
+    result = make_agent(summarizer_llm=MockChatGenerator(response_fn=summarize)).run(messages=_question())
+
+    assert asked == []  # both pages' kept passages are shorter than Sources().summarize_over
+    assert "summarize" not in result["usage_by_phase"]
+    assert "300 gigawatt hours" in "\n".join(result["notes"])
+    assert f"]({web.url('/storage.pdf')})" in result["report"]
+    assert result["citations"]["unverified"] == []
 
 
 def test_the_orchestrator_sees_the_brief_instead_of_the_question(make_agent: Callable[..., Agent]) -> None:

@@ -203,6 +203,7 @@ def test_an_unknown_keyword_is_a_type_error() -> None:
             r"datastores\['reports'\] must be a mapping with a 'retriever'",
         ),
         ({"sources": Sources(passage_budget=0)}, r"create_deep_agent does not use Sources\(passage_budget=\.\.\.\)"),
+        ({"sources": Sources(summarize_over=0)}, r"create_deep_agent does not use Sources\(summarize_over=\.\.\.\)"),
         ({"grounding": Grounding(max_regenerations=2)}, r"does not use Grounding\(max_regenerations=\.\.\.\)"),
     ],
 )
