@@ -7,6 +7,9 @@ MkDocs hooks of the documentation site.
   sphinx``) but renders their text as Markdown, where a role would show raw. :class:`ReSTRoles`, a griffe extension
   named in mkdocs.yml, turns each role into a code span (``~`` keeps the last name, as Sphinx shows it) and starts a
   field written on the summary line (``Done. :param x: ...``) on a line of its own, so it is read as a field.
+- The library's events become frozen keyword-only dataclasses in ``Event.__init_subclass__``, which griffe cannot
+  see: :class:`EventDataclasses`, another griffe extension, gives each event class the ``__init__`` of the dataclass
+  it is, so its ``:param:`` lines are checked against its fields like any other signature.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from griffe import Extension, Object
+from griffe import Class, Extension, Module, Object
+from griffe._internal.extensions.dataclasses import _set_dataclass_init
 from mkdocs.structure.files import File, Files
 
 _LINK = re.compile(r"(\]\()(\.\./[^)\s#]+)")
@@ -42,6 +46,22 @@ class ReSTRoles(Extension):
     def on_instance(self, *, obj: Object, **kwargs: Any) -> None:
         if obj.docstring is not None:
             obj.docstring.value = rest_to_markdown(obj.docstring.value)
+
+
+class EventDataclasses(Extension):
+    """A griffe extension: each event class that names its ``kind`` is read as the dataclass ``Event`` makes it."""
+
+    def on_package(self, *, pkg: Module, **kwargs: Any) -> None:
+        if pkg.name != "haystack_deep_research":
+            return
+        events = pkg["events"]
+        dataclass = next(d for d in pkg["events.types.Event"].decorators if d.callable_path == "dataclasses.dataclass")
+        for module in events.modules.values():
+            for member in module.members.values():
+                if not member.is_alias and isinstance(member, Class) and "kind" in member.keywords:
+                    if "__init__" not in member.members:
+                        member.decorators.append(dataclass)
+                        _set_dataclass_init(member)
 
 
 def _outside_links(page_src: Path, docs: Path, repo: Path, markdown: str) -> dict[str, Path]:
