@@ -58,10 +58,10 @@ class EventDataclasses(Extension):
         dataclass = next(d for d in pkg["events.types.Event"].decorators if d.callable_path == "dataclasses.dataclass")
         for module in events.modules.values():
             for member in module.members.values():
-                if not member.is_alias and isinstance(member, Class) and "kind" in member.keywords:
-                    if "__init__" not in member.members:
-                        member.decorators.append(dataclass)
-                        _set_dataclass_init(member)
+                named = not member.is_alias and isinstance(member, Class) and "kind" in member.keywords
+                if named and "__init__" not in member.members:
+                    member.decorators.append(dataclass)
+                    _set_dataclass_init(member)
 
 
 def _outside_links(page_src: Path, docs: Path, repo: Path, markdown: str) -> dict[str, Path]:
