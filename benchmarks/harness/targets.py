@@ -247,10 +247,15 @@ def _growth_by_role(a: RunMetrics, b: RunMetrics, added: int) -> str:
     return "per added sub-topic: " + ", ".join(f"{role} {grown(role):,.0f}" for role in sorted(b.roles, key=grown))
 
 
+def _outside(run: RunMetrics) -> str:
+    """The run's whole time outside the servers, with the steps it is divided by."""
+    return f"{1000 * max(0.0, run.wall_s - run.external_s):.0f} ms outside the servers over {run.llm_calls} steps"
+
+
 def check_overhead(ours: RunMetrics, peer: RunMetrics | None = None) -> list[Verdict]:
     """The overhead targets, on runs at zero model latency: under 5 ms per step, and no more than the peer's."""
     value = ours.overhead_ms_per_step
-    reason = "" if value < OVERHEAD_MS else f"CPU time per step is {ours.cpu_ms_per_step:.1f} ms"
+    reason = "" if value < OVERHEAD_MS else f"CPU time per step is {ours.cpu_ms_per_step:.1f} ms; {_outside(ours)}"
     verdicts = [
         Verdict(
             f"overhead per agent step < {OVERHEAD_MS:.0f} ms",
@@ -264,7 +269,10 @@ def check_overhead(ours: RunMetrics, peer: RunMetrics | None = None) -> list[Ver
         theirs = peer.overhead_ms_per_step
         met = value <= theirs
         reason = (
-            "" if met else f"CPU per step {ours.cpu_ms_per_step:.2f} ms vs the peer's {peer.cpu_ms_per_step:.2f} ms"
+            ""
+            if met
+            else f"CPU per step {ours.cpu_ms_per_step:.2f} ms vs the peer's {peer.cpu_ms_per_step:.2f} ms; "
+            f"{_outside(ours)}, the peer's {_outside(peer)}"
         )
         verdicts.append(
             Verdict("overhead per agent step ≤ peer's", ours.scenario, f"{value:.2f} vs {theirs:.2f} ms", met, reason)
