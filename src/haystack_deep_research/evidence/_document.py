@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from haystack_deep_research.evidence._parsed import Link, Parsed
+from haystack_deep_research.evidence._markdown import Link, Parsed
 
 __all__ = ["CitationKind", "Doc", "Hit", "citable", "key", "link_hits", "verifiable"]
 

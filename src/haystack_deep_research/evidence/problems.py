@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from haystack_deep_research.evidence._document import Doc
-from haystack_deep_research.evidence._parsed import Code
+from haystack_deep_research.evidence._markdown import Code
 from haystack_deep_research.evidence._styles import entry_label, is_title
 from haystack_deep_research.evidence.citations import _scan
 
