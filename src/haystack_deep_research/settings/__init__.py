@@ -18,9 +18,8 @@ A shape that has no use for a setting refuses it with a ``ConfigurationError`` r
 workflow and the deep agent search with the tools they are given, so ``Sources(search=...)`` means nothing to them).
 ``Budgets`` may also be passed per run, as ``RunInputs(budgets=...)``: its limits replace the factory's for that run.
 
-The package holds the value objects (:mod:`.grouped`) and the fields a factory refuses (:mod:`.refusals`). The
-argument checks they and every factory, tool and policy share sit
-below every package, in :mod:`haystack_deep_research._checks`.
+The package holds the value objects and the fields a factory refuses (:mod:`.grouped`). The argument checks they
+and every factory, tool and policy share sit below every package, in :mod:`haystack_deep_research._checks`.
 """
 
 from haystack_deep_research.settings.grouped import DEFAULT_PRICES, PRICES_AS_OF, Budgets, Grounding, Price, Sources
