@@ -1,31 +1,14 @@
 """
 Checking a report's citations against the sources that were really read, and repairing the report.
 
-:func:`verify_citations` compares every cited URL (see :mod:`haystack_deep_research.evidence.citations`) with the
-retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.entry.normalize_url`. Only a URL of a kind
-a run reads can verify (``http(s)://``, ``file://`` or ``doc://`` for documents from datastores, ``mcp://`` for the
-results of MCP tools): a
-``javascript:`` or ``data:`` link, a protocol-relative ``//host`` link and any other scheme never do. The report is
-repaired by this rule:
-
-* an unverified inline link ``[text](url)`` or ``[text][label]``, or an image, is replaced by its bare text (the
-  image by its description): the claim stays, the link goes; an unverified HTML anchor loses its tags and keeps its
-  content; any other HTML tag with an unverified URL is removed;
-* an unverified bare URL or autolink is removed (with a pair of parentheses it leaves empty);
-* an unverified reference definition line is removed, and so are its markers in the text; so is a footnote or other
-  entry written ``[label]: ...`` whose URL fails, whole;
-* a line that a removal leaves with nothing but a list or quote marker is dropped;
-* the Sources section (see :mod:`haystack_deep_research.evidence._styles`: a heading or a plain line such as
-  "Sources", "References" or "Quellen"; later such sections are merged into the first) is rebuilt to list exactly
-  the verified cited URLs, once each, in first-cited order, as ``- [title or url](url)`` with the URL as it was
-  retrieved. Entries of the old list that markers in the text point to are kept below the list as reference
-  definitions ``[1]: url``. A report with verified citations and no such section gets one appended; a section left
-  with nothing verified says so.
-
-The repaired report is read and repaired again until that changes nothing (the text of a removed link may itself
-hold a link, a removal may make a line the Sources title); a link whose place cannot be established takes the lines
-of its block with it, and if no fixed point comes every line still citing something unverified goes. So the
-repaired report cites nothing that was not read, as this parser reads it, and repairing it again changes nothing.
+The rule is in docs/evidence.md ("Citation verification"). Only a URL of a kind a run reads can verify (``http(s)://``,
+``file://``, ``doc://``, ``mcp://``). An unverified link keeps its text and loses its target; an unverified bare URL
+goes with a pair of parentheses it leaves empty, a definition with its markers; a line left with nothing but a list
+or quote marker is dropped. The Sources section is rebuilt from the verified citations (entries that markers point to
+stay below it as definitions ``[1]: url``; a report without one gets one appended; one left with nothing verified says
+so). The repaired report is repaired again until that changes nothing; a link whose place cannot be established takes
+the lines of its block with it, and if no fixed point comes every line still citing something unverified goes. So the
+repaired report cites nothing that was not read, as this parser reads it.
 """
 
 from __future__ import annotations
