@@ -16,7 +16,9 @@ the tool, and the run adopts it for its models (see :mod:`haystack_deep_research
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
@@ -34,12 +36,12 @@ from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_a
 __all__ = ["ResearchTool", "RunToolset", "bind_tools"]
 
 
+@dataclass
 class _Slot:
     """Where a tool copy keeps the run it works in; ``spawned`` copies belong to one run."""
 
-    def __init__(self, view: RunView | None = None, *, spawned: bool = False) -> None:
-        self.view = view
-        self.spawned = spawned
+    view: RunView | None = None
+    spawned: bool = False
 
 
 ToolT = TypeVar("ToolT", bound="ResearchTool")
@@ -124,21 +126,13 @@ class ResearchTool(UsesModels, Tool):
         :returns: The tool result.
         :raises ToolInvocationError: If the tool failed; the message says why and what to do.
         """
-        try:
+        with self._as_tool_errors():
             return self._invoke(**kwargs)
-        except SearchShapeError:
-            raise  # the caller's own tool answers what no run can read: stopping is the only fix
-        except Exception as error:
-            raise self._tool_error(error) from error
 
     async def invoke_async(self, **kwargs: Any) -> Any:
         """Async variant of :meth:`invoke`."""
-        try:
+        with self._as_tool_errors():
             return await self._invoke_async(**kwargs)
-        except SearchShapeError:
-            raise  # the caller's own tool answers what no run can read: stopping is the only fix
-        except Exception as error:
-            raise self._tool_error(error) from error
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The tool in Haystack's Tool envelope, its ``__init__`` parameters as ``data``."""
@@ -153,21 +147,21 @@ class ResearchTool(UsesModels, Tool):
         return cls(**restore_parameters(cls, data["data"]))
 
     def _serialized(self, data: dict[str, Any]) -> dict[str, Any]:
-        """
-        Wrap a tool's own parameters in Haystack's serialization envelope.
-
-        :returns: ``{"type": <qualified class name>, "data": data}``.
-        """
+        """:returns: ``{"type": <qualified class name>, "data": data}``, Haystack's Tool envelope."""
         return {"type": generate_qualified_class_name(type(self)), "data": data}
 
-    def _tool_error(self, error: Exception) -> ToolInvocationError:
-        if isinstance(error, ToolInvocationError):
-            return error
-        # The library's typed errors speak for themselves; anything else is named by its type.
-        detail = str(error) if isinstance(error, DeepResearchError) else f"{type(error).__name__}: {error}"
-        advice = next((text for kind, text in TOOL_ERROR_ADVICE.items() if isinstance(error, kind)), "")
-        message = render_text(TOOL_FAILED, tool=self.name, error=detail, advice=advice)
-        return ToolInvocationError(message, tool_name=self.name)
+    @contextlib.contextmanager
+    def _as_tool_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except (SearchShapeError, ToolInvocationError):
+            raise  # the caller's own search answers what no run can read: stopping is the only fix
+        except Exception as error:
+            # The library's typed errors speak for themselves; anything else is named by its type.
+            detail = str(error) if isinstance(error, DeepResearchError) else f"{type(error).__name__}: {error}"
+            advice = next((text for kind, text in TOOL_ERROR_ADVICE.items() if isinstance(error, kind)), "")
+            message = render_text(TOOL_FAILED, tool=self.name, error=detail, advice=advice)
+            raise ToolInvocationError(message, tool_name=self.name) from error
 
 
 def _adopt_policy(tool: Tool, view: RunView | None) -> None:
