@@ -166,17 +166,9 @@ class EvidenceLedger:
             existing = self._entries.get(key)
             if existing is not None and not summary and existing.content_hash == content_hash:
                 summary = existing.summary
-            self._entries[key] = entry = SourceEntry(
-                id=existing.id if existing else source_id(key),
-                url=url.strip(),
-                title=title or (existing.title if existing else ""),
-                snippet=existing.snippet if existing else "",
-                kind="page",
-                fetched_at=now_iso(),
-                content_hash=content_hash,
-                text=text,
-                summary=summary,
-                seal=_SEAL,
+            snippet = existing.snippet if existing else ""
+            self._entries[key] = entry = _read(
+                key, existing, url, title, text, kind="page", snippet=snippet, summary=summary
             )
             return entry
 
@@ -221,17 +213,15 @@ class EvidenceLedger:
                 if text in existing.text:
                     return existing
                 text = f"{existing.text}\n\n{text}"
-            self._entries[key] = entry = SourceEntry(
-                id=existing.id if existing else source_id(key),
-                url=url.strip(),
-                title=title or (existing.title if existing else ""),
-                snippet=store or (existing.snippet if existing else ""),
+            self._entries[key] = entry = _read(
+                key,
+                existing,
+                url,
+                title,
+                text,
                 kind="document",
-                fetched_at=now_iso(),
-                content_hash=sha256(text),
-                text=text,
+                snippet=store or (existing.snippet if existing else ""),
                 named_url=named_url.strip() or (existing.named_url if existing else ""),
-                seal=_SEAL,
             )
             return entry
 
@@ -361,16 +351,7 @@ class EvidenceLedger:
                 raise ConfigurationError(f"A URL must be a string, got {type(url).__name__}.")
             key = normalize_url(url) if url.strip() else ""
             if key and key not in ledger._entries:
-                ledger._entries[key] = SourceEntry(
-                    id=source_id(key),
-                    url=url.strip(),
-                    title="",
-                    snippet="",
-                    kind="page",
-                    fetched_at=now_iso(),
-                    content_hash=sha256(""),
-                    seal=_SEAL,
-                )
+                ledger._entries[key] = _read(key, None, url, "", "", kind="page", snippet="")
         return ledger
 
     @classmethod
@@ -393,6 +374,20 @@ class EvidenceLedger:
     def __repr__(self) -> str:
         """Return a short description with the number of sources."""
         return f"EvidenceLedger({len(self)} sources)"
+
+
+def _read(key: str, existing: SourceEntry | None, url: str, title: str, text: str, **fields: Any) -> SourceEntry:
+    """A sealed entry of ``text`` read now, keeping an existing entry's id (and its title when ``title`` is blank)."""
+    return SourceEntry(
+        id=existing.id if existing else source_id(key),
+        url=url.strip(),
+        title=title or (existing.title if existing else ""),
+        fetched_at=now_iso(),
+        content_hash=sha256(text),
+        text=text,
+        seal=_SEAL,
+        **fields,
+    )
 
 
 def _unresolved(host: str, port: int) -> list[str]:
