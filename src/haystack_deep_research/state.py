@@ -208,11 +208,7 @@ def _shared_state_schema() -> dict[str, Any]:
 
 
 def orchestrator_state_schema() -> dict[str, Any]:
-    """
-    Return the state schema of the orchestrator agent.
-
-    :returns: A Haystack state schema declaring every output the library adds to the Agent's own.
-    """
+    """:returns: The orchestrator agent's Haystack state schema: every output the library adds to the Agent's own."""
     return {
         **_shared_state_schema(),
         REGENERATION_COUNT: {"type": int, "handler": replace_values},
@@ -222,11 +218,7 @@ def orchestrator_state_schema() -> dict[str, Any]:
 
 
 def deep_agent_state_schema() -> dict[str, Any]:
-    """
-    Return the state schema of a deep agent.
-
-    :returns: A Haystack state schema declaring the outputs a deep agent adds to the Agent's own.
-    """
+    """:returns: A deep agent's Haystack state schema: the outputs it adds to the Agent's own."""
     return {
         **_shared_state_schema(),
         GROUNDING_ROUNDS: {"type": int, "handler": replace_values},
@@ -238,10 +230,6 @@ def deep_agent_state_schema() -> dict[str, Any]:
 
 
 def researcher_state_schema() -> dict[str, Any]:
-    """
-    Return the state schema of a sub-researcher agent.
-
-    :returns: A Haystack state schema; a sub-researcher reports back through its final message only, and keeps
-        only the loop guard's streak in State.
-    """
+    """:returns: A sub-researcher's state schema: it reports back through its final message only, and keeps only the
+    loop guard's streak in State."""
     return {LOOP_STREAK: {"type": dict[str, Any], "handler": replace_values}}
