@@ -463,10 +463,8 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
 
 def parse(markdown: str) -> Parsed:
     """
-    Parse a report, its ``\\r\\n`` and ``\\r`` line ends read as ``\\n`` and NUL as U+FFFD, as CommonMark does; offsets
-    refer to the text so normalised.
-
-    :returns: The parsed report.
+    The parsed report, its ``\\r\\n`` and ``\\r`` line ends read as ``\\n`` and NUL as U+FFFD, as CommonMark does;
+    offsets refer to the text so normalised.
     """
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
@@ -534,10 +532,8 @@ def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
 
 def parse_fragment(parsed: Parsed, start: int, end: int, lines: tuple[int, int]) -> list[Link]:
     """
-    The links of ``parsed.text[start:end]`` read as inline Markdown: for text that a renderer may show although
-    CommonMark does not (a footnote written as a link reference definition, ``[^1]: [Title](url)``).
-
-    :returns: The links, with offsets in the report.
+    The links of ``parsed.text[start:end]`` read as inline Markdown, with offsets in the report: for text that a
+    renderer may show although CommonMark does not (a footnote written as a definition, ``[^1]: [Title](url)``).
     """
     env: dict[str, Any] = {"references": parsed.references}
     source = parsed.text[start:end]

@@ -292,13 +292,8 @@ def _body(doc: Doc, failed_url: Callable[[str], bool]) -> tuple[list[str], set[i
 
 def _repair(doc: Doc, retrieved: Mapping[str, str], failed_url: Callable[[str], bool], sources: list[str]) -> str:
     """
-    Repair a scanned report by the rule, and put the rebuilt Sources section in place of the old one (or append it).
-
-    :param doc: The scanned report.
-    :param retrieved: The retrieved URLs by normalised URL.
-    :param failed_url: Tells whether a cited URL failed verification.
-    :param sources: The lines of the rebuilt Sources list.
-    :returns: The repaired report.
+    The report repaired by the rule, the rebuilt Sources section (``sources``, its lines) in place of the old one or
+    appended; ``retrieved`` holds the retrieved URLs by normalised URL.
     """
     kept: dict[str, tuple[int, str]] = {}
     for hit in (hit for hit in doc.hits if doc.line(hit) not in doc.section_lines):

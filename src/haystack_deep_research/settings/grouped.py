@@ -443,11 +443,7 @@ def given_fields(settings: Any) -> list[str]:
 
 
 def refuse_fields(settings: Any, names: Iterable[str], *, factory: str, why: str) -> None:
-    """
-    Refuse the fields of ``settings`` a factory has no use for, when they are set.
-
-    :raises ConfigurationError: If one of them is set.
-    """
+    """Raise a ConfigurationError when a field ``names`` lists is set in ``settings``: ``factory`` has no use for it."""
     if settings is None:
         return
     unused = [name for name in given_fields(settings) if name in set(names)]
