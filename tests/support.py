@@ -24,7 +24,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from haystack_deep_research import Sources, UrlPolicy, WebSearchTool, create_deep_research_agent
-from haystack_deep_research.settings.refusals import given_fields
+from haystack_deep_research.settings.grouped import given_fields
 from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
 
 SEARCH_URL_ENV = "DEEP_RESEARCH_TEST_SEARCH_URL"

@@ -1,4 +1,5 @@
-"""Argument checks shared by the factory, the tools and the value objects; each raises ConfigurationError."""
+"""Argument checks shared by the factories, the tools and the value objects; each raises a ConfigurationError
+that names the argument and what it must be."""
 
 from __future__ import annotations
 
@@ -12,12 +13,7 @@ from haystack_deep_research.errors import ConfigurationError
 
 
 def int_in_range(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """
-    Check that ``value`` is an int (not a bool) in ``[low, high]``.
-
-    :returns: The value.
-    :raises ConfigurationError: If the value is not an int in range.
-    """
+    """:returns: ``value``, an int (not a bool) in ``[low, high]``; else a ConfigurationError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
         bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise ConfigurationError(f"{name} must be an integer {bounds}; got {value!r}.")
@@ -25,12 +21,7 @@ def int_in_range(name: str, value: Any, low: int, high: int | None = None) -> in
 
 
 def number_in_range(name: str, value: Any, low: float, high: float = math.inf, *, include_low: bool = False) -> float:
-    """
-    Check that ``value`` is a finite real number in ``(low, high]``, or ``[low, high]`` with ``include_low``.
-
-    :returns: The value as a float.
-    :raises ConfigurationError: If the value is not a number in range.
-    """
+    """:returns: ``value`` as a float: a finite number in ``(low, high]`` (``[low, high]`` with ``include_low``)."""
     is_number = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
     if not is_number or not (low <= value if include_low else low < value) or value > high:
         lower = f"from {low}" if include_low else f"greater than {low}"
@@ -40,15 +31,7 @@ def number_in_range(name: str, value: Any, low: float, high: float = math.inf, *
 
 
 def chat_generator(name: str, value: Any, *, needs_tools: bool) -> ChatGenerator:
-    """
-    Check that ``value`` looks like a Haystack chat generator.
-
-    :param name: The parameter name, quoted in the error.
-    :param value: The object to check.
-    :param needs_tools: Whether the generator's ``run`` must accept ``tools``.
-    :returns: The value.
-    :raises ConfigurationError: If it has no ``run(messages=...)``, or cannot take tools when it must.
-    """
+    """:returns: ``value``, which has a ``run(messages=...)`` (taking ``tools`` too when ``needs_tools``)."""
     run = getattr(value, "run", None)
     if not callable(run):
         raise ConfigurationError(
@@ -66,24 +49,14 @@ def chat_generator(name: str, value: Any, *, needs_tools: bool) -> ChatGenerator
 
 
 def boolean(name: str, value: Any) -> bool:
-    """
-    Check that ``value`` is ``True`` or ``False``.
-
-    :returns: The value.
-    :raises ConfigurationError: If it is not a bool.
-    """
+    """:returns: ``value``, ``True`` or ``False``."""
     if not isinstance(value, bool):
         raise ConfigurationError(f"{name} must be True or False; got {value!r}.")
     return value
 
 
 def output_schema(value: Any) -> Any:
-    """
-    Check a factory's ``output_schema``.
-
-    :returns: The value.
-    :raises ConfigurationError: If it is anything else.
-    """
+    """:returns: A factory's ``output_schema``: a pydantic model class or ``None``."""
     from pydantic import BaseModel
 
     if value is not None and not (isinstance(value, type) and issubclass(value, BaseModel)):

@@ -12,11 +12,7 @@ __all__ = ["lazy_exports"]
 def lazy_exports(
     package: str, namespace: dict[str, Any], sources: Mapping[str, tuple[str, ...]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """
-    The ``__getattr__`` and ``__dir__`` of a package whose public names live in its modules.
-
-    :returns: ``(__getattr__, __dir__)``.
-    """
+    """:returns: ``(__getattr__, __dir__)`` of a package whose public names live in its modules."""
     owner = {name: module for module, names in sources.items() for name in names}
 
     def getattr_(name: str) -> Any:

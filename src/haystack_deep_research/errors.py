@@ -13,7 +13,6 @@ failure during a run that the caller can retry, configure around or report::
     │   │                                       unknown key, bad value)
     │   ├── InvalidQuestionError                bad input to ``run`` / ``run_async``
     │   ├── MissingCredentialsError             an API key is not set
-    │   ├── MissingExtraError                   an optional integration is used but its extra is not installed
     │   ├── RecordingError                      a recording to replay is damaged or not one this library wrote
     │   ├── RunDirError                         the run directory given to resume a run cannot be used
     │   │   └── RunDirInUseError                another run is using that run directory

@@ -189,12 +189,7 @@ EXIT_DECISION_FAILED = "decision_failed"
 """The analysis model's reply was not a valid decision, even after one retry: the search stopped, with a warning."""
 
 
-def orchestrator_state_schema() -> dict[str, Any]:
-    """
-    Return the state schema of the orchestrator agent.
-
-    :returns: A Haystack state schema declaring every output the library adds to the Agent's own.
-    """
+def _shared_state_schema() -> dict[str, Any]:
     return {
         BRIEF: {"type": str, "handler": replace_values},
         NOTES: {"type": list[str], "handler": merge_lists},
@@ -208,34 +203,25 @@ def orchestrator_state_schema() -> dict[str, Any]:
         GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
         GROUNDING_UNJUDGED: {"type": list[str], "handler": replace_values},
         CONTRADICTIONS: {"type": list[dict[str, Any]], "handler": replace_values},
+        STRUCTURED: {"type": Any, "handler": replace_values},
+    }
+
+
+def orchestrator_state_schema() -> dict[str, Any]:
+    """:returns: The orchestrator agent's Haystack state schema: every output the library adds to the Agent's own."""
+    return {
+        **_shared_state_schema(),
         REGENERATION_COUNT: {"type": int, "handler": replace_values},
         REPLAN_COUNT: {"type": int, "handler": replace_values},
-        STRUCTURED: {"type": Any, "handler": replace_values},
         CLARIFICATION: {"type": str, "handler": replace_values},
     }
 
 
 def deep_agent_state_schema() -> dict[str, Any]:
-    """
-    Return the state schema of a deep agent.
-
-    :returns: A Haystack state schema declaring the outputs a deep agent adds to the Agent's own.
-    """
+    """:returns: A deep agent's Haystack state schema: the outputs it adds to the Agent's own."""
     return {
-        REPORT: {"type": str, "handler": replace_values},
-        BRIEF: {"type": str, "handler": replace_values},
-        NOTES: {"type": list[str], "handler": merge_lists},
-        SOURCES: {"type": list[dict[str, Any]], "handler": replace_values},
-        CITATIONS: {"type": dict[str, Any], "handler": replace_values},
-        WARNINGS: {"type": list[str], "handler": merge_lists},
-        USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
-        COST: {"type": float | None, "handler": replace_values},
-        GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
-        GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
-        GROUNDING_UNJUDGED: {"type": list[str], "handler": replace_values},
-        CONTRADICTIONS: {"type": list[dict[str, Any]], "handler": replace_values},
+        **_shared_state_schema(),
         GROUNDING_ROUNDS: {"type": int, "handler": replace_values},
-        STRUCTURED: {"type": Any, "handler": replace_values},
         SUBMISSION: {"type": dict[str, Any] | None, "handler": replace_values},
         PLAN: {"type": str, "handler": replace_values},
         TODOS: {"type": list[dict[str, Any]], "handler": replace_values},
@@ -244,10 +230,6 @@ def deep_agent_state_schema() -> dict[str, Any]:
 
 
 def researcher_state_schema() -> dict[str, Any]:
-    """
-    Return the state schema of a sub-researcher agent.
-
-    :returns: A Haystack state schema; a sub-researcher reports back through its final message only, and keeps
-        only the loop guard's streak in State.
-    """
+    """:returns: A sub-researcher's state schema: it reports back through its final message only, and keeps only the
+    loop guard's streak in State."""
     return {LOOP_STREAK: {"type": dict[str, Any], "handler": replace_values}}

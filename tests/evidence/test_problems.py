@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from haystack_deep_research.evidence.citations import extract_citations
-from haystack_deep_research.evidence.problems import reading_problems
+from haystack_deep_research.evidence.reading import reading_problems
 
 DATA = Path(__file__).parent / "data"
 FOREIGN = [

@@ -8,15 +8,27 @@ nothing it reads is recorded. A failure reaches the model as a short tool error,
 :mod:`haystack_deep_research._prompts`, except a :class:`~haystack_deep_research.errors.SearchShapeError`: the caller's
 own search answers what no run can read, so it reaches the caller, through every agent that holds the tool.
 
-Before the phase runs, the model's arguments go through :func:`~.coercion.coerce_arguments`
-(numbers a provider sent as strings become numbers, by the tool's JSON schema). When the Agent runs with a streaming
-callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set it), Haystack hands the callback to
-the tool, and the run adopts it for its models (see :mod:`haystack_deep_research.run._phases`).
+Before the phase runs, the model's arguments go through :func:`coerce_arguments`. Some providers send
+``{"min_score": "0.5"}`` for a ``number`` parameter, ``"3"`` for an ``integer``, ``"true"`` for a ``boolean``, or a
+whole object or array as a JSON string; it walks the arguments alongside the tool's parameters schema (``properties``,
+``items``, ``additionalProperties``, ``anyOf`` / ``oneOf`` / ``allOf``, local ``$ref``\\ s into ``$defs``) and
+converts exactly those values, leaving anything it cannot convert for the tool to refuse. The deep agent applies it
+to every tool call, its users' tools included. It is written here rather than taken from a validator: ``jsonschema``
+validates but never converts, and pydantic converts only for a model class, while a Haystack tool carries a plain JSON
+schema.
+
+When the Agent runs with a streaming callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set
+it), Haystack hands the callback to the tool, and the run adopts it for its models (see
+:mod:`haystack_deep_research.run._phases`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import math
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
@@ -26,20 +38,20 @@ from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research._prompts import TOOL_ERROR_ADVICE, TOOL_FAILED, render_text
 from haystack_deep_research._serialization import init_parameters, restore_parameters
-from haystack_deep_research._tooling.coercion import coerce_arguments
+from haystack_deep_research._untrusted import json_text
 from haystack_deep_research.errors import DeepResearchError, SearchShapeError
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 
-__all__ = ["ResearchTool", "RunToolset", "bind_tools"]
+__all__ = ["ResearchTool", "RunToolset", "bind_tools", "coerce_arguments"]
 
 
+@dataclass
 class _Slot:
     """Where a tool copy keeps the run it works in; ``spawned`` copies belong to one run."""
 
-    def __init__(self, view: RunView | None = None, *, spawned: bool = False) -> None:
-        self.view = view
-        self.spawned = spawned
+    view: RunView | None = None
+    spawned: bool = False
 
 
 ToolT = TypeVar("ToolT", bound="ResearchTool")
@@ -124,21 +136,13 @@ class ResearchTool(UsesModels, Tool):
         :returns: The tool result.
         :raises ToolInvocationError: If the tool failed; the message says why and what to do.
         """
-        try:
+        with self._as_tool_errors():
             return self._invoke(**kwargs)
-        except SearchShapeError:
-            raise  # the caller's own tool answers what no run can read: stopping is the only fix
-        except Exception as error:
-            raise self._tool_error(error) from error
 
     async def invoke_async(self, **kwargs: Any) -> Any:
         """Async variant of :meth:`invoke`."""
-        try:
+        with self._as_tool_errors():
             return await self._invoke_async(**kwargs)
-        except SearchShapeError:
-            raise  # the caller's own tool answers what no run can read: stopping is the only fix
-        except Exception as error:
-            raise self._tool_error(error) from error
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The tool in Haystack's Tool envelope, its ``__init__`` parameters as ``data``."""
@@ -153,21 +157,21 @@ class ResearchTool(UsesModels, Tool):
         return cls(**restore_parameters(cls, data["data"]))
 
     def _serialized(self, data: dict[str, Any]) -> dict[str, Any]:
-        """
-        Wrap a tool's own parameters in Haystack's serialization envelope.
-
-        :returns: ``{"type": <qualified class name>, "data": data}``.
-        """
+        """:returns: ``{"type": <qualified class name>, "data": data}``, Haystack's Tool envelope."""
         return {"type": generate_qualified_class_name(type(self)), "data": data}
 
-    def _tool_error(self, error: Exception) -> ToolInvocationError:
-        if isinstance(error, ToolInvocationError):
-            return error
-        # The library's typed errors speak for themselves; anything else is named by its type.
-        detail = str(error) if isinstance(error, DeepResearchError) else f"{type(error).__name__}: {error}"
-        advice = next((text for kind, text in TOOL_ERROR_ADVICE.items() if isinstance(error, kind)), "")
-        message = render_text(TOOL_FAILED, tool=self.name, error=detail, advice=advice)
-        return ToolInvocationError(message, tool_name=self.name)
+    @contextlib.contextmanager
+    def _as_tool_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except (SearchShapeError, ToolInvocationError):
+            raise  # the caller's own search answers what no run can read: stopping is the only fix
+        except Exception as error:
+            # The library's typed errors speak for themselves; anything else is named by its type.
+            detail = str(error) if isinstance(error, DeepResearchError) else f"{type(error).__name__}: {error}"
+            advice = next((text for kind, text in TOOL_ERROR_ADVICE.items() if isinstance(error, kind)), "")
+            message = render_text(TOOL_FAILED, tool=self.name, error=detail, advice=advice)
+            raise ToolInvocationError(message, tool_name=self.name) from error
 
 
 def _adopt_policy(tool: Tool, view: RunView | None) -> None:
@@ -216,3 +220,109 @@ def bind_tools(tools: Any, view: RunView | None) -> list[Tool | Toolset]:
         else:
             bound.append(item)
     return bound
+
+
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_MAX_DEPTH = 32
+
+
+def _resolve(schema: Any, root: Mapping[str, Any]) -> Mapping[str, Any]:
+    for _ in range(_MAX_DEPTH):
+        if not isinstance(schema, Mapping):
+            return {}
+        reference = schema.get("$ref")
+        if not isinstance(reference, str) or not reference.startswith("#/"):
+            return schema
+        target: Any = root
+        for part in reference[2:].split("/"):
+            target = target.get(part) if isinstance(target, Mapping) else None
+        schema = target
+    return {}
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    return [kind for kind in declared if isinstance(kind, str)] if isinstance(declared, list) else []
+
+
+def _number(text: str, *, integer: bool) -> int | float | None:
+    stripped = text.strip()
+    if _INTEGER.match(stripped):
+        return int(stripped)
+    try:
+        value = float(stripped)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    if integer:
+        return int(value) if value.is_integer() else None
+    return value
+
+
+def _scalar(value: str, kinds: list[str]) -> Any:
+    for kind in kinds:
+        if kind in ("number", "integer"):
+            number = _number(value, integer=kind == "integer")
+            if number is not None:
+                return number
+        elif kind == "boolean" and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        elif kind in ("object", "array"):
+            try:
+                decoded = json_text.loads(value)
+            except ValueError:
+                continue
+            if isinstance(decoded, dict if kind == "object" else list):
+                return decoded
+        elif kind == "string":
+            return value
+    return value
+
+
+def _coerce(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
+    resolved = _resolve(schema, root)
+    if depth > _MAX_DEPTH or not resolved:
+        return value
+    for combinator in ("anyOf", "oneOf", "allOf"):
+        options = resolved.get(combinator)
+        if isinstance(options, list):
+            for option in options:
+                coerced = _coerce(value, option, root, depth + 1)
+                if coerced != value or type(coerced) is not type(value):  # this option converted something
+                    return coerced
+    kinds = _types(resolved)
+    if isinstance(value, str) and kinds and "string" not in kinds:
+        value = _scalar(value, kinds)
+    if isinstance(value, dict):
+        properties = resolved.get("properties")
+        known: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        extra = resolved.get("additionalProperties")
+        return {
+            key: _coerce(item, known.get(key, extra if isinstance(extra, Mapping) else None), root, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, list) and isinstance(resolved.get("items"), Mapping):
+        return [_coerce(item, resolved["items"], root, depth + 1) for item in value]
+    return value
+
+
+def coerce_arguments(parameters: Mapping[str, Any] | None, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """
+    Turn string-encoded numbers, booleans, objects and arrays in a tool call's arguments into the types the tool's
+    parameters schema declares.
+
+    >>> schema = {"type": "object", "properties": {"min_score": {"type": "number"}, "top_k": {"type": "integer"}}}
+    >>> coerce_arguments(schema, {"min_score": "0.5", "top_k": "6", "query": "crm"})
+    {'min_score': 0.5, 'top_k': 6, 'query': 'crm'}
+
+    :param parameters: The tool's parameters JSON schema (``Tool.parameters``), or ``None``.
+    :param arguments: The model's arguments.
+    :returns: A new dict; values the schema does not describe, or that do not convert, are unchanged.
+    """
+    if not isinstance(parameters, Mapping):
+        return dict(arguments)
+    coerced = _coerce(dict(arguments), parameters, parameters, 0)
+    return coerced if isinstance(coerced, dict) else dict(arguments)

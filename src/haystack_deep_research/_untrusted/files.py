@@ -1,38 +1,17 @@
 """
-Reading a local file that someone else may have put there: only a regular file, only inside its folder, only up to
-a size cap.
+The one door for local files the library reads and writes; docs/safety.md ("Local files", "Writing files") holds the
+rules in full.
 
-Folder indexing, memory files, cache entries and folder indexes all read files the library did not write itself (or
-that others could replace). :func:`read_regular_file` is the one way they do it:
+:func:`read_regular_file` reads a file only when it resolves under its ``root``, is a regular file (checked with
+``stat`` before it is opened, so a FIFO or ``/dev/zero`` is never opened) and is at most ``max_bytes``; it is opened
+with ``O_NONBLOCK`` and ``O_NOFOLLOW`` and checked again on the open descriptor, so a file swapped between the check
+and the open cannot block or escape. Every refusal is a :class:`~haystack_deep_research.errors.LocalFileRefusedError`
+whose ``reason`` says why.
 
-* The path is resolved (symbolic links followed) and must stay under ``root``: a link to a credentials file
-  elsewhere is refused, a link to another file of the same folder is not.
-* The resolved file must be a regular file, checked with ``stat`` before it is opened: a FIFO (which would block
-  ``open`` forever), a device such as ``/dev/zero`` (which never ends) or a socket is never opened.
-* It is opened with ``O_NONBLOCK`` and ``O_NOFOLLOW``, and checked again on the open descriptor (the same file,
-  still regular), so a file swapped for a FIFO or a link between the check and the open cannot block or escape.
-* At most ``max_bytes`` are read; a larger file is refused, not cut.
-
-Every refusal is a :class:`~haystack_deep_research.errors.LocalFileRefusedError` (an ``OSError``) whose ``reason``
-says why; a missing file is the usual ``FileNotFoundError``. A file the library appends to and reads back (a journal,
-a scan's results) is read with ``links=False``: a symbolic link standing at its path is refused, never followed.
-
-Writing is the same door the other way round: every file the library writes passes :func:`write_file` (a whole file)
-or :func:`open_appending` (a journal line), so that nothing written ever replaces or writes into what is not a
-regular file:
-
-* A regular file (or a missing one) is replaced atomically: a temporary file beside it, flushed to disk, renamed over
-  it. A reader sees the old file or the new one, never half of one.
-* A path the user named (``named=True``: ``-o``, ``--sources``, an export) that is a FIFO or a character device
-  (``/dev/stdout``, ``/dev/null``, a pipe) is opened and written to as it stands, as a shell's ``>`` would; it is never
-  replaced by a regular file. So is a file named by a path under ``/dev`` or ``/proc`` (``/dev/stdout`` sent to a
-  file by the shell), appended to as the shell left it (:func:`written_through`). Any other symbolic link the user
-  named is followed: what it leads to gets the content, by these same rules, and the link is kept.
-* A path of the library's own folders (a run directory, a cache, an index) that holds a symbolic link or a FIFO has
-  that name replaced by the new file; nothing is written through the link or into the FIFO.
-* A folder, a socket, a block device, or a character device at a path the user did not name is never replaced:
-  :class:`~haystack_deep_research.errors.LocalFileRefusedError` (``reason="not_regular"``), and nothing changes.
-* :func:`open_appending` opens a regular file only, never through a symbolic link and never blocking on a FIFO.
+Every file the library writes passes :func:`write_file` (a whole file, replaced atomically; a FIFO, a character device
+or a stream's file the user named is written to as it stands; a link or FIFO in the library's own folders is replaced,
+never written through; a folder, socket or block device is refused) or :func:`open_appending` (a regular file only,
+never through a link, never blocking on a FIFO).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_JSON_DEPTH", "JSONTooDeepError", "loads", "raw_decode"]
+__all__ = ["MAX_JSON_DEPTH", "JSONTooDeepError", "extract_json_object", "loads", "raw_decode"]
 
 MAX_JSON_DEPTH = 64
 """The deepest nesting of arrays and objects accepted; nothing the library reads or asks for comes near it."""
@@ -74,3 +74,31 @@ def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
         return _DECODER.raw_decode(text, start)
     except RecursionError:
         raise JSONTooDeepError("nested too deeply to parse", text, start) from None
+
+
+_FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def extract_json_object(text: str) -> Any:
+    """
+    Find a JSON value in a model's reply.
+
+    :returns: The whole reply parsed as JSON; else the content of the first fenced block that parses; else the first
+        JSON object embedded in the text (prose before or after it is ignored).
+    :raises ValueError: If the reply holds no JSON object (JSON nested too deeply is none).
+    """
+    body = text.strip()
+    candidates = [body, *(match.group(1).strip() for match in _FENCED.finditer(body))]
+    for candidate in candidates:
+        try:
+            return loads(candidate)
+        except ValueError:
+            continue
+    for start in (index for index, character in enumerate(body) if character == "{"):
+        try:
+            value, _ = raw_decode(body, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ValueError("the reply holds no JSON object")

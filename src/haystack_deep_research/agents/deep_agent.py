@@ -36,7 +36,7 @@ from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.run._phases import OutputCappedChatGenerator, model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields
+from haystack_deep_research.settings.grouped import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.sources.mcp_tool import mcp_toolsets
 from haystack_deep_research.state import (

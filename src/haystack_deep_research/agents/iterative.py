@@ -27,7 +27,7 @@ from haystack_deep_research.run import Recording, RecordingChatGenerator, Replay
 from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL, CacheStore, cache_of
 from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
-from haystack_deep_research.settings.refusals import refuse_fields
+from haystack_deep_research.settings.grouped import refuse_fields
 from haystack_deep_research.sources import datastore_tools
 from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
-from haystack_deep_research.evidence._parsed import Link, Parsed
+from haystack_deep_research.evidence._markdown import Link, Parsed
 
-__all__ = ["CitationKind", "Doc", "Hit", "citable", "key", "link_hits", "verifiable"]
+__all__ = ["CitationKind", "Doc", "Hit", "citable", "key", "link_hit", "verifiable"]
 
 CitationKind = Literal["inline", "bare", "reference", "image", "html"]
 Mode = Literal["link", "cut", "line", "marker"]
@@ -24,14 +24,6 @@ Mode = Literal["link", "cut", "line", "marker"]
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _NOT_SOURCES = frozenset({"mailto", "tel"})
 _READ_SCHEMES = frozenset({"http", "https", "file", "doc", "mcp"})
-_KINDS: dict[str, CitationKind] = {
-    "inline": "inline",
-    "reference": "reference",
-    "image": "image",
-    "autolink": "bare",
-    "bare": "bare",
-    "html": "html",
-}
 
 
 def _as_browsed(url: str) -> str:
@@ -133,7 +125,7 @@ class Doc:
 
 def link_hit(doc: Doc, link: Link) -> Hit:
     """The span of one link: its text stays when the link goes, a URL standing for itself is cut."""
-    kind = _KINDS[link.form]
+    kind = cast(CitationKind, "bare" if link.form == "autolink" else link.form)
     if link.text is None:
         return Hit(link.start, link.end, "cut", kind, [link.url], lines=link.lines, mapped=link.mapped)
     refs = [link.label] if link.label is not None else []
@@ -150,8 +142,3 @@ def link_hit(doc: Doc, link: Link) -> Hit:
         lines=link.lines,
         mapped=link.mapped,
     )
-
-
-def link_hits(doc: Doc, links: list[Link]) -> list[Hit]:
-    """:returns: The spans of the links that cite something."""
-    return [link_hit(doc, link) for link in links if citable(link.url)]

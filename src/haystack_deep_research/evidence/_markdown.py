@@ -1,34 +1,337 @@
 """
-Reading a report as a reader sees it, into a :class:`._parsed.Parsed`: its blocks, link reference definitions and
+Reading a report as a reader sees it, into a :class:`Parsed`: its blocks, link reference definitions and
 links, each by its place in the report.
 
 The report is read by :func:`._reader.reader` (CommonMark with GFM's tables, strikethrough and autolinks), and every
-inline content is placed in the report (:mod:`._positions`). Its links are then: inline and reference links, images
-and autolinks as markdown-it makes them; raw HTML tags naming a URL (:mod:`._html`); and bare links, found by the
+inline content is placed in the report (:func:`align`). Its links are then: inline and reference links, images
+and autolinks as markdown-it makes them; raw HTML tags naming a URL (:func:`read_tags`); and bare links, found by the
 linkifier in the plain text between those after entities and backslash escapes are decoded, so that a scheme spelled
 ``&#104;ttps:`` still counts. Nothing inside a code span, a code block or a fence is read, as no renderer links it;
 a line nested deeper than markdown-it goes, which another renderer may show, is read on its own.
+
+Raw HTML is read with the standard library's HTML parser, each start tag's attributes decoded as a browser decodes
+them. A tag's URLs are the values of its URL attributes (``href``, ``src``, ``action``, ``poster``, ...), each
+candidate of ``srcset`` and ``ping``, the ``url(...)`` of a ``style`` and the target of a ``<meta
+http-equiv="refresh">``. An anchor ``<a>`` is paired with its closing tag, so that its content can be kept when the
+link goes. Comments and the content of ``<script>`` and ``<style>`` hold no tags, but a comment that never closes is
+read as text, so the tags after it count (and the reading stays linear). A tag left open at the end (``<a
+href="//x.example`` with no closing quote) runs on, in a browser, into what follows; it is read as if closed there.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-from haystack_deep_research.evidence._html import Tag, read_tags
-from haystack_deep_research.evidence._parsed import Block, Code, Definition, Link, LinkForm, Parsed
-from haystack_deep_research.evidence._positions import align, check, plain_segments, span
 from haystack_deep_research.evidence._reader import SPANS, bare_links, decoded, reader, token_runs, trim_bare
 
-__all__ = ["parse", "parse_fragment"]
+__all__ = ["Block", "Code", "Definition", "Link", "LinkForm", "Parsed", "parse", "parse_fragment"]
 
 _LEAVES = frozenset(
     {"paragraph_open", "heading_open", "fence", "code_block", "html_block", "hr", "table_open", "definition"}
 )
 _HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))
+LinkForm = Literal["inline", "reference", "image", "autolink", "bare", "html"]
+
+
+@dataclass
+class Link:
+    """
+    One link a reader sees.
+
+    :param url: The destination as written (entities and escapes decoded); ``http://`` added to a ``www.`` link.
+    :param form: How it is written.
+    :param start: Offset of its first character in the report.
+    :param end: Offset after its last character.
+    :param text: The span of its visible text (link text, image description, anchor content), if it has one.
+    :param label: For a reference link, the label it uses, as written.
+    :param tail: For an HTML anchor, the span of its closing tag.
+    :param mapped: ``False`` when its place in the report could not be established.
+    :param lines: The lines of its block, first and past-the-end.
+    """
+
+    url: str
+    form: LinkForm
+    start: int
+    end: int
+    text: tuple[int, int] | None = None
+    label: str | None = None
+    tail: tuple[int, int] | None = None
+    mapped: bool = True
+    lines: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class Block:
+    """A block with inline content: ``kind`` (paragraph, heading, cell), lines, content, level and plain text spans."""
+
+    kind: str
+    first: int
+    end: int
+    content: str
+    level: int = 0
+    segments: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Code:
+    """A code block or fence: its lines (first and past-the-end), its fence (``""`` for an indented block), closed."""
+
+    first: int
+    end: int
+    fence: str
+    closed: bool
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A link reference definition ``[label]: url "title"``; ``after`` is the offset just after its ``]:``."""
+
+    label: str
+    url: str
+    title: str
+    first: int
+    end: int
+    after: int
+
+
+@dataclass
+class Parsed:
+    """
+    A parsed report.
+
+    :param text: The report, its line ends normalised to ``\\n``.
+    :param lines: Its lines.
+    :param starts: The offset of each line.
+    :param links: Its links, in document order.
+    :param blocks: Its blocks with inline content.
+    :param definitions: Its link reference definitions (duplicates too).
+    :param units: Its top-level blocks: first line, past-the-end line and markdown-it token type.
+    :param references: markdown-it's reference definitions, by normalised label.
+    :param code: Its code blocks and fences, at any depth.
+    :param unclosed: The line that closes its last block when that runs to the end unclosed (a fence, an HTML
+        comment, ...), so that text appended after it is not swallowed; ``""`` otherwise.
+    """
+
+    text: str
+    lines: list[str]
+    starts: list[int]
+    links: list[Link] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    definitions: list[Definition] = field(default_factory=list)
+    units: list[tuple[int, int, str]] = field(default_factory=list)
+    references: dict[str, Any] = field(default_factory=dict)
+    code: list[Code] = field(default_factory=list)
+    unclosed: str = ""
+
+    def line_of(self, offset: int) -> int:
+        """:returns: The 0-based line holding ``offset``."""
+        return bisect_right(self.starts, offset) - 1
+
+
+def align(lines: list[str], starts: list[int], content: str, first: int, cell: list[int] | None) -> list[int] | None:
+    """
+    Map each character of a block's inline content, and its end, to an offset in the report.
+
+    markdown-it gives each block the lines it spans (``token.map``) and its inline content: those lines less their
+    container prefixes (indentation, ``>``, a list marker), the closing ``#`` of a heading and outer blanks. So each
+    content line is found in its source line from the right; a table cell is found from the left of its row, after
+    the cells before it, skipping the backslash of an escaped ``|``.
+
+    :returns: ``len(content) + 1`` offsets, or ``None`` when the content is not where it should be.
+    """
+    offsets: list[int] = []
+    for number, piece in enumerate(content.split("\n")):
+        row = first + number
+        if number:  # the line break before this piece
+            offsets.append(starts[row - 1] + len(lines[row - 1]))
+        if row >= len(lines):
+            if piece:
+                return None
+            continue
+        source, base = lines[row], starts[row]
+        if cell is not None:
+            at = cell[0]
+            for char in piece:
+                while at < len(source) and source[at] != char and source[at] in " \t|\\":
+                    at += 1
+                if at >= len(source) or source[at] != char:
+                    return None
+                offsets.append(base + at)
+                at += 1
+            cell[0] = at
+            continue
+        stripped = piece.strip()
+        lead = len(piece) - len(piece.lstrip())
+        at = source.rfind(stripped) if stripped else len(source.rstrip())
+        if at < 0:
+            return None
+        offsets += [base + min(at + max(0, index - lead), len(source)) for index in range(len(piece))]
+    offsets.append(offsets[-1] + 1 if offsets else starts[min(first, len(starts) - 1)])
+    return offsets
+
+
+def span(offsets: list[int], start: int, end: int) -> tuple[int, int]:
+    """:returns: The span of the report holding the content's ``[start, end)``."""
+    return (offsets[start], offsets[end - 1] + 1) if end > start else (offsets[start], offsets[start])
+
+
+def check(text: str, offsets: list[int], content: str, start: int, end: int) -> bool:
+    """:returns: Whether every character of ``content[start:end]`` (but line breaks) is where ``offsets`` puts it."""
+    return all(
+        content[index] == "\n" or (offsets[index] < len(text) and text[offsets[index]] == content[index])
+        for index in range(start, end)
+    )
+
+
+def plain_segments(offsets: list[int], length: int, opaque: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of the report, each within one line and contiguous, that hold the rest: plain text."""
+    covered = [False] * length
+    for start, end in opaque:
+        covered[start:end] = [True] * (end - start)
+    segments: list[tuple[int, int]] = []
+    begin: int | None = None
+    for index in range(length + 1):
+        breaks = index == length or covered[index] or (begin is not None and offsets[index] != offsets[index - 1] + 1)
+        if breaks and begin is not None:
+            segments.append((offsets[begin], offsets[index - 1] + 1))
+            begin = None
+        if index < length and not covered[index] and begin is None:
+            begin = index
+    return segments
+
+
+_URL_ATTRIBUTES = frozenset(
+    {
+        "action",
+        "background",
+        "cite",
+        "codebase",
+        "data",
+        "dynsrc",
+        "formaction",
+        "href",
+        "icon",
+        "longdesc",
+        "lowsrc",
+        "manifest",
+        "poster",
+        "src",
+        "usemap",
+        "xlink:href",
+    }
+)
+_CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))""", re.IGNORECASE)
+_DECLARATION = re.compile(r"<!(?!--)")
+_COMMENT = re.compile(r"<!--")
+_INSTRUCTION = re.compile(r"<\?")
+_REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\"\s]+)", re.IGNORECASE)
+
+
+@dataclass
+class Tag:
+    """
+    One start tag that names URLs.
+
+    :param name: The tag name, lower-cased.
+    :param urls: Its URLs, in attribute order.
+    :param start: Offset of ``<`` in the parsed text.
+    :param end: Offset after ``>``.
+    :param close: For an anchor, the span of its closing ``</a>``, if there is one.
+    """
+
+    name: str
+    urls: list[str]
+    start: int
+    end: int
+    close: tuple[int, int] | None = None
+
+
+def _urls(name: str, attributes: list[tuple[str, str | None]]) -> list[str]:
+    values = {key: value or "" for key, value in attributes}
+    urls: list[str] = []
+    for key, given in attributes:
+        value = given or ""
+        if key in _URL_ATTRIBUTES:
+            urls.append(value)
+        elif key in ("srcset", "imagesrcset"):
+            urls += [candidate.split()[0] for candidate in value.split(",") if candidate.split()]
+        elif key == "ping":
+            urls += value.split()
+        elif key == "style":
+            urls += [next(group for group in match.groups() if group is not None) for match in _CSS_URL.finditer(value)]
+        elif key == "content" and name == "meta" and values.get("http-equiv", "").lower() == "refresh":
+            urls += [match.group(1) for match in _REFRESH.finditer(value)]
+    return [url for url in (url.strip() for url in urls) if url]
+
+
+class _Reader(HTMLParser):
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text = text
+        self.tags: list[Tag] = []
+        self.anchors: list[Tag] = []
+        self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self.line_starts[line - 1] + column
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = self._tag(tag, attrs)
+        if tag == "a":
+            self.anchors.append(found)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._tag(tag, attrs)
+
+    def _tag(self, tag: str, attrs: list[tuple[str, str | None]]) -> Tag:
+        start = self._offset()
+        found = Tag(tag, _urls(tag, attrs), start, start + len(self.get_starttag_text() or ""))
+        if found.urls:
+            self.tags.append(found)
+        return found
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self.anchors:
+            start = self._offset()
+            end = self.text.find(">", start)
+            self.anchors.pop().close = (start, end + 1 if end >= 0 else len(self.text))
+
+
+def _neutral(text: str) -> str:
+    """
+    ``text`` as the parser is fed it, of the same length: a declaration names no URL, and the parser may fail on a bad
+    one; a comment or processing instruction that never closes is read as text, so the tags after it still count.
+    (The parser itself reads a never closed one again from each ``<`` that follows, in time quadratic in their number.)
+    """
+    last_close, last_end = text.rfind("-->"), text.rfind(">")
+    text = _COMMENT.sub(lambda found: " !--" if found.start() + 2 > last_close else found.group(), text)
+    text = _INSTRUCTION.sub(lambda found: " ?" if found.start() > last_end else found.group(), text)
+    return _DECLARATION.sub(" !", text)
+
+
+def read_tags(text: str) -> list[Tag]:
+    """The start tags that name URLs, in document order, with offsets in ``text``."""
+    reader = _Reader(text)
+    reader.feed(_neutral(text))
+    rest = reader.rawdata  # what the parser could not finish: a tag left open runs on into what follows it
+    reader.close()
+    if re.match(r"<[A-Za-z]", rest):
+        start = len(text) - len(rest)
+        for ending in ('">', "'>", ">"):
+            finished = _Reader(rest + ending)
+            finished.feed(_neutral(rest + ending))
+            finished.close()
+            if finished.tags:
+                return reader.tags + [Tag(tag.name, tag.urls, start, len(text)) for tag in finished.tags[:1]]
+    return reader.tags
 
 
 def _bare_links(parsed: Parsed, block: Block) -> None:
@@ -160,10 +463,8 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
 
 def parse(markdown: str) -> Parsed:
     """
-    Parse a report, its ``\\r\\n`` and ``\\r`` line ends read as ``\\n`` and NUL as U+FFFD, as CommonMark does; offsets
-    refer to the text so normalised.
-
-    :returns: The parsed report.
+    The parsed report, its ``\\r\\n`` and ``\\r`` line ends read as ``\\n`` and NUL as U+FFFD, as CommonMark does;
+    offsets refer to the text so normalised.
     """
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
@@ -231,10 +532,8 @@ def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
 
 def parse_fragment(parsed: Parsed, start: int, end: int, lines: tuple[int, int]) -> list[Link]:
     """
-    The links of ``parsed.text[start:end]`` read as inline Markdown: for text that a renderer may show although
-    CommonMark does not (a footnote written as a link reference definition, ``[^1]: [Title](url)``).
-
-    :returns: The links, with offsets in the report.
+    The links of ``parsed.text[start:end]`` read as inline Markdown, with offsets in the report: for text that a
+    renderer may show although CommonMark does not (a footnote written as a definition, ``[^1]: [Title](url)``).
     """
     env: dict[str, Any] = {"references": parsed.references}
     source = parsed.text[start:end]

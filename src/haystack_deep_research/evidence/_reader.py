@@ -235,11 +235,7 @@ def token_runs(text: str) -> list[tuple[int, int]]:
 
 
 def decoded(source: str, start: int, end: int) -> tuple[str, list[tuple[int, int]]]:
-    """
-    Decode the entities and backslash escapes of ``source[start:end]``.
-
-    :returns: The text a reader sees, and for each of its characters the span of ``source`` it comes from.
-    """
+    """:returns: ``source[start:end]`` as a reader sees it (entities and escapes decoded), and each character's span."""
     chars: list[str] = []
     spans: list[tuple[int, int]] = []
     at = start

@@ -23,8 +23,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from haystack_deep_research.evidence._document import Doc, Hit, citable, key, link_hit
-from haystack_deep_research.evidence._markdown import parse_fragment
-from haystack_deep_research.evidence._parsed import Link
+from haystack_deep_research.evidence._markdown import Link, parse_fragment
 from haystack_deep_research.evidence._reader import decoded
 
 __all__ = [

@@ -1,25 +1,10 @@
 """
 Finding the citations of a Markdown report: every link a reader can follow, and every marker that points to one.
 
-The report is read by a CommonMark parser with GFM autolinks (:mod:`._markdown`), so the citations are exactly the
-links a reader sees, wherever a renderer shows them:
-
-- inline links ``[text](url)`` and reference links ``[text][label]`` (kind ``inline`` / ``reference``), images
-  ``![alt](url)`` (``image``), raw HTML tags with a URL such as ``<a href>`` or ``<img src>`` (``html``);
-- autolinks ``<url>`` and bare links (``bare``): ``http(s)://``, ``ftp://``, protocol-relative ``//host/...``, the
-  document URIs a run reads (``doc://store/...``, ``file:///path``, ``mcp://...``) and GFM's ``www.`` links (cited as
-  ``http://www...``), also with an entity-encoded scheme such as ``&#104;ttps:``;
-- reference definitions ``[1]: url`` and the entries of a Sources section, and the markers ``[1]``, ``[1, 2]``,
-  ``[^1]``, ``[1][2]`` pointing to them (``reference``); see :mod:`._styles` for the citation styles understood.
-
-A link counts when it leads to another document: any scheme (``javascript:`` and ``data:`` included) or ``//``,
-except ``mailto:`` and ``tel:``. Links inside code spans, code blocks and fences are not citations, and code is what
-CommonMark says it is: a line that only looks like a fence hides nothing. Where renderers differ, every reading
-counts: a bare link as GFM and as markdown-it read it, a line nested deeper than markdown-it goes, a raw HTML tag
-left open.
-
-Checking the citations against what was read, and repairing the report, is
-:mod:`haystack_deep_research.evidence.verification`.
+The report is read as a CommonMark renderer with GFM autolinks reads it (:mod:`._markdown`), so the citations are
+exactly the links a reader sees; the kinds (``inline``, ``reference``, ``image``, ``html``, ``bare``) and what counts
+as a link are listed in docs/evidence.md ("Citation verification"), the citation styles in :mod:`._styles`. Checking
+them against what was read, and repairing the report, is :mod:`haystack_deep_research.evidence.verification`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import InitVar, asdict, dataclass
+from dataclasses import InitVar, asdict, dataclass, fields
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -43,7 +43,6 @@ SNIPPET_CHARS = 2000
 SNIPPET_NOTE = "search result snippet, not read"
 """How a Sources list, the citations' passages and every export mark a source that only a snippet backs."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_ENTRY_FIELDS = ("id", "url", "title", "snippet", "kind", "fetched_at", "content_hash", "text", "summary", "named_url")
 _SEAL = object()
 """Held by the ledger's writers alone: an entry of a read kind is made with it or not at all."""
 
@@ -169,7 +168,7 @@ class SourceEntry:
         missing = [key for key in ("id", "url", "kind", "fetched_at") if key not in data]
         if missing:
             raise ConfigurationError(f"A source entry is missing {', '.join(missing)}.")
-        values = {key: data.get(key, "") for key in _ENTRY_FIELDS}
+        values = {item.name: data.get(item.name, "") for item in fields(cls)}
         require_strings(**values)
         if values["kind"] not in _KINDS:
             raise ConfigurationError(f"Unknown source kind {values['kind']!r}; expected one of {_KINDS}.")

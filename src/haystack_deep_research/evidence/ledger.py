@@ -1,37 +1,12 @@
 """
-The evidence ledger: every source a research run has seen, keyed by its normalised URL.
+The evidence ledger: every source a research run has seen, keyed by its normalised URL (docs/evidence.md).
 
-One :class:`EvidenceLedger` belongs to one research run (its :class:`~haystack_deep_research.run.ResearchRun`) and is
-shared by all of the run's sub-researchers, which may record sources from several threads at once; every method takes
-the ledger's lock.
-
-Entries are keyed by :func:`normalize_url`, which only removes trivial differences of spelling. Each entry gets a
-short id derived from that key (``"S"`` followed by the first 8 hex digits of its SHA-256), so the same URL always
-gets the same id, in any run and in any order of recording.
-
-A search result is recorded with :meth:`EvidenceLedger.record_search_result`: with a snippet, as a ``"snippet"`` entry
-whose text (its passage) is the snippet, at most :data:`~.entry.SNIPPET_CHARS` characters: what the search engine said
-of the page, which backs a claim as a snippet (shown as "search result snippet, not read"), so a page that cannot be
-read never erases the findings its snippet supports; without one, as a bare ``"search_result"``. Reading the page
-later with :meth:`EvidenceLedger.record_page` upgrades that entry in place (same id, same position) to a ``"page"``
-entry holding the text the summariser saw: the read entry wins. A document retrieved from a datastore is recorded with
-:meth:`EvidenceLedger.record_document` as a ``"document"`` entry: its content is the text that was read, so it
-counts as read at once, keyed by its citation target (an ``http(s)`` URL, a ``file://`` URI or a
-``doc://<store>/<id>`` URI). :meth:`EvidenceLedger.read_urls` lists only the pages and documents that were really
-read, :meth:`EvidenceLedger.citable_urls` those and the snippets, which is the set a report's citations are verified
-against, and :meth:`EvidenceLedger.read_sources_in` the citable sources a note names: those it cites, and the
-documents whose URI it states as a tool rendered it (``Source: file:///...``), so that a finding made of retrieved
-documents offers them to the writer.
-
-The ledger is the one way in for evidence. Only the library's own readers write to it: the guarded fetch of
-``read_url`` (:meth:`record_page`), a datastore's search or an MCP tool's answer (:meth:`record_document`), a search
-result of a search tool (:meth:`record_search_result`); a test lists them. An entry of a read kind can be made by
-no one else (it is sealed, see :mod:`.entry`). Every ``http(s)`` URL that enters passes the run's
-:class:`~haystack_deep_research.web.UrlPolicy` (the one the run's tools carry, adopted with :meth:`adopt_policy`; by
-default public addresses only), checked without resolving host names (a fetch resolves and checks again): a refused
-URL raises :class:`~haystack_deep_research.errors.URLRefusedError` and enters nowhere, and its writer drops it with a
-warning of the run. What a source merely names (an MCP item's ``url``) is no citation target: the source is cited by
-its own address and the URL is kept as its entry's ``named_url``, shown as "named by <source>, not read".
+One ledger belongs to one run and is shared by its sub-researchers across threads; every method takes its lock. It is
+the one way in for evidence: only the library's own readers write to it (a test lists them), an entry of a read kind
+can be made by no one else (it is sealed, see :mod:`.entry`), and every ``http(s)`` URL that enters passes the run's
+:class:`~haystack_deep_research.web.UrlPolicy` (checked without resolving host names; a fetch resolves and checks
+again) or raises :class:`~haystack_deep_research.errors.URLRefusedError`. What a source merely names is kept as its
+entry's ``named_url``, never as a citation target.
 """
 
 from __future__ import annotations
@@ -191,17 +166,9 @@ class EvidenceLedger:
             existing = self._entries.get(key)
             if existing is not None and not summary and existing.content_hash == content_hash:
                 summary = existing.summary
-            self._entries[key] = entry = SourceEntry(
-                id=existing.id if existing else source_id(key),
-                url=url.strip(),
-                title=title or (existing.title if existing else ""),
-                snippet=existing.snippet if existing else "",
-                kind="page",
-                fetched_at=now_iso(),
-                content_hash=content_hash,
-                text=text,
-                summary=summary,
-                seal=_SEAL,
+            snippet = existing.snippet if existing else ""
+            self._entries[key] = entry = _read(
+                key, existing, url, title, text, kind="page", snippet=snippet, summary=summary
             )
             return entry
 
@@ -246,17 +213,15 @@ class EvidenceLedger:
                 if text in existing.text:
                     return existing
                 text = f"{existing.text}\n\n{text}"
-            self._entries[key] = entry = SourceEntry(
-                id=existing.id if existing else source_id(key),
-                url=url.strip(),
-                title=title or (existing.title if existing else ""),
-                snippet=store or (existing.snippet if existing else ""),
+            self._entries[key] = entry = _read(
+                key,
+                existing,
+                url,
+                title,
+                text,
                 kind="document",
-                fetched_at=now_iso(),
-                content_hash=sha256(text),
-                text=text,
+                snippet=store or (existing.snippet if existing else ""),
                 named_url=named_url.strip() or (existing.named_url if existing else ""),
-                seal=_SEAL,
             )
             return entry
 
@@ -386,16 +351,7 @@ class EvidenceLedger:
                 raise ConfigurationError(f"A URL must be a string, got {type(url).__name__}.")
             key = normalize_url(url) if url.strip() else ""
             if key and key not in ledger._entries:
-                ledger._entries[key] = SourceEntry(
-                    id=source_id(key),
-                    url=url.strip(),
-                    title="",
-                    snippet="",
-                    kind="page",
-                    fetched_at=now_iso(),
-                    content_hash=sha256(""),
-                    seal=_SEAL,
-                )
+                ledger._entries[key] = _read(key, None, url, "", "", kind="page", snippet="")
         return ledger
 
     @classmethod
@@ -418,6 +374,20 @@ class EvidenceLedger:
     def __repr__(self) -> str:
         """Return a short description with the number of sources."""
         return f"EvidenceLedger({len(self)} sources)"
+
+
+def _read(key: str, existing: SourceEntry | None, url: str, title: str, text: str, **fields: Any) -> SourceEntry:
+    """A sealed entry of ``text`` read now, keeping an existing entry's id (and its title when ``title`` is blank)."""
+    return SourceEntry(
+        id=existing.id if existing else source_id(key),
+        url=url.strip(),
+        title=title or (existing.title if existing else ""),
+        fetched_at=now_iso(),
+        content_hash=sha256(text),
+        text=text,
+        seal=_SEAL,
+        **fields,
+    )
 
 
 def _unresolved(host: str, port: int) -> list[str]:

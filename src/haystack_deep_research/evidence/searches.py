@@ -1,13 +1,7 @@
 """
-The search log: what one run's searches gave, so that a run that found nothing can say why.
-
-Every search tool of a run (web search and datastore search alike) records each search in the run's :class:`SearchLog`:
-which tool, how many results, or the error it failed with. At the end of the run the log explains an empty evidence
-ledger: :meth:`SearchLog.explain` in detail (for warnings), :meth:`SearchLog.summary` in a few words without error text
-or queries (for the report): every search failed, every search returned nothing, or no search was made at all.
-:meth:`SearchLog.echoes_error` tells a model's sub-topic or topic that only repeats an error message (one the run's
-searches failed with, or any text shaped like one) from a real one. The log also remembers notices that must be given
-once per run (:meth:`SearchLog.first`), such as the choice of a keyless search engine.
+The search log: what one run's searches gave (every search tool records each search in the run's :class:`SearchLog`),
+so that a run that found nothing can say why, and a model's sub-topic that only repeats an error message is told from
+a real one. It also remembers the notices given once per run (:meth:`SearchLog.first`).
 """
 
 from __future__ import annotations

@@ -1,43 +1,29 @@
 """
 Checking a report's citations against the sources that were really read, and repairing the report.
 
-:func:`verify_citations` compares every cited URL (see :mod:`haystack_deep_research.evidence.citations`) with the
-retrieved URLs, both normalised with :func:`~haystack_deep_research.evidence.entry.normalize_url`. Only a URL of a kind
-a run reads can verify (``http(s)://``, ``file://`` or ``doc://`` for documents from datastores, ``mcp://`` for the
-results of MCP tools): a
-``javascript:`` or ``data:`` link, a protocol-relative ``//host`` link and any other scheme never do. The report is
-repaired by this rule:
-
-* an unverified inline link ``[text](url)`` or ``[text][label]``, or an image, is replaced by its bare text (the
-  image by its description): the claim stays, the link goes; an unverified HTML anchor loses its tags and keeps its
-  content; any other HTML tag with an unverified URL is removed;
-* an unverified bare URL or autolink is removed (with a pair of parentheses it leaves empty);
-* an unverified reference definition line is removed, and so are its markers in the text; so is a footnote or other
-  entry written ``[label]: ...`` whose URL fails, whole;
-* a line that a removal leaves with nothing but a list or quote marker is dropped;
-* the Sources section (see :mod:`haystack_deep_research.evidence._styles`: a heading or a plain line such as
-  "Sources", "References" or "Quellen"; later such sections are merged into the first) is rebuilt to list exactly
-  the verified cited URLs, once each, in first-cited order, as ``- [title or url](url)`` with the URL as it was
-  retrieved. Entries of the old list that markers in the text point to are kept below the list as reference
-  definitions ``[1]: url``. A report with verified citations and no such section gets one appended; a section left
-  with nothing verified says so.
-
-The repaired report is read and repaired again until that changes nothing (the text of a removed link may itself
-hold a link, a removal may make a line the Sources title); a link whose place cannot be established takes the lines
-of its block with it, and if no fixed point comes every line still citing something unverified goes. So the
-repaired report cites nothing that was not read, as this parser reads it, and repairing it again changes nothing.
+The rule is in docs/evidence.md ("Citation verification"). Only a URL of a kind a run reads can verify (``http(s)://``,
+``file://``, ``doc://``, ``mcp://``). An unverified link keeps its text and loses its target; an unverified bare URL
+goes with a pair of parentheses it leaves empty, a definition with its markers; a line left with nothing but a list
+or quote marker is dropped. The Sources section is rebuilt from the verified citations (entries that markers point to
+stay below it as definitions ``[1]: url``; a report without one gets one appended; one left with nothing verified says
+so). The repaired report is repaired again until that changes nothing; a link whose place cannot be established takes
+the lines of its block with it, and if no fixed point comes every line still citing something unverified goes. So the
+repaired report cites nothing that was not read, as this parser reads it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence._document import verifiable
-from haystack_deep_research.evidence._repair import repair, source_line
+from haystack_deep_research.evidence._document import Doc, Hit, verifiable
+from haystack_deep_research.evidence._document import key as label_key
+from haystack_deep_research.evidence._markdown import parse
+from haystack_deep_research.evidence._styles import NO_SOURCES
 from haystack_deep_research.evidence.citations import Citation, _citations, _scan
 from haystack_deep_research.evidence.entry import normalize_url
 
@@ -122,10 +108,10 @@ def verify_citations(
         cited.setdefault(normalize_url(citation.url), citation.url)
         (unverified if failed(citation.url) else verified).append(citation)
     good = [key for key, url in cited.items() if not failed(url)]
-    sources = [source_line(retrieved[key], title_of.get(key, ""), note_of.get(key, "")) for key in good]
-    text = repair(doc, retrieved, failed, sources)
+    sources = [_source_line(retrieved[key], title_of.get(key, ""), note_of.get(key, "")) for key in good]
+    text = _repair(doc, retrieved, failed, sources)
     for _ in range(_PASSES):
-        again = repair(_scan(text), retrieved, failed, sources)
+        again = _repair(_scan(text), retrieved, failed, sources)
         if again == text:
             break
         text = again
@@ -152,3 +138,193 @@ def _strip_lines(text: str, failed: Callable[[str], bool]) -> str:
         if not lines:
             return text
         text = "\n".join(line for index, line in enumerate(doc.lines) if index not in lines)
+
+
+# Every edit of a repair keeps the number of lines (a span holding a line break is replaced by as many line
+# breaks), so a line of the repaired text is still the line of the same number in the report; lines are then
+# dropped or replaced as a whole.
+Edit = tuple[int, int, str | None]
+"""``(start, end, replacement)``; a replacement of ``None`` cuts the span."""
+
+_LEADING_BLANKS = re.compile(r"[^\S\n]*")
+_AFTER_A_CUT = frozenset(" \t.,;:!?)")
+
+
+def _first(right: list[str], *, solid: bool) -> str:
+    """The first character of the line in ``right`` (the first non-blank one if ``solid``); ``""`` at its end."""
+    for piece in reversed(right):
+        for char in piece:
+            if char == "\n":
+                return ""
+            if not (solid and char.isspace()):
+                return char
+    return ""
+
+
+def _drop_blanks(right: list[str]) -> None:
+    """Remove the blanks at the start of ``right``, up to a line break."""
+    while right:
+        blanks = _LEADING_BLANKS.match(right[-1])
+        right[-1] = right[-1][blanks.end() if blanks else 0 :]
+        if right[-1]:
+            return
+        right.pop()
+
+
+def _drop_first(right: list[str]) -> None:
+    """Remove the first character of ``right``."""
+    while right and not right[-1]:
+        right.pop()
+    if right:
+        right[-1] = right[-1][1:]
+
+
+def _cut(before: str, right: list[str], *, starts_text: bool) -> str:
+    """
+    Cut a span by the rule of :func:`_apply_edits`, given the text ``before`` it (unedited) and the pieces of the text
+    after it (``right``, last piece first; updated). :returns: ``before`` as the cut leaves it.
+    """
+    head, line = before[: before.rfind("\n") + 1], before[before.rfind("\n") + 1 :]
+    if line.rstrip().endswith("(") and _first(right, solid=True) == ")":
+        line = line.rstrip()[:-1]
+        _drop_blanks(right)
+        _drop_first(right)
+    if line[-1:].isspace() and (_first(right, solid=False) or " ") in _AFTER_A_CUT:
+        line = line.rstrip()
+    if not line.strip() and (head or starts_text):  # nothing but blanks before it on its line
+        _drop_blanks(right)
+    return head + line
+
+
+def _apply_edits(text: str, edits: list[Edit]) -> str:
+    """
+    The edited text, with as many lines as ``text``, in time linear in its length.
+
+    An edit replaces a span with new text, or *cuts* it: removes it with the blank before it (when what follows is a
+    blank, punctuation or the line's end) and a pair of parentheses it leaves empty, and with the blanks after it when
+    only blanks precede it on its line. Either way a line break inside the span stays. The edits must not overlap;
+    they are applied from the right, each seeing the text as the edits on its right left it, kept as a stack of
+    pieces rather than one string, so many edits on one long line stay cheap.
+    """
+    right: list[str] = []  # the edited text on the right of the edit at hand, last piece first
+    _push(right, text[edits[-1][1] :] if edits else text)
+    for number in reversed(range(len(edits))):
+        start, end, new = edits[number]
+        before = text[edits[number - 1][1] if number else 0 : start]
+        breaks = text.count("\n", start, end)
+        if new is None:
+            _push(right, "\n" * breaks)
+            before = _cut(before, right, starts_text=number == 0)
+        else:
+            _push(right, new + "\n" * max(0, breaks - new.count("\n")))
+        _push(right, before)
+    return "".join(reversed(right))
+
+
+def _push(right: list[str], piece: str) -> None:
+    if piece:  # no empty piece, so that the start of the text on the right is found at once
+        right.append(piece)
+
+
+_NOTHING_LEFT = re.compile(r"^\s*(?:[-*+>]|\d+[.)])?\s*$")
+
+
+def _source_line(url: str, title: str, named: str = "") -> str:
+    """
+    One line of a rebuilt Sources list: ``- [title or url](url)``, and the note in parentheses, a named URL as code (no
+    link: nothing was read there).
+    """
+    label = (" ".join(title.split()) or url).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    if re.search(r"[\s<>]", url) or url.count("(") != url.count(")"):
+        url = f"<{url}>"
+    if not named:
+        return f"- [{label}]({url})"
+    words, _, address = " ".join(named.split()).rpartition(": ")
+    if not words:
+        return f"- [{label}]({url}) ({address})"
+    return f"- [{label}]({url}) ({words}: `{address.replace('`', '%60')}`)"
+
+
+def _edits(doc: Doc, hit: Hit, failed: list[bool]) -> list[Edit]:
+    """The edits that remove the failed URLs of one hit."""
+    if hit.mode == "link" and hit.keep is not None and doc.text(hit.keep).strip():
+        inside = hit.start <= hit.keep[0] and hit.keep[1] <= hit.end  # else the text follows (an HTML anchor)
+        edits: list[Edit] = [(hit.start, hit.end, doc.text(hit.keep) if inside else "")]
+        return edits + ([(*hit.tail, "")] if hit.tail else [])
+    if hit.mode == "marker" and not all(failed):
+        kept = ", ".join(label for label, flag in zip(hit.refs, failed, strict=True) if not flag)
+        return [(hit.start, hit.end, f"[{kept}]")]
+    return [(hit.start, hit.end, None)]
+
+
+def _body(doc: Doc, failed_url: Callable[[str], bool]) -> tuple[list[str], set[int], set[int]]:
+    """Apply the rule to the body: the edited lines, the lines to drop and the lines an edit touched."""
+    drop: set[int] = set()
+    edits: list[Edit] = []
+    for hit in doc.hits:
+        failed = [failed_url(url) for url in hit.urls]
+        if doc.line(hit) in doc.section_lines or not any(failed):
+            continue
+        if hit.mode == "line" or not hit.mapped:
+            drop.update(range(*hit.lines))
+        else:
+            edits += _edits(doc, hit, failed)
+    groups: list[tuple[int, int, list[Edit]]] = []  # the edits to make, by the lines they span
+    reach = -1
+    for start, end, new in sorted(edits, key=lambda edit: (edit[0], -edit[1])):
+        first, last = doc.parsed.line_of(start), doc.parsed.line_of(max(start, end - 1))
+        if start < reach or first in drop or first in doc.section_lines:
+            continue  # inside an edit made (a link's text: the next pass sees to it), or on a line that goes
+        reach = end
+        if groups and first <= groups[-1][1]:
+            groups[-1][2].append((start, end, new))
+            groups[-1] = (groups[-1][0], max(last, groups[-1][1]), groups[-1][2])
+        else:
+            groups.append((first, last, [(start, end, new)]))
+    lines, touched = list(doc.lines), set[int]()
+    for first, last, group in groups:
+        base = doc.parsed.starts[first]
+        text = "\n".join(lines[first : last + 1])
+        lines[first : last + 1] = _apply_edits(text, [(a - base, b - base, new) for a, b, new in group]).split("\n")
+        touched.update(range(first, last + 1))
+    return lines, drop, touched
+
+
+def _repair(doc: Doc, retrieved: Mapping[str, str], failed_url: Callable[[str], bool], sources: list[str]) -> str:
+    """
+    The report repaired by the rule, the rebuilt Sources section (``sources``, its lines) in place of the old one or
+    appended; ``retrieved`` holds the retrieved URLs by normalised URL.
+    """
+    kept: dict[str, tuple[int, str]] = {}
+    for hit in (hit for hit in doc.hits if doc.line(hit) not in doc.section_lines):
+        for label, url in zip(hit.refs, hit.urls, strict=False):  # markers and reference links have labels
+            known = doc.definitions.get(label_key(label))
+            if known and known[2] and not failed_url(url):
+                kept.setdefault(label_key(label), (known[1], f"[{label}]: {retrieved[normalize_url(url)]}"))
+    lines, drop, touched = _body(doc, failed_url)
+    definitions = [text for _, text in sorted(kept.values())]
+    out: list[str] = []
+    after_block = False
+    for index, line in enumerate(lines):
+        if index == doc.section_heading:
+            while out and not out[-1].strip():
+                out.pop()
+            out += [*([""] if out else []), doc.lines[index].strip(), "", *(sources or [NO_SOURCES])]
+            out += ["", *definitions] if definitions else []
+            after_block = True
+        elif index in doc.section_lines or index in drop or (index in touched and _NOTHING_LEFT.match(line)):
+            continue
+        else:
+            out += [""] if after_block and line.strip() else []
+            after_block = False
+            out.append(line)
+    if doc.section_heading is None and sources:
+        while out and not out[-1].strip():
+            out.pop()
+        text = "\n".join(out)
+        closer = parse(text).unclosed
+        text += f"\n{closer}" if closer else ""
+        appended = ["## Sources", "", *sources, *(["", *definitions] if definitions else [])]
+        return text + ("\n\n" if text.strip() else "") + "\n".join(appended) + "\n"
+    text = "\n".join(out)
+    return text.rstrip("\n") + "\n" if doc.parsed.text.endswith("\n") else text

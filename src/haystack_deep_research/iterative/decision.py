@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from haystack_deep_research._untrusted.replies import extract_json_object
+from haystack_deep_research._untrusted.json_text import extract_json_object
 
 __all__ = ["SearchDecision", "extract_json_object", "parse_decision"]
 

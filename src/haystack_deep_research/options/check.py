@@ -5,7 +5,7 @@
 
 Citations are found as :mod:`haystack_deep_research.evidence` describes, and verified against ``--sources`` (a ledger
 or a JSON array of URLs); ``--judge`` also judges each claim as grounding does, and what hides citations from a reader
-(:mod:`haystack_deep_research.evidence.problems`) is reported first. docs/evidence.md describes the output and the
+(:mod:`haystack_deep_research.evidence.reading`) is reported first. docs/evidence.md describes the output and the
 exit status: a report is not failed for want of a record, and a claim the judge could not decide is not supported.
 """
 
@@ -24,7 +24,7 @@ from haystack_deep_research.agents.models import DEFAULT_MODEL
 from haystack_deep_research.errors import ConfigurationError, UsageError
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence.citations import Citation
-from haystack_deep_research.evidence.problems import ReadingProblem, reading_problems
+from haystack_deep_research.evidence.reading import ReadingProblem, reading_problems
 from haystack_deep_research.evidence.verification import verify_citations
 from haystack_deep_research.options.arguments import judge_model, option_value
 from haystack_deep_research.options.config import parse_configured

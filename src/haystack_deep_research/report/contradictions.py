@@ -45,7 +45,7 @@ from typing import Any
 from haystack.components.generators.chat.types import ChatGenerator
 
 from haystack_deep_research._prompts import CONTRADICTION, fence, render_chat
-from haystack_deep_research._untrusted.replies import extract_json_object
+from haystack_deep_research._untrusted.json_text import extract_json_object
 from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.text import inert_text

@@ -37,7 +37,7 @@ from haystack_deep_research._prompts import (
     render_chat,
     render_text,
 )
-from haystack_deep_research._untrusted.replies import extract_json_object
+from haystack_deep_research._untrusted.json_text import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.evidence.text import clean_text

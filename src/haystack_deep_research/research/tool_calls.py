@@ -18,7 +18,7 @@ from haystack.components.agents.state.state_utils import replace_values
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall, ToolCallResult
 
 from haystack_deep_research._serialization import InitSerialized
-from haystack_deep_research._tooling.coercion import coerce_arguments
+from haystack_deep_research._tooling.base import coerce_arguments
 from haystack_deep_research.events import ToolCalled, ToolReturned
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._lifecycle import view_of
@@ -67,7 +67,7 @@ def with_tool_calls(message: ChatMessage, tool_calls: list[ToolCall]) -> ChatMes
 def coerce_pending_calls(state: State) -> list[ToolCall]:
     """
     Rewrite the step's tool calls with their arguments coerced to each tool's schema (see
-    :func:`~haystack_deep_research._tooling.coercion.coerce_arguments`); the message is replaced only when a value
+    :func:`~haystack_deep_research._tooling.base.coerce_arguments`); the message is replaced only when a value
     changed.
 
     :param state: An agent's live State, at ``before_tool``.

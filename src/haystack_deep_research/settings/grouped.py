@@ -4,8 +4,8 @@ models' table), :class:`Grounding`, :class:`Sources`, and the checks of their li
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -26,14 +26,17 @@ __all__ = [
     "MAX_TIME_BUDGET_S",
     "MAX_TOKEN_BUDGET",
     "PRICES_AS_OF",
+    "WEB_FIELDS",
     "Budgets",
     "Grounding",
     "Price",
     "Sources",
     "checked_limits",
+    "given_fields",
     "merge_prices",
     "passage_budget_value",
     "price_of",
+    "refuse_fields",
 ]
 
 DEFAULT_PASSAGE_BUDGET = 2_500
@@ -414,3 +417,36 @@ def _domains(value: Any) -> tuple[str, ...]:
             f"Sources domains must be a list of domain names, for example ['who.int']; got {value!r}."
         )
     return tuple(value)
+
+
+WEB_FIELDS = (
+    "web",
+    "search",
+    "url_policy",
+    "fetch_limits",
+    "passage_budget",
+    "summarize_over",
+    "include_domains",
+    "exclude_domains",
+    "since",
+)
+"""The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for."""
+
+
+def given_fields(settings: Any) -> list[str]:
+    """The names of its fields set to something other than their default, in field order."""
+    return [
+        field.name
+        for field in fields(settings)
+        if getattr(settings, field.name) != (field.default if field.default is not MISSING else None)
+    ]
+
+
+def refuse_fields(settings: Any, names: Iterable[str], *, factory: str, why: str) -> None:
+    """Raise a ConfigurationError when a field ``names`` lists is set in ``settings``: ``factory`` has no use for it."""
+    if settings is None:
+        return
+    unused = [name for name in given_fields(settings) if name in set(names)]
+    if unused:
+        kind = type(settings).__name__
+        raise ConfigurationError(f"{factory} does not use {kind}({unused[0]}=...): {why}. Drop it.")

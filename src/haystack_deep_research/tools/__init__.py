@@ -5,8 +5,7 @@ run, and the :class:`RunToolset` that gives each run its own copies. The search 
 ``search_<store>``) live in :mod:`haystack_deep_research.sources`, below this package.
 """
 
-from haystack_deep_research._tooling.base import ResearchTool, RunToolset
-from haystack_deep_research._tooling.coercion import coerce_arguments
+from haystack_deep_research._tooling.base import ResearchTool, RunToolset, coerce_arguments
 from haystack_deep_research.tools.read_url import ReadUrlTool
 from haystack_deep_research.tools.scratch import DiskBackend, MemoryBackend, ScratchBackend
 from haystack_deep_research.tools.task import SubAgentDef
