@@ -19,8 +19,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from haystack_deep_research.web._body import Deadline
-from haystack_deep_research.web._threads import waiting_threads
-from haystack_deep_research.web._watchdog import Alarm, call_at
+from haystack_deep_research.web._watchdog import Alarm, call_at, waiting_threads
 from haystack_deep_research.web.url_policy import Resolver, system_resolver
 
 __all__ = ["ConnectionGuard"]
