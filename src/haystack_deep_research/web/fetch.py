@@ -30,11 +30,11 @@ from haystack_deep_research.web._steps import (
     build_request,
     check_hop,
     inspect_response,
+    lend_context,
     settle_content_type,
     too_many_redirects,
     transport_error,
 )
-from haystack_deep_research.web._tls import lend_context
 from haystack_deep_research.web.limits import FetchLimits
 from haystack_deep_research.web.url_policy import Resolver, UrlPolicy
 
