@@ -16,7 +16,7 @@ import lxml.html
 import trafilatura
 
 from haystack_deep_research.errors import ExtractionError
-from haystack_deep_research.web._charsets import decode_html
+from haystack_deep_research.web._body import decode_html
 
 __all__ = ["html_text"]
 

@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from haystack_deep_research.errors import FetchError, FetchTimeoutError, UnsupportedContentError
-from haystack_deep_research.web._body import BodyReader, Deadline
-from haystack_deep_research.web._charsets import text_charset
+from haystack_deep_research.web._body import BodyReader, Deadline, text_charset
 
 if TYPE_CHECKING:
     from haystack_deep_research.web.limits import FetchLimits
