@@ -60,7 +60,7 @@ from haystack_deep_research.state import (
     orchestrator_state_schema,
 )
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset
-from haystack_deep_research.tools.todos import create_think_tool
+from haystack_deep_research.tools.think import create_think_tool
 
 __all__ = ["MAX_WRITER_CONCURRENCY", "WRITER_CONCURRENCY", "create_deep_research_agent"]
 

@@ -1,6 +1,5 @@
 """
-The deep agent's todo list: ``write_todos`` replaces it, ``read_todos`` shows it, :class:`TodoState` holds it; and
-``think_tool``, a place for the model to reflect between actions, which does nothing but acknowledge.
+The deep agent's todo list: ``write_todos`` replaces it, ``read_todos`` shows it, :class:`TodoState` holds it.
 
 Each run has its own :class:`TodoState` (a run resource), unless the caller passes one to
 ``create_deep_agent(todo_state=...)``: then every run of that agent writes into it, and the caller can watch it live
@@ -14,15 +13,9 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast
 
-from haystack.tools import Tool
-
 from haystack_deep_research._prompts import (
     READ_TODOS,
     READ_TODOS_DESCRIPTION,
-    REFLECTION_PARAMETER,
-    THINK,
-    THINK_ACKNOWLEDGEMENT,
-    THINK_DESCRIPTION,
     TODO_LIST,
     TODOS_INVALID,
     WRITE_TODOS,
@@ -35,7 +28,7 @@ from haystack_deep_research.events import Event, TodoAdded, TodoCompleted
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase
 
-__all__ = ["TODOS_RESOURCE", "Todo", "TodoState", "TodoTool", "create_think_tool", "create_todo_tools", "think"]
+__all__ = ["TODOS_RESOURCE", "Todo", "TodoState", "TodoTool", "create_todo_tools"]
 
 TODOS_RESOURCE = "todos"
 """The name of a run's :class:`TodoState` among its resources."""
@@ -151,22 +144,3 @@ class TodoTool(ResearchTool):
 def create_todo_tools() -> list[TodoTool]:
     """:returns: ``write_todos`` and ``read_todos``."""
     return [TodoTool(operation=WRITE_TODOS), TodoTool(operation=READ_TODOS)]
-
-
-def think(reflection: str) -> str:
-    """Acknowledge a reflection (what was learned, what is missing, what comes next): its value is in the writing."""
-    return THINK_ACKNOWLEDGEMENT
-
-
-def create_think_tool() -> Tool:
-    """The ``think_tool`` of the orchestrator and the sub-researchers: it records a reflection and changes nothing."""
-    return Tool(
-        name=THINK,
-        description=THINK_DESCRIPTION,
-        parameters={
-            "type": "object",
-            "properties": {"reflection": {"type": "string", "description": REFLECTION_PARAMETER}},
-            "required": ["reflection"],
-        },
-        function=think,
-    )
