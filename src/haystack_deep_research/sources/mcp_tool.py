@@ -297,10 +297,7 @@ class MCPToolset(RunToolset):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MCPToolset:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The toolset.
-        """
+        """Rebuild the toolset from what ``to_dict`` returned."""
         policy = data["data"].get("url_policy")
         return cls(
             servers=[MCPServer.from_dict(server) for server in data["data"]["servers"]],

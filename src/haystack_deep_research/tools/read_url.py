@@ -89,7 +89,7 @@ class ReadUrlTool(ResearchTool):
     them as they are, fenced, and no summarizer is called. The run's evidence ledger records the page's whole text,
     which grounding checks claims against. The URLs of one call are read side by side. A URL that
     cannot be read gives a line saying why; the other URLs are still read. A page whose text nearly repeats one the
-    run has already summarized is not summarized again (see :mod:`.duplicates`): its summary is that page's, said to
+    run has already summarized is not summarized again (see :mod:`.passages`): its summary is that page's, said to
     be so. Within one run a page is read once per question: a researcher asking for a URL that another one has read
     (or is reading) with the same question gets that summary instead of fetching and summarizing the page again.
 
