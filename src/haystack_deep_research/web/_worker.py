@@ -10,7 +10,7 @@ process.
 
 The process is started without running the package's ``__init__`` (which imports Haystack): ``_pool.py`` registers
 empty package modules and imports this one, which imports only the parsers and ``errors``. Haystack's
-office converters (``_office_text.py``) are imported on the first Word, PowerPoint or Excel file a process is given,
+office converters (``_parsers.py``) are imported on the first Word, PowerPoint or Excel file a process is given,
 its text converters (``sources/_text_files.py``) on the first text, Markdown or CSV file of a folder.
 
 A message between the library and this process is a frame: two big-endian 32-bit lengths (header, payload), the header
@@ -51,9 +51,7 @@ def main() -> None:
     """Serve documents until stdin closes, the process idles too long, or a document exhausts its memory."""
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
     warnings.simplefilter("ignore")
-    from haystack_deep_research.web._html_text import html_text
-    from haystack_deep_research.web._office_text import office_text
-    from haystack_deep_research.web._pdf_text import pdf_text
+    from haystack_deep_research.web._parsers import html_text, office_text, pdf_text
     from haystack_deep_research.web._text_files import text_file
 
     requests = os.fdopen(0, "rb", buffering=0)
@@ -118,7 +116,7 @@ def _load(kind: str, office_format: str, idle_size: int | None) -> int | None:
 
     :returns: The size of the process at rest from now on.
     """
-    from haystack_deep_research.web._office_text import load as load_office
+    from haystack_deep_research.web._parsers import load_office
     from haystack_deep_research.web._text_files import load as load_text
 
     _limit_memory(None)
