@@ -35,8 +35,7 @@ from benchmarks.sim.tokens import count_text  # noqa: E402
 from haystack_deep_research._prompts import OMITTED  # noqa: E402
 from haystack_deep_research.testing import make_pdf  # noqa: E402
 from haystack_deep_research.tools import passages  # noqa: E402
-from haystack_deep_research.web._html_text import html_text  # noqa: E402
-from haystack_deep_research.web._pdf_text import pdf_text  # noqa: E402
+from haystack_deep_research.web._parsers import html_text, pdf_text  # noqa: E402
 
 BUDGETS = (1_000, 2_000, 2_500, 3_000, 4_000, 6_000, 8_000)
 FACETS_MEASURED = 7

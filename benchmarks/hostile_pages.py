@@ -185,8 +185,7 @@ def overhead(web: LoopbackWebServer, repeat: int) -> list[str]:
     import time
 
     from haystack_deep_research.web import FetchedDocument, FetchLimits, UrlPolicy, extract_text, fetch, fetch_async
-    from haystack_deep_research.web._html_text import html_text  # the parser itself, for comparison
-    from haystack_deep_research.web._pdf_text import pdf_text
+    from haystack_deep_research.web._parsers import html_text, pdf_text  # the parsers themselves, for comparison
     from haystack_deep_research.web._pool import _pool
 
     policy, limits = UrlPolicy(allow_hosts=("127.0.0.1",)), FetchLimits()

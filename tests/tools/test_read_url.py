@@ -375,7 +375,8 @@ def test_a_page_read_after_its_snippet_wins_and_gives_no_snippet(web: LoopbackWe
 
 def test_warming_the_tool_up_builds_the_first_fetches_tls_contexts_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     from haystack_deep_research.tools.read_url import FIRST_FETCHES
-    from haystack_deep_research.web import _pool, _tls
+    from haystack_deep_research.web import _pool
+    from haystack_deep_research.web import _steps as _tls
 
     monkeypatch.setattr(_tls, "_idle", [])  # as in a fresh interpreter
     monkeypatch.setattr(_tls, "_preparing", [])

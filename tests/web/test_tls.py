@@ -120,8 +120,8 @@ def test_async_reads_verify_the_certificate_with_sni(tls_server: TLSServer) -> N
 def test_contexts_prepared_ahead_are_lent_to_fetches_and_verify_the_certificate(
     tls_server: TLSServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from haystack_deep_research.web import _tls
-    from haystack_deep_research.web._tls import prepare_contexts as prepare_tls_contexts
+    from haystack_deep_research.web import _steps as _tls
+    from haystack_deep_research.web._steps import prepare_contexts as prepare_tls_contexts
 
     monkeypatch.setattr(_tls, "_idle", [])  # as in a fresh interpreter
     monkeypatch.setattr(_tls, "_preparing", [])

@@ -181,10 +181,7 @@ class DatastoreSearchTool(ResearchTool):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DatastoreSearchTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
+        """Rebuild the tool from what ``to_dict`` returned."""
         params = dict(data["data"])
         deserialize_component_inplace(params, key="retriever")
         return cls(datastore=Datastore(**params))

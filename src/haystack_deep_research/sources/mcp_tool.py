@@ -37,9 +37,8 @@ from haystack_deep_research.evidence.searches import SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Call, Phase
-from haystack_deep_research.sources._mcp_session import MCPSession, require_sdk
 from haystack_deep_research.sources.datastore_tool import MAX_DOCUMENT_CHARS
-from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
+from haystack_deep_research.sources.mcp_servers import MCPServer, MCPSession, mcp_servers_from, require_sdk
 from haystack_deep_research.state import PHASE_RESEARCH
 from haystack_deep_research.web.url_policy import UrlPolicy
 
@@ -298,10 +297,7 @@ class MCPToolset(RunToolset):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MCPToolset:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The toolset.
-        """
+        """Rebuild the toolset from what ``to_dict`` returned."""
         policy = data["data"].get("url_policy")
         return cls(
             servers=[MCPServer.from_dict(server) for server in data["data"]["servers"]],

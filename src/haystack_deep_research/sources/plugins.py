@@ -135,10 +135,7 @@ class ComponentSearch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ComponentSearch:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The backend.
-        """
+        """Rebuild the backend from what ``to_dict`` returned."""
         params = dict(data["init_parameters"])
         deserialize_component_inplace(params, key="component")
         return cls(**params)
@@ -188,10 +185,7 @@ class ToolSearch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolSearch:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The backend.
-        """
+        """Rebuild the backend from what ``to_dict`` returned."""
         tool_data = data["init_parameters"]["tool"]
         kind = import_class_by_name(tool_data["type"])
         return cls(tool=kind.from_dict(tool_data))  # type: ignore[attr-defined]

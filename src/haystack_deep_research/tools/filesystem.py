@@ -275,10 +275,7 @@ class FilesystemTool(ResearchTool):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FilesystemTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
+        """Rebuild the tool from what ``to_dict`` returned."""
         params = data["data"]
         return cls(operation=params["operation"], backend=backend_from_dict(params.get("backend")))
 

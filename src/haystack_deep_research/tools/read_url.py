@@ -49,11 +49,11 @@ from haystack_deep_research.run._cache import (
 )
 from haystack_deep_research.run._phases import Call, Phase, ask, blocking, model_name, subphase
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
-from haystack_deep_research.tools.duplicates import near_duplicate
 from haystack_deep_research.tools.passages import (
     DEFAULT_PASSAGE_BUDGET,
     DEFAULT_SUMMARIZE_OVER,
     Excerpt,
+    near_duplicate,
     passage_budget_value,
     relevant_passages,
     summarizer_prompt,
@@ -68,7 +68,7 @@ from haystack_deep_research.web import (
     fetch_async,
 )
 from haystack_deep_research.web._pool import start as start_parsers
-from haystack_deep_research.web._tls import prepare_contexts as prepare_tls_contexts
+from haystack_deep_research.web._steps import prepare_contexts as prepare_tls_contexts
 
 __all__ = ["DEFAULT_PASSAGE_BUDGET", "DEFAULT_SUMMARIZE_OVER", "ReadUrlTool"]
 
@@ -89,7 +89,7 @@ class ReadUrlTool(ResearchTool):
     them as they are, fenced, and no summarizer is called. The run's evidence ledger records the page's whole text,
     which grounding checks claims against. The URLs of one call are read side by side. A URL that
     cannot be read gives a line saying why; the other URLs are still read. A page whose text nearly repeats one the
-    run has already summarized is not summarized again (see :mod:`.duplicates`): its summary is that page's, said to
+    run has already summarized is not summarized again (see :mod:`.passages`): its summary is that page's, said to
     be so. Within one run a page is read once per question: a researcher asking for a URL that another one has read
     (or is reading) with the same question gets that summary instead of fetching and summarizing the page again.
 
@@ -291,7 +291,7 @@ class ReadUrlTool(ResearchTool):
         """
         Warm up the summarizer, start a parser process now (:func:`~haystack_deep_research.web._pool.start`) and
         build the TLS contexts of the first fetches in the background
-        (:func:`~haystack_deep_research.web._tls.prepare_contexts`), so that the first pages read do not wait for
+        (:func:`~haystack_deep_research.web._steps.prepare_contexts`), so that the first pages read do not wait for
         either.
         """
         start_parsers()

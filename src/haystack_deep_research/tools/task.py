@@ -153,10 +153,7 @@ class TaskTool(ResearchTool):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
+        """Rebuild the tool from what ``to_dict`` returned."""
         subagents = {}
         for name, entry in data["data"]["subagents"].items():
             holder = dict(entry)

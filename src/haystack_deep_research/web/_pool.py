@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from haystack_deep_research.errors import ExtractionError
-from haystack_deep_research.web import _frames
 from haystack_deep_research.web._watchdog import Alarm, call_at
-from haystack_deep_research.web._worker import IDLE_EXIT
+from haystack_deep_research.web._worker import IDLE_EXIT, FrameError, encode_frame, read_frame
 
 __all__ = ["Ticket", "parse", "start", "started"]
 
@@ -174,7 +173,7 @@ def parse(
     started = time.monotonic()
     caller_end = started + deadline_s if deadline_s is not None else None
     limits = _Limits(url=url, asked_url=asked_url, timeout=timeout, deadline_s=deadline_s, caller_end=caller_end)
-    request = _frames.encode(header, body)
+    request = encode_frame(header, body)
     for _attempt in range(3):  # a process that idled out just as it was picked is replaced and the request resent
         answer = _pool().run(request, limits, ticket)
         if answer is not None:
@@ -258,16 +257,16 @@ class _Pool:
                 caller_end = limits.caller_end if limits.caller_end is not None else float("inf")
                 startup_end = time.monotonic() + _STARTUP_LIMIT
                 stop.arm(min(startup_end, caller_end), "startup" if startup_end <= caller_end else "caller")
-                if _frames.read(worker.stdout) != ({"ready": True}, b""):
-                    raise _frames.FrameError("The parser process did not report that it is ready.")
+                if read_frame(worker.stdout) != ({"ready": True}, b""):
+                    raise FrameError("The parser process did not report that it is ready.")
                 worker.ready = True
                 starting = False
             work_end = time.monotonic() + limits.timeout
             caller_end = limits.caller_end if limits.caller_end is not None else float("inf")
             stop.arm(min(work_end, caller_end), "timeout" if work_end <= caller_end else "caller")
             worker.stdin.write(request)
-            answer = _frames.read(worker.stdout)
-        except (OSError, _frames.FrameError):
+            answer = read_frame(worker.stdout)
+        except (OSError, FrameError):
             answer = None
         finally:
             ticket.watch(None)

@@ -3,22 +3,37 @@ The steps of one fetch that do not depend on sync or async I/O.
 
 :func:`~haystack_deep_research.web.fetch.fetch` and :func:`~haystack_deep_research.web.fetch.fetch_async` only
 send requests and pull chunks; everything they decide (how to address the checked IP, whether a response is a
-redirect and where to, whether a final response is acceptable, how transport errors read) lives here.
+redirect and where to, whether a final response is acceptable, how transport errors read) lives here; and the
+verifying TLS client contexts, built once and lent to one fetch at a time.
+
+Building a context loads the whole CA bundle, which costs tens of milliseconds, so a fresh one per page would
+dominate the cost of reading it. A fetch still opens its own connection to the checked address (no connection is
+reused across fetches or hosts); only the context, which holds no per-connection state, is kept. Each context is
+lent to one fetch at a time, because the HTTP stack sets its ALPN protocols on every connect.
+
+The contexts are built by httpx, with its defaults: certificate and host name checks on, the ``certifi`` bundle, or
+the bundle named by ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when one of them was set before the first https fetch.
+:func:`prepare_contexts` builds some in the background ahead of the first fetches (``read_url`` asks for them when it
+warms up, so a run's first pages, read side by side, do not each wait for a context while the run's first model calls
+are still running).
 """
 
 from __future__ import annotations
 
+import ssl
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import httpx
 
 from haystack_deep_research.errors import FetchError, FetchTimeoutError, UnsupportedContentError
-from haystack_deep_research.web._body import BodyReader, Deadline
-from haystack_deep_research.web._charsets import text_charset
+from haystack_deep_research.web._body import BodyReader, Deadline, text_charset
 
 if TYPE_CHECKING:
-    from haystack_deep_research.web.limits import FetchLimits
+    from haystack_deep_research.web.fetch import FetchLimits
     from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, UrlPolicy
 
 __all__ = [
@@ -28,6 +43,8 @@ __all__ = [
     "build_request",
     "check_hop",
     "inspect_response",
+    "lend_context",
+    "prepare_contexts",
     "settle_content_type",
     "too_many_redirects",
     "transport_error",
@@ -184,3 +201,48 @@ def _unsupported(content_type: str, current_url: str, asked_url: str) -> Unsuppo
         "text are supported.",
         url=asked_url,
     )
+
+
+_MAX_IDLE = 32
+_lock = threading.Lock()
+_idle: list[ssl.SSLContext] = []
+_preparing: list[threading.Thread] = []
+
+
+def prepare_contexts(count: int) -> None:
+    """
+    Have ``count`` idle contexts ready (at most the pool's size), built in a background thread; returns at once.
+    Only the first call in a process builds any: later ones find the contexts the run's fetches give back.
+    """
+    wanted = min(count, _MAX_IDLE)
+    with _lock:
+        if _preparing:
+            return
+        thread = threading.Thread(target=_build, args=(wanted,), name="hdr-tls-contexts", daemon=True)
+        _preparing[:] = [thread]
+    thread.start()
+
+
+def _build(wanted: int) -> None:
+    while True:
+        with _lock:
+            if len(_idle) >= wanted:
+                return
+        context = httpx.create_ssl_context()
+        with _lock:
+            _idle.append(context)
+
+
+@contextmanager
+def lend_context() -> Iterator[ssl.SSLContext]:
+    """Borrow a verifying TLS client context that no other fetch uses until it is given back, for one fetch."""
+    with _lock:
+        context = _idle.pop() if _idle else None
+    if context is None:
+        context = httpx.create_ssl_context()
+    try:
+        yield context
+    finally:
+        with _lock:
+            if len(_idle) < _MAX_IDLE:
+                _idle.append(context)

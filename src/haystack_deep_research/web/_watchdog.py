@@ -1,5 +1,6 @@
 """
-One background thread that runs short actions at given times: the web layer's way to cut blocking calls.
+One background thread that runs short actions at given times: the web layer's way to cut blocking calls; and the
+thread pools for calls that mostly wait (name lookups, parser processes), kept apart from the caller's own.
 
 A thread blocked in ``recv`` on a socket, or in ``read`` on a pipe to a parser process, cannot be interrupted from
 Python. It can be released from outside: shutting the socket down, or killing the process, makes the blocked call
@@ -16,8 +17,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["Alarm", "call_at"]
+__all__ = ["Alarm", "call_at", "waiting_threads"]
 
 _logger = logging.getLogger(__name__)
 
@@ -95,3 +97,22 @@ def call_at(when: float, action: Callable[[], None]) -> Alarm:
         watchdog = _watchdog
     watchdog.schedule(alarm)
     return alarm
+
+
+_pools_lock = threading.Lock()
+_pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+
+
+def waiting_threads(name: str, size: int) -> ThreadPoolExecutor:
+    """
+    The process's thread pool called ``name`` (its threads' prefix too) of at most ``size`` threads, made on first use.
+
+    A pool of its own keeps these waits from filling the event loop's default executor, and keeps calls stuck in
+    one kind of wait (a resolver that never answers) from delaying the other kind. Idle pools hold no threads.
+    """
+    with _pools_lock:
+        entry = _pools.get(name)
+        if entry is None or entry[0] != os.getpid():  # a forked child has none of the pool's threads
+            entry = (os.getpid(), ThreadPoolExecutor(max_workers=size, thread_name_prefix=name))
+            _pools[name] = entry
+        return entry[1]

@@ -9,60 +9,66 @@ only the time limit applies). After running out of memory it answers and exits, 
 process.
 
 The process is started without running the package's ``__init__`` (which imports Haystack): ``_pool.py`` registers
-empty package modules and imports this one, which imports only the parsers, ``errors`` and ``_frames``. Haystack's
-office converters (``_office_text.py``) are imported on the first Word, PowerPoint or Excel file a process is given,
+empty package modules and imports this one, which imports only the parsers and ``errors``. Haystack's
+office converters (``_parsers.py``) are imported on the first Word, PowerPoint or Excel file a process is given,
 its text converters (``sources/_text_files.py``) on the first text, Markdown or CSV file of a folder.
+
+A message between the library and this process is a frame: two big-endian 32-bit lengths (header, payload), the header
+as UTF-8 JSON, then the payload bytes. JSON rather than pickle, so a parser process that a hostile document somehow
+took over cannot make the library run code by answering.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import select
+import struct
 import sys
 import warnings
-from typing import Any
+from typing import IO, Any
 
 from haystack_deep_research.errors import ExtractionError
-from haystack_deep_research.web import _frames
 
 try:
     import resource
 except ImportError:  # not on Windows
     resource = None  # type: ignore[assignment]
 
-__all__ = ["IDLE_EXIT", "main"]
+__all__ = ["IDLE_EXIT", "FrameError", "encode_frame", "main", "read_frame"]
 
 #: The exit status of a process that quit after waiting :data:`_IDLE_SECONDS` for work.
 IDLE_EXIT = 3
 _IDLE_SECONDS = 300.0
+_PREFIX = struct.Struct(">II")
+_MAX_HEADER = 1 << 20
+_MAX_PAYLOAD = 1 << 30
 
 
 def main() -> None:
     """Serve documents until stdin closes, the process idles too long, or a document exhausts its memory."""
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
     warnings.simplefilter("ignore")
-    from haystack_deep_research.web._html_text import html_text
-    from haystack_deep_research.web._office_text import office_text
-    from haystack_deep_research.web._pdf_text import pdf_text
+    from haystack_deep_research.web._parsers import html_text, office_text, pdf_text
     from haystack_deep_research.web._text_files import text_file
 
     requests = os.fdopen(0, "rb", buffering=0)
     answers = os.fdopen(os.dup(1), "wb", buffering=0)
     with open(os.devnull, "wb") as devnull:  # a stray print() in a parser must not corrupt the frames
         os.dup2(devnull.fileno(), 1)
-    answers.write(_frames.encode({"ready": True}))
+    answers.write(encode_frame({"ready": True}))
     idle_size = _data_size()
     parsers = {"html": html_text, "office": office_text, "pdf": pdf_text, "text": text_file}
     while _wait_for_work(requests):
-        frame = _frames.read(requests)
+        frame = read_frame(requests)
         if frame is None:
             return
         if frame[0].get("kind") in ("office", "text"):
             idle_size = _load(str(frame[0].get("kind")), str(frame[0].get("format")), idle_size)
         answer, payload = _answer(*frame, parsers=parsers, idle_size=idle_size)
-        answers.write(_frames.encode(answer, payload))
+        answers.write(encode_frame(answer, payload))
         if answer.get("out_of_memory") or answer.get("retire"):
             return
     sys.exit(IDLE_EXIT)
@@ -110,7 +116,7 @@ def _load(kind: str, office_format: str, idle_size: int | None) -> int | None:
 
     :returns: The size of the process at rest from now on.
     """
-    from haystack_deep_research.web._office_text import load as load_office
+    from haystack_deep_research.web._parsers import load_office
     from haystack_deep_research.web._text_files import load as load_text
 
     _limit_memory(None)
@@ -177,3 +183,46 @@ def _limit_memory(extra: int | None) -> None:
 def _failed(header: dict[str, Any], exc: Exception) -> str:
     kind = {"pdf": "PDF", "office": "file", "text": "file"}.get(str(header.get("kind")), "page")
     return f"The {kind} at {header.get('url')} could not be read: the parser failed ({type(exc).__name__}: {exc})."
+
+
+class FrameError(Exception):
+    """The stream ended inside a frame, or a frame is malformed."""
+
+
+def encode_frame(header: dict[str, Any], payload: bytes = b"") -> bytes:
+    """One frame of a JSON-serialisable header and raw payload bytes."""
+    data = json.dumps(header, ensure_ascii=False).encode("utf-8")
+    return _PREFIX.pack(len(data), len(payload)) + data + payload
+
+
+def read_frame(stream: IO[bytes]) -> tuple[dict[str, Any], bytes] | None:
+    """One frame from an unbuffered binary stream such as a pipe; ``None`` when it ended before the frame began."""
+    prefix = _read_exactly(stream, _PREFIX.size, at_start=True)
+    if prefix is None:
+        return None
+    header_size, payload_size = _PREFIX.unpack(prefix)
+    if header_size > _MAX_HEADER or payload_size > _MAX_PAYLOAD:
+        raise FrameError(f"A frame announced {header_size} + {payload_size} bytes, more than allowed.")
+    header_bytes = _read_exactly(stream, header_size) or b""
+    payload = _read_exactly(stream, payload_size) or b""
+    try:
+        header = json.loads(header_bytes)
+    except ValueError as exc:
+        raise FrameError("A frame's header is not JSON.") from exc
+    if not isinstance(header, dict):
+        raise FrameError("A frame's header is not a JSON object.")
+    return header, payload
+
+
+def _read_exactly(stream: IO[bytes], size: int, *, at_start: bool = False) -> bytes | None:
+    parts: list[bytes] = []
+    missing = size
+    while missing > 0:
+        part = stream.read(missing)
+        if not part:
+            if at_start and missing == size:
+                return None
+            raise FrameError(f"The stream ended {missing} bytes before the end of a frame.")
+        parts.append(part)
+        missing -= len(part)
+    return b"".join(parts)

@@ -20,10 +20,9 @@ from typing import Any
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
 from haystack_deep_research.web import _pool
-from haystack_deep_research.web._charsets import decode
-from haystack_deep_research.web._threads import waiting_threads
-from haystack_deep_research.web.fetch import FetchedDocument
-from haystack_deep_research.web.limits import FetchLimits
+from haystack_deep_research.web._body import decode
+from haystack_deep_research.web._watchdog import waiting_threads
+from haystack_deep_research.web.fetch import FetchedDocument, FetchLimits
 
 __all__ = ["ExtractedText", "extract_text", "extract_text_async", "extract_text_file"]
 

@@ -1,5 +1,6 @@
 """
-Guarded downloading: every redirect hop checked by the URL policy, a byte cap, and a deadline nothing outlasts.
+Guarded downloading: every redirect hop checked by the URL policy, a byte cap, and a deadline nothing outlasts; and
+:class:`FetchLimits`, the limits on reading one document (downloading it, and extracting its text).
 
 :func:`fetch` and :func:`fetch_async` follow redirects themselves, checking each hop with a
 :class:`~haystack_deep_research.web.url_policy.UrlPolicy`, and connect to the address the policy checked rather
@@ -7,41 +8,109 @@ than resolving the host a second time. The body is streamed and dropped as soon 
 ``FetchLimits.max_bytes``. One deadline covers name lookups, connecting, TLS, every redirect, headers and body:
 ``FetchLimits.total_timeout`` (or the caller's ``deadline_s``, if sooner), and the transfer-rate rule of
 ``FetchLimits.min_transfer_rate``. The asynchronous fetch enforces it with an asyncio timeout; the synchronous one
-shuts the connection down from a watchdog thread (see ``_guard.py``), which costs far less per fetch than running
-the asynchronous fetch in a private event loop.
+shuts the connection down from a watchdog thread (:class:`ConnectionGuard`), which costs far less per fetch than
+running the asynchronous fetch in a private event loop.
+
+httpx's read timeout starts over with every byte, so a server that sends its headers or body one byte at a time
+never trips it. :class:`ConnectionGuard` watches the connection a fetch opens (httpcore reports it through the
+``trace`` request extension) and, when the fetch's :class:`~haystack_deep_research.web._body.Deadline` passes,
+shuts the socket down from the watchdog thread: the blocked read returns at once and the fetch raises
+:class:`~haystack_deep_research.errors.FetchTimeoutError`. Name lookups run in a small thread pool and are waited
+for only until the deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
+import threading
 import time
 from collections.abc import AsyncIterable, Iterable
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import httpx
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.web._body import Deadline
-from haystack_deep_research.web._guard import ConnectionGuard
 from haystack_deep_research.web._steps import (
     FinalResponse,
     build_request,
     check_hop,
     inspect_response,
+    lend_context,
     settle_content_type,
     too_many_redirects,
     transport_error,
 )
-from haystack_deep_research.web._tls import lend_context
-from haystack_deep_research.web.limits import FetchLimits
-from haystack_deep_research.web.url_policy import Resolver, UrlPolicy
+from haystack_deep_research.web._watchdog import Alarm, call_at, waiting_threads
+from haystack_deep_research.web.url_policy import Resolver, UrlPolicy, system_resolver
 
-__all__ = ["FetchedDocument", "fetch", "fetch_async"]
+__all__ = ["FetchLimits", "FetchedDocument", "fetch", "fetch_async"]
 
 # Our own transport serves one fetch: its connections are never kept for another request or host.
 _ONE_USE = httpx.Limits(max_keepalive_connections=0)
+_MAX_REDIRECTS_CEILING = 20
+_MIN_EXTRACTION_MEMORY = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True, kw_only=True)
+class FetchLimits(FieldsSerialized):
+    """
+    Limits on reading one document: downloading it, and turning it into text.
+
+    Downloading (:func:`~haystack_deep_research.web.fetch` and :func:`~haystack_deep_research.web.fetch_async`):
+
+    :param max_bytes: The largest body accepted, in bytes (after gzip/deflate decoding).
+    :param connect_timeout: Seconds to wait for a connection.
+    :param read_timeout: Seconds to wait for each read from the connection.
+    :param total_timeout: Seconds the whole fetch may take: name lookups, connecting, TLS, every redirect, headers
+        and body. Both the synchronous and the asynchronous fetch stop at this deadline, whatever the server does.
+    :param min_transfer_rate: Bytes per second each response must keep up, on average, once ``transfer_grace``
+        seconds have passed since its request began (connecting included): ``t`` seconds into a request, at least
+        ``min_transfer_rate * (t - transfer_grace)`` bytes of body must have arrived. It cuts servers that trickle
+        their headers or body long before ``total_timeout``. ``0`` turns the rule off.
+    :param transfer_grace: Seconds each response may take before ``min_transfer_rate`` applies: connecting, TLS,
+        the server's thinking time and the headers.
+    :param max_redirects: The most redirects followed (0 to 20); 0 refuses any redirect.
+
+    Extracting text (:func:`~haystack_deep_research.web.extract_text`):
+
+    :param max_pdf_pages: The most PDF pages turned into text.
+    :param max_pdf_decompressed_bytes: The most bytes of page content a PDF may decompress to, all pages together;
+        reading stops at the page that would pass it (a page that alone passes it is never decompressed in full).
+    :param extraction_timeout: Seconds the parser may spend on one HTML or PDF document; a document that takes
+        longer is refused.
+    :param max_extraction_memory: Bytes of memory the parser may allocate for one HTML or PDF document, on top of
+        what it holds when idle (enforced on Linux; at least 32 MiB).
+    :raises ConfigurationError: A value is out of range.
+    """
+
+    max_bytes: int = 5_000_000
+    connect_timeout: float = 5.0
+    read_timeout: float = 10.0
+    total_timeout: float = 30.0
+    min_transfer_rate: float = 16_384.0
+    transfer_grace: float = 5.0
+    max_redirects: int = 5
+    max_pdf_pages: int = 50
+    max_pdf_decompressed_bytes: int = 4_000_000
+    extraction_timeout: float = 15.0
+    max_extraction_memory: int = 100 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes", "max_pdf_pages", "max_pdf_decompressed_bytes"):
+            _checks.int_in_range(f"FetchLimits.{name}", getattr(self, name), 1)
+        _checks.int_in_range("FetchLimits.max_redirects", self.max_redirects, 0, _MAX_REDIRECTS_CEILING)
+        _checks.int_in_range("FetchLimits.max_extraction_memory", self.max_extraction_memory, _MIN_EXTRACTION_MEMORY)
+        for name in ("connect_timeout", "read_timeout", "total_timeout", "transfer_grace", "extraction_timeout"):
+            object.__setattr__(self, name, _checks.number_in_range(f"FetchLimits.{name}", getattr(self, name), 0))
+        rate = _checks.number_in_range("FetchLimits.min_transfer_rate", self.min_transfer_rate, 0, include_low=True)
+        object.__setattr__(self, "min_transfer_rate", rate)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,3 +299,97 @@ def _document(step: FinalResponse, *, asked_url: str, final_url: str) -> Fetched
         charset=step.charset,
         body=body,
     )
+
+
+# Lookups stuck in a slow resolver keep a thread until the resolver gives up; this many may be stuck at once.
+_LOOKUP_THREADS = 32
+
+
+class ConnectionGuard:
+    """
+    Cuts the connection of one synchronous fetch when its deadline passes.
+
+    Use it as a context manager around the fetch; pass :attr:`trace` as the request's ``trace`` extension and
+    :meth:`resolver` to the URL policy. The deadline is read again whenever the alarm goes off, so it may move.
+    """
+
+    def __init__(self, deadline: Deadline) -> None:
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._alarm: Alarm | None = None
+        self._done = False
+        self.fired = False
+
+    def __enter__(self) -> ConnectionGuard:
+        self._arm()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._lock:
+            self._done = True
+            if self._alarm is not None:
+                self._alarm.cancel()
+            self._swap(None)
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        """The ``trace`` request extension: remember each new connection's socket (a connect's ``return_value``)."""
+        if event != "connection.connect_tcp.complete":
+            return
+        sock = info["return_value"].get_extra_info("socket")
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            if self._done:
+                return
+            # A duplicate of the descriptor: shutting it down cuts the connection, and no one else can close it
+            # and hand its number to another socket while the watchdog holds it.
+            self._swap(sock.dup())
+            if self.fired:
+                self._cut()
+
+    def follow(self) -> None:
+        """Move the alarm earlier if the deadline moved earlier (a new hop starts its transfer-rate clock)."""
+        with self._lock:
+            if self._done or self._alarm is None or self._alarm.when <= self._deadline.expires_at():
+                return
+            self._alarm.cancel()
+            self._arm()
+
+    def resolver(self, resolver: Resolver | None) -> Resolver:
+        """The caller's resolver (``None``: the system's), its wait cut at the deadline by a ``FetchTimeoutError``."""
+        chosen = resolver or system_resolver
+
+        def bounded(host: str, port: int) -> list[str]:
+            future = waiting_threads("haystack-deep-research-dns", _LOOKUP_THREADS).submit(chosen, host, port)
+            try:
+                return future.result(timeout=self._deadline.remaining())
+            except FutureTimeout:
+                future.cancel()
+                raise self._deadline.error() from None
+
+        return bounded
+
+    def _arm(self) -> None:
+        self._alarm = call_at(self._deadline.expires_at(), self._on_alarm)
+
+    def _on_alarm(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            if time.monotonic() < self._deadline.expires_at():  # bytes arrived since: the deadline moved on
+                self._arm()
+                return
+            self.fired = True
+            self._cut()
+
+    def _cut(self) -> None:
+        if self._socket is not None:
+            # An OSError means the peer closed it already: the blocked call has returned on its own.
+            with contextlib.suppress(OSError):
+                self._socket.shutdown(socket.SHUT_RDWR)
+
+    def _swap(self, sock: socket.socket | None) -> None:
+        if self._socket is not None:
+            self._socket.close()
+        self._socket = sock

@@ -1,0 +1,357 @@
+"""
+The parsers that run inside a parser process (see ``_worker.py``): the main text and title of an HTML page, the text
+layer of a PDF, and the title and text of a Word, PowerPoint or Excel file.
+
+HTML: trafilatura finds the main text and drops boilerplate such as menus and footers. Before any parsing, markup that
+would make the parser itself take quadratic time is refused: libxml2 compares every attribute of an element with
+every other one, so an element with tens of thousands of attributes costs minutes. The check is one linear regular
+expression scan over the tags long enough to hold many attributes.
+
+PDF: pypdf reads the first ``max_pages`` pages under a budget of decompressed page content for the whole document: a
+page's content streams are decompressed before its text is extracted, and reading stops at the page that would pass
+the budget. pypdf's own limits are tightened to match, for this document only: no stream may decompress past the
+budget (a bomb is cut as soon as it does), and no content stream may hold more than ``_PARSE_WORK`` tokens (the
+parsed operators of one page are what costs memory). Encrypted PDFs are opened with the
+empty password, as viewers do; a PDF whose pages hold only images (a scan) is reported as having no text layer.
+
+Office files: the text comes from Haystack's own converters (``DOCXToDocument`` with python-docx,
+``PPTXToDocument`` with python-pptx, ``XLSXToDocument`` with pandas and openpyxl), imported here on the first such
+file so that a process that only ever parses web pages never loads them. These files are ZIP archives of XML: a small
+file can unpack into much more, which is why they are parsed here, under the process's time and memory limits, like a
+PDF.
+
+The title is the document's own: a Word file's core "title" property, else its first Title or Heading paragraph; a
+presentation's first slide title, else its core "title" property; a workbook's "title" property. ``""`` when none.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from itertools import islice
+from typing import Any
+
+import lxml.etree
+import lxml.html
+import pypdf
+import trafilatura
+from pypdf.errors import DependencyError, LimitReachedError
+from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
+
+from haystack_deep_research.errors import ExtractionError
+from haystack_deep_research.web._body import decode_html
+
+__all__ = ["OFFICE_KINDS", "html_text", "load_office", "office_text", "pdf_text"]
+
+# Only a tag this long can hold enough attributes to matter (each takes at least two characters).
+_LONG_TAG = re.compile(rb"<[A-Za-z][^<>]{512,}>")
+_ATTRIBUTE = re.compile(rb"""[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>=`]+))?""")
+# The parser's work on attributes grows with the square of their number per element. 50 million (about 7,000
+# attributes on one element, or 1,000 elements of 220) costs it about a tenth of a second; ordinary pages stay
+# far below (an element rarely has more than 30 attributes).
+_MAX_ATTRIBUTE_WORK = 50_000_000
+
+
+def html_text(body: bytes, *, charset: str | None, url: str) -> tuple[str, str]:
+    """
+    The title (``""`` when there is none) and main text of an HTML or XHTML page.
+
+    :raises ExtractionError: The markup is pathological or cannot be parsed, or the page has no main text.
+    :raises MemoryError: Parsing needed more memory than the process may use.
+    """
+    _check_attributes(body, url)
+    # Decoded once, here: the text and the title are read from the same characters, whatever the parsers guess.
+    markup = decode_html(body, charset)
+    try:
+        # Without trafilatura's metadata pass: it looks for dates, authors and licences this library never uses,
+        # and costs about four times the text extraction itself.
+        result = trafilatura.bare_extraction(
+            markup, url=url, with_metadata=False, include_comments=False, include_tables=True
+        )
+        text = (getattr(result, "text", None) or "").strip()
+    except MemoryError:
+        raise
+    except Exception as exc:  # trafilatura and lxml raise many unrelated types on bad markup
+        raise ExtractionError(f"The page at {url} could not be parsed as HTML ({type(exc).__name__}).") from exc
+    if not text:
+        raise ExtractionError(f"The page at {url} has no main text to read.")
+    return _html_title(markup), text
+
+
+def _check_attributes(body: bytes, url: str) -> None:
+    work = 0
+    most = 0
+    for tag in _LONG_TAG.finditer(body):
+        count = sum(1 for _ in _ATTRIBUTE.finditer(tag.group(), 1))
+        work += count * count
+        most = max(most, count)
+    if work > _MAX_ATTRIBUTE_WORK:
+        raise ExtractionError(
+            f"The page at {url} was not parsed: its elements carry too many attributes (up to {most} on one "
+            "element), which would take the HTML parser minutes."
+        )
+
+
+def _html_title(markup: str) -> str:
+    """
+    The page's title: its ``og:title``, else its only ``<h1>``, else its ``<title>`` tag, whitespace collapsed.
+
+    A page whose markup lxml cannot parse simply has no title here.
+    """
+    data = markup.encode("utf-8")
+    try:
+        # The encoding is given: the markup's own <meta charset> or XML declaration no longer applies to it.
+        tree = lxml.html.fromstring(data, parser=lxml.html.HTMLParser(encoding="utf-8")) if data.strip() else None
+    except (lxml.etree.ParserError, ValueError):
+        return ""
+    if tree is None:
+        return ""
+    headings = tree.findall(".//h1")
+    candidates = (
+        *(meta.get("content") for meta in tree.iterfind(".//meta[@property='og:title']")),
+        headings[0].text_content() if len(headings) == 1 else None,
+        tree.findtext(".//title"),
+    )
+    return next((" ".join(c.split()) for c in candidates if c and c.strip()), "")
+
+
+# Tokens in one content stream. A dense page of text has about 5,000; 300,000 parse into about 40 MiB.
+_PARSE_WORK = 300_000
+# Text forms drawn per page; pypdf's default of 5,000 lets one small form be redrawn into minutes of work.
+_FORM_DRAWS = 500
+# Below this many letters and digits per page, pages that hold images are a scan, whatever stray text they carry.
+_SCAN_CHARACTERS_PER_PAGE = 32
+_INLINE_IMAGE = re.compile(rb"(?:^|\s)BI\s")
+
+
+def pdf_text(body: bytes, *, url: str, max_pages: int, max_decompressed: int) -> tuple[str, str]:
+    """
+    The title (``""`` when there is none) and text of a PDF, pages separated by blank lines, reading at most
+    ``max_pages`` pages and ``max_decompressed`` bytes of page content, all pages together.
+
+    :raises ExtractionError: The PDF is malformed, locked by a password, has no text layer, or passes the budget
+        before any text is found.
+    :raises MemoryError: Reading needed more memory than the process may use.
+    """
+    limits = {
+        name: max_decompressed
+        for name in (
+            "zlib_maximum_output_length",
+            "lzw_maximum_output_length",
+            "run_length_maximum_output_length",
+            "brotli_maximum_output_length",
+            "array_based_stream_maximum_output_length",
+            "image_maximum_buffer_size",
+        )
+    }
+    configuration = pypdf.get_configuration().with_overwrites(
+        **limits,
+        stream_parsing_work_maximum_count=_PARSE_WORK,
+        xform_maximum_invocations_per_extraction=_FORM_DRAWS,
+        jbig2dec_binary=None,  # never start an external decoder for a stranger's file
+    )
+    with pypdf.apply_configuration(configuration):
+        return _read(body, url=url, max_pages=max_pages, limit=max_decompressed)
+
+
+def _read(body: bytes, *, url: str, max_pages: int, limit: int) -> tuple[str, str]:
+    budget = limit
+    stopped = ""  # why reading stopped early: "bytes" (the budget) or "work" (a page too complex to parse)
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(body))
+        if reader.is_encrypted:
+            _unlock(reader, url)
+        metadata = reader.metadata
+        title = str(metadata.title or "").strip() if metadata is not None else ""
+        texts: list[str] = []
+        image_pages = 0
+        for page in islice(reader.pages, max_pages):
+            try:
+                size, has_images = _contents(page)
+            except LimitReachedError:  # one stream alone decompresses past the budget
+                size, has_images = budget + 1, False
+            if size > budget:
+                stopped = "bytes"
+                break
+            budget -= size
+            try:
+                texts.append((page.extract_text() or "").strip())
+            except LimitReachedError:
+                stopped = "work"
+                break
+            image_pages += has_images
+    except (MemoryError, ExtractionError):
+        raise
+    except Exception as exc:  # pypdf raises its own errors and plain ValueError/KeyError on broken files
+        raise ExtractionError(
+            f"The PDF at {url} is malformed and cannot be read ({type(exc).__name__}: {exc})."
+        ) from exc
+    text = "\n\n".join(page for page in texts if page)
+    if not text and stopped == "bytes":
+        raise ExtractionError(
+            f"The PDF at {url} was not read: its pages decompress to more than the {limit} bytes of content "
+            "allowed (FetchLimits.max_pdf_decompressed_bytes) before any text is found."
+        )
+    if not text and stopped == "work":
+        raise ExtractionError(
+            f"The PDF at {url} was not read: a page holds more than the {_PARSE_WORK} drawing instructions a page "
+            "may hold before any text is found."
+        )
+    if texts and image_pages == len(texts) and _characters(text) < _SCAN_CHARACTERS_PER_PAGE * len(texts):
+        raise ExtractionError(
+            f"The PDF at {url} has no text layer to read: its pages hold only images, as a scan does."
+        )
+    if not text:
+        raise ExtractionError(f"The PDF at {url} has no text to read (it may hold only scanned images).")
+    return title, text
+
+
+def _unlock(reader: pypdf.PdfReader, url: str) -> None:
+    """Open a PDF that is encrypted with an empty user password, as PDF viewers do."""
+    try:
+        opened = reader.decrypt("") != pypdf.PasswordType.NOT_DECRYPTED
+    except DependencyError as exc:
+        raise ExtractionError(
+            f"The PDF at {url} is encrypted with a method this installation cannot decrypt ({exc}); install "
+            "haystack-deep-research with its declared dependencies (pypdf[crypto])."
+        ) from exc
+    if not opened:
+        raise ExtractionError(f"The PDF at {url} is encrypted with a password and cannot be read.")
+
+
+def _contents(page: pypdf.PageObject) -> tuple[int, bool]:
+    """Decompress a page's content streams; return their size and whether the page draws an image."""
+    contents = page.get("/Contents")
+    resolved = contents.get_object() if contents is not None else None
+    streams = [item.get_object() for item in resolved] if isinstance(resolved, ArrayObject) else [resolved]
+    data = [stream.get_data() for stream in streams if isinstance(stream, StreamObject)]
+    has_images = _draws_images(page) or any(_INLINE_IMAGE.search(chunk) for chunk in data)
+    return sum(len(chunk) for chunk in data), has_images
+
+
+def _draws_images(page: pypdf.PageObject) -> bool:
+    resources = page.get("/Resources")
+    resources = resources.get_object() if resources is not None else None
+    xobjects = resources.get("/XObject") if isinstance(resources, DictionaryObject) else None
+    xobjects = xobjects.get_object() if xobjects is not None else None
+    if not isinstance(xobjects, DictionaryObject):
+        return False
+    return any(
+        isinstance(item := xobjects[name].get_object(), DictionaryObject) and item.get("/Subtype") == "/Image"
+        for name in xobjects
+    )
+
+
+def _characters(text: str) -> int:
+    return sum(1 for char in text if char.isalnum())
+
+
+OFFICE_KINDS = ("docx", "pptx", "xlsx")
+"""The kinds of office file read, named by their suffix."""
+
+_LOADED: set[str] = set()
+
+
+def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
+    """
+    The title (``""`` when there is none) and text of an office file of one of :data:`OFFICE_KINDS`.
+
+    :raises ExtractionError: The file is not a valid file of its kind, or holds no text.
+    :raises ImportError: The packages its converter needs are not installed.
+    :raises MemoryError: Reading needed more memory than the process may use.
+    """
+    from haystack.dataclasses.byte_stream import ByteStream
+
+    if kind not in OFFICE_KINDS:
+        raise ExtractionError(f"The file at {url} could not be read: {kind!r} is not an office format read here.")
+    converter = _converter(kind)
+    # The converters log a file they cannot read and return nothing for it (logging is off in this process).
+    documents = converter.run(sources=[ByteStream(data=body)])["documents"]
+    if not documents:
+        raise ExtractionError(f"The file at {url} could not be read: it is not a valid .{kind} file.")
+    parts = []
+    for document in documents:
+        text = (document.content or "").strip()
+        sheet = (document.meta.get("xlsx") or {}).get("sheet_name") if kind == "xlsx" else None
+        if text:
+            parts.append(f"{sheet}\n{text}" if sheet else text)
+    text = "\n\n".join(parts)
+    if not text.strip():
+        raise ExtractionError(f"The file at {url} holds no text.")
+    return _office_title(kind, body, documents[0].meta), text
+
+
+def load_office(kind: str) -> bool:
+    """
+    Import the converter of an office kind (Haystack and the converter's packages), once per process.
+
+    The parser process calls this before it caps its memory for the file: the code is not the file's cost.
+    Returns whether it was imported now (``False`` when it already was, or the kind is unknown).
+    """
+    if kind not in OFFICE_KINDS or kind in _LOADED:
+        return False
+    _converter(kind)
+    _LOADED.add(kind)
+    return True
+
+
+def _converter(kind: str) -> Any:
+    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+    if kind == "docx":
+        from haystack.components.converters.docx import DOCXToDocument
+
+        return DOCXToDocument(table_format="csv")
+    if kind == "pptx":
+        from haystack.components.converters.pptx import PPTXToDocument
+
+        return PPTXToDocument()
+    from haystack.components.converters.xlsx import XLSXToDocument
+
+    return XLSXToDocument(table_format="csv")
+
+
+def _office_title(kind: str, body: bytes, meta: dict[str, Any]) -> str:
+    try:
+        if kind == "docx":
+            return _docx_title(body, meta)
+        if kind == "pptx":
+            return _pptx_title(body)
+        return _xlsx_title(body)
+    except (ValueError, KeyError, AttributeError, IndexError, OSError):  # a damaged part of the file: no title
+        return ""
+
+
+def _docx_title(body: bytes, meta: dict[str, Any]) -> str:
+    title = str((meta.get("docx") or {}).get("title") or "").strip()
+    if title:
+        return title
+    import docx
+
+    for paragraph in docx.Document(io.BytesIO(body)).paragraphs:
+        style = paragraph.style.name if paragraph.style is not None else ""
+        if (style == "Title" or style.startswith("Heading")) and paragraph.text.strip():
+            return paragraph.text.strip()
+    return ""
+
+
+def _pptx_title(body: bytes) -> str:
+    from pptx import Presentation
+
+    presentation = Presentation(io.BytesIO(body))
+    for slide in list(presentation.slides)[:1]:
+        shape = slide.shapes.title
+        if shape is not None and shape.has_text_frame and shape.text_frame.text.strip():
+            return str(shape.text_frame.text).strip()
+    return str(presentation.core_properties.title or "").strip()
+
+
+def _xlsx_title(body: bytes) -> str:
+    import openpyxl
+
+    workbook = openpyxl.load_workbook(io.BytesIO(body), read_only=True)
+    try:
+        return str(workbook.properties.title or "").strip()
+    finally:
+        workbook.close()
