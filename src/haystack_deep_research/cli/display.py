@@ -1,17 +1,9 @@
 """
-What the command shows on stderr while a run goes on, built on the run's typed events.
-
-- :class:`Display` follows the run with a :class:`~haystack_deep_research.options.progress.RunTracker` and shows nothing
-  (``--progress none``, ``-q``);
-- :class:`PlainDisplay` writes one line per step (``--progress plain``, and the default when stderr is not a
-  terminal), each line tagged with its phase and, for a researcher's steps, the researcher's number;
-- :class:`~haystack_deep_research.cli.live.RichDisplay` keeps a live view (``--progress rich``, and the default when
-  rich is installed and stderr is a terminal; ``TTY_COMPATIBLE=1`` makes rich treat stderr as a terminal).
-
-Every display is an event subscriber: pass it as ``inputs=RunInputs(on_event=display)``.
-:func:`~haystack_deep_research.cli.live.make_display` picks one for a ``--progress`` mode.
-
-Every line goes to the terminal through its one door (:mod:`haystack_deep_research._untrusted.terminal`).
+What the command shows on stderr while a run goes on, from the run's typed events: :class:`Display` only tracks
+(``--progress none``), :class:`PlainDisplay` writes one line per step, tagged with its phase and researcher, and
+:class:`~haystack_deep_research.cli.live.RichDisplay` keeps a live view (``TTY_COMPATIBLE=1`` makes rich treat stderr
+as a terminal); :func:`~haystack_deep_research.cli.live.make_display` picks one. Every line goes through the one door
+to the terminal (:mod:`haystack_deep_research._untrusted.terminal`).
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """
-The iterative mode of the ``deep-research`` command, and its recordings.
-
-    deep-research --mode iterative [--depth 3] [--cache DIR] [--record DIR] "question"
-    deep-research replay DIR [-o report.md]
-    deep-research update RUN_DIR [--depth N] [model and search options]
-
-``--mode iterative`` builds ``create_iterative_research_agent``: its analysis model is the orchestrator's (``--model``
-or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
-records the run and writes ``recording.json`` there (the question, the options it ran with, its report style and its
-sources, see
-:mod:`~haystack_deep_research.options.arguments`), which ``replay DIR`` reads to run it again from the recording,
-with no network, no model and no key; ``update`` reuses the run's own options (see
-:mod:`~haystack_deep_research.options.config`). ``update RUN_DIR`` researches the finished iterative run in ``RUN_DIR``
-again (see ``IterativeResearchAgent.update``).
+The iterative mode of the ``deep-research`` command (``--mode iterative``: ``create_iterative_research_agent`` on the
+orchestrator's, writer's and summarizer's models), its recordings (``--record DIR`` writes ``recording.json``, which
+``replay DIR`` runs again with no network, model or key) and ``update RUN_DIR``, which researches a finished run again
+with its own options (see :mod:`~haystack_deep_research.options.config`).
 """
 
 from __future__ import annotations

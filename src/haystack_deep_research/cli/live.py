@@ -1,15 +1,9 @@
 """
-The live view of ``deep-research`` (rich, the ``cli`` extra): the stages with their elapsed time, one row per
-researcher (its sub-topic, searches and those the cache served, pages read, tokens, time and state), planned and done
-sub-topics (and the search rounds of the iterative mode), tokens and the estimated cost so far, and the latest warning;
-then the summary as a panel.
-
-The view is redrawn a few times a second from the tracker, on rich's own refresh thread, so events are never
-slowed down by drawing. Every text of the view is a rich ``Text`` made through
-:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: rich never reads a sub-topic or a warning as markup,
-and no escape sequence reaches the terminal. When stderr is not a terminal rich prints the last frame once, without
-escape codes. rich is imported when a view is made or drawn: without it, :class:`RichDisplay` raises
-``MissingExtraError``.
+The live view of ``deep-research`` (rich, the ``cli`` extra): the stages, one row per researcher, the counts and cost
+so far, the latest warning; then the summary as a panel. It is redrawn from the tracker on rich's own refresh thread,
+so drawing never slows events down. Every text is a rich ``Text`` made through
+:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: a sub-topic or warning is never read as markup, and
+no escape sequence reaches the terminal. Without rich, :class:`RichDisplay` raises ``MissingExtraError``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """
-Where the command puts a run's results: the report (``-o`` or stdout), the evidence ledger (``--sources``), the run
-directory's copies, and the ``--json`` object.
+Where the command puts a run's results: the report (``-o``, whose suffix may ask for an HTML, Word or PDF export, or
+stdout), the evidence ledger (``--sources``), the run directory's copies, and the ``--json`` object.
 
-``-o`` writes the Markdown report, or by its suffix an HTML page, a Word document or a PDF in which every citation
-shows the passage of its source behind it (see :mod:`haystack_deep_research.report`). The ``--sources`` file is the
-ledger, each entry with a ``passages`` list: the ``sentence`` of the report citing it and the ``passage`` behind it.
-
-Every file is written through :func:`~haystack_deep_research._untrusted.files.write_file` as a path the user named:
-a regular file is replaced atomically, a FIFO or a character device (``-o /dev/stdout``) is written to as it stands,
-a symbolic link is followed, and a folder, socket or block device is never replaced.
-
-A report is never lost to a write or an export that fails after the run: the error is one line on stderr and the
-Markdown report goes to stdout instead.
-
-A run can take minutes and cost money, so ``-o``, ``--sources`` and ``--run-dir`` are checked before any model is
-called: a file path must not name a folder, and its folder must exist and be writable; the run directory must not
-name a file, and the nearest folder that exists on its path must be writable (the run creates the rest). The suffix
-of ``-o`` chooses the report's format (:func:`report_format`); a Word or PDF report whose extra is not installed is
-refused then too.
+Every file goes through :func:`~haystack_deep_research._untrusted.files.write_file` as a path the user named: a
+regular file is replaced atomically, a FIFO or character device (``-o /dev/stdout``) is written as it stands, a folder,
+socket or block device is never replaced. A report is never lost to a write or export that fails after the run: the
+error is one line and the Markdown goes to stdout. A run can take minutes and cost money, so the paths (and the extra
+an export needs) are checked before any model is called.
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
 """
-``deep-research scan``: research every item of a list (or of a provider), one research workflow run each.
-
-    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [--csv rows.csv]
-                       [--concurrency N] [--attempts N] [--progress bar|lines|none]
-                       [model and source options of deep-research: --model, --base-url, --price, --docs, ...]
-
-``ITEMS`` is a text file with one item per line (each line is the item's research question), or a provider class
-given as ``module:Class`` (a :class:`~haystack_deep_research.scans.KnowledgeProvider` built with no arguments). Each
-item is researched by ``create_research_workflow`` on the models and sources the shared options choose (see
-:mod:`~haystack_deep_research.options.parsers`; they mean what they mean for ``deep-research``): its Execute agent
-and page summarizer are the small model's roles (``--small-model``, else ``--model``, else ``gpt-5.4-mini`` on OpenAI),
-its web search is ``--search`` (Tavily with ``TAVILY_API_KEY``, else the keyless search) unless ``--no-web``, and each
-``--docs`` folder is searched too. Its structured output (``--schema``, default ``ResearchSummary``) becomes its row in
-``--out``. Rerunning with the same ``--out`` researches only the items not finished yet. ``--ray ADDRESS`` runs the
-items on a Ray cluster (``local`` starts one on this machine; needs ``haystack-deep-research[ray]``).
-
-Progress goes to stderr: a live bar (``haystack-deep-research[cli]``; the default when rich is installed), one line
-per item (the default otherwise), or nothing. An item whose research failed (every attempt raised, or returned with a
-failing ``exit_reason`` such as ``writer_failed``) gets no row: it is recorded with its reason in the failures file
-beside ``--out``, counted in the last line, and researched again by the next run. Exit status (``ExitCode``): 0 when
-every item has a row, 5 when some item failed, 6 when every item failed, 1 when the model server at ``--base-url``
-cannot be used (checked once before any item), 2 for a usage error (bad arguments, unreadable items, no key, a
-missing extra, another scan writing the same ``--out``).
+``deep-research scan``: research every item of a list (a text file, one question per line) or of a provider class
+(``module:Class``), one ``create_research_workflow`` run each, on the models and sources the shared options choose;
+each item's structured output (``--schema``) becomes its row in ``--out``, and rerunning researches only the items not
+finished. docs/scans.md has the options, the failures file and the exit status.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """
 Running the agent for the command, and what a run that never finished leaves behind.
 
-:func:`run_research` runs the agent with ``run_async`` under :func:`asyncio.run`. Ctrl-C (SIGINT) cancels the run's
-task (asyncio's own handling: the first Ctrl-C cancels, a second one stops at once); the cancellation reaches every
-researcher, the run directory is released, and the run comes back as interrupted, with the
-:class:`~haystack_deep_research.run.ResearchRun` the run opened (handed over through ``on_run_opened``). A run that
-raises comes back the same way, with its error.
+:func:`run_research` runs ``run_async`` under :func:`asyncio.run`: Ctrl-C cancels the run's task (a second one stops
+at once), the cancellation reaches every researcher, and the run comes back interrupted (or failed, with its error)
+with the :class:`~haystack_deep_research.run.ResearchRun` it opened. :func:`unfinished_result` turns such a run into a
+result as the write hook's fallback does, its citations verified against the pages really read.
 
-:func:`unfinished_result` turns such a run into a result: the notes gathered so far assembled into a report as the
-write hook's fallback does (the same template), its citations verified against the pages the run really read, and
-the run's ledger, warnings and usage.
-
-SIGTERM, what ``timeout``, systemd and Kubernetes send to stop a process, ends a command exactly as Ctrl-C does.
-
-:func:`sigterm_interrupts` installs a SIGTERM handler for the duration of a command (in the main thread only; the
-previous handler comes back after). The handler calls the current SIGINT handler, so a SIGTERM takes the path of a
-Ctrl-C: under :func:`asyncio.run` the run's task is cancelled, elsewhere ``KeyboardInterrupt`` is raised. What was
-gathered is then saved as a partial report (``-o``, ``--json``, ``--sources``, the run directory) and the command
-exits with :attr:`~haystack_deep_research.options.exit_codes.ExitCode.TERMINATED` (143, 128 + SIGTERM) instead of 130.
-What the command says about it names the signal: :func:`terminated` tells, during the command, whether one arrived.
+SIGTERM (what ``timeout``, systemd and Kubernetes send) ends a command as Ctrl-C does: :func:`sigterm_interrupts`
+installs, in the main thread and for the command only, a handler that calls the current SIGINT handler; the command
+then saves its partial report and exits 143 instead of 130.
 """
 
 from __future__ import annotations

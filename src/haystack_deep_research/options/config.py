@@ -1,34 +1,21 @@
 """
-Defaults for every option of every command, from TOML files and from the environment.
+Defaults for every option of every command, from TOML files and from the environment, and the options a run directory
+keeps (``options.json``) so that ``update RUN_DIR`` and ``ask RUN_DIR`` research the way the run did.
 
-An option's value comes from the command line, else the environment (``DEEP_RESEARCH_<DEST>``, then
-:data:`SDK_VARIABLES`), else the config file named (``--config`` or ``DEEP_RESEARCH_CONFIG``) or the user's own, else
-``./deep-research.toml`` of the working folder when no file is named, else its default; a file's per-command table
-(``[research]``, ``[scan]``, ``[mcp]``, ``[check]``) wins over its top-level keys. docs/cli.md ("Config file and
-environment") has the whole rule. The working folder's file may come with a folder the user did not write (a cloned
-repository), so it may not set an option that names a server, a host, a path or code (:func:`trusted_only`:
-``--base-url`` would receive the user's ``OPENAI_API_KEY``) unless ``--trust-folder-config`` is given or the file is
-named.
+An option's value comes from the command line, else ``DEEP_RESEARCH_<DEST>`` (then :data:`SDK_VARIABLES`), else the
+config file named (``--config``, ``DEEP_RESEARCH_CONFIG``) or the user's own, else ``./deep-research.toml`` when no file
+is named; docs/cli.md ("Config file and environment") has the whole rule. The working folder's file may come with a
+folder the user did not write (a cloned repository), so it may not set an option that names a server, a host, a path
+or code (:func:`trusted_only`: ``--base-url`` would receive the user's ``OPENAI_API_KEY``) unless
+``--trust-folder-config`` is given or the file is named. A config file is read only when it is a regular file (a FIFO
+never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML; :func:`parse_configured` converts every
+value with the option's own ``type`` and ``choices``, and any fault is a
+:class:`~haystack_deep_research.errors.ConfigFileError`, shown as a one-line usage error.
 
-Nothing here knows an option by name but :data:`SDK_VARIABLES` and :func:`trusted_only`: :func:`parse_configured`
-walks the parser's actions and converts every value with the option's own ``type`` and ``choices``, so a new option is
-configurable the moment it is added. An unknown key, a bad value, a refused key, a file that is not a regular file,
-over :data:`MAX_CONFIG_BYTES` or not TOML, raises :class:`~haystack_deep_research.errors.ConfigFileError`, shown as the
-command's one-line usage error (exit status 2).
-
-A config file (:func:`config_files` finds them, :func:`load_config` reads one) is read only when it is a regular file
-(a FIFO never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML.
-
-The options a run was made with, kept in its run directory (``options.json``) so that ``update RUN_DIR`` researches
-again the way the run did (and ``ask RUN_DIR`` asks with the run's own models and sources): the same depth,
-grounding, documents, web, search, models and report style (its outline file and instructions too), not the defaults.
-
-The file holds the options as the command line gave them (``{"options": [["--depth", "2"], ["--no-web"], ...]}``,
-paths made absolute, models and search resolved from their environment variables). Reading it checks every entry
-against the options that may be recorded and parses them with the command's own parser, so a damaged or hostile file
-is one line of error, never an option a run does not record (``--output``, ``--record``). Options given to ``update``
-win over the recorded ones. Since recorded options may name a server or a host to reach (``--base-url``,
-``--search-url``, ``--allow-host``), ``update`` says on stderr which ones it reuses.
+``options.json`` holds the options as the command line gave them (paths made absolute, models and search resolved
+from their variables). Reading it checks every entry against :data:`RECORDED_OPTIONS` and parses them with the
+command's own parser, so a damaged or hostile file is one line of error, never an option a run does not record
+(``--output``, ``--record``). Since recorded options may name a server or a host, ``update`` says which ones it reuses.
 """
 
 from __future__ import annotations

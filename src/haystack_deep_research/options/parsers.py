@@ -1,19 +1,10 @@
 """
-The options of every command: the parser of ``deep-research "question"`` and those of ``check``, ``mcp`` and
-``scan``, apart from what the commands do, so that the config layer (:mod:`.config`), the servers and the
-documentation can read every command's options without importing the commands.
-
-The options every command shares are two groups: ``models`` (:func:`add_model_options`: which models on which
-server, what each model call may take, their prices) and ``sources`` (:func:`add_source_options`: what the
-researchers search); :func:`add_shared_options` adds both, and the main command, its iterative mode, ``replay``,
-``update``, ``scan``, ``mcp`` and ``check`` all take them from here, so an option means the same on each. What they
-become (factory arguments) is in :mod:`.arguments`.
-
-The main command's own options come one group per concern: each ``add_*_options(parser)`` function adds one group (it
-shows as its own section of ``--help``), and :func:`research_parser` builds the parser from :data:`OPTION_GROUPS`. A
-new option joins the group it belongs to, or a new group function joins :data:`OPTION_GROUPS`. Numbers are checked
-here (:func:`bounded_int`, :func:`bounded_number`), so a bad value is a usage error in the option's own terms
-(``argument --max-subtopics: must be an integer from 1 to 50``) before anything runs.
+The options of every command, apart from what the commands do, so that the config layer, the servers and the docs can
+read them without importing the commands. Every command takes the ``models`` and ``sources`` groups from here
+(:func:`add_shared_options`), so an option means the same on each; what they become is in :mod:`.arguments`. The main
+command's own options come one group per concern (:data:`OPTION_GROUPS`, each a section of ``--help``). Numbers are
+checked here (:func:`bounded_int`, :func:`bounded_number`), so a bad value is a one-line usage error in the option's
+own terms before anything runs.
 """
 
 from __future__ import annotations

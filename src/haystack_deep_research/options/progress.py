@@ -2,22 +2,12 @@
 Where a run stands and how it ended, for every surface that follows one: the command's displays, the notebook's live
 progress and the MCP server's status line fold the same events and say the same outcome.
 
-:class:`RunTracker` is the one event folder: an event subscriber (``inputs=RunInputs(on_event=tracker)``) that reads
-the events' fields, never their text, and is thread-safe (researchers emit from several threads at once).
-:meth:`RunTracker.progress` returns a frozen :class:`RunProgress`: the stages with their elapsed time, one
-:class:`Researcher` per sub-topic (its searches, those the cache served, pages read, tokens, time and state), planned
-and done sub-topics, the run's searches, pages read and refused, tokens and estimated cost, its warnings and its
-citations. In the iterative mode each topic a round searches is a sub-topic (numbered in the order the analysis
-chose them, done when its round ends), and the rounds are counted.
-
-Stages follow the run: a stage starts with its first event and ends with its ``PhaseEnded`` or when the next stage
-starts; the orchestrator's own model calls and the summarizer's count toward ``research``. An event of a stage that
-has ended (a grounding rewrite's usage, counted toward ``write``) does not open it again.
-
-The outcome is said one way: :class:`RunSummary` holds the few lines the command prints when a run is over (how it
-ended, what it gathered, what it cost, where it went), from the run's result (the numbers the run itself published)
-and what the tracker saw (its time and sub-topics); :func:`outcome_line` says a result alone in one line (the
-notebook's footer, the MCP server's status); :func:`money` writes every amount.
+:class:`RunTracker` is the one event folder: a thread-safe event subscriber (researchers emit from several threads)
+that reads the events' fields, never their text; :meth:`RunTracker.progress` returns a frozen :class:`RunProgress`. In
+the iterative mode each topic a round searches is a sub-topic. A stage starts with its first event and ends with its
+``PhaseEnded`` or when the next stage starts (the orchestrator's and summarizer's calls count toward ``research``); an
+event of a stage that has ended does not open it again. :class:`RunSummary` holds the lines printed when a run is
+over, :func:`outcome_line` says a result in one line, :func:`money` writes every amount.
 """
 
 from __future__ import annotations
