@@ -54,7 +54,6 @@ from haystack_deep_research.options.arguments import (
     recorded_sources,
     replay_argv,
     report_style,
-    source_arguments,
     with_budgets,
     with_grounding,
 )
@@ -213,9 +212,13 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
 """The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
 
 
+def _quiet(args: argparse.Namespace) -> dict[str, bool]:
+    return {"quiet": args.quiet or args.progress == "none", "quiet_skipped": args.quiet}
+
+
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The factory arguments the options ask for; nothing for what was left at its default."""
-    options = factory_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet)
+    options = factory_arguments(args, **_quiet(args))
     budgets = Budgets(tokens=args.token_budget, seconds=args.time_budget, dollars=args.max_cost)
     options = with_budgets(options, budgets)
     if args.max_cost is not None:
@@ -234,12 +237,8 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         _, options = replay_options(replay)
         if prices := option_value(args, "prices"):
             options["budgets"] = Budgets(prices=dict(prices))
-        return create_iterative_research_agent(
-            **{
-                **options,
-                **source_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet),
-            }
-        ), options
+        sources = factory_arguments(args, models=False, **_quiet(args))
+        return create_iterative_research_agent(**{**options, **sources}), options
     options = _agent_options(args)
     if args.mode == "iterative":
         built = iterative_options(args, options)

@@ -1,20 +1,11 @@
 """
 What the shared options become: factory arguments (``*_llm`` models, ``budgets`` with the ``--price`` prices,
-``sources``) for every command and server, from parsed options (see :mod:`.parsers`) with the :data:`ENVIRONMENT`
-variables behind an option left out; a server with no command line (the Hayhooks wrapper, the MCP server) goes through
-the same functions with :func:`~haystack_deep_research.options.config.environment_options`.
-
-What the researchers search, as the command builds and records it: ``--search-url`` (a Tavily-compatible search
-server), ``--allow-host`` (a non-public host whose pages may be read), each ``--docs`` folder (indexed with
-:func:`index_progress`: a ``rich`` bar when rich is installed and stderr is a terminal, one ``[index]`` line per file
-otherwise, and what the indexing logs as ``[index]`` lines too, each through
-:func:`~haystack_deep_research._untrusted.terminal.terminal_text`), and the sources a recording keeps so that
-``replay`` can refuse what it cannot reproduce.
-
-A recording made with ``--record`` keeps, in its ``recording.json``, the ``--docs`` folders (each with a fingerprint of
-its files' names and contents), whether the web was searched, the search engine's name, its ``--search-url`` and the
-``--allow-host`` entries. ``replay`` rebuilds the same sources, and refuses (a usage error, one line) a recording whose
-folder is missing or changed, or whose search it does not know, instead of replaying with every look-up missing.
+``sources``) for every command and server, from parsed options with the :data:`ENVIRONMENT` variables behind an option
+left out (a server with no command line passes
+:func:`~haystack_deep_research.options.config.environment_options`); the ``--docs`` indexing display; the report style;
+and the sources a ``--record`` recording keeps (each ``--docs`` folder with a fingerprint of its files), so that
+``replay`` refuses, in one line, a folder missing or changed or a search it cannot rebuild instead of replaying with
+every look-up missing.
 """
 
 from __future__ import annotations
@@ -59,7 +50,6 @@ __all__ = [
     "recorded_sources",
     "replay_argv",
     "report_style",
-    "source_arguments",
     "web_options",
     "with_budgets",
     "with_grounding",
@@ -158,38 +148,19 @@ def factory_arguments(
     *,
     quiet: bool = True,
     quiet_skipped: bool | None = None,
+    models: bool = True,
 ) -> dict[str, Any]:
     """
-    The arguments of a research factory the shared options ask for (see :func:`model_arguments`), with ``sources``
-    (see :func:`source_arguments`).
+    The arguments of a research factory the shared options ask for: the models (see :func:`model_arguments`; left out
+    with ``models=False``) and ``sources``, a :class:`~haystack_deep_research.Sources` with ``search`` (``--search``,
+    or a Tavily tool at ``--search-url``), ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and
+    ``datastores`` (each ``--docs`` folder, indexed now or loaded from its cached index).
 
     :returns: The arguments; nothing for what was left at its default.
-    :raises ConfigurationError: If an option or environment value is invalid.
-    """
-    arguments = model_arguments(args, environ)
-    arguments.update(source_arguments(args, environ, quiet=quiet, quiet_skipped=quiet_skipped))
-    return arguments
-
-
-def source_arguments(
-    args: argparse.Namespace,
-    environ: Mapping[str, str] | None = None,
-    *,
-    quiet: bool = True,
-    quiet_skipped: bool | None = None,
-) -> dict[str, Any]:
-    """
-    The factory argument of what the researchers search, the same for every command: ``sources``, a
-    :class:`~haystack_deep_research.Sources` with ``search`` (``--search``, or a Tavily tool at ``--search-url``),
-    ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and ``datastores`` (each ``--docs`` folder, indexed now
-    or loaded from its cached index).
-
-    :returns: ``{"sources": ...}``.
     :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
     :raises ConfigurationError: If an option or environment value is invalid.
     """
-    from haystack_deep_research.options.arguments import web_options  # it builds the search tool: imported when used
-
+    chosen = model_arguments(args, environ) if models else {}  # a bad model option is said before any indexing
     arguments: dict[str, Any] = {}
     if (search := option_value(args, "search", environ)) is not None:
         arguments["search"] = search
@@ -204,7 +175,7 @@ def source_arguments(
             stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
     if stores:
         arguments["datastores"] = stores
-    return {"sources": Sources(**arguments)}
+    return {**chosen, "sources": Sources(**arguments)}
 
 
 def with_grounding(arguments: Mapping[str, Any], grounding: bool) -> dict[str, Any]:
