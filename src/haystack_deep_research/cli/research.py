@@ -212,13 +212,14 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
 """The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
 
 
-def _quiet(args: argparse.Namespace) -> dict[str, bool]:
-    return {"quiet": args.quiet or args.progress == "none", "quiet_skipped": args.quiet}
+def _arguments(args: argparse.Namespace, *, models: bool = True) -> dict[str, Any]:
+    quiet = args.quiet or args.progress == "none"
+    return factory_arguments(args, quiet=quiet, quiet_skipped=args.quiet, models=models)
 
 
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The factory arguments the options ask for; nothing for what was left at its default."""
-    options = factory_arguments(args, **_quiet(args))
+    options = _arguments(args)
     budgets = Budgets(tokens=args.token_budget, seconds=args.time_budget, dollars=args.max_cost)
     options = with_budgets(options, budgets)
     if args.max_cost is not None:
@@ -237,7 +238,7 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         _, options = replay_options(replay)
         if prices := option_value(args, "prices"):
             options["budgets"] = Budgets(prices=dict(prices))
-        sources = factory_arguments(args, models=False, **_quiet(args))
+        sources = _arguments(args, models=False)
         return create_iterative_research_agent(**{**options, **sources}), options
     options = _agent_options(args)
     if args.mode == "iterative":

@@ -18,18 +18,6 @@ from __future__ import annotations
 
 from haystack_deep_research.events.types import Event
 
-__all__ = [
-    "PageRead",
-    "PageRefused",
-    "SearchDecided",
-    "SearchDone",
-    "SearchRoundDone",
-    "SubagentCompleted",
-    "SubagentFailed",
-    "SubagentSpawned",
-    "TopicRefused",
-]
-
 
 def _by(agent: str) -> str:
     return f"subagent {agent} " if agent else ""

@@ -1,29 +1,13 @@
 """
-The MCP server: deep research and citation checking as tools, over stdio or streamable HTTP (official ``mcp`` SDK).
+The MCP server: the ``deep_research``, ``check_report`` and ``ask`` tools over stdio or streamable HTTP (the official
+``mcp`` SDK, 2.x, the ``mcp`` extra: :func:`build_server` raises ``MissingExtraError`` without it). docs/mcp.md
+describes each tool's arguments and results.
 
-- ``deep_research(question, max_subtopics?, token_budget?, time_budget?, max_cost?, grounding?)`` runs one research
-  run and returns the report (text) with its exit reason, cost, warnings and the URLs read (structured content).
-  Each event of the run is sent as a progress notification when the client asked for progress; a client that
-  cancels the request, or goes away before the answer (its stdio closes, its HTTP connection drops), cancels the
-  run: no model is called for it any more. ``report_type``, ``tone``, ``report_length``, ``outline`` (the report's
-  own headings) and ``instructions`` shape the report; with ``clarify`` the result may be one clarifying question
-  instead (text, and ``clarification`` in the structured content, ``exit_reason`` "clarification_needed"): call
-  again with ``clarifying_question`` and the user's ``answer``.
-- ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
-  check`` does.
-- ``ask(run_dir, question, research?)`` answers a question from a finished run's evidence, as ``deep-research ask``
-  does (see :func:`~haystack_deep_research.report.ask.ask_report`): the answer (text), with ``answered``,
-  ``exit_reason``, the URLs it cites and ``researched`` (structured content). ``run_dir`` is a directory under the
-  server's runs root (``--runs-root``, the working folder by default) whose journal is a regular file there: a path
-  that leads elsewhere (``..``, an absolute path, a symbolic link) is refused as a tool error.
-
-Over streamable HTTP every request passes the library's request guard first
-(:mod:`haystack_deep_research.serving.guard`): a web page's origin must be listed in ``DEEP_RESEARCH_ALLOWED_ORIGINS``
-(the SDK alone lets a page on any ``localhost`` port in), and with ``DEEP_RESEARCH_TOKEN`` set every request must
-carry ``Authorization: Bearer <token>``.
-
-The SDK is the optional extra ``mcp`` (the 2.x line), imported when the server is built: :func:`build_server` raises
-``MissingExtraError`` without it.
+A client that cancels a ``deep_research`` request, or goes away before its answer, cancels the run
+(:class:`CancelOnDisconnect` for streamable HTTP). ``ask`` reads only a run directory under the server's runs root
+whose journal is a regular file there: a path that leads elsewhere (``..``, an absolute path, a symbolic link) is a
+tool error. Over streamable HTTP every request passes the library's request guard first
+(:mod:`haystack_deep_research.serving.guard`): the SDK alone lets a page on any ``localhost`` port in.
 """
 
 import asyncio
