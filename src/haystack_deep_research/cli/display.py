@@ -47,27 +47,15 @@ class Display:
         self._logs = LogLines(self.log)
 
     def log(self, line: str) -> None:
-        """
-        Show one log record of the run (a warning a library logged), as one line; the base shows nothing.
-
-        :param line: The record's message, on one line.
-        """
+        """Show one log record of the run (a warning a library logged) as one line; the base shows nothing."""
 
     def __call__(self, event: Event) -> None:
-        """
-        Take one event of the run: track it, then show it.
-
-        :param event: The event.
-        """
+        """Track one event of the run, then show it."""
         self.tracker(event)
         self.show(event)
 
     def show(self, event: Event) -> None:
-        """
-        Show one event (the tracker has taken it).
-
-        :param event: The event.
-        """
+        """Show one event the tracker has taken."""
 
     def start(self) -> None:
         """The run is about to start: start the clock (and a live view); log records go through :meth:`log`."""
@@ -79,11 +67,7 @@ class Display:
         self._logs.detach()
 
     def summarize(self, summary: RunSummary) -> None:
-        """
-        Show how the run ended.
-
-        :param summary: The summary.
-        """
+        """Show how the run ended."""
 
 
 class PlainDisplay(Display):
@@ -115,10 +99,7 @@ class PlainDisplay(Display):
             self._print(line)
 
     def line(self, event: Event) -> str | None:
-        """
-        :param event: An event the tracker has taken.
-        :returns: Its line, or ``None`` for an event shown only in the summary (tool calls, usage, the run's end).
-        """
+        """The event's line, or ``None`` for one shown only in the summary (tool calls, usage, the run's end)."""
         if isinstance(event, _UNSHOWN):
             return None
         if isinstance(event, RunStarted):

@@ -44,11 +44,7 @@ __all__ = [
 
 @dataclass
 class Termination:
-    """
-    Whether a SIGTERM arrived while the command ran.
-
-    :param received: ``True`` once one did.
-    """
+    """Whether a SIGTERM arrived while the command ran."""
 
     received: bool = False
 
@@ -64,11 +60,7 @@ def terminated() -> bool:
 
 @contextmanager
 def sigterm_interrupts() -> Iterator[Termination]:
-    """
-    Turn SIGTERM into the interruption Ctrl-C causes, while the block runs (see the module docstring).
-
-    :returns: A context manager yielding the :class:`Termination` that records whether a SIGTERM arrived.
-    """
+    """Turn SIGTERM into the interruption Ctrl-C causes while the block runs; yields its :class:`Termination`."""
     termination = Termination()
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -122,14 +114,8 @@ def run_research(
     **run_options: bool,
 ) -> RunOutcome:
     """
-    Run the agent on the question until it finishes, fails or is interrupted.
-
-    :param agent: An agent of this library (its ``run_async`` is used).
-    :param question: The research question.
-    :param inputs: The run's inputs; ``on_run_opened`` is added.
-    :param messages: The conversation to run on instead of the question alone (a clarifying question answered).
-    :param run_options: Further inputs of ``run_async`` (``update=True`` for an iterative agent's update).
-    :returns: How the run ended.
+    Run the agent (``run_async``) on the question, or on ``messages`` (a clarifying question answered), until it
+    finishes, fails or is interrupted; ``run_options`` go to ``run_async`` (``update=True``).
     """
     opened: list[ResearchRun] = []
     given = dataclasses.replace(inputs, on_run_opened=opened.append)
@@ -151,14 +137,7 @@ def _cause(outcome: RunOutcome) -> str:
 
 
 def unfinished_result(outcome: RunOutcome) -> dict[str, Any]:
-    """
-    The result of a run that never finished: what it gathered, as a partial report.
-
-    :param outcome: The run's outcome (interrupted or failed).
-    :returns: The result's keys: ``report`` (the notes assembled into a report whose citations were verified; ``""``
-        when no note was gathered), ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``
-        (``interrupted`` or ``failed``), ``usage_by_phase``, ``cost`` and ``token_usage``.
-    """
+    """The result of a run that was interrupted or failed, with the notes it gathered as a verified partial report."""
     exit_reason = EXIT_INTERRUPTED if outcome.interrupted else EXIT_FAILED
     run = outcome.run
     if run is None:
