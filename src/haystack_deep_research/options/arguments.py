@@ -81,7 +81,7 @@ def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str]
     """
     The option's value, else its environment variable's (read as the option reads it), else ``None``.
 
-    :raises ConfigFileError: If the variable holds a value the option refuses (the message names the variable).
+    :raises ConfigFileError: If the variable holds a value the option refuses.
     """
     value = getattr(args, name, None)
     given = value is not None and value is not False and value != []
@@ -115,8 +115,7 @@ def _model_choice(args: argparse.Namespace, environ: Mapping[str, str] | None) -
 
 def model_arguments(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """
-    The ``*_llm`` arguments (only when a model option or its variable is set) and ``budgets`` holding the ``prices``
-    (only when some are given).
+    The ``*_llm`` arguments and ``budgets`` with the ``prices``, each only when an option or its variable is set.
 
     :raises ConfigurationError: If a role, a model name or an environment value is invalid.
     """
@@ -179,10 +178,7 @@ def factory_arguments(
 
 
 def with_grounding(arguments: Mapping[str, Any], grounding: bool) -> dict[str, Any]:
-    """
-    The arguments with ``grounding``: ``Grounding(judge_llm=...)`` when grounding was asked for and a judge chosen, else
-    the flag; the judge never reaches a factory on its own.
-    """
+    """The arguments with ``grounding``, holding the chosen judge (a ``judge_llm`` never reaches a factory alone)."""
     chosen = dict(arguments)
     judge = chosen.pop("judge_llm", None)
     chosen["grounding"] = Grounding(judge_llm=judge) if grounding and judge is not None else grounding
@@ -199,11 +195,7 @@ REPLAYABLE_SEARCHES = ("tavily", "ddgs")
 
 
 def check_search_url(url: str) -> str:
-    """
-    :param url: The ``--search-url`` given.
-    :returns: The URL without a trailing slash.
-    :raises UsageError: If it is not an absolute http(s) URL.
-    """
+    """:raises UsageError: If ``--search-url`` is not an absolute http(s) URL."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--search-url takes an http(s) URL of a Tavily-compatible server; got {url!r}.")
@@ -240,11 +232,7 @@ def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
 
 
 def folder_fingerprint(folder: Path) -> str:
-    """
-    :param folder: A ``--docs`` folder.
-    :returns: A SHA-256 of the names and contents of the files it indexes (not of their times: a copy is the same).
-    :raises OSError: If a file cannot be read.
-    """
+    """A SHA-256 of the names and contents of the files a ``--docs`` folder indexes (not their times)."""
     root = folder.expanduser().resolve()
     digest = hashlib.sha256()
     files, _ = folder_files(root)
@@ -256,10 +244,7 @@ def folder_fingerprint(folder: Path) -> str:
 
 
 def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
-    """
-    The manifest fields of its sources: ``docs`` (path and fingerprint of each folder), ``web``, ``search``,
-    ``search_url``, ``allow_hosts``, ``include_domains``, ``exclude_domains`` and ``since``.
-    """
+    """The recording manifest's fields of the sources: each ``--docs`` folder with its fingerprint, the web options."""
     name = "tavily" if args.search_url else (search or "auto")
     return {
         "docs": [
@@ -277,9 +262,8 @@ def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, 
 
 def replay_argv(directory: Path, manifest: Any) -> list[str]:
     """
-    The command-line options that rebuild a recording's sources, once checked that they can be rebuilt.
+    The command-line options that rebuild a recording's sources.
 
-    :returns: ``--docs``, ``--no-web``, ``--search``, ``--search-url`` and ``--allow-host`` options.
     :raises RecordingError: If a folder is missing or changed since the recording, or the search is unknown.
     """
     where = f"the recording {str(directory)!r}"
@@ -328,11 +312,7 @@ def _unsaid(line: str) -> None:
 def index_progress(
     label: str, *, quiet: bool = False, quiet_notes: bool | None = None
 ) -> Iterator[IndexProgress | None]:
-    """
-    A progress callback for :func:`~haystack_deep_research.sources.index_folder`, and its notes while it runs.
-
-    :returns: A context manager giving the callback (``None`` when quiet).
-    """
+    """A progress callback (``None`` when quiet) for :func:`~haystack_deep_research.sources.index_folder`."""
     shown = terminal_text(label, one_line=True)
     silent = quiet if quiet_notes is None else quiet_notes
     with logged_lines(_unsaid if silent else lambda line: say(f"[index] {shown}: {line}")):
@@ -372,7 +352,7 @@ _STYLE_FIELDS = {
 
 def read_outline(path: Path) -> list[str]:
     """
-    Its headings, to be checked by :class:`ReportStyle`.
+    The ``--outline`` file's headings, to be checked by :class:`ReportStyle`.
 
     :raises ConfigurationError: If it is not a regular UTF-8 text file of at most :data:`MAX_OUTLINE_BYTES`, or names
         no heading.
@@ -390,10 +370,9 @@ def read_outline(path: Path) -> list[str]:
 
 def report_style(args: argparse.Namespace) -> ReportStyle | None:
     """
-    :param args: Parsed options (see ``add_report_options``).
-    :returns: The report's style the options ask for, or ``None`` when they leave it at its default.
-    :raises ConfigurationError: If the outline file cannot be read, or a value is not one the style accepts (the
-        message names the option's field).
+    The report's style the options ask for, or ``None`` when they leave it at its default.
+
+    :raises ConfigurationError: If the outline file cannot be read, or a value is not one the style accepts.
     """
     chosen: dict[str, Any] = {
         field: getattr(args, dest) for dest, field in _STYLE_FIELDS.items() if getattr(args, dest, None) is not None
