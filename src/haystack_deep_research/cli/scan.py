@@ -21,10 +21,10 @@ from pydantic import BaseModel
 from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.agents import ResearchWorkflow, create_research_workflow, default_chat_generator
 from haystack_deep_research.agents.models import DEFAULT_SMALL_MODEL
-from haystack_deep_research.cli.research_checks import check_model_server
+from haystack_deep_research.cli.research_checks import check_model_server, check_sources
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
-from haystack_deep_research.options.arguments import check_option_credentials, factory_arguments, with_grounding
+from haystack_deep_research.options.arguments import factory_arguments, with_grounding
 from haystack_deep_research.options.config import environment_options, parse_configured
 from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.options.parsers import scan_parser
@@ -177,9 +177,7 @@ def run_scan_command(argv: Sequence[str]) -> int:
     try:
         provider = _provider(args.items)
         schema = _schema(args.schema)
-        check_option_credentials(args)
-        if args.no_web and not args.docs:
-            raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
+        check_sources(args)
         factory_arguments(args, quiet=args.progress == "none")  # bad options, and the --docs indexes, before any item
         check_model_server(args)
         executor: ScanExecutor = (

@@ -223,30 +223,20 @@ class RunTracker:
             self._started = self._clock()
 
     def __call__(self, event: Event) -> None:
-        """
-        Take one event of the run.
-
-        :param event: The event.
-        """
+        """Take one event of the run."""
         with self._lock:
             now = self._clock()
             self._follow_stage(event, now)
             self._take(event, now)
 
     def researcher(self, subtopic: str) -> Researcher | None:
-        """
-        :param subtopic: A sub-topic, as its events name it.
-        :returns: Its researcher as it stands, or ``None`` when no researcher has it.
-        """
+        """The researcher of a sub-topic (as its events name it) as it stands, or ``None``."""
         with self._lock:
             found = self._researchers.get(subtopic)
             return self._frozen(found, self._clock()) if found is not None else None
 
     def stage_seconds(self, name: str) -> float | None:
-        """
-        :param name: A stage's name.
-        :returns: How long the stage took (so far), or ``None`` if it has not started.
-        """
+        """How long the stage took (so far), or ``None`` if it has not started."""
         with self._lock:
             times = self._stages.get(_STAGE_OF.get(name, name))
             if times is None or times[0] is None:
@@ -356,20 +346,14 @@ _READ_KINDS = ("page", "document")
 
 
 def money(cost: float | None) -> str:
-    """
-    :param cost: US dollars, or ``None``.
-    :returns: The amount as the command shows it (``$0.0123``, ``$1.25``), or ``unknown``.
-    """
+    """US dollars as every surface shows them (``$0.0123``, ``$1.25``), or ``unknown``."""
     if cost is None:
         return "unknown"
     return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
 def outcome_line(result: Mapping[str, Any]) -> str:
-    """
-    :param result: A run's result (any shape), without what a tracker saw.
-    :returns: How it ended, in one line: exit reason, notes, pages read, warnings and cost.
-    """
+    """How a run's result (any shape) ended, in one line: exit reason, notes, pages read, warnings and cost."""
     pages = sum(isinstance(entry, Mapping) and entry.get("kind") == "page" for entry in result.get("sources") or [])
     cost = result.get("cost")
     return (
@@ -433,13 +417,7 @@ class RunSummary:
         saved: tuple[str, ...] = (),
         terminated: bool = False,
     ) -> RunSummary:
-        """
-        :param result: The run's result (or the partial result of a run that never finished).
-        :param progress: What the tracker saw.
-        :param saved: Where the outputs went.
-        :param terminated: Whether SIGTERM interrupted the run.
-        :returns: The summary.
-        """
+        """The summary of a run's (possibly partial) result and what the tracker saw."""
         sources = list(result.get("sources") or [])
         citations = result.get("citations") or {}
         usage = result.get("usage_by_phase") or {}
