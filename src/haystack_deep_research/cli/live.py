@@ -29,10 +29,7 @@ def _text(text: object, style: str = "", **options: Any) -> Any:
 
 
 def render_progress(progress: RunProgress) -> RenderableType:
-    """
-    :param progress: Where the run stands.
-    :returns: The live view of it.
-    """
+    """The live view of where the run stands."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -77,10 +74,7 @@ def render_progress(progress: RunProgress) -> RenderableType:
 
 
 def render_summary(summary: RunSummary) -> RenderableType:
-    """
-    :param summary: How the run ended.
-    :returns: The summary as a panel: one fact per line, then the warnings.
-    """
+    """The summary as a panel: one fact per line, then the warnings."""
     from rich.console import Group
     from rich.panel import Panel
 
@@ -155,11 +149,8 @@ def _rich_terminal() -> bool:
 
 def make_display(mode: str, tracker: RunTracker | None = None) -> Display:
     """
-    The display a ``--progress`` mode asks for.
+    The display (not started) a ``--progress`` mode asks for.
 
-    :param mode: ``auto``, ``rich``, ``plain`` or ``none``.
-    :param tracker: Where the run stands; a new tracker by default.
-    :returns: The display, not started.
     :raises MissingExtraError: If ``rich`` is asked for and rich is not installed.
     """
     if mode == "none":
