@@ -69,11 +69,7 @@ class LiveProgress:
         self.recent: deque[str] = deque(maxlen=_RECENT)
 
     def __call__(self, event: Event) -> None:
-        """
-        Take one event of the run.
-
-        :param event: The event.
-        """
+        """Take one event of the run."""
         if isinstance(event, UsageRecorded):  # one per model call; the result holds the totals
             return
         with self._lock:
