@@ -104,10 +104,7 @@ def parse_price(text: str) -> tuple[str, Price]:
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """
-    Which models, on which server, and what each call may take: ``--model``, ``--small-model``, ``--role-model``,
-    ``--base-url``, ``--api``, ``--price``, ``--timeout``, ``--retries``, ``--max-tokens``, ``--no-tool-choice``.
-    """
+    """The ``models`` group: which models, on which server, what each call may take, their prices."""
     group = parser.add_argument_group("models")
     group.add_argument(
         "--model", metavar="NAME", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL)."
@@ -172,10 +169,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
-    """
-    What the researchers search: ``--search``, ``--search-url``, ``--allow-host``, ``--docs``, ``--no-web``,
-    ``--index-dir``.
-    """
+    """The ``sources`` group: what the researchers search."""
     group = parser.add_argument_group("sources")
     group.add_argument(
         "--search",
@@ -194,10 +188,7 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
-    """
-    Where web search and reading may go: ``--search-url``, ``--allow-host``, and the chosen domains and dates
-    (``--include-domain``, ``--exclude-domain``, ``--since`` / ``--time-range``).
-    """
+    """Where web search and reading may go: the search server, the non-public hosts, the domains and dates."""
     group.add_argument(
         "--search-url",
         metavar="URL",
@@ -261,11 +252,7 @@ class CommandParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        """
-        Print the error as one line, through the door to the terminal, and exit with the usage error status.
-
-        :raises SystemExit: Always, with status 2.
-        """
+        """Print the error as one line, through the door to the terminal, and exit with status 2."""
         line = terminal_text(f"{self.prog}: error: {message} (see {self.prog} --help)", one_line=True)
         self.exit(ExitCode.USAGE, line + "\n")  # through the door: a config file's table name is written by others
 
@@ -344,10 +331,7 @@ def _length(text: str) -> int | str:
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
-    """
-    What the report looks like, and whether the question may be clarified first: ``--report-type``, ``--tone``,
-    ``--length``, ``--outline``, ``--instructions``, ``--clarify``.
-    """
+    """What the report looks like, and whether the question may be clarified first."""
     group = parser.add_argument_group("report")
     group.add_argument(
         "--report-type",
@@ -386,9 +370,7 @@ MODES = ("deep", "iterative")
 
 
 def add_iterative_options(parser: argparse.ArgumentParser) -> None:
-    """
-    The research mode and what lasts across runs: ``--mode``, ``--depth``, ``--cache``, ``--cache-ttl``, ``--record``.
-    """
+    """The research mode and what lasts across runs."""
     group = parser.add_argument_group("mode and cache")
     group.add_argument(
         "--mode", choices=MODES, default="deep", help="deep (sub-researchers, default) or iterative (depth rounds)."
