@@ -1,16 +1,7 @@
 """
-The ``deep-research`` command: research a question (:mod:`.research`), check a report, scan many items
-(:mod:`.scan`), serve over MCP (:mod:`.mcp`).
-
-Every command takes the same options, read once for every surface (the command, the MCP server, the Hayhooks
-wrapper) by :mod:`haystack_deep_research.options`: the parsers, their defaults from a TOML config file and
-``DEEP_RESEARCH_<OPTION>`` variables, what they become, the exit status and the check of a report.
-
-What the research command is made of, for reuse and tests: its outputs and their paths (:mod:`.output`), the run under
-Ctrl-C (:mod:`.session`) and its displays (:mod:`.display`, :mod:`.live`), which show what the one tracker of a run's
-events and its summary say (:mod:`haystack_deep_research.options.progress`).
-
-The command sends no Haystack telemetry unless ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it (:func:`main`).
+The ``deep-research`` command (:mod:`.research`; ``scan`` in :mod:`.scan`, the iterative mode, ``replay`` and
+``update`` in :mod:`.iterative`). Its options, read alike by every surface, are in
+:mod:`haystack_deep_research.options`; docs/cli.md documents them.
 """
 
 from collections.abc import Sequence

@@ -33,11 +33,7 @@ __all__ = ["ConsolePlanReview", "check_approve_plan", "console_plan_review", "pr
 
 
 def check_approve_plan(args: argparse.Namespace) -> None:
-    """
-    :param args: The parsed options.
-    :raises UsageError: If ``--approve-plan`` is given without a terminal, with ``--mode iterative`` or with
-        ``--progress rich``.
-    """
+    """:raises UsageError: If ``--approve-plan`` has no terminal, or comes with ``--mode iterative`` or a live view."""
     if not args.approve_plan:
         return
     if args.mode != "deep":
@@ -88,14 +84,7 @@ class ConsolePlanReview(ConfirmationUI):
     def get_user_confirmation(
         self, tool_name: str, tool_description: str, tool_params: dict[str, Any]
     ) -> ConfirmationUIResult:
-        """
-        Ask about one planned call.
-
-        :param tool_name: The tool's name.
-        :param tool_description: Its description.
-        :param tool_params: The arguments the model gave it.
-        :returns: ``confirm``, ``reject`` (with the reason as feedback) or ``modify`` (with the edited arguments).
-        """
+        """Ask about one planned call: ``confirm``, ``reject`` (the reason as feedback) or ``modify`` (new values)."""
         from rich.console import Group
         from rich.panel import Panel
         from rich.prompt import Prompt

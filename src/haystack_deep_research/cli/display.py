@@ -1,17 +1,9 @@
 """
-What the command shows on stderr while a run goes on, built on the run's typed events.
-
-- :class:`Display` follows the run with a :class:`~haystack_deep_research.options.progress.RunTracker` and shows nothing
-  (``--progress none``, ``-q``);
-- :class:`PlainDisplay` writes one line per step (``--progress plain``, and the default when stderr is not a
-  terminal), each line tagged with its phase and, for a researcher's steps, the researcher's number;
-- :class:`~haystack_deep_research.cli.live.RichDisplay` keeps a live view (``--progress rich``, and the default when
-  rich is installed and stderr is a terminal; ``TTY_COMPATIBLE=1`` makes rich treat stderr as a terminal).
-
-Every display is an event subscriber: pass it as ``inputs=RunInputs(on_event=display)``.
-:func:`~haystack_deep_research.cli.live.make_display` picks one for a ``--progress`` mode.
-
-Every line goes to the terminal through its one door (:mod:`haystack_deep_research._untrusted.terminal`).
+What the command shows on stderr while a run goes on, from the run's typed events: :class:`Display` only tracks
+(``--progress none``), :class:`PlainDisplay` writes one line per step, tagged with its phase and researcher, and
+:class:`~haystack_deep_research.cli.live.RichDisplay` keeps a live view (``TTY_COMPATIBLE=1`` makes rich treat stderr
+as a terminal); :func:`~haystack_deep_research.cli.live.make_display` picks one. Every line goes through the one door
+to the terminal (:mod:`haystack_deep_research._untrusted.terminal`).
 """
 
 from __future__ import annotations
@@ -55,27 +47,15 @@ class Display:
         self._logs = LogLines(self.log)
 
     def log(self, line: str) -> None:
-        """
-        Show one log record of the run (a warning a library logged), as one line; the base shows nothing.
-
-        :param line: The record's message, on one line.
-        """
+        """Show one log record of the run (a warning a library logged) as one line; the base shows nothing."""
 
     def __call__(self, event: Event) -> None:
-        """
-        Take one event of the run: track it, then show it.
-
-        :param event: The event.
-        """
+        """Track one event of the run, then show it."""
         self.tracker(event)
         self.show(event)
 
     def show(self, event: Event) -> None:
-        """
-        Show one event (the tracker has taken it).
-
-        :param event: The event.
-        """
+        """Show one event the tracker has taken."""
 
     def start(self) -> None:
         """The run is about to start: start the clock (and a live view); log records go through :meth:`log`."""
@@ -87,11 +67,7 @@ class Display:
         self._logs.detach()
 
     def summarize(self, summary: RunSummary) -> None:
-        """
-        Show how the run ended.
-
-        :param summary: The summary.
-        """
+        """Show how the run ended."""
 
 
 class PlainDisplay(Display):
@@ -123,10 +99,7 @@ class PlainDisplay(Display):
             self._print(line)
 
     def line(self, event: Event) -> str | None:
-        """
-        :param event: An event the tracker has taken.
-        :returns: Its line, or ``None`` for an event shown only in the summary (tool calls, usage, the run's end).
-        """
+        """The event's line, or ``None`` for one shown only in the summary (tool calls, usage, the run's end)."""
         if isinstance(event, _UNSHOWN):
             return None
         if isinstance(event, RunStarted):

@@ -1,18 +1,8 @@
 """
-The iterative mode of the ``deep-research`` command, and its recordings.
-
-    deep-research --mode iterative [--depth 3] [--cache DIR] [--record DIR] "question"
-    deep-research replay DIR [-o report.md]
-    deep-research update RUN_DIR [--depth N] [model and search options]
-
-``--mode iterative`` builds ``create_iterative_research_agent``: its analysis model is the orchestrator's (``--model``
-or ``--role-model orchestrator=NAME``), its writer the writer's, its page summarizer the summarizer's. ``--record DIR``
-records the run and writes ``recording.json`` there (the question, the options it ran with, its report style and its
-sources, see
-:mod:`~haystack_deep_research.options.arguments`), which ``replay DIR`` reads to run it again from the recording,
-with no network, no model and no key; ``update`` reuses the run's own options (see
-:mod:`~haystack_deep_research.options.config`). ``update RUN_DIR`` researches the finished iterative run in ``RUN_DIR``
-again (see ``IterativeResearchAgent.update``).
+The iterative mode of the ``deep-research`` command (``--mode iterative``: ``create_iterative_research_agent`` on the
+orchestrator's, writer's and summarizer's models), its recordings (``--record DIR`` writes ``recording.json``, which
+``replay DIR`` runs again with no network, model or key) and ``update RUN_DIR``, which researches a finished run again
+with its own options (see :mod:`~haystack_deep_research.options.config`).
 """
 
 from __future__ import annotations
@@ -81,18 +71,10 @@ def _models_of(agent: Any) -> dict[str, str]:
 def write_manifest(
     directory: Path, question: str, agent: Any, options: dict[str, Any], *, sources: dict[str, Any] | None = None
 ) -> None:
-    """
-    Write ``recording.json``: what ``replay`` needs to run the recording again.
-
-    :param directory: The recording's directory.
-    :param question: The question.
-    :param agent: The iterative agent that made the recording.
-    :param options: The arguments the agent was built with.
-    :param sources: What the run searched (see :func:`~haystack_deep_research.options.arguments.recorded_sources`): docs
-        folders, web, search name, search URL, allowed hosts.
-    """
+    """Write ``recording.json``: what ``replay`` needs to run the recording again (``options``: the agent's)."""
     chosen = options.get("sources") or Sources()
     search = chosen.search or "auto"
+    prices = dict(options["budgets"].prices or {}) if options.get("budgets") is not None else {}
     manifest = {
         "question": question,
         "depth": options["depth"],
@@ -101,16 +83,11 @@ def write_manifest(
         "web": chosen.web,
         **(sources or {}),
         "models": _models_of(agent),
-        "prices": {name: [price.input_per_mtok, price.output_per_mtok] for name, price in _prices(options).items()},
+        "prices": {name: [price.input_per_mtok, price.output_per_mtok] for name, price in prices.items()},
         "style": options["style"].to_dict() if options.get("style") is not None else {},
     }
     directory.mkdir(parents=True, exist_ok=True)
     write_file(directory / MANIFEST_FILE, json.dumps(manifest, ensure_ascii=False, indent=2))
-
-
-def _prices(options: dict[str, Any]) -> dict[str, Any]:
-    budgets = options.get("budgets")
-    return dict(budgets.prices or {}) if budgets is not None else {}
 
 
 def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
@@ -164,11 +141,7 @@ _HELP = {
 
 
 def subcommand_help(command: str, argv: Sequence[str]) -> int | None:
-    """
-    :param command: ``replay``, ``update`` or ``ask``.
-    :param argv: The arguments after it.
-    :returns: With ``-h`` or ``--help`` first, 0 once the command's help is printed; else ``None``.
-    """
+    """With ``-h`` or ``--help`` first in ``argv``, print the subcommand's help and return 0; else ``None``."""
     if not argv or argv[0] not in ("-h", "--help"):
         return None
     subcommand_parser(command).print_help()
@@ -176,10 +149,7 @@ def subcommand_help(command: str, argv: Sequence[str]) -> int | None:
 
 
 def subcommand_parser(command: str) -> argparse.ArgumentParser:
-    """
-    :param command: ``replay``, ``update`` or ``ask``.
-    :returns: The parser of its ``--help``: its directory; the options that follow are those of ``deep-research``.
-    """
+    """The parser of ``replay``, ``update`` or ``ask`` for its ``--help`` (the options: those of ``deep-research``)."""
     from haystack_deep_research.options.parsers import OPTION_GROUPS, add_display_options, add_output_options
 
     positional, description = _HELP[command]

@@ -1,15 +1,9 @@
 """
-The live view of ``deep-research`` (rich, the ``cli`` extra): the stages with their elapsed time, one row per
-researcher (its sub-topic, searches and those the cache served, pages read, tokens, time and state), planned and done
-sub-topics (and the search rounds of the iterative mode), tokens and the estimated cost so far, and the latest warning;
-then the summary as a panel.
-
-The view is redrawn a few times a second from the tracker, on rich's own refresh thread, so events are never
-slowed down by drawing. Every text of the view is a rich ``Text`` made through
-:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: rich never reads a sub-topic or a warning as markup,
-and no escape sequence reaches the terminal. When stderr is not a terminal rich prints the last frame once, without
-escape codes. rich is imported when a view is made or drawn: without it, :class:`RichDisplay` raises
-``MissingExtraError``.
+The live view of ``deep-research`` (rich, the ``cli`` extra): the stages, one row per researcher, the counts and cost
+so far, the latest warning; then the summary as a panel. It is redrawn from the tracker on rich's own refresh thread,
+so drawing never slows events down. Every text is a rich ``Text`` made through
+:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: a sub-topic or warning is never read as markup, and
+no escape sequence reaches the terminal. Without rich, :class:`RichDisplay` raises ``MissingExtraError``.
 """
 
 from __future__ import annotations
@@ -35,10 +29,7 @@ def _text(text: object, style: str = "", **options: Any) -> Any:
 
 
 def render_progress(progress: RunProgress) -> RenderableType:
-    """
-    :param progress: Where the run stands.
-    :returns: The live view of it.
-    """
+    """The live view of where the run stands."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -83,10 +74,7 @@ def render_progress(progress: RunProgress) -> RenderableType:
 
 
 def render_summary(summary: RunSummary) -> RenderableType:
-    """
-    :param summary: How the run ended.
-    :returns: The summary as a panel: one fact per line, then the warnings.
-    """
+    """The summary as a panel: one fact per line, then the warnings."""
     from rich.console import Group
     from rich.panel import Panel
 
@@ -161,11 +149,8 @@ def _rich_terminal() -> bool:
 
 def make_display(mode: str, tracker: RunTracker | None = None) -> Display:
     """
-    The display a ``--progress`` mode asks for.
+    The display (not started) a ``--progress`` mode asks for.
 
-    :param mode: ``auto``, ``rich``, ``plain`` or ``none``.
-    :param tracker: Where the run stands; a new tracker by default.
-    :returns: The display, not started.
     :raises MissingExtraError: If ``rich`` is asked for and rich is not installed.
     """
     if mode == "none":

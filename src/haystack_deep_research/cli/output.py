@@ -1,23 +1,12 @@
 """
-Where the command puts a run's results: the report (``-o`` or stdout), the evidence ledger (``--sources``), the run
-directory's copies, and the ``--json`` object.
+Where the command puts a run's results: the report (``-o``, whose suffix may ask for an HTML, Word or PDF export, or
+stdout), the evidence ledger (``--sources``), the run directory's copies, and the ``--json`` object.
 
-``-o`` writes the Markdown report, or by its suffix an HTML page, a Word document or a PDF in which every citation
-shows the passage of its source behind it (see :mod:`haystack_deep_research.report`). The ``--sources`` file is the
-ledger, each entry with a ``passages`` list: the ``sentence`` of the report citing it and the ``passage`` behind it.
-
-Every file is written through :func:`~haystack_deep_research._untrusted.files.write_file` as a path the user named:
-a regular file is replaced atomically, a FIFO or a character device (``-o /dev/stdout``) is written to as it stands,
-a symbolic link is followed, and a folder, socket or block device is never replaced.
-
-A report is never lost to a write or an export that fails after the run: the error is one line on stderr and the
-Markdown report goes to stdout instead.
-
-A run can take minutes and cost money, so ``-o``, ``--sources`` and ``--run-dir`` are checked before any model is
-called: a file path must not name a folder, and its folder must exist and be writable; the run directory must not
-name a file, and the nearest folder that exists on its path must be writable (the run creates the rest). The suffix
-of ``-o`` chooses the report's format (:func:`report_format`); a Word or PDF report whose extra is not installed is
-refused then too.
+Every file goes through :func:`~haystack_deep_research._untrusted.files.write_file` as a path the user named: a
+regular file is replaced atomically, a FIFO or character device (``-o /dev/stdout``) is written as it stands, a folder,
+socket or block device is never replaced. A report is never lost to a write or export that fails after the run: the
+error is one line and the Markdown goes to stdout. A run can take minutes and cost money, so the paths (and the extra
+an export needs) are checked before any model is called.
 """
 
 from __future__ import annotations
@@ -104,15 +93,8 @@ def save_outputs(
     finished: bool = True,
 ) -> Saved:
     """
-    Write the report and the ledger where the options say.
-
-    :param result: The run's result (or the partial result of a run that never finished).
-    :param output: ``-o``: the report's file; ``None`` for stdout.
-    :param sources: ``--sources``: the ledger's file, if any.
-    :param run: The run; for one that never finished, its run directory (if any) gets the partial report and the
-        ledger, as a finished run's does.
-    :param finished: Whether the run finished (its run directory is then already written).
-    :returns: What was written where; a report that could not be written is to go to stdout.
+    Write the report (``-o``, else stdout) and the ledger (``--sources``); for a run that never finished, also its run
+    directory's partial report and ledger, as a finished run writes them. A report not written is to go to stdout.
     """
     saved = Saved()
     report = str(result.get("report") or "")
@@ -137,12 +119,7 @@ def save_outputs(
 
 
 def with_passages(ledger: list[Any], citations: Any) -> list[Any]:
-    """
-    :param ledger: The ledger's entries (``sources``).
-    :param citations: The ``citations`` output.
-    :returns: The entries, each with ``passages``: for every sentence of the report citing it, the ``sentence`` and
-        the ``passage`` of its text behind it (see :func:`haystack_deep_research.report.publish.cited_passages`).
-    """
+    """The ledger's entries, each with ``passages``: the ``sentence`` citing it and the ``passage`` behind it."""
     found = citations.get("passages") if isinstance(citations, Mapping) else None
     by_url: dict[str, list[dict[str, str]]] = {}
     for passage in found or []:
@@ -158,13 +135,8 @@ def with_passages(ledger: list[Any], citations: Any) -> list[Any]:
 
 
 def result_json(result: Mapping[str, Any], question: str, *, error: str | None = None) -> str:
-    """
-    :param result: The run's result (or a partial result).
-    :param question: The research question.
-    :param error: Why the run failed, if it did.
-    :returns: The ``--json`` object: ``question``, then :data:`JSON_KEYS` (the warnings naming options, not Python
-        settings), then ``clarification`` when the run asked one, then ``error`` when given.
-    """
+    """The ``--json`` object: ``question``, :data:`JSON_KEYS` (the warnings in the command's words), ``clarification``
+    when the run asked one, ``error`` when given."""
     payload: dict[str, Any] = {"question": question, **{key: result.get(key) for key in JSON_KEYS}}
     payload["warnings"] = [in_words(str(warning)) for warning in payload["warnings"] or []]  # in the command's words
     if result.get("clarification"):  # a --clarify run that asked instead of researching
@@ -175,9 +147,6 @@ def result_json(result: Mapping[str, Any], question: str, *, error: str | None =
 
 
 def print_stdout(text: str) -> None:
-    """
-    :param text: What goes to stdout (the report, or the JSON object).
-    """
     say(text, file=sys.stdout)
 
 
@@ -198,12 +167,7 @@ _EXTRAS = {
 
 
 def report_format(path: Path) -> ReportFormat:
-    """
-    :param path: ``-o``.
-    :returns: The report's format by the path's suffix: ``.html``/``.htm``, ``.docx`` and ``.pdf`` are exports of the
-        report, ``.csv`` and ``.xlsx`` its evidence table (see :mod:`haystack_deep_research.report`); any other suffix
-        (``.md``, none) gets the Markdown.
-    """
+    """``-o``'s format by its suffix: exports of the report or its evidence table, else (``.md``, none) Markdown."""
     return _FORMATS.get(path.suffix.lower(), "markdown")
 
 
@@ -213,14 +177,8 @@ def _writable_folder(folder: Path) -> bool:
 
 def check_output_file(path: Path, option: str) -> Path:
     """
-    Check that a file can be written at ``path``.
-
-    :param path: The path given.
-    :param option: The option it was given with (``-o``, ``--sources``), quoted in the error.
-    :returns: The path.
-    :raises UsageError: If it names a folder, a socket or a block device, its folder does not exist or is not a
-        folder, or cannot be written. A FIFO, a character device or ``/dev/stdout`` is written to as it stands (see
-        :func:`~haystack_deep_research._untrusted.files.written_through`), so its folder need not be writable.
+    :raises UsageError: If ``path`` names a folder, a socket or a block device, or its folder is missing or not
+        writable (a FIFO or character device is written as it stands, so its folder need not be writable).
     """
     if path.is_dir():
         raise UsageError(f"{option} {path} is a folder; give a file path, for example {path / 'report.md'}.")
@@ -239,13 +197,7 @@ def check_output_file(path: Path, option: str) -> Path:
 
 
 def check_run_dir_path(path: Path) -> Path:
-    """
-    Check that ``path`` can be a run directory.
-
-    :param path: The ``--run-dir`` given.
-    :returns: The path.
-    :raises UsageError: If it names a file, or the nearest existing folder on its path cannot be written.
-    """
+    """:raises UsageError: If ``--run-dir`` names a file, or the nearest existing folder on its path is not writable."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"--run-dir {path} is a file; give a folder (it is created if missing).")
     existing = next((folder for folder in (path, *path.absolute().parents) if folder.exists()), None)
@@ -258,13 +210,8 @@ def check_run_dir_path(path: Path) -> Path:
 
 def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Path | None) -> None:
     """
-    Check every output path the command was given (see the module docstring).
-
-    :param output: ``-o``, if given.
-    :param sources: ``--sources``, if given.
-    :param run_dir: ``--run-dir``, if given.
-    :raises UsageError: If one cannot be used, or ``-o`` and ``--sources`` name the same file.
-    :raises MissingExtraError: If ``-o`` names a Word or PDF file and the extra that writes it is not installed.
+    :raises UsageError: If an output path cannot be used, or ``-o`` and ``--sources`` name the same file.
+    :raises MissingExtraError: If ``-o`` names an export whose extra is not installed.
     """
     if output is not None:
         check_output_file(output, "-o")

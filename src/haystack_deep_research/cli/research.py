@@ -1,63 +1,18 @@
 """
-The ``deep-research`` command.
+The ``deep-research`` command and its subcommands (``check``, ``scan``, ``mcp``, ``replay``, ``update``, ``ask``);
+docs/cli.md has every option, the config file rules and the exit status table
+(:class:`~haystack_deep_research.options.exit_codes.ExitCode`).
 
-    deep-research "your question" [-o report.md] [--sources sources.json] [--run-dir DIR] [--json]
-                  [--max-subtopics N] [--token-budget N] [--time-budget SECONDS] [--max-cost USD] [--grounding]
-                  [--approve-plan]
-                  [--model NAME] [--small-model NAME] [--role-model ROLE=NAME ...]
-                  [--base-url URL] [--api chat|responses] [--price MODEL=INPUT,OUTPUT ...]
-                  [--timeout SECONDS] [--retries N] [--max-tokens N] [--no-tool-choice]
-                  [--search auto|tavily|ddgs] [--search-url URL] [--allow-host HOST ...]
-                  [--docs FOLDER ...] [--no-web] [--index-dir DIR]
-                  [--mode deep|iterative] [--depth N] [--cache DIR] [--cache-ttl SECONDS] [--record DIR]
-                  [--progress auto|rich|plain|none] [-q]
-    deep-research replay DIR [options]
-    deep-research update RUN_DIR [options]
-    deep-research ask RUN_DIR "question" [--research] [-o FILE] [--json] [options]
-    deep-research check REPORT.md [--sources sources.json] [--judge] [model options]
-    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [model and source options]
-    deep-research mcp [--transport stdio|http] [--host HOST] [--port PORT] [model and source options]
+The first argument chooses the form: a name in :data:`SUBCOMMANDS` runs that command; anything else is a question, so
+``deep-research "check the solar data"`` still researches (``deep-research -- check`` researches the word "check").
+Progress goes to stderr, the report to stdout or ``-o``; the options (output paths included) are checked before any
+model is called, and every user error is one line. Ctrl-C and SIGTERM stop the run and save what it gathered as a
+partial report (see :mod:`.session`), as a failing run does.
 
-Progress goes to stderr (a live view with rich when stderr is a terminal, else one line per step; see
-:mod:`haystack_deep_research.cli.display`), the report to stdout or the ``-o`` file, ``--json`` prints one JSON
-object instead. The options are checked (output paths included) before any model is called; every user error is one
-line. Exit status (:class:`~haystack_deep_research.options.exit_codes.ExitCode`, one table for every subcommand): 0
-done, 1 run failed (a model server at ``--base-url`` that cannot be used is said before the run), 2 usage error, 3
-clarification needed (``--clarify`` without a terminal, see :mod:`.clarify`), 5 partial research (some researchers
-failed, a budget spent, ...), 6 failed research, 130 interrupted, 143 terminated. Ctrl-C stops the run and saves
-what it gathered as a partial report: to ``-o`` (or stdout), ``--sources`` and the run directory; SIGTERM does the
-same (see :mod:`.session`), and so does a run that fails.
-
-Every option also reads ``DEEP_RESEARCH_<OPTION>`` and the ``[research]`` table of the config file (see
-:mod:`~haystack_deep_research.options.config`): a flag wins over its variable, the variable over the file.
-
-Models and search, with their environment equivalents (an option wins over its variable):
-
-- ``--model`` (``DEEP_RESEARCH_MODEL``): orchestrator, scope and writer; ``--small-model``
-  (``DEEP_RESEARCH_SMALL_MODEL``): researcher and summarizer; ``--role-model ROLE=NAME`` (repeatable) for one role.
-- ``--base-url`` (``DEEP_RESEARCH_BASE_URL`` or ``OPENAI_BASE_URL``): any OpenAI-compatible server (Ollama, vLLM,
-  llama.cpp, LM Studio); then no ``OPENAI_API_KEY`` is needed, ``--api`` (``DEEP_RESEARCH_API``) defaults to
-  ``chat``, and requests that offer tools carry ``tool_choice: "auto"`` (``--no-tool-choice`` drops it).
-- ``--price MODEL=INPUT,OUTPUT`` (``DEEP_RESEARCH_PRICES``): a model's price per million tokens, so its cost is known;
-  ``--timeout``, ``--retries``, ``--max-tokens``: the limits of every model call.
-- ``--search`` (``DEEP_RESEARCH_SEARCH``): ``auto`` uses Tavily when ``TAVILY_API_KEY`` is set, else the keyless
-  ddgs search.
-- ``--search-url URL`` searches a Tavily-compatible server of one's own (no key needed), ``--allow-host HOST`` lets
-  the researchers read pages on a non-public host (the testing kit's, ``python -m haystack_deep_research.testing
-  serve``).
-- ``--docs FOLDER`` indexes a folder (cached while unchanged, in ``--index-dir`` or the user's cache folder) and
-  lets the researchers search it; ``--no-web`` researches the documents only.
-
-``--mode iterative`` researches in rounds of analysis and search (see :mod:`haystack_deep_research.cli.iterative`);
-``replay DIR`` runs a run recorded with ``--record DIR`` again with no network and no model, and ``update RUN_DIR``
-researches a finished iterative run again. ``ask RUN_DIR "question"`` answers a question from a finished run's
-evidence with the run's own options (see ``ask_report``): the answer goes to stdout or ``-o``, exit status 0 when the
-evidence answers it and 6 when it does not; ``--research`` lets it research what is missing into the run first.
-
-The first argument chooses the form: a name in :data:`SUBCOMMANDS` (``check``, ``scan``, ``mcp``, ``replay``,
-``update``, ``ask``) runs that command;
-anything else is a question, so ``deep-research "check the solar data"`` still researches. To research the one-word
-question "check", write ``deep-research -- check``.
+``--clarify``: on a terminal the clarifying question is asked on stderr and the run goes on with the answer; without
+one it is printed (or put in the ``--json`` object) and the command exits with
+:attr:`~haystack_deep_research.options.exit_codes.ExitCode.CLARIFICATION_NEEDED`. It is the scope model's words, shown
+through :func:`~haystack_deep_research._untrusted.terminal.terminal_text` on one line.
 """
 
 from __future__ import annotations
@@ -70,11 +25,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from haystack_deep_research._untrusted.terminal import say
+from haystack.dataclasses import ChatMessage
+
+from haystack_deep_research._untrusted.terminal import say, terminal_text
 from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import console_plan_review, progress_mode
-from haystack_deep_research.cli.clarify import ask_on_terminal, clarification_of, follow_up, print_clarification
 from haystack_deep_research.cli.display import Display
 from haystack_deep_research.cli.iterative import (
     MANIFEST_FILE,
@@ -84,19 +40,20 @@ from haystack_deep_research.cli.iterative import (
     write_manifest,
 )
 from haystack_deep_research.cli.live import make_display
-from haystack_deep_research.cli.mcp import run_mcp
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.research_checks import check_model_server, check_prices, check_research_args
 from haystack_deep_research.cli.session import RunOutcome, run_research, sigterm_interrupts, unfinished_result
 from haystack_deep_research.errors import UsageError
+from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.options.arguments import (
     ENVIRONMENT,
     factory_arguments,
+    judge_model,
+    model_arguments,
     option_value,
     recorded_sources,
     replay_argv,
     report_style,
-    source_arguments,
     with_budgets,
     with_grounding,
 )
@@ -110,12 +67,13 @@ from haystack_deep_research.options.exit_codes import (
     in_words,
     outcome_code,
 )
-from haystack_deep_research.options.parsers import research_parser
+from haystack_deep_research.options.parsers import mcp_parser, research_parser
 from haystack_deep_research.options.progress import RunSummary
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run._lifecycle import RunInputs
 from haystack_deep_research.run._recording import read_manifest
 from haystack_deep_research.settings import Budgets
+from haystack_deep_research.state import CLARIFICATION, EXIT_CLARIFICATION_NEEDED, EXIT_REASON, MESSAGES
 
 CHECK_COMMAND = "check"
 SCAN_COMMAND = "scan"
@@ -129,6 +87,35 @@ def _run_scan(argv: Sequence[str]) -> int:
     from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
 
     return run_scan_command(argv)
+
+
+def _run_mcp(argv: Sequence[str]) -> int:
+    """``mcp [options]``: serve deep research to MCP clients until stopped (the server needs the ``mcp`` extra)."""
+    try:
+        args = parse_configured(mcp_parser(), argv, command="mcp")
+    except SystemExit as stop:  # --help, or a usage error already printed as one line
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
+    try:
+        from haystack_deep_research.mcp_server.server import serve
+        from haystack_deep_research.serving import agent_factory
+
+        chosen = any(name.endswith("_llm") for name in model_arguments(args))  # the options are checked here too
+        judge = judge_model(args) if chosen else None  # else check_report's own default, with its key check
+        factory = agent_factory(settings=args)
+        serve(
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            agent_factory=factory,
+            judge_llm=judge,
+            runs_root=args.runs_root,
+        )
+    except UsageError as error:
+        say(f"deep-research mcp: error: {error}")
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        pass
+    return ExitCode.OK
 
 
 def _run_replay(argv: Sequence[str]) -> int:
@@ -217,7 +204,7 @@ def _usage(message: str) -> int:
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     CHECK_COMMAND: run_check,
     SCAN_COMMAND: _run_scan,
-    MCP_COMMAND: run_mcp,
+    MCP_COMMAND: _run_mcp,
     REPLAY_COMMAND: _run_replay,
     UPDATE_COMMAND: _run_update,
     ASK_COMMAND: _run_ask,
@@ -225,9 +212,14 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
 """The commands chosen by the first argument; each takes the arguments after its name and returns the exit status."""
 
 
+def _arguments(args: argparse.Namespace, *, models: bool = True) -> dict[str, Any]:
+    quiet = args.quiet or args.progress == "none"
+    return factory_arguments(args, quiet=quiet, quiet_skipped=args.quiet, models=models)
+
+
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The factory arguments the options ask for; nothing for what was left at its default."""
-    options = factory_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet)
+    options = _arguments(args)
     budgets = Budgets(tokens=args.token_budget, seconds=args.time_budget, dollars=args.max_cost)
     options = with_budgets(options, budgets)
     if args.max_cost is not None:
@@ -246,12 +238,8 @@ def _build(args: argparse.Namespace, *, replay: Path | None) -> tuple[Any, dict[
         _, options = replay_options(replay)
         if prices := option_value(args, "prices"):
             options["budgets"] = Budgets(prices=dict(prices))
-        return create_iterative_research_agent(
-            **{
-                **options,
-                **source_arguments(args, quiet=args.quiet or args.progress == "none", quiet_skipped=args.quiet),
-            }
-        ), options
+        sources = _arguments(args, models=False)
+        return create_iterative_research_agent(**{**options, **sources}), options
     options = _agent_options(args)
     if args.mode == "iterative":
         built = iterative_options(args, options)
@@ -305,6 +293,22 @@ def _run(agent: Any, question: str, inputs: RunInputs, display: Display, **optio
     return outcome
 
 
+def _clarification(result: dict[str, Any]) -> str | None:
+    """The clarifying question a ``--clarify`` run asked instead of researching, if it did."""
+    if result.get(EXIT_REASON) != EXIT_CLARIFICATION_NEEDED:
+        return None
+    return str(result.get(CLARIFICATION) or "") or None
+
+
+def _answer_on_terminal(asked: str) -> str | None:
+    """The answer read on a terminal, cleaned; ``None`` when stdin is not a terminal or the answer is empty."""
+    if not sys.stdin.isatty():
+        return None
+    say(f"deep-research needs one answer before it researches:\n  {terminal_text(asked, one_line=True)}")
+    say("> ", end="")
+    return clean_text(sys.stdin.readline()).strip() or None
+
+
 def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | None = None) -> int:
     try:
         question = check_research_args(args, replay=replay is not None)
@@ -324,13 +328,22 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         return exit_code_of(error)
     inputs = RunInputs(on_event=display, run_dir=args.run_dir)
     outcome = _run(agent, question, inputs, display, update=update)
-    if (asked := clarification_of(outcome)) is not None:  # --clarify: one question before the research
-        answer = ask_on_terminal(asked)
+    asked = _clarification(outcome.result or {})
+    if asked is not None:  # --clarify: one question before the research
+        answer = _answer_on_terminal(asked)
         if answer is None:
-            return print_clarification(question, outcome.result or {}, asked, json=args.json)
+            print_stdout(
+                result_json(outcome.result or {}, question) if args.json else terminal_text(asked, one_line=True)
+            )
+            say(
+                "deep-research: the question needs a clarification (above); run again with the answer added to the "
+                "question."
+            )
+            return ExitCode.CLARIFICATION_NEEDED
         display = make_display("none" if args.quiet else args.progress)
         inputs = dataclasses.replace(inputs, on_event=display)
-        outcome = _run(agent, question, inputs, display, messages=follow_up(outcome, answer))
+        messages = [*(outcome.result or {}).get(MESSAGES, []), ChatMessage.from_user(answer)]
+        outcome = _run(agent, question, inputs, display, messages=messages)
     if outcome.result is not None and built.get("record_to") is not None:
         sources = recorded_sources(args, option_value(args, "search"))
         write_manifest(Path(built["record_to"]), question, agent, built, sources=sources)

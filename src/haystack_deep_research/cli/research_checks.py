@@ -25,7 +25,7 @@ from haystack_deep_research.run._budget import CostMeter
 from haystack_deep_research.run._lifecycle import check_question
 from haystack_deep_research.run._phases import model_name
 
-__all__ = ["check_model_server", "check_prices", "check_research_args"]
+__all__ = ["check_model_server", "check_prices", "check_research_args", "check_sources"]
 
 PROBE_TRIES = 2
 """How many times a model server that refuses the connection is tried before the command gives up."""
@@ -47,21 +47,22 @@ def check_prices(options: Mapping[str, Any]) -> None:
         )
 
 
-def _question(text: str) -> str:
-    question = clean_text(text).strip()
-    if not question:
-        raise UsageError('the question is empty; ask one in quotes: deep-research "your question".')
-    return check_question(question)
+def check_sources(args: argparse.Namespace, *, credentials: bool = True) -> None:
+    """:raises UsageError: If a key the models or search need is missing, or ``--no-web`` leaves nothing to search."""
+    if credentials:
+        check_option_credentials(args)
+    if args.no_web and not args.docs:
+        raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
 
 
 def check_research_args(args: argparse.Namespace, *, replay: bool) -> str:
     """Everything that can be checked before a model is called; the question, cleaned."""
-    question = _question(args.question)
+    question = clean_text(args.question).strip()
+    if not question:
+        raise UsageError('the question is empty; ask one in quotes: deep-research "your question".')
+    question = check_question(question)
     check_output_paths(output=args.output, sources=args.sources, run_dir=args.run_dir)
-    if not replay:  # a replay calls no model and no search
-        check_option_credentials(args)
-    if args.no_web and not args.docs:
-        raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
+    check_sources(args, credentials=not replay)  # a replay calls no model and no search
     if args.cache_ttl is not None and args.cache is None:
         raise UsageError(
             "--cache-ttl is how long the entries of --cache DIR are used (and, in an update, how long sources stay "
@@ -110,7 +111,6 @@ def check_model_server(args: argparse.Namespace) -> None:
     Any other answer, or none within the time (a busy server), lets the run go on. Without ``--base-url`` nothing is
     sent.
 
-    :param args: Parsed shared options.
     :raises ModelServerError: If the server cannot be reached, or answers 404 or 405.
     """
     base_url = option_value(args, "base_url")

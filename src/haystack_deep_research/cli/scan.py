@@ -1,27 +1,8 @@
 """
-``deep-research scan``: research every item of a list (or of a provider), one research workflow run each.
-
-    deep-research scan ITEMS --out rows.jsonl [--schema module:Model] [--ray ADDRESS] [--csv rows.csv]
-                       [--concurrency N] [--attempts N] [--progress bar|lines|none]
-                       [model and source options of deep-research: --model, --base-url, --price, --docs, ...]
-
-``ITEMS`` is a text file with one item per line (each line is the item's research question), or a provider class
-given as ``module:Class`` (a :class:`~haystack_deep_research.scans.KnowledgeProvider` built with no arguments). Each
-item is researched by ``create_research_workflow`` on the models and sources the shared options choose (see
-:mod:`~haystack_deep_research.options.parsers`; they mean what they mean for ``deep-research``): its Execute agent
-and page summarizer are the small model's roles (``--small-model``, else ``--model``, else ``gpt-5.4-mini`` on OpenAI),
-its web search is ``--search`` (Tavily with ``TAVILY_API_KEY``, else the keyless search) unless ``--no-web``, and each
-``--docs`` folder is searched too. Its structured output (``--schema``, default ``ResearchSummary``) becomes its row in
-``--out``. Rerunning with the same ``--out`` researches only the items not finished yet. ``--ray ADDRESS`` runs the
-items on a Ray cluster (``local`` starts one on this machine; needs ``haystack-deep-research[ray]``).
-
-Progress goes to stderr: a live bar (``haystack-deep-research[cli]``; the default when rich is installed), one line
-per item (the default otherwise), or nothing. An item whose research failed (every attempt raised, or returned with a
-failing ``exit_reason`` such as ``writer_failed``) gets no row: it is recorded with its reason in the failures file
-beside ``--out``, counted in the last line, and researched again by the next run. Exit status (``ExitCode``): 0 when
-every item has a row, 5 when some item failed, 6 when every item failed, 1 when the model server at ``--base-url``
-cannot be used (checked once before any item), 2 for a usage error (bad arguments, unreadable items, no key, a
-missing extra, another scan writing the same ``--out``).
+``deep-research scan``: research every item of a list (a text file, one question per line) or of a provider class
+(``module:Class``), one ``create_research_workflow`` run each, on the models and sources the shared options choose;
+each item's structured output (``--schema``) becomes its row in ``--out``, and rerunning researches only the items not
+finished. docs/scans.md has the options, the failures file and the exit status.
 """
 
 from __future__ import annotations
@@ -40,10 +21,10 @@ from pydantic import BaseModel
 from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.agents import ResearchWorkflow, create_research_workflow, default_chat_generator
 from haystack_deep_research.agents.models import DEFAULT_SMALL_MODEL
-from haystack_deep_research.cli.research_checks import check_model_server
+from haystack_deep_research.cli.research_checks import check_model_server, check_sources
 from haystack_deep_research.errors import DeepResearchError, MissingExtraError, UsageError
 from haystack_deep_research.events import Event
-from haystack_deep_research.options.arguments import check_option_credentials, factory_arguments, with_grounding
+from haystack_deep_research.options.arguments import factory_arguments, with_grounding
 from haystack_deep_research.options.config import environment_options, parse_configured
 from haystack_deep_research.options.exit_codes import ExitCode, error_line, exit_code_of
 from haystack_deep_research.options.parsers import scan_parser
@@ -196,9 +177,7 @@ def run_scan_command(argv: Sequence[str]) -> int:
     try:
         provider = _provider(args.items)
         schema = _schema(args.schema)
-        check_option_credentials(args)
-        if args.no_web and not args.docs:
-            raise UsageError("--no-web leaves the researchers nothing to search; add --docs FOLDER.")
+        check_sources(args)
         factory_arguments(args, quiet=args.progress == "none")  # bad options, and the --docs indexes, before any item
         check_model_server(args)
         executor: ScanExecutor = (

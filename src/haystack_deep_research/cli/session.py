@@ -1,24 +1,14 @@
 """
 Running the agent for the command, and what a run that never finished leaves behind.
 
-:func:`run_research` runs the agent with ``run_async`` under :func:`asyncio.run`. Ctrl-C (SIGINT) cancels the run's
-task (asyncio's own handling: the first Ctrl-C cancels, a second one stops at once); the cancellation reaches every
-researcher, the run directory is released, and the run comes back as interrupted, with the
-:class:`~haystack_deep_research.run.ResearchRun` the run opened (handed over through ``on_run_opened``). A run that
-raises comes back the same way, with its error.
+:func:`run_research` runs ``run_async`` under :func:`asyncio.run`: Ctrl-C cancels the run's task (a second one stops
+at once), the cancellation reaches every researcher, and the run comes back interrupted (or failed, with its error)
+with the :class:`~haystack_deep_research.run.ResearchRun` it opened. :func:`unfinished_result` turns such a run into a
+result as the write hook's fallback does, its citations verified against the pages really read.
 
-:func:`unfinished_result` turns such a run into a result: the notes gathered so far assembled into a report as the
-write hook's fallback does (the same template), its citations verified against the pages the run really read, and
-the run's ledger, warnings and usage.
-
-SIGTERM, what ``timeout``, systemd and Kubernetes send to stop a process, ends a command exactly as Ctrl-C does.
-
-:func:`sigterm_interrupts` installs a SIGTERM handler for the duration of a command (in the main thread only; the
-previous handler comes back after). The handler calls the current SIGINT handler, so a SIGTERM takes the path of a
-Ctrl-C: under :func:`asyncio.run` the run's task is cancelled, elsewhere ``KeyboardInterrupt`` is raised. What was
-gathered is then saved as a partial report (``-o``, ``--json``, ``--sources``, the run directory) and the command
-exits with :attr:`~haystack_deep_research.options.exit_codes.ExitCode.TERMINATED` (143, 128 + SIGTERM) instead of 130.
-What the command says about it names the signal: :func:`terminated` tells, during the command, whether one arrived.
+SIGTERM (what ``timeout``, systemd and Kubernetes send) ends a command as Ctrl-C does: :func:`sigterm_interrupts`
+installs, in the main thread and for the command only, a handler that calls the current SIGINT handler; the command
+then saves its partial report and exits 143 instead of 130.
 """
 
 from __future__ import annotations
@@ -54,11 +44,7 @@ __all__ = [
 
 @dataclass
 class Termination:
-    """
-    Whether a SIGTERM arrived while the command ran.
-
-    :param received: ``True`` once one did.
-    """
+    """Whether a SIGTERM arrived while the command ran."""
 
     received: bool = False
 
@@ -74,11 +60,7 @@ def terminated() -> bool:
 
 @contextmanager
 def sigterm_interrupts() -> Iterator[Termination]:
-    """
-    Turn SIGTERM into the interruption Ctrl-C causes, while the block runs (see the module docstring).
-
-    :returns: A context manager yielding the :class:`Termination` that records whether a SIGTERM arrived.
-    """
+    """Turn SIGTERM into the interruption Ctrl-C causes while the block runs; yields its :class:`Termination`."""
     termination = Termination()
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -132,14 +114,8 @@ def run_research(
     **run_options: bool,
 ) -> RunOutcome:
     """
-    Run the agent on the question until it finishes, fails or is interrupted.
-
-    :param agent: An agent of this library (its ``run_async`` is used).
-    :param question: The research question.
-    :param inputs: The run's inputs; ``on_run_opened`` is added.
-    :param messages: The conversation to run on instead of the question alone (a clarifying question answered).
-    :param run_options: Further inputs of ``run_async`` (``update=True`` for an iterative agent's update).
-    :returns: How the run ended.
+    Run the agent (``run_async``) on the question, or on ``messages`` (a clarifying question answered), until it
+    finishes, fails or is interrupted; ``run_options`` go to ``run_async`` (``update=True``).
     """
     opened: list[ResearchRun] = []
     given = dataclasses.replace(inputs, on_run_opened=opened.append)
@@ -161,14 +137,7 @@ def _cause(outcome: RunOutcome) -> str:
 
 
 def unfinished_result(outcome: RunOutcome) -> dict[str, Any]:
-    """
-    The result of a run that never finished: what it gathered, as a partial report.
-
-    :param outcome: The run's outcome (interrupted or failed).
-    :returns: The result's keys: ``report`` (the notes assembled into a report whose citations were verified; ``""``
-        when no note was gathered), ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``
-        (``interrupted`` or ``failed``), ``usage_by_phase``, ``cost`` and ``token_usage``.
-    """
+    """The result of a run that was interrupted or failed, with the notes it gathered as a verified partial report."""
     exit_reason = EXIT_INTERRUPTED if outcome.interrupted else EXIT_FAILED
     run = outcome.run
     if run is None:

@@ -19,14 +19,16 @@ from haystack_deep_research.events.agent import (
     ToolReturned,
 )
 from haystack_deep_research.events.bus import Subscriber, progress_view
-from haystack_deep_research.events.iterative import SearchDecided, SearchRoundDone, TopicRefused
 from haystack_deep_research.events.research import (
     PageRead,
     PageRefused,
+    SearchDecided,
     SearchDone,
+    SearchRoundDone,
     SubagentCompleted,
     SubagentFailed,
     SubagentSpawned,
+    TopicRefused,
 )
 from haystack_deep_research.events.scan import ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
 from haystack_deep_research.events.types import (

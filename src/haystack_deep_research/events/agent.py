@@ -23,19 +23,6 @@ from typing import Any
 
 from haystack_deep_research.events.types import Event
 
-__all__ = [
-    "ConversationCondensed",
-    "ExitReached",
-    "FileRead",
-    "FileWritten",
-    "PlanReviewed",
-    "Reflected",
-    "TodoAdded",
-    "TodoCompleted",
-    "ToolCalled",
-    "ToolReturned",
-]
-
 _PREVIEW = 120
 
 

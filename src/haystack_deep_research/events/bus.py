@@ -57,22 +57,12 @@ class EventBus:
         self._lock = threading.Lock()
 
     def subscribe(self, subscriber: Subscriber) -> None:
-        """
-        Add a subscriber.
-
-        :param subscriber: A callable receiving every later event.
-        """
+        """Add a subscriber of every later event."""
         with self._lock:
             self._subscribers.append(subscriber)
 
     def emit(self, event: Event, *, researcher: str = "") -> Event:
-        """
-        Stamp an event with the run id (and the researcher's sub-topic), trace it and deliver it.
-
-        :param event: The event.
-        :param researcher: The sub-topic of the sub-researcher it belongs to, if any.
-        :returns: The stamped event.
-        """
+        """Stamp an event with the run id (and the researcher's sub-topic), trace it, deliver it; return it stamped."""
         stamped = dataclasses.replace(event, run_id=self.run_id, researcher=researcher or event.researcher)
         with tracing.tracer.trace(f"haystack_deep_research.event.{stamped.kind}", tags=_tags(stamped)):
             pass

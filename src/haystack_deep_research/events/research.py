@@ -1,6 +1,6 @@
 """
-The events of the research itself: the sub-researchers (or a deep agent's subagents) and the searches and pages they
-read::
+The events of the research itself: the sub-researchers (or a deep agent's subagents), the searches and pages they
+read, and the iterative agent's rounds::
 
     Event
     ├── SubagentSpawned (subagent_spawned)  a sub-researcher (or a deep agent's subagent) started
@@ -8,14 +8,15 @@ read::
     ├── SubagentFailed (subagent_failed)    it failed: no note (the orchestrator reads the error)
     ├── SearchDone (search)                 a search returned results
     ├── PageRead (page_read)                a page was fetched, extracted and summarized
-    └── PageRefused (page_refused)          a page could not be read, and why
+    ├── PageRefused (page_refused)          a page could not be read, and why
+    ├── SearchDecided (search_decided)      the iterative agent's analysis decided: the next topics, or stop
+    ├── TopicRefused (topic_refused)        a proposed topic repeats one already searched
+    └── SearchRoundDone (search_round)      a round of searches ended: "search round {k} of {depth} done"
 """
 
 from __future__ import annotations
 
 from haystack_deep_research.events.types import Event
-
-__all__ = ["PageRead", "PageRefused", "SearchDone", "SubagentCompleted", "SubagentFailed", "SubagentSpawned"]
 
 
 def _by(agent: str) -> str:
@@ -129,3 +130,46 @@ class PageRefused(Event, kind="page_refused", line="could not read {url}: {reaso
 
     url: str
     reason: str
+
+
+class SearchDecided(Event, kind="search_decided"):
+    """
+    The analysis model decided (the seed's ``nextSearchTopic`` and ``shouldContinue``).
+
+    :param topics: The topics to search next (after repeats were refused); empty when the search stops.
+    :param should_continue: Whether the search goes on.
+    :param round: The round the decision is for (1-based).
+    """
+
+    topics: tuple[str, ...] = ()
+    should_continue: bool = False
+    round: int = 0
+
+    def describe(self) -> str:
+        if not self.should_continue:
+            return f"round {self.round}: the analysis says the findings suffice"
+        return f"round {self.round}: next search: {'; '.join(self.topics)}"
+
+
+class TopicRefused(Event, kind="topic_refused", line="refused a repeated topic: {topic}"):
+    """A proposed topic was refused: it repeats a topic already searched. :param topic: The topic."""
+
+    topic: str
+
+
+class SearchRoundDone(Event, kind="search_round"):
+    """
+    A round of searches ended; ``describe()`` says which of how many, and how many topics it searched.
+
+    :param round: The round (1-based).
+    :param depth: The rounds the run may make.
+    :param topics: The topics the round searched.
+    """
+
+    round: int
+    depth: int
+    topics: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        searched = f" ({len(self.topics)} topic{'' if len(self.topics) == 1 else 's'})" if self.topics else ""
+        return f"search round {self.round} of {self.depth} done{searched}"

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from haystack_deep_research.events.types import Event
 
-__all__ = ["ItemDone", "ItemFailed", "ItemSkipped", "ItemStarted", "ScanEnded", "ScanStarted"]
-
 
 class ScanStarted(Event, kind="scan_started", line="scan started: {total} item(s), {done} already done"):
     """

@@ -27,20 +27,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, dataclass_transform
 
-__all__ = [
-    "BudgetReached",
-    "CitationRemoved",
-    "Event",
-    "Notice",
-    "PhaseEnded",
-    "PhaseStarted",
-    "ReportReady",
-    "RunEnded",
-    "RunStarted",
-    "UsageRecorded",
-    "WarningRaised",
-]
-
 
 @dataclass_transform(frozen_default=True, kw_only_default=True)
 @dataclass(frozen=True, kw_only=True)

@@ -1,29 +1,13 @@
 """
-The MCP server: deep research and citation checking as tools, over stdio or streamable HTTP (official ``mcp`` SDK).
+The MCP server: the ``deep_research``, ``check_report`` and ``ask`` tools over stdio or streamable HTTP (the official
+``mcp`` SDK, 2.x, the ``mcp`` extra: :func:`build_server` raises ``MissingExtraError`` without it). docs/mcp.md
+describes each tool's arguments and results.
 
-- ``deep_research(question, max_subtopics?, token_budget?, time_budget?, max_cost?, grounding?)`` runs one research
-  run and returns the report (text) with its exit reason, cost, warnings and the URLs read (structured content).
-  Each event of the run is sent as a progress notification when the client asked for progress; a client that
-  cancels the request, or goes away before the answer (its stdio closes, its HTTP connection drops), cancels the
-  run: no model is called for it any more. ``report_type``, ``tone``, ``report_length``, ``outline`` (the report's
-  own headings) and ``instructions`` shape the report; with ``clarify`` the result may be one clarifying question
-  instead (text, and ``clarification`` in the structured content, ``exit_reason`` "clarification_needed"): call
-  again with ``clarifying_question`` and the user's ``answer``.
-- ``check_report(report, sources?, judge?)`` checks the citations of a Markdown report, exactly as ``deep-research
-  check`` does.
-- ``ask(run_dir, question, research?)`` answers a question from a finished run's evidence, as ``deep-research ask``
-  does (see :func:`~haystack_deep_research.report.ask.ask_report`): the answer (text), with ``answered``,
-  ``exit_reason``, the URLs it cites and ``researched`` (structured content). ``run_dir`` is a directory under the
-  server's runs root (``--runs-root``, the working folder by default) whose journal is a regular file there: a path
-  that leads elsewhere (``..``, an absolute path, a symbolic link) is refused as a tool error.
-
-Over streamable HTTP every request passes the library's request guard first
-(:mod:`haystack_deep_research.serving.guard`): a web page's origin must be listed in ``DEEP_RESEARCH_ALLOWED_ORIGINS``
-(the SDK alone lets a page on any ``localhost`` port in), and with ``DEEP_RESEARCH_TOKEN`` set every request must
-carry ``Authorization: Bearer <token>``.
-
-The SDK is the optional extra ``mcp`` (the 2.x line), imported when the server is built: :func:`build_server` raises
-``MissingExtraError`` without it.
+A client that cancels a ``deep_research`` request, or goes away before its answer, cancels the run
+(:class:`CancelOnDisconnect` for streamable HTTP). ``ask`` reads only a run directory under the server's runs root
+whose journal is a regular file there: a path that leads elsewhere (``..``, an absolute path, a symbolic link) is a
+tool error. Over streamable HTTP every request passes the library's request guard first
+(:mod:`haystack_deep_research.serving.guard`): the SDK alone lets a page on any ``localhost`` port in.
 """
 
 import asyncio
@@ -35,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from haystack import logging
 from haystack.dataclasses import ChatMessage
 from pydantic import Field
@@ -43,7 +28,6 @@ from haystack_deep_research._haystack_internals import telemetry_off_unless_aske
 from haystack_deep_research._untrusted.files import checked_stat, write_file
 from haystack_deep_research.errors import DeepResearchError, LocalFileRefusedError, MissingExtraError, RunDirError
 from haystack_deep_research.events import UsageRecorded
-from haystack_deep_research.mcp_server.disconnect import CancelOnDisconnect
 from haystack_deep_research.options.check import run_check
 from haystack_deep_research.options.exit_codes import MCP_WORDS, in_words
 from haystack_deep_research.options.progress import outcome_line
@@ -53,6 +37,7 @@ from haystack_deep_research.run._journal import JOURNAL_FILE, MAX_JOURNAL_BYTES
 from haystack_deep_research.serving import RequestGuard, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
 from haystack_deep_research.serving.factory import AgentFactory
+from haystack_deep_research.serving.guard import ASGIApp, Message, Receive, Scope, Send
 from haystack_deep_research.settings import Budgets
 
 __all__ = ["SERVER_NAME", "build_server", "serve"]
@@ -312,3 +297,88 @@ def serve(
     guard = RequestGuard.from_env(listen_host=host)
     app = RequestGuardMiddleware(CancelOnDisconnect(server.streamable_http_app(host=host)), guard)  # the SDK's app
     uvicorn.run(app, host=host, port=port, log_level=server.settings.log_level.lower())
+
+
+_KEPT_HEADERS = {b"host", b"origin", b"authorization", b"mcp-session-id", b"mcp-protocol-version"}
+_CANCEL_SECONDS = 5.0
+
+
+def _request_ids(body: bytes) -> list[Any]:
+    """The ids of the JSON-RPC requests in a POST body (one message or a batch); none for anything else."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return []
+    messages = parsed if isinstance(parsed, list) else [parsed]
+    return [m["id"] for m in messages if isinstance(m, dict) and "method" in m and m.get("id") is not None]
+
+
+class CancelOnDisconnect:
+    """
+    ASGI middleware: cancel the requests of a POST whose client went away before their answer.
+
+    Over stdio the SDK cancels every request in flight when the client's end closes. Over streamable HTTP it does not:
+    a client whose connection drops (a crash, a reset, a closed laptop) without sending ``notifications/cancelled``
+    leaves its ``deep_research`` call running, reading and paying, to a report no one can receive (the server keeps no
+    event store, so the stream cannot be resumed). When a POST's response ends before its answer was sent, this hands
+    the SDK, in the same session, the ``notifications/cancelled`` the client would have sent for each request of that
+    POST, so the run stops through the SDK's own cancellation path.
+
+    :param app: The SDK's streamable-HTTP app.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body: list[bytes] = []
+        answered = False
+
+        async def receiving() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.append(message.get("body", b""))
+            return message
+
+        async def sending(message: Message) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered = True
+            await send(message)
+
+        try:
+            await self.app(scope, receiving, sending)
+        finally:
+            if not answered and (ids := _request_ids(b"".join(body))):
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_SECONDS):
+                    for request_id in ids:
+                        await self._cancel(scope, request_id)
+
+    async def _cancel(self, scope: Scope, request_id: Any) -> None:
+        logger.info(
+            "The client of request {request_id} went away before its answer: cancelling it.", request_id=request_id
+        )
+        notice = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": "the client went away"},
+        }
+        payload = json.dumps(notice).encode()
+        headers = [(name, value) for name, value in scope["headers"] if name.lower() in _KEPT_HEADERS]
+        headers += [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
+        delivered = False
+
+        async def receive_notice() -> Message:
+            nonlocal delivered
+            if delivered:
+                return {"type": "http.disconnect"}
+            delivered = True
+            return {"type": "http.request", "body": payload, "more_body": False}
+
+        async def discard(message: Message) -> None:
+            """The SDK's answer to the notice (202) goes nowhere: its client is gone."""
+
+        await self.app({**scope, "headers": headers}, receive_notice, discard)

@@ -25,8 +25,7 @@ from haystack_deep_research import _checks
 from haystack_deep_research._untrusted.terminal import say, terminal_text
 from haystack_deep_research.events import Event, RunEnded, RunStarted, UsageRecorded
 from haystack_deep_research.evidence.text import inert_text
-from haystack_deep_research.notebook.ipython import in_notebook, ipython_display
-from haystack_deep_research.notebook.result import ResearchResult
+from haystack_deep_research.notebook.result import ResearchResult, in_notebook, ipython_display
 from haystack_deep_research.options.progress import RUNNING, STATE_MARKS, RunTracker
 from haystack_deep_research.run import EventStream
 
@@ -70,11 +69,7 @@ class LiveProgress:
         self.recent: deque[str] = deque(maxlen=_RECENT)
 
     def __call__(self, event: Event) -> None:
-        """
-        Take one event of the run.
-
-        :param event: The event.
-        """
+        """Take one event of the run."""
         if isinstance(event, UsageRecorded):  # one per model call; the result holds the totals
             return
         with self._lock:

@@ -15,14 +15,35 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from haystack_deep_research.errors import UsageError
+from haystack_deep_research.errors import MissingExtraError, UsageError
 from haystack_deep_research.evidence.text import inert_text
 from haystack_deep_research.options.progress import outcome_line
 from haystack_deep_research.state import REPORT, SOURCES, WARNINGS
 
-__all__ = ["ResearchResult", "display_result"]
+__all__ = ["ResearchResult", "display_result", "in_notebook", "ipython_display"]
 
 _MAX_TITLE = 120
+
+
+def ipython_display() -> tuple[Any, Any]:
+    """
+    :returns: IPython's ``display`` function and its ``Markdown`` class.
+    :raises MissingExtraError: If IPython (the ``notebook`` extra) is not installed.
+    """
+    try:
+        from IPython.display import Markdown, display
+    except ImportError as error:
+        raise MissingExtraError("Notebook displays", extra="notebook", module="IPython") from error
+    return display, Markdown
+
+
+def in_notebook() -> bool:
+    """:returns: Whether the code runs in an IPython kernel or shell (IPython installed and active)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None
 
 
 def _link(url: Any) -> str:
@@ -107,8 +128,6 @@ def display_result(result: Mapping[str, Any]) -> ResearchResult:
     :raises MissingExtraError: If IPython is not installed (``pip install haystack-deep-research[notebook]``).
     :raises UsageError: If ``result`` is not a run's result.
     """
-    from haystack_deep_research.notebook.ipython import ipython_display
-
     wrapped = ResearchResult.from_run(result)
     display, markdown = ipython_display()
     display(markdown(wrapped.to_markdown()))

@@ -1,20 +1,11 @@
 """
 What the shared options become: factory arguments (``*_llm`` models, ``budgets`` with the ``--price`` prices,
-``sources``) for every command and server, from parsed options (see :mod:`.parsers`) with the :data:`ENVIRONMENT`
-variables behind an option left out; a server with no command line (the Hayhooks wrapper, the MCP server) goes through
-the same functions with :func:`~haystack_deep_research.options.config.environment_options`.
-
-What the researchers search, as the command builds and records it: ``--search-url`` (a Tavily-compatible search
-server), ``--allow-host`` (a non-public host whose pages may be read), each ``--docs`` folder (indexed with
-:func:`index_progress`: a ``rich`` bar when rich is installed and stderr is a terminal, one ``[index]`` line per file
-otherwise, and what the indexing logs as ``[index]`` lines too, each through
-:func:`~haystack_deep_research._untrusted.terminal.terminal_text`), and the sources a recording keeps so that
-``replay`` can refuse what it cannot reproduce.
-
-A recording made with ``--record`` keeps, in its ``recording.json``, the ``--docs`` folders (each with a fingerprint of
-its files' names and contents), whether the web was searched, the search engine's name, its ``--search-url`` and the
-``--allow-host`` entries. ``replay`` rebuilds the same sources, and refuses (a usage error, one line) a recording whose
-folder is missing or changed, or whose search it does not know, instead of replaying with every look-up missing.
+``sources``) for every command and server, from parsed options with the :data:`ENVIRONMENT` variables behind an option
+left out (a server with no command line passes
+:func:`~haystack_deep_research.options.config.environment_options`); the ``--docs`` indexing display; the report style;
+and the sources a ``--record`` recording keeps (each ``--docs`` folder with a fingerprint of its files), so that
+``replay`` refuses, in one line, a folder missing or changed or a search it cannot rebuild instead of replaying with
+every look-up missing.
 """
 
 from __future__ import annotations
@@ -58,7 +49,6 @@ __all__ = [
     "recorded_sources",
     "replay_argv",
     "report_style",
-    "source_arguments",
     "web_options",
     "with_budgets",
     "with_grounding",
@@ -90,7 +80,7 @@ def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str]
     """
     The option's value, else its environment variable's (read as the option reads it), else ``None``.
 
-    :raises ConfigFileError: If the variable holds a value the option refuses (the message names the variable).
+    :raises ConfigFileError: If the variable holds a value the option refuses.
     """
     value = getattr(args, name, None)
     given = value is not None and value is not False and value != []
@@ -124,8 +114,7 @@ def _model_choice(args: argparse.Namespace, environ: Mapping[str, str] | None) -
 
 def model_arguments(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """
-    The ``*_llm`` arguments (only when a model option or its variable is set) and ``budgets`` holding the ``prices``
-    (only when some are given).
+    The ``*_llm`` arguments and ``budgets`` with the ``prices``, each only when an option or its variable is set.
 
     :raises ConfigurationError: If a role, a model name or an environment value is invalid.
     """
@@ -157,38 +146,19 @@ def factory_arguments(
     *,
     quiet: bool = True,
     quiet_skipped: bool | None = None,
+    models: bool = True,
 ) -> dict[str, Any]:
     """
-    The arguments of a research factory the shared options ask for (see :func:`model_arguments`), with ``sources``
-    (see :func:`source_arguments`).
+    The arguments of a research factory the shared options ask for: the models (see :func:`model_arguments`; left out
+    with ``models=False``) and ``sources``, a :class:`~haystack_deep_research.Sources` with ``search`` (``--search``,
+    or a Tavily tool at ``--search-url``), ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and
+    ``datastores`` (each ``--docs`` folder, indexed now or loaded from its cached index).
 
     :returns: The arguments; nothing for what was left at its default.
-    :raises ConfigurationError: If an option or environment value is invalid.
-    """
-    arguments = model_arguments(args, environ)
-    arguments.update(source_arguments(args, environ, quiet=quiet, quiet_skipped=quiet_skipped))
-    return arguments
-
-
-def source_arguments(
-    args: argparse.Namespace,
-    environ: Mapping[str, str] | None = None,
-    *,
-    quiet: bool = True,
-    quiet_skipped: bool | None = None,
-) -> dict[str, Any]:
-    """
-    The factory argument of what the researchers search, the same for every command: ``sources``, a
-    :class:`~haystack_deep_research.Sources` with ``search`` (``--search``, or a Tavily tool at ``--search-url``),
-    ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and ``datastores`` (each ``--docs`` folder, indexed now
-    or loaded from its cached index).
-
-    :returns: ``{"sources": ...}``.
     :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
     :raises ConfigurationError: If an option or environment value is invalid.
     """
-    from haystack_deep_research.options.arguments import web_options  # it builds the search tool: imported when used
-
+    chosen = model_arguments(args, environ) if models else {}  # a bad model option is said before any indexing
     arguments: dict[str, Any] = {}
     if (search := option_value(args, "search", environ)) is not None:
         arguments["search"] = search
@@ -203,14 +173,11 @@ def source_arguments(
             stores[name] = index_folder(folder, cache_dir=args.index_dir, progress=progress)
     if stores:
         arguments["datastores"] = stores
-    return {"sources": Sources(**arguments)}
+    return {**chosen, "sources": Sources(**arguments)}
 
 
 def with_grounding(arguments: Mapping[str, Any], grounding: bool) -> dict[str, Any]:
-    """
-    The arguments with ``grounding``: ``Grounding(judge_llm=...)`` when grounding was asked for and a judge chosen, else
-    the flag; the judge never reaches a factory on its own.
-    """
+    """The arguments with ``grounding``, holding the chosen judge (a ``judge_llm`` never reaches a factory alone)."""
     chosen = dict(arguments)
     judge = chosen.pop("judge_llm", None)
     chosen["grounding"] = Grounding(judge_llm=judge) if grounding and judge is not None else grounding
@@ -227,11 +194,7 @@ REPLAYABLE_SEARCHES = ("tavily", "ddgs")
 
 
 def check_search_url(url: str) -> str:
-    """
-    :param url: The ``--search-url`` given.
-    :returns: The URL without a trailing slash.
-    :raises UsageError: If it is not an absolute http(s) URL.
-    """
+    """:raises UsageError: If ``--search-url`` is not an absolute http(s) URL."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--search-url takes an http(s) URL of a Tavily-compatible server; got {url!r}.")
@@ -268,11 +231,7 @@ def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
 
 
 def folder_fingerprint(folder: Path) -> str:
-    """
-    :param folder: A ``--docs`` folder.
-    :returns: A SHA-256 of the names and contents of the files it indexes (not of their times: a copy is the same).
-    :raises OSError: If a file cannot be read.
-    """
+    """A SHA-256 of the names and contents of the files a ``--docs`` folder indexes (not their times)."""
     root = folder.expanduser().resolve()
     digest = hashlib.sha256()
     files, _ = folder_files(root)
@@ -284,10 +243,7 @@ def folder_fingerprint(folder: Path) -> str:
 
 
 def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
-    """
-    The manifest fields of its sources: ``docs`` (path and fingerprint of each folder), ``web``, ``search``,
-    ``search_url``, ``allow_hosts``, ``include_domains``, ``exclude_domains`` and ``since``.
-    """
+    """The recording manifest's fields of the sources: each ``--docs`` folder with its fingerprint, the web options."""
     name = "tavily" if args.search_url else (search or "auto")
     return {
         "docs": [
@@ -305,9 +261,8 @@ def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, 
 
 def replay_argv(directory: Path, manifest: Any) -> list[str]:
     """
-    The command-line options that rebuild a recording's sources, once checked that they can be rebuilt.
+    The command-line options that rebuild a recording's sources.
 
-    :returns: ``--docs``, ``--no-web``, ``--search``, ``--search-url`` and ``--allow-host`` options.
     :raises RecordingError: If a folder is missing or changed since the recording, or the search is unknown.
     """
     where = f"the recording {str(directory)!r}"
@@ -356,11 +311,7 @@ def _unsaid(line: str) -> None:
 def index_progress(
     label: str, *, quiet: bool = False, quiet_notes: bool | None = None
 ) -> Iterator[IndexProgress | None]:
-    """
-    A progress callback for :func:`~haystack_deep_research.sources.index_folder`, and its notes while it runs.
-
-    :returns: A context manager giving the callback (``None`` when quiet).
-    """
+    """A progress callback (``None`` when quiet) for :func:`~haystack_deep_research.sources.index_folder`."""
     shown = terminal_text(label, one_line=True)
     silent = quiet if quiet_notes is None else quiet_notes
     with logged_lines(_unsaid if silent else lambda line: say(f"[index] {shown}: {line}")):
@@ -400,7 +351,7 @@ _STYLE_FIELDS = {
 
 def read_outline(path: Path) -> list[str]:
     """
-    Its headings, to be checked by :class:`ReportStyle`.
+    The ``--outline`` file's headings, to be checked by :class:`ReportStyle`.
 
     :raises ConfigurationError: If it is not a regular UTF-8 text file of at most :data:`MAX_OUTLINE_BYTES`, or names
         no heading.
@@ -418,10 +369,9 @@ def read_outline(path: Path) -> list[str]:
 
 def report_style(args: argparse.Namespace) -> ReportStyle | None:
     """
-    :param args: Parsed options (see ``add_report_options``).
-    :returns: The report's style the options ask for, or ``None`` when they leave it at its default.
-    :raises ConfigurationError: If the outline file cannot be read, or a value is not one the style accepts (the
-        message names the option's field).
+    The report's style the options ask for, or ``None`` when they leave it at its default.
+
+    :raises ConfigurationError: If the outline file cannot be read, or a value is not one the style accepts.
     """
     chosen: dict[str, Any] = {
         field: getattr(args, dest) for dest, field in _STYLE_FIELDS.items() if getattr(args, dest, None) is not None

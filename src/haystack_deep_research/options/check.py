@@ -36,7 +36,6 @@ from haystack_deep_research.run._phases import drive, model_name
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 
-DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
 NOT_JUDGED = ExitCode.PARTIAL
 """The exit status when ``--judge`` could not judge some cited claim (and nothing else failed)."""
 UNREADABLE = ExitCode.UNREADABLE
@@ -45,9 +44,8 @@ UNREADABLE = ExitCode.UNREADABLE
 
 def load_sources(path: Path) -> EvidenceLedger:
     """
-    Read the record of what was read.
+    The ``--sources`` file as a ledger (plain URLs become pages without stored text).
 
-    :returns: A ledger; plain URLs become pages without stored text.
     :raises UsageError: If the file cannot be read or is neither form.
     """
     try:
@@ -65,17 +63,13 @@ def load_sources(path: Path) -> EvidenceLedger:
 
 
 def default_judge(model: str, options: argparse.Namespace | None = None) -> Any:
-    """
-    The judge used by ``--judge``.
-
-    :returns: A chat generator.
-    """
+    """The judge's chat generator for ``--judge``."""
     return judge_model(options or argparse.Namespace(), model)
 
 
 def _judge_name(args: argparse.Namespace) -> str:
     roles = dict(pair.partition("=")[::2] for pair in args.role_model)
-    return str(args.judge_model or roles.get("judge") or option_value(args, "model") or DEFAULT_JUDGE_MODEL)
+    return str(args.judge_model or roles.get("judge") or option_value(args, "model") or DEFAULT_MODEL)
 
 
 def _print_citations(citations: list[Citation], out: TextIO) -> None:

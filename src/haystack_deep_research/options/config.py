@@ -1,34 +1,21 @@
 """
-Defaults for every option of every command, from TOML files and from the environment.
+Defaults for every option of every command, from TOML files and from the environment, and the options a run directory
+keeps (``options.json``) so that ``update RUN_DIR`` and ``ask RUN_DIR`` research the way the run did.
 
-An option's value comes from the command line, else the environment (``DEEP_RESEARCH_<DEST>``, then
-:data:`SDK_VARIABLES`), else the config file named (``--config`` or ``DEEP_RESEARCH_CONFIG``) or the user's own, else
-``./deep-research.toml`` of the working folder when no file is named, else its default; a file's per-command table
-(``[research]``, ``[scan]``, ``[mcp]``, ``[check]``) wins over its top-level keys. docs/cli.md ("Config file and
-environment") has the whole rule. The working folder's file may come with a folder the user did not write (a cloned
-repository), so it may not set an option that names a server, a host, a path or code (:func:`trusted_only`:
-``--base-url`` would receive the user's ``OPENAI_API_KEY``) unless ``--trust-folder-config`` is given or the file is
-named.
+An option's value comes from the command line, else ``DEEP_RESEARCH_<DEST>`` (then :data:`SDK_VARIABLES`), else the
+config file named (``--config``, ``DEEP_RESEARCH_CONFIG``) or the user's own, else ``./deep-research.toml`` when no file
+is named; docs/cli.md ("Config file and environment") has the whole rule. The working folder's file may come with a
+folder the user did not write (a cloned repository), so it may not set an option that names a server, a host, a path
+or code (:func:`trusted_only`: ``--base-url`` would receive the user's ``OPENAI_API_KEY``) unless
+``--trust-folder-config`` is given or the file is named. A config file is read only when it is a regular file (a FIFO
+never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML; :func:`parse_configured` converts every
+value with the option's own ``type`` and ``choices``, and any fault is a
+:class:`~haystack_deep_research.errors.ConfigFileError`, shown as a one-line usage error.
 
-Nothing here knows an option by name but :data:`SDK_VARIABLES` and :func:`trusted_only`: :func:`parse_configured`
-walks the parser's actions and converts every value with the option's own ``type`` and ``choices``, so a new option is
-configurable the moment it is added. An unknown key, a bad value, a refused key, a file that is not a regular file,
-over :data:`MAX_CONFIG_BYTES` or not TOML, raises :class:`~haystack_deep_research.errors.ConfigFileError`, shown as the
-command's one-line usage error (exit status 2).
-
-A config file (:func:`config_files` finds them, :func:`load_config` reads one) is read only when it is a regular file
-(a FIFO never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML.
-
-The options a run was made with, kept in its run directory (``options.json``) so that ``update RUN_DIR`` researches
-again the way the run did (and ``ask RUN_DIR`` asks with the run's own models and sources): the same depth,
-grounding, documents, web, search, models and report style (its outline file and instructions too), not the defaults.
-
-The file holds the options as the command line gave them (``{"options": [["--depth", "2"], ["--no-web"], ...]}``,
-paths made absolute, models and search resolved from their environment variables). Reading it checks every entry
-against the options that may be recorded and parses them with the command's own parser, so a damaged or hostile file
-is one line of error, never an option a run does not record (``--output``, ``--record``). Options given to ``update``
-win over the recorded ones. Since recorded options may name a server or a host to reach (``--base-url``,
-``--search-url``, ``--allow-host``), ``update`` says on stderr which ones it reuses.
+``options.json`` holds the options as the command line gave them (paths made absolute, models and search resolved
+from their variables). Reading it checks every entry against :data:`RECORDED_OPTIONS` and parses them with the
+command's own parser, so a damaged or hostile file is one line of error, never an option a run does not record
+(``--output``, ``--record``). Since recorded options may name a server or a host, ``update`` says which ones it reuses.
 """
 
 from __future__ import annotations
@@ -99,10 +86,7 @@ class ConfigFile(NamedTuple):
 
 
 def config_files(named: str | None, environ: Mapping[str, str] | None = None) -> list[ConfigFile]:
-    """
-    The files to read, the one that wins last: ``./deep-research.toml`` (not trusted) if it exists, then
-    ``$XDG_CONFIG_HOME/deep-research/config.toml`` (or ``~/.config/...``) if it exists.
-    """
+    """The files to read, the winner last: the named one, else ``./deep-research.toml`` (untrusted) and the user's."""
     if named:
         return [ConfigFile(Path(named), trusted=True)]
     environ = os.environ if environ is None else environ
@@ -113,13 +97,7 @@ def config_files(named: str | None, environ: Mapping[str, str] | None = None) ->
 
 
 def load_config(path: Path) -> dict[str, Any]:
-    """
-    Read a config file.
-
-    :returns: Its tables and keys.
-    :raises ConfigFileError: The file is missing, not a regular file, over :data:`MAX_CONFIG_BYTES`, not UTF-8 or not
-        TOML.
-    """
+    """:raises ConfigFileError: The file is missing, not a regular file, too large, not UTF-8 or not TOML."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the command
     except OSError as error:
@@ -368,10 +346,9 @@ def _variable(dest: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
 
 def environment_value(dest: str, environ: Mapping[str, str] | None = None) -> Any:
     """
-    The value the environment alone gives an option of ``deep-research "question"``, for a caller with no parsed
-    options: read from the same variables, in the same order and with the same checks as :func:`parse_configured`.
+    The value the environment alone gives an option of the main command (``None`` when unset), read and checked as
+    :func:`parse_configured` reads it.
 
-    :returns: The converted value, or ``None`` when no variable of the option is set.
     :raises ConfigFileError: If the variable holds a value the option refuses; the message names the variable.
     """
     from haystack_deep_research.options.parsers import research_parser  # the commands import this module
@@ -411,10 +388,7 @@ def _show_config(
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
-    """
-    Add ``--config FILE``, ``--trust-folder-config`` and ``--show-config`` to a command's parser, in their own
-    ``configuration`` section of ``--help``.
-    """
+    """Add the ``configuration`` group (``--config``, ``--trust-folder-config``, ``--show-config``) to a parser."""
     if "--config" in parser._option_string_actions:
         return
     group = parser.add_argument_group("configuration")
@@ -448,15 +422,12 @@ def parse_configured(
     environ: Mapping[str, str] | None = None,
 ) -> argparse.Namespace:
     """
-    Parse a command's arguments with the defaults of the config file and the environment.
+    Parse a command's arguments with the defaults of the config file and the environment (nothing is read for ``-h``
+    and ``--version``: they always answer).
 
-    Adds ``--config FILE``, ``--trust-folder-config`` and ``--show-config`` to the parser. With ``-h``, ``--help`` or
-    ``--version`` nothing is read: they always answer.
-
-    :returns: The parsed arguments, with ``configured_from``: where each option no flag gave was read (``"environment
-        variable OPENAI_BASE_URL"``, ``"config file ..."``).
-    :raises SystemExit: As ``parse_args`` does, for ``--help`` and usage errors (bad config values, and a key of the
-        working folder's file that only a trusted one may set, included); with status 0 after ``--show-config``.
+    :returns: The parsed arguments, with ``configured_from``: where each option no flag gave was read.
+    :raises SystemExit: As ``parse_args`` does (a bad config value, or a refused key of the working folder's file, is
+        a usage error); with status 0 after ``--show-config``.
     """
     add_config_option(parser)
     argv = list(argv)
@@ -498,14 +469,11 @@ def parse_configured(
 
 def environment_options() -> argparse.Namespace:
     """
-    The options of a server (the MCP server, the Hayhooks wrapper, a scan's item) that no command line gives: read
-    exactly as the command line's defaults are, from ``DEEP_RESEARCH_<OPTION>`` variables and the config file (see the
-    module docstring), so a setting means the same to a server as to the command.
+    The main command's options with no flag given, for a server (MCP, Hayhooks, a scan's item): read as the command
+    line's defaults are, so a setting means the same to a server as to the command.
 
-    :returns: The main command's options with no flag given.
     :raises ConfigurationError: If a variable or the config file holds a value the option refuses, or the working
-        folder's file sets an option only a trusted file may set (name the file with ``DEEP_RESEARCH_CONFIG`` to
-        trust it).
+        folder's file sets an option only a trusted file may set.
     """
     from haystack_deep_research.options.parsers import research_parser  # the commands import this module
 
@@ -586,7 +554,7 @@ def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[lis
     """
     The options the run was made with; ``[]`` when the directory keeps none (a run of an older version).
 
-    :raises RunDirError: If ``options.json`` is not a file of recorded options, in the message's terms.
+    :raises RunDirError: If ``options.json`` is not a file of recorded options.
     """
     path = run_dir / OPTIONS_FILE
     if not path.exists():
@@ -622,10 +590,7 @@ def merged_argv(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> list
 
 
 def reuse_notice(recorded: Sequence[Sequence[str]], given: Sequence[str], command: str = "update") -> str | None:
-    """
-    The line that tells which recorded options the update reuses (they may name a server or a host to reach), or
-    ``None`` when it reuses none or ``-q`` was given.
-    """
+    """The line saying which recorded options are reused (they may name a server), or ``None`` (none, or ``-q``)."""
     if "-q" in given or "--quiet" in given:
         return None
     kept = merged_argv(recorded, given)[: len(merged_argv(recorded, given)) - len(given)]
@@ -636,10 +601,9 @@ def update_argv(
     run_dir: Path, given: Sequence[str], parser: argparse.ArgumentParser, *, command: str = "update"
 ) -> list[str]:
     """
-    The arguments ``update RUN_DIR`` (or ``ask RUN_DIR``) runs with: the run's recorded options, then those given;
-    says on stderr which recorded ones it reuses (see :func:`reuse_notice`).
+    The arguments ``update RUN_DIR`` (or ``ask``) runs with: the run's recorded options, then those given; says on
+    stderr which recorded ones it reuses.
 
-    :returns: The arguments.
     :raises RunDirError: If ``options.json`` is damaged.
     """
     recorded = load_run_options(run_dir, parser)

@@ -1,19 +1,10 @@
 """
-The options of every command: the parser of ``deep-research "question"`` and those of ``check``, ``mcp`` and
-``scan``, apart from what the commands do, so that the config layer (:mod:`.config`), the servers and the
-documentation can read every command's options without importing the commands.
-
-The options every command shares are two groups: ``models`` (:func:`add_model_options`: which models on which
-server, what each model call may take, their prices) and ``sources`` (:func:`add_source_options`: what the
-researchers search); :func:`add_shared_options` adds both, and the main command, its iterative mode, ``replay``,
-``update``, ``scan``, ``mcp`` and ``check`` all take them from here, so an option means the same on each. What they
-become (factory arguments) is in :mod:`.arguments`.
-
-The main command's own options come one group per concern: each ``add_*_options(parser)`` function adds one group (it
-shows as its own section of ``--help``), and :func:`research_parser` builds the parser from :data:`OPTION_GROUPS`. A
-new option joins the group it belongs to, or a new group function joins :data:`OPTION_GROUPS`. Numbers are checked
-here (:func:`bounded_int`, :func:`bounded_number`), so a bad value is a usage error in the option's own terms
-(``argument --max-subtopics: must be an integer from 1 to 50``) before anything runs.
+The options of every command, apart from what the commands do, so that the config layer, the servers and the docs can
+read them without importing the commands. Every command takes the ``models`` and ``sources`` groups from here
+(:func:`add_shared_options`), so an option means the same on each; what they become is in :mod:`.arguments`. The main
+command's own options come one group per concern (:data:`OPTION_GROUPS`, each a section of ``--help``). Numbers are
+checked here (:func:`bounded_int`, :func:`bounded_number`), so a bad value is a one-line usage error in the option's
+own terms before anything runs.
 """
 
 from __future__ import annotations
@@ -113,10 +104,7 @@ def parse_price(text: str) -> tuple[str, Price]:
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """
-    Which models, on which server, and what each call may take: ``--model``, ``--small-model``, ``--role-model``,
-    ``--base-url``, ``--api``, ``--price``, ``--timeout``, ``--retries``, ``--max-tokens``, ``--no-tool-choice``.
-    """
+    """The ``models`` group: which models, on which server, what each call may take, their prices."""
     group = parser.add_argument_group("models")
     group.add_argument(
         "--model", metavar="NAME", help="Model of the orchestrator, scope and writer (env DEEP_RESEARCH_MODEL)."
@@ -181,10 +169,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
-    """
-    What the researchers search: ``--search``, ``--search-url``, ``--allow-host``, ``--docs``, ``--no-web``,
-    ``--index-dir``.
-    """
+    """The ``sources`` group: what the researchers search."""
     group = parser.add_argument_group("sources")
     group.add_argument(
         "--search",
@@ -203,10 +188,7 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
-    """
-    Where web search and reading may go: ``--search-url``, ``--allow-host``, and the chosen domains and dates
-    (``--include-domain``, ``--exclude-domain``, ``--since`` / ``--time-range``).
-    """
+    """Where web search and reading may go: the search server, the non-public hosts, the domains and dates."""
     group.add_argument(
         "--search-url",
         metavar="URL",
@@ -270,11 +252,7 @@ class CommandParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        """
-        Print the error as one line, through the door to the terminal, and exit with the usage error status.
-
-        :raises SystemExit: Always, with status 2.
-        """
+        """Print the error as one line, through the door to the terminal, and exit with status 2."""
         line = terminal_text(f"{self.prog}: error: {message} (see {self.prog} --help)", one_line=True)
         self.exit(ExitCode.USAGE, line + "\n")  # through the door: a config file's table name is written by others
 
@@ -353,10 +331,7 @@ def _length(text: str) -> int | str:
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
-    """
-    What the report looks like, and whether the question may be clarified first: ``--report-type``, ``--tone``,
-    ``--length``, ``--outline``, ``--instructions``, ``--clarify``.
-    """
+    """What the report looks like, and whether the question may be clarified first."""
     group = parser.add_argument_group("report")
     group.add_argument(
         "--report-type",
@@ -395,9 +370,7 @@ MODES = ("deep", "iterative")
 
 
 def add_iterative_options(parser: argparse.ArgumentParser) -> None:
-    """
-    The research mode and what lasts across runs: ``--mode``, ``--depth``, ``--cache``, ``--cache-ttl``, ``--record``.
-    """
+    """The research mode and what lasts across runs."""
     group = parser.add_argument_group("mode and cache")
     group.add_argument(
         "--mode", choices=MODES, default="deep", help="deep (sub-researchers, default) or iterative (depth rounds)."

@@ -2,22 +2,12 @@
 Where a run stands and how it ended, for every surface that follows one: the command's displays, the notebook's live
 progress and the MCP server's status line fold the same events and say the same outcome.
 
-:class:`RunTracker` is the one event folder: an event subscriber (``inputs=RunInputs(on_event=tracker)``) that reads
-the events' fields, never their text, and is thread-safe (researchers emit from several threads at once).
-:meth:`RunTracker.progress` returns a frozen :class:`RunProgress`: the stages with their elapsed time, one
-:class:`Researcher` per sub-topic (its searches, those the cache served, pages read, tokens, time and state), planned
-and done sub-topics, the run's searches, pages read and refused, tokens and estimated cost, its warnings and its
-citations. In the iterative mode each topic a round searches is a sub-topic (numbered in the order the analysis
-chose them, done when its round ends), and the rounds are counted.
-
-Stages follow the run: a stage starts with its first event and ends with its ``PhaseEnded`` or when the next stage
-starts; the orchestrator's own model calls and the summarizer's count toward ``research``. An event of a stage that
-has ended (a grounding rewrite's usage, counted toward ``write``) does not open it again.
-
-The outcome is said one way: :class:`RunSummary` holds the few lines the command prints when a run is over (how it
-ended, what it gathered, what it cost, where it went), from the run's result (the numbers the run itself published)
-and what the tracker saw (its time and sub-topics); :func:`outcome_line` says a result alone in one line (the
-notebook's footer, the MCP server's status); :func:`money` writes every amount.
+:class:`RunTracker` is the one event folder: a thread-safe event subscriber (researchers emit from several threads)
+that reads the events' fields, never their text; :meth:`RunTracker.progress` returns a frozen :class:`RunProgress`. In
+the iterative mode each topic a round searches is a sub-topic. A stage starts with its first event and ends with its
+``PhaseEnded`` or when the next stage starts (the orchestrator's and summarizer's calls count toward ``research``); an
+event of a stage that has ended does not open it again. :class:`RunSummary` holds the lines printed when a run is
+over, :func:`outcome_line` says a result in one line, :func:`money` writes every amount.
 """
 
 from __future__ import annotations
@@ -233,30 +223,20 @@ class RunTracker:
             self._started = self._clock()
 
     def __call__(self, event: Event) -> None:
-        """
-        Take one event of the run.
-
-        :param event: The event.
-        """
+        """Take one event of the run."""
         with self._lock:
             now = self._clock()
             self._follow_stage(event, now)
             self._take(event, now)
 
     def researcher(self, subtopic: str) -> Researcher | None:
-        """
-        :param subtopic: A sub-topic, as its events name it.
-        :returns: Its researcher as it stands, or ``None`` when no researcher has it.
-        """
+        """The researcher of a sub-topic (as its events name it) as it stands, or ``None``."""
         with self._lock:
             found = self._researchers.get(subtopic)
             return self._frozen(found, self._clock()) if found is not None else None
 
     def stage_seconds(self, name: str) -> float | None:
-        """
-        :param name: A stage's name.
-        :returns: How long the stage took (so far), or ``None`` if it has not started.
-        """
+        """How long the stage took (so far), or ``None`` if it has not started."""
         with self._lock:
             times = self._stages.get(_STAGE_OF.get(name, name))
             if times is None or times[0] is None:
@@ -366,20 +346,14 @@ _READ_KINDS = ("page", "document")
 
 
 def money(cost: float | None) -> str:
-    """
-    :param cost: US dollars, or ``None``.
-    :returns: The amount as the command shows it (``$0.0123``, ``$1.25``), or ``unknown``.
-    """
+    """US dollars as every surface shows them (``$0.0123``, ``$1.25``), or ``unknown``."""
     if cost is None:
         return "unknown"
     return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
 def outcome_line(result: Mapping[str, Any]) -> str:
-    """
-    :param result: A run's result (any shape), without what a tracker saw.
-    :returns: How it ended, in one line: exit reason, notes, pages read, warnings and cost.
-    """
+    """How a run's result (any shape) ended, in one line: exit reason, notes, pages read, warnings and cost."""
     pages = sum(isinstance(entry, Mapping) and entry.get("kind") == "page" for entry in result.get("sources") or [])
     cost = result.get("cost")
     return (
@@ -443,13 +417,7 @@ class RunSummary:
         saved: tuple[str, ...] = (),
         terminated: bool = False,
     ) -> RunSummary:
-        """
-        :param result: The run's result (or the partial result of a run that never finished).
-        :param progress: What the tracker saw.
-        :param saved: Where the outputs went.
-        :param terminated: Whether SIGTERM interrupted the run.
-        :returns: The summary.
-        """
+        """The summary of a run's (possibly partial) result and what the tracker saw."""
         sources = list(result.get("sources") or [])
         citations = result.get("citations") or {}
         usage = result.get("usage_by_phase") or {}

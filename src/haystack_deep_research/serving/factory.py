@@ -1,18 +1,11 @@
 """
-Where a server's agents come from (the MCP server, a Hayhooks wrapper): ``create_deep_research_agent`` with the
-server's options, or, for tests only, a factory named in the environment.
+Where a server's agents come from (the MCP server, a Hayhooks wrapper): ``create_deep_research_agent`` on the models
+and sources the server's options choose, by the command line's own code
+(:func:`haystack_deep_research.options.arguments.factory_arguments`), each option left out read from its
+``DEEP_RESEARCH_<OPTION>`` variable, which is how a Hayhooks wrapper is set up (see docs/hayhooks.md).
 
-A server's models and sources are chosen as the command line chooses them, by the same code
-(:func:`haystack_deep_research.options.arguments.factory_arguments`): from the command's options (``deep-research
-mcp --model ... --base-url ...``), else from their environment variables, which is how a Hayhooks wrapper is set up:
-``DEEP_RESEARCH_MODEL``, ``DEEP_RESEARCH_SMALL_MODEL``, ``DEEP_RESEARCH_BASE_URL`` (or ``OPENAI_BASE_URL``),
-``DEEP_RESEARCH_API``, ``DEEP_RESEARCH_PRICES`` (``MODEL=INPUT,OUTPUT`` entries separated by semicolons),
-``DEEP_RESEARCH_TIMEOUT``, ``DEEP_RESEARCH_RETRIES``, ``DEEP_RESEARCH_MAX_TOKENS``, ``DEEP_RESEARCH_NO_TOOL_CHOICE``
-and ``DEEP_RESEARCH_SEARCH``.
-
-``DEEP_RESEARCH_AGENT_FACTORY=module:function`` makes a server build its agents with ``function(**options)`` instead
-(for the MCP server the options are the ``deep_research`` tool's: ``max_subtopics``, budgets, ``grounding``). It
-exists so that tests can run the real servers in another process with scripted models and loopback servers; it is
+``DEEP_RESEARCH_AGENT_FACTORY=module:function`` makes a server build its agents with ``function(**options)`` instead.
+It exists so that tests can run the real servers in another process with scripted models and loopback servers; it is
 not a way to configure a production server.
 """
 
