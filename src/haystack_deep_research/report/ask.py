@@ -49,7 +49,7 @@ from haystack_deep_research.evidence.entry import READ_KINDS
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.report.attempts import Request, ask_twice
 from haystack_deep_research.report.publish import citation_findings, verify_report
-from haystack_deep_research.report.source_keys import SourceKeys
+from haystack_deep_research.report.sections import SourceKeys
 from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import ResearchRun

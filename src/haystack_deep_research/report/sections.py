@@ -7,8 +7,8 @@ key findings: :func:`key_lines`, up to :data:`~haystack_deep_research._prompts.O
 the allowed URLs found in them) and one *section* per note (at most
 :data:`~haystack_deep_research._prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
 it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
-once per part. Every part cites its sources by number and the numbers become URLs again in its reply
-(:mod:`.source_keys`), so the writer never copies a URL. They run side by side, as many at once as the step that
+once per part. Every part cites its sources by number and the numbers become URLs again in its reply (see
+:class:`SourceKeys`), so the writer never copies a URL. They run side by side, as many at once as the step that
 drives them allows (the write hook's ``max_concurrency``, twice the factory's
 ``max_concurrent_researchers``; the iterative write step's and the workflow's summary steps' ``max_concurrency``), so
 the writer's share of the run's time is that of its longest part, and every call fits a normal client
@@ -34,12 +34,22 @@ one sentence saying the research gathered no evidence on it (in the question's l
 :func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported claims are written
 again, each from its notes (the notes that cite a URL the part cites, plus the notes researched again for its
 claims), and the other parts are kept as they are.
+
+Sources are cited by number while the report is written, by URL once it is: a part's writer is shown its allowed
+sources as a numbered list and cites each claim as ``[short title](n)``; the reply's ``(n)`` targets are replaced with
+the URLs before the part joins the report, so the published report cites full URLs and is verified as before. A cited
+URL is 15 to 40 tokens of output that a number replaces with one, on the most expensive model of the run, and the
+notes the writer reads cite by number too (their closing Sources lists, which the numbered list repeats, are left
+out). :meth:`SourceKeys.expand` turns a link to a number that is no source's, or to a target that is neither a number,
+an absolute URL nor an anchor, into its text (it could lead nowhere); links to full URLs are kept, for the report's
+verification checks them. Numbers are given once per report, in the order of the run's allowed URLs, so every part
+calls a source by the same number.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,17 +87,108 @@ from haystack_deep_research.report.draft import (
 )
 from haystack_deep_research.report.headings import report_sections
 from haystack_deep_research.report.judge import Claim
-from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import PHASE_WRITE
 
-__all__ = ["Framing", "Written", "fallback_report", "key_lines", "rewrite_report", "write_report"]
+__all__ = [
+    "Framing",
+    "SourceKeys",
+    "Written",
+    "fallback_report",
+    "key_lines",
+    "rewrite_report",
+    "without_sources_list",
+    "write_report",
+]
 
 OPENING = "the opening (title and executive summary)"
 TITLE = "the title"
 _WORD = re.compile(r"[^\W\d_]{4,}")
+_TEXT = r"(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)"
+"""A link's text: no line break, and brackets one level deep at most (a search title such as "[PDF] Tide tables")."""
+_LINK = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*<?(?P<target>[^\s()<>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_NUMBERS = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*(?P<numbers>\d+(?:\s*[,;]\s*\d+)+)\s*\)")
+"""A link to several sources at once, ``[NASA; NOAA](1, 2)``: the writer was asked for one number a link."""
+_KEPT = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
+"""Link targets kept as they are: absolute URLs (any scheme, or ``//``) and anchors within the report."""
+_SOURCES_LIST = re.compile(
+    r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?Sources(?:\*\*)?:?(?:\*\*)?[ \t]*\n"
+    r"(?:[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+[^\n]*|<?https?://[^\n]*)?\n?)*\Z",
+    re.IGNORECASE,
+)
+"""A closing Sources list: a ``Sources`` line, then only list items, bare URLs and blank lines to the end."""
+
+
+def without_sources_list(note: str) -> str:
+    """
+    :param note: A researcher's note.
+    :returns: The note without a closing ``Sources:`` list (a ``Sources`` line and everything after it).
+    """
+    return _SOURCES_LIST.sub("", note.strip()).strip()
+
+
+class SourceKeys:
+    """
+    The numbers of one report's sources (see the module docstring).
+
+    :param urls: The URLs the report may cite, in order; the first is number 1.
+    """
+
+    def __init__(self, urls: Iterable[str]) -> None:
+        self._urls: dict[str, str] = {}
+        self._numbers: dict[str, str] = {}
+        for url in urls:
+            key = normalize_url(url)
+            if key not in self._numbers:
+                number = str(len(self._urls) + 1)
+                self._urls[number] = url
+                self._numbers[key] = number
+
+    def number(self, url: str) -> str:
+        """
+        :param url: An allowed URL.
+        :returns: Its number.
+        :raises KeyError: If the URL is not one of the report's sources.
+        """
+        return self._numbers[normalize_url(url)]
+
+    def numbers(self, urls: Iterable[str]) -> list[str]:
+        """:returns: The numbers of ``urls``, all of them allowed, in the same order."""
+        return [self.number(url) for url in urls]
+
+    def shorten(self, text: str) -> str:
+        """
+        :param text: A note (or any text the writer reads) with Markdown links.
+        :returns: The text with every inline link to an allowed URL pointing to its number.
+        """
+
+        def replace(match: re.Match[str]) -> str:
+            number = self._numbers.get(normalize_url(match["target"]))
+            return match[0] if number is None else f"[{match['text']}]({number})"
+
+        return _LINK.sub(replace, text)
+
+    def expand(self, text: str) -> str:
+        """
+        :param text: A writer's reply.
+        :returns: The reply with every link to a source's number pointing to its URL (a link to several numbers
+            becomes one link per known source), and every link to an unknown number or to a relative target reduced
+            to its text.
+        """
+
+        def several(match: re.Match[str]) -> str:
+            known = [self._urls[n] for n in re.split(r"\s*[,;]\s*", match["numbers"]) if n in self._urls]
+            return ", ".join(f"[{match['text']}]({url})" for url in dict.fromkeys(known)) or match["text"]
+
+        def replace(match: re.Match[str]) -> str:
+            target = match["target"]
+            if target in self._urls:
+                return f"[{match['text']}]({self._urls[target]})"
+            return match[0] if _KEPT.match(target) else match["text"]
+
+        return _LINK.sub(replace, _NUMBERS.sub(several, text))
 
 
 @dataclass(frozen=True)
