@@ -54,13 +54,11 @@ UNCITED_MARK = "*(not supported by the sources read)*"
 
 def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
     """
-    Mark claims in a report by the module's rule: :data:`UNSUPPORTED_MARK` (:data:`UNCITED_MARK` for a claim that
-    cites nothing) before the sentence's final punctuation.
+    Mark ``claims`` (found in this report by :func:`judge_report`) by the module's rule: :data:`UNSUPPORTED_MARK`
+    (:data:`UNCITED_MARK` for a claim that cites nothing) before the sentence's final punctuation.
 
-    :param report: The report.
-    :param claims: The claims to mark (found in this report by :func:`judge_report`).
-    :returns: The marked report and the claims that were marked (a claim whose sentence is no longer on its line,
-        or is already marked, is skipped).
+    :returns: The marked report and the claims marked (a claim whose sentence is no longer on its line, or is already
+        marked, is skipped).
     """
     lines = report.split("\n")
     marked: list[Claim] = []
@@ -86,14 +84,9 @@ def report_claims(
     report: str, verified_urls: Sequence[str], ledger: EvidenceLedger
 ) -> tuple[list[Claim], ReadPassages]:
     """
-    Every claim of a report, and where each is judged.
-
-    :param report: The verified report.
-    :param verified_urls: The URLs whose citations count (the ``verified_urls`` of its citation check).
-    :param ledger: The evidence ledger of what was read.
-    :returns: The claims in report order (cited ones, and those that cite nothing, which cite
-        :data:`~haystack_deep_research.report.uncited.READ_PASSAGES_URL`), and the sources they are judged against:
-        the ledger, with the passages that match the claims that cite nothing.
+    Every claim of a verified report, in order (cited ones, and those that cite nothing, which cite
+    :data:`~haystack_deep_research.report.uncited.READ_PASSAGES_URL`), and the sources they are judged against: the
+    ledger, with the passages that match the claims that cite nothing.
     """
     cited, uncited = cited_claims(report, verified_urls), uncited_claims(report, verified_urls)
     return sorted(cited + uncited, key=lambda claim: claim.line), ReadPassages(ledger, uncited)
@@ -101,16 +94,10 @@ def report_claims(
 
 def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], judge: ChatGenerator) -> Phase[Judgement]:
     """
-    Judge every claim of a report: a cited claim against the stored text of its sources in the run's ledger, a claim
-    that cites nothing against the passages the run read that best match it (see :mod:`.uncited`).
+    Judge every claim of a verified report: a cited claim against the stored text of its sources in the run's ledger,
+    a claim that cites nothing against the passages the run read that best match it (see :mod:`.uncited`).
 
     The judge's usage counts toward the ``ground`` phase; what went wrong on the way becomes the run's warnings.
-
-    :param run: The run, whose ledger holds the sources' stored texts.
-    :param report: The verified report.
-    :param verified_urls: The URLs whose citations count (the ``verified_urls`` of its citation check).
-    :param judge: The judge's chat generator.
-    :returns: The phase; it returns the :class:`~haystack_deep_research.report.judge.Judgement`.
     """
     claims, sources = report_claims(report, verified_urls, run.ledger)
     uncited = sum(cites_nothing(claim) for claim in claims)

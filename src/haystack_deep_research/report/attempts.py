@@ -123,14 +123,8 @@ def ask_twice(
     phase: str = PHASE_WRITE,
 ) -> Phase[list[Attempt]]:
     """
-    Make every request side by side; make the failed ones once more, side by side.
-
-    :param generator: The chat generator.
-    :param requests: The requests.
-    :param run: The run: usage is recorded into its write phase and warnings say what failed.
-    :param role: The role of the calls, a tracing tag.
-    :param phase: The phase their usage and warnings count toward.
-    :returns: The phase; it returns one :class:`Attempt` per request, in order.
+    Make every request side by side; make the failed ones once more, side by side. The phase returns one
+    :class:`Attempt` per request, in order; usage and warnings go to ``run`` under ``phase``, ``role`` tags the calls.
     """
     outcomes = yield [_ask(generator, request, run, role) for request in requests]
     attempts: list[Attempt] = []

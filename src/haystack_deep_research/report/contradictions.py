@@ -462,15 +462,13 @@ def add_contradictions(
     run: ResearchRun, report: str, passages: Iterable[Mapping[str, Any]], judge: ChatGenerator | None = None
 ) -> Phase[str]:
     """
-    Find the contradictions of a report (see the module docstring), keep them as the run's ``contradictions``
-    output and put their section into the report, before its Sources list.
+    Find the contradictions of a report verified (and judged) as it leaves the library (see the module docstring),
+    keep them as the run's ``contradictions`` output and put their section into the report, before its Sources list;
+    the phase returns the report (unchanged when none was found).
 
-    :param run: The run.
-    :param report: The report, verified (and judged) as it leaves the library.
     :param passages: The passages cited for it (``citations["passages"]``).
     :param judge: The judge's chat generator, or ``None`` for the first pass alone (as when the run's budget is
         already spent: the judge is not asked then).
-    :returns: The phase; it returns the report with its "Contradictions" section (unchanged when none was found).
     """
     pairs = _pairs(passages)
     if judge is not None and pairs and run.spent() is None:  # a spent budget leaves the figures' verdict alone

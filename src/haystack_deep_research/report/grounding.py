@@ -123,12 +123,8 @@ class GroundingStage(UsesModels, InitSerialized):
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
         """
-        Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported.
-
-        :param state: The orchestrator's live State, holding the verified report.
-        :param run: The run.
-        :param writer: The writer's chat generator (also the judge when ``judge_llm`` is ``None``).
-        :returns: The phase to drive.
+        Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported; the
+        judge is ``judge_llm``, or ``writer`` without one.
         """
         judge = self.judge_llm or writer
         judged = yield from self._judge(state, run, judge)

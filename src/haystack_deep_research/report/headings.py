@@ -223,10 +223,9 @@ def _latin(question: str) -> ReportSections:
 
 def report_sections(question: str) -> ReportSections:
     """
-    :param question: The research question.
-    :returns: The headings in the question's language (see the module docstring): Japanese when it holds kana,
-        Chinese when its letters are mostly Han characters (without kana or hangul), French, German or Spanish by
-        their words, else English headings marked for translation.
+    The headings in the question's language (see the module docstring): Japanese when it holds kana, Chinese when
+    its letters are mostly Han characters (without kana or hangul), French, German or Spanish by their words, else
+    English headings marked for translation.
     """
     scripts = [_script(c) for c in question if c.isalpha()]
     if "kana" in scripts:

@@ -184,11 +184,8 @@ class Judgement:
 
 def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
     """
-    Find the claims of a report: body sentences that cite at least one verified URL.
-
-    :param report: The Markdown report.
-    :param verified_urls: The URLs whose citations count (any trivially different spelling).
-    :returns: The claims, in report order, each with the verified URLs it cites.
+    The claims of a report, in order: body sentences citing at least one of ``verified_urls`` (in any trivially
+    different spelling), each with the verified URLs it cites.
     """
     verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
     grouped: dict[tuple[int, str], dict[str, str]] = {}
@@ -205,13 +202,11 @@ def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
 
 def parse_verdicts(text: str, count: int) -> dict[int, tuple[Verdict, str]] | None:
     """
-    Read the judge's reply.
+    Read the judge's reply about ``count`` claims.
 
     Accepts ``{"verdicts": [...]}`` or a bare list, optionally in a Markdown code fence or surrounded by prose; each
     item ``{"id": n, "verdict": "...", "reason": "..."}`` with ``n`` from 1 to ``count``.
 
-    :param text: The reply.
-    :param count: How many claims the prompt listed.
     :returns: ``{id: (verdict, reason)}`` for the items that could be read (a verdict other than supported or
         unsupported becomes unknown), or ``None`` when the reply is not such JSON at all.
     """
@@ -253,14 +248,8 @@ def judge_claims(
     claims: list[Claim], ledger: SourceTexts, judge: ChatGenerator, *, streaming_callback: Any = None
 ) -> Phase[Judgement]:
     """
-    Judge each claim against the stored text of each source it cites: one judge call per source, in one batch.
-
-    :param claims: The claims (see :func:`cited_claims`).
-    :param ledger: The evidence ledger holding the sources' stored texts (or any :class:`SourceTexts`).
-    :param judge: The judge's chat generator.
-    :param streaming_callback: The run's streaming callback, or ``None``.
-    :returns: A phase (drive it with :func:`~haystack_deep_research.run._phases.drive`) returning the
-        :class:`Judgement`.
+    Judge each claim against the stored text of each source it cites in ``ledger``: one judge call per source, in
+    one batch; the phase returns the :class:`Judgement`.
     """
     by_source: dict[str, tuple[str, list[int]]] = {}
     for index, claim in enumerate(claims):

@@ -52,16 +52,12 @@ __all__ = [
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     """
-    The URLs the report may cite: URLs in the notes whose pages the run really read or whose search results' snippets
-    it holds (cited as snippets), and the documents it retrieved whose URI the notes state (see
-    :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
+    The URLs the report may cite, in the order the notes first mention them: URLs in the notes whose pages the run
+    really read or whose search results' snippets it holds (cited as snippets), and the documents it retrieved whose URI
+    the notes state (see :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
 
     A search result without a snippet does not count: nothing of it was read. An empty ledger allows nothing: a run
     that read nothing cannot cite anything, whatever URLs the notes hold.
-
-    :param notes: The researchers' notes.
-    :param run: The run, whose ledger lists what was read.
-    :returns: The allowed URLs, in the order the notes first mention them.
     """
     return list(dict.fromkeys(url for note in notes for url in run.ledger.read_sources_in(note)))
 
@@ -159,16 +155,10 @@ def citation_findings(check: CitationCheck) -> dict[str, Any]:
 
 def publish_report(state: State, run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
     """
-    Verify a report's citations against the allowed URLs, repair it, and make it the run's report.
+    Verify a report's citations against the allowed ``urls``, repair it, and make it the run's report.
 
     Sets ``report`` (repaired), ``citations`` (the findings, without the report) and the outputs that mirror the run
     (``sources``, ``warnings``, usage, ...); see :func:`verify_report` for the warnings and events.
-
-    :param state: The orchestrator's live State.
-    :param run: The run.
-    :param report: The report as the writer wrote it.
-    :param urls: The URLs it may cite (see :func:`allowed_urls`).
-    :returns: The outcome of the verification.
     """
     check = verify_report(run, report, urls)
     state.set(REPORT, check.report)
@@ -179,12 +169,8 @@ def publish_report(state: State, run: ResearchRun, report: str, urls: list[str])
 
 def reset_review_outputs(state: State) -> None:
     """
-    Set the outputs of the report stages to their values when no stage runs.
-
-    ``grounding_score`` and ``structured`` are ``None``, ``grounding`` and ``grounding_unjudged`` are empty and both
-    counts are 0.
-
-    :param state: The orchestrator's live State.
+    Set the report stages' outputs as no stage ran: ``grounding_score`` and ``structured`` ``None``, ``grounding``
+    and ``grounding_unjudged`` empty, both counts 0.
     """
     empty: dict[str, Any] = {GROUNDING_SCORE: None, GROUNDING: [], GROUNDING_UNJUDGED: [], REGENERATION_COUNT: 0}
     for key, value in {**empty, REPLAN_COUNT: 0}.items():

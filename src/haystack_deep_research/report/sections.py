@@ -307,10 +307,6 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
     A note's opening lines, where it states its key findings: its text without a closing Sources list, cut after
     the last sentence that ends within ``limit`` characters (the first sentence whole when none does), with
     :data:`~haystack_deep_research._prompts.OMITTED` where the rest was left out.
-
-    :param note: A researcher's note.
-    :param limit: The most characters kept (past it, only a first sentence that is longer).
-    :returns: The opening lines.
     """
     text = without_sources_list(note)
     if len(text) <= limit:
@@ -461,13 +457,8 @@ def _claims(claims: list[Claim], keys: SourceKeys) -> list[str]:
 def fallback_report(run: ResearchRun, why: str, notes: Sequence[str], urls: Sequence[str]) -> str:
     """
     The one report written without the writer model, for every shape and surface whose writer failed on every part
-    (or never ran): the run's brief (its question when it has none), the notes as they were written, the sources.
-
-    :param run: The run.
-    :param why: What failed, said at the top of the report.
-    :param notes: The notes, in order.
-    :param urls: The URLs the report may cite, listed under Sources.
-    :returns: The report, to be verified as any other.
+    (or never ran): the run's brief (its question when it has none), ``why`` at the top, the notes as they were written,
+    ``urls`` under Sources. It is verified as any other.
     """
     brief = run.brief or run.question
     return render_text(FALLBACK_REPORT, error=why, brief=brief, notes=list(notes), urls=list(urls))
@@ -485,18 +476,14 @@ def write_report(
     framing: Framing | None = None,
 ) -> Phase[Written]:
     """
-    Write the report in parts, side by side (see the module docstring).
+    Write the report in parts, side by side (see the module docstring); the phase returns ``""`` as the report when
+    no part could be written.
 
-    :param generator: The writer model.
-    :param run: The run (its brief; usage and warnings go there).
-    :param notes: The researchers' notes, one section each, in order.
-    :param urls: The URLs the report may cite.
     :param unsupported: For a rewrite of a report that was not written in parts: the claims a fact-checker found
         unsupported; each section is told those that cite a URL its note cites, the opening all of them.
     :param researched: Whether the notes hold findings researched again for those claims.
     :param style: The report's type, tone and length (the default style when ``None``).
     :param framing: What the shape adds (the main agent's report when ``None``).
-    :returns: The phase; it returns the report (``""`` when no part could be written).
     """
     style, framing, keys = style or ReportStyle(), _in_language(framing, run), SourceKeys(urls)
     if style.outline:
@@ -576,19 +563,12 @@ def rewrite_report(
     framing: Framing | None = None,
 ) -> Phase[Written]:
     """
-    Write again the parts of ``report`` that hold unsupported claims (see the module docstring).
+    Write again the parts of ``report`` (the published one the claims' line numbers refer to) that hold
+    ``unsupported`` claims (see the module docstring); the phase returns ``""`` when every part asked for failed.
 
-    :param generator: The writer model.
-    :param run: The run.
-    :param report: The published report the claims were found in (their line numbers refer to it).
-    :param notes: The notes, including any researched again.
-    :param urls: The URLs the report may cite.
-    :param unsupported: The unsupported claims.
     :param found: Notes researched again, by the text of the claim they check (``None``: no research ran).
-    :param style: The report's type, tone and length (the default style when ``None``).
     :param framing: What the shape adds (the main agent's report when ``None``); a report whose outline has more
         headings than the summary is written again whole, in parts.
-    :returns: The phase; it returns the new report (``""`` when every part asked for failed).
     """
     researched, style, framing = found is not None, style or ReportStyle(), _in_language(framing, run)
     keys, outlined = SourceKeys(urls), bool(style.outline)

@@ -77,11 +77,8 @@ class ResearchSummary(BaseModel):
 
 def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | None, list[dict[str, Any]]]:
     """
-    Validate a reply against a schema.
-
-    :param schema: The pydantic model.
-    :param text: The reply; a Markdown code fence around the JSON is removed first.
-    :returns: ``(instance, [])`` when it validates, else ``(None, errors)`` with pydantic's errors as JSON-ready dicts.
+    Validate a reply (a Markdown code fence around its JSON removed) against ``schema``: ``(instance, [])``, or
+    ``(None, errors)`` with pydantic's errors as JSON-ready dicts.
     """
     body = text.strip()
     fenced = _FENCED.match(body)
@@ -174,12 +171,9 @@ def _without_none(value: Any, original: Any) -> Any:
 
 def verify_structured(instance: BaseModel, run: ResearchRun, *, report: str = "") -> BaseModel:
     """
-    Keep in ``instance`` only the URLs the run read (see the module docstring).
+    Keep in ``instance`` only the URLs the run read (see the module docstring); a warning names those dropped.
 
-    :param instance: A validated structured output.
-    :param run: The run, whose ledger lists what was read.
     :param report: The report the instance was written from (kept on the error).
-    :returns: The instance, or a new one without the unverified URLs (a warning names them).
     :raises StructuredOutputError: If the schema cannot hold the instance without them.
     """
     read = {normalize_url(url) for url in run.ledger.citable_urls()}
@@ -238,10 +232,6 @@ class StructuredOutputStage(UsesModels):
         """
         Ask for the JSON, validate it, retry once with the errors; set ``structured`` or raise.
 
-        :param state: The orchestrator's live State, holding the final report.
-        :param run: The run.
-        :param writer: The writer's chat generator, used when this stage has none of its own.
-        :returns: The phase to drive.
         :raises StructuredOutputError: If the second reply does not validate either.
         """
         urls = (state.data.get(CITATIONS) or {}).get("verified_urls") or []
@@ -253,13 +243,9 @@ class StructuredOutputStage(UsesModels):
 
     def convert(self, run: ResearchRun, report: str, urls: list[str], writer: Any) -> Phase[BaseModel]:
         """
-        Turn a report into an instance of ``output_schema``: ask for the JSON, validate it, retry once with the errors.
+        Turn the verified ``report`` (citing ``urls``) into an instance of ``output_schema``: ask for the JSON, validate
+        it, retry once with the errors; ``writer`` serves when this stage has no generator of its own.
 
-        :param run: The run (usage, events).
-        :param report: The final, verified report.
-        :param urls: Its verified source URLs.
-        :param writer: The chat generator to use when this stage has none of its own.
-        :returns: The phase; it returns the validated instance.
         :raises StructuredOutputError: (from the phase) If the second reply does not validate either.
         """
         model = self.chat_generator or writer

@@ -178,12 +178,7 @@ class ReportStyle(FieldsSerialized):
         return f"the report runs to {words} words, {missed} its target of about {target} ({length})"
 
     def apply(self, messages: list[ChatMessage]) -> list[ChatMessage]:
-        """
-        Add the style's block to a writer prompt's system message (nothing for the default style).
-
-        :param messages: A rendered writer prompt: a system message, then the user message.
-        :returns: The prompt the writer is sent.
-        """
+        """Add the style's block to a rendered writer prompt's system message (nothing for the default style)."""
         if self.is_default or not messages or not messages[0].text:
             return messages
         blocks = [messages[0].text]
@@ -270,11 +265,9 @@ def _checked_instructions(instructions: object) -> str:
 
 def outline_from_text(text: str) -> list[str]:
     """
-    The headings of an outline written as text: a Markdown document's ``#`` and ``##`` headings, in order, or, in a
-    text without such headings, each line that is not blank (a leading list marker left out).
-
-    :param text: The text (for example an outline file's content).
-    :returns: The headings, to check as :class:`ReportStyle`'s ``outline``.
+    The headings of an outline written as text (an outline file's content), to check as :class:`ReportStyle`'s
+    ``outline``: a Markdown document's ``#`` and ``##`` headings, in order, or, in a text without such headings, each
+    line that is not blank (a leading list marker left out).
     """
     found = [heading.title for heading in headings(text) if heading.level <= 2]
     if found:
@@ -317,12 +310,8 @@ def _with_passages(report: str, ledger: EvidenceLedger) -> str:
 
 def in_form(style: ReportStyle, report: str, ledger: EvidenceLedger) -> str:
     """
-    Keep a written report in its style's form (see the module docstring).
-
-    :param style: The report's style.
-    :param report: The report as rendered from its parts.
-    :param ledger: The run's evidence ledger, holding the passages a resource list quotes.
-    :returns: The report in its form (the same text for the other types).
+    Keep a report rendered from its parts in its style's form (see the module docstring); ``ledger`` holds the
+    passages a resource list quotes. Other types get the same text.
     """
     if style.report_type == "outline":
         return _bulleted(report)

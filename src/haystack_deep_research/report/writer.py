@@ -114,10 +114,6 @@ class WriteHook(CloseRunHook):
         """
         Write and verify the report, then run the stages; a run that stopped to ask a clarifying question gets an
         empty report and no stage.
-
-        :param state: The orchestrator's live State.
-        :param run: The run.
-        :returns: The phase.
         """
         if state.data.get(EXIT_REASON) == EXIT_CLARIFICATION_NEEDED:  # the scope phase asked the user: nothing to write
             reset_review_outputs(state)
@@ -178,12 +174,7 @@ class NoEvidenceStage(InitSerialized):
     max_concurrency = 1
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """
-        :param state: The orchestrator's live State, holding the verified report.
-        :param run: The run.
-        :param writer: The writer model (unused).
-        :returns: The phase; it makes no call.
-        """
+        """The phase makes no call; ``writer`` is unused."""
         yield from ()
         citations = state.data.get(CITATIONS)
         if has_evidence(run, list(citations.get("verified_urls") or []) if isinstance(citations, dict) else []):
