@@ -47,9 +47,9 @@ from haystack_deep_research.errors import (
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.evidence.entry import READ_KINDS
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.report.attempts import Request, ask_twice
+from haystack_deep_research.evidence.verification import CitationCheck
 from haystack_deep_research.report.publish import citation_findings, verify_report
-from haystack_deep_research.report.sections import SourceKeys
+from haystack_deep_research.report.sections import Request, SourceKeys, ask_twice
 from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import ResearchRun
@@ -183,7 +183,7 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
     """Answer from the run's ledger (see the module docstring)."""
     passages = _passages(run.ledger, question)
     if not passages:
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE)
+        return _outcome(run, question, EXIT_NO_EVIDENCE)
     urls = [entry.url for entry, _ in passages]
     keys = SourceKeys(urls)
     shown_passages = [
@@ -201,10 +201,10 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
     [attempt] = yield from ask_twice(generator, [Request("the answer", messages)], run, phase=PHASE_WRITE)
     if not attempt.text:
         run.warn(PHASE_WRITE, f"the writer failed twice on the answer ({attempt.why})")
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_WRITER_FAILED)
+        return _outcome(run, question, EXIT_WRITER_FAILED)
     reply = keys.expand(attempt.text).strip()
     if reply.strip(" .`*\n") == NOT_ANSWERED_REPLY:
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE)
+        return _outcome(run, question, EXIT_NO_EVIDENCE)
     reply, blocks = _prose(reply)
     first = verify_report(run, reply, urls)
     unsupported = uncited_claims(first.report, first.verified_urls)
@@ -213,8 +213,8 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
     if dropped:
         run.warn(PHASE_WRITE, f"dropped {len(dropped)} sentence(s) of the answer that cite no source the run read")
     if not check.verified_urls:
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE, dropped=dropped)
-    return _outcome(run, question, check.report, answered=True, exit_reason=EXIT_TEXT, dropped=dropped, citations=check)
+        return _outcome(run, question, EXIT_NO_EVIDENCE, dropped)
+    return _outcome(run, question, EXIT_TEXT, dropped, check)
 
 
 _PROSE = ("paragraph_open", "bullet_list_open", "ordered_list_open")
@@ -242,19 +242,17 @@ def _prose(reply: str) -> tuple[str, list[str]]:
 def _outcome(
     run: ResearchRun,
     question: str,
-    answer: str,
-    *,
-    answered: bool,
     exit_reason: str,
     dropped: list[str] | None = None,
-    citations: Any = None,
+    check: CitationCheck | None = None,
 ) -> dict[str, Any]:
+    """The answer is ``check``'s verified report; without one, :data:`NOT_ANSWERED`."""
     return {
         "question": question,
-        "answer": answer,
-        "answered": answered,
+        "answer": NOT_ANSWERED if check is None else check.report,
+        "answered": check is not None,
         "exit_reason": exit_reason,
-        "citations": citation_findings(citations) if citations is not None else {},
+        "citations": {} if check is None else citation_findings(check),
         "dropped": list(dropped or []),
         "researched": "",
         "warnings": run.warnings(),

@@ -50,6 +50,7 @@ __all__ = [
     "grounding_score",
     "judge_claims",
     "parse_verdicts",
+    "without_code_fence",
 ]
 
 Verdict = Literal["supported", "unsupported", "unknown"]
@@ -58,6 +59,13 @@ UNSUPPORTED: Verdict = "unsupported"
 UNKNOWN: Verdict = "unknown"
 
 _FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+def without_code_fence(text: str) -> str:
+    """A model's reply, stripped, without the Markdown code fence around all of it."""
+    body = text.strip()
+    fenced = _FENCED.match(body)
+    return fenced.group(1) if fenced else body
 
 
 class SourceText(Protocol):
@@ -210,9 +218,7 @@ def parse_verdicts(text: str, count: int) -> dict[int, tuple[Verdict, str]] | No
     :returns: ``{id: (verdict, reason)}`` for the items that could be read (a verdict other than supported or
         unsupported becomes unknown), or ``None`` when the reply is not such JSON at all.
     """
-    body = text.strip()
-    fenced = _FENCED.match(body)
-    body = fenced.group(1) if fenced else body
+    body = without_code_fence(text)
     try:
         data = _safe_json.loads(body)
     except json.JSONDecodeError:

@@ -1,14 +1,7 @@
 """
-Publishing a report: the URLs it may cite, verifying its citations against the ledger, and the outputs it sets.
-
-- :func:`allowed_urls`: the URLs a report may cite (URLs in the notes whose pages the run really read, or whose search
-  results' snippets it holds).
-- :func:`verify_report`: verify a report's citations against them (see :mod:`haystack_deep_research.evidence`) and
-  repair it, with the run's warnings and events; the research workflow verifies every summary with it.
-- :func:`publish_report`: :func:`verify_report`, then set ``report`` and ``citations`` and the outputs that mirror the
-  run. The write hook calls it for the first draft; the grounding stage calls it again for every rewrite.
-- :func:`cited_passages`: the passage of its source behind each of a verified report's citations.
-- :func:`reset_review_outputs`: the outputs of the report stages, before any stage has run.
+Publishing a report: the URLs it may cite, verifying its citations against the ledger and repairing it, the outputs
+it sets (the write hook publishes the first draft, the grounding stage every rewrite), and the passage behind each
+citation.
 """
 
 from __future__ import annotations
@@ -108,15 +101,12 @@ def cited_passages(report: str, ledger: EvidenceLedger, *, size: int = PASSAGE_C
     in the order the report cites them; the Sources section itself is not a claim and gets none.
 
     :param report: The report, after its citations were verified and repaired.
-    :param ledger: The run's evidence ledger.
-    :param size: The longest passage, in characters.
     :returns: One entry per cited sentence and URL, in citing order, for citations of sources the ledger holds as
-        read: ``url`` (as retrieved), ``title``, ``read_at`` (when the
-        source was read, ISO-8601 UTC), ``sentence`` (the citing sentence, as the report writes it) and ``passage``
-        (the best-matching window of the source's stored text), ``kind`` (the source's ledger kind: ``"page"``,
-        ``"document"`` or ``"snippet"``); a source not read adds
-        ``named``: how it was not read ("named by <source>, not read: <url>"; "search result snippet, not read" for a
-        source only a search result's snippet backs, whose passage is that snippet).
+        read: ``url`` (as retrieved), ``title``, ``read_at`` (when the source was read, ISO-8601 UTC), ``sentence``
+        (the citing sentence, as the report writes it), ``passage`` (the best-matching window of the source's stored
+        text) and ``kind`` (the source's ledger kind: ``"page"``, ``"document"`` or ``"snippet"``); a source not read
+        adds ``named``: how it was not read ("named by <source>, not read: <url>"; "search result snippet, not read"
+        for a source only a search result's snippet backs, whose passage is that snippet).
     """
     wanted: dict[tuple[str, str], SourceEntry] = {}
     for citation in extract_citations(report, sources_section=False):
@@ -173,6 +163,5 @@ def reset_review_outputs(state: State) -> None:
     and ``grounding_unjudged`` empty, both counts 0.
     """
     empty: dict[str, Any] = {GROUNDING_SCORE: None, GROUNDING: [], GROUNDING_UNJUDGED: [], REGENERATION_COUNT: 0}
-    for key, value in {**empty, REPLAN_COUNT: 0}.items():
+    for key, value in {**empty, REPLAN_COUNT: 0, STRUCTURED: None}.items():
         state.set(key, value, handler_override=replace_values)
-    state.set(STRUCTURED, None, handler_override=replace_values)

@@ -36,7 +36,6 @@ everything else the run gathered are still returned.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Any
 
@@ -54,7 +53,8 @@ from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.verification import verify_citations
-from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
+from haystack_deep_research.report.judge import without_code_fence
+from haystack_deep_research.report.sections import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask
 from haystack_deep_research.run._research_run import publish
@@ -62,8 +62,6 @@ from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 
 __all__ = ["ResearchSummary", "StructuredOutputStage", "parse_structured", "strict_output_kwargs", "verify_structured"]
-
-_FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
 
 
 class ResearchSummary(BaseModel):
@@ -80,10 +78,8 @@ def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | No
     Validate a reply (a Markdown code fence around its JSON removed) against ``schema``: ``(instance, [])``, or
     ``(None, errors)`` with pydantic's errors as JSON-ready dicts.
     """
-    body = text.strip()
-    fenced = _FENCED.match(body)
     try:
-        return schema.model_validate_json(fenced.group(1) if fenced else body), []
+        return schema.model_validate_json(without_code_fence(text)), []
     except ValidationError as error:
         return None, json.loads(error.json(include_url=False))
 
