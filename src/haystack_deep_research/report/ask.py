@@ -11,8 +11,9 @@ Questions to a finished run: an answer from the evidence the run kept, cited and
   question (BM25+, as the grounding judge's are chosen) go to the writer model fenced as data, numbered as the
   report's sources are; its citations become URLs again and are verified against exactly those sources by the
   report's own verification (:func:`~haystack_deep_research.report.verify_report`): a citation of anything else loses
-  its link, and every sentence that then claims something (see :func:`~haystack_deep_research.report.uncited.is_claim`)
-  without a verified citation is dropped, listed in ``dropped``.
+  its link, and every sentence that then claims something (see
+  :func:`~haystack_deep_research.report.assessment.is_claim`) without a verified citation is dropped, listed in
+  ``dropped``.
 - **It says so when the evidence does not answer.** When nothing the run read shares a word with the question (no
   model is called), when the writer says the passages do not answer it, or when no cited claim is left, the answer is
   :data:`NOT_ANSWERED` and ``answered`` is ``False``. Nothing is searched.
@@ -48,9 +49,9 @@ from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.evidence.entry import READ_KINDS
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.evidence.verification import CitationCheck
+from haystack_deep_research.report.assessment import uncited_claims
 from haystack_deep_research.report.publish import citation_findings, verify_report
 from haystack_deep_research.report.sections import Request, SourceKeys, ask_twice
-from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._journal import (
