@@ -1,27 +1,15 @@
 """
-Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is.
+Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is
+(docs/evidence.md, "Questions to a finished run", gives the rules).
 
-:func:`ask_report` takes a run directory (or the result a run returned) and a question:
-
-- **The evidence is the run's.** From a run directory it is read back from the journal by the journal's own reader (a
-  regular file, never through a symbolic link, each read source's seal checked: a page an edited journal adds is a
-  search result only, so nothing cites it as read), while no run holds the directory (a run using it is refused with
-  ``RunDirInUseError``); from a result, its ``sources``.
-- **The answer stands on passages the run read.** The passages of the sources the run read that best match the
-  question (BM25+, as the grounding judge's are chosen) go to the writer model fenced as data, numbered as the
-  report's sources are; its citations become URLs again and are verified against exactly those sources by the
-  report's own verification (:func:`~haystack_deep_research.report.verify_report`): a citation of anything else loses
-  its link, and every sentence that then claims something (see
-  :func:`~haystack_deep_research.report.assessment.is_claim`) without a verified citation is dropped, listed in
-  ``dropped``.
-- **It says so when the evidence does not answer.** When nothing the run read shares a word with the question (no
-  model is called), when the writer says the passages do not answer it, or when no cited claim is left, the answer is
-  :data:`NOT_ANSWERED` and ``answered`` is ``False``. Nothing is searched.
-- **Research only when allowed.** With ``research=True`` (and a researcher: each shape's ``ask`` passes its own), a
-  question the evidence does not answer is researched as one sub-topic by the run's own researcher with the run's own
-  sources, in the run directory: it is locked as a run locks it, the note is journaled with its sources, ``ledger.json``
-  is written again (``report.md`` is kept), so ``replay``, ``update`` and resuming read a valid run; then the question
-  is answered again from all the evidence.
+The evidence is the run's: from a run directory, read back by the journal's own reader (a regular file, never through
+a symbolic link, each read source's seal checked) while no run holds the directory (else ``RunDirInUseError``); from
+a result, its ``sources``. The passages that best match the question go to the writer fenced as data, numbered as the
+report's sources are, and its answer passes the report's own verification against exactly those sources; a sentence
+that then claims something (:func:`~haystack_deep_research.report.assessment.is_claim`) without a verified citation
+is dropped. With ``research=True`` a question the evidence does not answer is researched as one sub-topic in the run
+directory, locked as a run locks it, with the note journaled and ``ledger.json`` written again, so ``replay``,
+``update`` and resuming read a valid run.
 """
 
 from __future__ import annotations

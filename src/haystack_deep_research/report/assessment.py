@@ -5,18 +5,11 @@ The deep research agent's grounding stage, the research workflow's grounding eva
 all judge with :func:`judge_report` and mark with :func:`mark_unsupported`, so a claim is judged and marked the same
 way in every shape.
 
-A report's sentences are those of :func:`~haystack_deep_research.evidence.citations.body_sentences`: its paragraphs
-and list items, line by line, not its headings, code, tables or Sources section. **A sentence is a claim** (see
-:func:`is_claim`) unless it claims nothing:
-
-- it has fewer than four words (a run of CJK characters counts one word per two characters): "See below.";
-- it is a question or a label (it ends with ``?`` or ``:``);
-- it is a signpost: it says what the report itself does ("This report covers...", "This answer draws on...") with no
-  "that" clause claiming something, or it holds no digit and opens or ends by pointing within the report ("The
-  following sections...", "...as follows:", "...listed below.", "Let us turn to..."); "below freezing" and "The
-  following drugs were withdrawn" are claims;
-- it is the library's own sentence under a heading of the user's outline that the research gathered no evidence on
-  (:data:`~haystack_deep_research.report.headings.NO_EVIDENCE_SENTENCES`).
+A report's sentences are those of :func:`~haystack_deep_research.evidence.citations.body_sentences`. **A sentence is
+a claim** unless it claims nothing (:func:`is_claim`, the rule docs/evidence.md, "Grounding", gives with examples):
+fewer than four words, a question or a label, a signpost within the report, or the library's own sentence under a
+heading of the user's outline that the research gathered no evidence on
+(:data:`~haystack_deep_research.report.headings.NO_EVIDENCE_SENTENCES`).
 
 Every claim is judged, in every shape that grounds. A claim that cites a verified source is judged against that
 source's stored text (:func:`~haystack_deep_research.report.judge.cited_claims`). A claim that cites none

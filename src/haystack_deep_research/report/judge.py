@@ -1,20 +1,12 @@
 """
-Judging cited claims against the stored text of the sources they cite.
+Judging cited claims against the stored text of the sources they cite (docs/evidence.md, "Grounding", gives the
+verdicts and the score).
 
-A *claim* is a sentence of a report's body (outside its Sources section; reference definitions, footnotes and
-reference-list entries excluded) that cites at least one verified URL; a marker right after a sentence's final
-punctuation cites that sentence. :func:`judge_claims` makes one call to the judge model per cited source. The prompt
-holds that source's stored text — the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch —
-fenced as untrusted data, and the numbered claims that cite it. The judge answers in JSON with one verdict per
-claim: ``supported`` or ``unsupported``.
-
-What the judge does not decide is ``unknown``: every claim of a source whose reply is not the JSON asked for or whose
-call failed (each with a warning), a claim the reply gives no verdict for (with a warning), a verdict other than the
-two, and a source the ledger holds no stored text for (no call is made).
-
-A claim citing several sources is ``supported`` when any of them supports it, ``unsupported`` when every one of them
-says unsupported, and ``unknown`` otherwise. The grounding score is ``supported / (supported + unsupported)`` over
-claims, and 1.0 when no claim is decided.
+:func:`judge_claims` makes one call to the judge model per cited source. The prompt holds that source's stored text
+(the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch) fenced as untrusted data, and the
+numbered claims that cite it; the judge answers in JSON, ``supported`` or ``unsupported`` per claim. What it does not
+decide is ``unknown``: the claims of a source whose reply is not that JSON or whose call failed, a claim the reply
+gives no verdict for (each with a warning), any other verdict, and a source without stored text (no call is made).
 """
 
 from __future__ import annotations

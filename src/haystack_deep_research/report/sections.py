@@ -1,59 +1,36 @@
 """
-Writing the report in parts, so that no model call's output grows with the research.
+Writing the report in parts, so that no model call's output grows with the research (docs/how-it-works.md, "Write
+and check", gives the parts, their limits and why they are not one streamed call).
 
-:func:`write_report` makes one batch of calls: the *opening* (a ``# `` title and an executive summary of at most
-:data:`~haystack_deep_research._prompts.OPENING_WORDS` words, from each note's opening lines, where a note states its
-key findings: :func:`key_lines`, up to :data:`~haystack_deep_research._prompts.OPENING_NOTE_CHARS` characters, citing
-the allowed URLs found in them) and one *section* per note (at most
-:data:`~haystack_deep_research._prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
-it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
-once per part. Every part cites its sources by number and the numbers become URLs again in its reply (see
-:class:`SourceKeys`), so the writer never copies a URL. They run side by side, as many at once as the step that
-drives them allows (the write hook's ``max_concurrency``, twice the factory's
-``max_concurrent_researchers``; the iterative write step's and the workflow's summary steps' ``max_concurrency``), so
-the writer's share of the run's time is that of its longest part, and every call fits a normal client
-timeout and output limit however many sub-topics were researched. The parts become one document by the rules of
-:mod:`.draft`; citations are verified once, on the whole report, when it is published.
+:func:`write_report` makes one batch of calls, side by side: the *opening* (a ``# `` title and an executive summary,
+from each note's :func:`key_lines`) and one *section* per note, from that note alone, each citing the allowed URLs
+found in what it reads. Every part cites its sources by number (:class:`SourceKeys`): one numbering per report, in
+the order of the run's allowed URLs; a reply's numbers become URLs again before the part joins the report, so the
+writer never copies a URL, and a link to a number that is no source's, or to a target that is neither a number, an
+absolute URL nor an anchor, keeps only its text (it could lead nowhere); links to full URLs are kept, for the
+report's verification checks them. The parts become one document by the rules of :mod:`.draft`; citations are
+verified once, on the whole report, when it is published.
 
-Each call is tried at most twice (:func:`ask_twice`, which answers and structured output use too). A section whose
-calls both failed holds the researcher's note as written, under a line saying so; an opening that failed gets the
-title "Research report" and the brief. When every call failed, :func:`write_report` returns no report, and the
-caller assembles one from the notes.
+Each call is tried at most twice (:func:`ask_twice`, which answers and structured output use too): the chat
+generator's own client already retries timeouts, connection errors, 429 and 5xx answers, so the library retries
+once, never more. A failure is a timeout when the error, or an error it was raised from, is a :class:`TimeoutError`,
+an ``httpx.TimeoutException`` or an ``openai.APITimeoutError`` (recognised by type; the two packages are looked at
+only when already imported, because an error of theirs cannot exist otherwise); its warning says how to make the
+client give up sooner. A reply that stopped at the model's output limit (``finish_reason`` "length") is kept, with a
+warning: asking again would stop there again. A section whose calls both failed holds the researcher's note as
+written, under a line saying so; an opening that failed gets the title "Research report" and the brief. When every
+call failed, :func:`write_report` returns no report, and the caller assembles one (:func:`fallback_report`).
 
-Every shape writes its report so (the research workflow its summary); a :class:`Framing` says what the shape adds:
-the headings around the sections (an :class:`~.draft.Outline`: the iterative agent's report structure, in the
-question's language), what the opening reads besides the notes (the topics searched, the workflow's causal chain),
-and the phase and tracing role the calls count toward.
-
-A report style with its own outline (``ReportStyle(outline=[...])``) is written by the same rules, one call per
-heading in place of one per note: the opening writes the title only, and each heading's section reads the notes that
-share a word with the heading (the first five letters of each word of four or more letters, or two CJK characters)
-whole and the key lines of the others, citing the allowed URLs found in what it reads. A heading whose call could
-cite no allowed URL is not asked for at all, and a section that cites none is not kept: either way the heading holds
-one sentence saying the research gathered no evidence on it (in the question's language, see :mod:`.headings`).
-
-:func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported claims are written
-again, each from its notes (the notes that cite a URL the part cites, plus the notes researched again for its
-claims), and the other parts are kept as they are.
-
-Sources are cited by number while the report is written, by URL once it is: a part's writer is shown its allowed
-sources as a numbered list and cites each claim as ``[short title](n)``; the reply's ``(n)`` targets are replaced with
-the URLs before the part joins the report, so the published report cites full URLs and is verified as before. A cited
-URL is 15 to 40 tokens of output that a number replaces with one, on the most expensive model of the run, and the
-notes the writer reads cite by number too (their closing Sources lists, which the numbered list repeats, are left
-out). :meth:`SourceKeys.expand` turns a link to a number that is no source's, or to a target that is neither a number,
-an absolute URL nor an anchor, into its text (it could lead nowhere); links to full URLs are kept, for the report's
-verification checks them. Numbers are given once per report, in the order of the run's allowed URLs, so every part
-calls a source by the same number.
-
-The library retries a failed call once, never more: the chat generator's own client already retries timeouts,
-connection errors, 429 and 5xx answers (the ``openai`` client in Haystack's generators does so ``max_retries``
-times, 5 by default, each waiting up to ``timeout``, 30 s by default). A failure is a timeout when the error, or an
-error it was raised from, is a :class:`TimeoutError`, an ``httpx.TimeoutException`` or an ``openai.APITimeoutError``
-(recognised by type; the two packages are looked at only when they are already imported, because an error of theirs
-cannot exist otherwise). The warning for a timeout says how to make the client give up sooner. A reply that stopped
-at the model's output limit (``finish_reason`` "length") is kept, with a warning: asking again would stop there
-again.
+A :class:`Framing` says what a shape adds: the headings around the sections (an :class:`~.draft.Outline`), what the
+opening reads besides the notes (the topics searched, the workflow's causal chain), and the phase and tracing role
+the calls count toward. A report style with its own outline is written one call per heading in place of one per
+note: the opening writes the title only, and each heading's section reads whole the notes that share a word with the
+heading (the first five letters of each word of four or more letters, or two CJK characters) and the key lines of
+the others. A heading whose call could cite no allowed URL is not asked for at all, and a section that cites none is
+not kept: either way the heading holds one sentence saying the research gathered no evidence on it (see
+:mod:`.headings`). :func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported
+claims are written again, each from the notes that cite a URL the part cites plus those researched again for its
+claims.
 """
 
 from __future__ import annotations

@@ -1,27 +1,15 @@
 """
-Structured output: the final report turned into an instance of a pydantic model.
+Structured output: the final report turned into an instance of a pydantic model (docs/evidence.md, "Structured
+output", gives the calls, the retry and the error).
 
 ``create_deep_research_agent(output_schema=MyModel)`` gives the write hook a :class:`StructuredOutputStage`, which
-runs last, after grounding. It makes one call to the writer model with the model's JSON schema, the final report and
-its verified sources, and validates the reply with pydantic (a Markdown code fence around the JSON is tolerated).
-When validation fails, it calls once more, showing the model its reply and the validation errors; when that fails
-too, the run raises :class:`~haystack_deep_research.errors.StructuredOutputError`, which carries the last reply
-(``raw_text``), its ``errors`` and the final ``report``. The validated instance is the run's ``structured`` output.
-
-Where the model's provider has a strict structured-output mode, the stage uses it (:func:`strict_output_kwargs`):
-OpenAI's Chat Completions generators get the schema as a strict JSON schema in ``response_format`` and its Responses
-generator in ``text``, so the provider enforces the schema; the reply is still validated, and a call the provider
-refuses in strict mode (a schema strict mode cannot express) is retried without it.
-
-The JSON object grows with the report (a finding per line, a URL per source), so its call may take longer than a
-client's timeout allows for a whole reply. The stage asks for the reply as a stream (``ask(..., keep_alive=True)``;
-the chunks are dropped unless the run streams): a client's read timeout (Haystack's OpenAI generators: 30 s by
-default) then applies to the wait between two chunks, not to the whole reply. A call that still times out is said
-so in ``warnings``, with how to give the client more time.
-
-:class:`ResearchSummary` is a ready model to pass. A schema is serialized by its import path, so it must be a
-module-level class, and loading it back needs its module on Haystack's deserialization allowlist (this package's
-own models always are; for yours, call ``haystack.core.serialization_security.allow_deserialization_module``).
+runs last, after grounding; its validated instance is the run's ``structured`` output. Where the model's provider has
+a strict structured-output mode, the stage uses it (:func:`strict_output_kwargs`): OpenAI's Chat Completions
+generators get the schema as a strict JSON schema in ``response_format`` and its Responses generator in ``text``, so
+the provider enforces the schema; the reply is still validated, and a call the provider refuses in strict mode (a
+schema strict mode cannot express) is retried without it. The call streams (``ask(..., keep_alive=True)``) because
+the JSON grows with the report: a client's read timeout (Haystack's OpenAI generators: 30 s by default) then applies
+between two chunks, not to the whole reply.
 
 The instance's URLs are verified like the report's (:func:`verify_structured`): a model filling a schema may write an
 invented URL into any field. Every URL in any string (read as the report's citations are: bare, autolinks, ``www.``,

@@ -1,30 +1,17 @@
 """
-The form of a report: its type, its tone and its length, honoured by the writer of every shape.
+The form of a report: its type, its tone, its length, its own outline and the user's instructions, honoured by the
+writer of every shape (docs/clarify-and-report-types.md gives the options and what each form looks like).
 
-:class:`ReportStyle` is a small value object, checked when it is made. The default (a ``research_report``, objective,
-of the writer's usual length) is the report as the library always wrote it, and adds nothing to the writer's
+:class:`ReportStyle` is a small value object, checked when it is made. The default adds nothing to the writer's
 prompts; any other style adds one block to the writer's system prompt (:data:`~haystack_deep_research._prompts.
 REPORT_STYLE`, rendered with the style's values as template variables) and, for the report written in parts, sets
-the words asked of each part. Citation rules and their verification are the same for every style.
+the words asked of each part. An ``outline`` is written heading by heading (see :mod:`.sections`). ``instructions``
+reach every part's prompt, marked as the user's, after the citation rules, which they cannot lift (citations are
+verified by the library, not by the model, and page text stays fenced).
 
-A style may also give the report's own ``outline``: the headings of its top-level sections, in order. The report then
-has exactly those sections, under its title and before the library's own parts (the Sources list, an update's "what
-changed" section): each heading is written by its own call, from the notes whose words it shares (read whole) and
-the key lines of the others, and a heading the notes give no evidence for (its call may cite no source the run read,
-or cites none) holds one sentence saying so, not text of the model's (see :mod:`.sections`). ``instructions`` are
-the user's own words to the writer: they reach every part's prompt, marked as the user's, after the citation rules,
-which they cannot lift (citations are verified by the library, not by the model, and page text stays fenced).
-
-The form is also kept once the report is written (:func:`in_form`), whatever the writer made of the prompt: an
-``outline`` has no prose (each paragraph outside a list becomes one bullet per sentence, under the same headings), a
-``resource_list`` shows under each item that cites a source the run read that source's passage behind it (the
-window of its stored text that best matches the item, chosen by the library, as a plain-text quote: see
-:func:`~.publish.cited_passages`), and an ``executive_brief`` without a length aims at :data:`BRIEF_WORDS` words.
-
-A target length is checked once the report is written: a report that runs to less than half its target, or more
-than half as long again, gets a warning saying how many words it has (:meth:`ReportStyle.length_warning`; words
-are counted by :func:`word_count`, link targets and URLs left out, a run of CJK characters counting one word per two
-characters).
+The form is kept once the report is written (:func:`in_form`), whatever the writer made of the prompt; a
+``resource_list``'s quotes are the passages the library chose (:func:`~.publish.cited_passages`), as plain text. A
+target length is checked then too (:meth:`ReportStyle.length_warning`, words counted by :func:`word_count`).
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """
-The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run.
+The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run
+(docs/how-it-works.md, "Write and check").
 
 :class:`WriteHook` is the run's :class:`~haystack_deep_research.run._lifecycle.CloseRunHook` plus the write phase: the
-brief and the researchers' notes become a Markdown report, every citation is verified against the sources the run really
-read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
-stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
-output raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error
-propagates. Last, the report's contradictions (see :mod:`.contradictions`, with the grounding stage's judge when
-there is one) get their section. A writer that fails on every part yields a report assembled from the brief and the
-notes, with ``exit_reason`` saying so; a part it fails on twice is filled in from the notes, with a warning.
+report is written in parts from the brief and the notes (:mod:`.sections`), its citations verified against the
+sources the run really read, then each stage (:class:`ReportStage`: grounding, structured output) runs in order on
+the verified report. A stage may raise (structured output raises ``StructuredOutputError``); the report's outputs are
+set and the run closed before the error propagates. Last, the report's contradictions get their section
+(:mod:`.contradictions`, with the grounding stage's judge when there is one). A writer that fails on every part
+yields the report assembled from the notes, with ``exit_reason`` saying so.
 
 :class:`NoEvidenceStage`, a stage of every deep research run, handles a run that read nothing: when the evidence
 ledger holds no page and no document and the report cites no search result's snippet (see :func:`has_evidence`), the
