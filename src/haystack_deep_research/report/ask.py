@@ -325,8 +325,8 @@ def ask_report(
 
 def subtopic_researcher(agent: Agent) -> TopicResearcher:
     """
-    :param agent: A sub-researcher Agent (the one ``research_subtopic`` runs, or a workflow's Execute agent).
-    :returns: A researcher of one sub-topic with it, as the orchestrator's ``research_subtopic`` researches one.
+    A researcher of one sub-topic with ``agent`` (the one ``research_subtopic`` runs, or a workflow's Execute agent),
+    as the orchestrator's ``research_subtopic`` researches one.
     """
     tool = ResearchSubtopicTool(researcher=agent, max_subtopics=1)
 

@@ -105,10 +105,7 @@ _THAT = re.compile(r"\bthat\b", re.IGNORECASE)
 
 
 def is_claim(sentence: str) -> bool:
-    """
-    :param sentence: A sentence of a report or an answer, as written or as read.
-    :returns: Whether it claims something to be judged (the rule of the module docstring).
-    """
+    """Whether a sentence of a report or an answer, as written or as read, claims something to be judged."""
     text = " ".join(sentence.split())
     if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
         return False
@@ -126,9 +123,8 @@ def cites_nothing(claim: Claim) -> bool:
 
 def uncited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
     """
-    :param report: The Markdown report.
-    :param verified_urls: The URLs whose citations count (those of its citation check).
-    :returns: Its claims that cite none of them, in report order, each citing :data:`READ_PASSAGES_URL`.
+    The claims of a report that cite none of ``verified_urls``, in report order, each citing
+    :data:`READ_PASSAGES_URL`.
     """
     verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
     read = sentence_reader(report)
@@ -182,10 +178,7 @@ class ReadPassages:
         self._passages = _Passages(READ_PASSAGES_URL, "the passages the run read", text) if text else None
 
     def get(self, url: str) -> SourceText | None:
-        """
-        :param url: A cited URL, or :data:`READ_PASSAGES_URL`.
-        :returns: The source, or ``None`` when unknown (or the run read nothing).
-        """
+        """The source at a cited URL or :data:`READ_PASSAGES_URL`; ``None`` when unknown (or the run read nothing)."""
         return self._passages if url == READ_PASSAGES_URL else self._ledger.get(url)
 
 
@@ -250,18 +243,14 @@ def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], ju
 
 def verdict_outputs(judged: Judgement, marked: Sequence[Claim]) -> list[dict[str, Any]]:
     """
-    :param judged: The last judgement of a report.
-    :param marked: The claims :func:`mark_unsupported` marked in it.
-    :returns: The ``grounding`` output: one verdict per claim (see ``ClaimVerdict.to_dict``) with ``marked``.
+    The ``grounding`` output: one verdict per claim of the last judgement (see ``ClaimVerdict.to_dict``), with
+    ``marked`` for those :func:`mark_unsupported` marked.
     """
     return [{**verdict.to_dict(), "marked": verdict.claim in marked} for verdict in judged.verdicts]
 
 
 def unjudged_claims(judged: Judgement | None) -> list[str]:
-    """
-    :param judged: The last judgement of a report or answer, or ``None`` when none was made.
-    :returns: The ``grounding_unjudged`` output: the claims no judge decided (judged unknown), as written, in order.
-    """
+    """The ``grounding_unjudged`` output: the claims the last judgement (if any) left unknown, as written."""
     return [] if judged is None else [v.claim.sentence for v in judged.verdicts if v.verdict == UNKNOWN]
 
 

@@ -233,10 +233,7 @@ def _figure(sentence: str, match: re.Match[str]) -> tuple[Figure, int] | None:
 
 
 def figures_in(text: str) -> list[Figure]:
-    """
-    :param text: Plain text (a passage, a claim).
-    :returns: Its figures with units, in order (see the module docstring).
-    """
+    """The figures with units in plain text (a passage, a claim), in order."""
     found: list[Figure] = []
     bounds = [0, *sentence_ends(text), len(text)]
     for first, last in pairwise(bounds):
@@ -410,11 +407,7 @@ def _judged(run: ResearchRun, pairs: list[_Pair], judge: ChatGenerator) -> Phase
 
 
 def contradictions_section(contradictions: list[dict[str, Any]], question: str) -> str:
-    """
-    :param contradictions: What :func:`find_contradictions` (or :func:`add_contradictions`) found.
-    :param question: The run's question (its language gives the heading).
-    :returns: The report's "Contradictions" section; ``""`` when there is none.
-    """
+    """The report's "Contradictions" section (its heading in the language of ``question``), or ``""`` for none."""
     if not contradictions:
         return ""
     lines = [f"## {report_sections(question).contradictions}", ""]

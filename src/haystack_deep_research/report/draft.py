@@ -84,10 +84,8 @@ class Part:
 @dataclass(frozen=True)
 class ReportParts:
     """
-    A report split into its opening and its sections (its Sources list is rebuilt on publishing, so it is not kept).
-
-    :param opening: The title and the executive summary.
-    :param sections: The sections, in order.
+    A report split into its opening (title and executive summary) and its sections; its Sources list is rebuilt on
+    publishing, so it is not kept.
     """
 
     opening: Part

@@ -123,8 +123,8 @@ def _no_marker(_text: str) -> bool:
 
 def cited_tokens(result: Mapping[str, Any]) -> Cited:
     """
-    :param result: A run's result: ``report`` (Markdown) and ``citations`` (with ``passages``).
-    :returns: The report's tokens with their citations numbered.
+    The tokens of a result's ``report`` with their citations numbered from its ``citations["passages"]``.
+
     :raises ConfigurationError: If ``report`` is not a string.
     """
     report = result.get("report") or ""
@@ -207,9 +207,8 @@ class Block:
 
 def blocks(cited: Cited) -> list[Block]:
     """
-    :param cited: The report's tokens.
-    :returns: The report as plain blocks for the Word and PDF writers; a link keeps its text and, when that differs
-        from its URL and no citation note gives it, the URL after it in parentheses; an image keeps its description.
+    The report as plain blocks for the Word and PDF writers; a link keeps its text and, when that differs from its URL
+    and no citation note gives it, the URL after it in parentheses; an image keeps its description.
     """
     found: list[Block] = []
     lists = quotes = 0

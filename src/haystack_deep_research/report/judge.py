@@ -83,10 +83,7 @@ class SourceTexts(Protocol):
     """Where the judge finds a source's text by the URL a claim cites: the evidence ledger, or another trail."""
 
     def get(self, url: str) -> SourceText | None:
-        """
-        :param url: A cited URL.
-        :returns: The source, or ``None`` when unknown.
-        """
+        """The source at a cited URL, or ``None`` when unknown."""
         ...
 
 
@@ -111,11 +108,8 @@ class Claim:
 @dataclass(frozen=True)
 class SourceVerdict:
     """
-    What the judge said about one claim against one source.
-
-    :param url: The source's URL as cited.
-    :param verdict: ``supported``, ``unsupported`` or ``unknown``.
-    :param reason: The judge's reason, or why the verdict is unknown.
+    What the judge said about one claim against one source (its URL as cited), with the judge's reason or why the
+    verdict is unknown.
     """
 
     url: str
@@ -126,11 +120,8 @@ class SourceVerdict:
 @dataclass(frozen=True)
 class ClaimVerdict:
     """
-    The verdict on one claim, combined over the sources it cites.
-
-    :param claim: The claim.
-    :param verdict: ``supported``, ``unsupported`` or ``unknown`` (see the module docstring).
-    :param sources: The verdict against each cited source.
+    The verdict on one claim, combined over the sources it cites (see the module docstring), with the verdict against
+    each.
     """
 
     claim: Claim
@@ -149,10 +140,7 @@ class ClaimVerdict:
 
 
 def grounding_score(verdicts: Iterable[ClaimVerdict]) -> float:
-    """
-    :param verdicts: Claim verdicts.
-    :returns: ``supported / (supported + unsupported)``; 1.0 when no claim is decided.
-    """
+    """``supported / (supported + unsupported)`` over the verdicts; 1.0 when no claim is decided."""
     decided = [v.verdict for v in verdicts if v.verdict != UNKNOWN]
     return decided.count(SUPPORTED) / len(decided) if decided else 1.0
 

@@ -117,12 +117,7 @@ def _timeout_types() -> tuple[type[BaseException], ...]:
 
 
 def is_timeout(error: BaseException | None) -> bool:
-    """
-    Tell whether a model call failed on a timeout.
-
-    :param error: The error the call raised, or ``None``.
-    :returns: ``True`` when it, or an error it was raised from, is a timeout by type (see the module docstring).
-    """
+    """Whether a model call failed on a timeout: the error, or one it was raised from, is one by type."""
     kinds = _timeout_types()
     for _ in range(_CHAIN_DEPTH):
         if error is None:
@@ -140,12 +135,7 @@ def _why(outcome: Outcome) -> str:
 
 @dataclass(frozen=True)
 class Request:
-    """
-    One call of a batch.
-
-    :param what: What the call writes, for warnings ("the section on 'solar'").
-    :param messages: The prompt.
-    """
+    """One call of a batch: ``what`` it writes, for warnings ("the section on 'solar'"), and its prompt."""
 
     what: str
     messages: list[ChatMessage]
@@ -153,12 +143,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Attempt:
-    """
-    What a request gave after at most two tries.
-
-    :param text: The reply's text, or ``""`` when both tries failed.
-    :param why: Why the last try failed (with advice for a timeout), or ``""``.
-    """
+    """What a request gave after at most two tries: its text (``""`` when both failed) and why the last try failed."""
 
     text: str
     why: str = ""
@@ -235,10 +220,7 @@ _SOURCES_LIST = re.compile(
 
 
 def without_sources_list(note: str) -> str:
-    """
-    :param note: A researcher's note.
-    :returns: The note without a closing ``Sources:`` list (a ``Sources`` line and everything after it).
-    """
+    """A note without its closing ``Sources:`` list (a ``Sources`` line and everything after it)."""
     return _SOURCES_LIST.sub("", note.strip()).strip()
 
 
@@ -260,11 +242,7 @@ class SourceKeys:
                 self._numbers[key] = number
 
     def number(self, url: str) -> str:
-        """
-        :param url: An allowed URL.
-        :returns: Its number.
-        :raises KeyError: If the URL is not one of the report's sources.
-        """
+        """The number of an allowed URL; ``KeyError`` for any other."""
         return self._numbers[normalize_url(url)]
 
     def numbers(self, urls: Iterable[str]) -> list[str]:
@@ -272,10 +250,7 @@ class SourceKeys:
         return [self.number(url) for url in urls]
 
     def shorten(self, text: str) -> str:
-        """
-        :param text: A note (or any text the writer reads) with Markdown links.
-        :returns: The text with every inline link to an allowed URL pointing to its number.
-        """
+        """A text the writer reads with every inline link to an allowed URL pointing to its number."""
 
         def replace(match: re.Match[str]) -> str:
             number = self._numbers.get(normalize_url(match["target"]))
@@ -285,10 +260,8 @@ class SourceKeys:
 
     def expand(self, text: str) -> str:
         """
-        :param text: A writer's reply.
-        :returns: The reply with every link to a source's number pointing to its URL (a link to several numbers
-            becomes one link per known source), and every link to an unknown number or to a relative target reduced
-            to its text.
+        A writer's reply with every link to a source's number pointing to its URL (a link to several numbers becomes one
+        link per known source), and every link to an unknown number or a relative target reduced to its text.
         """
 
         def several(match: re.Match[str]) -> str:

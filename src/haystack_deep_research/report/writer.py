@@ -69,12 +69,7 @@ class ReportStage(Protocol):
     max_concurrency: int
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """
-        :param state: The orchestrator's live State, holding the verified report.
-        :param run: The run.
-        :param writer: The writer's chat generator.
-        :returns: The phase to drive.
-        """
+        """The phase that reviews the verified report in ``state``; ``writer`` is the writer's chat generator."""
         ...
 
     def to_dict(self) -> dict[str, Any]:
@@ -153,10 +148,8 @@ nothing read ends with ``no_evidence`` instead."""
 
 def has_evidence(run: ResearchRun, verified_urls: list[str]) -> bool:
     """
-    :param run: The run.
-    :param verified_urls: The URLs its report (or summary) cites, verified.
-    :returns: Whether the report rests on evidence: the run read a page or a document, or its report cites a search
-        result whose snippet backs it. A run that only searched, and cites none of the snippets, has none.
+    Whether the report rests on evidence: the run read a page or a document, or ``verified_urls`` (what its report or
+    summary cites, verified) holds a search result whose snippet backs it. A run that only searched has none.
     """
     return bool(run.ledger.read_urls() or verified_urls)
 
