@@ -4,25 +4,15 @@ The shape of a report written in parts, and how a writer's reply becomes one par
 A report is written as its *opening* (a ``# `` title and ``## Executive summary``) and one ``## `` section per note,
 each by its own model call (see :mod:`.sections`). This module turns a reply into a part whatever the model added
 around it, renders the parts as one document, and splits a rendered report back into its parts, so a grounding
-rewrite can regenerate only the parts that hold unsupported claims.
+rewrite can regenerate only the parts that hold unsupported claims. A section keeps one ``## `` heading (its first,
+else the note's sub-topic); any ``#`` title or further ``#`` / ``##`` heading it wrote becomes ``###``, and an
+executive summary or a Sources list it wrote is dropped with its content (the report has one of each). The opening
+keeps its title and the text of its executive summary, nothing after it (the sections are written separately).
+Rendering gives every section a heading of its own: a heading already used gets its number appended.
 
-The rules, applied to every reply:
-
-- a section keeps one ``## `` heading (its first; a reply without one gets the note's sub-topic), a ``# `` title
-  and any further ``#`` / ``##`` heading it wrote become ``###``, and an executive summary or a Sources list it wrote
-  is dropped with its content (the report has one of each);
-- the opening keeps its ``# `` title and the text of its executive summary; anything it wrote after the summary
-  (sections, a Sources list) is dropped, because the sections are written separately;
-- rendering gives every section a heading of its own: a heading already used gets its number appended.
-
-A shape may frame its report with an :class:`Outline`: other headings for the executive summary, a ``## `` heading
-the sections go under (then each section is a ``### `` one and its sub-headings move one level down), sections the
-opening writes after them (the iterative agent's conclusions, remaining uncertainties and future directions) and the
-heading of the Sources list. The opening's ``## `` parts then fill the outline's headings (see
-:func:`frame_from_reply`). The default outline is the main agent's report.
-
-A report style's own outline (``ReportStyle(outline=[...])``) replaces all of that: the report is its title, one
-``## `` section per heading given, in order, and the Sources list (:func:`render_outlined`, read back by
+A shape may frame its report with an :class:`Outline` (the iterative agent's: the sections under one ``## `` heading,
+closing sections the opening writes, another Sources heading), whose headings the opening's ``## `` parts fill (see
+:func:`frame_from_reply`); a report style's own outline replaces all of that (:func:`render_outlined`, read back by
 :func:`parse_outlined`).
 
 A heading is what a CommonMark renderer shows as one at the top level of the document (read with markdown-it, as

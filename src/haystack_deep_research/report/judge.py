@@ -271,17 +271,14 @@ def judge_claims(
             judgement.usage = add_usage(judgement.usage, outcome.reply.meta.get("usage"))
         parsed = parse_verdicts(outcome.text, len(indexes)) if outcome.error is None else None
         missed = "the judge gave no verdict"
+        unknown = f"its {len(indexes)} claim(s) count as unknown"
         if outcome.error is not None:
-            missed = f"the judge call failed ({type(outcome.error).__name__}: {outcome.error})"
-            judgement.warnings.append(
-                f"the judge call for {url} failed ({type(outcome.error).__name__}: {outcome.error}); "
-                f"its {len(indexes)} claim(s) count as unknown"
-            )
+            failed = f"failed ({type(outcome.error).__name__}: {outcome.error})"
+            missed = f"the judge call {failed}"
+            judgement.warnings.append(f"the judge call for {url} {failed}; {unknown}")
         elif parsed is None:
             missed = "the judge's reply was not the JSON asked for"
-            judgement.warnings.append(
-                f"the judge's reply for {url} was not the JSON asked for; its {len(indexes)} claim(s) count as unknown"
-            )
+            judgement.warnings.append(f"the judge's reply for {url} was not the JSON asked for; {unknown}")
         elif len(parsed) < len(indexes):
             missing = len(indexes) - len(parsed)
             judgement.warnings.append(

@@ -10,12 +10,11 @@ set and the run closed before the error propagates. Last, the report's contradic
 (:mod:`.contradictions`, with the grounding stage's judge when there is one). A writer that fails on every part
 yields the report assembled from the notes, with ``exit_reason`` saying so.
 
-:class:`NoEvidenceStage`, a stage of every deep research run, handles a run that read nothing: when the evidence
-ledger holds no page and no document and the report cites no search result's snippet (see :func:`has_evidence`), the
-report rests on nothing, whatever the writer wrote. The stage puts a notice in the report's first lines (under its
-title, or at the very top without one) saying so and why in one sentence (from the run's search log, without error
-text or queries), adds a warning naming the cause in detail, and sets ``exit_reason`` to ``"no_evidence"`` unless the
-run already ended for a reason of its own (a budget, a failed writer or orchestrator).
+:class:`NoEvidenceStage`, a stage of every deep research run: when the run read no page and no document and its
+report cites no search result's snippet (:func:`has_evidence`), the report rests on nothing, whatever the writer
+wrote. The stage puts a notice saying so and why (from the run's search log, without error text or queries) under the
+report's title (at the very top without one), adds a warning naming the cause, and sets ``exit_reason`` to
+``"no_evidence"`` unless the run already ended for a reason of its own (a budget, a failed writer or orchestrator).
 """
 
 from __future__ import annotations
