@@ -18,8 +18,7 @@ from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.report.draft import parse_report
 from haystack_deep_research.report.grounding import GroundingStage
-from haystack_deep_research.report.no_evidence import NoEvidenceStage
-from haystack_deep_research.report.writer import WriteHook
+from haystack_deep_research.report.writer import NoEvidenceStage, WriteHook
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 
 QUESTION = "How fast are solar power and grid storage growing?"

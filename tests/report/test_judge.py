@@ -11,9 +11,15 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import EvidenceLedger
 from haystack_deep_research.evidence.citations import extract_citations
-from haystack_deep_research.report.assessment import UNSUPPORTED_MARK, mark_unsupported
+from haystack_deep_research.report.assessment import (
+    NOTHING_MATCHED,
+    READ_PASSAGES_URL,
+    UNSUPPORTED_MARK,
+    ReadPassages,
+    mark_unsupported,
+    uncited_claims,
+)
 from haystack_deep_research.report.judge import cited_claims, judge_claims, parse_verdicts
-from haystack_deep_research.report.uncited import NOTHING_MATCHED, READ_PASSAGES_URL, ReadPassages, uncited_claims
 from haystack_deep_research.run._phases import drive, drive_async
 
 A, B, C = "https://a.example/x", "https://b.example/y", "https://c.example/z"

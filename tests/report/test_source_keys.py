@@ -10,7 +10,7 @@ from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import prompt_of
-from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
+from haystack_deep_research.report.sections import SourceKeys, without_sources_list
 
 A, B = "https://example.org/a.html", "https://example.org/b?x=1"
 

@@ -55,12 +55,7 @@ PAGE_SEPARATOR = "\n\n---\n\n"
 
 @dataclass(frozen=True)
 class Template:
-    """
-    A named text template.
-
-    :param name: The template's name, carried in the rendered prompt's meta.
-    :param text: The Jinja template.
-    """
+    """A named text template: ``name`` is carried in the rendered prompt's meta, ``text`` is the Jinja template."""
 
     name: str
     text: str
@@ -68,13 +63,7 @@ class Template:
 
 @dataclass(frozen=True)
 class ChatTemplate:
-    """
-    A named pair of system and user templates.
-
-    :param name: The template's name, carried in the rendered user message's meta.
-    :param system: The system template.
-    :param user: The user template.
-    """
+    """A named pair of system and user Jinja templates; ``name`` is carried in the rendered user message's meta."""
 
     name: str
     system: str
@@ -174,38 +163,20 @@ def _builder(template: str) -> PromptBuilder:
 
 
 def render_text(template: Template | str, **variables: Any) -> str:
-    """
-    Render a text template (a tool result, a note, the fallback report, a system prompt).
-
-    :param template: A :class:`Template` of this module, or a template string.
-    :param variables: The template variables.
-    :returns: The rendered text.
-    """
+    """Render a :class:`Template` or template string (a tool result, a note, the fallback report, a system prompt)."""
     text = template.text if isinstance(template, Template) else template
     return str(_builder(text).run(**variables)["prompt"])
 
 
 def render_user(template: Template, **variables: Any) -> ChatMessage:
-    """
-    Render a user message, carrying the template's name and variables in its meta.
-
-    :param template: A :class:`Template` of this module.
-    :param variables: The template variables.
-    :returns: The user message.
-    """
+    """Render a user message, carrying the template's name and variables in its meta."""
     return ChatMessage.from_user(
         render_text(template, **variables), meta={PROMPT_META_KEY: {"name": template.name, "variables": variables}}
     )
 
 
 def render_chat(template: ChatTemplate, **variables: Any) -> list[ChatMessage]:
-    """
-    Render a system + user prompt pair; the user message carries the template's name and variables in its meta.
-
-    :param template: A :class:`ChatTemplate` of this module.
-    :param variables: The template variables (those of both parts).
-    :returns: The rendered system and user messages.
-    """
+    """Render a system + user message pair; the user message carries the template's name and variables in its meta."""
     return [
         ChatMessage.from_system(render_text(template.system, **variables)),
         render_user(Template(template.name, template.user), **variables),
@@ -213,12 +184,7 @@ def render_chat(template: ChatTemplate, **variables: Any) -> list[ChatMessage]:
 
 
 def prompt_of(message: ChatMessage) -> tuple[str, dict[str, Any]] | None:
-    """
-    Tell which of this module's templates a message was rendered from, and with which variables.
-
-    :param message: A message.
-    :returns: ``(name, variables)``, or ``None`` for a message not rendered by :func:`render_user`.
-    """
+    """``(name, variables)`` of the template a message was rendered from, or ``None`` if :func:`render_user` did not."""
     found = message.meta.get(PROMPT_META_KEY)
     if not isinstance(found, dict) or not isinstance(found.get("name"), str):
         return None

@@ -28,9 +28,8 @@ from haystack_deep_research.agents.research_agent import ResearchAgent
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.report.grounding import GroundingStage
-from haystack_deep_research.report.no_evidence import NoEvidenceStage
 from haystack_deep_research.report.structured import StructuredOutputStage
-from haystack_deep_research.report.writer import ReportStage, WriteHook
+from haystack_deep_research.report.writer import NoEvidenceStage, ReportStage, WriteHook
 from haystack_deep_research.research.approval import plan_review_hooks
 from haystack_deep_research.research.delegated import DelegationsDoneHook
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD

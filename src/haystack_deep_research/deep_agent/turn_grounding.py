@@ -4,7 +4,7 @@ Per-turn grounding: inside the deep agent's loop, each answer is judged against 
 Every tool result of the run joins the run's :class:`EvidenceTrail` (a run resource, so condensing the conversation
 loses none of it). When the agent answers (its submit tool succeeds, or it replies without tools), each sentence of
 the answer that claims something is a claim, cited or not (the sentences and the rule of every shape's grounding:
-see :mod:`haystack_deep_research.report.uncited`), and the library's one judge
+see :mod:`haystack_deep_research.report.assessment`), and the library's one judge
 (:func:`~haystack_deep_research.report.judge.judge_claims`, the same prompt and verdict rules as the deep research
 agent's grounding) judges them all in one call against the trail. With a score below ``threshold``:
 
@@ -26,8 +26,8 @@ from typing import Any
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
+from haystack_deep_research.report.assessment import uncited_claims
 from haystack_deep_research.report.judge import Claim, Judgement, judge_claims
-from haystack_deep_research.report.uncited import uncited_claims
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels
 from haystack_deep_research.state import PHASE_GROUND
@@ -81,7 +81,7 @@ def answer_claims(text: str) -> list[Claim]:
     """
     :param text: An answer (Markdown).
     :returns: Its claims, cited or not: the sentences of its body that claim something (see
-        :func:`~haystack_deep_research.report.uncited.is_claim`), each judged against the trail.
+        :func:`~haystack_deep_research.report.assessment.is_claim`), each judged against the trail.
     """
     return [replace(claim, urls=(TRAIL_URL,)) for claim in uncited_claims(text, ())]
 

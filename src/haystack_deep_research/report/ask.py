@@ -1,26 +1,15 @@
 """
-Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is.
+Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is
+(docs/evidence.md, "Questions to a finished run", gives the rules).
 
-:func:`ask_report` takes a run directory (or the result a run returned) and a question:
-
-- **The evidence is the run's.** From a run directory it is read back from the journal by the journal's own reader (a
-  regular file, never through a symbolic link, each read source's seal checked: a page an edited journal adds is a
-  search result only, so nothing cites it as read), while no run holds the directory (a run using it is refused with
-  ``RunDirInUseError``); from a result, its ``sources``.
-- **The answer stands on passages the run read.** The passages of the sources the run read that best match the
-  question (BM25+, as the grounding judge's are chosen) go to the writer model fenced as data, numbered as the
-  report's sources are; its citations become URLs again and are verified against exactly those sources by the
-  report's own verification (:func:`~haystack_deep_research.report.verify_report`): a citation of anything else loses
-  its link, and every sentence that then claims something (see :func:`~haystack_deep_research.report.uncited.is_claim`)
-  without a verified citation is dropped, listed in ``dropped``.
-- **It says so when the evidence does not answer.** When nothing the run read shares a word with the question (no
-  model is called), when the writer says the passages do not answer it, or when no cited claim is left, the answer is
-  :data:`NOT_ANSWERED` and ``answered`` is ``False``. Nothing is searched.
-- **Research only when allowed.** With ``research=True`` (and a researcher: each shape's ``ask`` passes its own), a
-  question the evidence does not answer is researched as one sub-topic by the run's own researcher with the run's own
-  sources, in the run directory: it is locked as a run locks it, the note is journaled with its sources, ``ledger.json``
-  is written again (``report.md`` is kept), so ``replay``, ``update`` and resuming read a valid run; then the question
-  is answered again from all the evidence.
+The evidence is the run's: from a run directory, read back by the journal's own reader (a regular file, never through
+a symbolic link, each read source's seal checked) while no run holds the directory (else ``RunDirInUseError``); from
+a result, its ``sources``. The passages that best match the question go to the writer fenced as data, numbered as the
+report's sources are, and its answer passes the report's own verification against exactly those sources; a sentence
+that then claims something (:func:`~haystack_deep_research.report.assessment.is_claim`) without a verified citation
+is dropped. With ``research=True`` a question the evidence does not answer is researched as one sub-topic in the run
+directory, locked as a run locks it, with the note journaled and ``ledger.json`` written again, so ``replay``,
+``update`` and resuming read a valid run.
 """
 
 from __future__ import annotations
@@ -47,10 +36,10 @@ from haystack_deep_research.errors import (
 from haystack_deep_research.evidence import EvidenceLedger, SourceEntry
 from haystack_deep_research.evidence.entry import READ_KINDS
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.report.attempts import Request, ask_twice
+from haystack_deep_research.evidence.verification import CitationCheck
+from haystack_deep_research.report.assessment import uncited_claims
 from haystack_deep_research.report.publish import citation_findings, verify_report
-from haystack_deep_research.report.source_keys import SourceKeys
-from haystack_deep_research.report.uncited import uncited_claims
+from haystack_deep_research.report.sections import Request, SourceKeys, ask_twice
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._journal import (
@@ -183,7 +172,7 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
     """Answer from the run's ledger (see the module docstring)."""
     passages = _passages(run.ledger, question)
     if not passages:
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE)
+        return _outcome(run, question, EXIT_NO_EVIDENCE)
     urls = [entry.url for entry, _ in passages]
     keys = SourceKeys(urls)
     shown_passages = [
@@ -201,10 +190,10 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
     [attempt] = yield from ask_twice(generator, [Request("the answer", messages)], run, phase=PHASE_WRITE)
     if not attempt.text:
         run.warn(PHASE_WRITE, f"the writer failed twice on the answer ({attempt.why})")
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_WRITER_FAILED)
+        return _outcome(run, question, EXIT_WRITER_FAILED)
     reply = keys.expand(attempt.text).strip()
     if reply.strip(" .`*\n") == NOT_ANSWERED_REPLY:
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE)
+        return _outcome(run, question, EXIT_NO_EVIDENCE)
     reply, blocks = _prose(reply)
     first = verify_report(run, reply, urls)
     unsupported = uncited_claims(first.report, first.verified_urls)
@@ -213,8 +202,8 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
     if dropped:
         run.warn(PHASE_WRITE, f"dropped {len(dropped)} sentence(s) of the answer that cite no source the run read")
     if not check.verified_urls:
-        return _outcome(run, question, NOT_ANSWERED, answered=False, exit_reason=EXIT_NO_EVIDENCE, dropped=dropped)
-    return _outcome(run, question, check.report, answered=True, exit_reason=EXIT_TEXT, dropped=dropped, citations=check)
+        return _outcome(run, question, EXIT_NO_EVIDENCE, dropped)
+    return _outcome(run, question, EXIT_TEXT, dropped, check)
 
 
 _PROSE = ("paragraph_open", "bullet_list_open", "ordered_list_open")
@@ -242,19 +231,17 @@ def _prose(reply: str) -> tuple[str, list[str]]:
 def _outcome(
     run: ResearchRun,
     question: str,
-    answer: str,
-    *,
-    answered: bool,
     exit_reason: str,
     dropped: list[str] | None = None,
-    citations: Any = None,
+    check: CitationCheck | None = None,
 ) -> dict[str, Any]:
+    """The answer is ``check``'s verified report; without one, :data:`NOT_ANSWERED`."""
     return {
         "question": question,
-        "answer": answer,
-        "answered": answered,
+        "answer": NOT_ANSWERED if check is None else check.report,
+        "answered": check is not None,
         "exit_reason": exit_reason,
-        "citations": citation_findings(citations) if citations is not None else {},
+        "citations": {} if check is None else citation_findings(check),
         "dropped": list(dropped or []),
         "researched": "",
         "warnings": run.warnings(),
@@ -338,8 +325,8 @@ def ask_report(
 
 def subtopic_researcher(agent: Agent) -> TopicResearcher:
     """
-    :param agent: A sub-researcher Agent (the one ``research_subtopic`` runs, or a workflow's Execute agent).
-    :returns: A researcher of one sub-topic with it, as the orchestrator's ``research_subtopic`` researches one.
+    A researcher of one sub-topic with ``agent`` (the one ``research_subtopic`` runs, or a workflow's Execute agent),
+    as the orchestrator's ``research_subtopic`` researches one.
     """
     tool = ResearchSubtopicTool(researcher=agent, max_subtopics=1)
 

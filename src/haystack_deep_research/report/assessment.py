@@ -3,8 +3,21 @@ Assessing a report in a run: judge every claim it makes, and mark the claims tha
 
 The deep research agent's grounding stage, the research workflow's grounding eval and the iterative agent's judge
 all judge with :func:`judge_report` and mark with :func:`mark_unsupported`, so a claim is judged and marked the same
-way in every shape. Every claim is judged (see :mod:`.uncited` for what a claim is): a cited claim against the stored
-text of the sources it cites, a claim that cites nothing against the passages the run read.
+way in every shape.
+
+A report's sentences are those of :func:`~haystack_deep_research.evidence.citations.body_sentences`. **A sentence is
+a claim** unless it claims nothing (:func:`is_claim`, the rule docs/evidence.md, "Grounding", gives with examples):
+fewer than four words, a question or a label, a signpost within the report, or the library's own sentence under a
+heading of the user's outline that the research gathered no evidence on
+(:data:`~haystack_deep_research.report.headings.NO_EVIDENCE_SENTENCES`).
+
+Every claim is judged, in every shape that grounds. A claim that cites a verified source is judged against that
+source's stored text (:func:`~haystack_deep_research.report.judge.cited_claims`). A claim that cites none
+(:func:`uncited_claims`) is judged against the passages the run read (:class:`ReadPassages`): the passages of the
+ledger's stored texts that best match it, by the BM25+ ranking of
+:func:`~haystack_deep_research.tools.passages.ranked_passages`, together as one source at the address
+:data:`READ_PASSAGES_URL`. Judged unsupported, it lowers the score and is marked; when the run read nothing, it is
+unknown, so listed in ``grounding_unjudged``.
 
 **Rule for claims still unsupported after the last attempt: they are marked, not dropped.** The sentence stays and
 gets the marker ``*(unsupported by the cited source)*`` (``*(not supported by the sources read)*`` for a claim that
@@ -21,7 +34,8 @@ branches of its Pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,20 +44,32 @@ from haystack.components.generators.chat.types import ChatGenerator
 from haystack_deep_research import _checks
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence import EvidenceLedger
-from haystack_deep_research.report.judge import UNKNOWN, Claim, Judgement, cited_claims, judge_claims
-from haystack_deep_research.report.uncited import ReadPassages, cites_nothing, uncited_claims
+from haystack_deep_research.evidence.citations import body_sentences
+from haystack_deep_research.evidence.entry import normalize_url
+from haystack_deep_research.evidence.reading import sentence_reader
+from haystack_deep_research.report.headings import NO_EVIDENCE_SENTENCES
+from haystack_deep_research.report.judge import UNKNOWN, Claim, Judgement, SourceText, cited_claims, judge_claims
+from haystack_deep_research.report.style import word_count
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import PHASE_GROUND
+from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
 
 __all__ = [
+    "MAX_PASSAGES_CHARS",
+    "NOTHING_MATCHED",
+    "READ_PASSAGES_URL",
     "UNCITED_MARK",
     "UNSUPPORTED_MARK",
+    "ReadPassages",
     "RepairPolicy",
     "RepairStep",
+    "cites_nothing",
+    "is_claim",
     "judge_report",
     "mark_unsupported",
     "report_claims",
+    "uncited_claims",
     "unjudged_claims",
     "verdict_outputs",
 ]
@@ -51,16 +77,118 @@ __all__ = [
 UNSUPPORTED_MARK = "*(unsupported by the cited source)*"
 UNCITED_MARK = "*(not supported by the sources read)*"
 
+READ_PASSAGES_URL = "evidence:read-passages"
+"""The address the claims that cite nothing are judged at: the passages the run read, as one source."""
+MAX_PASSAGES_CHARS = 60_000
+"""The most characters of read passages one judge call holds."""
+MIN_CLAIM_WORDS = 4
+NOTHING_MATCHED = "(Nothing the run read shares a word with these claims.)"
+"""What the judge reads for claims that share no word with anything the run read: they are judged unsupported."""
+
+_LETTER = re.compile(r"[^\W\d_]")
+_ENDS_UNCLAIMED = ("?", "\uff1f", ":", "\uff1a")  # also their full-width forms
+_ABOUT_REPORT = re.compile(
+    r"^(?:this|the present|our) (?:report|section|summary|document|overview|analysis|chapter|brief|answer) (?:covers|"
+    r"describes|summari[sz]es|outlines|follows|presents|reviews|is organi[sz]ed|draws on|sets out|looks at|turns to|"
+    r"begins|ends|explains|discusses)\b",
+    re.IGNORECASE,
+)
+# A pointer within the report opens or ends the sentence ("The following...", "...are listed below."); "below
+# freezing" or "above all" in the middle of a sentence points nowhere.
+_POINTER = re.compile(
+    r"^(?:the following (?:sections?|chapters?|parts?|list|table|points?|paragraphs?|pages?)|as follows|let us|let's|"
+    r"we (?:now )?turn|turning to|next,|see (?:below|above))\b"
+    r"|\b(?:below|above|as follows|the following)\W*$",
+    re.IGNORECASE,
+)
+_THAT = re.compile(r"\bthat\b", re.IGNORECASE)
+
+
+def is_claim(sentence: str) -> bool:
+    """Whether a sentence of a report or an answer, as written or as read, claims something to be judged."""
+    text = " ".join(sentence.split())
+    if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
+        return False
+    if text.strip("*_ ") in NO_EVIDENCE_SENTENCES:
+        return False
+    if _ABOUT_REPORT.search(text) and not _THAT.search(text):  # "This report draws on proof that X" claims X
+        return False
+    return any(char.isdigit() for char in text) or not _POINTER.search(text)
+
+
+def cites_nothing(claim: Claim) -> bool:
+    """:returns: Whether the claim cites no verified source, so is judged against the passages the run read."""
+    return claim.urls == (READ_PASSAGES_URL,)
+
+
+def uncited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
+    """
+    The claims of a report that cite none of ``verified_urls``, in report order, each citing
+    :data:`READ_PASSAGES_URL`.
+    """
+    verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
+    read = sentence_reader(report)
+    claims = []
+    for sentence in body_sentences(report):
+        if any(normalize_url(url) in verified for url in sentence.urls):
+            continue
+        text = read(sentence.text) or sentence.text
+        if is_claim(text):
+            claims.append(Claim(text=text, sentence=sentence.text, line=sentence.line, urls=(READ_PASSAGES_URL,)))
+    return claims
+
+
+@dataclass(frozen=True)
+class _Passages:
+    url: str
+    title: str
+    text: str
+
+
+class ReadPassages:
+    """
+    The run's ledger, with the passages it read that best match some claims as one more source at
+    :data:`READ_PASSAGES_URL` (a :class:`~haystack_deep_research.report.judge.SourceTexts`): for each claim, the
+    passages of every source's stored text that share the most words with it, best first, within its share of
+    :data:`MAX_PASSAGES_CHARS` (at least its best one), each under its source's title; :data:`NOTHING_MATCHED` when
+    the run read something but nothing shares a word with the claims, and no source when it read nothing.
+
+    :param ledger: The run's evidence ledger.
+    :param claims: The claims that cite nothing.
+    """
+
+    def __init__(self, ledger: EvidenceLedger, claims: Sequence[Claim]) -> None:
+        self._ledger = ledger
+        queries = list(dict.fromkeys(claim.text for claim in claims))
+        # In address order, not the order the run read them in (which concurrency decides): the same evidence gives
+        # the judge the same prompt, so a recorded run replays.
+        read = sorted(ledger.entries(), key=lambda entry: entry.url) if queries else []
+        entries = [entry for entry in read if entry.text.strip()]
+        share = MAX_PASSAGES_CHARS // max(len(queries), 1)
+        chosen: dict[str, None] = {}
+        for ranked in ranked_passages([entry.text for entry in entries], queries, size=2 * PASSAGE_CHARS):
+            used = 0
+            for number, passage in ranked:
+                if used and used + len(passage) > share:
+                    break
+                used += len(passage)
+                entry = entries[number]
+                chosen.setdefault(f"[{entry.title or entry.url}]\n{passage.strip()}", None)
+        text = "\n\n".join(chosen)[:MAX_PASSAGES_CHARS] or (NOTHING_MATCHED if entries else "")
+        self._passages = _Passages(READ_PASSAGES_URL, "the passages the run read", text) if text else None
+
+    def get(self, url: str) -> SourceText | None:
+        """The source at a cited URL or :data:`READ_PASSAGES_URL`; ``None`` when unknown (or the run read nothing)."""
+        return self._passages if url == READ_PASSAGES_URL else self._ledger.get(url)
+
 
 def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
     """
-    Mark claims in a report by the module's rule: :data:`UNSUPPORTED_MARK` (:data:`UNCITED_MARK` for a claim that
-    cites nothing) before the sentence's final punctuation.
+    Mark ``claims`` (found in this report by :func:`judge_report`) by the module's rule: :data:`UNSUPPORTED_MARK`
+    (:data:`UNCITED_MARK` for a claim that cites nothing) before the sentence's final punctuation.
 
-    :param report: The report.
-    :param claims: The claims to mark (found in this report by :func:`judge_report`).
-    :returns: The marked report and the claims that were marked (a claim whose sentence is no longer on its line,
-        or is already marked, is skipped).
+    :returns: The marked report and the claims marked (a claim whose sentence is no longer on its line, or is already
+        marked, is skipped).
     """
     lines = report.split("\n")
     marked: list[Claim] = []
@@ -86,14 +214,9 @@ def report_claims(
     report: str, verified_urls: Sequence[str], ledger: EvidenceLedger
 ) -> tuple[list[Claim], ReadPassages]:
     """
-    Every claim of a report, and where each is judged.
-
-    :param report: The verified report.
-    :param verified_urls: The URLs whose citations count (the ``verified_urls`` of its citation check).
-    :param ledger: The evidence ledger of what was read.
-    :returns: The claims in report order (cited ones, and those that cite nothing, which cite
-        :data:`~haystack_deep_research.report.uncited.READ_PASSAGES_URL`), and the sources they are judged against:
-        the ledger, with the passages that match the claims that cite nothing.
+    Every claim of a verified report, in order (cited ones, and those that cite nothing, which cite
+    :data:`READ_PASSAGES_URL`), and the sources they are judged against: the
+    ledger, with the passages that match the claims that cite nothing.
     """
     cited, uncited = cited_claims(report, verified_urls), uncited_claims(report, verified_urls)
     return sorted(cited + uncited, key=lambda claim: claim.line), ReadPassages(ledger, uncited)
@@ -101,16 +224,10 @@ def report_claims(
 
 def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], judge: ChatGenerator) -> Phase[Judgement]:
     """
-    Judge every claim of a report: a cited claim against the stored text of its sources in the run's ledger, a claim
-    that cites nothing against the passages the run read that best match it (see :mod:`.uncited`).
+    Judge every claim of a verified report: a cited claim against the stored text of its sources in the run's ledger,
+    a claim that cites nothing against the passages the run read that best match it (see :class:`ReadPassages`).
 
     The judge's usage counts toward the ``ground`` phase; what went wrong on the way becomes the run's warnings.
-
-    :param run: The run, whose ledger holds the sources' stored texts.
-    :param report: The verified report.
-    :param verified_urls: The URLs whose citations count (the ``verified_urls`` of its citation check).
-    :param judge: The judge's chat generator.
-    :returns: The phase; it returns the :class:`~haystack_deep_research.report.judge.Judgement`.
     """
     claims, sources = report_claims(report, verified_urls, run.ledger)
     uncited = sum(cites_nothing(claim) for claim in claims)
@@ -126,18 +243,14 @@ def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], ju
 
 def verdict_outputs(judged: Judgement, marked: Sequence[Claim]) -> list[dict[str, Any]]:
     """
-    :param judged: The last judgement of a report.
-    :param marked: The claims :func:`mark_unsupported` marked in it.
-    :returns: The ``grounding`` output: one verdict per claim (see ``ClaimVerdict.to_dict``) with ``marked``.
+    The ``grounding`` output: one verdict per claim of the last judgement (see ``ClaimVerdict.to_dict``), with
+    ``marked`` for those :func:`mark_unsupported` marked.
     """
     return [{**verdict.to_dict(), "marked": verdict.claim in marked} for verdict in judged.verdicts]
 
 
 def unjudged_claims(judged: Judgement | None) -> list[str]:
-    """
-    :param judged: The last judgement of a report or answer, or ``None`` when none was made.
-    :returns: The ``grounding_unjudged`` output: the claims no judge decided (judged unknown), as written, in order.
-    """
+    """The ``grounding_unjudged`` output: the claims the last judgement (if any) left unknown, as written."""
     return [] if judged is None else [v.claim.sentence for v in judged.verdicts if v.verdict == UNKNOWN]
 
 

@@ -1,36 +1,22 @@
 """
-Contradictions: two sources a report cites that give different figures for the same quantity.
+Contradictions: two sources a report cites that give different figures for the same quantity (docs/evidence.md,
+"Contradictions", gives the rules with examples).
 
-Found in the passages cited for the report (``citations["passages"]``, see
-:func:`~haystack_deep_research.report.publish.cited_passages`), in two passes:
+Found in the passages cited for the report (``citations["passages"]``), in two passes. **Figures** (no model): every
+number with a unit in a passage's sentences (cut by the report's own rule,
+:func:`~haystack_deep_research.evidence.citations.sentence_ends`) is read as a :class:`Figure`, normalised to one
+scale; a range is an interval, an approximate word widens it by :data:`APPROXIMATE`, ``more than`` / ``less than``
+leave it open on one side; a year or a number without a unit is not a quantity. Two figures are of the same quantity
+by :func:`same_quantity` (:data:`MIN_SHARED_WORDS`) and disagree by :func:`disagree` (:data:`ROUNDING`); two sources
+disagree only when no figure of the one agrees with a figure of the other for that quantity. **The judge** (when the
+shape has one): the pairs the first pass found, then other pairs of passages from two sources with figures of one
+kind that share a word, one call per pair, at most :data:`MAX_JUDGE_CALLS`; its JSON reply is read as untrusted
+(:func:`~haystack_deep_research._untrusted.replies.extract_json_object`), and an unreadable reply or a failed call
+leaves the first pass's answer, with a warning. Its usage counts toward the ``ground`` phase.
 
-1. **Figures** (no model): every number with a unit in a passage's sentences (cut by the report's own sentence
-   rule, :func:`~haystack_deep_research.evidence.citations.sentence_ends`) is read as a :class:`Figure`: a
-   percentage (``94 %``, ``94 percent``, ``94 Prozent``), an amount of money (``$3.2 billion``, ``4,1 Mrd. €``), a
-   count (``3.2 million``, ``4,1 millions``, ``320万``) or a measure (km, kg, tonnes, GW, TWh, °C ...), normalised to
-   one scale (``3.2 million`` is 3,200,000; ``3,2`` is 3.2, ``3,200`` is 3200). A range (``80-90 %``, ``80 to 90
-   percent``) is an interval; an approximate word (``about``, ``environ``, ``etwa``, ``alrededor de``, ``约``)
-   widens it by :data:`APPROXIMATE`, ``more than`` / ``less than`` leave it open on one side. A year (a bare number
-   from 1800 to 2100) is not a quantity, nor a number without a unit. Two figures are of the same quantity when they
-   are of one kind and the words around them share at least :data:`MIN_SHARED_WORDS` words, a third of the words of
-   the smaller side, and no more words tell them apart than they share (with only two shared, none may: "the copper
-   market grew by 3 %" and "the tin market grew by 4 %" are two quantities; a figure stated for a year is not the
-   same quantity as one stated for another year either); they disagree
-   when their intervals are further apart than rounding (:data:`ROUNDING`). Two sources disagree only when no figure
-   of the one agrees with a figure of the other for that quantity.
-2. **The judge** (when the shape has one: ``Grounding(judge_llm=...)``, else the writer it judges with): the pairs
-   the first pass found, then other pairs of passages from two sources with figures of one kind that share a word,
-   one call per pair, at most :data:`MAX_JUDGE_CALLS`. Its JSON reply (read as untrusted, through
-   :func:`~haystack_deep_research._untrusted.replies.extract_json_object`) confirms or rejects the pair with a
-   reason; an unreadable reply or a failed call leaves the first pass's answer, with a warning. Its usage counts
-   toward the ``ground`` phase.
-
-Each contradiction is ``quantity`` (the kind), ``subject`` (the words the two share), ``why`` (figures or the judge's
-reason), ``found_by`` (``figures`` or ``judge``) and ``claims``: two sides, each ``url``, ``title``, ``sentence``
-(the report's sentence citing it), ``passage`` (the passage's sentence holding the figure) and ``figure`` (as
-written). :func:`contradictions_section` renders them as the report's "Contradictions" section, written by the
-library (its heading in the question's language): every piece of page or model text in it is escaped
-(:func:`~haystack_deep_research.evidence.text.inert_text`), so a passage adds no Markdown or HTML to the report.
+:func:`contradictions_section` renders them as the report's section, written by the library: every piece of page or
+model text in it is escaped (:func:`~haystack_deep_research.evidence.text.inert_text`), so a passage adds no Markdown
+or HTML to the report.
 """
 
 from __future__ import annotations
@@ -247,10 +233,7 @@ def _figure(sentence: str, match: re.Match[str]) -> tuple[Figure, int] | None:
 
 
 def figures_in(text: str) -> list[Figure]:
-    """
-    :param text: Plain text (a passage, a claim).
-    :returns: Its figures with units, in order (see the module docstring).
-    """
+    """The figures with units in plain text (a passage, a claim), in order."""
     found: list[Figure] = []
     bounds = [0, *sentence_ends(text), len(text)]
     for first, last in pairwise(bounds):
@@ -424,11 +407,7 @@ def _judged(run: ResearchRun, pairs: list[_Pair], judge: ChatGenerator) -> Phase
 
 
 def contradictions_section(contradictions: list[dict[str, Any]], question: str) -> str:
-    """
-    :param contradictions: What :func:`find_contradictions` (or :func:`add_contradictions`) found.
-    :param question: The run's question (its language gives the heading).
-    :returns: The report's "Contradictions" section; ``""`` when there is none.
-    """
+    """The report's "Contradictions" section (its heading in the language of ``question``), or ``""`` for none."""
     if not contradictions:
         return ""
     lines = [f"## {report_sections(question).contradictions}", ""]
@@ -462,15 +441,13 @@ def add_contradictions(
     run: ResearchRun, report: str, passages: Iterable[Mapping[str, Any]], judge: ChatGenerator | None = None
 ) -> Phase[str]:
     """
-    Find the contradictions of a report (see the module docstring), keep them as the run's ``contradictions``
-    output and put their section into the report, before its Sources list.
+    Find the contradictions of a report verified (and judged) as it leaves the library (see the module docstring),
+    keep them as the run's ``contradictions`` output and put their section into the report, before its Sources list;
+    the phase returns the report (unchanged when none was found).
 
-    :param run: The run.
-    :param report: The report, verified (and judged) as it leaves the library.
     :param passages: The passages cited for it (``citations["passages"]``).
     :param judge: The judge's chat generator, or ``None`` for the first pass alone (as when the run's budget is
         already spent: the judge is not asked then).
-    :returns: The phase; it returns the report with its "Contradictions" section (unchanged when none was found).
     """
     pairs = _pairs(passages)
     if judge is not None and pairs and run.spent() is None:  # a spent budget leaves the figures' verdict alone

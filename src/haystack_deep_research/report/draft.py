@@ -4,25 +4,15 @@ The shape of a report written in parts, and how a writer's reply becomes one par
 A report is written as its *opening* (a ``# `` title and ``## Executive summary``) and one ``## `` section per note,
 each by its own model call (see :mod:`.sections`). This module turns a reply into a part whatever the model added
 around it, renders the parts as one document, and splits a rendered report back into its parts, so a grounding
-rewrite can regenerate only the parts that hold unsupported claims.
+rewrite can regenerate only the parts that hold unsupported claims. A section keeps one ``## `` heading (its first,
+else the note's sub-topic); any ``#`` title or further ``#`` / ``##`` heading it wrote becomes ``###``, and an
+executive summary or a Sources list it wrote is dropped with its content (the report has one of each). The opening
+keeps its title and the text of its executive summary, nothing after it (the sections are written separately).
+Rendering gives every section a heading of its own: a heading already used gets its number appended.
 
-The rules, applied to every reply:
-
-- a section keeps one ``## `` heading (its first; a reply without one gets the note's sub-topic), a ``# `` title
-  and any further ``#`` / ``##`` heading it wrote become ``###``, and an executive summary or a Sources list it wrote
-  is dropped with its content (the report has one of each);
-- the opening keeps its ``# `` title and the text of its executive summary; anything it wrote after the summary
-  (sections, a Sources list) is dropped, because the sections are written separately;
-- rendering gives every section a heading of its own: a heading already used gets its number appended.
-
-A shape may frame its report with an :class:`Outline`: other headings for the executive summary, a ``## `` heading
-the sections go under (then each section is a ``### `` one and its sub-headings move one level down), sections the
-opening writes after them (the iterative agent's conclusions, remaining uncertainties and future directions) and the
-heading of the Sources list. The opening's ``## `` parts then fill the outline's headings (see
-:func:`frame_from_reply`). The default outline is the main agent's report.
-
-A report style's own outline (``ReportStyle(outline=[...])``) replaces all of that: the report is its title, one
-``## `` section per heading given, in order, and the Sources list (:func:`render_outlined`, read back by
+A shape may frame its report with an :class:`Outline` (the iterative agent's: the sections under one ``## `` heading,
+closing sections the opening writes, another Sources heading), whose headings the opening's ``## `` parts fill (see
+:func:`frame_from_reply`); a report style's own outline replaces all of that (:func:`render_outlined`, read back by
 :func:`parse_outlined`).
 
 A heading is what a CommonMark renderer shows as one at the top level of the document (read with markdown-it, as
@@ -84,10 +74,8 @@ class Part:
 @dataclass(frozen=True)
 class ReportParts:
     """
-    A report split into its opening and its sections (its Sources list is rebuilt on publishing, so it is not kept).
-
-    :param opening: The title and the executive summary.
-    :param sections: The sections, in order.
+    A report split into its opening (title and executive summary) and its sections; its Sources list is rebuilt on
+    publishing, so it is not kept.
     """
 
     opening: Part
@@ -145,6 +133,10 @@ def _blocks(text: str, *, max_level: int = 2) -> list[_Block]:
     return blocks
 
 
+def _title(blocks: Sequence[_Block]) -> str:
+    return next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+
+
 def _name(title: str) -> str:
     return " ".join(title.strip().rstrip(":").split()).casefold()
 
@@ -158,13 +150,7 @@ def _tidy(lines: list[str]) -> str:
 
 
 def section_from_reply(text: str, fallback_heading: str) -> Part:
-    """
-    Turn the writer's reply for one section into a section, by the module's rules.
-
-    :param text: The reply.
-    :param fallback_heading: The heading when the reply has no ``##`` heading (the note's sub-topic).
-    :returns: The section.
-    """
+    """The writer's reply for one section as a section, headed ``fallback_heading`` if it has no ``##`` heading."""
     heading, lines = "", []
     for block in _blocks(text):
         name = _name(block.title)
@@ -179,14 +165,9 @@ def section_from_reply(text: str, fallback_heading: str) -> Part:
 
 
 def opening_from_reply(text: str) -> Part:
-    """
-    Turn the writer's reply for the opening into the opening, by the module's rules.
-
-    :param text: The reply.
-    :returns: The title as ``heading`` and the executive summary's text as ``body``.
-    """
+    """The writer's reply for the opening: the title as ``heading``, the executive summary's text as ``body``."""
     blocks = _blocks(text)
-    title = next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+    title = _title(blocks)
     summary = next((b for b in blocks if b.level == 2 and _name(b.title) in _SUMMARY_NAMES), None)
     if summary is not None:
         return Part(heading=title, body=_tidy(summary.lines))
@@ -206,13 +187,9 @@ def frame_from_reply(text: str, outline: Outline) -> tuple[str, list[Part]]:
     translated heading fills its place); text before its first ``## `` heading is the summary. A part takes the
     heading the writer wrote when the outline asks for translation, else the outline's; a heading left unfilled has
     no text. A Sources list the reply wrote is dropped.
-
-    :param text: The reply.
-    :param outline: The outline.
-    :returns: The title and the parts, in the order of ``outline.frame``.
     """
     blocks = _blocks(text)
-    title = next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+    title = _title(blocks)
     written = [(b.title, _tidy(b.lines)) for b in blocks if b.level == 2 and _name(b.title) not in _SOURCES_NAMES]
     first = next((index for index, block in enumerate(blocks) if block.level == 2), len(blocks))
     before = _tidy([line for block in blocks[:first] for line in block.lines])
@@ -244,15 +221,11 @@ def render_report(
     opening: Part, sections: list[Part], *, outline: Outline | None = None, frame: list[Part] | None = None
 ) -> str:
     """
-    Render the parts as one Markdown document (without a Sources list: publishing builds it).
+    The parts as one Markdown document, without a Sources list (publishing builds it).
 
-    :param opening: The title and the executive summary.
-    :param sections: The sections, in order.
-    :param outline: The headings around the sections (the default outline when ``None``).
-    :param frame: The parts the opening wrote for ``outline.frame`` (see :func:`frame_from_reply`); their headings
-        and texts replace the outline's, except the summary's text, which is ``opening.body``. A closing part without
-        text is left out.
-    :returns: The report.
+    ``frame`` holds the parts the opening wrote for ``outline.frame`` (see :func:`frame_from_reply`): their headings
+    and texts replace the outline's, except the summary's text, which is ``opening.body``; a closing part without text
+    is left out.
     """
     outline = outline or Outline()
     frame = frame or [Part(heading, "") for heading in outline.frame]
@@ -277,15 +250,8 @@ def render_report(
 
 
 def render_outlined(title: str, sections: list[Part], *, sources: str = "") -> str:
-    """
-    Render a report of a style's own outline: its title, then each section under its heading (without a Sources list:
-    publishing builds it).
-
-    :param title: The report's title.
-    :param sections: One part per heading of the outline, in order.
-    :param sources: The heading of the Sources list, or ``""`` to let publishing append ``## Sources``.
-    :returns: The report.
-    """
+    """A report of a style's own outline: its title, each section under its heading, ``sources`` (or nothing: then
+    publishing appends ``## Sources``)."""
     out = [f"# {title}"]
     for section in sections:
         out += ["", f"## {section.heading}", "", section.body]
@@ -295,20 +261,14 @@ def render_outlined(title: str, sections: list[Part], *, sources: str = "") -> s
 
 
 def parse_outlined(report: str, outline: Sequence[str]) -> ReportParts | None:
-    """
-    Split a report rendered by :func:`render_outlined` (and since verified or marked) back into its parts.
-
-    :param report: The report.
-    :param outline: The headings it was written under.
-    :returns: The title as the opening (with no body) and one section per heading, with their line ranges; ``None``
-        when a heading is missing.
-    """
+    """A report of :func:`render_outlined` (since verified or marked) as its title and one section per heading of
+    ``outline``, with their line ranges; ``None`` when a heading is missing."""
     blocks = _blocks(report)
     ends = [block.line for block in blocks[1:]] + [report.count("\n") + 1]
     found = {_name(b.title): (b, ends[i]) for i, b in enumerate(blocks) if b.level == 2}
     if any(_name(heading) not in found for heading in outline):
         return None
-    title = next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+    title = _title(blocks)
     first = min(found[_name(heading)][0].line for heading in outline) if outline else 0
     sections = [
         Part(heading, _tidy(block.lines), block.line + 1, end)
@@ -319,20 +279,15 @@ def parse_outlined(report: str, outline: Sequence[str]) -> ReportParts | None:
 
 
 def parse_report(report: str) -> ReportParts | None:
-    """
-    Split a report rendered by :func:`render_report` (and since verified or marked) back into its parts.
-
-    :param report: The report.
-    :returns: The parts with their line ranges, or ``None`` when the report does not have the shape of one written
-        in parts (an executive summary followed by at least one section).
-    """
+    """A report of :func:`render_report` (since verified or marked) as its parts with their line ranges; ``None``
+    when it lacks the shape of one written in parts (an executive summary followed by at least one section)."""
     blocks = _blocks(report)
     total = report.count("\n") + 1
     ends = [block.line for block in blocks[1:]] + [total]
     summary_at = next((i for i, b in enumerate(blocks) if b.level == 2 and _name(b.title) in _LIBRARY_SUMMARIES), -1)
     if summary_at < 0:
         return None
-    title = next((b.title for b in blocks[:summary_at] if b.level == 1 and b.title), REPORT_TITLE)
+    title = _title(blocks[:summary_at])
     opening = Part(title, _tidy(blocks[summary_at].lines), 1, ends[summary_at])
     sections = [
         Part(block.title, _tidy(block.lines), block.line + 1, ends[index])

@@ -1,47 +1,29 @@
 """
-Exporting a report: as a page, a document or a table of its evidence, each citation with the passage behind it.
-
-A report as one self-contained HTML page a reader can check (:func:`export_html`): every cited link is followed by a
-numbered button that opens its source's title, URL, when it was read, and the passage behind the citing sentence (an
-HTML popover: no script runs), and the page ends with the same notes as a list, for print and for browsers without
-popovers.
+Exporting a report (docs/cli.md, "Report formats", says what each export holds): a self-contained HTML page
+(:func:`export_html`), a Word document (:func:`export_docx`, extra ``[docx]``), a PDF (:func:`export_pdf`, extra
+``[pdf]``) and the table of its evidence (:func:`export_evidence`: CSV, or XLSX with the extra ``[office]``), each
+citation with the passage behind it.
 
 Nothing from the report or a source reaches the page as markup: the report is rendered by markdown-it with raw HTML
 off, images are shown as their description (the page loads nothing), every title, URL and passage is escaped (the
-citing sentence of a note is the text a reader sees, its links given as their text), and a
-Content-Security-Policy meta tag allows the page's own style (by nonce) and nothing else: no script, no image, no
-font, no connection, no form. Links carry ``rel="noopener noreferrer"`` and the page sends no referrer.
-
-A report as a Word document (:func:`export_docx`, extra ``[docx]``: python-docx) or a PDF (:func:`export_pdf`, extra
-``[pdf]``: fpdf2, pure Python), each with its citations as numbered endnotes: a superscript number after every cited
-link, and at the end, for each number, the source's title, URL, when it was read (or "search result snippet, not
-read") and the passage behind the citing sentence. Text from the report and the sources is written as text only;
-characters XML cannot hold are dropped.
-
-fpdf2's built-in fonts hold Latin-1 only: :func:`export_pdf` uses a Unicode TrueType font when given one (or when
-DejaVu Sans is found in a usual place) and otherwise writes ``?`` for every character outside Latin-1.
-
-The evidence behind a report as a table a reviewer can audit (:func:`export_evidence`: CSV, or XLSX with the extra
-``[office]``): one row per cited claim and source, with the claim as a reader sees it, the passage, the source's
-address and title, when it was read (``search result snippet, not read`` for a claim only a search result's snippet
-backs), the judge's verdict and reason where the run was grounded, and what another source contradicts in it
-(``94 % ≠ 81 % (https://...)``, from the run's ``contradictions``). Every cell a spreadsheet would run as a formula is
-written as text.
+citing sentence of a note is the text a reader sees, its links given as their text), and a Content-Security-Policy
+meta tag allows the page's own style (by nonce) and nothing else: no script, no image, no font, no connection, no
+form; the notes are HTML popovers. Links carry ``rel="noopener noreferrer"`` and the page sends no referrer. The Word
+and PDF writers write text only, without the characters XML cannot hold; fpdf2's built-in fonts hold Latin-1 only,
+so without a Unicode TrueType font (DejaVu Sans where found) the PDF has ``?`` for every other character. Every cell
+of the evidence table a spreadsheet would run as a formula is written as text.
 
 What the exports share: the report read by markdown-it (raw HTML off, so no tag of the report passes through), each
-cited link followed by a ``cite`` token numbering its passage, and the passages themselves.
-
-markdown-it's link check stays (no ``javascript:``, ``vbscript:`` or ``data:`` link), except that a ``file:`` or
-``doc:`` link to a source a passage was taken from is kept: verification proved the run read it.
+cited link followed by a ``cite`` token numbering its passage, and the passages themselves. markdown-it's link check
+stays (no ``javascript:``, ``vbscript:`` or ``data:`` link), except that a ``file:`` or ``doc:`` link to a source a
+passage was taken from is kept: verification proved the run read it.
 
 A link gets the passage whose URL it links to and whose citing sentence stands in the link's block (the sentence
 verification found it in); failing that, the first passage of its URL. Passages come from the run's ``citations``
 output (``citations["passages"]``, see :func:`~haystack_deep_research.report.publish.cited_passages`); a result
 without them exports without citation notes, and a passage whose URL is not of a kind a run reads (``http(s)://``,
-``file://``, ``doc://``) is ignored, whoever wrote the result. A note shows when its source was read as people read
-a time (``2026-12-01 21:35 UTC``) and its citing sentence as the text a reader sees (a link gives its text); a source
-only a search result's snippet backs (its passage's ``kind`` is ``"snippet"``) is marked "search result snippet, not
-read" instead of being said read.
+``file://``, ``doc://``) is ignored, whoever wrote the result. A source only a search result's snippet backs (its
+passage's ``kind`` is ``"snippet"``) is marked "search result snippet, not read" instead of being said read.
 """
 
 from __future__ import annotations
@@ -141,8 +123,8 @@ def _no_marker(_text: str) -> bool:
 
 def cited_tokens(result: Mapping[str, Any]) -> Cited:
     """
-    :param result: A run's result: ``report`` (Markdown) and ``citations`` (with ``passages``).
-    :returns: The report's tokens with their citations numbered.
+    The tokens of a result's ``report`` with their citations numbered from its ``citations["passages"]``.
+
     :raises ConfigurationError: If ``report`` is not a string.
     """
     report = result.get("report") or ""
@@ -225,9 +207,8 @@ class Block:
 
 def blocks(cited: Cited) -> list[Block]:
     """
-    :param cited: The report's tokens.
-    :returns: The report as plain blocks for the Word and PDF writers; a link keeps its text and, when that differs
-        from its URL and no citation note gives it, the URL after it in parentheses; an image keeps its description.
+    The report as plain blocks for the Word and PDF writers; a link keeps its text and, when that differs from its URL
+    and no citation note gives it, the URL after it in parentheses; an image keeps its description.
     """
     found: list[Block] = []
     lists = quotes = 0

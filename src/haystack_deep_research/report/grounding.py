@@ -1,25 +1,15 @@
 """
 Grounding: check each cited claim of the report against the stored text of the source it cites, and repair the
-report when too few claims are supported.
+report when too few claims are supported (docs/evidence.md, "Grounding", gives the steps and outputs).
 
 Off by default; ``create_deep_research_agent(grounding=True)`` gives the write hook a :class:`GroundingStage`. After
-the report is written and its citations verified, the stage
-
-1. judges every claim (see :mod:`haystack_deep_research.report.assessment`): a cited claim against its sources, a
-   claim that cites nothing against the passages the run read; and computes ``grounding_score``;
-2. while the score is below ``threshold``: first **regenerates** the report from the same notes, telling the writer
-   which claims were unsupported (no tool runs), at most ``max_regenerations`` times; then **replans** at most
-   ``max_replans`` times: researches each unsupported claim again with the run's ``research_subtopic`` tool, appends
-   the new notes and rewrites the report. A rewrite writes again only the parts of the report (its opening, its
-   sections) that hold unsupported claims, side by side, each from its own notes and the notes researched again for
-   its claims (see :mod:`.sections`); the other parts stay as they are. Every new report is verified against the
-   ledger and judged again;
-3. marks the claims that are still unsupported, and fills the outputs ``grounding_score``, ``grounding`` (one verdict
-   per claim), ``grounding_unjudged`` (the claims judged unknown), ``regeneration_count`` and ``replan_count``.
-
-Judging, marking and the repair policy are those of :mod:`.assessment`, shared with the research workflow: every
-claim judged unsupported in the final report is marked, not dropped, whether or not the score reached the threshold
-(its entry in ``grounding`` has ``marked: true``); claims judged unknown are left as they are.
+the report is written and verified, the stage judges every claim and computes ``grounding_score``; while the score is
+below ``threshold`` it **regenerates** the report from the same notes (no tool runs, at most ``max_regenerations``
+times), then **replans** (at most ``max_replans`` times: researches each unsupported claim again with the run's
+``research_subtopic`` tool and rewrites). A rewrite writes again only the parts that hold unsupported claims (see
+:func:`~.sections.rewrite_report`); every new report is verified and judged again. Judging, marking and the repair
+policy are those of :mod:`.assessment`, shared with the research workflow; the stage fills ``grounding``,
+``grounding_unjudged``, ``regeneration_count`` and ``replan_count``.
 
 Replanning finds the ``research_subtopic`` tool among the current run's tools (Haystack's State holds them), so the
 stage holds no reference to it and the agent serializes as before. Each replan round researches at most the tool's
@@ -123,12 +113,8 @@ class GroundingStage(UsesModels, InitSerialized):
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
         """
-        Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported.
-
-        :param state: The orchestrator's live State, holding the verified report.
-        :param run: The run.
-        :param writer: The writer's chat generator (also the judge when ``judge_llm`` is ``None``).
-        :returns: The phase to drive.
+        Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported; the
+        judge is ``judge_llm``, or ``writer`` without one.
         """
         judge = self.judge_llm or writer
         judged = yield from self._judge(state, run, judge)

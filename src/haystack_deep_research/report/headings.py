@@ -1,13 +1,9 @@
 """
-The library's own headings and labels of a report, in the language of its question.
-
-Every shape's report has headings the library writes (the executive summary, the Sources list, the iterative agent's
-main findings, conclusions and recommendations, remaining uncertainties, future research directions, and the labels
-of an update's "what changed" section). They are chosen here, from the question, so the structure does not depend on
-the model's reading of the prompt: :func:`report_sections` recognises Chinese and Japanese by their script (kana
-means Japanese; Han characters without kana, Chinese) and French, German and Spanish by their most frequent words
-(and their accented letters, which break a tie), and gives each its own headings. A question in any other language
-gets English headings, which the writer is asked to translate when the shape lets it (the iterative agent).
+The library's own headings and labels of a report, in the language of its question, chosen here so the structure
+does not depend on the model's reading of the prompt (docs/clarify-and-report-types.md lists them):
+:func:`report_sections` recognises Chinese and Japanese by their script and French, German and Spanish by their most
+frequent words (their accented letters breaking a tie); any other language gets English headings, which the writer
+is asked to translate when the shape lets it (the iterative agent).
 """
 
 from __future__ import annotations
@@ -223,10 +219,9 @@ def _latin(question: str) -> ReportSections:
 
 def report_sections(question: str) -> ReportSections:
     """
-    :param question: The research question.
-    :returns: The headings in the question's language (see the module docstring): Japanese when it holds kana,
-        Chinese when its letters are mostly Han characters (without kana or hangul), French, German or Spanish by
-        their words, else English headings marked for translation.
+    The headings in the question's language (see the module docstring): Japanese when it holds kana, Chinese when
+    its letters are mostly Han characters (without kana or hangul), French, German or Spanish by their words, else
+    English headings marked for translation.
     """
     scripts = [_script(c) for c in question if c.isalpha()]
     if "kana" in scripts:

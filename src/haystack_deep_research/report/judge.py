@@ -1,20 +1,12 @@
 """
-Judging cited claims against the stored text of the sources they cite.
+Judging cited claims against the stored text of the sources they cite (docs/evidence.md, "Grounding", gives the
+verdicts and the score).
 
-A *claim* is a sentence of a report's body (outside its Sources section; reference definitions, footnotes and
-reference-list entries excluded) that cites at least one verified URL; a marker right after a sentence's final
-punctuation cites that sentence. :func:`judge_claims` makes one call to the judge model per cited source. The prompt
-holds that source's stored text — the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch —
-fenced as untrusted data, and the numbered claims that cite it. The judge answers in JSON with one verdict per
-claim: ``supported`` or ``unsupported``.
-
-What the judge does not decide is ``unknown``: every claim of a source whose reply is not the JSON asked for or whose
-call failed (each with a warning), a claim the reply gives no verdict for (with a warning), a verdict other than the
-two, and a source the ledger holds no stored text for (no call is made).
-
-A claim citing several sources is ``supported`` when any of them supports it, ``unsupported`` when every one of them
-says unsupported, and ``unknown`` otherwise. The grounding score is ``supported / (supported + unsupported)`` over
-claims, and 1.0 when no claim is decided.
+:func:`judge_claims` makes one call to the judge model per cited source. The prompt holds that source's stored text
+(the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch) fenced as untrusted data, and the
+numbered claims that cite it; the judge answers in JSON, ``supported`` or ``unsupported`` per claim. What it does not
+decide is ``unknown``: the claims of a source whose reply is not that JSON or whose call failed, a claim the reply
+gives no verdict for (each with a warning), any other verdict, and a source without stored text (no call is made).
 """
 
 from __future__ import annotations
@@ -50,6 +42,7 @@ __all__ = [
     "grounding_score",
     "judge_claims",
     "parse_verdicts",
+    "without_code_fence",
 ]
 
 Verdict = Literal["supported", "unsupported", "unknown"]
@@ -58,6 +51,13 @@ UNSUPPORTED: Verdict = "unsupported"
 UNKNOWN: Verdict = "unknown"
 
 _FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+def without_code_fence(text: str) -> str:
+    """A model's reply, stripped, without the Markdown code fence around all of it."""
+    body = text.strip()
+    fenced = _FENCED.match(body)
+    return fenced.group(1) if fenced else body
 
 
 class SourceText(Protocol):
@@ -83,10 +83,7 @@ class SourceTexts(Protocol):
     """Where the judge finds a source's text by the URL a claim cites: the evidence ledger, or another trail."""
 
     def get(self, url: str) -> SourceText | None:
-        """
-        :param url: A cited URL.
-        :returns: The source, or ``None`` when unknown.
-        """
+        """The source at a cited URL, or ``None`` when unknown."""
         ...
 
 
@@ -111,11 +108,8 @@ class Claim:
 @dataclass(frozen=True)
 class SourceVerdict:
     """
-    What the judge said about one claim against one source.
-
-    :param url: The source's URL as cited.
-    :param verdict: ``supported``, ``unsupported`` or ``unknown``.
-    :param reason: The judge's reason, or why the verdict is unknown.
+    What the judge said about one claim against one source (its URL as cited), with the judge's reason or why the
+    verdict is unknown.
     """
 
     url: str
@@ -126,11 +120,8 @@ class SourceVerdict:
 @dataclass(frozen=True)
 class ClaimVerdict:
     """
-    The verdict on one claim, combined over the sources it cites.
-
-    :param claim: The claim.
-    :param verdict: ``supported``, ``unsupported`` or ``unknown`` (see the module docstring).
-    :param sources: The verdict against each cited source.
+    The verdict on one claim, combined over the sources it cites (see the module docstring), with the verdict against
+    each.
     """
 
     claim: Claim
@@ -149,10 +140,7 @@ class ClaimVerdict:
 
 
 def grounding_score(verdicts: Iterable[ClaimVerdict]) -> float:
-    """
-    :param verdicts: Claim verdicts.
-    :returns: ``supported / (supported + unsupported)``; 1.0 when no claim is decided.
-    """
+    """``supported / (supported + unsupported)`` over the verdicts; 1.0 when no claim is decided."""
     decided = [v.verdict for v in verdicts if v.verdict != UNKNOWN]
     return decided.count(SUPPORTED) / len(decided) if decided else 1.0
 
@@ -184,11 +172,8 @@ class Judgement:
 
 def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
     """
-    Find the claims of a report: body sentences that cite at least one verified URL.
-
-    :param report: The Markdown report.
-    :param verified_urls: The URLs whose citations count (any trivially different spelling).
-    :returns: The claims, in report order, each with the verified URLs it cites.
+    The claims of a report, in order: body sentences citing at least one of ``verified_urls`` (in any trivially
+    different spelling), each with the verified URLs it cites.
     """
     verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
     grouped: dict[tuple[int, str], dict[str, str]] = {}
@@ -205,19 +190,15 @@ def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
 
 def parse_verdicts(text: str, count: int) -> dict[int, tuple[Verdict, str]] | None:
     """
-    Read the judge's reply.
+    Read the judge's reply about ``count`` claims.
 
     Accepts ``{"verdicts": [...]}`` or a bare list, optionally in a Markdown code fence or surrounded by prose; each
     item ``{"id": n, "verdict": "...", "reason": "..."}`` with ``n`` from 1 to ``count``.
 
-    :param text: The reply.
-    :param count: How many claims the prompt listed.
     :returns: ``{id: (verdict, reason)}`` for the items that could be read (a verdict other than supported or
         unsupported becomes unknown), or ``None`` when the reply is not such JSON at all.
     """
-    body = text.strip()
-    fenced = _FENCED.match(body)
-    body = fenced.group(1) if fenced else body
+    body = without_code_fence(text)
     try:
         data = _safe_json.loads(body)
     except json.JSONDecodeError:
@@ -253,14 +234,8 @@ def judge_claims(
     claims: list[Claim], ledger: SourceTexts, judge: ChatGenerator, *, streaming_callback: Any = None
 ) -> Phase[Judgement]:
     """
-    Judge each claim against the stored text of each source it cites: one judge call per source, in one batch.
-
-    :param claims: The claims (see :func:`cited_claims`).
-    :param ledger: The evidence ledger holding the sources' stored texts (or any :class:`SourceTexts`).
-    :param judge: The judge's chat generator.
-    :param streaming_callback: The run's streaming callback, or ``None``.
-    :returns: A phase (drive it with :func:`~haystack_deep_research.run._phases.drive`) returning the
-        :class:`Judgement`.
+    Judge each claim against the stored text of each source it cites in ``ledger``: one judge call per source, in
+    one batch; the phase returns the :class:`Judgement`.
     """
     by_source: dict[str, tuple[str, list[int]]] = {}
     for index, claim in enumerate(claims):
@@ -296,17 +271,14 @@ def judge_claims(
             judgement.usage = add_usage(judgement.usage, outcome.reply.meta.get("usage"))
         parsed = parse_verdicts(outcome.text, len(indexes)) if outcome.error is None else None
         missed = "the judge gave no verdict"
+        unknown = f"its {len(indexes)} claim(s) count as unknown"
         if outcome.error is not None:
-            missed = f"the judge call failed ({type(outcome.error).__name__}: {outcome.error})"
-            judgement.warnings.append(
-                f"the judge call for {url} failed ({type(outcome.error).__name__}: {outcome.error}); "
-                f"its {len(indexes)} claim(s) count as unknown"
-            )
+            failed = f"failed ({type(outcome.error).__name__}: {outcome.error})"
+            missed = f"the judge call {failed}"
+            judgement.warnings.append(f"the judge call for {url} {failed}; {unknown}")
         elif parsed is None:
             missed = "the judge's reply was not the JSON asked for"
-            judgement.warnings.append(
-                f"the judge's reply for {url} was not the JSON asked for; its {len(indexes)} claim(s) count as unknown"
-            )
+            judgement.warnings.append(f"the judge's reply for {url} was not the JSON asked for; {unknown}")
         elif len(parsed) < len(indexes):
             missing = len(indexes) - len(parsed)
             judgement.warnings.append(

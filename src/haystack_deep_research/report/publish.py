@@ -1,14 +1,7 @@
 """
-Publishing a report: the URLs it may cite, verifying its citations against the ledger, and the outputs it sets.
-
-- :func:`allowed_urls`: the URLs a report may cite (URLs in the notes whose pages the run really read, or whose search
-  results' snippets it holds).
-- :func:`verify_report`: verify a report's citations against them (see :mod:`haystack_deep_research.evidence`) and
-  repair it, with the run's warnings and events; the research workflow verifies every summary with it.
-- :func:`publish_report`: :func:`verify_report`, then set ``report`` and ``citations`` and the outputs that mirror the
-  run. The write hook calls it for the first draft; the grounding stage calls it again for every rewrite.
-- :func:`cited_passages`: the passage of its source behind each of a verified report's citations.
-- :func:`reset_review_outputs`: the outputs of the report stages, before any stage has run.
+Publishing a report: the URLs it may cite, verifying its citations against the ledger and repairing it, the outputs
+it sets (the write hook publishes the first draft, the grounding stage every rewrite), and the passage behind each
+citation.
 """
 
 from __future__ import annotations
@@ -52,16 +45,12 @@ __all__ = [
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     """
-    The URLs the report may cite: URLs in the notes whose pages the run really read or whose search results' snippets
-    it holds (cited as snippets), and the documents it retrieved whose URI the notes state (see
-    :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
+    The URLs the report may cite, in the order the notes first mention them: URLs in the notes whose pages the run
+    really read or whose search results' snippets it holds (cited as snippets), and the documents it retrieved whose URI
+    the notes state (see :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
 
     A search result without a snippet does not count: nothing of it was read. An empty ledger allows nothing: a run
     that read nothing cannot cite anything, whatever URLs the notes hold.
-
-    :param notes: The researchers' notes.
-    :param run: The run, whose ledger lists what was read.
-    :returns: The allowed URLs, in the order the notes first mention them.
     """
     return list(dict.fromkeys(url for note in notes for url in run.ledger.read_sources_in(note)))
 
@@ -112,15 +101,12 @@ def cited_passages(report: str, ledger: EvidenceLedger, *, size: int = PASSAGE_C
     in the order the report cites them; the Sources section itself is not a claim and gets none.
 
     :param report: The report, after its citations were verified and repaired.
-    :param ledger: The run's evidence ledger.
-    :param size: The longest passage, in characters.
     :returns: One entry per cited sentence and URL, in citing order, for citations of sources the ledger holds as
-        read: ``url`` (as retrieved), ``title``, ``read_at`` (when the
-        source was read, ISO-8601 UTC), ``sentence`` (the citing sentence, as the report writes it) and ``passage``
-        (the best-matching window of the source's stored text), ``kind`` (the source's ledger kind: ``"page"``,
-        ``"document"`` or ``"snippet"``); a source not read adds
-        ``named``: how it was not read ("named by <source>, not read: <url>"; "search result snippet, not read" for a
-        source only a search result's snippet backs, whose passage is that snippet).
+        read: ``url`` (as retrieved), ``title``, ``read_at`` (when the source was read, ISO-8601 UTC), ``sentence``
+        (the citing sentence, as the report writes it), ``passage`` (the best-matching window of the source's stored
+        text) and ``kind`` (the source's ledger kind: ``"page"``, ``"document"`` or ``"snippet"``); a source not read
+        adds ``named``: how it was not read ("named by <source>, not read: <url>"; "search result snippet, not read"
+        for a source only a search result's snippet backs, whose passage is that snippet).
     """
     wanted: dict[tuple[str, str], SourceEntry] = {}
     for citation in extract_citations(report, sources_section=False):
@@ -159,16 +145,10 @@ def citation_findings(check: CitationCheck) -> dict[str, Any]:
 
 def publish_report(state: State, run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
     """
-    Verify a report's citations against the allowed URLs, repair it, and make it the run's report.
+    Verify a report's citations against the allowed ``urls``, repair it, and make it the run's report.
 
     Sets ``report`` (repaired), ``citations`` (the findings, without the report) and the outputs that mirror the run
     (``sources``, ``warnings``, usage, ...); see :func:`verify_report` for the warnings and events.
-
-    :param state: The orchestrator's live State.
-    :param run: The run.
-    :param report: The report as the writer wrote it.
-    :param urls: The URLs it may cite (see :func:`allowed_urls`).
-    :returns: The outcome of the verification.
     """
     check = verify_report(run, report, urls)
     state.set(REPORT, check.report)
@@ -179,14 +159,9 @@ def publish_report(state: State, run: ResearchRun, report: str, urls: list[str])
 
 def reset_review_outputs(state: State) -> None:
     """
-    Set the outputs of the report stages to their values when no stage runs.
-
-    ``grounding_score`` and ``structured`` are ``None``, ``grounding`` and ``grounding_unjudged`` are empty and both
-    counts are 0.
-
-    :param state: The orchestrator's live State.
+    Set the report stages' outputs as no stage ran: ``grounding_score`` and ``structured`` ``None``, ``grounding``
+    and ``grounding_unjudged`` empty, both counts 0.
     """
     empty: dict[str, Any] = {GROUNDING_SCORE: None, GROUNDING: [], GROUNDING_UNJUDGED: [], REGENERATION_COUNT: 0}
-    for key, value in {**empty, REPLAN_COUNT: 0}.items():
+    for key, value in {**empty, REPLAN_COUNT: 0, STRUCTURED: None}.items():
         state.set(key, value, handler_override=replace_values)
-    state.set(STRUCTURED, None, handler_override=replace_values)

@@ -1,49 +1,48 @@
 """
-Writing the report in parts, so that no model call's output grows with the research.
+Writing the report in parts, so that no model call's output grows with the research (docs/how-it-works.md, "Write
+and check", gives the parts, their limits and why they are not one streamed call).
 
-:func:`write_report` makes one batch of calls: the *opening* (a ``# `` title and an executive summary of at most
-:data:`~haystack_deep_research._prompts.OPENING_WORDS` words, from each note's opening lines, where a note states its
-key findings: :func:`key_lines`, up to :data:`~haystack_deep_research._prompts.OPENING_NOTE_CHARS` characters, citing
-the allowed URLs found in them) and one *section* per note (at most
-:data:`~haystack_deep_research._prompts.SECTION_WORDS` words, from that note alone, citing the allowed URLs found in
-it). So each note is read once whole, by its own section, and the writer's input grows once with the research, not
-once per part. Every part cites its sources by number and the numbers become URLs again in its reply
-(:mod:`.source_keys`), so the writer never copies a URL. They run side by side, as many at once as the step that
-drives them allows (the write hook's ``max_concurrency``, twice the factory's
-``max_concurrent_researchers``; the iterative write step's and the workflow's summary steps' ``max_concurrency``), so
-the writer's share of the run's time is that of its longest part, and every call fits a normal client
-timeout and output limit however many sub-topics were researched. The parts become one document by the rules of
-:mod:`.draft`; citations are verified once, on the whole report, when it is published.
+:func:`write_report` makes one batch of calls, side by side: the *opening* (a ``# `` title and an executive summary,
+from each note's :func:`key_lines`) and one *section* per note, from that note alone, each citing the allowed URLs
+found in what it reads. Every part cites its sources by number (:class:`SourceKeys`): one numbering per report, in
+the order of the run's allowed URLs; a reply's numbers become URLs again before the part joins the report, so the
+writer never copies a URL, and a link to a number that is no source's, or to a target that is neither a number, an
+absolute URL nor an anchor, keeps only its text (it could lead nowhere); links to full URLs are kept, for the
+report's verification checks them. The parts become one document by the rules of :mod:`.draft`; citations are
+verified once, on the whole report, when it is published.
 
-Each call is tried at most twice (see :mod:`.attempts`). A section whose calls both failed holds the researcher's
-note as written, under a line saying so; an opening that failed gets the title "Research report" and the brief.
-When every call failed, :func:`write_report` returns no report, and the caller assembles one from the notes.
+Each call is tried at most twice (:func:`ask_twice`, which answers and structured output use too): the chat
+generator's own client already retries timeouts, connection errors, 429 and 5xx answers, so the library retries
+once, never more. A failure is a timeout when the error, or an error it was raised from, is a :class:`TimeoutError`,
+an ``httpx.TimeoutException`` or an ``openai.APITimeoutError`` (recognised by type; the two packages are looked at
+only when already imported, because an error of theirs cannot exist otherwise); its warning says how to make the
+client give up sooner. A reply that stopped at the model's output limit (``finish_reason`` "length") is kept, with a
+warning: asking again would stop there again. A section whose calls both failed holds the researcher's note as
+written, under a line saying so; an opening that failed gets the title "Research report" and the brief. When every
+call failed, :func:`write_report` returns no report, and the caller assembles one (:func:`fallback_report`).
 
-Every shape writes its report so (the research workflow its summary); a :class:`Framing` says what the shape adds:
-the headings around the sections (an :class:`~.draft.Outline`: the iterative agent's report structure, in the
-question's language), what the opening reads besides the notes (the topics searched, the workflow's causal chain),
-and the phase and tracing role the calls count toward.
-
-A report style with its own outline (``ReportStyle(outline=[...])``) is written by the same rules, one call per
-heading in place of one per note: the opening writes the title only, and each heading's section reads the notes that
-share a word with the heading (the first five letters of each word of four or more letters, or two CJK characters)
-whole and the key lines of the others, citing the allowed URLs found in what it reads. A heading whose call could
-cite no allowed URL is not asked for at all, and a section that cites none is not kept: either way the heading holds
-one sentence saying the research gathered no evidence on it (in the question's language, see :mod:`.headings`).
-
-:func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported claims are written
-again, each from its notes (the notes that cite a URL the part cites, plus the notes researched again for its
-claims), and the other parts are kept as they are.
+A :class:`Framing` says what a shape adds: the headings around the sections (an :class:`~.draft.Outline`), what the
+opening reads besides the notes (the topics searched, the workflow's causal chain), and the phase and tracing role
+the calls count toward. A report style with its own outline is written one call per heading in place of one per
+note: the opening writes the title only, and each heading's section reads whole the notes that share a word with the
+heading (the first five letters of each word of four or more letters, or two CJK characters) and the key lines of
+the others. A heading whose call could cite no allowed URL is not asked for at all, and a section that cites none is
+not kept: either way the heading holds one sentence saying the research gathered no evidence on it (see
+:mod:`.headings`). :func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported
+claims are written again, each from the notes that cite a URL the part cites plus those researched again for its
+claims.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
+from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import (
     FALLBACK_OPENING,
@@ -63,7 +62,6 @@ from haystack_deep_research._prompts import (
 )
 from haystack_deep_research.evidence.citations import extract_citations, sentence_ends
 from haystack_deep_research.evidence.entry import normalize_url
-from haystack_deep_research.report.attempts import Attempt, Request, ask_twice
 from haystack_deep_research.report.draft import (
     Outline,
     Part,
@@ -77,17 +75,206 @@ from haystack_deep_research.report.draft import (
 )
 from haystack_deep_research.report.headings import report_sections
 from haystack_deep_research.report.judge import Claim
-from haystack_deep_research.report.source_keys import SourceKeys, without_sources_list
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run._phases import Phase
+from haystack_deep_research.run._phases import Call, Outcome, Phase, ask, failure
 from haystack_deep_research.state import PHASE_WRITE
 
-__all__ = ["Framing", "Written", "fallback_report", "key_lines", "rewrite_report", "write_report"]
+__all__ = [
+    "Attempt",
+    "Framing",
+    "Request",
+    "SourceKeys",
+    "Written",
+    "ask_twice",
+    "fallback_report",
+    "is_timeout",
+    "key_lines",
+    "rewrite_report",
+    "without_sources_list",
+    "write_report",
+]
+
+_CHAIN_DEPTH = 5
+TIMEOUT_ADVICE = (
+    "it timed out after the chat generator's client had retried it; pass a longer `timeout` or a smaller "
+    "`max_retries` to the generator (for example `OpenAIChatGenerator(timeout=120, max_retries=1)`) to wait longer "
+    "per try or give up sooner"
+)
+
+
+def _timeout_types() -> tuple[type[BaseException], ...]:
+    kinds: list[type[BaseException]] = [TimeoutError]
+    if "httpx" in sys.modules:
+        import httpx
+
+        kinds.append(httpx.TimeoutException)
+    if "openai" in sys.modules:
+        import openai
+
+        kinds.append(openai.APITimeoutError)
+    return tuple(kinds)
+
+
+def is_timeout(error: BaseException | None) -> bool:
+    """Whether a model call failed on a timeout: the error, or one it was raised from, is one by type."""
+    kinds = _timeout_types()
+    for _ in range(_CHAIN_DEPTH):
+        if error is None:
+            return False
+        if isinstance(error, kinds):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _why(outcome: Outcome) -> str:
+    why = failure(outcome.error)
+    return f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call of a batch: ``what`` it writes, for warnings ("the section on 'solar'"), and its prompt."""
+
+    what: str
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What a request gave after at most two tries: its text (``""`` when both failed) and why the last try failed."""
+
+    text: str
+    why: str = ""
+
+
+def _usable(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -> bool:
+    reply = outcome.reply
+    if reply is not None:
+        run.record_usage(phase, reply.meta.get("usage"))
+    if not outcome.text:
+        return False
+    if reply is not None and reply.meta.get("finish_reason") == "length":
+        run.warn(phase, f"the writer's reply for {request.what} hit the model's output limit and may be cut off")
+    return True
+
+
+def _ask(generator: ChatGenerator, request: Request, run: ResearchRun, role: str) -> Call:
+    streaming = run.streaming_callback
+    return ask(
+        generator, request.messages, role=role, streaming_callback=streaming, agent=request.what, budget=run.budget
+    )
+
+
+def ask_twice(
+    generator: ChatGenerator,
+    requests: Sequence[Request],
+    run: ResearchRun,
+    *,
+    role: str = "writer",
+    phase: str = PHASE_WRITE,
+) -> Phase[list[Attempt]]:
+    """
+    Make every request side by side; make the failed ones once more, side by side. The phase returns one
+    :class:`Attempt` per request, in order; usage and warnings go to ``run`` under ``phase``, ``role`` tags the calls.
+    """
+    outcomes = yield [_ask(generator, request, run, role) for request in requests]
+    attempts: list[Attempt] = []
+    failed: list[tuple[int, str]] = []
+    for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
+        if _usable(run, request, outcome, phase):
+            attempts.append(Attempt(outcome.text))
+        else:
+            attempts.append(Attempt("", _why(outcome)))
+            failed.append((index, attempts[-1].why))
+    if not failed:
+        return attempts
+    again = yield [_ask(generator, requests[index], run, role) for index, _ in failed]
+    for (index, first), outcome in zip(failed, again, strict=True):
+        what = requests[index].what
+        if _usable(run, requests[index], outcome, phase):
+            attempts[index] = Attempt(outcome.text)
+            run.warn(phase, f"the writer's call for {what} failed ({first}); it succeeded when tried once more")
+        else:
+            attempts[index] = Attempt("", _why(outcome))
+    return attempts
+
 
 OPENING = "the opening (title and executive summary)"
 TITLE = "the title"
 _WORD = re.compile(r"[^\W\d_]{4,}")
+_TEXT = r"(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)"
+"""A link's text: no line break, and brackets one level deep at most (a search title such as "[PDF] Tide tables")."""
+_LINK = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*<?(?P<target>[^\s()<>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_NUMBERS = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*(?P<numbers>\d+(?:\s*[,;]\s*\d+)+)\s*\)")
+"""A link to several sources at once, ``[NASA; NOAA](1, 2)``: the writer was asked for one number a link."""
+_KEPT = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
+"""Link targets kept as they are: absolute URLs (any scheme, or ``//``) and anchors within the report."""
+_SOURCES_LIST = re.compile(
+    r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?Sources(?:\*\*)?:?(?:\*\*)?[ \t]*\n"
+    r"(?:[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+[^\n]*|<?https?://[^\n]*)?\n?)*\Z",
+    re.IGNORECASE,
+)
+"""A closing Sources list: a ``Sources`` line, then only list items, bare URLs and blank lines to the end."""
+
+
+def without_sources_list(note: str) -> str:
+    """A note without its closing ``Sources:`` list (a ``Sources`` line and everything after it)."""
+    return _SOURCES_LIST.sub("", note.strip()).strip()
+
+
+class SourceKeys:
+    """
+    The numbers of one report's sources (see the module docstring).
+
+    :param urls: The URLs the report may cite, in order; the first is number 1.
+    """
+
+    def __init__(self, urls: Iterable[str]) -> None:
+        self._urls: dict[str, str] = {}
+        self._numbers: dict[str, str] = {}
+        for url in urls:
+            key = normalize_url(url)
+            if key not in self._numbers:
+                number = str(len(self._urls) + 1)
+                self._urls[number] = url
+                self._numbers[key] = number
+
+    def number(self, url: str) -> str:
+        """The number of an allowed URL; ``KeyError`` for any other."""
+        return self._numbers[normalize_url(url)]
+
+    def numbers(self, urls: Iterable[str]) -> list[str]:
+        """:returns: The numbers of ``urls``, all of them allowed, in the same order."""
+        return [self.number(url) for url in urls]
+
+    def shorten(self, text: str) -> str:
+        """A text the writer reads with every inline link to an allowed URL pointing to its number."""
+
+        def replace(match: re.Match[str]) -> str:
+            number = self._numbers.get(normalize_url(match["target"]))
+            return match[0] if number is None else f"[{match['text']}]({number})"
+
+        return _LINK.sub(replace, text)
+
+    def expand(self, text: str) -> str:
+        """
+        A writer's reply with every link to a source's number pointing to its URL (a link to several numbers becomes one
+        link per known source), and every link to an unknown number or a relative target reduced to its text.
+        """
+
+        def several(match: re.Match[str]) -> str:
+            known = [self._urls[n] for n in re.split(r"\s*[,;]\s*", match["numbers"]) if n in self._urls]
+            return ", ".join(f"[{match['text']}]({url})" for url in dict.fromkeys(known)) or match["text"]
+
+        def replace(match: re.Match[str]) -> str:
+            target = match["target"]
+            if target in self._urls:
+                return f"[{match['text']}]({self._urls[target]})"
+            return match[0] if _KEPT.match(target) else match["text"]
+
+        return _LINK.sub(replace, _NUMBERS.sub(several, text))
 
 
 @dataclass(frozen=True)
@@ -206,10 +393,6 @@ def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
     A note's opening lines, where it states its key findings: its text without a closing Sources list, cut after
     the last sentence that ends within ``limit`` characters (the first sentence whole when none does), with
     :data:`~haystack_deep_research._prompts.OMITTED` where the rest was left out.
-
-    :param note: A researcher's note.
-    :param limit: The most characters kept (past it, only a first sentence that is longer).
-    :returns: The opening lines.
     """
     text = without_sources_list(note)
     if len(text) <= limit:
@@ -360,13 +543,8 @@ def _claims(claims: list[Claim], keys: SourceKeys) -> list[str]:
 def fallback_report(run: ResearchRun, why: str, notes: Sequence[str], urls: Sequence[str]) -> str:
     """
     The one report written without the writer model, for every shape and surface whose writer failed on every part
-    (or never ran): the run's brief (its question when it has none), the notes as they were written, the sources.
-
-    :param run: The run.
-    :param why: What failed, said at the top of the report.
-    :param notes: The notes, in order.
-    :param urls: The URLs the report may cite, listed under Sources.
-    :returns: The report, to be verified as any other.
+    (or never ran): the run's brief (its question when it has none), ``why`` at the top, the notes as they were written,
+    ``urls`` under Sources. It is verified as any other.
     """
     brief = run.brief or run.question
     return render_text(FALLBACK_REPORT, error=why, brief=brief, notes=list(notes), urls=list(urls))
@@ -384,18 +562,14 @@ def write_report(
     framing: Framing | None = None,
 ) -> Phase[Written]:
     """
-    Write the report in parts, side by side (see the module docstring).
+    Write the report in parts, side by side (see the module docstring); the phase returns ``""`` as the report when
+    no part could be written.
 
-    :param generator: The writer model.
-    :param run: The run (its brief; usage and warnings go there).
-    :param notes: The researchers' notes, one section each, in order.
-    :param urls: The URLs the report may cite.
     :param unsupported: For a rewrite of a report that was not written in parts: the claims a fact-checker found
         unsupported; each section is told those that cite a URL its note cites, the opening all of them.
     :param researched: Whether the notes hold findings researched again for those claims.
     :param style: The report's type, tone and length (the default style when ``None``).
     :param framing: What the shape adds (the main agent's report when ``None``).
-    :returns: The phase; it returns the report (``""`` when no part could be written).
     """
     style, framing, keys = style or ReportStyle(), _in_language(framing, run), SourceKeys(urls)
     if style.outline:
@@ -475,19 +649,12 @@ def rewrite_report(
     framing: Framing | None = None,
 ) -> Phase[Written]:
     """
-    Write again the parts of ``report`` that hold unsupported claims (see the module docstring).
+    Write again the parts of ``report`` (the published one the claims' line numbers refer to) that hold
+    ``unsupported`` claims (see the module docstring); the phase returns ``""`` when every part asked for failed.
 
-    :param generator: The writer model.
-    :param run: The run.
-    :param report: The published report the claims were found in (their line numbers refer to it).
-    :param notes: The notes, including any researched again.
-    :param urls: The URLs the report may cite.
-    :param unsupported: The unsupported claims.
     :param found: Notes researched again, by the text of the claim they check (``None``: no research ran).
-    :param style: The report's type, tone and length (the default style when ``None``).
     :param framing: What the shape adds (the main agent's report when ``None``); a report whose outline has more
         headings than the summary is written again whole, in parts.
-    :returns: The phase; it returns the new report (``""`` when every part asked for failed).
     """
     researched, style, framing = found is not None, style or ReportStyle(), _in_language(framing, run)
     keys, outlined = SourceKeys(urls), bool(style.outline)

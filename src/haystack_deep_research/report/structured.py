@@ -1,27 +1,15 @@
 """
-Structured output: the final report turned into an instance of a pydantic model.
+Structured output: the final report turned into an instance of a pydantic model (docs/evidence.md, "Structured
+output", gives the calls, the retry and the error).
 
 ``create_deep_research_agent(output_schema=MyModel)`` gives the write hook a :class:`StructuredOutputStage`, which
-runs last, after grounding. It makes one call to the writer model with the model's JSON schema, the final report and
-its verified sources, and validates the reply with pydantic (a Markdown code fence around the JSON is tolerated).
-When validation fails, it calls once more, showing the model its reply and the validation errors; when that fails
-too, the run raises :class:`~haystack_deep_research.errors.StructuredOutputError`, which carries the last reply
-(``raw_text``), its ``errors`` and the final ``report``. The validated instance is the run's ``structured`` output.
-
-Where the model's provider has a strict structured-output mode, the stage uses it (:func:`strict_output_kwargs`):
-OpenAI's Chat Completions generators get the schema as a strict JSON schema in ``response_format`` and its Responses
-generator in ``text``, so the provider enforces the schema; the reply is still validated, and a call the provider
-refuses in strict mode (a schema strict mode cannot express) is retried without it.
-
-The JSON object grows with the report (a finding per line, a URL per source), so its call may take longer than a
-client's timeout allows for a whole reply. The stage asks for the reply as a stream (``ask(..., keep_alive=True)``;
-the chunks are dropped unless the run streams): a client's read timeout (Haystack's OpenAI generators: 30 s by
-default) then applies to the wait between two chunks, not to the whole reply. A call that still times out is said
-so in ``warnings``, with how to give the client more time.
-
-:class:`ResearchSummary` is a ready model to pass. A schema is serialized by its import path, so it must be a
-module-level class, and loading it back needs its module on Haystack's deserialization allowlist (this package's
-own models always are; for yours, call ``haystack.core.serialization_security.allow_deserialization_module``).
+runs last, after grounding; its validated instance is the run's ``structured`` output. Where the model's provider has
+a strict structured-output mode, the stage uses it (:func:`strict_output_kwargs`): OpenAI's Chat Completions
+generators get the schema as a strict JSON schema in ``response_format`` and its Responses generator in ``text``, so
+the provider enforces the schema; the reply is still validated, and a call the provider refuses in strict mode (a
+schema strict mode cannot express) is retried without it. The call streams (``ask(..., keep_alive=True)``) because
+the JSON grows with the report: a client's read timeout (Haystack's OpenAI generators: 30 s by default) then applies
+between two chunks, not to the whole reply.
 
 The instance's URLs are verified like the report's (:func:`verify_structured`): a model filling a schema may write an
 invented URL into any field. Every URL in any string (read as the report's citations are: bare, autolinks, ``www.``,
@@ -36,7 +24,6 @@ everything else the run gathered are still returned.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Any
 
@@ -54,7 +41,8 @@ from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.verification import verify_citations
-from haystack_deep_research.report.attempts import TIMEOUT_ADVICE, is_timeout
+from haystack_deep_research.report.judge import without_code_fence
+from haystack_deep_research.report.sections import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask
 from haystack_deep_research.run._research_run import publish
@@ -62,8 +50,6 @@ from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
 
 __all__ = ["ResearchSummary", "StructuredOutputStage", "parse_structured", "strict_output_kwargs", "verify_structured"]
-
-_FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
 
 
 class ResearchSummary(BaseModel):
@@ -77,16 +63,11 @@ class ResearchSummary(BaseModel):
 
 def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | None, list[dict[str, Any]]]:
     """
-    Validate a reply against a schema.
-
-    :param schema: The pydantic model.
-    :param text: The reply; a Markdown code fence around the JSON is removed first.
-    :returns: ``(instance, [])`` when it validates, else ``(None, errors)`` with pydantic's errors as JSON-ready dicts.
+    Validate a reply (a Markdown code fence around its JSON removed) against ``schema``: ``(instance, [])``, or
+    ``(None, errors)`` with pydantic's errors as JSON-ready dicts.
     """
-    body = text.strip()
-    fenced = _FENCED.match(body)
     try:
-        return schema.model_validate_json(fenced.group(1) if fenced else body), []
+        return schema.model_validate_json(without_code_fence(text)), []
     except ValidationError as error:
         return None, json.loads(error.json(include_url=False))
 
@@ -174,12 +155,9 @@ def _without_none(value: Any, original: Any) -> Any:
 
 def verify_structured(instance: BaseModel, run: ResearchRun, *, report: str = "") -> BaseModel:
     """
-    Keep in ``instance`` only the URLs the run read (see the module docstring).
+    Keep in ``instance`` only the URLs the run read (see the module docstring); a warning names those dropped.
 
-    :param instance: A validated structured output.
-    :param run: The run, whose ledger lists what was read.
     :param report: The report the instance was written from (kept on the error).
-    :returns: The instance, or a new one without the unverified URLs (a warning names them).
     :raises StructuredOutputError: If the schema cannot hold the instance without them.
     """
     read = {normalize_url(url) for url in run.ledger.citable_urls()}
@@ -238,10 +216,6 @@ class StructuredOutputStage(UsesModels):
         """
         Ask for the JSON, validate it, retry once with the errors; set ``structured`` or raise.
 
-        :param state: The orchestrator's live State, holding the final report.
-        :param run: The run.
-        :param writer: The writer's chat generator, used when this stage has none of its own.
-        :returns: The phase to drive.
         :raises StructuredOutputError: If the second reply does not validate either.
         """
         urls = (state.data.get(CITATIONS) or {}).get("verified_urls") or []
@@ -253,13 +227,9 @@ class StructuredOutputStage(UsesModels):
 
     def convert(self, run: ResearchRun, report: str, urls: list[str], writer: Any) -> Phase[BaseModel]:
         """
-        Turn a report into an instance of ``output_schema``: ask for the JSON, validate it, retry once with the errors.
+        Turn the verified ``report`` (citing ``urls``) into an instance of ``output_schema``: ask for the JSON, validate
+        it, retry once with the errors; ``writer`` serves when this stage has no generator of its own.
 
-        :param run: The run (usage, events).
-        :param report: The final, verified report.
-        :param urls: Its verified source URLs.
-        :param writer: The chat generator to use when this stage has none of its own.
-        :returns: The phase; it returns the validated instance.
         :raises StructuredOutputError: (from the phase) If the second reply does not validate either.
         """
         model = self.chat_generator or writer

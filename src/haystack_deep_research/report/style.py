@@ -1,30 +1,17 @@
 """
-The form of a report: its type, its tone and its length, honoured by the writer of every shape.
+The form of a report: its type, its tone, its length, its own outline and the user's instructions, honoured by the
+writer of every shape (docs/clarify-and-report-types.md gives the options and what each form looks like).
 
-:class:`ReportStyle` is a small value object, checked when it is made. The default (a ``research_report``, objective,
-of the writer's usual length) is the report as the library always wrote it, and adds nothing to the writer's
+:class:`ReportStyle` is a small value object, checked when it is made. The default adds nothing to the writer's
 prompts; any other style adds one block to the writer's system prompt (:data:`~haystack_deep_research._prompts.
 REPORT_STYLE`, rendered with the style's values as template variables) and, for the report written in parts, sets
-the words asked of each part. Citation rules and their verification are the same for every style.
+the words asked of each part. An ``outline`` is written heading by heading (see :mod:`.sections`). ``instructions``
+reach every part's prompt, marked as the user's, after the citation rules, which they cannot lift (citations are
+verified by the library, not by the model, and page text stays fenced).
 
-A style may also give the report's own ``outline``: the headings of its top-level sections, in order. The report then
-has exactly those sections, under its title and before the library's own parts (the Sources list, an update's "what
-changed" section): each heading is written by its own call, from the notes whose words it shares (read whole) and
-the key lines of the others, and a heading the notes give no evidence for (its call may cite no source the run read,
-or cites none) holds one sentence saying so, not text of the model's (see :mod:`.sections`). ``instructions`` are
-the user's own words to the writer: they reach every part's prompt, marked as the user's, after the citation rules,
-which they cannot lift (citations are verified by the library, not by the model, and page text stays fenced).
-
-The form is also kept once the report is written (:func:`in_form`), whatever the writer made of the prompt: an
-``outline`` has no prose (each paragraph outside a list becomes one bullet per sentence, under the same headings), a
-``resource_list`` shows under each item that cites a source the run read that source's passage behind it (the
-window of its stored text that best matches the item, chosen by the library, as a plain-text quote: see
-:func:`~.publish.cited_passages`), and an ``executive_brief`` without a length aims at :data:`BRIEF_WORDS` words.
-
-A target length is checked once the report is written: a report that runs to less than half its target, or more
-than half as long again, gets a warning saying how many words it has (:meth:`ReportStyle.length_warning`; words
-are counted by :func:`word_count`, link targets and URLs left out, a run of CJK characters counting one word per two
-characters).
+The form is kept once the report is written (:func:`in_form`), whatever the writer made of the prompt; a
+``resource_list``'s quotes are the passages the library chose (:func:`~.publish.cited_passages`), as plain text. A
+target length is checked then too (:meth:`ReportStyle.length_warning`, words counted by :func:`word_count`).
 """
 
 from __future__ import annotations
@@ -178,12 +165,7 @@ class ReportStyle(FieldsSerialized):
         return f"the report runs to {words} words, {missed} its target of about {target} ({length})"
 
     def apply(self, messages: list[ChatMessage]) -> list[ChatMessage]:
-        """
-        Add the style's block to a writer prompt's system message (nothing for the default style).
-
-        :param messages: A rendered writer prompt: a system message, then the user message.
-        :returns: The prompt the writer is sent.
-        """
+        """Add the style's block to a rendered writer prompt's system message (nothing for the default style)."""
         if self.is_default or not messages or not messages[0].text:
             return messages
         blocks = [messages[0].text]
@@ -270,11 +252,9 @@ def _checked_instructions(instructions: object) -> str:
 
 def outline_from_text(text: str) -> list[str]:
     """
-    The headings of an outline written as text: a Markdown document's ``#`` and ``##`` headings, in order, or, in a
-    text without such headings, each line that is not blank (a leading list marker left out).
-
-    :param text: The text (for example an outline file's content).
-    :returns: The headings, to check as :class:`ReportStyle`'s ``outline``.
+    The headings of an outline written as text (an outline file's content), to check as :class:`ReportStyle`'s
+    ``outline``: a Markdown document's ``#`` and ``##`` headings, in order, or, in a text without such headings, each
+    line that is not blank (a leading list marker left out).
     """
     found = [heading.title for heading in headings(text) if heading.level <= 2]
     if found:
@@ -317,12 +297,8 @@ def _with_passages(report: str, ledger: EvidenceLedger) -> str:
 
 def in_form(style: ReportStyle, report: str, ledger: EvidenceLedger) -> str:
     """
-    Keep a written report in its style's form (see the module docstring).
-
-    :param style: The report's style.
-    :param report: The report as rendered from its parts.
-    :param ledger: The run's evidence ledger, holding the passages a resource list quotes.
-    :returns: The report in its form (the same text for the other types).
+    Keep a report rendered from its parts in its style's form (see the module docstring); ``ledger`` holds the
+    passages a resource list quotes. Other types get the same text.
     """
     if style.report_type == "outline":
         return _bulleted(report)

@@ -1,14 +1,20 @@
 """
-The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run.
+The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run
+(docs/how-it-works.md, "Write and check").
 
 :class:`WriteHook` is the run's :class:`~haystack_deep_research.run._lifecycle.CloseRunHook` plus the write phase: the
-brief and the researchers' notes become a Markdown report, every citation is verified against the sources the run really
-read, then each stage runs in order on the verified report (see :class:`ReportStage`): the factory adds a grounding
-stage for ``grounding=True`` and a structured-output stage for ``output_schema``. A stage may raise (structured
-output raises ``StructuredOutputError``); the report's outputs are set and the run closed before the error
-propagates. Last, the report's contradictions (see :mod:`.contradictions`, with the grounding stage's judge when
-there is one) get their section. A writer that fails on every part yields a report assembled from the brief and the
-notes, with ``exit_reason`` saying so; a part it fails on twice is filled in from the notes, with a warning.
+report is written in parts from the brief and the notes (:mod:`.sections`), its citations verified against the
+sources the run really read, then each stage (:class:`ReportStage`: grounding, structured output) runs in order on
+the verified report. A stage may raise (structured output raises ``StructuredOutputError``); the report's outputs are
+set and the run closed before the error propagates. Last, the report's contradictions get their section
+(:mod:`.contradictions`, with the grounding stage's judge when there is one). A writer that fails on every part
+yields the report assembled from the notes, with ``exit_reason`` saying so.
+
+:class:`NoEvidenceStage`, a stage of every deep research run: when the run read no page and no document and its
+report cites no search result's snippet (:func:`has_evidence`), the report rests on nothing, whatever the writer
+wrote. The stage puts a notice saying so and why (from the run's search log, without error text or queries) under the
+report's title (at the very top without one), adds a warning naming the cause, and sets ``exit_reason`` to
+``"no_evidence"`` unless the run already ended for a reason of its own (a budget, a failed writer or orchestrator).
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from haystack.components.generators.chat.types import ChatGenerator
 from haystack.core.serialization import default_to_dict
 
 from haystack_deep_research import _checks
-from haystack_deep_research._serialization import init_parameters
+from haystack_deep_research._prompts import NO_EVIDENCE_NOTICE, render_text
+from haystack_deep_research._serialization import InitSerialized, init_parameters
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.grounding import GroundingStage
@@ -31,20 +38,24 @@ from haystack_deep_research.research.preserve import model_failure
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import CloseRunHook
 from haystack_deep_research.run._phases import Phase
+from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import (
     CITATIONS,
     EXIT_CLARIFICATION_NEEDED,
+    EXIT_NO_EVIDENCE,
     EXIT_ORCHESTRATOR_FAILED,
     EXIT_REASON,
+    EXIT_SUBTOPICS_DONE,
     EXIT_TIME_BUDGET,
     EXIT_WRITER_FAILED,
     MESSAGES,
     PHASE_ORCHESTRATOR,
+    PHASE_RESEARCH,
     PHASE_WRITE,
     REPORT,
 )
 
-__all__ = ["ReportStage", "WriteHook"]
+__all__ = ["NoEvidenceStage", "ReportStage", "WriteHook", "has_evidence"]
 
 
 class ReportStage(Protocol):
@@ -57,12 +68,7 @@ class ReportStage(Protocol):
     max_concurrency: int
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """
-        :param state: The orchestrator's live State, holding the verified report.
-        :param run: The run.
-        :param writer: The writer's chat generator.
-        :returns: The phase to drive.
-        """
+        """The phase that reviews the verified report in ``state``; ``writer`` is the writer's chat generator."""
         ...
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,10 +108,6 @@ class WriteHook(CloseRunHook):
         """
         Write and verify the report, then run the stages; a run that stopped to ask a clarifying question gets an
         empty report and no stage.
-
-        :param state: The orchestrator's live State.
-        :param run: The run.
-        :returns: The phase.
         """
         if state.data.get(EXIT_REASON) == EXIT_CLARIFICATION_NEEDED:  # the scope phase asked the user: nothing to write
             reset_review_outputs(state)
@@ -136,3 +138,42 @@ class WriteHook(CloseRunHook):
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook."""
         return default_to_dict(self, **init_parameters(self, max_concurrency=self.writer_concurrency))
+
+
+_NORMAL_EXITS = ("", "text", "max_agent_steps", EXIT_SUBTOPICS_DONE)
+"""Haystack's own exit reasons and the orchestrator's having delegated every sub-topic: a run that ends this way with
+nothing read ends with ``no_evidence`` instead."""
+
+
+def has_evidence(run: ResearchRun, verified_urls: list[str]) -> bool:
+    """
+    Whether the report rests on evidence: the run read a page or a document, or ``verified_urls`` (what its report or
+    summary cites, verified) holds a search result whose snippet backs it. A run that only searched has none.
+    """
+    return bool(run.ledger.read_urls() or verified_urls)
+
+
+def _with_notice(report: str, notice: str) -> str:
+    first, newline, rest = report.partition("\n")
+    if first.startswith("# "):
+        return f"{first}\n\n{notice}{rest.lstrip(chr(10))}" if newline else f"{first}\n\n{notice}"
+    return notice + report
+
+
+class NoEvidenceStage(InitSerialized):
+    """A report stage: say in the report's first lines, in ``warnings`` and in ``exit_reason`` that nothing was read."""
+
+    max_concurrency = 1
+
+    def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
+        """The phase makes no call; ``writer`` is unused."""
+        yield from ()
+        citations = state.data.get(CITATIONS)
+        if has_evidence(run, list(citations.get("verified_urls") or []) if isinstance(citations, dict) else []):
+            return
+        run.warn(PHASE_RESEARCH, f"no evidence: {run.searches.explain()}; the report cites no source")
+        notice = render_text(NO_EVIDENCE_NOTICE, cause=run.searches.summary())
+        state.set(REPORT, _with_notice(str(state.data.get(REPORT) or ""), notice))
+        if str(state.data.get(EXIT_REASON) or "") in _NORMAL_EXITS:
+            state.set(EXIT_REASON, EXIT_NO_EVIDENCE)
+        publish(state, run)

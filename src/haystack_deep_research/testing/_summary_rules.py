@@ -126,7 +126,7 @@ def _structured_text(messages: list[ChatMessage]) -> dict[str, Any]:
 
 
 def _numbers_to_urls(note: str, numbered: dict[str, str]) -> str:
-    """A note the writer reads cites its sources by number (see ``report.source_keys``): read them as their URLs."""
+    """A note the writer reads cites its sources by number (see ``report.sections``): read them as their URLs."""
     return re.sub(r"\]\((\d+)\)", lambda match: f"]({numbered.get(match[1], match[1])})", note)
 
 

@@ -26,10 +26,9 @@ from haystack_deep_research._prompts import REPLAN_NOTE_TITLE, REPLAN_TASK, fenc
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.clock import today
-from haystack_deep_research.report.assessment import RepairPolicy
+from haystack_deep_research.report.assessment import RepairPolicy, cites_nothing
 from haystack_deep_research.report.judge import UNKNOWN
-from haystack_deep_research.report.no_evidence import has_evidence
-from haystack_deep_research.report.uncited import cites_nothing
+from haystack_deep_research.report.writer import has_evidence
 from haystack_deep_research.state import (
     EXIT_GROUNDED,
     EXIT_GROUNDING_EXHAUSTED,
