@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -450,3 +452,34 @@ def test_a_report_whose_fence_hides_its_references_fails_with_the_lines(
         assert "reference(s) on line(s) 18, 20, 21, 22, 23, 24 stand inside code" in captured.out
         assert "does not read as its author meant" in captured.err
     assert "0 cited URL(s), 0 verified, 0 unverified; citation precision 1.00" in captured.out
+
+
+def test_a_fifo_or_a_too_deep_ledger_is_refused_as_usage_without_blocking(
+    report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report and ``--sources`` are read through the local-file door and the bounded JSON parser."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 10_000 + "]" * 10_000, encoding="utf-8")
+    for argv in (
+        ["check", str(fifo)],
+        ["check", str(report), "--sources", str(fifo)],
+        ["check", str(report), "--sources", str(deep)],
+    ):
+        outcome: dict[str, int] = {}
+        worker = threading.Thread(
+            target=lambda argv=argv, outcome=outcome: outcome.setdefault("status", cli.main(argv))
+        )
+        worker.start()
+        worker.join(timeout=60)
+        blocked = worker.is_alive()
+        if blocked:  # an open() of a FIFO with no writer blocks: free it, then fail
+            with open(fifo, "w", encoding="utf-8"):
+                pass
+            worker.join()
+        assert not blocked, argv
+        assert outcome.get("status") == 2, argv
+        error = capsys.readouterr().err
+        assert "deep-research check: error: cannot read" in error
+        assert argv[-1] in error  # the file it could not read

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import haystack_deep_research._untrusted.json_text as _safe_json
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.agents.models import DEFAULT_MODEL
 from haystack_deep_research.errors import ConfigurationError, UsageError
@@ -42,6 +44,12 @@ UNREADABLE = ExitCode.UNREADABLE
 """The exit status when the report's Markdown hides citations from a reader (and every citation read verifies)."""
 
 
+MAX_REPORT_BYTES = 16 * 1024 * 1024
+"""The largest report ``check`` reads: a regular file (a FIFO or a device would block it), read through the door."""
+MAX_SOURCES_BYTES = 256 * 1024 * 1024
+"""The largest ``--sources`` file: a ledger keeps every page's text, up to ``max_content_length`` characters each."""
+
+
 def load_sources(path: Path) -> EvidenceLedger:
     """
     The ``--sources`` file as a ledger (plain URLs become pages without stored text).
@@ -49,7 +57,7 @@ def load_sources(path: Path) -> EvidenceLedger:
     :raises UsageError: If the file cannot be read or is neither form.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _safe_json.loads(read_regular_file(path, root=None, max_bytes=MAX_SOURCES_BYTES))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UsageError(f"cannot read the sources file {path}: {error}") from error
     if not isinstance(data, list):
@@ -128,7 +136,7 @@ def run_check(
             )
         judge: Any = (judge_llm or default_judge(_judge_name(args), args)) if args.judge else None
         try:
-            report = args.report.read_text(encoding="utf-8")
+            report = read_regular_file(args.report, root=None, max_bytes=MAX_REPORT_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"cannot read the report {args.report}: {error}") from error
         ledger = load_sources(args.sources) if args.sources is not None else None
