@@ -113,12 +113,7 @@ MAX_QUESTION_CHARS = 20_000
 
 
 def check_question(question: str) -> str:
-    """
-    Check a research question's length.
-
-    :returns: The question.
-    :raises InvalidQuestionError: If it is longer than :data:`MAX_QUESTION_CHARS`; the message says what to do.
-    """
+    """:raises InvalidQuestionError: If ``question`` is longer than :data:`MAX_QUESTION_CHARS`."""
     if len(question) > MAX_QUESTION_CHARS:
         raise InvalidQuestionError(
             f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. Ask a shorter "
@@ -128,12 +123,7 @@ def check_question(question: str) -> str:
 
 
 def check_messages(messages: Any) -> list[ChatMessage]:
-    """
-    Check that ``messages`` is a list of ``ChatMessage``.
-
-    :returns: The messages.
-    :raises InvalidQuestionError: If it is anything else; the message says what was passed and what to pass.
-    """
+    """:raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``; the message names the fix."""
     if isinstance(messages, ChatMessage):
         raise InvalidQuestionError("messages must be a list of ChatMessage; wrap the message: messages=[message].")
     if isinstance(messages, str):
@@ -167,11 +157,9 @@ _MOVED_KEYS = {
 
 def check_hook_context(hook_context: Any) -> dict[str, Any]:
     """
-    Check that ``hook_context`` is a dict (or ``None``, meaning an empty one) that holds none of the keys a run used to
-    read its inputs from: those are refused, naming the ``RunInputs`` field to pass instead, never ignored.
-
-    :returns: The dict (a new empty one for ``None``).
-    :raises ConfigurationError: If it is anything else, or holds such a key.
+    :returns: ``hook_context``, or ``{}`` for ``None``.
+    :raises ConfigurationError: If it is not a dict, or holds a key a run used to read its inputs from (refused,
+        naming the ``RunInputs`` field to pass instead, never ignored).
     """
     if hook_context is None:
         return {}
@@ -310,23 +298,14 @@ def current_run() -> OpenRun:
 
 
 def make_current(run: ResearchRun, context: dict[str, Any] | None = None) -> Callable[[], None]:
-    """
-    Make ``run`` the current run (see :func:`current_run`) until the returned callable is called, in the same context.
-
-    :returns: What makes the run current no more (the current run before it is current again).
-    """
+    """Make ``run`` the current run until the returned callable is called, in the same context."""
     token = _CURRENT.set(OpenRun(run=run, context=dict(context or {})))
     return lambda: _CURRENT.reset(token)
 
 
 @contextmanager
 def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator[OpenRun]:
-    """
-    Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline (and, for a step used
-    on its own, a test or a Pipeline of the caller's own). Nothing is opened or closed.
-
-    :returns: The current run, as the steps see it.
-    """
+    """Make ``run`` the current run for the block (a Pipeline shape's, or a step's used on its own); opens nothing."""
     done = make_current(run, context)
     try:
         yield current_run()
@@ -335,12 +314,7 @@ def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator
 
 
 def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:
-    """
-    The per-run inputs a shape's ``run`` was given, checked.
-
-    :returns: The inputs.
-    :raises ConfigurationError: If ``inputs`` is not a ``RunInputs``, or the callback is not callable.
-    """
+    """:raises ConfigurationError: If ``inputs`` is not a ``RunInputs``, or the callback is not callable."""
     if inputs is None:
         inputs = RunInputs()
     if not isinstance(inputs, RunInputs):
@@ -354,20 +328,15 @@ def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:
 
 
 def inputs_of(context: dict[str, Any]) -> RunInputs:
-    """
-    :param context: An Agent shape's ``hook_context``.
-    :returns: The per-run inputs its ``run`` put there (none outside a run of a shape of this library).
-    """
+    """The per-run inputs an Agent shape's ``run`` put in its ``hook_context`` (empty outside such a run)."""
     given = context.get(INPUTS_KEY)
     return given if isinstance(given, RunInputs) else RunInputs()
 
 
 def question_from(messages: Any) -> str:
     """
-    Find the research question: the text of the last user message, cleaned (see
-    :func:`~haystack_deep_research.evidence.clean_text`).
+    The research question: the last user message's text, cleaned and stripped.
 
-    :returns: The question, stripped.
     :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
         the question is longer than ``MAX_QUESTION_CHARS``.
     """
@@ -390,10 +359,7 @@ def view_of(state: State) -> RunView | None:
 
 
 def counted_view(state: State) -> RunView | None:
-    """
-    :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None`` outside a run
-    of this library.
-    """
+    """:func:`view_of` the state, with the tokens the agent has spent so far counted toward its run."""
     view = view_of(state)
     if view is not None:
         view.count_usage(state.data.get(TOKEN_USAGE))
@@ -401,11 +367,7 @@ def counted_view(state: State) -> RunView | None:
 
 
 def context_of(state: State) -> dict[str, Any]:
-    """
-    :param state: An agent's live State.
-    :returns: Its ``hook_context`` (``{}`` when none was given).
-    :raises ConfigurationError: If the ``hook_context`` given is not a dict.
-    """
+    """:raises ConfigurationError: If the agent's ``hook_context`` is not a dict."""
     return check_hook_context(state.data.get(HOOK_CONTEXT))
 
 
@@ -472,11 +434,7 @@ class OpenRunHook(PhaseHook):
 
     @staticmethod
     def run_parameters_from_dict(init_parameters: dict[str, Any]) -> None:
-        """
-        Turn serialized prices and ``on_event`` back into objects, in place.
-
-        :param init_parameters: The ``init_parameters`` of a serialized hook.
-        """
+        """Turn serialized prices and ``on_event`` back into objects, in place."""
         prices = init_parameters.get("prices")
         if isinstance(prices, dict):
             init_parameters["prices"] = {model: Price.from_dict(price) for model, price in prices.items()}
@@ -501,19 +459,11 @@ class OpenRunHook(PhaseHook):
         try:
             yield from self._open(state, context, run)
         except BaseException:
-            run.close()
-            if journal is not None:
-                journal.close()
+            _release(run)
             raise
 
     def question_of(self, messages: Any) -> str:
-        """
-        The run's question: the last user message (a subclass may read the conversation otherwise).
-
-        :param messages: The messages passed to ``run``.
-        :returns: The question.
-        :raises InvalidQuestionError: If the messages hold no question.
-        """
+        """The run's question: the last user message (a subclass may read the conversation otherwise)."""
         return question_from(messages)
 
     def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
@@ -556,9 +506,7 @@ class OpenRunHook(PhaseHook):
             if inputs.on_run_opened is not None:
                 inputs.on_run_opened(run)
         except BaseException:
-            run.close()
-            if journal is not None:
-                journal.close()
+            _release(run)
             raise
         run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
         return run
@@ -676,9 +624,10 @@ def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[
     return outputs
 
 
-def _unwrapped(error: PipelineRuntimeError) -> Exception:
-    cause = error.__cause__
-    return cause if isinstance(cause, DeepResearchError) else error
+def _release(run: ResearchRun) -> None:
+    run.close()
+    if run.journal is not None:
+        run.journal.close()
 
 
 T = TypeVar("T")
@@ -719,11 +668,7 @@ class PipelineShape:
         return default_from_dict(cls, data)
 
     def step(self, kind: type[T]) -> T:
-        """
-        The Pipeline's first step of class ``kind``.
-
-        :raises ConfigurationError: If the Pipeline holds none (it was rebuilt without it).
-        """
+        """:raises ConfigurationError: If the Pipeline holds no step of class ``kind`` (it was rebuilt without it)."""
         for _, instance in self.pipeline.walk():
             if isinstance(instance, kind):
                 return instance
@@ -745,11 +690,10 @@ class PipelineShape:
             with running(run, context):
                 yield
         except PipelineRuntimeError as error:
-            raise _unwrapped(error) from error.__cause__
+            cause = error.__cause__
+            raise (cause if isinstance(cause, DeepResearchError) else error) from cause
         finally:
-            run.close()
-            if run.journal is not None:
-                run.journal.close()
+            _release(run)
 
     def research(
         self,
@@ -796,12 +740,7 @@ _END_LOST = "a resumed run would not restore the sources found after the last no
 
 
 def open_journal(run_dir: str | os.PathLike[str] | None, question: str) -> Phase[RunJournal | None]:
-    """
-    Open the journal of the run directory, if any.
-
-    :returns: The phase; it returns the journal, or ``None`` without a run directory.
-    :raises RunDirError: (from the phase) If the directory cannot be used.
-    """
+    """:raises RunDirError: (from the phase) If the run directory cannot be used."""
     if run_dir is None:
         return None
     [opened] = yield [blocking(RunJournal.open, run_dir, question)]
@@ -816,11 +755,7 @@ def _failed(run: ResearchRun, phase: str, what: str, error: Exception | None, co
 
 
 def restore(state: State, run: ResearchRun) -> Phase[None]:
-    """
-    Journal the brief, and restore the ledger and the notes an earlier attempt completed.
-
-    :returns: The phase.
-    """
+    """Journal the brief, and restore the ledger and the notes an earlier attempt completed."""
     journal = run.journal
     if journal is None:
         return
@@ -852,8 +787,6 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     """
     Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
     nothing of the record is on disk then, so a resumed run researches the sub-topic again.
-
-    :returns: The phase.
     """
     journal = view.run.journal
     if journal is None:
@@ -878,8 +811,6 @@ def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[N
     Journal the end of the attempt (with the sources not journaled yet), and write ``ledger.json`` and ``report.md``.
     Each write that fails is a warning saying what it costs; the others are still made. Every shape ends its run
     directory this way.
-
-    :returns: The phase.
     """
     journal = run.journal
     if journal is None:
