@@ -63,6 +63,8 @@ __all__ = [
     "cache_of",
     "cache_to_dict",
     "check_cache",
+    "check_kind",
+    "folder",
     "page_key",
     "search_key",
     "summary_key",
@@ -103,6 +105,19 @@ def summary_key(url: str, question: str, model: str) -> str:
     return json.dumps([normalize_url(url), _words(question), model], ensure_ascii=False)
 
 
+def folder(directory: Any) -> Path:
+    """:raises ConfigurationError: If ``directory`` is not a folder path."""
+    if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
+        raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
+    return Path(directory).expanduser()
+
+
+def check_kind(kind: str) -> None:
+    """:raises ConfigurationError: If ``kind`` is not one of :data:`CACHE_KINDS`."""
+    if kind not in CACHE_KINDS:
+        raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+
+
 @runtime_checkable
 class CacheStore(Protocol):
     """Where the seams look entries up and store them."""
@@ -138,9 +153,7 @@ class ResearchCache(InitSerialized):
     """
 
     def __init__(self, *, directory: str | os.PathLike[str], ttl: float = DEFAULT_CACHE_TTL) -> None:
-        if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
-            raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
-        self.directory = Path(directory).expanduser()
+        self.directory = folder(directory)
         self.ttl = _checks.number_in_range("ttl", ttl, 0.0)
         self._lock = threading.Lock()
         self._hits = 0
@@ -150,8 +163,7 @@ class ResearchCache(InitSerialized):
         return f"ResearchCache(directory={str(self.directory)!r}, ttl={self.ttl})"
 
     def _path(self, kind: str, key: str) -> Path:
-        if kind not in CACHE_KINDS:
-            raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+        check_kind(kind)
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
         return self.directory / kind / digest[:2] / f"{digest}.json"
 
@@ -231,11 +243,7 @@ def cache_from_dict(data: dict[str, Any] | None) -> CacheStore | None:
 
 
 def check_cache(cache: Any) -> CacheStore | None:
-    """
-    :param cache: What was passed as ``cache``.
-    :returns: It, when it is ``None`` or a store.
-    :raises ConfigurationError: If it is anything else.
-    """
+    """:raises ConfigurationError: If ``cache`` is neither ``None`` nor a store."""
     if cache is not None and not isinstance(cache, CacheStore):
         raise ConfigurationError(
             f"cache must be a ResearchCache (or another store with get, put and to_dict); got {type(cache).__name__}."
@@ -244,11 +252,7 @@ def check_cache(cache: Any) -> CacheStore | None:
 
 
 def cache_of(value: Any) -> ResearchCache | None:
-    """
-    The cache, or ``None``.
-
-    :raises ConfigurationError: If it is anything else.
-    """
+    """:raises ConfigurationError: If ``value`` is neither ``None``, a folder path nor a ``ResearchCache``."""
     if value is None or isinstance(value, ResearchCache):
         return value
     if isinstance(value, str | os.PathLike) and not isinstance(value, bool):
@@ -295,19 +299,11 @@ class ReadClaim:
         self._future.set_result(read)
 
     def wait(self) -> CachedRead | None:
-        """
-        Block until the owner settles.
-
-        :returns: The shared summary, or ``None`` when the owner's read failed (then read the page yourself).
-        """
+        """Block until the owner settles: the shared summary, or ``None`` (then read the page yourself)."""
         return self._future.result()
 
     async def wait_async(self) -> CachedRead | None:
-        """
-        Await the owner's result without blocking the event loop.
-
-        :returns: The shared summary, or ``None`` when the owner's read failed.
-        """
+        """As :meth:`wait`, without blocking the event loop."""
         # Shielded: a cancelled waiter must not cancel the read that the owner and the other waiters share.
         return await asyncio.shield(asyncio.wrap_future(self._future))
 
@@ -328,7 +324,7 @@ class ReadCache:
 
         :returns: A claim; read the page when ``claim.owner`` is true, otherwise wait for the owner's summary.
         """
-        key = (normalize_url(url), " ".join(question.split()).casefold())
+        key = (normalize_url(url), _words(question))
         with self._lock:
             future = self._entries.get(key)
             owner = future is None

@@ -139,11 +139,7 @@ Phase = Generator[list[Call], list[Outcome], T]
 
 
 def failure(error: Exception | None) -> str:
-    """
-    Say why a model call produced no text.
-
-    :returns: A short reason.
-    """
+    """A short reason why a model call produced no text."""
     return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
 
 
@@ -216,37 +212,30 @@ def ask(
             return _first_reply(call_within(lambda: generator.run(messages=messages, **inputs), budget), span)
 
     async def run_async() -> ChatMessage | None:
-        callback = for_async(streaming_callback, role, agent) if streams else None
+        # a sync run in a worker thread streams through a plain callback
+        wrap = for_async if hasattr(generator, "run_async") else for_sync
+        callback = wrap(streaming_callback, role, agent) if streams else None
         inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
         with _model_span(generator, role, messages) as span:
-            if hasattr(generator, "run_async"):
-                started = await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
-                return _first_reply(started, span)
-            if callback is not None:  # a sync run in a worker thread streams through a plain callback
-                inputs["streaming_callback"] = for_sync(streaming_callback, role, agent)
-                if inputs["streaming_callback"] is None:
-                    del inputs["streaming_callback"]
-            threaded = await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
-            return _first_reply(threaded, span)
+            return _first_reply(await _generate_async(generator, messages, inputs, budget), span)
 
     return Call(run, run_async)
 
 
-def blocking(function: Callable[..., T], *args: Any, **kwargs: Any) -> Call:
-    """
-    A blocking call: run inline on the sync path, in a worker thread on the async path.
+async def _generate_async(generator: Any, messages: list[ChatMessage], inputs: dict[str, Any], budget: Any) -> Any:
+    """A generator's call within the budget; one without ``run_async`` runs in a daemon thread."""
+    if hasattr(generator, "run_async"):
+        return await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
+    return await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
 
-    :returns: The call.
-    """
+
+def blocking(function: Callable[..., T], *args: Any, **kwargs: Any) -> Call:
+    """A blocking call: run inline on the sync path, in a worker thread on the async path."""
     return Call(lambda: function(*args, **kwargs), lambda: asyncio.to_thread(function, *args, **kwargs))
 
 
 def subphase(factory: Callable[[], Phase[T]], *, max_concurrency: int = 5) -> Call:
-    """
-    A nested phase as one call of a batch, so that several phases of one batch proceed side by side.
-
-    :returns: The call; its value is what the nested phase returns.
-    """
+    """A nested phase as one call of a batch (its value is what the phase returns), so phases run side by side."""
     return Call(
         lambda: drive(factory(), max_concurrency=max_concurrency),
         lambda: drive_async(factory(), max_concurrency=max_concurrency),
@@ -385,12 +374,16 @@ def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
     own = getattr(generator, "generation_kwargs", None) or {}
     if "stream_options" in own:
         return {}
-    for module_name, class_name in _USAGE_ON_REQUEST:
-        module = sys.modules.get(module_name)
-        kind = getattr(module, class_name, None) if module is not None else None
-        if isinstance(kind, type) and isinstance(generator, kind):
-            return {"stream_options": {"include_usage": True}}
+    if any(_is_loaded_instance(generator, module, name) for module, name in _USAGE_ON_REQUEST):
+        return {"stream_options": {"include_usage": True}}
     return {}
+
+
+def _is_loaded_instance(generator: Any, module_name: str, class_name: str) -> bool:
+    """Whether it is an instance of that class, looked up only when its module is already imported."""
+    module = sys.modules.get(module_name)
+    kind = getattr(module, class_name, None) if module is not None else None
+    return isinstance(kind, type) and isinstance(generator, kind)
 
 
 class UsesModels:
@@ -438,11 +431,7 @@ class PhaseHook(UsesModels):
     max_concurrency: int = 5
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        The hook's work.
-
-        :returns: The phase.
-        """
+        """The hook's work."""
         raise NotImplementedError
 
     def run(self, state: State) -> None:
@@ -555,14 +544,8 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         :returns: As for :meth:`run`.
         """
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
-        generator, budget = self.chat_generator, bound_budget()
         try:
-            if hasattr(generator, "run_async"):
-                result: dict[str, Any] = await call_within_async(
-                    lambda: generator.run_async(messages=messages, **inputs), budget
-                )
-            else:
-                result = await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
+            result: dict[str, Any] = await _generate_async(self.chat_generator, messages, inputs, bound_budget())
         except DeadlineExceededError as error:
             return deadline_reply(error)
         return result
@@ -602,9 +585,7 @@ def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
         ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "chat"),
         ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "responses"),
     ):
-        module = sys.modules.get(module_name)
-        kind = getattr(module, class_name, None) if module is not None else None
-        if isinstance(kind, type) and isinstance(generator, kind):
+        if _is_loaded_instance(generator, module_name, class_name):
             base_url = str(getattr(generator, "api_base_url", None) or "")
             other = bool(base_url) and urlsplit(base_url).hostname != _OPENAI_HOST
             return {API_TABLE[api].compatible_cap if other else API_TABLE[api].cap: tokens}

@@ -54,7 +54,7 @@ from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import open_appending, read_regular_file, write_all
 from haystack_deep_research.errors import ConfigurationError, RecordingError, ReplayMissError
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run._cache import CACHE_KINDS, CacheStore, check_cache
+from haystack_deep_research.run._cache import CacheStore, check_cache, check_kind, folder
 from haystack_deep_research.run._phases import model_name
 
 __all__ = [
@@ -252,11 +252,9 @@ class Recording(InitSerialized):
         mode: Literal["record", "replay"],
         cache: CacheStore | None = None,
     ) -> None:
-        if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
-            raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
+        self.directory = folder(directory)
         if mode not in ("record", "replay"):
             raise ConfigurationError(f"mode must be 'record' or 'replay'; got {mode!r}.")
-        self.directory = Path(directory).expanduser()
         self.mode = mode
         self.cache = check_cache(cache)
         self._lock = threading.Lock()
@@ -324,8 +322,7 @@ class Recording(InitSerialized):
         :returns: Replaying: the recorded value. Recording: the wrapped cache's value (recorded), or ``None``.
         :raises ReplayMissError: Replaying, if the recording holds no such entry.
         """
-        if kind not in CACHE_KINDS:
-            raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+        check_kind(kind)
         if self.mode == "replay":
             return self.replayed(kind, key)
         found = self.cache.get(kind, key) if self.cache is not None else None
@@ -390,11 +387,7 @@ class RecordingChatGenerator(InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
-        """
-        :param messages: The prompt.
-        :param kwargs: Passed on to the wrapped generator.
-        :returns: The wrapped generator's ``replies``.
-        """
+        """Async variant of :meth:`run`."""
         if hasattr(self.chat_generator, "run_async"):
             return self._kept(messages, await self.chat_generator.run_async(messages=messages, **kwargs))
         return self.run(messages, **kwargs)
