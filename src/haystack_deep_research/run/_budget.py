@@ -26,14 +26,9 @@ time budget:
   cut at the deadline becomes an empty reply, so the Agent stays in its loop and its next ``before_llm`` check ends
   it with ``exit_reason`` "time_budget", before its ``after_run`` hooks keep what it gathered.
 
-**Cost.** The prices themselves are settings (:class:`~haystack_deep_research.settings.grouped.Price`, with the default
-models' table :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES` read on ``PRICES_AS_OF``). Pass prices of
-other models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)})``;
-a price given for a default model replaces the one there. A model with no known price gives no cost (``None``), never a
-guess.
-
-Costs are in US dollars at the standard rates for prompts under 272K tokens; OpenAI bills longer prompts, Batch, Flex
-and regional processing at other rates, which this table does not model.
+**Cost.** The prices are settings (:class:`~haystack_deep_research.settings.grouped.Price`, defaults in
+:data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES`); docs/cost.md says which rates they model. A model with
+no known price gives no cost (``None``), never a guess.
 """
 
 from __future__ import annotations

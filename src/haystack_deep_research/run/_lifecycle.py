@@ -177,11 +177,9 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
 
 class RunGuard:
     """
-    What one agent run opened that must be closed when the run ends, whatever the way it ends.
-
-    The agent puts a guard in ``hook_context`` (under ``RUN_GUARD_KEY``) for the run's life; the run's ``before_run``
-    hook registers what it opens; the agent calls :meth:`close` once its run returned or raised. Closing something
-    twice must be harmless: a run that ends normally has already closed it. Copying the guard returns the guard.
+    What one agent run opened, closed by the agent once its run returned or raised (it sits in ``hook_context`` under
+    ``RUN_GUARD_KEY``; the ``before_run`` hook registers). Closing twice must be harmless: a run that ends normally has
+    already closed it. Copying the guard returns the guard.
     """
 
     def __init__(self) -> None:
@@ -529,7 +527,7 @@ class OpenRunHook(PhaseHook):
         publish(state, run)
 
     def begin(self, state: State, run: ResearchRun) -> Phase[None]:
-        """Opening work of a subclass, after the run is open."""
+        """A subclass's opening work, once the run is open."""
         yield from ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -573,10 +571,9 @@ class CloseRunHook(PhaseHook, InitSerialized):
 
 class BudgetHook(InitSerialized):
     """
-    ``before_llm`` of the orchestrator and of every sub-researcher: count the agent's new token usage into the run,
-    stop the agent once the run's token or time budget is spent (``stop_run`` becomes its ``exit_reason``), and else
-    bind the run's budget to the step's model call, which :class:`~haystack_deep_research.run._budget.
-    DeadlineChatGenerator` cuts at the deadline. ``run_async`` runs on the event loop, so the binding reaches the call.
+    ``before_llm`` of every library Agent: count its new token usage into the run, stop it once a budget is spent
+    (``stop_run`` becomes its ``exit_reason``), else bind the run's budget to the step's model call, which
+    ``DeadlineChatGenerator`` cuts at the deadline (``run_async`` runs on the event loop, so the binding reaches it).
     """
 
     allowed_hook_points = ("before_llm",)

@@ -1,22 +1,12 @@
 """
-One research run: the run, the views of it each agent works through, the sub-topics it delegates and the
-outputs it shares.
-
-A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
-cache, the budget, the run directory's journal, the events, the warnings, the token usage and cost per phase, the
-streaming callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
-opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`._lifecycle`); in between,
-hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
-sub-researcher through a view of its own that names its sub-topic, stamps the events it emits with it, and counts its
-agent's token usage into its phase as it grows, each part once. The run is thread-safe:
-parallel sub-researchers write into it at once.
-
-**Delegation.** The sub-topics a run delegates: the slots they claim under the run's limit, and their notes for the
-writer, kept in the order the sub-topics were planned whatever order their researchers finish in (thread-safe:
-parallel sub-researchers add at once).
-
-**Outputs.** The shared outputs a run holds, under their shared names: what every shape returns, and mirrors while it
-runs."""
+One research run: the :class:`ResearchRun`, which owns everything of one run (question and brief, notes, evidence
+ledger, read cache, budget, journal, events, warnings, usage and cost per phase, streaming callback, per-run
+resources) and is thread-safe, since parallel sub-researchers write into it at once; the :class:`RunView` each agent
+works through (a sub-researcher's names its sub-topic, stamps its events with it and counts its agent's token usage
+into its phase, each part once); the sub-topics it delegates, whose notes keep the planned order whatever order
+their researchers finish in; and the shared outputs every shape returns and mirrors while it runs. It is opened and
+closed by :mod:`._lifecycle`.
+"""
 
 from __future__ import annotations
 
