@@ -120,27 +120,16 @@ def check_kind(kind: str) -> None:
 
 @runtime_checkable
 class CacheStore(Protocol):
-    """Where the seams look entries up and store them."""
+    """
+    Where the seams look entries up (``None`` on a miss) and store them, by one of :data:`CACHE_KINDS` and a key (see
+    :func:`search_key`, :func:`page_key`, :func:`summary_key`); values are JSON-ready dicts.
+    """
 
-    def get(self, kind: str, key: str) -> dict[str, Any] | None:
-        """
-        :param kind: One of :data:`CACHE_KINDS`.
-        :param key: The entry's key (see :func:`search_key`, :func:`page_key`, :func:`summary_key`).
-        :returns: The stored value, or ``None`` on a miss.
-        """
-        ...
+    def get(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
-    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
-        """
-        :param kind: One of :data:`CACHE_KINDS`.
-        :param key: The entry's key.
-        :param value: A JSON-ready value.
-        """
-        ...
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None: ...
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized store."""
-        ...
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 class ResearchCache(InitSerialized):

@@ -558,9 +558,7 @@ class CloseRunHook(PhaseHook, InitSerialized):
             failure = error
         report, exit_reason = str(state.data.get(REPORT) or ""), str(state.data.get(EXIT_REASON) or "")
         outputs = yield from close_run(run, report=report, exit_reason=exit_reason)
-        for key, value in outputs.items():
-            if key in state.schema:
-                state.set(key, value, handler_override=replace_values)
+        publish(state, run, outputs)
         if failure is not None:
             raise failure
 

@@ -456,8 +456,8 @@ def run_outputs(run: ResearchRun) -> dict[str, Any]:
     }
 
 
-def publish(state: State, run: ResearchRun) -> None:
-    """Set the outputs of :func:`run_outputs` that the agent's state schema declares."""
-    for key, value in run_outputs(run).items():
+def publish(state: State, run: ResearchRun, outputs: Mapping[str, Any] | None = None) -> None:
+    """Set the outputs (:func:`run_outputs` by default) that the agent's state schema declares."""
+    for key, value in (run_outputs(run) if outputs is None else outputs).items():
         if key in state.schema:  # an agent shape declares the outputs it has
             state.set(key, value, handler_override=replace_values)
