@@ -52,16 +52,7 @@ class CompatibleChatGenerator(KeylessClientMixin, OpenAIChatGenerator):
         tools: ToolsType | None = None,
         tools_strict: bool | None = None,
     ) -> dict[str, list[ChatMessage]]:
-        """
-        As ``OpenAIChatGenerator.run``, with ``tool_choice`` sent when tools are offered.
-
-        :param messages: The conversation.
-        :param streaming_callback: Called with each streamed chunk.
-        :param generation_kwargs: Extra arguments for this request.
-        :param tools: The tools offered (the generator's own by default).
-        :param tools_strict: Whether the tools' schemas are strict.
-        :returns: ``{"replies": [...]}``.
-        """
+        """As ``OpenAIChatGenerator.run``, with ``tool_choice`` sent when tools are offered."""
         kwargs = self._chosen(generation_kwargs, tools)
         return super().run(messages, streaming_callback, kwargs, tools=tools, tools_strict=tools_strict)
 

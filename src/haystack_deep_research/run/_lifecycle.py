@@ -256,10 +256,7 @@ class RunInputs:
             raise ConfigurationError("RunInputs(brief=...) must be a non-empty string, or None to write one.")
 
     def budgets_over(self, own: Budgets) -> Budgets:
-        """
-        :param own: The budgets the shape was built with.
-        :returns: The run's budgets: this run's over ``own``, or ``own``.
-        """
+        """The run's budgets: this run's over ``own`` (the shape's), or ``own``."""
         return own if self.budgets is None else self.budgets.over(own)
 
 
@@ -591,13 +588,7 @@ class BudgetHook(InitSerialized):
 def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
     """
     Close a run, whatever its shape (see docs/how-it-works.md): its resources, the run directory (outcome written,
-    lock released), ``RunEnded``.
-
-    :param run: The run.
-    :param report: Its report, as it leaves the library.
-    :param exit_reason: Why it ended.
-    :returns: The phase; it returns the shared outputs the run holds (:func:`~haystack_deep_research.run._research_run.
-        run_outputs`) with ``report`` and ``exit_reason``.
+    lock released), ``RunEnded``. The phase returns :func:`run_outputs` with ``report`` and ``exit_reason``.
     """
     run.close()
     journal = run.journal
@@ -699,13 +690,8 @@ class PipelineShape:
         **own: Any,
     ) -> dict[str, Any]:
         """
-        Open the run, run the Pipeline in it, close the run.
+        Open the run, run the Pipeline in it (with the shape's ``own`` inputs, see :meth:`entry`), close the run.
 
-        :param messages: The question, as the last user message.
-        :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
-        :param hook_context: The caller's request-scoped inputs, handed to the hooks of the shape's nested agents.
-        :param inputs: The run's inputs (``RunInputs``), or ``None``.
-        :param own: The shape's own inputs (see :meth:`entry`).
         :returns: The outputs of the ``finish`` component.
         :raises InvalidQuestionError: If ``messages`` holds no question; nothing has run.
         :raises ConfigurationError: If ``hook_context`` or ``inputs`` has the wrong type.

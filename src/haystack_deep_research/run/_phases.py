@@ -259,12 +259,8 @@ async def _attempt_async(call: Call, limit: asyncio.Semaphore) -> Outcome:
 
 def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:
     """
-    Run a phase synchronously; the calls of a batch run in worker threads (each in a copy of the caller's context,
-    so tracing spans nest under the caller's).
-
-    :param phase: The phase.
-    :param max_concurrency: Calls of one batch running at once.
-    :returns: What the phase returned.
+    Run a phase synchronously and return its result; the calls of a batch run in worker threads, at most
+    ``max_concurrency`` at once, each in a copy of the caller's context (so tracing spans nest under the caller's).
     """
     try:
         batch = next(phase)
@@ -281,13 +277,7 @@ def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:
 
 
 async def drive_async(phase: Phase[T], *, max_concurrency: int = 5) -> T:
-    """
-    Run a phase on the event loop; the calls of a batch run concurrently.
-
-    :param phase: The phase.
-    :param max_concurrency: Calls of one batch running at once.
-    :returns: What the phase returned.
-    """
+    """Run a phase on the event loop and return its result; a batch's calls run concurrently (``max_concurrency``)."""
     limit = asyncio.Semaphore(max_concurrency)
     try:
         batch = next(phase)
@@ -448,11 +438,7 @@ class RunBound(Protocol):
     """A tool that works inside a run: the run's ``before_run`` hook hands it the run's view."""
 
     def attach_run(self, view: RunView) -> bool:
-        """
-        Take the run's view.
-
-        :returns: ``False`` when the tool is shared by several runs (not spawned for this one) and did not take it.
-        """
+        """Take the run's view; ``False`` when the tool is shared by several runs and did not take it."""
         ...
 
 
@@ -521,12 +507,7 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        Call the wrapped generator, waiting no longer than the run's time budget has left.
-
-        :returns: The wrapped generator's replies, or one empty reply (``meta[DEADLINE_META]`` says why) when the
-            call was cut at the deadline.
-        """
+        """The wrapped generator's replies, or :func:`deadline_reply` when the run's time budget ran out first."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
         try:
             result: dict[str, Any] = call_within(
@@ -538,11 +519,7 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread.
-
-        :returns: As for :meth:`run`.
-        """
+        """Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
         try:
             result: dict[str, Any] = await _generate_async(self.chat_generator, messages, inputs, bound_budget())

@@ -277,11 +277,8 @@ class Recording(InitSerialized):
 
     def record(self, kind: str, key: str, value: dict[str, Any]) -> None:
         """
-        Append one exchange (recording only; replaying, nothing is written).
+        Append one exchange (``"model"`` or a cache kind) when recording; replaying, nothing is written.
 
-        :param kind: ``"model"`` or one of the cache kinds.
-        :param key: What it is matched by.
-        :param value: A JSON-ready value.
         :raises OSError: If the recording cannot be written.
         """
         if self.mode != "record":
@@ -299,9 +296,6 @@ class Recording(InitSerialized):
         The recorded value of an exchange; an exchange recorded several times is answered in the recorded order (the
         last answer again once they are used up).
 
-        :param kind: ``"model"`` or one of the cache kinds.
-        :param key: What it is matched by.
-        :returns: The value.
         :raises ReplayMissError: If the recording holds no such exchange.
         """
         values = self._exchanges().get((kind, key))
