@@ -361,11 +361,6 @@ def counted_view(state: State) -> RunView | None:
     return view
 
 
-def context_of(state: State) -> dict[str, Any]:
-    """:raises ConfigurationError: If the agent's ``hook_context`` is not a dict."""
-    return check_hook_context(state.data.get(HOOK_CONTEXT))
-
-
 class OpenRunHook(PhaseHook):
     """
     ``before_run``: open the run (see docs/how-it-works.md).
@@ -443,7 +438,7 @@ class OpenRunHook(PhaseHook):
         :raises ConfigurationError: (from the phase) If ``hook_context`` is not a dict, or the shape refuses an input.
         """
         question = self.question_of(state.data.get(MESSAGES))
-        context = context_of(state)
+        context = check_hook_context(state.data.get(HOOK_CONTEXT))
         run = yield from self.open_run(question, inputs_of(context))
         journal = run.journal
         if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):  # a ResearchAgent's run: it closes the guard
@@ -485,7 +480,12 @@ class OpenRunHook(PhaseHook):
         if budgets is not own:
             budgets.check_priced(self.phase_models)
         start_parsers()  # parsers load while the run makes its first model calls, not when its first page arrives
-        journal = yield from open_journal(inputs.run_dir, question)
+        journal = None
+        if inputs.run_dir is not None:
+            [opened] = yield [blocking(RunJournal.open, inputs.run_dir, question)]
+            if opened.error is not None:
+                raise opened.error
+            journal = opened.value
         subscribers = [given for given in (self.on_event, inputs.on_event) if given is not None]
         run = ResearchRun(
             question=question,
@@ -588,14 +588,22 @@ class BudgetHook(InitSerialized):
 def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
     """
     Close a run, whatever its shape (see docs/how-it-works.md): its resources, the run directory (outcome written,
-    lock released), ``RunEnded``. The phase returns :func:`run_outputs` with ``report`` and ``exit_reason``.
+    lock released), ``RunEnded``. The phase returns :func:`run_outputs` with ``report`` and ``exit_reason``. The run
+    directory gets the journal's end record (with the sources not journaled yet), ``ledger.json`` and ``report.md``:
+    each write that fails is a warning saying what it costs, and the others are still made.
     """
     run.close()
     journal = run.journal
-    try:
-        yield from write_outcome(run, report=report, exit_reason=exit_reason)
-    finally:
-        if journal is not None:
+    if journal is not None:
+        try:
+            [ended] = yield [blocking(journal.record_end, exit_reason=exit_reason, ledger=run.ledger)]
+            lost = "a resumed run would not restore the sources found after the last note"
+            _failed(run, PHASE_WRITE, "the end of the run", ended.error, lost)
+            [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
+            _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
+            [written] = yield [blocking(journal.write_report, report)]
+            _failed(run, PHASE_WRITE, REPORT_FILE, written.error, "the report is in the result")
+        finally:
             journal.close()
     outputs = {**run_outputs(run), REPORT: report, EXIT_REASON: exit_reason}
     run.events.emit(
@@ -717,19 +725,6 @@ class PipelineShape:
             return dict((await self.pipeline.run_async(self.entry(run, **own)))[self.finish])
 
 
-_END_LOST = "a resumed run would not restore the sources found after the last note"
-
-
-def open_journal(run_dir: str | os.PathLike[str] | None, question: str) -> Phase[RunJournal | None]:
-    """:raises RunDirError: (from the phase) If the run directory cannot be used."""
-    if run_dir is None:
-        return None
-    [opened] = yield [blocking(RunJournal.open, run_dir, question)]
-    if opened.error is not None:
-        raise opened.error
-    return opened.value
-
-
 def _failed(run: ResearchRun, phase: str, what: str, error: Exception | None, consequence: str) -> None:
     if error is not None:
         run.warn(phase, f"could not write {what} to the run directory ({error}); {consequence}")
@@ -785,23 +780,6 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     _failed(
         view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error, "a resumed run would research it again"
     )
-
-
-def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[None]:
-    """
-    Journal the end of the attempt (with the sources not journaled yet), and write ``ledger.json`` and ``report.md``.
-    Each write that fails is a warning saying what it costs; the others are still made. Every shape ends its run
-    directory this way.
-    """
-    journal = run.journal
-    if journal is None:
-        return
-    [ended] = yield [blocking(journal.record_end, exit_reason=exit_reason, ledger=run.ledger)]
-    _failed(run, PHASE_WRITE, "the end of the run", ended.error, _END_LOST)
-    [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
-    _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
-    [written] = yield [blocking(journal.write_report, report)]
-    _failed(run, PHASE_WRITE, REPORT_FILE, written.error, "the report is in the result")
 
 
 class _AsyncRunnable(Protocol):
