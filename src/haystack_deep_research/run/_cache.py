@@ -1,20 +1,13 @@
 """
 The caches: the cross-run cache on disk, and the pages one run has already summarized.
 
-**Cache.** The cross-run cache: search results, fetched page texts and page summaries kept on disk, so that researching
-the same question again (or a question that leads to the same searches and pages) searches and fetches nothing.
-
-One module, used at two seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks
-its engine and stores what the engine answered; ``read_url`` looks a page's text up before it fetches the page, and
-the page's summary (by URL, question and summarizer model) before it calls the summarizer. Every entry has a time to
-live; an older entry is a miss, and the next store replaces it.
-
-A store is anything with ``get(kind, key)``, ``put(kind, key, value)`` and ``to_dict()`` (:class:`CacheStore`):
-:class:`ResearchCache` keeps entries on disk, and a recording (:mod:`._recording`) records and replays them through
-the same seams. Entries are JSON, one file each (``<directory>/<kind>/<2 hex>/<sha256>.json``), written atomically,
-so several processes may share one directory. A cache never fails a run: a file that cannot be read is a miss, and
-one that cannot be written is a logged warning. Entries are read only when they are regular files inside the
-directory, at most ``MAX_ENTRY_BYTES`` long (see :mod:`haystack_deep_research._untrusted.files`).
+**Cache.** The cross-run cache (docs/caching.md): search results, page texts and page summaries on disk, used at two
+seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks its engine, ``read_url`` a
+page's text before it fetches it and its summary before it calls the summarizer. A store is anything with ``get``,
+``put`` and ``to_dict`` (:class:`CacheStore`): :class:`ResearchCache` keeps entries on disk, a recording
+(:mod:`._recording`) records and replays them through the same seams. A cache never fails a run, and its entries are
+read only when they are regular files inside the directory, at most ``MAX_ENTRY_BYTES`` long (see
+:mod:`haystack_deep_research._untrusted.files`).
 
 **Read cache.** The pages one research run has already summarized, so that no researcher of the run reads a URL again
 for the same question.

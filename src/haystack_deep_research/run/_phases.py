@@ -24,11 +24,9 @@ stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original i
 A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
 refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.
 
-**Output cap.** A model the library does not call itself (the deep agent's own model, which the Agent calls) gets its
-per-completion output cap from a thin wrapper that adds it to every call's ``generation_kwargs``. The cap's name differs
-by API and by server and Haystack has no common one; :data:`API_TABLE`, the one table of the OpenAI APIs (also read when
-a model is built and when ``--base-url`` is probed), gives it for OpenAI's generators and for other servers they call
-(:func:`output_cap_kwargs`); for any other generator, set the cap in its own ``generation_kwargs``.
+**Output cap.** A model the Agent calls (the deep agent's own) gets its per-completion cap from a thin wrapper; the
+cap's name differs by API and by server and Haystack has no common one, so :data:`API_TABLE`, the one table of the
+OpenAI APIs (also read when a model is built and when ``--base-url`` is probed), names it.
 """
 
 from __future__ import annotations
