@@ -15,23 +15,12 @@ is replayed from them.
 Both refuse a damaged file with :class:`~haystack_deep_research.errors.RecordingError` naming the file and the line
 or field.
 
-**Recording.** Record and replay: keep every model exchange and tool result of a run in a directory, then run it again
-from there with no network and no model call.
-
-Recording and replaying are wrappers at the seams, never special cases in an agent shape:
-
-- models: :class:`RecordingChatGenerator` wraps a chat generator and records each reply under the prompt it
-  answered; :class:`ReplayChatGenerator` answers each prompt with the recorded reply and calls nothing;
-- tools: a :class:`Recording` is a cache store (see :mod:`._cache`), handed to the search and ``read_url`` tools as
-  their ``cache``. Recording, it passes look-ups to the cache it wraps (if any) and records every search result, page
-  text and page summary the run used, whether it came from the cache or the network; replaying, it answers every
-  look-up from the recording, so no engine, page or summarizer is ever asked.
-
-Everything else (normalizing hits, the evidence ledger, extraction, citation verification) runs again for real, so a
-replay yields the recorded run's report exactly. Prompts are matched by content, so parallel calls replay in any
-order; dates (``YYYY-MM-DD``) are masked in the match, so a recording replays on another day. A look-up the
-recording cannot answer raises :class:`~haystack_deep_research.errors.ReplayMissError` (a tool error or a model
-failure inside the run, which its warnings show), never a network request.
+**Recording.** Record and replay (docs/caching.md): keep every model exchange and tool result of a run in a directory,
+then run it again from there with no network and no model call, through wrappers at the seams, never special cases in
+an agent shape. :class:`RecordingChatGenerator` and :class:`ReplayChatGenerator` wrap the models; a
+:class:`Recording` is a cache store (see :mod:`._cache`) handed to the tools. Prompts are matched by content with dates
+masked, so parallel calls replay in any order and on another day; a look-up the recording cannot answer raises
+:class:`~haystack_deep_research.errors.ReplayMissError`, never a network request.
 """
 
 from __future__ import annotations
