@@ -3,12 +3,7 @@ What a run spends and the limits on it: token usage arithmetic, what usage costs
 time budget as a deadline for the model calls in flight.
 
 **Budget.** A cap on the tokens a run spends across all its phases, on what they cost, and on its wall-clock time,
-checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
-before a sub-topic is delegated). The time budget is also a deadline: it caps every page download and every model
-call in flight (see **Deadline** below), so a run whose researchers are stuck in I/O or whose model server never
-answers still ends on time. The calls that close a run (a stopped researcher's final summary, the writer) still run
-after a token or cost budget is spent, so the total can end a little above ``token_budget`` (or ``cost_budget``);
-once the time budget is spent they are not started, and the report is assembled from the notes gathered.
+checked at step boundaries; docs/safety.md says what each shape does once one is spent.
 
 **Deadline.** A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout``
 seconds for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's
