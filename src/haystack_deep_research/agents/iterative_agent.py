@@ -56,8 +56,8 @@ __all__ = ["IterativeResearchAgent", "create_iterative_research_agent", "journal
 
 def journaled_question(run_dir: str | os.PathLike[str]) -> str:
     """
-    :param run_dir: A run directory.
-    :returns: The question of the run journaled there.
+    The question of the run journaled in ``run_dir``.
+
     :raises RunDirError: If the directory holds no journal of this library.
     """
     path = check_run_dir(run_dir) / JOURNAL_FILE

@@ -208,9 +208,8 @@ def role_models(
 
 def run_settings_of(budgets: Budgets, phase_models: dict[str, str]) -> dict[str, Any]:
     """
-    :param budgets: A factory's budgets.
-    :param phase_models: The model each phase of its runs calls.
-    :returns: What each run is opened with: the budgets, ``phase_models`` and ``prices`` of ``OpenRunHook``.
+    What each run of a factory's shape is opened with (the parameters of ``OpenRunHook``).
+
     :raises ConfigurationError: If ``budgets.dollars`` is set and a model's price is unknown.
     """
     budgets.check_priced(phase_models)
@@ -230,11 +229,9 @@ def check_credentials(
     Check that the API keys the chosen clients need are set.
 
     ``OPENAI_API_KEY`` is needed unless the models run on another server (``base_url``); ``TAVILY_API_KEY`` only
-    when Tavily is asked for by name (``auto`` falls back to the keyless search).
+    when Tavily is asked for by name (``auto`` falls back to the keyless search). ``environ`` is ``os.environ`` by
+    default.
 
-    :param environ: The environment to look in; ``os.environ`` by default.
-    :param base_url: The OpenAI-compatible server, if any.
-    :param search: The search asked for, if any.
     :raises MissingCredentialsError: If a key is missing; the message names what to set.
     """
     env = os.environ if environ is None else environ

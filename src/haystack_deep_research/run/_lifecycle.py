@@ -459,11 +459,8 @@ class OpenRunHook(PhaseHook):
     def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
         """
         Open the run of one question (see docs/how-it-works.md). Every shape opens its run here: the agents in this
-        hook, the Pipeline shapes before their Pipeline runs.
+        hook, the Pipeline shapes before their Pipeline runs. The phase returns the open run; the caller closes it.
 
-        :param question: The run's question.
-        :param inputs: The run's inputs.
-        :returns: The phase; it returns the open run (its journal, if any, is open: the caller closes it).
         :raises RunDirError: (from the phase) If the run directory cannot be used.
         :raises ConfigurationError: (from the phase) If the shape refuses one of the inputs, or a run's dollar budget
             lacks a price.

@@ -98,12 +98,7 @@ MODEL_CALL_SPAN = "haystack_deep_research.model_call"
 
 @dataclass(frozen=True)
 class Call:
-    """
-    One call a phase asks for, in both forms.
-
-    :param run: Makes the call synchronously.
-    :param run_async: Makes the call on the event loop.
-    """
+    """One call a phase asks for, in both forms: ``run`` makes it synchronously, ``run_async`` on the event loop."""
 
     run: Callable[[], Any]
     run_async: Callable[[], Awaitable[Any]]
@@ -111,12 +106,7 @@ class Call:
 
 @dataclass(frozen=True)
 class Outcome:
-    """
-    What one call gave: its value, or the error it raised.
-
-    :param value: The call's return value (``None`` after an error).
-    :param error: The exception the call raised, or ``None``.
-    """
+    """What one call gave: its ``value`` (``None`` after an error), or the ``error`` it raised."""
 
     value: Any = None
     error: Exception | None = None
