@@ -19,6 +19,7 @@ from haystack.components.joiners import BranchJoiner
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
 from haystack_deep_research import _checks
+from haystack_deep_research.agents.deep_research import web_tools
 from haystack_deep_research.agents.models import run_settings_of
 from haystack_deep_research.agents.research_agent import AskMixin
 from haystack_deep_research.errors import ConfigurationError, RunDirError
@@ -49,7 +50,6 @@ from haystack_deep_research.settings.refusals import refuse_fields
 from haystack_deep_research.sources import datastore_tools
 from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.state import PHASE_ANALYZE, PHASE_GROUND, PHASE_SUMMARIZE, PHASE_WRITE
-from haystack_deep_research.tools import ReadUrlTool
 
 __all__ = ["IterativeResearchAgent", "create_iterative_research_agent", "journaled_question"]
 
@@ -277,21 +277,10 @@ def create_iterative_research_agent(
     run_settings = run_settings_of(budgets, _phase_models(models))
     web_search, read_url = None, None
     if sources.web:
-        web_search = resolve_search(
+        search = resolve_search(
             "auto" if sources.search is None else sources.search, max_results=max_search_results, scope=sources.scope
         )
-        if store is not None:  # a copy: a SearchTool the caller passed keeps its own cache
-            web_search = web_search.spawn()
-            web_search.cache = store
-        read_url = ReadUrlTool(
-            summarizer_llm=models["summarizer"],
-            max_content_length=max_content_length,
-            passage_budget=sources.passage_budget,
-            summarize_over=sources.summarize_over,
-            url_policy=sources.read_policy,
-            fetch_limits=sources.fetch_limits,
-            cache=store,
-        )
+        web_search, read_url = web_tools(sources, search, models["summarizer"], store, max_content_length)
     freshness = research_cache.ttl if research_cache is not None else DEFAULT_CACHE_TTL
     pipeline = Pipeline()
     pipeline.add_component("start", StartStep(depth=depth, freshness=freshness))
