@@ -172,8 +172,6 @@ def ask(
     A call that streams to Haystack's ``OpenAIChatGenerator`` asks the stream to carry the token usage, which it
     otherwise leaves out (see :func:`stream_usage_kwargs`).
 
-    :param generator: A Haystack chat generator.
-    :param messages: The prompt.
     :param role: The role of the call (``scope``, ``summarizer``, ``writer``, ``judge``, ...), a span tag.
     :param streaming_callback: The run's streaming callback, or ``None``: the generator streams to it (when its
         ``run`` takes one), each chunk tagged with ``role`` (see :mod:`haystack_deep_research.run._phases`).
@@ -184,7 +182,7 @@ def ask(
         with a streaming callback of its own keeps it.
     :param budget: The run's budget: the call waits no longer than its time budget has left and then fails with
         :class:`~haystack_deep_research.errors.DeadlineExceededError` (see :mod:`.deadline`); ``None`` for no bound.
-    :returns: A call whose value is the first reply (a ``ChatMessage``) or ``None``.
+    :returns: A call whose value is the first reply or ``None``.
     """
     own = getattr(generator, "streaming_callback", None) is not None
     if streaming_callback is None and keep_alive and not own:
@@ -435,7 +433,6 @@ def with_hooks(library: Mapping[Any, list[Any]], given: Any, *, factory: str) ->
     The hooks of an agent a factory builds: the library's, with the caller's own after them at each hook point (the
     library's open the run first and close it first, so the caller's see it open, and see its report).
 
-    :returns: The merged hooks (``library`` itself without any of the caller's).
     :raises ConfigurationError: If ``given`` is not such a dict, names an unknown hook point, or holds something that
         is not a hook of that point.
     """

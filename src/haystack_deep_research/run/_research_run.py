@@ -437,12 +437,7 @@ class RunView:
 
 
 def run_outputs(run: ResearchRun) -> dict[str, Any]:
-    """
-    ``brief``, ``notes``, ``sources`` (the ledger), ``warnings``, ``usage_by_phase`` (each phase's usage with its
-    ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown), ``token_usage`` (all phases) and
-    ``contradictions`` (what the report's contradiction check found, see
-    :mod:`haystack_deep_research.report.contradictions`; ``[]`` before it ran).
-    """
+    """The shared outputs the run holds (``contradictions``: ``[]`` before the report's contradiction check ran)."""
     usage = run.usage_report()  # may warn once of an unknown cost, so before the warnings are read
     return {
         BRIEF: run.brief,
