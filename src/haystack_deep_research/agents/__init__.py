@@ -10,12 +10,10 @@ from haystack_deep_research._lazy import lazy_exports
 if TYPE_CHECKING:
     from haystack_deep_research.agents.deep_agent import create_deep_agent
     from haystack_deep_research.agents.deep_research import create_deep_research_agent
-    from haystack_deep_research.agents.iterative import create_iterative_research_agent
-    from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
+    from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent, create_iterative_research_agent
     from haystack_deep_research.agents.models import chat_generator, default_chat_generator, role_models
     from haystack_deep_research.agents.research_agent import ResearchAgent
-    from haystack_deep_research.agents.research_workflow import create_research_workflow
-    from haystack_deep_research.agents.workflow import ResearchWorkflow
+    from haystack_deep_research.agents.workflow import ResearchWorkflow, create_research_workflow
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -23,12 +21,10 @@ __getattr__, __dir__ = lazy_exports(
     {
         ".deep_agent": ("create_deep_agent",),
         ".deep_research": ("create_deep_research_agent",),
-        ".iterative": ("create_iterative_research_agent",),
-        ".iterative_agent": ("IterativeResearchAgent",),
+        ".iterative_agent": ("IterativeResearchAgent", "create_iterative_research_agent"),
         ".models": ("chat_generator", "default_chat_generator", "role_models"),
         ".research_agent": ("ResearchAgent",),
-        ".research_workflow": ("create_research_workflow",),
-        ".workflow": ("ResearchWorkflow",),
+        ".workflow": ("ResearchWorkflow", "create_research_workflow"),
     },
 )
 

@@ -1,15 +1,9 @@
 """
-OpenAI's generators for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio).
-
-The OpenAI client refuses to start without an API key even when the server ignores it. These subclasses send
-``OPENAI_API_KEY`` when it is set (hosted OpenAI-compatible services need it) and a placeholder otherwise, and
-serialize like their parents (the key stays an environment variable).
-
-Some servers use the tools offered only when the request also says how to choose among them: llama.cpp's server
-(llama-cpp-python) answers in plain text unless the request carries ``tool_choice``, and Haystack sends none.
-:class:`CompatibleChatGenerator` takes a ``tool_choice`` (``"auto"`` by default when built by
-:func:`haystack_deep_research.agents.chat_generator` with a ``base_url``) and sends it with every request that offers
-tools, never with one that offers none (servers refuse ``tool_choice`` without tools). Importing this module imports
+OpenAI's generators for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio): they send ``OPENAI_API_KEY``
+when set and a placeholder otherwise (the OpenAI client refuses to start without a key, even where the server ignores
+it), and serialize like their parents. :class:`CompatibleChatGenerator` sends a ``tool_choice`` with every request that
+offers tools, never with one that offers none (servers refuse it without tools): llama.cpp's server answers in plain
+text unless the request carries one, and Haystack sends none (see docs/providers.md). Importing this module imports
 openai.
 """
 
@@ -58,16 +52,7 @@ class CompatibleChatGenerator(KeylessClientMixin, OpenAIChatGenerator):
         tools: ToolsType | None = None,
         tools_strict: bool | None = None,
     ) -> dict[str, list[ChatMessage]]:
-        """
-        As ``OpenAIChatGenerator.run``, with ``tool_choice`` sent when tools are offered.
-
-        :param messages: The conversation.
-        :param streaming_callback: Called with each streamed chunk.
-        :param generation_kwargs: Extra arguments for this request.
-        :param tools: The tools offered (the generator's own by default).
-        :param tools_strict: Whether the tools' schemas are strict.
-        :returns: ``{"replies": [...]}``.
-        """
+        """As ``OpenAIChatGenerator.run``, with ``tool_choice`` sent when tools are offered."""
         kwargs = self._chosen(generation_kwargs, tools)
         return super().run(messages, streaming_callback, kwargs, tools=tools, tools_strict=tools_strict)
 

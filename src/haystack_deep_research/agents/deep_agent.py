@@ -61,14 +61,9 @@ def default_termination(
     *, submit_tool: str | None, min_confidence: float, max_iterations: int, total_token_budget: int | None
 ) -> ExitCondition:
     """
-    The deep agent's default exit conditions.
-
-    :param submit_tool: The submit tool's name, or ``None`` (then a reply without tool calls is the answer).
-    :param min_confidence: The confidence a submission needs.
-    :param max_iterations: The step limit.
-    :param total_token_budget: The token limit, or ``None`` for none.
-    :returns: ``(ToolUsed(submit) & ConfidenceMet(min)) | TokenLimit(budget) | MaxIterations(max)``, without the
-        token limit when there is no budget, and with ``TextReply()`` in place of the submission without a submit tool.
+    The deep agent's default exit conditions: ``(ToolUsed(submit) & ConfidenceMet(min)) | TokenLimit(budget) |
+    MaxIterations(max)``, without the token limit when there is no budget, and with ``TextReply()`` (a reply without
+    tool calls is the answer) in place of the submission without a submit tool.
     """
     base = (
         ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)

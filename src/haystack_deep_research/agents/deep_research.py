@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 from haystack.components.agents import Agent
 from haystack.components.generators.chat.types import ChatGenerator
@@ -61,13 +61,14 @@ from haystack_deep_research.state import (
 from haystack_deep_research.tools import ReadUrlTool, ResearchTool, RunToolset
 from haystack_deep_research.tools.think import create_think_tool
 
-__all__ = ["MAX_WRITER_CONCURRENCY", "WRITER_CONCURRENCY", "create_deep_research_agent"]
+__all__ = ["MAX_WRITER_CONCURRENCY", "WRITER_CONCURRENCY", "create_deep_research_agent", "web_tools"]
 
 WRITER_CONCURRENCY = 2
 """How many report parts are written at once per researcher allowed at once: research is over when the report is
 written, and a part is one call of bounded length (docs/benchmarks.md: at 50 sub-topics and 10 at once, the writer's
 rounds were what made the run grow more than 1.2 s per added sub-topic)."""
 MAX_WRITER_CONCURRENCY = 50
+SearchT = TypeVar("SearchT", bound=Tool)
 
 
 def _web_search(sources: Sources, max_search_results: int) -> Tool:
@@ -103,12 +104,10 @@ def _phase_models(models: dict[str, ChatGenerator], grounding: Grounding | None)
     }
 
 
-def _web_tools(
-    sources: Sources, summarizer: ChatGenerator, cache: ResearchCache | None, max_results: int, max_length: int
-) -> list[Tool]:
-    if not sources.web:
-        return []
-    search = _web_search(sources, max_results)
+def web_tools(
+    sources: Sources, search: SearchT, summarizer: ChatGenerator, cache: Any, max_length: int
+) -> tuple[SearchT, ReadUrlTool]:
+    """The web search and ``read_url`` of a shape's researchers, both with ``cache`` (a store, or ``None``)."""
     if cache is not None and isinstance(search, SearchTool):  # a copy: the caller's tool keeps its own cache
         search = search.spawn()
         search.cache = cache
@@ -121,7 +120,7 @@ def _web_tools(
         fetch_limits=sources.fetch_limits,
         cache=cache,
     )
-    return [search, reader]
+    return search, reader
 
 
 def _researcher_prompt(sources: Sources, stores: list[Any], max_steps: int) -> str:
@@ -268,7 +267,10 @@ def create_deep_research_agent(
         models[role] = _checks.chat_generator(role, model, needs_tools=needs_tools)
     opened = run_settings_of(budgets, _phase_models(models, grounded))
     stores = datastores_from(sources.datastores)
-    web = _web_tools(sources, models["summarizer_llm"], research_cache, max_search_results, max_content_length)
+    web: list[Tool] = []
+    if sources.web:
+        search = _web_search(sources, max_search_results)
+        web = [*web_tools(sources, search, models["summarizer_llm"], research_cache, max_content_length)]
     budget, results = DelegationsDoneHook(), ToolResultsHook()  # the orchestrator's own
     researcher = researcher_agent(
         chat_generator=models["researcher_llm"],

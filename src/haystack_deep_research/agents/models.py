@@ -1,19 +1,7 @@
 """
 The models of the roles: OpenAI's Responses API by default, or any OpenAI-compatible server, built when first
-needed (importing openai is slow).
-
-- :func:`default_chat_generator`: a role's default (OpenAI, Responses API, timeout and retries).
-- :func:`chat_generator`: one model on OpenAI or on any OpenAI-compatible server (``base_url``), through the
-  Chat Completions API (``api="chat"``, what Ollama, vLLM, llama.cpp and LM Studio serve) or the Responses API.
-- :func:`role_models`: the ``*_llm`` arguments of ``create_deep_research_agent`` from a large model (orchestrator,
-  scope, writer), a small one (researcher, summarizer) and per-role overrides.
-
-Every model call has the same three limits, whichever helper built the generator: seconds per request
-(``timeout``), retries of a failed request (``max_retries``) and, optionally, the tokens one completion may hold
-(``max_tokens``, sent as the API's own name for it: ``max_completion_tokens`` to OpenAI, ``max_tokens`` to another
-server's Chat Completions, ``max_output_tokens`` to a Responses API). On another server (``base_url``) the Chat
-Completions generator sends ``tool_choice="auto"`` with every request that offers tools, which llama.cpp's server
-needs before it uses them; ``tool_choice=None`` turns that off.
+needed (importing openai is slow). Every helper gives a model call the same limits (``timeout``, ``max_retries``,
+``max_tokens`` sent under the API's own name); docs/providers.md describes them and ``tool_choice``.
 """
 
 from __future__ import annotations
@@ -118,8 +106,8 @@ def chat_generator(
     :param api_key: The key; by default ``OPENAI_API_KEY`` (required without ``base_url``, optional with it).
     :param timeout: Seconds per request.
     :param max_retries: Retries of a failed request (429 and 5xx, with backoff).
-    :param max_tokens: The most tokens one completion may hold, sent under the API's own name (see the module
-        docstring); ``None`` for no cap.
+    :param max_tokens: The most tokens one completion may hold, sent under the API's own name (see
+        ``API_TABLE``); ``None`` for no cap.
     :param tool_choice: Chat Completions only: the ``tool_choice`` sent with every request that offers tools
         (``"auto"``, ``"required"`` or ``"none"``); ``None`` sends none. By default ``"auto"`` with a ``base_url``
         (llama.cpp's server uses no tool without it) and none for OpenAI.
@@ -220,9 +208,8 @@ def role_models(
 
 def run_settings_of(budgets: Budgets, phase_models: dict[str, str]) -> dict[str, Any]:
     """
-    :param budgets: A factory's budgets.
-    :param phase_models: The model each phase of its runs calls.
-    :returns: What each run is opened with: the budgets, ``phase_models`` and ``prices`` of ``OpenRunHook``.
+    What each run of a factory's shape is opened with (the parameters of ``OpenRunHook``).
+
     :raises ConfigurationError: If ``budgets.dollars`` is set and a model's price is unknown.
     """
     budgets.check_priced(phase_models)
@@ -242,11 +229,9 @@ def check_credentials(
     Check that the API keys the chosen clients need are set.
 
     ``OPENAI_API_KEY`` is needed unless the models run on another server (``base_url``); ``TAVILY_API_KEY`` only
-    when Tavily is asked for by name (``auto`` falls back to the keyless search).
+    when Tavily is asked for by name (``auto`` falls back to the keyless search). ``environ`` is ``os.environ`` by
+    default.
 
-    :param environ: The environment to look in; ``os.environ`` by default.
-    :param base_url: The OpenAI-compatible server, if any.
-    :param search: The search asked for, if any.
     :raises MissingCredentialsError: If a key is missing; the message names what to set.
     """
     env = os.environ if environ is None else environ

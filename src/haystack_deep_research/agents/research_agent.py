@@ -1,26 +1,12 @@
 """
-``ResearchAgent``: Haystack's ``Agent`` with what the run contract adds at its door.
-
-- **One call for every shape.** ``run(messages, streaming_callback=None, *, hook_context=None, inputs=None)``: the
-  run's inputs come as one :class:`~haystack_deep_research.RunInputs`, which the agent hands to its hooks in
-  ``hook_context`` (under one private key); the ``streaming_callback`` is the run's, so every model of the run
-  streams to it.
-- **Bad input gets a typed error.** Haystack's ``Agent.run`` handles ``messages`` before any hook runs, and a
-  ``messages`` that is not a list of ``ChatMessage`` (a string, a bare message, a list of strings or dicts) fails
-  there with a ``TypeError`` or an ``AttributeError``. ``ResearchAgent`` checks ``messages``, ``hook_context`` and
-  ``inputs`` first and raises :class:`~haystack_deep_research.errors.InvalidQuestionError` /
-  :class:`~haystack_deep_research.errors.ConfigurationError` naming the fix.
-- **A failed run releases what it opened.** Haystack runs no ``after_run`` hook after an exception, so a run that
-  fails (its model raises before any research, it is cancelled) would keep its run directory locked until garbage
-  collection. ``ResearchAgent`` hands the run a :class:`~haystack_deep_research.run._lifecycle.RunGuard` and closes
-  it when ``run`` / ``run_async`` returns or raises.
-
-- **Questions to a finished run.** :meth:`ResearchAgent.ask` answers a question from a run's evidence with the
-  agent's own writer and, when allowed, researches the missing piece with its own researcher (see
-  :mod:`haystack_deep_research.report.ask`).
-
-Everything else is Haystack's. A ``ResearchAgent`` serializes as itself, so ``from_dict`` and a Pipeline YAML give
-back a ``ResearchAgent``, with these guarantees.
+``ResearchAgent``: Haystack's ``Agent`` with what the run contract adds at its door (the reasons are in
+:mod:`haystack_deep_research.run._lifecycle`): one call for every shape, ``run(messages, streaming_callback=None, *,
+hook_context=None, inputs=None)``, whose :class:`~haystack_deep_research.RunInputs` reach the agent's hooks in
+``hook_context`` (under one private key); typed errors for malformed ``messages``, ``hook_context`` or ``inputs``,
+raised before Haystack fails on them; a :class:`~haystack_deep_research.run._lifecycle.RunGuard` that closes what a
+failed run opened; and :meth:`ResearchAgent.ask` on a finished run (see :mod:`haystack_deep_research.report.ask`).
+Everything else is Haystack's; a ``ResearchAgent`` serializes as itself, so ``from_dict`` and a Pipeline YAML give
+back a ``ResearchAgent``.
 """
 
 from __future__ import annotations

@@ -3,12 +3,7 @@ What a run spends and the limits on it: token usage arithmetic, what usage costs
 time budget as a deadline for the model calls in flight.
 
 **Budget.** A cap on the tokens a run spends across all its phases, on what they cost, and on its wall-clock time,
-checked at step boundaries (before every model call of the orchestrator and of each sub-researcher, and
-before a sub-topic is delegated). The time budget is also a deadline: it caps every page download and every model
-call in flight (see **Deadline** below), so a run whose researchers are stuck in I/O or whose model server never
-answers still ends on time. The calls that close a run (a stopped researcher's final summary, the writer) still run
-after a token or cost budget is spent, so the total can end a little above ``token_budget`` (or ``cost_budget``);
-once the time budget is spent they are not started, and the report is assembled from the notes gathered.
+checked at step boundaries; docs/safety.md says what each shape does once one is spent.
 
 **Deadline.** A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout``
 seconds for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's
@@ -26,14 +21,9 @@ time budget:
   cut at the deadline becomes an empty reply, so the Agent stays in its loop and its next ``before_llm`` check ends
   it with ``exit_reason`` "time_budget", before its ``after_run`` hooks keep what it gathered.
 
-**Cost.** The prices themselves are settings (:class:`~haystack_deep_research.settings.grouped.Price`, with the default
-models' table :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES` read on ``PRICES_AS_OF``). Pass prices of
-other models to a factory as ``budgets=Budgets(prices={"model-name": Price(input_per_mtok=..., output_per_mtok=...)})``;
-a price given for a default model replaces the one there. A model with no known price gives no cost (``None``), never a
-guess.
-
-Costs are in US dollars at the standard rates for prompts under 272K tokens; OpenAI bills longer prompts, Batch, Flex
-and regional processing at other rates, which this table does not model.
+**Cost.** The prices are settings (:class:`~haystack_deep_research.settings.grouped.Price`, defaults in
+:data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES`); docs/cost.md says which rates they model. A model with
+no known price gives no cost (``None``), never a guess.
 """
 
 from __future__ import annotations
@@ -42,7 +32,7 @@ import asyncio
 import contextvars
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -96,12 +86,7 @@ class RunBudget:
         return max(self.time_budget - (time.monotonic() - self.started), 0.0)
 
     def check(self, tokens_used: int, cost: float | None = None) -> tuple[str, str] | None:
-        """
-        Check the budgets.
-
-        :returns: ``(reason, detail)`` when a budget is spent (``reason`` is ``"token_budget"``, ``"cost_budget"`` or
-            ``"time_budget"``, ``detail`` says it in words), else ``None``.
-        """
+        """:returns: ``(reason, detail)`` when a budget is spent (``detail`` says it in words), else ``None``."""
         if self.token_budget is not None and tokens_used >= self.token_budget:
             return EXIT_TOKEN_BUDGET, f"the token budget of {self.token_budget:,} tokens ({tokens_used:,} used)"
         if self.cost_budget is not None and cost is not None and cost >= self.cost_budget:
@@ -129,9 +114,7 @@ _BUDGET: contextvars.ContextVar[RunBudget | None] = contextvars.ContextVar(
 
 
 def bind(budget: RunBudget | None) -> None:
-    """
-    Name the budget that bounds the model calls an Agent makes next in this context (its ``before_llm`` hook does).
-    """
+    """Name the budget that bounds the model calls an Agent makes next in this context (its ``before_llm`` hook)."""
     _BUDGET.set(budget)
 
 
@@ -166,12 +149,7 @@ def _in_daemon_thread(function: Callable[[], T]) -> Future[T]:
 
 
 def call_within(function: Callable[[], T], budget: RunBudget | None) -> T:
-    """
-    Make a sync call, waiting no longer than the time budget has left.
-
-    :returns: What the call returned.
-    :raises DeadlineExceededError: If the budget ran out first (the call is abandoned in its daemon thread).
-    """
+    """:raises DeadlineExceededError: If the time budget ran out first (the call is abandoned in its daemon thread)."""
     left = budget.time_left() if budget is not None else None
     if budget is None or left is None:
         return function()
@@ -185,12 +163,7 @@ def call_within(function: Callable[[], T], budget: RunBudget | None) -> T:
 
 
 async def call_within_async(start: Callable[[], Awaitable[T]], budget: RunBudget | None) -> T:
-    """
-    Make an async call, waiting no longer than the time budget has left.
-
-    :returns: What the call returned.
-    :raises DeadlineExceededError: If the budget ran out first (the call is cancelled).
-    """
+    """:raises DeadlineExceededError: If the time budget ran out first (the call is cancelled)."""
     left = budget.time_left() if budget is not None else None
     if budget is None or left is None:
         return await start()
@@ -203,11 +176,7 @@ async def call_within_async(start: Callable[[], Awaitable[T]], budget: RunBudget
 
 
 def call_sync_within_async(function: Callable[[], T], budget: RunBudget | None) -> Awaitable[T]:
-    """
-    A sync call on the async path, in a daemon thread (an abandoned one never holds up the event loop's shutdown).
-
-    :returns: An awaitable of what the call returned; it raises ``DeadlineExceededError`` as :func:`call_within_async`.
-    """
+    """A sync call on the async path, in a daemon thread (an abandoned one never holds up the loop's shutdown)."""
     return call_within_async(lambda: asyncio.wrap_future(_in_daemon_thread(function)), budget)
 
 
@@ -221,11 +190,7 @@ def _number(value: Any) -> float | None:
 
 
 def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) -> dict[str, Any]:
-    """
-    Sum two token-usage dicts key by key (nested dicts recursively, numbers added, anything else replaced).
-
-    :returns: A new dict holding the sum.
-    """
+    """A new dict: two token-usage dicts summed key by key (nested dicts recursively, anything else replaced)."""
     result: dict[str, Any] = dict(total or {})
     for key, value in (usage or {}).items():
         current = result.get(key)
@@ -239,11 +204,7 @@ def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) 
 
 
 def usage_delta(current: Mapping[str, Any] | None, recorded: Mapping[str, Any] | None) -> dict[str, Any]:
-    """
-    What a usage dict holds beyond a part already recorded (numbers subtracted key by key, nested dicts too).
-
-    :returns: The numeric difference; keys with no difference are left out.
-    """
+    """What a usage dict holds beyond a part already recorded, key by key; keys with no difference are left out."""
     recorded = recorded or {}
     delta: dict[str, Any] = {}
     for key, value in (current or {}).items():
@@ -260,11 +221,7 @@ def usage_delta(current: Mapping[str, Any] | None, recorded: Mapping[str, Any] |
 
 
 def total_tokens(usage: Mapping[str, Any] | None) -> int:
-    """
-    The total tokens of a usage dict: ``total_tokens`` when reported, else input plus output tokens.
-
-    :returns: The total, 0 when nothing is known.
-    """
+    """``total_tokens`` when reported, else input plus output tokens; 0 when nothing is known."""
     usage = usage or {}
     reported = _number(usage.get("total_tokens"))
     if reported:
@@ -273,7 +230,6 @@ def total_tokens(usage: Mapping[str, Any] | None) -> int:
 
 
 def _count(usage: Mapping[str, Any], keys: tuple[str, ...]) -> float | None:
-    """:returns: The first number among ``keys`` of ``usage``, or ``None``."""
     return next((number for key in keys if (number := _number(usage.get(key))) is not None), None)
 
 
@@ -303,6 +259,11 @@ def usage_cost(usage: Mapping[str, Any] | None, price: Price) -> float | None:
     cached_price = price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
     dollars = (spent_in - cached) * price.input_per_mtok + cached * cached_price + spent_out * price.output_per_mtok
     return dollars / 1_000_000
+
+
+def _sum(costs: Iterable[float | None]) -> float | None:
+    known = list(costs)
+    return None if any(cost is None for cost in known) else sum(cost or 0.0 for cost in known)
 
 
 class CostMeter:
@@ -346,17 +307,11 @@ class CostMeter:
 
     def total(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
         """The sum in US dollars, or ``None`` when some phase's cost is unknown."""
-        costs = self.by_phase(usage_by_phase).values()
-        return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
+        return _sum(self.by_phase(usage_by_phase).values())
 
     def estimate(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
-        """
-        The total as :meth:`total` gives it, without any warning: for progress displays while the run goes on.
-
-        :returns: The sum in US dollars, or ``None`` when some phase's cost is unknown.
-        """
-        costs = self._priced(usage_by_phase, warn=False).values()
-        return None if any(cost is None for cost in costs) else sum(cost or 0.0 for cost in costs)
+        """The total as :meth:`total` gives it, without any warning: for progress displays while the run goes on."""
+        return _sum(self._priced(usage_by_phase, warn=False).values())
 
     def report(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         """Each phase's usage with its ``model`` (or ``None``) and ``cost`` (US dollars, or ``None``)."""

@@ -1,20 +1,13 @@
 """
 The caches: the cross-run cache on disk, and the pages one run has already summarized.
 
-**Cache.** The cross-run cache: search results, fetched page texts and page summaries kept on disk, so that researching
-the same question again (or a question that leads to the same searches and pages) searches and fetches nothing.
-
-One module, used at two seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks
-its engine and stores what the engine answered; ``read_url`` looks a page's text up before it fetches the page, and
-the page's summary (by URL, question and summarizer model) before it calls the summarizer. Every entry has a time to
-live; an older entry is a miss, and the next store replaces it.
-
-A store is anything with ``get(kind, key)``, ``put(kind, key, value)`` and ``to_dict()`` (:class:`CacheStore`):
-:class:`ResearchCache` keeps entries on disk, and a recording (:mod:`._recording`) records and replays them through
-the same seams. Entries are JSON, one file each (``<directory>/<kind>/<2 hex>/<sha256>.json``), written atomically,
-so several processes may share one directory. A cache never fails a run: a file that cannot be read is a miss, and
-one that cannot be written is a logged warning. Entries are read only when they are regular files inside the
-directory, at most ``MAX_ENTRY_BYTES`` long (see :mod:`haystack_deep_research._untrusted.files`).
+**Cache.** The cross-run cache (docs/caching.md): search results, page texts and page summaries on disk, used at two
+seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks its engine, ``read_url`` a
+page's text before it fetches it and its summary before it calls the summarizer. A store is anything with ``get``,
+``put`` and ``to_dict`` (:class:`CacheStore`): :class:`ResearchCache` keeps entries on disk, a recording
+(:mod:`._recording`) records and replays them through the same seams. A cache never fails a run, and its entries are
+read only when they are regular files inside the directory, at most ``MAX_ENTRY_BYTES`` long (see
+:mod:`haystack_deep_research._untrusted.files`).
 
 **Read cache.** The pages one research run has already summarized, so that no researcher of the run reads a URL again
 for the same question.
@@ -63,6 +56,8 @@ __all__ = [
     "cache_of",
     "cache_to_dict",
     "check_cache",
+    "check_kind",
+    "folder",
     "page_key",
     "search_key",
     "summary_key",
@@ -103,29 +98,31 @@ def summary_key(url: str, question: str, model: str) -> str:
     return json.dumps([normalize_url(url), _words(question), model], ensure_ascii=False)
 
 
+def folder(directory: Any) -> Path:
+    """:raises ConfigurationError: If ``directory`` is not a folder path."""
+    if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
+        raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
+    return Path(directory).expanduser()
+
+
+def check_kind(kind: str) -> None:
+    """:raises ConfigurationError: If ``kind`` is not one of :data:`CACHE_KINDS`."""
+    if kind not in CACHE_KINDS:
+        raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+
+
 @runtime_checkable
 class CacheStore(Protocol):
-    """Where the seams look entries up and store them."""
+    """
+    Where the seams look entries up (``None`` on a miss) and store them, by one of :data:`CACHE_KINDS` and a key (see
+    :func:`search_key`, :func:`page_key`, :func:`summary_key`); values are JSON-ready dicts.
+    """
 
-    def get(self, kind: str, key: str) -> dict[str, Any] | None:
-        """
-        :param kind: One of :data:`CACHE_KINDS`.
-        :param key: The entry's key (see :func:`search_key`, :func:`page_key`, :func:`summary_key`).
-        :returns: The stored value, or ``None`` on a miss.
-        """
-        ...
+    def get(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
-    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
-        """
-        :param kind: One of :data:`CACHE_KINDS`.
-        :param key: The entry's key.
-        :param value: A JSON-ready value.
-        """
-        ...
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None: ...
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized store."""
-        ...
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 class ResearchCache(InitSerialized):
@@ -138,9 +135,7 @@ class ResearchCache(InitSerialized):
     """
 
     def __init__(self, *, directory: str | os.PathLike[str], ttl: float = DEFAULT_CACHE_TTL) -> None:
-        if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
-            raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
-        self.directory = Path(directory).expanduser()
+        self.directory = folder(directory)
         self.ttl = _checks.number_in_range("ttl", ttl, 0.0)
         self._lock = threading.Lock()
         self._hits = 0
@@ -150,8 +145,7 @@ class ResearchCache(InitSerialized):
         return f"ResearchCache(directory={str(self.directory)!r}, ttl={self.ttl})"
 
     def _path(self, kind: str, key: str) -> Path:
-        if kind not in CACHE_KINDS:
-            raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+        check_kind(kind)
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
         return self.directory / kind / digest[:2] / f"{digest}.json"
 
@@ -231,11 +225,7 @@ def cache_from_dict(data: dict[str, Any] | None) -> CacheStore | None:
 
 
 def check_cache(cache: Any) -> CacheStore | None:
-    """
-    :param cache: What was passed as ``cache``.
-    :returns: It, when it is ``None`` or a store.
-    :raises ConfigurationError: If it is anything else.
-    """
+    """:raises ConfigurationError: If ``cache`` is neither ``None`` nor a store."""
     if cache is not None and not isinstance(cache, CacheStore):
         raise ConfigurationError(
             f"cache must be a ResearchCache (or another store with get, put and to_dict); got {type(cache).__name__}."
@@ -244,11 +234,7 @@ def check_cache(cache: Any) -> CacheStore | None:
 
 
 def cache_of(value: Any) -> ResearchCache | None:
-    """
-    The cache, or ``None``.
-
-    :raises ConfigurationError: If it is anything else.
-    """
+    """:raises ConfigurationError: If ``value`` is neither ``None``, a folder path nor a ``ResearchCache``."""
     if value is None or isinstance(value, ResearchCache):
         return value
     if isinstance(value, str | os.PathLike) and not isinstance(value, bool):
@@ -295,19 +281,11 @@ class ReadClaim:
         self._future.set_result(read)
 
     def wait(self) -> CachedRead | None:
-        """
-        Block until the owner settles.
-
-        :returns: The shared summary, or ``None`` when the owner's read failed (then read the page yourself).
-        """
+        """Block until the owner settles: the shared summary, or ``None`` (then read the page yourself)."""
         return self._future.result()
 
     async def wait_async(self) -> CachedRead | None:
-        """
-        Await the owner's result without blocking the event loop.
-
-        :returns: The shared summary, or ``None`` when the owner's read failed.
-        """
+        """As :meth:`wait`, without blocking the event loop."""
         # Shielded: a cancelled waiter must not cancel the read that the owner and the other waiters share.
         return await asyncio.shield(asyncio.wrap_future(self._future))
 
@@ -328,7 +306,7 @@ class ReadCache:
 
         :returns: A claim; read the page when ``claim.owner`` is true, otherwise wait for the owner's summary.
         """
-        key = (normalize_url(url), " ".join(question.split()).casefold())
+        key = (normalize_url(url), _words(question))
         with self._lock:
             future = self._entries.get(key)
             owner = future is None

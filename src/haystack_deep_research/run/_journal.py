@@ -96,7 +96,7 @@ _RECORD_START = b'{"type": '
 
 
 def shown(path: str) -> str:
-    """:returns: ``path`` quoted, shortened in the middle when it is long."""
+    """``path`` quoted, shortened in the middle when it is long."""
     return repr(path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}")
 
 
@@ -243,11 +243,7 @@ class JournalFile:
 
 
 def subtopic_key(subtopic: str) -> str:
-    """
-    The key a sub-topic is matched by when a run resumes: case-folded, whitespace collapsed, end punctuation dropped.
-
-    :returns: Its key.
-    """
+    """The key a sub-topic is matched by on resuming: case-folded, whitespace collapsed, end punctuation dropped."""
     return " ".join(subtopic.casefold().split()).rstrip(" .;:!?")
 
 
@@ -636,27 +632,15 @@ class RunJournal:
             self._notes[subtopic_key(subtopic)] = JournaledNote(subtopic, note, summary, partial, position)
 
     def record_end(self, *, exit_reason: str | None, ledger: EvidenceLedger) -> None:
-        """
-        Journal the end of the attempt, with the ledger entries not journaled yet.
-
-        :raises OSError: If the journal cannot be written.
-        """
+        """Journal the end of the attempt, with the ledger entries not journaled yet (``OSError`` if it cannot)."""
         self._append_with_sources({"type": "end", "exit_reason": exit_reason}, ledger)
 
     def write_ledger(self, ledger: EvidenceLedger) -> None:
-        """
-        Replace ``ledger.json`` atomically with the ledger's entries.
-
-        :raises OSError: If the file cannot be written.
-        """
+        """Replace ``ledger.json`` atomically with the ledger's entries (``OSError`` if it cannot)."""
         write_file(self.directory / LEDGER_FILE, json.dumps(ledger.to_list(), ensure_ascii=False))
 
     def write_report(self, report: str) -> None:
-        """
-        Replace ``report.md`` atomically.
-
-        :raises OSError: If the file cannot be written.
-        """
+        """Replace ``report.md`` atomically (``OSError`` if it cannot)."""
         write_file(self.directory / REPORT_FILE, report)
 
     @property

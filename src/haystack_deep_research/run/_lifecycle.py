@@ -113,12 +113,7 @@ MAX_QUESTION_CHARS = 20_000
 
 
 def check_question(question: str) -> str:
-    """
-    Check a research question's length.
-
-    :returns: The question.
-    :raises InvalidQuestionError: If it is longer than :data:`MAX_QUESTION_CHARS`; the message says what to do.
-    """
+    """:raises InvalidQuestionError: If ``question`` is longer than :data:`MAX_QUESTION_CHARS`."""
     if len(question) > MAX_QUESTION_CHARS:
         raise InvalidQuestionError(
             f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. Ask a shorter "
@@ -128,12 +123,7 @@ def check_question(question: str) -> str:
 
 
 def check_messages(messages: Any) -> list[ChatMessage]:
-    """
-    Check that ``messages`` is a list of ``ChatMessage``.
-
-    :returns: The messages.
-    :raises InvalidQuestionError: If it is anything else; the message says what was passed and what to pass.
-    """
+    """:raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``; the message names the fix."""
     if isinstance(messages, ChatMessage):
         raise InvalidQuestionError("messages must be a list of ChatMessage; wrap the message: messages=[message].")
     if isinstance(messages, str):
@@ -167,11 +157,9 @@ _MOVED_KEYS = {
 
 def check_hook_context(hook_context: Any) -> dict[str, Any]:
     """
-    Check that ``hook_context`` is a dict (or ``None``, meaning an empty one) that holds none of the keys a run used to
-    read its inputs from: those are refused, naming the ``RunInputs`` field to pass instead, never ignored.
-
-    :returns: The dict (a new empty one for ``None``).
-    :raises ConfigurationError: If it is anything else, or holds such a key.
+    :returns: ``hook_context``, or ``{}`` for ``None``.
+    :raises ConfigurationError: If it is not a dict, or holds a key a run used to read its inputs from (refused,
+        naming the ``RunInputs`` field to pass instead, never ignored).
     """
     if hook_context is None:
         return {}
@@ -189,11 +177,9 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
 
 class RunGuard:
     """
-    What one agent run opened that must be closed when the run ends, whatever the way it ends.
-
-    The agent puts a guard in ``hook_context`` (under ``RUN_GUARD_KEY``) for the run's life; the run's ``before_run``
-    hook registers what it opens; the agent calls :meth:`close` once its run returned or raised. Closing something
-    twice must be harmless: a run that ends normally has already closed it. Copying the guard returns the guard.
+    What one agent run opened, closed by the agent once its run returned or raised (it sits in ``hook_context`` under
+    ``RUN_GUARD_KEY``; the ``before_run`` hook registers). Closing twice must be harmless: a run that ends normally has
+    already closed it. Copying the guard returns the guard.
     """
 
     def __init__(self) -> None:
@@ -270,10 +256,7 @@ class RunInputs:
             raise ConfigurationError("RunInputs(brief=...) must be a non-empty string, or None to write one.")
 
     def budgets_over(self, own: Budgets) -> Budgets:
-        """
-        :param own: The budgets the shape was built with.
-        :returns: The run's budgets: this run's over ``own``, or ``own``.
-        """
+        """The run's budgets: this run's over ``own`` (the shape's), or ``own``."""
         return own if self.budgets is None else self.budgets.over(own)
 
 
@@ -310,23 +293,14 @@ def current_run() -> OpenRun:
 
 
 def make_current(run: ResearchRun, context: dict[str, Any] | None = None) -> Callable[[], None]:
-    """
-    Make ``run`` the current run (see :func:`current_run`) until the returned callable is called, in the same context.
-
-    :returns: What makes the run current no more (the current run before it is current again).
-    """
+    """Make ``run`` the current run until the returned callable is called, in the same context."""
     token = _CURRENT.set(OpenRun(run=run, context=dict(context or {})))
     return lambda: _CURRENT.reset(token)
 
 
 @contextmanager
 def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator[OpenRun]:
-    """
-    Make ``run`` the current run for the block: what a Pipeline shape does around its Pipeline (and, for a step used
-    on its own, a test or a Pipeline of the caller's own). Nothing is opened or closed.
-
-    :returns: The current run, as the steps see it.
-    """
+    """Make ``run`` the current run for the block (a Pipeline shape's, or a step's used on its own); opens nothing."""
     done = make_current(run, context)
     try:
         yield current_run()
@@ -335,12 +309,7 @@ def running(run: ResearchRun, context: dict[str, Any] | None = None) -> Iterator
 
 
 def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:
-    """
-    The per-run inputs a shape's ``run`` was given, checked.
-
-    :returns: The inputs.
-    :raises ConfigurationError: If ``inputs`` is not a ``RunInputs``, or the callback is not callable.
-    """
+    """:raises ConfigurationError: If ``inputs`` is not a ``RunInputs``, or the callback is not callable."""
     if inputs is None:
         inputs = RunInputs()
     if not isinstance(inputs, RunInputs):
@@ -354,20 +323,15 @@ def run_inputs(inputs: Any, streaming_callback: Any = None) -> RunInputs:
 
 
 def inputs_of(context: dict[str, Any]) -> RunInputs:
-    """
-    :param context: An Agent shape's ``hook_context``.
-    :returns: The per-run inputs its ``run`` put there (none outside a run of a shape of this library).
-    """
+    """The per-run inputs an Agent shape's ``run`` put in its ``hook_context`` (empty outside such a run)."""
     given = context.get(INPUTS_KEY)
     return given if isinstance(given, RunInputs) else RunInputs()
 
 
 def question_from(messages: Any) -> str:
     """
-    Find the research question: the text of the last user message, cleaned (see
-    :func:`~haystack_deep_research.evidence.clean_text`).
+    The research question: the last user message's text, cleaned and stripped.
 
-    :returns: The question, stripped.
     :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
         the question is longer than ``MAX_QUESTION_CHARS``.
     """
@@ -390,23 +354,11 @@ def view_of(state: State) -> RunView | None:
 
 
 def counted_view(state: State) -> RunView | None:
-    """
-    :func:`view_of` the state, with the tokens the agent has spent so far counted toward its run; ``None`` outside a run
-    of this library.
-    """
+    """:func:`view_of` the state, with the tokens the agent has spent so far counted toward its run."""
     view = view_of(state)
     if view is not None:
         view.count_usage(state.data.get(TOKEN_USAGE))
     return view
-
-
-def context_of(state: State) -> dict[str, Any]:
-    """
-    :param state: An agent's live State.
-    :returns: Its ``hook_context`` (``{}`` when none was given).
-    :raises ConfigurationError: If the ``hook_context`` given is not a dict.
-    """
-    return check_hook_context(state.data.get(HOOK_CONTEXT))
 
 
 class OpenRunHook(PhaseHook):
@@ -472,11 +424,7 @@ class OpenRunHook(PhaseHook):
 
     @staticmethod
     def run_parameters_from_dict(init_parameters: dict[str, Any]) -> None:
-        """
-        Turn serialized prices and ``on_event`` back into objects, in place.
-
-        :param init_parameters: The ``init_parameters`` of a serialized hook.
-        """
+        """Turn serialized prices and ``on_event`` back into objects, in place."""
         prices = init_parameters.get("prices")
         if isinstance(prices, dict):
             init_parameters["prices"] = {model: Price.from_dict(price) for model, price in prices.items()}
@@ -490,7 +438,7 @@ class OpenRunHook(PhaseHook):
         :raises ConfigurationError: (from the phase) If ``hook_context`` is not a dict, or the shape refuses an input.
         """
         question = self.question_of(state.data.get(MESSAGES))
-        context = context_of(state)
+        context = check_hook_context(state.data.get(HOOK_CONTEXT))
         run = yield from self.open_run(question, inputs_of(context))
         journal = run.journal
         if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):  # a ResearchAgent's run: it closes the guard
@@ -501,29 +449,18 @@ class OpenRunHook(PhaseHook):
         try:
             yield from self._open(state, context, run)
         except BaseException:
-            run.close()
-            if journal is not None:
-                journal.close()
+            _release(run)
             raise
 
     def question_of(self, messages: Any) -> str:
-        """
-        The run's question: the last user message (a subclass may read the conversation otherwise).
-
-        :param messages: The messages passed to ``run``.
-        :returns: The question.
-        :raises InvalidQuestionError: If the messages hold no question.
-        """
+        """The run's question: the last user message (a subclass may read the conversation otherwise)."""
         return question_from(messages)
 
     def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
         """
         Open the run of one question (see docs/how-it-works.md). Every shape opens its run here: the agents in this
-        hook, the Pipeline shapes before their Pipeline runs.
+        hook, the Pipeline shapes before their Pipeline runs. The phase returns the open run; the caller closes it.
 
-        :param question: The run's question.
-        :param inputs: The run's inputs.
-        :returns: The phase; it returns the open run (its journal, if any, is open: the caller closes it).
         :raises RunDirError: (from the phase) If the run directory cannot be used.
         :raises ConfigurationError: (from the phase) If the shape refuses one of the inputs, or a run's dollar budget
             lacks a price.
@@ -540,7 +477,12 @@ class OpenRunHook(PhaseHook):
         if budgets is not own:
             budgets.check_priced(self.phase_models)
         start_parsers()  # parsers load while the run makes its first model calls, not when its first page arrives
-        journal = yield from open_journal(inputs.run_dir, question)
+        journal = None
+        if inputs.run_dir is not None:
+            [opened] = yield [blocking(RunJournal.open, inputs.run_dir, question)]
+            if opened.error is not None:
+                raise opened.error
+            journal = opened.value
         subscribers = [given for given in (self.on_event, inputs.on_event) if given is not None]
         run = ResearchRun(
             question=question,
@@ -556,9 +498,7 @@ class OpenRunHook(PhaseHook):
             if inputs.on_run_opened is not None:
                 inputs.on_run_opened(run)
         except BaseException:
-            run.close()
-            if journal is not None:
-                journal.close()
+            _release(run)
             raise
         run.events.emit(RunStarted(phase=PHASE_RUN, question=run.question))
         return run
@@ -581,7 +521,7 @@ class OpenRunHook(PhaseHook):
         publish(state, run)
 
     def begin(self, state: State, run: ResearchRun) -> Phase[None]:
-        """Opening work of a subclass, after the run is open."""
+        """A subclass's opening work, once the run is open."""
         yield from ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -612,9 +552,7 @@ class CloseRunHook(PhaseHook, InitSerialized):
             failure = error
         report, exit_reason = str(state.data.get(REPORT) or ""), str(state.data.get(EXIT_REASON) or "")
         outputs = yield from close_run(run, report=report, exit_reason=exit_reason)
-        for key, value in outputs.items():
-            if key in state.schema:
-                state.set(key, value, handler_override=replace_values)
+        publish(state, run, outputs)
         if failure is not None:
             raise failure
 
@@ -625,10 +563,9 @@ class CloseRunHook(PhaseHook, InitSerialized):
 
 class BudgetHook(InitSerialized):
     """
-    ``before_llm`` of the orchestrator and of every sub-researcher: count the agent's new token usage into the run,
-    stop the agent once the run's token or time budget is spent (``stop_run`` becomes its ``exit_reason``), and else
-    bind the run's budget to the step's model call, which :class:`~haystack_deep_research.run._budget.
-    DeadlineChatGenerator` cuts at the deadline. ``run_async`` runs on the event loop, so the binding reaches the call.
+    ``before_llm`` of every library Agent: count its new token usage into the run, stop it once a budget is spent
+    (``stop_run`` becomes its ``exit_reason``), else bind the run's budget to the step's model call, which
+    ``DeadlineChatGenerator`` cuts at the deadline (``run_async`` runs on the event loop, so the binding reaches it).
     """
 
     allowed_hook_points = ("before_llm",)
@@ -648,20 +585,22 @@ class BudgetHook(InitSerialized):
 def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
     """
     Close a run, whatever its shape (see docs/how-it-works.md): its resources, the run directory (outcome written,
-    lock released), ``RunEnded``.
-
-    :param run: The run.
-    :param report: Its report, as it leaves the library.
-    :param exit_reason: Why it ended.
-    :returns: The phase; it returns the shared outputs the run holds (:func:`~haystack_deep_research.run._research_run.
-        run_outputs`) with ``report`` and ``exit_reason``.
+    lock released), ``RunEnded``. The phase returns :func:`run_outputs` with ``report`` and ``exit_reason``. The run
+    directory gets the journal's end record (with the sources not journaled yet), ``ledger.json`` and ``report.md``:
+    each write that fails is a warning saying what it costs, and the others are still made.
     """
     run.close()
     journal = run.journal
-    try:
-        yield from write_outcome(run, report=report, exit_reason=exit_reason)
-    finally:
-        if journal is not None:
+    if journal is not None:
+        try:
+            [ended] = yield [blocking(journal.record_end, exit_reason=exit_reason, ledger=run.ledger)]
+            lost = "a resumed run would not restore the sources found after the last note"
+            _failed(run, PHASE_WRITE, "the end of the run", ended.error, lost)
+            [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
+            _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
+            [written] = yield [blocking(journal.write_report, report)]
+            _failed(run, PHASE_WRITE, REPORT_FILE, written.error, "the report is in the result")
+        finally:
             journal.close()
     outputs = {**run_outputs(run), REPORT: report, EXIT_REASON: exit_reason}
     run.events.emit(
@@ -676,9 +615,10 @@ def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[
     return outputs
 
 
-def _unwrapped(error: PipelineRuntimeError) -> Exception:
-    cause = error.__cause__
-    return cause if isinstance(cause, DeepResearchError) else error
+def _release(run: ResearchRun) -> None:
+    run.close()
+    if run.journal is not None:
+        run.journal.close()
 
 
 T = TypeVar("T")
@@ -719,11 +659,7 @@ class PipelineShape:
         return default_from_dict(cls, data)
 
     def step(self, kind: type[T]) -> T:
-        """
-        The Pipeline's first step of class ``kind``.
-
-        :raises ConfigurationError: If the Pipeline holds none (it was rebuilt without it).
-        """
+        """:raises ConfigurationError: If the Pipeline holds no step of class ``kind`` (it was rebuilt without it)."""
         for _, instance in self.pipeline.walk():
             if isinstance(instance, kind):
                 return instance
@@ -745,11 +681,10 @@ class PipelineShape:
             with running(run, context):
                 yield
         except PipelineRuntimeError as error:
-            raise _unwrapped(error) from error.__cause__
+            cause = error.__cause__
+            raise (cause if isinstance(cause, DeepResearchError) else error) from cause
         finally:
-            run.close()
-            if run.journal is not None:
-                run.journal.close()
+            _release(run)
 
     def research(
         self,
@@ -760,13 +695,8 @@ class PipelineShape:
         **own: Any,
     ) -> dict[str, Any]:
         """
-        Open the run, run the Pipeline in it, close the run.
+        Open the run, run the Pipeline in it (with the shape's ``own`` inputs, see :meth:`entry`), close the run.
 
-        :param messages: The question, as the last user message.
-        :param streaming_callback: A Haystack streaming callback every model of the run streams to, or ``None``.
-        :param hook_context: The caller's request-scoped inputs, handed to the hooks of the shape's nested agents.
-        :param inputs: The run's inputs (``RunInputs``), or ``None``.
-        :param own: The shape's own inputs (see :meth:`entry`).
         :returns: The outputs of the ``finish`` component.
         :raises InvalidQuestionError: If ``messages`` holds no question; nothing has run.
         :raises ConfigurationError: If ``hook_context`` or ``inputs`` has the wrong type.
@@ -792,35 +722,13 @@ class PipelineShape:
             return dict((await self.pipeline.run_async(self.entry(run, **own)))[self.finish])
 
 
-_END_LOST = "a resumed run would not restore the sources found after the last note"
-
-
-def open_journal(run_dir: str | os.PathLike[str] | None, question: str) -> Phase[RunJournal | None]:
-    """
-    Open the journal of the run directory, if any.
-
-    :returns: The phase; it returns the journal, or ``None`` without a run directory.
-    :raises RunDirError: (from the phase) If the directory cannot be used.
-    """
-    if run_dir is None:
-        return None
-    [opened] = yield [blocking(RunJournal.open, run_dir, question)]
-    if opened.error is not None:
-        raise opened.error
-    return opened.value
-
-
 def _failed(run: ResearchRun, phase: str, what: str, error: Exception | None, consequence: str) -> None:
     if error is not None:
         run.warn(phase, f"could not write {what} to the run directory ({error}); {consequence}")
 
 
 def restore(state: State, run: ResearchRun) -> Phase[None]:
-    """
-    Journal the brief, and restore the ledger and the notes an earlier attempt completed.
-
-    :returns: The phase.
-    """
+    """Journal the brief, and restore the ledger and the notes an earlier attempt completed."""
     journal = run.journal
     if journal is None:
         return
@@ -852,8 +760,6 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     """
     Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
     nothing of the record is on disk then, so a resumed run researches the sub-topic again.
-
-    :returns: The phase.
     """
     journal = view.run.journal
     if journal is None:
@@ -871,25 +777,6 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     _failed(
         view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error, "a resumed run would research it again"
     )
-
-
-def write_outcome(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[None]:
-    """
-    Journal the end of the attempt (with the sources not journaled yet), and write ``ledger.json`` and ``report.md``.
-    Each write that fails is a warning saying what it costs; the others are still made. Every shape ends its run
-    directory this way.
-
-    :returns: The phase.
-    """
-    journal = run.journal
-    if journal is None:
-        return
-    [ended] = yield [blocking(journal.record_end, exit_reason=exit_reason, ledger=run.ledger)]
-    _failed(run, PHASE_WRITE, "the end of the run", ended.error, _END_LOST)
-    [ledger] = yield [blocking(journal.write_ledger, run.ledger)]
-    _failed(run, PHASE_WRITE, LEDGER_FILE, ledger.error, "the sources are in the result and in the journal")
-    [written] = yield [blocking(journal.write_report, report)]
-    _failed(run, PHASE_WRITE, REPORT_FILE, written.error, "the report is in the result")
 
 
 class _AsyncRunnable(Protocol):

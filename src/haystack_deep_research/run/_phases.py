@@ -24,11 +24,9 @@ stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original i
 A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
 refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.
 
-**Output cap.** A model the library does not call itself (the deep agent's own model, which the Agent calls) gets its
-per-completion output cap from a thin wrapper that adds it to every call's ``generation_kwargs``. The cap's name differs
-by API and by server and Haystack has no common one; :data:`API_TABLE`, the one table of the OpenAI APIs (also read when
-a model is built and when ``--base-url`` is probed), gives it for OpenAI's generators and for other servers they call
-(:func:`output_cap_kwargs`); for any other generator, set the cap in its own ``generation_kwargs``.
+**Output cap.** A model the Agent calls (the deep agent's own) gets its per-completion cap from a thin wrapper; the
+cap's name differs by API and by server and Haystack has no common one, so :data:`API_TABLE`, the one table of the
+OpenAI APIs (also read when a model is built and when ``--base-url`` is probed), names it.
 """
 
 from __future__ import annotations
@@ -100,12 +98,7 @@ MODEL_CALL_SPAN = "haystack_deep_research.model_call"
 
 @dataclass(frozen=True)
 class Call:
-    """
-    One call a phase asks for, in both forms.
-
-    :param run: Makes the call synchronously.
-    :param run_async: Makes the call on the event loop.
-    """
+    """One call a phase asks for, in both forms: ``run`` makes it synchronously, ``run_async`` on the event loop."""
 
     run: Callable[[], Any]
     run_async: Callable[[], Awaitable[Any]]
@@ -113,12 +106,7 @@ class Call:
 
 @dataclass(frozen=True)
 class Outcome:
-    """
-    What one call gave: its value, or the error it raised.
-
-    :param value: The call's return value (``None`` after an error).
-    :param error: The exception the call raised, or ``None``.
-    """
+    """What one call gave: its ``value`` (``None`` after an error), or the ``error`` it raised."""
 
     value: Any = None
     error: Exception | None = None
@@ -139,11 +127,7 @@ Phase = Generator[list[Call], list[Outcome], T]
 
 
 def failure(error: Exception | None) -> str:
-    """
-    Say why a model call produced no text.
-
-    :returns: A short reason.
-    """
+    """A short reason why a model call produced no text."""
     return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
 
 
@@ -188,8 +172,6 @@ def ask(
     A call that streams to Haystack's ``OpenAIChatGenerator`` asks the stream to carry the token usage, which it
     otherwise leaves out (see :func:`stream_usage_kwargs`).
 
-    :param generator: A Haystack chat generator.
-    :param messages: The prompt.
     :param role: The role of the call (``scope``, ``summarizer``, ``writer``, ``judge``, ...), a span tag.
     :param streaming_callback: The run's streaming callback, or ``None``: the generator streams to it (when its
         ``run`` takes one), each chunk tagged with ``role`` (see :mod:`haystack_deep_research.run._phases`).
@@ -200,7 +182,7 @@ def ask(
         with a streaming callback of its own keeps it.
     :param budget: The run's budget: the call waits no longer than its time budget has left and then fails with
         :class:`~haystack_deep_research.errors.DeadlineExceededError` (see :mod:`.deadline`); ``None`` for no bound.
-    :returns: A call whose value is the first reply (a ``ChatMessage``) or ``None``.
+    :returns: A call whose value is the first reply or ``None``.
     """
     own = getattr(generator, "streaming_callback", None) is not None
     if streaming_callback is None and keep_alive and not own:
@@ -216,37 +198,30 @@ def ask(
             return _first_reply(call_within(lambda: generator.run(messages=messages, **inputs), budget), span)
 
     async def run_async() -> ChatMessage | None:
-        callback = for_async(streaming_callback, role, agent) if streams else None
+        # a sync run in a worker thread streams through a plain callback
+        wrap = for_async if hasattr(generator, "run_async") else for_sync
+        callback = wrap(streaming_callback, role, agent) if streams else None
         inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
         with _model_span(generator, role, messages) as span:
-            if hasattr(generator, "run_async"):
-                started = await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
-                return _first_reply(started, span)
-            if callback is not None:  # a sync run in a worker thread streams through a plain callback
-                inputs["streaming_callback"] = for_sync(streaming_callback, role, agent)
-                if inputs["streaming_callback"] is None:
-                    del inputs["streaming_callback"]
-            threaded = await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
-            return _first_reply(threaded, span)
+            return _first_reply(await _generate_async(generator, messages, inputs, budget), span)
 
     return Call(run, run_async)
 
 
-def blocking(function: Callable[..., T], *args: Any, **kwargs: Any) -> Call:
-    """
-    A blocking call: run inline on the sync path, in a worker thread on the async path.
+async def _generate_async(generator: Any, messages: list[ChatMessage], inputs: dict[str, Any], budget: Any) -> Any:
+    """A generator's call within the budget; one without ``run_async`` runs in a daemon thread."""
+    if hasattr(generator, "run_async"):
+        return await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
+    return await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
 
-    :returns: The call.
-    """
+
+def blocking(function: Callable[..., T], *args: Any, **kwargs: Any) -> Call:
+    """A blocking call: run inline on the sync path, in a worker thread on the async path."""
     return Call(lambda: function(*args, **kwargs), lambda: asyncio.to_thread(function, *args, **kwargs))
 
 
 def subphase(factory: Callable[[], Phase[T]], *, max_concurrency: int = 5) -> Call:
-    """
-    A nested phase as one call of a batch, so that several phases of one batch proceed side by side.
-
-    :returns: The call; its value is what the nested phase returns.
-    """
+    """A nested phase as one call of a batch (its value is what the phase returns), so phases run side by side."""
     return Call(
         lambda: drive(factory(), max_concurrency=max_concurrency),
         lambda: drive_async(factory(), max_concurrency=max_concurrency),
@@ -270,12 +245,8 @@ async def _attempt_async(call: Call, limit: asyncio.Semaphore) -> Outcome:
 
 def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:
     """
-    Run a phase synchronously; the calls of a batch run in worker threads (each in a copy of the caller's context,
-    so tracing spans nest under the caller's).
-
-    :param phase: The phase.
-    :param max_concurrency: Calls of one batch running at once.
-    :returns: What the phase returned.
+    Run a phase synchronously and return its result; the calls of a batch run in worker threads, at most
+    ``max_concurrency`` at once, each in a copy of the caller's context (so tracing spans nest under the caller's).
     """
     try:
         batch = next(phase)
@@ -292,13 +263,7 @@ def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:
 
 
 async def drive_async(phase: Phase[T], *, max_concurrency: int = 5) -> T:
-    """
-    Run a phase on the event loop; the calls of a batch run concurrently.
-
-    :param phase: The phase.
-    :param max_concurrency: Calls of one batch running at once.
-    :returns: What the phase returned.
-    """
+    """Run a phase on the event loop and return its result; a batch's calls run concurrently (``max_concurrency``)."""
     limit = asyncio.Semaphore(max_concurrency)
     try:
         batch = next(phase)
@@ -385,12 +350,16 @@ def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
     own = getattr(generator, "generation_kwargs", None) or {}
     if "stream_options" in own:
         return {}
-    for module_name, class_name in _USAGE_ON_REQUEST:
-        module = sys.modules.get(module_name)
-        kind = getattr(module, class_name, None) if module is not None else None
-        if isinstance(kind, type) and isinstance(generator, kind):
-            return {"stream_options": {"include_usage": True}}
+    if any(_is_loaded_instance(generator, module, name) for module, name in _USAGE_ON_REQUEST):
+        return {"stream_options": {"include_usage": True}}
     return {}
+
+
+def _is_loaded_instance(generator: Any, module_name: str, class_name: str) -> bool:
+    """Whether it is an instance of that class, looked up only when its module is already imported."""
+    module = sys.modules.get(module_name)
+    kind = getattr(module, class_name, None) if module is not None else None
+    return isinstance(kind, type) and isinstance(generator, kind)
 
 
 class UsesModels:
@@ -438,11 +407,7 @@ class PhaseHook(UsesModels):
     max_concurrency: int = 5
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        The hook's work.
-
-        :returns: The phase.
-        """
+        """The hook's work."""
         raise NotImplementedError
 
     def run(self, state: State) -> None:
@@ -459,11 +424,7 @@ class RunBound(Protocol):
     """A tool that works inside a run: the run's ``before_run`` hook hands it the run's view."""
 
     def attach_run(self, view: RunView) -> bool:
-        """
-        Take the run's view.
-
-        :returns: ``False`` when the tool is shared by several runs (not spawned for this one) and did not take it.
-        """
+        """Take the run's view; ``False`` when the tool is shared by several runs and did not take it."""
         ...
 
 
@@ -472,7 +433,6 @@ def with_hooks(library: Mapping[Any, list[Any]], given: Any, *, factory: str) ->
     The hooks of an agent a factory builds: the library's, with the caller's own after them at each hook point (the
     library's open the run first and close it first, so the caller's see it open, and see its report).
 
-    :returns: The merged hooks (``library`` itself without any of the caller's).
     :raises ConfigurationError: If ``given`` is not such a dict, names an unknown hook point, or holds something that
         is not a hook of that point.
     """
@@ -532,12 +492,7 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        Call the wrapped generator, waiting no longer than the run's time budget has left.
-
-        :returns: The wrapped generator's replies, or one empty reply (``meta[DEADLINE_META]`` says why) when the
-            call was cut at the deadline.
-        """
+        """The wrapped generator's replies, or :func:`deadline_reply` when the run's time budget ran out first."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
         try:
             result: dict[str, Any] = call_within(
@@ -549,20 +504,10 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """
-        Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread.
-
-        :returns: As for :meth:`run`.
-        """
+        """Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
-        generator, budget = self.chat_generator, bound_budget()
         try:
-            if hasattr(generator, "run_async"):
-                result: dict[str, Any] = await call_within_async(
-                    lambda: generator.run_async(messages=messages, **inputs), budget
-                )
-            else:
-                result = await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
+            result: dict[str, Any] = await _generate_async(self.chat_generator, messages, inputs, bound_budget())
         except DeadlineExceededError as error:
             return deadline_reply(error)
         return result
@@ -602,9 +547,7 @@ def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
         ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "chat"),
         ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "responses"),
     ):
-        module = sys.modules.get(module_name)
-        kind = getattr(module, class_name, None) if module is not None else None
-        if isinstance(kind, type) and isinstance(generator, kind):
+        if _is_loaded_instance(generator, module_name, class_name):
             base_url = str(getattr(generator, "api_base_url", None) or "")
             other = bool(base_url) and urlsplit(base_url).hostname != _OPENAI_HOST
             return {API_TABLE[api].compatible_cap if other else API_TABLE[api].cap: tokens}

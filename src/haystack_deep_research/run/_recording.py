@@ -15,23 +15,12 @@ is replayed from them.
 Both refuse a damaged file with :class:`~haystack_deep_research.errors.RecordingError` naming the file and the line
 or field.
 
-**Recording.** Record and replay: keep every model exchange and tool result of a run in a directory, then run it again
-from there with no network and no model call.
-
-Recording and replaying are wrappers at the seams, never special cases in an agent shape:
-
-- models: :class:`RecordingChatGenerator` wraps a chat generator and records each reply under the prompt it
-  answered; :class:`ReplayChatGenerator` answers each prompt with the recorded reply and calls nothing;
-- tools: a :class:`Recording` is a cache store (see :mod:`._cache`), handed to the search and ``read_url`` tools as
-  their ``cache``. Recording, it passes look-ups to the cache it wraps (if any) and records every search result, page
-  text and page summary the run used, whether it came from the cache or the network; replaying, it answers every
-  look-up from the recording, so no engine, page or summarizer is ever asked.
-
-Everything else (normalizing hits, the evidence ledger, extraction, citation verification) runs again for real, so a
-replay yields the recorded run's report exactly. Prompts are matched by content, so parallel calls replay in any
-order; dates (``YYYY-MM-DD``) are masked in the match, so a recording replays on another day. A look-up the
-recording cannot answer raises :class:`~haystack_deep_research.errors.ReplayMissError` (a tool error or a model
-failure inside the run, which its warnings show), never a network request.
+**Recording.** Record and replay (docs/caching.md): keep every model exchange and tool result of a run in a directory,
+then run it again from there with no network and no model call, through wrappers at the seams, never special cases in
+an agent shape. :class:`RecordingChatGenerator` and :class:`ReplayChatGenerator` wrap the models; a
+:class:`Recording` is a cache store (see :mod:`._cache`) handed to the tools. Prompts are matched by content with dates
+masked, so parallel calls replay in any order and on another day; a look-up the recording cannot answer raises
+:class:`~haystack_deep_research.errors.ReplayMissError`, never a network request.
 """
 
 from __future__ import annotations
@@ -54,7 +43,7 @@ from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import open_appending, read_regular_file, write_all
 from haystack_deep_research.errors import ConfigurationError, RecordingError, ReplayMissError
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run._cache import CACHE_KINDS, CacheStore, check_cache
+from haystack_deep_research.run._cache import CacheStore, check_cache, check_kind, folder
 from haystack_deep_research.run._phases import model_name
 
 __all__ = [
@@ -252,11 +241,9 @@ class Recording(InitSerialized):
         mode: Literal["record", "replay"],
         cache: CacheStore | None = None,
     ) -> None:
-        if isinstance(directory, bool) or not isinstance(directory, str | os.PathLike) or not str(directory).strip():
-            raise ConfigurationError(f"directory must be a folder path (str or os.PathLike); got {directory!r}.")
+        self.directory = folder(directory)
         if mode not in ("record", "replay"):
             raise ConfigurationError(f"mode must be 'record' or 'replay'; got {mode!r}.")
-        self.directory = Path(directory).expanduser()
         self.mode = mode
         self.cache = check_cache(cache)
         self._lock = threading.Lock()
@@ -279,11 +266,8 @@ class Recording(InitSerialized):
 
     def record(self, kind: str, key: str, value: dict[str, Any]) -> None:
         """
-        Append one exchange (recording only; replaying, nothing is written).
+        Append one exchange (``"model"`` or a cache kind) when recording; replaying, nothing is written.
 
-        :param kind: ``"model"`` or one of the cache kinds.
-        :param key: What it is matched by.
-        :param value: A JSON-ready value.
         :raises OSError: If the recording cannot be written.
         """
         if self.mode != "record":
@@ -301,9 +285,6 @@ class Recording(InitSerialized):
         The recorded value of an exchange; an exchange recorded several times is answered in the recorded order (the
         last answer again once they are used up).
 
-        :param kind: ``"model"`` or one of the cache kinds.
-        :param key: What it is matched by.
-        :returns: The value.
         :raises ReplayMissError: If the recording holds no such exchange.
         """
         values = self._exchanges().get((kind, key))
@@ -324,8 +305,7 @@ class Recording(InitSerialized):
         :returns: Replaying: the recorded value. Recording: the wrapped cache's value (recorded), or ``None``.
         :raises ReplayMissError: Replaying, if the recording holds no such entry.
         """
-        if kind not in CACHE_KINDS:
-            raise ConfigurationError(f"kind must be one of {', '.join(CACHE_KINDS)}; got {kind!r}.")
+        check_kind(kind)
         if self.mode == "replay":
             return self.replayed(kind, key)
         found = self.cache.get(kind, key) if self.cache is not None else None
@@ -390,11 +370,7 @@ class RecordingChatGenerator(InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
-        """
-        :param messages: The prompt.
-        :param kwargs: Passed on to the wrapped generator.
-        :returns: The wrapped generator's ``replies``.
-        """
+        """Async variant of :meth:`run`."""
         if hasattr(self.chat_generator, "run_async"):
             return self._kept(messages, await self.chat_generator.run_async(messages=messages, **kwargs))
         return self.run(messages, **kwargs)

@@ -1,21 +1,12 @@
 """
-One research run: the run, the views of it each agent works through, the sub-topics it delegates and the
-outputs it shares.
-
-A :class:`ResearchRun` owns everything of one run: the question and brief, the notes, the evidence ledger, the read
-cache, the budget, the run directory's journal, the events, the warnings, the token usage and cost per phase, the
-streaming callback and the per-run resources of the deep agent's layers (its scratch space, its todo list). It is
-opened by the run's ``before_run`` hook and closed by its ``after_run`` hook (see :mod:`._lifecycle`); in between,
-hooks and tools reach it through a :class:`RunView`: the orchestrator through the run's own view, each
-sub-researcher through a view of its own that names its sub-topic, stamps the events it emits with it, and counts its
-agent's token usage into its phase as it grows, each part once. The run is thread-safe:
-parallel sub-researchers write into it at once.
-
-**Delegation.** The sub-topics a run delegates: the slots they claim under the run's limit, and their notes for the
-writer, kept in the order the sub-topics were planned whatever order their researchers finish in.
-
-**Outputs.** The shared outputs a run holds, under their shared names: what every shape returns, and mirrors while it
-runs."""
+One research run: the :class:`ResearchRun`, which owns everything of one run (question and brief, notes, evidence
+ledger, read cache, budget, journal, events, warnings, usage and cost per phase, streaming callback, per-run
+resources) and is thread-safe, since parallel sub-researchers write into it at once; the :class:`RunView` each agent
+works through (a sub-researcher's names its sub-topic, stamps its events with it and counts its agent's token usage
+into its phase, each part once); the sub-topics it delegates, whose notes keep the planned order whatever order
+their researchers finish in; and the shared outputs every shape returns and mirrors while it runs. It is opened and
+closed by :mod:`._lifecycle`.
+"""
 
 from __future__ import annotations
 
@@ -100,7 +91,11 @@ class ResearchRun:
         self._lock = threading.Lock()
         self._resources: dict[str, Any] = {}
         self._closers: list[Callable[[], None]] = []
-        self._delegation = Delegation()
+        self._restored: list[str] = []  # notes restored from a run directory: before every delegated note
+        self._notes: dict[int, str] = {}  # delegated notes by planned place
+        self._plan: list[str | None] = []  # planned sub-topics; None once a place is claimed
+        self._delegated = 0
+        self._granted = 0
         self._usage: dict[str, dict[str, Any]] = {}
         self._warnings: list[str] = []
         self._spent: set[str] = set()
@@ -169,11 +164,13 @@ class ResearchRun:
 
         :param subtopics: The sub-topics, as delegated.
         """
-        self._delegation.plan(subtopics)
+        with self._lock:
+            self._plan.extend(" ".join(subtopic.split()) for subtopic in subtopics)
 
     def planned(self) -> int:
         """:returns: How many sub-topics were planned (or delegated unplanned) so far in the run."""
-        return self._delegation.planned()
+        with self._lock:
+            return len(self._plan)
 
     def position(self, subtopic: str) -> int:
         """
@@ -182,7 +179,14 @@ class ResearchRun:
         :param subtopic: The sub-topic, as delegated.
         :returns: The place (0-based).
         """
-        return self._delegation.position(subtopic)
+        key = " ".join(subtopic.split())
+        with self._lock:
+            for index, planned in enumerate(self._plan):
+                if planned == key:
+                    self._plan[index] = None
+                    return index
+            self._plan.append(None)
+            return len(self._plan) - 1
 
     def add_notes(self, notes: Iterable[str], *, position: int | None = None) -> None:
         """
@@ -192,18 +196,27 @@ class ResearchRun:
         :param position: The place of a delegated sub-topic's note (see :meth:`position`); notes given without one
             (restored from a run directory) come before every delegated note, in the order given.
         """
-        self._delegation.add_notes(notes, position=position)
+        with self._lock:
+            for note in notes:
+                if note in self._restored or note in self._notes.values():
+                    continue
+                if position is None:
+                    self._restored.append(note)
+                else:
+                    self._notes[position] = note
 
     def place_of(self, note: str) -> int | None:
         """
         :param note: A note of the run.
         :returns: Its place among the delegated notes (see :meth:`position`), or ``None`` for a restored one.
         """
-        return self._delegation.place_of(note)
+        with self._lock:
+            return next((place for place, held in self._notes.items() if held == note), None)
 
     def notes(self) -> list[str]:
         """:returns: A copy of the notes: restored ones first, then delegated ones in the order they were asked for."""
-        return self._delegation.notes()
+        with self._lock:
+            return [*self._restored, *(self._notes[key] for key in sorted(self._notes))]
 
     def claim_subtopic(self, limit: int) -> int | None:
         """
@@ -212,14 +225,19 @@ class ResearchRun:
         :param limit: How many sub-topics the run may delegate in all.
         :returns: The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated.
         """
-        return self._delegation.claim(limit)
+        with self._lock:
+            if self._delegated >= limit + self._granted:
+                return None
+            self._delegated += 1
+            return self._delegated
 
     def delegations_left(self, limit: int) -> int:
         """
         :param limit: How many sub-topics the run may delegate in all.
         :returns: How many more delegation slots :meth:`claim_subtopic` would grant (0 once every slot is taken).
         """
-        return self._delegation.left(limit)
+        with self._lock:
+            return max(limit + self._granted - self._delegated, 0)
 
     def grant_subtopics(self, count: int) -> None:
         """
@@ -227,7 +245,8 @@ class ResearchRun:
 
         :param count: How many more sub-topics the run may delegate.
         """
-        self._delegation.grant(count)
+        with self._lock:
+            self._granted += max(count, 0)
 
     def record_usage(self, phase: str, usage: Mapping[str, Any] | None, *, researcher: str = "") -> None:
         """
@@ -417,88 +436,8 @@ class RunView:
         return self.run.budget.time_left()
 
 
-class Delegation:
-    """
-    The delegation of one run's sub-topics and their notes; thread-safe (parallel sub-researchers add at once).
-
-    :class:`~haystack_deep_research.run.ResearchRun` holds one and documents each method.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._restored: list[str] = []
-        self._notes: dict[int, str] = {}
-        self._plan: list[str | None] = []
-        self._delegated = 0
-        self._granted = 0
-
-    def plan(self, subtopics: Iterable[str]) -> None:
-        """:param subtopics: The sub-topics about to be researched side by side, in the order asked for."""
-        with self._lock:
-            self._plan.extend(" ".join(subtopic.split()) for subtopic in subtopics)
-
-    def planned(self) -> int:
-        """:returns: How many sub-topics were planned (or delegated unplanned) so far."""
-        with self._lock:
-            return len(self._plan)
-
-    def position(self, subtopic: str) -> int:
-        """Its first unclaimed planned place among the notes (0-based), else the next one; taken."""
-        key = " ".join(subtopic.split())
-        with self._lock:
-            for index, planned in enumerate(self._plan):
-                if planned == key:
-                    self._plan[index] = None
-                    return index
-            self._plan.append(None)
-            return len(self._plan) - 1
-
-    def add_notes(self, notes: Iterable[str], *, position: int | None = None) -> None:
-        with self._lock:
-            for note in notes:
-                if note in self._restored or note in self._notes.values():
-                    continue
-                if position is None:
-                    self._restored.append(note)
-                else:
-                    self._notes[position] = note
-
-    def place_of(self, note: str) -> int | None:
-        """:returns: The place of a delegated note, or ``None`` (a restored note, or none such)."""
-        with self._lock:
-            return next((place for place, held in self._notes.items() if held == note), None)
-
-    def notes(self) -> list[str]:
-        """:returns: A copy of the notes: restored ones first, then delegated ones in their planned order."""
-        with self._lock:
-            return [*self._restored, *(self._notes[key] for key in sorted(self._notes))]
-
-    def left(self, limit: int) -> int:
-        """How many more slots :meth:`claim` would grant (0 once every slot is taken)."""
-        with self._lock:
-            return max(limit + self._granted - self._delegated, 0)
-
-    def claim(self, limit: int) -> int | None:
-        """The 1-based number of the claimed slot, or ``None`` when ``limit`` were already delegated."""
-        with self._lock:
-            if self._delegated >= limit + self._granted:
-                return None
-            self._delegated += 1
-            return self._delegated
-
-    def grant(self, count: int) -> None:
-        """:param count: How many sub-topics the run may delegate beyond its limit."""
-        with self._lock:
-            self._granted += max(count, 0)
-
-
 def run_outputs(run: ResearchRun) -> dict[str, Any]:
-    """
-    ``brief``, ``notes``, ``sources`` (the ledger), ``warnings``, ``usage_by_phase`` (each phase's usage with its
-    ``model`` and ``cost``), ``cost`` (US dollars, ``None`` when unknown), ``token_usage`` (all phases) and
-    ``contradictions`` (what the report's contradiction check found, see
-    :mod:`haystack_deep_research.report.contradictions`; ``[]`` before it ran).
-    """
+    """The shared outputs the run holds (``contradictions``: ``[]`` before the report's contradiction check ran)."""
     usage = run.usage_report()  # may warn once of an unknown cost, so before the warnings are read
     return {
         BRIEF: run.brief,
@@ -512,8 +451,8 @@ def run_outputs(run: ResearchRun) -> dict[str, Any]:
     }
 
 
-def publish(state: State, run: ResearchRun) -> None:
-    """Set the outputs of :func:`run_outputs` that the agent's state schema declares."""
-    for key, value in run_outputs(run).items():
+def publish(state: State, run: ResearchRun, outputs: Mapping[str, Any] | None = None) -> None:
+    """Set the outputs (:func:`run_outputs` by default) that the agent's state schema declares."""
+    for key, value in (run_outputs(run) if outputs is None else outputs).items():
         if key in state.schema:  # an agent shape declares the outputs it has
             state.set(key, value, handler_override=replace_values)
