@@ -37,8 +37,8 @@ from haystack_deep_research.deep_agent.deep_settings import DeepHook
 from haystack_deep_research.deep_agent.submission import answer_text, drop_sentences, payload, takes_schema
 from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
 from haystack_deep_research.report.assessment import unjudged_claims
+from haystack_deep_research.research.exits import StepCall, StepFacts, confidence_of
 from haystack_deep_research.research.loop_guard import LoopGuard
-from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of
 from haystack_deep_research.research.tool_calls import (
     announce_calls,
     announce_results,

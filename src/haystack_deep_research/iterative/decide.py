@@ -5,7 +5,8 @@ and answers the seed's decision ``{"nextSearchTopic": ..., "shouldContinue": ...
 :class:`DecideStep` makes the call and routes on the answer: ``search`` with the round's topics, or ``done``. It is
 robust to what models do:
 
-- the JSON is found in a fenced block or in prose around it, and validated with pydantic (see :mod:`.decision`);
+- the JSON is found in a fenced block or in prose around it, and validated with pydantic (:class:`SearchDecision`;
+  a list of topics is searched side by side in one round);
 - a reply that is not a valid decision gets **one retry** showing the model its reply and the validation errors; a
   second invalid reply stops the rounds with a warning (``exit_reason`` ``decision_failed``), as does a failing
   model: the report is still written from the findings so far;
@@ -23,12 +24,13 @@ import json
 from typing import Any
 
 from haystack import component
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import ANALYSIS, ANALYSIS_RETRY, fence, render_chat
 from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research._untrusted.replies import extract_json_object
 from haystack_deep_research.events import SearchDecided, TopicRefused
-from haystack_deep_research.iterative.decision import SearchDecision, parse_decision
 from haystack_deep_research.iterative.iteration import IterationRun
 from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter
 from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
@@ -41,6 +43,55 @@ from haystack_deep_research.state import (
 )
 
 __all__ = ["DecideStep"]
+
+
+class SearchDecision(BaseModel):
+    """One decision of the analysis model."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    nextSearchTopic: str | list[str] | None = None
+    """The next topic to search, a list of topics to search at once, or ``None``."""
+    shouldContinue: bool
+    """Whether to search again; when ``True`` at least one non-blank topic is required."""
+
+    @field_validator("nextSearchTopic")
+    @classmethod
+    def _clean(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            return [" ".join(topic.split()) for topic in value if topic.strip()]
+        return " ".join(value.split()) if isinstance(value, str) else None
+
+    @model_validator(mode="after")
+    def _topic_when_continuing(self) -> SearchDecision:
+        if self.shouldContinue and not self.topics:
+            raise ValueError("shouldContinue is true, so nextSearchTopic must name at least one non-empty topic")
+        return self
+
+    @property
+    def topics(self) -> list[str]:
+        """The topics to search (none when the decision is to stop)."""
+        value = self.nextSearchTopic
+        topics = value if isinstance(value, list) else [value] if value else []
+        return [topic for topic in topics if topic]
+
+
+def parse_decision(text: str) -> tuple[SearchDecision | None, list[dict[str, Any]]]:
+    """
+    Read a decision from the analysis model's reply.
+
+    :param text: The reply.
+    :returns: ``(decision, [])``, or ``(None, errors)`` with pydantic's list of errors (or one error saying that the
+        reply holds no JSON object).
+    """
+    try:
+        data = extract_json_object(text)
+    except ValueError as error:
+        return None, [{"type": "json_invalid", "loc": [], "msg": f"{error}; reply with one JSON object"}]
+    try:
+        return SearchDecision.model_validate(data), []
+    except ValidationError as error:
+        return None, json.loads(error.json(include_url=False, include_input=False))
 
 
 @component
