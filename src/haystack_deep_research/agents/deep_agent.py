@@ -33,7 +33,7 @@ from haystack_deep_research.research.exits import (
 )
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.preserve import PreservingChatGenerator
-from haystack_deep_research.research.researcher import researcher_agent
+from haystack_deep_research.research.subtopic import researcher_agent
 from haystack_deep_research.run._phases import OutputCappedChatGenerator, model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.refusals import WEB_FIELDS, refuse_fields

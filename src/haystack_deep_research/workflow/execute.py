@@ -37,7 +37,7 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.researcher import researcher_agent
+from haystack_deep_research.research.subtopic import researcher_agent
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import current_run, journal_note, resumed_note
