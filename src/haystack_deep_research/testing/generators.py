@@ -77,11 +77,20 @@ from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research._prompts import RESEARCH_SUBTOPIC, prompt_of
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._analysis_rules import analysis_reply, analysis_variables
-from haystack_deep_research.testing._messages import last_user_text, prompt_variables, tool_results, words
-from haystack_deep_research.testing._report_rules import judge_reply, judge_variables, writer_reply
-from haystack_deep_research.testing._research_rules import researcher_reply
-from haystack_deep_research.testing._summary_rules import causal_reply, summarize_reply
+from haystack_deep_research.testing._rules import (
+    analysis_reply,
+    analysis_variables,
+    causal_reply,
+    judge_reply,
+    judge_variables,
+    last_user_text,
+    prompt_variables,
+    researcher_reply,
+    summarize_reply,
+    tool_results,
+    words,
+    writer_reply,
+)
 
 Role = Literal[
     "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal", "summarize", "analysis"
