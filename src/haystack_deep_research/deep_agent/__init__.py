@@ -3,7 +3,8 @@ The deep agent's loop: the hooks of ``create_deep_agent`` and the layers they wi
 
 - :mod:`.deep_hooks` opens and closes a run (memory files, outputs, structured output, ``ExitReached``);
 - :mod:`.deep_loop` holds the hooks of each step (exit conditions, submission check, grounding, reflexion);
-- :mod:`.reflexion`, :mod:`.turn_grounding`, :mod:`.condense`, :mod:`.memory` and :mod:`.submission` are the layers.
+- :mod:`.deep_settings` holds the settings they share and the reflexion and condensing layers; :mod:`.turn_grounding`
+  and :mod:`.submission` are the other layers.
 
 The exit conditions are in :mod:`haystack_deep_research.research.exits`, the tools of the capability layers in
 :mod:`haystack_deep_research.tools`.

@@ -3,7 +3,7 @@ The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subc
 
 - :class:`DeepRunHook` opens the run (ledger, budget, events, warnings, usage, streaming, as for every agent of the
   library; its model calls count toward the ``agent`` phase), hands a caller's ``TodoState`` to the run, and
-  prepends the memory files to the system prompt (:mod:`.memory`).
+  prepends the memory files to the system prompt (see below).
 - :class:`DeepCloseHook` settles why the loop ended (``exit_reason``: the reason of the exit condition that fired;
   Haystack's ``max_agent_steps`` reads ``max_iterations``; ``failed`` when the model failed, and then the report is
   what the run's tools read, each source with its passage), fills the outputs (``report`` with the final answer,
@@ -11,11 +11,21 @@ The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subc
   accepted submission when the submit tool takes the schema, else the structured-output stage over the final answer,
   which raises ``StructuredOutputError`` when even its retry does not validate; a run that ended without any answer,
   out of budget, has no structured output and a warning says so), then closes the run.
+
+Memory files (AGENTS.md-style Markdown files whose text is prepended to the system prompt) are read when each run opens
+(so an edited file counts from the next run), in the order given, ``~`` expanded. A path with no file behind it is
+skipped without a word, so defaults such as ``["~/AGENTS.md", "./AGENTS.md"]`` need no checking first; a file that
+exists but cannot be read is skipped with a warning, and so is one that is not a regular file (a FIFO would block the
+run, ``/dev/zero`` never ends), one that leads out of its folder through a symbolic link (a cloned repository's
+``AGENTS.md`` linked to a key file would send the key to the model), or one larger than ``MAX_MEMORY_BYTES``. Each file
+is cut at ``MAX_MEMORY_CHARS`` characters, with a warning. Memory files are the caller's own instructions: their text is
+not fenced as untrusted data.
 """
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from haystack.components.agents.state import State
@@ -26,7 +36,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 
 from haystack_deep_research._prompts import MEMORY_FILES, render_text
-from haystack_deep_research.deep_agent.memory import check_memory_paths, read_memory_files
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
@@ -277,3 +287,67 @@ class DeepCloseHook(CloseRunHook):
         if isinstance(params.get("output_schema"), str):
             params["output_schema"] = deserialize_type(params["output_schema"])
         return default_from_dict(cls, data)
+
+
+MAX_MEMORY_CHARS = 50_000
+MAX_MEMORY_BYTES = 1024 * 1024
+"""The largest memory file read; a larger one is skipped with a warning (it would be cut far below this anyway)."""
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """
+    One memory file as read.
+
+    :param path: Its path, as given.
+    :param text: Its text (cut at ``MAX_MEMORY_CHARS``).
+    """
+
+    path: str
+    text: str
+
+
+def check_memory_paths(paths: object) -> list[str]:
+    """
+    :param paths: What the caller passed as ``memory_files``.
+    :returns: The paths as strings.
+    :raises ConfigurationError: If it is not a list of paths.
+    """
+    if paths is None:
+        return []
+    if isinstance(paths, str | Path) or not isinstance(paths, list | tuple):
+        raise ConfigurationError(
+            f"memory_files must be a list of paths, for example ['~/AGENTS.md', './AGENTS.md']; got {paths!r}."
+        )
+    if not all(isinstance(path, str | Path) and str(path).strip() for path in paths):
+        raise ConfigurationError(f"memory_files must hold only non-empty paths; got {paths!r}.")
+    return [str(path) for path in paths]
+
+
+def read_memory_files(paths: list[str]) -> tuple[list[MemoryFile], list[str]]:
+    """
+    Read the memory files (blocking; run it with ``blocking`` on the async path).
+
+    :param paths: The paths, in order.
+    :returns: ``(files, warnings)``: the files read, and what went wrong with the others.
+    """
+    files: list[MemoryFile] = []
+    warnings: list[str] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if not path.exists():
+            continue
+        try:
+            data = read_regular_file(path, root=path.parent, max_bytes=MAX_MEMORY_BYTES)
+        except FileNotFoundError:
+            continue
+        except OSError as error:  # LocalFileRefusedError included: not a regular file, a link out, too large
+            warnings.append(f"the memory file {given} could not be read ({type(error).__name__}: {error}); skipped")
+            continue
+        text = data.decode("utf-8", errors="replace")
+        if len(text) > MAX_MEMORY_CHARS:
+            warnings.append(f"the memory file {given} was cut at {MAX_MEMORY_CHARS:,} characters")
+            text = text[:MAX_MEMORY_CHARS]
+        if text.strip():
+            files.append(MemoryFile(path=given, text=text.strip()))
+    return files, warnings
