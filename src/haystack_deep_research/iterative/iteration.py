@@ -13,11 +13,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from haystack import component
+
 from haystack_deep_research.report.judge import Judgement
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import current_run
+from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 
-__all__ = ["IterationRun", "UpdatePlan"]
+__all__ = ["IterationRun", "IterationStep", "UpdatePlan"]
 
 
 @dataclass(frozen=True)
@@ -82,3 +85,26 @@ class IterationRun:
     def but(self, **changes: Any) -> IterationRun:
         """:returns: A copy with the fields in ``changes`` changed."""
         return dataclasses.replace(self, **changes)
+
+
+class IterationStep(UsesModels):
+    """A step that takes the run and passes it on with its results: its ``phase``, driven sync or async."""
+
+    max_concurrency = 5
+
+    @component.output_types(iteration=IterationRun)
+    def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run.
+        :returns: ``iteration``: the run with this step's results (see its ``phase``).
+        """
+        return {"iteration": drive(self.phase(iteration), max_concurrency=self.max_concurrency)}
+
+    @component.output_types(iteration=IterationRun)
+    async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """As :meth:`run`, on the event loop."""
+        return {"iteration": await drive_async(self.phase(iteration), max_concurrency=self.max_concurrency)}
+
+    def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
+        """The step's work; it returns the run with its results."""
+        raise NotImplementedError
