@@ -30,12 +30,12 @@ from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
-from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 
 from haystack_deep_research._prompts import MEMORY_FILES, render_text
+from haystack_deep_research._serialization import init_parameters, restore_parameters
 from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.deep_agent.submission import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
@@ -270,9 +270,7 @@ class DeepCloseHook(CloseRunHook):
                 "level so the agent can be serialized."
             )
         schema = serialize_type(self.output_schema) if self.output_schema is not None else None
-        model = component_to_dict(obj=self.chat_generator, name="chat_generator")
-        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
-        return default_to_dict(self, chat_generator=model, output_schema=schema, judge_llm=judge)
+        return default_to_dict(self, **init_parameters(self, output_schema=schema))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeepCloseHook:
@@ -280,13 +278,10 @@ class DeepCloseHook(CloseRunHook):
         :param data: What ``to_dict`` returned.
         :returns: The hook.
         """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        if params.get("judge_llm") is not None:
-            deserialize_component_inplace(params, key="judge_llm")
+        params = restore_parameters(cls, data["init_parameters"])
         if isinstance(params.get("output_schema"), str):
             params["output_schema"] = deserialize_type(params["output_schema"])
-        return default_from_dict(cls, data)
+        return default_from_dict(cls, {**data, "init_parameters": params})
 
 
 MAX_MEMORY_CHARS = 50_000

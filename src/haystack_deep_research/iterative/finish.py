@@ -91,14 +91,8 @@ class IterativeFinishStep(InitSerialized):
     def run(self, iteration: IterationRun) -> dict[str, Any]:
         """
         :param iteration: The run, its report written.
-        :returns: ``report`` (Markdown, citations verified), ``brief`` (the question), ``topics`` (searched, in
-            order), ``notes`` (one per topic), ``sources`` (the evidence ledger), ``citations`` (the citation check),
-            ``structured`` (``None``: this shape has no output schema), ``warnings``,
-            ``exit_reason`` (``depth_reached``, ``analysis_stopped``, ``no_new_topics``, ``decision_failed``,
-            ``no_evidence``, ``writer_failed`` or a budget), ``rounds``, ``usage_by_phase`` (per phase: tokens,
-            ``model``, ``cost``), ``cost`` (US dollars, ``None`` when a price is unknown), ``token_usage`` (all
-            phases), ``grounding_score`` and ``grounding`` (``None`` and ``[]`` without grounding) and ``changes``
-            (what an update changed; ``{}`` otherwise).
+        :returns: The shared outputs (see docs/iterative.md), and the agent's own ``topics`` (searched, in order),
+            ``rounds`` and ``changes`` (what an update changed; ``{}`` otherwise).
         """
         return drive(self.phase(iteration))
 

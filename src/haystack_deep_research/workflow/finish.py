@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
+from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.utils.type_serialization import deserialize_type
 from pydantic import BaseModel
 
 from haystack_deep_research import _checks
+from haystack_deep_research._serialization import init_parameters, restore_parameters
 from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.report.assessment import mark_unsupported, unjudged_claims, verdict_outputs
 from haystack_deep_research.report.contradictions import add_contradictions
@@ -109,17 +109,8 @@ class WorkflowFinishStep(UsesModels):
     def run(self, workflow: WorkflowRun) -> dict[str, Any]:
         """
         :param workflow: The run, routed to done.
-        :returns: ``report`` (the summary: Markdown, citations verified, unsupported claims marked), ``brief`` (the
-            question), ``notes`` (one per Execute round), ``sources`` (the evidence ledger), ``citations`` (the
-            citation check), ``warnings``, ``exit_reason`` (``grounded``, ``grounding_exhausted``, ``token_budget``,
-            ``time_budget``, ``structured_output_failed``, ``writer_failed`` (the writer
-            failed on every part and the summary was assembled from the notes; its ``grounding_score`` is then
-            ``None``),
-            ``not_judged`` or ``no_evidence``), ``usage_by_phase``, ``cost`` (US dollars, ``None``
-            when a price is unknown), ``token_usage`` (all steps), ``structured`` (an ``output_schema`` instance, or
-            ``None``), ``grounding_score`` (over the claims judged), ``grounding`` (one verdict per claim),
-            ``grounding_unjudged`` (the claims no judge decided, as written), and the workflow's own
-            ``causal_chain``, ``regeneration_count`` and ``replan_count``.
+        :returns: The shared outputs (see docs/workflow.md; ``report`` is the summary, unsupported claims marked), and
+            the workflow's own ``causal_chain``, ``regeneration_count`` and ``replan_count``.
         """
         return drive(self.phase(workflow))
 
@@ -166,12 +157,7 @@ class WorkflowFinishStep(UsesModels):
         :raises ConfigurationError: If the schema is defined inside a function.
         """
         schema = None if self._stage is None else self._stage.to_dict()["init_parameters"]["output_schema"]
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            output_schema=schema,
-            judge_llm=None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm"),
-        )
+        return default_to_dict(self, **init_parameters(self, output_schema=schema))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkflowFinishStep:
@@ -179,10 +165,7 @@ class WorkflowFinishStep(UsesModels):
         :param data: What ``to_dict`` returned.
         :returns: The step, with the schema imported from its path (subject to Haystack's allowlist).
         """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        if params.get("judge_llm") is not None:
-            deserialize_component_inplace(params, key="judge_llm")
+        params = restore_parameters(cls, data["init_parameters"])
         if params.get("output_schema") is not None:
             params["output_schema"] = deserialize_type(params["output_schema"])
-        return default_from_dict(cls, data)
+        return default_from_dict(cls, {**data, "init_parameters": params})
