@@ -30,8 +30,8 @@ from haystack_deep_research.research.exits import (
     TokenLimit,
     ToolUsed,
 )
+from haystack_deep_research.research.final_summary import PreservingChatGenerator
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.subtopic import researcher_agent
 from haystack_deep_research.run._phases import OutputCappedChatGenerator, model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources

@@ -32,8 +32,8 @@ from haystack_deep_research.report.no_evidence import NoEvidenceStage
 from haystack_deep_research.report.structured import StructuredOutputStage
 from haystack_deep_research.report.writer import ReportStage, WriteHook
 from haystack_deep_research.research.approval import plan_review_hooks
+from haystack_deep_research.research.final_summary import PreservingChatGenerator
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.research.preserve import PreservingChatGenerator
 from haystack_deep_research.research.scope import ScopeHook
 from haystack_deep_research.research.subtopic import (
     DelegationsDoneHook,

@@ -15,10 +15,9 @@ from haystack_deep_research.agents.iterative_agent import IterativeResearchAgent
 from haystack_deep_research.agents.models import run_settings_of
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.iterative.decide import DEFAULT_SIMILARITY, DecideStep, RoundRouter
-from haystack_deep_research.iterative.finish import IterativeFinishStep
-from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.iterative.iteration import IterationRun, IterativeFinishStep
 from haystack_deep_research.iterative.search import SearchStep
-from haystack_deep_research.iterative.start import StartStep
+from haystack_deep_research.iterative.update import StartStep
 from haystack_deep_research.iterative.write import WriteStep
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.run import Recording, RecordingChatGenerator, ReplayChatGenerator, ResearchCache

@@ -17,7 +17,7 @@ from haystack.dataclasses import ChatMessage, StreamingCallbackT
 
 from haystack_deep_research.agents.research_agent import AskMixin
 from haystack_deep_research.errors import RunDirError
-from haystack_deep_research.iterative.finish import OUTPUT_TYPES
+from haystack_deep_research.iterative.iteration import OUTPUT_TYPES
 from haystack_deep_research.iterative.search import SearchStep
 from haystack_deep_research.iterative.write import WriteStep
 from haystack_deep_research.report.ask import TopicResearcher

@@ -37,7 +37,7 @@ from haystack.utils.type_serialization import deserialize_type, serialize_type
 from haystack_deep_research._prompts import MEMORY_FILES, render_text
 from haystack_deep_research._serialization import init_parameters, restore_parameters
 from haystack_deep_research._untrusted.files import read_regular_file
-from haystack_deep_research.deep_agent.submission import payload
+from haystack_deep_research.deep_agent.deep_loop import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence.entry import CITABLE_KINDS
@@ -46,7 +46,7 @@ from haystack_deep_research.report import citation_findings, verify_report
 from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.report.structured import StructuredOutputStage, verify_structured
-from haystack_deep_research.research.preserve import model_failure
+from haystack_deep_research.research.final_summary import model_failure
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import CloseRunHook, OpenRunHook
 from haystack_deep_research.run._phases import Phase, blocking
