@@ -1,29 +1,15 @@
 """
-Incremental updates of a finished iterative run, built on its run directory's journal and the cache's time to live.
+Incremental updates of a finished iterative run, built on its run directory's journal (every finding with the ledger
+entries it added, so each topic's pages and when they were read are known) and the cache's time to live (see
+docs/iterative.md for what is kept, checked again and new, and how claims are compared).
 
-The journal holds every finding with the sources it was written from (a ``note`` record carries the ledger entries
-it added), so an update knows, for each topic, which pages its finding rests on and when each was read
-(``fetched_at``). With the agent's cache ``ttl`` (``cache=ResearchCache(directory=..., ttl=...)``; one day without a
-cache) as the measure of freshness:
-
-- a topic whose every cited page was read less than ``ttl`` seconds ago is **kept**: its finding stays as it
-  is and it is not searched again;
-- a topic with an older page (or with no page read at all) is **stale**: it is searched and read again first (with
-  a cache, its entries have expired too, so the pages are really fetched), and its new finding replaces the old one;
-- then the agent's rounds look for what is **new** since the last run (the analysis model is told its date);
-- the report is written again from all findings, and a "what changed" section, written from data, goes after its
-  title: new topics, topics checked again and kept, pages whose text changed, new pages.
-
-:func:`plan_update` makes the plan from the journal; :func:`changes` measures what the update changed, and
-:func:`claim_changes` what it changed in the report's claims (its cited sentences, the library's own sections left
-out), by comparing them with the previous report's:
-
-- a claim of the new report is matched with the previous claim that shares the most of its words (figures aside),
-  when they share at least half (:data:`CLAIM_OVERLAP`); matched claims whose figures
-  (:func:`~haystack_deep_research.report.contradictions.figures_in`) disagree are **changed** (the old and the new
-  figure, the old and the new sources); matched claims that agree are the same claim and are not listed;
-- a new claim with no match is **new**; a previous claim with no match is **no longer supported**: the report cited
-  it before and does not now.
+:func:`plan_update` makes the plan from the journal: a topic whose every cited page was read less than ``ttl``
+seconds ago is kept as it is; a topic with an older page (or none read) is stale, searched and read again first (with
+a cache its entries have expired too, so the pages are really fetched). :func:`changes` measures what the update
+changed, and :func:`claim_changes` what it changed in the report's claims: a new claim is matched with the previous
+claim sharing the most of its words (figures aside) when they share at least :data:`CLAIM_OVERLAP`; matched claims
+whose figures (:func:`~haystack_deep_research.report.contradictions.figures_in`) disagree are changed, unmatched ones
+are new or no longer supported.
 
 :class:`StartStep`, the iterative agent's first step, continues earlier work if the run directory holds any. The run
 itself (question, event subscribers, progress and streaming callbacks, the run directory's journal, budget) is opened by
