@@ -8,14 +8,8 @@ fired becomes the run's ``exit_reason``. The deep agent's default::
     base = ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
     termination = base | TokenLimit(budgets.tokens) | MaxIterations(max_iterations)      # with Budgets(tokens=...)
 
-- :class:`ToolUsed` fires when the step called the tool; with ``require_success`` (the default) only when the
-  call succeeded, so a submit tool that raises does not end the loop: the model reads the rejection and goes on.
-- :class:`ConfidenceMet` fires when the step's call carries a ``confidence`` (at the top of its arguments or one
-  object down, as in ``submit(result={..., "confidence": 0.9})``; a string ``"0.9"`` counts) of at least the
-  minimum. A call without one meets only a minimum of 0.
-- :class:`TokenLimit` fires once the run has spent that many tokens (all phases and subagents).
-- :class:`MaxIterations` fires once the agent has taken that many steps (model calls).
-- :class:`TextReply` fires when the model answered without calling a tool.
+Each condition is described in docs/deep-agent.md. :class:`ToolUsed` requires success by default so that a submit tool
+that raises does not end the loop: the model reads the rejection and goes on.
 """
 
 from __future__ import annotations

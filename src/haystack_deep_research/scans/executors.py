@@ -2,36 +2,19 @@
 Where and how a scan's items are researched: :class:`LocalExecutor` (this process, on the event loop; the default) or
 :class:`RayExecutor` (one Ray task per attempt). Both run the same research factory the same way
 (:func:`research_item`, :func:`research_item_async`); the scan runner bounds how many items are in flight and retries
-failed attempts.
+failed attempts. docs/scans.md describes the runnables a factory may return and what Ray needs.
 
-A scan is given a *research factory*: a callable with no arguments that returns a fresh runnable for one item. The
-runnable is
+A scan is given a *research factory*: a callable with no arguments that returns a fresh runnable for one item (a shape
+of this library or any component that takes ``messages``, a ``Pipeline`` of your own, or any callable). It is called
+once per item, in the process that researches it (a Ray worker, with ``executor="ray"``), so it must be picklable
+there: a module-level function, or ``functools.partial`` of one.
 
-- a shape of this library (``create_deep_research_agent``, ``create_deep_agent``, ``create_research_workflow``,
-  ``create_iterative_research_agent``) or any Haystack component that takes ``messages`` (an ``Agent``): run with
-  the prompt as the user message; the result is its outputs without ``messages`` (the shared outputs: ``report``,
-  ``structured``, ``exit_reason``, ...);
-- a Haystack ``Pipeline`` of your own: run with ``{"question": prompt}``; the result is its one leaf component's
-  outputs, or ``{leaf: outputs}`` for several;
-- any other callable: called with the prompt; it returns a mapping (or a pydantic model, which becomes
-  ``{"structured": model}``).
-
-The factory is called once per item, in the process that researches it (a Ray worker, with ``executor="ray"``), so it
-must be picklable there: a module-level function, or ``functools.partial`` of one.
-
-Ray (a local instance or an existing cluster) is an optional extra (``pip install 'haystack-deep-research[ray]'``);
-it is imported when a :class:`RayExecutor` starts, never before. The research factory is put in Ray's object store
-once; each task builds a fresh runnable from it in its worker and researches one prompt on the synchronous path
-(:func:`research_item`).
-
-Tasks run with Ray's ``max_retries=0``: a worker that dies surfaces at once as ``ray.exceptions.WorkerCrashedError``
-and the scan runner retries the item like any failed attempt, so ``max_attempts`` bounds every kind of failure and
-each attempt is visible as an event. An error raised inside a task reaches the runner as the original error.
-Back-pressure comes from the runner: at most ``max_concurrency`` tasks are in flight, and results come back in item
-order.
-
-Every worker must be able to import this library and the factory's own code: on a local instance they share this
-process's environment; on a cluster, install the same packages on every node (or use a Ray runtime environment).
+Ray is an optional extra (``pip install 'haystack-deep-research[ray]'``), imported when a :class:`RayExecutor` starts,
+never before. The factory is put in Ray's object store once; each task builds a fresh runnable from it and researches
+one prompt on the synchronous path. Tasks run with Ray's ``max_retries=0``: a worker that dies surfaces at once as
+``ray.exceptions.WorkerCrashedError`` and the runner retries the item like any failed attempt, so ``max_attempts``
+bounds every kind of failure and each attempt is visible as an event; an error raised inside a task reaches the runner
+as the original error. Every worker must be able to import this library and the factory's own code.
 """
 
 from __future__ import annotations
@@ -101,7 +84,9 @@ def research_item(research: ResearchFactory, prompt: str) -> dict[str, Any]:
 
     :param research: The research factory.
     :param prompt: The item's prompt.
-    :returns: The run's outputs (see the module docstring).
+    :returns: The run's outputs: an agent's (run with the prompt as the user message) without ``messages``; a
+        ``Pipeline``'s (run with ``{"question": prompt}``) one leaf's outputs, or ``{leaf: outputs}`` for several; a
+        callable's mapping (a pydantic model becomes ``{"structured": model}``).
     :raises ConfigurationError: If the factory or the callable it returns gives something else.
     """
     runnable = _runnable(research)
