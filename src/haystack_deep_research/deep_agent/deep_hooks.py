@@ -303,11 +303,7 @@ class MemoryFile:
 
 
 def check_memory_paths(paths: object) -> list[str]:
-    """
-    :param paths: What the caller passed as ``memory_files``.
-    :returns: The paths as strings.
-    :raises ConfigurationError: If it is not a list of paths.
-    """
+    """:raises ConfigurationError: If ``memory_files`` is not a list of paths."""
     if paths is None:
         return []
     if isinstance(paths, str | Path) or not isinstance(paths, list | tuple):
@@ -320,12 +316,7 @@ def check_memory_paths(paths: object) -> list[str]:
 
 
 def read_memory_files(paths: list[str]) -> tuple[list[MemoryFile], list[str]]:
-    """
-    Read the memory files (blocking; run it with ``blocking`` on the async path).
-
-    :param paths: The paths, in order.
-    :returns: ``(files, warnings)``: the files read, and what went wrong with the others.
-    """
+    """``(files read, warnings for the others)``; blocking (run it with ``blocking`` on the async path)."""
     files: list[MemoryFile] = []
     warnings: list[str] = []
     for given in paths:

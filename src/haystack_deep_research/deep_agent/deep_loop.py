@@ -98,11 +98,7 @@ def _fields(schema: Mapping[str, Any], root: Mapping[str, Any]) -> set[str]:
 
 
 def takes_schema(parameters: Mapping[str, Any] | None, schema: type[BaseModel]) -> bool:
-    """
-    :param parameters: The submit tool's parameters JSON schema.
-    :param schema: The output schema.
-    :returns: Whether the tool's arguments are the schema's fields, directly or as its one object parameter.
-    """
+    """Whether the submit tool's arguments are the schema's fields, directly or as its one object parameter."""
     if not isinstance(parameters, Mapping):
         return False
     wanted = set(schema.model_fields)
@@ -116,13 +112,8 @@ def takes_schema(parameters: Mapping[str, Any] | None, schema: type[BaseModel]) 
 
 
 def payload(arguments: Mapping[str, Any], schema: type[BaseModel]) -> tuple[BaseModel | None, list[dict[str, Any]]]:
-    """
-    Validate a submission against the output schema.
-
-    :param arguments: The submit call's arguments.
-    :param schema: The output schema.
-    :returns: ``(instance, [])``, or ``(None, errors)`` with pydantic's errors of the closest reading.
-    """
+    """A submission validated against the output schema: ``(instance, [])``, or ``(None, errors)`` with pydantic's
+    errors of the closest reading."""
     candidates: list[Any] = [dict(arguments)]
     if len(arguments) == 1:
         [only] = arguments.values()
@@ -153,11 +144,7 @@ def answer_text(value: Any) -> str:
 
 
 def drop_sentences(value: Any, sentences: set[str]) -> Any:
-    """
-    :param value: A submission's arguments, or a text answer.
-    :param sentences: Sentences to remove, exactly as they appear.
-    :returns: The same structure with those sentences removed from every string (whitespace left tidy).
-    """
+    """A submission's arguments (or a text answer) with these exact sentences removed from every string."""
     if isinstance(value, str):
         text = value
         for sentence in sentences:

@@ -101,13 +101,7 @@ class LoopGuard(InitSerialized):
         self.threshold = _checks.int_in_range("threshold", threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
 
     def check(self, state: State, calls: list[ToolCall]) -> bool:
-        """
-        Check the step's pending calls; answer them without running (and maybe stop the agent) when they repeat.
-
-        :param state: The agent's live State, whose schema holds ``loop_streak``.
-        :param calls: The step's pending tool calls.
-        :returns: Whether the calls were answered without running.
-        """
+        """Whether the step's pending calls repeat, and so were answered without running (the agent maybe stopped)."""
         if not calls:
             return False
         streak = state.data.get(LOOP_STREAK) or {}

@@ -123,21 +123,11 @@ class ExecuteStep(UsesModels, InitSerialized):
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, question: str, workflow: WorkflowRun | None = None) -> dict[str, WorkflowRun]:
-        """
-        Async variant of :meth:`run`.
-
-        :param question: The research question.
-        :param workflow: The run's value, when a replan sends it back.
-        :returns: ``workflow``.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"workflow": await drive_async(self.phase(question, workflow))}
 
     def phase(self, question: str, workflow: WorkflowRun | None) -> Phase[WorkflowRun]:
-        """
-        :param question: The research question.
-        :param workflow: The run's value, or ``None`` on the first visit.
-        :returns: The phase; it returns the run's value with the round's note added.
-        """
+        """The phase; it returns the run's value with the round's note added."""
         opened = current_run()
         run = opened.run
         workflow = workflow or WorkflowRun()
