@@ -68,11 +68,8 @@ _FUNCTION_WORDS = frozenset({
 
 
 def normalize_topic(topic: str) -> str:
-    """
-    :param topic: A search topic.
-    :returns: Its comparison form: its content words (NFKC, case folded, punctuation and function words dropped),
-        each once, sorted.
-    """
+    """A topic's comparison form: its content words (NFKC, case folded, punctuation and function words dropped),
+    each once, sorted."""
     from rapidfuzz import utils  # imported when the iterative agent first compares topics
 
     words = utils.default_process(unicodedata.normalize("NFKC", topic).casefold()).split()
@@ -120,13 +117,7 @@ class TopicFilter:
         return False
 
     def split(self, proposed: list[str]) -> tuple[list[str], list[str]]:
-        """
-        Keep the new proposals and refuse the repeats; a kept one becomes known, so a later repeat of it in the same
-        list is refused too.
-
-        :param proposed: The proposed topics, in order.
-        :returns: ``(new, refused)``, each in the proposed order.
-        """
+        """``(new, refused)`` in the proposed order; a kept one becomes known, so a later repeat of it is refused."""
         new, refused = [], []
         for topic in proposed:
             if self.repeats(topic):

@@ -70,15 +70,7 @@ def _age(ledger: EvidenceLedger, url: str, now: float) -> float:
 def plan_update(
     notes: Iterable[JournaledNote], ledger: EvidenceLedger, *, ttl: float, previous_report: str
 ) -> tuple[UpdatePlan, list[JournaledNote]]:
-    """
-    Split a finished run's findings into kept and stale ones.
-
-    :param notes: The journaled findings, one per topic, in order.
-    :param ledger: The ledger the journal restored.
-    :param ttl: Seconds a source stays fresh.
-    :param previous_report: The run's report (``report.md``), or ``""``.
-    :returns: The plan, and the notes of the kept topics (restored as they are).
-    """
+    """The plan splitting a finished run's journaled findings into kept and stale, and the kept topics' notes."""
     now = time.time()
     kept: list[JournaledNote] = []
     stale: list[str] = []
@@ -104,12 +96,9 @@ def plan_update(
 
 def changes(iteration: IterationRun) -> dict[str, Any]:
     """
-    What an update changed.
-
-    :param iteration: The updated run, its rounds done.
-    :returns: ``since``, ``kept_topics``, ``rechecked_topics``, ``new_topics``, ``changed_sources`` (read again, other
-        text), ``unchanged_sources`` (read again, same text) and ``new_sources`` (read for the first time); ``{}``
-        for a run that is not an update. The write step adds the claims' changes (see :func:`claim_changes`).
+    What an update changed: ``since``, ``kept_topics``, ``rechecked_topics``, ``new_topics``, ``changed_sources``
+    (read again, other text), ``unchanged_sources`` (read again, same text) and ``new_sources`` (read for the first
+    time); ``{}`` for a run that is not an update. The write step adds the claims' changes (:func:`claim_changes`).
     """
     plan = iteration.update
     if plan is None:
@@ -177,15 +166,10 @@ def _changed_figure(old: Claim, new: Claim) -> tuple[str, str] | None:
 
 def claim_changes(previous_report: str, report: str, sections: ReportSections) -> dict[str, list[dict[str, Any]]]:
     """
-    What an update changed in the report's claims (see the module docstring).
-
-    :param previous_report: The report the update replaces.
-    :param report: The new report, its citations verified.
-    :param sections: The reports' headings (the sections the library writes are left out).
-    :returns: ``new_claims`` and ``no_longer_supported`` (each ``claim``, the sentence as a reader sees it, and
-        ``sources``)
-        and ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
-        ``previous_sources``), in report order.
+    What an update changed in the report's claims (see the module docstring; the sections the library writes are
+    left out): ``new_claims`` and ``no_longer_supported`` (each ``claim``, as a reader sees it, and ``sources``) and
+    ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
+    ``previous_sources``), in report order.
     """
     before, after = _claims(previous_report, sections), _claims(report, sections)
     pairs = sorted(
