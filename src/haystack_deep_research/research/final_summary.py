@@ -226,11 +226,6 @@ class PreservingChatGenerator(UsesModels, InitSerialized):
 
 
 def model_failure(messages: list[ChatMessage] | None) -> str | None:
-    """
-    Say whether the run ended on a stand-in reply, and why.
-
-    :param messages: The orchestrator's messages.
-    :returns: The failure, or ``None`` when the last reply is a real one.
-    """
+    """Why the run ended on a stand-in reply, or ``None`` when the last reply is a real one."""
     last = messages[-1] if messages else None
     return last.meta.get(FAILURE_META) if last is not None else None

@@ -72,12 +72,7 @@ def _canonical(value: Any) -> Any:
 
 
 def call_signature(call: ToolCall) -> str:
-    """
-    The identity of a tool call for loop detection: its tool name and its canonical arguments.
-
-    :param call: A tool call the model made.
-    :returns: A string that is equal for two calls exactly when they name the same tool with the same arguments.
-    """
+    """A tool call's identity for loop detection: equal exactly for the same tool with the same canonical arguments."""
     arguments = json.dumps(_canonical(call.arguments), sort_keys=True, ensure_ascii=False, default=str)
     return f"{call.tool_name}:{arguments}"
 
@@ -176,12 +171,7 @@ def _condensed(text: str) -> str | None:
 
 
 def condense_seen_results(messages: list[ChatMessage]) -> list[ChatMessage] | None:
-    """
-    Condense the search results that come before the last assistant turn (see the module docstring).
-
-    :param messages: A researcher's conversation.
-    :returns: The conversation with those results condensed, or ``None`` when nothing changed.
-    """
+    """The conversation with the search results before the last assistant turn condensed, or ``None`` if unchanged."""
     last_turn = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
     changed = False
     out = list(messages)
