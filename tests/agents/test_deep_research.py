@@ -22,7 +22,7 @@ from haystack_deep_research import (
 )
 from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.report.writer import WriteHook
-from haystack_deep_research.research.preserve import PreservingChatGenerator
+from haystack_deep_research.research.final_summary import PreservingChatGenerator
 from haystack_deep_research.research.scope import ScopeHook
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.sources import DdgsSearch, SearchTool

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from haystack_deep_research.iterative.decision import SearchDecision, extract_json_object, parse_decision
-from haystack_deep_research.iterative.topics import TopicFilter
+from haystack_deep_research.iterative.decide import SearchDecision, TopicFilter, extract_json_object, parse_decision
 
 
 @pytest.mark.parametrize(

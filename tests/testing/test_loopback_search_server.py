@@ -214,7 +214,7 @@ def test_bad_arguments_raise_configuration_error(call):
 
 
 def test_the_log_keeps_arrival_order_even_when_responses_finish_out_of_order() -> None:
-    from haystack_deep_research.testing._request_log import LoggedRequest, RequestLog
+    from haystack_deep_research.testing._server import LoggedRequest, RequestLog
 
     log = RequestLog()
     late = LoggedRequest(method="POST", path="/search", status=200, started=2.0, finished=2.1)

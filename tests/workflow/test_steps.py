@@ -17,11 +17,8 @@ from haystack_deep_research.run._lifecycle import running
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 from haystack_deep_research.tools import RunToolset
 from haystack_deep_research.workflow import ExecuteStep, execute_agent
-from haystack_deep_research.workflow.causal import CausalStep
-from haystack_deep_research.workflow.finish import WorkflowFinishStep
-from haystack_deep_research.workflow.grounding import GroundingEval
-from haystack_deep_research.workflow.router import GroundingRouter, ReplanStep
-from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeStep
+from haystack_deep_research.workflow.finish import GroundingRouter, ReplanStep, WorkflowFinishStep
+from haystack_deep_research.workflow.summary import CausalStep, GroundingEval, RegenerateStep, SummarizeStep
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))

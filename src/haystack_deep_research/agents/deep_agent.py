@@ -15,10 +15,9 @@ from haystack_deep_research import _checks
 from haystack_deep_research._prompts import DEEP_AGENT_RULES, render_text
 from haystack_deep_research.agents.models import run_settings_of
 from haystack_deep_research.agents.research_agent import ResearchAgent
-from haystack_deep_research.deep_agent.condense import Condenser
 from haystack_deep_research.deep_agent.deep_hooks import DeepCloseHook, DeepRunHook
 from haystack_deep_research.deep_agent.deep_loop import AnswerHook, StepReviewHook, StepStartHook, ToolStepHook
-from haystack_deep_research.deep_agent.reflexion import Reflexion
+from haystack_deep_research.deep_agent.deep_settings import Condenser, Reflexion
 from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Subscriber
@@ -31,9 +30,9 @@ from haystack_deep_research.research.exits import (
     TokenLimit,
     ToolUsed,
 )
+from haystack_deep_research.research.final_summary import PreservingChatGenerator
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.preserve import PreservingChatGenerator
-from haystack_deep_research.research.researcher import researcher_agent
+from haystack_deep_research.research.subtopic import researcher_agent
 from haystack_deep_research.run._phases import OutputCappedChatGenerator, model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.grouped import WEB_FIELDS, refuse_fields

@@ -31,13 +31,15 @@ from haystack_deep_research.report.grounding import GroundingStage
 from haystack_deep_research.report.structured import StructuredOutputStage
 from haystack_deep_research.report.writer import NoEvidenceStage, ReportStage, WriteHook
 from haystack_deep_research.research.approval import plan_review_hooks
-from haystack_deep_research.research.delegated import DelegationsDoneHook
+from haystack_deep_research.research.final_summary import PreservingChatGenerator
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
-from haystack_deep_research.research.plan import PlanHook
-from haystack_deep_research.research.preserve import PreservingChatGenerator
-from haystack_deep_research.research.researcher import researcher_agent
 from haystack_deep_research.research.scope import ScopeHook
-from haystack_deep_research.research.subtopic import ResearchSubtopicTool
+from haystack_deep_research.research.subtopic import (
+    DelegationsDoneHook,
+    PlanHook,
+    ResearchSubtopicTool,
+    researcher_agent,
+)
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
 from haystack_deep_research.run._cache import cache_of

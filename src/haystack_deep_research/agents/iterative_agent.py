@@ -23,13 +23,10 @@ from haystack_deep_research.agents.deep_research import web_tools
 from haystack_deep_research.agents.models import run_settings_of
 from haystack_deep_research.agents.research_agent import AskMixin
 from haystack_deep_research.errors import ConfigurationError, RunDirError
-from haystack_deep_research.iterative.decide import DecideStep
-from haystack_deep_research.iterative.finish import OUTPUT_TYPES, IterativeFinishStep
-from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.iterative.router import RoundRouter
+from haystack_deep_research.iterative.decide import DEFAULT_SIMILARITY, DecideStep, RoundRouter
+from haystack_deep_research.iterative.iteration import OUTPUT_TYPES, IterationRun, IterativeFinishStep
 from haystack_deep_research.iterative.search import SearchStep
-from haystack_deep_research.iterative.start import StartStep
-from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY
+from haystack_deep_research.iterative.update import StartStep
 from haystack_deep_research.iterative.write import WriteStep
 from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.report.ask import TopicResearcher

@@ -41,12 +41,9 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.tools import ReadUrlTool
 from haystack_deep_research.workflow import execute_agent
-from haystack_deep_research.workflow.causal import CausalStep
 from haystack_deep_research.workflow.execute import ExecuteStep
-from haystack_deep_research.workflow.finish import OUTPUT_TYPES, WorkflowFinishStep
-from haystack_deep_research.workflow.grounding import GroundingEval
-from haystack_deep_research.workflow.router import GroundingRouter, ReplanStep
-from haystack_deep_research.workflow.summary import RegenerateStep, SummarizeStep
+from haystack_deep_research.workflow.finish import OUTPUT_TYPES, GroundingRouter, ReplanStep, WorkflowFinishStep
+from haystack_deep_research.workflow.summary import CausalStep, GroundingEval, RegenerateStep, SummarizeStep
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["ResearchWorkflow", "create_research_workflow"]

@@ -3,7 +3,7 @@ The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subc
 
 - :class:`DeepRunHook` opens the run (ledger, budget, events, warnings, usage, streaming, as for every agent of the
   library; its model calls count toward the ``agent`` phase), hands a caller's ``TodoState`` to the run, and
-  prepends the memory files to the system prompt (:mod:`.memory`).
+  prepends the memory files to the system prompt (see below).
 - :class:`DeepCloseHook` settles why the loop ended (``exit_reason``: the reason of the exit condition that fired;
   Haystack's ``max_agent_steps`` reads ``max_iterations``; ``failed`` when the model failed, and then the report is
   what the run's tools read, each source with its passage), fills the outputs (``report`` with the final answer,
@@ -11,23 +11,33 @@ The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subc
   accepted submission when the submit tool takes the schema, else the structured-output stage over the final answer,
   which raises ``StructuredOutputError`` when even its retry does not validate; a run that ended without any answer,
   out of budget, has no structured output and a warning says so), then closes the run.
+
+Memory files (AGENTS.md-style Markdown files whose text is prepended to the system prompt) are read when each run opens
+(so an edited file counts from the next run), in the order given, ``~`` expanded. A path with no file behind it is
+skipped without a word, so defaults such as ``["~/AGENTS.md", "./AGENTS.md"]`` need no checking first; a file that
+exists but cannot be read is skipped with a warning, and so is one that is not a regular file (a FIFO would block the
+run, ``/dev/zero`` never ends), one that leads out of its folder through a symbolic link (a cloned repository's
+``AGENTS.md`` linked to a key file would send the key to the model), or one larger than ``MAX_MEMORY_BYTES``. Each file
+is cut at ``MAX_MEMORY_CHARS`` characters, with a warning. Memory files are the caller's own instructions: their text is
+not fenced as untrusted data.
 """
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
-from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
 
 from haystack_deep_research._prompts import MEMORY_FILES, render_text
-from haystack_deep_research.deep_agent.memory import check_memory_paths, read_memory_files
-from haystack_deep_research.deep_agent.submission import payload
+from haystack_deep_research._serialization import init_parameters, restore_parameters
+from haystack_deep_research._untrusted.files import read_regular_file
+from haystack_deep_research.deep_agent.deep_loop import payload
 from haystack_deep_research.errors import ConfigurationError, StructuredOutputError
 from haystack_deep_research.events import ExitReached
 from haystack_deep_research.evidence.entry import CITABLE_KINDS
@@ -36,7 +46,7 @@ from haystack_deep_research.report import citation_findings, verify_report
 from haystack_deep_research.report.contradictions import add_contradictions
 from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.report.structured import StructuredOutputStage, verify_structured
-from haystack_deep_research.research.preserve import model_failure
+from haystack_deep_research.research.final_summary import model_failure
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import CloseRunHook, OpenRunHook
 from haystack_deep_research.run._phases import Phase, blocking
@@ -260,9 +270,7 @@ class DeepCloseHook(CloseRunHook):
                 "level so the agent can be serialized."
             )
         schema = serialize_type(self.output_schema) if self.output_schema is not None else None
-        model = component_to_dict(obj=self.chat_generator, name="chat_generator")
-        judge = None if self.judge_llm is None else component_to_dict(obj=self.judge_llm, name="judge_llm")
-        return default_to_dict(self, chat_generator=model, output_schema=schema, judge_llm=judge)
+        return default_to_dict(self, **init_parameters(self, output_schema=schema))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeepCloseHook:
@@ -270,10 +278,62 @@ class DeepCloseHook(CloseRunHook):
         :param data: What ``to_dict`` returned.
         :returns: The hook.
         """
-        params = data["init_parameters"]
-        deserialize_component_inplace(params, key="chat_generator")
-        if params.get("judge_llm") is not None:
-            deserialize_component_inplace(params, key="judge_llm")
+        params = restore_parameters(cls, data["init_parameters"])
         if isinstance(params.get("output_schema"), str):
             params["output_schema"] = deserialize_type(params["output_schema"])
-        return default_from_dict(cls, data)
+        return default_from_dict(cls, {**data, "init_parameters": params})
+
+
+MAX_MEMORY_CHARS = 50_000
+MAX_MEMORY_BYTES = 1024 * 1024
+"""The largest memory file read; a larger one is skipped with a warning (it would be cut far below this anyway)."""
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """
+    One memory file as read.
+
+    :param path: Its path, as given.
+    :param text: Its text (cut at ``MAX_MEMORY_CHARS``).
+    """
+
+    path: str
+    text: str
+
+
+def check_memory_paths(paths: object) -> list[str]:
+    """:raises ConfigurationError: If ``memory_files`` is not a list of paths."""
+    if paths is None:
+        return []
+    if isinstance(paths, str | Path) or not isinstance(paths, list | tuple):
+        raise ConfigurationError(
+            f"memory_files must be a list of paths, for example ['~/AGENTS.md', './AGENTS.md']; got {paths!r}."
+        )
+    if not all(isinstance(path, str | Path) and str(path).strip() for path in paths):
+        raise ConfigurationError(f"memory_files must hold only non-empty paths; got {paths!r}.")
+    return [str(path) for path in paths]
+
+
+def read_memory_files(paths: list[str]) -> tuple[list[MemoryFile], list[str]]:
+    """``(files read, warnings for the others)``; blocking (run it with ``blocking`` on the async path)."""
+    files: list[MemoryFile] = []
+    warnings: list[str] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if not path.exists():
+            continue
+        try:
+            data = read_regular_file(path, root=path.parent, max_bytes=MAX_MEMORY_BYTES)
+        except FileNotFoundError:
+            continue
+        except OSError as error:  # LocalFileRefusedError included: not a regular file, a link out, too large
+            warnings.append(f"the memory file {given} could not be read ({type(error).__name__}: {error}); skipped")
+            continue
+        text = data.decode("utf-8", errors="replace")
+        if len(text) > MAX_MEMORY_CHARS:
+            warnings.append(f"the memory file {given} was cut at {MAX_MEMORY_CHARS:,} characters")
+            text = text[:MAX_MEMORY_CHARS]
+        if text.strip():
+            files.append(MemoryFile(path=given, text=text.strip()))
+    return files, warnings

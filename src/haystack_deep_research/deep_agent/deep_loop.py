@@ -1,22 +1,31 @@
 """
 The hooks of the deep agent's tool loop, one per hook point; each is wiring over the layers that hold the logic.
 
-- :class:`StepStartHook` (``before_llm``): counts usage, ends the loop at a step boundary when an exit condition
-  fires there (``MaxIterations``, ``TokenLimit``) or the run's budget is spent (``stop_run``), else condenses a long
-  conversation (:mod:`.condense`).
-- :class:`ToolStepHook` (``before_tool``): coerces arguments to each tool's schema, refuses a submission that does
-  not match ``output_schema`` (:mod:`.submission`), guards against loops (:mod:`.loop_guard`) and announces the
-  calls that run.
+- :class:`StepStartHook` (``before_llm``): counts usage, ends the loop at a step boundary when an exit condition fires
+  there (``MaxIterations``, ``TokenLimit``) or the run's budget is spent (``stop_run``), else condenses a long
+  conversation (:class:`~.deep_settings.Condenser`).
+- :class:`ToolStepHook` (``before_tool``): coerces arguments to each tool's schema, refuses a submission that does not
+  match ``output_schema`` (see below), guards against loops (:mod:`~haystack_deep_research.research.loop_guard`) and
+  announces the calls that run.
 - :class:`StepReviewHook` (``after_tool``): announces results and adds them to the evidence trail; when the exit
   conditions fire on the step (a successful submission with enough confidence), grounds the answer
-  (:mod:`.turn_grounding`) and ends the loop (``stop_run``) or sends it back; otherwise tells the model why a
-  submission was not enough, then reflects on the step (:mod:`.reflexion`).
+  (:mod:`.turn_grounding`) and ends the loop (``stop_run``) or sends it back; otherwise tells the model why a submission
+  was not enough, then reflects on the step (:class:`~.deep_settings.Reflexion`).
 - :class:`AnswerHook` (``on_exit``): the model replied without tools; when the exit conditions fire the answer is
   grounded and accepted, otherwise the loop goes on (``continue_run``) with a message saying what ending needs.
+
+The deep agent's answer is the arguments of its submit tool (or its final text), read as text for grounding, and as an
+instance of ``output_schema`` when the submit tool takes one. A submit tool *takes the schema* when its parameters are
+the schema's fields (``submit(summary=..., ...)``) or one object parameter with those fields (``submit(result:
+ResearchResult)``). Then a submission whose arguments do not validate is refused before the tool runs, with pydantic's
+errors for the model to fix (:func:`payload`), and the accepted submission *is* the structured output, without another
+model call.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from haystack.components.agents.state import State
@@ -34,11 +43,11 @@ from haystack_deep_research._prompts import (
     render_user,
 )
 from haystack_deep_research.deep_agent.deep_settings import DeepHook
-from haystack_deep_research.deep_agent.submission import answer_text, drop_sentences, payload, takes_schema
 from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
 from haystack_deep_research.report.assessment import unjudged_claims
+from haystack_deep_research.report.structured import parse_structured
+from haystack_deep_research.research.exits import StepCall, StepFacts, confidence_of
 from haystack_deep_research.research.loop_guard import LoopGuard
-from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of
 from haystack_deep_research.research.tool_calls import (
     announce_calls,
     announce_results,
@@ -68,7 +77,87 @@ from haystack_deep_research.state import (
     TOOLS,
 )
 
-__all__ = ["AnswerHook", "StepReviewHook", "StepStartHook", "ToolStepHook"]
+__all__ = [
+    "AnswerHook",
+    "StepReviewHook",
+    "StepStartHook",
+    "ToolStepHook",
+    "answer_text",
+    "drop_sentences",
+    "payload",
+    "takes_schema",
+]
+
+
+def _fields(schema: Mapping[str, Any], root: Mapping[str, Any]) -> set[str]:
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/$defs/"):
+        schema = (root.get("$defs") or {}).get(reference.rsplit("/", 1)[-1]) or {}
+    properties = schema.get("properties")
+    return set(properties) if isinstance(properties, Mapping) else set()
+
+
+def takes_schema(parameters: Mapping[str, Any] | None, schema: type[BaseModel]) -> bool:
+    """Whether the submit tool's arguments are the schema's fields, directly or as its one object parameter."""
+    if not isinstance(parameters, Mapping):
+        return False
+    wanted = set(schema.model_fields)
+    if _fields(parameters, parameters) == wanted:
+        return True
+    properties = parameters.get("properties")
+    if isinstance(properties, Mapping) and len(properties) == 1:
+        [only] = properties.values()
+        return isinstance(only, Mapping) and _fields(only, parameters) == wanted
+    return False
+
+
+def payload(arguments: Mapping[str, Any], schema: type[BaseModel]) -> tuple[BaseModel | None, list[dict[str, Any]]]:
+    """A submission validated against the output schema: ``(instance, [])``, or ``(None, errors)`` with pydantic's
+    errors of the closest reading."""
+    candidates: list[Any] = [dict(arguments)]
+    if len(arguments) == 1:
+        [only] = arguments.values()
+        candidates.insert(0, only)
+    errors: list[dict[str, Any]] = []
+    for candidate in candidates:
+        if not isinstance(candidate, Mapping):
+            continue
+        instance, found = parse_structured(schema, json.dumps(candidate, default=str))
+        if instance is not None:
+            return instance, []
+        errors = errors or found
+    return None, errors
+
+
+def answer_text(value: Any) -> str:
+    """
+    :param value: A submission's arguments, or a text answer.
+    :returns: Its text: every string in it, one per line, in order.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return "\n".join(text for item in value.values() if (text := answer_text(item)))
+    if isinstance(value, list | tuple):
+        return "\n".join(text for item in value if (text := answer_text(item)))
+    return ""
+
+
+def drop_sentences(value: Any, sentences: set[str]) -> Any:
+    """A submission's arguments (or a text answer) with these exact sentences removed from every string."""
+    if isinstance(value, str):
+        text = value
+        for sentence in sentences:
+            text = text.replace(sentence, "")
+        lines = [" ".join(line.split()) for line in text.splitlines()]
+        return "\n".join(line for line in lines if line.strip(" -*")).strip() if text != value else value
+    if isinstance(value, Mapping):
+        return {key: drop_sentences(item, sentences) for key, item in value.items()}
+    if isinstance(value, list):
+        kept = [drop_sentences(item, sentences) for item in value]
+        return [new for old, new in zip(value, kept, strict=True) if not (isinstance(old, str) and old and not new)]
+    return value
+
 
 _OUT_OF_BUDGET = (EXIT_MAX_ITERATIONS, EXIT_TOKEN_BUDGET, EXIT_TIME_BUDGET)
 

@@ -1,5 +1,6 @@
 """
-The settings the deep agent's hooks share, and their serialization.
+The settings the deep agent's hooks share, and their serialization, with the two optional layers that call a model
+of their own between steps: :class:`Condenser` (conversation summarization) and :class:`Reflexion`.
 
 Each hook of the deep agent's loop (:mod:`.deep_loop`) is a :class:`DeepHook` that keeps the settings it uses
 (``settings`` names them): the exit conditions, the submit tool and minimum confidence, the output schema, the loop
@@ -9,21 +10,33 @@ threshold, the agent's own model (the default for its reflexion, summaries and j
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
+from haystack.components.agents.state import State
+from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 from haystack.utils.type_serialization import deserialize_type, serialize_type
+from pydantic import BaseModel
 
-from haystack_deep_research.deep_agent.condense import Condenser
-from haystack_deep_research.deep_agent.reflexion import Reflexion
+from haystack_deep_research import _checks
+from haystack_deep_research._prompts import CONDENSE, CONDENSED, REFLECT, REFLECTION, fence, render_chat, render_user
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.deep_agent.turn_grounding import TurnGrounding
 from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research.events import ConversationCondensed, Reflected
+from haystack_deep_research.report.structured import parse_structured
 from haystack_deep_research.research.exits import ExitCondition, TextReply, exit_condition_from_dict
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.run._phases import PhaseHook
+from haystack_deep_research.research.tool_calls import step_results
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Phase, PhaseHook, UsesModels, ask, failure
+from haystack_deep_research.state import MESSAGES, PHASE_CONDENSE, PHASE_REFLECT, PLAN
+from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 
-__all__ = ["DeepHook"]
+__all__ = ["Condenser", "DeepHook", "Reflection", "Reflexion"]
 
 _COMPONENTS = ("chat_generator", "grounding", "reflexion", "condenser")
 
@@ -113,3 +126,193 @@ class DeepHook(PhaseHook):
             if params.get(name) is not None:
                 deserialize_component_inplace(params, key=name)
         return default_from_dict(cls, data)
+
+
+class _ModelLayer(UsesModels, InitSerialized):
+    """A layer with an optional model of its own; ``None`` uses the agent's."""
+
+    chat_generator: Any
+
+    def _own_model(self, name: str, chat_generator: Any) -> None:
+        if chat_generator is not None:
+            _checks.chat_generator(name, chat_generator, needs_tools=False)
+        self.chat_generator = chat_generator
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator] if self.chat_generator is not None else []
+
+
+LINE_CHARS = 2_000
+"""The most characters of one message the summarizer reads."""
+
+
+def _line(message: ChatMessage) -> str:
+    if message.tool_call_result is not None:
+        result = message.tool_call_result
+        text = f"tool result of {result.origin.tool_name}{' (error)' if result.error else ''}: {result.result}"
+    elif message.tool_calls:
+        calls = "; ".join(
+            f"{call.tool_name}({json.dumps(call.arguments, ensure_ascii=False, default=str)})"
+            for call in message.tool_calls
+        )
+        text = f"{message.role.value} called: {calls}" + (f" — {message.text}" if message.text else "")
+    else:
+        text = f"{message.role.value}: {message.text or ''}"
+    return fence(" ".join(text.split())[:LINE_CHARS])
+
+
+class Condenser(_ModelLayer):
+    """
+    Conversation summarization: a long deep-agent conversation keeps its beginning and its latest turns, and the rest
+    becomes a summary, so the context (and the tokens each step costs) stays bounded over a long run.
+
+    Before a model call, once the conversation (system messages aside) holds more than ``after_messages`` messages, one
+    model call (role ``summarizer``) condenses the older ones. What is never lost: the system prompt, the task (the
+    first user message), the todo list (re-stated under the summary) and the latest ``keep_recent`` messages, kept
+    verbatim. A tool call and its results are never split: the kept part never starts with a result whose call it lacks.
+    A summary from an earlier round is condensed again with the turns after it. A failed summary call changes nothing,
+    with a warning. Every summary emits ``ConversationCondensed``.
+
+    Haystack's own ``CompactionHook`` sizes by the model's context window and calls its summarizer outside the run; this
+    layer counts messages, as the deep agent's settings do, and its call is the run's (usage, budget, streaming,
+    events).
+
+    :param after_messages: Condense once the conversation holds more than this many messages (system messages
+        aside), 4 to 10,000.
+    :param keep_recent: The latest messages kept verbatim, 1 to fewer than ``after_messages``.
+    :param chat_generator: The summarizing model; ``None`` uses the agent's own.
+    :raises ConfigurationError: If a parameter is out of range.
+    """
+
+    def __init__(self, *, after_messages: int, keep_recent: int = 10, chat_generator: Any = None) -> None:
+        self.after_messages = _checks.int_in_range("summarize_after_messages", after_messages, 4, 10_000)
+        self.keep_recent = _checks.int_in_range("summarize_keep_recent", keep_recent, 1, 10_000)
+        if self.keep_recent >= self.after_messages:
+            raise ConfigurationError(
+                f"summarize_keep_recent ({keep_recent}) must be smaller than summarize_after_messages "
+                f"({after_messages}), or nothing would ever be condensed."
+            )
+        self._own_model("condense_llm", chat_generator)
+
+    def condense(self, state: State, view: RunView, model: Any) -> Phase[None]:
+        """Condense when the conversation is long; ``model`` (the agent's own) serves when this layer has none."""
+        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+        system_end = 0
+        while system_end < len(messages) and messages[system_end].is_from(ChatRole.SYSTEM):
+            system_end += 1
+        if len(messages) - system_end <= self.after_messages:
+            return
+        head = system_end + (1 if messages[system_end].is_from(ChatRole.USER) else 0)  # the task stays
+        cut = len(messages) - self.keep_recent
+        while cut > head and messages[cut].tool_call_result is not None:
+            cut -= 1  # keep each kept result's call with it
+        older = messages[head:cut]
+        if len(older) < 2:
+            return
+        prompt = render_chat(CONDENSE, transcript=[_line(message) for message in older])
+        streaming = view.run.streaming_callback
+        model = self.chat_generator or model
+        [outcome] = yield [ask(model, prompt, role="summarizer", streaming_callback=streaming, budget=view.run.budget)]
+        if outcome.reply is not None:
+            view.record_usage(PHASE_CONDENSE, outcome.reply.meta.get("usage"))
+        if not outcome.text:
+            view.warn(
+                PHASE_CONDENSE, f"condensing the conversation failed ({failure(outcome.error)}); it is kept whole"
+            )
+            return
+        todos = view.run.resource(TODOS_RESOURCE, TodoState)
+        summary = render_user(
+            CONDENSED, count=len(older), summary=outcome.text, todos=todos.render() if todos.snapshot() else ""
+        )
+        condensed = [*messages[:head], summary, *messages[cut:]]
+        state.set(MESSAGES, condensed, handler_override=replace_values)
+        view.emit(ConversationCondensed(phase=PHASE_CONDENSE, condensed=len(older), kept=len(messages) - cut))
+
+
+RESULT_CHARS = 2_000
+"""The most characters of each tool result the reflection reads."""
+
+
+class Reflection(BaseModel):
+    """What the reflexion model answers."""
+
+    step_ok: bool
+    critique: str = ""
+    plan: str = ""
+
+
+def _task(messages: list[ChatMessage]) -> str:
+    return next((m.text or "" for m in messages if m.is_from(ChatRole.USER) and m.text), "")
+
+
+def _last_step(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    return [
+        {
+            "tool": result.origin.tool_name,
+            "arguments": fence(json.dumps(result.origin.arguments, ensure_ascii=False, default=str)),
+            "result": fence(str(result.result)[:RESULT_CHARS]),
+            "error": bool(result.error),
+        }
+        for result in step_results(messages)
+    ]
+
+
+class Reflexion(_ModelLayer):
+    """
+    Reflexion: after each tool step the deep agent evaluates that step and rewrites its plan when the step was wrong.
+
+    One model call per step (role ``reflexion``) reads the task, the current plan and the step's tool calls with what
+    they returned (as untrusted data), and answers ``{"step_ok": ..., "critique": ..., "plan": ...}``. When the step was
+    wrong, the plan in the ``plan`` output is replaced and the conversation gets a message with the critique and the
+    revised plan, which the agent reads before its next step; when it was right, a first plan is kept without a message.
+    Every reflection emits ``Reflected``. A reply that is not the JSON asked for, or a failed call, changes nothing and
+    leaves a warning: reflexion never ends a run.
+
+    :param chat_generator: The reflecting model; ``None`` uses the agent's own.
+    :raises ConfigurationError: If it is not a chat generator.
+    """
+
+    def __init__(self, *, chat_generator: Any = None) -> None:
+        self._own_model("reflexion_llm", chat_generator)
+
+    def reflect(self, state: State, view: RunView, model: Any) -> Phase[None]:
+        """Reflect on the step just taken; ``model`` (the agent's own) serves when this layer has none."""
+        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+        calls = _last_step(messages)
+        if not calls:
+            return
+        plan = str(state.data.get(PLAN) or "")
+        prompt = render_chat(REFLECT, task=fence(_task(messages)), plan=plan, calls=calls)
+        streaming = view.run.streaming_callback
+        [outcome] = yield [
+            ask(
+                self.chat_generator or model,
+                prompt,
+                role="reflexion",
+                streaming_callback=streaming,
+                agent=view.researcher,
+                budget=view.run.budget,
+            )
+        ]
+        if outcome.reply is not None:
+            view.record_usage(PHASE_REFLECT, outcome.reply.meta.get("usage"))
+        reflection, _ = parse_structured(Reflection, outcome.text) if outcome.error is None else (None, [])
+        if not isinstance(reflection, Reflection):
+            why = f"{type(outcome.error).__name__}: {outcome.error}" if outcome.error else "not the JSON asked for"
+            view.warn(PHASE_REFLECT, f"a reflection could not be read ({why}); the plan is unchanged")
+            return
+        revised = reflection.plan.strip()
+        rewritten = not reflection.step_ok and bool(revised)
+        if rewritten or (revised and not plan):
+            state.set(PLAN, revised)
+        if rewritten:
+            state.set(MESSAGES, [render_user(REFLECTION, critique=reflection.critique.strip(), plan=revised)])
+        view.emit(
+            Reflected(
+                phase=PHASE_REFLECT,
+                step_ok=reflection.step_ok,
+                critique=reflection.critique.strip(),
+                plan=str(state.data.get(PLAN) or ""),
+                plan_rewritten=rewritten,
+            )
+        )

@@ -54,11 +54,6 @@ class EvidenceTrail:
         self._lock = threading.Lock()
 
     def add(self, tool: str, arguments: dict[str, Any], result: str) -> None:
-        """
-        :param tool: The tool that was called.
-        :param arguments: Its arguments.
-        :param result: What it returned.
-        """
         entry = f"[{tool} {json.dumps(arguments, ensure_ascii=False, default=str)}]\n{result}"
         with self._lock:
             self._entries.append(entry)
@@ -78,11 +73,8 @@ class EvidenceTrail:
 
 
 def answer_claims(text: str) -> list[Claim]:
-    """
-    :param text: An answer (Markdown).
-    :returns: Its claims, cited or not: the sentences of its body that claim something (see
-        :func:`~haystack_deep_research.report.assessment.is_claim`), each judged against the trail.
-    """
+    """An answer's claims, cited or not (see :func:`~haystack_deep_research.report.assessment.is_claim`), each judged
+    against the trail."""
     return [replace(claim, urls=(TRAIL_URL,)) for claim in uncited_claims(text, ())]
 
 
@@ -122,13 +114,8 @@ class TurnGrounding(UsesModels, InitSerialized):
         return [self.judge_llm] if self.judge_llm is not None else []
 
     def review(self, view: RunView, answer: str, rounds: int, model: Any) -> Phase[Grounded]:
-        """
-        :param view: The agent's view of its run.
-        :param answer: The answer's text.
-        :param rounds: How many times answers of this run were sent back already.
-        :param model: The agent's own model, the judge when ``judge_llm`` is ``None``.
-        :returns: The phase; it returns the verdict.
-        """
+        """The verdict on ``answer``; ``rounds`` counts the answers sent back already, ``model`` judges without a
+        ``judge_llm``."""
         trail = view.run.resource(TRAIL_RESOURCE, EvidenceTrail)
         claims = answer_claims(answer)
         judged = yield from judge_claims(

@@ -1,15 +1,24 @@
 """
-Each round's analysis: the analysis model reads the question, the findings so far and the topics already searched,
+Each round's routing and analysis. Before each round, :class:`RoundRouter` sends the run on exactly one way (the
+seed's iteration over ``depth``):
+
+- ``search`` when an update has stale topics to search again (that round is not one of the ``depth`` rounds);
+- ``done`` once the run's token, time or cost budget is spent (``exit_reason`` says which; no analysis call is made);
+- ``done`` once ``depth`` rounds ran (``exit_reason`` ``depth_reached``);
+- ``decide`` otherwise: the analysis model chooses the round's topics, or stops.
+
+In the analysis, the analysis model reads the question, the findings so far and the topics already searched,
 and answers the seed's decision ``{"nextSearchTopic": ..., "shouldContinue": ...}``.
 
 :class:`DecideStep` makes the call and routes on the answer: ``search`` with the round's topics, or ``done``. It is
 robust to what models do:
 
-- the JSON is found in a fenced block or in prose around it, and validated with pydantic (see :mod:`.decision`);
+- the JSON is found in a fenced block or in prose around it, and validated with pydantic (:class:`SearchDecision`;
+  a list of topics is searched side by side in one round);
 - a reply that is not a valid decision gets **one retry** showing the model its reply and the validation errors; a
   second invalid reply stops the rounds with a warning (``exit_reason`` ``decision_failed``), as does a failing
   model: the report is still written from the findings so far;
-- proposed topics that repeat a topic already searched (see :mod:`.topics`) are refused (a ``TopicRefused`` event
+- proposed topics that repeat a topic already searched (see :class:`TopicFilter`) are refused (a ``TopicRefused`` event
   each); when every proposal is refused the model is asked once more, told which were refused, and when it proposes
   only repeats again the rounds stop (``exit_reason`` ``no_new_topics``);
 - a proposed topic that is an error message (see
@@ -20,27 +29,159 @@ robust to what models do:
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from typing import Any
 
 from haystack import component
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import ANALYSIS, ANALYSIS_RETRY, fence, render_chat
 from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research._untrusted.json_text import extract_json_object
 from haystack_deep_research.events import SearchDecided, TopicRefused
-from haystack_deep_research.iterative.decision import SearchDecision, parse_decision
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.iterative.topics import DEFAULT_SIMILARITY, TopicFilter
 from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
 from haystack_deep_research.state import (
     EXIT_ANALYSIS_STOPPED,
     EXIT_DECISION_FAILED,
+    EXIT_DEPTH_REACHED,
     EXIT_NO_NEW_TOPICS,
     EXIT_TIME_BUDGET,
     PHASE_ANALYZE,
 )
 
-__all__ = ["DecideStep"]
+__all__ = ["DEFAULT_SIMILARITY", "DecideStep", "RoundRouter", "TopicFilter", "normalize_topic"]
+
+
+DEFAULT_SIMILARITY = 0.88
+"""The similarity (0 to 1) from which a proposed topic counts as a repeat."""
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# fmt: off
+_FUNCTION_WORDS = frozenset({
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "in", "into", "is",
+    "it", "its", "of", "on", "or", "the", "to", "what", "when", "where", "which", "who", "why", "with",
+})
+# fmt: on
+
+
+def normalize_topic(topic: str) -> str:
+    """A topic's comparison form: its content words (NFKC, case folded, punctuation and function words dropped),
+    each once, sorted."""
+    from rapidfuzz import utils  # imported when the iterative agent first compares topics
+
+    words = utils.default_process(unicodedata.normalize("NFKC", topic).casefold()).split()
+    return " ".join(sorted({word for word in words if word not in _FUNCTION_WORDS}))
+
+
+class TopicFilter:
+    """
+    The topics a run searched, and the check of new proposals against them.
+
+    A proposed topic is refused when it repeats a topic searched before (or one proposed earlier in the same round) in
+    all but wording. Each topic is reduced to its content words: Unicode NFKC, case folded, punctuation dropped, common
+    English function words ("in", "the", "of", ...) dropped, each word once, sorted. Two topics repeat each other when
+    these agree, or when rapidfuzz's normalized Indel similarity (``fuzz.ratio``) of the two word lists is at least
+    ``similarity`` (0.88 by default): word order, punctuation, case, filler words and small spelling differences
+    ("cost" / "costs", "AI-based" / "AI") do not hide a repeat, while one more content word ("solar capacity growth"
+    after "solar capacity") makes a new topic. Text without spaces (Chinese) is compared character by character
+    ("AI医疗诊断的最新进展" repeats "AI医疗诊断最新进展"). Two topics whose numbers differ are never repeats ("solar
+    capacity 2024" and "solar capacity 2025" are two searches). Paraphrases in other words ("recent" for "latest",
+    "breakthroughs in diagnostic AI") are not caught here; the analysis model sees every topic searched and is asked for
+    different ones.
+
+    :param searched: The topics already searched.
+    :param similarity: From this similarity (0 to 1) on, a proposal counts as a repeat.
+    """
+
+    def __init__(self, searched: list[str] | tuple[str, ...], *, similarity: float = DEFAULT_SIMILARITY) -> None:
+        self.similarity = similarity
+        self._known = [normalize_topic(topic) for topic in searched]
+
+    def repeats(self, topic: str) -> bool:
+        """
+        :param topic: A proposed topic.
+        :returns: Whether it repeats a known topic (see the module docstring).
+        """
+        candidate = normalize_topic(topic)
+        if not candidate:
+            return True
+        numbers = set(_NUMBER.findall(candidate))
+        for known in self._known:
+            if numbers != set(_NUMBER.findall(known)):
+                continue
+            if candidate == known or _similarity(candidate, known) >= self.similarity * 100:
+                return True
+        return False
+
+    def split(self, proposed: list[str]) -> tuple[list[str], list[str]]:
+        """``(new, refused)`` in the proposed order; a kept one becomes known, so a later repeat of it is refused."""
+        new, refused = [], []
+        for topic in proposed:
+            if self.repeats(topic):
+                refused.append(topic)
+            else:
+                new.append(topic)
+                self._known.append(normalize_topic(topic))
+        return new, refused
+
+
+def _similarity(first: str, second: str) -> float:
+    """rapidfuzz's normalized Indel similarity, 0 to 100."""
+    from rapidfuzz import fuzz
+
+    return float(fuzz.ratio(first, second))
+
+
+class SearchDecision(BaseModel):
+    """One decision of the analysis model."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    nextSearchTopic: str | list[str] | None = None
+    """The next topic to search, a list of topics to search at once, or ``None``."""
+    shouldContinue: bool
+    """Whether to search again; when ``True`` at least one non-blank topic is required."""
+
+    @field_validator("nextSearchTopic")
+    @classmethod
+    def _clean(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            return [" ".join(topic.split()) for topic in value if topic.strip()]
+        return " ".join(value.split()) if isinstance(value, str) else None
+
+    @model_validator(mode="after")
+    def _topic_when_continuing(self) -> SearchDecision:
+        if self.shouldContinue and not self.topics:
+            raise ValueError("shouldContinue is true, so nextSearchTopic must name at least one non-empty topic")
+        return self
+
+    @property
+    def topics(self) -> list[str]:
+        """The topics to search (none when the decision is to stop)."""
+        value = self.nextSearchTopic
+        topics = value if isinstance(value, list) else [value] if value else []
+        return [topic for topic in topics if topic]
+
+
+def parse_decision(text: str) -> tuple[SearchDecision | None, list[dict[str, Any]]]:
+    """
+    Read a decision from the analysis model's reply.
+
+    :param text: The reply.
+    :returns: ``(decision, [])``, or ``(None, errors)`` with pydantic's list of errors (or one error saying that the
+        reply holds no JSON object).
+    """
+    try:
+        data = extract_json_object(text)
+    except ValueError as error:
+        return None, [{"type": "json_invalid", "loc": [], "msg": f"{error}; reply with one JSON object"}]
+    try:
+        return SearchDecision.model_validate(data), []
+    except ValidationError as error:
+        return None, json.loads(error.json(include_url=False, include_input=False))
 
 
 @component
@@ -160,3 +301,31 @@ class DecideStep(UsesModels, InitSerialized):
             refused = repeats
         run.warn(PHASE_ANALYZE, "the analysis proposed only topics already searched, twice; the search stops here")
         return {"done": iteration.but(exit_reason=EXIT_NO_NEW_TOPICS)}
+
+
+@component
+class RoundRouter(InitSerialized):
+    """
+    Route a run before a round (see the module docstring).
+
+    :param depth: The rounds of a run, 1 to 50.
+    :raises ConfigurationError: If ``depth`` is out of range.
+    """
+
+    def __init__(self, *, depth: int = 3) -> None:
+        self.depth = _checks.int_in_range("depth", depth, 1, 50)
+
+    @component.output_types(decide=IterationRun, search=IterationRun, done=IterationRun)
+    def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
+        """
+        :param iteration: The run, between rounds.
+        :returns: Exactly one of ``decide``, ``search`` (an update's re-check, in ``planned``) or ``done``.
+        """
+        run = iteration.run
+        if iteration.recheck:
+            return {"search": iteration.but(planned=iteration.recheck)}
+        if (spent := run.spent()) is not None:  # the run warns once, with a BudgetReached event
+            return {"done": iteration.but(exit_reason=spent)}
+        if iteration.rounds >= self.depth:
+            return {"done": iteration.but(exit_reason=EXIT_DEPTH_REACHED)}
+        return {"decide": iteration}

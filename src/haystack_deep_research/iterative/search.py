@@ -38,11 +38,11 @@ from haystack_deep_research._prompts import (
 )
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
 from haystack_deep_research.events import Notice, SearchRoundDone
-from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.iterative.iteration import IterationRun, IterationStep
 from haystack_deep_research.run import ResearchRun, RunView
 from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import journal_note
-from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async, subphase
+from haystack_deep_research.run._phases import Phase, subphase
 from haystack_deep_research.sources import SearchTool
 from haystack_deep_research.sources.datastore_tool import DatastoreSearchTool
 from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
@@ -70,7 +70,7 @@ def _query_argument(tool: Any) -> Any:
 
 
 @component
-class SearchStep(UsesModels):
+class SearchStep(IterationStep):
     """
     One round of searches (see the module docstring).
 
@@ -116,20 +116,12 @@ class SearchStep(UsesModels):
     def _used_models(self) -> list[Any]:
         return [tool for tool in (self.search, self.read_url, *self.datastores) if tool is not None]
 
-    @component.output_types(iteration=IterationRun)
-    def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, with the round's topics in ``planned``.
-        :returns: ``iteration``: the run with the round's findings, its topics searched.
-        """
-        return {"iteration": drive(self.phase(iteration), max_concurrency=self.max_parallel_searches)}
-
-    @component.output_types(iteration=IterationRun)
-    async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """As :meth:`run`, on the event loop."""
-        return {"iteration": await drive_async(self.phase(iteration), max_concurrency=self.max_parallel_searches)}
+    @property
+    def max_concurrency(self) -> int:  # type: ignore[override]
+        return self.max_parallel_searches
 
     def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
+        """The round: its topics (``planned``) searched side by side, their findings added."""
         run, planned = iteration.run, iteration.planned
         run.plan(planned)
         searched = yield [subphase(lambda topic=topic: self.research_topic(run, topic)) for topic in planned]  # type: ignore[misc]

@@ -1,29 +1,25 @@
 """
-Incremental updates of a finished iterative run, built on its run directory's journal and the cache's time to live.
+Incremental updates of a finished iterative run, built on its run directory's journal (every finding with the ledger
+entries it added, so each topic's pages and when they were read are known) and the cache's time to live (see
+docs/iterative.md for what is kept, checked again and new, and how claims are compared).
 
-The journal holds every finding with the sources it was written from (a ``note`` record carries the ledger entries
-it added), so an update knows, for each topic, which pages its finding rests on and when each was read
-(``fetched_at``). With the agent's cache ``ttl`` (``cache=ResearchCache(directory=..., ttl=...)``; one day without a
-cache) as the measure of freshness:
+:func:`plan_update` makes the plan from the journal: a topic whose every cited page was read less than ``ttl``
+seconds ago is kept as it is; a topic with an older page (or none read) is stale, searched and read again first (with
+a cache its entries have expired too, so the pages are really fetched). :func:`changes` measures what the update
+changed, and :func:`claim_changes` what it changed in the report's claims: a new claim is matched with the previous
+claim sharing the most of its words (figures aside) when they share at least :data:`CLAIM_OVERLAP`; matched claims
+whose figures (:func:`~haystack_deep_research.report.contradictions.figures_in`) disagree are changed, unmatched ones
+are new or no longer supported.
 
-- a topic whose every cited page was read less than ``ttl`` seconds ago is **kept**: its finding stays as it
-  is and it is not searched again;
-- a topic with an older page (or with no page read at all) is **stale**: it is searched and read again first (with
-  a cache, its entries have expired too, so the pages are really fetched), and its new finding replaces the old one;
-- then the agent's rounds look for what is **new** since the last run (the analysis model is told its date);
-- the report is written again from all findings, and a "what changed" section, written from data, goes after its
-  title: new topics, topics checked again and kept, pages whose text changed, new pages.
+:class:`StartStep`, the iterative agent's first step, continues earlier work if the run directory holds any. The run
+itself (question, event subscribers, progress and streaming callbacks, the run directory's journal, budget) is opened by
+the agent before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`); the step then looks at what the
+run directory holds:
 
-:func:`plan_update` makes the plan from the journal; :func:`changes` measures what the update changed, and
-:func:`claim_changes` what it changed in the report's claims (its cited sentences, the library's own sections left
-out), by comparing them with the previous report's:
-
-- a claim of the new report is matched with the previous claim that shares the most of its words (figures aside),
-  when they share at least half (:data:`CLAIM_OVERLAP`); matched claims whose figures
-  (:func:`~haystack_deep_research.report.contradictions.figures_in`) disagree are **changed** (the old and the new
-  figure, the old and the new sources); matched claims that agree are the same claim and are not listed;
-- a new claim with no match is **new**; a previous claim with no match is **no longer supported**: the report cited
-  it before and does not now.
+- **resume** (``update=False``): the findings the journal holds are restored with their sources and their topics
+  are never searched again; each restored topic counts as one of the ``depth`` rounds;
+- **update** (``update=True``): a finished run is researched again (see above): fresh findings are kept,
+  stale topics are searched again first, and all ``depth`` rounds look for what is new.
 """
 
 from __future__ import annotations
@@ -31,8 +27,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+from haystack import component
+
+from haystack_deep_research import _checks
+from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research.errors import RunDirError, UsageError
+from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.clock import parse_iso, today
@@ -41,9 +44,13 @@ from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
 from haystack_deep_research.report.contradictions import disagree, figures_in
 from haystack_deep_research.report.headings import ReportSections
 from haystack_deep_research.report.judge import Claim, cited_claims
-from haystack_deep_research.run._journal import JournaledNote
+from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL
+from haystack_deep_research.run._journal import REPORT_FILE, JournaledNote, RunJournal
+from haystack_deep_research.run._lifecycle import current_run
+from haystack_deep_research.run._phases import Phase, blocking, drive, drive_async
+from haystack_deep_research.state import PHASE_ORCHESTRATOR
 
-__all__ = ["CLAIM_OVERLAP", "changes", "claim_changes", "plan_update"]
+__all__ = ["CLAIM_OVERLAP", "StartStep", "changes", "claim_changes", "plan_update"]
 
 CLAIM_OVERLAP = 0.5
 """The share of their words (figures aside) two claims must share to be the same claim in two reports."""
@@ -63,15 +70,7 @@ def _age(ledger: EvidenceLedger, url: str, now: float) -> float:
 def plan_update(
     notes: Iterable[JournaledNote], ledger: EvidenceLedger, *, ttl: float, previous_report: str
 ) -> tuple[UpdatePlan, list[JournaledNote]]:
-    """
-    Split a finished run's findings into kept and stale ones.
-
-    :param notes: The journaled findings, one per topic, in order.
-    :param ledger: The ledger the journal restored.
-    :param ttl: Seconds a source stays fresh.
-    :param previous_report: The run's report (``report.md``), or ``""``.
-    :returns: The plan, and the notes of the kept topics (restored as they are).
-    """
+    """The plan splitting a finished run's journaled findings into kept and stale, and the kept topics' notes."""
     now = time.time()
     kept: list[JournaledNote] = []
     stale: list[str] = []
@@ -97,12 +96,9 @@ def plan_update(
 
 def changes(iteration: IterationRun) -> dict[str, Any]:
     """
-    What an update changed.
-
-    :param iteration: The updated run, its rounds done.
-    :returns: ``since``, ``kept_topics``, ``rechecked_topics``, ``new_topics``, ``changed_sources`` (read again, other
-        text), ``unchanged_sources`` (read again, same text) and ``new_sources`` (read for the first time); ``{}``
-        for a run that is not an update. The write step adds the claims' changes (see :func:`claim_changes`).
+    What an update changed: ``since``, ``kept_topics``, ``rechecked_topics``, ``new_topics``, ``changed_sources``
+    (read again, other text), ``unchanged_sources`` (read again, same text) and ``new_sources`` (read for the first
+    time); ``{}`` for a run that is not an update. The write step adds the claims' changes (:func:`claim_changes`).
     """
     plan = iteration.update
     if plan is None:
@@ -170,15 +166,10 @@ def _changed_figure(old: Claim, new: Claim) -> tuple[str, str] | None:
 
 def claim_changes(previous_report: str, report: str, sections: ReportSections) -> dict[str, list[dict[str, Any]]]:
     """
-    What an update changed in the report's claims (see the module docstring).
-
-    :param previous_report: The report the update replaces.
-    :param report: The new report, its citations verified.
-    :param sections: The reports' headings (the sections the library writes are left out).
-    :returns: ``new_claims`` and ``no_longer_supported`` (each ``claim``, the sentence as a reader sees it, and
-        ``sources``)
-        and ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
-        ``previous_sources``), in report order.
+    What an update changed in the report's claims (see the module docstring; the sections the library writes are
+    left out): ``new_claims`` and ``no_longer_supported`` (each ``claim``, as a reader sees it, and ``sources``) and
+    ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
+    ``previous_sources``), in report order.
     """
     before, after = _claims(previous_report, sections), _claims(report, sections)
     pairs = sorted(
@@ -212,3 +203,70 @@ def claim_changes(previous_report: str, report: str, sections: ReportSections) -
             {"claim": c.text, "sources": list(c.urls)} for i, c in enumerate(before) if i not in matched
         ],
     }
+
+
+def _read_report(journal: RunJournal) -> str:
+    path = Path(journal.directory) / REPORT_FILE
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+@component
+class StartStep(InitSerialized):
+    """
+    Start the rounds (see the module docstring).
+
+    :param depth: The rounds of the run (a resumed run counts its restored topics against them).
+    :param freshness: Seconds a source stays fresh when a run is updated (the ``ttl`` of the agent's cache).
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, depth: int = 3, freshness: float = DEFAULT_CACHE_TTL) -> None:
+        self.depth = _checks.int_in_range("depth", depth, 1, 50)
+        self.freshness = _checks.number_in_range("freshness", freshness, 0.0)
+
+    @component.output_types(iteration=IterationRun)
+    def run(self, update: bool = False) -> dict[str, IterationRun]:
+        """
+        :param update: Research the finished run of the run directory again (see :mod:`.update`).
+        :returns: ``iteration``: the first round's input.
+        :raises UsageError: If ``update`` is set without a run directory.
+        :raises RunDirError: If the run directory holds no run to update.
+        """
+        return {"iteration": drive(self.phase(update))}
+
+    @component.output_types(iteration=IterationRun)
+    async def run_async(self, update: bool = False) -> dict[str, IterationRun]:
+        """As :meth:`run`, on the event loop."""
+        return {"iteration": await drive_async(self.phase(update))}
+
+    def phase(self, update: bool) -> Phase[IterationRun]:
+        run = current_run().run
+        journal = run.journal
+        if update and journal is None:
+            raise UsageError("update=True needs the finished run's directory: inputs=RunInputs(run_dir=...).")
+        iteration = IterationRun()
+        if journal is None or not journal.notes():
+            if update:
+                raise RunDirError(f"{str(journal.directory)!r} holds no finished run to update.")  # type: ignore[union-attr]
+            return iteration
+        if len(restored := journal.ledger()):
+            run.ledger = restored
+        if not update:
+            notes = journal.notes()
+            run.add_notes(note.note for note in notes)
+            topics = tuple(note.subtopic for note in notes)
+            run.events.emit(Notice(phase=PHASE_ORCHESTRATOR, text=f"resumed: {len(topics)} topic(s) restored"))
+            return iteration.but(topics=topics, rounds=min(len(topics), self.depth))
+        [previous] = yield [blocking(_read_report, journal)]
+        plan, kept = plan_update(
+            journal.notes(), run.ledger, ttl=self.freshness, previous_report=str(previous.value or "")
+        )
+        run.add_notes(note.note for note in kept)
+        run.events.emit(
+            Notice(
+                phase=PHASE_ORCHESTRATOR,
+                text=f"updating the run of {plan.since}: {len(plan.kept)} topic(s) still fresh, "
+                f"{len(plan.stale)} to check again",
+            )
+        )
+        return iteration.but(topics=plan.kept, recheck=plan.stale, update=plan)

@@ -39,7 +39,7 @@ from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import PhaseStarted
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.text import inert_text
-from haystack_deep_research.iterative.iteration import IterationRun
+from haystack_deep_research.iterative.iteration import IterationRun, IterationStep
 from haystack_deep_research.iterative.update import changes, claim_changes
 from haystack_deep_research.report import ReportStyle, citation_findings, verify_report
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
@@ -49,7 +49,7 @@ from haystack_deep_research.report.headings import ReportSections, report_sectio
 from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import Framing, fallback_report, write_report
 from haystack_deep_research.report.writer import has_evidence
-from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
+from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import (
     EXIT_COST_BUDGET,
     EXIT_NO_EVIDENCE,
@@ -114,7 +114,7 @@ def _changes_section(found: dict[str, Any], sections: ReportSections, read: set[
 
 
 @component
-class WriteStep(UsesModels, InitSerialized):
+class WriteStep(IterationStep, InitSerialized):
     """
     Write, verify (and optionally judge) the report (see the module docstring).
 
@@ -138,20 +138,8 @@ class WriteStep(UsesModels, InitSerialized):
     def _used_models(self) -> list[Any]:
         return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
 
-    @component.output_types(iteration=IterationRun)
-    def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, its rounds done.
-        :returns: ``iteration``: the run with its ``report``, ``citations`` (and ``judgement``).
-        """
-        return {"iteration": drive(self.phase(iteration), max_concurrency=self.max_concurrency)}
-
-    @component.output_types(iteration=IterationRun)
-    async def run_async(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """As :meth:`run`, on the event loop."""
-        return {"iteration": await drive_async(self.phase(iteration), max_concurrency=self.max_concurrency)}
-
     def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
+        """The report of the finished rounds, with its ``citations`` (and ``judgement``)."""
         run, exit_reason = iteration.run, iteration.exit_reason
         notes = run.notes()
         urls = allowed_urls(notes, run)

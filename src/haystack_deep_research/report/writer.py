@@ -34,7 +34,7 @@ from haystack_deep_research.report.grounding import GroundingStage
 from haystack_deep_research.report.publish import allowed_urls, publish_report, reset_review_outputs
 from haystack_deep_research.report.sections import fallback_report, write_report
 from haystack_deep_research.report.style import ReportStyle
-from haystack_deep_research.research.preserve import model_failure
+from haystack_deep_research.research.final_summary import model_failure
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import CloseRunHook
 from haystack_deep_research.run._phases import Phase

@@ -1,16 +1,15 @@
 """
-A person in the loop, through Haystack's own human-in-the-loop hooks (``haystack.hooks.human_in_the_loop``).
+A person in the loop, through Haystack's own human-in-the-loop hooks (``haystack.hooks.human_in_the_loop``); see
+docs/plan-approval.md.
 
 **Plan approval** (``create_deep_research_agent(approve_plan=strategy)``): Haystack's ``ConfirmationHook`` runs first
 among the orchestrator's ``before_tool`` hooks, with :class:`PlanReview` as the strategy of its ``research_subtopic``
-calls, so the sub-topics of a turn are shown before any researcher starts. :class:`PlanReview` asks the person's
-strategy (any Haystack ``ConfirmationStrategy``, such as ``BlockingConfirmationStrategy`` with ``AlwaysAskPolicy`` and
-``RichConsoleUI``) and keeps its ``ToolExecutionDecision``, which Haystack applies: the same sub-topic is an
-*accept*; another one in ``final_tool_params`` is an *edit* (the researcher researches the new text, the orchestrator
-is told of the change); ``execute=False`` is a *drop* (no researcher; the orchestrator reads the feedback as the
-call's error result). Each decision is a :class:`~haystack_deep_research.events.PlanReviewed` event and, with a run
-directory, a ``decision`` record of the journal: a resumed run reuses it without asking, and never asks about a
-sub-topic whose note is journaled. Within a run, a sub-topic planned again gets the decision it got.
+calls, so the sub-topics of a turn are shown before any researcher starts. The person's strategy (any Haystack
+``ConfirmationStrategy``) gives a ``ToolExecutionDecision``, which Haystack applies: the same sub-topic is an
+*accept*, another one in ``final_tool_params`` an *edit*, ``execute=False`` a *drop*. Each decision is a
+:class:`~haystack_deep_research.events.PlanReviewed` event and, with a run directory, a ``decision`` record of the
+journal: a resumed run reuses it without asking, and never asks about a sub-topic whose note is journaled. Within a
+run, a sub-topic planned again gets the decision it got.
 
 **Tool confirmation** (``create_deep_agent(confirm_tools=...)``): :func:`confirmation_hooks` checks a strategy (for
 every tool) or a mapping of tool name to strategy, and gives the ``ConfirmationHook`` the agent runs first.

@@ -8,25 +8,20 @@ fired becomes the run's ``exit_reason``. The deep agent's default::
     base = ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
     termination = base | TokenLimit(budgets.tokens) | MaxIterations(max_iterations)      # with Budgets(tokens=...)
 
-- :class:`ToolUsed` fires when the step called the tool; with ``require_success`` (the default) only when the
-  call succeeded, so a submit tool that raises does not end the loop: the model reads the rejection and goes on.
-- :class:`ConfidenceMet` fires when the step's call carries a ``confidence`` (at the top of its arguments or one
-  object down, as in ``submit(result={..., "confidence": 0.9})``; a string ``"0.9"`` counts) of at least the
-  minimum. A call without one meets only a minimum of 0.
-- :class:`TokenLimit` fires once the run has spent that many tokens (all phases and subagents).
-- :class:`MaxIterations` fires once the agent has taken that many steps (model calls).
-- :class:`TextReply` fires when the model answered without calling a tool.
+Each condition is described in docs/deep-agent.md. :class:`ToolUsed` requires success by default so that a submit tool
+that raises does not end the loop: the model reads the rejection and goes on.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import Tagged
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.research.step_facts import StepCall, StepFacts, confidence_of
 from haystack_deep_research.state import EXIT_CONFIDENCE_MET, EXIT_MAX_ITERATIONS, EXIT_TEXT, EXIT_TOKEN_BUDGET
 
 __all__ = [
@@ -41,6 +36,57 @@ __all__ = [
     "TokenLimit",
     "ToolUsed",
 ]
+
+
+@dataclass(frozen=True)
+class StepCall:
+    """
+    One tool call of the last step.
+
+    :param tool: The tool's name.
+    :param arguments: The arguments it ran with.
+    :param succeeded: Whether it returned without an error.
+    """
+
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    succeeded: bool = True
+
+
+@dataclass(frozen=True)
+class StepFacts:
+    """
+    What an exit condition sees.
+
+    :param steps: Steps (model calls) the agent has taken, this one included.
+    :param tokens: Tokens the run has spent so far.
+    :param calls: The tool calls of the last step (none at a step boundary or after a text reply).
+    :param text_reply: Whether the last reply had no tool calls.
+    """
+
+    steps: int = 0
+    tokens: int = 0
+    calls: tuple[StepCall, ...] = ()
+    text_reply: bool = False
+
+
+def confidence_of(arguments: Mapping[str, Any]) -> float | None:
+    """
+    :param arguments: A tool call's arguments.
+    :returns: The ``confidence`` they carry (at the top level or in one nested object), as a number, or ``None``.
+    """
+    found = arguments.get("confidence")
+    if found is None:
+        nested = [value.get("confidence") for value in arguments.values() if isinstance(value, Mapping)]
+        found = next((value for value in nested if value is not None), None)
+    if isinstance(found, str):
+        try:
+            found = float(found.strip())
+        except ValueError:
+            return None
+    if isinstance(found, bool) or not isinstance(found, int | float) or not math.isfinite(found):
+        return None
+    return float(found)
 
 
 class ExitCondition(Tagged):

@@ -16,24 +16,34 @@ agent through :class:`LoopGuardHook`, the deep agent (and its subagents) inside 
 streak lives in the agent's own State, never on the guard, so one guard serves every agent of every run at once.
 
 Being a sub-researcher's one ``before_tool`` hook, :class:`LoopGuardHook` also keeps the researcher's context small
-before each tool step (:mod:`.seen_results`): search results the model has already acted on keep only their titles and
-URLs.
+(:func:`condense_seen_results`): every model call sends the whole conversation again, so each ``web_search`` result
+of an earlier turn, one the model has already acted on, loses its snippets; its titles and exact URLs stay, so the
+model can still read any of them. Page summaries (``read_url`` results) are never shortened: the researcher's summary
+is written from them. A search tool of another shape than the library's is left as it is.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.dataclasses import ToolCall
+from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 
 from haystack_deep_research import _checks
-from haystack_deep_research._prompts import LOOP_STOPPED, LOOP_WARNING, render_text
+from haystack_deep_research._prompts import (
+    LOOP_STOPPED,
+    LOOP_WARNING,
+    SEARCH_RESULTS_END,
+    SNIPPET_LABEL,
+    SNIPPETS_LEFT_OUT,
+    WEB_SEARCH,
+    render_text,
+)
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
-from haystack_deep_research.research.seen_results import condense_seen_results
 from haystack_deep_research.research.tool_calls import (
     announce_calls,
     answer_without_running,
@@ -62,12 +72,7 @@ def _canonical(value: Any) -> Any:
 
 
 def call_signature(call: ToolCall) -> str:
-    """
-    The identity of a tool call for loop detection: its tool name and its canonical arguments.
-
-    :param call: A tool call the model made.
-    :returns: A string that is equal for two calls exactly when they name the same tool with the same arguments.
-    """
+    """A tool call's identity for loop detection: equal exactly for the same tool with the same canonical arguments."""
     arguments = json.dumps(_canonical(call.arguments), sort_keys=True, ensure_ascii=False, default=str)
     return f"{call.tool_name}:{arguments}"
 
@@ -91,13 +96,7 @@ class LoopGuard(InitSerialized):
         self.threshold = _checks.int_in_range("threshold", threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
 
     def check(self, state: State, calls: list[ToolCall]) -> bool:
-        """
-        Check the step's pending calls; answer them without running (and maybe stop the agent) when they repeat.
-
-        :param state: The agent's live State, whose schema holds ``loop_streak``.
-        :param calls: The step's pending tool calls.
-        :returns: Whether the calls were answered without running.
-        """
+        """Whether the step's pending calls repeat, and so were answered without running (the agent maybe stopped)."""
         if not calls:
             return False
         streak = state.data.get(LOOP_STREAK) or {}
@@ -157,3 +156,31 @@ class LoopGuardHook(LoopGuard):
         calls = coerce_pending_calls(state)
         if not self.check(state, calls):
             announce_calls(view_of(state), calls)
+
+
+_SNIPPET = re.compile(
+    r"\n" + re.escape(SNIPPET_LABEL) + r".*?(?=\n\n(?:\[\d+\] |" + re.escape(SEARCH_RESULTS_END) + "))", re.DOTALL
+)
+
+
+def _condensed(text: str) -> str | None:
+    if SNIPPETS_LEFT_OUT in text or not text.rstrip().endswith(SEARCH_RESULTS_END):
+        return None
+    shorter = _SNIPPET.sub("", text)
+    return f"{shorter}\n{SNIPPETS_LEFT_OUT}" if shorter != text else None
+
+
+def condense_seen_results(messages: list[ChatMessage]) -> list[ChatMessage] | None:
+    """The conversation with the search results before the last assistant turn condensed, or ``None`` if unchanged."""
+    last_turn = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
+    changed = False
+    out = list(messages)
+    for index in range(last_turn):
+        result = messages[index].tool_call_result
+        if result is None or result.error or result.origin.tool_name != WEB_SEARCH:
+            continue
+        shorter = _condensed(str(result.result))
+        if shorter is not None:
+            out[index] = ChatMessage.from_tool(shorter, origin=result.origin, meta=dict(messages[index].meta))
+            changed = True
+    return out if changed else None

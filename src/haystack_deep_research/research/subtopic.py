@@ -7,14 +7,34 @@ the tool result the orchestrator sees and it joins the run's notes for the write
 step limit, is stopped by the loop guard, or runs out of the run's budget still returns a summary of what it
 gathered, marked as partial. No researcher starts once the run's budget is spent, and a sub-topic an earlier attempt
 of the run completed is answered from the run directory (see :mod:`haystack_deep_research.run._lifecycle`).
+
+:func:`researcher_agent` builds the researcher Agent for every shape that runs one (the deep research agent's
+sub-researchers, the research workflow's Execute agent, the deep agent's subagents): its model call is bounded by the
+run's time budget, its plain tools are bound to its run (a ``RunToolset``), and its hooks are the library's: the
+budget (``before_llm``), the loop guard (``before_tool``), search snippets leaving the context once used
+(``after_tool``) and the final summary that keeps what it gathered when it stops early (``after_run``). Streaming
+reaches its tools (Haystack's passthrough).
+
+The orchestrator's hooks: :class:`PlanHook` (``before_tool``) records the sub-topics of a turn in the order the model
+asked for them, before they run side by side, so their notes keep that order whatever order they finish in, and
+progress shows how many sub-topics are planned. :class:`DelegationsDoneHook` (``before_llm``, after the run's
+:class:`~haystack_deep_research.run._lifecycle.BudgetHook`, which it extends) ends the loop once the run has
+delegated every sub-topic it may (``max_subtopics``) and the notes are back, with ``exit_reason``
+``"subtopics_done"``: a further turn could only reflect or say research is complete, and it is the orchestrator's
+longest (it reads every note), on the run's critical path. It does not end the loop while the orchestrator has any
+other tool (a caller's own agent built with more tools), while slots are left (a sub-topic dropped at plan review, a
+refused call, a sub-topic answered from a resumed run's directory), or before the orchestrator has run a tool.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from haystack.components.agents import Agent
-from haystack.dataclasses import ChatMessage
+from haystack.components.agents.state import State
+from haystack.dataclasses import ChatMessage, ChatRole
+from haystack.tools import Tool, Toolset
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -26,10 +46,12 @@ from haystack_deep_research._prompts import (
     SUBTOPIC_IS_ERROR,
     SUBTOPIC_MISSING,
     SUBTOPIC_PARAMETER,
+    THINK,
     render_text,
     render_user,
 )
-from haystack_deep_research._tooling.base import bind_tools
+from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research._tooling.base import RunToolset, bind_tools
 from haystack_deep_research.errors import (
     BudgetExceededError,
     ConfigurationError,
@@ -38,14 +60,26 @@ from haystack_deep_research.errors import (
 )
 from haystack_deep_research.events import SubagentCompleted, SubagentFailed, SubagentSpawned
 from haystack_deep_research.evidence.clock import today
+from haystack_deep_research.research.final_summary import FinalSummaryHook
+from haystack_deep_research.research.loop_guard import LoopGuardHook
+from haystack_deep_research.research.tool_calls import ToolResultsHook, announce_calls
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._journal import JournaledNote
-from haystack_deep_research.run._lifecycle import journal_note, resumed_note
-from haystack_deep_research.run._phases import Call, Phase, for_async, for_sync
-from haystack_deep_research.state import EXIT_REASON, PHASE_RESEARCH, RUN_KEY
+from haystack_deep_research.run._lifecycle import BudgetHook, journal_note, resumed_note, view_of
+from haystack_deep_research.run._phases import Call, DeadlineChatGenerator, Phase, for_async, for_sync
+from haystack_deep_research.state import (
+    EXIT_REASON,
+    EXIT_SUBTOPICS_DONE,
+    MESSAGES,
+    PHASE_RESEARCH,
+    RUN_KEY,
+    STOP_RUN,
+    TOOLS,
+    researcher_state_schema,
+)
 from haystack_deep_research.tools import ResearchTool
 
-__all__ = ["ResearchSubtopicTool"]
+__all__ = ["DelegationsDoneHook", "PlanHook", "ResearchSubtopicTool", "researcher_agent"]
 
 
 def _subtopic_text(subtopic: Any) -> str:
@@ -158,3 +192,91 @@ def _note(subtopic: str, result: dict[str, Any]) -> JournaledNote:
 
 def _result(note: JournaledNote) -> dict[str, Any]:
     return {"note": note.note, "summary": note.summary, "partial": note.partial}
+
+
+class PlanHook(InitSerialized):
+    """
+    ``before_tool`` of the orchestrator: plan this step's ``research_subtopic`` calls, in the model's order, and
+    announce the step's calls (``ToolCalled``).
+    """
+
+    allowed_hook_points = ("before_tool",)
+
+    def run(self, state: State) -> None:
+        view = view_of(state)
+        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+        if view is None or not messages:
+            return
+        subtopics = [
+            call.arguments["subtopic"]
+            for call in messages[-1].tool_calls
+            if call.tool_name == RESEARCH_SUBTOPIC
+            and isinstance(call.arguments.get("subtopic"), str)
+            and call.arguments["subtopic"].strip()
+            and not view.run.searches.echoes_error(call.arguments["subtopic"])  # refused by the tool: never planned
+        ]
+        view.run.plan(subtopics)
+        announce_calls(view, list(messages[-1].tool_calls))
+
+
+_OWN_TOOLS = frozenset({RESEARCH_SUBTOPIC, THINK})
+
+
+def _subtopic_tool(tools: Any) -> ResearchSubtopicTool | None:
+    """The orchestrator's ``research_subtopic`` tool when its tools are the library's own two, else ``None``."""
+    if not isinstance(tools, list) or any(getattr(tool, "name", None) not in _OWN_TOOLS for tool in tools):
+        return None
+    return next((tool for tool in tools if isinstance(tool, ResearchSubtopicTool)), None)
+
+
+class DelegationsDoneHook(BudgetHook):
+    """
+    ``before_llm`` of the orchestrator: the run's budget check, then stop the loop once every sub-topic slot is used
+    (see the module docstring).
+    """
+
+    def run(self, state: State) -> None:
+        super().run(state)
+        view = view_of(state)
+        messages: list[ChatMessage] = state.data.get(MESSAGES) or []
+        if view is None or state.data.get(STOP_RUN) is not None or not messages:
+            return
+        if messages[-1].role is not ChatRole.TOOL:  # only right after the tools of a step ran
+            return
+        tool = _subtopic_tool(state.data.get(TOOLS))
+        if tool is not None and view.run.delegations_left(tool.max_subtopics) == 0:
+            state.set(STOP_RUN, EXIT_SUBTOPICS_DONE)
+
+
+def researcher_agent(
+    *,
+    chat_generator: Any,
+    tools: Sequence[Tool | Toolset],
+    system_prompt: str,
+    max_steps: int,
+    loop_threshold: int,
+) -> Agent:
+    """
+    :param chat_generator: The researcher's model; it must support tools.
+    :param tools: Its tools: plain Tools (bound to each run) and Toolsets (a datastore's, an MCP server's, ...).
+    :param system_prompt: Its instructions.
+    :param max_steps: Steps of its tool loop; at the limit it still summarizes what it gathered.
+    :param loop_threshold: Identical tool calls in a row that make a loop (see ``LoopGuardHook``).
+    :returns: The Agent.
+    """
+    plain = [tool for tool in tools if isinstance(tool, Tool)]
+    toolsets = [tool for tool in tools if isinstance(tool, Toolset)]
+    return Agent(
+        chat_generator=DeadlineChatGenerator(chat_generator=chat_generator),
+        tools=[RunToolset(tools=plain), *toolsets] if plain else toolsets,
+        system_prompt=system_prompt,
+        state_schema=researcher_state_schema(),
+        max_agent_steps=max_steps,
+        tool_streaming_callback_passthrough=True,
+        hooks={
+            "before_llm": [BudgetHook()],
+            "before_tool": [LoopGuardHook(threshold=loop_threshold)],
+            "after_tool": [ToolResultsHook()],
+            "after_run": [FinalSummaryHook(chat_generator=chat_generator)],
+        },
+    )

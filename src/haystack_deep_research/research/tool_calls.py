@@ -39,10 +39,7 @@ RESULT_LIMIT = 2_000
 
 
 def step_results(messages: list[ChatMessage]) -> list[ToolCallResult]:
-    """
-    :param messages: An agent's messages, at ``after_tool``.
-    :returns: The results of the step just run, in order: the tool messages after the last assistant message.
-    """
+    """The results of the step just run (``after_tool``), in order: the tool messages after the last assistant one."""
     step = []
     for message in reversed(messages):
         if message.is_from(ChatRole.ASSISTANT):
@@ -53,65 +50,41 @@ def step_results(messages: list[ChatMessage]) -> list[ToolCallResult]:
 
 
 def with_tool_calls(message: ChatMessage, tool_calls: list[ToolCall]) -> ChatMessage:
-    """
-    :param message: An assistant message that asks for tool calls.
-    :param tool_calls: The calls it should ask for instead.
-    :returns: The same message (text, reasoning, name, meta) with these calls, built by Haystack's public
-        ``ChatMessage.from_assistant``.
-    """
+    """The same assistant message (text, reasoning, name, meta) asking for these calls instead."""
     return ChatMessage.from_assistant(
         text=message.text, meta=message.meta, name=message.name, tool_calls=tool_calls, reasoning=message.reasoning
     )
 
 
 def coerce_pending_calls(state: State) -> list[ToolCall]:
-    """
-    Rewrite the step's tool calls with their arguments coerced to each tool's schema (see
+    """The step's tool calls (``before_tool``), their arguments coerced to each tool's schema (see
     :func:`~haystack_deep_research._tooling.base.coerce_arguments`); the message is replaced only when a value
-    changed.
-
-    :param state: An agent's live State, at ``before_tool``.
-    :returns: The (possibly rewritten) tool calls.
-    """
+    changed."""
     messages: list[ChatMessage] = state.data.get(MESSAGES) or []
     if not messages or not messages[-1].tool_calls:
         return []
     schemas = {getattr(tool, "name", None): getattr(tool, "parameters", None) for tool in state.data.get(TOOLS) or []}
     last = messages[-1]
-    changed = False
     calls: list[ToolCall] = []
     for call in last.tool_calls:
         arguments = coerce_arguments(schemas.get(call.tool_name), call.arguments)
-        if arguments is not None and arguments != call.arguments:
-            calls.append(dataclasses.replace(call, arguments=arguments))
-            changed = True
-        else:
-            calls.append(call)
-    if changed:
-        rewritten = with_tool_calls(last, calls)
-        state.set(MESSAGES, [*messages[:-1], rewritten], handler_override=replace_values)
-        return list(rewritten.tool_calls)
-    return list(last.tool_calls)
+        changed = arguments is not None and arguments != call.arguments
+        calls.append(dataclasses.replace(call, arguments=arguments) if changed else call)
+    if calls == last.tool_calls:
+        return list(last.tool_calls)
+    rewritten = with_tool_calls(last, calls)
+    state.set(MESSAGES, [*messages[:-1], rewritten], handler_override=replace_values)
+    return list(rewritten.tool_calls)
 
 
 def answer_without_running(state: State, answers: list[tuple[ToolCall, str]]) -> None:
-    """
-    Append an error tool result for every pending call: the Agent then runs no tool in this step, and the
-    conversation stays well formed for the model to react.
-
-    :param state: An agent's live State, at ``before_tool``.
-    :param answers: Each pending call with the text its error result holds.
-    """
+    """Answer each pending call with its error text: the Agent then runs no tool in this step, and the conversation
+    stays well formed for the model to react."""
     state.set(MESSAGES, [ChatMessage.from_tool(tool_result=text, origin=call, error=True) for call, text in answers])
 
 
 def announce_calls(view: RunView | None, calls: list[ToolCall]) -> None:
-    """
-    Emit ``ToolCalled`` for each call about to run.
-
-    :param view: The agent's view of its run, or ``None`` outside a run.
-    :param calls: The calls.
-    """
+    """Emit ``ToolCalled`` for each call about to run (nothing outside a run)."""
     if view is None:
         return
     for call in calls:
@@ -119,12 +92,7 @@ def announce_calls(view: RunView | None, calls: list[ToolCall]) -> None:
 
 
 def announce_results(view: RunView | None, messages: list[ChatMessage]) -> None:
-    """
-    Emit ``ToolReturned`` for each result of the step just run: the tool messages after the last assistant message.
-
-    :param view: The agent's view of its run, or ``None`` outside a run.
-    :param messages: The agent's messages, at ``after_tool``.
-    """
+    """Emit ``ToolReturned`` for each result of the step just run (nothing outside a run)."""
     if view is None:
         return
     for result in step_results(messages):

@@ -7,11 +7,11 @@ Multi-item scans: research every item of a discoverable surface, one research ru
 - :class:`ScanRunner`: bounded concurrency, retries, per-item events, an append-only results file that makes a scan
   resumable; it returns a :class:`ScanResult` (rows, CSV export).
 - :class:`.executors.LocalExecutor` (default) and :class:`RayExecutor` (``pip install 'haystack-deep-research[ray]'``).
-- :func:`.research.research_item`: how one item is researched with any of the library's shapes.
+- :func:`.executors.research_item`: how one item is researched with any of the library's shapes.
 """
 
+from haystack_deep_research.scans.executors import RayExecutor
 from haystack_deep_research.scans.items import ItemRef, KnowledgeProvider, KnowledgeRow, ListProvider, row_data
-from haystack_deep_research.scans.ray_executor import RayExecutor
 from haystack_deep_research.scans.runner import ScanResult, ScanRunner
 
 __all__ = [

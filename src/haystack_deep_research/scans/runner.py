@@ -29,10 +29,8 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ResearchFailedError
 from haystack_deep_research.events import Event, ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
 from haystack_deep_research.events.bus import EventBus
-from haystack_deep_research.scans.executors import LocalExecutor, ScanExecutor
+from haystack_deep_research.scans.executors import LocalExecutor, RayExecutor, ResearchFactory, ScanExecutor
 from haystack_deep_research.scans.items import ItemRef, KnowledgeProvider, KnowledgeRow, ListProvider, row_data
-from haystack_deep_research.scans.ray_executor import RayExecutor
-from haystack_deep_research.scans.research import ResearchFactory
 from haystack_deep_research.scans.results import ResultsFile, write_csv
 from haystack_deep_research.state import EXIT_REASON, FAILED_EXIT_REASONS, PHASE_SCAN, WARNINGS
 
@@ -105,7 +103,7 @@ class ScanRunner:
 
     :param provider: A :class:`KnowledgeProvider`, or a list of strings (a :class:`ListProvider`).
     :param research: A research factory: a callable with no arguments returning a fresh Pipeline, Agent or callable
-        for one item (see :mod:`haystack_deep_research.scans.research`).
+        for one item (see :mod:`haystack_deep_research.scans.executors`).
     :param results: The JSONL results file; rows already in it are not researched again.
     :param executor: ``"local"`` (default), ``"ray"`` (a local Ray instance), or an executor such as
         ``RayExecutor(address="auto")``.

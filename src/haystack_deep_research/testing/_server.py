@@ -1,6 +1,7 @@
 """
-Shared plumbing of the loopback test servers: a threaded HTTP server on ``127.0.0.1``, a bounded stop, and the
-thread-safe request log of :mod:`._request_log`.
+Shared plumbing of the loopback test servers: a threaded HTTP server on ``127.0.0.1``, a bounded stop, the
+argument checks (each raises ``ConfigurationError`` saying what to change) and the request log: each answered request
+as a :class:`LoggedRequest`, kept in arrival order in a thread-safe :class:`RequestLog` that tests can wait on.
 
 Both :class:`~haystack_deep_research.testing.web_server.LoopbackWebServer` and
 :class:`~haystack_deep_research.testing.search_server.LoopbackSearchServer` subclass :class:`LoopbackServer` and
@@ -9,19 +10,172 @@ only decide how to answer one request.
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any, Self, overload
 
 from haystack_deep_research import _checks
-from haystack_deep_research.errors import UsageError
-from haystack_deep_research.testing._request_log import LoggedRequest, RequestLog
-from haystack_deep_research.testing._validation import check_path
+from haystack_deep_research.errors import ConfigurationError, UsageError
 
-__all__ = ["LoopbackServer", "RequestHandler"]
+__all__ = ["LoggedRequest", "LoopbackServer", "RequestHandler", "RequestLog"]
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """
+    One request a loopback server answered.
+
+    :param method: The HTTP method, for example ``"GET"``.
+    :param path: The request target as sent, query string included.
+    :param status: The status code of the response (``0`` if the handler failed before sending one).
+    :param started: ``time.monotonic()`` when the request line had been read.
+    :param finished: ``time.monotonic()`` when the response had been written (or the client went away).
+    :param headers: The request headers.
+    :param json_body: The request body decoded as JSON, or ``None`` when there was none or it was not JSON.
+    """
+
+    method: str
+    path: str
+    status: int
+    started: float
+    finished: float
+    headers: Mapping[str, str] = field(default_factory=dict)
+    json_body: Any = None
+
+    @property
+    def duration(self) -> float:
+        """Seconds between reading the request and finishing the response."""
+        return self.finished - self.started
+
+
+class RequestLog(Sequence[LoggedRequest]):
+    """
+    A thread-safe list of :class:`LoggedRequest`, in the order the requests arrived.
+
+    Requests are logged when their response is finished, which on a threaded server is not always the order they
+    arrived in; each entry is put in its place by its ``started`` time. Reading never blocks the server for long.
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[LoggedRequest] = []
+        self._changed = threading.Condition()
+
+    def append(self, entry: LoggedRequest) -> None:
+        """Add one finished request and wake anyone waiting in :meth:`wait_for`."""
+        with self._changed:
+            bisect.insort(self._entries, entry, key=lambda logged: logged.started)
+            self._changed.notify_all()
+
+    def snapshot(self) -> list[LoggedRequest]:
+        """Copy the entries logged so far, in arrival order, into a new list."""
+        with self._changed:
+            return list(self._entries)
+
+    def clear(self) -> None:
+        """Forget every entry logged so far."""
+        with self._changed:
+            self._entries.clear()
+
+    def wait_for(self, count: int, *, timeout: float = 5.0) -> list[LoggedRequest]:
+        """
+        Wait until at least ``count`` requests are logged.
+
+        A client can see the response a moment before the server logs it, so tests that read the log right after
+        a request should call this instead of reading the list directly.
+
+        :param count: How many entries to wait for.
+        :param timeout: The most seconds to wait.
+        :returns: A snapshot of the log.
+        :raises ConfigurationError: If ``count`` is negative or ``timeout`` is not positive.
+        :raises TimeoutError: If fewer than ``count`` entries were logged within ``timeout`` seconds.
+        """
+        _checks.int_in_range("count", count, 0)
+        _checks.number_in_range("timeout", timeout, 0)
+        with self._changed:
+            if not self._changed.wait_for(lambda: len(self._entries) >= count, timeout=timeout):
+                raise TimeoutError(f"{len(self._entries)} of {count} requests were logged within {timeout} s.")
+            return list(self._entries)
+
+    def __len__(self) -> int:
+        with self._changed:
+            return len(self._entries)
+
+    @overload
+    def __getitem__(self, index: int) -> LoggedRequest: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[LoggedRequest]: ...
+
+    def __getitem__(self, index: int | slice) -> LoggedRequest | list[LoggedRequest]:
+        with self._changed:
+            return self._entries[index]
+
+    def __iter__(self) -> Iterator[LoggedRequest]:
+        return iter(self.snapshot())
+
+
+def check_path(path: str) -> str:
+    """A route path: absolute (one leading ``/``, no scheme or host) and without whitespace."""
+    if not isinstance(path, str) or not path.startswith("/") or path.startswith("//"):
+        raise ConfigurationError(f"path must start with a single '/', like '/docs/page.html'; got {path!r}.")
+    if any(ch.isspace() for ch in path):
+        raise ConfigurationError(f"path must not contain whitespace; percent-encode it (%20), got {path!r}.")
+    return path
+
+
+def check_status(status: int) -> int:
+    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+        raise ConfigurationError(f"status must be an HTTP status code from 100 to 599, got {status!r}.")
+    return status
+
+
+def check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Extra response headers, copied as a plain dict."""
+    result = dict(headers or {})
+    for name, value in result.items():
+        if (
+            not isinstance(name, str)
+            or not isinstance(value, str)
+            or not name
+            or any(c in name + value for c in "\r\n")
+        ):
+            raise ConfigurationError(
+                f"headers must map non-empty one-line str names to one-line str values; got {name!r}."
+            )
+    return result
+
+
+def check_drip(
+    body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
+) -> None:
+    """The body and pacing of a slow or raw route; ``allow_zero_chunk`` admits ``chunk_size`` 0 (one write)."""
+    if not isinstance(body, bytes):
+        raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
+    if isinstance(delay_per_chunk, bool) or not isinstance(delay_per_chunk, int | float) or not delay_per_chunk >= 0:
+        raise ConfigurationError(f"delay_per_chunk must be 0 or more seconds, got {delay_per_chunk!r}.")
+    smallest = 0 if allow_zero_chunk else 1
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < smallest:
+        raise ConfigurationError(f"chunk_size must be an int of {smallest} or more, got {chunk_size!r}.")
+
+
+def check_body(body: str | bytes) -> bytes:
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytes | bytearray | memoryview):
+        return bytes(body)
+    raise ConfigurationError(f"body must be str or bytes, got {type(body).__name__}.")
+
+
+def check_content_type(content_type: str) -> str:
+    if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
+        raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
+    return content_type
+
 
 _HOST = "127.0.0.1"
 _MAX_REQUEST_BODY = 10 * 1024 * 1024

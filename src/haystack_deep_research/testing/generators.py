@@ -71,17 +71,27 @@ import json
 import re
 from typing import Any, Literal
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk, ToolCall
 from haystack.tools import flatten_tools_or_toolsets
 
 from haystack_deep_research._prompts import RESEARCH_SUBTOPIC, prompt_of
+from haystack_deep_research._serialization import InitSerialized, init_parameters
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._analysis_rules import analysis_reply, analysis_variables
-from haystack_deep_research.testing._messages import last_user_text, prompt_variables, tool_results, words
-from haystack_deep_research.testing._report_rules import judge_reply, judge_variables, writer_reply
-from haystack_deep_research.testing._research_rules import researcher_reply
-from haystack_deep_research.testing._summary_rules import causal_reply, summarize_reply
+from haystack_deep_research.testing._rules import (
+    analysis_reply,
+    analysis_variables,
+    causal_reply,
+    judge_reply,
+    judge_variables,
+    last_user_text,
+    prompt_variables,
+    researcher_reply,
+    summarize_reply,
+    tool_results,
+    words,
+    writer_reply,
+)
 
 Role = Literal[
     "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal", "summarize", "analysis"
@@ -97,8 +107,6 @@ turn) or a text reply; for the analysis model a round's decision (see ``_analysi
 Corrects = Literal["never", "on_rewrite", "on_new_evidence"]
 _CORRECTS = ("never", "on_rewrite", "on_new_evidence")
 
-# The constructor's arguments, as to_dict writes them.
-_SETTINGS = ("role", "subtopics", "read_top_k", "invented_urls", "unsupported_claims", "corrects", "fail", "steps")
 _TURNS = re.compile(r"\bturns: (\d+)")
 
 
@@ -119,7 +127,7 @@ def _condensed_turns(texts: list[str]) -> int:
 
 
 @component
-class ScriptedChatGenerator:
+class ScriptedChatGenerator(InitSerialized):
     """
     A chat generator that answers like one role of a deep research run, by fixed rules over its prompt.
 
@@ -164,18 +172,8 @@ class ScriptedChatGenerator:
         self.steps = list(steps or [])
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized generator.
-        """
-        return default_to_dict(self, **{name: copy.copy(getattr(self, name)) for name in _SETTINGS})
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ScriptedChatGenerator:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The generator.
-        """
-        return default_from_dict(cls, data)
+        """:returns: The serialized generator (its lists copied)."""
+        return default_to_dict(self, **{name: copy.copy(value) for name, value in init_parameters(self).items()})
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, list[ChatMessage]]:

@@ -31,15 +31,8 @@ def _is_loopback_host(host: Any) -> bool:
 
 
 def _is_loopback(address: Any) -> bool:
-    if not isinstance(address, tuple) or not address:
-        return True  # Unix sockets and other families carry no IP address.
-    host = str(address[0])
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
+    # Unix sockets and other families carry no IP address.
+    return not isinstance(address, tuple) or not address or _is_loopback_host(str(address[0]))
 
 
 @contextlib.contextmanager
@@ -63,18 +56,18 @@ def forbid_network() -> Iterator[None]:
             raise NetworkForbiddenError(f"looking up {host!r} is forbidden in tests; use a loopback server.")
         return original_getaddrinfo(host, *args, **kwargs)
 
-    def guarded_connect(sock: socket.socket, address: Any) -> Any:
-        if not _is_loopback(address):
-            raise NetworkForbiddenError(f"network access to {address!r} is forbidden in tests; use a loopback server.")
-        return original_connect(sock, address)
+    def guarded(original: Any) -> Any:
+        def connect(sock: socket.socket, address: Any) -> Any:
+            if not _is_loopback(address):
+                raise NetworkForbiddenError(
+                    f"network access to {address!r} is forbidden in tests; use a loopback server."
+                )
+            return original(sock, address)
 
-    def guarded_connect_ex(sock: socket.socket, address: Any) -> Any:
-        if not _is_loopback(address):
-            raise NetworkForbiddenError(f"network access to {address!r} is forbidden in tests; use a loopback server.")
-        return original_connect_ex(sock, address)
+        return connect
 
-    socket.socket.connect = guarded_connect  # type: ignore[method-assign,assignment]
-    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign,assignment]
+    socket.socket.connect = guarded(original_connect)  # type: ignore[method-assign]
+    socket.socket.connect_ex = guarded(original_connect_ex)  # type: ignore[method-assign]
     socket.getaddrinfo = guarded_getaddrinfo
     try:
         yield

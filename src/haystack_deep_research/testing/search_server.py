@@ -28,8 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
-from haystack_deep_research.testing._validation import check_headers, check_status
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers, check_status
 
 __all__ = ["LoopbackSearchServer", "SearchDocument"]
 

@@ -25,8 +25,9 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._server import LoopbackServer, RequestHandler
-from haystack_deep_research.testing._validation import (
+from haystack_deep_research.testing._server import (
+    LoopbackServer,
+    RequestHandler,
     check_body,
     check_content_type,
     check_drip,

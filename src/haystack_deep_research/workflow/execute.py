@@ -37,7 +37,7 @@ from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.researcher import researcher_agent
+from haystack_deep_research.research.subtopic import researcher_agent
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import current_run, journal_note, resumed_note
@@ -123,21 +123,11 @@ class ExecuteStep(UsesModels, InitSerialized):
 
     @component.output_types(workflow=WorkflowRun)
     async def run_async(self, question: str, workflow: WorkflowRun | None = None) -> dict[str, WorkflowRun]:
-        """
-        Async variant of :meth:`run`.
-
-        :param question: The research question.
-        :param workflow: The run's value, when a replan sends it back.
-        :returns: ``workflow``.
-        """
+        """As :meth:`run`, on the event loop."""
         return {"workflow": await drive_async(self.phase(question, workflow))}
 
     def phase(self, question: str, workflow: WorkflowRun | None) -> Phase[WorkflowRun]:
-        """
-        :param question: The research question.
-        :param workflow: The run's value, or ``None`` on the first visit.
-        :returns: The phase; it returns the run's value with the round's note added.
-        """
+        """The phase; it returns the run's value with the round's note added."""
         opened = current_run()
         run = opened.run
         workflow = workflow or WorkflowRun()

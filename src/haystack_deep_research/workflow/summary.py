@@ -1,5 +1,6 @@
 """
-Summarize and Regenerate: distil the evidence into a summary whose citations are verified against the ledger.
+Causal inference, Summarize, Regenerate and the grounding eval: distil the evidence into a summary whose citations
+are verified against the ledger, and judge it.
 
 The summary is written as every shape's report is, in parts side by side (see
 :mod:`haystack_deep_research.report.sections`): one section per note, from that note alone, and the opening (title
@@ -14,6 +15,15 @@ phase.
 Nothing is lost on a failure: a part the writer fails on twice is filled in from its note (with a warning), a
 summary whose every part failed is assembled from the notes (with a warning; ``writer_failed``), and a failed rewrite
 keeps the previous summary (with a warning).
+
+:class:`CausalStep` (on by default; ``create_research_workflow(causal_inference=False)`` leaves it out, and Execute
+goes straight to Summarize) makes one call to the model, without tools, with the findings fenced as data; the chain it
+returns goes to the summary. A failed call is a warning: the summary is then written without a chain.
+
+:class:`GroundingEval` scores the summary's cited claims with the deep research agent's judge
+(:func:`haystack_deep_research.report.assessment.judge_report`): one call per cited source, with that source's stored
+text from the run's evidence ledger (what was really read, never a re-fetch) and the claims that cite it. The score is
+``supported / (supported + unsupported)``, 1.0 when no claim is decided.
 """
 
 from __future__ import annotations
@@ -23,15 +33,17 @@ from typing import Any
 from haystack import component
 
 from haystack_deep_research import _checks
-from haystack_deep_research.events import PhaseStarted
+from haystack_deep_research._prompts import CAUSAL, fence, render_chat
+from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.report import ReportStyle, citation_findings, verify_report
+from haystack_deep_research.report.assessment import judge_report
 from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import Framing, Written, fallback_report, rewrite_report, write_report
-from haystack_deep_research.run._phases import Phase
-from haystack_deep_research.state import PHASE_SUMMARY
+from haystack_deep_research.run._phases import Phase, ask, failure
+from haystack_deep_research.state import PHASE_CAUSAL, PHASE_GROUND, PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun, WorkflowStep
 
-__all__ = ["RegenerateStep", "SummarizeStep"]
+__all__ = ["CausalStep", "GroundingEval", "RegenerateStep", "SummarizeStep"]
 
 
 def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportStyle) -> Phase[WorkflowRun]:
@@ -110,3 +122,64 @@ class RegenerateStep(_SummaryStep):
     """
 
     rewrite = True
+
+
+@component
+class CausalStep(WorkflowStep):
+    """
+    The workflow's causal-inference step (see the module docstring).
+
+    :param chat_generator: The model that builds the chain.
+    :raises ConfigurationError: If it is not a chat generator.
+    """
+
+    def __init__(self, *, chat_generator: Any) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+
+    def _used_models(self) -> list[Any]:
+        return [self.chat_generator]
+
+    def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
+        """The phase; it returns the run with its causal chain (``""`` after a failure)."""
+        run = workflow.run
+        notes = run.notes()
+        run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))
+        prompt = render_chat(CAUSAL, question=run.question, findings=[fence(note) for note in notes])
+        [outcome] = yield [
+            ask(
+                self.chat_generator, prompt, role="causal", streaming_callback=run.streaming_callback, budget=run.budget
+            )
+        ]
+        if outcome.reply is not None:
+            run.record_usage(PHASE_CAUSAL, outcome.reply.meta.get("usage"))
+        if not outcome.text:
+            run.warn(PHASE_CAUSAL, f"causal inference failed ({failure(outcome.error)}); the summary has no chain")
+            return workflow.but(causal_chain="")
+        run.events.emit(PhaseEnded(phase=PHASE_CAUSAL, detail="causal chain ready"))
+        return workflow.but(causal_chain=outcome.text)
+
+
+@component
+class GroundingEval(WorkflowStep):
+    """
+    The workflow's grounding eval (see the module docstring).
+
+    :param judge_llm: The judge model.
+    :param max_concurrency: Judge calls running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, judge_llm: Any, max_concurrency: int = 5) -> None:
+        self.judge_llm = _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
+        self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
+
+    def _used_models(self) -> list[Any]:
+        return [self.judge_llm]
+
+    def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
+        """The phase; it returns the run with its judgement."""
+        run = workflow.run
+        judged = yield from judge_report(run, workflow.summary, workflow.verified_urls, self.judge_llm)
+        detail = f"grounding score {judged.score:.2f} ({len(judged.unsupported)} unsupported claim(s))"
+        run.events.emit(PhaseEnded(phase=PHASE_GROUND, detail=detail))
+        return workflow.but(judgement=judged)
