@@ -301,7 +301,7 @@ def test_the_door_is_what_the_writers_call() -> None:
     assert callers == [
         "cli/iterative.py",
         "cli/output.py",
-        "iterative/finish.py",
+        "iterative/iteration.py",
         "mcp_server/server.py",
         "options/config.py",
         "report/export_files.py",
