@@ -248,6 +248,32 @@ def test_items_come_from_a_text_file_one_per_line(tmp_path: Path) -> None:
     assert [ref.name for ref in ListProvider.from_file(items).list_items()] == ["alpha", "beta"]
 
 
+def test_an_items_file_that_is_a_fifo_or_not_utf8_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "items.fifo"
+    os.mkfifo(fifo)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("Zürich\n".encode("latin-1"))
+    for path in (fifo, latin):
+        outcome: dict[str, BaseException] = {}
+
+        def read(path: Path = path, outcome: dict[str, BaseException] = outcome) -> None:
+            try:
+                ListProvider.from_file(path)
+            except ConfigurationError as error:
+                outcome["error"] = error
+
+        worker = threading.Thread(target=read)
+        worker.start()
+        worker.join(timeout=60)
+        blocked = worker.is_alive()
+        if blocked:  # an open() of a FIFO with no writer blocks: free it, then fail
+            with open(fifo, "w", encoding="utf-8"):
+                pass
+            worker.join()
+        assert not blocked
+        assert f"cannot read the items file {path}" in str(outcome.get("error"))
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

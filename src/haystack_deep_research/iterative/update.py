@@ -34,6 +34,7 @@ from haystack import component
 
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import RunDirError, UsageError
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence import EvidenceLedger
@@ -207,7 +208,10 @@ def claim_changes(previous_report: str, report: str, sections: ReportSections) -
 
 def _read_report(journal: RunJournal) -> str:
     path = Path(journal.directory) / REPORT_FILE
-    return path.read_text(encoding="utf-8") if path.is_file() else ""
+    try:  # the run directory's own report, through the door: a regular file under it, at most 64 MiB
+        return read_regular_file(path, root=journal.directory, max_bytes=64 * 1024 * 1024).decode("utf-8")
+    except FileNotFoundError:
+        return ""
 
 
 @component

@@ -18,9 +18,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from haystack_deep_research._serialization import FieldsSerialized
+from haystack_deep_research._untrusted.files import read_regular_file
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["ItemRef", "KnowledgeProvider", "KnowledgeRow", "ListProvider", "row_data"]
+
+MAX_ITEMS_BYTES = 64 * 1024 * 1024
+"""The largest items file :meth:`ListProvider.from_file` reads."""
 
 _ROW_EXTRAS = ("grounding_score", "regeneration_count", "replan_count", "exit_reason")
 
@@ -161,10 +165,11 @@ class ListProvider(KnowledgeProvider):
         """
         :param path: A UTF-8 text file with one item per line; blank lines and lines starting with ``#`` are skipped.
         :returns: The provider, named after the file.
-        :raises ConfigurationError: If the file cannot be read.
+        :raises ConfigurationError: If the file cannot be read, is not a regular file (a FIFO would block the scan) or
+            is larger than :data:`MAX_ITEMS_BYTES`.
         """
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_regular_file(path, root=None, max_bytes=MAX_ITEMS_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigurationError(f"cannot read the items file {path}: {error}") from error
         lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
