@@ -2,9 +2,9 @@
 What a run would cost in US dollars at the default models, priced with the library's own table.
 
 The roles run on the models the library's factories default to: ``gpt-5.4`` for scope, orchestrator and writer,
-``gpt-5.4-mini`` for researchers and summarizer; :data:`~haystack_deep_research.run._budget.DEFAULT_PRICES` gives their
-prices. Every input token is priced as uncached (the simulator has no prompt cache), so the figures are an upper
-bound for a provider that caches repeated prompt prefixes.
+``gpt-5.4-mini`` for researchers and summarizer; :data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES`
+gives their prices. Every input token is priced as uncached (the simulator has no prompt cache), so the figures are
+an upper bound for a provider that caches repeated prompt prefixes.
 """
 
 from __future__ import annotations

@@ -343,8 +343,8 @@ def render(data: ReportInput) -> str:
         "every message, tool call, tool result and tool schema sent (plus 4 per message), and of every reply.",
         "- **cost**: each role's input and output tokens priced at the model the library defaults to for it ("
         + ", ".join(f"{role}: `{model}`" for role, model in ROLE_MODELS.items())
-        + f"), with the library's own price table (`DEFAULT_PRICES` in `run/cost.py`, read {PRICES_AS_OF}); every "
-        "input token at the uncached price, for every library alike."
+        + "), with the library's own price table (`DEFAULT_PRICES` in `settings/grouped.py`, "
+        f"read {PRICES_AS_OF}); every input token at the uncached price, for every library alike."
         + (
             " GPT Researcher's LLMs run as roles: its strategic LLM as the orchestrator and its smart LLM as the "
             "writer (its defaults for both: `gpt-5.4`), its fast LLM as the summarizer (its default: `gpt-5.4-mini`), "
