@@ -16,7 +16,9 @@ import os
 import re
 import subprocess
 import threading
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from haystack import component
 from haystack.components.agents import Agent
@@ -26,6 +28,8 @@ from haystack.utils import Secret
 from haystack_deep_research import Sources, UrlPolicy, WebSearchTool, create_deep_research_agent
 from haystack_deep_research.settings.grouped import given_fields
 from haystack_deep_research.testing import ScriptedChatGenerator, forbid_network
+
+T = TypeVar("T")
 
 SEARCH_URL_ENV = "DEEP_RESEARCH_TEST_SEARCH_URL"
 CALL_LOG_ENV = "DEEP_RESEARCH_TEST_CALL_LOG"
@@ -191,3 +195,29 @@ def read_fifo(path: Any) -> tuple[threading.Thread, list[bytes]]:
 
 SUMMARIZE_EVERY_PAGE = Sources(summarize_over=0)
 """Sources whose every page read goes through the summarizer, for tests of the summarizer's role."""
+
+
+def without_blocking_on(fifo: Path, call: Callable[[], T]) -> tuple[bool, T | BaseException | None]:
+    """
+    Run ``call`` in a thread for at most 60 s; if it is still blocked then (an ``open()`` of ``fifo`` waiting for a
+    writer), open the FIFO for writing to free it.
+
+    :returns: Whether it blocked, and what it returned or raised.
+    """
+    outcome: list[T | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as error:  # handed back to the test, which asserts on it
+            outcome.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=60)
+    blocked = worker.is_alive()
+    if blocked:
+        with open(fifo, "w", encoding="utf-8"):
+            pass
+        worker.join()
+    return blocked, outcome[0] if outcome else None

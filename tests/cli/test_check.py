@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIResponsesChatGenerator
+from tests.support import without_blocking_on
 
 from haystack_deep_research import EvidenceLedger, cli
 from haystack_deep_research.evidence.citations import extract_citations
@@ -467,19 +467,9 @@ def test_a_fifo_or_a_too_deep_ledger_is_refused_as_usage_without_blocking(
         ["check", str(report), "--sources", str(fifo)],
         ["check", str(report), "--sources", str(deep)],
     ):
-        outcome: dict[str, int] = {}
-        worker = threading.Thread(
-            target=lambda argv=argv, outcome=outcome: outcome.setdefault("status", cli.main(argv))
-        )
-        worker.start()
-        worker.join(timeout=60)
-        blocked = worker.is_alive()
-        if blocked:  # an open() of a FIFO with no writer blocks: free it, then fail
-            with open(fifo, "w", encoding="utf-8"):
-                pass
-            worker.join()
+        blocked, status = without_blocking_on(fifo, lambda argv=argv: cli.main(argv))
         assert not blocked, argv
-        assert outcome.get("status") == 2, argv
+        assert status == 2, argv
         error = capsys.readouterr().err
         assert "deep-research check: error: cannot read" in error
         assert argv[-1] in error  # the file it could not read

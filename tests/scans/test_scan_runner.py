@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from haystack import Pipeline
 from haystack.components.agents import Agent
+from tests.support import without_blocking_on
 
 from haystack_deep_research import (
     ConfigurationError,
@@ -254,24 +255,10 @@ def test_an_items_file_that_is_a_fifo_or_not_utf8_is_refused_at_once(tmp_path: P
     latin = tmp_path / "latin.txt"
     latin.write_bytes("Zürich\n".encode("latin-1"))
     for path in (fifo, latin):
-        outcome: dict[str, BaseException] = {}
-
-        def read(path: Path = path, outcome: dict[str, BaseException] = outcome) -> None:
-            try:
-                ListProvider.from_file(path)
-            except ConfigurationError as error:
-                outcome["error"] = error
-
-        worker = threading.Thread(target=read)
-        worker.start()
-        worker.join(timeout=60)
-        blocked = worker.is_alive()
-        if blocked:  # an open() of a FIFO with no writer blocks: free it, then fail
-            with open(fifo, "w", encoding="utf-8"):
-                pass
-            worker.join()
+        blocked, outcome = without_blocking_on(fifo, lambda path=path: ListProvider.from_file(path))
         assert not blocked
-        assert f"cannot read the items file {path}" in str(outcome.get("error"))
+        assert isinstance(outcome, ConfigurationError)
+        assert f"cannot read the items file {path}" in str(outcome)
 
 
 @pytest.mark.parametrize(
