@@ -337,7 +337,7 @@ class Sources:
     since: date | str | None = None
 
     def __post_init__(self) -> None:
-        from haystack_deep_research.web import FetchLimits
+        from haystack_deep_research.web.limits import FetchLimits
         from haystack_deep_research.web.url_policy import SearchScope, UrlPolicy
 
         scope = SearchScope(

@@ -11,7 +11,8 @@ The guarded web layer: which URLs may be read, downloading them within limits, a
 """
 
 from haystack_deep_research.web.extract import ExtractedText, extract_text, extract_text_async
-from haystack_deep_research.web.fetch import FetchedDocument, FetchLimits, fetch, fetch_async
+from haystack_deep_research.web.fetch import FetchedDocument, fetch, fetch_async
+from haystack_deep_research.web.limits import FetchLimits
 from haystack_deep_research.web.url_policy import SearchScope, UrlPolicy
 
 __all__ = [

@@ -26,7 +26,7 @@ import webencodings
 from haystack_deep_research.errors import ContentTooLargeError, FetchError, FetchTimeoutError, UnsupportedContentError
 
 if TYPE_CHECKING:
-    from haystack_deep_research.web.fetch import FetchLimits
+    from haystack_deep_research.web.limits import FetchLimits
 
 __all__ = ["BodyReader", "Deadline", "decode", "decode_html", "text_charset"]
 

@@ -33,7 +33,7 @@ from haystack_deep_research.errors import FetchError, FetchTimeoutError, Unsuppo
 from haystack_deep_research.web._body import BodyReader, Deadline, text_charset
 
 if TYPE_CHECKING:
-    from haystack_deep_research.web.fetch import FetchLimits
+    from haystack_deep_research.web.limits import FetchLimits
     from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, UrlPolicy
 
 __all__ = [

@@ -22,7 +22,8 @@ from haystack_deep_research.errors import ConfigurationError, ExtractionError, U
 from haystack_deep_research.web import _pool
 from haystack_deep_research.web._body import decode
 from haystack_deep_research.web._watchdog import waiting_threads
-from haystack_deep_research.web.fetch import FetchedDocument, FetchLimits
+from haystack_deep_research.web.fetch import FetchedDocument
+from haystack_deep_research.web.limits import FetchLimits
 
 __all__ = ["ExtractedText", "extract_text", "extract_text_async", "extract_text_file"]
 
