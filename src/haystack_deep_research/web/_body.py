@@ -1,16 +1,7 @@
 """
-Reading a response body under a byte cap and a deadline, decoding gzip or deflate without unbounded output.
-
-Both :func:`~haystack_deep_research.web.fetch.fetch` and
-:func:`~haystack_deep_research.web.fetch.fetch_async` feed raw chunks into a :class:`BodyReader`, so the size
-accounting, decompression and deadline checks exist once. Decompression asks zlib for at most the bytes still
-allowed, so a small compressed body that would expand to gigabytes is cut at the cap without ever being held.
-
-The body is then decoded by the character set its server or its markup declared. A label is looked up in the WHATWG
-Encoding Standard's table (the ``webencodings`` package), the labels browsers accept, rather than among Python's
-codecs: ``codecs.lookup`` also knows ``base64``, ``hex``, ``rot13``, ``zlib`` and ``uu`` (bytes-to-bytes codecs that
-``bytes.decode`` refuses with a ``LookupError``) and text codecs no page is written in (``idna``, ``unicode_escape``,
-``undefined``). A label the table does not know is read as UTF-8.
+A fetch's :class:`Deadline`, and its body: read under a byte cap (:class:`BodyReader` asks zlib for at most the bytes
+still allowed, so a compression bomb is cut without being held), then decoded by the character set declared, looked up
+among the WHATWG labels (``webencodings``), never Python's codecs, which know ``rot13`` and ``zlib`` (docs/safety.md).
 """
 
 from __future__ import annotations
@@ -42,12 +33,8 @@ _DECLARATIONS = (
 
 class Deadline:
     """
-    When a fetch must end: its total time limit, and the transfer-rate rule of the response being read.
-
-    The total is ``min(limits.total_timeout, deadline_s)``, counted from construction. Each response (each
-    redirect hop) starts with :meth:`start_hop`; from then on the fetch must also end by
-    ``hop start + transfer_grace + body bytes received / min_transfer_rate`` (see :class:`FetchLimits`), a moment
-    that moves later as bytes arrive.
+    When a fetch must end: ``min(limits.total_timeout, deadline_s)`` from now, and for each hop (:meth:`start_hop`)
+    ``hop start + transfer_grace + body bytes received / min_transfer_rate``, which moves later as bytes arrive.
     """
 
     def __init__(self, limits: FetchLimits, *, url: str, deadline_s: float | None = None) -> None:
@@ -103,11 +90,7 @@ class Deadline:
 
 
 class BodyReader:
-    """
-    Collects a response body, decoding its content encoding, and refuses it once it exceeds ``max_bytes``.
-
-    The deadline is checked after every chunk; a content encoding other than identity, gzip or deflate is refused.
-    """
+    """Collects a body, decoding gzip or deflate (nothing else), refused past ``max_bytes`` or the deadline."""
 
     def __init__(self, *, max_bytes: int, content_encoding: str | None, deadline: Deadline, url: str) -> None:
         self._max_bytes = max_bytes
@@ -177,19 +160,14 @@ def _single_encoding(header: str | None, url: str) -> str | None:
 
 
 def decode(body: bytes, charset: str | None) -> str:
-    """
-    Decode a body with its declared character set; UTF-8 when there is none or it is not a text encoding.
-
-    A byte order mark overrides the declaration, as in browsers, and is dropped. Undecodable bytes become U+FFFD.
-    """
+    """A body decoded by its byte order mark, else its character set, else UTF-8; bad bytes become U+FFFD."""
     return _decode(body, _encoding(charset) or _UTF8)
 
 
 def decode_html(body: bytes, charset: str | None) -> str:
     """
-    Decode an HTML or XHTML page: by its byte order mark, else the server's character set, else the one its markup
-    declares (``<meta charset>``, ``<meta http-equiv>`` or the XML declaration), else UTF-8 if it is valid UTF-8,
-    else windows-1252 (what browsers assume for an undeclared legacy page). Undecodable bytes become U+FFFD.
+    An HTML or XHTML page decoded as :func:`decode`, but with the encoding its markup declares before UTF-8 (when valid)
+    and windows-1252 (what browsers assume for an undeclared legacy page).
     """
     encoding = _encoding(charset) or _declared_in_markup(body)
     if encoding is None:
@@ -207,7 +185,6 @@ def text_charset(label: str) -> str | None:
 
 
 def _encoding(label: str | None) -> webencodings.Encoding | None:
-    """The text encoding a label names, or ``None`` for no label or one that names no text encoding."""
     return webencodings.lookup(label) if label else None
 
 

@@ -1,13 +1,7 @@
 """
-A small pool of parser processes (see ``_worker.py``) and the deadlines that stop them.
-
-Each document goes to an idle process; the watchdog (``_watchdog.py``) kills the process when the document takes
-longer than allowed, or when the caller's own deadline passes, and a new process replaces it at once, loading its
-parsers while nothing waits on it. Up to ``_MAX_WORKERS`` documents are parsed at once; more wait for a free process,
-for as long as the caller's deadline allows. A process that idles for five minutes exits (its memory goes back to
-the system) and is started again on demand; starting one takes about a quarter of a second (more on a busy
-machine), so :func:`start` starts one ahead of need: when a run opens, and when ``read_url`` is warmed up. It only
-launches the process, which loads its parsers while the run makes its first model calls.
+The pool of parser processes (``_worker.py``): each document goes to an idle one, which the watchdog kills at its
+deadline, and a replacement starts at once; one that idles five minutes exits. :func:`start` launches one ahead of
+need. docs/safety.md ("Extraction ends on time and within its memory") gives the figures.
 """
 
 from __future__ import annotations
@@ -45,11 +39,7 @@ _BOOT = (
 
 
 class Worker:
-    """
-    A parser process, started at once; it reports ``{"ready": True}`` once its parsers are imported.
-
-    :raises OSError: The interpreter could not be started.
-    """
+    """A parser process, started at once; it reports ``{"ready": True}`` once its parsers are imported."""
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(  # noqa: S603 - this interpreter, with a fixed program
@@ -73,12 +63,10 @@ class Worker:
         return self.process.stdout
 
     def kill(self) -> None:
-        """Kill the process; safe to call from any thread, and more than once."""
         with contextlib.suppress(OSError):  # it may have exited already
             self.process.kill()
 
     def close(self) -> None:
-        """Kill the process, reap it and close its pipes."""
         self.kill()
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stdout):
@@ -114,7 +102,6 @@ class Stopwatch:
             return self.reason
 
     def fire_now(self, reason: str) -> None:
-        """Kill the worker now, for ``reason``."""
         with self._lock:
             self._kill(reason)
 
@@ -164,9 +151,8 @@ def parse(
     ticket: Ticket,
 ) -> tuple[dict[str, Any], bytes]:
     """
-    Have a parser process answer one request (see ``_worker.py``), within ``timeout`` seconds of work and
-    ``deadline_s`` in all (waiting for a free process and its start included); ``ticket`` cancels it from another
-    thread.
+    A parser process's answer to one request, within ``timeout`` seconds of work and ``deadline_s`` in all (waiting
+    for a free process and its start included); ``ticket`` cancels it from another thread.
 
     :raises ExtractionError: The document took too long, ran out of memory, or the process failed.
     """
@@ -342,9 +328,8 @@ _current: _Pool | None = None
 
 def start() -> None:
     """
-    Start a parser process ahead of the first document, unless this process has one already; returns at once (the
-    process loads its parsers in the background). A process that cannot be started is not an error here: the first
-    document starts one again and, failing, raises the error that says why.
+    Start a parser process ahead of the first document unless there is one; returns at once. One that cannot start is
+    no error here: the first document tries again and says why.
     """
     _pool().start()
 

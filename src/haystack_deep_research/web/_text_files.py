@@ -1,16 +1,7 @@
 """
-Text, Markdown and CSV files of a folder: decoded in whatever encoding they were written in, titled by themselves.
-
-A file is read as UTF-8 when it is valid UTF-8 (a byte order mark is dropped); otherwise its encoding is detected
-with charset-normalizer (Latin-1 and Windows-1252, UTF-16 and UTF-32 with or without a byte order mark, Shift JIS,
-and the rest of the encodings Python knows). Bytes no encoding reads as text (a binary file named ``.txt``) give a
-:class:`~haystack_deep_research.errors.ExtractionError`, never a silent skip. The decoded text is then converted by
-Haystack's own ``TextFileToDocument``, ``MarkdownToDocument`` and ``CSVToDocument``. All of it runs in the web
-reader's parser processes (:func:`text_file`, called from ``web/_worker.py``), under the same time and memory caps as
-a PDF: this module imports nothing but the errors when it is loaded, so that a parser process can import it.
-
-A Markdown file's title is its first level-one heading (``# Title`` or an underlined one), read with markdown-it-py
-so that a ``#`` line inside a code block is not taken for one.
+Text, Markdown and CSV files of a folder, decoded in whatever encoding they were written in (UTF-8 when valid, else
+detected by charset-normalizer; bytes no encoding reads are an ``ExtractionError``) and converted by Haystack's own
+converters, in the parser processes (docs/sources.md). It imports nothing but the errors when it is loaded.
 """
 
 from __future__ import annotations
@@ -65,10 +56,7 @@ def decode_text(data: bytes, *, name: str) -> tuple[str, str]:
 
 
 def markdown_title(text: str) -> str:
-    """
-    :param text: Markdown.
-    :returns: The text of its first level-one heading, or ``""`` when it has none.
-    """
+    """The first level-one heading of a Markdown text (read with markdown-it, so none in a code block), or ``""``."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").parse(text)
@@ -82,12 +70,7 @@ def markdown_title(text: str) -> str:
 
 
 def load() -> bool:
-    """
-    Import Haystack's text converters and the parsers they use, once per process: a parser process calls this before
-    it caps its memory for the file (see ``web/_worker.py``), since the code is not the file's cost.
-
-    :returns: Whether they were imported now (``False`` when they already were).
-    """
+    """Import Haystack's text converters and the parsers they use, once a process: whether they were imported now."""
     if _CONVERTERS:
         return False
     # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
@@ -110,12 +93,8 @@ _CONVERTERS: dict[str, Any] = {}
 
 def text_file(data: bytes, *, name: str) -> tuple[str, str, str]:
     """
-    Turn a text, Markdown or CSV file into its text with Haystack's converters; runs inside a parser process (see
-    ``web/_worker.py``), under the time and memory caps of a PDF, since Markdown parsing of a hostile file can take
-    minutes and gigabytes.
-
-    :returns: ``(title, text, encoding)``: a Markdown file's first heading (``""`` otherwise or without one), the
-        text, and the name of the encoding it was read in.
+    ``(title, text, encoding)`` of a text, Markdown or CSV file, in a parser process under the caps of a PDF (parsing
+    a hostile Markdown file can take minutes and gigabytes); the title is a Markdown file's first heading or ``""``.
     """
     from haystack.dataclasses.byte_stream import ByteStream
 

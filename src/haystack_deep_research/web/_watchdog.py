@@ -1,11 +1,7 @@
 """
-One background thread that runs short actions at given times: the web layer's way to cut blocking calls; and the
-thread pools for calls that mostly wait (name lookups, parser processes), kept apart from the caller's own.
-
-A thread blocked in ``recv`` on a socket, or in ``read`` on a pipe to a parser process, cannot be interrupted from
-Python. It can be released from outside: shutting the socket down, or killing the process, makes the blocked call
-return at once. :func:`call_at` schedules such an action; one daemon thread serves every fetch and extraction, so a
-deadline costs a heap entry, not a thread.
+One watchdog thread that runs short actions at given times (:func:`call_at`): shutting a socket down or killing a
+parser process releases a call blocked on it, which Python cannot interrupt; a deadline costs a heap entry, not a
+thread. And the thread pools of calls that mostly wait (name lookups, parser processes).
 """
 
 from __future__ import annotations
@@ -37,7 +33,6 @@ class Alarm:
         return self._action is None
 
     def cancel(self) -> None:
-        """Keep the action from running; it does nothing once the action has started."""
         self._action = None
 
     def _take(self) -> Callable[[], None] | None:
@@ -84,11 +79,7 @@ _watchdog: _Watchdog | None = None
 
 
 def call_at(when: float, action: Callable[[], None]) -> Alarm:
-    """
-    Run ``action`` on the watchdog thread at ``when`` (a ``time.monotonic()`` value; a past one runs it at once),
-    unless the returned alarm is cancelled first. The action must be quick: release a blocked call (shut a socket
-    down, kill a process).
-    """
+    """Run a quick ``action`` on the watchdog thread at ``when`` (``time.monotonic()``) unless it is cancelled."""
     global _watchdog  # noqa: PLW0603 - one watchdog per process, started on first use
     alarm = Alarm(when, action)
     with _lock:
@@ -105,10 +96,8 @@ _pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 
 def waiting_threads(name: str, size: int) -> ThreadPoolExecutor:
     """
-    The process's thread pool called ``name`` (its threads' prefix too) of at most ``size`` threads, made on first use.
-
-    A pool of its own keeps these waits from filling the event loop's default executor, and keeps calls stuck in
-    one kind of wait (a resolver that never answers) from delaying the other kind. Idle pools hold no threads.
+    The process's thread pool ``name`` of at most ``size`` threads: these waits never fill the event loop's default
+    executor, and one kind stuck (a resolver that never answers) never delays the other.
     """
     with _pools_lock:
         entry = _pools.get(name)

@@ -1,13 +1,8 @@
 """
-Turning a downloaded document into plain text: main text of HTML pages, the text layer of PDFs, plain text.
-
-:func:`extract_text` routes by content type: HTML and XHTML go through trafilatura (boilerplate such as menus
-and footers is dropped), PDFs through pypdf, Word, PowerPoint and Excel files (read from local folders) through
-Haystack's converters, plain text is decoded. All but plain text are parsed in a separate process
-(see ``_pool.py``), so that a hostile document costs at most ``FetchLimits.extraction_timeout`` seconds and
-``FetchLimits.max_extraction_memory`` bytes: the process is killed when the time runs out, and parsing never
-blocks an event loop (:func:`extract_text_async`). Whatever goes wrong comes out as an
-:class:`~haystack_deep_research.errors.ExtractionError` whose message says what happened to which URL.
+Turning a downloaded document into plain text: HTML and XHTML through trafilatura, PDFs through pypdf, office files
+(read from local folders) through Haystack's converters, all in parser processes under ``FetchLimits``' time and
+memory bounds (docs/safety.md); plain text is decoded here. Every failure is an
+:class:`~haystack_deep_research.errors.ExtractionError` naming the URL.
 """
 
 from __future__ import annotations
@@ -105,9 +100,7 @@ async def extract_text_async(
     :param deadline_s: Seconds the caller has left in all; ``None`` for no limit beyond the extraction timeout.
     :returns: The title and text.
     :raises ConfigurationError: An argument is out of range.
-    :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF, plain text, DOCX, PPTX or XLSX.
-    :raises ExtractionError: The document is malformed, encrypted, holds no text, or could not be parsed within
-        the time and memory allowed.
+    :raises FetchError: What :func:`extract_text` raises (``UnsupportedContentError``, ``ExtractionError``).
     """
     request = _Request(document, max_pdf_pages=max_pdf_pages, limits=limits, deadline_s=deadline_s)
     if request.header is None:
@@ -195,14 +188,9 @@ class _Request:
 
 def extract_text_file(data: bytes, *, name: str, url: str, limits: FetchLimits | None = None) -> tuple[str, str, str]:
     """
-    Decode and convert a local text file (``.md``, ``.txt``, ``.csv``: see ``_text_files.py``) in a parser process,
-    within the extraction limits of ``limits``, as PDFs are.
+    ``(text, title, encoding)`` of a local text file (``.md``, ``.txt``, ``.csv``, which ``name`` tells apart) read in
+    a parser process within the extraction limits, as PDFs are; ``url`` is named in errors.
 
-    :param data: The file's bytes.
-    :param name: The file's name, which says how to read it.
-    :param url: The file's address, named in errors.
-    :param limits: The extraction limits; ``None`` takes the defaults of :class:`FetchLimits`.
-    :returns: The text, the title it gives itself (``""`` when none), and the encoding it was read in.
     :raises ExtractionError: The file could not be read within the time and memory allowed.
     """
     limits = limits or FetchLimits()
