@@ -1,19 +1,8 @@
 """
-How the library's objects serialize: from the parameters of their ``__init__``, each read back from the attribute of
-its name, on top of Haystack's own ``default_to_dict`` / ``default_from_dict``.
-
-- :func:`init_parameters` reads an object's ``__init__`` parameters; a nested component (or anything with a
-  ``to_dict``) is serialized with Haystack's ``component_to_dict``, so a component without a ``to_dict`` of its own
-  serializes too, and a list or tuple of them item by item; a path is written as its text.
-- :class:`InitSerialized` gives a hook or component ``to_dict`` in Haystack's envelope (``{"type": <class path>,
-  "init_parameters": {...}}``) and ``from_dict``, which restores nested components (a list of them too) with
-  Haystack's ``component_from_dict`` (:func:`restore_parameters`); Haystack's ``default_from_dict`` refuses a class
-  smuggled into a parameter the ``__init__`` does not take. The library's tools (``ResearchTool``) serialize the
-  same parameters in Haystack's Tool envelope (``{"type": <class path>, "data": {...}}``).
-- :class:`FieldsSerialized` serializes a frozen dataclass of settings as one JSON-ready key per field (a tuple as a
-  list, a mapping as a dict, a date as ISO text), and refuses a key it has no field for when it is read back.
-- :class:`Tagged` serializes a value object the library names itself (an exit condition, a scratch backend) as
-  ``{"type": <its tag>, **its parameters}``, and :meth:`Tagged.tagged_from_dict` restores one by its tag.
+How the library's objects serialize, on top of Haystack's ``default_to_dict`` / ``default_from_dict``: from the
+parameters of their ``__init__``, each read back from the attribute of its name (:func:`init_parameters`, nested
+components through Haystack's ``component_to_dict``), in Haystack's envelope (:class:`InitSerialized`), as one key per
+dataclass field (:class:`FieldsSerialized`), or as ``{"type": <tag>, **parameters}`` (:class:`Tagged`).
 """
 
 from __future__ import annotations

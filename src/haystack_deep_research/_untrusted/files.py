@@ -1,17 +1,7 @@
 """
-The one door for local files the library reads and writes; docs/safety.md ("Local files", "Writing files") holds the
-rules in full.
-
-:func:`read_regular_file` reads a file only when it resolves under its ``root``, is a regular file (checked with
-``stat`` before it is opened, so a FIFO or ``/dev/zero`` is never opened) and is at most ``max_bytes``; it is opened
-with ``O_NONBLOCK`` and ``O_NOFOLLOW`` and checked again on the open descriptor, so a file swapped between the check
-and the open cannot block or escape. Every refusal is a :class:`~haystack_deep_research.errors.LocalFileRefusedError`
-whose ``reason`` says why.
-
-Every file the library writes passes :func:`write_file` (a whole file, replaced atomically; a FIFO, a character device
-or a stream's file the user named is written to as it stands; a link or FIFO in the library's own folders is replaced,
-never written through; a folder, socket or block device is refused) or :func:`open_appending` (a regular file only,
-never through a link, never blocking on a FIFO).
+The one door for local files the library reads (:func:`read_regular_file`: a regular file under its root and size
+cap, checked before and after a non-blocking, non-following open) and writes (:func:`write_file`, replaced atomically,
+and :func:`open_appending`); docs/safety.md ("Local files", "Writing files") holds the rules in full.
 """
 
 from __future__ import annotations
@@ -47,13 +37,11 @@ Content = str | bytes | Callable[[Path], object]
 """What :func:`write_file` writes: text (cleaned to be encodable as UTF-8), bytes, or a function that writes the
 content to the path it is given (an exporter that only writes to paths)."""
 
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0)
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0)
+_PLAIN = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)  # never inherited; no newline translation
+_OPEN_FLAGS = os.O_RDONLY | _NO_WAIT | _NO_LINK | _PLAIN
+_APPEND_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NO_WAIT | _NO_LINK | _PLAIN
 _CHUNK = 1 << 20
 
 
@@ -226,10 +214,7 @@ def _data(content: str | bytes) -> bytes:
 
 
 def _write_through(target: Path, content: Content, kind: int) -> None:
-    """
-    Write to a FIFO, a device or a stream's file as it stands: opened for appending (a FIFO waits for a reader, as a
-    shell's ``>`` does), never made, never replaced.
-    """
+    """Append to a FIFO (it waits for a reader, as a shell's ``>`` does), a device or a stream's file as it stands."""
     if callable(content):
         with tempfile.TemporaryDirectory(prefix="deep-research-") as folder:
             made = Path(folder) / target.name
@@ -237,7 +222,7 @@ def _write_through(target: Path, content: Content, kind: int) -> None:
             data = made.read_bytes()
     else:
         data = _data(content)
-    handle = os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    handle = os.open(target, os.O_WRONLY | os.O_APPEND | _PLAIN)
     try:
         if stat.S_IFMT(os.fstat(handle).st_mode) != stat.S_IFMT(kind):
             # swapped for another kind of file between the look and the open
@@ -255,16 +240,15 @@ def write_all(handle: int, data: bytes) -> None:
 
 
 def _replace(target: Path, content: Content, *, mode: int, exclusive: bool) -> bool:
-    """Write a temporary file beside ``target``, flushed to disk, then rename (or, ``exclusive``, link) it there."""
+    """Write a temporary file beside ``target``, flushed, then rename (or, ``exclusive``, link) it there."""
     temporary = target.with_name(f".{target.name[:180]}.{secrets.token_hex(4)}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    handle = os.open(temporary, flags | getattr(os, "O_BINARY", 0), mode)
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK | _PLAIN, mode)
     try:
         if callable(content):
             os.close(handle)
             handle = -1
             content(temporary)
-            handle = os.open(temporary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            handle = os.open(temporary, os.O_RDONLY | _NO_LINK | _PLAIN)
         else:
             write_all(handle, _data(content))
         os.fsync(handle)
@@ -295,17 +279,6 @@ def sync_directory(directory: Path) -> None:
         os.fsync(handle)
     finally:
         os.close(handle)
-
-
-_APPEND_FLAGS = (
-    os.O_WRONLY
-    | os.O_CREAT
-    | os.O_APPEND
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
 
 
 def open_appending(path: str | os.PathLike[str]) -> int:

@@ -1,14 +1,8 @@
 """
-Parsing JSON the library did not write itself: model replies, journal lines, recordings, scan rows.
-
-Python's :mod:`json` parses nesting by recursion, so a text of about a thousand ``[`` raises ``RecursionError``
-(not a ``ValueError``), which every ``except ValueError`` lets through and which ends the run. :func:`loads` and
-:func:`raw_decode` first bound the nesting depth (:data:`MAX_JSON_DEPTH`) with a linear scan that skips the insides
-of strings, then parse with :mod:`json`; a text nested deeper, or one the parser still cannot finish, raises
-:class:`json.JSONDecodeError` like any other malformed text, so callers treat it as one: retry, skip, or refuse.
-
-The standard parser stays (rather than ``pydantic_core.from_json``, which bounds nesting itself) because callers
-need its ``raw_decode`` to find a JSON object embedded in prose, and its error positions.
+Parsing JSON the library did not write itself (model replies, journal lines, recordings, scan rows) with its nesting
+bounded first by a linear scan, so that deep nesting is a ``json.JSONDecodeError`` like any malformed text, never the
+``RecursionError`` that would end the run (docs/safety.md). The standard parser stays, rather than
+``pydantic_core.from_json``, because callers need its ``raw_decode`` and its error positions.
 """
 
 from __future__ import annotations

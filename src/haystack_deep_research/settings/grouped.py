@@ -56,12 +56,7 @@ MAX_COST_BUDGET = 1_000_000.0
 def checked_limits(
     tokens: Any, seconds: Any, dollars: Any, *, names: tuple[str, str, str]
 ) -> tuple[int | None, float | None, float | None]:
-    """
-    The limits, the time and cost as floats.
-
-    :raises ConfigurationError: If one is out of range: tokens 1 to 1,000,000,000, seconds more than 0 up to 7 days,
-        dollars more than 0 up to 1,000,000.
-    """
+    """The limits, checked (tokens 1 to 1,000,000,000, seconds up to 7 days, dollars up to 1,000,000), as numbers."""
     if tokens is not None:
         _checks.int_in_range(names[0], tokens, 1, MAX_TOKEN_BUDGET)
     if seconds is not None:
@@ -72,7 +67,6 @@ def checked_limits(
 
 
 def _given(kind: type[Any], value: Any, name: str, example: str) -> Any:
-    """``value`` when it is a ``kind``, ``kind()`` for ``None``; else a ConfigurationError naming ``name``."""
     if value is None:
         return kind()
     if not isinstance(value, kind):
@@ -81,11 +75,7 @@ def _given(kind: type[Any], value: Any, name: str, example: str) -> Any:
 
 
 def passage_budget_value(value: Any) -> int:
-    """
-    :param value: A ``passage_budget``.
-    :returns: It, checked: 0 (the whole page) or 500 to 1,000,000 characters.
-    :raises ConfigurationError: If it is neither.
-    """
+    """A ``passage_budget``, checked: 0 (the whole page) or 500 to 1,000,000 characters."""
     if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 500 <= value <= 1_000_000):
         return value
     raise ConfigurationError(
@@ -139,12 +129,7 @@ DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(
 
 
 def merge_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
-    """
-    The default prices with the caller's on top.
-
-    :returns: The merged table.
-    :raises ConfigurationError: If ``prices`` is not a mapping of non-empty model names to :class:`Price`.
-    """
+    """The default prices with the caller's (checked: non-empty model names to :class:`Price`) on top."""
     if prices is None:
         return dict(DEFAULT_PRICES)
     if not isinstance(prices, Mapping):
@@ -205,18 +190,11 @@ class Budgets:
 
     @classmethod
     def of(cls, value: Any) -> Budgets:
-        """
-        :param value: A factory's ``budgets``: a :class:`Budgets`, or ``None`` for none.
-        :returns: The budgets.
-        :raises ConfigurationError: If it is anything else.
-        """
+        """A factory's ``budgets``: a :class:`Budgets`, or ``None`` for none; a ConfigurationError for anything else."""
         return _given(cls, value, "budgets", "Budgets(tokens=200_000, seconds=600)")
 
     def over(self, base: Budgets) -> Budgets:
-        """
-        :param base: The budgets these replace (a factory's, under a run's own).
-        :returns: ``base`` with every limit set here in place of its own, and these prices on top of its prices.
-        """
+        """``base`` (a factory's, under a run's own) with every limit set here in its place, these prices on top."""
         prices = {**(base.prices or {}), **(self.prices or {})} or None
         return Budgets(
             tokens=self.tokens if self.tokens is not None else base.tokens,
@@ -226,11 +204,7 @@ class Budgets:
         )
 
     def check_priced(self, phase_models: Mapping[str, str]) -> None:
-        """
-        :param phase_models: The model each phase of a run calls.
-        :raises ConfigurationError: If ``dollars`` is set and a model's price is unknown; the message says how to
-            give it.
-        """
+        """Refuse ``dollars`` when the price of a model a phase calls (``phase_models``) is unknown."""
         if self.dollars is None:
             return
         prices = merge_prices(self.prices)
@@ -273,12 +247,7 @@ class Grounding:
 
     @classmethod
     def of(cls, value: Any) -> Grounding | None:
-        """
-        :param value: A factory's ``grounding``: a :class:`Grounding`, ``True`` (the defaults), or ``False`` /
-            ``None`` (off).
-        :returns: The grounding, or ``None`` when it is off.
-        :raises ConfigurationError: If it is anything else.
-        """
+        """A factory's ``grounding``: a :class:`Grounding`, ``True`` (the defaults), or ``False`` / ``None`` (off)."""
         if isinstance(value, Grounding):
             return value
         if value is True:
@@ -296,18 +265,14 @@ class Sources:
     What the researchers search and read, and how pages are read.
 
     :param web: ``False`` researches the datastores and MCP servers only: no web search and no page reading.
-    :param search: The web search: "auto" (``None``, the default: Tavily when ``TAVILY_API_KEY`` is set, else the
-        keyless ddgs search, which the run says once in its warnings), "tavily", "ddgs", a search backend, any
-        Haystack web-search component with a ``query`` input, or a Haystack Tool (one with a ``query`` parameter goes
-        through the library's search path; another is used as it is). Every choice is normalized to title, exact URL
-        and snippet, recorded in the evidence ledger and fenced as untrusted.
+    :param search: The web search (docs/sources.md): ``None`` ("auto": Tavily when ``TAVILY_API_KEY`` is set, else the
+        keyless ddgs search), "tavily", "ddgs", a search backend, a Haystack web-search component with a ``query``
+        input, or a Haystack Tool.
     :param datastores: Your own documents: a mapping of name to ``{"retriever": <Haystack retriever or component with a
-        query input>, "description": "...", "top_k": 6, "min_score": None}`` (or a store :func:`index_folder` built).
-        Each becomes a ``search_<name>`` tool, and the descriptions a routing block in the system prompt. Retrieved
-        documents count as read and may be cited (see docs/sources.md).
-    :param mcp_servers: MCP servers whose tools may be called (:class:`MCPServer`): each tool becomes
-        ``<server>_<tool>``, each run connects once on first use and closes with the run, and what the tools return
-        counts as read (needs the ``[mcp]`` extra). A server that does not start is a warning; the run goes on.
+        query input>, "description": "...", "top_k": 6, "min_score": None}`` (or a store :func:`index_folder` built);
+        each becomes a ``search_<name>`` tool (see docs/sources.md).
+    :param mcp_servers: MCP servers whose tools may be called (:class:`MCPServer`), each tool as ``<server>_<tool>``
+        (needs the ``[mcp]`` extra; see docs/sources.md).
     :param url_policy: Which URLs may be fetched. Default: public http(s) addresses only.
     :param fetch_limits: Download cap, timeouts, redirects and PDF pages of a page read.
     :param passage_budget: Characters of a page's passages most relevant to the question that the summarizer reads
@@ -383,8 +348,7 @@ class Sources:
 
     @property
     def read_policy(self) -> UrlPolicy | None:
-        """:returns: ``url_policy`` with the chosen domains applied to every page read, never wider than its own
-        ``only_domains`` (``None``: the default)."""
+        """``url_policy`` with the chosen domains applied to every page read, never wider than its ``only_domains``."""
         if not self.include_domains and not self.exclude_domains:
             return self.url_policy
         from dataclasses import replace
@@ -403,11 +367,7 @@ class Sources:
 
     @classmethod
     def of(cls, value: Any) -> Sources:
-        """
-        :param value: A factory's ``sources``: a :class:`Sources`, or ``None`` for the defaults.
-        :returns: The sources.
-        :raises ConfigurationError: If it is anything else.
-        """
+        """A factory's ``sources``: a :class:`Sources`, or ``None`` for the defaults."""
         return _given(cls, value, "sources", "Sources(search='ddgs', datastores={...})")
 
 
