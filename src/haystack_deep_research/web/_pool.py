@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from haystack_deep_research.errors import ExtractionError
 from haystack_deep_research.web._watchdog import Alarm, call_at
@@ -50,17 +50,9 @@ class Worker:
             bufsize=0,
             start_new_session=True,  # Ctrl-C at a terminal stops the caller, not the parsers it waits on
         )
+        self.stdin = cast(IO[bytes], self.process.stdin)
+        self.stdout = cast(IO[bytes], self.process.stdout)
         self.ready = False
-
-    @property
-    def stdin(self) -> IO[bytes]:
-        assert self.process.stdin is not None
-        return self.process.stdin
-
-    @property
-    def stdout(self) -> IO[bytes]:
-        assert self.process.stdout is not None
-        return self.process.stdout
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):  # it may have exited already

@@ -42,15 +42,11 @@ class Alarm:
 
 class _Watchdog:
     def __init__(self) -> None:
-        self._pid = os.getpid()
+        self.pid = os.getpid()
         self._changed = threading.Condition()
         self._heap: list[tuple[float, int, Alarm]] = []
         self._order = itertools.count()
         threading.Thread(target=self._serve, name="haystack-deep-research-watchdog", daemon=True).start()
-
-    @property
-    def pid(self) -> int:
-        return self._pid
 
     def schedule(self, alarm: Alarm) -> None:
         with self._changed:
