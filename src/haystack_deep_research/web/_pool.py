@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -150,7 +151,7 @@ def parse(
     """
     started = time.monotonic()
     caller_end = started + deadline_s if deadline_s is not None else None
-    limits = _Limits(url=url, asked_url=asked_url, timeout=timeout, deadline_s=deadline_s, caller_end=caller_end)
+    limits = _Limits(url, asked_url, timeout, deadline_s, caller_end)
     request = encode_frame(header, body)
     for _attempt in range(3):  # a process that idled out just as it was picked is replaced and the request resent
         answer = _pool().run(request, limits, ticket)
@@ -159,44 +160,36 @@ def parse(
     raise ExtractionError(f"The parser processes kept exiting before reading {url}.", url=asked_url)
 
 
+_NOT_STARTED = (
+    "The parser process to read {url} did not start (it {how}); check that {python} can import lxml, trafilatura "
+    "and pypdf."
+)
+# Why a document was not read, by the reason a parse ended.
+_MESSAGES = {
+    "timeout": "Extracting the text of {url} took longer than the {timeout:g} seconds allowed "
+    "(FetchLimits.extraction_timeout); the document was not read.",
+    "caller": "Extracting the text of {url} was stopped when the caller's deadline of {deadline_s:g} seconds ran out.",
+    "cancelled": "Extracting the text of {url} was cancelled.",
+    "memory": "Extracting the text of {url} needed more memory than allowed (FetchLimits.max_extraction_memory); "
+    "the document was not read.",
+    "spawn": "No parser process could be started to read {url} ({detail}); check that {python} can be run.",
+    "startup": _NOT_STARTED.replace("{how}", f"took over {_STARTUP_LIMIT:g} seconds"),
+    "startup_failed": _NOT_STARTED.replace("{how}", "exited with {status}"),
+    "crashed": "The parser process stopped while reading {url} (exit status {status}); the document was not read.",
+}
+
+
+@dataclass(frozen=True)
 class _Limits:
-    def __init__(
-        self, *, url: str, asked_url: str, timeout: float, deadline_s: float | None, caller_end: float | None
-    ) -> None:
-        self.url, self.asked_url, self.timeout = url, asked_url, timeout
-        self.deadline_s, self.caller_end = deadline_s, caller_end
+    url: str
+    asked_url: str
+    timeout: float
+    deadline_s: float | None
+    caller_end: float | None
 
-    def error(self, reason: str, exit_status: int | None = None, *, detail: str = "") -> ExtractionError:
-        return ExtractionError(self._message(reason, exit_status, detail), url=self.asked_url)
-
-    def _message(self, reason: str, exit_status: int | None, detail: str) -> str:
-        if reason == "timeout":
-            return (
-                f"Extracting the text of {self.url} took longer than the {self.timeout:g} seconds allowed "
-                "(FetchLimits.extraction_timeout); the document was not read."
-            )
-        if reason == "caller":
-            return (
-                f"Extracting the text of {self.url} was stopped when the caller's deadline of {self.deadline_s:g} "
-                "seconds ran out."
-            )
-        if reason == "cancelled":
-            return f"Extracting the text of {self.url} was cancelled."
-        if reason == "spawn":
-            return (
-                f"No parser process could be started to read {self.url} ({detail}); check that {sys.executable} "
-                "can be run."
-            )
-        if reason in {"startup", "startup_failed"}:
-            how = f"took over {_STARTUP_LIMIT:g} seconds" if reason == "startup" else f"exited with {exit_status}"
-            return (
-                f"The parser process to read {self.url} did not start (it {how}); check that {sys.executable} can "
-                "import lxml, trafilatura and pypdf."
-            )
-        return (
-            f"The parser process stopped while reading {self.url} (exit status {exit_status}); the document was "
-            "not read."
-        )
+    def error(self, reason: str, status: int | None = None, *, detail: str = "") -> ExtractionError:
+        values = {"python": sys.executable, "status": status, "detail": detail}
+        return ExtractionError(_MESSAGES[reason].format(**vars(self), **values), url=self.asked_url)
 
 
 class _Pool:
@@ -258,11 +251,7 @@ class _Pool:
             self._release(worker, healthy=healthy)
         if answer is not None:
             if "out_of_memory" in answer[0]:
-                raise ExtractionError(
-                    f"Extracting the text of {limits.url} needed more memory than allowed "
-                    "(FetchLimits.max_extraction_memory); the document was not read.",
-                    url=limits.asked_url,
-                )
+                raise limits.error("memory")
             return answer
         status = worker.process.wait()
         if reason is None and status == IDLE_EXIT:
