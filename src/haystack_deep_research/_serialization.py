@@ -44,10 +44,8 @@ def _serialized(value: Any, name: str) -> Any:
 
 def init_parameters(obj: Any, **given: Any) -> dict[str, Any]:
     """
-    The parameters that rebuild ``obj``: each ``__init__`` parameter read from the attribute of its name.
-
-    :returns: The parameters, nested components serialized.
-    :raises SerializationError: If a parameter without a default is neither given nor an attribute.
+    The parameters that rebuild ``obj``, each ``__init__`` parameter read from ``given`` or the attribute of its name,
+    nested components serialized; a ``SerializationError`` names one without a default that is neither.
     """
     parameters: dict[str, Any] = {}
     for name, parameter in inspect.signature(type(obj).__init__).parameters.items():
@@ -152,11 +150,7 @@ class Tagged:
 
     @classmethod
     def tagged_from_dict(cls: type[TaggedT], data: Mapping[str, Any], what: str) -> TaggedT:
-        """
-        The object of the subclass whose tag ``data`` names.
-
-        :raises ConfigurationError: If ``data`` names no subclass, or its parameters do not fit it.
-        """
+        """The object of the subclass whose tag ``data`` names (a ConfigurationError if none, or it does not fit)."""
         tag = data.get("type") if isinstance(data, Mapping) else None
         kinds = {kind.tag: kind for kind in _subclasses(cls) if kind.tag}
         if tag not in kinds:

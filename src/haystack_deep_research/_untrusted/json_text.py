@@ -40,14 +40,7 @@ def _check_depth(text: str, start: int = 0, *, one_value: bool = False) -> None:
 
 
 def loads(text: str | bytes) -> Any:
-    """
-    Parse a JSON text whose nesting is bounded.
-
-    :returns: The value.
-    :raises json.JSONDecodeError: If the text is not JSON (:class:`JSONTooDeepError` if it is nested deeper than
-        :data:`MAX_JSON_DEPTH`).
-    :raises UnicodeDecodeError: If bytes are not UTF-8.
-    """
+    """``json.loads``, a :class:`JSONTooDeepError` for nesting deeper than :data:`MAX_JSON_DEPTH`."""
     body = text.decode("utf-8") if isinstance(text, bytes) else text
     _check_depth(body)
     try:
@@ -57,12 +50,7 @@ def loads(text: str | bytes) -> Any:
 
 
 def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
-    """
-    Parse the JSON value that starts at ``start``, ignoring what follows it.
-
-    :returns: ``(value, end)``: the value and the index just after it.
-    :raises json.JSONDecodeError: If no JSON value starts there, or it is nested deeper than :data:`MAX_JSON_DEPTH`.
-    """
+    """``(value, end)`` of the JSON value that starts at ``start``, its nesting bounded as in :func:`loads`."""
     _check_depth(text, start, one_value=True)
     try:
         return _DECODER.raw_decode(text, start)
@@ -75,11 +63,8 @@ _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 def extract_json_object(text: str) -> Any:
     """
-    Find a JSON value in a model's reply.
-
-    :returns: The whole reply parsed as JSON; else the content of the first fenced block that parses; else the first
-        JSON object embedded in the text (prose before or after it is ignored).
-    :raises ValueError: If the reply holds no JSON object (JSON nested too deeply is none).
+    The JSON of a model's reply: all of it, else the first fenced block that parses, else the first JSON object
+    embedded in prose; a ``ValueError`` when it holds none (JSON nested too deeply is none).
     """
     body = text.strip()
     candidates = [body, *(match.group(1).strip() for match in _FENCED.finditer(body))]

@@ -35,12 +35,7 @@ _MAX_ATTRIBUTE_WORK = 50_000_000
 
 
 def html_text(body: bytes, *, charset: str | None, url: str) -> tuple[str, str]:
-    """
-    The title (``""`` when there is none) and main text of an HTML or XHTML page.
-
-    :raises ExtractionError: The markup is pathological or cannot be parsed, or the page has no main text.
-    :raises MemoryError: Parsing needed more memory than the process may use.
-    """
+    """``(title, main text)`` of an HTML or XHTML page; an ExtractionError for pathological markup or no text."""
     _check_attributes(body, url)
     # Decoded once, here: the text and the title are read from the same characters, whatever the parsers guess.
     markup = decode_html(body, charset)
@@ -104,12 +99,8 @@ _INLINE_IMAGE = re.compile(rb"(?:^|\s)BI\s")
 
 def pdf_text(body: bytes, *, url: str, max_pages: int, max_decompressed: int) -> tuple[str, str]:
     """
-    The title (``""`` when there is none) and text of a PDF, pages separated by blank lines, reading at most
-    ``max_pages`` pages and ``max_decompressed`` bytes of page content, all pages together.
-
-    :raises ExtractionError: The PDF is malformed, locked by a password, has no text layer, or passes the budget
-        before any text is found.
-    :raises MemoryError: Reading needed more memory than the process may use.
+    ``(title, text)`` of a PDF's first ``max_pages`` pages, within ``max_decompressed`` bytes of page content in all;
+    an ExtractionError when it is malformed, locked, has no text layer, or passes the budget before any text.
     """
     limits = {
         name: max_decompressed
@@ -228,13 +219,7 @@ _LOADED: set[str] = set()
 
 
 def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
-    """
-    The title (``""`` when there is none) and text of an office file of one of :data:`OFFICE_KINDS`.
-
-    :raises ExtractionError: The file is not a valid file of its kind, or holds no text.
-    :raises ImportError: The packages its converter needs are not installed.
-    :raises MemoryError: Reading needed more memory than the process may use.
-    """
+    """``(title, text)`` of an office file of :data:`OFFICE_KINDS`; ``ImportError`` without its converter's packages."""
     from haystack.dataclasses.byte_stream import ByteStream
 
     if kind not in OFFICE_KINDS:
