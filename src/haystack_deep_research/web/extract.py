@@ -8,7 +8,6 @@ memory bounds (docs/safety.md); plain text is decoded here. Every failure is an
 from __future__ import annotations
 
 import asyncio
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +15,6 @@ from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
 from haystack_deep_research.web import _pool
 from haystack_deep_research.web._body import decode
-from haystack_deep_research.web._watchdog import waiting_threads
 from haystack_deep_research.web.fetch import FetchedDocument
 from haystack_deep_research.web.limits import FetchLimits
 
@@ -78,7 +76,7 @@ def extract_text(
         the time and memory allowed.
     """
     request = _Request(document, max_pdf_pages=max_pdf_pages, limits=limits, deadline_s=deadline_s)
-    return request.answer(_pool.parse(**request.arguments(_pool.Ticket()))) if request.header else request.plain_text()
+    return request.answer(request.parse(_pool.Ticket())) if request.header else request.plain_text()
 
 
 async def extract_text_async(
@@ -106,11 +104,9 @@ async def extract_text_async(
     if request.header is None:
         return request.plain_text()
     ticket = _pool.Ticket()
-    waiting = waiting_threads("haystack-deep-research-parse", _WAITING_THREADS)
+    waiting = _pool.waiting_threads("haystack-deep-research-parse", _WAITING_THREADS)
     try:
-        answer = await asyncio.get_running_loop().run_in_executor(
-            waiting, functools.partial(_pool.parse, **request.arguments(ticket))
-        )
+        answer = await asyncio.get_running_loop().run_in_executor(waiting, request.parse, ticket)
     except asyncio.CancelledError:
         ticket.cancel()
         raise
@@ -157,17 +153,18 @@ class _Request:
                 url=document.url,
             )
 
-    def arguments(self, ticket: _pool.Ticket) -> dict[str, Any]:
+    def parse(self, ticket: _pool.Ticket) -> tuple[dict[str, Any], bytes]:
         assert self.header is not None
-        return {
-            "header": self.header,
-            "body": self.document.body,
-            "url": self.document.final_url,
-            "asked_url": self.document.url,
-            "timeout": self.limits.extraction_timeout,
-            "deadline_s": self.deadline_s,
-            "ticket": ticket,
-        }
+        document = self.document
+        return _pool.parse(
+            self.header,
+            document.body,
+            url=document.final_url,
+            asked_url=document.url,
+            timeout=self.limits.extraction_timeout,
+            deadline_s=self.deadline_s,
+            ticket=ticket,
+        )
 
     def answer(self, answer: tuple[dict[str, Any], bytes]) -> ExtractedText:
         header, payload = answer
