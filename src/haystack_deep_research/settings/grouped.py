@@ -275,17 +275,15 @@ class Sources:
         (needs the ``[mcp]`` extra; see docs/sources.md).
     :param url_policy: Which URLs may be fetched. Default: public http(s) addresses only.
     :param fetch_limits: Download cap, timeouts, redirects and PDF pages of a page read.
-    :param passage_budget: Characters of a page's passages most relevant to the question that the summarizer reads
-        (ranked with BM25 and by the figures, dates and names they hold), 500 to 1,000,000, or 0 for the whole page.
-    :param summarize_over: Characters of those passages above which the summarizer is called (3,000 by default,
-        0 to 1,000,000); a shorter excerpt reaches the researcher as it is, fenced as untrusted, with no model call.
-        0 summarizes every page.
+    :param passage_budget: Characters of a page's passages most relevant to the question (ranked with BM25 and by the
+        figures, dates and names they hold) that the summarizer reads, 500 to 1,000,000, or 0 for the whole page.
+    :param summarize_over: Characters of those passages above which the summarizer is called, 0 to 1,000,000; a
+        shorter excerpt reaches the researcher as it is, fenced, with no model call.
     :param include_domains: Search and read only these domains and their subdomains, for example
-        ``("who.int", "europa.eu")``: passed to the search engine, and enforced on its results and on every page read.
+        ``("who.int", "europa.eu")``, enforced on the engine's results and every page read.
     :param exclude_domains: Never search or read these domains and their subdomains.
-    :param since: Keep only results published since a date (``datetime.date`` or ``"2026-01-31"``) or within a
-        window ending today (``"day"``, ``"week"``, ``"month"``, ``"year"``); a result the engine gives no date is
-        kept. See :class:`~haystack_deep_research.web.SearchScope`.
+    :param since: Keep only results published since a date or within a window ending today, as
+        :class:`~haystack_deep_research.web.SearchScope` takes it.
     :raises ConfigurationError: If a value has the wrong type or range, or ``web=False`` leaves nothing to search.
     """
 

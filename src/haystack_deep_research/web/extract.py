@@ -56,10 +56,7 @@ def extract_text(
     deadline_s: float | None = None,
 ) -> ExtractedText:
     """
-    Extract the title and main text of a fetched document.
-
-    HTML, PDF and office documents are parsed in a separate process within the extraction limits of ``limits``;
-    plain text is decoded here.
+    Extract the title and main text of a fetched document (in a parser process, but for plain text).
 
     :param document: The downloaded document.
     :param max_pdf_pages: The most PDF pages to read (at least 1); later pages are ignored. ``None`` takes
@@ -87,10 +84,8 @@ async def extract_text_async(
     deadline_s: float | None = None,
 ) -> ExtractedText:
     """
-    Extract the title and main text of a fetched document without blocking the event loop.
-
-    The same contract as :func:`extract_text`. The parse is waited for in a thread of the library's own (not the
-    event loop's default executor); cancelling the awaiting task kills the parser process working on the document.
+    :func:`extract_text` without blocking the event loop: the parse is waited for in a thread of the library's own
+    (not the loop's default executor), and cancelling the awaiting task kills the parser process working on it.
 
     :param document: The downloaded document.
     :param max_pdf_pages: The most PDF pages to read; ``None`` takes ``limits.max_pdf_pages``.

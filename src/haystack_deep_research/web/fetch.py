@@ -62,18 +62,14 @@ def fetch(
     deadline_s: float | None = None,
 ) -> FetchedDocument:
     """
-    Download a URL, checking it and every redirect hop with ``policy``.
-
-    The fetch ends by its deadline whatever the server does (trickled headers or body included): a watchdog shuts
-    the connection down when it passes, and waiting for a name lookup ends there too. With a ``transport`` of the
-    caller's, which opens no socket of the library's, the deadline is checked between reads instead.
+    Download a URL, checking it and every redirect hop with ``policy``, by its deadline whatever the server does
+    (with a ``transport`` of the caller's, which opens no socket of the library's, it is checked between reads).
 
     :param url: The http or https URL to read.
     :param policy: The URL policy applied to the URL and every redirect target.
     :param limits: Size, time and redirect limits.
     :param transport: An httpx transport to send requests through (for tests or a proxy); it is left open. By
-        default a fresh connection is opened for every request and closed afterwards; only the
-        verifying TLS context is reused, one fetch at a time.
+        default a fresh connection is opened for every request and closed afterwards.
     :param resolver: Resolves host names for the policy; defaults to the system resolver.
     :param deadline_s: Seconds the caller has left (for example what remains of a run's time budget); the fetch
         ends by ``min(limits.total_timeout, deadline_s)``. ``None`` leaves it to ``limits.total_timeout``.
@@ -129,10 +125,8 @@ async def fetch_async(
     deadline_s: float | None = None,
 ) -> FetchedDocument:
     """
-    Download a URL without blocking the event loop; the same contract as :func:`fetch`.
-
-    Host names are resolved in a worker thread, and the deadline is enforced strictly (it also cuts a read that is
-    waiting, with any transport).
+    Download a URL without blocking the event loop; the same contract as :func:`fetch`, but the deadline also cuts
+    a read that is waiting with any transport. Host names are resolved in a worker thread.
 
     :param url: The http or https URL to read.
     :param policy: The URL policy applied to the URL and every redirect target.
