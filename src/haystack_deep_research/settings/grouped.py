@@ -308,9 +308,8 @@ class Sources:
             exclude_domains=_domains(self.exclude_domains),
             since=self.since,
         )
-        object.__setattr__(self, "include_domains", scope.include_domains)
-        object.__setattr__(self, "exclude_domains", scope.exclude_domains)
-        object.__setattr__(self, "since", scope.since)
+        for name in ("include_domains", "exclude_domains", "since"):
+            object.__setattr__(self, name, getattr(scope, name))
 
         _checks.boolean("Sources(web=...)", self.web)
         for name, kind in (("url_policy", UrlPolicy), ("fetch_limits", FetchLimits)):

@@ -8,7 +8,6 @@ file). docs/safety.md ("Extraction ends on time and within its memory") and docs
 from __future__ import annotations
 
 import io
-import os
 import re
 from itertools import islice
 from typing import Any
@@ -251,8 +250,6 @@ def load_office(kind: str) -> bool:
 
 
 def _converter(kind: str) -> Any:
-    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
-    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     if kind == "docx":
         from haystack.components.converters.docx import DOCXToDocument
 

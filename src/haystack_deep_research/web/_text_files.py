@@ -7,7 +7,6 @@ converters, in the parser processes (docs/sources.md). It imports nothing but th
 from __future__ import annotations
 
 import codecs
-import os
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +72,6 @@ def load() -> bool:
     """Import Haystack's text converters and the parsers they use, once a process: whether they were imported now."""
     if _CONVERTERS:
         return False
-    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
-    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     import charset_normalizer  # noqa: F401 - imported for its cost, before the file's memory cap
     from haystack.components.converters.csv import CSVToDocument
     from haystack.components.converters.markdown import MarkdownToDocument

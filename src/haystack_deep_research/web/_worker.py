@@ -37,6 +37,8 @@ _MAX_PAYLOAD = 1 << 30
 def main() -> None:
     """Serve documents until stdin closes, the process idles too long, or a document exhausts its memory."""
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
+    # It sends nothing anywhere: Haystack's telemetry is only sent from pipeline runs, but say so to its converters.
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     warnings.simplefilter("ignore")
     from haystack_deep_research.web._parsers import html_text, office_text, pdf_text
     from haystack_deep_research.web._text_files import text_file
