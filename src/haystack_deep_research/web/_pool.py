@@ -38,19 +38,10 @@ class Alarm:
 
     def __init__(self, when: float, action: Callable[[], None]) -> None:
         self.when = when
-        self._action: Callable[[], None] | None = action
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether the action was cancelled or has already been taken to run."""
-        return self._action is None
+        self.action: Callable[[], None] | None = action  # None once cancelled or taken to run
 
     def cancel(self) -> None:
-        self._action = None
-
-    def _take(self) -> Callable[[], None] | None:
-        action, self._action = self._action, None
-        return action
+        self.action = None
 
 
 class _Watchdog:
@@ -71,10 +62,11 @@ class _Watchdog:
         while True:
             with self._changed:
                 while not self._heap or self._heap[0][0] > time.monotonic():
-                    while self._heap and self._heap[0][2].cancelled:  # finished guards leave no work behind
+                    while self._heap and self._heap[0][2].action is None:  # finished guards leave no work behind
                         heapq.heappop(self._heap)
                     self._changed.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
-                action = heapq.heappop(self._heap)[2]._take()
+                alarm = heapq.heappop(self._heap)[2]
+                action, alarm.action = alarm.action, None
             if action is None:
                 continue
             try:

@@ -237,20 +237,16 @@ class UrlPolicy:
         host = _normalise_host(parsed, url)
         port = parsed.port or _DEFAULT_PORTS[parsed.scheme]
         literal = _literal_address(host, url)
-        if literal is not None:
-            host = str(literal)
-            addresses = [literal]
-        else:
-            for domain in self.deny_domains:
-                if in_domains(host, (domain,)):
-                    raise URLRefusedError(f"URL refused: the domain {domain} is on the deny list.", url=url)
+        host = host if literal is None else str(literal)
+        for domain in self.deny_domains:  # no domain entry is an IP address, so none matches a literal one
+            if in_domains(host, (domain,)):
+                raise URLRefusedError(f"URL refused: the domain {domain} is on the deny list.", url=url)
         if self.only_domains and (literal is not None or not in_domains(host, self.only_domains)):
             raise URLRefusedError(
                 f"URL refused: {host} is outside the domains this run may read ({', '.join(self.only_domains)}).",
                 url=url,
             )
-        if literal is None:
-            addresses = _resolve(host, port, resolver or system_resolver, url)
+        addresses = [literal] if literal is not None else _resolve(host, port, resolver or system_resolver, url)
         for address in addresses:
             if host in self._allowed_names or any(address in network for network in self._allowed_networks):
                 continue
