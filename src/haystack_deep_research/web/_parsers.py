@@ -20,7 +20,7 @@ from pypdf.errors import DependencyError, LimitReachedError
 from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
 
 from haystack_deep_research.errors import ExtractionError
-from haystack_deep_research.web._body import decode_html
+from haystack_deep_research.web._text_files import decode_html
 
 __all__ = ["OFFICE_KINDS", "html_text", "load_office", "office_text", "pdf_text"]
 

@@ -1,18 +1,78 @@
 """
-Text, Markdown and CSV files of a folder, decoded in whatever encoding they were written in (UTF-8 when valid, else
-detected by charset-normalizer; bytes no encoding reads are an ``ExtractionError``) and converted by Haystack's own
-converters, in the parser processes (docs/sources.md). It imports nothing but the errors when it is loaded.
+Decoding text. A web body by the character set its server or markup declared, looked up among the WHATWG labels
+(``webencodings``), never Python's codecs, which know ``rot13`` and ``zlib`` (docs/safety.md). Text, Markdown and CSV
+files of a folder in whatever encoding they were written in (UTF-8 when valid, else detected by charset-normalizer;
+bytes no encoding reads are an ``ExtractionError``), then converted by Haystack's own converters, in the parser
+processes (docs/sources.md). It imports nothing but ``webencodings`` and the errors when it is loaded.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 from typing import Any
 
+import webencodings
+
 from haystack_deep_research.errors import ExtractionError
 
-__all__ = ["TEXT_TYPES", "decode_text", "load", "markdown_title", "text_file"]
+__all__ = ["TEXT_TYPES", "decode", "decode_html", "decode_text", "load", "markdown_title", "text_charset", "text_file"]
+
+_UTF8 = webencodings.UTF8
+_WINDOWS_1252 = webencodings.lookup("windows-1252") or _UTF8  # always in the table
+# Where a page declares its encoding in its markup, and how far in browsers look for it (the HTML prescan).
+_PRESCAN_BYTES = 1024
+_DECLARATIONS = (
+    re.compile(rb"""^\s*<\?xml[^>]*?\bencoding\s*=\s*["']([^"']{1,40})["']"""),
+    re.compile(rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([^\s"'>;/]{1,40})""", re.IGNORECASE),
+)
+
+
+def decode(body: bytes, charset: str | None) -> str:
+    """A body decoded by its byte order mark, else its character set, else UTF-8; bad bytes become U+FFFD."""
+    return _decode(body, _encoding(charset) or _UTF8)
+
+
+def decode_html(body: bytes, charset: str | None) -> str:
+    """
+    An HTML or XHTML page decoded as :func:`decode`, but with the encoding its markup declares before UTF-8 (when valid)
+    and windows-1252 (what browsers assume for an undeclared legacy page).
+    """
+    encoding = _encoding(charset) or _declared_in_markup(body)
+    if encoding is None:
+        try:
+            body.decode("utf-8")
+            encoding = _UTF8
+        except UnicodeDecodeError:
+            encoding = _WINDOWS_1252
+    return _decode(body, encoding)
+
+
+def text_charset(label: str) -> str | None:
+    """A declared character set label (``"ISO-8859-1"``) stripped and lower-cased, or ``None`` for no text encoding."""
+    return label.strip().lower() if _encoding(label) is not None else None
+
+
+def _encoding(label: str | None) -> webencodings.Encoding | None:
+    return webencodings.lookup(label) if label else None
+
+
+def _declared_in_markup(body: bytes) -> webencodings.Encoding | None:
+    head = body[:_PRESCAN_BYTES]
+    for declaration in _DECLARATIONS:
+        found = declaration.search(head)
+        encoding = _encoding(found.group(1).decode("ascii", "replace")) if found else None
+        if encoding is not None:
+            # Markup readable as ASCII is not UTF-16 whatever it says (the HTML prescan's rule).
+            return _UTF8 if encoding.name.startswith("utf-16") else encoding
+    return None
+
+
+def _decode(body: bytes, encoding: webencodings.Encoding) -> str:
+    text, _used = webencodings.decode(body, encoding, errors="replace")
+    return text
+
 
 _MARKDOWN = (".md", ".markdown")
 TEXT_TYPES = (*_MARKDOWN, ".txt", ".text", ".csv")

@@ -14,7 +14,7 @@ from typing import Any
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
 from haystack_deep_research.web import _pool
-from haystack_deep_research.web._body import decode
+from haystack_deep_research.web._text_files import decode
 from haystack_deep_research.web.fetch import FetchedDocument
 from haystack_deep_research.web.limits import FetchLimits
 

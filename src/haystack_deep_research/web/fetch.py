@@ -19,9 +19,8 @@ from typing import Any, cast
 
 import httpx
 
-from haystack_deep_research.web._body import Deadline
 from haystack_deep_research.web._pool import Alarm, call_at, waiting_threads
-from haystack_deep_research.web._steps import FinalResponse, Hops, lend_context
+from haystack_deep_research.web._steps import Deadline, FinalResponse, Hops, lend_context
 from haystack_deep_research.web.limits import FetchLimits
 from haystack_deep_research.web.url_policy import Resolver, UrlPolicy, system_resolver
 
