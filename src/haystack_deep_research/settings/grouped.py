@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -154,9 +154,7 @@ def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
 @dataclass(frozen=True, kw_only=True)
 class Budgets:
     """
-    What one run may spend, and what its models cost. When a budget is spent no new research starts, the report is
-    written from what was found, and ``exit_reason`` names the budget (``"token_budget"``, ``"time_budget"`` or
-    ``"cost_budget"``).
+    What one run may spend, and what its models cost; docs/settings.md says what a run does when a budget is spent.
 
     :param tokens: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
     :param seconds: Seconds of wall-clock time one run may take (more than 0, up to 7 days), or ``None``.
@@ -348,8 +346,6 @@ class Sources:
         """``url_policy`` with the chosen domains applied to every page read, never wider than its ``only_domains``."""
         if not self.include_domains and not self.exclude_domains:
             return self.url_policy
-        from dataclasses import replace
-
         from haystack_deep_research.web.url_policy import UrlPolicy, in_domains
 
         policy = self.url_policy or UrlPolicy()

@@ -229,10 +229,8 @@ def parse(
     ticket: Ticket,
 ) -> tuple[dict[str, Any], bytes]:
     """
-    A parser process's answer to one request, within ``timeout`` seconds of work and ``deadline_s`` in all (waiting
-    for a free process and its start included); ``ticket`` cancels it from another thread.
-
-    :raises ExtractionError: The document took too long, ran out of memory, or the process failed.
+    A parser process's answer, within ``timeout`` seconds of work and ``deadline_s`` in all (waiting for a process
+    included), cancelled by ``ticket``; an ExtractionError when it took too long, ran out of memory or failed.
     """
     started = time.monotonic()
     caller_end = started + deadline_s if deadline_s is not None else None

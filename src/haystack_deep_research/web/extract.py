@@ -61,8 +61,7 @@ def extract_text(
     :param document: The downloaded document.
     :param max_pdf_pages: The most PDF pages to read (at least 1); later pages are ignored. ``None`` takes
         ``limits.max_pdf_pages``.
-    :param limits: The extraction limits (``max_pdf_pages``, ``max_pdf_decompressed_bytes``,
-        ``extraction_timeout``, ``max_extraction_memory``); ``None`` takes the defaults of :class:`FetchLimits`.
+    :param limits: The extraction limits; ``None`` takes the defaults of :class:`FetchLimits`.
     :param deadline_s: Seconds the caller has left in all, waiting for a free parser process included (for example
         what remains of a run's time budget); ``None`` for no limit beyond ``limits.extraction_timeout``.
     :returns: The title and text.

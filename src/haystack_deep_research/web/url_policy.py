@@ -153,12 +153,8 @@ def _category(address: IPAddress) -> str | None:
 
 def system_resolver(host: str, port: int) -> list[str]:
     """
-    Resolve a host name with the operating system's resolver (``socket.getaddrinfo``).
-
-    :param host: The host name.
-    :param port: The port, passed on to ``getaddrinfo``.
-    :returns: The addresses, in the resolver's order, without duplicates.
-    :raises OSError: The name cannot be resolved.
+    The addresses the operating system's resolver (``socket.getaddrinfo``) gives a host, in its order, without
+    duplicates; ``OSError`` when the name cannot be resolved.
     """
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
@@ -265,24 +261,16 @@ class UrlPolicy:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        Serialise the policy to a plain, JSON-compatible dictionary.
-
-        :returns: ``{"allow_hosts": [...], "deny_domains": [...]}``, and ``"only_domains"`` when set.
-        """
+        """:returns: ``{"allow_hosts": [...], "deny_domains": [...]}``, and ``"only_domains"`` when set."""
         data = {"allow_hosts": list(self.allow_hosts), "deny_domains": list(self.deny_domains)}
         return {**data, "only_domains": list(self.only_domains)} if self.only_domains else data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UrlPolicy:
         """
-        Build a policy from the output of :meth:`to_dict`.
-
-        :param data: A mapping with the optional keys ``allow_hosts``, ``deny_domains`` and ``only_domains`` (lists of
-            strings).
+        :param data: What :meth:`to_dict` returned; a missing key keeps its default.
         :returns: The policy.
-        :raises ConfigurationError: ``data`` is not a mapping, a key is unknown or a value is not a list of valid
-            entries.
+        :raises ConfigurationError: ``data`` is not a mapping, a key is unknown or an entry is not valid.
         """
         if not isinstance(data, Mapping):
             raise ConfigurationError(
@@ -480,21 +468,13 @@ class SearchScope(FieldsSerialized):
         return self.since if isinstance(self.since, str) else None
 
     def start(self, today: date | None = None) -> date | None:
-        """
-        :param today: The day the window ends; today in UTC by default.
-        :returns: The oldest publication date kept, or ``None`` without a window.
-        """
+        """The oldest publication date kept (the window ends ``today``, in UTC by default), or ``None``."""
         if isinstance(self.since, str):
             return (today or datetime.now(UTC).date()) - timedelta(days=TIME_RANGES[self.since])
         return self.since
 
     def keeps(self, url: str, published: str = "", today: date | None = None) -> bool:
-        """
-        :param url: A search result's URL.
-        :param published: Its publication date as the engine gave it (ISO 8601 or RFC 2822), or ``""``.
-        :param today: The day the window ends; today in UTC by default.
-        :returns: Whether the result is on the chosen domains and inside the window.
-        """
+        """Whether a result's URL is on the chosen domains and its ``published`` date (ISO, RFC 2822) in the window."""
         try:  # the host as the entries are kept: ASCII, an internationalised name as punycode
             host = httpx.URL(url).raw_host.decode("ascii").lower().rstrip(".")
         except (httpx.InvalidURL, UnicodeError, ValueError):
@@ -509,9 +489,8 @@ class SearchScope(FieldsSerialized):
 
     def arguments(self, accepts: Any) -> dict[str, Any]:
         """
-        :param accepts: ``accepts(name) -> bool``: whether the engine takes an argument of that name.
-        :returns: The scope in the engine's own arguments, for those it takes: ``include_domains``,
-            ``exclude_domains`` (lists), ``time_range`` (a window's name) and ``start_date`` / ``since`` (ISO date).
+        The scope as the engine's own arguments, those it ``accepts(name)``: ``include_domains``, ``exclude_domains``
+        (lists), ``time_range`` (a window's name) and ``start_date`` / ``since`` (ISO date).
         """
         values: dict[str, Any] = {
             "include_domains": list(self.include_domains) or None,
@@ -532,10 +511,7 @@ class SearchScope(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> SearchScope:
-        """
-        :param data: What :meth:`to_dict` returned, or ``None``.
-        :returns: The scope.
-        """
+        """The scope :meth:`to_dict` returned (``None``: an empty one)."""
         data = data or {}
         return cls(
             include_domains=tuple(data.get("include_domains") or ()),
