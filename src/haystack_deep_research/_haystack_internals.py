@@ -60,7 +60,6 @@ _SENDER_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "posthog", "b
 
 
 def _not_from_the_telemetry_sender(record: logging.LogRecord) -> bool:
-    """Whether a record comes from another thread than PostHog's sender."""
     return not type(threading.current_thread()).__module__.startswith("posthog")
 
 

@@ -169,7 +169,7 @@ class Stopwatch:
             generation = self._generation
             if self._alarm is not None:
                 self._alarm.cancel()
-        self._alarm = call_at(when, lambda: self._fire(generation, reason))
+        self._alarm = call_at(when, lambda: self.fire(reason, generation))
 
     def stop(self) -> str | None:
         """Disarm; returns why the worker was killed, if it was."""
@@ -179,19 +179,12 @@ class Stopwatch:
                 self._alarm.cancel()
             return self.reason
 
-    def fire_now(self, reason: str) -> None:
+    def fire(self, reason: str, generation: int | None = None) -> None:
+        """Kill the worker for ``reason`` now, or for the deadline of ``generation`` if it is still the one armed."""
         with self._lock:
-            self._kill(reason)
-
-    def _fire(self, generation: int, reason: str) -> None:
-        with self._lock:
-            if generation == self._generation:
-                self._kill(reason)
-
-    def _kill(self, reason: str) -> None:
-        if self.reason is None:
-            self.reason = reason
-            self._worker.kill()
+            if generation in (None, self._generation) and self.reason is None:
+                self.reason = reason
+                self._worker.kill()
 
 
 class Ticket:
@@ -208,14 +201,14 @@ class Ticket:
             self.cancelled = True
             stop = self._stop
         if stop is not None:
-            stop.fire_now("cancelled")
+            stop.fire("cancelled")
         _pool().wake()
 
     def watch(self, stop: Stopwatch | None) -> None:
         with self._lock:
             self._stop = stop
         if stop is not None and self.cancelled:
-            stop.fire_now("cancelled")
+            stop.fire("cancelled")
 
 
 def parse(

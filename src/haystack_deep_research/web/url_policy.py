@@ -312,7 +312,6 @@ def _parse_allow_entry(entry: str) -> str | ipaddress.IPv4Network | ipaddress.IP
         try:
             return ipaddress.ip_network(entry)
         except ValueError as exc:
-            hint = ""
             try:
                 hint = f" Did you mean {ipaddress.ip_network(entry, strict=False)}?"
             except ValueError:
@@ -443,19 +442,15 @@ class SearchScope(FieldsSerialized):
                     f"SearchScope({name}=...) must be a tuple of domain names, for example ('who.int',); got {value!r}."
                 )
             object.__setattr__(self, name, domain_names(f"SearchScope.{name}", list(value)))
-        since = self.since
-        if isinstance(since, str):
-            word = since.strip().lower()
-            if word in TIME_RANGES:
-                since = word
-            else:
-                try:
-                    since = date.fromisoformat(word)
-                except ValueError:
-                    raise ConfigurationError(
-                        f"since must be a date (2026-01-31) or one of {', '.join(TIME_RANGES)}; got {self.since!r}."
-                    ) from None
-        elif since is not None and not isinstance(since, date):
+        since = self.since.strip().lower() if isinstance(self.since, str) else self.since
+        if isinstance(since, str) and since not in TIME_RANGES:
+            try:
+                since = date.fromisoformat(since)
+            except ValueError:
+                raise ConfigurationError(
+                    f"since must be a date (2026-01-31) or one of {', '.join(TIME_RANGES)}; got {self.since!r}."
+                ) from None
+        elif since is not None and not isinstance(since, str | date):
             raise ConfigurationError(f"since must be a date, an ISO date string or a window name; got {since!r}.")
         object.__setattr__(self, "since", since)
 
