@@ -372,18 +372,9 @@ def _domains(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-WEB_FIELDS = (
-    "web",
-    "search",
-    "url_policy",
-    "fetch_limits",
-    "passage_budget",
-    "summarize_over",
-    "include_domains",
-    "exclude_domains",
-    "since",
-)
-"""The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for."""
+WEB_FIELDS = tuple(field.name for field in fields(Sources) if field.name not in ("datastores", "mcp_servers"))
+"""The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for: all but its
+datastores and MCP servers."""
 
 
 def given_fields(settings: Any) -> list[str]:

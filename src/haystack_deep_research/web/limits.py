@@ -9,9 +9,6 @@ from haystack_deep_research._serialization import FieldsSerialized
 
 __all__ = ["FetchLimits"]
 
-_MAX_REDIRECTS_CEILING = 20
-_MIN_EXTRACTION_MEMORY = 32 * 1024 * 1024
-
 
 @dataclass(frozen=True, kw_only=True)
 class FetchLimits(FieldsSerialized):
@@ -57,8 +54,8 @@ class FetchLimits(FieldsSerialized):
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_pdf_pages", "max_pdf_decompressed_bytes"):
             _checks.int_in_range(f"FetchLimits.{name}", getattr(self, name), 1)
-        _checks.int_in_range("FetchLimits.max_redirects", self.max_redirects, 0, _MAX_REDIRECTS_CEILING)
-        _checks.int_in_range("FetchLimits.max_extraction_memory", self.max_extraction_memory, _MIN_EXTRACTION_MEMORY)
+        _checks.int_in_range("FetchLimits.max_redirects", self.max_redirects, 0, 20)
+        _checks.int_in_range("FetchLimits.max_extraction_memory", self.max_extraction_memory, 32 * 1024 * 1024)
         for name in ("connect_timeout", "read_timeout", "total_timeout", "transfer_grace", "extraction_timeout"):
             object.__setattr__(self, name, _checks.number_in_range(f"FetchLimits.{name}", getattr(self, name), 0))
         rate = _checks.number_in_range("FetchLimits.min_transfer_rate", self.min_transfer_rate, 0, include_low=True)
