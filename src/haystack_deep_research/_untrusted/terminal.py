@@ -29,13 +29,9 @@ _BREAKS = re.compile(r"\r\n?")
 
 def terminal_text(text: object, *, one_line: bool = False, markup: bool = False) -> str:
     """
-    Text written outside the library, shown as it was written and nothing more.
-
-    :param text: The text (anything else is shown as its ``str``).
-    :param one_line: Make it one line: line breaks and tabs become spaces, runs of spaces one.
-    :param markup: Escape Rich markup, for text that rich reads as markup (a progress bar's description).
-    :returns: The text without escape sequences, control characters (but tab and line feed) or bidirectional
-        overrides; a carriage return ends a line.
+    Text written outside the library (or the ``str`` of anything else), shown as it was written and nothing more:
+    without escape sequences, control characters (but tab and line feed) or bidirectional overrides, a carriage
+    return ending a line; on ``one_line`` with runs of whitespace as one space, and with Rich ``markup`` escaped.
     """
     shown = _BIDI.sub("", clean_text(_SEQUENCES.sub("", _BREAKS.sub("\n", str(text)))))
     if one_line:

@@ -392,5 +392,4 @@ def refuse_fields(settings: Any, names: Iterable[str], *, factory: str, why: str
         return
     unused = [name for name in given_fields(settings) if name in set(names)]
     if unused:
-        kind = type(settings).__name__
-        raise ConfigurationError(f"{factory} does not use {kind}({unused[0]}=...): {why}. Drop it.")
+        raise ConfigurationError(f"{factory} does not use {type(settings).__name__}({unused[0]}=...): {why}. Drop it.")

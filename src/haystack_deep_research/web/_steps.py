@@ -234,11 +234,8 @@ class Hops:
     def inspect(self, response: httpx.Response) -> FinalResponse | None:
         """
         The accepted final response whose headers have arrived, or ``None`` for a redirect, which moves
-        :attr:`current` on.
-
-        :raises FetchError: A redirect has no usable ``Location`` or the final status is not 2xx.
-        :raises ContentTooLargeError: ``Content-Length`` announces more than ``max_bytes``.
-        :raises UnsupportedContentError: The content type or content encoding cannot be read.
+        :attr:`current` on; a FetchError for a bad redirect or status, a type or encoding that cannot be read, or a
+        ``Content-Length`` over ``max_bytes``.
         """
         status, current, asked_url = response.status_code, self.current, self.asked_url
         if status in _REDIRECT_STATUSES:

@@ -293,7 +293,7 @@ def in_domains(host: str, domains: tuple[str, ...]) -> bool:
 
 def domain_names(name: str, entries: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Domain names (``name`` says whose, in messages) lower case, without a trailing dot; no IP address."""
-    return tuple(_parse_deny_entry(entry, name) for entry in entries)
+    return tuple(_host_name(name, entry) for entry in entries)
 
 
 def _entries(name: str, value: object) -> list[str]:
@@ -323,15 +323,13 @@ def _parse_allow_entry(entry: str) -> str | ipaddress.IPv4Network | ipaddress.IP
         return _host_name("UrlPolicy.allow_hosts", entry)
 
 
-def _parse_deny_entry(entry: str, name: str) -> str:
+def _host_name(name: str, entry: str) -> str:
     try:
         ipaddress.ip_address(entry.strip("[]"))
     except ValueError:
-        return _host_name(name, entry)
-    raise ConfigurationError(f"{name} entry {entry!r} is an IP address; list domain names such as 'evil.example'.")
-
-
-def _host_name(name: str, entry: str) -> str:
+        pass  # not an IP address: read below as a host name
+    else:
+        raise ConfigurationError(f"{name} entry {entry!r} is an IP address; list domain names such as 'evil.example'.")
     try:
         host = httpx.URL(f"http://{entry}/").raw_host.decode("ascii").lower().rstrip(".")
         numeric = parse_legacy_ipv4(host) is not None if host else False
