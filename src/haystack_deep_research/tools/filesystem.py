@@ -1,15 +1,7 @@
 """
-The deep agent's scratch space: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``.
-
-:func:`create_filesystem_tools` makes the six tools over one backend (see :mod:`.scratch`). Without a backend each
-run gets its own in-memory space, gone when the run ends; with ``DiskBackend(root=...)`` files persist under that
-root and never outside it. Every read emits ``FileRead`` and every write ``FileWritten`` (see
-:mod:`haystack_deep_research.events.agent`); a refused path or a file too large is a tool error the model reads.
-``grep`` runs the model's pattern with the ``regex`` package under a time limit (``GREP_SECONDS``), so a pattern that
-backtracks without end is a tool error, not a frozen process. Compiling comes first: ``regex`` writes counted
-repetitions out, so ``(?:a{4000}){4000}`` would take seconds and gigabytes before the search starts. A pattern whose
-size with its counted repetitions written out (:func:`expanded_size`) passes ``MAX_PATTERN_SIZE`` is a tool error
-before it is compiled, and the compiling counts toward the search's time limit.
+The deep agent's scratch-space tools: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``,
+over one backend (:mod:`.scratch`). docs/deep-agent.md tells what they do, docs/safety.md how ``grep`` is bounded in
+time and in the size of the pattern it compiles.
 """
 
 from __future__ import annotations
@@ -99,8 +91,7 @@ def _text(name: str, value: Any, *, allow_empty: bool = False) -> str:
 
 
 def _class_end(pattern: str, start: int) -> int:
-    """The index just after the character class that opens at ``start`` (a ``]`` right after ``[`` or ``[^`` is
-    literal; the end of the pattern when it never closes)."""
+    """The index after the character class opening at ``start`` (a ``]`` right after ``[`` or ``[^`` is literal)."""
     at = start + 1
     at += pattern[at] == "^" if at < len(pattern) else 0
     at += pattern[at] == "]" if at < len(pattern) else 0
@@ -111,12 +102,8 @@ def _class_end(pattern: str, start: int) -> int:
 
 def expanded_size(pattern: str) -> int:
     """
-    How many items a regular expression holds once its counted repetitions are written out, as ``regex`` compiles it:
-    each character, escape or character class is one, and a count ``{m}``, ``{m,n}`` or ``{m,}`` repeats the item or
-    group before it by its larger bound, nested counts multiplying (``(?:a{4000}){4000}`` is 16,000,000).
-
-    :param pattern: The pattern.
-    :returns: Its size (an upper bound: group syntax such as ``(?:`` counts too).
+    How many items a pattern holds with its counted repetitions written out, as ``regex`` compiles it (an upper bound):
+    a count repeats the item or group before it by its larger bound, nested counts multiplying.
     """
     open_groups = [0]  # the size of each open group so far; the first is the whole pattern
     last = at = 0  # the size of the item or group a count would repeat
@@ -143,13 +130,7 @@ def expanded_size(pattern: str) -> int:
 
 
 class FilesystemTool(ResearchTool):
-    """
-    One scratch-space operation as a tool.
-
-    :param operation: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` or ``grep``.
-    :param backend: Where files live; ``None`` (default) gives each run its own in-memory space.
-    :raises ToolArgumentsError: (when invoked) If an argument is missing; a refused path raises ``ScratchSpaceError``.
-    """
+    """One scratch-space operation as a tool; with no ``backend`` each run gets its own in-memory space."""
 
     def __init__(self, *, operation: str, backend: ScratchBackend | None = None) -> None:
         if operation not in _PARAMETERS:
@@ -169,11 +150,6 @@ class FilesystemTool(ResearchTool):
         return view.run.resource(SCRATCH_RESOURCE, MemoryBackend) if view is not None else self._alone
 
     def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
-        """
-        :param view: The agent's view of its run, or ``None``.
-        :param arguments: The model's arguments.
-        :returns: The phase; it returns what the model reads.
-        """
         space = self._space(view)
         [done] = yield [blocking(getattr(self, f"_{self.operation}"), space, **arguments)]
         if done.error is not None:
@@ -281,14 +257,7 @@ class FilesystemTool(ResearchTool):
 
 
 def create_filesystem_tools(backend: ScratchBackend | None = None) -> list[FilesystemTool]:
-    """
-    The six scratch-space tools over one backend.
-
-    :param backend: ``None`` (each run gets its own in-memory space), a ``MemoryBackend`` shared by every run, or a
-        ``DiskBackend(root=...)``.
-    :returns: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``.
-    :raises ConfigurationError: If ``backend`` is not a scratch backend.
-    """
+    """The six scratch-space tools over one backend (``None``: each run gets its own in-memory space)."""
     if backend is not None and not isinstance(backend, ScratchBackend):
         raise ConfigurationError(
             f"backend must be a MemoryBackend or DiskBackend(root=...); got {type(backend).__name__}."

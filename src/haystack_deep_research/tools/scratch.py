@@ -1,14 +1,7 @@
 """
-Where the deep agent's filesystem tools keep their files: an ephemeral in-memory space (the default, one per run) or
-a directory on disk, confined to its root.
-
-Paths are relative POSIX paths (``notes/plan.md``). Both backends refuse, with a
-:class:`~haystack_deep_research.errors.ScratchSpaceError` the model reads as a tool error: an absolute path, a path
-with a ``..`` segment, a file larger than ``max_file_chars``, more than ``max_files`` files. The disk backend also
-refuses any path that passes through a symbolic link (so nothing outside its root is read or written, whatever the
-links inside it point to), a file with more than one hard link (writing it would change the same file outside the
-root), anything but a regular file (a FIFO would block), and a file that is not UTF-8 text or holds NUL bytes (an edit
-would rewrite it lossily); it writes each file atomically and creates its root when first written to.
+Where the deep agent's filesystem tools keep their files: an in-memory space (the default, one per run) or a
+directory on disk, confined to its root. What each refuses, always as a
+:class:`~haystack_deep_research.errors.ScratchSpaceError` the model reads: docs/deep-agent.md and docs/safety.md.
 """
 
 from __future__ import annotations
@@ -43,11 +36,7 @@ DEFAULT_MAX_FILES = 1_000
 
 
 def scratch_path(path: Any) -> str:
-    """
-    A model's scratch-space path as relative POSIX segments joined by ``/`` (``""`` for the root).
-
-    :raises ScratchSpaceError: If it is absolute or has a ``..`` segment.
-    """
+    """A model's path as relative POSIX segments joined by ``/`` (``""`` for the root); absolute or ``..``: refused."""
     text = str(path if path is not None else "").strip().replace("\\", "/")
     if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
         raise ScratchSpaceError(render_text(SCRATCH_ABSOLUTE, path=text))
@@ -160,7 +149,7 @@ class DiskBackend(_Limits):
         return target
 
     def _check_existing(self, path: str, target: Path) -> bool:
-        """Whether ``target`` exists; refuse it when it is a hard link or not a regular file."""
+        """Whether ``target`` exists; a hard link or anything but a regular file (a FIFO would block) is refused."""
         try:
             status = os.lstat(target)
         except FileNotFoundError:
@@ -226,11 +215,7 @@ class DiskBackend(_Limits):
 
 
 def backend_from_dict(data: dict[str, Any] | None) -> ScratchBackend | None:
-    """
-    The backend a backend's ``to_dict`` gave (a memory backend comes back empty), or ``None`` for ``None``.
-
-    :raises ConfigurationError: If ``data`` names neither backend.
-    """
+    """The backend a backend's ``to_dict`` gave (a memory backend comes back empty), or ``None`` for ``None``."""
     if data is None:
         return None
     backend: MemoryBackend | DiskBackend = _Limits.tagged_from_dict(data, "scratch backend")  # type: ignore[assignment]
