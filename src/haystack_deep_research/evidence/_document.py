@@ -1,11 +1,7 @@
 """
-A report as the citation layer sees it: the parsed report and the spans that cite something.
-
-A span (:class:`Hit`) is a link, a reference definition, an entry of a reference list or a marker pointing to one,
-with what removing it takes (its ``mode``). Which destinations count as citations is decided here: anything a
-browser would open as another document (a URL with a scheme, or one starting with two slashes), except ``mailto:``
-and ``tel:``. Only the kinds of URL a run reads can ever be verified: ``http`` and ``https``, ``file://`` and
-``doc://`` for documents retrieved from datastores, and ``mcp://`` for resources read through tools.
+A report as the citation layer sees it: the parsed report and the spans (:class:`Hit`) that cite something, with
+what removing each takes. A citation is any link a browser would open as another document but ``mailto:`` and
+``tel:``; only the kinds a run reads (``http(s)``, ``file://``, ``doc://``, ``mcp://``) can be verified.
 """
 
 from __future__ import annotations
@@ -55,21 +51,11 @@ def key(label: str) -> str:
 @dataclass
 class Hit:
     """
-    A span of the report that cites URLs.
-
-    :param start: Offset of its first character.
-    :param end: Offset after its last character.
-    :param mode: How to remove it: ``link`` keeps the span ``keep`` (a link's text), ``cut`` removes it, ``line``
-        removes the lines ``lines`` (a definition or a footnote), ``marker`` removes the labels that fail.
-    :param kind: The kind of citation it is.
-    :param urls: The URLs it cites (a marker ``[1, 2]`` cites two).
-    :param text: The link text, entry title or marker label.
-    :param refs: The labels it uses (markers and reference links), one per URL.
-    :param keep: For ``link``: the span whose text stays.
-    :param tail: A span removed with it (an anchor's closing tag).
-    :param lines: For ``line``: the lines to remove; otherwise the lines of its block.
-    :param mapped: ``False`` when its position is unknown: repairing it removes the lines of its block.
-    :param entry: Whether it stands in a definition or a reference-list entry, where no claim is made.
+    A span of the report that cites ``urls``. Its ``mode`` says how to remove it: ``link`` keeps the span ``keep``
+    (a link's text), ``cut`` removes it, ``line`` removes ``lines`` (a definition or a footnote; otherwise the lines
+    of its block), ``marker`` removes the labels (``refs``, one per URL) that fail. ``tail`` goes with it (an
+    anchor's closing tag); when its place is unknown (``mapped`` false) repairing it removes its block's lines.
+    ``entry``: it stands in a definition or a reference-list entry, where no claim is made.
     """
 
     start: int
@@ -89,16 +75,9 @@ class Hit:
 @dataclass
 class Doc:
     """
-    A scanned report.
-
-    :param parsed: The parsed report.
-    :param hits: Every span that cites something, in document order once scanned.
-    :param section_lines: The lines of the Sources section(s).
-    :param section_heading: The line of the first Sources title, if any.
-    :param definitions: For each label key: its URL, the line defining it and whether that is in the Sources section.
-    :param entry_lines: Lines of definitions and reference-list entries.
-    :param unresolved: The body's spans that look like markers (``[3]``) but name a label nothing defines, with
-        their text.
+    A scanned report: its hits, the lines of its Sources section(s) and of its first title, each label's URL, line
+    and whether that is in the section, the lines of definitions and entries, and the body's spans that look like
+    markers but name no label (with their text).
     """
 
     parsed: Parsed
@@ -111,11 +90,9 @@ class Doc:
 
     @property
     def lines(self) -> list[str]:
-        """:returns: The report's lines."""
         return self.parsed.lines
 
     def text(self, span: tuple[int, int] | None) -> str:
-        """:returns: The report's text in ``span``; ``""`` for none."""
         return self.parsed.text[span[0] : span[1]] if span else ""
 
     def line(self, hit: Hit) -> int:

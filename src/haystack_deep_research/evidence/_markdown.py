@@ -1,21 +1,8 @@
 """
-Reading a report as a reader sees it, into a :class:`Parsed`: its blocks, link reference definitions and
-links, each by its place in the report.
-
-The report is read by :func:`._reader.reader` (CommonMark with GFM's tables, strikethrough and autolinks), and every
-inline content is placed in the report (:func:`align`). Its links are then: inline and reference links, images
-and autolinks as markdown-it makes them; raw HTML tags naming a URL (:func:`read_tags`); and bare links, found by the
-linkifier in the plain text between those after entities and backslash escapes are decoded, so that a scheme spelled
-``&#104;ttps:`` still counts. Nothing inside a code span, a code block or a fence is read, as no renderer links it;
-a line nested deeper than markdown-it goes, which another renderer may show, is read on its own.
-
-Raw HTML is read with the standard library's HTML parser, each start tag's attributes decoded as a browser decodes
-them. A tag's URLs are the values of its URL attributes (``href``, ``src``, ``action``, ``poster``, ...), each
-candidate of ``srcset`` and ``ping``, the ``url(...)`` of a ``style`` and the target of a ``<meta
-http-equiv="refresh">``. An anchor ``<a>`` is paired with its closing tag, so that its content can be kept when the
-link goes. Comments and the content of ``<script>`` and ``<style>`` hold no tags, but a comment that never closes is
-read as text, so the tags after it count (and the reading stays linear). A tag left open at the end (``<a
-href="//x.example`` with no closing quote) runs on, in a browser, into what follows; it is read as if closed there.
+Reading a report as a reader sees it, into a :class:`Parsed`: its blocks, link reference definitions and links, each
+by its place in the report. What counts as a link (inline, reference, image, autolink, raw HTML tag, bare link, also
+where renderers differ) is listed in docs/evidence.md ("Citation verification"); why reading stays linear on HTML left
+open, in docs/safety.md ("Bad input").
 """
 
 from __future__ import annotations
@@ -43,17 +30,9 @@ LinkForm = Literal["inline", "reference", "image", "autolink", "bare", "html"]
 @dataclass
 class Link:
     """
-    One link a reader sees.
-
-    :param url: The destination as written (entities and escapes decoded); ``http://`` added to a ``www.`` link.
-    :param form: How it is written.
-    :param start: Offset of its first character in the report.
-    :param end: Offset after its last character.
-    :param text: The span of its visible text (link text, image description, anchor content), if it has one.
-    :param label: For a reference link, the label it uses, as written.
-    :param tail: For an HTML anchor, the span of its closing tag.
-    :param mapped: ``False`` when its place in the report could not be established.
-    :param lines: The lines of its block, first and past-the-end.
+    One link a reader sees: its destination as written (decoded; ``http://`` added to a ``www.`` link), its span, the
+    span of its visible text, a reference link's label, an anchor's closing tag, whether its place is known, and the
+    lines of its block.
     """
 
     url: str
@@ -104,19 +83,9 @@ class Definition:
 @dataclass
 class Parsed:
     """
-    A parsed report.
-
-    :param text: The report, its line ends normalised to ``\\n``.
-    :param lines: Its lines.
-    :param starts: The offset of each line.
-    :param links: Its links, in document order.
-    :param blocks: Its blocks with inline content.
-    :param definitions: Its link reference definitions (duplicates too).
-    :param units: Its top-level blocks: first line, past-the-end line and markdown-it token type.
-    :param references: markdown-it's reference definitions, by normalised label.
-    :param code: Its code blocks and fences, at any depth.
-    :param unclosed: The line that closes its last block when that runs to the end unclosed (a fence, an HTML
-        comment, ...), so that text appended after it is not swallowed; ``""`` otherwise.
+    A parsed report (line ends normalised to ``\\n``). ``units`` are its top-level blocks (first line, past-the-end
+    line, token type); ``unclosed`` is the line that closes its last block when that runs to the end unclosed, so
+    that text appended after it is not swallowed.
     """
 
     text: str
@@ -137,14 +106,9 @@ class Parsed:
 
 def align(lines: list[str], starts: list[int], content: str, first: int, cell: list[int] | None) -> list[int] | None:
     """
-    Map each character of a block's inline content, and its end, to an offset in the report.
-
-    markdown-it gives each block the lines it spans (``token.map``) and its inline content: those lines less their
-    container prefixes (indentation, ``>``, a list marker), the closing ``#`` of a heading and outer blanks. So each
-    content line is found in its source line from the right; a table cell is found from the left of its row, after
-    the cells before it, skipping the backslash of an escaped ``|``.
-
-    :returns: ``len(content) + 1`` offsets, or ``None`` when the content is not where it should be.
+    The report offset of each character of a block's inline content and of its end, or ``None`` when it is not where
+    it should be. A content line is its source line less container prefixes and a heading's closing ``#``, so it is
+    found from the right; a table cell from the left of its row, after the cells before it.
     """
     offsets: list[int] = []
     for number, piece in enumerate(content.split("\n")):
@@ -236,15 +200,7 @@ _REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\"\s]+)", re.IGNORECASE)
 
 @dataclass
 class Tag:
-    """
-    One start tag that names URLs.
-
-    :param name: The tag name, lower-cased.
-    :param urls: Its URLs, in attribute order.
-    :param start: Offset of ``<`` in the parsed text.
-    :param end: Offset after ``>``.
-    :param close: For an anchor, the span of its closing ``</a>``, if there is one.
-    """
+    """One start tag that names URLs (in attribute order), its span and, for an anchor, its closing tag's span."""
 
     name: str
     urls: list[str]
@@ -307,9 +263,8 @@ class _Reader(HTMLParser):
 
 def _neutral(text: str) -> str:
     """
-    ``text`` as the parser is fed it, of the same length: a declaration names no URL, and the parser may fail on a bad
-    one; a comment or processing instruction that never closes is read as text, so the tags after it still count.
-    (The parser itself reads a never closed one again from each ``<`` that follows, in time quadratic in their number.)
+    ``text`` as the parser is fed it, of the same length: a declaration (which may fail the parser) is neutralised,
+    and a comment or processing instruction that never closes is read as text, so the tags after it count.
     """
     last_close, last_end = text.rfind("-->"), text.rfind(">")
     text = _COMMENT.sub(lambda found: " !--" if found.start() + 2 > last_close else found.group(), text)
@@ -336,10 +291,8 @@ def read_tags(text: str) -> list[Tag]:
 
 def _bare_links(parsed: Parsed, block: Block) -> None:
     """
-    Add the bare links of a block's plain text, in both readings renderers make: the whole text once its entities
-    and escapes are decoded, as GFM reads it, and the pieces between delimiters, escapes and entities, one by one,
-    as markdown-it's own linkify reads ``scheme://`` links. Where the two disagree (``-https://x.example/a_(b)``:
-    ``.../a_(b)`` or ``.../a``), both links count.
+    Add the bare links of a block's plain text as GFM reads it (entities and escapes decoded) and as markdown-it's
+    linkify does (the pieces between delimiters, one by one); where they disagree, both count.
     """
     for start, end in block.segments:
         text, spans = decoded(parsed.text, start, end)
@@ -462,10 +415,7 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
 
 
 def parse(markdown: str) -> Parsed:
-    """
-    The parsed report, its ``\\r\\n`` and ``\\r`` line ends read as ``\\n`` and NUL as U+FFFD, as CommonMark does;
-    offsets refer to the text so normalised.
-    """
+    """The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does."""
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
     starts = [0]
@@ -510,9 +460,8 @@ def parse(markdown: str) -> Parsed:
 
 def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
     """
-    The links of the lines markdown-it leaves unread that another renderer may show: those nested deeper than it goes
-    (``maxNesting``), and an indented block after a footnote ``[^1]: ...``, which GFM reads as the footnote's text.
-    Each such line is read as inline Markdown on its own.
+    The links of the lines markdown-it leaves unread that another renderer may show (nested past ``maxNesting``, an
+    indented block after a footnote), each read as inline Markdown on its own.
     """
     read: set[int] = set()
     previous: Token | None = None
@@ -531,10 +480,7 @@ def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
 
 
 def parse_fragment(parsed: Parsed, start: int, end: int, lines: tuple[int, int]) -> list[Link]:
-    """
-    The links of ``parsed.text[start:end]`` read as inline Markdown, with offsets in the report: for text that a
-    renderer may show although CommonMark does not (a footnote written as a definition, ``[^1]: [Title](url)``).
-    """
+    """The links of ``parsed.text[start:end]`` as inline Markdown (``[^1]: [Title](url)``), in report offsets."""
     env: dict[str, Any] = {"references": parsed.references}
     source = parsed.text[start:end]
     inner = Parsed(parsed.text, parsed.lines, parsed.starts, references=parsed.references)

@@ -1,18 +1,10 @@
 """
-The Markdown reader: markdown-it-py set to read a report as a renderer does, and to say where each construct stands.
-
-It reads CommonMark with GFM tables, strikethrough and raw HTML, with linkify-it-py for bare links. Every link
-destination is accepted and kept as written (markdown-it would otherwise leave a ``javascript:`` link as text and
-percent-encode the rest). The inline rules that make links, images, raw HTML, code spans and line breaks are wrapped
-so that each records its span in the inline source (``meta["span"]`` on the token it makes, and a list of spans per
-inline token), and a link or image records where its text ends (``meta["label_end"]``).
-
-Bare links outside markdown-it's own ``scheme://`` rule are left to the caller, who finds them with
-:func:`bare_links` in the plain text between those spans: ``http(s)://``, ``ftp://`` and ``//`` links as linkify-it
-reads them, the document URIs a run cites as it cites pages (``doc://store/...``, ``file:///path``, ``mcp://...``;
-see :data:`DOCUMENT_SCHEMES`), and GFM's ``www.`` links (before any domain); no other host name is guessed. Both
-read the text once, left to right: linkify-it's own search, and markdown-it's rule, take time quadratic in some
-hostile inputs.
+The Markdown reader: markdown-it-py (CommonMark, GFM tables, strikethrough, raw HTML; linkify-it-py for bare links)
+set to read a report as a renderer does, and to say where each construct stands (``meta["span"]``,
+``meta["label_end"]`` and a list of spans per inline token). Every destination is kept as written: markdown-it would
+otherwise leave a ``javascript:`` link as text and percent-encode the rest. :func:`bare_links` reads bare links in
+one pass, left to right, because linkify-it's own search and markdown-it's rule take quadratic time on some hostile
+inputs.
 """
 
 from __future__ import annotations
@@ -199,10 +191,7 @@ def _trim_www(url: str) -> str:
 
 
 def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
-    """
-    The bare links in it, as ``(start, end, url)``: ``http(s)://``, ``ftp://``, ``//`` and document (``doc://``,
-    ``file://``, ``mcp://``) links, and ``www.`` links (their URL with ``http://`` added).
-    """
+    """The bare ``scheme://``, ``//``, document and ``www.`` (``http://`` added) links in it: ``(start, end, url)``."""
     found: list[tuple[int, int, str]] = []
     at = 0
     parts = _parts()
@@ -221,10 +210,7 @@ def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
 
 
 def token_runs(text: str) -> list[tuple[int, int]]:
-    """
-    The runs of ``text`` between emphasis delimiters (``*``, ``_``, ``~``), escapes and entities: the pieces that
-    markdown-it's own linkify reads one by one, where a link may end that a reading of the whole text extends.
-    """
+    """The runs of ``text`` between emphasis delimiters, escapes and entities, which markdown-it's linkify reads."""
     runs: list[tuple[int, int]] = []
     at = 0
     for found in _TOKEN_BREAKS.finditer(text):
@@ -266,12 +252,8 @@ def reference_env(markdown: str) -> dict[str, Any]:
 
 def plain_text(fragment: str, env: dict[str, Any], *, is_marker: Callable[[str], bool]) -> str:
     """
-    The text a reader sees in an inline fragment, less every URL.
-
-    A link gives its text, an image its description; an autolink, a bare link, raw HTML and a link whose text
-    ``is_marker`` accepts give nothing.
-
-    :returns: The text.
+    The text a reader sees in an inline fragment, less every URL: a link gives its text, an image its description;
+    an autolink, a bare link, raw HTML and a link whose text ``is_marker`` accepts give nothing.
     """
     tokens = reader().parseInline(fragment, {"references": env.get("references", {})})
     out: list[str] = []

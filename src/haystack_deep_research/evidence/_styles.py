@@ -1,17 +1,7 @@
 """
-The citation styles of a report: its Sources section, reference-list entries, footnotes and markers.
-
-- **Sources section.** A heading, or a paragraph's first line (also as a list item, ``7. Sources``), that says only
-  "Sources", "References" or an equivalent in another language (``Referencias``, ``Quellen``, ``参考文献``, ...),
-  bold or with a colon. A heading's section runs to the next heading of the same or a higher level; a plain line's
-  section runs on over the blocks that cite something, and ends at the first that does not, or at a heading. A list
-  without a title that ends the report may be one too (see :func:`_untitled_list`).
-- **Entries.** In the Sources section, a line that starts with a label (``[1]``, ``(1)``, ``1.``, ``1)``, ``[^1]:``)
-  starts an entry, up to the next such line or the end of its block; the entry's first URL is what the label means.
-  Anywhere in the report, a paragraph line starting ``[label]:`` that CommonMark does not read as a definition (a
-  footnote such as ``[^1]: Title, https://...``) is an entry too, removed whole when its URL fails.
-- **Markers.** In the body, ``[1]``, ``[1, 2]``, ``[1-3]``, ``[^1]``, ``【1】`` and ``[1][2]`` cite the entries or
-  definitions with those labels (all of them must exist); so does a link to an anchor whose text is such a label.
+The citation styles of a report: its Sources section (a heading or a plain line naming it, in many languages, or an
+untitled list that ends the report), reference-list entries, footnotes and markers; docs/evidence.md ("Checking any
+report") gives the rules.
 """
 
 from __future__ import annotations
