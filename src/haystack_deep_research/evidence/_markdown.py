@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 from haystack_deep_research.evidence._reader import SPANS, bare_links, decoded, reader, token_runs, trim_bare
 
-__all__ = ["Block", "Code", "Definition", "Link", "LinkForm", "Parsed", "parse", "parse_fragment"]
-
 _LEAVES = frozenset(
     {"paragraph_open", "heading_open", "fence", "code_block", "html_block", "hr", "table_open", "definition"}
 )

@@ -22,17 +22,6 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.rules_inline import StateInline
 
-__all__ = [
-    "DOCUMENT_SCHEMES",
-    "SPANS",
-    "bare_links",
-    "decoded",
-    "plain_text",
-    "reader",
-    "reference_env",
-    "token_runs",
-    "trim_bare",
-]
 
 SPANS = "_haystack_deep_research_spans"
 _SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)

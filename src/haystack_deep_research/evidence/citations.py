@@ -12,9 +12,16 @@ from itertools import pairwise
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence._document import CitationKind, Doc, Hit
 from haystack_deep_research.evidence._markdown import parse
-from haystack_deep_research.evidence._styles import find_entries, find_markers, find_sections, split_links
+from haystack_deep_research.evidence._styles import (
+    CitationKind,
+    Doc,
+    Hit,
+    find_entries,
+    find_markers,
+    find_sections,
+    split_links,
+)
 
 __all__ = ["Citation", "CitationKind", "Sentence", "body_sentences", "extract_citations", "sentence_ends"]
 

@@ -11,10 +11,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from haystack_deep_research.evidence._document import Doc
 from haystack_deep_research.evidence._markdown import Code
 from haystack_deep_research.evidence._reader import plain_text, reader, reference_env
-from haystack_deep_research.evidence._styles import entry_label, is_title, marker_like
+from haystack_deep_research.evidence._styles import Doc, entry_label, is_title, marker_like
 from haystack_deep_research.evidence.citations import _scan
 
 __all__ = ["Heading", "ProblemKind", "ReadingProblem", "headings", "reading_problems", "sentence_reader"]

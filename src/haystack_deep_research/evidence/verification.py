@@ -12,10 +12,9 @@ from functools import cache
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence._document import Doc, Hit, verifiable
-from haystack_deep_research.evidence._document import key as label_key
 from haystack_deep_research.evidence._markdown import parse
-from haystack_deep_research.evidence._styles import NO_SOURCES
+from haystack_deep_research.evidence._styles import NO_SOURCES, Doc, Hit, verifiable
+from haystack_deep_research.evidence._styles import key as label_key
 from haystack_deep_research.evidence.citations import Citation, _citations, _scan
 from haystack_deep_research.evidence.entry import normalize_url
 
