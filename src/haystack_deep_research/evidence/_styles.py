@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Literal, NamedTuple, cast
 
-from haystack_deep_research.evidence._markdown import Link, Parsed, parse_fragment
-from haystack_deep_research.evidence._reader import decoded
+from haystack_deep_research.evidence._markdown import Link, Parsed, decoded, parse_fragment
 
 CitationKind = Literal["inline", "bare", "reference", "image", "html"]
 Mode = Literal["link", "cut", "line", "marker"]

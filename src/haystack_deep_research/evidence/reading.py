@@ -11,8 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from haystack_deep_research.evidence._markdown import Code
-from haystack_deep_research.evidence._reader import plain_text, reader, reference_env
+from haystack_deep_research.evidence._markdown import Code, plain_text, reader, reference_env
 from haystack_deep_research.evidence._styles import Doc, entry_label, is_title, marker_like
 from haystack_deep_research.evidence.citations import _scan
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from haystack_deep_research.evidence._reader import bare_links, plain_text
+from haystack_deep_research.evidence._markdown import bare_links, plain_text
 
 __all__ = ["clean_text", "inert_text", "plain_title"]
 
