@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -548,11 +549,7 @@ def _bare_links(parsed: Parsed, block: Block) -> None:
             for first, last, url in bare_links(raw[run_start:run_end], www=False):
                 found.setdefault((start + run_start + first, start + run_start + last), url)
         for (begin, finish), url in found.items():
-            parsed.links.append(Link(url, "bare", begin, finish, lines=_lines(block)))
-
-
-def _lines(block: Block) -> tuple[int, int]:
-    return block.first, block.end
+            parsed.links.append(Link(url, "bare", begin, finish, lines=(block.first, block.end)))
 
 
 def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block: Block) -> None:
@@ -571,7 +568,7 @@ def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block
             trimmed = url if child.markup == "autolink" else trim_bare(url)
             form: LinkForm = "autolink" if child.markup == "autolink" else "bare"
             finish = end - len(url) + len(trimmed)
-            parsed.links.append(Link(trimmed, form, start, finish, None, None, None, mapped, _lines(block)))
+            parsed.links.append(Link(trimmed, form, start, finish, None, None, None, mapped, (block.first, block.end)))
         elif child.type == "link_open":
             text = span(offsets, where[0] + 1, label_end) if offsets else None
             label = child.meta.get("label")
@@ -580,11 +577,11 @@ def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block
                 label = written or src[where[0] + 1 : label_end]
             form = "reference" if label is not None else "inline"
             url = str(child.attrs.get("href", ""))
-            parsed.links.append(Link(url, form, start, end, text, label, None, mapped, _lines(block)))
+            parsed.links.append(Link(url, form, start, end, text, label, None, mapped, (block.first, block.end)))
         elif child.type == "image":
             text = span(offsets, where[0] + 2, label_end) if offsets else None
             url = str(child.attrs.get("src", ""))
-            parsed.links.append(Link(url, "image", start, end, text, None, None, mapped, _lines(block)))
+            parsed.links.append(Link(url, "image", start, end, text, None, None, mapped, (block.first, block.end)))
         elif child.type == "html_inline":
             closing = closings.get(index)
             for tag in read_tags(child.content):
@@ -611,9 +608,9 @@ def _tag_links(
 ) -> list[Link]:
     """The links of one inline HTML tag; an anchor's text runs to its closing tag, if there is one."""
     if tag.name != "a":
-        return [Link(url, "html", *where, mapped=mapped, lines=_lines(block)) for url in tag.urls]
+        return [Link(url, "html", *where, mapped=mapped, lines=(block.first, block.end)) for url in tag.urls]
     text = (where[1], tail[0] if tail else where[1])
-    return [Link(url, "html", *where, text, None, tail, mapped, _lines(block)) for url in tag.urls]
+    return [Link(url, "html", *where, text, None, tail, mapped, (block.first, block.end)) for url in tag.urls]
 
 
 def _html_block(parsed: Parsed, token: Token) -> None:
@@ -664,9 +661,7 @@ def parse(markdown: str) -> Parsed:
     """The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does."""
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
     parsed = Parsed(text, lines, starts)
     env: dict[str, Any] = {}
     tokens = reader().parse(text, env)

@@ -172,14 +172,6 @@ class ReadUrlTool(ResearchTool):
                 claim.settle(outcome if isinstance(outcome, CachedRead) else None)
         return self._render(url, outcome) if isinstance(outcome, CachedRead) else outcome
 
-    def _cached(self, kind: str, key: str) -> Phase[dict[str, Any] | None]:
-        if self.cache is None:
-            return None
-        [found] = yield [blocking(self.cache.get, kind, key)]
-        if found.error is not None:
-            raise found.error
-        return found.value if isinstance(found.value, dict) else None
-
     def _read_fresh(self, view: RunView | None, url: str, question: str) -> Phase[CachedRead | str]:
         pages = PageFetcher(self.url_policy, self.fetch_limits, self.max_content_length, self.cache)
         page = yield from pages.cached(url)
@@ -215,7 +207,7 @@ class ReadUrlTool(ResearchTool):
     ) -> Phase[tuple[str, str | None]]:
         """The page's summary toward the question (cached, or from the summarizer), and why there is none."""
         key = summary_key(page.url, question, f"{model_name(self.summarizer_llm)} passages={self.passage_budget}")
-        found = yield from self._cached("summary", key)
+        found = yield from _cached(self.cache, "summary", key)
         if found is not None and str(found.get("summary") or "").strip():
             return str(found["summary"]), None
         streaming = view.run.streaming_callback if view is not None else None
@@ -304,6 +296,15 @@ class ReadUrlTool(ResearchTool):
         return cls(**params)
 
 
+def _cached(cache: CacheStore | None, kind: str, key: str) -> Phase[dict[str, Any] | None]:
+    if cache is None:
+        return None
+    [found] = yield [blocking(cache.get, kind, key)]
+    if found.error is not None:
+        raise found.error
+    return found.value if isinstance(found.value, dict) else None
+
+
 def _start_fetching() -> None:
     start_parsers()
     prepare_tls_contexts(FIRST_FETCHES)
@@ -355,12 +356,7 @@ class PageFetcher:
 
     def cached(self, url: str) -> Phase[Page | FetchError | None]:
         """The cached page, if this run's URL policy admits the URL asked for and the one the body came from."""
-        if self.cache is None:
-            return None
-        [looked_up] = yield [blocking(self.cache.get, "page", page_key(url))]
-        if looked_up.error is not None:
-            raise looked_up.error
-        found = looked_up.value if isinstance(looked_up.value, dict) else None
+        found = yield from _cached(self.cache, "page", page_key(url))
         if found is None or (found.get("partial") and int(found.get("limit") or 0) < self.max_content_length):
             return None  # cut shorter than this tool reads: fetch it again
         final, policy = str(found.get("final_url") or url), self.policy
