@@ -196,16 +196,10 @@ class EvidenceLedger:
                 if text in existing.text:
                     return existing
                 text = f"{existing.text}\n\n{text}"
-            self._entries[key] = entry = _read(
-                key,
-                existing,
-                url,
-                title,
-                text,
-                kind="document",
-                snippet=store or (existing.snippet if existing else ""),
-                named_url=named_url.strip() or (existing.named_url if existing else ""),
-            )
+            snippet = store or (existing.snippet if existing else "")
+            named = named_url.strip() or (existing.named_url if existing else "")
+            entry = _read(key, existing, url, title, text, kind="document", snippet=snippet, named_url=named)
+            self._entries[key] = entry
             return entry
 
     def set_summary(self, url: str, summary: str) -> SourceEntry:

@@ -272,27 +272,18 @@ a tenth of a second)."""
 _COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 
 _STRING = {"type": "string"}
-_PARAMETERS: dict[str, dict[str, Any]] = {
-    WRITE_FILE: {"properties": {"path": _STRING, "content": _STRING}, "required": ["path", "content"]},
-    READ_FILE: {
-        "properties": {"path": _STRING, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
-        "required": ["path"],
-    },
-    LS: {"properties": {"path": _STRING}, "required": []},
-    EDIT_FILE: {
-        "properties": {"path": _STRING, "old": _STRING, "new": _STRING, "replace_all": {"type": "boolean"}},
-        "required": ["path", "old", "new"],
-    },
-    GLOB: {"properties": {"pattern": _STRING}, "required": ["pattern"]},
-    GREP: {"properties": {"pattern": _STRING, "glob": _STRING}, "required": ["pattern"]},
-}
-_DESCRIPTIONS = {
-    WRITE_FILE: WRITE_FILE_DESCRIPTION,
-    READ_FILE: READ_FILE_DESCRIPTION,
-    LS: LS_DESCRIPTION,
-    EDIT_FILE: EDIT_FILE_DESCRIPTION,
-    GLOB: GLOB_DESCRIPTION,
-    GREP: GREP_DESCRIPTION,
+_INTEGER = {"type": "integer"}
+_OPERATIONS: dict[str, tuple[str, dict[str, Any], list[str]]] = {  # description, properties, required
+    WRITE_FILE: (WRITE_FILE_DESCRIPTION, {"path": _STRING, "content": _STRING}, ["path", "content"]),
+    READ_FILE: (READ_FILE_DESCRIPTION, {"path": _STRING, "offset": _INTEGER, "limit": _INTEGER}, ["path"]),
+    LS: (LS_DESCRIPTION, {"path": _STRING}, []),
+    EDIT_FILE: (
+        EDIT_FILE_DESCRIPTION,
+        {"path": _STRING, "old": _STRING, "new": _STRING, "replace_all": {"type": "boolean"}},
+        ["path", "old", "new"],
+    ),
+    GLOB: (GLOB_DESCRIPTION, {"pattern": _STRING}, ["pattern"]),
+    GREP: (GREP_DESCRIPTION, {"pattern": _STRING, "glob": _STRING}, ["pattern"]),
 }
 
 
@@ -348,16 +339,14 @@ class FilesystemTool(ResearchTool):
     """One scratch-space operation as a tool; with no ``backend`` each run gets its own in-memory space."""
 
     def __init__(self, *, operation: str, backend: ScratchBackend | None = None) -> None:
-        if operation not in _PARAMETERS:
-            raise ConfigurationError(f"operation must be one of {', '.join(_PARAMETERS)}; got {operation!r}.")
+        if operation not in _OPERATIONS:
+            raise ConfigurationError(f"operation must be one of {', '.join(_OPERATIONS)}; got {operation!r}.")
         self.operation = operation
         self.backend = backend
         self._alone = MemoryBackend()  # used only outside a run, when no backend is given
-        super().__init__(
-            name=operation,
-            description=_DESCRIPTIONS[operation],
-            parameters={"type": "object", **_PARAMETERS[operation]},
-        )
+        description, properties, required = _OPERATIONS[operation]
+        parameters = {"type": "object", "properties": properties, "required": required}
+        super().__init__(name=operation, description=description, parameters=parameters)
 
     def _space(self, view: RunView | None) -> ScratchBackend:
         if self.backend is not None:
@@ -477,4 +466,4 @@ def create_filesystem_tools(backend: ScratchBackend | None = None) -> list[Files
         raise ConfigurationError(
             f"backend must be a MemoryBackend or DiskBackend(root=...); got {type(backend).__name__}."
         )
-    return [FilesystemTool(operation=operation, backend=backend) for operation in _PARAMETERS]
+    return [FilesystemTool(operation=operation, backend=backend) for operation in _OPERATIONS]
