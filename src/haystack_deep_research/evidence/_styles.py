@@ -178,11 +178,6 @@ def marker_like(text: str) -> bool:
     return re.fullmatch(r"\^\S{1,30}|\d{1,4}", text.strip()) is not None
 
 
-def _citing_lines(doc: Doc) -> list[int]:
-    """The lines where a link that cites something starts, in order."""
-    return sorted({doc.parsed.line_of(link.start) for link in doc.parsed.links if citable(link.url)})
-
-
 def _cites(citing: list[int], first: int, end: int) -> bool:
     at = bisect_left(citing, first)
     return at < len(citing) and citing[at] < end
@@ -193,7 +188,7 @@ def find_sections(doc: Doc) -> None:
     parsed = doc.parsed
     blocks = {block.first: block for block in parsed.blocks if block.kind in ("heading", "paragraph")}
     units = sorted(parsed.units)
-    citing = _citing_lines(doc)
+    citing = sorted({parsed.line_of(link.start) for link in parsed.links if citable(link.url)})
     for index, (first, end, kind) in enumerate(units):
         block = blocks.get(first)
         if block is None:

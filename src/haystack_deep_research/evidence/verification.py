@@ -155,21 +155,13 @@ def _drop_blanks(right: list[str]) -> None:
         right.pop()
 
 
-def _drop_first(right: list[str]) -> None:
-    """Remove the first character of ``right``."""
-    while right and not right[-1]:
-        right.pop()
-    if right:
-        right[-1] = right[-1][1:]
-
-
 def _cut(before: str, right: list[str], *, starts_text: bool) -> str:
     """``before`` as cutting the span after it leaves it (``right``: the text after the span, updated)."""
     head, line = before[: before.rfind("\n") + 1], before[before.rfind("\n") + 1 :]
     if line.rstrip().endswith("(") and _first(right, solid=True) == ")":
         line = line.rstrip()[:-1]
-        _drop_blanks(right)
-        _drop_first(right)
+        _drop_blanks(right)  # then the ")" starts the first piece
+        right[-1] = right[-1][1:]
     if line[-1:].isspace() and (_first(right, solid=False) or " ") in _AFTER_A_CUT:
         line = line.rstrip()
     if not line.strip() and (head or starts_text):  # nothing but blanks before it on its line
