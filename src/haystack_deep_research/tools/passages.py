@@ -18,13 +18,10 @@ from haystack_deep_research._prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASS
 from haystack_deep_research.evidence import SourceEntry
 from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.evidence.entry import normalize_url
-from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET, DEFAULT_SUMMARIZE_OVER, passage_budget_value
 
 __all__ = [
     "CONCRETE_SATURATION",
     "CONCRETE_WEIGHT",
-    "DEFAULT_PASSAGE_BUDGET",
-    "DEFAULT_SUMMARIZE_OVER",
     "EDGE_CHARS",
     "NEAR_DUPLICATE",
     "PASSAGE_CHARS",
@@ -32,7 +29,6 @@ __all__ = [
     "best_passages",
     "concrete_content",
     "near_duplicate",
-    "passage_budget_value",
     "ranked_passages",
     "relevant_passages",
     "split_passages",

@@ -48,16 +48,9 @@ from haystack_deep_research.run._cache import (
     summary_key,
 )
 from haystack_deep_research.run._phases import Call, Phase, ask, blocking, model_name, subphase
+from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET, DEFAULT_SUMMARIZE_OVER, passage_budget_value
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
-from haystack_deep_research.tools.passages import (
-    DEFAULT_PASSAGE_BUDGET,
-    DEFAULT_SUMMARIZE_OVER,
-    Excerpt,
-    near_duplicate,
-    passage_budget_value,
-    relevant_passages,
-    summarizer_prompt,
-)
+from haystack_deep_research.tools.passages import Excerpt, near_duplicate, relevant_passages, summarizer_prompt
 from haystack_deep_research.web import (
     FetchedDocument,
     FetchLimits,
@@ -70,7 +63,7 @@ from haystack_deep_research.web import (
 from haystack_deep_research.web._pool import start as start_parsers
 from haystack_deep_research.web._steps import prepare_contexts as prepare_tls_contexts
 
-__all__ = ["DEFAULT_PASSAGE_BUDGET", "DEFAULT_SUMMARIZE_OVER", "ReadUrlTool"]
+__all__ = ["ReadUrlTool"]
 
 
 FIRST_FETCHES = 2 * MAX_URLS_PER_READ
