@@ -108,19 +108,9 @@ def link_hit(doc: Doc, link: Link) -> Hit:
     kind = cast(CitationKind, "bare" if link.form == "autolink" else link.form)
     if link.text is None:
         return Hit(link.start, link.end, "cut", kind, [link.url], lines=link.lines, mapped=link.mapped)
-    refs = [link.label] if link.label is not None else []
+    text, refs = doc.text(link.text), [link.label] if link.label is not None else []
     return Hit(
-        link.start,
-        link.end,
-        "link",
-        kind,
-        [link.url],
-        doc.text(link.text),
-        refs,
-        keep=link.text,
-        tail=link.tail,
-        lines=link.lines,
-        mapped=link.mapped,
+        link.start, link.end, "link", kind, [link.url], text, refs, link.text, link.tail, link.lines, link.mapped
     )
 
 

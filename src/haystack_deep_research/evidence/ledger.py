@@ -156,14 +156,7 @@ class EvidenceLedger:
             return entry
 
     def record_document(
-        self,
-        *,
-        url: str,
-        title: str,
-        text: str,
-        store: str = "",
-        named_url: str = "",
-        policy: UrlPolicy | None = None,
+        self, *, url: str, title: str, text: str, store: str = "", named_url: str = "", policy: UrlPolicy | None = None
     ) -> SourceEntry:
         """
         Record a document retrieved from a datastore, or an item an MCP tool answered: its content is the text read.

@@ -57,15 +57,11 @@ def plain_title(title: str) -> str:
     """
     text = _one_line(clean_text(title)[:MAX_TITLE_CHARS])
     for _ in range(_TITLE_READINGS):
-        read = _one_line(_without_bare_links(plain_text(text, {}, is_marker=_no_marker)))
+        read = _one_line(_without_bare_links(plain_text(text, {}, is_marker=lambda _text: False)))
         if read == text:
             return text
         text = read
     return _one_line(_without_bare_links(_MARKUP.sub(" ", text)))
-
-
-def _no_marker(_text: str) -> bool:
-    return False
 
 
 def _without_bare_links(text: str) -> str:

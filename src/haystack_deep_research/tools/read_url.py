@@ -109,10 +109,9 @@ class ReadUrlTool(ResearchTool):
         self.max_content_length = _checks.int_in_range("max_content_length", max_content_length, 1_000, 1_000_000)
         self.passage_budget = passage_budget_value(passage_budget)
         self.summarize_over = _checks.int_in_range("summarize_over", summarize_over, 0, 1_000_000)
-        if url_policy is not None and not isinstance(url_policy, UrlPolicy):
-            raise ConfigurationError(f"url_policy must be a UrlPolicy; got {type(url_policy).__name__}.")
-        if fetch_limits is not None and not isinstance(fetch_limits, FetchLimits):
-            raise ConfigurationError(f"fetch_limits must be a FetchLimits; got {type(fetch_limits).__name__}.")
+        for name, value, kind in (("url_policy", url_policy, UrlPolicy), ("fetch_limits", fetch_limits, FetchLimits)):
+            if value is not None and not isinstance(value, kind):
+                raise ConfigurationError(f"{name} must be a {kind.__name__}; got {type(value).__name__}.")
         self.url_policy = url_policy or UrlPolicy()
         self.fetch_limits = fetch_limits or FetchLimits()
         self.max_concurrency = MAX_URLS_PER_READ
