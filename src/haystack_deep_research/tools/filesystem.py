@@ -348,23 +348,21 @@ class FilesystemTool(ResearchTool):
         parameters = {"type": "object", "properties": properties, "required": required}
         super().__init__(name=operation, description=description, parameters=parameters)
 
-    def _space(self, view: RunView | None) -> ScratchBackend:
-        if self.backend is not None:
-            return self.backend
-        return view.run.resource(SCRATCH_RESOURCE, MemoryBackend) if view is not None else self._alone
-
     def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
-        space = self._space(view)
+        if self.backend is not None:
+            space = self.backend
+        else:
+            space = view.run.resource(SCRATCH_RESOURCE, MemoryBackend) if view is not None else self._alone
         [done] = yield [blocking(getattr(self, f"_{self.operation}"), space, **arguments)]
         if done.error is not None:
             raise done.error
         text, path, written = done.value
-        if view is not None:
-            if written is not None:  # a file the run wrote: checked like a report when the run closes
-                written_files: dict[str, ScratchBackend] = view.run.resource(WRITTEN_FILES, dict)
-                written_files[path] = space
-            event = FileWritten(phase=view.phase, path=path, chars=written) if written is not None else None
-            view.emit(event or FileRead(phase=view.phase, path=path))
+        if view is not None and written is not None:  # a file the run wrote: checked like a report when the run closes
+            written_files: dict[str, ScratchBackend] = view.run.resource(WRITTEN_FILES, dict)
+            written_files[path] = space
+            view.emit(FileWritten(phase=view.phase, path=path, chars=written))
+        elif view is not None:
+            view.emit(FileRead(phase=view.phase, path=path))
         return str(text)
 
     # Each operation returns (what the model reads, the path it touched, the size written or None for a read).

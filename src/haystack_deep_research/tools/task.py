@@ -126,14 +126,11 @@ class TaskTool(ResearchTool):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized tool, with each subagent's Agent nested."""
-        return self._serialized(
-            {
-                "subagents": {
-                    name: {"description": description, "agent": component_to_dict(obj=agent, name=name)}
-                    for name, (description, agent) in self.subagents.items()
-                }
-            }
-        )
+        subagents = {
+            name: {"description": description, "agent": component_to_dict(obj=agent, name=name)}
+            for name, (description, agent) in self.subagents.items()
+        }
+        return self._serialized({"subagents": subagents})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskTool:
