@@ -126,22 +126,16 @@ def reading_problems(markdown: str) -> list[ReadingProblem]:
     if doc.unresolved:
         rows = sorted({doc.parsed.line_of(start) + 1 for start, _, _ in doc.unresolved})
         labels = list(dict.fromkeys(f"[{text}]" for _, _, text in doc.unresolved))
-        problems.append(
-            ReadingProblem(
-                "unresolved_markers",
-                tuple(rows),
-                f"{len(doc.unresolved)} marker(s) such as {', '.join(labels[:3])} on line(s) {_shown(rows)} point to "
-                "no reference a reader can see: add the reference list, or take it out of the code block holding it",
-            )
+        message = (
+            f"{len(doc.unresolved)} marker(s) such as {', '.join(labels[:3])} on line(s) {_shown(rows)} point to "
+            "no reference a reader can see: add the reference list, or take it out of the code block holding it"
         )
+        problems.append(ReadingProblem("unresolved_markers", tuple(rows), message))
     in_code = [row for code in doc.parsed.code for row in _in_code(doc, code)]
     if in_code:
-        problems.append(
-            ReadingProblem(
-                "references_in_code",
-                tuple(in_code),
-                f"{len(in_code)} reference(s) on line(s) {_shown(in_code)} stand inside code, where a reader sees no "
-                "link: end the code block before the references",
-            )
+        message = (
+            f"{len(in_code)} reference(s) on line(s) {_shown(in_code)} stand inside code, where a reader sees no "
+            "link: end the code block before the references"
         )
+        problems.append(ReadingProblem("references_in_code", tuple(in_code), message))
     return problems

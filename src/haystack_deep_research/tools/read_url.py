@@ -204,17 +204,12 @@ class ReadUrlTool(ResearchTool):
             return str(found["summary"]), None
         streaming = view.run.streaming_callback if view is not None else None
         agent = view.researcher if view is not None else ""
+        budget = view.run.budget if view is not None else None
         prompt = summarizer_prompt(page.url, page.title, page.text, excerpt, question)
-        [summarized] = yield [
-            ask(
-                self.summarizer_llm,
-                prompt,
-                role="summarizer",
-                streaming_callback=streaming,
-                agent=agent,
-                budget=view.run.budget if view is not None else None,
-            )
-        ]
+        asked = ask(
+            self.summarizer_llm, prompt, role="summarizer", streaming_callback=streaming, agent=agent, budget=budget
+        )
+        [summarized] = yield [asked]
         summary = summarized.text
         if view is not None and summarized.reply is not None:
             view.record_usage(PHASE_SUMMARIZE, summarized.reply.meta.get("usage"))
