@@ -194,11 +194,8 @@ class DiskBackend(_Limits):
         if stat.S_ISDIR(status.st_mode):
             raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
         if not stat.S_ISREG(status.st_mode):
-            raise ScratchSpaceError(
-                render_text(
-                    SCRATCH_UNREADABLE, path=path, why="it is not a regular file (a FIFO, a device or a socket)"
-                )
-            )
+            why = "it is not a regular file (a FIFO, a device or a socket)"
+            raise ScratchSpaceError(render_text(SCRATCH_UNREADABLE, path=path, why=why))
         if status.st_nlink > 1:  # writing would change the same file wherever else it lies, outside the root too
             raise ScratchSpaceError(render_text(SCRATCH_HARD_LINK, path=path))
         return True

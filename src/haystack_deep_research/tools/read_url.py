@@ -182,11 +182,9 @@ class ReadUrlTool(ResearchTool):
         if earlier is not None:
             return self._repeat(view, page, earlier)
         kept = page.text if excerpt.whole else excerpt.text(OMITTED)
-        summary, failed = (
-            ("", None)
-            if len(kept) <= self.summarize_over
-            else (yield from self._summary(view, page, excerpt, question))
-        )
+        summary, failed = "", None
+        if len(kept) > self.summarize_over:
+            summary, failed = yield from self._summary(view, page, excerpt, question)
         if view is not None and (summary or failed is None):
             view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary, policy=self.url_policy)
             view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text), cached=cached))
@@ -238,15 +236,8 @@ class ReadUrlTool(ResearchTool):
         return CachedRead(title=page.title, summary=summary, partial=page.partial)
 
     def _render(self, url: str, read: CachedRead) -> str:
-        return render_text(
-            PAGE_SUMMARY,
-            url=url,
-            title=read.title,
-            partial=read.partial,
-            limit=self.max_content_length,
-            summary=read.summary,
-            excerpt=fence(read.excerpt),
-        )
+        shown = {"title": read.title, "partial": read.partial, "summary": read.summary, "excerpt": fence(read.excerpt)}
+        return render_text(PAGE_SUMMARY, url=url, limit=self.max_content_length, **shown)
 
     def warm_up(self) -> None:
         """Warm up the summarizer, and start a parser process and the first fetches' TLS contexts, so no read waits."""
