@@ -150,9 +150,8 @@ class EvidenceLedger:
             if existing is not None and not summary and existing.content_hash == content_hash:
                 summary = existing.summary
             snippet = existing.snippet if existing else ""
-            self._entries[key] = entry = _read(
-                key, existing, url, title, text, kind="page", snippet=snippet, summary=summary
-            )
+            entry = _read(key, existing, url, title, text, kind="page", snippet=snippet, summary=summary)
+            self._entries[key] = entry
             return entry
 
     def record_document(

@@ -205,13 +205,8 @@ def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, questio
     values = {"question": fence(question), "url": url, "title": fence(title)}
     if excerpt.whole:
         return render_chat(SUMMARIZER, content=fence(text), **values)
-    return render_chat(
-        SUMMARIZER_PASSAGES,
-        content=fence(excerpt.text(OMITTED)),
-        kept=len(excerpt.passages),
-        total=excerpt.total,
-        **values,
-    )
+    content = fence(excerpt.text(OMITTED))
+    return render_chat(SUMMARIZER_PASSAGES, content=content, kept=len(excerpt.passages), total=excerpt.total, **values)
 
 
 NEAR_DUPLICATE = 0.9
