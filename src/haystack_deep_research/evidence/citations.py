@@ -162,18 +162,10 @@ def body_sentences(markdown: str) -> list[Sentence]:
     """
     doc = _scan(markdown)
     by_line = _by_line(doc, [hit for hit in doc.hits if not hit.entry])
-    skipped = doc.section_lines | doc.entry_lines
-    body = sorted(
-        {
-            index
-            for block in doc.parsed.blocks
-            if block.kind == "paragraph"
-            for index in range(block.first, min(block.end, len(doc.lines)))
-            if index not in skipped
-        }
-    )
+    paragraphs = [block for block in doc.parsed.blocks if block.kind == "paragraph"]
+    rows = {index for block in paragraphs for index in range(block.first, min(block.end, len(doc.lines)))}
     found: list[Sentence] = []
-    for index in body:
+    for index in sorted(rows - doc.section_lines - doc.entry_lines):
         hits = by_line.get(index, [])
         line, spans, ends = _split_line(doc, index, hits)
         bounds = [0, *(end for end in ends if 0 < end < len(line)), len(line)]

@@ -109,12 +109,10 @@ class EvidenceLedger:
                 snippet = existing.snippet or (snippet if existing.kind == "page" else "")
                 entry = replace(existing, title=existing.title or title, snippet=snippet, seal=_SEAL)
             else:
-                if existing is not None:
-                    title = existing.title or title
                 entry = SourceEntry(
                     id=existing.id if existing else source_id(key),
                     url=existing.url if existing else url.strip(),
-                    title=title,
+                    title=(existing.title if existing else "") or title,
                     snippet=snippet,
                     kind="snippet" if snippet else "search_result",
                     fetched_at=now_iso(),
