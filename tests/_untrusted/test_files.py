@@ -311,7 +311,7 @@ def test_the_door_is_what_the_writers_call() -> None:
         "scans/results.py",
         "sources/indexing.py",
         "testing/_kit.py",
-        "tools/scratch.py",
+        "tools/filesystem.py",
     ]
 
 

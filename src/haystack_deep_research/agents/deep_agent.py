@@ -48,8 +48,7 @@ from haystack_deep_research.state import (
     deep_agent_state_schema,
 )
 from haystack_deep_research.tools import RunToolset
-from haystack_deep_research.tools.filesystem import create_filesystem_tools
-from haystack_deep_research.tools.scratch import ScratchBackend
+from haystack_deep_research.tools.filesystem import ScratchBackend, create_filesystem_tools
 from haystack_deep_research.tools.task import SubAgentDef, TaskTool
 from haystack_deep_research.tools.todos import TodoState, create_todo_tools
 

@@ -71,8 +71,7 @@ from haystack_deep_research.state import (
     SUBMISSION,
     TODOS,
 )
-from haystack_deep_research.tools.filesystem import WRITTEN_FILES
-from haystack_deep_research.tools.scratch import ScratchBackend
+from haystack_deep_research.tools.filesystem import WRITTEN_FILES, ScratchBackend
 from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 
 __all__ = ["DeepCloseHook", "DeepRunHook"]

@@ -44,8 +44,8 @@ from markdown_it.utils import EnvType, OptionsDict
 
 from haystack_deep_research._untrusted.files import spreadsheet_cell, write_file
 from haystack_deep_research.errors import ConfigurationError, MissingExtraError
-from haystack_deep_research.evidence._document import verifiable
-from haystack_deep_research.evidence._reader import plain_text
+from haystack_deep_research.evidence._markdown import plain_text
+from haystack_deep_research.evidence._styles import verifiable
 from haystack_deep_research.evidence.entry import SNIPPET_NOTE, normalize_url
 
 __all__ = ["EVIDENCE_COLUMNS", "evidence_rows", "export_docx", "export_evidence", "export_html", "export_pdf"]

@@ -37,7 +37,7 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
-from haystack_deep_research.evidence._reader import reader
+from haystack_deep_research.evidence._markdown import reader
 from haystack_deep_research.evidence._styles import is_title
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import headings
