@@ -1,25 +1,9 @@
 """
-The base of the library's own tools, and the toolset that gives each run its own copies of them.
-
-A :class:`ResearchTool` is written once as a phase (:meth:`ResearchTool.phase`) that the sync and async invocations
-drive. It works inside a run through the run's view, which it is handed either by the run's ``before_run`` hook (for
-the copies a :class:`RunToolset` spawns for each run) or by :meth:`ResearchTool.bind`. Outside a run it works alone:
-nothing it reads is recorded. A failure reaches the model as a short tool error, with advice from
-:mod:`haystack_deep_research._prompts`, except a :class:`~haystack_deep_research.errors.SearchShapeError`: the caller's
-own search answers what no run can read, so it reaches the caller, through every agent that holds the tool.
-
-Before the phase runs, the model's arguments go through :func:`coerce_arguments`. Some providers send
-``{"min_score": "0.5"}`` for a ``number`` parameter, ``"3"`` for an ``integer``, ``"true"`` for a ``boolean``, or a
-whole object or array as a JSON string; it walks the arguments alongside the tool's parameters schema (``properties``,
-``items``, ``additionalProperties``, ``anyOf`` / ``oneOf`` / ``allOf``, local ``$ref``\\ s into ``$defs``) and
-converts exactly those values, leaving anything it cannot convert for the tool to refuse. The deep agent applies it
-to every tool call, its users' tools included. It is written here rather than taken from a validator: ``jsonschema``
-validates but never converts, and pydantic converts only for a model class, while a Haystack tool carries a plain JSON
-schema.
-
-When the Agent runs with a streaming callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set
-it), Haystack hands the callback to the tool, and the run adopts it for its models (see
-:mod:`haystack_deep_research.run._phases`).
+The base of the library's own tools: :class:`ResearchTool` (one phase, driven sync or async, working inside a run
+through the view its ``bind`` or the run's ``before_run`` hook gives it, alone outside a run), the :class:`RunToolset`
+that gives each run its own copies, and :func:`coerce_arguments` for arguments a provider sent as strings (see
+docs/deep-agent.md). Coercion is written here because ``jsonschema`` validates but never converts, and pydantic
+converts only for a model class, while a Haystack tool carries a plain JSON schema.
 """
 
 from __future__ import annotations
@@ -48,7 +32,7 @@ __all__ = ["ResearchTool", "RunToolset", "bind_tools", "coerce_arguments"]
 
 @dataclass
 class _Slot:
-    """Where a tool copy keeps the run it works in; ``spawned`` copies belong to one run."""
+    """The run a tool copy works in; ``spawned`` copies belong to one run."""
 
     view: RunView | None = None
     spawned: bool = False
@@ -82,6 +66,7 @@ class ResearchTool(UsesModels, Tool):
         raise NotImplementedError
 
     def _prepared(self, streaming_callback: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+        # Haystack hands a tool the Agent's callback (tool_streaming_callback_passthrough): the run adopts it.
         if streaming_callback is not None and self._slot.view is not None:
             self._slot.view.run.adopt_streaming(streaming_callback)
         return coerce_arguments(self.parameters, arguments)
@@ -157,7 +142,7 @@ class ResearchTool(UsesModels, Tool):
         return cls(**restore_parameters(cls, data["data"]))
 
     def _serialized(self, data: dict[str, Any]) -> dict[str, Any]:
-        """:returns: ``{"type": <qualified class name>, "data": data}``, Haystack's Tool envelope."""
+        """Haystack's Tool envelope: ``{"type": <qualified class name>, "data": data}``."""
         return {"type": generate_qualified_class_name(type(self)), "data": data}
 
     @contextlib.contextmanager

@@ -1,17 +1,8 @@
 """
-Where a scan's rows go: an append-only JSONL file, read back when a scan starts so finished items are not researched
-again, and exported to CSV.
-
-Each finished item is one line ``{"item": {...}, "id": ..., "data": {...}}``, appended (and flushed to disk) the
-moment the item is done, in the order items finish. Items whose every attempt failed go, one line each with the
-error, to a second file next to it (``rows.failures.jsonl`` beside ``rows.jsonl``); they are not finished, so the
-next scan tries them again; a failed item's line keeps its ``exit_reason`` and what its run did gather (``partial``),
-so paid research is not thrown away. A crash can cut the last line short: reading back drops such a line (and cuts it
-off the file before anything is appended), so its item is researched again.
-
-One scan at a time writes a results file: :meth:`ResultsFile.lock` takes a lock file beside it (``rows.jsonl.lock``)
-for the whole scan, and a second scan of the same file is refused with :class:`ScanInUseError` at once, before it
-researches anything.
+Where a scan's rows go: an append-only JSONL file, one line per finished item flushed at once, read back when a scan
+starts (a line a crash cut short is cut off, and its item researched again), locked for one scan at a time, and
+exported to CSV. Items whose every attempt failed go to ``<stem>.failures.jsonl`` beside it, with their
+``exit_reason`` and what their run gathered (``partial``). See docs/scans.md.
 """
 
 from __future__ import annotations
@@ -62,10 +53,7 @@ def _refused(path: Path, error: LocalFileRefusedError) -> ConfigurationError:
 
 
 def _whole_lines(path: Path) -> list[str]:
-    """
-    The file's complete lines; a last line cut short by a crash is cut off the file. A line that is not UTF-8 or is
-    nested deeper than any record (a damaged line) is skipped with a warning, so its item is researched again.
-    """
+    """The complete lines; a torn last line is cut off the file, a line not UTF-8 or too deeply nested is skipped."""
     try:
         raw = cut_torn_line(path, max_bytes=MAX_RESULTS_BYTES)
     except FileNotFoundError:
@@ -152,12 +140,7 @@ class ResultsFile:
         return found
 
     def add_row(self, ref: ItemRef, row: KnowledgeRow) -> None:
-        """
-        Append one finished item's row and flush it to disk.
-
-        :param ref: The item.
-        :param row: Its row.
-        """
+        """Append one finished item's row and flush it to disk."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _append(self.path, {"item": ref.to_dict(), **row.to_dict()})
 
@@ -170,15 +153,7 @@ class ResultsFile:
         exit_reason: str | None = None,
         partial: dict[str, Any] | None = None,
     ) -> None:
-        """
-        Append one failed item to the failures file.
-
-        :param ref: The item.
-        :param error: Its last error.
-        :param attempts: How many attempts were made.
-        :param exit_reason: The failing ``exit_reason`` of its last run, when the run returned one.
-        :param partial: What the last run gathered (JSON-ready), when it returned.
-        """
+        """Append one failed item (its last error, the attempts made, its run's ``exit_reason`` and ``partial``)."""
         self.failures_path.parent.mkdir(parents=True, exist_ok=True)
         record: dict[str, Any] = {"item": ref.to_dict(), "error": error, "attempts": attempts}
         if exit_reason is not None:

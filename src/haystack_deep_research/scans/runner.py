@@ -1,17 +1,8 @@
 """
-The scan runner: one research run per item of a provider, rows collected on disk, resumable, bounded, observable.
-
-:class:`ScanRunner` lists the provider's items, reads the results file back and skips every item already finished
-there (a rerun after a crash researches only what is left), then researches the others with at most
-``max_concurrency`` in flight. Each attempt runs on the executor (this process by default, or Ray); a failed attempt
-is retried after ``retry_delay`` seconds, doubling, up to ``max_attempts`` in all, and an item whose every attempt
-failed is recorded in the failures file, not in the rows. A research run that returns but whose ``exit_reason`` says it
-failed (``writer_failed``, ``structured_output_failed``, ...: see ``FAILED_EXIT_REASONS``) is a failed attempt too, so
-it is retried, counted and recorded with its reason and what it gathered, never as a finished row; a row of such a run
-left by an older version is researched again. Every finished row is appended to the results file at once. The
-results file is locked for the whole scan: a second scan of the same file raises ``ScanInUseError`` before it starts.
-Each step is an event of the scan (``ScanStarted``, ``ItemStarted``, ``ItemDone``, ``ItemFailed``, ``ItemSkipped``,
-``ScanEnded``) delivered to ``on_event``.
+The scan runner: one research run per item of a provider, at most ``max_concurrency`` in flight, each failed attempt
+retried with a doubling delay up to ``max_attempts``, rows appended to a locked results file that makes a rerun
+research only what is left, every step an event. A run that returns with a failing ``exit_reason``
+(``FAILED_EXIT_REASONS``) is a failed attempt, never a row. docs/scans.md describes it all.
 """
 
 from __future__ import annotations

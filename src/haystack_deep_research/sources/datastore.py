@@ -1,21 +1,7 @@
 """
-Datastores: your own documents, searched by the researchers next to (or instead of) the web.
-
-A datastore is a name and a retriever: any Haystack retriever, or any component with a ``query`` input that returns
-``documents`` (a ``SuperComponent`` wraps an embedder + retriever pipeline that way). Given to a factory as a mapping
-in ``sources=Sources(datastores=...)``::
-
-    datastores={
-        "reports": {"retriever": InMemoryBM25Retriever(store), "description": "analyst reports", "top_k": 6},
-    }
-
-each becomes a :class:`Datastore` (:func:`datastores_from`), then a ``search_<name>`` tool
-(:func:`~haystack_deep_research.sources.datastore_tools`) and a line of the routing block in the researchers' system
-prompt (:func:`routing_prompt`), so the model can pick the store whose description fits.
-
-Every retrieved document gets a stable citation target (:func:`citation_target`): the ``http(s)`` or ``file://``
-URL in its meta (``url``, ``source_url``, ``link``), else its ``file_path`` as a ``file://`` URI when absolute,
-else ``doc://<store>/<file_path or document id>``.
+Datastores: your own documents behind any Haystack retriever (or component with a ``query`` input returning
+``documents``), each a :class:`Datastore` with a ``search_<name>`` tool and a line of the researchers' routing block
+(:func:`routing_prompt`), every document cited by a stable :func:`citation_target`. See docs/sources.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """
-``search_<name>``: a researcher's search of one datastore, and :func:`datastore_tools`, which builds one per store.
-
-Retrieved documents are read at once: each is recorded in the run's evidence ledger as a ``"document"`` entry under
-its citation target (see :func:`~.datastore.citation_target`) with the text the model is shown, so it may be cited
-and is verified like a web page. The text reaches the model fenced as untrusted data. Arguments that providers send
-as strings (``"top_k": "6"``) are coerced. A store made from a folder (:func:`~.folder.index_folder`) puts each file
-it did not index, and why, into the run's ``warnings`` the first time the run searches it.
+``search_<name>``: a researcher's search of one datastore (:func:`datastore_tools` builds one per store). Each
+document retrieved is recorded as read under its citation target and reaches the model fenced; a folder's store puts
+the files it did not index into the run's ``warnings`` the first time the run searches it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """
-A keyless web search backend: :class:`DdgsSearch`, over the ``ddgs`` metasearch package (DuckDuckGo, Bing, Brave,
-Mojeek and others, no API key).
-
-Chosen over the ``ddgs-haystack`` component because that component has no timeout parameter; ``DDGS`` takes one
-(its own default is 5 s), and the client is injectable so tests never reach the network. ``ddgs`` is imported when
-the first search runs.
+A keyless web search backend: :class:`DdgsSearch`, over the ``ddgs`` metasearch package, imported when the first
+search runs. Chosen over the ``ddgs-haystack`` component because that one takes no timeout; its client is injectable.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """
-A folder of documents as a datastore: :class:`FolderRetriever`, a Haystack component that indexes a folder (or loads
-its cached index) and searches it with BM25, and :func:`index_folder`, which returns a ready datastore spec::
-
-    agent = create_deep_research_agent(sources=Sources(datastores={"docs": index_folder("./docs")}, web=False))
-
-The retriever serializes as its folder and settings; loading an agent back re-uses the cached index while the files
-are unchanged. Passages that share no word with the query (BM25 score 0) are never returned.
+A folder of documents as a datastore: :class:`FolderRetriever` (BM25 over the folder's cached index, see
+:mod:`.indexing`; passages sharing no word with the query are never returned) and :func:`index_folder`, which returns
+a ready datastore spec. See docs/sources.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,12 @@
 """
-One search result, whatever engine gave it: :class:`SearchHit` (title, exact URL, snippet), and
-:func:`normalize_hits`, which turns the shapes search engines and Haystack components answer with into hits.
+One search result, whatever engine gave it: :class:`SearchHit` (title, exact URL, snippet), and :func:`normalize_hits`,
+which reads the shapes engines and Haystack components answer with (listed in docs/sources.md) and refuses any other
+with :class:`~haystack_deep_research.errors.SearchShapeError`. A result without an ``http(s)`` URL is dropped, a URL is
+kept as the engine gave it, and duplicates keep their first occurrence.
 
-Accepted shapes:
-
-- a Tavily response: ``{"results": [{"url", "title", "content"}, ...]}``;
-- a Haystack web-search component's output: ``{"documents": [Document, ...], "links": [str, ...]}`` (documents carry
-  the URL in ``meta["link"]``, ``meta["url"]`` or ``meta["source_url"]`` and the title in ``meta["title"]``; links
-  without a document become hits without a snippet);
-- a list of such documents, of dictionaries (``url`` / ``href`` / ``link``; ``title``; ``snippet`` / ``content`` /
-  ``body`` / ``description``, as ddgs answers) or of URL strings;
-- text: the results rendered one URL per result (as Haystack's ``TavilyWebSearchTool`` renders them, ``URL:`` or
-  ``Source:`` lines, markdown links, numbered lists of bare URLs), or JSON of a shape above.
-
-Any other answer is refused with :class:`~haystack_deep_research.errors.SearchShapeError`, which names these shapes.
-
-A result without an ``http(s)`` URL is dropped: nothing else could be read or cited. The URL is kept exactly as the
-engine gave it (stripped); duplicates keep their first occurrence.
-
-Text results are read as a user's own search tool renders them for a model, one URL per result:
-
-- labelled lines, as Haystack's ``TavilyWebSearchTool`` renders (``- title`` / ``URL: url`` / ``snippet``), and
-  likewise ``Source:``, ``Link:``, ``Href:``, with an optional ``Title:`` / ``Snippet:`` / ``Content:`` label;
-- markdown links, one per list item or line: ``- [title](url) - snippet``;
-- numbered or bulleted lists (``1.``, ``[1]``, ``-``, ``*``) or blank-line separated blocks holding a bare URL.
-
-Results are blocks: a new one starts at a list marker or after a blank line. A block holding several labelled URLs
-(results rendered without separators) is split before each, the line just above a URL line being its title. When a
-text has labelled URLs, only those count: a URL inside a snippet is no result of its own.
-
-Hand-written on purpose: no library reads free-form result listings, and the rules above are few.
+Text results are blocks (a new one at a list marker or after a blank line); a block holding several labelled URLs is
+split before each, the line above a URL line being its title; when a text has labelled URLs, only those count.
+Hand-written on purpose: no library reads free-form result listings, and the rules are few.
 """
 
 from __future__ import annotations

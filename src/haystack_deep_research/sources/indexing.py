@@ -1,33 +1,9 @@
 """
-Indexing a folder of documents with Haystack's own parts, and keeping the index while the files are unchanged.
-
-:func:`build_index` walks a folder for PDF, HTML, Markdown, text, CSV, Word, PowerPoint and Excel files (regular
-files inside the folder only, see below), turns each into text (PDF, HTML and office files in the web
-reader's bounded parser processes, the office files with Haystack's ``DOCXToDocument``, ``PPTXToDocument`` and
-``XLSXToDocument``; Markdown, text and CSV in any common encoding with Haystack's ``MarkdownToDocument``,
-``TextFileToDocument`` and ``CSVToDocument``), keeping the full file path in ``meta["file_path"]`` and the document's
-own title in ``meta["title"]`` (the file name when it has none), splits the text into passages of ``split_length``
-words with Haystack's ``DocumentSplitter`` (by word: splitting by sentence needs an nltk download at run time), and
-writes the passages into an ``InMemoryDocumentStore``, searched with BM25.
-
-The index is saved in ``cache_dir`` (by default ``$XDG_CACHE_HOME/haystack-deep-research/indexes`` or
-``~/.cache/...``, one sub-folder per indexed folder) with a manifest of every file's path, size and modification
-time. The next call with the same folder and settings loads it instead of indexing again, as long as no file was
-added, removed or changed and the same office formats can be read (installing the ``office`` extra re-indexes).
-What was not indexed, and why, is in :attr:`FolderIndex.warnings` (and logged).
-
-The files are found and read as guardedly as a web page. :func:`folder_files` walks the folder without recursion
-(``os.walk`` recurses in Python 3.11, so a deep enough tree ends in a ``RecursionError``) and keeps only regular files
-that resolve inside the folder (see :mod:`haystack_deep_research._untrusted.files`): a symbolic link to a file
-elsewhere, a FIFO, a device, a file over :data:`MAX_DOCUMENT_BYTES` or a folder deeper than :data:`MAX_DEPTH` is
-skipped, with one line saying why. :func:`convert` reads one file the same way and turns it into text: PDF and HTML
-in the web reader's parser processes, under :data:`DOCUMENT_LIMITS` of time, memory and decompressed size (a PDF bomb
-costs at most those, never the indexing process's own memory); Word, PowerPoint and Excel files (ZIP archives that
-may unpack into much more) in the same processes under the same limits, with Haystack's converters, when the
-``office`` extra is installed (without it such a file is skipped with a line naming the extra); text, Markdown and
-CSV files in any common encoding with Haystack's converters (see ``web/_text_files.py``), in the same processes under
-the same limits (a Markdown file can cost Markdown parsing minutes and gigabytes). A file that exceeds them is
-skipped with a line saying which limit it passed.
+Indexing a folder of documents with Haystack's own parts, and keeping the index while the files are unchanged (see
+docs/sources.md). :func:`folder_files` keeps only regular files inside the folder, as
+:mod:`haystack_deep_research._untrusted.files` guards them; :func:`convert` parses every file in the web reader's
+parser processes under :data:`DOCUMENT_LIMITS` (docs/safety.md); what was left out, and why, is in
+:attr:`FolderIndex.warnings`.
 """
 
 from __future__ import annotations
@@ -131,7 +107,7 @@ def folder_files(root: Path) -> tuple[list[FolderFile], list[str]]:
     """
     files: list[FolderFile] = []
     skipped: list[str] = []
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    stack: list[tuple[Path, int]] = [(root, 0)]  # no recursion: os.walk's ends a deep tree in a RecursionError
     while stack:
         folder, depth = stack.pop()
         try:

@@ -1,28 +1,10 @@
 """
-MCP servers as sources: the tools of any MCP server (a wiki, a ticket system, a database) searched by the researchers.
+MCP servers as sources (see docs/sources.md): :class:`MCPServer`, a name and a stdio command or a streamable-HTTP URL,
+and :class:`MCPSession`, one run's connection to one server through the official SDK (the ``[mcp]`` extra).
 
-A server is given as an :class:`MCPServer`: a name and either a command started over stdio or the URL of a
-streamable-HTTP endpoint::
-
-    mcp_servers=[
-        MCPServer(name="tickets", command=["python", "ticket_server.py"], description="support tickets"),
-        MCPServer(name="wiki", url="http://127.0.0.1:8000/mcp"),
-    ]
-
-Every factory takes them as ``sources=Sources(mcp_servers=...)``. Each run connects to each server once, on first
-use, lists its tools and offers each as a tool named ``<server>_<tool>``; the connection closes when the run closes.
-A server that does not start within ``connect_timeout`` is a warning of the run, which goes on with its other
-sources.
-
-:class:`MCPSession` is one run's connection to one server, through the official SDK's client (``mcp`` 2.x, the
-``[mcp]`` extra). The SDK is async and its transports must be entered and left in one task, while a run's tools are
-called from the Agent's worker threads and from event loops. So the session gives the connection an event loop of its
-own, in a daemon thread: one task there opens the transport (the stdio process, or the HTTP session) and the
-``ClientSession``, lists the server's tools and then waits for :meth:`MCPSession.close`; each tool call is a task on
-that loop, waited for from the calling thread (or awaited from the calling loop) with the server's ``call_timeout``.
-Opening waits at most ``connect_timeout``; a server that fails to start, or to answer the handshake in time, is an
-:class:`~haystack_deep_research.errors.MCPServerError`, and so is a call that fails or times out. Closing ends the
-task, which closes the transport (the SDK ends the server process) and stops the loop.
+The SDK is async and its transports must be entered and left in one task, while a run's tools are called from the
+Agent's worker threads and from event loops; so a session runs the connection on an event loop of its own, in a
+daemon thread, and each tool call is a task there, waited for with the server's ``call_timeout``.
 """
 
 from __future__ import annotations

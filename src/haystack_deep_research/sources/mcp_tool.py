@@ -1,19 +1,10 @@
 """
 The tools of MCP servers as research tools: :class:`MCPToolset`, one per agent, and :class:`MCPTool`, one per tool.
 
-Which tools a server has is known only once it is connected, and each run connects on its own (one session per run,
-opened on first use, closed with the run: a run resource, see :meth:`ResearchRun.resource`). So the toolset lists
-its tools when it is bound to a run's view: a sub-researcher's (``bind``), or a deep agent's run (the toolset's
-placeholder takes the run's view in the run's ``before_run`` hook, and the Agent lists the tools at its next step).
-A server that does not start is one warning of the run; its tools are simply absent.
-
-What a tool returns is read at once: each item of the result (a JSON object of its text content, a resource link or
-an embedded resource, or a plain text) is recorded in the run's evidence ledger as a ``"document"`` under its own
-address ``mcp://<server>/<tool>/<id>`` (:func:`result_target`) and reaches the model fenced as untrusted data, like a
-datastore's documents. A URL an item names (``url``, ``uri``, ``link``) was read by nobody: it is no citation target,
-it is kept as the entry's ``named_url`` and shown as "named by <server>, not read". It must pass the run's URL policy
-like every URL entering the ledger; one the policy refuses (a denied domain, a metadata address) is dropped from the
-item, with a warning of the run.
+A server's tools are known only once a run connects to it, so the toolset lists them when bound to a run's view (a
+sub-researcher's ``bind``, or a deep agent's run, whose ``before_run`` hook hands the view to the toolset's
+placeholder). Each item of a result is recorded as read under ``mcp://<server>/<tool>/<id>`` (:func:`result_target`);
+a URL an item names is no citation target but its ``named_url``, and must pass the run's URL policy (docs/sources.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """
-Plugging Haystack's own search components and tools into the one search path.
-
-- :class:`ComponentSearch`: any Haystack component with a ``query`` input that returns ``documents`` and/or
-  ``links`` (``SerperDevWebSearch``, ``SearchApiWebSearch``, ``DuckduckgoApiWebSearch`` of ddgs-haystack, a
-  retriever pipeline wrapped in a ``SuperComponent``, ...).
-- :class:`ToolSearch`: any Haystack ``Tool`` taking a ``query`` argument (a ``ComponentTool`` over such a component,
-  a function tool returning result dictionaries, ...).
-- :func:`search_backend`: pick the right wrapper for an object, so ``Sources(search=...)`` takes
-  any of them.
-
-Either way the results go through :class:`~.search.SearchTool`: normalized, limited to ``max_results``, recorded in
-the evidence ledger and fenced as untrusted, exactly like the built-in engines.
+Plugging Haystack's own search components (:class:`ComponentSearch`: a ``query`` input, ``documents`` and/or ``links``
+out) and tools (:class:`ToolSearch`: a ``query`` argument) into the one search path; :func:`search_backend` picks the
+wrapper for an object, so ``Sources(search=...)`` takes any of them.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """
-``web_search``: the one path every web search takes, whatever engine answers it.
-
-:class:`SearchTool` asks a *search backend* (Tavily, ddgs, any Haystack web-search component or Tool) for results,
-normalizes them into hits (title, exact URL, snippet; see :mod:`.hits`), keeps at most ``max_results``, records
-every hit in the run's evidence ledger and every search (or its failure) in the run's search log, and renders the
-hits to the model fenced as untrusted data. The library's Tavily tool is one instance of it
-(:class:`~haystack_deep_research.sources.tavily.WebSearchTool`).
-
-A backend is any object with ``search(query, *, max_results) -> answer`` (and optionally an awaitable
-``search_async`` with the same arguments), where the answer is one of the shapes :func:`.hits.normalize_hits`
-accepts, plus ``to_dict`` / ``from_dict`` for serialization.
-
-With a ``cache`` (see :mod:`haystack_deep_research.run._cache`) a search is looked up first, by engine, query and
-result count, and the engine is asked only on a miss; the hits it gave are stored. A cached search is recorded in the
-ledger and the search log like any other.
-
-A :class:`SearchScope` keeps a search to chosen domains and a recency window: it is handed to the engine in the
-engine's own terms where the engine takes them (Tavily's ``include_domains``, ``exclude_domains``, ``time_range`` and
-``start_date``; ddgs' ``site:`` operators and ``timelimit``; a Haystack component's or Tool's inputs of those names),
-and enforced on what comes back whatever the engine did: a hit outside the domains, or dated before the window, is
-dropped before it reaches the ledger or the model, and counted in the text the model reads and in the run's
-warnings.
+``web_search``: the one path every web search takes, whatever engine answers it. :class:`SearchTool` asks a search
+backend (any object with ``search(query, *, max_results)``, optionally an awaitable ``search_async``, and
+``to_dict``), normalizes the answer into hits (:mod:`.hits`), keeps a :class:`SearchScope`'s domains and dates
+whatever the engine did, looks a search up in the cross-run cache first, records every hit in the ledger and every
+search in the search log, and fences the hits as untrusted. See docs/sources.md and docs/caching.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """
-Choosing the web search: by name (``"tavily"``, ``"ddgs"``, ``"auto"``), or any backend, Haystack component or Tool.
-
-``"auto"`` (the default) uses Tavily when ``TAVILY_API_KEY`` is set and the keyless ``ddgs`` search otherwise; the
-keyless choice is said once per run, as a warning (a progress event and an entry of ``warnings``), the first time a
-researcher searches.
+Choosing the web search: by name (``"tavily"``, ``"ddgs"``, ``"auto"``: Tavily with ``TAVILY_API_KEY``, else the
+keyless ddgs, said once per run as a warning), or any backend, Haystack component or Tool.
 """
 
 from __future__ import annotations
