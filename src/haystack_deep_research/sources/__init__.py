@@ -5,10 +5,8 @@ path :class:`SearchTool` over Tavily, the keyless ddgs search or any Haystack se
 servers (:class:`MCPServer`).
 """
 
-from haystack_deep_research.sources.datastore import routing_prompt
-from haystack_deep_research.sources.datastore_tool import datastore_tools
+from haystack_deep_research.sources.datastore import datastore_tools, index_folder, routing_prompt
 from haystack_deep_research.sources.ddgs import DdgsSearch
-from haystack_deep_research.sources.folder import index_folder
 from haystack_deep_research.sources.indexing import FolderIndex
 from haystack_deep_research.sources.mcp_servers import MCPServer
 from haystack_deep_research.sources.search import SearchTool

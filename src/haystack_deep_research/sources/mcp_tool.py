@@ -28,7 +28,7 @@ from haystack_deep_research.evidence.searches import SearchOutcome
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Call, Phase
-from haystack_deep_research.sources.datastore_tool import MAX_DOCUMENT_CHARS
+from haystack_deep_research.sources.datastore import MAX_DOCUMENT_CHARS
 from haystack_deep_research.sources.mcp_servers import MCPServer, MCPSession, mcp_servers_from, require_sdk
 from haystack_deep_research.state import PHASE_RESEARCH
 from haystack_deep_research.web.url_policy import UrlPolicy
