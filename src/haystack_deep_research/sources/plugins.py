@@ -12,12 +12,11 @@ import typing
 from collections import abc
 from typing import Any
 
-from haystack.core.serialization import component_to_dict, import_class_by_name
 from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research._haystack_internals import input_names, output_names
+from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.errors import ConfigurationError, SearchError, SearchShapeError
 from haystack_deep_research.sources.search import SearchBackend, SearchScope
 
@@ -78,7 +77,7 @@ def _check_outputs(component: Any) -> None:
         )
 
 
-class ComponentSearch:
+class ComponentSearch(InitSerialized):
     """
     A Haystack component with a ``query`` input, as a search backend. Its output's ``documents`` (URL in
     ``meta["link"]``, ``meta["url"]`` or ``meta["source_url"]``) and ``links`` become hits.
@@ -117,22 +116,8 @@ class ComponentSearch:
         options = scope.arguments(lambda name: accepts_input(self.component, name)) if scope else {}
         return self.component.run(query=query, **options)
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized backend, the component serialized by Haystack."""
-        return {
-            "type": f"{type(self).__module__}.{type(self).__name__}",
-            "init_parameters": {"component": component_to_dict(obj=self.component, name="component")},
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ComponentSearch:
-        """Rebuild the backend from what ``to_dict`` returned."""
-        params = dict(data["init_parameters"])
-        deserialize_component_inplace(params, key="component")
-        return cls(**params)
-
-
-class ToolSearch:
+class ToolSearch(InitSerialized):
     """
     A Haystack Tool taking a ``query`` argument, as a search backend; its result (a component's output, a list of
     documents or dictionaries) becomes hits.
@@ -166,20 +151,6 @@ class ToolSearch:
             return self.tool.invoke(query=query, **options)
         except ToolInvocationError as error:
             raise SearchError(f"the search tool {self.tool.name!r} failed: {error}") from error
-
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized backend, the tool serialized by Haystack."""
-        return {
-            "type": f"{type(self).__module__}.{type(self).__name__}",
-            "init_parameters": {"tool": self.tool.to_dict()},
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ToolSearch:
-        """Rebuild the backend from what ``to_dict`` returned."""
-        tool_data = data["init_parameters"]["tool"]
-        kind = import_class_by_name(tool_data["type"])
-        return cls(tool=kind.from_dict(tool_data))  # type: ignore[attr-defined]
 
 
 def search_backend(source: Any) -> SearchBackend:

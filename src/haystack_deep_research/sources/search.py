@@ -9,7 +9,7 @@ search in the search log, and fences the hits as untrusted. See docs/sources.md 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
 
@@ -252,26 +252,28 @@ class SearchTool(ResearchTool):
         return kept
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized tool, its backend nested.
-        """
-        data = {"backend": backend_to_dict(self.backend), "max_results": self.max_results, "notice": self.notice}
+        """:returns: The serialized tool, its backend nested."""
+        data = {**self._backend_parameters(), "max_results": self.max_results, "notice": self.notice}
         return self._serialized({**data, **self.cache_parameters()})
+
+    def _backend_parameters(self) -> dict[str, Any]:
+        return {"backend": backend_to_dict(self.backend)}
 
     def cache_parameters(self) -> dict[str, Any]:
         """:returns: ``{"cache": <serialized cache>}`` when the tool has one, and ``{"scope": ...}`` when it has a
-        scope; else ``{}`` (a subclass's ``to_dict``)."""
+        scope; else ``{}``."""
         cache = {} if self.cache is None else {"cache": cache_to_dict(self.cache)}
         return {**cache, "scope": self.scope.to_dict()} if self.scope else cache
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SearchTool:
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         """
         :param data: What ``to_dict`` returned.
         :returns: The tool.
         """
         params = dict(data["data"])
-        params["backend"] = backend_from_dict(params["backend"])
+        if "backend" in params:
+            params["backend"] = backend_from_dict(params["backend"])
         params["cache"] = cache_from_dict(params.get("cache"))
         params["scope"] = SearchScope.from_dict(params.get("scope"))
         return cls(**params)

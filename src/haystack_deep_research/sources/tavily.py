@@ -5,7 +5,7 @@ Tavily as a search backend (:class:`TavilySearch`, over tavily-python, imported 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from haystack import logging
 from haystack.core.serialization import default_to_dict
@@ -13,7 +13,7 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError
-from haystack_deep_research.run._cache import CacheStore, cache_from_dict
+from haystack_deep_research.run._cache import CacheStore
 from haystack_deep_research.sources.search import SearchScope, SearchTool
 
 if TYPE_CHECKING:
@@ -208,20 +208,15 @@ class WebSearchTool(SearchTool):
         super().__init__(backend=backend, max_results=max_results, notice=notice, cache=cache, scope=scope)
         self.tavily = backend
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized tool; an injected client is left out."""
-        backend = self.tavily.to_dict()["init_parameters"]
-        data = {**backend, "max_results": self.max_results, "notice": self.notice}
-        return self._serialized({**data, **self.cache_parameters()})
+    def _backend_parameters(self) -> dict[str, Any]:
+        return dict(self.tavily.to_dict()["init_parameters"])  # an injected client is left out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WebSearchTool:
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         """
         :param data: What ``to_dict`` returned.
         :returns: The tool.
         """
         params = dict(data["data"])
         deserialize_secrets_inplace(params, keys=["api_key"])
-        params["cache"] = cache_from_dict(params.get("cache"))
-        params["scope"] = SearchScope.from_dict(params.get("scope"))
-        return cls(**params)
+        return super().from_dict({**data, "data": params})
