@@ -75,22 +75,14 @@ def _hit(item: Any) -> SearchHit | None:
         return item
     if isinstance(item, str):
         return SearchHit(title="", url=clean_text(item.strip()))
-    if isinstance(item, Document):
-        meta = item.meta or {}
-        url = _first(meta, _URL_KEYS)
+    if isinstance(item, Document | Mapping):
+        data = (item.meta or {}) if isinstance(item, Document) else item
+        snippet = item.content if isinstance(item, Document) else _first(item, _SNIPPET_KEYS)
         return SearchHit(
-            title=_text(_first(meta, _TITLE_KEYS)),
-            url=clean_text(url.strip()),
-            snippet=_text(item.content),
-            published=_text(_first(meta, _DATE_KEYS)),
-        )
-    if isinstance(item, Mapping):
-        url = _first(item, _URL_KEYS)
-        return SearchHit(
-            title=_text(_first(item, _TITLE_KEYS)),
-            url=clean_text(url.strip()),
-            snippet=_text(_first(item, _SNIPPET_KEYS)),
-            published=_text(_first(item, _DATE_KEYS)),
+            title=_text(_first(data, _TITLE_KEYS)),
+            url=clean_text(_first(data, _URL_KEYS).strip()),
+            snippet=_text(snippet),
+            published=_text(_first(data, _DATE_KEYS)),
         )
     return None
 
