@@ -57,10 +57,7 @@ class ItemRef(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ItemRef:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The item.
-        """
+        """Rebuild the item from what :meth:`to_dict` returned."""
         return cls(name=data["name"], provider=data.get("provider", ""), meta=dict(data.get("meta") or {}))
 
 
@@ -90,10 +87,7 @@ class KnowledgeRow(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> KnowledgeRow:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The row.
-        """
+        """Rebuild the row from what :meth:`to_dict` returned."""
         return cls(id=data["id"], data=dict(data.get("data") or {}))
 
 

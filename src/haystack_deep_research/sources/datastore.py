@@ -45,7 +45,7 @@ from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Call, Phase, blocking
 from haystack_deep_research.sources.indexing import FolderIndex, IndexProgress, build_index
-from haystack_deep_research.sources.plugins import accepts_input, is_component
+from haystack_deep_research.sources.selection import accepts_input, is_component
 from haystack_deep_research.state import PHASE_RESEARCH
 
 __all__ = [
@@ -226,12 +226,7 @@ class FolderRetriever(InitSerialized):
         self._lock = threading.Lock()
 
     def warm_up(self, progress: IndexProgress | None = None) -> FolderIndex:
-        """
-        Index the folder, or load its cached index.
-
-        :param progress: Called as ``progress(done, total, file)`` while indexing.
-        :returns: The index.
-        """
+        """Index the folder, or load its cached index, calling ``progress(done, total, file)`` while indexing."""
         with self._lock:
             if self.index is None:
                 self.index = build_index(
@@ -251,21 +246,14 @@ class FolderRetriever(InitSerialized):
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, top_k: int = DEFAULT_TOP_K) -> dict[str, list[Document]]:
-        """
-        :param query: The query.
-        :param top_k: The most passages to return.
-        :returns: ``{"documents": [...]}``: the best passages, each sharing at least one word with the query.
-        """
+        """:returns: ``{"documents": [...]}``: the ``top_k`` best passages sharing at least one word with the query."""
         index = self.warm_up()
         found = InMemoryBM25Retriever(document_store=index.store).run(query=query, top_k=top_k)["documents"]
         return {"documents": [document for document in found if (document.score or 0) > 0]}
 
 
 def folder_store_name(folder: str | Path) -> str:
-    """
-    :param folder: A folder.
-    :returns: A datastore name made from its name (lower-case letters, digits and underscores), "docs" if none is left.
-    """
+    """A datastore name from a folder's name (lower-case letters, digits and underscores), "docs" if none is left."""
     name = re.sub(r"[^a-z0-9_]+", "_", Path(folder).expanduser().resolve().name.lower()).strip("_")[:41]
     return name or "docs"
 
@@ -373,16 +361,7 @@ class DatastoreSearchTool(ResearchTool):
         return kept[:top_k]
 
     def phase(self, view: RunView | None, query: Any = None, top_k: Any = None, **_: Any) -> Phase[str]:
-        """
-        Retrieve, record each document as read, and render the documents fenced.
-
-        :param view: The researcher's view of the run, or ``None``.
-        :param query: The model's query.
-        :param top_k: How many passages the model wants (a number or a numeric string); the store's ``top_k`` by
-            default.
-        :returns: The phase; it returns the rendered documents.
-        :raises ToolArgumentsError: (from the phase) If the arguments are missing or malformed.
-        """
+        """Retrieve ``top_k`` passages (the store's by default), record each as read, and render them fenced."""
         if not isinstance(query, str) or not query.strip():
             raise ToolArgumentsError(render_text(STORE_QUERY_MISSING, tool=self.name, got=repr(query)))
         text = query.strip()
@@ -421,9 +400,7 @@ class DatastoreSearchTool(ResearchTool):
         return url
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized tool, the retriever serialized by Haystack.
-        """
+        """:returns: The serialized tool, the retriever serialized by Haystack."""
         store = self.datastore
         return self._serialized(
             {

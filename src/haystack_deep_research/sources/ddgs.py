@@ -122,8 +122,5 @@ class DdgsSearch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DdgsSearch:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The backend.
-        """
+        """Rebuild the backend from what ``to_dict`` returned."""
         return default_from_dict(cls, data)

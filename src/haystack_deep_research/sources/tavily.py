@@ -159,10 +159,7 @@ class TavilySearch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TavilySearch:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The backend.
-        """
+        """Rebuild the backend from what ``to_dict`` returned."""
         params = dict(data["init_parameters"])
         deserialize_secrets_inplace(params, keys=["api_key"])
         return cls(**params)
@@ -213,10 +210,7 @@ class WebSearchTool(SearchTool):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
+        """Rebuild the tool from what ``to_dict`` returned."""
         params = dict(data["data"])
         deserialize_secrets_inplace(params, keys=["api_key"])
         return super().from_dict({**data, "data": params})
