@@ -174,28 +174,17 @@ class RunToolset(Toolset):
     """
 
     def spawn(self, selected_tool_names: set[str] | None = None) -> RunToolset:
-        """
-        :param selected_tool_names: Ignored: the Agent applies a selection itself.
-        :returns: A copy for one run.
-        """
+        """:returns: A copy for one run (``selected_tool_names`` is ignored: the Agent applies a selection itself)."""
         return RunToolset(tools=[tool.spawn() if isinstance(tool, ResearchTool) else tool for tool in self.tools])
 
     def bind(self, view: RunView | None) -> list[Tool]:
-        """
-        :param view: The view of the run the tools will work in.
-        :returns: The tools, those of this library bound to ``view``.
-        """
+        """:returns: The tools, those of this library bound to ``view``, the run they will work in."""
         return [tool.bind(view) if isinstance(tool, ResearchTool) else tool for tool in self.tools]
 
 
 def bind_tools(tools: Any, view: RunView | None) -> list[Tool | Toolset]:
-    """
-    An agent's tools for one run, those of this library bound to a view of the run (pass them as the Agent's
-    ``tools`` argument of ``run``).
-
-    :returns: The tools: a :class:`RunToolset` is unpacked into its bound tools, a :class:`ResearchTool` is bound,
-        anything else is kept as it is.
-    """
+    """An agent's tools for one run (the Agent's ``tools`` of ``run``): a :class:`RunToolset` unpacked into its tools,
+    the library's bound to ``view``, anything else kept as it is."""
     bound: list[Tool | Toolset] = []
     for item in [tools] if isinstance(tools, Toolset) else list(tools or []):
         if isinstance(item, RunToolset):

@@ -144,10 +144,7 @@ class LocalExecutor:
 
 
 def import_ray() -> Any:
-    """
-    :returns: The ``ray`` module.
-    :raises MissingExtraError: If Ray is not installed; the message names the extra to install.
-    """
+    """:returns: The ``ray`` module; a ``MissingExtraError`` naming the extra when Ray is not installed."""
     try:
         import ray
     except ImportError as error:
@@ -201,12 +198,7 @@ class RayExecutor:
         self._research: Any = None
 
     def start(self, research: ResearchFactory) -> None:
-        """
-        Connect to Ray (starting a local instance when ``address`` is ``None``) and ship the factory once.
-
-        :param research: The research factory; it must be picklable by Ray (cloudpickle).
-        :raises MissingExtraError: If Ray is not installed.
-        """
+        """Connect to Ray (starting a local instance when ``address`` is ``None``) and ship the factory once."""
         ray = import_ray()
         self._ray = ray
         self._owns = not ray.is_initialized()

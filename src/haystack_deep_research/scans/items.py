@@ -124,18 +124,11 @@ class KnowledgeProvider(abc.ABC):
 
     @abc.abstractmethod
     def describe_item(self, ref: ItemRef) -> str:
-        """
-        :param ref: One of the listed items.
-        :returns: The prompt of the item's research run.
-        """
+        """:returns: The prompt of the research run of one of the listed items."""
 
     @abc.abstractmethod
     def to_row(self, ref: ItemRef, result: Mapping[str, Any]) -> KnowledgeRow:
-        """
-        :param ref: The item.
-        :param result: The outputs of its research run (see :func:`row_data`).
-        :returns: Its row.
-        """
+        """:returns: The item's row, from the outputs of its research run (see :func:`row_data`)."""
 
 
 class ListProvider(KnowledgeProvider):

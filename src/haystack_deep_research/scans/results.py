@@ -122,10 +122,7 @@ class ResultsFile:
         self._lock.release()
 
     def rows(self) -> list[tuple[ItemRef, KnowledgeRow]]:
-        """
-        :returns: The finished items and their rows, in the order they were written.
-        :raises ConfigurationError: If a line is not a record of this file.
-        """
+        """The finished items and their rows, in the order written; a line of no record is a ``ConfigurationError``."""
         found = []
         for number, line in enumerate(_whole_lines(self.path), 1):
             if not line.strip():

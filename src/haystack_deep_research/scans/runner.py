@@ -49,10 +49,7 @@ class ScanResult:
     results: ResultsFile | None = None
 
     def write_csv(self, path: str | Path) -> Path:
-        """
-        :param path: The CSV file to write the rows to (see :func:`~haystack_deep_research.scans.results.write_csv`).
-        :returns: The path.
-        """
+        """Write the rows to a CSV file (see :func:`~haystack_deep_research.scans.results.write_csv`); returns it."""
         return write_csv(self.rows, path)
 
 
@@ -69,11 +66,6 @@ def _failed_run(result: Mapping[str, Any]) -> ResearchFailedError | None:
     warnings = [str(text) for text in result.get(WARNINGS) or [] if "failed" in str(text)]
     partial = {key: value for key, value in row_data(result).items() if key != "grounding_score"}
     return ResearchFailedError(str(exit_reason), warnings[-1] if warnings else "", partial)
-
-
-def _finished(row: KnowledgeRow) -> bool:
-    """A row read back is finished unless an older version wrote a failed run's fallback as a row."""
-    return row.data.get(EXIT_REASON) not in FAILED_EXIT_REASONS
 
 
 def _executor(executor: Any) -> ScanExecutor:
@@ -131,19 +123,11 @@ class ScanRunner:
         self.on_event = on_event
 
     def run(self) -> ScanResult:
-        """
-        Run the scan to its end (in a notebook or a server, ``await run_async()``).
-
-        :returns: The result.
-        """
+        """Run the scan to its end and return its result (in a notebook or a server, ``await run_async()``)."""
         return asyncio.run(self.run_async())
 
     async def run_async(self) -> ScanResult:
-        """
-        Run the scan on the running event loop.
-
-        :returns: The result.
-        """
+        """Run the scan on the running event loop and return its result."""
         await asyncio.to_thread(self.results.lock)
         try:
             return await self._scan()
@@ -154,7 +138,9 @@ class ScanRunner:
         started = time.monotonic()
         bus = EventBus(uuid.uuid4().hex, [self.on_event] if self.on_event is not None else [])
         items = await asyncio.to_thread(self.provider.list_items)
-        finished = {ref.key: row for ref, row in await asyncio.to_thread(self.results.rows) if _finished(row)}
+        # A row is finished unless an older version wrote a failed run's fallback as a row.
+        rows_read = await asyncio.to_thread(self.results.rows)
+        finished = {ref.key: row for ref, row in rows_read if row.data.get(EXIT_REASON) not in FAILED_EXIT_REASONS}
         order: dict[tuple[str, str], int] = {}
         todo: collections.deque[ItemRef] = collections.deque()
         skips: list[ItemSkipped] = []

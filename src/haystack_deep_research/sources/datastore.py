@@ -123,12 +123,8 @@ class Datastore:
 
 
 def datastores_from(datastores: Any) -> list[Datastore]:
-    """
-    The ``datastores`` of a :class:`~haystack_deep_research.Sources` (``None``, or a mapping of name to a spec
-    ``{"retriever", "description", "top_k", "min_score"}`` or to a :class:`Datastore`), checked, in the mapping's order.
-
-    :raises ConfigurationError: If the mapping or a spec is invalid; the message names the store and the key.
-    """
+    """``Sources.datastores`` (``None``, or name to a spec or a :class:`Datastore`) checked, in the mapping's order;
+    a ``ConfigurationError`` names the store and the key that is wrong."""
     if datastores is None:
         return []
     if not isinstance(datastores, Mapping):

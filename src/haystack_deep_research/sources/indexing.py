@@ -31,22 +31,7 @@ from haystack_deep_research.web.extract import extract_text_file
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "DOCUMENT_LIMITS",
-    "FILE_TYPES",
-    "MAX_DEPTH",
-    "MAX_DOCUMENT_BYTES",
-    "OFFICE_EXTRA",
-    "FolderFile",
-    "FolderIndex",
-    "IndexProgress",
-    "build_index",
-    "convert",
-    "default_cache_dir",
-    "folder_files",
-    "office_readers",
-    "read_documents",
-]
+__all__ = ["DOCUMENT_LIMITS", "FILE_TYPES", "FolderIndex", "IndexProgress", "build_index", "folder_files"]
 
 IndexProgress = Callable[[int, int, str], Any]
 """``progress(done, total, file)``: called before each file is indexed and once more when all are done."""
@@ -180,14 +165,9 @@ def _missing_module(suffix: str) -> str | None:
 
 def convert(file: FolderFile, root: Path) -> list[Document]:
     """
-    Read one file (which must stay in ``root``) and turn it into documents with its text.
-
-    :returns: Its documents (``meta["file_path"]`` is the full path, ``meta["title"]`` its own title when it has one:
-        an HTML page's, a PDF's or an office file's, a Markdown file's first heading); none when it holds no text.
-    :raises OSError: It cannot be read, or is refused (:class:`~haystack_deep_research.errors.LocalFileRefusedError`).
-    :raises MissingExtraError: It is an office file and the packages of the ``office`` extra are not installed.
-    :raises ExtractionError: A PDF, HTML or office file is malformed or holds no text, a text file is not text in
-        any encoding recognised, or any file costs more than :data:`DOCUMENT_LIMITS` allow.
+    Read one file (which must stay in ``root``) into documents with its full path as ``meta["file_path"]`` and its own
+    title, if any, as ``meta["title"]``; none when it holds no text. Raises ``OSError`` (a refusal too),
+    ``MissingExtraError`` (an office file without the extra) or ``ExtractionError`` (unparsable, or over the limits).
     """
     suffix = file.path.suffix.lower()
     missing = _missing_module(suffix) if suffix in _OFFICE_TYPES else None
@@ -274,16 +254,10 @@ def build_index(
     progress: IndexProgress | None = None,
 ) -> FolderIndex:
     """
-    Index a folder, or load its index when the files are unchanged (see the module docstring).
-
-    :param folder: The folder; its sub-folders are included, hidden files and folders are not.
-    :param cache_dir: Where indexes are kept; :func:`default_cache_dir` by default.
-    :param split_length: Words per passage, 20 to 2,000.
-    :param split_overlap: Words shared by neighbouring passages, 0 to half of ``split_length``.
-    :param progress: Called as ``progress(done, total, file)`` while building.
-    :returns: The index.
-    :raises ConfigurationError: If the folder does not exist, holds no file of a supported type, or a setting is out
-        of range.
+    Index a folder (sub-folders included, hidden ones not), or load its index from ``cache_dir``
+    (:func:`default_cache_dir`) when the files are unchanged: passages of ``split_length`` words (20 to 2,000)
+    sharing ``split_overlap`` (up to half). A missing or empty folder or a setting out of range is a
+    ``ConfigurationError``.
     """
     from haystack.components.preprocessors.document_splitter import DocumentSplitter
 

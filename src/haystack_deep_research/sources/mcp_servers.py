@@ -126,10 +126,7 @@ class MCPServer(FieldsSerialized):
 
 
 def mcp_servers_from(servers: Any) -> list[MCPServer]:
-    """
-    The ``mcp_servers`` of a :class:`~haystack_deep_research.Sources` (``None``, or a list of :class:`MCPServer` with
-    distinct names), checked, in order; anything else raises ``ConfigurationError``.
-    """
+    """``Sources.mcp_servers`` (``None``, or a list of :class:`MCPServer` of distinct names) checked, in order."""
     if servers is None:
         return []
     if isinstance(servers, MCPServer):
@@ -177,13 +174,7 @@ class MCPSession:
         self._reported = False
 
     def open(self) -> list[Any]:
-        """
-        Connect, once: later calls return what the first one gave.
-
-        :returns: The server's tools (the SDK's ``Tool`` objects).
-        :raises MCPServerError: If the server did not start or answer within ``connect_timeout`` (also on later calls).
-        :raises MissingExtraError: If the ``mcp`` package is not installed.
-        """
+        """Connect, once, and return the server's tools (the SDK's); a failure to start is raised on every call."""
         with self._lock:
             if self._tools is None and self._failure is None:
                 if self._closed:
@@ -396,11 +387,7 @@ def result_items(result: Any) -> list[dict[str, Any]]:
 
 
 def named_url(item: dict[str, Any]) -> str:
-    """
-    :param item: An item of a tool result (see :func:`result_items`).
-    :returns: The ``http(s)`` URL it names (``url``, ``uri``, ``link``), percent-encoded as it would be sent, or ``""``
-        (none, or not a valid URL).
-    """
+    """The ``http(s)`` URL an item names (``url``, ``uri``, ``link``), percent-encoded as sent, or ``""``."""
     for key in _URL_KEYS:
         value = item.get(key)
         if isinstance(value, str) and value.strip().lower().startswith(("http://", "https://")):
@@ -560,11 +547,7 @@ class MCPToolset(RunToolset):
         super().__post_init__()
 
     def bind(self, view: RunView | None) -> list[Tool]:
-        """
-        :param view: The view of the run the tools will work in (``None``: no run, no tools).
-        :returns: Every tool of every server that could be reached, bound to ``view``; a server that could not is one
-            warning of the run.
-        """
+        """Every tool of every server reached, bound to ``view`` (none without); one that was not is a run warning."""
         if view is None:
             return []
         tools: list[Tool] = []
@@ -583,10 +566,7 @@ class MCPToolset(RunToolset):
         return tools
 
     def spawn(self, selected_tool_names: set[str] | None = None) -> MCPToolset:
-        """
-        :param selected_tool_names: Ignored.
-        :returns: A copy for one run; it lists its tools once it has the run's view.
-        """
+        """A copy for one run (``selected_tool_names`` ignored); it lists its tools once it has the run's view."""
         return MCPToolset(servers=self.servers, url_policy=self.url_policy, spawned=True)
 
     def __iter__(self) -> Any:
@@ -621,12 +601,6 @@ class MCPToolset(RunToolset):
 
 
 def mcp_toolsets(servers: Any, url_policy: UrlPolicy | None = None) -> list[MCPToolset]:
-    """
-    The ``Sources(mcp_servers=..., url_policy=...)`` of every factory as the tools to add to a researcher: ``[]``
-    without servers, else one :class:`MCPToolset` of them, whose results' URLs must pass ``url_policy`` (the run's by
-    default).
-
-    :raises ConfigurationError: If ``servers`` is invalid.
-    """
+    """``Sources(mcp_servers=..., url_policy=...)`` as a researcher's tools: ``[]``, or one :class:`MCPToolset`."""
     checked = mcp_servers_from(servers)
     return [MCPToolset(servers=checked, url_policy=url_policy)] if checked else []

@@ -47,10 +47,7 @@ KEYLESS_NOTICE = (
 
 
 def default_search_name(environ: Mapping[str, str] | None = None) -> str:
-    """
-    :param environ: The environment to look in; ``os.environ`` by default.
-    :returns: ``"tavily"`` when ``TAVILY_API_KEY`` is set (not blank), else ``"ddgs"``.
-    """
+    """``"tavily"`` when ``TAVILY_API_KEY`` is set (not blank) in ``environ`` (``os.environ``), else ``"ddgs"``."""
     env = os.environ if environ is None else environ
     return "tavily" if env.get("TAVILY_API_KEY", "").strip() else "ddgs"
 
@@ -63,17 +60,9 @@ def resolve_search(
     scope: SearchScope | None = None,
 ) -> SearchTool:
     """
-    The researchers' ``web_search`` tool for a choice of search.
-
-    :param search: ``"auto"`` (Tavily with ``TAVILY_API_KEY``, else keyless ddgs), ``"tavily"``, ``"ddgs"``, a
-        :class:`SearchTool` (used as it is), a search backend, a Haystack component with a ``query`` input, or a
-        Haystack Tool with a ``query`` parameter.
-    :param max_results: Results per search, 1 to 20.
-    :param environ: The environment ``"auto"`` looks in; ``os.environ`` by default.
-    :param scope: The domains and recency window every search keeps to; a :class:`SearchTool` given is copied with
-        it (the caller's tool keeps its own).
-    :returns: The tool; every choice goes through the same :class:`SearchTool` path.
-    :raises ConfigurationError: If ``search`` is none of these.
+    The researchers' ``web_search`` tool (always a :class:`SearchTool`) for a search named, a :class:`SearchTool`
+    (copied with ``scope``: the caller's keeps its own), a backend, a Haystack component or a Tool; anything else is a
+    ``ConfigurationError``. ``environ`` is where ``"auto"`` looks (``os.environ``).
     """
     if isinstance(search, SearchTool):
         if not scope:
