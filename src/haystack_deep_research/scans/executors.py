@@ -139,7 +139,6 @@ class LocalExecutor:
         return await research_item_async(self._research, prompt)
 
     def stop(self) -> None:
-        """Forget the factory."""
         self._research = None
 
 

@@ -301,12 +301,7 @@ def _top_k(tool: str, value: Any, default: int) -> int:
 
 
 class DatastoreSearchTool(ResearchTool):
-    """
-    Search one datastore: the tool ``search_<name>``, taking ``query`` and an optional ``top_k``.
-
-    :param datastore: The store.
-    :raises ConfigurationError: If ``datastore`` is not a :class:`Datastore`.
-    """
+    """Search one :class:`Datastore`: the tool ``search_<name>``, taking ``query`` and an optional ``top_k``."""
 
     def __init__(self, *, datastore: Datastore) -> None:
         if not isinstance(datastore, Datastore):

@@ -146,11 +146,6 @@ def read_documents(file: FolderFile, root: Path) -> tuple[list[Document], str]:
     return documents, "" if documents else f"{_name(file.path, root)}: no text to index"
 
 
-def office_readers() -> tuple[str, ...]:
-    """:returns: The office suffixes that can be read here: those whose converter's packages are installed."""
-    return tuple(suffix for suffix in _OFFICE_TYPES if _missing_module(suffix) is None)
-
-
 def _missing_module(suffix: str) -> str | None:
     """The package an office suffix's converter needs that cannot be imported, or ``None``."""
     for module, package in _OFFICE_TYPES[suffix][1]:
@@ -202,9 +197,7 @@ class FolderIndex:
     :param skipped: Files (and folders) not indexed: ``len(warnings)``.
     :param reused: Whether the index was loaded from the cache instead of built.
     :param path: Where the index is kept.
-    :param warnings: One line per file or folder not indexed, saying why: a link leading out of the folder, a FIFO
-        or device, a file over the size cap, a folder too deep, an office file whose extra is not installed (the line
-        names it), a file that gave no text, is not text in any encoding, or could not be parsed within the limits.
+    :param warnings: One line per file or folder not indexed, saying why (docs/sources.md lists the reasons).
     """
 
     store: InMemoryDocumentStore
@@ -219,11 +212,6 @@ def default_cache_dir() -> Path:
     """:returns: ``$XDG_CACHE_HOME/haystack-deep-research/indexes``, or ``~/.cache/...`` without that variable."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "haystack-deep-research" / "indexes"
-
-
-def _manifest(folder: Path, files: list[FolderFile], settings: dict[str, Any]) -> dict[str, Any]:
-    entries = [[file.path.relative_to(folder).as_posix(), file.size, file.mtime_ns] for file in files]
-    return {"format": _FORMAT, "folder": str(folder), "settings": settings, "files": entries}
 
 
 def _read_json(path: Path, root: Path) -> Any:
@@ -270,8 +258,10 @@ def build_index(
     if not files:
         found = f" ({len(refused)} skipped: {'; '.join(refused[:3])})" if refused else ""
         raise ConfigurationError(f"{folder} holds no file to index{found}; supported: {', '.join(FILE_TYPES)}.")
-    settings = {"split_length": split_length, "split_overlap": split_overlap, "office": list(office_readers())}
-    manifest = _manifest(root, files, settings)
+    office = [suffix for suffix in _OFFICE_TYPES if _missing_module(suffix) is None]  # the office files readable here
+    settings = {"split_length": split_length, "split_overlap": split_overlap, "office": office}
+    entries = [[file.path.relative_to(root).as_posix(), file.size, file.mtime_ns] for file in files]
+    manifest = {"format": _FORMAT, "folder": str(root), "settings": settings, "files": entries}
     key = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     where = Path(cache_dir).expanduser().resolve() / key if cache_dir is not None else default_cache_dir() / key
     loaded = _load(where, manifest)

@@ -260,18 +260,15 @@ class MCPSession:
         finally:
             self._session = None
 
-    def _call_coroutine(self, name: str, arguments: dict[str, Any]) -> Any:
-        session = self._session
-        if session is None:
-            raise MCPServerError(f"MCP server {self.server.name!r} is not connected (it failed, or its run ended).")
-        return session.call_tool(name, arguments, read_timeout_seconds=self.server.call_timeout)
-
     def _submit(self, name: str, arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
         self.open()
-        loop = self._loop
+        loop, session = self._loop, self._session
         if loop is None or self._closed:
             raise MCPServerError(f"MCP server {self.server.name!r} is not connected (its run ended).")
-        return asyncio.run_coroutine_threadsafe(self._call_coroutine(name, arguments), loop)
+        if session is None:
+            raise MCPServerError(f"MCP server {self.server.name!r} is not connected (it failed, or its run ended).")
+        call = session.call_tool(name, arguments, read_timeout_seconds=self.server.call_timeout)
+        return asyncio.run_coroutine_threadsafe(call, loop)
 
     def _failed(self, name: str, error: BaseException) -> MCPServerError:
         if isinstance(error, MCPServerError):
@@ -357,10 +354,6 @@ _ID_KEYS = ("id", "key", "number")
 _MAX_ITEMS = 20
 
 
-def _tool_name(server: str, tool: str) -> str:
-    return f"{server}_{_TOOL_NAME.sub('_', tool)}"[:64]
-
-
 def result_items(result: Any) -> list[dict[str, Any]]:
     """
     The items of an MCP ``CallToolResult``, one dict per content item: a text content holding a JSON object is that
@@ -425,14 +418,7 @@ def _text(item: dict[str, Any]) -> str:
 
 
 class MCPTool(ResearchTool):
-    """
-    One tool of an MCP server, named ``<server>_<tool>``, with the server's description and input schema.
-
-    :param server: The server.
-    :param spec: The SDK's ``Tool`` the server listed.
-    :param session: The run's connection to the server.
-    :param url_policy: The policy a URL an item names must pass; the run's by default.
-    """
+    """The tool ``spec`` (the SDK's) of an MCP server, named ``<server>_<tool>``, called through the run's session."""
 
     def __init__(
         self, *, server: MCPServer, spec: Any, session: MCPSession, url_policy: UrlPolicy | None = None
@@ -444,7 +430,8 @@ class MCPTool(ResearchTool):
         schema.setdefault("properties", {})
         about = f" ({server.description})" if server.description else ""
         description = f"[MCP server '{server.name}'{about}] {spec.description or spec.name}"
-        super().__init__(name=_tool_name(server.name, self.remote_name), description=description, parameters=schema)
+        name = f"{server.name}_{_TOOL_NAME.sub('_', self.remote_name)}"[:64]
+        super().__init__(name=name, description=description, parameters=schema)
 
     def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
         """
@@ -525,12 +512,7 @@ def _session(view: RunView, server: MCPServer) -> MCPSession:
 
 @dataclass
 class MCPToolset(RunToolset):
-    """
-    The tools of some MCP servers, connected once per run (see the module docstring).
-
-    :param servers: The servers.
-    :param url_policy: The policy a URL their results name must pass (``Sources.url_policy``); the run's by default.
-    """
+    """The tools of some MCP servers, connected once per run; the URLs their results name must pass ``url_policy``."""
 
     servers: list[MCPServer] = field(default_factory=list)
     url_policy: UrlPolicy | None = None

@@ -103,9 +103,6 @@ class SearchTool(ResearchTool):
     """
     Search the web through a backend and return title, exact URL and snippet of each result, fenced as untrusted.
 
-    Every result is recorded in the run's evidence ledger (as a search result: it still has to be read to be
-    cited), and every search in the run's search log. A backend failure is a tool error the model can react to.
-
     :param backend: The search engine (see the module docstring).
     :param max_results: Results per search, 1 to 20; extra results the engine gives are dropped.
     :param notice: Said once per run, as a warning, the first time the tool searches (for example which engine a
