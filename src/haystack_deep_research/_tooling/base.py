@@ -216,8 +216,7 @@ def _resolve(schema: Any, root: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _types(schema: Mapping[str, Any]) -> list[str]:
     declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
+    declared = [declared] if isinstance(declared, str) else declared
     return [kind for kind in declared if isinstance(kind, str)] if isinstance(declared, list) else []
 
 
@@ -229,11 +228,9 @@ def _number(text: str, *, integer: bool) -> int | float | None:
         value = float(stripped)
     except ValueError:
         return None
-    if not math.isfinite(value):
+    if not math.isfinite(value) or (integer and not value.is_integer()):
         return None
-    if integer:
-        return int(value) if value.is_integer() else None
-    return value
+    return int(value) if integer else value
 
 
 def _scalar(value: str, kinds: list[str]) -> Any:

@@ -185,8 +185,7 @@ def write_csv(rows: Iterable[KnowledgeRow], path: str | Path) -> Path:
     every cell that a spreadsheet would take for a formula neutralised (see :func:`_cell`).
 
     :param rows: The rows.
-    :param path: The CSV file, written as a path the user named (see
-        :func:`~haystack_deep_research._untrusted.files.write_file`).
+    :param path: The CSV file, written as a path the user named (see :func:`write_file`).
     :returns: The path.
     :raises LocalFileRefusedError: The path holds a folder, a socket or a block device.
     """

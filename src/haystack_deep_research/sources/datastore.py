@@ -20,8 +20,6 @@ from urllib.parse import quote
 
 from haystack import Document, component
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
-from haystack.core.serialization import component_to_dict
-from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -36,7 +34,7 @@ from haystack_deep_research._prompts import (
     fence,
     render_text,
 )
-from haystack_deep_research._serialization import InitSerialized
+from haystack_deep_research._serialization import InitSerialized, init_parameters, restore_parameters
 from haystack_deep_research._tooling.base import ResearchTool
 from haystack_deep_research.errors import ConfigurationError, SearchError, ToolArgumentsError, URLRefusedError
 from haystack_deep_research.events import SearchDone
@@ -391,24 +389,13 @@ class DatastoreSearchTool(ResearchTool):
         return url
 
     def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized tool, the retriever serialized by Haystack."""
-        store = self.datastore
-        return self._serialized(
-            {
-                "name": store.name,
-                "retriever": component_to_dict(obj=store.retriever, name="retriever"),
-                "description": store.description,
-                "top_k": store.top_k,
-                "min_score": store.min_score,
-            }
-        )
+        """:returns: The serialized tool: its store's fields, the retriever serialized by Haystack."""
+        return self._serialized(init_parameters(self.datastore))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DatastoreSearchTool:
         """Rebuild the tool from what ``to_dict`` returned."""
-        params = dict(data["data"])
-        deserialize_component_inplace(params, key="retriever")
-        return cls(datastore=Datastore(**params))
+        return cls(datastore=Datastore(**restore_parameters(Datastore, data["data"])))
 
 
 def datastore_tools(datastores: Any) -> list[DatastoreSearchTool]:

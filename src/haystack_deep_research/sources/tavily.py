@@ -32,8 +32,7 @@ class SearchClient(Protocol):
     """What :class:`TavilySearch` needs from a client: tavily-python's ``TavilyClient.search`` signature subset."""
 
     def search(self, query: str, *, max_results: int, search_depth: str, **scope: Any) -> dict[str, Any]:
-        """Search and return a Tavily-shaped response with a ``results`` list (``scope``: Tavily's
-        ``include_domains``, ``exclude_domains``, ``time_range`` and ``start_date``)."""
+        """A Tavily response with a ``results`` list; ``scope`` is Tavily's domains and dates parameters."""
         ...
 
 
