@@ -104,21 +104,18 @@ async def research_item_async(research: ResearchFactory, prompt: str) -> dict[st
 
 
 class ScanExecutor(Protocol):
-    """Researches the items of one scan: :meth:`start` once, :meth:`research` per attempt, :meth:`stop` once."""
+    """Researches the items of one scan: :meth:`start` once, :meth:`research` per attempt, :meth:`stop` once (also
+    after a failure); ``start`` and ``stop`` block, and the runner calls them in a worker thread."""
 
     name: str
 
-    def start(self, research: ResearchFactory) -> None:
-        """Get ready to research with this factory (blocking; the runner calls it in a worker thread)."""
-        ...
+    def start(self, research: ResearchFactory) -> None: ...
 
     async def research(self, prompt: str) -> dict[str, Any]:
         """:returns: The outputs of the research run of one item's prompt."""
         ...
 
-    def stop(self) -> None:
-        """Release what :meth:`start` took (blocking; called in a worker thread, also after a failure)."""
-        ...
+    def stop(self) -> None: ...
 
 
 class LocalExecutor:

@@ -7,10 +7,9 @@ The SDK is async and its transports must be entered and left in one task, while 
 Agent's worker threads and from event loops; so a session runs the connection on an event loop of its own, in a
 daemon thread, and each tool call is a task there, waited for with the server's ``call_timeout``.
 
-A server's tools are known only once a run connects to it, so the toolset lists them when bound to a run's view (a
-sub-researcher's ``bind``, or a deep agent's run, whose ``before_run`` hook hands the view to the toolset's
-placeholder). Each item of a result is recorded as read under ``mcp://<server>/<tool>/<id>`` (:func:`result_target`);
-a URL an item names is no citation target but its ``named_url``, and must pass the run's URL policy.
+A server's tools are known only once a run connects to it, so the toolset lists them when bound to a run's view.
+Each item of a result is recorded as read under ``mcp://<server>/<tool>/<id>`` (:func:`result_target`); a URL an
+item names is no citation target but its ``named_url``, and must pass the run's URL policy.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -434,14 +434,7 @@ class MCPTool(ResearchTool):
         super().__init__(name=name, description=description, parameters=schema)
 
     def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
-        """
-        Call the tool, record each item of its result as read under its ``mcp://`` address, and render them fenced.
-
-        :param view: The researcher's view of the run, or ``None``.
-        :param arguments: The model's arguments, passed to the server as they are.
-        :returns: The phase; it returns the rendered items.
-        :raises MCPServerError: (from the phase) If the call failed, timed out, or the server reported an error.
-        """
+        """Call the tool (an ``MCPServerError`` if it fails), record each item of its result as read, fence them."""
         name, session = self.remote_name, self.session
         query = ", ".join(f"{key}: {value}" for key, value in sorted(arguments.items())) or name
         [called] = yield [Call(lambda: session.call(name, arguments), lambda: session.call_async(name, arguments))]
@@ -506,10 +499,6 @@ class _RunPlaceholder(Tool):
         return True
 
 
-def _session(view: RunView, server: MCPServer) -> MCPSession:
-    return view.run.resource(f"mcp_session:{server.name}", lambda: MCPSession(server), close=MCPSession.close)
-
-
 @dataclass
 class MCPToolset(RunToolset):
     """The tools of some MCP servers, connected once per run; the URLs their results name must pass ``url_policy``."""
@@ -534,7 +523,9 @@ class MCPToolset(RunToolset):
             return []
         tools: list[Tool] = []
         for server in self.servers:
-            session = _session(view, server)
+            session = view.run.resource(
+                f"mcp_session:{server.name}", partial(MCPSession, server), close=MCPSession.close
+            )
             try:
                 specs = session.open()
             except MCPServerError as error:

@@ -245,16 +245,11 @@ class SearchTool(ResearchTool):
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized tool, its backend nested."""
         data = {**self._backend_parameters(), "max_results": self.max_results, "notice": self.notice}
-        return self._serialized({**data, **self.cache_parameters()})
+        cache = {} if self.cache is None else {"cache": cache_to_dict(self.cache)}
+        return self._serialized({**data, **cache, **({"scope": self.scope.to_dict()} if self.scope else {})})
 
     def _backend_parameters(self) -> dict[str, Any]:
         return {"backend": backend_to_dict(self.backend)}
-
-    def cache_parameters(self) -> dict[str, Any]:
-        """:returns: ``{"cache": <serialized cache>}`` when the tool has one, and ``{"scope": ...}`` when it has a
-        scope; else ``{}``."""
-        cache = {} if self.cache is None else {"cache": cache_to_dict(self.cache)}
-        return {**cache, "scope": self.scope.to_dict()} if self.scope else cache
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
