@@ -34,6 +34,7 @@ MAX_RESULTS_BYTES = 1 << 30
 
 def _append(path: Path, record: dict[str, Any]) -> None:
     line = clean_text(json.dumps(record, ensure_ascii=False, allow_nan=False)) + "\n"  # always encodable as UTF-8
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         handle = open_appending(path)
     except LocalFileRefusedError as error:
@@ -138,7 +139,6 @@ class ResultsFile:
 
     def add_row(self, ref: ItemRef, row: KnowledgeRow) -> None:
         """Append one finished item's row and flush it to disk."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         _append(self.path, {"item": ref.to_dict(), **row.to_dict()})
 
     def add_failure(
@@ -151,13 +151,10 @@ class ResultsFile:
         partial: dict[str, Any] | None = None,
     ) -> None:
         """Append one failed item (its last error, the attempts made, its run's ``exit_reason`` and ``partial``)."""
-        self.failures_path.parent.mkdir(parents=True, exist_ok=True)
-        record: dict[str, Any] = {"item": ref.to_dict(), "error": error, "attempts": attempts}
-        if exit_reason is not None:
-            record["exit_reason"] = exit_reason
-        if partial is not None:
-            record["partial"] = partial
-        _append(self.failures_path, record)
+        known = {
+            key: value for key, value in {"exit_reason": exit_reason, "partial": partial}.items() if value is not None
+        }
+        _append(self.failures_path, {"item": ref.to_dict(), "error": error, "attempts": attempts, **known})
 
     def failures(self) -> list[dict[str, Any]]:
         """:returns: Every failure recorded so far (``item``, ``error``, ``attempts``), oldest first."""

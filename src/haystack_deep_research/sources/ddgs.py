@@ -5,6 +5,7 @@ search runs. Chosen over the ``ddgs-haystack`` component because that one takes 
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Protocol
 
 from haystack import logging
@@ -24,11 +25,9 @@ _TIMELIMITS = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
 
 class DdgsClient(Protocol):
-    """What :class:`DdgsSearch` needs from a client: ``ddgs.DDGS.text``."""
+    """What :class:`DdgsSearch` needs from a client: ``ddgs.DDGS.text``, results with ``title``, ``href``, ``body``."""
 
-    def text(self, query: str, **options: Any) -> list[dict[str, Any]]:
-        """Search and return results with ``title``, ``href`` and ``body``."""
-        ...
+    def text(self, query: str, **options: Any) -> list[dict[str, Any]]: ...
 
 
 class DdgsSearch:
@@ -95,8 +94,6 @@ class DdgsSearch:
             query = " ".join([query, *([f"({sites})"] if sites else []), *excluded])
             start = scope.start()
             if start is not None:
-                from datetime import date
-
                 days = (date.today() - start).days
                 word = next((name for name, limit in TIME_RANGES.items() if days <= limit), "year")
                 options["timelimit"] = _TIMELIMITS[word]

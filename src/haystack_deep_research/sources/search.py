@@ -301,11 +301,7 @@ def _text(value: Any) -> str:
 
 
 def _first(data: Mapping[str, Any], keys: tuple[str, ...]) -> str:
-    for key in keys:
-        value = data.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-    return ""
+    return next((data[key] for key in keys if isinstance(data.get(key), str) and data[key].strip()), "")
 
 
 def _hit(item: Any) -> SearchHit | None:

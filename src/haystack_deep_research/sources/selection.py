@@ -87,7 +87,6 @@ def resolve_search(
 
 
 def is_component(obj: Any) -> bool:
-    """:returns: Whether ``obj`` is a Haystack component instance."""
     return input_names(obj) is not None and callable(getattr(obj, "run", None))
 
 
@@ -131,14 +130,6 @@ def _check_declared_return(tool: Tool) -> None:
         raise SearchShapeError(f"{getattr(declared, '__name__', declared)} (the declared return of {tool.name!r})")
 
 
-def _check_outputs(component: Any) -> None:
-    names = output_names(component) or []
-    if names and not any(name in names for name in _RESULT_OUTPUTS):
-        raise SearchShapeError(
-            f"outputs named {', '.join(sorted(names))} (the outputs {type(component).__name__} declares)"
-        )
-
-
 class ComponentSearch(InitSerialized):
     """
     A Haystack component with a ``query`` input, as a search backend. Its output's ``documents`` (URL in
@@ -159,7 +150,11 @@ class ComponentSearch(InitSerialized):
                 f"{type(component).__name__} has no 'query' input; a search component must take the query as "
                 "'query' (wrap another one in a SuperComponent with input_mapping={'query': [...]})."
             )
-        _check_outputs(component)
+        names = output_names(component) or []
+        if names and not any(name in names for name in _RESULT_OUTPUTS):
+            raise SearchShapeError(
+                f"outputs named {', '.join(sorted(names))} (the outputs {type(component).__name__} declares)"
+            )
         self.component = component
 
     def warm_up(self) -> None:

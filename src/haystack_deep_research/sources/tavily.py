@@ -29,11 +29,9 @@ _DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
 
 
 class SearchClient(Protocol):
-    """What :class:`TavilySearch` needs from a client: tavily-python's ``TavilyClient.search`` signature subset."""
+    """What :class:`TavilySearch` needs from a client: ``TavilyClient.search``, a response with a ``results`` list."""
 
-    def search(self, query: str, *, max_results: int, search_depth: str, **scope: Any) -> dict[str, Any]:
-        """A Tavily response with a ``results`` list; ``scope`` is Tavily's domains and dates parameters."""
-        ...
+    def search(self, query: str, *, max_results: int, search_depth: str, **scope: Any) -> dict[str, Any]: ...
 
 
 def _retrying_session(max_retries: int) -> requests.Session:
