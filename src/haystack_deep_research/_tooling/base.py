@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
@@ -36,9 +36,6 @@ class _Slot:
 
     view: RunView | None = None
     spawned: bool = False
-
-
-ToolT = TypeVar("ToolT", bound="ResearchTool")
 
 
 class ResearchTool(UsesModels, Tool):
@@ -134,7 +131,7 @@ class ResearchTool(UsesModels, Tool):
         return self._serialized(init_parameters(self))
 
     @classmethod
-    def from_dict(cls: type[ToolT], data: dict[str, Any]) -> ToolT:
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         """
         :param data: What ``to_dict`` returned.
         :returns: The tool.

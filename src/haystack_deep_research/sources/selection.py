@@ -74,14 +74,13 @@ def resolve_search(
         name = search.strip().lower()
         if name not in SEARCH_NAMES:
             raise ConfigurationError(f"search must be one of {', '.join(SEARCH_NAMES)}; got {search!r}.")
-        notice = ""
-        if name == "auto":
-            name = default_search_name(environ)
-            notice = KEYLESS_NOTICE if name == "ddgs" else ""
+        auto = name == "auto"
+        name = default_search_name(environ) if auto else name
         if name == "tavily":
             return WebSearchTool(max_results=max_results, scope=scope)
+        notice = KEYLESS_NOTICE if auto else ""  # ddgs, chosen for want of a key
         return SearchTool(backend=DdgsSearch(), max_results=max_results, notice=notice, scope=scope)
-    if isinstance(search, Tool) or search is not None:
+    if search is not None:  # a backend, a Haystack component or a Tool
         return SearchTool(backend=search_backend(search), max_results=max_results, scope=scope)
     raise ConfigurationError("search must not be None; pass 'auto' for the default.")
 
