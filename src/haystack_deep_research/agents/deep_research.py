@@ -47,7 +47,7 @@ from haystack_deep_research.run._phases import model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.sources.datastore import datastores_from
-from haystack_deep_research.sources.mcp_tool import mcp_toolsets
+from haystack_deep_research.sources.mcp_servers import mcp_toolsets
 from haystack_deep_research.sources.search import SearchTool
 from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.state import (

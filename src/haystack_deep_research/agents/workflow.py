@@ -29,7 +29,7 @@ from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.grouped import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, routing_prompt
-from haystack_deep_research.sources.mcp_tool import mcp_toolsets
+from haystack_deep_research.sources.mcp_servers import mcp_toolsets
 from haystack_deep_research.state import (
     PHASE_CAUSAL,
     PHASE_EXECUTE,

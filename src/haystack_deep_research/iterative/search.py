@@ -44,9 +44,8 @@ from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import journal_note
 from haystack_deep_research.run._phases import Phase, subphase
 from haystack_deep_research.sources import SearchTool
-from haystack_deep_research.sources.datastore_tool import DatastoreSearchTool
-from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
-from haystack_deep_research.sources.mcp_tool import mcp_toolsets
+from haystack_deep_research.sources.datastore import DatastoreSearchTool
+from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from, mcp_toolsets
 from haystack_deep_research.state import PHASE_SEARCH
 from haystack_deep_research.tools import ReadUrlTool
 
