@@ -1,9 +1,7 @@
 """
-The iterative research agent: ``create_iterative_research_agent`` wires the depth workflow as a Pipeline with a loop
-(the steps are in ``iterative``), and ``IterativeResearchAgent`` is that Pipeline as one Haystack component, called
-like every shape and honouring the run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`. It
-serializes as itself (the Pipeline nested, as YAML shows it) and nests in other Pipelines;
-:meth:`IterativeResearchAgent.update` researches a finished run again.
+The iterative research agent: ``create_iterative_research_agent`` wires its Pipeline with a loop (the steps are in
+``iterative``), and ``IterativeResearchAgent`` is that Pipeline as one component, run like every shape (see
+``PipelineShape``); :meth:`IterativeResearchAgent.update` researches a finished run again.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """
-The research workflow: ``create_research_workflow`` wires its Pipeline with a quality loop (the steps are in
-``workflow``), and ``ResearchWorkflow`` is that Pipeline as one Haystack component, called like every shape and
-honouring the run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`. It serializes as itself
-(the Pipeline nested) and nests in other Pipelines; its Pipeline is ``workflow.pipeline``.
+The research workflow: ``create_research_workflow`` wires its Pipeline (the steps are in ``workflow``), and
+``ResearchWorkflow`` is that Pipeline as one component, run like every shape (see ``PipelineShape``).
 """
 
 from __future__ import annotations

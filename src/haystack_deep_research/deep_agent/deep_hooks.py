@@ -1,25 +1,7 @@
 """
-The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subclasses of the run layer's.
-
-- :class:`DeepRunHook` opens the run (ledger, budget, events, warnings, usage, streaming, as for every agent of the
-  library; its model calls count toward the ``agent`` phase), hands a caller's ``TodoState`` to the run, and
-  prepends the memory files to the system prompt (see below).
-- :class:`DeepCloseHook` settles why the loop ended (``exit_reason``: the reason of the exit condition that fired;
-  Haystack's ``max_agent_steps`` reads ``max_iterations``; ``failed`` when the model failed, and then the report is
-  what the run's tools read, each source with its passage), fills the outputs (``report`` with the final answer,
-  ``submission``, ``todos``), emits ``ExitReached``, turns the answer into ``output_schema`` when one is set (the
-  accepted submission when the submit tool takes the schema, else the structured-output stage over the final answer,
-  which raises ``StructuredOutputError`` when even its retry does not validate; a run that ended without any answer,
-  out of budget, has no structured output and a warning says so), then closes the run.
-
-Memory files (AGENTS.md-style Markdown files whose text is prepended to the system prompt) are read when each run opens
-(so an edited file counts from the next run), in the order given, ``~`` expanded. A path with no file behind it is
-skipped without a word, so defaults such as ``["~/AGENTS.md", "./AGENTS.md"]`` need no checking first; a file that
-exists but cannot be read is skipped with a warning, and so is one that is not a regular file (a FIFO would block the
-run, ``/dev/zero`` never ends), one that leads out of its folder through a symbolic link (a cloned repository's
-``AGENTS.md`` linked to a key file would send the key to the model), or one larger than ``MAX_MEMORY_BYTES``. Each file
-is cut at ``MAX_MEMORY_CHARS`` characters, with a warning. Memory files are the caller's own instructions: their text is
-not fenced as untrusted data.
+The deep agent's run lifecycle (see docs/deep-agent.md): :class:`DeepRunHook` opens the run and prepends the memory
+files to the system prompt; :class:`DeepCloseHook` settles ``exit_reason``, fills the outputs, emits ``ExitReached``,
+makes the structured output and closes the run. A run whose model failed reports what its tools read.
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
 """
-The hooks of the deep agent's tool loop, one per hook point; each is wiring over the layers that hold the logic.
-
-- :class:`StepStartHook` (``before_llm``): counts usage, ends the loop at a step boundary when an exit condition fires
-  there (``MaxIterations``, ``TokenLimit``) or the run's budget is spent (``stop_run``), else condenses a long
-  conversation (:class:`~.deep_settings.Condenser`).
-- :class:`ToolStepHook` (``before_tool``): coerces arguments to each tool's schema, refuses a submission that does not
-  match ``output_schema`` (see below), guards against loops (:mod:`~haystack_deep_research.research.loop_guard`) and
-  announces the calls that run.
-- :class:`StepReviewHook` (``after_tool``): announces results and adds them to the evidence trail; when the exit
-  conditions fire on the step (a successful submission with enough confidence), grounds the answer
-  (:mod:`.turn_grounding`) and ends the loop (``stop_run``) or sends it back; otherwise tells the model why a submission
-  was not enough, then reflects on the step (:class:`~.deep_settings.Reflexion`).
-- :class:`AnswerHook` (``on_exit``): the model replied without tools; when the exit conditions fire the answer is
-  grounded and accepted, otherwise the loop goes on (``continue_run``) with a message saying what ending needs.
-
-The deep agent's answer is the arguments of its submit tool (or its final text), read as text for grounding, and as an
-instance of ``output_schema`` when the submit tool takes one. A submit tool *takes the schema* when its parameters are
-the schema's fields (``submit(summary=..., ...)``) or one object parameter with those fields (``submit(result:
-ResearchResult)``). Then a submission whose arguments do not validate is refused before the tool runs, with pydantic's
-errors for the model to fix (:func:`payload`), and the accepted submission *is* the structured output, without another
-model call.
+The hooks of the deep agent's tool loop, one per hook point, wiring over the layers that hold the logic (see
+docs/deep-agent.md): :class:`StepStartHook` (``before_llm``), :class:`ToolStepHook` (``before_tool``),
+:class:`StepReviewHook` (``after_tool``) and :class:`AnswerHook` (``on_exit``). A submission to a submit tool that
+takes ``output_schema`` is validated before the tool runs (:func:`takes_schema`, :func:`payload`).
 """
 
 from __future__ import annotations
@@ -186,7 +169,7 @@ def _ground(hook: DeepHook, state: State, view: RunView, answer: Any) -> Phase[A
 
 
 class StepStartHook(DeepHook):
-    """``before_llm`` of a deep agent (see the module docstring)."""
+    """``before_llm``: count usage; end the loop when an exit condition fires or the budget is spent, else condense."""
 
     allowed_hook_points = ("before_llm",)
     settings = ("termination", "chat_generator", "condenser")
@@ -206,7 +189,7 @@ class StepStartHook(DeepHook):
 
 
 class ToolStepHook(DeepHook):
-    """``before_tool`` of a deep agent (see the module docstring)."""
+    """``before_tool``: coerce arguments, refuse an invalid submission, guard against loops, announce the calls."""
 
     allowed_hook_points = ("before_tool",)
     settings = ("submit_tool", "output_schema", "loop_threshold")
@@ -240,7 +223,7 @@ class ToolStepHook(DeepHook):
 
 
 class StepReviewHook(DeepHook):
-    """``after_tool`` of a deep agent (see the module docstring)."""
+    """``after_tool``: record the results; ground a submission that ends the loop (or send it back), else reflect."""
 
     allowed_hook_points = ("after_tool",)
     settings = ("termination", "chat_generator", "submit_tool", "min_confidence", "grounding", "reflexion")
@@ -283,7 +266,7 @@ class StepReviewHook(DeepHook):
 
 
 class AnswerHook(DeepHook):
-    """``on_exit`` of a deep agent (see the module docstring)."""
+    """``on_exit``: a text reply is grounded and accepted when the exit conditions fire, else the loop goes on."""
 
     allowed_hook_points = ("on_exit",)
     settings = ("termination", "chat_generator", "submit_tool", "grounding")

@@ -1,11 +1,6 @@
 """
-The settings the deep agent's hooks share, and their serialization, with the two optional layers that call a model
-of their own between steps: :class:`Condenser` (conversation summarization) and :class:`Reflexion`.
-
-Each hook of the deep agent's loop (:mod:`.deep_loop`) is a :class:`DeepHook` that keeps the settings it uses
-(``settings`` names them): the exit conditions, the submit tool and minimum confidence, the output schema, the loop
-threshold, the agent's own model (the default for its reflexion, summaries and judge) and the optional layers
-(grounding, reflexion, condensing).
+The settings the deep agent's hooks share (:class:`DeepHook`, each hook keeping those its ``settings`` names), and the
+two optional layers that call a model of their own between steps: :class:`Condenser` and :class:`Reflexion`.
 """
 
 from __future__ import annotations
@@ -163,19 +158,12 @@ def _line(message: ChatMessage) -> str:
 
 class Condenser(_ModelLayer):
     """
-    Conversation summarization: a long deep-agent conversation keeps its beginning and its latest turns, and the rest
-    becomes a summary, so the context (and the tokens each step costs) stays bounded over a long run.
-
-    Before a model call, once the conversation (system messages aside) holds more than ``after_messages`` messages, one
-    model call (role ``summarizer``) condenses the older ones. What is never lost: the system prompt, the task (the
-    first user message), the todo list (re-stated under the summary) and the latest ``keep_recent`` messages, kept
-    verbatim. A tool call and its results are never split: the kept part never starts with a result whose call it lacks.
-    A summary from an earlier round is condensed again with the turns after it. A failed summary call changes nothing,
-    with a warning. Every summary emits ``ConversationCondensed``.
-
-    Haystack's own ``CompactionHook`` sizes by the model's context window and calls its summarizer outside the run; this
-    layer counts messages, as the deep agent's settings do, and its call is the run's (usage, budget, streaming,
-    events).
+    Conversation summarization: once the conversation (system messages aside) holds more than ``after_messages``
+    messages, one model call (role ``summarizer``) condenses the older ones; the system prompt, the task, the todo list
+    and the latest ``keep_recent`` messages are kept, and a tool call is never split from its results (see
+    docs/deep-agent.md). Haystack's own ``CompactionHook`` sizes by the model's context window and calls its summarizer
+    outside the run; this layer counts messages, as the deep agent's settings do, and its call is the run's (usage,
+    budget, streaming, events).
 
     :param after_messages: Condense once the conversation holds more than this many messages (system messages
         aside), 4 to 10,000.
@@ -259,14 +247,9 @@ def _last_step(messages: list[ChatMessage]) -> list[dict[str, Any]]:
 
 class Reflexion(_ModelLayer):
     """
-    Reflexion: after each tool step the deep agent evaluates that step and rewrites its plan when the step was wrong.
-
-    One model call per step (role ``reflexion``) reads the task, the current plan and the step's tool calls with what
-    they returned (as untrusted data), and answers ``{"step_ok": ..., "critique": ..., "plan": ...}``. When the step was
-    wrong, the plan in the ``plan`` output is replaced and the conversation gets a message with the critique and the
-    revised plan, which the agent reads before its next step; when it was right, a first plan is kept without a message.
-    Every reflection emits ``Reflected``. A reply that is not the JSON asked for, or a failed call, changes nothing and
-    leaves a warning: reflexion never ends a run.
+    Reflexion: after each tool step one model call (role ``reflexion``) evaluates the step, with its results as
+    untrusted data, and rewrites the plan when the step was wrong (see docs/deep-agent.md); a reply that cannot be read,
+    or a failed call, changes nothing but a warning: reflexion never ends a run.
 
     :param chat_generator: The reflecting model; ``None`` uses the agent's own.
     :raises ConfigurationError: If it is not a chat generator.

@@ -1,19 +1,7 @@
 """
-Per-turn grounding: inside the deep agent's loop, each answer is judged against the evidence its tool calls returned.
-
-Every tool result of the run joins the run's :class:`EvidenceTrail` (a run resource, so condensing the conversation
-loses none of it). When the agent answers (its submit tool succeeds, or it replies without tools), each sentence of
-the answer that claims something is a claim, cited or not (the sentences and the rule of every shape's grounding:
-see :mod:`haystack_deep_research.report.assessment`), and the library's one judge
-(:func:`~haystack_deep_research.report.judge.judge_claims`, the same prompt and verdict rules as the deep research
-agent's grounding) judges them all in one call against the trail. With a score below ``threshold``:
-
-- while re-research rounds are left (``max_rounds``), the answer is **sent back**: the model reads the unsupported
-  claims and researches them again before answering anew;
-- after that, the answer is accepted with its unsupported claims **dropped**, and a warning says how many.
-
-Claims judged unsupported in an accepted answer are dropped whatever the score. An answer given without any tool
-evidence has nothing to be judged against and is accepted as it is.
+Per-turn grounding: inside the deep agent's loop, each answer is judged against the evidence its tool calls returned
+(the run's :class:`EvidenceTrail`), sent back for more research below the threshold, then accepted with its
+unsupported claims dropped (see docs/deep-agent.md). An answer given without any tool evidence is accepted as it is.
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
 """
-Each round's routing and analysis. Before each round, :class:`RoundRouter` sends the run on exactly one way (the
-seed's iteration over ``depth``):
-
-- ``search`` when an update has stale topics to search again (that round is not one of the ``depth`` rounds);
-- ``done`` once the run's token, time or cost budget is spent (``exit_reason`` says which; no analysis call is made);
-- ``done`` once ``depth`` rounds ran (``exit_reason`` ``depth_reached``);
-- ``decide`` otherwise: the analysis model chooses the round's topics, or stops.
-
-In the analysis, the analysis model reads the question, the findings so far and the topics already searched,
-and answers the seed's decision ``{"nextSearchTopic": ..., "shouldContinue": ...}``.
-
-:class:`DecideStep` makes the call and routes on the answer: ``search`` with the round's topics, or ``done``. It is
-robust to what models do:
-
-- the JSON is found in a fenced block or in prose around it, and validated with pydantic (:class:`SearchDecision`;
-  a list of topics is searched side by side in one round);
-- a reply that is not a valid decision gets **one retry** showing the model its reply and the validation errors; a
-  second invalid reply stops the rounds with a warning (``exit_reason`` ``decision_failed``), as does a failing
-  model: the report is still written from the findings so far;
-- proposed topics that repeat a topic already searched (see :class:`TopicFilter`) are refused (a ``TopicRefused`` event
-  each); when every proposal is refused the model is asked once more, told which were refused, and when it proposes
-  only repeats again the rounds stop (``exit_reason`` ``no_new_topics``);
-- a proposed topic that is an error message (see
-  :meth:`~haystack_deep_research.evidence.searches.SearchLog.echoes_error`) is refused with a warning;
-- at most ``max_parallel_searches`` topics are searched in one round; more are dropped with a warning.
+Each round's routing (:class:`RoundRouter`: ``search`` an update's stale topics, ``done`` once a budget is spent or
+``depth`` rounds ran, else ``decide``) and analysis (:class:`DecideStep`: the seed's decision
+``{"nextSearchTopic": ..., "shouldContinue": ...}``, validated, retried once, repeats refused by :class:`TopicFilter`).
+See docs/iterative.md for how it copes with what models do.
 """
 
 from __future__ import annotations
@@ -78,19 +57,9 @@ def normalize_topic(topic: str) -> str:
 
 class TopicFilter:
     """
-    The topics a run searched, and the check of new proposals against them.
-
-    A proposed topic is refused when it repeats a topic searched before (or one proposed earlier in the same round) in
-    all but wording. Each topic is reduced to its content words: Unicode NFKC, case folded, punctuation dropped, common
-    English function words ("in", "the", "of", ...) dropped, each word once, sorted. Two topics repeat each other when
-    these agree, or when rapidfuzz's normalized Indel similarity (``fuzz.ratio``) of the two word lists is at least
-    ``similarity`` (0.88 by default): word order, punctuation, case, filler words and small spelling differences
-    ("cost" / "costs", "AI-based" / "AI") do not hide a repeat, while one more content word ("solar capacity growth"
-    after "solar capacity") makes a new topic. Text without spaces (Chinese) is compared character by character
-    ("AI医疗诊断的最新进展" repeats "AI医疗诊断最新进展"). Two topics whose numbers differ are never repeats ("solar
-    capacity 2024" and "solar capacity 2025" are two searches). Paraphrases in other words ("recent" for "latest",
-    "breakthroughs in diagnostic AI") are not caught here; the analysis model sees every topic searched and is asked for
-    different ones.
+    The topics a run searched, and the check of new proposals against them: a proposal repeating a known topic in all
+    but wording (content words equal, or a rapidfuzz similarity of at least ``similarity``; numbers must agree) is
+    refused (see docs/iterative.md). Paraphrases in other words are left to the analysis model.
 
     :param searched: The topics already searched.
     :param similarity: From this similarity (0 to 1) on, a proposal counts as a repeat.
@@ -103,7 +72,7 @@ class TopicFilter:
     def repeats(self, topic: str) -> bool:
         """
         :param topic: A proposed topic.
-        :returns: Whether it repeats a known topic (see the module docstring).
+        :returns: Whether it repeats a known topic.
         """
         candidate = normalize_topic(topic)
         if not candidate:

@@ -1,17 +1,6 @@
 """
-What travels along the iterative agent's edges: one :class:`IterationRun` per run of its Pipeline.
-
-The components hold no per-run data. Each step receives the run's :class:`IterationRun`, works in the
-:class:`~haystack_deep_research.run.ResearchRun` it carries (findings as the run's notes, evidence ledger, events,
-usage, budget, journal) and passes on a copy with its own results: the seed's variables (``topics``, the
-``nextSearchTopic`` of the next round as ``planned``, ``shouldContinue`` as the route taken) and the report.
-
-:class:`IterativeFinishStep`, the last step, closes the run and sets the agent's outputs. With a run directory, it
-journals the end of the run (with the sources not journaled yet), writes ``ledger.json`` and ``report.md`` (an update
-first keeps the report it replaces as ``report.previous.md``) and releases the directory; a write that fails is a
-warning, never a lost report. The run is closed as every run is
-(:func:`~haystack_deep_research.run._lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
-outputs).
+What travels along the iterative agent's edges (one :class:`IterationRun` per run, plain data the steps pass on with
+their results), the steps' base, and :class:`IterativeFinishStep`, which closes the run (see docs/iterative.md).
 """
 
 from __future__ import annotations
@@ -181,7 +170,10 @@ def _keep_previous(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
 
 @component
 class IterativeFinishStep(InitSerialized):
-    """The iterative agent's last step (see the module docstring)."""
+    """
+    The iterative agent's last step: keep an update's replaced report as ``report.previous.md``, then close the run as
+    every run is (:func:`~haystack_deep_research.run._lifecycle.close_run`); a write that fails is a warning.
+    """
 
     @component.output_types(**OUTPUT_TYPES)
     def run(self, iteration: IterationRun) -> dict[str, Any]:

@@ -1,23 +1,8 @@
 """
-A round of searches: every planned topic is searched side by side (at most ``max_parallel_searches`` at once), as
-the seed's "query only" search, and its findings become one note.
-
-For each topic the :class:`SearchStep`:
-
-1. searches the web with the query alone, through the one search path (:class:`~haystack_deep_research.sources
-   .SearchTool`: hits normalized, recorded in the evidence ledger and the search log, cached across runs when the
-   tool has a cache);
-2. reads the top ``read_top_k`` results with ``read_url`` (URL policy, guarded fetch, extraction, a summary toward the
-   topic; each page read is recorded in the ledger with the text the summarizer saw); a page that cannot be read
-   gives the snippet of its search result instead, fenced, which backs a claim as a snippet, never as a page read;
-3. searches every datastore with the same query (documents retrieved count as read);
-4. makes the finding: a note headed by the topic, holding the page summaries with their URLs (and the documents), or
-   saying that nothing could be read (no page, no snippet). The note is journaled with its sources when the run has a
-   run directory.
-
-A failing search or an unreadable page is part of the finding (and a warning), never the end of the run. After the
-round the topics count as searched, and a ``SearchRoundDone`` event gives the progress line,
-``"search round {k} of {depth} done"``.
+A round of searches: every planned topic is searched side by side (at most ``max_parallel_searches`` at once) with the
+query alone, its top results read, its datastores and MCP query tools asked, and its findings made one note (see
+docs/iterative.md). A failing search or an unreadable page is part of the finding (and a warning), never the end of
+the run.
 """
 
 from __future__ import annotations

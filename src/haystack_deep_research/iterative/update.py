@@ -1,25 +1,7 @@
 """
-Incremental updates of a finished iterative run, built on its run directory's journal (every finding with the ledger
-entries it added, so each topic's pages and when they were read are known) and the cache's time to live (see
-docs/iterative.md for what is kept, checked again and new, and how claims are compared).
-
-:func:`plan_update` makes the plan from the journal: a topic whose every cited page was read less than ``ttl``
-seconds ago is kept as it is; a topic with an older page (or none read) is stale, searched and read again first (with
-a cache its entries have expired too, so the pages are really fetched). :func:`changes` measures what the update
-changed, and :func:`claim_changes` what it changed in the report's claims: a new claim is matched with the previous
-claim sharing the most of its words (figures aside) when they share at least :data:`CLAIM_OVERLAP`; matched claims
-whose figures (:func:`~haystack_deep_research.report.contradictions.figures_in`) disagree are changed, unmatched ones
-are new or no longer supported.
-
-:class:`StartStep`, the iterative agent's first step, continues earlier work if the run directory holds any. The run
-itself (question, event subscribers, progress and streaming callbacks, the run directory's journal, budget) is opened by
-the agent before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`); the step then looks at what the
-run directory holds:
-
-- **resume** (``update=False``): the findings the journal holds are restored with their sources and their topics
-  are never searched again; each restored topic counts as one of the ``depth`` rounds;
-- **update** (``update=True``): a finished run is researched again (see above): fresh findings are kept,
-  stale topics are searched again first, and all ``depth`` rounds look for what is new.
+Incremental updates of a finished iterative run, from its run directory's journal and the cache's time to live (see
+docs/iterative.md for what is kept, checked again and new, and how claims are compared), and :class:`StartStep`, the
+agent's first step, which resumes or updates the work the run directory holds.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """
-A person in the loop, through Haystack's own human-in-the-loop hooks (``haystack.hooks.human_in_the_loop``); see
-docs/plan-approval.md.
-
-**Plan approval** (``create_deep_research_agent(approve_plan=strategy)``): Haystack's ``ConfirmationHook`` runs first
-among the orchestrator's ``before_tool`` hooks, with :class:`PlanReview` as the strategy of its ``research_subtopic``
-calls, so the sub-topics of a turn are shown before any researcher starts. The person's strategy (any Haystack
-``ConfirmationStrategy``) gives a ``ToolExecutionDecision``, which Haystack applies: the same sub-topic is an
-*accept*, another one in ``final_tool_params`` an *edit*, ``execute=False`` a *drop*. Each decision is a
-:class:`~haystack_deep_research.events.PlanReviewed` event and, with a run directory, a ``decision`` record of the
-journal: a resumed run reuses it without asking, and never asks about a sub-topic whose note is journaled. Within a
-run, a sub-topic planned again gets the decision it got.
-
-**Tool confirmation** (``create_deep_agent(confirm_tools=...)``): :func:`confirmation_hooks` checks a strategy (for
-every tool) or a mapping of tool name to strategy, and gives the ``ConfirmationHook`` the agent runs first.
+A person in the loop, through Haystack's own human-in-the-loop hooks: plan approval of the orchestrator's
+``research_subtopic`` calls (:class:`PlanReview`; decisions are ``PlanReviewed`` events and journaled, so a resumed run
+reuses them) and the deep agent's tool confirmation (:func:`confirmation_hooks`). See docs/plan-approval.md.
 """
 
 from __future__ import annotations

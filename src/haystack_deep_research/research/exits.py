@@ -1,15 +1,11 @@
 """
-Exit conditions: when the deep agent's tool loop ends, as small objects that compose and test without a model.
-
-A condition looks at :class:`StepFacts` (what the last step did, how many steps and tokens the run has spent) and
-says whether it fires. ``a & b`` fires when both fire, ``a | b`` when either does; the reason of the condition that
-fired becomes the run's ``exit_reason``. The deep agent's default::
+Exit conditions: when the deep agent's tool loop ends, as small objects that compose (``a & b``, ``a | b``) and test
+without a model; the reason of the condition that fired is the run's ``exit_reason``. The deep agent's default::
 
     base = ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
     termination = base | TokenLimit(budgets.tokens) | MaxIterations(max_iterations)      # with Budgets(tokens=...)
 
-Each condition is described in docs/deep-agent.md. :class:`ToolUsed` requires success by default so that a submit tool
-that raises does not end the loop: the model reads the rejection and goes on.
+Each condition is described in docs/deep-agent.md.
 """
 
 from __future__ import annotations
@@ -131,7 +127,8 @@ class ToolUsed(ExitCondition):
     Fires when the last step called ``tool`` (and, with ``require_success``, the call succeeded).
 
     :param tool: The tool's name.
-    :param require_success: Whether a call that failed counts.
+    :param require_success: Whether only a successful call counts (default: a submit tool that raises does not end
+        the loop; the model reads the rejection and goes on).
     :raises ConfigurationError: If ``tool`` is not a non-empty string.
     """
 

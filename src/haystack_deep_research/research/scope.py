@@ -1,18 +1,8 @@
 """
-The deep research agent's ``before_run`` hook: open the run and turn the question into a research brief.
-
-:class:`ScopeHook` is the run's :class:`~haystack_deep_research.run._lifecycle.OpenRunHook` plus the scope phase: once
-the run is open, the scope model turns the question into a brief, which replaces the conversation the orchestrator sees.
-A brief already known (journaled by an earlier attempt of the run, or passed as ``RunInputs(brief=...)``) is used
-without calling the model, and a failing scope model makes the question the brief, with a warning. Then the run
-directory's earlier work is restored (see :mod:`haystack_deep_research.run._lifecycle`).
-
-With ``clarify=True`` the scope model may instead ask one clarifying question (a JSON reply,
-``{"clarification": "..."}`` or ``{"brief": "..."}``; a reply that is not such an object is the brief). The run then
-stops before the orchestrator's first call with ``exit_reason`` "clarification_needed", the question in the
-``clarification`` output and appended to ``messages`` as an assistant turn. Run again with the user's answer appended
-(``[question, clarifying question, answer]``): the scope model writes the brief from the whole exchange and asks
-nothing more.
+The deep research agent's ``before_run`` hook: :class:`ScopeHook` opens the run, then the scope model turns the
+question into a research brief that replaces the conversation (see docs/how-it-works.md). A brief already known
+(journaled, or ``RunInputs(brief=...)``) is used without a call; with ``clarify=True`` the model may ask one clarifying
+question instead (see docs/clarify-and-report-types.md).
 """
 
 from __future__ import annotations

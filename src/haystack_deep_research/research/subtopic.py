@@ -1,29 +1,10 @@
 """
-The sub-researcher: an Agent of its own, exposed to the orchestrator as the ``research_subtopic`` tool.
+The sub-researcher, exposed to the orchestrator as the ``research_subtopic`` tool, and the orchestrator's hooks
+(:class:`PlanHook`, :class:`DelegationsDoneHook`); see docs/how-it-works.md. Each call runs the researcher in a fresh
+State with its own view of the run; only its final summary comes back, as a note.
 
-Each call runs the researcher in a fresh State with its own view of the run, so researchers never see each other's
-context while their tools record into the one run. Only the researcher's final summary comes back, as a note: it is
-the tool result the orchestrator sees and it joins the run's notes for the writer. A researcher that reaches its
-step limit, is stopped by the loop guard, or runs out of the run's budget still returns a summary of what it
-gathered, marked as partial. No researcher starts once the run's budget is spent, and a sub-topic an earlier attempt
-of the run completed is answered from the run directory (see :mod:`haystack_deep_research.run._lifecycle`).
-
-:func:`researcher_agent` builds the researcher Agent for every shape that runs one (the deep research agent's
-sub-researchers, the research workflow's Execute agent, the deep agent's subagents): its model call is bounded by the
-run's time budget, its plain tools are bound to its run (a ``RunToolset``), and its hooks are the library's: the
-budget (``before_llm``), the loop guard (``before_tool``), search snippets leaving the context once used
-(``after_tool``) and the final summary that keeps what it gathered when it stops early (``after_run``). Streaming
-reaches its tools (Haystack's passthrough).
-
-The orchestrator's hooks: :class:`PlanHook` (``before_tool``) records the sub-topics of a turn in the order the model
-asked for them, before they run side by side, so their notes keep that order whatever order they finish in, and
-progress shows how many sub-topics are planned. :class:`DelegationsDoneHook` (``before_llm``, after the run's
-:class:`~haystack_deep_research.run._lifecycle.BudgetHook`, which it extends) ends the loop once the run has
-delegated every sub-topic it may (``max_subtopics``) and the notes are back, with ``exit_reason``
-``"subtopics_done"``: a further turn could only reflect or say research is complete, and it is the orchestrator's
-longest (it reads every note), on the run's critical path. It does not end the loop while the orchestrator has any
-other tool (a caller's own agent built with more tools), while slots are left (a sub-topic dropped at plan review, a
-refused call, a sub-topic answered from a resumed run's directory), or before the orchestrator has run a tool.
+:func:`researcher_agent` builds the researcher Agent of every shape that runs one (the deep research agent's
+sub-researchers, the workflow's Execute agent, the deep agent's subagents), with the library's hooks.
 """
 
 from __future__ import annotations
@@ -231,8 +212,9 @@ def _subtopic_tool(tools: Any) -> ResearchSubtopicTool | None:
 
 class DelegationsDoneHook(BudgetHook):
     """
-    ``before_llm`` of the orchestrator: the run's budget check, then stop the loop once every sub-topic slot is used
-    (see the module docstring).
+    ``before_llm`` of the orchestrator: the run's budget check, then stop the loop (``subtopics_done``) once every
+    sub-topic slot is used and the notes are back. Not while the orchestrator has another tool (a caller's own agent),
+    while slots are left (a drop at plan review, a refused call, a note restored), or before it has run a tool.
     """
 
     def run(self, state: State) -> None:

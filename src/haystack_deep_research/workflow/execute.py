@@ -1,16 +1,7 @@
 """
-Execute: an agent's tool loop gathers the evidence, inside the workflow's run.
-
-The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`).
-On every visit :class:`ExecuteStep` runs its Agent on the question,
-or on the focused task a replan set, with the run's view in ``hook_context`` and its tools bound to that view: what the
-library's tools read goes into the run's evidence ledger, the agent's usage into the ``execute`` phase, its events into
-the run's stream. The agent's final reply becomes one note (its findings), journaled in the run directory, if any: a
-resumed run restores it instead of gathering it again.
-
-The Agent is the seam: :func:`execute_agent` builds the default one (a tool loop with the library's budget hook, loop
-guard and final-summary hook); any Haystack Agent whose hooks read the run from ``hook_context`` can take its place.
-A failing agent never ends the workflow: the failure is a warning and the workflow goes on with the findings so far.
+Execute: an agent's tool loop gathers the evidence, inside the workflow's run (see docs/workflow.md). The agent's
+final reply becomes one note, journaled; a failing agent is a warning, never the end of the workflow. Any Haystack
+Agent whose hooks read the run from ``hook_context`` can take the place of :func:`execute_agent`'s.
 """
 
 from __future__ import annotations

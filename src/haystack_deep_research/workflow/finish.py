@@ -1,29 +1,7 @@
 """
-The quality loop's decisions and its end: :class:`GroundingRouter` after each grounding eval, :class:`ReplanStep`
-before a focused Execute round, and :class:`WorkflowFinishStep` once the run is done.
-
-Done: claims the last judgement found unsupported are marked in the summary, not dropped (the rule of
-:mod:`haystack_deep_research.report.assessment`). With an ``output_schema`` the summary becomes an instance of it
-through the deep research agent's structured-output stage (one retry with the validation errors); when that fails
-too, the workflow does not throw the research away: ``structured`` is ``None``, a warning holds the errors and
-``exit_reason`` is ``structured_output_failed``. Then the run is closed as every run is
-(:func:`~haystack_deep_research.run._lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
-outputs).
-
-After each judgement the router sends the run on exactly one way:
-
-- ``done`` when the summary cannot be judged: it cites nothing the run read, or most of its cited claims got no
-  verdict (exit reason ``not_judged``, or ``no_evidence`` when the run read nothing), with a warning. A summary is
-  never called grounded on claims nobody judged. Its claims that cite nothing are judged against the passages the
-  run read, and count in the score;
-- ``done`` when the score meets ``threshold`` (exit reason ``grounded``);
-- ``regenerate`` while fewer than ``max_regenerations`` rewrites were made (a rewrite runs no tool);
-- ``replan`` once rewrites are used up, while fewer than ``max_replans`` replans were made;
-- ``done`` when both are used up (exit reason ``grounding_exhausted``), or once the run's token or time budget is
-  spent (exit reason ``token_budget`` / ``time_budget``, with a warning): no further model call starts.
-
-Rewrites are counted over the whole run, not per replan. :class:`ReplanStep` turns the judge's unsupported claims
-into a task for Execute focused on exactly those claims.
+The quality loop's decisions and its end (see docs/workflow.md): :class:`GroundingRouter` after each grounding eval,
+:class:`ReplanStep` before a focused Execute round, and :class:`WorkflowFinishStep` once the run is done. A summary is
+never called grounded on claims nobody judged.
 """
 
 from __future__ import annotations

@@ -1,29 +1,7 @@
 """
-Causal inference, Summarize, Regenerate and the grounding eval: distil the evidence into a summary whose citations
-are verified against the ledger, and judge it.
-
-The summary is written as every shape's report is, in parts side by side (see
-:mod:`haystack_deep_research.report.sections`): one section per note, from that note alone, and the opening (title
-and executive summary), from the question, each note's key lines and the causal chain, when there is one; each part
-cites only the URLs the run really read, and each call is tried twice. :class:`SummarizeStep` writes it;
-:class:`RegenerateStep` rewrites it after a low grounding score, without running any tool: only the parts that hold
-claims the judge found unsupported are written again, each told its claims, and the other parts are kept. Either way
-the summary's citations are verified and repaired exactly as the deep research agent's report is
-(``verify_report``): a citation of anything the run never read is removed. The calls count toward the ``summary``
-phase.
-
-Nothing is lost on a failure: a part the writer fails on twice is filled in from its note (with a warning), a
-summary whose every part failed is assembled from the notes (with a warning; ``writer_failed``), and a failed rewrite
-keeps the previous summary (with a warning).
-
-:class:`CausalStep` (on by default; ``create_research_workflow(causal_inference=False)`` leaves it out, and Execute
-goes straight to Summarize) makes one call to the model, without tools, with the findings fenced as data; the chain it
-returns goes to the summary. A failed call is a warning: the summary is then written without a chain.
-
-:class:`GroundingEval` scores the summary's cited claims with the deep research agent's judge
-(:func:`haystack_deep_research.report.assessment.judge_report`): one call per cited source, with that source's stored
-text from the run's evidence ledger (what was really read, never a re-fetch) and the claims that cite it. The score is
-``supported / (supported + unsupported)``, 1.0 when no claim is decided.
+Causal inference, Summarize, Regenerate and the grounding eval (see docs/workflow.md): the summary is written (and
+rewritten, without tools, only in its parts that hold unsupported claims) as every shape's report is, its citations
+verified against the ledger, then judged. Nothing is lost on a failure: each is a warning, and the run goes on.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """
-What travels along the research workflow's edges: one :class:`WorkflowRun` per run of the Pipeline.
-
-The Pipeline's components hold no per-run data: each step receives the run's :class:`WorkflowRun`, does its work in
-the :class:`~haystack_deep_research.run.ResearchRun` it carries (ledger, notes, events, usage, budget) and passes on a
-copy with its own results (causal chain, summary, judgement, counts). So one Pipeline object serves many runs at once.
+What travels along the research workflow's edges: one :class:`WorkflowRun` per run, plain data each step passes on
+with its results, so one Pipeline object serves many runs at once; and the steps' base.
 """
 
 from __future__ import annotations
