@@ -204,12 +204,9 @@ def create_iterative_research_agent(
     """
     Create an iterative research agent: ``depth`` rounds of analysis → search, then one comprehensive report.
 
-    Each round the analysis model reads the question, the findings so far and the topics already searched, and
-    answers ``{"nextSearchTopic": ..., "shouldContinue": ...}``; when it continues, the topic (or up to
-    ``max_parallel_searches`` topics at once) is searched with the query alone, the top results are read, and the
-    findings are added; a topic is never searched twice (near repeats are refused). Then ``writer_llm`` writes the
-    report in the question's language, citing only pages the run read, in parts side by side as every shape's report
-    is (the opening and one section per topic's finding, each call tried twice). Run it like the main agent:
+    Each round the analysis model chooses the next topics (or stops), and they are searched with the query alone and
+    their top results read; a topic is never searched twice. Then ``writer_llm`` writes the report, citing only pages
+    the run read (see docs/iterative.md). Run it like every shape:
     ``agent.run(messages=[ChatMessage.from_user("...")])``.
 
     :param analysis_llm: Decides each round's topics (the seed's analysis model).
@@ -222,13 +219,11 @@ def create_iterative_research_agent(
     :param max_content_length: Page characters read and kept in the evidence ledger, 1,000 to 1,000,000.
     :param topic_similarity: From this similarity (0 to 1) on, a proposed topic repeats a searched one.
     :param sources: What each topic is searched in (:class:`~haystack_deep_research.Sources`, as for
-        ``create_deep_research_agent``): the web search, your datastores, MCP servers whose query tools (one required
-        text argument) are asked every topic, ``web=False`` for those only, the URL policy, fetch limits and passage
-        budget.
+        ``create_deep_research_agent``; MCP servers' query tools, one required text argument, are asked every topic).
     :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`); once spent no round starts.
     :param grounding: Judge every cited claim against its source's stored text and mark unsupported claims: a
-        :class:`~haystack_deep_research.Grounding` (its ``judge_llm``; default ``writer_llm``), ``True`` or ``False``
-        (default). Nothing is rewritten, so ``max_regenerations`` and ``max_replans`` are refused.
+        :class:`~haystack_deep_research.Grounding` (``max_regenerations`` and ``max_replans`` are refused), ``True``
+        or ``False`` (default).
     :param style: The report's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
     :param hooks: Refused (``None`` only): the iterative agent runs no Haystack Agent, so no Agent hook would ever
         run; follow its run with ``RunInputs(on_event=...)``.
@@ -236,9 +231,8 @@ def create_iterative_research_agent(
         ``None``. Its ``ttl`` is also how long a source counts as fresh when a run is updated.
     :param record_to: Record every model exchange and tool result of each run in this directory.
     :param replay_from: Answer every model call and tool from a recording in this directory: no network, no model.
-    :returns: The agent, a Haystack component. Its outputs: the shared ones (``report``, ``brief``, ``notes``,
-        ``sources``, ``citations``, ``warnings``, ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``,
-        ``structured``, ``grounding_score``, ``grounding``) and its own ``topics``, ``rounds`` and ``changes``.
+    :returns: The agent, a Haystack component. Its outputs: the shared ones and its own ``topics``, ``rounds`` and
+        ``changes`` (see docs/iterative.md).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """

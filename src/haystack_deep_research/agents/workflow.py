@@ -148,14 +148,9 @@ def create_research_workflow(
     """
     Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
 
-    Execute (a tool loop gathers evidence) → Causal inference (a causal chain from the evidence; optional) →
-    Summarize (a summary citing only sources really read, written in parts side by side as every shape's report is)
-    → Grounding eval (a judge scores each cited claim against the stored text of its source) → done when the score
-    meets the grounding threshold. Below it, Regenerate (rewrite the parts of the summary that hold unsupported
-    claims, without tools) while rewrites are left, then Replan (a task focused on the unsupported
-    claims, back to Execute) while replans are left; the run ends when both are used up. Run it like every shape:
-    ``workflow.run(messages=[ChatMessage.from_user("...")])`` (or ``run_async``), with the same per-run inputs
-    (``inputs=RunInputs(...)``: event subscriber, streaming callback, run directory, budgets, brief).
+    Execute → Causal inference (optional) → Summarize → Grounding eval → done when the score meets the threshold; below
+    it, Regenerate (no tools) while rewrites are left, then Replan (back to Execute) while replans are left (see
+    docs/workflow.md). Run it like every shape: ``workflow.run(messages=[ChatMessage.from_user("...")])``.
 
     :param chat_generator: The Execute agent's model (must support tools); also the model of every other step that
         has none of its own.
@@ -170,20 +165,16 @@ def create_research_workflow(
     :param max_steps: Steps of each Execute round's tool loop, 1 to 200.
     :param loop_threshold: Identical tool calls in a row that make a loop, 2 to 20 (see ``LoopGuardHook``).
     :param sources: Your datastores and MCP servers (:class:`~haystack_deep_research.Sources`), whose tools are added
-        to ``tools`` (MCP: one connection per run and server, closed with the run; results cited as ``mcp://`` or the
-        URL they give). The web is searched with the tools you give, so the web settings of ``Sources`` are refused.
+        to ``tools``; its web settings are refused, as the web is searched with the tools you give.
     :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`); once spent, no rewrite or
         replan starts and ``exit_reason`` names the budget.
-    :param grounding: The grounding loop (:class:`~haystack_deep_research.Grounding`): the judge (default
-        ``chat_generator``), the threshold, rewrites without tools (``max_regenerations``) and focused Execute rounds
-        (``max_replans``). Always on; ``None`` (default) for its defaults.
+    :param grounding: The grounding loop (:class:`~haystack_deep_research.Grounding`): judge (default
+        ``chat_generator``), threshold, ``max_regenerations`` and ``max_replans``. Always on; ``None`` for its defaults.
     :param style: The summary's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
     :param hooks: Your own Haystack hooks for the Execute agent, by hook point (``{"after_tool": [my_hook]}``): they
         run after the library's at each point of every Execute round; the run's ``hook_context`` reaches them.
     :returns: The workflow, a Haystack component over its Pipeline (``workflow.pipeline``). Its outputs: the shared
-        ones (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
-        ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``, ``grounding``) and its own
-        ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see ``WorkflowFinishStep``).
+        ones and its own ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see docs/workflow.md).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
