@@ -120,17 +120,8 @@ def _gathered(run: ResearchRun, failed: str) -> str:
 
 class DeepRunHook(OpenRunHook):
     """
-    ``before_run`` of a deep agent (see the module docstring).
-
-    :param token_budget: Total tokens one run may spend across all phases and subagents, or ``None``.
-    :param time_budget: Seconds one run may take, or ``None``.
-    :param on_event: A callable receiving every event of every run, or ``None``.
-    :param cost_budget: US dollars one run's model calls may cost, or ``None``.
-    :param phase_models: The model each phase calls, by phase name: what each phase's usage costs.
-    :param prices: Model prices on top of the defaults.
-    :param memory_files: Paths of Markdown files prepended to the system prompt; missing ones are skipped.
-    :param todo_state: A ``TodoState`` every run writes into (not serialized), or ``None`` for one per run.
-    :raises ConfigurationError: If a parameter is invalid.
+    ``before_run`` of a deep agent: open the run (the budget parameters are :class:`OpenRunHook`'s), hand a caller's
+    ``todo_state`` (not serialized) to the run and prepend the ``memory_files`` (missing ones skipped).
     """
 
     run_phase = PHASE_AGENT
@@ -190,12 +181,8 @@ class DeepRunHook(OpenRunHook):
 
 class DeepCloseHook(CloseRunHook):
     """
-    ``after_run`` of a deep agent (see the module docstring).
-
-    :param chat_generator: The agent's own model (it writes the structured output when one is needed).
-    :param output_schema: The pydantic model of the result, or ``None``.
-    :param judge_llm: The grounding judge, asked about the answer's contradictions; ``None`` for the figures alone
-        (see :mod:`haystack_deep_research.report.contradictions`).
+    ``after_run`` of a deep agent: its ``chat_generator`` writes the structured output of ``output_schema`` when one
+    is needed; ``judge_llm`` is asked about the answer's contradictions (``None``: the figures alone).
     """
 
     max_concurrency = 1
@@ -242,10 +229,7 @@ class DeepCloseHook(CloseRunHook):
             run.warn(PHASE_AGENT, f"the run ended ({reason}) without an answer, so there is no structured output")
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized hook; the schema is stored by its import path.
-        :raises ConfigurationError: If the schema is defined inside a function and cannot be imported by path.
-        """
+        """:returns: The serialized hook; the schema is stored by its import path (``ConfigurationError`` if none)."""
         if self.output_schema is not None and "<locals>" in self.output_schema.__qualname__:
             raise ConfigurationError(
                 f"output_schema {self.output_schema.__qualname__} is defined inside a function; define it at module "
@@ -256,10 +240,7 @@ class DeepCloseHook(CloseRunHook):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeepCloseHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
+        """:returns: The hook, with the schema imported from its path (subject to Haystack's allowlist)."""
         params = restore_parameters(cls, data["init_parameters"])
         if isinstance(params.get("output_schema"), str):
             params["output_schema"] = deserialize_type(params["output_schema"])

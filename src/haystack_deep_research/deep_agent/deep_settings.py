@@ -38,18 +38,8 @@ _COMPONENTS = ("chat_generator", "grounding", "reflexion", "condenser")
 
 class DeepHook(PhaseHook):
     """
-    A hook of the deep agent's loop.
-
-    :param termination: When the loop ends.
-    :param chat_generator: The agent's own model.
-    :param submit_tool: The submit tool's name, or ``None``.
-    :param min_confidence: The confidence a submission needs (for the message telling the model it fell short).
-    :param output_schema: The pydantic model of the result, or ``None``.
-    :param loop_threshold: Identical calls in a row that make a loop.
-    :param grounding: Per-turn grounding, or ``None``.
-    :param reflexion: Reflexion, or ``None``.
-    :param condenser: Conversation summarization, or ``None``.
-    :raises ConfigurationError: If ``termination`` is not an exit condition.
+    A hook of the deep agent's loop, with the settings of ``create_deep_agent`` it uses (``settings`` names them):
+    ``termination`` (default ``TextReply()``), the agent's own model, and the optional layers (``None`` for off).
     """
 
     settings: ClassVar[tuple[str, ...]] = (

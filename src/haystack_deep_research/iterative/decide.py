@@ -136,13 +136,8 @@ class SearchDecision(BaseModel):
 
 
 def parse_decision(text: str) -> tuple[SearchDecision | None, list[dict[str, Any]]]:
-    """
-    Read a decision from the analysis model's reply.
-
-    :param text: The reply.
-    :returns: ``(decision, [])``, or ``(None, errors)`` with pydantic's list of errors (or one error saying that the
-        reply holds no JSON object).
-    """
+    """``(decision, [])`` read from the analysis model's reply, or ``(None, errors)`` with pydantic's list of errors
+    (or one error saying that the reply holds no JSON object)."""
     try:
         data = extract_json_object(text)
     except ValueError as error:
@@ -156,13 +151,8 @@ def parse_decision(text: str) -> tuple[SearchDecision | None, list[dict[str, Any
 @component
 class DecideStep(UsesModels, InitSerialized):
     """
-    The analysis step of each round (see the module docstring).
-
-    :param chat_generator: The analysis model.
-    :param depth: The rounds of a run, 1 to 50 (the prompt says which round this is).
-    :param max_parallel_searches: The most topics one round searches, 1 to 10.
-    :param similarity: From this similarity (0 to 1) on, a proposed topic repeats a searched one.
-    :raises ConfigurationError: If a parameter is invalid.
+    The analysis step of each round: the ``chat_generator`` (``analysis_llm``) decides the round's topics, at most
+    ``max_parallel_searches`` (1 to 10), of round ``k`` of ``depth`` (1 to 50); ``similarity`` is ``TopicFilter``'s.
     """
 
     def __init__(
@@ -183,10 +173,7 @@ class DecideStep(UsesModels, InitSerialized):
 
     @component.output_types(search=IterationRun, done=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, before a round.
-        :returns: ``search`` (the round's topics in ``planned``) or ``done`` (with its ``exit_reason``).
-        """
+        """:returns: ``search`` (the round's topics in ``planned``) or ``done`` (with its ``exit_reason``)."""
         return drive(self.phase(iteration))
 
     @component.output_types(search=IterationRun, done=IterationRun)
@@ -274,22 +261,14 @@ class DecideStep(UsesModels, InitSerialized):
 
 @component
 class RoundRouter(InitSerialized):
-    """
-    Route a run before a round (see the module docstring).
-
-    :param depth: The rounds of a run, 1 to 50.
-    :raises ConfigurationError: If ``depth`` is out of range.
-    """
+    """Route a run before a round of its ``depth`` (1 to 50): ``decide``, ``search`` (a re-check) or ``done``."""
 
     def __init__(self, *, depth: int = 3) -> None:
         self.depth = _checks.int_in_range("depth", depth, 1, 50)
 
     @component.output_types(decide=IterationRun, search=IterationRun, done=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, between rounds.
-        :returns: Exactly one of ``decide``, ``search`` (an update's re-check, in ``planned``) or ``done``.
-        """
+        """:returns: Exactly one of ``decide``, ``search`` (an update's re-check, in ``planned``) or ``done``."""
         run = iteration.run
         if iteration.recheck:
             return {"search": iteration.but(planned=iteration.recheck)}

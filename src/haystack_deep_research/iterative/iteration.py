@@ -115,10 +115,7 @@ class IterationStep(UsesModels):
 
     @component.output_types(iteration=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run.
-        :returns: ``iteration``: the run with this step's results (see its ``phase``).
-        """
+        """:returns: ``iteration``: the run with this step's results (see its ``phase``)."""
         return {"iteration": drive(self.phase(iteration), max_concurrency=self.max_concurrency)}
 
     @component.output_types(iteration=IterationRun)
@@ -177,11 +174,7 @@ class IterativeFinishStep(InitSerialized):
 
     @component.output_types(**OUTPUT_TYPES)
     def run(self, iteration: IterationRun) -> dict[str, Any]:
-        """
-        :param iteration: The run, its report written.
-        :returns: The shared outputs (see docs/iterative.md), and the agent's own ``topics`` (searched, in order),
-            ``rounds`` and ``changes`` (what an update changed; ``{}`` otherwise).
-        """
+        """:returns: The shared outputs and the agent's own ``topics``, ``rounds`` and ``changes``."""
         return drive(self.phase(iteration))
 
     @component.output_types(**OUTPUT_TYPES)

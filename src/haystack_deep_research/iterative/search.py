@@ -57,16 +57,9 @@ def _query_argument(tool: Any) -> Any:
 @component
 class SearchStep(IterationStep):
     """
-    One round of searches (see the module docstring).
-
-    :param search: The web search (``None`` to search the datastores only).
-    :param read_url: The page reader; required with ``search``.
-    :param datastores: One search tool per datastore.
-    :param mcp_servers: MCP servers whose query tools (one required text argument) are called with each topic.
-    :param read_top_k: Results of each search that are read, 1 to 5.
-    :param max_parallel_searches: Topics searched at once, 1 to 10.
-    :param depth: The rounds of a run (for the progress line).
-    :raises ConfigurationError: If a parameter is invalid.
+    One round of searches: each planned topic is searched with ``search`` (``None``: the datastores and MCP servers
+    only) and its top ``read_top_k`` (1 to 5) results read with ``read_url``, in ``datastores`` and in the query tools
+    (one required text argument) of ``mcp_servers``; at most ``max_parallel_searches`` topics (1 to 10) at once.
     """
 
     def __init__(
@@ -181,10 +174,6 @@ class SearchStep(IterationStep):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SearchStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
         params = data["init_parameters"]
         params["search"] = _tool_from_dict(params.get("search"))
         params["read_url"] = _tool_from_dict(params.get("read_url"))

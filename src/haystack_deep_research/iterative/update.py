@@ -199,11 +199,8 @@ def _read_report(journal: RunJournal) -> str:
 @component
 class StartStep(InitSerialized):
     """
-    Start the rounds (see the module docstring).
-
-    :param depth: The rounds of the run (a resumed run counts its restored topics against them).
-    :param freshness: Seconds a source stays fresh when a run is updated (the ``ttl`` of the agent's cache).
-    :raises ConfigurationError: If a parameter is invalid.
+    Start the rounds: resume the findings the run directory holds (each restored topic counts as one of the ``depth``
+    rounds), or, with ``update``, plan the update of a finished run whose sources stay fresh ``freshness`` seconds.
     """
 
     def __init__(self, *, depth: int = 3, freshness: float = DEFAULT_CACHE_TTL) -> None:

@@ -94,13 +94,8 @@ def _changes_section(found: dict[str, Any], sections: ReportSections, read: set[
 @component
 class WriteStep(IterationStep, InitSerialized):
     """
-    Write, verify (and optionally judge) the report (see the module docstring).
-
-    :param chat_generator: The writer model.
-    :param judge_llm: The grounding judge, or ``None`` for no grounding.
-    :param max_concurrency: The writer's calls (the parts of the report) and the judge's running at once, 1 to 50.
-    :param style: The report's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
-    :raises ConfigurationError: If a parameter is invalid.
+    Write, verify (and, with a ``judge_llm``, judge) the report with the ``chat_generator`` (``writer_llm``), at most
+    ``max_concurrency`` calls at once (1 to 50), in the ``style`` given.
     """
 
     def __init__(

@@ -59,10 +59,8 @@ class _Conversation:
 
 
 def _conversation(messages: Any, question: str) -> _Conversation:
-    """
-    Read a clarification exchange: the first user message is the question, each assistant turn followed by a user
-    turn a clarifying question and its answer. A conversation without an assistant turn is the run's question.
-    """
+    """The first user message is the question, each assistant turn followed by a user turn a clarifying question and
+    its answer; a conversation without an assistant turn is the run's question."""
     turns = [m for m in messages or [] if isinstance(m, ChatMessage) and not m.is_from(ChatRole.SYSTEM) and m.text]
     if not any(m.is_from(ChatRole.ASSISTANT) for m in turns):
         return _Conversation(question, [])
@@ -103,20 +101,9 @@ def _brief_of(reply: str) -> str:
 
 class ScopeHook(OpenRunHook):
     """
-    ``before_run``: open the run, then question → research brief, which replaces the conversation.
-
-    Raises :class:`~haystack_deep_research.errors.InvalidQuestionError` before any model is called when the messages
-    hold no question.
-
-    :param chat_generator: The scope model.
-    :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
-    :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
-    :param cost_budget: US dollars one run's model calls may cost, or ``None``.
-    :param phase_models: The model each phase of the run calls, by phase name (what its usage costs).
-    :param prices: Model prices on top of the defaults.
-    :param clarify: Let the scope model ask one clarifying question instead of writing the brief (see the module
-        docstring).
-    :raises ConfigurationError: If a parameter is invalid.
+    ``before_run``: open the run (the budget parameters are :class:`OpenRunHook`'s), then question → research brief,
+    which replaces the conversation; with ``clarify``, perhaps one clarifying question instead. A conversation holding
+    no question raises ``InvalidQuestionError`` before any model is called.
     """
 
     def __init__(
@@ -144,14 +131,8 @@ class ScopeHook(OpenRunHook):
         return [self.chat_generator]
 
     def question_of(self, messages: Any) -> str:
-        """
-        The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it
-        opened with (so a run directory of the first turn is the same run).
-
-        :param messages: The messages passed to ``run``.
-        :returns: The question.
-        :raises InvalidQuestionError: If the messages hold no question.
-        """
+        """The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it
+        opened with (so a run directory of the first turn is the same run)."""
         last = super().question_of(messages)
         return _conversation(messages, last).question if self.clarify else last
 
@@ -220,10 +201,6 @@ class ScopeHook(OpenRunHook):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScopeHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
         deserialize_component_inplace(data["init_parameters"], key="chat_generator")
         cls.run_parameters_from_dict(data["init_parameters"])
         return default_from_dict(cls, data)

@@ -58,7 +58,14 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportSty
 
 
 class _SummaryStep(WorkflowStep):
-    """The shared shape of the two steps: one model, one phase."""
+    """
+    Summarize's and Regenerate's shared shape: one model, one phase.
+
+    :param chat_generator: The model that writes (or rewrites) the summary.
+    :param style: The summary's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
+    :param max_concurrency: The writer's calls (the parts of the summary) running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
 
     rewrite = False
 
@@ -77,39 +84,19 @@ class _SummaryStep(WorkflowStep):
 
 @component
 class SummarizeStep(_SummaryStep):
-    """
-    The workflow's Summarize step: notes (and causal chain) → a summary written in parts, with verified citations.
-
-    :param chat_generator: The model that writes the summary.
-    :param style: The summary's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
-    :param max_concurrency: The writer's calls (the parts of the summary) running at once, 1 to 50.
-    :raises ConfigurationError: If a parameter is invalid.
-    """
+    """The workflow's Summarize step: notes (and causal chain) → a summary written in parts, with verified citations."""
 
 
 @component
 class RegenerateStep(_SummaryStep):
-    """
-    The workflow's Regenerate step: rewrite the parts of the summary that hold unsupported claims, from the same notes,
-    without tools.
-
-    :param chat_generator: The model that rewrites the summary.
-    :param style: The summary's type, tone and length, kept in the rewrite.
-    :param max_concurrency: The writer's calls (the parts rewritten) running at once, 1 to 50.
-    :raises ConfigurationError: If a parameter is invalid.
-    """
+    """The workflow's Regenerate step: rewrite the parts of the summary that hold unsupported claims, without tools."""
 
     rewrite = True
 
 
 @component
 class CausalStep(WorkflowStep):
-    """
-    The workflow's causal-inference step (see the module docstring).
-
-    :param chat_generator: The model that builds the chain.
-    :raises ConfigurationError: If it is not a chat generator.
-    """
+    """The workflow's causal inference: one call, without tools, over the notes fenced as data (a failure: no chain)."""
 
     def __init__(self, *, chat_generator: Any) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
@@ -140,7 +127,8 @@ class CausalStep(WorkflowStep):
 @component
 class GroundingEval(WorkflowStep):
     """
-    The workflow's grounding eval (see the module docstring).
+    The workflow's grounding eval: the deep research agent's judge scores the summary's claims against the stored text
+    of their sources (see :func:`~haystack_deep_research.report.assessment.judge_report`).
 
     :param judge_llm: The judge model.
     :param max_concurrency: Judge calls running at once, 1 to 50.

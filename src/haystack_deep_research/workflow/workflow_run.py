@@ -87,10 +87,7 @@ class WorkflowStep(UsesModels, InitSerialized):
 
     @component.output_types(workflow=WorkflowRun)
     def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: ``workflow``: the run with this step's results (see its ``phase``).
-        """
+        """:returns: ``workflow``: the run with this step's results (see its ``phase``)."""
         return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
     @component.output_types(workflow=WorkflowRun)
