@@ -50,11 +50,7 @@ __all__ = ["IterativeResearchAgent", "create_iterative_research_agent", "journal
 
 
 def journaled_question(run_dir: str | os.PathLike[str]) -> str:
-    """
-    The question of the run journaled in ``run_dir``.
-
-    :raises RunDirError: If the directory holds no journal of this library.
-    """
+    """The question of the run journaled in ``run_dir``; ``RunDirError`` if it holds no journal of this library."""
     path = check_run_dir(run_dir) / JOURNAL_FILE
     records = JournalFile(path).read() if path.is_file() else []
     question = records[0].get("question") if records and records[0].get("type") == "start" else None
@@ -66,8 +62,7 @@ def journaled_question(run_dir: str | os.PathLike[str]) -> str:
 @component
 class IterativeResearchAgent(AskMixin, PipelineShape):
     """
-    The iterative research Pipeline as one component (see the module docstring). Build it with
-    ``create_iterative_research_agent``.
+    The iterative research Pipeline as one component; build it with ``create_iterative_research_agent``.
 
     :param pipeline: The Pipeline (its ``start`` step begins the rounds, its ``finish`` step gives the outputs).
     :param run_settings: What each run is opened with (see ``PipelineShape``).
@@ -95,9 +90,7 @@ class IterativeResearchAgent(AskMixin, PipelineShape):
         :param inputs: The run's inputs (:class:`~haystack_deep_research.RunInputs`: run directory, event subscriber,
             streaming callback, budgets, brief, ``on_run_opened``), or ``None``.
         :param update: Research the finished run in ``inputs.run_dir`` again.
-        :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
-            ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
-            ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``IterativeFinishStep``).
+        :returns: The shared outputs and the shape's own ``topics``, ``rounds`` and ``changes`` (see docs/iterative.md).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question, or the question
             is longer than ``MAX_QUESTION_CHARS``.
         :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` not a ``RunInputs``.

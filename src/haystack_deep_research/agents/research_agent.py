@@ -62,7 +62,7 @@ class AskMixin:
 class ResearchAgent(AskMixin, Agent):
     """
     A Haystack ``Agent`` that takes the run's inputs as one value, refuses malformed run input with typed errors and
-    closes a failed run (see the module docstring). Constructed exactly like ``Agent``.
+    closes a failed run. Constructed exactly like ``Agent``.
     """
 
     def run(

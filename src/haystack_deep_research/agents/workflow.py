@@ -50,7 +50,7 @@ __all__ = ["ResearchWorkflow", "create_research_workflow"]
 @component
 class ResearchWorkflow(AskMixin, PipelineShape):
     """
-    The research workflow as one component (see the module docstring). Build it with ``create_research_workflow``.
+    The research workflow as one component; build it with ``create_research_workflow``.
 
     :param pipeline: The Pipeline (its ``execute`` step takes the question, its ``finish`` step gives the outputs).
     :param run_settings: What each run is opened with (see ``PipelineShape``).
@@ -76,9 +76,8 @@ class ResearchWorkflow(AskMixin, PipelineShape):
         :param hook_context: Request-scoped resources for the hooks of the Execute agent (yours among them).
         :param inputs: The run's inputs (:class:`~haystack_deep_research.RunInputs`: run directory, event subscriber,
             streaming callback, budgets, brief, ``on_run_opened``), or ``None``.
-        :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
-            ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
-            ``grounding``) and the workflow's own ``causal_chain``, ``regeneration_count`` and ``replan_count``.
+        :returns: The shared outputs and the workflow's own ``causal_chain``, ``regeneration_count`` and
+            ``replan_count`` (see docs/workflow.md).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question.
         :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` not a ``RunInputs``.
         :raises RunDirError: If the run directory cannot be used.

@@ -51,10 +51,7 @@ class EvidenceTrail:
             return len(self._entries)
 
     def get(self, url: str) -> _Trail | None:
-        """
-        :param url: The trail's own address.
-        :returns: The trail as one source, or ``None`` when empty or asked for another address.
-        """
+        """The trail as one source, or ``None`` when empty or asked for another address than its own."""
         with self._lock:
             text = "\n\n".join(self._entries)[-MAX_TRAIL_CHARS:]
         return _Trail(TRAIL_URL, "the evidence the tool calls returned", text) if text and url == TRAIL_URL else None
@@ -68,13 +65,7 @@ def answer_claims(text: str) -> list[Claim]:
 
 @dataclass(frozen=True)
 class Grounded:
-    """
-    The verdict on one answer.
-
-    :param judgement: The judge's verdicts.
-    :param send_back: Whether the answer goes back for more research.
-    :param dropped: The sentences to drop from the accepted answer.
-    """
+    """The verdict on one answer: the judge's, whether it goes back for research, the sentences to drop from it."""
 
     judgement: Judgement
     send_back: bool
@@ -83,12 +74,8 @@ class Grounded:
 
 class TurnGrounding(UsesModels, InitSerialized):
     """
-    Judge each answer against the run's evidence trail (see the module docstring).
-
-    :param judge_llm: The judge; ``None`` uses the agent's own model.
-    :param threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_rounds: How many times an answer may be sent back for more research, 0 to 5.
-    :raises ConfigurationError: If a parameter is out of range.
+    Judge each answer against the run's evidence trail with ``judge_llm`` (``None``: the agent's own model); below
+    ``threshold`` (0 to 1) it goes back for more research, at most ``max_rounds`` times (0 to 5).
     """
 
     def __init__(self, *, judge_llm: Any = None, threshold: float = 0.65, max_rounds: int = 2) -> None:

@@ -66,13 +66,7 @@ class CallIdHook(InitSerialized):
 
 
 class PlanReview(InitSerialized):
-    """
-    The confirmation strategy of the orchestrator's ``research_subtopic`` calls: the person's strategy decides, the
-    run records (see the module docstring).
-
-    :param strategy: The person's Haystack ``ConfirmationStrategy``.
-    :raises ConfigurationError: If ``strategy`` is not a confirmation strategy.
-    """
+    """The confirmation strategy of ``research_subtopic`` calls: the person's ``strategy`` decides, the run records."""
 
     def __init__(self, *, strategy: ConfirmationStrategy) -> None:
         self.strategy = _strategy("approve_plan", strategy)
@@ -192,12 +186,8 @@ def _event(review: JournaledDecision, *, restored: bool) -> PlanReviewed:
 
 
 def plan_review_hooks(approve_plan: ConfirmationStrategy | None) -> list[Hook]:
-    """
-    :param approve_plan: The person's strategy, or ``None``.
-    :returns: The orchestrator's first ``before_tool`` hooks: :class:`CallIdHook` and Haystack's
-        ``ConfirmationHook`` over ``research_subtopic`` with :class:`PlanReview`, or none without a strategy.
-    :raises ConfigurationError: If ``approve_plan`` is not a confirmation strategy.
-    """
+    """The orchestrator's first ``before_tool`` hooks for ``approve_plan``: :class:`CallIdHook` and Haystack's
+    ``ConfirmationHook`` over ``research_subtopic`` with :class:`PlanReview`, or none without a strategy."""
     if approve_plan is None:
         return []
     review = PlanReview(strategy=approve_plan)
@@ -205,13 +195,8 @@ def plan_review_hooks(approve_plan: ConfirmationStrategy | None) -> list[Hook]:
 
 
 def confirmation_hooks(confirm_tools: Any, tool_names: Collection[str]) -> list[Hook]:
-    """
-    :param confirm_tools: ``None``; a confirmation strategy for every tool; or a mapping of a tool name (or a tuple of
-        names, or ``"*"`` for every other tool) to its strategy, as Haystack's ``ConfirmationHook`` takes it.
-    :param tool_names: The names of the agent's tools.
-    :returns: The agent's first ``before_tool`` hooks: :class:`CallIdHook` and one ``ConfirmationHook``, or none.
-    :raises ConfigurationError: If a strategy is not one, or a name is not one of the agent's tools.
-    """
+    """The agent's first ``before_tool`` hooks for ``confirm_tools`` (see ``create_deep_agent``): :class:`CallIdHook`
+    and one ``ConfirmationHook``, or none; ``ConfigurationError`` for a name that is not one of ``tool_names``."""
     if confirm_tools is None:
         return []
     if not isinstance(confirm_tools, Mapping):

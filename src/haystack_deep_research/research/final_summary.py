@@ -99,13 +99,7 @@ def _gathered_so_far(messages: list[ChatMessage]) -> str:
 
 
 class FinalSummaryHook(PhaseHook, InitSerialized):
-    """
-    ``after_run`` hook of a sub-researcher: make sure the run ends with a summary of what was gathered (see the module
-    docstring), then count the researcher's token usage into the run.
-
-    :param chat_generator: The researcher's chat generator.
-    :raises ConfigurationError: If it is not a chat generator.
-    """
+    """``after_run`` of a sub-researcher: end its run with a summary of what it gathered, count its token usage."""
 
     allowed_hook_points = ("after_run",)
 
@@ -158,11 +152,8 @@ FAILURE_META = "haystack_deep_research.model_failure"
 @component
 class PreservingChatGenerator(UsesModels, InitSerialized):
     """
-    Wrap a chat generator so that its failure ends the run instead of discarding it.
-
-    :param chat_generator: The agent's chat generator; it must support tools.
-    :param role: The role its streamed chunks are tagged with, or ``None`` to pass them on as Haystack streams them.
-    :raises ConfigurationError: If it is not a chat generator that supports tools.
+    Wrap an agent's chat generator (it must support tools) so that its failure ends the run instead of discarding it;
+    its streamed chunks are tagged with ``role`` (``None``: passed on as Haystack streams them).
     """
 
     def __init__(self, *, chat_generator: ChatGenerator, role: str | None = "orchestrator") -> None:

@@ -70,11 +70,8 @@ def _who(view: RunView) -> str:
 
 class LoopGuard(InitSerialized):
     """
-    Tell a loop from progress by tool name and arguments (see the module docstring).
-
-    :param threshold: How many identical calls in a row make a loop, 2 to 20. The call that reaches it is answered
-        with an error telling the model to change course; the next identical call stops the agent.
-    :raises ConfigurationError: If ``threshold`` is out of range.
+    Tell a loop from progress by tool name and arguments: the call that makes ``threshold`` (2 to 20) identical calls
+    in a row is answered with an error telling the model to change course; the next identical call stops the agent.
     """
 
     def __init__(self, *, threshold: int = DEFAULT_LOOP_THRESHOLD) -> None:
@@ -124,12 +121,8 @@ class LoopGuard(InitSerialized):
 
 class LoopGuardHook(LoopGuard):
     """
-    ``before_tool`` hook of a sub-researcher: condense the search results the model has acted on, coerce the step's
-    arguments to the tools' schemas, answer a repeated call with an error (then stop a persisting loop), and announce
-    the calls that run (``ToolCalled``).
-
-    :param threshold: See :class:`LoopGuard`.
-    :raises ConfigurationError: If ``threshold`` is out of range.
+    ``before_tool`` of a sub-researcher: condense the search results the model has acted on, coerce the step's
+    arguments, guard against loops and announce the calls that run (``ToolCalled``).
     """
 
     allowed_hook_points = ("before_tool",)
@@ -156,7 +149,8 @@ def _condensed(text: str) -> str | None:
 
 
 def condense_seen_results(messages: list[ChatMessage]) -> list[ChatMessage] | None:
-    """The conversation with the search results before the last assistant turn condensed, or ``None`` if unchanged."""
+    """The conversation with the library's ``web_search`` results before the last assistant turn condensed (another
+    search tool's are left as they are), or ``None`` if unchanged."""
     last_turn = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
     changed = False
     out = list(messages)

@@ -60,7 +60,7 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.tools import ResearchTool
 
-__all__ = ["DelegationsDoneHook", "PlanHook", "ResearchSubtopicTool", "researcher_agent"]
+__all__ = ["DelegationsDoneHook", "PlanHook", "ResearchSubtopicTool", "agent_note", "researcher_agent"]
 
 
 def _subtopic_text(subtopic: Any) -> str:
@@ -71,15 +71,9 @@ def _subtopic_text(subtopic: Any) -> str:
 
 class ResearchSubtopicTool(ResearchTool):
     """
-    The orchestrator's ``research_subtopic`` tool: run one sub-researcher on one sub-topic in its own State.
-
-    The tool result, and the note added to the run's ``notes``, is the researcher's final summary under the sub-topic
-    as a heading, marked as partial when the researcher stopped early. The run's ``max_subtopics`` is enforced here:
-    a delegation beyond it is refused with a tool error and not run.
-
-    :param researcher: The sub-researcher Agent.
-    :param max_subtopics: How many sub-topics one run may delegate, 1 to 50.
-    :raises ConfigurationError: If a parameter is invalid.
+    The orchestrator's ``research_subtopic`` tool: run the ``researcher`` Agent on one sub-topic in its own State; the
+    result, and the run's note, is its final summary under the sub-topic as a heading (marked partial when it stopped
+    early). The run's ``max_subtopics`` (1 to 50) is enforced here: a delegation beyond it is a tool error, not run.
     """
 
     def __init__(self, *, researcher: Agent, max_subtopics: int = 5) -> None:
@@ -103,14 +97,9 @@ class ResearchSubtopicTool(ResearchTool):
 
     def phase(self, view: RunView | None, subtopic: Any = None, **_: Any) -> Phase[dict[str, Any]]:
         """
-        Research one sub-topic (or answer it from the run directory) and return its note.
-
-        :param view: The orchestrator's view of the run, or ``None`` outside a run.
-        :param subtopic: The model's sub-topic.
-        :returns: The phase; it returns ``note``, ``summary`` and ``partial``.
-        :raises ToolArgumentsError: (from the phase) If the sub-topic is missing or blank, or is an error message.
-        :raises BudgetExceededError: (from the phase) If the run's budget is spent.
-        :raises DelegationLimitError: (from the phase) If ``max_subtopics`` sub-topics were delegated already.
+        Research one sub-topic (or answer it from the run directory); the phase returns ``note``, ``summary`` and
+        ``partial``, and raises ``ToolArgumentsError`` (a missing sub-topic, or an error message),
+        ``BudgetExceededError`` or ``DelegationLimitError``.
         """
         text = _subtopic_text(subtopic)
         position: int | None = None
@@ -155,7 +144,7 @@ class ResearchSubtopicTool(ResearchTool):
                 view.warn(PHASE_RESEARCH, f"the researcher for '{text}' failed: {why}")
                 view.emit(SubagentFailed(phase=PHASE_RESEARCH, subtopic=text, error=why))
             raise ran.error
-        note = _note(text, ran.value)
+        note = agent_note(text, ran.value)
         if view is not None:
             view.run.add_notes([note.note], position=position)
             yield from journal_note(view, text, note)
@@ -163,9 +152,12 @@ class ResearchSubtopicTool(ResearchTool):
         return _result(note)
 
 
-def _note(subtopic: str, result: dict[str, Any]) -> JournaledNote:
+def agent_note(
+    subtopic: str, result: dict[str, Any], missing: str = "The researcher returned no summary."
+) -> JournaledNote:
+    """The note of an Agent's run on ``subtopic``: its final reply (``missing`` without one), partial if it stopped."""
     last = result.get("last_message")
-    summary = (last.text if isinstance(last, ChatMessage) else None) or "The researcher returned no summary."
+    summary = (last.text if isinstance(last, ChatMessage) else None) or missing
     reason = PARTIAL_REASONS.get(str(result.get(EXIT_REASON)))
     note = render_text(NOTE, subtopic=subtopic, summary=summary.strip(), partial=reason is not None, reason=reason)
     return JournaledNote(subtopic=subtopic, note=note, summary=summary, partial=reason is not None)
@@ -238,14 +230,8 @@ def researcher_agent(
     max_steps: int,
     loop_threshold: int,
 ) -> Agent:
-    """
-    :param chat_generator: The researcher's model; it must support tools.
-    :param tools: Its tools: plain Tools (bound to each run) and Toolsets (a datastore's, an MCP server's, ...).
-    :param system_prompt: Its instructions.
-    :param max_steps: Steps of its tool loop; at the limit it still summarizes what it gathered.
-    :param loop_threshold: Identical tool calls in a row that make a loop (see ``LoopGuardHook``).
-    :returns: The Agent.
-    """
+    """The researcher Agent: the model (it must support tools), its tools (plain ones bound to each run), its
+    instructions, its steps (at the limit it still summarizes) and the loop guard's threshold."""
     plain = [tool for tool in tools if isinstance(tool, Tool)]
     toolsets = [tool for tool in tools if isinstance(tool, Toolset)]
     return Agent(

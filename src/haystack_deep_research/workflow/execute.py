@@ -10,25 +10,17 @@ from typing import Any
 
 from haystack import component
 from haystack.components.agents import Agent
-from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool, Toolset
 
 from haystack_deep_research import _checks
-from haystack_deep_research._prompts import (
-    EXECUTE_SYSTEM,
-    EXECUTE_TASK,
-    NOTE,
-    PARTIAL_REASONS,
-    render_text,
-    render_user,
-)
+from haystack_deep_research._prompts import EXECUTE_SYSTEM, EXECUTE_TASK, render_text, render_user
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._tooling.base import bind_tools
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.subtopic import researcher_agent
+from haystack_deep_research.research.subtopic import agent_note, researcher_agent
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import current_run, journal_note, resumed_note
@@ -42,7 +34,7 @@ from haystack_deep_research.run._phases import (
     for_sync,
     with_hooks,
 )
-from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
+from haystack_deep_research.state import PHASE_EXECUTE, RUN_KEY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["ExecuteStep", "execute_agent"]
@@ -141,15 +133,8 @@ class ExecuteStep(UsesModels, InitSerialized):
         if ran.error is not None:
             view.warn(PHASE_EXECUTE, f"gathering evidence failed ({type(ran.error).__name__}: {ran.error})")
         else:
-            note = _note(title, ran.value)
+            note = agent_note(title, ran.value, "The agent returned no findings.").note
             run.add_notes([note], position=run.position(title))
             yield from journal_note(view, title, JournaledNote(subtopic=title, note=note, summary=note, partial=False))
         view.emit(PhaseEnded(phase=PHASE_EXECUTE, detail=f"{len(run.ledger.read_urls())} source(s) read so far"))
         return workflow.but(task=None, task_title="")
-
-
-def _note(title: str, result: dict[str, Any]) -> str:
-    last = result.get("last_message")
-    findings = (last.text if isinstance(last, ChatMessage) else None) or "The agent returned no findings."
-    reason = PARTIAL_REASONS.get(str(result.get(EXIT_REASON)))
-    return render_text(NOTE, subtopic=title, summary=findings.strip(), partial=reason is not None, reason=reason)
