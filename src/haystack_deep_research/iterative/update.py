@@ -78,11 +78,8 @@ def plan_update(
 
 
 def changes(iteration: IterationRun) -> dict[str, Any]:
-    """
-    What an update changed: ``since``, ``kept_topics``, ``rechecked_topics``, ``new_topics``, ``changed_sources``
-    (read again, other text), ``unchanged_sources`` (read again, same text) and ``new_sources`` (read for the first
-    time); ``{}`` for a run that is not an update. The write step adds the claims' changes (:func:`claim_changes`).
-    """
+    """What an update changed in topics and sources (the ``changes`` output, see docs/iterative.md); ``{}`` for a run
+    that is not an update. The write step adds the claims' changes (:func:`claim_changes`)."""
     plan = iteration.update
     if plan is None:
         return {}
@@ -148,12 +145,8 @@ def _changed_figure(old: Claim, new: Claim) -> tuple[str, str] | None:
 
 
 def claim_changes(previous_report: str, report: str, sections: ReportSections) -> dict[str, list[dict[str, Any]]]:
-    """
-    What an update changed in the report's claims (see the module docstring; the sections the library writes are
-    left out): ``new_claims`` and ``no_longer_supported`` (each ``claim``, as a reader sees it, and ``sources``) and
-    ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
-    ``previous_sources``), in report order.
-    """
+    """What an update changed in the report's claims, in report order (``new_claims``, ``changed_claims``,
+    ``no_longer_supported``: see docs/iterative.md); the sections the library writes are left out."""
     before, after = _claims(previous_report, sections), _claims(report, sections)
     pairs = sorted(
         ((_overlap(old, new), i, j) for i, old in enumerate(before) for j, new in enumerate(after)), reverse=True

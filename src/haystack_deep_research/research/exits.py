@@ -228,11 +228,16 @@ class TextReply(ExitCondition):
 
 
 class _Composite(ExitCondition):
+    joiner = ""
+
     def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
         self.parts = _flatten(type(self), parts)
 
     def tools(self) -> set[str]:
         return set().union(*(part.tools() for part in self.parts))
+
+    def describe(self) -> str:
+        return f" {self.joiner} ".join(f"({part.describe()})" for part in self.parts)
 
 
 class AllOf(_Composite):
@@ -243,13 +248,11 @@ class AllOf(_Composite):
     """
 
     tag = "all_of"
+    joiner = "and"
 
     def fired(self, facts: StepFacts) -> str | None:
         reasons = [part.fired(facts) for part in self.parts]
         return reasons[0] if all(reason is not None for reason in reasons) else None
-
-    def describe(self) -> str:
-        return " and ".join(f"({part.describe()})" for part in self.parts)
 
 
 class AnyOf(_Composite):
@@ -260,12 +263,10 @@ class AnyOf(_Composite):
     """
 
     tag = "any_of"
+    joiner = "or"
 
     def fired(self, facts: StepFacts) -> str | None:
         return next((reason for part in self.parts if (reason := part.fired(facts)) is not None), None)
-
-    def describe(self) -> str:
-        return " or ".join(f"({part.describe()})" for part in self.parts)
 
 
 def _flatten(kind: type[_Composite], parts: tuple[ExitCondition, ...]) -> tuple[ExitCondition, ...]:
