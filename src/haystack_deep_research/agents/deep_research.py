@@ -125,13 +125,6 @@ def web_tools(
     return search, reader
 
 
-def _researcher_prompt(sources: Sources, stores: list[Any], max_steps: int) -> str:
-    base = RESEARCHER_SYSTEM if sources.web else RESEARCHER_SYSTEM_DOCUMENTS
-    system = render_text(base, max_steps=max_steps)
-    routing = routing_prompt(stores, web=sources.web)
-    return f"{system}\n\n{routing}" if routing else system
-
-
 def _report_stages(
     grounding: Grounding | None, output_schema: Any, style: ReportStyle, max_concurrency: int
 ) -> list[ReportStage]:
@@ -254,6 +247,8 @@ def create_deep_research_agent(
         search = _web_search(sources, max_search_results)
         web = [*web_tools(sources, search, models["summarizer_llm"], research_cache, max_content_length)]
     budget, results = DelegationsDoneHook(), ToolResultsHook()  # the orchestrator's own
+    base = RESEARCHER_SYSTEM if sources.web else RESEARCHER_SYSTEM_DOCUMENTS
+    system = render_text(base, max_steps=max_researcher_steps)
     researcher = researcher_agent(
         chat_generator=models["researcher_llm"],
         tools=[
@@ -262,7 +257,7 @@ def create_deep_research_agent(
             create_think_tool(),
             *mcp_toolsets(list(sources.mcp_servers or []), sources.read_policy),
         ],
-        system_prompt=_researcher_prompt(sources, stores, max_researcher_steps),
+        system_prompt="\n\n".join(filter(None, [system, routing_prompt(stores, web=sources.web)])),
         max_steps=max_researcher_steps,
         loop_threshold=loop_threshold,
     )

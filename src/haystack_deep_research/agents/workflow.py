@@ -103,15 +103,6 @@ class ResearchWorkflow(AskMixin, PipelineShape):
         return subtopic_researcher(self.step(ExecuteStep).agent)
 
 
-def _grounding(value: Any) -> Grounding:
-    if value is False:
-        raise ConfigurationError(
-            "create_research_workflow always judges its summary (its loop routes on the score): pass a Grounding to "
-            "tune it, or use create_deep_research_agent for a report without grounding."
-        )
-    return Grounding.of(value) or Grounding()
-
-
 def _phase_models(
     main: ChatGenerator, tools: Any, causal_llm: Any, writer: ChatGenerator, judge: ChatGenerator
 ) -> dict[str, str]:
@@ -184,7 +175,12 @@ def create_research_workflow(
     if not isinstance(causal_inference, bool):
         raise ConfigurationError(f"causal_inference must be True or False; got {causal_inference!r}.")
     _checks.int_in_range("loop_threshold", loop_threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
-    chosen, budgets, grounded = Sources.of(sources), Budgets.of(budgets), _grounding(grounding)
+    if grounding is False:
+        raise ConfigurationError(
+            "create_research_workflow always judges its summary (its loop routes on the score): pass a Grounding to "
+            "tune it, or use create_deep_research_agent for a report without grounding."
+        )
+    chosen, budgets, grounded = Sources.of(sources), Budgets.of(budgets), Grounding.of(grounding) or Grounding()
     refuse_fields(chosen, WEB_FIELDS, factory="create_research_workflow", why="it searches with the tools you give")
     style = ReportStyle.of(style)
     datastores = chosen.datastores

@@ -26,7 +26,7 @@ from haystack_deep_research._prompts import (
     render_user,
 )
 from haystack_deep_research.deep_agent.deep_settings import DeepHook
-from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
+from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail
 from haystack_deep_research.report.assessment import unjudged_claims
 from haystack_deep_research.report.structured import parse_structured
 from haystack_deep_research.research.exits import StepCall, StepFacts, confidence_of
@@ -145,20 +145,16 @@ def drop_sentences(value: Any, sentences: set[str]) -> Any:
 _OUT_OF_BUDGET = (EXIT_MAX_ITERATIONS, EXIT_TOKEN_BUDGET, EXIT_TIME_BUDGET)
 
 
-def _publish_grounding(state: State, grounded: Grounded) -> None:
-    state.set(GROUNDING_SCORE, grounded.judgement.score)
-    state.set(GROUNDING_UNJUDGED, unjudged_claims(grounded.judgement))
-    verdicts = grounded.judgement.verdicts
-    state.set(GROUNDING, [{**v.to_dict(), "dropped": v.claim.sentence in grounded.dropped} for v in verdicts])
-
-
 def _ground(hook: DeepHook, state: State, view: RunView, answer: Any) -> Phase[Any | None]:
     """Ground an answer: ``None`` when it was sent back (with a message), else the answer with claims dropped."""
     if hook.grounding is None:
         return answer
     rounds = int(state.data.get(GROUNDING_ROUNDS) or 0)
     grounded = yield from hook.grounding.review(view, answer_text(answer), rounds, hook.chat_generator)
-    _publish_grounding(state, grounded)
+    state.set(GROUNDING_SCORE, grounded.judgement.score)
+    state.set(GROUNDING_UNJUDGED, unjudged_claims(grounded.judgement))
+    verdicts = grounded.judgement.verdicts
+    state.set(GROUNDING, [{**v.to_dict(), "dropped": v.claim.sentence in grounded.dropped} for v in verdicts])
     if grounded.send_back:
         state.set(GROUNDING_ROUNDS, rounds + 1)
         claims = [fence(claim.text) for claim in grounded.judgement.unsupported]

@@ -74,6 +74,8 @@ class TopicFilter:
         :param topic: A proposed topic.
         :returns: Whether it repeats a known topic.
         """
+        from rapidfuzz import fuzz  # normalized Indel similarity, 0 to 100
+
         candidate = normalize_topic(topic)
         if not candidate:
             return True
@@ -81,7 +83,7 @@ class TopicFilter:
         for known in self._known:
             if numbers != set(_NUMBER.findall(known)):
                 continue
-            if candidate == known or _similarity(candidate, known) >= self.similarity * 100:
+            if candidate == known or fuzz.ratio(candidate, known) >= self.similarity * 100:
                 return True
         return False
 
@@ -95,13 +97,6 @@ class TopicFilter:
                 new.append(topic)
                 self._known.append(normalize_topic(topic))
         return new, refused
-
-
-def _similarity(first: str, second: str) -> float:
-    """rapidfuzz's normalized Indel similarity, 0 to 100."""
-    from rapidfuzz import fuzz
-
-    return float(fuzz.ratio(first, second))
 
 
 class SearchDecision(BaseModel):

@@ -53,12 +53,6 @@ def _with_changes(report: str, section: str) -> str:
     return f"{section.rstrip()}\n\n{report}"
 
 
-def _outline(sections: ReportSections) -> Outline:
-    """The iterative report's headings around its sections."""
-    closing = (sections.conclusions, sections.uncertainties, sections.future)
-    return Outline(sections.summary, sections.findings, closing, sections.sources, sections.translate)
-
-
 def _shown(claims: list[dict[str, Any]], read: set[str]) -> list[dict[str, Any]]:
     """Claims as the section shows them: their text and figures escaped, a source the run read as an autolink."""
 
@@ -119,7 +113,9 @@ class WriteStep(IterationStep, InitSerialized):
         sections = report_sections(run.question)
         detail = f"writing the report in {len(notes) + 1} parts from {len(notes)} findings and {len(urls)} sources"
         run.events.emit(PhaseStarted(phase=PHASE_WRITE, detail=detail))
-        framing = Framing(outline=_outline(sections), topics=tuple(iteration.topics))
+        closing = (sections.conclusions, sections.uncertainties, sections.future)
+        outline = Outline(sections.summary, sections.findings, closing, sections.sources, sections.translate)
+        framing = Framing(outline=outline, topics=tuple(iteration.topics))
         written = yield from write_report(self.chat_generator, run, notes, urls, style=self.style, framing=framing)
         report = written.report
         if not report:

@@ -63,12 +63,6 @@ from haystack_deep_research.tools import ResearchTool
 __all__ = ["DelegationsDoneHook", "PlanHook", "ResearchSubtopicTool", "agent_note", "researcher_agent"]
 
 
-def _subtopic_text(subtopic: Any) -> str:
-    if not isinstance(subtopic, str) or not subtopic.strip():
-        raise ToolArgumentsError(render_text(SUBTOPIC_MISSING, got=repr(subtopic)))
-    return subtopic.strip()
-
-
 class ResearchSubtopicTool(ResearchTool):
     """
     The orchestrator's ``research_subtopic`` tool: run the ``researcher`` Agent on one sub-topic in its own State; the
@@ -101,7 +95,9 @@ class ResearchSubtopicTool(ResearchTool):
         ``partial``, and raises ``ToolArgumentsError`` (a missing sub-topic, or an error message),
         ``BudgetExceededError`` or ``DelegationLimitError``.
         """
-        text = _subtopic_text(subtopic)
+        if not isinstance(subtopic, str) or not subtopic.strip():
+            raise ToolArgumentsError(render_text(SUBTOPIC_MISSING, got=repr(subtopic)))
+        text = subtopic.strip()
         position: int | None = None
         inputs: dict[str, Any] = {"messages": [render_user(RESEARCHER_TASK, today=today(), subtopic=text)]}
         if view is not None:
