@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
+from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -21,6 +21,7 @@ from haystack_deep_research._prompts import (
     TOPIC_SEARCH_FAILED,
     render_text,
 )
+from haystack_deep_research._serialization import init_parameters, restore_parameters
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
 from haystack_deep_research.events import Notice, SearchRoundDone
 from haystack_deep_research.iterative.iteration import IterationRun, IterationStep
@@ -36,12 +37,6 @@ from haystack_deep_research.state import PHASE_SEARCH
 from haystack_deep_research.tools import ReadUrlTool
 
 __all__ = ["SearchStep"]
-
-
-def _tool_from_dict(data: dict[str, Any] | None) -> Any:
-    if data is None:
-        return None
-    return import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
 
 
 def _query_argument(tool: Any) -> Any:
@@ -161,22 +156,11 @@ class SearchStep(IterationStep):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized step, with its tools."""
-        return default_to_dict(
-            self,
-            search=self.search.to_dict() if self.search is not None else None,
-            read_url=self.read_url.to_dict() if self.read_url is not None else None,
-            datastores=[store.to_dict() for store in self.datastores],
-            mcp_servers=[server.to_dict() for server in self.mcp_servers],
-            read_top_k=self.read_top_k,
-            max_parallel_searches=self.max_parallel_searches,
-            depth=self.depth,
-        )
+        return default_to_dict(self, **init_parameters(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SearchStep:
-        params = data["init_parameters"]
-        params["search"] = _tool_from_dict(params.get("search"))
-        params["read_url"] = _tool_from_dict(params.get("read_url"))
-        params["datastores"] = [_tool_from_dict(store) for store in params.get("datastores") or []]
+        """:returns: The step, its tools and MCP servers restored."""
+        params = restore_parameters(cls, data["init_parameters"])
         params["mcp_servers"] = [MCPServer.from_dict(server) for server in params.get("mcp_servers") or []]
-        return default_from_dict(cls, data)
+        return default_from_dict(cls, {**data, "init_parameters": params})

@@ -13,7 +13,7 @@ from typing import Any
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
@@ -27,6 +27,7 @@ from haystack_deep_research._prompts import (
     render_chat,
     render_text,
 )
+from haystack_deep_research._serialization import init_parameters
 from haystack_deep_research._untrusted.json_text import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
@@ -192,12 +193,7 @@ class ScopeHook(OpenRunHook):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook."""
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            clarify=self.clarify,
-            **self.run_parameters(),
-        )
+        return default_to_dict(self, **init_parameters(self, **self.run_parameters()))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScopeHook:

@@ -110,7 +110,6 @@ class ExecuteStep(UsesModels, InitSerialized):
         return {"workflow": await drive_async(self.phase(question, workflow))}
 
     def phase(self, question: str, workflow: WorkflowRun | None) -> Phase[WorkflowRun]:
-        """The phase; it returns the run's value with the round's note added."""
         opened = current_run()
         run = opened.run
         workflow = workflow or WorkflowRun()

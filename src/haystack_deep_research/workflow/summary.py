@@ -78,7 +78,6 @@ class _SummaryStep(WorkflowStep):
         return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """The phase; it returns the run with its new, verified summary."""
         return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
 
 
@@ -143,7 +142,6 @@ class GroundingEval(WorkflowStep):
         return [self.judge_llm]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """The phase; it returns the run with its judgement."""
         run = workflow.run
         judged = yield from judge_report(run, workflow.summary, workflow.verified_urls, self.judge_llm)
         detail = f"grounding score {judged.score:.2f} ({len(judged.unsupported)} unsupported claim(s))"
