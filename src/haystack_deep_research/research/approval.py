@@ -175,14 +175,7 @@ def _decision(
 
 
 def _event(review: JournaledDecision, *, restored: bool) -> PlanReviewed:
-    return PlanReviewed(
-        phase=PHASE_RESEARCH,
-        subtopic=review.subtopic,
-        decision=review.decision,
-        edited_to=review.edited_to,
-        feedback=review.feedback,
-        restored=restored,
-    )
+    return PlanReviewed(phase=PHASE_RESEARCH, restored=restored, **dataclasses.asdict(review))
 
 
 def plan_review_hooks(approve_plan: ConfirmationStrategy | None) -> list[Hook]:
