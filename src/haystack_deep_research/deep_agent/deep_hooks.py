@@ -254,12 +254,7 @@ MAX_MEMORY_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class MemoryFile:
-    """
-    One memory file as read.
-
-    :param path: Its path, as given.
-    :param text: Its text (cut at ``MAX_MEMORY_CHARS``).
-    """
+    """One memory file as read: its path as given, its text (cut at ``MAX_MEMORY_CHARS``)."""
 
     path: str
     text: str

@@ -113,10 +113,7 @@ def payload(arguments: Mapping[str, Any], schema: type[BaseModel]) -> tuple[Base
 
 
 def answer_text(value: Any) -> str:
-    """
-    :param value: A submission's arguments, or a text answer.
-    :returns: Its text: every string in it, one per line, in order.
-    """
+    """The text of a submission's arguments (every string in it, one per line, in order), or of a text answer."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):

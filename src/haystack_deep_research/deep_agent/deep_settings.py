@@ -98,10 +98,7 @@ class DeepHook(PhaseHook):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
+        """:returns: The hook, rebuilt from what ``to_dict`` returned."""
         params = data.get("init_parameters") or {}
         if isinstance(params.get("termination"), dict):
             params["termination"] = exit_condition_from_dict(params["termination"])

@@ -70,10 +70,7 @@ class TopicFilter:
         self._known = [normalize_topic(topic) for topic in searched]
 
     def repeats(self, topic: str) -> bool:
-        """
-        :param topic: A proposed topic.
-        :returns: Whether it repeats a known topic.
-        """
+        """Whether a proposed topic repeats a known one."""
         from rapidfuzz import fuzz  # normalized Indel similarity, 0 to 100
 
         candidate = normalize_topic(topic)

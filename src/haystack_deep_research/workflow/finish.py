@@ -223,10 +223,7 @@ class WorkflowFinishStep(UsesModels):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized step; the schema is stored by its import path.
-        :raises ConfigurationError: If the schema is defined inside a function.
-        """
+        """:returns: The serialized step; the schema is stored by its import path (``ConfigurationError`` if none)."""
         schema = None if self._stage is None else self._stage.to_dict()["init_parameters"]["output_schema"]
         return default_to_dict(self, **init_parameters(self, output_schema=schema))
 
