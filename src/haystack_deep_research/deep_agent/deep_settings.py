@@ -254,16 +254,11 @@ class Reflexion(_ModelLayer):
         plan = str(state.data.get(PLAN) or "")
         prompt = render_chat(REFLECT, task=fence(_task(messages)), plan=plan, calls=calls)
         streaming = view.run.streaming_callback
-        [outcome] = yield [
-            ask(
-                self.chat_generator or model,
-                prompt,
-                role="reflexion",
-                streaming_callback=streaming,
-                agent=view.researcher,
-                budget=view.run.budget,
-            )
-        ]
+        model = self.chat_generator or model
+        call = ask(
+            model, prompt, role="reflexion", streaming_callback=streaming, agent=view.researcher, budget=view.run.budget
+        )
+        [outcome] = yield [call]
         if outcome.reply is not None:
             view.record_usage(PHASE_REFLECT, outcome.reply.meta.get("usage"))
         reflection, _ = parse_structured(Reflection, outcome.text) if outcome.error is None else (None, [])

@@ -190,15 +190,8 @@ class DecideStep(UsesModels, InitSerialized):
             previous=fence(previous),
             errors=errors,
         )
-        [asked] = yield [
-            ask(
-                self.chat_generator,
-                prompt,
-                role="analysis",
-                streaming_callback=run.streaming_callback,
-                budget=run.budget,
-            )
-        ]
+        model, streaming = self.chat_generator, run.streaming_callback
+        [asked] = yield [ask(model, prompt, role="analysis", streaming_callback=streaming, budget=run.budget)]
         if asked.reply is not None:
             run.record_usage(PHASE_ANALYZE, asked.reply.meta.get("usage"))
         if not asked.text:

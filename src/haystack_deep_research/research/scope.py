@@ -155,15 +155,8 @@ class ScopeHook(OpenRunHook):
                 )
             else:
                 prompt = render_chat(SCOPE_CLARIFY if clarify else SCOPE, today=today(), question=talk.question)
-            [scoped] = yield [
-                ask(
-                    self.chat_generator,
-                    prompt,
-                    role="scope",
-                    streaming_callback=run.streaming_callback,
-                    budget=run.budget,
-                )
-            ]
+            model, streaming = self.chat_generator, run.streaming_callback
+            [scoped] = yield [ask(model, prompt, role="scope", streaming_callback=streaming, budget=run.budget)]
             if scoped.reply is not None:
                 run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
             asked = _clarifying_question(scoped.text) if clarify and scoped.text else None

@@ -109,11 +109,8 @@ class CausalStep(WorkflowStep):
         notes = run.notes()
         run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))
         prompt = render_chat(CAUSAL, question=run.question, findings=[fence(note) for note in notes])
-        [outcome] = yield [
-            ask(
-                self.chat_generator, prompt, role="causal", streaming_callback=run.streaming_callback, budget=run.budget
-            )
-        ]
+        model, streaming = self.chat_generator, run.streaming_callback
+        [outcome] = yield [ask(model, prompt, role="causal", streaming_callback=streaming, budget=run.budget)]
         if outcome.reply is not None:
             run.record_usage(PHASE_CAUSAL, outcome.reply.meta.get("usage"))
         if not outcome.text:
