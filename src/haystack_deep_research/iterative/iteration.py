@@ -68,10 +68,8 @@ class UpdatePlan:
 @dataclass(frozen=True)
 class IterationRun:
     """
-    One run of the iterative research agent, as it moves from step to step.
-
-    Haystack's Pipeline deep-copies the values it hands from one component to the next, so an ``IterationRun`` is
-    plain data: the run it belongs to is not on it but opened around the Pipeline (:attr:`run` finds it).
+    One run of the iterative research agent, as it moves from step to step: plain data (see docs/how-it-works.md);
+    :attr:`run` finds the run it belongs to.
 
     :param topics: The topics searched so far, in order (never searched again).
     :param rounds: The search rounds run so far (at most ``depth``).

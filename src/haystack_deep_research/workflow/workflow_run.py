@@ -24,10 +24,8 @@ __all__ = ["WorkflowRun", "WorkflowStep"]
 @dataclass(frozen=True)
 class WorkflowRun:
     """
-    One run of the research workflow, as it moves from step to step.
-
-    Haystack's Pipeline deep-copies the values it hands from one component to the next, so a ``WorkflowRun`` is
-    plain data: the run it belongs to is not on it but opened around the Pipeline (:attr:`run` finds it).
+    One run of the research workflow, as it moves from step to step: plain data (see docs/how-it-works.md);
+    :attr:`run` finds the run it belongs to.
 
     :param causal_chain: The causal chain built from the findings, or ``""`` (causal inference off, or failed).
     :param summary: The current summary, its citations verified.
