@@ -76,28 +76,21 @@ def _conversation(messages: Any, question: str) -> _Conversation:
     return _Conversation(opening or question, pairs[-MAX_CLARIFICATION_TURNS:])
 
 
-def _clarifying_question(reply: str) -> str | None:
-    """The clarifying question of a clarify-mode scope reply, or ``None`` when the reply is a brief."""
+def _clarify_reply(reply: str) -> tuple[str | None, str]:
+    """``(clarifying question, None)`` or ``(None, brief)`` of a clarify-mode scope reply: a JSON object's
+    ``clarification`` or ``brief``; any other reply is the brief as it is."""
     try:
         data = extract_json_object(reply)
     except ValueError:
-        return None  # prose: the brief itself
-    if not isinstance(data, dict) or (isinstance(data.get("brief"), str) and data["brief"].strip()):
-        return None
-    asked = data.get("clarification")
-    if not isinstance(asked, str) or not clean_text(asked).strip():
-        return None
-    return clean_text(asked).strip()[:MAX_CLARIFICATION_CHARS]
-
-
-def _brief_of(reply: str) -> str:
-    """The brief of a scope reply: the ``brief`` of a JSON reply, else the reply as it is."""
-    try:
-        data = extract_json_object(reply)
-    except ValueError:
-        return reply
-    brief = data.get("brief") if isinstance(data, dict) else None
-    return brief.strip() if isinstance(brief, str) and brief.strip() else reply
+        return None, reply  # prose: the brief itself
+    if not isinstance(data, dict):
+        return None, reply
+    brief, asked = data.get("brief"), data.get("clarification")
+    if isinstance(brief, str) and brief.strip():
+        return None, brief.strip()
+    if isinstance(asked, str) and clean_text(asked).strip():
+        return clean_text(asked).strip()[:MAX_CLARIFICATION_CHARS], reply
+    return None, reply
 
 
 class ScopeHook(OpenRunHook):
@@ -159,11 +152,10 @@ class ScopeHook(OpenRunHook):
             [scoped] = yield [ask(model, prompt, role="scope", streaming_callback=streaming, budget=run.budget)]
             if scoped.reply is not None:
                 run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
-            asked = _clarifying_question(scoped.text) if clarify and scoped.text else None
+            asked, brief = _clarify_reply(scoped.text) if clarify and scoped.text else (None, scoped.text)
             if asked is not None:
                 self._ask_user(state, run, messages, asked)
                 return
-            brief = _brief_of(scoped.text) if clarify else scoped.text
             if not brief:
                 run.warn(
                     PHASE_SCOPE, f"the scope model failed ({failure(scoped.error)}); the question serves as the brief"
