@@ -1,35 +1,12 @@
 """
 Writing the report in parts, so that no model call's output grows with the research (docs/how-it-works.md, "Write
-and check", gives the parts, their limits and why they are not one streamed call).
+and check", gives the parts, their limits, the numbered citations, the retries and why they are not one streamed
+call; docs/clarify-and-report-types.md, "Your own outline and instructions", the parts of a style's own outline).
 
-:func:`write_report` makes one batch of calls, side by side: the *opening* (a ``# `` title and an executive summary,
-from each note's :func:`key_lines`) and one *section* per note, from that note alone, each citing the allowed URLs
-found in what it reads. Every part cites its sources by number (:class:`SourceKeys`): one numbering per report, in
-the order of the run's allowed URLs; a reply's numbers become URLs again before the part joins the report, so the
-writer never copies a URL, and a link to a number that is no source's, or to a target that is neither a number, an
-absolute URL nor an anchor, keeps only its text (it could lead nowhere); links to full URLs are kept, for the
-report's verification checks them. The parts become one document by the rules of :mod:`.draft`; citations are
-verified once, on the whole report, when it is published.
-
-Each call is tried at most twice (:func:`ask_twice`, which answers and structured output use too): the chat
-generator's own client already retries timeouts, connection errors, 429 and 5xx answers, so the library retries
-once, never more. A failure is a timeout when the error, or an error it was raised from, is a :class:`TimeoutError`,
-an ``httpx.TimeoutException`` or an ``openai.APITimeoutError`` (recognised by type; the two packages are looked at
-only when already imported, because an error of theirs cannot exist otherwise); its warning says how to make the
-client give up sooner. A reply that stopped at the model's output limit (``finish_reason`` "length") is kept, with a
-warning: asking again would stop there again. A section whose calls both failed holds the researcher's note as
-written, under a line saying so; an opening that failed gets the title "Research report" and the brief. When every
-call failed, :func:`write_report` returns no report, and the caller assembles one (:func:`fallback_report`).
-
-A :class:`Framing` says what a shape adds: the headings around the sections (an :class:`~.draft.Outline`), what the
-opening reads besides the notes (the topics searched, the workflow's causal chain), and the phase and tracing role
-the calls count toward. A report style with its own outline is written one call per heading in place of one per
-note: the opening writes the title only, and each heading's section reads whole the notes that share a word with the
-heading (the first five letters of each word of four or more letters, or two CJK characters) and the key lines of
-the others. A heading whose call could cite no allowed URL is not asked for at all, and a section that cites none is
-not kept: either way the heading holds one sentence saying the research gathered no evidence on it (see
-:mod:`.headings`). :func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported
-claims are written again, each from the notes that cite a URL the part cites plus those researched again for its
+:func:`write_report` makes one batch of calls, side by side: the opening and one section per note (or per heading of
+a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice (:func:`ask_twice`). A
+reply that stopped at the model's output limit (``finish_reason`` "length") is kept, with a warning: asking again
+would stop there again. :func:`rewrite_report` is the grounding stage's rewrite of the parts that hold unsupported
 claims.
 """
 
@@ -104,6 +81,7 @@ TIMEOUT_ADVICE = (
 
 
 def _timeout_types() -> tuple[type[BaseException], ...]:
+    # httpx and openai are looked at only when already imported: an error of theirs cannot exist otherwise.
     kinds: list[type[BaseException]] = [TimeoutError]
     if "httpx" in sys.modules:
         import httpx
@@ -135,7 +113,7 @@ def _why(outcome: Outcome) -> str:
 
 @dataclass(frozen=True)
 class Request:
-    """One call of a batch: ``what`` it writes, for warnings ("the section on 'solar'"), and its prompt."""
+    """One call of a batch: ``what`` it writes, for warnings, and its prompt."""
 
     what: str
     messages: list[ChatMessage]
@@ -143,7 +121,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Attempt:
-    """What a request gave after at most two tries: its text (``""`` when both failed) and why the last try failed."""
+    """A request's text after at most two tries (``""`` when both failed), and why the last try failed."""
 
     text: str
     why: str = ""
@@ -175,10 +153,7 @@ def ask_twice(
     role: str = "writer",
     phase: str = PHASE_WRITE,
 ) -> Phase[list[Attempt]]:
-    """
-    Make every request side by side; make the failed ones once more, side by side. The phase returns one
-    :class:`Attempt` per request, in order; usage and warnings go to ``run`` under ``phase``, ``role`` tags the calls.
-    """
+    """Make every request side by side, then the failed ones once more; one :class:`Attempt` per request."""
     outcomes = yield [_ask(generator, request, run, role) for request in requests]
     attempts: list[Attempt] = []
     failed: list[tuple[int, str]] = []
@@ -204,13 +179,13 @@ def ask_twice(
 OPENING = "the opening (title and executive summary)"
 TITLE = "the title"
 _WORD = re.compile(r"[^\W\d_]{4,}")
+# A link's text: no line break, and brackets one level deep at most (a search title such as "[PDF] Tide tables").
 _TEXT = r"(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)"
-"""A link's text: no line break, and brackets one level deep at most (a search title such as "[PDF] Tide tables")."""
 _LINK = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*<?(?P<target>[^\s()<>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
 _NUMBERS = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*(?P<numbers>\d+(?:\s*[,;]\s*\d+)+)\s*\)")
 """A link to several sources at once, ``[NASA; NOAA](1, 2)``: the writer was asked for one number a link."""
 _KEPT = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
-"""Link targets kept as they are: absolute URLs (any scheme, or ``//``) and anchors within the report."""
+"""Link targets kept as they are (verification checks them): absolute URLs (any scheme, or ``//``) and anchors."""
 _SOURCES_LIST = re.compile(
     r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?Sources(?:\*\*)?:?(?:\*\*)?[ \t]*\n"
     r"(?:[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+[^\n]*|<?https?://[^\n]*)?\n?)*\Z",
@@ -225,11 +200,7 @@ def without_sources_list(note: str) -> str:
 
 
 class SourceKeys:
-    """
-    The numbers of one report's sources (see the module docstring).
-
-    :param urls: The URLs the report may cite, in order; the first is number 1.
-    """
+    """The numbers of one report's sources: ``urls``, in order, the first number 1."""
 
     def __init__(self, urls: Iterable[str]) -> None:
         self._urls: dict[str, str] = {}
@@ -246,7 +217,7 @@ class SourceKeys:
         return self._numbers[normalize_url(url)]
 
     def numbers(self, urls: Iterable[str]) -> list[str]:
-        """:returns: The numbers of ``urls``, all of them allowed, in the same order."""
+        """The numbers of allowed ``urls``, in order."""
         return [self.number(url) for url in urls]
 
     def shorten(self, text: str) -> str:
@@ -259,10 +230,7 @@ class SourceKeys:
         return _LINK.sub(replace, text)
 
     def expand(self, text: str) -> str:
-        """
-        A writer's reply with every link to a source's number pointing to its URL (a link to several numbers becomes one
-        link per known source), and every link to an unknown number or a relative target reduced to its text.
-        """
+        """A reply with links to numbers pointing to their URLs (one link per known source), others reduced to text."""
 
         def several(match: re.Match[str]) -> str:
             known = [self._urls[n] for n in re.split(r"\s*[,;]\s*", match["numbers"]) if n in self._urls]
@@ -280,12 +248,11 @@ class SourceKeys:
 @dataclass(frozen=True)
 class Framing:
     """
-    What a shape adds to the report written in parts (see the module docstring).
+    What a shape adds to the report written in parts.
 
     :param outline: The headings around the sections.
     :param topics: The topics searched, which the opening reads.
-    :param causal_chain: A causal chain built from the notes, which the opening explains the answer along (``""``:
-        none).
+    :param causal_chain: A causal chain from the notes, which the opening explains the answer along (``""``: none).
     :param phase: The phase the calls' usage and warnings count toward.
     :param role: The calls' role, a tracing tag.
     """
@@ -297,7 +264,6 @@ class Framing:
     role: str = "writer"
 
     def opening_variables(self) -> dict[str, Any]:
-        """:returns: The opening prompt's variables that come from the framing."""
         outline = self.outline
         return {
             "summary": outline.summary,
@@ -312,14 +278,7 @@ class Framing:
 
 @dataclass(frozen=True)
 class Written:
-    """
-    What writing the report gave.
-
-    :param report: The report, or ``""`` when no part could be written.
-    :param parts: How many parts were asked for.
-    :param failed: How many of them the writer could not write.
-    :param why: Why the first failed part failed, or ``""``.
-    """
+    """The report (``""`` when no part could be written), the parts asked for and failed, why the first failed."""
 
     report: str
     parts: int
@@ -328,8 +287,7 @@ class Written:
 
 
 def _in_language(framing: Framing | None, run: ResearchRun) -> Framing:
-    """The framing, its default outline given the library's headings in the question's language when they are not
-    English (see :mod:`.headings`)."""
+    """The framing, its default outline given the library's headings in the question's language."""
     framing = framing or Framing()
     sections = report_sections(run.question)
     if framing.outline != Outline() or sections.language == "en":
@@ -342,13 +300,11 @@ def _urls(text: str) -> set[str]:
 
 
 def _allowed_in(notes: list[str], urls: list[str]) -> list[str]:
-    """The allowed URLs that the notes cite, in the order of the allowed list."""
     cited = set().union(*(_urls(note) for note in notes)) if notes else set()
     return [url for url in urls if normalize_url(url) in cited]
 
 
 def _subtopic(note: str) -> str:
-    """A note's heading (its sub-topic), the fallback heading of its section."""
     first = note.strip().split("\n", 1)[0]
     return first.lstrip("#").strip() if first.startswith("#") else " ".join(first.split()[:8])
 
@@ -365,7 +321,6 @@ def _part_request(
     style: ReportStyle,
     **more: Any,
 ) -> Request:
-    """The call that writes one section (``label`` names it in warnings) from the notes ``read``, citing ``cited``."""
     template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
     messages = render_chat(
         template,
@@ -389,11 +344,7 @@ def _section_request(
 
 
 def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
-    """
-    A note's opening lines, where it states its key findings: its text without a closing Sources list, cut after
-    the last sentence that ends within ``limit`` characters (the first sentence whole when none does), with
-    :data:`~haystack_deep_research._prompts.OMITTED` where the rest was left out.
-    """
+    """A note without its Sources list, cut after the last sentence ending within ``limit`` (else the first)."""
     text = without_sources_list(note)
     if len(text) <= limit:
         return text
@@ -432,7 +383,7 @@ def _opening_request(
 
 
 def _words(text: str) -> set[str]:
-    """What a heading and a note are matched on (see the module docstring)."""
+    """What a heading and a note are matched on: each word's first five letters (four or more), CJK pairs."""
     folded = text.casefold()
     pairs = {run[i : i + 2] for run in _CJK.findall(folded) for i in range(max(len(run) - 1, 1))}
     return {word[:5] for word in _WORD.findall(_CJK.sub(" ", folded))} | pairs
@@ -450,7 +401,6 @@ def _heading_request(
     whole: tuple[str, ...] = (),
     **more: Any,
 ) -> tuple[Request, list[str]]:
-    """The call that writes the section of one heading of the style's outline, and the allowed URLs it may cite."""
     words = _words(heading)
     read = [without_sources_list(n) if words & _words(n) else key_lines(n) for n in notes if n not in whole]
     read += [without_sources_list(n) for n in whole]
@@ -472,7 +422,6 @@ def _no_evidence(run: ResearchRun, heading: str) -> Part:
 def _outlined_section(
     run: ResearchRun, heading: str, attempt: Attempt | None, notes: list[str], urls: list[str], *, keys: SourceKeys
 ) -> Part:
-    """A heading's section from its call's reply: the no-evidence sentence when it cites no allowed URL."""
     if attempt is None:
         return _no_evidence(run, heading)
     if not attempt.text:
@@ -497,7 +446,6 @@ def _write_outlined(
     unsupported: list[Claim],
     researched: bool,
 ) -> Phase[Written]:
-    """Write the report of a style's own outline (see the module docstring)."""
     total = len(style.outline)
     requests = [_title_request(run, style=style, framing=framing)]
     places: list[int] = []  # the request of each heading, -1 for a heading with no allowed URL to cite
@@ -506,16 +454,15 @@ def _write_outlined(
         request, cited = _heading_request(heading, notes, urls, number, total, keys=keys, style=style)
         claims = [c for c in unsupported if {normalize_url(u) for u in c.urls} & {normalize_url(u) for u in cited}]
         if claims:
-            more: dict[str, Any] = {"unsupported": _claims(claims, keys), "researched": researched, "previous": ""}
+            more = _rewrite(claims, keys, researched)
             request, cited = _heading_request(heading, notes, urls, number, total, keys=keys, style=style, **more)
         places.append(len(requests) if cited else -1)
         read.append([note for note in notes if _urls(note) & {normalize_url(u) for u in cited}])
         if cited:
             requests.append(request)
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
-    failed = [attempt for attempt in attempts[1:] if not attempt.text]
-    if failed and len(failed) == len(attempts) - 1:
-        return Written("", len(attempts), len(failed) + (not attempts[0].text), failed[0].why)
+    if len(attempts) > 1 and not any(attempt.text for attempt in attempts[1:]):
+        return _written("", [*attempts[1:], attempts[0]])  # why: the first heading's
     title = opening_from_reply(keys.expand(attempts[0].text)).heading if attempts[0].text else REPORT_TITLE
     if not attempts[0].text:
         run.warn(framing.phase, f"the writer failed twice on {TITLE} ({attempts[0].why}); the report is untitled")
@@ -532,12 +479,18 @@ def _write_outlined(
     report = in_form(style, render_outlined(title, sections, sources=framing.outline.sources), run.ledger)
     if (missed := style.length_warning(report)) is not None:
         run.warn(framing.phase, missed)
-    failures = [attempt for attempt in attempts if not attempt.text]
-    return Written(report, len(attempts), len(failures), failures[0].why if failures else "")
+    return _written(report, attempts)
 
 
-def _claims(claims: list[Claim], keys: SourceKeys) -> list[str]:
-    return [fence(keys.shorten(claim.text)) for claim in claims]
+def _rewrite(claims: list[Claim], keys: SourceKeys, researched: bool, previous: str = "") -> dict[str, Any]:
+    """The prompt variables that make a part's call rewrite it for its unsupported ``claims``."""
+    shown = [fence(keys.shorten(claim.text)) for claim in claims]
+    return {"unsupported": shown, "researched": researched, "previous": previous}
+
+
+def _written(report: str, attempts: list[Attempt]) -> Written:
+    failed = [attempt for attempt in attempts if not attempt.text]
+    return Written(report, len(attempts), len(failed), failed[0].why if failed else "")
 
 
 def fallback_report(run: ResearchRun, why: str, notes: Sequence[str], urls: Sequence[str]) -> str:
@@ -587,34 +540,27 @@ def write_report(
             )
         )
     total = len(notes)
-    more: dict[str, Any] = {}
-    if unsupported:
-        more = {"unsupported": _claims(unsupported, keys), "researched": researched, "previous": ""}
+    more = _rewrite(unsupported, keys, researched) if unsupported else {}
     requests = [_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more)]
     for number, note in enumerate(notes, 1):
         mine = [c for c in unsupported or [] if {normalize_url(u) for u in c.urls} & _urls(note)]
-        extra: dict[str, Any] = (
-            {"unsupported": _claims(mine, keys), "researched": researched, "previous": ""} if mine else {}
-        )
+        extra = _rewrite(mine, keys, researched) if mine else {}
         requests.append(_section_request([note], urls, number, total, keys=keys, style=style, **extra))
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
-    failed = [attempt for attempt in attempts if not attempt.text]
-    if len(failed) == len(attempts):
-        return Written("", len(attempts), len(failed), failed[0].why)
+    if not any(attempt.text for attempt in attempts):
+        return _written("", attempts)
     opening, frame = _opening(run, attempts[0], framing, keys)
     sections = [
         _section(run, request, note, attempt, phase=framing.phase, keys=keys)
         for request, note, attempt in zip(requests[1:], notes, attempts[1:], strict=True)
     ]
-    why = failed[0].why if failed else ""
     report = in_form(style, render_report(opening, sections, outline=framing.outline, frame=frame), run.ledger)
     if (missed := style.length_warning(report)) is not None:
         run.warn(framing.phase, missed)
-    return Written(report, len(attempts), len(failed), why)
+    return _written(report, attempts)
 
 
 def _opening(run: ResearchRun, attempt: Attempt, framing: Framing, keys: SourceKeys) -> tuple[Part, list[Part] | None]:
-    """The opening (title and summary) and, for an outline with more headings, the parts it wrote for them."""
     if attempt.text and framing.outline.frame[1:]:
         title, frame = frame_from_reply(keys.expand(attempt.text), framing.outline)
         return Part(title, frame[0].body), frame
@@ -681,7 +627,7 @@ def rewrite_report(
     opening_claims = [claim for claim in unsupported if parts.opening.holds(claim.line)]
     if opening_claims and not outlined:
         previous = fence(keys.shorten(f"## {framing.outline.summary}\n\n{parts.opening.body}"))
-        more = {"unsupported": _claims(opening_claims, keys), "researched": researched, "previous": previous}
+        more = _rewrite(opening_claims, keys, researched, previous)
         requests.append(_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more))
         places.append(-1)
     for index, section in enumerate(parts.sections):
@@ -689,7 +635,7 @@ def rewrite_report(
         if not claims:
             continue
         text = f"## {section.heading}\n\n{section.body}"
-        more = {"unsupported": _claims(claims, keys), "researched": researched, "previous": fence(keys.shorten(text))}
+        more = _rewrite(claims, keys, researched, fence(keys.shorten(text)))
         if outlined:
             again = tuple(found[c.text] for c in claims if found and c.text in found)
             request, _ = _heading_request(
@@ -705,7 +651,7 @@ def rewrite_report(
         return Written(report, 0)
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     if not any(attempt.text for attempt in attempts):
-        return Written("", len(attempts), len(attempts), attempts[0].why)
+        return _written("", attempts)
     opening, sections = parts.opening, list(parts.sections)
     for request, place, attempt in zip(requests, places, attempts, strict=True):
         if not attempt.text:
@@ -716,9 +662,8 @@ def rewrite_report(
             sections[place] = _outlined_section(run, sections[place].heading, attempt, [], urls, keys=keys)
         else:
             sections[place] = section_from_reply(keys.expand(attempt.text), sections[place].heading)
-    failed = [attempt for attempt in attempts if not attempt.text]
     if outlined:
         rendered = render_outlined(opening.heading, sections, sources=framing.outline.sources)
     else:
         rendered = render_report(opening, sections, outline=framing.outline)
-    return Written(in_form(style, rendered, run.ledger), len(attempts), len(failed), failed[0].why if failed else "")
+    return _written(in_form(style, rendered, run.ledger), attempts)
