@@ -1,15 +1,7 @@
 """
-Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is
-(docs/evidence.md, "Questions to a finished run", gives the rules).
-
-The evidence is the run's: from a run directory, read back by the journal's own reader (a regular file, never through
-a symbolic link, each read source's seal checked) while no run holds the directory (else ``RunDirInUseError``); from
-a result, its ``sources``. The passages that best match the question go to the writer fenced as data, numbered as the
-report's sources are, and its answer passes the report's own verification against exactly those sources; a sentence
-that then claims something (:func:`~haystack_deep_research.report.assessment.is_claim`) without a verified citation
-is dropped. With ``research=True`` a question the evidence does not answer is researched as one sub-topic in the run
-directory, locked as a run locks it, with the note journaled and ``ledger.json`` written again, so ``replay``,
-``update`` and resuming read a valid run.
+Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is, and with
+``research=True`` a question it does not answer researched as one sub-topic in the run directory (docs/evidence.md,
+"Questions to a finished run", gives the rules; docs/safety.md the guards).
 """
 
 from __future__ import annotations
@@ -72,8 +64,6 @@ _EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|>)?\s*$")
 
 @dataclass(frozen=True)
 class _Kept:
-    """What a finished run kept: its question, brief, notes, ledger, directory and exit reason."""
-
     question: str
     brief: str
     notes: list[str]
@@ -83,7 +73,7 @@ class _Kept:
 
 
 def _read_unlocked(directory: Path, path: Path) -> list[dict[str, Any]]:
-    """The journal's records, read while no run holds the directory's lock (a run appending is never cut short)."""
+    """The journal's records, read while no run holds the directory's lock (never half-written)."""
     from filelock import FileLock, Timeout
 
     lock = FileLock(directory / LOCK_FILE, thread_local=False)
@@ -143,7 +133,6 @@ def _from_result(result: Mapping[str, Any]) -> _Kept:
 
 
 def _passages(ledger: EvidenceLedger, question: str) -> list[tuple[SourceEntry, str]]:
-    """The passages of what the run read that best match the question, best first, at most one per source."""
     # In address order, not the order the run read them in: the same evidence gives the same prompt.
     entries = sorted((e for e in ledger.entries() if e.kind in READ_KINDS and e.text.strip()), key=lambda e: e.url)
     chosen: dict[str, tuple[SourceEntry, str]] = {}
@@ -169,7 +158,6 @@ def _without(text: str, sentences: list[tuple[int, str]]) -> str:
 
 
 def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[dict[str, Any]]:
-    """Answer from the run's ledger (see the module docstring)."""
     passages = _passages(run.ledger, question)
     if not passages:
         return _outcome(run, question, EXIT_NO_EVIDENCE)
@@ -210,10 +198,7 @@ _PROSE = ("paragraph_open", "bullet_list_open", "ordered_list_open")
 
 
 def _prose(reply: str) -> tuple[str, list[str]]:
-    """
-    The answer's paragraphs and lists, the blocks whose every sentence the citation check reads; a heading, table,
-    code block, quote, rule or HTML block is dropped (and returned): a claim there would escape that check.
-    """
+    """The answer's paragraphs and lists, and the other blocks dropped: a claim there would escape the check."""
     from markdown_it import MarkdownIt
 
     lines = reply.splitlines()
@@ -235,7 +220,6 @@ def _outcome(
     dropped: list[str] | None = None,
     check: CitationCheck | None = None,
 ) -> dict[str, Any]:
-    """The answer is ``check``'s verified report; without one, :data:`NOT_ANSWERED`."""
     return {
         "question": question,
         "answer": NOT_ANSWERED if check is None else check.report,
@@ -251,7 +235,7 @@ def _outcome(
 
 
 def _research(run: ResearchRun, kept: _Kept, directory: Path, researcher: TopicResearcher, topic: str) -> None:
-    """Research one sub-topic into the run directory, locked as a run locks it; a failing researcher is a warning."""
+    """Research one sub-topic into the run directory, locked as a run locks it."""
     journal = RunJournal.open(directory, kept.question)
     try:
         run.journal, run.question = journal, kept.question
@@ -281,8 +265,8 @@ def ask_report(
     researcher: TopicResearcher | None = None,
 ) -> dict[str, Any]:
     """
-    Answer a question from a finished run's evidence (see the module docstring). Every shape's ``ask`` calls this
-    with its own writer and researcher.
+    Answer a question from a finished run's evidence; every shape's ``ask`` calls this with its own writer and
+    researcher.
 
     :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
     :param question: The question.
@@ -324,10 +308,7 @@ def ask_report(
 
 
 def subtopic_researcher(agent: Agent) -> TopicResearcher:
-    """
-    A researcher of one sub-topic with ``agent`` (the one ``research_subtopic`` runs, or a workflow's Execute agent),
-    as the orchestrator's ``research_subtopic`` researches one.
-    """
+    """A researcher of one sub-topic with ``agent``, as the orchestrator's ``research_subtopic`` researches one."""
     tool = ResearchSubtopicTool(researcher=agent, max_subtopics=1)
 
     def research(run: ResearchRun, topic: str) -> Phase[None]:

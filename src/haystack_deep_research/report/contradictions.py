@@ -1,22 +1,8 @@
 """
 Contradictions: two sources a report cites that give different figures for the same quantity (docs/evidence.md,
-"Contradictions", gives the rules with examples).
-
-Found in the passages cited for the report (``citations["passages"]``), in two passes. **Figures** (no model): every
-number with a unit in a passage's sentences (cut by the report's own rule,
-:func:`~haystack_deep_research.evidence.citations.sentence_ends`) is read as a :class:`Figure`, normalised to one
-scale; a range is an interval, an approximate word widens it by :data:`APPROXIMATE`, ``more than`` / ``less than``
-leave it open on one side; a year or a number without a unit is not a quantity. Two figures are of the same quantity
-by :func:`same_quantity` (:data:`MIN_SHARED_WORDS`) and disagree by :func:`disagree` (:data:`ROUNDING`); two sources
-disagree only when no figure of the one agrees with a figure of the other for that quantity. **The judge** (when the
-shape has one): the pairs the first pass found, then other pairs of passages from two sources with figures of one
-kind that share a word, one call per pair, at most :data:`MAX_JUDGE_CALLS`; its JSON reply is read as untrusted
-(:func:`~haystack_deep_research._untrusted.replies.extract_json_object`), and an unreadable reply or a failed call
-leaves the first pass's answer, with a warning. Its usage counts toward the ``ground`` phase.
-
-:func:`contradictions_section` renders them as the report's section, written by the library: every piece of page or
-model text in it is escaped (:func:`~haystack_deep_research.evidence.text.inert_text`), so a passage adds no Markdown
-or HTML to the report.
+"Contradictions", gives the rules with examples). They are found in the passages cited for the report, first by their
+figures (no model), then confirmed or rejected by the judge when the shape has one; its reply is read as untrusted.
+:func:`contradictions_section` writes the report's section, every piece of page or model text in it escaped.
 """
 
 from __future__ import annotations
@@ -147,7 +133,7 @@ _UNIT_WORDS = frozenset(word for key in [*_SCALES, *_UNITS] for word in key.spli
 @dataclass(frozen=True)
 class Figure:
     """
-    A number with a unit in a passage (see the module docstring).
+    A number with a unit in a passage.
 
     :param low: The lowest value it allows, normalised (``3.2 million`` is 3.2e6; a percentage is its number).
     :param high: The highest (``math.inf`` for "more than").
@@ -252,9 +238,8 @@ def _shared(a: Figure, b: Figure) -> frozenset[str]:
 
 def same_quantity(a: Figure, b: Figure) -> bool:
     """
-    :returns: Whether two figures are of the same quantity: one kind, the same years (when both name one), at least
-        :data:`MIN_SHARED_WORDS` shared words around them (a third of the smaller side's), and no more words that
-        only one side has than shared ones; with just :data:`MIN_SHARED_WORDS` shared, none that only one side has.
+    Whether two figures are of the same quantity (the rule of docs/evidence.md, "Contradictions"); with just
+    :data:`MIN_SHARED_WORDS` shared words, no word may tell them apart.
     """
     if a.kind != b.kind or (a.years and b.years and not a.years & b.years):
         return False
@@ -265,7 +250,7 @@ def same_quantity(a: Figure, b: Figure) -> bool:
 
 
 def disagree(a: Figure, b: Figure) -> bool:
-    """:returns: Whether the two figures' intervals lie further apart than :data:`ROUNDING` allows."""
+    """Whether the two figures' intervals lie further apart than :data:`ROUNDING` allows."""
     gap = max(a.low, b.low) - min(a.high, b.high)
     size = max(abs(a.low), abs(b.low), abs(a.high) if math.isfinite(a.high) else 0, 1e-9)
     return gap > ROUNDING * size
@@ -331,7 +316,10 @@ def _sides(passages: Iterable[Mapping[str, Any]]) -> dict[str, list[_Side]]:
 
 
 def _pairs(passages: Iterable[Mapping[str, Any]]) -> list[_Pair]:
-    """The first pass's contradictions, then the other candidates the judge may be asked about."""
+    """
+    The first pass's contradictions, then the other candidates the judge may be asked about. Two sources disagree
+    only when no figure of the one agrees with a figure of the other for that quantity.
+    """
     found: list[_Pair] = []
     candidates: list[_Pair] = []
     by_source = _sides(passages)
@@ -441,13 +429,11 @@ def add_contradictions(
     run: ResearchRun, report: str, passages: Iterable[Mapping[str, Any]], judge: ChatGenerator | None = None
 ) -> Phase[str]:
     """
-    Find the contradictions of a report verified (and judged) as it leaves the library (see the module docstring),
-    keep them as the run's ``contradictions`` output and put their section into the report, before its Sources list;
-    the phase returns the report (unchanged when none was found).
+    Find the contradictions of a verified report, keep them as the run's ``contradictions`` output and put their
+    section into the report before its Sources list; the phase returns the report.
 
     :param passages: The passages cited for it (``citations["passages"]``).
-    :param judge: The judge's chat generator, or ``None`` for the first pass alone (as when the run's budget is
-        already spent: the judge is not asked then).
+    :param judge: The judge's chat generator, or ``None`` for the first pass alone.
     """
     pairs = _pairs(passages)
     if judge is not None and pairs and run.spent() is None:  # a spent budget leaves the figures' verdict alone
