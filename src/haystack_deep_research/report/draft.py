@@ -1,23 +1,9 @@
 """
-The shape of a report written in parts, and how a writer's reply becomes one part.
-
-A report is written as its *opening* (a ``# `` title and ``## Executive summary``) and one ``## `` section per note,
-each by its own model call (see :mod:`.sections`). This module turns a reply into a part whatever the model added
-around it, renders the parts as one document, and splits a rendered report back into its parts, so a grounding
-rewrite can regenerate only the parts that hold unsupported claims. A section keeps one ``## `` heading (its first,
-else the note's sub-topic); any ``#`` title or further ``#`` / ``##`` heading it wrote becomes ``###``, and an
-executive summary or a Sources list it wrote is dropped with its content (the report has one of each). The opening
-keeps its title and the text of its executive summary, nothing after it (the sections are written separately).
-Rendering gives every section a heading of its own: a heading already used gets its number appended.
-
-A shape may frame its report with an :class:`Outline` (the iterative agent's: the sections under one ``## `` heading,
-closing sections the opening writes, another Sources heading), whose headings the opening's ``## `` parts fill (see
-:func:`frame_from_reply`); a report style's own outline replaces all of that (:func:`render_outlined`, read back by
-:func:`parse_outlined`).
-
-A heading is what a CommonMark renderer shows as one at the top level of the document (read with markdown-it, as
-citations are): ``#`` lines and underlined (``===``, ``---``) headings, never a ``#`` line inside a code fence, a
-list item or a block quote.
+The shape of a report written in parts (see :mod:`.sections`): a writer's reply turned into one part whatever the
+model added around it, the parts rendered as one document, and a rendered report split back into its parts, so a
+grounding rewrite writes again only those that hold unsupported claims (docs/how-it-works.md, "Write and check").
+A heading is what a CommonMark renderer shows as one at the top level (read with markdown-it): ``#`` lines and
+underlined headings, never a ``#`` line inside a code fence, a list item or a block quote.
 """
 
 from __future__ import annotations
@@ -52,14 +38,7 @@ _SOURCES_NAMES = {"sources", "references", "bibliography", "works cited"}
 
 @dataclass(frozen=True)
 class Part:
-    """
-    One part of a report.
-
-    :param heading: A section's ``##`` heading, or the opening's title.
-    :param body: The text under it (for the opening: the executive summary's text).
-    :param first_line: 1-based line of the part in the report it was parsed from (0 when not parsed).
-    :param last_line: Its last line there, inclusive (0 when not parsed).
-    """
+    """A section's ``##`` heading (the opening's title) and body; its 1-based lines when parsed (inclusive)."""
 
     heading: str
     body: str
@@ -67,16 +46,12 @@ class Part:
     last_line: int = 0
 
     def holds(self, line: int) -> bool:
-        """:returns: Whether the 1-based ``line`` of the parsed report lies in this part."""
         return self.first_line <= line <= self.last_line
 
 
 @dataclass(frozen=True)
 class ReportParts:
-    """
-    A report split into its opening (title and executive summary) and its sections; its Sources list is rebuilt on
-    publishing, so it is not kept.
-    """
+    """A report's opening and sections; its Sources list is rebuilt on publishing, so it is not kept."""
 
     opening: Part
     sections: list[Part]
@@ -85,7 +60,8 @@ class ReportParts:
 @dataclass(frozen=True)
 class Outline:
     """
-    The headings around a report's sections (see the module docstring); the default is the main agent's report.
+    The headings around a report's sections (the iterative agent's: the sections under one ``## `` heading, closing
+    sections the opening writes, another Sources heading); the default is the main agent's report.
 
     :param summary: The executive summary's heading.
     :param findings: A ``## `` heading the sections go under, after a lead-in the opening writes; ``""`` makes each
@@ -106,7 +82,7 @@ class Outline:
 
     @property
     def frame(self) -> tuple[str, ...]:
-        """The ``## `` headings the opening writes: the summary's, the findings' lead-in's, the closing sections'."""
+        """The ``## `` headings the opening writes."""
         return (self.summary, *((self.findings,) if self.findings else ()), *self.closing)
 
 
@@ -119,7 +95,6 @@ class _Block:
 
 
 def _blocks(text: str, *, max_level: int = 2) -> list[_Block]:
-    """Split text at its top-level headings of ``max_level`` or higher (fewer ``#``), as CommonMark reads them."""
     lines = text.split("\n")
     blocks = [_Block(0, "", 0, [])]
     start = 0
@@ -150,7 +125,10 @@ def _tidy(lines: list[str]) -> str:
 
 
 def section_from_reply(text: str, fallback_heading: str) -> Part:
-    """The writer's reply for one section as a section, headed ``fallback_heading`` if it has no ``##`` heading."""
+    """
+    The writer's reply for one section, headed by its first ``##`` heading (else ``fallback_heading``); a title or
+    further heading becomes ``###``, and an executive summary or Sources list it wrote is dropped.
+    """
     heading, lines = "", []
     for block in _blocks(text):
         name = _name(block.title)
@@ -165,7 +143,7 @@ def section_from_reply(text: str, fallback_heading: str) -> Part:
 
 
 def opening_from_reply(text: str) -> Part:
-    """The writer's reply for the opening: the title as ``heading``, the executive summary's text as ``body``."""
+    """The writer's reply for the opening: its title and its executive summary's text, nothing after it."""
     blocks = _blocks(text)
     title = _title(blocks)
     summary = next((b for b in blocks if b.level == 2 and _name(b.title) in _SUMMARY_NAMES), None)
@@ -210,7 +188,6 @@ def frame_from_reply(text: str, outline: Outline) -> tuple[str, list[Part]]:
 
 
 def _deeper(text: str) -> str:
-    """The text with each of its top-level headings one level down (``######`` at most)."""
     lines = text.split("\n")
     for heading in reversed(headings(text)):
         lines[heading.line : heading.end] = [f"{'#' * min(heading.level + 1, 6)} {heading.title}"]
@@ -221,11 +198,9 @@ def render_report(
     opening: Part, sections: list[Part], *, outline: Outline | None = None, frame: list[Part] | None = None
 ) -> str:
     """
-    The parts as one Markdown document, without a Sources list (publishing builds it).
-
-    ``frame`` holds the parts the opening wrote for ``outline.frame`` (see :func:`frame_from_reply`): their headings
-    and texts replace the outline's, except the summary's text, which is ``opening.body``; a closing part without text
-    is left out.
+    The parts as one Markdown document without a Sources list, each section under a heading of its own (a heading
+    already used gets its number). ``frame`` holds the parts the opening wrote for ``outline.frame``: they replace the
+    outline's, except the summary's text, which is ``opening.body``; a closing part without text is left out.
     """
     outline = outline or Outline()
     frame = frame or [Part(heading, "") for heading in outline.frame]
@@ -250,8 +225,7 @@ def render_report(
 
 
 def render_outlined(title: str, sections: list[Part], *, sources: str = "") -> str:
-    """A report of a style's own outline: its title, each section under its heading, ``sources`` (or nothing: then
-    publishing appends ``## Sources``)."""
+    """A report of a style's own outline: its title, each section under its heading, then ``sources``."""
     out = [f"# {title}"]
     for section in sections:
         out += ["", f"## {section.heading}", "", section.body]
@@ -261,8 +235,7 @@ def render_outlined(title: str, sections: list[Part], *, sources: str = "") -> s
 
 
 def parse_outlined(report: str, outline: Sequence[str]) -> ReportParts | None:
-    """A report of :func:`render_outlined` (since verified or marked) as its title and one section per heading of
-    ``outline``, with their line ranges; ``None`` when a heading is missing."""
+    """A report of :func:`render_outlined` as its parts with their line ranges; ``None`` when a heading is missing."""
     blocks = _blocks(report)
     ends = [block.line for block in blocks[1:]] + [report.count("\n") + 1]
     found = {_name(b.title): (b, ends[i]) for i, b in enumerate(blocks) if b.level == 2}
@@ -279,8 +252,7 @@ def parse_outlined(report: str, outline: Sequence[str]) -> ReportParts | None:
 
 
 def parse_report(report: str) -> ReportParts | None:
-    """A report of :func:`render_report` (since verified or marked) as its parts with their line ranges; ``None``
-    when it lacks the shape of one written in parts (an executive summary followed by at least one section)."""
+    """A report of :func:`render_report` as its parts with their line ranges; ``None`` without that shape."""
     blocks = _blocks(report)
     total = report.count("\n") + 1
     ends = [block.line for block in blocks[1:]] + [total]
