@@ -1,35 +1,8 @@
 """
-Assessing a report in a run: judge every claim it makes, and mark the claims that stay unsupported.
-
-The deep research agent's grounding stage, the research workflow's grounding eval and the iterative agent's judge
-all judge with :func:`judge_report` and mark with :func:`mark_unsupported`, so a claim is judged and marked the same
-way in every shape.
-
-A report's sentences are those of :func:`~haystack_deep_research.evidence.citations.body_sentences`. **A sentence is
-a claim** unless it claims nothing (:func:`is_claim`, the rule docs/evidence.md, "Grounding", gives with examples):
-fewer than four words, a question or a label, a signpost within the report, or the library's own sentence under a
-heading of the user's outline that the research gathered no evidence on
-(:data:`~haystack_deep_research.report.headings.NO_EVIDENCE_SENTENCES`).
-
-Every claim is judged, in every shape that grounds. A claim that cites a verified source is judged against that
-source's stored text (:func:`~haystack_deep_research.report.judge.cited_claims`). A claim that cites none
-(:func:`uncited_claims`) is judged against the passages the run read (:class:`ReadPassages`): the passages of the
-ledger's stored texts that best match it, by the BM25+ ranking of
-:func:`~haystack_deep_research.tools.passages.ranked_passages`, together as one source at the address
-:data:`READ_PASSAGES_URL`. Judged unsupported, it lowers the score and is marked; when the run read nothing, it is
-unknown, so listed in ``grounding_unjudged``.
-
-**Rule for claims still unsupported after the last attempt: they are marked, not dropped.** The sentence stays and
-gets the marker ``*(unsupported by the cited source)*`` (``*(not supported by the sources read)*`` for a claim that
-cites nothing) before its final punctuation, so a reader sees which claims the sources did not bear out and nothing
-is silently removed.
-
-The repair policy (:class:`RepairPolicy`) is shared too: after each judgement, a score at the threshold is done; a
-spent budget stops the repair (no further model call starts); below the threshold the text is first rewritten from the
-same evidence, without tools (``max_regenerations`` times over the whole run), then the unsupported claims are
-researched again and the text rewritten (``max_replans`` times); once both are used up the repair is exhausted. The
-deep research agent's grounding stage runs it inside its write hook; the research workflow's router runs it as the
-branches of its Pipeline.
+Assessing a report in a run, the same way in every shape that grounds: which sentences are claims (:func:`is_claim`),
+judging every claim (:func:`judge_report`: a cited one against its sources, one that cites nothing against the
+passages the run read, :class:`ReadPassages`), marking those that stay unsupported (:func:`mark_unsupported`) and
+the repair policy (:class:`RepairPolicy`). docs/evidence.md, "Grounding", gives the rules with examples.
 """
 
 from __future__ import annotations
@@ -105,7 +78,10 @@ _THAT = re.compile(r"\bthat\b", re.IGNORECASE)
 
 
 def is_claim(sentence: str) -> bool:
-    """Whether a sentence of a report or an answer, as written or as read, claims something to be judged."""
+    """
+    Whether a sentence of a report or an answer, as written or as read, claims something to be judged; the library's
+    own sentence under a heading of the user's outline the research gathered no evidence on claims nothing.
+    """
     text = " ".join(sentence.split())
     if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
         return False
@@ -117,15 +93,12 @@ def is_claim(sentence: str) -> bool:
 
 
 def cites_nothing(claim: Claim) -> bool:
-    """:returns: Whether the claim cites no verified source, so is judged against the passages the run read."""
+    """Whether the claim cites no verified source, so is judged against the passages the run read."""
     return claim.urls == (READ_PASSAGES_URL,)
 
 
 def uncited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
-    """
-    The claims of a report that cite none of ``verified_urls``, in report order, each citing
-    :data:`READ_PASSAGES_URL`.
-    """
+    """The claims of a report that cite none of ``verified_urls``, in order, each citing :data:`READ_PASSAGES_URL`."""
     verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
     read = sentence_reader(report)
     claims = []
@@ -147,14 +120,10 @@ class _Passages:
 
 class ReadPassages:
     """
-    The run's ledger, with the passages it read that best match some claims as one more source at
-    :data:`READ_PASSAGES_URL` (a :class:`~haystack_deep_research.report.judge.SourceTexts`): for each claim, the
-    passages of every source's stored text that share the most words with it, best first, within its share of
-    :data:`MAX_PASSAGES_CHARS` (at least its best one), each under its source's title; :data:`NOTHING_MATCHED` when
-    the run read something but nothing shares a word with the claims, and no source when it read nothing.
-
-    :param ledger: The run's evidence ledger.
-    :param claims: The claims that cite nothing.
+    The run's ledger (a :class:`~haystack_deep_research.report.judge.SourceTexts`), with the passages it read that
+    best match ``claims`` as one more source at :data:`READ_PASSAGES_URL`: for each claim, within its share of
+    :data:`MAX_PASSAGES_CHARS` (at least its best one); :data:`NOTHING_MATCHED` when nothing shares a word with the
+    claims, and no source when the run read nothing.
     """
 
     def __init__(self, ledger: EvidenceLedger, claims: Sequence[Claim]) -> None:
@@ -178,17 +147,14 @@ class ReadPassages:
         self._passages = _Passages(READ_PASSAGES_URL, "the passages the run read", text) if text else None
 
     def get(self, url: str) -> SourceText | None:
-        """The source at a cited URL or :data:`READ_PASSAGES_URL`; ``None`` when unknown (or the run read nothing)."""
         return self._passages if url == READ_PASSAGES_URL else self._ledger.get(url)
 
 
 def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
     """
-    Mark ``claims`` (found in this report by :func:`judge_report`) by the module's rule: :data:`UNSUPPORTED_MARK`
-    (:data:`UNCITED_MARK` for a claim that cites nothing) before the sentence's final punctuation.
-
-    :returns: The marked report and the claims marked (a claim whose sentence is no longer on its line, or is already
-        marked, is skipped).
+    Mark ``claims`` (found in this report by :func:`judge_report`): :data:`UNSUPPORTED_MARK` (:data:`UNCITED_MARK`
+    for a claim that cites nothing) before the sentence's final punctuation; returns the marked report and the
+    claims marked (one no longer on its line, or already marked, is skipped).
     """
     lines = report.split("\n")
     marked: list[Claim] = []
@@ -213,22 +179,13 @@ def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]
 def report_claims(
     report: str, verified_urls: Sequence[str], ledger: EvidenceLedger
 ) -> tuple[list[Claim], ReadPassages]:
-    """
-    Every claim of a verified report, in order (cited ones, and those that cite nothing, which cite
-    :data:`READ_PASSAGES_URL`), and the sources they are judged against: the
-    ledger, with the passages that match the claims that cite nothing.
-    """
+    """Every claim of a verified report, in order, and the sources they are judged against."""
     cited, uncited = cited_claims(report, verified_urls), uncited_claims(report, verified_urls)
     return sorted(cited + uncited, key=lambda claim: claim.line), ReadPassages(ledger, uncited)
 
 
 def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], judge: ChatGenerator) -> Phase[Judgement]:
-    """
-    Judge every claim of a verified report: a cited claim against the stored text of its sources in the run's ledger,
-    a claim that cites nothing against the passages the run read that best match it (see :class:`ReadPassages`).
-
-    The judge's usage counts toward the ``ground`` phase; what went wrong on the way becomes the run's warnings.
-    """
+    """Judge every claim of a verified report; usage and warnings go to the run's ``ground`` phase."""
     claims, sources = report_claims(report, verified_urls, run.ledger)
     uncited = sum(cites_nothing(claim) for claim in claims)
     text = f"judging {len(claims) - uncited} cited claim(s) against their sources"
@@ -242,10 +199,7 @@ def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], ju
 
 
 def verdict_outputs(judged: Judgement, marked: Sequence[Claim]) -> list[dict[str, Any]]:
-    """
-    The ``grounding`` output: one verdict per claim of the last judgement (see ``ClaimVerdict.to_dict``), with
-    ``marked`` for those :func:`mark_unsupported` marked.
-    """
+    """The ``grounding`` output: one verdict per claim of the last judgement, with ``marked``."""
     return [{**verdict.to_dict(), "marked": verdict.claim in marked} for verdict in judged.verdicts]
 
 
@@ -261,6 +215,8 @@ RepairStep = Literal["done", "spent", "regenerate", "replan", "exhausted"]
 @dataclass(frozen=True)
 class RepairPolicy:
     """
+    When the repair is done, and what it does next: rewrite, then replan, until both are used up.
+
     :param threshold: The lowest acceptable grounding score, 0 to 1.
     :param max_regenerations: Rewrites without tools in one run, 0 to 5.
     :param max_replans: Rounds of researching the unsupported claims again, 0 to 5.
@@ -277,13 +233,7 @@ class RepairPolicy:
         _checks.int_in_range("max_replans", self.max_replans, 0, 5)
 
     def next_step(self, score: float, *, regenerations: int, replans: int, spent: str | None) -> RepairStep:
-        """
-        :param score: The grounding score of the current text.
-        :param regenerations: Rewrites made so far in the run.
-        :param replans: Replans made so far in the run.
-        :param spent: The budget the run has spent (its name), or ``None``.
-        :returns: What the repair does next.
-        """
+        """What the repair does next, given the score, the rewrites and replans so far and the spent budget's name."""
         if score >= self.threshold:
             return "done"
         if spent is not None:

@@ -1,12 +1,7 @@
 """
-Judging cited claims against the stored text of the sources they cite (docs/evidence.md, "Grounding", gives the
-verdicts and the score).
-
-:func:`judge_claims` makes one call to the judge model per cited source. The prompt holds that source's stored text
-(the ledger entry's ``text``, exactly what the summariser saw, never a re-fetch) fenced as untrusted data, and the
-numbered claims that cite it; the judge answers in JSON, ``supported`` or ``unsupported`` per claim. What it does not
-decide is ``unknown``: the claims of a source whose reply is not that JSON or whose call failed, a claim the reply
-gives no verdict for (each with a warning), any other verdict, and a source without stored text (no call is made).
+Judging cited claims against the stored text of the sources they cite: one judge call per cited source, its text
+fenced as untrusted data, a JSON verdict per claim; what the judge does not decide is ``unknown`` (docs/evidence.md,
+"Grounding", gives the verdicts and the score).
 """
 
 from __future__ import annotations
@@ -64,39 +59,26 @@ class SourceText(Protocol):
     """A source a judge reads: the evidence ledger's entries have this shape."""
 
     @property
-    def url(self) -> str:
-        """The source's address, as cited."""
-        ...
+    def url(self) -> str: ...
 
     @property
-    def title(self) -> str:
-        """Its title."""
-        ...
+    def title(self) -> str: ...
 
     @property
-    def text(self) -> str:
-        """The text the claims are judged against."""
-        ...
+    def text(self) -> str: ...
 
 
 class SourceTexts(Protocol):
     """Where the judge finds a source's text by the URL a claim cites: the evidence ledger, or another trail."""
 
-    def get(self, url: str) -> SourceText | None:
-        """The source at a cited URL, or ``None`` when unknown."""
-        ...
+    def get(self, url: str) -> SourceText | None: ...
 
 
 @dataclass(frozen=True)
 class Claim:
     """
-    One cited claim of a report.
-
-    :param text: The sentence as the judge sees it: links replaced by their text, images by their description, URLs,
-        raw HTML and markers (``[1]``, ``[1, 2]``, ``[^1]``) removed.
-    :param sentence: The sentence as written in the report.
-    :param line: 1-based line number in the report.
-    :param urls: The verified URLs the sentence cites, once each, as written.
+    One claim of a report: its ``text`` as the judge sees it (as a reader does), the ``sentence`` as written, its
+    1-based ``line`` and the verified ``urls`` it cites, once each, as written.
     """
 
     text: str
@@ -107,10 +89,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class SourceVerdict:
-    """
-    What the judge said about one claim against one source (its URL as cited), with the judge's reason or why the
-    verdict is unknown.
-    """
+    """The judge's verdict on one claim against one source (its URL as cited), with the reason."""
 
     url: str
     verdict: Verdict
@@ -119,17 +98,13 @@ class SourceVerdict:
 
 @dataclass(frozen=True)
 class ClaimVerdict:
-    """
-    The verdict on one claim, combined over the sources it cites (see the module docstring), with the verdict against
-    each.
-    """
+    """The verdict on one claim, combined over the sources it cites, with the verdict against each."""
 
     claim: Claim
     verdict: Verdict
     sources: tuple[SourceVerdict, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """:returns: ``claim``, ``sentence``, ``line``, ``verdict`` and ``sources`` (url, verdict, reason each)."""
         return {
             "claim": self.claim.text,
             "sentence": self.claim.sentence,
@@ -147,13 +122,7 @@ def grounding_score(verdicts: Iterable[ClaimVerdict]) -> float:
 
 @dataclass
 class Judgement:
-    """
-    The outcome of :func:`judge_claims`.
-
-    :param verdicts: One verdict per claim, in report order.
-    :param warnings: What went wrong on the way (unreadable replies, missing verdicts, failed calls).
-    :param usage: The judge's token usage, summed over its calls.
-    """
+    """The outcome of :func:`judge_claims`: a verdict per claim, in order, warnings and the judge's summed usage."""
 
     verdicts: list[ClaimVerdict]
     warnings: list[str] = field(default_factory=list)
@@ -161,20 +130,15 @@ class Judgement:
 
     @property
     def score(self) -> float:
-        """:returns: The grounding score of :attr:`verdicts`."""
         return grounding_score(self.verdicts)
 
     @property
     def unsupported(self) -> list[Claim]:
-        """:returns: The claims judged unsupported, in report order."""
         return [v.claim for v in self.verdicts if v.verdict == UNSUPPORTED]
 
 
 def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
-    """
-    The claims of a report, in order: body sentences citing at least one of ``verified_urls`` (in any trivially
-    different spelling), each with the verified URLs it cites.
-    """
+    """The body sentences citing any of ``verified_urls`` (in any trivially different spelling), in order."""
     verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
     grouped: dict[tuple[int, str], dict[str, str]] = {}
     for citation in extract_citations(report, sources_section=False):
@@ -190,13 +154,9 @@ def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
 
 def parse_verdicts(text: str, count: int) -> dict[int, tuple[Verdict, str]] | None:
     """
-    Read the judge's reply about ``count`` claims.
-
-    Accepts ``{"verdicts": [...]}`` or a bare list, optionally in a Markdown code fence or surrounded by prose; each
-    item ``{"id": n, "verdict": "...", "reason": "..."}`` with ``n`` from 1 to ``count``.
-
-    :returns: ``{id: (verdict, reason)}`` for the items that could be read (a verdict other than supported or
-        unsupported becomes unknown), or ``None`` when the reply is not such JSON at all.
+    Read the judge's reply about ``count`` claims: ``{"verdicts": [...]}`` or a bare list, maybe fenced or in prose,
+    of ``{"id": n, "verdict": "...", "reason": "..."}``; ``{id: (verdict, reason)}`` for the items read (another
+    verdict is unknown), or ``None`` when the reply is not such JSON at all.
     """
     body = without_code_fence(text)
     try:
@@ -233,10 +193,7 @@ def _combine(sources: tuple[SourceVerdict, ...]) -> Verdict:
 def judge_claims(
     claims: list[Claim], ledger: SourceTexts, judge: ChatGenerator, *, streaming_callback: Any = None
 ) -> Phase[Judgement]:
-    """
-    Judge each claim against the stored text of each source it cites in ``ledger``: one judge call per source, in
-    one batch; the phase returns the :class:`Judgement`.
-    """
+    """Judge each claim against the stored text of each source it cites in ``ledger``, one call per source."""
     by_source: dict[str, tuple[str, list[int]]] = {}
     for index, claim in enumerate(claims):
         for url in claim.urls:
@@ -259,11 +216,8 @@ def judge_claims(
                 claims=[fence(claims[i].text) for i in indexes],
             )
         )
-    outcomes = (
-        (yield [ask(judge, prompt, role="judge", streaming_callback=streaming_callback) for prompt in prompts])
-        if prompts
-        else []
-    )
+    calls = [ask(judge, prompt, role="judge", streaming_callback=streaming_callback) for prompt in prompts]
+    outcomes = (yield calls) if calls else []
     judgement = Judgement(verdicts=[])
     for key, outcome in zip(asked, outcomes, strict=True):
         url, indexes = by_source[key]
