@@ -73,6 +73,7 @@ __all__ = [
 ]
 
 _CHAIN_DEPTH = 5
+_TIMEOUTS = (("httpx", "TimeoutException"), ("openai", "APITimeoutError"))
 TIMEOUT_ADVICE = (
     "it timed out after the chat generator's client had retried it; pass a longer `timeout` or a smaller "
     "`max_retries` to the generator (for example `OpenAIChatGenerator(timeout=120, max_retries=1)`) to wait longer "
@@ -80,23 +81,11 @@ TIMEOUT_ADVICE = (
 )
 
 
-def _timeout_types() -> tuple[type[BaseException], ...]:
-    # httpx and openai are looked at only when already imported: an error of theirs cannot exist otherwise.
-    kinds: list[type[BaseException]] = [TimeoutError]
-    if "httpx" in sys.modules:
-        import httpx
-
-        kinds.append(httpx.TimeoutException)
-    if "openai" in sys.modules:
-        import openai
-
-        kinds.append(openai.APITimeoutError)
-    return tuple(kinds)
-
-
 def is_timeout(error: BaseException | None) -> bool:
     """Whether a model call failed on a timeout: the error, or one it was raised from, is one by type."""
-    kinds = _timeout_types()
+    # httpx and openai are looked at only when already imported: an error of theirs cannot exist otherwise.
+    found = [getattr(sys.modules[name], kind) for name, kind in _TIMEOUTS if name in sys.modules]
+    kinds = (TimeoutError, *found)
     for _ in range(_CHAIN_DEPTH):
         if error is None:
             return False
