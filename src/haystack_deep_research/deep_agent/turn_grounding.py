@@ -5,7 +5,7 @@ Every tool result of the run joins the run's :class:`EvidenceTrail` (a run resou
 loses none of it). When the agent answers (its submit tool succeeds, or it replies without tools), each sentence of
 the answer that claims something is a claim, cited or not (the sentences and the rule of every shape's grounding:
 see :mod:`haystack_deep_research.report.assessment`), and the library's one judge
-(:func:`~haystack_deep_research.report.judge.judge_claims`, the same prompt and verdict rules as the deep research
+(:func:`~haystack_deep_research.report.assessment.judge_claims`, the same prompt and verdict rules as the deep research
 agent's grounding) judges them all in one call against the trail. With a score below ``threshold``:
 
 - while re-research rounds are left (``max_rounds``), the answer is **sent back**: the model reads the unsupported
@@ -26,8 +26,7 @@ from typing import Any
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
-from haystack_deep_research.report.assessment import uncited_claims
-from haystack_deep_research.report.judge import Claim, Judgement, judge_claims
+from haystack_deep_research.report.assessment import Claim, Judgement, judge_claims, uncited_claims
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels
 from haystack_deep_research.state import PHASE_GROUND

@@ -18,13 +18,14 @@ from haystack_deep_research._prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, 
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
 from haystack_deep_research.report.assessment import (
+    Claim,
+    Judgement,
     RepairPolicy,
     judge_report,
     mark_unsupported,
     unjudged_claims,
     verdict_outputs,
 )
-from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.report.sections import rewrite_report
 from haystack_deep_research.report.style import ReportStyle

@@ -39,6 +39,7 @@ from haystack_deep_research._prompts import (
 )
 from haystack_deep_research.evidence.citations import extract_citations, sentence_ends
 from haystack_deep_research.evidence.entry import normalize_url
+from haystack_deep_research.report.assessment import Claim
 from haystack_deep_research.report.draft import (
     Outline,
     Part,
@@ -51,7 +52,6 @@ from haystack_deep_research.report.draft import (
     section_from_reply,
 )
 from haystack_deep_research.report.headings import report_sections
-from haystack_deep_research.report.judge import Claim
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Call, Outcome, Phase, ask, failure

@@ -25,7 +25,7 @@ from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.verification import verify_citations
-from haystack_deep_research.report.judge import without_code_fence
+from haystack_deep_research.report.assessment import without_code_fence
 from haystack_deep_research.report.sections import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask
