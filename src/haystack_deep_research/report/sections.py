@@ -95,11 +95,6 @@ def is_timeout(error: BaseException | None) -> bool:
     return False
 
 
-def _why(outcome: Outcome) -> str:
-    why = failure(outcome.error)
-    return f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why
-
-
 @dataclass(frozen=True)
 class Request:
     """One call of a batch: ``what`` it writes, for warnings, and its prompt."""
@@ -116,15 +111,16 @@ class Attempt:
     why: str = ""
 
 
-def _usable(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -> bool:
+def _attempt(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -> Attempt:
     reply = outcome.reply
     if reply is not None:
         run.record_usage(phase, reply.meta.get("usage"))
     if not outcome.text:
-        return False
+        why = failure(outcome.error)
+        return Attempt("", f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why)
     if reply is not None and reply.meta.get("finish_reason") == "length":
         run.warn(phase, f"the writer's reply for {request.what} hit the model's output limit and may be cut off")
-    return True
+    return Attempt(outcome.text)
 
 
 def _ask(generator: ChatGenerator, request: Request, run: ResearchRun, role: str) -> Call:
@@ -144,24 +140,16 @@ def ask_twice(
 ) -> Phase[list[Attempt]]:
     """Make every request side by side, then the failed ones once more; one :class:`Attempt` per request."""
     outcomes = yield [_ask(generator, request, run, role) for request in requests]
-    attempts: list[Attempt] = []
-    failed: list[tuple[int, str]] = []
-    for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
-        if _usable(run, request, outcome, phase):
-            attempts.append(Attempt(outcome.text))
-        else:
-            attempts.append(Attempt("", _why(outcome)))
-            failed.append((index, attempts[-1].why))
+    attempts = [_attempt(run, request, outcome, phase) for request, outcome in zip(requests, outcomes, strict=True)]
+    failed = [index for index, attempt in enumerate(attempts) if not attempt.text]
     if not failed:
         return attempts
-    again = yield [_ask(generator, requests[index], run, role) for index, _ in failed]
-    for (index, first), outcome in zip(failed, again, strict=True):
-        what = requests[index].what
-        if _usable(run, requests[index], outcome, phase):
-            attempts[index] = Attempt(outcome.text)
+    again = yield [_ask(generator, requests[index], run, role) for index in failed]
+    for index, outcome in zip(failed, again, strict=True):
+        first, attempts[index] = attempts[index].why, _attempt(run, requests[index], outcome, phase)
+        if attempts[index].text:
+            what = requests[index].what
             run.warn(phase, f"the writer's call for {what} failed ({first}); it succeeded when tried once more")
-        else:
-            attempts[index] = Attempt("", _why(outcome))
     return attempts
 
 
@@ -431,11 +419,10 @@ def _write_outlined(
     *,
     style: ReportStyle,
     framing: Framing,
-    keys: SourceKeys,
-    unsupported: list[Claim],
+    unsupported: list[Claim] | None,
     researched: bool,
 ) -> Phase[Written]:
-    total = len(style.outline)
+    keys, total, unsupported = SourceKeys(urls), len(style.outline), unsupported or []
     requests = [_title_request(run, style=style, framing=framing)]
     places: list[int] = []  # the request of each heading, -1 for a heading with no allowed URL to cite
     read: list[list[str]] = []
@@ -515,19 +502,10 @@ def write_report(
     """
     style, framing, keys = style or ReportStyle(), _in_language(framing, run), SourceKeys(urls)
     if style.outline:
-        return (
-            yield from _write_outlined(
-                generator,
-                run,
-                notes,
-                urls,
-                style=style,
-                framing=framing,
-                keys=keys,
-                unsupported=unsupported or [],
-                researched=researched,
-            )
+        outlined = _write_outlined(
+            generator, run, notes, urls, style=style, framing=framing, unsupported=unsupported, researched=researched
         )
+        return (yield from outlined)
     total = len(notes)
     more = _rewrite(unsupported, keys, researched) if unsupported else {}
     requests = [_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more)]
@@ -598,18 +576,10 @@ def rewrite_report(
     else:
         parts = parse_report(report) if not framing.outline.frame[1:] else None
     if parts is None:  # not written in parts or under its outline (e.g. assembled from the notes): write it so now
-        return (
-            yield from write_report(
-                generator,
-                run,
-                notes,
-                urls,
-                unsupported=unsupported,
-                researched=researched,
-                style=style,
-                framing=framing,
-            )
+        whole = write_report(
+            generator, run, notes, urls, unsupported=unsupported, researched=researched, style=style, framing=framing
         )
+        return (yield from whole)
     total = len(parts.sections)
     requests: list[Request] = []
     places: list[int] = []  # -1 is the opening, else the section's index
