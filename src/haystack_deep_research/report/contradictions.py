@@ -89,10 +89,6 @@ _UNITS: dict[str, tuple[str, float]] = {
 _CURRENCY_BEFORE = {"$": "money USD", "us$": "money USD", "€": "money EUR", "£": "money GBP", "¥": "money JPY"}
 
 
-def _quantity_name(kind: str) -> str:
-    return {"percent": "percentage", "count": "number"}.get(kind) or ("amount" if kind.startswith("money") else kind)
-
-
 def _alternatives(words: Iterable[str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
@@ -282,11 +278,10 @@ class _Pair:
     found_by: str = "figures"
 
     def to_dict(self) -> dict[str, Any]:
-        subject = sorted(_shared(self.first.figure, self.second.figure))
-        why = self.why or (
-            f"{self.first.figure.text} and {self.second.figure.text} are given for the same "
-            f"{_quantity_name(self.first.figure.kind)} ({', '.join(subject)})"
-        )
+        subject, kind = sorted(_shared(self.first.figure, self.second.figure)), self.first.figure.kind
+        name = {"percent": "percentage", "count": "number"}.get(kind) or ("amount" if "money" in kind else kind)
+        same = f"{self.first.figure.text} and {self.second.figure.text} are given for the same {name}"
+        why = self.why or f"{same} ({', '.join(subject)})"
         return {
             "quantity": self.first.figure.kind,
             "subject": " ".join(subject),
@@ -404,15 +399,12 @@ def contradictions_section(contradictions: list[dict[str, Any]], question: str) 
         subject = inert_text(found["subject"]) or inert_text(found["quantity"])
         lines.append(f"{number}. {subject}: {inert_text(first['figure'])} ≠ {inert_text(second['figure'])}")
         for side in (first, second):
-            lines.append(f"   - {_source_link(side)}: “{inert_text(side['passage'], limit=400)}”")
+            url, title = side["url"], inert_text(side["title"], limit=120) or inert_text(side["url"])
+            link = title if re.search(r"[\s<>]", url) else f"[{title}](<{url}>)"
+            lines.append(f"   - {link}: “{inert_text(side['passage'], limit=400)}”")
         if found["found_by"] == "judge" and found["why"]:
             lines.append(f"   - {inert_text(found['why'])}")
     return "\n".join(lines) + "\n"
-
-
-def _source_link(side: Mapping[str, str]) -> str:
-    url, title = side["url"], inert_text(side["title"], limit=120) or inert_text(side["url"])
-    return title if re.search(r"[\s<>]", url) else f"[{title}](<{url}>)"
 
 
 def _placed(report: str, section: str, question: str) -> str:

@@ -116,10 +116,6 @@ def _name(title: str) -> str:
     return " ".join(title.strip().rstrip(":").split()).casefold()
 
 
-def _demoted(block: _Block) -> list[str]:
-    return [f"### {block.title}", *block.lines] if block.level else block.lines
-
-
 def _tidy(lines: list[str]) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
@@ -138,7 +134,7 @@ def section_from_reply(text: str, fallback_heading: str) -> Part:
             heading = block.title
             lines += block.lines
         else:
-            lines += _demoted(block)
+            lines += [f"### {block.title}", *block.lines] if block.level else block.lines
     return Part(heading=heading or " ".join(fallback_heading.split()), body=_tidy(lines))
 
 

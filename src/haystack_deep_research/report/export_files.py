@@ -166,9 +166,6 @@ class Block:
     level: int = 0
     runs: list[Run] | None = None
 
-    def text(self) -> str:
-        return "".join(run.text for run in self.runs or [] if run.cite is None)
-
 
 def blocks(cited: Cited) -> list[Block]:
     """The report as plain blocks for the Word and PDF writers (a link's URL after its text if no note gives it)."""
@@ -391,14 +388,6 @@ def export_docx(result: Mapping[str, Any], path: str | Path) -> Path:
     return target
 
 
-def _font(pdf: Any, font: str | Path | None) -> tuple[str, bool]:
-    found = Path(font) if font is not None else next((Path(p) for p in _FONTS if Path(p).is_file()), None)
-    if found is None:
-        return "helvetica", False
-    pdf.add_font("report", "", str(found))
-    return "report", True
-
-
 def export_pdf(result: Mapping[str, Any], path: str | Path, *, font: str | Path | None = None) -> Path:
     """
     Write a run's report as a PDF with its citations as endnotes (see the module docstring).
@@ -419,7 +408,10 @@ def export_pdf(result: Mapping[str, Any], path: str | Path, *, font: str | Path 
     pdf = FPDF()
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
-    family, unicode = _font(pdf, font)
+    found = Path(font) if font is not None else next((Path(p) for p in _FONTS if Path(p).is_file()), None)
+    if found is not None:
+        pdf.add_font("report", "", str(found))
+    family, unicode = ("report", True) if found is not None else ("helvetica", False)
 
     def write(text: str, size: float, indent: float = 0) -> None:
         text = xml_text(text) if unicode else text.encode("latin-1", "replace").decode("latin-1")
