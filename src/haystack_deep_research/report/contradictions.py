@@ -129,17 +129,10 @@ _UNIT_WORDS = frozenset(word for key in [*_SCALES, *_UNITS] for word in key.spli
 @dataclass(frozen=True)
 class Figure:
     """
-    A number with a unit in a passage.
-
-    :param low: The lowest value it allows, normalised (``3.2 million`` is 3.2e6; a percentage is its number).
-    :param high: The highest (``math.inf`` for "more than").
-    :param kind: ``percent``, ``count``, ``money USD`` (``EUR``, ...), ``length``, ``mass``, ``power``, ``energy``,
-        ``temperature``.
-    :param text: The figure as written.
-    :param sentence: The sentence of the passage holding it.
-    :param words: The words around it (case folded, common words left out).
-    :param years: The years its sentence names.
-    :param approximate: Whether it is stated as approximate, a bound or a range.
+    A number with a unit in a passage: the interval it allows, normalised (``3.2 million`` is 3.2e6, "more than" has
+    ``math.inf`` as ``high``), its ``kind`` (``percent``, ``count``, ``money USD``, ``length``, ...), the ``text`` as
+    written, its ``sentence``, the ``words`` around it (case folded, common words left out), the ``years`` its sentence
+    names, and whether it is stated as approximate, a bound or a range.
     """
 
     low: float

@@ -60,18 +60,10 @@ class ReportParts:
 @dataclass(frozen=True)
 class Outline:
     """
-    The headings around a report's sections (the iterative agent's: the sections under one ``## `` heading, closing
-    sections the opening writes, another Sources heading); the default is the main agent's report.
-
-    :param summary: The executive summary's heading.
-    :param findings: A ``## `` heading the sections go under, after a lead-in the opening writes; ``""`` makes each
-        section a ``## `` part of its own.
-    :param closing: The headings of the sections the opening writes too, from the same notes, rendered after the
-        sections.
-    :param sources: The heading the report ends with, where publishing rebuilds the Sources list; ``""`` lets
-        publishing append ``## Sources``.
-    :param translate: Whether the writer translates these headings into the brief's language (the headings it wrote
-        are then kept).
+    The headings around a report's sections; the default is the main agent's report. The iterative agent's puts the
+    sections under one ``findings`` heading after a lead-in the opening writes (``""``: each section a ``## `` part of
+    its own), adds ``closing`` sections the opening writes too, ends with its own ``sources`` heading (``""``:
+    publishing appends ``## Sources``) and may ask the writer to ``translate`` them (its headings are then kept).
     """
 
     summary: str = SUMMARY_HEADING

@@ -57,15 +57,9 @@ def _notice(run: ResearchRun, text: str) -> None:
 
 class GroundingStage(UsesModels, InitSerialized):
     """
-    A write-hook stage that judges the report's claims and repairs the report.
-
-    :param judge_llm: The judge's chat generator. Default (``None``): the writer's.
-    :param threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_regenerations: Rewrites from the same notes, without tools, 0 to 5.
-    :param max_replans: Rounds of researching the unsupported claims again, then rewriting, 0 to 5.
-    :param max_concurrency: Judge calls and researchers running at once, 1 to 50.
-    :param style: The report's type, tone and length, kept when a part is written again.
-    :raises ConfigurationError: If a parameter is outside its allowed values.
+    A write-hook stage that judges the report's claims and repairs the report: the parameters of
+    :class:`~haystack_deep_research.Grounding` (``judge_llm`` ``None`` is the writer), judge calls and researchers at
+    once (``max_concurrency``, 1 to 50) and the report's ``style``; ``ConfigurationError`` for a value out of range.
     """
 
     def __init__(
@@ -90,10 +84,7 @@ class GroundingStage(UsesModels, InitSerialized):
         return [self.judge_llm] if self.judge_llm is not None else []
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """
-        Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported; the
-        judge is ``judge_llm``, or ``writer`` without one.
-        """
+        """Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported."""
         judge = self.judge_llm or writer
         judged = yield from self._judge(state, run, judge)
         regenerations = replans = 0

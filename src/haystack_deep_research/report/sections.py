@@ -225,13 +225,8 @@ class SourceKeys:
 @dataclass(frozen=True)
 class Framing:
     """
-    What a shape adds to the report written in parts.
-
-    :param outline: The headings around the sections.
-    :param topics: The topics searched, which the opening reads.
-    :param causal_chain: A causal chain from the notes, which the opening explains the answer along (``""``: none).
-    :param phase: The phase the calls' usage and warnings count toward.
-    :param role: The calls' role, a tracing tag.
+    What a shape adds to the report written in parts: the headings around the sections, the topics searched and a
+    causal chain from the notes (``""``: none), which the opening reads, and the calls' phase and tracing role.
     """
 
     outline: Outline = field(default_factory=Outline)
@@ -471,9 +466,8 @@ def _written(report: str, attempts: list[Attempt]) -> Written:
 
 def fallback_report(run: ResearchRun, why: str, notes: Sequence[str], urls: Sequence[str]) -> str:
     """
-    The one report written without the writer model, for every shape and surface whose writer failed on every part
-    (or never ran): the run's brief (its question when it has none), ``why`` at the top, the notes as they were written,
-    ``urls`` under Sources. It is verified as any other.
+    The report written without the writer model, for every shape whose writer failed on every part (or never ran):
+    ``why``, the run's brief (else its question), the notes as written and ``urls`` under Sources.
     """
     brief = run.brief or run.question
     return render_text(FALLBACK_REPORT, error=why, brief=brief, notes=list(notes), urls=list(urls))
@@ -491,13 +485,12 @@ def write_report(
     framing: Framing | None = None,
 ) -> Phase[Written]:
     """
-    Write the report in parts, side by side (see the module docstring); the phase returns ``""`` as the report when
-    no part could be written.
+    Write the report in parts, side by side; the phase returns ``""`` as the report when no part could be written.
 
     :param unsupported: For a rewrite of a report that was not written in parts: the claims a fact-checker found
         unsupported; each section is told those that cite a URL its note cites, the opening all of them.
     :param researched: Whether the notes hold findings researched again for those claims.
-    :param style: The report's type, tone and length (the default style when ``None``).
+    :param style: The report's form (the default style when ``None``).
     :param framing: What the shape adds (the main agent's report when ``None``).
     """
     style, framing, keys = style or ReportStyle(), _in_language(framing, run), SourceKeys(urls)
@@ -563,7 +556,8 @@ def rewrite_report(
 ) -> Phase[Written]:
     """
     Write again the parts of ``report`` (the published one the claims' line numbers refer to) that hold
-    ``unsupported`` claims (see the module docstring); the phase returns ``""`` when every part asked for failed.
+    ``unsupported`` claims, each from the notes that cite a URL it cites and those researched again for its claims;
+    the phase returns ``""`` when every part asked for failed.
 
     :param found: Notes researched again, by the text of the claim they check (``None``: no research ran).
     :param framing: What the shape adds (the main agent's report when ``None``); a report whose outline has more

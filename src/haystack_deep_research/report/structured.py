@@ -164,11 +164,8 @@ def verify_structured(instance: BaseModel, run: ResearchRun, *, report: str = ""
 
 class StructuredOutputStage(UsesModels):
     """
-    A write-hook stage that turns the final report into an instance of ``output_schema``.
-
-    :param output_schema: A pydantic ``BaseModel`` subclass.
-    :param chat_generator: The model that writes the JSON. Default (``None``): the writer's.
-    :raises ConfigurationError: If ``output_schema`` is not a pydantic model class.
+    A write-hook stage that turns the final report into an instance of ``output_schema`` (a pydantic model class, else
+    ``ConfigurationError``), written by ``chat_generator`` (``None``: the writer).
     """
 
     max_concurrency = 1

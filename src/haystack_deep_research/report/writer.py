@@ -63,13 +63,8 @@ class ReportStage(Protocol):
 
 class WriteHook(CloseRunHook):
     """
-    ``after_run``: brief + notes → Markdown report, citations verified against the evidence ledger, then the stages.
-
-    :param chat_generator: The writer model.
-    :param stages: Report stages, run in order after the report is written and verified.
-    :param max_concurrency: The writer's calls running at once (the parts of the report), 1 to 50.
-    :param style: The report's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
-    :raises ConfigurationError: If ``chat_generator`` is not a chat generator or ``max_concurrency`` is out of range.
+    ``after_run``: the writer ``chat_generator`` writes the report in ``style``, ``max_concurrency`` parts at once (1 to
+    50), its citations are verified, then the ``stages`` run in order; ``ConfigurationError`` for a bad argument.
     """
 
     def __init__(
