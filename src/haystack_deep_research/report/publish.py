@@ -127,12 +127,7 @@ def citation_findings(check: CitationCheck) -> dict[str, Any]:
 
 
 def publish_report(state: State, run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
-    """
-    Verify a report's citations against the allowed ``urls``, repair it, and make it the run's report.
-
-    Sets ``report`` (repaired), ``citations`` (the findings, without the report) and the outputs that mirror the run
-    (``sources``, ``warnings``, usage, ...); see :func:`verify_report` for the warnings and events.
-    """
+    """Verify a report (:func:`verify_report`) and make it the run's: ``report``, ``citations``, the run's outputs."""
     check = verify_report(run, report, urls)
     state.set(REPORT, check.report)
     state.set(CITATIONS, citation_findings(check))
@@ -141,10 +136,7 @@ def publish_report(state: State, run: ResearchRun, report: str, urls: list[str])
 
 
 def reset_review_outputs(state: State) -> None:
-    """
-    Set the report stages' outputs as no stage ran: ``grounding_score`` and ``structured`` ``None``, ``grounding``
-    and ``grounding_unjudged`` empty, both counts 0.
-    """
+    """Set the report stages' outputs as when no stage ran."""
     empty: dict[str, Any] = {GROUNDING_SCORE: None, GROUNDING: [], GROUNDING_UNJUDGED: [], REGENERATION_COUNT: 0}
     for key, value in {**empty, REPLAN_COUNT: 0, STRUCTURED: None}.items():
         state.set(key, value, handler_override=replace_values)
