@@ -66,7 +66,6 @@ _EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|>)?\s*$")
 class _Kept:
     question: str
     brief: str
-    notes: list[str]
     ledger: EvidenceLedger
     directory: Path | None
     exit_reason: str
@@ -102,12 +101,10 @@ def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
     if not isinstance(question, str) or not question.strip():
         raise RunDirError(f"run_dir {shown(str(directory))} holds no journal of a run; pass the directory of a run.")
     restored = restore_records(records, path=path, directory=directory, question=question)
-    notes = sorted(restored.notes.values(), key=lambda note: (note.position is None, note.position or 0))
     ends = [record for record in records if record.get("type") == "end"]
     return _Kept(
         question=question,
         brief=restored.brief or question,
-        notes=[note.note for note in notes],
         ledger=EvidenceLedger.from_list(restored.sources.values()),
         directory=directory,
         exit_reason=str(ends[-1].get("exit_reason") or "") if ends else "",
@@ -121,11 +118,9 @@ def _from_result(result: Mapping[str, Any]) -> _Kept:
             "a result to ask must hold the run's `sources` (its ledger, as every shape returns it); pass the result "
             "of a run, or its run directory."
         )
-    notes = result.get("notes")
     return _Kept(
         question=str(result.get("brief") or ""),
         brief=str(result.get("brief") or ""),
-        notes=[str(note) for note in notes] if isinstance(notes, list) else [],
         ledger=EvidenceLedger.from_list(sources),
         directory=None,
         exit_reason=str(result.get("exit_reason") or ""),
