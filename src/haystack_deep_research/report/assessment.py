@@ -33,11 +33,9 @@ from haystack_deep_research.state import PHASE_GROUND
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
 
 __all__ = [
-    "MAX_PASSAGES_CHARS",
     "NOTHING_MATCHED",
     "READ_PASSAGES_URL",
     "SUPPORTED",
-    "UNCITED_MARK",
     "UNKNOWN",
     "UNSUPPORTED",
     "UNSUPPORTED_MARK",
@@ -46,15 +44,8 @@ __all__ = [
     "Judgement",
     "ReadPassages",
     "RepairPolicy",
-    "RepairStep",
-    "SourceText",
-    "SourceTexts",
-    "SourceVerdict",
-    "Verdict",
     "cited_claims",
     "cites_nothing",
-    "grounding_score",
-    "is_claim",
     "judge_claims",
     "judge_report",
     "mark_unsupported",

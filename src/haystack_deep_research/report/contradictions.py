@@ -27,19 +27,7 @@ from haystack_deep_research.run._budget import add_usage
 from haystack_deep_research.run._phases import Phase, ask
 from haystack_deep_research.state import CONTRADICTIONS, PHASE_GROUND
 
-__all__ = [
-    "APPROXIMATE",
-    "MAX_JUDGE_CALLS",
-    "MIN_SHARED_WORDS",
-    "ROUNDING",
-    "Figure",
-    "add_contradictions",
-    "contradictions_section",
-    "disagree",
-    "figures_in",
-    "find_contradictions",
-    "same_quantity",
-]
+__all__ = ["MAX_JUDGE_CALLS", "add_contradictions", "disagree", "figures_in", "find_contradictions"]
 
 APPROXIMATE = 0.10
 """How far an approximate figure ("about 3.2 million") reaches either side, as a share of its value."""

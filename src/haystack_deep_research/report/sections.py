@@ -53,26 +53,17 @@ from haystack_deep_research.run._phases import Call, Outcome, Phase, ask, failur
 from haystack_deep_research.state import PHASE_WRITE
 
 __all__ = [
-    "Attempt",
     "Framing",
     "Outline",
-    "Part",
-    "ReportParts",
     "Request",
     "SourceKeys",
     "Written",
     "ask_twice",
     "fallback_report",
-    "frame_from_reply",
     "is_timeout",
     "key_lines",
-    "opening_from_reply",
-    "parse_outlined",
     "parse_report",
-    "render_outlined",
-    "render_report",
     "rewrite_report",
-    "section_from_reply",
     "without_sources_list",
     "write_report",
 ]
