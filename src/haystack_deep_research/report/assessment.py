@@ -224,14 +224,9 @@ def judge_claims(
             found.update({(i, key): SourceVerdict(url, UNKNOWN, "no stored text for this source") for i in indexes})
             continue
         asked.append(key)
+        texts = [fence(claims[i].text) for i in indexes]
         prompts.append(
-            render_chat(
-                JUDGE,
-                url=fence(entry.url),
-                title=fence(entry.title),
-                source=fence(entry.text),
-                claims=[fence(claims[i].text) for i in indexes],
-            )
+            render_chat(JUDGE, url=fence(entry.url), title=fence(entry.title), source=fence(entry.text), claims=texts)
         )
     calls = [ask(judge, prompt, role="judge", streaming_callback=streaming_callback) for prompt in prompts]
     outcomes = (yield calls) if calls else []
@@ -251,10 +246,8 @@ def judge_claims(
             missed = "the judge's reply was not the JSON asked for"
             judgement.warnings.append(f"the judge's reply for {url} was not the JSON asked for; {unknown}")
         elif len(parsed) < len(indexes):
-            missing = len(indexes) - len(parsed)
-            judgement.warnings.append(
-                f"the judge gave no verdict for {missing} claim(s) citing {url}; they count as unknown"
-            )
+            missing = f"the judge gave no verdict for {len(indexes) - len(parsed)} claim(s) citing {url}"
+            judgement.warnings.append(f"{missing}; they count as unknown")
         for number, index in enumerate(indexes, 1):
             verdict, reason = (parsed or {}).get(number, (UNKNOWN, missed))
             found[(index, key)] = SourceVerdict(url, verdict, reason)
@@ -337,10 +330,9 @@ class _Passages:
 
 class ReadPassages:
     """
-    The run's ledger (a :class:`SourceTexts`), with the passages it read that
-    best match ``claims`` as one more source at :data:`READ_PASSAGES_URL`: for each claim, within its share of
-    :data:`MAX_PASSAGES_CHARS` (at least its best one); :data:`NOTHING_MATCHED` when nothing shares a word with the
-    claims, and no source when the run read nothing.
+    The run's ledger (a :class:`SourceTexts`), with the passages it read that best match ``claims`` as one more source
+    at :data:`READ_PASSAGES_URL`: for each claim, within its share of :data:`MAX_PASSAGES_CHARS` (at least its best
+    one); :data:`NOTHING_MATCHED` when nothing shares a word with them, no source when the run read nothing.
     """
 
     def __init__(self, ledger: EvidenceLedger, claims: Sequence[Claim]) -> None:
@@ -432,12 +424,8 @@ RepairStep = Literal["done", "spent", "regenerate", "replan", "exhausted"]
 @dataclass(frozen=True)
 class RepairPolicy:
     """
-    When the repair is done, and what it does next: rewrite, then replan, until both are used up.
-
-    :param threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_regenerations: Rewrites without tools in one run, 0 to 5.
-    :param max_replans: Rounds of researching the unsupported claims again, 0 to 5.
-    :raises ConfigurationError: If a value is out of its range (the message names the parameter).
+    When the repair is done, and what it does next: rewrite (``max_regenerations`` times), then replan
+    (``max_replans`` times), each 0 to 5, while the score is below ``threshold`` (0 to 1); else ``ConfigurationError``.
     """
 
     threshold: float = 0.65

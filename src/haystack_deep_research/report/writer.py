@@ -49,8 +49,7 @@ __all__ = ["NoEvidenceStage", "ReportStage", "WriteHook", "has_evidence"]
 
 
 class ReportStage(Protocol):
-    """A step after the report is written and verified (it may judge, rewrite or convert it); ``max_concurrency``
-    bounds the calls of one batch of its phase."""
+    """A step after the report is written and verified; ``max_concurrency`` bounds one batch of its phase's calls."""
 
     max_concurrency: int
 
