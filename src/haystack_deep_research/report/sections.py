@@ -476,11 +476,9 @@ class Framing:
 
 @dataclass(frozen=True)
 class Written:
-    """The report (``""`` when no part could be written), the parts asked for and failed, why the first failed."""
+    """The report (``""`` when no part could be written), and why the first part that failed did."""
 
     report: str
-    parts: int
-    failed: int = 0
     why: str = ""
 
 
@@ -686,8 +684,7 @@ def _rewrite(claims: list[Claim], keys: SourceKeys, researched: bool, previous: 
 
 
 def _written(report: str, attempts: list[Attempt]) -> Written:
-    failed = [attempt for attempt in attempts if not attempt.text]
-    return Written(report, len(attempts), len(failed), failed[0].why if failed else "")
+    return Written(report, next((attempt.why for attempt in attempts if not attempt.text), ""))
 
 
 def fallback_report(run: ResearchRun, why: str, notes: Sequence[str], urls: Sequence[str]) -> str:
@@ -827,7 +824,7 @@ def rewrite_report(
         requests.append(request)
         places.append(index)
     if not requests:
-        return Written(report, 0)
+        return Written(report)
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     if not any(attempt.text for attempt in attempts):
         return _written("", attempts)
