@@ -67,7 +67,7 @@ class Passage:
 
     def sentence_text(self) -> str:
         """The citing sentence as a reader sees it: a link gives its text, a bare URL nothing."""
-        return _flat(plain_text(self.sentence, {}, is_marker=_no_marker))
+        return _flat(plain_text(self.sentence, {}, is_marker=lambda _text: False))
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,6 @@ def _passages(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _flat(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
-
-
-def _no_marker(_text: str) -> bool:
-    return False
 
 
 def cited_tokens(result: Mapping[str, Any]) -> Cited:
@@ -502,8 +498,7 @@ def export_evidence(result: Mapping[str, Any], path: str | Path) -> Path:
         import io
 
         text = io.StringIO()
-        writer = csv.writer(text)
-        writer.writerows([list(EVIDENCE_COLUMNS), *rows])
+        csv.writer(text).writerows([list(EVIDENCE_COLUMNS), *rows])
         write_file(path, text.getvalue(), named=True)
         return Path(path)
     try:

@@ -420,7 +420,6 @@ class SourceKeys:
         return self._numbers[normalize_url(url)]
 
     def numbers(self, urls: Iterable[str]) -> list[str]:
-        """The numbers of allowed ``urls``, in order."""
         return [self.number(url) for url in urls]
 
     def shorten(self, text: str) -> str:

@@ -173,10 +173,7 @@ class ReportStyle(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ReportStyle:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The style.
-        """
+        """The style from what ``to_dict`` returned; a key it does not know is ignored."""
         known = ("report_type", "tone", "report_length", "outline", "instructions")
         return cls(**{key: data[key] for key in known if key in data})
 

@@ -141,7 +141,6 @@ class NoEvidenceStage(InitSerialized):
     max_concurrency = 1
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """The phase makes no call; ``writer`` is unused."""
         yield from ()
         citations = state.data.get(CITATIONS)
         if has_evidence(run, list(citations.get("verified_urls") or []) if isinstance(citations, dict) else []):
