@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +61,10 @@ TopicResearcher = Callable[[ResearchRun, str], Phase[None]]
 _EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|>)?\s*$")
 
 
-@dataclass(frozen=True)
-class _Kept:
-    question: str
-    brief: str
-    ledger: EvidenceLedger
-    directory: Path | None
-    exit_reason: str
+def _opened(question: str, brief: str, ledger: EvidenceLedger) -> ResearchRun:
+    run = ResearchRun(question=question)
+    run.brief, run.ledger = brief, ledger
+    return run
 
 
 def _read_unlocked(directory: Path, path: Path) -> list[dict[str, Any]]:
@@ -93,7 +89,8 @@ def _read_unlocked(directory: Path, path: Path) -> list[dict[str, Any]]:
         lock.release(force=True)
 
 
-def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
+def _from_run_dir(run_dir: str | os.PathLike[str]) -> tuple[ResearchRun, Path, str]:
+    """A run holding what a run directory kept, the directory and the run's exit reason."""
     directory = check_run_dir(run_dir)
     path = directory / JOURNAL_FILE
     records = _read_unlocked(directory, path) if os.path.lexists(path) else []
@@ -102,29 +99,19 @@ def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
         raise RunDirError(f"run_dir {shown(str(directory))} holds no journal of a run; pass the directory of a run.")
     restored = restore_records(records, path=path, directory=directory, question=question)
     ends = [record for record in records if record.get("type") == "end"]
-    return _Kept(
-        question=question,
-        brief=restored.brief or question,
-        ledger=EvidenceLedger.from_list(restored.sources.values()),
-        directory=directory,
-        exit_reason=str(ends[-1].get("exit_reason") or "") if ends else "",
-    )
+    run = _opened(question, restored.brief or question, EvidenceLedger.from_list(restored.sources.values()))
+    return run, directory, str(ends[-1].get("exit_reason") or "") if ends else ""
 
 
-def _from_result(result: Mapping[str, Any]) -> _Kept:
+def _from_result(result: Mapping[str, Any]) -> tuple[ResearchRun, None, str]:
     sources = result.get("sources")
     if not isinstance(sources, list):
         raise ConfigurationError(
             "a result to ask must hold the run's `sources` (its ledger, as every shape returns it); pass the result "
             "of a run, or its run directory."
         )
-    return _Kept(
-        question=str(result.get("brief") or ""),
-        brief=str(result.get("brief") or ""),
-        ledger=EvidenceLedger.from_list(sources),
-        directory=None,
-        exit_reason=str(result.get("exit_reason") or ""),
-    )
+    brief = str(result.get("brief") or "")
+    return _opened(brief, brief, EvidenceLedger.from_list(sources)), None, str(result.get("exit_reason") or "")
 
 
 def _passages(ledger: EvidenceLedger, question: str) -> list[tuple[SourceEntry, str]]:
@@ -229,12 +216,12 @@ def _outcome(
     }
 
 
-def _research(run: ResearchRun, kept: _Kept, directory: Path, researcher: TopicResearcher, topic: str) -> None:
+def _research(run: ResearchRun, directory: Path, exit_reason: str, researcher: TopicResearcher, topic: str) -> None:
     """Research one sub-topic into the run directory, locked as a run locks it."""
-    journal = RunJournal.open(directory, kept.question)
+    journal = RunJournal.open(directory, run.question)
     try:
-        run.journal, run.question = journal, kept.question
-        run.brief = journal.brief or kept.brief
+        run.journal = journal
+        run.brief = journal.brief or run.brief
         run.ledger = journal.ledger()
         run.add_notes(note.note for note in journal.notes())
         try:
@@ -243,7 +230,7 @@ def _research(run: ResearchRun, kept: _Kept, directory: Path, researcher: TopicR
             raise
         except Exception as error:  # a failing researcher: what it read is kept, and the answer says what it can
             run.warn(PHASE_RESEARCH, f"researching '{topic}' failed ({type(error).__name__}: {error})")
-        journal.record_end(exit_reason=kept.exit_reason, ledger=run.ledger)
+        journal.record_end(exit_reason=exit_reason, ledger=run.ledger)
         journal.write_ledger(run.ledger)
     finally:
         run.close()
@@ -291,13 +278,11 @@ def ask_report(
             "research=True researches in the run's directory with its researcher: call agent.ask(run_dir, question, "
             "research=True) with the run directory, not a result."
         )
-    kept = kept or _from_run_dir(run_dir_or_result)  # type: ignore[arg-type]
-    run = ResearchRun(question=kept.question)
-    run.brief, run.ledger = kept.brief, kept.ledger
+    run, directory, exit_reason = kept or _from_run_dir(run_dir_or_result)  # type: ignore[arg-type]
     answered = drive(_answer(chat_generator, run, text))
-    if answered["answered"] or not research or researcher is None or kept.directory is None:
+    if answered["answered"] or not research or researcher is None or directory is None:
         return answered
-    _research(run, kept, kept.directory, researcher, text)
+    _research(run, directory, exit_reason, researcher, text)
     again = drive(_answer(chat_generator, run, text))
     return {**again, "researched": text}
 
