@@ -4,13 +4,10 @@ and check", gives the parts, their limits, the numbered citations, the retries a
 call; docs/clarify-and-report-types.md, "Your own outline and instructions", the parts of a style's own outline).
 
 :func:`write_report` makes one batch of calls, side by side: the opening and one section per note (or per heading of
-a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice (:func:`ask_twice`). A
-reply that stopped at the model's output limit (``finish_reason`` "length") is kept, with a warning: asking again
-would stop there again. Each reply becomes one :class:`Part` whatever the model added around it, the parts are
-rendered as one document (:func:`render_report`), and a rendered report splits back into its parts
-(:func:`parse_report`), so :func:`rewrite_report`, the grounding stage's rewrite, writes again only the parts that
-hold unsupported claims. A heading is what a CommonMark renderer shows as one at the top level (read with
-markdown-it): never a ``#`` line inside a code fence, a list item or a block quote.
+a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice (:func:`ask_twice`). Each
+reply becomes one :class:`Part` whatever the model added around it, the parts are rendered as one document
+(:func:`render_report`), and a rendered report splits back into its parts (:func:`parse_report`), so
+:func:`rewrite_report`, the grounding stage's rewrite, writes again only the parts that hold unsupported claims.
 """
 
 from __future__ import annotations
@@ -125,6 +122,7 @@ class _Block:
 
 
 def _blocks(text: str, *, max_level: int = 2) -> list[_Block]:
+    """Text cut at the headings a CommonMark renderer shows at the top level (never in a fence, list or quote)."""
     lines = text.split("\n")
     blocks = [_Block(0, "", 0, [])]
     start = 0
@@ -344,7 +342,7 @@ def _attempt(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -
     if not outcome.text:
         why = failure(outcome.error)
         return Attempt("", f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why)
-    if reply is not None and reply.meta.get("finish_reason") == "length":
+    if reply is not None and reply.meta.get("finish_reason") == "length":  # kept: asked again, it would stop there too
         run.warn(phase, f"the writer's reply for {request.what} hit the model's output limit and may be cut off")
     return Attempt(outcome.text)
 
