@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -196,11 +196,7 @@ def _prose(reply: str) -> tuple[str, list[str]]:
 
 
 def _outcome(
-    run: ResearchRun,
-    question: str,
-    exit_reason: str,
-    dropped: list[str] | None = None,
-    check: CitationCheck | None = None,
+    run: ResearchRun, question: str, exit_reason: str, dropped: Sequence[str] = (), check: CitationCheck | None = None
 ) -> dict[str, Any]:
     return {
         "question": question,
@@ -208,7 +204,7 @@ def _outcome(
         "answered": check is not None,
         "exit_reason": exit_reason,
         "citations": {} if check is None else citation_findings(check),
-        "dropped": list(dropped or []),
+        "dropped": list(dropped),
         "researched": "",
         "warnings": run.warnings(),
         "usage_by_phase": run.usage_report(),

@@ -418,7 +418,6 @@ def unjudged_claims(judged: Judgement | None) -> list[str]:
 
 
 RepairStep = Literal["done", "spent", "regenerate", "replan", "exhausted"]
-"""What the repair does next."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,6 @@ MIN_SHARED_WORDS = 2
 MAX_JUDGE_CALLS = 6
 """The most judge calls one report's contradictions take (one per pair of passages)."""
 MAX_CONTRADICTIONS = 20
-"""The most contradictions one report lists."""
 _CONTEXT_CHARS = 80
 """How many characters either side of a figure give the words it is compared by."""
 _ADDRESS = re.compile(r"\]\([^)\s]*\)?|\b[a-z][a-z0-9+.-]*:(?://)?\S+", re.IGNORECASE)

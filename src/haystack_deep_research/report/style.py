@@ -42,11 +42,8 @@ DEFAULT_TONE = "objective"
 MAX_TONE_CHARS = 80
 MIN_WORDS, MAX_WORDS = 100, 20_000
 MAX_HEADINGS = 20
-"""The most headings an ``outline`` may have."""
 MAX_HEADING_CHARS = 120
-"""The most characters of one heading of an ``outline``."""
 MAX_INSTRUCTIONS_CHARS = 4_000
-"""The most characters of ``instructions``."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PART_WORDS = {"detailed_report": (OPENING_WORDS, 2 * SECTION_WORDS), "executive_brief": (OPENING_WORDS, 150)}
 """The words asked of the opening and of each section by type, when no length is given (else the defaults)."""
