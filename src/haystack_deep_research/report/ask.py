@@ -145,17 +145,12 @@ def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[
         return _outcome(run, question, EXIT_NO_EVIDENCE)
     urls = [entry.url for entry, _ in passages]
     keys = SourceKeys(urls)
-    shown_passages = [
+    numbered = [
         {"number": keys.number(entry.url), "title": fence(entry.title or entry.url), "text": fence(passage)}
         for entry, passage in passages
     ]
     messages = render_chat(
-        ANSWER,
-        question=fence(question),
-        passages=shown_passages,
-        urls=urls,
-        keys=keys.numbers(urls),
-        max_words=ANSWER_WORDS,
+        ANSWER, question=fence(question), passages=numbered, urls=urls, keys=keys.numbers(urls), max_words=ANSWER_WORDS
     )
     [attempt] = yield from ask_twice(generator, [Request("the answer", messages)], run, phase=PHASE_WRITE)
     if not attempt.text:

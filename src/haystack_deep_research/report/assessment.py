@@ -131,12 +131,6 @@ class ClaimVerdict:
         }
 
 
-def grounding_score(verdicts: Iterable[ClaimVerdict]) -> float:
-    """``supported / (supported + unsupported)`` over the verdicts; 1.0 when no claim is decided."""
-    decided = [v.verdict for v in verdicts if v.verdict != UNKNOWN]
-    return decided.count(SUPPORTED) / len(decided) if decided else 1.0
-
-
 @dataclass
 class Judgement:
     """The outcome of :func:`judge_claims`: a verdict per claim, in order, warnings and the judge's summed usage."""
@@ -147,7 +141,9 @@ class Judgement:
 
     @property
     def score(self) -> float:
-        return grounding_score(self.verdicts)
+        """``supported / (supported + unsupported)`` over the verdicts; 1.0 when no claim is decided."""
+        decided = [v.verdict for v in self.verdicts if v.verdict != UNKNOWN]
+        return decided.count(SUPPORTED) / len(decided) if decided else 1.0
 
     @property
     def unsupported(self) -> list[Claim]:

@@ -220,12 +220,8 @@ class StructuredOutputStage(UsesModels):
             run.events.emit(
                 PhaseStarted(phase=PHASE_STRUCTURE, detail="the structured output did not validate; asking once more")
             )
-            retry = render_chat(
-                STRUCTURED_RETRY,
-                **variables,
-                previous=fence(outcome.text),
-                errors=json.dumps(errors, ensure_ascii=False, indent=1),
-            )
+            said = json.dumps(errors, ensure_ascii=False, indent=1)
+            retry = render_chat(STRUCTURED_RETRY, **variables, previous=fence(outcome.text), errors=said)
             [outcome] = yield [ask(model, retry, role="structure", **options)]
             instance, errors = self._read(run, outcome)
         if instance is None:
