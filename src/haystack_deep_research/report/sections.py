@@ -404,14 +404,11 @@ class SourceKeys:
     """The numbers of one report's sources: ``urls``, in order, the first number 1."""
 
     def __init__(self, urls: Iterable[str]) -> None:
-        self._urls: dict[str, str] = {}
-        self._numbers: dict[str, str] = {}
+        first: dict[str, str] = {}  # each source once, as first spelled
         for url in urls:
-            key = normalize_url(url)
-            if key not in self._numbers:
-                number = str(len(self._urls) + 1)
-                self._urls[number] = url
-                self._numbers[key] = number
+            first.setdefault(normalize_url(url), url)
+        self._urls = {str(number): url for number, url in enumerate(first.values(), 1)}
+        self._numbers = {key: str(number) for number, key in enumerate(first, 1)}
 
     def number(self, url: str) -> str:
         """The number of an allowed URL; ``KeyError`` for any other."""
