@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from haystack_deep_research._serialization import FieldsSerialized
 
 __all__ = ["NO_EVIDENCE_SENTENCES", "SUMMARY_HEADINGS", "ReportSections", "report_sections"]
 
 
 @dataclass(frozen=True)
-class ReportSections:
+class ReportSections(FieldsSerialized):
     """The headings and labels of one report in one ``language``; ``translate``: the writer translates them."""
 
     language: str
@@ -36,10 +38,6 @@ class ReportSections:
     nothing_new: str
     no_evidence: str
     translate: bool = False
-
-    def to_dict(self) -> dict[str, object]:
-        """:returns: The headings and labels as template variables."""
-        return asdict(self)
 
 
 _ENGLISH = ReportSections(
