@@ -280,13 +280,11 @@ def _sides(passages: Iterable[Mapping[str, Any]]) -> dict[str, list[_Side]]:
         url, text = passage.get("url"), passage.get("passage")
         if not isinstance(url, str) or not isinstance(text, str):
             continue
-        key = normalize_url(url)
+        key, title, sentence = normalize_url(url), str(passage.get("title") or ""), str(passage.get("sentence") or "")
         for figure in figures_in(text):
-            if (key, figure.sentence + figure.text) in seen:
-                continue
-            seen.add((key, figure.sentence + figure.text))
-            side = _Side(url, str(passage.get("title") or ""), str(passage.get("sentence") or ""), figure)
-            by_source.setdefault(key, []).append(side)
+            if (key, figure.sentence + figure.text) not in seen:
+                seen.add((key, figure.sentence + figure.text))
+                by_source.setdefault(key, []).append(_Side(url, title, sentence, figure))
     return by_source
 
 

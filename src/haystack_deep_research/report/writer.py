@@ -116,8 +116,7 @@ class WriteHook(CloseRunHook):
 
 
 _NORMAL_EXITS = ("", "text", "max_agent_steps", EXIT_SUBTOPICS_DONE)
-"""Haystack's own exit reasons and the orchestrator's having delegated every sub-topic: a run that ends this way with
-nothing read ends with ``no_evidence`` instead."""
+"""The exits a run that read nothing ends with ``no_evidence`` instead of: Haystack's own, all sub-topics delegated."""
 
 
 def has_evidence(run: ResearchRun, verified_urls: list[str]) -> bool:
