@@ -5,7 +5,7 @@ Every tool result of the run joins the run's :class:`EvidenceTrail` (a run resou
 loses none of it). When the agent answers (its submit tool succeeds, or it replies without tools), each sentence of
 the answer that claims something is a claim, cited or not (the sentences and the rule of every shape's grounding:
 see :mod:`haystack_deep_research.report.assessment`), and the library's one judge
-(:func:`~haystack_deep_research.report.assessment.judge_claims`, the same prompt and verdict rules as the deep research
+(:func:`~haystack_deep_research.report.judge.judge_claims`, the same prompt and verdict rules as the deep research
 agent's grounding) judges them all in one call against the trail. With a score below ``threshold``:
 
 - while re-research rounds are left (``max_rounds``), the answer is **sent back**: the model reads the unsupported
