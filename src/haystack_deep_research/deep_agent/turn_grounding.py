@@ -14,8 +14,7 @@ from typing import Any
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
-from haystack_deep_research.report.assessment import uncited_claims
-from haystack_deep_research.report.judge import Claim, Judgement, judge_claims
+from haystack_deep_research.report.assessment import Claim, Judgement, judge_claims, uncited_claims
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels
 from haystack_deep_research.state import PHASE_GROUND

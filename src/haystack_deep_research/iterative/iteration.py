@@ -14,8 +14,7 @@ from haystack import component
 
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import write_file
-from haystack_deep_research.report.assessment import unjudged_claims
-from haystack_deep_research.report.judge import Judgement
+from haystack_deep_research.report.assessment import Judgement, unjudged_claims
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import close_run, current_run
 from haystack_deep_research.run._phases import Phase, UsesModels, blocking, drive, drive_async

@@ -24,9 +24,9 @@ from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.clock import parse_iso, today
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
+from haystack_deep_research.report.assessment import Claim, cited_claims
 from haystack_deep_research.report.contradictions import disagree, figures_in
 from haystack_deep_research.report.headings import ReportSections
-from haystack_deep_research.report.judge import Claim, cited_claims
 from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL
 from haystack_deep_research.run._journal import REPORT_FILE, JournaledNote, RunJournal
 from haystack_deep_research.run._lifecycle import current_run

@@ -22,10 +22,9 @@ from haystack_deep_research.iterative.update import changes, claim_changes
 from haystack_deep_research.report import ReportStyle, citation_findings, verify_report
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
 from haystack_deep_research.report.contradictions import add_contradictions
-from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.report.headings import ReportSections, report_sections
 from haystack_deep_research.report.publish import allowed_urls
-from haystack_deep_research.report.sections import Framing, fallback_report, write_report
+from haystack_deep_research.report.sections import Framing, Outline, fallback_report, write_report
 from haystack_deep_research.report.writer import has_evidence
 from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import (

@@ -20,6 +20,7 @@ from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.report.assessment import (
+    UNKNOWN,
     RepairPolicy,
     cites_nothing,
     mark_unsupported,
@@ -27,7 +28,6 @@ from haystack_deep_research.report.assessment import (
     verdict_outputs,
 )
 from haystack_deep_research.report.contradictions import add_contradictions
-from haystack_deep_research.report.judge import UNKNOWN
 from haystack_deep_research.report.structured import StructuredOutputStage
 from haystack_deep_research.report.writer import has_evidence
 from haystack_deep_research.run._lifecycle import close_run

@@ -13,7 +13,7 @@ from haystack import component
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._serialization import InitSerialized
-from haystack_deep_research.report.judge import UNKNOWN, Judgement
+from haystack_deep_research.report.assessment import UNKNOWN, Judgement
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import current_run
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
