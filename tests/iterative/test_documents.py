@@ -13,7 +13,7 @@ from haystack_deep_research import MCPServer, RunInputs, Sources, create_iterati
 from haystack_deep_research.agents import IterativeResearchAgent
 from haystack_deep_research.iterative.search import SearchStep
 from haystack_deep_research.sources import index_folder
-from haystack_deep_research.sources.datastore_tool import DatastoreSearchTool
+from haystack_deep_research.sources.datastore import DatastoreSearchTool
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "How much tidal power is installed?"
