@@ -1,20 +1,6 @@
 """
-The events of an agent's own loop and of the deep agent's capability layers (``kind`` in brackets)::
-
-    Event
-    ├── ToolCalled (tool_called)            a tool call is about to run: tool name, arguments
-    ├── ToolReturned (tool_returned)        a tool call returned: its result, or its error
-    ├── PlanReviewed (plan_reviewed)        a person accepted, edited or dropped a planned sub-topic
-    ├── Reflected (reflected)               reflexion judged the last step; the plan may have been rewritten
-    ├── ConversationCondensed (condensed)   older turns of the conversation became a summary
-    ├── FileRead (fs_read)                  a scratch-space file was read (or listed, or searched)
-    ├── FileWritten (fs_write)              a scratch-space file was written or edited
-    ├── TodoAdded (todo_added)              an item joined the todo list
-    ├── TodoCompleted (todo_completed)      an item of the todo list was completed
-    └── ExitReached (exit_reached)          an exit condition fired: why the loop ends
-
-Both agent shapes emit the tool events; the deep research agent emits ``PlanReviewed`` (with ``approve_plan``); the
-deep agent emits the others.
+The events of an agent's own loop and of the deep agent's capability layers: both agent shapes emit the tool events,
+the deep research agent emits ``PlanReviewed`` (with ``approve_plan``), the deep agent the others.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """
 The events of the research itself: the sub-researchers (or a deep agent's subagents), the searches and pages they
-read, and the iterative agent's rounds::
-
-    Event
-    ├── SubagentSpawned (subagent_spawned)  a sub-researcher (or a deep agent's subagent) started
-    ├── SubagentCompleted (subagent_completed)  it returned its note (restored from a run directory, or partial)
-    ├── SubagentFailed (subagent_failed)    it failed: no note (the orchestrator reads the error)
-    ├── SearchDone (search)                 a search returned results
-    ├── PageRead (page_read)                a page was fetched, extracted and summarized
-    ├── PageRefused (page_refused)          a page could not be read, and why
-    ├── SearchDecided (search_decided)      the iterative agent's analysis decided: the next topics, or stop
-    ├── TopicRefused (topic_refused)        a proposed topic repeats one already searched
-    └── SearchRoundDone (search_round)      a round of searches ended: "search round {k} of {depth} done"
+read, and the iterative agent's rounds.
 """
 
 from __future__ import annotations

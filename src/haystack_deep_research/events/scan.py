@@ -1,15 +1,6 @@
 """
-The typed events of a multi-item scan (see :mod:`haystack_deep_research.scans`), in the scan's own stream.
-
-Every event carries the scan's id as its ``run_id`` and the phase ``scan``; the item events name their item::
-
-    Event
-    ├── ScanStarted (scan_started)      a scan began: how many items, how many already done
-    ├── ItemSkipped (item_skipped)      an item is not researched: done in an earlier scan, or listed twice
-    ├── ItemStarted (item_started)      an attempt at an item began
-    ├── ItemDone (item_done)            an item's row is written
-    ├── ItemFailed (item_failed)        an attempt failed; retried, or recorded as failed when no attempt is left
-    └── ScanEnded (scan_ended)          the scan ended: how many rows, failures and skips
+The typed events of a multi-item scan (see :mod:`haystack_deep_research.scans`), in the scan's own stream: each
+carries the scan's id as its ``run_id`` and the phase ``scan``; the item events name their item.
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """
-The typed events of a run. Every event carries the id of its run, the phase it belongs to and, for events of a
-sub-researcher, the sub-topic it researches; :meth:`Event.describe` renders it as one line for progress displays.
-
-Event classes (``kind`` in brackets)::
-
-    Event
-    ├── RunStarted (run_started)            a run began: the question
-    ├── RunEnded (run_ended)                the run ended: exit reason, counts
-    ├── PhaseStarted (phase_started)        a phase began (scope, write, ground, structure, ...)
-    ├── PhaseEnded (phase_ended)            a phase ended
-    ├── Notice (notice)                     something worth showing happened
-    ├── WarningRaised (warning)             something went wrong without ending the run
-    ├── CitationRemoved (citation_removed)  a citation of something the run never read left the report
-    ├── BudgetReached (budget_reached)      a token or time budget is spent
-    ├── UsageRecorded (usage)               model calls' token usage was counted: the run's tokens and cost so far
-    └── ReportReady (report_ready)          the verified report is in place
-
-The events of the sub-researchers and of the searches and pages they read are in
-:mod:`haystack_deep_research.events.research`; those of an agent's loop and of the deep agent's layers in
-:mod:`haystack_deep_research.events.agent`.
+The typed events of a run (docs/how-it-works.md, "Events"). Every event carries the id of its run, the phase it
+belongs to and, for events of a sub-researcher, the sub-topic it researches; :meth:`Event.describe` renders it as one
+line for progress displays. Those of the research itself are in :mod:`haystack_deep_research.events.research`, those
+of an agent's loop and of the deep agent's layers in :mod:`haystack_deep_research.events.agent`.
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """
-What a run spends and the limits on it: token usage arithmetic, what usage costs, the run's budget, and the
-time budget as a deadline for the model calls in flight.
+What a run spends and the limits on it: token usage arithmetic, what usage costs (docs/cost.md), the run's budget
+(checked at step boundaries), and the time budget as a deadline for the model calls in flight (docs/safety.md).
 
-**Budget.** A cap on the tokens a run spends across all its phases, on what they cost, and on its wall-clock time,
-checked at step boundaries; docs/safety.md says what each shape does once one is spent.
-
-**Deadline.** A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout``
-seconds for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's
-time budget:
-
-- :func:`call_within` (sync) runs the call in a daemon thread and stops waiting at the deadline;
-  :func:`call_within_async` awaits the call with :func:`asyncio.wait_for` (a generator without ``run_async`` runs in
-  a daemon thread there too). A call cut at the deadline raises
-  :class:`~haystack_deep_research.errors.DeadlineExceededError`. The abandoned call is not awaited: its thread (or
-  its cancelled task) ends when the client gives up, and whatever it returns then is dropped. A call asked for once
-  the budget is spent is not started.
-- :func:`~haystack_deep_research.run._phases.ask` (the calls the library makes itself) is given the run's budget.
-- :class:`~haystack_deep_research.run._phases.DeadlineChatGenerator` wraps the chat generator of each of the
-  library's Agents. The run's ``before_llm`` hook names the run's budget just before each step (:func:`bind`); a call
-  cut at the deadline becomes an empty reply, so the Agent stays in its loop and its next ``before_llm`` check ends
-  it with ``exit_reason`` "time_budget", before its ``after_run`` hooks keep what it gathered.
-
-**Cost.** The prices are settings (:class:`~haystack_deep_research.settings.grouped.Price`, defaults in
-:data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES`); docs/cost.md says which rates they model. A model with
-no known price gives no cost (``None``), never a guess.
+Every model call of a run is bounded by what is left of its time budget: :func:`call_within` runs it in a daemon
+thread, :func:`call_within_async` awaits it with :func:`asyncio.wait_for`; a call cut at the deadline raises
+:class:`~haystack_deep_research.errors.DeadlineExceededError` and is abandoned, not awaited. The library's own calls
+get the budget through :func:`~haystack_deep_research.run._phases.ask`; an Agent's through
+:class:`~haystack_deep_research.run._phases.DeadlineChatGenerator`, which its ``before_llm`` hook binds (:func:`bind`).
 """
 
 from __future__ import annotations

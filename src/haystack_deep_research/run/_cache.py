@@ -1,24 +1,10 @@
 """
-The caches: the cross-run cache on disk, and the pages one run has already summarized.
+The caches: the cross-run cache on disk (docs/caching.md), and the pages one run has already summarized.
 
-**Cache.** The cross-run cache (docs/caching.md): search results, page texts and page summaries on disk, used at two
-seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks its engine, ``read_url`` a
-page's text before it fetches it and its summary before it calls the summarizer. A store is anything with ``get``,
-``put`` and ``to_dict`` (:class:`CacheStore`): :class:`ResearchCache` keeps entries on disk, a recording
-(:mod:`._recording`) records and replays them through the same seams. A cache never fails a run, and its entries are
-read only when they are regular files inside the directory, at most ``MAX_ENTRY_BYTES`` long (see
-:mod:`haystack_deep_research._untrusted.files`).
-
-**Read cache.** The pages one research run has already summarized, so that no researcher of the run reads a URL again
-for the same question.
-
-Sub-researchers run in parallel and never see each other's context, so two of them may pick the same search
-result and ask the same thing of it. With a :class:`ReadCache` the first one fetches and summarizes the page; any
-other that asks for the same URL with the same question meanwhile waits for that summary, and any that asks later
-gets it at once. A read that fails is not kept: whoever asks next reads the page itself.
-
-One cache belongs to one run (its :class:`~haystack_deep_research.run.ResearchRun`, never the agent or the tool). It is
-thread-safe, and a wait works from a worker thread and from an asyncio task alike.
+A store is anything with ``get``, ``put`` and ``to_dict`` (:class:`CacheStore`): :class:`ResearchCache` keeps entries
+on disk, a recording records and replays them through the same seams. The :class:`ReadCache` belongs to one run:
+researchers run in parallel, so the first to ask for a URL with a question reads it and the others wait for its
+summary (docs/how-it-works.md); a read that fails is not kept. It is thread-safe, for worker threads and tasks alike.
 """
 
 from __future__ import annotations

@@ -1,41 +1,8 @@
 """
 The run journal: what a research run has completed, written to disk as it completes, so a crashed run can resume.
-
-A run directory holds:
-
-``journal.jsonl``
-    Append-only, one JSON record per line (:class:`JournalFile`): ``start`` (the question), ``resume`` (each later
-    attempt), ``brief``, one ``decision`` per sub-topic a person reviewed (``approve_plan``), one ``note`` per completed
-    sub-topic and ``end`` (the exit reason). A ``note`` record holds the note **and its evidence**: the ledger entries
-    added or changed since the previous record, so a note is never journaled without the sources it was written from.
-    Resuming restores the ledger from these records alone.
-``ledger.json``, ``report.md``
-    The evidence ledger and the report at the end of an attempt, each replaced atomically: copies for reading.
-``run.lock``
-    Locked (an OS file lock) by the run using the directory, from the moment it opens the journal until it closes
-    it, also when the run fails; a second run on the same directory is refused with :class:`RunDirInUseError`.
-
-This module holds the journal whole, in four parts:
-
-- **The file on disk.** :func:`check_run_dir` refuses a path no file system accepts (a NUL character, too long) with
-  a ``RunDirError`` saying what to change. Each append of :class:`JournalFile` is all or nothing: the line is written,
-  flushed and fsynced, and when that fails part-way (a full disk, a quota, an I/O error) the file is cut back to its
-  last complete record before the error propagates. Reading cuts off a torn last line (a crash in the middle of an
-  append) and survives a torn line in the middle: the torn part is dropped and the record glued onto it kept. The
-  file is opened, read and cut through :mod:`haystack_deep_research._untrusted.files` (only a regular file, never
-  through a symbolic link, never blocking on a FIFO), and every text written is cleaned first, so text that cannot be
-  encoded as UTF-8 never makes a write fail.
-- **The records resuming reads back**: a completed sub-topic's note (:class:`JournaledNote`), a person's review of a
-  planned sub-topic (:class:`JournaledDecision`), and the key both are matched by (:func:`subtopic_key`).
-- **The seal.** A resumed run restores the journal's sources as read, so whoever can edit ``journal.jsonl`` could add
-  a page the run never read. Each source that counts as read (a page or a document) is sealed when journaled: an
-  HMAC-SHA256 of the entry under a key kept outside the run directory (``journal.key`` in the user's cache
-  directory, created readable by its owner only, and read only when it is a regular file of at most 4 KiB). An entry
-  whose seal does not verify (forged, edited, sealed on another machine) is restored as a search result only: nothing
-  counts as read, so nothing cites it as verified.
-- **Reading it back** (:func:`restore_records`): the first record checked (a journal of this library, of this
-  version, for the same question), then the brief, the notes, the reviewed sub-topics and the ledger entries the
-  records hold. A record whose sources are not a list of entries is skipped (what it recorded is researched again).
+docs/safety.md ("Resuming a run", "Sources restored from a run directory") says what the run directory holds and
+promises: ``journal.jsonl`` appended all or nothing (:class:`JournalFile`), read back by :func:`restore_records`, each
+read source sealed with an HMAC under a key kept outside the directory (:func:`seal`), and ``run.lock``.
 """
 
 from __future__ import annotations
@@ -48,7 +15,7 @@ import json
 import os
 import secrets
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -139,11 +106,8 @@ def unusable(directory: Path, error: OSError) -> RunDirError:
 
 class JournalFile:
     """
-    An append-only file of JSON records, one per line, each append all or nothing (see the module docstring).
-
-    Not thread-safe and for one writer: the caller serializes appends and holds the run directory's lock.
-
-    :param path: The file.
+    An append-only file of JSON records, one per line, each append all or nothing (docs/safety.md). Not thread-safe and
+    for one writer: the caller serializes appends and holds the run directory's lock.
     """
 
     def __init__(self, path: Path) -> None:
@@ -284,25 +248,6 @@ class JournaledDecision:
     feedback: str | None = None
 
 
-DECISION_FIELDS = ("subtopic", "decision", "edited_to", "feedback")
-"""The fields of a ``decision`` record, besides its type."""
-
-
-def decision_of(record: dict[str, Any]) -> JournaledDecision:
-    """The review it holds; a field that is not a string is read as missing."""
-
-    def text(name: str) -> str | None:
-        value = record.get(name)
-        return value if isinstance(value, str) else None
-
-    return JournaledDecision(
-        subtopic=text("subtopic") or "",
-        decision=record["decision"],
-        edited_to=text("edited_to"),
-        feedback=text("feedback"),
-    )
-
-
 KEY_ENV = "DEEP_RESEARCH_JOURNAL_KEY_FILE"
 """An environment variable naming another file for the key (tests, or a key shared by the machines of one team)."""
 
@@ -374,10 +319,6 @@ def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 JOURNAL_VERSION = 2
 
 
-def _same_question(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
-
-
 @dataclass
 class Restored:
     """
@@ -411,7 +352,7 @@ def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Pat
             f"this one reads version {JOURNAL_VERSION}); pass a new run_dir."
         )
     started = str(first.get("question") or "")
-    if not _same_question(started, question):
+    if " ".join(started.split()) != " ".join(question.split()):
         raise RunDirError(
             f"run_dir {str(directory)!r} holds a run of another question ({started!r}); pass the same "
             "question to resume it, or a new run_dir to start a new run."
@@ -440,7 +381,10 @@ def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Pat
                 position=record["position"] if type(record.get("position")) is int else None,
             )
         elif record.get("type") == "decision" and isinstance(record.get("decision"), str):
-            decided = decision_of(record)
+            # a field that is not a string is read as missing
+            texts = {name: text for name in ("edited_to", "feedback") if isinstance(text := record.get(name), str)}
+            subtopic = record.get("subtopic") if isinstance(record.get("subtopic"), str) else ""
+            decided = JournaledDecision(subtopic=subtopic, decision=record["decision"], **texts)
             restored.decisions[subtopic_key(decided.subtopic)] = decided
         for entry in sources:
             unsealed, trusted = unseal(entry)
@@ -538,23 +482,16 @@ class RunJournal:
         self._journaled = restored.sources
         return True
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, Any], ledger: EvidenceLedger | None = None) -> None:
+        """Append a record; with a ledger, with the entries not journaled yet or changed since."""
         with self._lock:
-            self._append_locked(record)
-
-    def _append_locked(self, record: dict[str, Any]) -> None:
-        if self._closed:
-            raise RunDirError(f"the journal of run_dir {str(self.directory)!r} is closed; its run has ended.")
-        self._file.append(record)
-
-    def _changed_sources(self, ledger: EvidenceLedger) -> list[dict[str, Any]]:
-        """The ledger entries not journaled yet, or changed since (call with the lock held)."""
-        return [entry for entry in ledger.to_list() if self._journaled.get(entry["id"]) != entry]
-
-    def _append_with_sources(self, record: dict[str, Any], ledger: EvidenceLedger) -> None:
-        with self._lock:
-            sources = self._changed_sources(ledger)
-            self._append_locked({**record, "sources": [seal(entry) for entry in sources]})
+            if self._closed:
+                raise RunDirError(f"the journal of run_dir {str(self.directory)!r} is closed; its run has ended.")
+            if ledger is None:
+                self._file.append(record)
+                return
+            sources = [entry for entry in ledger.to_list() if self._journaled.get(entry["id"]) != entry]
+            self._file.append({**record, "sources": [seal(entry) for entry in sources]})
             self._journaled.update((entry["id"], entry) for entry in sources)
 
     @property
@@ -586,8 +523,7 @@ class RunJournal:
         :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
             asks about the sub-topic again.
         """
-        record = {"type": "decision", **{name: getattr(decision, name) for name in DECISION_FIELDS}}
-        self._append(record)
+        self._append({"type": "decision", **asdict(decision)})
         with self._lock:
             self._decisions[subtopic_key(decision.subtopic)] = decision
 
@@ -627,13 +563,13 @@ class RunJournal:
         record = {"type": "note", "subtopic": subtopic, "note": note, "summary": summary, "partial": partial}
         if position is not None:
             record["position"] = position
-        self._append_with_sources(record, ledger)
+        self._append(record, ledger)
         with self._lock:
             self._notes[subtopic_key(subtopic)] = JournaledNote(subtopic, note, summary, partial, position)
 
     def record_end(self, *, exit_reason: str | None, ledger: EvidenceLedger) -> None:
         """Journal the end of the attempt, with the ledger entries not journaled yet (``OSError`` if it cannot)."""
-        self._append_with_sources({"type": "end", "exit_reason": exit_reason}, ledger)
+        self._append({"type": "end", "exit_reason": exit_reason}, ledger)
 
     def write_ledger(self, ledger: EvidenceLedger) -> None:
         """Replace ``ledger.json`` atomically with the ledger's entries (``OSError`` if it cannot)."""

@@ -1,24 +1,8 @@
 """
 A run's door and lifecycle, for every shape: its inputs and the current run, the checks at its door, the one opener
 (:meth:`OpenRunHook.open_run`) and the one closer (:func:`close_run`), the door of the Pipeline shapes, resuming from a
-run directory, and iterating a run's events. docs/how-it-works.md describes the whole; the reasons behind it:
-
-- The door checks ``messages`` and ``hook_context`` itself (:func:`check_messages`, :func:`check_hook_context`):
-  Haystack fails on ``messages`` that are not a list of ``ChatMessage`` with a ``TypeError`` or an ``AttributeError``
-  from deep inside, before any hook runs.
-- :class:`RunGuard` closes what a run opened (the journal and its lock) when the agent's run ends, also when it fails:
-  Haystack runs no ``after_run`` hook after an exception.
-- :func:`current_run` is a context variable, so concurrent runs of one object never mix; it is the one carrier of the
-  run in every shape. Each agent's own view of it travels in that agent's ``hook_context`` (:func:`view_of`), and the
-  caller's own ``hook_context`` keys reach the caller's hooks untouched.
-- Each agent has exactly one hook of the library at each hook point (:class:`OpenRunHook`, :class:`CloseRunHook`,
-  :class:`BudgetHook`), so nothing depends on the order of a hook list; a user's own hooks run after the library's.
-- Haystack deep-copies every value it hands from one component to the next, so nothing of one run (ledger,
-  subscribers, journal, budget) may travel along a Pipeline's edges: :class:`PipelineShape` opens the run before its
-  Pipeline runs, makes it the current run while it runs, and closes what the run opened when the Pipeline fails,
-  re-raising the library's typed errors unwrapped from ``PipelineRuntimeError``.
-- Without a run directory the resume functions do nothing; a journal write that fails is a warning that says what it
-  costs, never a lost result.
+run directory, and iterating a run's events. docs/how-it-works.md ("The run contract") gives the reasons; each agent
+has exactly one hook of the library at each hook point, so nothing depends on the order of a hook list.
 """
 
 from __future__ import annotations
@@ -32,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from haystack import Pipeline, logging
 from haystack.components.agents.state import State
@@ -74,10 +58,6 @@ from haystack_deep_research.state import (
     WARNINGS,
 )
 from haystack_deep_research.web._pool import start as start_parsers
-
-if TYPE_CHECKING:
-    from haystack_deep_research.events import Subscriber
-    from haystack_deep_research.run._research_run import ResearchRun
 
 __all__ = [
     "MAX_QUESTION_CHARS",
@@ -177,9 +157,8 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
 
 class RunGuard:
     """
-    What one agent run opened, closed by the agent once its run returned or raised (it sits in ``hook_context`` under
-    ``RUN_GUARD_KEY``; the ``before_run`` hook registers). Closing twice must be harmless: a run that ends normally has
-    already closed it. Copying the guard returns the guard.
+    What one agent run opened (registered by the ``before_run`` hook), closed by the agent once its run returned or
+    raised. Closing twice is harmless: a run that ends normally has already closed it.
     """
 
     def __init__(self) -> None:
@@ -217,7 +196,7 @@ class RunInputs:
     What one run is given besides its question, the same for every shape. Each field is honoured by every shape, or
     refused with a :class:`~haystack_deep_research.errors.ConfigurationError` naming it.
 
-    :param run_dir: A directory to journal the run in and resume it from after a crash (see docs/resume.md), or
+    :param run_dir: A directory to journal the run in and resume it from after a crash (see docs/safety.md), or
         ``None``.
     :param on_event: A callable ``on_event(event)`` receiving every typed event of the run (after the shape's own
         ``on_event=``). A ``progress(phase, message)`` callback takes part through
@@ -263,8 +242,7 @@ class RunInputs:
 @dataclass(frozen=True)
 class OpenRun:
     """
-    The current run, as what runs inside it sees it: the steps of a Pipeline shape, the hooks and tools of an Agent
-    shape (yours too).
+    The current run, as the steps, hooks and tools inside it see it.
 
     :param run: The run.
     :param context: The caller's ``hook_context`` (request-scoped inputs that nested agents' hooks may read).
@@ -329,12 +307,7 @@ def inputs_of(context: dict[str, Any]) -> RunInputs:
 
 
 def question_from(messages: Any) -> str:
-    """
-    The research question: the last user message's text, cleaned and stripped.
-
-    :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
-        the question is longer than ``MAX_QUESTION_CHARS``.
-    """
+    """:raises InvalidQuestionError: Unless the last user message of ``messages`` holds a question (cleaned)."""
     for message in reversed(check_messages(messages)):
         if message.is_from(ChatRole.USER):
             text = clean_text(message.text or "").strip()
@@ -432,19 +405,11 @@ class OpenRunHook(PhaseHook):
             init_parameters["on_event"] = deserialize_callable(init_parameters["on_event"])
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :raises InvalidQuestionError: (from the phase) If the messages hold no question; nothing has run yet.
-        :raises RunDirError: (from the phase) If the run directory cannot be used.
-        :raises ConfigurationError: (from the phase) If ``hook_context`` is not a dict, or the shape refuses an input.
-        """
         question = self.question_of(state.data.get(MESSAGES))
         context = check_hook_context(state.data.get(HOOK_CONTEXT))
         run = yield from self.open_run(question, inputs_of(context))
-        journal = run.journal
         if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):  # a ResearchAgent's run: it closes the guard
-            guard.on_close(run.close)
-            if journal is not None:
-                guard.on_close(journal.close)
+            guard.on_close(lambda: _release(run))
             guard.on_close(make_current(run, context))  # the current run until the agent's run returns
         try:
             yield from self._open(state, context, run)
@@ -453,13 +418,12 @@ class OpenRunHook(PhaseHook):
             raise
 
     def question_of(self, messages: Any) -> str:
-        """The run's question: the last user message (a subclass may read the conversation otherwise)."""
+        """A subclass may read the conversation otherwise."""
         return question_from(messages)
 
     def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
         """
-        Open the run of one question (see docs/how-it-works.md). Every shape opens its run here: the agents in this
-        hook, the Pipeline shapes before their Pipeline runs. The phase returns the open run; the caller closes it.
+        Open the run of one question, for every shape (see docs/how-it-works.md); the caller closes it.
 
         :raises RunDirError: (from the phase) If the run directory cannot be used.
         :raises ConfigurationError: (from the phase) If the shape refuses one of the inputs, or a run's dollar budget
@@ -563,9 +527,8 @@ class CloseRunHook(PhaseHook, InitSerialized):
 
 class BudgetHook(InitSerialized):
     """
-    ``before_llm`` of every library Agent: count its new token usage into the run, stop it once a budget is spent
-    (``stop_run`` becomes its ``exit_reason``), else bind the run's budget to the step's model call, which
-    ``DeadlineChatGenerator`` cuts at the deadline (``run_async`` runs on the event loop, so the binding reaches it).
+    ``before_llm`` of every library Agent: count its usage into the run, stop it once a budget is spent, else bind the
+    run's budget to the step's model call (``run_async`` runs on the event loop, so the binding reaches it).
     """
 
     allowed_hook_points = ("before_llm",)
@@ -583,12 +546,7 @@ class BudgetHook(InitSerialized):
 
 
 def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
-    """
-    Close a run, whatever its shape (see docs/how-it-works.md): its resources, the run directory (outcome written,
-    lock released), ``RunEnded``. The phase returns :func:`run_outputs` with ``report`` and ``exit_reason``. The run
-    directory gets the journal's end record (with the sources not journaled yet), ``ledger.json`` and ``report.md``:
-    each write that fails is a warning saying what it costs, and the others are still made.
-    """
+    """Close a run, whatever its shape (see docs/how-it-works.md); the phase returns its outputs."""
     run.close()
     journal = run.journal
     if journal is not None:
@@ -757,10 +715,7 @@ def resumed_note(view: RunView, subtopic: str) -> JournaledNote | None:
 
 
 def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[None]:
-    """
-    Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
-    nothing of the record is on disk then, so a resumed run researches the sub-topic again.
-    """
+    """Journal a completed sub-topic with its evidence, as one record; a failing write is a warning."""
     journal = view.run.journal
     if journal is None:
         return

@@ -1,32 +1,13 @@
 """
-How the library's work meets its models: work written once as a phase and driven sync or async, the hooks
-written with it, every model call streamed to the run's callback, and the wrappers that bound the Agent's own model
-calls (the time budget's deadline, a per-completion output cap).
+How the library's work meets its models: work written once as a phase and driven sync or async, the hooks written
+with it, every model call streamed to the run's callback, and the wrappers that bound the Agent's own model calls
+(the time budget's deadline, a per-completion output cap, named by :data:`API_TABLE`).
 
-**Phases.** A phase is a generator. It yields a batch (a list of :class:`Call`), receives one :class:`Outcome` per call
-in the same order, and finally returns its result. :func:`drive` runs the calls of a batch in worker threads (a batch of
-one runs inline), :func:`drive_async` runs them concurrently on the event loop; both run at most ``max_concurrency``
-calls at once. A call that raises never ends the phase: its outcome carries the error and the phase decides what it
-means. An error the phase itself raises propagates to the caller of the driver.
-
-Every hook and tool of the library is a phase with a thin sync shell (``drive``) and async shell (``drive_async``).
-Blocking work (file writes, parsing, sync-only clients) is a :func:`blocking` call, which the async driver runs in a
-worker thread, so nothing blocking runs on the event loop. :func:`ask` is a model call, traced with a span.
-
-**Streaming.** A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's
-``run`` was given (``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by
-other means hands its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts
-it. Every model call the library makes itself (:func:`ask`) and every nested agent it runs passes it on, wrapped so that
-each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
-``chunk.meta[ROLE_META]`` (and a sub-researcher's sub-topic or a subagent's name in ``chunk.meta[AGENT_META]``). Chunks
-stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original is never changed.
-
-A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
-refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.
-
-**Output cap.** A model the Agent calls (the deep agent's own) gets its per-completion cap from a thin wrapper; the
-cap's name differs by API and by server and Haystack has no common one, so :data:`API_TABLE`, the one table of the
-OpenAI APIs (also read when a model is built and when ``--base-url`` is probed), names it.
+A phase is a generator: it yields a batch of :class:`Call`, receives one :class:`Outcome` per call in the same order,
+and returns its result. :func:`drive` runs a batch in worker threads, :func:`drive_async` on the event loop; a call
+that raises never ends the phase, its outcome carries the error. Blocking work is a :func:`blocking` call, run in a
+worker thread on the async path. Streamed chunks are tagged with their model's role (docs/configuration.md); a
+coroutine callback reaches async model calls only, since the sync path cannot await it (as in Haystack's own ``run``).
 """
 
 from __future__ import annotations

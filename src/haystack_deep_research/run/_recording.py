@@ -1,25 +1,8 @@
 """
-Record and replay, and the files of a recording directory.
-
-**Recording files.** The files of a recording directory, appended to while recording, read and validated before anything
-is replayed from them.
-
-- ``exchanges.jsonl`` (:func:`append_exchange`, :func:`read_exchanges`): one record per line, ``{"type": str, "key":
-  str, "value": {...}}``, each appended whole under a lock per file.
-  A torn last line (a recording cut off mid-write) is dropped with a warning; any other line that is not such a
-  record (not UTF-8, not JSON, JSON nested too deeply, another shape) refuses the whole recording, since every
-  replayed look-up would rest on it.
-- ``recording.json`` (:class:`RecordingManifest`): what the ``deep-research`` command recorded besides the
-  exchanges: the question and the options the run was made with.
-
-Both refuse a damaged file with :class:`~haystack_deep_research.errors.RecordingError` naming the file and the line
-or field.
-
-**Recording.** Record and replay (docs/caching.md): keep every model exchange and tool result of a run in a directory,
-then run it again from there with no network and no model call, through wrappers at the seams, never special cases in
-an agent shape. :class:`RecordingChatGenerator` and :class:`ReplayChatGenerator` wrap the models; a
-:class:`Recording` is a cache store (see :mod:`._cache`) handed to the tools. Prompts are matched by content with dates
-masked, so parallel calls replay in any order and on another day; a look-up the recording cannot answer raises
+Record and replay (docs/caching.md), and the files of a recording directory: ``exchanges.jsonl``
+(:func:`append_exchange`, :func:`read_exchanges`) and ``recording.json`` (:class:`RecordingManifest`), both validated
+before anything is replayed (docs/safety.md). :class:`RecordingChatGenerator` and :class:`ReplayChatGenerator` wrap the
+models; a :class:`Recording` is a cache store handed to the tools. A look-up the recording cannot answer raises
 :class:`~haystack_deep_research.errors.ReplayMissError`, never a network request.
 """
 

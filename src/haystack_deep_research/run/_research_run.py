@@ -1,15 +1,12 @@
 """
-One research run: the :class:`ResearchRun`, which owns everything of one run (question and brief, notes, evidence
-ledger, read cache, budget, journal, events, warnings, usage and cost per phase, streaming callback, per-run
-resources) and is thread-safe, since parallel sub-researchers write into it at once; the :class:`RunView` each agent
-works through (a sub-researcher's names its sub-topic, stamps its events with it and counts its agent's token usage
-into its phase, each part once); the sub-topics it delegates, whose notes keep the planned order whatever order
-their researchers finish in; and the shared outputs every shape returns and mirrors while it runs. It is opened and
-closed by :mod:`._lifecycle`.
+One research run: the :class:`ResearchRun`, which owns everything of one run and is thread-safe (parallel
+sub-researchers write into it at once), the :class:`RunView` each agent works through, and the shared outputs every
+shape returns. It is opened and closed by :mod:`._lifecycle`.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -41,9 +38,6 @@ from haystack_deep_research.state import (
 
 if TYPE_CHECKING:
     from haystack_deep_research.events import Event
-    from haystack_deep_research.evidence import EvidenceLedger
-    from haystack_deep_research.evidence.searches import SearchLog
-    from haystack_deep_research.run._cache import ReadCache
     from haystack_deep_research.run._journal import RunJournal
 
 __all__ = ["ResearchRun", "RunView", "publish", "run_outputs"]
@@ -138,10 +132,7 @@ class ResearchRun:
             return resource
 
     def close(self) -> None:
-        """
-        Close the run's resources that asked for it, newest first, once: every shape calls this when its run ends,
-        however it ends. One that raises is a warning of the run; the others still close.
-        """
+        """Close the run's resources newest first, once, however the run ends; one that raises is a warning."""
         with self._lock:
             closers, self._closers = self._closers[::-1], []
         for closer in closers:
@@ -159,8 +150,7 @@ class ResearchRun:
 
     def plan(self, subtopics: Iterable[str]) -> None:
         """
-        Record the sub-topics about to be researched side by side, in the order the model asked for them: their notes
-        keep that order whatever order they finish in.
+        Record the sub-topics about to be researched side by side: their notes keep this order.
 
         :param subtopics: The sub-topics, as delegated.
         """
@@ -276,10 +266,7 @@ class ResearchRun:
 
     def total_usage(self) -> dict[str, Any]:
         """:returns: The token usage of all phases summed."""
-        total: dict[str, Any] = {}
-        for usage in self.usage_by_phase().values():
-            total = add_usage(total, usage)
-        return total
+        return functools.reduce(add_usage, self.usage_by_phase().values(), {})
 
     def tokens_used(self) -> int:
         """:returns: The tokens spent so far across all phases."""
@@ -326,8 +313,7 @@ class ResearchRun:
 
     def out_of_time(self) -> bool:
         """
-        Say whether the time budget is spent, so that a model call failing now was cut at the deadline (see
-        :mod:`.deadline`); the first time, a warning and a :class:`BudgetReached` event follow, as for :meth:`spent`.
+        Say whether the time budget is spent (a model call failing now was cut at the deadline), as :meth:`spent` does.
 
         :returns: ``True`` when the run's time budget is spent.
         """
@@ -346,7 +332,7 @@ class ResearchRun:
             return None
         reason, detail = found
         with self._lock:
-            first = reason not in self._spent  # each budget found spent warns once, in its own words
+            first = reason not in self._spent
             self._spent.add(reason)
         if first:
             self.events.emit(BudgetReached(phase=PHASE_ORCHESTRATOR, reason=reason, detail=detail))
@@ -359,10 +345,8 @@ class ResearchRun:
 
 class RunView:
     """
-    How one agent of a run (the orchestrator, or one sub-researcher) works with the run.
-
-    A view forwards to its run, stamps the events it emits with its researcher's sub-topic, and counts its agent's
-    token usage into its phase as it grows (:meth:`count_usage`), each part once.
+    How one agent of a run (the orchestrator, or one sub-researcher) works with the run: it stamps the events it emits
+    with its researcher's sub-topic, and counts its agent's token usage into its phase, each part once.
 
     :param run: The run.
     :param researcher: The sub-topic of the sub-researcher, or ``""`` for the orchestrator.
