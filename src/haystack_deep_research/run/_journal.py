@@ -382,9 +382,9 @@ def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Pat
             )
         elif record.get("type") == "decision" and isinstance(record.get("decision"), str):
             # a field that is not a string is read as missing
-            texts = {name: text for name in ("edited_to", "feedback") if isinstance(text := record.get(name), str)}
-            subtopic = record.get("subtopic") if isinstance(record.get("subtopic"), str) else ""
-            decided = JournaledDecision(subtopic=subtopic, decision=record["decision"], **texts)
+            given = ("subtopic", "edited_to", "feedback")
+            texts = {name: text for name in given if isinstance(text := record.get(name), str)}
+            decided = JournaledDecision(**{"subtopic": "", **texts}, decision=record["decision"])
             restored.decisions[subtopic_key(decided.subtopic)] = decided
         for entry in sources:
             unsealed, trusted = unseal(entry)

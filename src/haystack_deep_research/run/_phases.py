@@ -147,22 +147,19 @@ def ask(
     budget: RunBudget | None = None,
 ) -> Call:
     """
-    A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`.
-
-    A generator without ``run_async`` runs in a worker thread on the async path, so the event loop is never blocked.
-    A call that streams to Haystack's ``OpenAIChatGenerator`` asks the stream to carry the token usage, which it
-    otherwise leaves out (see :func:`stream_usage_kwargs`).
+    A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`; a generator
+    without ``run_async`` runs in a worker thread on the async path.
 
     :param role: The role of the call (``scope``, ``summarizer``, ``writer``, ``judge``, ...), a span tag.
     :param streaming_callback: The run's streaming callback, or ``None``: the generator streams to it (when its
-        ``run`` takes one), each chunk tagged with ``role`` (see :mod:`haystack_deep_research.run._phases`).
+        ``run`` takes one), each chunk tagged with ``role``.
     :param generation_kwargs: Generation settings for this call only (for example a strict ``response_format``).
     :param agent: The sub-researcher's sub-topic or subagent's name the call works for, tagged on streamed chunks.
     :param keep_alive: Ask for the reply as a stream even without a streaming callback (its chunks are dropped), so
         that a client's read timeout applies to the wait between two chunks, not to the whole reply. A generator
         with a streaming callback of its own keeps it.
     :param budget: The run's budget: the call waits no longer than its time budget has left and then fails with
-        :class:`~haystack_deep_research.errors.DeadlineExceededError` (see :mod:`.deadline`); ``None`` for no bound.
+        :class:`~haystack_deep_research.errors.DeadlineExceededError`; ``None`` for no bound.
     :returns: A call whose value is the first reply or ``None``.
     """
     own = getattr(generator, "streaming_callback", None) is not None
@@ -172,25 +169,26 @@ def ask(
     settings = {**(generation_kwargs or {}), **(stream_usage_kwargs(generator) if streams or own else {})}
     extra: dict[str, Any] = {"generation_kwargs": settings} if settings else {}
 
+    def inputs(wrap: Callable[..., Any]) -> dict[str, Any]:
+        callback = wrap(streaming_callback, role, agent) if streams else None
+        return {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+
     def run() -> ChatMessage | None:
-        callback = for_sync(streaming_callback, role, agent) if streams else None
-        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+        given = inputs(for_sync)
         with _model_span(generator, role, messages) as span:
-            return _first_reply(call_within(lambda: generator.run(messages=messages, **inputs), budget), span)
+            return _first_reply(call_within(lambda: generator.run(messages=messages, **given), budget), span)
 
     async def run_async() -> ChatMessage | None:
         # a sync run in a worker thread streams through a plain callback
-        wrap = for_async if hasattr(generator, "run_async") else for_sync
-        callback = wrap(streaming_callback, role, agent) if streams else None
-        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+        given = inputs(for_async if hasattr(generator, "run_async") else for_sync)
         with _model_span(generator, role, messages) as span:
-            return _first_reply(await _generate_async(generator, messages, inputs, budget), span)
+            return _first_reply(await _generate_async(generator, messages, given, budget), span)
 
     return Call(run, run_async)
 
 
 async def _generate_async(generator: Any, messages: list[ChatMessage], inputs: dict[str, Any], budget: Any) -> Any:
-    """A generator's call within the budget; one without ``run_async`` runs in a daemon thread."""
+    """One without ``run_async`` runs in a daemon thread."""
     if hasattr(generator, "run_async"):
         return await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
     return await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
@@ -314,30 +312,22 @@ def drop_chunk(chunk: StreamingChunk) -> None:
     """A streaming callback that keeps nothing: the generator still assembles the whole reply."""
 
 
-# Haystack's chat generators whose stream leaves the token usage out unless asked: module and class.
-_USAGE_ON_REQUEST = (("haystack.components.generators.chat.openai", "OpenAIChatGenerator"),)
+_OPENAI_CHAT = ("haystack.components.generators.chat.openai", "OpenAIChatGenerator")
 
 
 def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
     """
-    The generation settings that make a streamed reply carry its token usage, for generators that need them.
-
-    Haystack's ``OpenAIChatGenerator`` (and subclasses such as Azure's) gets ``stream_options={"include_usage":
-    True}`` unless its own ``generation_kwargs`` set ``stream_options``. Detection is by class, looked up only in
-    modules already imported, so nothing is imported here.
-
-    :returns: The settings to add to the call, or ``{}``.
+    The settings that make a streamed reply carry its token usage: Haystack's ``OpenAIChatGenerator`` (and subclasses
+    such as Azure's) leaves it out unless its own ``generation_kwargs`` set ``stream_options``.
     """
     own = getattr(generator, "generation_kwargs", None) or {}
-    if "stream_options" in own:
-        return {}
-    if any(_is_loaded_instance(generator, module, name) for module, name in _USAGE_ON_REQUEST):
+    if "stream_options" not in own and _is_loaded_instance(generator, *_OPENAI_CHAT):
         return {"stream_options": {"include_usage": True}}
     return {}
 
 
 def _is_loaded_instance(generator: Any, module_name: str, class_name: str) -> bool:
-    """Whether it is an instance of that class, looked up only when its module is already imported."""
+    """Looked up only when its module is already imported, so nothing is imported here."""
     module = sys.modules.get(module_name)
     kind = getattr(module, class_name, None) if module is not None else None
     return isinstance(kind, type) and isinstance(generator, kind)
@@ -454,11 +444,7 @@ def deadline_reply(error: DeadlineExceededError) -> dict[str, Any]:
 
 @component
 class DeadlineChatGenerator(UsesModels, InitSerialized):
-    """
-    Wrap an Agent's chat generator so that no call outlives the run's time budget (see :mod:`.deadline`).
-
-    :param chat_generator: The chat generator.
-    """
+    """Wrap an Agent's chat generator so that no call outlives the run's time budget. :param chat_generator: It."""
 
     def __init__(self, *, chat_generator: Any) -> None:
         self.chat_generator = chat_generator
@@ -476,32 +462,25 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         """The wrapped generator's replies, or :func:`deadline_reply` when the run's time budget ran out first."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
         try:
-            result: dict[str, Any] = call_within(
-                lambda: self.chat_generator.run(messages=messages, **inputs), bound_budget()
-            )
+            return call_within(lambda: self.chat_generator.run(messages=messages, **inputs), bound_budget())
         except DeadlineExceededError as error:
             return deadline_reply(error)
-        return result
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
         """Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
         try:
-            result: dict[str, Any] = await _generate_async(self.chat_generator, messages, inputs, bound_budget())
+            return await _generate_async(self.chat_generator, messages, inputs, bound_budget())
         except DeadlineExceededError as error:
             return deadline_reply(error)
-        return result
 
 
 class Api(NamedTuple):
     """
-    What one OpenAI API is, for every caller that builds, caps or probes a model on it.
-
-    :param title: Its name in messages.
-    :param path: Where a server serves it, after the base URL.
-    :param cap: The name of the per-completion token cap in OpenAI's requests.
-    :param compatible_cap: The same cap's name in another server's requests (``base_url``).
+    What one OpenAI API is, for every caller that builds, caps or probes a model on it: its name in messages, where a
+    server serves it after the base URL, and the per-completion token cap's name in OpenAI's and in another server's
+    requests (``base_url``).
     """
 
     title: str
@@ -525,7 +504,7 @@ def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
     server's when the generator calls one at its ``api_base_url``), or ``None`` for a generator without a known cap.
     """
     for module_name, class_name, api in (
-        ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "chat"),
+        (*_OPENAI_CHAT, "chat"),
         ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "responses"),
     ):
         if _is_loaded_instance(generator, module_name, class_name):
