@@ -11,7 +11,6 @@ import asyncio
 import contextvars
 import dataclasses
 import os
-import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
@@ -36,7 +35,7 @@ from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._budget import CostMeter, RunBudget, bind
 from haystack_deep_research.run._journal import LEDGER_FILE, REPORT_FILE, JournaledNote, RunJournal
 from haystack_deep_research.run._phases import Phase, PhaseHook, RunBound, blocking, drive, drive_async
-from haystack_deep_research.run._research_run import ResearchRun, RunView, publish, run_outputs
+from haystack_deep_research.run._research_run import ResearchRun, RunGuard, RunView, publish, run_outputs
 from haystack_deep_research.settings import Budgets
 from haystack_deep_research.settings.grouped import Price
 from haystack_deep_research.state import (
@@ -153,36 +152,6 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
             f"hook_context[{key!r}] is not read any more: pass inputs=RunInputs({_MOVED_KEYS[key]}) to run instead."
         )
     return hook_context
-
-
-class RunGuard:
-    """
-    What one agent run opened (registered by the ``before_run`` hook), closed by the agent once its run returned or
-    raised. Closing twice is harmless: a run that ends normally has already closed it.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._closers: list[Callable[[], None]] = []
-
-    def __repr__(self) -> str:
-        return f"RunGuard(open={len(self._closers)})"
-
-    def on_close(self, closer: Callable[[], None]) -> None:
-        with self._lock:
-            self._closers.append(closer)
-
-    def close(self) -> None:
-        """Call every registered closer once, newest first; one that raises is logged and the others still run."""
-        with self._lock:
-            closers, self._closers = self._closers[::-1], []
-        for closer in closers:
-            try:
-                closer()
-            except Exception as error:  # closing must go on; the run's own outcome is what the caller sees
-                logger.warning(
-                    "Closing a run failed: {error_type}: {error}", error_type=type(error).__name__, error=error
-                )
 
 
 def _callable(name: str, value: Any, shape: str) -> None:

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from haystack import logging
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
@@ -40,10 +41,44 @@ if TYPE_CHECKING:
     from haystack_deep_research.events import Event
     from haystack_deep_research.run._journal import RunJournal
 
-__all__ = ["ResearchRun", "RunView", "publish", "run_outputs"]
+__all__ = ["ResearchRun", "RunGuard", "RunView", "publish", "run_outputs"]
 
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class RunGuard:
+    """
+    What a run opened, closed once, newest first: an agent run's (the ``before_run`` hook registers, the agent closes
+    it once its run returned or raised; closing twice is harmless) or a run's resources. One closer that raises is
+    handed to ``failed`` (logged by default) and the others still run.
+    """
+
+    def __init__(self, failed: Callable[[Exception], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._closers: list[Callable[[], None]] = []
+        self._failed = failed or _log_close_failure
+
+    def __repr__(self) -> str:
+        return f"RunGuard(open={len(self._closers)})"
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        with self._lock:
+            self._closers.append(closer)
+
+    def close(self) -> None:
+        with self._lock:
+            closers, self._closers = self._closers[::-1], []
+        for closer in closers:
+            try:
+                closer()
+            except Exception as error:  # closing must go on; the run's own outcome is what the caller sees
+                self._failed(error)
+
+
+def _log_close_failure(error: Exception) -> None:
+    logger.warning("Closing a run failed: {error_type}: {error}", error_type=type(error).__name__, error=error)
 
 
 class ResearchRun:
@@ -84,7 +119,9 @@ class ResearchRun:
         self.costs = CostMeter(phase_models=phase_models, prices=prices, warn=self.warn)
         self._lock = threading.Lock()
         self._resources: dict[str, Any] = {}
-        self._closers: list[Callable[[], None]] = []
+        self._closers = RunGuard(
+            lambda error: self.warn(PHASE_RUN, f"closing a resource of the run failed: {type(error).__name__}: {error}")
+        )
         self._restored: list[str] = []  # notes restored from a run directory: before every delegated note
         self._notes: dict[int, str] = {}  # delegated notes by planned place
         self._plan: list[str | None] = []  # planned sub-topics; None once a place is claimed
@@ -127,19 +164,13 @@ class ResearchRun:
             if key not in self._resources:
                 self._resources[key] = made = factory()
                 if close is not None:
-                    self._closers.append(lambda: close(made))
+                    self._closers.on_close(lambda: close(made))
             resource: T = self._resources[key]
             return resource
 
     def close(self) -> None:
         """Close the run's resources newest first, once, however the run ends; one that raises is a warning."""
-        with self._lock:
-            closers, self._closers = self._closers[::-1], []
-        for closer in closers:
-            try:
-                closer()
-            except Exception as error:  # closing goes on; the run's outcome is what the caller sees
-                self.warn(PHASE_RUN, f"closing a resource of the run failed: {type(error).__name__}: {error}")
+        self._closers.close()
 
     def researcher(self, subtopic: str) -> RunView:
         """
