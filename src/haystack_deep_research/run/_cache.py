@@ -70,17 +70,16 @@ def _words(text: str) -> str:
 
 
 def search_key(engine: str, query: str, max_results: int) -> str:
-    """The cache key of a search: the query compared without case and extra whitespace."""
+    """The query compared without case and extra whitespace."""
     return json.dumps([engine, _words(query), max_results], ensure_ascii=False)
 
 
 def page_key(url: str) -> str:
-    """The cache key of its text: the URL in normal form (see ``normalize_url``)."""
+    """The URL in normal form."""
     return normalize_url(url)
 
 
 def summary_key(url: str, question: str, model: str) -> str:
-    """The cache key of the summary."""
     return json.dumps([normalize_url(url), _words(question), model], ensure_ascii=False)
 
 
@@ -99,10 +98,7 @@ def check_kind(kind: str) -> None:
 
 @runtime_checkable
 class CacheStore(Protocol):
-    """
-    Where the seams look entries up (``None`` on a miss) and store them, by one of :data:`CACHE_KINDS` and a key (see
-    :func:`search_key`, :func:`page_key`, :func:`summary_key`); values are JSON-ready dicts.
-    """
+    """Where the seams look entries up (``None`` on a miss) and store them, by kind and key; values are JSON-ready."""
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
@@ -124,8 +120,7 @@ class ResearchCache(InitSerialized):
         self.directory = folder(directory)
         self.ttl = _checks.number_in_range("ttl", ttl, 0.0)
         self._lock = threading.Lock()
-        self._hits = 0
-        self._misses = 0
+        self._counts = {"hits": 0, "misses": 0}
 
     def __repr__(self) -> str:
         return f"ResearchCache(directory={str(self.directory)!r}, ttl={self.ttl})"
@@ -135,18 +130,11 @@ class ResearchCache(InitSerialized):
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
         return self.directory / kind / digest[:2] / f"{digest}.json"
 
-    def _count(self, hit: bool) -> None:
-        with self._lock:
-            if hit:
-                self._hits += 1
-            else:
-                self._misses += 1
-
     @property
     def stats(self) -> dict[str, int]:
         """``{"hits": ..., "misses": ...}`` of this object's look-ups."""
         with self._lock:
-            return {"hits": self._hits, "misses": self._misses}
+            return dict(self._counts)
 
     def age(self, kind: str, key: str) -> float | None:
         """
@@ -177,7 +165,8 @@ class ResearchCache(InitSerialized):
         """
         entry = self._read(kind, key)
         fresh = entry is not None and time.time() - float(entry["stored_at"]) < self.ttl
-        self._count(fresh)
+        with self._lock:
+            self._counts["hits" if fresh else "misses"] += 1
         return dict(entry["value"]) if fresh and entry is not None else None
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
@@ -198,12 +187,10 @@ class ResearchCache(InitSerialized):
 
 
 def cache_to_dict(cache: CacheStore | None) -> dict[str, Any] | None:
-    """Its serialized form (with its ``type``), or ``None``."""
     return None if cache is None else cache.to_dict()
 
 
 def cache_from_dict(data: dict[str, Any] | None) -> CacheStore | None:
-    """The store, rebuilt by its class's ``from_dict``; ``None`` for ``None``."""
     if data is None:
         return None
     store: CacheStore = import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
@@ -232,27 +219,18 @@ def cache_of(value: Any) -> ResearchCache | None:
 
 @dataclass(frozen=True)
 class CachedRead:
-    """
-    What one researcher read of a page, which the run's other researchers may share.
-
-    :param title: The page title.
-    :param summary: The summarizer's summary of the page toward the question ("" when ``excerpt`` is given).
-    :param partial: Whether the page was cut to the length limit before it was summarized.
-    :param excerpt: The page's passages handed to the researcher as they are, short enough to need no summary.
-    """
+    """What one researcher read of a page, which the run's other researchers may share."""
 
     title: str
-    summary: str
-    partial: bool
-    excerpt: str = ""
+    summary: str  # toward the question; "" when ``excerpt`` is given
+    partial: bool  # the page was cut to the length limit before it was summarized
+    excerpt: str = ""  # the page's passages as they are, short enough to need no summary
 
 
 class ReadClaim:
     """
-    The answer to :meth:`ReadCache.claim`: either the right to read the page (``owner``) or a place to wait.
-
-    The owner must call :meth:`settle` exactly once, with the summary or with ``None`` when the read failed;
-    anyone else calls :meth:`wait` or :meth:`wait_async`.
+    The answer to :meth:`ReadCache.claim`: the right to read the page (``owner``: call :meth:`settle` exactly once,
+    with ``None`` when the read failed), or a place to wait (:meth:`wait`, :meth:`wait_async`).
     """
 
     def __init__(self, future: Future[CachedRead | None], *, owner: bool, forget: Callable[[], None]) -> None:
@@ -261,37 +239,29 @@ class ReadClaim:
         self.owner = owner
 
     def settle(self, read: CachedRead | None) -> None:
-        """Publish the owner's result to everyone waiting; ``None`` (a failed read) is not kept for later askers."""
+        """``None`` (a failed read) is not kept for later askers."""
         if read is None:
             self._forget()
         self._future.set_result(read)
 
     def wait(self) -> CachedRead | None:
-        """Block until the owner settles: the shared summary, or ``None`` (then read the page yourself)."""
+        """The shared summary, or ``None`` (then read the page yourself)."""
         return self._future.result()
 
     async def wait_async(self) -> CachedRead | None:
-        """As :meth:`wait`, without blocking the event loop."""
         # Shielded: a cancelled waiter must not cancel the read that the owner and the other waiters share.
         return await asyncio.shield(asyncio.wrap_future(self._future))
 
 
 class ReadCache:
-    """
-    Page summaries of one run, by URL (compared by :func:`~haystack_deep_research.evidence.entry.normalize_url`) and
-    question (compared without case and extra whitespace).
-    """
+    """Page summaries of one run, by URL (in normal form) and question (without case and extra whitespace)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], Future[CachedRead | None]] = {}
 
     def claim(self, url: str, question: str) -> ReadClaim:
-        """
-        Ask for a page: the first asker of a URL and question owns the read, later askers share its result.
-
-        :returns: A claim; read the page when ``claim.owner`` is true, otherwise wait for the owner's summary.
-        """
+        """The first asker of a URL and question owns the read, later askers share its result."""
         key = (normalize_url(url), _words(question))
         with self._lock:
             future = self._entries.get(key)
@@ -299,11 +269,6 @@ class ReadCache:
             if future is None:
                 future = self._entries[key] = Future()
         return ReadClaim(future, owner=owner, forget=functools.partial(self._forget, key, future))
-
-    def __len__(self) -> int:
-        """How many page summaries are kept (reads still under way included)."""
-        with self._lock:
-            return len(self._entries)
 
     def _forget(self, key: tuple[str, str], future: Future[CachedRead | None]) -> None:
         with self._lock:

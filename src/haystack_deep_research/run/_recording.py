@@ -42,8 +42,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MAX_RECORDING_BYTES = 1 << 30
-"""The largest recording file read; like every file of a recording it is read only when it is a regular file
-(a FIFO or a device there is refused, never opened)."""
+"""The largest recording file read (only a regular file is read: a FIFO or a device is refused, never opened)."""
 
 Exchanges = dict[tuple[str, str], list[dict[str, Any]]]
 _LOCKS: dict[str, threading.Lock] = {}
@@ -69,19 +68,12 @@ def _exchange(path: Path, number: int, line: bytes) -> _Exchange:
     raise RecordingError(f"{path} line {number} is not a recorded exchange ({why}); record the run again.")
 
 
-def _file_lock(path: Path) -> threading.Lock:
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(str(path.resolve()), threading.Lock())
-
-
 def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> None:
-    """
-    Append one exchange to a recording's ``exchanges.jsonl``, creating its directory if needed.
-
-    :raises OSError: If the file cannot be written.
-    """
+    """Append one exchange whole, under a lock per file. :raises OSError: If the file cannot be written."""
     line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
-    with _file_lock(path):
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(str(path.resolve()), threading.Lock())
+    with lock:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = open_appending(path)
         try:
@@ -114,46 +106,30 @@ class RecordedFolder(BaseModel):
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    path: str = Field(min_length=1)
-    """Its absolute path."""
-    fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
-    """The SHA-256 of its files' names and contents when the run was recorded."""
+    path: str = Field(min_length=1)  # absolute
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")  # SHA-256 of its files' names and contents when recorded
 
 
 class RecordingManifest(BaseModel):
-    """The content of ``recording.json``."""
+    """The content of ``recording.json``: the question and the command's options the run was recorded with."""
 
     model_config = ConfigDict(extra="ignore")
 
     question: str = Field(min_length=1)
-    """The recorded question."""
-    depth: int = Field(default=3, ge=1)
-    """The number of rounds the run was allowed."""
+    depth: int = Field(default=3, ge=1)  # rounds
     grounding: StrictBool = False
-    """Whether the run judged its claims."""
-    search: str = "auto"
-    """The search engine's name."""
+    search: str = "auto"  # the search engine's name
     web: StrictBool = True
-    """Whether the run read web pages."""
     docs: list[RecordedFolder] = []
-    """The ``--docs`` folders the run searched."""
-    search_url: str | None = None
-    """The ``--search-url`` of its Tavily-compatible search, if any."""
+    search_url: str | None = None  # of a Tavily-compatible search
     allow_hosts: list[str] = []
-    """Its ``--allow-host`` entries."""
     include_domains: list[str] = []
-    """Its ``--include-domain`` entries."""
     exclude_domains: list[str] = []
-    """Its ``--exclude-domain`` entries."""
-    since: str | None = None
-    """Its ``--since`` date or ``--time-range`` window."""
-    models: dict[str, str]
-    """The model of each role (``analysis_llm``, ``writer_llm``, ...), by name."""
-    prices: dict[str, tuple[float, float]] = {}
-    """The ``--price`` of each model the run was given: US dollars per million input and output tokens."""
+    since: str | None = None  # a --since date or --time-range window
+    models: dict[str, str]  # the model of each role (analysis_llm, writer_llm, ...)
+    prices: dict[str, tuple[float, float]] = {}  # US dollars per million input and output tokens
+    # ReportStyle.to_dict(), {} for the default: the writer's prompts hold it, so a replay needs it to find its replies
     style: dict[str, Any] = {}
-    """The report's style (``ReportStyle.to_dict()``: type, tone, length, outline, instructions), ``{}`` for the
-    default: the writer's prompts hold it, so a replay needs it to find the recorded replies."""
 
     @field_validator("models")
     @classmethod
@@ -206,15 +182,14 @@ def prompt_key(messages: list[ChatMessage]) -> str:
 
 class Recording(InitSerialized):
     """
-    A run's recording directory, written or read (see the module docstring). It is also a cache store, handed to the
-    tools as their ``cache``.
+    A run's recording directory, written or read; also a cache store, handed to the tools as their ``cache``.
 
     :param directory: The directory; created when recording.
     :param mode: ``"record"`` or ``"replay"``.
     :param cache: Recording: the cache whose look-ups it passes on and records (``None``: every look-up misses, so
         the tools search and fetch). Not used when replaying.
     :raises ConfigurationError: If a parameter is invalid, or a directory to replay holds no recording.
-    :raises RecordingError: If the recording to replay is damaged (see :func:`.recording_files.read_exchanges`).
+    :raises RecordingError: If the recording to replay is damaged (see :func:`read_exchanges`).
     """
 
     def __init__(
@@ -248,14 +223,9 @@ class Recording(InitSerialized):
         return self.directory / EXCHANGES_FILE
 
     def record(self, kind: str, key: str, value: dict[str, Any]) -> None:
-        """
-        Append one exchange (``"model"`` or a cache kind) when recording; replaying, nothing is written.
-
-        :raises OSError: If the recording cannot be written.
-        """
-        if self.mode != "record":
-            return
-        append_exchange(self.path, kind, key, value)
+        """Append one exchange (``"model"`` or a cache kind) when recording. :raises OSError: If it cannot."""
+        if self.mode == "record":
+            append_exchange(self.path, kind, key, value)
 
     def _exchanges(self) -> Exchanges:
         with self._lock:
@@ -319,7 +289,7 @@ def _recording(value: Any) -> Recording:
 @component
 class RecordingChatGenerator(InitSerialized):
     """
-    A chat generator that records every reply of the generator it wraps (see the module docstring).
+    A chat generator that records every reply of the generator it wraps.
 
     :param chat_generator: The generator that answers.
     :param recording: Where the replies are recorded (a ``Recording`` in ``"record"`` mode).
