@@ -119,9 +119,8 @@ class JournalFile:
 
     def read(self) -> list[dict[str, Any]]:
         """
-        Read every complete record, cutting a torn last line off the file.
+        Every complete record, in order, cutting a torn last line off the file.
 
-        :returns: The records, in order; ``[]`` when the file does not exist or holds no complete record.
         :raises RunDirError: If a line is not a record this library wrote.
         :raises OSError: If the file cannot be read or cut.
         """
@@ -179,11 +178,7 @@ class JournalFile:
         return []
 
     def append(self, record: dict[str, Any]) -> None:
-        """
-        Append one record as one line, durably; on failure the file keeps exactly its earlier records.
-
-        :raises OSError: If the record cannot be written (the file is then cut back to its earlier records).
-        """
+        """Append one record as one line, durably. :raises OSError: If it cannot (earlier records are kept)."""
         data = (clean_text(json.dumps(record, ensure_ascii=False)) + "\n").encode("utf-8")
         created = not self.path.exists()
         handle = open_appending(self.path)
@@ -213,34 +208,18 @@ def subtopic_key(subtopic: str) -> str:
 
 @dataclass(frozen=True)
 class JournaledNote:
-    """
-    A completed sub-topic as the journal holds it.
+    """A completed sub-topic as the journal holds it."""
 
-    :param subtopic: The sub-topic as it was delegated.
-    :param note: The note the writer received.
-    :param summary: The researcher's summary inside the note.
-    :param partial: Whether the researcher stopped early.
-    :param position: Its place among the run's notes, in the order the sub-topics were delegated (``None`` in a
-        journal of an older version: then the order it completed in).
-    """
-
-    subtopic: str
-    note: str
-    summary: str
-    partial: bool
-    position: int | None = None
+    subtopic: str  # as delegated
+    note: str  # what the writer received
+    summary: str  # the researcher's, inside the note
+    partial: bool  # the researcher stopped early
+    position: int | None = None  # its place in the delegated order (None from an older version: the completed order)
 
 
 @dataclass(frozen=True)
 class JournaledDecision:
-    """
-    A person's review of one planned sub-topic, as the journal holds it.
-
-    :param subtopic: The sub-topic as the orchestrator planned it.
-    :param decision: ``"accept"``, ``"edit"`` or ``"drop"``.
-    :param edited_to: The sub-topic researched instead (``"edit"``), else ``None``.
-    :param feedback: What the orchestrator was told (a drop's reason, an edit's explanation), or ``None``.
-    """
+    """A person's review of one planned sub-topic, as the journal holds it (the fields of ``events.PlanReviewed``)."""
 
     subtopic: str
     decision: str
@@ -256,16 +235,11 @@ _MAX_KEY_BYTES = 4096
 _SEAL = "seal"
 
 
-def _key_file() -> Path:
-    given = os.environ.get(KEY_ENV)
-    if given:
-        return Path(given)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "haystack-deep-research" / "journal.key"
-
-
 def _key() -> bytes:
-    path = _key_file()
+    if given := os.environ.get(KEY_ENV):
+        path = Path(given)
+    else:
+        path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "haystack-deep-research/journal.key"
     try:
         with contextlib.suppress(FileNotFoundError):
             return _read_key(path)
@@ -302,9 +276,8 @@ def seal(entry: dict[str, Any]) -> dict[str, Any]:
 
 def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """
-    The entry without its seal, and whether it was trusted as it was (``False``: a page, document or snippet whose seal
-    does not verify, restored as a bare search result). An entry restored as a bare search result holds no snippet: an
-    unsealed text could otherwise become citable when a later search names its URL.
+    The entry without its seal, and whether it was trusted (``False``: its seal does not verify, so it is restored as a
+    bare search result, without a snippet: an unsealed text could otherwise become citable when a search names its URL).
     """
     given = entry.get(_SEAL)
     plain = {k: v for k, v in entry.items() if k != _SEAL}
@@ -321,25 +294,16 @@ JOURNAL_VERSION = 2
 
 @dataclass
 class Restored:
-    """
-    What the journal of earlier attempts holds.
-
-    :param brief: The brief an earlier attempt wrote, or ``None``.
-    :param notes: The completed sub-topics, by :func:`subtopic_key`.
-    :param decisions: The reviewed sub-topics, by :func:`subtopic_key`.
-    :param sources: The ledger entries as journaled, by id, in the order first seen.
-    """
+    """What the journal of earlier attempts holds: notes and decisions by :func:`subtopic_key`, sources by id."""
 
     brief: str | None = None
     notes: dict[str, JournaledNote] = field(default_factory=dict)
     decisions: dict[str, JournaledDecision] = field(default_factory=dict)
-    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # as journaled, in the order first seen
 
 
 def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Path, question: str) -> Restored:
     """
-    What the records hold.
-
     :raises RunDirError: If the journal is not one this library wrote, is of another version or another question, or
         holds sources this library did not write.
     """
@@ -412,11 +376,8 @@ LOCK_FILE = "run.lock"
 
 class RunJournal:
     """
-    The open journal of one run directory. Thread-safe: parallel sub-researchers record their notes at once.
-
-    Create it with :meth:`open`; the run that opened it owns it (and the directory's lock) until :meth:`close`.
-
-    :param directory: The run directory.
+    The open journal of one run directory, made by :meth:`open`; the run that opened it owns it (and the directory's
+    lock) until :meth:`close`. Thread-safe: parallel sub-researchers record their notes at once.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -440,7 +401,6 @@ class RunJournal:
         """
         Open (or start) the journal in ``run_dir`` for ``question``, locking the directory.
 
-        :returns: The journal, holding what earlier attempts completed.
         :raises RunDirInUseError: If another run (in this process or another) is using the directory.
         :raises RunDirError: If ``run_dir`` is not a usable directory, holds a run of another question, or its
             journal is not one this library wrote.
@@ -473,7 +433,7 @@ class RunJournal:
         return journal
 
     def _load(self, question: str) -> bool:
-        """Read the journal of an earlier attempt; ``False`` when it holds no whole record (a fresh start)."""
+        """``False`` when the journal holds no whole record (a fresh start)."""
         records = self._file.read()
         if not records:
             return False
@@ -517,12 +477,7 @@ class RunJournal:
             return self._decisions.get(subtopic_key(subtopic))
 
     def record_decision(self, decision: JournaledDecision) -> None:
-        """
-        Journal a person's review of a planned sub-topic.
-
-        :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
-            asks about the sub-topic again.
-        """
+        """:raises OSError: If the journal cannot be written (a resumed run then asks about the sub-topic again)."""
         self._append({"type": "decision", **asdict(decision)})
         with self._lock:
             self._decisions[subtopic_key(decision.subtopic)] = decision
@@ -533,11 +488,7 @@ class RunJournal:
             return EvidenceLedger.from_list(self._journaled.values())
 
     def record_brief(self, brief: str) -> None:
-        """
-        Journal the brief, unless it is the one already journaled.
-
-        :raises OSError: If the journal cannot be written; nothing of the record is then on disk.
-        """
+        """Journal the brief, unless it is the one already journaled. :raises OSError: If it cannot."""
         if brief == self.brief:
             return
         self._append({"type": "brief", "brief": brief})
@@ -557,8 +508,7 @@ class RunJournal:
         """
         Journal a completed sub-topic together with its evidence, as one record.
 
-        :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
-            researches the sub-topic again.
+        :raises OSError: If the journal cannot be written (a resumed run then researches the sub-topic again).
         """
         record = {"type": "note", "subtopic": subtopic, "note": note, "summary": summary, "partial": partial}
         if position is not None:

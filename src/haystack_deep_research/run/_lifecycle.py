@@ -168,15 +168,13 @@ class RunInputs:
     :param run_dir: A directory to journal the run in and resume it from after a crash (see docs/safety.md), or
         ``None``.
     :param on_event: A callable ``on_event(event)`` receiving every typed event of the run (after the shape's own
-        ``on_event=``). A ``progress(phase, message)`` callback takes part through
-        ``haystack_deep_research.events.progress_view(progress)``.
+        ``on_event=``); a ``progress(phase, message)`` callback takes part as ``events.progress_view(progress)``.
     :param streaming_callback: A Haystack streaming callback: every model of the run streams to it, each chunk tagged
         with its role. ``run(messages, streaming_callback=...)`` sets the same thing.
     :param budgets: A :class:`~haystack_deep_research.Budgets` for this run: its limits replace the shape's, its
         prices go on top of the shape's.
-    :param brief: The research brief, used as it is: the deep research agent calls no scope model, and the writer of
-        every shape that writes a report frames it by this brief. The deep agent answers its conversation and refuses
-        a brief.
+    :param brief: The research brief, used as it is (no scope call; the writer frames the report by it). The deep
+        agent answers its conversation and refuses a brief.
     :param on_run_opened: A callable ``on_run_opened(run)`` called with the
         :class:`~haystack_deep_research.ResearchRun` once it is open, so a caller keeps what the run gathered when the
         run itself never returns (the command line saves a partial report on Ctrl-C).
@@ -283,9 +281,7 @@ def question_from(messages: Any) -> str:
             if text:
                 return check_question(text)
             break
-    raise InvalidQuestionError(
-        "No research question: pass messages=[ChatMessage.from_user('your question')] with a non-empty question."
-    )
+    raise InvalidQuestionError(f"No research question: pass {_EXAMPLE} with a non-empty question.")
 
 
 def view_of(state: State) -> RunView | None:
@@ -305,17 +301,12 @@ def counted_view(state: State) -> RunView | None:
 
 class OpenRunHook(PhaseHook):
     """
-    ``before_run``: open the run (see docs/how-it-works.md).
+    ``before_run``: open the run (see docs/how-it-works.md). The budgets are those of :class:`RunBudget`,
+    ``phase_models`` and ``prices`` those of :class:`CostMeter`.
 
-    :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
-    :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
     :param on_event: A callable receiving every event of every run of the agent (before a run's own
         ``RunInputs(on_event=...)``), or ``None``. A module-level function serializes with the hook; a lambda does not.
-    :param cost_budget: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
-    :param phase_models: The model each phase of the run calls, by phase name: what each phase's usage costs.
-    :param prices: Model prices on top of the defaults (see :mod:`haystack_deep_research.run._budget`).
-    :raises ConfigurationError: If a budget is out of range, ``prices`` is not a dict of ``Price``, or ``on_event``
-        is not callable.
+    :raises ConfigurationError: If a budget or ``prices`` is invalid, or ``on_event`` is not callable.
     """
 
     allowed_hook_points = ("before_run",)
@@ -505,9 +496,7 @@ class BudgetHook(InitSerialized):
     def run(self, state: State) -> None:
         view = counted_view(state)
         bind(view.run.budget if view is not None else None)
-        if view is None:
-            return
-        if (reason := view.spent()) is not None:
+        if view is not None and (reason := view.spent()) is not None:
             state.set(STOP_RUN, reason)
 
     async def run_async(self, state: State) -> None:
@@ -557,8 +546,7 @@ class PipelineShape:
     and ``run_async`` call :meth:`research` and :meth:`research_async`.
 
     :param pipeline: The shape's Pipeline.
-    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
-        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
+    :param run_settings: What each run is opened with: the parameters of ``OpenRunHook``.
     :param finish: The Pipeline component whose outputs are the shape's outputs.
     """
 
