@@ -43,11 +43,9 @@ __all__ = [
 @dataclass(frozen=True)
 class RunBudget:
     """
-    The budget of one run: its limits and its clock, which starts when the budget is made.
+    The budget of one run: its limits (as ``Budgets`` checks them: tokens, seconds, US dollars, each ``None`` for no
+    limit) and its clock, which starts when the budget is made.
 
-    :param token_budget: Total tokens the run may spend across all phases, 1 to 1,000,000,000, or ``None``.
-    :param time_budget: Seconds of wall-clock time the run may take (more than 0, up to 7 days), or ``None``.
-    :param cost_budget: US dollars the run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
     :raises ConfigurationError: If a budget is out of range.
     """
 
@@ -97,12 +95,11 @@ _BUDGET: contextvars.ContextVar[RunBudget | None] = contextvars.ContextVar(
 
 
 def bind(budget: RunBudget | None) -> None:
-    """Name the budget that bounds the model calls an Agent makes next in this context (its ``before_llm`` hook)."""
+    """Name the budget that bounds the model calls an Agent makes next in this context."""
     _BUDGET.set(budget)
 
 
 def bound_budget() -> RunBudget | None:
-    """:returns: The budget :func:`bind` named in this context, or ``None``."""
     return _BUDGET.get()
 
 
@@ -173,7 +170,7 @@ def _number(value: Any) -> float | None:
 
 
 def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A new dict: two token-usage dicts summed key by key (nested dicts recursively, anything else replaced)."""
+    """Summed key by key (nested dicts recursively, anything else replaced)."""
     result: dict[str, Any] = dict(total or {})
     for key, value in (usage or {}).items():
         current = result.get(key)
@@ -187,7 +184,7 @@ def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) 
 
 
 def usage_delta(current: Mapping[str, Any] | None, recorded: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What a usage dict holds beyond a part already recorded, key by key; keys with no difference are left out."""
+    """What ``current`` holds beyond ``recorded``, key by key; keys with no difference are left out."""
     recorded = recorded or {}
     delta: dict[str, Any] = {}
     for key, value in (current or {}).items():
@@ -251,13 +248,10 @@ def _sum(costs: Iterable[float | None]) -> float | None:
 
 class CostMeter:
     """
-    Prices a run's usage per phase, by the model each phase calls; says when a cost cannot be known: once for all the
-    models without a price (naming each, and how to give one), once per model whose usage cannot be priced, once per
-    phase with no model.
+    Prices a run's usage per phase, by the model each phase calls (``phase_models``), at ``prices`` on top of the
+    defaults. ``warn(phase, message)`` says when a cost cannot be known: once for all the models without a price
+    (naming each, and how to give one), once per model whose usage cannot be priced, once per phase with no model.
 
-    :param phase_models: The model each phase calls, by phase name (``{"scope": "gpt-5.4", ...}``).
-    :param prices: Prices on top of :data:`DEFAULT_PRICES`, or ``None``.
-    :param warn: Called as ``warn(phase, message)`` the first time a cost is unknown (see above).
     :raises ConfigurationError: If ``prices`` is not a mapping of model names to :class:`Price`.
     """
 
@@ -293,7 +287,7 @@ class CostMeter:
         return _sum(self.by_phase(usage_by_phase).values())
 
     def estimate(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
-        """The total as :meth:`total` gives it, without any warning: for progress displays while the run goes on."""
+        """:meth:`total` without any warning: for progress displays while the run goes on."""
         return _sum(self._priced(usage_by_phase, warn=False).values())
 
     def report(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
