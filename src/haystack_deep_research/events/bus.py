@@ -14,8 +14,7 @@ from typing import Any
 
 from haystack import logging, tracing
 
-from haystack_deep_research.events.agent import ToolCalled, ToolReturned
-from haystack_deep_research.events.types import Event, RunEnded, RunStarted, UsageRecorded
+from haystack_deep_research.events.types import Event, RunEnded, RunStarted, ToolCalled, ToolReturned, UsageRecorded
 
 __all__ = ["EventBus", "Subscriber", "progress_view"]
 
