@@ -420,15 +420,14 @@ class RunJournal:
         except OSError as error:
             raise unusable(directory, error) from error
         try:
-            if journal._load(question):
-                journal._append({"type": "resume"})
-            else:
-                journal._append({"type": "start", "version": JOURNAL_VERSION, "question": question})
-        except OSError as error:
+            resumed = journal._load(question)
+            journal._append(
+                {"type": "resume"} if resumed else {"type": "start", "version": JOURNAL_VERSION, "question": question}
+            )
+        except BaseException as error:
             journal.close()
-            raise unusable(directory, error) from error
-        except BaseException:
-            journal.close()
+            if isinstance(error, OSError):
+                raise unusable(directory, error) from error
             raise
         return journal
 
@@ -528,12 +527,6 @@ class RunJournal:
     def write_report(self, report: str) -> None:
         """Replace ``report.md`` atomically (``OSError`` if it cannot)."""
         write_file(self.directory / REPORT_FILE, report)
-
-    @property
-    def closed(self) -> bool:
-        """Whether the journal is closed (and the directory's lock released)."""
-        with self._lock:
-            return self._closed
 
     def close(self) -> None:
         """Release the run directory's lock; nothing more is journaled. Closing again does nothing."""

@@ -719,10 +719,7 @@ class EventStream:
         self._kwargs = run_kwargs
         self.result: dict[str, Any] | None = None
 
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[Event]:
+    async def __aiter__(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event] = asyncio.Queue()
         given = run_inputs(self._kwargs.get("inputs"))
