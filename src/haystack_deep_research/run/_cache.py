@@ -42,22 +42,18 @@ from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._phases import model_name
 
 __all__ = [
-    "CACHE_KINDS",
     "DEFAULT_CACHE_TTL",
     "CacheStore",
     "CachedRead",
     "ReadCache",
     "Recording",
     "RecordingChatGenerator",
-    "RecordingManifest",
     "ReplayChatGenerator",
     "ResearchCache",
     "cache_from_dict",
     "cache_of",
     "cache_to_dict",
     "check_cache",
-    "check_kind",
-    "folder",
     "page_key",
     "prompt_key",
     "read_manifest",

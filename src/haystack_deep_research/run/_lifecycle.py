@@ -449,12 +449,10 @@ class OpenRunHook(PhaseHook):
         yield from ()
 
     def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized hook."""
         return default_to_dict(self, **self.run_parameters())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """Rebuild the hook from what ``to_dict`` returned."""
         cls.run_parameters_from_dict(data.get("init_parameters") or {})
         return default_from_dict(cls, data)
 
@@ -558,7 +556,6 @@ class PipelineShape:
         self.finish = finish
 
     def warm_up(self) -> None:
-        """Warm up the Pipeline's components."""
         self.pipeline.warm_up()
 
     def to_dict(self) -> dict[str, Any]:
@@ -567,7 +564,6 @@ class PipelineShape:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """Rebuild the shape from what ``to_dict`` returned."""
         parameters = data["init_parameters"]
         parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
         OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})

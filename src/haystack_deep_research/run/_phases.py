@@ -48,7 +48,6 @@ __all__ = [
     "AGENT_META",
     "API_TABLE",
     "ROLE_META",
-    "Api",
     "Call",
     "DeadlineChatGenerator",
     "Outcome",
@@ -353,7 +352,6 @@ class UsesModels:
                 getattr(model, name)()
 
     def warm_up(self) -> None:
-        """Warm up every model this object uses."""
         self._forward("warm_up")
 
     async def warm_up_async(self) -> None:
@@ -361,7 +359,6 @@ class UsesModels:
         await self._forward_async("warm_up")
 
     def close(self) -> None:
-        """Release the resources of every model this object uses."""
         self._forward("close")
 
     async def close_async(self) -> None:
@@ -378,15 +375,12 @@ class PhaseHook(UsesModels):
     max_concurrency: int = 5
 
     def phase(self, state: State) -> Phase[None]:
-        """The hook's work."""
         raise NotImplementedError
 
     def run(self, state: State) -> None:
-        """Run the hook against the live State."""
         drive(self.phase(state), max_concurrency=self.max_concurrency)
 
     async def run_async(self, state: State) -> None:
-        """Run the hook against the live State without blocking the event loop."""
         await drive_async(self.phase(state), max_concurrency=self.max_concurrency)
 
 
@@ -544,10 +538,8 @@ class OutputCappedChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """The wrapped generator's replies."""
         return dict(self.chat_generator.run(messages=messages, tools=tools, **self._inputs(kwargs)))
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """The wrapped generator's replies."""
         return dict(await self.chat_generator.run_async(messages=messages, tools=tools, **self._inputs(kwargs)))
