@@ -290,10 +290,9 @@ def for_async(callback: Any, role: str, agent: str = "") -> AsyncCallback | None
     is_async = _is_async(callback)
 
     async def tagged(chunk: StreamingChunk) -> None:
+        result = callback(tag_chunk(chunk, role, agent))
         if is_async:
-            await callback(tag_chunk(chunk, role, agent))
-        else:
-            callback(tag_chunk(chunk, role, agent))
+            await result
 
     return tagged
 

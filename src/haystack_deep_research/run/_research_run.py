@@ -142,11 +142,7 @@ class ResearchRun:
         return RunView(self, researcher="", phase=phase)
 
     def adopt_streaming(self, callback: Any) -> None:
-        """
-        Take a streaming callback for the run's models, unless the run already has one.
-
-        :param callback: The streaming callback the Agent's ``run`` was given (Haystack hands it to the tools).
-        """
+        """Take the streaming callback an Agent's ``run`` handed its tools, unless the run already has one."""
         with self._lock:
             if self.streaming_callback is None and callback is not None:
                 self.streaming_callback = callback
@@ -227,10 +223,7 @@ class ResearchRun:
                     self._notes[position] = note
 
     def place_of(self, note: str) -> int | None:
-        """
-        :param note: A note of the run.
-        :returns: Its place among the delegated notes (see :meth:`position`), or ``None`` for a restored one.
-        """
+        """:returns: The note's place among the delegated notes (see :meth:`position`); ``None`` if restored."""
         with self._lock:
             return next((place for place, held in self._notes.items() if held == note), None)
 
@@ -253,19 +246,12 @@ class ResearchRun:
             return self._delegated
 
     def delegations_left(self, limit: int) -> int:
-        """
-        :param limit: How many sub-topics the run may delegate in all.
-        :returns: How many more delegation slots :meth:`claim_subtopic` would grant (0 once every slot is taken).
-        """
+        """:returns: How many more slots :meth:`claim_subtopic` would grant under ``limit`` (0 once all are taken)."""
         with self._lock:
             return max(limit + self._granted - self._delegated, 0)
 
     def grant_subtopics(self, count: int) -> None:
-        """
-        Allow ``count`` delegations beyond the limit: grounding's replanning researches with these.
-
-        :param count: How many more sub-topics the run may delegate.
-        """
+        """Allow ``count`` more delegations beyond the limit: grounding's replanning researches with these."""
         with self._lock:
             self._granted += max(count, 0)
 
@@ -410,33 +396,19 @@ class RunView:
         return self.run.reads
 
     def emit(self, event: Event) -> Event:
-        """
-        :param event: An event of this agent.
-        :returns: The event as delivered (with the run id and the researcher's sub-topic).
-        """
+        """:returns: The event as delivered, stamped with the run id and the view's researcher."""
         return self.run.events.emit(event, researcher=self.researcher)
 
     def warn(self, phase: str, message: str, *, once: bool = False) -> None:
-        """
-        :param phase: One of the ``PHASE_*`` names.
-        :param message: What went wrong.
-        :param once: Record it only if the run holds no such warning yet.
-        """
+        """As :meth:`ResearchRun.warn`, for the view's researcher."""
         self.run.warn(phase, message, researcher=self.researcher, once=once)
 
     def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
-        """
-        :param phase: One of the ``PHASE_*`` names.
-        :param usage: A usage dict of one model call.
-        """
+        """As :meth:`ResearchRun.record_usage`, for the view's researcher."""
         self.run.record_usage(phase, usage, researcher=self.researcher)
 
     def count_usage(self, token_usage: Mapping[str, Any] | None) -> None:
-        """
-        Count the part of this agent's ``token_usage`` not counted yet into the view's phase.
-
-        :param token_usage: The agent's ``token_usage`` so far.
-        """
+        """Count the part of the agent's ``token_usage`` (so far) not counted yet into the view's phase."""
         with self._lock:
             delta = usage_delta(token_usage, self._counted)
             self._counted = add_usage(self._counted, delta)
