@@ -112,7 +112,10 @@ class CitationRemoved(Event, kind="citation_removed", line="removed a citation o
 
 
 class BudgetReached(Event, kind="budget_reached"):
-    """A budget is spent. :param reason: ``token_budget``, ``cost_budget`` or ``time_budget``. :param detail: The budget in words."""
+    """
+    A budget is spent. :param reason: ``token_budget``, ``cost_budget`` or ``time_budget``. :param detail: The budget
+    in words.
+    """
 
     reason: str
     detail: str = ""
