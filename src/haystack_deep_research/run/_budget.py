@@ -4,8 +4,9 @@ What a run spends and the limits on it: token usage arithmetic, what usage costs
 
 Every model call of a run is bounded by what is left of its time budget: :func:`call_within` runs it in a daemon
 thread, :func:`call_within_async` awaits it with :func:`asyncio.wait_for`; a call cut at the deadline raises
-:class:`~haystack_deep_research.errors.DeadlineExceededError` and is abandoned, not awaited. The library's own calls
-get the budget through :func:`~haystack_deep_research.run._phases.ask`; an Agent's through
+:class:`~haystack_deep_research.errors.DeadlineExceededError` and is abandoned, not awaited; one asked for once the
+budget is spent is not started. The library's own calls get the budget through
+:func:`~haystack_deep_research.run._phases.ask`; an Agent's through
 :class:`~haystack_deep_research.run._phases.DeadlineChatGenerator`, which its ``before_llm`` hook binds (:func:`bind`).
 """
 

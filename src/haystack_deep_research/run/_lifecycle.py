@@ -693,17 +693,9 @@ class _AsyncRunnable(Protocol):
 
 class EventStream:
     """
-    Run an agent asynchronously and iterate its events as they happen.
-
-    ::
-
-        stream = EventStream(agent, messages=[ChatMessage.from_user("...")])
-        async for event in stream:
-            print(event.describe())
-        result = stream.result
-
-    The iteration ends when the run ends; then :attr:`result` holds the run's result. A run that fails raises its
-    error from the ``async for``. Leaving the loop early cancels the run.
+    Run an agent asynchronously and iterate its events as they happen (``async for event in EventStream(agent,
+    messages=[...])``, as docs/deep-agent.md shows). The iteration ends when the run ends; then :attr:`result` holds
+    the run's result. A run that fails raises its error from the ``async for``. Leaving the loop early cancels the run.
 
     :param agent: A shape of this library (anything whose ``run_async`` takes ``inputs=RunInputs(...)``).
     :param run_kwargs: The arguments of ``run_async`` (``messages``, ``streaming_callback``, ``inputs``, ...). A

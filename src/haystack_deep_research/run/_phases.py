@@ -6,8 +6,9 @@ with it, every model call streamed to the run's callback, and the wrappers that 
 A phase is a generator: it yields a batch of :class:`Call`, receives one :class:`Outcome` per call in the same order,
 and returns its result. :func:`drive` runs a batch in worker threads, :func:`drive_async` on the event loop; a call
 that raises never ends the phase, its outcome carries the error. Blocking work is a :func:`blocking` call, run in a
-worker thread on the async path. Streamed chunks are tagged with their model's role (docs/configuration.md); a
-coroutine callback reaches async model calls only, since the sync path cannot await it (as in Haystack's own ``run``).
+worker thread on the async path. Streamed chunks are tagged with their model's role (docs/configuration.md); a plain
+callback reaches every call, a coroutine one async model calls only, since the sync path cannot await it (as in
+Haystack's own ``run``).
 """
 
 from __future__ import annotations
