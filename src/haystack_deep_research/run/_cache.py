@@ -592,10 +592,6 @@ class ReplayChatGenerator(InitSerialized):
             raise ConfigurationError(f"model must be a string; got {type(model).__name__}.")
         self.model = model
 
-    def _reply(self, messages: list[ChatMessage]) -> dict[str, Any]:
-        reply = ChatMessage.from_dict(self.recording.replayed("model", prompt_key(messages))["reply"])
-        return {"replies": [reply]}
-
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
         """
@@ -604,4 +600,4 @@ class ReplayChatGenerator(InitSerialized):
         :returns: ``{"replies": [the recorded reply]}``.
         :raises ReplayMissError: If the recording holds no reply for this prompt.
         """
-        return self._reply(messages)
+        return {"replies": [ChatMessage.from_dict(self.recording.replayed("model", prompt_key(messages))["reply"])]}
