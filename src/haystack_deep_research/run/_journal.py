@@ -492,27 +492,18 @@ class RunJournal:
         with self._lock:
             self._brief = brief
 
-    def record_note(
-        self,
-        *,
-        subtopic: str,
-        note: str,
-        summary: str,
-        partial: bool,
-        ledger: EvidenceLedger,
-        position: int | None = None,
-    ) -> None:
+    def record_note(self, note: JournaledNote, ledger: EvidenceLedger) -> None:
         """
         Journal a completed sub-topic together with its evidence, as one record.
 
         :raises OSError: If the journal cannot be written (a resumed run then researches the sub-topic again).
         """
-        record = {"type": "note", "subtopic": subtopic, "note": note, "summary": summary, "partial": partial}
-        if position is not None:
-            record["position"] = position
+        record = {"type": "note", **asdict(note)}
+        if note.position is None:
+            del record["position"]
         self._append(record, ledger)
         with self._lock:
-            self._notes[subtopic_key(subtopic)] = JournaledNote(subtopic, note, summary, partial, position)
+            self._notes[subtopic_key(note.subtopic)] = note
 
     def record_end(self, *, exit_reason: str | None, ledger: EvidenceLedger) -> None:
         """Journal the end of the attempt, with the ledger entries not journaled yet (``OSError`` if it cannot)."""

@@ -672,16 +672,8 @@ def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[Non
     journal = view.run.journal
     if journal is None:
         return
-    record = blocking(
-        journal.record_note,
-        subtopic=subtopic,
-        note=note.note,
-        summary=note.summary,
-        partial=note.partial,
-        ledger=view.ledger,
-        position=view.run.place_of(note.note),
-    )
-    [written] = yield [record]
+    placed = replace(note, subtopic=subtopic, position=view.run.place_of(note.note))
+    [written] = yield [blocking(journal.record_note, placed, view.ledger)]
     _failed(
         view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error, "a resumed run would research it again"
     )
