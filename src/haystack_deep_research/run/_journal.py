@@ -386,13 +386,10 @@ class RunJournal:
         self._dir_lock = FileLock(directory / LOCK_FILE, thread_local=False)
         self._lock = threading.Lock()
         self._closed = False
-        self._brief: str | None = None
-        self._notes: dict[str, JournaledNote] = {}
-        self._decisions: dict[str, JournaledDecision] = {}
-        self._journaled: dict[str, dict[str, Any]] = {}  # ledger entries as journaled, by id, in order first seen
+        self._held = Restored()  # what earlier attempts journaled, and what this one journals
 
     def __repr__(self) -> str:
-        return f"RunJournal({str(self.directory)!r}, notes={len(self._notes)})"
+        return f"RunJournal({str(self.directory)!r}, notes={len(self._held.notes)})"
 
     @classmethod
     def open(cls, run_dir: Any, question: str) -> RunJournal:
@@ -434,9 +431,7 @@ class RunJournal:
         records = self._file.read()
         if not records:
             return False
-        restored = restore_records(records, path=self._file.path, directory=self.directory, question=question)
-        self._brief, self._notes, self._decisions = restored.brief, restored.notes, restored.decisions
-        self._journaled = restored.sources
+        self._held = restore_records(records, path=self._file.path, directory=self.directory, question=question)
         return True
 
     def _append(self, record: dict[str, Any], ledger: EvidenceLedger | None = None) -> None:
@@ -447,42 +442,42 @@ class RunJournal:
             if ledger is None:
                 self._file.append(record)
                 return
-            sources = [entry for entry in ledger.to_list() if self._journaled.get(entry["id"]) != entry]
+            sources = [entry for entry in ledger.to_list() if self._held.sources.get(entry["id"]) != entry]
             self._file.append({**record, "sources": [seal(entry) for entry in sources]})
-            self._journaled.update((entry["id"], entry) for entry in sources)
+            self._held.sources.update((entry["id"], entry) for entry in sources)
 
     @property
     def brief(self) -> str | None:
         """The brief an earlier attempt wrote, or ``None``."""
         with self._lock:
-            return self._brief
+            return self._held.brief
 
     def notes(self) -> list[JournaledNote]:
         """The completed sub-topics, in the order they were delegated (whatever order they completed in)."""
         with self._lock:
-            notes = list(self._notes.values())
+            notes = list(self._held.notes.values())
         return sorted(notes, key=lambda n: (n.position is None, n.position or 0))
 
     def find_note(self, subtopic: str) -> JournaledNote | None:
         """Its journaled note when one with the same key completed before, else ``None``."""
         with self._lock:
-            return self._notes.get(subtopic_key(subtopic))
+            return self._held.notes.get(subtopic_key(subtopic))
 
     def find_decision(self, subtopic: str) -> JournaledDecision | None:
         """The person's journaled review of a sub-topic with the same key, else ``None``."""
         with self._lock:
-            return self._decisions.get(subtopic_key(subtopic))
+            return self._held.decisions.get(subtopic_key(subtopic))
 
     def record_decision(self, decision: JournaledDecision) -> None:
         """:raises OSError: If the journal cannot be written (a resumed run then asks about the sub-topic again)."""
         self._append({"type": "decision", **asdict(decision)})
         with self._lock:
-            self._decisions[subtopic_key(decision.subtopic)] = decision
+            self._held.decisions[subtopic_key(decision.subtopic)] = decision
 
     def ledger(self) -> EvidenceLedger:
         """A new evidence ledger holding every source the journal's records hold."""
         with self._lock:
-            return EvidenceLedger.from_list(self._journaled.values())
+            return EvidenceLedger.from_list(self._held.sources.values())
 
     def record_brief(self, brief: str) -> None:
         """Journal the brief, unless it is the one already journaled. :raises OSError: If it cannot."""
@@ -490,7 +485,7 @@ class RunJournal:
             return
         self._append({"type": "brief", "brief": brief})
         with self._lock:
-            self._brief = brief
+            self._held.brief = brief
 
     def record_note(self, note: JournaledNote, ledger: EvidenceLedger) -> None:
         """
@@ -503,7 +498,7 @@ class RunJournal:
             del record["position"]
         self._append(record, ledger)
         with self._lock:
-            self._notes[subtopic_key(note.subtopic)] = note
+            self._held.notes[subtopic_key(note.subtopic)] = note
 
     def record_end(self, *, exit_reason: str | None, ledger: EvidenceLedger) -> None:
         """Journal the end of the attempt, with the ledger entries not journaled yet (``OSError`` if it cannot)."""
