@@ -268,8 +268,7 @@ class ResearchRun:
             return
         with self._lock:
             self._usage[phase] = add_usage(self._usage.get(phase), usage)
-        tokens = total_tokens(usage)
-        if tokens:
+        if tokens := total_tokens(usage):
             spent = self.usage_by_phase()
             run_tokens = sum(total_tokens(phase_usage) for phase_usage in spent.values())
             cost = self.costs.estimate(spent)  # no warning here: the run's outputs say once when a cost is unknown
