@@ -500,8 +500,6 @@ class Recording(InitSerialized):
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         """
-        :param kind: One of the cache kinds.
-        :param key: The entry's key.
         :returns: Replaying: the recorded value. Recording: the wrapped cache's value (recorded), or ``None``.
         :raises ReplayMissError: Replaying, if the recording holds no such entry.
         """
@@ -514,13 +512,7 @@ class Recording(InitSerialized):
         return found
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
-        """
-        Recording: record the entry and store it in the wrapped cache. Replaying: nothing.
-
-        :param kind: One of the cache kinds.
-        :param key: The entry's key.
-        :param value: A JSON-ready value.
-        """
+        """Recording: record the entry and store it in the wrapped cache. Replaying: nothing."""
         if self.mode == "record":
             self.record(kind, key, value)
             if self.cache is not None:
