@@ -4,7 +4,7 @@ The deep agent's scratch space: ``write_file``, ``read_file``, ``ls``, ``edit_fi
 :func:`create_filesystem_tools` makes the six tools over one backend (see :mod:`.scratch`). Without a backend each
 run gets its own in-memory space, gone when the run ends; with ``DiskBackend(root=...)`` files persist under that
 root and never outside it. Every read emits ``FileRead`` and every write ``FileWritten`` (see
-:mod:`haystack_deep_research.events.types`); a refused path or a file too large is a tool error the model reads.
+:mod:`haystack_deep_research.events.agent`); a refused path or a file too large is a tool error the model reads.
 ``grep`` runs the model's pattern with the ``regex`` package under a time limit (``GREP_SECONDS``), so a pattern that
 backtracks without end is a tool error, not a frozen process. Compiling comes first: ``regex`` writes counted
 repetitions out, so ``(?:a{4000}){4000}`` would take seconds and gigabytes before the search starts. A pattern whose
