@@ -239,30 +239,30 @@ class CachedRead:
     excerpt: str = ""  # the page's passages as they are, short enough to need no summary
 
 
+@dataclass(frozen=True)
 class ReadClaim:
     """
     The answer to :meth:`ReadCache.claim`: the right to read the page (``owner``: call :meth:`settle` exactly once,
     with ``None`` when the read failed), or a place to wait (:meth:`wait`, :meth:`wait_async`).
     """
 
-    def __init__(self, future: Future[CachedRead | None], *, owner: bool, forget: Callable[[], None]) -> None:
-        self._future = future
-        self._forget = forget
-        self.owner = owner
+    future: Future[CachedRead | None]
+    owner: bool
+    forget: Callable[[], None]
 
     def settle(self, read: CachedRead | None) -> None:
         """``None`` (a failed read) is not kept for later askers."""
         if read is None:
-            self._forget()
-        self._future.set_result(read)
+            self.forget()
+        self.future.set_result(read)
 
     def wait(self) -> CachedRead | None:
         """The shared summary, or ``None`` (then read the page yourself)."""
-        return self._future.result()
+        return self.future.result()
 
     async def wait_async(self) -> CachedRead | None:
         # Shielded: a cancelled waiter must not cancel the read that the owner and the other waiters share.
-        return await asyncio.shield(asyncio.wrap_future(self._future))
+        return await asyncio.shield(asyncio.wrap_future(self.future))
 
 
 class ReadCache:
