@@ -21,8 +21,8 @@ from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.options.parsers import CommandParser, parse_price
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Recording, ReplayChatGenerator
+from haystack_deep_research.run._cache import read_manifest
 from haystack_deep_research.run._phases import model_name
-from haystack_deep_research.run._recording import read_manifest
 from haystack_deep_research.settings import Sources
 from haystack_deep_research.sources.selection import default_search_name
 

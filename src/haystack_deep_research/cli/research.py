@@ -70,8 +70,8 @@ from haystack_deep_research.options.exit_codes import (
 from haystack_deep_research.options.parsers import mcp_parser, research_parser
 from haystack_deep_research.options.progress import RunSummary
 from haystack_deep_research.run import ResearchCache
+from haystack_deep_research.run._cache import read_manifest
 from haystack_deep_research.run._lifecycle import RunInputs
-from haystack_deep_research.run._recording import read_manifest
 from haystack_deep_research.settings import Budgets
 from haystack_deep_research.state import CLARIFICATION, EXIT_CLARIFICATION_NEEDED, EXIT_REASON, MESSAGES
 
