@@ -1,7 +1,4 @@
-"""
-The prompts' building blocks: templates, rendering, the fence around untrusted text, the tool names and the
-rule that text from the web is data.
-"""
+"""The prompts' building blocks: templates, rendering, the fence around untrusted text, tool names, the data rule."""
 
 from __future__ import annotations
 

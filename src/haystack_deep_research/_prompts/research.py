@@ -1,9 +1,4 @@
-"""
-What the scope model, the orchestrator, the researchers and the summarizer read, and the tool results and notes
-they produce.
-"""
-
-from __future__ import annotations
+"""What the scope model, the orchestrator, the researchers and the summarizer read; their tool results and notes."""
 
 from haystack_deep_research._prompts._base import (
     DATA_RULE,
@@ -21,46 +16,6 @@ from haystack_deep_research.state import (
     EXIT_TIME_BUDGET,
     EXIT_TOKEN_BUDGET,
 )
-
-__all__ = [
-    "CLARIFIED_QUESTION",
-    "DATASTORE_ROUTING",
-    "DOCUMENT_RESULTS",
-    "DOCUMENT_SEPARATOR",
-    "LOOP_STOPPED",
-    "LOOP_WARNING",
-    "MAX_CLARIFICATION_CHARS",
-    "NOTE",
-    "OMITTED",
-    "ORCHESTRATOR_STAND_IN",
-    "ORCHESTRATOR_SYSTEM",
-    "PAGE_DUPLICATE",
-    "PAGE_SUMMARY",
-    "PAGE_UNREADABLE",
-    "PARTIAL_REASONS",
-    "RESEARCHER_FINAL",
-    "RESEARCHER_STOPPED",
-    "RESEARCHER_SYSTEM",
-    "RESEARCHER_SYSTEM_DOCUMENTS",
-    "RESEARCHER_TASK",
-    "RESUMED_SUBTOPICS",
-    "SCOPE",
-    "SCOPE_CLARIFIED",
-    "SCOPE_CLARIFY",
-    "SCOPE_DROPPED",
-    "SEARCH_RESULTS",
-    "SEARCH_RESULTS_END",
-    "SNIPPETS_LEFT_OUT",
-    "SNIPPET_LABEL",
-    "STOPPED_BY_COST_BUDGET",
-    "STOPPED_BY_LOOP",
-    "STOPPED_BY_TIME_BUDGET",
-    "STOPPED_BY_TOKEN_BUDGET",
-    "SUMMARIZER",
-    "SUMMARIZER_EMPTY",
-    "SUMMARIZER_FAILED",
-    "SUMMARIZER_PASSAGES",
-]
 
 _SCOPE_SYSTEM = (
     "Turn the research question into a brief for a research team, written in the question's language: the "

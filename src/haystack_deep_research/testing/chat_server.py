@@ -74,8 +74,7 @@ _TAG = re.compile(r"\{[{%#]")
 def _openings() -> tuple[tuple[str, str], ...]:
     """(fixed opening of the system template, role), longest opening first."""
     found = []
-    for name in prompts.__all__:
-        template = getattr(prompts, name)
+    for template in vars(prompts).values():
         if isinstance(template, prompts.ChatTemplate) and template.name in TEMPLATE_ROLES:
             opening = _TAG.split(template.system, maxsplit=1)[0]
             if len(opening) >= 20:
