@@ -1,27 +1,7 @@
 """
 The rules of the scripted roles (see :mod:`~haystack_deep_research.testing.generators`), answered from the prompt's
 template variables, never from its wording; over HTTP, where a prompt has no meta, from the prompt's text.
-
-- ``writer`` and ``judge``: a report or one of its parts citing the allowed URLs, an answer to a question about a
-  finished run from the passages sharing its words, and verdicts by the words a source holds.
-- ``researcher``: it calls the search tools it is offered, reads the top web results with ``read_url``, and writes
-  findings citing the pages read and the documents the stores returned; of a page that could not be read it cites
-  what its search result's snippet says, as a snippet.
-- ``summarize`` and ``causal``: the summary's parts (cited lines, one-sentence claims), a causal chain, a filled
-  schema.
-- ``analysis`` (the iterative agent's analysis model): its turn is the prompt's ``round`` variable: round ``r``
-  answers ``steps[r - 1]``, and a round past the last step stops. A step is:
-
-  - a topic (``str``) or several topics (``list``): ``{"nextSearchTopic": ..., "shouldContinue": true}``;
-  - ``None``: ``{"nextSearchTopic": null, "shouldContinue": false}``;
-  - ``{"reply": "..."}``: that text as it is (a chatty or malformed reply), and ``{"reply": ..., "retry": <step>}``
-    answers the retry prompt (``analysis_retry``) with the other step;
-  - ``{"topic": <step>, "instead": <step>}``: the first step, and the second when asked again after its topics were
-    refused as repeats.
-
-  Without steps, round ``r`` searches ``"<question> (<aspect r>)"`` until ``depth`` rounds ran. Over HTTP the
-  question, the round and the depth are read from the prompt's ``Research question:`` and ``Search round R of D.``
-  lines (:func:`analysis_variables`).
+docs/testing.md states each rule.
 """
 
 from __future__ import annotations
