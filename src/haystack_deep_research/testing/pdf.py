@@ -12,6 +12,7 @@ import textwrap
 import zlib
 from collections.abc import Sequence
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["make_inflating_pdf", "make_pdf", "make_scanned_pdf"]
@@ -67,8 +68,7 @@ def make_scanned_pdf(page_count: int = 1, *, footer: str = "") -> bytes:
     :returns: The PDF file's bytes.
     :raises ConfigurationError: If ``page_count`` is below 1 or ``footer`` is not a string.
     """
-    if isinstance(page_count, bool) or not isinstance(page_count, int) or page_count < 1:
-        raise ConfigurationError(f"page_count must be an int of at least 1, got {page_count!r}.")
+    _checks.int_in_range("page_count", page_count, 1)
     if not isinstance(footer, str):
         raise ConfigurationError(f"footer must be a str, got {type(footer).__name__}.")
     pages = []
@@ -93,9 +93,8 @@ def make_inflating_pdf(inflated_bytes: int, *, pages: int = 1) -> bytes:
     :returns: The PDF file's bytes.
     :raises ConfigurationError: If an argument is out of range.
     """
-    for name, value in (("inflated_bytes", inflated_bytes), ("pages", pages)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigurationError(f"{name} must be an int of at least 1, got {value!r}.")
+    _checks.int_in_range("inflated_bytes", inflated_bytes, 1)
+    _checks.int_in_range("pages", pages, 1)
     unit = b"(a) Tj\n"
     block = unit * (65536 // len(unit))
     compressor = zlib.compressobj(9)

@@ -27,6 +27,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers, check_status
 
@@ -151,8 +152,7 @@ class LoopbackSearchServer(LoopbackServer):
         :raises ConfigurationError: If an argument is out of range, or both ``body`` and ``garbage`` are given.
         """
         check_status(status)
-        if not isinstance(count, int) or count < 1:
-            raise ConfigurationError(f"count must be an int of 1 or more, got {count!r}.")
+        _checks.int_in_range("count", count, 1)
         if body is not None and garbage:
             raise ConfigurationError("pass either body or garbage=True, not both.")
         extra = check_headers(headers)

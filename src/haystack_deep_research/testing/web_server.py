@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.testing._server import (
     LoopbackServer,
@@ -180,13 +181,9 @@ class LoopbackWebServer(LoopbackServer):
         """
         if not callable(chunks):
             raise ConfigurationError(f"chunks must be a callable returning an iterable of bytes; got {chunks!r}.")
-        if content_length is not None and (isinstance(content_length, bool) or not isinstance(content_length, int)):
-            raise ConfigurationError(f"content_length must be an int or None; got {content_length!r}.")
-        if content_length is not None and content_length < 0:
-            raise ConfigurationError(f"content_length must be 0 or more; got {content_length!r}.")
-        extra = {**check_headers(headers)}
+        extra = check_headers(headers)
         if content_length is not None:
-            extra["Content-Length"] = str(content_length)
+            extra["Content-Length"] = str(_checks.int_in_range("content_length", content_length, 0))
         checked = check_content_type(content_type)
         self._add(path, _Route(b"", checked, headers=extra, content_length=content_length is not None, stream=chunks))
 
