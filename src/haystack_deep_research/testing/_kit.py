@@ -1,11 +1,7 @@
 """
-``python -m haystack_deep_research.testing serve``: the testing kit from the shell.
-
-It starts the loopback chat, search and web servers over a small corpus (the sample pages, or the ``.html``,
-``.md`` and ``.txt`` files of ``--corpus DIR``), prints the ``deep-research`` command lines that run each mode against
-them (and a ``deep-research scan`` of an items file it writes in a folder of its own, removed when it stops), and
-serves until Ctrl-C or SIGTERM (or ``--stop-after SECONDS``). Everything listens on ``127.0.0.1`` only; the
-chat server's ``kit`` model plays every role (see :class:`~haystack_deep_research.testing.LoopbackChatServer`).
+``python -m haystack_deep_research.testing serve``: the loopback chat, search and web servers over a small corpus, and
+the ``deep-research`` command lines that use them, from the shell or in Python (docs/testing.md, "The kit from the
+shell").
 """
 
 from __future__ import annotations
@@ -34,13 +30,7 @@ __all__ = ["SAMPLE_PAGES", "KitServers", "corpus_pages", "kit_commands", "main",
 
 @dataclass(frozen=True)
 class CorpusPage:
-    """
-    One page of a kit corpus.
-
-    :param path: Its path on the web server, for example ``/solar.html``.
-    :param title: Its title.
-    :param text: Its text, one paragraph per line.
-    """
+    """One page of a kit corpus: its path on the web server (``/solar.html``), title and text (a paragraph a line)."""
 
     path: str
     title: str
@@ -80,11 +70,9 @@ MAX_CORPUS_FILE_BYTES = 1024 * 1024
 
 def corpus_pages(folder: Path | None) -> tuple[CorpusPage, ...]:
     """
-    :param folder: A folder of pages, or ``None`` for the sample corpus.
-    :returns: Its pages: each file's name is its path; its title is an HTML page's ``<title>``, else the first
-        non-blank line of the text.
-    :raises UsageError: If the folder is missing, holds no page or too many, or a page over 1 MiB or leading out of
-        the folder (a link).
+    The pages of a folder (``None``: the samples): each file's name is its path, its title an HTML page's ``<title>``,
+    else the first non-blank line. A missing folder, no page or too many, a page over 1 MiB or a link out of the
+    folder is a :class:`UsageError`.
     """
     if folder is None:
         return SAMPLE_PAGES
@@ -109,7 +97,6 @@ def corpus_pages(folder: Path | None) -> tuple[CorpusPage, ...]:
 
 
 def _html_text(page: str, name: str) -> tuple[str, str]:
-    """The title and the text of an HTML page, the text one line per block."""
     import lxml.html
 
     try:

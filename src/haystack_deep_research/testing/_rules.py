@@ -78,10 +78,7 @@ _COMMON = {"what", "which", "does", "about", "this", "that", "with", "from", "ha
 
 
 def judge_variables(text: str) -> dict[str, Any]:
-    """
-    The ``source`` and numbered ``claims`` of a judge prompt's text without its meta (over HTTP); ``{}`` when
-    it has no such blocks.
-    """
+    """The ``source`` and numbered ``claims`` of a judge prompt's text (over HTTP: no meta); ``{}`` if it has none."""
     source, claims = _SOURCE.search(text), _CLAIMS.search(text)
     if source is None or claims is None:
         return {}
@@ -108,11 +105,7 @@ def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
 
 
 def answer_reply(messages: list[ChatMessage]) -> str | None:
-    """
-    The reply of any writer role to a question about a finished run (also over HTTP), or ``None`` when the prompt
-    is not one: for each passage, its first sentence sharing a word of four letters or more with the question, citing
-    the passage by number; the fixed reply when no passage shares one.
-    """
+    """Any writer role's reply to a question about a finished run (also over HTTP); ``None`` for another prompt."""
     text = last_user_text(messages)
     if (found := _QUESTION.search(text)) is None:
         return None
@@ -128,10 +121,6 @@ def answer_reply(messages: list[ChatMessage]) -> str | None:
 
 
 def _opening(given: dict[str, Any], invented_urls: list[str]) -> str:
-    """
-    A title (the brief, when the prompt asks for a lead-in to the findings as the iterative agent's does), the brief's
-    first words as the summary, and one short part per further heading the prompt asks for.
-    """
     brief = words(str(given.get("brief") or ""), 40)
     findings = " ".join(f"A key finding [source]({url})." for url in invented_urls)
     summary = str(given.get("summary") or SUMMARY_HEADING)
@@ -195,10 +184,7 @@ def _is_store_search(name: str) -> bool:
 def researcher_reply(
     messages: list[ChatMessage], offered: list[str], *, read_top_k: int, invented_urls: list[str]
 ) -> ChatMessage | str:
-    """
-    The researcher's next turn: the searches, then ``read_url`` on the ``read_top_k`` top web results, then its
-    findings (citing ``invented_urls`` too, never read).
-    """
+    """The researcher's next turn: the searches, then ``read_url`` on the top web results, then its findings."""
     given = prompt_variables(messages, "researcher_task", "execute_task", "replan_task")
     task = given.get("subtopic") or "; ".join(given.get("claims") or []) or given.get("question")
     subtopic = str(task or last_user_text(messages)).strip()
@@ -247,12 +233,7 @@ _STRUCTURED_TEXT = re.compile(
 
 
 def fill_schema(schema: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """
-    An object for a JSON schema, filled from the ``report`` and ``sources`` of a ``structured`` prompt.
-
-    Strings come from the report's first paragraph, lists of strings from its cited lines (for a property named like
-    sources or urls, the sources' URLs), numbers are 0.8 and integers 1 within their bounds, booleans true.
-    """
+    """An object for a JSON schema, filled from the ``report`` and ``sources`` of a ``structured`` prompt."""
     report = str(given.get("report") or "")
     paragraphs = [p.strip() for p in report.split("\n\n") if p.strip() and not p.lstrip().startswith(("#", "-"))]
     findings = [claim for text, _ in cited(report) if (claim := one_sentence(text))]
@@ -297,14 +278,7 @@ def causal_reply(given: dict[str, Any]) -> str:
 def summarize_reply(
     messages: list[ChatMessage], unsupported_claims: list[str], corrects: str, invented_urls: list[str]
 ) -> str:
-    """
-    The scripted ``summarize`` role's reply: a structured-output JSON, or a part of the summary.
-
-    A section restates each cited line of its note whose URL is allowed, one claim each. The opening (title and
-    executive summary) gives the question's first words, how many steps of the causal chain it considered, each of
-    ``unsupported_claims`` citing the first allowed URL (until ``corrects``, "never", "on_rewrite" or
-    "on_new_evidence", says not) and each of ``invented_urls`` (URLs no note holds).
-    """
+    """The scripted ``summarize`` role's reply: a structured-output JSON, or a part of the summary."""
     if (answer := answer_reply(messages)) is not None:  # a question about a finished run
         return answer
     structured = prompt_variables(messages, "structured", "structured_retry") or _structured_text(messages)
@@ -363,10 +337,7 @@ _ANALYSIS_QUESTION = re.compile(r"Research question:\n(.+?)\n\nSearch round (\d+
 
 
 def analysis_variables(text: str) -> dict[str, Any]:
-    """
-    The ``question``, ``round`` and ``depth`` of an analysis prompt's text without its meta (over HTTP); ``{}``
-    when it has no such lines.
-    """
+    """The ``question``, ``round`` and ``depth`` of an analysis prompt's text (over HTTP); ``{}`` if it has none."""
     found = _ANALYSIS_QUESTION.search(text)
     if found is None:
         return {}
