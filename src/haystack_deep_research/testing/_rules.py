@@ -27,10 +27,7 @@ from haystack_deep_research._prompts import (
 
 
 def last_user_text(messages: list[ChatMessage]) -> str:
-    for message in reversed(messages):
-        if message.is_from(ChatRole.USER) and message.text:
-            return message.text
-    return ""
+    return next((m.text for m in reversed(messages) if m.is_from(ChatRole.USER) and m.text), "")
 
 
 def named_prompt(messages: list[ChatMessage], *names: str) -> tuple[str, dict[str, Any]]:

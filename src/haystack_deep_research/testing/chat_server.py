@@ -63,9 +63,8 @@ def _openings() -> tuple[tuple[str, str], ...]:
 
 def request_role(messages: list[ChatMessage], tool_names: list[str]) -> str | None:
     """
-    The role a request is for, or ``None`` when nothing tells: ``research_subtopic`` offered is the orchestrator, a
-    search or ``read_url`` offered is a researcher, and otherwise the system message is matched against the fixed
-    opening of each of the library's chat templates (the text before its first template tag).
+    The role a request is for (``None`` when nothing tells): by the tools offered, else by the system message's match
+    with the fixed opening (the text before the first tag) of one of the library's chat templates.
     """
     if RESEARCH_SUBTOPIC in tool_names:
         return "orchestrator"

@@ -116,8 +116,8 @@ def _document(
 ) -> bytes:
     # Object numbers: 1 catalog, 2 page tree, 3 font, 4 image, then a (page, content) pair per page, then the info.
     objects: list[bytes] = [
-        b"",
-        b"",
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"",  # the page tree, once the pages are known
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         b"<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 "
         b"/Length 64 >>\nstream\n" + bytes(range(0, 256, 4)) + b"\nendstream",
@@ -134,13 +134,24 @@ def _document(
         dictionary = b"<< /Length %d%s >>" % (len(data), b" /Filter /FlateDecode" if flate else b"")
         objects.append(dictionary + b"\nstream\n" + data + b"\nendstream")
         page_refs.append(f"{page_number} 0 R")
-    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(page_refs)}] /Count {len(page_refs)} >>".encode("ascii")
     info_ref = ""
     if title is not None:
         objects.append(b"<< /Title " + _text_string(title) + b" /Producer (haystack-deep-research testing) >>")
         info_ref = f" /Info {len(objects)} 0 R"
-    return _assemble(objects, info_ref)
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets: list[int] = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref_offset = len(out)
+    out += b"xref\n0 %d\n" % (len(objects) + 1)
+    out += b"0000000000 65535 f \n"
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info_ref} >>\n".encode("ascii")
+    out += b"startxref\n%d\n%%%%EOF\n" % xref_offset
+    return bytes(out)
 
 
 def _wrap(text: str) -> list[str]:
@@ -173,19 +184,3 @@ def _text_string(text: str) -> bytes:
         return _literal(text.encode("latin-1"))
     except UnicodeEncodeError:
         return b"<FEFF" + text.encode("utf-16-be").hex().upper().encode("ascii") + b">"
-
-
-def _assemble(objects: list[bytes], info_ref: str) -> bytes:
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets: list[int] = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref_offset = len(out)
-    out += b"xref\n0 %d\n" % (len(objects) + 1)
-    out += b"0000000000 65535 f \n"
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info_ref} >>\n".encode("ascii")
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_offset
-    return bytes(out)

@@ -199,9 +199,7 @@ class LoopbackSearchServer(LoopbackServer):
         if not isinstance(query, str) or not query.strip():
             _send_error(handler, 400, "query must be a non-empty string.")
             return
-        max_results = body.get("max_results", DEFAULT_MAX_RESULTS)
-        if max_results is None:
-            max_results = DEFAULT_MAX_RESULTS
+        max_results = DEFAULT_MAX_RESULTS if body.get("max_results") is None else body["max_results"]
         if (
             isinstance(max_results, bool)
             or not isinstance(max_results, int)

@@ -1,16 +1,6 @@
 """
 A static web server on ``127.0.0.1`` for tests: HTML pages, PDFs, redirects, slow bodies and raw (even broken or
-hostile) responses at chosen paths.
-
-Example::
-
-    with LoopbackWebServer() as web:
-        web.add_page("/a.html", "<html><body><p>Hello</p></body></html>")
-        web.add_pdf("/paper.pdf", ["Page one", "Page two"], title="A paper")
-        web.add_redirect("/old", "/a.html")
-        web.add_slow("/drip", b"x" * 100, delay_per_chunk=1.0)  # a body trickling at one byte a second
-        web.add_raw("/headers", b"HTTP/1.1 200 OK\\r\\nX-Slow: ...", chunk_size=1, delay_per_chunk=1.0)
-        httpx.get(web.url("/old"), follow_redirects=True).text  # the page at /a.html
+hostile) responses at chosen paths, each added by one of :class:`LoopbackWebServer`'s ``add_*`` methods.
 """
 
 from __future__ import annotations
