@@ -76,10 +76,7 @@ RUN_KEY = "haystack_deep_research.run"
 """Where the run's ``before_run`` hook puts its :class:`~haystack_deep_research.run.ResearchRun` (a sub-researcher's
 ``hook_context`` holds its view of the parent run here)."""
 RUN_GUARD_KEY = "haystack_deep_research.run_guard"
-"""
-Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.run._lifecycle.RunGuard` that closes what its run
-opened.
-"""
+"""Where a ``ResearchAgent`` keeps the :class:`~haystack_deep_research.run._lifecycle.RunGuard` closing its run."""
 INPUTS_KEY = "haystack_deep_research.inputs"
 """Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.RunInputs` its ``run`` was given, for its hooks
 (callers pass them as ``run(..., inputs=RunInputs(...))``)."""

@@ -115,12 +115,7 @@ def check_status(status: int) -> int:
 def check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     result = dict(headers or {})
     for name, value in result.items():
-        if (
-            not isinstance(name, str)
-            or not isinstance(value, str)
-            or not name
-            or any(c in name + value for c in "\r\n")
-        ):
+        if not (name and isinstance(name, str) and isinstance(value, str)) or any(c in name + value for c in "\r\n"):
             raise ConfigurationError(
                 f"headers must map non-empty one-line str names to one-line str values; got {name!r}."
             )

@@ -119,18 +119,16 @@ def _messages(raw: list[dict[str, Any]]) -> list[ChatMessage]:
 
 
 def _tools(raw: list[dict[str, Any]] | None) -> list[Tool]:
-    stubs = []
-    for item in raw or []:
-        function = item.get("function") or {}
-        stubs.append(
-            Tool(
-                name=function.get("name", ""),
-                description=function.get("description") or "",
-                parameters=function.get("parameters") or {"type": "object", "properties": {}},
-                function=lambda **_: None,
-            )
+    functions = [item.get("function") or {} for item in raw or []]
+    return [
+        Tool(
+            name=function.get("name", ""),
+            description=function.get("description") or "",
+            parameters=function.get("parameters") or {"type": "object", "properties": {}},
+            function=lambda **_: None,
         )
-    return stubs
+        for function in functions
+    ]
 
 
 def _completion(model: str, reply: ChatMessage, number: int) -> dict[str, Any]:

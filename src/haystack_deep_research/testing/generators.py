@@ -11,7 +11,7 @@ import copy
 import inspect
 import json
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from haystack import component, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk, ToolCall
@@ -42,12 +42,12 @@ ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "
 """The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding, ``"agent"`` plays a
 deep agent (``create_deep_agent``), ``"causal"`` and ``"summarize"`` play the research workflow's steps, and
 ``"analysis"`` the iterative agent's analysis model."""
-_ALL_ROLES = (*ROLES, "judge", "agent", "causal", "summarize", "analysis")
+_ALL_ROLES = get_args(Role)
 Step = dict[str, Any] | list[Any] | str | None
 """One scripted step: for the deep agent a tool call ``{"tool_name": ..., "arguments": {...}}``, a list of them (one
 turn) or a text reply; for the analysis model a round's decision (see docs/testing.md)."""
 Corrects = Literal["never", "on_rewrite", "on_new_evidence"]
-_CORRECTS = ("never", "on_rewrite", "on_new_evidence")
+_CORRECTS = get_args(Corrects)
 
 _TURNS = re.compile(r"\bturns: (\d+)")
 
