@@ -1,7 +1,7 @@
 """
-What the loopback test servers share: a threaded HTTP server on ``127.0.0.1`` with a bounded stop, the argument checks
-(each raises ``ConfigurationError`` saying what to change) and the request log. Each server subclasses
-:class:`LoopbackServer` and only decides how to answer one request.
+What the loopback test servers share: a threaded HTTP server on ``127.0.0.1`` with a bounded stop, the request log,
+and the checks of a path and of headers (each raising a ``ConfigurationError`` that says what to change). Each
+server subclasses :class:`LoopbackServer` and only decides how to answer one request.
 """
 
 from __future__ import annotations
@@ -108,10 +108,6 @@ def check_path(path: str) -> str:
     return path
 
 
-def check_status(status: int) -> int:
-    return _checks.int_in_range("status", status, 100, 599)
-
-
 def check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     result = dict(headers or {})
     for name, value in result.items():
@@ -120,29 +116,6 @@ def check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
                 f"headers must map non-empty one-line str names to one-line str values; got {name!r}."
             )
     return result
-
-
-def check_drip(
-    body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
-) -> None:
-    if not isinstance(body, bytes):
-        raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
-    _checks.number_in_range("delay_per_chunk", delay_per_chunk, 0, include_low=True)
-    _checks.int_in_range("chunk_size", chunk_size, 0 if allow_zero_chunk else 1)
-
-
-def check_body(body: str | bytes) -> bytes:
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    if isinstance(body, bytes | bytearray | memoryview):
-        return bytes(body)
-    raise ConfigurationError(f"body must be str or bytes, got {type(body).__name__}.")
-
-
-def check_content_type(content_type: str) -> str:
-    if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
-        raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
-    return content_type
 
 
 _HOST = "127.0.0.1"

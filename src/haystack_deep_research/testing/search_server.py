@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers, check_status
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers
 
 __all__ = ["LoopbackSearchServer", "SearchDocument"]
 
@@ -151,7 +151,7 @@ class LoopbackSearchServer(LoopbackServer):
         :param garbage: Send an HTML body that is not JSON instead of the default body.
         :raises ConfigurationError: If an argument is out of range, or both ``body`` and ``garbage`` are given.
         """
-        check_status(status)
+        _checks.int_in_range("status", status, 100, 599)
         _checks.int_in_range("count", count, 1)
         if body is not None and garbage:
             raise ConfigurationError("pass either body or garbage=True, not both.")

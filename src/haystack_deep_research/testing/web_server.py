@@ -16,22 +16,36 @@ from urllib.parse import urlsplit
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._server import (
-    LoopbackServer,
-    RequestHandler,
-    check_body,
-    check_content_type,
-    check_drip,
-    check_headers,
-    check_path,
-    check_status,
-)
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers, check_path
 from haystack_deep_research.testing.pdf import make_pdf
 
 __all__ = ["LoopbackWebServer"]
 
 _HTML = "text/html; charset=utf-8"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+def _check_drip(
+    body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
+) -> None:
+    if not isinstance(body, bytes):
+        raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
+    _checks.number_in_range("delay_per_chunk", delay_per_chunk, 0, include_low=True)
+    _checks.int_in_range("chunk_size", chunk_size, 0 if allow_zero_chunk else 1)
+
+
+def _check_body(body: str | bytes) -> bytes:
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytes | bytearray | memoryview):
+        return bytes(body)
+    raise ConfigurationError(f"body must be str or bytes, got {type(body).__name__}.")
+
+
+def _check_content_type(content_type: str) -> str:
+    if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
+        raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
+    return content_type
 
 
 @dataclass(frozen=True)
@@ -81,7 +95,12 @@ class LoopbackWebServer(LoopbackServer):
         :param headers: Extra response headers, for example ``{"Cache-Control": "no-store"}``.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        route = _Route(check_body(body), check_content_type(content_type), check_status(status), check_headers(headers))
+        route = _Route(
+            _check_body(body),
+            _check_content_type(content_type),
+            _checks.int_in_range("status", status, 100, 599),
+            check_headers(headers),
+        )
         self._add(path, route)
 
     def add_pdf(self, path: str, pages: str | Sequence[str], *, title: str | None = None) -> None:
@@ -138,10 +157,10 @@ class LoopbackWebServer(LoopbackServer):
             the connection, so a client cannot tell a body cut short from a complete one.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        check_drip(body, delay_per_chunk, chunk_size, what="a slow route")
+        _check_drip(body, delay_per_chunk, chunk_size, what="a slow route")
         route = _Route(
             body,
-            check_content_type(content_type),
+            _check_content_type(content_type),
             headers={"Content-Length": str(len(body))} if content_length else {},
             delay_per_chunk=float(delay_per_chunk),
             chunk_size=chunk_size,
@@ -174,7 +193,7 @@ class LoopbackWebServer(LoopbackServer):
         extra = check_headers(headers)
         if content_length is not None:
             extra["Content-Length"] = str(_checks.int_in_range("content_length", content_length, 0))
-        checked = check_content_type(content_type)
+        checked = _check_content_type(content_type)
         self._add(path, _Route(b"", checked, headers=extra, content_length=content_length is not None, stream=chunks))
 
     def add_raw(
@@ -201,7 +220,7 @@ class LoopbackWebServer(LoopbackServer):
             stops (a server that stalls); by default the connection is closed.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        check_drip(response, delay_per_chunk, chunk_size, what="a raw route", allow_zero_chunk=True)
+        _check_drip(response, delay_per_chunk, chunk_size, what="a raw route", allow_zero_chunk=True)
         route = _Route(
             response,
             "",
