@@ -7,6 +7,7 @@ import ipaddress
 import socket
 from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 
 from haystack_deep_research.errors import UsageError
 
@@ -47,8 +48,6 @@ def forbid_network() -> Iterator[None]:
 
     :returns: A context manager.
     """
-    original_connect = socket.socket.connect
-    original_connect_ex = socket.socket.connect_ex
     original_getaddrinfo = socket.getaddrinfo
 
     def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
@@ -66,12 +65,9 @@ def forbid_network() -> Iterator[None]:
 
         return connect
 
-    socket.socket.connect = guarded(original_connect)  # type: ignore[method-assign]
-    socket.socket.connect_ex = guarded(original_connect_ex)  # type: ignore[method-assign]
-    socket.getaddrinfo = guarded_getaddrinfo
-    try:
+    with (
+        mock.patch.object(socket.socket, "connect", guarded(socket.socket.connect)),
+        mock.patch.object(socket.socket, "connect_ex", guarded(socket.socket.connect_ex)),
+        mock.patch.object(socket, "getaddrinfo", guarded_getaddrinfo),
+    ):
         yield
-    finally:
-        socket.socket.connect = original_connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = original_connect_ex  # type: ignore[method-assign]
-        socket.getaddrinfo = original_getaddrinfo
