@@ -1,7 +1,7 @@
 """The tools' and their parameters' descriptions, and the errors a model reads when it called a tool wrongly."""
 
+from haystack_deep_research import errors
 from haystack_deep_research._prompts._base import MAX_URLS_PER_READ, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, Template
-from haystack_deep_research.errors import BudgetExceededError, DelegationLimitError
 
 # Tool descriptions and the descriptions of their parameters.
 RESEARCH_SUBTOPIC_DESCRIPTION = (
@@ -60,7 +60,7 @@ TOOL_FAILED = Template("tool_failed", "{{ tool }} failed: {{ error }}{% if advic
 """The tool result a model reads when a tool failed."""
 
 TOOL_ERROR_ADVICE: dict[type[Exception], str] = {
-    DelegationLimitError: "Work with the findings you have and finish.",
-    BudgetExceededError: "Do not delegate more; reply that research is complete.",
+    errors.DelegationLimitError: "Work with the findings you have and finish.",
+    errors.BudgetExceededError: "Do not delegate more; reply that research is complete.",
 }
 """What a model is told to do after a tool failed with one of these errors."""

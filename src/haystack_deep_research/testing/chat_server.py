@@ -27,22 +27,13 @@ __all__ = ["KIT_MODEL", "LoopbackChatServer"]
 
 
 TEMPLATE_ROLES = {
-    "scope": "scope",
-    "scope_clarified": "scope",
-    "scope_clarify": "scope",
-    "summarizer": "summarizer",
-    "summarizer_passages": "summarizer",
-    "writer_opening": "writer",
-    "rewrite_opening": "writer",
-    "writer_section": "writer",
-    "rewrite_section": "writer",
-    "answer": "writer",
+    **dict.fromkeys(("scope", "scope_clarified", "scope_clarify"), "scope"),
+    **dict.fromkeys(("summarizer", "summarizer_passages"), "summarizer"),
+    **dict.fromkeys((*prompts.WRITER_PART_TEMPLATES, "answer"), "writer"),
+    **dict.fromkeys(("analysis", "analysis_retry"), "analysis"),
+    **dict.fromkeys(("structured", "structured_retry"), "summarize"),
     "judge": "judge",
-    "analysis": "analysis",
-    "analysis_retry": "analysis",
     "causal": "causal",
-    "structured": "summarize",
-    "structured_retry": "summarize",
 }
 """The scripted role that answers each chat template of the library, by template name."""
 
