@@ -241,14 +241,7 @@ class LoopbackSearchServer(LoopbackServer):
 
 
 def rank(query: str, documents: Sequence[SearchDocument]) -> list[tuple[SearchDocument, float]]:
-    """
-    Rank documents by the share of the query's words found in their title and content.
-
-    :param query: The search query.
-    :param documents: The candidates, in insertion order.
-    :returns: ``(document, score)`` pairs with score in ``(0, 1]``, best first, ties in insertion order; documents
-        sharing no word with the query are left out.
-    """
+    """``(document, score)`` by the share of the query's words in its title and content: best first, none scoring 0."""
     words = _words(query)
     terms = (words - _STOP_WORDS) or words
     if not terms:
