@@ -1,9 +1,7 @@
 """
 Every name a run is keyed by, defined once: State keys, the library's own ``hook_context`` keys, phase names and exit
-reasons.
-
-Per-run data lives in a :class:`~haystack_deep_research.run.ResearchRun`, opened by the run's ``before_run`` hook and
-carried in its ``hook_context``, never on the agent object: one agent may serve many runs at once.
+reasons. Per-run data lives in a :class:`~haystack_deep_research.run.ResearchRun` carried in ``hook_context``, never
+on the agent object (docs/how-it-works.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """
-A tiny PDF writer for tests: one US Letter page per string, plain Helvetica text, nothing else; and two kinds of
-PDF a reader must cope with: scans without a text layer, and decompression bombs.
-
-The output is a complete PDF 1.4 file (catalog, page tree, one content stream per page, cross-reference table and
-trailer) that ordinary PDF readers, pypdf included, open and extract the text from.
+A tiny PDF writer for tests (PDF 1.4, one US Letter page of Helvetica text per string, which ordinary readers, pypdf
+included, open and extract), and two kinds of PDF a reader must cope with: scans without text, decompression bombs.
 """
 
 from __future__ import annotations
