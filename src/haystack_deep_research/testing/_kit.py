@@ -17,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import UsageError
@@ -190,13 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     stop = threading.Event()
-
-    def _stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
     # Ctrl-C and SIGTERM both stop serving, even where the shell started the kit with SIGINT ignored (a job run
     # with & in a script).
-    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         with serve_kit(args.corpus) as servers:
             pages = servers.search.documents

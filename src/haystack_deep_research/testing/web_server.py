@@ -95,13 +95,8 @@ class LoopbackWebServer(LoopbackServer):
         :param headers: Extra response headers, for example ``{"Cache-Control": "no-store"}``.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        route = _Route(
-            _check_body(body),
-            _check_content_type(content_type),
-            _checks.int_in_range("status", status, 100, 599),
-            check_headers(headers),
-        )
-        self._add(path, route)
+        status = _checks.int_in_range("status", status, 100, 599)
+        self._add(path, _Route(_check_body(body), _check_content_type(content_type), status, check_headers(headers)))
 
     def add_pdf(self, path: str, pages: str | Sequence[str], *, title: str | None = None) -> None:
         """
