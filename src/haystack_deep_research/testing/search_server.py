@@ -161,7 +161,7 @@ class LoopbackSearchServer(LoopbackServer):
         elif body is not None:
             fault = _Fault(status, body.encode("utf-8"), "text/plain; charset=utf-8", extra)
         else:
-            phrase = _phrase(status)
+            phrase = next((known.phrase for known in HTTPStatus if known == status), "Error")
             fault = _Fault(status, _error_json(f"Simulated failure: {status} {phrase}."), _JSON, extra)
         with self._state_lock:
             self._faults.extend([fault] * count)
@@ -283,13 +283,6 @@ def _domain_allowed(url: str, include: list[str], exclude: list[str]) -> bool:
         return host == domain or host.endswith("." + domain)
 
     return (not include or any(map(matches, include))) and not any(map(matches, exclude))
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
 
 
 def _error_json(message: str) -> bytes:

@@ -23,6 +23,7 @@ __all__ = ["LoopbackWebServer"]
 
 _HTML = "text/html; charset=utf-8"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_STATUS_LINE = re.compile(rb"HTTP/\d(?:\.\d)? (\d{3})")
 
 
 def _check_drip(
@@ -219,7 +220,7 @@ class LoopbackWebServer(LoopbackServer):
         route = _Route(
             response,
             "",
-            status=_status_of(response),
+            status=int(found.group(1)) if (found := _STATUS_LINE.match(response)) else 0,
             delay_per_chunk=float(delay_per_chunk),
             chunk_size=chunk_size,
             raw=True,
@@ -300,11 +301,6 @@ class LoopbackWebServer(LoopbackServer):
             readable, _, _ = select.select([handler.connection], [], [], 0.05)
             if readable and not handler.connection.recv(65536):
                 return
-
-
-def _status_of(response: bytes) -> int:
-    match = re.match(rb"HTTP/\d(?:\.\d)? (\d{3})", response)
-    return int(match.group(1)) if match else 0
 
 
 def _error_page(status: HTTPStatus, detail: str) -> bytes:
