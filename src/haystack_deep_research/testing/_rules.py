@@ -52,12 +52,6 @@ def tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[tu
     ]
 
 
-def last_turn(messages: list[ChatMessage]) -> list[tuple[str, str]]:
-    """The successful tool results after the last assistant message."""
-    since = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
-    return tool_results(messages[since + 1 :], errors=False)
-
-
 def words(text: str, limit: int) -> str:
     return " ".join(text.split()[:limit])
 
@@ -189,7 +183,8 @@ def researcher_reply(
         names = [name for name in offered if name == WEB_SEARCH or _is_store_search(name)] or [WEB_SEARCH]
         calls = [ToolCall(tool_name=name, arguments={"query": subtopic}) for name in names]
         return ChatMessage.from_assistant(tool_calls=calls)
-    searched = [text for name, text in last_turn(messages) if name == WEB_SEARCH]
+    last_reply = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
+    searched = [text for name, text in tool_results(messages[last_reply + 1 :], errors=False) if name == WEB_SEARCH]
     if searched and offered:
         urls = list(dict.fromkeys(url for text in searched for url in _URL.findall(text)))[:read_top_k]
         if urls:

@@ -39,12 +39,9 @@ def _is_loopback(address: Any) -> bool:
 @contextlib.contextmanager
 def forbid_network() -> Iterator[None]:
     """
-    Refuse every socket connection to a non-loopback address, and every name look-up of a non-loopback name, while
-    the block runs.
-
-    Use it around tests (the project's own test suite turns it on for every test) so that nothing reaches a paid
-    service by accident: a connection attempt to any other address, or a DNS look-up of any other name, raises
-    :class:`NetworkForbiddenError`.
+    Refuse every socket connection to a non-loopback address, and every name look-up of a non-loopback name, with
+    :class:`NetworkForbiddenError` while the block runs, so that no test reaches a paid service by accident (the
+    project's own test suite turns it on for every test).
 
     :returns: A context manager.
     """
