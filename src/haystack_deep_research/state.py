@@ -205,6 +205,5 @@ def deep_agent_state_schema() -> dict[str, Any]:
 
 
 def researcher_state_schema() -> dict[str, Any]:
-    """:returns: A sub-researcher's state schema: it reports back through its final message only, and keeps only the
-    loop guard's streak in State."""
+    """:returns: A sub-researcher's state schema: the loop guard's streak (it reports through its final message)."""
     return _schema({LOOP_STREAK: dict[str, Any]})

@@ -167,7 +167,11 @@ def kit_commands(servers: KitServers, question: str = SAMPLE_QUESTION) -> dict[s
     }
 
 
-def _parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
+    :returns: 0 once stopped by Ctrl-C, SIGTERM or ``--stop-after``; 2 for a usage error.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m haystack_deep_research.testing",
         description="The testing kit: loopback chat, search and web servers for deep-research, with no key.",
@@ -179,15 +183,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--corpus", type=Path, metavar="DIR", help="Serve these .html, .md and .txt files instead.")
     serve.add_argument("--question", default=SAMPLE_QUESTION, help="The question of the printed command lines.")
     serve.add_argument("--stop-after", type=float, metavar="SECONDS", help="Stop serving after this many seconds.")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """
-    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: 0 once stopped by Ctrl-C, SIGTERM or ``--stop-after``; 2 for a usage error.
-    """
-    args = _parser().parse_args(argv)
+    args = parser.parse_args(argv)
     stop = threading.Event()
     # Ctrl-C and SIGTERM both stop serving, even where the shell started the kit with SIGINT ignored (a job run
     # with & in a script).

@@ -39,9 +39,7 @@ Role = Literal[
     "scope", "orchestrator", "researcher", "summarizer", "writer", "judge", "agent", "causal", "summarize", "analysis"
 ]
 ROLES: tuple[str, ...] = ("scope", "orchestrator", "researcher", "summarizer", "writer")
-"""The roles of the five models every run uses; ``"judge"`` is accepted too, for grounding, ``"agent"`` plays a
-deep agent (``create_deep_agent``), ``"causal"`` and ``"summarize"`` play the research workflow's steps, and
-``"analysis"`` the iterative agent's analysis model."""
+"""The roles of the five models every run uses; :data:`Role` adds the judge's and those of the other shapes."""
 _ALL_ROLES = get_args(Role)
 Step = dict[str, Any] | list[Any] | str | None
 """One scripted step: for the deep agent a tool call ``{"tool_name": ..., "arguments": {...}}``, a list of them (one
