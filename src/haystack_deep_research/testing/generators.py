@@ -127,10 +127,10 @@ class ScriptedChatGenerator(InitSerialized):
         :returns: ``{"replies": [reply]}`` with usage counted in words.
         :raises ScriptedModelError: If created with ``fail=True``.
         """
-        reply = self._answer(messages, tools)
+        result = self._answer(messages, tools)
         if (callback := kwargs.get("streaming_callback")) is not None:
-            callback(self._chunk(reply))
-        return {"replies": [reply]}
+            callback(self._chunk(result["replies"][0]))
+        return result
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(
@@ -144,17 +144,17 @@ class ScriptedChatGenerator(InitSerialized):
         :param kwargs: Other generator arguments; a ``streaming_callback`` (plain or coroutine) receives the reply.
         :returns: ``{"replies": [reply]}``.
         """
-        reply = self._answer(messages, tools)
+        result = self._answer(messages, tools)
         if (callback := kwargs.get("streaming_callback")) is not None:
-            delivered = callback(self._chunk(reply))
+            delivered = callback(self._chunk(result["replies"][0]))
             if inspect.isawaitable(delivered):
                 await delivered
-        return {"replies": [reply]}
+        return result
 
     def _chunk(self, reply: ChatMessage) -> StreamingChunk:
         return StreamingChunk(content=reply.text or "", meta={"model": f"scripted-{self.role}"})
 
-    def _answer(self, messages: list[ChatMessage], tools: Any) -> ChatMessage:
+    def _answer(self, messages: list[ChatMessage], tools: Any) -> dict[str, list[ChatMessage]]:
         if self.fail:
             raise ScriptedModelError(f"scripted {self.role} model failure")
         reply = self._reply(messages, tools)
@@ -165,7 +165,7 @@ class ScriptedChatGenerator(InitSerialized):
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         finish = "tool_calls" if reply.tool_calls else "stop"
         reply.meta.update({"model": f"scripted-{self.role}", "usage": usage, "finish_reason": finish})
-        return reply
+        return {"replies": [reply]}
 
     def _reply(self, messages: list[ChatMessage], tools: Any) -> ChatMessage | str:
         if self.role == "agent":
