@@ -7,28 +7,11 @@ haystack-deep-research: turn a question into a structured, cited Markdown resear
 >>> result = agent.run(messages=[ChatMessage.from_user("your research question")])  # doctest: +SKIP
 >>> print(result["report"])  # doctest: +SKIP
 
-``create_deep_agent(chat_generator=..., tools=..., system_prompt=...)`` builds the other shape: one agent loop with
-composable exit conditions, reflexion, per-turn grounding and opt-in capability layers (docs/deep-agent.md).
-
-Importing the package adds it to Haystack's deserialization allowlist, so a shape it built can be loaded back as itself
-(``type(agent).from_dict``, or from a Pipeline YAML) without further configuration. Heavy clients (openai, tavily,
-trafilatura, pypdf) are imported when first used.
-
-The names here are what a user touches: the four factories; the grouped settings every factory takes under the same
-names (``Budgets``, ``Grounding``, ``Sources``, ``ReportStyle``) and what they hold (``UrlPolicy``, ``FetchLimits``,
-``Price``, ``MCPServer``, ``ResearchCache``, ``WebSearchTool``, ``ReadUrlTool``); what one run is given besides its
-question, the same for every shape (``RunInputs``: ``run(messages, inputs=RunInputs(run_dir=..., on_event=...))``);
-the errors a caller catches most (the rest are in ``haystack_deep_research.errors``); and the
-results and events a run hands back (``ResearchRun``, ``EvidenceLedger``, ``SourceEntry``, ``ResearchSummary``,
-``Event``, ``EventStream``); and ``ask_report``, which answers a question from a finished run's evidence (every
-shape's ``ask`` calls it with its own writer). What a user composes beyond these (exit conditions, search backends,
-exports, scans, the testing kit) is imported from its subpackage; the parts the library wires itself (hooks, stages,
-steps, the deep agent's layers) from their own modules.
-
-The package is organised by concept; each subpackage's ``__init__`` is its public face:
-``agents`` (the shapes), ``run`` (one run's lifecycle and data), ``events``, ``research``, ``deep_agent`` (the deep
-agent's layers), ``report``, ``evidence``, ``sources``, ``tools``, ``web``, ``workflow`` (the research workflow's
-steps), ``scans`` (multi-item scans), ``cli`` and ``testing``.
+The names here are what a user touches: the four factories, the grouped settings they share, what one run is given
+(``RunInputs``), the errors caught most (the rest are in ``haystack_deep_research.errors``), and the results and
+events a run hands back. The rest is imported from its subpackage (docs/reference/index.md, docs/how-it-works.md).
+Importing the package adds it to Haystack's deserialization allowlist, so a shape it built loads back as itself;
+heavy clients (openai, tavily, trafilatura, pypdf) are imported when first used.
 """
 
 from typing import TYPE_CHECKING

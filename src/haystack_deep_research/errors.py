@@ -140,9 +140,8 @@ class SearchShapeError(ConfigurationError):
 
 class ConfigFileError(UsageError):
     """
-    The command line's configuration cannot be used: the TOML file is not a regular file, is over its size cap or is
-    not valid TOML, or a key of the file or a ``DEEP_RESEARCH_*`` variable is unknown or holds a bad value. The
-    message names the file (or variable), the key and the values accepted.
+    The command line's TOML file is not a regular file, over its size cap or not TOML, or a key of it or a
+    ``DEEP_RESEARCH_*`` variable is unknown or bad; the message names the file or variable, the key, what is accepted.
     """
 
 
@@ -155,10 +154,7 @@ class MissingCredentialsError(UsageError):
 
 
 class RecordingError(UsageError):
-    """A recording to replay (its ``exchanges.jsonl`` or ``recording.json``) is damaged or not one this library wrote.
-
-    The message names the file and the line or field; record the run again.
-    """
+    """A recording to replay (its ``exchanges.jsonl`` or ``recording.json``) is damaged or not one the library wrote."""
 
 
 class RunDirError(UsageError):
@@ -175,8 +171,8 @@ class ScanInUseError(UsageError):
 
 class RequestRefusedError(UsageError):
     """
-    A server of the library refused an HTTP request before any research started: it came from a web page of another
-    origin (not in the allow-list), or without the bearer token the server requires.
+    A server of the library refused an HTTP request before any research started: from a web page of an origin not
+    allowed, or without the bearer token the server requires.
 
     :param message: What was refused and how to be let in.
     :param status_code: The HTTP status to answer: 401 (no or wrong token) or 403 (a refused origin).
@@ -213,8 +209,8 @@ class ResearchFailedError(ResearchRunError):
 
 class ModelServerError(ResearchRunError):
     """
-    The OpenAI-compatible model server cannot be reached (nothing listens, no route, no answer in time), or answers
-    that it does not serve the API at that address (HTTP 404 or 405); nothing was researched.
+    The model server cannot be reached (nothing listens, no route, no answer in time), or does not serve the API at
+    that address (HTTP 404 or 405); nothing was researched.
 
     :param message: Which server at which address, and what happened.
     :param url: The address that was tried.
@@ -265,10 +261,7 @@ class StructuredOutputError(ResearchRunError):
 
 
 class ScratchSpaceError(ResearchRunError):
-    """
-    A scratch-space file operation was refused or failed: a path outside the space (absolute, ``..``, a symbolic
-    link), a file or space over its size limit, a missing file, an edit whose text is absent or ambiguous.
-    """
+    """A scratch-space file operation was refused or failed (a path outside the space, over a limit, missing, ...)."""
 
 
 class SearchError(ResearchRunError):
@@ -276,10 +269,7 @@ class SearchError(ResearchRunError):
 
 
 class MCPServerError(SearchError):
-    """
-    An MCP server given as a source did not start, did not answer within its timeout, or failed a call; the message
-    names the server and what to check (its command, URL or timeouts).
-    """
+    """An MCP server did not start, answer in time or serve a call; the message names it and what to check."""
 
 
 class ReplayMissError(ResearchRunError):
@@ -288,12 +278,9 @@ class ReplayMissError(ResearchRunError):
 
 class LocalFileRefusedError(ResearchRunError, OSError):
     """
-    A local file (a document of an indexed folder, a memory file, a cache entry, a folder index, a journal, a scan's
-    results, an output path) was not read or written: it is not a regular file (a FIFO, a device, a socket, a
-    folder), it resolves outside the folder it must stay in (through a symbolic link), it is a symbolic link where
-    none is followed, or it is larger than its size cap. The message names the file and the reason; replace the file
-    with a regular one inside its folder, or remove it. An ``OSError``, so code that treats an unreadable file as a
-    miss treats a refused one the same way.
+    A local file was not read or written (see docs/safety.md): not a regular file, resolving outside its folder, a
+    symbolic link where none is followed, or over its size cap; the message names the file and the reason. An
+    ``OSError``, so code that treats an unreadable file as a miss treats a refused one the same way.
 
     :param message: What was refused and why.
     :param path: The file, as given.

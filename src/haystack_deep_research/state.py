@@ -1,9 +1,7 @@
 """
 Every name a run is keyed by, defined once: State keys, the library's own ``hook_context`` keys, phase names and exit
-reasons.
-
-Per-run data lives in a :class:`~haystack_deep_research.run.ResearchRun`, opened by the run's ``before_run`` hook and
-carried in its ``hook_context``, never on the agent object: one agent may serve many runs at once.
+reasons. Per-run data lives in a :class:`~haystack_deep_research.run.ResearchRun` carried in ``hook_context``, never
+on the agent object (docs/how-it-works.md).
 """
 
 from __future__ import annotations
@@ -54,26 +52,6 @@ CHANGES = "changes"
 ROUNDS = "rounds"
 """How many search rounds the iterative agent ran (at most its ``depth``)."""
 
-SHARED_OUTPUTS = (
-    "report",
-    "brief",
-    "notes",
-    "sources",
-    "citations",
-    "warnings",
-    "exit_reason",
-    "usage_by_phase",
-    "cost",
-    "token_usage",
-    "structured",
-    "grounding_score",
-    "grounding",
-    "grounding_unjudged",
-    "contradictions",
-)
-"""The outputs every shape returns under these names, also after failures (a shape may add its own, never rename
-one of these): the run contract's outputs."""
-
 # Haystack's own keys that the library reads or writes.
 MESSAGES = "messages"
 HOOK_CONTEXT = "hook_context"
@@ -96,10 +74,7 @@ RUN_KEY = "haystack_deep_research.run"
 """Where the run's ``before_run`` hook puts its :class:`~haystack_deep_research.run.ResearchRun` (a sub-researcher's
 ``hook_context`` holds its view of the parent run here)."""
 RUN_GUARD_KEY = "haystack_deep_research.run_guard"
-"""
-Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.run._lifecycle.RunGuard` that closes what its run
-opened.
-"""
+"""Where a ``ResearchAgent`` keeps the :class:`~haystack_deep_research.run._lifecycle.RunGuard` closing its run."""
 INPUTS_KEY = "haystack_deep_research.inputs"
 """Where a ``ResearchAgent`` puts the :class:`~haystack_deep_research.RunInputs` its ``run`` was given, for its hooks
 (callers pass them as ``run(..., inputs=RunInputs(...))``)."""
@@ -189,47 +164,46 @@ EXIT_DECISION_FAILED = "decision_failed"
 """The analysis model's reply was not a valid decision, even after one retry: the search stopped, with a warning."""
 
 
-def _shared_state_schema() -> dict[str, Any]:
+_SHARED_TYPES: dict[str, Any] = {
+    BRIEF: str,
+    NOTES: list[str],
+    REPORT: str,
+    SOURCES: list[dict[str, Any]],
+    WARNINGS: list[str],
+    USAGE_BY_PHASE: dict[str, Any],
+    COST: float | None,
+    CITATIONS: dict[str, Any],
+    GROUNDING: list[dict[str, Any]],
+    GROUNDING_SCORE: float | None,
+    GROUNDING_UNJUDGED: list[str],
+    CONTRADICTIONS: list[dict[str, Any]],
+    STRUCTURED: Any,
+}
+
+SHARED_OUTPUTS = (*_SHARED_TYPES, EXIT_REASON, TOKEN_USAGE)
+"""The outputs every shape returns under these names, also after failures (a shape may add its own, never rename
+one of these): the run contract's outputs."""
+
+
+def _schema(types: dict[str, Any]) -> dict[str, Any]:
+    """A Haystack state schema: notes and warnings are appended to, every other key is replaced."""
+    merged = (NOTES, WARNINGS)
     return {
-        BRIEF: {"type": str, "handler": replace_values},
-        NOTES: {"type": list[str], "handler": merge_lists},
-        REPORT: {"type": str, "handler": replace_values},
-        SOURCES: {"type": list[dict[str, Any]], "handler": replace_values},
-        WARNINGS: {"type": list[str], "handler": merge_lists},
-        USAGE_BY_PHASE: {"type": dict[str, Any], "handler": replace_values},
-        COST: {"type": float | None, "handler": replace_values},
-        CITATIONS: {"type": dict[str, Any], "handler": replace_values},
-        GROUNDING: {"type": list[dict[str, Any]], "handler": replace_values},
-        GROUNDING_SCORE: {"type": float | None, "handler": replace_values},
-        GROUNDING_UNJUDGED: {"type": list[str], "handler": replace_values},
-        CONTRADICTIONS: {"type": list[dict[str, Any]], "handler": replace_values},
-        STRUCTURED: {"type": Any, "handler": replace_values},
+        key: {"type": kind, "handler": merge_lists if key in merged else replace_values} for key, kind in types.items()
     }
 
 
 def orchestrator_state_schema() -> dict[str, Any]:
     """:returns: The orchestrator agent's Haystack state schema: every output the library adds to the Agent's own."""
-    return {
-        **_shared_state_schema(),
-        REGENERATION_COUNT: {"type": int, "handler": replace_values},
-        REPLAN_COUNT: {"type": int, "handler": replace_values},
-        CLARIFICATION: {"type": str, "handler": replace_values},
-    }
+    return _schema({**_SHARED_TYPES, REGENERATION_COUNT: int, REPLAN_COUNT: int, CLARIFICATION: str})
 
 
 def deep_agent_state_schema() -> dict[str, Any]:
     """:returns: A deep agent's Haystack state schema: the outputs it adds to the Agent's own."""
-    return {
-        **_shared_state_schema(),
-        GROUNDING_ROUNDS: {"type": int, "handler": replace_values},
-        SUBMISSION: {"type": dict[str, Any] | None, "handler": replace_values},
-        PLAN: {"type": str, "handler": replace_values},
-        TODOS: {"type": list[dict[str, Any]], "handler": replace_values},
-        LOOP_STREAK: {"type": dict[str, Any], "handler": replace_values},
-    }
+    extra = {GROUNDING_ROUNDS: int, SUBMISSION: dict[str, Any] | None, PLAN: str, TODOS: list[dict[str, Any]]}
+    return _schema({**_SHARED_TYPES, **extra, LOOP_STREAK: dict[str, Any]})
 
 
 def researcher_state_schema() -> dict[str, Any]:
-    """:returns: A sub-researcher's state schema: it reports back through its final message only, and keeps only the
-    loop guard's streak in State."""
-    return {LOOP_STREAK: {"type": dict[str, Any], "handler": replace_values}}
+    """:returns: A sub-researcher's state schema: the loop guard's streak (it reports through its final message)."""
+    return _schema({LOOP_STREAK: dict[str, Any]})

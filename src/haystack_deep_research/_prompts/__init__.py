@@ -10,18 +10,13 @@ instruction.
 A rendered user prompt carries its template's name and variables in ``meta[PROMPT_META_KEY]`` (models never see
 ``meta``), so offline test doubles can answer from the data they were given rather than from the wording.
 
-The texts live in the modules of this package, by the part of the library that uses them; each module lists
-its names in ``__all__``, and every name is imported from here.
+The texts live in the modules of this package, by the part of the library that uses them, and every name is
+imported from here.
 """
 
-from __future__ import annotations
-
-from haystack_deep_research._prompts import _base, deep_agent, report, research, tools, workflow
 from haystack_deep_research._prompts._base import *  # noqa: F403
 from haystack_deep_research._prompts.deep_agent import *  # noqa: F403
 from haystack_deep_research._prompts.report import *  # noqa: F403
 from haystack_deep_research._prompts.research import *  # noqa: F403
 from haystack_deep_research._prompts.tools import *  # noqa: F403
 from haystack_deep_research._prompts.workflow import *  # noqa: F403
-
-__all__ = _base.__all__ + deep_agent.__all__ + report.__all__ + research.__all__ + tools.__all__ + workflow.__all__

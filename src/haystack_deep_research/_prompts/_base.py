@@ -1,7 +1,4 @@
-"""
-The prompts' building blocks: templates, rendering, the fence around untrusted text, the tool names and the
-rule that text from the web is data.
-"""
+"""The prompts' building blocks: templates, rendering, the fence around untrusted text, tool names, the data rule."""
 
 from __future__ import annotations
 
@@ -94,12 +91,9 @@ _LESS_THAN = ("<", "\ufe64", "\uff1c")  # every character NFKC makes "<"
 
 def fence(text: str) -> str:
     """
-    Make untrusted text safe to place inside an ``<untrusted_...>`` block.
-
-    Any opening or closing ``untrusted_`` tag inside the text is defused, so the text cannot close its block early
-    and pose as an instruction. Tags are found however they are spelled: in any case, with blanks around the slash
-    (``< / UNTRUSTED_``), split by zero-width or other format characters (Unicode category Cf), or written in
-    look-alike characters that NFKC normalization makes ASCII (full-width ``\\uff1c\\uff0f``).
+    Make untrusted text safe inside an ``<untrusted_...>`` block: every opening or closing ``untrusted_`` tag in it is
+    defused, however it is spelled (any case, ``< / UNTRUSTED_``, split by format characters of Unicode category Cf,
+    look-alikes that NFKC makes ASCII), so the text cannot close its block early and pose as an instruction.
 
     :param text: Text that came from the web or from notes built from it.
     :returns: The text with every such tag written as ``<\\/untrusted_`` (closing) or ``<\\untrusted_`` (opening);
@@ -115,10 +109,8 @@ _ECHOED_TAG = re.compile(r"<\s*\\?\s*/?\s*untrusted_\w*(?:[^<>]{0,2000}>)?", re.
 
 def unfence(text: str) -> str:
     """
-    Remove every fence tag of the library's from text a model wrote, for example a report.
-
-    A model may echo the ``<untrusted_page url="...">`` tags it was shown (or their defused forms, ``<\\/untrusted_``);
-    they are the library's markup, never part of a report. They are found in every spelling :func:`fence` defuses.
+    Remove every fence tag of the library's from text a model wrote (a report, say): the ``<untrusted_page ...>`` tags
+    it was shown, or their defused forms, in every spelling :func:`fence` defuses, are markup, never a report's text.
 
     :param text: Text a model wrote.
     :returns: The text without such tags, everything else as it was.

@@ -1,62 +1,6 @@
-"""
-What the deep agent reads: its rules, reflexion, conversation summaries, scratch files, todos and subagents.
-"""
-
-from __future__ import annotations
+"""What the deep agent reads: its rules, reflexion, conversation summaries, scratch files, todos and subagents."""
 
 from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
-
-__all__ = [
-    "CONDENSE",
-    "CONDENSED",
-    "DEEP_AGENT_RULES",
-    "EDIT_FILE",
-    "EDIT_FILE_DESCRIPTION",
-    "GLOB",
-    "GLOB_DESCRIPTION",
-    "GREP",
-    "GREP_DESCRIPTION",
-    "GROUNDING_SEND_BACK",
-    "LOW_CONFIDENCE",
-    "LS",
-    "LS_DESCRIPTION",
-    "MEMORY_FILES",
-    "NOT_RUN_WITH_INVALID_SUBMISSION",
-    "READ_FILE",
-    "READ_FILE_DESCRIPTION",
-    "READ_TODOS",
-    "READ_TODOS_DESCRIPTION",
-    "REFLECT",
-    "REFLECTION",
-    "SCRATCH_ABSOLUTE",
-    "SCRATCH_AMBIGUOUS_EDIT",
-    "SCRATCH_BAD_PATTERN",
-    "SCRATCH_BIG_PATTERN",
-    "SCRATCH_BINARY",
-    "SCRATCH_EMPTY",
-    "SCRATCH_ESCAPE",
-    "SCRATCH_HARD_LINK",
-    "SCRATCH_LINK",
-    "SCRATCH_NOT_FOUND",
-    "SCRATCH_NO_MATCH",
-    "SCRATCH_SLOW_PATTERN",
-    "SCRATCH_TOO_LARGE",
-    "SCRATCH_TOO_MANY",
-    "SCRATCH_UNREADABLE",
-    "SCRATCH_WRITTEN",
-    "SUBAGENT_EMPTY",
-    "SUBMISSION_INVALID",
-    "SUBMIT_REMINDER",
-    "TASK",
-    "TASK_DESCRIPTION",
-    "TASK_INVALID",
-    "TODOS_INVALID",
-    "TODO_LIST",
-    "WRITE_FILE",
-    "WRITE_FILE_DESCRIPTION",
-    "WRITE_TODOS",
-    "WRITE_TODOS_DESCRIPTION",
-]
 
 # The deep agent: its loop, reflexion, conversation summaries, memory files and capability layers.
 WRITE_FILE, READ_FILE, LS, EDIT_FILE, GLOB, GREP = "write_file", "read_file", "ls", "edit_file", "glob", "grep"

@@ -1,42 +1,6 @@
-"""
-What the report writer, the grounding judge and the structured-output stage read, and the texts of a report the
-writer could not write.
-"""
-
-from __future__ import annotations
+"""What the report writer, the grounding judge and the structured-output stage read; a failed report's texts."""
 
 from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
-
-__all__ = [
-    "ANSWER",
-    "ANSWER_WORDS",
-    "CONTRADICTION",
-    "FALLBACK_OPENING",
-    "FALLBACK_REPORT",
-    "FALLBACK_SECTION",
-    "JUDGE",
-    "NOT_ANSWERED_REPLY",
-    "NO_EVIDENCE_NOTICE",
-    "NO_EVIDENCE_SECTION",
-    "OPENING_NOTE_CHARS",
-    "OPENING_WORDS",
-    "REPLAN_SUBTOPIC",
-    "REPORT_INSTRUCTIONS",
-    "REPORT_LENGTHS",
-    "REPORT_STYLE",
-    "REPORT_TITLE",
-    "REPORT_TYPES",
-    "REWRITE_OPENING",
-    "REWRITE_SECTION",
-    "SECTION_WORDS",
-    "STRUCTURED",
-    "STRUCTURED_RETRY",
-    "SUMMARY_HEADING",
-    "TONES",
-    "WRITER_OPENING",
-    "WRITER_PART_TEMPLATES",
-    "WRITER_SECTION",
-]
 
 # The report of every shape is written in parts, each a generation of bounded length: one section per note, side by
 # side with the opening (title and executive summary, and the other parts a shape's outline asks of it: see

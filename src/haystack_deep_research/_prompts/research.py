@@ -1,10 +1,6 @@
-"""
-What the scope model, the orchestrator, the researchers and the summarizer read, and the tool results and notes
-they produce.
-"""
+"""What the scope model, the orchestrator, the researchers and the summarizer read; their tool results and notes."""
 
-from __future__ import annotations
-
+from haystack_deep_research import state
 from haystack_deep_research._prompts._base import (
     DATA_RULE,
     READ_URL,
@@ -14,53 +10,6 @@ from haystack_deep_research._prompts._base import (
     ChatTemplate,
     Template,
 )
-from haystack_deep_research.state import (
-    EXIT_COST_BUDGET,
-    EXIT_LOOP_DETECTED,
-    EXIT_SUMMARY_FAILED,
-    EXIT_TIME_BUDGET,
-    EXIT_TOKEN_BUDGET,
-)
-
-__all__ = [
-    "CLARIFIED_QUESTION",
-    "DATASTORE_ROUTING",
-    "DOCUMENT_RESULTS",
-    "DOCUMENT_SEPARATOR",
-    "LOOP_STOPPED",
-    "LOOP_WARNING",
-    "MAX_CLARIFICATION_CHARS",
-    "NOTE",
-    "OMITTED",
-    "ORCHESTRATOR_STAND_IN",
-    "ORCHESTRATOR_SYSTEM",
-    "PAGE_DUPLICATE",
-    "PAGE_SUMMARY",
-    "PAGE_UNREADABLE",
-    "PARTIAL_REASONS",
-    "RESEARCHER_FINAL",
-    "RESEARCHER_STOPPED",
-    "RESEARCHER_SYSTEM",
-    "RESEARCHER_SYSTEM_DOCUMENTS",
-    "RESEARCHER_TASK",
-    "RESUMED_SUBTOPICS",
-    "SCOPE",
-    "SCOPE_CLARIFIED",
-    "SCOPE_CLARIFY",
-    "SCOPE_DROPPED",
-    "SEARCH_RESULTS",
-    "SEARCH_RESULTS_END",
-    "SNIPPETS_LEFT_OUT",
-    "SNIPPET_LABEL",
-    "STOPPED_BY_COST_BUDGET",
-    "STOPPED_BY_LOOP",
-    "STOPPED_BY_TIME_BUDGET",
-    "STOPPED_BY_TOKEN_BUDGET",
-    "SUMMARIZER",
-    "SUMMARIZER_EMPTY",
-    "SUMMARIZER_FAILED",
-    "SUMMARIZER_PASSAGES",
-]
 
 _SCOPE_SYSTEM = (
     "Turn the research question into a brief for a research team, written in the question's language: the "
@@ -243,15 +192,15 @@ SUMMARIZER_EMPTY = "the summarizer returned no text."
 SUMMARIZER_FAILED = Template("summarizer_failed", "the summarizer failed ({{ error }}).")
 
 PARTIAL_REASONS = {
-    EXIT_SUMMARY_FAILED: "the researcher could not write a summary; these are the raw results it gathered",
+    state.EXIT_SUMMARY_FAILED: "the researcher could not write a summary; these are the raw results it gathered",
     "max_agent_steps": "the researcher reached its step limit; this summary covers only what it gathered",
     "length": "the researcher's reply hit the model's output limit and may be cut off",
     "content_filter": "the researcher's reply was stopped by a content filter and may be incomplete",
-    EXIT_LOOP_DETECTED: "the researcher kept repeating the same tool call and was stopped; this summary covers only "
-    "what it gathered",
-    EXIT_TOKEN_BUDGET: "the run's token budget was spent; this summary covers only what the researcher gathered",
-    EXIT_TIME_BUDGET: "the run's time budget was spent; this summary covers only what the researcher gathered",
-    EXIT_COST_BUDGET: "the run's cost budget was spent; this summary covers only what the researcher gathered",
+    state.EXIT_LOOP_DETECTED: "the researcher kept repeating the same tool call and was stopped; this summary covers "
+    "only what it gathered",
+    state.EXIT_TOKEN_BUDGET: "the run's token budget was spent; this summary covers only what the researcher gathered",
+    state.EXIT_TIME_BUDGET: "the run's time budget was spent; this summary covers only what the researcher gathered",
+    state.EXIT_COST_BUDGET: "the run's cost budget was spent; this summary covers only what the researcher gathered",
 }
 """Why a researcher's note is partial, by the researcher's ``exit_reason``."""
 

@@ -1,39 +1,7 @@
-"""
-The tools' descriptions, their parameters' descriptions, and the errors a model reads when it called a tool
-wrongly.
-"""
+"""The tools' and their parameters' descriptions, and the errors a model reads when it called a tool wrongly."""
 
-from __future__ import annotations
-
-from collections.abc import Mapping
-
+from haystack_deep_research import errors
 from haystack_deep_research._prompts._base import MAX_URLS_PER_READ, READ_URL, RESEARCH_SUBTOPIC, WEB_SEARCH, Template
-from haystack_deep_research.errors import BudgetExceededError, DelegationLimitError
-
-__all__ = [
-    "DATASTORE_SEARCH_DESCRIPTION",
-    "QUERY_MISSING",
-    "QUERY_PARAMETER",
-    "QUESTION_MISSING",
-    "QUESTION_PARAMETER",
-    "READ_URL_DESCRIPTION",
-    "REFLECTION_PARAMETER",
-    "RESEARCH_SUBTOPIC_DESCRIPTION",
-    "STORE_QUERY_MISSING",
-    "SUBTOPIC_IS_ERROR",
-    "SUBTOPIC_MISSING",
-    "SUBTOPIC_PARAMETER",
-    "THINK_ACKNOWLEDGEMENT",
-    "THINK_DESCRIPTION",
-    "TOOL_ERROR_ADVICE",
-    "TOOL_FAILED",
-    "TOO_MANY_URLS",
-    "TOP_K_INVALID",
-    "TOP_K_PARAMETER",
-    "URLS_MISSING",
-    "URLS_PARAMETER",
-    "WEB_SEARCH_DESCRIPTION",
-]
 
 # Tool descriptions and the descriptions of their parameters.
 RESEARCH_SUBTOPIC_DESCRIPTION = (
@@ -91,8 +59,8 @@ QUESTION_MISSING = f"{READ_URL} needs 'question': a non-empty string saying what
 TOOL_FAILED = Template("tool_failed", "{{ tool }} failed: {{ error }}{% if advice %} {{ advice }}{% endif %}")
 """The tool result a model reads when a tool failed."""
 
-TOOL_ERROR_ADVICE: Mapping[type[Exception], str] = {
-    DelegationLimitError: "Work with the findings you have and finish.",
-    BudgetExceededError: "Do not delegate more; reply that research is complete.",
+TOOL_ERROR_ADVICE: dict[type[Exception], str] = {
+    errors.DelegationLimitError: "Work with the findings you have and finish.",
+    errors.BudgetExceededError: "Do not delegate more; reply that research is complete.",
 }
 """What a model is told to do after a tool failed with one of these errors."""

@@ -1,24 +1,6 @@
-"""
-What the research workflow and the iterative research agent read.
-"""
-
-from __future__ import annotations
+"""What the research workflow and the iterative research agent read."""
 
 from haystack_deep_research._prompts._base import DATA_RULE, ChatTemplate, Template
-
-__all__ = [
-    "ANALYSIS",
-    "ANALYSIS_RETRY",
-    "CAUSAL",
-    "EXECUTE_SYSTEM",
-    "EXECUTE_TASK",
-    "REPLAN_NOTE_TITLE",
-    "REPLAN_TASK",
-    "TOPIC_NOTHING_READ",
-    "TOPIC_NO_RESULTS",
-    "TOPIC_SEARCH_FAILED",
-    "WHAT_CHANGED",
-]
 
 # The research workflow: execute (a tool loop), causal inference and a replan's focused task (the summary is written
 # by the report writer, in parts).

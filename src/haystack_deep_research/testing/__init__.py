@@ -1,19 +1,13 @@
 """
-The offline testing kit: run and test deep research agents with no network and no API keys.
+The offline testing kit: run and test deep research agents with no network and no API keys (docs/testing.md).
 
-- :class:`ScriptedChatGenerator` plays any role of a run (scope, orchestrator, researcher, summarizer, writer).
-- :class:`LoopbackChatServer` is an OpenAI Chat Completions API on 127.0.0.1 whose models are chat generators
-  (by default the scripted roles, one per model name), for runs through real HTTP clients and the CLI.
-- :class:`LoopbackSearchServer` is a Tavily-compatible search API over a small corpus, on 127.0.0.1.
-- :class:`LoopbackWebServer` serves HTML pages, PDFs (see :func:`make_pdf`), redirects, slow bodies and raw (even
-  hostile) responses on 127.0.0.1; :func:`.pdf.make_scanned_pdf` and :func:`.pdf.make_inflating_pdf` build the PDFs
-  a reader must survive (a scan without text, a decompression bomb).
-- :func:`forbid_network` refuses connections to anything but loopback (with :class:`NetworkForbiddenError`).
-- :func:`prompt_of` tells a fake of your own which of the library's prompts a message is, and with what values.
-
-``python -m haystack_deep_research.testing serve`` starts the three servers from the shell and prints the
-``deep-research`` command lines that use them (:func:`serve_kit` starts them in Python, :func:`kit_commands` gives
-the command lines). See docs/testing.md for a complete example.
+:class:`ScriptedChatGenerator` plays any role of a run. :class:`LoopbackChatServer` (an OpenAI Chat Completions API
+whose models are chat generators), :class:`LoopbackSearchServer` (a Tavily-compatible search API) and
+:class:`LoopbackWebServer` (pages, PDFs, redirects, slow and raw responses) listen on 127.0.0.1;
+:func:`.pdf.make_scanned_pdf` and :func:`.pdf.make_inflating_pdf` build the PDFs a reader must survive (a scan
+without text, a decompression bomb). :func:`forbid_network` refuses connections beyond loopback, and :func:`prompt_of`
+tells a fake of your own which of the library's prompts a message is. ``python -m haystack_deep_research.testing
+serve`` starts the three servers and prints the command lines that use them (:func:`serve_kit`, :func:`kit_commands`).
 """
 
 from haystack_deep_research._prompts import prompt_of

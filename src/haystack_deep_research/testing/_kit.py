@@ -1,11 +1,7 @@
 """
-``python -m haystack_deep_research.testing serve``: the testing kit from the shell.
-
-It starts the loopback chat, search and web servers over a small corpus (the sample pages, or the ``.html``,
-``.md`` and ``.txt`` files of ``--corpus DIR``), prints the ``deep-research`` command lines that run each mode against
-them (and a ``deep-research scan`` of an items file it writes in a folder of its own, removed when it stops), and
-serves until Ctrl-C or SIGTERM (or ``--stop-after SECONDS``). Everything listens on ``127.0.0.1`` only; the
-chat server's ``kit`` model plays every role (see :class:`~haystack_deep_research.testing.LoopbackChatServer`).
+``python -m haystack_deep_research.testing serve``: the loopback chat, search and web servers over a small corpus, and
+the ``deep-research`` command lines that use them, from the shell or in Python (docs/testing.md, "The kit from the
+shell").
 """
 
 from __future__ import annotations
@@ -21,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import UsageError
@@ -34,13 +29,7 @@ __all__ = ["SAMPLE_PAGES", "KitServers", "corpus_pages", "kit_commands", "main",
 
 @dataclass(frozen=True)
 class CorpusPage:
-    """
-    One page of a kit corpus.
-
-    :param path: Its path on the web server, for example ``/solar.html``.
-    :param title: Its title.
-    :param text: Its text, one paragraph per line.
-    """
+    """One page of a kit corpus: its path on the web server (``/solar.html``), title and text (a paragraph a line)."""
 
     path: str
     title: str
@@ -80,11 +69,9 @@ MAX_CORPUS_FILE_BYTES = 1024 * 1024
 
 def corpus_pages(folder: Path | None) -> tuple[CorpusPage, ...]:
     """
-    :param folder: A folder of pages, or ``None`` for the sample corpus.
-    :returns: Its pages: each file's name is its path; its title is an HTML page's ``<title>``, else the first
-        non-blank line of the text.
-    :raises UsageError: If the folder is missing, holds no page or too many, or a page over 1 MiB or leading out of
-        the folder (a link).
+    The pages of a folder (``None``: the samples): each file's name is its path, its title an HTML page's ``<title>``,
+    else the first non-blank line. A missing folder, no page or too many, a page over 1 MiB or a link out of the
+    folder is a :class:`UsageError`.
     """
     if folder is None:
         return SAMPLE_PAGES
@@ -109,7 +96,6 @@ def corpus_pages(folder: Path | None) -> tuple[CorpusPage, ...]:
 
 
 def _html_text(page: str, name: str) -> tuple[str, str]:
-    """The title and the text of an HTML page, the text one line per block."""
     import lxml.html
 
     try:
@@ -181,7 +167,11 @@ def kit_commands(servers: KitServers, question: str = SAMPLE_QUESTION) -> dict[s
     }
 
 
-def _parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
+    :returns: 0 once stopped by Ctrl-C, SIGTERM or ``--stop-after``; 2 for a usage error.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m haystack_deep_research.testing",
         description="The testing kit: loopback chat, search and web servers for deep-research, with no key.",
@@ -193,23 +183,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--corpus", type=Path, metavar="DIR", help="Serve these .html, .md and .txt files instead.")
     serve.add_argument("--question", default=SAMPLE_QUESTION, help="The question of the printed command lines.")
     serve.add_argument("--stop-after", type=float, metavar="SECONDS", help="Stop serving after this many seconds.")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """
-    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: 0 once stopped by Ctrl-C, SIGTERM or ``--stop-after``; 2 for a usage error.
-    """
-    args = _parser().parse_args(argv)
+    args = parser.parse_args(argv)
     stop = threading.Event()
-
-    def _stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
     # Ctrl-C and SIGTERM both stop serving, even where the shell started the kit with SIGINT ignored (a job run
     # with & in a script).
-    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signum: signal.signal(signum, lambda *_: stop.set()) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         with serve_kit(args.corpus) as servers:
             pages = servers.search.documents

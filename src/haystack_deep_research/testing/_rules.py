@@ -1,27 +1,7 @@
 """
 The rules of the scripted roles (see :mod:`~haystack_deep_research.testing.generators`), answered from the prompt's
 template variables, never from its wording; over HTTP, where a prompt has no meta, from the prompt's text.
-
-- ``writer`` and ``judge``: a report or one of its parts citing the allowed URLs, an answer to a question about a
-  finished run from the passages sharing its words, and verdicts by the words a source holds.
-- ``researcher``: it calls the search tools it is offered, reads the top web results with ``read_url``, and writes
-  findings citing the pages read and the documents the stores returned; of a page that could not be read it cites
-  what its search result's snippet says, as a snippet.
-- ``summarize`` and ``causal``: the summary's parts (cited lines, one-sentence claims), a causal chain, a filled
-  schema.
-- ``analysis`` (the iterative agent's analysis model): its turn is the prompt's ``round`` variable: round ``r``
-  answers ``steps[r - 1]``, and a round past the last step stops. A step is:
-
-  - a topic (``str``) or several topics (``list``): ``{"nextSearchTopic": ..., "shouldContinue": true}``;
-  - ``None``: ``{"nextSearchTopic": null, "shouldContinue": false}``;
-  - ``{"reply": "..."}``: that text as it is (a chatty or malformed reply), and ``{"reply": ..., "retry": <step>}``
-    answers the retry prompt (``analysis_retry``) with the other step;
-  - ``{"topic": <step>, "instead": <step>}``: the first step, and the second when asked again after its topics were
-    refused as repeats.
-
-  Without steps, round ``r`` searches ``"<question> (<aspect r>)"`` until ``depth`` rounds ran. Over HTTP the
-  question, the round and the depth are read from the prompt's ``Research question:`` and ``Search round R of D.``
-  lines (:func:`analysis_variables`).
+docs/testing.md states each rule.
 """
 
 from __future__ import annotations
@@ -47,10 +27,7 @@ from haystack_deep_research._prompts import (
 
 
 def last_user_text(messages: list[ChatMessage]) -> str:
-    for message in reversed(messages):
-        if message.is_from(ChatRole.USER) and message.text:
-            return message.text
-    return ""
+    return next((m.text for m in reversed(messages) if m.is_from(ChatRole.USER) and m.text), "")
 
 
 def named_prompt(messages: list[ChatMessage], *names: str) -> tuple[str, dict[str, Any]]:
@@ -75,12 +52,6 @@ def tool_results(messages: list[ChatMessage], *, errors: bool = True) -> list[tu
     ]
 
 
-def last_turn(messages: list[ChatMessage]) -> list[tuple[str, str]]:
-    """The successful tool results after the last assistant message."""
-    since = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
-    return tool_results(messages[since + 1 :], errors=False)
-
-
 def words(text: str, limit: int) -> str:
     return " ".join(text.split()[:limit])
 
@@ -98,10 +69,7 @@ _COMMON = {"what", "which", "does", "about", "this", "that", "with", "from", "ha
 
 
 def judge_variables(text: str) -> dict[str, Any]:
-    """
-    The ``source`` and numbered ``claims`` of a judge prompt's text without its meta (over HTTP); ``{}`` when
-    it has no such blocks.
-    """
+    """The ``source`` and numbered ``claims`` of a judge prompt's text (over HTTP: no meta); ``{}`` if it has none."""
     source, claims = _SOURCE.search(text), _CLAIMS.search(text)
     if source is None or claims is None:
         return {}
@@ -128,11 +96,7 @@ def writer_reply(messages: list[ChatMessage], invented_urls: list[str]) -> str:
 
 
 def answer_reply(messages: list[ChatMessage]) -> str | None:
-    """
-    The reply of any writer role to a question about a finished run (also over HTTP), or ``None`` when the prompt
-    is not one: for each passage, its first sentence sharing a word of four letters or more with the question, citing
-    the passage by number; the fixed reply when no passage shares one.
-    """
+    """Any writer role's reply to a question about a finished run (also over HTTP); ``None`` for another prompt."""
     text = last_user_text(messages)
     if (found := _QUESTION.search(text)) is None:
         return None
@@ -148,10 +112,6 @@ def answer_reply(messages: list[ChatMessage]) -> str | None:
 
 
 def _opening(given: dict[str, Any], invented_urls: list[str]) -> str:
-    """
-    A title (the brief, when the prompt asks for a lead-in to the findings as the iterative agent's does), the brief's
-    first words as the summary, and one short part per further heading the prompt asks for.
-    """
     brief = words(str(given.get("brief") or ""), 40)
     findings = " ".join(f"A key finding [source]({url})." for url in invented_urls)
     summary = str(given.get("summary") or SUMMARY_HEADING)
@@ -215,10 +175,7 @@ def _is_store_search(name: str) -> bool:
 def researcher_reply(
     messages: list[ChatMessage], offered: list[str], *, read_top_k: int, invented_urls: list[str]
 ) -> ChatMessage | str:
-    """
-    The researcher's next turn: the searches, then ``read_url`` on the ``read_top_k`` top web results, then its
-    findings (citing ``invented_urls`` too, never read).
-    """
+    """The researcher's next turn: the searches, then ``read_url`` on the top web results, then its findings."""
     given = prompt_variables(messages, "researcher_task", "execute_task", "replan_task")
     task = given.get("subtopic") or "; ".join(given.get("claims") or []) or given.get("question")
     subtopic = str(task or last_user_text(messages)).strip()
@@ -226,7 +183,8 @@ def researcher_reply(
         names = [name for name in offered if name == WEB_SEARCH or _is_store_search(name)] or [WEB_SEARCH]
         calls = [ToolCall(tool_name=name, arguments={"query": subtopic}) for name in names]
         return ChatMessage.from_assistant(tool_calls=calls)
-    searched = [text for name, text in last_turn(messages) if name == WEB_SEARCH]
+    last_reply = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
+    searched = [text for name, text in tool_results(messages[last_reply + 1 :], errors=False) if name == WEB_SEARCH]
     if searched and offered:
         urls = list(dict.fromkeys(url for text in searched for url in _URL.findall(text)))[:read_top_k]
         if urls:
@@ -267,12 +225,7 @@ _STRUCTURED_TEXT = re.compile(
 
 
 def fill_schema(schema: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """
-    An object for a JSON schema, filled from the ``report`` and ``sources`` of a ``structured`` prompt.
-
-    Strings come from the report's first paragraph, lists of strings from its cited lines (for a property named like
-    sources or urls, the sources' URLs), numbers are 0.8 and integers 1 within their bounds, booleans true.
-    """
+    """An object for a JSON schema, filled from the ``report`` and ``sources`` of a ``structured`` prompt."""
     report = str(given.get("report") or "")
     paragraphs = [p.strip() for p in report.split("\n\n") if p.strip() and not p.lstrip().startswith(("#", "-"))]
     findings = [claim for text, _ in cited(report) if (claim := one_sentence(text))]
@@ -317,14 +270,7 @@ def causal_reply(given: dict[str, Any]) -> str:
 def summarize_reply(
     messages: list[ChatMessage], unsupported_claims: list[str], corrects: str, invented_urls: list[str]
 ) -> str:
-    """
-    The scripted ``summarize`` role's reply: a structured-output JSON, or a part of the summary.
-
-    A section restates each cited line of its note whose URL is allowed, one claim each. The opening (title and
-    executive summary) gives the question's first words, how many steps of the causal chain it considered, each of
-    ``unsupported_claims`` citing the first allowed URL (until ``corrects``, "never", "on_rewrite" or
-    "on_new_evidence", says not) and each of ``invented_urls`` (URLs no note holds).
-    """
+    """The scripted ``summarize`` role's reply: a structured-output JSON, or a part of the summary."""
     if (answer := answer_reply(messages)) is not None:  # a question about a finished run
         return answer
     structured = prompt_variables(messages, "structured", "structured_retry") or _structured_text(messages)
@@ -383,10 +329,7 @@ _ANALYSIS_QUESTION = re.compile(r"Research question:\n(.+?)\n\nSearch round (\d+
 
 
 def analysis_variables(text: str) -> dict[str, Any]:
-    """
-    The ``question``, ``round`` and ``depth`` of an analysis prompt's text without its meta (over HTTP); ``{}``
-    when it has no such lines.
-    """
+    """The ``question``, ``round`` and ``depth`` of an analysis prompt's text (over HTTP); ``{}`` if it has none."""
     found = _ANALYSIS_QUESTION.search(text)
     if found is None:
         return {}

@@ -1,11 +1,7 @@
 """
-Shared plumbing of the loopback test servers: a threaded HTTP server on ``127.0.0.1``, a bounded stop, the
-argument checks (each raises ``ConfigurationError`` saying what to change) and the request log: each answered request
-as a :class:`LoggedRequest`, kept in arrival order in a thread-safe :class:`RequestLog` that tests can wait on.
-
-Both :class:`~haystack_deep_research.testing.web_server.LoopbackWebServer` and
-:class:`~haystack_deep_research.testing.search_server.LoopbackSearchServer` subclass :class:`LoopbackServer` and
-only decide how to answer one request.
+What the loopback test servers share: a threaded HTTP server on ``127.0.0.1`` with a bounded stop, the request log,
+and the checks of a path and of headers (each raising a ``ConfigurationError`` that says what to change). Each
+server subclasses :class:`LoopbackServer` and only decides how to answer one request.
 """
 
 from __future__ import annotations
@@ -28,15 +24,8 @@ __all__ = ["LoggedRequest", "LoopbackServer", "RequestHandler", "RequestLog"]
 @dataclass(frozen=True)
 class LoggedRequest:
     """
-    One request a loopback server answered.
-
-    :param method: The HTTP method, for example ``"GET"``.
-    :param path: The request target as sent, query string included.
-    :param status: The status code of the response (``0`` if the handler failed before sending one).
-    :param started: ``time.monotonic()`` when the request line had been read.
-    :param finished: ``time.monotonic()`` when the response had been written (or the client went away).
-    :param headers: The request headers.
-    :param json_body: The request body decoded as JSON, or ``None`` when there was none or it was not JSON.
+    One request a loopback server answered: ``path`` as sent (query included), ``status`` ``0`` if none was sent,
+    ``started`` and ``finished`` by ``time.monotonic()``, ``json_body`` ``None`` when the body was empty or not JSON.
     """
 
     method: str
@@ -55,10 +44,8 @@ class LoggedRequest:
 
 class RequestLog(Sequence[LoggedRequest]):
     """
-    A thread-safe list of :class:`LoggedRequest`, in the order the requests arrived.
-
-    Requests are logged when their response is finished, which on a threaded server is not always the order they
-    arrived in; each entry is put in its place by its ``started`` time. Reading never blocks the server for long.
+    A thread-safe list of :class:`LoggedRequest`, in arrival order: a request is logged when its response is finished,
+    which on a threaded server is not always the order they arrived in, so each is put in its place by ``started``.
     """
 
     def __init__(self) -> None:
@@ -66,27 +53,21 @@ class RequestLog(Sequence[LoggedRequest]):
         self._changed = threading.Condition()
 
     def append(self, entry: LoggedRequest) -> None:
-        """Add one finished request and wake anyone waiting in :meth:`wait_for`."""
         with self._changed:
             bisect.insort(self._entries, entry, key=lambda logged: logged.started)
             self._changed.notify_all()
 
     def snapshot(self) -> list[LoggedRequest]:
-        """Copy the entries logged so far, in arrival order, into a new list."""
         with self._changed:
             return list(self._entries)
 
     def clear(self) -> None:
-        """Forget every entry logged so far."""
         with self._changed:
             self._entries.clear()
 
     def wait_for(self, count: int, *, timeout: float = 5.0) -> list[LoggedRequest]:
         """
-        Wait until at least ``count`` requests are logged.
-
-        A client can see the response a moment before the server logs it, so tests that read the log right after
-        a request should call this instead of reading the list directly.
+        Wait until at least ``count`` requests are logged (a raw route's client may read its answer before that).
 
         :param count: How many entries to wait for.
         :param timeout: The most seconds to wait.
@@ -120,7 +101,6 @@ class RequestLog(Sequence[LoggedRequest]):
 
 
 def check_path(path: str) -> str:
-    """A route path: absolute (one leading ``/``, no scheme or host) and without whitespace."""
     if not isinstance(path, str) or not path.startswith("/") or path.startswith("//"):
         raise ConfigurationError(f"path must start with a single '/', like '/docs/page.html'; got {path!r}.")
     if any(ch.isspace() for ch in path):
@@ -128,53 +108,14 @@ def check_path(path: str) -> str:
     return path
 
 
-def check_status(status: int) -> int:
-    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-        raise ConfigurationError(f"status must be an HTTP status code from 100 to 599, got {status!r}.")
-    return status
-
-
 def check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """Extra response headers, copied as a plain dict."""
     result = dict(headers or {})
     for name, value in result.items():
-        if (
-            not isinstance(name, str)
-            or not isinstance(value, str)
-            or not name
-            or any(c in name + value for c in "\r\n")
-        ):
+        if not (name and isinstance(name, str) and isinstance(value, str)) or any(c in name + value for c in "\r\n"):
             raise ConfigurationError(
                 f"headers must map non-empty one-line str names to one-line str values; got {name!r}."
             )
     return result
-
-
-def check_drip(
-    body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
-) -> None:
-    """The body and pacing of a slow or raw route; ``allow_zero_chunk`` admits ``chunk_size`` 0 (one write)."""
-    if not isinstance(body, bytes):
-        raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
-    if isinstance(delay_per_chunk, bool) or not isinstance(delay_per_chunk, int | float) or not delay_per_chunk >= 0:
-        raise ConfigurationError(f"delay_per_chunk must be 0 or more seconds, got {delay_per_chunk!r}.")
-    smallest = 0 if allow_zero_chunk else 1
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < smallest:
-        raise ConfigurationError(f"chunk_size must be an int of {smallest} or more, got {chunk_size!r}.")
-
-
-def check_body(body: str | bytes) -> bytes:
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    if isinstance(body, bytes | bytearray | memoryview):
-        return bytes(body)
-    raise ConfigurationError(f"body must be str or bytes, got {type(body).__name__}.")
-
-
-def check_content_type(content_type: str) -> str:
-    if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
-        raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
-    return content_type
 
 
 _HOST = "127.0.0.1"
@@ -183,11 +124,8 @@ _MAX_REQUEST_BODY = 10 * 1024 * 1024
 
 class RequestHandler(BaseHTTPRequestHandler):
     """
-    Hands every request to the owning :class:`LoopbackServer`, logs it, and never writes to stderr.
-
-    Responses are buffered: the end of a response leaves the server only after the request is in the log, so a client
-    that has read a whole response always finds its request logged (reading the log right after a request is never a
-    race).
+    Hands every request to the owning :class:`LoopbackServer`, logs it, and never writes to stderr. Responses are
+    buffered, so a client that has read a whole response always finds its request logged.
     """
 
     server: _QuietHTTPServer
@@ -197,19 +135,14 @@ class RequestHandler(BaseHTTPRequestHandler):
     json_body: Any = None
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Drop the default access log."""
+        pass  # no access log
 
     def send_response(self, code: int, message: str | None = None) -> None:
-        """Remember the status for the request log, then send the status line."""
         self.status_sent = code
         super().send_response(code, message)
 
     def read_body(self) -> bytes:
-        """
-        Read the request body announced by ``Content-Length``.
-
-        :returns: The body, empty when there is none (bodies over 10 MiB are cut short).
-        """
+        """The request body announced by ``Content-Length`` (empty when none; over 10 MiB cut short)."""
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
@@ -228,14 +161,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     def send_bytes(
         self, status: int, body: bytes, *, content_type: str, headers: Mapping[str, str] | None = None
     ) -> None:
-        """
-        Send a complete response; the body is left out for ``HEAD``.
-
-        :param status: The status code.
-        :param body: The response body.
-        :param content_type: The ``Content-Type`` header.
-        :param headers: Extra response headers; a ``Content-Type`` or ``Content-Length`` here wins.
-        """
+        """Send a whole response (no body for HEAD); a ``Content-Type`` or ``Content-Length`` in ``headers`` wins."""
         merged = {"Content-Type": content_type, "Content-Length": str(len(body)), **(headers or {})}
         self.send_response(status)
         for name, value in merged.items():
@@ -275,20 +201,17 @@ class _QuietHTTPServer(ThreadingHTTPServer):
         super().__init__((_HOST, 0), owner.handler_class)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """Swallow handler errors instead of printing a traceback to stderr."""
+        pass  # no traceback on stderr
 
 
 class LoopbackServer:
     """
     Base class of the loopback servers: an HTTP server on ``127.0.0.1`` with an ephemeral port, run in a daemon
-    thread. Use it as a context manager, or call :meth:`start` and :meth:`stop`.
-
-    Subclasses implement :meth:`_handle`, and may set :attr:`handler_class` to a :class:`RequestHandler` subclass
-    (for example one that speaks HTTP/1.1 with keep-alive).
+    thread, as a context manager or between :meth:`start` and :meth:`stop`. Subclasses implement :meth:`_handle`.
     """
 
     handler_class: type[RequestHandler] = RequestHandler
-    """The request handler the server runs for every connection."""
+    """The request handler of every connection (a subclass may speak HTTP/1.1 with keep-alive, say)."""
 
     def __init__(self) -> None:
         self._log = RequestLog()
@@ -321,10 +244,8 @@ class LoopbackServer:
 
     def url(self, path: str = "/") -> str:
         """
-        The full URL of a path on this server.
-
         :param path: A path starting with ``/``, optionally with a query string.
-        :returns: For example ``"http://127.0.0.1:54321/docs/a.html"``.
+        :returns: Its full URL on this server, for example ``"http://127.0.0.1:54321/docs/a.html"``.
         :raises ConfigurationError: If ``path`` does not start with ``/``.
         :raises UsageError: If the server is not running.
         """
@@ -354,9 +275,7 @@ class LoopbackServer:
 
     def stop(self, *, timeout: float = 5.0) -> None:
         """
-        Stop serving, close the socket and wait for the server thread; does nothing if not running.
-
-        Requests still being answered (a slow body, say) are cut short.
+        Stop serving, close the socket and wait for the server thread; requests still being answered are cut short.
 
         :param timeout: The most seconds to wait for the server thread.
         :raises ConfigurationError: If ``timeout`` is not positive.
@@ -383,9 +302,8 @@ class LoopbackServer:
         self.stop()
 
     def _wait_or_stop(self, seconds: float) -> bool:
-        """Sleep ``seconds``, waking early and returning ``True`` if the server is stopping."""
+        """Sleep ``seconds``; ``True`` (at once) if the server is stopping."""
         return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
 
     def _handle(self, handler: RequestHandler) -> None:
-        """Answer one request through ``handler``; ``handler.command`` and ``handler.path`` say what was asked."""
         raise NotImplementedError

@@ -1,28 +1,7 @@
 """
 A loopback server speaking OpenAI's Chat Completions API, answered by Haystack chat generators (by default the
 scripted roles), so a whole run can go through real HTTP clients (``OpenAIChatGenerator``, the CLI's ``--base-url``)
-with no model and no key::
-
-    with LoopbackChatServer() as server:            # model "scope" is ScriptedChatGenerator(role="scope"), ...
-        generator = chat_generator("researcher", base_url=server.openai_base_url)
-
-How a request is answered: the request's ``model`` picks the generator (``models={"name": generator}``; by default
-each role name plays that role, and the model ``kit`` plays whichever role the request is for, told from its tools and
-system message, so ``--model kit`` alone serves every role of every mode); the OpenAI messages become Haystack
-``ChatMessage`` objects (system, user, assistant with tool calls, tool results matched to their calls by id) and the
-offered tools become Haystack ``Tool`` stubs with their names, descriptions and schemas; the generator's first reply
-goes back as a ``chat.completion``.
-
-Limits, by the nature of HTTP: a prompt's ``meta`` does not travel, so a scripted role answers from the message text,
-tool names and message roles alone (the scripted writer then cites every address its prompt holds); a tool result's
-error flag does not travel either (a failed call reads as a result). A request with ``"stream": true`` gets the same
-reply as server-sent events: one ``chat.completion.chunk`` with the whole reply, a usage chunk when
-``stream_options.include_usage`` asks for it, then ``data: [DONE]``. A model listed in
-``no_tools`` answers a request that offers tools with HTTP 400 "does not support tools", as Ollama does for such
-models. A model listed in ``needs_tool_choice`` answers as if no tool were offered unless the request also carries
-``tool_choice``, as llama.cpp's server (llama-cpp-python) does.
-With the default models a request to a role-named model that is plainly for another role (a scope prompt sent
-to ``writer``, say) gets HTTP 400 naming the role it is for, instead of an answer in the wrong role.
+with no model and no key. docs/testing.md says how requests are answered and what does not travel over HTTP.
 """
 
 from __future__ import annotations
@@ -48,22 +27,13 @@ __all__ = ["KIT_MODEL", "LoopbackChatServer"]
 
 
 TEMPLATE_ROLES = {
-    "scope": "scope",
-    "scope_clarified": "scope",
-    "scope_clarify": "scope",
-    "summarizer": "summarizer",
-    "summarizer_passages": "summarizer",
-    "writer_opening": "writer",
-    "rewrite_opening": "writer",
-    "writer_section": "writer",
-    "rewrite_section": "writer",
-    "answer": "writer",
+    **dict.fromkeys(("scope", "scope_clarified", "scope_clarify"), "scope"),
+    **dict.fromkeys(("summarizer", "summarizer_passages"), "summarizer"),
+    **dict.fromkeys((*prompts.WRITER_PART_TEMPLATES, "answer"), "writer"),
+    **dict.fromkeys(("analysis", "analysis_retry"), "analysis"),
+    **dict.fromkeys(("structured", "structured_retry"), "summarize"),
     "judge": "judge",
-    "analysis": "analysis",
-    "analysis_retry": "analysis",
     "causal": "causal",
-    "structured": "summarize",
-    "structured_retry": "summarize",
 }
 """The scripted role that answers each chat template of the library, by template name."""
 
@@ -74,8 +44,7 @@ _TAG = re.compile(r"\{[{%#]")
 def _openings() -> tuple[tuple[str, str], ...]:
     """(fixed opening of the system template, role), longest opening first."""
     found = []
-    for name in prompts.__all__:
-        template = getattr(prompts, name)
+    for template in vars(prompts).values():
         if isinstance(template, prompts.ChatTemplate) and template.name in TEMPLATE_ROLES:
             opening = _TAG.split(template.system, maxsplit=1)[0]
             if len(opening) >= 20:
@@ -85,9 +54,8 @@ def _openings() -> tuple[tuple[str, str], ...]:
 
 def request_role(messages: list[ChatMessage], tool_names: list[str]) -> str | None:
     """
-    The role a request is for, or ``None`` when nothing tells: ``research_subtopic`` offered is the orchestrator, a
-    search or ``read_url`` offered is a researcher, and otherwise the system message is matched against the fixed
-    opening of each of the library's chat templates (the text before its first template tag).
+    The role a request is for (``None`` when nothing tells): by the tools offered, else by the system message's match
+    with the fixed opening (the text before the first tag) of one of the library's chat templates.
     """
     if RESEARCH_SUBTOPIC in tool_names:
         return "orchestrator"
@@ -142,18 +110,16 @@ def _messages(raw: list[dict[str, Any]]) -> list[ChatMessage]:
 
 
 def _tools(raw: list[dict[str, Any]] | None) -> list[Tool]:
-    stubs = []
-    for item in raw or []:
-        function = item.get("function") or {}
-        stubs.append(
-            Tool(
-                name=function.get("name", ""),
-                description=function.get("description") or "",
-                parameters=function.get("parameters") or {"type": "object", "properties": {}},
-                function=lambda **_: None,
-            )
+    functions = [item.get("function") or {} for item in raw or []]
+    return [
+        Tool(
+            name=function.get("name", ""),
+            description=function.get("description") or "",
+            parameters=function.get("parameters") or {"type": "object", "properties": {}},
+            function=lambda **_: None,
         )
-    return stubs
+        for function in functions
+    ]
 
 
 def _completion(model: str, reply: ChatMessage, number: int) -> dict[str, Any]:
@@ -185,7 +151,7 @@ def _completion(model: str, reply: ChatMessage, number: int) -> dict[str, Any]:
 class LoopbackChatServer(LoopbackServer):
     """
     An OpenAI Chat Completions API on ``127.0.0.1`` (``POST /v1/chat/completions``), answered by chat generators
-    chosen by the request's model name (see the module docstring).
+    chosen by the request's model name (see docs/testing.md).
 
     :param models: Model name to Haystack chat generator; by default each role name ("scope", "orchestrator",
         "researcher", "summarizer", "writer", "judge", "analysis", "causal", "summarize") to a

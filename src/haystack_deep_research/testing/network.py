@@ -7,6 +7,7 @@ import ipaddress
 import socket
 from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 
 from haystack_deep_research.errors import UsageError
 
@@ -38,17 +39,12 @@ def _is_loopback(address: Any) -> bool:
 @contextlib.contextmanager
 def forbid_network() -> Iterator[None]:
     """
-    Refuse every socket connection to a non-loopback address, and every name look-up of a non-loopback name, while
-    the block runs.
-
-    Use it around tests (the project's own test suite turns it on for every test) so that nothing reaches a paid
-    service by accident: a connection attempt to any other address, or a DNS look-up of any other name, raises
-    :class:`NetworkForbiddenError`.
+    Refuse every socket connection to a non-loopback address, and every name look-up of a non-loopback name, with
+    :class:`NetworkForbiddenError` while the block runs, so that no test reaches a paid service by accident (the
+    project's own test suite turns it on for every test).
 
     :returns: A context manager.
     """
-    original_connect = socket.socket.connect
-    original_connect_ex = socket.socket.connect_ex
     original_getaddrinfo = socket.getaddrinfo
 
     def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
@@ -66,12 +62,9 @@ def forbid_network() -> Iterator[None]:
 
         return connect
 
-    socket.socket.connect = guarded(original_connect)  # type: ignore[method-assign]
-    socket.socket.connect_ex = guarded(original_connect_ex)  # type: ignore[method-assign]
-    socket.getaddrinfo = guarded_getaddrinfo
-    try:
+    with (
+        mock.patch.object(socket.socket, "connect", guarded(socket.socket.connect)),
+        mock.patch.object(socket.socket, "connect_ex", guarded(socket.socket.connect_ex)),
+        mock.patch.object(socket, "getaddrinfo", guarded_getaddrinfo),
+    ):
         yield
-    finally:
-        socket.socket.connect = original_connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = original_connect_ex  # type: ignore[method-assign]
-        socket.getaddrinfo = original_getaddrinfo

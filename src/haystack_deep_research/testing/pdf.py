@@ -1,9 +1,6 @@
 """
-A tiny PDF writer for tests: one US Letter page per string, plain Helvetica text, nothing else; and two kinds of
-PDF a reader must cope with: scans without a text layer, and decompression bombs.
-
-The output is a complete PDF 1.4 file (catalog, page tree, one content stream per page, cross-reference table and
-trailer) that ordinary PDF readers, pypdf included, open and extract the text from.
+A tiny PDF writer for tests (PDF 1.4, one US Letter page of Helvetica text per string, which ordinary readers, pypdf
+included, open and extract), and two kinds of PDF a reader must cope with: scans without text, decompression bombs.
 """
 
 from __future__ import annotations
@@ -12,6 +9,7 @@ import textwrap
 import zlib
 from collections.abc import Sequence
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
 
 __all__ = ["make_inflating_pdf", "make_pdf", "make_scanned_pdf"]
@@ -67,8 +65,7 @@ def make_scanned_pdf(page_count: int = 1, *, footer: str = "") -> bytes:
     :returns: The PDF file's bytes.
     :raises ConfigurationError: If ``page_count`` is below 1 or ``footer`` is not a string.
     """
-    if isinstance(page_count, bool) or not isinstance(page_count, int) or page_count < 1:
-        raise ConfigurationError(f"page_count must be an int of at least 1, got {page_count!r}.")
+    _checks.int_in_range("page_count", page_count, 1)
     if not isinstance(footer, str):
         raise ConfigurationError(f"footer must be a str, got {type(footer).__name__}.")
     pages = []
@@ -93,9 +90,8 @@ def make_inflating_pdf(inflated_bytes: int, *, pages: int = 1) -> bytes:
     :returns: The PDF file's bytes.
     :raises ConfigurationError: If an argument is out of range.
     """
-    for name, value in (("inflated_bytes", inflated_bytes), ("pages", pages)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigurationError(f"{name} must be an int of at least 1, got {value!r}.")
+    _checks.int_in_range("inflated_bytes", inflated_bytes, 1)
+    _checks.int_in_range("pages", pages, 1)
     unit = b"(a) Tj\n"
     block = unit * (65536 // len(unit))
     compressor = zlib.compressobj(9)
@@ -117,8 +113,8 @@ def _document(
 ) -> bytes:
     # Object numbers: 1 catalog, 2 page tree, 3 font, 4 image, then a (page, content) pair per page, then the info.
     objects: list[bytes] = [
-        b"",
-        b"",
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"",  # the page tree, once the pages are known
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         b"<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 "
         b"/Length 64 >>\nstream\n" + bytes(range(0, 256, 4)) + b"\nendstream",
@@ -135,13 +131,24 @@ def _document(
         dictionary = b"<< /Length %d%s >>" % (len(data), b" /Filter /FlateDecode" if flate else b"")
         objects.append(dictionary + b"\nstream\n" + data + b"\nendstream")
         page_refs.append(f"{page_number} 0 R")
-    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(page_refs)}] /Count {len(page_refs)} >>".encode("ascii")
     info_ref = ""
     if title is not None:
         objects.append(b"<< /Title " + _text_string(title) + b" /Producer (haystack-deep-research testing) >>")
         info_ref = f" /Info {len(objects)} 0 R"
-    return _assemble(objects, info_ref)
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets: list[int] = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref_offset = len(out)
+    out += b"xref\n0 %d\n" % (len(objects) + 1)
+    out += b"0000000000 65535 f \n"
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info_ref} >>\n".encode("ascii")
+    out += b"startxref\n%d\n%%%%EOF\n" % xref_offset
+    return bytes(out)
 
 
 def _wrap(text: str) -> list[str]:
@@ -174,19 +181,3 @@ def _text_string(text: str) -> bytes:
         return _literal(text.encode("latin-1"))
     except UnicodeEncodeError:
         return b"<FEFF" + text.encode("utf-16-be").hex().upper().encode("ascii") + b">"
-
-
-def _assemble(objects: list[bytes], info_ref: str) -> bytes:
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets: list[int] = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref_offset = len(out)
-    out += b"xref\n0 %d\n" % (len(objects) + 1)
-    out += b"0000000000 65535 f \n"
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info_ref} >>\n".encode("ascii")
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_offset
-    return bytes(out)

@@ -27,8 +27,9 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers, check_status
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers
 
 __all__ = ["LoopbackSearchServer", "SearchDocument"]
 
@@ -150,9 +151,8 @@ class LoopbackSearchServer(LoopbackServer):
         :param garbage: Send an HTML body that is not JSON instead of the default body.
         :raises ConfigurationError: If an argument is out of range, or both ``body`` and ``garbage`` are given.
         """
-        check_status(status)
-        if not isinstance(count, int) or count < 1:
-            raise ConfigurationError(f"count must be an int of 1 or more, got {count!r}.")
+        _checks.int_in_range("status", status, 100, 599)
+        _checks.int_in_range("count", count, 1)
         if body is not None and garbage:
             raise ConfigurationError("pass either body or garbage=True, not both.")
         extra = check_headers(headers)
@@ -161,7 +161,7 @@ class LoopbackSearchServer(LoopbackServer):
         elif body is not None:
             fault = _Fault(status, body.encode("utf-8"), "text/plain; charset=utf-8", extra)
         else:
-            phrase = _phrase(status)
+            phrase = next((known.phrase for known in HTTPStatus if known == status), "Error")
             fault = _Fault(status, _error_json(f"Simulated failure: {status} {phrase}."), _JSON, extra)
         with self._state_lock:
             self._faults.extend([fault] * count)
@@ -199,9 +199,7 @@ class LoopbackSearchServer(LoopbackServer):
         if not isinstance(query, str) or not query.strip():
             _send_error(handler, 400, "query must be a non-empty string.")
             return
-        max_results = body.get("max_results", DEFAULT_MAX_RESULTS)
-        if max_results is None:
-            max_results = DEFAULT_MAX_RESULTS
+        max_results = DEFAULT_MAX_RESULTS if body.get("max_results") is None else body["max_results"]
         if (
             isinstance(max_results, bool)
             or not isinstance(max_results, int)
@@ -243,14 +241,7 @@ class LoopbackSearchServer(LoopbackServer):
 
 
 def rank(query: str, documents: Sequence[SearchDocument]) -> list[tuple[SearchDocument, float]]:
-    """
-    Rank documents by the share of the query's words found in their title and content.
-
-    :param query: The search query.
-    :param documents: The candidates, in insertion order.
-    :returns: ``(document, score)`` pairs with score in ``(0, 1]``, best first, ties in insertion order; documents
-        sharing no word with the query are left out.
-    """
+    """``(document, score)`` by the share of the query's words in its title and content: best first, none scoring 0."""
     words = _words(query)
     terms = (words - _STOP_WORDS) or words
     if not terms:
@@ -292,13 +283,6 @@ def _domain_allowed(url: str, include: list[str], exclude: list[str]) -> bool:
         return host == domain or host.endswith("." + domain)
 
     return (not include or any(map(matches, include))) and not any(map(matches, exclude))
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
 
 
 def _error_json(message: str) -> bytes:

@@ -1,16 +1,6 @@
 """
 A static web server on ``127.0.0.1`` for tests: HTML pages, PDFs, redirects, slow bodies and raw (even broken or
-hostile) responses at chosen paths.
-
-Example::
-
-    with LoopbackWebServer() as web:
-        web.add_page("/a.html", "<html><body><p>Hello</p></body></html>")
-        web.add_pdf("/paper.pdf", ["Page one", "Page two"], title="A paper")
-        web.add_redirect("/old", "/a.html")
-        web.add_slow("/drip", b"x" * 100, delay_per_chunk=1.0)  # a body trickling at one byte a second
-        web.add_raw("/headers", b"HTTP/1.1 200 OK\\r\\nX-Slow: ...", chunk_size=1, delay_per_chunk=1.0)
-        httpx.get(web.url("/old"), follow_redirects=True).text  # the page at /a.html
+hostile) responses at chosen paths, each added by one of :class:`LoopbackWebServer`'s ``add_*`` methods.
 """
 
 from __future__ import annotations
@@ -24,23 +14,39 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
+from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.testing._server import (
-    LoopbackServer,
-    RequestHandler,
-    check_body,
-    check_content_type,
-    check_drip,
-    check_headers,
-    check_path,
-    check_status,
-)
+from haystack_deep_research.testing._server import LoopbackServer, RequestHandler, check_headers, check_path
 from haystack_deep_research.testing.pdf import make_pdf
 
 __all__ = ["LoopbackWebServer"]
 
 _HTML = "text/html; charset=utf-8"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_STATUS_LINE = re.compile(rb"HTTP/\d(?:\.\d)? (\d{3})")
+
+
+def _check_drip(
+    body: bytes, delay_per_chunk: float, chunk_size: int, *, what: str, allow_zero_chunk: bool = False
+) -> None:
+    if not isinstance(body, bytes):
+        raise ConfigurationError(f"body must be bytes for {what}; encode it first, got {type(body).__name__}.")
+    _checks.number_in_range("delay_per_chunk", delay_per_chunk, 0, include_low=True)
+    _checks.int_in_range("chunk_size", chunk_size, 0 if allow_zero_chunk else 1)
+
+
+def _check_body(body: str | bytes) -> bytes:
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytes | bytearray | memoryview):
+        return bytes(body)
+    raise ConfigurationError(f"body must be str or bytes, got {type(body).__name__}.")
+
+
+def _check_content_type(content_type: str) -> str:
+    if not isinstance(content_type, str) or not content_type.strip() or "\n" in content_type or "\r" in content_type:
+        raise ConfigurationError(f"content_type must be a one-line media type like 'text/plain', got {content_type!r}.")
+    return content_type
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,8 @@ class LoopbackWebServer(LoopbackServer):
         :param headers: Extra response headers, for example ``{"Cache-Control": "no-store"}``.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        route = _Route(check_body(body), check_content_type(content_type), check_status(status), check_headers(headers))
-        self._add(path, route)
+        status = _checks.int_in_range("status", status, 100, 599)
+        self._add(path, _Route(_check_body(body), _check_content_type(content_type), status, check_headers(headers)))
 
     def add_pdf(self, path: str, pages: str | Sequence[str], *, title: str | None = None) -> None:
         """
@@ -147,10 +153,10 @@ class LoopbackWebServer(LoopbackServer):
             the connection, so a client cannot tell a body cut short from a complete one.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        check_drip(body, delay_per_chunk, chunk_size, what="a slow route")
+        _check_drip(body, delay_per_chunk, chunk_size, what="a slow route")
         route = _Route(
             body,
-            check_content_type(content_type),
+            _check_content_type(content_type),
             headers={"Content-Length": str(len(body))} if content_length else {},
             delay_per_chunk=float(delay_per_chunk),
             chunk_size=chunk_size,
@@ -180,14 +186,10 @@ class LoopbackWebServer(LoopbackServer):
         """
         if not callable(chunks):
             raise ConfigurationError(f"chunks must be a callable returning an iterable of bytes; got {chunks!r}.")
-        if content_length is not None and (isinstance(content_length, bool) or not isinstance(content_length, int)):
-            raise ConfigurationError(f"content_length must be an int or None; got {content_length!r}.")
-        if content_length is not None and content_length < 0:
-            raise ConfigurationError(f"content_length must be 0 or more; got {content_length!r}.")
-        extra = {**check_headers(headers)}
+        extra = check_headers(headers)
         if content_length is not None:
-            extra["Content-Length"] = str(content_length)
-        checked = check_content_type(content_type)
+            extra["Content-Length"] = str(_checks.int_in_range("content_length", content_length, 0))
+        checked = _check_content_type(content_type)
         self._add(path, _Route(b"", checked, headers=extra, content_length=content_length is not None, stream=chunks))
 
     def add_raw(
@@ -214,11 +216,11 @@ class LoopbackWebServer(LoopbackServer):
             stops (a server that stalls); by default the connection is closed.
         :raises ConfigurationError: If an argument is out of range or of the wrong type.
         """
-        check_drip(response, delay_per_chunk, chunk_size, what="a raw route", allow_zero_chunk=True)
+        _check_drip(response, delay_per_chunk, chunk_size, what="a raw route", allow_zero_chunk=True)
         route = _Route(
             response,
             "",
-            status=_status_of(response),
+            status=int(found.group(1)) if (found := _STATUS_LINE.match(response)) else 0,
             delay_per_chunk=float(delay_per_chunk),
             chunk_size=chunk_size,
             raw=True,
@@ -299,11 +301,6 @@ class LoopbackWebServer(LoopbackServer):
             readable, _, _ = select.select([handler.connection], [], [], 0.05)
             if readable and not handler.connection.recv(65536):
                 return
-
-
-def _status_of(response: bytes) -> int:
-    match = re.match(rb"HTTP/\d(?:\.\d)? (\d{3})", response)
-    return int(match.group(1)) if match else 0
 
 
 def _error_page(status: HTTPStatus, detail: str) -> bytes:
