@@ -1,13 +1,7 @@
 """
 The MCP server: the ``deep_research``, ``check_report`` and ``ask`` tools over stdio or streamable HTTP (the official
-``mcp`` SDK, 2.x, the ``mcp`` extra: :func:`build_server` raises ``MissingExtraError`` without it). docs/mcp.md
-describes each tool's arguments and results.
-
-A client that cancels a ``deep_research`` request, or goes away before its answer, cancels the run
-(:class:`CancelOnDisconnect` for streamable HTTP). ``ask`` reads only a run directory under the server's runs root
-whose journal is a regular file there: a path that leads elsewhere (``..``, an absolute path, a symbolic link) is a
-tool error. Over streamable HTTP every request passes the library's request guard first
-(:mod:`haystack_deep_research.serving.guard`): the SDK alone lets a page on any ``localhost`` port in.
+``mcp`` SDK, 2.x, the ``mcp`` extra). docs/mcp.md describes each tool, cancellation and the runs root; over streamable
+HTTP every request passes the library's request guard first (the SDK alone lets a page on any ``localhost`` port in).
 """
 
 import asyncio
@@ -317,14 +311,9 @@ class CancelOnDisconnect:
     """
     ASGI middleware: cancel the requests of a POST whose client went away before their answer.
 
-    Over stdio the SDK cancels every request in flight when the client's end closes. Over streamable HTTP it does not:
-    a client whose connection drops (a crash, a reset, a closed laptop) without sending ``notifications/cancelled``
-    leaves its ``deep_research`` call running, reading and paying, to a report no one can receive (the server keeps no
-    event store, so the stream cannot be resumed). When a POST's response ends before its answer was sent, this hands
-    the SDK, in the same session, the ``notifications/cancelled`` the client would have sent for each request of that
-    POST, so the run stops through the SDK's own cancellation path.
-
-    :param app: The SDK's streamable-HTTP app.
+    Over streamable HTTP the SDK does not (over stdio it does), so a dropped connection would leave a paid run going to
+    a report no one can receive (the server keeps no event store). This hands the SDK, in the same session, the
+    ``notifications/cancelled`` the client would have sent for each request of that POST.
     """
 
     def __init__(self, app: ASGIApp) -> None:

@@ -1,13 +1,6 @@
 """
-A run's progress in a notebook: one Markdown block, updated in place as the run's events arrive.
-
-:class:`LiveProgress` is an event subscriber (pass it as ``inputs=RunInputs(on_event=progress)``); it reads only the
-typed events of :mod:`haystack_deep_research.events`, never text. In an IPython kernel it shows one display that it
-updates in place; elsewhere it writes one line per event to a text stream, through the one door to
-the terminal (:func:`~haystack_deep_research._untrusted.terminal.terminal_text`: no escape sequence a page or a model
-wrote).
-:func:`run_with_progress` runs an agent with it and returns the result as a
-:class:`~haystack_deep_research.notebook.ResearchResult`.
+A run's progress in a notebook: one Markdown block, updated in place as the run's typed events arrive (elsewhere, one
+line per event through the door to the terminal); docs/notebooks.md.
 """
 
 from __future__ import annotations

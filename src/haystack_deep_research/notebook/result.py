@@ -1,12 +1,6 @@
 """
-A run's result that shows itself in a notebook: the report as Markdown, then the sources read as a table.
-
-The Agent returns a plain dict; wrap it with :meth:`ResearchResult.from_run` (or ``ResearchResult(result)``). The
-wrapper is still that dict (a ``dict`` subclass holding the same keys and values), so code written for the plain
-result, Haystack Pipelines included, keeps working. In Jupyter or IPython, a cell that ends with it renders
-:meth:`ResearchResult.to_markdown`.
-
-Page titles come from the web: they are escaped before they reach the table, so a title cannot add Markdown or HTML.
+A run's result that shows itself in a notebook: the report as Markdown, then the sources read as a table (their
+titles escaped). It is still the plain dict the Agent returned (a ``dict`` subclass); docs/notebooks.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """
-A research run as a chat reply: the question from OpenAI-style chat messages, and the run streamed as chunks.
-
-:func:`stream_research` yields each event of the run as a reasoning chunk (OpenAI-compatible servers such as Hayhooks
-send these as ``reasoning_content`` deltas, which chat UIs show as the model's thinking and plain clients ignore), then
-the report as content. Closing the stream early (a client that disconnects) cancels the run.
+A research run as a chat reply: the question from OpenAI-style chat messages, and the run streamed as chunks (each
+event a reasoning chunk, which chat UIs show as the model's thinking, then the report as content).
 """
 
 from __future__ import annotations

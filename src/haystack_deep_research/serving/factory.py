@@ -1,12 +1,10 @@
 """
-Where a server's agents come from (the MCP server, a Hayhooks wrapper): ``create_deep_research_agent`` on the models
-and sources the server's options choose, by the command line's own code
-(:func:`haystack_deep_research.options.arguments.factory_arguments`), each option left out read from its
-``DEEP_RESEARCH_<OPTION>`` variable, which is how a Hayhooks wrapper is set up (see docs/hayhooks.md).
+Where a server's agents come from: ``create_deep_research_agent`` on the models and sources the server's options
+choose, by the command line's own code, each option left out read from its ``DEEP_RESEARCH_<OPTION>`` variable (see
+docs/hayhooks.md).
 
-``DEEP_RESEARCH_AGENT_FACTORY=module:function`` makes a server build its agents with ``function(**options)`` instead.
-It exists so that tests can run the real servers in another process with scripted models and loopback servers; it is
-not a way to configure a production server.
+``DEEP_RESEARCH_AGENT_FACTORY=module:function`` (test-only) makes a server build its agents with ``function(**options)``
+instead, so that tests can run the real servers in another process with scripted models.
 """
 
 from __future__ import annotations
@@ -31,12 +29,9 @@ AgentFactory = Callable[..., Any]
 
 def configured_agent(settings: argparse.Namespace, **options: Any) -> Any:
     """
-    The agent of a real server, on the models and sources its settings choose.
+    The agent of a real server, on the models and sources its settings choose (each one left out read from its
+    environment variable), with a request's ``options`` of ``create_deep_research_agent`` on top.
 
-    :param settings: The shared options of the command line (see :mod:`haystack_deep_research.options.parsers`);
-        each one left out is read from its environment variable.
-    :param options: Parameters of ``create_deep_research_agent`` (a request's budgets and report style), on top.
-    :returns: The agent.
     :raises MissingCredentialsError: If a key the chosen models or search need is missing.
     :raises ConfigurationError: If a setting is invalid.
     """
@@ -56,14 +51,7 @@ def configured_agent(settings: argparse.Namespace, **options: Any) -> Any:
 
 
 def default_agent(**options: Any) -> Any:
-    """
-    The agent of a real server set up by its environment only (see the module docstring): the default models
-    (``OPENAI_API_KEY``) and search (Tavily with ``TAVILY_API_KEY``, else the keyless search) when nothing is set.
-
-    :param options: Parameters of ``create_deep_research_agent``.
-    :returns: The agent.
-    :raises MissingCredentialsError: If a key is missing.
-    """
+    """The agent of a real server set up by its environment only (the default models and search when nothing is set)."""
     from haystack_deep_research.options.config import environment_options
 
     return configured_agent(environment_options(), **options)
