@@ -1,17 +1,15 @@
 """
 What the shared options become: factory arguments (``*_llm`` models, ``budgets`` with the ``--price`` prices,
-``sources``) for every command and server, from parsed options with the :data:`ENVIRONMENT` variables behind an option
-left out (a server with no command line passes
-:func:`~haystack_deep_research.options.config.environment_options`); the ``--docs`` indexing display; the report style;
-and the sources a ``--record`` recording keeps (each ``--docs`` folder with a fingerprint of its files), so that
-``replay`` refuses, in one line, a folder missing or changed or a search it cannot rebuild instead of replaying with
-every look-up missing.
+``sources``, the report style) for every command and server, each option left out read from its environment variable;
+the ``--docs`` indexing display; and the sources a ``--record`` recording keeps (each ``--docs`` folder with a
+fingerprint of its files), so that ``replay`` refuses in one line a folder missing or changed.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -70,10 +68,8 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
         "search",
     )
 }
-"""The environment variables behind the model and search options (by ``dest``), named as every option's are (see
-:func:`~haystack_deep_research.options.config.environment_variables`), the first set one winning; an option wins over
-them. They are read here too, by the same function, for options that no parser filled (a server's ``check_report``
-judge)."""
+"""The environment variables behind the model and search options (by ``dest``), read here too for options that no parser
+filled (a server's ``check_report`` judge)."""
 
 
 def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str] | None = None) -> Any:
@@ -149,10 +145,8 @@ def factory_arguments(
     models: bool = True,
 ) -> dict[str, Any]:
     """
-    The arguments of a research factory the shared options ask for: the models (see :func:`model_arguments`; left out
-    with ``models=False``) and ``sources``, a :class:`~haystack_deep_research.Sources` with ``search`` (``--search``,
-    or a Tavily tool at ``--search-url``), ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and
-    ``datastores`` (each ``--docs`` folder, indexed now or loaded from its cached index).
+    The arguments of a research factory the shared options ask for: the models (left out with ``models=False``) and
+    ``sources`` (each ``--docs`` folder indexed now or loaded from its cached index).
 
     :returns: The arguments; nothing for what was left at its default.
     :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
@@ -203,9 +197,8 @@ def check_search_url(url: str) -> str:
 
 def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
     """
-    The :class:`~haystack_deep_research.Sources` fields of ``--search-url`` (``search``: a Tavily tool at that address),
-    ``--allow-host`` (``url_policy``), ``--include-domain``, ``--exclude-domain`` and ``--since`` / ``--time-range``;
-    nothing for what was not given.
+    The :class:`~haystack_deep_research.Sources` fields of ``--search-url``, ``--allow-host``, ``--include-domain``,
+    ``--exclude-domain`` and ``--since`` / ``--time-range``; nothing for what was not given.
 
     :raises UsageError: If ``--search-url`` is not a URL, or comes with ``--search ddgs`` or ``--no-web``.
     :raises ConfigurationError: If an ``--allow-host`` entry is not a host name, address or network.
@@ -318,15 +311,11 @@ def index_progress(
         if quiet:
             yield None
             return
-        try:
-            from rich.progress import Progress
-        except ImportError:
-            yield _lines
-            return
-        if not sys.stderr.isatty():
+        if importlib.util.find_spec("rich") is None or not sys.stderr.isatty():
             yield _lines
             return
         from rich.console import Console
+        from rich.progress import Progress
 
         with Progress(console=Console(stderr=True), transient=True) as bar:  # lines said meanwhile go above the bar
             task = bar.add_task(f"indexing {terminal_text(shown, markup=True)}", total=None)

@@ -1,10 +1,8 @@
 """
 The options of every command, apart from what the commands do, so that the config layer, the servers and the docs can
 read them without importing the commands. Every command takes the ``models`` and ``sources`` groups from here
-(:func:`add_shared_options`), so an option means the same on each; what they become is in :mod:`.arguments`. The main
-command's own options come one group per concern (:data:`OPTION_GROUPS`, each a section of ``--help``). Numbers are
-checked here (:func:`bounded_int`, :func:`bounded_number`), so a bad value is a one-line usage error in the option's
-own terms before anything runs.
+(:func:`add_shared_options`), so an option means the same on each; what they become is in :mod:`.arguments`. Numbers
+are checked here, so a bad value is a one-line usage error before anything runs.
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ __all__ = [
     "add_model_options",
     "add_output_options",
     "add_research_options",
-    "add_search_endpoint_options",
     "add_shared_options",
     "add_source_options",
     "bounded_int",
@@ -177,18 +174,6 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
         help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs "
         "(env DEEP_RESEARCH_SEARCH).",
     )
-    add_search_endpoint_options(group)
-    group.add_argument(
-        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
-    )
-    group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
-    group.add_argument(
-        "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
-    )
-
-
-def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
-    """Where web search and reading may go: the search server, the non-public hosts, the domains and dates."""
     group.add_argument(
         "--search-url",
         metavar="URL",
@@ -225,6 +210,13 @@ def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
         "--time-range",
         choices=("day", "week", "month", "year"),
         help="Keep only search results published within this window ending today.",
+    )
+    group.add_argument(
+        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
+    )
+    group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
+    group.add_argument(
+        "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
     )
 
 
@@ -412,20 +404,16 @@ OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
 """The option groups of ``deep-research "question"``, in ``--help`` order."""
 
 
-def _version() -> str:
-    from haystack_deep_research import __version__  # the package imports the command line lazily
-
-    return __version__
-
-
 def research_parser() -> argparse.ArgumentParser:
     """:returns: The parser of ``deep-research "question"``."""
+    from haystack_deep_research import __version__  # the package imports the command line lazily
+
     parser = CommandParser(
         prog="deep-research",
         description="Research a question on the web and in your documents, and write a cited Markdown report.",
     )
     parser.add_argument("question", help='The research question, quoted: deep-research "your question".')
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     for add_group in OPTION_GROUPS:
         add_group(parser)
     return parser
