@@ -1,13 +1,7 @@
 """
 ``--approve-plan``: the person at the terminal reviews each planned sub-topic through Haystack's confirmation hooks
-(rich is the ``[cli]`` extra), on stderr, so the report on stdout stays clean. It needs a terminal to answer on:
-without one (stdin not a TTY: a pipe, a CI job) it is a usage error, and so is a live view (``--progress rich``)
-that would draw over the questions; ``--progress auto`` shows one line per step instead.
-
-The sub-topics are the orchestrator model's words: :class:`ConsolePlanReview` shows each one through
-:func:`~haystack_deep_research._untrusted.terminal.terminal_text` as rich ``Text``, so what the person reads is what
-will be researched (a ``[bold]...[/bold]`` shows its brackets, a stray ``[/cyan]`` is text, an escape sequence is
-removed), never markup that hides part of it or a sequence that rewrites the terminal.
+(rich, the ``[cli]`` extra), on stderr; each sub-topic, the model's words, shown through the door to the terminal as
+text, never as markup. docs/plan-approval.md ("From the command line").
 """
 
 from __future__ import annotations

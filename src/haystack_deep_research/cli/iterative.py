@@ -1,8 +1,7 @@
 """
-The iterative mode of the ``deep-research`` command (``--mode iterative``: ``create_iterative_research_agent`` on the
-orchestrator's, writer's and summarizer's models), its recordings (``--record DIR`` writes ``recording.json``, which
-``replay DIR`` runs again with no network, model or key) and ``update RUN_DIR``, which researches a finished run again
-with its own options (see :mod:`~haystack_deep_research.options.config`).
+The iterative mode of the ``deep-research`` command (``--mode iterative``), its recordings (``--record DIR`` writes
+``recording.json``, which ``replay DIR`` runs again with no network, model or key) and the help of ``replay``,
+``update`` and ``ask``.
 """
 
 from __future__ import annotations

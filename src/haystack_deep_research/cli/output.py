@@ -1,12 +1,9 @@
 """
-Where the command puts a run's results: the report (``-o``, whose suffix may ask for an HTML, Word or PDF export, or
-stdout), the evidence ledger (``--sources``), the run directory's copies, and the ``--json`` object.
-
-Every file goes through :func:`~haystack_deep_research._untrusted.files.write_file` as a path the user named: a
-regular file is replaced atomically, a FIFO or character device (``-o /dev/stdout``) is written as it stands, a folder,
-socket or block device is never replaced. A report is never lost to a write or export that fails after the run: the
-error is one line and the Markdown goes to stdout. A run can take minutes and cost money, so the paths (and the extra
-an export needs) are checked before any model is called.
+Where the command puts a run's results: the report (``-o``, whose suffix may ask for an export, or stdout), the
+evidence ledger (``--sources``), the run directory's copies, and the ``--json`` object; every file through
+:func:`~haystack_deep_research._untrusted.files.write_file`. A run can take minutes and cost money, so the paths (and
+the extra an export needs) are checked before any model is called, and a report is never lost to a write or export
+that fails after the run: the error is one line and the Markdown goes to stdout.
 """
 
 from __future__ import annotations
@@ -47,17 +44,11 @@ JSON_KEYS = ("report", "exit_reason", "sources", "citations", "warnings", "usage
 
 @dataclass
 class Saved:
-    """
-    What was written where.
-
-    :param lines: One line per output written (``report written to report.md``), for the summary.
-    :param failures: One line per output that could not be written.
-    :param report_on_stdout: Whether the report still has to go to stdout.
-    """
+    """What was written where: one line per output written (for the summary), one per output that could not be."""
 
     lines: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    report_on_stdout: bool = False
+    report_on_stdout: bool = False  # the report still has to go to stdout
 
 
 def _write(saved: Saved, what: str, path: Path, text: str, result: Mapping[str, Any] | None = None) -> bool:
@@ -171,10 +162,6 @@ def report_format(path: Path) -> ReportFormat:
     return _FORMATS.get(path.suffix.lower(), "markdown")
 
 
-def _writable_folder(folder: Path) -> bool:
-    return os.access(folder, os.W_OK | os.X_OK)
-
-
 def check_output_file(path: Path, option: str) -> Path:
     """
     :raises UsageError: If ``path`` names a folder, a socket or a block device, or its folder is missing or not
@@ -191,7 +178,7 @@ def check_output_file(path: Path, option: str) -> Path:
         raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first (mkdir -p {folder}).")
     if not folder.is_dir():
         raise UsageError(f"{option} {path}: {folder} is not a folder.")
-    if not _writable_folder(folder):
+    if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"{option} {path}: the folder {folder} is not writable; choose another path.")
     return path
 
@@ -203,7 +190,7 @@ def check_run_dir_path(path: Path) -> Path:
     existing = next((folder for folder in (path, *path.absolute().parents) if folder.exists()), None)
     if existing is None or not existing.is_dir():
         raise UsageError(f"--run-dir {path}: {existing} is not a folder.")
-    if not _writable_folder(existing):
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise UsageError(f"--run-dir {path}: the folder {existing} is not writable; choose another path.")
     return path
 

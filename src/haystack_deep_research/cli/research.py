@@ -1,18 +1,7 @@
 """
-The ``deep-research`` command and its subcommands (``check``, ``scan``, ``mcp``, ``replay``, ``update``, ``ask``);
-docs/cli.md has every option, the config file rules and the exit status table
-(:class:`~haystack_deep_research.options.exit_codes.ExitCode`).
-
-The first argument chooses the form: a name in :data:`SUBCOMMANDS` runs that command; anything else is a question, so
-``deep-research "check the solar data"`` still researches (``deep-research -- check`` researches the word "check").
-Progress goes to stderr, the report to stdout or ``-o``; the options (output paths included) are checked before any
-model is called, and every user error is one line. Ctrl-C and SIGTERM stop the run and save what it gathered as a
-partial report (see :mod:`.session`), as a failing run does.
-
-``--clarify``: on a terminal the clarifying question is asked on stderr and the run goes on with the answer; without
-one it is printed (or put in the ``--json`` object) and the command exits with
-:attr:`~haystack_deep_research.options.exit_codes.ExitCode.CLARIFICATION_NEEDED`. It is the scope model's words, shown
-through :func:`~haystack_deep_research._untrusted.terminal.terminal_text` on one line.
+The ``deep-research`` command and its subcommands; docs/cli.md has every option, the config file rules and the exit
+status table. The first argument chooses the form: a name in :data:`SUBCOMMANDS` runs that command, anything else is a
+question. The options (output paths included) are checked before any model is called, and every user error is one line.
 """
 
 from __future__ import annotations
@@ -31,7 +20,7 @@ from haystack_deep_research._untrusted.terminal import say, terminal_text
 from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.agents.iterative_agent import journaled_question
 from haystack_deep_research.cli.approval import console_plan_review, progress_mode
-from haystack_deep_research.cli.display import Display
+from haystack_deep_research.cli.display import Display, make_display
 from haystack_deep_research.cli.iterative import (
     MANIFEST_FILE,
     iterative_options,
@@ -39,9 +28,9 @@ from haystack_deep_research.cli.iterative import (
     subcommand_help,
     write_manifest,
 )
-from haystack_deep_research.cli.live import make_display
 from haystack_deep_research.cli.output import print_stdout, result_json, save_outputs
 from haystack_deep_research.cli.research_checks import check_model_server, check_prices, check_research_args
+from haystack_deep_research.cli.scan import run_scan_command
 from haystack_deep_research.cli.session import RunOutcome, run_research, sigterm_interrupts, unfinished_result
 from haystack_deep_research.errors import UsageError
 from haystack_deep_research.evidence.text import clean_text
@@ -81,12 +70,6 @@ MCP_COMMAND = "mcp"
 REPLAY_COMMAND = "replay"
 UPDATE_COMMAND = "update"
 ASK_COMMAND = "ask"
-
-
-def _run_scan(argv: Sequence[str]) -> int:
-    from haystack_deep_research.cli.scan import run_scan_command  # it imports this module
-
-    return run_scan_command(argv)
 
 
 def _run_mcp(argv: Sequence[str]) -> int:
@@ -203,7 +186,7 @@ def _usage(message: str) -> int:
 
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     CHECK_COMMAND: run_check,
-    SCAN_COMMAND: _run_scan,
+    SCAN_COMMAND: run_scan_command,
     MCP_COMMAND: _run_mcp,
     REPLAY_COMMAND: _run_replay,
     UPDATE_COMMAND: _run_update,
@@ -293,13 +276,6 @@ def _run(agent: Any, question: str, inputs: RunInputs, display: Display, **optio
     return outcome
 
 
-def _clarification(result: dict[str, Any]) -> str | None:
-    """The clarifying question a ``--clarify`` run asked instead of researching, if it did."""
-    if result.get(EXIT_REASON) != EXIT_CLARIFICATION_NEEDED:
-        return None
-    return str(result.get(CLARIFICATION) or "") or None
-
-
 def _answer_on_terminal(asked: str) -> str | None:
     """The answer read on a terminal, cleaned; ``None`` when stdin is not a terminal or the answer is empty."""
     if not sys.stdin.isatty():
@@ -328,13 +304,12 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
         return exit_code_of(error)
     inputs = RunInputs(on_event=display, run_dir=args.run_dir)
     outcome = _run(agent, question, inputs, display, update=update)
-    asked = _clarification(outcome.result or {})
-    if asked is not None:  # --clarify: one question before the research
+    result = outcome.result or {}
+    asked = str(result.get(CLARIFICATION) or "") if result.get(EXIT_REASON) == EXIT_CLARIFICATION_NEEDED else ""
+    if asked:  # --clarify: one question before the research, asked on a terminal, else printed
         answer = _answer_on_terminal(asked)
         if answer is None:
-            print_stdout(
-                result_json(outcome.result or {}, question) if args.json else terminal_text(asked, one_line=True)
-            )
+            print_stdout(result_json(result, question) if args.json else terminal_text(asked, one_line=True))
             say(
                 "deep-research: the question needs a clarification (above); run again with the answer added to the "
                 "question."
@@ -342,7 +317,7 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
             return ExitCode.CLARIFICATION_NEEDED
         display = make_display("none" if args.quiet else args.progress)
         inputs = dataclasses.replace(inputs, on_event=display)
-        messages = [*(outcome.result or {}).get(MESSAGES, []), ChatMessage.from_user(answer)]
+        messages = [*result.get(MESSAGES, []), ChatMessage.from_user(answer)]
         outcome = _run(agent, question, inputs, display, messages=messages)
     if outcome.result is not None and built.get("record_to") is not None:
         sources = recorded_sources(args, option_value(args, "search"))
@@ -351,14 +326,7 @@ def _research(args: argparse.Namespace, *, update: bool = False, replay: Path | 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """
-    Run the command.
-
-    :param argv: The arguments (without the program name); ``sys.argv[1:]`` by default.
-    :returns: The exit status (see :class:`~haystack_deep_research.options.exit_codes.ExitCode`): 0 done, 1 failed, 2
-        usage error, 3 clarification needed, 4 unreadable citations (``check``), 5 partial, 6 research failed, 130
-        interrupted, 143 terminated (SIGTERM, saved as for Ctrl-C).
-    """
+    """Run the command; returns the exit status (see :class:`~haystack_deep_research.options.exit_codes.ExitCode`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     with sigterm_interrupts() as termination:  # SIGTERM takes Ctrl-C's path: the partial report is saved
         code = SUBCOMMANDS[argv[0]](argv[1:]) if argv[:1] and argv[0] in SUBCOMMANDS else _main(argv)

@@ -1,7 +1,6 @@
 """
 What the ``deep-research`` command checks before any model is called: the question, the output paths, the
-credentials, the combinations of options, (for ``--max-cost``) that every model has a price, and (for ``--base-url``)
-that the model server is there and serves the API.
+credentials, the combinations of options, the prices (``--max-cost``) and the model server (``--base-url``).
 """
 
 from __future__ import annotations

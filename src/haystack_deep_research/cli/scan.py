@@ -1,8 +1,6 @@
 """
-``deep-research scan``: research every item of a list (a text file, one question per line) or of a provider class
-(``module:Class``), one ``create_research_workflow`` run each, on the models and sources the shared options choose;
-each item's structured output (``--schema``) becomes its row in ``--out``, and rerunning researches only the items not
-finished. docs/scans.md has the options, the failures file and the exit status.
+``deep-research scan``: research every item of a list (a text file, or a provider class ``module:Class``), one
+``create_research_workflow`` run each, on the models and sources the shared options choose; docs/scans.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """
-Running the agent for the command, and what a run that never finished leaves behind.
-
-:func:`run_research` runs ``run_async`` under :func:`asyncio.run`: Ctrl-C cancels the run's task (a second one stops
-at once), the cancellation reaches every researcher, and the run comes back interrupted (or failed, with its error)
-with the :class:`~haystack_deep_research.run.ResearchRun` it opened. :func:`unfinished_result` turns such a run into a
-result as the write hook's fallback does, its citations verified against the pages really read.
-
-SIGTERM (what ``timeout``, systemd and Kubernetes send) ends a command as Ctrl-C does: :func:`sigterm_interrupts`
-installs, in the main thread and for the command only, a handler that calls the current SIGINT handler; the command
-then saves its partial report and exits 143 instead of 130.
+Running the agent for the command, and what a run that never finished leaves behind: Ctrl-C (and SIGTERM, which
+``timeout``, systemd and Kubernetes send, through :func:`sigterm_interrupts`) cancels the run's task and every
+researcher, and :func:`unfinished_result` turns the run it opened into a result as the write hook's fallback does, its
+citations verified against the pages really read.
 """
 
 from __future__ import annotations
@@ -32,14 +26,7 @@ from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.run import ResearchRun, RunInputs
 from haystack_deep_research.state import EXIT_FAILED, EXIT_INTERRUPTED, PHASE_RUN
 
-__all__ = [
-    "RunOutcome",
-    "Termination",
-    "run_research",
-    "sigterm_interrupts",
-    "terminated",
-    "unfinished_result",
-]
+__all__ = ["RunOutcome", "Termination", "run_research", "sigterm_interrupts", "unfinished_result"]
 
 
 @dataclass
@@ -52,15 +39,17 @@ class Termination:
 _CURRENT: ContextVar[Termination | None] = ContextVar("termination", default=None)
 
 
-def terminated() -> bool:
-    """:returns: Whether a SIGTERM arrived during the command under way (inside :func:`sigterm_interrupts`)."""
+def _terminated() -> bool:
     current = _CURRENT.get()
     return current is not None and current.received
 
 
 @contextmanager
 def sigterm_interrupts() -> Iterator[Termination]:
-    """Turn SIGTERM into the interruption Ctrl-C causes while the block runs; yields its :class:`Termination`."""
+    """
+    Turn SIGTERM into the interruption Ctrl-C causes while the block runs (a handler in the main thread that calls the
+    current SIGINT handler); yields its :class:`Termination`.
+    """
     termination = Termination()
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -84,21 +73,13 @@ def sigterm_interrupts() -> Iterator[Termination]:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """
-    How a run of the command ended.
+    """How a run of the command ended."""
 
-    :param result: The run's result, or ``None`` when it never finished.
-    :param run: The run, once it opened (``None`` when it was stopped before).
-    :param interrupted: Whether Ctrl-C or SIGTERM stopped it.
-    :param error: What made it fail, if it failed.
-    :param terminated: Whether the interruption was a SIGTERM.
-    """
-
-    result: dict[str, Any] | None
-    run: ResearchRun | None
-    interrupted: bool = False
+    result: dict[str, Any] | None  # None when it never finished
+    run: ResearchRun | None  # None when it was stopped before it opened
+    interrupted: bool = False  # by Ctrl-C or SIGTERM
     error: Exception | None = None
-    terminated: bool = False
+    terminated: bool = False  # the interruption was a SIGTERM
 
     def stopped_by(self) -> str:
         """:returns: What interrupted the run, as its lines say it: ``SIGTERM`` or ``Ctrl-C``."""
@@ -123,17 +104,10 @@ def run_research(
     try:
         result = asyncio.run(agent.run_async(messages=messages, inputs=given, **run_options))
     except KeyboardInterrupt:
-        return RunOutcome(None, opened[0] if opened else None, interrupted=True, terminated=terminated())
+        return RunOutcome(None, opened[0] if opened else None, interrupted=True, terminated=_terminated())
     except Exception as error:  # a provider or network failure: the caller keeps what was gathered and says why
         return RunOutcome(None, opened[0] if opened else None, error=error)
     return RunOutcome(result, opened[0] if opened else None)
-
-
-def _cause(outcome: RunOutcome) -> str:
-    if outcome.interrupted:
-        return f"it never ran: the run was interrupted with {outcome.stopped_by()}"
-    error = outcome.error
-    return f"it never ran: the run failed with {type(error).__name__}: {error}"
 
 
 def unfinished_result(outcome: RunOutcome) -> dict[str, Any]:
@@ -153,19 +127,20 @@ def unfinished_result(outcome: RunOutcome) -> dict[str, Any]:
             "cost": None,
             "token_usage": {},
         }
-    what = (
-        f"was interrupted ({outcome.stopped_by()})"
-        if outcome.interrupted
-        else f"failed ({type(outcome.error).__name__})"
-    )
+    error = outcome.error
+    what = f"was interrupted ({outcome.stopped_by()})" if outcome.interrupted else f"failed ({type(error).__name__})"
     notes = run.notes()
     kept = "the report holds the notes gathered" if notes else "no note was gathered, so there is no report"
     run.warn(PHASE_RUN, f"the run {what} before its report was written; {kept}")
     report, citations = "", {}
     if notes:
         urls = allowed_urls(notes, run)
-        draft = fallback_report(run, _cause(outcome), notes, urls)
-        check = verify_report(run, draft, urls)
+        cause = (
+            f"was interrupted with {outcome.stopped_by()}"
+            if outcome.interrupted
+            else f"failed with {type(error).__name__}: {error}"
+        )
+        check = verify_report(run, fallback_report(run, f"it never ran: the run {cause}", notes, urls), urls)
         report, citations = check.report, citation_findings(check)
     return {
         "report": report,
