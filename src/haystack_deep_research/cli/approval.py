@@ -50,21 +50,14 @@ def progress_mode(args: argparse.Namespace) -> str:
 
 
 def console_plan_review() -> BlockingConfirmationStrategy:
-    """
-    :returns: The strategy ``--approve-plan`` passes as ``approve_plan``: ask about every sub-topic on stderr.
-    :raises MissingExtraError: If rich is not installed.
-    """
+    """The strategy ``--approve-plan`` passes as ``approve_plan``: ask about every sub-topic on stderr."""
     return BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(), confirmation_ui=ConsolePlanReview())
 
 
 class ConsolePlanReview(ConfirmationUI):
     """
-    A Haystack confirmation UI on a rich console: each planned call shown as text (see the module docstring), then
-    ``y`` researches it, ``n`` drops it (with an optional reason) and ``m`` edits its arguments. It serializes
-    without its console (stderr is used again).
-
-    :param console: The console; stderr by default.
-    :raises MissingExtraError: If rich is not installed.
+    A Haystack confirmation UI on a rich console (stderr by default): each planned call shown as text, then ``y``
+    researches it, ``n`` drops it (with an optional reason) and ``m`` edits its arguments.
     """
 
     def __init__(self, console: Console | None = None) -> None:

@@ -41,11 +41,7 @@ _MAX_LINE = 240
 
 
 class Display:
-    """
-    Follow a run and show nothing; the base of the displays.
-
-    :param tracker: Where the run stands; a new tracker by default.
-    """
+    """Follow a run (``tracker``: a new one by default) and show nothing; the base of the displays."""
 
     def __init__(self, tracker: RunTracker | None = None) -> None:
         self.tracker = tracker or RunTracker()
@@ -76,12 +72,7 @@ class Display:
 
 
 class PlainDisplay(Display):
-    """
-    One line per step on a text stream, and the summary as ``[done]`` and ``[warning]`` lines.
-
-    :param tracker: Where the run stands; a new tracker by default.
-    :param stream: Where the lines go; stderr by default.
-    """
+    """One line per step on ``stream`` (stderr by default), and the summary as ``[done]`` and ``[warning]`` lines."""
 
     def __init__(self, tracker: RunTracker | None = None, *, stream: TextIO | None = None) -> None:
         super().__init__(tracker)
@@ -196,13 +187,7 @@ def render_summary(summary: RunSummary) -> RenderableType:
 
 
 class RichDisplay(Display):
-    """
-    A live view on a rich console, and the summary as a panel.
-
-    :param tracker: Where the run stands; a new tracker by default.
-    :param console: The console; stderr by default.
-    :param refresh_per_second: How often the view is redrawn.
-    """
+    """A live view on a rich console (stderr by default), and the summary as a panel."""
 
     def __init__(
         self, tracker: RunTracker | None = None, *, console: Console | None = None, refresh_per_second: float = 4.0
@@ -259,11 +244,7 @@ def _rich_terminal() -> bool:
 
 
 def make_display(mode: str, tracker: RunTracker | None = None) -> Display:
-    """
-    The display (not started) a ``--progress`` mode asks for.
-
-    :raises MissingExtraError: If ``rich`` is asked for and rich is not installed.
-    """
+    """The display (not started) a ``--progress`` mode asks for; ``MissingExtraError`` for ``rich`` without rich."""
     if mode == "none":
         return Display(tracker)
     if mode == "plain" or (mode == "auto" and not _rich_terminal()):

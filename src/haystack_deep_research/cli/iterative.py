@@ -41,11 +41,7 @@ _ROLES = {"analysis_llm": "orchestrator_llm", "writer_llm": "writer_llm", "summa
 
 
 def iterative_options(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
-    """
-    :param args: The parsed command line.
-    :param options: The main agent's options the command line asked for (models, sources, budgets, cache, style).
-    :returns: The arguments of ``create_iterative_research_agent``.
-    """
+    """The arguments of ``create_iterative_research_agent`` from the main agent's ``options`` the command asked for."""
     models = {key: options.pop(key) for key in list(options) if key.endswith("_llm")}
     if not models:
         models = role_models()
@@ -91,10 +87,10 @@ def write_manifest(
 
 def replay_options(directory: Path) -> tuple[str, dict[str, Any]]:
     """
-    :param directory: A recording made with ``--record``.
-    :returns: The recorded question, and the arguments of ``create_iterative_research_agent`` that replay it.
+    The question a ``--record`` recording holds, and the ``create_iterative_research_agent`` arguments that replay it.
+
     :raises ConfigurationError: If the directory holds no recording made by the command.
-    :raises RecordingError: If its ``recording.json`` or its exchanges are damaged (the message names file and field).
+    :raises RecordingError: If its ``recording.json`` or its exchanges are damaged.
     """
     path = directory / MANIFEST_FILE
     if not path.is_file():

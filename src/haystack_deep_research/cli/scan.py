@@ -38,12 +38,8 @@ __all__ = ["run_scan_command", "scan_workflow"]
 
 def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | None = None) -> ResearchWorkflow:
     """
-    The research of one item: the research workflow on the models and sources the shared options choose.
-
-    :param output_schema: The row's model.
-    :param options: The parsed shared options (see :mod:`~haystack_deep_research.options.parsers`); ``None`` reads
-        their environment variables only. Plain values, so the call pickles for Ray's workers.
-    :returns: The workflow.
+    The research of one item: the research workflow on the models and sources the shared ``options`` choose (``None``:
+    their environment variables only); plain values, so the call pickles for Ray's workers.
     """
     arguments = factory_arguments(options or environment_options())
     model = arguments.get("researcher_llm") or default_chat_generator(DEFAULT_SMALL_MODEL)
@@ -159,14 +155,7 @@ def _display(choice: str | None) -> _Lines | _Bar | None:
 
 
 def run_scan_command(argv: Sequence[str]) -> int:
-    """
-    Run ``deep-research scan``.
-
-    :param argv: The arguments after ``scan``.
-    :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``PARTIAL`` when some item failed,
-        ``RESEARCH_FAILED`` when every item did, ``RUN_FAILED`` when the scan could not run, ``USAGE`` for a usage
-        error.
-    """
+    """Run ``deep-research scan`` with the arguments after ``scan``; returns the exit status (docs/scans.md)."""
     try:
         args = parse_configured(scan_parser(), argv, command="scan")
     except SystemExit as stop:  # --help, or a usage error already printed as one line
