@@ -26,16 +26,7 @@ from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.report import export_docx, export_evidence, export_html, export_pdf
 from haystack_deep_research.run import ResearchRun
 
-__all__ = [
-    "JSON_KEYS",
-    "Saved",
-    "check_output_file",
-    "check_output_paths",
-    "check_run_dir_path",
-    "report_format",
-    "result_json",
-    "save_outputs",
-]
+__all__ = ["Saved", "check_output_paths", "result_json", "save_outputs"]
 
 
 JSON_KEYS = ("report", "exit_reason", "sources", "citations", "warnings", "usage_by_phase", "cost")

@@ -34,10 +34,7 @@ _MAX_TITLE = 120
 
 
 def ipython_display() -> tuple[Any, Any]:
-    """
-    :returns: IPython's ``display`` function and its ``Markdown`` class.
-    :raises MissingExtraError: If IPython (the ``notebook`` extra) is not installed.
-    """
+    """IPython's ``display`` function and ``Markdown`` class; ``MissingExtraError`` without the ``notebook`` extra."""
     try:
         from IPython.display import Markdown, display
     except ImportError as error:
@@ -180,27 +177,19 @@ class LiveProgress:
         if isinstance(event, UsageRecorded):  # one per model call; the result holds the totals
             return
         with self._lock:
-            self._take(event)
-            final = isinstance(event, RunEnded)
+            self.tracker(event)
+            self.phase = event.phase
+            if not isinstance(event, RunStarted | RunEnded):
+                self.recent.append(event.describe())
             now = time.monotonic()
-            due = final or now - self._last_shown >= self.min_interval or isinstance(event, RunStarted)
+            due = isinstance(event, RunStarted | RunEnded) or now - self._last_shown >= self.min_interval
             if due:
                 self._last_shown = now
             block = self.to_markdown() if due else None
-        if self._show is not None:
-            if block is not None:
-                self._show(block)
-        elif in_notebook():
-            if block is not None:
-                self._update_display(block)
-        else:
+        if self._show is None and not in_notebook():
             say(terminal_text(f"[{event.phase}] {event.describe()}", one_line=True), file=self._stream or sys.stderr)
-
-    def _take(self, event: Event) -> None:
-        self.tracker(event)
-        self.phase = event.phase
-        if not isinstance(event, RunStarted | RunEnded):
-            self.recent.append(event.describe())
+        elif block is not None:
+            (self._show or self._update_display)(block)
 
     def to_markdown(self) -> str:
         """:returns: The progress block: the question, the counts, each sub-topic's state and the latest events."""
@@ -236,10 +225,8 @@ async def run_with_progress(
     **run_kwargs: Any,
 ) -> ResearchResult:
     """
-    Run an agent with live progress and return its result ready for display: ``await run_with_progress(agent, "...")``.
-
-    The events come through :class:`~haystack_deep_research.run.EventStream`, so the progress block is updated on
-    the notebook's event loop. Interrupting the cell cancels the run.
+    Run an agent with live progress (on the notebook's event loop; interrupting the cell cancels the run) and return
+    its result ready for display: ``await run_with_progress(agent, "...")``.
 
     :param agent: An agent of this library.
     :param question: The question, or the messages to run with.

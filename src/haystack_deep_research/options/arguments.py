@@ -34,20 +34,14 @@ from haystack_deep_research.web import UrlPolicy
 
 __all__ = [
     "ENVIRONMENT",
-    "REPLAYABLE_SEARCHES",
     "check_option_credentials",
-    "check_search_url",
     "factory_arguments",
-    "folder_fingerprint",
-    "index_progress",
     "judge_model",
     "model_arguments",
     "option_value",
-    "read_outline",
     "recorded_sources",
     "replay_argv",
     "report_style",
-    "web_options",
     "with_budgets",
     "with_grounding",
 ]

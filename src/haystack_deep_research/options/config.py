@@ -30,22 +30,14 @@ from haystack_deep_research.errors import ConfigFileError, ConfigurationError, L
 from haystack_deep_research.options.parsers import check_parser, mcp_parser, research_parser, scan_parser
 
 __all__ = [
-    "CONFIG_VARIABLE",
-    "LOCAL_CONFIG",
     "MAX_CONFIG_BYTES",
-    "OPTIONS_FILE",
     "PREFIX",
-    "RECORDED_OPTIONS",
-    "SDK_VARIABLES",
-    "ConfigFile",
     "add_config_option",
-    "config_files",
     "config_parsers",
     "environment_options",
     "environment_value",
     "environment_variables",
     "load_config",
-    "load_run_options",
     "parse_configured",
     "run_options",
     "save_run_options",

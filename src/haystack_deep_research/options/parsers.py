@@ -22,22 +22,11 @@ from haystack_deep_research.settings.grouped import MAX_COST_BUDGET, MAX_TIME_BU
 from haystack_deep_research.sources.selection import SEARCH_NAMES
 
 __all__ = [
-    "MAX_RETRIES",
-    "MAX_TIMEOUT_S",
-    "MAX_TOKENS",
-    "MODES",
     "OPTION_GROUPS",
-    "PROGRESS_MODES",
     "CommandParser",
     "add_display_options",
-    "add_iterative_options",
-    "add_model_options",
     "add_output_options",
-    "add_research_options",
-    "add_shared_options",
-    "add_source_options",
     "bounded_int",
-    "bounded_number",
     "check_parser",
     "mcp_parser",
     "parse_price",
