@@ -270,30 +270,6 @@ class RunOutcome:
         return "SIGTERM" if self.terminated else "Ctrl-C"
 
 
-def run_research(
-    agent: Any,
-    question: str,
-    inputs: RunInputs,
-    *,
-    messages: list[ChatMessage] | None = None,
-    **run_options: bool,
-) -> RunOutcome:
-    """
-    Run the agent (``run_async``) on the question, or on ``messages`` (a clarifying question answered), until it
-    finishes, fails or is interrupted; ``run_options`` go to ``run_async`` (``update=True``).
-    """
-    opened: list[ResearchRun] = []
-    given = dataclasses.replace(inputs, on_run_opened=opened.append)
-    messages = messages or [ChatMessage.from_user(question)]
-    try:
-        result = asyncio.run(agent.run_async(messages=messages, inputs=given, **run_options))
-    except KeyboardInterrupt:
-        return RunOutcome(None, opened[0] if opened else None, interrupted=True, terminated=_terminated())
-    except Exception as error:  # a provider or network failure: the caller keeps what was gathered and says why
-        return RunOutcome(None, opened[0] if opened else None, error=error)
-    return RunOutcome(result, opened[0] if opened else None)
-
-
 def unfinished_result(outcome: RunOutcome) -> dict[str, Any]:
     """The result of a run that was interrupted or failed, with the notes it gathered as a verified partial report."""
     exit_reason = EXIT_INTERRUPTED if outcome.interrupted else EXIT_FAILED
@@ -409,16 +385,34 @@ def _finish(args: argparse.Namespace, question: str, outcome: RunOutcome, displa
     return ExitCode.RUN_FAILED if saved.failures else outcome_code(result, researchers_failed=failed)
 
 
-def _run(agent: Any, question: str, inputs: RunInputs, display: Display, **options: Any) -> RunOutcome:
-    """One run of the agent with the display live; ``options`` go to :func:`run_research`."""
+def _run(
+    agent: Any,
+    question: str,
+    inputs: RunInputs,
+    display: Display,
+    *,
+    messages: list[ChatMessage] | None = None,
+    **run_options: bool,
+) -> RunOutcome:
+    """
+    Run the agent (``run_async``) with the display live, on the question or on ``messages`` (a clarifying question
+    answered), until it finishes, fails or is interrupted; ``run_options`` set go to ``run_async`` (``update=True``).
+    """
+    opened: list[ResearchRun] = []
+    given = dataclasses.replace(inputs, on_run_opened=opened.append)
+    messages = messages or [ChatMessage.from_user(question)]
     display.start()
     try:
-        outcome = run_research(agent, question, inputs, **{k: v for k, v in options.items() if v})
-        if outcome.interrupted:
-            display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
+        options = {name: value for name, value in run_options.items() if value}
+        result = asyncio.run(agent.run_async(messages=messages, inputs=given, **options))
+        return RunOutcome(result, opened[0] if opened else None)
+    except KeyboardInterrupt:
+        display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
+        return RunOutcome(None, opened[0] if opened else None, interrupted=True, terminated=_terminated())
+    except Exception as error:  # a provider or network failure: the caller keeps what was gathered and says why
+        return RunOutcome(None, opened[0] if opened else None, error=error)
     finally:
         display.stop()
-    return outcome
 
 
 def _answer_on_terminal(asked: str) -> str | None:

@@ -119,15 +119,13 @@ def build_server(
     """
     Build the MCP server.
 
-    :param agent_factory: Builds each run's agent from the ``deep_research`` tool's options. Default: the factory
-        named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else ``create_deep_research_agent`` with the models and
-        sources the environment chooses (see :mod:`haystack_deep_research.serving.factory`; the keys they need are
-        checked when a run starts).
+    :param agent_factory: Builds each run's agent from the ``deep_research`` tool's options; by default
+        ``create_deep_research_agent`` on the models and sources the environment chooses (their keys checked when a
+        run starts).
     :param judge_llm: ``check_report``'s judge; ``None`` for the one ``deep-research check --judge`` uses.
-    :param runs_root: The folder ``ask`` finds run directories in (``None``: the working folder when the server is
-        built).
+    :param runs_root: The folder ``ask`` finds run directories in (``None``: the working folder).
     :returns: The server, the SDK's ``MCPServer``; run it with :func:`serve` or its own ``run``.
-    :raises MissingExtraError: If the ``mcp`` SDK is not installed (``pip install haystack-deep-research[mcp]``).
+    :raises MissingExtraError: If the ``mcp`` SDK is not installed.
     :raises ConfigurationError: If ``DEEP_RESEARCH_AGENT_FACTORY`` is set but cannot be loaded.
     """
     try:
@@ -270,11 +268,10 @@ def serve(
     runs_root: str | os.PathLike[str] | None = None,
 ) -> None:
     """
-    Build the server and run it until it is stopped, with Haystack's telemetry off unless
-    ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it.
+    Build the server and run it until it is stopped, with Haystack's telemetry off unless asked for.
 
     :param transport: ``"stdio"`` (a client starts the server) or ``"http"`` (streamable HTTP at ``/mcp``, behind the
-        request guard of ``DEEP_RESEARCH_ALLOWED_ORIGINS`` and ``DEEP_RESEARCH_TOKEN``).
+        request guard).
     :param host: The address the HTTP server listens on.
     :param port: The port the HTTP server listens on.
     :param agent_factory: Builds each run's agent (see :func:`build_server`).

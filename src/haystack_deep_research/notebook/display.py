@@ -148,8 +148,8 @@ class LiveProgress:
         progress = LiveProgress()
         result = await agent.run_async(messages=[...], inputs=RunInputs(on_event=progress))
 
-    :param show: Where the progress block goes: called with the block's Markdown each time it changes. Default: an
-        IPython display updated in place when running in a notebook, else one line per event on ``stream``.
+    :param show: Called with the block's Markdown each time it changes; by default an IPython display updated in
+        place in a notebook, else one line per event on ``stream``.
     :param stream: Where lines go outside a notebook (default: stderr).
     :param min_interval: Seconds between two updates of the block (0 to 10); the final state is always shown.
     :raises ConfigurationError: If ``min_interval`` is out of range.

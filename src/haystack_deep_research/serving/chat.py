@@ -60,7 +60,8 @@ async def stream_research(
     agent: Any, question: str, *, progress: bool = True, **run_kwargs: Any
 ) -> AsyncGenerator[StreamingChunk, None]:
     """
-    Run an agent and stream the run: one reasoning chunk per event, then the report as one content chunk.
+    Run an agent and stream the run: one reasoning chunk per event, then the report as one content chunk; closing
+    the stream early (a client that disconnects) cancels the run.
 
     :param agent: An agent of this library.
     :param question: The research question.

@@ -44,9 +44,8 @@ def create_app(pipelines_dir: str | os.PathLike[str] | None = None, *, guard: Re
 
     :param pipelines_dir: The folder of pipeline wrappers to serve; ``HAYHOOKS_PIPELINES_DIR`` (Hayhooks' setting)
         by default.
-    :param guard: Who may call the app; ``None`` reads ``DEEP_RESEARCH_ALLOWED_ORIGINS``,
-        ``DEEP_RESEARCH_ALLOWED_HOSTS`` and ``DEEP_RESEARCH_TOKEN``, with loopback ``Host`` names only when Hayhooks'
-        host setting is a loopback address.
+    :param guard: Who may call the app; ``None`` reads it from the environment (:meth:`RequestGuard.from_env`, on
+        Hayhooks' host setting).
     :returns: The FastAPI app; serve it with uvicorn (or :func:`main`). Its lifespan deploys the pipelines.
     :raises MissingExtraError: If Hayhooks is not installed.
     """
