@@ -121,9 +121,8 @@ def _run_mcp(argv: Sequence[str]) -> int:
 
 def _run_replay(argv: Sequence[str]) -> int:
     """``replay DIR [options]``: the recorded run again, from its recording."""
-    if isinstance(
-        operands := _operands(REPLAY_COMMAND, argv, "the recording's directory: deep-research replay DIR"), int
-    ):
+    needs = "the recording's directory: deep-research replay DIR"
+    if isinstance(operands := _operands(REPLAY_COMMAND, argv, needs), int):
         return operands
     directory = Path(operands[0])
     try:

@@ -104,11 +104,8 @@ def _probe(url: str, seconds: float) -> tuple[int, bool]:
 def check_model_server(args: argparse.Namespace) -> None:
     """
     With ``--base-url``, one request before the run: an empty body sent where the models will be asked, which an
-    OpenAI-compatible server answers at once (400, 401 or 422) without running a model. A server that refuses the
-    connection is tried :data:`PROBE_TRIES` times; one that answers 405, or 404 with a body that is not an API error
-    object (``{"error": {...}}``, which a server gives for a model it does not hold), does not serve the API there.
-    Any other answer, or none within the time (a busy server), lets the run go on. Without ``--base-url`` nothing is
-    sent.
+    OpenAI-compatible server answers at once without running a model (docs/cli.md, "Errors are one line"). A 404 whose
+    body is an API error object (``{"error": {...}}``) is a model the server does not hold, not a missing API.
 
     :raises ModelServerError: If the server cannot be reached, or answers 404 or 405.
     """

@@ -188,14 +188,10 @@ def _switch(action: argparse.Action, raw: Any, where: str) -> Any:
     return action.const if on else action.default
 
 
-def _is_list(action: argparse.Action) -> bool:
-    return isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+") or isinstance(action.nargs, int)
-
-
 def _value(action: argparse.Action, raw: Any, where: str, *, from_environment: bool) -> Any:
     if action.nargs == 0:
         return _switch(action, raw, where)
-    if not _is_list(action):
+    if not (isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+") or isinstance(action.nargs, int)):
         return _one(action, raw, where)
     if from_environment:
         # Semicolons, not commas: a value may hold commas itself (--price MODEL=INPUT,OUTPUT).
@@ -214,11 +210,10 @@ def _key(name: str, aliases: Mapping[str, str] | None = None) -> str:
     return (aliases or {}).get(key, key)
 
 
-def _aliases(parsers: Sequence[argparse.ArgumentParser]) -> dict[str, str]:
+def _aliases(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Each option's long names, without their dashes, by the dest they set."""
     return {
         option.lstrip("-").replace("-", "_"): action.dest
-        for parser in parsers
         for action in _options(parser).values()
         for option in action.option_strings
         if option.startswith("--")
@@ -230,7 +225,7 @@ def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> d
     table = load_config(path)
     parsers = {name: parser if name == command else build() for name, build in config_parsers().items()}
     known = {name: set(_options(each)) for name, each in parsers.items()}
-    by_table = {name: _aliases([each]) for name, each in parsers.items()}
+    by_table = {name: _aliases(each) for name, each in parsers.items()}
     aliases = {key: dest for table in by_table.values() for key, dest in table.items()} | by_table.get(command, {})
     every = set().union(*known.values())
     values: dict[str, tuple[Any, str]] = {}
