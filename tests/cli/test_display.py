@@ -432,7 +432,7 @@ TERMINAL_CALLS = {
     "_untrusted/terminal.py::say": "print",  # the door's printer: every line of the commands
     "cli/display.py::RichDisplay.log": ".print",
     "cli/display.py::RichDisplay.summarize": ".print",
-    "cli/approval.py::ConsolePlanReview.get_user_confirmation": ".print, Prompt.ask",
+    "cli/display.py::ConsolePlanReview.get_user_confirmation": ".print, Prompt.ask",
     "testing/_kit.py::main": "print",  # the kit's own addresses and commands, no text from outside
 }
 

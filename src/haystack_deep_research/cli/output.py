@@ -174,21 +174,10 @@ def check_output_file(path: Path, option: str) -> Path:
     return path
 
 
-def check_run_dir_path(path: Path) -> Path:
-    """:raises UsageError: If ``--run-dir`` names a file, or the nearest existing folder on its path is not writable."""
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"--run-dir {path} is a file; give a folder (it is created if missing).")
-    existing = next((folder for folder in (path, *path.absolute().parents) if folder.exists()), None)
-    if existing is None or not existing.is_dir():
-        raise UsageError(f"--run-dir {path}: {existing} is not a folder.")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"--run-dir {path}: the folder {existing} is not writable; choose another path.")
-    return path
-
-
 def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Path | None) -> None:
     """
-    :raises UsageError: If an output path cannot be used, or ``-o`` and ``--sources`` name the same file.
+    :raises UsageError: If an output path cannot be used (``--run-dir``: a file, or the nearest existing folder on its
+        path not writable), or ``-o`` and ``--sources`` name the same file.
     :raises MissingExtraError: If ``-o`` names an export whose extra is not installed.
     """
     if output is not None:
@@ -203,5 +192,12 @@ def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Pa
         check_output_file(sources, "--sources")
     if output is not None and sources is not None and output.absolute() == sources.absolute():
         raise UsageError(f"-o and --sources both name {output}; give two files.")
-    if run_dir is not None:
-        check_run_dir_path(run_dir)
+    if run_dir is None:
+        return
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--run-dir {run_dir} is a file; give a folder (it is created if missing).")
+    existing = next((folder for folder in (run_dir, *run_dir.absolute().parents) if folder.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise UsageError(f"--run-dir {run_dir}: {existing} is not a folder.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--run-dir {run_dir}: the folder {existing} is not writable; choose another path.")

@@ -28,8 +28,7 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research._untrusted.terminal import say, terminal_text
 from haystack_deep_research.agents import create_deep_research_agent, create_iterative_research_agent
 from haystack_deep_research.agents.iterative_agent import journaled_question
-from haystack_deep_research.cli.approval import console_plan_review, progress_mode
-from haystack_deep_research.cli.display import Display, make_display
+from haystack_deep_research.cli.display import Display, console_plan_review, make_display, progress_mode
 from haystack_deep_research.cli.iterative import (
     MANIFEST_FILE,
     iterative_options,

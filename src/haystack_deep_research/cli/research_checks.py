@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from haystack_deep_research.agents.models import API_TABLE
-from haystack_deep_research.cli.approval import check_approve_plan
+from haystack_deep_research.cli.display import check_approve_plan
 from haystack_deep_research.cli.output import check_output_paths
 from haystack_deep_research.errors import ModelServerError, UsageError
 from haystack_deep_research.evidence.text import clean_text

@@ -276,24 +276,12 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
         default=5,
         help=f"Sub-topics to research, 1 to {MAX_SUBTOPICS} (default 5).",
     )
-    group.add_argument(
-        "--token-budget",
-        type=bounded_int(1, MAX_TOKEN_BUDGET),
-        metavar="N",
-        help="Stop researching after this many tokens (all phases).",
-    )
-    group.add_argument(
-        "--time-budget",
-        type=bounded_number(MAX_TIME_BUDGET_S),
-        metavar="SECONDS",
-        help="Stop researching after this many seconds.",
-    )
-    group.add_argument(
-        "--max-cost",
-        type=bounded_number(MAX_COST_BUDGET),
-        metavar="USD",
-        help="Stop researching once the model calls have cost this many US dollars.",
-    )
+    for option, bounded, metavar, text in (  # the budgets
+        ("--token-budget", bounded_int(1, MAX_TOKEN_BUDGET), "N", "after this many tokens (all phases)."),
+        ("--time-budget", bounded_number(MAX_TIME_BUDGET_S), "SECONDS", "after this many seconds."),
+        ("--max-cost", bounded_number(MAX_COST_BUDGET), "USD", "once the model calls have cost this many US dollars."),
+    ):
+        group.add_argument(option, type=bounded, metavar=metavar, help=f"Stop researching {text}")
     group.add_argument(
         "--grounding",
         action="store_true",
