@@ -30,7 +30,7 @@ from haystack_deep_research.run import EventStream
 from haystack_deep_research.run._journal import JOURNAL_FILE, MAX_JOURNAL_BYTES
 from haystack_deep_research.serving import RequestGuard, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
-from haystack_deep_research.serving.factory import AgentFactory
+from haystack_deep_research.serving.agents import AgentFactory
 from haystack_deep_research.serving.guard import ASGIApp, Message, Receive, Scope, Send
 from haystack_deep_research.settings import Budgets
 

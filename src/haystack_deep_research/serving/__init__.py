@@ -4,8 +4,7 @@ server), and a run streamed as a chat reply. Used by the MCP server and the Hayh
 package (:mod:`haystack_deep_research.serving.hayhooks` needs the ``hayhooks`` extra).
 """
 
-from haystack_deep_research.serving.chat import question_from_chat, question_from_text, stream_research
-from haystack_deep_research.serving.factory import agent_factory
+from haystack_deep_research.serving.agents import agent_factory, question_from_chat, question_from_text, stream_research
 from haystack_deep_research.serving.guard import RequestGuard, RequestGuardMiddleware, http_status
 
 __all__ = [
