@@ -59,32 +59,23 @@ def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | 
     )
 
 
-def _imported(spec: str, what: str) -> Any:
+def _imported_class(spec: str, what: str, base: type, kind: str) -> Any:
     module, _, name = spec.partition(":")
     if not module or not name:
         raise UsageError(f"{what} must be given as module:Name; got {spec!r}.")
     try:
-        return getattr(importlib.import_module(module), name)
+        found = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as error:
         raise UsageError(f"cannot import {what} {spec}: {error}") from error
+    if not (isinstance(found, type) and issubclass(found, base)):
+        raise UsageError(f"{spec} is not a {kind} class.")
+    return found
 
 
 def _provider(items: str) -> KnowledgeProvider:
     if Path(items).is_file() or ":" not in items:
         return ListProvider.from_file(items)
-    found = _imported(items, "the provider")
-    if not (isinstance(found, type) and issubclass(found, KnowledgeProvider)):
-        raise UsageError(f"{items} is not a KnowledgeProvider class.")
-    return found()
-
-
-def _schema(spec: str | None) -> type[BaseModel]:
-    if spec is None:
-        return ResearchSummary
-    found = _imported(spec, "the schema")
-    if not (isinstance(found, type) and issubclass(found, BaseModel)):
-        raise UsageError(f"{spec} is not a pydantic model class.")
-    return found
+    return _imported_class(items, "the provider", KnowledgeProvider, "KnowledgeProvider")()
 
 
 class _Lines:
@@ -163,7 +154,9 @@ def run_scan_command(argv: Sequence[str]) -> int:
     display = None
     try:
         provider = _provider(args.items)
-        schema = _schema(args.schema)
+        schema = ResearchSummary
+        if args.schema is not None:
+            schema = _imported_class(args.schema, "the schema", BaseModel, "pydantic model")
         check_sources(args)
         factory_arguments(args, quiet=args.progress == "none")  # bad options, and the --docs indexes, before any item
         check_model_server(args)

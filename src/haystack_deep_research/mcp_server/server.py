@@ -59,10 +59,6 @@ def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _status_line(result: Mapping[str, Any]) -> str:
-    return "\n".join([outcome_line(result), *(f"warning: {warning}" for warning in result.get("warnings") or [])])
-
-
 def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any = None) -> tuple[int, str]:
     """Run ``deep-research check`` on the given texts, in a temporary directory; returns its status and output."""
     with tempfile.TemporaryDirectory(prefix="deep-research-check-") as folder:
@@ -76,10 +72,7 @@ def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any =
         if judge:
             argv.append("--judge")
         out, err = io.StringIO(), io.StringIO()
-        try:
-            status = run_check(argv, out=out, err=err, judge_llm=judge_llm)
-        except SystemExit as stop:  # argparse refuses the arguments
-            status = int(stop.code or 2)
+        status = run_check(argv, out=out, err=err, judge_llm=judge_llm)  # a usage error is its status 2
         text = (out.getvalue() + err.getvalue()).replace(str(path), "report.md").replace(folder, ".")
     return status, text.strip()
 
@@ -209,9 +202,10 @@ def build_server(
             raise ToolError(f"the run failed: {type(error).__name__}: {error}") from error
         result = stream.result or {}
         summary = _summary(result)
+        status = "\n".join([outcome_line(result), *(f"warning: {warning}" for warning in summary["warnings"])])
         content: list[ContentBlock] = [
             TextContent(type="text", text=str(result.get("clarification") or result.get("report") or "")),
-            TextContent(type="text", text=_status_line(result)),
+            TextContent(type="text", text=status),
         ]
         return CallToolResult(content=content, structured_content=summary)
 
