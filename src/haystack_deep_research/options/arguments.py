@@ -67,11 +67,7 @@ filled (a server's ``check_report`` judge)."""
 
 
 def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str] | None = None) -> Any:
-    """
-    The option's value, else its environment variable's (read as the option reads it), else ``None``.
-
-    :raises ConfigFileError: If the variable holds a value the option refuses.
-    """
+    """The option's value, else its environment variable's (``ConfigFileError`` if refused), else ``None``."""
     value = getattr(args, name, None)
     given = value is not None and value is not False and value != []
     if given or name not in ENVIRONMENT:
@@ -247,11 +243,7 @@ def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, 
 
 
 def replay_argv(directory: Path, manifest: Any) -> list[str]:
-    """
-    The command-line options that rebuild a recording's sources.
-
-    :raises RecordingError: If a folder is missing or changed since the recording, or the search is unknown.
-    """
+    """The command-line options that rebuild a recording's sources; ``RecordingError`` if they cannot be rebuilt."""
     where = f"the recording {str(directory)!r}"
     if manifest.web and manifest.search not in REPLAYABLE_SEARCHES:
         raise RecordingError(

@@ -415,11 +415,8 @@ def parse_configured(
 
 def environment_options() -> argparse.Namespace:
     """
-    The main command's options with no flag given, for a server (MCP, Hayhooks, a scan's item): read as the command
-    line's defaults are, so a setting means the same to a server as to the command.
-
-    :raises ConfigurationError: If a variable or the config file holds a value the option refuses, or the working
-        folder's file sets an option only a trusted file may set.
+    The main command's options with no flag given, for a server (MCP, Hayhooks, a scan's item), so that a setting means
+    the same to a server as to the command; ``ConfigurationError`` where the command would refuse it.
     """
     try:
         return parse_configured(research_parser(), ["-"], command="research")
@@ -495,11 +492,7 @@ def save_run_options(run_dir: Path, options: list[list[str]]) -> None:
 
 
 def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[list[str]]:
-    """
-    The options the run was made with; ``[]`` when the directory keeps none (a run of an older version).
-
-    :raises RunDirError: If ``options.json`` is not a file of recorded options.
-    """
+    """The options the run was made with (``[]`` when it kept none); ``RunDirError`` for a damaged ``options.json``."""
     path = run_dir / OPTIONS_FILE
     if not path.exists():
         return []
@@ -525,12 +518,7 @@ def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[lis
 def update_argv(
     run_dir: Path, given: Sequence[str], parser: argparse.ArgumentParser, *, command: str = "update"
 ) -> list[str]:
-    """
-    The arguments ``update RUN_DIR`` (or ``ask``) runs with: the run's recorded options, then those given; says on
-    stderr which recorded ones it reuses.
-
-    :raises RunDirError: If ``options.json`` is damaged.
-    """
+    """The arguments ``update RUN_DIR`` (or ``ask``) runs with: the recorded options not given, then those given."""
     named = {token.split("=", 1)[0] for token in given if token.startswith("--")}
     kept = [token for entry in load_run_options(run_dir, parser) if entry[0] not in named for token in entry]
     if kept and "-q" not in given and "--quiet" not in given:
