@@ -28,8 +28,7 @@ __all__ = ["check_model_server", "check_prices", "check_research_args", "check_s
 
 PROBE_TRIES = 2
 """How many times a model server that refuses the connection is tried before the command gives up."""
-PROBE_MAX_BYTES = 64 * 1024
-"""The most of the probe's answer that is read."""
+PROBE_MAX_BYTES = 64 * 1024  # of the probe's answer, read
 PROBE_TIMEOUT_S = 10.0
 """The most seconds the probe waits to connect (or the ``--timeout``, when shorter)."""
 

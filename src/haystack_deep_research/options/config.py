@@ -46,12 +46,10 @@ __all__ = [
 ]
 
 
-CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
-"""The environment variable naming the config file (as ``--config`` does)."""
+CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"  # names the config file, as --config does
 LOCAL_CONFIG = Path("deep-research.toml")
 """The config file of the working folder, read when no other is named, and not trusted (see :func:`trusted_only`)."""
 MAX_CONFIG_BYTES = 1024 * 1024
-"""The largest config file read; a larger one is refused."""
 
 
 class ConfigFile(NamedTuple):
@@ -90,7 +88,6 @@ def load_config(path: Path) -> dict[str, Any]:
 
 
 PREFIX = "DEEP_RESEARCH_"
-"""The prefix of every option's environment variable."""
 SDK_VARIABLES: dict[str, tuple[str, ...]] = {"base_url": ("OPENAI_BASE_URL",)}
 """The variables of the model SDK an option reads after its own ``DEEP_RESEARCH_<DEST>``, by the option's ``dest``."""
 
@@ -426,8 +423,7 @@ def environment_options() -> argparse.Namespace:
         ) from stop
 
 
-OPTIONS_FILE = "options.json"
-"""The file of a run directory that holds the options the run was made with."""
+OPTIONS_FILE = "options.json"  # in a run directory: the options the run was made with
 
 RECORDED_OPTIONS: dict[str, tuple[str, str]] = {
     "depth": ("--depth", "value"),

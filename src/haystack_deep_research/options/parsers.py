@@ -218,8 +218,7 @@ def add_shared_options(parser: argparse.ArgumentParser) -> None:
 PROGRESS_MODES = ("auto", "rich", "plain", "none")
 """``--progress``: ``auto`` is ``rich`` when rich is installed and stderr is a terminal, else ``plain``."""
 
-MAX_SUBTOPICS = 50
-"""The most sub-topics one run may delegate (the factory's own limit)."""
+MAX_SUBTOPICS = 50  # the factory's own limit
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -369,7 +368,7 @@ def add_display_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
+OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (  # in --help order
     add_output_options,
     add_research_options,
     add_report_options,
@@ -378,7 +377,6 @@ OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
     add_source_options,
     add_display_options,
 )
-"""The option groups of ``deep-research "question"``, in ``--help`` order."""
 
 
 def research_parser() -> argparse.ArgumentParser:

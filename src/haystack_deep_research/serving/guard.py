@@ -26,14 +26,11 @@ __all__ = [
     "http_status",
 ]
 
-ALLOWED_ORIGINS_ENV = "DEEP_RESEARCH_ALLOWED_ORIGINS"
-"""The environment variable listing the web origins allowed to call the server, comma-separated."""
-ALLOWED_HOSTS_ENV = "DEEP_RESEARCH_ALLOWED_HOSTS"
-"""The environment variable listing the host names requests may be addressed to, comma-separated."""
+ALLOWED_ORIGINS_ENV = "DEEP_RESEARCH_ALLOWED_ORIGINS"  # the web origins allowed to call the server, comma-separated
+ALLOWED_HOSTS_ENV = "DEEP_RESEARCH_ALLOWED_HOSTS"  # the host names requests may be addressed to, comma-separated
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 """The names of a loopback server: the ``Host`` a request to it carries, without its port."""
-TOKEN_ENV = "DEEP_RESEARCH_TOKEN"  # noqa: S105 - the variable's name, not a secret
-"""The environment variable holding the bearer token the server requires (none by default)."""
+TOKEN_ENV = "DEEP_RESEARCH_TOKEN"  # noqa: S105 - the name of the variable holding the bearer token, not a secret
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
