@@ -181,14 +181,6 @@ _HELP = {
 """The positional argument and description of ``replay``, ``update`` and ``ask``, for their ``--help``."""
 
 
-def subcommand_help(command: str, argv: Sequence[str]) -> int | None:
-    """With ``-h`` or ``--help`` first in ``argv``, print the subcommand's help and return 0; else ``None``."""
-    if not argv or argv[0] not in ("-h", "--help"):
-        return None
-    subcommand_parser(command).print_help()
-    return ExitCode.OK
-
-
 def subcommand_parser(command: str) -> argparse.ArgumentParser:
     """The parser of ``replay``, ``update`` or ``ask`` for its ``--help`` (the options: those of ``deep-research``)."""
     from haystack_deep_research.options.parsers import OPTION_GROUPS, add_display_options, add_output_options
@@ -330,8 +322,9 @@ def _run_ask(argv: Sequence[str]) -> int:
 
 def _operands(command: str, argv: Sequence[str], needs: str, *, count: int = 1) -> list[str] | int:
     """The subcommand's first ``count`` arguments, or its exit status once it printed its help or what it needs."""
-    if (shown := subcommand_help(command, argv)) is not None:
-        return shown
+    if argv and argv[0] in ("-h", "--help"):
+        subcommand_parser(command).print_help()
+        return ExitCode.OK
     if len(argv) < count or any(arg.startswith("-") for arg in argv[:count]):
         return _usage(f"{command} needs {needs}")
     return list(argv[:count])
