@@ -222,9 +222,7 @@ def build_server(
         """Check the citations of a Markdown report against the sources that were read, as `deep-research check`."""
         status, text = await asyncio.to_thread(_check, report, sources, judge, judge_llm)
         return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content={"status": status},
-            is_error=status == 2,
+            content=[TextContent(type="text", text=text)], structured_content={"status": status}, is_error=status == 2
         )
 
     @server.tool(name="ask")

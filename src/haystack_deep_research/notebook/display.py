@@ -156,11 +156,7 @@ class LiveProgress:
     """
 
     def __init__(
-        self,
-        *,
-        show: Callable[[str], Any] | None = None,
-        stream: TextIO | None = None,
-        min_interval: float = 0.2,
+        self, *, show: Callable[[str], Any] | None = None, stream: TextIO | None = None, min_interval: float = 0.2
     ) -> None:
         self.min_interval = _checks.number_in_range("min_interval", min_interval, 0.0, 10.0, include_low=True)
         self._show = show
@@ -218,11 +214,7 @@ class LiveProgress:
 
 
 async def run_with_progress(
-    agent: Any,
-    question: str | list[ChatMessage],
-    *,
-    progress: LiveProgress | None = None,
-    **run_kwargs: Any,
+    agent: Any, question: str | list[ChatMessage], *, progress: LiveProgress | None = None, **run_kwargs: Any
 ) -> ResearchResult:
     """
     Run an agent with live progress (on the notebook's event loop; interrupting the cell cancels the run) and return

@@ -294,11 +294,8 @@ def index_progress(
     shown = terminal_text(label, one_line=True)
     silent = quiet if quiet_notes is None else quiet_notes
     with logged_lines(_unsaid if silent else lambda line: say(f"[index] {shown}: {line}")):
-        if quiet:
-            yield None
-            return
-        if importlib.util.find_spec("rich") is None or not sys.stderr.isatty():
-            yield _lines
+        if quiet or importlib.util.find_spec("rich") is None or not sys.stderr.isatty():
+            yield None if quiet else _lines
             return
         from rich.console import Console
         from rich.progress import Progress
@@ -314,7 +311,6 @@ def index_progress(
 
 
 MAX_OUTLINE_BYTES = 64 * 1024
-"""The largest ``--outline`` file read."""
 _STYLE_FIELDS = {
     "report_type": "report_type",
     "tone": "tone",

@@ -358,11 +358,7 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_configured(
-    parser: argparse.ArgumentParser,
-    argv: Sequence[str],
-    *,
-    command: str,
-    environ: Mapping[str, str] | None = None,
+    parser: argparse.ArgumentParser, argv: Sequence[str], *, command: str, environ: Mapping[str, str] | None = None
 ) -> argparse.Namespace:
     """
     Parse a command's arguments with the defaults of the config file and the environment (nothing is read for ``-h``

@@ -332,12 +332,7 @@ class RunSummary:
 
     @classmethod
     def of(
-        cls,
-        result: Mapping[str, Any],
-        progress: RunProgress,
-        *,
-        saved: tuple[str, ...] = (),
-        terminated: bool = False,
+        cls, result: Mapping[str, Any], progress: RunProgress, *, saved: tuple[str, ...] = (), terminated: bool = False
     ) -> RunSummary:
         """The summary of a run's (possibly partial) result and what the tracker saw."""
         sources = list(result.get("sources") or [])
