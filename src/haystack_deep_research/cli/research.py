@@ -353,12 +353,7 @@ class Termination:
     received: bool = False
 
 
-_CURRENT: ContextVar[Termination | None] = ContextVar("termination", default=None)
-
-
-def _terminated() -> bool:
-    current = _CURRENT.get()
-    return current is not None and current.received
+_CURRENT: ContextVar[Termination] = ContextVar("termination")
 
 
 @contextmanager
@@ -541,7 +536,9 @@ def _run(
         return RunOutcome(result, opened[0] if opened else None)
     except KeyboardInterrupt:
         display.tracker.interrupt()  # the last frame shows the researchers Ctrl-C stopped
-        return RunOutcome(None, opened[0] if opened else None, interrupted=True, terminated=_terminated())
+        return RunOutcome(
+            None, opened[0] if opened else None, interrupted=True, terminated=_CURRENT.get(Termination()).received
+        )
     except Exception as error:  # a provider or network failure: the caller keeps what was gathered and says why
         return RunOutcome(None, opened[0] if opened else None, error=error)
     finally:
