@@ -8,7 +8,7 @@ from benchmarks.harness.scenarios import SCENARIOS, corpus_of
 from benchmarks.sim.corpus import build_corpus
 from benchmarks.sim.prose import findings_in
 from benchmarks.sim.realsize import build_real_corpus
-from haystack_deep_research.tools.passages import DEFAULT_PASSAGE_BUDGET
+from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET
 
 
 def test_real_size_pages_are_articles_inside_site_furniture_with_facts_spread_through_them() -> None:

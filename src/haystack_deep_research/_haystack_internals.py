@@ -1,22 +1,6 @@
 """
-The one place the package relies on a private name of Haystack (or of a client it wraps).
-
-Everything else depends on public APIs only. Each name here has a test in ``tests/test_adapters.py`` that pins the
-behaviour relied on, so a Haystack upgrade that changes it fails that one named test instead of a run.
-
-- :class:`KeylessClientMixin`: Haystack's OpenAI generators build their ``openai`` client from the private
-  ``_client_kwargs()`` hook (called by ``warm_up`` and ``warm_up_async``), and offer no public way to start the
-  client without an API key, which OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) do not need. Passing a
-  placeholder ``Secret`` instead would serialize the placeholder; overriding the hook keeps the key an environment
-  variable in ``to_dict``.
-- :func:`input_names` / :func:`output_names`: Haystack keeps a component instance's sockets in the attributes
-  ``__haystack_input__`` and ``__haystack_output__`` (what ``Pipeline.connect`` reads); there is no public accessor
-  for a component outside a Pipeline, and the library checks user-given components (search backends, scan research
-  factories) before wiring them.
-- :func:`telemetry_off_unless_asked`: Haystack reads ``HAYSTACK_TELEMETRY_ENABLED`` once, when it is imported (which
-  importing this package does), and keeps its client in the module global ``haystack.telemetry._telemetry.telemetry``
-  that every Pipeline run looks up; ``None`` there sends nothing. Its sender (PostHog) posts from a thread of its own,
-  whose failed attempts urllib3 and PostHog log as warnings and errors.
+The one place the package relies on a private name of Haystack (or of a client it wraps); each docstring here says
+why, and ``tests/test_adapters.py`` pins the behaviour relied on, so an upgrade that changes it fails that one test.
 """
 
 from __future__ import annotations
@@ -40,8 +24,10 @@ NO_KEY = "no-key"
 
 class KeylessClientMixin:
     """
-    Mixed in before ``OpenAIChatGenerator`` or ``OpenAIResponsesChatGenerator``: the client gets the resolved key,
-    or :data:`NO_KEY` when none is set.
+    Mixed in before ``OpenAIChatGenerator`` or ``OpenAIResponsesChatGenerator``: the client gets the resolved key, or
+    :data:`NO_KEY` when none is set, which OpenAI-compatible local servers (Ollama, vLLM) do not need. Haystack builds
+    the client from the private ``_client_kwargs()`` hook (in ``warm_up`` and ``warm_up_async``) and has no public way
+    without a key; a placeholder ``Secret`` would be serialized, the hook keeps the key an environment variable.
     """
 
     def _client_kwargs(self) -> dict[str, Any]:
@@ -51,7 +37,11 @@ class KeylessClientMixin:
 
 
 def input_names(obj: Any) -> set[str] | None:
-    """The input names of a Haystack component instance, or ``None`` for anything else."""
+    """
+    The input names of a Haystack component instance, or ``None`` for anything else: Haystack keeps its sockets in
+    ``__haystack_input__`` / ``__haystack_output__`` (what ``Pipeline.connect`` reads) and has no public accessor
+    outside a Pipeline, and user-given components (search backends, scan factories) are checked before wiring.
+    """
     sockets = getattr(obj, "__haystack_input__", None)
     if sockets is None:
         return None
@@ -70,15 +60,16 @@ _SENDER_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "posthog", "b
 
 
 def _not_from_the_telemetry_sender(record: logging.LogRecord) -> bool:
-    """Whether a record comes from another thread than PostHog's sender."""
     return not type(threading.current_thread()).__module__.startswith("posthog")
 
 
 def telemetry_off_unless_asked(environ: MutableMapping[str, str] | None = None) -> bool:
     """
     Turn Haystack's telemetry off for this process and the processes it starts, unless ``HAYSTACK_TELEMETRY_ENABLED``
-    asks for it explicitly (``true`` or ``1``); either way, a failure to send it is never logged (it would reach a
-    progress display as retry warnings). Called by the command line and the servers, not by importing the library.
+    asks for it (``true`` or ``1``); either way PostHog's sender thread's failures are never logged (they would reach a
+    progress display). Haystack reads the variable once, at import, and every Pipeline run looks its client up in the
+    module global ``haystack.telemetry._telemetry.telemetry``, where ``None`` sends nothing. Called by the command line
+    and the servers, not by importing the library.
 
     :returns: Whether telemetry stays on.
     """

@@ -1,19 +1,8 @@
 """
-How the library's objects serialize: from the parameters of their ``__init__``, each read back from the attribute of
-its name, on top of Haystack's own ``default_to_dict`` / ``default_from_dict``.
-
-- :func:`init_parameters` reads an object's ``__init__`` parameters; a nested component (or anything with a
-  ``to_dict``) is serialized with Haystack's ``component_to_dict``, so a component without a ``to_dict`` of its own
-  serializes too, and a list or tuple of them item by item; a path is written as its text.
-- :class:`InitSerialized` gives a hook or component ``to_dict`` in Haystack's envelope (``{"type": <class path>,
-  "init_parameters": {...}}``) and ``from_dict``, which restores nested components (a list of them too) with
-  Haystack's ``component_from_dict`` (:func:`restore_parameters`); Haystack's ``default_from_dict`` refuses a class
-  smuggled into a parameter the ``__init__`` does not take. The library's tools (``ResearchTool``) serialize the
-  same parameters in Haystack's Tool envelope (``{"type": <class path>, "data": {...}}``).
-- :class:`FieldsSerialized` serializes a frozen dataclass of settings as one JSON-ready key per field (a tuple as a
-  list, a mapping as a dict, a date as ISO text), and refuses a key it has no field for when it is read back.
-- :class:`Tagged` serializes a value object the library names itself (an exit condition, a scratch backend) as
-  ``{"type": <its tag>, **its parameters}``, and :meth:`Tagged.tagged_from_dict` restores one by its tag.
+How the library's objects serialize, on top of Haystack's ``default_to_dict`` / ``default_from_dict``: from the
+parameters of their ``__init__``, each read back from the attribute of its name (:func:`init_parameters`, nested
+components through Haystack's ``component_to_dict``), in Haystack's envelope (:class:`InitSerialized`), as one key per
+dataclass field (:class:`FieldsSerialized`), or as ``{"type": <tag>, **parameters}`` (:class:`Tagged`).
 """
 
 from __future__ import annotations
@@ -55,10 +44,8 @@ def _serialized(value: Any, name: str) -> Any:
 
 def init_parameters(obj: Any, **given: Any) -> dict[str, Any]:
     """
-    The parameters that rebuild ``obj``: each ``__init__`` parameter read from the attribute of its name.
-
-    :returns: The parameters, nested components serialized.
-    :raises SerializationError: If a parameter without a default is neither given nor an attribute.
+    The parameters that rebuild ``obj``, each ``__init__`` parameter read from ``given`` or the attribute of its name,
+    nested components serialized; a ``SerializationError`` names one without a default that is neither.
     """
     parameters: dict[str, Any] = {}
     for name, parameter in inspect.signature(type(obj).__init__).parameters.items():
@@ -163,11 +150,7 @@ class Tagged:
 
     @classmethod
     def tagged_from_dict(cls: type[TaggedT], data: Mapping[str, Any], what: str) -> TaggedT:
-        """
-        The object of the subclass whose tag ``data`` names.
-
-        :raises ConfigurationError: If ``data`` names no subclass, or its parameters do not fit it.
-        """
+        """The object of the subclass whose tag ``data`` names (a ConfigurationError if none, or it does not fit)."""
         tag = data.get("type") if isinstance(data, Mapping) else None
         kinds = {kind.tag: kind for kind in _subclasses(cls) if kind.tag}
         if tag not in kinds:

@@ -307,11 +307,10 @@ def test_the_door_is_what_the_writers_call() -> None:
         "report/export_files.py",
         "run/_cache.py",
         "run/_journal.py",
-        "run/_recording.py",
         "scans/results.py",
         "sources/indexing.py",
         "testing/_kit.py",
-        "tools/scratch.py",
+        "tools/filesystem.py",
     ]
 
 

@@ -19,7 +19,7 @@ from tests.support import without_blocking_on
 from haystack_deep_research import EvidenceLedger, cli
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.options import check
-from haystack_deep_research.report.judge import cited_claims
+from haystack_deep_research.report.assessment import cited_claims
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 # A report this library did not write: numbered markers, a References list, one inline link.

@@ -310,8 +310,8 @@ LEDGER_WRITERS = {
     ("report/ask.py", "_from_run_dir", "from_list"),  # entries the journal's seal-checked reader restored
     ("run/_journal.py", "RunJournal.ledger", "from_list"),
     ("run/_journal.py", "restore_records", "from_list"),
-    ("sources/datastore_tool.py", "DatastoreSearchTool._record", "record_document"),
-    ("sources/mcp_tool.py", "MCPTool.phase", "record_document"),
+    ("sources/datastore.py", "DatastoreSearchTool._record", "record_document"),
+    ("sources/mcp_servers.py", "MCPTool.phase", "record_document"),
     ("sources/search.py", "SearchTool._record", "record_search_result"),
     ("tools/read_url.py", "ReadUrlTool._read_fresh", "record_page"),
     ("tools/read_url.py", "ReadUrlTool._repeat", "record_page"),

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
 import pytest
 from haystack.dataclasses import ChatMessage
 
-from haystack_deep_research import RunInputs, Sources, create_iterative_research_agent
+from haystack_deep_research import MCPServer, RunInputs, Sources, create_iterative_research_agent
 from haystack_deep_research.agents import IterativeResearchAgent
+from haystack_deep_research.iterative.search import SearchStep
 from haystack_deep_research.sources import index_folder
+from haystack_deep_research.sources.datastore import DatastoreSearchTool
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "How much tidal power is installed?"
@@ -69,3 +72,21 @@ def test_a_recorded_run_over_documents_replays_with_its_citations(notes: dict[st
 
     assert replayed["report"] == recorded["report"]
     assert _cited_documents(replayed) == _cited_documents(recorded) != []
+
+
+def test_a_search_step_over_documents_and_an_mcp_server_round_trips(notes: dict[str, Any]) -> None:
+    server = MCPServer(name="wiki", url="http://127.0.0.1:9/mcp", description="Ünïcode wiki")
+    agent = create_iterative_research_agent(
+        analysis_llm=ScriptedChatGenerator(role="analysis"),
+        writer_llm=ScriptedChatGenerator(role="writer"),
+        sources=Sources(web=False, datastores={"notes": notes}, mcp_servers=[server]),
+    )
+    data = agent.to_dict()
+
+    restored = IterativeResearchAgent.from_dict(copy.deepcopy(data))
+
+    assert restored.to_dict() == data
+    step = restored.step(SearchStep)
+    assert (step.search, step.read_url, step.mcp_servers) == (None, None, [server])
+    assert [type(store) for store in step.datastores] == [DatastoreSearchTool]
+    assert [store.name for store in step.datastores] == [store.name for store in agent.step(SearchStep).datastores]

@@ -16,8 +16,8 @@ from tests.support import TRUE_CLAIM, VATICAN, plain_writer, truth_judge
 from haystack_deep_research import Budgets, ConfigurationError, Grounding, create_deep_research_agent
 from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.agents import ResearchAgent
-from haystack_deep_research.report.draft import parse_report
 from haystack_deep_research.report.grounding import GroundingStage
+from haystack_deep_research.report.sections import parse_report
 from haystack_deep_research.report.writer import NoEvidenceStage, WriteHook
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, ScriptedChatGenerator
 

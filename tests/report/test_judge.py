@@ -16,10 +16,12 @@ from haystack_deep_research.report.assessment import (
     READ_PASSAGES_URL,
     UNSUPPORTED_MARK,
     ReadPassages,
+    cited_claims,
+    judge_claims,
     mark_unsupported,
+    parse_verdicts,
     uncited_claims,
 )
-from haystack_deep_research.report.judge import cited_claims, judge_claims, parse_verdicts
 from haystack_deep_research.run._phases import drive, drive_async
 
 A, B, C = "https://a.example/x", "https://b.example/y", "https://c.example/z"

@@ -12,8 +12,7 @@ from haystack.dataclasses import ChatMessage
 from haystack_deep_research import ConfigurationError, ReadUrlTool, ResearchCache
 from haystack_deep_research.errors import RecordingError, ReplayMissError
 from haystack_deep_research.run import Recording, RecordingChatGenerator, ReplayChatGenerator
-from haystack_deep_research.run._cache import cache_from_dict, page_key, search_key, summary_key
-from haystack_deep_research.run._recording import prompt_key
+from haystack_deep_research.run._cache import cache_from_dict, page_key, prompt_key, search_key, summary_key
 from haystack_deep_research.sources import DdgsSearch, SearchTool
 from haystack_deep_research.testing import ScriptedChatGenerator
 

@@ -19,8 +19,7 @@ from haystack_deep_research import ConfigurationError, ResearchRun, Sources, cre
 from haystack_deep_research.agents import ResearchAgent
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.sources import datastore_tools, routing_prompt
-from haystack_deep_research.sources.datastore import Datastore, citation_target
-from haystack_deep_research.sources.datastore_tool import DatastoreSearchTool
+from haystack_deep_research.sources.datastore import Datastore, DatastoreSearchTool, citation_target
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 QUESTION = "What did the tidal survey find?"

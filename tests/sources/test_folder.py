@@ -11,7 +11,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research import ConfigurationError, Sources, create_deep_research_agent
 from haystack_deep_research.sources import index_folder
-from haystack_deep_research.sources.folder import FolderRetriever, folder_store_name
+from haystack_deep_research.sources.datastore import FolderRetriever, folder_store_name
 from haystack_deep_research.testing import ScriptedChatGenerator, make_pdf
 
 

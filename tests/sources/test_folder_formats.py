@@ -11,7 +11,7 @@ import pytest
 
 from haystack_deep_research.sources import index_folder
 from haystack_deep_research.sources import indexing as _folder_files
-from haystack_deep_research.sources.folder import FolderRetriever
+from haystack_deep_research.sources.datastore import FolderRetriever
 from haystack_deep_research.testing import make_pdf
 from haystack_deep_research.web import FetchLimits
 

@@ -31,7 +31,7 @@ from haystack_deep_research import (
 from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.report import export_html
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
-from haystack_deep_research.sources.mcp_tool import MCPToolset
+from haystack_deep_research.sources.mcp_servers import MCPToolset
 from haystack_deep_research.testing import ScriptedChatGenerator
 from haystack_deep_research.tools import ReadUrlTool
 
@@ -380,7 +380,7 @@ def test_a_named_url_passes_the_default_policy_without_a_run_policy(tmp_path: Pa
 
 
 def test_a_named_url_is_kept_as_it_would_be_sent_so_it_cannot_leave_its_code_span() -> None:
-    from haystack_deep_research.sources.mcp_tool import named_url
+    from haystack_deep_research.sources.mcp_servers import named_url
 
     assert named_url({"url": "https://evil.example/login: x"}) == "https://evil.example/login:%20x"
     assert named_url({"link": "https://evil.example/a b`c"}) == "https://evil.example/a%20b%60c"

@@ -13,8 +13,8 @@ from haystack.tools.errors import ToolInvocationError
 from haystack_deep_research import ConfigurationError, ResearchRun
 from haystack_deep_research.errors import SearchShapeError
 from haystack_deep_research.sources import DdgsSearch, SearchTool
-from haystack_deep_research.sources.hits import SearchHit, normalize_hits
-from haystack_deep_research.sources.plugins import ComponentSearch, ToolSearch, search_backend
+from haystack_deep_research.sources.search import SearchHit, normalize_hits
+from haystack_deep_research.sources.selection import ComponentSearch, ToolSearch, search_backend
 
 
 class FakeBackend:

@@ -22,8 +22,8 @@ from haystack_deep_research import (
 )
 from haystack_deep_research.errors import SearchShapeError
 from haystack_deep_research.sources import SearchTool
-from haystack_deep_research.sources.hits import SearchHit, normalize_hits
-from haystack_deep_research.sources.plugins import search_backend
+from haystack_deep_research.sources.search import SearchHit, normalize_hits
+from haystack_deep_research.sources.selection import search_backend
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 
 LOOPBACK = UrlPolicy(allow_hosts=("127.0.0.1",))

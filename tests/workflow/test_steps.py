@@ -12,7 +12,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 
 from haystack_deep_research import ReadUrlTool, ResearchRun, ResearchSummary, UrlPolicy, WebSearchTool
 from haystack_deep_research.errors import UsageError
-from haystack_deep_research.report.judge import Claim, ClaimVerdict, Judgement
+from haystack_deep_research.report.assessment import Claim, ClaimVerdict, Judgement
 from haystack_deep_research.run._lifecycle import running
 from haystack_deep_research.testing import LoopbackWebServer, ScriptedChatGenerator
 from haystack_deep_research.tools import RunToolset

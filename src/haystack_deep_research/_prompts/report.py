@@ -40,7 +40,7 @@ __all__ = [
 
 # The report of every shape is written in parts, each a generation of bounded length: one section per note, side by
 # side with the opening (title and executive summary, and the other parts a shape's outline asks of it: see
-# haystack_deep_research.report.draft). A grounding rewrite regenerates only the parts holding unsupported claims.
+# haystack_deep_research.report.sections). A grounding rewrite regenerates only the parts holding unsupported claims.
 SECTION_WORDS = 500
 """The most words the writer is asked for in one section."""
 OPENING_WORDS = 250

@@ -1,25 +1,9 @@
 """
-The base of the library's own tools, and the toolset that gives each run its own copies of them.
-
-A :class:`ResearchTool` is written once as a phase (:meth:`ResearchTool.phase`) that the sync and async invocations
-drive. It works inside a run through the run's view, which it is handed either by the run's ``before_run`` hook (for
-the copies a :class:`RunToolset` spawns for each run) or by :meth:`ResearchTool.bind`. Outside a run it works alone:
-nothing it reads is recorded. A failure reaches the model as a short tool error, with advice from
-:mod:`haystack_deep_research._prompts`, except a :class:`~haystack_deep_research.errors.SearchShapeError`: the caller's
-own search answers what no run can read, so it reaches the caller, through every agent that holds the tool.
-
-Before the phase runs, the model's arguments go through :func:`coerce_arguments`. Some providers send
-``{"min_score": "0.5"}`` for a ``number`` parameter, ``"3"`` for an ``integer``, ``"true"`` for a ``boolean``, or a
-whole object or array as a JSON string; it walks the arguments alongside the tool's parameters schema (``properties``,
-``items``, ``additionalProperties``, ``anyOf`` / ``oneOf`` / ``allOf``, local ``$ref``\\ s into ``$defs``) and
-converts exactly those values, leaving anything it cannot convert for the tool to refuse. The deep agent applies it
-to every tool call, its users' tools included. It is written here rather than taken from a validator: ``jsonschema``
-validates but never converts, and pydantic converts only for a model class, while a Haystack tool carries a plain JSON
-schema.
-
-When the Agent runs with a streaming callback and ``tool_streaming_callback_passthrough=True`` (both agent shapes set
-it), Haystack hands the callback to the tool, and the run adopts it for its models (see
-:mod:`haystack_deep_research.run._phases`).
+The base of the library's own tools: :class:`ResearchTool` (one phase, driven sync or async, working inside a run
+through the view its ``bind`` or the run's ``before_run`` hook gives it, alone outside a run), the :class:`RunToolset`
+that gives each run its own copies, and :func:`coerce_arguments` for arguments a provider sent as strings (see
+docs/deep-agent.md). Coercion is written here because ``jsonschema`` validates but never converts, and pydantic
+converts only for a model class, while a Haystack tool carries a plain JSON schema.
 """
 
 from __future__ import annotations
@@ -30,7 +14,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 from haystack.core.serialization import generate_qualified_class_name
 from haystack.tools import Tool, Toolset
@@ -48,13 +32,10 @@ __all__ = ["ResearchTool", "RunToolset", "bind_tools", "coerce_arguments"]
 
 @dataclass
 class _Slot:
-    """Where a tool copy keeps the run it works in; ``spawned`` copies belong to one run."""
+    """The run a tool copy works in; ``spawned`` copies belong to one run."""
 
     view: RunView | None = None
     spawned: bool = False
-
-
-ToolT = TypeVar("ToolT", bound="ResearchTool")
 
 
 class ResearchTool(UsesModels, Tool):
@@ -82,6 +63,7 @@ class ResearchTool(UsesModels, Tool):
         raise NotImplementedError
 
     def _prepared(self, streaming_callback: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+        # Haystack hands a tool the Agent's callback (tool_streaming_callback_passthrough): the run adopts it.
         if streaming_callback is not None and self._slot.view is not None:
             self._slot.view.run.adopt_streaming(streaming_callback)
         return coerce_arguments(self.parameters, arguments)
@@ -149,7 +131,7 @@ class ResearchTool(UsesModels, Tool):
         return self._serialized(init_parameters(self))
 
     @classmethod
-    def from_dict(cls: type[ToolT], data: dict[str, Any]) -> ToolT:
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         """
         :param data: What ``to_dict`` returned.
         :returns: The tool.
@@ -157,7 +139,7 @@ class ResearchTool(UsesModels, Tool):
         return cls(**restore_parameters(cls, data["data"]))
 
     def _serialized(self, data: dict[str, Any]) -> dict[str, Any]:
-        """:returns: ``{"type": <qualified class name>, "data": data}``, Haystack's Tool envelope."""
+        """Haystack's Tool envelope: ``{"type": <qualified class name>, "data": data}``."""
         return {"type": generate_qualified_class_name(type(self)), "data": data}
 
     @contextlib.contextmanager
@@ -189,28 +171,17 @@ class RunToolset(Toolset):
     """
 
     def spawn(self, selected_tool_names: set[str] | None = None) -> RunToolset:
-        """
-        :param selected_tool_names: Ignored: the Agent applies a selection itself.
-        :returns: A copy for one run.
-        """
+        """:returns: A copy for one run (``selected_tool_names`` is ignored: the Agent applies a selection itself)."""
         return RunToolset(tools=[tool.spawn() if isinstance(tool, ResearchTool) else tool for tool in self.tools])
 
     def bind(self, view: RunView | None) -> list[Tool]:
-        """
-        :param view: The view of the run the tools will work in.
-        :returns: The tools, those of this library bound to ``view``.
-        """
+        """:returns: The tools, those of this library bound to ``view``, the run they will work in."""
         return [tool.bind(view) if isinstance(tool, ResearchTool) else tool for tool in self.tools]
 
 
 def bind_tools(tools: Any, view: RunView | None) -> list[Tool | Toolset]:
-    """
-    An agent's tools for one run, those of this library bound to a view of the run (pass them as the Agent's
-    ``tools`` argument of ``run``).
-
-    :returns: The tools: a :class:`RunToolset` is unpacked into its bound tools, a :class:`ResearchTool` is bound,
-        anything else is kept as it is.
-    """
+    """An agent's tools for one run (the Agent's ``tools`` of ``run``): a :class:`RunToolset` unpacked into its tools,
+    the library's bound to ``view``, anything else kept as it is."""
     bound: list[Tool | Toolset] = []
     for item in [tools] if isinstance(tools, Toolset) else list(tools or []):
         if isinstance(item, RunToolset):
@@ -242,8 +213,7 @@ def _resolve(schema: Any, root: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _types(schema: Mapping[str, Any]) -> list[str]:
     declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
+    declared = [declared] if isinstance(declared, str) else declared
     return [kind for kind in declared if isinstance(kind, str)] if isinstance(declared, list) else []
 
 
@@ -255,11 +225,9 @@ def _number(text: str, *, integer: bool) -> int | float | None:
         value = float(stripped)
     except ValueError:
         return None
-    if not math.isfinite(value):
+    if not math.isfinite(value) or (integer and not value.is_integer()):
         return None
-    if integer:
-        return int(value) if value.is_integer() else None
-    return value
+    return int(value) if integer else value
 
 
 def _scalar(value: str, kinds: list[str]) -> Any:

@@ -1,17 +1,7 @@
 """
-The one door for local files the library reads and writes; docs/safety.md ("Local files", "Writing files") holds the
-rules in full.
-
-:func:`read_regular_file` reads a file only when it resolves under its ``root``, is a regular file (checked with
-``stat`` before it is opened, so a FIFO or ``/dev/zero`` is never opened) and is at most ``max_bytes``; it is opened
-with ``O_NONBLOCK`` and ``O_NOFOLLOW`` and checked again on the open descriptor, so a file swapped between the check
-and the open cannot block or escape. Every refusal is a :class:`~haystack_deep_research.errors.LocalFileRefusedError`
-whose ``reason`` says why.
-
-Every file the library writes passes :func:`write_file` (a whole file, replaced atomically; a FIFO, a character device
-or a stream's file the user named is written to as it stands; a link or FIFO in the library's own folders is replaced,
-never written through; a folder, socket or block device is refused) or :func:`open_appending` (a regular file only,
-never through a link, never blocking on a FIFO).
+The one door for local files the library reads (:func:`read_regular_file`: a regular file under its root and size
+cap, checked before and after a non-blocking, non-following open) and writes (:func:`write_file`, replaced atomically,
+and :func:`open_appending`); docs/safety.md ("Local files", "Writing files") holds the rules in full.
 """
 
 from __future__ import annotations
@@ -47,13 +37,11 @@ Content = str | bytes | Callable[[Path], object]
 """What :func:`write_file` writes: text (cleaned to be encodable as UTF-8), bytes, or a function that writes the
 content to the path it is given (an exporter that only writes to paths)."""
 
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0)
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0)
+_PLAIN = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)  # never inherited; no newline translation
+_OPEN_FLAGS = os.O_RDONLY | _NO_WAIT | _NO_LINK | _PLAIN
+_APPEND_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NO_WAIT | _NO_LINK | _PLAIN
 _CHUNK = 1 << 20
 
 
@@ -85,13 +73,7 @@ def _too_large(path: str | os.PathLike[str], max_bytes: int) -> NoReturn:
 def checked_stat(
     path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None, max_bytes: int
 ) -> os.stat_result:
-    """
-    Check, without opening it, that a file could be read by :func:`read_regular_file`.
-
-    :returns: The resolved file's status.
-    :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, or is larger than ``max_bytes``.
-    :raises OSError: It cannot be looked at (``FileNotFoundError`` when it does not exist).
-    """
+    """The status of a file :func:`read_regular_file` would read, checked as it checks it, without opening it."""
     status = os.stat(_resolved(path, root))
     _check(path, status, max_bytes)
     return status
@@ -109,12 +91,8 @@ def read_regular_file(
     path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None, max_bytes: int, links: bool = True
 ) -> bytes:
     """
-    Read a regular file that resolves under ``root``, at most ``max_bytes`` long (see the module docstring).
-
-    :returns: The file's bytes.
-    :raises LocalFileRefusedError: It leads outside ``root``, is not a regular file, is larger than ``max_bytes``, or
-        is a symbolic link and ``links`` is ``False``.
-    :raises OSError: It cannot be opened or read (``FileNotFoundError`` when it does not exist).
+    The bytes of a regular file that resolves under ``root``, at most ``max_bytes`` long, not a link unless ``links``;
+    else a ``LocalFileRefusedError`` whose ``reason`` says why (``OSError`` when it cannot be read).
     """
     if not links and stat.S_ISLNK(os.lstat(path).st_mode):
         raise _link_refused(path, "read")
@@ -146,21 +124,14 @@ def read_regular_file(
 
 def write_file(path: str | os.PathLike[str], content: Content, *, named: bool = False, exclusive: bool = False) -> bool:
     """
-    Write a whole file (see the module docstring): every file the library writes passes here or
-    :func:`open_appending`.
+    Write a whole file, replaced atomically; every file the library writes passes here or :func:`open_appending`.
 
-    :param path: The file.
-    :param content: Text, bytes, or a function that writes the content to the path it is given.
-    :param named: Whether the user named this path (``-o``, ``--sources``, an export): a symbolic link is followed,
-        and a FIFO, a character device or ``/dev/stdout`` is written to as it stands (see :func:`written_through`).
-        The file gets the user's usual permissions; otherwise (a file of the library's own folders) it is readable by
-        its owner only.
-    :param exclusive: Write only when nothing stands at the path yet (a key made once, by the first of several
-        processes).
+    :param named: The user named this path (``-o``, an export): a link is followed, what :func:`written_through`
+        names is written to as it stands, and the file gets the user's usual permissions (else its owner's only).
+    :param exclusive: Write only when nothing stands at the path yet (a key made once, by the first of processes).
     :returns: Whether the file was written (``False`` only when ``exclusive`` and something stood there already).
     :raises LocalFileRefusedError: The path holds a folder, a socket, a block device, or (not ``named``) a character
-        device; nothing was changed.
-    :raises OSError: The file cannot be written (the earlier file, if any, is then left as it was).
+        device; nothing was changed. An ``OSError`` leaves the earlier file as it was.
     """
     target = Path(os.fspath(path))
     try:
@@ -196,10 +167,8 @@ _STREAM_PATH = re.compile(r"/dev/(?:stdout|stderr|fd/\d+)|/proc/self/fd/\d+")
 
 def written_through(path: str | os.PathLike[str], status: os.stat_result | None = None) -> bool:
     """
-    Whether :func:`write_file` writes to it as it stands instead of replacing it: a FIFO, a character device, or a file
-    named by one of the process's own streams (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``)
-    when the shell sent it to a file: it is appended to, as the shell's ``>`` or ``>>`` left it. A file of ``/dev/shm``
-    is a file like any other, replaced.
+    Whether :func:`write_file` appends to it as it stands: a FIFO, a character device, or a file named by one of the
+    process's own streams (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``...), as the shell's ``>`` left it.
     """
     try:
         kind = (status or os.stat(path)).st_mode
@@ -226,10 +195,7 @@ def _data(content: str | bytes) -> bytes:
 
 
 def _write_through(target: Path, content: Content, kind: int) -> None:
-    """
-    Write to a FIFO, a device or a stream's file as it stands: opened for appending (a FIFO waits for a reader, as a
-    shell's ``>`` does), never made, never replaced.
-    """
+    """Append to a FIFO (it waits for a reader, as a shell's ``>`` does), a device or a stream's file as it stands."""
     if callable(content):
         with tempfile.TemporaryDirectory(prefix="deep-research-") as folder:
             made = Path(folder) / target.name
@@ -237,7 +203,7 @@ def _write_through(target: Path, content: Content, kind: int) -> None:
             data = made.read_bytes()
     else:
         data = _data(content)
-    handle = os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    handle = os.open(target, os.O_WRONLY | os.O_APPEND | _PLAIN)
     try:
         if stat.S_IFMT(os.fstat(handle).st_mode) != stat.S_IFMT(kind):
             # swapped for another kind of file between the look and the open
@@ -255,16 +221,15 @@ def write_all(handle: int, data: bytes) -> None:
 
 
 def _replace(target: Path, content: Content, *, mode: int, exclusive: bool) -> bool:
-    """Write a temporary file beside ``target``, flushed to disk, then rename (or, ``exclusive``, link) it there."""
+    """Write a temporary file beside ``target``, flushed, then rename (or, ``exclusive``, link) it there."""
     temporary = target.with_name(f".{target.name[:180]}.{secrets.token_hex(4)}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    handle = os.open(temporary, flags | getattr(os, "O_BINARY", 0), mode)
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK | _PLAIN, mode)
     try:
         if callable(content):
             os.close(handle)
             handle = -1
             content(temporary)
-            handle = os.open(temporary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            handle = os.open(temporary, os.O_RDONLY | _NO_LINK | _PLAIN)
         else:
             write_all(handle, _data(content))
         os.fsync(handle)
@@ -297,24 +262,10 @@ def sync_directory(directory: Path) -> None:
         os.close(handle)
 
 
-_APPEND_FLAGS = (
-    os.O_WRONLY
-    | os.O_CREAT
-    | os.O_APPEND
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
-
-
 def open_appending(path: str | os.PathLike[str]) -> int:
     """
-    Open a regular file to append to, creating it when missing (see the module docstring).
-
-    :returns: Its descriptor, opened with ``O_APPEND``; the caller closes it.
-    :raises LocalFileRefusedError: A symbolic link, a FIFO, a device, a socket or a folder stands at the path.
-    :raises OSError: It cannot be opened.
+    The descriptor (``O_APPEND``; the caller closes it) of a regular file, made when missing; a
+    ``LocalFileRefusedError`` when a link, a FIFO, a device, a socket or a folder stands at the path.
     """
     try:
         handle = os.open(path, _APPEND_FLAGS, 0o644)
@@ -338,13 +289,9 @@ def _not_appendable(path: str | os.PathLike[str]) -> LocalFileRefusedError:
 
 def cut_torn_line(path: str | os.PathLike[str], *, max_bytes: int) -> bytes:
     """
-    Read an append-only file of lines the library wrote, cutting off a last line left unterminated by a crash, so
-    the next line appended is never glued onto it.
-
-    :returns: Its complete lines (everything up to its last newline).
-    :raises LocalFileRefusedError: It is not a regular file, is a symbolic link, or is larger than ``max_bytes``;
-        nothing was cut.
-    :raises OSError: It cannot be read or cut (``FileNotFoundError`` when it does not exist).
+    The complete lines of an append-only file the library wrote, a last line a crash left unterminated cut off so the
+    next one appended is not glued onto it; a ``LocalFileRefusedError``, nothing cut, for a link, a file that is not
+    regular or one over ``max_bytes``.
     """
     data = read_regular_file(path, root=None, max_bytes=max_bytes, links=False)
     end = data.rfind(b"\n") + 1
@@ -362,11 +309,8 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def spreadsheet_cell(value: Any) -> Any:
     """
-    A cell the library writes to a spreadsheet (a CSV or XLSX file): text a spreadsheet would run as a formula
-    (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, after any spaces, in any width) gets a
-    leading ``'``, so it is shown as text; anything else is kept as it is.
-
-    :returns: The value to write.
+    A cell for a CSV or XLSX file: text a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, a tab or a
+    carriage return first, after any spaces, in any width) gets a leading ``'``, so it is shown as text.
     """
     if not isinstance(value, str):
         return value

@@ -1,14 +1,8 @@
 """
-Parsing JSON the library did not write itself: model replies, journal lines, recordings, scan rows.
-
-Python's :mod:`json` parses nesting by recursion, so a text of about a thousand ``[`` raises ``RecursionError``
-(not a ``ValueError``), which every ``except ValueError`` lets through and which ends the run. :func:`loads` and
-:func:`raw_decode` first bound the nesting depth (:data:`MAX_JSON_DEPTH`) with a linear scan that skips the insides
-of strings, then parse with :mod:`json`; a text nested deeper, or one the parser still cannot finish, raises
-:class:`json.JSONDecodeError` like any other malformed text, so callers treat it as one: retry, skip, or refuse.
-
-The standard parser stays (rather than ``pydantic_core.from_json``, which bounds nesting itself) because callers
-need its ``raw_decode`` to find a JSON object embedded in prose, and its error positions.
+Parsing JSON the library did not write itself (model replies, journal lines, recordings, scan rows) with its nesting
+bounded first by a linear scan, so that deep nesting is a ``json.JSONDecodeError`` like any malformed text, never the
+``RecursionError`` that would end the run (docs/safety.md). The standard parser stays, rather than
+``pydantic_core.from_json``, because callers need its ``raw_decode`` and its error positions.
 """
 
 from __future__ import annotations
@@ -46,14 +40,7 @@ def _check_depth(text: str, start: int = 0, *, one_value: bool = False) -> None:
 
 
 def loads(text: str | bytes) -> Any:
-    """
-    Parse a JSON text whose nesting is bounded.
-
-    :returns: The value.
-    :raises json.JSONDecodeError: If the text is not JSON (:class:`JSONTooDeepError` if it is nested deeper than
-        :data:`MAX_JSON_DEPTH`).
-    :raises UnicodeDecodeError: If bytes are not UTF-8.
-    """
+    """``json.loads``, a :class:`JSONTooDeepError` for nesting deeper than :data:`MAX_JSON_DEPTH`."""
     body = text.decode("utf-8") if isinstance(text, bytes) else text
     _check_depth(body)
     try:
@@ -63,12 +50,7 @@ def loads(text: str | bytes) -> Any:
 
 
 def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
-    """
-    Parse the JSON value that starts at ``start``, ignoring what follows it.
-
-    :returns: ``(value, end)``: the value and the index just after it.
-    :raises json.JSONDecodeError: If no JSON value starts there, or it is nested deeper than :data:`MAX_JSON_DEPTH`.
-    """
+    """``(value, end)`` of the JSON value that starts at ``start``, its nesting bounded as in :func:`loads`."""
     _check_depth(text, start, one_value=True)
     try:
         return _DECODER.raw_decode(text, start)
@@ -81,11 +63,8 @@ _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 def extract_json_object(text: str) -> Any:
     """
-    Find a JSON value in a model's reply.
-
-    :returns: The whole reply parsed as JSON; else the content of the first fenced block that parses; else the first
-        JSON object embedded in the text (prose before or after it is ignored).
-    :raises ValueError: If the reply holds no JSON object (JSON nested too deeply is none).
+    The JSON of a model's reply: all of it, else the first fenced block that parses, else the first JSON object
+    embedded in prose; a ``ValueError`` when it holds none (JSON nested too deeply is none).
     """
     body = text.strip()
     candidates = [body, *(match.group(1).strip() for match in _FENCED.finditer(body))]

@@ -1,12 +1,7 @@
 """
-The one door of text to a terminal.
-
-Text that models, pages, files or servers wrote (a sub-topic, a query, a title, a file name, an error a server sent)
-reaches a terminal only through :func:`terminal_text`: it removes escape sequences (OSC clipboard writes and window
-titles, CSI cursor moves and erasures), every other control character and the bidirectional overrides that reorder
-what a line shows, and escapes Rich markup where the text goes to rich as markup. :func:`say` prints through it; every
-line the command line, the notebook's text progress and the servers' own lines print goes through one of the two.
-While a display shows a run, :func:`logged_lines` turns what libraries log into one line each, through the same door.
+The one door of text to a terminal: :func:`terminal_text` removes escape sequences, control characters and
+bidirectional overrides from what models, pages, files or servers wrote, and escapes Rich markup where rich reads it
+(docs/safety.md); :func:`say` prints through it, and :func:`logged_lines` turns what libraries log into one line each.
 """
 
 from __future__ import annotations
@@ -34,14 +29,9 @@ _BREAKS = re.compile(r"\r\n?")
 
 def terminal_text(text: object, *, one_line: bool = False, markup: bool = False) -> str:
     """
-    The one door of text to a terminal (see the module docstring): what was written outside the library, shown as
-    it was written and nothing more.
-
-    :param text: The text (anything else is shown as its ``str``).
-    :param one_line: Make it one line: line breaks and tabs become spaces, runs of spaces one.
-    :param markup: Escape Rich markup, for text that rich reads as markup (a progress bar's description).
-    :returns: The text without escape sequences, control characters (but tab and line feed) or bidirectional
-        overrides; a carriage return ends a line.
+    Text written outside the library (or the ``str`` of anything else), shown as it was written and nothing more:
+    without escape sequences, control characters (but tab and line feed) or bidirectional overrides, a carriage
+    return ending a line; on ``one_line`` with runs of whitespace as one space, and with Rich ``markup`` escaped.
     """
     shown = _BIDI.sub("", clean_text(_SEQUENCES.sub("", _BREAKS.sub("\n", str(text)))))
     if one_line:
@@ -60,10 +50,8 @@ def say(text: object, *, file: TextIO | None = None, end: str = "\n") -> None:
 
 class LogLines(logging.Handler):
     """
-    While a display shows a run (or a folder is indexed), the warnings that libraries log (a search error with its
-    whole query, a retry, a file left out of an index) go through the display as one line each, never raw over its
-    lines or its live view. Records are shown, not dropped: only their form changes. A program that logs to the
-    console with handlers of its own keeps them.
+    Shows the warnings libraries log as one line each through a display, never raw over its live view; a program that
+    logs to the console with handlers of its own keeps them.
     """
 
     def __init__(self, show: Callable[[str], None]) -> None:
@@ -90,11 +78,7 @@ class LogLines(logging.Handler):
 
 @contextmanager
 def logged_lines(show: Callable[[str], None]) -> Iterator[None]:
-    """
-    While the block runs, the warnings libraries log go to ``show`` as one line each, not raw to stderr.
-
-    :returns: A context manager.
-    """
+    """While the block runs, the warnings libraries log go to ``show`` as one line each, not raw to stderr."""
     handler = LogLines(show)
     handler.attach()
     try:

@@ -1,10 +1,7 @@
 """
-OpenAI's generators for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio): they send ``OPENAI_API_KEY``
-when set and a placeholder otherwise (the OpenAI client refuses to start without a key, even where the server ignores
-it), and serialize like their parents. :class:`CompatibleChatGenerator` sends a ``tool_choice`` with every request that
-offers tools, never with one that offers none (servers refuse it without tools): llama.cpp's server answers in plain
-text unless the request carries one, and Haystack sends none (see docs/providers.md). Importing this module imports
-openai.
+OpenAI's generators for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio): they work without an API key
+(the OpenAI client refuses to start without one, even where the server ignores it) and can send ``tool_choice`` with
+every request that offers tools (see docs/providers.md). Importing this module imports openai.
 """
 
 from __future__ import annotations

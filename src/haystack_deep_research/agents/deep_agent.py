@@ -37,7 +37,7 @@ from haystack_deep_research.run._phases import OutputCappedChatGenerator, model_
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.grouped import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, routing_prompt
-from haystack_deep_research.sources.mcp_tool import mcp_toolsets
+from haystack_deep_research.sources.mcp_servers import mcp_toolsets
 from haystack_deep_research.state import (
     PHASE_AGENT,
     PHASE_CONDENSE,
@@ -48,8 +48,7 @@ from haystack_deep_research.state import (
     deep_agent_state_schema,
 )
 from haystack_deep_research.tools import RunToolset
-from haystack_deep_research.tools.filesystem import create_filesystem_tools
-from haystack_deep_research.tools.scratch import ScratchBackend
+from haystack_deep_research.tools.filesystem import ScratchBackend, create_filesystem_tools
 from haystack_deep_research.tools.task import SubAgentDef, TaskTool
 from haystack_deep_research.tools.todos import TodoState, create_todo_tools
 
@@ -165,18 +164,13 @@ def create_deep_agent(
     :param max_output_tokens: The cap on each completion of the agent's model (OpenAI generators), or ``None``.
     :param termination: Exit conditions replacing the default (see :func:`default_termination`).
     :param budgets: What one run may spend in all, agent, subagents and layers
-        (:class:`~haystack_deep_research.Budgets`: ``tokens``, ``seconds``, ``dollars``, ``prices``). A spent budget
-        ends the loop with ``exit_reason`` ``"token_budget"`` (and so on) whatever the termination, and a run's own
-        ``RunInputs(budgets=...)`` replaces these limits for that run.
-    :param grounding: Judge each answer against the evidence the tool calls returned; send back or drop claims it
-        does not support: a :class:`~haystack_deep_research.Grounding` (``judge_llm``, default the agent's model;
-        ``threshold``; ``max_replans``, the times an answer may be sent back for more research), ``True`` (default)
-        for its defaults, or ``False``. Answers are not rewritten without research, so ``max_regenerations`` is
-        refused.
-    :param sources: Named document stores and MCP servers (:class:`~haystack_deep_research.Sources`), wired by the
-        datastore layer (see docs/deep-agent.md); MCP: one connection per run and server, listed at the run's first
-        step and closed with the run. The agent searches the web with the tools you give, so the web settings of
-        ``Sources`` are refused.
+        (:class:`~haystack_deep_research.Budgets`); a spent budget ends the loop whatever the termination, and a run's
+        own ``RunInputs(budgets=...)`` replaces these limits for that run.
+    :param grounding: Judge each answer against the evidence its tool calls returned; send back or drop claims it does
+        not support: a :class:`~haystack_deep_research.Grounding` (``max_regenerations`` is refused), ``True``
+        (default) for its defaults, or ``False``.
+    :param sources: Named document stores and MCP servers (:class:`~haystack_deep_research.Sources`); its web settings
+        are refused, as the agent searches the web with the tools you give.
     :param reflexion: Evaluate every step and rewrite the plan when it was wrong.
     :param reflexion_llm: The reflecting model; default the agent's.
     :param loop_threshold: Identical tool calls in a row (same tool, same arguments) that make a loop, 2 to 20.
@@ -191,18 +185,12 @@ def create_deep_agent(
     :param condense_llm: The model that condenses older turns; default the agent's.
     :param on_event: A callable receiving every event of every run (see haystack_deep_research.events).
     :param confirm_tools: Ask a person before tool calls run, with Haystack's human-in-the-loop hooks: a confirmation
-        strategy for every tool (for example ``BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(),
-        confirmation_ui=RichConsoleUI())``), or a mapping of tool name (a tuple of names, or ``"*"`` for the rest) to
-        strategy, as Haystack's ``ConfirmationHook`` takes it. A rejected call does not run; the model reads the
-        feedback as its error result. ``None`` (default) asks nobody.
-    :param hooks: Your own Haystack hooks, by hook point (``{"after_run": [my_hook]}``): they run after the library's
-        at each point, so a ``before_run`` hook sees the run open and an ``after_run`` hook sees the final report.
-    :returns: The ``Agent``. Its run returns ``report`` (the final answer), ``submission`` (the accepted submit
-        arguments, or ``None``), ``structured`` (with ``output_schema``), ``exit_reason`` (the reason of the exit
-        condition that fired: the submit tool's name, ``"text"``, ``"token_budget"``, ``"max_iterations"``, ...),
-        ``plan``, ``todos``, ``grounding``, ``grounding_score``, ``grounding_rounds``, ``sources``, ``warnings``,
-        ``usage_by_phase`` and the Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage`` and
-        ``tool_call_counts``.
+        strategy for every tool, or a mapping of tool name (a tuple of names, or ``"*"`` for the rest) to strategy, as
+        Haystack's ``ConfirmationHook`` takes it. ``None`` (default) asks nobody.
+    :param hooks: Your own Haystack hooks, by hook point (``{"after_run": [my_hook]}``), run after the library's.
+    :returns: The ``Agent``. Its run returns ``report``, ``submission``, ``structured``, ``exit_reason``, ``plan``,
+        ``todos``, ``grounding``, ``grounding_score``, ``grounding_rounds``, ``sources``, ``warnings``,
+        ``usage_by_phase`` and the Agent's own outputs (see docs/deep-agent.md).
     :raises TypeError: For an unknown keyword (the cap on each completion is ``max_output_tokens``).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     """

@@ -47,7 +47,7 @@ from haystack_deep_research.run._phases import model_name, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.sources.datastore import datastores_from
-from haystack_deep_research.sources.mcp_tool import mcp_toolsets
+from haystack_deep_research.sources.mcp_servers import mcp_toolsets
 from haystack_deep_research.sources.search import SearchTool
 from haystack_deep_research.sources.selection import resolve_search
 from haystack_deep_research.state import (
@@ -125,13 +125,6 @@ def web_tools(
     return search, reader
 
 
-def _researcher_prompt(sources: Sources, stores: list[Any], max_steps: int) -> str:
-    base = RESEARCHER_SYSTEM if sources.web else RESEARCHER_SYSTEM_DOCUMENTS
-    system = render_text(base, max_steps=max_steps)
-    routing = routing_prompt(stores, web=sources.web)
-    return f"{system}\n\n{routing}" if routing else system
-
-
 def _report_stages(
     grounding: Grounding | None, output_schema: Any, style: ReportStyle, max_concurrency: int
 ) -> list[ReportStage]:
@@ -180,65 +173,45 @@ def create_deep_research_agent(
     """
     Create a deep research agent: question → research brief → parallel sub-researchers → cited Markdown report.
 
-    The result is a Haystack ``Agent``: run it with ``run`` or ``run_async``, put it in a Pipeline, serialize it
-    with ``to_dict`` / ``from_dict``. Pass the question as ``messages=[ChatMessage.from_user("...")]``. It is a
-    :class:`~haystack_deep_research.agents.ResearchAgent`, which refuses malformed run input with typed errors and
-    closes a run that fails; it serializes as a plain ``Agent``.
+    The result is a :class:`~haystack_deep_research.agents.ResearchAgent`, a Haystack ``Agent``: run it with ``run`` or
+    ``run_async`` (``messages=[ChatMessage.from_user("...")]``), put it in a Pipeline, serialize it. See
+    docs/how-it-works.md and docs/configuration.md.
 
     :param scope_llm: Turns the question into a research brief. Default: OpenAI "gpt-5.4".
     :param orchestrator_llm: Plans, delegates sub-topics and checks coverage; must support tools. Default "gpt-5.4".
     :param researcher_llm: Each sub-researcher's search / read / think loop; must support tools.
         Default "gpt-5.4-mini".
     :param summarizer_llm: Summarizes each page read toward the researcher's question. Default "gpt-5.4-mini".
-    :param writer_llm: Turns the brief and the notes into the report, written in parts side by side (the opening
-        and one section per note), so no call's output grows with the research. Default "gpt-5.4".
+    :param writer_llm: Writes the report from the brief and the notes, in parts side by side. Default "gpt-5.4".
     :param max_subtopics: Sub-topics the orchestrator may delegate in one run, 1 to 50 (enforced in code).
-    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50. The report's parts are written
-        twice as many at once (at most 50): no researcher runs by then, and each part is one short call.
+    :param max_concurrent_researchers: Sub-researchers running at once, 1 to 50 (report parts: twice as many, at most
+        50).
     :param max_orchestrator_steps: Orchestrator loop steps, 1 to 100.
     :param max_researcher_steps: Each sub-researcher's loop steps, 1 to 200.
     :param max_search_results: Results per web_search call, 1 to 20 (used by the default search tool).
     :param max_content_length: Page characters read and kept in the evidence ledger, 1,000 to 1,000,000.
-    :param sources: What the researchers search and read (:class:`~haystack_deep_research.Sources`): the web search,
-        your datastores and MCP servers, ``web=False`` for those only, the URL policy, fetch limits and the
-        summarizer's passage budget. Default: the web, searched with "auto".
-    :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`: ``tokens``, ``seconds``,
-        ``dollars``) and the prices of models the library has no price for. Once a budget is spent no new research
-        starts, running researchers summarize what they have, the report is written and ``exit_reason`` names the
-        budget. A run may bring its own: ``RunInputs(budgets=...)``.
-    :param grounding: Judge every cited claim against the stored text of its source and repair the report when the
-        grounding score is below the threshold: a :class:`~haystack_deep_research.Grounding` (judge, threshold,
-        rewrites, re-research rounds), ``True`` for its defaults, or ``False`` (default) for none (see
-        docs/evidence.md).
-    :param style: The report's form, tone and length (:class:`~haystack_deep_research.ReportStyle`): "research_report"
-        (default), "detailed_report", "outline", "resource_list" or "executive_brief". Every form's citations are
-        verified the same way.
-    :param cache: The cross-run cache of searches, page texts and page summaries (see docs/caching.md): a folder path,
-        a :class:`~haystack_deep_research.ResearchCache` (to choose its ``ttl``), or ``None`` for none. Researching the
-        same question again then searches and fetches nothing.
-    :param output_schema: A pydantic model class (for example ``ResearchSummary``): the final report is also turned
-        into an instance of it, the ``structured`` output. Fails with ``StructuredOutputError`` after one retry.
-    :param loop_threshold: Identical tool calls in a row (same tool, same arguments) that make a researcher's loop,
-        2 to 20: that call is answered with an error telling the model to change course, and the next identical one
-        stops the researcher, whose note is then marked partial.
-    :param clarify: Let the scope model ask one clarifying question when the question is too ambiguous to research:
-        the run then ends after that one call with ``exit_reason`` "clarification_needed" and the question in the
-        ``clarification`` output (and as the last of ``messages``). Run again with the user's answer appended to
-        those messages to research. Off by default.
-    :param approve_plan: A Haystack confirmation strategy (for example ``BlockingConfirmationStrategy`` with
-        ``AlwaysAskPolicy`` and ``RichConsoleUI``) that shows each sub-topic the orchestrator plans to a person before
-        any researcher starts: accepted, edited (the new text is researched) or dropped (the orchestrator reads the
-        feedback). Decisions are ``PlanReviewed`` events and, with a run directory, journaled: a resumed run does not
-        ask again (see docs/plan-approval.md). ``None`` (default) asks nobody.
-    :param hooks: Your own Haystack hooks, by hook point (``{"after_run": [my_hook]}``): they run after the library's
-        at each point, so a ``before_run`` hook sees the run open and an ``after_run`` hook sees the final report.
+    :param sources: What the researchers search and read (:class:`~haystack_deep_research.Sources`). Default: the web,
+        searched with "auto".
+    :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`); once spent no new research
+        starts, the report is written and ``exit_reason`` names the budget. A run may bring its own in ``RunInputs``.
+    :param grounding: Judge every cited claim against its source's stored text and repair the report below the
+        threshold: a :class:`~haystack_deep_research.Grounding`, ``True`` for its defaults, or ``False`` (default).
+    :param style: The report's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
+    :param cache: The cross-run cache of searches, pages and summaries: a folder path, a
+        :class:`~haystack_deep_research.ResearchCache`, or ``None`` (see docs/caching.md).
+    :param output_schema: A pydantic model class: the report is also turned into an instance of it, the
+        ``structured`` output (``StructuredOutputError`` after one retry).
+    :param loop_threshold: Identical tool calls in a row that make a researcher's loop, 2 to 20 (see docs/safety.md).
+    :param clarify: Let the scope model ask one clarifying question instead of researching an ambiguous question
+        (``exit_reason`` "clarification_needed"; see docs/clarify-and-report-types.md). Off by default.
+    :param approve_plan: A Haystack confirmation strategy that shows each planned sub-topic to a person before any
+        researcher starts (see docs/plan-approval.md); ``None`` (default) asks nobody.
+    :param hooks: Your own Haystack hooks, by hook point (``{"after_run": [my_hook]}``), run after the library's.
     :returns: The orchestrator ``Agent``. Its run returns ``report``, ``brief``, ``notes``, ``sources``,
-        ``citations``, ``warnings``, ``usage_by_phase`` (per phase: token counts, ``model`` and ``cost``), ``cost``
-        (US dollars; ``None`` when a model's price is unknown, which a warning says), ``grounding_score`` (``None``
-        without grounding), ``grounding`` (per-claim verdicts), ``regeneration_count``, ``replan_count``,
-        ``structured`` (``None`` without a schema), ``clarification`` (``""`` unless the run asked one) and the
-        Agent's own ``messages``, ``last_message``, ``step_count``, ``token_usage`` (all phases),
-        ``tool_call_counts`` and ``exit_reason``.
+        ``citations``, ``warnings``, ``usage_by_phase``, ``cost``, ``grounding_score``, ``grounding``,
+        ``regeneration_count``, ``replan_count``, ``structured``, ``clarification`` and the Agent's own ``messages``,
+        ``last_message``, ``step_count``, ``token_usage``, ``tool_call_counts`` and ``exit_reason`` (see
+        docs/quickstart.md).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
@@ -274,6 +247,8 @@ def create_deep_research_agent(
         search = _web_search(sources, max_search_results)
         web = [*web_tools(sources, search, models["summarizer_llm"], research_cache, max_content_length)]
     budget, results = DelegationsDoneHook(), ToolResultsHook()  # the orchestrator's own
+    base = RESEARCHER_SYSTEM if sources.web else RESEARCHER_SYSTEM_DOCUMENTS
+    system = render_text(base, max_steps=max_researcher_steps)
     researcher = researcher_agent(
         chat_generator=models["researcher_llm"],
         tools=[
@@ -282,7 +257,7 @@ def create_deep_research_agent(
             create_think_tool(),
             *mcp_toolsets(list(sources.mcp_servers or []), sources.read_policy),
         ],
-        system_prompt=_researcher_prompt(sources, stores, max_researcher_steps),
+        system_prompt="\n\n".join(filter(None, [system, routing_prompt(stores, web=sources.web)])),
         max_steps=max_researcher_steps,
         loop_threshold=loop_threshold,
     )

@@ -1,9 +1,7 @@
 """
-The iterative research agent: ``create_iterative_research_agent`` wires the depth workflow as a Pipeline with a loop
-(the steps are in ``iterative``), and ``IterativeResearchAgent`` is that Pipeline as one Haystack component, called
-like every shape and honouring the run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`. It
-serializes as itself (the Pipeline nested, as YAML shows it) and nests in other Pipelines;
-:meth:`IterativeResearchAgent.update` researches a finished run again.
+The iterative research agent: ``create_iterative_research_agent`` wires its Pipeline with a loop (the steps are in
+``iterative``), and ``IterativeResearchAgent`` is that Pipeline as one component, run like every shape (see
+``PipelineShape``); :meth:`IterativeResearchAgent.update` researches a finished run again.
 """
 
 from __future__ import annotations
@@ -52,11 +50,7 @@ __all__ = ["IterativeResearchAgent", "create_iterative_research_agent", "journal
 
 
 def journaled_question(run_dir: str | os.PathLike[str]) -> str:
-    """
-    The question of the run journaled in ``run_dir``.
-
-    :raises RunDirError: If the directory holds no journal of this library.
-    """
+    """The question of the run journaled in ``run_dir``; ``RunDirError`` if it holds no journal of this library."""
     path = check_run_dir(run_dir) / JOURNAL_FILE
     records = JournalFile(path).read() if path.is_file() else []
     question = records[0].get("question") if records and records[0].get("type") == "start" else None
@@ -68,8 +62,7 @@ def journaled_question(run_dir: str | os.PathLike[str]) -> str:
 @component
 class IterativeResearchAgent(AskMixin, PipelineShape):
     """
-    The iterative research Pipeline as one component (see the module docstring). Build it with
-    ``create_iterative_research_agent``.
+    The iterative research Pipeline as one component; build it with ``create_iterative_research_agent``.
 
     :param pipeline: The Pipeline (its ``start`` step begins the rounds, its ``finish`` step gives the outputs).
     :param run_settings: What each run is opened with (see ``PipelineShape``).
@@ -97,9 +90,7 @@ class IterativeResearchAgent(AskMixin, PipelineShape):
         :param inputs: The run's inputs (:class:`~haystack_deep_research.RunInputs`: run directory, event subscriber,
             streaming callback, budgets, brief, ``on_run_opened``), or ``None``.
         :param update: Research the finished run in ``inputs.run_dir`` again.
-        :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
-            ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
-            ``grounding``) and the shape's own ``topics``, ``rounds`` and ``changes`` (see ``IterativeFinishStep``).
+        :returns: The shared outputs and the shape's own ``topics``, ``rounds`` and ``changes`` (see docs/iterative.md).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question, or the question
             is longer than ``MAX_QUESTION_CHARS``.
         :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` not a ``RunInputs``.
@@ -206,12 +197,9 @@ def create_iterative_research_agent(
     """
     Create an iterative research agent: ``depth`` rounds of analysis → search, then one comprehensive report.
 
-    Each round the analysis model reads the question, the findings so far and the topics already searched, and
-    answers ``{"nextSearchTopic": ..., "shouldContinue": ...}``; when it continues, the topic (or up to
-    ``max_parallel_searches`` topics at once) is searched with the query alone, the top results are read, and the
-    findings are added; a topic is never searched twice (near repeats are refused). Then ``writer_llm`` writes the
-    report in the question's language, citing only pages the run read, in parts side by side as every shape's report
-    is (the opening and one section per topic's finding, each call tried twice). Run it like the main agent:
+    Each round the analysis model chooses the next topics (or stops), and they are searched with the query alone and
+    their top results read; a topic is never searched twice. Then ``writer_llm`` writes the report, citing only pages
+    the run read (see docs/iterative.md). Run it like every shape:
     ``agent.run(messages=[ChatMessage.from_user("...")])``.
 
     :param analysis_llm: Decides each round's topics (the seed's analysis model).
@@ -224,13 +212,11 @@ def create_iterative_research_agent(
     :param max_content_length: Page characters read and kept in the evidence ledger, 1,000 to 1,000,000.
     :param topic_similarity: From this similarity (0 to 1) on, a proposed topic repeats a searched one.
     :param sources: What each topic is searched in (:class:`~haystack_deep_research.Sources`, as for
-        ``create_deep_research_agent``): the web search, your datastores, MCP servers whose query tools (one required
-        text argument) are asked every topic, ``web=False`` for those only, the URL policy, fetch limits and passage
-        budget.
+        ``create_deep_research_agent``; MCP servers' query tools, one required text argument, are asked every topic).
     :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`); once spent no round starts.
     :param grounding: Judge every cited claim against its source's stored text and mark unsupported claims: a
-        :class:`~haystack_deep_research.Grounding` (its ``judge_llm``; default ``writer_llm``), ``True`` or ``False``
-        (default). Nothing is rewritten, so ``max_regenerations`` and ``max_replans`` are refused.
+        :class:`~haystack_deep_research.Grounding` (``max_regenerations`` and ``max_replans`` are refused), ``True``
+        or ``False`` (default).
     :param style: The report's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
     :param hooks: Refused (``None`` only): the iterative agent runs no Haystack Agent, so no Agent hook would ever
         run; follow its run with ``RunInputs(on_event=...)``.
@@ -238,9 +224,8 @@ def create_iterative_research_agent(
         ``None``. Its ``ttl`` is also how long a source counts as fresh when a run is updated.
     :param record_to: Record every model exchange and tool result of each run in this directory.
     :param replay_from: Answer every model call and tool from a recording in this directory: no network, no model.
-    :returns: The agent, a Haystack component. Its outputs: the shared ones (``report``, ``brief``, ``notes``,
-        ``sources``, ``citations``, ``warnings``, ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``,
-        ``structured``, ``grounding_score``, ``grounding``) and its own ``topics``, ``rounds`` and ``changes``.
+    :returns: The agent, a Haystack component. Its outputs: the shared ones and its own ``topics``, ``rounds`` and
+        ``changes`` (see docs/iterative.md).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """

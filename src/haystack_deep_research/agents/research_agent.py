@@ -1,12 +1,8 @@
 """
-``ResearchAgent``: Haystack's ``Agent`` with what the run contract adds at its door (the reasons are in
-:mod:`haystack_deep_research.run._lifecycle`): one call for every shape, ``run(messages, streaming_callback=None, *,
-hook_context=None, inputs=None)``, whose :class:`~haystack_deep_research.RunInputs` reach the agent's hooks in
-``hook_context`` (under one private key); typed errors for malformed ``messages``, ``hook_context`` or ``inputs``,
-raised before Haystack fails on them; a :class:`~haystack_deep_research.run._lifecycle.RunGuard` that closes what a
-failed run opened; and :meth:`ResearchAgent.ask` on a finished run (see :mod:`haystack_deep_research.report.ask`).
-Everything else is Haystack's; a ``ResearchAgent`` serializes as itself, so ``from_dict`` and a Pipeline YAML give
-back a ``ResearchAgent``.
+``ResearchAgent``: Haystack's ``Agent`` with what the run contract adds at its door (see
+:mod:`haystack_deep_research.run._lifecycle`): the one ``run(messages, streaming_callback=None, *, hook_context=None,
+inputs=None)`` of every shape, typed errors for malformed input, a ``RunGuard`` that closes what a failed run opened,
+and :meth:`ResearchAgent.ask`. It serializes as itself.
 """
 
 from __future__ import annotations
@@ -66,7 +62,7 @@ class AskMixin:
 class ResearchAgent(AskMixin, Agent):
     """
     A Haystack ``Agent`` that takes the run's inputs as one value, refuses malformed run input with typed errors and
-    closes a failed run (see the module docstring). Constructed exactly like ``Agent``.
+    closes a failed run. Constructed exactly like ``Agent``.
     """
 
     def run(

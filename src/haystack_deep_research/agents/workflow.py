@@ -1,8 +1,6 @@
 """
-The research workflow: ``create_research_workflow`` wires its Pipeline with a quality loop (the steps are in
-``workflow``), and ``ResearchWorkflow`` is that Pipeline as one Haystack component, called like every shape and
-honouring the run contract of :class:`~haystack_deep_research.run._lifecycle.PipelineShape`. It serializes as itself
-(the Pipeline nested) and nests in other Pipelines; its Pipeline is ``workflow.pipeline``.
+The research workflow: ``create_research_workflow`` wires its Pipeline (the steps are in ``workflow``), and
+``ResearchWorkflow`` is that Pipeline as one component, run like every shape (see ``PipelineShape``).
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.grouped import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, routing_prompt
-from haystack_deep_research.sources.mcp_tool import mcp_toolsets
+from haystack_deep_research.sources.mcp_servers import mcp_toolsets
 from haystack_deep_research.state import (
     PHASE_CAUSAL,
     PHASE_EXECUTE,
@@ -52,7 +50,7 @@ __all__ = ["ResearchWorkflow", "create_research_workflow"]
 @component
 class ResearchWorkflow(AskMixin, PipelineShape):
     """
-    The research workflow as one component (see the module docstring). Build it with ``create_research_workflow``.
+    The research workflow as one component; build it with ``create_research_workflow``.
 
     :param pipeline: The Pipeline (its ``execute`` step takes the question, its ``finish`` step gives the outputs).
     :param run_settings: What each run is opened with (see ``PipelineShape``).
@@ -78,9 +76,8 @@ class ResearchWorkflow(AskMixin, PipelineShape):
         :param hook_context: Request-scoped resources for the hooks of the Execute agent (yours among them).
         :param inputs: The run's inputs (:class:`~haystack_deep_research.RunInputs`: run directory, event subscriber,
             streaming callback, budgets, brief, ``on_run_opened``), or ``None``.
-        :returns: The shared outputs (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``,
-            ``exit_reason``, ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``,
-            ``grounding``) and the workflow's own ``causal_chain``, ``regeneration_count`` and ``replan_count``.
+        :returns: The shared outputs and the workflow's own ``causal_chain``, ``regeneration_count`` and
+            ``replan_count`` (see docs/workflow.md).
         :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage`` with a question.
         :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` not a ``RunInputs``.
         :raises RunDirError: If the run directory cannot be used.
@@ -104,15 +101,6 @@ class ResearchWorkflow(AskMixin, PipelineShape):
 
     def _researcher(self) -> TopicResearcher:
         return subtopic_researcher(self.step(ExecuteStep).agent)
-
-
-def _grounding(value: Any) -> Grounding:
-    if value is False:
-        raise ConfigurationError(
-            "create_research_workflow always judges its summary (its loop routes on the score): pass a Grounding to "
-            "tune it, or use create_deep_research_agent for a report without grounding."
-        )
-    return Grounding.of(value) or Grounding()
 
 
 def _phase_models(
@@ -150,14 +138,9 @@ def create_research_workflow(
     """
     Create a research workflow: a Pipeline that gathers evidence, summarizes it, and checks the summary's grounding.
 
-    Execute (a tool loop gathers evidence) → Causal inference (a causal chain from the evidence; optional) →
-    Summarize (a summary citing only sources really read, written in parts side by side as every shape's report is)
-    → Grounding eval (a judge scores each cited claim against the stored text of its source) → done when the score
-    meets the grounding threshold. Below it, Regenerate (rewrite the parts of the summary that hold unsupported
-    claims, without tools) while rewrites are left, then Replan (a task focused on the unsupported
-    claims, back to Execute) while replans are left; the run ends when both are used up. Run it like every shape:
-    ``workflow.run(messages=[ChatMessage.from_user("...")])`` (or ``run_async``), with the same per-run inputs
-    (``inputs=RunInputs(...)``: event subscriber, streaming callback, run directory, budgets, brief).
+    Execute → Causal inference (optional) → Summarize → Grounding eval → done when the score meets the threshold; below
+    it, Regenerate (no tools) while rewrites are left, then Replan (back to Execute) while replans are left (see
+    docs/workflow.md). Run it like every shape: ``workflow.run(messages=[ChatMessage.from_user("...")])``.
 
     :param chat_generator: The Execute agent's model (must support tools); also the model of every other step that
         has none of its own.
@@ -172,20 +155,16 @@ def create_research_workflow(
     :param max_steps: Steps of each Execute round's tool loop, 1 to 200.
     :param loop_threshold: Identical tool calls in a row that make a loop, 2 to 20 (see ``LoopGuardHook``).
     :param sources: Your datastores and MCP servers (:class:`~haystack_deep_research.Sources`), whose tools are added
-        to ``tools`` (MCP: one connection per run and server, closed with the run; results cited as ``mcp://`` or the
-        URL they give). The web is searched with the tools you give, so the web settings of ``Sources`` are refused.
+        to ``tools``; its web settings are refused, as the web is searched with the tools you give.
     :param budgets: What one run may spend (:class:`~haystack_deep_research.Budgets`); once spent, no rewrite or
         replan starts and ``exit_reason`` names the budget.
-    :param grounding: The grounding loop (:class:`~haystack_deep_research.Grounding`): the judge (default
-        ``chat_generator``), the threshold, rewrites without tools (``max_regenerations``) and focused Execute rounds
-        (``max_replans``). Always on; ``None`` (default) for its defaults.
+    :param grounding: The grounding loop (:class:`~haystack_deep_research.Grounding`): judge (default
+        ``chat_generator``), threshold, ``max_regenerations`` and ``max_replans``. Always on; ``None`` for its defaults.
     :param style: The summary's form, tone and length (:class:`~haystack_deep_research.ReportStyle`).
     :param hooks: Your own Haystack hooks for the Execute agent, by hook point (``{"after_tool": [my_hook]}``): they
         run after the library's at each point of every Execute round; the run's ``hook_context`` reaches them.
     :returns: The workflow, a Haystack component over its Pipeline (``workflow.pipeline``). Its outputs: the shared
-        ones (``report``, ``brief``, ``notes``, ``sources``, ``citations``, ``warnings``, ``exit_reason``,
-        ``usage_by_phase``, ``cost``, ``token_usage``, ``structured``, ``grounding_score``, ``grounding``) and its own
-        ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see ``WorkflowFinishStep``).
+        ones and its own ``causal_chain``, ``regeneration_count`` and ``replan_count`` (see docs/workflow.md).
     :raises ConfigurationError: If a parameter is outside its allowed values; the message names it and the fix.
     :raises TypeError: For a keyword the factory does not know.
     """
@@ -196,7 +175,12 @@ def create_research_workflow(
     if not isinstance(causal_inference, bool):
         raise ConfigurationError(f"causal_inference must be True or False; got {causal_inference!r}.")
     _checks.int_in_range("loop_threshold", loop_threshold, MIN_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD)
-    chosen, budgets, grounded = Sources.of(sources), Budgets.of(budgets), _grounding(grounding)
+    if grounding is False:
+        raise ConfigurationError(
+            "create_research_workflow always judges its summary (its loop routes on the score): pass a Grounding to "
+            "tune it, or use create_deep_research_agent for a report without grounding."
+        )
+    chosen, budgets, grounded = Sources.of(sources), Budgets.of(budgets), Grounding.of(grounding) or Grounding()
     refuse_fields(chosen, WEB_FIELDS, factory="create_research_workflow", why="it searches with the tools you give")
     style = ReportStyle.of(style)
     datastores = chosen.datastores

@@ -1,25 +1,7 @@
 """
-The deep agent's run lifecycle: its ``before_run`` and ``after_run`` hooks, subclasses of the run layer's.
-
-- :class:`DeepRunHook` opens the run (ledger, budget, events, warnings, usage, streaming, as for every agent of the
-  library; its model calls count toward the ``agent`` phase), hands a caller's ``TodoState`` to the run, and
-  prepends the memory files to the system prompt (see below).
-- :class:`DeepCloseHook` settles why the loop ended (``exit_reason``: the reason of the exit condition that fired;
-  Haystack's ``max_agent_steps`` reads ``max_iterations``; ``failed`` when the model failed, and then the report is
-  what the run's tools read, each source with its passage), fills the outputs (``report`` with the final answer,
-  ``submission``, ``todos``), emits ``ExitReached``, turns the answer into ``output_schema`` when one is set (the
-  accepted submission when the submit tool takes the schema, else the structured-output stage over the final answer,
-  which raises ``StructuredOutputError`` when even its retry does not validate; a run that ended without any answer,
-  out of budget, has no structured output and a warning says so), then closes the run.
-
-Memory files (AGENTS.md-style Markdown files whose text is prepended to the system prompt) are read when each run opens
-(so an edited file counts from the next run), in the order given, ``~`` expanded. A path with no file behind it is
-skipped without a word, so defaults such as ``["~/AGENTS.md", "./AGENTS.md"]`` need no checking first; a file that
-exists but cannot be read is skipped with a warning, and so is one that is not a regular file (a FIFO would block the
-run, ``/dev/zero`` never ends), one that leads out of its folder through a symbolic link (a cloned repository's
-``AGENTS.md`` linked to a key file would send the key to the model), or one larger than ``MAX_MEMORY_BYTES``. Each file
-is cut at ``MAX_MEMORY_CHARS`` characters, with a warning. Memory files are the caller's own instructions: their text is
-not fenced as untrusted data.
+The deep agent's run lifecycle (see docs/deep-agent.md): :class:`DeepRunHook` opens the run and prepends the memory
+files to the system prompt; :class:`DeepCloseHook` settles ``exit_reason``, fills the outputs, emits ``ExitReached``,
+makes the structured output and closes the run. A run whose model failed reports what its tools read.
 """
 
 from __future__ import annotations
@@ -71,8 +53,7 @@ from haystack_deep_research.state import (
     SUBMISSION,
     TODOS,
 )
-from haystack_deep_research.tools.filesystem import WRITTEN_FILES
-from haystack_deep_research.tools.scratch import ScratchBackend
+from haystack_deep_research.tools.filesystem import WRITTEN_FILES, ScratchBackend
 from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 
 __all__ = ["DeepCloseHook", "DeepRunHook"]
@@ -138,17 +119,8 @@ def _gathered(run: ResearchRun, failed: str) -> str:
 
 class DeepRunHook(OpenRunHook):
     """
-    ``before_run`` of a deep agent (see the module docstring).
-
-    :param token_budget: Total tokens one run may spend across all phases and subagents, or ``None``.
-    :param time_budget: Seconds one run may take, or ``None``.
-    :param on_event: A callable receiving every event of every run, or ``None``.
-    :param cost_budget: US dollars one run's model calls may cost, or ``None``.
-    :param phase_models: The model each phase calls, by phase name: what each phase's usage costs.
-    :param prices: Model prices on top of the defaults.
-    :param memory_files: Paths of Markdown files prepended to the system prompt; missing ones are skipped.
-    :param todo_state: A ``TodoState`` every run writes into (not serialized), or ``None`` for one per run.
-    :raises ConfigurationError: If a parameter is invalid.
+    ``before_run`` of a deep agent: open the run (the budget parameters are :class:`OpenRunHook`'s), hand a caller's
+    ``todo_state`` (not serialized) to the run and prepend the ``memory_files`` (missing ones skipped).
     """
 
     run_phase = PHASE_AGENT
@@ -208,12 +180,8 @@ class DeepRunHook(OpenRunHook):
 
 class DeepCloseHook(CloseRunHook):
     """
-    ``after_run`` of a deep agent (see the module docstring).
-
-    :param chat_generator: The agent's own model (it writes the structured output when one is needed).
-    :param output_schema: The pydantic model of the result, or ``None``.
-    :param judge_llm: The grounding judge, asked about the answer's contradictions; ``None`` for the figures alone
-        (see :mod:`haystack_deep_research.report.contradictions`).
+    ``after_run`` of a deep agent: its ``chat_generator`` writes the structured output of ``output_schema`` when one
+    is needed; ``judge_llm`` is asked about the answer's contradictions (``None``: the figures alone).
     """
 
     max_concurrency = 1
@@ -260,10 +228,7 @@ class DeepCloseHook(CloseRunHook):
             run.warn(PHASE_AGENT, f"the run ended ({reason}) without an answer, so there is no structured output")
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized hook; the schema is stored by its import path.
-        :raises ConfigurationError: If the schema is defined inside a function and cannot be imported by path.
-        """
+        """:returns: The serialized hook; the schema is stored by its import path (``ConfigurationError`` if none)."""
         if self.output_schema is not None and "<locals>" in self.output_schema.__qualname__:
             raise ConfigurationError(
                 f"output_schema {self.output_schema.__qualname__} is defined inside a function; define it at module "
@@ -274,10 +239,7 @@ class DeepCloseHook(CloseRunHook):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DeepCloseHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
+        """:returns: The hook, with the schema imported from its path (subject to Haystack's allowlist)."""
         params = restore_parameters(cls, data["init_parameters"])
         if isinstance(params.get("output_schema"), str):
             params["output_schema"] = deserialize_type(params["output_schema"])
@@ -291,12 +253,7 @@ MAX_MEMORY_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class MemoryFile:
-    """
-    One memory file as read.
-
-    :param path: Its path, as given.
-    :param text: Its text (cut at ``MAX_MEMORY_CHARS``).
-    """
+    """One memory file as read: its path as given, its text (cut at ``MAX_MEMORY_CHARS``)."""
 
     path: str
     text: str

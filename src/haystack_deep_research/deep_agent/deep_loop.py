@@ -1,25 +1,8 @@
 """
-The hooks of the deep agent's tool loop, one per hook point; each is wiring over the layers that hold the logic.
-
-- :class:`StepStartHook` (``before_llm``): counts usage, ends the loop at a step boundary when an exit condition fires
-  there (``MaxIterations``, ``TokenLimit``) or the run's budget is spent (``stop_run``), else condenses a long
-  conversation (:class:`~.deep_settings.Condenser`).
-- :class:`ToolStepHook` (``before_tool``): coerces arguments to each tool's schema, refuses a submission that does not
-  match ``output_schema`` (see below), guards against loops (:mod:`~haystack_deep_research.research.loop_guard`) and
-  announces the calls that run.
-- :class:`StepReviewHook` (``after_tool``): announces results and adds them to the evidence trail; when the exit
-  conditions fire on the step (a successful submission with enough confidence), grounds the answer
-  (:mod:`.turn_grounding`) and ends the loop (``stop_run``) or sends it back; otherwise tells the model why a submission
-  was not enough, then reflects on the step (:class:`~.deep_settings.Reflexion`).
-- :class:`AnswerHook` (``on_exit``): the model replied without tools; when the exit conditions fire the answer is
-  grounded and accepted, otherwise the loop goes on (``continue_run``) with a message saying what ending needs.
-
-The deep agent's answer is the arguments of its submit tool (or its final text), read as text for grounding, and as an
-instance of ``output_schema`` when the submit tool takes one. A submit tool *takes the schema* when its parameters are
-the schema's fields (``submit(summary=..., ...)``) or one object parameter with those fields (``submit(result:
-ResearchResult)``). Then a submission whose arguments do not validate is refused before the tool runs, with pydantic's
-errors for the model to fix (:func:`payload`), and the accepted submission *is* the structured output, without another
-model call.
+The hooks of the deep agent's tool loop, one per hook point, wiring over the layers that hold the logic (see
+docs/deep-agent.md): :class:`StepStartHook` (``before_llm``), :class:`ToolStepHook` (``before_tool``),
+:class:`StepReviewHook` (``after_tool``) and :class:`AnswerHook` (``on_exit``). A submission to a submit tool that
+takes ``output_schema`` is validated before the tool runs (:func:`takes_schema`, :func:`payload`).
 """
 
 from __future__ import annotations
@@ -43,7 +26,7 @@ from haystack_deep_research._prompts import (
     render_user,
 )
 from haystack_deep_research.deep_agent.deep_settings import DeepHook
-from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail, Grounded
+from haystack_deep_research.deep_agent.turn_grounding import TRAIL_RESOURCE, EvidenceTrail
 from haystack_deep_research.report.assessment import unjudged_claims
 from haystack_deep_research.report.structured import parse_structured
 from haystack_deep_research.research.exits import StepCall, StepFacts, confidence_of
@@ -130,10 +113,7 @@ def payload(arguments: Mapping[str, Any], schema: type[BaseModel]) -> tuple[Base
 
 
 def answer_text(value: Any) -> str:
-    """
-    :param value: A submission's arguments, or a text answer.
-    :returns: Its text: every string in it, one per line, in order.
-    """
+    """The text of a submission's arguments (every string in it, one per line, in order), or of a text answer."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):
@@ -162,20 +142,16 @@ def drop_sentences(value: Any, sentences: set[str]) -> Any:
 _OUT_OF_BUDGET = (EXIT_MAX_ITERATIONS, EXIT_TOKEN_BUDGET, EXIT_TIME_BUDGET)
 
 
-def _publish_grounding(state: State, grounded: Grounded) -> None:
-    state.set(GROUNDING_SCORE, grounded.judgement.score)
-    state.set(GROUNDING_UNJUDGED, unjudged_claims(grounded.judgement))
-    verdicts = grounded.judgement.verdicts
-    state.set(GROUNDING, [{**v.to_dict(), "dropped": v.claim.sentence in grounded.dropped} for v in verdicts])
-
-
 def _ground(hook: DeepHook, state: State, view: RunView, answer: Any) -> Phase[Any | None]:
     """Ground an answer: ``None`` when it was sent back (with a message), else the answer with claims dropped."""
     if hook.grounding is None:
         return answer
     rounds = int(state.data.get(GROUNDING_ROUNDS) or 0)
     grounded = yield from hook.grounding.review(view, answer_text(answer), rounds, hook.chat_generator)
-    _publish_grounding(state, grounded)
+    state.set(GROUNDING_SCORE, grounded.judgement.score)
+    state.set(GROUNDING_UNJUDGED, unjudged_claims(grounded.judgement))
+    verdicts = grounded.judgement.verdicts
+    state.set(GROUNDING, [{**v.to_dict(), "dropped": v.claim.sentence in grounded.dropped} for v in verdicts])
     if grounded.send_back:
         state.set(GROUNDING_ROUNDS, rounds + 1)
         claims = [fence(claim.text) for claim in grounded.judgement.unsupported]
@@ -186,7 +162,7 @@ def _ground(hook: DeepHook, state: State, view: RunView, answer: Any) -> Phase[A
 
 
 class StepStartHook(DeepHook):
-    """``before_llm`` of a deep agent (see the module docstring)."""
+    """``before_llm``: count usage; end the loop when an exit condition fires or the budget is spent, else condense."""
 
     allowed_hook_points = ("before_llm",)
     settings = ("termination", "chat_generator", "condenser")
@@ -206,7 +182,7 @@ class StepStartHook(DeepHook):
 
 
 class ToolStepHook(DeepHook):
-    """``before_tool`` of a deep agent (see the module docstring)."""
+    """``before_tool``: coerce arguments, refuse an invalid submission, guard against loops, announce the calls."""
 
     allowed_hook_points = ("before_tool",)
     settings = ("submit_tool", "output_schema", "loop_threshold")
@@ -240,7 +216,7 @@ class ToolStepHook(DeepHook):
 
 
 class StepReviewHook(DeepHook):
-    """``after_tool`` of a deep agent (see the module docstring)."""
+    """``after_tool``: record the results; ground a submission that ends the loop (or send it back), else reflect."""
 
     allowed_hook_points = ("after_tool",)
     settings = ("termination", "chat_generator", "submit_tool", "min_confidence", "grounding", "reflexion")
@@ -283,7 +259,7 @@ class StepReviewHook(DeepHook):
 
 
 class AnswerHook(DeepHook):
-    """``on_exit`` of a deep agent (see the module docstring)."""
+    """``on_exit``: a text reply is grounded and accepted when the exit conditions fire, else the loop goes on."""
 
     allowed_hook_points = ("on_exit",)
     settings = ("termination", "chat_generator", "submit_tool", "grounding")

@@ -1,11 +1,6 @@
 """
-The settings the deep agent's hooks share, and their serialization, with the two optional layers that call a model
-of their own between steps: :class:`Condenser` (conversation summarization) and :class:`Reflexion`.
-
-Each hook of the deep agent's loop (:mod:`.deep_loop`) is a :class:`DeepHook` that keeps the settings it uses
-(``settings`` names them): the exit conditions, the submit tool and minimum confidence, the output schema, the loop
-threshold, the agent's own model (the default for its reflexion, summaries and judge) and the optional layers
-(grounding, reflexion, condensing).
+The settings the deep agent's hooks share (:class:`DeepHook`, each hook keeping those its ``settings`` names), and the
+two optional layers that call a model of their own between steps: :class:`Condenser` and :class:`Reflexion`.
 """
 
 from __future__ import annotations
@@ -43,18 +38,8 @@ _COMPONENTS = ("chat_generator", "grounding", "reflexion", "condenser")
 
 class DeepHook(PhaseHook):
     """
-    A hook of the deep agent's loop.
-
-    :param termination: When the loop ends.
-    :param chat_generator: The agent's own model.
-    :param submit_tool: The submit tool's name, or ``None``.
-    :param min_confidence: The confidence a submission needs (for the message telling the model it fell short).
-    :param output_schema: The pydantic model of the result, or ``None``.
-    :param loop_threshold: Identical calls in a row that make a loop.
-    :param grounding: Per-turn grounding, or ``None``.
-    :param reflexion: Reflexion, or ``None``.
-    :param condenser: Conversation summarization, or ``None``.
-    :raises ConfigurationError: If ``termination`` is not an exit condition.
+    A hook of the deep agent's loop, with the settings of ``create_deep_agent`` it uses (``settings`` names them):
+    ``termination`` (default ``TextReply()``), the agent's own model, and the optional layers (``None`` for off).
     """
 
     settings: ClassVar[tuple[str, ...]] = (
@@ -113,10 +98,7 @@ class DeepHook(PhaseHook):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
+        """:returns: The hook, rebuilt from what ``to_dict`` returned."""
         params = data.get("init_parameters") or {}
         if isinstance(params.get("termination"), dict):
             params["termination"] = exit_condition_from_dict(params["termination"])
@@ -163,19 +145,12 @@ def _line(message: ChatMessage) -> str:
 
 class Condenser(_ModelLayer):
     """
-    Conversation summarization: a long deep-agent conversation keeps its beginning and its latest turns, and the rest
-    becomes a summary, so the context (and the tokens each step costs) stays bounded over a long run.
-
-    Before a model call, once the conversation (system messages aside) holds more than ``after_messages`` messages, one
-    model call (role ``summarizer``) condenses the older ones. What is never lost: the system prompt, the task (the
-    first user message), the todo list (re-stated under the summary) and the latest ``keep_recent`` messages, kept
-    verbatim. A tool call and its results are never split: the kept part never starts with a result whose call it lacks.
-    A summary from an earlier round is condensed again with the turns after it. A failed summary call changes nothing,
-    with a warning. Every summary emits ``ConversationCondensed``.
-
-    Haystack's own ``CompactionHook`` sizes by the model's context window and calls its summarizer outside the run; this
-    layer counts messages, as the deep agent's settings do, and its call is the run's (usage, budget, streaming,
-    events).
+    Conversation summarization: once the conversation (system messages aside) holds more than ``after_messages``
+    messages, one model call (role ``summarizer``) condenses the older ones; the system prompt, the task, the todo list
+    and the latest ``keep_recent`` messages are kept, and a tool call is never split from its results (see
+    docs/deep-agent.md). Haystack's own ``CompactionHook`` sizes by the model's context window and calls its summarizer
+    outside the run; this layer counts messages, as the deep agent's settings do, and its call is the run's (usage,
+    budget, streaming, events).
 
     :param after_messages: Condense once the conversation holds more than this many messages (system messages
         aside), 4 to 10,000.
@@ -259,14 +234,9 @@ def _last_step(messages: list[ChatMessage]) -> list[dict[str, Any]]:
 
 class Reflexion(_ModelLayer):
     """
-    Reflexion: after each tool step the deep agent evaluates that step and rewrites its plan when the step was wrong.
-
-    One model call per step (role ``reflexion``) reads the task, the current plan and the step's tool calls with what
-    they returned (as untrusted data), and answers ``{"step_ok": ..., "critique": ..., "plan": ...}``. When the step was
-    wrong, the plan in the ``plan`` output is replaced and the conversation gets a message with the critique and the
-    revised plan, which the agent reads before its next step; when it was right, a first plan is kept without a message.
-    Every reflection emits ``Reflected``. A reply that is not the JSON asked for, or a failed call, changes nothing and
-    leaves a warning: reflexion never ends a run.
+    Reflexion: after each tool step one model call (role ``reflexion``) evaluates the step, with its results as
+    untrusted data, and rewrites the plan when the step was wrong (see docs/deep-agent.md); a reply that cannot be read,
+    or a failed call, changes nothing but a warning: reflexion never ends a run.
 
     :param chat_generator: The reflecting model; ``None`` uses the agent's own.
     :raises ConfigurationError: If it is not a chat generator.
@@ -284,16 +254,11 @@ class Reflexion(_ModelLayer):
         plan = str(state.data.get(PLAN) or "")
         prompt = render_chat(REFLECT, task=fence(_task(messages)), plan=plan, calls=calls)
         streaming = view.run.streaming_callback
-        [outcome] = yield [
-            ask(
-                self.chat_generator or model,
-                prompt,
-                role="reflexion",
-                streaming_callback=streaming,
-                agent=view.researcher,
-                budget=view.run.budget,
-            )
-        ]
+        model = self.chat_generator or model
+        call = ask(
+            model, prompt, role="reflexion", streaming_callback=streaming, agent=view.researcher, budget=view.run.budget
+        )
+        [outcome] = yield [call]
         if outcome.reply is not None:
             view.record_usage(PHASE_REFLECT, outcome.reply.meta.get("usage"))
         reflection, _ = parse_structured(Reflection, outcome.text) if outcome.error is None else (None, [])

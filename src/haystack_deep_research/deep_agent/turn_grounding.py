@@ -1,19 +1,7 @@
 """
-Per-turn grounding: inside the deep agent's loop, each answer is judged against the evidence its tool calls returned.
-
-Every tool result of the run joins the run's :class:`EvidenceTrail` (a run resource, so condensing the conversation
-loses none of it). When the agent answers (its submit tool succeeds, or it replies without tools), each sentence of
-the answer that claims something is a claim, cited or not (the sentences and the rule of every shape's grounding:
-see :mod:`haystack_deep_research.report.assessment`), and the library's one judge
-(:func:`~haystack_deep_research.report.judge.judge_claims`, the same prompt and verdict rules as the deep research
-agent's grounding) judges them all in one call against the trail. With a score below ``threshold``:
-
-- while re-research rounds are left (``max_rounds``), the answer is **sent back**: the model reads the unsupported
-  claims and researches them again before answering anew;
-- after that, the answer is accepted with its unsupported claims **dropped**, and a warning says how many.
-
-Claims judged unsupported in an accepted answer are dropped whatever the score. An answer given without any tool
-evidence has nothing to be judged against and is accepted as it is.
+Per-turn grounding: inside the deep agent's loop, each answer is judged against the evidence its tool calls returned
+(the run's :class:`EvidenceTrail`), sent back for more research below the threshold, then accepted with its
+unsupported claims dropped (see docs/deep-agent.md). An answer given without any tool evidence is accepted as it is.
 """
 
 from __future__ import annotations
@@ -26,8 +14,7 @@ from typing import Any
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
-from haystack_deep_research.report.assessment import uncited_claims
-from haystack_deep_research.report.judge import Claim, Judgement, judge_claims
+from haystack_deep_research.report.assessment import Claim, Judgement, judge_claims, uncited_claims
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels
 from haystack_deep_research.state import PHASE_GROUND
@@ -63,10 +50,7 @@ class EvidenceTrail:
             return len(self._entries)
 
     def get(self, url: str) -> _Trail | None:
-        """
-        :param url: The trail's own address.
-        :returns: The trail as one source, or ``None`` when empty or asked for another address.
-        """
+        """The trail as one source, or ``None`` when empty or asked for another address than its own."""
         with self._lock:
             text = "\n\n".join(self._entries)[-MAX_TRAIL_CHARS:]
         return _Trail(TRAIL_URL, "the evidence the tool calls returned", text) if text and url == TRAIL_URL else None
@@ -80,13 +64,7 @@ def answer_claims(text: str) -> list[Claim]:
 
 @dataclass(frozen=True)
 class Grounded:
-    """
-    The verdict on one answer.
-
-    :param judgement: The judge's verdicts.
-    :param send_back: Whether the answer goes back for more research.
-    :param dropped: The sentences to drop from the accepted answer.
-    """
+    """The verdict on one answer: the judge's, whether it goes back for research, the sentences to drop from it."""
 
     judgement: Judgement
     send_back: bool
@@ -95,12 +73,8 @@ class Grounded:
 
 class TurnGrounding(UsesModels, InitSerialized):
     """
-    Judge each answer against the run's evidence trail (see the module docstring).
-
-    :param judge_llm: The judge; ``None`` uses the agent's own model.
-    :param threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_rounds: How many times an answer may be sent back for more research, 0 to 5.
-    :raises ConfigurationError: If a parameter is out of range.
+    Judge each answer against the run's evidence trail with ``judge_llm`` (``None``: the agent's own model); below
+    ``threshold`` (0 to 1) it goes back for more research, at most ``max_rounds`` times (0 to 5).
     """
 
     def __init__(self, *, judge_llm: Any = None, threshold: float = 0.65, max_rounds: int = 2) -> None:

@@ -6,41 +6,42 @@ Pass ``inputs=RunInputs(on_event=on_event)`` to a run to receive every :class:`E
 each event as one ``progress(phase, line)`` call.
 """
 
-from haystack_deep_research.events.agent import (
+from haystack_deep_research.events.bus import Subscriber, progress_view
+from haystack_deep_research.events.types import (
+    BudgetReached,
+    CitationRemoved,
     ConversationCondensed,
+    Event,
     ExitReached,
     FileRead,
     FileWritten,
-    PlanReviewed,
-    Reflected,
-    TodoAdded,
-    TodoCompleted,
-    ToolCalled,
-    ToolReturned,
-)
-from haystack_deep_research.events.bus import Subscriber, progress_view
-from haystack_deep_research.events.research import (
+    ItemDone,
+    ItemFailed,
+    ItemSkipped,
+    ItemStarted,
+    Notice,
     PageRead,
     PageRefused,
+    PhaseEnded,
+    PhaseStarted,
+    PlanReviewed,
+    Reflected,
+    ReportReady,
+    RunEnded,
+    RunStarted,
+    ScanEnded,
+    ScanStarted,
     SearchDecided,
     SearchDone,
     SearchRoundDone,
     SubagentCompleted,
     SubagentFailed,
     SubagentSpawned,
+    TodoAdded,
+    TodoCompleted,
+    ToolCalled,
+    ToolReturned,
     TopicRefused,
-)
-from haystack_deep_research.events.scan import ItemDone, ItemFailed, ItemSkipped, ItemStarted, ScanEnded, ScanStarted
-from haystack_deep_research.events.types import (
-    BudgetReached,
-    CitationRemoved,
-    Event,
-    Notice,
-    PhaseEnded,
-    PhaseStarted,
-    ReportReady,
-    RunEnded,
-    RunStarted,
     UsageRecorded,
     WarningRaised,
 )

@@ -14,8 +14,7 @@ from typing import Any
 
 from haystack import logging, tracing
 
-from haystack_deep_research.events.agent import ToolCalled, ToolReturned
-from haystack_deep_research.events.types import Event, RunEnded, RunStarted, UsageRecorded
+from haystack_deep_research.events.types import Event, RunEnded, RunStarted, ToolCalled, ToolReturned, UsageRecorded
 
 __all__ = ["EventBus", "Subscriber", "progress_view"]
 
@@ -64,7 +63,8 @@ class EventBus:
     def emit(self, event: Event, *, researcher: str = "") -> Event:
         """Stamp an event with the run id (and the researcher's sub-topic), trace it, deliver it; return it stamped."""
         stamped = dataclasses.replace(event, run_id=self.run_id, researcher=researcher or event.researcher)
-        with tracing.tracer.trace(f"haystack_deep_research.event.{stamped.kind}", tags=_tags(stamped)):
+        tags = {f"haystack_deep_research.event.{key}": value for key, value in stamped.to_dict().items()}
+        with tracing.tracer.trace(f"haystack_deep_research.event.{stamped.kind}", tags=tags):
             pass
         with self._lock:
             subscribers = list(self._subscribers)
@@ -72,21 +72,14 @@ class EventBus:
             try:
                 subscriber(stamped)
             except Exception as error:  # a broken observer must not end research; it is logged once
-                self._report_broken(subscriber, error)
+                with self._lock:
+                    first = id(subscriber) not in self._broken
+                    self._broken.add(id(subscriber))
+                if first:
+                    logger.warning(
+                        "An event subscriber raised {error_type}: {error}; the run goes on and further errors of this "
+                        "subscriber are not logged.",
+                        error_type=type(error).__name__,
+                        error=error,
+                    )
         return stamped
-
-    def _report_broken(self, subscriber: Subscriber, error: Exception) -> None:
-        with self._lock:
-            first = id(subscriber) not in self._broken
-            self._broken.add(id(subscriber))
-        if first:
-            logger.warning(
-                "An event subscriber raised {error_type}: {error}; the run goes on and further errors of this "
-                "subscriber are not logged.",
-                error_type=type(error).__name__,
-                error=error,
-            )
-
-
-def _tags(event: Event) -> dict[str, Any]:
-    return {f"haystack_deep_research.event.{key}": value for key, value in event.to_dict().items()}

@@ -1,37 +1,271 @@
 """
-Reading a report as a reader sees it, into a :class:`Parsed`: its blocks, link reference definitions and
-links, each by its place in the report.
-
-The report is read by :func:`._reader.reader` (CommonMark with GFM's tables, strikethrough and autolinks), and every
-inline content is placed in the report (:func:`align`). Its links are then: inline and reference links, images
-and autolinks as markdown-it makes them; raw HTML tags naming a URL (:func:`read_tags`); and bare links, found by the
-linkifier in the plain text between those after entities and backslash escapes are decoded, so that a scheme spelled
-``&#104;ttps:`` still counts. Nothing inside a code span, a code block or a fence is read, as no renderer links it;
-a line nested deeper than markdown-it goes, which another renderer may show, is read on its own.
-
-Raw HTML is read with the standard library's HTML parser, each start tag's attributes decoded as a browser decodes
-them. A tag's URLs are the values of its URL attributes (``href``, ``src``, ``action``, ``poster``, ...), each
-candidate of ``srcset`` and ``ping``, the ``url(...)`` of a ``style`` and the target of a ``<meta
-http-equiv="refresh">``. An anchor ``<a>`` is paired with its closing tag, so that its content can be kept when the
-link goes. Comments and the content of ``<script>`` and ``<style>`` hold no tags, but a comment that never closes is
-read as text, so the tags after it count (and the reading stays linear). A tag left open at the end (``<a
-href="//x.example`` with no closing quote) runs on, in a browser, into what follows; it is read as if closed there.
+Reading a report as a reader sees it. The reader is markdown-it-py (CommonMark, GFM tables, strikethrough, raw HTML;
+linkify-it-py for bare links) set to keep every destination as written (markdown-it would otherwise leave a
+``javascript:`` link as text and percent-encode the rest) and to record where each construct stands; :func:`parse`
+reads a report into a :class:`Parsed`: its blocks, definitions and links, each by its place. What counts as a link is
+listed in docs/evidence.md ("Citation verification"); why reading stays linear on hostile input (bare links are read
+in one pass, HTML left open as text) in docs/safety.md ("Bad input").
 """
 
 from __future__ import annotations
 
+import functools
+import html
 import re
+import threading
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from linkify_it import LinkifyIt
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
     from markdown_it.token import Token
 
-from haystack_deep_research.evidence._reader import SPANS, bare_links, decoded, reader, token_runs, trim_bare
+SPANS = "_haystack_deep_research_spans"
+_SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
+_WWW = re.compile(r"(?:^|(?<=[\s*_~(]))www\.[^\s<>]+", re.IGNORECASE)
+_ENTITY_END = re.compile(r"&[A-Za-z0-9]+;$")
+_TOKEN_BREAKS = re.compile(r"[*_~]+|\\.|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
+_MARKED = ("link_open", "image", "html_inline", "code_inline")
+_ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
+_ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
-__all__ = ["Block", "Code", "Definition", "Link", "LinkForm", "Parsed", "parse", "parse_fragment"]
+Rule = Callable[["StateInline", bool], bool]
+
+DOCUMENT_SCHEMES = ("doc:", "file:", "mcp:")
+"""The schemes of the documents a run reads besides pages, read bare as ``http://`` links are."""
+
+
+class _DocumentURI:
+    """linkify-it's validator of a bare document URI: ``//``, a host and a path (``file:`` needs only the path)."""
+
+    def __init__(self, src_path: str, *, host_required: bool) -> None:
+        host = r"[\w.~-]+(?::\d{1,5})?"
+        self._pattern = re.compile(rf"//(?:{host}){'' if host_required else '?'}{src_path}", re.IGNORECASE)
+        self._host_required = host_required
+
+    def validate(self, text: str, pos: int) -> int:
+        found = self._pattern.match(text, pos)
+        if found is None or len(found.group()) <= 2 or (not self._host_required and "/" not in found.group()[2:]):
+            return 0
+        return len(found.group())
+
+
+@dataclass(frozen=True)
+class _Parts:
+    reader: MarkdownIt
+    linkifier: LinkifyIt
+    schemes: re.Pattern[str]
+
+
+_LOCK = threading.Lock()
+
+
+def reader() -> MarkdownIt:
+    """:returns: The report reader (built on first use: importing markdown-it is not free)."""
+    return _parts().reader
+
+
+def _parts() -> _Parts:
+    with _LOCK:  # built once, and linkify-it's lazy patterns compiled here, never in two threads at once
+        return _build()
+
+
+def _linkify(state: StateInline, silent: bool) -> bool:
+    """markdown-it's rule for ``scheme://`` links, reading only the end of the pending text, where a scheme is."""
+    pos = state.pos
+    if state.linkLevel > 0 or state.src[pos : pos + 3] != "://":
+        return False
+    pending = state.pending
+    scheme = _SCHEME.search(pending[-40:])
+    if scheme is None or (scheme.start(1) == 0 and len(pending) > 40):
+        return False
+    proto = scheme.group(1)
+    found = _build().linkifier.match_at_start(state.src[pos - len(proto) :])
+    if not found:
+        return False
+    url = str(found.url).rstrip("*")
+    if not silent:
+        state.pending = pending[: -len(proto)]
+        opening = state.push("link_open", "a", 1)
+        opening.attrs, opening.markup, opening.info = {"href": url}, "linkify", "auto"
+        state.push("text", "", 0).content = url
+        closing = state.push("link_close", "a", -1)
+        closing.markup, closing.info = "linkify", "auto"
+    state.pos += len(url) - len(proto)
+    return True
+
+
+def _tracked(rule: Rule, label: int | None = None) -> Rule:
+    """Wrap an inline rule so that what it makes records its span; ``label``: where a link's ``[`` stands."""
+
+    def run(state: StateInline, silent: bool) -> bool:
+        start, count = state.pos, len(state.tokens)
+        if not rule(state, silent):
+            return False
+        if silent or len(state.tokens) == count:  # nothing made: text (an unmatched run of backticks)
+            return True
+        label_end = -1
+        if label is not None:  # the label's end, found as the rule found it (it keeps no record of it)
+            end, state.pos = state.pos, start
+            label_end = state.md.helpers.parseLinkLabel(state, start + label, label == 0)
+            state.pos = end
+        new = state.tokens[count:]
+        for index, token in enumerate(new[:-1]):
+            if token.markup == "linkify":  # its scheme was taken back from the pending text
+                start = state.pos - len(new[index + 1].content)
+        state.env.setdefault(SPANS, {}).setdefault(id(state.tokens), []).append((start, state.pos))
+        marked = next((token for token in new if token.type in _MARKED and "span" not in token.meta), None)
+        if marked is not None:
+            marked.meta["span"] = (start, state.pos)
+            marked.meta["label_end"] = label_end
+        return True
+
+    return run
+
+
+@functools.cache
+def _build() -> _Parts:
+    from linkify_it import LinkifyIt
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import autolink, backtick, html_inline, image, link, newline
+
+    class Reader(MarkdownIt):
+        """markdown-it that keeps every destination as written: nothing is filtered out or percent-encoded."""
+
+        def validateLink(self, url: str) -> bool:
+            return True
+
+        def normalizeLink(self, url: str) -> str:
+            return url
+
+        def normalizeLinkText(self, link: str) -> str:
+            return link
+
+    linkifier = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
+    for schema in DOCUMENT_SCHEMES:  # a bound method: linkify-it calls it in place, with no copy of the text's tail
+        validator = _DocumentURI(linkifier.re["src_path"], host_required=schema != "file:")
+        linkifier.add(schema, {"validate": validator.validate})
+    linkifier.match_at_start("https://a.example //a.example")  # compiles its lazy patterns now
+    linkifier.test_schema_at("x //a.example", "//", 4)
+    reader = Reader("gfm-like", {"inline_definitions": True, "store_labels": True})
+    reader.linkify = linkifier
+    reader.core.ruler.disable("linkify")  # the caller finds these bare links, with their positions
+    reader.core.ruler.disable("text_join")  # would replace the children lists that the spans are kept by
+    reader.inline.ruler.at("link", _tracked(link, label=0))
+    reader.inline.ruler.at("image", _tracked(image, label=1))
+    rules: dict[str, Rule] = {"autolink": autolink, "linkify": _linkify, "html_inline": html_inline}
+    for name, rule in (rules | {"backticks": backtick, "newline": newline}).items():
+        reader.inline.ruler.at(name, _tracked(rule))
+    return _Parts(reader, linkifier, re.compile(linkifier.re["schema_search"], re.IGNORECASE))
+
+
+def trim_bare(url: str) -> str:
+    """:returns: A bare link less the punctuation GFM leaves out of its end (``?``, ``!``, ``.``, ``,``, ``:``, ...)."""
+    return url.rstrip("?!.,:*_~")
+
+
+def _trim_www(url: str) -> str:
+    """GFM's end of a ``www.`` link: no trailing ``?!.,:*_~``, unbalanced ``)`` or entity reference."""
+    while True:
+        trimmed = url.rstrip("?!.,:*_~")
+        if trimmed.endswith(")") and trimmed.count("(") < trimmed.count(")"):
+            trimmed = trimmed[:-1]
+        trimmed = _ENTITY_END.sub("", trimmed)
+        if trimmed == url:
+            return url
+        url = trimmed
+
+
+def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
+    """The bare ``scheme://``, ``//``, document and ``www.`` (``http://`` added) links in it: ``(start, end, url)``."""
+    found: list[tuple[int, int, str]] = []
+    at = 0
+    parts = _parts()
+    while (match := parts.schemes.search(text, at)) is not None:
+        schema, start = match.group(2).lower(), match.start(2)
+        length = parts.linkifier.test_schema_at(text, schema, match.end()) if schema != "mailto:" else 0
+        raw = trim_bare(text[start : match.end() + length]) if length else ""
+        if len(raw) > len(schema):
+            found.append((start, start + len(raw), raw))
+        at = match.end() + length
+    for match in _WWW.finditer(text) if www else ():
+        raw = _trim_www(match.group())
+        if len(raw) > len("www.") and not any(a < match.start() + len(raw) and match.start() < b for a, b, _ in found):
+            found.append((match.start(), match.start() + len(raw), "http://" + raw))
+    return sorted(found)
+
+
+def token_runs(text: str) -> list[tuple[int, int]]:
+    """The runs of ``text`` between emphasis delimiters, escapes and entities, which markdown-it's linkify reads."""
+    runs: list[tuple[int, int]] = []
+    at = 0
+    for found in _TOKEN_BREAKS.finditer(text):
+        if found.start() > at:
+            runs.append((at, found.start()))
+        at = found.end()
+    return [*runs, (at, len(text))] if at < len(text) else runs
+
+
+def decoded(source: str, start: int, end: int) -> tuple[str, list[tuple[int, int]]]:
+    """:returns: ``source[start:end]`` as a reader sees it (entities and escapes decoded), and each character's span."""
+    chars: list[str] = []
+    spans: list[tuple[int, int]] = []
+    at = start
+    while at < end:
+        entity = _ENTITY.match(source, at, end) if source[at] == "&" else None
+        if entity:
+            value = html.unescape(entity.group(0))
+            chars += value
+            spans += [(at, entity.end())] * len(value)
+            at = entity.end()
+        elif source[at] == "\\" and at + 1 < end and source[at + 1] in _ESCAPABLE:
+            chars.append(source[at + 1])
+            spans.append((at, at + 2))
+            at += 2
+        else:
+            chars.append(source[at])
+            spans.append((at, at + 1))
+            at += 1
+    return "".join(chars), spans
+
+
+def reference_env(markdown: str) -> dict[str, Any]:
+    """:returns: A markdown-it environment holding the link reference definitions of ``markdown``."""
+    env: dict[str, Any] = {}
+    reader().parse(markdown, env)
+    return {"references": env.get("references", {})}
+
+
+def plain_text(fragment: str, env: dict[str, Any], *, is_marker: Callable[[str], bool]) -> str:
+    """
+    The text a reader sees in an inline fragment, less every URL: a link gives its text, an image its description;
+    an autolink, a bare link, raw HTML and a link whose text ``is_marker`` accepts give nothing.
+    """
+    tokens = reader().parseInline(fragment, {"references": env.get("references", {})})
+    out: list[str] = []
+    skip: list[bool] = []
+    for token in tokens[0].children or [] if tokens else []:
+        if token.type == "link_open":
+            text = fragment[token.meta["span"][0] + 1 : token.meta.get("label_end", 0)]
+            skip.append(token.markup in ("autolink", "linkify") or is_marker(text))
+            if out and skip[-1]:  # the blank before a removed link goes with it
+                out[-1] = out[-1].rstrip()
+        elif token.type == "link_close":
+            skip.pop()
+        elif any(skip):
+            continue
+        elif token.type in ("text", "text_special", "code_inline", "image"):
+            out.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return "".join(out)
+
 
 _LEAVES = frozenset(
     {"paragraph_open", "heading_open", "fence", "code_block", "html_block", "hr", "table_open", "definition"}
@@ -43,17 +277,9 @@ LinkForm = Literal["inline", "reference", "image", "autolink", "bare", "html"]
 @dataclass
 class Link:
     """
-    One link a reader sees.
-
-    :param url: The destination as written (entities and escapes decoded); ``http://`` added to a ``www.`` link.
-    :param form: How it is written.
-    :param start: Offset of its first character in the report.
-    :param end: Offset after its last character.
-    :param text: The span of its visible text (link text, image description, anchor content), if it has one.
-    :param label: For a reference link, the label it uses, as written.
-    :param tail: For an HTML anchor, the span of its closing tag.
-    :param mapped: ``False`` when its place in the report could not be established.
-    :param lines: The lines of its block, first and past-the-end.
+    One link a reader sees: its destination as written (decoded; ``http://`` added to a ``www.`` link), its span, the
+    span of its visible text, a reference link's label, an anchor's closing tag, whether its place is known, and the
+    lines of its block.
     """
 
     url: str
@@ -104,19 +330,9 @@ class Definition:
 @dataclass
 class Parsed:
     """
-    A parsed report.
-
-    :param text: The report, its line ends normalised to ``\\n``.
-    :param lines: Its lines.
-    :param starts: The offset of each line.
-    :param links: Its links, in document order.
-    :param blocks: Its blocks with inline content.
-    :param definitions: Its link reference definitions (duplicates too).
-    :param units: Its top-level blocks: first line, past-the-end line and markdown-it token type.
-    :param references: markdown-it's reference definitions, by normalised label.
-    :param code: Its code blocks and fences, at any depth.
-    :param unclosed: The line that closes its last block when that runs to the end unclosed (a fence, an HTML
-        comment, ...), so that text appended after it is not swallowed; ``""`` otherwise.
+    A parsed report (line ends normalised to ``\\n``). ``units`` are its top-level blocks (first line, past-the-end
+    line, token type); ``unclosed`` is the line that closes its last block when that runs to the end unclosed, so
+    that text appended after it is not swallowed.
     """
 
     text: str
@@ -137,14 +353,9 @@ class Parsed:
 
 def align(lines: list[str], starts: list[int], content: str, first: int, cell: list[int] | None) -> list[int] | None:
     """
-    Map each character of a block's inline content, and its end, to an offset in the report.
-
-    markdown-it gives each block the lines it spans (``token.map``) and its inline content: those lines less their
-    container prefixes (indentation, ``>``, a list marker), the closing ``#`` of a heading and outer blanks. So each
-    content line is found in its source line from the right; a table cell is found from the left of its row, after
-    the cells before it, skipping the backslash of an escaped ``|``.
-
-    :returns: ``len(content) + 1`` offsets, or ``None`` when the content is not where it should be.
+    The report offset of each character of a block's inline content and of its end, or ``None`` when it is not where
+    it should be. A content line is its source line less container prefixes and a heading's closing ``#``, so it is
+    found from the right; a table cell from the left of its row, after the cells before it.
     """
     offsets: list[int] = []
     for number, piece in enumerate(content.split("\n")):
@@ -236,15 +447,7 @@ _REFRESH = re.compile(r"url\s*=\s*['\"]?([^'\"\s]+)", re.IGNORECASE)
 
 @dataclass
 class Tag:
-    """
-    One start tag that names URLs.
-
-    :param name: The tag name, lower-cased.
-    :param urls: Its URLs, in attribute order.
-    :param start: Offset of ``<`` in the parsed text.
-    :param end: Offset after ``>``.
-    :param close: For an anchor, the span of its closing ``</a>``, if there is one.
-    """
+    """One start tag that names URLs (in attribute order), its span and, for an anchor, its closing tag's span."""
 
     name: str
     urls: list[str]
@@ -307,9 +510,8 @@ class _Reader(HTMLParser):
 
 def _neutral(text: str) -> str:
     """
-    ``text`` as the parser is fed it, of the same length: a declaration names no URL, and the parser may fail on a bad
-    one; a comment or processing instruction that never closes is read as text, so the tags after it still count.
-    (The parser itself reads a never closed one again from each ``<`` that follows, in time quadratic in their number.)
+    ``text`` as the parser is fed it, of the same length: a declaration (which may fail the parser) is neutralised,
+    and a comment or processing instruction that never closes is read as text, so the tags after it count.
     """
     last_close, last_end = text.rfind("-->"), text.rfind(">")
     text = _COMMENT.sub(lambda found: " !--" if found.start() + 2 > last_close else found.group(), text)
@@ -336,10 +538,8 @@ def read_tags(text: str) -> list[Tag]:
 
 def _bare_links(parsed: Parsed, block: Block) -> None:
     """
-    Add the bare links of a block's plain text, in both readings renderers make: the whole text once its entities
-    and escapes are decoded, as GFM reads it, and the pieces between delimiters, escapes and entities, one by one,
-    as markdown-it's own linkify reads ``scheme://`` links. Where the two disagree (``-https://x.example/a_(b)``:
-    ``.../a_(b)`` or ``.../a``), both links count.
+    Add the bare links of a block's plain text as GFM reads it (entities and escapes decoded) and as markdown-it's
+    linkify does (the pieces between delimiters, one by one); where they disagree, both count.
     """
     for start, end in block.segments:
         text, spans = decoded(parsed.text, start, end)
@@ -349,11 +549,7 @@ def _bare_links(parsed: Parsed, block: Block) -> None:
             for first, last, url in bare_links(raw[run_start:run_end], www=False):
                 found.setdefault((start + run_start + first, start + run_start + last), url)
         for (begin, finish), url in found.items():
-            parsed.links.append(Link(url, "bare", begin, finish, lines=_lines(block)))
-
-
-def _lines(block: Block) -> tuple[int, int]:
-    return block.first, block.end
+            parsed.links.append(Link(url, "bare", begin, finish, lines=(block.first, block.end)))
 
 
 def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block: Block) -> None:
@@ -372,7 +568,7 @@ def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block
             trimmed = url if child.markup == "autolink" else trim_bare(url)
             form: LinkForm = "autolink" if child.markup == "autolink" else "bare"
             finish = end - len(url) + len(trimmed)
-            parsed.links.append(Link(trimmed, form, start, finish, None, None, None, mapped, _lines(block)))
+            parsed.links.append(Link(trimmed, form, start, finish, None, None, None, mapped, (block.first, block.end)))
         elif child.type == "link_open":
             text = span(offsets, where[0] + 1, label_end) if offsets else None
             label = child.meta.get("label")
@@ -381,11 +577,11 @@ def _inline_links(parsed: Parsed, token: Token, offsets: list[int] | None, block
                 label = written or src[where[0] + 1 : label_end]
             form = "reference" if label is not None else "inline"
             url = str(child.attrs.get("href", ""))
-            parsed.links.append(Link(url, form, start, end, text, label, None, mapped, _lines(block)))
+            parsed.links.append(Link(url, form, start, end, text, label, None, mapped, (block.first, block.end)))
         elif child.type == "image":
             text = span(offsets, where[0] + 2, label_end) if offsets else None
             url = str(child.attrs.get("src", ""))
-            parsed.links.append(Link(url, "image", start, end, text, None, None, mapped, _lines(block)))
+            parsed.links.append(Link(url, "image", start, end, text, None, None, mapped, (block.first, block.end)))
         elif child.type == "html_inline":
             closing = closings.get(index)
             for tag in read_tags(child.content):
@@ -412,9 +608,9 @@ def _tag_links(
 ) -> list[Link]:
     """The links of one inline HTML tag; an anchor's text runs to its closing tag, if there is one."""
     if tag.name != "a":
-        return [Link(url, "html", *where, mapped=mapped, lines=_lines(block)) for url in tag.urls]
+        return [Link(url, "html", *where, mapped=mapped, lines=(block.first, block.end)) for url in tag.urls]
     text = (where[1], tail[0] if tail else where[1])
-    return [Link(url, "html", *where, text, None, tail, mapped, _lines(block)) for url in tag.urls]
+    return [Link(url, "html", *where, text, None, tail, mapped, (block.first, block.end)) for url in tag.urls]
 
 
 def _html_block(parsed: Parsed, token: Token) -> None:
@@ -462,15 +658,10 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
 
 
 def parse(markdown: str) -> Parsed:
-    """
-    The parsed report, its ``\\r\\n`` and ``\\r`` line ends read as ``\\n`` and NUL as U+FFFD, as CommonMark does;
-    offsets refer to the text so normalised.
-    """
+    """The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does."""
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
     parsed = Parsed(text, lines, starts)
     env: dict[str, Any] = {}
     tokens = reader().parse(text, env)
@@ -510,9 +701,8 @@ def parse(markdown: str) -> Parsed:
 
 def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
     """
-    The links of the lines markdown-it leaves unread that another renderer may show: those nested deeper than it goes
-    (``maxNesting``), and an indented block after a footnote ``[^1]: ...``, which GFM reads as the footnote's text.
-    Each such line is read as inline Markdown on its own.
+    The links of the lines markdown-it leaves unread that another renderer may show (nested past ``maxNesting``, an
+    indented block after a footnote), each read as inline Markdown on its own.
     """
     read: set[int] = set()
     previous: Token | None = None
@@ -531,10 +721,7 @@ def _unread_links(parsed: Parsed, tokens: list[Token]) -> list[Link]:
 
 
 def parse_fragment(parsed: Parsed, start: int, end: int, lines: tuple[int, int]) -> list[Link]:
-    """
-    The links of ``parsed.text[start:end]`` read as inline Markdown, with offsets in the report: for text that a
-    renderer may show although CommonMark does not (a footnote written as a definition, ``[^1]: [Title](url)``).
-    """
+    """The links of ``parsed.text[start:end]`` as inline Markdown (``[^1]: [Title](url)``), in report offsets."""
     env: dict[str, Any] = {"references": parsed.references}
     source = parsed.text[start:end]
     inner = Parsed(parsed.text, parsed.lines, parsed.starts, references=parsed.references)

@@ -1,17 +1,9 @@
 """
-The citation styles of a report: its Sources section, reference-list entries, footnotes and markers.
-
-- **Sources section.** A heading, or a paragraph's first line (also as a list item, ``7. Sources``), that says only
-  "Sources", "References" or an equivalent in another language (``Referencias``, ``Quellen``, ``参考文献``, ...),
-  bold or with a colon. A heading's section runs to the next heading of the same or a higher level; a plain line's
-  section runs on over the blocks that cite something, and ends at the first that does not, or at a heading. A list
-  without a title that ends the report may be one too (see :func:`_untitled_list`).
-- **Entries.** In the Sources section, a line that starts with a label (``[1]``, ``(1)``, ``1.``, ``1)``, ``[^1]:``)
-  starts an entry, up to the next such line or the end of its block; the entry's first URL is what the label means.
-  Anywhere in the report, a paragraph line starting ``[label]:`` that CommonMark does not read as a definition (a
-  footnote such as ``[^1]: Title, https://...``) is an entry too, removed whole when its URL fails.
-- **Markers.** In the body, ``[1]``, ``[1, 2]``, ``[1-3]``, ``[^1]``, ``【1】`` and ``[1][2]`` cite the entries or
-  definitions with those labels (all of them must exist); so does a link to an anchor whose text is such a label.
+A report as the citation layer sees it: the spans (:class:`Hit`) that cite something, with what removing each takes,
+and the citation styles that find them: its Sources section (a heading or a plain line naming it, in many languages,
+or an untitled list that ends the report), reference-list entries, footnotes and markers (docs/evidence.md,
+"Checking any report"). A citation is any link a browser would open as another document but ``mailto:`` and
+``tel:``; only the kinds a run reads (``http(s)``, ``file://``, ``doc://``, ``mcp://``) can be verified.
 """
 
 from __future__ import annotations
@@ -19,23 +11,108 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
+from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import NamedTuple
+from typing import Literal, NamedTuple, cast
 
-from haystack_deep_research.evidence._document import Doc, Hit, citable, key, link_hit
-from haystack_deep_research.evidence._markdown import Link, parse_fragment
-from haystack_deep_research.evidence._reader import decoded
+from haystack_deep_research.evidence._markdown import Link, Parsed, decoded, parse_fragment
 
-__all__ = [
-    "NO_SOURCES",
-    "entry_label",
-    "find_entries",
-    "find_markers",
-    "find_sections",
-    "is_title",
-    "marker_like",
-    "split_links",
-]
+CitationKind = Literal["inline", "bare", "reference", "image", "html"]
+Mode = Literal["link", "cut", "line", "marker"]
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_NOT_SOURCES = frozenset({"mailto", "tel"})
+_READ_SCHEMES = frozenset({"http", "https", "file", "doc", "mcp"})
+
+
+def _as_browsed(url: str) -> str:
+    """The URL as a browser reads it: C0 controls and spaces stripped at both ends, tabs and line breaks removed."""
+    return re.sub(r"[\t\n\r]", "", url.strip("".join(map(chr, range(33)))))
+
+
+def citable(url: str) -> bool:
+    """:returns: Whether a link to ``url`` cites another document (see the module docstring)."""
+    browsed = _as_browsed(url)
+    if browsed[:2].replace("\\", "/") == "//":
+        return True
+    scheme = _SCHEME.match(browsed)
+    return scheme is not None and scheme.group(1).lower() not in _NOT_SOURCES
+
+
+def verifiable(url: str) -> bool:
+    """:returns: Whether ``url`` is of a kind a run reads: ``http(s)://``, ``file://``, ``doc://`` or ``mcp://``."""
+    browsed = _as_browsed(url)
+    scheme = _SCHEME.match(browsed)
+    return scheme is not None and scheme.group(1).lower() in _READ_SCHEMES and browsed[scheme.end() :][:2] == "//"
+
+
+def key(label: str) -> str:
+    """:returns: The comparison key of a reference label (blanks collapsed, case folded)."""
+    return " ".join(label.split()).casefold()
+
+
+@dataclass
+class Hit:
+    """
+    A span of the report that cites ``urls``. Its ``mode`` says how to remove it: ``link`` keeps the span ``keep``
+    (a link's text), ``cut`` removes it, ``line`` removes ``lines`` (a definition or a footnote; otherwise the lines
+    of its block), ``marker`` removes the labels (``refs``, one per URL) that fail. ``tail`` goes with it (an
+    anchor's closing tag); when its place is unknown (``mapped`` false) repairing it removes its block's lines.
+    ``entry``: it stands in a definition or a reference-list entry, where no claim is made.
+    """
+
+    start: int
+    end: int
+    mode: Mode
+    kind: CitationKind
+    urls: list[str]
+    text: str = ""
+    refs: list[str] = field(default_factory=list)
+    keep: tuple[int, int] | None = None
+    tail: tuple[int, int] | None = None
+    lines: tuple[int, int] = (0, 0)
+    mapped: bool = True
+    entry: bool = False
+
+
+@dataclass
+class Doc:
+    """
+    A scanned report: its hits, the lines of its Sources section(s) and of its first title, each label's URL, line
+    and whether that is in the section, the lines of definitions and entries, and the body's spans that look like
+    markers but name no label (with their text).
+    """
+
+    parsed: Parsed
+    hits: list[Hit] = field(default_factory=list)
+    section_lines: set[int] = field(default_factory=set)
+    section_heading: int | None = None
+    definitions: dict[str, tuple[str, int, bool]] = field(default_factory=dict)
+    entry_lines: set[int] = field(default_factory=set)
+    unresolved: list[tuple[int, int, str]] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.parsed.lines
+
+    def text(self, span: tuple[int, int] | None) -> str:
+        return self.parsed.text[span[0] : span[1]] if span else ""
+
+    def line(self, hit: Hit) -> int:
+        """:returns: The 0-based line where ``hit`` starts."""
+        return self.parsed.line_of(hit.start)
+
+
+def link_hit(doc: Doc, link: Link) -> Hit:
+    """The span of one link: its text stays when the link goes, a URL standing for itself is cut."""
+    kind = cast(CitationKind, "bare" if link.form == "autolink" else link.form)
+    if link.text is None:
+        return Hit(link.start, link.end, "cut", kind, [link.url], lines=link.lines, mapped=link.mapped)
+    text, refs = doc.text(link.text), [link.label] if link.label is not None else []
+    return Hit(
+        link.start, link.end, "link", kind, [link.url], text, refs, link.text, link.tail, link.lines, link.mapped
+    )
+
 
 NO_SOURCES = "_No verified sources were cited._"
 """What a rebuilt Sources section says when nothing cited was verified (and part of the section when read again)."""
@@ -91,11 +168,6 @@ def marker_like(text: str) -> bool:
     return re.fullmatch(r"\^\S{1,30}|\d{1,4}", text.strip()) is not None
 
 
-def _citing_lines(doc: Doc) -> list[int]:
-    """The lines where a link that cites something starts, in order."""
-    return sorted({doc.parsed.line_of(link.start) for link in doc.parsed.links if citable(link.url)})
-
-
 def _cites(citing: list[int], first: int, end: int) -> bool:
     at = bisect_left(citing, first)
     return at < len(citing) and citing[at] < end
@@ -106,7 +178,7 @@ def find_sections(doc: Doc) -> None:
     parsed = doc.parsed
     blocks = {block.first: block for block in parsed.blocks if block.kind in ("heading", "paragraph")}
     units = sorted(parsed.units)
-    citing = _citing_lines(doc)
+    citing = sorted({parsed.line_of(link.start) for link in parsed.links if citable(link.url)})
     for index, (first, end, kind) in enumerate(units):
         block = blocks.get(first)
         if block is None:

@@ -1,10 +1,6 @@
 """
-Finding the citations of a Markdown report: every link a reader can follow, and every marker that points to one.
-
-The report is read as a CommonMark renderer with GFM autolinks reads it (:mod:`._markdown`), so the citations are
-exactly the links a reader sees; the kinds (``inline``, ``reference``, ``image``, ``html``, ``bare``) and what counts
-as a link are listed in docs/evidence.md ("Citation verification"), the citation styles in :mod:`._styles`. Checking
-them against what was read, and repairing the report, is :mod:`haystack_deep_research.evidence.verification`.
+Finding the citations of a Markdown report: every link a reader can follow, and every marker that points to one, as
+listed in docs/evidence.md ("Citation verification").
 """
 
 from __future__ import annotations
@@ -16,9 +12,16 @@ from itertools import pairwise
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence._document import CitationKind, Doc, Hit
 from haystack_deep_research.evidence._markdown import parse
-from haystack_deep_research.evidence._styles import find_entries, find_markers, find_sections, split_links
+from haystack_deep_research.evidence._styles import (
+    CitationKind,
+    Doc,
+    Hit,
+    find_entries,
+    find_markers,
+    find_sections,
+    split_links,
+)
 
 __all__ = ["Citation", "CitationKind", "Sentence", "body_sentences", "extract_citations", "sentence_ends"]
 
@@ -70,10 +73,7 @@ def _scan(markdown: str) -> Doc:
 
 
 def _sentence_ends(line: str, shield: str, markers: list[tuple[int, int]]) -> list[int]:
-    """
-    Where the sentences of a line end: after final punctuation followed by a blank or the end of the line (CJK
-    punctuation needs none), and after the markers that directly follow such punctuation.
-    """
+    """Where a line's sentences end, by the rule of :func:`body_sentences`."""
     ends: list[int] = []
     starts = {start: end for start, end in markers}
     for found in _TERMINAL.finditer(shield):
@@ -118,11 +118,7 @@ def _by_line(doc: Doc, hits: list[Hit]) -> dict[int, list[Hit]]:
 
 
 def sentence_ends(text: str) -> list[int]:
-    """
-    Where the sentences of a plain text end, by the rule :func:`body_sentences` cuts a report's lines by.
-
-    :returns: The offsets just after each sentence's final punctuation (and closing quotes or brackets), in order.
-    """
+    """The offsets just after each sentence of a plain text, by the rule :func:`body_sentences` cuts a line by."""
     ends: list[int] = []
     base = 0
     for line in text.split("\n"):
@@ -151,13 +147,7 @@ def _citations(doc: Doc) -> list[Citation]:
 
 @dataclass(frozen=True)
 class Sentence:
-    """
-    One sentence of a report's body.
-
-    :param text: The sentence as written (within its line), as :attr:`Citation.sentence` gives it.
-    :param line: 1-based line number in the report.
-    :param urls: The URLs it cites, in order (empty when it cites nothing).
-    """
+    """One sentence of a report's body as written, its 1-based line and the URLs it cites, in order."""
 
     text: str
     line: int
@@ -166,30 +156,16 @@ class Sentence:
 
 def body_sentences(markdown: str) -> list[Sentence]:
     """
-    Every sentence of a report's body, cited or not: the one sentence splitter of a report's claims.
-
-    The body is the report's paragraphs (list items and block quotes included), not its headings, code, tables,
-    reference definitions or Sources section. A line is cut into sentences as :func:`extract_citations` cuts it:
-    after final punctuation followed by a blank or the end of the line (CJK punctuation needs none), a marker right
-    after the punctuation belonging to the sentence before it.
-
-    :returns: The sentences, in order, each with the URLs it cites.
-    :raises ConfigurationError: If ``markdown`` is not a string.
+    Every sentence of a report's body (its paragraphs, list items and quotes included), cited or not: the one sentence
+    splitter of a report's claims. A sentence ends after final punctuation followed by a blank or the line's end (CJK
+    punctuation needs none); a marker right after the punctuation belongs to the sentence before it.
     """
     doc = _scan(markdown)
     by_line = _by_line(doc, [hit for hit in doc.hits if not hit.entry])
-    skipped = doc.section_lines | doc.entry_lines
-    body = sorted(
-        {
-            index
-            for block in doc.parsed.blocks
-            if block.kind == "paragraph"
-            for index in range(block.first, min(block.end, len(doc.lines)))
-            if index not in skipped
-        }
-    )
+    paragraphs = [block for block in doc.parsed.blocks if block.kind == "paragraph"]
+    rows = {index for block in paragraphs for index in range(block.first, min(block.end, len(doc.lines)))}
     found: list[Sentence] = []
-    for index in body:
+    for index in sorted(rows - doc.section_lines - doc.entry_lines):
         hits = by_line.get(index, [])
         line, spans, ends = _split_line(doc, index, hits)
         bounds = [0, *(end for end in ends if 0 < end < len(line)), len(line)]
@@ -204,13 +180,8 @@ def body_sentences(markdown: str) -> list[Sentence]:
 
 def extract_citations(markdown: str, *, sources_section: bool = True) -> list[Citation]:
     """
-    Return every citation in a Markdown report, in document order.
-
-    :param markdown: The report.
-    :param sources_section: Whether to include the Sources section, reference definitions and reference-list entries
-        (see the module docstring); ``False`` keeps only the citations in the body, where claims are made.
-    :returns: One :class:`Citation` per occurrence of a cited URL (a marker ``[1, 2]`` gives two).
-    :raises ConfigurationError: If ``markdown`` is not a string.
+    Every citation of a Markdown report in document order, one per cited URL (a marker ``[1, 2]`` gives two);
+    ``sources_section=False`` keeps only the body's, leaving out the Sources section, definitions and entries.
     """
     doc = _scan(markdown)
     if not sources_section:

@@ -18,10 +18,6 @@ def now_iso() -> str:
 
 
 def parse_iso(text: str) -> datetime:
-    """
-    :param text: An ISO 8601 time (``Z`` or an offset; a time without one is taken as UTC).
-    :returns: The time, aware.
-    :raises ValueError: If ``text`` is not an ISO 8601 time.
-    """
+    """The ISO 8601 time ``text``, aware (one without an offset is taken as UTC); ``ValueError`` if it is none."""
     parsed = datetime.fromisoformat(text.strip())
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)

@@ -1,10 +1,7 @@
 """
-One source of the evidence ledger (:class:`SourceEntry`), and how sources are keyed: :func:`normalize_url`, which only
-removes trivial differences of spelling, and :func:`source_id`, a short id derived from that key.
-
-An entry of a kind that backs claims (``"page"``, ``"document"``: read; ``"snippet"``: a search result's snippet) is
-sealed: only the ledger's own writers (see :class:`~haystack_deep_research.evidence.EvidenceLedger`) and a ledger
-restored from its own record hold the seal, so no other code can make an entry that claims a text was read or said.
+One source of the evidence ledger (:class:`SourceEntry`), and how sources are keyed (:func:`normalize_url`,
+:func:`source_id`). An entry of a kind that backs claims is sealed: only the ledger's own writers and a ledger restored
+from its own record can make one.
 """
 
 from __future__ import annotations
@@ -49,14 +46,10 @@ _SEAL = object()
 
 def normalize_url(url: str) -> str:
     """
-    Return the comparison key of ``url``, removing only trivial differences of spelling.
+    The comparison key of ``url``: scheme and host lower-cased, the default port, the fragment and one trailing slash
+    dropped (an empty path becomes ``"/"``). Nothing looser: ``www.``, the scheme and the query stay as they are. A
+    string that is no URL comes back stripped.
 
-    Lower-cases the scheme and host, drops the default port (80 for http, 443 for https), drops the fragment and
-    one trailing slash of the path (an empty or ``"/"`` path becomes ``"/"``). The query string is kept exactly.
-    Nothing looser is done: ``www.`` stays, ``http`` and ``https`` stay different, query parameters keep their
-    order. A string that cannot be parsed as a URL is returned stripped but otherwise unchanged.
-
-    :returns: The normalised URL.
     :raises ConfigurationError: If ``url`` is not a string or is blank.
     """
     if not isinstance(url, str) or not url.strip():
@@ -86,12 +79,7 @@ def normalize_url(url: str) -> str:
 
 
 def source_id(url: str) -> str:
-    """
-    Return the stable short id of ``url``: ``"S"`` and the first 8 hex digits of the SHA-256 of its normal form.
-
-    :returns: The id, for example ``"S1a2b3c4d"``.
-    :raises ConfigurationError: If ``url`` is not a string or is blank.
-    """
+    """The stable short id of ``url``: ``"S"`` and 8 hex digits of the SHA-256 of its normal form (``"S1a2b3c4d"``)."""
     return "S" + hashlib.sha256(normalize_url(url).encode("utf-8")).hexdigest()[:8]
 
 
@@ -112,15 +100,13 @@ class SourceEntry:
 
     :param id: Short stable id derived from the normalised URL (see :func:`source_id`).
     :param url: The URL exactly as it was retrieved.
-    :param title: Title of the search result, page or document, as plain text: whatever it is given is made plain
-        here (see :func:`~haystack_deep_research.evidence.text.plain_title`), so no title in the ledger or in a
-        Sources list rebuilt from it holds a link, an image or HTML.
+    :param title: Title of the search result, page or document, made plain text here
+        (:func:`~haystack_deep_research.evidence.text.plain_title`): no link, image or HTML.
     :param snippet: The search engine's snippet ("" when the page was read without a search result); for a document,
         the datastore it came from.
     :param kind: ``"search_result"`` (seen in results only, without a snippet), ``"snippet"`` (seen in results only:
-        its ``text`` is the engine's snippet, at most :data:`SNIPPET_CHARS` characters, which backs a claim as what the
-        search engine said, not as a page read), ``"page"`` (its text was read) or ``"document"`` (retrieved from a
-        datastore: its content is the text read).
+        its ``text`` is the engine's snippet, which backs a claim as what the search engine said), ``"page"`` (its text
+        was read) or ``"document"`` (retrieved from a datastore or an MCP tool: its content is the text read).
     :param fetched_at: ISO-8601 UTC time at which the entry was last recorded.
     :param content_hash: SHA-256 hex digest of ``text``; ``""`` for a bare search result.
     :param text: The text the summariser saw (a snippet entry's snippet); ``""`` for a bare search result.

@@ -1,12 +1,7 @@
 """
-The evidence ledger: every source a research run has seen, keyed by its normalised URL (docs/evidence.md).
-
-One ledger belongs to one run and is shared by its sub-researchers across threads; every method takes its lock. It is
-the one way in for evidence: only the library's own readers write to it (a test lists them), an entry of a read kind
-can be made by no one else (it is sealed, see :mod:`.entry`), and every ``http(s)`` URL that enters passes the run's
-:class:`~haystack_deep_research.web.UrlPolicy` (checked without resolving host names; a fetch resolves and checks
-again) or raises :class:`~haystack_deep_research.errors.URLRefusedError`. What a source merely names is kept as its
-entry's ``named_url``, never as a citation target.
+The evidence ledger: every source a research run has seen, keyed by its normalised URL. One ledger belongs to one run
+and is shared by its sub-researchers across threads (every method takes its lock); it is the one way in for evidence,
+and every ``http(s)`` URL that enters passes the run's URL policy (docs/evidence.md, "One way in").
 """
 
 from __future__ import annotations
@@ -42,16 +37,11 @@ _DOCUMENT_SCHEMES = ("http://", "https://", "file://", "doc://", "mcp://")
 
 
 class EvidenceLedger:
-    """
-    Thread-safe record of every source one research run has seen, in the order first seen.
-
-    Lookups accept any trivially different spelling of a URL (see :func:`normalize_url`).
-    """
+    """Thread-safe record of every source one run has seen, in the order first seen, looked up in any trivially
+    different spelling of a URL (see :func:`normalize_url`)."""
 
     def __init__(self, *, url_policy: UrlPolicy | None = None) -> None:
         """
-        Create an empty ledger.
-
         :param url_policy: The policy every ``http(s)`` URL entering it must pass; by default the one first adopted
             (see :meth:`adopt_policy`), else public addresses only.
         """
@@ -60,11 +50,7 @@ class EvidenceLedger:
         self._policy = url_policy
 
     def adopt_policy(self, policy: UrlPolicy) -> None:
-        """
-        Take the run's URL policy (the one its reading tools carry), unless the ledger already has one.
-
-        :param policy: The policy.
-        """
+        """Take the run's URL policy (the one its reading tools carry), unless the ledger already has one."""
         with self._lock:
             if self._policy is None:
                 self._policy = policy
@@ -123,12 +109,10 @@ class EvidenceLedger:
                 snippet = existing.snippet or (snippet if existing.kind == "page" else "")
                 entry = replace(existing, title=existing.title or title, snippet=snippet, seal=_SEAL)
             else:
-                if existing is not None:
-                    title = existing.title or title
                 entry = SourceEntry(
                     id=existing.id if existing else source_id(key),
                     url=existing.url if existing else url.strip(),
-                    title=title,
+                    title=(existing.title if existing else "") or title,
                     snippet=snippet,
                     kind="snippet" if snippet else "search_result",
                     fetched_at=now_iso(),
@@ -143,11 +127,8 @@ class EvidenceLedger:
         self, *, url: str, title: str, text: str, summary: str = "", policy: UrlPolicy | None = None
     ) -> SourceEntry:
         """
-        Record a page whose text was read.
-
-        An existing entry for the same normalised URL is upgraded in place, keeping its id, position and snippet;
-        a blank ``title`` keeps the known title. Re-reading a page keeps one entry; when the text is unchanged and
-        no new ``summary`` is given, the previous summary is kept.
+        Record a page whose text was read, upgrading an existing entry in place (its id, position and snippet kept, and
+        its title when ``title`` is blank; its summary too when the text is unchanged and no ``summary`` is given).
 
         :param url: The URL exactly as it was retrieved.
         :param title: The page title.
@@ -167,20 +148,12 @@ class EvidenceLedger:
             if existing is not None and not summary and existing.content_hash == content_hash:
                 summary = existing.summary
             snippet = existing.snippet if existing else ""
-            self._entries[key] = entry = _read(
-                key, existing, url, title, text, kind="page", snippet=snippet, summary=summary
-            )
+            entry = _read(key, existing, url, title, text, kind="page", snippet=snippet, summary=summary)
+            self._entries[key] = entry
             return entry
 
     def record_document(
-        self,
-        *,
-        url: str,
-        title: str,
-        text: str,
-        store: str = "",
-        named_url: str = "",
-        policy: UrlPolicy | None = None,
+        self, *, url: str, title: str, text: str, store: str = "", named_url: str = "", policy: UrlPolicy | None = None
     ) -> SourceEntry:
         """
         Record a document retrieved from a datastore, or an item an MCP tool answered: its content is the text read.
@@ -213,24 +186,16 @@ class EvidenceLedger:
                 if text in existing.text:
                     return existing
                 text = f"{existing.text}\n\n{text}"
-            self._entries[key] = entry = _read(
-                key,
-                existing,
-                url,
-                title,
-                text,
-                kind="document",
-                snippet=store or (existing.snippet if existing else ""),
-                named_url=named_url.strip() or (existing.named_url if existing else ""),
-            )
+            snippet = store or (existing.snippet if existing else "")
+            named = named_url.strip() or (existing.named_url if existing else "")
+            entry = _read(key, existing, url, title, text, kind="document", snippet=snippet, named_url=named)
+            self._entries[key] = entry
             return entry
 
     def set_summary(self, url: str, summary: str) -> SourceEntry:
         """
         Set the summary of a recorded source.
 
-        :param url: The source's URL, in any trivially different spelling.
-        :param summary: The summary.
         :returns: The updated entry.
         :raises ConfigurationError: If the URL was never recorded or ``summary`` is not a string.
         """
@@ -249,12 +214,7 @@ class EvidenceLedger:
         self.check_url(url, policy)
 
     def get(self, url: str) -> SourceEntry | None:
-        """
-        Return the entry for ``url`` (compared in normal form), or ``None``.
-
-        :param url: The URL to look up.
-        :returns: The entry, or ``None`` when the URL was never recorded or is not a usable string.
-        """
+        """:returns: The entry for ``url`` (compared in normal form), or ``None`` (never recorded, or not a URL)."""
         if not isinstance(url, str) or not url.strip():
             return None
         key = normalize_url(url)
@@ -322,8 +282,6 @@ class EvidenceLedger:
         """
         Rebuild a ledger from :meth:`to_list` output, keeping the order and the stored ids.
 
-        :param data: The entry dictionaries.
-        :returns: A new ledger.
         :raises ConfigurationError: If an entry is malformed or two entries share a normalised URL.
         """
         ledger = cls()
@@ -338,11 +296,9 @@ class EvidenceLedger:
     @classmethod
     def from_urls(cls, urls: Iterable[str]) -> EvidenceLedger:
         """
-        A record of what was read elsewhere, as a list of URLs: each a page without stored text, to verify a report
-        against (nothing is fetched, so no URL policy applies).
+        A record of what was read elsewhere, as URLs (blank ones skipped): each a page without stored text, to verify a
+        report against (nothing is fetched, so no URL policy applies).
 
-        :param urls: The URLs; blank ones are skipped.
-        :returns: A new ledger.
         :raises ConfigurationError: If a URL is not a string.
         """
         ledger = cls()
@@ -359,8 +315,6 @@ class EvidenceLedger:
         """
         Rebuild a ledger from :meth:`to_json` output.
 
-        :param text: The JSON text.
-        :returns: A new ledger.
         :raises ConfigurationError: If the text is not a JSON array of valid entries.
         """
         try:
@@ -377,7 +331,7 @@ class EvidenceLedger:
 
 
 def _read(key: str, existing: SourceEntry | None, url: str, title: str, text: str, **fields: Any) -> SourceEntry:
-    """A sealed entry of ``text`` read now, keeping an existing entry's id (and its title when ``title`` is blank)."""
+    """A sealed entry of ``text`` read now, keeping an existing entry's id (and title, when ``title`` is blank)."""
     return SourceEntry(
         id=existing.id if existing else source_id(key),
         url=url.strip(),
@@ -391,7 +345,7 @@ def _read(key: str, existing: SourceEntry | None, url: str, title: str, text: st
 
 
 def _unresolved(host: str, port: int) -> list[str]:
-    """The door's resolver: it resolves nothing (a name is judged when a fetch resolves it)."""
+    """The door resolves nothing: a host name is judged when a fetch resolves it."""
     raise OSError(f"{host} is not resolved by the evidence ledger")
 
 

@@ -1,17 +1,7 @@
 """
 What a reader reads in a report: the words of a cited sentence (link text kept, URLs and citation markers dropped),
-and the report's headings, as a CommonMark renderer shows them.
-
-And what keeps a reader from seeing its citations (:func:`reading_problems`): a report is read as CommonMark reads
-it (:mod:`haystack_deep_research.evidence.citations`), so a slip in its Markdown can hide its citations from a reader
-and from any check alike. Three such slips are reported, each with its line numbers:
-
-- ``unclosed_fence``: a code fence that never closes, so that everything after it, a reference list included, is
-  code. A line that looks like the closing fence but holds more (```` ``` [21] ````) is named: a closing fence holds
-  nothing but its backticks or tildes.
-- ``unresolved_markers``: markers such as ``[3]`` or ``[^2]`` in the body that point to no entry a reader can see
-  (the reference list is missing, inside code, or lacks those labels).
-- ``references_in_code``: reference-list entries (a label and a URL) or a Sources title inside a code block.
+its headings, and what keeps a reader from seeing its citations (:func:`reading_problems`: an unclosed fence,
+markers pointing to no visible entry, references inside code; see docs/evidence.md, "Checking any report").
 """
 
 from __future__ import annotations
@@ -21,10 +11,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from haystack_deep_research.evidence._document import Doc
-from haystack_deep_research.evidence._markdown import Code
-from haystack_deep_research.evidence._reader import plain_text, reader, reference_env
-from haystack_deep_research.evidence._styles import entry_label, is_title, marker_like
+from haystack_deep_research.evidence._markdown import Code, plain_text, reader, reference_env
+from haystack_deep_research.evidence._styles import Doc, entry_label, is_title, marker_like
 from haystack_deep_research.evidence.citations import _scan
 
 __all__ = ["Heading", "ProblemKind", "ReadingProblem", "headings", "reading_problems", "sentence_reader"]
@@ -36,12 +24,7 @@ _MARKERS = re.compile(
 
 
 def sentence_reader(report: str) -> Callable[[str], str]:
-    """
-    A function that turns a sentence of ``report`` into what a reader reads in it (the claim a judge is shown).
-
-    :returns: ``read(sentence) -> text``: link text kept, URLs and citation markers (``[1]``, ``[^2]``, ``【3】``)
-        dropped, whitespace collapsed.
-    """
+    """``read(sentence)``: what a reader reads in a sentence of ``report`` (the claim a judge is shown)."""
     env = reference_env(report)
 
     def read(sentence: str) -> str:
@@ -53,14 +36,7 @@ def sentence_reader(report: str) -> Callable[[str], str]:
 
 @dataclass(frozen=True)
 class Heading:
-    """
-    A heading of a Markdown document.
-
-    :param level: 1 for ``#`` (or a ``===`` underline), 2 for ``##`` (or ``---``), and so on.
-    :param title: Its text as written, without the ``#`` marks or the underline.
-    :param line: Its first line, 0-based.
-    :param end: The line after it (``line + 1``, or ``line + 2`` for an underlined heading).
-    """
+    """A heading: its level (1 for ``#`` or ``===``), its text as written, its 0-based line and the line after it."""
 
     level: int
     title: str
@@ -69,12 +45,7 @@ class Heading:
 
 
 def headings(report: str) -> list[Heading]:
-    """
-    The top-level headings of a Markdown document, in order: those a CommonMark renderer shows as headings, so not
-    a ``#`` line inside a code fence, a list item or a block quote.
-
-    :returns: Its headings.
-    """
+    """The top-level headings a CommonMark renderer shows (not a ``#`` line in code, a list item or a quote)."""
     tokens = reader().parse(report)
     found: list[Heading] = []
     for index, token in enumerate(tokens):
@@ -94,7 +65,7 @@ class ReadingProblem:
     """
     One slip in a report's Markdown that hides citations from a reader.
 
-    :param kind: What it is (see the module docstring).
+    :param kind: What it is (see docs/evidence.md, "Checking any report").
     :param lines: The 1-based lines concerned, in order.
     :param message: What is wrong and how to fix it, with the lines.
     """
@@ -133,7 +104,7 @@ def _unclosed(doc: Doc, code: Code) -> ReadingProblem:
 
 
 def _in_code(doc: Doc, code: Code) -> list[int]:
-    """The lines of a code block that read as a reference-list entry with a URL, or as a Sources title."""
+    """The lines of a code block that read as a reference-list entry with a URL or as a Sources title."""
     rows = range(code.first + bool(code.fence), code.end - (code.fence != "" and code.closed))
     found = []
     for row in rows:
@@ -145,9 +116,8 @@ def _in_code(doc: Doc, code: Code) -> list[int]:
 
 def reading_problems(markdown: str) -> list[ReadingProblem]:
     """
-    Find what keeps a reader from seeing a report's citations (see the module docstring).
+    Find what keeps a reader from seeing a report's citations.
 
-    :param markdown: The report.
     :returns: The problems, unclosed fences first; an empty list for a report that reads as it should.
     :raises ConfigurationError: If ``markdown`` is not a string.
     """
@@ -156,22 +126,16 @@ def reading_problems(markdown: str) -> list[ReadingProblem]:
     if doc.unresolved:
         rows = sorted({doc.parsed.line_of(start) + 1 for start, _, _ in doc.unresolved})
         labels = list(dict.fromkeys(f"[{text}]" for _, _, text in doc.unresolved))
-        problems.append(
-            ReadingProblem(
-                "unresolved_markers",
-                tuple(rows),
-                f"{len(doc.unresolved)} marker(s) such as {', '.join(labels[:3])} on line(s) {_shown(rows)} point to "
-                "no reference a reader can see: add the reference list, or take it out of the code block holding it",
-            )
+        message = (
+            f"{len(doc.unresolved)} marker(s) such as {', '.join(labels[:3])} on line(s) {_shown(rows)} point to "
+            "no reference a reader can see: add the reference list, or take it out of the code block holding it"
         )
+        problems.append(ReadingProblem("unresolved_markers", tuple(rows), message))
     in_code = [row for code in doc.parsed.code for row in _in_code(doc, code)]
     if in_code:
-        problems.append(
-            ReadingProblem(
-                "references_in_code",
-                tuple(in_code),
-                f"{len(in_code)} reference(s) on line(s) {_shown(in_code)} stand inside code, where a reader sees no "
-                "link: end the code block before the references",
-            )
+        message = (
+            f"{len(in_code)} reference(s) on line(s) {_shown(in_code)} stand inside code, where a reader sees no "
+            "link: end the code block before the references"
         )
+        problems.append(ReadingProblem("references_in_code", tuple(in_code), message))
     return problems

@@ -1,7 +1,6 @@
 """
-The search log: what one run's searches gave (every search tool records each search in the run's :class:`SearchLog`),
-so that a run that found nothing can say why, and a model's sub-topic that only repeats an error message is told from
-a real one. It also remembers the notices given once per run (:meth:`SearchLog.first`).
+The search log: what one run's searches gave, so that a run that found nothing can say why and a sub-topic that only
+repeats an error message is told from a real one; it also remembers the notices given once per run.
 """
 
 from __future__ import annotations
@@ -25,15 +24,7 @@ _ECHO_CHARS = 24
 
 @dataclass(frozen=True)
 class SearchOutcome:
-    """
-    One search.
-
-    :param tool: The tool's name (``web_search``, ``search_<store>``).
-    :param query: The query.
-    :param results: How many results it gave (0 after an error).
-    :param error: Why it failed, or ``""``.
-    :param dropped: Results left out because they were outside the search's chosen domains or dates.
-    """
+    """One search: its tool, query, results (0 after an error), error and results dropped by its domains or dates."""
 
     tool: str
     query: str
@@ -51,9 +42,6 @@ class SearchLog:
         self._given: set[str] = set()
 
     def record(self, outcome: SearchOutcome) -> None:
-        """
-        :param outcome: One finished search.
-        """
         with self._lock:
             self._outcomes.append(outcome)
 
@@ -63,10 +51,7 @@ class SearchLog:
             return list(self._outcomes)
 
     def first(self, key: str) -> bool:
-        """
-        :param key: What a once-per-run notice is about.
-        :returns: ``True`` the first time ``key`` is asked for in this run, ``False`` afterwards.
-        """
+        """:returns: ``True`` the first time the once-per-run notice ``key`` is asked for, ``False`` afterwards."""
         with self._lock:
             if key in self._given:
                 return False
@@ -74,11 +59,7 @@ class SearchLog:
             return True
 
     def summary(self) -> str:
-        """
-        Say in a few words why the run has no evidence, without error text or queries (those go to the warnings).
-
-        :returns: For example "every search failed".
-        """
+        """Why the run has no evidence in a few words ("every search failed"), without error text or queries."""
         outcomes = self.outcomes()
         if not outcomes:
             return "no search was made"
@@ -89,11 +70,7 @@ class SearchLog:
         return "no page or document found could be read"
 
     def echoes_error(self, text: str) -> bool:
-        """
-        :param text: A sub-topic or topic a model proposed.
-        :returns: Whether it is an error message rather than something to research: it repeats one the run's
-            searches failed with, or reads like one (an exception, an HTTP error status).
-        """
+        """Whether a proposed topic is an error message: one the searches failed with, or one in its shape."""
         folded = " ".join(text.split()).casefold()
         if _ERROR_SHAPES.search(" ".join(text.split())):
             return True
@@ -106,11 +83,7 @@ class SearchLog:
         return False
 
     def explain(self) -> str:
-        """
-        Say why the run has no evidence, from what its searches gave.
-
-        :returns: One sentence without a final period, for example "all 3 searches failed (web_search: ...)".
-        """
+        """Why the run has no evidence, in one sentence without a final period ("all 3 searches failed (...)")."""
         outcomes = self.outcomes()
         failed = [outcome for outcome in outcomes if outcome.error]
         if not outcomes:

@@ -1,23 +1,14 @@
 """
-Text from outside the library, made safe to store, show and send on.
-
-Search results, fetched pages and the caller's question may hold what no text needs and what breaks the places text
-goes: lone UTF-16 surrogates (valid in a Python ``str`` and in JSON's ``\\ud800`` escapes, but not encodable as
-UTF-8, so writing them to a file or an HTTP body raises ``UnicodeEncodeError``) and control characters (a NUL, or an
-escape sequence that rewrites the terminal a progress line is printed on). :func:`clean_text` is the one place that
-removes them; it runs wherever such text enters a run (the question, search results, fetched text) and on every
-record written to a run directory.
-
-A title (of a page, a search result or a document) goes into a report's Sources list, so it must also hold no
-markup: :func:`plain_title` keeps only the text a Markdown reader would show, less every link, image address and
-HTML tag, so that no title can become a live link or HTML in a report.
+Text from outside the library, made safe to store, show and send on (docs/safety.md): :func:`clean_text` drops what
+breaks files and terminals, :func:`plain_title` what would make a title a link or HTML, :func:`inert_text` escapes
+untrusted text into one line of Markdown.
 """
 
 from __future__ import annotations
 
 import re
 
-from haystack_deep_research.evidence._reader import bare_links, plain_text
+from haystack_deep_research.evidence._markdown import bare_links, plain_text
 
 __all__ = ["clean_text", "inert_text", "plain_title"]
 
@@ -37,13 +28,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 
 
 def clean_text(text: str) -> str:
-    """
-    Replace every lone surrogate with U+FFFD and drop control characters other than tab, line feed and carriage
-    return. Everything else, any script and emoji included, is kept as it is; clean text comes back unchanged.
-
-    :param text: Text from outside the library.
-    :returns: The text, encodable as UTF-8 and free of control characters.
-    """
+    """Every lone surrogate replaced with U+FFFD, control characters but tab, LF and CR dropped; the rest kept."""
     return _CONTROLS.sub("", _SURROGATES.sub(REPLACEMENT, text))
 
 
@@ -54,14 +39,9 @@ _JOINER = "\u2060"  # WORD JOINER: shows nothing, and no linkify pattern matches
 
 def inert_text(text: object, *, limit: int | None = None) -> str:
     """
-    Untrusted text as one line of Markdown that shows it as it is: whitespace folded, cut to ``limit`` characters,
-    every character Markdown or HTML gives a meaning to escaped (``&`` as ``&amp;``) and a word joiner (U+2060, which
-    shows nothing) after the scheme of a bare address (``https``, ``www``, ...), so it adds no link, tag or emphasis
-    wherever it is placed in a report or a table, with a renderer's linkify too, and no citation the library reads.
-
-    :param text: Text from a page, a model or a result (``None`` is empty).
-    :param limit: The most characters kept (``…`` ends a cut text), or ``None``.
-    :returns: The escaped line.
+    Untrusted text as one line of Markdown that shows it as it is: whitespace folded, cut to ``limit`` characters
+    (``…`` ends it), Markdown and HTML characters escaped and a word joiner after the scheme of a bare address, so it
+    adds no link, tag, emphasis or citation wherever it is placed, with a renderer's linkify too.
     """
     line = " ".join(clean_text(str(text or "")).split())
     if limit is not None and len(line) > limit:
@@ -72,25 +52,16 @@ def inert_text(text: object, *, limit: int | None = None) -> str:
 
 def plain_title(title: str) -> str:
     """
-    The text a reader sees in a title read as Markdown, less every URL, on one line.
-
-    A link gives its text and an image its description; an autolink, a bare URL, raw HTML (``<a href=...>``,
-    ``<script>``) give nothing. The title is read again until nothing changes, so markup hidden behind entities or
-    escapes (``&lt;script&gt;``) goes too. Plain titles come back unchanged, whitespace collapsed.
-
-    :returns: The plain title; ``""`` when nothing but markup and URLs was left.
+    The text a reader sees in a title read as Markdown, less every URL and HTML tag, on one line; read again until
+    nothing changes, so markup hidden behind entities or escapes (``&lt;script&gt;``) goes too.
     """
     text = _one_line(clean_text(title)[:MAX_TITLE_CHARS])
     for _ in range(_TITLE_READINGS):
-        read = _one_line(_without_bare_links(plain_text(text, {}, is_marker=_no_marker)))
+        read = _one_line(_without_bare_links(plain_text(text, {}, is_marker=lambda _text: False)))
         if read == text:
             return text
         text = read
     return _one_line(_without_bare_links(_MARKUP.sub(" ", text)))
-
-
-def _no_marker(_text: str) -> bool:
-    return False
 
 
 def _without_bare_links(text: str) -> str:

@@ -1,14 +1,6 @@
 """
-Checking a report's citations against the sources that were really read, and repairing the report.
-
-The rule is in docs/evidence.md ("Citation verification"). Only a URL of a kind a run reads can verify (``http(s)://``,
-``file://``, ``doc://``, ``mcp://``). An unverified link keeps its text and loses its target; an unverified bare URL
-goes with a pair of parentheses it leaves empty, a definition with its markers; a line left with nothing but a list
-or quote marker is dropped. The Sources section is rebuilt from the verified citations (entries that markers point to
-stay below it as definitions ``[1]: url``; a report without one gets one appended; one left with nothing verified says
-so). The repaired report is repaired again until that changes nothing; a link whose place cannot be established takes
-the lines of its block with it, and if no fixed point comes every line still citing something unverified goes. So the
-repaired report cites nothing that was not read, as this parser reads it.
+Checking a report's citations against the sources that were really read, and repairing the report. The rule, and
+why the repaired report cites nothing that was not read, are in docs/evidence.md ("Citation verification").
 """
 
 from __future__ import annotations
@@ -20,10 +12,9 @@ from functools import cache
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence._document import Doc, Hit, verifiable
-from haystack_deep_research.evidence._document import key as label_key
 from haystack_deep_research.evidence._markdown import parse
-from haystack_deep_research.evidence._styles import NO_SOURCES
+from haystack_deep_research.evidence._styles import NO_SOURCES, Doc, Hit, verifiable
+from haystack_deep_research.evidence._styles import key as label_key
 from haystack_deep_research.evidence.citations import Citation, _citations, _scan
 from haystack_deep_research.evidence.entry import normalize_url
 
@@ -76,16 +67,9 @@ def verify_citations(
     named: Mapping[str, str] | None = None,
 ) -> CitationCheck:
     """
-    Check every citation of ``report`` against ``retrieved_urls`` and repair the report by the module's rule.
-
-    :param report: The Markdown report.
-    :param retrieved_urls: The URLs whose content was really read. A set is read in sorted order, so that
-        ``uncited`` does not depend on hashing.
-    :param titles: Optional titles by URL (in any trivially different spelling) for the rebuilt Sources list.
-    :param named: Optional notes by URL for the rebuilt Sources list: "named by <source>, not read: <url>" for a
-        source that names a URL it did not read (see :meth:`.EvidenceLedger.named_notes`).
-    :returns: The repaired report and the findings.
-    :raises ConfigurationError: If ``report`` or a retrieved URL is not a string.
+    Check every citation of ``report`` against ``retrieved_urls`` (the URLs really read; a set is read sorted, so that
+    ``uncited`` does not depend on hashing) and repair the report; ``titles`` and ``named`` notes by URL (see
+    :meth:`.EvidenceLedger.named_notes`) go into the rebuilt Sources list.
     """
     doc = _scan(report)
     retrieved: dict[str, str] = {}
@@ -171,24 +155,13 @@ def _drop_blanks(right: list[str]) -> None:
         right.pop()
 
 
-def _drop_first(right: list[str]) -> None:
-    """Remove the first character of ``right``."""
-    while right and not right[-1]:
-        right.pop()
-    if right:
-        right[-1] = right[-1][1:]
-
-
 def _cut(before: str, right: list[str], *, starts_text: bool) -> str:
-    """
-    Cut a span by the rule of :func:`_apply_edits`, given the text ``before`` it (unedited) and the pieces of the text
-    after it (``right``, last piece first; updated). :returns: ``before`` as the cut leaves it.
-    """
+    """``before`` as cutting the span after it leaves it (``right``: the text after the span, updated)."""
     head, line = before[: before.rfind("\n") + 1], before[before.rfind("\n") + 1 :]
     if line.rstrip().endswith("(") and _first(right, solid=True) == ")":
         line = line.rstrip()[:-1]
-        _drop_blanks(right)
-        _drop_first(right)
+        _drop_blanks(right)  # then the ")" starts the first piece
+        right[-1] = right[-1][1:]
     if line[-1:].isspace() and (_first(right, solid=False) or " ") in _AFTER_A_CUT:
         line = line.rstrip()
     if not line.strip() and (head or starts_text):  # nothing but blanks before it on its line
@@ -198,13 +171,10 @@ def _cut(before: str, right: list[str], *, starts_text: bool) -> str:
 
 def _apply_edits(text: str, edits: list[Edit]) -> str:
     """
-    The edited text, with as many lines as ``text``, in time linear in its length.
-
-    An edit replaces a span with new text, or *cuts* it: removes it with the blank before it (when what follows is a
-    blank, punctuation or the line's end) and a pair of parentheses it leaves empty, and with the blanks after it when
-    only blanks precede it on its line. Either way a line break inside the span stays. The edits must not overlap;
-    they are applied from the right, each seeing the text as the edits on its right left it, kept as a stack of
-    pieces rather than one string, so many edits on one long line stay cheap.
+    The edited text, with as many lines as ``text``. A cut removes the span with the blank before it (when a blank,
+    punctuation or the line's end follows), a pair of parentheses it leaves empty, and the blanks after it when only
+    blanks precede it on its line. Edits must not overlap; they are applied from the right onto a stack of pieces
+    rather than one string, so many edits on one long line stay linear.
     """
     right: list[str] = []  # the edited text on the right of the edit at hand, last piece first
     _push(right, text[edits[-1][1] :] if edits else text)
@@ -230,10 +200,7 @@ _NOTHING_LEFT = re.compile(r"^\s*(?:[-*+>]|\d+[.)])?\s*$")
 
 
 def _source_line(url: str, title: str, named: str = "") -> str:
-    """
-    One line of a rebuilt Sources list: ``- [title or url](url)``, and the note in parentheses, a named URL as code (no
-    link: nothing was read there).
-    """
+    """``- [title or url](url)`` and the note in parentheses, a named URL as code (no link: nothing was read there)."""
     label = (" ".join(title.split()) or url).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     if re.search(r"[\s<>]", url) or url.count("(") != url.count(")"):
         url = f"<{url}>"
@@ -291,10 +258,7 @@ def _body(doc: Doc, failed_url: Callable[[str], bool]) -> tuple[list[str], set[i
 
 
 def _repair(doc: Doc, retrieved: Mapping[str, str], failed_url: Callable[[str], bool], sources: list[str]) -> str:
-    """
-    The report repaired by the rule, the rebuilt Sources section (``sources``, its lines) in place of the old one or
-    appended; ``retrieved`` holds the retrieved URLs by normalised URL.
-    """
+    """The report repaired, the rebuilt Sources lines ``sources`` in place of the old section or appended."""
     kept: dict[str, tuple[int, str]] = {}
     for hit in (hit for hit in doc.hits if doc.line(hit) not in doc.section_lines):
         for label, url in zip(hit.refs, hit.urls, strict=False):  # markers and reference links have labels

@@ -1,29 +1,8 @@
 """
-Each round's routing and analysis. Before each round, :class:`RoundRouter` sends the run on exactly one way (the
-seed's iteration over ``depth``):
-
-- ``search`` when an update has stale topics to search again (that round is not one of the ``depth`` rounds);
-- ``done`` once the run's token, time or cost budget is spent (``exit_reason`` says which; no analysis call is made);
-- ``done`` once ``depth`` rounds ran (``exit_reason`` ``depth_reached``);
-- ``decide`` otherwise: the analysis model chooses the round's topics, or stops.
-
-In the analysis, the analysis model reads the question, the findings so far and the topics already searched,
-and answers the seed's decision ``{"nextSearchTopic": ..., "shouldContinue": ...}``.
-
-:class:`DecideStep` makes the call and routes on the answer: ``search`` with the round's topics, or ``done``. It is
-robust to what models do:
-
-- the JSON is found in a fenced block or in prose around it, and validated with pydantic (:class:`SearchDecision`;
-  a list of topics is searched side by side in one round);
-- a reply that is not a valid decision gets **one retry** showing the model its reply and the validation errors; a
-  second invalid reply stops the rounds with a warning (``exit_reason`` ``decision_failed``), as does a failing
-  model: the report is still written from the findings so far;
-- proposed topics that repeat a topic already searched (see :class:`TopicFilter`) are refused (a ``TopicRefused`` event
-  each); when every proposal is refused the model is asked once more, told which were refused, and when it proposes
-  only repeats again the rounds stop (``exit_reason`` ``no_new_topics``);
-- a proposed topic that is an error message (see
-  :meth:`~haystack_deep_research.evidence.searches.SearchLog.echoes_error`) is refused with a warning;
-- at most ``max_parallel_searches`` topics are searched in one round; more are dropped with a warning.
+Each round's routing (:class:`RoundRouter`: ``search`` an update's stale topics, ``done`` once a budget is spent or
+``depth`` rounds ran, else ``decide``) and analysis (:class:`DecideStep`: the seed's decision
+``{"nextSearchTopic": ..., "shouldContinue": ...}``, validated, retried once, repeats refused by :class:`TopicFilter`).
+See docs/iterative.md for how it copes with what models do.
 """
 
 from __future__ import annotations
@@ -78,19 +57,9 @@ def normalize_topic(topic: str) -> str:
 
 class TopicFilter:
     """
-    The topics a run searched, and the check of new proposals against them.
-
-    A proposed topic is refused when it repeats a topic searched before (or one proposed earlier in the same round) in
-    all but wording. Each topic is reduced to its content words: Unicode NFKC, case folded, punctuation dropped, common
-    English function words ("in", "the", "of", ...) dropped, each word once, sorted. Two topics repeat each other when
-    these agree, or when rapidfuzz's normalized Indel similarity (``fuzz.ratio``) of the two word lists is at least
-    ``similarity`` (0.88 by default): word order, punctuation, case, filler words and small spelling differences
-    ("cost" / "costs", "AI-based" / "AI") do not hide a repeat, while one more content word ("solar capacity growth"
-    after "solar capacity") makes a new topic. Text without spaces (Chinese) is compared character by character
-    ("AI医疗诊断的最新进展" repeats "AI医疗诊断最新进展"). Two topics whose numbers differ are never repeats ("solar
-    capacity 2024" and "solar capacity 2025" are two searches). Paraphrases in other words ("recent" for "latest",
-    "breakthroughs in diagnostic AI") are not caught here; the analysis model sees every topic searched and is asked for
-    different ones.
+    The topics a run searched, and the check of new proposals against them: a proposal repeating a known topic in all
+    but wording (content words equal, or a rapidfuzz similarity of at least ``similarity``; numbers must agree) is
+    refused (see docs/iterative.md). Paraphrases in other words are left to the analysis model.
 
     :param searched: The topics already searched.
     :param similarity: From this similarity (0 to 1) on, a proposal counts as a repeat.
@@ -101,10 +70,9 @@ class TopicFilter:
         self._known = [normalize_topic(topic) for topic in searched]
 
     def repeats(self, topic: str) -> bool:
-        """
-        :param topic: A proposed topic.
-        :returns: Whether it repeats a known topic (see the module docstring).
-        """
+        """Whether a proposed topic repeats a known one."""
+        from rapidfuzz import fuzz  # normalized Indel similarity, 0 to 100
+
         candidate = normalize_topic(topic)
         if not candidate:
             return True
@@ -112,7 +80,7 @@ class TopicFilter:
         for known in self._known:
             if numbers != set(_NUMBER.findall(known)):
                 continue
-            if candidate == known or _similarity(candidate, known) >= self.similarity * 100:
+            if candidate == known or fuzz.ratio(candidate, known) >= self.similarity * 100:
                 return True
         return False
 
@@ -126,13 +94,6 @@ class TopicFilter:
                 new.append(topic)
                 self._known.append(normalize_topic(topic))
         return new, refused
-
-
-def _similarity(first: str, second: str) -> float:
-    """rapidfuzz's normalized Indel similarity, 0 to 100."""
-    from rapidfuzz import fuzz
-
-    return float(fuzz.ratio(first, second))
 
 
 class SearchDecision(BaseModel):
@@ -167,13 +128,8 @@ class SearchDecision(BaseModel):
 
 
 def parse_decision(text: str) -> tuple[SearchDecision | None, list[dict[str, Any]]]:
-    """
-    Read a decision from the analysis model's reply.
-
-    :param text: The reply.
-    :returns: ``(decision, [])``, or ``(None, errors)`` with pydantic's list of errors (or one error saying that the
-        reply holds no JSON object).
-    """
+    """``(decision, [])`` read from the analysis model's reply, or ``(None, errors)`` with pydantic's list of errors
+    (or one error saying that the reply holds no JSON object)."""
     try:
         data = extract_json_object(text)
     except ValueError as error:
@@ -187,13 +143,8 @@ def parse_decision(text: str) -> tuple[SearchDecision | None, list[dict[str, Any
 @component
 class DecideStep(UsesModels, InitSerialized):
     """
-    The analysis step of each round (see the module docstring).
-
-    :param chat_generator: The analysis model.
-    :param depth: The rounds of a run, 1 to 50 (the prompt says which round this is).
-    :param max_parallel_searches: The most topics one round searches, 1 to 10.
-    :param similarity: From this similarity (0 to 1) on, a proposed topic repeats a searched one.
-    :raises ConfigurationError: If a parameter is invalid.
+    The analysis step of each round: the ``chat_generator`` (``analysis_llm``) decides the round's topics, at most
+    ``max_parallel_searches`` (1 to 10), of round ``k`` of ``depth`` (1 to 50); ``similarity`` is ``TopicFilter``'s.
     """
 
     def __init__(
@@ -214,10 +165,7 @@ class DecideStep(UsesModels, InitSerialized):
 
     @component.output_types(search=IterationRun, done=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, before a round.
-        :returns: ``search`` (the round's topics in ``planned``) or ``done`` (with its ``exit_reason``).
-        """
+        """:returns: ``search`` (the round's topics in ``planned``) or ``done`` (with its ``exit_reason``)."""
         return drive(self.phase(iteration))
 
     @component.output_types(search=IterationRun, done=IterationRun)
@@ -242,15 +190,8 @@ class DecideStep(UsesModels, InitSerialized):
             previous=fence(previous),
             errors=errors,
         )
-        [asked] = yield [
-            ask(
-                self.chat_generator,
-                prompt,
-                role="analysis",
-                streaming_callback=run.streaming_callback,
-                budget=run.budget,
-            )
-        ]
+        model, streaming = self.chat_generator, run.streaming_callback
+        [asked] = yield [ask(model, prompt, role="analysis", streaming_callback=streaming, budget=run.budget)]
         if asked.reply is not None:
             run.record_usage(PHASE_ANALYZE, asked.reply.meta.get("usage"))
         if not asked.text:
@@ -305,22 +246,14 @@ class DecideStep(UsesModels, InitSerialized):
 
 @component
 class RoundRouter(InitSerialized):
-    """
-    Route a run before a round (see the module docstring).
-
-    :param depth: The rounds of a run, 1 to 50.
-    :raises ConfigurationError: If ``depth`` is out of range.
-    """
+    """Route a run before a round of its ``depth`` (1 to 50): ``decide``, ``search`` (a re-check) or ``done``."""
 
     def __init__(self, *, depth: int = 3) -> None:
         self.depth = _checks.int_in_range("depth", depth, 1, 50)
 
     @component.output_types(decide=IterationRun, search=IterationRun, done=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run, between rounds.
-        :returns: Exactly one of ``decide``, ``search`` (an update's re-check, in ``planned``) or ``done``.
-        """
+        """:returns: Exactly one of ``decide``, ``search`` (an update's re-check, in ``planned``) or ``done``."""
         run = iteration.run
         if iteration.recheck:
             return {"search": iteration.but(planned=iteration.recheck)}

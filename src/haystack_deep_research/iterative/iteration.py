@@ -1,17 +1,6 @@
 """
-What travels along the iterative agent's edges: one :class:`IterationRun` per run of its Pipeline.
-
-The components hold no per-run data. Each step receives the run's :class:`IterationRun`, works in the
-:class:`~haystack_deep_research.run.ResearchRun` it carries (findings as the run's notes, evidence ledger, events,
-usage, budget, journal) and passes on a copy with its own results: the seed's variables (``topics``, the
-``nextSearchTopic`` of the next round as ``planned``, ``shouldContinue`` as the route taken) and the report.
-
-:class:`IterativeFinishStep`, the last step, closes the run and sets the agent's outputs. With a run directory, it
-journals the end of the run (with the sources not journaled yet), writes ``ledger.json`` and ``report.md`` (an update
-first keeps the report it replaces as ``report.previous.md``) and releases the directory; a write that fails is a
-warning, never a lost report. The run is closed as every run is
-(:func:`~haystack_deep_research.run._lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
-outputs).
+What travels along the iterative agent's edges (one :class:`IterationRun` per run, plain data the steps pass on with
+their results), the steps' base, and :class:`IterativeFinishStep`, which closes the run (see docs/iterative.md).
 """
 
 from __future__ import annotations
@@ -25,8 +14,7 @@ from haystack import component
 
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.files import write_file
-from haystack_deep_research.report.assessment import unjudged_claims
-from haystack_deep_research.report.judge import Judgement
+from haystack_deep_research.report.assessment import Judgement, unjudged_claims
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import close_run, current_run
 from haystack_deep_research.run._phases import Phase, UsesModels, blocking, drive, drive_async
@@ -79,10 +67,8 @@ class UpdatePlan:
 @dataclass(frozen=True)
 class IterationRun:
     """
-    One run of the iterative research agent, as it moves from step to step.
-
-    Haystack's Pipeline deep-copies the values it hands from one component to the next, so an ``IterationRun`` is
-    plain data: the run it belongs to is not on it but opened around the Pipeline (:attr:`run` finds it).
+    One run of the iterative research agent, as it moves from step to step: plain data (see docs/how-it-works.md);
+    :attr:`run` finds the run it belongs to.
 
     :param topics: The topics searched so far, in order (never searched again).
     :param rounds: The search rounds run so far (at most ``depth``).
@@ -126,10 +112,7 @@ class IterationStep(UsesModels):
 
     @component.output_types(iteration=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
-        """
-        :param iteration: The run.
-        :returns: ``iteration``: the run with this step's results (see its ``phase``).
-        """
+        """:returns: ``iteration``: the run with this step's results (see its ``phase``)."""
         return {"iteration": drive(self.phase(iteration), max_concurrency=self.max_concurrency)}
 
     @component.output_types(iteration=IterationRun)
@@ -181,15 +164,14 @@ def _keep_previous(run: ResearchRun, iteration: IterationRun) -> Phase[None]:
 
 @component
 class IterativeFinishStep(InitSerialized):
-    """The iterative agent's last step (see the module docstring)."""
+    """
+    The iterative agent's last step: keep an update's replaced report as ``report.previous.md``, then close the run as
+    every run is (:func:`~haystack_deep_research.run._lifecycle.close_run`); a write that fails is a warning.
+    """
 
     @component.output_types(**OUTPUT_TYPES)
     def run(self, iteration: IterationRun) -> dict[str, Any]:
-        """
-        :param iteration: The run, its report written.
-        :returns: The shared outputs (see docs/iterative.md), and the agent's own ``topics`` (searched, in order),
-            ``rounds`` and ``changes`` (what an update changed; ``{}`` otherwise).
-        """
+        """:returns: The shared outputs and the agent's own ``topics``, ``rounds`` and ``changes``."""
         return drive(self.phase(iteration))
 
     @component.output_types(**OUTPUT_TYPES)

@@ -1,23 +1,8 @@
 """
-A round of searches: every planned topic is searched side by side (at most ``max_parallel_searches`` at once), as
-the seed's "query only" search, and its findings become one note.
-
-For each topic the :class:`SearchStep`:
-
-1. searches the web with the query alone, through the one search path (:class:`~haystack_deep_research.sources
-   .SearchTool`: hits normalized, recorded in the evidence ledger and the search log, cached across runs when the
-   tool has a cache);
-2. reads the top ``read_top_k`` results with ``read_url`` (URL policy, guarded fetch, extraction, a summary toward the
-   topic; each page read is recorded in the ledger with the text the summarizer saw); a page that cannot be read
-   gives the snippet of its search result instead, fenced, which backs a claim as a snippet, never as a page read;
-3. searches every datastore with the same query (documents retrieved count as read);
-4. makes the finding: a note headed by the topic, holding the page summaries with their URLs (and the documents), or
-   saying that nothing could be read (no page, no snippet). The note is journaled with its sources when the run has a
-   run directory.
-
-A failing search or an unreadable page is part of the finding (and a warning), never the end of the run. After the
-round the topics count as searched, and a ``SearchRoundDone`` event gives the progress line,
-``"search round {k} of {depth} done"``.
+A round of searches: every planned topic is searched side by side (at most ``max_parallel_searches`` at once) with the
+query alone, its top results read, its datastores and MCP query tools asked, and its findings made one note (see
+docs/iterative.md). A failing search or an unreadable page is part of the finding (and a warning), never the end of
+the run.
 """
 
 from __future__ import annotations
@@ -25,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import component
-from haystack.core.serialization import default_from_dict, default_to_dict, import_class_by_name
+from haystack.core.serialization import default_from_dict, default_to_dict
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -36,6 +21,7 @@ from haystack_deep_research._prompts import (
     TOPIC_SEARCH_FAILED,
     render_text,
 )
+from haystack_deep_research._serialization import init_parameters, restore_parameters
 from haystack_deep_research.errors import ConfigurationError, DeepResearchError, SearchShapeError, UsageError
 from haystack_deep_research.events import Notice, SearchRoundDone
 from haystack_deep_research.iterative.iteration import IterationRun, IterationStep
@@ -44,19 +30,12 @@ from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import journal_note
 from haystack_deep_research.run._phases import Phase, subphase
 from haystack_deep_research.sources import SearchTool
-from haystack_deep_research.sources.datastore_tool import DatastoreSearchTool
-from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from
-from haystack_deep_research.sources.mcp_tool import mcp_toolsets
+from haystack_deep_research.sources.datastore import DatastoreSearchTool
+from haystack_deep_research.sources.mcp_servers import MCPServer, mcp_servers_from, mcp_toolsets
 from haystack_deep_research.state import PHASE_SEARCH
 from haystack_deep_research.tools import ReadUrlTool
 
 __all__ = ["SearchStep"]
-
-
-def _tool_from_dict(data: dict[str, Any] | None) -> Any:
-    if data is None:
-        return None
-    return import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
 
 
 def _query_argument(tool: Any) -> Any:
@@ -72,16 +51,9 @@ def _query_argument(tool: Any) -> Any:
 @component
 class SearchStep(IterationStep):
     """
-    One round of searches (see the module docstring).
-
-    :param search: The web search (``None`` to search the datastores only).
-    :param read_url: The page reader; required with ``search``.
-    :param datastores: One search tool per datastore.
-    :param mcp_servers: MCP servers whose query tools (one required text argument) are called with each topic.
-    :param read_top_k: Results of each search that are read, 1 to 5.
-    :param max_parallel_searches: Topics searched at once, 1 to 10.
-    :param depth: The rounds of a run (for the progress line).
-    :raises ConfigurationError: If a parameter is invalid.
+    One round of searches: each planned topic is searched with ``search`` (``None``: the datastores and MCP servers
+    only) and its top ``read_top_k`` (1 to 5) results read with ``read_url``, in ``datastores`` and in the query tools
+    (one required text argument) of ``mcp_servers``; at most ``max_parallel_searches`` topics (1 to 10) at once.
     """
 
     def __init__(
@@ -183,26 +155,11 @@ class SearchStep(IterationStep):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized step, with its tools."""
-        return default_to_dict(
-            self,
-            search=self.search.to_dict() if self.search is not None else None,
-            read_url=self.read_url.to_dict() if self.read_url is not None else None,
-            datastores=[store.to_dict() for store in self.datastores],
-            mcp_servers=[server.to_dict() for server in self.mcp_servers],
-            read_top_k=self.read_top_k,
-            max_parallel_searches=self.max_parallel_searches,
-            depth=self.depth,
-        )
+        return default_to_dict(self, **init_parameters(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SearchStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step.
-        """
-        params = data["init_parameters"]
-        params["search"] = _tool_from_dict(params.get("search"))
-        params["read_url"] = _tool_from_dict(params.get("read_url"))
-        params["datastores"] = [_tool_from_dict(store) for store in params.get("datastores") or []]
+        """:returns: The step, its tools and MCP servers restored."""
+        params = restore_parameters(cls, data["init_parameters"])
         params["mcp_servers"] = [MCPServer.from_dict(server) for server in params.get("mcp_servers") or []]
-        return default_from_dict(cls, data)
+        return default_from_dict(cls, {**data, "init_parameters": params})

@@ -1,25 +1,7 @@
 """
-Incremental updates of a finished iterative run, built on its run directory's journal (every finding with the ledger
-entries it added, so each topic's pages and when they were read are known) and the cache's time to live (see
-docs/iterative.md for what is kept, checked again and new, and how claims are compared).
-
-:func:`plan_update` makes the plan from the journal: a topic whose every cited page was read less than ``ttl``
-seconds ago is kept as it is; a topic with an older page (or none read) is stale, searched and read again first (with
-a cache its entries have expired too, so the pages are really fetched). :func:`changes` measures what the update
-changed, and :func:`claim_changes` what it changed in the report's claims: a new claim is matched with the previous
-claim sharing the most of its words (figures aside) when they share at least :data:`CLAIM_OVERLAP`; matched claims
-whose figures (:func:`~haystack_deep_research.report.contradictions.figures_in`) disagree are changed, unmatched ones
-are new or no longer supported.
-
-:class:`StartStep`, the iterative agent's first step, continues earlier work if the run directory holds any. The run
-itself (question, event subscribers, progress and streaming callbacks, the run directory's journal, budget) is opened by
-the agent before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`); the step then looks at what the
-run directory holds:
-
-- **resume** (``update=False``): the findings the journal holds are restored with their sources and their topics
-  are never searched again; each restored topic counts as one of the ``depth`` rounds;
-- **update** (``update=True``): a finished run is researched again (see above): fresh findings are kept,
-  stale topics are searched again first, and all ``depth`` rounds look for what is new.
+Incremental updates of a finished iterative run, from its run directory's journal and the cache's time to live (see
+docs/iterative.md for what is kept, checked again and new, and how claims are compared), and :class:`StartStep`, the
+agent's first step, which resumes or updates the work the run directory holds.
 """
 
 from __future__ import annotations
@@ -42,9 +24,9 @@ from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.clock import parse_iso, today
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.iterative.iteration import IterationRun, UpdatePlan
+from haystack_deep_research.report.assessment import Claim, cited_claims
 from haystack_deep_research.report.contradictions import disagree, figures_in
 from haystack_deep_research.report.headings import ReportSections
-from haystack_deep_research.report.judge import Claim, cited_claims
 from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL
 from haystack_deep_research.run._journal import REPORT_FILE, JournaledNote, RunJournal
 from haystack_deep_research.run._lifecycle import current_run
@@ -96,11 +78,8 @@ def plan_update(
 
 
 def changes(iteration: IterationRun) -> dict[str, Any]:
-    """
-    What an update changed: ``since``, ``kept_topics``, ``rechecked_topics``, ``new_topics``, ``changed_sources``
-    (read again, other text), ``unchanged_sources`` (read again, same text) and ``new_sources`` (read for the first
-    time); ``{}`` for a run that is not an update. The write step adds the claims' changes (:func:`claim_changes`).
-    """
+    """What an update changed in topics and sources (the ``changes`` output, see docs/iterative.md); ``{}`` for a run
+    that is not an update. The write step adds the claims' changes (:func:`claim_changes`)."""
     plan = iteration.update
     if plan is None:
         return {}
@@ -166,12 +145,8 @@ def _changed_figure(old: Claim, new: Claim) -> tuple[str, str] | None:
 
 
 def claim_changes(previous_report: str, report: str, sections: ReportSections) -> dict[str, list[dict[str, Any]]]:
-    """
-    What an update changed in the report's claims (see the module docstring; the sections the library writes are
-    left out): ``new_claims`` and ``no_longer_supported`` (each ``claim``, as a reader sees it, and ``sources``) and
-    ``changed_claims`` (``claim``, ``previous_claim``, ``figure``, ``previous_figure``, ``sources`` and
-    ``previous_sources``), in report order.
-    """
+    """What an update changed in the report's claims, in report order (``new_claims``, ``changed_claims``,
+    ``no_longer_supported``: see docs/iterative.md); the sections the library writes are left out."""
     before, after = _claims(previous_report, sections), _claims(report, sections)
     pairs = sorted(
         ((_overlap(old, new), i, j) for i, old in enumerate(before) for j, new in enumerate(after)), reverse=True
@@ -217,11 +192,8 @@ def _read_report(journal: RunJournal) -> str:
 @component
 class StartStep(InitSerialized):
     """
-    Start the rounds (see the module docstring).
-
-    :param depth: The rounds of the run (a resumed run counts its restored topics against them).
-    :param freshness: Seconds a source stays fresh when a run is updated (the ``ttl`` of the agent's cache).
-    :raises ConfigurationError: If a parameter is invalid.
+    Start the rounds: resume the findings the run directory holds (each restored topic counts as one of the ``depth``
+    rounds), or, with ``update``, plan the update of a finished run whose sources stay fresh ``freshness`` seconds.
     """
 
     def __init__(self, *, depth: int = 3, freshness: float = DEFAULT_CACHE_TTL) -> None:

@@ -1,29 +1,7 @@
 """
-The comprehensive analysis: a separate (reasoning) model writes the report from every finding, then its citations
-are verified against what the run really read.
-
-:class:`WriteStep` writes the report as every shape does, in parts side by side (see
-:mod:`haystack_deep_research.report.sections`): one section per finding (per topic searched), each from that finding
-alone, and the opening, from the question, the topics searched and each finding's key lines. Each part cites only the
-URLs it may (URLs in the findings whose pages the run read, see ``allowed_urls``), and each call is tried twice. The
-report has the sections of this shape, in the question's language (see
-:mod:`haystack_deep_research.report.headings`): the opening writes the
-title, the executive summary, a lead-in to the main findings, the conclusions and recommendations, the remaining
-uncertainties and the future research directions; the findings' sections go under the main findings, one theme each;
-the Sources list ends the report. Then:
-
-- every citation is verified and repaired (``verify_report``): a citation of anything never read is removed;
-- a run that read nothing gets the no-evidence notice in its first lines (``exit_reason`` ``no_evidence``);
-- with a judge, every cited claim is judged against the stored text of its source (``judge_report``) and claims the
-  sources do not support are marked, never dropped;
-- an update puts its "what changed" section, written from data, after the title (see :mod:`.update`): topics,
-  sources and claims (new, changed with the old and the new figure, no longer supported), its claims escaped and
-  its links only to sources the run read; it is neither verified nor judged as the writer's text is;
-- the report's contradictions get their section before the Sources list (see
-  :mod:`haystack_deep_research.report.contradictions`, with the judge when there is one).
-
-A part the writer fails on twice is filled in from its finding, with a warning; a writer that fails on every part
-gives a report assembled from the findings (``exit_reason`` ``writer_failed``).
+The comprehensive analysis: :class:`WriteStep` writes the report from every finding, in parts side by side as every
+shape does (see :mod:`haystack_deep_research.report.sections`), verifies its citations, judges it when there is a
+judge, adds an update's "what changed" section and the contradictions (see docs/iterative.md).
 """
 
 from __future__ import annotations
@@ -44,10 +22,9 @@ from haystack_deep_research.iterative.update import changes, claim_changes
 from haystack_deep_research.report import ReportStyle, citation_findings, verify_report
 from haystack_deep_research.report.assessment import judge_report, mark_unsupported, verdict_outputs
 from haystack_deep_research.report.contradictions import add_contradictions
-from haystack_deep_research.report.draft import Outline
 from haystack_deep_research.report.headings import ReportSections, report_sections
 from haystack_deep_research.report.publish import allowed_urls
-from haystack_deep_research.report.sections import Framing, fallback_report, write_report
+from haystack_deep_research.report.sections import Framing, Outline, fallback_report, write_report
 from haystack_deep_research.report.writer import has_evidence
 from haystack_deep_research.run._phases import Phase
 from haystack_deep_research.state import (
@@ -73,12 +50,6 @@ def _with_changes(report: str, section: str) -> str:
         rest = "\n".join(lines[title + 1 :]).lstrip("\n")
         return "\n".join([*lines[: title + 1], "", section.rstrip(), "", rest])
     return f"{section.rstrip()}\n\n{report}"
-
-
-def _outline(sections: ReportSections) -> Outline:
-    """The iterative report's headings around its sections."""
-    closing = (sections.conclusions, sections.uncertainties, sections.future)
-    return Outline(sections.summary, sections.findings, closing, sections.sources, sections.translate)
 
 
 def _shown(claims: list[dict[str, Any]], read: set[str]) -> list[dict[str, Any]]:
@@ -116,13 +87,8 @@ def _changes_section(found: dict[str, Any], sections: ReportSections, read: set[
 @component
 class WriteStep(IterationStep, InitSerialized):
     """
-    Write, verify (and optionally judge) the report (see the module docstring).
-
-    :param chat_generator: The writer model.
-    :param judge_llm: The grounding judge, or ``None`` for no grounding.
-    :param max_concurrency: The writer's calls (the parts of the report) and the judge's running at once, 1 to 50.
-    :param style: The report's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
-    :raises ConfigurationError: If a parameter is invalid.
+    Write, verify (and, with a ``judge_llm``, judge) the report with the ``chat_generator`` (``writer_llm``), at most
+    ``max_concurrency`` calls at once (1 to 50), in the ``style`` given.
     """
 
     def __init__(
@@ -146,7 +112,9 @@ class WriteStep(IterationStep, InitSerialized):
         sections = report_sections(run.question)
         detail = f"writing the report in {len(notes) + 1} parts from {len(notes)} findings and {len(urls)} sources"
         run.events.emit(PhaseStarted(phase=PHASE_WRITE, detail=detail))
-        framing = Framing(outline=_outline(sections), topics=tuple(iteration.topics))
+        closing = (sections.conclusions, sections.uncertainties, sections.future)
+        outline = Outline(sections.summary, sections.findings, closing, sections.sources, sections.translate)
+        framing = Framing(outline=outline, topics=tuple(iteration.topics))
         written = yield from write_report(self.chat_generator, run, notes, urls, style=self.style, framing=framing)
         report = written.report
         if not report:

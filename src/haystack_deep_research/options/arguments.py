@@ -27,7 +27,7 @@ from haystack_deep_research.options.config import environment_value, environment
 from haystack_deep_research.report.style import ReportStyle, outline_from_text
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import WebSearchTool, index_folder
-from haystack_deep_research.sources.folder import folder_store_name
+from haystack_deep_research.sources.datastore import folder_store_name
 from haystack_deep_research.sources.indexing import IndexProgress, folder_files
 from haystack_deep_research.sources.selection import default_search_name
 from haystack_deep_research.web import UrlPolicy

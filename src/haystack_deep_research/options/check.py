@@ -27,8 +27,14 @@ from haystack_deep_research.options.arguments import judge_model, option_value
 from haystack_deep_research.options.config import parse_configured
 from haystack_deep_research.options.exit_codes import ExitCode
 from haystack_deep_research.options.parsers import check_parser
-from haystack_deep_research.report.assessment import report_claims
-from haystack_deep_research.report.judge import SUPPORTED, UNKNOWN, UNSUPPORTED, Judgement, judge_claims
+from haystack_deep_research.report.assessment import (
+    SUPPORTED,
+    UNKNOWN,
+    UNSUPPORTED,
+    Judgement,
+    judge_claims,
+    report_claims,
+)
 from haystack_deep_research.run._phases import drive, model_name
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]

@@ -1,23 +1,14 @@
 """
-Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is
-(docs/evidence.md, "Questions to a finished run", gives the rules).
-
-The evidence is the run's: from a run directory, read back by the journal's own reader (a regular file, never through
-a symbolic link, each read source's seal checked) while no run holds the directory (else ``RunDirInUseError``); from
-a result, its ``sources``. The passages that best match the question go to the writer fenced as data, numbered as the
-report's sources are, and its answer passes the report's own verification against exactly those sources; a sentence
-that then claims something (:func:`~haystack_deep_research.report.assessment.is_claim`) without a verified citation
-is dropped. With ``research=True`` a question the evidence does not answer is researched as one sub-topic in the run
-directory, locked as a run locks it, with the note journaled and ``ledger.json`` written again, so ``replay``,
-``update`` and resuming read a valid run.
+Questions to a finished run: an answer from the evidence the run kept, cited and verified as its report is, and with
+``research=True`` a question it does not answer researched as one sub-topic in the run directory (docs/evidence.md,
+"Questions to a finished run", gives the rules; docs/safety.md the guards).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,20 +61,14 @@ TopicResearcher = Callable[[ResearchRun, str], Phase[None]]
 _EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|>)?\s*$")
 
 
-@dataclass(frozen=True)
-class _Kept:
-    """What a finished run kept: its question, brief, notes, ledger, directory and exit reason."""
-
-    question: str
-    brief: str
-    notes: list[str]
-    ledger: EvidenceLedger
-    directory: Path | None
-    exit_reason: str
+def _opened(question: str, brief: str, ledger: EvidenceLedger) -> ResearchRun:
+    run = ResearchRun(question=question)
+    run.brief, run.ledger = brief, ledger
+    return run
 
 
 def _read_unlocked(directory: Path, path: Path) -> list[dict[str, Any]]:
-    """The journal's records, read while no run holds the directory's lock (a run appending is never cut short)."""
+    """The journal's records, read while no run holds the directory's lock (never half-written)."""
     from filelock import FileLock, Timeout
 
     lock = FileLock(directory / LOCK_FILE, thread_local=False)
@@ -104,7 +89,8 @@ def _read_unlocked(directory: Path, path: Path) -> list[dict[str, Any]]:
         lock.release(force=True)
 
 
-def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
+def _from_run_dir(run_dir: str | os.PathLike[str]) -> tuple[ResearchRun, Path, str]:
+    """A run holding what a run directory kept, the directory and the run's exit reason."""
     directory = check_run_dir(run_dir)
     path = directory / JOURNAL_FILE
     records = _read_unlocked(directory, path) if os.path.lexists(path) else []
@@ -112,38 +98,23 @@ def _from_run_dir(run_dir: str | os.PathLike[str]) -> _Kept:
     if not isinstance(question, str) or not question.strip():
         raise RunDirError(f"run_dir {shown(str(directory))} holds no journal of a run; pass the directory of a run.")
     restored = restore_records(records, path=path, directory=directory, question=question)
-    notes = sorted(restored.notes.values(), key=lambda note: (note.position is None, note.position or 0))
     ends = [record for record in records if record.get("type") == "end"]
-    return _Kept(
-        question=question,
-        brief=restored.brief or question,
-        notes=[note.note for note in notes],
-        ledger=EvidenceLedger.from_list(restored.sources.values()),
-        directory=directory,
-        exit_reason=str(ends[-1].get("exit_reason") or "") if ends else "",
-    )
+    run = _opened(question, restored.brief or question, EvidenceLedger.from_list(restored.sources.values()))
+    return run, directory, str(ends[-1].get("exit_reason") or "") if ends else ""
 
 
-def _from_result(result: Mapping[str, Any]) -> _Kept:
+def _from_result(result: Mapping[str, Any]) -> tuple[ResearchRun, None, str]:
     sources = result.get("sources")
     if not isinstance(sources, list):
         raise ConfigurationError(
             "a result to ask must hold the run's `sources` (its ledger, as every shape returns it); pass the result "
             "of a run, or its run directory."
         )
-    notes = result.get("notes")
-    return _Kept(
-        question=str(result.get("brief") or ""),
-        brief=str(result.get("brief") or ""),
-        notes=[str(note) for note in notes] if isinstance(notes, list) else [],
-        ledger=EvidenceLedger.from_list(sources),
-        directory=None,
-        exit_reason=str(result.get("exit_reason") or ""),
-    )
+    brief = str(result.get("brief") or "")
+    return _opened(brief, brief, EvidenceLedger.from_list(sources)), None, str(result.get("exit_reason") or "")
 
 
 def _passages(ledger: EvidenceLedger, question: str) -> list[tuple[SourceEntry, str]]:
-    """The passages of what the run read that best match the question, best first, at most one per source."""
     # In address order, not the order the run read them in: the same evidence gives the same prompt.
     entries = sorted((e for e in ledger.entries() if e.kind in READ_KINDS and e.text.strip()), key=lambda e: e.url)
     chosen: dict[str, tuple[SourceEntry, str]] = {}
@@ -169,23 +140,17 @@ def _without(text: str, sentences: list[tuple[int, str]]) -> str:
 
 
 def _answer(generator: ChatGenerator, run: ResearchRun, question: str) -> Phase[dict[str, Any]]:
-    """Answer from the run's ledger (see the module docstring)."""
     passages = _passages(run.ledger, question)
     if not passages:
         return _outcome(run, question, EXIT_NO_EVIDENCE)
     urls = [entry.url for entry, _ in passages]
     keys = SourceKeys(urls)
-    shown_passages = [
+    numbered = [
         {"number": keys.number(entry.url), "title": fence(entry.title or entry.url), "text": fence(passage)}
         for entry, passage in passages
     ]
     messages = render_chat(
-        ANSWER,
-        question=fence(question),
-        passages=shown_passages,
-        urls=urls,
-        keys=keys.numbers(urls),
-        max_words=ANSWER_WORDS,
+        ANSWER, question=fence(question), passages=numbered, urls=urls, keys=keys.numbers(urls), max_words=ANSWER_WORDS
     )
     [attempt] = yield from ask_twice(generator, [Request("the answer", messages)], run, phase=PHASE_WRITE)
     if not attempt.text:
@@ -210,10 +175,7 @@ _PROSE = ("paragraph_open", "bullet_list_open", "ordered_list_open")
 
 
 def _prose(reply: str) -> tuple[str, list[str]]:
-    """
-    The answer's paragraphs and lists, the blocks whose every sentence the citation check reads; a heading, table,
-    code block, quote, rule or HTML block is dropped (and returned): a claim there would escape that check.
-    """
+    """The answer's paragraphs and lists, and the other blocks dropped: a claim there would escape the check."""
     from markdown_it import MarkdownIt
 
     lines = reply.splitlines()
@@ -229,20 +191,15 @@ def _prose(reply: str) -> tuple[str, list[str]]:
 
 
 def _outcome(
-    run: ResearchRun,
-    question: str,
-    exit_reason: str,
-    dropped: list[str] | None = None,
-    check: CitationCheck | None = None,
+    run: ResearchRun, question: str, exit_reason: str, dropped: Sequence[str] = (), check: CitationCheck | None = None
 ) -> dict[str, Any]:
-    """The answer is ``check``'s verified report; without one, :data:`NOT_ANSWERED`."""
     return {
         "question": question,
         "answer": NOT_ANSWERED if check is None else check.report,
         "answered": check is not None,
         "exit_reason": exit_reason,
         "citations": {} if check is None else citation_findings(check),
-        "dropped": list(dropped or []),
+        "dropped": list(dropped),
         "researched": "",
         "warnings": run.warnings(),
         "usage_by_phase": run.usage_report(),
@@ -250,12 +207,12 @@ def _outcome(
     }
 
 
-def _research(run: ResearchRun, kept: _Kept, directory: Path, researcher: TopicResearcher, topic: str) -> None:
-    """Research one sub-topic into the run directory, locked as a run locks it; a failing researcher is a warning."""
-    journal = RunJournal.open(directory, kept.question)
+def _research(run: ResearchRun, directory: Path, exit_reason: str, researcher: TopicResearcher, topic: str) -> None:
+    """Research one sub-topic into the run directory, locked as a run locks it."""
+    journal = RunJournal.open(directory, run.question)
     try:
-        run.journal, run.question = journal, kept.question
-        run.brief = journal.brief or kept.brief
+        run.journal = journal
+        run.brief = journal.brief or run.brief
         run.ledger = journal.ledger()
         run.add_notes(note.note for note in journal.notes())
         try:
@@ -264,7 +221,7 @@ def _research(run: ResearchRun, kept: _Kept, directory: Path, researcher: TopicR
             raise
         except Exception as error:  # a failing researcher: what it read is kept, and the answer says what it can
             run.warn(PHASE_RESEARCH, f"researching '{topic}' failed ({type(error).__name__}: {error})")
-        journal.record_end(exit_reason=kept.exit_reason, ledger=run.ledger)
+        journal.record_end(exit_reason=exit_reason, ledger=run.ledger)
         journal.write_ledger(run.ledger)
     finally:
         run.close()
@@ -281,8 +238,8 @@ def ask_report(
     researcher: TopicResearcher | None = None,
 ) -> dict[str, Any]:
     """
-    Answer a question from a finished run's evidence (see the module docstring). Every shape's ``ask`` calls this
-    with its own writer and researcher.
+    Answer a question from a finished run's evidence; every shape's ``ask`` calls this with its own writer and
+    researcher.
 
     :param run_dir_or_result: The run's directory, or the result its ``run`` returned.
     :param question: The question.
@@ -312,22 +269,17 @@ def ask_report(
             "research=True researches in the run's directory with its researcher: call agent.ask(run_dir, question, "
             "research=True) with the run directory, not a result."
         )
-    kept = kept or _from_run_dir(run_dir_or_result)  # type: ignore[arg-type]
-    run = ResearchRun(question=kept.question)
-    run.brief, run.ledger = kept.brief, kept.ledger
+    run, directory, exit_reason = kept or _from_run_dir(run_dir_or_result)  # type: ignore[arg-type]
     answered = drive(_answer(chat_generator, run, text))
-    if answered["answered"] or not research or researcher is None or kept.directory is None:
+    if answered["answered"] or not research or researcher is None or directory is None:
         return answered
-    _research(run, kept, kept.directory, researcher, text)
+    _research(run, directory, exit_reason, researcher, text)
     again = drive(_answer(chat_generator, run, text))
     return {**again, "researched": text}
 
 
 def subtopic_researcher(agent: Agent) -> TopicResearcher:
-    """
-    A researcher of one sub-topic with ``agent`` (the one ``research_subtopic`` runs, or a workflow's Execute agent),
-    as the orchestrator's ``research_subtopic`` researches one.
-    """
+    """A researcher of one sub-topic with ``agent``, as the orchestrator's ``research_subtopic`` researches one."""
     tool = ResearchSubtopicTool(researcher=agent, max_subtopics=1)
 
     def research(run: ResearchRun, topic: str) -> Phase[None]:

@@ -1,78 +1,257 @@
 """
-Assessing a report in a run: judge every claim it makes, and mark the claims that stay unsupported.
-
-The deep research agent's grounding stage, the research workflow's grounding eval and the iterative agent's judge
-all judge with :func:`judge_report` and mark with :func:`mark_unsupported`, so a claim is judged and marked the same
-way in every shape.
-
-A report's sentences are those of :func:`~haystack_deep_research.evidence.citations.body_sentences`. **A sentence is
-a claim** unless it claims nothing (:func:`is_claim`, the rule docs/evidence.md, "Grounding", gives with examples):
-fewer than four words, a question or a label, a signpost within the report, or the library's own sentence under a
-heading of the user's outline that the research gathered no evidence on
-(:data:`~haystack_deep_research.report.headings.NO_EVIDENCE_SENTENCES`).
-
-Every claim is judged, in every shape that grounds. A claim that cites a verified source is judged against that
-source's stored text (:func:`~haystack_deep_research.report.judge.cited_claims`). A claim that cites none
-(:func:`uncited_claims`) is judged against the passages the run read (:class:`ReadPassages`): the passages of the
-ledger's stored texts that best match it, by the BM25+ ranking of
-:func:`~haystack_deep_research.tools.passages.ranked_passages`, together as one source at the address
-:data:`READ_PASSAGES_URL`. Judged unsupported, it lowers the score and is marked; when the run read nothing, it is
-unknown, so listed in ``grounding_unjudged``.
-
-**Rule for claims still unsupported after the last attempt: they are marked, not dropped.** The sentence stays and
-gets the marker ``*(unsupported by the cited source)*`` (``*(not supported by the sources read)*`` for a claim that
-cites nothing) before its final punctuation, so a reader sees which claims the sources did not bear out and nothing
-is silently removed.
-
-The repair policy (:class:`RepairPolicy`) is shared too: after each judgement, a score at the threshold is done; a
-spent budget stops the repair (no further model call starts); below the threshold the text is first rewritten from the
-same evidence, without tools (``max_regenerations`` times over the whole run), then the unsupported claims are
-researched again and the text rewritten (``max_replans`` times); once both are used up the repair is exhausted. The
-deep research agent's grounding stage runs it inside its write hook; the research workflow's router runs it as the
-branches of its Pipeline.
+Judging a report's claims, the same way in every shape that grounds: which sentences are claims (:func:`is_claim`),
+one judge call per cited source (:func:`judge_claims`, its text fenced as untrusted data, a JSON verdict per claim,
+``unknown`` for what the judge does not decide), a claim that cites nothing judged against the passages the run read
+(:class:`ReadPassages`), marking those that stay unsupported (:func:`mark_unsupported`) and the repair policy
+(:class:`RepairPolicy`). docs/evidence.md, "Grounding", gives the rules with examples.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
 
 from haystack.components.generators.chat.types import ChatGenerator
 
+import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import JUDGE, fence, render_chat
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence import EvidenceLedger
-from haystack_deep_research.evidence.citations import body_sentences
+from haystack_deep_research.evidence.citations import body_sentences, extract_citations
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.reading import sentence_reader
 from haystack_deep_research.report.headings import NO_EVIDENCE_SENTENCES
-from haystack_deep_research.report.judge import UNKNOWN, Claim, Judgement, SourceText, cited_claims, judge_claims
 from haystack_deep_research.report.style import word_count
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run._phases import Phase
+from haystack_deep_research.run._budget import add_usage
+from haystack_deep_research.run._phases import Phase, ask
 from haystack_deep_research.state import PHASE_GROUND
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
 
 __all__ = [
-    "MAX_PASSAGES_CHARS",
     "NOTHING_MATCHED",
     "READ_PASSAGES_URL",
-    "UNCITED_MARK",
+    "SUPPORTED",
+    "UNKNOWN",
+    "UNSUPPORTED",
     "UNSUPPORTED_MARK",
+    "Claim",
+    "ClaimVerdict",
+    "Judgement",
     "ReadPassages",
     "RepairPolicy",
-    "RepairStep",
+    "cited_claims",
     "cites_nothing",
-    "is_claim",
+    "judge_claims",
     "judge_report",
     "mark_unsupported",
+    "parse_verdicts",
     "report_claims",
     "uncited_claims",
     "unjudged_claims",
     "verdict_outputs",
+    "without_code_fence",
 ]
+
+Verdict = Literal["supported", "unsupported", "unknown"]
+SUPPORTED: Verdict = "supported"
+UNSUPPORTED: Verdict = "unsupported"
+UNKNOWN: Verdict = "unknown"
+
+_FENCED = re.compile(r"^```[A-Za-z]*\s*(.*?)\s*```$", re.DOTALL)
+
+
+def without_code_fence(text: str) -> str:
+    """A model's reply, stripped, without the Markdown code fence around all of it."""
+    body = text.strip()
+    fenced = _FENCED.match(body)
+    return fenced.group(1) if fenced else body
+
+
+class SourceText(Protocol):
+    """A source a judge reads: the evidence ledger's entries have this shape."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class SourceTexts(Protocol):
+    """Where the judge finds a source's text by the URL a claim cites: the evidence ledger, or another trail."""
+
+    def get(self, url: str) -> SourceText | None: ...
+
+
+@dataclass(frozen=True)
+class Claim:
+    """
+    One claim of a report: its ``text`` as the judge sees it (as a reader does), the ``sentence`` as written, its
+    1-based ``line`` and the verified ``urls`` it cites, once each, as written.
+    """
+
+    text: str
+    sentence: str
+    line: int
+    urls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceVerdict:
+    """The judge's verdict on one claim against one source (its URL as cited), with the reason."""
+
+    url: str
+    verdict: Verdict
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """The verdict on one claim, combined over the sources it cites, with the verdict against each."""
+
+    claim: Claim
+    verdict: Verdict
+    sources: tuple[SourceVerdict, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim.text,
+            "sentence": self.claim.sentence,
+            "line": self.claim.line,
+            "verdict": self.verdict,
+            "sources": [asdict(source) for source in self.sources],
+        }
+
+
+@dataclass
+class Judgement:
+    """The outcome of :func:`judge_claims`: a verdict per claim, in order, warnings and the judge's summed usage."""
+
+    verdicts: list[ClaimVerdict]
+    warnings: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        """``supported / (supported + unsupported)`` over the verdicts; 1.0 when no claim is decided."""
+        decided = [v.verdict for v in self.verdicts if v.verdict != UNKNOWN]
+        return decided.count(SUPPORTED) / len(decided) if decided else 1.0
+
+    @property
+    def unsupported(self) -> list[Claim]:
+        return [v.claim for v in self.verdicts if v.verdict == UNSUPPORTED]
+
+
+def cited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
+    """The body sentences citing any of ``verified_urls`` (in any trivially different spelling), in order."""
+    verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
+    grouped: dict[tuple[int, str], dict[str, str]] = {}
+    for citation in extract_citations(report, sources_section=False):
+        key = normalize_url(citation.url)
+        if key in verified:
+            grouped.setdefault((citation.line, citation.sentence), {}).setdefault(key, citation.url)
+    read = sentence_reader(report)
+    return [
+        Claim(text=read(sentence) or sentence, sentence=sentence, line=line, urls=tuple(urls.values()))
+        for (line, sentence), urls in grouped.items()
+    ]
+
+
+def parse_verdicts(text: str, count: int) -> dict[int, tuple[Verdict, str]] | None:
+    """
+    Read the judge's reply about ``count`` claims: ``{"verdicts": [...]}`` or a bare list, maybe fenced or in prose,
+    of ``{"id": n, "verdict": "...", "reason": "..."}``; ``{id: (verdict, reason)}`` for the items read (another
+    verdict is unknown), or ``None`` when the reply is not such JSON at all.
+    """
+    body = without_code_fence(text)
+    try:
+        data = _safe_json.loads(body)
+    except json.JSONDecodeError:
+        start, end = body.find("{"), body.rfind("}")
+        try:
+            data = _safe_json.loads(body[start : end + 1]) if 0 <= start < end else None
+        except json.JSONDecodeError:
+            data = None
+    items = data.get("verdicts") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        return None
+    result: dict[int, tuple[Verdict, str]] = {}
+    for item in items:
+        number = item.get("id") if isinstance(item, dict) else None
+        if isinstance(number, str) and number.strip().isdigit():
+            number = int(number)
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= count:
+            continue
+        said = str(item.get("verdict") or "").strip().lower()
+        verdict: Verdict = SUPPORTED if said == SUPPORTED else UNSUPPORTED if said == UNSUPPORTED else UNKNOWN
+        result.setdefault(number, (verdict, str(item.get("reason") or "")))
+    return result
+
+
+def _combine(sources: tuple[SourceVerdict, ...]) -> Verdict:
+    verdicts = [source.verdict for source in sources]
+    if SUPPORTED in verdicts:
+        return SUPPORTED
+    return UNSUPPORTED if verdicts and all(v == UNSUPPORTED for v in verdicts) else UNKNOWN
+
+
+def judge_claims(
+    claims: list[Claim], ledger: SourceTexts, judge: ChatGenerator, *, streaming_callback: Any = None
+) -> Phase[Judgement]:
+    """Judge each claim against the stored text of each source it cites in ``ledger``, one call per source."""
+    by_source: dict[str, tuple[str, list[int]]] = {}
+    for index, claim in enumerate(claims):
+        for url in claim.urls:
+            by_source.setdefault(normalize_url(url), (url, []))[1].append(index)
+    found: dict[tuple[int, str], SourceVerdict] = {}
+    asked: list[str] = []
+    prompts = []
+    for key, (url, indexes) in by_source.items():
+        entry = ledger.get(url)
+        if entry is None or not entry.text.strip():
+            found.update({(i, key): SourceVerdict(url, UNKNOWN, "no stored text for this source") for i in indexes})
+            continue
+        asked.append(key)
+        texts = [fence(claims[i].text) for i in indexes]
+        prompts.append(
+            render_chat(JUDGE, url=fence(entry.url), title=fence(entry.title), source=fence(entry.text), claims=texts)
+        )
+    calls = [ask(judge, prompt, role="judge", streaming_callback=streaming_callback) for prompt in prompts]
+    outcomes = (yield calls) if calls else []
+    judgement = Judgement(verdicts=[])
+    for key, outcome in zip(asked, outcomes, strict=True):
+        url, indexes = by_source[key]
+        if outcome.reply is not None:
+            judgement.usage = add_usage(judgement.usage, outcome.reply.meta.get("usage"))
+        parsed = parse_verdicts(outcome.text, len(indexes)) if outcome.error is None else None
+        missed = "the judge gave no verdict"
+        unknown = f"its {len(indexes)} claim(s) count as unknown"
+        if outcome.error is not None:
+            failed = f"failed ({type(outcome.error).__name__}: {outcome.error})"
+            missed = f"the judge call {failed}"
+            judgement.warnings.append(f"the judge call for {url} {failed}; {unknown}")
+        elif parsed is None:
+            missed = "the judge's reply was not the JSON asked for"
+            judgement.warnings.append(f"the judge's reply for {url} was not the JSON asked for; {unknown}")
+        elif len(parsed) < len(indexes):
+            missing = f"the judge gave no verdict for {len(indexes) - len(parsed)} claim(s) citing {url}"
+            judgement.warnings.append(f"{missing}; they count as unknown")
+        for number, index in enumerate(indexes, 1):
+            verdict, reason = (parsed or {}).get(number, (UNKNOWN, missed))
+            found[(index, key)] = SourceVerdict(url, verdict, reason)
+    for index, claim in enumerate(claims):
+        sources = tuple(found[(index, normalize_url(url))] for url in claim.urls)
+        judgement.verdicts.append(ClaimVerdict(claim=claim, verdict=_combine(sources), sources=sources))
+    return judgement
+
 
 UNSUPPORTED_MARK = "*(unsupported by the cited source)*"
 UNCITED_MARK = "*(not supported by the sources read)*"
@@ -105,7 +284,10 @@ _THAT = re.compile(r"\bthat\b", re.IGNORECASE)
 
 
 def is_claim(sentence: str) -> bool:
-    """Whether a sentence of a report or an answer, as written or as read, claims something to be judged."""
+    """
+    Whether a sentence of a report or an answer, as written or as read, claims something to be judged; the library's
+    own sentence under a heading of the user's outline the research gathered no evidence on claims nothing.
+    """
     text = " ".join(sentence.split())
     if not _LETTER.search(text) or word_count(text) < MIN_CLAIM_WORDS or text.rstrip("*_ ").endswith(_ENDS_UNCLAIMED):
         return False
@@ -117,15 +299,12 @@ def is_claim(sentence: str) -> bool:
 
 
 def cites_nothing(claim: Claim) -> bool:
-    """:returns: Whether the claim cites no verified source, so is judged against the passages the run read."""
+    """Whether the claim cites no verified source, so is judged against the passages the run read."""
     return claim.urls == (READ_PASSAGES_URL,)
 
 
 def uncited_claims(report: str, verified_urls: Iterable[str]) -> list[Claim]:
-    """
-    The claims of a report that cite none of ``verified_urls``, in report order, each citing
-    :data:`READ_PASSAGES_URL`.
-    """
+    """The claims of a report that cite none of ``verified_urls``, in order, each citing :data:`READ_PASSAGES_URL`."""
     verified = {normalize_url(url) for url in verified_urls if isinstance(url, str) and url.strip()}
     read = sentence_reader(report)
     claims = []
@@ -147,14 +326,9 @@ class _Passages:
 
 class ReadPassages:
     """
-    The run's ledger, with the passages it read that best match some claims as one more source at
-    :data:`READ_PASSAGES_URL` (a :class:`~haystack_deep_research.report.judge.SourceTexts`): for each claim, the
-    passages of every source's stored text that share the most words with it, best first, within its share of
-    :data:`MAX_PASSAGES_CHARS` (at least its best one), each under its source's title; :data:`NOTHING_MATCHED` when
-    the run read something but nothing shares a word with the claims, and no source when it read nothing.
-
-    :param ledger: The run's evidence ledger.
-    :param claims: The claims that cite nothing.
+    The run's ledger (a :class:`SourceTexts`), with the passages it read that best match ``claims`` as one more source
+    at :data:`READ_PASSAGES_URL`: for each claim, within its share of :data:`MAX_PASSAGES_CHARS` (at least its best
+    one); :data:`NOTHING_MATCHED` when nothing shares a word with them, no source when the run read nothing.
     """
 
     def __init__(self, ledger: EvidenceLedger, claims: Sequence[Claim]) -> None:
@@ -178,17 +352,14 @@ class ReadPassages:
         self._passages = _Passages(READ_PASSAGES_URL, "the passages the run read", text) if text else None
 
     def get(self, url: str) -> SourceText | None:
-        """The source at a cited URL or :data:`READ_PASSAGES_URL`; ``None`` when unknown (or the run read nothing)."""
         return self._passages if url == READ_PASSAGES_URL else self._ledger.get(url)
 
 
 def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
     """
-    Mark ``claims`` (found in this report by :func:`judge_report`) by the module's rule: :data:`UNSUPPORTED_MARK`
-    (:data:`UNCITED_MARK` for a claim that cites nothing) before the sentence's final punctuation.
-
-    :returns: The marked report and the claims marked (a claim whose sentence is no longer on its line, or is already
-        marked, is skipped).
+    Mark ``claims`` (found in this report by :func:`judge_report`): :data:`UNSUPPORTED_MARK` (:data:`UNCITED_MARK`
+    for a claim that cites nothing) before the sentence's final punctuation; returns the marked report and the
+    claims marked (one no longer on its line, or already marked, is skipped).
     """
     lines = report.split("\n")
     marked: list[Claim] = []
@@ -213,22 +384,13 @@ def mark_unsupported(report: str, claims: list[Claim]) -> tuple[str, list[Claim]
 def report_claims(
     report: str, verified_urls: Sequence[str], ledger: EvidenceLedger
 ) -> tuple[list[Claim], ReadPassages]:
-    """
-    Every claim of a verified report, in order (cited ones, and those that cite nothing, which cite
-    :data:`READ_PASSAGES_URL`), and the sources they are judged against: the
-    ledger, with the passages that match the claims that cite nothing.
-    """
+    """Every claim of a verified report, in order, and the sources they are judged against."""
     cited, uncited = cited_claims(report, verified_urls), uncited_claims(report, verified_urls)
     return sorted(cited + uncited, key=lambda claim: claim.line), ReadPassages(ledger, uncited)
 
 
 def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], judge: ChatGenerator) -> Phase[Judgement]:
-    """
-    Judge every claim of a verified report: a cited claim against the stored text of its sources in the run's ledger,
-    a claim that cites nothing against the passages the run read that best match it (see :class:`ReadPassages`).
-
-    The judge's usage counts toward the ``ground`` phase; what went wrong on the way becomes the run's warnings.
-    """
+    """Judge every claim of a verified report; usage and warnings go to the run's ``ground`` phase."""
     claims, sources = report_claims(report, verified_urls, run.ledger)
     uncited = sum(cites_nothing(claim) for claim in claims)
     text = f"judging {len(claims) - uncited} cited claim(s) against their sources"
@@ -242,10 +404,7 @@ def judge_report(run: ResearchRun, report: str, verified_urls: Sequence[str], ju
 
 
 def verdict_outputs(judged: Judgement, marked: Sequence[Claim]) -> list[dict[str, Any]]:
-    """
-    The ``grounding`` output: one verdict per claim of the last judgement (see ``ClaimVerdict.to_dict``), with
-    ``marked`` for those :func:`mark_unsupported` marked.
-    """
+    """The ``grounding`` output: one verdict per claim of the last judgement, with ``marked``."""
     return [{**verdict.to_dict(), "marked": verdict.claim in marked} for verdict in judged.verdicts]
 
 
@@ -255,16 +414,13 @@ def unjudged_claims(judged: Judgement | None) -> list[str]:
 
 
 RepairStep = Literal["done", "spent", "regenerate", "replan", "exhausted"]
-"""What the repair does next."""
 
 
 @dataclass(frozen=True)
 class RepairPolicy:
     """
-    :param threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_regenerations: Rewrites without tools in one run, 0 to 5.
-    :param max_replans: Rounds of researching the unsupported claims again, 0 to 5.
-    :raises ConfigurationError: If a value is out of its range (the message names the parameter).
+    When the repair is done, and what it does next: rewrite (``max_regenerations`` times), then replan
+    (``max_replans`` times), each 0 to 5, while the score is below ``threshold`` (0 to 1); else ``ConfigurationError``.
     """
 
     threshold: float = 0.65
@@ -277,13 +433,7 @@ class RepairPolicy:
         _checks.int_in_range("max_replans", self.max_replans, 0, 5)
 
     def next_step(self, score: float, *, regenerations: int, replans: int, spent: str | None) -> RepairStep:
-        """
-        :param score: The grounding score of the current text.
-        :param regenerations: Rewrites made so far in the run.
-        :param replans: Replans made so far in the run.
-        :param spent: The budget the run has spent (its name), or ``None``.
-        :returns: What the repair does next.
-        """
+        """What the repair does next, given the score, the rewrites and replans so far and the spent budget's name."""
         if score >= self.threshold:
             return "done"
         if spent is not None:

@@ -1,22 +1,8 @@
 """
 Contradictions: two sources a report cites that give different figures for the same quantity (docs/evidence.md,
-"Contradictions", gives the rules with examples).
-
-Found in the passages cited for the report (``citations["passages"]``), in two passes. **Figures** (no model): every
-number with a unit in a passage's sentences (cut by the report's own rule,
-:func:`~haystack_deep_research.evidence.citations.sentence_ends`) is read as a :class:`Figure`, normalised to one
-scale; a range is an interval, an approximate word widens it by :data:`APPROXIMATE`, ``more than`` / ``less than``
-leave it open on one side; a year or a number without a unit is not a quantity. Two figures are of the same quantity
-by :func:`same_quantity` (:data:`MIN_SHARED_WORDS`) and disagree by :func:`disagree` (:data:`ROUNDING`); two sources
-disagree only when no figure of the one agrees with a figure of the other for that quantity. **The judge** (when the
-shape has one): the pairs the first pass found, then other pairs of passages from two sources with figures of one
-kind that share a word, one call per pair, at most :data:`MAX_JUDGE_CALLS`; its JSON reply is read as untrusted
-(:func:`~haystack_deep_research._untrusted.replies.extract_json_object`), and an unreadable reply or a failed call
-leaves the first pass's answer, with a warning. Its usage counts toward the ``ground`` phase.
-
-:func:`contradictions_section` renders them as the report's section, written by the library: every piece of page or
-model text in it is escaped (:func:`~haystack_deep_research.evidence.text.inert_text`), so a passage adds no Markdown
-or HTML to the report.
+"Contradictions", gives the rules with examples). They are found in the passages cited for the report, first by their
+figures (no model), then confirmed or rejected by the judge when the shape has one; its reply is read as untrusted.
+:func:`contradictions_section` writes the report's section, every piece of page or model text in it escaped.
 """
 
 from __future__ import annotations
@@ -41,19 +27,7 @@ from haystack_deep_research.run._budget import add_usage
 from haystack_deep_research.run._phases import Phase, ask
 from haystack_deep_research.state import CONTRADICTIONS, PHASE_GROUND
 
-__all__ = [
-    "APPROXIMATE",
-    "MAX_JUDGE_CALLS",
-    "MIN_SHARED_WORDS",
-    "ROUNDING",
-    "Figure",
-    "add_contradictions",
-    "contradictions_section",
-    "disagree",
-    "figures_in",
-    "find_contradictions",
-    "same_quantity",
-]
+__all__ = ["MAX_JUDGE_CALLS", "add_contradictions", "disagree", "figures_in", "find_contradictions"]
 
 APPROXIMATE = 0.10
 """How far an approximate figure ("about 3.2 million") reaches either side, as a share of its value."""
@@ -64,7 +38,6 @@ MIN_SHARED_WORDS = 2
 MAX_JUDGE_CALLS = 6
 """The most judge calls one report's contradictions take (one per pair of passages)."""
 MAX_CONTRADICTIONS = 20
-"""The most contradictions one report lists."""
 _CONTEXT_CHARS = 80
 """How many characters either side of a figure give the words it is compared by."""
 _ADDRESS = re.compile(r"\]\([^)\s]*\)?|\b[a-z][a-z0-9+.-]*:(?://)?\S+", re.IGNORECASE)
@@ -101,10 +74,6 @@ _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys(("gbp", "£"), ("money GBP", 1)),
 }
 _CURRENCY_BEFORE = {"$": "money USD", "us$": "money USD", "€": "money EUR", "£": "money GBP", "¥": "money JPY"}
-
-
-def _quantity_name(kind: str) -> str:
-    return {"percent": "percentage", "count": "number"}.get(kind) or ("amount" if kind.startswith("money") else kind)
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -147,17 +116,10 @@ _UNIT_WORDS = frozenset(word for key in [*_SCALES, *_UNITS] for word in key.spli
 @dataclass(frozen=True)
 class Figure:
     """
-    A number with a unit in a passage (see the module docstring).
-
-    :param low: The lowest value it allows, normalised (``3.2 million`` is 3.2e6; a percentage is its number).
-    :param high: The highest (``math.inf`` for "more than").
-    :param kind: ``percent``, ``count``, ``money USD`` (``EUR``, ...), ``length``, ``mass``, ``power``, ``energy``,
-        ``temperature``.
-    :param text: The figure as written.
-    :param sentence: The sentence of the passage holding it.
-    :param words: The words around it (case folded, common words left out).
-    :param years: The years its sentence names.
-    :param approximate: Whether it is stated as approximate, a bound or a range.
+    A number with a unit in a passage: the interval it allows, normalised (``3.2 million`` is 3.2e6, "more than" has
+    ``math.inf`` as ``high``), its ``kind`` (``percent``, ``count``, ``money USD``, ``length``, ...), the ``text`` as
+    written, its ``sentence``, the ``words`` around it (case folded, common words left out), the ``years`` its sentence
+    names, and whether it is stated as approximate, a bound or a range.
     """
 
     low: float
@@ -252,9 +214,8 @@ def _shared(a: Figure, b: Figure) -> frozenset[str]:
 
 def same_quantity(a: Figure, b: Figure) -> bool:
     """
-    :returns: Whether two figures are of the same quantity: one kind, the same years (when both name one), at least
-        :data:`MIN_SHARED_WORDS` shared words around them (a third of the smaller side's), and no more words that
-        only one side has than shared ones; with just :data:`MIN_SHARED_WORDS` shared, none that only one side has.
+    Whether two figures are of the same quantity (the rule of docs/evidence.md, "Contradictions"); with just
+    :data:`MIN_SHARED_WORDS` shared words, no word may tell them apart.
     """
     if a.kind != b.kind or (a.years and b.years and not a.years & b.years):
         return False
@@ -265,7 +226,7 @@ def same_quantity(a: Figure, b: Figure) -> bool:
 
 
 def disagree(a: Figure, b: Figure) -> bool:
-    """:returns: Whether the two figures' intervals lie further apart than :data:`ROUNDING` allows."""
+    """Whether the two figures' intervals lie further apart than :data:`ROUNDING` allows."""
     gap = max(a.low, b.low) - min(a.high, b.high)
     size = max(abs(a.low), abs(b.low), abs(a.high) if math.isfinite(a.high) else 0, 1e-9)
     return gap > ROUNDING * size
@@ -297,11 +258,10 @@ class _Pair:
     found_by: str = "figures"
 
     def to_dict(self) -> dict[str, Any]:
-        subject = sorted(_shared(self.first.figure, self.second.figure))
-        why = self.why or (
-            f"{self.first.figure.text} and {self.second.figure.text} are given for the same "
-            f"{_quantity_name(self.first.figure.kind)} ({', '.join(subject)})"
-        )
+        subject, kind = sorted(_shared(self.first.figure, self.second.figure)), self.first.figure.kind
+        name = {"percent": "percentage", "count": "number"}.get(kind) or ("amount" if "money" in kind else kind)
+        same = f"{self.first.figure.text} and {self.second.figure.text} are given for the same {name}"
+        why = self.why or f"{same} ({', '.join(subject)})"
         return {
             "quantity": self.first.figure.kind,
             "subject": " ".join(subject),
@@ -320,18 +280,19 @@ def _sides(passages: Iterable[Mapping[str, Any]]) -> dict[str, list[_Side]]:
         url, text = passage.get("url"), passage.get("passage")
         if not isinstance(url, str) or not isinstance(text, str):
             continue
-        key = normalize_url(url)
+        key, title, sentence = normalize_url(url), str(passage.get("title") or ""), str(passage.get("sentence") or "")
         for figure in figures_in(text):
-            if (key, figure.sentence + figure.text) in seen:
-                continue
-            seen.add((key, figure.sentence + figure.text))
-            side = _Side(url, str(passage.get("title") or ""), str(passage.get("sentence") or ""), figure)
-            by_source.setdefault(key, []).append(side)
+            if (key, figure.sentence + figure.text) not in seen:
+                seen.add((key, figure.sentence + figure.text))
+                by_source.setdefault(key, []).append(_Side(url, title, sentence, figure))
     return by_source
 
 
 def _pairs(passages: Iterable[Mapping[str, Any]]) -> list[_Pair]:
-    """The first pass's contradictions, then the other candidates the judge may be asked about."""
+    """
+    The first pass's contradictions, then the other candidates the judge may be asked about. Two sources disagree
+    only when no figure of the one agrees with a figure of the other for that quantity.
+    """
     found: list[_Pair] = []
     candidates: list[_Pair] = []
     by_source = _sides(passages)
@@ -416,15 +377,12 @@ def contradictions_section(contradictions: list[dict[str, Any]], question: str) 
         subject = inert_text(found["subject"]) or inert_text(found["quantity"])
         lines.append(f"{number}. {subject}: {inert_text(first['figure'])} ≠ {inert_text(second['figure'])}")
         for side in (first, second):
-            lines.append(f"   - {_source_link(side)}: “{inert_text(side['passage'], limit=400)}”")
+            url, title = side["url"], inert_text(side["title"], limit=120) or inert_text(side["url"])
+            link = title if re.search(r"[\s<>]", url) else f"[{title}](<{url}>)"
+            lines.append(f"   - {link}: “{inert_text(side['passage'], limit=400)}”")
         if found["found_by"] == "judge" and found["why"]:
             lines.append(f"   - {inert_text(found['why'])}")
     return "\n".join(lines) + "\n"
-
-
-def _source_link(side: Mapping[str, str]) -> str:
-    url, title = side["url"], inert_text(side["title"], limit=120) or inert_text(side["url"])
-    return title if re.search(r"[\s<>]", url) else f"[{title}](<{url}>)"
 
 
 def _placed(report: str, section: str, question: str) -> str:
@@ -441,13 +399,11 @@ def add_contradictions(
     run: ResearchRun, report: str, passages: Iterable[Mapping[str, Any]], judge: ChatGenerator | None = None
 ) -> Phase[str]:
     """
-    Find the contradictions of a report verified (and judged) as it leaves the library (see the module docstring),
-    keep them as the run's ``contradictions`` output and put their section into the report, before its Sources list;
-    the phase returns the report (unchanged when none was found).
+    Find the contradictions of a verified report, keep them as the run's ``contradictions`` output and put their
+    section into the report before its Sources list; the phase returns the report.
 
     :param passages: The passages cited for it (``citations["passages"]``).
-    :param judge: The judge's chat generator, or ``None`` for the first pass alone (as when the run's budget is
-        already spent: the judge is not asked then).
+    :param judge: The judge's chat generator, or ``None`` for the first pass alone.
     """
     pairs = _pairs(passages)
     if judge is not None and pairs and run.spent() is None:  # a spent budget leaves the figures' verdict alone

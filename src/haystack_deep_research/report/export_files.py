@@ -1,29 +1,9 @@
 """
-Exporting a report (docs/cli.md, "Report formats", says what each export holds): a self-contained HTML page
-(:func:`export_html`), a Word document (:func:`export_docx`, extra ``[docx]``), a PDF (:func:`export_pdf`, extra
-``[pdf]``) and the table of its evidence (:func:`export_evidence`: CSV, or XLSX with the extra ``[office]``), each
-citation with the passage behind it.
-
-Nothing from the report or a source reaches the page as markup: the report is rendered by markdown-it with raw HTML
-off, images are shown as their description (the page loads nothing), every title, URL and passage is escaped (the
-citing sentence of a note is the text a reader sees, its links given as their text), and a Content-Security-Policy
-meta tag allows the page's own style (by nonce) and nothing else: no script, no image, no font, no connection, no
-form; the notes are HTML popovers. Links carry ``rel="noopener noreferrer"`` and the page sends no referrer. The Word
-and PDF writers write text only, without the characters XML cannot hold; fpdf2's built-in fonts hold Latin-1 only,
-so without a Unicode TrueType font (DejaVu Sans where found) the PDF has ``?`` for every other character. Every cell
-of the evidence table a spreadsheet would run as a formula is written as text.
-
-What the exports share: the report read by markdown-it (raw HTML off, so no tag of the report passes through), each
-cited link followed by a ``cite`` token numbering its passage, and the passages themselves. markdown-it's link check
-stays (no ``javascript:``, ``vbscript:`` or ``data:`` link), except that a ``file:`` or ``doc:`` link to a source a
-passage was taken from is kept: verification proved the run read it.
-
-A link gets the passage whose URL it links to and whose citing sentence stands in the link's block (the sentence
-verification found it in); failing that, the first passage of its URL. Passages come from the run's ``citations``
-output (``citations["passages"]``, see :func:`~haystack_deep_research.report.publish.cited_passages`); a result
-without them exports without citation notes, and a passage whose URL is not of a kind a run reads (``http(s)://``,
-``file://``, ``doc://``) is ignored, whoever wrote the result. A source only a search result's snippet backs (its
-passage's ``kind`` is ``"snippet"``) is marked "search result snippet, not read" instead of being said read.
+Exporting a report: a self-contained HTML page (:func:`export_html`), a Word document (:func:`export_docx`), a PDF
+(:func:`export_pdf`) and the table of its evidence (:func:`export_evidence`), each citation with the passage behind
+it. docs/cli.md, "Report formats", says what each export holds and how nothing from the report or a source reaches
+the page as markup (raw HTML off, every text escaped, a Content-Security-Policy that allows the page's own style by
+nonce and nothing else).
 """
 
 from __future__ import annotations
@@ -44,11 +24,11 @@ from markdown_it.utils import EnvType, OptionsDict
 
 from haystack_deep_research._untrusted.files import spreadsheet_cell, write_file
 from haystack_deep_research.errors import ConfigurationError, MissingExtraError
-from haystack_deep_research.evidence._document import verifiable
-from haystack_deep_research.evidence._reader import plain_text
+from haystack_deep_research.evidence._markdown import plain_text
+from haystack_deep_research.evidence._styles import verifiable
 from haystack_deep_research.evidence.entry import SNIPPET_NOTE, normalize_url
 
-__all__ = ["EVIDENCE_COLUMNS", "evidence_rows", "export_docx", "export_evidence", "export_html", "export_pdf"]
+__all__ = ["EVIDENCE_COLUMNS", "export_docx", "export_evidence", "export_html", "export_pdf"]
 
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _SPACES = re.compile(r"\s+")
@@ -56,8 +36,7 @@ _SPACES = re.compile(r"\s+")
 
 @dataclass(frozen=True)
 class Passage:
-    """One numbered citation note: the source's title, URL, when it was read, and the passage behind the sentence;
-    ``kind`` is the source's ledger kind (``"snippet"``: only a search result's snippet backs it)."""
+    """One numbered citation note; ``kind`` is the source's ledger kind."""
 
     number: int
     url: str
@@ -70,18 +49,16 @@ class Passage:
 
     @property
     def snippet(self) -> bool:
-        """:returns: Whether only a search result's snippet backs the citation (its page was not read)."""
         return self.kind == "snippet"
 
     def read_note(self) -> str:
-        """:returns: How the source was seen, as a note says it: ``read 2026-12-01 21:35 UTC`` (``read during the
-        run`` without a time), or for a snippet ``search result snippet, not read``."""
+        """How the source was seen: ``read 2026-12-01 21:35 UTC``, ``read during the run`` or the snippet note."""
         if self.snippet:
             return SNIPPET_NOTE
         return f"read {self.read_when()}" if self.read_at.strip() else "read during the run"
 
     def read_when(self) -> str:
-        """:returns: When the source was read, in UTC to the minute (``2026-12-01 21:35 UTC``); ``""`` if unknown."""
+        """When the source was read, in UTC to the minute; ``""`` if unknown."""
         try:
             read = datetime.fromisoformat(self.read_at.strip())
         except ValueError:
@@ -89,8 +66,8 @@ class Passage:
         return (read if read.tzinfo else read.replace(tzinfo=UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     def sentence_text(self) -> str:
-        """:returns: The citing sentence as a reader sees it: a link gives its text, a bare URL nothing."""
-        return _flat(plain_text(self.sentence, {}, is_marker=_no_marker))
+        """The citing sentence as a reader sees it: a link gives its text, a bare URL nothing."""
+        return _flat(plain_text(self.sentence, {}, is_marker=lambda _text: False))
 
 
 @dataclass(frozen=True)
@@ -103,7 +80,7 @@ class Cited:
 
 
 def xml_text(text: str) -> str:
-    """:returns: ``text`` without the characters XML 1.0 cannot hold (Word and PDF writers refuse them)."""
+    """``text`` without the characters XML 1.0 cannot hold (Word and PDF writers refuse them)."""
     return _NOT_XML.sub("", text)
 
 
@@ -117,16 +94,8 @@ def _flat(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def _no_marker(_text: str) -> bool:
-    return False
-
-
 def cited_tokens(result: Mapping[str, Any]) -> Cited:
-    """
-    The tokens of a result's ``report`` with their citations numbered from its ``citations["passages"]``.
-
-    :raises ConfigurationError: If ``report`` is not a string.
-    """
+    """The tokens of a result's ``report``, its citations numbered; ``ConfigurationError`` if it is no string."""
     report = result.get("report") or ""
     if not isinstance(report, str):
         raise ConfigurationError(f"A report must be a string, got {type(report).__name__}.")
@@ -135,7 +104,7 @@ def cited_tokens(result: Mapping[str, Any]) -> Cited:
         by_url.setdefault(normalize_url(entry["url"]), []).append(entry)
     md = MarkdownIt("commonmark", {"html": False, "linkify": True}).enable(["linkify", "table"])
     usual = md.validateLink
-    # markdown-it refuses file: links; a verified citation of a document read from a folder is one (see the module).
+    # markdown-it refuses file: links; a verified citation of a document read from a folder is one.
     md.validateLink = lambda url: usual(url) or (bool(url.strip()) and normalize_url(url) in by_url)  # type: ignore[method-assign]
     tokens = md.parse(report)
     numbers: dict[tuple[str, str], Passage] = {}
@@ -166,16 +135,9 @@ def _cite(candidates: list[Mapping[str, Any]], content: str, numbers: dict[tuple
     entry = next((c for c in candidates if _flat(str(c.get("sentence") or "")) in content), candidates[0])
     key = (normalize_url(entry["url"]), str(entry.get("sentence") or ""))
     if key not in numbers:
-        numbers[key] = Passage(
-            number=len(numbers) + 1,
-            url=entry["url"].strip(),
-            title=str(entry.get("title") or ""),
-            read_at=str(entry.get("read_at") or ""),
-            sentence=str(entry.get("sentence") or ""),
-            passage=str(entry.get("passage") or ""),
-            named=str(entry.get("named") or ""),
-            kind=str(entry.get("kind") or ""),
-        )
+        texts = {name: str(entry.get(name) or "") for name in ("title", "read_at", "sentence", "passage", "named")}
+        kind = str(entry.get("kind") or "")
+        numbers[key] = Passage(number=len(numbers) + 1, url=entry["url"].strip(), kind=kind, **texts)
     token = Token("cite", "", 0)
     token.meta = {"passage": numbers[key]}
     return token
@@ -200,16 +162,9 @@ class Block:
     level: int = 0
     runs: list[Run] | None = None
 
-    def text(self) -> str:
-        """:returns: The block's text, citations left out."""
-        return "".join(run.text for run in self.runs or [] if run.cite is None)
-
 
 def blocks(cited: Cited) -> list[Block]:
-    """
-    The report as plain blocks for the Word and PDF writers; a link keeps its text and, when that differs from its URL
-    and no citation note gives it, the URL after it in parentheses; an image keeps its description.
-    """
+    """The report as plain blocks for the Word and PDF writers (a link's URL after its text if no note gives it)."""
     found: list[Block] = []
     lists = quotes = 0
     kind, level = "paragraph", 0
@@ -429,15 +384,6 @@ def export_docx(result: Mapping[str, Any], path: str | Path) -> Path:
     return target
 
 
-def _font(pdf: Any, font: str | Path | None) -> tuple[str, bool]:
-    """The font family to write with and whether it holds Unicode."""
-    found = Path(font) if font is not None else next((Path(p) for p in _FONTS if Path(p).is_file()), None)
-    if found is None:
-        return "helvetica", False
-    pdf.add_font("report", "", str(found))
-    return "report", True
-
-
 def export_pdf(result: Mapping[str, Any], path: str | Path, *, font: str | Path | None = None) -> Path:
     """
     Write a run's report as a PDF with its citations as endnotes (see the module docstring).
@@ -458,7 +404,10 @@ def export_pdf(result: Mapping[str, Any], path: str | Path, *, font: str | Path 
     pdf = FPDF()
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
-    family, unicode = _font(pdf, font)
+    found = Path(font) if font is not None else next((Path(p) for p in _FONTS if Path(p).is_file()), None)
+    if found is not None:
+        pdf.add_font("report", "", str(found))
+    family, unicode = ("report", True) if found is not None else ("helvetica", False)
 
     def write(text: str, size: float, indent: float = 0) -> None:
         text = xml_text(text) if unicode else text.encode("latin-1", "replace").decode("latin-1")
@@ -481,7 +430,6 @@ def export_pdf(result: Mapping[str, Any], path: str | Path, *, font: str | Path 
 
 
 def _pdf_line(block: Block) -> tuple[str, float, float]:
-    """A block as one text with its size and indent; a citation is written ``[n]``."""
     text = "".join(f"[{run.cite}]" if run.cite is not None else run.text for run in block.runs or [])
     if block.kind == "heading":
         return text, max(12.0, 20.0 - 2 * block.level), 0.0
@@ -491,7 +439,6 @@ def _pdf_line(block: Block) -> tuple[str, float, float]:
 
 
 def _verdicts(result: Mapping[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
-    """The judge's verdict and reason for each (citing sentence, source) it judged."""
     found: dict[tuple[str, str], tuple[str, str]] = {}
     for verdict in result.get("grounding") or []:
         if not isinstance(verdict, Mapping):
@@ -505,7 +452,7 @@ def _verdicts(result: Mapping[str, Any]) -> dict[tuple[str, str], tuple[str, str
 
 
 def _contradicted(result: Mapping[str, Any]) -> dict[tuple[str, str], list[str]]:
-    """For each (citing sentence, source) a contradiction names, what the other source says: figures and its URL."""
+    """What the other source says (figures and URL) for each (citing sentence, source) a contradiction names."""
     found: dict[tuple[str, str], list[str]] = {}
     for contradiction in result.get("contradictions") or []:
         sides = contradiction.get("claims") if isinstance(contradiction, Mapping) else None
@@ -518,17 +465,22 @@ def _contradicted(result: Mapping[str, Any]) -> dict[tuple[str, str], list[str]]
     return found
 
 
-def evidence_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
+def export_evidence(result: Mapping[str, Any], path: str | Path) -> Path:
     """
-    :param result: A run's result: ``report``, ``citations`` (with ``passages``), when grounded ``grounding``, and
-        ``contradictions``.
-    :returns: One row per cited claim and source, in report order, keyed by :data:`EVIDENCE_COLUMNS`.
+    Write the evidence table of a run (see the module docstring): CSV, or XLSX when ``path`` ends in ``.xlsx``.
+
+    :param result: The run's result: ``report``, ``citations`` (with ``passages``), when grounded ``grounding``, and
+        ``contradictions``; one row per cited claim and source, in report order, with :data:`EVIDENCE_COLUMNS`.
+    :param path: Where to write it (as ``-o`` is, see :func:`~haystack_deep_research._untrusted.files.write_file`).
+    :returns: The path written.
+    :raises MissingExtraError: For ``.xlsx`` without openpyxl (``pip install haystack-deep-research[office]``).
+    :raises OSError: If the file cannot be written.
     """
-    verdicts = _verdicts(result)
-    contradicted = _contradicted(result)
+    verdicts, contradicted = _verdicts(result), _contradicted(result)
     rows = []
     for passage in cited_tokens(result).passages:
-        verdict, reason = verdicts.get((passage.sentence, normalize_url(passage.url)), ("", ""))
+        key = (passage.sentence, normalize_url(passage.url))
+        verdict, reason = verdicts.get(key, ("", ""))
         values = (
             passage.sentence_text(),
             passage.url,
@@ -538,30 +490,15 @@ def evidence_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
             verdict,
             reason,
             passage.named,
-            "; ".join(contradicted.get((passage.sentence, normalize_url(passage.url)), [])),
+            "; ".join(contradicted.get(key, [])),
         )
-        rows.append(dict(zip(EVIDENCE_COLUMNS, values, strict=True)))
-    return rows
-
-
-def export_evidence(result: Mapping[str, Any], path: str | Path) -> Path:
-    """
-    Write the evidence table of a run (see the module docstring): CSV, or XLSX when ``path`` ends in ``.xlsx``.
-
-    :param result: The run's result (see :func:`evidence_rows`).
-    :param path: Where to write it (as ``-o`` is, see :func:`~haystack_deep_research._untrusted.files.write_file`).
-    :returns: The path written.
-    :raises MissingExtraError: For ``.xlsx`` without openpyxl (``pip install haystack-deep-research[office]``).
-    :raises OSError: If the file cannot be written.
-    """
-    rows = [[spreadsheet_cell(row[column]) for column in EVIDENCE_COLUMNS] for row in evidence_rows(result)]
+        rows.append([spreadsheet_cell(value) for value in values])
     if Path(path).suffix.lower() != ".xlsx":
         import csv
         import io
 
         text = io.StringIO()
-        writer = csv.writer(text)
-        writer.writerows([list(EVIDENCE_COLUMNS), *rows])
+        csv.writer(text).writerows([list(EVIDENCE_COLUMNS), *rows])
         write_file(path, text.getvalue(), named=True)
         return Path(path)
     try:

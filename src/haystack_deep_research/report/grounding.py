@@ -1,21 +1,8 @@
 """
-Grounding: check each cited claim of the report against the stored text of the source it cites, and repair the
-report when too few claims are supported (docs/evidence.md, "Grounding", gives the steps and outputs).
-
-Off by default; ``create_deep_research_agent(grounding=True)`` gives the write hook a :class:`GroundingStage`. After
-the report is written and verified, the stage judges every claim and computes ``grounding_score``; while the score is
-below ``threshold`` it **regenerates** the report from the same notes (no tool runs, at most ``max_regenerations``
-times), then **replans** (at most ``max_replans`` times: researches each unsupported claim again with the run's
-``research_subtopic`` tool and rewrites). A rewrite writes again only the parts that hold unsupported claims (see
-:func:`~.sections.rewrite_report`); every new report is verified and judged again. Judging, marking and the repair
-policy are those of :mod:`.assessment`, shared with the research workflow; the stage fills ``grounding``,
-``grounding_unjudged``, ``regeneration_count`` and ``replan_count``.
-
-Replanning finds the ``research_subtopic`` tool among the current run's tools (Haystack's State holds them), so the
-stage holds no reference to it and the agent serializes as before. Each replan round researches at most the tool's
-``max_subtopics`` unsupported claims, in report order, as delegations granted on top of the orchestrator's
-``max_subtopics``. Once the run's token or time budget is spent, no further rewrite or replan starts. A rewrite that
-fails keeps the previous report, with a warning.
+Grounding: judge each claim of the report and repair the report while too few are supported, by rewriting it from
+the same notes, then researching the unsupported claims again (docs/evidence.md, "Grounding", gives the steps and
+outputs). ``create_deep_research_agent(grounding=True)`` gives the write hook a :class:`GroundingStage`; judging,
+marking and the repair policy are those of :mod:`.assessment`, shared with the research workflow.
 """
 
 from __future__ import annotations
@@ -31,13 +18,14 @@ from haystack_deep_research._prompts import REPLAN_SUBTOPIC, RESEARCH_SUBTOPIC, 
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research.events import Notice
 from haystack_deep_research.report.assessment import (
+    Claim,
+    Judgement,
     RepairPolicy,
     judge_report,
     mark_unsupported,
     unjudged_claims,
     verdict_outputs,
 )
-from haystack_deep_research.report.judge import Claim, Judgement
 from haystack_deep_research.report.publish import allowed_urls, publish_report
 from haystack_deep_research.report.sections import rewrite_report
 from haystack_deep_research.report.style import ReportStyle
@@ -67,27 +55,11 @@ def _notice(run: ResearchRun, text: str) -> None:
     run.events.emit(Notice(phase=PHASE_GROUND, text=text))
 
 
-def _research_tool(state: State) -> Tool | None:
-    """The run's ``research_subtopic`` tool, found among the tools Haystack's State holds for the current run."""
-    tools = state.data.get(TOOLS) or []
-    return next((t for t in tools if isinstance(t, Tool) and t.name == RESEARCH_SUBTOPIC), None)
-
-
-def _counts(regenerations: int, replans: int, run: ResearchRun) -> dict[str, Any]:
-    return {"regenerations": regenerations, "replans": replans, "spent": run.spent()}
-
-
 class GroundingStage(UsesModels, InitSerialized):
     """
-    A write-hook stage that judges the report's claims and repairs the report (see the module docstring).
-
-    :param judge_llm: The judge's chat generator. Default (``None``): the writer's.
-    :param threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_regenerations: Rewrites from the same notes, without tools, 0 to 5.
-    :param max_replans: Rounds of researching the unsupported claims again, then rewriting, 0 to 5.
-    :param max_concurrency: Judge calls and researchers running at once, 1 to 50.
-    :param style: The report's type, tone and length, kept when a part is written again.
-    :raises ConfigurationError: If a parameter is outside its allowed values.
+    A write-hook stage that judges the report's claims and repairs the report: the parameters of
+    :class:`~haystack_deep_research.Grounding` (``judge_llm`` ``None`` is the writer), judge calls and researchers at
+    once (``max_concurrency``, 1 to 50) and the report's ``style``; ``ConfigurationError`` for a value out of range.
     """
 
     def __init__(
@@ -112,14 +84,13 @@ class GroundingStage(UsesModels, InitSerialized):
         return [self.judge_llm] if self.judge_llm is not None else []
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """
-        Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported; the
-        judge is ``judge_llm``, or ``writer`` without one.
-        """
+        """Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported."""
         judge = self.judge_llm or writer
         judged = yield from self._judge(state, run, judge)
         regenerations = replans = 0
-        while (step := self.policy.next_step(judged.score, **_counts(regenerations, replans, run))) != "done":
+        while (
+            step := self.policy.next_step(judged.score, regenerations=regenerations, replans=replans, spent=run.spent())
+        ) != "done":
             unsupported = judged.unsupported
             if step == "spent":
                 spent = str(run.spent())
@@ -130,7 +101,8 @@ class GroundingStage(UsesModels, InitSerialized):
                 _notice(run, f"score {judged.score:.2f} is below {self.threshold}: rewriting the report")
                 rewritten = yield from self._rewrite(state, run, writer, unsupported, found=None)
             elif step == "replan":
-                tool = _research_tool(state)
+                tools = state.data.get(TOOLS) or []
+                tool = next((t for t in tools if isinstance(t, Tool) and t.name == RESEARCH_SUBTOPIC), None)
                 if tool is None:
                     run.warn(PHASE_GROUND, f"cannot replan: this run has no {RESEARCH_SUBTOPIC} tool")
                     break

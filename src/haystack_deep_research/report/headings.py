@@ -1,28 +1,22 @@
 """
-The library's own headings and labels of a report, in the language of its question, chosen here so the structure
-does not depend on the model's reading of the prompt (docs/clarify-and-report-types.md lists them):
-:func:`report_sections` recognises Chinese and Japanese by their script and French, German and Spanish by their most
-frequent words (their accented letters breaking a tie); any other language gets English headings, which the writer
-is asked to translate when the shape lets it (the iterative agent).
+The library's own headings and labels of a report, in the language of its question (:func:`report_sections`), chosen
+here so the structure does not depend on the model's reading of the prompt (docs/clarify-and-report-types.md).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from haystack_deep_research._serialization import FieldsSerialized
 
 __all__ = ["NO_EVIDENCE_SENTENCES", "SUMMARY_HEADINGS", "ReportSections", "report_sections"]
 
 
 @dataclass(frozen=True)
-class ReportSections:
-    """
-    The headings and labels of one report.
-
-    :param language: ``"en"``, ``"fr"``, ``"de"``, ``"es"``, ``"zh"`` or ``"ja"``.
-    :param translate: Whether the writer should translate the headings into the question's language.
-    """
+class ReportSections(FieldsSerialized):
+    """The headings and labels of one report in one ``language``; ``translate``: the writer translates them."""
 
     language: str
     summary: str
@@ -44,10 +38,6 @@ class ReportSections:
     nothing_new: str
     no_evidence: str
     translate: bool = False
-
-    def to_dict(self) -> dict[str, object]:
-        """:returns: The headings and labels as template variables."""
-        return asdict(self)
 
 
 _ENGLISH = ReportSections(
@@ -207,7 +197,6 @@ def _script(character: str) -> str:
 
 
 def _latin(question: str) -> ReportSections:
-    """English, French, German or Spanish, by the most frequent words (accented letters breaking a tie)."""
     tokens = [token.casefold() for token in _TOKEN.findall(question)]
     scores = {table: float(sum(token in words.split() for token in tokens)) for table, words in _WORDS.items()}
     for table, letters in _ACCENTS.items():
@@ -219,9 +208,9 @@ def _latin(question: str) -> ReportSections:
 
 def report_sections(question: str) -> ReportSections:
     """
-    The headings in the question's language (see the module docstring): Japanese when it holds kana, Chinese when
-    its letters are mostly Han characters (without kana or hangul), French, German or Spanish by their words, else
-    English headings marked for translation.
+    The headings in the question's language: Japanese when it holds kana, Chinese when its letters are mostly Han
+    characters (without kana or hangul), French, German or Spanish by their most frequent words (accented letters
+    breaking a tie), else English headings marked for translation.
     """
     scripts = [_script(c) for c in question if c.isalpha()]
     if "kana" in scripts:

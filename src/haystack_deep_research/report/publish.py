@@ -1,7 +1,6 @@
 """
 Publishing a report: the URLs it may cite, verifying its citations against the ledger and repairing it, the outputs
-it sets (the write hook publishes the first draft, the grounding stage every rewrite), and the passage behind each
-citation.
+it sets, and the passage behind each citation (docs/evidence.md, "The passage behind each citation").
 """
 
 from __future__ import annotations
@@ -45,12 +44,8 @@ __all__ = [
 
 def allowed_urls(notes: list[str], run: ResearchRun) -> list[str]:
     """
-    The URLs the report may cite, in the order the notes first mention them: URLs in the notes whose pages the run
-    really read or whose search results' snippets it holds (cited as snippets), and the documents it retrieved whose URI
-    the notes state (see :meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
-
-    A search result without a snippet does not count: nothing of it was read. An empty ledger allows nothing: a run
-    that read nothing cannot cite anything, whatever URLs the notes hold.
+    The URLs the report may cite, in the order the notes first mention them: those whose pages or documents the run
+    read or whose snippets it holds (:meth:`~haystack_deep_research.evidence.EvidenceLedger.read_sources_in`).
     """
     return list(dict.fromkeys(url for note in notes for url in run.ledger.read_sources_in(note)))
 
@@ -91,22 +86,10 @@ def verify_report(run: ResearchRun, report: str, urls: list[str]) -> CitationChe
 
 def cited_passages(report: str, ledger: EvidenceLedger, *, size: int = PASSAGE_CHARS) -> list[dict[str, str]]:
     """
-    The passage of its source behind every citation of a (verified) report, so a reader can check the claim without
-    opening the source.
-
-    The passage is chosen by the library, never written by a model: the evidence ledger keeps the whole text of every
-    page and document the run read, and :func:`~haystack_deep_research.tools.passages.best_passages` picks, with BM25+,
-    the window of at most ``size`` characters of that text that shares the most with the citing sentence. A source
-    only a search result's snippet backs gives that snippet, marked so. A citation is given once per sentence and URL,
-    in the order the report cites them; the Sources section itself is not a claim and gets none.
-
-    :param report: The report, after its citations were verified and repaired.
-    :returns: One entry per cited sentence and URL, in citing order, for citations of sources the ledger holds as
-        read: ``url`` (as retrieved), ``title``, ``read_at`` (when the source was read, ISO-8601 UTC), ``sentence``
-        (the citing sentence, as the report writes it), ``passage`` (the best-matching window of the source's stored
-        text) and ``kind`` (the source's ledger kind: ``"page"``, ``"document"`` or ``"snippet"``); a source not read
-        adds ``named``: how it was not read ("named by <source>, not read: <url>"; "search result snippet, not read"
-        for a source only a search result's snippet backs, whose passage is that snippet).
+    The passage of its source behind every citation of a verified ``report``, chosen by the library with BM25+
+    (:func:`~haystack_deep_research.tools.passages.best_passages`), never written by a model: one entry per cited
+    sentence and URL, in citing order, with ``url``, ``title``, ``read_at``, ``sentence``, ``passage`` and ``kind``,
+    and for a source not read ``named`` (how it was not read).
     """
     wanted: dict[tuple[str, str], SourceEntry] = {}
     for citation in extract_citations(report, sources_section=False):
@@ -144,12 +127,7 @@ def citation_findings(check: CitationCheck) -> dict[str, Any]:
 
 
 def publish_report(state: State, run: ResearchRun, report: str, urls: list[str]) -> CitationCheck:
-    """
-    Verify a report's citations against the allowed ``urls``, repair it, and make it the run's report.
-
-    Sets ``report`` (repaired), ``citations`` (the findings, without the report) and the outputs that mirror the run
-    (``sources``, ``warnings``, usage, ...); see :func:`verify_report` for the warnings and events.
-    """
+    """Verify a report (:func:`verify_report`) and make it the run's: ``report``, ``citations``, the run's outputs."""
     check = verify_report(run, report, urls)
     state.set(REPORT, check.report)
     state.set(CITATIONS, citation_findings(check))
@@ -158,10 +136,7 @@ def publish_report(state: State, run: ResearchRun, report: str, urls: list[str])
 
 
 def reset_review_outputs(state: State) -> None:
-    """
-    Set the report stages' outputs as no stage ran: ``grounding_score`` and ``structured`` ``None``, ``grounding``
-    and ``grounding_unjudged`` empty, both counts 0.
-    """
+    """Set the report stages' outputs as when no stage ran."""
     empty: dict[str, Any] = {GROUNDING_SCORE: None, GROUNDING: [], GROUNDING_UNJUDGED: [], REGENERATION_COUNT: 0}
     for key, value in {**empty, REPLAN_COUNT: 0, STRUCTURED: None}.items():
         state.set(key, value, handler_override=replace_values)

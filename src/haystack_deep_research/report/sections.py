@@ -1,36 +1,13 @@
 """
 Writing the report in parts, so that no model call's output grows with the research (docs/how-it-works.md, "Write
-and check", gives the parts, their limits and why they are not one streamed call).
+and check", gives the parts, their limits, the numbered citations, the retries and why they are not one streamed
+call; docs/clarify-and-report-types.md, "Your own outline and instructions", the parts of a style's own outline).
 
-:func:`write_report` makes one batch of calls, side by side: the *opening* (a ``# `` title and an executive summary,
-from each note's :func:`key_lines`) and one *section* per note, from that note alone, each citing the allowed URLs
-found in what it reads. Every part cites its sources by number (:class:`SourceKeys`): one numbering per report, in
-the order of the run's allowed URLs; a reply's numbers become URLs again before the part joins the report, so the
-writer never copies a URL, and a link to a number that is no source's, or to a target that is neither a number, an
-absolute URL nor an anchor, keeps only its text (it could lead nowhere); links to full URLs are kept, for the
-report's verification checks them. The parts become one document by the rules of :mod:`.draft`; citations are
-verified once, on the whole report, when it is published.
-
-Each call is tried at most twice (:func:`ask_twice`, which answers and structured output use too): the chat
-generator's own client already retries timeouts, connection errors, 429 and 5xx answers, so the library retries
-once, never more. A failure is a timeout when the error, or an error it was raised from, is a :class:`TimeoutError`,
-an ``httpx.TimeoutException`` or an ``openai.APITimeoutError`` (recognised by type; the two packages are looked at
-only when already imported, because an error of theirs cannot exist otherwise); its warning says how to make the
-client give up sooner. A reply that stopped at the model's output limit (``finish_reason`` "length") is kept, with a
-warning: asking again would stop there again. A section whose calls both failed holds the researcher's note as
-written, under a line saying so; an opening that failed gets the title "Research report" and the brief. When every
-call failed, :func:`write_report` returns no report, and the caller assembles one (:func:`fallback_report`).
-
-A :class:`Framing` says what a shape adds: the headings around the sections (an :class:`~.draft.Outline`), what the
-opening reads besides the notes (the topics searched, the workflow's causal chain), and the phase and tracing role
-the calls count toward. A report style with its own outline is written one call per heading in place of one per
-note: the opening writes the title only, and each heading's section reads whole the notes that share a word with the
-heading (the first five letters of each word of four or more letters, or two CJK characters) and the key lines of
-the others. A heading whose call could cite no allowed URL is not asked for at all, and a section that cites none is
-not kept: either way the heading holds one sentence saying the research gathered no evidence on it (see
-:mod:`.headings`). :func:`rewrite_report` is the grounding stage's rewrite: only the parts that hold unsupported
-claims are written again, each from the notes that cite a URL the part cites plus those researched again for its
-claims.
+:func:`write_report` makes one batch of calls, side by side: the opening and one section per note (or per heading of
+a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice (:func:`ask_twice`). Each
+reply becomes one :class:`Part` whatever the model added around it, the parts are rendered as one document
+(:func:`render_report`), and a rendered report splits back into its parts (:func:`parse_report`), so
+:func:`rewrite_report`, the grounding stage's rewrite, writes again only the parts that hold unsupported claims.
 """
 
 from __future__ import annotations
@@ -54,35 +31,27 @@ from haystack_deep_research._prompts import (
     REPORT_TITLE,
     REWRITE_OPENING,
     REWRITE_SECTION,
+    SUMMARY_HEADING,
     WRITER_OPENING,
     WRITER_SECTION,
     fence,
     render_chat,
     render_text,
 )
+from haystack_deep_research.evidence._styles import is_title
 from haystack_deep_research.evidence.citations import extract_citations, sentence_ends
 from haystack_deep_research.evidence.entry import normalize_url
-from haystack_deep_research.report.draft import (
-    Outline,
-    Part,
-    frame_from_reply,
-    opening_from_reply,
-    parse_outlined,
-    parse_report,
-    render_outlined,
-    render_report,
-    section_from_reply,
-)
-from haystack_deep_research.report.headings import report_sections
-from haystack_deep_research.report.judge import Claim
+from haystack_deep_research.evidence.reading import headings
+from haystack_deep_research.report.assessment import Claim
+from haystack_deep_research.report.headings import SUMMARY_HEADINGS, report_sections
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Call, Outcome, Phase, ask, failure
 from haystack_deep_research.state import PHASE_WRITE
 
 __all__ = [
-    "Attempt",
     "Framing",
+    "Outline",
     "Request",
     "SourceKeys",
     "Written",
@@ -90,12 +59,245 @@ __all__ = [
     "fallback_report",
     "is_timeout",
     "key_lines",
+    "parse_report",
     "rewrite_report",
     "without_sources_list",
     "write_report",
 ]
 
+_LIBRARY_SUMMARIES = {" ".join(heading.split()).casefold() for heading in SUMMARY_HEADINGS}
+"""The executive summary's heading in every language the library writes headings in (see :mod:`.headings`)."""
+_SUMMARY_NAMES = {"executive summary", "summary", "tl;dr", "overview"} | _LIBRARY_SUMMARIES
+_SOURCES_NAMES = {"sources", "references", "bibliography", "works cited"}
+
+
+@dataclass(frozen=True)
+class Part:
+    """A section's ``##`` heading (the opening's title) and body; its 1-based lines when parsed (inclusive)."""
+
+    heading: str
+    body: str
+    first_line: int = 0
+    last_line: int = 0
+
+    def holds(self, line: int) -> bool:
+        return self.first_line <= line <= self.last_line
+
+
+@dataclass(frozen=True)
+class ReportParts:
+    """A report's opening and sections; its Sources list is rebuilt on publishing, so it is not kept."""
+
+    opening: Part
+    sections: list[Part]
+
+
+@dataclass(frozen=True)
+class Outline:
+    """
+    The headings around a report's sections; the default is the main agent's report. The iterative agent's puts the
+    sections under one ``findings`` heading after a lead-in the opening writes (``""``: each section a ``## `` part of
+    its own), adds ``closing`` sections the opening writes too, ends with its own ``sources`` heading (``""``:
+    publishing appends ``## Sources``) and may ask the writer to ``translate`` them (its headings are then kept).
+    """
+
+    summary: str = SUMMARY_HEADING
+    findings: str = ""
+    closing: tuple[str, ...] = ()
+    sources: str = ""
+    translate: bool = False
+
+    @property
+    def frame(self) -> tuple[str, ...]:
+        """The ``## `` headings the opening writes."""
+        return (self.summary, *((self.findings,) if self.findings else ()), *self.closing)
+
+
+@dataclass
+class _Block:
+    level: int  # 0 before the first heading
+    title: str
+    line: int  # 0-based line of the heading (of the first line for level 0)
+    lines: list[str]
+
+
+def _blocks(text: str, *, max_level: int = 2) -> list[_Block]:
+    """Text cut at the headings a CommonMark renderer shows at the top level (never in a fence, list or quote)."""
+    lines = text.split("\n")
+    blocks = [_Block(0, "", 0, [])]
+    start = 0
+    for heading in headings(text):
+        if heading.level > max_level:
+            continue
+        blocks[-1].lines += lines[start : heading.line]
+        blocks.append(_Block(heading.level, heading.title, heading.line, []))
+        start = heading.end
+    blocks[-1].lines += lines[start:]
+    return blocks
+
+
+def _title(blocks: Sequence[_Block]) -> str:
+    return next((b.title for b in blocks if b.level == 1 and b.title), REPORT_TITLE)
+
+
+def _name(title: str) -> str:
+    return " ".join(title.strip().rstrip(":").split()).casefold()
+
+
+def _tidy(lines: list[str]) -> str:
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def section_from_reply(text: str, fallback_heading: str) -> Part:
+    """
+    The writer's reply for one section, headed by its first ``##`` heading (else ``fallback_heading``); a title or
+    further heading becomes ``###``, and an executive summary or Sources list it wrote is dropped.
+    """
+    heading, lines = "", []
+    for block in _blocks(text):
+        name = _name(block.title)
+        if block.level and (name in _SOURCES_NAMES or name == "executive summary"):
+            continue
+        if block.level == 2 and not heading:
+            heading = block.title
+            lines += block.lines
+        else:
+            lines += [f"### {block.title}", *block.lines] if block.level else block.lines
+    return Part(heading=heading or " ".join(fallback_heading.split()), body=_tidy(lines))
+
+
+def opening_from_reply(text: str) -> Part:
+    """The writer's reply for the opening: its title and its executive summary's text, nothing after it."""
+    blocks = _blocks(text)
+    title = _title(blocks)
+    summary = next((b for b in blocks if b.level == 2 and _name(b.title) in _SUMMARY_NAMES), None)
+    if summary is not None:
+        return Part(heading=title, body=_tidy(summary.lines))
+    lines: list[str] = []
+    for block in blocks:  # no summary heading: the text up to the first section is the summary
+        if block.level == 2:
+            break
+        lines += block.lines
+    return Part(heading=title, body=_tidy(lines))
+
+
+def frame_from_reply(text: str, outline: Outline) -> tuple[str, list[Part]]:
+    """
+    Turn the opening's reply for an outline into its title and one part per heading of ``outline.frame``.
+
+    A ``## `` part the reply wrote fills the heading of the same name, or else the next heading not filled yet (so a
+    translated heading fills its place); text before its first ``## `` heading is the summary. A part takes the
+    heading the writer wrote when the outline asks for translation, else the outline's; a heading left unfilled has
+    no text. A Sources list the reply wrote is dropped.
+    """
+    blocks = _blocks(text)
+    title = _title(blocks)
+    written = [(b.title, _tidy(b.lines)) for b in blocks if b.level == 2 and _name(b.title) not in _SOURCES_NAMES]
+    first = next((index for index, block in enumerate(blocks) if block.level == 2), len(blocks))
+    before = _tidy([line for block in blocks[:first] for line in block.lines])
+    heads = list(outline.frame)
+    names = [_name(h) for h in heads]
+    filled: dict[int, tuple[str, str]] = {0: (heads[0], before)} if before else {}
+    for heading, body in written:
+        name = _name(heading)
+        slot = names.index(name) if name in names and names.index(name) not in filled else -1
+        if slot < 0 and name in _SUMMARY_NAMES and 0 not in filled:
+            slot = 0
+        if slot < 0:
+            slot = next((i for i in range(max(filled, default=-1) + 1, len(heads)) if i not in filled), -1)
+        if slot >= 0:
+            filled[slot] = (heading if outline.translate else heads[slot], body)
+    parts = [Part(*filled.get(i, (head, ""))) for i, head in enumerate(heads)]
+    return title, parts
+
+
+def _deeper(text: str) -> str:
+    lines = text.split("\n")
+    for heading in reversed(headings(text)):
+        lines[heading.line : heading.end] = [f"{'#' * min(heading.level + 1, 6)} {heading.title}"]
+    return "\n".join(lines)
+
+
+def render_report(
+    opening: Part, sections: list[Part], *, outline: Outline | None = None, frame: list[Part] | None = None
+) -> str:
+    """
+    The parts as one Markdown document without a Sources list, each section under a heading of its own (a heading
+    already used gets its number). ``frame`` holds the parts the opening wrote for ``outline.frame``: they replace the
+    outline's, except the summary's text, which is ``opening.body``; a closing part without text is left out.
+    """
+    outline = outline or Outline()
+    frame = frame or [Part(heading, "") for heading in outline.frame]
+    summary, lead, closing = frame[0], (frame[1] if outline.findings else None), frame[2 if outline.findings else 1 :]
+    out = [f"# {opening.heading}", "", f"## {summary.heading}", "", opening.body]
+    used: set[str] = {_name(part.heading) for part in frame} | _SOURCES_NAMES | {_name(SUMMARY_HEADING)}
+    if lead is not None:
+        out += ["", f"## {lead.heading}", "", lead.body]
+    for number, section in enumerate(sections, 1):
+        heading = section.heading
+        if _name(heading) in used:
+            heading = f"{heading} ({number})"
+        used.add(_name(heading))
+        body = _deeper(section.body) if lead is not None else section.body
+        out += ["", f"{'###' if lead is not None else '##'} {heading}", "", body]
+    for part in closing:
+        if part.body:
+            out += ["", f"## {part.heading}", "", part.body]
+    if outline.sources:
+        out += ["", f"## {outline.sources}"]
+    return _tidy(out) + "\n"
+
+
+def render_outlined(title: str, sections: list[Part], *, sources: str = "") -> str:
+    """A report of a style's own outline: its title, each section under its heading, then ``sources``."""
+    out = [f"# {title}"]
+    for section in sections:
+        out += ["", f"## {section.heading}", "", section.body]
+    if sources:
+        out += ["", f"## {sources}"]
+    return _tidy(out) + "\n"
+
+
+def parse_outlined(report: str, outline: Sequence[str]) -> ReportParts | None:
+    """A report of :func:`render_outlined` as its parts with their line ranges; ``None`` when a heading is missing."""
+    blocks = _blocks(report)
+    ends = [block.line for block in blocks[1:]] + [report.count("\n") + 1]
+    found = {_name(b.title): (b, ends[i]) for i, b in enumerate(blocks) if b.level == 2}
+    if any(_name(heading) not in found for heading in outline):
+        return None
+    title = _title(blocks)
+    first = min(found[_name(heading)][0].line for heading in outline) if outline else 0
+    sections = [
+        Part(heading, _tidy(block.lines), block.line + 1, end)
+        for heading in outline
+        for block, end in [found[_name(heading)]]
+    ]
+    return ReportParts(opening=Part(title, "", 1, first), sections=sections)
+
+
+def parse_report(report: str) -> ReportParts | None:
+    """A report of :func:`render_report` as its parts with their line ranges; ``None`` without that shape."""
+    blocks = _blocks(report)
+    total = report.count("\n") + 1
+    ends = [block.line for block in blocks[1:]] + [total]
+    summary_at = next((i for i, b in enumerate(blocks) if b.level == 2 and _name(b.title) in _LIBRARY_SUMMARIES), -1)
+    if summary_at < 0:
+        return None
+    title = _title(blocks[:summary_at])
+    opening = Part(title, _tidy(blocks[summary_at].lines), 1, ends[summary_at])
+    sections = [
+        Part(block.title, _tidy(block.lines), block.line + 1, ends[index])
+        for index, block in enumerate(blocks)
+        if index > summary_at
+        and block.level == 2
+        and _name(block.title) not in _SOURCES_NAMES
+        and not is_title(block.title)
+    ]
+    return ReportParts(opening=opening, sections=sections) if sections else None
+
+
 _CHAIN_DEPTH = 5
+_TIMEOUTS = (("httpx", "TimeoutException"), ("openai", "APITimeoutError"))
 TIMEOUT_ADVICE = (
     "it timed out after the chat generator's client had retried it; pass a longer `timeout` or a smaller "
     "`max_retries` to the generator (for example `OpenAIChatGenerator(timeout=120, max_retries=1)`) to wait longer "
@@ -103,22 +305,11 @@ TIMEOUT_ADVICE = (
 )
 
 
-def _timeout_types() -> tuple[type[BaseException], ...]:
-    kinds: list[type[BaseException]] = [TimeoutError]
-    if "httpx" in sys.modules:
-        import httpx
-
-        kinds.append(httpx.TimeoutException)
-    if "openai" in sys.modules:
-        import openai
-
-        kinds.append(openai.APITimeoutError)
-    return tuple(kinds)
-
-
 def is_timeout(error: BaseException | None) -> bool:
     """Whether a model call failed on a timeout: the error, or one it was raised from, is one by type."""
-    kinds = _timeout_types()
+    # httpx and openai are looked at only when already imported: an error of theirs cannot exist otherwise.
+    found = [getattr(sys.modules[name], kind) for name, kind in _TIMEOUTS if name in sys.modules]
+    kinds = (TimeoutError, *found)
     for _ in range(_CHAIN_DEPTH):
         if error is None:
             return False
@@ -128,14 +319,9 @@ def is_timeout(error: BaseException | None) -> bool:
     return False
 
 
-def _why(outcome: Outcome) -> str:
-    why = failure(outcome.error)
-    return f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why
-
-
 @dataclass(frozen=True)
 class Request:
-    """One call of a batch: ``what`` it writes, for warnings ("the section on 'solar'"), and its prompt."""
+    """One call of a batch: ``what`` it writes, for warnings, and its prompt."""
 
     what: str
     messages: list[ChatMessage]
@@ -143,21 +329,22 @@ class Request:
 
 @dataclass(frozen=True)
 class Attempt:
-    """What a request gave after at most two tries: its text (``""`` when both failed) and why the last try failed."""
+    """A request's text after at most two tries (``""`` when both failed), and why the last try failed."""
 
     text: str
     why: str = ""
 
 
-def _usable(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -> bool:
+def _attempt(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -> Attempt:
     reply = outcome.reply
     if reply is not None:
         run.record_usage(phase, reply.meta.get("usage"))
     if not outcome.text:
-        return False
-    if reply is not None and reply.meta.get("finish_reason") == "length":
+        why = failure(outcome.error)
+        return Attempt("", f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why)
+    if reply is not None and reply.meta.get("finish_reason") == "length":  # kept: asked again, it would stop there too
         run.warn(phase, f"the writer's reply for {request.what} hit the model's output limit and may be cut off")
-    return True
+    return Attempt(outcome.text)
 
 
 def _ask(generator: ChatGenerator, request: Request, run: ResearchRun, role: str) -> Call:
@@ -175,42 +362,31 @@ def ask_twice(
     role: str = "writer",
     phase: str = PHASE_WRITE,
 ) -> Phase[list[Attempt]]:
-    """
-    Make every request side by side; make the failed ones once more, side by side. The phase returns one
-    :class:`Attempt` per request, in order; usage and warnings go to ``run`` under ``phase``, ``role`` tags the calls.
-    """
+    """Make every request side by side, then the failed ones once more; one :class:`Attempt` per request."""
     outcomes = yield [_ask(generator, request, run, role) for request in requests]
-    attempts: list[Attempt] = []
-    failed: list[tuple[int, str]] = []
-    for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
-        if _usable(run, request, outcome, phase):
-            attempts.append(Attempt(outcome.text))
-        else:
-            attempts.append(Attempt("", _why(outcome)))
-            failed.append((index, attempts[-1].why))
+    attempts = [_attempt(run, request, outcome, phase) for request, outcome in zip(requests, outcomes, strict=True)]
+    failed = [index for index, attempt in enumerate(attempts) if not attempt.text]
     if not failed:
         return attempts
-    again = yield [_ask(generator, requests[index], run, role) for index, _ in failed]
-    for (index, first), outcome in zip(failed, again, strict=True):
-        what = requests[index].what
-        if _usable(run, requests[index], outcome, phase):
-            attempts[index] = Attempt(outcome.text)
+    again = yield [_ask(generator, requests[index], run, role) for index in failed]
+    for index, outcome in zip(failed, again, strict=True):
+        first, attempts[index] = attempts[index].why, _attempt(run, requests[index], outcome, phase)
+        if attempts[index].text:
+            what = requests[index].what
             run.warn(phase, f"the writer's call for {what} failed ({first}); it succeeded when tried once more")
-        else:
-            attempts[index] = Attempt("", _why(outcome))
     return attempts
 
 
 OPENING = "the opening (title and executive summary)"
 TITLE = "the title"
 _WORD = re.compile(r"[^\W\d_]{4,}")
+# A link's text: no line break, and brackets one level deep at most (a search title such as "[PDF] Tide tables").
 _TEXT = r"(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)"
-"""A link's text: no line break, and brackets one level deep at most (a search title such as "[PDF] Tide tables")."""
 _LINK = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*<?(?P<target>[^\s()<>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
 _NUMBERS = re.compile(r"(?<!!)\[" + _TEXT + r"\]\(\s*(?P<numbers>\d+(?:\s*[,;]\s*\d+)+)\s*\)")
 """A link to several sources at once, ``[NASA; NOAA](1, 2)``: the writer was asked for one number a link."""
 _KEPT = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//|#)", re.IGNORECASE)
-"""Link targets kept as they are: absolute URLs (any scheme, or ``//``) and anchors within the report."""
+"""Link targets kept as they are (verification checks them): absolute URLs (any scheme, or ``//``) and anchors."""
 _SOURCES_LIST = re.compile(
     r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?Sources(?:\*\*)?:?(?:\*\*)?[ \t]*\n"
     r"(?:[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+[^\n]*|<?https?://[^\n]*)?\n?)*\Z",
@@ -225,28 +401,20 @@ def without_sources_list(note: str) -> str:
 
 
 class SourceKeys:
-    """
-    The numbers of one report's sources (see the module docstring).
-
-    :param urls: The URLs the report may cite, in order; the first is number 1.
-    """
+    """The numbers of one report's sources: ``urls``, in order, the first number 1."""
 
     def __init__(self, urls: Iterable[str]) -> None:
-        self._urls: dict[str, str] = {}
-        self._numbers: dict[str, str] = {}
+        first: dict[str, str] = {}  # each source once, as first spelled
         for url in urls:
-            key = normalize_url(url)
-            if key not in self._numbers:
-                number = str(len(self._urls) + 1)
-                self._urls[number] = url
-                self._numbers[key] = number
+            first.setdefault(normalize_url(url), url)
+        self._urls = {str(number): url for number, url in enumerate(first.values(), 1)}
+        self._numbers = {key: str(number) for number, key in enumerate(first, 1)}
 
     def number(self, url: str) -> str:
         """The number of an allowed URL; ``KeyError`` for any other."""
         return self._numbers[normalize_url(url)]
 
     def numbers(self, urls: Iterable[str]) -> list[str]:
-        """:returns: The numbers of ``urls``, all of them allowed, in the same order."""
         return [self.number(url) for url in urls]
 
     def shorten(self, text: str) -> str:
@@ -259,10 +427,7 @@ class SourceKeys:
         return _LINK.sub(replace, text)
 
     def expand(self, text: str) -> str:
-        """
-        A writer's reply with every link to a source's number pointing to its URL (a link to several numbers becomes one
-        link per known source), and every link to an unknown number or a relative target reduced to its text.
-        """
+        """A reply with links to numbers pointing to their URLs (one link per known source), others reduced to text."""
 
         def several(match: re.Match[str]) -> str:
             known = [self._urls[n] for n in re.split(r"\s*[,;]\s*", match["numbers"]) if n in self._urls]
@@ -280,14 +445,8 @@ class SourceKeys:
 @dataclass(frozen=True)
 class Framing:
     """
-    What a shape adds to the report written in parts (see the module docstring).
-
-    :param outline: The headings around the sections.
-    :param topics: The topics searched, which the opening reads.
-    :param causal_chain: A causal chain built from the notes, which the opening explains the answer along (``""``:
-        none).
-    :param phase: The phase the calls' usage and warnings count toward.
-    :param role: The calls' role, a tracing tag.
+    What a shape adds to the report written in parts: the headings around the sections, the topics searched and a
+    causal chain from the notes (``""``: none), which the opening reads, and the calls' phase and tracing role.
     """
 
     outline: Outline = field(default_factory=Outline)
@@ -297,7 +456,6 @@ class Framing:
     role: str = "writer"
 
     def opening_variables(self) -> dict[str, Any]:
-        """:returns: The opening prompt's variables that come from the framing."""
         outline = self.outline
         return {
             "summary": outline.summary,
@@ -312,24 +470,14 @@ class Framing:
 
 @dataclass(frozen=True)
 class Written:
-    """
-    What writing the report gave.
-
-    :param report: The report, or ``""`` when no part could be written.
-    :param parts: How many parts were asked for.
-    :param failed: How many of them the writer could not write.
-    :param why: Why the first failed part failed, or ``""``.
-    """
+    """The report (``""`` when no part could be written), and why the first part that failed did."""
 
     report: str
-    parts: int
-    failed: int = 0
     why: str = ""
 
 
 def _in_language(framing: Framing | None, run: ResearchRun) -> Framing:
-    """The framing, its default outline given the library's headings in the question's language when they are not
-    English (see :mod:`.headings`)."""
+    """The framing, its default outline given the library's headings in the question's language."""
     framing = framing or Framing()
     sections = report_sections(run.question)
     if framing.outline != Outline() or sections.language == "en":
@@ -342,13 +490,11 @@ def _urls(text: str) -> set[str]:
 
 
 def _allowed_in(notes: list[str], urls: list[str]) -> list[str]:
-    """The allowed URLs that the notes cite, in the order of the allowed list."""
     cited = set().union(*(_urls(note) for note in notes)) if notes else set()
     return [url for url in urls if normalize_url(url) in cited]
 
 
 def _subtopic(note: str) -> str:
-    """A note's heading (its sub-topic), the fallback heading of its section."""
     first = note.strip().split("\n", 1)[0]
     return first.lstrip("#").strip() if first.startswith("#") else " ".join(first.split()[:8])
 
@@ -365,7 +511,6 @@ def _part_request(
     style: ReportStyle,
     **more: Any,
 ) -> Request:
-    """The call that writes one section (``label`` names it in warnings) from the notes ``read``, citing ``cited``."""
     template = REWRITE_SECTION if "unsupported" in more else WRITER_SECTION
     messages = render_chat(
         template,
@@ -389,11 +534,7 @@ def _section_request(
 
 
 def key_lines(note: str, limit: int = OPENING_NOTE_CHARS) -> str:
-    """
-    A note's opening lines, where it states its key findings: its text without a closing Sources list, cut after
-    the last sentence that ends within ``limit`` characters (the first sentence whole when none does), with
-    :data:`~haystack_deep_research._prompts.OMITTED` where the rest was left out.
-    """
+    """A note without its Sources list, cut after the last sentence ending within ``limit`` (else the first)."""
     text = without_sources_list(note)
     if len(text) <= limit:
         return text
@@ -432,7 +573,7 @@ def _opening_request(
 
 
 def _words(text: str) -> set[str]:
-    """What a heading and a note are matched on (see the module docstring)."""
+    """What a heading and a note are matched on: each word's first five letters (four or more), CJK pairs."""
     folded = text.casefold()
     pairs = {run[i : i + 2] for run in _CJK.findall(folded) for i in range(max(len(run) - 1, 1))}
     return {word[:5] for word in _WORD.findall(_CJK.sub(" ", folded))} | pairs
@@ -450,7 +591,6 @@ def _heading_request(
     whole: tuple[str, ...] = (),
     **more: Any,
 ) -> tuple[Request, list[str]]:
-    """The call that writes the section of one heading of the style's outline, and the allowed URLs it may cite."""
     words = _words(heading)
     read = [without_sources_list(n) if words & _words(n) else key_lines(n) for n in notes if n not in whole]
     read += [without_sources_list(n) for n in whole]
@@ -472,7 +612,6 @@ def _no_evidence(run: ResearchRun, heading: str) -> Part:
 def _outlined_section(
     run: ResearchRun, heading: str, attempt: Attempt | None, notes: list[str], urls: list[str], *, keys: SourceKeys
 ) -> Part:
-    """A heading's section from its call's reply: the no-evidence sentence when it cites no allowed URL."""
     if attempt is None:
         return _no_evidence(run, heading)
     if not attempt.text:
@@ -493,12 +632,10 @@ def _write_outlined(
     *,
     style: ReportStyle,
     framing: Framing,
-    keys: SourceKeys,
-    unsupported: list[Claim],
+    unsupported: list[Claim] | None,
     researched: bool,
 ) -> Phase[Written]:
-    """Write the report of a style's own outline (see the module docstring)."""
-    total = len(style.outline)
+    keys, total, unsupported = SourceKeys(urls), len(style.outline), unsupported or []
     requests = [_title_request(run, style=style, framing=framing)]
     places: list[int] = []  # the request of each heading, -1 for a heading with no allowed URL to cite
     read: list[list[str]] = []
@@ -506,16 +643,15 @@ def _write_outlined(
         request, cited = _heading_request(heading, notes, urls, number, total, keys=keys, style=style)
         claims = [c for c in unsupported if {normalize_url(u) for u in c.urls} & {normalize_url(u) for u in cited}]
         if claims:
-            more: dict[str, Any] = {"unsupported": _claims(claims, keys), "researched": researched, "previous": ""}
+            more = _rewrite(claims, keys, researched)
             request, cited = _heading_request(heading, notes, urls, number, total, keys=keys, style=style, **more)
         places.append(len(requests) if cited else -1)
         read.append([note for note in notes if _urls(note) & {normalize_url(u) for u in cited}])
         if cited:
             requests.append(request)
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
-    failed = [attempt for attempt in attempts[1:] if not attempt.text]
-    if failed and len(failed) == len(attempts) - 1:
-        return Written("", len(attempts), len(failed) + (not attempts[0].text), failed[0].why)
+    if len(attempts) > 1 and not any(attempt.text for attempt in attempts[1:]):
+        return _written("", [*attempts[1:], attempts[0]])  # why: the first heading's
     title = opening_from_reply(keys.expand(attempts[0].text)).heading if attempts[0].text else REPORT_TITLE
     if not attempts[0].text:
         run.warn(framing.phase, f"the writer failed twice on {TITLE} ({attempts[0].why}); the report is untitled")
@@ -532,19 +668,23 @@ def _write_outlined(
     report = in_form(style, render_outlined(title, sections, sources=framing.outline.sources), run.ledger)
     if (missed := style.length_warning(report)) is not None:
         run.warn(framing.phase, missed)
-    failures = [attempt for attempt in attempts if not attempt.text]
-    return Written(report, len(attempts), len(failures), failures[0].why if failures else "")
+    return _written(report, attempts)
 
 
-def _claims(claims: list[Claim], keys: SourceKeys) -> list[str]:
-    return [fence(keys.shorten(claim.text)) for claim in claims]
+def _rewrite(claims: list[Claim], keys: SourceKeys, researched: bool, previous: str = "") -> dict[str, Any]:
+    """The prompt variables that make a part's call rewrite it for its unsupported ``claims``."""
+    shown = [fence(keys.shorten(claim.text)) for claim in claims]
+    return {"unsupported": shown, "researched": researched, "previous": previous}
+
+
+def _written(report: str, attempts: list[Attempt]) -> Written:
+    return Written(report, next((attempt.why for attempt in attempts if not attempt.text), ""))
 
 
 def fallback_report(run: ResearchRun, why: str, notes: Sequence[str], urls: Sequence[str]) -> str:
     """
-    The one report written without the writer model, for every shape and surface whose writer failed on every part
-    (or never ran): the run's brief (its question when it has none), ``why`` at the top, the notes as they were written,
-    ``urls`` under Sources. It is verified as any other.
+    The report written without the writer model, for every shape whose writer failed on every part (or never ran):
+    ``why``, the run's brief (else its question), the notes as written and ``urls`` under Sources.
     """
     brief = run.brief or run.question
     return render_text(FALLBACK_REPORT, error=why, brief=brief, notes=list(notes), urls=list(urls))
@@ -562,59 +702,42 @@ def write_report(
     framing: Framing | None = None,
 ) -> Phase[Written]:
     """
-    Write the report in parts, side by side (see the module docstring); the phase returns ``""`` as the report when
-    no part could be written.
+    Write the report in parts, side by side; the phase returns ``""`` as the report when no part could be written.
 
     :param unsupported: For a rewrite of a report that was not written in parts: the claims a fact-checker found
         unsupported; each section is told those that cite a URL its note cites, the opening all of them.
     :param researched: Whether the notes hold findings researched again for those claims.
-    :param style: The report's type, tone and length (the default style when ``None``).
+    :param style: The report's form (the default style when ``None``).
     :param framing: What the shape adds (the main agent's report when ``None``).
     """
     style, framing, keys = style or ReportStyle(), _in_language(framing, run), SourceKeys(urls)
     if style.outline:
-        return (
-            yield from _write_outlined(
-                generator,
-                run,
-                notes,
-                urls,
-                style=style,
-                framing=framing,
-                keys=keys,
-                unsupported=unsupported or [],
-                researched=researched,
-            )
+        outlined = _write_outlined(
+            generator, run, notes, urls, style=style, framing=framing, unsupported=unsupported, researched=researched
         )
+        return (yield from outlined)
     total = len(notes)
-    more: dict[str, Any] = {}
-    if unsupported:
-        more = {"unsupported": _claims(unsupported, keys), "researched": researched, "previous": ""}
+    more = _rewrite(unsupported, keys, researched) if unsupported else {}
     requests = [_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more)]
     for number, note in enumerate(notes, 1):
         mine = [c for c in unsupported or [] if {normalize_url(u) for u in c.urls} & _urls(note)]
-        extra: dict[str, Any] = (
-            {"unsupported": _claims(mine, keys), "researched": researched, "previous": ""} if mine else {}
-        )
+        extra = _rewrite(mine, keys, researched) if mine else {}
         requests.append(_section_request([note], urls, number, total, keys=keys, style=style, **extra))
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
-    failed = [attempt for attempt in attempts if not attempt.text]
-    if len(failed) == len(attempts):
-        return Written("", len(attempts), len(failed), failed[0].why)
+    if not any(attempt.text for attempt in attempts):
+        return _written("", attempts)
     opening, frame = _opening(run, attempts[0], framing, keys)
     sections = [
         _section(run, request, note, attempt, phase=framing.phase, keys=keys)
         for request, note, attempt in zip(requests[1:], notes, attempts[1:], strict=True)
     ]
-    why = failed[0].why if failed else ""
     report = in_form(style, render_report(opening, sections, outline=framing.outline, frame=frame), run.ledger)
     if (missed := style.length_warning(report)) is not None:
         run.warn(framing.phase, missed)
-    return Written(report, len(attempts), len(failed), why)
+    return _written(report, attempts)
 
 
 def _opening(run: ResearchRun, attempt: Attempt, framing: Framing, keys: SourceKeys) -> tuple[Part, list[Part] | None]:
-    """The opening (title and summary) and, for an outline with more headings, the parts it wrote for them."""
     if attempt.text and framing.outline.frame[1:]:
         title, frame = frame_from_reply(keys.expand(attempt.text), framing.outline)
         return Part(title, frame[0].body), frame
@@ -650,7 +773,8 @@ def rewrite_report(
 ) -> Phase[Written]:
     """
     Write again the parts of ``report`` (the published one the claims' line numbers refer to) that hold
-    ``unsupported`` claims (see the module docstring); the phase returns ``""`` when every part asked for failed.
+    ``unsupported`` claims, each from the notes that cite a URL it cites and those researched again for its claims;
+    the phase returns ``""`` when every part asked for failed.
 
     :param found: Notes researched again, by the text of the claim they check (``None``: no research ran).
     :param framing: What the shape adds (the main agent's report when ``None``); a report whose outline has more
@@ -663,25 +787,17 @@ def rewrite_report(
     else:
         parts = parse_report(report) if not framing.outline.frame[1:] else None
     if parts is None:  # not written in parts or under its outline (e.g. assembled from the notes): write it so now
-        return (
-            yield from write_report(
-                generator,
-                run,
-                notes,
-                urls,
-                unsupported=unsupported,
-                researched=researched,
-                style=style,
-                framing=framing,
-            )
+        whole = write_report(
+            generator, run, notes, urls, unsupported=unsupported, researched=researched, style=style, framing=framing
         )
+        return (yield from whole)
     total = len(parts.sections)
     requests: list[Request] = []
     places: list[int] = []  # -1 is the opening, else the section's index
     opening_claims = [claim for claim in unsupported if parts.opening.holds(claim.line)]
     if opening_claims and not outlined:
         previous = fence(keys.shorten(f"## {framing.outline.summary}\n\n{parts.opening.body}"))
-        more = {"unsupported": _claims(opening_claims, keys), "researched": researched, "previous": previous}
+        more = _rewrite(opening_claims, keys, researched, previous)
         requests.append(_opening_request(run, notes, urls, keys=keys, style=style, framing=framing, **more))
         places.append(-1)
     for index, section in enumerate(parts.sections):
@@ -689,7 +805,7 @@ def rewrite_report(
         if not claims:
             continue
         text = f"## {section.heading}\n\n{section.body}"
-        more = {"unsupported": _claims(claims, keys), "researched": researched, "previous": fence(keys.shorten(text))}
+        more = _rewrite(claims, keys, researched, fence(keys.shorten(text)))
         if outlined:
             again = tuple(found[c.text] for c in claims if found and c.text in found)
             request, _ = _heading_request(
@@ -702,10 +818,10 @@ def rewrite_report(
         requests.append(request)
         places.append(index)
     if not requests:
-        return Written(report, 0)
+        return Written(report)
     attempts = yield from ask_twice(generator, requests, run, role=framing.role, phase=framing.phase)
     if not any(attempt.text for attempt in attempts):
-        return Written("", len(attempts), len(attempts), attempts[0].why)
+        return _written("", attempts)
     opening, sections = parts.opening, list(parts.sections)
     for request, place, attempt in zip(requests, places, attempts, strict=True):
         if not attempt.text:
@@ -716,9 +832,8 @@ def rewrite_report(
             sections[place] = _outlined_section(run, sections[place].heading, attempt, [], urls, keys=keys)
         else:
             sections[place] = section_from_reply(keys.expand(attempt.text), sections[place].heading)
-    failed = [attempt for attempt in attempts if not attempt.text]
     if outlined:
         rendered = render_outlined(opening.heading, sections, sources=framing.outline.sources)
     else:
         rendered = render_report(opening, sections, outline=framing.outline)
-    return Written(in_form(style, rendered, run.ledger), len(attempts), len(failed), failed[0].why if failed else "")
+    return _written(in_form(style, rendered, run.ledger), attempts)

@@ -1,24 +1,8 @@
 """
-Structured output: the final report turned into an instance of a pydantic model (docs/evidence.md, "Structured
-output", gives the calls, the retry and the error).
-
-``create_deep_research_agent(output_schema=MyModel)`` gives the write hook a :class:`StructuredOutputStage`, which
-runs last, after grounding; its validated instance is the run's ``structured`` output. Where the model's provider has
-a strict structured-output mode, the stage uses it (:func:`strict_output_kwargs`): OpenAI's Chat Completions
-generators get the schema as a strict JSON schema in ``response_format`` and its Responses generator in ``text``, so
-the provider enforces the schema; the reply is still validated, and a call the provider refuses in strict mode (a
-schema strict mode cannot express) is retried without it. The call streams (``ask(..., keep_alive=True)``) because
-the JSON grows with the report: a client's read timeout (Haystack's OpenAI generators: 30 s by default) then applies
-between two chunks, not to the whole reply.
-
-The instance's URLs are verified like the report's (:func:`verify_structured`): a model filling a schema may write an
-invented URL into any field. Every URL in any string (read as the report's citations are: bare, autolinks, ``www.``,
-Markdown links, in prose or alone) and in any key is kept only when the run's ledger holds it as citable (read, or a
-search result's snippet). An unverified link is removed from its text as the report's repair removes it; a value that
-was only that URL is dropped from its list, or its field is emptied (``None``, else the field's default); the result
-is validated again, and the warning names each field. An instance that cannot hold without the URL is refused with
-:class:`~haystack_deep_research.errors.StructuredOutputError`, as an instance that never validated: the report and
-everything else the run gathered are still returned.
+Structured output: the final report turned into an instance of a pydantic model, in the provider's strict mode where
+it has one, validated with one retry, its URLs verified like the report's (docs/evidence.md, "Structured output",
+gives the calls, the retry, the URL check and the error). The call streams (``ask(..., keep_alive=True)``) because
+the JSON grows with the report: a client's read timeout then applies between two chunks, not to the whole reply.
 """
 
 from __future__ import annotations
@@ -41,7 +25,7 @@ from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.verification import verify_citations
-from haystack_deep_research.report.judge import without_code_fence
+from haystack_deep_research.report.assessment import without_code_fence
 from haystack_deep_research.report.sections import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask
@@ -62,10 +46,7 @@ class ResearchSummary(BaseModel):
 
 
 def parse_structured(schema: type[BaseModel], text: str) -> tuple[BaseModel | None, list[dict[str, Any]]]:
-    """
-    Validate a reply (a Markdown code fence around its JSON removed) against ``schema``: ``(instance, [])``, or
-    ``(None, errors)`` with pydantic's errors as JSON-ready dicts.
-    """
+    """Validate a reply (a code fence around it removed): ``(instance, [])``, or ``(None, pydantic's errors)``."""
     try:
         return schema.model_validate_json(without_code_fence(text)), []
     except ValidationError as error:
@@ -81,17 +62,11 @@ _STRICT_MODES = (
 
 def strict_output_kwargs(generator: Any, schema: type[BaseModel]) -> dict[str, Any] | None:
     """
-    The generation settings that make a generator's provider enforce a schema, when it has such a mode.
+    The generation settings that make a generator's provider enforce ``schema``, or ``None`` without such a mode.
 
-    Detection is by class (subclasses such as Azure's count), looked up only in modules already imported: a
-    generator of such a class has imported its module, so nothing is imported here.
-
-    :param generator: A chat generator.
-    :param schema: The pydantic model.
-    :returns: ``{"response_format": {"type": "json_schema", "json_schema": ...}}`` or ``{"text": {"format":
-        {"type": "json_schema", ...}}}``, or ``None`` for other generators. The schema is given as a strict JSON
-        schema, not as the pydantic class, because the class form is accepted only by OpenAI's non-streaming
-        ``parse`` endpoints and the stage streams.
+    Detection is by class (subclasses count), looked up only in modules already imported: a generator of such a class
+    has imported its module. The schema is given as a strict JSON schema, not as the pydantic class, because the class
+    form is accepted only by OpenAI's non-streaming ``parse`` endpoints and the stage streams.
     """
     for module_name, class_name, key in _STRICT_MODES:
         module = sys.modules.get(module_name)
@@ -155,7 +130,7 @@ def _without_none(value: Any, original: Any) -> Any:
 
 def verify_structured(instance: BaseModel, run: ResearchRun, *, report: str = "") -> BaseModel:
     """
-    Keep in ``instance`` only the URLs the run read (see the module docstring); a warning names those dropped.
+    Keep in ``instance`` only the URLs the run may cite; a warning names those dropped.
 
     :param report: The report the instance was written from (kept on the error).
     :raises StructuredOutputError: If the schema cannot hold the instance without them.
@@ -189,11 +164,8 @@ def verify_structured(instance: BaseModel, run: ResearchRun, *, report: str = ""
 
 class StructuredOutputStage(UsesModels):
     """
-    A write-hook stage that turns the final report into an instance of ``output_schema`` (see the module docstring).
-
-    :param output_schema: A pydantic ``BaseModel`` subclass.
-    :param chat_generator: The model that writes the JSON. Default (``None``): the writer's.
-    :raises ConfigurationError: If ``output_schema`` is not a pydantic model class.
+    A write-hook stage that turns the final report into an instance of ``output_schema`` (a pydantic model class, else
+    ``ConfigurationError``), written by ``chat_generator`` (``None``: the writer).
     """
 
     max_concurrency = 1
@@ -213,11 +185,7 @@ class StructuredOutputStage(UsesModels):
         return [self.chat_generator] if self.chat_generator is not None else []
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """
-        Ask for the JSON, validate it, retry once with the errors; set ``structured`` or raise.
-
-        :raises StructuredOutputError: If the second reply does not validate either.
-        """
+        """Set ``structured``; ``StructuredOutputError`` if the second reply does not validate either."""
         urls = (state.data.get(CITATIONS) or {}).get("verified_urls") or []
         try:
             instance = yield from self.convert(run, state.data.get(REPORT) or "", urls, writer)
@@ -229,8 +197,6 @@ class StructuredOutputStage(UsesModels):
         """
         Turn the verified ``report`` (citing ``urls``) into an instance of ``output_schema``: ask for the JSON, validate
         it, retry once with the errors; ``writer`` serves when this stage has no generator of its own.
-
-        :raises StructuredOutputError: (from the phase) If the second reply does not validate either.
         """
         model = self.chat_generator or writer
         titles = {entry.url: entry.title for entry in run.ledger.entries()}
@@ -254,12 +220,8 @@ class StructuredOutputStage(UsesModels):
             run.events.emit(
                 PhaseStarted(phase=PHASE_STRUCTURE, detail="the structured output did not validate; asking once more")
             )
-            retry = render_chat(
-                STRUCTURED_RETRY,
-                **variables,
-                previous=fence(outcome.text),
-                errors=json.dumps(errors, ensure_ascii=False, indent=1),
-            )
+            said = json.dumps(errors, ensure_ascii=False, indent=1)
+            retry = render_chat(STRUCTURED_RETRY, **variables, previous=fence(outcome.text), errors=said)
             [outcome] = yield [ask(model, retry, role="structure", **options)]
             instance, errors = self._read(run, outcome)
         if instance is None:
@@ -285,10 +247,7 @@ class StructuredOutputStage(UsesModels):
         return parse_structured(self.output_schema, outcome.text)
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized stage; the schema is stored by its import path.
-        :raises ConfigurationError: If the schema is defined inside a function and cannot be imported by path.
-        """
+        """The serialized stage, the schema by its import path (``ConfigurationError`` for a local class)."""
         if "<locals>" in self.output_schema.__qualname__:
             raise ConfigurationError(
                 f"output_schema {self.output_schema.__qualname__} is defined inside a function; define it at module "
@@ -299,10 +258,7 @@ class StructuredOutputStage(UsesModels):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StructuredOutputStage:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The stage, with the schema imported from its path (subject to Haystack's allowlist).
-        """
+        """The stage, its schema imported from its path (subject to Haystack's allowlist)."""
         params = data["init_parameters"]
         params["output_schema"] = deserialize_type(params["output_schema"])
         if params.get("chat_generator") is not None:

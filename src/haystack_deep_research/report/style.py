@@ -1,17 +1,8 @@
 """
-The form of a report: its type, its tone, its length, its own outline and the user's instructions, honoured by the
-writer of every shape (docs/clarify-and-report-types.md gives the options and what each form looks like).
-
-:class:`ReportStyle` is a small value object, checked when it is made. The default adds nothing to the writer's
-prompts; any other style adds one block to the writer's system prompt (:data:`~haystack_deep_research._prompts.
-REPORT_STYLE`, rendered with the style's values as template variables) and, for the report written in parts, sets
-the words asked of each part. An ``outline`` is written heading by heading (see :mod:`.sections`). ``instructions``
-reach every part's prompt, marked as the user's, after the citation rules, which they cannot lift (citations are
-verified by the library, not by the model, and page text stays fenced).
-
-The form is kept once the report is written (:func:`in_form`), whatever the writer made of the prompt; a
-``resource_list``'s quotes are the passages the library chose (:func:`~.publish.cited_passages`), as plain text. A
-target length is checked then too (:meth:`ReportStyle.length_warning`, words counted by :func:`word_count`).
+The form of a report: its type, tone, length, own outline and the user's instructions, honoured by the writer of
+every shape and kept once the report is written (:func:`in_form`), whatever the writer made of the prompt
+(docs/clarify-and-report-types.md gives the options and what each form looks like). The default style adds nothing
+to the writer's prompts; any other adds one block to its system prompt (:meth:`ReportStyle.apply`).
 """
 
 from __future__ import annotations
@@ -37,7 +28,7 @@ from haystack_deep_research._prompts import (
 from haystack_deep_research._serialization import FieldsSerialized
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
-from haystack_deep_research.evidence._reader import reader
+from haystack_deep_research.evidence._markdown import reader
 from haystack_deep_research.evidence._styles import is_title
 from haystack_deep_research.evidence.citations import body_sentences
 from haystack_deep_research.evidence.reading import headings
@@ -51,11 +42,8 @@ DEFAULT_TONE = "objective"
 MAX_TONE_CHARS = 80
 MIN_WORDS, MAX_WORDS = 100, 20_000
 MAX_HEADINGS = 20
-"""The most headings an ``outline`` may have."""
 MAX_HEADING_CHARS = 120
-"""The most characters of one heading of an ``outline``."""
 MAX_INSTRUCTIONS_CHARS = 4_000
-"""The most characters of ``instructions``."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PART_WORDS = {"detailed_report": (OPENING_WORDS, 2 * SECTION_WORDS), "executive_brief": (OPENING_WORDS, 150)}
 """The words asked of the opening and of each section by type, when no length is given (else the defaults)."""
@@ -69,11 +57,7 @@ _WORD = re.compile(r"[^\W_]")
 
 
 def word_count(text: str) -> int:
-    """
-    :param text: Markdown text.
-    :returns: How many words a reader reads in it: link targets and URLs left out, a run of CJK characters counting
-        one word per two characters.
-    """
+    """How many words a reader reads in Markdown: link targets and URLs left out, two CJK characters a word."""
     plain = _LINK_TARGET.sub(" ", text)
     cjk = sum((len(run) + 1) // 2 for run in _CJK.findall(plain))
     return cjk + sum(1 for token in _CJK.sub(" ", plain).split() if _WORD.search(token))
@@ -127,33 +111,24 @@ class ReportStyle(FieldsSerialized):
 
     @property
     def is_default(self) -> bool:
-        """Whether this is the report as the library always wrote it (nothing is added to the prompts)."""
         return self == ReportStyle()
 
     @property
     def words(self) -> int | None:
-        """The target length in words, or ``None`` for the writer's usual length."""
         length = self.report_length
         if length is None and self.report_type == "executive_brief":
             return BRIEF_WORDS
         return REPORT_LENGTHS[length] if isinstance(length, str) else length
 
     def part_words(self, sections: int) -> tuple[int, int]:
-        """
-        :param sections: How many sections the report written in parts has.
-        :returns: The most words asked of the opening and of each section.
-        """
+        """The most words asked of the opening and of each of ``sections`` sections."""
         if self.words is None:
             return _PART_WORDS.get(self.report_type, (OPENING_WORDS, SECTION_WORDS))
         opening = max(60, min(OPENING_WORDS * 2, self.words // 5))
         return opening, max(60, (self.words - opening) // max(sections, 1))
 
     def length_warning(self, report: str) -> str | None:
-        """
-        :param report: The report as written.
-        :returns: A warning when it misses its target length by more than :data:`LENGTH_TOLERANCE` (see the module
-            docstring), else ``None`` (also without a target).
-        """
+        """A warning when ``report`` misses its target length by more than :data:`LENGTH_TOLERANCE`, else ``None``."""
         target = self.words
         if target is None:
             return None
@@ -165,7 +140,10 @@ class ReportStyle(FieldsSerialized):
         return f"the report runs to {words} words, {missed} its target of about {target} ({length})"
 
     def apply(self, messages: list[ChatMessage]) -> list[ChatMessage]:
-        """Add the style's block to a rendered writer prompt's system message (nothing for the default style)."""
+        """
+        Add the style's block to a rendered writer prompt's system message (nothing for the default style); the
+        user's instructions come after the citation rules, which they cannot lift, marked as the user's.
+        """
         if self.is_default or not messages or not messages[0].text:
             return messages
         blocks = [messages[0].text]
@@ -181,11 +159,7 @@ class ReportStyle(FieldsSerialized):
 
     @classmethod
     def of(cls, value: ReportStyle | dict[str, Any] | None) -> ReportStyle:
-        """
-        :param value: A style, a serialized one (``to_dict``), or ``None`` for the default.
-        :returns: The style.
-        :raises ConfigurationError: If ``value`` is none of these.
-        """
+        """A style, from a style, a serialized one or ``None`` (the default); ``ConfigurationError`` for others."""
         if value is None:
             return cls()
         if isinstance(value, ReportStyle):
@@ -196,16 +170,12 @@ class ReportStyle(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ReportStyle:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The style.
-        """
+        """The style from what ``to_dict`` returned; a key it does not know is ignored."""
         known = ("report_type", "tone", "report_length", "outline", "instructions")
         return cls(**{key: data[key] for key in known if key in data})
 
 
 def _checked_outline(outline: object) -> tuple[str, ...]:
-    """The outline as a tuple of headings, each on one line with single spaces; see :class:`ReportStyle`."""
     if isinstance(outline, str) or not isinstance(outline, (list, tuple)):
         raise ConfigurationError(f"outline must be a list of headings; got {type(outline).__name__}.")
     if len(outline) > MAX_HEADINGS:
@@ -239,7 +209,6 @@ def _checked_outline(outline: object) -> tuple[str, ...]:
 
 
 def _checked_instructions(instructions: object) -> str:
-    """The instructions, stripped, free of control characters but line breaks and tabs; see :class:`ReportStyle`."""
     if not isinstance(instructions, str):
         raise ConfigurationError(f"instructions must be text; got {type(instructions).__name__}.")
     text = clean_text(instructions).strip()
@@ -264,7 +233,6 @@ def outline_from_text(text: str) -> list[str]:
 
 
 def _bulleted(report: str) -> str:
-    """The report with each top-level paragraph turned into one bullet per sentence."""
     lines = report.split("\n")
     paragraphs = [
         token.map
@@ -297,8 +265,8 @@ def _with_passages(report: str, ledger: EvidenceLedger) -> str:
 
 def in_form(style: ReportStyle, report: str, ledger: EvidenceLedger) -> str:
     """
-    Keep a report rendered from its parts in its style's form (see the module docstring); ``ledger`` holds the
-    passages a resource list quotes. Other types get the same text.
+    Keep a report rendered from its parts in its style's form: an outline's paragraphs become bullets, a resource
+    list's items get their passages (from ``ledger``) quoted as plain text; other types keep the text.
     """
     if style.report_type == "outline":
         return _bulleted(report)

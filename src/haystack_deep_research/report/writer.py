@@ -1,20 +1,10 @@
 """
-The deep research agent's ``after_run`` hook: write the report, verify it, run the report stages, close the run
-(docs/how-it-works.md, "Write and check").
-
-:class:`WriteHook` is the run's :class:`~haystack_deep_research.run._lifecycle.CloseRunHook` plus the write phase: the
-report is written in parts from the brief and the notes (:mod:`.sections`), its citations verified against the
-sources the run really read, then each stage (:class:`ReportStage`: grounding, structured output) runs in order on
-the verified report. A stage may raise (structured output raises ``StructuredOutputError``); the report's outputs are
-set and the run closed before the error propagates. Last, the report's contradictions get their section
-(:mod:`.contradictions`, with the grounding stage's judge when there is one). A writer that fails on every part
-yields the report assembled from the notes, with ``exit_reason`` saying so.
-
-:class:`NoEvidenceStage`, a stage of every deep research run: when the run read no page and no document and its
-report cites no search result's snippet (:func:`has_evidence`), the report rests on nothing, whatever the writer
-wrote. The stage puts a notice saying so and why (from the run's search log, without error text or queries) under the
-report's title (at the very top without one), adds a warning naming the cause, and sets ``exit_reason`` to
-``"no_evidence"`` unless the run already ended for a reason of its own (a budget, a failed writer or orchestrator).
+The deep research agent's ``after_run`` hook (:class:`WriteHook`): write the report in parts (:mod:`.sections`),
+verify it, run the report stages in order (grounding, structured output), add its contradictions' section, close the
+run (docs/how-it-works.md, "Write and check"). A stage may raise (structured output raises
+``StructuredOutputError``); the report's outputs are set and the run closed before the error propagates.
+:class:`NoEvidenceStage` says so when the report rests on nothing read (docs/sources.md, "When nothing could be
+read").
 """
 
 from __future__ import annotations
@@ -59,11 +49,7 @@ __all__ = ["NoEvidenceStage", "ReportStage", "WriteHook", "has_evidence"]
 
 
 class ReportStage(Protocol):
-    """
-    A step that runs after the report is written and verified; it may judge, rewrite or convert the report.
-
-    ``max_concurrency`` bounds the calls of one batch of its phase.
-    """
+    """A step after the report is written and verified; ``max_concurrency`` bounds one batch of its phase's calls."""
 
     max_concurrency: int
 
@@ -71,20 +57,13 @@ class ReportStage(Protocol):
         """The phase that reviews the verified report in ``state``; ``writer`` is the writer's chat generator."""
         ...
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized stage."""
-        ...
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 class WriteHook(CloseRunHook):
     """
-    ``after_run``: brief + notes → Markdown report, citations verified against the evidence ledger, then the stages.
-
-    :param chat_generator: The writer model.
-    :param stages: Report stages, run in order after the report is written and verified.
-    :param max_concurrency: The writer's calls running at once (the parts of the report), 1 to 50.
-    :param style: The report's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
-    :raises ConfigurationError: If ``chat_generator`` is not a chat generator or ``max_concurrency`` is out of range.
+    ``after_run``: the writer ``chat_generator`` writes the report in ``style``, ``max_concurrency`` parts at once (1 to
+    50), its citations are verified, then the ``stages`` run in order; ``ConfigurationError`` for a bad argument.
     """
 
     def __init__(
@@ -105,10 +84,7 @@ class WriteHook(CloseRunHook):
         return [self.chat_generator, *self.stages]
 
     def finish(self, state: State, run: ResearchRun) -> Phase[None]:
-        """
-        Write and verify the report, then run the stages; a run that stopped to ask a clarifying question gets an
-        empty report and no stage.
-        """
+        """Write and verify the report, then run the stages; a clarifying question gets an empty report, no stage."""
         if state.data.get(EXIT_REASON) == EXIT_CLARIFICATION_NEEDED:  # the scope phase asked the user: nothing to write
             reset_review_outputs(state)
             publish_report(state, run, "", [])
@@ -136,20 +112,15 @@ class WriteHook(CloseRunHook):
         state.set(REPORT, (yield from add_contradictions(run, str(state.data.get(REPORT) or ""), passages, judge)))
 
     def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized hook."""
         return default_to_dict(self, **init_parameters(self, max_concurrency=self.writer_concurrency))
 
 
 _NORMAL_EXITS = ("", "text", "max_agent_steps", EXIT_SUBTOPICS_DONE)
-"""Haystack's own exit reasons and the orchestrator's having delegated every sub-topic: a run that ends this way with
-nothing read ends with ``no_evidence`` instead."""
+"""The exits a run that read nothing ends with ``no_evidence`` instead of: Haystack's own, all sub-topics delegated."""
 
 
 def has_evidence(run: ResearchRun, verified_urls: list[str]) -> bool:
-    """
-    Whether the report rests on evidence: the run read a page or a document, or ``verified_urls`` (what its report or
-    summary cites, verified) holds a search result whose snippet backs it. A run that only searched has none.
-    """
+    """Whether the run read a page or a document, or ``verified_urls`` (what its report cites) holds a snippet."""
     return bool(run.ledger.read_urls() or verified_urls)
 
 
@@ -161,12 +132,14 @@ def _with_notice(report: str, notice: str) -> str:
 
 
 class NoEvidenceStage(InitSerialized):
-    """A report stage: say in the report's first lines, in ``warnings`` and in ``exit_reason`` that nothing was read."""
+    """
+    A report stage: say in the report's first lines (under its title), in ``warnings`` and in ``exit_reason`` that
+    nothing was read, unless the run already ended for a reason of its own.
+    """
 
     max_concurrency = 1
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
-        """The phase makes no call; ``writer`` is unused."""
         yield from ()
         citations = state.data.get(CITATIONS)
         if has_evidence(run, list(citations.get("verified_urls") or []) if isinstance(citations, dict) else []):

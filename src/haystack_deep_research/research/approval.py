@@ -1,18 +1,7 @@
 """
-A person in the loop, through Haystack's own human-in-the-loop hooks (``haystack.hooks.human_in_the_loop``); see
-docs/plan-approval.md.
-
-**Plan approval** (``create_deep_research_agent(approve_plan=strategy)``): Haystack's ``ConfirmationHook`` runs first
-among the orchestrator's ``before_tool`` hooks, with :class:`PlanReview` as the strategy of its ``research_subtopic``
-calls, so the sub-topics of a turn are shown before any researcher starts. The person's strategy (any Haystack
-``ConfirmationStrategy``) gives a ``ToolExecutionDecision``, which Haystack applies: the same sub-topic is an
-*accept*, another one in ``final_tool_params`` an *edit*, ``execute=False`` a *drop*. Each decision is a
-:class:`~haystack_deep_research.events.PlanReviewed` event and, with a run directory, a ``decision`` record of the
-journal: a resumed run reuses it without asking, and never asks about a sub-topic whose note is journaled. Within a
-run, a sub-topic planned again gets the decision it got.
-
-**Tool confirmation** (``create_deep_agent(confirm_tools=...)``): :func:`confirmation_hooks` checks a strategy (for
-every tool) or a mapping of tool name to strategy, and gives the ``ConfirmationHook`` the agent runs first.
+A person in the loop, through Haystack's own human-in-the-loop hooks: plan approval of the orchestrator's
+``research_subtopic`` calls (:class:`PlanReview`; decisions are ``PlanReviewed`` events and journaled, so a resumed run
+reuses them) and the deep agent's tool confirmation (:func:`confirmation_hooks`). See docs/plan-approval.md.
 """
 
 from __future__ import annotations
@@ -77,13 +66,7 @@ class CallIdHook(InitSerialized):
 
 
 class PlanReview(InitSerialized):
-    """
-    The confirmation strategy of the orchestrator's ``research_subtopic`` calls: the person's strategy decides, the
-    run records (see the module docstring).
-
-    :param strategy: The person's Haystack ``ConfirmationStrategy``.
-    :raises ConfigurationError: If ``strategy`` is not a confirmation strategy.
-    """
+    """The confirmation strategy of ``research_subtopic`` calls: the person's ``strategy`` decides, the run records."""
 
     def __init__(self, *, strategy: ConfirmationStrategy) -> None:
         self.strategy = _strategy("approve_plan", strategy)
@@ -192,23 +175,12 @@ def _decision(
 
 
 def _event(review: JournaledDecision, *, restored: bool) -> PlanReviewed:
-    return PlanReviewed(
-        phase=PHASE_RESEARCH,
-        subtopic=review.subtopic,
-        decision=review.decision,
-        edited_to=review.edited_to,
-        feedback=review.feedback,
-        restored=restored,
-    )
+    return PlanReviewed(phase=PHASE_RESEARCH, restored=restored, **dataclasses.asdict(review))
 
 
 def plan_review_hooks(approve_plan: ConfirmationStrategy | None) -> list[Hook]:
-    """
-    :param approve_plan: The person's strategy, or ``None``.
-    :returns: The orchestrator's first ``before_tool`` hooks: :class:`CallIdHook` and Haystack's
-        ``ConfirmationHook`` over ``research_subtopic`` with :class:`PlanReview`, or none without a strategy.
-    :raises ConfigurationError: If ``approve_plan`` is not a confirmation strategy.
-    """
+    """The orchestrator's first ``before_tool`` hooks for ``approve_plan``: :class:`CallIdHook` and Haystack's
+    ``ConfirmationHook`` over ``research_subtopic`` with :class:`PlanReview`, or none without a strategy."""
     if approve_plan is None:
         return []
     review = PlanReview(strategy=approve_plan)
@@ -216,13 +188,8 @@ def plan_review_hooks(approve_plan: ConfirmationStrategy | None) -> list[Hook]:
 
 
 def confirmation_hooks(confirm_tools: Any, tool_names: Collection[str]) -> list[Hook]:
-    """
-    :param confirm_tools: ``None``; a confirmation strategy for every tool; or a mapping of a tool name (or a tuple of
-        names, or ``"*"`` for every other tool) to its strategy, as Haystack's ``ConfirmationHook`` takes it.
-    :param tool_names: The names of the agent's tools.
-    :returns: The agent's first ``before_tool`` hooks: :class:`CallIdHook` and one ``ConfirmationHook``, or none.
-    :raises ConfigurationError: If a strategy is not one, or a name is not one of the agent's tools.
-    """
+    """The agent's first ``before_tool`` hooks for ``confirm_tools`` (see ``create_deep_agent``): :class:`CallIdHook`
+    and one ``ConfirmationHook``, or none; ``ConfigurationError`` for a name that is not one of ``tool_names``."""
     if confirm_tools is None:
         return []
     if not isinstance(confirm_tools, Mapping):

@@ -1,15 +1,11 @@
 """
-Exit conditions: when the deep agent's tool loop ends, as small objects that compose and test without a model.
-
-A condition looks at :class:`StepFacts` (what the last step did, how many steps and tokens the run has spent) and
-says whether it fires. ``a & b`` fires when both fire, ``a | b`` when either does; the reason of the condition that
-fired becomes the run's ``exit_reason``. The deep agent's default::
+Exit conditions: when the deep agent's tool loop ends, as small objects that compose (``a & b``, ``a | b``) and test
+without a model; the reason of the condition that fired is the run's ``exit_reason``. The deep agent's default::
 
     base = ToolUsed(submit_tool, require_success=True) & ConfidenceMet(min_confidence)   # or TextReply()
     termination = base | TokenLimit(budgets.tokens) | MaxIterations(max_iterations)      # with Budgets(tokens=...)
 
-Each condition is described in docs/deep-agent.md. :class:`ToolUsed` requires success by default so that a submit tool
-that raises does not end the loop: the model reads the rejection and goes on.
+Each condition is described in docs/deep-agent.md.
 """
 
 from __future__ import annotations
@@ -131,7 +127,8 @@ class ToolUsed(ExitCondition):
     Fires when the last step called ``tool`` (and, with ``require_success``, the call succeeded).
 
     :param tool: The tool's name.
-    :param require_success: Whether a call that failed counts.
+    :param require_success: Whether only a successful call counts (default: a submit tool that raises does not end
+        the loop; the model reads the rejection and goes on).
     :raises ConfigurationError: If ``tool`` is not a non-empty string.
     """
 
@@ -231,11 +228,16 @@ class TextReply(ExitCondition):
 
 
 class _Composite(ExitCondition):
+    joiner = ""
+
     def __init__(self, parts: tuple[ExitCondition, ...]) -> None:
         self.parts = _flatten(type(self), parts)
 
     def tools(self) -> set[str]:
         return set().union(*(part.tools() for part in self.parts))
+
+    def describe(self) -> str:
+        return f" {self.joiner} ".join(f"({part.describe()})" for part in self.parts)
 
 
 class AllOf(_Composite):
@@ -246,13 +248,11 @@ class AllOf(_Composite):
     """
 
     tag = "all_of"
+    joiner = "and"
 
     def fired(self, facts: StepFacts) -> str | None:
         reasons = [part.fired(facts) for part in self.parts]
         return reasons[0] if all(reason is not None for reason in reasons) else None
-
-    def describe(self) -> str:
-        return " and ".join(f"({part.describe()})" for part in self.parts)
 
 
 class AnyOf(_Composite):
@@ -263,12 +263,10 @@ class AnyOf(_Composite):
     """
 
     tag = "any_of"
+    joiner = "or"
 
     def fired(self, facts: StepFacts) -> str | None:
         return next((reason for part in self.parts if (reason := part.fired(facts)) is not None), None)
-
-    def describe(self) -> str:
-        return " or ".join(f"({part.describe()})" for part in self.parts)
 
 
 def _flatten(kind: type[_Composite], parts: tuple[ExitCondition, ...]) -> tuple[ExitCondition, ...]:

@@ -1,21 +1,10 @@
 """
-Nothing gathered is lost when a model stops early or fails: a sub-researcher's run ends with a summary of what it
-gathered (its usage counted), and an agent's own model failing does not throw the run away.
-
-When the researcher stopped at its step limit, was stopped by the loop guard or the run's budget, or ended without a
-text reply, :class:`FinalSummaryHook` makes one last call to the researcher's model, without tools, asking for the
-summary. If that call fails too, the summary is assembled from the tool results the researcher collected, so
-nothing it gathered is lost.
-
-Haystack's Agent lets an exception from its chat generator end ``run`` at once, before the ``after_run`` hooks: the
-brief, the notes gathered so far and the run directory's outcome would be lost with it, and the caller would get an
-exception instead of the run contract's outputs. :class:`PreservingChatGenerator` wraps the model of an agent the
-library runs (the deep research agent's orchestrator, the deep agent): a failing call becomes a final text reply
-marked in its ``meta``, so the Agent stops normally and its ``after_run`` hook closes the run from what it has, with an
-honest ``exit_reason`` (``orchestrator_failed``; ``failed`` for the deep agent) and a warning that carries the
-provider's error (a wrong key, say). The stand-in text itself never becomes report content.
-A call still in flight when the run's time budget runs out is cut (see :mod:`haystack_deep_research.run._budget`):
-the Agent's next budget check ends the run with ``exit_reason="time_budget"``.
+Nothing gathered is lost when a model stops early or fails (see docs/safety.md): :class:`FinalSummaryHook` ends a
+sub-researcher's run with a summary of what it gathered (assembled from its tool results when even that call fails),
+and :class:`PreservingChatGenerator` turns a failing call of an agent's own model into a final reply marked in its
+``meta``. Haystack's Agent lets a chat generator's exception end ``run`` before the ``after_run`` hooks, which would
+lose the brief and the notes; with the stand-in the run closes from what it has (``orchestrator_failed``, ``failed``
+for the deep agent), and the stand-in text never becomes report content.
 """
 
 from __future__ import annotations
@@ -110,13 +99,7 @@ def _gathered_so_far(messages: list[ChatMessage]) -> str:
 
 
 class FinalSummaryHook(PhaseHook, InitSerialized):
-    """
-    ``after_run`` hook of a sub-researcher: make sure the run ends with a summary of what was gathered (see the module
-    docstring), then count the researcher's token usage into the run.
-
-    :param chat_generator: The researcher's chat generator.
-    :raises ConfigurationError: If it is not a chat generator.
-    """
+    """``after_run`` of a sub-researcher: end its run with a summary of what it gathered, count its token usage."""
 
     allowed_hook_points = ("after_run",)
 
@@ -169,11 +152,8 @@ FAILURE_META = "haystack_deep_research.model_failure"
 @component
 class PreservingChatGenerator(UsesModels, InitSerialized):
     """
-    Wrap a chat generator so that its failure ends the run instead of discarding it.
-
-    :param chat_generator: The agent's chat generator; it must support tools.
-    :param role: The role its streamed chunks are tagged with, or ``None`` to pass them on as Haystack streams them.
-    :raises ConfigurationError: If it is not a chat generator that supports tools.
+    Wrap an agent's chat generator (it must support tools) so that its failure ends the run instead of discarding it;
+    its streamed chunks are tagged with ``role`` (``None``: passed on as Haystack streams them).
     """
 
     def __init__(self, *, chat_generator: ChatGenerator, role: str | None = "orchestrator") -> None:

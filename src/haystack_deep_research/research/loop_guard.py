@@ -1,25 +1,10 @@
 """
-The loop guard: stop an agent that keeps making the same tool call with the same arguments.
+The loop guard: stop an agent that keeps making the same tool call with the same arguments (the same tool with other
+arguments is progress). See docs/safety.md for the warning, the stop and ``loop_detected``.
 
-A model that repeats a call it already made gets the same result again and spends a step and tokens on it. The
-guard compares each pending call with the ones before it, by tool name *and* arguments: the same tool with other
-arguments is progress (paged discovery, sweeping a list of inputs), the same call again extends a streak.
-
-- When a streak reaches ``threshold``, none of the step's calls run. Each gets an error tool result telling the
-  model to change course, so the conversation stays well formed and the model can recover.
-- When the model makes the same call again after that, the calls are answered the same way and the agent is
-  stopped (``stop_run`` = ``"loop_detected"``). A sub-researcher's final-summary hook then writes a summary of what
-  it gathered, marked as partial because of the loop.
-
-:class:`LoopGuard` is the one implementation; both agent shapes use it: the sub-researchers of the deep research
-agent through :class:`LoopGuardHook`, the deep agent (and its subagents) inside its own ``before_tool`` hook. The
-streak lives in the agent's own State, never on the guard, so one guard serves every agent of every run at once.
-
-Being a sub-researcher's one ``before_tool`` hook, :class:`LoopGuardHook` also keeps the researcher's context small
-(:func:`condense_seen_results`): every model call sends the whole conversation again, so each ``web_search`` result
-of an earlier turn, one the model has already acted on, loses its snippets; its titles and exact URLs stay, so the
-model can still read any of them. Page summaries (``read_url`` results) are never shortened: the researcher's summary
-is written from them. A search tool of another shape than the library's is left as it is.
+:class:`LoopGuard` is the one implementation, used by every agent shape; the streak lives in the agent's own State, so
+one guard serves every run at once. :class:`LoopGuardHook`, a sub-researcher's ``before_tool`` hook, also condenses the
+search results the model has acted on (:func:`condense_seen_results`, see docs/how-it-works.md).
 """
 
 from __future__ import annotations
@@ -85,11 +70,8 @@ def _who(view: RunView) -> str:
 
 class LoopGuard(InitSerialized):
     """
-    Tell a loop from progress by tool name and arguments (see the module docstring).
-
-    :param threshold: How many identical calls in a row make a loop, 2 to 20. The call that reaches it is answered
-        with an error telling the model to change course; the next identical call stops the agent.
-    :raises ConfigurationError: If ``threshold`` is out of range.
+    Tell a loop from progress by tool name and arguments: the call that makes ``threshold`` (2 to 20) identical calls
+    in a row is answered with an error telling the model to change course; the next identical call stops the agent.
     """
 
     def __init__(self, *, threshold: int = DEFAULT_LOOP_THRESHOLD) -> None:
@@ -139,12 +121,8 @@ class LoopGuard(InitSerialized):
 
 class LoopGuardHook(LoopGuard):
     """
-    ``before_tool`` hook of a sub-researcher: condense the search results the model has acted on, coerce the step's
-    arguments to the tools' schemas, answer a repeated call with an error (then stop a persisting loop), and announce
-    the calls that run (``ToolCalled``).
-
-    :param threshold: See :class:`LoopGuard`.
-    :raises ConfigurationError: If ``threshold`` is out of range.
+    ``before_tool`` of a sub-researcher: condense the search results the model has acted on, coerce the step's
+    arguments, guard against loops and announce the calls that run (``ToolCalled``).
     """
 
     allowed_hook_points = ("before_tool",)
@@ -171,7 +149,8 @@ def _condensed(text: str) -> str | None:
 
 
 def condense_seen_results(messages: list[ChatMessage]) -> list[ChatMessage] | None:
-    """The conversation with the search results before the last assistant turn condensed, or ``None`` if unchanged."""
+    """The conversation with the library's ``web_search`` results before the last assistant turn condensed (another
+    search tool's are left as they are), or ``None`` if unchanged."""
     last_turn = max((i for i, m in enumerate(messages) if m.is_from(ChatRole.ASSISTANT)), default=-1)
     changed = False
     out = list(messages)

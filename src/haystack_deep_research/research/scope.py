@@ -1,18 +1,8 @@
 """
-The deep research agent's ``before_run`` hook: open the run and turn the question into a research brief.
-
-:class:`ScopeHook` is the run's :class:`~haystack_deep_research.run._lifecycle.OpenRunHook` plus the scope phase: once
-the run is open, the scope model turns the question into a brief, which replaces the conversation the orchestrator sees.
-A brief already known (journaled by an earlier attempt of the run, or passed as ``RunInputs(brief=...)``) is used
-without calling the model, and a failing scope model makes the question the brief, with a warning. Then the run
-directory's earlier work is restored (see :mod:`haystack_deep_research.run._lifecycle`).
-
-With ``clarify=True`` the scope model may instead ask one clarifying question (a JSON reply,
-``{"clarification": "..."}`` or ``{"brief": "..."}``; a reply that is not such an object is the brief). The run then
-stops before the orchestrator's first call with ``exit_reason`` "clarification_needed", the question in the
-``clarification`` output and appended to ``messages`` as an assistant turn. Run again with the user's answer appended
-(``[question, clarifying question, answer]``): the scope model writes the brief from the whole exchange and asks
-nothing more.
+The deep research agent's ``before_run`` hook: :class:`ScopeHook` opens the run, then the scope model turns the
+question into a research brief that replaces the conversation (see docs/how-it-works.md). A brief already known
+(journaled, or ``RunInputs(brief=...)``) is used without a call; with ``clarify=True`` the model may ask one clarifying
+question instead (see docs/clarify-and-report-types.md).
 """
 
 from __future__ import annotations
@@ -23,7 +13,7 @@ from typing import Any
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
+from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.deserialization import deserialize_component_inplace
 
@@ -37,6 +27,7 @@ from haystack_deep_research._prompts import (
     render_chat,
     render_text,
 )
+from haystack_deep_research._serialization import init_parameters
 from haystack_deep_research._untrusted.json_text import extract_json_object
 from haystack_deep_research.events import PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
@@ -69,10 +60,8 @@ class _Conversation:
 
 
 def _conversation(messages: Any, question: str) -> _Conversation:
-    """
-    Read a clarification exchange: the first user message is the question, each assistant turn followed by a user
-    turn a clarifying question and its answer. A conversation without an assistant turn is the run's question.
-    """
+    """The first user message is the question, each assistant turn followed by a user turn a clarifying question and
+    its answer; a conversation without an assistant turn is the run's question."""
     turns = [m for m in messages or [] if isinstance(m, ChatMessage) and not m.is_from(ChatRole.SYSTEM) and m.text]
     if not any(m.is_from(ChatRole.ASSISTANT) for m in turns):
         return _Conversation(question, [])
@@ -87,46 +76,28 @@ def _conversation(messages: Any, question: str) -> _Conversation:
     return _Conversation(opening or question, pairs[-MAX_CLARIFICATION_TURNS:])
 
 
-def _clarifying_question(reply: str) -> str | None:
-    """The clarifying question of a clarify-mode scope reply, or ``None`` when the reply is a brief."""
+def _clarify_reply(reply: str) -> tuple[str | None, str]:
+    """``(clarifying question, None)`` or ``(None, brief)`` of a clarify-mode scope reply: a JSON object's
+    ``clarification`` or ``brief``; any other reply is the brief as it is."""
     try:
         data = extract_json_object(reply)
     except ValueError:
-        return None  # prose: the brief itself
-    if not isinstance(data, dict) or (isinstance(data.get("brief"), str) and data["brief"].strip()):
-        return None
-    asked = data.get("clarification")
-    if not isinstance(asked, str) or not clean_text(asked).strip():
-        return None
-    return clean_text(asked).strip()[:MAX_CLARIFICATION_CHARS]
-
-
-def _brief_of(reply: str) -> str:
-    """The brief of a scope reply: the ``brief`` of a JSON reply, else the reply as it is."""
-    try:
-        data = extract_json_object(reply)
-    except ValueError:
-        return reply
-    brief = data.get("brief") if isinstance(data, dict) else None
-    return brief.strip() if isinstance(brief, str) and brief.strip() else reply
+        return None, reply  # prose: the brief itself
+    if not isinstance(data, dict):
+        return None, reply
+    brief, asked = data.get("brief"), data.get("clarification")
+    if isinstance(brief, str) and brief.strip():
+        return None, brief.strip()
+    if isinstance(asked, str) and clean_text(asked).strip():
+        return clean_text(asked).strip()[:MAX_CLARIFICATION_CHARS], reply
+    return None, reply
 
 
 class ScopeHook(OpenRunHook):
     """
-    ``before_run``: open the run, then question → research brief, which replaces the conversation.
-
-    Raises :class:`~haystack_deep_research.errors.InvalidQuestionError` before any model is called when the messages
-    hold no question.
-
-    :param chat_generator: The scope model.
-    :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
-    :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
-    :param cost_budget: US dollars one run's model calls may cost, or ``None``.
-    :param phase_models: The model each phase of the run calls, by phase name (what its usage costs).
-    :param prices: Model prices on top of the defaults.
-    :param clarify: Let the scope model ask one clarifying question instead of writing the brief (see the module
-        docstring).
-    :raises ConfigurationError: If a parameter is invalid.
+    ``before_run``: open the run (the budget parameters are :class:`OpenRunHook`'s), then question → research brief,
+    which replaces the conversation; with ``clarify``, perhaps one clarifying question instead. A conversation holding
+    no question raises ``InvalidQuestionError`` before any model is called.
     """
 
     def __init__(
@@ -154,14 +125,8 @@ class ScopeHook(OpenRunHook):
         return [self.chat_generator]
 
     def question_of(self, messages: Any) -> str:
-        """
-        The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it
-        opened with (so a run directory of the first turn is the same run).
-
-        :param messages: The messages passed to ``run``.
-        :returns: The question.
-        :raises InvalidQuestionError: If the messages hold no question.
-        """
+        """The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it
+        opened with (so a run directory of the first turn is the same run)."""
         last = super().question_of(messages)
         return _conversation(messages, last).question if self.clarify else last
 
@@ -183,22 +148,14 @@ class ScopeHook(OpenRunHook):
                 )
             else:
                 prompt = render_chat(SCOPE_CLARIFY if clarify else SCOPE, today=today(), question=talk.question)
-            [scoped] = yield [
-                ask(
-                    self.chat_generator,
-                    prompt,
-                    role="scope",
-                    streaming_callback=run.streaming_callback,
-                    budget=run.budget,
-                )
-            ]
+            model, streaming = self.chat_generator, run.streaming_callback
+            [scoped] = yield [ask(model, prompt, role="scope", streaming_callback=streaming, budget=run.budget)]
             if scoped.reply is not None:
                 run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
-            asked = _clarifying_question(scoped.text) if clarify and scoped.text else None
+            asked, brief = _clarify_reply(scoped.text) if clarify and scoped.text else (None, scoped.text)
             if asked is not None:
                 self._ask_user(state, run, messages, asked)
                 return
-            brief = _brief_of(scoped.text) if clarify else scoped.text
             if not brief:
                 run.warn(
                     PHASE_SCOPE, f"the scope model failed ({failure(scoped.error)}); the question serves as the brief"
@@ -221,19 +178,10 @@ class ScopeHook(OpenRunHook):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized hook."""
-        return default_to_dict(
-            self,
-            chat_generator=component_to_dict(obj=self.chat_generator, name="chat_generator"),
-            clarify=self.clarify,
-            **self.run_parameters(),
-        )
+        return default_to_dict(self, **init_parameters(self, **self.run_parameters()))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScopeHook:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The hook.
-        """
         deserialize_component_inplace(data["init_parameters"], key="chat_generator")
         cls.run_parameters_from_dict(data["init_parameters"])
         return default_from_dict(cls, data)

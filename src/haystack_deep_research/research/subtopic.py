@@ -1,29 +1,10 @@
 """
-The sub-researcher: an Agent of its own, exposed to the orchestrator as the ``research_subtopic`` tool.
+The sub-researcher, exposed to the orchestrator as the ``research_subtopic`` tool, and the orchestrator's hooks
+(:class:`PlanHook`, :class:`DelegationsDoneHook`); see docs/how-it-works.md. Each call runs the researcher in a fresh
+State with its own view of the run; only its final summary comes back, as a note.
 
-Each call runs the researcher in a fresh State with its own view of the run, so researchers never see each other's
-context while their tools record into the one run. Only the researcher's final summary comes back, as a note: it is
-the tool result the orchestrator sees and it joins the run's notes for the writer. A researcher that reaches its
-step limit, is stopped by the loop guard, or runs out of the run's budget still returns a summary of what it
-gathered, marked as partial. No researcher starts once the run's budget is spent, and a sub-topic an earlier attempt
-of the run completed is answered from the run directory (see :mod:`haystack_deep_research.run._lifecycle`).
-
-:func:`researcher_agent` builds the researcher Agent for every shape that runs one (the deep research agent's
-sub-researchers, the research workflow's Execute agent, the deep agent's subagents): its model call is bounded by the
-run's time budget, its plain tools are bound to its run (a ``RunToolset``), and its hooks are the library's: the
-budget (``before_llm``), the loop guard (``before_tool``), search snippets leaving the context once used
-(``after_tool``) and the final summary that keeps what it gathered when it stops early (``after_run``). Streaming
-reaches its tools (Haystack's passthrough).
-
-The orchestrator's hooks: :class:`PlanHook` (``before_tool``) records the sub-topics of a turn in the order the model
-asked for them, before they run side by side, so their notes keep that order whatever order they finish in, and
-progress shows how many sub-topics are planned. :class:`DelegationsDoneHook` (``before_llm``, after the run's
-:class:`~haystack_deep_research.run._lifecycle.BudgetHook`, which it extends) ends the loop once the run has
-delegated every sub-topic it may (``max_subtopics``) and the notes are back, with ``exit_reason``
-``"subtopics_done"``: a further turn could only reflect or say research is complete, and it is the orchestrator's
-longest (it reads every note), on the run's critical path. It does not end the loop while the orchestrator has any
-other tool (a caller's own agent built with more tools), while slots are left (a sub-topic dropped at plan review, a
-refused call, a sub-topic answered from a resumed run's directory), or before the orchestrator has run a tool.
+:func:`researcher_agent` builds the researcher Agent of every shape that runs one (the deep research agent's
+sub-researchers, the workflow's Execute agent, the deep agent's subagents), with the library's hooks.
 """
 
 from __future__ import annotations
@@ -79,26 +60,14 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.tools import ResearchTool
 
-__all__ = ["DelegationsDoneHook", "PlanHook", "ResearchSubtopicTool", "researcher_agent"]
-
-
-def _subtopic_text(subtopic: Any) -> str:
-    if not isinstance(subtopic, str) or not subtopic.strip():
-        raise ToolArgumentsError(render_text(SUBTOPIC_MISSING, got=repr(subtopic)))
-    return subtopic.strip()
+__all__ = ["DelegationsDoneHook", "PlanHook", "ResearchSubtopicTool", "agent_note", "researcher_agent"]
 
 
 class ResearchSubtopicTool(ResearchTool):
     """
-    The orchestrator's ``research_subtopic`` tool: run one sub-researcher on one sub-topic in its own State.
-
-    The tool result, and the note added to the run's ``notes``, is the researcher's final summary under the sub-topic
-    as a heading, marked as partial when the researcher stopped early. The run's ``max_subtopics`` is enforced here:
-    a delegation beyond it is refused with a tool error and not run.
-
-    :param researcher: The sub-researcher Agent.
-    :param max_subtopics: How many sub-topics one run may delegate, 1 to 50.
-    :raises ConfigurationError: If a parameter is invalid.
+    The orchestrator's ``research_subtopic`` tool: run the ``researcher`` Agent on one sub-topic in its own State; the
+    result, and the run's note, is its final summary under the sub-topic as a heading (marked partial when it stopped
+    early). The run's ``max_subtopics`` (1 to 50) is enforced here: a delegation beyond it is a tool error, not run.
     """
 
     def __init__(self, *, researcher: Agent, max_subtopics: int = 5) -> None:
@@ -122,16 +91,13 @@ class ResearchSubtopicTool(ResearchTool):
 
     def phase(self, view: RunView | None, subtopic: Any = None, **_: Any) -> Phase[dict[str, Any]]:
         """
-        Research one sub-topic (or answer it from the run directory) and return its note.
-
-        :param view: The orchestrator's view of the run, or ``None`` outside a run.
-        :param subtopic: The model's sub-topic.
-        :returns: The phase; it returns ``note``, ``summary`` and ``partial``.
-        :raises ToolArgumentsError: (from the phase) If the sub-topic is missing or blank, or is an error message.
-        :raises BudgetExceededError: (from the phase) If the run's budget is spent.
-        :raises DelegationLimitError: (from the phase) If ``max_subtopics`` sub-topics were delegated already.
+        Research one sub-topic (or answer it from the run directory); the phase returns ``note``, ``summary`` and
+        ``partial``, and raises ``ToolArgumentsError`` (a missing sub-topic, or an error message),
+        ``BudgetExceededError`` or ``DelegationLimitError``.
         """
-        text = _subtopic_text(subtopic)
+        if not isinstance(subtopic, str) or not subtopic.strip():
+            raise ToolArgumentsError(render_text(SUBTOPIC_MISSING, got=repr(subtopic)))
+        text = subtopic.strip()
         position: int | None = None
         inputs: dict[str, Any] = {"messages": [render_user(RESEARCHER_TASK, today=today(), subtopic=text)]}
         if view is not None:
@@ -174,7 +140,7 @@ class ResearchSubtopicTool(ResearchTool):
                 view.warn(PHASE_RESEARCH, f"the researcher for '{text}' failed: {why}")
                 view.emit(SubagentFailed(phase=PHASE_RESEARCH, subtopic=text, error=why))
             raise ran.error
-        note = _note(text, ran.value)
+        note = agent_note(text, ran.value)
         if view is not None:
             view.run.add_notes([note.note], position=position)
             yield from journal_note(view, text, note)
@@ -182,9 +148,12 @@ class ResearchSubtopicTool(ResearchTool):
         return _result(note)
 
 
-def _note(subtopic: str, result: dict[str, Any]) -> JournaledNote:
+def agent_note(
+    subtopic: str, result: dict[str, Any], missing: str = "The researcher returned no summary."
+) -> JournaledNote:
+    """The note of an Agent's run on ``subtopic``: its final reply (``missing`` without one), partial if it stopped."""
     last = result.get("last_message")
-    summary = (last.text if isinstance(last, ChatMessage) else None) or "The researcher returned no summary."
+    summary = (last.text if isinstance(last, ChatMessage) else None) or missing
     reason = PARTIAL_REASONS.get(str(result.get(EXIT_REASON)))
     note = render_text(NOTE, subtopic=subtopic, summary=summary.strip(), partial=reason is not None, reason=reason)
     return JournaledNote(subtopic=subtopic, note=note, summary=summary, partial=reason is not None)
@@ -231,8 +200,9 @@ def _subtopic_tool(tools: Any) -> ResearchSubtopicTool | None:
 
 class DelegationsDoneHook(BudgetHook):
     """
-    ``before_llm`` of the orchestrator: the run's budget check, then stop the loop once every sub-topic slot is used
-    (see the module docstring).
+    ``before_llm`` of the orchestrator: the run's budget check, then stop the loop (``subtopics_done``) once every
+    sub-topic slot is used and the notes are back. Not while the orchestrator has another tool (a caller's own agent),
+    while slots are left (a drop at plan review, a refused call, a note restored), or before it has run a tool.
     """
 
     def run(self, state: State) -> None:
@@ -256,14 +226,8 @@ def researcher_agent(
     max_steps: int,
     loop_threshold: int,
 ) -> Agent:
-    """
-    :param chat_generator: The researcher's model; it must support tools.
-    :param tools: Its tools: plain Tools (bound to each run) and Toolsets (a datastore's, an MCP server's, ...).
-    :param system_prompt: Its instructions.
-    :param max_steps: Steps of its tool loop; at the limit it still summarizes what it gathered.
-    :param loop_threshold: Identical tool calls in a row that make a loop (see ``LoopGuardHook``).
-    :returns: The Agent.
-    """
+    """The researcher Agent: the model (it must support tools), its tools (plain ones bound to each run), its
+    instructions, its steps (at the limit it still summarizes) and the loop guard's threshold."""
     plain = [tool for tool in tools if isinstance(tool, Tool)]
     toolsets = [tool for tool in tools if isinstance(tool, Toolset)]
     return Agent(

@@ -1,12 +1,6 @@
 """
-A step's tool calls, as the library's ``before_tool`` and ``after_tool`` hooks handle them in both agent shapes.
-
-- :func:`coerce_pending_calls`: the calls the model just asked for, with
-  string-encoded numbers turned into numbers by each tool's JSON schema (any tool's, the users' own included), so a
-  provider that sends ``"0.5"`` for a number works with every tool.
-- :func:`answer_without_running`: answer every pending call with an error result; the Agent then runs no tool in
-  this step (the loop guard and the deep agent's submission check use it).
-- :func:`announce_calls` / :class:`ToolResultsHook`: ``ToolCalled`` before the calls run, ``ToolReturned`` after.
+A step's tool calls, as the library's ``before_tool`` and ``after_tool`` hooks handle them in every agent shape:
+coerced to each tool's schema, answered without running, announced (``ToolCalled``, ``ToolReturned``).
 """
 
 from __future__ import annotations

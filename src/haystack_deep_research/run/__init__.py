@@ -6,9 +6,8 @@ finds the open run with :func:`current_run`; a question is at most :data:`MAX_QU
 """
 
 from haystack_deep_research.run._budget import usage_cost
-from haystack_deep_research.run._cache import ResearchCache
+from haystack_deep_research.run._cache import Recording, RecordingChatGenerator, ReplayChatGenerator, ResearchCache
 from haystack_deep_research.run._lifecycle import MAX_QUESTION_CHARS, EventStream, RunInputs, current_run
-from haystack_deep_research.run._recording import Recording, RecordingChatGenerator, ReplayChatGenerator
 from haystack_deep_research.run._research_run import ResearchRun, RunView
 
 __all__ = [

@@ -1,29 +1,13 @@
 """
-What a run spends and the limits on it: token usage arithmetic, what usage costs, the run's budget, and the
-time budget as a deadline for the model calls in flight.
+What a run spends and the limits on it: token usage arithmetic, what usage costs (docs/cost.md), the run's budget
+(checked at step boundaries), and the time budget as a deadline for the model calls in flight (docs/safety.md).
 
-**Budget.** A cap on the tokens a run spends across all its phases, on what they cost, and on its wall-clock time,
-checked at step boundaries; docs/safety.md says what each shape does once one is spent.
-
-**Deadline.** A budget checked between steps cannot end a run whose model server is stuck: one call may wait ``timeout``
-seconds for each of its client's retries. Every model call of a run is therefore bounded by what is left of the run's
-time budget:
-
-- :func:`call_within` (sync) runs the call in a daemon thread and stops waiting at the deadline;
-  :func:`call_within_async` awaits the call with :func:`asyncio.wait_for` (a generator without ``run_async`` runs in
-  a daemon thread there too). A call cut at the deadline raises
-  :class:`~haystack_deep_research.errors.DeadlineExceededError`. The abandoned call is not awaited: its thread (or
-  its cancelled task) ends when the client gives up, and whatever it returns then is dropped. A call asked for once
-  the budget is spent is not started.
-- :func:`~haystack_deep_research.run._phases.ask` (the calls the library makes itself) is given the run's budget.
-- :class:`~haystack_deep_research.run._phases.DeadlineChatGenerator` wraps the chat generator of each of the
-  library's Agents. The run's ``before_llm`` hook names the run's budget just before each step (:func:`bind`); a call
-  cut at the deadline becomes an empty reply, so the Agent stays in its loop and its next ``before_llm`` check ends
-  it with ``exit_reason`` "time_budget", before its ``after_run`` hooks keep what it gathered.
-
-**Cost.** The prices are settings (:class:`~haystack_deep_research.settings.grouped.Price`, defaults in
-:data:`~haystack_deep_research.settings.grouped.DEFAULT_PRICES`); docs/cost.md says which rates they model. A model with
-no known price gives no cost (``None``), never a guess.
+Every model call of a run is bounded by what is left of its time budget: :func:`call_within` runs it in a daemon
+thread, :func:`call_within_async` awaits it with :func:`asyncio.wait_for`; a call cut at the deadline raises
+:class:`~haystack_deep_research.errors.DeadlineExceededError` and is abandoned, not awaited; one asked for once the
+budget is spent is not started. The library's own calls get the budget through
+:func:`~haystack_deep_research.run._phases.ask`; an Agent's through
+:class:`~haystack_deep_research.run._phases.DeadlineChatGenerator`, which its ``before_llm`` hook binds (:func:`bind`).
 """
 
 from __future__ import annotations
@@ -60,11 +44,9 @@ __all__ = [
 @dataclass(frozen=True)
 class RunBudget:
     """
-    The budget of one run: its limits and its clock, which starts when the budget is made.
+    The budget of one run: its limits (as ``Budgets`` checks them: tokens, seconds, US dollars, each ``None`` for no
+    limit) and its clock, which starts when the budget is made.
 
-    :param token_budget: Total tokens the run may spend across all phases, 1 to 1,000,000,000, or ``None``.
-    :param time_budget: Seconds of wall-clock time the run may take (more than 0, up to 7 days), or ``None``.
-    :param cost_budget: US dollars the run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
     :raises ConfigurationError: If a budget is out of range.
     """
 
@@ -114,12 +96,11 @@ _BUDGET: contextvars.ContextVar[RunBudget | None] = contextvars.ContextVar(
 
 
 def bind(budget: RunBudget | None) -> None:
-    """Name the budget that bounds the model calls an Agent makes next in this context (its ``before_llm`` hook)."""
+    """Name the budget that bounds the model calls an Agent makes next in this context."""
     _BUDGET.set(budget)
 
 
 def bound_budget() -> RunBudget | None:
-    """:returns: The budget :func:`bind` named in this context, or ``None``."""
     return _BUDGET.get()
 
 
@@ -190,7 +171,7 @@ def _number(value: Any) -> float | None:
 
 
 def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A new dict: two token-usage dicts summed key by key (nested dicts recursively, anything else replaced)."""
+    """Summed key by key (nested dicts recursively, anything else replaced)."""
     result: dict[str, Any] = dict(total or {})
     for key, value in (usage or {}).items():
         current = result.get(key)
@@ -204,7 +185,7 @@ def add_usage(total: Mapping[str, Any] | None, usage: Mapping[str, Any] | None) 
 
 
 def usage_delta(current: Mapping[str, Any] | None, recorded: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What a usage dict holds beyond a part already recorded, key by key; keys with no difference are left out."""
+    """What ``current`` holds beyond ``recorded``, key by key; keys with no difference are left out."""
     recorded = recorded or {}
     delta: dict[str, Any] = {}
     for key, value in (current or {}).items():
@@ -268,13 +249,10 @@ def _sum(costs: Iterable[float | None]) -> float | None:
 
 class CostMeter:
     """
-    Prices a run's usage per phase, by the model each phase calls; says when a cost cannot be known: once for all the
-    models without a price (naming each, and how to give one), once per model whose usage cannot be priced, once per
-    phase with no model.
+    Prices a run's usage per phase, by the model each phase calls (``phase_models``), at ``prices`` on top of the
+    defaults. ``warn(phase, message)`` says when a cost cannot be known: once for all the models without a price
+    (naming each, and how to give one), once per model whose usage cannot be priced, once per phase with no model.
 
-    :param phase_models: The model each phase calls, by phase name (``{"scope": "gpt-5.4", ...}``).
-    :param prices: Prices on top of :data:`DEFAULT_PRICES`, or ``None``.
-    :param warn: Called as ``warn(phase, message)`` the first time a cost is unknown (see above).
     :raises ConfigurationError: If ``prices`` is not a mapping of model names to :class:`Price`.
     """
 
@@ -310,7 +288,7 @@ class CostMeter:
         return _sum(self.by_phase(usage_by_phase).values())
 
     def estimate(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> float | None:
-        """The total as :meth:`total` gives it, without any warning: for progress displays while the run goes on."""
+        """:meth:`total` without any warning: for progress displays while the run goes on."""
         return _sum(self._priced(usage_by_phase, warn=False).values())
 
     def report(self, usage_by_phase: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -1,24 +1,14 @@
 """
-The caches: the cross-run cache on disk, and the pages one run has already summarized.
+The caches and record and replay (docs/caching.md): the cross-run cache on disk, a run's recording, and the pages one
+run has already summarized.
 
-**Cache.** The cross-run cache (docs/caching.md): search results, page texts and page summaries on disk, used at two
-seams: :class:`~haystack_deep_research.sources.SearchTool` looks a search up before it asks its engine, ``read_url`` a
-page's text before it fetches it and its summary before it calls the summarizer. A store is anything with ``get``,
-``put`` and ``to_dict`` (:class:`CacheStore`): :class:`ResearchCache` keeps entries on disk, a recording
-(:mod:`._recording`) records and replays them through the same seams. A cache never fails a run, and its entries are
-read only when they are regular files inside the directory, at most ``MAX_ENTRY_BYTES`` long (see
-:mod:`haystack_deep_research._untrusted.files`).
-
-**Read cache.** The pages one research run has already summarized, so that no researcher of the run reads a URL again
-for the same question.
-
-Sub-researchers run in parallel and never see each other's context, so two of them may pick the same search
-result and ask the same thing of it. With a :class:`ReadCache` the first one fetches and summarizes the page; any
-other that asks for the same URL with the same question meanwhile waits for that summary, and any that asks later
-gets it at once. A read that fails is not kept: whoever asks next reads the page itself.
-
-One cache belongs to one run (its :class:`~haystack_deep_research.run.ResearchRun`, never the agent or the tool). It is
-thread-safe, and a wait works from a worker thread and from an asyncio task alike.
+A store is anything with ``get``, ``put`` and ``to_dict`` (:class:`CacheStore`): :class:`ResearchCache` keeps entries
+on disk, a :class:`Recording` records and replays them through the same seams, and :class:`RecordingChatGenerator`
+and :class:`ReplayChatGenerator` wrap the models; a look-up a recording cannot answer raises
+:class:`~haystack_deep_research.errors.ReplayMissError`, never a network request. A recording's ``exchanges.jsonl``
+and ``recording.json`` are validated before anything is replayed (docs/safety.md). The :class:`ReadCache` belongs to
+one run: researchers run in parallel, so the first to ask for a URL with a question reads it and the others wait for
+its summary (docs/how-it-works.md); a read that fails is not kept. It is thread-safe, for threads and tasks alike.
 """
 
 from __future__ import annotations
@@ -28,37 +18,45 @@ import functools
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from haystack import logging
+from haystack import component, logging
 from haystack.core.serialization import import_class_by_name
+from haystack.dataclasses import ChatMessage
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
+import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research import _checks
 from haystack_deep_research._serialization import InitSerialized
-from haystack_deep_research._untrusted.files import read_regular_file, write_file
-from haystack_deep_research.errors import ConfigurationError
+from haystack_deep_research._untrusted.files import open_appending, read_regular_file, write_all, write_file
+from haystack_deep_research.errors import ConfigurationError, RecordingError, ReplayMissError
 from haystack_deep_research.evidence.entry import normalize_url
+from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.run._phases import model_name
 
 __all__ = [
-    "CACHE_KINDS",
     "DEFAULT_CACHE_TTL",
     "CacheStore",
     "CachedRead",
     "ReadCache",
+    "Recording",
+    "RecordingChatGenerator",
+    "ReplayChatGenerator",
     "ResearchCache",
     "cache_from_dict",
     "cache_of",
     "cache_to_dict",
     "check_cache",
-    "check_kind",
-    "folder",
     "page_key",
+    "prompt_key",
+    "read_manifest",
     "search_key",
     "summary_key",
 ]
@@ -84,17 +82,16 @@ def _words(text: str) -> str:
 
 
 def search_key(engine: str, query: str, max_results: int) -> str:
-    """The cache key of a search: the query compared without case and extra whitespace."""
+    """The query compared without case and extra whitespace."""
     return json.dumps([engine, _words(query), max_results], ensure_ascii=False)
 
 
 def page_key(url: str) -> str:
-    """The cache key of its text: the URL in normal form (see ``normalize_url``)."""
+    """The URL in normal form."""
     return normalize_url(url)
 
 
 def summary_key(url: str, question: str, model: str) -> str:
-    """The cache key of the summary."""
     return json.dumps([normalize_url(url), _words(question), model], ensure_ascii=False)
 
 
@@ -113,10 +110,7 @@ def check_kind(kind: str) -> None:
 
 @runtime_checkable
 class CacheStore(Protocol):
-    """
-    Where the seams look entries up (``None`` on a miss) and store them, by one of :data:`CACHE_KINDS` and a key (see
-    :func:`search_key`, :func:`page_key`, :func:`summary_key`); values are JSON-ready dicts.
-    """
+    """Where the seams look entries up (``None`` on a miss) and store them, by kind and key; values are JSON-ready."""
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
@@ -138,8 +132,7 @@ class ResearchCache(InitSerialized):
         self.directory = folder(directory)
         self.ttl = _checks.number_in_range("ttl", ttl, 0.0)
         self._lock = threading.Lock()
-        self._hits = 0
-        self._misses = 0
+        self._counts = {"hits": 0, "misses": 0}
 
     def __repr__(self) -> str:
         return f"ResearchCache(directory={str(self.directory)!r}, ttl={self.ttl})"
@@ -149,18 +142,11 @@ class ResearchCache(InitSerialized):
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
         return self.directory / kind / digest[:2] / f"{digest}.json"
 
-    def _count(self, hit: bool) -> None:
-        with self._lock:
-            if hit:
-                self._hits += 1
-            else:
-                self._misses += 1
-
     @property
     def stats(self) -> dict[str, int]:
         """``{"hits": ..., "misses": ...}`` of this object's look-ups."""
         with self._lock:
-            return {"hits": self._hits, "misses": self._misses}
+            return dict(self._counts)
 
     def age(self, kind: str, key: str) -> float | None:
         """
@@ -191,7 +177,8 @@ class ResearchCache(InitSerialized):
         """
         entry = self._read(kind, key)
         fresh = entry is not None and time.time() - float(entry["stored_at"]) < self.ttl
-        self._count(fresh)
+        with self._lock:
+            self._counts["hits" if fresh else "misses"] += 1
         return dict(entry["value"]) if fresh and entry is not None else None
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
@@ -212,12 +199,10 @@ class ResearchCache(InitSerialized):
 
 
 def cache_to_dict(cache: CacheStore | None) -> dict[str, Any] | None:
-    """Its serialized form (with its ``type``), or ``None``."""
     return None if cache is None else cache.to_dict()
 
 
 def cache_from_dict(data: dict[str, Any] | None) -> CacheStore | None:
-    """The store, rebuilt by its class's ``from_dict``; ``None`` for ``None``."""
     if data is None:
         return None
     store: CacheStore = import_class_by_name(data["type"]).from_dict(data)  # type: ignore[attr-defined]
@@ -246,66 +231,49 @@ def cache_of(value: Any) -> ResearchCache | None:
 
 @dataclass(frozen=True)
 class CachedRead:
-    """
-    What one researcher read of a page, which the run's other researchers may share.
-
-    :param title: The page title.
-    :param summary: The summarizer's summary of the page toward the question ("" when ``excerpt`` is given).
-    :param partial: Whether the page was cut to the length limit before it was summarized.
-    :param excerpt: The page's passages handed to the researcher as they are, short enough to need no summary.
-    """
+    """What one researcher read of a page, which the run's other researchers may share."""
 
     title: str
-    summary: str
-    partial: bool
-    excerpt: str = ""
+    summary: str  # toward the question; "" when ``excerpt`` is given
+    partial: bool  # the page was cut to the length limit before it was summarized
+    excerpt: str = ""  # the page's passages as they are, short enough to need no summary
 
 
+@dataclass(frozen=True)
 class ReadClaim:
     """
-    The answer to :meth:`ReadCache.claim`: either the right to read the page (``owner``) or a place to wait.
-
-    The owner must call :meth:`settle` exactly once, with the summary or with ``None`` when the read failed;
-    anyone else calls :meth:`wait` or :meth:`wait_async`.
+    The answer to :meth:`ReadCache.claim`: the right to read the page (``owner``: call :meth:`settle` exactly once,
+    with ``None`` when the read failed), or a place to wait (:meth:`wait`, :meth:`wait_async`).
     """
 
-    def __init__(self, future: Future[CachedRead | None], *, owner: bool, forget: Callable[[], None]) -> None:
-        self._future = future
-        self._forget = forget
-        self.owner = owner
+    future: Future[CachedRead | None]
+    owner: bool
+    forget: Callable[[], None]
 
     def settle(self, read: CachedRead | None) -> None:
-        """Publish the owner's result to everyone waiting; ``None`` (a failed read) is not kept for later askers."""
+        """``None`` (a failed read) is not kept for later askers."""
         if read is None:
-            self._forget()
-        self._future.set_result(read)
+            self.forget()
+        self.future.set_result(read)
 
     def wait(self) -> CachedRead | None:
-        """Block until the owner settles: the shared summary, or ``None`` (then read the page yourself)."""
-        return self._future.result()
+        """The shared summary, or ``None`` (then read the page yourself)."""
+        return self.future.result()
 
     async def wait_async(self) -> CachedRead | None:
-        """As :meth:`wait`, without blocking the event loop."""
         # Shielded: a cancelled waiter must not cancel the read that the owner and the other waiters share.
-        return await asyncio.shield(asyncio.wrap_future(self._future))
+        return await asyncio.shield(asyncio.wrap_future(self.future))
 
 
 class ReadCache:
-    """
-    Page summaries of one run, by URL (compared by :func:`~haystack_deep_research.evidence.entry.normalize_url`) and
-    question (compared without case and extra whitespace).
-    """
+    """Page summaries of one run, by URL (in normal form) and question (without case and extra whitespace)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], Future[CachedRead | None]] = {}
 
     def claim(self, url: str, question: str) -> ReadClaim:
-        """
-        Ask for a page: the first asker of a URL and question owns the read, later askers share its result.
-
-        :returns: A claim; read the page when ``claim.owner`` is true, otherwise wait for the owner's summary.
-        """
+        """The first asker of a URL and question owns the read, later askers share its result."""
         key = (normalize_url(url), _words(question))
         with self._lock:
             future = self._entries.get(key)
@@ -314,12 +282,314 @@ class ReadCache:
                 future = self._entries[key] = Future()
         return ReadClaim(future, owner=owner, forget=functools.partial(self._forget, key, future))
 
-    def __len__(self) -> int:
-        """How many page summaries are kept (reads still under way included)."""
-        with self._lock:
-            return len(self._entries)
-
     def _forget(self, key: tuple[str, str], future: Future[CachedRead | None]) -> None:
         with self._lock:
             if self._entries.get(key) is future:
                 del self._entries[key]
+
+
+MAX_RECORDING_BYTES = 1 << 30
+"""The largest recording file read (only a regular file is read: a FIFO or a device is refused, never opened)."""
+
+Exchanges = dict[tuple[str, str], list[dict[str, Any]]]
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+class _Exchange(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    type: str
+    key: str
+    value: dict[str, Any]
+
+
+def _exchange(path: Path, number: int, line: bytes) -> _Exchange:
+    try:
+        return _Exchange.model_validate(_safe_json.loads(line))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        why = f"not a JSON record ({error})"
+    except ValidationError as error:
+        wrong = error.errors()[0]
+        why = f"field {'.'.join(str(part) for part in wrong['loc']) or 'record'!r}: {wrong['msg']}"
+    raise RecordingError(f"{path} line {number} is not a recorded exchange ({why}); record the run again.")
+
+
+def append_exchange(path: Path, kind: str, key: str, value: dict[str, Any]) -> None:
+    """Append one exchange whole, under a lock per file. :raises OSError: If the file cannot be written."""
+    line = (clean_text(json.dumps({"type": kind, "key": key, "value": value}, ensure_ascii=False)) + "\n").encode()
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(str(path.resolve()), threading.Lock())
+    with lock:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open_appending(path)
+        try:
+            write_all(handle, line)
+        finally:
+            os.close(handle)
+
+
+def read_exchanges(path: Path) -> Exchanges:
+    """
+    :param path: A recording's ``exchanges.jsonl``.
+    :returns: The recorded values by ``(type, key)``, each list in the recorded order.
+    :raises RecordingError: If a line other than a torn last one is not a recorded exchange.
+    :raises OSError: If the file cannot be read.
+    """
+    lines = read_regular_file(path, root=None, max_bytes=MAX_RECORDING_BYTES).split(b"\n")
+    torn = lines.pop() if lines else b""  # after the last newline: empty, or a record cut off mid-write
+    if torn.strip():
+        logger.warning("{path} ends with a half-written exchange; it was dropped.", path=str(path))
+    exchanges: Exchanges = {}
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            exchange = _exchange(path, number, line)
+            exchanges.setdefault((exchange.type, exchange.key), []).append(exchange.value)
+    return exchanges
+
+
+class RecordedFolder(BaseModel):
+    """A ``--docs`` folder a recorded run searched."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    path: str = Field(min_length=1)  # absolute
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")  # SHA-256 of its files' names and contents when recorded
+
+
+class RecordingManifest(BaseModel):
+    """The content of ``recording.json``: the question and the command's options the run was recorded with."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question: str = Field(min_length=1)
+    depth: int = Field(default=3, ge=1)  # rounds
+    grounding: StrictBool = False
+    search: str = "auto"  # the search engine's name
+    web: StrictBool = True
+    docs: list[RecordedFolder] = []
+    search_url: str | None = None  # of a Tavily-compatible search
+    allow_hosts: list[str] = []
+    include_domains: list[str] = []
+    exclude_domains: list[str] = []
+    since: str | None = None  # a --since date or --time-range window
+    models: dict[str, str]  # the model of each role (analysis_llm, writer_llm, ...)
+    prices: dict[str, tuple[float, float]] = {}  # US dollars per million input and output tokens
+    # ReportStyle.to_dict(), {} for the default: the writer's prompts hold it, so a replay needs it to find its replies
+    style: dict[str, Any] = {}
+
+    @field_validator("models")
+    @classmethod
+    def _main_roles(cls, value: dict[str, str]) -> dict[str, str]:
+        missing = [role for role in ("analysis_llm", "writer_llm") if role not in value]
+        if missing:
+            raise ValueError(f"names no {' and no '.join(missing)}")
+        return value
+
+
+def read_manifest(path: Path) -> RecordingManifest:
+    """
+    :param path: A recording's ``recording.json``.
+    :returns: Its validated content.
+    :raises RecordingError: If the file is not JSON, or a field is missing or of the wrong type.
+    :raises OSError: If the file cannot be read.
+    """
+    data = read_regular_file(path, root=None, max_bytes=MAX_RECORDING_BYTES)
+    try:
+        return RecordingManifest.model_validate(_safe_json.loads(data))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RecordingError(f"{path} is not JSON ({error}); record the run again.") from None
+    except ValidationError as error:
+        wrong = error.errors()[0]
+        field = ".".join(str(part) for part in wrong["loc"]) or "the whole file"
+        raise RecordingError(f"{path} field {field!r} is not valid ({wrong['msg']}); record the run again.") from None
+
+
+EXCHANGES_FILE = "exchanges.jsonl"
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def prompt_key(messages: list[ChatMessage]) -> str:
+    """
+    What a recorded reply is matched by: a hash of each message's role, text, tool calls and tool results, with dates
+    masked.
+    """
+    parts = [
+        [
+            message.role.value,
+            message.text or "",
+            [[call.tool_name, call.arguments] for call in message.tool_calls],
+            str(message.tool_call_result.result) if message.tool_call_result is not None else "",
+        ]
+        for message in messages
+    ]
+    text = _DATE.sub("<date>", json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Recording(InitSerialized):
+    """
+    A run's recording directory, written or read; also a cache store, handed to the tools as their ``cache``.
+
+    :param directory: The directory; created when recording.
+    :param mode: ``"record"`` or ``"replay"``.
+    :param cache: Recording: the cache whose look-ups it passes on and records (``None``: every look-up misses, so
+        the tools search and fetch). Not used when replaying.
+    :raises ConfigurationError: If a parameter is invalid, or a directory to replay holds no recording.
+    :raises RecordingError: If the recording to replay is damaged (see :func:`read_exchanges`).
+    """
+
+    def __init__(
+        self,
+        *,
+        directory: str | os.PathLike[str],
+        mode: Literal["record", "replay"],
+        cache: CacheStore | None = None,
+    ) -> None:
+        self.directory = folder(directory)
+        if mode not in ("record", "replay"):
+            raise ConfigurationError(f"mode must be 'record' or 'replay'; got {mode!r}.")
+        self.mode = mode
+        self.cache = check_cache(cache)
+        self._lock = threading.Lock()
+        self._loaded: Exchanges | None = None
+        self._served: dict[tuple[str, str], int] = {}
+        if mode == "replay" and not (self.directory / EXCHANGES_FILE).is_file():
+            raise ConfigurationError(
+                f"{str(self.directory)!r} holds no recording ({EXCHANGES_FILE} is missing); record a run there first."
+            )
+        if mode == "replay":
+            self._exchanges()  # a damaged recording is refused now, not at its first look-up
+
+    def __repr__(self) -> str:
+        return f"Recording(directory={str(self.directory)!r}, mode={self.mode!r})"
+
+    @property
+    def path(self) -> Path:
+        """The recording's file of exchanges."""
+        return self.directory / EXCHANGES_FILE
+
+    def record(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        """Append one exchange (``"model"`` or a cache kind) when recording. :raises OSError: If it cannot."""
+        if self.mode == "record":
+            append_exchange(self.path, kind, key, value)
+
+    def _exchanges(self) -> Exchanges:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = read_exchanges(self.path)
+            return self._loaded
+
+    def replayed(self, kind: str, key: str) -> dict[str, Any]:
+        """
+        The recorded value of an exchange; an exchange recorded several times is answered in the recorded order (the
+        last answer again once they are used up).
+
+        :raises ReplayMissError: If the recording holds no such exchange.
+        """
+        values = self._exchanges().get((kind, key))
+        if not values:
+            raise ReplayMissError(
+                f"the recording in {str(self.directory)!r} holds no {kind} for this request: the run asked something "
+                "the recorded run did not (a changed question, option or model)."
+            )
+        with self._lock:
+            served = self._served.get((kind, key), 0)
+            self._served[(kind, key)] = served + 1
+        return dict(values[min(served, len(values) - 1)])
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        """
+        :returns: Replaying: the recorded value. Recording: the wrapped cache's value (recorded), or ``None``.
+        :raises ReplayMissError: Replaying, if the recording holds no such entry.
+        """
+        check_kind(kind)
+        if self.mode == "replay":
+            return self.replayed(kind, key)
+        found = self.cache.get(kind, key) if self.cache is not None else None
+        if found is not None:
+            self.record(kind, key, found)
+        return found
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        """Recording: record the entry and store it in the wrapped cache. Replaying: nothing."""
+        if self.mode == "record":
+            self.record(kind, key, value)
+            if self.cache is not None:
+                self.cache.put(kind, key, value)
+
+
+def _recording(value: Any) -> Recording:
+    if not isinstance(value, Recording):
+        raise ConfigurationError(f"recording must be a Recording; got {type(value).__name__}.")
+    return value
+
+
+@component
+class RecordingChatGenerator(InitSerialized):
+    """
+    A chat generator that records every reply of the generator it wraps.
+
+    :param chat_generator: The generator that answers.
+    :param recording: Where the replies are recorded (a ``Recording`` in ``"record"`` mode).
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, chat_generator: Any, recording: Recording) -> None:
+        self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
+        self.recording = _recording(recording)
+        self.model = model_name(chat_generator)
+
+    def warm_up(self) -> None:
+        """Warm up the wrapped generator."""
+        if hasattr(self.chat_generator, "warm_up"):
+            self.chat_generator.warm_up()
+
+    def _kept(self, messages: list[ChatMessage], result: dict[str, Any]) -> dict[str, Any]:
+        replies = list(result.get("replies") or [])
+        if replies:
+            self.recording.record("model", prompt_key(messages), {"reply": replies[0].to_dict()})
+        return {"replies": replies}
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        """
+        :param messages: The prompt.
+        :param kwargs: Passed on to the wrapped generator (``streaming_callback``, ``generation_kwargs``, ...).
+        :returns: The wrapped generator's ``replies``.
+        """
+        return self._kept(messages, self.chat_generator.run(messages=messages, **kwargs))
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        """Async variant of :meth:`run`."""
+        if hasattr(self.chat_generator, "run_async"):
+            return self._kept(messages, await self.chat_generator.run_async(messages=messages, **kwargs))
+        return self.run(messages, **kwargs)
+
+
+@component
+class ReplayChatGenerator(InitSerialized):
+    """
+    A chat generator that answers every prompt with the reply a recording holds for it, and calls no model.
+
+    :param recording: The recording (a ``Recording`` in ``"replay"`` mode).
+    :param model: The name of the recorded model (cache keys of page summaries carry it).
+    :raises ConfigurationError: If a parameter is invalid.
+    """
+
+    def __init__(self, *, recording: Recording, model: str = "") -> None:
+        self.recording = _recording(recording)
+        if not isinstance(model, str):
+            raise ConfigurationError(f"model must be a string; got {type(model).__name__}.")
+        self.model = model
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], **kwargs: Any) -> dict[str, list[ChatMessage]]:
+        """
+        :param messages: The prompt.
+        :param kwargs: Ignored (nothing is generated).
+        :returns: ``{"replies": [the recorded reply]}``.
+        :raises ReplayMissError: If the recording holds no reply for this prompt.
+        """
+        return {"replies": [ChatMessage.from_dict(self.recording.replayed("model", prompt_key(messages))["reply"])]}

@@ -1,41 +1,8 @@
 """
 The run journal: what a research run has completed, written to disk as it completes, so a crashed run can resume.
-
-A run directory holds:
-
-``journal.jsonl``
-    Append-only, one JSON record per line (:class:`JournalFile`): ``start`` (the question), ``resume`` (each later
-    attempt), ``brief``, one ``decision`` per sub-topic a person reviewed (``approve_plan``), one ``note`` per completed
-    sub-topic and ``end`` (the exit reason). A ``note`` record holds the note **and its evidence**: the ledger entries
-    added or changed since the previous record, so a note is never journaled without the sources it was written from.
-    Resuming restores the ledger from these records alone.
-``ledger.json``, ``report.md``
-    The evidence ledger and the report at the end of an attempt, each replaced atomically: copies for reading.
-``run.lock``
-    Locked (an OS file lock) by the run using the directory, from the moment it opens the journal until it closes
-    it, also when the run fails; a second run on the same directory is refused with :class:`RunDirInUseError`.
-
-This module holds the journal whole, in four parts:
-
-- **The file on disk.** :func:`check_run_dir` refuses a path no file system accepts (a NUL character, too long) with
-  a ``RunDirError`` saying what to change. Each append of :class:`JournalFile` is all or nothing: the line is written,
-  flushed and fsynced, and when that fails part-way (a full disk, a quota, an I/O error) the file is cut back to its
-  last complete record before the error propagates. Reading cuts off a torn last line (a crash in the middle of an
-  append) and survives a torn line in the middle: the torn part is dropped and the record glued onto it kept. The
-  file is opened, read and cut through :mod:`haystack_deep_research._untrusted.files` (only a regular file, never
-  through a symbolic link, never blocking on a FIFO), and every text written is cleaned first, so text that cannot be
-  encoded as UTF-8 never makes a write fail.
-- **The records resuming reads back**: a completed sub-topic's note (:class:`JournaledNote`), a person's review of a
-  planned sub-topic (:class:`JournaledDecision`), and the key both are matched by (:func:`subtopic_key`).
-- **The seal.** A resumed run restores the journal's sources as read, so whoever can edit ``journal.jsonl`` could add
-  a page the run never read. Each source that counts as read (a page or a document) is sealed when journaled: an
-  HMAC-SHA256 of the entry under a key kept outside the run directory (``journal.key`` in the user's cache
-  directory, created readable by its owner only, and read only when it is a regular file of at most 4 KiB). An entry
-  whose seal does not verify (forged, edited, sealed on another machine) is restored as a search result only: nothing
-  counts as read, so nothing cites it as verified.
-- **Reading it back** (:func:`restore_records`): the first record checked (a journal of this library, of this
-  version, for the same question), then the brief, the notes, the reviewed sub-topics and the ledger entries the
-  records hold. A record whose sources are not a list of entries is skipped (what it recorded is researched again).
+docs/safety.md ("Resuming a run", "Sources restored from a run directory") says what the run directory holds and
+promises: ``journal.jsonl`` appended all or nothing (:class:`JournalFile`), read back by :func:`restore_records`, each
+read source sealed with an HMAC under a key kept outside the directory (:func:`seal`), and ``run.lock``.
 """
 
 from __future__ import annotations
@@ -48,7 +15,7 @@ import json
 import os
 import secrets
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +42,9 @@ __all__ = [
     "JournalFile",
     "JournaledDecision",
     "JournaledNote",
-    "Restored",
     "RunJournal",
     "check_run_dir",
     "restore_records",
-    "seal",
     "shown",
     "subtopic_key",
     "unusable",
@@ -139,11 +104,8 @@ def unusable(directory: Path, error: OSError) -> RunDirError:
 
 class JournalFile:
     """
-    An append-only file of JSON records, one per line, each append all or nothing (see the module docstring).
-
-    Not thread-safe and for one writer: the caller serializes appends and holds the run directory's lock.
-
-    :param path: The file.
+    An append-only file of JSON records, one per line, each append all or nothing (docs/safety.md). Not thread-safe and
+    for one writer: the caller serializes appends and holds the run directory's lock.
     """
 
     def __init__(self, path: Path) -> None:
@@ -155,9 +117,8 @@ class JournalFile:
 
     def read(self) -> list[dict[str, Any]]:
         """
-        Read every complete record, cutting a torn last line off the file.
+        Every complete record, in order, cutting a torn last line off the file.
 
-        :returns: The records, in order; ``[]`` when the file does not exist or holds no complete record.
         :raises RunDirError: If a line is not a record this library wrote.
         :raises OSError: If the file cannot be read or cut.
         """
@@ -215,11 +176,7 @@ class JournalFile:
         return []
 
     def append(self, record: dict[str, Any]) -> None:
-        """
-        Append one record as one line, durably; on failure the file keeps exactly its earlier records.
-
-        :raises OSError: If the record cannot be written (the file is then cut back to its earlier records).
-        """
+        """Append one record as one line, durably. :raises OSError: If it cannot (earlier records are kept)."""
         data = (clean_text(json.dumps(record, ensure_ascii=False)) + "\n").encode("utf-8")
         created = not self.path.exists()
         handle = open_appending(self.path)
@@ -249,58 +206,23 @@ def subtopic_key(subtopic: str) -> str:
 
 @dataclass(frozen=True)
 class JournaledNote:
-    """
-    A completed sub-topic as the journal holds it.
+    """A completed sub-topic as the journal holds it."""
 
-    :param subtopic: The sub-topic as it was delegated.
-    :param note: The note the writer received.
-    :param summary: The researcher's summary inside the note.
-    :param partial: Whether the researcher stopped early.
-    :param position: Its place among the run's notes, in the order the sub-topics were delegated (``None`` in a
-        journal of an older version: then the order it completed in).
-    """
-
-    subtopic: str
-    note: str
-    summary: str
-    partial: bool
-    position: int | None = None
+    subtopic: str  # as delegated
+    note: str  # what the writer received
+    summary: str  # the researcher's, inside the note
+    partial: bool  # the researcher stopped early
+    position: int | None = None  # its place in the delegated order (None from an older version: the completed order)
 
 
 @dataclass(frozen=True)
 class JournaledDecision:
-    """
-    A person's review of one planned sub-topic, as the journal holds it.
-
-    :param subtopic: The sub-topic as the orchestrator planned it.
-    :param decision: ``"accept"``, ``"edit"`` or ``"drop"``.
-    :param edited_to: The sub-topic researched instead (``"edit"``), else ``None``.
-    :param feedback: What the orchestrator was told (a drop's reason, an edit's explanation), or ``None``.
-    """
+    """A person's review of one planned sub-topic, as the journal holds it (the fields of ``events.PlanReviewed``)."""
 
     subtopic: str
     decision: str
     edited_to: str | None = None
     feedback: str | None = None
-
-
-DECISION_FIELDS = ("subtopic", "decision", "edited_to", "feedback")
-"""The fields of a ``decision`` record, besides its type."""
-
-
-def decision_of(record: dict[str, Any]) -> JournaledDecision:
-    """The review it holds; a field that is not a string is read as missing."""
-
-    def text(name: str) -> str | None:
-        value = record.get(name)
-        return value if isinstance(value, str) else None
-
-    return JournaledDecision(
-        subtopic=text("subtopic") or "",
-        decision=record["decision"],
-        edited_to=text("edited_to"),
-        feedback=text("feedback"),
-    )
 
 
 KEY_ENV = "DEEP_RESEARCH_JOURNAL_KEY_FILE"
@@ -311,16 +233,11 @@ _MAX_KEY_BYTES = 4096
 _SEAL = "seal"
 
 
-def _key_file() -> Path:
-    given = os.environ.get(KEY_ENV)
-    if given:
-        return Path(given)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "haystack-deep-research" / "journal.key"
-
-
 def _key() -> bytes:
-    path = _key_file()
+    if given := os.environ.get(KEY_ENV):
+        path = Path(given)
+    else:
+        path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "haystack-deep-research/journal.key"
     try:
         with contextlib.suppress(FileNotFoundError):
             return _read_key(path)
@@ -357,9 +274,8 @@ def seal(entry: dict[str, Any]) -> dict[str, Any]:
 
 def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """
-    The entry without its seal, and whether it was trusted as it was (``False``: a page, document or snippet whose seal
-    does not verify, restored as a bare search result). An entry restored as a bare search result holds no snippet: an
-    unsealed text could otherwise become citable when a later search names its URL.
+    The entry without its seal, and whether it was trusted (``False``: its seal does not verify, so it is restored as a
+    bare search result, without a snippet: an unsealed text could otherwise become citable when a search names its URL).
     """
     given = entry.get(_SEAL)
     plain = {k: v for k, v in entry.items() if k != _SEAL}
@@ -374,31 +290,18 @@ def unseal(entry: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 JOURNAL_VERSION = 2
 
 
-def _same_question(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
-
-
 @dataclass
 class Restored:
-    """
-    What the journal of earlier attempts holds.
-
-    :param brief: The brief an earlier attempt wrote, or ``None``.
-    :param notes: The completed sub-topics, by :func:`subtopic_key`.
-    :param decisions: The reviewed sub-topics, by :func:`subtopic_key`.
-    :param sources: The ledger entries as journaled, by id, in the order first seen.
-    """
+    """What the journal of earlier attempts holds: notes and decisions by :func:`subtopic_key`, sources by id."""
 
     brief: str | None = None
     notes: dict[str, JournaledNote] = field(default_factory=dict)
     decisions: dict[str, JournaledDecision] = field(default_factory=dict)
-    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # as journaled, in the order first seen
 
 
 def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Path, question: str) -> Restored:
     """
-    What the records hold.
-
     :raises RunDirError: If the journal is not one this library wrote, is of another version or another question, or
         holds sources this library did not write.
     """
@@ -411,7 +314,7 @@ def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Pat
             f"this one reads version {JOURNAL_VERSION}); pass a new run_dir."
         )
     started = str(first.get("question") or "")
-    if not _same_question(started, question):
+    if " ".join(started.split()) != " ".join(question.split()):
         raise RunDirError(
             f"run_dir {str(directory)!r} holds a run of another question ({started!r}); pass the same "
             "question to resume it, or a new run_dir to start a new run."
@@ -440,7 +343,10 @@ def restore_records(records: list[dict[str, Any]], *, path: Path, directory: Pat
                 position=record["position"] if type(record.get("position")) is int else None,
             )
         elif record.get("type") == "decision" and isinstance(record.get("decision"), str):
-            decided = decision_of(record)
+            # a field that is not a string is read as missing
+            given = ("subtopic", "edited_to", "feedback")
+            texts = {name: text for name in given if isinstance(text := record.get(name), str)}
+            decided = JournaledDecision(**{"subtopic": "", **texts}, decision=record["decision"])
             restored.decisions[subtopic_key(decided.subtopic)] = decided
         for entry in sources:
             unsealed, trusted = unseal(entry)
@@ -468,11 +374,8 @@ LOCK_FILE = "run.lock"
 
 class RunJournal:
     """
-    The open journal of one run directory. Thread-safe: parallel sub-researchers record their notes at once.
-
-    Create it with :meth:`open`; the run that opened it owns it (and the directory's lock) until :meth:`close`.
-
-    :param directory: The run directory.
+    The open journal of one run directory, made by :meth:`open`; the run that opened it owns it (and the directory's
+    lock) until :meth:`close`. Thread-safe: parallel sub-researchers record their notes at once.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -483,20 +386,16 @@ class RunJournal:
         self._dir_lock = FileLock(directory / LOCK_FILE, thread_local=False)
         self._lock = threading.Lock()
         self._closed = False
-        self._brief: str | None = None
-        self._notes: dict[str, JournaledNote] = {}
-        self._decisions: dict[str, JournaledDecision] = {}
-        self._journaled: dict[str, dict[str, Any]] = {}  # ledger entries as journaled, by id, in order first seen
+        self._held = Restored()  # what earlier attempts journaled, and what this one journals
 
     def __repr__(self) -> str:
-        return f"RunJournal({str(self.directory)!r}, notes={len(self._notes)})"
+        return f"RunJournal({str(self.directory)!r}, notes={len(self._held.notes)})"
 
     @classmethod
     def open(cls, run_dir: Any, question: str) -> RunJournal:
         """
         Open (or start) the journal in ``run_dir`` for ``question``, locking the directory.
 
-        :returns: The journal, holding what earlier attempts completed.
         :raises RunDirInUseError: If another run (in this process or another) is using the directory.
         :raises RunDirError: If ``run_dir`` is not a usable directory, holds a run of another question, or its
             journal is not one this library wrote.
@@ -516,124 +415,94 @@ class RunJournal:
         except OSError as error:
             raise unusable(directory, error) from error
         try:
-            if journal._load(question):
-                journal._append({"type": "resume"})
-            else:
-                journal._append({"type": "start", "version": JOURNAL_VERSION, "question": question})
-        except OSError as error:
+            resumed = journal._load(question)
+            journal._append(
+                {"type": "resume"} if resumed else {"type": "start", "version": JOURNAL_VERSION, "question": question}
+            )
+        except BaseException as error:
             journal.close()
-            raise unusable(directory, error) from error
-        except BaseException:
-            journal.close()
+            if isinstance(error, OSError):
+                raise unusable(directory, error) from error
             raise
         return journal
 
     def _load(self, question: str) -> bool:
-        """Read the journal of an earlier attempt; ``False`` when it holds no whole record (a fresh start)."""
+        """``False`` when the journal holds no whole record (a fresh start)."""
         records = self._file.read()
         if not records:
             return False
-        restored = restore_records(records, path=self._file.path, directory=self.directory, question=question)
-        self._brief, self._notes, self._decisions = restored.brief, restored.notes, restored.decisions
-        self._journaled = restored.sources
+        self._held = restore_records(records, path=self._file.path, directory=self.directory, question=question)
         return True
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, Any], ledger: EvidenceLedger | None = None) -> None:
+        """Append a record; with a ledger, with the entries not journaled yet or changed since."""
         with self._lock:
-            self._append_locked(record)
-
-    def _append_locked(self, record: dict[str, Any]) -> None:
-        if self._closed:
-            raise RunDirError(f"the journal of run_dir {str(self.directory)!r} is closed; its run has ended.")
-        self._file.append(record)
-
-    def _changed_sources(self, ledger: EvidenceLedger) -> list[dict[str, Any]]:
-        """The ledger entries not journaled yet, or changed since (call with the lock held)."""
-        return [entry for entry in ledger.to_list() if self._journaled.get(entry["id"]) != entry]
-
-    def _append_with_sources(self, record: dict[str, Any], ledger: EvidenceLedger) -> None:
-        with self._lock:
-            sources = self._changed_sources(ledger)
-            self._append_locked({**record, "sources": [seal(entry) for entry in sources]})
-            self._journaled.update((entry["id"], entry) for entry in sources)
+            if self._closed:
+                raise RunDirError(f"the journal of run_dir {str(self.directory)!r} is closed; its run has ended.")
+            if ledger is None:
+                self._file.append(record)
+                return
+            sources = [entry for entry in ledger.to_list() if self._held.sources.get(entry["id"]) != entry]
+            self._file.append({**record, "sources": [seal(entry) for entry in sources]})
+            self._held.sources.update((entry["id"], entry) for entry in sources)
 
     @property
     def brief(self) -> str | None:
         """The brief an earlier attempt wrote, or ``None``."""
         with self._lock:
-            return self._brief
+            return self._held.brief
 
     def notes(self) -> list[JournaledNote]:
         """The completed sub-topics, in the order they were delegated (whatever order they completed in)."""
         with self._lock:
-            notes = list(self._notes.values())
+            notes = list(self._held.notes.values())
         return sorted(notes, key=lambda n: (n.position is None, n.position or 0))
 
     def find_note(self, subtopic: str) -> JournaledNote | None:
         """Its journaled note when one with the same key completed before, else ``None``."""
         with self._lock:
-            return self._notes.get(subtopic_key(subtopic))
+            return self._held.notes.get(subtopic_key(subtopic))
 
     def find_decision(self, subtopic: str) -> JournaledDecision | None:
         """The person's journaled review of a sub-topic with the same key, else ``None``."""
         with self._lock:
-            return self._decisions.get(subtopic_key(subtopic))
+            return self._held.decisions.get(subtopic_key(subtopic))
 
     def record_decision(self, decision: JournaledDecision) -> None:
-        """
-        Journal a person's review of a planned sub-topic.
-
-        :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
-            asks about the sub-topic again.
-        """
-        record = {"type": "decision", **{name: getattr(decision, name) for name in DECISION_FIELDS}}
-        self._append(record)
+        """:raises OSError: If the journal cannot be written (a resumed run then asks about the sub-topic again)."""
+        self._append({"type": "decision", **asdict(decision)})
         with self._lock:
-            self._decisions[subtopic_key(decision.subtopic)] = decision
+            self._held.decisions[subtopic_key(decision.subtopic)] = decision
 
     def ledger(self) -> EvidenceLedger:
         """A new evidence ledger holding every source the journal's records hold."""
         with self._lock:
-            return EvidenceLedger.from_list(self._journaled.values())
+            return EvidenceLedger.from_list(self._held.sources.values())
 
     def record_brief(self, brief: str) -> None:
-        """
-        Journal the brief, unless it is the one already journaled.
-
-        :raises OSError: If the journal cannot be written; nothing of the record is then on disk.
-        """
+        """Journal the brief, unless it is the one already journaled. :raises OSError: If it cannot."""
         if brief == self.brief:
             return
         self._append({"type": "brief", "brief": brief})
         with self._lock:
-            self._brief = brief
+            self._held.brief = brief
 
-    def record_note(
-        self,
-        *,
-        subtopic: str,
-        note: str,
-        summary: str,
-        partial: bool,
-        ledger: EvidenceLedger,
-        position: int | None = None,
-    ) -> None:
+    def record_note(self, note: JournaledNote, ledger: EvidenceLedger) -> None:
         """
         Journal a completed sub-topic together with its evidence, as one record.
 
-        :raises OSError: If the journal cannot be written; nothing of the record is then on disk, so a resumed run
-            researches the sub-topic again.
+        :raises OSError: If the journal cannot be written (a resumed run then researches the sub-topic again).
         """
-        record = {"type": "note", "subtopic": subtopic, "note": note, "summary": summary, "partial": partial}
-        if position is not None:
-            record["position"] = position
-        self._append_with_sources(record, ledger)
+        record = {"type": "note", **asdict(note)}
+        if note.position is None:
+            del record["position"]
+        self._append(record, ledger)
         with self._lock:
-            self._notes[subtopic_key(subtopic)] = JournaledNote(subtopic, note, summary, partial, position)
+            self._held.notes[subtopic_key(note.subtopic)] = note
 
     def record_end(self, *, exit_reason: str | None, ledger: EvidenceLedger) -> None:
         """Journal the end of the attempt, with the ledger entries not journaled yet (``OSError`` if it cannot)."""
-        self._append_with_sources({"type": "end", "exit_reason": exit_reason}, ledger)
+        self._append({"type": "end", "exit_reason": exit_reason}, ledger)
 
     def write_ledger(self, ledger: EvidenceLedger) -> None:
         """Replace ``ledger.json`` atomically with the ledger's entries (``OSError`` if it cannot)."""
@@ -642,12 +511,6 @@ class RunJournal:
     def write_report(self, report: str) -> None:
         """Replace ``report.md`` atomically (``OSError`` if it cannot)."""
         write_file(self.directory / REPORT_FILE, report)
-
-    @property
-    def closed(self) -> bool:
-        """Whether the journal is closed (and the directory's lock released)."""
-        with self._lock:
-            return self._closed
 
     def close(self) -> None:
         """Release the run directory's lock; nothing more is journaled. Closing again does nothing."""

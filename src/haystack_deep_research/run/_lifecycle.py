@@ -1,24 +1,8 @@
 """
 A run's door and lifecycle, for every shape: its inputs and the current run, the checks at its door, the one opener
 (:meth:`OpenRunHook.open_run`) and the one closer (:func:`close_run`), the door of the Pipeline shapes, resuming from a
-run directory, and iterating a run's events. docs/how-it-works.md describes the whole; the reasons behind it:
-
-- The door checks ``messages`` and ``hook_context`` itself (:func:`check_messages`, :func:`check_hook_context`):
-  Haystack fails on ``messages`` that are not a list of ``ChatMessage`` with a ``TypeError`` or an ``AttributeError``
-  from deep inside, before any hook runs.
-- :class:`RunGuard` closes what a run opened (the journal and its lock) when the agent's run ends, also when it fails:
-  Haystack runs no ``after_run`` hook after an exception.
-- :func:`current_run` is a context variable, so concurrent runs of one object never mix; it is the one carrier of the
-  run in every shape. Each agent's own view of it travels in that agent's ``hook_context`` (:func:`view_of`), and the
-  caller's own ``hook_context`` keys reach the caller's hooks untouched.
-- Each agent has exactly one hook of the library at each hook point (:class:`OpenRunHook`, :class:`CloseRunHook`,
-  :class:`BudgetHook`), so nothing depends on the order of a hook list; a user's own hooks run after the library's.
-- Haystack deep-copies every value it hands from one component to the next, so nothing of one run (ledger,
-  subscribers, journal, budget) may travel along a Pipeline's edges: :class:`PipelineShape` opens the run before its
-  Pipeline runs, makes it the current run while it runs, and closes what the run opened when the Pipeline fails,
-  re-raising the library's typed errors unwrapped from ``PipelineRuntimeError``.
-- Without a run directory the resume functions do nothing; a journal write that fails is a warning that says what it
-  costs, never a lost result.
+run directory, and iterating a run's events. docs/how-it-works.md ("The run contract") gives the reasons; each agent
+has exactly one hook of the library at each hook point, so nothing depends on the order of a hook list.
 """
 
 from __future__ import annotations
@@ -27,12 +11,11 @@ import asyncio
 import contextvars
 import dataclasses
 import os
-import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from haystack import Pipeline, logging
 from haystack.components.agents.state import State
@@ -52,7 +35,7 @@ from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._budget import CostMeter, RunBudget, bind
 from haystack_deep_research.run._journal import LEDGER_FILE, REPORT_FILE, JournaledNote, RunJournal
 from haystack_deep_research.run._phases import Phase, PhaseHook, RunBound, blocking, drive, drive_async
-from haystack_deep_research.run._research_run import ResearchRun, RunView, publish, run_outputs
+from haystack_deep_research.run._research_run import ResearchRun, RunGuard, RunView, publish, run_outputs
 from haystack_deep_research.settings import Budgets
 from haystack_deep_research.settings.grouped import Price
 from haystack_deep_research.state import (
@@ -74,10 +57,6 @@ from haystack_deep_research.state import (
     WARNINGS,
 )
 from haystack_deep_research.web._pool import start as start_parsers
-
-if TYPE_CHECKING:
-    from haystack_deep_research.events import Subscriber
-    from haystack_deep_research.run._research_run import ResearchRun
 
 __all__ = [
     "MAX_QUESTION_CHARS",
@@ -175,37 +154,6 @@ def check_hook_context(hook_context: Any) -> dict[str, Any]:
     return hook_context
 
 
-class RunGuard:
-    """
-    What one agent run opened, closed by the agent once its run returned or raised (it sits in ``hook_context`` under
-    ``RUN_GUARD_KEY``; the ``before_run`` hook registers). Closing twice must be harmless: a run that ends normally has
-    already closed it. Copying the guard returns the guard.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._closers: list[Callable[[], None]] = []
-
-    def __repr__(self) -> str:
-        return f"RunGuard(open={len(self._closers)})"
-
-    def on_close(self, closer: Callable[[], None]) -> None:
-        with self._lock:
-            self._closers.append(closer)
-
-    def close(self) -> None:
-        """Call every registered closer once, newest first; one that raises is logged and the others still run."""
-        with self._lock:
-            closers, self._closers = self._closers[::-1], []
-        for closer in closers:
-            try:
-                closer()
-            except Exception as error:  # closing must go on; the run's own outcome is what the caller sees
-                logger.warning(
-                    "Closing a run failed: {error_type}: {error}", error_type=type(error).__name__, error=error
-                )
-
-
 def _callable(name: str, value: Any, shape: str) -> None:
     if value is not None and not callable(value):
         raise ConfigurationError(f"RunInputs({name}=...) must be a callable {shape}; got {type(value).__name__}.")
@@ -217,18 +165,16 @@ class RunInputs:
     What one run is given besides its question, the same for every shape. Each field is honoured by every shape, or
     refused with a :class:`~haystack_deep_research.errors.ConfigurationError` naming it.
 
-    :param run_dir: A directory to journal the run in and resume it from after a crash (see docs/resume.md), or
+    :param run_dir: A directory to journal the run in and resume it from after a crash (see docs/safety.md), or
         ``None``.
     :param on_event: A callable ``on_event(event)`` receiving every typed event of the run (after the shape's own
-        ``on_event=``). A ``progress(phase, message)`` callback takes part through
-        ``haystack_deep_research.events.progress_view(progress)``.
+        ``on_event=``); a ``progress(phase, message)`` callback takes part as ``events.progress_view(progress)``.
     :param streaming_callback: A Haystack streaming callback: every model of the run streams to it, each chunk tagged
         with its role. ``run(messages, streaming_callback=...)`` sets the same thing.
     :param budgets: A :class:`~haystack_deep_research.Budgets` for this run: its limits replace the shape's, its
         prices go on top of the shape's.
-    :param brief: The research brief, used as it is: the deep research agent calls no scope model, and the writer of
-        every shape that writes a report frames it by this brief. The deep agent answers its conversation and refuses
-        a brief.
+    :param brief: The research brief, used as it is (no scope call; the writer frames the report by it). The deep
+        agent answers its conversation and refuses a brief.
     :param on_run_opened: A callable ``on_run_opened(run)`` called with the
         :class:`~haystack_deep_research.ResearchRun` once it is open, so a caller keeps what the run gathered when the
         run itself never returns (the command line saves a partial report on Ctrl-C).
@@ -263,8 +209,7 @@ class RunInputs:
 @dataclass(frozen=True)
 class OpenRun:
     """
-    The current run, as what runs inside it sees it: the steps of a Pipeline shape, the hooks and tools of an Agent
-    shape (yours too).
+    The current run, as the steps, hooks and tools inside it see it.
 
     :param run: The run.
     :param context: The caller's ``hook_context`` (request-scoped inputs that nested agents' hooks may read).
@@ -329,21 +274,14 @@ def inputs_of(context: dict[str, Any]) -> RunInputs:
 
 
 def question_from(messages: Any) -> str:
-    """
-    The research question: the last user message's text, cleaned and stripped.
-
-    :raises InvalidQuestionError: If ``messages`` is not a list of ``ChatMessage``, holds no user message with text, or
-        the question is longer than ``MAX_QUESTION_CHARS``.
-    """
+    """:raises InvalidQuestionError: Unless the last user message of ``messages`` holds a question (cleaned)."""
     for message in reversed(check_messages(messages)):
         if message.is_from(ChatRole.USER):
             text = clean_text(message.text or "").strip()
             if text:
                 return check_question(text)
             break
-    raise InvalidQuestionError(
-        "No research question: pass messages=[ChatMessage.from_user('your question')] with a non-empty question."
-    )
+    raise InvalidQuestionError(f"No research question: pass {_EXAMPLE} with a non-empty question.")
 
 
 def view_of(state: State) -> RunView | None:
@@ -363,17 +301,12 @@ def counted_view(state: State) -> RunView | None:
 
 class OpenRunHook(PhaseHook):
     """
-    ``before_run``: open the run (see docs/how-it-works.md).
+    ``before_run``: open the run (see docs/how-it-works.md). The budgets are those of :class:`RunBudget`,
+    ``phase_models`` and ``prices`` those of :class:`CostMeter`.
 
-    :param token_budget: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
-    :param time_budget: Seconds of wall-clock time one run may take (up to 7 days), or ``None``.
     :param on_event: A callable receiving every event of every run of the agent (before a run's own
         ``RunInputs(on_event=...)``), or ``None``. A module-level function serializes with the hook; a lambda does not.
-    :param cost_budget: US dollars one run's model calls may cost (more than 0, up to 1,000,000), or ``None``.
-    :param phase_models: The model each phase of the run calls, by phase name: what each phase's usage costs.
-    :param prices: Model prices on top of the defaults (see :mod:`haystack_deep_research.run._budget`).
-    :raises ConfigurationError: If a budget is out of range, ``prices`` is not a dict of ``Price``, or ``on_event``
-        is not callable.
+    :raises ConfigurationError: If a budget or ``prices`` is invalid, or ``on_event`` is not callable.
     """
 
     allowed_hook_points = ("before_run",)
@@ -432,19 +365,11 @@ class OpenRunHook(PhaseHook):
             init_parameters["on_event"] = deserialize_callable(init_parameters["on_event"])
 
     def phase(self, state: State) -> Phase[None]:
-        """
-        :raises InvalidQuestionError: (from the phase) If the messages hold no question; nothing has run yet.
-        :raises RunDirError: (from the phase) If the run directory cannot be used.
-        :raises ConfigurationError: (from the phase) If ``hook_context`` is not a dict, or the shape refuses an input.
-        """
         question = self.question_of(state.data.get(MESSAGES))
         context = check_hook_context(state.data.get(HOOK_CONTEXT))
         run = yield from self.open_run(question, inputs_of(context))
-        journal = run.journal
         if isinstance(guard := context.get(RUN_GUARD_KEY), RunGuard):  # a ResearchAgent's run: it closes the guard
-            guard.on_close(run.close)
-            if journal is not None:
-                guard.on_close(journal.close)
+            guard.on_close(lambda: _release(run))
             guard.on_close(make_current(run, context))  # the current run until the agent's run returns
         try:
             yield from self._open(state, context, run)
@@ -453,13 +378,12 @@ class OpenRunHook(PhaseHook):
             raise
 
     def question_of(self, messages: Any) -> str:
-        """The run's question: the last user message (a subclass may read the conversation otherwise)."""
+        """A subclass may read the conversation otherwise."""
         return question_from(messages)
 
     def open_run(self, question: str, inputs: RunInputs) -> Phase[ResearchRun]:
         """
-        Open the run of one question (see docs/how-it-works.md). Every shape opens its run here: the agents in this
-        hook, the Pipeline shapes before their Pipeline runs. The phase returns the open run; the caller closes it.
+        Open the run of one question, for every shape (see docs/how-it-works.md); the caller closes it.
 
         :raises RunDirError: (from the phase) If the run directory cannot be used.
         :raises ConfigurationError: (from the phase) If the shape refuses one of the inputs, or a run's dollar budget
@@ -525,12 +449,10 @@ class OpenRunHook(PhaseHook):
         yield from ()
 
     def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized hook."""
         return default_to_dict(self, **self.run_parameters())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """Rebuild the hook from what ``to_dict`` returned."""
         cls.run_parameters_from_dict(data.get("init_parameters") or {})
         return default_from_dict(cls, data)
 
@@ -563,9 +485,8 @@ class CloseRunHook(PhaseHook, InitSerialized):
 
 class BudgetHook(InitSerialized):
     """
-    ``before_llm`` of every library Agent: count its new token usage into the run, stop it once a budget is spent
-    (``stop_run`` becomes its ``exit_reason``), else bind the run's budget to the step's model call, which
-    ``DeadlineChatGenerator`` cuts at the deadline (``run_async`` runs on the event loop, so the binding reaches it).
+    ``before_llm`` of every library Agent: count its usage into the run, stop it once a budget is spent, else bind the
+    run's budget to the step's model call (``run_async`` runs on the event loop, so the binding reaches it).
     """
 
     allowed_hook_points = ("before_llm",)
@@ -573,9 +494,7 @@ class BudgetHook(InitSerialized):
     def run(self, state: State) -> None:
         view = counted_view(state)
         bind(view.run.budget if view is not None else None)
-        if view is None:
-            return
-        if (reason := view.spent()) is not None:
+        if view is not None and (reason := view.spent()) is not None:
             state.set(STOP_RUN, reason)
 
     async def run_async(self, state: State) -> None:
@@ -583,12 +502,7 @@ class BudgetHook(InitSerialized):
 
 
 def close_run(run: ResearchRun, *, report: str, exit_reason: str) -> Phase[dict[str, Any]]:
-    """
-    Close a run, whatever its shape (see docs/how-it-works.md): its resources, the run directory (outcome written,
-    lock released), ``RunEnded``. The phase returns :func:`run_outputs` with ``report`` and ``exit_reason``. The run
-    directory gets the journal's end record (with the sources not journaled yet), ``ledger.json`` and ``report.md``:
-    each write that fails is a warning saying what it costs, and the others are still made.
-    """
+    """Close a run, whatever its shape (see docs/how-it-works.md); the phase returns its outputs."""
     run.close()
     journal = run.journal
     if journal is not None:
@@ -630,8 +544,7 @@ class PipelineShape:
     and ``run_async`` call :meth:`research` and :meth:`research_async`.
 
     :param pipeline: The shape's Pipeline.
-    :param run_settings: What each run is opened with: ``token_budget``, ``time_budget``, ``cost_budget``,
-        ``phase_models`` and ``prices`` (see ``OpenRunHook``).
+    :param run_settings: What each run is opened with: the parameters of ``OpenRunHook``.
     :param finish: The Pipeline component whose outputs are the shape's outputs.
     """
 
@@ -643,7 +556,6 @@ class PipelineShape:
         self.finish = finish
 
     def warm_up(self) -> None:
-        """Warm up the Pipeline's components."""
         self.pipeline.warm_up()
 
     def to_dict(self) -> dict[str, Any]:
@@ -652,7 +564,6 @@ class PipelineShape:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
-        """Rebuild the shape from what ``to_dict`` returned."""
         parameters = data["init_parameters"]
         parameters["pipeline"] = Pipeline.from_dict(parameters["pipeline"])
         OpenRunHook.run_parameters_from_dict(parameters.get("run_settings") or {})
@@ -757,23 +668,12 @@ def resumed_note(view: RunView, subtopic: str) -> JournaledNote | None:
 
 
 def journal_note(view: RunView, subtopic: str, note: JournaledNote) -> Phase[None]:
-    """
-    Journal a completed sub-topic with its evidence, as one record. A failing write is a warning, never a lost note:
-    nothing of the record is on disk then, so a resumed run researches the sub-topic again.
-    """
+    """Journal a completed sub-topic with its evidence, as one record; a failing write is a warning."""
     journal = view.run.journal
     if journal is None:
         return
-    record = blocking(
-        journal.record_note,
-        subtopic=subtopic,
-        note=note.note,
-        summary=note.summary,
-        partial=note.partial,
-        ledger=view.ledger,
-        position=view.run.place_of(note.note),
-    )
-    [written] = yield [record]
+    placed = replace(note, subtopic=subtopic, position=view.run.place_of(note.note))
+    [written] = yield [blocking(journal.record_note, placed, view.ledger)]
     _failed(
         view.run, PHASE_RESEARCH, f"the note on '{subtopic}'", written.error, "a resumed run would research it again"
     )
@@ -785,17 +685,9 @@ class _AsyncRunnable(Protocol):
 
 class EventStream:
     """
-    Run an agent asynchronously and iterate its events as they happen.
-
-    ::
-
-        stream = EventStream(agent, messages=[ChatMessage.from_user("...")])
-        async for event in stream:
-            print(event.describe())
-        result = stream.result
-
-    The iteration ends when the run ends; then :attr:`result` holds the run's result. A run that fails raises its
-    error from the ``async for``. Leaving the loop early cancels the run.
+    Run an agent asynchronously and iterate its events as they happen (``async for event in EventStream(agent,
+    messages=[...])``, as docs/deep-agent.md shows). The iteration ends when the run ends; then :attr:`result` holds
+    the run's result. A run that fails raises its error from the ``async for``. Leaving the loop early cancels the run.
 
     :param agent: A shape of this library (anything whose ``run_async`` takes ``inputs=RunInputs(...)``).
     :param run_kwargs: The arguments of ``run_async`` (``messages``, ``streaming_callback``, ``inputs``, ...). A
@@ -807,10 +699,7 @@ class EventStream:
         self._kwargs = run_kwargs
         self.result: dict[str, Any] | None = None
 
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[Event]:
+    async def __aiter__(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event] = asyncio.Queue()
         given = run_inputs(self._kwargs.get("inputs"))

@@ -1,32 +1,14 @@
 """
-How the library's work meets its models: work written once as a phase and driven sync or async, the hooks
-written with it, every model call streamed to the run's callback, and the wrappers that bound the Agent's own model
-calls (the time budget's deadline, a per-completion output cap).
+How the library's work meets its models: work written once as a phase and driven sync or async, the hooks written
+with it, every model call streamed to the run's callback, and the wrappers that bound the Agent's own model calls
+(the time budget's deadline, a per-completion output cap, named by :data:`API_TABLE`).
 
-**Phases.** A phase is a generator. It yields a batch (a list of :class:`Call`), receives one :class:`Outcome` per call
-in the same order, and finally returns its result. :func:`drive` runs the calls of a batch in worker threads (a batch of
-one runs inline), :func:`drive_async` runs them concurrently on the event loop; both run at most ``max_concurrency``
-calls at once. A call that raises never ends the phase: its outcome carries the error and the phase decides what it
-means. An error the phase itself raises propagates to the caller of the driver.
-
-Every hook and tool of the library is a phase with a thin sync shell (``drive``) and async shell (``drive_async``).
-Blocking work (file writes, parsing, sync-only clients) is a :func:`blocking` call, which the async driver runs in a
-worker thread, so nothing blocking runs on the event loop. :func:`ask` is a model call, traced with a span.
-
-**Streaming.** A run holds one Haystack streaming callback (``ResearchRun.streaming_callback``): the one its shape's
-``run`` was given (``run(messages, streaming_callback=...)``, or ``RunInputs(streaming_callback=...)``); an Agent run by
-other means hands its own to the library's tools (``tool_streaming_callback_passthrough``), and the first of them adopts
-it. Every model call the library makes itself (:func:`ask`) and every nested agent it runs passes it on, wrapped so that
-each :class:`~haystack.dataclasses.StreamingChunk` carries the role of the model that produced it in
-``chunk.meta[ROLE_META]`` (and a sub-researcher's sub-topic or a subagent's name in ``chunk.meta[AGENT_META]``). Chunks
-stay Haystack's own ``StreamingChunk``; a tagged chunk is a copy, the original is never changed.
-
-A coroutine callback reaches async model calls only: the sync path cannot await it (Haystack's own sync ``run``
-refuses one too). A plain callback reaches both; on the async path it runs inline, as Haystack runs it.
-
-**Output cap.** A model the Agent calls (the deep agent's own) gets its per-completion cap from a thin wrapper; the
-cap's name differs by API and by server and Haystack has no common one, so :data:`API_TABLE`, the one table of the
-OpenAI APIs (also read when a model is built and when ``--base-url`` is probed), names it.
+A phase is a generator: it yields a batch of :class:`Call`, receives one :class:`Outcome` per call in the same order,
+and returns its result. :func:`drive` runs a batch in worker threads, :func:`drive_async` on the event loop; a call
+that raises never ends the phase, its outcome carries the error. Blocking work is a :func:`blocking` call, run in a
+worker thread on the async path. Streamed chunks are tagged with their model's role (docs/configuration.md); a plain
+callback reaches every call, a coroutine one async model calls only, since the sync path cannot await it (as in
+Haystack's own ``run``).
 """
 
 from __future__ import annotations
@@ -67,7 +49,6 @@ __all__ = [
     "AGENT_META",
     "API_TABLE",
     "ROLE_META",
-    "Api",
     "Call",
     "DeadlineChatGenerator",
     "Outcome",
@@ -166,22 +147,19 @@ def ask(
     budget: RunBudget | None = None,
 ) -> Call:
     """
-    A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`.
-
-    A generator without ``run_async`` runs in a worker thread on the async path, so the event loop is never blocked.
-    A call that streams to Haystack's ``OpenAIChatGenerator`` asks the stream to carry the token usage, which it
-    otherwise leaves out (see :func:`stream_usage_kwargs`).
+    A call to a chat generator, without tools, inside a tracing span named :data:`MODEL_CALL_SPAN`; a generator
+    without ``run_async`` runs in a worker thread on the async path.
 
     :param role: The role of the call (``scope``, ``summarizer``, ``writer``, ``judge``, ...), a span tag.
     :param streaming_callback: The run's streaming callback, or ``None``: the generator streams to it (when its
-        ``run`` takes one), each chunk tagged with ``role`` (see :mod:`haystack_deep_research.run._phases`).
+        ``run`` takes one), each chunk tagged with ``role``.
     :param generation_kwargs: Generation settings for this call only (for example a strict ``response_format``).
     :param agent: The sub-researcher's sub-topic or subagent's name the call works for, tagged on streamed chunks.
     :param keep_alive: Ask for the reply as a stream even without a streaming callback (its chunks are dropped), so
         that a client's read timeout applies to the wait between two chunks, not to the whole reply. A generator
         with a streaming callback of its own keeps it.
     :param budget: The run's budget: the call waits no longer than its time budget has left and then fails with
-        :class:`~haystack_deep_research.errors.DeadlineExceededError` (see :mod:`.deadline`); ``None`` for no bound.
+        :class:`~haystack_deep_research.errors.DeadlineExceededError`; ``None`` for no bound.
     :returns: A call whose value is the first reply or ``None``.
     """
     own = getattr(generator, "streaming_callback", None) is not None
@@ -191,25 +169,26 @@ def ask(
     settings = {**(generation_kwargs or {}), **(stream_usage_kwargs(generator) if streams or own else {})}
     extra: dict[str, Any] = {"generation_kwargs": settings} if settings else {}
 
+    def inputs(wrap: Callable[..., Any]) -> dict[str, Any]:
+        callback = wrap(streaming_callback, role, agent) if streams else None
+        return {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+
     def run() -> ChatMessage | None:
-        callback = for_sync(streaming_callback, role, agent) if streams else None
-        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+        given = inputs(for_sync)
         with _model_span(generator, role, messages) as span:
-            return _first_reply(call_within(lambda: generator.run(messages=messages, **inputs), budget), span)
+            return _first_reply(call_within(lambda: generator.run(messages=messages, **given), budget), span)
 
     async def run_async() -> ChatMessage | None:
         # a sync run in a worker thread streams through a plain callback
-        wrap = for_async if hasattr(generator, "run_async") else for_sync
-        callback = wrap(streaming_callback, role, agent) if streams else None
-        inputs = {**extra, **({"streaming_callback": callback} if callback is not None else {})}
+        given = inputs(for_async if hasattr(generator, "run_async") else for_sync)
         with _model_span(generator, role, messages) as span:
-            return _first_reply(await _generate_async(generator, messages, inputs, budget), span)
+            return _first_reply(await _generate_async(generator, messages, given, budget), span)
 
     return Call(run, run_async)
 
 
 async def _generate_async(generator: Any, messages: list[ChatMessage], inputs: dict[str, Any], budget: Any) -> Any:
-    """A generator's call within the budget; one without ``run_async`` runs in a daemon thread."""
+    """One without ``run_async`` runs in a daemon thread."""
     if hasattr(generator, "run_async"):
         return await call_within_async(lambda: generator.run_async(messages=messages, **inputs), budget)
     return await call_sync_within_async(lambda: generator.run(messages=messages, **inputs), budget)
@@ -312,10 +291,9 @@ def for_async(callback: Any, role: str, agent: str = "") -> AsyncCallback | None
     is_async = _is_async(callback)
 
     async def tagged(chunk: StreamingChunk) -> None:
+        result = callback(tag_chunk(chunk, role, agent))
         if is_async:
-            await callback(tag_chunk(chunk, role, agent))
-        else:
-            callback(tag_chunk(chunk, role, agent))
+            await result
 
     return tagged
 
@@ -333,30 +311,22 @@ def drop_chunk(chunk: StreamingChunk) -> None:
     """A streaming callback that keeps nothing: the generator still assembles the whole reply."""
 
 
-# Haystack's chat generators whose stream leaves the token usage out unless asked: module and class.
-_USAGE_ON_REQUEST = (("haystack.components.generators.chat.openai", "OpenAIChatGenerator"),)
+_OPENAI_CHAT = ("haystack.components.generators.chat.openai", "OpenAIChatGenerator")
 
 
 def stream_usage_kwargs(generator: Any) -> dict[str, Any]:
     """
-    The generation settings that make a streamed reply carry its token usage, for generators that need them.
-
-    Haystack's ``OpenAIChatGenerator`` (and subclasses such as Azure's) gets ``stream_options={"include_usage":
-    True}`` unless its own ``generation_kwargs`` set ``stream_options``. Detection is by class, looked up only in
-    modules already imported, so nothing is imported here.
-
-    :returns: The settings to add to the call, or ``{}``.
+    The settings that make a streamed reply carry its token usage: Haystack's ``OpenAIChatGenerator`` (and subclasses
+    such as Azure's) leaves it out unless its own ``generation_kwargs`` set ``stream_options``.
     """
     own = getattr(generator, "generation_kwargs", None) or {}
-    if "stream_options" in own:
-        return {}
-    if any(_is_loaded_instance(generator, module, name) for module, name in _USAGE_ON_REQUEST):
+    if "stream_options" not in own and _is_loaded_instance(generator, *_OPENAI_CHAT):
         return {"stream_options": {"include_usage": True}}
     return {}
 
 
 def _is_loaded_instance(generator: Any, module_name: str, class_name: str) -> bool:
-    """Whether it is an instance of that class, looked up only when its module is already imported."""
+    """Looked up only when its module is already imported, so nothing is imported here."""
     module = sys.modules.get(module_name)
     kind = getattr(module, class_name, None) if module is not None else None
     return isinstance(kind, type) and isinstance(generator, kind)
@@ -382,7 +352,6 @@ class UsesModels:
                 getattr(model, name)()
 
     def warm_up(self) -> None:
-        """Warm up every model this object uses."""
         self._forward("warm_up")
 
     async def warm_up_async(self) -> None:
@@ -390,7 +359,6 @@ class UsesModels:
         await self._forward_async("warm_up")
 
     def close(self) -> None:
-        """Release the resources of every model this object uses."""
         self._forward("close")
 
     async def close_async(self) -> None:
@@ -407,15 +375,12 @@ class PhaseHook(UsesModels):
     max_concurrency: int = 5
 
     def phase(self, state: State) -> Phase[None]:
-        """The hook's work."""
         raise NotImplementedError
 
     def run(self, state: State) -> None:
-        """Run the hook against the live State."""
         drive(self.phase(state), max_concurrency=self.max_concurrency)
 
     async def run_async(self, state: State) -> None:
-        """Run the hook against the live State without blocking the event loop."""
         await drive_async(self.phase(state), max_concurrency=self.max_concurrency)
 
 
@@ -473,11 +438,7 @@ def deadline_reply(error: DeadlineExceededError) -> dict[str, Any]:
 
 @component
 class DeadlineChatGenerator(UsesModels, InitSerialized):
-    """
-    Wrap an Agent's chat generator so that no call outlives the run's time budget (see :mod:`.deadline`).
-
-    :param chat_generator: The chat generator.
-    """
+    """Wrap an Agent's chat generator so that no call outlives the run's time budget. :param chat_generator: It."""
 
     def __init__(self, *, chat_generator: Any) -> None:
         self.chat_generator = chat_generator
@@ -495,32 +456,25 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
         """The wrapped generator's replies, or :func:`deadline_reply` when the run's time budget ran out first."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
         try:
-            result: dict[str, Any] = call_within(
-                lambda: self.chat_generator.run(messages=messages, **inputs), bound_budget()
-            )
+            return call_within(lambda: self.chat_generator.run(messages=messages, **inputs), bound_budget())
         except DeadlineExceededError as error:
             return deadline_reply(error)
-        return result
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
         """Async variant of :meth:`run`; a wrapped generator without ``run_async`` runs in a daemon thread."""
         inputs = {**kwargs, **({"tools": tools} if tools is not None else {})}
         try:
-            result: dict[str, Any] = await _generate_async(self.chat_generator, messages, inputs, bound_budget())
+            return await _generate_async(self.chat_generator, messages, inputs, bound_budget())
         except DeadlineExceededError as error:
             return deadline_reply(error)
-        return result
 
 
 class Api(NamedTuple):
     """
-    What one OpenAI API is, for every caller that builds, caps or probes a model on it.
-
-    :param title: Its name in messages.
-    :param path: Where a server serves it, after the base URL.
-    :param cap: The name of the per-completion token cap in OpenAI's requests.
-    :param compatible_cap: The same cap's name in another server's requests (``base_url``).
+    What one OpenAI API is, for every caller that builds, caps or probes a model on it: its name in messages, where a
+    server serves it after the base URL, and the per-completion token cap's name in OpenAI's and in another server's
+    requests (``base_url``).
     """
 
     title: str
@@ -544,7 +498,7 @@ def output_cap_kwargs(generator: Any, tokens: int) -> dict[str, int] | None:
     server's when the generator calls one at its ``api_base_url``), or ``None`` for a generator without a known cap.
     """
     for module_name, class_name, api in (
-        ("haystack.components.generators.chat.openai", "OpenAIChatGenerator", "chat"),
+        (*_OPENAI_CHAT, "chat"),
         ("haystack.components.generators.chat.openai_responses", "OpenAIResponsesChatGenerator", "responses"),
     ):
         if _is_loaded_instance(generator, module_name, class_name):
@@ -584,10 +538,8 @@ class OutputCappedChatGenerator(UsesModels, InitSerialized):
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """The wrapped generator's replies."""
         return dict(self.chat_generator.run(messages=messages, tools=tools, **self._inputs(kwargs)))
 
     @component.output_types(replies=list[ChatMessage])
     async def run_async(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """The wrapped generator's replies."""
         return dict(await self.chat_generator.run_async(messages=messages, tools=tools, **self._inputs(kwargs)))

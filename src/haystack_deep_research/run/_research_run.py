@@ -1,20 +1,18 @@
 """
-One research run: the :class:`ResearchRun`, which owns everything of one run (question and brief, notes, evidence
-ledger, read cache, budget, journal, events, warnings, usage and cost per phase, streaming callback, per-run
-resources) and is thread-safe, since parallel sub-researchers write into it at once; the :class:`RunView` each agent
-works through (a sub-researcher's names its sub-topic, stamps its events with it and counts its agent's token usage
-into its phase, each part once); the sub-topics it delegates, whose notes keep the planned order whatever order
-their researchers finish in; and the shared outputs every shape returns and mirrors while it runs. It is opened and
-closed by :mod:`._lifecycle`.
+One research run: the :class:`ResearchRun`, which owns everything of one run and is thread-safe (parallel
+sub-researchers write into it at once), the :class:`RunView` each agent works through, and the shared outputs every
+shape returns. It is opened and closed by :mod:`._lifecycle`.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from haystack import logging
 from haystack.components.agents.state import State
 from haystack.components.agents.state.state_utils import replace_values
 
@@ -41,15 +39,46 @@ from haystack_deep_research.state import (
 
 if TYPE_CHECKING:
     from haystack_deep_research.events import Event
-    from haystack_deep_research.evidence import EvidenceLedger
-    from haystack_deep_research.evidence.searches import SearchLog
-    from haystack_deep_research.run._cache import ReadCache
     from haystack_deep_research.run._journal import RunJournal
 
-__all__ = ["ResearchRun", "RunView", "publish", "run_outputs"]
+__all__ = ["ResearchRun", "RunGuard", "RunView", "publish", "run_outputs"]
 
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class RunGuard:
+    """
+    What a run opened, closed once, newest first: an agent run's (the ``before_run`` hook registers, the agent closes
+    it once its run returned or raised; closing twice is harmless) or a run's resources. One closer that raises is
+    handed to ``failed`` (logged by default) and the others still run.
+    """
+
+    def __init__(self, failed: Callable[[Exception], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._closers: list[Callable[[], None]] = []
+        self._failed = failed or _log_close_failure
+
+    def __repr__(self) -> str:
+        return f"RunGuard(open={len(self._closers)})"
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        with self._lock:
+            self._closers.append(closer)
+
+    def close(self) -> None:
+        with self._lock:
+            closers, self._closers = self._closers[::-1], []
+        for closer in closers:
+            try:
+                closer()
+            except Exception as error:  # closing must go on; the run's own outcome is what the caller sees
+                self._failed(error)
+
+
+def _log_close_failure(error: Exception) -> None:
+    logger.warning("Closing a run failed: {error_type}: {error}", error_type=type(error).__name__, error=error)
 
 
 class ResearchRun:
@@ -90,7 +119,9 @@ class ResearchRun:
         self.costs = CostMeter(phase_models=phase_models, prices=prices, warn=self.warn)
         self._lock = threading.Lock()
         self._resources: dict[str, Any] = {}
-        self._closers: list[Callable[[], None]] = []
+        self._closers = RunGuard(
+            lambda error: self.warn(PHASE_RUN, f"closing a resource of the run failed: {type(error).__name__}: {error}")
+        )
         self._restored: list[str] = []  # notes restored from a run directory: before every delegated note
         self._notes: dict[int, str] = {}  # delegated notes by planned place
         self._plan: list[str | None] = []  # planned sub-topics; None once a place is claimed
@@ -111,11 +142,7 @@ class ResearchRun:
         return RunView(self, researcher="", phase=phase)
 
     def adopt_streaming(self, callback: Any) -> None:
-        """
-        Take a streaming callback for the run's models, unless the run already has one.
-
-        :param callback: The streaming callback the Agent's ``run`` was given (Haystack hands it to the tools).
-        """
+        """Take the streaming callback an Agent's ``run`` handed its tools, unless the run already has one."""
         with self._lock:
             if self.streaming_callback is None and callback is not None:
                 self.streaming_callback = callback
@@ -133,22 +160,13 @@ class ResearchRun:
             if key not in self._resources:
                 self._resources[key] = made = factory()
                 if close is not None:
-                    self._closers.append(lambda: close(made))
+                    self._closers.on_close(lambda: close(made))
             resource: T = self._resources[key]
             return resource
 
     def close(self) -> None:
-        """
-        Close the run's resources that asked for it, newest first, once: every shape calls this when its run ends,
-        however it ends. One that raises is a warning of the run; the others still close.
-        """
-        with self._lock:
-            closers, self._closers = self._closers[::-1], []
-        for closer in closers:
-            try:
-                closer()
-            except Exception as error:  # closing goes on; the run's outcome is what the caller sees
-                self.warn(PHASE_RUN, f"closing a resource of the run failed: {type(error).__name__}: {error}")
+        """Close the run's resources newest first, once, however the run ends; one that raises is a warning."""
+        self._closers.close()
 
     def researcher(self, subtopic: str) -> RunView:
         """
@@ -159,8 +177,7 @@ class ResearchRun:
 
     def plan(self, subtopics: Iterable[str]) -> None:
         """
-        Record the sub-topics about to be researched side by side, in the order the model asked for them: their notes
-        keep that order whatever order they finish in.
+        Record the sub-topics about to be researched side by side: their notes keep this order.
 
         :param subtopics: The sub-topics, as delegated.
         """
@@ -206,10 +223,7 @@ class ResearchRun:
                     self._notes[position] = note
 
     def place_of(self, note: str) -> int | None:
-        """
-        :param note: A note of the run.
-        :returns: Its place among the delegated notes (see :meth:`position`), or ``None`` for a restored one.
-        """
+        """:returns: The note's place among the delegated notes (see :meth:`position`); ``None`` if restored."""
         with self._lock:
             return next((place for place, held in self._notes.items() if held == note), None)
 
@@ -232,19 +246,12 @@ class ResearchRun:
             return self._delegated
 
     def delegations_left(self, limit: int) -> int:
-        """
-        :param limit: How many sub-topics the run may delegate in all.
-        :returns: How many more delegation slots :meth:`claim_subtopic` would grant (0 once every slot is taken).
-        """
+        """:returns: How many more slots :meth:`claim_subtopic` would grant under ``limit`` (0 once all are taken)."""
         with self._lock:
             return max(limit + self._granted - self._delegated, 0)
 
     def grant_subtopics(self, count: int) -> None:
-        """
-        Allow ``count`` delegations beyond the limit: grounding's replanning researches with these.
-
-        :param count: How many more sub-topics the run may delegate.
-        """
+        """Allow ``count`` more delegations beyond the limit: grounding's replanning researches with these."""
         with self._lock:
             self._granted += max(count, 0)
 
@@ -261,8 +268,7 @@ class ResearchRun:
             return
         with self._lock:
             self._usage[phase] = add_usage(self._usage.get(phase), usage)
-        tokens = total_tokens(usage)
-        if tokens:
+        if tokens := total_tokens(usage):
             spent = self.usage_by_phase()
             run_tokens = sum(total_tokens(phase_usage) for phase_usage in spent.values())
             cost = self.costs.estimate(spent)  # no warning here: the run's outputs say once when a cost is unknown
@@ -276,10 +282,7 @@ class ResearchRun:
 
     def total_usage(self) -> dict[str, Any]:
         """:returns: The token usage of all phases summed."""
-        total: dict[str, Any] = {}
-        for usage in self.usage_by_phase().values():
-            total = add_usage(total, usage)
-        return total
+        return functools.reduce(add_usage, self.usage_by_phase().values(), {})
 
     def tokens_used(self) -> int:
         """:returns: The tokens spent so far across all phases."""
@@ -326,8 +329,7 @@ class ResearchRun:
 
     def out_of_time(self) -> bool:
         """
-        Say whether the time budget is spent, so that a model call failing now was cut at the deadline (see
-        :mod:`.deadline`); the first time, a warning and a :class:`BudgetReached` event follow, as for :meth:`spent`.
+        Say whether the time budget is spent (a model call failing now was cut at the deadline), as :meth:`spent` does.
 
         :returns: ``True`` when the run's time budget is spent.
         """
@@ -346,7 +348,7 @@ class ResearchRun:
             return None
         reason, detail = found
         with self._lock:
-            first = reason not in self._spent  # each budget found spent warns once, in its own words
+            first = reason not in self._spent
             self._spent.add(reason)
         if first:
             self.events.emit(BudgetReached(phase=PHASE_ORCHESTRATOR, reason=reason, detail=detail))
@@ -359,10 +361,8 @@ class ResearchRun:
 
 class RunView:
     """
-    How one agent of a run (the orchestrator, or one sub-researcher) works with the run.
-
-    A view forwards to its run, stamps the events it emits with its researcher's sub-topic, and counts its agent's
-    token usage into its phase as it grows (:meth:`count_usage`), each part once.
+    How one agent of a run (the orchestrator, or one sub-researcher) works with the run: it stamps the events it emits
+    with its researcher's sub-topic, and counts its agent's token usage into its phase, each part once.
 
     :param run: The run.
     :param researcher: The sub-topic of the sub-researcher, or ``""`` for the orchestrator.
@@ -395,33 +395,19 @@ class RunView:
         return self.run.reads
 
     def emit(self, event: Event) -> Event:
-        """
-        :param event: An event of this agent.
-        :returns: The event as delivered (with the run id and the researcher's sub-topic).
-        """
+        """:returns: The event as delivered, stamped with the run id and the view's researcher."""
         return self.run.events.emit(event, researcher=self.researcher)
 
     def warn(self, phase: str, message: str, *, once: bool = False) -> None:
-        """
-        :param phase: One of the ``PHASE_*`` names.
-        :param message: What went wrong.
-        :param once: Record it only if the run holds no such warning yet.
-        """
+        """As :meth:`ResearchRun.warn`, for the view's researcher."""
         self.run.warn(phase, message, researcher=self.researcher, once=once)
 
     def record_usage(self, phase: str, usage: Mapping[str, Any] | None) -> None:
-        """
-        :param phase: One of the ``PHASE_*`` names.
-        :param usage: A usage dict of one model call.
-        """
+        """As :meth:`ResearchRun.record_usage`, for the view's researcher."""
         self.run.record_usage(phase, usage, researcher=self.researcher)
 
     def count_usage(self, token_usage: Mapping[str, Any] | None) -> None:
-        """
-        Count the part of this agent's ``token_usage`` not counted yet into the view's phase.
-
-        :param token_usage: The agent's ``token_usage`` so far.
-        """
+        """Count the part of the agent's ``token_usage`` (so far) not counted yet into the view's phase."""
         with self._lock:
             delta = usage_delta(token_usage, self._counted)
             self._counted = add_usage(self._counted, delta)

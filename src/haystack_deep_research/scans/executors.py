@@ -1,20 +1,9 @@
 """
 Where and how a scan's items are researched: :class:`LocalExecutor` (this process, on the event loop; the default) or
-:class:`RayExecutor` (one Ray task per attempt). Both run the same research factory the same way
-(:func:`research_item`, :func:`research_item_async`); the scan runner bounds how many items are in flight and retries
-failed attempts. docs/scans.md describes the runnables a factory may return and what Ray needs.
-
-A scan is given a *research factory*: a callable with no arguments that returns a fresh runnable for one item (a shape
-of this library or any component that takes ``messages``, a ``Pipeline`` of your own, or any callable). It is called
-once per item, in the process that researches it (a Ray worker, with ``executor="ray"``), so it must be picklable
-there: a module-level function, or ``functools.partial`` of one.
-
-Ray is an optional extra (``pip install 'haystack-deep-research[ray]'``), imported when a :class:`RayExecutor` starts,
-never before. The factory is put in Ray's object store once; each task builds a fresh runnable from it and researches
-one prompt on the synchronous path. Tasks run with Ray's ``max_retries=0``: a worker that dies surfaces at once as
-``ray.exceptions.WorkerCrashedError`` and the runner retries the item like any failed attempt, so ``max_attempts``
-bounds every kind of failure and each attempt is visible as an event; an error raised inside a task reaches the runner
-as the original error. Every worker must be able to import this library and the factory's own code.
+:class:`RayExecutor` (one Ray task per attempt, ``max_retries=0`` so the runner's ``max_attempts`` bounds every kind
+of failure), both through :func:`research_item`. The *research factory* a scan is given is called once per item in
+the process that researches it, so with Ray it must be picklable there: a module-level function or a
+``functools.partial`` of one. Ray is imported when a :class:`RayExecutor` starts. See docs/scans.md.
 """
 
 from __future__ import annotations
@@ -28,7 +17,7 @@ from pydantic import BaseModel
 
 from haystack_deep_research._haystack_internals import input_names
 from haystack_deep_research.errors import ConfigurationError, MissingExtraError
-from haystack_deep_research.run._phases import blocking
+from haystack_deep_research.run._phases import Call, Phase, blocking, drive, drive_async
 
 __all__ = [
     "LocalExecutor",
@@ -78,6 +67,23 @@ def _runnable(research: ResearchFactory) -> Any:
     return runnable
 
 
+def _research(research: ResearchFactory, prompt: str) -> Phase[dict[str, Any]]:
+    runnable = _runnable(research)
+    read: Callable[[Any], dict[str, Any]] = _called
+    if isinstance(runnable, Pipeline):
+        inputs, read = {"question": prompt}, _leaves
+        call = Call(lambda: runnable.run(inputs), lambda: runnable.run_async(inputs))
+    elif _takes_messages(runnable):
+        messages, read = [ChatMessage.from_user(prompt)], _agent_outputs
+        call = Call(lambda: runnable.run(messages=messages), lambda: runnable.run_async(messages=messages))
+    else:
+        call = blocking(runnable, prompt)
+    [outcome] = yield [call]
+    if outcome.error is not None:
+        raise outcome.error
+    return read(outcome.value)
+
+
 def research_item(research: ResearchFactory, prompt: str) -> dict[str, Any]:
     """
     Research one prompt with a fresh runnable from the factory, synchronously.
@@ -89,58 +95,27 @@ def research_item(research: ResearchFactory, prompt: str) -> dict[str, Any]:
         callable's mapping (a pydantic model becomes ``{"structured": model}``).
     :raises ConfigurationError: If the factory or the callable it returns gives something else.
     """
-    runnable = _runnable(research)
-    if isinstance(runnable, Pipeline):
-        return _leaves(runnable.run({"question": prompt}))
-    if _takes_messages(runnable):
-        return _agent_outputs(runnable.run(messages=[ChatMessage.from_user(prompt)]))
-    return _called(runnable(prompt))
+    return drive(_research(research, prompt))
 
 
 async def research_item_async(research: ResearchFactory, prompt: str) -> dict[str, Any]:
-    """
-    Research one prompt on the event loop: a Pipeline's or agent's ``run_async``; a plain callable in a worker thread.
-
-    :param research: The research factory.
-    :param prompt: The item's prompt.
-    :returns: The run's outputs.
-    :raises ConfigurationError: If the factory or the callable it returns gives something else.
-    """
-    runnable = _runnable(research)
-    if isinstance(runnable, Pipeline):
-        return _leaves(await runnable.run_async({"question": prompt}))
-    if _takes_messages(runnable):
-        return _agent_outputs(await runnable.run_async(messages=[ChatMessage.from_user(prompt)]))
-    return _called(await blocking(runnable, prompt).run_async())
+    """Async variant of :func:`research_item`: a Pipeline's or agent's ``run_async``; a callable in a worker thread."""
+    return await drive_async(_research(research, prompt))
 
 
 class ScanExecutor(Protocol):
-    """
-    Researches the items of one scan at a time: :meth:`start` once, :meth:`research` per attempt, :meth:`stop` once.
-    """
+    """Researches the items of one scan: :meth:`start` once, :meth:`research` per attempt, :meth:`stop` once (also
+    after a failure); ``start`` and ``stop`` block, and the runner calls them in a worker thread."""
 
     name: str
 
-    def start(self, research: ResearchFactory) -> None:
-        """
-        Get ready to research with this factory (blocking; the runner calls it in a worker thread).
-
-        :param research: The research factory.
-        """
-        ...
+    def start(self, research: ResearchFactory) -> None: ...
 
     async def research(self, prompt: str) -> dict[str, Any]:
-        """
-        Research one item.
-
-        :param prompt: The item's prompt.
-        :returns: The outputs of its research run.
-        """
+        """:returns: The outputs of the research run of one item's prompt."""
         ...
 
-    def stop(self) -> None:
-        """Release what :meth:`start` took (blocking; called in a worker thread, also after a failure)."""
-        ...
+    def stop(self) -> None: ...
 
 
 class LocalExecutor:
@@ -161,15 +136,11 @@ class LocalExecutor:
         return await research_item_async(self._research, prompt)
 
     def stop(self) -> None:
-        """Forget the factory."""
         self._research = None
 
 
 def import_ray() -> Any:
-    """
-    :returns: The ``ray`` module.
-    :raises MissingExtraError: If Ray is not installed; the message names the extra to install.
-    """
+    """:returns: The ``ray`` module; a ``MissingExtraError`` naming the extra when Ray is not installed."""
     try:
         import ray
     except ImportError as error:
@@ -223,12 +194,7 @@ class RayExecutor:
         self._research: Any = None
 
     def start(self, research: ResearchFactory) -> None:
-        """
-        Connect to Ray (starting a local instance when ``address`` is ``None``) and ship the factory once.
-
-        :param research: The research factory; it must be picklable by Ray (cloudpickle).
-        :raises MissingExtraError: If Ray is not installed.
-        """
+        """Connect to Ray (starting a local instance when ``address`` is ``None``) and ship the factory once."""
         ray = import_ray()
         self._ray = ray
         self._owns = not ray.is_initialized()
@@ -238,13 +204,7 @@ class RayExecutor:
         self._research = ray.put(research)
 
     async def research(self, prompt: str) -> dict[str, Any]:
-        """
-        Research one item in a Ray task.
-
-        :param prompt: The item's prompt.
-        :returns: The outputs of its research run.
-        :raises RuntimeError: If :meth:`start` was not called.
-        """
+        """Research one item in a Ray task (a RuntimeError before :meth:`start`)."""
         if self._task is None:
             raise RuntimeError("RayExecutor.research was called before start")
         try:

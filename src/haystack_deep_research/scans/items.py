@@ -57,10 +57,7 @@ class ItemRef(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ItemRef:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The item.
-        """
+        """Rebuild the item from what :meth:`to_dict` returned."""
         return cls(name=data["name"], provider=data.get("provider", ""), meta=dict(data.get("meta") or {}))
 
 
@@ -90,10 +87,7 @@ class KnowledgeRow(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> KnowledgeRow:
-        """
-        :param data: What :meth:`to_dict` returned.
-        :returns: The row.
-        """
+        """Rebuild the row from what :meth:`to_dict` returned."""
         return cls(id=data["id"], data=dict(data.get("data") or {}))
 
 
@@ -130,18 +124,11 @@ class KnowledgeProvider(abc.ABC):
 
     @abc.abstractmethod
     def describe_item(self, ref: ItemRef) -> str:
-        """
-        :param ref: One of the listed items.
-        :returns: The prompt of the item's research run.
-        """
+        """:returns: The prompt of the research run of one of the listed items."""
 
     @abc.abstractmethod
     def to_row(self, ref: ItemRef, result: Mapping[str, Any]) -> KnowledgeRow:
-        """
-        :param ref: The item.
-        :param result: The outputs of its research run (see :func:`row_data`).
-        :returns: Its row.
-        """
+        """:returns: The item's row, from the outputs of its research run (see :func:`row_data`)."""
 
 
 class ListProvider(KnowledgeProvider):

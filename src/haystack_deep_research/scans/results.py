@@ -1,17 +1,8 @@
 """
-Where a scan's rows go: an append-only JSONL file, read back when a scan starts so finished items are not researched
-again, and exported to CSV.
-
-Each finished item is one line ``{"item": {...}, "id": ..., "data": {...}}``, appended (and flushed to disk) the
-moment the item is done, in the order items finish. Items whose every attempt failed go, one line each with the
-error, to a second file next to it (``rows.failures.jsonl`` beside ``rows.jsonl``); they are not finished, so the
-next scan tries them again; a failed item's line keeps its ``exit_reason`` and what its run did gather (``partial``),
-so paid research is not thrown away. A crash can cut the last line short: reading back drops such a line (and cuts it
-off the file before anything is appended), so its item is researched again.
-
-One scan at a time writes a results file: :meth:`ResultsFile.lock` takes a lock file beside it (``rows.jsonl.lock``)
-for the whole scan, and a second scan of the same file is refused with :class:`ScanInUseError` at once, before it
-researches anything.
+Where a scan's rows go: an append-only JSONL file, one line per finished item flushed at once, read back when a scan
+starts (a line a crash cut short is cut off, and its item researched again), locked for one scan at a time, and
+exported to CSV. Items whose every attempt failed go to ``<stem>.failures.jsonl`` beside it, with their
+``exit_reason`` and what their run gathered (``partial``). See docs/scans.md.
 """
 
 from __future__ import annotations
@@ -43,6 +34,7 @@ MAX_RESULTS_BYTES = 1 << 30
 
 def _append(path: Path, record: dict[str, Any]) -> None:
     line = clean_text(json.dumps(record, ensure_ascii=False, allow_nan=False)) + "\n"  # always encodable as UTF-8
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         handle = open_appending(path)
     except LocalFileRefusedError as error:
@@ -62,10 +54,7 @@ def _refused(path: Path, error: LocalFileRefusedError) -> ConfigurationError:
 
 
 def _whole_lines(path: Path) -> list[str]:
-    """
-    The file's complete lines; a last line cut short by a crash is cut off the file. A line that is not UTF-8 or is
-    nested deeper than any record (a damaged line) is skipped with a warning, so its item is researched again.
-    """
+    """The complete lines; a torn last line is cut off the file, a line not UTF-8 or too deeply nested is skipped."""
     try:
         raw = cut_torn_line(path, max_bytes=MAX_RESULTS_BYTES)
     except FileNotFoundError:
@@ -134,10 +123,7 @@ class ResultsFile:
         self._lock.release()
 
     def rows(self) -> list[tuple[ItemRef, KnowledgeRow]]:
-        """
-        :returns: The finished items and their rows, in the order they were written.
-        :raises ConfigurationError: If a line is not a record of this file.
-        """
+        """The finished items and their rows, in the order written; a line of no record is a ``ConfigurationError``."""
         found = []
         for number, line in enumerate(_whole_lines(self.path), 1):
             if not line.strip():
@@ -152,13 +138,7 @@ class ResultsFile:
         return found
 
     def add_row(self, ref: ItemRef, row: KnowledgeRow) -> None:
-        """
-        Append one finished item's row and flush it to disk.
-
-        :param ref: The item.
-        :param row: Its row.
-        """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Append one finished item's row and flush it to disk."""
         _append(self.path, {"item": ref.to_dict(), **row.to_dict()})
 
     def add_failure(
@@ -170,22 +150,11 @@ class ResultsFile:
         exit_reason: str | None = None,
         partial: dict[str, Any] | None = None,
     ) -> None:
-        """
-        Append one failed item to the failures file.
-
-        :param ref: The item.
-        :param error: Its last error.
-        :param attempts: How many attempts were made.
-        :param exit_reason: The failing ``exit_reason`` of its last run, when the run returned one.
-        :param partial: What the last run gathered (JSON-ready), when it returned.
-        """
-        self.failures_path.parent.mkdir(parents=True, exist_ok=True)
-        record: dict[str, Any] = {"item": ref.to_dict(), "error": error, "attempts": attempts}
-        if exit_reason is not None:
-            record["exit_reason"] = exit_reason
-        if partial is not None:
-            record["partial"] = partial
-        _append(self.failures_path, record)
+        """Append one failed item (its last error, the attempts made, its run's ``exit_reason`` and ``partial``)."""
+        known = {
+            key: value for key, value in {"exit_reason": exit_reason, "partial": partial}.items() if value is not None
+        }
+        _append(self.failures_path, {"item": ref.to_dict(), "error": error, "attempts": attempts, **known})
 
     def failures(self) -> list[dict[str, Any]]:
         """:returns: Every failure recorded so far (``item``, ``error``, ``attempts``), oldest first."""
@@ -213,8 +182,7 @@ def write_csv(rows: Iterable[KnowledgeRow], path: str | Path) -> Path:
     every cell that a spreadsheet would take for a formula neutralised (see :func:`_cell`).
 
     :param rows: The rows.
-    :param path: The CSV file, written as a path the user named (see
-        :func:`~haystack_deep_research._untrusted.files.write_file`).
+    :param path: The CSV file, written as a path the user named (see :func:`write_file`).
     :returns: The path.
     :raises LocalFileRefusedError: The path holds a folder, a socket or a block device.
     """

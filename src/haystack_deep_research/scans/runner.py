@@ -1,17 +1,8 @@
 """
-The scan runner: one research run per item of a provider, rows collected on disk, resumable, bounded, observable.
-
-:class:`ScanRunner` lists the provider's items, reads the results file back and skips every item already finished
-there (a rerun after a crash researches only what is left), then researches the others with at most
-``max_concurrency`` in flight. Each attempt runs on the executor (this process by default, or Ray); a failed attempt
-is retried after ``retry_delay`` seconds, doubling, up to ``max_attempts`` in all, and an item whose every attempt
-failed is recorded in the failures file, not in the rows. A research run that returns but whose ``exit_reason`` says it
-failed (``writer_failed``, ``structured_output_failed``, ...: see ``FAILED_EXIT_REASONS``) is a failed attempt too, so
-it is retried, counted and recorded with its reason and what it gathered, never as a finished row; a row of such a run
-left by an older version is researched again. Every finished row is appended to the results file at once. The
-results file is locked for the whole scan: a second scan of the same file raises ``ScanInUseError`` before it starts.
-Each step is an event of the scan (``ScanStarted``, ``ItemStarted``, ``ItemDone``, ``ItemFailed``, ``ItemSkipped``,
-``ScanEnded``) delivered to ``on_event``.
+The scan runner: one research run per item of a provider, at most ``max_concurrency`` in flight, each failed attempt
+retried with a doubling delay up to ``max_attempts``, rows appended to a locked results file that makes a rerun
+research only what is left, every step an event. A run that returns with a failing ``exit_reason``
+(``FAILED_EXIT_REASONS``) is a failed attempt, never a row. docs/scans.md describes it all.
 """
 
 from __future__ import annotations
@@ -58,10 +49,7 @@ class ScanResult:
     results: ResultsFile | None = None
 
     def write_csv(self, path: str | Path) -> Path:
-        """
-        :param path: The CSV file to write the rows to (see :func:`~haystack_deep_research.scans.results.write_csv`).
-        :returns: The path.
-        """
+        """Write the rows to a CSV file (see :func:`~haystack_deep_research.scans.results.write_csv`); returns it."""
         return write_csv(self.rows, path)
 
 
@@ -78,11 +66,6 @@ def _failed_run(result: Mapping[str, Any]) -> ResearchFailedError | None:
     warnings = [str(text) for text in result.get(WARNINGS) or [] if "failed" in str(text)]
     partial = {key: value for key, value in row_data(result).items() if key != "grounding_score"}
     return ResearchFailedError(str(exit_reason), warnings[-1] if warnings else "", partial)
-
-
-def _finished(row: KnowledgeRow) -> bool:
-    """A row read back is finished unless an older version wrote a failed run's fallback as a row."""
-    return row.data.get(EXIT_REASON) not in FAILED_EXIT_REASONS
 
 
 def _executor(executor: Any) -> ScanExecutor:
@@ -140,19 +123,11 @@ class ScanRunner:
         self.on_event = on_event
 
     def run(self) -> ScanResult:
-        """
-        Run the scan to its end (in a notebook or a server, ``await run_async()``).
-
-        :returns: The result.
-        """
+        """Run the scan to its end and return its result (in a notebook or a server, ``await run_async()``)."""
         return asyncio.run(self.run_async())
 
     async def run_async(self) -> ScanResult:
-        """
-        Run the scan on the running event loop.
-
-        :returns: The result.
-        """
+        """Run the scan on the running event loop and return its result."""
         await asyncio.to_thread(self.results.lock)
         try:
             return await self._scan()
@@ -163,7 +138,9 @@ class ScanRunner:
         started = time.monotonic()
         bus = EventBus(uuid.uuid4().hex, [self.on_event] if self.on_event is not None else [])
         items = await asyncio.to_thread(self.provider.list_items)
-        finished = {ref.key: row for ref, row in await asyncio.to_thread(self.results.rows) if _finished(row)}
+        # A row is finished unless an older version wrote a failed run's fallback as a row.
+        rows_read = await asyncio.to_thread(self.results.rows)
+        finished = {ref.key: row for ref, row in rows_read if row.data.get(EXIT_REASON) not in FAILED_EXIT_REASONS}
         order: dict[tuple[str, str], int] = {}
         todo: collections.deque[ItemRef] = collections.deque()
         skips: list[ItemSkipped] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -56,12 +56,7 @@ MAX_COST_BUDGET = 1_000_000.0
 def checked_limits(
     tokens: Any, seconds: Any, dollars: Any, *, names: tuple[str, str, str]
 ) -> tuple[int | None, float | None, float | None]:
-    """
-    The limits, the time and cost as floats.
-
-    :raises ConfigurationError: If one is out of range: tokens 1 to 1,000,000,000, seconds more than 0 up to 7 days,
-        dollars more than 0 up to 1,000,000.
-    """
+    """The limits, checked (tokens 1 to 1,000,000,000, seconds up to 7 days, dollars up to 1,000,000), as numbers."""
     if tokens is not None:
         _checks.int_in_range(names[0], tokens, 1, MAX_TOKEN_BUDGET)
     if seconds is not None:
@@ -72,7 +67,6 @@ def checked_limits(
 
 
 def _given(kind: type[Any], value: Any, name: str, example: str) -> Any:
-    """``value`` when it is a ``kind``, ``kind()`` for ``None``; else a ConfigurationError naming ``name``."""
     if value is None:
         return kind()
     if not isinstance(value, kind):
@@ -81,11 +75,7 @@ def _given(kind: type[Any], value: Any, name: str, example: str) -> Any:
 
 
 def passage_budget_value(value: Any) -> int:
-    """
-    :param value: A ``passage_budget``.
-    :returns: It, checked: 0 (the whole page) or 500 to 1,000,000 characters.
-    :raises ConfigurationError: If it is neither.
-    """
+    """A ``passage_budget``, checked: 0 (the whole page) or 500 to 1,000,000 characters."""
     if isinstance(value, int) and not isinstance(value, bool) and (value == 0 or 500 <= value <= 1_000_000):
         return value
     raise ConfigurationError(
@@ -139,12 +129,7 @@ DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(
 
 
 def merge_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
-    """
-    The default prices with the caller's on top.
-
-    :returns: The merged table.
-    :raises ConfigurationError: If ``prices`` is not a mapping of non-empty model names to :class:`Price`.
-    """
+    """The default prices with the caller's (checked: non-empty model names to :class:`Price`) on top."""
     if prices is None:
         return dict(DEFAULT_PRICES)
     if not isinstance(prices, Mapping):
@@ -169,9 +154,7 @@ def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
 @dataclass(frozen=True, kw_only=True)
 class Budgets:
     """
-    What one run may spend, and what its models cost. When a budget is spent no new research starts, the report is
-    written from what was found, and ``exit_reason`` names the budget (``"token_budget"``, ``"time_budget"`` or
-    ``"cost_budget"``).
+    What one run may spend, and what its models cost; docs/settings.md says what a run does when a budget is spent.
 
     :param tokens: Total tokens one run may spend across all phases, 1 to 1,000,000,000, or ``None``.
     :param seconds: Seconds of wall-clock time one run may take (more than 0, up to 7 days), or ``None``.
@@ -205,18 +188,11 @@ class Budgets:
 
     @classmethod
     def of(cls, value: Any) -> Budgets:
-        """
-        :param value: A factory's ``budgets``: a :class:`Budgets`, or ``None`` for none.
-        :returns: The budgets.
-        :raises ConfigurationError: If it is anything else.
-        """
+        """A factory's ``budgets``: a :class:`Budgets`, or ``None`` for none; a ConfigurationError for anything else."""
         return _given(cls, value, "budgets", "Budgets(tokens=200_000, seconds=600)")
 
     def over(self, base: Budgets) -> Budgets:
-        """
-        :param base: The budgets these replace (a factory's, under a run's own).
-        :returns: ``base`` with every limit set here in place of its own, and these prices on top of its prices.
-        """
+        """``base`` (a factory's, under a run's own) with every limit set here in its place, these prices on top."""
         prices = {**(base.prices or {}), **(self.prices or {})} or None
         return Budgets(
             tokens=self.tokens if self.tokens is not None else base.tokens,
@@ -226,11 +202,7 @@ class Budgets:
         )
 
     def check_priced(self, phase_models: Mapping[str, str]) -> None:
-        """
-        :param phase_models: The model each phase of a run calls.
-        :raises ConfigurationError: If ``dollars`` is set and a model's price is unknown; the message says how to
-            give it.
-        """
+        """Refuse ``dollars`` when the price of a model a phase calls (``phase_models``) is unknown."""
         if self.dollars is None:
             return
         prices = merge_prices(self.prices)
@@ -273,12 +245,7 @@ class Grounding:
 
     @classmethod
     def of(cls, value: Any) -> Grounding | None:
-        """
-        :param value: A factory's ``grounding``: a :class:`Grounding`, ``True`` (the defaults), or ``False`` /
-            ``None`` (off).
-        :returns: The grounding, or ``None`` when it is off.
-        :raises ConfigurationError: If it is anything else.
-        """
+        """A factory's ``grounding``: a :class:`Grounding`, ``True`` (the defaults), or ``False`` / ``None`` (off)."""
         if isinstance(value, Grounding):
             return value
         if value is True:
@@ -296,31 +263,25 @@ class Sources:
     What the researchers search and read, and how pages are read.
 
     :param web: ``False`` researches the datastores and MCP servers only: no web search and no page reading.
-    :param search: The web search: "auto" (``None``, the default: Tavily when ``TAVILY_API_KEY`` is set, else the
-        keyless ddgs search, which the run says once in its warnings), "tavily", "ddgs", a search backend, any
-        Haystack web-search component with a ``query`` input, or a Haystack Tool (one with a ``query`` parameter goes
-        through the library's search path; another is used as it is). Every choice is normalized to title, exact URL
-        and snippet, recorded in the evidence ledger and fenced as untrusted.
+    :param search: The web search (docs/sources.md): ``None`` ("auto": Tavily when ``TAVILY_API_KEY`` is set, else the
+        keyless ddgs search), "tavily", "ddgs", a search backend, a Haystack web-search component with a ``query``
+        input, or a Haystack Tool.
     :param datastores: Your own documents: a mapping of name to ``{"retriever": <Haystack retriever or component with a
-        query input>, "description": "...", "top_k": 6, "min_score": None}`` (or a store :func:`index_folder` built).
-        Each becomes a ``search_<name>`` tool, and the descriptions a routing block in the system prompt. Retrieved
-        documents count as read and may be cited (see docs/sources.md).
-    :param mcp_servers: MCP servers whose tools may be called (:class:`MCPServer`): each tool becomes
-        ``<server>_<tool>``, each run connects once on first use and closes with the run, and what the tools return
-        counts as read (needs the ``[mcp]`` extra). A server that does not start is a warning; the run goes on.
+        query input>, "description": "...", "top_k": 6, "min_score": None}`` (or a store :func:`index_folder` built);
+        each becomes a ``search_<name>`` tool (see docs/sources.md).
+    :param mcp_servers: MCP servers whose tools may be called (:class:`MCPServer`), each tool as ``<server>_<tool>``
+        (needs the ``[mcp]`` extra; see docs/sources.md).
     :param url_policy: Which URLs may be fetched. Default: public http(s) addresses only.
     :param fetch_limits: Download cap, timeouts, redirects and PDF pages of a page read.
-    :param passage_budget: Characters of a page's passages most relevant to the question that the summarizer reads
-        (ranked with BM25 and by the figures, dates and names they hold), 500 to 1,000,000, or 0 for the whole page.
-    :param summarize_over: Characters of those passages above which the summarizer is called (3,000 by default,
-        0 to 1,000,000); a shorter excerpt reaches the researcher as it is, fenced as untrusted, with no model call.
-        0 summarizes every page.
+    :param passage_budget: Characters of a page's passages most relevant to the question (ranked with BM25 and by the
+        figures, dates and names they hold) that the summarizer reads, 500 to 1,000,000, or 0 for the whole page.
+    :param summarize_over: Characters of those passages above which the summarizer is called, 0 to 1,000,000; a
+        shorter excerpt reaches the researcher as it is, fenced, with no model call.
     :param include_domains: Search and read only these domains and their subdomains, for example
-        ``("who.int", "europa.eu")``: passed to the search engine, and enforced on its results and on every page read.
+        ``("who.int", "europa.eu")``, enforced on the engine's results and every page read.
     :param exclude_domains: Never search or read these domains and their subdomains.
-    :param since: Keep only results published since a date (``datetime.date`` or ``"2026-01-31"``) or within a
-        window ending today (``"day"``, ``"week"``, ``"month"``, ``"year"``); a result the engine gives no date is
-        kept. See :class:`~haystack_deep_research.web.SearchScope`.
+    :param since: Keep only results published since a date or within a window ending today, as
+        :class:`~haystack_deep_research.web.SearchScope` takes it.
     :raises ConfigurationError: If a value has the wrong type or range, or ``web=False`` leaves nothing to search.
     """
 
@@ -345,9 +306,8 @@ class Sources:
             exclude_domains=_domains(self.exclude_domains),
             since=self.since,
         )
-        object.__setattr__(self, "include_domains", scope.include_domains)
-        object.__setattr__(self, "exclude_domains", scope.exclude_domains)
-        object.__setattr__(self, "since", scope.since)
+        for name in ("include_domains", "exclude_domains", "since"):
+            object.__setattr__(self, name, getattr(scope, name))
 
         _checks.boolean("Sources(web=...)", self.web)
         for name, kind in (("url_policy", UrlPolicy), ("fetch_limits", FetchLimits)):
@@ -383,12 +343,9 @@ class Sources:
 
     @property
     def read_policy(self) -> UrlPolicy | None:
-        """:returns: ``url_policy`` with the chosen domains applied to every page read, never wider than its own
-        ``only_domains`` (``None``: the default)."""
+        """``url_policy`` with the chosen domains applied to every page read, never wider than its ``only_domains``."""
         if not self.include_domains and not self.exclude_domains:
             return self.url_policy
-        from dataclasses import replace
-
         from haystack_deep_research.web.url_policy import UrlPolicy, in_domains
 
         policy = self.url_policy or UrlPolicy()
@@ -403,11 +360,7 @@ class Sources:
 
     @classmethod
     def of(cls, value: Any) -> Sources:
-        """
-        :param value: A factory's ``sources``: a :class:`Sources`, or ``None`` for the defaults.
-        :returns: The sources.
-        :raises ConfigurationError: If it is anything else.
-        """
+        """A factory's ``sources``: a :class:`Sources`, or ``None`` for the defaults."""
         return _given(cls, value, "sources", "Sources(search='ddgs', datastores={...})")
 
 
@@ -419,18 +372,9 @@ def _domains(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-WEB_FIELDS = (
-    "web",
-    "search",
-    "url_policy",
-    "fetch_limits",
-    "passage_budget",
-    "summarize_over",
-    "include_domains",
-    "exclude_domains",
-    "since",
-)
-"""The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for."""
+WEB_FIELDS = tuple(field.name for field in fields(Sources) if field.name not in ("datastores", "mcp_servers"))
+"""The fields of :class:`Sources` a shape that searches with the caller's own tools has no use for: all but its
+datastores and MCP servers."""
 
 
 def given_fields(settings: Any) -> list[str]:
@@ -448,5 +392,4 @@ def refuse_fields(settings: Any, names: Iterable[str], *, factory: str, why: str
         return
     unused = [name for name in given_fields(settings) if name in set(names)]
     if unused:
-        kind = type(settings).__name__
-        raise ConfigurationError(f"{factory} does not use {kind}({unused[0]}=...): {why}. Drop it.")
+        raise ConfigurationError(f"{factory} does not use {type(settings).__name__}({unused[0]}=...): {why}. Drop it.")

@@ -1,14 +1,11 @@
 """
-A keyless web search backend: :class:`DdgsSearch`, over the ``ddgs`` metasearch package (DuckDuckGo, Bing, Brave,
-Mojeek and others, no API key).
-
-Chosen over the ``ddgs-haystack`` component because that component has no timeout parameter; ``DDGS`` takes one
-(its own default is 5 s), and the client is injectable so tests never reach the network. ``ddgs`` is imported when
-the first search runs.
+A keyless web search backend: :class:`DdgsSearch`, over the ``ddgs`` metasearch package, imported when the first
+search runs. Chosen over the ``ddgs-haystack`` component because that one takes no timeout; its client is injectable.
 """
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Protocol
 
 from haystack import logging
@@ -28,11 +25,9 @@ _TIMELIMITS = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
 
 class DdgsClient(Protocol):
-    """What :class:`DdgsSearch` needs from a client: ``ddgs.DDGS.text``."""
+    """What :class:`DdgsSearch` needs from a client: ``ddgs.DDGS.text``, results with ``title``, ``href``, ``body``."""
 
-    def text(self, query: str, **options: Any) -> list[dict[str, Any]]:
-        """Search and return results with ``title``, ``href`` and ``body``."""
-        ...
+    def text(self, query: str, **options: Any) -> list[dict[str, Any]]: ...
 
 
 class DdgsSearch:
@@ -99,8 +94,6 @@ class DdgsSearch:
             query = " ".join([query, *([f"({sites})"] if sites else []), *excluded])
             start = scope.start()
             if start is not None:
-                from datetime import date
-
                 days = (date.today() - start).days
                 word = next((name for name, limit in TIME_RANGES.items() if days <= limit), "year")
                 options["timelimit"] = _TIMELIMITS[word]
@@ -126,8 +119,5 @@ class DdgsSearch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DdgsSearch:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The backend.
-        """
+        """Rebuild the backend from what ``to_dict`` returned."""
         return default_from_dict(cls, data)

@@ -1,33 +1,9 @@
 """
-Indexing a folder of documents with Haystack's own parts, and keeping the index while the files are unchanged.
-
-:func:`build_index` walks a folder for PDF, HTML, Markdown, text, CSV, Word, PowerPoint and Excel files (regular
-files inside the folder only, see below), turns each into text (PDF, HTML and office files in the web
-reader's bounded parser processes, the office files with Haystack's ``DOCXToDocument``, ``PPTXToDocument`` and
-``XLSXToDocument``; Markdown, text and CSV in any common encoding with Haystack's ``MarkdownToDocument``,
-``TextFileToDocument`` and ``CSVToDocument``), keeping the full file path in ``meta["file_path"]`` and the document's
-own title in ``meta["title"]`` (the file name when it has none), splits the text into passages of ``split_length``
-words with Haystack's ``DocumentSplitter`` (by word: splitting by sentence needs an nltk download at run time), and
-writes the passages into an ``InMemoryDocumentStore``, searched with BM25.
-
-The index is saved in ``cache_dir`` (by default ``$XDG_CACHE_HOME/haystack-deep-research/indexes`` or
-``~/.cache/...``, one sub-folder per indexed folder) with a manifest of every file's path, size and modification
-time. The next call with the same folder and settings loads it instead of indexing again, as long as no file was
-added, removed or changed and the same office formats can be read (installing the ``office`` extra re-indexes).
-What was not indexed, and why, is in :attr:`FolderIndex.warnings` (and logged).
-
-The files are found and read as guardedly as a web page. :func:`folder_files` walks the folder without recursion
-(``os.walk`` recurses in Python 3.11, so a deep enough tree ends in a ``RecursionError``) and keeps only regular files
-that resolve inside the folder (see :mod:`haystack_deep_research._untrusted.files`): a symbolic link to a file
-elsewhere, a FIFO, a device, a file over :data:`MAX_DOCUMENT_BYTES` or a folder deeper than :data:`MAX_DEPTH` is
-skipped, with one line saying why. :func:`convert` reads one file the same way and turns it into text: PDF and HTML
-in the web reader's parser processes, under :data:`DOCUMENT_LIMITS` of time, memory and decompressed size (a PDF bomb
-costs at most those, never the indexing process's own memory); Word, PowerPoint and Excel files (ZIP archives that
-may unpack into much more) in the same processes under the same limits, with Haystack's converters, when the
-``office`` extra is installed (without it such a file is skipped with a line naming the extra); text, Markdown and
-CSV files in any common encoding with Haystack's converters (see ``web/_text_files.py``), in the same processes under
-the same limits (a Markdown file can cost Markdown parsing minutes and gigabytes). A file that exceeds them is
-skipped with a line saying which limit it passed.
+Indexing a folder of documents with Haystack's own parts, and keeping the index while the files are unchanged (see
+docs/sources.md). :func:`folder_files` keeps only regular files inside the folder, as
+:mod:`haystack_deep_research._untrusted.files` guards them; :func:`convert` parses every file in the web reader's
+parser processes under :data:`DOCUMENT_LIMITS` (docs/safety.md); what was left out, and why, is in
+:attr:`FolderIndex.warnings`.
 """
 
 from __future__ import annotations
@@ -55,22 +31,7 @@ from haystack_deep_research.web.extract import extract_text_file
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "DOCUMENT_LIMITS",
-    "FILE_TYPES",
-    "MAX_DEPTH",
-    "MAX_DOCUMENT_BYTES",
-    "OFFICE_EXTRA",
-    "FolderFile",
-    "FolderIndex",
-    "IndexProgress",
-    "build_index",
-    "convert",
-    "default_cache_dir",
-    "folder_files",
-    "office_readers",
-    "read_documents",
-]
+__all__ = ["DOCUMENT_LIMITS", "FILE_TYPES", "FolderIndex", "IndexProgress", "build_index", "folder_files"]
 
 IndexProgress = Callable[[int, int, str], Any]
 """``progress(done, total, file)``: called before each file is indexed and once more when all are done."""
@@ -131,7 +92,7 @@ def folder_files(root: Path) -> tuple[list[FolderFile], list[str]]:
     """
     files: list[FolderFile] = []
     skipped: list[str] = []
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    stack: list[tuple[Path, int]] = [(root, 0)]  # no recursion: os.walk's ends a deep tree in a RecursionError
     while stack:
         folder, depth = stack.pop()
         try:
@@ -185,11 +146,6 @@ def read_documents(file: FolderFile, root: Path) -> tuple[list[Document], str]:
     return documents, "" if documents else f"{_name(file.path, root)}: no text to index"
 
 
-def office_readers() -> tuple[str, ...]:
-    """:returns: The office suffixes that can be read here: those whose converter's packages are installed."""
-    return tuple(suffix for suffix in _OFFICE_TYPES if _missing_module(suffix) is None)
-
-
 def _missing_module(suffix: str) -> str | None:
     """The package an office suffix's converter needs that cannot be imported, or ``None``."""
     for module, package in _OFFICE_TYPES[suffix][1]:
@@ -204,14 +160,9 @@ def _missing_module(suffix: str) -> str | None:
 
 def convert(file: FolderFile, root: Path) -> list[Document]:
     """
-    Read one file (which must stay in ``root``) and turn it into documents with its text.
-
-    :returns: Its documents (``meta["file_path"]`` is the full path, ``meta["title"]`` its own title when it has one:
-        an HTML page's, a PDF's or an office file's, a Markdown file's first heading); none when it holds no text.
-    :raises OSError: It cannot be read, or is refused (:class:`~haystack_deep_research.errors.LocalFileRefusedError`).
-    :raises MissingExtraError: It is an office file and the packages of the ``office`` extra are not installed.
-    :raises ExtractionError: A PDF, HTML or office file is malformed or holds no text, a text file is not text in
-        any encoding recognised, or any file costs more than :data:`DOCUMENT_LIMITS` allow.
+    Read one file (which must stay in ``root``) into documents with its full path as ``meta["file_path"]`` and its own
+    title, if any, as ``meta["title"]``; none when it holds no text. Raises ``OSError`` (a refusal too),
+    ``MissingExtraError`` (an office file without the extra) or ``ExtractionError`` (unparsable, or over the limits).
     """
     suffix = file.path.suffix.lower()
     missing = _missing_module(suffix) if suffix in _OFFICE_TYPES else None
@@ -246,9 +197,7 @@ class FolderIndex:
     :param skipped: Files (and folders) not indexed: ``len(warnings)``.
     :param reused: Whether the index was loaded from the cache instead of built.
     :param path: Where the index is kept.
-    :param warnings: One line per file or folder not indexed, saying why: a link leading out of the folder, a FIFO
-        or device, a file over the size cap, a folder too deep, an office file whose extra is not installed (the line
-        names it), a file that gave no text, is not text in any encoding, or could not be parsed within the limits.
+    :param warnings: One line per file or folder not indexed, saying why (docs/sources.md lists the reasons).
     """
 
     store: InMemoryDocumentStore
@@ -263,11 +212,6 @@ def default_cache_dir() -> Path:
     """:returns: ``$XDG_CACHE_HOME/haystack-deep-research/indexes``, or ``~/.cache/...`` without that variable."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "haystack-deep-research" / "indexes"
-
-
-def _manifest(folder: Path, files: list[FolderFile], settings: dict[str, Any]) -> dict[str, Any]:
-    entries = [[file.path.relative_to(folder).as_posix(), file.size, file.mtime_ns] for file in files]
-    return {"format": _FORMAT, "folder": str(folder), "settings": settings, "files": entries}
 
 
 def _read_json(path: Path, root: Path) -> Any:
@@ -298,16 +242,10 @@ def build_index(
     progress: IndexProgress | None = None,
 ) -> FolderIndex:
     """
-    Index a folder, or load its index when the files are unchanged (see the module docstring).
-
-    :param folder: The folder; its sub-folders are included, hidden files and folders are not.
-    :param cache_dir: Where indexes are kept; :func:`default_cache_dir` by default.
-    :param split_length: Words per passage, 20 to 2,000.
-    :param split_overlap: Words shared by neighbouring passages, 0 to half of ``split_length``.
-    :param progress: Called as ``progress(done, total, file)`` while building.
-    :returns: The index.
-    :raises ConfigurationError: If the folder does not exist, holds no file of a supported type, or a setting is out
-        of range.
+    Index a folder (sub-folders included, hidden ones not), or load its index from ``cache_dir``
+    (:func:`default_cache_dir`) when the files are unchanged: passages of ``split_length`` words (20 to 2,000)
+    sharing ``split_overlap`` (up to half). A missing or empty folder or a setting out of range is a
+    ``ConfigurationError``.
     """
     from haystack.components.preprocessors.document_splitter import DocumentSplitter
 
@@ -320,8 +258,10 @@ def build_index(
     if not files:
         found = f" ({len(refused)} skipped: {'; '.join(refused[:3])})" if refused else ""
         raise ConfigurationError(f"{folder} holds no file to index{found}; supported: {', '.join(FILE_TYPES)}.")
-    settings = {"split_length": split_length, "split_overlap": split_overlap, "office": list(office_readers())}
-    manifest = _manifest(root, files, settings)
+    office = [suffix for suffix in _OFFICE_TYPES if _missing_module(suffix) is None]  # the office files readable here
+    settings = {"split_length": split_length, "split_overlap": split_overlap, "office": office}
+    entries = [[file.path.relative_to(root).as_posix(), file.size, file.mtime_ns] for file in files]
+    manifest = {"format": _FORMAT, "folder": str(root), "settings": settings, "files": entries}
     key = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     where = Path(cache_dir).expanduser().resolve() / key if cache_dir is not None else default_cache_dir() / key
     loaded = _load(where, manifest)

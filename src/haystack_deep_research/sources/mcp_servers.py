@@ -1,28 +1,15 @@
 """
-MCP servers as sources: the tools of any MCP server (a wiki, a ticket system, a database) searched by the researchers.
+MCP servers as sources (see docs/sources.md): :class:`MCPServer`, a name and a stdio command or a streamable-HTTP URL;
+:class:`MCPSession`, one run's connection to one server through the official SDK (the ``[mcp]`` extra); and
+:class:`MCPToolset`, one per agent, of one :class:`MCPTool` per tool of its servers.
 
-A server is given as an :class:`MCPServer`: a name and either a command started over stdio or the URL of a
-streamable-HTTP endpoint::
+The SDK is async and its transports must be entered and left in one task, while a run's tools are called from the
+Agent's worker threads and from event loops; so a session runs the connection on an event loop of its own, in a
+daemon thread, and each tool call is a task there, waited for with the server's ``call_timeout``.
 
-    mcp_servers=[
-        MCPServer(name="tickets", command=["python", "ticket_server.py"], description="support tickets"),
-        MCPServer(name="wiki", url="http://127.0.0.1:8000/mcp"),
-    ]
-
-Every factory takes them as ``sources=Sources(mcp_servers=...)``. Each run connects to each server once, on first
-use, lists its tools and offers each as a tool named ``<server>_<tool>``; the connection closes when the run closes.
-A server that does not start within ``connect_timeout`` is a warning of the run, which goes on with its other
-sources.
-
-:class:`MCPSession` is one run's connection to one server, through the official SDK's client (``mcp`` 2.x, the
-``[mcp]`` extra). The SDK is async and its transports must be entered and left in one task, while a run's tools are
-called from the Agent's worker threads and from event loops. So the session gives the connection an event loop of its
-own, in a daemon thread: one task there opens the transport (the stdio process, or the HTTP session) and the
-``ClientSession``, lists the server's tools and then waits for :meth:`MCPSession.close`; each tool call is a task on
-that loop, waited for from the calling thread (or awaited from the calling loop) with the server's ``call_timeout``.
-Opening waits at most ``connect_timeout``; a server that fails to start, or to answer the handshake in time, is an
-:class:`~haystack_deep_research.errors.MCPServerError`, and so is a call that fails or times out. Closing ends the
-task, which closes the transport (the SDK ends the server process) and stops the loop.
+A server's tools are known only once a run connects to it, so the toolset lists them when bound to a run's view.
+Each item of a result is recorded as read under ``mcp://<server>/<tool>/<id>`` (:func:`result_target`); a URL an
+item names is no citation target but its ``named_url``, and must pass the run's URL policy.
 """
 
 from __future__ import annotations
@@ -30,20 +17,48 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import hashlib
+import json
 import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import httpx
+from haystack.tools import Tool
 
 from haystack_deep_research import _checks
+from haystack_deep_research._prompts import DOCUMENT_RESULTS, fence, render_text
 from haystack_deep_research._serialization import FieldsSerialized
-from haystack_deep_research.errors import ConfigurationError, MCPServerError, MissingExtraError
+from haystack_deep_research._tooling.base import ResearchTool, RunToolset
+from haystack_deep_research.errors import ConfigurationError, MCPServerError, MissingExtraError, URLRefusedError
+from haystack_deep_research.events import SearchDone
+from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence.searches import SearchOutcome
+from haystack_deep_research.evidence.text import clean_text
+from haystack_deep_research.run import RunView
+from haystack_deep_research.run._phases import Call, Phase
+from haystack_deep_research.sources.datastore import MAX_DOCUMENT_CHARS
+from haystack_deep_research.state import PHASE_RESEARCH
+from haystack_deep_research.web.url_policy import UrlPolicy
 
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-__all__ = ["MCPServer", "MCPSession", "mcp_servers_from", "require_sdk"]
+__all__ = [
+    "MCPServer",
+    "MCPSession",
+    "MCPTool",
+    "MCPToolset",
+    "mcp_servers_from",
+    "mcp_toolsets",
+    "named_url",
+    "result_items",
+    "result_target",
+]
 
 _NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,29}[a-z0-9])?$")
 
@@ -111,10 +126,7 @@ class MCPServer(FieldsSerialized):
 
 
 def mcp_servers_from(servers: Any) -> list[MCPServer]:
-    """
-    The ``mcp_servers`` of a :class:`~haystack_deep_research.Sources` (``None``, or a list of :class:`MCPServer` with
-    distinct names), checked, in order; anything else raises ``ConfigurationError``.
-    """
+    """``Sources.mcp_servers`` (``None``, or a list of :class:`MCPServer` of distinct names) checked, in order."""
     if servers is None:
         return []
     if isinstance(servers, MCPServer):
@@ -132,14 +144,6 @@ def mcp_servers_from(servers: Any) -> list[MCPServer]:
 
 _CLOSE_TIMEOUT = 10.0
 """Seconds closing waits for the transport to end (the SDK gives a stdio server 2 s, then terminates it)."""
-
-
-def require_sdk() -> None:
-    """
-    :raises MissingExtraError: If the ``mcp`` package is not installed (checked where servers are given, so the
-        mistake shows when the agent is built, not in the middle of a run).
-    """
-    _sdk()
 
 
 def _sdk() -> Any:
@@ -170,13 +174,7 @@ class MCPSession:
         self._reported = False
 
     def open(self) -> list[Any]:
-        """
-        Connect, once: later calls return what the first one gave.
-
-        :returns: The server's tools (the SDK's ``Tool`` objects).
-        :raises MCPServerError: If the server did not start or answer within ``connect_timeout`` (also on later calls).
-        :raises MissingExtraError: If the ``mcp`` package is not installed.
-        """
+        """Connect, once, and return the server's tools (the SDK's); a failure to start is raised on every call."""
         with self._lock:
             if self._tools is None and self._failure is None:
                 if self._closed:
@@ -262,18 +260,15 @@ class MCPSession:
         finally:
             self._session = None
 
-    def _call_coroutine(self, name: str, arguments: dict[str, Any]) -> Any:
-        session = self._session
-        if session is None:
-            raise MCPServerError(f"MCP server {self.server.name!r} is not connected (it failed, or its run ended).")
-        return session.call_tool(name, arguments, read_timeout_seconds=self.server.call_timeout)
-
     def _submit(self, name: str, arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
         self.open()
-        loop = self._loop
+        loop, session = self._loop, self._session
         if loop is None or self._closed:
             raise MCPServerError(f"MCP server {self.server.name!r} is not connected (its run ended).")
-        return asyncio.run_coroutine_threadsafe(self._call_coroutine(name, arguments), loop)
+        if session is None:
+            raise MCPServerError(f"MCP server {self.server.name!r} is not connected (it failed, or its run ended).")
+        call = session.call_tool(name, arguments, read_timeout_seconds=self.server.call_timeout)
+        return asyncio.run_coroutine_threadsafe(call, loop)
 
     def _failed(self, name: str, error: BaseException) -> MCPServerError:
         if isinstance(error, MCPServerError):
@@ -350,3 +345,235 @@ def _leaf(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
+
+
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+_TITLE_KEYS = ("title", "name", "subject")
+_URL_KEYS = ("url", "uri", "link")
+_ID_KEYS = ("id", "key", "number")
+_MAX_ITEMS = 20
+
+
+def result_items(result: Any) -> list[dict[str, Any]]:
+    """
+    The items of an MCP ``CallToolResult``, one dict per content item: a text content holding a JSON object is that
+    object, another text is ``{"text": ...}``, a resource link ``{"uri", "title", "text"}``, an embedded text resource
+    ``{"uri", "text"}``.
+    """
+    items: list[dict[str, Any]] = []
+    for content in getattr(result, "content", None) or []:
+        kind = getattr(content, "type", "")
+        if kind == "text":
+            text = str(getattr(content, "text", "") or "")
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            items.append(parsed if isinstance(parsed, dict) else {"text": text})
+        elif kind == "resource_link":
+            items.append(
+                {"uri": str(content.uri), "title": content.title or content.name, "text": content.description or ""}
+            )
+        elif kind == "resource" and isinstance(getattr(content.resource, "text", None), str):
+            items.append({"uri": str(content.resource.uri), "text": content.resource.text})
+    return [item for item in items if item][:_MAX_ITEMS]
+
+
+def named_url(item: dict[str, Any]) -> str:
+    """The ``http(s)`` URL an item names (``url``, ``uri``, ``link``), percent-encoded as sent, or ``""``."""
+    for key in _URL_KEYS:
+        value = item.get(key)
+        if isinstance(value, str) and value.strip().lower().startswith(("http://", "https://")):
+            try:  # percent-encoded as a URL is sent: no space or backtick can end the code span it is shown in
+                return str(httpx.URL(value.strip()))
+            except (httpx.InvalidURL, UnicodeError, ValueError):
+                return ""
+    return ""
+
+
+def result_target(server: str, tool: str, arguments: dict[str, Any], item: dict[str, Any]) -> str:
+    """
+    The address an item of a tool result is cited by, whatever URL it names: ``mcp://<server>/<tool>/<id>`` with its
+    ``id`` (or ``key``, ``number``), else with a hash of the arguments and the item (stable: the same call giving the
+    same item has the same address).
+    """
+    found = next(
+        (item[key] for key in _ID_KEYS if isinstance(item.get(key), str | int) and str(item[key]).strip()), None
+    )
+    if found is None:
+        payload = json.dumps([arguments, item], sort_keys=True, ensure_ascii=False, default=str)
+        found = hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return f"mcp://{server}/{quote(tool, safe='')}/{quote(str(found).strip(), safe='')}"
+
+
+def _title(item: dict[str, Any], fallback: str) -> str:
+    value = next((item[key] for key in _TITLE_KEYS if isinstance(item.get(key), str) and item[key].strip()), fallback)
+    return " ".join(str(value).split())[:200]
+
+
+def _text(item: dict[str, Any]) -> str:
+    if set(item) <= {"text", "uri", "title"} and isinstance(item.get("text"), str):
+        return item["text"]
+    return json.dumps(item, ensure_ascii=False, indent=1, default=str)
+
+
+class MCPTool(ResearchTool):
+    """The tool ``spec`` (the SDK's) of an MCP server, named ``<server>_<tool>``, called through the run's session."""
+
+    def __init__(
+        self, *, server: MCPServer, spec: Any, session: MCPSession, url_policy: UrlPolicy | None = None
+    ) -> None:
+        self.server, self.remote_name, self.session = server, str(spec.name), session
+        self.url_policy = url_policy
+        schema = dict(getattr(spec, "input_schema", None) or {})
+        schema.setdefault("type", "object")
+        schema.setdefault("properties", {})
+        about = f" ({server.description})" if server.description else ""
+        description = f"[MCP server '{server.name}'{about}] {spec.description or spec.name}"
+        name = f"{server.name}_{_TOOL_NAME.sub('_', self.remote_name)}"[:64]
+        super().__init__(name=name, description=description, parameters=schema)
+
+    def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
+        """Call the tool (an ``MCPServerError`` if it fails), record each item of its result as read, fence them."""
+        name, session = self.remote_name, self.session
+        query = ", ".join(f"{key}: {value}" for key, value in sorted(arguments.items())) or name
+        [called] = yield [Call(lambda: session.call(name, arguments), lambda: session.call_async(name, arguments))]
+        error = called.error
+        if error is None and getattr(called.value, "is_error", False):
+            detail = " ".join(item.get("text", "") for item in result_items(called.value))[:500]
+            error = MCPServerError(f"MCP tool {name!r} of server {self.server.name!r} reported an error: {detail}")
+        if error is not None:
+            if view is not None:
+                view.searches.record(
+                    SearchOutcome(tool=self.name, query=query, error=f"{type(error).__name__}: {error}")
+                )
+            raise error
+        shown = []
+        for found in result_items(called.value):
+            url = result_target(self.server.name, name, arguments, found)
+            item, named = self._named(view, found)
+            title = clean_text(_title(item, f"{self.server.name}/{name}"))
+            text = clean_text(_text(item).strip()[:MAX_DOCUMENT_CHARS])
+            if view is not None:
+                view.ledger.record_document(
+                    url=url, title=title, text=text, store=self.server.name, named_url=named, policy=self.url_policy
+                )
+            shown.append({"title": fence(title), "url": url, "text": fence(text)})
+        if view is not None:
+            view.searches.record(SearchOutcome(tool=self.name, query=query, results=len(shown)))
+            view.emit(SearchDone(phase=PHASE_RESEARCH, query=f"{self.server.name}: {query}", results=len(shown)))
+        return render_text(DOCUMENT_RESULTS, store=f"{self.server.name}/{name}", query=fence(query), documents=shown)
+
+    def _named(self, view: RunView | None, item: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The item and the URL it names; a URL the policy refuses is dropped from the item, with a warning."""
+        named = clean_text(named_url(item))
+        if not named:
+            return item, ""
+        try:
+            (view.ledger if view is not None else EvidenceLedger()).check_url(named, self.url_policy)
+        except URLRefusedError as refused:
+            if view is not None:
+                view.warn(
+                    PHASE_RESEARCH, f"{self.name}: an item named a URL the URL policy refuses, dropped: {refused}"
+                )
+            return {key: value for key, value in item.items() if key not in _URL_KEYS}, ""
+        return item, named
+
+
+class _RunPlaceholder(Tool):
+    """Stands for an unbound :class:`MCPToolset` in the Agent's first listing, to take the run's view for it."""
+
+    def __init__(self, toolset: MCPToolset) -> None:
+        self._toolset = toolset
+        super().__init__(
+            name=f"mcp_servers_{'_'.join(s.name for s in toolset.servers)}"[:64],
+            description="Connects the MCP servers of this run (listed instead of their tools outside a run).",
+            parameters={"type": "object", "properties": {}},
+            function=lambda: "The MCP servers connect when a run starts.",
+        )
+
+    def attach_run(self, view: RunView) -> bool:
+        if not self._toolset.spawned:
+            return False
+        self._toolset.view = view
+        return True
+
+
+@dataclass
+class MCPToolset(RunToolset):
+    """The tools of some MCP servers, connected once per run; the URLs their results name must pass ``url_policy``."""
+
+    servers: list[MCPServer] = field(default_factory=list)
+    url_policy: UrlPolicy | None = None
+    spawned: bool = field(default=False, repr=False, compare=False)
+    view: RunView | None = field(default=None, repr=False, compare=False)
+    listed: list[Tool] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.servers = mcp_servers_from(self.servers)
+        if self.tools:
+            raise ConfigurationError("an MCPToolset lists its tools from its servers; pass servers=[...] only.")
+        if self.servers:
+            _sdk()  # a missing SDK shows when the agent is built, not in the middle of a run
+        super().__post_init__()
+
+    def bind(self, view: RunView | None) -> list[Tool]:
+        """Every tool of every server reached, bound to ``view`` (none without); one that was not is a run warning."""
+        if view is None:
+            return []
+        tools: list[Tool] = []
+        for server in self.servers:
+            session = view.run.resource(
+                f"mcp_session:{server.name}", partial(MCPSession, server), close=MCPSession.close
+            )
+            try:
+                specs = session.open()
+            except MCPServerError as error:
+                if session.first_report():  # one warning per run and server
+                    view.warn(PHASE_RESEARCH, f"{error} The run goes on without its tools.")
+                continue
+            tools += [
+                MCPTool(server=server, spec=spec, session=session, url_policy=self.url_policy).bind(view)
+                for spec in specs
+            ]
+        return tools
+
+    def spawn(self, selected_tool_names: set[str] | None = None) -> MCPToolset:
+        """A copy for one run (``selected_tool_names`` ignored); it lists its tools once it has the run's view."""
+        return MCPToolset(servers=self.servers, url_policy=self.url_policy, spawned=True)
+
+    def __iter__(self) -> Any:
+        if self.view is None:
+            return iter([_RunPlaceholder(self)] if self.spawned else [])
+        if self.listed is None:  # this copy belongs to one run: its tools are listed once
+            self.listed = self.bind(self.view)
+        return iter(self.listed)
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+    def __contains__(self, item: Any) -> bool:
+        names = {tool.name for tool in self}
+        return (item if isinstance(item, str) else getattr(item, "name", None)) in names
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The serialized toolset: its servers' settings and URL policy."""
+        data: dict[str, Any] = {"servers": [server.to_dict() for server in self.servers]}
+        if self.url_policy is not None:
+            data["url_policy"] = self.url_policy.to_dict()
+        return {"type": f"{type(self).__module__}.{type(self).__name__}", "data": data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MCPToolset:
+        """Rebuild the toolset from what ``to_dict`` returned."""
+        policy = data["data"].get("url_policy")
+        return cls(
+            servers=[MCPServer.from_dict(server) for server in data["data"]["servers"]],
+            url_policy=UrlPolicy.from_dict(policy) if policy is not None else None,
+        )
+
+
+def mcp_toolsets(servers: Any, url_policy: UrlPolicy | None = None) -> list[MCPToolset]:
+    """``Sources(mcp_servers=..., url_policy=...)`` as a researcher's tools: ``[]``, or one :class:`MCPToolset`."""
+    checked = mcp_servers_from(servers)
+    return [MCPToolset(servers=checked, url_policy=url_policy)] if checked else []

@@ -1,33 +1,28 @@
 """
-``web_search``: the one path every web search takes, whatever engine answers it.
+``web_search``: the one path every web search takes, whatever engine answers it. :class:`SearchTool` asks a search
+backend (any object with ``search(query, *, max_results)``, optionally an awaitable ``search_async``, and
+``to_dict``), reads the answer as hits (:class:`SearchHit`, :func:`normalize_hits`), keeps a :class:`SearchScope`'s
+domains and dates whatever the engine did, looks a search up in the cross-run cache first, records every hit in the
+ledger and every search in the search log, and fences the hits as untrusted. See docs/sources.md and docs/caching.md.
 
-:class:`SearchTool` asks a *search backend* (Tavily, ddgs, any Haystack web-search component or Tool) for results,
-normalizes them into hits (title, exact URL, snippet; see :mod:`.hits`), keeps at most ``max_results``, records
-every hit in the run's evidence ledger and every search (or its failure) in the run's search log, and renders the
-hits to the model fenced as untrusted data. The library's Tavily tool is one instance of it
-(:class:`~haystack_deep_research.sources.tavily.WebSearchTool`).
-
-A backend is any object with ``search(query, *, max_results) -> answer`` (and optionally an awaitable
-``search_async`` with the same arguments), where the answer is one of the shapes :func:`.hits.normalize_hits`
-accepts, plus ``to_dict`` / ``from_dict`` for serialization.
-
-With a ``cache`` (see :mod:`haystack_deep_research.run._cache`) a search is looked up first, by engine, query and
-result count, and the engine is asked only on a miss; the hits it gave are stored. A cached search is recorded in the
-ledger and the search log like any other.
-
-A :class:`SearchScope` keeps a search to chosen domains and a recency window: it is handed to the engine in the
-engine's own terms where the engine takes them (Tavily's ``include_domains``, ``exclude_domains``, ``time_range`` and
-``start_date``; ddgs' ``site:`` operators and ``timelimit``; a Haystack component's or Tool's inputs of those names),
-and enforced on what comes back whatever the engine did: a hit outside the domains, or dated before the window, is
-dropped before it reaches the ledger or the model, and counted in the text the model reads and in the run's
-warnings.
+:func:`normalize_hits` reads the shapes listed in docs/sources.md and refuses any other with
+:class:`~haystack_deep_research.errors.SearchShapeError`. A result without an ``http(s)`` URL is dropped, a URL is
+kept as the engine gave it, and duplicates keep their first occurrence. Text results are blocks (a new one at a list
+marker or after a blank line); a block holding several labelled URLs is split before each, the line above a URL line
+being its title; when a text has labelled URLs, only those count. Hand-written on purpose: no library reads
+free-form result listings, and the rules are few.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Protocol, runtime_checkable
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, Self, runtime_checkable
 
+from haystack import Document
 from haystack.core.serialization import default_from_dict, generate_qualified_class_name, import_class_by_name
 
 from haystack_deep_research import _checks
@@ -52,14 +47,22 @@ from haystack_deep_research.errors import (
 )
 from haystack_deep_research.events import SearchDone
 from haystack_deep_research.evidence.searches import SearchOutcome
+from haystack_deep_research.evidence.text import clean_text, plain_title
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._cache import CacheStore, cache_from_dict, cache_to_dict, check_cache, search_key
 from haystack_deep_research.run._phases import Call, Phase, blocking
-from haystack_deep_research.sources.hits import SearchHit, normalize_hits
 from haystack_deep_research.state import PHASE_RESEARCH
 from haystack_deep_research.web.url_policy import SearchScope
 
-__all__ = ["SearchBackend", "SearchScope", "SearchTool", "backend_from_dict", "backend_to_dict"]
+__all__ = [
+    "SearchBackend",
+    "SearchHit",
+    "SearchScope",
+    "SearchTool",
+    "backend_from_dict",
+    "backend_to_dict",
+    "normalize_hits",
+]
 
 
 def _takes_scope(backend: Any) -> bool:
@@ -74,11 +77,7 @@ class SearchBackend(Protocol):
     """What :class:`SearchTool` needs from a search engine."""
 
     def search(self, query: str, *, max_results: int) -> Any:
-        """
-        :param query: The query.
-        :param max_results: The most results wanted.
-        :returns: The engine's answer, in a shape :func:`~haystack_deep_research.sources.hits.normalize_hits` accepts.
-        """
+        """:returns: The engine's answer, in a shape :func:`normalize_hits` reads."""
         ...
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,40 +86,22 @@ class SearchBackend(Protocol):
 
 
 def backend_to_dict(backend: Any) -> dict[str, Any]:
-    """
-    :param backend: A search backend.
-    :returns: Its serialized form: ``{"type": <qualified class name>, ...}`` as its ``to_dict`` returns.
-    """
+    """A backend's ``to_dict``, with ``"type"`` its qualified class name unless it gave one."""
     data = backend.to_dict()
     data.setdefault("type", generate_qualified_class_name(type(backend)))
     return dict(data)
 
 
 def backend_from_dict(data: dict[str, Any]) -> Any:
-    """
-    :param data: What :func:`backend_to_dict` returned.
-    :returns: The backend, rebuilt by its class's ``from_dict``.
-    """
+    """Rebuild a backend from what :func:`backend_to_dict` returned, with its class's ``from_dict``."""
     kind = import_class_by_name(data["type"])
     from_dict = getattr(kind, "from_dict", None)
     return from_dict(data) if callable(from_dict) else default_from_dict(kind, data)
 
 
-def _check_backend(backend: Any) -> Any:
-    if not callable(getattr(backend, "search", None)):
-        raise ConfigurationError(
-            "backend must have a search(query, *, max_results) method (for example DdgsSearch() or TavilySearch()); "
-            f"{type(backend).__name__} has none. Wrap a Haystack component or Tool with search_backend(...)."
-        )
-    return backend
-
-
 class SearchTool(ResearchTool):
     """
     Search the web through a backend and return title, exact URL and snippet of each result, fenced as untrusted.
-
-    Every result is recorded in the run's evidence ledger (as a search result: it still has to be read to be
-    cited), and every search in the run's search log. A backend failure is a tool error the model can react to.
 
     :param backend: The search engine (see the module docstring).
     :param max_results: Results per search, 1 to 20; extra results the engine gives are dropped.
@@ -144,7 +125,13 @@ class SearchTool(ResearchTool):
             raise ConfigurationError(f"notice must be a string; got {type(notice).__name__}.")
         if scope is not None and not isinstance(scope, SearchScope):
             raise ConfigurationError(f"scope must be a SearchScope or None; got {type(scope).__name__}.")
-        self.backend = _check_backend(backend)
+        if not callable(getattr(backend, "search", None)):
+            raise ConfigurationError(
+                "backend must have a search(query, *, max_results) method (for example DdgsSearch() or "
+                f"TavilySearch()); {type(backend).__name__} has none. Wrap a Haystack component or Tool with "
+                "search_backend(...)."
+            )
+        self.backend = backend
         self.max_results = _checks.int_in_range("max_results", max_results, 1, 20)
         self.notice = notice
         self.cache = check_cache(cache)
@@ -173,15 +160,7 @@ class SearchTool(ResearchTool):
         return blocking(backend.search, query, max_results=limit, **options)
 
     def phase(self, view: RunView | None, query: Any = None, **_: Any) -> Phase[str]:
-        """
-        Search, record the results in the run's ledger and search log, and render them fenced.
-
-        :param view: The researcher's view of the run, or ``None``.
-        :param query: The model's query.
-        :returns: The phase; it returns the rendered results.
-        :raises ToolArgumentsError: (from the phase) If the query is missing or blank.
-        :raises SearchError: (from the phase) If the engine failed or answered something that is not a result list.
-        """
+        """Search, record the results in the run's ledger and search log, and render them fenced."""
         if not isinstance(query, str) or not query.strip():
             raise ToolArgumentsError(render_text(QUERY_MISSING, got=repr(query)))
         hits, dropped = yield from self._scoped_hits(view, query)
@@ -200,14 +179,9 @@ class SearchTool(ResearchTool):
 
     def search_hits(self, view: RunView | None, query: str) -> Phase[list[SearchHit]]:
         """
-        Search (or take the cached search) and record the hits in the run's ledger and search log.
-
-        :param view: The view of the run the search belongs to, or ``None``.
-        :param query: The query, not blank.
-        :returns: The phase; it returns the hits, at most ``max_results``, in the engine's order, inside the scope.
-        :raises SearchError: (from the phase) If the engine failed, or answered an unreadable shape after readable ones.
-        :raises SearchShapeError: (from the phase) If the engine's first answer in the run has a shape the library
-            cannot read: it reaches the caller, since no later search of the run could be read either.
+        Search (or take the cached search) and record the hits in the run's ledger and search log; the phase returns
+        at most ``max_results`` hits inside the scope, in the engine's order. An unreadable first answer of the run is a
+        :class:`SearchShapeError` (no later search could be read either), one after readable answers a ``SearchError``.
         """
         hits, _ = yield from self._scoped_hits(view, query)
         return hits
@@ -269,26 +243,228 @@ class SearchTool(ResearchTool):
         return kept
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized tool, its backend nested.
-        """
-        data = {"backend": backend_to_dict(self.backend), "max_results": self.max_results, "notice": self.notice}
-        return self._serialized({**data, **self.cache_parameters()})
-
-    def cache_parameters(self) -> dict[str, Any]:
-        """:returns: ``{"cache": <serialized cache>}`` when the tool has one, and ``{"scope": ...}`` when it has a
-        scope; else ``{}`` (a subclass's ``to_dict``)."""
+        """:returns: The serialized tool, its backend nested."""
+        data = {**self._backend_parameters(), "max_results": self.max_results, "notice": self.notice}
         cache = {} if self.cache is None else {"cache": cache_to_dict(self.cache)}
-        return {**cache, "scope": self.scope.to_dict()} if self.scope else cache
+        return self._serialized({**data, **cache, **({"scope": self.scope.to_dict()} if self.scope else {})})
+
+    def _backend_parameters(self) -> dict[str, Any]:
+        return {"backend": backend_to_dict(self.backend)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SearchTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Rebuild the tool from what ``to_dict`` returned."""
         params = dict(data["data"])
-        params["backend"] = backend_from_dict(params["backend"])
+        if "backend" in params:
+            params["backend"] = backend_from_dict(params["backend"])
         params["cache"] = cache_from_dict(params.get("cache"))
         params["scope"] = SearchScope.from_dict(params.get("scope"))
         return cls(**params)
+
+
+_URL_KEYS = ("url", "href", "link", "source_url")
+_TITLE_KEYS = ("title", "name")
+_SNIPPET_KEYS = ("snippet", "content", "body", "description")
+_DATE_KEYS = ("published_date", "published", "date", "publication_date")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """
+    One search result.
+
+    :param title: The result's title as plain text, the one the ledger keeps ("" when the engine gave none): links,
+        images and HTML in an engine's title are dropped, so a title cannot hand a researcher a URL to read.
+    :param url: The exact URL, as the engine gave it.
+    :param snippet: The engine's snippet ("" when it gave none).
+    :param published: When the engine says the result was published, as it said it ("" when it did not); a search
+        with a recency window drops a result whose date falls before it.
+    """
+
+    title: str
+    url: str
+    snippet: str = ""
+    published: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.title, str):
+            object.__setattr__(self, "title", plain_title(self.title))
+
+    def to_dict(self) -> dict[str, str]:
+        """:returns: ``{"title", "url", "snippet"}``, and ``"published"`` when known."""
+        data = {"title": self.title, "url": self.url, "snippet": self.snippet}
+        return {**data, "published": self.published} if self.published else data
+
+
+def _text(value: Any) -> str:
+    return clean_text(" ".join(str(value).split())) if value is not None else ""
+
+
+def _first(data: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    return next((data[key] for key in keys if isinstance(data.get(key), str) and data[key].strip()), "")
+
+
+def _hit(item: Any) -> SearchHit | None:
+    if isinstance(item, SearchHit):
+        return item
+    if isinstance(item, str):
+        return SearchHit(title="", url=clean_text(item.strip()))
+    if isinstance(item, Document | Mapping):
+        data = (item.meta or {}) if isinstance(item, Document) else item
+        snippet = item.content if isinstance(item, Document) else _first(item, _SNIPPET_KEYS)
+        return SearchHit(
+            title=_text(_first(data, _TITLE_KEYS)),
+            url=clean_text(_first(data, _URL_KEYS).strip()),
+            snippet=_text(snippet),
+            published=_text(_first(data, _DATE_KEYS)),
+        )
+    return None
+
+
+def _from_text(text: str) -> Iterable[Any]:
+    stripped = text.strip()
+    if stripped[:1] in ("[", "{"):
+        try:
+            return _items(json.loads(stripped))
+        except ValueError:
+            pass  # not JSON after all: read as rendered text
+    return [
+        SearchHit(title=_text(title), url=url, snippet=_text(snippet)) for title, url, snippet in text_results(text)
+    ]
+
+
+def _items(raw: Any) -> Iterable[Any]:
+    if isinstance(raw, str):
+        return _from_text(raw)
+    if isinstance(raw, Mapping):
+        if isinstance(raw.get("results"), list):
+            return raw["results"]
+        if "documents" in raw or "links" in raw:
+            documents = list(raw.get("documents") or [])
+            known = {hit.url for hit in map(_hit, documents) if hit is not None}
+            links = [link for link in raw.get("links") or [] if isinstance(link, str) and link.strip() not in known]
+            return [*documents, *links]
+        raise SearchShapeError(
+            f"a mapping without 'results', 'documents' or 'links' (its keys are {sorted(map(str, raw))[:8]})"
+        )
+    if isinstance(raw, list | tuple):
+        unread = [item for item in raw if not isinstance(item, SearchHit | str | Document | Mapping)]
+        if unread:
+            raise SearchShapeError(f"a list holding {type(unread[0]).__name__}")
+        return raw
+    raise SearchShapeError(type(raw).__name__)
+
+
+def normalize_hits(raw: Any, *, limit: int) -> list[SearchHit]:
+    """
+    At most ``limit`` hits with an ``http(s)`` URL from what a search engine answered (see the module docstring for
+    the shapes), duplicates removed, in the engine's order.
+
+    :raises SearchShapeError: If the answer has none of the accepted shapes.
+    """
+    hits: dict[str, SearchHit] = {}
+    for item in _items(raw):
+        hit = _hit(item)
+        if hit is None or not hit.url.lower().startswith(("http://", "https://")) or hit.url in hits:
+            continue
+        hits[hit.url] = hit
+        if len(hits) >= limit:
+            break
+    return list(hits.values())
+
+
+_MARKER = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)]|\[\d{1,3}\]|#{1,6})\s+")
+_LABELLED = re.compile(r"^\s*(?:url|source|link|href)\s*:\s*<?(https?://\S+?)>?\s*$", re.IGNORECASE)
+_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?(https?://[^\s)>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_BARE = re.compile(r"https?://[^\s<>\"'()\[\]]+")
+_LABEL = re.compile(r"^\s*(?:title|name|snippet|content|body|description|summary)\s*:\s*", re.IGNORECASE)
+_TITLE_LABEL = re.compile(r"^\s*(?:title|name)\s*:", re.IGNORECASE)
+_TRAILING = ".,;:!?"
+
+
+def _blocks(text: str) -> list[list[str]]:
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if not line.strip():
+            blocks.append([])
+        elif _MARKER.match(line) and blocks[-1]:
+            blocks.append([line])
+        else:
+            blocks[-1].append(line)
+    return [block for block in blocks if block]
+
+
+def _split_labelled(block: list[str]) -> list[list[str]]:
+    """Split a block holding several labelled URLs before each (taking the title line above it along)."""
+    urls = [i for i, line in enumerate(block) if _LABELLED.match(line)]
+    if len(urls) < 2:
+        return [block]
+    starts = [0]
+    for index in urls[1:]:
+        start = index - 1 if index - 1 > starts[-1] and not _LABELLED.match(block[index - 1]) else index
+        if start > 1 and _TITLE_LABEL.match(block[start - 1]):
+            start -= 1  # "Title:" above a "Content:" or similar line
+        starts.append(start)
+    return [block[a:b] for a, b in zip(starts, [*starts[1:], len(block)], strict=True)]
+
+
+def _clean(line: str) -> str:
+    return _LABEL.sub("", _MARKER.sub("", line)).strip()
+
+
+def _labelled(block: list[str]) -> tuple[str, str, str] | None:
+    at = next((i for i, line in enumerate(block) if _LABELLED.match(line)), None)
+    if at is None:
+        return None
+    url = _LABELLED.match(block[at]).group(1)  # type: ignore[union-attr]
+    rest = [i for i in range(len(block)) if i != at]
+    titled = [i for i in rest if _TITLE_LABEL.match(block[i])]
+    title = titled[0] if titled else (rest[0] if rest and rest[0] < at else None)
+    snippet = [_clean(block[i]) for i in rest if i != title and not _LABELLED.match(block[i])]
+    return (_clean(block[title]) if title is not None else ""), url, " ".join(part for part in snippet if part)
+
+
+def _linked(line: str, rest: list[str]) -> tuple[str, str, str] | None:
+    line = _MARKER.sub("", line)
+    link = _LINK.search(line)
+    if link:
+        title, url = link.group(1).strip(), link.group(2)
+        around = (line[: link.start()] + " " + line[link.end() :]).strip(" -:\u2013\u2014|")
+        snippet = " ".join(part for part in [_clean(around), *map(_clean, rest)] if part)
+        return title, url, snippet
+    bare = _BARE.search(line)
+    if bare is None:
+        return None
+    url = bare.group(0).rstrip(_TRAILING)
+    title = _clean((line[: bare.start()] + line[bare.end() :]).strip(" -:\u2013\u2014|<>"))
+    return title, url, " ".join(part for part in map(_clean, rest) if part)
+
+
+def _unlabelled(block: list[str]) -> list[tuple[str, str, str]]:
+    """Each line holding a link or URL starts a result; the lines after it, up to the next, are its snippet."""
+    found: list[tuple[str, str, str]] = []
+    heads = [i for i, line in enumerate(block) if _LINK.search(line) or _BARE.search(line)]
+    for position, index in enumerate(heads):
+        end = heads[position + 1] if position + 1 < len(heads) else len(block)
+        title_above = _clean(block[index - 1]) if position == 0 and index == 1 else ""
+        hit = _linked(block[index], block[index + 1 : end])
+        if hit is not None:
+            title, url, snippet = hit
+            if title_above and not title:
+                title = title_above
+            elif title_above:
+                snippet = f"{title_above} {snippet}".strip()
+            found.append((title or "", url, snippet))
+    return found
+
+
+def text_results(text: str) -> list[tuple[str, str, str]]:
+    """
+    ``(title, url, snippet)`` per search result rendered as text (see the module docstring), in order; ``[]``
+    when the text holds no URL.
+    """
+    blocks = _blocks(text)
+    if any(_LABELLED.match(line) for block in blocks for line in block):
+        labelled = [_labelled(part) for block in blocks for part in _split_labelled(block)]
+        return [hit for hit in labelled if hit is not None]
+    return [hit for block in blocks for hit in _unlabelled(block)]

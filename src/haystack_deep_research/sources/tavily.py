@@ -5,7 +5,7 @@ Tavily as a search backend (:class:`TavilySearch`, over tavily-python, imported 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from haystack import logging
 from haystack.core.serialization import default_to_dict
@@ -13,7 +13,7 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError, SearchError
-from haystack_deep_research.run._cache import CacheStore, cache_from_dict
+from haystack_deep_research.run._cache import CacheStore
 from haystack_deep_research.sources.search import SearchScope, SearchTool
 
 if TYPE_CHECKING:
@@ -29,12 +29,9 @@ _DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
 
 
 class SearchClient(Protocol):
-    """What :class:`TavilySearch` needs from a client: tavily-python's ``TavilyClient.search`` signature subset."""
+    """What :class:`TavilySearch` needs from a client: ``TavilyClient.search``, a response with a ``results`` list."""
 
-    def search(self, query: str, *, max_results: int, search_depth: str, **scope: Any) -> dict[str, Any]:
-        """Search and return a Tavily-shaped response with a ``results`` list (``scope``: Tavily's
-        ``include_domains``, ``exclude_domains``, ``time_range`` and ``start_date``)."""
-        ...
+    def search(self, query: str, *, max_results: int, search_depth: str, **scope: Any) -> dict[str, Any]: ...
 
 
 def _retrying_session(max_retries: int) -> requests.Session:
@@ -159,10 +156,7 @@ class TavilySearch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TavilySearch:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The backend.
-        """
+        """Rebuild the backend from what ``to_dict`` returned."""
         params = dict(data["init_parameters"])
         deserialize_secrets_inplace(params, keys=["api_key"])
         return cls(**params)
@@ -208,20 +202,12 @@ class WebSearchTool(SearchTool):
         super().__init__(backend=backend, max_results=max_results, notice=notice, cache=cache, scope=scope)
         self.tavily = backend
 
-    def to_dict(self) -> dict[str, Any]:
-        """:returns: The serialized tool; an injected client is left out."""
-        backend = self.tavily.to_dict()["init_parameters"]
-        data = {**backend, "max_results": self.max_results, "notice": self.notice}
-        return self._serialized({**data, **self.cache_parameters()})
+    def _backend_parameters(self) -> dict[str, Any]:
+        return dict(self.tavily.to_dict()["init_parameters"])  # an injected client is left out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WebSearchTool:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Rebuild the tool from what ``to_dict`` returned."""
         params = dict(data["data"])
         deserialize_secrets_inplace(params, keys=["api_key"])
-        params["cache"] = cache_from_dict(params.get("cache"))
-        params["scope"] = SearchScope.from_dict(params.get("scope"))
-        return cls(**params)
+        return super().from_dict({**data, "data": params})

@@ -6,8 +6,8 @@ run, and the :class:`RunToolset` that gives each run its own copies. The search 
 """
 
 from haystack_deep_research._tooling.base import ResearchTool, RunToolset, coerce_arguments
+from haystack_deep_research.tools.filesystem import DiskBackend, MemoryBackend, ScratchBackend
 from haystack_deep_research.tools.read_url import ReadUrlTool
-from haystack_deep_research.tools.scratch import DiskBackend, MemoryBackend, ScratchBackend
 from haystack_deep_research.tools.task import SubAgentDef
 from haystack_deep_research.tools.todos import TodoState
 

@@ -1,26 +1,23 @@
 """
-The deep agent's scratch space: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``.
-
-:func:`create_filesystem_tools` makes the six tools over one backend (see :mod:`.scratch`). Without a backend each
-run gets its own in-memory space, gone when the run ends; with ``DiskBackend(root=...)`` files persist under that
-root and never outside it. Every read emits ``FileRead`` and every write ``FileWritten`` (see
-:mod:`haystack_deep_research.events.agent`); a refused path or a file too large is a tool error the model reads.
-``grep`` runs the model's pattern with the ``regex`` package under a time limit (``GREP_SECONDS``), so a pattern that
-backtracks without end is a tool error, not a frozen process. Compiling comes first: ``regex`` writes counted
-repetitions out, so ``(?:a{4000}){4000}`` would take seconds and gigabytes before the search starts. A pattern whose
-size with its counted repetitions written out (:func:`expanded_size`) passes ``MAX_PATTERN_SIZE`` is a tool error
-before it is compiled, and the compiling counts toward the search's time limit.
+The deep agent's scratch space: its six tools (``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob``,
+``grep``) and where they keep files, in memory (one space per run) or on disk under a root (docs/deep-agent.md).
+What a backend refuses, and how ``grep`` is bounded, is in docs/safety.md.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
+import stat
+import threading
 import time
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol, runtime_checkable
 
 import regex
 
+from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
     EDIT_FILE,
     EDIT_FILE_DESCRIPTION,
@@ -32,25 +29,232 @@ from haystack_deep_research._prompts import (
     LS_DESCRIPTION,
     READ_FILE,
     READ_FILE_DESCRIPTION,
+    SCRATCH_ABSOLUTE,
     SCRATCH_AMBIGUOUS_EDIT,
     SCRATCH_BAD_PATTERN,
     SCRATCH_BIG_PATTERN,
+    SCRATCH_BINARY,
     SCRATCH_EMPTY,
+    SCRATCH_ESCAPE,
+    SCRATCH_HARD_LINK,
+    SCRATCH_LINK,
     SCRATCH_NO_MATCH,
+    SCRATCH_NOT_FOUND,
     SCRATCH_SLOW_PATTERN,
+    SCRATCH_TOO_LARGE,
+    SCRATCH_TOO_MANY,
+    SCRATCH_UNREADABLE,
     SCRATCH_WRITTEN,
     WRITE_FILE,
     WRITE_FILE_DESCRIPTION,
     render_text,
 )
+from haystack_deep_research._serialization import Tagged
 from haystack_deep_research._tooling.base import ResearchTool
+from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research.errors import ConfigurationError, ScratchSpaceError, ToolArgumentsError
 from haystack_deep_research.events import FileRead, FileWritten
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, blocking
-from haystack_deep_research.tools.scratch import MemoryBackend, ScratchBackend, backend_from_dict, scratch_path
 
-__all__ = ["WRITTEN_FILES", "FilesystemTool", "create_filesystem_tools", "expanded_size"]
+__all__ = [
+    "WRITTEN_FILES",
+    "DiskBackend",
+    "FilesystemTool",
+    "MemoryBackend",
+    "ScratchBackend",
+    "create_filesystem_tools",
+    "expanded_size",
+    "scratch_path",
+]
+
+DEFAULT_MAX_FILE_CHARS = 200_000
+DEFAULT_MAX_FILES = 1_000
+
+
+def scratch_path(path: Any) -> str:
+    """A model's path as relative POSIX segments joined by ``/`` (``""`` for the root); absolute or ``..``: refused."""
+    text = str(path if path is not None else "").strip().replace("\\", "/")
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        raise ScratchSpaceError(render_text(SCRATCH_ABSOLUTE, path=text))
+    parts = [part for part in PurePosixPath(text).parts if part not in ("", ".")]
+    if ".." in parts:
+        raise ScratchSpaceError(render_text(SCRATCH_ESCAPE, path=text))
+    return "/".join(parts)
+
+
+@runtime_checkable
+class ScratchBackend(Protocol):
+    """What the filesystem tools need from a backend."""
+
+    def read(self, path: str) -> str:
+        """:returns: The text of the file at ``path``. :raises ScratchSpaceError: If there is none."""
+        ...
+
+    def write(self, path: str, text: str) -> None:
+        """Write (create or replace) the file at ``path``."""
+        ...
+
+    def files(self) -> list[str]:
+        """:returns: Every file's path, sorted."""
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """:returns: The backend's serialized settings."""
+        ...
+
+
+class _Limits(Tagged):
+    def __init__(self, max_file_chars: int, max_files: int) -> None:
+        self.max_file_chars = _checks.int_in_range("max_file_chars", max_file_chars, 1, 100_000_000)
+        self.max_files = _checks.int_in_range("max_files", max_files, 1, 1_000_000)
+
+    def check(self, path: str, text: str, existing: int, exists: bool) -> None:
+        if len(text) > self.max_file_chars:
+            raise ScratchSpaceError(
+                render_text(SCRATCH_TOO_LARGE, path=path, chars=len(text), limit=self.max_file_chars)
+            )
+        if not exists and existing >= self.max_files:
+            raise ScratchSpaceError(render_text(SCRATCH_TOO_MANY, limit=self.max_files))
+
+
+class MemoryBackend(_Limits):
+    """
+    Files held in memory, gone when the run ends (each run of a deep agent gets a fresh one). It serializes its
+    settings, never its files.
+
+    :param max_file_chars: The largest file, in characters.
+    :param max_files: The most files.
+    :raises ConfigurationError: If a limit is out of range.
+    """
+
+    tag = "memory"
+
+    def __init__(self, *, max_file_chars: int = DEFAULT_MAX_FILE_CHARS, max_files: int = DEFAULT_MAX_FILES) -> None:
+        super().__init__(max_file_chars, max_files)
+        self._files: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def read(self, path: str) -> str:
+        """:returns: The file's text. :raises ScratchSpaceError: If there is no such file."""
+        with self._lock:
+            if path not in self._files:
+                raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path))
+            return self._files[path]
+
+    def write(self, path: str, text: str) -> None:
+        """Create or replace a file. :raises ScratchSpaceError: If a limit is exceeded."""
+        with self._lock:
+            self.check(path, text, len(self._files), path in self._files)
+            self._files[path] = text
+
+    def files(self) -> list[str]:
+        """:returns: Every file's path, sorted."""
+        with self._lock:
+            return sorted(self._files)
+
+
+class DiskBackend(_Limits):
+    """
+    Files in a directory on disk, confined to it.
+
+    :param root: The directory; created on first write.
+    :param max_file_chars: The largest file, in characters.
+    :param max_files: The most files under the root.
+    :raises ConfigurationError: If ``root`` exists and is not a directory, or a limit is out of range.
+    """
+
+    tag = "disk"
+
+    def __init__(
+        self, *, root: str | Path, max_file_chars: int = DEFAULT_MAX_FILE_CHARS, max_files: int = DEFAULT_MAX_FILES
+    ) -> None:
+        super().__init__(max_file_chars, max_files)
+        self.root = Path(root).expanduser().absolute()
+        if self.root.exists() and not self.root.is_dir():
+            raise ConfigurationError(f"root must be a directory; {self.root} is a file. Pass a directory path.")
+        self._lock = threading.Lock()
+
+    def _target(self, path: str) -> Path:
+        target = self.root
+        for part in path.split("/") if path else []:
+            target = target / part
+            if target.is_symlink():
+                raise ScratchSpaceError(render_text(SCRATCH_LINK, path=path))
+        if self.root.is_symlink():
+            raise ScratchSpaceError(render_text(SCRATCH_LINK, path=path))
+        return target
+
+    def _check_existing(self, path: str, target: Path) -> bool:
+        """Whether ``target`` exists; a hard link or anything but a regular file (a FIFO would block) is refused."""
+        try:
+            status = os.lstat(target)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISDIR(status.st_mode):
+            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
+        if not stat.S_ISREG(status.st_mode):
+            why = "it is not a regular file (a FIFO, a device or a socket)"
+            raise ScratchSpaceError(render_text(SCRATCH_UNREADABLE, path=path, why=why))
+        if status.st_nlink > 1:  # writing would change the same file wherever else it lies, outside the root too
+            raise ScratchSpaceError(render_text(SCRATCH_HARD_LINK, path=path))
+        return True
+
+    def read(self, path: str) -> str:
+        """
+        :returns: The file's text.
+        :raises ScratchSpaceError: If there is no such file, it is a link (symbolic or hard), not a regular file, too
+            large, or not UTF-8 text.
+        """
+        target = self._target(path)
+        if not path or not self._check_existing(path, target):
+            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
+        try:
+            data = read_regular_file(target, root=self.root, max_bytes=4 * self.max_file_chars)
+        except FileNotFoundError as error:
+            raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path)) from error
+        except OSError as error:  # LocalFileRefusedError included: swapped for a FIFO or a link, or too large
+            why = str(error).partition(" was not read: ")[2].rstrip(".") or str(error)
+            raise ScratchSpaceError(render_text(SCRATCH_UNREADABLE, path=path, why=why)) from error
+        if b"\0" in data:  # a binary file: editing it as text would rewrite it lossily
+            raise ScratchSpaceError(render_text(SCRATCH_BINARY, path=path))
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ScratchSpaceError(render_text(SCRATCH_BINARY, path=path)) from error
+
+    def write(self, path: str, text: str) -> None:
+        """Create or replace a file. :raises ScratchSpaceError: If a limit is exceeded or the path is a link."""
+        with self._lock:
+            target = self._target(path)
+            if not path or target.is_dir():
+                raise ScratchSpaceError(render_text(SCRATCH_NOT_FOUND, path=path or "/"))
+            self.check(path, text, len(self.files()), self._check_existing(path, target))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._target(path)  # the directories just made are real directories, never links
+            write_file(target, text)  # a new file: whatever appeared at the path meanwhile is replaced
+
+    def files(self) -> list[str]:
+        """:returns: Every regular file under the root (links are not followed), sorted."""
+        if not self.root.is_dir() or self.root.is_symlink():
+            return []
+        found = []
+        for directory, subdirectories, names in os.walk(self.root, followlinks=False):
+            subdirectories[:] = [name for name in subdirectories if not Path(directory, name).is_symlink()]
+            for name in names:
+                full = Path(directory, name)
+                if full.is_file() and not full.is_symlink():
+                    found.append(full.relative_to(self.root).as_posix())
+        return sorted(found)
+
+
+def backend_from_dict(data: dict[str, Any] | None) -> ScratchBackend | None:
+    """The backend a backend's ``to_dict`` gave (a memory backend comes back empty), or ``None`` for ``None``."""
+    if data is None:
+        return None
+    backend: MemoryBackend | DiskBackend = _Limits.tagged_from_dict(data, "scratch backend")  # type: ignore[assignment]
+    return backend
+
 
 SCRATCH_RESOURCE = "scratch"
 WRITTEN_FILES = "written_files"
@@ -65,27 +269,18 @@ a tenth of a second)."""
 _COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 
 _STRING = {"type": "string"}
-_PARAMETERS: dict[str, dict[str, Any]] = {
-    WRITE_FILE: {"properties": {"path": _STRING, "content": _STRING}, "required": ["path", "content"]},
-    READ_FILE: {
-        "properties": {"path": _STRING, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
-        "required": ["path"],
-    },
-    LS: {"properties": {"path": _STRING}, "required": []},
-    EDIT_FILE: {
-        "properties": {"path": _STRING, "old": _STRING, "new": _STRING, "replace_all": {"type": "boolean"}},
-        "required": ["path", "old", "new"],
-    },
-    GLOB: {"properties": {"pattern": _STRING}, "required": ["pattern"]},
-    GREP: {"properties": {"pattern": _STRING, "glob": _STRING}, "required": ["pattern"]},
-}
-_DESCRIPTIONS = {
-    WRITE_FILE: WRITE_FILE_DESCRIPTION,
-    READ_FILE: READ_FILE_DESCRIPTION,
-    LS: LS_DESCRIPTION,
-    EDIT_FILE: EDIT_FILE_DESCRIPTION,
-    GLOB: GLOB_DESCRIPTION,
-    GREP: GREP_DESCRIPTION,
+_INTEGER = {"type": "integer"}
+_OPERATIONS: dict[str, tuple[str, dict[str, Any], list[str]]] = {  # description, properties, required
+    WRITE_FILE: (WRITE_FILE_DESCRIPTION, {"path": _STRING, "content": _STRING}, ["path", "content"]),
+    READ_FILE: (READ_FILE_DESCRIPTION, {"path": _STRING, "offset": _INTEGER, "limit": _INTEGER}, ["path"]),
+    LS: (LS_DESCRIPTION, {"path": _STRING}, []),
+    EDIT_FILE: (
+        EDIT_FILE_DESCRIPTION,
+        {"path": _STRING, "old": _STRING, "new": _STRING, "replace_all": {"type": "boolean"}},
+        ["path", "old", "new"],
+    ),
+    GLOB: (GLOB_DESCRIPTION, {"pattern": _STRING}, ["pattern"]),
+    GREP: (GREP_DESCRIPTION, {"pattern": _STRING, "glob": _STRING}, ["pattern"]),
 }
 
 
@@ -99,8 +294,7 @@ def _text(name: str, value: Any, *, allow_empty: bool = False) -> str:
 
 
 def _class_end(pattern: str, start: int) -> int:
-    """The index just after the character class that opens at ``start`` (a ``]`` right after ``[`` or ``[^`` is
-    literal; the end of the pattern when it never closes)."""
+    """The index after the character class opening at ``start`` (a ``]`` right after ``[`` or ``[^`` is literal)."""
     at = start + 1
     at += pattern[at] == "^" if at < len(pattern) else 0
     at += pattern[at] == "]" if at < len(pattern) else 0
@@ -111,12 +305,8 @@ def _class_end(pattern: str, start: int) -> int:
 
 def expanded_size(pattern: str) -> int:
     """
-    How many items a regular expression holds once its counted repetitions are written out, as ``regex`` compiles it:
-    each character, escape or character class is one, and a count ``{m}``, ``{m,n}`` or ``{m,}`` repeats the item or
-    group before it by its larger bound, nested counts multiplying (``(?:a{4000}){4000}`` is 16,000,000).
-
-    :param pattern: The pattern.
-    :returns: Its size (an upper bound: group syntax such as ``(?:`` counts too).
+    How many items a pattern holds with its counted repetitions written out, as ``regex`` compiles it (an upper bound):
+    a count repeats the item or group before it by its larger bound, nested counts multiplying.
     """
     open_groups = [0]  # the size of each open group so far; the first is the whole pattern
     last = at = 0  # the size of the item or group a count would repeat
@@ -143,48 +333,33 @@ def expanded_size(pattern: str) -> int:
 
 
 class FilesystemTool(ResearchTool):
-    """
-    One scratch-space operation as a tool.
-
-    :param operation: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` or ``grep``.
-    :param backend: Where files live; ``None`` (default) gives each run its own in-memory space.
-    :raises ToolArgumentsError: (when invoked) If an argument is missing; a refused path raises ``ScratchSpaceError``.
-    """
+    """One scratch-space operation as a tool; with no ``backend`` each run gets its own in-memory space."""
 
     def __init__(self, *, operation: str, backend: ScratchBackend | None = None) -> None:
-        if operation not in _PARAMETERS:
-            raise ConfigurationError(f"operation must be one of {', '.join(_PARAMETERS)}; got {operation!r}.")
+        if operation not in _OPERATIONS:
+            raise ConfigurationError(f"operation must be one of {', '.join(_OPERATIONS)}; got {operation!r}.")
         self.operation = operation
         self.backend = backend
         self._alone = MemoryBackend()  # used only outside a run, when no backend is given
-        super().__init__(
-            name=operation,
-            description=_DESCRIPTIONS[operation],
-            parameters={"type": "object", **_PARAMETERS[operation]},
-        )
-
-    def _space(self, view: RunView | None) -> ScratchBackend:
-        if self.backend is not None:
-            return self.backend
-        return view.run.resource(SCRATCH_RESOURCE, MemoryBackend) if view is not None else self._alone
+        description, properties, required = _OPERATIONS[operation]
+        parameters = {"type": "object", "properties": properties, "required": required}
+        super().__init__(name=operation, description=description, parameters=parameters)
 
     def phase(self, view: RunView | None, **arguments: Any) -> Phase[str]:
-        """
-        :param view: The agent's view of its run, or ``None``.
-        :param arguments: The model's arguments.
-        :returns: The phase; it returns what the model reads.
-        """
-        space = self._space(view)
+        if self.backend is not None:
+            space = self.backend
+        else:
+            space = view.run.resource(SCRATCH_RESOURCE, MemoryBackend) if view is not None else self._alone
         [done] = yield [blocking(getattr(self, f"_{self.operation}"), space, **arguments)]
         if done.error is not None:
             raise done.error
         text, path, written = done.value
-        if view is not None:
-            if written is not None:  # a file the run wrote: checked like a report when the run closes
-                written_files: dict[str, ScratchBackend] = view.run.resource(WRITTEN_FILES, dict)
-                written_files[path] = space
-            event = FileWritten(phase=view.phase, path=path, chars=written) if written is not None else None
-            view.emit(event or FileRead(phase=view.phase, path=path))
+        if view is not None and written is not None:  # a file the run wrote: checked like a report when the run closes
+            written_files: dict[str, ScratchBackend] = view.run.resource(WRITTEN_FILES, dict)
+            written_files[path] = space
+            view.emit(FileWritten(phase=view.phase, path=path, chars=written))
+        elif view is not None:
+            view.emit(FileRead(phase=view.phase, path=path))
         return str(text)
 
     # Each operation returns (what the model reads, the path it touched, the size written or None for a read).
@@ -281,16 +456,9 @@ class FilesystemTool(ResearchTool):
 
 
 def create_filesystem_tools(backend: ScratchBackend | None = None) -> list[FilesystemTool]:
-    """
-    The six scratch-space tools over one backend.
-
-    :param backend: ``None`` (each run gets its own in-memory space), a ``MemoryBackend`` shared by every run, or a
-        ``DiskBackend(root=...)``.
-    :returns: ``write_file``, ``read_file``, ``ls``, ``edit_file``, ``glob`` and ``grep``.
-    :raises ConfigurationError: If ``backend`` is not a scratch backend.
-    """
+    """The six scratch-space tools over one backend (``None``: each run gets its own in-memory space)."""
     if backend is not None and not isinstance(backend, ScratchBackend):
         raise ConfigurationError(
             f"backend must be a MemoryBackend or DiskBackend(root=...); got {type(backend).__name__}."
         )
-    return [FilesystemTool(operation=operation, backend=backend) for operation in _PARAMETERS]
+    return [FilesystemTool(operation=operation, backend=backend) for operation in _OPERATIONS]

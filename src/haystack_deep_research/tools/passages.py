@@ -1,28 +1,7 @@
 """
-What of a page the summarizer reads: the passages most relevant to the question, up to a budget of characters.
-
-A page longer than the budget is split into passages: its paragraphs (blocks between blank lines), packed together
-while they fit in :data:`PASSAGE_CHARS` characters, a longer paragraph cut at sentence ends (or, for a run-on text,
-at spaces). Each passage is scored twice and the scores added: how well it matches the question with BM25
-(Haystack's ``InMemoryDocumentStore``, BM25+, an instance-local store made for the page and freed with it; scaled
-so the page's best match scores 1), and how much concrete content it holds, the figures, dates and names that a
-report cites (:data:`CONCRETE_WEIGHT` for :data:`CONCRETE_SATURATION` or more such items). On a real page most
-paragraphs that share words with the question are general prose, and the sentences with the figures often name
-none of its words: ranked on words alone they are the ones left out. The best passages are kept, best first,
-while they fit in the budget; passages with the same score are taken in page order, so when no passage shares a
-word with the question and none holds a figure the page's beginning is kept. The kept passages are given back in
-page order. A page that fits the budget is given whole.
-
-Only what the summarizer reads is cut: the evidence ledger keeps the page's whole text, which grounding judges
-claims against.
-
-:func:`near_duplicate` finds a page the run has already read that a new page repeats, so that ``read_url`` need not
-summarize it again. Two texts are near-duplicates when, with case and runs of whitespace folded, they begin or end
-alike (their first or last :data:`EDGE_CHARS` characters) and share at least :data:`NEAR_DUPLICATE` of their
-five-word shingles (Jaccard similarity). The first test is a cheap filter over the run's ledger, the second runs only
-on the pages it lets through. On the benchmark corpus, whose pages share most of their filler sentences, two
-different pages share at most 0.30 of their shingles, and a page with two words changed and a footer added still
-shares 0.96 with itself.
+What of a page the summarizer reads: the passages most relevant to the question, up to a budget of characters, and
+:func:`near_duplicate`, which finds a page the run already read that a new page repeats. How passages are cut,
+ranked and kept, and when two pages are near-duplicates: docs/how-it-works.md ("Orchestrator and sub-researchers").
 """
 
 from __future__ import annotations
@@ -39,13 +18,10 @@ from haystack_deep_research._prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASS
 from haystack_deep_research.evidence import SourceEntry
 from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.evidence.entry import normalize_url
-from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET, DEFAULT_SUMMARIZE_OVER, passage_budget_value
 
 __all__ = [
     "CONCRETE_SATURATION",
     "CONCRETE_WEIGHT",
-    "DEFAULT_PASSAGE_BUDGET",
-    "DEFAULT_SUMMARIZE_OVER",
     "EDGE_CHARS",
     "NEAR_DUPLICATE",
     "PASSAGE_CHARS",
@@ -53,7 +29,6 @@ __all__ = [
     "best_passages",
     "concrete_content",
     "near_duplicate",
-    "passage_budget_value",
     "ranked_passages",
     "relevant_passages",
     "split_passages",
@@ -78,13 +53,7 @@ _CONCRETE = re.compile(r"\d+(?:[.,:/-]\d+)*|\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b"
 
 @dataclass(frozen=True)
 class Excerpt:
-    """
-    What the summarizer reads of a page.
-
-    :param passages: The kept passages, in page order (the whole page as one passage when it fits the budget).
-    :param positions: Their 0-based places among the page's passages.
-    :param total: How many passages the page was split into (1 when it was not split).
-    """
+    """The kept passages of a page in page order, their 0-based places, and how many it was split into."""
 
     passages: tuple[str, ...]
     positions: tuple[int, ...]
@@ -92,14 +61,10 @@ class Excerpt:
 
     @property
     def whole(self) -> bool:
-        """Whether the whole page is kept."""
         return len(self.passages) == self.total
 
     def text(self, omission: str) -> str:
-        """
-        :param omission: What stands where passages were left out (before, between or after the kept ones).
-        :returns: The kept passages as one text.
-        """
+        """The kept passages as one text, ``omission`` where passages were left out."""
         parts: list[str] = []
         expected = 0
         for position, passage in zip(self.positions, self.passages, strict=True):
@@ -139,10 +104,7 @@ def _packed(parts: list[str], size: int, joiner: str) -> list[str]:
 
 
 def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
-    """
-    Split a text into passages of at most ``size`` characters (see the module docstring), in page order; joined,
-    they hold every word of the text.
-    """
+    """Passages of at most ``size`` characters, in page order; joined, they hold every word of the text."""
     paragraphs: list[str] = []
     for block in _BLANK_LINE.split(text):
         paragraph = block.strip()
@@ -151,50 +113,40 @@ def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
     return _packed(paragraphs, size, "\n\n")
 
 
-def _ranking_classes() -> tuple[Any, Any]:
-    """
-    Haystack's ``Document`` and ``InMemoryDocumentStore``, imported on first use (they are not needed to import this
-    package). The store is imported from the module that defines it, not from its package: the package resolves its
-    names lazily, and two threads resolving the same name at once (the researchers' first pages are read side by
-    side) can have one of them fail with ``ImportError``; a plain module import is made thread-safe by Python itself.
-    """
+def _bm25(passages: list[str], queries: list[str]) -> list[list[Any]]:
+    """The BM25+ matches (documents whose id is the passage's index) of each query, from one store built once."""
+    # Imported from the defining module, not its package: the package resolves names lazily, and two threads doing
+    # so at once (the researchers' first pages are read side by side) can fail with ImportError.
     from haystack.dataclasses.document import Document
     from haystack.document_stores.in_memory.document_store import InMemoryDocumentStore
 
-    return Document, InMemoryDocumentStore
+    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
+    try:
+        store.write_documents([Document(id=str(index), content=text) for index, text in enumerate(passages)])
+        return [
+            store.bm25_retrieval(query=query, top_k=len(passages), scale_score=False) if query.strip() else []
+            for query in queries
+        ]
+    finally:
+        store.shutdown()
 
 
 def _scores(passages: list[str], question: str) -> list[float]:
     """BM25+ scores of every passage against the question, by position, scaled so the best one scores 1."""
-    if not question.strip():
-        return [0.0] * len(passages)
-    Document, InMemoryDocumentStore = _ranking_classes()
-    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
-    try:
-        store.write_documents([Document(id=str(index), content=text) for index, text in enumerate(passages)])
-        found = store.bm25_retrieval(query=question, top_k=len(passages), scale_score=False)
-    finally:
-        store.shutdown()
     scores = [0.0] * len(passages)
-    for document in found:
+    for document in _bm25(passages, [question])[0]:
         scores[int(document.id)] = float(document.score or 0.0)
     best = max(scores)
     return [score / best for score in scores] if best > 0 else scores
 
 
 def concrete_content(passage: str) -> float:
-    """
-    :param passage: A passage of a page.
-    :returns: How much concrete content (figures, dates, names) it holds, from 0 to 1 (see :data:`CONCRETE_SATURATION`).
-    """
+    """How much concrete content (figures, dates, names) a passage holds, from 0 to 1."""
     return min(1.0, len(_CONCRETE.findall(passage)) / CONCRETE_SATURATION)
 
 
 def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
-    """
-    The passages of a page the summarizer reads toward ``question`` (see the module docstring), within ``budget``
-    characters (the separators between passages are not counted).
-    """
+    """The passages the summarizer reads toward ``question``, within ``budget`` characters (separators not counted)."""
     if len(text) <= budget:
         return Excerpt((text,), (0,), 1)
     passages = split_passages(text)
@@ -218,77 +170,43 @@ def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
 
 def best_passages(text: str, queries: list[str], *, size: int = PASSAGE_CHARS) -> list[str]:
     """
-    The passage of a text that best matches each query: one window of at most ``size`` characters, cut as
-    :func:`split_passages` cuts, ranked with the same BM25+ store (built once for all the queries). Ties go to the
-    earlier passage, so a query that shares no word with the text gets the text's beginning.
-
-    :param text: The stored text of a source.
-    :param queries: What to match, for example the sentences that cite the source.
-    :param size: The longest passage.
-    :returns: One passage per query, in the queries' order; ``""`` for every query when the text is blank.
+    The passage of ``text`` that best matches each query, in the queries' order (``""`` when the text is blank); ties
+    go to the earlier passage, so a query sharing no word with the text gets its beginning.
     """
     passages = split_passages(text, size)
     if not passages:
         return ["" for _ in queries]
     if len(passages) == 1:
         return [passages[0] for _ in queries]
-    Document, InMemoryDocumentStore = _ranking_classes()
-    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
     best: list[str] = []
-    try:
-        store.write_documents([Document(id=str(index), content=part) for index, part in enumerate(passages)])
-        for query in queries:
-            found = store.bm25_retrieval(query=query, top_k=len(passages), scale_score=False) if query.strip() else []
-            ranked = sorted(found, key=lambda document: (-float(document.score or 0.0), int(document.id)))
-            best.append(passages[int(ranked[0].id)] if ranked else passages[0])
-    finally:
-        store.shutdown()
+    for found in _bm25(passages, queries):
+        ranked = sorted(found, key=lambda document: (-float(document.score or 0.0), int(document.id)))
+        best.append(passages[int(ranked[0].id)] if ranked else passages[0])
     return best
 
 
 def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE_CHARS) -> list[list[tuple[int, str]]]:
     """
-    The passages of several texts that match each query, best first: every text cut as :func:`split_passages` cuts,
-    all ranked together with one BM25+ store (built once for all the queries); a passage that shares no word with a
-    query is not returned for it.
-
-    :param texts: The texts, for example the stored texts of every source a run read.
-    :param queries: What to match, for example the claims to check.
-    :param size: The longest passage.
-    :returns: For each query, in the queries' order, its matching passages as ``(index of their text, passage)``.
+    For each query, the passages of ``texts`` that share a word with it, best first, as ``(index of their text,
+    passage)``: every text split, all ranked together.
     """
     passages = [(number, part) for number, text in enumerate(texts) for part in split_passages(text, size)]
     if not passages or not any(query.strip() for query in queries):
         return [[] for _ in queries]
-    Document, InMemoryDocumentStore = _ranking_classes()
-    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
     ranked: list[list[tuple[int, str]]] = []
-    try:
-        store.write_documents([Document(id=str(index), content=part) for index, (_, part) in enumerate(passages)])
-        for query in queries:
-            found = store.bm25_retrieval(query=query, top_k=len(passages), scale_score=False) if query.strip() else []
-            hits = sorted((d for d in found if (d.score or 0.0) > 0), key=lambda d: (-float(d.score or 0), int(d.id)))
-            ranked.append([passages[int(document.id)] for document in hits])
-    finally:
-        store.shutdown()
+    for found in _bm25([part for _, part in passages], queries):
+        hits = sorted((d for d in found if (d.score or 0.0) > 0), key=lambda d: (-float(d.score or 0), int(d.id)))
+        ranked.append([passages[int(document.id)] for document in hits])
     return ranked
 
 
 def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:
-    """
-    The summarizer's system and user messages for a page: the whole page when it fits the budget, else the passages
-    ``excerpt`` kept; page text, title and question are fenced as untrusted.
-    """
+    """The summarizer's messages for a page (the whole page, or the kept passages); text, title and question fenced."""
     values = {"question": fence(question), "url": url, "title": fence(title)}
     if excerpt.whole:
         return render_chat(SUMMARIZER, content=fence(text), **values)
-    return render_chat(
-        SUMMARIZER_PASSAGES,
-        content=fence(excerpt.text(OMITTED)),
-        kept=len(excerpt.passages),
-        total=excerpt.total,
-        **values,
-    )
+    content = fence(excerpt.text(OMITTED))
+    return render_chat(SUMMARIZER_PASSAGES, content=content, kept=len(excerpt.passages), total=excerpt.total, **values)
 
 
 NEAR_DUPLICATE = 0.9
@@ -313,14 +231,7 @@ def _shingles(text: str) -> set[int]:
 
 
 def near_duplicate(text: str, url: str, entries: Iterable[SourceEntry]) -> SourceEntry | None:
-    """
-    Find a page read earlier whose text the new page repeats (near-duplicates: see the module docstring).
-
-    :param text: The new page's text.
-    :param url: The new page's URL (an entry for the same URL is not a duplicate: that is a re-read).
-    :param entries: The run's ledger entries.
-    :returns: The first summarized page whose text ``text`` nearly repeats, or ``None``.
-    """
+    """The first summarized page of ``entries`` (not ``url`` itself: that is a re-read) that ``text`` nearly repeats."""
     if len(_folded(text[:_RAW_EDGE])) < EDGE_CHARS:  # too short to tell by its edges: never skipped
         return None
     head, tail = _edges(text)

@@ -48,16 +48,9 @@ from haystack_deep_research.run._cache import (
     summary_key,
 )
 from haystack_deep_research.run._phases import Call, Phase, ask, blocking, model_name, subphase
+from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET, DEFAULT_SUMMARIZE_OVER, passage_budget_value
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
-from haystack_deep_research.tools.passages import (
-    DEFAULT_PASSAGE_BUDGET,
-    DEFAULT_SUMMARIZE_OVER,
-    Excerpt,
-    near_duplicate,
-    passage_budget_value,
-    relevant_passages,
-    summarizer_prompt,
-)
+from haystack_deep_research.tools.passages import Excerpt, near_duplicate, relevant_passages, summarizer_prompt
 from haystack_deep_research.web import (
     FetchedDocument,
     FetchLimits,
@@ -70,7 +63,7 @@ from haystack_deep_research.web import (
 from haystack_deep_research.web._pool import start as start_parsers
 from haystack_deep_research.web._steps import prepare_contexts as prepare_tls_contexts
 
-__all__ = ["DEFAULT_PASSAGE_BUDGET", "DEFAULT_SUMMARIZE_OVER", "ReadUrlTool"]
+__all__ = ["ReadUrlTool"]
 
 
 FIRST_FETCHES = 2 * MAX_URLS_PER_READ
@@ -81,17 +74,10 @@ class ReadUrlTool(ResearchTool):
     """
     Read web pages and PDFs and return what each says toward the researcher's question.
 
-    Each URL is fetched under the URL policy and the fetch limits, routed by its content type (HTML through
-    trafilatura, PDF through pypdf, plain text as is) and cut to ``max_content_length`` characters. The summarizer
-    (``summarizer_llm``, which has no tools) reads the passages of the page most relevant to the question, ranked
-    with BM25 and by the figures, dates and names they hold, up to ``passage_budget`` characters (see
-    :mod:`.passages`). When those passages are no longer than ``summarize_over`` characters, the researcher reads
-    them as they are, fenced, and no summarizer is called. The run's evidence ledger records the page's whole text,
-    which grounding checks claims against. The URLs of one call are read side by side. A URL that
-    cannot be read gives a line saying why; the other URLs are still read. A page whose text nearly repeats one the
-    run has already summarized is not summarized again (see :mod:`.passages`): its summary is that page's, said to
-    be so. Within one run a page is read once per question: a researcher asking for a URL that another one has read
-    (or is reading) with the same question gets that summary instead of fetching and summarizing the page again.
+    Each URL is fetched under the URL policy and the fetch limits, its text extracted, cut to ``max_content_length``
+    characters and recorded whole in the run's evidence ledger; the summarizer reads its passages most relevant to
+    the question (docs/how-it-works.md, "Orchestrator and sub-researchers", says how they are chosen, when no
+    summarizer is called, and how a page is read once per question and a near-duplicate not summarized again).
 
     :param summarizer_llm: The chat generator that summarizes a page toward the question.
     :param max_content_length: Characters of page text read and kept, 1,000 to 1,000,000.
@@ -123,10 +109,9 @@ class ReadUrlTool(ResearchTool):
         self.max_content_length = _checks.int_in_range("max_content_length", max_content_length, 1_000, 1_000_000)
         self.passage_budget = passage_budget_value(passage_budget)
         self.summarize_over = _checks.int_in_range("summarize_over", summarize_over, 0, 1_000_000)
-        if url_policy is not None and not isinstance(url_policy, UrlPolicy):
-            raise ConfigurationError(f"url_policy must be a UrlPolicy; got {type(url_policy).__name__}.")
-        if fetch_limits is not None and not isinstance(fetch_limits, FetchLimits):
-            raise ConfigurationError(f"fetch_limits must be a FetchLimits; got {type(fetch_limits).__name__}.")
+        for name, value, kind in (("url_policy", url_policy, UrlPolicy), ("fetch_limits", fetch_limits, FetchLimits)):
+            if value is not None and not isinstance(value, kind):
+                raise ConfigurationError(f"{name} must be a {kind.__name__}; got {type(value).__name__}.")
         self.url_policy = url_policy or UrlPolicy()
         self.fetch_limits = fetch_limits or FetchLimits()
         self.max_concurrency = MAX_URLS_PER_READ
@@ -153,15 +138,7 @@ class ReadUrlTool(ResearchTool):
         return [self.summarizer_llm]
 
     def phase(self, view: RunView | None, urls: Any = None, question: Any = None, **_: Any) -> Phase[str]:
-        """
-        Read every URL side by side; each gives its summary or the reason it could not be read.
-
-        :param view: The researcher's view of the run, or ``None``.
-        :param urls: The model's URLs (a single URL string is accepted).
-        :param question: What the model wants to learn from them.
-        :returns: The phase; it returns the summaries, separated.
-        :raises ToolArgumentsError: (from the phase) If the arguments are missing or malformed.
-        """
+        """Read every URL side by side (a single URL string is accepted); each gives its summary or why it failed."""
         url_list, text = _check_arguments(urls, question)
         reads = [subphase(lambda url=url: self._read_one(view, url, text)) for url in url_list]  # type: ignore[misc]
         outcomes = yield reads
@@ -187,14 +164,6 @@ class ReadUrlTool(ResearchTool):
                 claim.settle(outcome if isinstance(outcome, CachedRead) else None)
         return self._render(url, outcome) if isinstance(outcome, CachedRead) else outcome
 
-    def _cached(self, kind: str, key: str) -> Phase[dict[str, Any] | None]:
-        if self.cache is None:
-            return None
-        [found] = yield [blocking(self.cache.get, kind, key)]
-        if found.error is not None:
-            raise found.error
-        return found.value if isinstance(found.value, dict) else None
-
     def _read_fresh(self, view: RunView | None, url: str, question: str) -> Phase[CachedRead | str]:
         pages = PageFetcher(self.url_policy, self.fetch_limits, self.max_content_length, self.cache)
         page = yield from pages.cached(url)
@@ -202,7 +171,9 @@ class ReadUrlTool(ResearchTool):
         if page is None:
             page = yield from pages.fetched(view, url)
         if isinstance(page, FetchError):
-            return self._refused(view, url, page)
+            if view is not None:
+                view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(page)))
+            return _unreadable(view, url, str(page))
         entries = view.ledger.entries() if view is not None else []
         [prepared] = yield [blocking(self._prepare, page, question, entries)]
         if prepared.error is not None:
@@ -211,11 +182,9 @@ class ReadUrlTool(ResearchTool):
         if earlier is not None:
             return self._repeat(view, page, earlier)
         kept = page.text if excerpt.whole else excerpt.text(OMITTED)
-        summary, failed = (
-            ("", None)
-            if len(kept) <= self.summarize_over
-            else (yield from self._summary(view, page, excerpt, question))
-        )
+        summary, failed = "", None
+        if len(kept) > self.summarize_over:
+            summary, failed = yield from self._summary(view, page, excerpt, question)
         if view is not None and (summary or failed is None):
             view.ledger.record_page(url=url, title=page.title, text=page.text, summary=summary, policy=self.url_policy)
             view.emit(PageRead(phase=PHASE_RESEARCH, url=url, title=page.title, chars=len(page.text), cached=cached))
@@ -226,24 +195,19 @@ class ReadUrlTool(ResearchTool):
     def _summary(
         self, view: RunView | None, page: Page, excerpt: Excerpt, question: str
     ) -> Phase[tuple[str, str | None]]:
-        """The page's summary toward the question (cached, or from the summarizer) and why there is none."""
+        """The page's summary toward the question (cached, or from the summarizer), and why there is none."""
         key = summary_key(page.url, question, f"{model_name(self.summarizer_llm)} passages={self.passage_budget}")
-        found = yield from self._cached("summary", key)
+        found = yield from _cached(self.cache, "summary", key)
         if found is not None and str(found.get("summary") or "").strip():
             return str(found["summary"]), None
         streaming = view.run.streaming_callback if view is not None else None
         agent = view.researcher if view is not None else ""
+        budget = view.run.budget if view is not None else None
         prompt = summarizer_prompt(page.url, page.title, page.text, excerpt, question)
-        [summarized] = yield [
-            ask(
-                self.summarizer_llm,
-                prompt,
-                role="summarizer",
-                streaming_callback=streaming,
-                agent=agent,
-                budget=view.run.budget if view is not None else None,
-            )
-        ]
+        asked = ask(
+            self.summarizer_llm, prompt, role="summarizer", streaming_callback=streaming, agent=agent, budget=budget
+        )
+        [summarized] = yield [asked]
         summary = summarized.text
         if view is not None and summarized.reply is not None:
             view.record_usage(PHASE_SUMMARIZE, summarized.reply.meta.get("usage"))
@@ -255,11 +219,6 @@ class ReadUrlTool(ResearchTool):
         if self.cache is not None:
             yield [blocking(self.cache.put, "summary", key, {"summary": summary})]
         return summary, None
-
-    def _refused(self, view: RunView | None, url: str, error: FetchError) -> str:
-        if view is not None:
-            view.emit(PageRefused(phase=PHASE_RESEARCH, url=url, reason=str(error)))
-        return _unreadable(view, url, str(error))
 
     def _prepare(self, page: Page, question: str, entries: list[SourceEntry]) -> tuple[Excerpt, SourceEntry | None]:
         """Choose the passages the summarizer reads, and look for a page read earlier that this one repeats."""
@@ -277,39 +236,21 @@ class ReadUrlTool(ResearchTool):
         return CachedRead(title=page.title, summary=summary, partial=page.partial)
 
     def _render(self, url: str, read: CachedRead) -> str:
-        return render_text(
-            PAGE_SUMMARY,
-            url=url,
-            title=read.title,
-            partial=read.partial,
-            limit=self.max_content_length,
-            summary=read.summary,
-            excerpt=fence(read.excerpt),
-        )
+        shown = {"title": read.title, "partial": read.partial, "summary": read.summary, "excerpt": fence(read.excerpt)}
+        return render_text(PAGE_SUMMARY, url=url, limit=self.max_content_length, **shown)
 
     def warm_up(self) -> None:
-        """
-        Warm up the summarizer, start a parser process now (:func:`~haystack_deep_research.web._pool.start`) and
-        build the TLS contexts of the first fetches in the background
-        (:func:`~haystack_deep_research.web._steps.prepare_contexts`), so that the first pages read do not wait for
-        either.
-        """
-        start_parsers()
-        prepare_tls_contexts(FIRST_FETCHES)
+        """Warm up the summarizer, and start a parser process and the first fetches' TLS contexts, so no read waits."""
+        _start_fetching()
         super().warm_up()
 
     async def warm_up_async(self) -> None:
         """The same as :meth:`warm_up`, warming the summarizer up asynchronously."""
-        start_parsers()
-        prepare_tls_contexts(FIRST_FETCHES)
+        _start_fetching()
         await super().warm_up_async()
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        Serialize the tool.
-
-        :returns: The serialized tool.
-        """
+        """:returns: The serialized tool."""
         return self._serialized(
             {
                 "summarizer_llm": component_to_dict(obj=self.summarizer_llm, name="summarizer_llm"),
@@ -324,18 +265,27 @@ class ReadUrlTool(ResearchTool):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReadUrlTool:
-        """
-        Deserialize the tool.
-
-        :param data: What ``to_dict`` returned.
-        :returns: The tool.
-        """
+        """:returns: The tool ``to_dict`` serialized."""
         params = dict(data["data"])
         deserialize_component_inplace(params, key="summarizer_llm")
         params["url_policy"] = UrlPolicy.from_dict(params["url_policy"])
         params["fetch_limits"] = FetchLimits.from_dict(params["fetch_limits"])
         params["cache"] = cache_from_dict(params.get("cache"))
         return cls(**params)
+
+
+def _cached(cache: CacheStore | None, kind: str, key: str) -> Phase[dict[str, Any] | None]:
+    if cache is None:
+        return None
+    [found] = yield [blocking(cache.get, kind, key)]
+    if found.error is not None:
+        raise found.error
+    return found.value if isinstance(found.value, dict) else None
+
+
+def _start_fetching() -> None:
+    start_parsers()
+    prepare_tls_contexts(FIRST_FETCHES)
 
 
 def _check_arguments(urls: Any, question: Any) -> tuple[list[str], str]:
@@ -373,13 +323,8 @@ class Page:
 class PageFetcher:
     """
     Gets pages for ``read_url``: from the cross-run cache when it holds the page (read at least as far as the tool
-    reads) and this run's URL policy admits it, else fetched under the policy and the fetch limits within the run's
-    time budget, extracted, cleaned and cut to the tool's length, and stored in the cache.
-
-    :param policy: Which URLs may be fetched (and read from the cache).
-    :param limits: Size cap, timeouts, redirect and PDF page limits.
-    :param max_content_length: Characters of page text read and kept.
-    :param cache: The cross-run cache, or ``None``.
+    reads) and this run's URL policy admits it, else fetched within the run's time budget, extracted, cleaned, cut to
+    ``max_content_length`` and stored in the cache.
     """
 
     policy: UrlPolicy
@@ -389,12 +334,7 @@ class PageFetcher:
 
     def cached(self, url: str) -> Phase[Page | FetchError | None]:
         """The cached page, if this run's URL policy admits the URL asked for and the one the body came from."""
-        if self.cache is None:
-            return None
-        [looked_up] = yield [blocking(self.cache.get, "page", page_key(url))]
-        if looked_up.error is not None:
-            raise looked_up.error
-        found = looked_up.value if isinstance(looked_up.value, dict) else None
+        found = yield from _cached(self.cache, "page", page_key(url))
         if found is None or (found.get("partial") and int(found.get("limit") or 0) < self.max_content_length):
             return None  # cut shorter than this tool reads: fetch it again
         final, policy = str(found.get("final_url") or url), self.policy

@@ -1,11 +1,6 @@
 """
-Subagents: the deep agent hands a self-contained task to a named subagent through the ``task`` tool.
-
-A :class:`SubAgentDef` describes one subagent (name, description, system prompt, tools, step limit, optionally its
-own model); ``create_deep_agent(subagents=[...])`` builds an Agent for each and gives the parent a :class:`TaskTool`.
-Each call runs the subagent as a stateless one-shot: a fresh State, its own view of the parent's run (its tools
-record into the run, its usage counts toward the run's budget, its events name it), and only its final answer comes
-back into the parent's context, never its trajectory. ``SubagentSpawned`` and ``SubagentCompleted`` mark each call.
+Subagents: the deep agent hands a self-contained task to a named subagent through the ``task`` tool. Each call runs
+the subagent once on its own view of the parent's run, and only its final answer comes back (docs/deep-agent.md).
 """
 
 from __future__ import annotations
@@ -70,12 +65,7 @@ class SubAgentDef:
 
 
 class TaskTool(ResearchTool):
-    """
-    The ``task`` tool: run one subagent on one task and return its final answer.
-
-    :param subagents: Each subagent's name mapped to its description and its Agent (the factory builds them).
-    :raises ConfigurationError: If there is no subagent, or an entry is not ``(description, Agent)``.
-    """
+    """The ``task`` tool: run one subagent (by name: its description and its Agent) on one task, return its answer."""
 
     def __init__(self, *, subagents: Mapping[str, tuple[str, Agent]]) -> None:
         if not subagents:
@@ -99,13 +89,7 @@ class TaskTool(ResearchTool):
         return [agent for _, agent in self.subagents.values()]
 
     def phase(self, view: RunView | None, subagent_type: Any = None, task: Any = None, **_: Any) -> Phase[str]:
-        """
-        :param view: The parent's view of its run, or ``None``.
-        :param subagent_type: The subagent's name.
-        :param task: The task, with everything the subagent needs (it sees nothing else).
-        :returns: The phase; it returns the subagent's final answer.
-        :raises ToolArgumentsError: (from the phase) If the subagent is unknown or the task is blank.
-        """
+        """The phase runs the subagent on ``task`` (all it sees) and returns its final answer."""
         if subagent_type not in self.subagents or not isinstance(task, str) or not task.strip():
             raise ToolArgumentsError(
                 render_text(TASK_INVALID, names=sorted(self.subagents), got=repr(subagent_type), task=repr(task)[:80])
@@ -142,14 +126,11 @@ class TaskTool(ResearchTool):
 
     def to_dict(self) -> dict[str, Any]:
         """:returns: The serialized tool, with each subagent's Agent nested."""
-        return self._serialized(
-            {
-                "subagents": {
-                    name: {"description": description, "agent": component_to_dict(obj=agent, name=name)}
-                    for name, (description, agent) in self.subagents.items()
-                }
-            }
-        )
+        subagents = {
+            name: {"description": description, "agent": component_to_dict(obj=agent, name=name)}
+            for name, (description, agent) in self.subagents.items()
+        }
+        return self._serialized({"subagents": subagents})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskTool:

@@ -10,21 +10,12 @@ __all__ = ["create_think_tool", "think"]
 
 
 def think(reflection: str) -> str:
-    """
-    Acknowledge a reflection; the value is in the model writing it down.
-
-    :param reflection: What the model has learned, what is missing and what it will do next.
-    :returns: A short acknowledgement.
-    """
+    """Acknowledge a reflection; the value is in the model writing it down."""
     return THINK_ACKNOWLEDGEMENT
 
 
 def create_think_tool() -> Tool:
-    """
-    Create the ``think_tool`` both the orchestrator and the sub-researchers use.
-
-    :returns: A Haystack Tool that records a reflection and changes nothing.
-    """
+    """The ``think_tool`` the orchestrator and the sub-researchers use: it records a reflection, changes nothing."""
     return Tool(
         name=THINK,
         description=THINK_DESCRIPTION,

@@ -1,10 +1,6 @@
 """
-The deep agent's todo list: ``write_todos`` replaces it, ``read_todos`` shows it, :class:`TodoState` holds it.
-
-Each run has its own :class:`TodoState` (a run resource), unless the caller passes one to
-``create_deep_agent(todo_state=...)``: then every run of that agent writes into it, and the caller can watch it live
-and read it after the run (``todo_state.snapshot()``). A run's ``todos`` output holds the list as it ended. Writing
-the list emits ``TodoAdded`` for each new item and ``TodoCompleted`` for each item that became completed.
+The deep agent's todo list: ``write_todos`` replaces it, ``read_todos`` shows it, :class:`TodoState` holds it (one per
+run, unless the caller passes one to ``create_deep_agent(todo_state=...)``; see docs/deep-agent.md).
 """
 
 from __future__ import annotations
@@ -98,11 +94,7 @@ def _todos(value: Any) -> list[Todo]:
 
 
 class TodoTool(ResearchTool):
-    """
-    ``write_todos`` (replace the list) or ``read_todos`` (show it), on the run's :class:`TodoState`.
-
-    :param operation: ``write_todos`` or ``read_todos``.
-    """
+    """``write_todos`` (replace the list) or ``read_todos`` (show it), on the run's :class:`TodoState`."""
 
     def __init__(self, *, operation: str = WRITE_TODOS) -> None:
         if operation == WRITE_TODOS:
@@ -123,12 +115,7 @@ class TodoTool(ResearchTool):
         super().__init__(name=operation, description=description, parameters=parameters)
 
     def phase(self, view: RunView | None, todos: Any = None, **_: Any) -> Phase[str]:
-        """
-        :param view: The agent's view of its run, or ``None``.
-        :param todos: For ``write_todos``: the whole new list, each item ``{"content", "status"}``.
-        :returns: The phase; it returns the list as the model reads it.
-        :raises ToolArgumentsError: (from the phase) If the list is malformed.
-        """
+        """For ``write_todos``, ``todos`` is the whole new list; the phase returns the list as the model reads it."""
         state = view.run.resource(TODOS_RESOURCE, TodoState) if view is not None else self._alone
         if self.operation == WRITE_TODOS:
             added, completed = state.replace(_todos(todos))

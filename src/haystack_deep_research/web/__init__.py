@@ -1,13 +1,7 @@
 """
-The guarded web layer: which URLs may be read, downloading them within limits, and turning them into text.
-
-* :class:`UrlPolicy` refuses non-http(s) URLs, denied domains and every non-public address (loopback, private,
-  link-local, cloud metadata, ...) unless it is explicitly allowed.
-* :func:`fetch` / :func:`fetch_async` download a URL under :class:`FetchLimits`, checking every redirect hop and
-  connecting to the checked address.
-* :func:`extract_text` / :func:`extract_text_async` turn a :class:`FetchedDocument` into :class:`ExtractedText`,
-  parsing HTML and PDF in a separate process under a time and memory bound (the ``read_url`` tool's ``warm_up`` starts
-  that process, and builds the verifying TLS contexts of the first fetches, ahead of them).
+The guarded web layer: which URLs may be read (:class:`UrlPolicy`), downloading them within :class:`FetchLimits`
+(:func:`fetch`, :func:`fetch_async`), and turning them into text in parser processes (:func:`extract_text`,
+:func:`extract_text_async`). docs/safety.md gives the rules.
 """
 
 from haystack_deep_research.web.extract import ExtractedText, extract_text, extract_text_async

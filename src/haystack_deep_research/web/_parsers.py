@@ -1,33 +1,13 @@
 """
-The parsers that run inside a parser process (see ``_worker.py``): the main text and title of an HTML page, the text
-layer of a PDF, and the title and text of a Word, PowerPoint or Excel file.
-
-HTML: trafilatura finds the main text and drops boilerplate such as menus and footers. Before any parsing, markup that
-would make the parser itself take quadratic time is refused: libxml2 compares every attribute of an element with
-every other one, so an element with tens of thousands of attributes costs minutes. The check is one linear regular
-expression scan over the tags long enough to hold many attributes.
-
-PDF: pypdf reads the first ``max_pages`` pages under a budget of decompressed page content for the whole document: a
-page's content streams are decompressed before its text is extracted, and reading stops at the page that would pass
-the budget. pypdf's own limits are tightened to match, for this document only: no stream may decompress past the
-budget (a bomb is cut as soon as it does), and no content stream may hold more than ``_PARSE_WORK`` tokens (the
-parsed operators of one page are what costs memory). Encrypted PDFs are opened with the
-empty password, as viewers do; a PDF whose pages hold only images (a scan) is reported as having no text layer.
-
-Office files: the text comes from Haystack's own converters (``DOCXToDocument`` with python-docx,
-``PPTXToDocument`` with python-pptx, ``XLSXToDocument`` with pandas and openpyxl), imported here on the first such
-file so that a process that only ever parses web pages never loads them. These files are ZIP archives of XML: a small
-file can unpack into much more, which is why they are parsed here, under the process's time and memory limits, like a
-PDF.
-
-The title is the document's own: a Word file's core "title" property, else its first Title or Heading paragraph; a
-presentation's first slide title, else its core "title" property; a workbook's "title" property. ``""`` when none.
+The parsers that run inside a parser process (``_worker.py``): the main text and title of an HTML page (trafilatura,
+after a linear check that refuses markup costing libxml2 quadratic time), of a PDF (pypdf, under a budget of
+decompressed page content) and of a Word, PowerPoint or Excel file (Haystack's converters, imported on the first such
+file). docs/safety.md ("Extraction ends on time and within its memory") and docs/sources.md give the rules.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import re
 from itertools import islice
 from typing import Any
@@ -40,7 +20,7 @@ from pypdf.errors import DependencyError, LimitReachedError
 from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
 
 from haystack_deep_research.errors import ExtractionError
-from haystack_deep_research.web._body import decode_html
+from haystack_deep_research.web._text_files import decode_html
 
 __all__ = ["OFFICE_KINDS", "html_text", "load_office", "office_text", "pdf_text"]
 
@@ -54,12 +34,7 @@ _MAX_ATTRIBUTE_WORK = 50_000_000
 
 
 def html_text(body: bytes, *, charset: str | None, url: str) -> tuple[str, str]:
-    """
-    The title (``""`` when there is none) and main text of an HTML or XHTML page.
-
-    :raises ExtractionError: The markup is pathological or cannot be parsed, or the page has no main text.
-    :raises MemoryError: Parsing needed more memory than the process may use.
-    """
+    """``(title, main text)`` of an HTML or XHTML page; an ExtractionError for pathological markup or no text."""
     _check_attributes(body, url)
     # Decoded once, here: the text and the title are read from the same characters, whatever the parsers guess.
     markup = decode_html(body, charset)
@@ -94,11 +69,7 @@ def _check_attributes(body: bytes, url: str) -> None:
 
 
 def _html_title(markup: str) -> str:
-    """
-    The page's title: its ``og:title``, else its only ``<h1>``, else its ``<title>`` tag, whitespace collapsed.
-
-    A page whose markup lxml cannot parse simply has no title here.
-    """
+    """Its ``og:title``, else its only ``<h1>``, else its ``<title>``, whitespace collapsed; ``""`` for bad markup."""
     data = markup.encode("utf-8")
     try:
         # The encoding is given: the markup's own <meta charset> or XML declaration no longer applies to it.
@@ -127,12 +98,8 @@ _INLINE_IMAGE = re.compile(rb"(?:^|\s)BI\s")
 
 def pdf_text(body: bytes, *, url: str, max_pages: int, max_decompressed: int) -> tuple[str, str]:
     """
-    The title (``""`` when there is none) and text of a PDF, pages separated by blank lines, reading at most
-    ``max_pages`` pages and ``max_decompressed`` bytes of page content, all pages together.
-
-    :raises ExtractionError: The PDF is malformed, locked by a password, has no text layer, or passes the budget
-        before any text is found.
-    :raises MemoryError: Reading needed more memory than the process may use.
+    ``(title, text)`` of a PDF's first ``max_pages`` pages, within ``max_decompressed`` bytes of page content in all;
+    an ExtractionError when it is malformed, locked, has no text layer, or passes the budget before any text.
     """
     limits = {
         name: max_decompressed
@@ -198,7 +165,8 @@ def _read(body: bytes, *, url: str, max_pages: int, limit: int) -> tuple[str, st
             f"The PDF at {url} was not read: a page holds more than the {_PARSE_WORK} drawing instructions a page "
             "may hold before any text is found."
         )
-    if texts and image_pages == len(texts) and _characters(text) < _SCAN_CHARACTERS_PER_PAGE * len(texts):
+    characters = sum(1 for char in text if char.isalnum())
+    if texts and image_pages == len(texts) and characters < _SCAN_CHARACTERS_PER_PAGE * len(texts):
         raise ExtractionError(
             f"The PDF at {url} has no text layer to read: its pages hold only images, as a scan does."
         )
@@ -208,7 +176,7 @@ def _read(body: bytes, *, url: str, max_pages: int, limit: int) -> tuple[str, st
 
 
 def _unlock(reader: pypdf.PdfReader, url: str) -> None:
-    """Open a PDF that is encrypted with an empty user password, as PDF viewers do."""
+    """Open a PDF encrypted with an empty user password, as viewers do."""
     try:
         opened = reader.decrypt("") != pypdf.PasswordType.NOT_DECRYPTED
     except DependencyError as exc:
@@ -243,10 +211,6 @@ def _draws_images(page: pypdf.PageObject) -> bool:
     )
 
 
-def _characters(text: str) -> int:
-    return sum(1 for char in text if char.isalnum())
-
-
 OFFICE_KINDS = ("docx", "pptx", "xlsx")
 """The kinds of office file read, named by their suffix."""
 
@@ -254,13 +218,7 @@ _LOADED: set[str] = set()
 
 
 def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
-    """
-    The title (``""`` when there is none) and text of an office file of one of :data:`OFFICE_KINDS`.
-
-    :raises ExtractionError: The file is not a valid file of its kind, or holds no text.
-    :raises ImportError: The packages its converter needs are not installed.
-    :raises MemoryError: Reading needed more memory than the process may use.
-    """
+    """``(title, text)`` of an office file of :data:`OFFICE_KINDS`; ``ImportError`` without its converter's packages."""
     from haystack.dataclasses.byte_stream import ByteStream
 
     if kind not in OFFICE_KINDS:
@@ -283,12 +241,7 @@ def office_text(body: bytes, *, kind: str, url: str) -> tuple[str, str]:
 
 
 def load_office(kind: str) -> bool:
-    """
-    Import the converter of an office kind (Haystack and the converter's packages), once per process.
-
-    The parser process calls this before it caps its memory for the file: the code is not the file's cost.
-    Returns whether it was imported now (``False`` when it already was, or the kind is unknown).
-    """
+    """Import the converter of an office kind, once a process: whether it was imported now."""
     if kind not in OFFICE_KINDS or kind in _LOADED:
         return False
     _converter(kind)
@@ -297,8 +250,6 @@ def load_office(kind: str) -> bool:
 
 
 def _converter(kind: str) -> Any:
-    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
-    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     if kind == "docx":
         from haystack.components.converters.docx import DOCXToDocument
 

@@ -1,32 +1,112 @@
 """
-A small pool of parser processes (see ``_worker.py``) and the deadlines that stop them.
-
-Each document goes to an idle process; the watchdog (``_watchdog.py``) kills the process when the document takes
-longer than allowed, or when the caller's own deadline passes, and a new process replaces it at once, loading its
-parsers while nothing waits on it. Up to ``_MAX_WORKERS`` documents are parsed at once; more wait for a free process,
-for as long as the caller's deadline allows. A process that idles for five minutes exits (its memory goes back to
-the system) and is started again on demand; starting one takes about a quarter of a second (more on a busy
-machine), so :func:`start` starts one ahead of need: when a run opens, and when ``read_url`` is warmed up. It only
-launches the process, which loads its parsers while the run makes its first model calls.
+The pool of parser processes (``_worker.py``) and the watchdog that stops what Python cannot interrupt. One watchdog
+thread runs short actions at given times (:func:`call_at`): shutting a socket down or killing a parser process
+releases a call blocked on it, and a deadline costs a heap entry, not a thread. Each document goes to an idle parser
+process, which the watchdog kills at its deadline, and a replacement starts at once; one that idles five minutes
+exits. :func:`start` launches one ahead of need. :func:`waiting_threads` gives the thread pools of calls that mostly
+wait (name lookups, parses). docs/safety.md ("Extraction ends on time and within its memory") gives the figures.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import heapq
+import itertools
+import logging
 import os
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from haystack_deep_research.errors import ExtractionError
-from haystack_deep_research.web._watchdog import Alarm, call_at
 from haystack_deep_research.web._worker import IDLE_EXIT, FrameError, encode_frame, read_frame
 
-__all__ = ["Ticket", "parse", "start", "started"]
+__all__ = ["Alarm", "Ticket", "call_at", "parse", "start", "started", "waiting_threads"]
+
+_logger = logging.getLogger(__name__)
+
+
+class Alarm:
+    """An action scheduled by :func:`call_at`; it runs on the watchdog thread and must return quickly."""
+
+    def __init__(self, when: float, action: Callable[[], None]) -> None:
+        self.when = when
+        self.action: Callable[[], None] | None = action  # None once cancelled or taken to run
+
+    def cancel(self) -> None:
+        self.action = None
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._changed = threading.Condition()
+        self._heap: list[tuple[float, int, Alarm]] = []
+        self._order = itertools.count()
+        threading.Thread(target=self._serve, name="haystack-deep-research-watchdog", daemon=True).start()
+
+    def schedule(self, alarm: Alarm) -> None:
+        with self._changed:
+            heapq.heappush(self._heap, (alarm.when, next(self._order), alarm))
+            if self._heap[0][2] is alarm:
+                self._changed.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._changed:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    while self._heap and self._heap[0][2].action is None:  # finished guards leave no work behind
+                        heapq.heappop(self._heap)
+                    self._changed.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                alarm = heapq.heappop(self._heap)[2]
+                action, alarm.action = alarm.action, None
+            if action is None:
+                continue
+            try:
+                action()
+            except Exception:  # one failing action must not stop the deadlines of every other fetch
+                _logger.exception("A deadline action of the web layer failed.")
+
+
+_watchdog_lock = threading.Lock()
+_watchdog: _Watchdog | None = None
+
+
+def call_at(when: float, action: Callable[[], None]) -> Alarm:
+    """Run a quick ``action`` on the watchdog thread at ``when`` (``time.monotonic()``) unless it is cancelled."""
+    global _watchdog  # noqa: PLW0603 - one watchdog per process, started on first use
+    alarm = Alarm(when, action)
+    with _watchdog_lock:
+        if _watchdog is None or _watchdog.pid != os.getpid():  # a forked child has no watchdog thread
+            _watchdog = _Watchdog()
+        watchdog = _watchdog
+    watchdog.schedule(alarm)
+    return alarm
+
+
+_pools_lock = threading.Lock()
+_pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+
+
+def waiting_threads(name: str, size: int) -> ThreadPoolExecutor:
+    """
+    The process's thread pool ``name`` of at most ``size`` threads: these waits never fill the event loop's default
+    executor, and one kind stuck (a resolver that never answers) never delays the other.
+    """
+    with _pools_lock:
+        entry = _pools.get(name)
+        if entry is None or entry[0] != os.getpid():  # a forked child has none of the pool's threads
+            entry = (os.getpid(), ThreadPoolExecutor(max_workers=size, thread_name_prefix=name))
+            _pools[name] = entry
+        return entry[1]
+
 
 _MAX_WORKERS = max(2, min(8, os.cpu_count() or 2))
 _STARTUP_LIMIT = 60.0
@@ -45,11 +125,7 @@ _BOOT = (
 
 
 class Worker:
-    """
-    A parser process, started at once; it reports ``{"ready": True}`` once its parsers are imported.
-
-    :raises OSError: The interpreter could not be started.
-    """
+    """A parser process, started at once; it reports ``{"ready": True}`` once its parsers are imported."""
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(  # noqa: S603 - this interpreter, with a fixed program
@@ -60,25 +136,15 @@ class Worker:
             bufsize=0,
             start_new_session=True,  # Ctrl-C at a terminal stops the caller, not the parsers it waits on
         )
+        self.stdin = cast(IO[bytes], self.process.stdin)
+        self.stdout = cast(IO[bytes], self.process.stdout)
         self.ready = False
 
-    @property
-    def stdin(self) -> IO[bytes]:
-        assert self.process.stdin is not None
-        return self.process.stdin
-
-    @property
-    def stdout(self) -> IO[bytes]:
-        assert self.process.stdout is not None
-        return self.process.stdout
-
     def kill(self) -> None:
-        """Kill the process; safe to call from any thread, and more than once."""
         with contextlib.suppress(OSError):  # it may have exited already
             self.process.kill()
 
     def close(self) -> None:
-        """Kill the process, reap it and close its pipes."""
         self.kill()
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stdout):
@@ -103,7 +169,7 @@ class Stopwatch:
             generation = self._generation
             if self._alarm is not None:
                 self._alarm.cancel()
-        self._alarm = call_at(when, lambda: self._fire(generation, reason))
+        self._alarm = call_at(when, lambda: self.fire(reason, generation))
 
     def stop(self) -> str | None:
         """Disarm; returns why the worker was killed, if it was."""
@@ -113,20 +179,12 @@ class Stopwatch:
                 self._alarm.cancel()
             return self.reason
 
-    def fire_now(self, reason: str) -> None:
-        """Kill the worker now, for ``reason``."""
+    def fire(self, reason: str, generation: int | None = None) -> None:
+        """Kill the worker for ``reason`` now, or for the deadline of ``generation`` if it is still the one armed."""
         with self._lock:
-            self._kill(reason)
-
-    def _fire(self, generation: int, reason: str) -> None:
-        with self._lock:
-            if generation == self._generation:
-                self._kill(reason)
-
-    def _kill(self, reason: str) -> None:
-        if self.reason is None:
-            self.reason = reason
-            self._worker.kill()
+            if generation in (None, self._generation) and self.reason is None:
+                self.reason = reason
+                self._worker.kill()
 
 
 class Ticket:
@@ -143,14 +201,14 @@ class Ticket:
             self.cancelled = True
             stop = self._stop
         if stop is not None:
-            stop.fire_now("cancelled")
+            stop.fire("cancelled")
         _pool().wake()
 
     def watch(self, stop: Stopwatch | None) -> None:
         with self._lock:
             self._stop = stop
         if stop is not None and self.cancelled:
-            stop.fire_now("cancelled")
+            stop.fire("cancelled")
 
 
 def parse(
@@ -164,15 +222,12 @@ def parse(
     ticket: Ticket,
 ) -> tuple[dict[str, Any], bytes]:
     """
-    Have a parser process answer one request (see ``_worker.py``), within ``timeout`` seconds of work and
-    ``deadline_s`` in all (waiting for a free process and its start included); ``ticket`` cancels it from another
-    thread.
-
-    :raises ExtractionError: The document took too long, ran out of memory, or the process failed.
+    A parser process's answer, within ``timeout`` seconds of work and ``deadline_s`` in all (waiting for a process
+    included), cancelled by ``ticket``; an ExtractionError when it took too long, ran out of memory or failed.
     """
     started = time.monotonic()
     caller_end = started + deadline_s if deadline_s is not None else None
-    limits = _Limits(url=url, asked_url=asked_url, timeout=timeout, deadline_s=deadline_s, caller_end=caller_end)
+    limits = _Limits(url, asked_url, timeout, deadline_s, caller_end)
     request = encode_frame(header, body)
     for _attempt in range(3):  # a process that idled out just as it was picked is replaced and the request resent
         answer = _pool().run(request, limits, ticket)
@@ -181,44 +236,36 @@ def parse(
     raise ExtractionError(f"The parser processes kept exiting before reading {url}.", url=asked_url)
 
 
+_NOT_STARTED = (
+    "The parser process to read {url} did not start (it {how}); check that {python} can import lxml, trafilatura "
+    "and pypdf."
+)
+# Why a document was not read, by the reason a parse ended.
+_MESSAGES = {
+    "timeout": "Extracting the text of {url} took longer than the {timeout:g} seconds allowed "
+    "(FetchLimits.extraction_timeout); the document was not read.",
+    "caller": "Extracting the text of {url} was stopped when the caller's deadline of {deadline_s:g} seconds ran out.",
+    "cancelled": "Extracting the text of {url} was cancelled.",
+    "memory": "Extracting the text of {url} needed more memory than allowed (FetchLimits.max_extraction_memory); "
+    "the document was not read.",
+    "spawn": "No parser process could be started to read {url} ({detail}); check that {python} can be run.",
+    "startup": _NOT_STARTED.replace("{how}", f"took over {_STARTUP_LIMIT:g} seconds"),
+    "startup_failed": _NOT_STARTED.replace("{how}", "exited with {status}"),
+    "crashed": "The parser process stopped while reading {url} (exit status {status}); the document was not read.",
+}
+
+
+@dataclass(frozen=True)
 class _Limits:
-    def __init__(
-        self, *, url: str, asked_url: str, timeout: float, deadline_s: float | None, caller_end: float | None
-    ) -> None:
-        self.url, self.asked_url, self.timeout = url, asked_url, timeout
-        self.deadline_s, self.caller_end = deadline_s, caller_end
+    url: str
+    asked_url: str
+    timeout: float
+    deadline_s: float | None
+    caller_end: float | None
 
-    def error(self, reason: str, exit_status: int | None = None, *, detail: str = "") -> ExtractionError:
-        return ExtractionError(self._message(reason, exit_status, detail), url=self.asked_url)
-
-    def _message(self, reason: str, exit_status: int | None, detail: str) -> str:
-        if reason == "timeout":
-            return (
-                f"Extracting the text of {self.url} took longer than the {self.timeout:g} seconds allowed "
-                "(FetchLimits.extraction_timeout); the document was not read."
-            )
-        if reason == "caller":
-            return (
-                f"Extracting the text of {self.url} was stopped when the caller's deadline of {self.deadline_s:g} "
-                "seconds ran out."
-            )
-        if reason == "cancelled":
-            return f"Extracting the text of {self.url} was cancelled."
-        if reason == "spawn":
-            return (
-                f"No parser process could be started to read {self.url} ({detail}); check that {sys.executable} "
-                "can be run."
-            )
-        if reason in {"startup", "startup_failed"}:
-            how = f"took over {_STARTUP_LIMIT:g} seconds" if reason == "startup" else f"exited with {exit_status}"
-            return (
-                f"The parser process to read {self.url} did not start (it {how}); check that {sys.executable} can "
-                "import lxml, trafilatura and pypdf."
-            )
-        return (
-            f"The parser process stopped while reading {self.url} (exit status {exit_status}); the document was "
-            "not read."
-        )
+    def error(self, reason: str, status: int | None = None, *, detail: str = "") -> ExtractionError:
+        values = {"python": sys.executable, "status": status, "detail": detail}
+        return ExtractionError(_MESSAGES[reason].format(**vars(self), **values), url=self.asked_url)
 
 
 class _Pool:
@@ -280,11 +327,7 @@ class _Pool:
             self._release(worker, healthy=healthy)
         if answer is not None:
             if "out_of_memory" in answer[0]:
-                raise ExtractionError(
-                    f"Extracting the text of {limits.url} needed more memory than allowed "
-                    "(FetchLimits.max_extraction_memory); the document was not read.",
-                    url=limits.asked_url,
-                )
+                raise limits.error("memory")
             return answer
         status = worker.process.wait()
         if reason is None and status == IDLE_EXIT:
@@ -342,9 +385,8 @@ _current: _Pool | None = None
 
 def start() -> None:
     """
-    Start a parser process ahead of the first document, unless this process has one already; returns at once (the
-    process loads its parsers in the background). A process that cannot be started is not an error here: the first
-    document starts one again and, failing, raises the error that says why.
+    Start a parser process ahead of the first document unless there is one; returns at once. One that cannot start is
+    no error here: the first document tries again and says why.
     """
     _pool().start()
 

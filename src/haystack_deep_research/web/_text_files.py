@@ -1,28 +1,78 @@
 """
-Text, Markdown and CSV files of a folder: decoded in whatever encoding they were written in, titled by themselves.
-
-A file is read as UTF-8 when it is valid UTF-8 (a byte order mark is dropped); otherwise its encoding is detected
-with charset-normalizer (Latin-1 and Windows-1252, UTF-16 and UTF-32 with or without a byte order mark, Shift JIS,
-and the rest of the encodings Python knows). Bytes no encoding reads as text (a binary file named ``.txt``) give a
-:class:`~haystack_deep_research.errors.ExtractionError`, never a silent skip. The decoded text is then converted by
-Haystack's own ``TextFileToDocument``, ``MarkdownToDocument`` and ``CSVToDocument``. All of it runs in the web
-reader's parser processes (:func:`text_file`, called from ``web/_worker.py``), under the same time and memory caps as
-a PDF: this module imports nothing but the errors when it is loaded, so that a parser process can import it.
-
-A Markdown file's title is its first level-one heading (``# Title`` or an underlined one), read with markdown-it-py
-so that a ``#`` line inside a code block is not taken for one.
+Decoding text. A web body by the character set its server or markup declared, looked up among the WHATWG labels
+(``webencodings``), never Python's codecs, which know ``rot13`` and ``zlib`` (docs/safety.md). Text, Markdown and CSV
+files of a folder in whatever encoding they were written in (UTF-8 when valid, else detected by charset-normalizer;
+bytes no encoding reads are an ``ExtractionError``), then converted by Haystack's own converters, in the parser
+processes (docs/sources.md). It imports nothing but ``webencodings`` and the errors when it is loaded.
 """
 
 from __future__ import annotations
 
 import codecs
-import os
+import re
 from pathlib import Path
 from typing import Any
 
+import webencodings
+
 from haystack_deep_research.errors import ExtractionError
 
-__all__ = ["TEXT_TYPES", "decode_text", "load", "markdown_title", "text_file"]
+__all__ = ["TEXT_TYPES", "decode", "decode_html", "decode_text", "load", "markdown_title", "text_charset", "text_file"]
+
+_UTF8 = webencodings.UTF8
+_WINDOWS_1252 = webencodings.lookup("windows-1252") or _UTF8  # always in the table
+# Where a page declares its encoding in its markup, and how far in browsers look for it (the HTML prescan).
+_PRESCAN_BYTES = 1024
+_DECLARATIONS = (
+    re.compile(rb"""^\s*<\?xml[^>]*?\bencoding\s*=\s*["']([^"']{1,40})["']"""),
+    re.compile(rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([^\s"'>;/]{1,40})""", re.IGNORECASE),
+)
+
+
+def decode(body: bytes, charset: str | None) -> str:
+    """A body decoded by its byte order mark, else its character set, else UTF-8; bad bytes become U+FFFD."""
+    return _decode(body, _encoding(charset) or _UTF8)
+
+
+def decode_html(body: bytes, charset: str | None) -> str:
+    """
+    An HTML or XHTML page decoded as :func:`decode`, but with the encoding its markup declares before UTF-8 (when valid)
+    and windows-1252 (what browsers assume for an undeclared legacy page).
+    """
+    encoding = _encoding(charset) or _declared_in_markup(body)
+    if encoding is None:
+        try:
+            body.decode("utf-8")
+            encoding = _UTF8
+        except UnicodeDecodeError:
+            encoding = _WINDOWS_1252
+    return _decode(body, encoding)
+
+
+def text_charset(label: str) -> str | None:
+    """A declared character set label (``"ISO-8859-1"``) stripped and lower-cased, or ``None`` for no text encoding."""
+    return label.strip().lower() if _encoding(label) is not None else None
+
+
+def _encoding(label: str | None) -> webencodings.Encoding | None:
+    return webencodings.lookup(label) if label else None
+
+
+def _declared_in_markup(body: bytes) -> webencodings.Encoding | None:
+    head = body[:_PRESCAN_BYTES]
+    for declaration in _DECLARATIONS:
+        found = declaration.search(head)
+        encoding = _encoding(found.group(1).decode("ascii", "replace")) if found else None
+        if encoding is not None:
+            # Markup readable as ASCII is not UTF-16 whatever it says (the HTML prescan's rule).
+            return _UTF8 if encoding.name.startswith("utf-16") else encoding
+    return None
+
+
+def _decode(body: bytes, encoding: webencodings.Encoding) -> str:
+    text, _used = webencodings.decode(body, encoding, errors="replace")
+    return text
+
 
 _MARKDOWN = (".md", ".markdown")
 TEXT_TYPES = (*_MARKDOWN, ".txt", ".text", ".csv")
@@ -65,10 +115,7 @@ def decode_text(data: bytes, *, name: str) -> tuple[str, str]:
 
 
 def markdown_title(text: str) -> str:
-    """
-    :param text: Markdown.
-    :returns: The text of its first level-one heading, or ``""`` when it has none.
-    """
+    """The first level-one heading of a Markdown text (read with markdown-it, so none in a code block), or ``""``."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").parse(text)
@@ -82,16 +129,9 @@ def markdown_title(text: str) -> str:
 
 
 def load() -> bool:
-    """
-    Import Haystack's text converters and the parsers they use, once per process: a parser process calls this before
-    it caps its memory for the file (see ``web/_worker.py``), since the code is not the file's cost.
-
-    :returns: Whether they were imported now (``False`` when they already were).
-    """
+    """Import Haystack's text converters and the parsers they use, once a process: whether they were imported now."""
     if _CONVERTERS:
         return False
-    # A parser process sends nothing anywhere; Haystack's telemetry is only ever sent from pipeline runs, but say so.
-    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     import charset_normalizer  # noqa: F401 - imported for its cost, before the file's memory cap
     from haystack.components.converters.csv import CSVToDocument
     from haystack.components.converters.markdown import MarkdownToDocument
@@ -110,12 +150,8 @@ _CONVERTERS: dict[str, Any] = {}
 
 def text_file(data: bytes, *, name: str) -> tuple[str, str, str]:
     """
-    Turn a text, Markdown or CSV file into its text with Haystack's converters; runs inside a parser process (see
-    ``web/_worker.py``), under the time and memory caps of a PDF, since Markdown parsing of a hostile file can take
-    minutes and gigabytes.
-
-    :returns: ``(title, text, encoding)``: a Markdown file's first heading (``""`` otherwise or without one), the
-        text, and the name of the encoding it was read in.
+    ``(title, text, encoding)`` of a text, Markdown or CSV file, in a parser process under the caps of a PDF (parsing
+    a hostile Markdown file can take minutes and gigabytes); the title is a Markdown file's first heading or ``""``.
     """
     from haystack.dataclasses.byte_stream import ByteStream
 

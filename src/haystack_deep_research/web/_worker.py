@@ -1,21 +1,8 @@
 """
-The parser process: it reads documents from stdin and writes their text to stdout, one frame each.
-
-HTML and PDF parsers run C code (libxml2) and pure-Python loops that a hostile document can keep busy for minutes or
-fill memory with; a thread running them cannot be stopped. So they run here, in a process of their own that the
-library kills when a document takes longer than allowed (see ``_pool.py``). Before each document the process caps
-its own data segment at what it holds plus ``FetchLimits.max_extraction_memory`` (Linux enforces this; elsewhere
-only the time limit applies). After running out of memory it answers and exits, so the next document gets a fresh
-process.
-
-The process is started without running the package's ``__init__`` (which imports Haystack): ``_pool.py`` registers
-empty package modules and imports this one, which imports only the parsers and ``errors``. Haystack's
-office converters (``_parsers.py``) are imported on the first Word, PowerPoint or Excel file a process is given,
-its text converters (``sources/_text_files.py``) on the first text, Markdown or CSV file of a folder.
-
-A message between the library and this process is a frame: two big-endian 32-bit lengths (header, payload), the header
-as UTF-8 JSON, then the payload bytes. JSON rather than pickle, so a parser process that a hostile document somehow
-took over cannot make the library run code by answering.
+The parser process (docs/safety.md, "Extraction ends on time and within its memory"): it reads documents from stdin
+and writes their text to stdout, one frame each (two big-endian 32-bit lengths, a UTF-8 JSON header, the payload),
+capping its data segment before each document. It is started without the package's ``__init__`` (which imports
+Haystack); Haystack's converters are imported on the first office or text file, outside that file's memory cap.
 """
 
 from __future__ import annotations
@@ -50,6 +37,8 @@ _MAX_PAYLOAD = 1 << 30
 def main() -> None:
     """Serve documents until stdin closes, the process idles too long, or a document exhausts its memory."""
     logging.disable(logging.CRITICAL)  # the parsers log every oddity of a page; nobody reads this process's logs
+    # It sends nothing anywhere: Haystack's telemetry is only sent from pipeline runs, but say so to its converters.
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     warnings.simplefilter("ignore")
     from haystack_deep_research.web._parsers import html_text, office_text, pdf_text
     from haystack_deep_research.web._text_files import text_file
@@ -77,7 +66,6 @@ def main() -> None:
 def _answer(
     header: dict[str, Any], body: bytes, *, parsers: dict[str, Any], idle_size: int | None
 ) -> tuple[dict[str, Any], bytes]:
-    """Parse one document under its memory limit; the answer's header and payload."""
     allowed = int(header["max_memory"])
     extra: dict[str, Any] = {}
     size_before, peak_before = _status_kib("VmSize"), _status_kib("VmPeak")
@@ -111,10 +99,8 @@ def _answer(
 
 def _load(kind: str, office_format: str, idle_size: int | None) -> int | None:
     """
-    Import an office or text converter before the file's memory cap, with the cap of an earlier document lifted:
-    Haystack and pandas take more memory than a web page's allowance, and they are the parser's cost, not the file's.
-
-    :returns: The size of the process at rest from now on.
+    Import an office or text converter with the memory cap lifted (Haystack and pandas are the parser's cost, not the
+    file's); returns the size of the process at rest from now on.
     """
     from haystack_deep_research.web._parsers import load_office
     from haystack_deep_research.web._text_files import load as load_text
@@ -128,10 +114,7 @@ def _load(kind: str, office_format: str, idle_size: int | None) -> int | None:
 
 
 def _came_near(size_before: int | None, peak_before: int | None, allowed: int) -> bool:
-    """
-    Whether this process's size peaked within a quarter of ``allowed`` of the limit during the document. ``VmPeak`` is
-    the process's peak over its whole life: only a peak this document raised counts, never an earlier document's.
-    """
+    """Whether this document raised the process's lifelong peak to within a quarter of ``allowed`` of the limit."""
     peak = _status_kib("VmPeak")
     if size_before is None or peak is None or peak_before is None or peak <= peak_before:
         return False
@@ -148,11 +131,8 @@ def _status_kib(field: str) -> int | None:
 
 
 def _wait_for_work(requests: Any) -> bool:
-    """Wait for the next request; ``False`` after idling :data:`_IDLE_SECONDS` (POSIX only)."""
-    if os.name != "posix":
-        return True
-    readable, _, _ = select.select([requests], [], [], _IDLE_SECONDS)
-    return bool(readable)
+    """``False`` after idling :data:`_IDLE_SECONDS` (POSIX only)."""
+    return os.name != "posix" or bool(select.select([requests], [], [], _IDLE_SECONDS)[0])
 
 
 def _data_size() -> int | None:
@@ -165,10 +145,7 @@ def _data_size() -> int | None:
 
 
 def _limit_memory(extra: int | None) -> None:
-    """
-    Let the data segment grow by at most ``extra`` bytes from here (Linux; elsewhere nothing happens); ``None`` lifts
-    the cap to the hard limit.
-    """
+    """Let the data segment grow by at most ``extra`` bytes from here (Linux); ``None`` lifts the cap."""
     size = _data_size()
     if resource is None or size is None:
         return  # not Linux: RLIMIT_DATA would not cover memory mappings there

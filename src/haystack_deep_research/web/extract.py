@@ -1,27 +1,20 @@
 """
-Turning a downloaded document into plain text: main text of HTML pages, the text layer of PDFs, plain text.
-
-:func:`extract_text` routes by content type: HTML and XHTML go through trafilatura (boilerplate such as menus
-and footers is dropped), PDFs through pypdf, Word, PowerPoint and Excel files (read from local folders) through
-Haystack's converters, plain text is decoded. All but plain text are parsed in a separate process
-(see ``_pool.py``), so that a hostile document costs at most ``FetchLimits.extraction_timeout`` seconds and
-``FetchLimits.max_extraction_memory`` bytes: the process is killed when the time runs out, and parsing never
-blocks an event loop (:func:`extract_text_async`). Whatever goes wrong comes out as an
-:class:`~haystack_deep_research.errors.ExtractionError` whose message says what happened to which URL.
+Turning a downloaded document into plain text: HTML and XHTML through trafilatura, PDFs through pypdf, office files
+(read from local folders) through Haystack's converters, all in parser processes under ``FetchLimits``' time and
+memory bounds (docs/safety.md); plain text is decoded here. Every failure is an
+:class:`~haystack_deep_research.errors.ExtractionError` naming the URL.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 from haystack_deep_research import _checks
 from haystack_deep_research.errors import ConfigurationError, ExtractionError, UnsupportedContentError
 from haystack_deep_research.web import _pool
-from haystack_deep_research.web._body import decode
-from haystack_deep_research.web._watchdog import waiting_threads
+from haystack_deep_research.web._text_files import decode
 from haystack_deep_research.web.fetch import FetchedDocument
 from haystack_deep_research.web.limits import FetchLimits
 
@@ -63,16 +56,12 @@ def extract_text(
     deadline_s: float | None = None,
 ) -> ExtractedText:
     """
-    Extract the title and main text of a fetched document.
-
-    HTML, PDF and office documents are parsed in a separate process within the extraction limits of ``limits``;
-    plain text is decoded here.
+    Extract the title and main text of a fetched document (in a parser process, but for plain text).
 
     :param document: The downloaded document.
     :param max_pdf_pages: The most PDF pages to read (at least 1); later pages are ignored. ``None`` takes
         ``limits.max_pdf_pages``.
-    :param limits: The extraction limits (``max_pdf_pages``, ``max_pdf_decompressed_bytes``,
-        ``extraction_timeout``, ``max_extraction_memory``); ``None`` takes the defaults of :class:`FetchLimits`.
+    :param limits: The extraction limits; ``None`` takes the defaults of :class:`FetchLimits`.
     :param deadline_s: Seconds the caller has left in all, waiting for a free parser process included (for example
         what remains of a run's time budget); ``None`` for no limit beyond ``limits.extraction_timeout``.
     :returns: The title and text.
@@ -83,7 +72,7 @@ def extract_text(
         the time and memory allowed.
     """
     request = _Request(document, max_pdf_pages=max_pdf_pages, limits=limits, deadline_s=deadline_s)
-    return request.answer(_pool.parse(**request.arguments(_pool.Ticket()))) if request.header else request.plain_text()
+    return request.answer(request.parse(_pool.Ticket())) if request.header else request.plain_text()
 
 
 async def extract_text_async(
@@ -94,10 +83,8 @@ async def extract_text_async(
     deadline_s: float | None = None,
 ) -> ExtractedText:
     """
-    Extract the title and main text of a fetched document without blocking the event loop.
-
-    The same contract as :func:`extract_text`. The parse is waited for in a thread of the library's own (not the
-    event loop's default executor); cancelling the awaiting task kills the parser process working on the document.
+    :func:`extract_text` without blocking the event loop: the parse is waited for in a thread of the library's own
+    (not the loop's default executor), and cancelling the awaiting task kills the parser process working on it.
 
     :param document: The downloaded document.
     :param max_pdf_pages: The most PDF pages to read; ``None`` takes ``limits.max_pdf_pages``.
@@ -105,19 +92,15 @@ async def extract_text_async(
     :param deadline_s: Seconds the caller has left in all; ``None`` for no limit beyond the extraction timeout.
     :returns: The title and text.
     :raises ConfigurationError: An argument is out of range.
-    :raises UnsupportedContentError: The content type is not HTML, XHTML, PDF, plain text, DOCX, PPTX or XLSX.
-    :raises ExtractionError: The document is malformed, encrypted, holds no text, or could not be parsed within
-        the time and memory allowed.
+    :raises FetchError: What :func:`extract_text` raises (``UnsupportedContentError``, ``ExtractionError``).
     """
     request = _Request(document, max_pdf_pages=max_pdf_pages, limits=limits, deadline_s=deadline_s)
     if request.header is None:
         return request.plain_text()
     ticket = _pool.Ticket()
-    waiting = waiting_threads("haystack-deep-research-parse", _WAITING_THREADS)
+    waiting = _pool.waiting_threads("haystack-deep-research-parse", _WAITING_THREADS)
     try:
-        answer = await asyncio.get_running_loop().run_in_executor(
-            waiting, functools.partial(_pool.parse, **request.arguments(ticket))
-        )
+        answer = await asyncio.get_running_loop().run_in_executor(waiting, request.parse, ticket)
     except asyncio.CancelledError:
         ticket.cancel()
         raise
@@ -164,17 +147,18 @@ class _Request:
                 url=document.url,
             )
 
-    def arguments(self, ticket: _pool.Ticket) -> dict[str, Any]:
+    def parse(self, ticket: _pool.Ticket) -> tuple[dict[str, Any], bytes]:
         assert self.header is not None
-        return {
-            "header": self.header,
-            "body": self.document.body,
-            "url": self.document.final_url,
-            "asked_url": self.document.url,
-            "timeout": self.limits.extraction_timeout,
-            "deadline_s": self.deadline_s,
-            "ticket": ticket,
-        }
+        document = self.document
+        return _pool.parse(
+            self.header,
+            document.body,
+            url=document.final_url,
+            asked_url=document.url,
+            timeout=self.limits.extraction_timeout,
+            deadline_s=self.deadline_s,
+            ticket=ticket,
+        )
 
     def answer(self, answer: tuple[dict[str, Any], bytes]) -> ExtractedText:
         header, payload = answer
@@ -195,14 +179,9 @@ class _Request:
 
 def extract_text_file(data: bytes, *, name: str, url: str, limits: FetchLimits | None = None) -> tuple[str, str, str]:
     """
-    Decode and convert a local text file (``.md``, ``.txt``, ``.csv``: see ``_text_files.py``) in a parser process,
-    within the extraction limits of ``limits``, as PDFs are.
+    ``(text, title, encoding)`` of a local text file (``.md``, ``.txt``, ``.csv``, which ``name`` tells apart) read in
+    a parser process within the extraction limits, as PDFs are; ``url`` is named in errors.
 
-    :param data: The file's bytes.
-    :param name: The file's name, which says how to read it.
-    :param url: The file's address, named in errors.
-    :param limits: The extraction limits; ``None`` takes the defaults of :class:`FetchLimits`.
-    :returns: The text, the title it gives itself (``""`` when none), and the encoding it was read in.
     :raises ExtractionError: The file could not be read within the time and memory allowed.
     """
     limits = limits or FetchLimits()

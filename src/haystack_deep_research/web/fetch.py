@@ -1,21 +1,7 @@
 """
-Guarded downloading: every redirect hop checked by the URL policy, a byte cap, and a deadline nothing outlasts.
-
-:func:`fetch` and :func:`fetch_async` follow redirects themselves, checking each hop with a
-:class:`~haystack_deep_research.web.url_policy.UrlPolicy`, and connect to the address the policy checked rather
-than resolving the host a second time. The body is streamed and dropped as soon as it passes
-``FetchLimits.max_bytes``. One deadline covers name lookups, connecting, TLS, every redirect, headers and body:
-``FetchLimits.total_timeout`` (or the caller's ``deadline_s``, if sooner), and the transfer-rate rule of
-``FetchLimits.min_transfer_rate``. The asynchronous fetch enforces it with an asyncio timeout; the synchronous one
-shuts the connection down from a watchdog thread (:class:`ConnectionGuard`), which costs far less per fetch than
-running the asynchronous fetch in a private event loop.
-
-httpx's read timeout starts over with every byte, so a server that sends its headers or body one byte at a time
-never trips it. :class:`ConnectionGuard` watches the connection a fetch opens (httpcore reports it through the
-``trace`` request extension) and, when the fetch's :class:`~haystack_deep_research.web._body.Deadline` passes,
-shuts the socket down from the watchdog thread: the blocked read returns at once and the fetch raises
-:class:`~haystack_deep_research.errors.FetchTimeoutError`. Name lookups run in a small thread pool and are waited
-for only until the deadline.
+Guarded downloading: every redirect hop checked by the URL policy and connected to at its checked address, a byte
+cap, and one deadline nothing outlasts: an asyncio timeout for :func:`fetch_async`, a watchdog that shuts the socket
+down for :func:`fetch` (:class:`ConnectionGuard`). docs/safety.md ("Downloads end on time") says why.
 """
 
 from __future__ import annotations
@@ -33,19 +19,8 @@ from typing import Any, cast
 
 import httpx
 
-from haystack_deep_research import _checks
-from haystack_deep_research.web._body import Deadline
-from haystack_deep_research.web._steps import (
-    FinalResponse,
-    build_request,
-    check_hop,
-    inspect_response,
-    lend_context,
-    settle_content_type,
-    too_many_redirects,
-    transport_error,
-)
-from haystack_deep_research.web._watchdog import Alarm, call_at, waiting_threads
+from haystack_deep_research.web._pool import Alarm, call_at, waiting_threads
+from haystack_deep_research.web._steps import Deadline, FinalResponse, Hops, lend_context
 from haystack_deep_research.web.limits import FetchLimits
 from haystack_deep_research.web.url_policy import Resolver, UrlPolicy, system_resolver
 
@@ -86,18 +61,14 @@ def fetch(
     deadline_s: float | None = None,
 ) -> FetchedDocument:
     """
-    Download a URL, checking it and every redirect hop with ``policy``.
-
-    The fetch ends by its deadline whatever the server does (trickled headers or body included): a watchdog shuts
-    the connection down when it passes, and waiting for a name lookup ends there too. With a ``transport`` of the
-    caller's, which opens no socket of the library's, the deadline is checked between reads instead.
+    Download a URL, checking it and every redirect hop with ``policy``, by its deadline whatever the server does
+    (with a ``transport`` of the caller's, which opens no socket of the library's, it is checked between reads).
 
     :param url: The http or https URL to read.
     :param policy: The URL policy applied to the URL and every redirect target.
     :param limits: Size, time and redirect limits.
     :param transport: An httpx transport to send requests through (for tests or a proxy); it is left open. By
-        default a fresh connection is opened for every request and closed afterwards; only the
-        verifying TLS context is reused, one fetch at a time.
+        default a fresh connection is opened for every request and closed afterwards.
     :param resolver: Resolves host names for the policy; defaults to the system resolver.
     :param deadline_s: Seconds the caller has left (for example what remains of a run's time budget); the fetch
         ends by ``min(limits.total_timeout, deadline_s)``. ``None`` leaves it to ``limits.total_timeout``.
@@ -109,46 +80,38 @@ def fetch(
     :raises FetchError: The final status is not 2xx, there were too many redirects, or the connection failed.
     :raises ConfigurationError: ``deadline_s`` is negative or not a number.
     """
-    deadline = Deadline(limits, url=url, deadline_s=_check_deadline(deadline_s))
-    current = url
+    hops = Hops(url, limits, deadline_s)
     with ExitStack() as own:
-        guard = own.enter_context(ConnectionGuard(deadline))
+        guard = own.enter_context(ConnectionGuard(hops.deadline))
         if transport is None:  # a caller's transport stays open for the caller to reuse
             transport = own.enter_context(
                 httpx.HTTPTransport(verify=own.enter_context(lend_context()), retries=0, limits=_ONE_USE)
             )
         client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False)
         for _hop in range(limits.max_redirects + 1):
-            target = check_hop(policy, current, resolver=guard.resolver(resolver), asked_url=url)
-            current = target.url
-            deadline.start_hop()
+            target = hops.check(policy, guard.resolver(resolver))
             guard.follow()
             try:
-                request = build_request(client, target, limits, deadline)
+                request = hops.request(client, target)
                 request.extensions["trace"] = guard.trace
                 response = client.send(request, stream=True)
                 try:
-                    step = inspect_response(
-                        response, current_url=current, asked_url=url, limits=limits, deadline=deadline
-                    )
-                    if isinstance(step, FinalResponse):
-                        # The raw stream, not iter_raw(): a mock transport's response may already be read into
-                        # memory, and its stream still yields the undecoded bytes.
+                    # The raw stream, not iter_raw(): a mock transport's response may already be read into memory,
+                    # and its stream still yields the undecoded bytes.
+                    if step := hops.inspect(response):
                         for chunk in cast(Iterable[bytes], response.stream):
                             step.reader.feed(chunk)
                         if guard.fired:  # a body that ends with the connection looks complete once it is cut
-                            raise deadline.error()
+                            raise hops.deadline.error()
                 finally:
                     response.close()
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 if guard.fired:  # the watchdog cut the connection: the error is the deadline's
-                    raise deadline.error() from exc
-                raise transport_error(exc, current_url=current, asked_url=url) from exc
-            if isinstance(step, str):
-                current = step
-                continue
-            return _document(step, asked_url=url, final_url=current)
-    raise too_many_redirects(limits, url)
+                    raise hops.deadline.error() from exc
+                raise hops.transport_error(exc) from exc
+            if step:
+                return _document(hops, step)
+    raise hops.too_many_redirects()
 
 
 async def fetch_async(
@@ -161,10 +124,8 @@ async def fetch_async(
     deadline_s: float | None = None,
 ) -> FetchedDocument:
     """
-    Download a URL without blocking the event loop; the same contract as :func:`fetch`.
-
-    Host names are resolved in a worker thread, and the deadline is enforced strictly (it also cuts a read that is
-    waiting, with any transport).
+    Download a URL without blocking the event loop; the same contract as :func:`fetch`, but the deadline also cuts
+    a read that is waiting with any transport. Host names are resolved in a worker thread.
 
     :param url: The http or https URL to read.
     :param policy: The URL policy applied to the URL and every redirect target.
@@ -173,71 +134,50 @@ async def fetch_async(
     :param resolver: Resolves host names for the policy; defaults to the system resolver.
     :param deadline_s: Seconds the caller has left; the fetch ends by ``min(limits.total_timeout, deadline_s)``.
     :returns: The downloaded document.
-    :raises URLRefusedError: The policy refused the URL or a redirect hop.
-    :raises ContentTooLargeError: The body is larger than ``limits.max_bytes``.
-    :raises FetchTimeoutError: A connect or read timeout, or the total deadline, ran out.
-    :raises UnsupportedContentError: The content type or encoding cannot be read.
-    :raises FetchError: The final status is not 2xx, there were too many redirects, or the connection failed.
+    :raises FetchError: What :func:`fetch` raises, in the same subclasses for the same causes.
     :raises ConfigurationError: ``deadline_s`` is negative or not a number.
     """
-    deadline = Deadline(limits, url=url, deadline_s=_check_deadline(deadline_s))
+    hops = Hops(url, limits, deadline_s)
     loop = asyncio.get_running_loop()
-    current = url
+
+    def loop_deadline() -> float:  # on the event loop's clock, which need not be time.monotonic()
+        return loop.time() + (hops.deadline.expires_at() - time.monotonic())
+
     try:
-        async with asyncio.timeout_at(_loop_time(loop, deadline)) as timeout, AsyncExitStack() as own:
+        async with asyncio.timeout_at(loop_deadline()) as timeout, AsyncExitStack() as own:
             if transport is None:  # a caller's transport stays open for the caller to reuse
                 transport = await own.enter_async_context(
                     httpx.AsyncHTTPTransport(verify=own.enter_context(lend_context()), retries=0, limits=_ONE_USE)
                 )
             client = httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False)
             for _hop in range(limits.max_redirects + 1):
-                target = await asyncio.to_thread(check_hop, policy, current, resolver=resolver, asked_url=url)
-                current = target.url
-                deadline.start_hop()
-                timeout.reschedule(_loop_time(loop, deadline))  # the transfer-rate rule moves the deadline
+                target = await asyncio.to_thread(hops.check, policy, resolver)
+                timeout.reschedule(loop_deadline())  # the transfer-rate rule moves the deadline
                 try:
-                    request = build_request(client, target, limits, deadline)
-                    response = await client.send(request, stream=True)
+                    response = await client.send(hops.request(client, target), stream=True)
                     try:
-                        step = inspect_response(
-                            response, current_url=current, asked_url=url, limits=limits, deadline=deadline
-                        )
-                        if isinstance(step, FinalResponse):
+                        if step := hops.inspect(response):
                             async for chunk in cast(AsyncIterable[bytes], response.stream):
                                 step.reader.feed(chunk)
-                                timeout.reschedule(_loop_time(loop, deadline))
+                                timeout.reschedule(loop_deadline())
                     finally:
                         await response.aclose()
                 except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                    raise transport_error(exc, current_url=current, asked_url=url) from exc
-                if isinstance(step, str):
-                    current = step
-                    continue
-                return _document(step, asked_url=url, final_url=current)
+                    raise hops.transport_error(exc) from exc
+                if step:
+                    return _document(hops, step)
     except TimeoutError as exc:
-        raise deadline.error() from exc
-    raise too_many_redirects(limits, url)
+        raise hops.deadline.error() from exc
+    raise hops.too_many_redirects()
 
 
-def _check_deadline(deadline_s: float | None) -> float | None:
-    if deadline_s is None:
-        return None
-    return _checks.number_in_range("deadline_s", deadline_s, 0, include_low=True)
-
-
-def _loop_time(loop: asyncio.AbstractEventLoop, deadline: Deadline) -> float:
-    """The deadline on the event loop's clock, which need not be ``time.monotonic()``."""
-    return loop.time() + (deadline.expires_at() - time.monotonic())
-
-
-def _document(step: FinalResponse, *, asked_url: str, final_url: str) -> FetchedDocument:
+def _document(hops: Hops, step: FinalResponse) -> FetchedDocument:
     body = step.reader.body()
-    content_type = settle_content_type(step.content_type, body, current_url=final_url, asked_url=asked_url)
     return FetchedDocument(
-        url=asked_url,
-        final_url=final_url,
+        url=hops.asked_url,
+        final_url=hops.current,
         status=step.status,
-        content_type=content_type,
+        content_type=hops.content_type(step, body),
         charset=step.charset,
         body=body,
     )
@@ -249,10 +189,8 @@ _LOOKUP_THREADS = 32
 
 class ConnectionGuard:
     """
-    Cuts the connection of one synchronous fetch when its deadline passes.
-
-    Use it as a context manager around the fetch; pass :attr:`trace` as the request's ``trace`` extension and
-    :meth:`resolver` to the URL policy. The deadline is read again whenever the alarm goes off, so it may move.
+    Cuts the connection of one synchronous fetch when its deadline (read again at each alarm: it may move) passes;
+    :attr:`trace` is the request's ``trace`` extension, through which httpcore reports the connection's socket.
     """
 
     def __init__(self, deadline: Deadline) -> None:

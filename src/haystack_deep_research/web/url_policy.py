@@ -1,24 +1,7 @@
 """
-The URL policy: which URLs the research agent may read, and which address to connect to for each.
-
-:class:`UrlPolicy` refuses everything a model should never make the library fetch: schemes other than http and
-https, hosts on a deny list, and hosts that resolve to loopback, private, link-local, cloud metadata or other
-non-public addresses. It resolves the host once and hands back the checked address in a :class:`ResolvedURL`, so
-the fetcher connects to exactly the address that was judged (no second DNS lookup that a rebinding attacker
-could answer differently). With ``only_domains`` it reads nothing outside the chosen domains.
-
-:class:`SearchScope` is the same choice for searching: the domains a web search keeps to, and how recent its
-results must be (see :mod:`haystack_deep_research.sources.search`).
-
-The URL policy refuses every address that is not on the public internet. Three things make that harder than
-``ipaddress.ip_address(...).is_global``:
-
-* IPv6 addresses can carry an IPv4 address inside them (IPv4-mapped ``::ffff:a.b.c.d``, IPv4-compatible
-  ``::a.b.c.d``, 6to4 ``2002::/16`` and NAT64 ``64:ff9b::/96``); the embedded address is what a packet may
-  end up reaching, so it is judged too.
-* Some addresses look public but serve cloud instance metadata (for example ``168.63.129.16``).
-* Resolvers accept IPv4 addresses in old notations (``2130706433``, ``0x7f.1``, ``0177.0.0.1``); they are read
-  here the way ``inet_aton`` reads them, so the policy judges the address that would really be contacted.
+The URL policy: which URLs the research agent may read, and the checked address to connect to for each
+(:class:`UrlPolicy`, :class:`ResolvedURL`); and :class:`SearchScope`, the domains and dates a web search keeps to.
+docs/safety.md ("Which URLs may be read") gives the rules, the address spellings and embeddings judged among them.
 """
 
 from __future__ import annotations
@@ -73,30 +56,21 @@ _NUMBER = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
 
 @dataclass(frozen=True)
 class Verdict:
-    """
-    Why an address may not be fetched: its ``category`` (``"a private address"``), and ``via``, the IPv6 address
-    that embeds it (``None`` when it was resolved directly).
-    """
+    """Why an address may not be fetched: its ``category``, and ``via``, the IPv6 address that embeds it, if any."""
 
     category: str
     address: IPAddress
     via: ipaddress.IPv6Address | None = None
 
     def describe(self, *, with_address: bool = True) -> str:
-        """
-        For an error message: ``"a private address (10.0.0.5, embedded in 64:ff9b::a00:5)"``; ``with_address=False``
-        names only an embedding IPv6 address.
-        """
+        """For a message: ``"a private address (10.0.0.5, embedded in 64:ff9b::a00:5)"``."""
         if self.via is not None:
             return f"{self.category} ({self.address}, embedded in {self.via})"
         return f"{self.category} ({self.address})" if with_address else self.category
 
 
 def parse_address(text: str) -> IPAddress:
-    """
-    Parse an IP address as a resolver or a URL gives it (``"fe80::1%eth0"`` too); an IPv4-mapped IPv6 address
-    becomes its IPv4 address. Raises ``ValueError`` for anything else.
-    """
+    """An IP address as a resolver or a URL gives it, IPv4-mapped ones unwrapped; ``ValueError`` for anything else."""
     address = ipaddress.ip_address(text)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
@@ -105,12 +79,8 @@ def parse_address(text: str) -> IPAddress:
 
 def parse_legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
     """
-    Read a host the way ``inet_aton`` does when it is written as an IPv4 address in any notation.
-
-    A host is taken for an IPv4 address when its last label is a number (decimal, ``0x`` hexadecimal or
-    ``0``-prefixed octal), as in the URL standard; ``2130706433``, ``0x7f.1`` and ``0177.0.0.1`` are all
-    ``127.0.0.1``. ``None`` means a domain name; one that ends in a number but is no valid IPv4 address
-    (``"1.2.3.4.5"``) raises ``ValueError``.
+    A host read as ``inet_aton`` reads it when its last label is a number, as in the URL standard (``0x7f.1`` is
+    ``127.0.0.1``); ``None`` for a domain name, ``ValueError`` for a numeric host that is no IPv4 address.
     """
     labels = host.split(".")
     if len(labels) > 1 and labels[-1] == "":
@@ -129,10 +99,7 @@ def parse_legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
 
 
 def find_block(address: IPAddress) -> Verdict | None:
-    """
-    Why an address (IPv4-mapped ones already unwrapped) is off limits, judging an embedded IPv4 address as well;
-    ``None`` for a public address.
-    """
+    """Why an address is off limits, judging an embedded IPv4 address as well; ``None`` for a public address."""
     if isinstance(address, ipaddress.IPv6Address):
         inner = _embedded_ipv4(address)
         if inner is not None:
@@ -164,40 +131,30 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | No
     return None
 
 
+# In this order: the first that applies names the address.
+_CATEGORIES: tuple[tuple[str, Callable[[IPAddress], bool]], ...] = (
+    ("a cloud metadata address", lambda address: address in _CLOUD_METADATA),
+    ("a loopback address", lambda address: address.is_loopback),
+    ("an unspecified address", lambda address: address.is_unspecified or address in _THIS_NETWORK),
+    ("a link-local address", lambda address: address.is_link_local),
+    ("a multicast address", lambda address: address.is_multicast),
+    ("a shared (carrier-grade NAT) address", lambda address: address in _SHARED_ADDRESS_SPACE),
+    ("a local-use NAT64 address", lambda address: address in _NAT64_LOCAL_USE),
+    ("a site-local address", lambda address: isinstance(address, ipaddress.IPv6Address) and address.is_site_local),
+    ("a reserved address", lambda address: address.is_reserved),
+    ("a private address", lambda address: address.is_private),
+    ("a non-public address", lambda address: not address.is_global),
+)
+
+
 def _category(address: IPAddress) -> str | None:
-    if address in _CLOUD_METADATA:
-        return "a cloud metadata address"
-    if address.is_loopback:
-        return "a loopback address"
-    if address.is_unspecified or address in _THIS_NETWORK:
-        return "an unspecified address"
-    if address.is_link_local:
-        return "a link-local address"
-    if address.is_multicast:
-        return "a multicast address"
-    if address in _SHARED_ADDRESS_SPACE:
-        return "a shared (carrier-grade NAT) address"
-    if address in _NAT64_LOCAL_USE:
-        return "a local-use NAT64 address"
-    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
-        return "a site-local address"
-    if address.is_reserved:
-        return "a reserved address"
-    if address.is_private:
-        return "a private address"
-    if not address.is_global:
-        return "a non-public address"
-    return None
+    return next((category for category, applies in _CATEGORIES if applies(address)), None)
 
 
 def system_resolver(host: str, port: int) -> list[str]:
     """
-    Resolve a host name with the operating system's resolver (``socket.getaddrinfo``).
-
-    :param host: The host name.
-    :param port: The port, passed on to ``getaddrinfo``.
-    :returns: The addresses, in the resolver's order, without duplicates.
-    :raises OSError: The name cannot be resolved.
+    The addresses the operating system's resolver (``socket.getaddrinfo``) gives a host, in its order, without
+    duplicates; ``OSError`` when the name cannot be resolved.
     """
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
@@ -247,25 +204,17 @@ class UrlPolicy:
     )
 
     def __post_init__(self) -> None:
-        allow = _entries("allow_hosts", self.allow_hosts)
-        deny = _entries("deny_domains", self.deny_domains)
-        names: list[str] = []
-        networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-        normalised_allow: list[str] = []
-        for entry in allow:
-            parsed = _parse_allow_entry(entry)
-            if isinstance(parsed, str):
-                names.append(parsed)
-                normalised_allow.append(parsed)
-            else:
-                networks.append(parsed)
-                normalised_allow.append(str(parsed.network_address) if parsed.num_addresses == 1 else str(parsed))
-        object.__setattr__(self, "allow_hosts", tuple(normalised_allow))
-        object.__setattr__(self, "deny_domains", domain_names("UrlPolicy.deny_domains", deny))
-        only = _entries("only_domains", self.only_domains)
-        object.__setattr__(self, "only_domains", domain_names("UrlPolicy.only_domains", only))
-        object.__setattr__(self, "_allowed_names", frozenset(names))
-        object.__setattr__(self, "_allowed_networks", tuple(networks))
+        allowed = [_parse_allow_entry(entry) for entry in _entries("allow_hosts", self.allow_hosts)]
+        networks = tuple(entry for entry in allowed if not isinstance(entry, str))
+        allow_hosts = tuple(
+            entry if isinstance(entry, str) else str(entry.network_address if entry.num_addresses == 1 else entry)
+            for entry in allowed
+        )
+        object.__setattr__(self, "allow_hosts", allow_hosts)
+        for name in ("deny_domains", "only_domains"):
+            object.__setattr__(self, name, domain_names(f"UrlPolicy.{name}", _entries(name, getattr(self, name))))
+        object.__setattr__(self, "_allowed_names", frozenset(entry for entry in allowed if isinstance(entry, str)))
+        object.__setattr__(self, "_allowed_networks", networks)
 
     def check(self, url: str, *, resolver: Resolver | None = None) -> ResolvedURL:
         """
@@ -284,18 +233,16 @@ class UrlPolicy:
         host = _normalise_host(parsed, url)
         port = parsed.port or _DEFAULT_PORTS[parsed.scheme]
         literal = _literal_address(host, url)
-        if literal is not None:
-            host = str(literal)
-            addresses = [literal]
-        else:
-            self._check_deny_list(host, url)
+        host = host if literal is None else str(literal)
+        for domain in self.deny_domains:  # no domain entry is an IP address, so none matches a literal one
+            if in_domains(host, (domain,)):
+                raise URLRefusedError(f"URL refused: the domain {domain} is on the deny list.", url=url)
         if self.only_domains and (literal is not None or not in_domains(host, self.only_domains)):
             raise URLRefusedError(
                 f"URL refused: {host} is outside the domains this run may read ({', '.join(self.only_domains)}).",
                 url=url,
             )
-        if literal is None:
-            addresses = _resolve(host, port, resolver or system_resolver, url)
+        addresses = [literal] if literal is not None else _resolve(host, port, resolver or system_resolver, url)
         for address in addresses:
             if host in self._allowed_names or any(address in network for network in self._allowed_networks):
                 continue
@@ -314,24 +261,16 @@ class UrlPolicy:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        Serialise the policy to a plain, JSON-compatible dictionary.
-
-        :returns: ``{"allow_hosts": [...], "deny_domains": [...]}``, and ``"only_domains"`` when set.
-        """
+        """:returns: ``{"allow_hosts": [...], "deny_domains": [...]}``, and ``"only_domains"`` when set."""
         data = {"allow_hosts": list(self.allow_hosts), "deny_domains": list(self.deny_domains)}
         return {**data, "only_domains": list(self.only_domains)} if self.only_domains else data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UrlPolicy:
         """
-        Build a policy from the output of :meth:`to_dict`.
-
-        :param data: A mapping with the optional keys ``allow_hosts``, ``deny_domains`` and ``only_domains`` (lists of
-            strings).
+        :param data: What :meth:`to_dict` returned; a missing key keeps its default.
         :returns: The policy.
-        :raises ConfigurationError: ``data`` is not a mapping, a key is unknown or a value is not a list of valid
-            entries.
+        :raises ConfigurationError: ``data`` is not a mapping, a key is unknown or an entry is not valid.
         """
         if not isinstance(data, Mapping):
             raise ConfigurationError(
@@ -344,31 +283,17 @@ class UrlPolicy:
                 f"UrlPolicy.from_dict got unknown keys {unknown}; the allowed keys are 'allow_hosts', "
                 "'deny_domains' and 'only_domains'."
             )
-        return cls(**{key: tuple(_entries(key, value)) for key, value in data.items()})
-
-    def _check_deny_list(self, host: str, url: str) -> None:
-        for domain in self.deny_domains:
-            if in_domains(host, (domain,)):
-                raise URLRefusedError(f"URL refused: the domain {domain} is on the deny list.", url=url)
+        return cls(**data)
 
 
 def in_domains(host: str, domains: tuple[str, ...]) -> bool:
-    """
-    :param host: A host name, lower case.
-    :param domains: Domain names, lower case.
-    :returns: Whether ``host`` is one of ``domains`` or a subdomain of one.
-    """
+    """Whether ``host`` is one of ``domains`` or a subdomain of one (all lower case)."""
     return any(host == domain or host.endswith("." + domain) for domain in domains)
 
 
 def domain_names(name: str, entries: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """
-    :param name: What the entries are, for messages (for example ``"Sources(include_domains=...)"``).
-    :param entries: Domain names as given (``"Who.int"``, ``"europa.eu."``).
-    :returns: The names, lower case, without a trailing dot.
-    :raises ConfigurationError: If an entry is an IP address or not a host name.
-    """
-    return tuple(_parse_deny_entry(entry, name) for entry in entries)
+    """Domain names (``name`` says whose, in messages) lower case, without a trailing dot; no IP address."""
+    return tuple(_host_name(name, entry) for entry in entries)
 
 
 def _entries(name: str, value: object) -> list[str]:
@@ -387,7 +312,6 @@ def _parse_allow_entry(entry: str) -> str | ipaddress.IPv4Network | ipaddress.IP
         try:
             return ipaddress.ip_network(entry)
         except ValueError as exc:
-            hint = ""
             try:
                 hint = f" Did you mean {ipaddress.ip_network(entry, strict=False)}?"
             except ValueError:
@@ -399,15 +323,13 @@ def _parse_allow_entry(entry: str) -> str | ipaddress.IPv4Network | ipaddress.IP
         return _host_name("UrlPolicy.allow_hosts", entry)
 
 
-def _parse_deny_entry(entry: str, name: str) -> str:
+def _host_name(name: str, entry: str) -> str:
     try:
         ipaddress.ip_address(entry.strip("[]"))
     except ValueError:
-        return _host_name(name, entry)
-    raise ConfigurationError(f"{name} entry {entry!r} is an IP address; list domain names such as 'evil.example'.")
-
-
-def _host_name(name: str, entry: str) -> str:
+        pass  # not an IP address: read below as a host name
+    else:
+        raise ConfigurationError(f"{name} entry {entry!r} is an IP address; list domain names such as 'evil.example'.")
     try:
         host = httpx.URL(f"http://{entry}/").raw_host.decode("ascii").lower().rstrip(".")
         numeric = parse_legacy_ipv4(host) is not None if host else False
@@ -518,19 +440,15 @@ class SearchScope(FieldsSerialized):
                     f"SearchScope({name}=...) must be a tuple of domain names, for example ('who.int',); got {value!r}."
                 )
             object.__setattr__(self, name, domain_names(f"SearchScope.{name}", list(value)))
-        since = self.since
-        if isinstance(since, str):
-            word = since.strip().lower()
-            if word in TIME_RANGES:
-                since = word
-            else:
-                try:
-                    since = date.fromisoformat(word)
-                except ValueError:
-                    raise ConfigurationError(
-                        f"since must be a date (2026-01-31) or one of {', '.join(TIME_RANGES)}; got {self.since!r}."
-                    ) from None
-        elif since is not None and not isinstance(since, date):
+        since = self.since.strip().lower() if isinstance(self.since, str) else self.since
+        if isinstance(since, str) and since not in TIME_RANGES:
+            try:
+                since = date.fromisoformat(since)
+            except ValueError:
+                raise ConfigurationError(
+                    f"since must be a date (2026-01-31) or one of {', '.join(TIME_RANGES)}; got {self.since!r}."
+                ) from None
+        elif since is not None and not isinstance(since, str | date):
             raise ConfigurationError(f"since must be a date, an ISO date string or a window name; got {since!r}.")
         object.__setattr__(self, "since", since)
 
@@ -543,21 +461,13 @@ class SearchScope(FieldsSerialized):
         return self.since if isinstance(self.since, str) else None
 
     def start(self, today: date | None = None) -> date | None:
-        """
-        :param today: The day the window ends; today in UTC by default.
-        :returns: The oldest publication date kept, or ``None`` without a window.
-        """
+        """The oldest publication date kept (the window ends ``today``, in UTC by default), or ``None``."""
         if isinstance(self.since, str):
             return (today or datetime.now(UTC).date()) - timedelta(days=TIME_RANGES[self.since])
         return self.since
 
     def keeps(self, url: str, published: str = "", today: date | None = None) -> bool:
-        """
-        :param url: A search result's URL.
-        :param published: Its publication date as the engine gave it (ISO 8601 or RFC 2822), or ``""``.
-        :param today: The day the window ends; today in UTC by default.
-        :returns: Whether the result is on the chosen domains and inside the window.
-        """
+        """Whether a result's URL is on the chosen domains and its ``published`` date (ISO, RFC 2822) in the window."""
         try:  # the host as the entries are kept: ASCII, an internationalised name as punycode
             host = httpx.URL(url).raw_host.decode("ascii").lower().rstrip(".")
         except (httpx.InvalidURL, UnicodeError, ValueError):
@@ -572,9 +482,8 @@ class SearchScope(FieldsSerialized):
 
     def arguments(self, accepts: Any) -> dict[str, Any]:
         """
-        :param accepts: ``accepts(name) -> bool``: whether the engine takes an argument of that name.
-        :returns: The scope in the engine's own arguments, for those it takes: ``include_domains``,
-            ``exclude_domains`` (lists), ``time_range`` (a window's name) and ``start_date`` / ``since`` (ISO date).
+        The scope as the engine's own arguments, those it ``accepts(name)``: ``include_domains``, ``exclude_domains``
+        (lists), ``time_range`` (a window's name) and ``start_date`` / ``since`` (ISO date).
         """
         values: dict[str, Any] = {
             "include_domains": list(self.include_domains) or None,
@@ -595,10 +504,7 @@ class SearchScope(FieldsSerialized):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> SearchScope:
-        """
-        :param data: What :meth:`to_dict` returned, or ``None``.
-        :returns: The scope.
-        """
+        """The scope :meth:`to_dict` returned (``None``: an empty one)."""
         data = data or {}
         return cls(
             include_domains=tuple(data.get("include_domains") or ()),

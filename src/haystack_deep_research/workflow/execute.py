@@ -1,16 +1,7 @@
 """
-Execute: an agent's tool loop gathers the evidence, inside the workflow's run.
-
-The run is opened by the workflow before its Pipeline runs (see :mod:`haystack_deep_research.run._lifecycle`).
-On every visit :class:`ExecuteStep` runs its Agent on the question,
-or on the focused task a replan set, with the run's view in ``hook_context`` and its tools bound to that view: what the
-library's tools read goes into the run's evidence ledger, the agent's usage into the ``execute`` phase, its events into
-the run's stream. The agent's final reply becomes one note (its findings), journaled in the run directory, if any: a
-resumed run restores it instead of gathering it again.
-
-The Agent is the seam: :func:`execute_agent` builds the default one (a tool loop with the library's budget hook, loop
-guard and final-summary hook); any Haystack Agent whose hooks read the run from ``hook_context`` can take its place.
-A failing agent never ends the workflow: the failure is a warning and the workflow goes on with the findings so far.
+Execute: an agent's tool loop gathers the evidence, inside the workflow's run (see docs/workflow.md). The agent's
+final reply becomes one note, journaled; a failing agent is a warning, never the end of the workflow. Any Haystack
+Agent whose hooks read the run from ``hook_context`` can take the place of :func:`execute_agent`'s.
 """
 
 from __future__ import annotations
@@ -19,25 +10,17 @@ from typing import Any
 
 from haystack import component
 from haystack.components.agents import Agent
-from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool, Toolset
 
 from haystack_deep_research import _checks
-from haystack_deep_research._prompts import (
-    EXECUTE_SYSTEM,
-    EXECUTE_TASK,
-    NOTE,
-    PARTIAL_REASONS,
-    render_text,
-    render_user,
-)
+from haystack_deep_research._prompts import EXECUTE_SYSTEM, EXECUTE_TASK, render_text, render_user
 from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._tooling.base import bind_tools
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.events import Notice, PhaseEnded, PhaseStarted
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
-from haystack_deep_research.research.subtopic import researcher_agent
+from haystack_deep_research.research.subtopic import agent_note, researcher_agent
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._journal import JournaledNote
 from haystack_deep_research.run._lifecycle import current_run, journal_note, resumed_note
@@ -51,7 +34,7 @@ from haystack_deep_research.run._phases import (
     for_sync,
     with_hooks,
 )
-from haystack_deep_research.state import EXIT_REASON, PHASE_EXECUTE, RUN_KEY
+from haystack_deep_research.state import PHASE_EXECUTE, RUN_KEY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun
 
 __all__ = ["ExecuteStep", "execute_agent"]
@@ -127,7 +110,6 @@ class ExecuteStep(UsesModels, InitSerialized):
         return {"workflow": await drive_async(self.phase(question, workflow))}
 
     def phase(self, question: str, workflow: WorkflowRun | None) -> Phase[WorkflowRun]:
-        """The phase; it returns the run's value with the round's note added."""
         opened = current_run()
         run = opened.run
         workflow = workflow or WorkflowRun()
@@ -150,15 +132,8 @@ class ExecuteStep(UsesModels, InitSerialized):
         if ran.error is not None:
             view.warn(PHASE_EXECUTE, f"gathering evidence failed ({type(ran.error).__name__}: {ran.error})")
         else:
-            note = _note(title, ran.value)
+            note = agent_note(title, ran.value, "The agent returned no findings.").note
             run.add_notes([note], position=run.position(title))
             yield from journal_note(view, title, JournaledNote(subtopic=title, note=note, summary=note, partial=False))
         view.emit(PhaseEnded(phase=PHASE_EXECUTE, detail=f"{len(run.ledger.read_urls())} source(s) read so far"))
         return workflow.but(task=None, task_title="")
-
-
-def _note(title: str, result: dict[str, Any]) -> str:
-    last = result.get("last_message")
-    findings = (last.text if isinstance(last, ChatMessage) else None) or "The agent returned no findings."
-    reason = PARTIAL_REASONS.get(str(result.get(EXIT_REASON)))
-    return render_text(NOTE, subtopic=title, summary=findings.strip(), partial=reason is not None, reason=reason)

@@ -1,29 +1,7 @@
 """
-The quality loop's decisions and its end: :class:`GroundingRouter` after each grounding eval, :class:`ReplanStep`
-before a focused Execute round, and :class:`WorkflowFinishStep` once the run is done.
-
-Done: claims the last judgement found unsupported are marked in the summary, not dropped (the rule of
-:mod:`haystack_deep_research.report.assessment`). With an ``output_schema`` the summary becomes an instance of it
-through the deep research agent's structured-output stage (one retry with the validation errors); when that fails
-too, the workflow does not throw the research away: ``structured`` is ``None``, a warning holds the errors and
-``exit_reason`` is ``structured_output_failed``. Then the run is closed as every run is
-(:func:`~haystack_deep_research.run._lifecycle.close_run`: the run directory's outcome, usage, ``RunEnded``, the shared
-outputs).
-
-After each judgement the router sends the run on exactly one way:
-
-- ``done`` when the summary cannot be judged: it cites nothing the run read, or most of its cited claims got no
-  verdict (exit reason ``not_judged``, or ``no_evidence`` when the run read nothing), with a warning. A summary is
-  never called grounded on claims nobody judged. Its claims that cite nothing are judged against the passages the
-  run read, and count in the score;
-- ``done`` when the score meets ``threshold`` (exit reason ``grounded``);
-- ``regenerate`` while fewer than ``max_regenerations`` rewrites were made (a rewrite runs no tool);
-- ``replan`` once rewrites are used up, while fewer than ``max_replans`` replans were made;
-- ``done`` when both are used up (exit reason ``grounding_exhausted``), or once the run's token or time budget is
-  spent (exit reason ``token_budget`` / ``time_budget``, with a warning): no further model call starts.
-
-Rewrites are counted over the whole run, not per replan. :class:`ReplanStep` turns the judge's unsupported claims
-into a task for Execute focused on exactly those claims.
+The quality loop's decisions and its end (see docs/workflow.md): :class:`GroundingRouter` after each grounding eval,
+:class:`ReplanStep` before a focused Execute round, and :class:`WorkflowFinishStep` once the run is done. A summary is
+never called grounded on claims nobody judged.
 """
 
 from __future__ import annotations
@@ -42,6 +20,7 @@ from haystack_deep_research.errors import StructuredOutputError
 from haystack_deep_research.events import Notice
 from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.report.assessment import (
+    UNKNOWN,
     RepairPolicy,
     cites_nothing,
     mark_unsupported,
@@ -49,7 +28,6 @@ from haystack_deep_research.report.assessment import (
     verdict_outputs,
 )
 from haystack_deep_research.report.contradictions import add_contradictions
-from haystack_deep_research.report.judge import UNKNOWN
 from haystack_deep_research.report.structured import StructuredOutputStage
 from haystack_deep_research.report.writer import has_evidence
 from haystack_deep_research.run._lifecycle import close_run
@@ -106,14 +84,7 @@ def _unjudged(workflow: WorkflowRun) -> str | None:
 
 @component
 class GroundingRouter(InitSerialized):
-    """
-    Route a judged run: done, regenerate or replan (see the module docstring).
-
-    :param threshold: The lowest acceptable grounding score, 0 to 1.
-    :param max_regenerations: Rewrites of the summary in one run, 0 to 5.
-    :param max_replans: Replans in one run, 0 to 5.
-    :raises ConfigurationError: If a parameter is outside its range.
-    """
+    """Route a judged run: done, regenerate or replan (the ranges are ``RepairPolicy``'s; see docs/workflow.md)."""
 
     def __init__(self, *, threshold: float = 0.65, max_regenerations: int = 1, max_replans: int = 2) -> None:
         self.policy = RepairPolicy(threshold=threshold, max_regenerations=max_regenerations, max_replans=max_replans)
@@ -121,10 +92,7 @@ class GroundingRouter(InitSerialized):
 
     @component.output_types(done=WorkflowRun, regenerate=WorkflowRun, replan=WorkflowRun)
     def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The judged run.
-        :returns: Exactly one of ``done``, ``regenerate`` (rewrite count raised) or ``replan`` (replan count raised).
-        """
+        """:returns: Exactly one of ``done``, ``regenerate`` or ``replan`` (its count raised)."""
         run = workflow.run
         if (unjudged := _unjudged(workflow)) is not None:
             run.warn(PHASE_GROUND, unjudged)
@@ -156,10 +124,7 @@ class ReplanStep(InitSerialized):
 
     @component.output_types(workflow=WorkflowRun)
     def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run routed to a replan (its replan count already raised).
-        :returns: ``workflow``: the run with its focused ``task`` for Execute.
-        """
+        """:returns: ``workflow``: the run with its focused ``task`` for Execute (its replan count already raised)."""
         run = workflow.run
         unsupported = workflow.judgement.unsupported if workflow.judgement is not None else []
         claims = list(dict.fromkeys(claim.text for claim in unsupported))
@@ -197,13 +162,9 @@ OUTPUT_TYPES: dict[str, Any] = {
 @component
 class WorkflowFinishStep(UsesModels):
     """
-    The workflow's last step (see the module docstring).
-
-    :param chat_generator: The model that writes the structured output.
-    :param output_schema: A pydantic model class, or ``None`` for no structured output.
-    :param judge_llm: The grounding judge, also asked about the summary's contradictions; ``None`` for the figures
-        alone (see :mod:`haystack_deep_research.report.contradictions`).
-    :raises ConfigurationError: If a parameter is invalid.
+    The workflow's last step: mark the claims still unsupported, make the structured output of ``output_schema`` with
+    the ``chat_generator`` (a failure: ``structured_output_failed``, the research kept), add the contradictions (asking
+    ``judge_llm`` when there is one) and close the run.
     """
 
     def __init__(
@@ -221,11 +182,7 @@ class WorkflowFinishStep(UsesModels):
 
     @component.output_types(**OUTPUT_TYPES)
     def run(self, workflow: WorkflowRun) -> dict[str, Any]:
-        """
-        :param workflow: The run, routed to done.
-        :returns: The shared outputs (see docs/workflow.md; ``report`` is the summary, unsupported claims marked), and
-            the workflow's own ``causal_chain``, ``regeneration_count`` and ``replan_count``.
-        """
+        """:returns: The shared outputs and the workflow's own (see docs/workflow.md)."""
         return drive(self.phase(workflow))
 
     @component.output_types(**OUTPUT_TYPES)
@@ -266,19 +223,13 @@ class WorkflowFinishStep(UsesModels):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """
-        :returns: The serialized step; the schema is stored by its import path.
-        :raises ConfigurationError: If the schema is defined inside a function.
-        """
+        """:returns: The serialized step; the schema is stored by its import path (``ConfigurationError`` if none)."""
         schema = None if self._stage is None else self._stage.to_dict()["init_parameters"]["output_schema"]
         return default_to_dict(self, **init_parameters(self, output_schema=schema))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkflowFinishStep:
-        """
-        :param data: What ``to_dict`` returned.
-        :returns: The step, with the schema imported from its path (subject to Haystack's allowlist).
-        """
+        """:returns: The step, with the schema imported from its path (subject to Haystack's allowlist)."""
         params = restore_parameters(cls, data["init_parameters"])
         if params.get("output_schema") is not None:
             params["output_schema"] = deserialize_type(params["output_schema"])

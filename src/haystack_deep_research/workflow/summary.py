@@ -1,29 +1,7 @@
 """
-Causal inference, Summarize, Regenerate and the grounding eval: distil the evidence into a summary whose citations
-are verified against the ledger, and judge it.
-
-The summary is written as every shape's report is, in parts side by side (see
-:mod:`haystack_deep_research.report.sections`): one section per note, from that note alone, and the opening (title
-and executive summary), from the question, each note's key lines and the causal chain, when there is one; each part
-cites only the URLs the run really read, and each call is tried twice. :class:`SummarizeStep` writes it;
-:class:`RegenerateStep` rewrites it after a low grounding score, without running any tool: only the parts that hold
-claims the judge found unsupported are written again, each told its claims, and the other parts are kept. Either way
-the summary's citations are verified and repaired exactly as the deep research agent's report is
-(``verify_report``): a citation of anything the run never read is removed. The calls count toward the ``summary``
-phase.
-
-Nothing is lost on a failure: a part the writer fails on twice is filled in from its note (with a warning), a
-summary whose every part failed is assembled from the notes (with a warning; ``writer_failed``), and a failed rewrite
-keeps the previous summary (with a warning).
-
-:class:`CausalStep` (on by default; ``create_research_workflow(causal_inference=False)`` leaves it out, and Execute
-goes straight to Summarize) makes one call to the model, without tools, with the findings fenced as data; the chain it
-returns goes to the summary. A failed call is a warning: the summary is then written without a chain.
-
-:class:`GroundingEval` scores the summary's cited claims with the deep research agent's judge
-(:func:`haystack_deep_research.report.assessment.judge_report`): one call per cited source, with that source's stored
-text from the run's evidence ledger (what was really read, never a re-fetch) and the claims that cite it. The score is
-``supported / (supported + unsupported)``, 1.0 when no claim is decided.
+Causal inference, Summarize, Regenerate and the grounding eval (see docs/workflow.md): the summary is written (and
+rewritten, without tools, only in its parts that hold unsupported claims) as every shape's report is, its citations
+verified against the ledger, then judged. Nothing is lost on a failure: each is a warning, and the run goes on.
 """
 
 from __future__ import annotations
@@ -80,7 +58,14 @@ def _write(workflow: WorkflowRun, model: Any, *, rewrite: bool, style: ReportSty
 
 
 class _SummaryStep(WorkflowStep):
-    """The shared shape of the two steps: one model, one phase."""
+    """
+    Summarize's and Regenerate's shared shape: one model, one phase.
+
+    :param chat_generator: The model that writes (or rewrites) the summary.
+    :param style: The summary's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
+    :param max_concurrency: The writer's calls (the parts of the summary) running at once, 1 to 50.
+    :raises ConfigurationError: If a parameter is invalid.
+    """
 
     rewrite = False
 
@@ -93,45 +78,24 @@ class _SummaryStep(WorkflowStep):
         return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """The phase; it returns the run with its new, verified summary."""
         return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
 
 
 @component
 class SummarizeStep(_SummaryStep):
-    """
-    The workflow's Summarize step: notes (and causal chain) → a summary written in parts, with verified citations.
-
-    :param chat_generator: The model that writes the summary.
-    :param style: The summary's type, tone and length (see :class:`~haystack_deep_research.report.ReportStyle`).
-    :param max_concurrency: The writer's calls (the parts of the summary) running at once, 1 to 50.
-    :raises ConfigurationError: If a parameter is invalid.
-    """
+    """The workflow's Summarize step: notes (and causal chain) → a summary written in parts, with verified citations."""
 
 
 @component
 class RegenerateStep(_SummaryStep):
-    """
-    The workflow's Regenerate step: rewrite the parts of the summary that hold unsupported claims, from the same notes,
-    without tools.
-
-    :param chat_generator: The model that rewrites the summary.
-    :param style: The summary's type, tone and length, kept in the rewrite.
-    :param max_concurrency: The writer's calls (the parts rewritten) running at once, 1 to 50.
-    :raises ConfigurationError: If a parameter is invalid.
-    """
+    """The workflow's Regenerate step: rewrite the parts of the summary that hold unsupported claims, without tools."""
 
     rewrite = True
 
 
 @component
 class CausalStep(WorkflowStep):
-    """
-    The workflow's causal-inference step (see the module docstring).
-
-    :param chat_generator: The model that builds the chain.
-    :raises ConfigurationError: If it is not a chat generator.
-    """
+    """The workflow's causal inference: one call, without tools, over the notes fenced as data (a failure: no chain)."""
 
     def __init__(self, *, chat_generator: Any) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
@@ -145,11 +109,8 @@ class CausalStep(WorkflowStep):
         notes = run.notes()
         run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))
         prompt = render_chat(CAUSAL, question=run.question, findings=[fence(note) for note in notes])
-        [outcome] = yield [
-            ask(
-                self.chat_generator, prompt, role="causal", streaming_callback=run.streaming_callback, budget=run.budget
-            )
-        ]
+        model, streaming = self.chat_generator, run.streaming_callback
+        [outcome] = yield [ask(model, prompt, role="causal", streaming_callback=streaming, budget=run.budget)]
         if outcome.reply is not None:
             run.record_usage(PHASE_CAUSAL, outcome.reply.meta.get("usage"))
         if not outcome.text:
@@ -162,7 +123,8 @@ class CausalStep(WorkflowStep):
 @component
 class GroundingEval(WorkflowStep):
     """
-    The workflow's grounding eval (see the module docstring).
+    The workflow's grounding eval: the deep research agent's judge scores the summary's claims against the stored text
+    of their sources (see :func:`~haystack_deep_research.report.assessment.judge_report`).
 
     :param judge_llm: The judge model.
     :param max_concurrency: Judge calls running at once, 1 to 50.
@@ -177,7 +139,6 @@ class GroundingEval(WorkflowStep):
         return [self.judge_llm]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
-        """The phase; it returns the run with its judgement."""
         run = workflow.run
         judged = yield from judge_report(run, workflow.summary, workflow.verified_urls, self.judge_llm)
         detail = f"grounding score {judged.score:.2f} ({len(judged.unsupported)} unsupported claim(s))"

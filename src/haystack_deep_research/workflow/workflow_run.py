@@ -1,9 +1,6 @@
 """
-What travels along the research workflow's edges: one :class:`WorkflowRun` per run of the Pipeline.
-
-The Pipeline's components hold no per-run data: each step receives the run's :class:`WorkflowRun`, does its work in
-the :class:`~haystack_deep_research.run.ResearchRun` it carries (ledger, notes, events, usage, budget) and passes on a
-copy with its own results (causal chain, summary, judgement, counts). So one Pipeline object serves many runs at once.
+What travels along the research workflow's edges: one :class:`WorkflowRun` per run, plain data each step passes on
+with its results, so one Pipeline object serves many runs at once; and the steps' base.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from haystack import component
 from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._serialization import InitSerialized
-from haystack_deep_research.report.judge import UNKNOWN, Judgement
+from haystack_deep_research.report.assessment import UNKNOWN, Judgement
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import current_run
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
@@ -27,10 +24,8 @@ __all__ = ["WorkflowRun", "WorkflowStep"]
 @dataclass(frozen=True)
 class WorkflowRun:
     """
-    One run of the research workflow, as it moves from step to step.
-
-    Haystack's Pipeline deep-copies the values it hands from one component to the next, so a ``WorkflowRun`` is
-    plain data: the run it belongs to is not on it but opened around the Pipeline (:attr:`run` finds it).
+    One run of the research workflow, as it moves from step to step: plain data (see docs/how-it-works.md);
+    :attr:`run` finds the run it belongs to.
 
     :param causal_chain: The causal chain built from the findings, or ``""`` (causal inference off, or failed).
     :param summary: The current summary, its citations verified.
@@ -90,10 +85,7 @@ class WorkflowStep(UsesModels, InitSerialized):
 
     @component.output_types(workflow=WorkflowRun)
     def run(self, workflow: WorkflowRun) -> dict[str, WorkflowRun]:
-        """
-        :param workflow: The run.
-        :returns: ``workflow``: the run with this step's results (see its ``phase``).
-        """
+        """:returns: ``workflow``: the run with this step's results (see its ``phase``)."""
         return {"workflow": drive(self.phase(workflow), max_concurrency=self.max_concurrency)}
 
     @component.output_types(workflow=WorkflowRun)
