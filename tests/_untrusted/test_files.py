@@ -299,8 +299,8 @@ def test_the_door_is_what_the_writers_call() -> None:
         )
     )
     assert callers == [
-        "cli/iterative.py",
         "cli/output.py",
+        "cli/research.py",
         "iterative/iteration.py",
         "mcp_server/server.py",
         "options/config.py",

@@ -107,7 +107,7 @@ def test_the_plan_review_edits_a_subtopic_shown_as_text_and_serializes_without_i
     from haystack.hooks.human_in_the_loop import BlockingConfirmationStrategy
     from rich.console import Console
 
-    from haystack_deep_research.cli.approval import ConsolePlanReview, console_plan_review
+    from haystack_deep_research.cli.display import ConsolePlanReview, console_plan_review
 
     screen = io.StringIO()
     review = ConsolePlanReview(console=Console(file=screen, width=200, force_terminal=False))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from haystack_deep_research.cli import iterative, research
+from haystack_deep_research.cli import research
 from haystack_deep_research.options import config
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
@@ -28,7 +28,7 @@ def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """The parser of every command: ``research`` (the question) and each subcommand, as ``--help`` shows it."""
     builders: dict[str, Callable[[], argparse.ArgumentParser]] = dict(config.config_parsers())
     for name in research.SUBCOMMANDS:
-        builders.setdefault(name, partial(iterative.subcommand_parser, name))
+        builders.setdefault(name, partial(research.subcommand_parser, name))
     parsers = {}
     for name, build in builders.items():
         parsers[name] = parser = build()

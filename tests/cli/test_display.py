@@ -12,8 +12,7 @@ from rich.console import Console
 
 import haystack_deep_research
 from haystack_deep_research._untrusted.terminal import terminal_text
-from haystack_deep_research.cli.display import PlainDisplay
-from haystack_deep_research.cli.live import RichDisplay, make_display, render_progress, render_summary
+from haystack_deep_research.cli.display import PlainDisplay, RichDisplay, make_display, render_progress, render_summary
 from haystack_deep_research.errors import MissingExtraError
 from haystack_deep_research.events import (
     Event,
@@ -431,9 +430,9 @@ def test_the_summary_of_a_terminated_run_names_sigterm() -> None:
 # the rich views are Text made through it), or prints only the library's own words.
 TERMINAL_CALLS = {
     "_untrusted/terminal.py::say": "print",  # the door's printer: every line of the commands
-    "cli/live.py::RichDisplay.log": ".print",
-    "cli/live.py::RichDisplay.summarize": ".print",
-    "cli/approval.py::ConsolePlanReview.get_user_confirmation": ".print, Prompt.ask",
+    "cli/display.py::RichDisplay.log": ".print",
+    "cli/display.py::RichDisplay.summarize": ".print",
+    "cli/display.py::ConsolePlanReview.get_user_confirmation": ".print, Prompt.ask",
     "testing/_kit.py::main": "print",  # the kit's own addresses and commands, no text from outside
 }
 

@@ -51,7 +51,7 @@ def test_the_live_view_prints_log_records_above_itself(bare_root: logging.Logger
     pytest.importorskip("rich")
     from rich.console import Console
 
-    from haystack_deep_research.cli.live import RichDisplay
+    from haystack_deep_research.cli.display import RichDisplay
 
     out = io.StringIO()
     display = RichDisplay(console=Console(file=out, width=100, force_terminal=False))

@@ -16,7 +16,7 @@ from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.options import arguments, parsers
 from haystack_deep_research.options.parsers import research_parser
 from haystack_deep_research.report import ResearchSummary
-from haystack_deep_research.serving.factory import default_agent
+from haystack_deep_research.serving.agents import default_agent
 from haystack_deep_research.settings import Price
 from haystack_deep_research.testing import LoopbackChatServer
 

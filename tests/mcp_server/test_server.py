@@ -24,7 +24,7 @@ import haystack_deep_research
 from haystack_deep_research import RunInputs
 from haystack_deep_research.report import NOT_ANSWERED
 from haystack_deep_research.run._journal import KEY_ENV
-from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV
+from haystack_deep_research.serving.agents import AGENT_FACTORY_ENV
 from haystack_deep_research.serving.guard import ALLOWED_ORIGINS_ENV, TOKEN_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer, SearchDocument
 

@@ -6,7 +6,7 @@ import pytest
 
 from haystack_deep_research.errors import ConfigurationError, MissingCredentialsError
 from haystack_deep_research.serving import agent_factory
-from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV, default_agent
+from haystack_deep_research.serving.agents import AGENT_FACTORY_ENV, default_agent
 
 
 def test_the_agent_factory_comes_from_the_environment_only_when_set() -> None:

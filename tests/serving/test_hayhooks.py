@@ -16,7 +16,7 @@ from hayhooks.server.pipelines.loader import load_pipeline_registry
 from openai import OpenAI
 
 import haystack_deep_research
-from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV
+from haystack_deep_research.serving.agents import AGENT_FACTORY_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 
 REPO = Path(__file__).resolve().parents[2]

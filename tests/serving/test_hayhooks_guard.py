@@ -13,7 +13,7 @@ from hayhooks.server.pipelines.registry import registry
 from hayhooks.settings import settings
 
 from haystack_deep_research.serving import RequestGuard, RequestGuardMiddleware
-from haystack_deep_research.serving.factory import AGENT_FACTORY_ENV
+from haystack_deep_research.serving.agents import AGENT_FACTORY_ENV
 from haystack_deep_research.serving.guard import ALLOWED_HOSTS_ENV, ALLOWED_ORIGINS_ENV, TOKEN_ENV
 from haystack_deep_research.testing import LoopbackSearchServer, LoopbackWebServer
 

@@ -1,8 +1,4 @@
-"""
-The ``deep-research`` command (:mod:`.research`; ``scan`` in :mod:`.scan`, the iterative mode, ``replay`` and
-``update`` in :mod:`.iterative`). Its options, read alike by every surface, are in
-:mod:`haystack_deep_research.options`; docs/cli.md documents them.
-"""
+"""The ``deep-research`` command; its options are in :mod:`haystack_deep_research.options` (docs/cli.md)."""
 
 from collections.abc import Sequence
 

@@ -1,12 +1,9 @@
 """
-Where the command puts a run's results: the report (``-o``, whose suffix may ask for an HTML, Word or PDF export, or
-stdout), the evidence ledger (``--sources``), the run directory's copies, and the ``--json`` object.
-
-Every file goes through :func:`~haystack_deep_research._untrusted.files.write_file` as a path the user named: a
-regular file is replaced atomically, a FIFO or character device (``-o /dev/stdout``) is written as it stands, a folder,
-socket or block device is never replaced. A report is never lost to a write or export that fails after the run: the
-error is one line and the Markdown goes to stdout. A run can take minutes and cost money, so the paths (and the extra
-an export needs) are checked before any model is called.
+Where the command puts a run's results: the report (``-o``, whose suffix may ask for an export, or stdout), the
+evidence ledger (``--sources``), the run directory's copies, and the ``--json`` object; every file through
+:func:`~haystack_deep_research._untrusted.files.write_file`. A run can take minutes and cost money, so the paths (and
+the extra an export needs) are checked before any model is called, and a report is never lost to a write or export
+that fails after the run: the error is one line and the Markdown goes to stdout.
 """
 
 from __future__ import annotations
@@ -29,16 +26,7 @@ from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.report import export_docx, export_evidence, export_html, export_pdf
 from haystack_deep_research.run import ResearchRun
 
-__all__ = [
-    "JSON_KEYS",
-    "Saved",
-    "check_output_file",
-    "check_output_paths",
-    "check_run_dir_path",
-    "report_format",
-    "result_json",
-    "save_outputs",
-]
+__all__ = ["Saved", "check_output_paths", "result_json", "save_outputs"]
 
 
 JSON_KEYS = ("report", "exit_reason", "sources", "citations", "warnings", "usage_by_phase", "cost")
@@ -47,17 +35,11 @@ JSON_KEYS = ("report", "exit_reason", "sources", "citations", "warnings", "usage
 
 @dataclass
 class Saved:
-    """
-    What was written where.
-
-    :param lines: One line per output written (``report written to report.md``), for the summary.
-    :param failures: One line per output that could not be written.
-    :param report_on_stdout: Whether the report still has to go to stdout.
-    """
+    """What was written where: one line per output written (for the summary), one per output that could not be."""
 
     lines: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    report_on_stdout: bool = False
+    report_on_stdout: bool = False  # the report still has to go to stdout
 
 
 def _write(saved: Saved, what: str, path: Path, text: str, result: Mapping[str, Any] | None = None) -> bool:
@@ -171,10 +153,6 @@ def report_format(path: Path) -> ReportFormat:
     return _FORMATS.get(path.suffix.lower(), "markdown")
 
 
-def _writable_folder(folder: Path) -> bool:
-    return os.access(folder, os.W_OK | os.X_OK)
-
-
 def check_output_file(path: Path, option: str) -> Path:
     """
     :raises UsageError: If ``path`` names a folder, a socket or a block device, or its folder is missing or not
@@ -191,26 +169,15 @@ def check_output_file(path: Path, option: str) -> Path:
         raise UsageError(f"{option} {path}: the folder {folder} does not exist; create it first (mkdir -p {folder}).")
     if not folder.is_dir():
         raise UsageError(f"{option} {path}: {folder} is not a folder.")
-    if not _writable_folder(folder):
+    if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"{option} {path}: the folder {folder} is not writable; choose another path.")
-    return path
-
-
-def check_run_dir_path(path: Path) -> Path:
-    """:raises UsageError: If ``--run-dir`` names a file, or the nearest existing folder on its path is not writable."""
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"--run-dir {path} is a file; give a folder (it is created if missing).")
-    existing = next((folder for folder in (path, *path.absolute().parents) if folder.exists()), None)
-    if existing is None or not existing.is_dir():
-        raise UsageError(f"--run-dir {path}: {existing} is not a folder.")
-    if not _writable_folder(existing):
-        raise UsageError(f"--run-dir {path}: the folder {existing} is not writable; choose another path.")
     return path
 
 
 def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Path | None) -> None:
     """
-    :raises UsageError: If an output path cannot be used, or ``-o`` and ``--sources`` name the same file.
+    :raises UsageError: If an output path cannot be used (``--run-dir``: a file, or the nearest existing folder on its
+        path not writable), or ``-o`` and ``--sources`` name the same file.
     :raises MissingExtraError: If ``-o`` names an export whose extra is not installed.
     """
     if output is not None:
@@ -225,5 +192,12 @@ def check_output_paths(*, output: Path | None, sources: Path | None, run_dir: Pa
         check_output_file(sources, "--sources")
     if output is not None and sources is not None and output.absolute() == sources.absolute():
         raise UsageError(f"-o and --sources both name {output}; give two files.")
-    if run_dir is not None:
-        check_run_dir_path(run_dir)
+    if run_dir is None:
+        return
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--run-dir {run_dir} is a file; give a folder (it is created if missing).")
+    existing = next((folder for folder in (run_dir, *run_dir.absolute().parents) if folder.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise UsageError(f"--run-dir {run_dir}: {existing} is not a folder.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--run-dir {run_dir}: the folder {existing} is not writable; choose another path.")

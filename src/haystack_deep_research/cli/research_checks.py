@@ -1,7 +1,6 @@
 """
 What the ``deep-research`` command checks before any model is called: the question, the output paths, the
-credentials, the combinations of options, (for ``--max-cost``) that every model has a price, and (for ``--base-url``)
-that the model server is there and serves the API.
+credentials, the combinations of options, the prices (``--max-cost``) and the model server (``--base-url``).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any
 import httpx
 
 from haystack_deep_research.agents.models import API_TABLE
-from haystack_deep_research.cli.approval import check_approve_plan
+from haystack_deep_research.cli.display import check_approve_plan
 from haystack_deep_research.cli.output import check_output_paths
 from haystack_deep_research.errors import ModelServerError, UsageError
 from haystack_deep_research.evidence.text import clean_text
@@ -29,8 +28,7 @@ __all__ = ["check_model_server", "check_prices", "check_research_args", "check_s
 
 PROBE_TRIES = 2
 """How many times a model server that refuses the connection is tried before the command gives up."""
-PROBE_MAX_BYTES = 64 * 1024
-"""The most of the probe's answer that is read."""
+PROBE_MAX_BYTES = 64 * 1024  # of the probe's answer, read
 PROBE_TIMEOUT_S = 10.0
 """The most seconds the probe waits to connect (or the ``--timeout``, when shorter)."""
 
@@ -105,11 +103,8 @@ def _probe(url: str, seconds: float) -> tuple[int, bool]:
 def check_model_server(args: argparse.Namespace) -> None:
     """
     With ``--base-url``, one request before the run: an empty body sent where the models will be asked, which an
-    OpenAI-compatible server answers at once (400, 401 or 422) without running a model. A server that refuses the
-    connection is tried :data:`PROBE_TRIES` times; one that answers 405, or 404 with a body that is not an API error
-    object (``{"error": {...}}``, which a server gives for a model it does not hold), does not serve the API there.
-    Any other answer, or none within the time (a busy server), lets the run go on. Without ``--base-url`` nothing is
-    sent.
+    OpenAI-compatible server answers at once without running a model (docs/cli.md, "Errors are one line"). A 404 whose
+    body is an API error object (``{"error": {...}}``) is a model the server does not hold, not a missing API.
 
     :raises ModelServerError: If the server cannot be reached, or answers 404 or 405.
     """

@@ -1,8 +1,6 @@
 """
-``deep-research scan``: research every item of a list (a text file, one question per line) or of a provider class
-(``module:Class``), one ``create_research_workflow`` run each, on the models and sources the shared options choose;
-each item's structured output (``--schema``) becomes its row in ``--out``, and rerunning researches only the items not
-finished. docs/scans.md has the options, the failures file and the exit status.
+``deep-research scan``: research every item of a list (a text file, or a provider class ``module:Class``), one
+``create_research_workflow`` run each, on the models and sources the shared options choose; docs/scans.md.
 """
 
 from __future__ import annotations
@@ -40,12 +38,8 @@ __all__ = ["run_scan_command", "scan_workflow"]
 
 def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | None = None) -> ResearchWorkflow:
     """
-    The research of one item: the research workflow on the models and sources the shared options choose.
-
-    :param output_schema: The row's model.
-    :param options: The parsed shared options (see :mod:`~haystack_deep_research.options.parsers`); ``None`` reads
-        their environment variables only. Plain values, so the call pickles for Ray's workers.
-    :returns: The workflow.
+    The research of one item: the research workflow on the models and sources the shared ``options`` choose (``None``:
+    their environment variables only); plain values, so the call pickles for Ray's workers.
     """
     arguments = factory_arguments(options or environment_options())
     model = arguments.get("researcher_llm") or default_chat_generator(DEFAULT_SMALL_MODEL)
@@ -65,32 +59,23 @@ def scan_workflow(output_schema: type[BaseModel], options: argparse.Namespace | 
     )
 
 
-def _imported(spec: str, what: str) -> Any:
+def _imported_class(spec: str, what: str, base: type, kind: str) -> Any:
     module, _, name = spec.partition(":")
     if not module or not name:
         raise UsageError(f"{what} must be given as module:Name; got {spec!r}.")
     try:
-        return getattr(importlib.import_module(module), name)
+        found = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as error:
         raise UsageError(f"cannot import {what} {spec}: {error}") from error
+    if not (isinstance(found, type) and issubclass(found, base)):
+        raise UsageError(f"{spec} is not a {kind} class.")
+    return found
 
 
 def _provider(items: str) -> KnowledgeProvider:
     if Path(items).is_file() or ":" not in items:
         return ListProvider.from_file(items)
-    found = _imported(items, "the provider")
-    if not (isinstance(found, type) and issubclass(found, KnowledgeProvider)):
-        raise UsageError(f"{items} is not a KnowledgeProvider class.")
-    return found()
-
-
-def _schema(spec: str | None) -> type[BaseModel]:
-    if spec is None:
-        return ResearchSummary
-    found = _imported(spec, "the schema")
-    if not (isinstance(found, type) and issubclass(found, BaseModel)):
-        raise UsageError(f"{spec} is not a pydantic model class.")
-    return found
+    return _imported_class(items, "the provider", KnowledgeProvider, "KnowledgeProvider")()
 
 
 class _Lines:
@@ -161,14 +146,7 @@ def _display(choice: str | None) -> _Lines | _Bar | None:
 
 
 def run_scan_command(argv: Sequence[str]) -> int:
-    """
-    Run ``deep-research scan``.
-
-    :param argv: The arguments after ``scan``.
-    :returns: The exit status: ``ExitCode.OK`` when every item has a row, ``PARTIAL`` when some item failed,
-        ``RESEARCH_FAILED`` when every item did, ``RUN_FAILED`` when the scan could not run, ``USAGE`` for a usage
-        error.
-    """
+    """Run ``deep-research scan`` with the arguments after ``scan``; returns the exit status (docs/scans.md)."""
     try:
         args = parse_configured(scan_parser(), argv, command="scan")
     except SystemExit as stop:  # --help, or a usage error already printed as one line
@@ -176,7 +154,9 @@ def run_scan_command(argv: Sequence[str]) -> int:
     display = None
     try:
         provider = _provider(args.items)
-        schema = _schema(args.schema)
+        schema = ResearchSummary
+        if args.schema is not None:
+            schema = _imported_class(args.schema, "the schema", BaseModel, "pydantic model")
         check_sources(args)
         factory_arguments(args, quiet=args.progress == "none")  # bad options, and the --docs indexes, before any item
         check_model_server(args)

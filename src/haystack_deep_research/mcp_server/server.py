@@ -1,13 +1,7 @@
 """
 The MCP server: the ``deep_research``, ``check_report`` and ``ask`` tools over stdio or streamable HTTP (the official
-``mcp`` SDK, 2.x, the ``mcp`` extra: :func:`build_server` raises ``MissingExtraError`` without it). docs/mcp.md
-describes each tool's arguments and results.
-
-A client that cancels a ``deep_research`` request, or goes away before its answer, cancels the run
-(:class:`CancelOnDisconnect` for streamable HTTP). ``ask`` reads only a run directory under the server's runs root
-whose journal is a regular file there: a path that leads elsewhere (``..``, an absolute path, a symbolic link) is a
-tool error. Over streamable HTTP every request passes the library's request guard first
-(:mod:`haystack_deep_research.serving.guard`): the SDK alone lets a page on any ``localhost`` port in.
+``mcp`` SDK, 2.x, the ``mcp`` extra). docs/mcp.md describes each tool, cancellation and the runs root; over streamable
+HTTP every request passes the library's request guard first (the SDK alone lets a page on any ``localhost`` port in).
 """
 
 import asyncio
@@ -36,7 +30,7 @@ from haystack_deep_research.run import EventStream
 from haystack_deep_research.run._journal import JOURNAL_FILE, MAX_JOURNAL_BYTES
 from haystack_deep_research.serving import RequestGuard, RequestGuardMiddleware
 from haystack_deep_research.serving import agent_factory as factory_from_environment
-from haystack_deep_research.serving.factory import AgentFactory
+from haystack_deep_research.serving.agents import AgentFactory
 from haystack_deep_research.serving.guard import ASGIApp, Message, Receive, Scope, Send
 from haystack_deep_research.settings import Budgets
 
@@ -65,10 +59,6 @@ def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _status_line(result: Mapping[str, Any]) -> str:
-    return "\n".join([outcome_line(result), *(f"warning: {warning}" for warning in result.get("warnings") or [])])
-
-
 def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any = None) -> tuple[int, str]:
     """Run ``deep-research check`` on the given texts, in a temporary directory; returns its status and output."""
     with tempfile.TemporaryDirectory(prefix="deep-research-check-") as folder:
@@ -82,10 +72,7 @@ def _check(report: str, sources: list[Any] | None, judge: bool, judge_llm: Any =
         if judge:
             argv.append("--judge")
         out, err = io.StringIO(), io.StringIO()
-        try:
-            status = run_check(argv, out=out, err=err, judge_llm=judge_llm)
-        except SystemExit as stop:  # argparse refuses the arguments
-            status = int(stop.code or 2)
+        status = run_check(argv, out=out, err=err, judge_llm=judge_llm)  # a usage error is its status 2
         text = (out.getvalue() + err.getvalue()).replace(str(path), "report.md").replace(folder, ".")
     return status, text.strip()
 
@@ -125,15 +112,13 @@ def build_server(
     """
     Build the MCP server.
 
-    :param agent_factory: Builds each run's agent from the ``deep_research`` tool's options. Default: the factory
-        named by ``DEEP_RESEARCH_AGENT_FACTORY`` (test-only), else ``create_deep_research_agent`` with the models and
-        sources the environment chooses (see :mod:`haystack_deep_research.serving.factory`; the keys they need are
-        checked when a run starts).
+    :param agent_factory: Builds each run's agent from the ``deep_research`` tool's options; by default
+        ``create_deep_research_agent`` on the models and sources the environment chooses (their keys checked when a
+        run starts).
     :param judge_llm: ``check_report``'s judge; ``None`` for the one ``deep-research check --judge`` uses.
-    :param runs_root: The folder ``ask`` finds run directories in (``None``: the working folder when the server is
-        built).
+    :param runs_root: The folder ``ask`` finds run directories in (``None``: the working folder).
     :returns: The server, the SDK's ``MCPServer``; run it with :func:`serve` or its own ``run``.
-    :raises MissingExtraError: If the ``mcp`` SDK is not installed (``pip install haystack-deep-research[mcp]``).
+    :raises MissingExtraError: If the ``mcp`` SDK is not installed.
     :raises ConfigurationError: If ``DEEP_RESEARCH_AGENT_FACTORY`` is set but cannot be loaded.
     """
     try:
@@ -217,9 +202,10 @@ def build_server(
             raise ToolError(f"the run failed: {type(error).__name__}: {error}") from error
         result = stream.result or {}
         summary = _summary(result)
+        status = "\n".join([outcome_line(result), *(f"warning: {warning}" for warning in summary["warnings"])])
         content: list[ContentBlock] = [
             TextContent(type="text", text=str(result.get("clarification") or result.get("report") or "")),
-            TextContent(type="text", text=_status_line(result)),
+            TextContent(type="text", text=status),
         ]
         return CallToolResult(content=content, structured_content=summary)
 
@@ -236,9 +222,7 @@ def build_server(
         """Check the citations of a Markdown report against the sources that were read, as `deep-research check`."""
         status, text = await asyncio.to_thread(_check, report, sources, judge, judge_llm)
         return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content={"status": status},
-            is_error=status == 2,
+            content=[TextContent(type="text", text=text)], structured_content={"status": status}, is_error=status == 2
         )
 
     @server.tool(name="ask")
@@ -276,11 +260,10 @@ def serve(
     runs_root: str | os.PathLike[str] | None = None,
 ) -> None:
     """
-    Build the server and run it until it is stopped, with Haystack's telemetry off unless
-    ``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it.
+    Build the server and run it until it is stopped, with Haystack's telemetry off unless asked for.
 
     :param transport: ``"stdio"`` (a client starts the server) or ``"http"`` (streamable HTTP at ``/mcp``, behind the
-        request guard of ``DEEP_RESEARCH_ALLOWED_ORIGINS`` and ``DEEP_RESEARCH_TOKEN``).
+        request guard).
     :param host: The address the HTTP server listens on.
     :param port: The port the HTTP server listens on.
     :param agent_factory: Builds each run's agent (see :func:`build_server`).
@@ -317,14 +300,9 @@ class CancelOnDisconnect:
     """
     ASGI middleware: cancel the requests of a POST whose client went away before their answer.
 
-    Over stdio the SDK cancels every request in flight when the client's end closes. Over streamable HTTP it does not:
-    a client whose connection drops (a crash, a reset, a closed laptop) without sending ``notifications/cancelled``
-    leaves its ``deep_research`` call running, reading and paying, to a report no one can receive (the server keeps no
-    event store, so the stream cannot be resumed). When a POST's response ends before its answer was sent, this hands
-    the SDK, in the same session, the ``notifications/cancelled`` the client would have sent for each request of that
-    POST, so the run stops through the SDK's own cancellation path.
-
-    :param app: The SDK's streamable-HTTP app.
+    Over streamable HTTP the SDK does not (over stdio it does), so a dropped connection would leave a paid run going to
+    a report no one can receive (the server keeps no event store). This hands the SDK, in the same session, the
+    ``notifications/cancelled`` the client would have sent for each request of that POST.
     """
 
     def __init__(self, app: ASGIApp) -> None:

@@ -12,7 +12,6 @@ The Agent itself returns a plain dict; :meth:`ResearchResult.from_run` wraps one
 :func:`display_result` shows one. :class:`LiveProgress` is the event subscriber behind the live progress block.
 """
 
-from haystack_deep_research.notebook.progress import LiveProgress, run_with_progress
-from haystack_deep_research.notebook.result import ResearchResult, display_result
+from haystack_deep_research.notebook.display import LiveProgress, ResearchResult, display_result, run_with_progress
 
 __all__ = ["LiveProgress", "ResearchResult", "display_result", "run_with_progress"]

@@ -1,17 +1,15 @@
 """
 What the shared options become: factory arguments (``*_llm`` models, ``budgets`` with the ``--price`` prices,
-``sources``) for every command and server, from parsed options with the :data:`ENVIRONMENT` variables behind an option
-left out (a server with no command line passes
-:func:`~haystack_deep_research.options.config.environment_options`); the ``--docs`` indexing display; the report style;
-and the sources a ``--record`` recording keeps (each ``--docs`` folder with a fingerprint of its files), so that
-``replay`` refuses, in one line, a folder missing or changed or a search it cannot rebuild instead of replaying with
-every look-up missing.
+``sources``, the report style) for every command and server, each option left out read from its environment variable;
+the ``--docs`` indexing display; and the sources a ``--record`` recording keeps (each ``--docs`` folder with a
+fingerprint of its files), so that ``replay`` refuses in one line a folder missing or changed.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -36,20 +34,14 @@ from haystack_deep_research.web import UrlPolicy
 
 __all__ = [
     "ENVIRONMENT",
-    "REPLAYABLE_SEARCHES",
     "check_option_credentials",
-    "check_search_url",
     "factory_arguments",
-    "folder_fingerprint",
-    "index_progress",
     "judge_model",
     "model_arguments",
     "option_value",
-    "read_outline",
     "recorded_sources",
     "replay_argv",
     "report_style",
-    "web_options",
     "with_budgets",
     "with_grounding",
 ]
@@ -70,18 +62,12 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
         "search",
     )
 }
-"""The environment variables behind the model and search options (by ``dest``), named as every option's are (see
-:func:`~haystack_deep_research.options.config.environment_variables`), the first set one winning; an option wins over
-them. They are read here too, by the same function, for options that no parser filled (a server's ``check_report``
-judge)."""
+"""The environment variables behind the model and search options (by ``dest``), read here too for options that no parser
+filled (a server's ``check_report`` judge)."""
 
 
 def option_value(args: argparse.Namespace, name: str, environ: Mapping[str, str] | None = None) -> Any:
-    """
-    The option's value, else its environment variable's (read as the option reads it), else ``None``.
-
-    :raises ConfigFileError: If the variable holds a value the option refuses.
-    """
+    """The option's value, else its environment variable's (``ConfigFileError`` if refused), else ``None``."""
     value = getattr(args, name, None)
     given = value is not None and value is not False and value != []
     if given or name not in ENVIRONMENT:
@@ -149,10 +135,8 @@ def factory_arguments(
     models: bool = True,
 ) -> dict[str, Any]:
     """
-    The arguments of a research factory the shared options ask for: the models (see :func:`model_arguments`; left out
-    with ``models=False``) and ``sources``, a :class:`~haystack_deep_research.Sources` with ``search`` (``--search``,
-    or a Tavily tool at ``--search-url``), ``url_policy`` (``--allow-host``), ``web`` (``--no-web``) and
-    ``datastores`` (each ``--docs`` folder, indexed now or loaded from its cached index).
+    The arguments of a research factory the shared options ask for: the models (left out with ``models=False``) and
+    ``sources`` (each ``--docs`` folder indexed now or loaded from its cached index).
 
     :returns: The arguments; nothing for what was left at its default.
     :raises UsageError: If the options contradict each other (``--search-url`` with ``--search ddgs``).
@@ -203,9 +187,8 @@ def check_search_url(url: str) -> str:
 
 def web_options(args: argparse.Namespace, search: str | None) -> dict[str, Any]:
     """
-    The :class:`~haystack_deep_research.Sources` fields of ``--search-url`` (``search``: a Tavily tool at that address),
-    ``--allow-host`` (``url_policy``), ``--include-domain``, ``--exclude-domain`` and ``--since`` / ``--time-range``;
-    nothing for what was not given.
+    The :class:`~haystack_deep_research.Sources` fields of ``--search-url``, ``--allow-host``, ``--include-domain``,
+    ``--exclude-domain`` and ``--since`` / ``--time-range``; nothing for what was not given.
 
     :raises UsageError: If ``--search-url`` is not a URL, or comes with ``--search ddgs`` or ``--no-web``.
     :raises ConfigurationError: If an ``--allow-host`` entry is not a host name, address or network.
@@ -260,11 +243,7 @@ def recorded_sources(args: argparse.Namespace, search: str | None) -> dict[str, 
 
 
 def replay_argv(directory: Path, manifest: Any) -> list[str]:
-    """
-    The command-line options that rebuild a recording's sources.
-
-    :raises RecordingError: If a folder is missing or changed since the recording, or the search is unknown.
-    """
+    """The command-line options that rebuild a recording's sources; ``RecordingError`` if they cannot be rebuilt."""
     where = f"the recording {str(directory)!r}"
     if manifest.web and manifest.search not in REPLAYABLE_SEARCHES:
         raise RecordingError(
@@ -315,18 +294,11 @@ def index_progress(
     shown = terminal_text(label, one_line=True)
     silent = quiet if quiet_notes is None else quiet_notes
     with logged_lines(_unsaid if silent else lambda line: say(f"[index] {shown}: {line}")):
-        if quiet:
-            yield None
-            return
-        try:
-            from rich.progress import Progress
-        except ImportError:
-            yield _lines
-            return
-        if not sys.stderr.isatty():
-            yield _lines
+        if quiet or importlib.util.find_spec("rich") is None or not sys.stderr.isatty():
+            yield None if quiet else _lines
             return
         from rich.console import Console
+        from rich.progress import Progress
 
         with Progress(console=Console(stderr=True), transient=True) as bar:  # lines said meanwhile go above the bar
             task = bar.add_task(f"indexing {terminal_text(shown, markup=True)}", total=None)
@@ -339,7 +311,6 @@ def index_progress(
 
 
 MAX_OUTLINE_BYTES = 64 * 1024
-"""The largest ``--outline`` file read."""
 _STYLE_FIELDS = {
     "report_type": "report_type",
     "tone": "tone",

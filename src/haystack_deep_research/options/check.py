@@ -1,12 +1,7 @@
 """
-``deep-research check``: check the citations of any Markdown report, including reports this library did not write.
-
-    deep-research check REPORT.md [--sources sources.json] [--judge] [--judge-model MODEL] [model options]
-
-Citations are found as :mod:`haystack_deep_research.evidence` describes, and verified against ``--sources`` (a ledger
-or a JSON array of URLs); ``--judge`` also judges each claim as grounding does, and what hides citations from a reader
-(:mod:`haystack_deep_research.evidence.reading`) is reported first. docs/evidence.md describes the output and the
-exit status: a report is not failed for want of a record, and a claim the judge could not decide is not supported.
+``deep-research check``: check the citations of any Markdown report, including reports this library did not write,
+against ``--sources`` (a ledger or a JSON array of URLs); ``--judge`` also judges each claim as grounding does.
+docs/evidence.md describes the output and the exit status.
 """
 
 from __future__ import annotations
@@ -51,9 +46,7 @@ UNREADABLE = ExitCode.UNREADABLE
 
 
 MAX_REPORT_BYTES = 16 * 1024 * 1024
-"""The largest report ``check`` reads: a regular file (a FIFO or a device would block it), read through the door."""
-MAX_SOURCES_BYTES = 256 * 1024 * 1024
-"""The largest ``--sources`` file: a ledger keeps every page's text, up to ``max_content_length`` characters each."""
+MAX_SOURCES_BYTES = 256 * 1024 * 1024  # a ledger keeps every page's text, up to max_content_length characters each
 
 
 def load_sources(path: Path) -> EvidenceLedger:
@@ -92,7 +85,7 @@ def _print_citations(citations: list[Citation], out: TextIO) -> None:
 
 
 def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO) -> int:
-    """Print the verdicts, and the claims that could not be judged with why; return how many were judged."""
+    """Print the verdicts (a claim not judged with why); return how many were judged."""
     verdicts = judgement.verdicts
     judged = [verdict for verdict in verdicts if verdict.verdict != UNKNOWN]
     counts = {v: sum(c.verdict == v for c in verdicts) for v in (SUPPORTED, UNSUPPORTED, UNKNOWN)}
@@ -121,11 +114,7 @@ def _print_judgement(judgement: Judgement, model: str, out: TextIO, err: TextIO)
 def run_check(
     argv: Sequence[str], *, out: TextIO | None = None, err: TextIO | None = None, judge_llm: Any = None
 ) -> int:
-    """
-    Run ``deep-research check``.
-
-    :returns: The exit status (see docs/evidence.md).
-    """
+    """Run ``deep-research check``; returns the exit status (see docs/evidence.md)."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
         args = parse_configured(check_parser(), argv, command="check")
@@ -197,7 +186,7 @@ def run_check(
 
 
 def _print_problems(path: Path, problems: list[ReadingProblem], out: TextIO, err: TextIO) -> None:
-    """Print what hides the report's citations from a reader, and one error line saying the report fails for it."""
+    """Print what hides the report's citations from a reader, and one error line."""
     if not problems:
         return
     say(f"{path}: {len(problems)} problem(s) hide citations from a reader:", file=out)

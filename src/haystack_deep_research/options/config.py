@@ -2,20 +2,9 @@
 Defaults for every option of every command, from TOML files and from the environment, and the options a run directory
 keeps (``options.json``) so that ``update RUN_DIR`` and ``ask RUN_DIR`` research the way the run did.
 
-An option's value comes from the command line, else ``DEEP_RESEARCH_<DEST>`` (then :data:`SDK_VARIABLES`), else the
-config file named (``--config``, ``DEEP_RESEARCH_CONFIG``) or the user's own, else ``./deep-research.toml`` when no file
-is named; docs/cli.md ("Config file and environment") has the whole rule. The working folder's file may come with a
-folder the user did not write (a cloned repository), so it may not set an option that names a server, a host, a path
-or code (:func:`trusted_only`: ``--base-url`` would receive the user's ``OPENAI_API_KEY``) unless
-``--trust-folder-config`` is given or the file is named. A config file is read only when it is a regular file (a FIFO
-never blocks the command), at most :data:`MAX_CONFIG_BYTES`, as UTF-8 TOML; :func:`parse_configured` converts every
-value with the option's own ``type`` and ``choices``, and any fault is a
-:class:`~haystack_deep_research.errors.ConfigFileError`, shown as a one-line usage error.
-
-``options.json`` holds the options as the command line gave them (paths made absolute, models and search resolved
-from their variables). Reading it checks every entry against :data:`RECORDED_OPTIONS` and parses them with the
-command's own parser, so a damaged or hostile file is one line of error, never an option a run does not record
-(``--output``, ``--record``). Since recorded options may name a server or a host, ``update`` says which ones it reuses.
+docs/cli.md ("Config file and environment") has the order in which a value wins, and why the working folder's file may
+not set an option that names a server, a host, a path or code (:func:`trusted_only`) unless it is trusted; every fault
+of a file or a variable is a :class:`~haystack_deep_research.errors.ConfigFileError`, shown as a one-line usage error.
 """
 
 from __future__ import annotations
@@ -26,7 +15,6 @@ import io
 import json
 import os
 import shlex
-import stat
 import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -39,29 +27,18 @@ import haystack_deep_research._untrusted.json_text as _safe_json
 from haystack_deep_research._untrusted.files import read_regular_file, write_file
 from haystack_deep_research._untrusted.terminal import say
 from haystack_deep_research.errors import ConfigFileError, ConfigurationError, LocalFileRefusedError, RunDirError
+from haystack_deep_research.options.parsers import check_parser, mcp_parser, research_parser, scan_parser
 
 __all__ = [
-    "CONFIG_VARIABLE",
-    "LOCAL_CONFIG",
     "MAX_CONFIG_BYTES",
-    "OPTIONS_FILE",
     "PREFIX",
-    "RECORDED_OPTIONS",
-    "SDK_VARIABLES",
-    "ConfigFile",
     "add_config_option",
-    "config_files",
     "config_parsers",
     "environment_options",
     "environment_value",
-    "environment_variable",
     "environment_variables",
-    "flatten",
     "load_config",
-    "load_run_options",
-    "merged_argv",
     "parse_configured",
-    "reuse_notice",
     "run_options",
     "save_run_options",
     "trusted_only",
@@ -69,13 +46,10 @@ __all__ = [
 ]
 
 
-CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"
-"""The environment variable naming the config file (as ``--config`` does)."""
+CONFIG_VARIABLE = "DEEP_RESEARCH_CONFIG"  # names the config file, as --config does
 LOCAL_CONFIG = Path("deep-research.toml")
-"""The config file of the working folder, read when no other is named; it may come with a folder the user did not
-write, so it is not trusted with the options that name a server, a host, a path or code (see the module docstring)."""
+"""The config file of the working folder, read when no other is named, and not trusted (see :func:`trusted_only`)."""
 MAX_CONFIG_BYTES = 1024 * 1024
-"""The largest config file read; a larger one is refused."""
 
 
 class ConfigFile(NamedTuple):
@@ -99,18 +73,14 @@ def config_files(named: str | None, environ: Mapping[str, str] | None = None) ->
 def load_config(path: Path) -> dict[str, Any]:
     """:raises ConfigFileError: The file is missing, not a regular file, too large, not UTF-8 or not TOML."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the command
+        data = read_regular_file(path, root=None, max_bytes=MAX_CONFIG_BYTES)  # a FIFO never blocks the command
+    except LocalFileRefusedError as error:
+        why = "not a regular file; give a TOML file."
+        if error.reason == "too_large":
+            why = f"over {MAX_CONFIG_BYTES // 1024} KiB; a config file is small."
+        raise ConfigFileError(f"config file {path}: {why}") from error
     except OSError as error:
         raise ConfigFileError(f"config file {path}: cannot be read ({error.strerror}); check --config.") from error
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # the file opened, not the path looked at before
-            raise ConfigFileError(f"config file {path}: not a regular file; give a TOML file.")
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(MAX_CONFIG_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigFileError(f"config file {path}: over {MAX_CONFIG_BYTES // 1024} KiB; a config file is small.")
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -118,13 +88,11 @@ def load_config(path: Path) -> dict[str, Any]:
 
 
 PREFIX = "DEEP_RESEARCH_"
-"""The prefix of every option's environment variable."""
 SDK_VARIABLES: dict[str, tuple[str, ...]] = {"base_url": ("OPENAI_BASE_URL",)}
 """The variables of the model SDK an option reads after its own ``DEEP_RESEARCH_<DEST>``, by the option's ``dest``."""
 
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _SKIPPED = (argparse._HelpAction, argparse._VersionAction)
-_SECTIONS = ("research", "scan", "mcp", "check")
 _OWN = ("config", "trust_folder_config", "show_config")  # what chooses the configuration is never configured
 _TRUSTED_ONLY = frozenset(
     {"base_url", "search_url", "allow_host", "host", "transport", "schema", "ray", "instructions"}
@@ -134,20 +102,7 @@ _Setting = tuple[Any, Any, str]  # an option's value, as converted and as writte
 
 def config_parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     """:returns: The builder of each command's parser, by the name of its table in the config file."""
-    from haystack_deep_research.options.parsers import (
-        check_parser,
-        mcp_parser,
-        research_parser,  # the commands import this module
-        scan_parser,
-    )
-
-    builders = {"research": research_parser, "scan": scan_parser, "mcp": mcp_parser, "check": check_parser}
-    return {name: builders[name] for name in _SECTIONS}
-
-
-def environment_variable(dest: str) -> str:
-    """:returns: The environment variable of the option whose ``dest`` is given: ``DEEP_RESEARCH_<DEST>``."""
-    return PREFIX + dest.upper()
+    return {"research": research_parser, "scan": scan_parser, "mcp": mcp_parser, "check": check_parser}
 
 
 def environment_variables(dest: str) -> tuple[str, ...]:
@@ -157,16 +112,11 @@ def environment_variables(dest: str) -> tuple[str, ...]:
     """
     if dest == "config":
         return (CONFIG_VARIABLE,)
-    return () if dest in _OWN else (environment_variable(dest), *SDK_VARIABLES.get(dest, ()))
+    return () if dest in _OWN else (PREFIX + dest.upper(), *SDK_VARIABLES.get(dest, ()))
 
 
 def trusted_only(action: argparse.Action) -> bool:
-    """
-    Whether the working folder's config file may set it only when trusted: it names a server, a host or a network to
-    reach or listen on (``--base-url``, ``--search-url``, ``--allow-host``, ``--host``, ``--transport``), code to import
-    or a cluster to run on (``--schema``, ``--ray``), or a path to read or write (every option of type ``Path``:
-    ``--output``, ``--docs``, ``--cache``, ...).
-    """
+    """Whether only a trusted file may set it: it names a server, a host, code or a path (docs/safety.md lists them)."""
     return action.dest in _TRUSTED_ONLY or action.type is Path
 
 
@@ -235,14 +185,10 @@ def _switch(action: argparse.Action, raw: Any, where: str) -> Any:
     return action.const if on else action.default
 
 
-def _is_list(action: argparse.Action) -> bool:
-    return isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+") or isinstance(action.nargs, int)
-
-
 def _value(action: argparse.Action, raw: Any, where: str, *, from_environment: bool) -> Any:
     if action.nargs == 0:
         return _switch(action, raw, where)
-    if not _is_list(action):
+    if not (isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+") or isinstance(action.nargs, int)):
         return _one(action, raw, where)
     if from_environment:
         # Semicolons, not commas: a value may hold commas itself (--price MODEL=INPUT,OUTPUT).
@@ -261,11 +207,10 @@ def _key(name: str, aliases: Mapping[str, str] | None = None) -> str:
     return (aliases or {}).get(key, key)
 
 
-def _aliases(parsers: Sequence[argparse.ArgumentParser]) -> dict[str, str]:
+def _aliases(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Each option's long names, without their dashes, by the dest they set."""
     return {
         option.lstrip("-").replace("-", "_"): action.dest
-        for parser in parsers
         for action in _options(parser).values()
         for option in action.option_strings
         if option.startswith("--")
@@ -277,7 +222,7 @@ def _file_values(path: Path, command: str, parser: argparse.ArgumentParser) -> d
     table = load_config(path)
     parsers = {name: parser if name == command else build() for name, build in config_parsers().items()}
     known = {name: set(_options(each)) for name, each in parsers.items()}
-    by_table = {name: _aliases([each]) for name, each in parsers.items()}
+    by_table = {name: _aliases(each) for name, each in parsers.items()}
     aliases = {key: dest for table in by_table.values() for key, dest in table.items()} | by_table.get(command, {})
     every = set().union(*known.values())
     values: dict[str, tuple[Any, str]] = {}
@@ -346,13 +291,11 @@ def _variable(dest: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
 
 def environment_value(dest: str, environ: Mapping[str, str] | None = None) -> Any:
     """
-    The value the environment alone gives an option of the main command (``None`` when unset), read and checked as
+    The value the environment alone gives an option of the main command (``None`` when unset), read as
     :func:`parse_configured` reads it.
 
-    :raises ConfigFileError: If the variable holds a value the option refuses; the message names the variable.
+    :raises ConfigFileError: If the variable holds a value the option refuses.
     """
-    from haystack_deep_research.options.parsers import research_parser  # the commands import this module
-
     found = _variable(dest, os.environ if environ is None else environ)
     return _value(_options(research_parser())[dest], *found, from_environment=True) if found else None
 
@@ -415,11 +358,7 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_configured(
-    parser: argparse.ArgumentParser,
-    argv: Sequence[str],
-    *,
-    command: str,
-    environ: Mapping[str, str] | None = None,
+    parser: argparse.ArgumentParser, argv: Sequence[str], *, command: str, environ: Mapping[str, str] | None = None
 ) -> argparse.Namespace:
     """
     Parse a command's arguments with the defaults of the config file and the environment (nothing is read for ``-h``
@@ -469,14 +408,9 @@ def parse_configured(
 
 def environment_options() -> argparse.Namespace:
     """
-    The main command's options with no flag given, for a server (MCP, Hayhooks, a scan's item): read as the command
-    line's defaults are, so a setting means the same to a server as to the command.
-
-    :raises ConfigurationError: If a variable or the config file holds a value the option refuses, or the working
-        folder's file sets an option only a trusted file may set.
+    The main command's options with no flag given, for a server (MCP, Hayhooks, a scan's item), so that a setting means
+    the same to a server as to the command; ``ConfigurationError`` where the command would refuse it.
     """
-    from haystack_deep_research.options.parsers import research_parser  # the commands import this module
-
     try:
         return parse_configured(research_parser(), ["-"], command="research")
     except SystemExit as stop:  # the parser said why on stderr, in one line
@@ -485,8 +419,7 @@ def environment_options() -> argparse.Namespace:
         ) from stop
 
 
-OPTIONS_FILE = "options.json"
-"""The file of a run directory that holds the options the run was made with."""
+OPTIONS_FILE = "options.json"  # in a run directory: the options the run was made with
 
 RECORDED_OPTIONS: dict[str, tuple[str, str]] = {
     "depth": ("--depth", "value"),
@@ -551,11 +484,7 @@ def save_run_options(run_dir: Path, options: list[list[str]]) -> None:
 
 
 def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[list[str]]:
-    """
-    The options the run was made with; ``[]`` when the directory keeps none (a run of an older version).
-
-    :raises RunDirError: If ``options.json`` is not a file of recorded options.
-    """
+    """The options the run was made with (``[]`` when it kept none); ``RunDirError`` for a damaged ``options.json``."""
     path = run_dir / OPTIONS_FILE
     if not path.exists():
         return []
@@ -572,41 +501,18 @@ def load_run_options(run_dir: Path, parser: argparse.ArgumentParser) -> list[lis
     shown = io.StringIO()
     try:
         with contextlib.redirect_stderr(shown):
-            parser.parse_args([*flatten(options.options), "--", "question"])
+            parser.parse_args([*(token for entry in options.options for token in entry), "--", "question"])
     except SystemExit:
         raise RunDirError(f"{path} holds an invalid option ({shown.getvalue().strip()}); {fix}.") from None
     return options.options
 
 
-def flatten(options: Sequence[Sequence[str]]) -> list[str]:
-    """:returns: The recorded options as command-line arguments."""
-    return [token for entry in options for token in entry]
-
-
-def merged_argv(recorded: Sequence[Sequence[str]], given: Sequence[str]) -> list[str]:
-    """The recorded options the arguments do not give again, then the arguments."""
-    named = {token.split("=", 1)[0] for token in given if token.startswith("--")}
-    return [*flatten([entry for entry in recorded if entry[0] not in named]), *given]
-
-
-def reuse_notice(recorded: Sequence[Sequence[str]], given: Sequence[str], command: str = "update") -> str | None:
-    """The line saying which recorded options are reused (they may name a server), or ``None`` (none, or ``-q``)."""
-    if "-q" in given or "--quiet" in given:
-        return None
-    kept = merged_argv(recorded, given)[: len(merged_argv(recorded, given)) - len(given)]
-    return f"deep-research: {command} reuses the run's options: {shlex.join(kept)}" if kept else None
-
-
 def update_argv(
     run_dir: Path, given: Sequence[str], parser: argparse.ArgumentParser, *, command: str = "update"
 ) -> list[str]:
-    """
-    The arguments ``update RUN_DIR`` (or ``ask``) runs with: the run's recorded options, then those given; says on
-    stderr which recorded ones it reuses.
-
-    :raises RunDirError: If ``options.json`` is damaged.
-    """
-    recorded = load_run_options(run_dir, parser)
-    if (notice := reuse_notice(recorded, given, command)) is not None:
-        say(notice)
-    return merged_argv(recorded, given)
+    """The arguments ``update RUN_DIR`` (or ``ask``) runs with: the recorded options not given, then those given."""
+    named = {token.split("=", 1)[0] for token in given if token.startswith("--")}
+    kept = [token for entry in load_run_options(run_dir, parser) if entry[0] not in named for token in entry]
+    if kept and "-q" not in given and "--quiet" not in given:
+        say(f"deep-research: {command} reuses the run's options: {shlex.join(kept)}")
+    return [*kept, *given]

@@ -1,10 +1,8 @@
 """
 The options of every command, apart from what the commands do, so that the config layer, the servers and the docs can
 read them without importing the commands. Every command takes the ``models`` and ``sources`` groups from here
-(:func:`add_shared_options`), so an option means the same on each; what they become is in :mod:`.arguments`. The main
-command's own options come one group per concern (:data:`OPTION_GROUPS`, each a section of ``--help``). Numbers are
-checked here (:func:`bounded_int`, :func:`bounded_number`), so a bad value is a one-line usage error in the option's
-own terms before anything runs.
+(:func:`add_shared_options`), so an option means the same on each; what they become is in :mod:`.arguments`. Numbers
+are checked here, so a bad value is a one-line usage error before anything runs.
 """
 
 from __future__ import annotations
@@ -24,23 +22,11 @@ from haystack_deep_research.settings.grouped import MAX_COST_BUDGET, MAX_TIME_BU
 from haystack_deep_research.sources.selection import SEARCH_NAMES
 
 __all__ = [
-    "MAX_RETRIES",
-    "MAX_TIMEOUT_S",
-    "MAX_TOKENS",
-    "MODES",
     "OPTION_GROUPS",
-    "PROGRESS_MODES",
     "CommandParser",
     "add_display_options",
-    "add_iterative_options",
-    "add_model_options",
     "add_output_options",
-    "add_research_options",
-    "add_search_endpoint_options",
-    "add_shared_options",
-    "add_source_options",
     "bounded_int",
-    "bounded_number",
     "check_parser",
     "mcp_parser",
     "parse_price",
@@ -177,18 +163,6 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
         help="Web search: auto (Tavily with TAVILY_API_KEY, else keyless ddgs), tavily or ddgs "
         "(env DEEP_RESEARCH_SEARCH).",
     )
-    add_search_endpoint_options(group)
-    group.add_argument(
-        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
-    )
-    group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
-    group.add_argument(
-        "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
-    )
-
-
-def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
-    """Where web search and reading may go: the search server, the non-public hosts, the domains and dates."""
     group.add_argument(
         "--search-url",
         metavar="URL",
@@ -226,6 +200,13 @@ def add_search_endpoint_options(group: argparse._ActionsContainer) -> None:
         choices=("day", "week", "month", "year"),
         help="Keep only search results published within this window ending today.",
     )
+    group.add_argument(
+        "--docs", action="append", default=[], type=Path, metavar="FOLDER", help="Also search this folder; repeatable."
+    )
+    group.add_argument("--no-web", action="store_true", help="Research the --docs folders only: no web search.")
+    group.add_argument(
+        "--index-dir", type=Path, metavar="DIR", help="Keep the --docs indexes here (default: the user's cache)."
+    )
 
 
 def add_shared_options(parser: argparse.ArgumentParser) -> None:
@@ -237,8 +218,7 @@ def add_shared_options(parser: argparse.ArgumentParser) -> None:
 PROGRESS_MODES = ("auto", "rich", "plain", "none")
 """``--progress``: ``auto`` is ``rich`` when rich is installed and stderr is a terminal, else ``plain``."""
 
-MAX_SUBTOPICS = 50
-"""The most sub-topics one run may delegate (the factory's own limit)."""
+MAX_SUBTOPICS = 50  # the factory's own limit
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -295,24 +275,12 @@ def add_research_options(parser: argparse.ArgumentParser) -> None:
         default=5,
         help=f"Sub-topics to research, 1 to {MAX_SUBTOPICS} (default 5).",
     )
-    group.add_argument(
-        "--token-budget",
-        type=bounded_int(1, MAX_TOKEN_BUDGET),
-        metavar="N",
-        help="Stop researching after this many tokens (all phases).",
-    )
-    group.add_argument(
-        "--time-budget",
-        type=bounded_number(MAX_TIME_BUDGET_S),
-        metavar="SECONDS",
-        help="Stop researching after this many seconds.",
-    )
-    group.add_argument(
-        "--max-cost",
-        type=bounded_number(MAX_COST_BUDGET),
-        metavar="USD",
-        help="Stop researching once the model calls have cost this many US dollars.",
-    )
+    for option, bounded, metavar, text in (  # the budgets
+        ("--token-budget", bounded_int(1, MAX_TOKEN_BUDGET), "N", "after this many tokens (all phases)."),
+        ("--time-budget", bounded_number(MAX_TIME_BUDGET_S), "SECONDS", "after this many seconds."),
+        ("--max-cost", bounded_number(MAX_COST_BUDGET), "USD", "once the model calls have cost this many US dollars."),
+    ):
+        group.add_argument(option, type=bounded, metavar=metavar, help=f"Stop researching {text}")
     group.add_argument(
         "--grounding",
         action="store_true",
@@ -400,7 +368,7 @@ def add_display_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
+OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (  # in --help order
     add_output_options,
     add_research_options,
     add_report_options,
@@ -409,23 +377,18 @@ OPTION_GROUPS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (
     add_source_options,
     add_display_options,
 )
-"""The option groups of ``deep-research "question"``, in ``--help`` order."""
-
-
-def _version() -> str:
-    from haystack_deep_research import __version__  # the package imports the command line lazily
-
-    return __version__
 
 
 def research_parser() -> argparse.ArgumentParser:
     """:returns: The parser of ``deep-research "question"``."""
+    from haystack_deep_research import __version__  # the package imports the command line lazily
+
     parser = CommandParser(
         prog="deep-research",
         description="Research a question on the web and in your documents, and write a cited Markdown report.",
     )
     parser.add_argument("question", help='The research question, quoted: deep-research "your question".')
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     for add_group in OPTION_GROUPS:
         add_group(parser)
     return parser

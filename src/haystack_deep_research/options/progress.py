@@ -1,13 +1,7 @@
 """
 Where a run stands and how it ended, for every surface that follows one: the command's displays, the notebook's live
-progress and the MCP server's status line fold the same events and say the same outcome.
-
-:class:`RunTracker` is the one event folder: a thread-safe event subscriber (researchers emit from several threads)
-that reads the events' fields, never their text; :meth:`RunTracker.progress` returns a frozen :class:`RunProgress`. In
-the iterative mode each topic a round searches is a sub-topic. A stage starts with its first event and ends with its
-``PhaseEnded`` or when the next stage starts (the orchestrator's and summarizer's calls count toward ``research``); an
-event of a stage that has ended does not open it again. :class:`RunSummary` holds the lines printed when a run is
-over, :func:`outcome_line` says a result in one line, :func:`money` writes every amount.
+progress and the MCP server's status line fold the same events (:class:`RunTracker`) and say the same outcome
+(:class:`RunSummary`, :func:`outcome_line`, :func:`money`).
 """
 
 from __future__ import annotations
@@ -18,23 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from haystack_deep_research.events import (
-    Event,
-    PageRead,
-    PageRefused,
-    PhaseEnded,
-    ReportReady,
-    RunEnded,
-    RunStarted,
-    SearchDecided,
-    SearchDone,
-    SearchRoundDone,
-    SubagentCompleted,
-    SubagentFailed,
-    SubagentSpawned,
-    UsageRecorded,
-    WarningRaised,
-)
+from haystack_deep_research import events
 from haystack_deep_research.options.exit_codes import in_words
 from haystack_deep_research.run._budget import total_tokens
 from haystack_deep_research.state import (
@@ -84,13 +62,7 @@ _COPIED = ("question", "limit", "tokens", "cost", "verified", "removed", "exit_r
 
 @dataclass(frozen=True)
 class Stage:
-    """
-    One stage of the run.
-
-    :param name: Its phase name (``scope``, ``research``, ``write``, ...).
-    :param seconds: How long it took, or has taken so far.
-    :param active: Whether it is under way.
-    """
+    """One stage of the run: its phase name, how long it took (so far), whether it is under way."""
 
     name: str
     seconds: float
@@ -99,72 +71,40 @@ class Stage:
 
 @dataclass(frozen=True)
 class Researcher:
-    """
-    One sub-researcher.
+    """One sub-researcher, as it stands."""
 
-    :param slot: Its number among the run's delegations (0 for a note restored from the run directory).
-    :param subtopic: Its sub-topic.
-    :param state: ``running``, ``done``, ``partial``, ``failed``, ``restored`` or ``stopped``.
-    :param searches: Searches it made.
-    :param pages: Pages it read.
-    :param tokens: Tokens its model calls (and its summarizer's) spent.
-    :param seconds: How long it took, or has taken so far.
-    :param error: Why it failed, if it did.
-    :param cached: Of its searches, those the cross-run cache served.
-    """
-
-    slot: int
+    slot: int  # its number among the run's delegations (0 for a note restored from the run directory)
     subtopic: str
-    state: str
+    state: str  # RUNNING, DONE, PARTIAL, FAILED, RESTORED or STOPPED
     searches: int = 0
     pages: int = 0
-    tokens: int = 0
-    seconds: float = 0.0
-    error: str = ""
-    cached: int = 0
+    tokens: int = 0  # its model calls' and its summarizer's
+    seconds: float = 0.0  # how long it took, or has taken so far
+    error: str = ""  # why it failed, if it did
+    cached: int = 0  # of its searches, those the cross-run cache served
 
 
 @dataclass(frozen=True)
 class RunProgress:
-    """
-    Where a run stands.
-
-    :param question: The research question.
-    :param stages: The stages so far, in order.
-    :param researchers: The sub-researchers, in the order they started.
-    :param planned: Sub-topics planned so far.
-    :param limit: Sub-topics the run may delegate (0 while unknown).
-    :param tokens: Tokens spent so far, all phases.
-    :param cost: Estimated cost so far in US dollars, or ``None`` while unknown.
-    :param warnings: The warnings so far, as ``phase: text``.
-    :param pages_read: Distinct pages read.
-    :param verified: Citations verified in the report, or ``None`` before the report is ready.
-    :param removed: Citations removed from the report.
-    :param exit_reason: Why the run ended, or ``None`` while it goes on.
-    :param seconds: Time since the run started.
-    :param rounds: Search rounds done (the iterative mode; 0 otherwise).
-    :param depth: The rounds the run may make (the iterative mode; 0 otherwise).
-    :param searches: Searches made, by every researcher and by the run itself.
-    :param refused: Pages the URL policy or a guard refused to read.
-    """
+    """Where a run stands; each count is of the run so far."""
 
     question: str
     stages: tuple[Stage, ...]
-    researchers: tuple[Researcher, ...]
+    researchers: tuple[Researcher, ...]  # in the order they started
     planned: int
-    limit: int
+    limit: int  # sub-topics the run may delegate (0 while unknown)
     tokens: int
-    cost: float | None
-    warnings: tuple[str, ...]
-    pages_read: int
-    verified: int | None
+    cost: float | None  # estimated, in US dollars (None while unknown)
+    warnings: tuple[str, ...]  # as "phase: text"
+    pages_read: int  # distinct pages
+    verified: int | None  # citations verified in the report (None before the report is ready)
     removed: int
-    exit_reason: str | None
+    exit_reason: str | None  # None while the run goes on
     seconds: float
-    rounds: int = 0
-    depth: int = 0
-    searches: int = 0
-    refused: int = 0
+    rounds: int = 0  # search rounds done (the iterative mode; 0 otherwise)
+    depth: int = 0  # the rounds the run may make (the iterative mode)
+    searches: int = 0  # by every researcher and by the run itself
+    refused: int = 0  # pages the URL policy or a guard refused to read
 
     @property
     def done(self) -> int:
@@ -193,7 +133,10 @@ class _Researcher:
 
 class RunTracker:
     """
-    Follow a run from its events (see the module docstring).
+    Follow a run from its events, thread-safe (researchers emit from several threads), reading their fields, never
+    their text. In the iterative mode each topic a round searches is a sub-topic. A stage starts with its first event
+    and ends with its ``PhaseEnded`` or when the next stage starts (the orchestrator's and summarizer's calls count
+    toward ``research``); an event of a stage that has ended does not open it again.
 
     :param clock: Seconds as a monotonic number; ``time.monotonic`` by default (tests pass a fake clock).
     """
@@ -222,7 +165,7 @@ class RunTracker:
         with self._lock:
             self._started = self._clock()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: events.Event) -> None:
         """Take one event of the run."""
         with self._lock:
             now = self._clock()
@@ -282,63 +225,63 @@ class RunTracker:
             self._stages[self._current][1] = now
             self._current = None
 
-    def _follow_stage(self, event: Event, now: float) -> None:
-        if event.phase == PHASE_RUN or isinstance(event, WarningRaised):
+    def _follow_stage(self, event: events.Event, now: float) -> None:
+        if event.phase == PHASE_RUN or isinstance(event, events.WarningRaised):
             return
         stage = _STAGE_OF.get(event.phase, event.phase)
         if stage not in self._stages:
             self._close_stage(now)
             self._stages[stage] = [now, None]
             self._current = stage
-        if isinstance(event, PhaseEnded) and stage == self._current:
+        if isinstance(event, events.PhaseEnded) and stage == self._current:
             self._close_stage(now)
 
-    def _take(self, event: Event, now: float) -> None:
+    def _take(self, event: events.Event, now: float) -> None:
         found = self._researchers.get(event.researcher) if event.researcher else None
-        if isinstance(event, RunStarted):
+        if isinstance(event, events.RunStarted):
             self._question = event.question
-        elif isinstance(event, RunEnded):
+        elif isinstance(event, events.RunEnded):
             self._exit_reason = event.exit_reason
             self._close_stage(now)
             self._ended = now
-        elif isinstance(event, SubagentSpawned):
+        elif isinstance(event, events.SubagentSpawned):
             self._researchers[event.subtopic] = _Researcher(slot=event.slot, subtopic=event.subtopic, started=now)
             self._planned, self._limit = max(self._planned, event.planned), max(self._limit, event.limit)
-        elif isinstance(event, SubagentCompleted):
+        elif isinstance(event, events.SubagentCompleted):
             done = self._researchers.setdefault(event.subtopic, _Researcher(0, event.subtopic, started=now))
             done.state = RESTORED if event.restored else PARTIAL if event.partial else DONE
             done.ended = now
-        elif isinstance(event, SubagentFailed):
+        elif isinstance(event, events.SubagentFailed):
             failed = self._researchers.setdefault(event.subtopic, _Researcher(0, event.subtopic, started=now))
             failed.state, failed.error, failed.ended = FAILED, event.error, now
-        elif isinstance(event, SearchDecided):
+        elif isinstance(event, events.SearchDecided):
             for topic in event.topics:  # the iterative mode: each topic of the round is one researcher's
                 slot = sum(r.slot > 0 for r in self._researchers.values()) + 1
                 self._researchers.setdefault(topic, _Researcher(slot=slot, subtopic=topic, started=now))
-        elif isinstance(event, SearchRoundDone):
+        elif isinstance(event, events.SearchRoundDone):
             self._rounds, self._depth = max(self._rounds, event.round), event.depth
             for topic in event.topics:
                 if (searched := self._researchers.get(topic)) is not None and searched.state == RUNNING:
                     searched.state, searched.ended = DONE, now
-        elif isinstance(event, SearchDone):
+        elif isinstance(event, events.SearchDone):
             self._searches += 1
             if found is not None:
                 found.searches += 1
                 found.cached += event.cached
-        elif isinstance(event, PageRead):
+        elif isinstance(event, events.PageRead):
             self._pages.add(event.url)
             if found is not None:
                 found.pages += 1
-        elif isinstance(event, PageRefused):
+        elif isinstance(event, events.PageRefused):
             self._refused += 1
-        elif isinstance(event, UsageRecorded):
+        elif isinstance(event, events.UsageRecorded):
             if event.run_tokens >= self._tokens:  # events of parallel researchers may arrive out of order
                 self._tokens, self._cost = event.run_tokens, event.cost
             if found is not None:
                 found.tokens += event.tokens
-        elif isinstance(event, WarningRaised):
+        elif isinstance(event, events.WarningRaised):
             self._warnings.append(f"{event.phase}: {in_words(event.text)}")
-        elif isinstance(event, ReportReady):
+        elif isinstance(event, events.ReportReady):
             self._verified, self._removed = event.verified, event.removed
 
 
@@ -365,57 +308,31 @@ def outcome_line(result: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """
-    How a run ended.
+    """How a run ended, as the lines printed when it is over."""
 
-    :param exit_reason: The run's exit reason (``interrupted`` or ``failed`` when it never finished).
-    :param seconds: Wall-clock time of the run.
-    :param planned: Sub-topics planned (in the iterative mode: topics its rounds chose).
-    :param done: Sub-topics with a note.
-    :param partial: Of those, notes of a researcher that stopped early.
-    :param failed: Sub-topics whose researcher failed.
-    :param found: Sources in the evidence ledger (search results included).
-    :param read: Pages and documents really read.
-    :param verified: Citations verified in the report (``None`` when no report was written).
-    :param removed: Citations removed from it.
-    :param tokens: Tokens spent, all phases.
-    :param cost: Estimated cost in US dollars, or ``None`` when unknown.
-    :param warnings: The run's warnings.
-    :param saved: Where the outputs went, one entry each (``report: report.md``).
-    :param terminated: Whether SIGTERM, not Ctrl-C, interrupted the run.
-    :param rounds: Search rounds done (the iterative mode; 0 otherwise).
-    :param depth: The rounds the run could make (the iterative mode; 0 otherwise).
-    """
-
-    exit_reason: str
+    exit_reason: str  # "interrupted" or "failed" when it never finished
     seconds: float
-    planned: int
-    done: int
-    partial: int
+    planned: int  # sub-topics planned (in the iterative mode: topics its rounds chose)
+    done: int  # sub-topics with a note
+    partial: int  # of those, notes of a researcher that stopped early
     failed: int
-    found: int
-    read: int
-    verified: int | None
+    found: int  # sources in the evidence ledger (search results included)
+    read: int  # pages and documents really read
+    verified: int | None  # citations verified in the report (None when no report was written)
     removed: int
     tokens: int
-    cost: float | None
+    cost: float | None  # estimated, in US dollars (None when unknown)
     warnings: tuple[str, ...]
-    saved: tuple[str, ...] = ()
-    terminated: bool = False
-    rounds: int = 0
+    saved: tuple[str, ...] = ()  # where the outputs went, one line each
+    terminated: bool = False  # SIGTERM, not Ctrl-C, interrupted the run
+    rounds: int = 0  # search rounds done (the iterative mode; 0 otherwise)
     depth: int = 0
     contradictions: int = 0
-    claims: tuple[int, int, int] | None = None
-    """An update's claims: new, changed, no longer supported (``None`` for a run that is not an update)."""
+    claims: tuple[int, int, int] | None = None  # an update's claims: new, changed, no longer supported
 
     @classmethod
     def of(
-        cls,
-        result: Mapping[str, Any],
-        progress: RunProgress,
-        *,
-        saved: tuple[str, ...] = (),
-        terminated: bool = False,
+        cls, result: Mapping[str, Any], progress: RunProgress, *, saved: tuple[str, ...] = (), terminated: bool = False
     ) -> RunSummary:
         """The summary of a run's (possibly partial) result and what the tracker saw."""
         sources = list(result.get("sources") or [])

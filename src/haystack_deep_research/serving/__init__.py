@@ -1,14 +1,10 @@
 """
 What servers of the library share: where their agents come from, who may call them (one guard for every route of every
-server), and a run streamed as a chat reply.
-
-Used by the MCP server (:mod:`haystack_deep_research.mcp_server`) and by the Hayhooks pipeline wrapper in
-``examples/hayhooks``; needs no optional package. :mod:`haystack_deep_research.serving.hayhooks` serves Hayhooks
-wrappers with every route guarded and no deploy route (it needs the ``hayhooks`` extra).
+server), and a run streamed as a chat reply. Used by the MCP server and the Hayhooks wrapper; needs no optional
+package (:mod:`haystack_deep_research.serving.hayhooks` needs the ``hayhooks`` extra).
 """
 
-from haystack_deep_research.serving.chat import question_from_chat, question_from_text, stream_research
-from haystack_deep_research.serving.factory import agent_factory
+from haystack_deep_research.serving.agents import agent_factory, question_from_chat, question_from_text, stream_research
 from haystack_deep_research.serving.guard import RequestGuard, RequestGuardMiddleware, http_status
 
 __all__ = [

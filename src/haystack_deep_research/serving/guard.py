@@ -1,30 +1,9 @@
 """
 Who may call a server: same-origin callers only, and, when one is set, only with the bearer token.
 
-A research server on ``127.0.0.1`` is reachable by every web page open in the operator's browser: a page of any site
-can ``fetch`` it, start paid research and, with permissive CORS, read the report back. :class:`RequestGuard` refuses
-such requests before anything runs:
-
-- **Origin.** A browser names the page's origin in the ``Origin`` header of every cross-origin request (and of every
-  POST). A request with an ``Origin`` is refused (HTTP 403) unless that origin is in the allow-list,
-  ``DEEP_RESEARCH_ALLOWED_ORIGINS`` (comma-separated, such as ``http://localhost:3000``; empty by default). Clients
-  that are not browsers (curl, the OpenAI SDK, MCP clients) send no ``Origin`` and are not affected.
-- **Host.** A server listening on a loopback address answers only requests addressed to a loopback name
-  (``localhost``, ``127.0.0.1``, ``[::1]``, any port) or to a host in ``DEEP_RESEARCH_ALLOWED_HOSTS``
-  (comma-separated names): a web page that rebinds its own DNS name to ``127.0.0.1`` sends its name in ``Host`` and is
-  refused (HTTP 403), for ``GET`` requests too, which carry no ``Origin``. A server listening on another address checks
-  ``Host`` only when ``DEEP_RESEARCH_ALLOWED_HOSTS`` is set.
-- **Token.** With ``DEEP_RESEARCH_TOKEN`` set, every request must carry ``Authorization: Bearer <token>`` (HTTP 401
-  otherwise; compared in constant time). A call without HTTP headers at all is refused too: it cannot show the token.
-  A browser's CORS preflight (``OPTIONS`` with ``Access-Control-Request-Method``) never carries a token, so an allowed
-  origin's preflight is let through without one; the request it announces is not.
-
-:class:`RequestGuardMiddleware` applies the rule to every HTTP request and WebSocket of an ASGI app, whatever route it
-is for (a server's admin routes, health checks, mounted UIs), before the app sees it: a refused request is answered
-``{"detail": "..."}`` with its status, a refused WebSocket is closed (code 1008). Every HTTP server of the library is
-built behind it (the Hayhooks launcher in :mod:`haystack_deep_research.serving.hayhooks`, ``deep-research mcp
---transport http``). :func:`http_status` gives the HTTP status of a refused request or a bad question (422), for a
-route to answer with.
+:class:`RequestGuard` is the rule (``Origin``, ``Host`` on a loopback server, ``Authorization``);
+:class:`RequestGuardMiddleware` applies it to every HTTP request and WebSocket of an ASGI app before the app sees it,
+and every HTTP server of the library is built behind it. docs/safety.md ("Serving surfaces") has the whole rule.
 """
 
 from __future__ import annotations
@@ -47,14 +26,11 @@ __all__ = [
     "http_status",
 ]
 
-ALLOWED_ORIGINS_ENV = "DEEP_RESEARCH_ALLOWED_ORIGINS"
-"""The environment variable listing the web origins allowed to call the server, comma-separated."""
-ALLOWED_HOSTS_ENV = "DEEP_RESEARCH_ALLOWED_HOSTS"
-"""The environment variable listing the host names requests may be addressed to, comma-separated."""
+ALLOWED_ORIGINS_ENV = "DEEP_RESEARCH_ALLOWED_ORIGINS"  # the web origins allowed to call the server, comma-separated
+ALLOWED_HOSTS_ENV = "DEEP_RESEARCH_ALLOWED_HOSTS"  # the host names requests may be addressed to, comma-separated
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 """The names of a loopback server: the ``Host`` a request to it carries, without its port."""
-TOKEN_ENV = "DEEP_RESEARCH_TOKEN"  # noqa: S105 - the variable's name, not a secret
-"""The environment variable holding the bearer token the server requires (none by default)."""
+TOKEN_ENV = "DEEP_RESEARCH_TOKEN"  # noqa: S105 - the name of the variable holding the bearer token, not a secret
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

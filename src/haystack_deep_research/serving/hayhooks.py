@@ -1,19 +1,10 @@
 """
-Serve Hayhooks pipeline wrappers safely: Hayhooks' app without its admin routes, every route behind the request guard.
+Serve Hayhooks pipeline wrappers safely: Hayhooks' app without its deploy and undeploy routes (which import, and so
+run, any posted wrapper), every route behind the request guard; docs/hayhooks.md ("Why not plain `hayhooks run`").
 
     python -m haystack_deep_research.serving.hayhooks --pipelines-dir examples/hayhooks [--host H] [--port P]
 
-Plain ``hayhooks run`` mounts ``POST /deploy_files``, ``POST /deploy-yaml`` and ``POST /undeploy/{name}`` (outside its
-durable mode), answers every origin's CORS preflight, and checks no token: any web page open in the operator's
-browser, and any local process, can post a ``pipeline_wrapper.py`` that the server imports, and so runs,
-with the server's environment (its API keys, ``DEEP_RESEARCH_TOKEN``). :func:`create_app` builds the same app from
-the same settings (``HAYHOOKS_*``) with those routes removed and :class:`~.guard.RequestGuardMiddleware` in front of
-every route, so the origin and token rule (``DEEP_RESEARCH_ALLOWED_ORIGINS``, ``DEEP_RESEARCH_TOKEN``) holds for
-the status, OpenAPI, trace and chat routes and a mounted UI too. The pipelines are the ones in the pipelines folder,
-deployed at startup; no request can add, replace or remove one. Haystack's telemetry is off unless
-``HAYSTACK_TELEMETRY_ENABLED=True`` asks for it.
-
-Needs the optional extra ``hayhooks`` (``pip install "haystack-deep-research[hayhooks]"``).
+Needs the optional extra ``hayhooks``.
 """
 
 from __future__ import annotations
@@ -53,9 +44,8 @@ def create_app(pipelines_dir: str | os.PathLike[str] | None = None, *, guard: Re
 
     :param pipelines_dir: The folder of pipeline wrappers to serve; ``HAYHOOKS_PIPELINES_DIR`` (Hayhooks' setting)
         by default.
-    :param guard: Who may call the app; ``None`` reads ``DEEP_RESEARCH_ALLOWED_ORIGINS``,
-        ``DEEP_RESEARCH_ALLOWED_HOSTS`` and ``DEEP_RESEARCH_TOKEN``, with loopback ``Host`` names only when Hayhooks'
-        host setting is a loopback address.
+    :param guard: Who may call the app; ``None`` reads it from the environment (:meth:`RequestGuard.from_env`, on
+        Hayhooks' host setting).
     :returns: The FastAPI app; serve it with uvicorn (or :func:`main`). Its lifespan deploys the pipelines.
     :raises MissingExtraError: If Hayhooks is not installed.
     """
