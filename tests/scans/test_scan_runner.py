@@ -128,6 +128,16 @@ def test_a_damaged_row_is_skipped_with_a_warning_and_its_item_researched_again(
     assert "line 2 is damaged" in caplog.text
 
 
+def test_a_line_that_is_not_a_row_is_named_by_its_own_number_after_a_skipped_damaged_one(tmp_path: Path) -> None:
+    results = tmp_path / "rows.jsonl"
+    _runner(Recorder().factory, results, provider=ITEMS[:2]).run()
+    # Line 1 a finished row, line 2 not UTF-8 (skipped), line 3 blank, line 4 not JSON at all.
+    results.write_bytes(results.read_bytes().split(b"\n")[0] + b'\n{"id": "caf\xe9"}\n\nnot a row\n')
+
+    with pytest.raises(ConfigurationError, match=r"rows\.jsonl line 4 is not a row of a scan"):
+        ResultsFile(results).rows()
+
+
 def test_a_row_whose_text_holds_a_lone_surrogate_is_written_as_utf8(tmp_path: Path) -> None:
     results = tmp_path / "rows.jsonl"
 

@@ -53,20 +53,23 @@ def _refused(path: Path, error: LocalFileRefusedError) -> ConfigurationError:
     return ConfigurationError(f"the results file {path} cannot be used (not {why}); name a regular file.")
 
 
-def _whole_lines(path: Path) -> list[str]:
-    """The complete lines; a torn last line is cut off the file, a line not UTF-8 or too deeply nested is skipped."""
+def _records(path: Path) -> list[tuple[int, Any]]:
+    """
+    Each complete, non-blank line's number and its JSON value (the ``ValueError`` when it is not JSON); a torn last
+    line is cut off the file, a line not UTF-8 or too deeply nested is skipped with a warning.
+    """
     try:
         raw = cut_torn_line(path, max_bytes=MAX_RESULTS_BYTES)
     except FileNotFoundError:
         return []
     except LocalFileRefusedError as error:  # a link, a FIFO, a device: refused before anything is read or cut
         raise _refused(path, error) from error
-    lines = []
+    records: list[tuple[int, Any]] = []
     for number, line in enumerate(raw.split(b"\n")[:-1], 1):
         try:
             text = line.decode("utf-8")
             if text.strip():
-                _safe_json.loads(text)
+                records.append((number, _safe_json.loads(text)))
         except (UnicodeDecodeError, _safe_json.JSONTooDeepError) as error:
             logger.warning(
                 "{path} line {number} is damaged ({error}); it was skipped, so its item is researched again.",
@@ -74,11 +77,9 @@ def _whole_lines(path: Path) -> list[str]:
                 number=number,
                 error=str(error),
             )
-            continue
-        except ValueError:
-            pass  # not JSON: the reader says so
-        lines.append(text)
-    return lines
+        except ValueError as error:  # not JSON: the reader says so
+            records.append((number, error))
+    return records
 
 
 class ResultsFile:
@@ -125,11 +126,10 @@ class ResultsFile:
     def rows(self) -> list[tuple[ItemRef, KnowledgeRow]]:
         """The finished items and their rows, in the order written; a line of no record is a ``ConfigurationError``."""
         found = []
-        for number, line in enumerate(_whole_lines(self.path), 1):
-            if not line.strip():
-                continue
+        for number, record in _records(self.path):
             try:
-                record = _safe_json.loads(line)
+                if isinstance(record, ValueError):
+                    raise record
                 found.append((ItemRef.from_dict(record["item"]), KnowledgeRow.from_dict(record)))
             except (ValueError, KeyError, TypeError) as error:
                 raise ConfigurationError(
@@ -159,15 +159,13 @@ class ResultsFile:
     def failures(self) -> list[dict[str, Any]]:
         """:returns: Every failure recorded so far (``item``, ``error``, ``attempts``), oldest first."""
         found = []
-        for line in _whole_lines(self.failures_path):
-            if line.strip():
-                try:
-                    found.append(_safe_json.loads(line))
-                except ValueError:
-                    logger.warning(
-                        "{path} holds a line that is not a failure record; it was skipped.",
-                        path=str(self.failures_path),
-                    )
+        for _, record in _records(self.failures_path):
+            if isinstance(record, dict):
+                found.append(record)
+            else:
+                logger.warning(
+                    "{path} holds a line that is not a failure record; it was skipped.", path=str(self.failures_path)
+                )
         return found
 
 
