@@ -45,32 +45,6 @@ from haystack_deep_research.run._budget import (
 if TYPE_CHECKING:
     from haystack_deep_research.run._research_run import RunView
 
-__all__ = [
-    "AGENT_META",
-    "API_TABLE",
-    "ROLE_META",
-    "Call",
-    "DeadlineChatGenerator",
-    "Outcome",
-    "OutputCappedChatGenerator",
-    "Phase",
-    "PhaseHook",
-    "RunBound",
-    "UsesModels",
-    "ask",
-    "blocking",
-    "deadline_reply",
-    "drive",
-    "drive_async",
-    "failure",
-    "for_async",
-    "for_sync",
-    "model_name",
-    "subphase",
-    "with_hooks",
-]
-
-
 T = TypeVar("T")
 
 MODEL_CALL_SPAN = "haystack_deep_research.model_call"
