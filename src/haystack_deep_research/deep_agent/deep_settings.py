@@ -114,14 +114,12 @@ class _ModelLayer(UsesModels, InitSerialized):
     """A layer with an optional model of its own; ``None`` uses the agent's."""
 
     chat_generator: Any
+    _model_attributes = ("chat_generator",)
 
     def _own_model(self, name: str, chat_generator: Any) -> None:
         if chat_generator is not None:
             _checks.chat_generator(name, chat_generator, needs_tools=False)
         self.chat_generator = chat_generator
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator] if self.chat_generator is not None else []
 
 
 LINE_CHARS = 2_000

@@ -147,6 +147,8 @@ class DecideStep(UsesModels, InitSerialized):
     ``max_parallel_searches`` (1 to 10), of round ``k`` of ``depth`` (1 to 50); ``similarity`` is ``TopicFilter``'s.
     """
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(
         self,
         *,
@@ -159,9 +161,6 @@ class DecideStep(UsesModels, InitSerialized):
         self.depth = _checks.int_in_range("depth", depth, 1, 50)
         self.max_parallel_searches = _checks.int_in_range("max_parallel_searches", max_parallel_searches, 1, 10)
         self.similarity = _checks.number_in_range("topic_similarity", similarity, 0.0, 1.0)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     @component.output_types(search=IterationRun, done=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:

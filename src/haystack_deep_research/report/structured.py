@@ -169,6 +169,7 @@ class StructuredOutputStage(UsesModels):
     """
 
     max_concurrency = 1
+    _model_attributes = ("chat_generator",)
 
     def __init__(self, *, output_schema: type[BaseModel], chat_generator: ChatGenerator | None = None) -> None:
         if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
@@ -180,9 +181,6 @@ class StructuredOutputStage(UsesModels):
             _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.output_schema = output_schema
         self.chat_generator = chat_generator
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator] if self.chat_generator is not None else []
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
         """Set ``structured``; ``StructuredOutputError`` if the second reply does not validate either."""

@@ -100,6 +100,8 @@ class ScopeHook(OpenRunHook):
     no question raises ``InvalidQuestionError`` before any model is called.
     """
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(
         self,
         *,
@@ -120,9 +122,6 @@ class ScopeHook(OpenRunHook):
         )
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.clarify = _checks.boolean("clarify", clarify)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def question_of(self, messages: Any) -> str:
         """The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it

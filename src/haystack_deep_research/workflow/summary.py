@@ -68,14 +68,12 @@ class _SummaryStep(WorkflowStep):
     """
 
     rewrite = False
+    _model_attributes = ("chat_generator",)
 
     def __init__(self, *, chat_generator: Any, style: ReportStyle | None = None, max_concurrency: int = 5) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.style = ReportStyle.of(style)
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
         return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
@@ -97,11 +95,10 @@ class RegenerateStep(_SummaryStep):
 class CausalStep(WorkflowStep):
     """The workflow's causal inference: one call, without tools, over the notes fenced as data (a failure: no chain)."""
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(self, *, chat_generator: Any) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
         """The phase; it returns the run with its causal chain (``""`` after a failure)."""
@@ -131,12 +128,11 @@ class GroundingEval(WorkflowStep):
     :raises ConfigurationError: If a parameter is invalid.
     """
 
+    _model_attributes = ("judge_llm",)
+
     def __init__(self, *, judge_llm: Any, max_concurrency: int = 5) -> None:
         self.judge_llm = _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
-
-    def _used_models(self) -> list[Any]:
-        return [self.judge_llm]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
         run = workflow.run
