@@ -21,7 +21,7 @@ from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.json_text import extract_json_object
 from haystack_deep_research.events import SearchDecided, TopicRefused
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.run._phases import Phase, UsesModels, ask_counted, drive, drive_async, failure
 from haystack_deep_research.state import (
     EXIT_ANALYSIS_STOPPED,
     EXIT_DECISION_FAILED,
@@ -189,10 +189,7 @@ class DecideStep(UsesModels, InitSerialized):
             previous=fence(previous),
             errors=errors,
         )
-        model, streaming = self.chat_generator, run.streaming_callback
-        [asked] = yield [ask(model, prompt, role="analysis", streaming_callback=streaming, budget=run.budget)]
-        if asked.reply is not None:
-            run.record_usage(PHASE_ANALYZE, asked.reply.meta.get("usage"))
+        asked = yield from ask_counted(run, PHASE_ANALYZE, self.chat_generator, prompt, role="analysis")
         if not asked.text:
             return None, "", failure(asked.error)
         decision, found = parse_decision(asked.text)

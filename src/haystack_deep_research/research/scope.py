@@ -34,7 +34,7 @@ from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import OpenRunHook, inputs_of, restore
-from haystack_deep_research.run._phases import Phase, ask, failure
+from haystack_deep_research.run._phases import Phase, ask_counted, failure
 from haystack_deep_research.settings import Price
 from haystack_deep_research.state import (
     CLARIFICATION,
@@ -147,10 +147,7 @@ class ScopeHook(OpenRunHook):
                 )
             else:
                 prompt = render_chat(SCOPE_CLARIFY if clarify else SCOPE, today=today(), question=talk.question)
-            model, streaming = self.chat_generator, run.streaming_callback
-            [scoped] = yield [ask(model, prompt, role="scope", streaming_callback=streaming, budget=run.budget)]
-            if scoped.reply is not None:
-                run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
+            scoped = yield from ask_counted(run, PHASE_SCOPE, self.chat_generator, prompt, role="scope")
             asked, brief = _clarify_reply(scoped.text) if clarify and scoped.text else (None, scoped.text)
             if asked is not None:
                 self._ask_user(state, run, messages, asked)

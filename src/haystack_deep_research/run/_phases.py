@@ -43,7 +43,7 @@ from haystack_deep_research.run._budget import (
 )
 
 if TYPE_CHECKING:
-    from haystack_deep_research.run._research_run import RunView
+    from haystack_deep_research.run._research_run import ResearchRun, RunView
 
 T = TypeVar("T")
 
@@ -159,6 +159,17 @@ def ask(
             return _first_reply(await _generate_async(generator, messages, given, budget), span)
 
     return Call(run, run_async)
+
+
+def ask_counted(
+    run: ResearchRun, phase: str, generator: Any, messages: list[ChatMessage], researcher: str = "", **options: Any
+) -> Phase[Outcome]:
+    """:func:`ask`, given ``options``, with the run's streaming callback and budget; its usage counts to ``phase``."""
+    streaming, budget = run.streaming_callback, run.budget
+    [outcome] = yield [ask(generator, messages, streaming_callback=streaming, budget=budget, **options)]
+    if outcome.reply is not None:
+        run.record_usage(phase, outcome.reply.meta.get("usage"), researcher=researcher)
+    return outcome
 
 
 async def _generate_async(generator: Any, messages: list[ChatMessage], inputs: dict[str, Any], budget: Any) -> Any:

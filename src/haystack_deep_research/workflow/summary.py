@@ -17,7 +17,7 @@ from haystack_deep_research.report import ReportStyle, citation_findings, verify
 from haystack_deep_research.report.assessment import judge_report
 from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import Framing, Written, fallback_report, rewrite_report, write_report
-from haystack_deep_research.run._phases import Phase, ask, failure
+from haystack_deep_research.run._phases import Phase, ask_counted, failure
 from haystack_deep_research.state import PHASE_CAUSAL, PHASE_GROUND, PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun, WorkflowStep
 
@@ -106,10 +106,7 @@ class CausalStep(WorkflowStep):
         notes = run.notes()
         run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))
         prompt = render_chat(CAUSAL, question=run.question, findings=[fence(note) for note in notes])
-        model, streaming = self.chat_generator, run.streaming_callback
-        [outcome] = yield [ask(model, prompt, role="causal", streaming_callback=streaming, budget=run.budget)]
-        if outcome.reply is not None:
-            run.record_usage(PHASE_CAUSAL, outcome.reply.meta.get("usage"))
+        outcome = yield from ask_counted(run, PHASE_CAUSAL, self.chat_generator, prompt, role="causal")
         if not outcome.text:
             run.warn(PHASE_CAUSAL, f"causal inference failed ({failure(outcome.error)}); the summary has no chain")
             return workflow.but(causal_chain="")
