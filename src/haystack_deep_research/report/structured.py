@@ -28,7 +28,7 @@ from haystack_deep_research.evidence.verification import verify_citations
 from haystack_deep_research.report.assessment import without_code_fence
 from haystack_deep_research.report.sections import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask
+from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask_counted
 from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
@@ -205,12 +205,12 @@ class StructuredOutputStage(UsesModels):
         }
         detail = f"writing the structured output ({self.output_schema.__name__})"
         run.events.emit(PhaseStarted(phase=PHASE_STRUCTURE, detail=detail))
-        options: dict[str, Any] = {"streaming_callback": run.streaming_callback, "keep_alive": True}
-        options["budget"] = run.budget
+        options: dict[str, Any] = {"keep_alive": True}
         strict = strict_output_kwargs(model, self.output_schema)
         if strict is not None:
             options["generation_kwargs"] = strict
-        [outcome] = yield [ask(model, render_chat(STRUCTURED, **variables), role="structure", **options)]
+        prompt = render_chat(STRUCTURED, **variables)
+        outcome = yield from ask_counted(run, PHASE_STRUCTURE, model, prompt, role="structure", **options)
         instance, errors = self._read(run, outcome)
         if instance is None and outcome.error is not None and strict is not None:
             options.pop("generation_kwargs")  # the provider refused strict mode: validate and retry instead
@@ -220,7 +220,7 @@ class StructuredOutputStage(UsesModels):
             )
             said = json.dumps(errors, ensure_ascii=False, indent=1)
             retry = render_chat(STRUCTURED_RETRY, **variables, previous=fence(outcome.text), errors=said)
-            [outcome] = yield [ask(model, retry, role="structure", **options)]
+            outcome = yield from ask_counted(run, PHASE_STRUCTURE, model, retry, role="structure", **options)
             instance, errors = self._read(run, outcome)
         if instance is None:
             raise StructuredOutputError(
@@ -235,8 +235,6 @@ class StructuredOutputStage(UsesModels):
         return instance
 
     def _read(self, run: ResearchRun, outcome: Outcome) -> tuple[BaseModel | None, list[dict[str, Any]]]:
-        if outcome.reply is not None:
-            run.record_usage(PHASE_STRUCTURE, outcome.reply.meta.get("usage"))
         if outcome.error is not None:
             why = f"{type(outcome.error).__name__}: {outcome.error}"
             if is_timeout(outcome.error):
