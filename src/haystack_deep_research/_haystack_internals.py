@@ -13,8 +13,6 @@ from typing import Any
 
 from haystack.core.component.types import InputSocket, OutputSocket
 
-__all__ = ["NO_KEY", "TELEMETRY_ENV", "KeylessClientMixin", "input_names", "output_names", "telemetry_off_unless_asked"]
-
 TELEMETRY_ENV = "HAYSTACK_TELEMETRY_ENABLED"
 """Haystack's switch for its anonymous usage telemetry: on unless set to anything but ``true`` or ``1``."""
 

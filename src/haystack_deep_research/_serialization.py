@@ -21,8 +21,6 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from haystack_deep_research.errors import ConfigurationError
 
-__all__ = ["FieldsSerialized", "InitSerialized", "Tagged", "init_parameters", "restore_parameters"]
-
 T = TypeVar("T", bound="InitSerialized")
 TaggedT = TypeVar("TaggedT", bound="Tagged")
 FieldsT = TypeVar("FieldsT", bound="FieldsSerialized")

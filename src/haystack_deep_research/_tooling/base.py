@@ -27,8 +27,6 @@ from haystack_deep_research.errors import DeepResearchError, SearchShapeError
 from haystack_deep_research.run import RunView
 from haystack_deep_research.run._phases import Phase, UsesModels, drive, drive_async
 
-__all__ = ["ResearchTool", "RunToolset", "bind_tools", "coerce_arguments"]
-
 
 @dataclass
 class _Slot:

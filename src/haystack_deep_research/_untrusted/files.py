@@ -21,18 +21,6 @@ from typing import Any, NoReturn
 from haystack_deep_research.errors import LocalFileRefusedError
 from haystack_deep_research.evidence.text import clean_text
 
-__all__ = [
-    "checked_stat",
-    "cut_torn_line",
-    "open_appending",
-    "read_regular_file",
-    "spreadsheet_cell",
-    "sync_directory",
-    "write_all",
-    "write_file",
-    "written_through",
-]
-
 Content = str | bytes | Callable[[Path], object]
 """What :func:`write_file` writes: text (cleaned to be encodable as UTF-8), bytes, or a function that writes the
 content to the path it is given (an exporter that only writes to paths)."""

@@ -11,8 +11,6 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_JSON_DEPTH", "JSONTooDeepError", "extract_json_object", "loads", "raw_decode"]
-
 MAX_JSON_DEPTH = 64
 """The deepest nesting of arrays and objects accepted; nothing the library reads or asks for comes near it."""
 

@@ -15,8 +15,6 @@ from typing import TextIO
 
 from haystack_deep_research.evidence.text import clean_text
 
-__all__ = ["LogLines", "logged_lines", "say", "terminal_text"]
-
 _SEQUENCES = re.compile(
     r"\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC: a clipboard write (52), a window title, a hyperlink; to BEL or ST
     r"|\x1b[P^_X][^\x1b\n]*(?:\x1b\\)?"  # DCS, PM, APC and SOS strings, to ST

@@ -185,14 +185,12 @@ class DeepCloseHook(CloseRunHook):
     """
 
     max_concurrency = 1
+    _model_attributes = ("chat_generator", "judge_llm")
 
     def __init__(self, *, chat_generator: Any, output_schema: Any = None, judge_llm: Any = None) -> None:
         self.chat_generator = chat_generator
         self.output_schema = output_schema
         self.judge_llm = judge_llm
-
-    def _used_models(self) -> list[Any]:
-        return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
 
     def finish(self, state: State, run: ResearchRun) -> Phase[None]:
         reason = str(state.data.get(STOP_RUN) or state.data.get(EXIT_REASON) or "")

@@ -27,7 +27,7 @@ from haystack_deep_research.research.exits import ExitCondition, TextReply, exit
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.tool_calls import step_results
 from haystack_deep_research.run import RunView
-from haystack_deep_research.run._phases import Phase, PhaseHook, UsesModels, ask, failure
+from haystack_deep_research.run._phases import Phase, PhaseHook, UsesModels, ask_counted, failure
 from haystack_deep_research.state import MESSAGES, PHASE_CONDENSE, PHASE_REFLECT, PLAN
 from haystack_deep_research.tools.todos import TODOS_RESOURCE, TodoState
 
@@ -114,14 +114,12 @@ class _ModelLayer(UsesModels, InitSerialized):
     """A layer with an optional model of its own; ``None`` uses the agent's."""
 
     chat_generator: Any
+    _model_attributes = ("chat_generator",)
 
     def _own_model(self, name: str, chat_generator: Any) -> None:
         if chat_generator is not None:
             _checks.chat_generator(name, chat_generator, needs_tools=False)
         self.chat_generator = chat_generator
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator] if self.chat_generator is not None else []
 
 
 LINE_CHARS = 2_000
@@ -185,11 +183,8 @@ class Condenser(_ModelLayer):
         if len(older) < 2:
             return
         prompt = render_chat(CONDENSE, transcript=[_line(message) for message in older])
-        streaming = view.run.streaming_callback
         model = self.chat_generator or model
-        [outcome] = yield [ask(model, prompt, role="summarizer", streaming_callback=streaming, budget=view.run.budget)]
-        if outcome.reply is not None:
-            view.record_usage(PHASE_CONDENSE, outcome.reply.meta.get("usage"))
+        outcome = yield from ask_counted(view.run, PHASE_CONDENSE, model, prompt, view.researcher, role="summarizer")
         if not outcome.text:
             view.warn(
                 PHASE_CONDENSE, f"condensing the conversation failed ({failure(outcome.error)}); it is kept whole"
@@ -253,14 +248,10 @@ class Reflexion(_ModelLayer):
             return
         plan = str(state.data.get(PLAN) or "")
         prompt = render_chat(REFLECT, task=fence(_task(messages)), plan=plan, calls=calls)
-        streaming = view.run.streaming_callback
         model = self.chat_generator or model
-        call = ask(
-            model, prompt, role="reflexion", streaming_callback=streaming, agent=view.researcher, budget=view.run.budget
+        outcome = yield from ask_counted(
+            view.run, PHASE_REFLECT, model, prompt, role="reflexion", researcher=view.researcher, agent=view.researcher
         )
-        [outcome] = yield [call]
-        if outcome.reply is not None:
-            view.record_usage(PHASE_REFLECT, outcome.reply.meta.get("usage"))
         reflection, _ = parse_structured(Reflection, outcome.text) if outcome.error is None else (None, [])
         if not isinstance(reflection, Reflection):
             why = f"{type(outcome.error).__name__}: {outcome.error}" if outcome.error else "not the JSON asked for"

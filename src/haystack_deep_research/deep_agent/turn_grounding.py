@@ -77,15 +77,14 @@ class TurnGrounding(UsesModels, InitSerialized):
     ``threshold`` (0 to 1) it goes back for more research, at most ``max_rounds`` times (0 to 5).
     """
 
+    _model_attributes = ("judge_llm",)
+
     def __init__(self, *, judge_llm: Any = None, threshold: float = 0.65, max_rounds: int = 2) -> None:
         if judge_llm is not None:
             _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         self.judge_llm = judge_llm
         self.threshold = _checks.number_in_range("threshold", threshold, 0.0, 1.0, include_low=True)
         self.max_rounds = _checks.int_in_range("max_rounds", max_rounds, 0, 5)
-
-    def _used_models(self) -> list[Any]:
-        return [self.judge_llm] if self.judge_llm is not None else []
 
     def review(self, view: RunView, answer: str, rounds: int, model: Any) -> Phase[Grounded]:
         """The verdict on ``answer``; ``rounds`` counts the answers sent back already, ``model`` judges without a

@@ -21,7 +21,7 @@ from haystack_deep_research._serialization import InitSerialized
 from haystack_deep_research._untrusted.json_text import extract_json_object
 from haystack_deep_research.events import SearchDecided, TopicRefused
 from haystack_deep_research.iterative.iteration import IterationRun
-from haystack_deep_research.run._phases import Phase, UsesModels, ask, drive, drive_async, failure
+from haystack_deep_research.run._phases import Phase, UsesModels, ask_counted, drive, drive_async, failure
 from haystack_deep_research.state import (
     EXIT_ANALYSIS_STOPPED,
     EXIT_DECISION_FAILED,
@@ -147,6 +147,8 @@ class DecideStep(UsesModels, InitSerialized):
     ``max_parallel_searches`` (1 to 10), of round ``k`` of ``depth`` (1 to 50); ``similarity`` is ``TopicFilter``'s.
     """
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(
         self,
         *,
@@ -159,9 +161,6 @@ class DecideStep(UsesModels, InitSerialized):
         self.depth = _checks.int_in_range("depth", depth, 1, 50)
         self.max_parallel_searches = _checks.int_in_range("max_parallel_searches", max_parallel_searches, 1, 10)
         self.similarity = _checks.number_in_range("topic_similarity", similarity, 0.0, 1.0)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     @component.output_types(search=IterationRun, done=IterationRun)
     def run(self, iteration: IterationRun) -> dict[str, IterationRun]:
@@ -190,10 +189,7 @@ class DecideStep(UsesModels, InitSerialized):
             previous=fence(previous),
             errors=errors,
         )
-        model, streaming = self.chat_generator, run.streaming_callback
-        [asked] = yield [ask(model, prompt, role="analysis", streaming_callback=streaming, budget=run.budget)]
-        if asked.reply is not None:
-            run.record_usage(PHASE_ANALYZE, asked.reply.meta.get("usage"))
+        asked = yield from ask_counted(run, PHASE_ANALYZE, self.chat_generator, prompt, role="analysis")
         if not asked.text:
             return None, "", failure(asked.error)
         decision, found = parse_decision(asked.text)

@@ -91,6 +91,8 @@ class WriteStep(IterationStep, InitSerialized):
     ``max_concurrency`` calls at once (1 to 50), in the ``style`` given.
     """
 
+    _model_attributes = ("chat_generator", "judge_llm")
+
     def __init__(
         self, *, chat_generator: Any, judge_llm: Any = None, max_concurrency: int = 5, style: ReportStyle | None = None
     ) -> None:
@@ -100,9 +102,6 @@ class WriteStep(IterationStep, InitSerialized):
         )
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
         self.style = ReportStyle.of(style)
-
-    def _used_models(self) -> list[Any]:
-        return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
 
     def phase(self, iteration: IterationRun) -> Phase[IterationRun]:
         """The report of the finished rounds, with its ``citations`` (and ``judgement``)."""

@@ -7,8 +7,6 @@ marking and the repair policy are those of :mod:`.assessment`, shared with the r
 
 from __future__ import annotations
 
-from typing import Any
-
 from haystack.components.agents.state import State
 from haystack.components.generators.chat.types import ChatGenerator
 from haystack.tools import Tool
@@ -62,6 +60,8 @@ class GroundingStage(UsesModels, InitSerialized):
     once (``max_concurrency``, 1 to 50) and the report's ``style``; ``ConfigurationError`` for a value out of range.
     """
 
+    _model_attributes = ("judge_llm",)
+
     def __init__(
         self,
         *,
@@ -79,9 +79,6 @@ class GroundingStage(UsesModels, InitSerialized):
         self.threshold, self.max_regenerations, self.max_replans = threshold, max_regenerations, max_replans
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
         self.style = ReportStyle.of(style)
-
-    def _used_models(self) -> list[Any]:
-        return [self.judge_llm] if self.judge_llm is not None else []
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
         """Judge the report, rewrite and replan while the score is below the threshold, mark what stays unsupported."""

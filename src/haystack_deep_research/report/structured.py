@@ -28,7 +28,7 @@ from haystack_deep_research.evidence.verification import verify_citations
 from haystack_deep_research.report.assessment import without_code_fence
 from haystack_deep_research.report.sections import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask
+from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask_counted
 from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT
@@ -169,6 +169,7 @@ class StructuredOutputStage(UsesModels):
     """
 
     max_concurrency = 1
+    _model_attributes = ("chat_generator",)
 
     def __init__(self, *, output_schema: type[BaseModel], chat_generator: ChatGenerator | None = None) -> None:
         if not (isinstance(output_schema, type) and issubclass(output_schema, BaseModel)):
@@ -180,9 +181,6 @@ class StructuredOutputStage(UsesModels):
             _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.output_schema = output_schema
         self.chat_generator = chat_generator
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator] if self.chat_generator is not None else []
 
     def review(self, state: State, run: ResearchRun, writer: ChatGenerator) -> Phase[None]:
         """Set ``structured``; ``StructuredOutputError`` if the second reply does not validate either."""
@@ -207,12 +205,12 @@ class StructuredOutputStage(UsesModels):
         }
         detail = f"writing the structured output ({self.output_schema.__name__})"
         run.events.emit(PhaseStarted(phase=PHASE_STRUCTURE, detail=detail))
-        options: dict[str, Any] = {"streaming_callback": run.streaming_callback, "keep_alive": True}
-        options["budget"] = run.budget
+        options: dict[str, Any] = {"keep_alive": True}
         strict = strict_output_kwargs(model, self.output_schema)
         if strict is not None:
             options["generation_kwargs"] = strict
-        [outcome] = yield [ask(model, render_chat(STRUCTURED, **variables), role="structure", **options)]
+        prompt = render_chat(STRUCTURED, **variables)
+        outcome = yield from ask_counted(run, PHASE_STRUCTURE, model, prompt, role="structure", **options)
         instance, errors = self._read(run, outcome)
         if instance is None and outcome.error is not None and strict is not None:
             options.pop("generation_kwargs")  # the provider refused strict mode: validate and retry instead
@@ -222,7 +220,7 @@ class StructuredOutputStage(UsesModels):
             )
             said = json.dumps(errors, ensure_ascii=False, indent=1)
             retry = render_chat(STRUCTURED_RETRY, **variables, previous=fence(outcome.text), errors=said)
-            [outcome] = yield [ask(model, retry, role="structure", **options)]
+            outcome = yield from ask_counted(run, PHASE_STRUCTURE, model, retry, role="structure", **options)
             instance, errors = self._read(run, outcome)
         if instance is None:
             raise StructuredOutputError(
@@ -237,8 +235,6 @@ class StructuredOutputStage(UsesModels):
         return instance
 
     def _read(self, run: ResearchRun, outcome: Outcome) -> tuple[BaseModel | None, list[dict[str, Any]]]:
-        if outcome.reply is not None:
-            run.record_usage(PHASE_STRUCTURE, outcome.reply.meta.get("usage"))
         if outcome.error is not None:
             why = f"{type(outcome.error).__name__}: {outcome.error}"
             if is_timeout(outcome.error):

@@ -102,12 +102,10 @@ class FinalSummaryHook(PhaseHook, InitSerialized):
     """``after_run`` of a sub-researcher: end its run with a summary of what it gathered, count its token usage."""
 
     allowed_hook_points = ("after_run",)
+    _model_attributes = ("chat_generator",)
 
     def __init__(self, *, chat_generator: ChatGenerator) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def phase(self, state: State) -> Phase[None]:
         stopped_by = state.data.get(STOP_RUN)
@@ -156,13 +154,12 @@ class PreservingChatGenerator(UsesModels, InitSerialized):
     its streamed chunks are tagged with ``role`` (``None``: passed on as Haystack streams them).
     """
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(self, *, chat_generator: ChatGenerator, role: str | None = "orchestrator") -> None:
         # Any: Haystack's ChatGenerator protocol declares run(messages) only; this one is checked to take tools.
         self.chat_generator: Any = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
         self.role = role
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def _phase(self, messages: list[ChatMessage], tools: Any, kwargs: dict[str, Any]) -> Phase[dict[str, Any]]:
         generator = self.chat_generator

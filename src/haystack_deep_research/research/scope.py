@@ -34,7 +34,7 @@ from haystack_deep_research.evidence.clock import today
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._lifecycle import OpenRunHook, inputs_of, restore
-from haystack_deep_research.run._phases import Phase, ask, failure
+from haystack_deep_research.run._phases import Phase, ask_counted, failure
 from haystack_deep_research.settings import Price
 from haystack_deep_research.state import (
     CLARIFICATION,
@@ -100,6 +100,8 @@ class ScopeHook(OpenRunHook):
     no question raises ``InvalidQuestionError`` before any model is called.
     """
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(
         self,
         *,
@@ -120,9 +122,6 @@ class ScopeHook(OpenRunHook):
         )
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.clarify = _checks.boolean("clarify", clarify)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def question_of(self, messages: Any) -> str:
         """The run's question; with ``clarify``, a conversation of answered clarifying questions keeps the question it
@@ -148,10 +147,7 @@ class ScopeHook(OpenRunHook):
                 )
             else:
                 prompt = render_chat(SCOPE_CLARIFY if clarify else SCOPE, today=today(), question=talk.question)
-            model, streaming = self.chat_generator, run.streaming_callback
-            [scoped] = yield [ask(model, prompt, role="scope", streaming_callback=streaming, budget=run.budget)]
-            if scoped.reply is not None:
-                run.record_usage(PHASE_SCOPE, scoped.reply.meta.get("usage"))
+            scoped = yield from ask_counted(run, PHASE_SCOPE, self.chat_generator, prompt, role="scope")
             asked, brief = _clarify_reply(scoped.text) if clarify and scoped.text else (None, scoped.text)
             if asked is not None:
                 self._ask_user(state, run, messages, asked)

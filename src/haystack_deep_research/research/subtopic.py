@@ -70,6 +70,8 @@ class ResearchSubtopicTool(ResearchTool):
     early). The run's ``max_subtopics`` (1 to 50) is enforced here: a delegation beyond it is a tool error, not run.
     """
 
+    _model_attributes = ("researcher",)
+
     def __init__(self, *, researcher: Agent, max_subtopics: int = 5) -> None:
         if not isinstance(researcher, Agent):
             raise ConfigurationError(f"researcher must be a Haystack Agent; got {type(researcher).__name__}.")
@@ -85,9 +87,6 @@ class ResearchSubtopicTool(ResearchTool):
             },
             outputs_to_string={"source": "note"},
         )
-
-    def _used_models(self) -> list[Any]:
-        return [self.researcher]
 
     def phase(self, view: RunView | None, subtopic: Any = None, **_: Any) -> Phase[dict[str, Any]]:
         """

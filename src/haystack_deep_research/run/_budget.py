@@ -26,20 +26,6 @@ from haystack_deep_research.errors import DeadlineExceededError
 from haystack_deep_research.settings.grouped import Price, checked_limits, merge_prices, price_of
 from haystack_deep_research.state import EXIT_COST_BUDGET, EXIT_TIME_BUDGET, EXIT_TOKEN_BUDGET
 
-__all__ = [
-    "CostMeter",
-    "RunBudget",
-    "add_usage",
-    "bind",
-    "bound_budget",
-    "call_sync_within_async",
-    "call_within",
-    "call_within_async",
-    "total_tokens",
-    "usage_cost",
-    "usage_delta",
-]
-
 
 @dataclass(frozen=True)
 class RunBudget:

@@ -41,27 +41,6 @@ from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run._phases import model_name
 
-__all__ = [
-    "DEFAULT_CACHE_TTL",
-    "CacheStore",
-    "CachedRead",
-    "ReadCache",
-    "Recording",
-    "RecordingChatGenerator",
-    "ReplayChatGenerator",
-    "ResearchCache",
-    "cache_from_dict",
-    "cache_of",
-    "cache_to_dict",
-    "check_cache",
-    "page_key",
-    "prompt_key",
-    "read_manifest",
-    "search_key",
-    "summary_key",
-]
-
-
 logger = logging.getLogger(__name__)
 
 DEFAULT_CACHE_TTL = 86_400.0

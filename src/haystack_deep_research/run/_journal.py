@@ -34,23 +34,6 @@ from haystack_deep_research.errors import ConfigurationError, RunDirError, RunDi
 from haystack_deep_research.evidence import EvidenceLedger
 from haystack_deep_research.evidence.text import clean_text
 
-__all__ = [
-    "JOURNAL_FILE",
-    "LEDGER_FILE",
-    "LOCK_FILE",
-    "REPORT_FILE",
-    "JournalFile",
-    "JournaledDecision",
-    "JournaledNote",
-    "RunJournal",
-    "check_run_dir",
-    "restore_records",
-    "shown",
-    "subtopic_key",
-    "unusable",
-]
-
-
 logger = logging.getLogger(__name__)
 
 MAX_JOURNAL_BYTES = 1 << 30

@@ -58,31 +58,6 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.web._pool import start as start_parsers
 
-__all__ = [
-    "MAX_QUESTION_CHARS",
-    "BudgetHook",
-    "CloseRunHook",
-    "EventStream",
-    "OpenRunHook",
-    "PipelineShape",
-    "RunGuard",
-    "RunInputs",
-    "check_hook_context",
-    "check_messages",
-    "check_question",
-    "close_run",
-    "counted_view",
-    "current_run",
-    "inputs_of",
-    "journal_note",
-    "restore",
-    "resumed_note",
-    "run_inputs",
-    "running",
-    "view_of",
-]
-
-
 logger = logging.getLogger(__name__)
 
 _EXAMPLE = "messages=[ChatMessage.from_user('your question')]"

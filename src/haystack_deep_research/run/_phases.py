@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 from haystack import component, tracing
@@ -43,33 +43,7 @@ from haystack_deep_research.run._budget import (
 )
 
 if TYPE_CHECKING:
-    from haystack_deep_research.run._research_run import RunView
-
-__all__ = [
-    "AGENT_META",
-    "API_TABLE",
-    "ROLE_META",
-    "Call",
-    "DeadlineChatGenerator",
-    "Outcome",
-    "OutputCappedChatGenerator",
-    "Phase",
-    "PhaseHook",
-    "RunBound",
-    "UsesModels",
-    "ask",
-    "blocking",
-    "deadline_reply",
-    "drive",
-    "drive_async",
-    "failure",
-    "for_async",
-    "for_sync",
-    "model_name",
-    "subphase",
-    "with_hooks",
-]
-
+    from haystack_deep_research.run._research_run import ResearchRun, RunView
 
 T = TypeVar("T")
 
@@ -185,6 +159,17 @@ def ask(
             return _first_reply(await _generate_async(generator, messages, given, budget), span)
 
     return Call(run, run_async)
+
+
+def ask_counted(
+    run: ResearchRun, phase: str, generator: Any, messages: list[ChatMessage], researcher: str = "", **options: Any
+) -> Phase[Outcome]:
+    """:func:`ask`, given ``options``, with the run's streaming callback and budget; its usage counts to ``phase``."""
+    streaming, budget = run.streaming_callback, run.budget
+    [outcome] = yield [ask(generator, messages, streaming_callback=streaming, budget=budget, **options)]
+    if outcome.reply is not None:
+        run.record_usage(phase, outcome.reply.meta.get("usage"), researcher=researcher)
+    return outcome
 
 
 async def _generate_async(generator: Any, messages: list[ChatMessage], inputs: dict[str, Any], budget: Any) -> Any:
@@ -335,9 +320,12 @@ def _is_loaded_instance(generator: Any, module_name: str, class_name: str) -> bo
 class UsesModels:
     """A mixin forwarding the lifecycle calls of Haystack components to the models and agents it uses."""
 
+    _model_attributes: ClassVar[tuple[str, ...]] = ()
+    """The attributes holding the chat generators and agents this object calls (``None`` when unset)."""
+
     def _used_models(self) -> Iterable[Any]:
         """:returns: The chat generators and agents this object calls."""
-        return ()
+        return [model for name in self._model_attributes if (model := getattr(self, name)) is not None]
 
     def _forward(self, name: str) -> None:
         for model in self._used_models():
@@ -440,6 +428,8 @@ def deadline_reply(error: DeadlineExceededError) -> dict[str, Any]:
 class DeadlineChatGenerator(UsesModels, InitSerialized):
     """Wrap an Agent's chat generator so that no call outlives the run's time budget. :param chat_generator: It."""
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(self, *, chat_generator: Any) -> None:
         self.chat_generator = chat_generator
 
@@ -447,9 +437,6 @@ class DeadlineChatGenerator(UsesModels, InitSerialized):
     def model(self) -> Any:
         """:returns: The wrapped generator's model name (``None`` when it has none)."""
         return getattr(self.chat_generator, "model", None)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
@@ -518,6 +505,8 @@ class OutputCappedChatGenerator(UsesModels, InitSerialized):
     :raises ConfigurationError: If the model has no known cap, or the cap is out of range.
     """
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(self, *, chat_generator: Any, max_output_tokens: int) -> None:
         # Any: Haystack's ChatGenerator protocol declares run(messages) only; this one is checked to take tools.
         self.chat_generator: Any = _checks.chat_generator("chat_generator", chat_generator, needs_tools=True)
@@ -529,9 +518,6 @@ class OutputCappedChatGenerator(UsesModels, InitSerialized):
                 "takes its own cap in its generation_kwargs (for example max_tokens=...). Set it there instead."
             )
         self._cap = cap
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def _inputs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "generation_kwargs": {**(kwargs.get("generation_kwargs") or {}), **self._cap}}

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     from haystack_deep_research.events import Event
     from haystack_deep_research.run._journal import RunJournal
 
-__all__ = ["ResearchRun", "RunGuard", "RunView", "publish", "run_outputs"]
-
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")

@@ -112,6 +112,8 @@ class SearchTool(ResearchTool):
     :raises ConfigurationError: If a parameter is invalid.
     """
 
+    _model_attributes = ("backend",)
+
     def __init__(
         self,
         *,
@@ -145,9 +147,6 @@ class SearchTool(ResearchTool):
                 "required": ["query"],
             },
         )
-
-    def _used_models(self) -> list[Any]:
-        return [self.backend]
 
     def _call(self, query: str) -> Call:
         backend, limit = self.backend, self.max_results

@@ -93,6 +93,8 @@ class ReadUrlTool(ResearchTool):
     :raises ConfigurationError: If a parameter is out of range.
     """
 
+    _model_attributes = ("summarizer_llm",)
+
     def __init__(
         self,
         *,
@@ -133,9 +135,6 @@ class ReadUrlTool(ResearchTool):
                 "required": ["urls", "question"],
             },
         )
-
-    def _used_models(self) -> list[Any]:
-        return [self.summarizer_llm]
 
     def phase(self, view: RunView | None, urls: Any = None, question: Any = None, **_: Any) -> Phase[str]:
         """Read every URL side by side (a single URL string is accepted); each gives its summary or why it failed."""

@@ -22,8 +22,6 @@ from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
 from haystack_deep_research.errors import ExtractionError
 from haystack_deep_research.web._text_files import decode_html
 
-__all__ = ["OFFICE_KINDS", "html_text", "load_office", "office_text", "pdf_text"]
-
 # Only a tag this long can hold enough attributes to matter (each takes at least two characters).
 _LONG_TAG = re.compile(rb"<[A-Za-z][^<>]{512,}>")
 _ATTRIBUTE = re.compile(rb"""[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>=`]+))?""")

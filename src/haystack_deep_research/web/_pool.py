@@ -28,8 +28,6 @@ from typing import IO, Any, cast
 from haystack_deep_research.errors import ExtractionError
 from haystack_deep_research.web._worker import IDLE_EXIT, FrameError, encode_frame, read_frame
 
-__all__ = ["Alarm", "Ticket", "call_at", "parse", "start", "started", "waiting_threads"]
-
 _logger = logging.getLogger(__name__)
 
 

@@ -27,17 +27,6 @@ if TYPE_CHECKING:
     from haystack_deep_research.web.limits import FetchLimits
     from haystack_deep_research.web.url_policy import ResolvedURL, Resolver, UrlPolicy
 
-__all__ = [
-    "ALLOWED_CONTENT_TYPES",
-    "USER_AGENT",
-    "BodyReader",
-    "Deadline",
-    "FinalResponse",
-    "Hops",
-    "lend_context",
-    "prepare_contexts",
-]
-
 USER_AGENT = "haystack-deep-research/0.1"
 ALLOWED_CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/pdf", "text/plain"})
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})

@@ -17,8 +17,6 @@ import webencodings
 
 from haystack_deep_research.errors import ExtractionError
 
-__all__ = ["TEXT_TYPES", "decode", "decode_html", "decode_text", "load", "markdown_title", "text_charset", "text_file"]
-
 _UTF8 = webencodings.UTF8
 _WINDOWS_1252 = webencodings.lookup("windows-1252") or _UTF8  # always in the table
 # Where a page declares its encoding in its markup, and how far in browsers look for it (the HTML prescan).

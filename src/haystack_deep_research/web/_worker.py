@@ -24,8 +24,6 @@ try:
 except ImportError:  # not on Windows
     resource = None  # type: ignore[assignment]
 
-__all__ = ["IDLE_EXIT", "FrameError", "encode_frame", "main", "read_frame"]
-
 #: The exit status of a process that quit after waiting :data:`_IDLE_SECONDS` for work.
 IDLE_EXIT = 3
 _IDLE_SECONDS = 300.0

@@ -85,13 +85,12 @@ class ExecuteStep(UsesModels, InitSerialized):
     :raises ConfigurationError: If the agent is not a Haystack Agent.
     """
 
+    _model_attributes = ("agent",)
+
     def __init__(self, *, agent: Agent) -> None:
         if not isinstance(agent, Agent):
             raise ConfigurationError(f"agent must be a Haystack Agent; got {type(agent).__name__}.")
         self.agent = agent
-
-    def _used_models(self) -> list[Any]:
-        return [self.agent]
 
     @component.output_types(workflow=WorkflowRun)
     def run(self, question: str, workflow: WorkflowRun | None = None) -> dict[str, WorkflowRun]:

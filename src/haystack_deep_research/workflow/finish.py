@@ -167,6 +167,8 @@ class WorkflowFinishStep(UsesModels):
     ``judge_llm`` when there is one) and close the run.
     """
 
+    _model_attributes = ("chat_generator", "judge_llm")
+
     def __init__(
         self, *, chat_generator: Any, output_schema: type[BaseModel] | None = None, judge_llm: Any = None
     ) -> None:
@@ -176,9 +178,6 @@ class WorkflowFinishStep(UsesModels):
         )
         self._stage = None if output_schema is None else StructuredOutputStage(output_schema=output_schema)
         self.output_schema = output_schema
-
-    def _used_models(self) -> list[Any]:
-        return [model for model in (self.chat_generator, self.judge_llm) if model is not None]
 
     @component.output_types(**OUTPUT_TYPES)
     def run(self, workflow: WorkflowRun) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from haystack_deep_research.report import ReportStyle, citation_findings, verify
 from haystack_deep_research.report.assessment import judge_report
 from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import Framing, Written, fallback_report, rewrite_report, write_report
-from haystack_deep_research.run._phases import Phase, ask, failure
+from haystack_deep_research.run._phases import Phase, ask_counted, failure
 from haystack_deep_research.state import PHASE_CAUSAL, PHASE_GROUND, PHASE_SUMMARY
 from haystack_deep_research.workflow.workflow_run import WorkflowRun, WorkflowStep
 
@@ -68,14 +68,12 @@ class _SummaryStep(WorkflowStep):
     """
 
     rewrite = False
+    _model_attributes = ("chat_generator",)
 
     def __init__(self, *, chat_generator: Any, style: ReportStyle | None = None, max_concurrency: int = 5) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
         self.style = ReportStyle.of(style)
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
         return _write(workflow, self.chat_generator, rewrite=self.rewrite, style=self.style)
@@ -97,11 +95,10 @@ class RegenerateStep(_SummaryStep):
 class CausalStep(WorkflowStep):
     """The workflow's causal inference: one call, without tools, over the notes fenced as data (a failure: no chain)."""
 
+    _model_attributes = ("chat_generator",)
+
     def __init__(self, *, chat_generator: Any) -> None:
         self.chat_generator = _checks.chat_generator("chat_generator", chat_generator, needs_tools=False)
-
-    def _used_models(self) -> list[Any]:
-        return [self.chat_generator]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
         """The phase; it returns the run with its causal chain (``""`` after a failure)."""
@@ -109,10 +106,7 @@ class CausalStep(WorkflowStep):
         notes = run.notes()
         run.events.emit(PhaseStarted(phase=PHASE_CAUSAL, detail=f"building the causal chain from {len(notes)} note(s)"))
         prompt = render_chat(CAUSAL, question=run.question, findings=[fence(note) for note in notes])
-        model, streaming = self.chat_generator, run.streaming_callback
-        [outcome] = yield [ask(model, prompt, role="causal", streaming_callback=streaming, budget=run.budget)]
-        if outcome.reply is not None:
-            run.record_usage(PHASE_CAUSAL, outcome.reply.meta.get("usage"))
+        outcome = yield from ask_counted(run, PHASE_CAUSAL, self.chat_generator, prompt, role="causal")
         if not outcome.text:
             run.warn(PHASE_CAUSAL, f"causal inference failed ({failure(outcome.error)}); the summary has no chain")
             return workflow.but(causal_chain="")
@@ -131,12 +125,11 @@ class GroundingEval(WorkflowStep):
     :raises ConfigurationError: If a parameter is invalid.
     """
 
+    _model_attributes = ("judge_llm",)
+
     def __init__(self, *, judge_llm: Any, max_concurrency: int = 5) -> None:
         self.judge_llm = _checks.chat_generator("judge_llm", judge_llm, needs_tools=False)
         self.max_concurrency = _checks.int_in_range("max_concurrency", max_concurrency, 1, 50)
-
-    def _used_models(self) -> list[Any]:
-        return [self.judge_llm]
 
     def phase(self, workflow: WorkflowRun) -> Phase[WorkflowRun]:
         run = workflow.run
