@@ -33,7 +33,8 @@ from haystack_deep_research.research.exits import (
 from haystack_deep_research.research.final_summary import PreservingChatGenerator
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD
 from haystack_deep_research.research.subtopic import researcher_agent
-from haystack_deep_research.run._phases import OutputCappedChatGenerator, model_name, with_hooks
+from haystack_deep_research.run._budget import model_name
+from haystack_deep_research.run._phases import OutputCappedChatGenerator, with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.grouped import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, routing_prompt

@@ -42,8 +42,9 @@ from haystack_deep_research.research.subtopic import (
 )
 from haystack_deep_research.research.tool_calls import ToolResultsHook
 from haystack_deep_research.run import ResearchCache
+from haystack_deep_research.run._budget import model_name
 from haystack_deep_research.run._cache import cache_of
-from haystack_deep_research.run._phases import model_name, with_hooks
+from haystack_deep_research.run._phases import with_hooks
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.sources import datastore_tools, routing_prompt
 from haystack_deep_research.sources.datastore import datastores_from

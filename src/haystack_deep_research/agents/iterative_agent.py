@@ -36,10 +36,10 @@ from haystack_deep_research.run import (
     ResearchRun,
     RunInputs,
 )
+from haystack_deep_research.run._budget import model_name
 from haystack_deep_research.run._cache import DEFAULT_CACHE_TTL, CacheStore, cache_of
 from haystack_deep_research.run._journal import JOURNAL_FILE, JournalFile, check_run_dir
 from haystack_deep_research.run._lifecycle import PipelineShape, run_inputs
-from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.grouped import refuse_fields
 from haystack_deep_research.sources import datastore_tools

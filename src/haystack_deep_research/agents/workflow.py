@@ -22,8 +22,8 @@ from haystack_deep_research.report import ReportStyle
 from haystack_deep_research.report.ask import TopicResearcher, subtopic_researcher
 from haystack_deep_research.research.loop_guard import DEFAULT_LOOP_THRESHOLD, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD
 from haystack_deep_research.run import ResearchRun, RunInputs
+from haystack_deep_research.run._budget import model_name
 from haystack_deep_research.run._lifecycle import PipelineShape
-from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Grounding, Sources
 from haystack_deep_research.settings.grouped import WEB_FIELDS, refuse_fields
 from haystack_deep_research.sources import datastore_tools, routing_prompt

@@ -66,8 +66,8 @@ from haystack_deep_research.report.publish import allowed_urls
 from haystack_deep_research.report.sections import fallback_report
 from haystack_deep_research.report.style import ReportStyle
 from haystack_deep_research.run import Recording, ReplayChatGenerator, ResearchCache, ResearchRun, RunInputs
+from haystack_deep_research.run._budget import model_name
 from haystack_deep_research.run._cache import read_manifest
-from haystack_deep_research.run._phases import model_name
 from haystack_deep_research.settings import Budgets, Sources
 from haystack_deep_research.sources.selection import default_search_name
 from haystack_deep_research.state import (

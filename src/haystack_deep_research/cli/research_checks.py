@@ -20,9 +20,8 @@ from haystack_deep_research.cli.output import check_output_paths
 from haystack_deep_research.errors import ModelServerError, UsageError
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.options.arguments import ENVIRONMENT, check_option_credentials, option_value
-from haystack_deep_research.run._budget import CostMeter
+from haystack_deep_research.run._budget import CostMeter, model_name
 from haystack_deep_research.run._lifecycle import check_question
-from haystack_deep_research.run._phases import model_name
 
 __all__ = ["check_model_server", "check_prices", "check_research_args", "check_sources"]
 

@@ -35,7 +35,8 @@ from haystack_deep_research.report.assessment import (
     judge_claims,
     report_claims,
 )
-from haystack_deep_research.run._phases import drive, model_name
+from haystack_deep_research.run._budget import model_name
+from haystack_deep_research.run._phases import drive
 
 __all__ = ["NOT_JUDGED", "UNREADABLE", "check_parser", "default_judge", "load_sources", "run_check"]
 

@@ -152,6 +152,12 @@ _OUTPUT_KEYS = ("output_tokens", "completion_tokens")
 _DETAIL_KEYS = ("input_tokens_details", "prompt_tokens_details")
 
 
+def model_name(generator: Any) -> str:
+    """Its model name when it has one, else its class name."""
+    name = getattr(generator, "model", None)
+    return name if isinstance(name, str) and name else type(generator).__name__
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 

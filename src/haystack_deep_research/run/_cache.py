@@ -39,7 +39,7 @@ from haystack_deep_research._untrusted.files import open_appending, read_regular
 from haystack_deep_research.errors import ConfigurationError, RecordingError, ReplayMissError
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.text import clean_text
-from haystack_deep_research.run._phases import model_name
+from haystack_deep_research.run._budget import model_name
 
 logger = logging.getLogger(__name__)
 

@@ -40,6 +40,7 @@ from haystack_deep_research.run._budget import (
     call_sync_within_async,
     call_within,
     call_within_async,
+    model_name,
 )
 
 if TYPE_CHECKING:
@@ -84,12 +85,6 @@ Phase = Generator[list[Call], list[Outcome], T]
 def failure(error: Exception | None) -> str:
     """A short reason why a model call produced no text."""
     return f"{type(error).__name__}: {error}" if error is not None else "the model returned no text"
-
-
-def model_name(generator: Any) -> str:
-    """Its model name when it has one, else its class name."""
-    name = getattr(generator, "model", None)
-    return name if isinstance(name, str) and name else type(generator).__name__
 
 
 @contextmanager

@@ -38,6 +38,7 @@ from haystack_deep_research.events import PageRead, PageRefused
 from haystack_deep_research.evidence import SourceEntry
 from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.run import RunView
+from haystack_deep_research.run._budget import model_name
 from haystack_deep_research.run._cache import (
     CachedRead,
     CacheStore,
@@ -47,7 +48,7 @@ from haystack_deep_research.run._cache import (
     page_key,
     summary_key,
 )
-from haystack_deep_research.run._phases import Call, Phase, ask, blocking, model_name, subphase
+from haystack_deep_research.run._phases import Call, Phase, ask, blocking, subphase
 from haystack_deep_research.settings.grouped import DEFAULT_PASSAGE_BUDGET, DEFAULT_SUMMARIZE_OVER, passage_budget_value
 from haystack_deep_research.state import PHASE_RESEARCH, PHASE_SUMMARIZE
 from haystack_deep_research.tools.passages import Excerpt, near_duplicate, relevant_passages, summarizer_prompt
