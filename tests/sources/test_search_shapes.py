@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from haystack.tools import Tool
 from haystack.tools.errors import ToolInvocationError
 
 from haystack_deep_research import (
+    ResearchCache,
     ResearchRun,
     Sources,
     UrlPolicy,
@@ -286,3 +288,57 @@ def test_a_url_a_users_own_tool_names_is_never_a_verified_citation(answer: Any) 
     assert "https://tides.third-party.example/2025" in {c["url"] for c in result["citations"]["unverified"]}
     assert "](https://tides.third-party.example" not in result["report"]
     assert result["sources"] == []
+
+
+@component
+class _Encyclopedia:
+    @component.output_types(documents=list[Document])
+    def run(self, query: str) -> dict[str, Any]:
+        return {
+            "documents": [Document(content="Ein Lexikon über Köln.", meta={"link": "https://lexikon.example/koeln"})]
+        }
+
+
+@component
+class _Newspaper:
+    @component.output_types(documents=list[Document])
+    def run(self, query: str) -> dict[str, Any]:
+        return {
+            "documents": [Document(content="Die Zeitung über Köln.", meta={"link": "https://zeitung.example/koeln"})]
+        }
+
+
+def _wiki_tool(name: str, url: str) -> Tool:
+    return Tool(
+        name=name,
+        description="search",
+        parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        function=lambda query: [{"url": url, "title": name, "snippet": f"{name} über {query}"}],
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (_Encyclopedia(), _Newspaper()),
+        (
+            _wiki_tool("lexikon", "https://lexikon.example/koeln"),
+            _wiki_tool("zeitung", "https://zeitung.example/koeln"),
+        ),
+    ],
+    ids=["components", "tools"],
+)
+def test_two_search_components_sharing_a_cache_never_answer_for_each_other(
+    first: Any, second: Any, tmp_path: Path
+) -> None:
+    # The cache key names what the wrapper wraps (the component's class, the tool's name and function), not the wrapper.
+    cache = ResearchCache(directory=tmp_path)
+    answers = [
+        SearchTool(backend=search_backend(source), cache=cache).bind(ResearchRun().view()).invoke(query="Köln")
+        for source in (first, second)
+    ]
+
+    assert "lexikon.example" in answers[0]
+    assert "zeitung.example" not in answers[0]
+    assert "zeitung.example" in answers[1]
+    assert "lexikon.example" not in answers[1]

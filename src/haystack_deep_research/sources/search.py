@@ -167,9 +167,13 @@ class SearchTool(ResearchTool):
         return render_text(SEARCH_RESULTS, query=fence(query.strip()), results=fenced, dropped=dropped)
 
     def engine(self) -> str:
-        """:returns: What names the engine in cache keys: the backend's class, and its address when it has one."""
+        """:returns: What names the engine in cache keys: the backend's class (what it wraps, for a Haystack component
+        or Tool), and its address when it has one."""
         base = getattr(self.backend, "api_base_url", None)
-        name = f"{type(self.backend).__module__}.{type(self.backend).__qualname__}"
+        name = (
+            getattr(self.backend, "cache_name", None)
+            or f"{type(self.backend).__module__}.{type(self.backend).__qualname__}"
+        )
         return f"{name}@{base}" if isinstance(base, str) and base else name
 
     def _scope(self, hits: list[SearchHit]) -> tuple[list[SearchHit], int]:

@@ -129,6 +129,10 @@ def _check_declared_return(tool: Tool) -> None:
         raise SearchShapeError(f"{getattr(declared, '__name__', declared)} (the declared return of {tool.name!r})")
 
 
+def _qualified(thing: Any) -> str:
+    return f"{getattr(thing, '__module__', '')}.{getattr(thing, '__qualname__', type(thing).__qualname__)}"
+
+
 class ComponentSearch(InitSerialized):
     """
     A Haystack component with a ``query`` input, as a search backend. Its output's ``documents`` (URL in
@@ -155,6 +159,11 @@ class ComponentSearch(InitSerialized):
                 f"outputs named {', '.join(sorted(names))} (the outputs {type(component).__name__} declares)"
             )
         self.component = component
+
+    @property
+    def cache_name(self) -> str:
+        """What names it in cache keys: the component's class, so two components never share a cached answer."""
+        return _qualified(type(self.component))
 
     def warm_up(self) -> None:
         if hasattr(self.component, "warm_up"):
@@ -185,6 +194,11 @@ class ToolSearch(InitSerialized):
             )
         _check_declared_return(tool)
         self.tool = tool
+
+    @property
+    def cache_name(self) -> str:
+        """What names it in cache keys: the tool's name and function, so two tools never share a cached answer."""
+        return f"{self.tool.name}:{_qualified(self.tool.function)}"
 
     def search(self, query: str, *, max_results: int, scope: SearchScope | None = None) -> Any:
         """The tool's result (a ``SearchError`` if it failed); the scope goes as its parameters of those names."""
