@@ -15,6 +15,7 @@ from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.utils import Secret
 
 from haystack_deep_research import ResearchSummary, RunInputs, Sources, StructuredOutputError, WebSearchTool
+from haystack_deep_research.events import SubagentCompleted
 from haystack_deep_research.run._journal import JOURNAL_FILE, REPORT_FILE
 from haystack_deep_research.testing import (
     LoopbackSearchServer,
@@ -55,12 +56,16 @@ def test_a_researcher_at_its_step_limit_still_returns_a_partial_summary(
         orchestrator_llm=ScriptedChatGenerator(role="orchestrator", subtopics=["solar capacity"]),
         max_researcher_steps=2,
     )
-    result = _run(agent)
+    events: list[Any] = []
+    result = agent.run(messages=[ChatMessage.from_user(QUESTION)], inputs=RunInputs(on_event=events.append))
 
     assert len(result["notes"]) == 1
     note = result["notes"][0]
     assert "Solar grew by 450 GW in 2025" in note
     assert "[Partial: the researcher reached its step limit" in note
+    # The flag a progress display and a subscriber read says so too, not only the note's text.
+    [completed] = [event for event in events if isinstance(event, SubagentCompleted)]
+    assert completed.partial
     assert result["exit_reason"] == "no_evidence"  # it only thought: nothing was read
     assert result["report"]
 
