@@ -30,7 +30,7 @@ from haystack_deep_research.evidence.text import clean_text
 from haystack_deep_research.evidence.verification import CitationCheck
 from haystack_deep_research.report.assessment import uncited_claims
 from haystack_deep_research.report.publish import citation_findings, verify_report
-from haystack_deep_research.report.sections import Request, SourceKeys, ask_twice
+from haystack_deep_research.report.sections import SourceKeys
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
 from haystack_deep_research.run import ResearchRun
 from haystack_deep_research.run._journal import (
@@ -44,7 +44,7 @@ from haystack_deep_research.run._journal import (
     unusable,
 )
 from haystack_deep_research.run._lifecycle import check_question
-from haystack_deep_research.run._phases import Phase, drive
+from haystack_deep_research.run._phases import Phase, Request, ask_twice, drive
 from haystack_deep_research.state import EXIT_NO_EVIDENCE, EXIT_TEXT, EXIT_WRITER_FAILED, PHASE_RESEARCH, PHASE_WRITE
 from haystack_deep_research.tools.passages import PASSAGE_CHARS, ranked_passages
 

@@ -4,7 +4,7 @@ and check", gives the parts, their limits, the numbered citations, the retries a
 call; docs/clarify-and-report-types.md, "Your own outline and instructions", the parts of a style's own outline).
 
 :func:`write_report` makes one batch of calls, side by side: the opening and one section per note (or per heading of
-a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice (:func:`ask_twice`). Each
+a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice (:func:`~haystack_deep_research.run._phases.ask_twice`). Each
 reply becomes one :class:`Part` whatever the model added around it, the parts are rendered as one document
 (:func:`render_report`), and a rendered report splits back into its parts (:func:`parse_report`), so
 :func:`rewrite_report`, the grounding stage's rewrite, writes again only the parts that hold unsupported claims.
@@ -13,13 +13,11 @@ reply becomes one :class:`Part` whatever the model added around it, the parts ar
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from haystack.components.generators.chat.types import ChatGenerator
-from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import (
     FALLBACK_OPENING,
@@ -46,18 +44,15 @@ from haystack_deep_research.report.assessment import Claim
 from haystack_deep_research.report.headings import SUMMARY_HEADINGS, report_sections
 from haystack_deep_research.report.style import _CJK, ReportStyle, in_form
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run._phases import Call, Outcome, Phase, ask, failure
+from haystack_deep_research.run._phases import Attempt, Phase, Request, ask_twice
 from haystack_deep_research.state import PHASE_WRITE
 
 __all__ = [
     "Framing",
     "Outline",
-    "Request",
     "SourceKeys",
     "Written",
-    "ask_twice",
     "fallback_report",
-    "is_timeout",
     "key_lines",
     "parse_report",
     "rewrite_report",
@@ -294,87 +289,6 @@ def parse_report(report: str) -> ReportParts | None:
         and not is_title(block.title)
     ]
     return ReportParts(opening=opening, sections=sections) if sections else None
-
-
-_CHAIN_DEPTH = 5
-_TIMEOUTS = (("httpx", "TimeoutException"), ("openai", "APITimeoutError"))
-TIMEOUT_ADVICE = (
-    "it timed out after the chat generator's client had retried it; pass a longer `timeout` or a smaller "
-    "`max_retries` to the generator (for example `OpenAIChatGenerator(timeout=120, max_retries=1)`) to wait longer "
-    "per try or give up sooner"
-)
-
-
-def is_timeout(error: BaseException | None) -> bool:
-    """Whether a model call failed on a timeout: the error, or one it was raised from, is one by type."""
-    # httpx and openai are looked at only when already imported: an error of theirs cannot exist otherwise.
-    found = [getattr(sys.modules[name], kind) for name, kind in _TIMEOUTS if name in sys.modules]
-    kinds = (TimeoutError, *found)
-    for _ in range(_CHAIN_DEPTH):
-        if error is None:
-            return False
-        if isinstance(error, kinds):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
-
-
-@dataclass(frozen=True)
-class Request:
-    """One call of a batch: ``what`` it writes, for warnings, and its prompt."""
-
-    what: str
-    messages: list[ChatMessage]
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """A request's text after at most two tries (``""`` when both failed), and why the last try failed."""
-
-    text: str
-    why: str = ""
-
-
-def _attempt(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -> Attempt:
-    reply = outcome.reply
-    if reply is not None:
-        run.record_usage(phase, reply.meta.get("usage"))
-    if not outcome.text:
-        why = failure(outcome.error)
-        return Attempt("", f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why)
-    if reply is not None and reply.meta.get("finish_reason") == "length":  # kept: asked again, it would stop there too
-        run.warn(phase, f"the writer's reply for {request.what} hit the model's output limit and may be cut off")
-    return Attempt(outcome.text)
-
-
-def _ask(generator: ChatGenerator, request: Request, run: ResearchRun, role: str) -> Call:
-    streaming = run.streaming_callback
-    return ask(
-        generator, request.messages, role=role, streaming_callback=streaming, agent=request.what, budget=run.budget
-    )
-
-
-def ask_twice(
-    generator: ChatGenerator,
-    requests: Sequence[Request],
-    run: ResearchRun,
-    *,
-    role: str = "writer",
-    phase: str = PHASE_WRITE,
-) -> Phase[list[Attempt]]:
-    """Make every request side by side, then the failed ones once more; one :class:`Attempt` per request."""
-    outcomes = yield [_ask(generator, request, run, role) for request in requests]
-    attempts = [_attempt(run, request, outcome, phase) for request, outcome in zip(requests, outcomes, strict=True)]
-    failed = [index for index, attempt in enumerate(attempts) if not attempt.text]
-    if not failed:
-        return attempts
-    again = yield [_ask(generator, requests[index], run, role) for index in failed]
-    for index, outcome in zip(failed, again, strict=True):
-        first, attempts[index] = attempts[index].why, _attempt(run, requests[index], outcome, phase)
-        if attempts[index].text:
-            what = requests[index].what
-            run.warn(phase, f"the writer's call for {what} failed ({first}); it succeeded when tried once more")
-    return attempts
 
 
 OPENING = "the opening (title and executive summary)"

@@ -26,9 +26,8 @@ from haystack_deep_research.evidence.citations import extract_citations
 from haystack_deep_research.evidence.entry import normalize_url
 from haystack_deep_research.evidence.verification import verify_citations
 from haystack_deep_research.report.assessment import without_code_fence
-from haystack_deep_research.report.sections import TIMEOUT_ADVICE, is_timeout
 from haystack_deep_research.run import ResearchRun
-from haystack_deep_research.run._phases import Outcome, Phase, UsesModels, ask_counted
+from haystack_deep_research.run._phases import TIMEOUT_ADVICE, Outcome, Phase, UsesModels, ask_counted, is_timeout
 from haystack_deep_research.run._research_run import publish
 from haystack_deep_research.state import CITATIONS, PHASE_STRUCTURE, REPORT
 from haystack_deep_research.state import STRUCTURED as STRUCTURED_OUTPUT

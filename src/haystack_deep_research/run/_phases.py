@@ -6,7 +6,8 @@ with it, every model call streamed to the run's callback, and the wrappers that 
 A phase is a generator: it yields a batch of :class:`Call`, receives one :class:`Outcome` per call in the same order,
 and returns its result. :func:`drive` runs a batch in worker threads, :func:`drive_async` on the event loop; a call
 that raises never ends the phase, its outcome carries the error. Blocking work is a :func:`blocking` call, run in a
-worker thread on the async path. Streamed chunks are tagged with their model's role (docs/configuration.md); a plain
+worker thread on the async path. :func:`ask_counted` and :func:`ask_twice` (which tries failed calls once more and
+says when a failure was a timeout) are the run's ways to ask. Streamed chunks are tagged with their model's role (docs/configuration.md); a plain
 callback reaches every call, a coroutine one async model calls only, since the sync path cannot await it (as in
 Haystack's own ``run``).
 """
@@ -18,7 +19,7 @@ import contextvars
 import dataclasses
 import inspect
 import sys
-from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from haystack_deep_research.run._budget import (
     call_within_async,
     model_name,
 )
+from haystack_deep_research.state import PHASE_WRITE
 
 if TYPE_CHECKING:
     from haystack_deep_research.run._research_run import ResearchRun, RunView
@@ -160,11 +162,90 @@ def ask_counted(
     run: ResearchRun, phase: str, generator: Any, messages: list[ChatMessage], researcher: str = "", **options: Any
 ) -> Phase[Outcome]:
     """:func:`ask`, given ``options``, with the run's streaming callback and budget; its usage counts to ``phase``."""
-    streaming, budget = run.streaming_callback, run.budget
-    [outcome] = yield [ask(generator, messages, streaming_callback=streaming, budget=budget, **options)]
+    [outcome] = yield [_run_ask(run, generator, messages, **options)]
     if outcome.reply is not None:
         run.record_usage(phase, outcome.reply.meta.get("usage"), researcher=researcher)
     return outcome
+
+
+def _run_ask(run: ResearchRun, generator: Any, messages: list[ChatMessage], **options: Any) -> Call:
+    return ask(generator, messages, streaming_callback=run.streaming_callback, budget=run.budget, **options)
+
+
+_CHAIN_DEPTH = 5
+_TIMEOUTS = (("httpx", "TimeoutException"), ("openai", "APITimeoutError"))
+TIMEOUT_ADVICE = (
+    "it timed out after the chat generator's client had retried it; pass a longer `timeout` or a smaller "
+    "`max_retries` to the generator (for example `OpenAIChatGenerator(timeout=120, max_retries=1)`) to wait longer "
+    "per try or give up sooner"
+)
+
+
+def is_timeout(error: BaseException | None) -> bool:
+    """Whether a model call failed on a timeout: the error, or one it was raised from, is one by type."""
+    # httpx and openai are looked at only when already imported: an error of theirs cannot exist otherwise.
+    found = [getattr(sys.modules[name], kind) for name, kind in _TIMEOUTS if name in sys.modules]
+    kinds = (TimeoutError, *found)
+    for _ in range(_CHAIN_DEPTH):
+        if error is None:
+            return False
+        if isinstance(error, kinds):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call of a batch: ``what`` it writes, for warnings, and its prompt."""
+
+    what: str
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A request's text after at most two tries (``""`` when both failed), and why the last try failed."""
+
+    text: str
+    why: str = ""
+
+
+def _attempt_of(run: ResearchRun, request: Request, outcome: Outcome, phase: str) -> Attempt:
+    reply = outcome.reply
+    if reply is not None:
+        run.record_usage(phase, reply.meta.get("usage"))
+    if not outcome.text:
+        why = failure(outcome.error)
+        return Attempt("", f"{why}; {TIMEOUT_ADVICE}" if is_timeout(outcome.error) else why)
+    if reply is not None and reply.meta.get("finish_reason") == "length":  # kept: asked again, it would stop there too
+        run.warn(phase, f"the writer's reply for {request.what} hit the model's output limit and may be cut off")
+    return Attempt(outcome.text)
+
+
+def ask_twice(
+    generator: ChatGenerator,
+    requests: Sequence[Request],
+    run: ResearchRun,
+    *,
+    role: str = "writer",
+    phase: str = PHASE_WRITE,
+) -> Phase[list[Attempt]]:
+    """Make every request side by side, then the failed ones once more; one :class:`Attempt` per request."""
+    outcomes = yield [_run_ask(run, generator, request.messages, role=role, agent=request.what) for request in requests]
+    attempts = [_attempt_of(run, request, outcome, phase) for request, outcome in zip(requests, outcomes, strict=True)]
+    failed = [index for index, attempt in enumerate(attempts) if not attempt.text]
+    if not failed:
+        return attempts
+    again = yield [
+        _run_ask(run, generator, requests[index].messages, role=role, agent=requests[index].what) for index in failed
+    ]
+    for index, outcome in zip(failed, again, strict=True):
+        first, attempts[index] = attempts[index].why, _attempt_of(run, requests[index], outcome, phase)
+        if attempts[index].text:
+            what = requests[index].what
+            run.warn(phase, f"the writer's call for {what} failed ({first}); it succeeded when tried once more")
+    return attempts
 
 
 async def _generate_async(generator: Any, messages: list[ChatMessage], inputs: dict[str, Any], budget: Any) -> Any:
