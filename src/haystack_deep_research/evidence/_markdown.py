@@ -657,8 +657,13 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=32)
 def parse(markdown: str) -> Parsed:
-    """The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does."""
+    """
+    The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does. A run reads
+    the same notes and report many times (allowed URLs, each part's request, verification, passages), so each text is
+    parsed once and the result shared: nothing changes a ``Parsed`` after this returns.
+    """
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
     starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))

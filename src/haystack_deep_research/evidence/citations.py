@@ -5,6 +5,7 @@ listed in docs/evidence.md ("Citation verification").
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass
@@ -183,7 +184,14 @@ def extract_citations(markdown: str, *, sources_section: bool = True) -> list[Ci
     Every citation of a Markdown report in document order, one per cited URL (a marker ``[1, 2]`` gives two);
     ``sources_section=False`` keeps only the body's, leaving out the Sources section, definitions and entries.
     """
+    if not isinstance(markdown, str):
+        raise ConfigurationError(f"A report must be a string, got {type(markdown).__name__}.")
+    return list(_extracted(markdown, sources_section))
+
+
+@functools.lru_cache(maxsize=128)  # a run reads the same notes' citations for each part, its URLs and verification
+def _extracted(markdown: str, sources_section: bool) -> tuple[Citation, ...]:
     doc = _scan(markdown)
     if not sources_section:
         doc.hits = [hit for hit in doc.hits if not hit.entry]
-    return _citations(doc)
+    return tuple(_citations(doc))

@@ -6,6 +6,7 @@ from its own record can make one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import InitVar, asdict, dataclass, fields
@@ -54,7 +55,11 @@ def normalize_url(url: str) -> str:
     """
     if not isinstance(url, str) or not url.strip():
         raise ConfigurationError(f"A URL must be a non-empty string, got {url!r}.")
-    url = url.strip()
+    return _normalized(url.strip())
+
+
+@functools.lru_cache(maxsize=4096)  # a run compares the same URLs many times over
+def _normalized(url: str) -> str:
     try:
         parts = urlsplit(url)
         port = parts.port
