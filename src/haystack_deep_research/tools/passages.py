@@ -6,11 +6,15 @@ ranked and kept, and when two pages are near-duplicates: docs/how-it-works.md ("
 
 from __future__ import annotations
 
+import functools
+import inspect
+import math
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
 
 from haystack.dataclasses import ChatMessage
 
@@ -45,6 +49,7 @@ CONCRETE_SATURATION = 3
 PASSAGE_CHARS = 400
 """The longest passage, in characters (shorter paragraphs are packed together up to it)."""
 
+_K1, _B, _DELTA = 1.5, 0.75, 1.0
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # A number (1,204 or 41.2 or 2020 count once each), or two or more capitalised words in a row (a person, a place,
 # an organisation; a sentence's first word alone is not one).
@@ -105,37 +110,70 @@ def _packed(parts: list[str], size: int, joiner: str) -> list[str]:
 
 def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
     """Passages of at most ``size`` characters, in page order; joined, they hold every word of the text."""
+    return list(_split(text, size))
+
+
+@functools.lru_cache(maxsize=128)  # a page read is split again for the passages behind the report's citations
+def _split(text: str, size: int) -> tuple[str, ...]:
     paragraphs: list[str] = []
     for block in _BLANK_LINE.split(text):
         paragraph = block.strip()
         if paragraph:
             paragraphs += [paragraph] if len(paragraph) <= size else _pieces(paragraph, size)
-    return _packed(paragraphs, size, "\n\n")
+    return tuple(_packed(paragraphs, size, "\n\n"))
 
 
-def _bm25(passages: list[str], queries: list[str]) -> list[list[Any]]:
-    """The BM25+ matches (documents whose id is the passage's index) of each query, from one store built once."""
+@functools.cache
+def _tokenizer() -> Callable[[str], list[str]]:
+    """Haystack's BM25 tokenizer (its ``InMemoryDocumentStore``'s default), on the lower-cased NFC text."""
     # Imported from the defining module, not its package: the package resolves names lazily, and two threads doing
     # so at once (the researchers' first pages are read side by side) can fail with ImportError.
-    from haystack.dataclasses.document import Document
     from haystack.document_stores.in_memory.document_store import InMemoryDocumentStore
 
-    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
-    try:
-        store.write_documents([Document(id=str(index), content=text) for index, text in enumerate(passages)])
-        return [
-            store.bm25_retrieval(query=query, top_k=len(passages), scale_score=False) if query.strip() else []
-            for query in queries
-        ]
-    finally:
-        store.shutdown()
+    pattern = inspect.signature(InMemoryDocumentStore).parameters["bm25_tokenization_regex"].default
+    findall = re.compile(pattern).findall
+    return lambda text: findall(unicodedata.normalize("NFC", text.lower()))
+
+
+def _bm25(passages: list[str], queries: list[str]) -> list[list[tuple[int, float]]]:
+    """
+    For each query, ``(index, score)`` of the passages that share a word with it, best first, ties in passage order:
+    BM25+ with Haystack's tokenizer, formula and defaults (k1 1.5, b 0.75, delta 1), as its ``InMemoryDocumentStore``
+    ranks. Computed here: a throwaway store per page spent more than half of a ranking on copying documents.
+    """
+    tokenize = _tokenizer()
+    stats: list[tuple[Counter[str], int]] = []
+    frequency: Counter[str] = Counter()
+    average = 0.0
+    for text in passages:
+        tokens = tokenize(text)
+        stats.append((Counter(tokens), len(tokens)))
+        frequency.update(set(tokens))
+        average = (len(tokens) + average * (len(stats) - 1)) / len(stats)  # the store's running mean, to the bit
+    ranked: list[list[tuple[int, float]]] = []
+    for query in queries:
+        idf = {}
+        for token in tokenize(query):
+            n = frequency.get(token, 0)
+            idf[token] = math.log(1 + (len(passages) - n + 0.5) / (n + 0.5)) * int(n != 0)
+        scores = []
+        for index, (counts, length) in enumerate(stats):
+            score = 0.0
+            for token, weight in idf.items():
+                found = counts.get(token, 0)
+                if found and average:
+                    score += weight * (found * (1.0 + _K1) / (found + _K1 * (1 - _B + _B * length / average)) + _DELTA)
+            if score > 0:
+                scores.append((index, score))
+        ranked.append(sorted(scores, key=lambda item: -item[1]))
+    return ranked
 
 
 def _scores(passages: list[str], question: str) -> list[float]:
     """BM25+ scores of every passage against the question, by position, scaled so the best one scores 1."""
     scores = [0.0] * len(passages)
-    for document in _bm25(passages, [question])[0]:
-        scores[int(document.id)] = float(document.score or 0.0)
+    for index, score in _bm25(passages, [question])[0]:
+        scores[index] = score
     best = max(scores)
     return [score / best for score in scores] if best > 0 else scores
 
@@ -178,11 +216,7 @@ def best_passages(text: str, queries: list[str], *, size: int = PASSAGE_CHARS) -
         return ["" for _ in queries]
     if len(passages) == 1:
         return [passages[0] for _ in queries]
-    best: list[str] = []
-    for found in _bm25(passages, queries):
-        ranked = sorted(found, key=lambda document: (-float(document.score or 0.0), int(document.id)))
-        best.append(passages[int(ranked[0].id)] if ranked else passages[0])
-    return best
+    return [passages[found[0][0]] if found else passages[0] for found in _bm25(passages, queries)]
 
 
 def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE_CHARS) -> list[list[tuple[int, str]]]:
@@ -193,11 +227,7 @@ def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE
     passages = [(number, part) for number, text in enumerate(texts) for part in split_passages(text, size)]
     if not passages or not any(query.strip() for query in queries):
         return [[] for _ in queries]
-    ranked: list[list[tuple[int, str]]] = []
-    for found in _bm25([part for _, part in passages], queries):
-        hits = sorted((d for d in found if (d.score or 0.0) > 0), key=lambda d: (-float(d.score or 0), int(d.id)))
-        ranked.append([passages[int(document.id)] for document in hits])
-    return ranked
+    return [[passages[index] for index, _ in found] for found in _bm25([part for _, part in passages], queries)]
 
 
 def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:
