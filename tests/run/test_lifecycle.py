@@ -22,7 +22,7 @@ from tests.support import SUMMARIZE_EVERY_PAGE
 from haystack_deep_research import Grounding, ResearchSummary
 from haystack_deep_research._prompts import prompt_of
 from haystack_deep_research.research.subtopic import ResearchSubtopicTool
-from haystack_deep_research.run._phases import MODEL_CALL_SPAN
+from haystack_deep_research.run._phases import MODEL_CALL_SPAN, Phase, blocking, drive, subphase
 from haystack_deep_research.testing import ScriptedChatGenerator
 
 ROLE_MODELS = ("scope_llm", "orchestrator_llm", "researcher_llm", "summarizer_llm", "writer_llm", "judge_llm")
@@ -197,3 +197,23 @@ def test_a_parser_process_is_starting_before_the_first_model_call_of_a_run(make_
     assert scope.started == [True]  # started when the run opened, not when the first page arrived
     assert result["exit_reason"] == "text"
     assert len(result["sources"]) >= 1  # the pages were parsed by it (or its replacement)
+
+
+def test_nested_batches_never_wait_for_threads_their_callers_hold() -> None:
+    # Nine leaf calls, three batches of three under one batch of three, meet at one barrier: it opens only if all
+    # nine run at once while the three calls above them wait, so no batch waits for a thread another batch holds.
+    meet = threading.Barrier(9, timeout=10)
+
+    def leaf(number: int) -> int:
+        meet.wait()
+        return number
+
+    def inner(first: int) -> Phase[list[int]]:
+        outcomes = yield [blocking(leaf, first + n) for n in range(3)]
+        return [outcome.value for outcome in outcomes]
+
+    def outer() -> Phase[list[list[int]]]:
+        outcomes = yield [subphase(lambda first=3 * n: inner(first), max_concurrency=3) for n in range(3)]
+        return [outcome.value for outcome in outcomes]
+
+    assert drive(outer(), max_concurrency=3) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]

@@ -4,8 +4,9 @@ and check", gives the parts, their limits, the numbered citations, the retries a
 call; docs/clarify-and-report-types.md, "Your own outline and instructions", the parts of a style's own outline).
 
 :func:`write_report` makes one batch of calls, side by side: the opening and one section per note (or per heading of
-a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice (:func:`~haystack_deep_research.run._phases.ask_twice`). Each
-reply becomes one :class:`Part` whatever the model added around it, the parts are rendered as one document
+a style's outline), each citing by number (:class:`SourceKeys`), each tried at most twice
+(:func:`~haystack_deep_research.run._phases.ask_twice`). Each reply becomes one :class:`Part` whatever the model
+added around it, the parts are rendered as one document
 (:func:`render_report`), and a rendered report splits back into its parts (:func:`parse_report`), so
 :func:`rewrite_report`, the grounding stage's rewrite, writes again only the parts that hold unsupported claims.
 """

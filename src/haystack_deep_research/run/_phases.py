@@ -7,9 +7,9 @@ A phase is a generator: it yields a batch of :class:`Call`, receives one :class:
 and returns its result. :func:`drive` runs a batch in worker threads, :func:`drive_async` on the event loop; a call
 that raises never ends the phase, its outcome carries the error. Blocking work is a :func:`blocking` call, run in a
 worker thread on the async path. :func:`ask_counted` and :func:`ask_twice` (which tries failed calls once more and
-says when a failure was a timeout) are the run's ways to ask. Streamed chunks are tagged with their model's role (docs/configuration.md); a plain
-callback reaches every call, a coroutine one async model calls only, since the sync path cannot await it (as in
-Haystack's own ``run``).
+says when a failure was a timeout) are the run's ways to ask. Streamed chunks are tagged with their model's role
+(docs/configuration.md); a plain callback reaches every call, a coroutine one async model calls only, since the sync
+path cannot await it (as in Haystack's own ``run``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ import asyncio
 import contextvars
 import dataclasses
 import inspect
+import itertools
+import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, runtime_checkable
@@ -283,6 +286,46 @@ async def _attempt_async(call: Call, limit: asyncio.Semaphore) -> Outcome:
             return Outcome(error=error)
 
 
+_THREAD_NAME = "haystack-deep-research-call"
+_workers_lock = threading.Lock()
+_workers: list[tuple[int, ThreadPoolExecutor]] = []
+
+
+def _threads() -> ThreadPoolExecutor:
+    """
+    The process's threads for the calls of batches, kept from batch to batch: starting a thread while others hold the
+    GIL costs up to a switch interval, once per call. An idle thread is reused and a new one starts when none is idle
+    (the bound is never reached), so a nested phase never waits for a thread its caller holds.
+    """
+    with _workers_lock:
+        if not _workers or _workers[0][0] != os.getpid():  # a forked child has none of the pool's threads
+            _workers[:] = [(os.getpid(), ThreadPoolExecutor(max_workers=1 << 16, thread_name_prefix=_THREAD_NAME))]
+        return _workers[0][1]
+
+
+def _run_batch(batch: Sequence[Call], max_concurrency: int) -> list[Outcome]:
+    """Each call in a copy of the caller's context, at most ``max_concurrency`` at once, in the batch's order."""
+    outcomes: list[Outcome | None] = [None] * len(batch)
+    waiting = iter(range(len(batch)))
+    running: dict[Future[Outcome], int] = {}
+    pool = _threads()
+
+    def start(count: int) -> None:
+        for index in itertools.islice(waiting, count):
+            running[pool.submit(contextvars.copy_context().run, _attempt, batch[index])] = index
+
+    start(max(1, max_concurrency))
+    try:
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                outcomes[running.pop(future)] = future.result()
+            start(len(done))
+    finally:
+        wait(running)  # a call that raised past _attempt (KeyboardInterrupt) leaves none of the others running
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
 def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:
     """
     Run a phase synchronously and return its result; the calls of a batch run in worker threads, at most
@@ -291,12 +334,7 @@ def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:
     try:
         batch = next(phase)
         while True:
-            if len(batch) <= 1:
-                outcomes = [_attempt(call) for call in batch]
-            else:
-                with ThreadPoolExecutor(max_workers=min(max_concurrency, len(batch))) as pool:
-                    futures = [pool.submit(contextvars.copy_context().run, _attempt, call) for call in batch]
-                    outcomes = [future.result() for future in futures]
+            outcomes = [_attempt(call) for call in batch] if len(batch) <= 1 else _run_batch(batch, max_concurrency)
             batch = phase.send(outcomes)
     except StopIteration as stop:
         return stop.value
