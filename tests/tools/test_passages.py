@@ -1,0 +1,54 @@
+"""The passages the library picks rank as Haystack's own BM25+ store ranks them."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from haystack import Document
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+from haystack_deep_research.tools.passages import best_passages, ranked_passages, split_passages
+
+SENTENCES = [
+    "Heat pumps in Oslo cut heating bills by 41.2 % between 2019 and 2023.",
+    "Die Wärmepumpe läuft bei minus 15 Grad noch mit einer Leistungszahl von 2,1.",
+    "ヒートポンプの騒音は夜間に四十デシベル以下でした。",
+    "Installers in Québec report wait times of 6 to 9 weeks for ground loops.",
+    "The grid operator Statnett paid 1,204 households for demand response.",
+    "Ground-source loops need a borehole of 80 to 120 m per house.",
+    "Radiators sized for 55 °C flow temperature rarely need replacing.",
+    "Underfloor heating pairs well with low flow temperatures.",
+]
+
+
+def _page(seed: int) -> str:
+    rng = random.Random(seed)
+    paragraphs = [" ".join(rng.choice(SENTENCES) for _ in range(rng.randint(1, 9))) for _ in range(40)]
+    return "\n\n".join(paragraphs)
+
+
+def _store_ranking(passages: list[str], query: str) -> list[int]:
+    store = InMemoryDocumentStore(bm25_algorithm="BM25Plus", shared=False)
+    store.write_documents([Document(id=str(n), content=text) for n, text in enumerate(passages)])
+    found = store.bm25_retrieval(query=query, top_k=len(passages)) if query.strip() else []
+    return [int(document.id) for document in found]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    "query",
+    ["heat pump bills Oslo", "Wärmepumpe Leistungszahl", "ヒートポンプ 騒音", "borehole depth per house", "zzz", ""],
+)
+def test_passages_rank_as_haystacks_bm25_plus_store(seed: int, query: str) -> None:
+    text = _page(seed)
+    passages = split_passages(text)
+    expected = _store_ranking(passages, query)
+
+    assert [passage for _, passage in ranked_passages([text], [query])[0]] == [passages[n] for n in expected]
+    assert best_passages(text, [query]) == [passages[expected[0]] if expected else passages[0]]
+
+
+def test_a_blank_text_has_no_passage_for_any_query() -> None:
+    assert best_passages("  \n\n ", ["heat pumps"]) == [""]
+    assert ranked_passages(["", "   "], ["heat pumps"]) == [[]]
