@@ -131,8 +131,9 @@ def _tokenizer() -> Callable[[str], list[str]]:
     from haystack.document_stores.in_memory.document_store import InMemoryDocumentStore
 
     pattern = inspect.signature(InMemoryDocumentStore).parameters["bm25_tokenization_regex"].default
-    findall = re.compile(pattern).findall
-    return lambda text: findall(unicodedata.normalize("NFC", text.lower()))
+    findall, words = re.compile(pattern).findall, re.compile(r"\w+").findall
+    # ASCII text has no CJK character and is its own NFC form: there the pattern finds what \w+ finds, faster.
+    return lambda text: words(text.lower()) if text.isascii() else findall(unicodedata.normalize("NFC", text.lower()))
 
 
 def _bm25(passages: list[str], queries: list[str]) -> list[list[tuple[int, float]]]:
