@@ -308,14 +308,18 @@ def test_round_trip() -> None:
     assert restored.summarize_over == 900
 
 
-def test_warming_the_tool_up_starts_a_parser_process_before_any_page_arrives(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warming_the_tool_up_starts_two_parser_processes_before_any_page_arrives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from haystack_deep_research.web import _pool
 
     monkeypatch.setattr(_pool, "_current", None)  # as in a fresh interpreter
     try:
         assert not _pool.started()
         _tool().warm_up()
+        _tool().warm_up()  # warming up again starts none more
         assert _pool.started()
+        assert len(_pool._pool()._idle) == 2  # two pages read side by side wait for no parser to boot
     finally:
         _pool._pool().close()
 

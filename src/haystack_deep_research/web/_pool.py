@@ -3,7 +3,7 @@ The pool of parser processes (``_worker.py``) and the watchdog that stops what P
 thread runs short actions at given times (:func:`call_at`): shutting a socket down or killing a parser process
 releases a call blocked on it, and a deadline costs a heap entry, not a thread. Each document goes to an idle parser
 process, which the watchdog kills at its deadline, and a replacement starts at once; one that idles five minutes
-exits. :func:`start` launches one ahead of need. :func:`waiting_threads` gives the thread pools of calls that mostly
+exits. :func:`start` launches two ahead of need. :func:`waiting_threads` gives the thread pools of calls that mostly
 wait (name lookups, parses). docs/safety.md ("Extraction ends on time and within its memory") gives the figures.
 """
 
@@ -107,6 +107,7 @@ def waiting_threads(name: str, size: int) -> ThreadPoolExecutor:
 
 
 _MAX_WORKERS = max(2, min(8, os.cpu_count() or 2))
+_AHEAD = 2
 _STARTUP_LIMIT = 60.0
 _WEB_DIR = Path(__file__).resolve().parent
 # Register the packages as empty modules, so that importing the worker does not run their __init__ (Haystack).
@@ -280,10 +281,13 @@ class _Pool:
 
     def start(self) -> None:
         with self._changed:
-            if self._count:  # one is idle, starting or parsing: it, or its replacement, serves the next document
-                return
-            with contextlib.suppress(OSError):  # if it cannot start now, the first document says why
-                self._idle.append(Worker())
+            # Those idle, starting or parsing serve the next documents; researchers read their first pages side by
+            # side, so as many as may parse at once (two at most) start ahead, and none waits for a parser to boot.
+            while self._count < _AHEAD:
+                try:
+                    self._idle.append(Worker())
+                except OSError:  # if it cannot start now, the first document says why
+                    return
                 self._count += 1
                 self._changed.notify()
 
@@ -383,7 +387,7 @@ _current: _Pool | None = None
 
 def start() -> None:
     """
-    Start a parser process ahead of the first document unless there is one; returns at once. One that cannot start is
+    Start two parser processes ahead of the first documents unless there are; returns at once. One that cannot start is
     no error here: the first document tries again and says why.
     """
     _pool().start()
