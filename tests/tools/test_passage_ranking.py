@@ -8,7 +8,7 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_deep_research.tools.passages import best_passages, ranked_passages, split_passages
+from haystack_deep_research.tools.passages import best_passages, ranked_passages, relevant_passages, split_passages
 
 SENTENCES = [
     "Heat pumps in Oslo cut heating bills by 41.2 % between 2019 and 2023.",
@@ -52,3 +52,5 @@ def test_passages_rank_as_haystacks_bm25_plus_store(seed: int, query: str) -> No
 def test_a_blank_text_has_no_passage_for_any_query() -> None:
     assert best_passages("  \n\n ", ["heat pumps"]) == [""]
     assert ranked_passages(["", "   "], ["heat pumps"]) == [[]]
+    blank = " \n\n\t" * 400  # longer than the budget, and nothing in it to rank
+    assert relevant_passages(blank, "heat pumps", budget=500).passages == (blank,)

@@ -657,13 +657,26 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
     return ""
 
 
-@functools.lru_cache(maxsize=32)
+_CACHED_CHARS = 64_000
+"""The longest text whose parse is kept: a run's notes and report, not a long document read once."""
+
+
 def parse(markdown: str) -> Parsed:
     """
     The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does. A run reads
-    the same notes and report many times (allowed URLs, each part's request, verification, passages), so each text is
-    parsed once and the result shared: nothing changes a ``Parsed`` after this returns.
+    the same notes and report many times (allowed URLs, each part's request, verification, passages), so the parse of
+    the 128 texts read last (up to 64,000 characters each) is kept and shared: nothing changes a ``Parsed`` after it
+    is made.
     """
+    return _parse_kept(markdown) if len(markdown) <= _CACHED_CHARS else _parse(markdown)
+
+
+@functools.lru_cache(maxsize=128)
+def _parse_kept(markdown: str) -> Parsed:
+    return _parse(markdown)
+
+
+def _parse(markdown: str) -> Parsed:
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
     starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))

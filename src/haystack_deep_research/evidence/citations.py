@@ -186,7 +186,7 @@ def extract_citations(markdown: str, *, sources_section: bool = True) -> list[Ci
     """
     if not isinstance(markdown, str):
         raise ConfigurationError(f"A report must be a string, got {type(markdown).__name__}.")
-    return list(_extracted(markdown, sources_section))
+    return list(_extracted(markdown, bool(sources_section)))
 
 
 @functools.lru_cache(maxsize=128)  # a run reads the same notes' citations for each part, its URLs and verification

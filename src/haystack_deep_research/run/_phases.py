@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, 
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 from urllib.parse import urlsplit
 
 from haystack import component, tracing
@@ -295,7 +295,8 @@ def _threads() -> ThreadPoolExecutor:
     """
     The process's threads for the calls of batches, kept from batch to batch: starting a thread while others hold the
     GIL costs up to a switch interval, once per call. An idle thread is reused and a new one starts when none is idle
-    (the bound is never reached), so a nested phase never waits for a thread its caller holds.
+    (the bound is never reached), so a nested phase never waits for a thread its caller holds; the process keeps as
+    many threads as its batches ever ran at once, idle between runs.
     """
     with _workers_lock:
         if not _workers or _workers[0][0] != os.getpid():  # a forked child has none of the pool's threads
@@ -322,8 +323,8 @@ def _run_batch(batch: Sequence[Call], max_concurrency: int) -> list[Outcome]:
                 outcomes[running.pop(future)] = future.result()
             start(len(done))
     finally:
-        wait(running)  # a call that raised past _attempt (KeyboardInterrupt) leaves none of the others running
-    return [outcome for outcome in outcomes if outcome is not None]
+        wait(running)  # interrupted (KeyboardInterrupt here), the calls already running end first; no other starts
+    return cast(list[Outcome], outcomes)
 
 
 def drive(phase: Phase[T], *, max_concurrency: int = 5) -> T:

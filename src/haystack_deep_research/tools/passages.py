@@ -110,10 +110,17 @@ def _packed(parts: list[str], size: int, joiner: str) -> list[str]:
 
 def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
     """Passages of at most ``size`` characters, in page order; joined, they hold every word of the text."""
-    return list(_split(text, size))
+    return list(_split_kept(text, size) if len(text) <= _KEPT_CHARS else _split(text, size))
+
+
+_KEPT_CHARS = 64_000
 
 
 @functools.lru_cache(maxsize=128)  # a page read is split again for the passages behind the report's citations
+def _split_kept(text: str, size: int) -> tuple[str, ...]:
+    return _split(text, size)
+
+
 def _split(text: str, size: int) -> tuple[str, ...]:
     paragraphs: list[str] = []
     for block in _BLANK_LINE.split(text):
@@ -132,7 +139,8 @@ def _tokenizer() -> Callable[[str], list[str]]:
 
     pattern = inspect.signature(InMemoryDocumentStore).parameters["bm25_tokenization_regex"].default
     findall, words = re.compile(pattern).findall, re.compile(r"\w+").findall
-    # ASCII text has no CJK character and is its own NFC form: there the pattern finds what \w+ finds, faster.
+    # ASCII text has no CJK character and is its own NFC form: there the pattern finds what \w+ finds, faster
+    # (tests/tools/test_passage_ranking.py compares with the store, so a change of Haystack's pattern shows).
     return lambda text: words(text.lower()) if text.isascii() else findall(unicodedata.normalize("NFC", text.lower()))
 
 
@@ -186,7 +194,7 @@ def concrete_content(passage: str) -> float:
 
 def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
     """The passages the summarizer reads toward ``question``, within ``budget`` characters (separators not counted)."""
-    if len(text) <= budget:
+    if len(text) <= budget or not text.strip():  # (blank text has no passage to rank)
         return Excerpt((text,), (0,), 1)
     passages = split_passages(text)
     lexical = _scores(passages, question)

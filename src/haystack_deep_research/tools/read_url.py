@@ -240,7 +240,7 @@ class ReadUrlTool(ResearchTool):
         return render_text(PAGE_SUMMARY, url=url, limit=self.max_content_length, **shown)
 
     def warm_up(self) -> None:
-        """Warm up the summarizer, and start a parser process and the first fetches' TLS contexts, so no read waits."""
+        """Warm up the summarizer, and start two parser processes and the first fetches' TLS contexts: no read waits."""
         _start_fetching()
         super().warm_up()
 

@@ -282,7 +282,7 @@ class _Pool:
     def start(self) -> None:
         with self._changed:
             # Those idle, starting or parsing serve the next documents; researchers read their first pages side by
-            # side, so as many as may parse at once (two at most) start ahead, and none waits for a parser to boot.
+            # side, so two start ahead (more start when needed) and the first two pages wait for no parser to boot.
             while self._count < _AHEAD:
                 try:
                     self._idle.append(Worker())
