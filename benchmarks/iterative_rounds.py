@@ -163,14 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--page-delay", type=float, default=0.2)
-    parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
-    parser.add_argument("--no-doc", action="store_true", help="Print the section; do not write the page.")
+    sections.add_page_arguments(parser)
     args = parser.parse_args(argv)
-    section = render(measure(args.repeats, args.page_delay), args.repeats, args.page_delay)
-    print(section)
-    if not args.no_doc:
-        sections.write_section(args.doc, section)
-    return 0
+    return sections.publish(args, render(measure(args.repeats, args.page_delay), args.repeats, args.page_delay))
 
 
 if __name__ == "__main__":

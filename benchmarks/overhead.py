@@ -124,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", default=",".join(SCENARIO_NAMES))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-peer", action="store_true", help="leave agent-pack-haystack out")
-    parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
-    parser.add_argument("--no-doc", action="store_true", help="Print the section; do not write the page.")
+    sections.add_page_arguments(parser)
     args = parser.parse_args(argv)
     python = sys.executable
     libraries: dict[str, tuple[str, Path | None]] = {"ours": (python, None)}
@@ -137,11 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = tuple(name for name in args.scenarios.split(",") if name)
     with tempfile.TemporaryDirectory() as work:
         figures = measure(libraries, scenarios, max(1, args.repeats), Path(work))
-    section = render(figures, labels, max(1, args.repeats), measure_floor(python, "responses"))
-    print(section)
-    if not args.no_doc:
-        sections.write_section(args.doc, section)
-    return 0
+    return sections.publish(args, render(figures, labels, max(1, args.repeats), measure_floor(python, "responses")))
 
 
 if __name__ == "__main__":

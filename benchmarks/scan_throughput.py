@@ -228,14 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "benchmarks.md")
-    parser.add_argument("--no-doc", action="store_true", help="Print the section; do not write the page.")
+    sections.add_page_arguments(parser)
     args = parser.parse_args(argv)
-    section = render(measure(args.items, args.repeats, args.concurrency))
-    print(section)
-    if not args.no_doc:
-        sections.write_section(args.doc, section)
-    return 0
+    return sections.publish(args, render(measure(args.items, args.repeats, args.concurrency)))
 
 
 if __name__ == "__main__":

@@ -8,10 +8,13 @@ such section over (:func:`kept_sections`).
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
-__all__ = ["kept_sections", "write_section"]
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
+
+__all__ = ["add_page_arguments", "kept_sections", "publish", "write_section"]
 
 _SECTION = re.compile(r"<!-- (?P<name>[a-z0-9-]+):start\b.*?-->.*?<!-- (?P=name):end -->", re.DOTALL)
 
@@ -43,3 +46,17 @@ def write_section(doc: Path, section: str) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + section.strip() + "\n"
     doc.write_text(text, encoding="utf-8")
+
+
+def add_page_arguments(parser: argparse.ArgumentParser) -> None:
+    """A section generator's ``--doc`` (the page, docs/benchmarks.md by default) and ``--no-doc``."""
+    parser.add_argument("--doc", type=Path, default=PAGE)
+    parser.add_argument("--no-doc", action="store_true", help="Print the section; do not write the page.")
+
+
+def publish(args: argparse.Namespace, section: str) -> int:
+    """Print the section and, unless ``--no-doc``, write it into ``--doc``; the generator's exit code."""
+    print(section)
+    if not args.no_doc:
+        write_section(args.doc, section)
+    return 0

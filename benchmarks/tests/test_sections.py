@@ -3,6 +3,7 @@ the sections other generators wrote."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,18 @@ def test_rewriting_the_page_keeps_the_sections_other_generators_wrote(
     assert "old run" not in text
     assert "new run" in text
     assert text.index(SCAN) < text.index(ROUNDS)
+
+
+def test_a_generator_prints_its_section_and_writes_it_unless_told_not_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = argparse.ArgumentParser()
+    sections.add_page_arguments(parser)
+    doc = tmp_path / "page.md"
+    section = "<!-- demo:start -->\n## Demo\n<!-- demo:end -->"
+
+    assert sections.publish(parser.parse_args(["--doc", str(doc), "--no-doc"]), section) == 0
+    assert not doc.exists()
+    assert sections.publish(parser.parse_args(["--doc", str(doc)]), section) == 0
+    assert doc.read_text(encoding="utf-8").strip() == section
+    assert capsys.readouterr().out.count("## Demo") == 2

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from linkify_it import LinkifyIt
@@ -657,26 +657,25 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
     return ""
 
 
-_CACHED_CHARS = 64_000
-"""The longest text whose parse is kept: a run's notes and report, not a long document read once."""
+KEPT_CHARS = 64_000
+"""The longest text whose reading :func:`kept_for_recent_texts` keeps: a run's notes, report and pages."""
+
+R = TypeVar("R")
 
 
+def kept_for_recent_texts(function: Callable[..., R]) -> Callable[..., R]:
+    """
+    ``function(text, ...)`` with its results kept for the 128 texts read last, each up to :data:`KEPT_CHARS`
+    characters: a run reads the same notes, report and pages many times (allowed URLs, each part's request,
+    verification, the passages behind citations). What it returns is shared, so nothing may change it.
+    """
+    kept = functools.lru_cache(maxsize=128)(function)
+    return functools.wraps(function)(lambda text, *rest: (kept if len(text) <= KEPT_CHARS else function)(text, *rest))
+
+
+@kept_for_recent_texts
 def parse(markdown: str) -> Parsed:
-    """
-    The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does. A run reads
-    the same notes and report many times (allowed URLs, each part's request, verification, passages), so the parse of
-    the 128 texts read last (up to 64,000 characters each) is kept and shared: nothing changes a ``Parsed`` after it
-    is made.
-    """
-    return _parse_kept(markdown) if len(markdown) <= _CACHED_CHARS else _parse(markdown)
-
-
-@functools.lru_cache(maxsize=128)
-def _parse_kept(markdown: str) -> Parsed:
-    return _parse(markdown)
-
-
-def _parse(markdown: str) -> Parsed:
+    """The parsed report, ``\\r\\n`` and ``\\r`` read as ``\\n`` and NUL as U+FFFD as CommonMark does (kept)."""
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     lines = text.split("\n")
     starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))

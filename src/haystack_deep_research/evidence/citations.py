@@ -5,7 +5,6 @@ listed in docs/evidence.md ("Citation verification").
 
 from __future__ import annotations
 
-import functools
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass
@@ -13,7 +12,7 @@ from itertools import pairwise
 from typing import Any
 
 from haystack_deep_research.errors import ConfigurationError
-from haystack_deep_research.evidence._markdown import parse
+from haystack_deep_research.evidence._markdown import kept_for_recent_texts, parse
 from haystack_deep_research.evidence._styles import (
     CitationKind,
     Doc,
@@ -189,7 +188,7 @@ def extract_citations(markdown: str, *, sources_section: bool = True) -> list[Ci
     return list(_extracted(markdown, bool(sources_section)))
 
 
-@functools.lru_cache(maxsize=128)  # a run reads the same notes' citations for each part, its URLs and verification
+@kept_for_recent_texts
 def _extracted(markdown: str, sources_section: bool) -> tuple[Citation, ...]:
     doc = _scan(markdown)
     if not sources_section:

@@ -19,11 +19,9 @@ import contextvars
 import dataclasses
 import inspect
 import itertools
-import os
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
@@ -47,6 +45,7 @@ from haystack_deep_research.run._budget import (
     model_name,
 )
 from haystack_deep_research.state import PHASE_WRITE
+from haystack_deep_research.web._pool import waiting_threads
 
 if TYPE_CHECKING:
     from haystack_deep_research.run._research_run import ResearchRun, RunView
@@ -286,22 +285,7 @@ async def _attempt_async(call: Call, limit: asyncio.Semaphore) -> Outcome:
             return Outcome(error=error)
 
 
-_THREAD_NAME = "haystack-deep-research-call"
-_workers_lock = threading.Lock()
-_workers: list[tuple[int, ThreadPoolExecutor]] = []
-
-
-def _threads() -> ThreadPoolExecutor:
-    """
-    The process's threads for the calls of batches, kept from batch to batch: starting a thread while others hold the
-    GIL costs up to a switch interval, once per call. An idle thread is reused and a new one starts when none is idle
-    (the bound is never reached), so a nested phase never waits for a thread its caller holds; the process keeps as
-    many threads as its batches ever ran at once, idle between runs.
-    """
-    with _workers_lock:
-        if not _workers or _workers[0][0] != os.getpid():  # a forked child has none of the pool's threads
-            _workers[:] = [(os.getpid(), ThreadPoolExecutor(max_workers=1 << 16, thread_name_prefix=_THREAD_NAME))]
-        return _workers[0][1]
+_CALL_THREADS = 1 << 16  # never reached: a nested batch never waits for a thread its caller holds
 
 
 def _run_batch(batch: Sequence[Call], max_concurrency: int) -> list[Outcome]:
@@ -309,7 +293,9 @@ def _run_batch(batch: Sequence[Call], max_concurrency: int) -> list[Outcome]:
     outcomes: list[Outcome | None] = [None] * len(batch)
     waiting = iter(range(len(batch)))
     running: dict[Future[Outcome], int] = {}
-    pool = _threads()
+    # Threads kept from batch to batch (starting one while others hold the GIL costs up to a switch interval): an
+    # idle one is reused, a new one starts when none is idle, and the process keeps as many as ever ran at once.
+    pool = waiting_threads("haystack-deep-research-call", _CALL_THREADS)
 
     def start(count: int) -> None:
         for index in itertools.islice(waiting, count):

@@ -20,6 +20,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_deep_research._prompts import OMITTED, SUMMARIZER, SUMMARIZER_PASSAGES, fence, render_chat
 from haystack_deep_research.evidence import SourceEntry
+from haystack_deep_research.evidence._markdown import kept_for_recent_texts
 from haystack_deep_research.evidence.citations import sentence_ends
 from haystack_deep_research.evidence.entry import normalize_url
 
@@ -110,17 +111,10 @@ def _packed(parts: list[str], size: int, joiner: str) -> list[str]:
 
 def split_passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
     """Passages of at most ``size`` characters, in page order; joined, they hold every word of the text."""
-    return list(_split_kept(text, size) if len(text) <= _KEPT_CHARS else _split(text, size))
+    return list(_split(text, size))
 
 
-_KEPT_CHARS = 64_000
-
-
-@functools.lru_cache(maxsize=128)  # a page read is split again for the passages behind the report's citations
-def _split_kept(text: str, size: int) -> tuple[str, ...]:
-    return _split(text, size)
-
-
+@kept_for_recent_texts  # a page read is split again for the passages behind the report's citations
 def _split(text: str, size: int) -> tuple[str, ...]:
     paragraphs: list[str] = []
     for block in _BLANK_LINE.split(text):
