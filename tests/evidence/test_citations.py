@@ -912,3 +912,37 @@ def test_mcp_results_verify_bare_or_linked_and_invented_ones_go() -> None:
     assert "T-999" not in check.report
     assert "mcp://wiki" not in check.report
     assert "a wiki page" in check.report
+
+
+@pytest.mark.parametrize(
+    ("report", "repaired", "unverified"),
+    [
+        # entities decoding to one and to two characters, and escapes, before a bare link
+        (
+            "Caf&eacute; &ngE; \\*n\\* see https://evil.example/x now.\n",
+            "Caf&eacute; &ngE; \\*n\\* see now.\n",
+            ["https://evil.example/x"],
+        ),
+        # an entity inside the link and an escaped backslash after it
+        (
+            "&amp;&amp; h&#116;tps://evil.example/&#x1F600;y then \\\\ done.\n",
+            "&amp;&amp; then \\\\ done.\n",
+            ["https://evil.example/\U0001f600y"],
+        ),
+        # a marker ending in an entity
+        ("See [3&#93; now.\n\n[3]: https://evil.example/q\n", "See now.\n", ["https://evil.example/q"]),
+        # a marker after entities: only its own characters are removed
+        (
+            "Gr&ouml;&szlig;e und [2] &ngE; [3].\n\n[2]: https://a.example/p\n[3]: https://evil.example/q\n",
+            "Gr&ouml;&szlig;e und [2] &ngE;.\n\n[2]: https://a.example/p\n\n## Sources\n\n"
+            "- [https://a.example/p](https://a.example/p)\n",
+            ["https://evil.example/q"],
+        ),
+    ],
+)
+def test_links_and_markers_after_entities_and_escapes_are_removed_exactly(
+    report: str, repaired: str, unverified: list[str]
+) -> None:
+    check = verify_citations(report, ["https://a.example/p"])
+    assert check.report == repaired
+    assert check.unverified_urls == unverified

@@ -212,27 +212,48 @@ def token_runs(text: str) -> list[tuple[int, int]]:
     return [*runs, (at, len(text))] if at < len(text) else runs
 
 
-def decoded(source: str, start: int, end: int) -> tuple[str, list[tuple[int, int]]]:
-    """:returns: ``source[start:end]`` as a reader sees it (entities and escapes decoded), and each character's span."""
+class _Spans:
+    """The spans of :func:`decoded`'s characters: each character's own where nothing between two pieces was decoded."""
+
+    __slots__ = ("_pieces", "_starts")
+
+    def __init__(self, pieces: list[tuple[int, int, int]]) -> None:
+        self._pieces = pieces  # (its first character, where it starts in the source, the width decoded or 0)
+        self._starts = [first for first, _, _ in pieces]
+
+    def __getitem__(self, index: int) -> tuple[int, int]:
+        first, at, width = self._pieces[bisect_right(self._starts, index) - 1]
+        if width:  # one decoded entity or escape: each of its characters spans all of it
+            return at, at + width
+        return at + index - first, at + index - first + 1
+
+
+_DECODED = re.compile(rf"{_ENTITY.pattern}|\\[{re.escape(''.join(sorted(_ESCAPABLE)))}]")
+
+
+def decoded(source: str, start: int, end: int) -> tuple[str, _Spans]:
+    """
+    :returns: ``source[start:end]`` as a reader sees it (entities and escapes decoded), and each character's span
+        (indexed by its place in the decoded text).
+    """
     chars: list[str] = []
-    spans: list[tuple[int, int]] = []
-    at = start
-    while at < end:
-        entity = _ENTITY.match(source, at, end) if source[at] == "&" else None
-        if entity:
-            value = html.unescape(entity.group(0))
-            chars += value
-            spans += [(at, entity.end())] * len(value)
-            at = entity.end()
-        elif source[at] == "\\" and at + 1 < end and source[at + 1] in _ESCAPABLE:
-            chars.append(source[at + 1])
-            spans.append((at, at + 2))
-            at += 2
-        else:
-            chars.append(source[at])
-            spans.append((at, at + 1))
-            at += 1
-    return "".join(chars), spans
+    pieces: list[tuple[int, int, int]] = []
+    at, length = start, 0
+    for found in _DECODED.finditer(source, start, end):
+        if found.start() > at:
+            pieces.append((length, at, 0))
+            chars.append(source[at : found.start()])
+            length += found.start() - at
+        raw = found.group()
+        value = html.unescape(raw) if raw[0] == "&" else raw[1]
+        pieces.append((length, found.start(), len(raw)))
+        chars.append(value)
+        length += len(value)
+        at = found.end()
+    if at < end or not pieces:
+        pieces.append((length, at, 0))
+        chars.append(source[at:end])
+    return "".join(chars), _Spans(pieces)
 
 
 def reference_env(markdown: str) -> dict[str, Any]:

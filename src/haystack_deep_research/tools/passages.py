@@ -145,27 +145,32 @@ def _bm25(passages: list[str], queries: list[str]) -> list[list[tuple[int, float
     ranks. Computed here: a throwaway store per page spent more than half of a ranking on copying documents.
     """
     tokenize = _tokenizer()
-    stats: list[tuple[Counter[str], int]] = []
+    counted: list[Counter[str]] = []
+    lengths: list[int] = []
     frequency: Counter[str] = Counter()
     average = 0.0
     for text in passages:
         tokens = tokenize(text)
-        stats.append((Counter(tokens), len(tokens)))
-        frequency.update(set(tokens))
-        average = (len(tokens) + average * (len(stats) - 1)) / len(stats)  # the store's running mean, to the bit
+        counts = Counter(tokens)
+        counted.append(counts)
+        lengths.append(len(tokens))
+        frequency.update(counts.keys())
+        average = (len(tokens) + average * (len(lengths) - 1)) / len(lengths)  # the store's running mean, to the bit
+    if not average:
+        return [[] for _ in queries]
+    norms = [_K1 * (1 - _B + _B * length / average) for length in lengths]
     ranked: list[list[tuple[int, float]]] = []
     for query in queries:
-        idf = {}
+        weights = {}
         for token in tokenize(query):
-            n = frequency.get(token, 0)
-            idf[token] = math.log(1 + (len(passages) - n + 0.5) / (n + 0.5)) * int(n != 0)
+            if n := frequency.get(token, 0):  # a word no passage holds adds nothing
+                weights[token] = math.log(1 + (len(passages) - n + 0.5) / (n + 0.5))
         scores = []
-        for index, (counts, length) in enumerate(stats):
+        for index, counts in enumerate(counted):
             score = 0.0
-            for token, weight in idf.items():
-                found = counts.get(token, 0)
-                if found and average:
-                    score += weight * (found * (1.0 + _K1) / (found + _K1 * (1 - _B + _B * length / average)) + _DELTA)
+            for token, weight in weights.items():
+                if found := counts.get(token, 0):
+                    score += weight * (found * (1.0 + _K1) / (found + norms[index]) + _DELTA)
             if score > 0:
                 scores.append((index, score))
         ranked.append(sorted(scores, key=lambda item: -item[1]))
