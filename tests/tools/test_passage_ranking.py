@@ -8,7 +8,13 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_deep_research.tools.passages import best_passages, ranked_passages, relevant_passages, split_passages
+from haystack_deep_research.tools.passages import (
+    best_passages,
+    concrete_content,
+    ranked_passages,
+    relevant_passages,
+    split_passages,
+)
 
 SENTENCES = [
     "Heat pumps in Oslo cut heating bills by 41.2 % between 2019 and 2023.",
@@ -54,3 +60,19 @@ def test_a_blank_text_has_no_passage_for_any_query() -> None:
     assert ranked_passages(["", "   "], ["heat pumps"]) == [[]]
     blank = " \n\n\t" * 400  # longer than the budget, and nothing in it to rank
     assert relevant_passages(blank, "heat pumps", budget=500).passages == (blank,)
+
+
+@pytest.mark.parametrize(
+    ("passage", "concrete"),
+    [
+        ("Oslo paid 1,204 households 41.2 % more.", 2),  # a number counts once, with its separators
+        ("The Grid Operator in New York.", 2),  # runs of two or more capitalised words
+        ("The grid operator said so.", 0),  # a sentence's first word alone is not a name
+        ("xNew York and 3New York", 1),  # a name starts a word; the 3 is a figure
+        ("Zürich Lake, Über Straße, New-York City", 1),  # only ASCII capitals and small letters make a name
+        ("Die Wärmepumpe läuft bei ٣٤ Grad", 1),  # any script's digits are a figure
+        ("", 0),
+    ],
+)
+def test_concrete_content_counts_figures_and_names(passage: str, concrete: int) -> None:
+    assert concrete_content(passage) == min(1.0, concrete / 3)

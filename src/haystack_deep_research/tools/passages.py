@@ -53,8 +53,10 @@ PASSAGE_CHARS = 400
 _K1, _B, _DELTA = 1.5, 0.75, 1.0
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # A number (1,204 or 41.2 or 2020 count once each), or two or more capitalised words in a row (a person, a place,
-# an organisation; a sentence's first word alone is not one).
-_CONCRETE = re.compile(r"\d+(?:[.,:/-]\d+)*|\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+# an organisation; a sentence's first word alone is not one). Two patterns, each starting with a character class the
+# regex engine scans for: one alternation starting with ``\b`` was tried at every position, at twice the cost.
+_FIGURES = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_NAMES = re.compile(r"[A-Z](?<!\w[A-Z])[a-z]+(?:[ -][A-Z][a-z]+)+\b")
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ def _scores(passages: list[str], question: str) -> list[float]:
 
 def concrete_content(passage: str) -> float:
     """How much concrete content (figures, dates, names) a passage holds, from 0 to 1."""
-    return min(1.0, len(_CONCRETE.findall(passage)) / CONCRETE_SATURATION)
+    return min(1.0, (len(_FIGURES.findall(passage)) + len(_NAMES.findall(passage))) / CONCRETE_SATURATION)
 
 
 def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
