@@ -19,6 +19,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -38,12 +39,16 @@ SCENARIO_NAMES = ("three", "scale-20", "scale-50")
 
 @dataclass(frozen=True)
 class Overhead:
-    """The median run's figures: milliseconds outside the servers and of CPU per model call, and the call count."""
+    """
+    The median run's figures: milliseconds outside the servers and of CPU per model call, the call count, and the
+    milliseconds from the end of the last request any server handled to the run's return.
+    """
 
     per_step_ms: float
     cpu_ms: float
     outside_ms: float
     calls: int
+    tail_ms: float = 0.0
 
 
 def measure(
@@ -55,23 +60,33 @@ def measure(
     :param scenarios: Scenario names.
     :param repeats: Runs per label and scenario.
     :param work_dir: Where the run logs go.
-    :returns: The median run's figures (by time outside the servers per call), by label and scenario.
+    :returns: The median run's figures (by time outside the servers per call), by label and scenario. The libraries
+        take turns run by run, so a machine that slows down over the sitting slows each of them alike.
     """
     found: dict[tuple[str, str], Overhead] = {}
     for name in scenarios:
-        for label, (python, src) in libraries.items():
-            library = "peer" if label == "peer" else "ours"
-            options = RunOptions(LatencyModel(0.0, 0.0), work_dir, warmup_runs=1, ours_src=src)
-            measured = []
-            for i in range(repeats):
-                metrics = compute(run_one(SCENARIOS[name], library, python, options, f"-{label}-{i + 1}"))
+        measured: dict[str, list[Overhead]] = {label: [] for label in libraries}
+        for i in range(repeats):
+            for label, (python, src) in libraries.items():
+                library = "peer" if label == "peer" else "ours"
+                options = RunOptions(LatencyModel(0.0, 0.0), work_dir, warmup_runs=1, ours_src=src)
+                record = run_one(SCENARIOS[name], library, python, options, f"-{label}-{i + 1}")
+                metrics = compute(record)
                 if not metrics.ok:
                     raise SystemExit(f"{label} failed on {name}: {metrics.error.splitlines()[:1]}")
                 outside = 1000 * max(0.0, metrics.wall_s - metrics.external_s)
-                calls = metrics.llm_calls
-                measured.append(Overhead(metrics.overhead_ms_per_step, metrics.cpu_ms_per_step, outside, calls))
-            found[label, name] = sorted(measured, key=lambda m: m.per_step_ms)[len(measured) // 2]
+                figures = (metrics.overhead_ms_per_step, metrics.cpu_ms_per_step, outside, metrics.llm_calls)
+                measured[label].append(Overhead(*figures, tail_ms=_tail_ms(record)))
+        for label, runs in measured.items():
+            found[label, name] = sorted(runs, key=lambda m: m.per_step_ms)[len(runs) // 2]
     return found
+
+
+def _tail_ms(record: dict[str, Any]) -> float:
+    """From the end of the last request a server handled during the measured run to the run's return."""
+    start, end = record["result"]["start"], record["result"]["end"]
+    ends = [r["end"] for kind in ("llm", "search", "web") for r in record[kind] if start <= r["start"] <= end]
+    return 1000 * max(0.0, end - max(ends, default=start))
 
 
 def render(
@@ -87,17 +102,20 @@ def render(
         "given with `--before-src` (here the code before this change) and for agent-pack-haystack, in one "
         f"sitting on one machine ({os.cpu_count()} cores); median of {repeats} runs each. The figure per model call "
         "is the run's wall time not covered by any server handling a request, over its model calls; the total beside "
-        "it is that time in all.",
+        "it is that time in all; the libraries take turns run by run. The last column is the run's end: from the end "
+        "of the last request a server handled to the run's return (verifying and publishing the report).",
         "",
-        "| scenario | library | per model call (ms) | CPU per call (ms) | outside the servers (ms) | model calls |",
-        "|---|---|---|---|---|---|",
+        "| scenario | library | per model call (ms) | CPU per call (ms) | outside the servers (ms) | model calls "
+        "| after the last request (ms) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name in scenarios:
         for label, title in labels.items():
             m = figures.get((label, name))
             if m is not None:
                 lines.append(
-                    f"| {name} | {title} | {m.per_step_ms:.2f} | {m.cpu_ms:.2f} | {m.outside_ms:.0f} | {m.calls} |"
+                    f"| {name} | {title} | {m.per_step_ms:.2f} | {m.cpu_ms:.2f} | {m.outside_ms:.0f} | {m.calls} "
+                    f"| {m.tail_ms:.0f} |"
                 )
     if floor:
         lines += [
