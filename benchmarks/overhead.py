@@ -14,6 +14,7 @@ The page's other figures come from benchmarks/run.py; this section is carried ov
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -60,7 +61,8 @@ def measure(
     :param scenarios: Scenario names.
     :param repeats: Runs per label and scenario.
     :param work_dir: Where the run logs go.
-    :returns: The median run's figures (by time outside the servers per call), by label and scenario. The libraries
+    :returns: The median run's figures (by time outside the servers per call) with the median run's end, by label
+        and scenario. The libraries
         take turns run by run, so a machine that slows down over the sitting slows each of them alike.
     """
     found: dict[tuple[str, str], Overhead] = {}
@@ -78,7 +80,9 @@ def measure(
                 figures = (metrics.overhead_ms_per_step, metrics.cpu_ms_per_step, outside, metrics.llm_calls)
                 measured[label].append(Overhead(*figures, tail_ms=_tail_ms(record)))
         for label, runs in measured.items():
-            found[label, name] = sorted(runs, key=lambda m: m.per_step_ms)[len(runs) // 2]
+            median = sorted(runs, key=lambda m: m.per_step_ms)[len(runs) // 2]
+            tail = sorted(m.tail_ms for m in runs)[len(runs) // 2]
+            found[label, name] = dataclasses.replace(median, tail_ms=tail)
     return found
 
 
@@ -102,8 +106,9 @@ def render(
         "given with `--before-src` (here the code before this change) and for agent-pack-haystack, in one "
         f"sitting on one machine ({os.cpu_count()} cores); median of {repeats} runs each. The figure per model call "
         "is the run's wall time not covered by any server handling a request, over its model calls; the total beside "
-        "it is that time in all; the libraries take turns run by run. The last column is the run's end: from the end "
-        "of the last request a server handled to the run's return (verifying and publishing the report).",
+        "it is that time in all; the libraries take turns run by run. The last column is the run's end (median over "
+        "the runs): from the end of the last request a server handled to the run's return (verifying and publishing "
+        "the report).",
         "",
         "| scenario | library | per model call (ms) | CPU per call (ms) | outside the servers (ms) | model calls "
         "| after the last request (ms) |",

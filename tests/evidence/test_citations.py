@@ -946,3 +946,15 @@ def test_links_and_markers_after_entities_and_escapes_are_removed_exactly(
     check = verify_citations(report, ["https://a.example/p"])
     assert check.report == repaired
     assert check.unverified_urls == unverified
+
+
+def test_a_long_report_reads_the_same_each_time_and_a_change_to_its_citations_stays_with_the_caller() -> None:
+    section = "## Part {n}\n\nPumps in zone {n} cut bills by 41 % [source](https://a.example/{n}) — très efficace.\n\n"
+    report = "".join(section.format(n=n) for n in range(1200))
+    assert 64_000 < len(report) < 256_000
+    first = extract_citations(report)
+    assert len(first) == 1200
+    assert first[7].url == "https://a.example/7"
+    first.clear()
+    again = extract_citations(report)
+    assert [c.url for c in again] == [f"https://a.example/{n}" for n in range(1200)]

@@ -679,19 +679,28 @@ def _closer(parsed: Parsed, tokens: list[Token]) -> str:
 
 
 KEPT_CHARS = 64_000
-"""The longest text whose reading :func:`kept_for_recent_texts` keeps: a run's notes, report and pages."""
+"""The longest text whose reading :func:`kept_for_recent_texts` keeps among the 128 read last: notes and pages."""
+KEPT_LONG_CHARS = 256_000
+"""The longest text whose reading :func:`kept_for_recent_texts` keeps among the 4 long ones read last: reports."""
 
 R = TypeVar("R")
 
 
 def kept_for_recent_texts(function: Callable[..., R]) -> Callable[..., R]:
     """
-    ``function(text, ...)`` with its results kept for the 128 texts read last, each up to :data:`KEPT_CHARS`
-    characters: a run reads the same notes, report and pages many times (allowed URLs, each part's request,
-    verification, the passages behind citations). What it returns is shared, so nothing may change it.
+    ``function(text, ...)`` with its results kept for the 128 texts read last of up to :data:`KEPT_CHARS`
+    characters, and for the 4 read last of up to :data:`KEPT_LONG_CHARS` (a report of many sub-topics): a run reads
+    the same notes, report and pages many times (allowed URLs, each part's request, verification, the passages behind
+    citations). What it returns is shared, so nothing may change it.
     """
     kept = functools.lru_cache(maxsize=128)(function)
-    return functools.wraps(function)(lambda text, *rest: (kept if len(text) <= KEPT_CHARS else function)(text, *rest))
+    kept_long = functools.lru_cache(maxsize=4)(function)
+
+    def read(text: str, *rest: Any) -> R:
+        size = len(text)
+        return (kept if size <= KEPT_CHARS else kept_long if size <= KEPT_LONG_CHARS else function)(text, *rest)
+
+    return functools.wraps(function)(read)
 
 
 @kept_for_recent_texts
