@@ -41,8 +41,8 @@ SCENARIO_NAMES = ("three", "scale-20", "scale-50")
 @dataclass(frozen=True)
 class Overhead:
     """
-    The median run's figures: milliseconds outside the servers and of CPU per model call, the call count, and the
-    milliseconds from the end of the last request any server handled to the run's return.
+    The median run's figures (milliseconds outside the servers and of CPU per model call, the call count) and the
+    median over the runs of the milliseconds from the end of the last request any server handled to the run's return.
     """
 
     per_step_ms: float

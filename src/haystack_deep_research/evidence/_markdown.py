@@ -215,13 +215,21 @@ def token_runs(text: str) -> list[tuple[int, int]]:
 class _Spans:
     """The spans of :func:`decoded`'s characters: each character's own where nothing between two pieces was decoded."""
 
-    __slots__ = ("_pieces", "_starts")
+    __slots__ = ("_length", "_pieces", "_starts")
 
-    def __init__(self, pieces: list[tuple[int, int, int]]) -> None:
+    def __init__(self, pieces: list[tuple[int, int, int]], length: int) -> None:
         self._pieces = pieces  # (its first character, where it starts in the source, the width decoded or 0)
         self._starts = [first for first, _, _ in pieces]
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
 
     def __getitem__(self, index: int) -> tuple[int, int]:
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("span index out of range")
         first, at, width = self._pieces[bisect_right(self._starts, index) - 1]
         if width:  # one decoded entity or escape: each of its characters spans all of it
             return at, at + width
@@ -253,7 +261,8 @@ def decoded(source: str, start: int, end: int) -> tuple[str, _Spans]:
     if at < end or not pieces:
         pieces.append((length, at, 0))
         chars.append(source[at:end])
-    return "".join(chars), _Spans(pieces)
+    text = "".join(chars)
+    return text, _Spans(pieces, len(text))
 
 
 def reference_env(markdown: str) -> dict[str, Any]:
