@@ -30,10 +30,10 @@ SPANS = "_haystack_deep_research_spans"
 _SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
 _WWW = re.compile(r"(?:^|(?<=[\s*_~(]))www\.[^\s<>]+", re.IGNORECASE)
 _ENTITY_END = re.compile(r"&[A-Za-z0-9]+;$")
-_TOKEN_BREAKS = re.compile(r"[*_~]+|\\.|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _MARKED = ("link_open", "image", "html_inline", "code_inline")
-_ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
-_ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_ENTITY = r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
+_TOKEN_BREAKS = re.compile(rf"[*_~]+|\\.|{_ENTITY}")
+_DECODED = re.compile(rf"{_ENTITY}|\\[!-/:-@\[-`{{-~]")  # an entity, or a backslash before ASCII punctuation
 
 Rule = Callable[["StateInline", bool], bool]
 
@@ -234,9 +234,6 @@ class _Spans:
         if width:  # one decoded entity or escape: each of its characters spans all of it
             return at, at + width
         return at + index - first, at + index - first + 1
-
-
-_DECODED = re.compile(rf"{_ENTITY.pattern}|\\[{re.escape(''.join(sorted(_ESCAPABLE)))}]")
 
 
 def decoded(source: str, start: int, end: int) -> tuple[str, _Spans]:
