@@ -15,7 +15,7 @@ import inspect
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from haystack import Document, Pipeline, component
@@ -758,3 +758,61 @@ def test_a_key_a_run_used_to_read_from_hook_context_is_refused_not_ignored(
     with pytest.raises(ConfigurationError, match=re.escape(f"inputs=RunInputs({field}")):
         _ask(build(model), hook_context={key: "runs/one"})
     assert model.calls == 0
+
+
+# Instructions are text: a store's description or a caller's instructions reach the model as written.
+
+BRACES = 'surveys of {{ tides }}, {% raw %} and {# notes #}, as JSON {"gauge": 4.2}'
+
+
+@component
+class DelegatesOnce:
+    """
+    Delegates one sub-topic when it is offered the tool and has not yet, answers every other call; keeps each system
+    message, in the class, so a copy restored from a dict keeps them too.
+    """
+
+    systems: ClassVar[list[str]] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        DelegatesOnce.systems += [m.text or "" for m in messages if m.role.value == "system"]
+        names = {getattr(tool, "name", "") for tool in tools or []}
+        if "research_subtopic" in names and not any(m.tool_call_result for m in messages):
+            call = ToolCall(tool_name="research_subtopic", arguments={"subtopic": "tides"})
+            return {"replies": [ChatMessage.from_assistant("", tool_calls=[call], meta={"usage": USAGE})]}
+        return {"replies": [ChatMessage.from_assistant(ANSWER, meta={"model": "mock-model", "usage": USAGE})]}
+
+
+def _braced_store() -> dict[str, Any]:
+    retriever = InMemoryBM25Retriever(document_store=InMemoryDocumentStore())
+    return {"survey": {"retriever": retriever, "description": BRACES}}
+
+
+INSTRUCTED: dict[str, Callable[[Any], Any]] = {
+    "deep_research_agent": lambda model: create_deep_research_agent(
+        **{f"{role}_llm": model for role in FIVE_MODELS}, sources=Sources(search=SEARCH, datastores=_braced_store())
+    ),
+    "deep_agent": lambda model: create_deep_agent(
+        chat_generator=model,
+        tools=[SEARCH],
+        system_prompt=f"Answer from {BRACES}.",
+        sources=Sources(datastores=_braced_store()),
+    ),
+    "research_workflow": lambda model: create_research_workflow(
+        chat_generator=model, tools=[SEARCH], output_schema=None, sources=Sources(datastores=_braced_store())
+    ),
+}
+
+
+@pytest.mark.parametrize("build", INSTRUCTED.values(), ids=INSTRUCTED.keys())
+def test_braces_in_an_agents_instructions_reach_the_model_as_written(build: Callable[[Any], Any]) -> None:
+    # The iterative agent has no instructions of the caller's: its store descriptions are not part of a prompt.
+    agent = build(DelegatesOnce())
+
+    for shape in [agent, *_round_trips(agent)]:
+        DelegatesOnce.systems.clear()
+        result = _ask(shape)
+
+        assert result["report"]
+        assert any(f"search_survey: {BRACES}" in text for text in DelegatesOnce.systems)

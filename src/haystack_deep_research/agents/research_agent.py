@@ -13,13 +13,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from haystack import component
-from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage, StreamingCallbackT
 from haystack.tools import Toolset, ToolsType
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.report.ask import TopicResearcher, ask_report, subtopic_researcher
-from haystack_deep_research.research.subtopic import ResearchSubtopicTool
+from haystack_deep_research.research.subtopic import InstructedAgent, ResearchSubtopicTool
 from haystack_deep_research.run import RunInputs
 from haystack_deep_research.run._lifecycle import RunGuard, check_hook_context, check_messages, run_inputs
 from haystack_deep_research.state import INPUTS_KEY, RUN_GUARD_KEY
@@ -59,7 +58,7 @@ class AskMixin:
 
 
 @component
-class ResearchAgent(AskMixin, Agent):
+class ResearchAgent(AskMixin, InstructedAgent):
     """
     A Haystack ``Agent`` that takes the run's inputs as one value, refuses malformed run input with typed errors and
     closes a failed run. Constructed exactly like ``Agent``.
@@ -92,7 +91,7 @@ class ResearchAgent(AskMixin, Agent):
         :raises ConfigurationError: If ``hook_context`` is not a dict, or ``inputs`` is not a ``RunInputs``.
         """
         with _guarded(messages, streaming_callback, hook_context, inputs) as call:
-            return Agent.run(self, **call, generation_kwargs=generation_kwargs, tools=tools, **kwargs)
+            return InstructedAgent.run(self, **call, generation_kwargs=generation_kwargs, tools=tools, **kwargs)
 
     async def run_async(
         self,
@@ -107,7 +106,9 @@ class ResearchAgent(AskMixin, Agent):
     ) -> dict[str, Any]:
         """Async variant of :meth:`run`: the same parameters, outputs and errors, with ``Agent.run_async``."""
         with _guarded(messages, streaming_callback, hook_context, inputs) as call:
-            return await Agent.run_async(self, **call, generation_kwargs=generation_kwargs, tools=tools, **kwargs)
+            return await InstructedAgent.run_async(
+                self, **call, generation_kwargs=generation_kwargs, tools=tools, **kwargs
+            )
 
     def _writer(self) -> Any:
         return next(

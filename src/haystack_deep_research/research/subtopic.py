@@ -9,13 +9,15 @@ sub-researchers, the workflow's Execute agent, the deep agent's subagents), with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+from haystack import component
 from haystack.components.agents import Agent
 from haystack.components.agents.state import State
-from haystack.dataclasses import ChatMessage, ChatRole
-from haystack.tools import Tool, Toolset
+from haystack.dataclasses import ChatMessage, ChatRole, StreamingCallbackT
+from haystack.tools import Tool, Toolset, ToolsType
 
 from haystack_deep_research import _checks
 from haystack_deep_research._prompts import (
@@ -60,7 +62,76 @@ from haystack_deep_research.state import (
 )
 from haystack_deep_research.tools import ResearchTool
 
-__all__ = ["DelegationsDoneHook", "PlanHook", "ResearchSubtopicTool", "agent_note", "researcher_agent"]
+__all__ = [
+    "DelegationsDoneHook",
+    "InstructedAgent",
+    "PlanHook",
+    "ResearchSubtopicTool",
+    "agent_note",
+    "researcher_agent",
+]
+
+
+@component
+class InstructedAgent(Agent):
+    """
+    Haystack's ``Agent`` whose ``system_prompt`` is its instructions as written, not a Jinja template: each run sends
+    it, when it has text, as the first message. So braces in a caller's instructions or a store's description reach
+    the model as given (``Agent`` reads ``{{ x }}`` as an input to fill and fails on a stray ``{%``), and the prompt
+    is not compiled again on every run. Constructed, run and serialized exactly like ``Agent``.
+    """
+
+    @functools.wraps(Agent.__init__)  # type: ignore[misc]  # Agent's signature, which clone() reads
+    def __init__(self, *, system_prompt: str | None = None, **kwargs: Any) -> None:
+        Agent.__init__(self, **kwargs)  # named, not super(): @component builds the class anew
+        self.system_prompt = system_prompt
+
+    def run(
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: StreamingCallbackT | None = None,
+        *,
+        generation_kwargs: dict[str, Any] | None = None,
+        tools: ToolsType | list[str] | None = None,
+        hook_context: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """As ``Agent.run``, with the instructions first."""
+        return Agent.run(
+            self,
+            self._instructed(messages),
+            streaming_callback,
+            generation_kwargs=generation_kwargs,
+            tools=tools,
+            hook_context=hook_context,
+            **kwargs,
+        )
+
+    async def run_async(
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: StreamingCallbackT | None = None,
+        *,
+        generation_kwargs: dict[str, Any] | None = None,
+        tools: ToolsType | list[str] | None = None,
+        hook_context: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """As ``Agent.run_async``, with the instructions first."""
+        return await Agent.run_async(
+            self,
+            self._instructed(messages),
+            streaming_callback,
+            generation_kwargs=generation_kwargs,
+            tools=tools,
+            hook_context=hook_context,
+            **kwargs,
+        )
+
+    def _instructed(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        if not self.system_prompt or not isinstance(messages, list):  # a malformed list is refused where it is run
+            return messages
+        return [ChatMessage.from_system(self.system_prompt), *messages]
 
 
 class ResearchSubtopicTool(ResearchTool):
@@ -224,12 +295,12 @@ def researcher_agent(
     system_prompt: str,
     max_steps: int,
     loop_threshold: int,
-) -> Agent:
+) -> InstructedAgent:
     """The researcher Agent: the model (it must support tools), its tools (plain ones bound to each run), its
     instructions, its steps (at the limit it still summarizes) and the loop guard's threshold."""
     plain = [tool for tool in tools if isinstance(tool, Tool)]
     toolsets = [tool for tool in tools if isinstance(tool, Toolset)]
-    return Agent(
+    return InstructedAgent(
         chat_generator=DeadlineChatGenerator(chat_generator=chat_generator),
         tools=[RunToolset(tools=plain), *toolsets] if plain else toolsets,
         system_prompt=system_prompt,
