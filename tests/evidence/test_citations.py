@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 
 from haystack_deep_research.errors import ConfigurationError
 from haystack_deep_research.evidence import EvidenceLedger
+from haystack_deep_research.evidence._markdown import _parts, _scheme_at, align
 from haystack_deep_research.evidence.citations import Citation, extract_citations
 from haystack_deep_research.evidence.verification import verify_citations
 
@@ -958,3 +959,31 @@ def test_a_long_report_reads_the_same_each_time_and_a_change_to_its_citations_st
     first.clear()
     again = extract_citations(report)
     assert [c.url for c in again] == [f"https://a.example/{n}" for n in range(1200)]
+
+
+def test_a_bare_links_scheme_is_found_where_the_full_pattern_finds_it() -> None:
+    # linkify-it's pattern (a character before the scheme, then its name) is slow tried at every character; the
+    # library tries it only where a name starts. Both must find the same match from every start, on texts of
+    # names, the characters that may or may not come before them, and non-ASCII ones.
+    parts = _parts()
+    pieces = [*"ab :/.-_<>()[]*~|&;#\n\t", "http:", "HTTPS:", "//", "mailto:", "doc:", "file:", "mcp:", "ftp:", "é"]
+    pieces += ["\uff5c", "\x00", "\u3000", "x.example", "&amp;", "www."]
+    rng = random.Random(7)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        for at in range(len(text) + 1):
+            full, fast = parts.schemes.search(text, at), _scheme_at(parts, text, at)
+            assert (fast and (fast.span(), fast.span(2))) == (full and (full.span(), full.span(2))), (text, at)
+
+
+@pytest.mark.parametrize(
+    ("lines", "starts", "content", "offsets"),
+    [
+        (["  #  Title  "], [0], "  Title", [5, 5, 5, 6, 7, 8, 9, 10]),  # blanks before the content: at its start
+        (["x", "ab"], [0, 2], "x\nab  ", [0, 1, 2, 3, 4, 4, 5]),  # content past its line's end: at the end
+    ],
+)
+def test_a_blocks_content_is_placed_on_its_lines(
+    lines: list[str], starts: list[int], content: str, offsets: list[int]
+) -> None:
+    assert align(lines, starts, content, 0, None) == offsets

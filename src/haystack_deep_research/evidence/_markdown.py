@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 SPANS = "_haystack_deep_research_spans"
 _SCHEME = re.compile(r"(?:^|[^a-z0-9.+-])([a-z][a-z0-9.+-]*)$", re.IGNORECASE)
 _WWW = re.compile(r"(?:^|(?<=[\s*_~(]))www\.[^\s<>]+", re.IGNORECASE)
+_WWW_NAME = re.compile(r"www\.", re.IGNORECASE)
 _ENTITY_END = re.compile(r"&[A-Za-z0-9]+;$")
 _MARKED = ("link_open", "image", "html_inline", "code_inline")
 _ENTITY = r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
@@ -61,6 +62,7 @@ class _Parts:
     reader: MarkdownIt
     linkifier: LinkifyIt
     schemes: re.Pattern[str]
+    names: re.Pattern[str]  # the schemes' names alone: found much faster than what may come before them
 
 
 _LOCK = threading.Lock()
@@ -162,7 +164,9 @@ def _build() -> _Parts:
     rules: dict[str, Rule] = {"autolink": autolink, "linkify": _linkify, "html_inline": html_inline}
     for name, rule in (rules | {"backticks": backtick, "newline": newline}).items():
         reader.inline.ruler.at(name, _tracked(rule))
-    return _Parts(reader, linkifier, re.compile(linkifier.re["schema_search"], re.IGNORECASE))
+    search = linkifier.re["schema_search"]  # (one character before, or the start)(http:|https:|...|//|...)
+    names = search[search.rindex("(") + 1 : -1]
+    return _Parts(reader, linkifier, re.compile(search, re.IGNORECASE), re.compile(names, re.IGNORECASE))
 
 
 def trim_bare(url: str) -> str:
@@ -187,18 +191,34 @@ def bare_links(text: str, *, www: bool = True) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     at = 0
     parts = _parts()
-    while (match := parts.schemes.search(text, at)) is not None:
+    while (match := _scheme_at(parts, text, at)) is not None:
         schema, start = match.group(2).lower(), match.start(2)
         length = parts.linkifier.test_schema_at(text, schema, match.end()) if schema != "mailto:" else 0
         raw = trim_bare(text[start : match.end() + length]) if length else ""
         if len(raw) > len(schema):
             found.append((start, start + len(raw), raw))
         at = match.end() + length
-    for match in _WWW.finditer(text) if www else ():
+    for match in _WWW.finditer(text) if www and _WWW_NAME.search(text) else ():
         raw = _trim_www(match.group())
         if len(raw) > len("www.") and not any(a < match.start() + len(raw) and match.start() < b for a, b, _ in found):
             found.append((match.start(), match.start() + len(raw), "http://" + raw))
     return sorted(found)
+
+
+def _scheme_at(parts: _Parts, text: str, at: int) -> re.Match[str] | None:
+    """
+    ``parts.schemes.search(text, at)``, found faster: each place a scheme's name starts (from ``at``) is tried with
+    the character before it, since the full pattern, tried at every character, is slow.
+    """
+    position = at
+    while (name := parts.names.search(text, position)) is not None:
+        start = name.start()
+        if start == 0 or start > at:  # the start of the text, or a character before the name within the search
+            match = parts.schemes.match(text, max(start - 1, 0))
+            if match is not None:
+                return match
+        position = start + 1
+    return None
 
 
 def token_runs(text: str) -> list[tuple[int, int]]:
@@ -410,7 +430,12 @@ def align(lines: list[str], starts: list[int], content: str, first: int, cell: l
         at = source.rfind(stripped) if stripped else len(source.rstrip())
         if at < 0:
             return None
-        offsets += [base + min(at + max(0, index - lead), len(source)) for index in range(len(piece))]
+        # From the match on, one character after another, none past the line's end; the leading blanks at its start
+        end, found = base + len(source), base + at
+        placed = range(found, min(found + len(piece) - lead, end))
+        offsets += [found] * lead
+        offsets += placed
+        offsets += [end] * (len(piece) - lead - len(placed))
     offsets.append(offsets[-1] + 1 if offsets else starts[min(first, len(starts) - 1)])
     return offsets
 
