@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +62,7 @@ def page_text(page: CorpusPage) -> str:
     return _mask(text)
 
 
-def _greedy(parts: list[str], scores: list[float], budget: int) -> passages.Excerpt:
+def _greedy(parts: Sequence[str], scores: list[float], budget: int) -> passages.Excerpt:
     order = sorted(range(len(parts)), key=lambda i: (-scores[i], i))
     kept, used = [], 0
     for index in order:
@@ -77,8 +77,7 @@ def _lexical(text: str, question: str, budget: int) -> passages.Excerpt:
     """BM25 alone: the selection before concrete content counted."""
     if len(text) <= budget:
         return passages.Excerpt((text,), (0,), 1)
-    parts = passages.split_passages(text)
-    return _greedy(parts, passages._scores(parts, question), budget)
+    return _greedy(*passages._scores(text, question), budget)
 
 
 def _library(text: str, question: str, budget: int) -> passages.Excerpt:
@@ -94,8 +93,7 @@ def _windows(text: str, question: str, budget: int) -> passages.Excerpt:
     """Windows of three passages around the best-scored ones (lexical + concrete), while they fit."""
     if len(text) <= budget:
         return passages.Excerpt((text,), (0,), 1)
-    parts = passages.split_passages(text)
-    lexical = passages._scores(parts, question)
+    parts, lexical = passages._scores(text, question)
     scores = [s + passages.CONCRETE_WEIGHT * passages.concrete_content(p) for s, p in zip(lexical, parts, strict=True)]
     kept: set[int] = set()
     used = 0

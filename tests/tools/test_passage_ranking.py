@@ -76,3 +76,29 @@ def test_a_blank_text_has_no_passage_for_any_query() -> None:
 )
 def test_concrete_content_counts_figures_and_names(passage: str, concrete: int) -> None:
     assert concrete_content(passage) == min(1.0, concrete / 3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_passages_of_several_texts_rank_together_as_the_store_ranks_them(seed: int) -> None:
+    texts = [_page(seed), "", _page(seed + 10)[:3000], "Radiators sized for 55 °C flow temperature."]
+    passages = [(number, part) for number, text in enumerate(texts) for part in split_passages(text)]
+    query = "heat pump bills Oslo borehole Leistungszahl"
+
+    expected = _store_ranking([part for _, part in passages], query)
+
+    assert ranked_passages(texts, [query])[0] == [passages[n] for n in expected]
+
+
+def test_a_page_ranked_toward_its_question_ranks_again_for_each_sentence_that_cites_it() -> None:
+    # read_url ranks a page toward the researcher's question, the report's verification ranks it again for each
+    # citing sentence; the words counted the first time serve the second, with the store's ranking both times
+    text = _page(3)
+    passages = split_passages(text)
+    question = "Wärmepumpe Leistungszahl"
+    sentences = ["Heat pump bills in Oslo fell.", "ヒートポンプ 騒音", "A borehole depth per house of 80 m."]
+
+    excerpt = relevant_passages(text, question, budget=800)
+    cited = best_passages(text, sentences)
+
+    assert passages[_store_ranking(passages, question)[0]] in excerpt.passages
+    assert cited == [passages[_store_ranking(passages, sentence)[0]] for sentence in sentences]

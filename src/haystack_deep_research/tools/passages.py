@@ -10,6 +10,7 @@ import functools
 import inspect
 import math
 import re
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -140,35 +141,46 @@ def _tokenizer() -> Callable[[str], list[str]]:
     return lambda text: words(text.lower()) if text.isascii() else findall(unicodedata.normalize("NFC", text.lower()))
 
 
-def _bm25(passages: list[str], queries: list[str]) -> list[list[tuple[int, float]]]:
+@dataclass(frozen=True)
+class _Counted:
+    """Passages with each one's words counted (names shared between passages) and its length in words."""
+
+    passages: tuple[str, ...]
+    counts: tuple[dict[str, int], ...]
+    lengths: tuple[int, ...]
+
+
+@kept_for_recent_texts  # a page read is ranked toward its question, then for the sentences that cite it
+def _counted(text: str, size: int) -> _Counted:
+    tokenize, passages = _tokenizer(), _split(text, size)
+    token_lists = [list(map(sys.intern, tokenize(passage))) for passage in passages]
+    return _Counted(passages, tuple(Counter(tokens) for tokens in token_lists), tuple(map(len, token_lists)))
+
+
+def _ranked(counted: _Counted, queries: list[str]) -> list[list[tuple[int, float]]]:
     """
     For each query, ``(index, score)`` of the passages that share a word with it, best first, ties in passage order:
     BM25+ with Haystack's tokenizer, formula and defaults (k1 1.5, b 0.75, delta 1), as its ``InMemoryDocumentStore``
     ranks. Computed here: a throwaway store per page spent more than half of a ranking on copying documents.
     """
     tokenize = _tokenizer()
-    counted: list[Counter[str]] = []
-    lengths: list[int] = []
     frequency: Counter[str] = Counter()
     average = 0.0
-    for text in passages:
-        tokens = tokenize(text)
-        counts = Counter(tokens)
-        counted.append(counts)
-        lengths.append(len(tokens))
+    for number, (counts, length) in enumerate(zip(counted.counts, counted.lengths, strict=True), start=1):
         frequency.update(counts.keys())
-        average = (len(tokens) + average * (len(lengths) - 1)) / len(lengths)  # the store's running mean, to the bit
+        average = (length + average * (number - 1)) / number  # the store's running mean, to the bit
     if not average:
         return [[] for _ in queries]
-    norms = [_K1 * (1 - _B + _B * length / average) for length in lengths]
+    total = len(counted.passages)
+    norms = [_K1 * (1 - _B + _B * length / average) for length in counted.lengths]
     ranked: list[list[tuple[int, float]]] = []
     for query in queries:
         weights = {}
         for token in tokenize(query):
             if n := frequency.get(token, 0):  # a word no passage holds adds nothing
-                weights[token] = math.log(1 + (len(passages) - n + 0.5) / (n + 0.5))
+                weights[token] = math.log(1 + (total - n + 0.5) / (n + 0.5))
         scores = []
-        for index, counts in enumerate(counted):
+        for index, counts in enumerate(counted.counts):
             score = 0.0
             for token, weight in weights.items():
                 if found := counts.get(token, 0):
@@ -179,13 +191,14 @@ def _bm25(passages: list[str], queries: list[str]) -> list[list[tuple[int, float
     return ranked
 
 
-def _scores(passages: list[str], question: str) -> list[float]:
-    """BM25+ scores of every passage against the question, by position, scaled so the best one scores 1."""
-    scores = [0.0] * len(passages)
-    for index, score in _bm25(passages, [question])[0]:
+def _scores(text: str, question: str) -> tuple[tuple[str, ...], list[float]]:
+    """The passages of ``text`` and their BM25+ scores against the question, scaled so the best one scores 1."""
+    counted = _counted(text, PASSAGE_CHARS)
+    scores = [0.0] * len(counted.passages)
+    for index, score in _ranked(counted, [question])[0]:
         scores[index] = score
     best = max(scores)
-    return [score / best for score in scores] if best > 0 else scores
+    return counted.passages, [score / best for score in scores] if best > 0 else scores
 
 
 def concrete_content(passage: str) -> float:
@@ -197,8 +210,7 @@ def relevant_passages(text: str, question: str, *, budget: int) -> Excerpt:
     """The passages the summarizer reads toward ``question``, within ``budget`` characters (separators not counted)."""
     if len(text) <= budget or not text.strip():  # (blank text has no passage to rank)
         return Excerpt((text,), (0,), 1)
-    passages = split_passages(text)
-    lexical = _scores(passages, question)
+    passages, lexical = _scores(text, question)
     scores = [
         score + CONCRETE_WEIGHT * concrete_content(passage) for score, passage in zip(lexical, passages, strict=True)
     ]
@@ -221,12 +233,11 @@ def best_passages(text: str, queries: list[str], *, size: int = PASSAGE_CHARS) -
     The passage of ``text`` that best matches each query, in the queries' order (``""`` when the text is blank); ties
     go to the earlier passage, so a query sharing no word with the text gets its beginning.
     """
-    passages = split_passages(text, size)
-    if not passages:
+    if not (passages := _split(text, size)):
         return ["" for _ in queries]
     if len(passages) == 1:
         return [passages[0] for _ in queries]
-    return [passages[found[0][0]] if found else passages[0] for found in _bm25(passages, queries)]
+    return [passages[found[0][0]] if found else passages[0] for found in _ranked(_counted(text, size), queries)]
 
 
 def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE_CHARS) -> list[list[tuple[int, str]]]:
@@ -234,10 +245,16 @@ def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE
     For each query, the passages of ``texts`` that share a word with it, best first, as ``(index of their text,
     passage)``: every text split, all ranked together.
     """
-    passages = [(number, part) for number, text in enumerate(texts) for part in split_passages(text, size)]
+    each = [_counted(text, size) for text in texts]
+    passages = [(number, part) for number, counted in enumerate(each) for part in counted.passages]
     if not passages or not any(query.strip() for query in queries):
         return [[] for _ in queries]
-    return [[passages[index] for index, _ in found] for found in _bm25([part for _, part in passages], queries)]
+    joined = _Counted(
+        tuple(part for _, part in passages),
+        tuple(counts for counted in each for counts in counted.counts),
+        tuple(length for counted in each for length in counted.lengths),
+    )
+    return [[passages[index] for index, _ in found] for found in _ranked(joined, queries)]
 
 
 def summarizer_prompt(url: str, title: str, text: str, excerpt: Excerpt, question: str) -> list[ChatMessage]:
