@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Mapping
-from dataclasses import InitVar, asdict, dataclass, fields
+from dataclasses import InitVar, dataclass, fields
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -143,7 +143,7 @@ class SourceEntry:
 
     def to_dict(self) -> dict[str, str]:
         """:returns: The entry as a JSON-ready dictionary, one key per field."""
-        return asdict(self)
+        return {item.name: getattr(self, item.name) for item in fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SourceEntry:

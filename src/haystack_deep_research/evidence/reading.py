@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from haystack_deep_research.evidence._markdown import Code, plain_text, reader, reference_env
+from haystack_deep_research.evidence._markdown import Code, block_tokens, plain_text, reference_env
 from haystack_deep_research.evidence._styles import Doc, entry_label, is_title, marker_like
 from haystack_deep_research.evidence.citations import _scan
 
@@ -46,7 +46,7 @@ class Heading:
 
 def headings(report: str) -> list[Heading]:
     """The top-level headings a CommonMark renderer shows (not a ``#`` line in code, a list item or a quote)."""
-    tokens = reader().parse(report)
+    tokens = block_tokens(report)
     found: list[Heading] = []
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and token.level == 0 and token.map is not None:
