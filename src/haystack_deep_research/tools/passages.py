@@ -10,7 +10,6 @@ import functools
 import inspect
 import math
 import re
-import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -143,7 +142,7 @@ def _tokenizer() -> Callable[[str], list[str]]:
 
 @dataclass(frozen=True)
 class _Counted:
-    """Passages with each one's words counted (names shared between passages) and its length in words."""
+    """Passages with each one's words counted (a word that recurs is one string) and its length in words."""
 
     passages: tuple[str, ...]
     counts: tuple[dict[str, int], ...]
@@ -152,8 +151,8 @@ class _Counted:
 
 @kept_for_recent_texts  # a page read is ranked toward its question, then for the sentences that cite it
 def _counted(text: str, size: int) -> _Counted:
-    tokenize, passages = _tokenizer(), _split(text, size)
-    token_lists = [list(map(sys.intern, tokenize(passage))) for passage in passages]
+    tokenize, passages, words = _tokenizer(), _split(text, size), dict[str, str]()
+    token_lists = [[words.setdefault(token, token) for token in tokenize(passage)] for passage in passages]
     return _Counted(passages, tuple(Counter(tokens) for tokens in token_lists), tuple(map(len, token_lists)))
 
 
