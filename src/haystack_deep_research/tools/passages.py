@@ -244,9 +244,11 @@ def ranked_passages(texts: list[str], queries: list[str], *, size: int = PASSAGE
     For each query, the passages of ``texts`` that share a word with it, best first, as ``(index of their text,
     passage)``: every text split, all ranked together.
     """
+    if not any(query.strip() for query in queries):
+        return [[] for _ in queries]
     each = [_counted(text, size) for text in texts]
     passages = [(number, part) for number, counted in enumerate(each) for part in counted.passages]
-    if not passages or not any(query.strip() for query in queries):
+    if not passages:
         return [[] for _ in queries]
     joined = _Counted(
         tuple(part for _, part in passages),
